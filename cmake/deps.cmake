@@ -1,0 +1,15 @@
+# Every dependency comes from a Debian -dev package (scripts/bootstrap.sh installs them).
+find_package(Threads REQUIRED)
+find_package(Boost 1.74 REQUIRED)          # headers only: Asio, Beast
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+if(GF_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+  find_package(rapidcheck QUIET)
+endif()
+if(GF_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

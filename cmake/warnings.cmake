@@ -1,0 +1,22 @@
+# Project-wide warning set (STYLE.md). Applied through gf_set_warnings(target) so that
+# third-party code (GoogleTest macros expand in our files, but their sources are not ours)
+# is unaffected.
+function(gf_set_warnings target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wnon-virtual-dtor -Wold-style-cast)
+  if(GF_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# Every test binary: one per module, discovered by CTest, with a label.
+function(gf_add_test name)
+  cmake_parse_arguments(T "" "LABEL" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  gf_set_warnings(${name})
+  if(NOT T_LABEL)
+    set(T_LABEL unit)
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS ${T_LABEL} DISCOVERY_TIMEOUT 60)
+endfunction()

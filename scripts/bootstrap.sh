@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building, testing and `make run` need.
+# Idempotent: a second run installs nothing and takes about a second.
+# Runs as root, or through sudo when started by another user.
+set -euo pipefail
+
+# Build: compiler, CMake, Ninja; libraries as Debian -dev packages (headers only for Boost:
+# Asio and Beast are header-only, so libboost-dev is enough, not libboost-all-dev).
+build_pkgs=(g++ cmake ninja-build pkg-config make
+  libboost-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev)
+# Tests: GoogleTest/GoogleMock, rapidcheck, Google Benchmark; tools the tests call.
+test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  sqlite3 procps passwd util-linux)
+
+pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "bootstrap: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+echo "bootstrap: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

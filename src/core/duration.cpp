@@ -1,0 +1,136 @@
+#include "core/duration.h"
+
+#include <charconv>
+#include <cstdint>
+#include <vector>
+
+namespace gf {
+namespace {
+
+constexpr std::string_view kForms =
+    "use e.g. 90s, 30m, 2h, 1d, 1h30m, 45 (minutes), MM:SS, HH:MM:SS or D-HH:MM:SS";
+
+Error Bad(std::string_view text, std::string_view why) {
+  return InvalidArgument("duration '" + std::string(text) + "' " + std::string(why) + "; " +
+                         std::string(kForms));
+}
+
+bool ParseUint(std::string_view s, std::int64_t* out) {
+  if (s.empty() || s.size() > 9) {
+    return false;
+  }
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size() && *out >= 0;
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return parts;
+}
+
+// "1h30m", "90s", "2d": number-unit pairs.
+Result<std::int64_t> ParseUnits(std::string_view text) {
+  std::int64_t total = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t j = i;
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9') {
+      ++j;
+    }
+    std::int64_t n = 0;
+    if (!ParseUint(text.substr(i, j - i), &n) || j == text.size()) {
+      return Bad(text, "is not a duration");
+    }
+    std::int64_t unit = 0;
+    switch (text[j]) {
+      case 's': unit = 1; break;
+      case 'm': unit = 60; break;
+      case 'h': unit = 3600; break;
+      case 'd': unit = 86400; break;
+      default: return Bad(text, "has an unknown unit");
+    }
+    total += n * unit;
+    i = j + 1;
+  }
+  return total;
+}
+
+// Slurm forms: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS".
+Result<std::int64_t> ParseClockForm(std::string_view text) {
+  std::int64_t days = 0;
+  std::string_view rest = text;
+  const bool has_days = rest.find('-') != std::string_view::npos;
+  if (has_days) {
+    auto dash = rest.find('-');
+    if (!ParseUint(rest.substr(0, dash), &days)) {
+      return Bad(text, "has a malformed day count");
+    }
+    rest = rest.substr(dash + 1);
+  }
+  auto parts = Split(rest, ':');
+  if (parts.size() > 3) {
+    return Bad(text, "has too many ':' fields");
+  }
+  std::vector<std::int64_t> v;
+  for (auto p : parts) {
+    std::int64_t n = 0;
+    if (!ParseUint(p, &n)) {
+      return Bad(text, "is not a duration");
+    }
+    v.push_back(n);
+  }
+  std::int64_t secs = 0;
+  if (has_days) {  // D-HH[:MM[:SS]]
+    secs = v[0] * 3600 + (v.size() > 1 ? v[1] * 60 : 0) + (v.size() > 2 ? v[2] : 0);
+  } else if (v.size() == 1) {  // minutes
+    secs = v[0] * 60;
+  } else if (v.size() == 2) {  // MM:SS
+    secs = v[0] * 60 + v[1];
+  } else {  // HH:MM:SS
+    secs = v[0] * 3600 + v[1] * 60 + v[2];
+  }
+  return days * 86400 + secs;
+}
+
+}  // namespace
+
+Result<std::chrono::seconds> ParseDuration(std::string_view text) {
+  if (text.empty()) {
+    return Bad(text, "is empty");
+  }
+  const bool unit_form = text.find_first_of("smhd") != std::string_view::npos;
+  Result<std::int64_t> secs = unit_form ? ParseUnits(text) : ParseClockForm(text);
+  if (!secs.ok()) {
+    return secs.error();
+  }
+  if (*secs <= 0) {
+    return Bad(text, "must be longer than zero");
+  }
+  return std::chrono::seconds(*secs);
+}
+
+std::string FormatDuration(std::chrono::seconds d) {
+  std::int64_t s = d.count();
+  if (s <= 0) {
+    return "0s";
+  }
+  std::string out;
+  const std::pair<std::int64_t, char> units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
+  for (auto [size, name] : units) {
+    if (s >= size) {
+      out += std::to_string(s / size);
+      out += name;
+      s %= size;
+    }
+  }
+  return out;
+}
+
+}  // namespace gf

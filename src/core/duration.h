@@ -1,0 +1,20 @@
+// Parsing and printing of durations as people type them.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace gf {
+
+// Accepts "90s", "30m", "2h", "1d", "1h30m", "45" (minutes, as Slurm), "MM:SS", "HH:MM:SS",
+// "D-HH", "D-HH:MM", "D-HH:MM:SS" (Slurm's --time forms). Requires a positive total.
+// Errors: kInvalidArgument naming the accepted forms.
+Result<std::chrono::seconds> ParseDuration(std::string_view text);
+
+// "3d4h", "2h5m", "45s", "0s": the largest units first, zero units left out.
+std::string FormatDuration(std::chrono::seconds d);
+
+}  // namespace gf

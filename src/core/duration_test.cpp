@@ -1,0 +1,42 @@
+#include "core/duration.h"
+
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+using std::chrono::seconds;
+
+TEST(DurationTest, UnitForms) {
+  EXPECT_EQ(*ParseDuration("90s"), seconds(90));
+  EXPECT_EQ(*ParseDuration("30m"), seconds(1800));
+  EXPECT_EQ(*ParseDuration("2h"), seconds(7200));
+  EXPECT_EQ(*ParseDuration("1d"), seconds(86400));
+  EXPECT_EQ(*ParseDuration("1h30m"), seconds(5400));
+}
+
+TEST(DurationTest, SlurmForms) {
+  EXPECT_EQ(*ParseDuration("45"), seconds(45 * 60));
+  EXPECT_EQ(*ParseDuration("1:30"), seconds(90));
+  EXPECT_EQ(*ParseDuration("01:02:03"), seconds(3723));
+  EXPECT_EQ(*ParseDuration("2-03"), seconds(2 * 86400 + 3 * 3600));
+  EXPECT_EQ(*ParseDuration("1-00:00:10"), seconds(86410));
+}
+
+TEST(DurationTest, RejectsMalformed) {
+  for (const char* bad : {"", "abc", "10x", "h", "-5", "1:2:3:4", "0", "0s", "1.5h", "99999999999s"}) {
+    auto r = ParseDuration(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(r.error().message.find("use e.g."), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(DurationTest, Format) {
+  EXPECT_EQ(FormatDuration(seconds(0)), "0s");
+  EXPECT_EQ(FormatDuration(seconds(3723)), "1h2m3s");
+  EXPECT_EQ(FormatDuration(seconds(86400 + 60)), "1d1m");
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,39 @@
+// GpuBackend: where gpufleet learns which GPUs a node has and what they are doing.
+//
+// Implementations: NvmlGpuBackend (libnvidia-ml.so.1 loaded with dlopen at run time) and
+// SimGpuBackend (simulated cards). One instance belongs to one agent; calls are made from
+// one thread at a time (not thread-safe unless an implementation says so).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "model/gpu_sample.h"
+#include "model/node.h"
+
+namespace gf {
+
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+
+  // "nvml (driver 550.54.15)", "sim:4xH100-80GB".
+  virtual std::string Describe() const = 0;
+
+  // Every GPU on this node, in index order, with health kOk unless known otherwise.
+  virtual Result<std::vector<Gpu>> Discover() = 0;
+
+  // One reading of the GPU with the given NVML index.
+  virtual Result<GpuSample> Sample(int index) = 0;
+};
+
+// Builds a backend from a --gpus spec: "nvml" (real GPUs; kUnavailable with a clear message and
+// the hint to try --gpus sim:4xH100-80GB when there is no driver), "sim:8xH100-80GB",
+// "sim:2xA100-40GB,4xL4-24GB". Errors name the spec and the accepted forms.
+Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec, const Clock& clock);
+
+}  // namespace gf

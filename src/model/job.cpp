@@ -1,0 +1,150 @@
+#include "model/job.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace gf {
+namespace {
+
+struct StateName {
+  JobState state;
+  std::string_view name;
+};
+constexpr std::array<StateName, 9> kStateNames = {{
+    {JobState::kPending, "PENDING"},
+    {JobState::kStarting, "STARTING"},
+    {JobState::kRunning, "RUNNING"},
+    {JobState::kCompleted, "COMPLETED"},
+    {JobState::kFailed, "FAILED"},
+    {JobState::kCancelled, "CANCELLED"},
+    {JobState::kTimeout, "TIMEOUT"},
+    {JobState::kPreempted, "PREEMPTED"},
+    {JobState::kNodeFail, "NODE_FAIL"},
+}};
+
+bool ValidEnvName(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+}
+
+bool Printable(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isprint(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+}  // namespace
+
+std::string_view ToString(JobState s) {
+  for (const auto& n : kStateNames) {
+    if (n.state == s) {
+      return n.name;
+    }
+  }
+  return "UNKNOWN";
+}
+
+Result<JobState> ParseJobState(std::string_view s) {
+  std::string upper(s);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) {
+    return static_cast<char>(std::toupper(c));
+  });
+  for (const auto& n : kStateNames) {
+    if (n.name == upper) {
+      return n.state;
+    }
+  }
+  return InvalidArgument("unknown job state '" + std::string(s) +
+                         "'; use PENDING, STARTING, RUNNING, COMPLETED, FAILED, CANCELLED, "
+                         "TIMEOUT, PREEMPTED or NODE_FAIL");
+}
+
+bool IsTerminal(JobState s) {
+  return s == JobState::kCompleted || s == JobState::kFailed || s == JobState::kCancelled ||
+         s == JobState::kTimeout;
+}
+
+bool CanTransition(JobState from, JobState to) {
+  using S = JobState;
+  switch (from) {
+    case S::kPending:
+      return to == S::kStarting || to == S::kCancelled;
+    case S::kStarting:
+      return to == S::kRunning || to == S::kFailed || to == S::kCancelled ||
+             to == S::kCompleted || to == S::kTimeout || to == S::kNodeFail;
+    case S::kRunning:
+      return to == S::kCompleted || to == S::kFailed || to == S::kCancelled ||
+             to == S::kTimeout || to == S::kPreempted || to == S::kNodeFail;
+    case S::kPreempted:
+    case S::kNodeFail:
+      return to == S::kPending || to == S::kCancelled;
+    case S::kCompleted:
+    case S::kFailed:
+    case S::kCancelled:
+    case S::kTimeout:
+      return false;
+  }
+  return false;
+}
+
+std::string_view ToString(PriorityClass p) {
+  switch (p) {
+    case PriorityClass::kHigh: return "high";
+    case PriorityClass::kNormal: return "normal";
+    case PriorityClass::kLow: return "low";
+  }
+  return "normal";
+}
+
+Result<PriorityClass> ParsePriorityClass(std::string_view s) {
+  if (s == "high") {
+    return PriorityClass::kHigh;
+  }
+  if (s == "normal") {
+    return PriorityClass::kNormal;
+  }
+  if (s == "low") {
+    return PriorityClass::kLow;
+  }
+  return InvalidArgument("priority '" + std::string(s) + "' is not a priority class; use high, normal or low");
+}
+
+int Rank(PriorityClass p) { return static_cast<int>(p); }
+
+Status ValidateSpec(const JobSpec& spec) {
+  constexpr int kMaxGpusPerJob = 1024;
+  constexpr std::size_t kMaxName = 128;
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    return InvalidArgument("command: no command given; put it after '--' (gpufleet submit -- CMD ARGS) or pass a script file");
+  }
+  if (spec.request.gpus < 0 || spec.request.gpus > kMaxGpusPerJob) {
+    return InvalidArgument("gpus: " + std::to_string(spec.request.gpus) +
+                           " is not a GPU count; use a whole number from 0 to " +
+                           std::to_string(kMaxGpusPerJob));
+  }
+  if (spec.workdir.empty() || spec.workdir[0] != '/') {
+    return InvalidArgument("workdir: '" + spec.workdir + "' is not an absolute path; give a path starting with '/'");
+  }
+  if (spec.name.size() > kMaxName || !Printable(spec.name)) {
+    return InvalidArgument("name: must be at most 128 printable characters");
+  }
+  if (spec.team.size() > kMaxName || !Printable(spec.team)) {
+    return InvalidArgument("team: must be at most 128 printable characters");
+  }
+  for (const auto& [k, v] : spec.env) {
+    if (!ValidEnvName(k)) {
+      return InvalidArgument("env: '" + k + "' is not a variable name; use letters, digits and '_' (KEY=VALUE)");
+    }
+  }
+  if (spec.time_limit && spec.time_limit->count() <= 0) {
+    return InvalidArgument("time: must be longer than zero, e.g. 30m or 2h");
+  }
+  return OkStatus();
+}
+
+}  // namespace gf

@@ -1,0 +1,92 @@
+// Job: one unit of submitted work, its request, its state machine and its allocation.
+//
+// Plain value types. The controller thread owns the live instances; everyone else gets copies.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/ids.h"
+#include "core/result.h"
+
+namespace gf {
+
+// PENDING → STARTING → RUNNING → {COMPLETED, FAILED, CANCELLED, TIMEOUT};
+// PENDING/STARTING → CANCELLED; STARTING → FAILED (could not launch);
+// RUNNING → PREEMPTED → PENDING and RUNNING → NODE_FAIL → PENDING (requeue, later issues).
+enum class JobState {
+  kPending,
+  kStarting,
+  kRunning,
+  kCompleted,
+  kFailed,
+  kCancelled,
+  kTimeout,
+  kPreempted,
+  kNodeFail,
+};
+
+std::string_view ToString(JobState s);  // "PENDING", "RUNNING", ...
+Result<JobState> ParseJobState(std::string_view s);
+bool IsTerminal(JobState s);  // COMPLETED, FAILED, CANCELLED, TIMEOUT
+bool CanTransition(JobState from, JobState to);
+
+// Scheduling class: high before normal before low, then submit order.
+enum class PriorityClass { kHigh, kNormal, kLow };
+std::string_view ToString(PriorityClass p);  // "high", "normal", "low"
+Result<PriorityClass> ParsePriorityClass(std::string_view s);
+int Rank(PriorityClass p);  // 0 = high (first), 2 = low
+
+struct JobRequest {
+  int gpus = 1;                      // whole GPUs, all on one node; 0 = CPU-only
+  std::optional<std::string> gpu_type;  // model name, e.g. "H100-80GB"; nullopt = any
+};
+
+struct Allocation {
+  NodeId node;
+  std::vector<GpuUuid> gpus;  // in the order given to CUDA_VISIBLE_DEVICES
+  bool operator==(const Allocation&) const = default;
+};
+
+struct JobSpec {
+  std::string name;
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::string workdir;            // absolute
+  std::vector<std::pair<std::string, std::string>> env;  // on top of the submitter's environment
+  JobRequest request;
+  PriorityClass priority = PriorityClass::kNormal;
+  std::string team;                           // "" = the user's default team
+  std::optional<std::chrono::seconds> time_limit;
+};
+
+struct Owner {
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+  std::string user;  // login name at submit time
+};
+
+struct Job {
+  JobId id;
+  Owner owner;
+  JobSpec spec;
+  JobState state = JobState::kPending;
+  std::optional<Allocation> allocation;
+  Time submit_time{};
+  std::optional<Time> start_time;
+  std::optional<Time> end_time;
+  std::optional<int> exit_code;     // the command's exit status; 128+N after signal N
+  std::string reason;               // pending reason, or the cause of the last transition
+  std::optional<std::int64_t> pid;  // the shim's pid while STARTING/RUNNING
+};
+
+// Checks a spec as submitted: argv not empty, gpus >= 0, workdir absolute, env names valid,
+// name and team printable. Errors: kInvalidArgument naming the field and the fix.
+Status ValidateSpec(const JobSpec& spec);
+
+}  // namespace gf
