@@ -1,17 +1,39 @@
 // Executor: starts, watches and stops jobs on this node, each under its own supervisor
 // process (`gpufleet shim`, in the spirit of containerd-shim / conmon).
 //
-// The shim is started detached (its own session, re-parented away from the agent), so a job
+// The shim is started detached (double fork + setsid: not a child of the agent), so a job
 // outlives a crash or restart of the agent; a new Executor over the same run_dir finds it again
 // (Recover). Everything about one job lives in run_dir/<job id>/: spec.json (what to run),
-// shim.pid, job.pid, stdout.log, stderr.log, exit.json (written by the shim when the job ends).
+// shim.pid, job.pid, stdout.log, stderr.log, kill.json (a kill request), exit.json (written by
+// the shim when the job ends), reported (the agent acknowledged the exit); see job_files.h.
 //
-// Not thread-safe: one owner thread (the agent's) calls every method.
+// Exits are reported at least once:
+//  - Poll reports each exit once per Executor object;
+//  - Acknowledge(job) marks the folder `reported` once the agent has made the exit durable
+//    (sent to the controller / persisted). Recover skips acknowledged folders and re-tracks
+//    every other one, so an exit the agent saw but did not persist before a crash is reported
+//    again after the restart. Consumers must treat a repeated exit as a no-op.
+//
+// A shim that died without writing exit.json (SIGKILLed, OOM-killed, a crash) is reported with
+// exit_code -1 (kSupervisorDiedExitCode: the job's own status is unknown; 128+9 would claim the
+// job was SIGKILLed, which may not be true), no signal, and cause "supervisor process died".
+// Poll first kills what is left of the job (its process group, its cgroup) and writes that
+// exit.json itself, so the outcome is durable like any other.
+//
+// Privileges: a root agent runs each job as its owner (groups, gid, uid dropped in the job's
+// process, verified); a non-root agent runs only jobs of its own uid (Launch returns
+// kPermissionDenied, and the shim refuses as well).
+//
+// Not thread-safe: one owner thread (the agent's) calls every method. The Executor object
+// holds no processes: destroying it leaves every job and shim running.
 #pragma once
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,23 +49,28 @@ namespace gf {
 struct LaunchSpec {
   JobId job;
   Owner owner;                     // the job runs as owner.uid/gid with owner's groups
-  std::vector<std::string> argv;
-  std::string workdir;
+  std::vector<std::string> argv;   // argv[0] is looked up in the job's PATH
+  std::string workdir;             // absolute; the job starts there
   std::vector<std::pair<std::string, std::string>> env;  // added to the base environment
   std::vector<GpuUuid> gpus;       // CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, by UUID
 };
 
+// The exit code reported when the shim died and the job's own status is unknown.
+inline constexpr int kSupervisorDiedExitCode = -1;
+
 struct JobExit {
   JobId job;
-  int exit_code = 0;               // the command's status; 128+N when killed by signal N
+  int exit_code = 0;               // the command's status; 128+N when killed by signal N;
+                                   // 127 not found, 126 could not start; -1 supervisor died
   std::optional<int> signal;       // the signal that ended it, if any
   Time end_time{};
-  std::string cause;               // "exited with 0", "killed by SIGKILL after cancel", "failed to start: ..."
+  std::string cause;               // "exited with 0", "cancelled by alice: killed with SIGKILL
+                                   // after 10s grace", "failed to start: ...", ...
 };
 
 struct RecoveredJob {
   JobId job;
-  std::int64_t shim_pid = 0;
+  std::int64_t shim_pid = 0;       // 0 when the shim never recorded itself
   bool still_running = false;      // false: it ended while nobody watched; Poll reports its exit
 };
 
@@ -59,31 +86,66 @@ class Executor {
   Executor(std::filesystem::path run_dir, std::filesystem::path shim_exe, const Clock& clock);
 
   // Starts the job's shim; returns the shim's pid once the shim has the job running (or has
-  // recorded why it could not start: then Poll reports the failure).
+  // recorded why it could not start: then Poll reports the failure, e.g. exit 127 "failed to
+  // start: python: No such file or directory"). Waits at most a few seconds.
+  // Errors: kInvalidArgument (empty argv, relative workdir, bad env name, job id <= 0),
+  // kPermissionDenied (a non-root agent and another owner), kAlreadyExists (the job is live
+  // here), kIo / kUnavailable (the shim could not be started). A folder left by an earlier,
+  // ended run of the same job id (a requeue) is renamed to "<id>.<end ms>" first.
   Result<std::int64_t> Launch(const LaunchSpec& spec);
 
   // Asks the shim to end the job: SIGTERM to the job's whole process tree, then SIGKILL after
-  // `grace`. Returns at once; Poll reports the exit. kNotFound if the job is not known here.
+  // `grace`. Returns at once; Poll reports the exit. A job that already ended: OK, no effect.
+  // kNotFound if the job is not known here.
   Status Kill(JobId job, std::chrono::seconds grace, const std::string& cause);
 
-  // Jobs that ended since the last call (each reported once; its folder is kept for logs).
+  // Jobs that ended since the last call (each reported once per Executor; its folder is kept
+  // for logs).
   std::vector<JobExit> Poll();
 
-  // After a restart: every job folder with a shim that is alive or ended without being reaped.
+  // After a restart: every job folder not yet acknowledged, with a shim that is alive or that
+  // ended while nobody watched. Those jobs are tracked again (Kill, Poll work on them).
   std::vector<RecoveredJob> Recover();
 
+  // Marks a reported exit as consumed, durably: Recover will not return the job again.
+  // kNotFound if unknown, kFailedPrecondition if its exit has not been reported by Poll yet.
+  Status Acknowledge(JobId job);
+
+  // Deletes the job's folder (logs included) and forgets it. kFailedPrecondition while it runs.
+  Status Remove(JobId job);
+
   LogPaths Logs(JobId job) const;
+  std::filesystem::path JobDir(JobId job) const;
+
+  // Where the cgroup2 hierarchy is mounted; jobs launched afterwards go in
+  // <root>/gpufleet/job-<id> when it is a writable cgroup2 mount (checked by the shim at run
+  // time; otherwise process group + descendant walk). Default /sys/fs/cgroup; hybrid hosts
+  // mount it at /sys/fs/cgroup/unified; "" turns cgroups off.
+  void SetCgroupRoot(std::filesystem::path root);
 
  private:
-  struct Tracked;
+  struct Tracked {
+    std::int64_t shim_pid = 0;
+    std::uint64_t shim_start_time = 0;
+    bool exit_reported = false;
+  };
+
+  Status PrepareJobDir(JobId job);
+  Result<pid_t> StartShim(const LaunchSpec& spec, const std::filesystem::path& dir);
+  Result<std::int64_t> WaitForStart(JobId job, pid_t shim_pid);
+  std::optional<JobExit> CheckExit(JobId job, const Tracked& t);
+  JobExit OnShimDied(JobId job);
+  bool ShimAlive(const Tracked& t) const;
+
   std::filesystem::path run_dir_;
   std::filesystem::path shim_exe_;
   const Clock& clock_;
-  std::vector<JobId> tracked_;
+  std::filesystem::path cgroup_root_;
+  std::map<JobId, Tracked> tracked_;
 };
 
 // Entry point of `gpufleet shim --job-dir DIR`: runs one job to its end. Returns the process
-// exit status of the shim itself.
+// exit status of the shim itself (0 when exit.json was written).
 int ShimMain(const std::filesystem::path& job_dir);
 
 }  // namespace gf

@@ -19,40 +19,53 @@
 
 namespace gf {
 
+// Applied in this order: jobs, then events, then nodes. An event's job (if any) must be stored,
+// earlier or in the same batch; job ids must be positive.
 struct StoreBatch {
-  std::vector<Job> jobs;      // inserted or replaced whole, by id
-  std::vector<Event> events;  // appended; their seq is assigned by the store
-  std::vector<Node> nodes;    // inserted or replaced whole, by name
+  // The {} initializers let callers write StoreBatch{.jobs = {job}} under
+  // -Wmissing-field-initializers.
+  std::vector<Job> jobs{};      // inserted or replaced whole, by id
+  std::vector<Event> events{};  // appended in order; their seq is assigned by the store
+  std::vector<Node> nodes{};    // inserted or replaced whole, by name
   bool empty() const { return jobs.empty() && events.empty() && nodes.empty(); }
 };
 
 struct JobQuery {
-  std::optional<std::uint32_t> uid;   // only this owner's jobs
-  bool active_only = false;           // not in a terminal state
-  std::optional<JobId> before;        // ids below this (paging, newest first)
-  int limit = 1000;
+  std::optional<std::uint32_t> uid{};   // only this owner's jobs
+  bool active_only = false;             // not in a terminal state
+  std::optional<JobId> before{};        // ids below this (paging, newest first)
+  int limit = 1000;                     // > 0
 };
 
+// Every read may also fail with kInternal when a stored row cannot be decoded (the message
+// names the row), or with the backend's I/O errors; no method throws.
 class Store {
  public:
   virtual ~Store() = default;
 
   // Applies the batch in one transaction; durable when it returns OK. On error nothing of the
-  // batch is applied.
+  // batch is applied. Errors: kInvalidArgument when the batch breaks a rule above (the
+  // message names the job or event), kUnavailable when another process holds the database,
+  // kIo when the disk fails.
   virtual Status Commit(const StoreBatch& batch) = 0;
 
   virtual Result<std::optional<Job>> GetJob(JobId id) = 0;
-  // Newest first.
+  // Newest (largest id) first. Errors: kInvalidArgument if limit <= 0.
   virtual Result<std::vector<Job>> ListJobs(const JobQuery& query) = 0;
   // The largest job id ever stored, 0 if none (ids are never reused).
   virtual Result<std::int64_t> MaxJobId() = 0;
 
+  // Ordered by name.
   virtual Result<std::vector<Node>> ListNodes() = 0;
 
   // Events with seq > after_seq, oldest first, at most limit; only those of `job` if given.
+  // Errors: kInvalidArgument if limit <= 0.
   virtual Result<std::vector<Event>> ListEvents(std::optional<JobId> job,
                                                 std::int64_t after_seq,
                                                 int limit) = 0;
+  // The largest event seq ever assigned, 0 if none: where a watcher that wants only new
+  // events starts (its after_seq).
+  virtual Result<std::int64_t> MaxEventSeq() = 0;
 };
 
 }  // namespace gf

@@ -1,0 +1,155 @@
+#include "up.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/local_agent.h"
+#include "api/api_server.h"
+#include "api/socket_path.h"
+#include "controller/controller.h"
+#include "executor/executor.h"
+#include "gpu/gpu_backend.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace gf {
+namespace {
+
+std::filesystem::path DefaultDataDir() {
+  if (geteuid() == 0) {
+    return "/var/lib/gpufleet";
+  }
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): before threads
+  std::string base = home != nullptr ? home : "";
+  if (base.empty()) {
+    if (passwd* pw = getpwuid(geteuid()); pw != nullptr) {  // NOLINT(concurrency-mt-unsafe)
+      base = pw->pw_dir;
+    }
+  }
+  return std::filesystem::path(base) / ".local/share/gpufleet";
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') {
+    return "localhost";
+  }
+  return buf;
+}
+
+// One `gpufleet up` per data dir: a second one would start every job twice.
+Result<int> LockDataDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return IoError("cannot create data dir " + dir.string() + ": " + ec.message() +
+                   "; choose another with --data-dir");
+  }
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+  const std::string lock = (dir / "gpufleet.lock").string();
+  int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return IoError("cannot open " + lock + ": " + std::strerror(errno));
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return FailedPrecondition("another gpufleet up is using " + dir.string() +
+                              "; stop it first, or use another --data-dir");
+  }
+  return fd;
+}
+
+std::filesystem::path SelfExe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path("gpufleet") : p;
+}
+
+int Die(const Error& e) {
+  std::cerr << "gpufleet up: " << e.message << '\n';
+  return 1;
+}
+
+}  // namespace
+
+int RunUp(const UpOptions& options) {
+  // Block the stop signals before any thread starts, so that only sigwait below sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the daemon
+
+  const std::filesystem::path data_dir =
+      options.data_dir.empty() ? DefaultDataDir() : std::filesystem::path(options.data_dir);
+  Result<int> lock = LockDataDir(data_dir);
+  if (!lock.ok()) {
+    return Die(lock.error());
+  }
+  SystemClock clock;
+  auto backend = MakeGpuBackend(options.gpus, clock);
+  if (!backend.ok()) {
+    return Die(backend.error());
+  }
+  auto store = OpenSqliteStore(data_dir / "state.db");
+  if (!store.ok()) {
+    return Die(store.error());
+  }
+  ControllerOptions copts;
+  copts.kill_grace = std::chrono::seconds(options.kill_grace_s);
+  if (geteuid() != 0) {
+    copts.only_uid = geteuid();
+  }
+  Controller controller(std::move(*store), clock, copts);
+  if (Status s = controller.Load(); !s.ok()) {
+    return Die(s.error());
+  }
+  const NodeId node(options.node_name.empty() ? Hostname() : options.node_name);
+  Executor executor(data_dir / "jobs", SelfExe(), clock);
+  LocalAgent agent(LocalAgentOptions{node}, **backend, executor, controller, clock);
+  controller.AttachAgent(node, &agent);
+  controller.Start();
+  if (Status s = agent.Start(); !s.ok()) {
+    return Die(s.error());
+  }
+  ApiServerOptions aopts;
+  aopts.unix_socket_path = options.socket.empty() ? ServerSocketPath() : options.socket;
+  aopts.tcp_host = options.host;
+  aopts.tcp_port = options.port;
+  ApiServer server(controller, aopts);
+  if (Status s = server.Start(); !s.ok()) {
+    return Die(s.error());
+  }
+  std::cout << "gpufleet up: node " << node.value() << ", GPUs from " << (*backend)->Describe()
+            << ", data in " << data_dir.string() << "\n"
+            << "  API socket: " << *aopts.unix_socket_path << "\n";
+  if (server.tcp_port() > 0) {
+    std::cout << "  API URL:    http://" << options.host << ":" << server.tcp_port()
+              << "/api/v1\n";
+  }
+  if (*aopts.unix_socket_path != DefaultSocketPath()) {
+    std::cout << "  clients:    export GPUFLEET_SOCKET=" << *aopts.unix_socket_path << "\n";
+  }
+  std::cout << "Submit a job: gpufleet submit --gpus 1 -- sh -c 'echo $CUDA_VISIBLE_DEVICES'\n"
+            << "Then:         gpufleet queue; gpufleet logs JOB\n"
+            << "Stop with Ctrl-C (running jobs keep running and are re-attached on the next up)."
+            << std::endl;
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("gpufleet up: signal {}, stopping (jobs keep running)", sig);
+  server.Stop();
+  agent.Stop();
+  controller.Stop();
+  close(*lock);
+  return 0;
+}
+
+}  // namespace gf

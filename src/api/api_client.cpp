@@ -1,0 +1,292 @@
+// The only file of the client that includes Boost.Beast (it compiles slowly).
+#include "api/api_client.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "api/json_mapping.h"
+#include "api/routes.h"
+
+namespace gf {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using LocalProtocol = net::local::stream_protocol;
+using Tcp = net::ip::tcp;
+using Deadline = std::chrono::steady_clock::time_point;
+
+// Log chunks are at most 8 MiB; leave room for everything else.
+constexpr std::uint64_t kMaxResponseBytes = 64 << 20;
+
+constexpr std::string_view kReachHint =
+    " (is `gpufleet up` running? set GPUFLEET_SOCKET or --socket)";
+
+// Did the peer close a kept-alive connection while it was idle? A readable socket with nothing
+// to read (EOF) or an error means yes; unexpected data means we are out of step: also replace it.
+bool IsStale(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 0) <= 0) {
+    return false;  // nothing pending: alive
+  }
+  char c = 0;
+  return ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) != -1 || errno != EAGAIN;
+}
+
+bool IsIdempotent(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE";
+}
+
+}  // namespace
+
+class ApiClient::Impl {
+ public:
+  Impl(const std::string& endpoint, ApiClientOptions options) : options_(options) {
+    endpoint_ = endpoint;
+    std::string_view e = endpoint;
+    if (e.starts_with("http://")) {
+      e.remove_prefix(7);
+      if (!e.empty() && e.back() == '/') e.remove_suffix(1);
+      const std::size_t colon = e.rfind(':');
+      if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size()) {
+        endpoint_error_ = InvalidArgument("endpoint \"" + endpoint +
+                                          "\": expected http://HOST:PORT or a socket path");
+      }
+      host_ = std::string(e.substr(0, colon));
+      port_ = std::string(e.substr(colon + 1));
+      is_unix_ = false;
+    } else if (e.starts_with("https://")) {
+      endpoint_error_ = InvalidArgument("endpoint \"" + endpoint + "\": TLS is not supported yet");
+    } else {
+      if (e.starts_with("unix:")) e.remove_prefix(5);
+      unix_path_ = std::string(e);
+      if (unix_path_.empty()) endpoint_error_ = InvalidArgument("empty API endpoint");
+    }
+  }
+
+  Result<HttpResponse> Call(std::string_view method, std::string_view target,
+                            std::optional<std::string> body, const HttpHeaders& headers);
+
+ private:
+  // Runs one asynchronous operation to completion or until `deadline`; on timeout the socket is
+  // closed (cancelling the operation) and net::error::timed_out returned.
+  template <typename Start>
+  beast::error_code Run(Start&& start, Deadline deadline) {
+    std::optional<beast::error_code> result;
+    ioc_.restart();
+    start([&result](beast::error_code ec, auto&&...) { result = ec; });
+    ioc_.run_until(deadline);
+    if (!result) {
+      Disconnect();
+      ioc_.restart();
+      ioc_.run();  // let the cancelled operation finish; it refers to `result`
+      return net::error::timed_out;
+    }
+    return *result;
+  }
+
+  Status Connect(Deadline deadline);
+  void Disconnect() {
+    beast::error_code ec;
+    if (unix_) unix_->close(ec);
+    if (tcp_) tcp_->close(ec);
+    unix_.reset();
+    tcp_.reset();
+    buffer_.clear();
+  }
+  bool connected() const { return unix_.has_value() || tcp_.has_value(); }
+  int fd() { return unix_ ? unix_->native_handle() : tcp_->native_handle(); }
+
+  template <typename Socket>
+  Result<HttpResponse> Exchange(Socket& socket, http::request<http::string_body>& req,
+                                Deadline deadline, bool* closed_before_answer);
+  Result<HttpResponse> ExchangeAny(http::request<http::string_body>& req, Deadline deadline,
+                                   bool* closed_before_answer) {
+    return unix_ ? Exchange(*unix_, req, deadline, closed_before_answer)
+                 : Exchange(*tcp_, req, deadline, closed_before_answer);
+  }
+
+  std::string Where() const { return endpoint_; }
+
+  ApiClientOptions options_;
+  std::string endpoint_;
+  std::optional<Error> endpoint_error_;
+  bool is_unix_ = true;
+  std::string unix_path_;
+  std::string host_;
+  std::string port_;
+  net::io_context ioc_;
+  std::optional<LocalProtocol::socket> unix_;
+  std::optional<Tcp::socket> tcp_;
+  beast::flat_buffer buffer_;
+};
+
+Status ApiClient::Impl::Connect(Deadline deadline) {
+  beast::error_code ec;
+  if (is_unix_) {
+    unix_.emplace(ioc_);
+    ec = Run([&](auto handler) { unix_->async_connect(LocalProtocol::endpoint(unix_path_),
+                                                      std::move(handler)); },
+             deadline);
+  } else {
+    Tcp::resolver resolver(ioc_);
+    Tcp::resolver::results_type endpoints;
+    ec = Run([&](auto handler) {
+          resolver.async_resolve(host_, port_, [&endpoints, handler = std::move(handler)](
+                                                   beast::error_code e, auto results) mutable {
+            endpoints = results;
+            handler(e);
+          });
+        }, deadline);
+    if (!ec) {
+      tcp_.emplace(ioc_);
+      ec = Run([&](auto handler) { net::async_connect(*tcp_, endpoints, std::move(handler)); },
+               deadline);
+    }
+  }
+  if (ec) {
+    Disconnect();
+    return Unavailable("cannot reach gpufleet at " + Where() + ": " + ec.message() +
+                       std::string(kReachHint));
+  }
+  return OkStatus();
+}
+
+template <typename Socket>
+Result<HttpResponse> ApiClient::Impl::Exchange(Socket& socket,
+                                               http::request<http::string_body>& req,
+                                               Deadline deadline, bool* closed_before_answer) {
+  const beast::error_code wec =
+      Run([&](auto handler) { http::async_write(socket, req, std::move(handler)); }, deadline);
+  // A write that fails may still have an answer waiting (413 sent before the body was read),
+  // so read unless the connection is gone for sure.
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxResponseBytes);
+  beast::error_code rec = net::error::timed_out;
+  if (wec != net::error::timed_out && connected()) {
+    rec = Run([&](auto handler) { http::async_read(socket, buffer_, parser, std::move(handler)); },
+              deadline);
+  }
+  if (rec) {
+    *closed_before_answer = rec == http::error::end_of_stream ||
+                            wec == net::error::broken_pipe || wec == net::error::connection_reset;
+    Disconnect();
+    if (rec == net::error::timed_out) {
+      return Unavailable("gpufleet at " + Where() + " did not answer within " +
+                         std::to_string(options_.timeout.count()) + " ms");
+    }
+    return Unavailable("lost the connection to gpufleet at " + Where() + ": " +
+                       (wec ? wec : rec).message());
+  }
+  auto& res = parser.get();
+  HttpResponse out;
+  out.status = static_cast<int>(res.result_int());
+  for (const auto& field : res) {
+    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  out.body = std::move(res.body());
+  if (!res.keep_alive()) {
+    Disconnect();
+  }
+  return out;
+}
+
+Result<HttpResponse> ApiClient::Impl::Call(std::string_view method, std::string_view target,
+                                           std::optional<std::string> body,
+                                           const HttpHeaders& headers) {
+  if (endpoint_error_) {
+    return *endpoint_error_;
+  }
+  http::request<http::string_body> req;
+  req.version(11);
+  req.method_string(beast::string_view(method.data(), method.size()));
+  req.target(beast::string_view(target.data(), target.size()));
+  req.set(http::field::host, is_unix_ ? std::string("localhost") : host_ + ":" + port_);
+  req.set(http::field::user_agent, "gpufleet-client/" + std::string(ApiVersion()));
+  for (const auto& [name, value] : headers) {
+    req.set(name, value);
+  }
+  if (body) {
+    if (!FindHeader(headers, "Content-Type")) {
+      req.set(http::field::content_type, "application/json");
+    }
+    req.body() = std::move(*body);
+  }
+  req.keep_alive(true);
+  req.prepare_payload();
+
+  const Deadline deadline = std::chrono::steady_clock::now() + options_.timeout;
+  bool reused = connected();
+  if (reused && IsStale(fd())) {
+    Disconnect();
+    reused = false;
+  }
+  for (int attempt = 0;; ++attempt) {
+    if (!connected()) {
+      GF_TRY(Connect(deadline));
+    }
+    bool closed_before_answer = false;
+    auto result = ExchangeAny(req, deadline, &closed_before_answer);
+    // The server may close an idle kept-alive connection just as we reuse it; only then, and
+    // only for requests that are safe to repeat, try once more on a fresh connection.
+    if (result.ok() || !reused || attempt > 0 || !closed_before_answer ||
+        !IsIdempotent(method)) {
+      return result;
+    }
+    reused = false;
+  }
+}
+
+ApiClient::ApiClient(std::string endpoint, ApiClientOptions options)
+    : endpoint_(std::move(endpoint)), impl_(std::make_unique<Impl>(endpoint_, options)) {}
+
+ApiClient::~ApiClient() = default;
+
+Result<HttpResponse> ApiClient::Call(std::string_view method, std::string_view target,
+                                     std::optional<std::string> body,
+                                     const HttpHeaders& headers) {
+  try {
+    return impl_->Call(method, target, std::move(body), headers);
+  } catch (const std::exception& e) {  // library boundary (bad_alloc, Beast)
+    return Internal(std::string("API client: ") + e.what());
+  }
+}
+
+Result<nlohmann::json> ApiClient::CallJson(std::string_view method, std::string_view target,
+                                           const std::optional<nlohmann::json>& body) {
+  std::optional<std::string> text;
+  if (body) {
+    text = body->dump();
+  }
+  GF_ASSIGN_OR_RETURN(const HttpResponse response, Call(method, target, std::move(text)));
+  if (response.status < 200 || response.status > 299) {
+    return ErrorFromResponse(response);
+  }
+  if (response.body.empty()) {
+    return nlohmann::json();
+  }
+  nlohmann::json parsed = nlohmann::json::parse(response.body, nullptr, false);
+  if (parsed.is_discarded()) {
+    return Internal("gpufleet at " + endpoint_ + " answered " + std::string(method) + " " +
+                    std::string(target) + " with a body that is not JSON");
+  }
+  return parsed;
+}
+
+Error ErrorFromResponse(const HttpResponse& response) {
+  const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
+  if (auto error = ErrorFromJson(body)) {
+    return Error{error->code.value_or(ErrorCodeForHttpStatus(response.status)), error->message};
+  }
+  std::string text = response.body.substr(0, 200);
+  return Error{ErrorCodeForHttpStatus(response.status),
+               "gpufleet answered HTTP " + std::to_string(response.status) +
+                   (text.empty() ? std::string() : ": " + text)};
+}
+
+}  // namespace gf

@@ -1,0 +1,65 @@
+// ApiClient: a synchronous HTTP/1.1 client for the gpufleet API, used by the CLI.
+//
+// The endpoint is a Unix socket path ("/run/gpufleet/gpufleet.sock", or "unix:PATH") or
+// "http://HOST:PORT" (HOST an IP address or a name). One connection is kept and reused
+// (keep-alive); a connection the server closed while idle is replaced before use. Every call
+// is bounded by `timeout` (connect + send + receive).
+//
+// Error mapping: transport failures are kUnavailable ("cannot reach gpufleet at PATH: ...");
+// CallJson turns a non-2xx answer back into the gf::Error the server reported (its code and
+// message), so the CLI prints what the server said.
+//
+// Ownership: owns its connection. Thread-safety: none; use one ApiClient per thread.
+// Boost.Beast stays in api_client.cpp (pimpl).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "api/http_types.h"
+#include "core/result.h"
+
+namespace gf {
+
+struct ApiClientOptions {
+  std::chrono::milliseconds timeout{60'000};
+};
+
+class ApiClient {
+ public:
+  explicit ApiClient(std::string endpoint, ApiClientOptions options = {});
+  ~ApiClient();
+  ApiClient(const ApiClient&) = delete;
+  ApiClient& operator=(const ApiClient&) = delete;
+
+  const std::string& endpoint() const { return endpoint_; }
+
+  // Sends one request and returns the response whatever its status. `target` is the origin
+  // form ("/api/v1/jobs?all=1"). A body without a Content-Type header is sent as JSON.
+  // Errors: kUnavailable (cannot connect, connection lost, timed out), kInvalidArgument (bad
+  // endpoint).
+  Result<HttpResponse> Call(std::string_view method, std::string_view target,
+                            std::optional<std::string> body = std::nullopt,
+                            const HttpHeaders& headers = {});
+
+  // Call() with a JSON body and a JSON answer. A non-2xx answer becomes the server's error
+  // (code from the body, or from the HTTP status if the body names none). An empty 2xx body is
+  // JSON null. Errors also: kInternal if a 2xx body is not JSON.
+  Result<nlohmann::json> CallJson(std::string_view method, std::string_view target,
+                                  const std::optional<nlohmann::json>& body = std::nullopt);
+
+ private:
+  class Impl;
+  std::string endpoint_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The error a non-2xx response stands for (used by CallJson; exposed for callers of Call).
+Error ErrorFromResponse(const HttpResponse& response);
+
+}  // namespace gf

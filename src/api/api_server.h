@@ -1,0 +1,65 @@
+// ApiServer: serves /api/v1 (routes.h) over HTTP/1.1 on a Unix socket and on TCP.
+//
+// Identity: a Unix-socket caller is who the kernel says (SO_PEERCRED uid/gid, name from
+// getpwuid_r or "uid<N>"); a TCP caller is unauthenticated until bearer tokens land, so it may
+// read health/nodes/gpus but job routes answer 401. The socket file is mode 0666 on purpose:
+// every local user may connect, and the server learns who they are from the kernel.
+//
+// Threads: `io_threads` run all socket I/O asynchronously; requests are handled on a separate
+// pool of `worker_threads`, because ClusterService calls block until the controller has applied
+// them and must not stall other connections. One request at a time per connection (HTTP/1.1
+// without pipelining overlap); keep-alive; bodies over 1 MiB get 413; a request whose headers
+// and body do not arrive within `read_timeout` (also the keep-alive idle limit) is dropped.
+//
+// Ownership: borrows the ClusterService, which must outlive the server. Boost.Beast stays in
+// api_server.cpp (pimpl).
+// Thread-safety: Start/Stop/destructor from one owning thread; tcp_port() from any thread
+// after Start returned.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "controller/service.h"
+#include "core/result.h"
+
+namespace gf {
+
+struct ApiServerOptions {
+  // Listen here if set (see socket_path.h for the default rule). The parent folder is created.
+  std::optional<std::string> unix_socket_path;
+  std::string tcp_host = "127.0.0.1";
+  int tcp_port = 0;  // 0 = pick a free port (see tcp_port()); negative = no TCP listener
+  int io_threads = 2;
+  int worker_threads = 4;
+  std::chrono::milliseconds read_timeout{30'000};
+};
+
+class ApiServer {
+ public:
+  ApiServer(ClusterService& service, ApiServerOptions options);
+  ~ApiServer();  // Stop()s
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Binds the listeners and starts the threads. A stale socket file (nothing answers on it)
+  // is replaced. Errors: kAlreadyExists "another gpufleet is listening on PATH" (or PATH is not
+  // a socket), kInvalidArgument (path too long, bad host), kIo (bind/listen failed),
+  // kFailedPrecondition (already started).
+  Status Start();
+
+  // The bound TCP port (useful with tcp_port = 0); -1 when there is no TCP listener.
+  int tcp_port() const;
+
+  // Stops accepting, closes every connection, waits for in-flight handlers, joins all threads,
+  // and removes the socket file if it is still ours. Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gf

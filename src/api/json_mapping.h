@@ -1,0 +1,67 @@
+// JSON mapping of the domain model for the HTTP API (/api/v1), with nlohmann::json.
+//
+// Output functions never fail. Input functions (JobSpecFromJson) are strict: an unknown field,
+// a wrong type or a missing required field is a kInvalidArgument naming the field, because the
+// body comes from outside and a silently ignored typo ("gpu": 2) would run the wrong job.
+// Times go out twice: RFC 3339 UTC text for people and unix milliseconds for programs.
+// Stateless free functions; safe to call from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/service.h"
+#include "core/clock.h"
+#include "core/result.h"
+#include "model/event.h"
+#include "model/gpu_sample.h"
+#include "model/job.h"
+#include "model/node.h"
+
+namespace gf {
+
+// "2023-11-14T22:13:20.123Z" (always UTC, always milliseconds).
+std::string FormatRfc3339(Time t);
+
+// The JSON vocabulary of error codes: "invalid_argument", "not_found", ...
+std::string_view ErrorCodeName(ErrorCode code);
+// Inverse of ErrorCodeName; nullopt for names outside the closed set (e.g. the transport's
+// "unauthenticated" or "method_not_allowed"), which the client maps by HTTP status instead.
+std::optional<ErrorCode> ParseErrorCodeName(std::string_view name);
+
+nlohmann::json JobToJson(const Job& job);
+nlohmann::json NodeToJson(const Node& node);
+nlohmann::json GpuToJson(const Gpu& gpu);
+nlohmann::json GpuSampleToJson(const GpuSample& sample);
+nlohmann::json GpuStatusToJson(const GpuStatus& status);
+nlohmann::json EventToJson(const Event& event);
+
+// Parses a submission body:
+//   {"command": ["python", "train.py"],            required, non-empty array of strings
+//    "name": "train", "workdir": "/home/u/x", "team": "vision",           strings
+//    "env": {"K": "V"},                             object of strings (applied in key order)
+//    "gpus": 2,                                     whole number >= 0 (default 1)
+//    "gpu_type": "H100-80GB" | null,
+//    "priority": "high" | "normal" | "low",
+//    "time_limit": "2h" | 7200}                     gf::ParseDuration text or seconds > 0
+// Errors: kInvalidArgument naming the field, e.g. `gpus: must be a whole number ≥ 0, got "two"`.
+// Semantic checks (absolute workdir, GPU types that exist) are the service's (ValidateSpec).
+Result<JobSpec> JobSpecFromJson(const nlohmann::json& body);
+
+// {"error": {"code": "invalid_argument", "message": "..."}}
+nlohmann::json ErrorToJson(const Error& error);
+nlohmann::json ErrorToJson(std::string_view code_name, std::string_view message);
+
+// The error carried by a body shaped like ErrorToJson's output. `code` is nullopt when the
+// body names a code outside ErrorCode; nullopt overall when the body is not error-shaped.
+struct ErrorBody {
+  std::optional<ErrorCode> code;
+  std::string code_name;
+  std::string message;
+};
+std::optional<ErrorBody> ErrorFromJson(const nlohmann::json& body);
+
+}  // namespace gf

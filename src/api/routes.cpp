@@ -1,0 +1,440 @@
+#include "api/routes.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <new>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/json_mapping.h"
+
+#ifndef GF_VERSION
+#define GF_VERSION "0.0.0-dev"
+#endif
+
+namespace gf {
+namespace {
+
+using nlohmann::json;
+
+// ---- ErrorCode → HTTP status: the one table (STYLE.md: only api/ maps codes to statuses). ----
+struct StatusEntry {
+  ErrorCode code;
+  int status;
+};
+constexpr std::array<StatusEntry, 9> kStatusTable = {{
+    {ErrorCode::kInvalidArgument, 400},
+    {ErrorCode::kNotFound, 404},
+    {ErrorCode::kAlreadyExists, 409},
+    {ErrorCode::kPermissionDenied, 403},
+    {ErrorCode::kFailedPrecondition, 409},
+    {ErrorCode::kResourceExhausted, 429},
+    {ErrorCode::kUnavailable, 503},
+    {ErrorCode::kIo, 500},
+    {ErrorCode::kInternal, 500},
+}};
+// Statuses the transport produces without an ErrorCode, read back by clients.
+constexpr std::array<StatusEntry, 4> kTransportStatuses = {{
+    {ErrorCode::kPermissionDenied, 401},  // unauthenticated
+    {ErrorCode::kInvalidArgument, 405},   // method not allowed
+    {ErrorCode::kResourceExhausted, 413}, // body too large
+    {ErrorCode::kInvalidArgument, 431},   // headers too large
+}};
+
+struct RequestContext {
+  const Caller& caller;
+  const HttpRequest& request;
+  std::map<std::string, std::string> params;  // from the path template
+  std::map<std::string, std::string> query;
+};
+
+using Handler = Result<HttpResponse> (*)(ClusterService&, const RequestContext&);
+
+struct RouteEntry {
+  RouteInfo info;
+  std::string_view query_params;  // comma-separated names this route accepts
+  Handler handler;
+};
+
+HttpResponse JsonResponse(int status, const json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.headers.emplace_back("Content-Type", "application/json");
+  response.body = body.dump();
+  response.body += '\n';
+  return response;
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t end = std::min(s.find(sep, start), s.size());
+    parts.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// application/x-www-form-urlencoded decoding; a malformed escape is kept literally.
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
+               HexValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ParseQuery(std::string_view query) {
+  std::map<std::string, std::string> out;
+  if (query.empty()) {
+    return out;
+  }
+  for (std::string_view pair : Split(query, '&')) {
+    if (pair.empty()) {
+      continue;
+    }
+    const std::size_t eq = pair.find('=');
+    std::string key = PercentDecode(pair.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+    out[std::move(key)] = std::move(value);
+  }
+  return out;
+}
+
+// Matches "/api/v1/jobs/12/cancel" against "/api/v1/jobs/{id}/cancel", filling `params`.
+bool MatchPath(std::string_view templ, std::string_view path,
+               std::map<std::string, std::string>& params) {
+  const auto t = Split(templ, '/');
+  const auto p = Split(path, '/');
+  if (t.size() != p.size()) {
+    return false;
+  }
+  std::map<std::string, std::string> found;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].size() > 2 && t[i].front() == '{' && t[i].back() == '}') {
+      if (p[i].empty()) {
+        return false;
+      }
+      found[std::string(t[i].substr(1, t[i].size() - 2))] = PercentDecode(p[i]);
+    } else if (t[i] != p[i]) {
+      return false;
+    }
+  }
+  params = std::move(found);
+  return true;
+}
+
+Result<std::int64_t> ParseInt(std::string_view name, std::string_view text, std::int64_t min,
+                              std::int64_t max, std::string_view what) {
+  std::int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < min ||
+      value > max) {
+    return InvalidArgument(std::string(name) + ": must be " + std::string(what) + ", got \"" +
+                           std::string(text) + "\"");
+  }
+  return value;
+}
+
+Result<JobId> JobIdParam(const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const std::int64_t id,
+                      ParseInt("job id", ctx.params.at("id"), 1, INT64_MAX,
+                               "a positive whole number (e.g. 12)"));
+  return JobId(id);
+}
+
+std::optional<std::string> QueryValue(const RequestContext& ctx, const std::string& name) {
+  const auto it = ctx.query.find(name);
+  return it == ctx.query.end() ? std::nullopt : std::optional<std::string>(it->second);
+}
+
+Result<bool> BoolQuery(const RequestContext& ctx, const std::string& name) {
+  const auto v = QueryValue(ctx, name);
+  if (!v || *v == "0" || *v == "false") {
+    return false;
+  }
+  if (v->empty() || *v == "1" || *v == "true") {
+    return true;
+  }
+  return InvalidArgument(name + ": must be 1, 0, true or false, got \"" + *v + "\"");
+}
+
+// ---- Handlers ----
+
+Result<HttpResponse> Health(ClusterService&, const RequestContext&) {
+  return JsonResponse(200, json{{"status", "ok"}, {"version", ApiVersion()}});
+}
+
+Result<HttpResponse> SubmitJob(ClusterService& service, const RequestContext& ctx) {
+  json body;
+  try {
+    body = json::parse(ctx.request.body);
+  } catch (const json::parse_error& e) {
+    return InvalidArgument(std::string("request body is not valid JSON: ") + e.what());
+  }
+  GF_ASSIGN_OR_RETURN(JobSpec spec, JobSpecFromJson(body));
+  GF_ASSIGN_OR_RETURN(const Job job, service.Submit(ctx.caller, std::move(spec)));
+  HttpResponse response = JsonResponse(201, JobToJson(job));
+  response.headers.emplace_back("Location", "/api/v1/jobs/" + std::to_string(job.id.value()));
+  return response;
+}
+
+Result<HttpResponse> ListJobs(ClusterService& service, const RequestContext& ctx) {
+  JobFilter filter;
+  GF_ASSIGN_OR_RETURN(filter.include_finished, BoolQuery(ctx, "all"));
+  filter.user = QueryValue(ctx, "user");
+  if (const auto limit = QueryValue(ctx, "limit")) {
+    GF_ASSIGN_OR_RETURN(const std::int64_t n,
+                        ParseInt("limit", *limit, 1, 100000, "a whole number from 1 to 100000"));
+    filter.limit = static_cast<int>(n);
+  }
+  GF_ASSIGN_OR_RETURN(const auto jobs, service.ListJobs(ctx.caller, filter));
+  json out = json::array();
+  for (const auto& job : jobs) {
+    out.push_back(JobToJson(job));
+  }
+  return JsonResponse(200, json{{"jobs", std::move(out)}});
+}
+
+Result<HttpResponse> GetJob(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const Job job, service.GetJob(ctx.caller, id));
+  return JsonResponse(200, JobToJson(job));
+}
+
+Result<HttpResponse> CancelJob(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const Job job, service.CancelJob(ctx.caller, id));
+  return JsonResponse(200, JobToJson(job));
+}
+
+Result<HttpResponse> JobEvents(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const auto events, service.JobEvents(ctx.caller, id));
+  json out = json::array();
+  for (const auto& event : events) {
+    out.push_back(EventToJson(event));
+  }
+  return JsonResponse(200, json{{"events", std::move(out)}});
+}
+
+// Reads [offset, offset+limit) of a log file. A file that does not exist yet (the job has not
+// started) reads as empty, so `gpufleet logs -f` can poll from the first moment.
+Result<HttpResponse> ReadLogChunk(const std::filesystem::path& path, std::int64_t offset,
+                                  std::int64_t limit) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  std::int64_t size = 0;
+  std::string data;
+  if (exists) {
+    size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
+    if (ec) {
+      return IoError("cannot read log " + path.string() + ": " + ec.message());
+    }
+    const std::int64_t start = std::min(offset, size);
+    data.resize(static_cast<std::size_t>(std::min(limit, size - start)));
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(start);
+    in.read(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!in && !data.empty()) {
+      return IoError("cannot read log " + path.string());
+    }
+    data.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  HttpResponse response;
+  response.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+  response.headers.emplace_back("X-Gpufleet-Log-Size", std::to_string(size));
+  response.headers.emplace_back(
+      "X-Gpufleet-Next-Offset",
+      std::to_string(std::min(offset, size) + static_cast<std::int64_t>(data.size())));
+  response.body = std::move(data);
+  return response;
+}
+
+Result<HttpResponse> JobLogsChunk(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  const std::string stream = QueryValue(ctx, "stream").value_or("stdout");
+  if (stream != "stdout" && stream != "stderr") {
+    return InvalidArgument("stream: must be stdout or stderr, got \"" + stream + "\"");
+  }
+  std::int64_t offset = 0;
+  std::int64_t limit = kDefaultLogChunkBytes;
+  if (const auto v = QueryValue(ctx, "offset")) {
+    GF_ASSIGN_OR_RETURN(offset, ParseInt("offset", *v, 0, INT64_MAX / 2, "a byte offset ≥ 0"));
+  }
+  if (const auto v = QueryValue(ctx, "limit")) {
+    GF_ASSIGN_OR_RETURN(limit, ParseInt("limit", *v, 0, kMaxLogChunkBytes,
+                                        "a byte count from 0 to 8388608 (8 MiB)"));
+  }
+  GF_ASSIGN_OR_RETURN(const JobLogs logs, service.GetJobLogs(ctx.caller, id));
+  return ReadLogChunk(stream == "stdout" ? logs.stdout_path : logs.stderr_path, offset, limit);
+}
+
+Result<HttpResponse> ListNodes(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const auto nodes, service.ListNodes(ctx.caller));
+  json out = json::array();
+  for (const auto& node : nodes) {
+    out.push_back(NodeToJson(node));
+  }
+  return JsonResponse(200, json{{"nodes", std::move(out)}});
+}
+
+Result<HttpResponse> ListGpus(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const auto gpus, service.ListGpus(ctx.caller));
+  json out = json::array();
+  for (const auto& gpu : gpus) {
+    out.push_back(GpuStatusToJson(gpu));
+  }
+  return JsonResponse(200, json{{"gpus", std::move(out)}});
+}
+
+// The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
+// come later), and the service must never see an anonymous submit.
+const std::array<RouteEntry, 9> kRoutes = {{
+    {{"GET", "/api/v1/health", false}, "", &Health},
+    {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
+    {{"GET", "/api/v1/jobs", true}, "all,user,limit", &ListJobs},
+    {{"GET", "/api/v1/jobs/{id}", true}, "", &GetJob},
+    {{"POST", "/api/v1/jobs/{id}/cancel", true}, "", &CancelJob},
+    {{"GET", "/api/v1/jobs/{id}/events", true}, "", &JobEvents},
+    {{"GET", "/api/v1/jobs/{id}/logs", true}, "stream,offset,limit", &JobLogsChunk},
+    {{"GET", "/api/v1/nodes", false}, "", &ListNodes},
+    {{"GET", "/api/v1/gpus", false}, "", &ListGpus},
+}};
+
+Status CheckQueryNames(const RouteEntry& route, const std::map<std::string, std::string>& query) {
+  const auto allowed = Split(route.query_params, ',');
+  for (const auto& [name, value] : query) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      return InvalidArgument(
+          "unknown query parameter \"" + name + "\" for " + std::string(route.info.method) +
+          " " + std::string(route.info.path) +
+          (route.query_params.empty() ? std::string("; it takes none")
+                                      : "; known: " + std::string(route.query_params)));
+    }
+  }
+  return OkStatus();
+}
+
+HttpResponse Dispatch(ClusterService& service, const Caller& caller, const HttpRequest& request) {
+  const std::string_view target = request.target;
+  const std::size_t q = target.find('?');
+  const std::string_view path = target.substr(0, q);
+  const auto query = ParseQuery(q == std::string_view::npos ? "" : target.substr(q + 1));
+
+  std::string allow;
+  for (const auto& route : kRoutes) {
+    std::map<std::string, std::string> params;
+    if (!MatchPath(route.info.path, path, params)) {
+      continue;
+    }
+    if (route.info.method != request.method) {
+      allow += allow.empty() ? "" : ", ";
+      allow += route.info.method;
+      continue;
+    }
+    if (route.info.requires_identity && !caller.authenticated) {
+      HttpResponse r = ErrorResponse(
+          401, "unauthenticated",
+          "job endpoints need to know who you are: use the Unix socket (set GPUFLEET_SOCKET or "
+          "--socket), where the caller's uid is its identity; TCP tokens are not supported yet");
+      r.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return r;
+    }
+    if (Status s = CheckQueryNames(route, query); !s.ok()) {
+      return ErrorResponse(s.error());
+    }
+    RequestContext ctx{caller, request, std::move(params), query};
+    Result<HttpResponse> result = route.handler(service, ctx);
+    return result.ok() ? std::move(result).value() : ErrorResponse(result.error());
+  }
+  if (!allow.empty()) {
+    HttpResponse r = ErrorResponse(405, "method_not_allowed",
+                                   request.method + " is not allowed on " + std::string(path) +
+                                       "; allowed: " + allow);
+    r.headers.emplace_back("Allow", allow);
+    return r;
+  }
+  return ErrorResponse(404, "not_found",
+                       "no route for " + std::string(path) + " (see docs/openapi.json)");
+}
+
+}  // namespace
+
+std::string_view ApiVersion() { return GF_VERSION; }
+
+std::span<const RouteInfo> RouteTable() {
+  static const std::vector<RouteInfo> table = [] {
+    std::vector<RouteInfo> out;
+    for (const auto& route : kRoutes) {
+      out.push_back(route.info);
+    }
+    return out;
+  }();
+  return table;
+}
+
+int HttpStatusFor(ErrorCode code) {
+  for (const auto& entry : kStatusTable) {
+    if (entry.code == code) {
+      return entry.status;
+    }
+  }
+  return 500;
+}
+
+ErrorCode ErrorCodeForHttpStatus(int status) {
+  for (const auto& table : {std::span<const StatusEntry>(kStatusTable),
+                            std::span<const StatusEntry>(kTransportStatuses)}) {
+    for (const auto& entry : table) {
+      if (entry.status == status) {
+        return entry.code;
+      }
+    }
+  }
+  return status >= 500 ? ErrorCode::kInternal : ErrorCode::kInvalidArgument;
+}
+
+HttpResponse ErrorResponse(const Error& error) {
+  return ErrorResponse(HttpStatusFor(error.code), ErrorCodeName(error.code), error.message);
+}
+
+HttpResponse ErrorResponse(int status, std::string_view code_name, std::string_view message) {
+  return JsonResponse(status, ErrorToJson(code_name, message));
+}
+
+HttpResponse Router::Handle(const Caller& caller, const HttpRequest& request) const {
+  // The handler boundary: nothing a library throws may reach the transport's threads.
+  try {
+    return Dispatch(service_, caller, request);
+  } catch (const std::bad_alloc&) {
+    return ErrorResponse(Internal("out of memory while handling " + request.target));
+  } catch (const std::exception& e) {
+    return ErrorResponse(Internal(std::string("internal error while handling ") +
+                                  request.target + ": " + e.what()));
+  }
+}
+
+}  // namespace gf

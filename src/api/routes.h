@@ -1,0 +1,63 @@
+// Router: the /api/v1 route table and its handlers, independent of any transport.
+//
+// The server parses HTTP, learns the Caller from the connection, and hands the request here;
+// tests call Handle() directly. This file (routes.cpp) is the only place that maps ErrorCode
+// to an HTTP status, in one table.
+//
+// Ownership: a Router borrows the ClusterService, which must outlive it.
+// Thread-safety: Handle() is const and may run on many worker threads at once; it blocks for
+// as long as the ClusterService call it makes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "api/http_types.h"
+#include "controller/service.h"
+#include "core/result.h"
+
+namespace gf {
+
+// Bounds on what one request may ask for.
+inline constexpr std::size_t kMaxRequestBodyBytes = 1 << 20;          // 1 MiB
+inline constexpr std::int64_t kDefaultLogChunkBytes = 1 << 20;        // 1 MiB
+inline constexpr std::int64_t kMaxLogChunkBytes = 8 << 20;            // 8 MiB
+
+// The product version reported by /api/v1/health.
+std::string_view ApiVersion();
+
+struct RouteInfo {
+  std::string_view method;  // "GET"
+  std::string_view path;    // template, e.g. "/api/v1/jobs/{id}"
+  bool requires_identity;   // job routes: only callers known by SO_PEERCRED (or, later, token)
+};
+
+// Every route the server answers, in table order (the OpenAPI test compares against it).
+std::span<const RouteInfo> RouteTable();
+
+// The single ErrorCode → HTTP status table. kResourceExhausted maps to 429 (a bound on the
+// system was hit); the transport answers 413 itself when a request body is too large.
+int HttpStatusFor(ErrorCode code);
+// The reverse, for clients reading a response whose body names no known code.
+ErrorCode ErrorCodeForHttpStatus(int status);
+
+// A JSON error response: {"error": {"code", "message"}} with Content-Type set.
+HttpResponse ErrorResponse(const Error& error);
+// For transport-level answers whose status the table cannot know (400 malformed HTTP,
+// 401, 405, 413): `code_name` is the JSON code, e.g. "resource_exhausted".
+HttpResponse ErrorResponse(int status, std::string_view code_name, std::string_view message);
+
+class Router {
+ public:
+  explicit Router(ClusterService& service) : service_(service) {}
+
+  // Routes and answers one request. Never throws: library exceptions become a 500.
+  HttpResponse Handle(const Caller& caller, const HttpRequest& request) const;
+
+ private:
+  ClusterService& service_;
+};
+
+}  // namespace gf

@@ -1,0 +1,223 @@
+#include "api/routes.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "api/fake_cluster_service.h"
+#include "api/json_mapping.h"
+
+namespace gf {
+namespace {
+
+using nlohmann::json;
+using testing::FakeClusterService;
+
+class ApiRoutesTest : public ::testing::Test {
+ protected:
+  HttpResponse Do(const std::string& method, const std::string& target,
+                  const std::string& body = "", const Caller* caller = nullptr) {
+    HttpRequest request{method, target, {}, body};
+    return router_.Handle(caller ? *caller : alice_, request);
+  }
+  static json Body(const HttpResponse& r) { return json::parse(r.body); }
+  static std::string Message(const HttpResponse& r) {
+    return Body(r)["error"]["message"].get<std::string>();
+  }
+
+  FakeClusterService fake_;
+  Router router_{fake_};
+  Caller alice_{true, 1000, 1000, "alice"};
+  Caller anonymous_{};
+};
+
+TEST_F(ApiRoutesTest, Health) {
+  const auto r = Do("GET", "/api/v1/health", "", &anonymous_);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(Body(r)["status"], "ok");
+  EXPECT_EQ(Body(r)["version"], std::string(ApiVersion()));
+  EXPECT_EQ(fake_.Calls(), 0);
+}
+
+TEST_F(ApiRoutesTest, SubmitMapsSpecAndCaller) {
+  const auto r = Do("POST", "/api/v1/jobs",
+                    R"({"command":["python","t.py"],"gpus":2,"priority":"high",)"
+                    R"("time_limit":"1h","name":"n","workdir":"/w","env":{"X":"y"}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.Header("location"), "/api/v1/jobs/7");
+  EXPECT_EQ(r.Header("Content-Type"), "application/json");
+  ASSERT_TRUE(fake_.last_spec.has_value());
+  EXPECT_EQ(fake_.last_spec->argv, (std::vector<std::string>{"python", "t.py"}));
+  EXPECT_EQ(fake_.last_spec->request.gpus, 2);
+  EXPECT_EQ(fake_.last_spec->priority, PriorityClass::kHigh);
+  EXPECT_EQ(fake_.last_spec->time_limit, std::chrono::seconds(3600));
+  EXPECT_EQ(fake_.last_caller->user, "alice");
+  EXPECT_EQ(Body(r)["command"], json({"python", "t.py"}));
+}
+
+TEST_F(ApiRoutesTest, BadSubmissionsAreRejectedBeforeTheService) {
+  struct Case {
+    std::string body;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {R"({"command":["x"],"gpu":2})", "unknown field \"gpu\""},
+      {R"({"command":["x"],"gpus":"two"})", "gpus: must be a whole number ≥ 0, got \"two\""},
+      {R"({"gpus":1})", "command: required"},
+      {R"({"command":["x"],)", "not valid JSON"},
+      {"", "not valid JSON"},
+  };
+  for (const auto& c : cases) {
+    const auto r = Do("POST", "/api/v1/jobs", c.body);
+    EXPECT_EQ(r.status, 400) << c.body;
+    EXPECT_EQ(Body(r)["error"]["code"], "invalid_argument");
+    EXPECT_NE(Message(r).find(c.expected), std::string::npos) << Message(r);
+  }
+  EXPECT_EQ(fake_.Calls(), 0);
+}
+
+TEST_F(ApiRoutesTest, JobRoutesNeedAnIdentity) {
+  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/api/v1/jobs"},
+           {"GET", "/api/v1/jobs"},
+           {"GET", "/api/v1/jobs/1"},
+           {"POST", "/api/v1/jobs/1/cancel"},
+           {"GET", "/api/v1/jobs/1/events"},
+           {"GET", "/api/v1/jobs/1/logs"}}) {
+    const auto r = Do(method, target, "{}", &anonymous_);
+    EXPECT_EQ(r.status, 401) << target;
+    EXPECT_EQ(Body(r)["error"]["code"], "unauthenticated");
+    EXPECT_NE(Message(r).find("Unix socket"), std::string::npos);
+  }
+  EXPECT_EQ(fake_.Calls(), 0);
+  EXPECT_EQ(Do("GET", "/api/v1/nodes", "", &anonymous_).status, 200);
+  EXPECT_EQ(Do("GET", "/api/v1/gpus", "", &anonymous_).status, 200);
+  EXPECT_FALSE(fake_.last_caller->authenticated);
+}
+
+TEST_F(ApiRoutesTest, IdsAreChecked) {
+  for (const std::string bad : {"abc", "-1", "0", "1x", "99999999999999999999"}) {
+    const auto r = Do("GET", "/api/v1/jobs/" + bad);
+    EXPECT_EQ(r.status, 400) << bad;
+    EXPECT_NE(Message(r).find("job id"), std::string::npos);
+  }
+  EXPECT_EQ(fake_.Calls(), 0);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/42/cancel").status, 200);
+  EXPECT_EQ(fake_.last_id, JobId(42));
+}
+
+TEST_F(ApiRoutesTest, UnknownPathAndWrongMethod) {
+  EXPECT_EQ(Do("GET", "/api/v1/nope").status, 404);
+  EXPECT_EQ(Do("GET", "/api/v1/jobs/1/nope").status, 404);
+  auto r = Do("DELETE", "/api/v1/jobs");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.Header("Allow"), "POST, GET");
+  r = Do("GET", "/api/v1/jobs/1/cancel");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.Header("Allow"), "POST");
+}
+
+TEST_F(ApiRoutesTest, ListJobsQuery) {
+  auto r = Do("GET", "/api/v1/jobs?all=1&user=b%40b&limit=5");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["jobs"].size(), 1u);
+  EXPECT_TRUE(fake_.last_filter->include_finished);
+  EXPECT_EQ(fake_.last_filter->user, "b@b");
+  EXPECT_EQ(fake_.last_filter->limit, 5);
+  EXPECT_EQ(Do("GET", "/api/v1/jobs").status, 200);
+  EXPECT_FALSE(fake_.last_filter->include_finished);
+  EXPECT_FALSE(fake_.last_filter->user.has_value());
+  EXPECT_NE(Message(Do("GET", "/api/v1/jobs?limit=0")).find("limit"), std::string::npos);
+  EXPECT_NE(Message(Do("GET", "/api/v1/jobs?all=maybe")).find("all"), std::string::npos);
+  r = Do("GET", "/api/v1/jobs?colour=red");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(Message(r).find("colour"), std::string::npos);
+}
+
+TEST_F(ApiRoutesTest, ErrorCodesMapThroughTheTable) {
+  const std::vector<std::pair<ErrorCode, int>> table = {
+      {ErrorCode::kInvalidArgument, 400}, {ErrorCode::kNotFound, 404},
+      {ErrorCode::kAlreadyExists, 409},   {ErrorCode::kPermissionDenied, 403},
+      {ErrorCode::kFailedPrecondition, 409}, {ErrorCode::kResourceExhausted, 429},
+      {ErrorCode::kUnavailable, 503},     {ErrorCode::kIo, 500},
+      {ErrorCode::kInternal, 500}};
+  for (const auto& [code, status] : table) {
+    fake_.fail_with = Error{code, "because"};
+    const auto r = Do("GET", "/api/v1/jobs/3");
+    EXPECT_EQ(r.status, status);
+    EXPECT_EQ(HttpStatusFor(code), status);
+    EXPECT_EQ(Body(r)["error"]["message"], "because");
+    EXPECT_EQ(Body(r)["error"]["code"], std::string(ErrorCodeName(code)));
+  }
+  EXPECT_EQ(ErrorCodeForHttpStatus(401), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(ErrorCodeForHttpStatus(413), ErrorCode::kResourceExhausted);
+  EXPECT_EQ(ErrorCodeForHttpStatus(404), ErrorCode::kNotFound);
+  EXPECT_EQ(ErrorCodeForHttpStatus(502), ErrorCode::kInternal);
+}
+
+TEST_F(ApiRoutesTest, ServiceExceptionsBecome500) {
+  fake_.throw_exception = true;
+  const auto r = Do("GET", "/api/v1/nodes");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(Body(r)["error"]["code"], "internal");
+}
+
+TEST_F(ApiRoutesTest, EventsNodesGpus) {
+  fake_.events.push_back(Event{1, FromUnixMillis(0), JobId(3), "submit", "alice", "ok"});
+  fake_.nodes.push_back(Node{});
+  EXPECT_EQ(Body(Do("GET", "/api/v1/jobs/3/events"))["events"].size(), 1u);
+  EXPECT_EQ(Body(Do("GET", "/api/v1/nodes"))["nodes"].size(), 1u);
+  EXPECT_EQ(Body(Do("GET", "/api/v1/gpus"))["gpus"].size(), 0u);
+}
+
+class ApiLogsRouteTest : public ApiRoutesTest {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gf-logs-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "out") << "0123456789";
+    std::ofstream(dir_ / "err") << "oops";
+    fake_.logs = JobLogs{dir_ / "out", dir_ / "err"};
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ApiLogsRouteTest, OffsetAndLimit) {
+  auto r = Do("GET", "/api/v1/jobs/3/logs?offset=3&limit=4");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, "3456");
+  EXPECT_EQ(r.Header("X-Gpufleet-Log-Size"), "10");
+  EXPECT_EQ(r.Header("X-Gpufleet-Next-Offset"), "7");
+  EXPECT_EQ(r.Header("Content-Type"), "text/plain; charset=utf-8");
+  r = Do("GET", "/api/v1/jobs/3/logs");
+  EXPECT_EQ(r.body, "0123456789");
+  r = Do("GET", "/api/v1/jobs/3/logs?offset=50");
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.Header("X-Gpufleet-Next-Offset"), "10");
+  r = Do("GET", "/api/v1/jobs/3/logs?stream=stderr");
+  EXPECT_EQ(r.body, "oops");
+}
+
+TEST_F(ApiLogsRouteTest, BadParametersAndMissingFile) {
+  EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?stream=both")).find("stream"),
+            std::string::npos);
+  EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?limit=8388609")).find("limit"),
+            std::string::npos);
+  EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?offset=-1")).find("offset"),
+            std::string::npos);
+  fake_.logs.stdout_path = dir_ / "missing";
+  const auto r = Do("GET", "/api/v1/jobs/3/logs");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.Header("X-Gpufleet-Log-Size"), "0");
+}
+
+}  // namespace
+}  // namespace gf

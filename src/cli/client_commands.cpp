@@ -1,0 +1,428 @@
+#include "cli/client_commands.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "api/api_client.h"
+#include "api/socket_path.h"
+#include "cli/submit_request.h"
+#include "cli/table.h"
+#include "core/duration.h"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in a header
+
+namespace gf {
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+std::string Endpoint(const ClientContext& ctx) {
+  return ctx.socket.empty() ? DefaultSocketPath() : ctx.socket;
+}
+
+int Fail(const Error& e) {
+  std::cerr << "gpufleet: " << e.message << '\n';
+  return e.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitError;
+}
+
+std::string Str(const nlohmann::json& j, const char* key, const std::string& none = "-") {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    return none;
+  }
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Age(const nlohmann::json& job) {
+  auto it = job.find("submit_time_ms");
+  if (it == job.end() || !it->is_number()) {
+    return "-";
+  }
+  const auto secs = (NowMs() - it->get<std::int64_t>()) / 1000;
+  return FormatDuration(std::chrono::seconds(std::max<std::int64_t>(secs, 0)));
+}
+
+void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << '\n'; }
+
+std::map<std::string, std::string> CurrentEnvironment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) {
+      out[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  return out;
+}
+
+// ---- submit ----
+
+void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
+  auto last = CLI::MultiOptionPolicy::TakeLast;  // command line overrides #GPUFLEET lines
+  cmd.add_option("--gpus", o.gpus, "whole GPUs, all on one node (default 1)")->multi_option_policy(last);
+  cmd.add_option("--gpu-type", o.gpu_type, "GPU model, e.g. H100-80GB (default: any)")
+      ->multi_option_policy(last);
+  cmd.add_option("--priority", o.priority, "high | normal | low (default normal)")
+      ->multi_option_policy(last);
+  cmd.add_option("--team", o.team, "team to account the job to")->multi_option_policy(last);
+  cmd.add_option("--time", o.time, "time limit: 90s, 30m, 2h, 1d, HH:MM:SS, D-HH:MM:SS")
+      ->multi_option_policy(last);
+  cmd.add_option("--name", o.name, "job name (default: the command)")->multi_option_policy(last);
+  cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
+      ->multi_option_policy(last);
+  cmd.add_option("--env", o.env, "extra environment variable KEY=VALUE (repeatable)");
+  cmd.add_option("--export", o.export_env,
+                 "ALL: pass this shell's environment to the job (default, as sbatch); NONE")
+      ->multi_option_policy(last);
+}
+
+// Fills the options a script's #GPUFLEET lines set and the command line left unset.
+Status ApplyDirectives(SubmitOptions& o) {
+  if (o.command.empty() || o.command[0].find('/') == std::string::npos) {
+    return OkStatus();
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(o.command[0], ec)) {
+    return OkStatus();
+  }
+  GF_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadDirectives(o.command[0]));
+  if (tokens.empty()) {
+    return OkStatus();
+  }
+  SubmitOptions d;
+  CLI::App parser("#GPUFLEET directives");
+  AddSubmitOptions(parser, d);
+  std::reverse(tokens.begin(), tokens.end());  // CLI11 parses a reversed vector
+  try {
+    parser.parse(tokens);
+  } catch (const CLI::ParseError& e) {
+    return InvalidArgument("#GPUFLEET line in " + o.command[0] + ": " + e.what());
+  }
+  for (auto field : {&SubmitOptions::gpus, &SubmitOptions::gpu_type, &SubmitOptions::priority,
+                     &SubmitOptions::team, &SubmitOptions::time, &SubmitOptions::name,
+                     &SubmitOptions::workdir}) {
+    if (!(o.*field)) {
+      o.*field = d.*field;
+    }
+  }
+  d.env.insert(d.env.end(), o.env.begin(), o.env.end());  // command line last: it wins
+  o.env = std::move(d.env);
+  return OkStatus();
+}
+
+int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
+  if (Status s = ApplyDirectives(options); !s.ok()) {
+    return Fail(s.error());
+  }
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  Result<nlohmann::json> body = BuildSubmitBody(options, cwd, CurrentEnvironment());
+  if (!body.ok()) {
+    return Fail(body.error());
+  }
+  ApiClient client(Endpoint(ctx));
+  Result<nlohmann::json> job = client.CallJson("POST", "/api/v1/jobs", *body);
+  if (!job.ok()) {
+    return Fail(job.error());
+  }
+  if (json) {
+    PrintJson(*job);
+  } else {
+    std::cout << "Submitted job " << Str(*job, "id") << '\n';
+  }
+  return 0;
+}
+
+// ---- queue / show / cancel ----
+
+int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool json) {
+  std::string target = "/api/v1/jobs?limit=1000";
+  if (all) {
+    target += "&all=1";
+  }
+  if (!user.empty()) {
+    target += "&user=" + user;
+  }
+  ApiClient client(Endpoint(ctx));
+  Result<nlohmann::json> r = client.CallJson("GET", target, std::nullopt);
+  if (!r.ok()) {
+    return Fail(r.error());
+  }
+  if (json) {
+    PrintJson(*r);
+    return 0;
+  }
+  Table table({"ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "REASON"});
+  for (const auto& job : (*r)["jobs"]) {
+    std::string reason = Str(job, "state") == "RUNNING" ? "" : Str(job, "reason", "");
+    table.AddRow({Str(job, "id"), Str(job, "name"), Str(job, "user"), Str(job, "state"),
+                  Str(job, "gpus"), Str(job, "node"), Age(job), reason});
+  }
+  table.Print(std::cout);
+  return 0;
+}
+
+void PrintJob(const nlohmann::json& job) {
+  auto line = [](const char* label, const std::string& value) {
+    std::cout << label << std::string(12 - std::string(label).size(), ' ') << value << '\n';
+  };
+  std::string command;
+  for (const auto& a : job.value("command", nlohmann::json::array())) {
+    command += (command.empty() ? "" : " ") + a.get<std::string>();
+  }
+  std::string gpus;
+  for (const auto& u : job.value("gpu_uuids", nlohmann::json::array())) {
+    gpus += (gpus.empty() ? "" : ",") + u.get<std::string>();
+  }
+  line("Job", Str(job, "id") + " (" + Str(job, "name") + ")");
+  line("User", Str(job, "user") + "  team " + Str(job, "team"));
+  line("State", Str(job, "state") + (job.contains("exit_code") && !job["exit_code"].is_null()
+                                         ? "  exit code " + Str(job, "exit_code")
+                                         : ""));
+  line("Reason", Str(job, "reason"));
+  line("Priority", Str(job, "priority"));
+  line("Request", Str(job, "gpus") + " GPU(s), type " + Str(job, "gpu_type", "any") +
+                      ", time limit " + Str(job, "time_limit_s", "none"));
+  line("Node", Str(job, "node") + (gpus.empty() ? "" : "  GPUs " + gpus));
+  line("Command", command);
+  line("Workdir", Str(job, "workdir"));
+  line("Submitted", Str(job, "submit_time"));
+  line("Started", Str(job, "start_time"));
+  line("Ended", Str(job, "end_time"));
+}
+
+Result<std::int64_t> ParseJobId(const std::string& text) {
+  std::int64_t id = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) {
+    return InvalidArgument("JOB: '" + text + "' is not a job id; use the number shown by "
+                           "gpufleet submit or gpufleet queue");
+  }
+  return id;
+}
+
+int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
+  Result<std::int64_t> id = ParseJobId(id_text);
+  if (!id.ok()) {
+    return Fail(id.error());
+  }
+  ApiClient client(Endpoint(ctx));
+  Result<nlohmann::json> job = client.CallJson("GET", "/api/v1/jobs/" + std::to_string(*id), std::nullopt);
+  if (!job.ok()) {
+    return Fail(job.error());
+  }
+  if (json) {
+    PrintJson(*job);
+  } else {
+    PrintJob(*job);
+  }
+  return 0;
+}
+
+int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids) {
+  ApiClient client(Endpoint(ctx));
+  int rc = 0;
+  for (const auto& text : ids) {
+    Result<std::int64_t> id = ParseJobId(text);
+    Result<nlohmann::json> job =
+        id.ok() ? client.CallJson("POST", "/api/v1/jobs/" + std::to_string(*id) + "/cancel", std::nullopt)
+                : Result<nlohmann::json>(id.error());
+    if (!job.ok()) {
+      rc = Fail(job.error());
+      continue;
+    }
+    std::cout << "Cancel of job " << text << " requested (state " << Str(*job, "state") << ")\n";
+  }
+  return rc;
+}
+
+// ---- logs ----
+
+bool Terminal(const std::string& state) {
+  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
+}
+
+int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool follow) {
+  Result<std::int64_t> id = ParseJobId(id_text);
+  if (!id.ok()) {
+    return Fail(id.error());
+  }
+  ApiClient client(Endpoint(ctx));
+  const std::string base = "/api/v1/jobs/" + std::to_string(*id);
+  std::int64_t offset = 0;
+  while (true) {
+    // Ask for the state first: output written before the job ended is then all on disk.
+    std::string state;
+    if (follow) {
+      Result<nlohmann::json> job = client.CallJson("GET", base, std::nullopt);
+      if (!job.ok()) {
+        return Fail(job.error());
+      }
+      state = Str(*job, "state");
+    }
+    Result<HttpResponse> r = client.Call(
+        "GET",
+        base + "/logs?stream=" + (err ? "stderr" : "stdout") + "&offset=" + std::to_string(offset),
+        std::nullopt);
+    if (!r.ok()) {
+      return Fail(r.error());
+    }
+    if (r->status >= 300) {
+      return Fail(ErrorFromResponse(*r));
+    }
+    std::cout << r->body << std::flush;
+    offset += static_cast<std::int64_t>(r->body.size());
+    auto next = r->Header("X-Gpufleet-Next-Offset");
+    if (next) {
+      offset = std::stoll(*next);
+    }
+    auto size = r->Header("X-Gpufleet-Log-Size");
+    const bool more = size && std::stoll(*size) > offset;
+    if (more) {
+      continue;
+    }
+    if (!follow || Terminal(state)) {
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+// ---- nodes / gpus ----
+
+int RunNodes(const ClientContext& ctx, bool json) {
+  ApiClient client(Endpoint(ctx));
+  Result<nlohmann::json> r = client.CallJson("GET", "/api/v1/nodes", std::nullopt);
+  if (!r.ok()) {
+    return Fail(r.error());
+  }
+  if (json) {
+    PrintJson(*r);
+    return 0;
+  }
+  Table table({"NODE", "STATE", "GPUS", "CPUS", "MEMORY", "BACKEND"});
+  for (const auto& node : (*r)["nodes"]) {
+    table.AddRow({Str(node, "name"), Str(node, "state"),
+                  std::to_string(node.value("gpus", nlohmann::json::array()).size()),
+                  Str(node, "cpus"), Str(node, "memory_mib") + " MiB", Str(node, "gpu_backend")});
+  }
+  table.Print(std::cout);
+  return 0;
+}
+
+std::string Pct(const nlohmann::json& sample, const char* key) {
+  auto it = sample.find(key);
+  return it == sample.end() || it->is_null() ? "-" : it->dump() + "%";
+}
+
+int RunGpus(const ClientContext& ctx, bool json) {
+  ApiClient client(Endpoint(ctx));
+  Result<nlohmann::json> r = client.CallJson("GET", "/api/v1/gpus", std::nullopt);
+  if (!r.ok()) {
+    return Fail(r.error());
+  }
+  if (json) {
+    PrintJson(*r);
+    return 0;
+  }
+  Table table({"NODE", "GPU", "MODEL", "UTIL", "MEMORY", "TEMP", "POWER", "HEALTH", "JOB", "USER",
+               "UUID"});
+  for (const auto& g : (*r)["gpus"]) {
+    const auto& gpu = g.at("gpu");
+    nlohmann::json s = g.value("sample", nlohmann::json::object());
+    if (s.is_null()) {
+      s = nlohmann::json::object();
+    }
+    std::string mem = Str(s, "memory_used_mib", "?") + "/" + Str(gpu, "memory_mib") + " MiB";
+    std::string temp = s.contains("temperature_c") && !s["temperature_c"].is_null()
+                           ? s["temperature_c"].dump() + "C"
+                           : "-";
+    std::string power = s.contains("power_mw") && !s["power_mw"].is_null()
+                            ? std::to_string(s["power_mw"].get<std::int64_t>() / 1000) + "W"
+                            : "-";
+    table.AddRow({Str(g, "node"), Str(gpu, "index"), Str(gpu, "model"), Pct(s, "util_gpu_pct"),
+                  mem, temp, power, Str(gpu, "health"), Str(g, "job"), Str(g, "user"),
+                  Str(gpu, "uuid")});
+  }
+  table.Print(std::cout);
+  return 0;
+}
+
+}  // namespace
+
+void AddClientCommands(CLI::App& app, ClientContext& ctx) {
+  // Options end at the first word that is not one (or at '--'): the rest is the command and
+  // its arguments, or a script and its arguments (whose #GPUFLEET lines add options).
+  auto* submit = app.add_subcommand(
+      "submit", "queue a job: gpufleet submit --gpus 2 -- CMD ARGS, or gpufleet submit SCRIPT");
+  auto submit_options = std::make_shared<SubmitOptions>();
+  auto submit_json = std::make_shared<bool>(false);
+  AddSubmitOptions(*submit, *submit_options);
+  submit->add_flag("--json", *submit_json, "print the accepted job as JSON");
+  submit->prefix_command();
+  submit->callback([&ctx, submit, submit_options, submit_json] {
+    submit_options->command = submit->remaining();
+    if (!submit_options->command.empty() && submit_options->command.front() == "--") {
+      submit_options->command.erase(submit_options->command.begin());
+    }
+    ctx.exit_code = RunSubmit(ctx, *submit_options, *submit_json);
+  });
+
+  auto* queue = app.add_subcommand("queue", "list jobs with their state and pending reason");
+  auto q_all = std::make_shared<bool>(false);
+  auto q_json = std::make_shared<bool>(false);
+  auto q_user = std::make_shared<std::string>();
+  queue->add_flag("-a,--all", *q_all, "include finished jobs");
+  queue->add_option("-u,--user", *q_user, "only this user's jobs (root)");
+  queue->add_flag("--json", *q_json, "JSON output");
+  queue->callback([&ctx, q_all, q_user, q_json] { ctx.exit_code = RunQueue(ctx, *q_all, *q_user, *q_json); });
+
+  auto* show = app.add_subcommand("show", "one job in detail");
+  auto s_id = std::make_shared<std::string>();
+  auto s_json = std::make_shared<bool>(false);
+  show->add_option("JOB", *s_id, "job id")->required();
+  show->add_flag("--json", *s_json, "JSON output");
+  show->callback([&ctx, s_id, s_json] { ctx.exit_code = RunShow(ctx, *s_id, *s_json); });
+
+  auto* cancel = app.add_subcommand("cancel", "cancel jobs (running ones get SIGTERM, then SIGKILL)");
+  auto c_ids = std::make_shared<std::vector<std::string>>();
+  cancel->add_option("JOB", *c_ids, "job ids")->required();
+  cancel->callback([&ctx, c_ids] { ctx.exit_code = RunCancel(ctx, *c_ids); });
+
+  auto* logs = app.add_subcommand("logs", "a job's output");
+  auto l_id = std::make_shared<std::string>();
+  auto l_err = std::make_shared<bool>(false);
+  auto l_follow = std::make_shared<bool>(false);
+  logs->add_option("JOB", *l_id, "job id")->required();
+  logs->add_flag("-e,--stderr", *l_err, "standard error instead of standard output");
+  logs->add_flag("-f,--follow", *l_follow, "keep printing until the job ends");
+  logs->callback([&ctx, l_id, l_err, l_follow] {
+    ctx.exit_code = RunLogs(ctx, *l_id, *l_err, *l_follow);
+  });
+
+  auto* nodes = app.add_subcommand("nodes", "the nodes and their state");
+  auto n_json = std::make_shared<bool>(false);
+  nodes->add_flag("--json", *n_json, "JSON output");
+  nodes->callback([&ctx, n_json] { ctx.exit_code = RunNodes(ctx, *n_json); });
+
+  auto* gpus = app.add_subcommand("gpus", "every GPU: model, use, health, job and user");
+  auto g_json = std::make_shared<bool>(false);
+  gpus->add_flag("--json", *g_json, "JSON output");
+  gpus->callback([&ctx, g_json] { ctx.exit_code = RunGpus(ctx, *g_json); });
+}
+
+}  // namespace gf

@@ -1,0 +1,25 @@
+// The client subcommands of gpufleet: submit, queue, show, cancel, logs, nodes, gpus.
+//
+// AddClientCommands registers them on the binary's CLI11 app; each one talks to a running
+// gpufleet over the API (ApiClient) and prints a table, or JSON with --json. Exit codes that
+// scripts can trust: 0 done, 1 the server refused or could not be reached, 2 bad usage.
+// Single-threaded, like the process that runs them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace gf {
+
+struct ClientContext {
+  std::string socket;  // --socket; empty: DefaultSocketPath()
+  int exit_code = 0;   // set by the subcommand that ran
+};
+
+void AddClientCommands(CLI::App& app, ClientContext& context);
+
+}  // namespace gf

@@ -1,0 +1,42 @@
+// SubmitRequest: what `gpufleet submit` sends, built from flags and #GPUFLEET directives.
+//
+// A script's directives are lines `#GPUFLEET --gpus=2 --time=1h` at its top (as #SBATCH);
+// options given on the command line override them. Plain functions; no shared state.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace gf {
+
+struct SubmitOptions {
+  std::optional<std::string> gpus;  // text as typed, so errors can quote it
+  std::optional<std::string> gpu_type;
+  std::optional<std::string> priority;
+  std::optional<std::string> team;
+  std::optional<std::string> time;
+  std::optional<std::string> name;
+  std::optional<std::string> workdir;
+  std::vector<std::string> env;     // KEY=VALUE
+  std::string export_env = "ALL";   // ALL: the submitter's environment goes along (as sbatch)
+  std::vector<std::string> command;
+};
+
+// The option tokens of the #GPUFLEET lines of a script (before its first command line).
+// Errors: kInvalidArgument when the file cannot be read.
+Result<std::vector<std::string>> ReadDirectives(const std::string& script_path);
+
+// Checks every option and builds the JSON body of POST /api/v1/jobs. `cwd` is the default
+// workdir; `environ_vars` the submitter's environment (used with --export ALL).
+// Errors: kInvalidArgument naming the option and the fix.
+Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
+                                       const std::string& cwd,
+                                       const std::map<std::string, std::string>& environ_vars);
+
+}  // namespace gf

@@ -1,0 +1,646 @@
+#include "controller/controller.h"
+
+#include <algorithm>
+#include <future>
+#include <set>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "core/duration.h"
+
+namespace gf {
+namespace {
+
+constexpr int kMaxLoadedJobs = 1'000'000;
+
+std::string Describe(const JobRequest& r) {
+  std::string out = std::to_string(r.gpus) + (r.gpus == 1 ? " GPU" : " GPUs");
+  if (r.gpu_type) {
+    out += " of type " + *r.gpu_type;
+  }
+  return out;
+}
+
+std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
+  std::string out;
+  for (const auto& uuid : uuids) {
+    for (const auto& gpu : node.gpus) {
+      if (gpu.uuid == uuid) {
+        out += (out.empty() ? "" : ",") + std::to_string(gpu.index);
+      }
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+bool Visible(const Caller& caller, const Job& job) {
+  return caller.IsRoot() || (caller.authenticated && caller.uid == job.owner.uid);
+}
+
+Error NotVisible(JobId id) { return NotFound("job " + std::to_string(id.value()) + " not found"); }
+
+Error NotAuthenticated() {
+  return PermissionDenied(
+      "this connection is not authenticated; use the local Unix socket (gpufleet finds it, or "
+      "set GPUFLEET_SOCKET)");
+}
+
+}  // namespace
+
+Controller::Controller(std::unique_ptr<Store> store, const Clock& clock, ControllerOptions options)
+    : store_(std::move(store)), clock_(clock), options_(options) {}
+
+Controller::~Controller() { Stop(); }
+
+Status Controller::Load() {
+  GF_ASSIGN_OR_RETURN(std::int64_t max_id, store_->MaxJobId());
+  next_job_id_ = max_id + 1;
+  JobQuery query;
+  query.active_only = true;
+  query.limit = kMaxLoadedJobs;
+  GF_ASSIGN_OR_RETURN(std::vector<Job> jobs, store_->ListJobs(query));
+  for (auto& job : jobs) {
+    active_.emplace(job.id, std::move(job));
+  }
+  GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, store_->ListNodes());
+  for (auto& node : nodes) {
+    NodeId name = node.name;
+    nodes_[name].node = std::move(node);
+  }
+  spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}", active_.size(),
+               nodes_.size(), next_job_id_);
+  return OkStatus();
+}
+
+void Controller::AttachAgent(const NodeId& node, NodeAgent* agent) {
+  nodes_[node].agent = agent;
+  nodes_[node].node.name = node;
+}
+
+void Controller::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void Controller::Stop() {
+  queue_.Close();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+template <typename T>
+Result<T> Controller::Call(std::function<Result<T>()> fn) {
+  auto result = std::make_shared<std::optional<Result<T>>>();
+  auto done = std::make_shared<std::promise<Result<T>>>();
+  auto future = done->get_future();
+  Command command{
+      [fn = std::move(fn), result] { result->emplace(fn()); },
+      [result, done](const Status& commit) {
+        if (!commit.ok()) {
+          done->set_value(commit.error());
+        } else if (!result->has_value()) {
+          done->set_value(Internal("the request failed inside the controller; see its log"));
+        } else {
+          done->set_value(std::move(**result));
+        }
+      }};
+  if (!queue_.Push(std::move(command))) {
+    return Unavailable("gpufleet is shutting down");
+  }
+  return future.get();
+}
+
+void Controller::Post(std::function<void()> fn) { queue_.Push(Command{std::move(fn), nullptr}); }
+
+void Controller::Loop() {
+  while (true) {
+    std::vector<Command> commands = queue_.WaitAndDrain(NextWakeup());
+    const bool closing = queue_.closed();
+    RunTurn(std::move(commands));
+    if (closing) {
+      // Commands pushed between the drain and Close() are applied by one last turn.
+      RunTurn(queue_.WaitAndDrain(std::chrono::steady_clock::now()));
+      return;
+    }
+  }
+}
+
+void Controller::RunTurn(std::vector<Command> commands) {
+  for (auto& command : commands) {
+    try {
+      command.apply();
+    } catch (const std::exception& e) {
+      // A command must not take the state thread down; its caller gets no value, so the
+      // reply below reports the failure.
+      spdlog::error("controller: command failed: {}", e.what());
+    }
+  }
+  if (!fatal_) {
+    EnforceTimeLimits();
+    if (schedule_needed_) {
+      Schedule();
+    }
+  }
+  Status commit = Flush();
+  for (auto& command : commands) {
+    if (command.reply) {
+      command.reply(commit);
+    }
+  }
+  if (commit.ok()) {
+    auto actions = std::move(after_commit_);
+    after_commit_.clear();
+    for (auto& action : actions) {
+      action();
+    }
+  }
+  EraseFinished();
+}
+
+std::chrono::steady_clock::time_point Controller::NextWakeup() const {
+  Millis wait = options_.tick;
+  const Time now = clock_.Now();
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kRunning && job.start_time && job.spec.time_limit &&
+        !terminating_.contains(id)) {
+      const Time deadline = *job.start_time + *job.spec.time_limit;
+      wait = std::min(wait, std::max(Millis(0), deadline - now));
+    }
+  }
+  return std::chrono::steady_clock::now() + wait;
+}
+
+Status Controller::Flush() {
+  if (fatal_) {
+    return *fatal_;
+  }
+  if (batch_.empty()) {
+    return OkStatus();
+  }
+  Status s = store_->Commit(batch_);
+  batch_ = StoreBatch{};
+  if (!s.ok()) {
+    // The in-memory state is now ahead of the disk. Stop accepting work rather than
+    // acknowledge anything else; a restart reloads the last durable state.
+    fatal_ = Unavailable("the state store failed (" + s.error().message +
+                         "); gpufleet stopped accepting work: restart it");
+    after_commit_.clear();
+    spdlog::critical("controller: {}", fatal_->message);
+    return *fatal_;
+  }
+  return OkStatus();
+}
+
+void Controller::EraseFinished() {
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (IsTerminal(it->second.state)) {
+      terminating_.erase(it->first);
+      it = active_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Controller::Persist(const Job& job) { batch_.jobs.push_back(job); }
+
+void Controller::Record(std::optional<JobId> job,
+                        std::string kind,
+                        std::string actor,
+                        std::string message) {
+  Event e;
+  e.time = clock_.Now();
+  e.job = job;
+  e.kind = std::move(kind);
+  e.actor = std::move(actor);
+  e.message = std::move(message);
+  batch_.events.push_back(std::move(e));
+}
+
+void Controller::Transition(Job& job,
+                            JobState to,
+                            const std::string& cause,
+                            const std::string& actor) {
+  GF_CHECK(CanTransition(job.state, to));
+  const JobState from = job.state;
+  job.state = to;
+  job.reason = cause;
+  if (IsTerminal(to)) {
+    if (!job.end_time) {
+      job.end_time = clock_.Now();
+    }
+    schedule_needed_ = true;  // its GPUs are free again
+  }
+  Persist(job);
+  Record(job.id, "state", actor,
+         std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
+}
+
+NodeAgent* Controller::AgentFor(const Job& job) const {
+  if (!job.allocation) {
+    return nullptr;
+  }
+  auto it = nodes_.find(job.allocation->node);
+  return it == nodes_.end() ? nullptr : it->second.agent;
+}
+
+// ---- ClusterService ----------------------------------------------------------------------
+
+Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
+  return Call<Job>([this, caller, spec = std::move(spec)]() mutable {
+    return DoSubmit(caller, std::move(spec));
+  });
+}
+
+Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
+  if (fatal_) {
+    return *fatal_;
+  }
+  if (!caller.authenticated) {
+    return NotAuthenticated();
+  }
+  if (options_.only_uid && caller.uid != *options_.only_uid) {
+    return PermissionDenied("this gpufleet runs as uid " + std::to_string(*options_.only_uid) +
+                            " and can only run that user's jobs; run gpufleet up as root to "
+                            "serve every user");
+  }
+  GF_TRY(ValidateSpec(spec));
+  ClusterSnapshot snapshot = Snapshot();
+  if (!snapshot.nodes.empty()) {
+    GF_TRY(CheckFeasible(snapshot, spec.request));
+  }
+  Job job;
+  job.id = JobId(next_job_id_++);
+  job.owner = Owner{caller.uid, caller.gid, caller.user};
+  job.spec = std::move(spec);
+  if (job.spec.name.empty()) {
+    job.spec.name = job.spec.argv.front().substr(job.spec.argv.front().rfind('/') + 1);
+  }
+  job.state = JobState::kPending;
+  job.submit_time = clock_.Now();
+  job.reason = "waiting for the scheduler";
+  Persist(job);
+  std::string limit =
+      job.spec.time_limit ? ", time limit " + FormatDuration(*job.spec.time_limit) : "";
+  Record(job.id, "submit", caller.user,
+         "submitted '" + job.spec.name + "': " + Describe(job.spec.request) + ", priority " +
+             std::string(ToString(job.spec.priority)) + limit);
+  schedule_needed_ = true;
+  active_.emplace(job.id, job);
+  return job;
+}
+
+Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFilter& filter) {
+  return Call<std::vector<Job>>([this, caller, filter]() -> Result<std::vector<Job>> {
+    if (!caller.authenticated) {
+      return NotAuthenticated();
+    }
+    if (filter.user && !caller.IsRoot() && *filter.user != caller.user) {
+      return PermissionDenied("user: only root can list the jobs of other users");
+    }
+    std::vector<Job> out;
+    auto wanted = [&](const Job& job) {
+      if (!Visible(caller, job)) {
+        return false;
+      }
+      return !filter.user || job.owner.user == *filter.user;
+    };
+    if (!filter.include_finished) {
+      for (auto it = active_.rbegin(); it != active_.rend(); ++it) {
+        if (wanted(it->second) && static_cast<int>(out.size()) < filter.limit) {
+          out.push_back(it->second);
+        }
+      }
+      return out;
+    }
+    GF_TRY(Flush());
+    JobQuery query;
+    if (!caller.IsRoot()) {
+      query.uid = caller.uid;
+    }
+    query.limit = filter.limit;
+    GF_ASSIGN_OR_RETURN(std::vector<Job> stored, store_->ListJobs(query));
+    for (auto& job : stored) {
+      if (!wanted(job)) {
+        continue;
+      }
+      auto live = active_.find(job.id);  // the live copy carries the current pending reason
+      out.push_back(live != active_.end() ? live->second : std::move(job));
+    }
+    return out;
+  });
+}
+
+Result<Job> Controller::FindVisible(const Caller& caller, JobId id) {
+  if (!caller.authenticated) {
+    return NotAuthenticated();
+  }
+  if (auto it = active_.find(id); it != active_.end()) {
+    if (!Visible(caller, it->second)) {
+      return NotVisible(id);
+    }
+    return it->second;
+  }
+  GF_TRY(Flush());
+  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
+  if (!stored || !Visible(caller, *stored)) {
+    return NotVisible(id);
+  }
+  return *stored;
+}
+
+Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
+  return Call<Job>([this, caller, id] { return FindVisible(caller, id); });
+}
+
+Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
+  return Call<Job>([this, caller, id] { return DoCancel(caller, id); });
+}
+
+Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
+  if (fatal_) {
+    return *fatal_;
+  }
+  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
+  auto it = active_.find(id);
+  if (it == active_.end()) {
+    return FailedPrecondition("job " + std::to_string(id.value()) + " already ended (" +
+                              std::string(ToString(found.state)) + ")");
+  }
+  Job& job = it->second;
+  const std::string cause = "cancelled by " + caller.user;
+  if (job.state == JobState::kPending) {
+    Transition(job, JobState::kCancelled, cause, caller.user);
+  } else if (!terminating_.contains(id)) {
+    Record(id, "cancel", caller.user, cause + ": stopping the job's processes");
+    RequestKill(job, JobState::kCancelled, cause);
+  }
+  return job;
+}
+
+Result<JobLogs> Controller::GetJobLogs(const Caller& caller, JobId id) {
+  return Call<JobLogs>([this, caller, id]() -> Result<JobLogs> {
+    GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
+    NodeAgent* agent = AgentFor(job);
+    if (agent == nullptr) {
+      return FailedPrecondition("job " + std::to_string(id.value()) + " is " +
+                                std::string(ToString(job.state)) + " and has no output yet");
+    }
+    return JobLogs{agent->LogPath(id, false), agent->LogPath(id, true)};
+  });
+}
+
+Result<std::vector<Event>> Controller::JobEvents(const Caller& caller, JobId id) {
+  return Call<std::vector<Event>>([this, caller, id]() -> Result<std::vector<Event>> {
+    GF_TRY(FindVisible(caller, id));
+    constexpr int kMaxEvents = 10'000;
+    return store_->ListEvents(id, 0, kMaxEvents);
+  });
+}
+
+Result<std::vector<Node>> Controller::ListNodes(const Caller& /*caller*/) {
+  return Call<std::vector<Node>>([this]() -> Result<std::vector<Node>> {
+    std::vector<Node> out;
+    for (const auto& [name, entry] : nodes_) {
+      out.push_back(entry.node);
+    }
+    return out;
+  });
+}
+
+Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& caller) {
+  return Call<std::vector<GpuStatus>>([this, caller]() -> Result<std::vector<GpuStatus>> {
+    std::map<GpuUuid, const Job*> holder;
+    for (const auto& [id, job] : active_) {
+      if (job.allocation) {
+        for (const auto& uuid : job.allocation->gpus) {
+          holder[uuid] = &job;
+        }
+      }
+    }
+    std::vector<GpuStatus> out;
+    for (const auto& [name, entry] : nodes_) {
+      for (const auto& gpu : entry.node.gpus) {
+        GpuStatus status{name, gpu, std::nullopt, "", std::nullopt};
+        if (auto h = holder.find(gpu.uuid); h != holder.end()) {
+          // Which job holds a GPU is shown to everyone (like nvidia-smi shows processes);
+          // the job itself stays private to its owner.
+          status.job = h->second->id;
+          status.user = h->second->owner.user;
+        }
+        if (auto s = entry.samples.find(gpu.uuid); s != entry.samples.end()) {
+          status.sample = s->second;
+        }
+        out.push_back(std::move(status));
+      }
+    }
+    (void)caller;
+    return out;
+  });
+}
+
+// ---- AgentReports ------------------------------------------------------------------------
+
+void Controller::OnAgentHello(AgentHello hello) {
+  Post([this, hello = std::move(hello)]() mutable { ApplyHello(std::move(hello)); });
+}
+
+void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
+  Post([this, id, pid, start_time] {
+    auto it = active_.find(id);
+    if (it == active_.end() || it->second.state != JobState::kStarting) {
+      return;
+    }
+    Job& job = it->second;
+    job.pid = pid;
+    job.start_time = start_time;
+    Transition(job, JobState::kRunning, "running on " + job.allocation->node.value(),
+               "agent:" + job.allocation->node.value());
+  });
+}
+
+void Controller::OnJobExited(JobExitReport report) {
+  Post([this, report = std::move(report)] {
+    auto it = active_.find(report.job);
+    if (it == active_.end() ||
+        (it->second.state != JobState::kStarting && it->second.state != JobState::kRunning)) {
+      // Already recorded (e.g. re-reported after a restart): nothing to do but let go.
+      if (it == active_.end()) {
+        for (auto& [name, entry] : nodes_) {
+          if (entry.agent != nullptr) {
+            entry.agent->AcknowledgeExit(report.job);
+          }
+        }
+      }
+      return;
+    }
+    FinishJob(it->second, report);
+  });
+}
+
+void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
+  Post([this, node = std::move(node), samples = std::move(samples)]() mutable {
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) {
+      return;
+    }
+    for (auto& sample : samples) {
+      GpuUuid uuid = sample.uuid;
+      it->second.samples[uuid] = std::move(sample);
+    }
+  });
+}
+
+void Controller::FinishJob(Job& job, const JobExitReport& report) {
+  JobState final_state = report.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
+  std::string cause = report.cause;
+  if (auto t = terminating_.find(job.id); t != terminating_.end()) {
+    final_state = t->second.final_state;
+    cause = t->second.cause + " (" + report.cause + ")";
+  }
+  job.exit_code = report.exit_code;
+  job.end_time = report.end_time;
+  const std::string actor =
+      job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
+  Transition(job, final_state, cause, actor);
+  if (NodeAgent* agent = AgentFor(job)) {
+    JobId id = job.id;
+    after_commit_.push_back([agent, id] { agent->AcknowledgeExit(id); });
+  }
+}
+
+void Controller::RequestKill(Job& job, JobState final_state, const std::string& cause) {
+  terminating_[job.id] = Termination{final_state, cause};
+  NodeAgent* agent = AgentFor(job);
+  if (agent == nullptr) {
+    return;
+  }
+  JobId id = job.id;
+  auto grace = options_.kill_grace;
+  after_commit_.push_back([agent, id, grace, cause] { agent->Kill(id, grace, cause); });
+}
+
+void Controller::ApplyHello(AgentHello hello) {
+  const NodeId name = hello.node.name;
+  NodeEntry& entry = nodes_[name];
+  const bool changed = !(entry.node == hello.node);
+  hello.node.last_seen = clock_.Now();
+  entry.node = hello.node;
+  entry.connected = true;
+  batch_.nodes.push_back(entry.node);
+  if (changed) {
+    Record(std::nullopt, "node", "agent:" + name.value(),
+           "node " + name.value() + " up with " + std::to_string(entry.node.gpus.size()) +
+               " GPUs (" + entry.node.gpu_backend + ")");
+  }
+  std::set<JobId> running(hello.running.begin(), hello.running.end());
+  std::map<JobId, JobExitReport> ended;
+  for (auto& e : hello.ended) {
+    ended.emplace(e.job, e);
+  }
+  for (auto& [id, job] : active_) {
+    if (!job.allocation || job.allocation->node != name ||
+        (job.state != JobState::kStarting && job.state != JobState::kRunning)) {
+      continue;
+    }
+    if (running.contains(id)) {
+      if (job.state == JobState::kStarting) {
+        job.start_time = clock_.Now();
+        Transition(job, JobState::kRunning, "re-attached after restart", "agent:" + name.value());
+      } else {
+        Record(id, "reattach", "agent:" + name.value(), "re-attached after restart");
+      }
+    } else if (auto e = ended.find(id); e != ended.end()) {
+      FinishJob(job, e->second);
+    } else {
+      Transition(job, JobState::kFailed,
+                 "lost: its supervisor was not found on " + name.value() + " after a restart",
+                 "agent:" + name.value());
+    }
+  }
+  // Processes the agent holds for jobs this controller does not consider running.
+  for (JobId id : running) {
+    auto it = active_.find(id);
+    if (it == active_.end() || it->second.state == JobState::kPending) {
+      NodeAgent* agent = entry.agent;
+      after_commit_.push_back([agent, id, grace = options_.kill_grace] {
+        agent->Kill(id, grace, "not a running job of this controller");
+      });
+    }
+  }
+  for (auto& [id, e] : ended) {
+    if (!active_.contains(id) && entry.agent != nullptr) {
+      after_commit_.push_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
+    }
+  }
+  schedule_needed_ = true;
+}
+
+void Controller::EnforceTimeLimits() {
+  const Time now = clock_.Now();
+  for (auto& [id, job] : active_) {
+    if (job.state != JobState::kRunning || !job.start_time || !job.spec.time_limit ||
+        terminating_.contains(id)) {
+      continue;
+    }
+    if (now >= *job.start_time + *job.spec.time_limit) {
+      const std::string cause = "time limit " + FormatDuration(*job.spec.time_limit) + " reached";
+      Record(id, "timeout", "controller", cause + ": stopping the job's processes");
+      RequestKill(job, JobState::kTimeout, cause);
+    }
+  }
+}
+
+ClusterSnapshot Controller::Snapshot() const {
+  ClusterSnapshot snapshot;
+  std::map<NodeId, std::set<GpuUuid>> allocated;
+  for (const auto& [id, job] : active_) {
+    if (job.allocation &&
+        (job.state == JobState::kStarting || job.state == JobState::kRunning)) {
+      allocated[job.allocation->node].insert(job.allocation->gpus.begin(),
+                                             job.allocation->gpus.end());
+    }
+  }
+  for (const auto& [name, entry] : nodes_) {
+    NodeSnapshot ns{entry.node, allocated[name]};
+    if (!entry.connected || entry.agent == nullptr) {
+      ns.node.state = NodeState::kDown;  // known from the store, but no agent has reported
+    }
+    snapshot.nodes.push_back(std::move(ns));
+  }
+  return snapshot;
+}
+
+void Controller::Schedule() {
+  schedule_needed_ = false;
+  Queue queue;
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kPending) {
+      queue.pending.push_back(
+          QueuedJob{id, job.spec.priority, job.submit_time, job.spec.request, job.owner.user});
+    }
+  }
+  if (queue.pending.empty()) {
+    return;
+  }
+  Decisions decisions = Decide(Snapshot(), queue, options_.policy, clock_.Now());
+  for (auto& start : decisions.starts) {
+    Job& job = active_.at(start.job);
+    job.allocation = start.allocation;
+    const NodeEntry& entry = nodes_.at(start.allocation.node);
+    Transition(job, JobState::kStarting,
+               "starting on " + start.allocation.node.value() + " GPUs " +
+                   GpuIndices(entry.node, start.allocation.gpus),
+               "scheduler");
+    NodeAgent* agent = entry.agent;
+    after_commit_.push_back([agent, job] { agent->Launch(job); });
+  }
+  for (auto& pending : decisions.pending) {
+    Job& job = active_.at(pending.job);
+    if (job.reason != pending.reason) {
+      job.reason = pending.reason;
+      Persist(job);
+    }
+  }
+}
+
+}  // namespace gf

@@ -1,0 +1,128 @@
+// Controller: the single owner of the cluster's mutable state (DESIGN.md §3, decided).
+//
+// One state thread applies commands from a CommandQueue. Each loop turn:
+//   1. apply every queued command (API calls, agent reports) to the in-memory state,
+//      collecting the changes in a StoreBatch;
+//   2. enforce time limits; run the scheduler (pure Decide()) if anything changed;
+//   3. commit the batch in one durable transaction (group commit);
+//   4. answer the callers and only then act (launch, kill): nothing is acknowledged or done
+//      that is not on disk first.
+//
+// Thread-safety: the ClusterService and AgentReports methods are thread-safe (they enqueue a
+// command; service calls block until it is applied and committed). Everything else below is
+// touched by the state thread only ("REQUIRES: state thread").
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "controller/command_queue.h"
+#include "controller/node_agent.h"
+#include "controller/service.h"
+#include "core/clock.h"
+#include "scheduler/scheduler.h"
+#include "store/store.h"
+
+namespace gf {
+
+struct ControllerOptions {
+  std::chrono::seconds kill_grace{10};  // SIGTERM → SIGKILL for cancel and time limits
+  Millis tick{1000};                    // the longest the loop sleeps with nothing to do
+  PolicyConfig policy;
+  // Set when the daemon is not root: it can only run jobs as its own user, so it refuses
+  // other users' submissions at once instead of failing them at launch.
+  std::optional<std::uint32_t> only_uid;
+};
+
+class Controller final : public ClusterService, public AgentReports {
+ public:
+  Controller(std::unique_ptr<Store> store, const Clock& clock, ControllerOptions options);
+  ~Controller() override;
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Loads jobs and nodes from the store. Call once, before Start().
+  Status Load();
+  // Registers the agent of a node. Call before Start(); the agent must outlive the controller.
+  void AttachAgent(const NodeId& node, NodeAgent* agent);
+  void Start();
+  // Applies what is queued, commits, and joins the state thread. Idempotent.
+  void Stop();
+
+  // ClusterService
+  Result<Job> Submit(const Caller& caller, JobSpec spec) override;
+  Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) override;
+  Result<Job> GetJob(const Caller& caller, JobId id) override;
+  Result<Job> CancelJob(const Caller& caller, JobId id) override;
+  Result<JobLogs> GetJobLogs(const Caller& caller, JobId id) override;
+  Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) override;
+  Result<std::vector<Node>> ListNodes(const Caller& caller) override;
+  Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) override;
+
+  // AgentReports
+  void OnAgentHello(AgentHello hello) override;
+  void OnJobStarted(JobId job, std::int64_t pid, Time start_time) override;
+  void OnJobExited(JobExitReport report) override;
+  void OnSamples(NodeId node, std::vector<GpuSample> samples) override;
+
+ private:
+  struct NodeEntry {
+    Node node;
+    NodeAgent* agent = nullptr;
+    bool connected = false;  // hello received since start
+    std::map<GpuUuid, GpuSample> samples;
+  };
+  // A kill sent for cancel or time limit: the state the job ends in when its exit arrives.
+  struct Termination {
+    JobState final_state;
+    std::string cause;
+  };
+
+  // Runs fn on the state thread; returns its result once the turn is committed.
+  template <typename T>
+  Result<T> Call(std::function<Result<T>()> fn);
+  void Post(std::function<void()> fn);
+
+  void Loop();
+  void RunTurn(std::vector<Command> commands);
+  std::chrono::steady_clock::time_point NextWakeup() const;
+  Status Flush();
+
+  // REQUIRES: state thread, for all below.
+  Result<Job> DoSubmit(const Caller& caller, JobSpec spec);
+  Result<Job> DoCancel(const Caller& caller, JobId id);
+  Result<Job> FindVisible(const Caller& caller, JobId id);
+  void Transition(Job& job, JobState to, const std::string& cause, const std::string& actor);
+  void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
+  void Persist(const Job& job);
+  void RequestKill(Job& job, JobState final_state, const std::string& cause);
+  void FinishJob(Job& job, const JobExitReport& report);
+  void ApplyHello(AgentHello hello);
+  void EnforceTimeLimits();
+  void Schedule();
+  ClusterSnapshot Snapshot() const;
+  NodeAgent* AgentFor(const Job& job) const;
+  void EraseFinished();
+
+  std::unique_ptr<Store> store_;
+  const Clock& clock_;
+  ControllerOptions options_;
+  CommandQueue queue_;
+  std::thread thread_;
+
+  // State thread only.
+  std::map<JobId, Job> active_;  // every job not in a terminal state
+  std::map<NodeId, NodeEntry> nodes_;
+  std::map<JobId, Termination> terminating_;
+  StoreBatch batch_;
+  std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
+  std::int64_t next_job_id_ = 1;
+  bool schedule_needed_ = true;
+  std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
+};
+
+}  // namespace gf

@@ -1,0 +1,69 @@
+// NodeAgent and AgentReports: the link between the controller and the agent of one node.
+//
+// The controller sends commands through NodeAgent; the agent answers through AgentReports.
+// Both directions are asynchronous messages, so the same interface serves the in-process agent
+// of `gpufleet up` and, later, a remote agent over the network (DESIGN.md §3).
+//
+// Thread-safety: NodeAgent methods are called from the controller thread and must not block
+// on the agent's work (queue it). AgentReports methods are called from agent threads; the
+// controller turns each into a command for its own thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/ids.h"
+#include "model/gpu_sample.h"
+#include "model/job.h"
+#include "model/node.h"
+
+namespace gf {
+
+class NodeAgent {
+ public:
+  virtual ~NodeAgent() = default;
+
+  // Starts the job (its allocation names this node). The agent answers with OnJobStarted or,
+  // if it cannot start it, OnJobExited with a cause.
+  virtual void Launch(const Job& job) = 0;
+
+  // Ends the job's whole process tree: SIGTERM, `grace`, SIGKILL. Answered by OnJobExited.
+  virtual void Kill(JobId job, std::chrono::seconds grace, const std::string& cause) = 0;
+
+  // Tells the agent that the controller has durably recorded the job's end; the agent may
+  // forget it (an exit is re-reported after an agent restart until acknowledged).
+  virtual void AcknowledgeExit(JobId job) = 0;
+
+  // Where the job's output files are on this node.
+  virtual std::string LogPath(JobId job, bool stderr_stream) const = 0;
+};
+
+struct JobExitReport {
+  JobId job;
+  int exit_code = 0;           // 128+N after signal N; -1 when unknown
+  std::optional<int> signal;
+  Time end_time{};
+  std::string cause;           // "exited with status 0", "failed to start: ..."
+};
+
+// What an agent reports when it (re)connects: its inventory and the jobs it still holds.
+struct AgentHello {
+  Node node;
+  std::vector<JobId> running;        // jobs whose supervisor is alive
+  std::vector<JobExitReport> ended;  // jobs that ended and were not yet acknowledged
+};
+
+class AgentReports {
+ public:
+  virtual ~AgentReports() = default;
+  virtual void OnAgentHello(AgentHello hello) = 0;
+  virtual void OnJobStarted(JobId job, std::int64_t pid, Time start_time) = 0;
+  virtual void OnJobExited(JobExitReport report) = 0;
+  virtual void OnSamples(NodeId node, std::vector<GpuSample> samples) = 0;
+};
+
+}  // namespace gf

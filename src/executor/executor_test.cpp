@@ -1,0 +1,543 @@
+// Executor tests with real processes: a real shim (gf_test_shim) runs real commands.
+// Waiting is always polling with a deadline, never a fixed sleep.
+#include "executor/executor.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "executor/cgroup.h"
+#include "executor/job_files.h"
+#include "executor/process_tree.h"
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr const char* kShim = GF_TEST_SHIM_PATH;
+constexpr std::chrono::seconds kDeadline{20};
+
+// Polls `done` every few ms until it holds or kDeadline passes.
+bool WaitUntil(const std::function<bool()>& done, std::chrono::seconds limit = kDeadline) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<pid_t> ReadPids(const fs::path& p) {
+  std::vector<pid_t> pids;
+  std::ifstream in(p);
+  pid_t pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+bool PidExists(pid_t pid) { return fs::exists("/proc/" + std::to_string(pid)); }
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/gf-exec-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    ::chmod(root_.c_str(), 0755);
+    run_dir_ = root_ / "run";
+    work_ = root_ / "work";
+    fs::create_directories(work_);
+    executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_);
+  }
+
+  void TearDown() override {
+    // Leave no process behind, whatever the test did.
+    for (const RecoveredJob& r : executor_->Recover()) {
+      if (r.still_running) (void)executor_->Kill(r.job, std::chrono::seconds(0), "test teardown");
+    }
+    for (JobId job : launched_) {
+      if (!exits_.count(job)) (void)executor_->Kill(job, std::chrono::seconds(0), "test teardown");
+    }
+    for (JobId job : launched_) WaitExit(job);
+    fs::remove_all(root_);
+  }
+
+  LaunchSpec Spec(std::vector<std::string> argv) {
+    LaunchSpec s;
+    s.job = JobId(next_job_++);
+    s.owner = {::geteuid(), ::getegid(), "tester"};
+    s.argv = std::move(argv);
+    s.workdir = work_.string();
+    return s;
+  }
+
+  LaunchSpec Shell(const std::string& script) { return Spec({"sh", "-c", script}); }
+
+  std::int64_t LaunchOk(const LaunchSpec& spec) {
+    Result<std::int64_t> pid = executor_->Launch(spec);
+    EXPECT_TRUE(pid.ok()) << pid.error().ToString();
+    launched_.push_back(spec.job);
+    return pid.ok() ? *pid : 0;
+  }
+
+  // Polls the executor until `job` has exited; every exit seen is kept in exits_.
+  std::optional<JobExit> WaitExit(JobId job) {
+    WaitUntil([&] {
+      for (JobExit& e : executor_->Poll()) exits_[e.job] = e;
+      return exits_.count(job) > 0;
+    });
+    auto it = exits_.find(job);
+    if (it == exits_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  JobExit RunToEnd(const LaunchSpec& spec) {
+    LaunchOk(spec);
+    std::optional<JobExit> e = WaitExit(spec.job);
+    EXPECT_TRUE(e.has_value()) << "job " << spec.job.value() << " did not end";
+    return e.value_or(JobExit{});
+  }
+
+  std::string Stdout(JobId job) { return ReadFile(executor_->Logs(job).stdout_path); }
+  std::string Stderr(JobId job) { return ReadFile(executor_->Logs(job).stderr_path); }
+
+  ManualClock clock_;
+  fs::path root_;
+  fs::path run_dir_;
+  fs::path work_;
+  std::unique_ptr<Executor> executor_;
+  std::vector<JobId> launched_;
+  std::map<JobId, JobExit> exits_;
+  std::int64_t next_job_ = 1;
+};
+
+TEST_F(ExecutorTest, CapturesStdoutAndStderr) {
+  LaunchSpec spec = Shell("echo out; echo err >&2");
+  JobExit e = RunToEnd(spec);
+  EXPECT_EQ(e.exit_code, 0);
+  EXPECT_FALSE(e.signal.has_value());
+  EXPECT_EQ(e.cause, "exited with 0");
+  EXPECT_EQ(Stdout(spec.job), "out\n");
+  EXPECT_EQ(Stderr(spec.job), "err\n");
+}
+
+TEST_F(ExecutorTest, ReportsExitCodesAndSignals) {
+  JobExit three = RunToEnd(Shell("exit 3"));
+  EXPECT_EQ(three.exit_code, 3);
+  EXPECT_EQ(three.cause, "exited with 3");
+
+  JobExit term = RunToEnd(Shell("kill -TERM $$"));
+  EXPECT_EQ(term.exit_code, 128 + SIGTERM);
+  EXPECT_EQ(term.signal, SIGTERM);
+  EXPECT_EQ(term.cause, "killed by SIGTERM");
+
+  JobExit killed = RunToEnd(Shell("kill -KILL $$"));
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+  EXPECT_EQ(killed.signal, SIGKILL);
+}
+
+TEST_F(ExecutorTest, SetsCleanEnvironmentGpusAndWorkdir) {
+  ::setenv("GF_EXEC_TEST_LEAK", "leaked", 1);
+  fs::create_directories(work_ / "sub");
+  LaunchSpec spec = Shell(
+      "echo \"$GPUFLEET_JOB_ID|$CUDA_VISIBLE_DEVICES|$NVIDIA_VISIBLE_DEVICES|$FOO|$PATH|"
+      "${GF_EXEC_TEST_LEAK-unset}\"; pwd");
+  spec.workdir = (work_ / "sub").string();
+  spec.env = {{"FOO", "bar baz"}, {"CUDA_VISIBLE_DEVICES", "all"}};  // the fence wins
+  spec.gpus = {GpuUuid("GPU-1111"), GpuUuid("GPU-2222")};
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  EXPECT_EQ(Stdout(spec.job), std::to_string(spec.job.value()) +
+                                  "|GPU-1111,GPU-2222|GPU-1111,GPU-2222|bar baz|"
+                                  "/usr/local/bin:/usr/bin:/bin|unset\n" +
+                                  (work_ / "sub").string() + "\n");
+  ::unsetenv("GF_EXEC_TEST_LEAK");
+}
+
+TEST_F(ExecutorTest, NoGpusHidesAllGpus) {
+  LaunchSpec spec = Shell("echo \"${CUDA_VISIBLE_DEVICES-unset}|$NVIDIA_VISIBLE_DEVICES\"");
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  EXPECT_EQ(Stdout(spec.job), "|void\n");
+}
+
+TEST_F(ExecutorTest, CommandNotFoundIs127WithCause) {
+  LaunchSpec spec = Spec({"gf-no-such-command-xyz", "arg"});
+  JobExit e = RunToEnd(spec);
+  EXPECT_EQ(e.exit_code, 127);
+  EXPECT_EQ(e.cause, "failed to start: gf-no-such-command-xyz: No such file or directory");
+}
+
+TEST_F(ExecutorTest, NonExecutableIs126AndBadWorkdirIsReported) {
+  fs::path script = work_ / "not-executable.sh";
+  std::ofstream(script) << "echo hi\n";
+  JobExit denied = RunToEnd(Spec({script.string()}));
+  EXPECT_EQ(denied.exit_code, 126);
+  EXPECT_THAT(denied.cause, HasSubstr("Permission denied"));
+
+  LaunchSpec spec = Shell("true");
+  spec.workdir = "/nonexistent/gf-exec-test";
+  JobExit e = RunToEnd(spec);
+  EXPECT_EQ(e.exit_code, 126);
+  EXPECT_THAT(e.cause, HasSubstr("cannot change to working directory /nonexistent/gf-exec-test"));
+}
+
+TEST_F(ExecutorTest, RejectsInvalidSpecsAndUnknownJobs) {
+  EXPECT_EQ(executor_->Launch(Spec({})).error().code, ErrorCode::kInvalidArgument);
+  LaunchSpec relative = Shell("true");
+  relative.workdir = "relative";
+  EXPECT_EQ(executor_->Launch(relative).error().code, ErrorCode::kInvalidArgument);
+  LaunchSpec bad_env = Shell("true");
+  bad_env.env = {{"A=B", "c"}};
+  EXPECT_EQ(executor_->Launch(bad_env).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(executor_->Kill(JobId(999), std::chrono::seconds(1), "x").error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(ExecutorTest, SameJobTwiceWhileRunningIsRefusedAfterwardsRequeueWorks) {
+  LaunchSpec spec = Shell("while [ ! -e go ]; do sleep 0.02; done; echo second-ok");
+  LaunchOk(spec);
+  EXPECT_EQ(executor_->Launch(spec).error().code, ErrorCode::kAlreadyExists);
+  std::ofstream(work_ / "go") << "";
+  ASSERT_TRUE(WaitExit(spec.job).has_value());
+  exits_.erase(spec.job);
+  // Requeued: the same id runs again; the earlier folder is kept aside.
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  EXPECT_EQ(Stdout(spec.job), "second-ok\n");
+}
+
+TEST_F(ExecutorTest, ShimIsDetachedFromTheCaller) {
+  LaunchSpec spec = Shell("while [ ! -e go ]; do sleep 0.02; done");
+  std::int64_t shim = LaunchOk(spec);
+  std::optional<exec::ProcStat> st = exec::ReadProcStat(static_cast<pid_t>(shim));
+  ASSERT_TRUE(st.has_value());
+  EXPECT_NE(st->ppid, ::getpid());
+  EXPECT_NE(::getsid(static_cast<pid_t>(shim)), ::getsid(0));
+  // Its fds: 0-2 and its signalfd only; nothing of ours.
+  int fds = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/" + std::to_string(shim) + "/fd")) ++fds;
+  EXPECT_LE(fds, 4);
+  std::ofstream(work_ / "go") << "";
+  EXPECT_EQ(WaitExit(spec.job)->exit_code, 0);
+}
+
+TEST_F(ExecutorTest, KillEndsWholeTreeIncludingSetsidChildren) {
+  LaunchSpec spec = Shell("sleep 300 & echo $! > pids; setsid sleep 300 & echo $! >> pids; wait");
+  LaunchOk(spec);
+  std::vector<pid_t> pids;
+  ASSERT_TRUE(WaitUntil([&] {
+    pids = ReadPids(work_ / "pids");
+    return pids.size() == 2;
+  }));
+  std::vector<exec::PidRecord> records;
+  for (pid_t p : pids) {
+    std::optional<exec::PidRecord> r = exec::RecordOf(p);
+    ASSERT_TRUE(r.has_value()) << "pid " << p;
+    records.push_back(*r);
+  }
+  ASSERT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(10), "cancelled by alice").ok());
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_THAT(e->cause, StartsWith("cancelled by alice: SIGTERM, exited within grace"));
+  EXPECT_EQ(e->exit_code, 128 + SIGTERM);
+  for (const exec::PidRecord& r : records) {
+    EXPECT_FALSE(exec::IsAlive(r)) << "pid " << r.pid << " survived the kill";
+    EXPECT_FALSE(PidExists(static_cast<pid_t>(r.pid))) << "pid " << r.pid << " left a zombie";
+  }
+  // Killing an ended job is a no-op.
+  EXPECT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(1), "again").ok());
+}
+
+TEST_F(ExecutorTest, TermIgnoringJobIsKilledAfterGrace) {
+  LaunchSpec spec = Shell("trap '' TERM; echo ready > ready; while :; do sleep 0.05; done");
+  LaunchOk(spec);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(work_ / "ready"); }));
+  ASSERT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(1), "cancelled by bob").ok());
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 128 + SIGKILL);
+  EXPECT_EQ(e->signal, SIGKILL);
+  EXPECT_EQ(e->cause, "cancelled by bob: killed with SIGKILL after 1s grace");
+}
+
+TEST_F(ExecutorTest, LeftoverChildrenDieWhenMainExits) {
+  LaunchSpec spec = Shell(
+      "sleep 300 & echo $! > pids; "
+      "setsid sh -c 'sleep 300 & echo $! >> pids' ; "
+      "exit 0");
+  JobExit e = RunToEnd(spec);
+  EXPECT_EQ(e.exit_code, 0);
+  EXPECT_THAT(e.cause, StartsWith("exited with 0; "));
+  EXPECT_THAT(e.cause, HasSubstr("leftover process"));
+  std::vector<pid_t> pids = ReadPids(work_ / "pids");
+  ASSERT_EQ(pids.size(), 2u);
+  for (pid_t p : pids) EXPECT_FALSE(PidExists(p)) << "pid " << p << " outlived its job";
+}
+
+TEST_F(ExecutorTest, JobSurvivesExecutorAndRecoverReportsItsExit) {
+  LaunchSpec spec = Shell("while [ ! -e go ]; do sleep 0.02; done; exit 7");
+  std::int64_t shim = LaunchOk(spec);
+  executor_.reset();
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_);
+  std::vector<RecoveredJob> rec = executor_->Recover();
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].job, spec.job);
+  EXPECT_EQ(rec[0].shim_pid, shim);
+  EXPECT_TRUE(rec[0].still_running);
+  EXPECT_TRUE(executor_->Poll().empty());
+  std::ofstream(work_ / "go") << "";
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 7);
+}
+
+TEST_F(ExecutorTest, ShimSurvivesSigkillOfTheCaller) {
+  LaunchSpec spec = Shell("while [ ! -e go ]; do sleep 0.02; done; exit 5");
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  pid_t agent = ::fork();
+  ASSERT_GE(agent, 0);
+  if (agent == 0) {
+    // A stand-in agent: launches, tells the test the shim pid, then waits to be SIGKILLed.
+    Executor ex(run_dir_, kShim, clock_);
+    Result<std::int64_t> pid = ex.Launch(spec);
+    std::int64_t value = pid.ok() ? *pid : -1;
+    ssize_t ignored = ::write(pipe_fds[1], &value, sizeof value);
+    (void)ignored;
+    while (true) ::pause();
+  }
+  ::close(pipe_fds[1]);
+  std::int64_t shim = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &shim, sizeof shim), static_cast<ssize_t>(sizeof shim));
+  ::close(pipe_fds[0]);
+  ASSERT_GT(shim, 0);
+  ::kill(agent, SIGKILL);
+  ::waitpid(agent, nullptr, 0);
+  launched_.push_back(spec.job);
+
+  std::vector<RecoveredJob> rec = executor_->Recover();
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].shim_pid, shim);
+  EXPECT_TRUE(rec[0].still_running);
+  std::ofstream(work_ / "go") << "";
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 5);
+}
+
+TEST_F(ExecutorTest, UnacknowledgedExitIsReportedAgainAfterRestart) {
+  LaunchSpec spec = Shell("exit 4");
+  LaunchOk(spec);
+  executor_.reset();  // the job ends while no agent watches
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(run_dir_ / "1" / "exit.json"); }));
+  std::vector<RecoveredJob> rec = executor_->Recover();
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_FALSE(rec[0].still_running);
+  EXPECT_EQ(WaitExit(spec.job)->exit_code, 4);
+  EXPECT_TRUE(executor_->Poll().empty());  // once per Executor
+
+  // Not acknowledged: a restart reports it again.
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_);
+  ASSERT_EQ(executor_->Recover().size(), 1u);
+  ASSERT_EQ(executor_->Poll().size(), 1u);
+  ASSERT_TRUE(executor_->Acknowledge(spec.job).ok());
+
+  // Acknowledged: gone from Recover, logs kept.
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_);
+  EXPECT_TRUE(executor_->Recover().empty());
+  EXPECT_TRUE(fs::exists(executor_->Logs(spec.job).stdout_path));
+}
+
+TEST_F(ExecutorTest, DeadShimIsReportedAndItsJobKilled) {
+  LaunchSpec spec = Shell("sleep 300 & echo $! > pids; exec sleep 300");
+  std::int64_t shim = LaunchOk(spec);
+  Result<exec::PidRecord> main = exec::ReadPidRecord(run_dir_ / "1" / "job.pid");
+  ASSERT_TRUE(main.ok());
+  std::vector<exec::PidRecord> job_procs{*main};
+  ASSERT_TRUE(WaitUntil([&] { return ReadPids(work_ / "pids").size() == 1; }));
+  std::optional<exec::PidRecord> child = exec::RecordOf(ReadPids(work_ / "pids")[0]);
+  ASSERT_TRUE(child.has_value());
+  job_procs.push_back(*child);
+  ::kill(static_cast<pid_t>(shim), SIGKILL);
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, kSupervisorDiedExitCode);
+  EXPECT_FALSE(e->signal.has_value());
+  EXPECT_EQ(e->cause, "supervisor process died");
+  for (const exec::PidRecord& r : job_procs) {
+    EXPECT_TRUE(WaitUntil([&] { return !exec::IsAlive(r); })) << "pid " << r.pid << " survived";
+  }
+  EXPECT_TRUE(fs::exists(run_dir_ / "1" / "exit.json"));  // durable like any other exit
+}
+
+TEST_F(ExecutorTest, RemoveDeletesTheFolderOfAnEndedJob) {
+  LaunchSpec spec = Shell("while [ ! -e go ]; do sleep 0.02; done");
+  LaunchOk(spec);
+  EXPECT_EQ(executor_->Remove(spec.job).error().code, ErrorCode::kFailedPrecondition);
+  std::ofstream(work_ / "go") << "";
+  ASSERT_TRUE(WaitExit(spec.job).has_value());
+  EXPECT_TRUE(executor_->Remove(spec.job).ok());
+  EXPECT_FALSE(fs::exists(executor_->JobDir(spec.job)));
+}
+
+// The cgroup2 mount this host offers: /sys/fs/cgroup (unified hosts) or
+// /sys/fs/cgroup/unified (hybrid hosts); nullopt when neither is a writable cgroup2.
+std::optional<fs::path> CgroupRoot() {
+  for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    if (exec::JobCgroup::Available(root)) return fs::path(root);
+  }
+  return std::nullopt;
+}
+
+TEST_F(ExecutorTest, CgroupJobRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
+  std::optional<fs::path> root = CgroupRoot();
+  if (!root) GTEST_SKIP() << "no writable cgroup v2 mount";
+  executor_->SetCgroupRoot(*root);
+  LaunchSpec spec = Shell("cat /proc/self/cgroup");
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  EXPECT_THAT(Stdout(spec.job), HasSubstr("0::/gpufleet/job-" + std::to_string(spec.job.value()) + "\n"));
+  EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, *root)));
+}
+
+TEST_F(ExecutorTest, CgroupKillEndsDaemonizedDescendants) {
+  std::optional<fs::path> root = CgroupRoot();
+  if (!root) GTEST_SKIP() << "no writable cgroup v2 mount";
+  executor_->SetCgroupRoot(*root);
+  // A double-forked, setsid'd daemon and a TERM-ignoring main: only SIGKILL ends them.
+  LaunchSpec spec = Shell(
+      "trap '' TERM; setsid sh -c 'trap \"\" TERM; sleep 300 & echo $! >> pids; "
+      "while :; do sleep 0.05; done' & echo $! >> pids; "
+      "while :; do sleep 0.05; done");
+  LaunchOk(spec);
+  std::vector<exec::PidRecord> records;
+  ASSERT_TRUE(WaitUntil([&] { return ReadPids(work_ / "pids").size() == 2; }));
+  for (pid_t p : ReadPids(work_ / "pids")) {
+    if (std::optional<exec::PidRecord> r = exec::RecordOf(p)) records.push_back(*r);
+  }
+  ASSERT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(0), "cancelled by carol").ok());
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->cause, "cancelled by carol: killed with SIGKILL after 0s grace");
+  for (const exec::PidRecord& r : records) EXPECT_FALSE(exec::IsAlive(r)) << "pid " << r.pid;
+  EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, *root)));
+}
+
+TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
+  std::optional<fs::path> root = CgroupRoot();
+  if (!root) GTEST_SKIP() << "no writable cgroup v2 mount";
+  Result<exec::JobCgroup> cg = exec::JobCgroup::Create(JobId(900000 + ::getpid()), *root);
+  ASSERT_TRUE(cg.ok()) << cg.error().ToString();
+  Result<int> procs = cg->OpenProcs();
+  ASSERT_TRUE(procs.ok());
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::write(*procs, "0", 1) != 1) ::_exit(1);
+    ::execl("/bin/sh", "sh", "-c", "sleep 300 & sleep 300", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(*procs);
+  EXPECT_TRUE(WaitUntil([&] { return cg->Pids().size() == 2; }));
+  cg->Signal(SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(WaitUntil([&] { return cg->Pids().empty(); }));  // the orphan went too
+  EXPECT_TRUE(WaitUntil([&] { return cg->Remove().ok(); }));
+}
+
+// --- privileges (root only) ---
+
+constexpr const char* kTestUser = "gf-exec-test";
+
+std::optional<passwd> TestUser() {
+  if (::getpwnam(kTestUser) == nullptr) {
+    std::string cmd = std::string("useradd -M -r -s /usr/sbin/nologin ") + kTestUser + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0 && ::getpwnam(kTestUser) == nullptr) return std::nullopt;
+  }
+  passwd* pw = ::getpwnam(kTestUser);
+  if (pw == nullptr) return std::nullopt;
+  return *pw;
+}
+
+TEST_F(ExecutorTest, RootRunsJobAsItsOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  std::optional<passwd> user = TestUser();
+  if (!user) GTEST_SKIP() << "cannot create user " << kTestUser;
+  fs::path secret = root_ / "root-only";
+  std::ofstream(secret) << "secret\n";
+  ::chmod(secret.c_str(), 0644);
+  LaunchSpec spec = Shell("id -u; id -g; echo $USER; (echo hacked >> " + secret.string() +
+                          ") 2>/dev/null || echo denied");
+  spec.owner = {user->pw_uid, user->pw_gid, kTestUser};
+  spec.workdir = "/";
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  EXPECT_EQ(Stdout(spec.job), std::to_string(user->pw_uid) + "\n" + std::to_string(user->pw_gid) +
+                                  "\n" + kTestUser + "\ndenied\n");
+  EXPECT_EQ(ReadFile(secret), "secret\n");
+  for (const fs::path& log : {executor_->Logs(spec.job).stdout_path, executor_->Logs(spec.job).stderr_path}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(log.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, user->pw_uid) << log;
+    EXPECT_EQ(st.st_gid, user->pw_gid) << log;
+  }
+}
+
+TEST_F(ExecutorTest, NonRootShimRefusesAnotherUsersJob) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  std::optional<passwd> user = TestUser();
+  if (!user) GTEST_SKIP() << "cannot create user " << kTestUser;
+  // A job folder the unprivileged shim can write, with a job owned by root.
+  fs::path dir = root_ / "manual";
+  fs::create_directories(dir);
+  LaunchSpec spec = Shell("id -u > " + (root_ / "ran").string());
+  spec.owner = {0, 0, "root"};
+  ASSERT_TRUE(exec::WriteFileAtomic(dir / "spec.json", exec::SpecToJson({spec, ""}), 0644).ok());
+  ::chown(dir.c_str(), user->pw_uid, user->pw_gid);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(user->pw_gid) != 0 || ::setuid(user->pw_uid) != 0) ::_exit(90);
+    ::execl(kShim, kShim, "shim", "--job-dir", dir.c_str(), static_cast<char*>(nullptr));
+    ::_exit(91);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  Result<exec::ExitRecord> exit = exec::ReadExitRecord(dir / "exit.json");
+  ASSERT_TRUE(exit.ok()) << exit.error().ToString();
+  EXPECT_EQ(exit->exit_code, 126);
+  EXPECT_THAT(exit->cause, HasSubstr("refused: the supervisor runs as uid " + std::to_string(user->pw_uid)));
+  EXPECT_FALSE(fs::exists(root_ / "ran"));
+}
+
+}  // namespace
+}  // namespace gf

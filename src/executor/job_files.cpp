@@ -1,0 +1,203 @@
+#include "executor/job_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace gf::exec {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Error ErrnoError(const std::string& what, const fs::path& path, int err) {
+  return IoError(what + " " + path.string() + ": " + std::strerror(err));
+}
+
+Status WriteAll(int fd, std::string_view content, const fs::path& path) {
+  while (!content.empty()) {
+    ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot write", path, errno);
+    }
+    content.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return OkStatus();
+}
+
+// Makes a rename in `dir` durable. Best effort: some file systems refuse fsync on folders.
+void SyncDirectory(const fs::path& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+// JSON accessors throw on a wrong type; every parse goes through this to turn that into an Error.
+template <typename T, typename F>
+Result<T> ParseJson(std::string_view text, const char* what, F&& build) {
+  try {
+    json j = json::parse(text);
+    return build(j);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("malformed ") + what + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+Status WriteFileAtomic(const fs::path& path, std::string_view content, mode_t mode) {
+  // The pid in the temporary's name keeps two writers (a shim and an Executor) from sharing it.
+  fs::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) return ErrnoError("cannot create", tmp, errno);
+  Status written = WriteAll(fd, content, tmp);
+  if (written.ok() && ::fsync(fd) != 0) written = ErrnoError("cannot fsync", tmp, errno);
+  ::close(fd);
+  if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    written = ErrnoError("cannot rename onto", path, errno);
+  }
+  if (!written.ok()) {
+    ::unlink(tmp.c_str());
+    return written;
+  }
+  SyncDirectory(path.parent_path());
+  return OkStatus();
+}
+
+Result<std::string> ReadWholeFile(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return NotFound(path.string() + " does not exist");
+    return ErrnoError("cannot open", path, errno);
+  }
+  std::string out;
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return ErrnoError("cannot read", path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+Status WritePidRecord(const fs::path& path, const PidRecord& record) {
+  return WriteFileAtomic(path, std::to_string(record.pid) + " " +
+                                   std::to_string(record.start_time) + "\n", 0644);
+}
+
+Result<PidRecord> ReadPidRecord(const fs::path& path) {
+  GF_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  PidRecord record;
+  long long pid = 0;
+  unsigned long long start = 0;
+  if (std::sscanf(text.c_str(), "%lld %llu", &pid, &start) != 2 || pid <= 0) {
+    return InvalidArgument("malformed pid file " + path.string() + ": '" + text + "'");
+  }
+  record.pid = pid;
+  record.start_time = start;
+  return record;
+}
+
+Status WriteExitRecord(const fs::path& path, const ExitRecord& record) {
+  json j = {{"exit_code", record.exit_code},
+            {"signal", record.signal ? json(*record.signal) : json(nullptr)},
+            {"end_ms", record.end_ms},
+            {"cause", record.cause}};
+  return WriteFileAtomic(path, j.dump() + "\n", 0644);
+}
+
+Result<ExitRecord> ReadExitRecord(const fs::path& path) {
+  GF_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  return ParseJson<ExitRecord>(text, "exit.json", [](const json& j) {
+    ExitRecord r;
+    r.exit_code = j.at("exit_code").get<int>();
+    if (!j.at("signal").is_null()) r.signal = j.at("signal").get<int>();
+    r.end_ms = j.at("end_ms").get<std::int64_t>();
+    r.cause = j.at("cause").get<std::string>();
+    return r;
+  });
+}
+
+Status WriteKillRequest(const fs::path& path, const KillRequest& request) {
+  json j = {{"grace_s", request.grace.count()}, {"cause", request.cause}};
+  return WriteFileAtomic(path, j.dump() + "\n", 0600);
+}
+
+Result<KillRequest> ReadKillRequest(const fs::path& path) {
+  GF_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  return ParseJson<KillRequest>(text, "kill.json", [](const json& j) {
+    KillRequest r;
+    r.grace = std::chrono::seconds(j.at("grace_s").get<std::int64_t>());
+    r.cause = j.at("cause").get<std::string>();
+    return r;
+  });
+}
+
+std::string SpecToJson(const ShimSpec& shim_spec) {
+  const LaunchSpec& spec = shim_spec.launch;
+  json gpus = json::array();
+  for (const GpuUuid& g : spec.gpus) gpus.push_back(g.value());
+  json env = json::array();
+  for (const auto& [k, v] : spec.env) env.push_back({k, v});
+  json j = {{"job", spec.job.value()},
+            {"owner", {{"uid", spec.owner.uid}, {"gid", spec.owner.gid}, {"user", spec.owner.user}}},
+            {"argv", spec.argv},
+            {"workdir", spec.workdir},
+            {"env", env},
+            {"gpus", gpus},
+            {"cgroup_root", shim_spec.cgroup_root}};
+  return j.dump(2) + "\n";
+}
+
+Result<ShimSpec> SpecFromJson(std::string_view text) {
+  return ParseJson<ShimSpec>(text, "spec.json", [](const json& j) {
+    ShimSpec shim_spec;
+    LaunchSpec& s = shim_spec.launch;
+    s.job = JobId(j.at("job").get<std::int64_t>());
+    const json& owner = j.at("owner");
+    s.owner.uid = owner.at("uid").get<std::uint32_t>();
+    s.owner.gid = owner.at("gid").get<std::uint32_t>();
+    s.owner.user = owner.at("user").get<std::string>();
+    s.argv = j.at("argv").get<std::vector<std::string>>();
+    s.workdir = j.at("workdir").get<std::string>();
+    for (const json& kv : j.at("env")) {
+      s.env.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+    }
+    for (const json& g : j.at("gpus")) s.gpus.emplace_back(g.get<std::string>());
+    shim_spec.cgroup_root = j.value("cgroup_root", std::string());
+    return shim_spec;
+  });
+}
+
+Result<int> OpenLogFile(const fs::path& path, const Owner& owner) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+  if (fd < 0) return ErrnoError("cannot open log", path, errno);
+  if (::geteuid() == 0 && ::fchown(fd, owner.uid, owner.gid) != 0) {
+    int err = errno;
+    ::close(fd);
+    return ErrnoError("cannot chown log", path, err);
+  }
+  return fd;
+}
+
+}  // namespace gf::exec

@@ -1,0 +1,339 @@
+// ShimMain: the supervisor of one job (see executor.h for the folder layout and job_files.h for
+// each file's writer).
+//
+// One thread. Signals are blocked and read from a signalfd in the main loop, so no work happens
+// in a signal handler. The shim is a child subreaper: every orphaned descendant of the job is
+// re-parented to it, so waitpid(-1) reaps the whole tree and ECHILD means nothing of the job is
+// left. Its life:
+//   start:  write shim.pid, read spec.json, fork the job (shim_child.cpp), write job.pid;
+//   run:    reap; on SIGTERM read kill.json and start a kill (SIGTERM to the tree, SIGKILL after
+//           the grace); when the main process exits, SIGTERM what is left of the tree and
+//           SIGKILL it after kLeftoverGrace, as Slurm does when a batch script ends;
+//   end:    once no descendant is left, remove the cgroup and write exit.json.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "executor/cgroup.h"
+#include "executor/executor.h"
+#include "executor/job_files.h"
+#include "executor/process_tree.h"
+#include "executor/shim_child.h"
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+using exec::ChildFailure;
+using exec::ChildPlan;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+constexpr std::chrono::seconds kLeftoverGrace{2};
+// After SIGKILL, how often to walk the tree again for processes forked during the kill.
+constexpr std::chrono::milliseconds kKillRepeat{50};
+// Grace when the shim gets SIGTERM without a kill.json (e.g. the host shutting down).
+constexpr std::chrono::seconds kDefaultGrace{10};
+
+SteadyTime SteadyNow() { return std::chrono::steady_clock::now(); }
+
+std::int64_t WallNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void LogLine(const std::string& line) { std::fprintf(stderr, "gpufleet shim: %s\n", line.c_str()); }
+
+class Shim {
+ public:
+  Shim(fs::path dir, exec::ShimSpec spec, int signal_fd)
+      : dir_(std::move(dir)),
+        spec_(std::move(spec.launch)),
+        cgroup_root_(std::move(spec.cgroup_root)),
+        signal_fd_(signal_fd) {}
+
+  int Run() {
+    StartJob();
+    Supervise();
+    if (cgroup_) {
+      Status removed = cgroup_->Remove();
+      if (!removed.ok()) LogLine(removed.error().ToString());
+    }
+    Status written = exec::WriteExitRecord(dir_ / exec::kExitFile, MakeExitRecord());
+    if (!written.ok()) {
+      LogLine("cannot record the exit: " + written.error().ToString());
+      return 1;
+    }
+    return 0;
+  }
+
+ private:
+  void StartJob();
+  Status ForkJob(ChildPlan& plan);
+  void Supervise();
+  bool ReapChildren();
+  void OnMainExited();
+  void OnKillRequest();
+  int SignalTree(int sig);
+  int PollTimeoutMs() const;
+  exec::ExitRecord MakeExitRecord() const;
+
+  fs::path dir_;
+  LaunchSpec spec_;
+  fs::path cgroup_root_;  // empty: no cgroup
+  int signal_fd_;
+  std::optional<exec::JobCgroup> cgroup_;
+  pid_t main_pid_ = -1;
+  std::optional<int> main_status_;        // waitpid status of the main process
+  std::optional<exec::ExitRecord> start_failure_;
+  // A kill requested through kill.json (or a bare SIGTERM).
+  std::optional<exec::KillRequest> kill_;
+  bool main_exited_before_sigkill_ = false;
+  int leftovers_ = 0;                     // live processes left when the main process exited
+  std::optional<SteadyTime> sigkill_at_;  // when the SIGTERM phase ends
+  bool sigkill_sent_ = false;
+};
+
+void Shim::StartJob() {
+  Result<ChildPlan> plan = exec::PlanChild(spec_);
+  if (!plan.ok()) {
+    start_failure_ = exec::ExitRecord{126, std::nullopt, 0, "failed to start: " + plan.error().message};
+    return;
+  }
+  if (!cgroup_root_.empty() && exec::JobCgroup::Available(cgroup_root_)) {
+    Result<exec::JobCgroup> cg = exec::JobCgroup::Create(spec_.job, cgroup_root_);
+    if (cg.ok()) {
+      cgroup_ = *cg;
+    } else {
+      LogLine("no cgroup, using the process group: " + cg.error().ToString());
+    }
+  }
+  Status forked = ForkJob(*plan);
+  if (!forked.ok()) {
+    start_failure_ = exec::ExitRecord{126, std::nullopt, 0, "failed to start: " + forked.error().message};
+  }
+}
+
+// Forks the job and waits for its exec (the report pipe closes) or its setup failure.
+Status Shim::ForkJob(ChildPlan& plan) {
+  Owner owner = spec_.owner;
+  GF_ASSIGN_OR_RETURN(plan.stdout_fd, exec::OpenLogFile(dir_ / exec::kStdoutFile, owner));
+  GF_ASSIGN_OR_RETURN(plan.stderr_fd, exec::OpenLogFile(dir_ / exec::kStderrFile, owner));
+  plan.stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (cgroup_) {
+    Result<int> procs = cgroup_->OpenProcs();
+    if (procs.ok()) plan.cgroup_procs_fd = *procs;
+  }
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
+  plan.report_fd = report[1];
+  plan.Finalize();
+  pid_t pid = ::fork();
+  if (pid == 0) exec::RunChild(plan);
+  int fork_errno = errno;
+  for (int fd : {plan.stdin_fd, plan.stdout_fd, plan.stderr_fd, plan.cgroup_procs_fd, report[1]}) {
+    if (fd >= 0) ::close(fd);
+  }
+  if (pid < 0) {
+    ::close(report[0]);
+    return IoError(std::string("fork: ") + std::strerror(fork_errno));
+  }
+  main_pid_ = pid;
+  ChildFailure failure;
+  ssize_t n;
+  do {
+    n = ::read(report[0], &failure, sizeof failure);
+  } while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof failure)) {
+    start_failure_ = exec::ExitRecord{exec::ExitCodeFor(failure), std::nullopt, 0,
+                                      exec::DescribeFailure(failure, spec_)};
+    return OkStatus();
+  }
+  std::optional<exec::PidRecord> record = exec::RecordOf(pid);
+  Status written = exec::WritePidRecord(dir_ / exec::kJobPidFile,
+                                        record.value_or(exec::PidRecord{pid, 0}));
+  if (!written.ok()) LogLine(written.error().ToString());
+  return OkStatus();
+}
+
+void Shim::Supervise() {
+  while (ReapChildren()) {
+    if (sigkill_at_ && SteadyNow() >= *sigkill_at_) {
+      sigkill_sent_ = true;
+      SignalTree(SIGKILL);
+    }
+    pollfd pfd{signal_fd_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, PollTimeoutMs());
+    if (ready <= 0) continue;
+    signalfd_siginfo info{};
+    while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+      if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) OnKillRequest();
+      // SIGCHLD: reaped at the top of the loop. SIGHUP: ignored (the shim has no terminal).
+    }
+  }
+}
+
+// Reaps every exited child. Returns false once the shim has no children left: as a subreaper
+// that means no process of the job is left anywhere.
+bool Shim::ReapChildren() {
+  while (true) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == 0) return true;
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      return false;  // ECHILD
+    }
+    if (pid == main_pid_) {
+      main_status_ = status;
+      OnMainExited();
+    }
+  }
+}
+
+void Shim::OnMainExited() {
+  if (kill_) {
+    if (!sigkill_sent_) main_exited_before_sigkill_ = true;
+    return;  // the kill in progress ends the rest
+  }
+  if (start_failure_) return;
+  leftovers_ = SignalTree(SIGTERM);
+  // Armed even when the scan found nothing alive: a /proc scan is not atomic and may miss a
+  // process that forked during it. With nothing left, ECHILD ends the loop first anyway.
+  sigkill_at_ = SteadyNow() + kLeftoverGrace;
+}
+
+void Shim::OnKillRequest() {
+  Result<exec::KillRequest> request = exec::ReadKillRequest(dir_ / exec::kKillFile);
+  exec::KillRequest req = request.ok() ? *request
+                                       : exec::KillRequest{kDefaultGrace, "supervisor received SIGTERM"};
+  SteadyTime deadline = SteadyNow() + req.grace;
+  if (kill_) {
+    // A second request can only shorten the grace.
+    if (deadline < *sigkill_at_) {
+      sigkill_at_ = deadline;
+      kill_->grace = req.grace;
+    }
+    return;
+  }
+  kill_ = req;
+  if (main_status_) main_exited_before_sigkill_ = true;
+  if (!sigkill_at_ || deadline < *sigkill_at_) sigkill_at_ = deadline;
+  SignalTree(SIGTERM);
+}
+
+// Sends `sig` to the job's cgroup, its process group and every descendant of the shim.
+// Returns how many live (non-zombie) descendants were found.
+int Shim::SignalTree(int sig) {
+  if (cgroup_) cgroup_->Signal(sig);
+  // The group id is safe to use only until the main process is reaped: after that, once the
+  // group is empty, the number may name an unrelated process's group.
+  bool group_safe = main_pid_ > 0 && !main_status_;
+  if (group_safe) ::killpg(main_pid_, sig);
+  int live = 0;
+  for (const exec::ProcStat& p : exec::Descendants(::getpid())) {
+    if (p.state == 'Z') continue;
+    ++live;
+    ::kill(p.pid, sig);
+    if (sig == SIGTERM) ::kill(p.pid, SIGCONT);  // a stopped process acts on SIGTERM only once resumed
+  }
+  if (sig == SIGTERM && group_safe) ::killpg(main_pid_, SIGCONT);
+  return live;
+}
+
+int Shim::PollTimeoutMs() const {
+  if (sigkill_sent_) return static_cast<int>(kKillRepeat.count());
+  if (!sigkill_at_) return -1;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*sigkill_at_ - SteadyNow());
+  // Capped so a long grace cannot overflow poll's int; the loop simply wakes up and re-arms.
+  return static_cast<int>(std::clamp<std::int64_t>(left.count() + 1, 0, 60'000));
+}
+
+exec::ExitRecord Shim::MakeExitRecord() const {
+  exec::ExitRecord r;
+  r.end_ms = WallNowMs();
+  if (start_failure_) {
+    r = *start_failure_;
+    r.end_ms = WallNowMs();
+    return r;
+  }
+  int status = main_status_.value_or(0);
+  std::string how;
+  if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);
+    r.exit_code = 128 + *r.signal;
+    how = "killed by " + exec::SignalName(*r.signal);
+  } else {
+    r.exit_code = WEXITSTATUS(status);
+    how = "exited with " + std::to_string(r.exit_code);
+  }
+  if (kill_) {
+    r.cause = kill_->cause + (main_exited_before_sigkill_
+                                  ? ": SIGTERM, exited within grace (" + how + ")"
+                                  : ": killed with SIGKILL after " +
+                                        std::to_string(kill_->grace.count()) + "s grace");
+  } else {
+    r.cause = how;
+  }
+  if (leftovers_ > 0) {
+    r.cause += "; " + std::to_string(leftovers_) + " leftover process" + (leftovers_ == 1 ? "" : "es") +
+               " terminated";
+  }
+  return r;
+}
+
+// Blocks the signals the shim handles and returns a signalfd for them, before anything else,
+// so a kill racing the start is queued rather than fatal.
+int SetUpSignals() {
+  sigset_t mask;
+  ::sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) ::sigaddset(&mask, sig);
+  ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+  return ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+}  // namespace
+
+int ShimMain(const fs::path& job_dir) {
+  int signal_fd = SetUpSignals();
+  if (signal_fd < 0) {
+    LogLine(std::string("signalfd: ") + std::strerror(errno));
+    return 1;
+  }
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    LogLine(std::string("cannot become a subreaper: ") + std::strerror(errno));
+    return 1;
+  }
+  Status recorded = exec::WritePidRecord(job_dir / exec::kShimPidFile, exec::SelfRecord());
+  if (!recorded.ok()) {
+    LogLine(recorded.error().ToString());
+    return 1;
+  }
+  Result<std::string> text = exec::ReadWholeFile(job_dir / exec::kSpecFile);
+  Result<exec::ShimSpec> spec =
+      text.ok() ? exec::SpecFromJson(*text) : Result<exec::ShimSpec>(text.error());
+  if (!spec.ok()) {
+    Status written = exec::WriteExitRecord(
+        job_dir / exec::kExitFile,
+        {126, std::nullopt, WallNowMs(), "failed to start: cannot read the job spec: " + spec.error().message});
+    return written.ok() ? 1 : 2;
+  }
+  int rc = Shim(job_dir, *std::move(spec), signal_fd).Run();
+  ::close(signal_fd);
+  return rc;
+}
+
+}  // namespace gf

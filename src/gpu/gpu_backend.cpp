@@ -1,0 +1,34 @@
+#include "gpu/gpu_backend.h"
+
+#include <utility>
+
+#include "gpu/nvml/nvml_gpu_backend.h"
+#include "gpu/sim/sim_gpu_backend.h"
+
+namespace gf {
+
+Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec, const Clock& clock) {
+  constexpr std::string_view kNvmlPathPrefix = "nvml:";
+  if (spec == "nvml") {
+    GF_ASSIGN_OR_RETURN(auto backend,
+                        NvmlGpuBackend::Open(std::string(kNvmlDefaultLibrary), clock));
+    return std::unique_ptr<GpuBackend>(std::move(backend));
+  }
+  if (spec.substr(0, kNvmlPathPrefix.size()) == kNvmlPathPrefix &&
+      spec.size() > kNvmlPathPrefix.size()) {
+    GF_ASSIGN_OR_RETURN(
+        auto backend,
+        NvmlGpuBackend::Open(std::string(spec.substr(kNvmlPathPrefix.size())), clock));
+    return std::unique_ptr<GpuBackend>(std::move(backend));
+  }
+  if (spec.substr(0, 4) == "sim:") {
+    GF_ASSIGN_OR_RETURN(auto backend, SimGpuBackend::Create(spec, clock));
+    return std::unique_ptr<GpuBackend>(std::move(backend));
+  }
+  return InvalidArgument("bad --gpus spec '" + std::string(spec) +
+                         "': expected 'nvml' (the NVIDIA driver), 'nvml:/path/to/libnvidia-ml.so.1'"
+                         " or 'sim:[COUNTx]MODEL-NNGB[,...]' (simulated GPUs, e.g. "
+                         "sim:8xH100-80GB)");
+}
+
+}  // namespace gf

@@ -1,0 +1,75 @@
+#include "scheduler/ordering/priority_order.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+QueuedJob MakeJob(std::int64_t id, PriorityClass priority, std::int64_t submit_s) {
+  QueuedJob job;
+  job.id = JobId(id);
+  job.priority = priority;
+  job.submit_time = FromUnixMillis(submit_s * 1000);
+  return job;
+}
+
+std::vector<std::int64_t> Ids(const std::vector<const QueuedJob*>& order) {
+  std::vector<std::int64_t> ids;
+  for (const QueuedJob* job : order) {
+    ids.push_back(job->id.value());
+  }
+  return ids;
+}
+
+TEST(SchedulerPriorityOrderTest, EmptyQueueGivesEmptyOrder) {
+  EXPECT_TRUE(PriorityOrder(Queue{}).empty());
+}
+
+TEST(SchedulerPriorityOrderTest, PriorityClassBeatsSubmitTime) {
+  Queue queue{{MakeJob(1, PriorityClass::kLow, 0),
+               MakeJob(2, PriorityClass::kNormal, 10),
+               MakeJob(3, PriorityClass::kHigh, 20)}};
+  EXPECT_EQ(Ids(PriorityOrder(queue)), (std::vector<std::int64_t>{3, 2, 1}));
+}
+
+TEST(SchedulerPriorityOrderTest, SameClassGoesBySubmitTime) {
+  Queue queue{{MakeJob(1, PriorityClass::kNormal, 30),
+               MakeJob(2, PriorityClass::kNormal, 10),
+               MakeJob(3, PriorityClass::kNormal, 20)}};
+  EXPECT_EQ(Ids(PriorityOrder(queue)), (std::vector<std::int64_t>{2, 3, 1}));
+}
+
+TEST(SchedulerPriorityOrderTest, SameSubmitTimeGoesByJobId) {
+  Queue queue{{MakeJob(9, PriorityClass::kHigh, 5),
+               MakeJob(4, PriorityClass::kHigh, 5),
+               MakeJob(7, PriorityClass::kHigh, 5)}};
+  EXPECT_EQ(Ids(PriorityOrder(queue)), (std::vector<std::int64_t>{4, 7, 9}));
+}
+
+TEST(SchedulerPriorityOrderTest, ComesBeforeIsAStrictOrder) {
+  const QueuedJob a = MakeJob(1, PriorityClass::kHigh, 5);
+  const QueuedJob b = MakeJob(2, PriorityClass::kHigh, 5);
+  EXPECT_TRUE(ComesBefore(a, b));
+  EXPECT_FALSE(ComesBefore(b, a));
+  EXPECT_FALSE(ComesBefore(a, a));
+}
+
+TEST(SchedulerPriorityOrderTest, OrderDoesNotDependOnInputOrder) {
+  std::vector<QueuedJob> jobs = {MakeJob(1, PriorityClass::kNormal, 0),
+                                 MakeJob(2, PriorityClass::kLow, 0),
+                                 MakeJob(3, PriorityClass::kHigh, 7),
+                                 MakeJob(4, PriorityClass::kNormal, 0),
+                                 MakeJob(5, PriorityClass::kHigh, 3)};
+  const std::vector<std::int64_t> expected = {5, 3, 1, 4, 2};
+  std::sort(
+      jobs.begin(), jobs.end(), [](const QueuedJob& a, const QueuedJob& b) { return a.id < b.id; });
+  do {
+    EXPECT_EQ(Ids(PriorityOrder(Queue{jobs})), expected);
+  } while (std::next_permutation(
+      jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; }));
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,222 @@
+#include "scheduler/placement/whole_gpu_fit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include "core/check.h"
+
+namespace gf {
+namespace {
+
+bool EqualsIgnoringCase(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool Givable(const CandidateGpu& gpu,
+             const JobRequest& request,
+             const std::set<GpuUuid>& off_limits) {
+  return gpu.free && MatchesType(request, gpu.model) && !off_limits.contains(gpu.uuid);
+}
+
+int CountFree(const CandidateNode& node) {
+  return static_cast<int>(
+      std::count_if(node.usable.begin(), node.usable.end(), [](const auto& g) { return g.free; }));
+}
+
+// Matching GPUs on one node: usable ones and, of those, free ones.
+struct MatchCount {
+  int usable = 0;
+  int free = 0;
+};
+
+MatchCount CountMatching(const CandidateNode& node, const JobRequest& request) {
+  MatchCount count;
+  for (const CandidateGpu& gpu : node.usable) {
+    if (MatchesType(request, gpu.model)) {
+      ++count.usable;
+      count.free += gpu.free ? 1 : 0;
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
+Capacity BuildCapacity(const ClusterSnapshot& cluster, NodeScope scope) {
+  Capacity capacity;
+  for (const NodeSnapshot& snapshot : cluster.nodes) {
+    const NodeState state = snapshot.node.state;
+    if (scope == NodeScope::kUp ? state != NodeState::kUp : state == NodeState::kDown) {
+      continue;
+    }
+    CandidateNode node{.name = snapshot.node.name, .usable = {}};
+    for (const Gpu& gpu : snapshot.node.gpus) {
+      if (gpu.health == GpuHealth::kFailed) {
+        continue;
+      }
+      node.usable.push_back(CandidateGpu{.index = gpu.index,
+                                         .uuid = gpu.uuid,
+                                         .model = gpu.model,
+                                         .free = !snapshot.allocated.contains(gpu.uuid)});
+    }
+    std::stable_sort(node.usable.begin(), node.usable.end(), [](const auto& a, const auto& b) {
+      return a.index < b.index;
+    });
+    capacity.nodes.push_back(std::move(node));
+  }
+  std::stable_sort(capacity.nodes.begin(), capacity.nodes.end(), [](const auto& a, const auto& b) {
+    return a.name < b.name;
+  });
+  return capacity;
+}
+
+bool MatchesType(const JobRequest& request, const std::string& model) {
+  return !request.gpu_type.has_value() || request.gpu_type->empty() ||
+         EqualsIgnoringCase(*request.gpu_type, model);
+}
+
+std::optional<Allocation> FindBestFit(const Capacity& capacity,
+                                      const JobRequest& request,
+                                      const std::set<GpuUuid>& off_limits) {
+  GF_CHECK(request.gpus >= 0);
+  const CandidateNode* best = nullptr;
+  int best_left = std::numeric_limits<int>::max();
+  for (const CandidateNode& node : capacity.nodes) {
+    const auto givable = std::count_if(node.usable.begin(), node.usable.end(), [&](const auto& g) {
+      return Givable(g, request, off_limits);
+    });
+    if (givable < request.gpus) {
+      continue;
+    }
+    // Nodes are sorted by name and only a strictly better node replaces the best one, so
+    // ties go to the first name.
+    const int left = CountFree(node) - request.gpus;
+    if (left < best_left) {
+      best = &node;
+      best_left = left;
+    }
+  }
+  if (best == nullptr) {
+    return std::nullopt;
+  }
+  Allocation allocation{.node = best->name, .gpus = {}};
+  for (const CandidateGpu& gpu : best->usable) {
+    if (static_cast<int>(allocation.gpus.size()) == request.gpus) {
+      break;
+    }
+    if (Givable(gpu, request, off_limits)) {
+      allocation.gpus.push_back(gpu.uuid);
+    }
+  }
+  return allocation;
+}
+
+void Reserve(Capacity& capacity, const Allocation& allocation) {
+  int reserved = 0;
+  for (CandidateNode& node : capacity.nodes) {
+    if (node.name != allocation.node) {
+      continue;
+    }
+    for (CandidateGpu& gpu : node.usable) {
+      if (std::find(allocation.gpus.begin(), allocation.gpus.end(), gpu.uuid) !=
+          allocation.gpus.end()) {
+        GF_CHECK(gpu.free);
+        gpu.free = false;
+        ++reserved;
+      }
+    }
+  }
+  GF_CHECK(reserved == static_cast<int>(allocation.gpus.size()));
+}
+
+std::set<GpuUuid> CouldEverUse(const Capacity& capacity, const JobRequest& request) {
+  GF_CHECK(request.gpus >= 1);
+  std::set<GpuUuid> gpus;
+  for (const CandidateNode& node : capacity.nodes) {
+    if (CountMatching(node, request).usable < request.gpus) {
+      continue;
+    }
+    for (const CandidateGpu& gpu : node.usable) {
+      if (MatchesType(request, gpu.model)) {
+        gpus.insert(gpu.uuid);
+      }
+    }
+  }
+  return gpus;
+}
+
+int LargestUsable(const Capacity& capacity, const JobRequest& request) {
+  int largest = 0;
+  for (const CandidateNode& node : capacity.nodes) {
+    largest = std::max(largest, CountMatching(node, request).usable);
+  }
+  return largest;
+}
+
+std::string UsableModels(const Capacity& capacity) {
+  std::set<std::string> models;
+  for (const CandidateNode& node : capacity.nodes) {
+    for (const CandidateGpu& gpu : node.usable) {
+      models.insert(gpu.model);
+    }
+  }
+  std::string list;
+  for (const std::string& model : models) {
+    list += (list.empty() ? "" : ", ") + model;
+  }
+  return list;
+}
+
+std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request) {
+  if (capacity.nodes.empty()) {
+    return "no node is up";
+  }
+  const std::string needs = "needs " + DescribeRequest(request);
+  const std::string on_one_node = request.gpus > 1 ? " on one node" : "";
+  const int most_usable = LargestUsable(capacity, request);
+  int most_free = 0;
+  const CandidateNode* most_free_node = nullptr;
+  MatchCount most_free_count;
+  for (const CandidateNode& node : capacity.nodes) {
+    const MatchCount count = CountMatching(node, request);
+    if (most_free_node == nullptr || count.free > most_free) {
+      most_free = count.free;
+      most_free_node = &node;
+      most_free_count = count;
+    }
+  }
+  if (most_usable == 0) {
+    const std::string models = UsableModels(capacity);
+    if (request.gpu_type.has_value() && !request.gpu_type->empty()) {
+      return needs + "; no up node has one" + (models.empty() ? "" : " (up: " + models + ")");
+    }
+    return needs + "; no up node has a usable GPU";
+  }
+  if (most_usable < request.gpus) {
+    return needs + on_one_node + "; the largest up node has " + std::to_string(most_usable) +
+           " usable";
+  }
+  if (most_free == 0) {
+    return needs + "; 0 free";
+  }
+  return needs + on_one_node + "; at most " + std::to_string(most_free) + " free on a node (" +
+         most_free_node->name.value() + ": " + std::to_string(most_free_count.free) + " of " +
+         std::to_string(most_free_count.usable) + " free)";
+}
+
+std::string DescribeRequest(const JobRequest& request) {
+  if (request.gpus == 0) {
+    return "no GPU";
+  }
+  std::string text = std::to_string(request.gpus) + (request.gpus == 1 ? " GPU" : " GPUs");
+  if (request.gpu_type.has_value() && !request.gpu_type->empty()) {
+    text += " of type " + *request.gpu_type;
+  }
+  return text;
+}
+
+}  // namespace gf

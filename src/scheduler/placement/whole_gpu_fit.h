@@ -1,0 +1,99 @@
+// Placement stage of the scheduler ("where does it fit") for whole GPUs, apart from ordering
+// ("who goes next"). Decide() builds one Capacity per pass, asks FindBestFit for each job in
+// order and Reserve()s what it starts, so later jobs see the GPUs earlier ones took.
+//
+// Assumptions (v1):
+// - A job takes whole GPUs, all on one node (no multi-node jobs, no fractional GPUs yet).
+// - Only nodes in state up take new work; draining, drained and down nodes take none.
+// - A GPU can be given out when its health is not failed (degraded still runs work) and no
+//   STARTING/RUNNING job holds it (NodeSnapshot::allocated).
+// - A request with gpu_type matches GPUs whose model equals it ignoring ASCII case; an absent
+//   or empty gpu_type matches every model.
+// - A CPU-only request (gpus == 0) fits on any up node; CPUs and memory are not accounted
+//   in v1.
+//
+// Algorithm: best fit. Among the up nodes with enough free matching GPUs, choose the one that
+// is left with the fewest free GPUs (of any model) after the job, ties broken by node name;
+// on it take the free matching GPUs in index order. Best fit packs work onto as few nodes as
+// possible and keeps whole nodes free for large jobs; for CPU-only jobs it prefers the node
+// with the fewest free GPUs, which keeps CPU work off idle GPU nodes. NVLink topology
+// (TODO: later issue) will refine the choice of GPUs within the node.
+//
+// Plain values and pure functions: safe from any thread as long as a Capacity is not shared
+// between threads while it is being changed.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/job.h"
+#include "model/snapshot.h"
+
+namespace gf {
+
+// One GPU that is not failed, on an up node.
+struct CandidateGpu {
+  int index = 0;
+  GpuUuid uuid;
+  std::string model;
+  bool free = false;  // no job holds it (in the snapshot or reserved in this pass)
+};
+
+// One up node and its usable GPUs.
+struct CandidateNode {
+  NodeId name;
+  std::vector<CandidateGpu> usable;  // not failed, in index order
+};
+
+// What placement may hand out in one pass: the up nodes, sorted by name.
+struct Capacity {
+  std::vector<CandidateNode> nodes;
+};
+
+// Which nodes a Capacity holds: the up nodes (what can be placed on now), or every node that
+// is not down (what could run here at all: draining and drained nodes come back).
+enum class NodeScope { kUp, kNotDown };
+
+// The nodes of `cluster` in `scope` and their usable GPUs, sorted by node name and GPU index.
+Capacity BuildCapacity(const ClusterSnapshot& cluster, NodeScope scope = NodeScope::kUp);
+
+// Whether a GPU of `model` satisfies `request` (gpu_type absent, empty, or equal ignoring
+// ASCII case).
+bool MatchesType(const JobRequest& request, const std::string& model);
+
+// The best-fit allocation for `request`, or nullopt when no up node has enough free matching
+// GPUs. GPUs in `off_limits` are treated as not free (Decide keeps the GPUs a blocked job
+// could use off limits to later jobs). Requires request.gpus >= 0.
+std::optional<Allocation> FindBestFit(const Capacity& capacity,
+                                      const JobRequest& request,
+                                      const std::set<GpuUuid>& off_limits);
+
+// Marks the GPUs of `allocation` as no longer free. Requires that they are free in
+// `capacity` (an allocation FindBestFit returned for it).
+void Reserve(Capacity& capacity, const Allocation& allocation);
+
+// The GPUs `request` could ever be given here, free or not: the matching usable GPUs of the
+// up nodes that have at least request.gpus of them. Empty when the job cannot start on the
+// up nodes even once every running job has ended. Requires request.gpus >= 1.
+std::set<GpuUuid> CouldEverUse(const Capacity& capacity, const JobRequest& request);
+
+// The most GPUs matching `request` that one node has usable, free or not.
+int LargestUsable(const Capacity& capacity, const JobRequest& request);
+
+// "A100-40GB, H100-80GB": the distinct models of the usable GPUs, sorted; "" when none.
+std::string UsableModels(const Capacity& capacity);
+
+// Why `request` does not fit now, for a person. Requires that FindBestFit without off-limits
+// GPUs returned nullopt. Two kinds of answers:
+// - it waits for GPUs to free up: "needs 4 GPUs on one node; at most 2 free on a node
+//   (gpu01: 2 of 8 free)", "needs 2 GPUs of type A100-40GB; 0 free";
+// - it cannot start on the up nodes at all: "no node is up", "needs 16 GPUs on one node; the
+//   largest up node has 8 usable", "needs GPUs of type V100; no up node has one (up: H100-80GB)".
+std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request);
+
+// "4 GPUs", "1 GPU of type H100-80GB", "no GPU": how reasons name a request.
+std::string DescribeRequest(const JobRequest& request);
+
+}  // namespace gf

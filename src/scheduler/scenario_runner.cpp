@@ -1,0 +1,256 @@
+// RunScenario(): plays parsed scenario steps through Decide() (declared in scenario.h).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "scheduler/scenario.h"
+#include "scheduler/scheduler.h"
+
+namespace gf {
+namespace {
+
+std::string JoinIndexes(const std::vector<int>& indexes) {
+  std::string text;
+  for (int index : indexes) {
+    text += (text.empty() ? "" : ",") + std::to_string(index);
+  }
+  return text;
+}
+
+std::string JobName(JobId id) {
+  return "job " + std::to_string(id.value());
+}
+
+// The state a scenario builds up, one step at a time.
+class ScenarioRunner {
+ public:
+  Result<std::vector<std::string>> Run(const Scenario& scenario) {
+    for (const ScenarioStep& step : scenario.steps) {
+      line_ = step.line;
+      Status status = std::visit([this](const auto& action) { return Do(action); }, step.action);
+      if (!status.ok()) {
+        return InvalidArgument("line " + std::to_string(line_) + ": " + status.error().message);
+      }
+    }
+    return failures_;
+  }
+
+ private:
+  void Fail(const std::string& message) {
+    failures_.push_back("line " + std::to_string(line_) + ": " + message);
+  }
+
+  Result<NodeSnapshot*> FindNode(const NodeId& name) {
+    for (NodeSnapshot& node : cluster_.nodes) {
+      if (node.node.name == name) {
+        return &node;
+      }
+    }
+    return InvalidArgument("no node '" + name.value() + "'; add it with a node line first");
+  }
+
+  Result<Gpu*> FindGpu(const NodeId& name, int index) {
+    GF_ASSIGN_OR_RETURN(NodeSnapshot * node, FindNode(name));
+    for (Gpu& gpu : node->node.gpus) {
+      if (gpu.index == index) {
+        return &gpu;
+      }
+    }
+    return InvalidArgument("node '" + name.value() + "' has no GPU " + std::to_string(index));
+  }
+
+  // The GPU indexes of `allocation`, in allocation order; -1 for an unknown UUID.
+  std::vector<int> Indexes(const Allocation& allocation) {
+    std::vector<int> indexes;
+    Result<NodeSnapshot*> node = FindNode(allocation.node);
+    for (const GpuUuid& uuid : allocation.gpus) {
+      int index = -1;
+      if (node.ok()) {
+        for (const Gpu& gpu : (*node)->node.gpus) {
+          index = gpu.uuid == uuid ? gpu.index : index;
+        }
+      }
+      indexes.push_back(index);
+    }
+    return indexes;
+  }
+
+  Status Do(const AddNodeStep& step) {
+    if (FindNode(step.node.name).ok()) {
+      return InvalidArgument("node '" + step.node.name.value() + "' is already there");
+    }
+    cluster_.nodes.push_back(NodeSnapshot{.node = step.node, .allocated = {}});
+    return OkStatus();
+  }
+
+  Status Do(const SetStateStep& step) {
+    GF_ASSIGN_OR_RETURN(NodeSnapshot * node, FindNode(step.node));
+    node->node.state = step.state;
+    return OkStatus();
+  }
+
+  Status Do(const SetHealthStep& step) {
+    GF_ASSIGN_OR_RETURN(Gpu * gpu, FindGpu(step.node, step.index));
+    gpu->health = step.health;
+    gpu->health_cause = step.health == GpuHealth::kOk ? "" : "set by scenario";
+    return OkStatus();
+  }
+
+  Status Do(const AllocateStep& step) {
+    GF_ASSIGN_OR_RETURN(NodeSnapshot * node, FindNode(step.node));
+    for (int index : step.indexes) {
+      GF_ASSIGN_OR_RETURN(const Gpu* gpu, FindGpu(step.node, index));
+      node->allocated.insert(gpu->uuid);
+    }
+    return OkStatus();
+  }
+
+  Status Do(const SubmitStep& step) {
+    if (!known_jobs_.insert(step.job.id).second) {
+      return InvalidArgument(JobName(step.job.id) + " is already submitted");
+    }
+    QueuedJob job = step.job;
+    job.submit_time = Time(step.submit.value_or(now_));
+    queue_.pending.push_back(std::move(job));
+    return OkStatus();
+  }
+
+  Status Do(const AdvanceStep& step) {
+    now_ += step.by;
+    return OkStatus();
+  }
+
+  Status Do(const DecideStep& step) {
+    if (step.at.has_value()) {
+      now_ = *step.at;
+    }
+    last_ = Decide(cluster_, queue_, PolicyConfig{}, Time(now_));
+    for (const StartDecision& start : last_->starts) {
+      Apply(start);
+    }
+    return OkStatus();
+  }
+
+  // Holds a started job's GPUs and takes it off the queue; reports GPUs handed out wrongly.
+  void Apply(const StartDecision& start) {
+    Result<NodeSnapshot*> node = FindNode(start.allocation.node);
+    if (!node.ok()) {
+      Fail(JobName(start.job) + " started on unknown node " + start.allocation.node.value());
+      return;
+    }
+    for (const GpuUuid& uuid : start.allocation.gpus) {
+      const auto gpu = std::find_if((*node)->node.gpus.begin(),
+                                    (*node)->node.gpus.end(),
+                                    [&](const Gpu& g) { return g.uuid == uuid; });
+      if (gpu == (*node)->node.gpus.end() || gpu->health == GpuHealth::kFailed ||
+          !(*node)->allocated.insert(uuid).second) {
+        Fail(JobName(start.job) + " was given " + uuid.value() +
+             ", which is unknown, failed or already held");
+      }
+    }
+    running_[start.job] = start.allocation;
+    std::erase_if(queue_.pending, [&](const QueuedJob& j) { return j.id == start.job; });
+  }
+
+  Status Do(const FinishStep& step) {
+    const auto it = running_.find(step.job);
+    if (it == running_.end()) {
+      return InvalidArgument(JobName(step.job) + " is not running");
+    }
+    GF_ASSIGN_OR_RETURN(NodeSnapshot * node, FindNode(it->second.node));
+    for (const GpuUuid& uuid : it->second.gpus) {
+      node->allocated.erase(uuid);
+    }
+    running_.erase(it);
+    return OkStatus();
+  }
+
+  // What the last decide said about `job`, for failure messages.
+  std::string Outcome(JobId job) {
+    for (const StartDecision& start : last_->starts) {
+      if (start.job == job) {
+        return "it started on " + start.allocation.node.value() + " (gpus " +
+               JoinIndexes(Indexes(start.allocation)) + ")";
+      }
+    }
+    for (const PendingDecision& pending : last_->pending) {
+      if (pending.job == job) {
+        return "it is pending: \"" + pending.reason + "\"";
+      }
+    }
+    return "the decide said nothing about it";
+  }
+
+  Status Do(const ExpectStartStep& step) {
+    GF_TRY(RequireDecide());
+    for (const StartDecision& start : last_->starts) {
+      if (start.job == step.job && start.allocation.node == step.node &&
+          (!step.gpus.has_value() || *step.gpus == Indexes(start.allocation))) {
+        return OkStatus();
+      }
+    }
+    Fail("expected " + JobName(step.job) + " to start on " + step.node.value() +
+         (step.gpus.has_value() ? " (gpus " + JoinIndexes(*step.gpus) + ")" : "") + "; " +
+         Outcome(step.job));
+    return OkStatus();
+  }
+
+  Status Do(const ExpectPendingStep& step) {
+    GF_TRY(RequireDecide());
+    for (const PendingDecision& pending : last_->pending) {
+      if (pending.job != step.job) {
+        continue;
+      }
+      const bool matches = !step.text.has_value() ||
+                           (step.exact ? pending.reason == *step.text
+                                       : pending.reason.find(*step.text) != std::string::npos);
+      if (matches) {
+        return OkStatus();
+      }
+    }
+    Fail(
+        "expected " + JobName(step.job) + " pending" +
+        (step.text.has_value()
+             ? (step.exact ? " with reason \"" : " with a reason containing \"") + *step.text + "\""
+             : "") +
+        "; " + Outcome(step.job));
+    return OkStatus();
+  }
+
+  Status Do(const ExpectStartCountStep& step) {
+    GF_TRY(RequireDecide());
+    if (static_cast<int>(last_->starts.size()) != step.count) {
+      std::string started;
+      for (const StartDecision& start : last_->starts) {
+        started += " " + std::to_string(start.job.value());
+      }
+      Fail("expected " + std::to_string(step.count) + " starts; got " +
+           std::to_string(last_->starts.size()) + (started.empty() ? "" : ":" + started));
+    }
+    return OkStatus();
+  }
+
+  Status RequireDecide() const {
+    if (!last_.has_value()) {
+      return InvalidArgument("expect before any decide");
+    }
+    return OkStatus();
+  }
+
+  ClusterSnapshot cluster_;
+  Queue queue_;
+  std::map<JobId, Allocation> running_;
+  std::set<JobId> known_jobs_;
+  Millis now_{0};
+  std::optional<Decisions> last_;
+  std::vector<std::string> failures_;
+  int line_ = 0;
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> RunScenario(const Scenario& scenario) {
+  return ScenarioRunner().Run(scenario);
+}
+
+}  // namespace gf

@@ -1,0 +1,178 @@
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler_test_util.h"
+
+namespace gf {
+namespace {
+
+using testing::MakeJob;
+using testing::MakeNode;
+using testing::Request;
+using testing::Uuid;
+
+Decisions DecideAll(const ClusterSnapshot& cluster, std::vector<QueuedJob> jobs) {
+  return Decide(cluster, Queue{std::move(jobs)}, PolicyConfig{}, FromUnixMillis(0));
+}
+
+std::vector<std::int64_t> Started(const Decisions& d) {
+  std::vector<std::int64_t> ids;
+  for (const StartDecision& s : d.starts) {
+    ids.push_back(s.job.value());
+  }
+  return ids;
+}
+
+std::string ReasonOf(const Decisions& d, std::int64_t id) {
+  for (const PendingDecision& p : d.pending) {
+    if (p.job == JobId(id)) {
+      return p.reason;
+    }
+  }
+  return "(not pending)";
+}
+
+TEST(SchedulerDecideTest, EmptyQueueDecidesNothing) {
+  const Decisions d = DecideAll(ClusterSnapshot{{MakeNode("n", 8, "H100")}}, {});
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_TRUE(d.pending.empty());
+}
+
+TEST(SchedulerDecideTest, StartsInPriorityOrderAndLaterJobsSeeEarlierStarts) {
+  ClusterSnapshot cluster{{MakeNode("n", 4, "H100")}};
+  const Decisions d = DecideAll(cluster,
+                                {MakeJob(1, 4, std::nullopt, PriorityClass::kNormal, 0),
+                                 MakeJob(2, 4, std::nullopt, PriorityClass::kHigh, 5)});
+  EXPECT_EQ(Started(d), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(ReasonOf(d, 1), "needs 4 GPUs; 0 free");
+}
+
+TEST(SchedulerDecideTest, PacksJobsOntoFewestNodes) {
+  ClusterSnapshot cluster{{MakeNode("a", 4, "H100"), MakeNode("b", 4, "H100")}};
+  const Decisions d = DecideAll(cluster, {MakeJob(1, 2), MakeJob(2, 2), MakeJob(3, 4)});
+  ASSERT_EQ(Started(d), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(d.starts[0].allocation.node, NodeId("a"));
+  EXPECT_EQ(d.starts[1].allocation.node, NodeId("a"));
+  EXPECT_EQ(d.starts[1].allocation.gpus, (std::vector<GpuUuid>{Uuid("a", 2), Uuid("a", 3)}));
+  EXPECT_EQ(d.starts[2].allocation.node, NodeId("b"));
+}
+
+TEST(SchedulerDecideTest, BlockedJobBlocksLaterJobsOfSameOrLowerPriority) {
+  ClusterSnapshot cluster{{MakeNode("n", 8, "H100")}};
+  for (int i = 0; i < 6; ++i) {
+    cluster.nodes[0].allocated.insert(Uuid("n", i));
+  }
+  const Decisions d = DecideAll(cluster,
+                                {MakeJob(1, 4, std::nullopt, PriorityClass::kNormal, 0),
+                                 MakeJob(2, 1, std::nullopt, PriorityClass::kNormal, 1),
+                                 MakeJob(3, 1, std::nullopt, PriorityClass::kLow, 0)});
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(ReasonOf(d, 1), "needs 4 GPUs on one node; at most 2 free on a node (n: 2 of 8 free)");
+  EXPECT_EQ(ReasonOf(d, 2), "behind job 1 (normal priority, needs 4 GPUs)");
+  EXPECT_EQ(ReasonOf(d, 3), "behind job 1 (normal priority, needs 4 GPUs)");
+}
+
+TEST(SchedulerDecideTest, BlockedJobDoesNotHoldBackWorkItCouldNotUse) {
+  ClusterSnapshot cluster{
+      {MakeNode("h", 8, "H100"), MakeNode("a", 2, "A100"), MakeNode("small", 2, "H100")}};
+  cluster.nodes[0].allocated.insert(Uuid("h", 0));
+  const Decisions d = DecideAll(cluster,
+                                {MakeJob(1, 8, "H100", PriorityClass::kHigh),
+                                 MakeJob(2, 2, "A100"),    // other model
+                                 MakeJob(3, 0),            // CPU-only
+                                 MakeJob(4, 2, "H100"),    // a node job 1 cannot use
+                                 MakeJob(5, 1, "H100")});  // only h or small, small is full
+  EXPECT_EQ(Started(d), (std::vector<std::int64_t>{2, 3, 4}));
+  EXPECT_EQ(ReasonOf(d, 5), "behind job 1 (high priority, needs 8 GPUs of type H100)");
+}
+
+TEST(SchedulerDecideTest, JobThatCanNeverStartOnUpNodesDoesNotBlock) {
+  ClusterSnapshot cluster{{MakeNode("a", 4, "H100"), MakeNode("b", 8, "H100", NodeState::kDown)}};
+  const Decisions d = DecideAll(cluster, {MakeJob(1, 8), MakeJob(2, 4), MakeJob(3, 1, "V100")});
+  EXPECT_EQ(Started(d), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(ReasonOf(d, 1), "needs 8 GPUs on one node; the largest up node has 4 usable");
+  EXPECT_EQ(ReasonOf(d, 3), "needs 1 GPU of type V100; no up node has one (up: H100)");
+}
+
+TEST(SchedulerDecideTest, FailedGpusAndNodesNotUpAreSkipped) {
+  ClusterSnapshot cluster{
+      {MakeNode("a", 2, "H100"), MakeNode("b", 4, "H100", NodeState::kDraining)}};
+  cluster.nodes[0].node.gpus[0].health = GpuHealth::kFailed;
+  const Decisions d = DecideAll(cluster, {MakeJob(1, 1), MakeJob(2, 1)});
+  ASSERT_EQ(Started(d), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(d.starts[0].allocation.gpus, (std::vector<GpuUuid>{Uuid("a", 1)}));
+  EXPECT_EQ(ReasonOf(d, 2), "needs 1 GPU; 0 free");
+}
+
+TEST(SchedulerDecideTest, NoNodeUpAndInvalidRequestsGetReasons) {
+  ClusterSnapshot cluster{{MakeNode("a", 2, "H100", NodeState::kDown)}};
+  const Decisions d = DecideAll(cluster, {MakeJob(1, 1), MakeJob(2, 0), MakeJob(3, -1)});
+  EXPECT_TRUE(d.starts.empty());
+  EXPECT_EQ(ReasonOf(d, 1), "no node is up");
+  EXPECT_EQ(ReasonOf(d, 2), "no node is up");
+  EXPECT_EQ(ReasonOf(d, 3), "invalid request: gpus is -1, must be 0 or more");
+}
+
+TEST(SchedulerDecideTest, SameInputInAnyQueueOrderGivesSameDecisions) {
+  ClusterSnapshot cluster{{MakeNode("a", 4, "H100"), MakeNode("b", 8, "A100")}};
+  std::vector<QueuedJob> jobs = {MakeJob(1, 3),
+                                 MakeJob(2, 2, "a100"),
+                                 MakeJob(3, 4, std::nullopt, PriorityClass::kHigh, 9),
+                                 MakeJob(4, 8),
+                                 MakeJob(5, 1, std::nullopt, PriorityClass::kLow)};
+  const Decisions first = DecideAll(cluster, jobs);
+  std::reverse(jobs.begin(), jobs.end());
+  const Decisions second = DecideAll(cluster, jobs);
+  ASSERT_EQ(Started(first), Started(second));
+  for (std::size_t i = 0; i < first.starts.size(); ++i) {
+    EXPECT_EQ(first.starts[i].allocation, second.starts[i].allocation);
+  }
+  ASSERT_EQ(first.pending.size(), second.pending.size());
+  for (std::size_t i = 0; i < first.pending.size(); ++i) {
+    EXPECT_EQ(first.pending[i].job, second.pending[i].job);
+    EXPECT_EQ(first.pending[i].reason, second.pending[i].reason);
+  }
+}
+
+TEST(SchedulerCheckFeasibleTest, AcceptsWhatFitsOnSomeNodeThatIsNotDown) {
+  ClusterSnapshot cluster{
+      {MakeNode("a", 4, "H100-80GB"), MakeNode("b", 8, "A100-40GB", NodeState::kDrained)}};
+  cluster.nodes[0].allocated.insert(Uuid("a", 0));  // busy GPUs do not matter
+  EXPECT_TRUE(CheckFeasible(cluster, Request(8)).ok());
+  EXPECT_TRUE(CheckFeasible(cluster, Request(4, "h100-80gb")).ok());
+  EXPECT_TRUE(CheckFeasible(cluster, Request(0)).ok());
+  EXPECT_TRUE(CheckFeasible(ClusterSnapshot{}, Request(3, "V100")).ok());
+}
+
+TEST(SchedulerCheckFeasibleTest, NamesTheFieldThatCannotBeMet) {
+  ClusterSnapshot cluster{{MakeNode("a", 8, "H100-80GB"),
+                           MakeNode("b", 4, "A100-40GB"),
+                           MakeNode("c", 16, "H100-80GB", NodeState::kDown)}};
+  cluster.nodes[1].node.gpus[3].health = GpuHealth::kFailed;
+
+  const Status too_many = CheckFeasible(cluster, Request(9));
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(too_many.error().message, "gpus: 9 GPUs requested on one node, the largest node has 8");
+
+  const Status typed = CheckFeasible(cluster, Request(4, "A100-40GB"));
+  ASSERT_FALSE(typed.ok());
+  EXPECT_EQ(typed.error().message,
+            "gpus: 4 GPUs of type A100-40GB requested on one node, the largest node has 3 of "
+            "that type");
+
+  const Status unknown = CheckFeasible(cluster, Request(1, "V100"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message,
+            "gpu-type: no GPU of type 'V100' in this cluster; types: A100-40GB, H100-80GB");
+
+  const Status negative = CheckFeasible(cluster, Request(-2));
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.error().message, "gpus: must be 0 or more, got -2");
+}
+
+}  // namespace
+}  // namespace gf

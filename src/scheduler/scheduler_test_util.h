@@ -1,0 +1,57 @@
+// Helpers for the scheduler's tests: small clusters and queues in one line each.
+// Test code only; plain functions over values, safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/snapshot.h"
+
+namespace gf::testing {
+
+// A node with `count` GPUs of `model`, indexes 0..count-1, UUIDs "GPU-<name>-<index>".
+inline NodeSnapshot MakeNode(const std::string& name,
+                             int count,
+                             const std::string& model,
+                             NodeState state = NodeState::kUp) {
+  NodeSnapshot snapshot;
+  snapshot.node.name = NodeId(name);
+  snapshot.node.state = state;
+  for (int i = 0; i < count; ++i) {
+    Gpu gpu;
+    gpu.index = i;
+    gpu.uuid = GpuUuid("GPU-" + name + "-" + std::to_string(i));
+    gpu.model = model;
+    snapshot.node.gpus.push_back(gpu);
+  }
+  return snapshot;
+}
+
+inline GpuUuid Uuid(const std::string& node, int index) {
+  return GpuUuid("GPU-" + node + "-" + std::to_string(index));
+}
+
+inline QueuedJob MakeJob(std::int64_t id,
+                         int gpus,
+                         std::optional<std::string> type = std::nullopt,
+                         PriorityClass priority = PriorityClass::kNormal,
+                         std::int64_t submit_s = 0) {
+  QueuedJob job;
+  job.id = JobId(id);
+  job.priority = priority;
+  job.submit_time = FromUnixMillis(submit_s * 1000);
+  job.request.gpus = gpus;
+  job.request.gpu_type = std::move(type);
+  return job;
+}
+
+inline JobRequest Request(int gpus, std::optional<std::string> type = std::nullopt) {
+  JobRequest request;
+  request.gpus = gpus;
+  request.gpu_type = std::move(type);
+  return request;
+}
+
+}  // namespace gf::testing

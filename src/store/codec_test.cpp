@@ -1,0 +1,76 @@
+#include "store/codec.h"
+
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+TEST(StoreCodecTest, Utf8Validation) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("plain ascii"));
+  EXPECT_TRUE(IsValidUtf8("zoë 训练 🚀"));
+  EXPECT_TRUE(IsValidUtf8(std::string("nul\0inside", 10)));
+  EXPECT_FALSE(IsValidUtf8("\xff"));
+  EXPECT_FALSE(IsValidUtf8("caf\xe9"));          // latin-1
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));         // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));     // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));         // cut short
+}
+
+TEST(StoreCodecTest, StringsRoundTripAnyBytes) {
+  const std::vector<std::string> strings = {"", "a b", "it's \"q\"", "caf\xe9", "\xff\x00x",
+                                            std::string("a\0b", 3), "zoë"};
+  auto text = EncodeStrings(strings);
+  ASSERT_TRUE(text.ok()) << text.error().ToString();
+  auto back = DecodeStrings(*text, "test");
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(*back, strings);
+}
+
+TEST(StoreCodecTest, EnvKeepsOrderAndDuplicates) {
+  const EnvList env = {{"B", "1"}, {"A", "x=y"}, {"B", "\xfe"}};
+  auto back = DecodeEnv(*EncodeEnv(env), "test");
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(*back, env);
+}
+
+TEST(StoreCodecTest, GpusAndLabelsRoundTrip) {
+  std::vector<Gpu> gpus(2);
+  gpus[0].uuid = GpuUuid("GPU-1");
+  gpus[1].index = 1;
+  gpus[1].health = GpuHealth::kFailed;
+  gpus[1].health_cause = "XID 48";
+  gpus[1].memory_mib = 81'920;
+  auto back = DecodeGpus(*EncodeGpus(gpus), "test");
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(*back, gpus);
+
+  const std::map<std::string, std::string> labels = {{"zone", "ü"}, {"raw", "\xff"}};
+  auto labels_back = DecodeLabels(*EncodeLabels(labels), "test");
+  ASSERT_TRUE(labels_back.ok());
+  EXPECT_EQ(*labels_back, labels);
+  EXPECT_EQ(EncodeLabels({{"\xff", "v"}}).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(StoreCodecTest, DamagedTextIsAnInternalErrorNamingTheField) {
+  for (std::string_view text : {"", "[", "{}", "[1]", "[{\"hex\": \"abc\"}]",
+                                "[{\"hex\": \"zz\"}]", "[{\"nohex\": 1}]"}) {
+    auto r = DecodeStrings(text, "job 4 argv");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.error().code, ErrorCode::kInternal);
+    EXPECT_NE(r.error().message.find("job 4 argv"), std::string::npos) << r.error().message;
+  }
+  EXPECT_FALSE(DecodeEnv("[[\"A\"]]", "env").ok());
+  EXPECT_FALSE(DecodeGpus("[{\"index\": 0}]", "gpus").ok());
+  EXPECT_FALSE(DecodeGpus(
+                   "[{\"index\":0,\"uuid\":\"u\",\"model\":\"m\",\"memory_mib\":1,"
+                   "\"health\":\"sick\",\"health_cause\":\"\"}]",
+                   "gpus")
+                   .ok());
+  EXPECT_FALSE(DecodeLabels("[]", "labels").ok());
+  EXPECT_FALSE(DecodeLabels("{\"a\": 1}", "labels").ok());
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,179 @@
+#include "store/sqlite/migrations.h"
+
+#include <array>
+#include <string>
+
+#include "store/sqlite/sqlite_util.h"
+
+namespace gf {
+namespace {
+
+// Version 1: jobs, events, nodes.
+//
+// Real columns hold what queries filter or sort on; lists are JSON text (store/codec.h).
+// Column names avoid words that PostgreSQL reserves (user), so the PostgreSQL backend can
+// keep the same names.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE jobs (
+  -- Job ids are positive (core/ids.h). AUTOINCREMENT although ids come from the controller:
+  -- it makes sqlite_sequence remember the largest id ever stored, so MaxJobId never goes
+  -- back (ids are never reused) even if old jobs are one day pruned.
+  id            INTEGER PRIMARY KEY AUTOINCREMENT CHECK (id > 0),
+  uid           INTEGER NOT NULL,
+  gid           INTEGER NOT NULL,
+  user_name     TEXT    NOT NULL,
+  name          TEXT    NOT NULL,
+  argv          TEXT    NOT NULL,   -- JSON array of strings
+  workdir       TEXT    NOT NULL,
+  env           TEXT    NOT NULL,   -- JSON array of [name, value]
+  gpus          INTEGER NOT NULL,
+  gpu_type      TEXT,               -- NULL: any type
+  priority      TEXT    NOT NULL,   -- high | normal | low
+  team          TEXT    NOT NULL,
+  time_limit_s  INTEGER,            -- NULL: no limit
+  state         TEXT    NOT NULL,   -- PENDING, RUNNING, ... (model/job.h)
+  terminal      INTEGER NOT NULL CHECK (terminal IN (0, 1)),  -- IsTerminal(state)
+  alloc_node    TEXT,               -- NULL: no allocation
+  alloc_gpus    TEXT,               -- JSON array of GPU UUIDs; NULL when alloc_node is
+  submit_ms     INTEGER NOT NULL,   -- unix milliseconds
+  start_ms      INTEGER,
+  end_ms        INTEGER,
+  exit_code     INTEGER,
+  reason        TEXT    NOT NULL,
+  pid           INTEGER
+);
+-- ListJobs: by owner, newest first.
+CREATE INDEX jobs_by_uid ON jobs (uid, id);
+-- ListJobs(active_only): the few live jobs among the many finished ones.
+CREATE INDEX jobs_active ON jobs (id) WHERE terminal = 0;
+
+CREATE TABLE events (
+  -- AUTOINCREMENT: a seq is never reused, even after old events are pruned, so a watcher
+  -- resuming after_seq never misses one.
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  time_ms  INTEGER NOT NULL,
+  -- An event about a job needs the job stored (earlier, or in the same batch).
+  job_id   INTEGER REFERENCES jobs (id),
+  kind     TEXT    NOT NULL,
+  actor    TEXT    NOT NULL,
+  message  TEXT    NOT NULL
+);
+-- ListEvents(job): one job's history in order.
+CREATE INDEX events_by_job ON events (job_id, seq);
+
+CREATE TABLE nodes (
+  name          TEXT    PRIMARY KEY,
+  cpus          INTEGER NOT NULL,
+  memory_mib    INTEGER NOT NULL,
+  state         TEXT    NOT NULL,   -- up | draining | drained | down
+  gpu_backend   TEXT    NOT NULL,
+  last_seen_ms  INTEGER NOT NULL,
+  gpus          TEXT    NOT NULL,   -- JSON array of GPU objects
+  labels        TEXT    NOT NULL    -- JSON object
+);
+)sql";
+
+constexpr std::array<Migration, 1> kMigrations = {{
+    {1, "jobs, events, nodes", kSchemaV1},
+}};
+
+constexpr std::string_view kCreateVersionTable = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version (
+  version     INTEGER PRIMARY KEY,
+  description TEXT    NOT NULL,
+  applied_ms  INTEGER NOT NULL
+))sql";
+
+Result<std::int64_t> QueryInt(sqlite3* db, std::string_view sql, std::string_view operation) {
+  GF_ASSIGN_OR_RETURN(SqliteStatement stmt, SqliteStatement::Prepare(db, sql, false));
+  GF_ASSIGN_OR_RETURN(bool row, stmt.Step(operation));
+  if (!row) {
+    return Internal(std::string(operation) + ": no row");
+  }
+  return stmt.Int64(0);
+}
+
+Status RecordVersion(sqlite3* db, const Migration& m, std::string_view operation) {
+  GF_ASSIGN_OR_RETURN(
+      SqliteStatement stmt,
+      SqliteStatement::Prepare(db,
+                               "INSERT INTO schema_version (version, description, applied_ms) "
+                               "VALUES (?1, ?2, CAST((julianday('now') - 2440587.5) * 86400000 "
+                               "AS INTEGER))",
+                               false));
+  stmt.BindInt64(1, m.version);
+  stmt.BindText(2, m.description);
+  return stmt.Run(operation);
+}
+
+// One step in one transaction. The version is read again inside the transaction: another
+// process opening the same file may have applied the step since we looked.
+Status ApplyOne(sqlite3* db, const Migration& m) {
+  const std::string operation = "schema migration " + std::to_string(m.version) + " (" +
+                                std::string(m.description) + ")";
+  GF_TRY(SqliteExec(db, "BEGIN IMMEDIATE", operation));
+  Status status = [&]() -> Status {
+    GF_TRY(SqliteExec(db, std::string(kCreateVersionTable), operation));
+    GF_ASSIGN_OR_RETURN(int current, ReadSchemaVersion(db));
+    if (current < m.version) {
+      GF_TRY(SqliteExec(db, std::string(m.sql), operation));
+      GF_TRY(RecordVersion(db, m, operation));
+    }
+    return SqliteExec(db, "COMMIT", operation);
+  }();
+  if (!status.ok() && sqlite3_get_autocommit(db) == 0) {
+    // The step's own error is the one to report; a failed rollback adds nothing actionable.
+    static_cast<void>(SqliteExec(db, "ROLLBACK", operation));
+  }
+  return status;
+}
+
+}  // namespace
+
+std::span<const Migration> SqliteMigrations() { return kMigrations; }
+
+int LatestSqliteSchemaVersion() { return kMigrations.back().version; }
+
+Result<int> ReadSchemaVersion(sqlite3* db) {
+  GF_ASSIGN_OR_RETURN(std::int64_t has_table,
+                      QueryInt(db,
+                               "SELECT count(*) FROM sqlite_master "
+                               "WHERE type = 'table' AND name = 'schema_version'",
+                               "read schema version"));
+  if (has_table == 0) {
+    GF_ASSIGN_OR_RETURN(std::int64_t objects, QueryInt(db, "SELECT count(*) FROM sqlite_master",
+                                                       "read schema version"));
+    if (objects > 0) {
+      return FailedPrecondition(
+          "the database has tables but no schema_version table: it is not a gpufleet "
+          "database; point gpufleet at a new file");
+    }
+    return 0;
+  }
+  GF_ASSIGN_OR_RETURN(std::int64_t version,
+                      QueryInt(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+                               "read schema version"));
+  return static_cast<int>(version);
+}
+
+Status ApplyMigrations(sqlite3* db, std::span<const Migration> migrations) {
+  GF_CHECK(!migrations.empty());
+  for (std::size_t i = 0; i < migrations.size(); ++i) {
+    GF_CHECK(migrations[i].version == static_cast<int>(i) + 1);  // 1..N, no gaps
+  }
+  const int latest = migrations.back().version;
+  GF_ASSIGN_OR_RETURN(int current, ReadSchemaVersion(db));
+  if (current > latest) {
+    return FailedPrecondition("database schema version " +
+                              std::to_string(current) + " is newer than this gpufleet (" +
+                              std::to_string(latest) + "); upgrade gpufleet");
+  }
+  for (const Migration& m : migrations) {
+    if (m.version > current) {
+      GF_TRY(ApplyOne(db, m));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace gf

@@ -1,0 +1,44 @@
+// Schema migrations of the SQLite store: an ordered list of versioned SQL steps. Each step runs
+// in its own transaction and is recorded in the schema_version table, so a crash between steps
+// leaves the database at a known version and the next open carries on from there.
+//
+// To change the schema, append a step with the next version; never edit a released step.
+//
+// Functions take a connection that the caller owns and uses from one thread.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <span>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace gf {
+
+struct Migration {
+  int version;                   // 1, 2, 3, ... without gaps
+  std::string_view description;  // recorded with the version, for people reading the file
+  std::string_view sql;          // one or more statements
+};
+
+// The steps this build of gpufleet knows, oldest first.
+std::span<const Migration> SqliteMigrations();
+
+// The version of the newest step in SqliteMigrations().
+int LatestSqliteSchemaVersion();
+
+// The version recorded in `db`: 0 for an empty database.
+// Errors: kFailedPrecondition if the database has tables but no schema_version (it belongs to
+// another program).
+Result<int> ReadSchemaVersion(sqlite3* db);
+
+// Brings `db` to the newest version of `migrations` (oldest first, versions 1..N without gaps).
+// Messages do not name the file; the caller adds that.
+// Errors: kFailedPrecondition if the database is newer than the newest step ("database schema
+// version N is newer than this gpufleet (M); upgrade gpufleet") or belongs to another program;
+// the SQLite error of a failing step, naming its version (the step is rolled back; the ones
+// before it stay applied).
+Status ApplyMigrations(sqlite3* db, std::span<const Migration> migrations);
+
+}  // namespace gf

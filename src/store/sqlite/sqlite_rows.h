@@ -1,0 +1,38 @@
+// Row mapping of the SQLite store: the SQL text of its statements and the functions that bind a
+// Job, Event or Node to a statement's parameters or decode one from a result row.
+//
+// Private to the SQLite backend. Pure functions over a statement the caller owns; no state.
+#pragma once
+
+#include <string_view>
+
+#include "core/result.h"
+#include "model/event.h"
+#include "model/job.h"
+#include "model/node.h"
+#include "store/sqlite/sqlite_util.h"
+
+namespace gf {
+
+// SELECT lists; the Decode functions read the columns in this order.
+extern const std::string_view kJobColumns;
+extern const std::string_view kEventColumns;
+extern const std::string_view kNodeColumns;
+
+// Insert-or-replace statements, parameters ?1.. as the Bind functions set them.
+extern const std::string_view kUpsertJobSql;
+extern const std::string_view kInsertEventSql;
+extern const std::string_view kUpsertNodeSql;
+
+// Errors: kInvalidArgument when a field cannot be stored (a label key that is not UTF-8).
+Status BindJob(SqliteStatement& stmt, const Job& job);
+void BindEvent(SqliteStatement& stmt, const Event& event);
+Status BindNode(SqliteStatement& stmt, const Node& node);
+
+// Errors: kInternal naming the row ("job 12: unknown job state 'DONE'") when a stored value is
+// not one this build can read.
+Result<Job> DecodeJob(const SqliteStatement& row);
+Event DecodeEvent(const SqliteStatement& row);
+Result<Node> DecodeNode(const SqliteStatement& row);
+
+}  // namespace gf

@@ -1,0 +1,375 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_rows.h"
+#include "store/sqlite/sqlite_util.h"
+
+namespace gf {
+namespace {
+
+// The statements every call uses, prepared once when the store opens.
+struct CachedStatements {
+  SqliteStatement begin;
+  SqliteStatement commit;
+  SqliteStatement rollback;
+  SqliteStatement upsert_job;
+  SqliteStatement insert_event;
+  SqliteStatement upsert_node;
+  SqliteStatement get_job;
+  SqliteStatement max_job_id;
+  SqliteStatement max_event_seq;
+  SqliteStatement list_nodes;
+};
+
+Result<CachedStatements> PrepareStatements(sqlite3* db) {
+  auto prepare = [db](std::string_view sql) { return SqliteStatement::Prepare(db, sql, true); };
+  const std::string cols_jobs(kJobColumns);
+  const std::string cols_nodes(kNodeColumns);
+  // BEGIN IMMEDIATE takes the write lock up front: a batch never fails half-way because
+  // another writer got in between its reads and its writes.
+  GF_ASSIGN_OR_RETURN(SqliteStatement begin, prepare("BEGIN IMMEDIATE"));
+  GF_ASSIGN_OR_RETURN(SqliteStatement commit, prepare("COMMIT"));
+  GF_ASSIGN_OR_RETURN(SqliteStatement rollback, prepare("ROLLBACK"));
+  GF_ASSIGN_OR_RETURN(SqliteStatement upsert_job, prepare(kUpsertJobSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement insert_event, prepare(kInsertEventSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement upsert_node, prepare(kUpsertNodeSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement get_job,
+                      prepare("SELECT " + cols_jobs + " FROM jobs WHERE id = ?1"));
+  // sqlite_sequence holds the largest key ever inserted (AUTOINCREMENT), which outlives
+  // deleted rows; MAX() covers a table written before sqlite_sequence had its row.
+  GF_ASSIGN_OR_RETURN(
+      SqliteStatement max_job_id,
+      prepare("SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0), "
+              "COALESCE((SELECT MAX(id) FROM jobs), 0))"));
+  GF_ASSIGN_OR_RETURN(
+      SqliteStatement max_event_seq,
+      prepare("SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), "
+              "COALESCE((SELECT MAX(seq) FROM events), 0))"));
+  GF_ASSIGN_OR_RETURN(SqliteStatement list_nodes,
+                      prepare("SELECT " + cols_nodes + " FROM nodes ORDER BY name"));
+  return CachedStatements{std::move(begin),      std::move(commit),       std::move(rollback),
+                          std::move(upsert_job), std::move(insert_event), std::move(upsert_node),
+                          std::move(get_job),    std::move(max_job_id),   std::move(max_event_seq),
+                          std::move(list_nodes)};
+}
+
+// ListJobs has three optional filters; each combination gets its own statement (built on first
+// use, then cached) so that SQLite can use the index that fits, which one statement with
+// "(?1 IS NULL OR uid = ?1)" terms would prevent.
+constexpr unsigned kByUid = 1;
+constexpr unsigned kActiveOnly = 2;
+constexpr unsigned kBefore = 4;
+
+std::string ListJobsSql(unsigned filters) {
+  std::string sql = "SELECT " + std::string(kJobColumns) + " FROM jobs WHERE 1";
+  if ((filters & kByUid) != 0) sql += " AND uid = :uid";
+  if ((filters & kActiveOnly) != 0) sql += " AND terminal = 0";  // as in index jobs_active
+  if ((filters & kBefore) != 0) sql += " AND id < :before";
+  return sql + " ORDER BY id DESC LIMIT :limit";
+}
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(SqliteHandle db, std::string name, CachedStatements statements)
+      : db_(std::move(db)), name_(std::move(name)), stmts_(std::move(statements)) {}
+
+  Status Commit(const StoreBatch& batch) override;
+  Result<std::optional<Job>> GetJob(JobId id) override;
+  Result<std::vector<Job>> ListJobs(const JobQuery& query) override;
+  Result<std::int64_t> MaxJobId() override { return QueryMax(stmts_.max_job_id, "max job id"); }
+  Result<std::vector<Node>> ListNodes() override;
+  Result<std::vector<Event>> ListEvents(std::optional<JobId> job, std::int64_t after_seq,
+                                        int limit) override;
+  Result<std::int64_t> MaxEventSeq() override {
+    return QueryMax(stmts_.max_event_seq, "max event seq");
+  }
+
+ private:
+  Status WriteBatch(const StoreBatch& batch);
+  Result<std::int64_t> QueryMax(SqliteStatement& stmt, std::string_view operation);
+  // A statement from `cache`, preparing it from `sql` on first use.
+  Result<SqliteStatement*> Cached(std::optional<SqliteStatement>& cache, const std::string& sql);
+  // `error` with this store's path in front, for the controller's log.
+  Error InStore(const Error& error) const {
+    return MakeError(error.code, "store '" + name_ + "': " + error.message);
+  }
+
+  // Declared first so that it is destroyed last: statements must be finalized before the
+  // connection closes.
+  SqliteHandle db_;
+  std::string name_;  // the file's path, for messages
+  CachedStatements stmts_;
+  std::array<std::optional<SqliteStatement>, 8> list_jobs_;    // by filter bits
+  std::array<std::optional<SqliteStatement>, 2> list_events_;  // [all, one job]
+};
+
+Status SqliteStore::Commit(const StoreBatch& batch) {
+  if (batch.empty()) {
+    return OkStatus();
+  }
+  Status status = [&]() -> Status {
+    ScopedReset reset_begin(stmts_.begin);
+    return stmts_.begin.Run("commit: begin transaction");
+  }();
+  if (status.ok()) {
+    status = WriteBatch(batch);
+  }
+  if (status.ok()) {
+    ScopedReset reset_commit(stmts_.commit);
+    status = stmts_.commit.Run("commit: commit transaction");
+  }
+  // SQLite ends the transaction by itself after some errors (disk full, I/O); roll back only
+  // when one is still open.
+  if (!status.ok() && sqlite3_get_autocommit(db_.get()) == 0) {
+    ScopedReset reset_rollback(stmts_.rollback);
+    // The first error is the one that explains the failure; report that one.
+    static_cast<void>(stmts_.rollback.Run("commit: roll back"));
+  }
+  return status.ok() ? status : InStore(status.error());
+}
+
+Status SqliteStore::WriteBatch(const StoreBatch& batch) {
+  for (const Job& job : batch.jobs) {
+    ScopedReset reset(stmts_.upsert_job);
+    GF_TRY(BindJob(stmts_.upsert_job, job));
+    GF_TRY(stmts_.upsert_job.Run("commit: job " + std::to_string(job.id.value())));
+  }
+  for (const Event& event : batch.events) {
+    ScopedReset reset(stmts_.insert_event);
+    BindEvent(stmts_.insert_event, event);
+    Status status = stmts_.insert_event.Run("commit: event");
+    if (!status.ok()) {
+      std::string about = event.job.has_value()
+                              ? " for job " + std::to_string(event.job->value()) +
+                                    " (is the job stored?)"
+                              : "";
+      return MakeError(status.error().code, "commit: event '" + event.kind + "'" + about + ": " +
+                                                status.error().message);
+    }
+  }
+  for (const Node& node : batch.nodes) {
+    ScopedReset reset(stmts_.upsert_node);
+    GF_TRY(BindNode(stmts_.upsert_node, node));
+    GF_TRY(stmts_.upsert_node.Run("commit: node '" + node.name.value() + "'"));
+  }
+  return OkStatus();
+}
+
+Result<std::optional<Job>> SqliteStore::GetJob(JobId id) {
+  SqliteStatement& stmt = stmts_.get_job;
+  ScopedReset reset(stmt);
+  stmt.BindInt64(1, id.value());
+  GF_ASSIGN_OR_RETURN(bool row, stmt.Step("get job"));
+  if (!row) {
+    return std::optional<Job>();
+  }
+  auto job = DecodeJob(stmt);
+  if (!job.ok()) {
+    return InStore(job.error());
+  }
+  return std::optional<Job>(std::move(job).value());
+}
+
+Result<std::vector<Job>> SqliteStore::ListJobs(const JobQuery& query) {
+  if (query.limit <= 0) {
+    return InvalidArgument("list jobs: limit must be positive, got " +
+                           std::to_string(query.limit));
+  }
+  unsigned filters = (query.uid.has_value() ? kByUid : 0) |
+                     (query.active_only ? kActiveOnly : 0) |
+                     (query.before.has_value() ? kBefore : 0);
+  GF_ASSIGN_OR_RETURN(SqliteStatement * stmt, Cached(list_jobs_[filters], ListJobsSql(filters)));
+  ScopedReset reset(*stmt);
+  if (query.uid.has_value()) {
+    stmt->BindInt64(stmt->ParameterIndex(":uid"), *query.uid);
+  }
+  if (query.before.has_value()) {
+    stmt->BindInt64(stmt->ParameterIndex(":before"), query.before->value());
+  }
+  stmt->BindInt64(stmt->ParameterIndex(":limit"), query.limit);
+  std::vector<Job> jobs;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(bool row, stmt->Step("list jobs"));
+    if (!row) {
+      return jobs;
+    }
+    auto job = DecodeJob(*stmt);
+    if (!job.ok()) {
+      return InStore(job.error());
+    }
+    jobs.push_back(std::move(job).value());
+  }
+}
+
+Result<std::vector<Node>> SqliteStore::ListNodes() {
+  SqliteStatement& stmt = stmts_.list_nodes;
+  ScopedReset reset(stmt);
+  std::vector<Node> nodes;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(bool row, stmt.Step("list nodes"));
+    if (!row) {
+      return nodes;
+    }
+    auto node = DecodeNode(stmt);
+    if (!node.ok()) {
+      return InStore(node.error());
+    }
+    nodes.push_back(std::move(node).value());
+  }
+}
+
+Result<std::vector<Event>> SqliteStore::ListEvents(std::optional<JobId> job,
+                                                   std::int64_t after_seq, int limit) {
+  if (limit <= 0) {
+    return InvalidArgument("list events: limit must be positive, got " + std::to_string(limit));
+  }
+  const std::string sql = "SELECT " + std::string(kEventColumns) + " FROM events WHERE seq > ?1" +
+                          (job.has_value() ? " AND job_id = ?3" : "") +
+                          " ORDER BY seq LIMIT ?2";
+  GF_ASSIGN_OR_RETURN(SqliteStatement * stmt, Cached(list_events_[job.has_value() ? 1 : 0], sql));
+  ScopedReset reset(*stmt);
+  stmt->BindInt64(1, after_seq);
+  stmt->BindInt64(2, limit);
+  if (job.has_value()) {
+    stmt->BindInt64(3, job->value());
+  }
+  std::vector<Event> events;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(bool row, stmt->Step("list events"));
+    if (!row) {
+      return events;
+    }
+    events.push_back(DecodeEvent(*stmt));
+  }
+}
+
+Result<std::int64_t> SqliteStore::QueryMax(SqliteStatement& stmt, std::string_view operation) {
+  ScopedReset reset(stmt);
+  GF_ASSIGN_OR_RETURN(bool row, stmt.Step(operation));
+  if (!row) {
+    return Internal(std::string(operation) + ": no row");
+  }
+  return stmt.Int64(0);
+}
+
+Result<SqliteStatement*> SqliteStore::Cached(std::optional<SqliteStatement>& cache,
+                                             const std::string& sql) {
+  if (!cache.has_value()) {
+    GF_ASSIGN_OR_RETURN(SqliteStatement stmt, SqliteStatement::Prepare(db_.get(), sql, true));
+    cache.emplace(std::move(stmt));
+  }
+  return &*cache;
+}
+
+// Creates the missing folders above `file`, each with mode 0700 (mkdir applies the umask,
+// which can only narrow it). Existing folders are left as they are: they are the admin's.
+Status CreateParentFolders(const std::filesystem::path& file) {
+  std::filesystem::path folder;
+  for (const auto& part : file.parent_path()) {
+    folder /= part;
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) == 0) {
+      continue;
+    }
+    if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST) {
+      return IoError("create folder '" + folder.string() + "': " + std::strerror(errno));
+    }
+  }
+  return OkStatus();
+}
+
+// Creates `file` with mode 0600 if it does not exist. SQLite would create it with 0644 (less
+// the umask), and it holds every job's command line and environment. SQLite gives the -wal and
+// -shm files the mode of the database file.
+Status CreateFilePrivate(const std::filesystem::path& file) {
+  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return OkStatus();
+  }
+  if (errno == EEXIST) {
+    return OkStatus();
+  }
+  return IoError(std::string("create file: ") + std::strerror(errno));
+}
+
+// Reads a PRAGMA's value as text ("wal", "2", "1").
+Result<std::string> Pragma(sqlite3* db, const std::string& pragma, std::string_view operation) {
+  GF_ASSIGN_OR_RETURN(SqliteStatement stmt,
+                      SqliteStatement::Prepare(db, "PRAGMA " + pragma, false));
+  GF_ASSIGN_OR_RETURN(bool row, stmt.Step(operation));
+  if (!row) {
+    return std::string();
+  }
+  return stmt.Text(0);
+}
+
+// Sets and checks the settings the store's promises rest on. The first statement is also the
+// first read of the file, so a file that is not a database fails here.
+Status ConfigureConnection(sqlite3* db) {
+  GF_ASSIGN_OR_RETURN(std::string mode, Pragma(db, "journal_mode = WAL", "enable WAL"));
+  if (mode != "wal") {
+    return Unavailable("enable WAL: SQLite kept journal mode '" + mode +
+                       "' (WAL needs a local file system with shared memory)");
+  }
+  // FULL: in WAL mode, every commit is fsync'd before it returns, so an acknowledged
+  // submission survives a power loss. NORMAL would only protect against corruption.
+  GF_TRY(SqliteExec(db, "PRAGMA synchronous = FULL", "set synchronous"));
+  GF_ASSIGN_OR_RETURN(std::string synchronous, Pragma(db, "synchronous", "read synchronous"));
+  // ON: an event must name a stored job (schema v1); a batch that breaks it fails whole.
+  GF_TRY(SqliteExec(db, "PRAGMA foreign_keys = ON", "enable foreign keys"));
+  GF_ASSIGN_OR_RETURN(std::string fk, Pragma(db, "foreign_keys", "read foreign_keys"));
+  if (synchronous != "2" || fk != "1") {
+    return Internal("SQLite did not accept synchronous=FULL (" + synchronous +
+                    ") and foreign_keys=ON (" + fk + ")");
+  }
+  return OkStatus();
+}
+
+Result<std::unique_ptr<Store>> Open(const std::filesystem::path& db_file,
+                                    const SqliteStoreOptions& options) {
+  GF_TRY(CreateParentFolders(db_file));
+  GF_TRY(CreateFilePrivate(db_file));
+  sqlite3* raw = nullptr;
+  // NOMUTEX: the store is used by one thread; SQLite's own locking would only cost time.
+  int rc = sqlite3_open_v2(db_file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  SqliteHandle db(raw);  // closes the handle on every path, even when open failed
+  if (rc != SQLITE_OK) {
+    return SqliteError(db.get(), rc, "open");
+  }
+  sqlite3_extended_result_codes(db.get(), 1);
+  auto busy_ms = std::clamp<std::int64_t>(options.busy_timeout.count(), 0, 24 * 3600 * 1000);
+  sqlite3_busy_timeout(db.get(), static_cast<int>(busy_ms));
+  GF_TRY(ConfigureConnection(db.get()));
+  GF_TRY(ApplyMigrations(db.get(), SqliteMigrations()));
+  GF_ASSIGN_OR_RETURN(CachedStatements statements, PrepareStatements(db.get()));
+  return std::unique_ptr<Store>(
+      std::make_unique<SqliteStore>(std::move(db), db_file.string(), std::move(statements)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path& db_file,
+                                               const SqliteStoreOptions& options) {
+  auto store = Open(db_file, options);
+  if (!store.ok()) {
+    return MakeError(store.error().code,
+                     "store '" + db_file.string() + "': " + store.error().message);
+  }
+  return store;
+}
+
+}  // namespace gf

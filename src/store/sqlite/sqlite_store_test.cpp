@@ -1,0 +1,276 @@
+// The SQLite backend: the conformance suite instantiated for it, and what only SQLite has
+// (the file, its mode and permissions, migrations, damaged files and rows, lock contention).
+#include "store/sqlite/sqlite_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_util.h"
+#include "store/store_conformance_test.h"
+#include "store/store_test_util.h"
+
+namespace gf::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class SqliteTestBackend final : public StoreTestBackend {
+ public:
+  Result<std::unique_ptr<Store>> Open() override {
+    return OpenSqliteStore(dir_.path() / "state.db");
+  }
+
+ private:
+  TempDir dir_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
+                         ::testing::Values(StoreBackendFactory{
+                             "sqlite", [] { return std::make_unique<SqliteTestBackend>(); }}),
+                         StoreBackendName);
+
+// A second, raw connection to the same file, to look behind the Store's back.
+SqliteHandle RawOpen(const std::filesystem::path& file) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  SqliteHandle db(raw);
+  EXPECT_EQ(rc, SQLITE_OK) << sqlite3_errstr(rc);
+  sqlite3_busy_timeout(db.get(), 5000);
+  return db;
+}
+
+void MustExec(sqlite3* db, const std::string& sql) {
+  Status status = SqliteExec(db, sql, sql);
+  ASSERT_TRUE(status.ok()) << status.error().ToString();
+}
+
+std::string QueryText(sqlite3* db, const std::string& sql) {
+  auto stmt = SqliteStatement::Prepare(db, sql, false);
+  EXPECT_TRUE(stmt.ok()) << stmt.error().ToString();
+  if (!stmt.ok()) return "";
+  auto row = stmt->Step(sql);
+  EXPECT_TRUE(row.ok() && *row) << sql;
+  return row.ok() && *row ? stmt->Text(0) : "";
+}
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Store> MustOpen(const SqliteStoreOptions& options = {}) {
+    auto store = OpenSqliteStore(file_, options);
+    EXPECT_TRUE(store.ok()) << store.error().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
+  TempDir dir_;
+  std::filesystem::path file_ = dir_.path() / "state.db";
+};
+
+TEST_F(SqliteStoreTest, CreatesPrivateFoldersAndFile) {
+  const auto nested = dir_.path() / "a" / "b" / "state.db";
+  ASSERT_TRUE(OpenSqliteStore(nested).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_.path() / "a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat((dir_.path() / "a" / "b").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(nested.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(SqliteStoreTest, UsesWalMode) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto db = RawOpen(file_);
+  EXPECT_EQ(QueryText(db.get(), "PRAGMA journal_mode"), "wal");
+}
+
+TEST_F(SqliteStoreTest, MigrationsAppliedOnceAndIdempotentOnReopen) {
+  for (int i = 0; i < 3; ++i) {
+    auto store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    if (i == 0) {
+      ASSERT_TRUE(store->Commit({.jobs = {MinimalJob(1)}}).ok());
+    }
+  }
+  auto db = RawOpen(file_);
+  EXPECT_EQ(QueryText(db.get(), "SELECT count(*) FROM schema_version"),
+            std::to_string(SqliteMigrations().size()));
+  EXPECT_EQ(QueryText(db.get(), "SELECT MAX(version) FROM schema_version"),
+            std::to_string(LatestSqliteSchemaVersion()));
+  EXPECT_EQ(QueryText(db.get(), "SELECT count(*) FROM jobs"), "1");
+}
+
+TEST_F(SqliteStoreTest, RefusesNewerSchema) {
+  ASSERT_NE(MustOpen(), nullptr);
+  {
+    auto db = RawOpen(file_);
+    MustExec(db.get(),
+             "INSERT INTO schema_version (version, description, applied_ms) "
+             "VALUES (99, 'from the future', 0)");
+  }
+  auto store = OpenSqliteStore(file_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(store.error().message,
+              HasSubstr("database schema version 99 is newer than this gpufleet (" +
+                        std::to_string(LatestSqliteSchemaVersion()) + "); upgrade gpufleet"));
+  EXPECT_THAT(store.error().message, HasSubstr(file_.string()));
+}
+
+TEST_F(SqliteStoreTest, RefusesGarbageFile) {
+  {
+    std::ofstream out(file_, std::ios::binary);
+    for (int i = 0; i < 200; ++i) out << "this is not a database, it is a shopping list\n";
+  }
+  auto store = OpenSqliteStore(file_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_TRUE(store.error().code == ErrorCode::kIo ||
+              store.error().code == ErrorCode::kUnavailable)
+      << store.error().ToString();
+  EXPECT_THAT(store.error().message, HasSubstr(file_.string()));
+  EXPECT_THAT(store.error().message, HasSubstr("not a database"));
+}
+
+TEST_F(SqliteStoreTest, RefusesAnotherProgramsDatabase) {
+  {
+    auto db = RawOpen(file_);
+    MustExec(db.get(), "CREATE TABLE recipes (name TEXT)");
+  }
+  auto store = OpenSqliteStore(file_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(store.error().message, HasSubstr("not a gpufleet database"));
+}
+
+TEST_F(SqliteStoreTest, RefusesFolderAsFile) {
+  std::filesystem::create_directories(file_);
+  auto store = OpenSqliteStore(file_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kIo) << store.error().ToString();
+  EXPECT_THAT(store.error().message, HasSubstr(file_.string()));
+}
+
+TEST_F(SqliteStoreTest, RefusesFolderThatCannotBeCreated) {
+  { std::ofstream(dir_.path() / "plain-file") << "x"; }
+  auto store = OpenSqliteStore(dir_.path() / "plain-file" / "sub" / "state.db");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kIo) << store.error().ToString();
+  EXPECT_THAT(store.error().message, HasSubstr("plain-file"));
+}
+
+TEST_F(SqliteStoreTest, BadEnumInRowIsInternalErrorNamingTheRow) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Commit({.jobs = {MinimalJob(6), MinimalJob(7)}}).ok());
+  {
+    auto db = RawOpen(file_);
+    MustExec(db.get(), "UPDATE jobs SET state = 'BOGUS' WHERE id = 7");
+  }
+  auto job = store->GetJob(JobId(7));
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().code, ErrorCode::kInternal);
+  EXPECT_THAT(job.error().message, HasSubstr("job 7"));
+  EXPECT_THAT(job.error().message, HasSubstr("BOGUS"));
+  EXPECT_FALSE(store->ListJobs({}).ok());
+  EXPECT_TRUE(store->GetJob(JobId(6)).ok());  // other rows still read
+}
+
+TEST_F(SqliteStoreTest, BadJsonInRowIsInternalErrorNamingTheRow) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Commit({.jobs = {MinimalJob(3)}, .nodes = {SampleNode("n1", 2)}}).ok());
+  {
+    auto db = RawOpen(file_);
+    MustExec(db.get(), "UPDATE jobs SET argv = '[\"unterminated' WHERE id = 3");
+    MustExec(db.get(), "UPDATE nodes SET gpus = '[{\"index\": \"zero\"}]'");
+  }
+  auto job = store->GetJob(JobId(3));
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().code, ErrorCode::kInternal);
+  EXPECT_THAT(job.error().message, HasSubstr("job 3 argv"));
+  auto nodes = store->ListNodes();
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_EQ(nodes.error().code, ErrorCode::kInternal);
+  EXPECT_THAT(nodes.error().message, HasSubstr("node 'n1'"));
+}
+
+// Another process holding the write lock makes Commit fail after busy_timeout, with nothing
+// applied; once the lock is free the same batch goes through.
+TEST_F(SqliteStoreTest, CommitFailsWhileAnotherWriterHoldsTheLock) {
+  auto store = MustOpen({.busy_timeout = std::chrono::milliseconds(50)});
+  ASSERT_NE(store, nullptr);
+  auto other = RawOpen(file_);
+  MustExec(other.get(), "BEGIN IMMEDIATE");
+  StoreBatch batch{.jobs = {MinimalJob(1)}, .nodes = {SampleNode("n", 1)}};
+  Status status = store->Commit(batch);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::kUnavailable) << status.error().ToString();
+  MustExec(other.get(), "ROLLBACK");
+  auto listed = store->ListJobs({});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+  ASSERT_TRUE(store->Commit(batch).ok());
+  EXPECT_EQ(store->ListJobs({})->size(), 1u);
+}
+
+TEST_F(SqliteStoreTest, MaxIdsSurviveDeletedRows) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Commit({.jobs = {MinimalJob(40)},
+                             .events = {SampleEvent(std::nullopt, "x")}}).ok());
+  {
+    auto db = RawOpen(file_);  // as a future pruner would
+    MustExec(db.get(), "DELETE FROM events; DELETE FROM jobs");
+  }
+  EXPECT_EQ(*store->MaxJobId(), 40);
+  EXPECT_EQ(*store->MaxEventSeq(), 1);
+}
+
+TEST_F(SqliteStoreTest, NonUtf8LabelKeyIsRefused) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  Node node = SampleNode("n", 0);
+  node.labels["\xff\xfe"] = "v";
+  Status status = store->Commit({.jobs = {MinimalJob(1)}, .nodes = {node}});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(store->ListJobs({})->empty());
+}
+
+// Migration mechanics on a custom list: steps apply in order, once, each in its own
+// transaction; a failing step is rolled back and the ones before it stay.
+TEST(SqliteStoreMigrationsTest, AppliesNewStepsOnlyAndRollsBackAFailingOne) {
+  TempDir dir;
+  auto db = RawOpen(dir.path() / "m.db");
+  const Migration v1{1, "one", "CREATE TABLE t1 (x INTEGER);"};
+  const Migration v2{2, "two", "CREATE TABLE t2 (x INTEGER); INSERT INTO t1 VALUES (1);"};
+  const Migration bad3{3, "bad", "CREATE TABLE t3 (x INTEGER); INSERT INTO nowhere VALUES (1);"};
+  const std::vector<Migration> first = {v1};
+  const std::vector<Migration> second = {v1, v2};
+  const std::vector<Migration> third = {v1, v2, bad3};
+
+  ASSERT_TRUE(ApplyMigrations(db.get(), first).ok());
+  EXPECT_EQ(*ReadSchemaVersion(db.get()), 1);
+  ASSERT_TRUE(ApplyMigrations(db.get(), second).ok());
+  ASSERT_TRUE(ApplyMigrations(db.get(), second).ok());  // idempotent
+  EXPECT_EQ(*ReadSchemaVersion(db.get()), 2);
+  EXPECT_EQ(QueryText(db.get(), "SELECT count(*) FROM t1"), "1");  // v2 ran once
+
+  Status status = ApplyMigrations(db.get(), third);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.error().message, HasSubstr("schema migration 3"));
+  EXPECT_EQ(*ReadSchemaVersion(db.get()), 2);
+  EXPECT_EQ(QueryText(db.get(), "SELECT count(*) FROM sqlite_master WHERE name = 't3'"), "0");
+
+  Status older = ApplyMigrations(db.get(), first);
+  ASSERT_FALSE(older.ok());
+  EXPECT_EQ(older.error().code, ErrorCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace gf::testing

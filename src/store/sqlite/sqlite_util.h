@@ -1,0 +1,93 @@
+// Thin RAII helpers over the SQLite C API, private to the SQLite store backend: a connection
+// handle, a prepared statement, and the mapping of SQLite result codes to gf::Error.
+//
+// A SqliteStatement is owned by one connection and, like the store, used by one thread at a
+// time. Statements must be destroyed before their connection (SqliteStore orders its members
+// so). No function here throws.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace gf {
+
+// Closes the connection (sqlite3_close_v2) when it goes out of scope.
+struct SqliteCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+using SqliteHandle = std::unique_ptr<sqlite3, SqliteCloser>;
+
+// An Error for SQLite result code `rc` on `db` (may be null): the code class picked from what
+// a caller can do about it, the message "<operation>: <sqlite message>".
+// BUSY/LOCKED -> kUnavailable (another process holds the lock; retry), CONSTRAINT ->
+// kInvalidArgument (the batch breaks a rule of the schema), CANTOPEN/IOERR/FULL/READONLY/PERM/
+// NOTADB/CORRUPT -> kIo (the file or the disk), anything else -> kInternal (a bug).
+Error SqliteError(sqlite3* db, int rc, std::string_view operation);
+
+// Runs one or more SQL statements that return no rows of interest.
+Status SqliteExec(sqlite3* db, const std::string& sql, std::string_view operation);
+
+class SqliteStatement {
+ public:
+  // Prepares `sql`; `persistent` hints SQLite that the statement will be reused for long
+  // (cached statements).
+  static Result<SqliteStatement> Prepare(sqlite3* db, std::string_view sql, bool persistent);
+
+  SqliteStatement(SqliteStatement&& other) noexcept;
+  SqliteStatement& operator=(SqliteStatement&& other) noexcept;
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+  ~SqliteStatement();
+
+  // Parameter indexes start at 1, as in SQL (?1, ?2, ...). Text is copied by SQLite.
+  void BindInt64(int index, std::int64_t value);
+  void BindText(int index, std::string_view value);
+  void BindNull(int index);
+  void BindOptionalInt64(int index, const std::optional<std::int64_t>& value);
+  void BindOptionalText(int index, const std::optional<std::string>& value);
+  // The index of a named parameter (":name"), 0 if the statement has none by that name.
+  int ParameterIndex(const char* name) const { return sqlite3_bind_parameter_index(stmt_, name); }
+
+  // Steps once: true if a row is ready, false when done. Errors name `operation`.
+  Result<bool> Step(std::string_view operation);
+  // Steps to the end, for statements that return no rows.
+  Status Run(std::string_view operation);
+
+  // Column indexes start at 0.
+  bool IsNull(int column) const;
+  std::int64_t Int64(int column) const;
+  std::string Text(int column) const;  // all bytes, embedded NULs included
+  std::optional<std::int64_t> OptionalInt64(int column) const;
+  std::optional<std::string> OptionalText(int column) const;
+
+  // Makes the statement ready for reuse and drops its bindings (and the copies of bound text).
+  void Reset();
+
+ private:
+  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+
+  sqlite3* db_ = nullptr;        // not owned
+  sqlite3_stmt* stmt_ = nullptr;  // owned
+};
+
+// Resets a cached statement when the scope that uses it ends, however it ends, so that no
+// statement is left mid-step (which would hold a read snapshot open).
+class ScopedReset {
+ public:
+  explicit ScopedReset(SqliteStatement& stmt) : stmt_(stmt) {}
+  ~ScopedReset() { stmt_.Reset(); }
+  ScopedReset(const ScopedReset&) = delete;
+  ScopedReset& operator=(const ScopedReset&) = delete;
+
+ private:
+  SqliteStatement& stmt_;
+};
+
+}  // namespace gf

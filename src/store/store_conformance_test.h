@@ -1,0 +1,57 @@
+// Store conformance suite: what every Store backend must do, written against store.h only
+// (DESIGN.md §3: one suite, both backends; in the spirit of Ray's store_client_test_base.h).
+//
+// A backend joins the suite by instantiating it with a factory, in its own test file:
+//
+//   INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
+//                            ::testing::Values(StoreBackendFactory{"sqlite", &MakeSqlite}),
+//                            StoreBackendName);
+//
+// Test-only. Each test gets a fresh backend; tests do not share state.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/result.h"
+#include "store/store.h"
+
+namespace gf::testing {
+
+// One backend with one empty place to keep its data (a temporary file for SQLite, a fresh
+// schema for PostgreSQL). The place lives as long as this object, across Open() calls.
+class StoreTestBackend {
+ public:
+  virtual ~StoreTestBackend() = default;
+  // A new Store on the same place: data committed through an earlier Store (since destroyed)
+  // must be visible. The suite holds at most one Store at a time.
+  virtual Result<std::unique_ptr<Store>> Open() = 0;
+};
+
+struct StoreBackendFactory {
+  std::string name;  // a test-name suffix: letters, digits, underscores
+  std::function<std::unique_ptr<StoreTestBackend>()> make;
+};
+
+// For INSTANTIATE_TEST_SUITE_P: names each instance after its backend.
+inline std::string StoreBackendName(const ::testing::TestParamInfo<StoreBackendFactory>& info) {
+  return info.param.name;
+}
+
+class StoreConformanceTest : public ::testing::TestWithParam<StoreBackendFactory> {
+ protected:
+  void SetUp() override;
+
+  // Destroys the current Store and opens a new one on the same data.
+  void Reopen();
+  // Commits `batch` and fails the test if that failed.
+  void MustCommit(const StoreBatch& batch);
+
+  std::unique_ptr<StoreTestBackend> backend_;
+  std::unique_ptr<Store> store_;
+};
+
+}  // namespace gf::testing

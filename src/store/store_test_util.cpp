@@ -1,0 +1,169 @@
+#include "store/store_test_util.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <sstream>
+#include <system_error>
+
+namespace gf::testing {
+namespace {
+
+// `s` quoted, with non-printable bytes as \xNN so that two different byte strings never print
+// alike.
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c >= 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+template <typename T, typename Fn>
+std::string Opt(const std::optional<T>& v, Fn&& show) {
+  return v.has_value() ? show(*v) : std::string("none");
+}
+
+std::string Ms(Time t) { return std::to_string(ToUnixMillis(t)); }
+
+}  // namespace
+
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::path(::testing::TempDir()) / "gf_store_XXXXXX").string();
+  char* made = ::mkdtemp(pattern.data());
+  if (made == nullptr) {
+    ADD_FAILURE() << "mkdtemp " << pattern << " failed";
+  }
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string DebugString(const Job& job) {
+  std::ostringstream o;
+  const JobSpec& s = job.spec;
+  o << "Job{id=" << job.id.value() << " uid=" << job.owner.uid << " gid=" << job.owner.gid
+    << " user=" << Quote(job.owner.user) << " name=" << Quote(s.name) << " argv=[";
+  for (const auto& a : s.argv) o << Quote(a) << ",";
+  o << "] workdir=" << Quote(s.workdir) << " env=[";
+  for (const auto& [k, v] : s.env) o << Quote(k) << "=" << Quote(v) << ",";
+  o << "] gpus=" << s.request.gpus
+    << " gpu_type=" << Opt(s.request.gpu_type, Quote)
+    << " priority=" << ToString(s.priority) << " team=" << Quote(s.team)
+    << " time_limit=" << Opt(s.time_limit, [](auto d) { return std::to_string(d.count()); })
+    << " state=" << ToString(job.state) << " allocation="
+    << Opt(job.allocation, [](const Allocation& a) {
+         std::string r = Quote(a.node.value()) + ":[";
+         for (const auto& g : a.gpus) r += Quote(g.value()) + ",";
+         return r + "]";
+       })
+    << " submit=" << Ms(job.submit_time) << " start=" << Opt(job.start_time, Ms)
+    << " end=" << Opt(job.end_time, Ms)
+    << " exit_code=" << Opt(job.exit_code, [](int c) { return std::to_string(c); })
+    << " reason=" << Quote(job.reason)
+    << " pid=" << Opt(job.pid, [](std::int64_t p) { return std::to_string(p); }) << "}";
+  return o.str();
+}
+
+std::string DebugString(const Node& node) {
+  std::ostringstream o;
+  o << "Node{name=" << Quote(node.name.value()) << " gpus=[";
+  for (const Gpu& g : node.gpus) {
+    o << "{" << g.index << " " << Quote(g.uuid.value()) << " " << Quote(g.model) << " "
+      << g.memory_mib << " " << ToString(g.health) << " " << Quote(g.health_cause) << "},";
+  }
+  o << "] cpus=" << node.cpus << " memory_mib=" << node.memory_mib << " labels={";
+  for (const auto& [k, v] : node.labels) o << Quote(k) << ":" << Quote(v) << ",";
+  o << "} state=" << ToString(node.state) << " backend=" << Quote(node.gpu_backend)
+    << " last_seen=" << Ms(node.last_seen) << "}";
+  return o.str();
+}
+
+std::string DebugString(const Event& e) {
+  std::ostringstream o;
+  o << "Event{seq=" << e.seq << " time=" << Ms(e.time)
+    << " job=" << Opt(e.job, [](JobId j) { return std::to_string(j.value()); })
+    << " kind=" << Quote(e.kind) << " actor=" << Quote(e.actor)
+    << " message=" << Quote(e.message) << "}";
+  return o.str();
+}
+
+Job MinimalJob(std::int64_t id, std::uint32_t uid) {
+  Job job;
+  job.id = JobId(id);
+  job.owner = Owner{uid, uid, "user" + std::to_string(uid)};
+  job.spec.name = "job" + std::to_string(id);
+  job.spec.argv = {"true"};
+  job.spec.workdir = "/tmp";
+  job.submit_time = FromUnixMillis(1'700'000'000'000 + id % 1'000'000);
+  return job;
+}
+
+Job FullJob(std::int64_t id) {
+  Job job = MinimalJob(id, 4242);
+  job.owner = Owner{4242, 100, "zoë"};
+  job.spec.name = "训练-ζ 🚀 run";
+  job.spec.argv = {"python3", "train.py", "--msg", "it's a \"quoted\" arg with spaces",
+                   "back\\slash", "new\nline\ttab", "", "ünï"};
+  job.spec.workdir = "/home/zoë/my project";
+  job.spec.env = {{"A", "1"}, {"EQ", "x=y=z"}, {"EMPTY", ""}, {"A", "dup keeps order"}};
+  job.spec.request = JobRequest{4, "H100-80GB"};
+  job.spec.priority = PriorityClass::kHigh;
+  job.spec.team = "vision";
+  job.spec.time_limit = std::chrono::seconds(3 * 24 * 3600);
+  job.state = JobState::kCompleted;
+  job.allocation = Allocation{NodeId("gpu-node-07"),
+                              {GpuUuid("GPU-aaaa-1"), GpuUuid("GPU-bbbb-2"),
+                               GpuUuid("GPU-cccc-3"), GpuUuid("GPU-dddd-4")}};
+  job.start_time = job.submit_time + Millis(1500);
+  job.end_time = job.submit_time + Millis(3'600'000);
+  job.exit_code = 137;
+  job.reason = "killed by signal 9 (out of memory)";
+  job.pid = 4'000'000'123;
+  return job;
+}
+
+Node SampleNode(const std::string& name, int gpus) {
+  Node node;
+  node.name = NodeId(name);
+  for (int i = 0; i < gpus; ++i) {
+    Gpu g;
+    g.index = i;
+    g.uuid = GpuUuid("GPU-" + name + "-" + std::to_string(i));
+    g.model = "H100-80GB";
+    g.memory_mib = 81'559;
+    node.gpus.push_back(g);
+  }
+  node.cpus = 96;
+  node.memory_mib = 1'048'576;
+  node.labels = {{"rack", "r12"}, {"zone", "eu-west"}};
+  node.gpu_backend = "sim:" + std::to_string(gpus) + "xH100-80GB";
+  node.last_seen = FromUnixMillis(1'700'000'100'000);
+  return node;
+}
+
+Event SampleEvent(std::optional<JobId> job, const std::string& kind) {
+  Event e;
+  e.time = FromUnixMillis(1'700'000'200'000);
+  e.job = job;
+  e.kind = kind;
+  e.actor = "scheduler";
+  e.message = kind + " happened";
+  return e;
+}
+
+}  // namespace gf::testing

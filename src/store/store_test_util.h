@@ -1,0 +1,42 @@
+// Helpers for the store tests: a temporary folder, sample values, and canonical text forms of
+// Job, Node and Event that compare every field (Job has no operator==) and print readably when
+// a test fails. Test-only; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "model/event.h"
+#include "model/job.h"
+#include "model/node.h"
+
+namespace gf::testing {
+
+// A fresh folder under the test's temporary directory, removed with everything in it when the
+// object is destroyed.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Every field, in declaration order; strings quoted with their bytes escaped.
+std::string DebugString(const Job& job);
+std::string DebugString(const Node& node);
+std::string DebugString(const Event& event);
+
+// A plain pending job with its optional fields empty.
+Job MinimalJob(std::int64_t id, std::uint32_t uid = 1000);
+// A job with every optional field set, unicode text and awkward argv/env.
+Job FullJob(std::int64_t id);
+Node SampleNode(const std::string& name, int gpus);
+Event SampleEvent(std::optional<JobId> job, const std::string& kind);
+
+}  // namespace gf::testing

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Bad input: a clear error naming the field and the fix, a non-zero exit, nothing stored.
+source "$(dirname "$0")/lib.sh"
+start_up
+
+expect_error() {  # expect_error PATTERN ARGS...
+  local pattern=$1; shift
+  if gf "$@" >"$WORK/out" 2>&1; then fail "accepted: gpufleet $*"; fi
+  grep -qE -- "$pattern" "$WORK/out" || fail "gpufleet $*: message '$(cat "$WORK/out")' lacks '$pattern'"
+  echo "  rejected gpufleet $*: $(head -n1 "$WORK/out")"
+}
+expect_error "--gpus.*whole number" submit --gpus abc -- true
+expect_error "--gpus.*whole number" submit --gpus -1 -- true
+expect_error "gpus.*largest node has 4" submit --gpus 99 -- true
+expect_error "gpu-type.*H100-80GB" submit --gpu-type V100 -- true
+expect_error "--time.*use e.g." submit --time soon -- true
+expect_error "--priority.*high, normal or low" submit --priority urgent -- true
+expect_error "--env" submit --env NOEQUALS -- true
+expect_error "command" submit --gpus 1
+expect_error "--gpuz" submit --gpuz 1 -- true
+expect_error "not a job id" cancel abc
+expect_error "not found" cancel 999
+[ "$(gf queue --all --json | jq '.jobs | length')" = 0 ] || fail "a rejected submission was stored"
+ok "bad input rejected with named fields; nothing stored"
+
+GPUFLEET_SOCKET=$WORK/nothing.sock
+if gf queue 2>"$WORK/err"; then fail "queue without a server succeeded"; fi
+grep -q "cannot reach gpufleet" "$WORK/err" || fail "unreachable message: $(cat "$WORK/err")"
+ok "unreachable server: $(cat "$WORK/err")"

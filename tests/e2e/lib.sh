@@ -1,0 +1,72 @@
+# Shared harness of the end-to-end tests: each test starts a real `gpufleet up` on simulated
+# GPUs in a temp dir and drives it with the real CLI. Sourced by the test scripts.
+# Waits poll with a deadline; nothing sleeps for a fixed time to let something happen.
+set -euo pipefail
+
+GPUFLEET=${GPUFLEET:?set GPUFLEET to the gpufleet binary}
+WORK=$(mktemp -d /tmp/gf-e2e.XXXXXX)
+chmod 755 "$WORK"  # a second user must reach the socket in it
+export GPUFLEET_SOCKET=$WORK/gpufleet.sock
+UP_PID=""
+SKIP=77  # ctest SKIP_RETURN_CODE
+
+fail() {
+  echo "FAIL: $*" >&2
+  echo "--- gpufleet up log:" >&2
+  tail -n 40 "$WORK/up.log" >&2 || true
+  exit 1
+}
+
+ok() { echo "ok: $*"; }
+
+cleanup() {
+  if [ -n "$UP_PID" ]; then kill "$UP_PID" 2>/dev/null || true; wait "$UP_PID" 2>/dev/null || true; fi
+  # Any job process left behind would be a bug the test already reported; do not leak it.
+  for f in "$WORK"/data/jobs/*/shim.pid; do
+    [ -f "$f" ] && kill -9 "$(head -c 20 "$f" | tr -dc 0-9)" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# wait_for DESCRIPTION CMD...: polls CMD until it succeeds, for at most 30 s.
+wait_for() {
+  local desc=$1; shift
+  local deadline=$((SECONDS + 30))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || fail "timed out waiting for $desc"
+    sleep 0.05
+  done
+}
+
+gf() { "$GPUFLEET" "$@"; }
+
+start_up() {
+  "$GPUFLEET" up --gpus sim:4xH100-80GB --data-dir "$WORK/data" --listen-socket "$GPUFLEET_SOCKET" \
+    --port 0 --kill-grace 2 --node-name e2e-node >>"$WORK/up.log" 2>&1 &
+  UP_PID=$!
+  wait_for "gpufleet up to answer" "$GPUFLEET" nodes
+}
+
+stop_up_hard() {
+  kill -9 "$UP_PID"
+  wait "$UP_PID" 2>/dev/null || true
+  UP_PID=""
+}
+
+job_field() { gf show --json "$1" | jq -r ".$2"; }
+job_state() { job_field "$1" state; }
+state_is() { [ "$(job_state "$1")" = "$2" ]; }
+
+# submit ARGS...: prints the new job's id.
+submit() { gf submit --json "$@" | jq -r .id; }
+
+pid_alive() { kill -0 "$1" 2>/dev/null; }
+
+# A pid that is alive and not a zombie.
+pid_running() {
+  [ -r "/proc/$1/stat" ] || return 1
+  local state
+  state=$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)
+  [ "$state" != "Z" ]
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Submitting: GPUs in CUDA_VISIBLE_DEVICES, logs, exit codes, script directives.
+source "$(dirname "$0")/lib.sh"
+start_up
+
+id=$(submit --gpus 2 -- sh -c 'echo $CUDA_VISIBLE_DEVICES; echo GPUFLEET_JOB_ID=$GPUFLEET_JOB_ID; echo oops >&2')
+wait_for "job $id to complete" state_is "$id" COMPLETED
+out=$(gf logs "$id")
+visible=$(echo "$out" | head -n1)
+[ "$(echo "$visible" | tr ',' '\n' | wc -l)" = 2 ] || fail "CUDA_VISIBLE_DEVICES='$visible', want two UUIDs"
+alloc=$(gf show --json "$id" | jq -r '.gpu_uuids | join(",")')
+[ "$visible" = "$alloc" ] || fail "CUDA_VISIBLE_DEVICES '$visible' != allocation '$alloc'"
+for uuid in $(echo "$visible" | tr ',' ' '); do
+  gf gpus --json | jq -e --arg u "$uuid" '.gpus[] | select(.gpu.uuid == $u)' >/dev/null ||
+    fail "$uuid is not a GPU of this node"
+done
+echo "$out" | grep -qx "GPUFLEET_JOB_ID=$id" || fail "GPUFLEET_JOB_ID missing: $out"
+[ "$(gf logs --stderr "$id")" = "oops" ] || fail "stderr log wrong"
+[ "$(job_field "$id" exit_code)" = 0 ] || fail "exit code of a successful job"
+ok "two UUIDs in CUDA_VISIBLE_DEVICES ($visible), logs and exit code 0"
+
+id=$(submit --gpus 0 -- sh -c 'exit 3')
+wait_for "job $id to fail" state_is "$id" FAILED
+[ "$(job_field "$id" exit_code)" = 3 ] || fail "exit code 3 not recorded"
+ok "exit 3 -> FAILED with exit code 3"
+
+id=$(submit --gpus 0 -- /no/such/program)
+wait_for "job $id to fail" state_is "$id" FAILED
+[ "$(job_field "$id" exit_code)" = 127 ] || fail "missing program: exit code $(job_field "$id" exit_code)"
+ok "missing program -> FAILED 127: $(job_field "$id" reason)"
+
+script=$WORK/job.sh
+printf '#!/bin/sh\n#GPUFLEET --gpus=3 --time=10m\n#GPUFLEET --name directive-job\necho "args: $*"\n' >"$script"
+id=$(submit --name from-cli "$script" one two)
+wait_for "script job $id" state_is "$id" COMPLETED
+[ "$(gf show --json "$id" | jq '.gpu_uuids | length')" = 3 ] || fail "#GPUFLEET --gpus=3 ignored"
+[ "$(job_field "$id" name)" = from-cli ] || fail "command line should override #GPUFLEET --name"
+[ "$(job_field "$id" time_limit_s)" = 600 ] || fail "#GPUFLEET --time=10m ignored"
+[ "$(gf logs "$id")" = "args: one two" ] || fail "script args: $(gf logs "$id")"
+ok "script with #GPUFLEET directives"
+
+gf queue --all | grep -q "directive-job\|from-cli" || fail "queue --all misses finished jobs"
+gf queue | grep -q COMPLETED && fail "queue without --all lists finished jobs"
+ok "queue"
