@@ -1,16 +1,16 @@
 #include "executor/cgroup.h"
 
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <string>
+
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <sstream>
-#include <string>
 
 #include "executor/job_files.h"
 
@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 // cgroup control files are written with one write(2) each; O_TRUNC/rename make no sense there.
 bool WriteControl(const fs::path& file, const std::string& value) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0)
+    return false;
   bool ok = ::write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
   ::close(fd);
   return ok;
@@ -31,7 +32,8 @@ bool WriteControl(const fs::path& file, const std::string& value) {
 // Enables what `dir` offers of cpu, memory and pids for its children. One controller at a time:
 // a write naming a controller the parent lacks fails as a whole.
 void EnableControllers(const fs::path& dir) {
-  for (const char* c : {"+cpu", "+memory", "+pids"}) WriteControl(dir / "cgroup.subtree_control", c);
+  for (const char* c : {"+cpu", "+memory", "+pids"})
+    WriteControl(dir / "cgroup.subtree_control", c);
 }
 
 Status MakeDir(const fs::path& dir) {
@@ -45,8 +47,10 @@ Status MakeDir(const fs::path& dir) {
 
 bool JobCgroup::Available(const fs::path& root) {
   struct statfs fs_info {};
-  if (::statfs(root.c_str(), &fs_info) != 0) return false;
-  if (static_cast<unsigned long>(fs_info.f_type) != CGROUP2_SUPER_MAGIC) return false;
+  if (::statfs(root.c_str(), &fs_info) != 0)
+    return false;
+  if (static_cast<unsigned long>(fs_info.f_type) != CGROUP2_SUPER_MAGIC)
+    return false;
   return ::access(root.c_str(), W_OK) == 0 && ::access((root / "cgroup.procs").c_str(), W_OK) == 0;
 }
 
@@ -55,7 +59,8 @@ fs::path JobCgroup::PathFor(JobId job, const fs::path& root) {
 }
 
 Result<JobCgroup> JobCgroup::Create(JobId job, const fs::path& root) {
-  if (!Available(root)) return Unavailable(root.string() + " is not a writable cgroup2 mount");
+  if (!Available(root))
+    return Unavailable(root.string() + " is not a writable cgroup2 mount");
   fs::path dir = PathFor(job, root);
   EnableControllers(root);
   GF_TRY(MakeDir(dir.parent_path()));
@@ -66,23 +71,28 @@ Result<JobCgroup> JobCgroup::Create(JobId job, const fs::path& root) {
 
 Result<int> JobCgroup::OpenProcs() const {
   int fd = ::open((dir_ / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open " + (dir_ / "cgroup.procs").string() + ": " + std::strerror(errno));
+  if (fd < 0)
+    return IoError("cannot open " + (dir_ / "cgroup.procs").string() + ": " + std::strerror(errno));
   return fd;
 }
 
 std::vector<pid_t> JobCgroup::Pids() const {
   std::vector<pid_t> pids;
   Result<std::string> text = ReadWholeFile(dir_ / "cgroup.procs");
-  if (!text.ok()) return pids;
+  if (!text.ok())
+    return pids;
   std::istringstream in(*text);
   pid_t pid = 0;
-  while (in >> pid) pids.push_back(pid);
+  while (in >> pid)
+    pids.push_back(pid);
   return pids;
 }
 
 void JobCgroup::Signal(int sig) const {
-  if (sig == SIGKILL && WriteControl(dir_ / "cgroup.kill", "1")) return;
-  for (pid_t pid : Pids()) ::kill(pid, sig);
+  if (sig == SIGKILL && WriteControl(dir_ / "cgroup.kill", "1"))
+    return;
+  for (pid_t pid : Pids())
+    ::kill(pid, sig);
 }
 
 Status JobCgroup::Remove() const {

@@ -10,10 +10,10 @@
 // it. Not thread-safe (one shim, one thread).
 #pragma once
 
-#include <sys/types.h>
-
 #include <filesystem>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "core/ids.h"
 #include "core/result.h"

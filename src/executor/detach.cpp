@@ -1,16 +1,16 @@
 #include "executor/detach.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace gf::exec {
 namespace {
@@ -33,7 +33,8 @@ void Send(int fd, Report kind, std::int32_t value) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+    if (sig != SIGKILL && sig != SIGSTOP)
+      ::sigaction(sig, &dfl, nullptr);
   }
   sigset_t none;
   ::sigemptyset(&none);
@@ -63,7 +64,8 @@ void Send(int fd, Report kind, std::int32_t value) {
     Send(report, Report::kForkFailed, errno);
     ::_exit(1);
   }
-  if (pid == 0) ExecDaemon(argv, devnull, log, report);
+  if (pid == 0)
+    ExecDaemon(argv, devnull, log, report);
   Send(report, Report::kPid, pid);
   ::_exit(0);
 }
@@ -78,20 +80,24 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
                             const std::filesystem::path& log_path) {
   std::vector<std::string> storage = argv;
   std::vector<char*> cargv;
-  for (std::string& a : storage) cargv.push_back(a.data());
+  for (std::string& a : storage)
+    cargv.push_back(a.data());
   cargv.push_back(nullptr);
   int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (log < 0) return StepError(("open " + log_path.string()).c_str(), errno);
+  if (log < 0)
+    return StepError(("open " + log_path.string()).c_str(), errno);
   int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   int report[2];
   if (devnull < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
     int err = errno;
     ::close(log);
-    if (devnull >= 0) ::close(devnull);
+    if (devnull >= 0)
+      ::close(devnull);
     return StepError("pipe", err);
   }
   pid_t mid = ::fork();
-  if (mid == 0) Intermediate(cargv.data(), devnull, log, report[1]);
+  if (mid == 0)
+    Intermediate(cargv.data(), devnull, log, report[1]);
   int fork_errno = errno;
   ::close(report[1]);
   ::close(devnull);
@@ -108,16 +114,24 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
   Message m;
   ssize_t n;
   while ((n = ::read(report[0], &m, sizeof m)) != 0) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n != static_cast<ssize_t>(sizeof m)) break;
-    if (m.kind == Report::kPid) daemon = m.value;
-    if (m.kind == Report::kSetsidFailed) error = StepError("setsid", m.value);
-    if (m.kind == Report::kForkFailed) error = StepError("fork", m.value);
-    if (m.kind == Report::kExecFailed) error = StepError(("exec " + argv[0]).c_str(), m.value);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n != static_cast<ssize_t>(sizeof m))
+      break;
+    if (m.kind == Report::kPid)
+      daemon = m.value;
+    if (m.kind == Report::kSetsidFailed)
+      error = StepError("setsid", m.value);
+    if (m.kind == Report::kForkFailed)
+      error = StepError("fork", m.value);
+    if (m.kind == Report::kExecFailed)
+      error = StepError(("exec " + argv[0]).c_str(), m.value);
   }
   ::close(report[0]);
-  if (error) return *error;
-  if (!daemon) return IoError("cannot start the supervisor: no pid reported");
+  if (error)
+    return *error;
+  if (!daemon)
+    return IoError("cannot start the supervisor: no pid reported");
   return *daemon;
 }
 

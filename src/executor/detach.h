@@ -5,11 +5,11 @@
 // calls before exec).
 #pragma once
 
-#include <sys/types.h>
-
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "core/result.h"
 

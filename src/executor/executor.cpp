@@ -1,16 +1,16 @@
 #include "executor/executor.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <system_error>
 #include <thread>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include "executor/cgroup.h"
 #include "executor/detach.h"
@@ -32,7 +32,8 @@ bool Exists(const fs::path& p) {
 }
 
 Status ValidateLaunch(const LaunchSpec& spec) {
-  if (spec.job.value() <= 0) return InvalidArgument("job id must be positive");
+  if (spec.job.value() <= 0)
+    return InvalidArgument("job id must be positive");
   if (spec.argv.empty() || spec.argv[0].empty()) {
     return InvalidArgument("job " + std::to_string(spec.job.value()) + ": argv is empty");
   }
@@ -41,9 +42,10 @@ Status ValidateLaunch(const LaunchSpec& spec) {
                            ": workdir must be an absolute path, got '" + spec.workdir + "'");
   }
   for (const auto& [name, value] : spec.env) {
-    if (name.empty() || name.find('=') != std::string::npos || name.find('\0') != std::string::npos) {
-      return InvalidArgument("job " + std::to_string(spec.job.value()) + ": bad environment name '" +
-                             name + "'");
+    if (name.empty() || name.find('=') != std::string::npos ||
+        name.find('\0') != std::string::npos) {
+      return InvalidArgument("job " + std::to_string(spec.job.value()) +
+                             ": bad environment name '" + name + "'");
     }
   }
   uid_t self = ::geteuid();
@@ -56,21 +58,25 @@ Status ValidateLaunch(const LaunchSpec& spec) {
 }
 
 std::optional<JobId> ParseJobDirName(const std::string& name) {
-  if (name.empty() || name.size() > 18 ||
-      !std::all_of(name.begin(), name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+  if (name.empty() || name.size() > 18 || !std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
     return std::nullopt;
   }
   std::int64_t id = std::stoll(name);
-  if (id <= 0) return std::nullopt;
+  if (id <= 0)
+    return std::nullopt;
   return JobId(id);
 }
 
 // The last bytes of shim.log, for an error message about a shim that did not start.
 std::string ShimLogTail(const fs::path& dir) {
   Result<std::string> text = exec::ReadWholeFile(dir / exec::kShimLogFile);
-  if (!text.ok() || text->empty()) return "";
+  if (!text.ok() || text->empty())
+    return "";
   std::string tail = text->size() > 400 ? text->substr(text->size() - 400) : *text;
-  while (!tail.empty() && tail.back() == '\n') tail.pop_back();
+  while (!tail.empty() && tail.back() == '\n')
+    tail.pop_back();
   return "; shim.log: " + tail;
 }
 
@@ -82,14 +88,18 @@ std::string ShimLogTail(const fs::path& dir) {
 // of that id has members).
 void KillOrphans(const fs::path& dir) {
   Result<exec::PidRecord> main = exec::ReadPidRecord(dir / exec::kJobPidFile);
-  if (!main.ok()) return;
+  if (!main.ok())
+    return;
   auto id = static_cast<pid_t>(main->pid);
   std::optional<exec::ProcStat> now = exec::ReadProcStat(id);
-  if (now && now->start_time != main->start_time) return;  // the number was reused
+  if (now && now->start_time != main->start_time)
+    return;                                  // the number was reused
   for (int round = 0; round < 3; ++round) {  // repeated: members may fork while being killed
     std::vector<exec::ProcStat> members = exec::ProcessesInGroupOrSession(id);
-    if (members.empty()) break;
-    for (const exec::ProcStat& p : members) ::kill(p.pid, SIGKILL);
+    if (members.empty())
+      break;
+    for (const exec::ProcStat& p : members)
+      ::kill(p.pid, SIGKILL);
   }
 }
 
@@ -109,9 +119,13 @@ Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock)
   fs::create_directories(run_dir_, ec);  // a failure shows up as Launch's error
 }
 
-void Executor::SetCgroupRoot(fs::path root) { cgroup_root_ = std::move(root); }
+void Executor::SetCgroupRoot(fs::path root) {
+  cgroup_root_ = std::move(root);
+}
 
-fs::path Executor::JobDir(JobId job) const { return run_dir_ / std::to_string(job.value()); }
+fs::path Executor::JobDir(JobId job) const {
+  return run_dir_ / std::to_string(job.value());
+}
 
 LogPaths Executor::Logs(JobId job) const {
   return {JobDir(job) / exec::kStdoutFile, JobDir(job) / exec::kStderrFile};
@@ -132,8 +146,8 @@ Result<std::int64_t> Executor::Launch(const LaunchSpec& spec) {
 }
 
 Result<pid_t> Executor::StartShim(const LaunchSpec& spec, const fs::path& dir) {
-  GF_TRY(exec::WriteFileAtomic(dir / exec::kSpecFile,
-                               exec::SpecToJson({spec, cgroup_root_.string()}), 0600));
+  GF_TRY(exec::WriteFileAtomic(
+      dir / exec::kSpecFile, exec::SpecToJson({spec, cgroup_root_.string()}), 0600));
   for (std::string_view name : {exec::kStdoutFile, exec::kStderrFile}) {
     GF_ASSIGN_OR_RETURN(int fd, exec::OpenLogFile(dir / name, spec.owner));
     ::close(fd);
@@ -152,20 +166,23 @@ Status Executor::PrepareJobDir(JobId job) {
     Result<exec::PidRecord> shim = exec::ReadPidRecord(dir / exec::kShimPidFile);
     if (!Exists(dir / exec::kExitFile) && shim.ok() && exec::IsAlive(*shim)) {
       return MakeError(ErrorCode::kAlreadyExists,
-                       "job " + std::to_string(job.value()) + " is already running here (shim pid " +
-                           std::to_string(shim->pid) + ")");
+                       "job " + std::to_string(job.value()) +
+                           " is already running here (shim pid " + std::to_string(shim->pid) + ")");
     }
     fs::path old = dir;
     old += "." + std::to_string(ToUnixMillis(clock_.Now()));
     fs::rename(dir, old, ec);
-    if (ec) return IoError("cannot move aside " + dir.string() + ": " + ec.message());
+    if (ec)
+      return IoError("cannot move aside " + dir.string() + ": " + ec.message());
     tracked_.erase(job);
   }
   if (!fs::create_directory(dir, ec) || ec) {
     return IoError("cannot create " + dir.string() + ": " + (ec ? ec.message() : "exists"));
   }
-  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec, ec);
+  fs::permissions(dir,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
+                  ec);
   return OkStatus();
 }
 
@@ -189,29 +206,37 @@ Result<std::int64_t> Executor::WaitForStart(JobId job, pid_t shim_pid) {
       return Unavailable("job " + std::to_string(job.value()) +
                          ": the supervisor exited before starting the job" + ShimLogTail(dir));
     }
-    if (std::chrono::steady_clock::now() > deadline) break;
+    if (std::chrono::steady_clock::now() > deadline)
+      break;
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::milliseconds(20));
   }
   // A shim that hangs must not start the job later behind the agent's back.
   ::kill(shim_pid, SIGKILL);
-  exec::ExitRecord rec{kSupervisorDiedExitCode, std::nullopt, ToUnixMillis(clock_.Now()),
+  exec::ExitRecord rec{kSupervisorDiedExitCode,
+                       std::nullopt,
+                       ToUnixMillis(clock_.Now()),
                        "failed to start: the supervisor did not start the job in time"};
   (void)exec::WriteExitRecord(dir / exec::kExitFile, rec);
   (void)exec::WriteFileAtomic(dir / exec::kReportedFile, "");
-  return Unavailable("job " + std::to_string(job.value()) + ": the supervisor did not start the job within " +
+  return Unavailable("job " + std::to_string(job.value()) +
+                     ": the supervisor did not start the job within " +
                      std::to_string(kStartDeadline.count()) + "s" + ShimLogTail(dir));
 }
 
 Status Executor::Kill(JobId job, std::chrono::seconds grace, const std::string& cause) {
   auto it = tracked_.find(job);
-  if (it == tracked_.end()) return NotFound("job " + std::to_string(job.value()) + " is not running here");
-  if (grace.count() < 0) return InvalidArgument("kill grace must not be negative");
+  if (it == tracked_.end())
+    return NotFound("job " + std::to_string(job.value()) + " is not running here");
+  if (grace.count() < 0)
+    return InvalidArgument("kill grace must not be negative");
   fs::path dir = JobDir(job);
-  if (it->second.exit_reported || Exists(dir / exec::kExitFile)) return OkStatus();
+  if (it->second.exit_reported || Exists(dir / exec::kExitFile))
+    return OkStatus();
   GF_TRY(exec::WriteKillRequest(dir / exec::kKillFile, {grace, cause}));
   // Only signal the pid if it is still our shim; a dead shim is reported by Poll.
-  if (!ShimAlive(it->second)) return OkStatus();
+  if (!ShimAlive(it->second))
+    return OkStatus();
   if (::kill(static_cast<pid_t>(it->second.shim_pid), SIGTERM) != 0 && errno != ESRCH) {
     return IoError("cannot signal the supervisor of job " + std::to_string(job.value()) + ": " +
                    std::strerror(errno));
@@ -222,7 +247,8 @@ Status Executor::Kill(JobId job, std::chrono::seconds grace, const std::string& 
 std::vector<JobExit> Executor::Poll() {
   std::vector<JobExit> out;
   for (auto& [job, t] : tracked_) {
-    if (t.exit_reported) continue;
+    if (t.exit_reported)
+      continue;
     if (std::optional<JobExit> e = CheckExit(job, t)) {
       out.push_back(std::move(*e));
       t.exit_reported = true;
@@ -234,14 +260,19 @@ std::vector<JobExit> Executor::Poll() {
 std::optional<JobExit> Executor::CheckExit(JobId job, const Tracked& t) {
   fs::path exit_path = JobDir(job) / exec::kExitFile;
   if (!Exists(exit_path)) {
-    if (ShimAlive(t)) return std::nullopt;
+    if (ShimAlive(t))
+      return std::nullopt;
     // The shim writes exit.json before it exits, so once it is gone the file is there or never
     // will be.
-    if (!Exists(exit_path)) return OnShimDied(job);
+    if (!Exists(exit_path))
+      return OnShimDied(job);
   }
   Result<exec::ExitRecord> r = exec::ReadExitRecord(exit_path);
   if (!r.ok()) {
-    return JobExit{job, kSupervisorDiedExitCode, std::nullopt, clock_.Now(),
+    return JobExit{job,
+                   kSupervisorDiedExitCode,
+                   std::nullopt,
+                   clock_.Now(),
                    "exit record unreadable: " + r.error().message};
   }
   return JobExit{job, r->exit_code, r->signal, FromUnixMillis(r->end_ms), r->cause};
@@ -276,9 +307,11 @@ std::vector<RecoveredJob> Executor::Recover() {
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(run_dir_, ec)) {
     std::optional<JobId> job = ParseJobDirName(entry.path().filename().string());
-    if (!job || !entry.is_directory(ec) || Exists(entry.path() / exec::kReportedFile)) continue;
+    if (!job || !entry.is_directory(ec) || Exists(entry.path() / exec::kReportedFile))
+      continue;
     Tracked t;
-    if (Result<exec::PidRecord> rec = exec::ReadPidRecord(entry.path() / exec::kShimPidFile); rec.ok()) {
+    if (Result<exec::PidRecord> rec = exec::ReadPidRecord(entry.path() / exec::kShimPidFile);
+        rec.ok()) {
       t.shim_pid = rec->pid;
       t.shim_start_time = rec->start_time;
     }
@@ -287,15 +320,19 @@ std::vector<RecoveredJob> Executor::Recover() {
     bool running = !Exists(entry.path() / exec::kExitFile) && ShimAlive(it->second);
     out.push_back({*job, it->second.shim_pid, running});
   }
-  std::sort(out.begin(), out.end(), [](const RecoveredJob& a, const RecoveredJob& b) { return a.job < b.job; });
+  std::sort(out.begin(), out.end(), [](const RecoveredJob& a, const RecoveredJob& b) {
+    return a.job < b.job;
+  });
   return out;
 }
 
 Status Executor::Acknowledge(JobId job) {
   auto it = tracked_.find(job);
-  if (it == tracked_.end()) return NotFound("job " + std::to_string(job.value()) + " is not known here");
+  if (it == tracked_.end())
+    return NotFound("job " + std::to_string(job.value()) + " is not known here");
   if (!it->second.exit_reported) {
-    return FailedPrecondition("job " + std::to_string(job.value()) + ": its exit has not been reported yet");
+    return FailedPrecondition("job " + std::to_string(job.value()) +
+                              ": its exit has not been reported yet");
   }
   return exec::WriteFileAtomic(JobDir(job) / exec::kReportedFile, "", 0644);
 }
@@ -308,7 +345,8 @@ Status Executor::Remove(JobId job) {
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (ec) return IoError("cannot remove " + dir.string() + ": " + ec.message());
+  if (ec)
+    return IoError("cannot remove " + dir.string() + ": " + ec.message());
   tracked_.erase(job);
   return OkStatus();
 }

@@ -28,8 +28,6 @@
 // holds no processes: destroying it leaves every job and shim running.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -38,6 +36,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "core/clock.h"
 #include "core/ids.h"
@@ -48,11 +48,11 @@ namespace gf {
 
 struct LaunchSpec {
   JobId job;
-  Owner owner;                     // the job runs as owner.uid/gid with owner's groups
-  std::vector<std::string> argv;   // argv[0] is looked up in the job's PATH
-  std::string workdir;             // absolute; the job starts there
+  Owner owner;                    // the job runs as owner.uid/gid with owner's groups
+  std::vector<std::string> argv;  // argv[0] is looked up in the job's PATH
+  std::string workdir;            // absolute; the job starts there
   std::vector<std::pair<std::string, std::string>> env;  // added to the base environment
-  std::vector<GpuUuid> gpus;       // CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, by UUID
+  std::vector<GpuUuid> gpus;  // CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, by UUID
 };
 
 // The exit code reported when the shim died and the job's own status is unknown.
@@ -60,18 +60,18 @@ inline constexpr int kSupervisorDiedExitCode = -1;
 
 struct JobExit {
   JobId job;
-  int exit_code = 0;               // the command's status; 128+N when killed by signal N;
-                                   // 127 not found, 126 could not start; -1 supervisor died
-  std::optional<int> signal;       // the signal that ended it, if any
+  int exit_code = 0;          // the command's status; 128+N when killed by signal N;
+                              // 127 not found, 126 could not start; -1 supervisor died
+  std::optional<int> signal;  // the signal that ended it, if any
   Time end_time{};
-  std::string cause;               // "exited with 0", "cancelled by alice: killed with SIGKILL
-                                   // after 10s grace", "failed to start: ...", ...
+  std::string cause;  // "exited with 0", "cancelled by alice: killed with SIGKILL
+                      // after 10s grace", "failed to start: ...", ...
 };
 
 struct RecoveredJob {
   JobId job;
-  std::int64_t shim_pid = 0;       // 0 when the shim never recorded itself
-  bool still_running = false;      // false: it ended while nobody watched; Poll reports its exit
+  std::int64_t shim_pid = 0;   // 0 when the shim never recorded itself
+  bool still_running = false;  // false: it ended while nobody watched; Poll reports its exit
 };
 
 struct LogPaths {

@@ -2,15 +2,6 @@
 // Waiting is always polling with a deadline, never a fixed sleep.
 #include "executor/executor.h"
 
-#include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
-#include <signal.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -22,8 +13,16 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "executor/cgroup.h"
 #include "executor/job_files.h"
@@ -43,7 +42,8 @@ constexpr std::chrono::seconds kDeadline{20};
 bool WaitUntil(const std::function<bool()>& done, std::chrono::seconds limit = kDeadline) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
@@ -60,11 +60,14 @@ std::vector<pid_t> ReadPids(const fs::path& p) {
   std::vector<pid_t> pids;
   std::ifstream in(p);
   pid_t pid = 0;
-  while (in >> pid) pids.push_back(pid);
+  while (in >> pid)
+    pids.push_back(pid);
   return pids;
 }
 
-bool PidExists(pid_t pid) { return fs::exists("/proc/" + std::to_string(pid)); }
+bool PidExists(pid_t pid) {
+  return fs::exists("/proc/" + std::to_string(pid));
+}
 
 class ExecutorTest : public ::testing::Test {
  protected:
@@ -82,12 +85,15 @@ class ExecutorTest : public ::testing::Test {
   void TearDown() override {
     // Leave no process behind, whatever the test did.
     for (const RecoveredJob& r : executor_->Recover()) {
-      if (r.still_running) (void)executor_->Kill(r.job, std::chrono::seconds(0), "test teardown");
+      if (r.still_running)
+        (void)executor_->Kill(r.job, std::chrono::seconds(0), "test teardown");
     }
     for (JobId job : launched_) {
-      if (!exits_.count(job)) (void)executor_->Kill(job, std::chrono::seconds(0), "test teardown");
+      if (!exits_.count(job))
+        (void)executor_->Kill(job, std::chrono::seconds(0), "test teardown");
     }
-    for (JobId job : launched_) WaitExit(job);
+    for (JobId job : launched_)
+      WaitExit(job);
     fs::remove_all(root_);
   }
 
@@ -112,11 +118,13 @@ class ExecutorTest : public ::testing::Test {
   // Polls the executor until `job` has exited; every exit seen is kept in exits_.
   std::optional<JobExit> WaitExit(JobId job) {
     WaitUntil([&] {
-      for (JobExit& e : executor_->Poll()) exits_[e.job] = e;
+      for (JobExit& e : executor_->Poll())
+        exits_[e.job] = e;
       return exits_.count(job) > 0;
     });
     auto it = exits_.find(job);
-    if (it == exits_.end()) return std::nullopt;
+    if (it == exits_.end())
+      return std::nullopt;
     return it->second;
   }
 
@@ -175,10 +183,11 @@ TEST_F(ExecutorTest, SetsCleanEnvironmentGpusAndWorkdir) {
   spec.env = {{"FOO", "bar baz"}, {"CUDA_VISIBLE_DEVICES", "all"}};  // the fence wins
   spec.gpus = {GpuUuid("GPU-1111"), GpuUuid("GPU-2222")};
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);
-  EXPECT_EQ(Stdout(spec.job), std::to_string(spec.job.value()) +
-                                  "|GPU-1111,GPU-2222|GPU-1111,GPU-2222|bar baz|"
-                                  "/usr/local/bin:/usr/bin:/bin|unset\n" +
-                                  (work_ / "sub").string() + "\n");
+  EXPECT_EQ(Stdout(spec.job),
+            std::to_string(spec.job.value()) +
+                "|GPU-1111,GPU-2222|GPU-1111,GPU-2222|bar baz|"
+                "/usr/local/bin:/usr/bin:/bin|unset\n" +
+                (work_ / "sub").string() + "\n");
   ::unsetenv("GF_EXEC_TEST_LEAK");
 }
 
@@ -217,7 +226,19 @@ TEST_F(ExecutorTest, RejectsInvalidSpecsAndUnknownJobs) {
   LaunchSpec bad_env = Shell("true");
   bad_env.env = {{"A=B", "c"}};
   EXPECT_EQ(executor_->Launch(bad_env).error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(executor_->Kill(JobId(999), std::chrono::seconds(1), "x").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(executor_->Kill(JobId(999), std::chrono::seconds(1), "x").error().code,
+            ErrorCode::kNotFound);
+}
+
+TEST_F(ExecutorTest, MissingShimBinaryFailsLaunchAndLeavesNoFolder) {
+  Executor broken(run_dir_, root_ / "no-such-shim", clock_);
+  LaunchSpec spec = Shell("true");
+  Result<std::int64_t> pid = broken.Launch(spec);
+  ASSERT_FALSE(pid.ok());
+  EXPECT_EQ(pid.error().code, ErrorCode::kIo);
+  EXPECT_THAT(pid.error().message, HasSubstr("No such file or directory"));
+  EXPECT_FALSE(fs::exists(broken.JobDir(spec.job)));
+  EXPECT_TRUE(broken.Recover().empty());
 }
 
 TEST_F(ExecutorTest, SameJobTwiceWhileRunningIsRefusedAfterwardsRequeueWorks) {
@@ -233,16 +254,26 @@ TEST_F(ExecutorTest, SameJobTwiceWhileRunningIsRefusedAfterwardsRequeueWorks) {
 }
 
 TEST_F(ExecutorTest, ShimIsDetachedFromTheCaller) {
+  // An fd the caller leaks on purpose (no O_CLOEXEC), like an agent's socket.
+  fs::path marker = root_ / "inherited-marker";
+  int leaked = ::open(marker.c_str(), O_WRONLY | O_CREAT, 0600);
+  ASSERT_GE(leaked, 0);
   LaunchSpec spec = Shell("while [ ! -e go ]; do sleep 0.02; done");
   std::int64_t shim = LaunchOk(spec);
+  ::close(leaked);
   std::optional<exec::ProcStat> st = exec::ReadProcStat(static_cast<pid_t>(shim));
   ASSERT_TRUE(st.has_value());
   EXPECT_NE(st->ppid, ::getpid());
   EXPECT_NE(::getsid(static_cast<pid_t>(shim)), ::getsid(0));
-  // Its fds: 0-2 and its signalfd only; nothing of ours.
-  int fds = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/" + std::to_string(shim) + "/fd")) ++fds;
-  EXPECT_LE(fds, 4);
+  Result<exec::PidRecord> main = exec::ReadPidRecord(executor_->JobDir(spec.job) / "job.pid");
+  ASSERT_TRUE(main.ok());
+  for (std::int64_t pid : {shim, main->pid}) {
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+      std::error_code ec;
+      EXPECT_NE(fs::read_symlink(e.path(), ec), marker)
+          << "pid " << pid << " inherited fd " << e.path();
+    }
+  }
   std::ofstream(work_ / "go") << "";
   EXPECT_EQ(WaitExit(spec.job)->exit_code, 0);
 }
@@ -297,7 +328,8 @@ TEST_F(ExecutorTest, LeftoverChildrenDieWhenMainExits) {
   EXPECT_THAT(e.cause, HasSubstr("leftover process"));
   std::vector<pid_t> pids = ReadPids(work_ / "pids");
   ASSERT_EQ(pids.size(), 2u);
-  for (pid_t p : pids) EXPECT_FALSE(PidExists(p)) << "pid " << p << " outlived its job";
+  for (pid_t p : pids)
+    EXPECT_FALSE(PidExists(p)) << "pid " << p << " outlived its job";
 }
 
 TEST_F(ExecutorTest, JobSurvivesExecutorAndRecoverReportsItsExit) {
@@ -330,7 +362,8 @@ TEST_F(ExecutorTest, ShimSurvivesSigkillOfTheCaller) {
     std::int64_t value = pid.ok() ? *pid : -1;
     ssize_t ignored = ::write(pipe_fds[1], &value, sizeof value);
     (void)ignored;
-    while (true) ::pause();
+    while (true)
+      ::pause();
   }
   ::close(pipe_fds[1]);
   std::int64_t shim = 0;
@@ -345,10 +378,11 @@ TEST_F(ExecutorTest, ShimSurvivesSigkillOfTheCaller) {
   ASSERT_EQ(rec.size(), 1u);
   EXPECT_EQ(rec[0].shim_pid, shim);
   EXPECT_TRUE(rec[0].still_running);
-  std::ofstream(work_ / "go") << "";
+  // The new agent's Kill reaches the recovered job.
+  ASSERT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(5), "cancelled by dave").ok());
   std::optional<JobExit> e = WaitExit(spec.job);
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->exit_code, 5);
+  EXPECT_THAT(e->cause, StartsWith("cancelled by dave: SIGTERM, exited within grace"));
 }
 
 TEST_F(ExecutorTest, UnacknowledgedExitIsReportedAgainAfterRestart) {
@@ -411,24 +445,28 @@ TEST_F(ExecutorTest, RemoveDeletesTheFolderOfAnEndedJob) {
 // /sys/fs/cgroup/unified (hybrid hosts); nullopt when neither is a writable cgroup2.
 std::optional<fs::path> CgroupRoot() {
   for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-    if (exec::JobCgroup::Available(root)) return fs::path(root);
+    if (exec::JobCgroup::Available(root))
+      return fs::path(root);
   }
   return std::nullopt;
 }
 
 TEST_F(ExecutorTest, CgroupJobRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
   std::optional<fs::path> root = CgroupRoot();
-  if (!root) GTEST_SKIP() << "no writable cgroup v2 mount";
+  if (!root)
+    GTEST_SKIP() << "no writable cgroup v2 mount";
   executor_->SetCgroupRoot(*root);
   LaunchSpec spec = Shell("cat /proc/self/cgroup");
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);
-  EXPECT_THAT(Stdout(spec.job), HasSubstr("0::/gpufleet/job-" + std::to_string(spec.job.value()) + "\n"));
+  EXPECT_THAT(Stdout(spec.job),
+              HasSubstr("0::/gpufleet/job-" + std::to_string(spec.job.value()) + "\n"));
   EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, *root)));
 }
 
 TEST_F(ExecutorTest, CgroupKillEndsDaemonizedDescendants) {
   std::optional<fs::path> root = CgroupRoot();
-  if (!root) GTEST_SKIP() << "no writable cgroup v2 mount";
+  if (!root)
+    GTEST_SKIP() << "no writable cgroup v2 mount";
   executor_->SetCgroupRoot(*root);
   // A double-forked, setsid'd daemon and a TERM-ignoring main: only SIGKILL ends them.
   LaunchSpec spec = Shell(
@@ -439,19 +477,22 @@ TEST_F(ExecutorTest, CgroupKillEndsDaemonizedDescendants) {
   std::vector<exec::PidRecord> records;
   ASSERT_TRUE(WaitUntil([&] { return ReadPids(work_ / "pids").size() == 2; }));
   for (pid_t p : ReadPids(work_ / "pids")) {
-    if (std::optional<exec::PidRecord> r = exec::RecordOf(p)) records.push_back(*r);
+    if (std::optional<exec::PidRecord> r = exec::RecordOf(p))
+      records.push_back(*r);
   }
   ASSERT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(0), "cancelled by carol").ok());
   std::optional<JobExit> e = WaitExit(spec.job);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->cause, "cancelled by carol: killed with SIGKILL after 0s grace");
-  for (const exec::PidRecord& r : records) EXPECT_FALSE(exec::IsAlive(r)) << "pid " << r.pid;
+  for (const exec::PidRecord& r : records)
+    EXPECT_FALSE(exec::IsAlive(r)) << "pid " << r.pid;
   EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, *root)));
 }
 
 TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
   std::optional<fs::path> root = CgroupRoot();
-  if (!root) GTEST_SKIP() << "no writable cgroup v2 mount";
+  if (!root)
+    GTEST_SKIP() << "no writable cgroup v2 mount";
   Result<exec::JobCgroup> cg = exec::JobCgroup::Create(JobId(900000 + ::getpid()), *root);
   ASSERT_TRUE(cg.ok()) << cg.error().ToString();
   Result<int> procs = cg->OpenProcs();
@@ -459,8 +500,9 @@ TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    if (::write(*procs, "0", 1) != 1) ::_exit(1);
-    ::execl("/bin/sh", "sh", "-c", "sleep 300 & sleep 300", static_cast<char*>(nullptr));
+    if (::write(*procs, "0", 1) != 1)
+      ::_exit(1);
+    ::execl("/bin/sh", "sh", "-c", "sleep 300 & exec sleep 300", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(*procs);
@@ -479,18 +521,23 @@ constexpr const char* kTestUser = "gf-exec-test";
 
 std::optional<passwd> TestUser() {
   if (::getpwnam(kTestUser) == nullptr) {
-    std::string cmd = std::string("useradd -M -r -s /usr/sbin/nologin ") + kTestUser + " >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0 && ::getpwnam(kTestUser) == nullptr) return std::nullopt;
+    std::string cmd =
+        std::string("useradd -M -r -s /usr/sbin/nologin ") + kTestUser + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0 && ::getpwnam(kTestUser) == nullptr)
+      return std::nullopt;
   }
   passwd* pw = ::getpwnam(kTestUser);
-  if (pw == nullptr) return std::nullopt;
+  if (pw == nullptr)
+    return std::nullopt;
   return *pw;
 }
 
 TEST_F(ExecutorTest, RootRunsJobAsItsOwner) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root";
   std::optional<passwd> user = TestUser();
-  if (!user) GTEST_SKIP() << "cannot create user " << kTestUser;
+  if (!user)
+    GTEST_SKIP() << "cannot create user " << kTestUser;
   fs::path secret = root_ / "root-only";
   std::ofstream(secret) << "secret\n";
   ::chmod(secret.c_str(), 0644);
@@ -499,10 +546,12 @@ TEST_F(ExecutorTest, RootRunsJobAsItsOwner) {
   spec.owner = {user->pw_uid, user->pw_gid, kTestUser};
   spec.workdir = "/";
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);
-  EXPECT_EQ(Stdout(spec.job), std::to_string(user->pw_uid) + "\n" + std::to_string(user->pw_gid) +
-                                  "\n" + kTestUser + "\ndenied\n");
+  EXPECT_EQ(Stdout(spec.job),
+            std::to_string(user->pw_uid) + "\n" + std::to_string(user->pw_gid) + "\n" + kTestUser +
+                "\ndenied\n");
   EXPECT_EQ(ReadFile(secret), "secret\n");
-  for (const fs::path& log : {executor_->Logs(spec.job).stdout_path, executor_->Logs(spec.job).stderr_path}) {
+  for (const fs::path& log :
+       {executor_->Logs(spec.job).stdout_path, executor_->Logs(spec.job).stderr_path}) {
     struct stat st {};
     ASSERT_EQ(::stat(log.c_str(), &st), 0);
     EXPECT_EQ(st.st_uid, user->pw_uid) << log;
@@ -511,9 +560,11 @@ TEST_F(ExecutorTest, RootRunsJobAsItsOwner) {
 }
 
 TEST_F(ExecutorTest, NonRootShimRefusesAnotherUsersJob) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root to become another user";
   std::optional<passwd> user = TestUser();
-  if (!user) GTEST_SKIP() << "cannot create user " << kTestUser;
+  if (!user)
+    GTEST_SKIP() << "cannot create user " << kTestUser;
   // A job folder the unprivileged shim can write, with a job owned by root.
   fs::path dir = root_ / "manual";
   fs::create_directories(dir);
@@ -524,7 +575,8 @@ TEST_F(ExecutorTest, NonRootShimRefusesAnotherUsersJob) {
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    if (::setgroups(0, nullptr) != 0 || ::setgid(user->pw_gid) != 0 || ::setuid(user->pw_uid) != 0) ::_exit(90);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(user->pw_gid) != 0 || ::setuid(user->pw_uid) != 0)
+      ::_exit(90);
     ::execl(kShim, kShim, "shim", "--job-dir", dir.c_str(), static_cast<char*>(nullptr));
     ::_exit(91);
   }
@@ -535,7 +587,8 @@ TEST_F(ExecutorTest, NonRootShimRefusesAnotherUsersJob) {
   Result<exec::ExitRecord> exit = exec::ReadExitRecord(dir / "exit.json");
   ASSERT_TRUE(exit.ok()) << exit.error().ToString();
   EXPECT_EQ(exit->exit_code, 126);
-  EXPECT_THAT(exit->cause, HasSubstr("refused: the supervisor runs as uid " + std::to_string(user->pw_uid)));
+  EXPECT_THAT(exit->cause,
+              HasSubstr("refused: the supervisor runs as uid " + std::to_string(user->pw_uid)));
   EXPECT_FALSE(fs::exists(root_ / "ran"));
 }
 

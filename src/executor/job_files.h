@@ -18,14 +18,14 @@
 // Free functions over paths; no shared state, safe from any thread.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <sys/types.h>
 
 #include "core/result.h"
 #include "executor/executor.h"
@@ -44,7 +44,8 @@ inline constexpr std::string_view kStderrFile = "stderr.log";
 inline constexpr std::string_view kShimLogFile = "shim.log";
 
 // Replaces `path` with `content` atomically and durably (see above). Errors: kIo.
-Status WriteFileAtomic(const std::filesystem::path& path, std::string_view content,
+Status WriteFileAtomic(const std::filesystem::path& path,
+                       std::string_view content,
                        mode_t mode = 0600);
 
 // The whole file. Errors: kNotFound when absent, kIo otherwise.

@@ -1,14 +1,14 @@
 // Unit tests of the job folder files and /proc parsing.
+#include "executor/job_files.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
-
-#include <gtest/gtest.h>
-
-#include "executor/job_files.h"
 #include "executor/process_tree.h"
 
 namespace gf::exec {
@@ -76,7 +76,8 @@ TEST_F(ExecutorFilesTest, RecordsRoundTripAndLeaveNoTemporaries) {
   EXPECT_EQ(kill->cause, "cancelled by bob");
 
   int files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_))
+    ++files;
   EXPECT_EQ(files, 3);
   EXPECT_EQ(ReadPidRecord(dir_ / "absent").error().code, ErrorCode::kNotFound);
 }
@@ -113,12 +114,15 @@ TEST(ExecutorProcTest, DescendantsIncludeGrandchildren) {
   bool found_grandchild = false;
   for (int i = 0; i < 2000 && !found_grandchild; ++i) {
     for (const ProcStat& p : Descendants(::getpid())) {
-      if (p.ppid == child) found_grandchild = true;
+      if (p.ppid == child)
+        found_grandchild = true;
     }
-    if (!found_grandchild) ::usleep(1000);  // polling for the shell to fork, bounded
+    if (!found_grandchild)
+      ::usleep(1000);  // polling for the shell to fork, bounded
   }
   EXPECT_TRUE(found_grandchild);
-  for (const ProcStat& p : Descendants(::getpid())) ::kill(p.pid, SIGKILL);
+  for (const ProcStat& p : Descendants(::getpid()))
+    ::kill(p.pid, SIGKILL);
   ::waitpid(child, nullptr, 0);
 }
 

@@ -5,13 +5,13 @@
 // Free functions; no state; safe from any thread. Linux only.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "core/result.h"
 #include "executor/job_files.h"

@@ -10,14 +10,6 @@
 //           the grace); when the main process exits, SIGTERM what is left of the tree and
 //           SIGKILL it after kLeftoverGrace, as Slurm does when a batch script ends;
 //   end:    once no descendant is left, remove the cgroup and write exit.json.
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -25,6 +17,14 @@
 #include <cstring>
 #include <optional>
 #include <string>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "executor/cgroup.h"
 #include "executor/executor.h"
@@ -46,7 +46,9 @@ constexpr std::chrono::milliseconds kKillRepeat{50};
 // Grace when the shim gets SIGTERM without a kill.json (e.g. the host shutting down).
 constexpr std::chrono::seconds kDefaultGrace{10};
 
-SteadyTime SteadyNow() { return std::chrono::steady_clock::now(); }
+SteadyTime SteadyNow() {
+  return std::chrono::steady_clock::now();
+}
 
 std::int64_t WallNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -54,7 +56,9 @@ std::int64_t WallNowMs() {
       .count();
 }
 
-void LogLine(const std::string& line) { std::fprintf(stderr, "gpufleet shim: %s\n", line.c_str()); }
+void LogLine(const std::string& line) {
+  std::fprintf(stderr, "gpufleet shim: %s\n", line.c_str());
+}
 
 class Shim {
  public:
@@ -69,7 +73,8 @@ class Shim {
     Supervise();
     if (cgroup_) {
       Status removed = cgroup_->Remove();
-      if (!removed.ok()) LogLine(removed.error().ToString());
+      if (!removed.ok())
+        LogLine(removed.error().ToString());
     }
     Status written = exec::WriteExitRecord(dir_ / exec::kExitFile, MakeExitRecord());
     if (!written.ok()) {
@@ -96,7 +101,7 @@ class Shim {
   int signal_fd_;
   std::optional<exec::JobCgroup> cgroup_;
   pid_t main_pid_ = -1;
-  std::optional<int> main_status_;        // waitpid status of the main process
+  std::optional<int> main_status_;  // waitpid status of the main process
   std::optional<exec::ExitRecord> start_failure_;
   // A kill requested through kill.json (or a bare SIGTERM).
   std::optional<exec::KillRequest> kill_;
@@ -109,7 +114,8 @@ class Shim {
 void Shim::StartJob() {
   Result<ChildPlan> plan = exec::PlanChild(spec_);
   if (!plan.ok()) {
-    start_failure_ = exec::ExitRecord{126, std::nullopt, 0, "failed to start: " + plan.error().message};
+    start_failure_ =
+        exec::ExitRecord{126, std::nullopt, 0, "failed to start: " + plan.error().message};
     return;
   }
   if (!cgroup_root_.empty() && exec::JobCgroup::Available(cgroup_root_)) {
@@ -122,7 +128,8 @@ void Shim::StartJob() {
   }
   Status forked = ForkJob(*plan);
   if (!forked.ok()) {
-    start_failure_ = exec::ExitRecord{126, std::nullopt, 0, "failed to start: " + forked.error().message};
+    start_failure_ =
+        exec::ExitRecord{126, std::nullopt, 0, "failed to start: " + forked.error().message};
   }
 }
 
@@ -134,17 +141,21 @@ Status Shim::ForkJob(ChildPlan& plan) {
   plan.stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (cgroup_) {
     Result<int> procs = cgroup_->OpenProcs();
-    if (procs.ok()) plan.cgroup_procs_fd = *procs;
+    if (procs.ok())
+      plan.cgroup_procs_fd = *procs;
   }
   int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    return IoError(std::string("pipe: ") + std::strerror(errno));
   plan.report_fd = report[1];
   plan.Finalize();
   pid_t pid = ::fork();
-  if (pid == 0) exec::RunChild(plan);
+  if (pid == 0)
+    exec::RunChild(plan);
   int fork_errno = errno;
   for (int fd : {plan.stdin_fd, plan.stdout_fd, plan.stderr_fd, plan.cgroup_procs_fd, report[1]}) {
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0)
+      ::close(fd);
   }
   if (pid < 0) {
     ::close(report[0]);
@@ -158,14 +169,15 @@ Status Shim::ForkJob(ChildPlan& plan) {
   } while (n < 0 && errno == EINTR);
   ::close(report[0]);
   if (n == static_cast<ssize_t>(sizeof failure)) {
-    start_failure_ = exec::ExitRecord{exec::ExitCodeFor(failure), std::nullopt, 0,
-                                      exec::DescribeFailure(failure, spec_)};
+    start_failure_ = exec::ExitRecord{
+        exec::ExitCodeFor(failure), std::nullopt, 0, exec::DescribeFailure(failure, spec_)};
     return OkStatus();
   }
   std::optional<exec::PidRecord> record = exec::RecordOf(pid);
-  Status written = exec::WritePidRecord(dir_ / exec::kJobPidFile,
-                                        record.value_or(exec::PidRecord{pid, 0}));
-  if (!written.ok()) LogLine(written.error().ToString());
+  Status written =
+      exec::WritePidRecord(dir_ / exec::kJobPidFile, record.value_or(exec::PidRecord{pid, 0}));
+  if (!written.ok())
+    LogLine(written.error().ToString());
   return OkStatus();
 }
 
@@ -177,10 +189,12 @@ void Shim::Supervise() {
     }
     pollfd pfd{signal_fd_, POLLIN, 0};
     int ready = ::poll(&pfd, 1, PollTimeoutMs());
-    if (ready <= 0) continue;
+    if (ready <= 0)
+      continue;
     signalfd_siginfo info{};
     while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-      if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) OnKillRequest();
+      if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT)
+        OnKillRequest();
       // SIGCHLD: reaped at the top of the loop. SIGHUP: ignored (the shim has no terminal).
     }
   }
@@ -192,9 +206,11 @@ bool Shim::ReapChildren() {
   while (true) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid == 0) return true;
+    if (pid == 0)
+      return true;
     if (pid < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR)
+        continue;
       return false;  // ECHILD
     }
     if (pid == main_pid_) {
@@ -206,10 +222,12 @@ bool Shim::ReapChildren() {
 
 void Shim::OnMainExited() {
   if (kill_) {
-    if (!sigkill_sent_) main_exited_before_sigkill_ = true;
+    if (!sigkill_sent_)
+      main_exited_before_sigkill_ = true;
     return;  // the kill in progress ends the rest
   }
-  if (start_failure_) return;
+  if (start_failure_)
+    return;
   leftovers_ = SignalTree(SIGTERM);
   // Armed even when the scan found nothing alive: a /proc scan is not atomic and may miss a
   // process that forked during it. With nothing left, ECHILD ends the loop first anyway.
@@ -218,8 +236,8 @@ void Shim::OnMainExited() {
 
 void Shim::OnKillRequest() {
   Result<exec::KillRequest> request = exec::ReadKillRequest(dir_ / exec::kKillFile);
-  exec::KillRequest req = request.ok() ? *request
-                                       : exec::KillRequest{kDefaultGrace, "supervisor received SIGTERM"};
+  exec::KillRequest req =
+      request.ok() ? *request : exec::KillRequest{kDefaultGrace, "supervisor received SIGTERM"};
   SteadyTime deadline = SteadyNow() + req.grace;
   if (kill_) {
     // A second request can only shorten the grace.
@@ -230,33 +248,42 @@ void Shim::OnKillRequest() {
     return;
   }
   kill_ = req;
-  if (main_status_) main_exited_before_sigkill_ = true;
-  if (!sigkill_at_ || deadline < *sigkill_at_) sigkill_at_ = deadline;
+  if (main_status_)
+    main_exited_before_sigkill_ = true;
+  if (!sigkill_at_ || deadline < *sigkill_at_)
+    sigkill_at_ = deadline;
   SignalTree(SIGTERM);
 }
 
 // Sends `sig` to the job's cgroup, its process group and every descendant of the shim.
 // Returns how many live (non-zombie) descendants were found.
 int Shim::SignalTree(int sig) {
-  if (cgroup_) cgroup_->Signal(sig);
+  if (cgroup_)
+    cgroup_->Signal(sig);
   // The group id is safe to use only until the main process is reaped: after that, once the
   // group is empty, the number may name an unrelated process's group.
   bool group_safe = main_pid_ > 0 && !main_status_;
-  if (group_safe) ::killpg(main_pid_, sig);
+  if (group_safe)
+    ::killpg(main_pid_, sig);
   int live = 0;
   for (const exec::ProcStat& p : exec::Descendants(::getpid())) {
-    if (p.state == 'Z') continue;
+    if (p.state == 'Z')
+      continue;
     ++live;
     ::kill(p.pid, sig);
-    if (sig == SIGTERM) ::kill(p.pid, SIGCONT);  // a stopped process acts on SIGTERM only once resumed
+    if (sig == SIGTERM)
+      ::kill(p.pid, SIGCONT);  // a stopped process acts on SIGTERM only once resumed
   }
-  if (sig == SIGTERM && group_safe) ::killpg(main_pid_, SIGCONT);
+  if (sig == SIGTERM && group_safe)
+    ::killpg(main_pid_, SIGCONT);
   return live;
 }
 
 int Shim::PollTimeoutMs() const {
-  if (sigkill_sent_) return static_cast<int>(kKillRepeat.count());
-  if (!sigkill_at_) return -1;
+  if (sigkill_sent_)
+    return static_cast<int>(kKillRepeat.count());
+  if (!sigkill_at_)
+    return -1;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*sigkill_at_ - SteadyNow());
   // Capped so a long grace cannot overflow poll's int; the loop simply wakes up and re-arms.
   return static_cast<int>(std::clamp<std::int64_t>(left.count() + 1, 0, 60'000));
@@ -289,8 +316,8 @@ exec::ExitRecord Shim::MakeExitRecord() const {
     r.cause = how;
   }
   if (leftovers_ > 0) {
-    r.cause += "; " + std::to_string(leftovers_) + " leftover process" + (leftovers_ == 1 ? "" : "es") +
-               " terminated";
+    r.cause += "; " + std::to_string(leftovers_) + " leftover process" +
+               (leftovers_ == 1 ? "" : "es") + " terminated";
   }
   return r;
 }
@@ -300,7 +327,8 @@ exec::ExitRecord Shim::MakeExitRecord() const {
 int SetUpSignals() {
   sigset_t mask;
   ::sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) ::sigaddset(&mask, sig);
+  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP})
+    ::sigaddset(&mask, sig);
   ::sigprocmask(SIG_BLOCK, &mask, nullptr);
   return ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
@@ -328,7 +356,10 @@ int ShimMain(const fs::path& job_dir) {
   if (!spec.ok()) {
     Status written = exec::WriteExitRecord(
         job_dir / exec::kExitFile,
-        {126, std::nullopt, WallNowMs(), "failed to start: cannot read the job spec: " + spec.error().message});
+        {126,
+         std::nullopt,
+         WallNowMs(),
+         "failed to start: cannot read the job spec: " + spec.error().message});
     return written.ok() ? 1 : 2;
   }
   int rc = Shim(job_dir, *std::move(spec), signal_fd).Run();

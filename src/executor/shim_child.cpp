@@ -1,15 +1,15 @@
 #include "executor/shim_child.h"
 
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string>
+
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <map>
-#include <string>
 
 extern char** environ;  // NOLINT: POSIX global, swapped before execvp so PATH lookup uses the job's
 
@@ -34,8 +34,10 @@ PasswdInfo LookupUser(uid_t uid) {
   if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &result) == 0 && result != nullptr) {
     info.found = true;
     info.name = pw.pw_name;
-    if (pw.pw_dir != nullptr && *pw.pw_dir != '\0') info.home = pw.pw_dir;
-    if (pw.pw_shell != nullptr && *pw.pw_shell != '\0') info.shell = pw.pw_shell;
+    if (pw.pw_dir != nullptr && *pw.pw_dir != '\0')
+      info.home = pw.pw_dir;
+    if (pw.pw_shell != nullptr && *pw.pw_shell != '\0')
+      info.shell = pw.pw_shell;
   }
   return info;
 }
@@ -55,7 +57,8 @@ std::vector<gid_t> GroupsOf(const std::string& user, gid_t gid) {
 std::string JoinGpus(const std::vector<GpuUuid>& gpus) {
   std::string out;
   for (const GpuUuid& g : gpus) {
-    if (!out.empty()) out += ',';
+    if (!out.empty())
+      out += ',';
     out += g.value();
   }
   return out;
@@ -75,7 +78,8 @@ void ResetSignals() {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+    if (sig != SIGKILL && sig != SIGSTOP)
+      ::sigaction(sig, &dfl, nullptr);
   }
   sigset_t none;
   ::sigemptyset(&none);
@@ -83,24 +87,30 @@ void ResetSignals() {
 }
 
 void SwitchUser(const ChildPlan& plan) {
-  if (::setgroups(plan.groups.size(), plan.groups.data()) != 0) Fail(plan, ChildStage::kGroups, errno);
-  if (::setgid(plan.gid) != 0) Fail(plan, ChildStage::kSetgid, errno);
-  if (::setuid(plan.uid) != 0) Fail(plan, ChildStage::kSetuid, errno);
+  if (::setgroups(plan.groups.size(), plan.groups.data()) != 0)
+    Fail(plan, ChildStage::kGroups, errno);
+  if (::setgid(plan.gid) != 0)
+    Fail(plan, ChildStage::kSetgid, errno);
+  if (::setuid(plan.uid) != 0)
+    Fail(plan, ChildStage::kSetuid, errno);
   if (::getuid() != plan.uid || ::geteuid() != plan.uid || ::getegid() != plan.gid) {
     Fail(plan, ChildStage::kSetuid, EPERM);
   }
   // Defence in depth: if root could be regained, the drop did not take; never run the job so.
-  if (plan.verify_no_root && ::setuid(0) != -1) Fail(plan, ChildStage::kRegainedRoot, 0);
+  if (plan.verify_no_root && ::setuid(0) != -1)
+    Fail(plan, ChildStage::kRegainedRoot, 0);
 }
 
 }  // namespace
 
 void ChildPlan::Finalize() {
   argv.clear();
-  for (std::string& a : argv_storage) argv.push_back(a.data());
+  for (std::string& a : argv_storage)
+    argv.push_back(a.data());
   argv.push_back(nullptr);
   envp.clear();
-  for (std::string& e : env_storage) envp.push_back(e.data());
+  for (std::string& e : env_storage)
+    envp.push_back(e.data());
   envp.push_back(nullptr);
 }
 
@@ -120,16 +130,21 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec) {
   plan.verify_no_root = spec.owner.uid != 0;
   plan.groups = pw.found ? GroupsOf(pw.name, spec.owner.gid) : std::vector<gid_t>{spec.owner.gid};
 
-  std::map<std::string, std::string> env = {
-      {"PATH", kBasePath}, {"HOME", pw.home}, {"USER", user}, {"LOGNAME", user}, {"SHELL", pw.shell}};
-  for (const auto& [name, value] : spec.env) env[name] = value;
+  std::map<std::string, std::string> env = {{"PATH", kBasePath},
+                                            {"HOME", pw.home},
+                                            {"USER", user},
+                                            {"LOGNAME", user},
+                                            {"SHELL", pw.shell}};
+  for (const auto& [name, value] : spec.env)
+    env[name] = value;
   std::string gpus = JoinGpus(spec.gpus);
   env["GPUFLEET_JOB_ID"] = std::to_string(spec.job.value());
   // An empty CUDA_VISIBLE_DEVICES hides every GPU from CUDA; "void" does so for the NVIDIA
   // container runtime, where an empty value would mean "all".
   env["CUDA_VISIBLE_DEVICES"] = gpus;
   env["NVIDIA_VISIBLE_DEVICES"] = gpus.empty() ? "void" : gpus;
-  for (const auto& [name, value] : env) plan.env_storage.push_back(name + "=" + value);
+  for (const auto& [name, value] : env)
+    plan.env_storage.push_back(name + "=" + value);
 
   plan.argv_storage = spec.argv;
   plan.workdir = spec.workdir;
@@ -141,22 +156,27 @@ void RunChild(const ChildPlan& plan) {
   ResetSignals();
   // Own session and process group: the job's group can be signalled as a whole, and the job
   // never shares the shim's.
-  if (::setsid() < 0) Fail(plan, ChildStage::kSetsid, errno);
+  if (::setsid() < 0)
+    Fail(plan, ChildStage::kSetsid, errno);
   if (plan.cgroup_procs_fd >= 0) {
     ssize_t ignored = ::write(plan.cgroup_procs_fd, "0", 1);  // failure: process-group fallback
     (void)ignored;
   }
-  if (::dup2(plan.stdin_fd, 0) < 0 || ::dup2(plan.stdout_fd, 1) < 0 || ::dup2(plan.stderr_fd, 2) < 0) {
+  if (::dup2(plan.stdin_fd, 0) < 0 || ::dup2(plan.stdout_fd, 1) < 0 ||
+      ::dup2(plan.stderr_fd, 2) < 0) {
     Fail(plan, ChildStage::kRedirect, errno);
   }
   // Only 0-2 and the report pipe stay open; the report pipe closes itself on exec.
   ::close_range(3, static_cast<unsigned>(plan.report_fd - 1), 0);
   ::close_range(static_cast<unsigned>(plan.report_fd + 1), ~0U, 0);
-  if (plan.switch_user) SwitchUser(plan);
+  if (plan.switch_user)
+    SwitchUser(plan);
   // Set after the uid change, which clears it. If the shim died before this, end here.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != plan.shim_pid) Fail(plan, ChildStage::kParentGone, ESRCH);
-  if (::chdir(plan.workdir.c_str()) != 0) Fail(plan, ChildStage::kChdir, errno);
+  if (::getppid() != plan.shim_pid)
+    Fail(plan, ChildStage::kParentGone, ESRCH);
+  if (::chdir(plan.workdir.c_str()) != 0)
+    Fail(plan, ChildStage::kChdir, errno);
   environ = const_cast<char**>(plan.envp.data());
   ::execvp(plan.argv[0], plan.argv.data());
   Fail(plan, ChildStage::kExec, errno);
@@ -173,17 +193,33 @@ std::string DescribeFailure(const ChildFailure& f, const LaunchSpec& spec) {
   std::string why = std::strerror(f.err);
   std::string what;
   switch (f.stage) {
-    case ChildStage::kSetsid: what = "cannot create a session: " + why; break;
-    case ChildStage::kRedirect: what = "cannot redirect output to the log files: " + why; break;
+    case ChildStage::kSetsid:
+      what = "cannot create a session: " + why;
+      break;
+    case ChildStage::kRedirect:
+      what = "cannot redirect output to the log files: " + why;
+      break;
     case ChildStage::kGroups:
       what = "cannot set the groups of " + spec.owner.user + ": " + why;
       break;
-    case ChildStage::kSetgid: what = "cannot switch to gid " + std::to_string(spec.owner.gid) + ": " + why; break;
-    case ChildStage::kSetuid: what = "cannot switch to uid " + std::to_string(spec.owner.uid) + ": " + why; break;
-    case ChildStage::kRegainedRoot: what = "refused: root privileges could be regained after switching user"; break;
-    case ChildStage::kParentGone: what = "the supervisor exited during start"; break;
-    case ChildStage::kChdir: what = "cannot change to working directory " + spec.workdir + ": " + why; break;
-    case ChildStage::kExec: what = (spec.argv.empty() ? "" : spec.argv[0]) + ": " + why; break;
+    case ChildStage::kSetgid:
+      what = "cannot switch to gid " + std::to_string(spec.owner.gid) + ": " + why;
+      break;
+    case ChildStage::kSetuid:
+      what = "cannot switch to uid " + std::to_string(spec.owner.uid) + ": " + why;
+      break;
+    case ChildStage::kRegainedRoot:
+      what = "refused: root privileges could be regained after switching user";
+      break;
+    case ChildStage::kParentGone:
+      what = "the supervisor exited during start";
+      break;
+    case ChildStage::kChdir:
+      what = "cannot change to working directory " + spec.workdir + ": " + why;
+      break;
+    case ChildStage::kExec:
+      what = (spec.argv.empty() ? "" : spec.argv[0]) + ": " + why;
+      break;
   }
   return "failed to start: " + what;
 }

@@ -6,11 +6,11 @@
 // fork and must not be copied or moved once Finalize() ran. Single-threaded use.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "core/result.h"
 #include "executor/executor.h"

@@ -15,6 +15,7 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "scheduler/ordering/priority_order.h"
@@ -33,21 +34,18 @@ bool Intersects(const std::set<GpuUuid>& set, const std::vector<GpuUuid>& gpus) 
   return std::any_of(gpus.begin(), gpus.end(), [&](const GpuUuid& g) { return set.contains(g); });
 }
 
-// "behind job 17 (high priority, needs 4 GPUs)": names the first blocker whose claim the job
-// would have to use. `would_take` is where the job would fit if nothing were claimed.
-std::string BehindReason(const std::vector<Blocker>& blockers,
-                         const std::vector<GpuUuid>& would_take) {
+// "behind job 17 (high priority, needs 4 GPUs)": names the first blocker whose claim covers
+// one of `gpus`; nullopt when no blocker claims any of them.
+std::optional<std::string> BehindReason(const std::vector<Blocker>& blockers,
+                                        const std::vector<GpuUuid>& gpus) {
   for (const Blocker& blocker : blockers) {
-    if (Intersects(blocker.claimed, would_take)) {
+    if (Intersects(blocker.claimed, gpus)) {
       return "behind job " + std::to_string(blocker.job->id.value()) + " (" +
              std::string(ToString(blocker.job->priority)) + " priority, needs " +
              DescribeRequest(blocker.job->request) + ")";
     }
   }
-  // Unreachable: the job fits when nothing is claimed and not when claims are honoured, so
-  // some GPU it would take is claimed.
-  GF_CHECK(!blockers.empty());
-  return "behind job " + std::to_string(blockers.front().job->id.value());
+  return std::nullopt;
 }
 
 // The reason a job that cannot start now stays pending; records it as a blocker when it
@@ -62,9 +60,14 @@ std::string PendingReason(const Capacity& capacity,
     return ExplainNoFit(capacity, job.request);  // only when no node is up
   }
   std::set<GpuUuid> could_use = CouldEverUse(capacity, job.request);
+  // A job that would fit but for the claims waits behind their owner. One that does not fit
+  // even so still names the earlier job waiting for the same GPUs first (as Slurm's
+  // "Priority" reason): those GPUs go to that job when they free up.
   const std::optional<Allocation> unclaimed = FindBestFit(capacity, job.request, {});
-  std::string reason = unclaimed.has_value() ? BehindReason(blockers, unclaimed->gpus)
-                                             : ExplainNoFit(capacity, job.request);
+  const std::optional<std::string> behind = BehindReason(
+      blockers, unclaimed.has_value() ? unclaimed->gpus
+                                      : std::vector<GpuUuid>(could_use.begin(), could_use.end()));
+  std::string reason = behind.has_value() ? *behind : ExplainNoFit(capacity, job.request);
   if (!could_use.empty()) {
     blockers.push_back(Blocker{.job = &job, .claimed = std::move(could_use)});
   }

@@ -29,6 +29,9 @@
 
 namespace nvml = gf::nvml;
 
+// NVML's ABI types (unsigned long long) and exported names (nvmlInit_v2) are not ours to rename.
+// NOLINTBEGIN(google-runtime-int, readability-identifier-naming)
+
 // The handle type's definition lives here: a handle is a pointer to the device's slot.
 struct gf::nvml::DeviceOpaque {
   unsigned int index;
@@ -137,14 +140,16 @@ Scenario ParseScenario(const std::string& text) {
     s.init_error = j.at("init_error").get<int>();
   }
   const nlohmann::json& devices = j.value("devices", nlohmann::json::array());
-  if (devices.size() > kMaxDevices)
+  if (devices.size() > kMaxDevices) {
     throw std::runtime_error("more than 64 devices");
-  for (std::size_t i = 0; i < devices.size(); ++i)
+  }
+  for (std::size_t i = 0; i < devices.size(); ++i) {
     s.devices.push_back(ParseDevice(devices[i], i));
+  }
   return s;
 }
 
-void SetProblem(State& st, std::string problem) {
+void SetProblem(State& st, const std::string& problem) {
   st.scenario.reset();
   st.problem = "fakenvml: " + problem;
   std::snprintf(st.problem_text.data(), st.problem_text.size(), "%s", st.problem.c_str());
@@ -152,7 +157,8 @@ void SetProblem(State& st, std::string problem) {
 
 // REQUIRES: st.mu held. Re-reads the scenario if the file changed since the last read.
 void Refresh(State& st) {
-  const char* env = std::getenv("GF_FAKENVML_SCENARIO");
+  // Tests set the variable before loading the library, not while it runs.
+  const char* env = std::getenv("GF_FAKENVML_SCENARIO");  // NOLINT(concurrency-mt-unsafe)
   if (env == nullptr || *env == '\0') {
     st.stamp = FileStamp{};
     SetProblem(st,
@@ -163,15 +169,18 @@ void Refresh(State& st) {
   struct stat info {};
   if (stat(env, &info) != 0) {
     st.stamp = FileStamp{};
-    SetProblem(st, std::string("cannot read scenario ") + env + ": " + std::strerror(errno));
+    SetProblem(st,
+               std::string("cannot read scenario ") + env + ": " +
+                   std::strerror(errno));  // NOLINT(concurrency-mt-unsafe): under st.mu
     return;
   }
   FileStamp stamp{
       info.st_ino,
       info.st_size,
       static_cast<long long>(info.st_mtim.tv_sec) * 1'000'000'000LL + info.st_mtim.tv_nsec};
-  if (st.path == env && stamp == st.stamp)
+  if (st.path == env && stamp == st.stamp) {
     return;
+  }
   st.path = env;
   st.stamp = stamp;
   std::ifstream in(env);
@@ -187,15 +196,19 @@ void Refresh(State& st) {
 
 // REQUIRES: st.mu held. The device behind a handle after a refresh, or an NVML error code.
 nvml::Return Lookup(State& st, nvml::Device device, const FakeDevice** out) {
-  if (st.init_count == 0)
+  if (st.init_count == 0) {
     return nvml::kErrorUninitialized;
+  }
   Refresh(st);
-  if (!st.scenario)
+  if (!st.scenario) {
     return nvml::kErrorUnknown;
-  if (device == nullptr)
+  }
+  if (device == nullptr) {
     return nvml::kErrorInvalidArgument;
-  if (device->index >= st.scenario->devices.size())
+  }
+  if (device->index >= st.scenario->devices.size()) {
     return nvml::kErrorGpuIsLost;
+  }
   *out = &st.scenario->devices[device->index];
   return nvml::kSuccess;
 }
@@ -206,20 +219,25 @@ nvml::Return LookupCounter(State& st,
                            const char* counter,
                            const FakeDevice** out) {
   nvml::Return rc = Lookup(st, device, out);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
-  if ((*out)->lost)
+  }
+  if ((*out)->lost) {
     return nvml::kErrorGpuIsLost;
-  if ((*out)->unsupported.count(counter) != 0)
+  }
+  if ((*out)->unsupported.count(counter) != 0) {
     return nvml::kErrorNotSupported;
+  }
   return nvml::kSuccess;
 }
 
 nvml::Return CopyString(const std::string& value, char* buffer, unsigned int length) {
-  if (buffer == nullptr)
+  if (buffer == nullptr) {
     return nvml::kErrorInvalidArgument;
-  if (value.size() + 1 > length)
+  }
+  if (value.size() + 1 > length) {
     return nvml::kErrorInsufficientSize;
+  }
   std::memcpy(buffer, value.c_str(), value.size() + 1);
   return nvml::kSuccess;
 }
@@ -283,13 +301,16 @@ GF_FAKENVML_EXPORT nvml::Return nvmlInit_v2() {
   State& st = GetState();
   std::lock_guard<std::mutex> lock(st.mu);
   Refresh(st);
-  if (!st.scenario)
+  if (!st.scenario) {
     return nvml::kErrorUnknown;
-  if (st.scenario->init_error)
+  }
+  if (st.scenario->init_error) {
     return *st.scenario->init_error;
+  }
   if (st.init_count == 0) {
-    for (unsigned int i = 0; i < kMaxDevices; ++i)
+    for (unsigned int i = 0; i < kMaxDevices; ++i) {
       st.handles[i].index = i;
+    }
   }
   ++st.init_count;
   return nvml::kSuccess;
@@ -298,8 +319,9 @@ GF_FAKENVML_EXPORT nvml::Return nvmlInit_v2() {
 GF_FAKENVML_EXPORT nvml::Return nvmlShutdown() {
   State& st = GetState();
   std::lock_guard<std::mutex> lock(st.mu);
-  if (st.init_count == 0)
+  if (st.init_count == 0) {
     return nvml::kErrorUninitialized;
+  }
   --st.init_count;
   return nvml::kSuccess;
 }
@@ -308,32 +330,38 @@ GF_FAKENVML_EXPORT const char* nvmlErrorString(nvml::Return rc) {
   State& st = GetState();
   std::lock_guard<std::mutex> lock(st.mu);
   // The scenario's own problem is the clearest text for the catch-all code.
-  if (rc == nvml::kErrorUnknown && !st.problem.empty())
+  if (rc == nvml::kErrorUnknown && !st.problem.empty()) {
     return st.problem_text.data();
+  }
   return StandardErrorString(rc);
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlSystemGetDriverVersion(char* version, unsigned int length) {
   State& st = GetState();
   std::lock_guard<std::mutex> lock(st.mu);
-  if (st.init_count == 0)
+  if (st.init_count == 0) {
     return nvml::kErrorUninitialized;
+  }
   Refresh(st);
-  if (!st.scenario)
+  if (!st.scenario) {
     return nvml::kErrorUnknown;
+  }
   return CopyString(st.scenario->driver_version, version, length);
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetCount_v2(unsigned int* count) {
   State& st = GetState();
   std::lock_guard<std::mutex> lock(st.mu);
-  if (st.init_count == 0)
+  if (st.init_count == 0) {
     return nvml::kErrorUninitialized;
-  if (count == nullptr)
+  }
+  if (count == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   Refresh(st);
-  if (!st.scenario)
+  if (!st.scenario) {
     return nvml::kErrorUnknown;
+  }
   *count = static_cast<unsigned int>(st.scenario->devices.size());
   return nvml::kSuccess;
 }
@@ -342,15 +370,19 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetHandleByIndex_v2(unsigned int index
                                                               nvml::Device* device) {
   State& st = GetState();
   std::lock_guard<std::mutex> lock(st.mu);
-  if (st.init_count == 0)
+  if (st.init_count == 0) {
     return nvml::kErrorUninitialized;
-  if (device == nullptr)
+  }
+  if (device == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   Refresh(st);
-  if (!st.scenario)
+  if (!st.scenario) {
     return nvml::kErrorUnknown;
-  if (index >= st.scenario->devices.size())
+  }
+  if (index >= st.scenario->devices.size()) {
     return nvml::kErrorInvalidArgument;
+  }
   *device = &st.handles[index];
   return nvml::kSuccess;
 }
@@ -360,10 +392,12 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetIndex(nvml::Device device, unsigned
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = Lookup(st, device, &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
-  if (index == nullptr)
+  }
+  if (index == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   *index = device->index;
   return nvml::kSuccess;
 }
@@ -376,8 +410,9 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetUUID(nvml::Device device,
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = Lookup(st, device, &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
+  }
   return CopyString(d->uuid, uuid, length);
 }
 
@@ -388,8 +423,9 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetName(nvml::Device device,
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = Lookup(st, device, &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
+  }
   return CopyString(d->name, name, length);
 }
 
@@ -398,10 +434,12 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetMemoryInfo(nvml::Device device, nvm
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = LookupCounter(st, device, "memory", &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
-  if (memory == nullptr)
+  }
+  if (memory == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   memory->total = d->memory_total_bytes;
   memory->used = d->memory_used_bytes;
   memory->free = d->memory_total_bytes > d->memory_used_bytes
@@ -416,10 +454,12 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetUtilizationRates(nvml::Device devic
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = LookupCounter(st, device, "utilization", &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
-  if (utilization == nullptr)
+  }
+  if (utilization == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   utilization->gpu = d->util_gpu;
   utilization->memory = d->util_memory;
   return nvml::kSuccess;
@@ -432,8 +472,9 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTemperature(nvml::Device device,
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = LookupCounter(st, device, "temperature", &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
+  }
   if (temperature == nullptr || sensor != nvml::kTemperatureGpu) {
     return nvml::kErrorInvalidArgument;
   }
@@ -447,10 +488,12 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerUsage(nvml::Device device,
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = LookupCounter(st, device, "power", &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
-  if (power_mw == nullptr)
+  }
+  if (power_mw == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   *power_mw = d->power_mw;
   return nvml::kSuccess;
 }
@@ -461,10 +504,12 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = LookupCounter(st, device, "energy", &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
-  if (energy_mj == nullptr)
+  }
+  if (energy_mj == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   *energy_mj = d->energy_mj;
   return nvml::kSuccess;
 }
@@ -478,17 +523,20 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::De
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = LookupCounter(st, device, "processes", &d);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return rc;
-  if (count == nullptr)
+  }
+  if (count == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   auto needed = static_cast<unsigned int>(d->processes.size());
   if (*count < needed) {
     *count = needed;
     return nvml::kErrorInsufficientSize;
   }
-  if (needed > 0 && infos == nullptr)
+  if (needed > 0 && infos == nullptr) {
     return nvml::kErrorInvalidArgument;
+  }
   for (unsigned int i = 0; i < needed; ++i) {
     infos[i] = nvml::ProcessInfo{
         d->processes[i].pid, d->processes[i].used_bytes, 0xFFFFFFFFU, 0xFFFFFFFFU};
@@ -518,3 +566,5 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetTotalEnergyConsumption),
                              nvml::DeviceGetTotalEnergyConsumptionFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetComputeRunningProcesses_v3),
                              nvml::DeviceGetComputeRunningProcessesFn>);
+
+// NOLINTEND(google-runtime-int, readability-identifier-naming)

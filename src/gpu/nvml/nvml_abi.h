@@ -12,6 +12,9 @@
 
 namespace gf::nvml {
 
+// NVML's C types are kept as declared (unsigned long long, not uint64_t): this is its ABI.
+// NOLINTBEGIN(google-runtime-int)
+
 // nvmlReturn_t: a C enum, int-sized on every platform NVML ships for.
 using Return = int;
 
@@ -111,5 +114,6 @@ using DeviceGetPowerUsageFn = Return (*)(Device, unsigned int*);
 using DeviceGetTotalEnergyConsumptionFn = Return (*)(Device, unsigned long long*);
 // nvmlDeviceGetComputeRunningProcesses_v3(device, count in/out, infos)
 using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
+// NOLINTEND(google-runtime-int)
 
 }  // namespace gf::nvml

@@ -10,7 +10,7 @@
 namespace gf {
 namespace {
 
-constexpr std::int64_t kBytesPerMib = 1024 * 1024;
+constexpr std::int64_t kBytesPerMib = std::int64_t{1024} * 1024;
 // Processes can start between the size query and the fill: retry a few times, with slack.
 constexpr int kProcessQueryAttempts = 5;
 constexpr unsigned int kProcessSlack = 8;
@@ -19,10 +19,11 @@ constexpr unsigned int kProcessSlack = 8;
 // requires dlsym to support.
 template <typename Fn>
 Status LoadSymbol(void* handle, const char* name, const std::string& library, Fn& out) {
-  dlerror();  // clear any stale error so the one below is ours
+  // dlerror keeps its state per thread in glibc, so these calls are safe here.
+  dlerror();  // NOLINT(concurrency-mt-unsafe): clears a stale error so the one below is ours
   void* symbol = dlsym(handle, name);
   if (symbol == nullptr) {
-    const char* why = dlerror();
+    const char* why = dlerror();  // NOLINT(concurrency-mt-unsafe): per-thread in glibc
     return Unavailable("no usable NVIDIA driver: " + library + " has no entry point " + name +
                        " (" + (why != nullptr ? why : "symbol is null") +
                        "; the driver may be older than gpufleet supports); " +
@@ -36,8 +37,9 @@ Status LoadSymbol(void* handle, const char* name, const std::string& library, Fn
 // never trust a foreign library with the end of a buffer).
 std::string FromBuffer(const char* buffer, std::size_t size) {
   std::size_t n = 0;
-  while (n < size && buffer[n] != '\0')
+  while (n < size && buffer[n] != '\0') {
     ++n;
+  }
   return std::string(buffer, n);
 }
 
@@ -68,7 +70,7 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(std::string library
                                                              const Clock& clock) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    const char* why = dlerror();
+    const char* why = dlerror();  // NOLINT(concurrency-mt-unsafe): per-thread in glibc
     return Unavailable("no NVIDIA driver: " + library + " could not be loaded (" +
                        (why != nullptr ? why : "unknown dlopen error") + "); " +
                        std::string(kSimGpusHint));
@@ -77,7 +79,7 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(std::string library
   std::unique_ptr<void, int (*)(void*)> guard(handle, dlclose);
 
   Api api;
-  for (Status s : {
+  for (const Status& s : {
            LoadSymbol(handle, "nvmlInit_v2", library, api.init),
            LoadSymbol(handle, "nvmlShutdown", library, api.shutdown),
            LoadSymbol(handle, "nvmlErrorString", library, api.error_string),
@@ -102,8 +104,9 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(std::string library
                       library,
                       api.device_get_compute_running_processes),
        }) {
-    if (!s.ok())
+    if (!s.ok()) {
       return s.error();
+    }
   }
 
   nvml::Return rc = api.init();
@@ -120,7 +123,7 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(std::string library
     driver_version = FromBuffer(version, sizeof(version));
   }
 
-  guard.release();
+  static_cast<void>(guard.release());  // the backend owns the handle from here
   return std::unique_ptr<NvmlGpuBackend>(
       new NvmlGpuBackend(handle, api, std::move(library), std::move(driver_version), clock));
 }
@@ -165,8 +168,9 @@ Error NvmlGpuBackend::CallError(nvml::Return rc,
 
 Result<nvml::Device> NvmlGpuBackend::Handle(int index) const {
   std::string context = "GPU " + std::to_string(index);
-  if (index < 0)
+  if (index < 0) {
     return NotFound(context + ": no such GPU (indexes start at 0)");
+  }
   nvml::Device device = nullptr;
   nvml::Return rc = api_.device_get_handle_by_index(static_cast<unsigned int>(index), &device);
   if (rc == nvml::kErrorInvalidArgument) {
@@ -174,8 +178,9 @@ Result<nvml::Device> NvmlGpuBackend::Handle(int index) const {
     static_cast<void>(api_.device_get_count(&count));
     return NotFound(context + ": no such GPU (NVML sees " + std::to_string(count) + ")");
   }
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return CallError(rc, context, "nvmlDeviceGetHandleByIndex_v2");
+  }
   return device;
 }
 
@@ -187,8 +192,9 @@ Result<std::string> NvmlGpuBackend::DeviceString(nvml::DeviceGetStringFn fn,
                   ? nvml::kDeviceUuidBufferSize
                   : nvml::kDeviceNameBufferSize] = {};
   nvml::Return rc = fn(device, buffer, sizeof(buffer));
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return CallError(rc, context, call);
+  }
   return FromBuffer(buffer, sizeof(buffer));
 }
 
@@ -216,8 +222,9 @@ Result<std::vector<GpuProcessSample>> NvmlGpuBackend::Processes(nvml::Device dev
       }
       return out;
     }
-    if (IsAbsentCounter(rc))
+    if (IsAbsentCounter(rc)) {
       return std::vector<GpuProcessSample>{};
+    }
     if (rc != nvml::kErrorInsufficientSize) {
       return CallError(rc, context, "nvmlDeviceGetComputeRunningProcesses_v3");
     }
@@ -230,8 +237,9 @@ Result<std::vector<GpuProcessSample>> NvmlGpuBackend::Processes(nvml::Device dev
 Result<std::vector<Gpu>> NvmlGpuBackend::Discover() {
   unsigned int count = 0;
   nvml::Return rc = api_.device_get_count(&count);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return CallError(rc, "nvml", "nvmlDeviceGetCount_v2");
+  }
 
   std::vector<Gpu> gpus;
   gpus.reserve(count);
@@ -241,8 +249,9 @@ Result<std::vector<Gpu>> NvmlGpuBackend::Discover() {
     Gpu gpu;
     unsigned int nvml_index = i;
     rc = api_.device_get_index(device, &nvml_index);
-    if (rc != nvml::kSuccess)
+    if (rc != nvml::kSuccess) {
       return CallError(rc, context, "nvmlDeviceGetIndex");
+    }
     gpu.index = static_cast<int>(nvml_index);
     GF_ASSIGN_OR_RETURN(std::string uuid,
                         DeviceString(api_.device_get_uuid, "nvmlDeviceGetUUID", device, context));
@@ -280,8 +289,9 @@ Result<GpuSample> NvmlGpuBackend::Sample(int index) {
 
   nvml::Memory memory{};
   nvml::Return rc = api_.device_get_memory_info(device, &memory);
-  if (rc != nvml::kSuccess)
+  if (rc != nvml::kSuccess) {
     return CallError(rc, context, "nvmlDeviceGetMemoryInfo");
+  }
   sample.memory_total_mib = static_cast<std::int64_t>(memory.total / kBytesPerMib);
   sample.memory_used_mib = static_cast<std::int64_t>(memory.used / kBytesPerMib);
 
@@ -310,7 +320,7 @@ Result<GpuSample> NvmlGpuBackend::Sample(int index) {
     return CallError(rc, context, "nvmlDeviceGetPowerUsage");
   }
 
-  unsigned long long energy_mj = 0;
+  unsigned long long energy_mj = 0;  // NOLINT(google-runtime-int): NVML's out type
   rc = api_.device_get_total_energy_consumption(device, &energy_mj);
   if (rc == nvml::kSuccess) {
     sample.energy_mj = static_cast<std::int64_t>(energy_mj);

@@ -28,22 +28,26 @@ bool IsModelChar(char c) {
 }
 
 bool AllDigits(std::string_view s) {
-  if (s.empty())
+  if (s.empty()) {
     return false;
+  }
   for (char c : s) {
-    if (std::isdigit(static_cast<unsigned char>(c)) == 0)
+    if (std::isdigit(static_cast<unsigned char>(c)) == 0) {
       return false;
+    }
   }
   return true;
 }
 
 // Digits only, at most 6 of them, so the value fits comfortably in an int.
 std::optional<int> SmallNumber(std::string_view s) {
-  if (!AllDigits(s) || s.size() > 6)
+  if (!AllDigits(s) || s.size() > 6) {
     return std::nullopt;
+  }
   int n = 0;
-  for (char c : s)
+  for (char c : s) {
     n = n * 10 + (c - '0');
+  }
   return n;
 }
 
@@ -66,8 +70,9 @@ constexpr PowerProfile kDefaultPower = {"", 50'000, 300'000};
 
 PowerProfile ProfileFor(std::string_view model) {
   for (const PowerProfile& p : kPowerProfiles) {
-    if (model.substr(0, p.family_prefix.size()) == p.family_prefix)
+    if (model.substr(0, p.family_prefix.size()) == p.family_prefix) {
       return p;
+    }
   }
   return kDefaultPower;
 }
@@ -83,19 +88,22 @@ std::uint64_t Fnv1a64(std::string_view data, std::uint64_t seed) {
 
 std::string Hostname() {
   char buffer[HOST_NAME_MAX + 1] = {};
-  if (gethostname(buffer, sizeof(buffer) - 1) != 0)
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) {
     return "localhost";
+  }
   return std::string(buffer);
 }
 
 }  // namespace
 
 Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec) {
-  if (spec.substr(0, kSimPrefix.size()) != kSimPrefix)
+  if (spec.substr(0, kSimPrefix.size()) != kSimPrefix) {
     return BadSpec(spec, "it must start with sim:");
+  }
   std::string_view rest = spec.substr(kSimPrefix.size());
-  if (rest.empty())
+  if (rest.empty()) {
     return BadSpec(spec, "no GPUs listed");
+  }
 
   std::vector<SimGpuGroup> groups;
   int total = 0;
@@ -103,8 +111,9 @@ Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec) {
     std::size_t comma = rest.find(',');
     std::string_view item = rest.substr(0, comma);
     std::string quoted = "'" + std::string(item) + "'";
-    if (item.empty())
+    if (item.empty()) {
       return BadSpec(spec, "empty item");
+    }
 
     SimGpuGroup group;
     std::size_t x = item.find('x');
@@ -117,9 +126,10 @@ Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec) {
       item = item.substr(x + 1);
     }
     for (char c : item) {
-      if (!IsModelChar(c))
+      if (!IsModelChar(c)) {
         return BadSpec(
             spec, "model " + quoted + " has a character other than letters, digits, '.', '_', '-'");
+      }
     }
     std::size_t dash = item.rfind('-');
     bool sized = dash != std::string_view::npos && dash > 0 && item.size() > dash + 3 &&
@@ -132,12 +142,14 @@ Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec) {
     group.model = std::string(item);
     group.memory_mib = static_cast<std::int64_t>(*gb) * 1024;
     total += group.count;
-    if (total > kMaxSimGpus)
+    if (total > kMaxSimGpus) {
       return BadSpec(spec, "more than 64 GPUs in total");
+    }
     groups.push_back(std::move(group));
 
-    if (comma == std::string_view::npos)
+    if (comma == std::string_view::npos) {
       break;
+    }
     rest = rest.substr(comma + 1);
   }
   return groups;
@@ -152,8 +164,9 @@ std::string SimGpuUuid(std::string_view hostname, int index, std::string_view mo
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
   for (std::uint64_t word : {hi, lo}) {
-    for (int shift = 60; shift >= 0; shift -= 4)
+    for (int shift = 60; shift >= 0; shift -= 4) {
       hex += kHex[(word >> shift) & 0xF];
+    }
   }
   return "GPU-" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
          hex.substr(16, 4) + "-" + hex.substr(20, 12);
@@ -166,7 +179,7 @@ Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view sp
 
 Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view spec,
                                                              const Clock& clock,
-                                                             std::string hostname) {
+                                                             std::string_view hostname) {
   GF_ASSIGN_OR_RETURN(std::vector<SimGpuGroup> groups, ParseSimGpuSpec(spec));
   Time now = clock.Now();
   std::vector<SimGpu> gpus;
@@ -199,8 +212,9 @@ Result<std::vector<Gpu>> SimGpuBackend::Discover() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Gpu> out;
   out.reserve(gpus_.size());
-  for (const SimGpu& sim : gpus_)
+  for (const SimGpu& sim : gpus_) {
     out.push_back(sim.gpu);
+  }
   return out;
 }
 
@@ -211,8 +225,9 @@ std::int64_t SimGpuBackend::PowerMw(const SimGpu& gpu) {
 void SimGpuBackend::Accrue(SimGpu& gpu, Time now) {
   std::int64_t elapsed_ms = (now - gpu.last_accrual).count();
   // A clock set backwards adds nothing: the counter, like NVML's, never decreases.
-  if (elapsed_ms > 0)
+  if (elapsed_ms > 0) {
     gpu.energy_uj += PowerMw(gpu) * elapsed_ms;
+  }
   gpu.last_accrual = now;
 }
 

@@ -50,7 +50,7 @@ class SimGpuBackend final : public GpuBackend {
   // Same, with the hostname given (tests, and the simulator's many virtual nodes).
   static Result<std::unique_ptr<SimGpuBackend>> Create(std::string_view spec,
                                                        const Clock& clock,
-                                                       std::string hostname);
+                                                       std::string_view hostname);
 
   // The spec as given: "sim:4xH100-80GB".
   std::string Describe() const override;
