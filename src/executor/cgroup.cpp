@@ -22,8 +22,9 @@ namespace fs = std::filesystem;
 // cgroup control files are written with one write(2) each; O_TRUNC/rename make no sense there.
 bool WriteControl(const fs::path& file, const std::string& value) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
+  if (fd < 0) {
     return false;
+  }
   bool ok = ::write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
   ::close(fd);
   return ok;
@@ -32,13 +33,15 @@ bool WriteControl(const fs::path& file, const std::string& value) {
 // Enables what `dir` offers of cpu, memory and pids for its children. One controller at a time:
 // a write naming a controller the parent lacks fails as a whole.
 void EnableControllers(const fs::path& dir) {
-  for (const char* c : {"+cpu", "+memory", "+pids"})
+  for (const char* c : {"+cpu", "+memory", "+pids"}) {
     WriteControl(dir / "cgroup.subtree_control", c);
+  }
 }
 
 Status MakeDir(const fs::path& dir) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return IoError("cannot create cgroup " + dir.string() + ": " + std::strerror(errno));
+    int err = errno;
+    return IoError("cannot create cgroup " + dir.string() + ": " + ErrnoText(err));
   }
   return OkStatus();
 }
@@ -47,10 +50,12 @@ Status MakeDir(const fs::path& dir) {
 
 bool JobCgroup::Available(const fs::path& root) {
   struct statfs fs_info {};
-  if (::statfs(root.c_str(), &fs_info) != 0)
+  if (::statfs(root.c_str(), &fs_info) != 0) {
     return false;
-  if (static_cast<unsigned long>(fs_info.f_type) != CGROUP2_SUPER_MAGIC)
+  }
+  if (static_cast<unsigned long>(fs_info.f_type) != CGROUP2_SUPER_MAGIC) {
     return false;
+  }
   return ::access(root.c_str(), W_OK) == 0 && ::access((root / "cgroup.procs").c_str(), W_OK) == 0;
 }
 
@@ -59,8 +64,9 @@ fs::path JobCgroup::PathFor(JobId job, const fs::path& root) {
 }
 
 Result<JobCgroup> JobCgroup::Create(JobId job, const fs::path& root) {
-  if (!Available(root))
+  if (!Available(root)) {
     return Unavailable(root.string() + " is not a writable cgroup2 mount");
+  }
   fs::path dir = PathFor(job, root);
   EnableControllers(root);
   GF_TRY(MakeDir(dir.parent_path()));
@@ -71,33 +77,40 @@ Result<JobCgroup> JobCgroup::Create(JobId job, const fs::path& root) {
 
 Result<int> JobCgroup::OpenProcs() const {
   int fd = ::open((dir_ / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return IoError("cannot open " + (dir_ / "cgroup.procs").string() + ": " + std::strerror(errno));
+  if (fd < 0) {
+    int err = errno;
+    return IoError("cannot open " + (dir_ / "cgroup.procs").string() + ": " + ErrnoText(err));
+  }
   return fd;
 }
 
 std::vector<pid_t> JobCgroup::Pids() const {
   std::vector<pid_t> pids;
   Result<std::string> text = ReadWholeFile(dir_ / "cgroup.procs");
-  if (!text.ok())
+  if (!text.ok()) {
     return pids;
+  }
   std::istringstream in(*text);
   pid_t pid = 0;
-  while (in >> pid)
+  while (in >> pid) {
     pids.push_back(pid);
+  }
   return pids;
 }
 
 void JobCgroup::Signal(int sig) const {
-  if (sig == SIGKILL && WriteControl(dir_ / "cgroup.kill", "1"))
+  if (sig == SIGKILL && WriteControl(dir_ / "cgroup.kill", "1")) {
     return;
-  for (pid_t pid : Pids())
+  }
+  for (pid_t pid : Pids()) {
     ::kill(pid, sig);
+  }
 }
 
 Status JobCgroup::Remove() const {
   if (::rmdir(dir_.c_str()) != 0 && errno != ENOENT) {
-    return IoError("cannot remove cgroup " + dir_.string() + ": " + std::strerror(errno));
+    int err = errno;
+    return IoError("cannot remove cgroup " + dir_.string() + ": " + ErrnoText(err));
   }
   return OkStatus();
 }

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "executor/job_files.h"
+
 namespace gf::exec {
 namespace {
 
@@ -33,8 +35,9 @@ void Send(int fd, Report kind, std::int32_t value) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP)
+    if (sig != SIGKILL && sig != SIGSTOP) {
       ::sigaction(sig, &dfl, nullptr);
+    }
   }
   sigset_t none;
   ::sigemptyset(&none);
@@ -46,6 +49,11 @@ void Send(int fd, Report kind, std::int32_t value) {
   // The caller may hold sockets and files; the daemon must not keep them open.
   ::close_range(3, static_cast<unsigned>(report - 1), 0);
   ::close_range(static_cast<unsigned>(report + 1), ~0U, 0);
+  // A daemon must not keep the caller's working directory (and its mount) busy.
+  if (::chdir("/") != 0) {
+    Send(report, Report::kExecFailed, errno);
+    ::_exit(127);
+  }
   ::execv(argv[0], argv);
   Send(report, Report::kExecFailed, errno);
   ::_exit(127);
@@ -64,14 +72,15 @@ void Send(int fd, Report kind, std::int32_t value) {
     Send(report, Report::kForkFailed, errno);
     ::_exit(1);
   }
-  if (pid == 0)
+  if (pid == 0) {
     ExecDaemon(argv, devnull, log, report);
+  }
   Send(report, Report::kPid, pid);
   ::_exit(0);
 }
 
 Error StepError(const char* step, int err) {
-  return IoError(std::string("cannot start the supervisor: ") + step + ": " + std::strerror(err));
+  return IoError(std::string("cannot start the supervisor: ") + step + ": " + ErrnoText(err));
 }
 
 }  // namespace
@@ -80,24 +89,28 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
                             const std::filesystem::path& log_path) {
   std::vector<std::string> storage = argv;
   std::vector<char*> cargv;
-  for (std::string& a : storage)
+  for (std::string& a : storage) {
     cargv.push_back(a.data());
+  }
   cargv.push_back(nullptr);
   int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (log < 0)
+  if (log < 0) {
     return StepError(("open " + log_path.string()).c_str(), errno);
+  }
   int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   int report[2];
   if (devnull < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
     int err = errno;
     ::close(log);
-    if (devnull >= 0)
+    if (devnull >= 0) {
       ::close(devnull);
+    }
     return StepError("pipe", err);
   }
   pid_t mid = ::fork();
-  if (mid == 0)
+  if (mid == 0) {
     Intermediate(cargv.data(), devnull, log, report[1]);
+  }
   int fork_errno = errno;
   ::close(report[1]);
   ::close(devnull);
@@ -114,24 +127,32 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
   Message m;
   ssize_t n;
   while ((n = ::read(report[0], &m, sizeof m)) != 0) {
-    if (n < 0 && errno == EINTR)
+    if (n < 0 && errno == EINTR) {
       continue;
-    if (n != static_cast<ssize_t>(sizeof m))
+    }
+    if (n != static_cast<ssize_t>(sizeof m)) {
       break;
-    if (m.kind == Report::kPid)
+    }
+    if (m.kind == Report::kPid) {
       daemon = m.value;
-    if (m.kind == Report::kSetsidFailed)
+    }
+    if (m.kind == Report::kSetsidFailed) {
       error = StepError("setsid", m.value);
-    if (m.kind == Report::kForkFailed)
+    }
+    if (m.kind == Report::kForkFailed) {
       error = StepError("fork", m.value);
-    if (m.kind == Report::kExecFailed)
+    }
+    if (m.kind == Report::kExecFailed) {
       error = StepError(("exec " + argv[0]).c_str(), m.value);
+    }
   }
   ::close(report[0]);
-  if (error)
+  if (error) {
     return *error;
-  if (!daemon)
+  }
+  if (!daemon) {
     return IoError("cannot start the supervisor: no pid reported");
+  }
   return *daemon;
 }
 

@@ -15,7 +15,7 @@
 
 namespace gf::exec {
 
-// fork, setsid, fork again, exec argv[0] (a path, not looked up in PATH) with stdin on
+// fork, setsid, fork again, exec argv[0] (an absolute path: the daemon runs in "/") with stdin on
 // /dev/null, stdout and stderr appended to `log_path`, every other inherited fd closed and
 // signal mask and dispositions reset. Returns the daemon's pid once it has exec'd.
 // Errors: kIo when a step fails (the message names it and the errno).

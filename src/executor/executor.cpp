@@ -32,8 +32,9 @@ bool Exists(const fs::path& p) {
 }
 
 Status ValidateLaunch(const LaunchSpec& spec) {
-  if (spec.job.value() <= 0)
+  if (spec.job.value() <= 0) {
     return InvalidArgument("job id must be positive");
+  }
   if (spec.argv.empty() || spec.argv[0].empty()) {
     return InvalidArgument("job " + std::to_string(spec.job.value()) + ": argv is empty");
   }
@@ -64,19 +65,22 @@ std::optional<JobId> ParseJobDirName(const std::string& name) {
     return std::nullopt;
   }
   std::int64_t id = std::stoll(name);
-  if (id <= 0)
+  if (id <= 0) {
     return std::nullopt;
+  }
   return JobId(id);
 }
 
 // The last bytes of shim.log, for an error message about a shim that did not start.
 std::string ShimLogTail(const fs::path& dir) {
   Result<std::string> text = exec::ReadWholeFile(dir / exec::kShimLogFile);
-  if (!text.ok() || text->empty())
+  if (!text.ok() || text->empty()) {
     return "";
+  }
   std::string tail = text->size() > 400 ? text->substr(text->size() - 400) : *text;
-  while (!tail.empty() && tail.back() == '\n')
+  while (!tail.empty() && tail.back() == '\n') {
     tail.pop_back();
+  }
   return "; shim.log: " + tail;
 }
 
@@ -88,19 +92,29 @@ std::string ShimLogTail(const fs::path& dir) {
 // of that id has members).
 void KillOrphans(const fs::path& dir) {
   Result<exec::PidRecord> main = exec::ReadPidRecord(dir / exec::kJobPidFile);
-  if (!main.ok())
+  if (!main.ok()) {
     return;
+  }
   auto id = static_cast<pid_t>(main->pid);
   std::optional<exec::ProcStat> now = exec::ReadProcStat(id);
-  if (now && now->start_time != main->start_time)
-    return;                                  // the number was reused
+  if (now && now->start_time != main->start_time) {
+    return;  // the number was reused
+  }
   for (int round = 0; round < 3; ++round) {  // repeated: members may fork while being killed
     std::vector<exec::ProcStat> members = exec::ProcessesInGroupOrSession(id);
-    if (members.empty())
+    if (members.empty()) {
       break;
-    for (const exec::ProcStat& p : members)
+    }
+    for (const exec::ProcStat& p : members) {
       ::kill(p.pid, SIGKILL);
+    }
   }
+}
+
+fs::path AbsolutePath(fs::path p) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(p, ec);
+  return ec ? p : abs;
 }
 
 bool ProcessGone(pid_t pid) {
@@ -111,8 +125,9 @@ bool ProcessGone(pid_t pid) {
 }  // namespace
 
 Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock)
-    : run_dir_(std::move(run_dir)),
-      shim_exe_(std::move(shim_exe)),
+    // Absolute: the shim runs from "/" (so it pins no mount) and gets the folder as an argument.
+    : run_dir_(AbsolutePath(std::move(run_dir))),
+      shim_exe_(AbsolutePath(std::move(shim_exe))),
       clock_(clock),
       cgroup_root_(exec::kCgroupRoot) {
   std::error_code ec;
@@ -172,8 +187,9 @@ Status Executor::PrepareJobDir(JobId job) {
     fs::path old = dir;
     old += "." + std::to_string(ToUnixMillis(clock_.Now()));
     fs::rename(dir, old, ec);
-    if (ec)
+    if (ec) {
       return IoError("cannot move aside " + dir.string() + ": " + ec.message());
+    }
     tracked_.erase(job);
   }
   if (!fs::create_directory(dir, ec) || ec) {
@@ -206,8 +222,9 @@ Result<std::int64_t> Executor::WaitForStart(JobId job, pid_t shim_pid) {
       return Unavailable("job " + std::to_string(job.value()) +
                          ": the supervisor exited before starting the job" + ShimLogTail(dir));
     }
-    if (std::chrono::steady_clock::now() > deadline)
+    if (std::chrono::steady_clock::now() > deadline) {
       break;
+    }
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::milliseconds(20));
   }
@@ -226,20 +243,25 @@ Result<std::int64_t> Executor::WaitForStart(JobId job, pid_t shim_pid) {
 
 Status Executor::Kill(JobId job, std::chrono::seconds grace, const std::string& cause) {
   auto it = tracked_.find(job);
-  if (it == tracked_.end())
+  if (it == tracked_.end()) {
     return NotFound("job " + std::to_string(job.value()) + " is not running here");
-  if (grace.count() < 0)
+  }
+  if (grace.count() < 0) {
     return InvalidArgument("kill grace must not be negative");
+  }
   fs::path dir = JobDir(job);
-  if (it->second.exit_reported || Exists(dir / exec::kExitFile))
+  if (it->second.exit_reported || Exists(dir / exec::kExitFile)) {
     return OkStatus();
+  }
   GF_TRY(exec::WriteKillRequest(dir / exec::kKillFile, {grace, cause}));
   // Only signal the pid if it is still our shim; a dead shim is reported by Poll.
-  if (!ShimAlive(it->second))
+  if (!ShimAlive(it->second)) {
     return OkStatus();
+  }
   if (::kill(static_cast<pid_t>(it->second.shim_pid), SIGTERM) != 0 && errno != ESRCH) {
+    int err = errno;
     return IoError("cannot signal the supervisor of job " + std::to_string(job.value()) + ": " +
-                   std::strerror(errno));
+                   exec::ErrnoText(err));
   }
   return OkStatus();
 }
@@ -247,8 +269,9 @@ Status Executor::Kill(JobId job, std::chrono::seconds grace, const std::string& 
 std::vector<JobExit> Executor::Poll() {
   std::vector<JobExit> out;
   for (auto& [job, t] : tracked_) {
-    if (t.exit_reported)
+    if (t.exit_reported) {
       continue;
+    }
     if (std::optional<JobExit> e = CheckExit(job, t)) {
       out.push_back(std::move(*e));
       t.exit_reported = true;
@@ -260,12 +283,14 @@ std::vector<JobExit> Executor::Poll() {
 std::optional<JobExit> Executor::CheckExit(JobId job, const Tracked& t) {
   fs::path exit_path = JobDir(job) / exec::kExitFile;
   if (!Exists(exit_path)) {
-    if (ShimAlive(t))
+    if (ShimAlive(t)) {
       return std::nullopt;
+    }
     // The shim writes exit.json before it exits, so once it is gone the file is there or never
     // will be.
-    if (!Exists(exit_path))
+    if (!Exists(exit_path)) {
       return OnShimDied(job);
+    }
   }
   Result<exec::ExitRecord> r = exec::ReadExitRecord(exit_path);
   if (!r.ok()) {
@@ -307,8 +332,9 @@ std::vector<RecoveredJob> Executor::Recover() {
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(run_dir_, ec)) {
     std::optional<JobId> job = ParseJobDirName(entry.path().filename().string());
-    if (!job || !entry.is_directory(ec) || Exists(entry.path() / exec::kReportedFile))
+    if (!job || !entry.is_directory(ec) || Exists(entry.path() / exec::kReportedFile)) {
       continue;
+    }
     Tracked t;
     if (Result<exec::PidRecord> rec = exec::ReadPidRecord(entry.path() / exec::kShimPidFile);
         rec.ok()) {
@@ -328,8 +354,9 @@ std::vector<RecoveredJob> Executor::Recover() {
 
 Status Executor::Acknowledge(JobId job) {
   auto it = tracked_.find(job);
-  if (it == tracked_.end())
+  if (it == tracked_.end()) {
     return NotFound("job " + std::to_string(job.value()) + " is not known here");
+  }
   if (!it->second.exit_reported) {
     return FailedPrecondition("job " + std::to_string(job.value()) +
                               ": its exit has not been reported yet");
@@ -345,8 +372,9 @@ Status Executor::Remove(JobId job) {
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  if (ec)
+  if (ec) {
     return IoError("cannot remove " + dir.string() + ": " + ec.message());
+  }
   tracked_.erase(job);
   return OkStatus();
 }

@@ -42,8 +42,9 @@ constexpr std::chrono::seconds kDeadline{20};
 bool WaitUntil(const std::function<bool()>& done, std::chrono::seconds limit = kDeadline) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline)
+    if (std::chrono::steady_clock::now() > deadline) {
       return false;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
@@ -60,8 +61,9 @@ std::vector<pid_t> ReadPids(const fs::path& p) {
   std::vector<pid_t> pids;
   std::ifstream in(p);
   pid_t pid = 0;
-  while (in >> pid)
+  while (in >> pid) {
     pids.push_back(pid);
+  }
   return pids;
 }
 
@@ -85,15 +87,18 @@ class ExecutorTest : public ::testing::Test {
   void TearDown() override {
     // Leave no process behind, whatever the test did.
     for (const RecoveredJob& r : executor_->Recover()) {
-      if (r.still_running)
+      if (r.still_running) {
         (void)executor_->Kill(r.job, std::chrono::seconds(0), "test teardown");
+      }
     }
     for (JobId job : launched_) {
-      if (!exits_.count(job))
+      if (!exits_.count(job)) {
         (void)executor_->Kill(job, std::chrono::seconds(0), "test teardown");
+      }
     }
-    for (JobId job : launched_)
+    for (JobId job : launched_) {
       WaitExit(job);
+    }
     fs::remove_all(root_);
   }
 
@@ -118,13 +123,15 @@ class ExecutorTest : public ::testing::Test {
   // Polls the executor until `job` has exited; every exit seen is kept in exits_.
   std::optional<JobExit> WaitExit(JobId job) {
     WaitUntil([&] {
-      for (JobExit& e : executor_->Poll())
+      for (JobExit& e : executor_->Poll()) {
         exits_[e.job] = e;
+      }
       return exits_.count(job) > 0;
     });
     auto it = exits_.find(job);
-    if (it == exits_.end())
+    if (it == exits_.end()) {
       return std::nullopt;
+    }
     return it->second;
   }
 
@@ -328,8 +335,9 @@ TEST_F(ExecutorTest, LeftoverChildrenDieWhenMainExits) {
   EXPECT_THAT(e.cause, HasSubstr("leftover process"));
   std::vector<pid_t> pids = ReadPids(work_ / "pids");
   ASSERT_EQ(pids.size(), 2u);
-  for (pid_t p : pids)
+  for (pid_t p : pids) {
     EXPECT_FALSE(PidExists(p)) << "pid " << p << " outlived its job";
+  }
 }
 
 TEST_F(ExecutorTest, JobSurvivesExecutorAndRecoverReportsItsExit) {
@@ -362,8 +370,9 @@ TEST_F(ExecutorTest, ShimSurvivesSigkillOfTheCaller) {
     std::int64_t value = pid.ok() ? *pid : -1;
     ssize_t ignored = ::write(pipe_fds[1], &value, sizeof value);
     (void)ignored;
-    while (true)
+    while (true) {
       ::pause();
+    }
   }
   ::close(pipe_fds[1]);
   std::int64_t shim = 0;
@@ -445,16 +454,18 @@ TEST_F(ExecutorTest, RemoveDeletesTheFolderOfAnEndedJob) {
 // /sys/fs/cgroup/unified (hybrid hosts); nullopt when neither is a writable cgroup2.
 std::optional<fs::path> CgroupRoot() {
   for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-    if (exec::JobCgroup::Available(root))
+    if (exec::JobCgroup::Available(root)) {
       return fs::path(root);
+    }
   }
   return std::nullopt;
 }
 
 TEST_F(ExecutorTest, CgroupJobRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
   std::optional<fs::path> root = CgroupRoot();
-  if (!root)
+  if (!root) {
     GTEST_SKIP() << "no writable cgroup v2 mount";
+  }
   executor_->SetCgroupRoot(*root);
   LaunchSpec spec = Shell("cat /proc/self/cgroup");
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);
@@ -465,8 +476,9 @@ TEST_F(ExecutorTest, CgroupJobRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
 
 TEST_F(ExecutorTest, CgroupKillEndsDaemonizedDescendants) {
   std::optional<fs::path> root = CgroupRoot();
-  if (!root)
+  if (!root) {
     GTEST_SKIP() << "no writable cgroup v2 mount";
+  }
   executor_->SetCgroupRoot(*root);
   // A double-forked, setsid'd daemon and a TERM-ignoring main: only SIGKILL ends them.
   LaunchSpec spec = Shell(
@@ -477,22 +489,25 @@ TEST_F(ExecutorTest, CgroupKillEndsDaemonizedDescendants) {
   std::vector<exec::PidRecord> records;
   ASSERT_TRUE(WaitUntil([&] { return ReadPids(work_ / "pids").size() == 2; }));
   for (pid_t p : ReadPids(work_ / "pids")) {
-    if (std::optional<exec::PidRecord> r = exec::RecordOf(p))
+    if (std::optional<exec::PidRecord> r = exec::RecordOf(p)) {
       records.push_back(*r);
+    }
   }
   ASSERT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(0), "cancelled by carol").ok());
   std::optional<JobExit> e = WaitExit(spec.job);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->cause, "cancelled by carol: killed with SIGKILL after 0s grace");
-  for (const exec::PidRecord& r : records)
+  for (const exec::PidRecord& r : records) {
     EXPECT_FALSE(exec::IsAlive(r)) << "pid " << r.pid;
+  }
   EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, *root)));
 }
 
 TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
   std::optional<fs::path> root = CgroupRoot();
-  if (!root)
+  if (!root) {
     GTEST_SKIP() << "no writable cgroup v2 mount";
+  }
   Result<exec::JobCgroup> cg = exec::JobCgroup::Create(JobId(900000 + ::getpid()), *root);
   ASSERT_TRUE(cg.ok()) << cg.error().ToString();
   Result<int> procs = cg->OpenProcs();
@@ -500,8 +515,9 @@ TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    if (::write(*procs, "0", 1) != 1)
+    if (::write(*procs, "0", 1) != 1) {
       ::_exit(1);
+    }
     ::execl("/bin/sh", "sh", "-c", "sleep 300 & exec sleep 300", static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -523,21 +539,25 @@ std::optional<passwd> TestUser() {
   if (::getpwnam(kTestUser) == nullptr) {
     std::string cmd =
         std::string("useradd -M -r -s /usr/sbin/nologin ") + kTestUser + " >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0 && ::getpwnam(kTestUser) == nullptr)
+    if (std::system(cmd.c_str()) != 0 && ::getpwnam(kTestUser) == nullptr) {
       return std::nullopt;
+    }
   }
   passwd* pw = ::getpwnam(kTestUser);
-  if (pw == nullptr)
+  if (pw == nullptr) {
     return std::nullopt;
+  }
   return *pw;
 }
 
 TEST_F(ExecutorTest, RootRunsJobAsItsOwner) {
-  if (::geteuid() != 0)
+  if (::geteuid() != 0) {
     GTEST_SKIP() << "needs root";
+  }
   std::optional<passwd> user = TestUser();
-  if (!user)
+  if (!user) {
     GTEST_SKIP() << "cannot create user " << kTestUser;
+  }
   fs::path secret = root_ / "root-only";
   std::ofstream(secret) << "secret\n";
   ::chmod(secret.c_str(), 0644);
@@ -560,11 +580,13 @@ TEST_F(ExecutorTest, RootRunsJobAsItsOwner) {
 }
 
 TEST_F(ExecutorTest, NonRootShimRefusesAnotherUsersJob) {
-  if (::geteuid() != 0)
+  if (::geteuid() != 0) {
     GTEST_SKIP() << "needs root to become another user";
+  }
   std::optional<passwd> user = TestUser();
-  if (!user)
+  if (!user) {
     GTEST_SKIP() << "cannot create user " << kTestUser;
+  }
   // A job folder the unprivileged shim can write, with a job owned by root.
   fs::path dir = root_ / "manual";
   fs::create_directories(dir);
@@ -575,8 +597,10 @@ TEST_F(ExecutorTest, NonRootShimRefusesAnotherUsersJob) {
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    if (::setgroups(0, nullptr) != 0 || ::setgid(user->pw_gid) != 0 || ::setuid(user->pw_uid) != 0)
+    if (::setgroups(0, nullptr) != 0 || ::setgid(user->pw_gid) != 0 ||
+        ::setuid(user->pw_uid) != 0) {
       ::_exit(90);
+    }
     ::execl(kShim, kShim, "shim", "--job-dir", dir.c_str(), static_cast<char*>(nullptr));
     ::_exit(91);
   }

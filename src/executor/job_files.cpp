@@ -19,15 +19,16 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 Error ErrnoError(const std::string& what, const fs::path& path, int err) {
-  return IoError(what + " " + path.string() + ": " + std::strerror(err));
+  return IoError(what + " " + path.string() + ": " + ErrnoText(err));
 }
 
 Status WriteAll(int fd, std::string_view content, const fs::path& path) {
   while (!content.empty()) {
     ssize_t n = ::write(fd, content.data(), content.size());
     if (n < 0) {
-      if (errno == EINTR)
+      if (errno == EINTR) {
         continue;
+      }
       return ErrnoError("cannot write", path, errno);
     }
     content.remove_prefix(static_cast<std::size_t>(n));
@@ -57,16 +58,23 @@ Result<T> ParseJson(std::string_view text, const char* what, F&& build) {
 
 }  // namespace
 
+std::string ErrnoText(int err) {
+  const char* text = ::strerrordesc_np(err);
+  return text != nullptr ? text : "error " + std::to_string(err);
+}
+
 Status WriteFileAtomic(const fs::path& path, std::string_view content, mode_t mode) {
   // The pid in the temporary's name keeps two writers (a shim and an Executor) from sharing it.
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0)
+  if (fd < 0) {
     return ErrnoError("cannot create", tmp, errno);
+  }
   Status written = WriteAll(fd, content, tmp);
-  if (written.ok() && ::fsync(fd) != 0)
+  if (written.ok() && ::fsync(fd) != 0) {
     written = ErrnoError("cannot fsync", tmp, errno);
+  }
   ::close(fd);
   if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
     written = ErrnoError("cannot rename onto", path, errno);
@@ -82,23 +90,26 @@ Status WriteFileAtomic(const fs::path& path, std::string_view content, mode_t mo
 Result<std::string> ReadWholeFile(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT)
+    if (errno == ENOENT) {
       return NotFound(path.string() + " does not exist");
+    }
     return ErrnoError("cannot open", path, errno);
   }
   std::string out;
   char buf[4096];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
+    if (n < 0 && errno == EINTR) {
       continue;
+    }
     if (n < 0) {
       int err = errno;
       ::close(fd);
       return ErrnoError("cannot read", path, err);
     }
-    if (n == 0)
+    if (n == 0) {
       break;
+    }
     out.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
@@ -136,8 +147,9 @@ Result<ExitRecord> ReadExitRecord(const fs::path& path) {
   return ParseJson<ExitRecord>(text, "exit.json", [](const json& j) {
     ExitRecord r;
     r.exit_code = j.at("exit_code").get<int>();
-    if (!j.at("signal").is_null())
+    if (!j.at("signal").is_null()) {
       r.signal = j.at("signal").get<int>();
+    }
     r.end_ms = j.at("end_ms").get<std::int64_t>();
     r.cause = j.at("cause").get<std::string>();
     return r;
@@ -162,11 +174,13 @@ Result<KillRequest> ReadKillRequest(const fs::path& path) {
 std::string SpecToJson(const ShimSpec& shim_spec) {
   const LaunchSpec& spec = shim_spec.launch;
   json gpus = json::array();
-  for (const GpuUuid& g : spec.gpus)
+  for (const GpuUuid& g : spec.gpus) {
     gpus.push_back(g.value());
+  }
   json env = json::array();
-  for (const auto& [k, v] : spec.env)
+  for (const auto& [k, v] : spec.env) {
     env.push_back({k, v});
+  }
   json j = {
       {"job", spec.job.value()},
       {"owner", {{"uid", spec.owner.uid}, {"gid", spec.owner.gid}, {"user", spec.owner.user}}},
@@ -192,8 +206,9 @@ Result<ShimSpec> SpecFromJson(std::string_view text) {
     for (const json& kv : j.at("env")) {
       s.env.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
     }
-    for (const json& g : j.at("gpus"))
+    for (const json& g : j.at("gpus")) {
       s.gpus.emplace_back(g.get<std::string>());
+    }
     shim_spec.cgroup_root = j.value("cgroup_root", std::string());
     return shim_spec;
   });
@@ -201,8 +216,9 @@ Result<ShimSpec> SpecFromJson(std::string_view text) {
 
 Result<int> OpenLogFile(const fs::path& path, const Owner& owner) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
-  if (fd < 0)
+  if (fd < 0) {
     return ErrnoError("cannot open log", path, errno);
+  }
   if (::geteuid() == 0 && ::fchown(fd, owner.uid, owner.gid) != 0) {
     int err = errno;
     ::close(fd);

@@ -76,8 +76,9 @@ TEST_F(ExecutorFilesTest, RecordsRoundTripAndLeaveNoTemporaries) {
   EXPECT_EQ(kill->cause, "cancelled by bob");
 
   int files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_))
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) {
     ++files;
+  }
   EXPECT_EQ(files, 3);
   EXPECT_EQ(ReadPidRecord(dir_ / "absent").error().code, ErrorCode::kNotFound);
 }
@@ -114,15 +115,18 @@ TEST(ExecutorProcTest, DescendantsIncludeGrandchildren) {
   bool found_grandchild = false;
   for (int i = 0; i < 2000 && !found_grandchild; ++i) {
     for (const ProcStat& p : Descendants(::getpid())) {
-      if (p.ppid == child)
+      if (p.ppid == child) {
         found_grandchild = true;
+      }
     }
-    if (!found_grandchild)
+    if (!found_grandchild) {
       ::usleep(1000);  // polling for the shell to fork, bounded
+    }
   }
   EXPECT_TRUE(found_grandchild);
-  for (const ProcStat& p : Descendants(::getpid()))
+  for (const ProcStat& p : Descendants(::getpid())) {
     ::kill(p.pid, SIGKILL);
+  }
   ::waitpid(child, nullptr, 0);
 }
 

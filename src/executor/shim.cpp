@@ -73,8 +73,9 @@ class Shim {
     Supervise();
     if (cgroup_) {
       Status removed = cgroup_->Remove();
-      if (!removed.ok())
+      if (!removed.ok()) {
         LogLine(removed.error().ToString());
+      }
     }
     Status written = exec::WriteExitRecord(dir_ / exec::kExitFile, MakeExitRecord());
     if (!written.ok()) {
@@ -141,25 +142,30 @@ Status Shim::ForkJob(ChildPlan& plan) {
   plan.stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (cgroup_) {
     Result<int> procs = cgroup_->OpenProcs();
-    if (procs.ok())
+    if (procs.ok()) {
       plan.cgroup_procs_fd = *procs;
+    }
   }
   int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0)
-    return IoError(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    int err = errno;
+    return IoError("pipe: " + exec::ErrnoText(err));
+  }
   plan.report_fd = report[1];
   plan.Finalize();
   pid_t pid = ::fork();
-  if (pid == 0)
+  if (pid == 0) {
     exec::RunChild(plan);
+  }
   int fork_errno = errno;
   for (int fd : {plan.stdin_fd, plan.stdout_fd, plan.stderr_fd, plan.cgroup_procs_fd, report[1]}) {
-    if (fd >= 0)
+    if (fd >= 0) {
       ::close(fd);
+    }
   }
   if (pid < 0) {
     ::close(report[0]);
-    return IoError(std::string("fork: ") + std::strerror(fork_errno));
+    return IoError(std::string("fork: ") + exec::ErrnoText(fork_errno));
   }
   main_pid_ = pid;
   ChildFailure failure;
@@ -176,8 +182,9 @@ Status Shim::ForkJob(ChildPlan& plan) {
   std::optional<exec::PidRecord> record = exec::RecordOf(pid);
   Status written =
       exec::WritePidRecord(dir_ / exec::kJobPidFile, record.value_or(exec::PidRecord{pid, 0}));
-  if (!written.ok())
+  if (!written.ok()) {
     LogLine(written.error().ToString());
+  }
   return OkStatus();
 }
 
@@ -189,12 +196,14 @@ void Shim::Supervise() {
     }
     pollfd pfd{signal_fd_, POLLIN, 0};
     int ready = ::poll(&pfd, 1, PollTimeoutMs());
-    if (ready <= 0)
+    if (ready <= 0) {
       continue;
+    }
     signalfd_siginfo info{};
     while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-      if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT)
+      if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) {
         OnKillRequest();
+      }
       // SIGCHLD: reaped at the top of the loop. SIGHUP: ignored (the shim has no terminal).
     }
   }
@@ -206,11 +215,13 @@ bool Shim::ReapChildren() {
   while (true) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid == 0)
+    if (pid == 0) {
       return true;
+    }
     if (pid < 0) {
-      if (errno == EINTR)
+      if (errno == EINTR) {
         continue;
+      }
       return false;  // ECHILD
     }
     if (pid == main_pid_) {
@@ -222,12 +233,14 @@ bool Shim::ReapChildren() {
 
 void Shim::OnMainExited() {
   if (kill_) {
-    if (!sigkill_sent_)
+    if (!sigkill_sent_) {
       main_exited_before_sigkill_ = true;
+    }
     return;  // the kill in progress ends the rest
   }
-  if (start_failure_)
+  if (start_failure_) {
     return;
+  }
   leftovers_ = SignalTree(SIGTERM);
   // Armed even when the scan found nothing alive: a /proc scan is not atomic and may miss a
   // process that forked during it. With nothing left, ECHILD ends the loop first anyway.
@@ -248,42 +261,51 @@ void Shim::OnKillRequest() {
     return;
   }
   kill_ = req;
-  if (main_status_)
+  if (main_status_) {
     main_exited_before_sigkill_ = true;
-  if (!sigkill_at_ || deadline < *sigkill_at_)
+  }
+  if (!sigkill_at_ || deadline < *sigkill_at_) {
     sigkill_at_ = deadline;
+  }
   SignalTree(SIGTERM);
 }
 
 // Sends `sig` to the job's cgroup, its process group and every descendant of the shim.
 // Returns how many live (non-zombie) descendants were found.
 int Shim::SignalTree(int sig) {
-  if (cgroup_)
+  if (cgroup_) {
     cgroup_->Signal(sig);
+  }
   // The group id is safe to use only until the main process is reaped: after that, once the
   // group is empty, the number may name an unrelated process's group.
   bool group_safe = main_pid_ > 0 && !main_status_;
-  if (group_safe)
+  if (group_safe) {
     ::killpg(main_pid_, sig);
+  }
   int live = 0;
   for (const exec::ProcStat& p : exec::Descendants(::getpid())) {
-    if (p.state == 'Z')
+    if (p.state == 'Z') {
       continue;
+    }
     ++live;
     ::kill(p.pid, sig);
-    if (sig == SIGTERM)
+    if (sig == SIGTERM) {
       ::kill(p.pid, SIGCONT);  // a stopped process acts on SIGTERM only once resumed
+    }
   }
-  if (sig == SIGTERM && group_safe)
+  if (sig == SIGTERM && group_safe) {
     ::killpg(main_pid_, SIGCONT);
+  }
   return live;
 }
 
 int Shim::PollTimeoutMs() const {
-  if (sigkill_sent_)
+  if (sigkill_sent_) {
     return static_cast<int>(kKillRepeat.count());
-  if (!sigkill_at_)
+  }
+  if (!sigkill_at_) {
     return -1;
+  }
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*sigkill_at_ - SteadyNow());
   // Capped so a long grace cannot overflow poll's int; the loop simply wakes up and re-arms.
   return static_cast<int>(std::clamp<std::int64_t>(left.count() + 1, 0, 60'000));
@@ -327,8 +349,9 @@ exec::ExitRecord Shim::MakeExitRecord() const {
 int SetUpSignals() {
   sigset_t mask;
   ::sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP})
+  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) {
     ::sigaddset(&mask, sig);
+  }
   ::sigprocmask(SIG_BLOCK, &mask, nullptr);
   return ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
@@ -338,11 +361,11 @@ int SetUpSignals() {
 int ShimMain(const fs::path& job_dir) {
   int signal_fd = SetUpSignals();
   if (signal_fd < 0) {
-    LogLine(std::string("signalfd: ") + std::strerror(errno));
+    LogLine("signalfd: " + exec::ErrnoText(errno));
     return 1;
   }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-    LogLine(std::string("cannot become a subreaper: ") + std::strerror(errno));
+    LogLine("cannot become a subreaper: " + exec::ErrnoText(errno));
     return 1;
   }
   Status recorded = exec::WritePidRecord(job_dir / exec::kShimPidFile, exec::SelfRecord());

@@ -11,6 +11,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "executor/job_files.h"
+
 extern char** environ;  // NOLINT: POSIX global, swapped before execvp so PATH lookup uses the job's
 
 namespace gf::exec {
@@ -34,10 +36,12 @@ PasswdInfo LookupUser(uid_t uid) {
   if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &result) == 0 && result != nullptr) {
     info.found = true;
     info.name = pw.pw_name;
-    if (pw.pw_dir != nullptr && *pw.pw_dir != '\0')
+    if (pw.pw_dir != nullptr && *pw.pw_dir != '\0') {
       info.home = pw.pw_dir;
-    if (pw.pw_shell != nullptr && *pw.pw_shell != '\0')
+    }
+    if (pw.pw_shell != nullptr && *pw.pw_shell != '\0') {
       info.shell = pw.pw_shell;
+    }
   }
   return info;
 }
@@ -57,8 +61,9 @@ std::vector<gid_t> GroupsOf(const std::string& user, gid_t gid) {
 std::string JoinGpus(const std::vector<GpuUuid>& gpus) {
   std::string out;
   for (const GpuUuid& g : gpus) {
-    if (!out.empty())
+    if (!out.empty()) {
       out += ',';
+    }
     out += g.value();
   }
   return out;
@@ -78,8 +83,9 @@ void ResetSignals() {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP)
+    if (sig != SIGKILL && sig != SIGSTOP) {
       ::sigaction(sig, &dfl, nullptr);
+    }
   }
   sigset_t none;
   ::sigemptyset(&none);
@@ -87,30 +93,36 @@ void ResetSignals() {
 }
 
 void SwitchUser(const ChildPlan& plan) {
-  if (::setgroups(plan.groups.size(), plan.groups.data()) != 0)
+  if (::setgroups(plan.groups.size(), plan.groups.data()) != 0) {
     Fail(plan, ChildStage::kGroups, errno);
-  if (::setgid(plan.gid) != 0)
+  }
+  if (::setgid(plan.gid) != 0) {
     Fail(plan, ChildStage::kSetgid, errno);
-  if (::setuid(plan.uid) != 0)
+  }
+  if (::setuid(plan.uid) != 0) {
     Fail(plan, ChildStage::kSetuid, errno);
+  }
   if (::getuid() != plan.uid || ::geteuid() != plan.uid || ::getegid() != plan.gid) {
     Fail(plan, ChildStage::kSetuid, EPERM);
   }
   // Defence in depth: if root could be regained, the drop did not take; never run the job so.
-  if (plan.verify_no_root && ::setuid(0) != -1)
+  if (plan.verify_no_root && ::setuid(0) != -1) {
     Fail(plan, ChildStage::kRegainedRoot, 0);
+  }
 }
 
 }  // namespace
 
 void ChildPlan::Finalize() {
   argv.clear();
-  for (std::string& a : argv_storage)
+  for (std::string& a : argv_storage) {
     argv.push_back(a.data());
+  }
   argv.push_back(nullptr);
   envp.clear();
-  for (std::string& e : env_storage)
+  for (std::string& e : env_storage) {
     envp.push_back(e.data());
+  }
   envp.push_back(nullptr);
 }
 
@@ -135,16 +147,18 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec) {
                                             {"USER", user},
                                             {"LOGNAME", user},
                                             {"SHELL", pw.shell}};
-  for (const auto& [name, value] : spec.env)
+  for (const auto& [name, value] : spec.env) {
     env[name] = value;
+  }
   std::string gpus = JoinGpus(spec.gpus);
   env["GPUFLEET_JOB_ID"] = std::to_string(spec.job.value());
   // An empty CUDA_VISIBLE_DEVICES hides every GPU from CUDA; "void" does so for the NVIDIA
   // container runtime, where an empty value would mean "all".
   env["CUDA_VISIBLE_DEVICES"] = gpus;
   env["NVIDIA_VISIBLE_DEVICES"] = gpus.empty() ? "void" : gpus;
-  for (const auto& [name, value] : env)
+  for (const auto& [name, value] : env) {
     plan.env_storage.push_back(name + "=" + value);
+  }
 
   plan.argv_storage = spec.argv;
   plan.workdir = spec.workdir;
@@ -156,8 +170,9 @@ void RunChild(const ChildPlan& plan) {
   ResetSignals();
   // Own session and process group: the job's group can be signalled as a whole, and the job
   // never shares the shim's.
-  if (::setsid() < 0)
+  if (::setsid() < 0) {
     Fail(plan, ChildStage::kSetsid, errno);
+  }
   if (plan.cgroup_procs_fd >= 0) {
     ssize_t ignored = ::write(plan.cgroup_procs_fd, "0", 1);  // failure: process-group fallback
     (void)ignored;
@@ -169,14 +184,17 @@ void RunChild(const ChildPlan& plan) {
   // Only 0-2 and the report pipe stay open; the report pipe closes itself on exec.
   ::close_range(3, static_cast<unsigned>(plan.report_fd - 1), 0);
   ::close_range(static_cast<unsigned>(plan.report_fd + 1), ~0U, 0);
-  if (plan.switch_user)
+  if (plan.switch_user) {
     SwitchUser(plan);
+  }
   // Set after the uid change, which clears it. If the shim died before this, end here.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != plan.shim_pid)
+  if (::getppid() != plan.shim_pid) {
     Fail(plan, ChildStage::kParentGone, ESRCH);
-  if (::chdir(plan.workdir.c_str()) != 0)
+  }
+  if (::chdir(plan.workdir.c_str()) != 0) {
     Fail(plan, ChildStage::kChdir, errno);
+  }
   environ = const_cast<char**>(plan.envp.data());
   ::execvp(plan.argv[0], plan.argv.data());
   Fail(plan, ChildStage::kExec, errno);
@@ -190,7 +208,7 @@ int ExitCodeFor(const ChildFailure& failure) {
 }
 
 std::string DescribeFailure(const ChildFailure& f, const LaunchSpec& spec) {
-  std::string why = std::strerror(f.err);
+  std::string why = ErrnoText(f.err);
   std::string what;
   switch (f.stage) {
     case ChildStage::kSetsid:

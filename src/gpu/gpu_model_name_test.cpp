@@ -28,7 +28,7 @@ TEST(GpuModelNameTest, SizeFromMemoryRoundsUpToACommonSize) {
 }
 
 TEST(GpuModelNameTest, BeyondTheTableUsesRoundedGib) {
-  EXPECT_EQ(NormalizeGpuModel("NVIDIA X9000", 300 * 1024), "X9000-300GB");
+  EXPECT_EQ(NormalizeGpuModel("NVIDIA X9000", 307200), "X9000-300GB");
 }
 
 TEST(GpuModelNameTest, ConsumerNamesKeepTheirNumber) {

@@ -16,6 +16,8 @@ namespace gf {
 namespace {
 
 namespace fs = std::filesystem;
+// setenv/unsetenv below run before the library is loaded, on the test's only thread.
+// NOLINTBEGIN(concurrency-mt-unsafe)
 using nlohmann::json;
 
 constexpr const char* kFakeLibrary = GF_FAKENVML_PATH;
@@ -79,8 +81,9 @@ class NvmlGpuBackendTest : public ::testing::Test {
   std::unique_ptr<NvmlGpuBackend> Open() {
     auto backend = NvmlGpuBackend::Open(kFakeLibrary, clock_);
     EXPECT_TRUE(backend.ok()) << backend.error().ToString();
-    if (!backend.ok())
+    if (!backend.ok()) {
       return nullptr;
+    }
     return std::move(backend).value();
   }
 
@@ -191,8 +194,9 @@ TEST_F(NvmlGpuBackendTest, ScenarioChangeIsSeenOnNextSample) {
 TEST_F(NvmlGpuBackendTest, ManyProcessesGrowTheBuffer) {
   json scenario = Scenario();
   json processes = json::array();
-  for (int i = 0; i < 100; ++i)
+  for (int i = 0; i < 100; ++i) {
     processes.push_back({{"pid", 1000 + i}, {"used_memory_mib", i}});
+  }
   scenario["devices"][0]["processes"] = processes;
   WriteScenario(scenario);
   auto backend = Open();
@@ -326,8 +330,9 @@ TEST_F(NvmlGpuBackendTest, TwoBackendsShareOneLibrary) {
 TEST_F(NvmlGpuBackendTest, ExampleScenariosLoad) {
   int loaded = 0;
   for (const auto& entry : fs::directory_iterator(GF_FAKENVML_SCENARIOS_DIR)) {
-    if (entry.path().extension() != ".json")
+    if (entry.path().extension() != ".json") {
       continue;
+    }
     SCOPED_TRACE(entry.path().string());
     ASSERT_EQ(setenv("GF_FAKENVML_SCENARIO", entry.path().c_str(), 1), 0);
     auto backend = Open();
@@ -339,6 +344,8 @@ TEST_F(NvmlGpuBackendTest, ExampleScenariosLoad) {
   }
   EXPECT_GE(loaded, 2);
 }
+
+// NOLINTEND(concurrency-mt-unsafe)
 
 }  // namespace
 }  // namespace gf

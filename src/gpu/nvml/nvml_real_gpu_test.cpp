@@ -40,8 +40,9 @@ TEST(GpuRealNvmlTest, DiscoverAndSampleEveryGpu) {
     if (sample->power_mw) {
       EXPECT_GT(*sample->power_mw, 0);
     }
-    for (const GpuProcessSample& p : sample->processes)
+    for (const GpuProcessSample& p : sample->processes) {
       EXPECT_GT(p.pid, 0u);
+    }
   }
 }
 

@@ -10,31 +10,31 @@ namespace {
 
 std::unique_ptr<SimGpuBackend> MakeSim(std::string_view spec,
                                        const Clock& clock,
-                                       std::string host = "node-a") {
-  auto backend = SimGpuBackend::Create(spec, clock, std::move(host));
+                                       std::string_view host = "node-a") {
+  auto backend = SimGpuBackend::Create(spec, clock, host);
   EXPECT_TRUE(backend.ok()) << backend.error().ToString();
-  if (!backend.ok())
+  if (!backend.ok()) {
     return nullptr;
+  }
   return std::move(backend).value();
 }
 
 TEST(SimGpuSpecTest, ParsesGoodSpecs) {
   auto one = ParseSimGpuSpec("sim:8xH100-80GB");
   ASSERT_TRUE(one.ok()) << one.error().ToString();
-  EXPECT_EQ(*one, (std::vector<SimGpuGroup>{{8, "H100-80GB", 80 * 1024}}));
+  EXPECT_EQ(*one, (std::vector<SimGpuGroup>{{8, "H100-80GB", 81920}}));
 
   auto two = ParseSimGpuSpec("sim:2xA100-40GB,4xL4-24GB");
   ASSERT_TRUE(two.ok()) << two.error().ToString();
-  EXPECT_EQ(*two,
-            (std::vector<SimGpuGroup>{{2, "A100-40GB", 40 * 1024}, {4, "L4-24GB", 24 * 1024}}));
+  EXPECT_EQ(*two, (std::vector<SimGpuGroup>{{2, "A100-40GB", 40960}, {4, "L4-24GB", 24576}}));
 
   auto bare = ParseSimGpuSpec("sim:H100-80GB");
   ASSERT_TRUE(bare.ok()) << bare.error().ToString();
-  EXPECT_EQ(*bare, (std::vector<SimGpuGroup>{{1, "H100-80GB", 80 * 1024}}));
+  EXPECT_EQ(*bare, (std::vector<SimGpuGroup>{{1, "H100-80GB", 81920}}));
 
   auto max = ParseSimGpuSpec("sim:64xH200-141GB");
   ASSERT_TRUE(max.ok());
-  EXPECT_EQ((*max)[0].memory_mib, 141 * 1024);
+  EXPECT_EQ((*max)[0].memory_mib, 144384);
 
   auto dotted = ParseSimGpuSpec("sim:1xRTX_6000.Ada-48GB");
   ASSERT_TRUE(dotted.ok()) << dotted.error().ToString();
