@@ -1,6 +1,7 @@
 #include "executor/cgroup.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -53,7 +54,7 @@ bool JobCgroup::Available(const fs::path& root) {
   if (::statfs(root.c_str(), &fs_info) != 0) {
     return false;
   }
-  if (static_cast<unsigned long>(fs_info.f_type) != CGROUP2_SUPER_MAGIC) {
+  if (static_cast<std::uint64_t>(fs_info.f_type) != CGROUP2_SUPER_MAGIC) {
     return false;
   }
   return ::access(root.c_str(), W_OK) == 0 && ::access((root / "cgroup.procs").c_str(), W_OK) == 0;

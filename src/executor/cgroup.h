@@ -37,8 +37,6 @@ class JobCgroup {
   // A JobCgroup for an existing folder (cleanup after a shim died).
   explicit JobCgroup(std::filesystem::path dir) : dir_(std::move(dir)) {}
 
-  const std::filesystem::path& path() const { return dir_; }
-
   // An O_CLOEXEC fd on cgroup.procs; a forked child writes "0" to it to move itself in before
   // it execs, so the job never runs outside the cgroup. The caller closes it.
   Result<int> OpenProcs() const;

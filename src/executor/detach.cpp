@@ -41,7 +41,7 @@ void Send(int fd, Report kind, std::int32_t value) {
   }
   sigset_t none;
   ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
   if (::dup2(devnull, 0) < 0 || ::dup2(log, 1) < 0 || ::dup2(log, 2) < 0) {
     Send(report, Report::kExecFailed, errno);
     ::_exit(127);
@@ -89,6 +89,7 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
                             const std::filesystem::path& log_path) {
   std::vector<std::string> storage = argv;
   std::vector<char*> cargv;
+  cargv.reserve(storage.size() + 1);
   for (std::string& a : storage) {
     cargv.push_back(a.data());
   }

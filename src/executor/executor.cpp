@@ -114,7 +114,10 @@ void KillOrphans(const fs::path& dir) {
 fs::path AbsolutePath(fs::path p) {
   std::error_code ec;
   fs::path abs = fs::absolute(p, ec);
-  return ec ? p : abs;
+  if (ec) {
+    return p;  // relative it stays; the shim then resolves it from "/" and fails visibly
+  }
+  return abs;
 }
 
 bool ProcessGone(pid_t pid) {

@@ -181,7 +181,7 @@ TEST_F(ExecutorTest, ReportsExitCodesAndSignals) {
 }
 
 TEST_F(ExecutorTest, SetsCleanEnvironmentGpusAndWorkdir) {
-  ::setenv("GF_EXEC_TEST_LEAK", "leaked", 1);
+  ::setenv("GF_EXEC_TEST_LEAK", "leaked", 1);  // NOLINT(concurrency-mt-unsafe): one thread
   fs::create_directories(work_ / "sub");
   LaunchSpec spec = Shell(
       "echo \"$GPUFLEET_JOB_ID|$CUDA_VISIBLE_DEVICES|$NVIDIA_VISIBLE_DEVICES|$FOO|$PATH|"
@@ -195,7 +195,7 @@ TEST_F(ExecutorTest, SetsCleanEnvironmentGpusAndWorkdir) {
                 "|GPU-1111,GPU-2222|GPU-1111,GPU-2222|bar baz|"
                 "/usr/local/bin:/usr/bin:/bin|unset\n" +
                 (work_ / "sub").string() + "\n");
-  ::unsetenv("GF_EXEC_TEST_LEAK");
+  ::unsetenv("GF_EXEC_TEST_LEAK");  // NOLINT(concurrency-mt-unsafe)
 }
 
 TEST_F(ExecutorTest, NoGpusHidesAllGpus) {
@@ -535,7 +535,15 @@ TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
 
 constexpr const char* kTestUser = "gf-exec-test";
 
-std::optional<passwd> TestUser() {
+struct TestUserIds {
+  uid_t pw_uid = 0;
+  gid_t pw_gid = 0;
+};
+
+// The unprivileged test user, created (no home, system account) when absent. Test code on one
+// thread, so the non-reentrant passwd lookup and system() are fine.
+// NOLINTBEGIN(concurrency-mt-unsafe)
+std::optional<TestUserIds> TestUser() {
   if (::getpwnam(kTestUser) == nullptr) {
     std::string cmd =
         std::string("useradd -M -r -s /usr/sbin/nologin ") + kTestUser + " >/dev/null 2>&1";
@@ -547,14 +555,15 @@ std::optional<passwd> TestUser() {
   if (pw == nullptr) {
     return std::nullopt;
   }
-  return *pw;
+  return TestUserIds{pw->pw_uid, pw->pw_gid};
 }
+// NOLINTEND(concurrency-mt-unsafe)
 
 TEST_F(ExecutorTest, RootRunsJobAsItsOwner) {
   if (::geteuid() != 0) {
     GTEST_SKIP() << "needs root";
   }
-  std::optional<passwd> user = TestUser();
+  std::optional<TestUserIds> user = TestUser();
   if (!user) {
     GTEST_SKIP() << "cannot create user " << kTestUser;
   }
@@ -583,7 +592,7 @@ TEST_F(ExecutorTest, NonRootShimRefusesAnotherUsersJob) {
   if (::geteuid() != 0) {
     GTEST_SKIP() << "needs root to become another user";
   }
-  std::optional<passwd> user = TestUser();
+  std::optional<TestUserIds> user = TestUser();
   if (!user) {
     GTEST_SKIP() << "cannot create user " << kTestUser;
   }

@@ -1,6 +1,7 @@
 #include "executor/job_files.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -124,13 +125,16 @@ Status WritePidRecord(const fs::path& path, const PidRecord& record) {
 Result<PidRecord> ReadPidRecord(const fs::path& path) {
   GF_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
   PidRecord record;
-  long long pid = 0;
-  unsigned long long start = 0;
-  if (std::sscanf(text.c_str(), "%lld %llu", &pid, &start) != 2 || pid <= 0) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  auto [after_pid, pid_ec] = std::from_chars(p, end, record.pid);
+  std::from_chars_result start{after_pid, std::errc::invalid_argument};
+  if (pid_ec == std::errc() && after_pid != end && *after_pid == ' ') {
+    start = std::from_chars(after_pid + 1, end, record.start_time);
+  }
+  if (pid_ec != std::errc() || start.ec != std::errc() || record.pid <= 0) {
     return InvalidArgument("malformed pid file " + path.string() + ": '" + text + "'");
   }
-  record.pid = pid;
-  record.start_time = start;
   return record;
 }
 

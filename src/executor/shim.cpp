@@ -352,7 +352,7 @@ int SetUpSignals() {
   for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) {
     ::sigaddset(&mask, sig);
   }
-  ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+  ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   return ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 

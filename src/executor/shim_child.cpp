@@ -29,7 +29,7 @@ struct PasswdInfo {
 
 PasswdInfo LookupUser(uid_t uid) {
   PasswdInfo info;
-  long size = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+  const auto size = ::sysconf(_SC_GETPW_R_SIZE_MAX);
   std::vector<char> buf(size > 0 ? static_cast<std::size_t>(size) : 16384);
   passwd pw{};
   passwd* result = nullptr;
@@ -89,7 +89,7 @@ void ResetSignals() {
   }
   sigset_t none;
   ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
 }
 
 void SwitchUser(const ChildPlan& plan) {
@@ -157,7 +157,8 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec) {
   env["CUDA_VISIBLE_DEVICES"] = gpus;
   env["NVIDIA_VISIBLE_DEVICES"] = gpus.empty() ? "void" : gpus;
   for (const auto& [name, value] : env) {
-    plan.env_storage.push_back(name + "=" + value);
+    plan.env_storage.push_back(name);
+    plan.env_storage.back().append("=").append(value);
   }
 
   plan.argv_storage = spec.argv;
