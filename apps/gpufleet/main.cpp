@@ -1,6 +1,7 @@
 // gpufleet: one binary for the whole product. This file only declares the flags and wires
 // the subcommands to the modules that do the work.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -41,8 +42,16 @@ int main(int argc, char** argv) {
 
   gf::AddClientCommands(app, client);
 
+  // Everything after the first "--" is a job's command: kept away from CLI11, so that its
+  // words are never taken for gpufleet's options.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
+    client.command_after_dashes.emplace(dashes + 1, args.end());
+    args.erase(dashes, args.end());
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;  // --help/--version exit 0; bad usage exits 2
@@ -55,6 +64,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_level(level);
+  if (client.command_after_dashes && !app.got_subcommand("submit")) {
+    std::cerr << "gpufleet: '--' is only for gpufleet submit -- CMD ARGS\n";
+    return 2;
+  }
   if (up_cmd->parsed()) {
     return gf::RunUp(up);
   }

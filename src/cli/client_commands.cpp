@@ -343,7 +343,7 @@ int RunGpus(const ClientContext& ctx, bool json) {
   Table table({"NODE", "GPU", "MODEL", "UTIL", "MEMORY", "TEMP", "POWER", "HEALTH", "JOB", "USER",
                "UUID"});
   for (const auto& g : (*r)["gpus"]) {
-    const auto& gpu = g.at("gpu");
+    const auto& gpu = g;  // the GPU's own fields and its node, job, user, sample: one object
     nlohmann::json s = g.value("sample", nlohmann::json::object());
     if (s.is_null()) {
       s = nlohmann::json::object();
@@ -376,10 +376,21 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   submit->add_flag("--json", *submit_json, "print the accepted job as JSON");
   submit->prefix_command();
   submit->callback([&ctx, submit, submit_options, submit_json] {
-    submit_options->command = submit->remaining();
-    if (!submit_options->command.empty() && submit_options->command.front() == "--") {
-      submit_options->command.erase(submit_options->command.begin());
+    std::vector<std::string> rest = submit->remaining();
+    if (!rest.empty() && rest.front().rfind('-', 0) == 0) {
+      ctx.exit_code = Fail(InvalidArgument("unknown option " + rest.front() +
+                                           " (see gpufleet submit --help)"));
+      return;
     }
+    if (ctx.command_after_dashes) {
+      if (!rest.empty()) {
+        ctx.exit_code = Fail(InvalidArgument(
+            "command: '" + rest.front() + "' before '--'; put the whole command after '--'"));
+        return;
+      }
+      rest = *ctx.command_after_dashes;
+    }
+    submit_options->command = std::move(rest);
     ctx.exit_code = RunSubmit(ctx, *submit_options, *submit_json);
   });
 

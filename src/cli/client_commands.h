@@ -7,7 +7,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -17,6 +19,9 @@ namespace gf {
 
 struct ClientContext {
   std::string socket;  // --socket; empty: DefaultSocketPath()
+  // The words after the first "--" of the command line (the job's command for submit). The
+  // binary splits them off before CLI11 parses the rest, so they are never read as options.
+  std::optional<std::vector<std::string>> command_after_dashes;
   int exit_code = 0;   // set by the subcommand that ran
 };
 

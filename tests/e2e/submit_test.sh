@@ -11,7 +11,7 @@ visible=$(echo "$out" | head -n1)
 alloc=$(gf show --json "$id" | jq -r '.gpu_uuids | join(",")')
 [ "$visible" = "$alloc" ] || fail "CUDA_VISIBLE_DEVICES '$visible' != allocation '$alloc'"
 for uuid in $(echo "$visible" | tr ',' ' '); do
-  gf gpus --json | jq -e --arg u "$uuid" '.gpus[] | select(.gpu.uuid == $u)' >/dev/null ||
+  gf gpus --json | jq -e --arg u "$uuid" '.gpus[] | select(.uuid == $u)' >/dev/null ||
     fail "$uuid is not a GPU of this node"
 done
 echo "$out" | grep -qx "GPUFLEET_JOB_ID=$id" || fail "GPUFLEET_JOB_ID missing: $out"
