@@ -11,7 +11,8 @@
 #include "up.h"
 
 int main(int argc, char** argv) {
-  CLI::App app("gpufleet: a GPU compute manager — queue, place, share and watch GPU work");
+  CLI::App app("gpufleet: a GPU compute manager — queue, place, share and watch GPU work",
+               "gpufleet");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpufleet ") + GF_VERSION);
   gf::ClientContext client;

@@ -115,9 +115,12 @@ void LocalAgent::DoLaunch(const Job& job) {
   if (job.allocation) {
     spec.gpus = job.allocation->gpus;
   }
+  // The start time is taken before the launch: Launch returns once the job runs, and a short
+  // job may already have ended by then (its end time must not precede its start).
+  const Time started = clock_.Now();
   Result<std::int64_t> pid = executor_.Launch(spec);
   if (pid.ok()) {
-    reports_.OnJobStarted(job.id, *pid, clock_.Now());
+    reports_.OnJobStarted(job.id, *pid, started);
     return;
   }
   reports_.OnJobExited(JobExitReport{job.id, -1, std::nullopt, clock_.Now(),

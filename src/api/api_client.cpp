@@ -4,21 +4,13 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-
+#include "api/beast_names.h"
 #include "api/json_mapping.h"
 #include "api/routes.h"
 
 namespace gf {
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using LocalProtocol = net::local::stream_protocol;
-using Tcp = net::ip::tcp;
 using Deadline = std::chrono::steady_clock::time_point;
 
 // Log chunks are at most 8 MiB; leave room for everything else.

@@ -19,20 +19,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-
+#include "api/beast_names.h"
 #include "api/routes.h"
 
 namespace gf {
 namespace {
-
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using LocalProtocol = net::local::stream_protocol;
-using Tcp = net::ip::tcp;
 
 constexpr std::uint32_t kMaxHeaderBytes = 16 * 1024;
 constexpr std::size_t kMaxDrainBytes = 64 << 20;

@@ -35,7 +35,7 @@ int Fail(const Error& e) {
 
 std::string Str(const nlohmann::json& j, const char* key, const std::string& none = "-") {
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
+  if (it == j.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty())) {
     return none;
   }
   return it->is_string() ? it->get<std::string>() : it->dump();

@@ -634,12 +634,11 @@ void Controller::Schedule() {
     NodeAgent* agent = entry.agent;
     after_commit_.push_back([agent, job] { agent->Launch(job); });
   }
+  // Pending reasons live in memory only: they are recomputed on every pass (and after a
+  // restart), and every read of a pending job is served from active_. Persisting them would
+  // rewrite every waiting job whenever the head of the queue changes.
   for (auto& pending : decisions.pending) {
-    Job& job = active_.at(pending.job);
-    if (job.reason != pending.reason) {
-      job.reason = pending.reason;
-      Persist(job);
-    }
+    active_.at(pending.job).reason = std::move(pending.reason);
   }
 }
 

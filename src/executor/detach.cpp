@@ -8,10 +8,10 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "executor/exec_util.h"
 #include "executor/job_files.h"
 
 namespace gf::exec {
@@ -32,16 +32,7 @@ void Send(int fd, Report kind, std::int32_t value) {
 
 // The grandchild: becomes the daemon. Async-signal-safe calls only.
 [[noreturn]] void ExecDaemon(char* const* argv, int devnull, int log, int report) {
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) {
-      ::sigaction(sig, &dfl, nullptr);
-    }
-  }
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
+  ResetSignalsForExec();
   if (::dup2(devnull, 0) < 0 || ::dup2(log, 1) < 0 || ::dup2(log, 2) < 0) {
     Send(report, Report::kExecFailed, errno);
     ::_exit(127);

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "executor/exec_util.h"
 #include "executor/job_files.h"
 
 extern char** environ;  // NOLINT: POSIX global, swapped before execvp so PATH lookup uses the job's
@@ -75,21 +76,6 @@ std::string JoinGpus(const std::vector<GpuUuid>& gpus) {
   ssize_t ignored = ::write(plan.report_fd, &f, sizeof f);
   (void)ignored;
   ::_exit(ExitCodeFor(f));
-}
-
-// The shim blocks the signals it handles (for its signalfd) and the agent may have ignored
-// some; both survive exec, so the job gets a clean slate.
-void ResetSignals() {
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) {
-      ::sigaction(sig, &dfl, nullptr);
-    }
-  }
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
 }
 
 void SwitchUser(const ChildPlan& plan) {
@@ -168,7 +154,9 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec) {
 }
 
 void RunChild(const ChildPlan& plan) {
-  ResetSignals();
+  // The shim blocks the signals it handles (for its signalfd) and the agent may have ignored
+  // some; both survive exec, so the job gets a clean slate.
+  ResetSignalsForExec();
   // Own session and process group: the job's group can be signalled as a whole, and the job
   // never shares the shim's.
   if (::setsid() < 0) {

@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "model/team.h"
+
 namespace gf {
 namespace {
 
@@ -133,8 +135,8 @@ Status ValidateSpec(const JobSpec& spec) {
   if (spec.name.size() > kMaxName || !Printable(spec.name)) {
     return InvalidArgument("name: must be at most 128 printable characters");
   }
-  if (spec.team.size() > kMaxName || !Printable(spec.team)) {
-    return InvalidArgument("team: must be at most 128 printable characters");
+  if (!spec.team.empty()) {
+    GF_TRY(ValidateTeamName(spec.team));
   }
   for (const auto& [k, v] : spec.env) {
     if (!ValidEnvName(k)) {

@@ -213,22 +213,39 @@ nvml::Return Lookup(State& st, nvml::Device device, const FakeDevice** out) {
   return nvml::kSuccess;
 }
 
-// REQUIRES: st.mu held. Lookup, plus the "lost" and "unsupported" switches for a counter.
-nvml::Return LookupCounter(State& st,
-                           nvml::Device device,
-                           const char* counter,
-                           const FakeDevice** out) {
-  nvml::Return rc = Lookup(st, device, out);
+// The body of a per-device entry point: takes st.mu, looks the device up (when `counter` is not
+// null, also applying the scenario's "lost" and "unsupported" switches for that counter), and
+// returns the lookup's error or `fill(device)`, called under the lock.
+template <typename Fill>
+nvml::Return WithDevice(nvml::Device device, const char* counter, Fill fill) {
+  State& st = GetState();
+  std::lock_guard<std::mutex> lock(st.mu);
+  const FakeDevice* d = nullptr;
+  nvml::Return rc = Lookup(st, device, &d);
   if (rc != nvml::kSuccess) {
     return rc;
   }
-  if ((*out)->lost) {
-    return nvml::kErrorGpuIsLost;
+  if (counter != nullptr) {
+    if (d->lost) {
+      return nvml::kErrorGpuIsLost;
+    }
+    if (d->unsupported.count(counter) != 0) {
+      return nvml::kErrorNotSupported;
+    }
   }
-  if ((*out)->unsupported.count(counter) != 0) {
-    return nvml::kErrorNotSupported;
-  }
-  return nvml::kSuccess;
+  return fill(*d);
+}
+
+// A counter that is one field of the device: copies `field` to `*out` (null: invalid argument).
+template <typename T>
+nvml::Return ReadCounter(nvml::Device device, const char* counter, T FakeDevice::*field, T* out) {
+  return WithDevice(device, counter, [&](const FakeDevice& d) {
+    if (out == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *out = d.*field;
+    return nvml::kSuccess;
+  });
 }
 
 nvml::Return CopyString(const std::string& value, char* buffer, unsigned int length) {
@@ -388,130 +405,75 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetHandleByIndex_v2(unsigned int index
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetIndex(nvml::Device device, unsigned int* index) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = Lookup(st, device, &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  if (index == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  *index = device->index;
-  return nvml::kSuccess;
+  return WithDevice(device, nullptr, [&](const FakeDevice&) {
+    if (index == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *index = device->index;
+    return nvml::kSuccess;
+  });
 }
 
 // Identity (UUID, name) stays readable on a lost GPU, as NVML caches it at attach time.
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetUUID(nvml::Device device,
                                                   char* uuid,
                                                   unsigned int length) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = Lookup(st, device, &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  return CopyString(d->uuid, uuid, length);
+  return WithDevice(
+      device, nullptr, [&](const FakeDevice& d) { return CopyString(d.uuid, uuid, length); });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetName(nvml::Device device,
                                                   char* name,
                                                   unsigned int length) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = Lookup(st, device, &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  return CopyString(d->name, name, length);
+  return WithDevice(
+      device, nullptr, [&](const FakeDevice& d) { return CopyString(d.name, name, length); });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetMemoryInfo(nvml::Device device, nvml::Memory* memory) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = LookupCounter(st, device, "memory", &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  if (memory == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  memory->total = d->memory_total_bytes;
-  memory->used = d->memory_used_bytes;
-  memory->free = d->memory_total_bytes > d->memory_used_bytes
-                     ? d->memory_total_bytes - d->memory_used_bytes
-                     : 0;
-  return nvml::kSuccess;
+  return WithDevice(device, "memory", [&](const FakeDevice& d) {
+    if (memory == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    memory->total = d.memory_total_bytes;
+    memory->used = d.memory_used_bytes;
+    memory->free =
+        d.memory_total_bytes > d.memory_used_bytes ? d.memory_total_bytes - d.memory_used_bytes : 0;
+    return nvml::kSuccess;
+  });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetUtilizationRates(nvml::Device device,
                                                               nvml::Utilization* utilization) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = LookupCounter(st, device, "utilization", &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  if (utilization == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  utilization->gpu = d->util_gpu;
-  utilization->memory = d->util_memory;
-  return nvml::kSuccess;
+  return WithDevice(device, "utilization", [&](const FakeDevice& d) {
+    if (utilization == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    utilization->gpu = d.util_gpu;
+    utilization->memory = d.util_memory;
+    return nvml::kSuccess;
+  });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTemperature(nvml::Device device,
                                                          int sensor,
                                                          unsigned int* temperature) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = LookupCounter(st, device, "temperature", &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  if (temperature == nullptr || sensor != nvml::kTemperatureGpu) {
-    return nvml::kErrorInvalidArgument;
-  }
-  *temperature = d->temperature_c;
-  return nvml::kSuccess;
+  return WithDevice(device, "temperature", [&](const FakeDevice& d) {
+    if (temperature == nullptr || sensor != nvml::kTemperatureGpu) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *temperature = d.temperature_c;
+    return nvml::kSuccess;
+  });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerUsage(nvml::Device device,
                                                         unsigned int* power_mw) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = LookupCounter(st, device, "power", &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  if (power_mw == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  *power_mw = d->power_mw;
-  return nvml::kSuccess;
+  return ReadCounter(device, "power", &FakeDevice::power_mw, power_mw);
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device device,
                                                                     unsigned long long* energy_mj) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = LookupCounter(st, device, "energy", &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  if (energy_mj == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  *energy_mj = d->energy_mj;
-  return nvml::kSuccess;
+  return ReadCounter(device, "energy", &FakeDevice::energy_mj, energy_mj);
 }
 
 // NVML's contract: with *count too small (0 and a null buffer to ask for the size), return
@@ -519,30 +481,25 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::Device device,
                                                                         unsigned int* count,
                                                                         nvml::ProcessInfo* infos) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const FakeDevice* d = nullptr;
-  nvml::Return rc = LookupCounter(st, device, "processes", &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
-  }
-  if (count == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  auto needed = static_cast<unsigned int>(d->processes.size());
-  if (*count < needed) {
+  return WithDevice(device, "processes", [&](const FakeDevice& d) {
+    if (count == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    auto needed = static_cast<unsigned int>(d.processes.size());
+    if (*count < needed) {
+      *count = needed;
+      return nvml::kErrorInsufficientSize;
+    }
+    if (needed > 0 && infos == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    for (unsigned int i = 0; i < needed; ++i) {
+      infos[i] = nvml::ProcessInfo{
+          d.processes[i].pid, d.processes[i].used_bytes, 0xFFFFFFFFU, 0xFFFFFFFFU};
+    }
     *count = needed;
-    return nvml::kErrorInsufficientSize;
-  }
-  if (needed > 0 && infos == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  for (unsigned int i = 0; i < needed; ++i) {
-    infos[i] = nvml::ProcessInfo{
-        d->processes[i].pid, d->processes[i].used_bytes, 0xFFFFFFFFU, 0xFFFFFFFFU};
-  }
-  *count = needed;
-  return nvml::kSuccess;
+    return nvml::kSuccess;
+  });
 }
 
 // The exported functions must have exactly the types gpufleet resolves them as.
