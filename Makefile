@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`. Both bootstrap first.
-.PHONY: all bootstrap build release test run clean
+.PHONY: all bootstrap build release test run clean lint format-check
 
 JOBS ?= $(shell nproc)
 
@@ -19,6 +19,21 @@ release: bootstrap
 # Debug build (ASan+UBSan), then every test. CTest runs them in parallel.
 test: build
 	ctest --test-dir build/debug --output-on-failure -j $(JOBS) --timeout 300
+
+# clang-tidy (the repo's .clang-tidy, every finding an error) over the project's own sources,
+# with the debug build's compile_commands.json. Slow (minutes), so `make test` does not run it.
+CLANG_TIDY ?= clang-tidy
+CLANG_FORMAT ?= clang-format
+LINT_SOURCES = $(shell find src apps tests/fakenvml -name '*.cpp' | sort)
+FORMAT_SOURCES = $(shell find src apps tests bench -name '*.h' -o -name '*.cpp' | sort)
+
+lint:
+	@test -f build/debug/compile_commands.json || cmake --preset debug
+	printf '%s\n' $(LINT_SOURCES) | xargs -P $(JOBS) -n 1 $(CLANG_TIDY) -p build/debug --quiet
+
+# Fails if any source differs from what .clang-format would write; changes nothing.
+format-check:
+	$(CLANG_FORMAT) --dry-run -Werror $(FORMAT_SOURCES)
 
 # Release build, then `gpufleet up` in the foreground.
 run: release

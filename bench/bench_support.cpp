@@ -122,7 +122,7 @@ Result<double> RunOnClients(const std::string& socket,
   std::mutex mu;
   std::optional<Error> first_error;  // GUARDED_BY(mu)
   std::atomic<bool> failed{false};
-  std::latch ready(clients + 1);
+  std::latch ready(clients);
   std::latch go(1);
   auto fail = [&](const Error& e) {
     std::lock_guard lock(mu);

@@ -2,6 +2,7 @@
 // the subcommands to the modules that do the work.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <exception>
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -10,7 +11,9 @@
 #include "executor/executor.h"
 #include "up.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   CLI::App app("gpufleet: a GPU compute manager — queue, place, share and watch GPU work",
                "gpufleet");
   app.require_subcommand(1);
@@ -76,4 +79,19 @@ int main(int argc, char** argv) {
     return gf::ShimMain(job_dir);
   }
   return client.exit_code;
+}
+
+}  // namespace
+
+// The boundary for exceptions no module caught (bad_alloc, a library's own): reported, not
+// left to std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gpufleet: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "gpufleet: internal error: unknown exception\n";
+  }
+  return 1;
 }

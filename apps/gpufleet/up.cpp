@@ -8,6 +8,8 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -29,8 +31,12 @@ std::filesystem::path DefaultDataDir() {
   const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): before threads
   std::string base = home != nullptr ? home : "";
   if (base.empty()) {
-    if (passwd* pw = getpwuid(geteuid()); pw != nullptr) {  // NOLINT(concurrency-mt-unsafe)
-      base = pw->pw_dir;
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (getpwuid_r(geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
+        found->pw_dir != nullptr) {
+      base = found->pw_dir;
     }
   }
   return std::filesystem::path(base) / ".local/share/gpufleet";
@@ -56,7 +62,8 @@ Result<int> LockDataDir(const std::filesystem::path& dir) {
   const std::string lock = (dir / "gpufleet.lock").string();
   int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
-    return IoError("cannot open " + lock + ": " + std::strerror(errno));
+    const int err = errno;
+    return IoError("cannot open " + lock + ": " + ErrnoText(err));
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     close(fd);
@@ -87,6 +94,8 @@ int RunUp(const UpOptions& options) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the daemon
+  // Read the environment (getenv) before any thread starts.
+  const SocketPathEnv socket_env = CurrentSocketPathEnv();
 
   const std::filesystem::path data_dir =
       options.data_dir.empty() ? DefaultDataDir() : std::filesystem::path(options.data_dir);
@@ -121,7 +130,7 @@ int RunUp(const UpOptions& options) {
     return Die(s.error());
   }
   ApiServerOptions aopts;
-  aopts.unix_socket_path = options.socket.empty() ? ServerSocketPath() : options.socket;
+  aopts.unix_socket_path = options.socket.empty() ? ServerSocketPath(socket_env) : options.socket;
   aopts.tcp_host = options.host;
   aopts.tcp_port = options.port;
   ApiServer server(controller, aopts);
@@ -135,7 +144,7 @@ int RunUp(const UpOptions& options) {
     std::cout << "  API URL:    http://" << options.host << ":" << server.tcp_port()
               << "/api/v1\n";
   }
-  if (*aopts.unix_socket_path != DefaultSocketPath()) {
+  if (*aopts.unix_socket_path != DefaultSocketPath(socket_env)) {
     std::cout << "  clients:    export GPUFLEET_SOCKET=" << *aopts.unix_socket_path << "\n";
   }
   std::cout << "Submit a job: gpufleet submit --gpus 1 -- sh -c 'echo $CUDA_VISIBLE_DEVICES'\n"

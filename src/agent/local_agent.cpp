@@ -32,8 +32,9 @@ Result<Node> LocalAgent::Inventory() {
   node.name = options_.name;
   node.gpus = gpus_;
   node.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  const std::int64_t bytes_per_mib = std::int64_t{1024} * 1024;
   node.memory_mib = static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) *
-                    static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE)) / (1024 * 1024);
+                    static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE)) / bytes_per_mib;
   node.state = NodeState::kUp;
   node.gpu_backend = backend_.Describe();
   return node;

@@ -43,7 +43,9 @@ class ApiClient::Impl {
     std::string_view e = endpoint;
     if (e.starts_with("http://")) {
       e.remove_prefix(7);
-      if (!e.empty() && e.back() == '/') e.remove_suffix(1);
+      if (!e.empty() && e.back() == '/') {
+        e.remove_suffix(1);
+      }
       const std::size_t colon = e.rfind(':');
       if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size()) {
         endpoint_error_ = InvalidArgument("endpoint \"" + endpoint +
@@ -55,9 +57,13 @@ class ApiClient::Impl {
     } else if (e.starts_with("https://")) {
       endpoint_error_ = InvalidArgument("endpoint \"" + endpoint + "\": TLS is not supported yet");
     } else {
-      if (e.starts_with("unix:")) e.remove_prefix(5);
+      if (e.starts_with("unix:")) {
+        e.remove_prefix(5);
+      }
       unix_path_ = std::string(e);
-      if (unix_path_.empty()) endpoint_error_ = InvalidArgument("empty API endpoint");
+      if (unix_path_.empty()) {
+        endpoint_error_ = InvalidArgument("empty API endpoint");
+      }
     }
   }
 
@@ -85,13 +91,19 @@ class ApiClient::Impl {
   Status Connect(Deadline deadline);
   void Disconnect() {
     beast::error_code ec;
-    if (unix_) unix_->close(ec);
-    if (tcp_) tcp_->close(ec);
+    if (unix_) {
+      unix_->close(ec);
+    }
+    if (tcp_) {
+      tcp_->close(ec);
+    }
     unix_.reset();
     tcp_.reset();
     buffer_.clear();
   }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
   bool connected() const { return unix_.has_value() || tcp_.has_value(); }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
   int fd() { return unix_ ? unix_->native_handle() : tcp_->native_handle(); }
 
   template <typename Socket>
@@ -179,7 +191,8 @@ Result<HttpResponse> ApiClient::Impl::Exchange(Socket& socket,
   HttpResponse out;
   out.status = static_cast<int>(res.result_int());
   for (const auto& field : res) {
-    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    out.headers.emplace_back(static_cast<std::string>(field.name_string()),
+                             static_cast<std::string>(field.value()));
   }
   out.body = std::move(res.body());
   if (!res.keep_alive()) {

@@ -37,6 +37,7 @@ class ApiClient {
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
 
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
   const std::string& endpoint() const { return endpoint_; }
 
   // Sends one request and returns the response whatever its status. `target` is the origin

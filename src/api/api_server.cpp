@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -42,10 +43,11 @@ std::string UserName(std::uint32_t uid) {
 
 HttpRequest ToHttpRequest(http::request<http::string_body>&& req) {
   HttpRequest out;
-  out.method = std::string(req.method_string());
-  out.target = std::string(req.target());
+  out.method = static_cast<std::string>(req.method_string());
+  out.target = static_cast<std::string>(req.target());
   for (const auto& field : req) {
-    out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    out.headers.emplace_back(static_cast<std::string>(field.name_string()),
+                             static_cast<std::string>(field.value()));
   }
   out.body = std::move(req.body());
   return out;
@@ -73,6 +75,7 @@ class ApiServerState {
 
   Status Start();
   void Stop();
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
   int tcp_port() const { return tcp_port_.load(); }
 
   // Registry of live sessions, so that Stop() can close idle keep-alive connections.
@@ -89,10 +92,13 @@ class ApiServerState {
     sessions_.erase(s);
   }
 
+  // Accessors, named after their fields.
+  // NOLINTBEGIN(readability-identifier-naming)
   const Router& router() const { return router_; }
   const ApiServerOptions& options() const { return options_; }
   net::io_context& ioc() { return ioc_; }
   net::thread_pool& workers() { return *workers_; }
+  // NOLINTEND(readability-identifier-naming)
 
  private:
   Status StartUnix(const std::string& path);
@@ -333,7 +339,8 @@ Status PrepareSocketPath(const std::string& path) {
     return MakeError(ErrorCode::kAlreadyExists, "another gpufleet is listening on " + path);
   }
   if (::unlink(path.c_str()) != 0) {  // stale: left by a server that died
-    return IoError("cannot remove stale socket " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    return IoError("cannot remove stale socket " + path + ": " + ErrnoText(err));
   }
   return OkStatus();
 }
@@ -345,14 +352,19 @@ Status ApiServerState::StartUnix(const std::string& path) {
   beast::error_code ec;
   unix_acceptor_.emplace(net::make_strand(ioc_));  // strand: Stop() closes it from outside
   unix_acceptor_->open(LocalProtocol(), ec);
-  if (!ec) unix_acceptor_->bind(LocalProtocol::endpoint(path), ec);
-  if (!ec) unix_acceptor_->listen(net::socket_base::max_listen_connections, ec);
+  if (!ec) {
+    unix_acceptor_->bind(LocalProtocol::endpoint(path), ec);
+  }
+  if (!ec) {
+    unix_acceptor_->listen(net::socket_base::max_listen_connections, ec);
+  }
   if (ec) {
     return IoError("cannot listen on " + path + ": " + ec.message());
   }
   // 0666: anyone local may connect; SO_PEERCRED, not the file mode, says who they are.
   if (::chmod(path.c_str(), 0666) != 0) {
-    return IoError("cannot chmod 0666 " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    return IoError("cannot chmod 0666 " + path + ": " + ErrnoText(err));
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
@@ -367,12 +379,18 @@ Status ApiServerState::StartTcp() {
   if (ec) {
     return InvalidArgument("tcp host: must be an IP address, got \"" + options_.tcp_host + "\"");
   }
-  const Tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.tcp_port));
+  const Tcp::endpoint endpoint(address, static_cast<std::uint16_t>(options_.tcp_port));
   tcp_acceptor_.emplace(net::make_strand(ioc_));
   tcp_acceptor_->open(endpoint.protocol(), ec);
-  if (!ec) tcp_acceptor_->set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) tcp_acceptor_->bind(endpoint, ec);
-  if (!ec) tcp_acceptor_->listen(net::socket_base::max_listen_connections, ec);
+  if (!ec) {
+    tcp_acceptor_->set_option(net::socket_base::reuse_address(true), ec);
+  }
+  if (!ec) {
+    tcp_acceptor_->bind(endpoint, ec);
+  }
+  if (!ec) {
+    tcp_acceptor_->listen(net::socket_base::max_listen_connections, ec);
+  }
   if (ec) {
     return IoError("cannot listen on " + options_.tcp_host + ":" +
                    std::to_string(options_.tcp_port) + ": " + ec.message());

@@ -51,7 +51,7 @@ class ApiServer {
   Status Start();
 
   // The bound TCP port (useful with tcp_port = 0); -1 when there is no TCP listener.
-  int tcp_port() const;
+  int tcp_port() const;  // NOLINT(readability-identifier-naming): accessor
 
   // Stops accepting, closes every connection, waits for in-flight handlers, joins all threads,
   // and removes the socket file if it is still ours. Idempotent.

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -101,7 +102,10 @@ TEST_F(ApiServerTest, UnixCallerIsThePeer) {
   EXPECT_TRUE(caller->authenticated);
   EXPECT_EQ(caller->uid, ::getuid());
   EXPECT_EQ(caller->gid, ::getgid());
-  const passwd* pw = ::getpwuid(::getuid());
+  std::vector<char> buf(16384);
+  passwd entry{};
+  passwd* pw = nullptr;
+  ::getpwuid_r(::getuid(), &entry, buf.data(), buf.size(), &pw);
   EXPECT_EQ(caller->user, pw ? std::string(pw->pw_name) : "uid" + std::to_string(::getuid()));
   EXPECT_EQ(fake_.last_spec->request.gpus, 0);
 }
@@ -216,6 +220,7 @@ TEST_F(ApiServerTest, ManyConcurrentClients) {
   constexpr int kRequests = 50;
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
+  threads.reserve(kClients);
   for (int i = 0; i < kClients; ++i) {
     threads.emplace_back([&, i] {
       ApiClient client(i % 2 == 0 ? socket_ : TcpEndpoint());

@@ -43,7 +43,13 @@ std::string Shown(const json& value) {
   std::string text = value.dump();
   constexpr std::size_t kMax = 60;
   if (text.size() > kMax) {
-    text.resize(kMax);
+    // Cut at a UTF-8 character boundary: half a character would make the error message
+    // itself invalid JSON text (tests/fuzz/regressions/job_spec).
+    std::size_t cut = kMax;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
+      --cut;
+    }
+    text.resize(cut);
     text += "...";
   }
   return text;

@@ -66,7 +66,9 @@ HttpResponse JsonResponse(int status, const json& body) {
   HttpResponse response;
   response.status = status;
   response.headers.emplace_back("Content-Type", "application/json");
-  response.body = body.dump();
+  // Error messages quote what the client sent (path, query values), which need not be UTF-8:
+  // such bytes become U+FFFD instead of a type_error from dump() (found by routes_fuzz).
+  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   response.body += '\n';
   return response;
 }
@@ -83,9 +85,15 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
 }
 
 int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
   return -1;
 }
 
@@ -388,6 +396,7 @@ std::string_view ApiVersion() { return GF_VERSION; }
 std::span<const RouteInfo> RouteTable() {
   static const std::vector<RouteInfo> table = [] {
     std::vector<RouteInfo> out;
+    out.reserve(kRoutes.size());
     for (const auto& route : kRoutes) {
       out.push_back(route.info);
     }

@@ -11,6 +11,7 @@ namespace gf {
 namespace {
 
 std::optional<std::string> NonEmptyEnv(const char* name) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): callers read the environment before threads start
   const char* value = std::getenv(name);
   if (value == nullptr || *value == '\0') {
     return std::nullopt;

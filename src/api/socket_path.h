@@ -17,8 +17,8 @@
 // is mode 0666 and the server knows who is calling.
 //
 // Pure functions over a SocketPathEnv (tests inject one); the no-argument overloads read the
-// process environment. Thread-safe (getenv is not synchronized with setenv; do not call
-// setenv concurrently).
+// process environment with getenv: call them before starting threads (a daemon keeps the
+// CurrentSocketPathEnv() it read then), or at least never concurrently with setenv.
 #pragma once
 
 #include <cstdint>

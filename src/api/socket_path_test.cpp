@@ -7,7 +7,7 @@
 namespace gf {
 namespace {
 
-SocketPathEnv Env(std::uint32_t euid, std::set<std::string> existing = {}) {
+SocketPathEnv Env(std::uint32_t euid, const std::set<std::string>& existing = {}) {
   SocketPathEnv env;
   env.euid = euid;
   env.home = "/home/u";

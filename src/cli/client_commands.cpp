@@ -16,6 +16,7 @@
 #include "cli/table.h"
 #include "core/duration.h"
 
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): POSIX defines it so
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in a header
 
 namespace gf {

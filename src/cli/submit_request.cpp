@@ -52,11 +52,7 @@ std::string Absolute(const std::string& path, const std::string& cwd) {
 
 }  // namespace
 
-Result<std::vector<std::string>> ReadDirectives(const std::string& script_path) {
-  std::ifstream in(script_path);
-  if (!in) {
-    return InvalidArgument("script: cannot read '" + script_path + "'");
-  }
+std::vector<std::string> ParseDirectives(std::istream& in) {
   std::vector<std::string> tokens;
   std::string line;
   while (std::getline(in, line)) {
@@ -76,6 +72,14 @@ Result<std::vector<std::string>> ReadDirectives(const std::string& script_path) 
     }
   }
   return tokens;
+}
+
+Result<std::vector<std::string>> ReadDirectives(const std::string& script_path) {
+  std::ifstream in(script_path);
+  if (!in) {
+    return InvalidArgument("script: cannot read '" + script_path + "'");
+  }
+  return ParseDirectives(in);
 }
 
 Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,

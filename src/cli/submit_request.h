@@ -4,6 +4,7 @@
 // options given on the command line override them. Plain functions; no shared state.
 #pragma once
 
+#include <istream>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,10 @@ struct SubmitOptions {
 // The option tokens of the #GPUFLEET lines of a script (before its first command line).
 // Errors: kInvalidArgument when the file cannot be read.
 Result<std::vector<std::string>> ReadDirectives(const std::string& script_path);
+
+// ReadDirectives' parsing, on any stream: the whitespace-separated tokens after "#GPUFLEET" on
+// the lines before the first line that is neither empty nor a comment. Never fails.
+std::vector<std::string> ParseDirectives(std::istream& in);
 
 // Checks every option and builds the JSON body of POST /api/v1/jobs. `cwd` is the default
 // workdir; `environ_vars` the submitter's environment (used with --export ALL).

@@ -54,7 +54,7 @@ class CommandQueue {
     cv_.notify_all();
   }
 
-  bool closed() const {
+  bool closed() const {  // NOLINT(readability-identifier-naming): accessor
     std::lock_guard lock(mu_);
     return closed_;
   }

@@ -115,7 +115,7 @@ void Controller::Loop() {
   while (true) {
     std::vector<Command> commands = queue_.WaitAndDrain(NextWakeup());
     const bool closing = queue_.closed();
-    RunTurn(std::move(commands));
+    RunTurn(commands);
     if (closing) {
       // Commands pushed between the drain and Close() are applied by one last turn.
       RunTurn(queue_.WaitAndDrain(std::chrono::steady_clock::now()));
@@ -124,8 +124,8 @@ void Controller::Loop() {
   }
 }
 
-void Controller::RunTurn(std::vector<Command> commands) {
-  for (auto& command : commands) {
+void Controller::RunTurn(const std::vector<Command>& commands) {
+  for (const auto& command : commands) {
     try {
       command.apply();
     } catch (const std::exception& e) {
@@ -141,7 +141,7 @@ void Controller::RunTurn(std::vector<Command> commands) {
     }
   }
   Status commit = Flush();
-  for (auto& command : commands) {
+  for (const auto& command : commands) {
     if (command.reply) {
       command.reply(commit);
     }
@@ -504,7 +504,7 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
   Transition(job, final_state, cause, actor);
   if (NodeAgent* agent = AgentFor(job)) {
     JobId id = job.id;
-    after_commit_.push_back([agent, id] { agent->AcknowledgeExit(id); });
+    after_commit_.emplace_back([agent, id] { agent->AcknowledgeExit(id); });
   }
 }
 
@@ -516,7 +516,7 @@ void Controller::RequestKill(Job& job, JobState final_state, const std::string& 
   }
   JobId id = job.id;
   auto grace = options_.kill_grace;
-  after_commit_.push_back([agent, id, grace, cause] { agent->Kill(id, grace, cause); });
+  after_commit_.emplace_back([agent, id, grace, cause] { agent->Kill(id, grace, cause); });
 }
 
 void Controller::ApplyHello(AgentHello hello) {
@@ -562,14 +562,14 @@ void Controller::ApplyHello(AgentHello hello) {
     auto it = active_.find(id);
     if (it == active_.end() || it->second.state == JobState::kPending) {
       NodeAgent* agent = entry.agent;
-      after_commit_.push_back([agent, id, grace = options_.kill_grace] {
+      after_commit_.emplace_back([agent, id, grace = options_.kill_grace] {
         agent->Kill(id, grace, "not a running job of this controller");
       });
     }
   }
   for (auto& [id, e] : ended) {
     if (!active_.contains(id) && entry.agent != nullptr) {
-      after_commit_.push_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
+      after_commit_.emplace_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
     }
   }
   schedule_needed_ = true;
@@ -632,7 +632,7 @@ void Controller::Schedule() {
                    GpuIndices(entry.node, start.allocation.gpus),
                "scheduler");
     NodeAgent* agent = entry.agent;
-    after_commit_.push_back([agent, job] { agent->Launch(job); });
+    after_commit_.emplace_back([agent, job] { agent->Launch(job); });
   }
   // Pending reasons live in memory only: they are recomputed on every pass (and after a
   // restart), and every read of a pending job is served from active_. Persisting them would

@@ -88,7 +88,7 @@ class Controller final : public ClusterService, public AgentReports {
   void Post(std::function<void()> fn);
 
   void Loop();
-  void RunTurn(std::vector<Command> commands);
+  void RunTurn(const std::vector<Command>& commands);
   std::chrono::steady_clock::time_point NextWakeup() const;
   Status Flush();
 

@@ -32,15 +32,16 @@ class FakeAgent final : public NodeAgent {
   std::string LogPath(JobId job, bool err) const override {
     return "/logs/" + std::to_string(job.value()) + (err ? ".err" : ".out");
   }
-  std::vector<Job> launched() {
+  std::vector<Job> launched() {  // NOLINT(readability-identifier-naming): accessor
     std::lock_guard lock(mu_);
     return launched_;
   }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
   std::vector<std::pair<JobId, std::string>> killed() {
     std::lock_guard lock(mu_);
     return killed_;
   }
-  std::vector<JobId> acked() {
+  std::vector<JobId> acked() {  // NOLINT(readability-identifier-naming): accessor
     std::lock_guard lock(mu_);
     return acked_;
   }
@@ -271,6 +272,7 @@ TEST_F(ControllerTest, ConcurrentSubmissionsGetDistinctDurableIds) {
   std::vector<std::thread> threads;
   std::mutex mu;
   std::set<std::int64_t> ids;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kPerThread; ++i) {

@@ -7,6 +7,11 @@
 namespace gf {
 namespace {
 
+// The longest duration accepted: 100 years, the bound the API puts on a numeric time_limit.
+// It keeps every sum far from int64 overflow, and what FormatDuration prints parseable again
+// (a day count above 9 digits would not be).
+constexpr std::int64_t kMaxSeconds = 100LL * 365 * 86400;
+
 constexpr std::string_view kForms =
     "use e.g. 90s, 30m, 2h, 1d, 1h30m, 45 (minutes), MM:SS, HH:MM:SS or D-HH:MM:SS";
 
@@ -56,7 +61,10 @@ Result<std::int64_t> ParseUnits(std::string_view text) {
       case 'd': unit = 86400; break;
       default: return Bad(text, "has an unknown unit");
     }
-    total += n * unit;
+    total += n * unit;  // n * unit < 10^9 * 86400: no overflow while total <= kMaxSeconds
+    if (total > kMaxSeconds) {
+      return Bad(text, "is longer than 100 years");
+    }
     i = j + 1;
   }
   return total;
@@ -112,6 +120,9 @@ Result<std::chrono::seconds> ParseDuration(std::string_view text) {
   }
   if (*secs <= 0) {
     return Bad(text, "must be longer than zero");
+  }
+  if (*secs > kMaxSeconds) {
+    return Bad(text, "is longer than 100 years");
   }
   return std::chrono::seconds(*secs);
 }

@@ -10,7 +10,8 @@
 namespace gf {
 
 // Accepts "90s", "30m", "2h", "1d", "1h30m", "45" (minutes, as Slurm), "MM:SS", "HH:MM:SS",
-// "D-HH", "D-HH:MM", "D-HH:MM:SS" (Slurm's --time forms). Requires a positive total.
+// "D-HH", "D-HH:MM", "D-HH:MM:SS" (Slurm's --time forms). Requires a positive total of at
+// most 100 years (36500d).
 // Errors: kInvalidArgument naming the accepted forms.
 Result<std::chrono::seconds> ParseDuration(std::string_view text);
 

@@ -32,6 +32,15 @@ TEST(DurationTest, RejectsMalformed) {
   }
 }
 
+// The bound keeps sums from overflowing and FormatDuration's output parseable (found by
+// tests/fuzz/duration_fuzz.cpp).
+TEST(DurationTest, AtMostHundredYears) {
+  EXPECT_EQ(*ParseDuration("36500d"), seconds(36500LL * 86400));
+  for (const char* bad : {"36501d", "36500d1s", "999999999d9d", "36501-00"}) {
+    EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
+  }
+}
+
 TEST(DurationTest, Format) {
   EXPECT_EQ(FormatDuration(seconds(0)), "0s");
   EXPECT_EQ(FormatDuration(seconds(3723)), "1h2m3s");

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace gf {
 
@@ -18,6 +19,11 @@ std::string_view ToString(ErrorCode code) {
     case ErrorCode::kInternal: return "internal error";
   }
   return "unknown error";
+}
+
+std::string ErrnoText(int err) {
+  const char* text = ::strerrordesc_np(err);  // GNU; unlike strerror, returns static text
+  return text != nullptr ? text : "error " + std::to_string(err);
 }
 
 std::string Error::ToString() const {

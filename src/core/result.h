@@ -52,6 +52,10 @@ inline Error Unavailable(std::string m) { return {ErrorCode::kUnavailable, std::
 inline Error IoError(std::string m) { return {ErrorCode::kIo, std::move(m)}; }
 inline Error Internal(std::string m) { return {ErrorCode::kInternal, std::move(m)}; }
 
+// The text of an errno value ("No such file or directory"), for messages. Thread-safe, unlike
+// strerror.
+std::string ErrnoText(int err);
+
 // Result<T>: either a T or an Error. Implicitly constructible from both, so a function
 // returns `value` or `InvalidArgument("...")` directly.
 template <typename T>
@@ -60,25 +64,26 @@ class [[nodiscard]] Result {
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
-  bool ok() const { return v_.index() == 0; }
+  bool ok() const { return v_.index() == 0; }  // NOLINT(readability-identifier-naming): std::expected name
   explicit operator bool() const { return ok(); }
 
-  T& value() & {
+  T& value() & {  // NOLINT(readability-identifier-naming): std::expected name
     GF_CHECK(ok());
     return std::get<0>(v_);
   }
-  const T& value() const& {
+  const T& value() const& {  // NOLINT(readability-identifier-naming): std::expected name
     GF_CHECK(ok());
     return std::get<0>(v_);
   }
-  T&& value() && {
+  T&& value() && {  // NOLINT(readability-identifier-naming): std::expected name
     GF_CHECK(ok());
     return std::get<0>(std::move(v_));
   }
-  const Error& error() const {
+  const Error& error() const {  // NOLINT(readability-identifier-naming): std::expected name
     GF_CHECK(!ok());
     return std::get<1>(v_);
   }
+  // NOLINTNEXTLINE(readability-identifier-naming): std::expected name
   T value_or(T other) const& { return ok() ? std::get<0>(v_) : std::move(other); }
 
   T& operator*() & { return value(); }
@@ -97,9 +102,9 @@ class [[nodiscard]] Result<void> {
   Result() = default;
   Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
-  bool ok() const { return ok_; }
+  bool ok() const { return ok_; }  // NOLINT(readability-identifier-naming): std::expected name
   explicit operator bool() const { return ok_; }
-  const Error& error() const {
+  const Error& error() const {  // NOLINT(readability-identifier-naming): std::expected name
     GF_CHECK(!ok_);
     return error_;
   }
@@ -114,8 +119,9 @@ inline Status OkStatus() { return {}; }
 
 }  // namespace gf
 
-#define GF_CONCAT_INNER_(a, b) a##b
-#define GF_CONCAT_(a, b) GF_CONCAT_INNER_(a, b)
+// Internal helpers of the macros below; not for use elsewhere.
+#define GF_INTERNAL_CONCAT_INNER(a, b) a##b
+#define GF_INTERNAL_CONCAT(a, b) GF_INTERNAL_CONCAT_INNER(a, b)
 
 // GF_TRY(expr): evaluates a Result-returning expression; returns its error from the
 // enclosing function if it failed.
@@ -129,10 +135,13 @@ inline Status OkStatus() { return {}; }
 
 // GF_ASSIGN_OR_RETURN(lhs, expr): `lhs = value of expr`, or return its error.
 #define GF_ASSIGN_OR_RETURN(lhs, expr) \
-  GF_ASSIGN_OR_RETURN_IMPL_(GF_CONCAT_(gf_result_, __LINE__), lhs, expr)
-#define GF_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                              \
-  if (!tmp.ok()) {                                \
-    return tmp.error();                           \
-  }                                               \
+  GF_INTERNAL_ASSIGN_OR_RETURN(GF_INTERNAL_CONCAT(gf_result_, __LINE__), lhs, expr)
+// `tmp` is an identifier and `lhs` may be a declaration (`auto x`): neither can be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define GF_INTERNAL_ASSIGN_OR_RETURN(tmp, lhs, expr) \
+  auto tmp = (expr);                                 \
+  if (!tmp.ok()) {                                   \
+    return tmp.error();                              \
+  }                                                  \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

@@ -264,7 +264,7 @@ Status Executor::Kill(JobId job, std::chrono::seconds grace, const std::string& 
   if (::kill(static_cast<pid_t>(it->second.shim_pid), SIGTERM) != 0 && errno != ESRCH) {
     int err = errno;
     return IoError("cannot signal the supervisor of job " + std::to_string(job.value()) + ": " +
-                   exec::ErrnoText(err));
+                   ErrnoText(err));
   }
   return OkStatus();
 }

@@ -59,11 +59,6 @@ Result<T> ParseJson(std::string_view text, const char* what, F&& build) {
 
 }  // namespace
 
-std::string ErrnoText(int err) {
-  const char* text = ::strerrordesc_np(err);
-  return text != nullptr ? text : "error " + std::to_string(err);
-}
-
 Status WriteFileAtomic(const fs::path& path, std::string_view content, mode_t mode) {
   // The pid in the temporary's name keeps two writers (a shim and an Executor) from sharing it.
   fs::path tmp = path;

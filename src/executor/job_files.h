@@ -43,10 +43,6 @@ inline constexpr std::string_view kStdoutFile = "stdout.log";
 inline constexpr std::string_view kStderrFile = "stderr.log";
 inline constexpr std::string_view kShimLogFile = "shim.log";
 
-// The text of an errno value ("No such file or directory"). Thread-safe, unlike strerror: the
-// Executor runs on one thread of a multithreaded agent.
-std::string ErrnoText(int err);
-
 // Replaces `path` with `content` atomically and durably (see above). Errors: kIo.
 Status WriteFileAtomic(const std::filesystem::path& path,
                        std::string_view content,

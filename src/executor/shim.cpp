@@ -149,7 +149,7 @@ Status Shim::ForkJob(ChildPlan& plan) {
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
     int err = errno;
-    return IoError("pipe: " + exec::ErrnoText(err));
+    return IoError("pipe: " + ErrnoText(err));
   }
   plan.report_fd = report[1];
   plan.Finalize();
@@ -165,7 +165,7 @@ Status Shim::ForkJob(ChildPlan& plan) {
   }
   if (pid < 0) {
     ::close(report[0]);
-    return IoError(std::string("fork: ") + exec::ErrnoText(fork_errno));
+    return IoError(std::string("fork: ") + ErrnoText(fork_errno));
   }
   main_pid_ = pid;
   ChildFailure failure;
@@ -361,11 +361,11 @@ int SetUpSignals() {
 int ShimMain(const fs::path& job_dir) {
   int signal_fd = SetUpSignals();
   if (signal_fd < 0) {
-    LogLine("signalfd: " + exec::ErrnoText(errno));
+    LogLine("signalfd: " + ErrnoText(errno));
     return 1;
   }
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-    LogLine("cannot become a subreaper: " + exec::ErrnoText(errno));
+    LogLine("cannot become a subreaper: " + ErrnoText(errno));
     return 1;
   }
   Status recorded = exec::WritePidRecord(job_dir / exec::kShimPidFile, exec::SelfRecord());

@@ -28,7 +28,7 @@ TEST(TeamTest, TeamNames) {
 TEST(SliceTest, WholeGpus) {
   auto slices = WholeGpuSlices({GpuUuid("GPU-a"), GpuUuid("GPU-b")});
   ASSERT_EQ(slices.size(), 2u);
-  EXPECT_TRUE(slices[0].whole());
+  EXPECT_TRUE(slices[0].IsWhole());
   EXPECT_EQ(slices[1].gpu, GpuUuid("GPU-b"));
 }
 

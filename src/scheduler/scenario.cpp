@@ -88,10 +88,10 @@ Result<Millis> ParseTime(std::string_view s) {
     }
     const std::int64_t n = ParseInt(s.substr(i, digits - i), "time").value_or(0);
     const std::string_view unit = s.substr(digits, unit_end - digits);
-    static const std::map<std::string_view, std::int64_t> kUnitMs = {
+    static const std::map<std::string_view, std::int64_t> unit_ms = {
         {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
-    const auto it = kUnitMs.find(unit);
-    if (it == kUnitMs.end()) {
+    const auto it = unit_ms.find(unit);
+    if (it == unit_ms.end()) {
       return bad;
     }
     total_ms += n * it->second;
@@ -200,11 +200,11 @@ Result<ScenarioAction> ParseJob(const std::vector<Token>& t) {
 }
 
 Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
-  const std::string kForms =
+  const std::string usage =
       "use: expect start <id> on <node> [gpus <i>,...] | expect pending <id> [\"<text>\"] | "
       "expect reason <id> \"<text>\" | expect starts <count>";
   if (t.size() < 3) {
-    return InvalidArgument(kForms);
+    return InvalidArgument(usage);
   }
   const std::string& what = t[1].text;
   if (what == "starts" && t.size() == 3) {
@@ -216,7 +216,7 @@ Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
     ExpectStartStep step{.job = JobId(id), .node = NodeId(t[4].text), .gpus = std::nullopt};
     if (t.size() == 7) {
       if (t[5].text != "gpus") {
-        return InvalidArgument(kForms);
+        return InvalidArgument(usage);
       }
       GF_ASSIGN_OR_RETURN(step.gpus, ParseIndexList(t[6].text));
     }
@@ -230,7 +230,7 @@ Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
     return ScenarioAction(
         ExpectPendingStep{.job = JobId(id), .text = t[3].text, .exact = what == "reason"});
   }
-  return InvalidArgument(kForms);
+  return InvalidArgument(usage);
 }
 
 Result<ScenarioAction> ParseNodeIndex(const std::vector<Token>& t) {

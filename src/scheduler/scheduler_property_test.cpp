@@ -17,6 +17,7 @@
 namespace gf {
 
 // How rapidcheck prints the enums of a counterexample (found by argument-dependent lookup).
+// NOLINTBEGIN(readability-identifier-naming): showValue is rapidcheck's name for this hook
 inline void showValue(NodeState s, std::ostream& os) {
   os << ToString(s);
 }
@@ -26,6 +27,7 @@ inline void showValue(GpuHealth h, std::ostream& os) {
 inline void showValue(PriorityClass p, std::ostream& os) {
   os << ToString(p);
 }
+// NOLINTEND(readability-identifier-naming)
 
 namespace {
 

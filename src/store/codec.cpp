@@ -18,14 +18,22 @@ constexpr std::string_view kHexDigits = "0123456789abcdef";
 int Utf8Tail(unsigned char c, unsigned char& lo, unsigned char& hi) {
   lo = 0x80;
   hi = 0xBF;
-  if (c < 0x80) return 0;
-  if (c >= 0xC2 && c <= 0xDF) return 1;
+  if (c < 0x80) {
+    return 0;
+  }
+  if (c >= 0xC2 && c <= 0xDF) {
+    return 1;
+  }
   if (c == 0xE0) { lo = 0xA0; return 2; }          // no overlongs
   if (c == 0xED) { hi = 0x9F; return 2; }          // no surrogates
-  if (c >= 0xE1 && c <= 0xEF) return 2;
+  if (c >= 0xE1 && c <= 0xEF) {
+    return 2;
+  }
   if (c == 0xF0) { lo = 0x90; return 3; }          // no overlongs
   if (c == 0xF4) { hi = 0x8F; return 3; }          // nothing above U+10FFFF
-  if (c >= 0xF1 && c <= 0xF3) return 3;
+  if (c >= 0xF1 && c <= 0xF3) {
+    return 3;
+  }
   return -1;
 }
 
@@ -116,7 +124,9 @@ bool IsValidUtf8(std::string_view s) {
     }
     for (int k = 1; k <= tail; ++k) {
       auto c = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-      if (c < lo || c > hi) return false;
+      if (c < lo || c > hi) {
+        return false;
+      }
       lo = 0x80;
       hi = 0xBF;
     }
@@ -127,7 +137,9 @@ bool IsValidUtf8(std::string_view s) {
 
 Result<std::string> EncodeStrings(const std::vector<std::string>& strings) {
   Json j = Json::array();
-  for (const auto& s : strings) j.push_back(BytesToJson(s));
+  for (const auto& s : strings) {
+    j.push_back(BytesToJson(s));
+  }
   return Dump(j, "encode string list");
 }
 
@@ -136,7 +148,9 @@ Result<std::vector<std::string>> DecodeStrings(std::string_view text, std::strin
   return Guard(ErrorCode::kInternal, Decoding(what), [&]() -> Result<std::vector<std::string>> {
     std::vector<std::string> out;
     out.reserve(j.size());
-    for (const auto& e : j) out.push_back(BytesFromJson(e));
+    for (const auto& e : j) {
+      out.push_back(BytesFromJson(e));
+    }
     return out;
   });
 }
@@ -155,7 +169,9 @@ Result<EnvList> DecodeEnv(std::string_view text, std::string_view what) {
     EnvList out;
     out.reserve(j.size());
     for (const auto& e : j) {
-      if (!e.is_array() || e.size() != 2) throw std::invalid_argument("env entry is not a pair");
+      if (!e.is_array() || e.size() != 2) {
+        throw std::invalid_argument("env entry is not a pair");
+      }
       out.emplace_back(BytesFromJson(e[0]), BytesFromJson(e[1]));
     }
     return out;
@@ -164,7 +180,9 @@ Result<EnvList> DecodeEnv(std::string_view text, std::string_view what) {
 
 Result<std::string> EncodeGpuUuids(const std::vector<GpuUuid>& uuids) {
   Json j = Json::array();
-  for (const auto& u : uuids) j.push_back(BytesToJson(u.value()));
+  for (const auto& u : uuids) {
+    j.push_back(BytesToJson(u.value()));
+  }
   return Dump(j, "encode GPU list");
 }
 
@@ -172,7 +190,9 @@ Result<std::vector<GpuUuid>> DecodeGpuUuids(std::string_view text, std::string_v
   GF_ASSIGN_OR_RETURN(std::vector<std::string> strings, DecodeStrings(text, what));
   std::vector<GpuUuid> out;
   out.reserve(strings.size());
-  for (auto& s : strings) out.emplace_back(std::move(s));
+  for (auto& s : strings) {
+    out.emplace_back(std::move(s));
+  }
   return out;
 }
 
@@ -229,7 +249,9 @@ Result<std::map<std::string, std::string>> DecodeLabels(std::string_view text,
   return Guard(ErrorCode::kInternal, Decoding(what),
                [&]() -> Result<std::map<std::string, std::string>> {
                  std::map<std::string, std::string> out;
-                 for (const auto& [key, value] : j.items()) out[key] = BytesFromJson(value);
+                 for (const auto& [key, value] : j.items()) {
+                   out[key] = BytesFromJson(value);
+                 }
                  return out;
                });
 }

@@ -19,7 +19,8 @@ TEST(StoreCodecTest, Utf8Validation) {
 }
 
 TEST(StoreCodecTest, StringsRoundTripAnyBytes) {
-  const std::vector<std::string> strings = {"", "a b", "it's \"q\"", "caf\xe9", "\xff\x00x",
+  const std::vector<std::string> strings = {"", "a b", "it's \"q\"", "caf\xe9",
+                                            std::string("\xff\x00x", 3),
                                             std::string("a\0b", 3), "zoë"};
   auto text = EncodeStrings(strings);
   ASSERT_TRUE(text.ok()) << text.error().ToString();

@@ -27,6 +27,7 @@ struct StoreBatch {
   std::vector<Job> jobs{};      // inserted or replaced whole, by id
   std::vector<Event> events{};  // appended in order; their seq is assigned by the store
   std::vector<Node> nodes{};    // inserted or replaced whole, by name
+  // NOLINTNEXTLINE(readability-identifier-naming): named like the containers' empty()
   bool empty() const { return jobs.empty() && events.empty() && nodes.empty(); }
 };
 

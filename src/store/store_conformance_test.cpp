@@ -37,25 +37,37 @@ using ::testing::IsEmpty;
 
 std::vector<std::int64_t> Ids(const std::vector<Job>& jobs) {
   std::vector<std::int64_t> ids;
-  for (const Job& j : jobs) ids.push_back(j.id.value());
+  ids.reserve(jobs.size());
+  for (const Job& j : jobs) {
+    ids.push_back(j.id.value());
+  }
   return ids;
 }
 
 std::vector<std::int64_t> Seqs(const std::vector<Event>& events) {
   std::vector<std::int64_t> seqs;
-  for (const Event& e : events) seqs.push_back(e.seq);
+  seqs.reserve(events.size());
+  for (const Event& e : events) {
+    seqs.push_back(e.seq);
+  }
   return seqs;
 }
 
 std::vector<std::string> Kinds(const std::vector<Event>& events) {
   std::vector<std::string> kinds;
-  for (const Event& e : events) kinds.push_back(e.kind);
+  kinds.reserve(events.size());
+  for (const Event& e : events) {
+    kinds.push_back(e.kind);
+  }
   return kinds;
 }
 
 std::vector<std::string> Names(const std::vector<Node>& nodes) {
   std::vector<std::string> names;
-  for (const Node& n : nodes) names.push_back(n.name.value());
+  names.reserve(nodes.size());
+  for (const Node& n : nodes) {
+    names.push_back(n.name.value());
+  }
   return names;
 }
 
@@ -189,7 +201,9 @@ TEST_P(StoreConformanceTest, ListJobsActiveOnlySkipsTerminalStates) {
     Job job = MinimalJob(static_cast<std::int64_t>(i) + 1);
     job.state = states[i];
     batch.jobs.push_back(job);
-    if (!IsTerminal(states[i])) active.insert(active.begin(), job.id.value());
+    if (!IsTerminal(states[i])) {
+      active.insert(active.begin(), job.id.value());
+    }
   }
   MustCommit(batch);
   EXPECT_THAT(Ids(MustList(*store_, {.active_only = true})), ElementsAreArray(active));
@@ -205,15 +219,21 @@ TEST_P(StoreConformanceTest, ListJobsActiveOnlySkipsTerminalStates) {
 
 TEST_P(StoreConformanceTest, ListJobsPagesWithBeforeAndLimit) {
   StoreBatch batch;
-  for (int id = 1; id <= 10; ++id) batch.jobs.push_back(MinimalJob(id));
+  for (int id = 1; id <= 10; ++id) {
+    batch.jobs.push_back(MinimalJob(id));
+  }
   MustCommit(batch);
   std::vector<std::int64_t> seen;
   JobQuery query{.limit = 3};
   for (int page = 0; page < 10; ++page) {
     auto jobs = MustList(*store_, query);
-    if (jobs.empty()) break;
+    if (jobs.empty()) {
+      break;
+    }
     EXPECT_LE(jobs.size(), 3u);
-    for (const Job& j : jobs) seen.push_back(j.id.value());
+    for (const Job& j : jobs) {
+      seen.push_back(j.id.value());
+    }
     query.before = jobs.back().id;
   }
   EXPECT_THAT(seen, ElementsAre(10, 9, 8, 7, 6, 5, 4, 3, 2, 1));
@@ -301,18 +321,26 @@ TEST_P(StoreConformanceTest, EventsFilterByJobAndAfterSeq) {
 TEST_P(StoreConformanceTest, EventsCanBePagedWithAfterSeq) {
   MustCommit({.jobs = {MinimalJob(1)}});
   StoreBatch batch;
-  for (int i = 0; i < 25; ++i) batch.events.push_back(SampleEvent(JobId(1), std::to_string(i)));
+  for (int i = 0; i < 25; ++i) {
+    batch.events.push_back(SampleEvent(JobId(1), std::to_string(i)));
+  }
   MustCommit(batch);
   std::vector<std::string> kinds;
   std::int64_t after = 0;
   while (true) {
     auto page = MustEvents(*store_, JobId(1), after, 10);
-    if (page.empty()) break;
-    for (const Event& e : page) kinds.push_back(e.kind);
+    if (page.empty()) {
+      break;
+    }
+    for (const Event& e : page) {
+      kinds.push_back(e.kind);
+    }
     after = page.back().seq;
   }
   ASSERT_EQ(kinds.size(), 25u);
-  for (int i = 0; i < 25; ++i) EXPECT_EQ(kinds[static_cast<std::size_t>(i)], std::to_string(i));
+  for (int i = 0; i < 25; ++i) {
+    EXPECT_EQ(kinds[static_cast<std::size_t>(i)], std::to_string(i));
+  }
 }
 
 TEST_P(StoreConformanceTest, EventForJobInSameBatchIsAccepted) {

@@ -42,12 +42,18 @@ Job ArbitraryJob() {
   if (*rc::gen::arbitrary<bool>()) {
     Allocation a;
     a.node = NodeId(*AnyString());
-    for (auto& g : *rc::gen::arbitrary<std::vector<std::string>>()) a.gpus.emplace_back(g);
+    for (auto& g : *rc::gen::arbitrary<std::vector<std::string>>()) {
+      a.gpus.emplace_back(g);
+    }
     job.allocation = std::move(a);
   }
   job.submit_time = FromUnixMillis(*rc::gen::arbitrary<std::int64_t>());
-  if (auto t = MaybeOf(rc::gen::arbitrary<std::int64_t>())) job.start_time = FromUnixMillis(*t);
-  if (auto t = MaybeOf(rc::gen::arbitrary<std::int64_t>())) job.end_time = FromUnixMillis(*t);
+  if (auto t = MaybeOf(rc::gen::arbitrary<std::int64_t>())) {
+    job.start_time = FromUnixMillis(*t);
+  }
+  if (auto t = MaybeOf(rc::gen::arbitrary<std::int64_t>())) {
+    job.end_time = FromUnixMillis(*t);
+  }
   job.exit_code = MaybeOf(rc::gen::arbitrary<int>());
   job.reason = *AnyString();
   job.pid = MaybeOf(rc::gen::arbitrary<std::int64_t>());
@@ -78,7 +84,9 @@ TEST_P(StoreConformanceTest, PropertyJobsSurviveReopen) {
   Reopen();
   // Later writes of the same id replace earlier ones: compare with the last one per id.
   std::map<std::int64_t, std::string> expected;
-  for (const Job& j : written) expected[j.id.value()] = DebugString(j);
+  for (const Job& j : written) {
+    expected[j.id.value()] = DebugString(j);
+  }
   for (const auto& [id, text] : expected) {
     auto back = store_->GetJob(JobId(id));
     ASSERT_TRUE(back.ok()) << back.error().ToString();

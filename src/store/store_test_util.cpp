@@ -58,9 +58,13 @@ std::string DebugString(const Job& job) {
   const JobSpec& s = job.spec;
   o << "Job{id=" << job.id.value() << " uid=" << job.owner.uid << " gid=" << job.owner.gid
     << " user=" << Quote(job.owner.user) << " name=" << Quote(s.name) << " argv=[";
-  for (const auto& a : s.argv) o << Quote(a) << ",";
+  for (const auto& a : s.argv) {
+    o << Quote(a) << ",";
+  }
   o << "] workdir=" << Quote(s.workdir) << " env=[";
-  for (const auto& [k, v] : s.env) o << Quote(k) << "=" << Quote(v) << ",";
+  for (const auto& [k, v] : s.env) {
+    o << Quote(k) << "=" << Quote(v) << ",";
+  }
   o << "] gpus=" << s.request.gpus
     << " gpu_type=" << Opt(s.request.gpu_type, Quote)
     << " priority=" << ToString(s.priority) << " team=" << Quote(s.team)
@@ -68,7 +72,9 @@ std::string DebugString(const Job& job) {
     << " state=" << ToString(job.state) << " allocation="
     << Opt(job.allocation, [](const Allocation& a) {
          std::string r = Quote(a.node.value()) + ":[";
-         for (const auto& g : a.gpus) r += Quote(g.value()) + ",";
+         for (const auto& g : a.gpus) {
+           r += Quote(g.value()) + ",";
+         }
          return r + "]";
        })
     << " submit=" << Ms(job.submit_time) << " start=" << Opt(job.start_time, Ms)
@@ -87,7 +93,9 @@ std::string DebugString(const Node& node) {
       << g.memory_mib << " " << ToString(g.health) << " " << Quote(g.health_cause) << "},";
   }
   o << "] cpus=" << node.cpus << " memory_mib=" << node.memory_mib << " labels={";
-  for (const auto& [k, v] : node.labels) o << Quote(k) << ":" << Quote(v) << ",";
+  for (const auto& [k, v] : node.labels) {
+    o << Quote(k) << ":" << Quote(v) << ",";
+  }
   o << "} state=" << ToString(node.state) << " backend=" << Quote(node.gpu_backend)
     << " last_seen=" << Ms(node.last_seen) << "}";
   return o.str();

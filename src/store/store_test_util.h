@@ -21,6 +21,7 @@ class TempDir {
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
   const std::filesystem::path& path() const { return path_; }
 
  private:

@@ -17,6 +17,7 @@ QueuedJob MakeJob(std::int64_t id, PriorityClass priority, std::int64_t submit_s
 
 std::vector<std::int64_t> Ids(const std::vector<const QueuedJob*>& order) {
   std::vector<std::int64_t> ids;
+  ids.reserve(order.size());
   for (const QueuedJob* job : order) {
     ids.push_back(job->id.value());
   }

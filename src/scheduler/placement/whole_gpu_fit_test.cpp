@@ -13,7 +13,7 @@ using testing::Uuid;
 
 const std::set<GpuUuid> kNone;
 
-Allocation Alloc(const std::string& node, std::vector<int> indexes) {
+Allocation Alloc(const std::string& node, const std::vector<int>& indexes) {
   Allocation allocation{.node = NodeId(node), .gpus = {}};
   for (int i : indexes) {
     allocation.gpus.push_back(Uuid(node, i));

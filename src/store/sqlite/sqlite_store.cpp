@@ -74,9 +74,15 @@ constexpr unsigned kBefore = 4;
 
 std::string ListJobsSql(unsigned filters) {
   std::string sql = "SELECT " + std::string(kJobColumns) + " FROM jobs WHERE 1";
-  if ((filters & kByUid) != 0) sql += " AND uid = :uid";
-  if ((filters & kActiveOnly) != 0) sql += " AND terminal = 0";  // as in index jobs_active
-  if ((filters & kBefore) != 0) sql += " AND id < :before";
+  if ((filters & kByUid) != 0) {
+    sql += " AND uid = :uid";
+  }
+  if ((filters & kActiveOnly) != 0) {  // as in index jobs_active
+    sql += " AND terminal = 0";
+  }
+  if ((filters & kBefore) != 0) {
+    sql += " AND id < :before";
+  }
   return sql + " ORDER BY id DESC LIMIT :limit";
 }
 
@@ -284,7 +290,8 @@ Status CreateParentFolders(const std::filesystem::path& file) {
       continue;
     }
     if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST) {
-      return IoError("create folder '" + folder.string() + "': " + std::strerror(errno));
+      const int err = errno;
+      return IoError("create folder '" + folder.string() + "': " + ErrnoText(err));
     }
   }
   return OkStatus();
@@ -302,7 +309,8 @@ Status CreateFilePrivate(const std::filesystem::path& file) {
   if (errno == EEXIST) {
     return OkStatus();
   }
-  return IoError(std::string("create file: ") + std::strerror(errno));
+  const int err = errno;
+  return IoError(std::string("create file: ") + ErrnoText(err));
 }
 
 // Reads a PRAGMA's value as text ("wal", "2", "1").
@@ -351,7 +359,8 @@ Result<std::unique_ptr<Store>> Open(const std::filesystem::path& db_file,
     return SqliteError(db.get(), rc, "open");
   }
   sqlite3_extended_result_codes(db.get(), 1);
-  auto busy_ms = std::clamp<std::int64_t>(options.busy_timeout.count(), 0, 24 * 3600 * 1000);
+  const std::int64_t max_busy_ms = std::int64_t{24} * 3600 * 1000;
+  auto busy_ms = std::clamp<std::int64_t>(options.busy_timeout.count(), 0, max_busy_ms);
   sqlite3_busy_timeout(db.get(), static_cast<int>(busy_ms));
   GF_TRY(ConfigureConnection(db.get()));
   GF_TRY(ApplyMigrations(db.get(), SqliteMigrations()));

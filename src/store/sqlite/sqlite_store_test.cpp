@@ -52,7 +52,9 @@ void MustExec(sqlite3* db, const std::string& sql) {
 std::string QueryText(sqlite3* db, const std::string& sql) {
   auto stmt = SqliteStatement::Prepare(db, sql, false);
   EXPECT_TRUE(stmt.ok()) << stmt.error().ToString();
-  if (!stmt.ok()) return "";
+  if (!stmt.ok()) {
+    return "";
+  }
   auto row = stmt->Step(sql);
   EXPECT_TRUE(row.ok() && *row) << sql;
   return row.ok() && *row ? stmt->Text(0) : "";
@@ -125,7 +127,9 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
 TEST_F(SqliteStoreTest, RefusesGarbageFile) {
   {
     std::ofstream out(file_, std::ios::binary);
-    for (int i = 0; i < 200; ++i) out << "this is not a database, it is a shopping list\n";
+    for (int i = 0; i < 200; ++i) {
+      out << "this is not a database, it is a shopping list\n";
+    }
   }
   auto store = OpenSqliteStore(file_);
   ASSERT_FALSE(store.ok());

@@ -9,7 +9,8 @@ namespace {
 // SQLITE_TRANSIENT is an old-style cast in a macro; this is the same value, spelled so that
 // -Wold-style-cast stays quiet. It makes SQLite copy bound text.
 const sqlite3_destructor_type kTransient =
-    reinterpret_cast<sqlite3_destructor_type>(static_cast<std::intptr_t>(-1));
+    reinterpret_cast<sqlite3_destructor_type>(  // NOLINT(performance-no-int-to-ptr): SQLite's ABI
+        static_cast<std::intptr_t>(-1));
 
 ErrorCode CodeFor(int rc) {
   switch (rc & 0xFF) {  // the primary code of an extended one

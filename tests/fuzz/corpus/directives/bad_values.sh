@@ -1,0 +1,1 @@
+#GPUFLEET --gpus=two --time=forever

@@ -1,0 +1,1 @@
+#GPUFLEET --workdir=relative --time=0

@@ -1,0 +1,3 @@
+#GPUFLEET
+#GPUFLEET    	  
+#GPUFLEETX --gpus=1

@@ -1,0 +1,2 @@
+echo no directives
+#GPUFLEET --gpus=1
