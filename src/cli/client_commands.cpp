@@ -152,7 +152,7 @@ int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
 // ---- queue / show / cancel ----
 
 int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool json) {
-  std::string target = "/api/v1/jobs?limit=1000";
+  std::string target = "/api/v1/jobs?limit=100000";  // the API's maximum: show the whole queue
   if (all) {
     target += "&all=1";
   }
