@@ -1,14 +1,15 @@
 #include "cli/client_commands.h"
 
-#include <unistd.h>
-
-#include <CLI/CLI.hpp>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <thread>
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include "api/api_client.h"
 #include "api/socket_path.h"
@@ -57,7 +58,9 @@ std::string Age(const nlohmann::json& job) {
   return FormatDuration(std::chrono::seconds(std::max<std::int64_t>(secs, 0)));
 }
 
-void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << '\n'; }
+void PrintJson(const nlohmann::json& j) {
+  std::cout << j.dump(2) << '\n';
+}
 
 std::map<std::string, std::string> CurrentEnvironment() {
   std::map<std::string, std::string> out;
@@ -75,7 +78,8 @@ std::map<std::string, std::string> CurrentEnvironment() {
 
 void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
   auto last = CLI::MultiOptionPolicy::TakeLast;  // command line overrides #GPUFLEET lines
-  cmd.add_option("--gpus", o.gpus, "whole GPUs, all on one node (default 1)")->multi_option_policy(last);
+  cmd.add_option("--gpus", o.gpus, "whole GPUs, all on one node (default 1)")
+      ->multi_option_policy(last);
   cmd.add_option("--gpu-type", o.gpu_type, "GPU model, e.g. H100-80GB (default: any)")
       ->multi_option_policy(last);
   cmd.add_option("--priority", o.priority, "high | normal | low (default normal)")
@@ -87,7 +91,8 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
   cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
       ->multi_option_policy(last);
   cmd.add_option("--env", o.env, "extra environment variable KEY=VALUE (repeatable)");
-  cmd.add_option("--export", o.export_env,
+  cmd.add_option("--export",
+                 o.export_env,
                  "ALL: pass this shell's environment to the job (default, as sbatch); NONE")
       ->multi_option_policy(last);
 }
@@ -114,8 +119,12 @@ Status ApplyDirectives(SubmitOptions& o) {
   } catch (const CLI::ParseError& e) {
     return InvalidArgument("#GPUFLEET line in " + o.command[0] + ": " + e.what());
   }
-  for (auto field : {&SubmitOptions::gpus, &SubmitOptions::gpu_type, &SubmitOptions::priority,
-                     &SubmitOptions::team, &SubmitOptions::time, &SubmitOptions::name,
+  for (auto field : {&SubmitOptions::gpus,
+                     &SubmitOptions::gpu_type,
+                     &SubmitOptions::priority,
+                     &SubmitOptions::team,
+                     &SubmitOptions::time,
+                     &SubmitOptions::name,
                      &SubmitOptions::workdir}) {
     if (!(o.*field)) {
       o.*field = d.*field;
@@ -151,6 +160,25 @@ int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
 
 // ---- queue / show / cancel ----
 
+// GETs `target`: prints the answer as JSON with --json, else through `render`. Returns the
+// exit code. Every read command goes through here, so they fail and print alike.
+int RunRead(const ClientContext& ctx,
+            const std::string& target,
+            bool json,
+            const std::function<void(const nlohmann::json&)>& render) {
+  ApiClient client(Endpoint(ctx));
+  Result<nlohmann::json> r = client.CallJson("GET", target, std::nullopt);
+  if (!r.ok()) {
+    return Fail(r.error());
+  }
+  if (json) {
+    PrintJson(*r);
+  } else {
+    render(*r);
+  }
+  return 0;
+}
+
 int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool json) {
   std::string target = "/api/v1/jobs?limit=100000";  // the API's maximum: show the whole queue
   if (all) {
@@ -159,23 +187,21 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
   if (!user.empty()) {
     target += "&user=" + user;
   }
-  ApiClient client(Endpoint(ctx));
-  Result<nlohmann::json> r = client.CallJson("GET", target, std::nullopt);
-  if (!r.ok()) {
-    return Fail(r.error());
-  }
-  if (json) {
-    PrintJson(*r);
-    return 0;
-  }
-  Table table({"ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "REASON"});
-  for (const auto& job : (*r)["jobs"]) {
-    std::string reason = Str(job, "state") == "RUNNING" ? "" : Str(job, "reason", "");
-    table.AddRow({Str(job, "id"), Str(job, "name"), Str(job, "user"), Str(job, "state"),
-                  Str(job, "gpus"), Str(job, "node"), Age(job), reason});
-  }
-  table.Print(std::cout);
-  return 0;
+  return RunRead(ctx, target, json, [](const nlohmann::json& r) {
+    Table table({"ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "REASON"});
+    for (const auto& job : r["jobs"]) {
+      std::string reason = Str(job, "state") == "RUNNING" ? "" : Str(job, "reason", "");
+      table.AddRow({Str(job, "id"),
+                    Str(job, "name"),
+                    Str(job, "user"),
+                    Str(job, "state"),
+                    Str(job, "gpus"),
+                    Str(job, "node"),
+                    Age(job),
+                    reason});
+    }
+    table.Print(std::cout);
+  });
 }
 
 void PrintJob(const nlohmann::json& job) {
@@ -192,13 +218,15 @@ void PrintJob(const nlohmann::json& job) {
   }
   line("Job", Str(job, "id") + " (" + Str(job, "name") + ")");
   line("User", Str(job, "user") + "  team " + Str(job, "team"));
-  line("State", Str(job, "state") + (job.contains("exit_code") && !job["exit_code"].is_null()
-                                         ? "  exit code " + Str(job, "exit_code")
-                                         : ""));
+  line("State",
+       Str(job, "state") + (job.contains("exit_code") && !job["exit_code"].is_null()
+                                ? "  exit code " + Str(job, "exit_code")
+                                : ""));
   line("Reason", Str(job, "reason"));
   line("Priority", Str(job, "priority"));
-  line("Request", Str(job, "gpus") + " GPU(s), type " + Str(job, "gpu_type", "any") +
-                      ", time limit " + Str(job, "time_limit_s", "none"));
+  line("Request",
+       Str(job, "gpus") + " GPU(s), type " + Str(job, "gpu_type", "any") + ", time limit " +
+           Str(job, "time_limit_s", "none"));
   line("Node", Str(job, "node") + (gpus.empty() ? "" : "  GPUs " + gpus));
   line("Command", command);
   line("Workdir", Str(job, "workdir"));
@@ -211,7 +239,8 @@ Result<std::int64_t> ParseJobId(const std::string& text) {
   std::int64_t id = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
   if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) {
-    return InvalidArgument("JOB: '" + text + "' is not a job id; use the number shown by "
+    return InvalidArgument("JOB: '" + text +
+                           "' is not a job id; use the number shown by "
                            "gpufleet submit or gpufleet queue");
   }
   return id;
@@ -222,17 +251,7 @@ int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
   if (!id.ok()) {
     return Fail(id.error());
   }
-  ApiClient client(Endpoint(ctx));
-  Result<nlohmann::json> job = client.CallJson("GET", "/api/v1/jobs/" + std::to_string(*id), std::nullopt);
-  if (!job.ok()) {
-    return Fail(job.error());
-  }
-  if (json) {
-    PrintJson(*job);
-  } else {
-    PrintJob(*job);
-  }
-  return 0;
+  return RunRead(ctx, "/api/v1/jobs/" + std::to_string(*id), json, PrintJob);
 }
 
 int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids) {
@@ -241,7 +260,8 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids) {
   for (const auto& text : ids) {
     Result<std::int64_t> id = ParseJobId(text);
     Result<nlohmann::json> job =
-        id.ok() ? client.CallJson("POST", "/api/v1/jobs/" + std::to_string(*id) + "/cancel", std::nullopt)
+        id.ok() ? client.CallJson(
+                      "POST", "/api/v1/jobs/" + std::to_string(*id) + "/cancel", std::nullopt)
                 : Result<nlohmann::json>(id.error());
     if (!job.ok()) {
       rc = Fail(job.error());
@@ -307,23 +327,18 @@ int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool
 // ---- nodes / gpus ----
 
 int RunNodes(const ClientContext& ctx, bool json) {
-  ApiClient client(Endpoint(ctx));
-  Result<nlohmann::json> r = client.CallJson("GET", "/api/v1/nodes", std::nullopt);
-  if (!r.ok()) {
-    return Fail(r.error());
-  }
-  if (json) {
-    PrintJson(*r);
-    return 0;
-  }
-  Table table({"NODE", "STATE", "GPUS", "CPUS", "MEMORY", "BACKEND"});
-  for (const auto& node : (*r)["nodes"]) {
-    table.AddRow({Str(node, "name"), Str(node, "state"),
-                  std::to_string(node.value("gpus", nlohmann::json::array()).size()),
-                  Str(node, "cpus"), Str(node, "memory_mib") + " MiB", Str(node, "gpu_backend")});
-  }
-  table.Print(std::cout);
-  return 0;
+  return RunRead(ctx, "/api/v1/nodes", json, [](const nlohmann::json& r) {
+    Table table({"NODE", "STATE", "GPUS", "CPUS", "MEMORY", "BACKEND"});
+    for (const auto& node : r["nodes"]) {
+      table.AddRow({Str(node, "name"),
+                    Str(node, "state"),
+                    std::to_string(node.value("gpus", nlohmann::json::array()).size()),
+                    Str(node, "cpus"),
+                    Str(node, "memory_mib") + " MiB",
+                    Str(node, "gpu_backend")});
+    }
+    table.Print(std::cout);
+  });
 }
 
 std::string Pct(const nlohmann::json& sample, const char* key) {
@@ -332,36 +347,45 @@ std::string Pct(const nlohmann::json& sample, const char* key) {
 }
 
 int RunGpus(const ClientContext& ctx, bool json) {
-  ApiClient client(Endpoint(ctx));
-  Result<nlohmann::json> r = client.CallJson("GET", "/api/v1/gpus", std::nullopt);
-  if (!r.ok()) {
-    return Fail(r.error());
-  }
-  if (json) {
-    PrintJson(*r);
-    return 0;
-  }
-  Table table({"NODE", "GPU", "MODEL", "UTIL", "MEMORY", "TEMP", "POWER", "HEALTH", "JOB", "USER",
-               "UUID"});
-  for (const auto& g : (*r)["gpus"]) {
-    const auto& gpu = g;  // the GPU's own fields and its node, job, user, sample: one object
-    nlohmann::json s = g.value("sample", nlohmann::json::object());
-    if (s.is_null()) {
-      s = nlohmann::json::object();
+  return RunRead(ctx, "/api/v1/gpus", json, [](const nlohmann::json& r) {
+    Table table({"NODE",
+                 "GPU",
+                 "MODEL",
+                 "UTIL",
+                 "MEMORY",
+                 "TEMP",
+                 "POWER",
+                 "HEALTH",
+                 "JOB",
+                 "USER",
+                 "UUID"});
+    for (const auto& g : r["gpus"]) {
+      const auto& gpu = g;  // the GPU's own fields and its node, job, user, sample: one object
+      nlohmann::json s = g.value("sample", nlohmann::json::object());
+      if (s.is_null()) {
+        s = nlohmann::json::object();
+      }
+      std::string mem = Str(s, "memory_used_mib", "?") + "/" + Str(gpu, "memory_mib") + " MiB";
+      std::string temp = s.contains("temperature_c") && !s["temperature_c"].is_null()
+                             ? s["temperature_c"].dump() + "C"
+                             : "-";
+      std::string power = s.contains("power_mw") && !s["power_mw"].is_null()
+                              ? std::to_string(s["power_mw"].get<std::int64_t>() / 1000) + "W"
+                              : "-";
+      table.AddRow({Str(g, "node"),
+                    Str(gpu, "index"),
+                    Str(gpu, "model"),
+                    Pct(s, "util_gpu_pct"),
+                    mem,
+                    temp,
+                    power,
+                    Str(gpu, "health"),
+                    Str(g, "job"),
+                    Str(g, "user"),
+                    Str(gpu, "uuid")});
     }
-    std::string mem = Str(s, "memory_used_mib", "?") + "/" + Str(gpu, "memory_mib") + " MiB";
-    std::string temp = s.contains("temperature_c") && !s["temperature_c"].is_null()
-                           ? s["temperature_c"].dump() + "C"
-                           : "-";
-    std::string power = s.contains("power_mw") && !s["power_mw"].is_null()
-                            ? std::to_string(s["power_mw"].get<std::int64_t>() / 1000) + "W"
-                            : "-";
-    table.AddRow({Str(g, "node"), Str(gpu, "index"), Str(gpu, "model"), Pct(s, "util_gpu_pct"),
-                  mem, temp, power, Str(gpu, "health"), Str(g, "job"), Str(g, "user"),
-                  Str(gpu, "uuid")});
-  }
-  table.Print(std::cout);
-  return 0;
+    table.Print(std::cout);
+  });
 }
 
 }  // namespace
@@ -379,14 +403,14 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   submit->callback([&ctx, submit, submit_options, submit_json] {
     std::vector<std::string> rest = submit->remaining();
     if (!rest.empty() && rest.front().rfind('-', 0) == 0) {
-      ctx.exit_code = Fail(InvalidArgument("unknown option " + rest.front() +
-                                           " (see gpufleet submit --help)"));
+      ctx.exit_code =
+          Fail(InvalidArgument("unknown option " + rest.front() + " (see gpufleet submit --help)"));
       return;
     }
     if (ctx.command_after_dashes) {
       if (!rest.empty()) {
-        ctx.exit_code = Fail(InvalidArgument(
-            "command: '" + rest.front() + "' before '--'; put the whole command after '--'"));
+        ctx.exit_code = Fail(InvalidArgument("command: '" + rest.front() +
+                                             "' before '--'; put the whole command after '--'"));
         return;
       }
       rest = *ctx.command_after_dashes;
@@ -402,7 +426,8 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   queue->add_flag("-a,--all", *q_all, "include finished jobs");
   queue->add_option("-u,--user", *q_user, "only this user's jobs (root)");
   queue->add_flag("--json", *q_json, "JSON output");
-  queue->callback([&ctx, q_all, q_user, q_json] { ctx.exit_code = RunQueue(ctx, *q_all, *q_user, *q_json); });
+  queue->callback(
+      [&ctx, q_all, q_user, q_json] { ctx.exit_code = RunQueue(ctx, *q_all, *q_user, *q_json); });
 
   auto* show = app.add_subcommand("show", "one job in detail");
   auto s_id = std::make_shared<std::string>();
@@ -411,7 +436,8 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   show->add_flag("--json", *s_json, "JSON output");
   show->callback([&ctx, s_id, s_json] { ctx.exit_code = RunShow(ctx, *s_id, *s_json); });
 
-  auto* cancel = app.add_subcommand("cancel", "cancel jobs (running ones get SIGTERM, then SIGKILL)");
+  auto* cancel =
+      app.add_subcommand("cancel", "cancel jobs (running ones get SIGTERM, then SIGKILL)");
   auto c_ids = std::make_shared<std::vector<std::string>>();
   cancel->add_option("JOB", *c_ids, "job ids")->required();
   cancel->callback([&ctx, c_ids] { ctx.exit_code = RunCancel(ctx, *c_ids); });
@@ -423,9 +449,8 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   logs->add_option("JOB", *l_id, "job id")->required();
   logs->add_flag("-e,--stderr", *l_err, "standard error instead of standard output");
   logs->add_flag("-f,--follow", *l_follow, "keep printing until the job ends");
-  logs->callback([&ctx, l_id, l_err, l_follow] {
-    ctx.exit_code = RunLogs(ctx, *l_id, *l_err, *l_follow);
-  });
+  logs->callback(
+      [&ctx, l_id, l_err, l_follow] { ctx.exit_code = RunLogs(ctx, *l_id, *l_err, *l_follow); });
 
   auto* nodes = app.add_subcommand("nodes", "the nodes and their state");
   auto n_json = std::make_shared<bool>(false);
