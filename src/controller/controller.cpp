@@ -201,7 +201,17 @@ void Controller::EraseFinished() {
   }
 }
 
-void Controller::Persist(const Job& job) { batch_.jobs.push_back(job); }
+// A job changed twice in one turn (submitted and started, say) is written once: the batch keeps
+// its latest version only. Batches are small (one loop turn), so a linear search is enough.
+void Controller::Persist(const Job& job) {
+  for (Job& queued : batch_.jobs) {
+    if (queued.id == job.id) {
+      queued = job;
+      return;
+    }
+  }
+  batch_.jobs.push_back(job);
+}
 
 void Controller::Record(std::optional<JobId> job,
                         std::string kind,
@@ -407,8 +417,9 @@ Result<std::vector<Node>> Controller::ListNodes(const Caller& /*caller*/) {
   });
 }
 
-Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& caller) {
-  return Call<std::vector<GpuStatus>>([this, caller]() -> Result<std::vector<GpuStatus>> {
+// Every caller may list GPUs (see docs/decisions/0001), so the caller is not consulted.
+Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& /*caller*/) {
+  return Call<std::vector<GpuStatus>>([this]() -> Result<std::vector<GpuStatus>> {
     std::map<GpuUuid, const Job*> holder;
     for (const auto& [id, job] : active_) {
       if (job.allocation) {
@@ -433,7 +444,6 @@ Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& caller) {
         out.push_back(std::move(status));
       }
     }
-    (void)caller;
     return out;
   });
 }
