@@ -10,7 +10,8 @@ build_pkgs=(g++ cmake ninja-build pkg-config make
   libboost-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev)
 # Tests: GoogleTest/GoogleMock, rapidcheck, Google Benchmark; tools the tests call.
 test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
-  sqlite3 procps passwd util-linux jq)
+  sqlite3 procps passwd util-linux jq
+  prometheus tmux curl)
 
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
 missing=()

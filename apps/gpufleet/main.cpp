@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/client_commands.h"
+#include "cli/top.h"
 #include "executor/executor.h"
 #include "up.h"
 
@@ -38,6 +39,12 @@ int Main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
   up_cmd->add_option("--node-name", up.node_name, "this node's name (default: hostname)");
+  up_cmd->add_option("--sample-interval", up.sample_interval,
+                     "how often GPUs are sampled (1s .. 1h)")
+      ->capture_default_str();
+  up_cmd->add_option("--no-process-after", up.no_process_after,
+                     "report a GPU held by a job with no process on it after this long")
+      ->capture_default_str();
 
   std::string job_dir;
   auto* shim = app.add_subcommand("shim", "internal: supervise one job (started by the agent)");
@@ -45,6 +52,7 @@ int Main(int argc, char** argv) {
   shim->add_option("--job-dir", job_dir)->required();
 
   gf::AddClientCommands(app, client);
+  gf::AddTopCommand(app, client);
 
   // Everything after the first "--" is a job's command: kept away from CLI11, so that its
   // words are never taken for gpufleet's options.

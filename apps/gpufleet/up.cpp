@@ -17,8 +17,10 @@
 #include "api/api_server.h"
 #include "api/socket_path.h"
 #include "controller/controller.h"
+#include "core/duration.h"
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
+#include "monitor/telemetry.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace gf {
@@ -84,6 +86,20 @@ int Die(const Error& e) {
   return 1;
 }
 
+// A duration flag within [min, max]; the error names the flag and the accepted range.
+Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag,
+                                               const std::string& text,
+                                               std::chrono::seconds min,
+                                               std::chrono::seconds max) {
+  auto d = ParseDuration(text);
+  if (!d.ok() || *d < min || *d > max) {
+    return InvalidArgument(std::string(flag) + ": '" + text + "' is not a duration between " +
+                           FormatDuration(min) + " and " + FormatDuration(max) +
+                           " (e.g. 30s, 5m)");
+  }
+  return *d;
+}
+
 }  // namespace
 
 int RunUp(const UpOptions& options) {
@@ -103,8 +119,19 @@ int RunUp(const UpOptions& options) {
   if (!lock.ok()) {
     return Die(lock.error());
   }
+  auto sample_interval = ParseFlagDuration("--sample-interval", options.sample_interval,
+                                           std::chrono::seconds(1), std::chrono::hours(1));
+  if (!sample_interval.ok()) {
+    return Die(sample_interval.error());
+  }
+  auto no_process_after = ParseFlagDuration("--no-process-after", options.no_process_after,
+                                            std::chrono::seconds(1), std::chrono::hours(24));
+  if (!no_process_after.ok()) {
+    return Die(no_process_after.error());
+  }
   SystemClock clock;
-  auto backend = MakeGpuBackend(options.gpus, clock);
+  const NodeId node(options.node_name.empty() ? Hostname() : options.node_name);
+  auto backend = MakeGpuBackend(options.gpus, clock, node.value() + ":" + data_dir.string());
   if (!backend.ok()) {
     return Die(backend.error());
   }
@@ -112,7 +139,11 @@ int RunUp(const UpOptions& options) {
   if (!store.ok()) {
     return Die(store.error());
   }
+  TelemetryOptions topts;
+  topts.no_process_after = std::chrono::duration_cast<Millis>(*no_process_after);
+  Telemetry telemetry(topts);
   ControllerOptions copts;
+  copts.telemetry = &telemetry;
   copts.kill_grace = std::chrono::seconds(options.kill_grace_s);
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
@@ -121,9 +152,10 @@ int RunUp(const UpOptions& options) {
   if (Status s = controller.Load(); !s.ok()) {
     return Die(s.error());
   }
-  const NodeId node(options.node_name.empty() ? Hostname() : options.node_name);
   Executor executor(data_dir / "jobs", SelfExe(), clock);
-  LocalAgent agent(LocalAgentOptions{node}, **backend, executor, controller, clock);
+  LocalAgentOptions agent_options{node};
+  agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
+  LocalAgent agent(agent_options, **backend, executor, controller, clock);
   controller.AttachAgent(node, &agent);
   controller.Start();
   if (Status s = agent.Start(); !s.ok()) {
@@ -133,6 +165,7 @@ int RunUp(const UpOptions& options) {
   aopts.unix_socket_path = options.socket.empty() ? ServerSocketPath(socket_env) : options.socket;
   aopts.tcp_host = options.host;
   aopts.tcp_port = options.port;
+  aopts.telemetry = &telemetry;  // GET /metrics
   ApiServer server(controller, aopts);
   if (Status s = server.Start(); !s.ok()) {
     return Die(s.error());

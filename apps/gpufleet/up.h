@@ -15,6 +15,8 @@ struct UpOptions {
   int port = 7460;            // 0 = any free port, -1 = no TCP
   int kill_grace_s = 10;
   std::string node_name;      // "" = hostname
+  std::string sample_interval = "1s";  // how often the agent samples its GPUs
+  std::string no_process_after = "60s";  // allocated GPU without a process → condition
 };
 
 // Returns the process exit code.

@@ -1,5 +1,7 @@
 #include "agent/local_agent.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -22,7 +24,9 @@ LocalAgent::LocalAgent(LocalAgentOptions options,
       backend_(backend),
       executor_(executor),
       reports_(reports),
-      clock_(clock) {}
+      clock_(clock),
+      attributor_(options_.proc_root),
+      health_(options_.health) {}
 
 LocalAgent::~LocalAgent() { Stop(); }
 
@@ -57,7 +61,12 @@ Status LocalAgent::Start() {
                options_.name.value(), hello.node.gpus.size(), hello.node.gpu_backend,
                hello.running.size(), hello.ended.size());
   reports_.OnAgentHello(std::move(hello));
+  sample_failing_.assign(gpus_.size(), false);
+  PublishLiveJobs();
   thread_ = std::thread([this] { Loop(); });
+  if (options_.sample_interval.count() > 0) {
+    sampler_ = std::thread([this] { SamplerLoop(); });
+  }
   return OkStatus();
 }
 
@@ -67,8 +76,12 @@ void LocalAgent::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  sampler_cv_.notify_all();
   if (thread_.joinable()) {
     thread_.join();
+  }
+  if (sampler_.joinable()) {
+    sampler_.join();
   }
 }
 
@@ -106,6 +119,11 @@ std::string LocalAgent::LogPath(JobId job, bool stderr_stream) const {
   return (stderr_stream ? paths.stderr_path : paths.stdout_path).string();
 }
 
+void LocalAgent::ResetGpuHealth(const GpuUuid& uuid) {
+  std::lock_guard lock(mu_);
+  health_resets_.push_back(uuid);
+}
+
 void LocalAgent::DoLaunch(const Job& job) {
   LaunchSpec spec;
   spec.job = job.id;
@@ -134,19 +152,80 @@ void LocalAgent::PollExits() {
   }
 }
 
-void LocalAgent::SampleGpus() {
+// The sampler thread learns which jobs run here from this list; it is small (one entry per job)
+// and republished after every turn of the agent thread, so a job is attributable from the first
+// round after its launch.
+void LocalAgent::PublishLiveJobs() {
+  std::vector<LiveJob> live;
+  for (const auto& [job, shim_pid] : executor_.LiveShims()) {
+    live.push_back(LiveJob{job, shim_pid});
+  }
+  std::lock_guard lock(mu_);
+  live_jobs_ = std::move(live);
+}
+
+// One reading of every GPU. A GPU whose reading fails is left out of this round (the others are
+// still reported); the failure is logged when it starts and when it ends, not every second.
+std::vector<GpuSample> LocalAgent::SampleEachGpu() {
   std::vector<GpuSample> samples;
-  for (const Gpu& gpu : gpus_) {
+  samples.reserve(gpus_.size());
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    const Gpu& gpu = gpus_[i];
     Result<GpuSample> s = backend_.Sample(gpu.index);
+    const bool failing = !s.ok();
+    if (failing != sample_failing_[i]) {
+      if (!failing) {
+        spdlog::info("agent: GPU {} ({}) answers again", gpu.index, gpu.uuid.value());
+      } else {
+        spdlog::warn("agent: sampling GPU {} ({}) failed: {}; its other readings go on", gpu.index,
+                     gpu.uuid.value(), s.error().ToString());
+      }
+      sample_failing_[i] = failing;
+    }
     if (s.ok()) {
       samples.push_back(std::move(*s));
     }
   }
+  return samples;
+}
+
+void LocalAgent::SampleRound() {
+  std::vector<GpuSample> samples = SampleEachGpu();
+  std::vector<LiveJob> live;
+  std::vector<GpuUuid> resets;
+  {
+    std::lock_guard lock(mu_);
+    live = live_jobs_;
+    resets.swap(health_resets_);
+  }
+  for (const GpuUuid& uuid : resets) {
+    health_.Reset(uuid);
+  }
+  attributor_.Attribute(samples, live);
+  for (GpuSample& s : samples) {
+    health_.Update(s);
+  }
   reports_.OnSamples(options_.name, std::move(samples));
 }
 
+// Rounds start every sample_interval from the first (no drift); a round that overran the
+// interval is followed at once by the next, without trying to catch up on missed ones.
+void LocalAgent::SamplerLoop() {
+  auto next = std::chrono::steady_clock::now();
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      if (sampler_cv_.wait_until(lock, next, [this] { return stopping_; })) {
+        return;
+      }
+    }
+    SampleRound();
+    next += options_.sample_interval;
+    next = std::max(next, std::chrono::steady_clock::now());
+  }
+}
+
 void LocalAgent::Loop() {
-  auto next_sample = std::chrono::steady_clock::now();
   while (true) {
     std::deque<std::function<void()>> work;
     {
@@ -161,10 +240,7 @@ void LocalAgent::Loop() {
       w();
     }
     PollExits();
-    if (std::chrono::steady_clock::now() >= next_sample) {
-      SampleGpus();
-      next_sample = std::chrono::steady_clock::now() + options_.sample_interval;
-    }
+    PublishLiveJobs();
   }
 }
 

@@ -1,29 +1,40 @@
 // LocalAgent: the node agent of this machine, wired in-process to the controller by
 // `gpufleet up` through the same NodeAgent/AgentReports interfaces a remote agent uses.
 //
-// It owns one thread. NodeAgent calls (from the controller thread) only queue work for it; the
-// thread runs the Executor (launch, kill, poll for exits) and samples the GpuBackend, and
-// reports back through AgentReports. The Executor and the GpuBackend are touched by this
-// thread alone.
+// It owns two threads. NodeAgent calls (from the controller thread) only queue work.
+//  - The agent thread runs the Executor (launch, kill, poll for exits every poll_interval)
+//    and publishes the jobs it runs (job, shim pid) for attribution.
+//  - The sampler thread, every sample_interval, samples each GPU of the GpuBackend, attributes
+//    each GPU process to its job and user (ProcessAttributor), decides each GPU's health
+//    (HealthTracker) and reports the round with OnSamples. It is a thread of its own so that a
+//    slow driver call (NVML can take tens of ms a call) never delays launches, kills or exits.
+// The Executor is touched by the agent thread alone, the GpuBackend, attributor and health
+// tracker by the sampler thread alone (and by Start before either runs).
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "controller/node_agent.h"
 #include "core/clock.h"
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
+#include "monitor/attribution.h"
+#include "monitor/health.h"
 
 namespace gf {
 
 struct LocalAgentOptions {
   NodeId name;
   Millis poll_interval{100};     // how often job exits are looked for
-  Millis sample_interval{5000};  // how often GPUs are sampled
+  Millis sample_interval{1000};  // how often GPUs are sampled; 0 turns sampling off
+  std::filesystem::path proc_root = "/proc";  // where attribution reads processes (tests: fake)
+  HealthPolicy health{};                      // thresholds of the health verdicts
 };
 
 class LocalAgent final : public NodeAgent {
@@ -48,12 +59,19 @@ class LocalAgent final : public NodeAgent {
   void AcknowledgeExit(JobId job) override;
   std::string LogPath(JobId job, bool stderr_stream) const override;
 
+  // Clears what the health tracker holds against the GPU (sticky failures such as a fatal XID)
+  // from the next sampling round on: an admin has dealt with the card. Any thread.
+  void ResetGpuHealth(const GpuUuid& uuid);
+
  private:
   void Enqueue(std::function<void()> work);
   void Loop();
   void DoLaunch(const Job& job);
   void PollExits();
-  void SampleGpus();
+  void PublishLiveJobs();
+  void SamplerLoop();
+  void SampleRound();
+  std::vector<GpuSample> SampleEachGpu();
   Result<Node> Inventory();
 
   LocalAgentOptions options_;
@@ -61,13 +79,22 @@ class LocalAgent final : public NodeAgent {
   Executor& executor_;
   AgentReports& reports_;
   const Clock& clock_;
-  std::vector<Gpu> gpus_;  // agent thread only, after Start
+  std::vector<Gpu> gpus_;  // set by Start, read-only afterwards
+
+  // Sampler thread only.
+  ProcessAttributor attributor_;
+  HealthTracker health_;
+  std::vector<bool> sample_failing_;  // per gpus_ entry: its last Sample failed (logged once)
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;          // wakes the agent thread
+  std::condition_variable sampler_cv_;  // wakes the sampler thread (to stop)
   std::deque<std::function<void()>> work_;  // GUARDED_BY(mu_)
+  std::vector<LiveJob> live_jobs_;          // GUARDED_BY(mu_): published by the agent thread
+  std::vector<GpuUuid> health_resets_;      // GUARDED_BY(mu_): for the sampler thread
   bool stopping_ = false;                   // GUARDED_BY(mu_)
   std::thread thread_;
+  std::thread sampler_;
 };
 
 }  // namespace gf

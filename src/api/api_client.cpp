@@ -7,6 +7,7 @@
 #include "api/beast_names.h"
 #include "api/json_mapping.h"
 #include "api/routes.h"
+#include "api/sse.h"
 
 namespace gf {
 namespace {
@@ -32,6 +33,17 @@ bool IsStale(int fd) {
 
 bool IsIdempotent(std::string_view method) {
   return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE";
+}
+
+HttpResponse ToHttpResponse(http::response<http::string_body>&& res) {
+  HttpResponse out;
+  out.status = static_cast<int>(res.result_int());
+  for (const auto& field : res) {
+    out.headers.emplace_back(static_cast<std::string>(field.name_string()),
+                             static_cast<std::string>(field.value()));
+  }
+  out.body = std::move(res.body());
+  return out;
 }
 
 }  // namespace
@@ -69,8 +81,32 @@ class ApiClient::Impl {
 
   Result<HttpResponse> Call(std::string_view method, std::string_view target,
                             std::optional<std::string> body, const HttpHeaders& headers);
+  Status Watch(std::string_view target, const WatchCallback& on_event,
+               const std::stop_token& stop);
 
  private:
+  http::request<http::string_body> MakeRequest(std::string_view method, std::string_view target,
+                                               std::optional<std::string> body,
+                                               const HttpHeaders& headers) const;
+  Deadline NextDeadline() const { return std::chrono::steady_clock::now() + options_.timeout; }
+  template <typename Socket>
+  Status Stream(Socket& socket, http::request<http::string_body>& req,
+                const WatchCallback& on_event, const std::stop_token& stop);
+  template <typename Socket>
+  Status StreamEvents(Socket& socket, http::response_parser<http::string_body>& parser,
+                      const WatchCallback& on_event, const std::stop_token& stop);
+  Status StreamLost(beast::error_code ec) const;
+  // Closes the socket but keeps the object, so that a pending operation ends (aborted).
+  void CloseSocket() {
+    beast::error_code ec;
+    if (unix_) {
+      unix_->close(ec);
+    }
+    if (tcp_) {
+      tcp_->close(ec);
+    }
+  }
+
   // Runs one asynchronous operation to completion or until `deadline`; on timeout the socket is
   // closed (cancelling the operation) and net::error::timed_out returned.
   template <typename Start>
@@ -187,26 +223,18 @@ Result<HttpResponse> ApiClient::Impl::Exchange(Socket& socket,
     return Unavailable("lost the connection to gpufleet at " + Where() + ": " +
                        (wec ? wec : rec).message());
   }
-  auto& res = parser.get();
-  HttpResponse out;
-  out.status = static_cast<int>(res.result_int());
-  for (const auto& field : res) {
-    out.headers.emplace_back(static_cast<std::string>(field.name_string()),
-                             static_cast<std::string>(field.value()));
-  }
-  out.body = std::move(res.body());
-  if (!res.keep_alive()) {
+  const bool keep_alive = parser.get().keep_alive();
+  HttpResponse out = ToHttpResponse(parser.release());
+  if (!keep_alive) {
     Disconnect();
   }
   return out;
 }
 
-Result<HttpResponse> ApiClient::Impl::Call(std::string_view method, std::string_view target,
-                                           std::optional<std::string> body,
-                                           const HttpHeaders& headers) {
-  if (endpoint_error_) {
-    return *endpoint_error_;
-  }
+http::request<http::string_body> ApiClient::Impl::MakeRequest(std::string_view method,
+                                                              std::string_view target,
+                                                              std::optional<std::string> body,
+                                                              const HttpHeaders& headers) const {
   http::request<http::string_body> req;
   req.version(11);
   req.method_string(beast::string_view(method.data(), method.size()));
@@ -224,8 +252,17 @@ Result<HttpResponse> ApiClient::Impl::Call(std::string_view method, std::string_
   }
   req.keep_alive(true);
   req.prepare_payload();
+  return req;
+}
 
-  const Deadline deadline = std::chrono::steady_clock::now() + options_.timeout;
+Result<HttpResponse> ApiClient::Impl::Call(std::string_view method, std::string_view target,
+                                           std::optional<std::string> body,
+                                           const HttpHeaders& headers) {
+  if (endpoint_error_) {
+    return *endpoint_error_;
+  }
+  auto req = MakeRequest(method, target, std::move(body), headers);
+  const Deadline deadline = NextDeadline();
   bool reused = connected();
   if (reused && IsStale(fd())) {
     Disconnect();
@@ -247,6 +284,107 @@ Result<HttpResponse> ApiClient::Impl::Call(std::string_view method, std::string_
   }
 }
 
+Status ApiClient::Impl::Watch(std::string_view target, const WatchCallback& on_event,
+                              const std::stop_token& stop) {
+  if (endpoint_error_) {
+    return *endpoint_error_;
+  }
+  Disconnect();  // the stream needs the connection to itself, until it ends
+  Status status = OkStatus();
+  {
+    // Another thread's stop closes the socket from inside this thread's Run(), which ends the
+    // pending connect or read; posting is the one thread-safe way into the io_context.
+    const std::stop_callback on_stop(stop, [this] { net::post(ioc_, [this] { CloseSocket(); }); });
+    if (!stop.stop_requested()) {
+      status = Connect(NextDeadline());
+    }
+    if (status.ok() && connected() && !stop.stop_requested()) {
+      auto req = MakeRequest("GET", target, std::nullopt, {});
+      status = unix_ ? Stream(*unix_, req, on_event, stop) : Stream(*tcp_, req, on_event, stop);
+    }
+  }
+  Disconnect();
+  ioc_.restart();
+  ioc_.poll();  // run a close posted by a late stop now, not on a later connection
+  return stop.stop_requested() ? OkStatus() : status;
+}
+
+Status ApiClient::Impl::StreamLost(beast::error_code ec) const {
+  if (ec == net::error::timed_out) {
+    return Unavailable("the watch stream from gpufleet at " + Where() + " was silent for " +
+                       std::to_string(options_.timeout.count()) +
+                       " ms (not even a keepalive): connection lost");
+  }
+  return Unavailable("lost the watch stream from gpufleet at " + Where() + ": " + ec.message());
+}
+
+// Sends the request and reads the answer's header: an event stream is followed; anything else
+// is read whole and becomes the server's error.
+template <typename Socket>
+Status ApiClient::Impl::Stream(Socket& socket, http::request<http::string_body>& req,
+                               const WatchCallback& on_event, const std::stop_token& stop) {
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxResponseBytes);
+  beast::error_code ec =
+      Run([&](auto handler) { http::async_write(socket, req, std::move(handler)); },
+          NextDeadline());
+  if (!ec) {
+    ec = Run([&](auto handler) {
+           http::async_read_header(socket, buffer_, parser, std::move(handler));
+         }, NextDeadline());
+  }
+  if (ec) {
+    return StreamLost(ec);
+  }
+  const auto content_type = parser.get()[http::field::content_type];
+  if (parser.get().result_int() == 200 && content_type.starts_with("text/event-stream")) {
+    return StreamEvents(socket, parser, on_event, stop);
+  }
+  ec = Run([&](auto handler) { http::async_read(socket, buffer_, parser, std::move(handler)); },
+           NextDeadline());
+  if (ec) {
+    return StreamLost(ec);
+  }
+  const HttpResponse response = ToHttpResponse(parser.release());
+  if (response.status < 200 || response.status > 299) {
+    return ErrorFromResponse(response);
+  }
+  return Internal("gpufleet at " + Where() + " answered a watch with Content-Type \"" +
+                  response.Header("Content-Type").value_or("") +
+                  "\" instead of text/event-stream (is the target a watchable list?)");
+}
+
+// Feeds the body to an SseParser as it arrives. The body's string is emptied after each read:
+// the parser appends to it, so a stream of any length takes the memory of one read.
+template <typename Socket>
+Status ApiClient::Impl::StreamEvents(Socket& socket,
+                                     http::response_parser<http::string_body>& parser,
+                                     const WatchCallback& on_event, const std::stop_token& stop) {
+  parser.body_limit(boost::none);  // endless by design; SseParser bounds a line instead
+  SseParser sse;
+  const auto deliver = [&on_event](const SseEvent& e) { return on_event(e.event, e.data); };
+  for (;;) {
+    std::string& body = parser.get().body();
+    const SseFeedResult fed = sse.Feed(body, deliver);
+    body.clear();
+    if (fed == SseFeedResult::kStopped || stop.stop_requested()) {
+      return OkStatus();
+    }
+    if (fed == SseFeedResult::kTooLong) {
+      return Internal("gpufleet at " + Where() + " sent a watch event line over 64 MiB");
+    }
+    if (parser.is_done()) {
+      return OkStatus();  // the server ended the stream (last chunk)
+    }
+    const beast::error_code ec = Run([&](auto handler) {
+      http::async_read_some(socket, buffer_, parser, std::move(handler));
+    }, NextDeadline());
+    if (ec && !stop.stop_requested()) {
+      return StreamLost(ec);
+    }
+  }
+}
+
 ApiClient::ApiClient(std::string endpoint, ApiClientOptions options)
     : endpoint_(std::move(endpoint)), impl_(std::make_unique<Impl>(endpoint_, options)) {}
 
@@ -259,6 +397,15 @@ Result<HttpResponse> ApiClient::Call(std::string_view method, std::string_view t
     return impl_->Call(method, target, std::move(body), headers);
   } catch (const std::exception& e) {  // library boundary (bad_alloc, Beast)
     return Internal(std::string("API client: ") + e.what());
+  }
+}
+
+Status ApiClient::Watch(std::string_view target, const WatchCallback& on_event,
+                        const std::stop_token& stop) {
+  try {
+    return impl_->Watch(target, on_event, stop);
+  } catch (const std::exception& e) {  // library boundary (bad_alloc, Beast, the callback's)
+    return Internal(std::string("API client watch: ") + e.what());
   }
 }
 

@@ -14,10 +14,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <stop_token>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +55,17 @@ class ApiClient {
   // JSON null. Errors also: kInternal if a 2xx body is not JSON.
   Result<nlohmann::json> CallJson(std::string_view method, std::string_view target,
                                   const std::optional<nlohmann::json>& body = std::nullopt);
+
+  // Follows a watch stream (GET `target`, e.g. "/api/v1/gpus?watch=1"; see api_server.h),
+  // calling `on_event(event, data)` for each server-sent event, on this thread. Returns OK when
+  // on_event returns false, `stop` is requested (from any thread: it closes the connection),
+  // or the server ends the stream cleanly. Errors: the server's error when it refuses the watch
+  // (401, 400, 429...); kUnavailable when the connection cannot be made or is lost, or nothing
+  // (not even a keepalive) arrives within `timeout`; kInternal when the answer is not an event
+  // stream. A watch takes a connection of its own: a kept-alive one is closed first.
+  using WatchCallback = std::function<bool(std::string_view event, std::string_view data)>;
+  Status Watch(std::string_view target, const WatchCallback& on_event,
+               const std::stop_token& stop = {});
 
  private:
   class Impl;

@@ -10,18 +10,22 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "api/beast_names.h"
 #include "api/routes.h"
+#include "api/sse.h"
 
 namespace gf {
 namespace {
@@ -57,6 +61,40 @@ bool IsHttpParseError(const beast::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_target).category();
 }
 
+// HTTP/1.1 chunked framing (RFC 9112, 7.1): the size in hex, CRLF, the bytes, CRLF. A watch
+// stream is chunked so that the server can end it cleanly (kLastChunk) and a client can tell
+// that from a lost connection.
+void AppendChunk(std::string& out, std::string_view data) {
+  std::array<char, 16> size{};
+  const auto [end, ec] = std::to_chars(size.data(), size.data() + size.size(), data.size(), 16);
+  out.append(size.data(), end);
+  out += "\r\n";
+  out += data;
+  out += "\r\n";
+}
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
+// The status line and headers of a watch stream; its body is chunks of server-sent events.
+std::string WatchStreamHeader() {
+  http::response<http::empty_body> res{http::status::ok, 11};
+  res.set(http::field::content_type, "text/event-stream");
+  res.set(http::field::cache_control, "no-cache");
+  res.set(http::field::server, "gpufleet/" + std::string(ApiVersion()));
+  res.chunked(true);
+  res.keep_alive(false);  // the stream ends with the connection
+  std::ostringstream out;
+  out << res.base();
+  return out.str();
+}
+
+// A JSON response body as one `data:` line: JsonResponse ends it with a newline.
+std::string WithoutTrailingNewline(std::string body) {
+  while (!body.empty() && body.back() == '\n') {
+    body.pop_back();
+  }
+  return body;
+}
+
 }  // namespace
 
 // A connection, as the server's registry sees it: something Stop() can close.
@@ -71,7 +109,7 @@ class SessionBase {
 class ApiServerState {
  public:
   ApiServerState(ClusterService& service, ApiServerOptions options)
-      : router_(service), options_(std::move(options)) {}
+      : router_(service, options.telemetry), options_(std::move(options)) {}
 
   Status Start();
   void Stop();
@@ -91,6 +129,18 @@ class ApiServerState {
     std::lock_guard<std::mutex> lock(mu_);
     sessions_.erase(s);
   }
+
+  // Counts open watches against options().max_watches; false when the limit is reached.
+  bool AcquireWatch() {
+    int open = watches_.load();
+    while (open < options_.max_watches) {
+      if (watches_.compare_exchange_weak(open, open + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  void ReleaseWatch() { watches_.fetch_sub(1); }
 
   // Accessors, named after their fields.
   // NOLINTBEGIN(readability-identifier-naming)
@@ -116,6 +166,7 @@ class ApiServerState {
   std::optional<Tcp::acceptor> tcp_acceptor_;
   std::vector<std::thread> io_threads_;
   std::atomic<int> tcp_port_{-1};
+  std::atomic<int> watches_{0};  // open watch streams, bounded by options_.max_watches
   std::optional<ino_t> socket_inode_;  // the socket file we created, removed on Stop if ours
   bool started_ = false;  // owner thread only
   bool stopped_ = false;  // owner thread only
@@ -127,9 +178,35 @@ class ApiServerState {
 
 namespace {
 
+// One open watch, counted against the server's limit until destroyed.
+class WatchSlot {
+ public:
+  explicit WatchSlot(ApiServerState& server) : server_(server) {}
+  ~WatchSlot() { server_.ReleaseWatch(); }
+  WatchSlot(const WatchSlot&) = delete;
+  WatchSlot& operator=(const WatchSlot&) = delete;
+
+ private:
+  ApiServerState& server_;
+};
+
+// The state of a connection that became a watch stream (see api_server.h).
+struct WatchState {
+  WatchState(ApiServerState& server, std::string event_name, HttpRequest list_request)
+      : slot(server), event(std::move(event_name)), request(std::move(list_request)) {}
+  WatchSlot slot;
+  std::string event;    // "jobs", "gpus", "nodes"
+  HttpRequest request;  // re-handled on every tick: the plain GET of the list
+  bool streaming = false;  // the 200 header has gone out
+  std::string last_data;   // the list as last sent
+  std::chrono::steady_clock::time_point last_write{};
+  std::string out;  // the bytes being written
+};
+
 // One HTTP connection. Every member is touched only on the socket's strand, except `caller_`,
 // which the worker handling the connection's single in-flight request resolves and reads (the
-// post to the pool and back orders those accesses).
+// post to the pool and back orders those accesses; a watch, too, has one re-read in flight at
+// a time).
 template <typename Socket>
 class Session final : public SessionBase,
                       public std::enable_shared_from_this<Session<Socket>> {
@@ -198,28 +275,126 @@ class Session final : public SessionBase,
       return;
     }
     keep_alive_ = parser_->get().keep_alive();
-    Dispatch(ToHttpRequest(parser_->release()));
+    HttpRequest request = ToHttpRequest(parser_->release());
+    if (const auto event = server_.router().WatchEvent(request)) {
+      StartWatch(std::string(*event), std::move(request));
+      return;
+    }
+    Dispatch(std::move(request));
+  }
+
+  void Dispatch(HttpRequest request) {
+    HandleOnWorker(std::move(request),
+                   [](Session& self, HttpResponse response) { self.Write(std::move(response)); });
   }
 
   // Hands the request to a worker (ClusterService calls block) and comes back to the strand
-  // with the response. The work guard keeps the io threads alive until the answer is posted.
-  void Dispatch(HttpRequest request) {
+  // with `then(session, response)`. The work guard keeps the io threads alive until then.
+  template <typename Then>
+  void HandleOnWorker(HttpRequest request, Then then) {
     net::post(server_.workers(), [self = this->shared_from_this(), request = std::move(request),
+                                  then = std::move(then),
                                   work = net::make_work_guard(server_.ioc())]() mutable {
-      HttpResponse response;
-      try {
-        if (self->caller_.authenticated && self->caller_.user.empty()) {
-          self->caller_.user = UserName(self->caller_.uid);  // may block on NSS: not on I/O
-        }
-        response = self->server_.router().Handle(self->caller_, request);
-      } catch (...) {  // thread boundary: Router::Handle already catches; this is belt and braces
-        response.status = 500;
-        response.body = "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}\n";
-      }
+      HttpResponse response = self->HandleNow(request);
       net::post(self->socket_.get_executor(),
-                [self, response = std::move(response)]() mutable {
-                  self->Write(std::move(response));
+                [self, then = std::move(then), response = std::move(response)]() mutable {
+                  then(*self, std::move(response));
                 });
+    });
+  }
+
+  HttpResponse HandleNow(const HttpRequest& request) {  // on a worker
+    try {
+      if (caller_.authenticated && caller_.user.empty()) {
+        caller_.user = UserName(caller_.uid);  // may block on NSS: not on I/O
+      }
+      return server_.router().Handle(caller_, request);
+    } catch (...) {  // thread boundary: Router::Handle already catches; this is belt and braces
+      HttpResponse response;
+      response.status = 500;
+      response.body = "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}\n";
+      return response;
+    }
+  }
+
+  // ---- Watch streams (api_server.h). One step at a time on the strand: re-read on a worker,
+  // write if changed (or a keepalive is due), wait watch_interval on the timer, again. ----
+
+  void StartWatch(std::string event, HttpRequest request) {
+    if (!server_.AcquireWatch()) {
+      Write(ErrorResponse(429, "resource_exhausted",
+                          "too many open watches (the limit is " +
+                              std::to_string(server_.options().max_watches) +
+                              "); close one, or poll the plain GET instead"));
+      return;
+    }
+    watch_.emplace(server_, std::move(event), std::move(request));
+    WatchTick();
+  }
+
+  void WatchTick() {
+    HandleOnWorker(watch_->request, [](Session& self, HttpResponse response) {
+      self.OnWatchRead(std::move(response));
+    });
+  }
+
+  void OnWatchRead(HttpResponse response) {
+    if (!socket_.is_open()) {
+      return;  // the client left, or Stop(), while the worker read
+    }
+    if (!watch_->streaming && response.status != 200) {
+      watch_.reset();  // the plain GET's answer (401, 400, 503...); the connection goes on
+      Write(std::move(response));
+      return;
+    }
+    std::string out;
+    if (!watch_->streaming) {
+      watch_->streaming = true;
+      out = WatchStreamHeader();
+      Drain();  // the client sends nothing more: a pending read notices when it leaves
+    }
+    if (response.status != 200) {  // e.g. the controller became unavailable: say so and end
+      AppendChunk(out, FormatSseEvent("error", WithoutTrailingNewline(std::move(response.body))));
+      out += kLastChunk;
+      WatchWrite(std::move(out), true);
+      return;
+    }
+    std::string data = WithoutTrailingNewline(std::move(response.body));
+    if (out.empty() && data == watch_->last_data) {  // unchanged: at most a keepalive
+      if (std::chrono::steady_clock::now() - watch_->last_write <
+          server_.options().watch_keepalive) {
+        ScheduleWatchTick();
+        return;
+      }
+      AppendChunk(out, FormatSseComment("keepalive"));
+    } else {
+      AppendChunk(out, FormatSseEvent(watch_->event, data));
+      watch_->last_data = std::move(data);
+    }
+    WatchWrite(std::move(out), false);
+  }
+
+  void WatchWrite(std::string bytes, bool last) {
+    watch_->out = std::move(bytes);
+    watch_->last_write = std::chrono::steady_clock::now();
+    ArmTimer(server_.options().read_timeout);  // a client that stops reading is dropped
+    net::async_write(socket_, net::buffer(watch_->out),
+                     [self = this->shared_from_this(), last](beast::error_code ec, std::size_t) {
+                       self->timer_.cancel();
+                       if (ec || last) {
+                         self->Close();
+                       } else {
+                         self->ScheduleWatchTick();
+                       }
+                     });
+  }
+
+  void ScheduleWatchTick() {
+    timer_.expires_after(server_.options().watch_interval);
+    timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (!ec && self->socket_.is_open()) {
+        self->WatchTick();
+      }
     });
   }
 
@@ -293,6 +468,7 @@ class Session final : public SessionBase,
   bool close_after_ = false;
   std::size_t drained_ = 0;
   std::array<char, 16384> drain_buf_{};
+  std::optional<WatchState> watch_;  // set while the connection is a watch
 };
 
 // The kernel's word on who is at the other end of a Unix socket.

@@ -1,4 +1,4 @@
-// ApiServer: serves /api/v1 (routes.h) over HTTP/1.1 on a Unix socket and on TCP.
+// ApiServer: serves /api/v1 and /metrics (routes.h) over HTTP/1.1 on a Unix socket and on TCP.
 //
 // Identity: a Unix-socket caller is who the kernel says (SO_PEERCRED uid/gid, name from
 // getpwuid_r or "uid<N>"); a TCP caller is unauthenticated until bearer tokens land, so it may
@@ -10,6 +10,18 @@
 // them and must not stall other connections. One request at a time per connection (HTTP/1.1
 // without pipelining overlap); keep-alive; bodies over 1 MiB get 413; a request whose headers
 // and body do not arrive within `read_timeout` (also the keep-alive idle limit) is dropped.
+//
+// Watches: GET /api/v1/{jobs,gpus,nodes}?watch=1 answer text/event-stream (server-sent events,
+// chunked): first the whole list as one event (`event: jobs|gpus|nodes`, `data:` the JSON the
+// plain GET returns, on one line), then the whole list again each time it changed. Every
+// `watch_interval` the server re-reads through ClusterService (on a worker: a watch holds no
+// worker between ticks, only an Asio timer) and sends only when the JSON differs; an idle
+// stream gets a `: keepalive` comment every `watch_keepalive`. Identity and visibility are the
+// plain GET's (each re-read is that GET, as that caller); an error on the first read is an
+// ordinary error response (401 for jobs on TCP), a later one is sent as `event: error` with the
+// error JSON, and the stream then ends. At most `max_watches` streams are open at once; one
+// more is answered 429. A watch ends when the client disconnects (the server keeps a read
+// pending to notice) or the server stops.
 //
 // Ownership: borrows the ClusterService, which must outlive the server. Boost.Beast stays in
 // api_server.cpp (pimpl).
@@ -27,6 +39,8 @@
 
 namespace gf {
 
+class Telemetry;
+
 struct ApiServerOptions {
   // Listen here if set (see socket_path.h for the default rule). The parent folder is created.
   std::optional<std::string> unix_socket_path;
@@ -35,6 +49,11 @@ struct ApiServerOptions {
   int io_threads = 2;
   int worker_threads = 4;
   std::chrono::milliseconds read_timeout{30'000};
+  std::chrono::milliseconds watch_interval{1'000};
+  std::chrono::milliseconds watch_keepalive{15'000};
+  int max_watches = 256;
+  // Feeds GET /metrics' GPU families (borrowed; must outlive the server). Null: none.
+  const Telemetry* telemetry = nullptr;
 };
 
 class ApiServer {

@@ -60,6 +60,11 @@ class FakeClusterService : public ClusterService {
     GF_TRY(Record(caller));
     return gpus;
   }
+  Result<ClusterStats> Stats(const Caller& caller) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    return stats;
+  }
 
   int Calls() {
     std::lock_guard<std::mutex> lock(mu);
@@ -79,6 +84,7 @@ class FakeClusterService : public ClusterService {
   std::vector<Event> events;
   std::vector<Node> nodes;
   std::vector<GpuStatus> gpus;
+  ClusterStats stats;
   // Recorded.
   int calls = 0;
   std::optional<Caller> last_caller;

@@ -1,11 +1,14 @@
 #include "api/json_mapping.h"
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/duration.h"
 
@@ -35,6 +38,66 @@ json OptionalMillis(const std::optional<Time>& t) { return t ? json(ToUnixMillis
 template <typename T>
 json OptionalValue(const std::optional<T>& v) {
   return v ? json(*v) : json();
+}
+
+json OptionalId(const std::optional<JobId>& id) { return id ? json(id->value()) : json(); }
+
+constexpr double kMillijoulesPerJoule = 1000.0;
+constexpr double kJoulesPerKwh = 3.6e6;
+
+// NVML's clocks event (throttle) reason bits, named as nvml.h names them, in snake case.
+struct ThrottleBit {
+  std::uint64_t bit;
+  std::string_view name;
+};
+constexpr std::array<ThrottleBit, 9> kThrottleBits = {{
+    {0x1, "gpu_idle"},
+    {0x2, "applications_clocks_setting"},
+    {0x4, "sw_power_cap"},
+    {0x8, "hw_slowdown"},
+    {0x10, "sync_boost"},
+    {0x20, "sw_thermal_slowdown"},
+    {0x40, "hw_thermal_slowdown"},
+    {0x80, "hw_power_brake_slowdown"},
+    {0x100, "display_clock_setting"},
+}};
+
+json XidsToJson(const std::vector<XidEvent>& xids) {
+  json out = json::array();
+  for (const auto& x : xids) {
+    out.push_back(
+        json{{"xid", x.xid}, {"time", FormatRfc3339(x.time)}, {"time_ms", ToUnixMillis(x.time)}});
+  }
+  return out;
+}
+
+json EccToJson(const EccCounters& ecc) {
+  return json{{"volatile_corrected", OptionalValue(ecc.volatile_corrected)},
+              {"volatile_uncorrected", OptionalValue(ecc.volatile_uncorrected)},
+              {"aggregate_corrected", OptionalValue(ecc.aggregate_corrected)},
+              {"aggregate_uncorrected", OptionalValue(ecc.aggregate_uncorrected)}};
+}
+
+json RemappedRowsToJson(const RemappedRows& rows) {
+  return json{{"correctable", rows.correctable},
+              {"uncorrectable", rows.uncorrectable},
+              {"pending", rows.pending},
+              {"failure", rows.failure}};
+}
+
+json ProcessesToJson(const std::vector<GpuProcessSample>& processes) {
+  json out = json::array();
+  for (const auto& p : processes) {
+    out.push_back(json{{"pid", p.pid},
+                       {"used_memory_mib", OptionalValue(p.used_memory_mib)},
+                       {"sm_util_pct", OptionalValue(p.sm_util_pct)},
+                       {"mem_util_pct", OptionalValue(p.mem_util_pct)},
+                       {"job", OptionalId(p.job)},
+                       {"uid", OptionalValue(p.uid)},
+                       {"user", p.user},
+                       {"unmanaged", p.unmanaged}});
+  }
+  return out;
 }
 
 // The offending value as the user sent it, shortened so that a huge body cannot make a huge
@@ -213,6 +276,25 @@ std::optional<ErrorCode> ParseErrorCodeName(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::string> ThrottleReasonNames(std::uint64_t reasons) {
+  std::vector<std::string> names;
+  std::uint64_t known = 0;
+  for (const auto& entry : kThrottleBits) {
+    known |= entry.bit;
+    if ((reasons & entry.bit) != 0) {
+      names.emplace_back(entry.name);
+    }
+  }
+  // Bits a newer driver may add: shown rather than dropped, so the list never hides a reason.
+  for (std::uint64_t rest = reasons & ~known; rest != 0; rest &= rest - 1) {
+    const std::uint64_t lowest = rest & (~rest + 1);
+    std::array<char, 16> hex{};
+    auto* const end = std::to_chars(hex.data(), hex.data() + hex.size(), lowest, 16).ptr;
+    names.push_back("unknown_0x" + std::string(hex.data(), end));
+  }
+  return names;
+}
+
 json JobToJson(const Job& job) {
   json env = json::object();
   for (const auto& [key, value] : job.spec.env) {
@@ -249,6 +331,7 @@ json JobToJson(const Job& job) {
       {"end_time_ms", OptionalMillis(job.end_time)},
       {"exit_code", OptionalValue(job.exit_code)},
       {"reason", job.reason},
+      {"usage", job.usage ? JobUsageToJson(*job.usage) : json()},
   };
 }
 
@@ -282,37 +365,69 @@ json NodeToJson(const Node& node) {
 }
 
 json GpuSampleToJson(const GpuSample& sample) {
-  json processes = json::array();
-  for (const auto& p : sample.processes) {
-    processes.push_back(json{{"pid", p.pid}, {"used_memory_mib", p.used_memory_mib}});
-  }
-  return json{{"uuid", sample.uuid.value()},
-              {"time", FormatRfc3339(sample.time)},
-              {"time_ms", ToUnixMillis(sample.time)},
-              {"memory_total_mib", sample.memory_total_mib},
-              {"memory_used_mib", sample.memory_used_mib},
-              {"util_gpu_pct", OptionalValue(sample.util_gpu_pct)},
-              {"util_memory_pct", OptionalValue(sample.util_memory_pct)},
-              {"temperature_c", OptionalValue(sample.temperature_c)},
-              {"power_mw", OptionalValue(sample.power_mw)},
-              {"energy_mj", OptionalValue(sample.energy_mj)},
-              {"processes", std::move(processes)}};
+  json out{{"uuid", sample.uuid.value()},
+           {"time", FormatRfc3339(sample.time)},
+           {"time_ms", ToUnixMillis(sample.time)},
+           {"lost", sample.lost},
+           {"health", ToString(sample.health)},
+           {"health_cause", sample.health_cause},
+           {"xids", XidsToJson(sample.xids)}};
+  // A lost GPU answers nothing: its zeros are not readings, so they go out as null like every
+  // other counter the driver could not give.
+  const auto reading = [&](std::int64_t v) { return sample.lost ? json() : json(v); };
+  out["memory_total_mib"] = reading(sample.memory_total_mib);
+  out["memory_used_mib"] = reading(sample.memory_used_mib);
+  out["memory_free_mib"] = reading(sample.memory_free_mib);
+  out["util_gpu_pct"] = OptionalValue(sample.util_gpu_pct);
+  out["util_memory_pct"] = OptionalValue(sample.util_memory_pct);
+  out["temperature_c"] = OptionalValue(sample.temperature_c);
+  out["memory_temperature_c"] = OptionalValue(sample.memory_temperature_c);
+  out["power_mw"] = OptionalValue(sample.power_mw);
+  out["power_limit_mw"] = OptionalValue(sample.power_limit_mw);
+  out["energy_mj"] = OptionalValue(sample.energy_mj);
+  out["sm_clock_mhz"] = OptionalValue(sample.sm_clock_mhz);
+  out["mem_clock_mhz"] = OptionalValue(sample.mem_clock_mhz);
+  out["pcie_tx_kbps"] = OptionalValue(sample.pcie_tx_kbps);
+  out["pcie_rx_kbps"] = OptionalValue(sample.pcie_rx_kbps);
+  out["pcie_replay_count"] = OptionalValue(sample.pcie_replay_count);
+  out["ecc"] = EccToJson(sample.ecc);
+  out["remapped_rows"] = sample.remapped_rows ? RemappedRowsToJson(*sample.remapped_rows) : json();
+  out["throttle_reasons"] = OptionalValue(sample.throttle_reasons);
+  out["throttle_reason_names"] =
+      sample.throttle_reasons ? json(ThrottleReasonNames(*sample.throttle_reasons)) : json();
+  out["fan_speed_pct"] = OptionalValue(sample.fan_speed_pct);
+  out["pstate"] = OptionalValue(sample.pstate);
+  out["processes"] = ProcessesToJson(sample.processes);
+  return out;
 }
 
 json GpuStatusToJson(const GpuStatus& status) {
   json out = GpuToJson(status.gpu);
   out["node"] = status.node.value();
-  out["job"] = status.job ? json(status.job->value()) : json();
+  out["job"] = OptionalId(status.job);
   out["user"] = status.user;
+  out["team"] = status.team;
+  out["conditions"] = status.conditions;
   out["sample"] = status.sample ? GpuSampleToJson(*status.sample) : json();
   return out;
+}
+
+json JobUsageToJson(const JobUsage& usage) {
+  const double joules = static_cast<double>(usage.energy_mj) / kMillijoulesPerJoule;
+  return json{{"samples", usage.samples},
+              {"mean_util_pct", usage.mean_util_pct},
+              {"peak_util_pct", usage.peak_util_pct},
+              {"peak_memory_mib", usage.peak_memory_mib},
+              {"energy_mj", usage.energy_mj},
+              {"energy_j", joules},
+              {"energy_kwh", joules / kJoulesPerKwh}};
 }
 
 json EventToJson(const Event& event) {
   return json{{"seq", event.seq},
               {"time", FormatRfc3339(event.time)},
               {"time_ms", ToUnixMillis(event.time)},
-              {"job", event.job ? json(event.job->value()) : json()},
+              {"job", OptionalId(event.job)},
               {"kind", event.kind},
               {"actor", event.actor},
               {"message", event.message}};

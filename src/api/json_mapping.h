@@ -7,9 +7,11 @@
 // Stateless free functions; safe to call from any thread.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,12 +34,23 @@ std::string_view ErrorCodeName(ErrorCode code);
 // "unauthenticated" or "method_not_allowed"), which the client maps by HTTP status instead.
 std::optional<ErrorCode> ParseErrorCodeName(std::string_view name);
 
-nlohmann::json JobToJson(const Job& job);
+// Every field always goes out; a value nobody knows is null, never a made-up 0 (an idle GPU and
+// a GPU whose driver cannot tell must not look alike). docs/openapi.json describes each object.
+nlohmann::json JobToJson(const Job& job);  // "usage": JobUsageToJson, null until measured
+nlohmann::json JobUsageToJson(const JobUsage& usage);  // energy in mJ, J and kWh
 nlohmann::json NodeToJson(const Node& node);
 nlohmann::json GpuToJson(const Gpu& gpu);
+// A lost sample (the GPU fell off the bus) has null memory figures: its zeros are not readings.
+// "throttle_reasons" goes out twice: NVML's bitmask and "throttle_reason_names".
 nlohmann::json GpuSampleToJson(const GpuSample& sample);
 nlohmann::json GpuStatusToJson(const GpuStatus& status);
 nlohmann::json EventToJson(const Event& event);
+
+// The names of the bits set in NVML's clocks event (throttle) reason mask, lowest bit first:
+// "gpu_idle" (0x1), "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
+// "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
+// "display_clock_setting" (0x100); a bit outside those is "unknown_0x200" (its value).
+std::vector<std::string> ThrottleReasonNames(std::uint64_t reasons);
 
 // Parses a submission body:
 //   {"command": ["python", "train.py"],            required, non-empty array of strings

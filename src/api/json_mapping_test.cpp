@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace gf {
 namespace {
 
@@ -143,7 +146,11 @@ TEST(ApiJsonMappingTest, NodeGpuAndEvent) {
   EXPECT_EQ(n["labels"]["rack"], "r1");
   EXPECT_EQ(n["gpus"][0]["health"], "degraded");
 
-  GpuStatus status{NodeId("n1"), node.gpus[0], JobId(3), "bob", std::nullopt};
+  GpuStatus status;
+  status.node = NodeId("n1");
+  status.gpu = node.gpus[0];
+  status.job = JobId(3);
+  status.user = "bob";
   json g = GpuStatusToJson(status);
   EXPECT_EQ(g["uuid"], "GPU-a");
   EXPECT_EQ(g["job"], 3);
@@ -161,6 +168,208 @@ TEST(ApiJsonMappingTest, NodeGpuAndEvent) {
   EXPECT_EQ(e["seq"], 5);
   EXPECT_EQ(e["job"], 3);
   EXPECT_EQ(e["time"], "1970-01-01T00:00:00.000Z");
+}
+
+// A sample with every optional counter set to a distinct value, so a field mapped from the wrong
+// member shows up as a wrong number.
+GpuSample FullSample() {
+  GpuSample s;
+  s.uuid = GpuUuid("GPU-a");
+  s.time = FromUnixMillis(1'700'000'000'000);
+  s.memory_total_mib = 81920;
+  s.memory_used_mib = 40000;
+  s.memory_free_mib = 41920;
+  s.util_gpu_pct = 91;
+  s.util_memory_pct = 42;
+  s.temperature_c = 71;
+  s.memory_temperature_c = 83;
+  s.power_mw = 612'345;
+  s.power_limit_mw = 700'000;
+  s.energy_mj = 9'876'543'210;
+  s.sm_clock_mhz = 1980;
+  s.mem_clock_mhz = 2619;
+  s.pcie_tx_kbps = 1234;
+  s.pcie_rx_kbps = 5678;
+  s.pcie_replay_count = 3;
+  s.ecc = EccCounters{1, 2, 30, 40};
+  s.remapped_rows = RemappedRows{5, 6, true, false};
+  s.throttle_reasons = 0x1 | 0x40;
+  s.fan_speed_pct = 55;
+  s.pstate = 0;
+  s.xids = {XidEvent{79, FromUnixMillis(1'700'000'000'500)}};
+  s.health = GpuHealth::kFailed;
+  s.health_cause = "XID 79: GPU has fallen off the bus";
+  return s;
+}
+
+TEST(ApiJsonMappingTest, GpuSampleHasEveryCounter) {
+  const json j = GpuSampleToJson(FullSample());
+  EXPECT_EQ(j["uuid"], "GPU-a");
+  EXPECT_EQ(j["time_ms"], 1'700'000'000'000);
+  EXPECT_EQ(j["lost"], false);
+  EXPECT_EQ(j["memory_total_mib"], 81920);
+  EXPECT_EQ(j["memory_used_mib"], 40000);
+  EXPECT_EQ(j["memory_free_mib"], 41920);
+  EXPECT_EQ(j["util_gpu_pct"], 91);
+  EXPECT_EQ(j["util_memory_pct"], 42);
+  EXPECT_EQ(j["temperature_c"], 71);
+  EXPECT_EQ(j["memory_temperature_c"], 83);
+  EXPECT_EQ(j["power_mw"], 612'345);
+  EXPECT_EQ(j["power_limit_mw"], 700'000);
+  EXPECT_EQ(j["energy_mj"], 9'876'543'210);
+  EXPECT_EQ(j["sm_clock_mhz"], 1980);
+  EXPECT_EQ(j["mem_clock_mhz"], 2619);
+  EXPECT_EQ(j["pcie_tx_kbps"], 1234);
+  EXPECT_EQ(j["pcie_rx_kbps"], 5678);
+  EXPECT_EQ(j["pcie_replay_count"], 3);
+  EXPECT_EQ(j["ecc"], json({{"volatile_corrected", 1},
+                            {"volatile_uncorrected", 2},
+                            {"aggregate_corrected", 30},
+                            {"aggregate_uncorrected", 40}}));
+  const json remapped = {
+      {"correctable", 5}, {"uncorrectable", 6}, {"pending", true}, {"failure", false}};
+  EXPECT_EQ(j["remapped_rows"], remapped);
+  EXPECT_EQ(j["throttle_reasons"], 0x41);
+  EXPECT_EQ(j["throttle_reason_names"], json({"gpu_idle", "hw_thermal_slowdown"}));
+  EXPECT_EQ(j["fan_speed_pct"], 55);
+  EXPECT_EQ(j["pstate"], 0);
+  ASSERT_EQ(j["xids"].size(), 1u);
+  EXPECT_EQ(j["xids"][0]["xid"], 79);
+  EXPECT_EQ(j["xids"][0]["time"], "2023-11-14T22:13:20.500Z");
+  EXPECT_EQ(j["xids"][0]["time_ms"], 1'700'000'000'500);
+  EXPECT_EQ(j["health"], "failed");
+  EXPECT_EQ(j["health_cause"], "XID 79: GPU has fallen off the bus");
+}
+
+TEST(ApiJsonMappingTest, UnknownCountersAreNullNeverZero) {
+  GpuSample s;  // a driver that offers nothing optional
+  s.uuid = GpuUuid("GPU-b");
+  s.memory_total_mib = 16384;
+  const json j = GpuSampleToJson(s);
+  for (const char* key : {"util_gpu_pct", "util_memory_pct", "temperature_c",
+                          "memory_temperature_c", "power_mw", "power_limit_mw", "energy_mj",
+                          "sm_clock_mhz", "mem_clock_mhz", "pcie_tx_kbps", "pcie_rx_kbps",
+                          "pcie_replay_count", "remapped_rows", "throttle_reasons",
+                          "throttle_reason_names", "fan_speed_pct", "pstate"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_TRUE(j[key].is_null()) << key << " = " << j[key].dump();
+  }
+  for (const auto& [key, value] : j["ecc"].items()) {
+    EXPECT_TRUE(value.is_null()) << "ecc." << key;
+  }
+  EXPECT_EQ(j["ecc"].size(), 4u);
+  EXPECT_EQ(j["memory_total_mib"], 16384);  // always read, so a real number
+  EXPECT_EQ(j["xids"], json::array());
+  EXPECT_EQ(j["processes"], json::array());
+  EXPECT_EQ(j["health"], "ok");
+  EXPECT_EQ(j["health_cause"], "");
+}
+
+TEST(ApiJsonMappingTest, LostGpuHasNoMemoryFigures) {
+  GpuSample s;
+  s.uuid = GpuUuid("GPU-c");
+  s.lost = true;
+  s.health = GpuHealth::kFailed;
+  s.health_cause = "GPU is lost";
+  const json j = GpuSampleToJson(s);
+  EXPECT_EQ(j["lost"], true);
+  EXPECT_TRUE(j["memory_total_mib"].is_null());
+  EXPECT_TRUE(j["memory_used_mib"].is_null());
+  EXPECT_TRUE(j["memory_free_mib"].is_null());
+  EXPECT_EQ(j["health"], "failed");
+}
+
+TEST(ApiJsonMappingTest, ThrottleReasonNamesCoverEveryBit) {
+  EXPECT_TRUE(ThrottleReasonNames(0).empty());
+  EXPECT_EQ(ThrottleReasonNames(0x1FF),
+            (std::vector<std::string>{"gpu_idle", "applications_clocks_setting", "sw_power_cap",
+                                      "hw_slowdown", "sync_boost", "sw_thermal_slowdown",
+                                      "hw_thermal_slowdown", "hw_power_brake_slowdown",
+                                      "display_clock_setting"}));
+  // Bits this build does not know are kept, one name each, not dropped.
+  EXPECT_EQ(ThrottleReasonNames(0x4 | 0x200 | (1ULL << 63)),
+            (std::vector<std::string>{"sw_power_cap", "unknown_0x200",
+                                      "unknown_0x8000000000000000"}));
+}
+
+TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
+  GpuSample s = FullSample();
+  GpuProcessSample managed;
+  managed.pid = 4242;
+  managed.used_memory_mib = 30000;
+  managed.sm_util_pct = 88;
+  managed.mem_util_pct = 40;
+  managed.job = JobId(7);
+  managed.uid = 1000;
+  managed.user = "alice";
+  GpuProcessSample stray;  // started outside gpufleet; the driver hides its memory
+  stray.pid = 999;
+  stray.uid = 1001;
+  stray.user = "mallory";
+  stray.unmanaged = true;
+  s.processes = {managed, stray};
+  const json p = GpuSampleToJson(s)["processes"];
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0], json({{"pid", 4242},
+                        {"used_memory_mib", 30000},
+                        {"sm_util_pct", 88},
+                        {"mem_util_pct", 40},
+                        {"job", 7},
+                        {"uid", 1000},
+                        {"user", "alice"},
+                        {"unmanaged", false}}));
+  EXPECT_EQ(p[1]["pid"], 999);
+  EXPECT_TRUE(p[1]["used_memory_mib"].is_null());
+  EXPECT_TRUE(p[1]["sm_util_pct"].is_null());
+  EXPECT_TRUE(p[1]["mem_util_pct"].is_null());
+  EXPECT_TRUE(p[1]["job"].is_null());
+  EXPECT_EQ(p[1]["uid"], 1001);
+  EXPECT_EQ(p[1]["user"], "mallory");
+  EXPECT_EQ(p[1]["unmanaged"], true);
+}
+
+TEST(ApiJsonMappingTest, GpuStatusHasHolderTeamAndConditions) {
+  GpuStatus status;
+  status.node = NodeId("n2");
+  status.gpu = Gpu{3, GpuUuid("GPU-d"), "A100-40GB", 40960, GpuHealth::kDegraded, "hot: 92 C"};
+  status.job = JobId(11);
+  status.user = "carol";
+  status.team = "vision";
+  status.conditions = {"allocated_no_process"};
+  json g = GpuStatusToJson(status);
+  EXPECT_EQ(g["node"], "n2");
+  EXPECT_EQ(g["index"], 3);
+  EXPECT_EQ(g["model"], "A100-40GB");
+  EXPECT_EQ(g["health"], "degraded");
+  EXPECT_EQ(g["health_cause"], "hot: 92 C");
+  EXPECT_EQ(g["job"], 11);
+  EXPECT_EQ(g["user"], "carol");
+  EXPECT_EQ(g["team"], "vision");
+  EXPECT_EQ(g["conditions"], json({"allocated_no_process"}));
+  EXPECT_TRUE(g["sample"].is_null());
+
+  status.job.reset();
+  status.user.clear();
+  status.team.clear();
+  status.conditions.clear();
+  g = GpuStatusToJson(status);
+  EXPECT_TRUE(g["job"].is_null());
+  EXPECT_EQ(g["conditions"], json::array());
+}
+
+TEST(ApiJsonMappingTest, JobUsageInMillijoulesJoulesAndKwh) {
+  Job job;
+  job.id = JobId(1);
+  EXPECT_TRUE(JobToJson(job)["usage"].is_null());  // not measured yet: null, not zeros
+  job.usage = JobUsage{120, 63.5, 99, 70000, 7'200'000'000};  // 7.2 MJ = 2 kWh
+  const json u = JobToJson(job)["usage"];
+  EXPECT_EQ(u["samples"], 120);
+  EXPECT_DOUBLE_EQ(u["mean_util_pct"].get<double>(), 63.5);
+  EXPECT_EQ(u["peak_util_pct"], 99);
+  EXPECT_EQ(u["peak_memory_mib"], 70000);
+  EXPECT_EQ(u["energy_mj"], 7'200'000'000);
+  EXPECT_DOUBLE_EQ(u["energy_j"].get<double>(), 7'200'000.0);
+  EXPECT_DOUBLE_EQ(u["energy_kwh"].get<double>(), 2.0);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// docs/openapi.json and the server's route table describe the same API, in both directions.
+// docs/openapi.json and the server's route table describe the same API, in both directions;
+// its object schemas name exactly the fields json_mapping.cpp writes.
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "api/json_mapping.h"
 #include "api/routes.h"
 
 namespace gf {
@@ -53,6 +55,67 @@ TEST(OpenApiTest, ErrorBodyIsDescribed) {
   const nlohmann::json spec = LoadSpec();
   const auto& error = spec["components"]["schemas"]["Error"];
   EXPECT_TRUE(error["properties"].contains("error"));
+}
+
+// The properties of a component schema, merged over its allOf parts (GpuStatus = Gpu + more).
+nlohmann::json SchemaProperties(const nlohmann::json& spec, const std::string& name) {
+  const nlohmann::json& schema = spec["components"]["schemas"][name];
+  nlohmann::json props = schema.value("properties", nlohmann::json::object());
+  for (const auto& part : schema.value("allOf", nlohmann::json::array())) {
+    const nlohmann::json more =
+        part.contains("$ref")
+            ? SchemaProperties(spec, part["$ref"].get<std::string>().substr(
+                                         std::string("#/components/schemas/").size()))
+            : part.value("properties", nlohmann::json::object());
+    props.update(more);
+  }
+  return props;
+}
+
+// The schema `name` lists exactly the keys of `mapped`, and every key that is null in
+// `mapped` is nullable there.
+void ExpectSchemaMatches(const nlohmann::json& spec, const std::string& name,
+                         const nlohmann::json& mapped) {
+  const nlohmann::json props = SchemaProperties(spec, name);
+  ASSERT_FALSE(props.empty()) << "no schema " << name;
+  for (const auto& [key, value] : mapped.items()) {
+    ASSERT_TRUE(props.contains(key)) << name << "." << key << " is written but not documented";
+    if (value.is_null()) {
+      EXPECT_TRUE(props[key].value("nullable", false)) << name << "." << key << " can be null";
+    }
+  }
+  for (const auto& [key, value] : props.items()) {
+    EXPECT_TRUE(mapped.contains(key)) << name << "." << key << " is documented but not written";
+  }
+}
+
+TEST(OpenApiTest, SchemasNameTheMappedFields) {
+  const nlohmann::json spec = LoadSpec();
+  GpuSample sample;  // nothing optional known: every nullable field is null
+  sample.lost = true;
+  GpuSample full;
+  full.remapped_rows = RemappedRows{};
+  full.xids = {XidEvent{}};
+  full.processes = {GpuProcessSample{}};
+  GpuStatus status;
+  status.sample = full;
+  Job job;
+  job.usage = JobUsage{};
+  for (const GpuSample& s : {sample, full}) {
+    ExpectSchemaMatches(spec, "GpuSample", GpuSampleToJson(s));
+  }
+  const nlohmann::json mapped = GpuSampleToJson(full);
+  ExpectSchemaMatches(spec, "EccCounters", mapped["ecc"]);
+  ExpectSchemaMatches(spec, "RemappedRows", mapped["remapped_rows"]);
+  ExpectSchemaMatches(spec, "XidEvent", mapped["xids"][0]);
+  ExpectSchemaMatches(spec, "GpuProcess", mapped["processes"][0]);
+  ExpectSchemaMatches(spec, "GpuStatus", GpuStatusToJson(status));
+  ExpectSchemaMatches(spec, "GpuStatus", GpuStatusToJson(GpuStatus{}));
+  ExpectSchemaMatches(spec, "Job", JobToJson(Job{}));
+  ExpectSchemaMatches(spec, "Job", JobToJson(job));
+  ExpectSchemaMatches(spec, "JobUsage", JobUsageToJson(JobUsage{}));
+  ExpectSchemaMatches(spec, "Node", NodeToJson(Node{}));
+  ExpectSchemaMatches(spec, "Event", EventToJson(Event{}));
 }
 
 }  // namespace

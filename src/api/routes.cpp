@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json_mapping.h"
+#include "metrics/prometheus.h"
+#include "monitor/telemetry.h"
 
 #ifndef GF_VERSION
 #define GF_VERSION "0.0.0-dev"
@@ -52,6 +54,7 @@ struct RequestContext {
   const HttpRequest& request;
   std::map<std::string, std::string> params;  // from the path template
   std::map<std::string, std::string> query;
+  const Telemetry* telemetry;  // for /metrics; may be null
 };
 
 using Handler = Result<HttpResponse> (*)(ClusterService&, const RequestContext&);
@@ -178,8 +181,8 @@ std::optional<std::string> QueryValue(const RequestContext& ctx, const std::stri
   return it == ctx.query.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
-Result<bool> BoolQuery(const RequestContext& ctx, const std::string& name) {
-  const auto v = QueryValue(ctx, name);
+// A boolean query parameter: absent, 0 or false → false; present empty, 1 or true → true.
+Result<bool> ParseBoolParam(const std::string& name, const std::optional<std::string>& v) {
   if (!v || *v == "0" || *v == "false") {
     return false;
   }
@@ -187,6 +190,10 @@ Result<bool> BoolQuery(const RequestContext& ctx, const std::string& name) {
     return true;
   }
   return InvalidArgument(name + ": must be 1, 0, true or false, got \"" + *v + "\"");
+}
+
+Result<bool> BoolQuery(const RequestContext& ctx, const std::string& name) {
+  return ParseBoolParam(name, QueryValue(ctx, name));
 }
 
 // ---- Handlers ----
@@ -318,19 +325,51 @@ Result<HttpResponse> ListGpus(ClusterService& service, const RequestContext& ctx
   return JsonResponse(200, json{{"gpus", std::move(out)}});
 }
 
+// GET /metrics, for Prometheus: outside /api/v1 and open to every caller (cluster-wide counts
+// only, as Stats() allows). GPU families come from the Telemetry, empty without one.
+Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const ClusterStats stats, service.Stats(ctx.caller));
+  const TelemetrySnapshot telemetry =
+      ctx.telemetry != nullptr ? ctx.telemetry->Snapshot() : TelemetrySnapshot{};
+  HttpResponse response;
+  response.headers.emplace_back("Content-Type", std::string(kPrometheusContentType));
+  response.body = RenderPrometheus(telemetry, stats);
+  return response;
+}
+
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 9> kRoutes = {{
+const std::array<RouteEntry, 10> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
-    {{"GET", "/api/v1/jobs", true}, "all,user,limit", &ListJobs},
+    {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
     {{"GET", "/api/v1/jobs/{id}", true}, "", &GetJob},
     {{"POST", "/api/v1/jobs/{id}/cancel", true}, "", &CancelJob},
     {{"GET", "/api/v1/jobs/{id}/events", true}, "", &JobEvents},
     {{"GET", "/api/v1/jobs/{id}/logs", true}, "stream,offset,limit", &JobLogsChunk},
-    {{"GET", "/api/v1/nodes", false}, "", &ListNodes},
-    {{"GET", "/api/v1/gpus", false}, "", &ListGpus},
+    {{"GET", "/api/v1/nodes", false}, "watch", &ListNodes},
+    {{"GET", "/api/v1/gpus", false}, "watch", &ListGpus},
+    {{"GET", "/metrics", false}, "", &Metrics},
 }};
+
+// The lists a client may watch (?watch=1), with the server-sent event name of each. The
+// transport streams them (api_server.h); the handlers above answer each re-read.
+struct WatchableList {
+  std::string_view path;
+  std::string_view event;
+};
+constexpr std::array<WatchableList, 3> kWatchable = {{
+    {"/api/v1/jobs", "jobs"},
+    {"/api/v1/gpus", "gpus"},
+    {"/api/v1/nodes", "nodes"},
+}};
+
+// `watch` is a boolean; checked here once for every route that accepts it.
+Result<bool> WatchRequested(const std::map<std::string, std::string>& query) {
+  const auto it = query.find("watch");
+  return ParseBoolParam("watch", it == query.end() ? std::nullopt
+                                                   : std::optional<std::string>(it->second));
+}
 
 Status CheckQueryNames(const RouteEntry& route, const std::map<std::string, std::string>& query) {
   const auto allowed = Split(route.query_params, ',');
@@ -346,7 +385,8 @@ Status CheckQueryNames(const RouteEntry& route, const std::map<std::string, std:
   return OkStatus();
 }
 
-HttpResponse Dispatch(ClusterService& service, const Caller& caller, const HttpRequest& request) {
+HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry, const Caller& caller,
+                      const HttpRequest& request) {
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
   const std::string_view path = target.substr(0, q);
@@ -374,7 +414,10 @@ HttpResponse Dispatch(ClusterService& service, const Caller& caller, const HttpR
     if (Status s = CheckQueryNames(route, query); !s.ok()) {
       return ErrorResponse(s.error());
     }
-    RequestContext ctx{caller, request, std::move(params), query};
+    if (Result<bool> watch = WatchRequested(query); !watch.ok()) {
+      return ErrorResponse(watch.error());
+    }
+    RequestContext ctx{caller, request, std::move(params), query, telemetry};
     Result<HttpResponse> result = route.handler(service, ctx);
     return result.ok() ? std::move(result).value() : ErrorResponse(result.error());
   }
@@ -434,10 +477,31 @@ HttpResponse ErrorResponse(int status, std::string_view code_name, std::string_v
   return JsonResponse(status, ErrorToJson(code_name, message));
 }
 
+std::optional<std::string_view> Router::WatchEvent(const HttpRequest& request) const {
+  if (request.method != "GET") {
+    return std::nullopt;
+  }
+  const std::string_view target = request.target;
+  const std::size_t q = target.find('?');
+  if (q == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const Result<bool> watch = WatchRequested(ParseQuery(target.substr(q + 1)));
+  if (!watch.ok() || !watch.value()) {
+    return std::nullopt;  // a bad value is answered by Handle (400)
+  }
+  for (const auto& list : kWatchable) {
+    if (target.substr(0, q) == list.path) {
+      return list.event;
+    }
+  }
+  return std::nullopt;
+}
+
 HttpResponse Router::Handle(const Caller& caller, const HttpRequest& request) const {
   // The handler boundary: nothing a library throws may reach the transport's threads.
   try {
-    return Dispatch(service_, caller, request);
+    return Dispatch(service_, telemetry_, caller, request);
   } catch (const std::bad_alloc&) {
     return ErrorResponse(Internal("out of memory while handling " + request.target));
   } catch (const std::exception& e) {

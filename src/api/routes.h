@@ -1,15 +1,18 @@
-// Router: the /api/v1 route table and its handlers, independent of any transport.
+// Router: the /api/v1 route table (and GET /metrics) and its handlers, independent of any
+// transport.
 //
 // The server parses HTTP, learns the Caller from the connection, and hands the request here;
 // tests call Handle() directly. This file (routes.cpp) is the only place that maps ErrorCode
 // to an HTTP status, in one table.
 //
-// Ownership: a Router borrows the ClusterService, which must outlive it.
+// Ownership: a Router borrows the ClusterService and the Telemetry (optional), which must
+// outlive it.
 // Thread-safety: Handle() is const and may run on many worker threads at once; it blocks for
 // as long as the ClusterService call it makes.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +22,8 @@
 #include "core/result.h"
 
 namespace gf {
+
+class Telemetry;
 
 // Bounds on what one request may ask for.
 inline constexpr std::size_t kMaxRequestBodyBytes = 1 << 20;          // 1 MiB
@@ -51,13 +56,22 @@ HttpResponse ErrorResponse(int status, std::string_view code_name, std::string_v
 
 class Router {
  public:
-  explicit Router(ClusterService& service) : service_(service) {}
+  // `telemetry` feeds the GPU families of GET /metrics; without one (tests) they are empty.
+  explicit Router(ClusterService& service, const Telemetry* telemetry = nullptr)
+      : service_(service), telemetry_(telemetry) {}
 
   // Routes and answers one request. Never throws: library exceptions become a 500.
   HttpResponse Handle(const Caller& caller, const HttpRequest& request) const;
 
+  // The server-sent event name ("jobs", "gpus", "nodes") when `request` asks to watch a list
+  // (GET /api/v1/{jobs,gpus,nodes} with watch=1 or true), nullopt otherwise (a bad watch value
+  // too: Handle answers that with 400). The transport then streams: on each tick it calls
+  // Handle() with the same request, which answers the plain list (or the error) as usual.
+  std::optional<std::string_view> WatchEvent(const HttpRequest& request) const;
+
  private:
   ClusterService& service_;
+  const Telemetry* telemetry_;
 };
 
 }  // namespace gf

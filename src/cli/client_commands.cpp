@@ -15,6 +15,7 @@
 #include "api/socket_path.h"
 #include "cli/submit_request.h"
 #include "cli/table.h"
+#include "cli/views.h"
 #include "core/duration.h"
 
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): POSIX defines it so
@@ -33,14 +34,6 @@ std::string Endpoint(const ClientContext& ctx) {
 int Fail(const Error& e) {
   std::cerr << "gpufleet: " << e.message << '\n';
   return e.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitError;
-}
-
-std::string Str(const nlohmann::json& j, const char* key, const std::string& none = "-") {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty())) {
-    return none;
-  }
-  return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
 std::int64_t NowMs() {
@@ -153,7 +146,7 @@ int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
   if (json) {
     PrintJson(*job);
   } else {
-    std::cout << "Submitted job " << Str(*job, "id") << '\n';
+    std::cout << "Submitted job " << JsonText(*job, "id") << '\n';
   }
   return 0;
 }
@@ -190,49 +183,18 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
   return RunRead(ctx, target, json, [](const nlohmann::json& r) {
     Table table({"ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "REASON"});
     for (const auto& job : r["jobs"]) {
-      std::string reason = Str(job, "state") == "RUNNING" ? "" : Str(job, "reason", "");
-      table.AddRow({Str(job, "id"),
-                    Str(job, "name"),
-                    Str(job, "user"),
-                    Str(job, "state"),
-                    Str(job, "gpus"),
-                    Str(job, "node"),
+      std::string reason = JsonText(job, "state") == "RUNNING" ? "" : JsonText(job, "reason", "");
+      table.AddRow({JsonText(job, "id"),
+                    JsonText(job, "name"),
+                    JsonText(job, "user"),
+                    JsonText(job, "state"),
+                    JsonText(job, "gpus"),
+                    JsonText(job, "node"),
                     Age(job),
                     reason});
     }
     table.Print(std::cout);
   });
-}
-
-void PrintJob(const nlohmann::json& job) {
-  auto line = [](const char* label, const std::string& value) {
-    std::cout << label << std::string(12 - std::string(label).size(), ' ') << value << '\n';
-  };
-  std::string command;
-  for (const auto& a : job.value("command", nlohmann::json::array())) {
-    command += (command.empty() ? "" : " ") + a.get<std::string>();
-  }
-  std::string gpus;
-  for (const auto& u : job.value("gpu_uuids", nlohmann::json::array())) {
-    gpus += (gpus.empty() ? "" : ",") + u.get<std::string>();
-  }
-  line("Job", Str(job, "id") + " (" + Str(job, "name") + ")");
-  line("User", Str(job, "user") + "  team " + Str(job, "team"));
-  line("State",
-       Str(job, "state") + (job.contains("exit_code") && !job["exit_code"].is_null()
-                                ? "  exit code " + Str(job, "exit_code")
-                                : ""));
-  line("Reason", Str(job, "reason"));
-  line("Priority", Str(job, "priority"));
-  line("Request",
-       Str(job, "gpus") + " GPU(s), type " + Str(job, "gpu_type", "any") + ", time limit " +
-           Str(job, "time_limit_s", "none"));
-  line("Node", Str(job, "node") + (gpus.empty() ? "" : "  GPUs " + gpus));
-  line("Command", command);
-  line("Workdir", Str(job, "workdir"));
-  line("Submitted", Str(job, "submit_time"));
-  line("Started", Str(job, "start_time"));
-  line("Ended", Str(job, "end_time"));
 }
 
 Result<std::int64_t> ParseJobId(const std::string& text) {
@@ -251,7 +213,8 @@ int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
   if (!id.ok()) {
     return Fail(id.error());
   }
-  return RunRead(ctx, "/api/v1/jobs/" + std::to_string(*id), json, PrintJob);
+  return RunRead(ctx, "/api/v1/jobs/" + std::to_string(*id), json,
+                 [](const nlohmann::json& job) { PrintJob(job, std::cout); });
 }
 
 int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids) {
@@ -267,7 +230,8 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids) {
       rc = Fail(job.error());
       continue;
     }
-    std::cout << "Cancel of job " << text << " requested (state " << Str(*job, "state") << ")\n";
+    std::cout << "Cancel of job " << text << " requested (state " << JsonText(*job, "state")
+              << ")\n";
   }
   return rc;
 }
@@ -294,7 +258,7 @@ int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool
       if (!job.ok()) {
         return Fail(job.error());
       }
-      state = Str(*job, "state");
+      state = JsonText(*job, "state");
     }
     Result<HttpResponse> r = client.Call(
         "GET",
@@ -330,61 +294,24 @@ int RunNodes(const ClientContext& ctx, bool json) {
   return RunRead(ctx, "/api/v1/nodes", json, [](const nlohmann::json& r) {
     Table table({"NODE", "STATE", "GPUS", "CPUS", "MEMORY", "BACKEND"});
     for (const auto& node : r["nodes"]) {
-      table.AddRow({Str(node, "name"),
-                    Str(node, "state"),
+      table.AddRow({JsonText(node, "name"),
+                    JsonText(node, "state"),
                     std::to_string(node.value("gpus", nlohmann::json::array()).size()),
-                    Str(node, "cpus"),
-                    Str(node, "memory_mib") + " MiB",
-                    Str(node, "gpu_backend")});
+                    JsonText(node, "cpus"),
+                    JsonText(node, "memory_mib") + " MiB",
+                    JsonText(node, "gpu_backend")});
     }
     table.Print(std::cout);
   });
 }
 
-std::string Pct(const nlohmann::json& sample, const char* key) {
-  auto it = sample.find(key);
-  return it == sample.end() || it->is_null() ? "-" : it->dump() + "%";
-}
-
-int RunGpus(const ClientContext& ctx, bool json) {
-  return RunRead(ctx, "/api/v1/gpus", json, [](const nlohmann::json& r) {
-    Table table({"NODE",
-                 "GPU",
-                 "MODEL",
-                 "UTIL",
-                 "MEMORY",
-                 "TEMP",
-                 "POWER",
-                 "HEALTH",
-                 "JOB",
-                 "USER",
-                 "UUID"});
-    for (const auto& g : r["gpus"]) {
-      const auto& gpu = g;  // the GPU's own fields and its node, job, user, sample: one object
-      nlohmann::json s = g.value("sample", nlohmann::json::object());
-      if (s.is_null()) {
-        s = nlohmann::json::object();
-      }
-      std::string mem = Str(s, "memory_used_mib", "?") + "/" + Str(gpu, "memory_mib") + " MiB";
-      std::string temp = s.contains("temperature_c") && !s["temperature_c"].is_null()
-                             ? s["temperature_c"].dump() + "C"
-                             : "-";
-      std::string power = s.contains("power_mw") && !s["power_mw"].is_null()
-                              ? std::to_string(s["power_mw"].get<std::int64_t>() / 1000) + "W"
-                              : "-";
-      table.AddRow({Str(g, "node"),
-                    Str(gpu, "index"),
-                    Str(gpu, "model"),
-                    Pct(s, "util_gpu_pct"),
-                    mem,
-                    temp,
-                    power,
-                    Str(gpu, "health"),
-                    Str(g, "job"),
-                    Str(g, "user"),
-                    Str(gpu, "uuid")});
+int RunGpus(const ClientContext& ctx, bool json, bool processes) {
+  return RunRead(ctx, "/api/v1/gpus", json, [processes](const nlohmann::json& r) {
+    PrintGpuTable(r, std::cout);
+    if (processes) {
+      std::cout << '\n';
+      PrintGpuProcesses(r, std::cout);
     }
-    table.Print(std::cout);
   });
 }
 
@@ -459,8 +386,13 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
 
   auto* gpus = app.add_subcommand("gpus", "every GPU: model, use, health, job and user");
   auto g_json = std::make_shared<bool>(false);
-  gpus->add_flag("--json", *g_json, "JSON output");
-  gpus->callback([&ctx, g_json] { ctx.exit_code = RunGpus(ctx, *g_json); });
+  auto g_processes = std::make_shared<bool>(false);
+  gpus->add_flag("--json", *g_json, "JSON output (every field, full health causes)");
+  gpus->add_flag("-p,--processes", *g_processes,
+                 "also list each GPU process: pid, user, job or unmanaged, memory, util");
+  gpus->callback([&ctx, g_json, g_processes] {
+    ctx.exit_code = RunGpus(ctx, *g_json, *g_processes);
+  });
 }
 
 }  // namespace gf

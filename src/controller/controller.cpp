@@ -1,6 +1,7 @@
 #include "controller/controller.h"
 
 #include <algorithm>
+#include <array>
 #include <future>
 #include <set>
 #include <utility>
@@ -13,6 +14,28 @@ namespace gf {
 namespace {
 
 constexpr int kMaxLoadedJobs = 1'000'000;
+
+// Upper bounds (seconds) of the queue-wait histogram behind gpufleet_queue_wait_seconds.
+constexpr std::array<double, 12> kWaitBucketBounds = {1,   5,    10,   30,    60,    300,
+                                                      600, 1800, 3600, 7200, 21600, 86400};
+
+// Jobs that name no team are accounted to "default" (teams and quotas come with #4).
+std::string TeamOf(const Job& job) { return job.spec.team.empty() ? "default" : job.spec.team; }
+
+double Seconds(Time from, Time to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// Allocated GPU-seconds of a job so far (or until its end).
+double GpuSeconds(const Job& job, Time now) {
+  if (!job.allocation || !job.start_time) {
+    return 0;
+  }
+  const Time end = job.end_time.value_or(now);
+  return end > *job.start_time ? Seconds(*job.start_time, end) *
+                                     static_cast<double>(job.allocation->gpus.size())
+                               : 0;
+}
 
 std::string Describe(const JobRequest& r) {
   std::string out = std::to_string(r.gpus) + (r.gpus == 1 ? " GPU" : " GPUs");
@@ -49,7 +72,13 @@ Error NotAuthenticated() {
 }  // namespace
 
 Controller::Controller(std::unique_ptr<Store> store, const Clock& clock, ControllerOptions options)
-    : store_(std::move(store)), clock_(clock), options_(options) {}
+    : own_telemetry_(options.telemetry == nullptr ? std::make_unique<Telemetry>() : nullptr),
+      telemetry_(options.telemetry != nullptr ? options.telemetry : own_telemetry_.get()),
+      store_(std::move(store)),
+      clock_(clock),
+      options_(options) {
+  counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
+}
 
 Controller::~Controller() { Stop(); }
 
@@ -65,8 +94,14 @@ Status Controller::Load() {
   }
   GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, store_->ListNodes());
   for (auto& node : nodes) {
+    telemetry_->SetInventory(node);
     NodeId name = node.name;
     nodes_[name].node = std::move(node);
+  }
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
+      AssignGpus(job);
+    }
   }
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}", active_.size(),
                nodes_.size(), next_job_id_);
@@ -239,6 +274,11 @@ void Controller::Transition(Job& job,
       job.end_time = clock_.Now();
     }
     schedule_needed_ = true;  // its GPUs are free again
+    counters_.ended[to] += 1;
+    counters_.team_gpu_seconds[TeamOf(job)] += GpuSeconds(job, clock_.Now());
+  }
+  if ((from == JobState::kStarting || from == JobState::kRunning) && to != JobState::kRunning) {
+    ReleaseGpus(job);
   }
   Persist(job);
   Record(job.id, "state", actor,
@@ -317,7 +357,7 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
     if (!filter.include_finished) {
       for (auto it = active_.rbegin(); it != active_.rend(); ++it) {
         if (wanted(it->second) && static_cast<int>(out.size()) < filter.limit) {
-          out.push_back(it->second);
+          out.push_back(WithLiveUsage(it->second));
         }
       }
       return out;
@@ -334,7 +374,7 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
         continue;
       }
       auto live = active_.find(job.id);  // the live copy carries the current pending reason
-      out.push_back(live != active_.end() ? live->second : std::move(job));
+      out.push_back(live != active_.end() ? WithLiveUsage(live->second) : std::move(job));
     }
     return out;
   });
@@ -359,7 +399,10 @@ Result<Job> Controller::FindVisible(const Caller& caller, JobId id) {
 }
 
 Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
-  return Call<Job>([this, caller, id] { return FindVisible(caller, id); });
+  return Call<Job>([this, caller, id]() -> Result<Job> {
+    GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
+    return WithLiveUsage(std::move(job));
+  });
 }
 
 Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
@@ -417,40 +460,95 @@ Result<std::vector<Node>> Controller::ListNodes(const Caller& /*caller*/) {
   });
 }
 
-// Every caller may list GPUs (see docs/decisions/0001), so the caller is not consulted.
+// Every caller may list GPUs (see docs/decisions/0001), so the caller is not consulted. Which
+// job and user hold a GPU is shown to everyone (like nvidia-smi shows processes); the job itself
+// stays private to its owner. Served from Telemetry (thread-safe) without the state thread.
 Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& /*caller*/) {
-  return Call<std::vector<GpuStatus>>([this]() -> Result<std::vector<GpuStatus>> {
-    std::map<GpuUuid, const Job*> holder;
-    for (const auto& [id, job] : active_) {
-      if (job.allocation) {
-        for (const auto& uuid : job.allocation->gpus) {
-          holder[uuid] = &job;
-        }
-      }
+  TelemetrySnapshot snapshot = telemetry_->Snapshot();
+  std::vector<GpuStatus> out;
+  out.reserve(snapshot.gpus.size());
+  for (GpuView& view : snapshot.gpus) {
+    GpuStatus status;
+    status.node = std::move(view.node);
+    status.gpu = std::move(view.gpu);
+    if (view.assignment) {
+      status.job = view.assignment->job;
+      status.user = std::move(view.assignment->user);
+      status.team = std::move(view.assignment->team);
     }
-    std::vector<GpuStatus> out;
-    for (const auto& [name, entry] : nodes_) {
-      for (const auto& gpu : entry.node.gpus) {
-        GpuStatus status{name, gpu, std::nullopt, "", std::nullopt};
-        if (auto h = holder.find(gpu.uuid); h != holder.end()) {
-          // Which job holds a GPU is shown to everyone (like nvidia-smi shows processes);
-          // the job itself stays private to its owner.
-          status.job = h->second->id;
-          status.user = h->second->owner.user;
-        }
-        if (auto s = entry.samples.find(gpu.uuid); s != entry.samples.end()) {
-          status.sample = s->second;
-        }
-        out.push_back(std::move(status));
-      }
+    status.sample = std::move(view.sample);
+    status.conditions = std::move(view.conditions);
+    out.push_back(std::move(status));
+  }
+  return out;
+}
+
+Result<ClusterStats> Controller::Stats(const Caller& /*caller*/) {
+  return Call<ClusterStats>([this]() -> Result<ClusterStats> { return ComputeStats(); });
+}
+
+ClusterStats Controller::ComputeStats() const {
+  const Time now = clock_.Now();
+  ClusterStats stats;
+  std::map<JobState, int> by_state;
+  std::map<PriorityClass, QueueStats> queue;
+  for (PriorityClass p : {PriorityClass::kHigh, PriorityClass::kNormal, PriorityClass::kLow}) {
+    queue[p].priority = std::string(ToString(p));
+  }
+  std::map<std::string, TeamStats> teams;
+  for (const auto& [team, seconds] : counters_.team_gpu_seconds) {
+    teams[team].gpu_seconds_total = seconds;
+  }
+  for (const auto& [id, job] : active_) {
+    by_state[job.state] += 1;
+    TeamStats& team = teams[TeamOf(job)];
+    if (job.state == JobState::kPending) {
+      team.pending_jobs += 1;
+      QueueStats& q = queue[job.spec.priority];
+      q.pending += 1;
+      q.oldest_wait_seconds = std::max(q.oldest_wait_seconds, Seconds(job.submit_time, now));
+    } else if (job.allocation) {
+      team.running_jobs += 1;
+      team.allocated_gpus += static_cast<int>(job.allocation->gpus.size());
+      team.gpu_seconds_total += GpuSeconds(job, now);
+      stats.gpus_allocated += static_cast<int>(job.allocation->gpus.size());
     }
-    return out;
-  });
+  }
+  for (JobState s : {JobState::kPending, JobState::kStarting, JobState::kRunning,
+                     JobState::kCompleted, JobState::kFailed, JobState::kCancelled,
+                     JobState::kTimeout, JobState::kPreempted, JobState::kNodeFail}) {
+    auto ended = counters_.ended.find(s);
+    const std::int64_t count =
+        IsTerminal(s) ? (ended == counters_.ended.end() ? 0 : ended->second) : by_state[s];
+    stats.jobs_by_state.emplace_back(std::string(ToString(s)), static_cast<int>(count));
+  }
+  for (auto& [p, q] : queue) {
+    stats.queue.push_back(q);
+  }
+  std::int64_t cumulative = 0;
+  for (std::size_t i = 0; i < kWaitBucketBounds.size(); ++i) {
+    cumulative += counters_.wait_buckets[i];
+    stats.wait_bucket_bounds.push_back(kWaitBucketBounds[i]);
+    stats.wait_bucket_counts.push_back(cumulative);
+  }
+  stats.wait_count = counters_.wait_count;
+  stats.wait_sum_seconds = counters_.wait_sum_seconds;
+  for (auto& [name, team] : teams) {
+    team.team = name;
+    stats.teams.push_back(team);
+  }
+  for (const auto& [name, entry] : nodes_) {
+    stats.nodes += 1;
+    stats.gpus += static_cast<int>(entry.node.gpus.size());
+  }
+  return stats;
 }
 
 // ---- AgentReports ------------------------------------------------------------------------
 
 void Controller::OnAgentHello(AgentHello hello) {
+  // Before any sample of this agent is ingested (samples bypass the state thread).
+  telemetry_->SetInventory(hello.node);
   Post([this, hello = std::move(hello)]() mutable { ApplyHello(std::move(hello)); });
 }
 
@@ -488,16 +586,80 @@ void Controller::OnJobExited(JobExitReport report) {
 }
 
 void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
-  Post([this, node = std::move(node), samples = std::move(samples)]() mutable {
-    auto it = nodes_.find(node);
-    if (it == nodes_.end()) {
-      return;
-    }
-    for (auto& sample : samples) {
-      GpuUuid uuid = sample.uuid;
-      it->second.samples[uuid] = std::move(sample);
-    }
+  // Telemetry is thread-safe: samples are taken here, on the agent's thread, and only what
+  // the state must record (health changes, conditions, finished minutes) becomes a command.
+  IngestResult result = telemetry_->Ingest(node, std::move(samples));
+  if (result.health.empty() && result.conditions.empty() && result.minutes.empty()) {
+    return;
+  }
+  Post([this, node = std::move(node), result = std::move(result)]() mutable {
+    ApplyIngest(node, std::move(result));
   });
+}
+
+void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
+  const std::string actor = "agent:" + node.value();
+  auto entry = nodes_.find(node);
+  for (const HealthChange& change : result.health) {
+    if (entry != nodes_.end()) {
+      for (Gpu& gpu : entry->second.node.gpus) {
+        if (gpu.uuid == change.uuid) {
+          gpu.health = change.to;
+          gpu.health_cause = change.cause;
+        }
+      }
+      batch_.nodes.push_back(entry->second.node);
+    }
+    std::string message = "GPU " + std::to_string(change.index) + " (" + change.uuid.value() +
+                          ") on " + node.value() + ": " + std::string(ToString(change.from)) +
+                          " -> " + std::string(ToString(change.to));
+    if (!change.cause.empty()) {
+      message += ": " + change.cause;
+    }
+    Record(std::nullopt, "gpu_health", actor, message);
+    schedule_needed_ = true;  // a failed GPU takes no work; a recovered one does again
+  }
+  for (const ConditionChange& change : result.conditions) {
+    // Only a job this controller still knows may be named: events reference their job.
+    std::optional<JobId> job = change.job && active_.contains(*change.job) ? change.job
+                                                                          : std::nullopt;
+    Record(job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor,
+           change.message);
+  }
+  for (GpuMinute& minute : result.minutes) {
+    batch_.gpu_minutes.push_back(std::move(minute));
+  }
+}
+
+void Controller::AssignGpus(const Job& job) {
+  if (!job.allocation) {
+    return;
+  }
+  for (const GpuUuid& uuid : job.allocation->gpus) {
+    telemetry_->SetAssignment(uuid, GpuAssignment{job.id, job.owner.user, TeamOf(job)});
+  }
+}
+
+void Controller::ReleaseGpus(Job& job) {
+  if (std::optional<JobUsage> usage = telemetry_->Usage(job.id)) {
+    job.usage = *usage;
+  }
+  if (job.allocation) {
+    for (const GpuUuid& uuid : job.allocation->gpus) {
+      telemetry_->SetAssignment(uuid, std::nullopt);
+    }
+  }
+  telemetry_->ForgetJob(job.id);
+}
+
+// A running job's usage is live in Telemetry; the stored copy is written when it ends.
+Job Controller::WithLiveUsage(Job job) const {
+  if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
+    if (std::optional<JobUsage> usage = telemetry_->Usage(job.id)) {
+      job.usage = *usage;
+    }
+  }
+  return job;
 }
 
 void Controller::FinishJob(Job& job, const JobExitReport& report) {
@@ -625,8 +787,11 @@ void Controller::Schedule() {
   Queue queue;
   for (const auto& [id, job] : active_) {
     if (job.state == JobState::kPending) {
-      queue.pending.push_back(
-          QueuedJob{id, job.spec.priority, job.submit_time, job.spec.request, job.owner.user});
+      queue.pending.push_back(QueuedJob{.id = id,
+                                        .priority = job.spec.priority,
+                                        .submit_time = job.submit_time,
+                                        .request = job.spec.request,
+                                        .user = job.owner.user});
     }
   }
   if (queue.pending.empty()) {
@@ -641,6 +806,14 @@ void Controller::Schedule() {
                "starting on " + start.allocation.node.value() + " GPUs " +
                    GpuIndices(entry.node, start.allocation.gpus),
                "scheduler");
+    AssignGpus(job);
+    const double wait = Seconds(job.submit_time, clock_.Now());
+    auto bucket = std::lower_bound(kWaitBucketBounds.begin(), kWaitBucketBounds.end(), wait);
+    if (bucket != kWaitBucketBounds.end()) {
+      counters_.wait_buckets[static_cast<std::size_t>(bucket - kWaitBucketBounds.begin())] += 1;
+    }
+    counters_.wait_count += 1;
+    counters_.wait_sum_seconds += std::max(0.0, wait);
     NodeAgent* agent = entry.agent;
     after_commit_.emplace_back([agent, job] { agent->Launch(job); });
   }
@@ -651,5 +824,7 @@ void Controller::Schedule() {
     active_.at(pending.job).reason = std::move(pending.reason);
   }
 }
+
+
 
 }  // namespace gf

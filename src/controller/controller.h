@@ -24,6 +24,7 @@
 #include "controller/node_agent.h"
 #include "controller/service.h"
 #include "core/clock.h"
+#include "monitor/telemetry.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
 
@@ -36,6 +37,9 @@ struct ControllerOptions {
   // Set when the daemon is not root: it can only run jobs as its own user, so it refuses
   // other users' submissions at once instead of failing them at launch.
   std::optional<std::uint32_t> only_uid;
+  // Where GPU samples go (shared with the API for /metrics and the watch streams). Null: the
+  // controller keeps a private one. Must outlive the controller.
+  Telemetry* telemetry = nullptr;
 };
 
 class Controller final : public ClusterService, public AgentReports {
@@ -62,6 +66,7 @@ class Controller final : public ClusterService, public AgentReports {
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) override;
   Result<std::vector<Node>> ListNodes(const Caller& caller) override;
   Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) override;
+  Result<ClusterStats> Stats(const Caller& caller) override;
 
   // AgentReports
   void OnAgentHello(AgentHello hello) override;
@@ -74,7 +79,14 @@ class Controller final : public ClusterService, public AgentReports {
     Node node;
     NodeAgent* agent = nullptr;
     bool connected = false;  // hello received since start
-    std::map<GpuUuid, GpuSample> samples;
+  };
+  // Counters behind Stats() that are not derived from active_ (since this controller started).
+  struct Counters {
+    std::map<JobState, std::int64_t> ended;            // terminal state → jobs
+    std::map<std::string, double> team_gpu_seconds;    // of ended jobs
+    std::vector<std::int64_t> wait_buckets;            // per kWaitBuckets bound, not cumulative
+    std::int64_t wait_count = 0;
+    double wait_sum_seconds = 0;
   };
   // A kill sent for cancel or time limit: the state the job ends in when its exit arrives.
   struct Termination {
@@ -101,6 +113,12 @@ class Controller final : public ClusterService, public AgentReports {
   void Persist(const Job& job);
   void RequestKill(Job& job, JobState final_state, const std::string& cause);
   void FinishJob(Job& job, const JobExitReport& report);
+  // Telemetry bookkeeping when a job gains or gives up its GPUs.
+  void AssignGpus(const Job& job);
+  void ReleaseGpus(Job& job);
+  void ApplyIngest(const NodeId& node, IngestResult result);
+  Job WithLiveUsage(Job job) const;
+  ClusterStats ComputeStats() const;
   void ApplyHello(AgentHello hello);
   void EnforceTimeLimits();
   void Schedule();
@@ -108,6 +126,8 @@ class Controller final : public ClusterService, public AgentReports {
   NodeAgent* AgentFor(const Job& job) const;
   void EraseFinished();
 
+  std::unique_ptr<Telemetry> own_telemetry_;  // when options.telemetry is null
+  Telemetry* telemetry_;                      // thread-safe; used from agent threads too
   std::unique_ptr<Store> store_;
   const Clock& clock_;
   ControllerOptions options_;
@@ -122,6 +142,7 @@ class Controller final : public ClusterService, public AgentReports {
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
   std::int64_t next_job_id_ = 1;
   bool schedule_needed_ = true;
+  Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
 };
 

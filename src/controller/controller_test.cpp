@@ -109,6 +109,8 @@ class ControllerTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.error().ToString();
     ControllerOptions options;
     options.tick = Millis(10);
+    telemetry_ = std::make_unique<Telemetry>();  // a restart starts with empty telemetry
+    options.telemetry = telemetry_.get();
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
@@ -125,8 +127,30 @@ class ControllerTest : public ::testing::Test {
   Caller alice_ = User(1000, "alice");
   Caller bob_ = User(1001, "bob");
   std::unique_ptr<FakeAgent> agent_;
+  std::unique_ptr<Telemetry> telemetry_;
   std::unique_ptr<Controller> controller_;
 };
+
+// A reading of GPU-<index> of FourGpuNode at `time`, busy with `pids` (attributed to `job`).
+GpuSample Reading(int index, Time time, int util, std::int64_t energy_mj,
+                  std::optional<JobId> job = std::nullopt) {
+  GpuSample s;
+  s.uuid = GpuUuid("GPU-" + std::to_string(index));
+  s.time = time;
+  s.memory_total_mib = 81920;
+  s.memory_used_mib = 2048;
+  s.memory_free_mib = 81920 - 2048;
+  s.util_gpu_pct = util;
+  s.energy_mj = energy_mj;
+  if (job) {
+    GpuProcessSample p;
+    p.pid = 777;
+    p.used_memory_mib = 2000;
+    p.job = job;
+    s.processes.push_back(p);
+  }
+  return s;
+}
 
 TEST_F(ControllerTest, JobRunsThroughItsLifecycle) {
   auto job = controller_->Submit(alice_, Spec(2));
@@ -292,6 +316,128 @@ TEST_F(ControllerTest, ConcurrentSubmissionsGetDistinctDurableIds) {
   all.include_finished = true;
   all.limit = 10'000;
   EXPECT_EQ(controller_->ListJobs(root_, all)->size(), ids.size());
+}
+
+TEST_F(ControllerTest, SamplesGiveLiveAndStoredJobUsage) {
+  auto job = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(job.ok());
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(job->id, 4242, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+
+  const Time t0 = clock_.Now();
+  controller_->OnSamples(NodeId("gpu01"), {Reading(0, t0, 40, 1'000, job->id)});
+  controller_->OnSamples(NodeId("gpu01"), {Reading(0, t0 + seconds(1), 80, 4'000, job->id)});
+  ASSERT_TRUE(WaitFor([&] {
+    auto usage = Get(job->id).usage;
+    return usage && usage->samples == 2;
+  }));
+  JobUsage live = *Get(job->id).usage;
+  EXPECT_EQ(live.peak_util_pct, 80);
+  EXPECT_DOUBLE_EQ(live.mean_util_pct, 60);
+  EXPECT_EQ(live.energy_mj, 3'000);
+
+  // The GPU list shows who holds the GPU, with the latest reading.
+  auto gpus = controller_->ListGpus(bob_);
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ(gpus->size(), 4U);
+  EXPECT_EQ((*gpus)[0].job, job->id);
+  EXPECT_EQ((*gpus)[0].user, "alice");
+  EXPECT_EQ((*gpus)[0].team, "default");
+  ASSERT_TRUE((*gpus)[0].sample);
+  EXPECT_EQ((*gpus)[0].sample->util_gpu_pct, 80);
+  EXPECT_FALSE((*gpus)[1].job);
+
+  controller_->OnJobExited(JobExitReport{job->id, 0, std::nullopt, clock_.Now(), "exited"});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kCompleted); }));
+  // Stored with the job, so it survives a restart.
+  Boot();
+  ASSERT_TRUE(Get(job->id).usage);
+  EXPECT_EQ(Get(job->id).usage->energy_mj, 3'000);
+  EXPECT_EQ(Get(job->id).usage->peak_util_pct, 80);
+}
+
+TEST_F(ControllerTest, GpuHealthChangesAreRecordedAndPersisted) {
+  GpuSample failed = Reading(2, clock_.Now(), 0, 0);
+  failed.health = GpuHealth::kFailed;
+  failed.health_cause = "XID 79 (GPU has fallen off the bus)";
+  controller_->OnSamples(NodeId("gpu01"), {failed});
+  auto health_of_gpu2 = [&] {
+    auto nodes = controller_->ListNodes(root_);
+    return nodes.ok() && !nodes->empty() ? (*nodes)[0].gpus[2].health : GpuHealth::kOk;
+  };
+  ASSERT_TRUE(WaitFor([&] { return health_of_gpu2() == GpuHealth::kFailed; }));
+  auto gpus = controller_->ListGpus(alice_);
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_EQ((*gpus)[2].gpu.health, GpuHealth::kFailed);
+  EXPECT_EQ((*gpus)[2].gpu.health_cause, "XID 79 (GPU has fallen off the bus)");
+
+  // A failed GPU takes no work: a 3-GPU job gets the other three.
+  auto job = controller_->Submit(alice_, Spec(3));
+  ASSERT_TRUE(job.ok());
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  const Job launched = agent_->launched()[0];
+  for (const GpuUuid& uuid : launched.allocation->gpus) {
+    EXPECT_NE(uuid, GpuUuid("GPU-2"));
+  }
+
+  // The stored node keeps the health until the GPU reports again (here: after a restart the
+  // agent's hello carries the fresh inventory, which this fake sends as ok).
+  controller_.reset();
+  auto store = OpenSqliteStore(dir_ / "state.db");
+  ASSERT_TRUE(store.ok());
+  auto nodes = (*store)->ListNodes();
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 1U);
+  EXPECT_EQ((*nodes)[0].gpus[2].health, GpuHealth::kFailed);
+  auto events = (*store)->ListEvents(std::nullopt, 0, 1000);
+  ASSERT_TRUE(events.ok());
+  int health_events = 0;
+  for (const Event& e : *events) {
+    if (e.kind == "gpu_health") {
+      ++health_events;
+      EXPECT_NE(e.message.find("ok -> failed: XID 79"), std::string::npos) << e.message;
+    }
+  }
+  EXPECT_EQ(health_events, 1);
+}
+
+TEST_F(ControllerTest, StatsCountJobsQueueAndTeams) {
+  auto a = controller_->Submit(alice_, Spec(4));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  auto b = controller_->Submit(bob_, Spec(1, PriorityClass::kHigh));
+  ASSERT_TRUE(a.ok() && b.ok());
+  clock_.Advance(seconds(30));
+  controller_->OnJobStarted(a->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(a->id, JobState::kRunning); }));
+  clock_.Advance(seconds(10));
+
+  auto stats = controller_->Stats(Caller{});
+  ASSERT_TRUE(stats.ok()) << stats.error().ToString();
+  auto count = [&](std::string_view state) {
+    for (const auto& [name, n] : stats->jobs_by_state) {
+      if (name == state) {
+        return n;
+      }
+    }
+    return -1;
+  };
+  EXPECT_EQ(count("RUNNING"), 1);
+  EXPECT_EQ(count("PENDING"), 1);
+  EXPECT_EQ(count("COMPLETED"), 0);
+  EXPECT_EQ(stats->gpus, 4);
+  EXPECT_EQ(stats->gpus_allocated, 4);
+  ASSERT_EQ(stats->queue.size(), 3U);
+  EXPECT_EQ(stats->queue[0].priority, "high");
+  EXPECT_EQ(stats->queue[0].pending, 1);
+  EXPECT_DOUBLE_EQ(stats->queue[0].oldest_wait_seconds, 40);
+  EXPECT_EQ(stats->wait_count, 1);  // a started at once
+  ASSERT_EQ(stats->teams.size(), 1U);
+  EXPECT_EQ(stats->teams[0].team, "default");
+  EXPECT_EQ(stats->teams[0].allocated_gpus, 4);
+  EXPECT_EQ(stats->teams[0].pending_jobs, 1);
+  // Started at t=30 (OnJobStarted), now t=40: 10 s x 4 GPUs.
+  EXPECT_DOUBLE_EQ(stats->teams[0].gpu_seconds_total, 40);
 }
 
 }  // namespace

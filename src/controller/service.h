@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -37,10 +38,41 @@ struct JobFilter {
 
 struct GpuStatus {
   NodeId node;
-  Gpu gpu;
+  Gpu gpu;                         // health and health_cause as of the latest sample
   std::optional<JobId> job;        // the job holding it
   std::string user;                // that job's owner
-  std::optional<GpuSample> sample; // latest reading
+  std::string team;                // that job's team
+  std::optional<GpuSample> sample; // latest reading, processes attributed
+  std::vector<std::string> conditions;  // "allocated_no_process", "unallocated_process"
+};
+
+// Counts behind the gpufleet_* Prometheus series (metrics/).
+struct QueueStats {
+  std::string priority;            // "high", "normal", "low"
+  int pending = 0;
+  double oldest_wait_seconds = 0;  // 0 when none pending
+};
+
+struct TeamStats {
+  std::string team;                // "" is shown as "default"
+  int allocated_gpus = 0;          // held by the team's jobs now
+  int running_jobs = 0;
+  int pending_jobs = 0;
+  double gpu_seconds_total = 0;    // allocated GPU-seconds, ended and running jobs
+};
+
+struct ClusterStats {
+  std::vector<std::pair<std::string, int>> jobs_by_state;  // every JobState name, with count
+  std::vector<QueueStats> queue;                            // one per priority class
+  // Queue wait of jobs that started since the controller started (histogram, seconds).
+  std::vector<double> wait_bucket_bounds;  // upper bounds, ascending (+Inf implied)
+  std::vector<std::int64_t> wait_bucket_counts;  // cumulative, same length as bounds
+  std::int64_t wait_count = 0;
+  double wait_sum_seconds = 0;
+  std::vector<TeamStats> teams;  // ordered by name
+  int nodes = 0;
+  int gpus = 0;
+  int gpus_allocated = 0;
 };
 
 struct JobLogs {
@@ -73,6 +105,10 @@ class ClusterService {
 
   virtual Result<std::vector<Node>> ListNodes(const Caller& caller) = 0;
   virtual Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) = 0;
+
+  // Cluster-wide counts (no per-user detail beyond team totals): anyone may read them, as
+  // Prometheus does over TCP.
+  virtual Result<ClusterStats> Stats(const Caller& caller) = 0;
 };
 
 }  // namespace gf

@@ -355,6 +355,16 @@ std::vector<RecoveredJob> Executor::Recover() {
   return out;
 }
 
+std::vector<std::pair<JobId, std::int64_t>> Executor::LiveShims() const {
+  std::vector<std::pair<JobId, std::int64_t>> out;
+  for (const auto& [job, t] : tracked_) {
+    if (!t.exit_reported) {
+      out.emplace_back(job, t.shim_pid);
+    }
+  }
+  return out;
+}
+
 Status Executor::Acknowledge(JobId job) {
   auto it = tracked_.find(job);
   if (it == tracked_.end()) {

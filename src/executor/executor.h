@@ -107,6 +107,10 @@ class Executor {
   // ended while nobody watched. Those jobs are tracked again (Kill, Poll work on them).
   std::vector<RecoveredJob> Recover();
 
+  // The jobs tracked here whose exit Poll has not reported yet, with their shim's pid (0 when
+  // the shim never recorded itself), in job order. For attributing GPU processes to jobs.
+  std::vector<std::pair<JobId, std::int64_t>> LiveShims() const;
+
   // Marks a reported exit as consumed, durably: Recover will not return the job again.
   // kNotFound if unknown, kFailedPrecondition if its exit has not been reported by Poll yet.
   Status Acknowledge(JobId job);

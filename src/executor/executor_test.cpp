@@ -452,6 +452,21 @@ TEST_F(ExecutorTest, RemoveDeletesTheFolderOfAnEndedJob) {
 
 // The cgroup2 mount this host offers: /sys/fs/cgroup (unified hosts) or
 // /sys/fs/cgroup/unified (hybrid hosts); nullopt when neither is a writable cgroup2.
+TEST_F(ExecutorTest, LiveShimsListsJobsUntilTheirExitIsReported) {
+  LaunchSpec sleeper = Shell("sleep 30");
+  std::int64_t sleeper_shim = LaunchOk(sleeper);
+  LaunchSpec quick = Shell("exit 0");
+  std::int64_t quick_shim = LaunchOk(quick);
+  using Live = std::vector<std::pair<JobId, std::int64_t>>;
+  // quick may already have ended, but no Poll has reported it: both are listed.
+  EXPECT_EQ(executor_->LiveShims(), (Live{{sleeper.job, sleeper_shim}, {quick.job, quick_shim}}));
+  ASSERT_TRUE(WaitExit(quick.job).has_value());
+  EXPECT_EQ(executor_->LiveShims(), (Live{{sleeper.job, sleeper_shim}}));
+  ASSERT_TRUE(executor_->Kill(sleeper.job, std::chrono::seconds(0), "test").ok());
+  ASSERT_TRUE(WaitExit(sleeper.job).has_value());
+  EXPECT_EQ(executor_->LiveShims(), Live{});
+}
+
 std::optional<fs::path> CgroupRoot() {
   for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
     if (exec::JobCgroup::Available(root)) {

@@ -7,7 +7,9 @@
 
 namespace gf {
 
-Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec, const Clock& clock) {
+Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec,
+                                                   const Clock& clock,
+                                                   std::string_view sim_identity) {
   constexpr std::string_view kNvmlPathPrefix = "nvml:";
   if (spec == "nvml") {
     GF_ASSIGN_OR_RETURN(auto backend,
@@ -22,7 +24,9 @@ Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec, const 
     return std::unique_ptr<GpuBackend>(std::move(backend));
   }
   if (spec.substr(0, 4) == "sim:") {
-    GF_ASSIGN_OR_RETURN(auto backend, SimGpuBackend::Create(spec, clock));
+    SimGpuOptions options;
+    options.hostname = std::string(sim_identity);  // empty: this machine's hostname
+    GF_ASSIGN_OR_RETURN(auto backend, SimGpuBackend::Create(spec, clock, options));
     return std::unique_ptr<GpuBackend>(std::move(backend));
   }
   return InvalidArgument("bad --gpus spec '" + std::string(spec) +

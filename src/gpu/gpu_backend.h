@@ -34,6 +34,11 @@ class GpuBackend {
 // Builds a backend from a --gpus spec: "nvml" (real GPUs; kUnavailable with a clear message and
 // the hint to try --gpus sim:4xH100-80GB when there is no driver), "sim:8xH100-80GB",
 // "sim:2xA100-40GB,4xL4-24GB". Errors name the spec and the accepted forms.
-Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec, const Clock& clock);
+// `sim_identity` seeds the simulated GPUs' UUIDs (default: the hostname). `gpufleet up` passes
+// its node name and data dir, so two instances on one host (tests run in parallel) do not share
+// UUIDs, while one instance keeps its UUIDs across restarts.
+Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec,
+                                                   const Clock& clock,
+                                                   std::string_view sim_identity = "");
 
 }  // namespace gf

@@ -1,33 +1,93 @@
-// GpuSample: one reading of one GPU's counters, as a GpuBackend returns it.
-// Plain value type. Fields a driver does not offer stay nullopt (never a fake zero).
+// GpuSample: one reading of one GPU's counters, as a GpuBackend returns it, plus what the
+// agent's monitor adds before reporting it (process attribution, health verdict).
+// Plain value types. Fields a driver does not offer stay nullopt (never a fake zero).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/ids.h"
+#include "model/node.h"
 
 namespace gf {
 
 struct GpuProcessSample {
   std::uint32_t pid = 0;
-  std::int64_t used_memory_mib = 0;
+  std::optional<std::int64_t> used_memory_mib{};  // nullopt when the driver cannot tell
+  std::optional<int> sm_util_pct{};   // per-process utilisation, where the driver offers it
+  std::optional<int> mem_util_pct{};  // (nvmlDeviceGetProcessUtilization), 0..100
+
+  // Attribution, filled by the agent's monitor (backends leave these empty):
+  std::optional<JobId> job{};          // the gpufleet job the process belongs to
+  std::optional<std::uint32_t> uid{};  // the process owner, from /proc/<pid>/status
+  std::string user{};                  // that uid's login name ("uid1234" when unknown)
+  bool unmanaged = false;            // true: gpufleet did not start it (no job)
   bool operator==(const GpuProcessSample&) const = default;
 };
 
-struct GpuSample {
-  GpuUuid uuid;
+// One XID error reported by the driver (NVML event set, nvmlEventTypeXidCriticalError).
+struct XidEvent {
+  int xid = 0;
   Time time{};
-  std::int64_t memory_total_mib = 0;
+  bool operator==(const XidEvent&) const = default;
+};
+
+// ECC error counters (nvmlDeviceGetTotalEccErrors). Volatile: since the last driver load;
+// aggregate: over the card's life. nullopt where ECC is off or unsupported.
+struct EccCounters {
+  std::optional<std::int64_t> volatile_corrected{};
+  std::optional<std::int64_t> volatile_uncorrected{};
+  std::optional<std::int64_t> aggregate_corrected{};
+  std::optional<std::int64_t> aggregate_uncorrected{};
+  bool operator==(const EccCounters&) const = default;
+};
+
+// Row remapping (Ampere and later, nvmlDeviceGetRemappedRows).
+struct RemappedRows {
+  std::int64_t correctable = 0;    // rows remapped after correctable errors
+  std::int64_t uncorrectable = 0;  // rows remapped after uncorrectable errors
+  bool pending = false;            // a remap waits for the next GPU reset
+  bool failure = false;            // a remap failed: the card needs service
+  bool operator==(const RemappedRows&) const = default;
+};
+
+struct GpuSample {
+  GpuUuid uuid{};
+  Time time{};
+  // The GPU fell off the bus / NVML answers GPU_IS_LOST: only uuid, time and lost are set.
+  bool lost = false;
+
+  std::int64_t memory_total_mib = 0;  // framebuffer
   std::int64_t memory_used_mib = 0;
-  std::optional<int> util_gpu_pct;      // 0..100, over the driver's last sample period
-  std::optional<int> util_memory_pct;   // 0..100
-  std::optional<int> temperature_c;
-  std::optional<std::int64_t> power_mw;       // current draw, milliwatts
-  std::optional<std::int64_t> energy_mj;      // total since driver load, millijoules
-  std::vector<GpuProcessSample> processes;    // compute processes on this GPU
+  std::int64_t memory_free_mib = 0;
+  std::optional<int> util_gpu_pct{};      // 0..100, over the driver's last sample period
+  std::optional<int> util_memory_pct{};   // memory-copy utilisation, 0..100
+  std::optional<int> temperature_c{};         // GPU die
+  std::optional<int> memory_temperature_c{};  // HBM, where the driver offers it
+  std::optional<std::int64_t> power_mw{};        // current draw, milliwatts
+  std::optional<std::int64_t> power_limit_mw{};  // enforced power limit, milliwatts
+  std::optional<std::int64_t> energy_mj{};       // total since driver load, millijoules
+  std::optional<int> sm_clock_mhz{};
+  std::optional<int> mem_clock_mhz{};
+  std::optional<std::int64_t> pcie_tx_kbps{};   // KB/s over the driver's last period
+  std::optional<std::int64_t> pcie_rx_kbps{};
+  std::optional<std::int64_t> pcie_replay_count{};  // total since driver load
+  EccCounters ecc{};
+  std::optional<RemappedRows> remapped_rows{};
+  // NVML's nvmlClocksEventReasons bitmask (clocks throttle reasons): 0x1 GPU idle, 0x4 SW
+  // power cap, 0x8 HW slowdown, 0x20 SW thermal, 0x40 HW thermal, 0x80 HW power brake.
+  std::optional<std::uint64_t> throttle_reasons{};
+  std::optional<int> fan_speed_pct{};  // nullopt on passively cooled cards
+  std::optional<int> pstate{};         // 0 (P0, fastest) .. 15; nullopt when unknown
+  std::vector<XidEvent> xids{};        // XID errors since the previous sample of this GPU
+  std::vector<GpuProcessSample> processes{};  // compute processes on this GPU
+
+  // Set by the agent's monitor (HealthTracker) from this and earlier samples.
+  GpuHealth health = GpuHealth::kOk;
+  std::string health_cause{};  // "" when ok; "XID 79: GPU has fallen off the bus", ...
   bool operator==(const GpuSample&) const = default;
 };
 

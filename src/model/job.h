@@ -71,6 +71,17 @@ struct Owner {
   std::string user;  // login name at submit time
 };
 
+// What a job's GPUs did while it ran, accumulated from the samples of its allocated GPUs
+// (monitor/telemetry) and stored with the job when it ends.
+struct JobUsage {
+  std::int64_t samples = 0;            // GPU samples counted (one per GPU per sample period)
+  double mean_util_pct = 0;            // mean GPU utilisation over those samples
+  int peak_util_pct = 0;
+  std::int64_t peak_memory_mib = 0;    // highest framebuffer use by the job on one GPU
+  std::int64_t energy_mj = 0;          // energy counter delta over its GPUs, millijoules
+  bool operator==(const JobUsage&) const = default;
+};
+
 struct Job {
   JobId id;
   Owner owner;
@@ -83,6 +94,7 @@ struct Job {
   std::optional<int> exit_code;     // the command's exit status; 128+N after signal N
   std::string reason;               // pending reason, or the cause of the last transition
   std::optional<std::int64_t> pid;  // the shim's pid while STARTING/RUNNING
+  std::optional<JobUsage> usage;    // set when the job ends (live figures: Telemetry)
 };
 
 // Checks a spec as submitted: argv not empty, gpus >= 0, workdir absolute, env names valid,

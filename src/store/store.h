@@ -14,6 +14,7 @@
 
 #include "core/result.h"
 #include "model/event.h"
+#include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
 
@@ -27,8 +28,12 @@ struct StoreBatch {
   std::vector<Job> jobs{};      // inserted or replaced whole, by id
   std::vector<Event> events{};  // appended in order; their seq is assigned by the store
   std::vector<Node> nodes{};    // inserted or replaced whole, by name
+  // Per-minute GPU rollups; inserted or replaced by (uuid, minute).
+  std::vector<GpuMinute> gpu_minutes{};
   // NOLINTNEXTLINE(readability-identifier-naming): named like the containers' empty()
-  bool empty() const { return jobs.empty() && events.empty() && nodes.empty(); }
+  bool empty() const {
+    return jobs.empty() && events.empty() && nodes.empty() && gpu_minutes.empty();
+  }
 };
 
 struct JobQuery {
@@ -64,6 +69,10 @@ class Store {
   virtual Result<std::vector<Event>> ListEvents(std::optional<JobId> job,
                                                 std::int64_t after_seq,
                                                 int limit) = 0;
+  // GPU minutes with from <= minute < to, ordered by (minute, node, uuid), at most limit.
+  // Errors: kInvalidArgument if limit <= 0 or to < from.
+  virtual Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) = 0;
+
   // The largest event seq ever assigned, 0 if none: where a watcher that wants only new
   // events starts (its after_seq).
   virtual Result<std::int64_t> MaxEventSeq() = 0;

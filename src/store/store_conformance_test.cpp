@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -33,6 +34,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 std::vector<std::int64_t> Ids(const std::vector<Job>& jobs) {
@@ -113,12 +115,45 @@ std::vector<Node> MustNodes(Store& store) {
   return nodes.ok() ? *nodes : std::vector<Node>{};
 }
 
+std::vector<GpuMinute> MustMinutes(Store& store, Time from, Time to, int limit = 100'000) {
+  auto minutes = store.ListGpuMinutes(from, to, limit);
+  EXPECT_TRUE(minutes.ok()) << minutes.error().ToString();
+  return minutes.ok() ? *minutes : std::vector<GpuMinute>{};
+}
+
+// Every stored minute: the widest range there is.
+std::vector<GpuMinute> MustAllMinutes(Store& store) {
+  return MustMinutes(store, FromUnixMillis(std::numeric_limits<std::int64_t>::min()),
+                     FromUnixMillis(std::numeric_limits<std::int64_t>::max()));
+}
+
+std::vector<std::string> DebugStrings(const std::vector<GpuMinute>& minutes) {
+  std::vector<std::string> out;
+  out.reserve(minutes.size());
+  for (const GpuMinute& m : minutes) {
+    out.push_back(DebugString(m));
+  }
+  return out;
+}
+
+// "node/uuid@minute-offset" of each row, to assert on order and range compactly.
+std::vector<std::string> Keys(const std::vector<GpuMinute>& minutes) {
+  std::vector<std::string> keys;
+  keys.reserve(minutes.size());
+  for (const GpuMinute& m : minutes) {
+    const auto offset = (m.minute - SampleGpuMinute("n", "u", 0).minute) / std::chrono::minutes(1);
+    keys.push_back(m.node.value() + "/" + m.uuid.value() + "@" + std::to_string(offset));
+  }
+  return keys;
+}
+
 TEST_P(StoreConformanceTest, NewStoreIsEmpty) {
   EXPECT_EQ(MustMaxJobId(*store_), 0);
   EXPECT_EQ(MustMaxSeq(*store_), 0);
   EXPECT_THAT(MustList(*store_, {}), IsEmpty());
   EXPECT_THAT(MustNodes(*store_), IsEmpty());
   EXPECT_THAT(MustEvents(*store_, std::nullopt, 0), IsEmpty());
+  EXPECT_THAT(MustAllMinutes(*store_), IsEmpty());
   auto job = store_->GetJob(JobId(1));
   ASSERT_TRUE(job.ok());
   EXPECT_FALSE(job->has_value());
@@ -264,6 +299,12 @@ TEST_P(StoreConformanceTest, ListRejectsNonPositiveLimit) {
   EXPECT_FALSE(store_->ListJobs({.limit = 0}).ok());
   EXPECT_FALSE(store_->ListJobs({.limit = -5}).ok());
   EXPECT_FALSE(store_->ListEvents(std::nullopt, 0, 0).ok());
+  for (int limit : {0, -1}) {
+    auto minutes = store_->ListGpuMinutes(FromUnixMillis(0), FromUnixMillis(60'000), limit);
+    ASSERT_FALSE(minutes.ok());
+    EXPECT_EQ(minutes.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_THAT(minutes.error().message, HasSubstr("limit must be positive"));
+  }
 }
 
 TEST_P(StoreConformanceTest, MaxJobIdNeverDecreases) {
@@ -457,6 +498,241 @@ TEST_P(StoreConformanceTest, ManyJobsInOneBatch) {
   EXPECT_EQ(MustList(*store_, {}).size(), 500u);
   EXPECT_EQ(MustList(*store_, {.uid = 3}).size(), 72u);  // 3, 10, ..., 500
   EXPECT_EQ(MustEvents(*store_, std::nullopt, 0).size(), 500u);
+}
+
+// --- Job usage (schema v2) ---
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+TEST_P(StoreConformanceTest, JobUsageIsSetReplacedAndCleared) {
+  Job job = MinimalJob(4);
+  MustCommit({.jobs = {job}});
+  EXPECT_FALSE(MustGet(*store_, 4).usage.has_value());
+
+  job.state = JobState::kCompleted;
+  job.usage = JobUsage{.samples = 3, .mean_util_pct = 1.0 / 3.0, .peak_util_pct = 2,
+                       .peak_memory_mib = 5, .energy_mj = 7};
+  MustCommit({.jobs = {job}});
+  EXPECT_EQ(DebugString(MustGet(*store_, 4)), DebugString(job));
+
+  job.usage = JobUsage{};  // all zero is a usage, not "none"
+  MustCommit({.jobs = {job}});
+  ASSERT_TRUE(MustGet(*store_, 4).usage.has_value());
+  EXPECT_EQ(*MustGet(*store_, 4).usage, JobUsage{});
+
+  job.usage.reset();  // a requeued job loses its figures
+  MustCommit({.jobs = {job}});
+  EXPECT_FALSE(MustGet(*store_, 4).usage.has_value());
+}
+
+TEST_P(StoreConformanceTest, JobUsageEdgeValuesRoundTrip) {
+  Job job = MinimalJob(2);
+  job.usage = JobUsage{.samples = std::numeric_limits<std::int64_t>::max(),
+                       .mean_util_pct = std::numeric_limits<double>::denorm_min(),
+                       .peak_util_pct = std::numeric_limits<int>::min(),
+                       .peak_memory_mib = std::numeric_limits<std::int64_t>::min(),
+                       .energy_mj = -1};  // a counter reset makes a negative delta
+  MustCommit({.jobs = {job}});
+  EXPECT_EQ(DebugString(MustGet(*store_, 2)), DebugString(job));
+}
+
+TEST_P(StoreConformanceTest, InvalidJobUsageRefusesTheBatch) {
+  const std::vector<std::pair<JobUsage, std::string>> cases = {
+      {JobUsage{.samples = -1}, "samples is -1"},
+      {JobUsage{.samples = 1, .mean_util_pct = std::nan("")}, "mean_util_pct is nan"},
+      {JobUsage{.samples = 1, .mean_util_pct = kInfinity}, "mean_util_pct is inf"},
+  };
+  for (const auto& [usage, message] : cases) {
+    Job bad = MinimalJob(5);
+    bad.usage = usage;
+    Status status = store_->Commit({.jobs = {MinimalJob(1), bad}});
+    ASSERT_FALSE(status.ok()) << message;
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_THAT(status.error().message, HasSubstr("job 5 usage: " + message));
+    EXPECT_THAT(MustList(*store_, {}), IsEmpty()) << message;
+  }
+}
+
+// --- GPU minutes (schema v2) ---
+
+TEST_P(StoreConformanceTest, GpuMinutesRoundTripInMinuteNodeUuidOrder) {
+  GpuMinute idle = SampleGpuMinute("node-b", "GPU-1", 0);
+  idle.job.reset();  // nobody held it
+  idle.user.clear();
+  idle.team.clear();
+  idle.health = GpuHealth::kOk;
+  // Written out of order; within a minute node sorts before uuid ("a"/"GPU-9" before
+  // "b"/"GPU-1"), and minute before both.
+  const std::vector<GpuMinute> rows = {
+      SampleGpuMinute("node-a", "GPU-9", 1), idle, SampleGpuMinute("node-a", "GPU-9", 0),
+      SampleGpuMinute("node-b", "GPU-2", 0), SampleGpuMinute("node-a", "GPU-3", 0),
+      SampleGpuMinute("node-b", "GPU-1", -1)};
+  MustCommit({.gpu_minutes = rows});
+  const std::vector<GpuMinute> expected = {rows[5], rows[4], rows[2], idle, rows[3], rows[0]};
+  EXPECT_THAT(Keys(MustAllMinutes(*store_)),
+              ElementsAre("node-b/GPU-1@-1", "node-a/GPU-3@0", "node-a/GPU-9@0",
+                          "node-b/GPU-1@0", "node-b/GPU-2@0", "node-a/GPU-9@1"));
+  EXPECT_EQ(DebugStrings(MustAllMinutes(*store_)), DebugStrings(expected));
+  EXPECT_EQ(MustAllMinutes(*store_), expected);
+
+  Reopen();
+  EXPECT_EQ(DebugStrings(MustAllMinutes(*store_)), DebugStrings(expected));
+}
+
+TEST_P(StoreConformanceTest, GpuMinuteReplacedByUuidAndMinute) {
+  MustCommit({.gpu_minutes = {SampleGpuMinute("n1", "GPU-1", 0),
+                              SampleGpuMinute("n1", "GPU-1", 1)}});
+  // Same GPU and minute, every other field new, the node name included (a renamed node):
+  // it replaces the row instead of adding a second one for that minute.
+  GpuMinute again = SampleGpuMinute("n2", "GPU-1", 0);
+  again.job = JobId(99);
+  again.user = "ana";
+  again.team = "nlp";
+  again.samples = 30;
+  again.util_mean_pct = 1.5;
+  again.util_max_pct = 3;
+  again.memory_used_max_mib = 1;
+  again.power_mean_w = 70.25;
+  again.energy_mj = 2;
+  again.health = GpuHealth::kFailed;
+  MustCommit({.gpu_minutes = {again}});
+  auto rows = MustAllMinutes(*store_);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(DebugString(rows[0]), DebugString(again));
+  EXPECT_EQ(DebugString(rows[1]), DebugString(SampleGpuMinute("n1", "GPU-1", 1)));
+
+  // Within one batch the last row for a (uuid, minute) wins.
+  GpuMinute last = again;
+  last.samples = 59;
+  MustCommit({.gpu_minutes = {again, SampleGpuMinute("n3", "GPU-1", 0), last}});
+  rows = MustAllMinutes(*store_);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(DebugString(rows[0]), DebugString(last));
+}
+
+// from is included, to is not; bounds need not be minute-aligned.
+TEST_P(StoreConformanceTest, ListGpuMinutesReadsHalfOpenRange) {
+  StoreBatch batch;
+  for (int minute = 0; minute < 5; ++minute) {
+    batch.gpu_minutes.push_back(SampleGpuMinute("n", "GPU-0", minute));
+    batch.gpu_minutes.push_back(SampleGpuMinute("n", "GPU-1", minute));
+  }
+  MustCommit(batch);
+  const Time t0 = SampleGpuMinute("n", "u", 0).minute;
+  const auto at = [t0](int minutes) { return t0 + std::chrono::minutes(minutes); };
+  EXPECT_THAT(Keys(MustMinutes(*store_, at(1), at(3))),
+              ElementsAre("n/GPU-0@1", "n/GPU-1@1", "n/GPU-0@2", "n/GPU-1@2"));
+  EXPECT_THAT(Keys(MustMinutes(*store_, at(1) + Millis(1), at(3) + Millis(1))),
+              ElementsAre("n/GPU-0@2", "n/GPU-1@2", "n/GPU-0@3", "n/GPU-1@3"));
+  EXPECT_THAT(Keys(MustMinutes(*store_, at(4), at(4))), IsEmpty());  // from == to: empty
+  EXPECT_THAT(Keys(MustMinutes(*store_, at(5), at(100))), IsEmpty());
+  EXPECT_THAT(Keys(MustMinutes(*store_, at(-100), at(1))), ElementsAre("n/GPU-0@0", "n/GPU-1@0"));
+}
+
+TEST_P(StoreConformanceTest, ListGpuMinutesStopsAtLimitInOrder) {
+  MustCommit({.gpu_minutes = {SampleGpuMinute("b", "GPU-0", 1), SampleGpuMinute("b", "GPU-0", 0),
+                              SampleGpuMinute("a", "GPU-7", 1), SampleGpuMinute("a", "GPU-7", 0)}});
+  const Time t0 = SampleGpuMinute("n", "u", 0).minute;
+  const Time end = t0 + std::chrono::hours(1);
+  EXPECT_THAT(Keys(MustMinutes(*store_, t0, end, 1)), ElementsAre("a/GPU-7@0"));
+  EXPECT_THAT(Keys(MustMinutes(*store_, t0, end, 3)),
+              ElementsAre("a/GPU-7@0", "b/GPU-0@0", "a/GPU-7@1"));
+  EXPECT_EQ(MustMinutes(*store_, t0, end, 4).size(), 4u);
+  EXPECT_EQ(MustMinutes(*store_, t0, end, 1000).size(), 4u);
+}
+
+TEST_P(StoreConformanceTest, ListGpuMinutesRefusesToBeforeFrom) {
+  const Time t0 = SampleGpuMinute("n", "u", 0).minute;
+  auto minutes = store_->ListGpuMinutes(t0, t0 - Millis(1), 10);
+  ASSERT_FALSE(minutes.ok());
+  EXPECT_EQ(minutes.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(minutes.error().message, HasSubstr("to ("));
+  EXPECT_THAT(minutes.error().message, HasSubstr("is before from ("));
+}
+
+// Each bad row refuses the whole batch, the good rows and the jobs, events and nodes before it
+// included, with a message that names the row and what to fix.
+TEST_P(StoreConformanceTest, InvalidGpuMinuteRefusesTheWholeBatch) {
+  MustCommit({.jobs = {MinimalJob(1)}});
+  const std::int64_t seq_before = MustMaxSeq(*store_);
+  struct Case {
+    std::function<void(GpuMinute&)> spoil;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](GpuMinute& m) { m.uuid = GpuUuid(""); }, "uuid is empty"},
+      {[](GpuMinute& m) { m.node = NodeId(""); }, "node is empty"},
+      {[](GpuMinute& m) { m.samples = -1; }, "samples is -1"},
+      {[](GpuMinute& m) { m.minute += Millis(1'500); },
+       "is not the start of a minute (a multiple of 60 s); round it down to 1700000040000 ms"},
+      {[](GpuMinute& m) { m.minute = FromUnixMillis(-1); }, "round it down to -60000 ms"},
+      {[](GpuMinute& m) { m.minute = FromUnixMillis(std::numeric_limits<std::int64_t>::min()); },
+       "round it to a whole minute"},
+      {[](GpuMinute& m) { m.util_mean_pct = std::nan(""); }, "util_mean_pct is nan"},
+      {[](GpuMinute& m) { m.power_mean_w = -kInfinity; }, "power_mean_w is -inf"},
+  };
+  for (const Case& c : cases) {
+    GpuMinute bad = SampleGpuMinute("n1", "GPU-bad", 0);
+    c.spoil(bad);
+    Job changed = MinimalJob(1);
+    changed.state = JobState::kCancelled;
+    StoreBatch batch{.jobs = {changed, MinimalJob(2)},
+                     .events = {SampleEvent(JobId(2), "submit")},
+                     .nodes = {SampleNode("n1", 1)},
+                     .gpu_minutes = {SampleGpuMinute("n1", "GPU-good", 0), bad}};
+    Status status = store_->Commit(batch);
+    ASSERT_FALSE(status.ok()) << c.message;
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_THAT(status.error().message, HasSubstr("gpu_minutes[1]"));
+    EXPECT_THAT(status.error().message, HasSubstr(c.message));
+    EXPECT_THAT(MustAllMinutes(*store_), IsEmpty()) << c.message;
+    EXPECT_EQ(MustGet(*store_, 1).state, JobState::kPending) << c.message;
+    EXPECT_EQ(MustMaxJobId(*store_), 1) << c.message;
+    EXPECT_EQ(MustMaxSeq(*store_), seq_before) << c.message;
+    EXPECT_THAT(MustNodes(*store_), IsEmpty()) << c.message;
+  }
+}
+
+TEST_P(StoreConformanceTest, GpuMinuteEdgeValuesRoundTrip) {
+  GpuMinute m = SampleGpuMinute("n", "GPU-0", 0);
+  m.minute = FromUnixMillis(-120'000);  // before 1970 still round-trips
+  m.job = JobId(std::numeric_limits<std::int64_t>::max());
+  m.samples = 0;  // a minute with no sample is still a row
+  m.util_mean_pct = 0;
+  m.util_max_pct = std::numeric_limits<int>::max();
+  m.memory_used_max_mib = std::numeric_limits<std::int64_t>::max();
+  m.power_mean_w = std::numeric_limits<double>::max();
+  m.energy_mj = std::numeric_limits<std::int64_t>::min();
+  m.health = GpuHealth::kFailed;
+  MustCommit({.gpu_minutes = {m}});
+  auto rows = MustAllMinutes(*store_);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(DebugString(rows[0]), DebugString(m));
+}
+
+// A day of minutes for 8 GPUs in one batch, read back a page at a time as a report would.
+TEST_P(StoreConformanceTest, DayOfGpuMinutesPagesByMinute) {
+  constexpr int kGpus = 8;
+  constexpr int kMinutes = 24 * 60;
+  StoreBatch batch;
+  for (int minute = 0; minute < kMinutes; ++minute) {
+    for (int gpu = 0; gpu < kGpus; ++gpu) {
+      batch.gpu_minutes.push_back(SampleGpuMinute("n", "GPU-" + std::to_string(gpu), minute));
+    }
+  }
+  MustCommit(batch);
+  const Time t0 = SampleGpuMinute("n", "u", 0).minute;
+  std::size_t total = 0;
+  Time from = t0;
+  const Time to = t0 + std::chrono::hours(24);
+  for (int page = 0; page < kMinutes && from < to; ++page) {
+    auto rows = MustMinutes(*store_, from, to, 1000);  // 1000 = 125 whole minutes of 8 GPUs
+    ASSERT_FALSE(rows.empty());
+    EXPECT_EQ(rows.front().minute, from);
+    total += rows.size();
+    from = rows.back().minute + std::chrono::minutes(1);
+  }
+  EXPECT_EQ(total, std::size_t{kGpus} * kMinutes);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "core/result.h"
@@ -35,6 +36,9 @@ struct StoreBackendFactory {
   std::string name;  // a test-name suffix: letters, digits, underscores
   std::function<std::unique_ptr<StoreTestBackend>()> make;
 };
+
+// How gtest prints a parameter (in failure messages): its name, not its bytes.
+inline void PrintTo(const StoreBackendFactory& factory, std::ostream* os) { *os << factory.name; }
 
 // For INSTANTIATE_TEST_SUITE_P: names each instance after its backend.
 inline std::string StoreBackendName(const ::testing::TestParamInfo<StoreBackendFactory>& info) {

@@ -37,6 +37,13 @@ std::string Opt(const std::optional<T>& v, Fn&& show) {
 
 std::string Ms(Time t) { return std::to_string(ToUnixMillis(t)); }
 
+// Every bit of the value: two doubles that differ print differently.
+std::string Exact(double d) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return buf;
+}
+
 }  // namespace
 
 TempDir::TempDir() {
@@ -81,7 +88,13 @@ std::string DebugString(const Job& job) {
     << " end=" << Opt(job.end_time, Ms)
     << " exit_code=" << Opt(job.exit_code, [](int c) { return std::to_string(c); })
     << " reason=" << Quote(job.reason)
-    << " pid=" << Opt(job.pid, [](std::int64_t p) { return std::to_string(p); }) << "}";
+    << " pid=" << Opt(job.pid, [](std::int64_t p) { return std::to_string(p); })
+    << " usage=" << Opt(job.usage, [](const JobUsage& u) {
+         return "{" + std::to_string(u.samples) + " " + Exact(u.mean_util_pct) + " " +
+                std::to_string(u.peak_util_pct) + " " + std::to_string(u.peak_memory_mib) + " " +
+                std::to_string(u.energy_mj) + "}";
+       })
+    << "}";
   return o.str();
 }
 
@@ -107,6 +120,18 @@ std::string DebugString(const Event& e) {
     << " job=" << Opt(e.job, [](JobId j) { return std::to_string(j.value()); })
     << " kind=" << Quote(e.kind) << " actor=" << Quote(e.actor)
     << " message=" << Quote(e.message) << "}";
+  return o.str();
+}
+
+std::string DebugString(const GpuMinute& m) {
+  std::ostringstream o;
+  o << "GpuMinute{node=" << Quote(m.node.value()) << " uuid=" << Quote(m.uuid.value())
+    << " minute=" << Ms(m.minute)
+    << " job=" << Opt(m.job, [](JobId j) { return std::to_string(j.value()); })
+    << " user=" << Quote(m.user) << " team=" << Quote(m.team) << " samples=" << m.samples
+    << " util_mean=" << Exact(m.util_mean_pct) << " util_max=" << m.util_max_pct
+    << " memory_max=" << m.memory_used_max_mib << " power_mean=" << Exact(m.power_mean_w)
+    << " energy=" << m.energy_mj << " health=" << ToString(m.health) << "}";
   return o.str();
 }
 
@@ -142,6 +167,12 @@ Job FullJob(std::int64_t id) {
   job.exit_code = 137;
   job.reason = "killed by signal 9 (out of memory)";
   job.pid = 4'000'000'123;
+  // Every field distinct and the mean not a short decimal, so a swapped or rounded column shows.
+  job.usage = JobUsage{.samples = 14'400,
+                       .mean_util_pct = 87.123456789012345,
+                       .peak_util_pct = 100,
+                       .peak_memory_mib = 80'123,
+                       .energy_mj = 9'876'543'210};
   return job;
 }
 
@@ -172,6 +203,24 @@ Event SampleEvent(std::optional<JobId> job, const std::string& kind) {
   e.actor = "scheduler";
   e.message = kind + " happened";
   return e;
+}
+
+GpuMinute SampleGpuMinute(const std::string& node, const std::string& uuid, int minutes) {
+  GpuMinute m;
+  m.node = NodeId(node);
+  m.uuid = GpuUuid(uuid);
+  m.minute = FromUnixMillis(1'700'000'040'000) + std::chrono::minutes(minutes);
+  m.job = JobId(7);
+  m.user = "zoë";
+  m.team = "vision";
+  m.samples = 60;
+  m.util_mean_pct = 42.5 + minutes / 3.0;
+  m.util_max_pct = 97;
+  m.memory_used_max_mib = 40'960 + minutes;
+  m.power_mean_w = 312.25 + minutes / 7.0;
+  m.energy_mj = 18'735'000 + minutes;
+  m.health = GpuHealth::kDegraded;
+  return m;
 }
 
 }  // namespace gf::testing

@@ -1,6 +1,6 @@
 // Helpers for the store tests: a temporary folder, sample values, and canonical text forms of
-// Job, Node and Event that compare every field (Job has no operator==) and print readably when
-// a test fails. Test-only; not thread-safe.
+// Job, Node, Event and GpuMinute that compare every field (Job has no operator==) and print
+// readably when a test fails. Test-only; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/event.h"
+#include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
 
@@ -32,6 +33,7 @@ class TempDir {
 std::string DebugString(const Job& job);
 std::string DebugString(const Node& node);
 std::string DebugString(const Event& event);
+std::string DebugString(const GpuMinute& minute);
 
 // A plain pending job with its optional fields empty.
 Job MinimalJob(std::int64_t id, std::uint32_t uid = 1000);
@@ -39,5 +41,8 @@ Job MinimalJob(std::int64_t id, std::uint32_t uid = 1000);
 Job FullJob(std::int64_t id);
 Node SampleNode(const std::string& name, int gpus);
 Event SampleEvent(std::optional<JobId> job, const std::string& kind);
+// GPU `uuid` on `node`, `minutes` minutes after a fixed minute, held by job 7 of "zoë"; every
+// numeric field set to a value that tells rows apart (fractions included).
+GpuMinute SampleGpuMinute(const std::string& node, const std::string& uuid, int minutes);
 
 }  // namespace gf::testing

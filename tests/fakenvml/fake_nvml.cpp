@@ -7,12 +7,20 @@
 // inode, size or mtime changes, so a test can change the scenario between two samples (write a
 // temporary file and rename it over the old one). Thread-safety: every entry point takes one
 // mutex, like a driver serialising access.
+//
+// Built twice: `fakenvml` exports every entry point gpufleet knows; `fakenvml_legacy`
+// (GF_FAKENVML_LEGACY) exports only the ones gpufleet requires plus the pre-R535 name of the
+// throttle-reasons query, standing in for a driver too old for the optional counters.
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -20,6 +28,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,14 +46,30 @@ struct gf::nvml::DeviceOpaque {
   unsigned int index;
 };
 
+// An event set: the GPUs registered on it (by UUID, so a scenario rewrite keeps them) and the
+// XID events it has delivered, so each (UUID, seq) is delivered once whatever the file says later.
+struct gf::nvml::EventSetOpaque {
+  std::set<std::string> watched;
+  std::set<std::pair<std::string, long long>> delivered;
+};
+
 namespace {
 
 constexpr unsigned int kMaxDevices = 64;
 constexpr unsigned long long kBytesPerMib = 1024ULL * 1024ULL;
+// Per-process utilisation periods the "driver" keeps per GPU, like NVML's sample buffer.
+constexpr std::size_t kUtilHistory = 64;
 
 struct FakeProcess {
   unsigned int pid = 0;
   unsigned long long used_bytes = nvml::kValueNotAvailable;
+  std::optional<unsigned int> sm_util;  // absent: no utilisation sample for this process
+  unsigned int mem_util = 0;
+};
+
+struct FakeXid {
+  unsigned long long xid = 0;
+  long long seq = 0;
 };
 
 struct FakeDevice {
@@ -55,11 +80,27 @@ struct FakeDevice {
   unsigned int util_gpu = 0;
   unsigned int util_memory = 0;
   unsigned int temperature_c = 0;
+  unsigned int memory_temperature_c = 0;
   unsigned int power_mw = 0;
+  unsigned int power_limit_mw = 0;
   unsigned long long energy_mj = 0;
+  unsigned int sm_clock_mhz = 0;
+  unsigned int mem_clock_mhz = 0;
+  unsigned int pcie_tx_kbps = 0;
+  unsigned int pcie_rx_kbps = 0;
+  unsigned int pcie_replay_count = 0;
+  // [memory error type][counter type], indexed by NVML's enum values.
+  std::array<std::array<unsigned long long, 2>, 2> ecc{};
+  std::array<unsigned int, 4> remapped_rows{};  // correctable, uncorrectable, pending, failure
+  unsigned long long throttle_reasons = 0;
+  unsigned int fan_speed_pct = 0;
+  int pstate = 0;
   std::set<std::string> unsupported;
+  std::set<std::string> no_permission;
   bool lost = false;
+  bool identity_lost = false;
   std::vector<FakeProcess> processes;
+  std::vector<FakeXid> xid_events;
 };
 
 struct Scenario {
@@ -85,6 +126,11 @@ struct State {
   std::string problem;                    // why scenario is nullopt
   std::array<char, 1024> problem_text{};  // what nvmlErrorString(kErrorUnknown) returns
   std::array<nvml::DeviceOpaque, kMaxDevices> handles{};
+  std::vector<std::unique_ptr<nvml::EventSetOpaque>> event_sets;
+  // Per UUID, the per-process utilisation periods recorded so far (oldest first); kept across
+  // scenario re-reads, as a driver's buffer outlives a change of load.
+  std::map<std::string, std::vector<nvml::ProcessUtilizationSample>> util_history;
+  unsigned long long last_util_stamp_us = 0;
 };
 
 State& GetState() {
@@ -92,10 +138,82 @@ State& GetState() {
   return state;
 }
 
+// The names "unsupported" and "no_permission" accept: one per NVML query (or field).
 const std::set<std::string>& KnownCounters() {
-  static const std::set<std::string> counters = {
-      "memory", "utilization", "temperature", "power", "energy", "processes"};
+  static const std::set<std::string> counters = {"memory",
+                                                 "utilization",
+                                                 "temperature",
+                                                 "memory_temperature",
+                                                 "power",
+                                                 "power_limit",
+                                                 "energy",
+                                                 "clocks",
+                                                 "pcie_throughput",
+                                                 "pcie_replay",
+                                                 "ecc",
+                                                 "remapped_rows",
+                                                 "throttle_reasons",
+                                                 "fan",
+                                                 "pstate",
+                                                 "processes",
+                                                 "process_utilization",
+                                                 "xid_events"};
   return counters;
+}
+
+std::string KnownCounterList() {
+  std::string list;
+  for (const std::string& name : KnownCounters()) {
+    list += (list.empty() ? "" : ", ") + name;
+  }
+  return list;
+}
+
+std::set<std::string> ParseCounterSet(const nlohmann::json& j, const char* key, std::size_t i) {
+  std::set<std::string> out;
+  for (const auto& counter : j.value(key, nlohmann::json::array())) {
+    std::string name = counter.get<std::string>();
+    if (KnownCounters().count(name) == 0) {
+      throw std::runtime_error("devices[" + std::to_string(i) + "]." + key + ": unknown counter '" +
+                               name + "' (known: " + KnownCounterList() + ")");
+    }
+    out.insert(name);
+  }
+  return out;
+}
+
+FakeProcess ParseProcess(const nlohmann::json& p) {
+  FakeProcess process;
+  process.pid = p.at("pid").get<unsigned int>();
+  if (p.contains("used_memory_mib")) {
+    process.used_bytes = p.at("used_memory_mib").get<unsigned long long>() * kBytesPerMib;
+  }
+  if (p.contains("sm_util")) {
+    process.sm_util = p.at("sm_util").get<unsigned int>();
+  }
+  process.mem_util = p.value("mem_util", 0U);
+  return process;
+}
+
+void ParseHealth(const nlohmann::json& j, FakeDevice& d) {
+  const nlohmann::json& ecc = j.value("ecc", nlohmann::json::object());
+  d.ecc[nvml::kMemoryErrorCorrected][nvml::kVolatileEcc] = ecc.value("volatile_corrected", 0ULL);
+  d.ecc[nvml::kMemoryErrorUncorrected][nvml::kVolatileEcc] =
+      ecc.value("volatile_uncorrected", 0ULL);
+  d.ecc[nvml::kMemoryErrorCorrected][nvml::kAggregateEcc] = ecc.value("aggregate_corrected", 0ULL);
+  d.ecc[nvml::kMemoryErrorUncorrected][nvml::kAggregateEcc] =
+      ecc.value("aggregate_uncorrected", 0ULL);
+  const nlohmann::json& remap = j.value("remapped_rows", nlohmann::json::object());
+  d.remapped_rows = {remap.value("correctable", 0U),
+                     remap.value("uncorrectable", 0U),
+                     remap.value("pending", false) ? 1U : 0U,
+                     remap.value("failure", false) ? 1U : 0U};
+  d.pcie_replay_count = j.value("pcie_replay_count", 0U);
+  d.throttle_reasons = j.value("throttle_reasons", 0ULL);
+  for (const auto& x : j.value("xid_events", nlohmann::json::array())) {
+    d.xid_events.push_back(
+        FakeXid{x.at("xid").get<unsigned long long>(), x.at("seq").get<long long>()});
+  }
 }
 
 FakeDevice ParseDevice(const nlohmann::json& j, std::size_t i) {
@@ -107,26 +225,24 @@ FakeDevice ParseDevice(const nlohmann::json& j, std::size_t i) {
   d.util_gpu = j.value("util_gpu", 0U);
   d.util_memory = j.value("util_memory", 0U);
   d.temperature_c = j.value("temperature_c", 0U);
+  d.memory_temperature_c = j.value("memory_temperature_c", 0U);
   d.power_mw = j.value("power_mw", 0U);
+  d.power_limit_mw = j.value("power_limit_mw", 0U);
   d.energy_mj = j.value("energy_mj", 0ULL);
+  d.sm_clock_mhz = j.value("sm_clock_mhz", 0U);
+  d.mem_clock_mhz = j.value("mem_clock_mhz", 0U);
+  d.pcie_tx_kbps = j.value("pcie_tx_kbps", 0U);
+  d.pcie_rx_kbps = j.value("pcie_rx_kbps", 0U);
+  d.fan_speed_pct = j.value("fan_speed_pct", 0U);
+  d.pstate = j.value("pstate", 0);
   d.lost = j.value("lost", false);
-  for (const auto& counter : j.value("unsupported", nlohmann::json::array())) {
-    std::string name = counter.get<std::string>();
-    if (KnownCounters().count(name) == 0) {
-      throw std::runtime_error("devices[" + std::to_string(i) + "].unsupported: unknown counter '" +
-                               name +
-                               "' (known: memory, utilization, temperature, power, "
-                               "energy, processes)");
-    }
-    d.unsupported.insert(name);
-  }
+  d.identity_lost = j.value("identity_lost", false);
+  d.lost = d.lost || d.identity_lost;
+  d.unsupported = ParseCounterSet(j, "unsupported", i);
+  d.no_permission = ParseCounterSet(j, "no_permission", i);
+  ParseHealth(j, d);
   for (const auto& p : j.value("processes", nlohmann::json::array())) {
-    FakeProcess process;
-    process.pid = p.at("pid").get<unsigned int>();
-    if (p.contains("used_memory_mib")) {
-      process.used_bytes = p.at("used_memory_mib").get<unsigned long long>() * kBytesPerMib;
-    }
-    d.processes.push_back(process);
+    d.processes.push_back(ParseProcess(p));
   }
   return d;
 }
@@ -213,27 +329,86 @@ nvml::Return Lookup(State& st, nvml::Device device, const FakeDevice** out) {
   return nvml::kSuccess;
 }
 
-// The body of a per-device entry point: takes st.mu, looks the device up (when `counter` is not
-// null, also applying the scenario's "lost" and "unsupported" switches for that counter), and
-// returns the lookup's error or `fill(device)`, called under the lock.
+// What a device answers to the query named `counter` before any value is read: the scenario's
+// "lost", "unsupported" and "no_permission" switches. Null `counter`: an identity query (index,
+// UUID, name), which NVML keeps answering for a lost GPU unless "identity_lost" is set.
+nvml::Return CounterReturn(const FakeDevice& d, const char* counter) {
+  if (counter == nullptr) {
+    return d.identity_lost ? nvml::kErrorGpuIsLost : nvml::kSuccess;
+  }
+  if (d.lost) {
+    return nvml::kErrorGpuIsLost;
+  }
+  if (d.unsupported.count(counter) != 0) {
+    return nvml::kErrorNotSupported;
+  }
+  if (d.no_permission.count(counter) != 0) {
+    return nvml::kErrorNoPermission;
+  }
+  return nvml::kSuccess;
+}
+
+// The body of a per-device entry point: takes st.mu, looks the device up, applies
+// CounterReturn for `counter`, and returns the first error or `fill(device)`, called under the
+// lock.
 template <typename Fill>
 nvml::Return WithDevice(nvml::Device device, const char* counter, Fill fill) {
   State& st = GetState();
   std::lock_guard<std::mutex> lock(st.mu);
   const FakeDevice* d = nullptr;
   nvml::Return rc = Lookup(st, device, &d);
-  if (rc != nvml::kSuccess) {
-    return rc;
+  if (rc == nvml::kSuccess) {
+    rc = CounterReturn(*d, counter);
   }
-  if (counter != nullptr) {
-    if (d->lost) {
-      return nvml::kErrorGpuIsLost;
-    }
-    if (d->unsupported.count(counter) != 0) {
-      return nvml::kErrorNotSupported;
+  return rc != nvml::kSuccess ? rc : fill(*d);
+}
+
+// The body of an entry point that is not about one device: takes st.mu, checks init, re-reads
+// the scenario and returns `fill(st)`, called under the lock, or the error.
+template <typename Fill>
+nvml::Return WithScenario(Fill fill) {
+  State& st = GetState();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (st.init_count == 0) {
+    return nvml::kErrorUninitialized;
+  }
+  Refresh(st);
+  if (!st.scenario) {
+    return nvml::kErrorUnknown;
+  }
+  return fill(st);
+}
+
+// REQUIRES: st.mu held. The live event set behind a handle, or null. (Unused, like the next
+// helper, in the legacy build, which exports no event or utilisation queries.)
+[[maybe_unused]] nvml::EventSetOpaque* FindEventSet(State& st, nvml::EventSet set) {
+  for (const auto& live : st.event_sets) {
+    if (live.get() == set) {
+      return live.get();
     }
   }
-  return fill(*d);
+  return nullptr;
+}
+
+// REQUIRES: st.mu held. Records one utilisation period for every process of `d` that has
+// "sm_util", stamped now (strictly after the previous period, as a driver's clock would be).
+[[maybe_unused]] void RecordUtilizationPeriod(State& st, const FakeDevice& d) {
+  auto now_us =
+      static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+  st.last_util_stamp_us = std::max(now_us, st.last_util_stamp_us + 1);
+  std::vector<nvml::ProcessUtilizationSample>& history = st.util_history[d.uuid];
+  for (const FakeProcess& p : d.processes) {
+    if (p.sm_util) {
+      history.push_back(nvml::ProcessUtilizationSample{
+          p.pid, st.last_util_stamp_us, *p.sm_util, p.mem_util, 0, 0});
+    }
+  }
+  if (history.size() > kUtilHistory) {
+    history.erase(history.begin(),
+                  history.begin() + static_cast<std::ptrdiff_t>(history.size() - kUtilHistory));
+  }
 }
 
 // A counter that is one field of the device: copies `field` to `*out` (null: invalid argument).
@@ -354,54 +529,29 @@ GF_FAKENVML_EXPORT const char* nvmlErrorString(nvml::Return rc) {
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlSystemGetDriverVersion(char* version, unsigned int length) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  if (st.init_count == 0) {
-    return nvml::kErrorUninitialized;
-  }
-  Refresh(st);
-  if (!st.scenario) {
-    return nvml::kErrorUnknown;
-  }
-  return CopyString(st.scenario->driver_version, version, length);
+  return WithScenario(
+      [&](State& st) { return CopyString(st.scenario->driver_version, version, length); });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetCount_v2(unsigned int* count) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  if (st.init_count == 0) {
-    return nvml::kErrorUninitialized;
-  }
-  if (count == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  Refresh(st);
-  if (!st.scenario) {
-    return nvml::kErrorUnknown;
-  }
-  *count = static_cast<unsigned int>(st.scenario->devices.size());
-  return nvml::kSuccess;
+  return WithScenario([&](State& st) {
+    if (count == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *count = static_cast<unsigned int>(st.scenario->devices.size());
+    return nvml::kSuccess;
+  });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetHandleByIndex_v2(unsigned int index,
                                                               nvml::Device* device) {
-  State& st = GetState();
-  std::lock_guard<std::mutex> lock(st.mu);
-  if (st.init_count == 0) {
-    return nvml::kErrorUninitialized;
-  }
-  if (device == nullptr) {
-    return nvml::kErrorInvalidArgument;
-  }
-  Refresh(st);
-  if (!st.scenario) {
-    return nvml::kErrorUnknown;
-  }
-  if (index >= st.scenario->devices.size()) {
-    return nvml::kErrorInvalidArgument;
-  }
-  *device = &st.handles[index];
-  return nvml::kSuccess;
+  return WithScenario([&](State& st) {
+    if (device == nullptr || index >= st.scenario->devices.size()) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *device = &st.handles[index];
+    return nvml::kSuccess;
+  });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetIndex(nvml::Device device, unsigned int* index) {
@@ -502,6 +652,224 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::De
   });
 }
 
+// Exported by old drivers too: the pre-R535 name of the clocks event reasons query.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetCurrentClocksThrottleReasons(
+    nvml::Device device, unsigned long long* reasons) {
+  return ReadCounter(device, "throttle_reasons", &FakeDevice::throttle_reasons, reasons);
+}
+
+#ifndef GF_FAKENVML_LEGACY
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetCurrentClocksEventReasons(
+    nvml::Device device, unsigned long long* reasons) {
+  return ReadCounter(device, "throttle_reasons", &FakeDevice::throttle_reasons, reasons);
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetEnforcedPowerLimit(nvml::Device device,
+                                                                unsigned int* limit_mw) {
+  return ReadCounter(device, "power_limit", &FakeDevice::power_limit_mw, limit_mw);
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPcieReplayCounter(nvml::Device device,
+                                                               unsigned int* count) {
+  return ReadCounter(device, "pcie_replay", &FakeDevice::pcie_replay_count, count);
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetFanSpeed(nvml::Device device, unsigned int* pct) {
+  return ReadCounter(device, "fan", &FakeDevice::fan_speed_pct, pct);
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPerformanceState(nvml::Device device, int* pstate) {
+  return ReadCounter(device, "pstate", &FakeDevice::pstate, pstate);
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetClockInfo(nvml::Device device,
+                                                       int type,
+                                                       unsigned int* mhz) {
+  return WithDevice(device, "clocks", [&](const FakeDevice& d) {
+    if (mhz == nullptr || (type != nvml::kClockSm && type != nvml::kClockMem)) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *mhz = type == nvml::kClockSm ? d.sm_clock_mhz : d.mem_clock_mhz;
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPcieThroughput(nvml::Device device,
+                                                            int counter,
+                                                            unsigned int* kbps) {
+  return WithDevice(device, "pcie_throughput", [&](const FakeDevice& d) {
+    if (kbps == nullptr ||
+        (counter != nvml::kPcieUtilTxBytes && counter != nvml::kPcieUtilRxBytes)) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *kbps = counter == nvml::kPcieUtilTxBytes ? d.pcie_tx_kbps : d.pcie_rx_kbps;
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTotalEccErrors(nvml::Device device,
+                                                            int error_type,
+                                                            int counter_type,
+                                                            unsigned long long* count) {
+  return WithDevice(device, "ecc", [&](const FakeDevice& d) {
+    if (count == nullptr || error_type < 0 || error_type > 1 || counter_type < 0 ||
+        counter_type > 1) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *count = d.ecc[static_cast<std::size_t>(error_type)][static_cast<std::size_t>(counter_type)];
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetRemappedRows(nvml::Device device,
+                                                          unsigned int* correctable,
+                                                          unsigned int* uncorrectable,
+                                                          unsigned int* pending,
+                                                          unsigned int* failure) {
+  return WithDevice(device, "remapped_rows", [&](const FakeDevice& d) {
+    if (correctable == nullptr || uncorrectable == nullptr || pending == nullptr ||
+        failure == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *correctable = d.remapped_rows[0];
+    *uncorrectable = d.remapped_rows[1];
+    *pending = d.remapped_rows[2];
+    *failure = d.remapped_rows[3];
+    return nvml::kSuccess;
+  });
+}
+
+// Each field has its own return code; only NVML_FI_DEV_MEMORY_TEMP is known here, others answer
+// NOT_SUPPORTED. A lost GPU fails the whole call.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetFieldValues(nvml::Device device,
+                                                         int count,
+                                                         nvml::FieldValue* values) {
+  return WithDevice(device, nullptr, [&](const FakeDevice& d) {
+    if (count < 0 || (count > 0 && values == nullptr)) {
+      return nvml::kErrorInvalidArgument;
+    }
+    if (d.lost) {
+      return nvml::kErrorGpuIsLost;
+    }
+    for (int i = 0; i < count; ++i) {
+      nvml::FieldValue& field = values[i];
+      field.nvml_return = field.field_id == nvml::kFieldMemoryTemperature
+                              ? CounterReturn(d, "memory_temperature")
+                              : nvml::kErrorNotSupported;
+      field.value_type = nvml::kValueTypeUnsignedInt;
+      field.value.ui_val = d.memory_temperature_c;
+    }
+    return nvml::kSuccess;
+  });
+}
+
+// Each size query (null buffer) stands for one driver sample period: it records one sample per
+// process with "sm_util". Then, like NVML, only samples newer than `last_seen_us` are returned;
+// NOT_FOUND when there are none.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetProcessUtilization(
+    nvml::Device device,
+    nvml::ProcessUtilizationSample* samples,
+    unsigned int* count,
+    unsigned long long last_seen_us) {
+  return WithDevice(device, "process_utilization", [&](const FakeDevice& d) {
+    if (count == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    State& st = GetState();  // st.mu is held by WithDevice
+    if (samples == nullptr) {
+      RecordUtilizationPeriod(st, d);
+    }
+    std::vector<nvml::ProcessUtilizationSample> newer;
+    for (const auto& sample : st.util_history[d.uuid]) {
+      if (sample.time_stamp_us > last_seen_us) {
+        newer.push_back(sample);
+      }
+    }
+    if (newer.empty()) {
+      return nvml::kErrorNotFound;
+    }
+    if (samples == nullptr || *count < newer.size()) {
+      *count = static_cast<unsigned int>(newer.size());
+      return nvml::kErrorInsufficientSize;
+    }
+    std::copy(newer.begin(), newer.end(), samples);
+    *count = static_cast<unsigned int>(newer.size());
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlEventSetCreate(nvml::EventSet* set) {
+  return WithScenario([&](State& st) {
+    if (set == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    st.event_sets.push_back(std::make_unique<nvml::EventSetOpaque>());
+    *set = st.event_sets.back().get();
+    return nvml::kSuccess;
+  });
+}
+
+// Only XID events are offered; asking for any other type is NOT_SUPPORTED, as on a card
+// without it.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceRegisterEvents(nvml::Device device,
+                                                         unsigned long long types,
+                                                         nvml::EventSet set) {
+  return WithDevice(device, "xid_events", [&](const FakeDevice& d) {
+    nvml::EventSetOpaque* live = FindEventSet(GetState(), set);
+    if (live == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    if ((types & ~nvml::kEventTypeXidCriticalError) != 0) {
+      return nvml::kErrorNotSupported;
+    }
+    live->watched.insert(d.uuid);
+    return nvml::kSuccess;
+  });
+}
+
+// Delivers the scenario's next undelivered XID of a watched GPU, in device then file order.
+// Never sleeps: with nothing to deliver it returns TIMEOUT at once, whatever `timeout_ms` says.
+GF_FAKENVML_EXPORT nvml::Return nvmlEventSetWait_v2(nvml::EventSet set,
+                                                    nvml::EventData* data,
+                                                    unsigned int /*timeout_ms*/) {
+  return WithScenario([&](State& st) {
+    nvml::EventSetOpaque* live = FindEventSet(st, set);
+    if (live == nullptr || data == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    const std::vector<FakeDevice>& devices = st.scenario->devices;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (live->watched.count(devices[i].uuid) == 0) {
+        continue;
+      }
+      for (const FakeXid& xid : devices[i].xid_events) {
+        if (live->delivered.insert({devices[i].uuid, xid.seq}).second) {
+          *data = nvml::EventData{
+              &st.handles[i], nvml::kEventTypeXidCriticalError, xid.xid, 0xFFFFFFFFU, 0xFFFFFFFFU};
+          return nvml::kSuccess;
+        }
+      }
+    }
+    return nvml::kErrorTimeout;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlEventSetFree(nvml::EventSet set) {
+  State& st = GetState();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = std::find_if(st.event_sets.begin(), st.event_sets.end(), [&](const auto& live) {
+    return live.get() == set;
+  });
+  if (it == st.event_sets.end()) {
+    return nvml::kErrorInvalidArgument;
+  }
+  st.event_sets.erase(it);
+  return nvml::kSuccess;
+}
+
+#endif  // GF_FAKENVML_LEGACY
+
 // The exported functions must have exactly the types gpufleet resolves them as.
 static_assert(std::is_same_v<decltype(&nvmlInit_v2), nvml::InitFn>);
 static_assert(std::is_same_v<decltype(&nvmlShutdown), nvml::ShutdownFn>);
@@ -523,5 +891,28 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetTotalEnergyConsumption),
                              nvml::DeviceGetTotalEnergyConsumptionFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetComputeRunningProcesses_v3),
                              nvml::DeviceGetComputeRunningProcessesFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetCurrentClocksThrottleReasons),
+                             nvml::DeviceGetULongLongFn>);
+#ifndef GF_FAKENVML_LEGACY
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceGetCurrentClocksEventReasons), nvml::DeviceGetULongLongFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetEnforcedPowerLimit), nvml::DeviceGetUIntFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetPcieReplayCounter), nvml::DeviceGetUIntFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetFanSpeed), nvml::DeviceGetUIntFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceGetPerformanceState), nvml::DeviceGetPerformanceStateFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetClockInfo), nvml::DeviceGetEnumUIntFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetPcieThroughput), nvml::DeviceGetEnumUIntFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceGetTotalEccErrors), nvml::DeviceGetTotalEccErrorsFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetRemappedRows), nvml::DeviceGetRemappedRowsFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetFieldValues), nvml::DeviceGetFieldValuesFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetProcessUtilization),
+                             nvml::DeviceGetProcessUtilizationFn>);
+static_assert(std::is_same_v<decltype(&nvmlEventSetCreate), nvml::EventSetCreateFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceRegisterEvents), nvml::DeviceRegisterEventsFn>);
+static_assert(std::is_same_v<decltype(&nvmlEventSetWait_v2), nvml::EventSetWaitFn>);
+static_assert(std::is_same_v<decltype(&nvmlEventSetFree), nvml::EventSetFreeFn>);
+#endif
 
 // NOLINTEND(google-runtime-int, readability-identifier-naming)

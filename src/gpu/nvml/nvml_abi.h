@@ -45,6 +45,38 @@ inline constexpr Return kErrorUnknown = 999;
 // nvmlTemperatureSensors_t (a C enum): the GPU die sensor.
 inline constexpr int kTemperatureGpu = 0;
 
+// nvmlClockType_t (a C enum): the clock domains nvmlDeviceGetClockInfo reads, in MHz.
+inline constexpr int kClockSm = 1;
+inline constexpr int kClockMem = 2;
+
+// nvmlPcieUtilCounter_t (a C enum): nvmlDeviceGetPcieThroughput's direction, in KB/s.
+inline constexpr int kPcieUtilTxBytes = 0;
+inline constexpr int kPcieUtilRxBytes = 1;
+
+// nvmlMemoryErrorType_t and nvmlEccCounterType_t (C enums) for nvmlDeviceGetTotalEccErrors.
+inline constexpr int kMemoryErrorCorrected = 0;
+inline constexpr int kMemoryErrorUncorrected = 1;
+inline constexpr int kVolatileEcc = 0;   // since the driver loaded
+inline constexpr int kAggregateEcc = 1;  // over the card's life
+
+// nvmlPstates_t (a C enum): 0 (P0, fastest) .. 15, and this for "unknown".
+inline constexpr int kPstateUnknown = 32;
+
+// nvmlEventType bit for XID errors (nvmlEventTypeXidCriticalError).
+inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8ULL;
+
+// NVML_FI_DEV_MEMORY_TEMP: the field id of the memory (HBM) temperature, for
+// nvmlDeviceGetFieldValues. GDDR boards answer it with NOT_SUPPORTED.
+inline constexpr unsigned int kFieldMemoryTemperature = 82;
+
+// nvmlValueType_t (a C enum): which member of Value a FieldValue holds.
+inline constexpr int kValueTypeDouble = 0;
+inline constexpr int kValueTypeUnsignedInt = 1;
+inline constexpr int kValueTypeUnsignedLong = 2;
+inline constexpr int kValueTypeUnsignedLongLong = 3;
+inline constexpr int kValueTypeSignedLongLong = 4;
+inline constexpr int kValueTypeSignedInt = 5;
+
 // Buffer sizes NVML documents as always large enough (the *_V2_BUFFER_SIZE constants).
 inline constexpr unsigned int kDeviceUuidBufferSize = 96;
 inline constexpr unsigned int kDeviceNameBufferSize = 96;
@@ -57,6 +89,10 @@ inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
 // nvmlDevice_t: an opaque handle owned by the library; valid between init and shutdown.
 struct DeviceOpaque;
 using Device = DeviceOpaque*;
+
+// nvmlEventSet_t: an opaque handle owned by the library; freed with nvmlEventSetFree.
+struct EventSetOpaque;
+using EventSet = EventSetOpaque*;
 
 // nvmlMemory_t (v1): bytes.
 struct Memory {
@@ -84,6 +120,56 @@ static_assert(sizeof(ProcessInfo) == 24);
 static_assert(offsetof(ProcessInfo, used_gpu_memory) == 8);
 static_assert(offsetof(ProcessInfo, gpu_instance_id) == 16);
 
+// nvmlProcessUtilizationSample_t: one process's utilisation over one driver sample period.
+struct ProcessUtilizationSample {
+  unsigned int pid;
+  unsigned long long time_stamp_us;  // CPU time stamp of the period, microseconds
+  unsigned int sm_util;              // percent
+  unsigned int mem_util;             // frame buffer (memory) percent
+  unsigned int enc_util;
+  unsigned int dec_util;
+};
+static_assert(sizeof(ProcessUtilizationSample) == 32);
+static_assert(offsetof(ProcessUtilizationSample, time_stamp_us) == 8);
+static_assert(offsetof(ProcessUtilizationSample, sm_util) == 16);
+
+// nvmlEventData_t (the layout nvmlEventSetWait_v2 fills).
+struct EventData {
+  Device device;                  // the device the event happened on
+  unsigned long long event_type;  // one nvmlEventType bit
+  unsigned long long event_data;  // the XID for kEventTypeXidCriticalError (999: unknown XID)
+  unsigned int gpu_instance_id;   // MIG only; 0xFFFFFFFF otherwise
+  unsigned int compute_instance_id;
+};
+static_assert(sizeof(EventData) == 32);
+static_assert(offsetof(EventData, event_data) == 16);
+
+// nvmlValue_t: the value of a FieldValue, tagged by FieldValue::value_type.
+union Value {
+  double d_val;
+  unsigned int ui_val;
+  unsigned long ul_val;
+  unsigned long long ull_val;
+  long long sll_val;
+  int si_val;
+};
+static_assert(sizeof(Value) == 8);
+
+// nvmlFieldValue_t: one field of nvmlDeviceGetFieldValues; the caller sets field_id (and zeroes
+// the rest), NVML fills the others. value is valid only when nvml_return is kSuccess.
+struct FieldValue {
+  unsigned int field_id;
+  unsigned int scope_id;
+  long long timestamp_us;
+  long long latency_us;
+  int value_type;  // nvmlValueType_t
+  Return nvml_return;
+  Value value;
+};
+static_assert(sizeof(FieldValue) == 40);
+static_assert(offsetof(FieldValue, value_type) == 24);
+static_assert(offsetof(FieldValue, value) == 32);
+
 // Entry points. The comment above each type names the exported symbol(s) it is resolved as.
 
 // nvmlInit_v2
@@ -106,14 +192,46 @@ using DeviceGetStringFn = Return (*)(Device, char*, unsigned int);
 using DeviceGetMemoryInfoFn = Return (*)(Device, Memory*);
 // nvmlDeviceGetUtilizationRates(device, utilization)
 using DeviceGetUtilizationRatesFn = Return (*)(Device, Utilization*);
-// nvmlDeviceGetTemperature(device, sensor, temperature in C)
-using DeviceGetTemperatureFn = Return (*)(Device, int, unsigned int*);
-// nvmlDeviceGetPowerUsage(device, power in mW)
-using DeviceGetPowerUsageFn = Return (*)(Device, unsigned int*);
-// nvmlDeviceGetTotalEnergyConsumption(device, energy in mJ since the driver loaded)
-using DeviceGetTotalEnergyConsumptionFn = Return (*)(Device, unsigned long long*);
+// One unsigned counter chosen by a C enum argument:
+// nvmlDeviceGetTemperature(device, sensor, temperature in C),
+// nvmlDeviceGetClockInfo(device, clock type, MHz),
+// nvmlDeviceGetPcieThroughput(device, counter, KB/s).
+using DeviceGetEnumUIntFn = Return (*)(Device, int, unsigned int*);
+using DeviceGetTemperatureFn = DeviceGetEnumUIntFn;
+// One unsigned counter: nvmlDeviceGetPowerUsage (mW), nvmlDeviceGetEnforcedPowerLimit (mW),
+// nvmlDeviceGetPcieReplayCounter (count), nvmlDeviceGetFanSpeed (percent).
+using DeviceGetUIntFn = Return (*)(Device, unsigned int*);
+using DeviceGetPowerUsageFn = DeviceGetUIntFn;
+// One 64-bit counter: nvmlDeviceGetTotalEnergyConsumption (mJ since the driver loaded),
+// nvmlDeviceGetCurrentClocksEventReasons and its older name
+// nvmlDeviceGetCurrentClocksThrottleReasons (a bitmask).
+using DeviceGetULongLongFn = Return (*)(Device, unsigned long long*);
+using DeviceGetTotalEnergyConsumptionFn = DeviceGetULongLongFn;
 // nvmlDeviceGetComputeRunningProcesses_v3(device, count in/out, infos)
 using DeviceGetComputeRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
+// nvmlDeviceGetTotalEccErrors(device, memory error type, counter type, count)
+using DeviceGetTotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);
+// nvmlDeviceGetRemappedRows(device, correctable rows, uncorrectable rows, pending, failure)
+using DeviceGetRemappedRowsFn =
+    Return (*)(Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*);
+// nvmlDeviceGetPerformanceState(device, pstate): nvmlPstates_t is an int-sized C enum.
+using DeviceGetPerformanceStateFn = Return (*)(Device, int*);
+// nvmlDeviceGetFieldValues(device, count, values in/out)
+using DeviceGetFieldValuesFn = Return (*)(Device, int, FieldValue*);
+// nvmlDeviceGetProcessUtilization(device, samples, count in/out, last seen time stamp in us):
+// only samples newer than the time stamp; a null buffer asks for the count.
+using DeviceGetProcessUtilizationFn = Return (*)(Device,
+                                                 ProcessUtilizationSample*,
+                                                 unsigned int*,
+                                                 unsigned long long);
+// nvmlEventSetCreate(set out)
+using EventSetCreateFn = Return (*)(EventSet*);
+// nvmlDeviceRegisterEvents(device, event type mask, set)
+using DeviceRegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
+// nvmlEventSetWait_v2(set, data out, timeout in ms): kErrorTimeout when no event came.
+using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);
+// nvmlEventSetFree(set)
+using EventSetFreeFn = Return (*)(EventSet);
 // NOLINTEND(google-runtime-int)
 
 }  // namespace gf::nvml

@@ -5,13 +5,23 @@
 // a driver (where Open says so and points at the simulated backend). Tests load the stand-in
 // library from tests/fakenvml through the same path.
 //
-// Ownership: the backend owns the library handle and one NVML initialisation reference; the
-// destructor shuts NVML down and unloads the library. The Clock passed to Open must outlive it.
-// Thread-safety: the backend keeps no mutable state after Open and NVML is itself thread-safe,
-// so calls from several threads are safe; the agent makes them from one.
+// Entry points that only newer drivers export (remapped rows, field values, event sets, ...) are
+// optional: without one, the counters it reads are nullopt. XID errors come from one NVML event
+// set opened with the backend; each Sample drains it without waiting and hands every GPU the
+// XIDs seen since its previous sample.
+//
+// Ownership: the backend owns the library handle, one NVML initialisation reference and the XID
+// event set; the destructor frees the set, shuts NVML down and unloads the library. The Clock
+// passed to Open must outlive it.
+// Thread-safety: Discover and Sample serialise on one mutex (they share the pending XIDs, the
+// per-GPU time stamps of per-process utilisation and the known UUIDs), so calls from several
+// threads are safe; the agent makes them from one.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,12 +58,16 @@ class NvmlGpuBackend final : public GpuBackend {
   // identify the devices.
   Result<std::vector<Gpu>> Discover() override;
 
-  // One reading. Counters the card does not offer (NOT_SUPPORTED, NO_PERMISSION) are nullopt.
-  // Errors: kNotFound for an index NVML does not know; kUnavailable when the GPU is lost or the
-  // driver fails; the message names the GPU, the NVML call and NVML's own error text.
+  // One reading. Counters the card does not offer (NOT_SUPPORTED, NO_PERMISSION) or the driver
+  // is too old to export are nullopt. A GPU that answers GPU_IS_LOST to any call is data, not an
+  // error: the sample has lost = true, uuid, time and the XIDs already drained for it, nothing
+  // else. Errors: kNotFound for an index NVML does not know; kUnavailable when the driver fails
+  // (or a lost GPU was never identified); the message names the GPU, the NVML call and NVML's
+  // own error text.
   Result<GpuSample> Sample(int index) override;
 
  private:
+  class CounterReader;
   struct Api {
     nvml::InitFn init = nullptr;
     nvml::ShutdownFn shutdown = nullptr;
@@ -70,7 +84,27 @@ class NvmlGpuBackend final : public GpuBackend {
     nvml::DeviceGetPowerUsageFn device_get_power_usage = nullptr;
     nvml::DeviceGetTotalEnergyConsumptionFn device_get_total_energy_consumption = nullptr;
     nvml::DeviceGetComputeRunningProcessesFn device_get_compute_running_processes = nullptr;
+    // Optional: null where the driver predates them.
+    nvml::DeviceGetUIntFn device_get_enforced_power_limit = nullptr;
+    nvml::DeviceGetEnumUIntFn device_get_clock_info = nullptr;
+    nvml::DeviceGetEnumUIntFn device_get_pcie_throughput = nullptr;
+    nvml::DeviceGetUIntFn device_get_pcie_replay_counter = nullptr;
+    nvml::DeviceGetTotalEccErrorsFn device_get_total_ecc_errors = nullptr;
+    nvml::DeviceGetRemappedRowsFn device_get_remapped_rows = nullptr;
+    nvml::DeviceGetULongLongFn device_get_clocks_event_reasons = nullptr;
+    std::string_view clocks_event_reasons_call;  // the name it was found under
+    nvml::DeviceGetUIntFn device_get_fan_speed = nullptr;
+    nvml::DeviceGetPerformanceStateFn device_get_performance_state = nullptr;
+    nvml::DeviceGetFieldValuesFn device_get_field_values = nullptr;
+    nvml::DeviceGetProcessUtilizationFn device_get_process_utilization = nullptr;
+    nvml::EventSetCreateFn event_set_create = nullptr;
+    nvml::DeviceRegisterEventsFn device_register_events = nullptr;
+    nvml::EventSetWaitFn event_set_wait = nullptr;
+    nvml::EventSetFreeFn event_set_free = nullptr;
   };
+
+  // Resolves the entry points newer drivers export; each missing one stays null.
+  static void LoadOptionalSymbols(void* handle, Api& api);
 
   NvmlGpuBackend(void* library_handle,
                  Api api,
@@ -82,19 +116,57 @@ class NvmlGpuBackend final : public GpuBackend {
   std::string ErrorText(nvml::Return rc) const;
   // An Error for a failed call: "<context>: <call> failed: <NVML text>", coded by rc.
   Error CallError(nvml::Return rc, std::string_view context, std::string_view call) const;
+  // The failure a reader recorded, as CallError plus the reader's note.
+  Error ReaderError(const CounterReader& reader, std::string_view context) const;
   Result<nvml::Device> Handle(int index) const;
   Result<std::string> DeviceString(nvml::DeviceGetStringFn fn,
                                    std::string_view call,
                                    nvml::Device device,
                                    std::string_view context) const;
-  Result<std::vector<GpuProcessSample>> Processes(nvml::Device device,
-                                                  std::string_view context) const;
+  std::optional<std::string> DeviceString(nvml::DeviceGetStringFn fn,
+                                          std::string_view call,
+                                          nvml::Device device,
+                                          CounterReader& reader) const;
+
+  // The counters of one GPU into `sample`; failures are left in `reader`.
+  void ReadCounters(nvml::Device device, CounterReader& reader, GpuSample& sample) const;
+  void ReadHealthCounters(nvml::Device device, CounterReader& reader, GpuSample& sample) const;
+  std::optional<int> MemoryTemperature(nvml::Device device, CounterReader& reader) const;
+  std::optional<RemappedRows> ReadRemappedRows(nvml::Device device, CounterReader& reader) const;
+  std::vector<GpuProcessSample> Processes(nvml::Device device, CounterReader& reader) const;
+  // REQUIRES: mu_ held. Adds each process's newest utilisation since the previous call for uuid.
+  void AddProcessUtilization(nvml::Device device,
+                             const std::string& uuid,
+                             CounterReader& reader,
+                             std::vector<GpuProcessSample>& processes);
+
+  // Creates the XID event set and registers every GPU that supports it; no set when the driver
+  // lacks the entry points or no GPU can be registered (XIDs are then never reported).
+  void WatchXids();
+  // REQUIRES: mu_ held. Moves every event waiting in the set into pending_xids_.
+  void DrainXids();
+  // REQUIRES: mu_ held. The XIDs drained for uuid since its previous sample.
+  std::vector<XidEvent> TakeXids(const std::string& uuid);
+  // REQUIRES: mu_ held. How Sample ends when a call failed: a lost sample for GPU_IS_LOST on a
+  // GPU whose UUID is known, else the reader's error.
+  Result<GpuSample> FailedSample(int index,
+                                 GpuSample sample,
+                                 const CounterReader& reader,
+                                 std::string_view context);
 
   void* library_handle_;  // from dlopen; closed in the destructor
   Api api_;
   std::string library_;
   std::string driver_version_;
   const Clock& clock_;
+
+  std::mutex mu_;
+  nvml::EventSet xid_events_ = nullptr;                        // null: XIDs are not watched
+  std::map<nvml::Device, std::string> watched_;                // registered handle -> UUID
+  std::map<std::string, std::vector<XidEvent>> pending_xids_;  // GUARDED_BY(mu_), by UUID
+  // GUARDED_BY(mu_): per UUID, the newest per-process utilisation time stamp seen (us).
+  std::map<std::string, unsigned long long> process_util_seen_us_;  // NOLINT(google-runtime-int)
+  std::map<int, std::string> known_uuids_;  // GUARDED_BY(mu_): index -> UUID, for lost GPUs
 };
 
 }  // namespace gf

@@ -2,9 +2,12 @@
 // path through the same dlopen code that loads the real driver library.
 #include "gpu/nvml/nvml_gpu_backend.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +24,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kFakeLibrary = GF_FAKENVML_PATH;
+// The same fake without the optional entry points: a driver too old for them.
+constexpr const char* kLegacyFakeLibrary = GF_FAKENVML_LEGACY_PATH;
 
 json H100() {
   return {{"name", "NVIDIA H100 80GB HBM3"},
@@ -30,11 +35,50 @@ json H100() {
           {"util_gpu", 87},
           {"util_memory", 41},
           {"temperature_c", 64},
+          {"memory_temperature_c", 71},
           {"power_mw", 512345},
+          {"power_limit_mw", 700000},
           {"energy_mj", 987654321},
+          {"sm_clock_mhz", 1980},
+          {"mem_clock_mhz", 2619},
+          {"pcie_tx_kbps", 12345},
+          {"pcie_rx_kbps", 67890},
+          {"pcie_replay_count", 3},
+          {"ecc",
+           {{"volatile_corrected", 5},
+            {"volatile_uncorrected", 1},
+            {"aggregate_corrected", 50},
+            {"aggregate_uncorrected", 2}}},
+          {"remapped_rows",
+           {{"correctable", 4}, {"uncorrectable", 1}, {"pending", true}, {"failure", false}}},
+          {"throttle_reasons", 0x24},
+          {"fan_speed_pct", 55},
+          {"pstate", 2},
           {"processes",
            json::array({{{"pid", 4242}, {"used_memory_mib", 1000}},
                         {{"pid", 4343}, {"used_memory_mib", 200}}})}};
+}
+
+// A process as the backend reports it (attribution fields stay empty: the monitor fills them).
+GpuProcessSample Proc(std::uint32_t pid,
+                      std::optional<std::int64_t> mib,
+                      std::optional<int> sm_util = std::nullopt,
+                      std::optional<int> mem_util = std::nullopt) {
+  GpuProcessSample p;
+  p.pid = pid;
+  p.used_memory_mib = mib;
+  p.sm_util_pct = sm_util;
+  p.mem_util_pct = mem_util;
+  return p;
+}
+
+// The XIDs of a sample, without their time (the time is the clock's at drain).
+std::vector<int> Xids(const GpuSample& sample) {
+  std::vector<int> out;
+  for (const XidEvent& x : sample.xids) {
+    out.push_back(x.xid);
+  }
+  return out;
 }
 
 json L4() {
@@ -78,8 +122,8 @@ class NvmlGpuBackendTest : public ::testing::Test {
     return {{"driver_version", "550.54.15"}, {"devices", json::array({H100(), L4()})}};
   }
 
-  std::unique_ptr<NvmlGpuBackend> Open() {
-    auto backend = NvmlGpuBackend::Open(kFakeLibrary, clock_);
+  std::unique_ptr<NvmlGpuBackend> Open(const char* library = kFakeLibrary) {
+    auto backend = NvmlGpuBackend::Open(library, clock_);
     EXPECT_TRUE(backend.ok()) << backend.error().ToString();
     if (!backend.ok()) {
       return nullptr;
@@ -133,12 +177,25 @@ TEST_F(NvmlGpuBackendTest, SampleReportsEveryField) {
   want.time = clock_.Now();
   want.memory_total_mib = 81559;
   want.memory_used_mib = 1234;
+  want.memory_free_mib = 81559 - 1234;
   want.util_gpu_pct = 87;
   want.util_memory_pct = 41;
   want.temperature_c = 64;
+  want.memory_temperature_c = 71;
   want.power_mw = 512345;
+  want.power_limit_mw = 700000;
   want.energy_mj = 987654321;
-  want.processes = {{4242, 1000}, {4343, 200}};
+  want.sm_clock_mhz = 1980;
+  want.mem_clock_mhz = 2619;
+  want.pcie_tx_kbps = 12345;
+  want.pcie_rx_kbps = 67890;
+  want.pcie_replay_count = 3;
+  want.ecc = EccCounters{5, 1, 50, 2};
+  want.remapped_rows = RemappedRows{4, 1, true, false};
+  want.throttle_reasons = 0x24;
+  want.fan_speed_pct = 55;
+  want.pstate = 2;
+  want.processes = {Proc(4242, 1000), Proc(4343, 200)};
   EXPECT_EQ(*sample, want);
 }
 
@@ -153,22 +210,115 @@ TEST_F(NvmlGpuBackendTest, SampleTimeComesFromTheClock) {
   EXPECT_TRUE(sample->processes.empty());
 }
 
+// Every optional counter of a sample, nullopt or not, by name; for the "absent" tests.
+std::vector<std::pair<std::string, bool>> PresentCounters(const GpuSample& s) {
+  return {{"util_gpu_pct", s.util_gpu_pct.has_value()},
+          {"util_memory_pct", s.util_memory_pct.has_value()},
+          {"temperature_c", s.temperature_c.has_value()},
+          {"memory_temperature_c", s.memory_temperature_c.has_value()},
+          {"power_mw", s.power_mw.has_value()},
+          {"power_limit_mw", s.power_limit_mw.has_value()},
+          {"energy_mj", s.energy_mj.has_value()},
+          {"sm_clock_mhz", s.sm_clock_mhz.has_value()},
+          {"mem_clock_mhz", s.mem_clock_mhz.has_value()},
+          {"pcie_tx_kbps", s.pcie_tx_kbps.has_value()},
+          {"pcie_rx_kbps", s.pcie_rx_kbps.has_value()},
+          {"pcie_replay_count", s.pcie_replay_count.has_value()},
+          {"ecc.volatile_corrected", s.ecc.volatile_corrected.has_value()},
+          {"ecc.volatile_uncorrected", s.ecc.volatile_uncorrected.has_value()},
+          {"ecc.aggregate_corrected", s.ecc.aggregate_corrected.has_value()},
+          {"ecc.aggregate_uncorrected", s.ecc.aggregate_uncorrected.has_value()},
+          {"remapped_rows", s.remapped_rows.has_value()},
+          {"throttle_reasons", s.throttle_reasons.has_value()},
+          {"fan_speed_pct", s.fan_speed_pct.has_value()},
+          {"pstate", s.pstate.has_value()}};
+}
+
+const json kEveryOptionalCounter = {"utilization",
+                                    "temperature",
+                                    "memory_temperature",
+                                    "power",
+                                    "power_limit",
+                                    "energy",
+                                    "clocks",
+                                    "pcie_throughput",
+                                    "pcie_replay",
+                                    "ecc",
+                                    "remapped_rows",
+                                    "throttle_reasons",
+                                    "fan",
+                                    "pstate",
+                                    "processes",
+                                    "process_utilization",
+                                    "xid_events"};
+
 TEST_F(NvmlGpuBackendTest, NotSupportedCountersAreNullopt) {
   json scenario = Scenario();
-  scenario["devices"][1]["unsupported"] = {
-      "power", "energy", "temperature", "utilization", "processes"};
+  scenario["devices"][0]["unsupported"] = kEveryOptionalCounter;
   WriteScenario(scenario);
   auto backend = Open();
   ASSERT_NE(backend, nullptr);
-  auto sample = backend->Sample(1);
+  auto sample = backend->Sample(0);
   ASSERT_TRUE(sample.ok()) << sample.error().ToString();
-  EXPECT_EQ(sample->memory_total_mib, 23034);
-  EXPECT_EQ(sample->util_gpu_pct, std::nullopt);
-  EXPECT_EQ(sample->util_memory_pct, std::nullopt);
-  EXPECT_EQ(sample->temperature_c, std::nullopt);
-  EXPECT_EQ(sample->power_mw, std::nullopt);
-  EXPECT_EQ(sample->energy_mj, std::nullopt);
+  EXPECT_EQ(sample->memory_total_mib, 81559);
+  for (const auto& [name, present] : PresentCounters(*sample)) {
+    EXPECT_FALSE(present) << name;
+  }
   EXPECT_TRUE(sample->processes.empty());
+  EXPECT_FALSE(sample->lost);
+}
+
+TEST_F(NvmlGpuBackendTest, NoPermissionCountersAreNullopt) {
+  json scenario = Scenario();
+  scenario["devices"][0]["no_permission"] = {"ecc", "power", "memory_temperature"};
+  WriteScenario(scenario);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto sample = backend->Sample(0);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  EXPECT_EQ(sample->ecc, EccCounters{});
+  EXPECT_EQ(sample->power_mw, std::nullopt);
+  EXPECT_EQ(sample->memory_temperature_c, std::nullopt);
+  EXPECT_EQ(sample->temperature_c, 64);  // the others still read
+  EXPECT_EQ(sample->power_limit_mw, 700000);
+}
+
+TEST_F(NvmlGpuBackendTest, MemoryInfoIsRequired) {
+  json scenario = Scenario();
+  scenario["devices"][0]["unsupported"] = {"memory"};
+  WriteScenario(scenario);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto sample = backend->Sample(0);
+  ASSERT_FALSE(sample.ok());
+  EXPECT_NE(sample.error().message.find("nvmlDeviceGetMemoryInfo failed: Not Supported"),
+            std::string::npos)
+      << sample.error().message;
+}
+
+TEST_F(NvmlGpuBackendTest, OldDriverWithoutOptionalEntryPointsStillSamples) {
+  json scenario = Scenario();
+  scenario["devices"][0]["xid_events"] = json::array({{{"xid", 79}, {"seq", 1}}});
+  scenario["devices"][0]["processes"] =
+      json::array({{{"pid", 4242}, {"used_memory_mib", 1000}, {"sm_util", 90}}});
+  WriteScenario(scenario);
+  auto backend = Open(kLegacyFakeLibrary);
+  ASSERT_NE(backend, nullptr);
+  auto sample = backend->Sample(0);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  // What the old driver has still reads, the rest is absent, nothing fails.
+  EXPECT_EQ(sample->util_gpu_pct, 87);
+  EXPECT_EQ(sample->power_mw, 512345);
+  EXPECT_EQ(sample->energy_mj, 987654321);
+  EXPECT_EQ(sample->throttle_reasons, 0x24u);  // under its pre-R535 name
+  for (const auto& [name, present] : PresentCounters(*sample)) {
+    bool essential = name == "util_gpu_pct" || name == "util_memory_pct" ||
+                     name == "temperature_c" || name == "power_mw" || name == "energy_mj" ||
+                     name == "throttle_reasons";
+    EXPECT_EQ(present, essential) << name;
+  }
+  EXPECT_TRUE(sample->xids.empty());
+  EXPECT_EQ(sample->processes, (std::vector<GpuProcessSample>{Proc(4242, 1000)}));
 }
 
 TEST_F(NvmlGpuBackendTest, ScenarioChangeIsSeenOnNextSample) {
@@ -188,7 +338,7 @@ TEST_F(NvmlGpuBackendTest, ScenarioChangeIsSeenOnNextSample) {
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->util_gpu_pct, 99);
   EXPECT_EQ(after->energy_mj, 6000);
-  EXPECT_EQ(after->processes, (std::vector<GpuProcessSample>{{77, 300}}));
+  EXPECT_EQ(after->processes, (std::vector<GpuProcessSample>{Proc(77, 300)}));
 }
 
 TEST_F(NvmlGpuBackendTest, ManyProcessesGrowTheBuffer) {
@@ -204,10 +354,10 @@ TEST_F(NvmlGpuBackendTest, ManyProcessesGrowTheBuffer) {
   auto sample = backend->Sample(0);
   ASSERT_TRUE(sample.ok()) << sample.error().ToString();
   ASSERT_EQ(sample->processes.size(), 100u);
-  EXPECT_EQ(sample->processes[99], (GpuProcessSample{1099, 99}));
+  EXPECT_EQ(sample->processes[99], Proc(1099, 99));
 }
 
-TEST_F(NvmlGpuBackendTest, ProcessMemoryNotAvailableIsZero) {
+TEST_F(NvmlGpuBackendTest, ProcessMemoryNotAvailableIsNullopt) {
   json scenario = Scenario();
   scenario["devices"][0]["processes"] = json::array({{{"pid", 9}}});
   WriteScenario(scenario);
@@ -215,24 +365,27 @@ TEST_F(NvmlGpuBackendTest, ProcessMemoryNotAvailableIsZero) {
   ASSERT_NE(backend, nullptr);
   auto sample = backend->Sample(0);
   ASSERT_TRUE(sample.ok());
-  EXPECT_EQ(sample->processes, (std::vector<GpuProcessSample>{{9, 0}}));
+  EXPECT_EQ(sample->processes, (std::vector<GpuProcessSample>{Proc(9, std::nullopt)}));
 }
 
-TEST_F(NvmlGpuBackendTest, LostGpuFailsSampleAndShowsFailedInDiscover) {
+TEST_F(NvmlGpuBackendTest, LostGpuGivesLostSampleAndShowsFailedInDiscover) {
   json scenario = Scenario();
   scenario["devices"][1]["lost"] = true;
   WriteScenario(scenario);
   auto backend = Open();
   ASSERT_NE(backend, nullptr);
+  clock_.Advance(Millis(1500));
 
   auto sample = backend->Sample(1);
-  ASSERT_FALSE(sample.ok());
-  EXPECT_EQ(sample.error().code, ErrorCode::kUnavailable);
-  EXPECT_NE(sample.error().message.find("GPU 1 (GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee)"),
-            std::string::npos)
-      << sample.error().message;
-  EXPECT_NE(sample.error().message.find("GPU is lost"), std::string::npos);
-  EXPECT_TRUE(backend->Sample(0).ok());
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  GpuSample want;
+  want.uuid = GpuUuid("GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
+  want.time = clock_.Now();
+  want.lost = true;
+  EXPECT_EQ(*sample, want);  // nothing else: no counter of a lost GPU is trusted
+  auto healthy = backend->Sample(0);
+  ASSERT_TRUE(healthy.ok());
+  EXPECT_FALSE(healthy->lost);
 
   auto gpus = backend->Discover();
   ASSERT_TRUE(gpus.ok()) << gpus.error().ToString();
@@ -241,6 +394,130 @@ TEST_F(NvmlGpuBackendTest, LostGpuFailsSampleAndShowsFailedInDiscover) {
   EXPECT_EQ((*gpus)[1].health, GpuHealth::kFailed);
   EXPECT_EQ((*gpus)[1].health_cause, "NVML: GPU is lost");
   EXPECT_EQ((*gpus)[1].uuid.value(), "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
+}
+
+TEST_F(NvmlGpuBackendTest, GpuLostAfterASampleKeepsItsUuidEvenWhenNvmlForgetsIt) {
+  WriteScenario(Scenario());
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  ASSERT_TRUE(backend->Sample(1).ok());
+  json scenario = Scenario();
+  scenario["devices"][1]["identity_lost"] = true;  // even nvmlDeviceGetUUID answers GPU_IS_LOST
+  WriteScenario(scenario);
+  auto sample = backend->Sample(1);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  EXPECT_TRUE(sample->lost);
+  EXPECT_EQ(sample->uuid.value(), "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
+}
+
+TEST_F(NvmlGpuBackendTest, LostGpuNeverIdentifiedIsAnError) {
+  json scenario = Scenario();
+  scenario["devices"][1]["identity_lost"] = true;
+  WriteScenario(scenario);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto sample = backend->Sample(1);
+  ASSERT_FALSE(sample.ok());
+  EXPECT_EQ(sample.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(sample.error().message.find("nvmlDeviceGetUUID failed: GPU is lost"), std::string::npos)
+      << sample.error().message;
+}
+
+TEST_F(NvmlGpuBackendTest, XidIsDeliveredOnceToItsOwnGpu) {
+  json scenario = Scenario();
+  scenario["devices"][1]["xid_events"] = json::array({{{"xid", 79}, {"seq", 1}}});
+  WriteScenario(scenario);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  clock_.Advance(Millis(700));
+
+  auto other = backend->Sample(0);  // drains the event set, keeps GPU 1's XID for GPU 1
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->xids.empty());
+  auto first = backend->Sample(1);
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  EXPECT_EQ(first->xids, (std::vector<XidEvent>{XidEvent{79, clock_.Now()}}));
+  auto second = backend->Sample(1);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->xids.empty());
+
+  // Rewriting the file does not replay seq 1; a new seq is a new event.
+  scenario["devices"][1]["util_gpu"] = 5;
+  WriteScenario(scenario);
+  EXPECT_TRUE(backend->Sample(1)->xids.empty());
+  scenario["devices"][1]["xid_events"].push_back({{"xid", 48}, {"seq", 2}});
+  scenario["devices"][1]["xid_events"].push_back({{"xid", 63}, {"seq", 3}});
+  WriteScenario(scenario);
+  auto third = backend->Sample(1);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(Xids(*third), (std::vector<int>{48, 63}));
+}
+
+TEST_F(NvmlGpuBackendTest, XidBeforeTheLossComesWithTheLostSample) {
+  WriteScenario(Scenario());
+  auto backend = Open();  // registers GPU 1 for XIDs while it is healthy
+  ASSERT_NE(backend, nullptr);
+  json scenario = Scenario();
+  scenario["devices"][1]["xid_events"] = json::array({{{"xid", 79}, {"seq", 1}}});
+  scenario["devices"][1]["lost"] = true;
+  WriteScenario(scenario);
+  auto sample = backend->Sample(1);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  EXPECT_TRUE(sample->lost);
+  EXPECT_EQ(Xids(*sample), (std::vector<int>{79}));
+}
+
+TEST_F(NvmlGpuBackendTest, GpuWithoutXidEventsReportsNone) {
+  json scenario = Scenario();
+  scenario["devices"][1]["unsupported"] = {"xid_events"};  // registration fails for GPU 1
+  scenario["devices"][1]["xid_events"] = json::array({{{"xid", 13}, {"seq", 1}}});
+  scenario["devices"][0]["xid_events"] = json::array({{{"xid", 31}, {"seq", 1}}});
+  WriteScenario(scenario);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  EXPECT_TRUE(backend->Sample(1)->xids.empty());
+  EXPECT_EQ(Xids(*backend->Sample(0)), (std::vector<int>{31}));
+}
+
+TEST_F(NvmlGpuBackendTest, PerProcessUtilizationIsTheNewestPeriod) {
+  json scenario = Scenario();
+  scenario["devices"][0]["processes"] =
+      json::array({{{"pid", 4242}, {"used_memory_mib", 1000}, {"sm_util", 10}, {"mem_util", 3}},
+                   {{"pid", 4343}, {"used_memory_mib", 200}}});
+  WriteScenario(scenario);
+  auto first = Open();
+  ASSERT_NE(first, nullptr);
+  auto before = first->Sample(0);
+  ASSERT_TRUE(before.ok()) << before.error().ToString();
+  EXPECT_EQ(before->processes,
+            (std::vector<GpuProcessSample>{Proc(4242, 1000, 10, 3), Proc(4343, 200)}));
+
+  // The driver now holds two periods for pid 4242; a fresh reader (time stamp 0) gets both and
+  // must report the newer one.
+  scenario["devices"][0]["processes"][0]["sm_util"] = 50;
+  WriteScenario(scenario);
+  auto second = Open();
+  ASSERT_NE(second, nullptr);
+  auto fresh = second->Sample(0);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().ToString();
+  EXPECT_EQ(fresh->processes[0], Proc(4242, 1000, 50, 3));
+}
+
+TEST_F(NvmlGpuBackendTest, PerProcessUtilizationNeverRepeatsAnOldPeriod) {
+  json scenario = Scenario();
+  scenario["devices"][0]["processes"] =
+      json::array({{{"pid", 4242}, {"used_memory_mib", 1000}, {"sm_util", 80}}});
+  WriteScenario(scenario);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  EXPECT_EQ(backend->Sample(0)->processes[0].sm_util_pct, 80);
+  // The process goes idle: the driver records no new period for it, so its utilisation is
+  // unknown now, not the 80 % of the period already reported.
+  scenario["devices"][0]["processes"][0].erase("sm_util");
+  WriteScenario(scenario);
+  auto idle = backend->Sample(0);
+  ASSERT_TRUE(idle.ok()) << idle.error().ToString();
+  EXPECT_EQ(idle->processes, (std::vector<GpuProcessSample>{Proc(4242, 1000)}));
 }
 
 TEST_F(NvmlGpuBackendTest, UnknownIndexIsNotFound) {
@@ -307,11 +584,12 @@ TEST_F(NvmlGpuBackendTest, BrokenScenarioAfterInitFailsSample) {
   auto backend = Open();
   ASSERT_NE(backend, nullptr);
   json scenario = Scenario();
-  scenario["devices"][0]["unsupported"] = {"fan"};
+  scenario["devices"][0]["unsupported"] = {"fans"};
   WriteScenario(scenario);
   auto sample = backend->Sample(0);
   ASSERT_FALSE(sample.ok());
-  EXPECT_NE(sample.error().message.find("unknown counter 'fan'"), std::string::npos)
+  EXPECT_NE(sample.error().message.find("devices[0].unsupported: unknown counter 'fans'"),
+            std::string::npos)
       << sample.error().message;
   WriteScenario(Scenario());
   EXPECT_TRUE(backend->Sample(0).ok());
@@ -340,9 +618,33 @@ TEST_F(NvmlGpuBackendTest, ExampleScenariosLoad) {
     auto gpus = backend->Discover();
     ASSERT_TRUE(gpus.ok()) << gpus.error().ToString();
     EXPECT_FALSE(gpus->empty());
+    for (const Gpu& gpu : *gpus) {
+      auto sample = backend->Sample(gpu.index);
+      EXPECT_TRUE(sample.ok()) << gpu.index << ": " << sample.error().ToString();
+    }
     ++loaded;
   }
-  EXPECT_GE(loaded, 2);
+  EXPECT_GE(loaded, 3);
+}
+
+// The example a later end-to-end test relies on: what each GPU of scenarios/faults.json shows.
+TEST_F(NvmlGpuBackendTest, FaultsScenarioShowsEachFault) {
+  ASSERT_EQ(setenv("GF_FAKENVML_SCENARIO", GF_FAKENVML_SCENARIOS_DIR "/faults.json", 1), 0);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  std::vector<GpuSample> samples;
+  for (int i = 0; i < 4; ++i) {
+    auto sample = backend->Sample(i);
+    ASSERT_TRUE(sample.ok()) << i << ": " << sample.error().ToString();
+    samples.push_back(*std::move(sample));
+  }
+  EXPECT_EQ(Xids(samples[0]), (std::vector<int>{79}));
+  EXPECT_GT(samples[1].ecc.volatile_uncorrected.value_or(0), 0);
+  ASSERT_TRUE(samples[1].remapped_rows.has_value());
+  EXPECT_TRUE(samples[1].remapped_rows->pending);
+  EXPECT_GE(samples[2].temperature_c.value_or(0), 90);
+  EXPECT_NE(samples[2].throttle_reasons.value_or(0) & 0x40u, 0u);  // HW thermal slowdown
+  EXPECT_TRUE(samples[3].lost);
 }
 
 // NOLINTEND(concurrency-mt-unsafe)

@@ -1,9 +1,13 @@
 #include "gpu/sim/sim_gpu_backend.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <climits>
+#include <cmath>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include <unistd.h>
@@ -15,8 +19,10 @@ constexpr std::string_view kSimPrefix = "sim:";
 constexpr std::string_view kSimForm =
     "expected sim:[COUNTx]MODEL-NNGB[,...] with COUNT 1..64, e.g. sim:8xH100-80GB or "
     "sim:2xA100-40GB,4xL4-24GB";
-constexpr int kIdleTemperatureC = 30;
-constexpr int kFullLoadExtraC = 45;  // a card at 100 % runs at about 75 C
+constexpr std::uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ULL;
+// Die temperature and HBM sensor bounds a SetTemperature may ask for.
+constexpr int kMinTemperatureC = -40;
+constexpr int kMaxTemperatureC = 150;
 
 Error BadSpec(std::string_view spec, std::string_view why) {
   return InvalidArgument("bad --gpus spec '" + std::string(spec) + "': " + std::string(why) + "; " +
@@ -51,32 +57,6 @@ std::optional<int> SmallNumber(std::string_view s) {
   return n;
 }
 
-// Idle and full-load draw by family; a rough table, enough for plausible demos and energy math.
-struct PowerProfile {
-  std::string_view family_prefix;
-  std::int64_t idle_mw;
-  std::int64_t max_mw;
-};
-constexpr std::array<PowerProfile, 7> kPowerProfiles = {{
-    {"H200", 75'000, 700'000},
-    {"H100", 70'000, 700'000},
-    {"B200", 140'000, 1'000'000},
-    {"A100", 55'000, 400'000},
-    {"L40", 35'000, 350'000},
-    {"L4", 16'000, 72'000},
-    {"A10", 25'000, 150'000},
-}};
-constexpr PowerProfile kDefaultPower = {"", 50'000, 300'000};
-
-PowerProfile ProfileFor(std::string_view model) {
-  for (const PowerProfile& p : kPowerProfiles) {
-    if (model.substr(0, p.family_prefix.size()) == p.family_prefix) {
-      return p;
-    }
-  }
-  return kDefaultPower;
-}
-
 std::uint64_t Fnv1a64(std::string_view data, std::uint64_t seed) {
   std::uint64_t hash = seed;
   for (char c : data) {
@@ -92,6 +72,42 @@ std::string Hostname() {
     return "localhost";
   }
   return std::string(buffer);
+}
+
+// NVML's clocks-event reason "GPU idle" and the performance states a card sits in.
+constexpr std::uint64_t kThrottleGpuIdle = 0x1;
+constexpr int kPstateBusy = 0;  // P0
+constexpr int kPstateIdle = 8;  // P8
+
+// kInvalidArgument naming the GPU, the setting, the value and the accepted range.
+Status CheckRange(int index,
+                  std::string_view what,
+                  std::int64_t value,
+                  std::int64_t lo,
+                  std::int64_t hi) {
+  if (value >= lo && value <= hi) {
+    return OkStatus();
+  }
+  return InvalidArgument("sim GPU " + std::to_string(index) + ": " + std::string(what) + " " +
+                         std::to_string(value) + " is out of range; use " + std::to_string(lo) +
+                         ".." + std::to_string(hi));
+}
+
+Status CheckNotNegative(int index, std::string_view what, std::optional<std::int64_t> value) {
+  return value ? CheckRange(index, what, *value, 0, INT64_MAX) : OkStatus();
+}
+
+// Framebuffer in use: the driver's reserve plus what the processes hold, at most the card.
+std::int64_t UsedMemoryMib(std::int64_t total_mib, const std::vector<GpuProcessSample>& processes) {
+  std::int64_t used = SimDriverReserveMib(total_mib);
+  for (const GpuProcessSample& p : processes) {
+    used += p.used_memory_mib.value_or(0);
+  }
+  return std::min(used, total_mib);
+}
+
+EccCounters ZeroEcc() {
+  return EccCounters{0, 0, 0, 0};
 }
 
 }  // namespace
@@ -159,7 +175,7 @@ std::string SimGpuUuid(std::string_view hostname, int index, std::string_view mo
   std::string key = "gpufleet-sim|" + std::string(hostname) + "|" + std::to_string(index) + "|" +
                     std::string(model);
   // Two FNV-1a passes with different offset bases give 128 bits.
-  std::uint64_t hi = Fnv1a64(key, 0xcbf29ce484222325ULL);
+  std::uint64_t hi = Fnv1a64(key, kFnvOffsetBasis);
   std::uint64_t lo = Fnv1a64(key, 0x84222325cbf29ce4ULL);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
@@ -174,35 +190,60 @@ std::string SimGpuUuid(std::string_view hostname, int index, std::string_view mo
 
 Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view spec,
                                                              const Clock& clock) {
-  return Create(spec, clock, Hostname());
+  return Create(spec, clock, SimGpuOptions{});
 }
 
 Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view spec,
                                                              const Clock& clock,
                                                              std::string_view hostname) {
+  SimGpuOptions options;
+  options.hostname = std::string(hostname);
+  options.proc_root.clear();
+  return Create(spec, clock, options);
+}
+
+Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view spec,
+                                                             const Clock& clock,
+                                                             const SimGpuOptions& options) {
   GF_ASSIGN_OR_RETURN(std::vector<SimGpuGroup> groups, ParseSimGpuSpec(spec));
+  std::string hostname = options.hostname.empty() ? Hostname() : options.hostname;
   Time now = clock.Now();
   std::vector<SimGpu> gpus;
   for (const SimGpuGroup& group : groups) {
-    PowerProfile power = ProfileFor(group.model);
     for (int i = 0; i < group.count; ++i) {
       SimGpu sim;
       sim.gpu.index = static_cast<int>(gpus.size());
       sim.gpu.uuid = GpuUuid(SimGpuUuid(hostname, sim.gpu.index, group.model));
       sim.gpu.model = group.model;
       sim.gpu.memory_mib = group.memory_mib;
-      sim.idle_power_mw = power.idle_mw;
-      sim.max_power_mw = power.max_mw;
-      sim.last_accrual = now;
+      sim.profile = &SimGpuProfileFor(group.model);
+      sim.seed = Fnv1a64(sim.gpu.uuid.value(), kFnvOffsetBasis);
+      sim.last_step = now;
+      sim.temperature_c = SimTargetTemperatureC(*sim.profile, sim.profile->idle_mw);
       gpus.push_back(std::move(sim));
     }
   }
-  return std::unique_ptr<SimGpuBackend>(
-      new SimGpuBackend(std::string(spec), std::move(gpus), clock));
+  std::unique_ptr<SimGpuBackend> backend(
+      new SimGpuBackend(std::string(spec), std::move(gpus), clock, options));
+  {
+    // The starting load: idle, unless processes already use a GPU (`up` restarted under jobs).
+    std::lock_guard<std::mutex> lock(backend->mu_);
+    for (SimGpu& gpu : backend->gpus_) {
+      gpu.load = backend->ComputeLoad(gpu, now);
+    }
+  }
+  return backend;
 }
 
-SimGpuBackend::SimGpuBackend(std::string spec, std::vector<SimGpu> gpus, const Clock& clock)
-    : spec_(std::move(spec)), clock_(clock), gpus_(std::move(gpus)) {}
+SimGpuBackend::SimGpuBackend(std::string spec,
+                             std::vector<SimGpu> gpus,
+                             const Clock& clock,
+                             const SimGpuOptions& options)
+    : spec_(std::move(spec)),
+      clock_(clock),
+      proc_root_(options.proc_root),
+      proc_scan_interval_(options.proc_scan_interval),
+      gpus_(std::move(gpus)) {}
 
 std::string SimGpuBackend::Describe() const {
   return spec_;
@@ -218,19 +259,6 @@ Result<std::vector<Gpu>> SimGpuBackend::Discover() {
   return out;
 }
 
-std::int64_t SimGpuBackend::PowerMw(const SimGpu& gpu) {
-  return gpu.idle_power_mw + (gpu.max_power_mw - gpu.idle_power_mw) * gpu.util_pct / 100;
-}
-
-void SimGpuBackend::Accrue(SimGpu& gpu, Time now) {
-  std::int64_t elapsed_ms = (now - gpu.last_accrual).count();
-  // A clock set backwards adds nothing: the counter, like NVML's, never decreases.
-  if (elapsed_ms > 0) {
-    gpu.energy_uj += PowerMw(gpu) * elapsed_ms;
-  }
-  gpu.last_accrual = now;
-}
-
 Result<SimGpuBackend::SimGpu*> SimGpuBackend::Find(int index) {
   if (index < 0 || static_cast<std::size_t>(index) >= gpus_.size()) {
     return NotFound("GPU " + std::to_string(index) + ": no such GPU (" + spec_ + " has " +
@@ -239,65 +267,193 @@ Result<SimGpuBackend::SimGpu*> SimGpuBackend::Find(int index) {
   return &gpus_[static_cast<std::size_t>(index)];
 }
 
+const SimGpuProcessTable& SimGpuBackend::Processes(Time now) {
+  bool fresh = processes_time_ && now >= *processes_time_ &&
+               now - *processes_time_ < proc_scan_interval_;
+  if (!proc_root_.empty() && !fresh) {
+    processes_ = ScanSimGpuProcesses(proc_root_);
+    processes_time_ = now;
+  }
+  return processes_;
+}
+
+SimGpuBackend::Load SimGpuBackend::ComputeLoad(const SimGpu& gpu, Time now) {
+  const Overrides& o = gpu.overrides;
+  std::span<const std::uint32_t> pids;
+  if (!o.processes) {
+    const SimGpuProcessTable& table = Processes(now);
+    auto it = table.find(gpu.gpu.uuid.value());
+    if (it != table.end()) {
+      pids = it->second;
+    }
+  }
+  bool busy = o.processes ? !o.processes->empty() : !pids.empty();
+  Load load;
+  load.util_pct = o.util_pct.value_or(busy ? SimBusyUtilPct(gpu.seed, now) : 0);
+  load.mem_util_pct = SimMemoryUtilPct(load.util_pct);
+  load.processes = o.processes ? *o.processes
+                               : SimProcesses(pids, gpu.gpu.memory_mib, load.util_pct,
+                                              load.mem_util_pct);
+  load.memory_used_mib =
+      o.memory_used_mib.value_or(UsedMemoryMib(gpu.gpu.memory_mib, load.processes));
+  load.power_mw = SimPowerMw(*gpu.profile, load.util_pct);
+  return load;
+}
+
+void SimGpuBackend::Step(SimGpu& gpu, Time now) {
+  Millis elapsed = now - gpu.last_step;
+  // A clock set backwards bills nothing: the counter, like NVML's, never decreases.
+  if (elapsed.count() > 0) {
+    gpu.energy_uj += gpu.load.power_mw * elapsed.count();
+    double target_c = SimTargetTemperatureC(*gpu.profile, gpu.load.power_mw);
+    gpu.temperature_c = SimLagTemperatureC(gpu.temperature_c, target_c, elapsed);
+  }
+  gpu.last_step = now;
+  gpu.load = ComputeLoad(gpu, now);
+}
+
+GpuSample SimGpuBackend::Render(SimGpu& gpu, Time now) {
+  GpuSample s;
+  s.uuid = gpu.gpu.uuid;
+  s.time = now;
+  if (gpu.lost) {
+    s.lost = true;  // pending XIDs wait for the card to come back
+    return s;
+  }
+  const SimGpuProfile& p = *gpu.profile;
+  const Load& load = gpu.load;
+  const Overrides& o = gpu.overrides;
+  bool busy = load.util_pct > 0;
+  s.memory_total_mib = gpu.gpu.memory_mib;
+  s.memory_used_mib = load.memory_used_mib;
+  s.memory_free_mib = gpu.gpu.memory_mib - load.memory_used_mib;
+  s.util_gpu_pct = load.util_pct;
+  s.util_memory_pct = load.mem_util_pct;
+  int die_c = o.temperature_c.value_or(static_cast<int>(std::lround(gpu.temperature_c)));
+  s.temperature_c = die_c;
+  if (p.hbm) {
+    s.memory_temperature_c = SimMemoryTemperatureC(die_c, load.mem_util_pct);
+  }
+  if (p.fan) {
+    s.fan_speed_pct = SimFanPct(die_c);
+  }
+  s.power_mw = load.power_mw;
+  s.power_limit_mw = p.tdp_mw;
+  s.energy_mj = gpu.energy_uj / 1000;
+  s.sm_clock_mhz = busy ? p.sm_boost_mhz : p.sm_idle_mhz;
+  s.mem_clock_mhz = busy ? p.mem_max_mhz : p.mem_idle_mhz;
+  s.pstate = busy ? kPstateBusy : kPstateIdle;
+  s.throttle_reasons = o.throttle_reasons.value_or(busy ? 0 : kThrottleGpuIdle);
+  s.pcie_rx_kbps = SimPcieRxKbps(load.util_pct);
+  s.pcie_tx_kbps = SimPcieTxKbps(load.util_pct);
+  s.pcie_replay_count = 0;
+  s.ecc = o.ecc.value_or(p.ecc ? ZeroEcc() : EccCounters{});
+  s.remapped_rows = o.remapped_rows ? o.remapped_rows
+                                    : (p.row_remap ? std::optional(RemappedRows{}) : std::nullopt);
+  s.xids = std::exchange(gpu.pending_xids, {});
+  s.processes = load.processes;
+  return s;
+}
+
 Result<GpuSample> SimGpuBackend::Sample(int index) {
   std::lock_guard<std::mutex> lock(mu_);
   GF_ASSIGN_OR_RETURN(SimGpu * gpu, Find(index));
   Time now = clock_.Now();
-  Accrue(*gpu, now);
-  if (gpu->lost) {
-    return Unavailable("GPU " + std::to_string(index) + " (" + gpu->gpu.uuid.value() +
-                       "): GPU is lost (simulated)");
-  }
-  GpuSample sample;
-  sample.uuid = gpu->gpu.uuid;
-  sample.time = now;
-  sample.memory_total_mib = gpu->gpu.memory_mib;
-  sample.memory_used_mib = gpu->memory_used_mib;
-  sample.util_gpu_pct = gpu->util_pct;
-  sample.util_memory_pct = gpu->util_pct / 2;
-  sample.temperature_c = kIdleTemperatureC + kFullLoadExtraC * gpu->util_pct / 100;
-  sample.power_mw = PowerMw(*gpu);
-  sample.energy_mj = gpu->energy_uj / 1000;
-  sample.processes = gpu->processes;
-  return sample;
+  Step(*gpu, now);
+  return Render(*gpu, now);
+}
+
+Status SimGpuBackend::Change(int index, const std::function<Status(SimGpu&)>& change) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GF_ASSIGN_OR_RETURN(SimGpu * gpu, Find(index));
+  Time now = clock_.Now();
+  Step(*gpu, now);  // energy so far at the old draw
+  GF_TRY(change(*gpu));
+  gpu->load = ComputeLoad(*gpu, now);
+  return OkStatus();
 }
 
 Status SimGpuBackend::SetUtilization(int index, int util_pct) {
-  std::lock_guard<std::mutex> lock(mu_);
-  GF_ASSIGN_OR_RETURN(SimGpu * gpu, Find(index));
-  if (util_pct < 0 || util_pct > 100) {
-    return InvalidArgument("utilisation " + std::to_string(util_pct) + " % is not in 0..100");
-  }
-  Accrue(*gpu, clock_.Now());  // energy so far at the old power
-  gpu->util_pct = util_pct;
-  return OkStatus();
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    GF_TRY(CheckRange(index, "utilisation (%)", util_pct, 0, 100));
+    gpu.overrides.util_pct = util_pct;
+    return OkStatus();
+  });
 }
 
 Status SimGpuBackend::SetMemoryUsed(int index, std::int64_t used_mib) {
-  std::lock_guard<std::mutex> lock(mu_);
-  GF_ASSIGN_OR_RETURN(SimGpu * gpu, Find(index));
-  if (used_mib < 0 || used_mib > gpu->gpu.memory_mib) {
-    return InvalidArgument("memory used " + std::to_string(used_mib) + " MiB is not in 0.." +
-                           std::to_string(gpu->gpu.memory_mib));
-  }
-  gpu->memory_used_mib = used_mib;
-  return OkStatus();
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    GF_TRY(CheckRange(index, "memory used (MiB)", used_mib, 0, gpu.gpu.memory_mib));
+    gpu.overrides.memory_used_mib = used_mib;
+    return OkStatus();
+  });
 }
 
 Status SimGpuBackend::SetProcesses(int index, std::vector<GpuProcessSample> processes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  GF_ASSIGN_OR_RETURN(SimGpu * gpu, Find(index));
-  gpu->processes = std::move(processes);
-  return OkStatus();
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    gpu.overrides.processes = std::move(processes);
+    return OkStatus();
+  });
+}
+
+Status SimGpuBackend::SetTemperature(int index, int temperature_c) {
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    GF_TRY(CheckRange(index, "temperature (C)", temperature_c, kMinTemperatureC,
+                      kMaxTemperatureC));
+    gpu.overrides.temperature_c = temperature_c;
+    return OkStatus();
+  });
+}
+
+Status SimGpuBackend::SetThrottleReasons(int index, std::uint64_t reasons) {
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    gpu.overrides.throttle_reasons = reasons;
+    return OkStatus();
+  });
+}
+
+Status SimGpuBackend::SetEcc(int index, EccCounters ecc) {
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    GF_TRY(CheckNotNegative(index, "ECC volatile_corrected", ecc.volatile_corrected));
+    GF_TRY(CheckNotNegative(index, "ECC volatile_uncorrected", ecc.volatile_uncorrected));
+    GF_TRY(CheckNotNegative(index, "ECC aggregate_corrected", ecc.aggregate_corrected));
+    GF_TRY(CheckNotNegative(index, "ECC aggregate_uncorrected", ecc.aggregate_uncorrected));
+    gpu.overrides.ecc = ecc;
+    return OkStatus();
+  });
+}
+
+Status SimGpuBackend::SetRemappedRows(int index, RemappedRows rows) {
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    GF_TRY(CheckNotNegative(index, "remapped rows correctable", rows.correctable));
+    GF_TRY(CheckNotNegative(index, "remapped rows uncorrectable", rows.uncorrectable));
+    gpu.overrides.remapped_rows = rows;
+    return OkStatus();
+  });
+}
+
+Status SimGpuBackend::ClearOverrides(int index) {
+  return Change(index, [](SimGpu& gpu) -> Status {
+    gpu.overrides = Overrides{};
+    return OkStatus();
+  });
+}
+
+Status SimGpuBackend::InjectXid(int index, int xid) {
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    GF_TRY(CheckRange(index, "XID", xid, 1, INT_MAX));
+    gpu.pending_xids.push_back(XidEvent{xid, gpu.last_step});
+    return OkStatus();
+  });
 }
 
 Status SimGpuBackend::SetLost(int index, bool lost) {
-  std::lock_guard<std::mutex> lock(mu_);
-  GF_ASSIGN_OR_RETURN(SimGpu * gpu, Find(index));
-  gpu->lost = lost;
-  gpu->gpu.health = lost ? GpuHealth::kFailed : GpuHealth::kOk;
-  gpu->gpu.health_cause = lost ? "GPU is lost (simulated)" : "";
-  return OkStatus();
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    gpu.lost = lost;
+    gpu.gpu.health = lost ? GpuHealth::kFailed : GpuHealth::kOk;
+    gpu.gpu.health_cause = lost ? "GPU is lost (simulated)" : "";
+    return OkStatus();
+  });
 }
 
 }  // namespace gf

@@ -1,9 +1,19 @@
 #include "gpu/sim/sim_gpu_backend.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace gf {
 namespace {
@@ -17,6 +27,75 @@ std::unique_ptr<SimGpuBackend> MakeSim(std::string_view spec,
     return nullptr;
   }
   return std::move(backend).value();
+}
+
+namespace fs = std::filesystem;
+
+// A fake /proc: one directory per pid holding an `environ` file (NUL-separated, like the
+// kernel's), so process discovery runs on files the test controls.
+class FakeProc {
+ public:
+  FakeProc() {
+    std::string pattern = (fs::temp_directory_path() / "gf-sim-proc-XXXXXX").string();
+    EXPECT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+  }
+  ~FakeProc() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  FakeProc(const FakeProc&) = delete;
+  FakeProc& operator=(const FakeProc&) = delete;
+
+  const fs::path& Root() const { return root_; }
+
+  void Add(std::uint32_t pid, const std::vector<std::string>& env) { Write(std::to_string(pid), env); }
+  // An entry under any name (the tree also has non-pid directories such as "self").
+  void Write(const std::string& name, const std::vector<std::string>& env) {
+    fs::create_directories(root_ / name);
+    std::ofstream out(root_ / name / "environ", std::ios::binary);
+    out << EnvironBlock(env);
+  }
+  static std::string EnvironBlock(const std::vector<std::string>& env) {
+    std::string block;
+    for (const std::string& entry : env) {
+      block += entry;
+      block += '\0';
+    }
+    return block;
+  }
+  // A process as gpufleet's shim starts it: both variables set to its GPUs' UUIDs.
+  void AddJobProcess(std::uint32_t pid, const std::string& uuids) {
+    Add(pid, {"PATH=/usr/bin", "CUDA_VISIBLE_DEVICES=" + uuids, "NVIDIA_VISIBLE_DEVICES=" + uuids,
+              "GPUFLEET_JOB_ID=7"});
+  }
+  void Remove(std::uint32_t pid) { fs::remove_all(root_ / std::to_string(pid)); }
+
+ private:
+  fs::path root_;
+};
+
+std::unique_ptr<SimGpuBackend> MakeSimOnProc(std::string_view spec,
+                                             const Clock& clock,
+                                             const FakeProc& proc) {
+  SimGpuOptions options;
+  options.hostname = "node-a";
+  options.proc_root = proc.Root();
+  auto backend = SimGpuBackend::Create(spec, clock, options);
+  EXPECT_TRUE(backend.ok()) << backend.error().ToString();
+  return backend.ok() ? std::move(backend).value() : nullptr;
+}
+
+std::string Uuid(SimGpuBackend& sim, int index) {
+  return (*sim.Discover())[static_cast<std::size_t>(index)].uuid.value();
+}
+
+std::vector<std::uint32_t> Pids(const GpuSample& s) {
+  std::vector<std::uint32_t> pids;
+  for (const GpuProcessSample& p : s.processes) {
+    pids.push_back(p.pid);
+  }
+  return pids;
 }
 
 TEST(SimGpuSpecTest, ParsesGoodSpecs) {
@@ -109,26 +188,6 @@ TEST(SimGpuBackendTest, UuidsAreStableAcrossRestartsAndLookReal) {
   EXPECT_NE(SimGpuUuid("node-a", 0, "H100-80GB"), SimGpuUuid("node-a", 0, "A100-80GB"));
 }
 
-TEST(SimGpuBackendTest, IdleSample) {
-  ManualClock clock;
-  auto sim = MakeSim("sim:H100-80GB", clock);
-  ASSERT_NE(sim, nullptr);
-  auto sample = sim->Sample(0);
-  ASSERT_TRUE(sample.ok());
-  EXPECT_EQ(sample->uuid.value(), SimGpuUuid("node-a", 0, "H100-80GB"));
-  EXPECT_EQ(sample->time, clock.Now());
-  EXPECT_EQ(sample->memory_total_mib, 81920);
-  EXPECT_EQ(sample->memory_used_mib, 0);
-  EXPECT_EQ(sample->util_gpu_pct, 0);
-  EXPECT_EQ(sample->util_memory_pct, 0);
-  EXPECT_EQ(sample->temperature_c, 30);
-  ASSERT_TRUE(sample->power_mw.has_value());
-  EXPECT_GT(*sample->power_mw, 10'000);
-  EXPECT_LT(*sample->power_mw, 150'000);
-  EXPECT_EQ(sample->energy_mj, 0);
-  EXPECT_TRUE(sample->processes.empty());
-}
-
 TEST(SimGpuBackendTest, EnergyGrowsWithClockTimesPower) {
   ManualClock clock;
   auto sim = MakeSim("sim:2xH100-80GB", clock);
@@ -146,7 +205,6 @@ TEST(SimGpuBackendTest, EnergyGrowsWithClockTimesPower) {
   GpuSample loaded = *sim->Sample(1);
   EXPECT_EQ(loaded.util_gpu_pct, 100);
   EXPECT_GT(*loaded.power_mw, idle_mw);
-  EXPECT_GT(*loaded.temperature_c, 30);
   clock.Advance(Millis(2'000));
   EXPECT_EQ(*sim->Sample(1)->energy_mj, before + *loaded.power_mw * 2);
 
@@ -176,18 +234,412 @@ TEST(SimGpuBackendTest, LoadControls) {
   EXPECT_EQ(sim->Sample(-1).error().code, ErrorCode::kNotFound);
 }
 
-TEST(SimGpuBackendTest, LostGpuFailsSample) {
+TEST(SimProcScanTest, VisibleGpuUuidsReadsBothVariablesAndOnlyUuids) {
+  auto uuids = [](const std::vector<std::string>& env) {
+    return VisibleGpuUuids(FakeProc::EnvironBlock(env));
+  };
+  EXPECT_EQ(uuids({"HOME=/root", "CUDA_VISIBLE_DEVICES=GPU-a, GPU-b",
+                   "NVIDIA_VISIBLE_DEVICES=GPU-b,GPU-c", "X_CUDA_VISIBLE_DEVICES=GPU-x",
+                   "CUDA_VISIBLE_DEVICES_OLD=GPU-y"}),
+            (std::vector<std::string>{"GPU-a", "GPU-b", "GPU-c"}));
+  // Indexes name real cards, "void"/"all" are runtime keywords: none is a simulated GPU.
+  EXPECT_TRUE(uuids({"CUDA_VISIBLE_DEVICES=0,1", "NVIDIA_VISIBLE_DEVICES=all"}).empty());
+  EXPECT_TRUE(uuids({"NVIDIA_VISIBLE_DEVICES=void"}).empty());
+  EXPECT_TRUE(uuids({"CUDA_VISIBLE_DEVICES="}).empty());
+  // No trailing NUL (a truncated read) still parses.
+  EXPECT_EQ(VisibleGpuUuids("CUDA_VISIBLE_DEVICES=GPU-z"), (std::vector<std::string>{"GPU-z"}));
+}
+
+TEST(SimProcScanTest, ScanMapsUuidsToSortedPidsAndSkipsWhatItCannotRead) {
+  FakeProc proc;
+  proc.AddJobProcess(30, "GPU-a");
+  proc.AddJobProcess(7, "GPU-a,GPU-b");
+  proc.AddJobProcess(12, "GPU-b");
+  proc.Add(99, {"PATH=/bin"});  // no GPU
+  proc.Write("4294967296", {"CUDA_VISIBLE_DEVICES=GPU-a"});  // beyond 32 bits: not a pid
+  fs::create_directories(proc.Root() / "self");        // not a pid
+  fs::create_directories(proc.Root() / "55");          // exited mid-scan: no environ
+  SimGpuProcessTable table = ScanSimGpuProcesses(proc.Root());
+  EXPECT_EQ(table, (SimGpuProcessTable{{"GPU-a", {7, 30}}, {"GPU-b", {7, 12}}}));
+
+  if (geteuid() != 0) {  // root reads any file, so only a non-root run can check this
+    proc.AddJobProcess(40, "GPU-c");
+    fs::permissions(proc.Root() / "40" / "environ", fs::perms::none);
+    EXPECT_EQ(ScanSimGpuProcesses(proc.Root()).count("GPU-c"), 0u);
+  }
+  EXPECT_TRUE(ScanSimGpuProcesses(proc.Root() / "missing").empty());
+}
+
+TEST(SimGpuBackendTest, IdleSampleFillsEveryField) {
+  ManualClock clock;
+  FakeProc proc;
+  auto sim = MakeSimOnProc("sim:H100-80GB", clock, proc);
+  ASSERT_NE(sim, nullptr);
+  auto s = sim->Sample(0);
+  ASSERT_TRUE(s.ok()) << s.error().ToString();
+  const SimGpuProfile& h100 = SimGpuProfileFor("H100-80GB");
+  EXPECT_EQ(s->uuid.value(), SimGpuUuid("node-a", 0, "H100-80GB"));
+  EXPECT_EQ(s->time, clock.Now());
+  EXPECT_FALSE(s->lost);
+  EXPECT_EQ(s->memory_total_mib, 81920);
+  EXPECT_EQ(s->memory_used_mib, SimDriverReserveMib(81920));
+  EXPECT_GT(s->memory_used_mib, 0);
+  EXPECT_EQ(s->memory_free_mib, 81920 - s->memory_used_mib);
+  EXPECT_EQ(s->util_gpu_pct, 0);
+  EXPECT_EQ(s->util_memory_pct, 0);
+  EXPECT_EQ(s->temperature_c, 30);
+  EXPECT_EQ(s->memory_temperature_c, 33);  // HBM
+  EXPECT_EQ(s->power_mw, h100.idle_mw);
+  EXPECT_EQ(s->power_limit_mw, 700'000);
+  EXPECT_EQ(s->energy_mj, 0);
+  EXPECT_EQ(s->sm_clock_mhz, h100.sm_idle_mhz);
+  EXPECT_EQ(s->mem_clock_mhz, h100.mem_idle_mhz);
+  EXPECT_EQ(s->pcie_rx_kbps, SimPcieRxKbps(0));
+  EXPECT_EQ(s->pcie_tx_kbps, SimPcieTxKbps(0));
+  EXPECT_EQ(s->pcie_replay_count, 0);
+  EXPECT_EQ(s->ecc, (EccCounters{0, 0, 0, 0}));
+  EXPECT_EQ(s->remapped_rows, RemappedRows{});
+  EXPECT_EQ(s->throttle_reasons, 0x1u);  // GPU idle
+  EXPECT_EQ(s->fan_speed_pct, std::nullopt);  // SXM cards are passively cooled
+  EXPECT_EQ(s->pstate, 8);
+  EXPECT_TRUE(s->xids.empty());
+  EXPECT_TRUE(s->processes.empty());
+}
+
+TEST(SimGpuBackendTest, SensorsAndLimitsFollowTheModel) {
+  ManualClock clock;
+  auto sim = MakeSim("sim:A100-80GB,A100-40GB,L4-24GB,V100-32GB,RTX4090-24GB,Foo-8GB", clock);
+  ASSERT_NE(sim, nullptr);
+  std::vector<GpuSample> s;
+  s.reserve(6);
+  for (int i = 0; i < 6; ++i) {
+    s.push_back(*sim->Sample(i));
+  }
+  EXPECT_EQ(s[0].power_limit_mw, 400'000);
+  EXPECT_EQ(s[1].power_limit_mw, 400'000);
+  EXPECT_EQ(s[2].power_limit_mw, 72'000);
+  EXPECT_EQ(s[3].power_limit_mw, 300'000);
+  // GDDR cards have no HBM sensor; Volta has no row remapping; consumer cards no ECC but a fan.
+  EXPECT_TRUE(s[0].memory_temperature_c.has_value());
+  EXPECT_FALSE(s[2].memory_temperature_c.has_value());
+  EXPECT_TRUE(s[2].remapped_rows.has_value());
+  EXPECT_FALSE(s[3].remapped_rows.has_value());
+  EXPECT_EQ(s[3].ecc.volatile_uncorrected, 0);
+  EXPECT_EQ(s[4].ecc, EccCounters{});
+  EXPECT_EQ(s[4].fan_speed_pct, 30);
+  EXPECT_FALSE(s[2].fan_speed_pct.has_value());
+  // An unknown model still reports every field a generic card would.
+  EXPECT_EQ(s[5].power_limit_mw, 300'000);
+  EXPECT_TRUE(s[5].fan_speed_pct.has_value());
+}
+
+TEST(SimGpuBackendTest, LoadFollowsTheProcessesThatNameTheGpu) {
+  ManualClock clock;
+  FakeProc proc;
+  auto sim = MakeSimOnProc("sim:2xH100-80GB", clock, proc);
+  ASSERT_NE(sim, nullptr);
+  const SimGpuProfile& h100 = SimGpuProfileFor("H100-80GB");
+  proc.AddJobProcess(4242, Uuid(*sim, 0));
+  clock.Advance(Millis(1'000));  // past the scan the backend took when it was created
+
+  GpuSample busy = *sim->Sample(0);
+  EXPECT_EQ(Pids(busy), (std::vector<std::uint32_t>{4242}));
+  ASSERT_TRUE(busy.processes[0].used_memory_mib.has_value());
+  EXPECT_GT(*busy.processes[0].used_memory_mib, 1024);
+  EXPECT_EQ(busy.memory_used_mib,
+            SimDriverReserveMib(81920) + *busy.processes[0].used_memory_mib);
+  EXPECT_EQ(busy.memory_free_mib, 81920 - busy.memory_used_mib);
+  EXPECT_GE(*busy.util_gpu_pct, kSimBusyMinPct);
+  EXPECT_LE(*busy.util_gpu_pct, kSimBusyMaxPct);
+  EXPECT_EQ(busy.util_memory_pct, SimMemoryUtilPct(*busy.util_gpu_pct));
+  EXPECT_EQ(busy.processes[0].sm_util_pct, busy.util_gpu_pct);  // the only process: all of it
+  EXPECT_EQ(busy.power_mw, SimPowerMw(h100, *busy.util_gpu_pct));
+  EXPECT_GT(*busy.power_mw, h100.idle_mw);
+  EXPECT_LE(*busy.power_mw, *busy.power_limit_mw);
+  EXPECT_EQ(busy.sm_clock_mhz, h100.sm_boost_mhz);
+  EXPECT_EQ(busy.pstate, 0);
+  EXPECT_EQ(busy.throttle_reasons, 0u);
+  EXPECT_GT(*busy.pcie_rx_kbps, 1'000'000);
+
+  GpuSample other = *sim->Sample(1);
+  EXPECT_EQ(other.util_gpu_pct, 0);
+  EXPECT_TRUE(other.processes.empty());
+
+  proc.Remove(4242);
+  clock.Advance(Millis(1'000));
+  GpuSample idle = *sim->Sample(0);
+  EXPECT_EQ(idle.util_gpu_pct, 0);
+  EXPECT_TRUE(idle.processes.empty());
+  EXPECT_EQ(idle.memory_used_mib, SimDriverReserveMib(81920));
+  EXPECT_EQ(idle.power_mw, h100.idle_mw);
+  EXPECT_EQ(idle.pstate, 8);
+  EXPECT_EQ(idle.throttle_reasons, 0x1u);
+}
+
+TEST(SimGpuBackendTest, AnotherGpusUuidDoesNotCount) {
+  ManualClock clock;
+  FakeProc proc;
+  auto sim = MakeSimOnProc("sim:2xH100-80GB", clock, proc);
+  ASSERT_NE(sim, nullptr);
+  proc.AddJobProcess(10, SimGpuUuid("node-b", 0, "H100-80GB"));  // same index, other host
+  proc.AddJobProcess(11, Uuid(*sim, 1));
+  proc.Add(12, {"CUDA_VISIBLE_DEVICES=0"});  // an index: a real card, not a simulated one
+  clock.Advance(Millis(1'000));  // past the scan the backend took when it was created
+  GpuSample s0 = *sim->Sample(0);
+  EXPECT_EQ(s0.util_gpu_pct, 0);
+  EXPECT_TRUE(s0.processes.empty());
+  EXPECT_EQ(Pids(*sim->Sample(1)), (std::vector<std::uint32_t>{11}));
+}
+
+// The real /proc, with a real child started the way the shim starts a job: its environment
+// names the GPU, so the GPU shows it as long as it runs.
+TEST(SimGpuBackendTest, FindsARealProcessThroughProc) {
+  ManualClock clock;
+  SimGpuOptions options;
+  options.hostname = "sim-test-" + std::to_string(getpid());  // UUIDs no other test uses
+  auto created = SimGpuBackend::Create("sim:L4-24GB", clock, options);
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  SimGpuBackend& sim = **created;
+  std::string visible = "CUDA_VISIBLE_DEVICES=" + Uuid(sim, 0);
+  std::string sleep_path = "/bin/sleep";
+  std::string seconds = "60";
+  std::vector<char*> argv = {sleep_path.data(), seconds.data(), nullptr};
+  std::vector<char*> envp = {visible.data(), nullptr};
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawn(&child, sleep_path.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+
+  clock.Advance(Millis(1'000));
+  GpuSample running = *sim.Sample(0);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_EQ(Pids(running), (std::vector<std::uint32_t>{static_cast<std::uint32_t>(child)}));
+  EXPECT_GT(*running.util_gpu_pct, 0);
+
+  clock.Advance(Millis(1'000));
+  EXPECT_TRUE(sim.Sample(0)->processes.empty());
+}
+
+TEST(SimGpuBackendTest, OneProcScanServesASamplingRound) {
+  ManualClock clock;
+  FakeProc proc;
+  auto sim = MakeSimOnProc("sim:2xH100-80GB", clock, proc);
+  ASSERT_NE(sim, nullptr);
+  EXPECT_TRUE(sim->Sample(0)->processes.empty());
+  proc.AddJobProcess(5, Uuid(*sim, 1));
+  clock.Advance(Millis(10));
+  // Same round (within the 500 ms scan interval): the scan taken for GPU 0 serves GPU 1.
+  EXPECT_TRUE(sim->Sample(1)->processes.empty());
+  clock.Advance(Millis(1'000));
+  EXPECT_EQ(Pids(*sim->Sample(1)), (std::vector<std::uint32_t>{5}));
+}
+
+TEST(SimGpuBackendTest, ProcessMemoryFitsTheCard) {
+  std::vector<std::uint32_t> pids;
+  for (std::uint32_t pid = 100; pid < 112; ++pid) {
+    pids.push_back(pid);
+  }
+  std::vector<GpuProcessSample> ps = SimProcesses(pids, 24576, 90, 36);
+  ASSERT_EQ(ps.size(), pids.size());
+  std::int64_t memory = 0;
+  int sm = 0;
+  int mem = 0;
+  std::set<std::int64_t> sizes;
+  for (const GpuProcessSample& p : ps) {
+    memory += *p.used_memory_mib;
+    sm += *p.sm_util_pct;
+    mem += *p.mem_util_pct;
+    sizes.insert(*p.used_memory_mib);
+  }
+  EXPECT_LE(memory, 24576 - SimDriverReserveMib(24576));
+  EXPECT_GT(memory, 24576 / 2);  // scaled to fit, not dropped
+  EXPECT_GT(sizes.size(), 1u);    // hashed per pid, not all alike
+  EXPECT_LE(sm, 90);
+  EXPECT_GT(sm, 90 - static_cast<int>(pids.size()));  // shares round down, one point at most
+  EXPECT_LE(mem, 36);
+  // Deterministic per pid: the same pid gets the same memory on another call.
+  EXPECT_EQ(SimProcesses(pids, 24576, 90, 36), ps);
+}
+
+TEST(SimGpuBackendTest, EnergyIsTheIntegralOfPowerAndNeverDecreases) {
+  ManualClock clock;
+  FakeProc proc;
+  auto sim = MakeSimOnProc("sim:A100-80GB", clock, proc);
+  ASSERT_NE(sim, nullptr);
+  proc.AddJobProcess(77, Uuid(*sim, 0));
+  clock.Advance(Millis(1'000));  // past the scan the backend took when it was created
+  GpuSample prev = *sim->Sample(0);
+  std::int64_t expected_uj = SimGpuProfileFor("A100-80GB").idle_mw * 1'000;  // the idle second
+  std::set<int> utils;
+  const std::vector<int> steps_ms = {250, 1'000, 3'700, 1, 999, 5'000, 12'345, 1'000};
+  for (int round = 0; round < 20; ++round) {
+    int step_ms = steps_ms[static_cast<std::size_t>(round) % steps_ms.size()];
+    clock.Advance(Millis(step_ms));
+    GpuSample s = *sim->Sample(0);
+    // The draw reported at a sample holds until the next one.
+    expected_uj += *prev.power_mw * step_ms;
+    EXPECT_EQ(*s.energy_mj, expected_uj / 1000) << "round " << round;
+    EXPECT_GE(*s.energy_mj, *prev.energy_mj);
+    utils.insert(*s.util_gpu_pct);
+    prev = s;
+  }
+  EXPECT_GT(utils.size(), 3u);  // the load wanders
+  clock.Advance(Millis(-60'000));
+  EXPECT_EQ(sim->Sample(0)->energy_mj, prev.energy_mj);  // a clock set back adds nothing
+}
+
+TEST(SimGpuBackendTest, TemperatureLagsPowerAndDrivesTheFan) {
+  ManualClock clock;
+  FakeProc proc;
+  auto sim = MakeSimOnProc("sim:RTX4090-24GB", clock, proc);
+  ASSERT_NE(sim, nullptr);
+  int idle_fan = *sim->Sample(0)->fan_speed_pct;
+  proc.AddJobProcess(8, Uuid(*sim, 0));
+  clock.Advance(Millis(1'000));
+  GpuSample first = *sim->Sample(0);  // the load starts now: still cool
+  EXPECT_EQ(first.temperature_c, 30);
+  clock.Advance(Millis(2'000));
+  GpuSample early = *sim->Sample(0);
+  EXPECT_GT(*early.temperature_c, 30);
+  EXPECT_LT(*early.temperature_c, 40);  // 2 s of a 30 s time constant
+  for (int i = 0; i < 300; ++i) {
+    clock.Advance(Millis(1'000));
+    ASSERT_TRUE(sim->Sample(0).ok());
+  }
+  GpuSample hot = *sim->Sample(0);
+  EXPECT_GT(*hot.temperature_c, 50);
+  EXPECT_LE(*hot.temperature_c, 75);
+  EXPECT_EQ(hot.fan_speed_pct, SimFanPct(*hot.temperature_c));
+  EXPECT_GT(*hot.fan_speed_pct, idle_fan);
+
+  proc.Remove(8);
+  clock.Advance(Millis(1'000));
+  int before_cooling = *sim->Sample(0)->temperature_c;
+  clock.Advance(Millis(600'000));
+  EXPECT_LT(*sim->Sample(0)->temperature_c, before_cooling);
+  EXPECT_EQ(sim->Sample(0)->temperature_c, 30);
+}
+
+TEST(SimGpuBackendTest, SameClockSameSamples) {
+  ManualClock clock;
+  FakeProc proc;
+  auto a = MakeSimOnProc("sim:2xH100-80GB", clock, proc);
+  auto b = MakeSimOnProc("sim:2xH100-80GB", clock, proc);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  proc.AddJobProcess(300, Uuid(*a, 0) + "," + Uuid(*a, 1));
+  proc.AddJobProcess(301, Uuid(*a, 1));
+  bool gpus_differ = false;
+  for (int i = 0; i < 30; ++i) {
+    clock.Advance(Millis(700));
+    GpuSample a0 = *a->Sample(0);
+    GpuSample a1 = *a->Sample(1);
+    EXPECT_EQ(a0, *b->Sample(0));
+    EXPECT_EQ(a1, *b->Sample(1));
+    gpus_differ = gpus_differ || a0.util_gpu_pct != a1.util_gpu_pct;
+  }
+  EXPECT_TRUE(gpus_differ);  // each card wanders on its own
+}
+
+TEST(SimGpuBackendTest, OverridesWinUntilCleared) {
+  ManualClock clock;
+  FakeProc proc;
+  auto sim = MakeSimOnProc("sim:H100-80GB", clock, proc);
+  ASSERT_NE(sim, nullptr);
+  proc.AddJobProcess(9, Uuid(*sim, 0));
+  clock.Advance(Millis(1'000));  // past the scan the backend took when it was created
+  ASSERT_TRUE(sim->SetUtilization(0, 10).ok());
+  ASSERT_TRUE(sim->SetProcesses(0, {{123, 1000}}).ok());
+  ASSERT_TRUE(sim->SetMemoryUsed(0, 5000).ok());
+  ASSERT_TRUE(sim->SetTemperature(0, 95).ok());
+  ASSERT_TRUE(sim->SetThrottleReasons(0, 0x40).ok());
+  ASSERT_TRUE(sim->SetEcc(0, EccCounters{1, 2, 3, 4}).ok());
+  ASSERT_TRUE(sim->SetRemappedRows(0, RemappedRows{5, 1, true, false}).ok());
+  GpuSample s = *sim->Sample(0);
+  EXPECT_EQ(s.util_gpu_pct, 10);
+  EXPECT_EQ(s.power_mw, SimPowerMw(SimGpuProfileFor("H100-80GB"), 10));
+  EXPECT_EQ(s.processes, (std::vector<GpuProcessSample>{{123, 1000}}));
+  EXPECT_EQ(s.memory_used_mib, 5000);
+  EXPECT_EQ(s.memory_free_mib, 81920 - 5000);
+  EXPECT_EQ(s.temperature_c, 95);
+  EXPECT_GT(*s.memory_temperature_c, 95);  // HBM follows the die
+  EXPECT_EQ(s.throttle_reasons, 0x40u);
+  EXPECT_EQ(s.ecc, (EccCounters{1, 2, 3, 4}));
+  EXPECT_EQ(s.remapped_rows, (RemappedRows{5, 1, true, false}));
+
+  ASSERT_TRUE(sim->ClearOverrides(0).ok());
+  GpuSample model = *sim->Sample(0);
+  EXPECT_EQ(Pids(model), (std::vector<std::uint32_t>{9}));
+  EXPECT_GE(*model.util_gpu_pct, kSimBusyMinPct);
+  EXPECT_LT(*model.temperature_c, 40);
+  EXPECT_EQ(model.ecc, (EccCounters{0, 0, 0, 0}));
+  EXPECT_EQ(model.remapped_rows, RemappedRows{});
+  EXPECT_EQ(model.throttle_reasons, 0u);
+}
+
+TEST(SimGpuBackendTest, OverridesRejectBadValuesNamingThem) {
+  ManualClock clock;
+  auto sim = MakeSim("sim:2xL4-24GB", clock);
+  ASSERT_NE(sim, nullptr);
+  auto expect_bad = [](const Status& st, std::string_view words) {
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(st.error().message.find(words), std::string::npos) << st.error().message;
+  };
+  expect_bad(sim->SetUtilization(0, 101), "sim GPU 0: utilisation (%) 101 is out of range; use 0..100");
+  expect_bad(sim->SetMemoryUsed(1, 24577), "sim GPU 1: memory used (MiB) 24577");
+  expect_bad(sim->SetTemperature(0, 200), "temperature (C) 200 is out of range; use -40..150");
+  expect_bad(sim->SetEcc(0, EccCounters{0, -1, 0, 0}), "ECC volatile_uncorrected -1");
+  expect_bad(sim->SetRemappedRows(0, RemappedRows{-2, 0, false, false}),
+             "remapped rows correctable -2");
+  expect_bad(sim->InjectXid(0, 0), "XID 0 is out of range");
+  for (const Status& st : {sim->SetThrottleReasons(2, 0), sim->ClearOverrides(2),
+                           sim->InjectXid(-1, 79), sim->SetLost(2, true)}) {
+    EXPECT_EQ(st.error().code, ErrorCode::kNotFound);
+  }
+  // A refused value changes nothing.
+  EXPECT_EQ(sim->Sample(0)->util_gpu_pct, 0);
+  EXPECT_EQ(sim->Sample(0)->temperature_c, 30);
+}
+
+TEST(SimGpuBackendTest, XidIsReportedOnceAndWaitsOutALoss) {
+  ManualClock clock;
+  auto sim = MakeSim("sim:2xH100-80GB", clock);
+  ASSERT_NE(sim, nullptr);
+  Time injected = clock.Now();
+  ASSERT_TRUE(sim->InjectXid(0, 79).ok());
+  ASSERT_TRUE(sim->InjectXid(0, 48).ok());
+  clock.Advance(Millis(1'000));
+  EXPECT_TRUE(sim->Sample(1)->xids.empty());
+  EXPECT_EQ(sim->Sample(0)->xids, (std::vector<XidEvent>{{79, injected}, {48, injected}}));
+  EXPECT_TRUE(sim->Sample(0)->xids.empty());
+
+  ASSERT_TRUE(sim->InjectXid(1, 13).ok());
+  ASSERT_TRUE(sim->SetLost(1, true).ok());
+  EXPECT_TRUE(sim->Sample(1)->xids.empty());
+  ASSERT_TRUE(sim->SetLost(1, false).ok());
+  EXPECT_EQ(sim->Sample(1)->xids, (std::vector<XidEvent>{{13, clock.Now()}}));
+}
+
+TEST(SimGpuBackendTest, LostGpuReportsALostSample) {
   ManualClock clock;
   auto sim = MakeSim("sim:2xL4-24GB", clock);
   ASSERT_NE(sim, nullptr);
   ASSERT_TRUE(sim->SetLost(1, true).ok());
   auto sample = sim->Sample(1);
-  ASSERT_FALSE(sample.ok());
-  EXPECT_EQ(sample.error().code, ErrorCode::kUnavailable);
-  EXPECT_NE(sample.error().message.find("GPU is lost"), std::string::npos);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  GpuSample expected;
+  expected.uuid = GpuUuid(SimGpuUuid("node-a", 1, "L4-24GB"));
+  expected.time = clock.Now();
+  expected.lost = true;
+  EXPECT_EQ(*sample, expected);  // nothing else: no counter a lost card cannot give
   EXPECT_EQ((*sim->Discover())[1].health, GpuHealth::kFailed);
+  EXPECT_EQ((*sim->Discover())[1].health_cause, "GPU is lost (simulated)");
+  EXPECT_FALSE(sim->Sample(0)->lost);
+
   ASSERT_TRUE(sim->SetLost(1, false).ok());
-  EXPECT_TRUE(sim->Sample(1).ok());
+  EXPECT_FALSE(sim->Sample(1)->lost);
+  EXPECT_EQ(sim->Sample(1)->power_limit_mw, 72'000);
+  EXPECT_EQ((*sim->Discover())[1].health, GpuHealth::kOk);
 }
 
 }  // namespace

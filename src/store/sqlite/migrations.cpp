@@ -73,8 +73,47 @@ CREATE TABLE nodes (
 );
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{
+// Version 2 (issue #3): what a job's GPUs did, and per-minute GPU rollups for reports.
+//
+// Usage is five real columns rather than JSON so that reports can sum and average them in SQL.
+// They are all NULL or all set (usage_samples decides; the decoder refuses a half-set row):
+// NULL for jobs that have not ended and for every job stored before this version.
+//
+// gpu_minutes is keyed by (minute_ms, node, uuid), the order ListGpuMinutes returns, so that a
+// month's range read (43,200 minutes x every GPU) is one ordered scan of the table's own b-tree
+// with no sort and no second lookup per row (WITHOUT ROWID: the rows live in that b-tree). The
+// unique index on (uuid, minute_ms) is the identity a batch replaces rows by. job_id has no
+// foreign key on purpose: a rollup is history and carries its own user and team, so it stays
+// valid (and reportable) after its job is pruned.
+constexpr std::string_view kSchemaV2 = R"sql(
+ALTER TABLE jobs ADD COLUMN usage_samples         INTEGER CHECK (usage_samples >= 0);
+ALTER TABLE jobs ADD COLUMN usage_mean_util_pct   REAL;
+ALTER TABLE jobs ADD COLUMN usage_peak_util_pct   INTEGER;
+ALTER TABLE jobs ADD COLUMN usage_peak_memory_mib INTEGER;
+ALTER TABLE jobs ADD COLUMN usage_energy_mj       INTEGER;
+
+CREATE TABLE gpu_minutes (
+  minute_ms           INTEGER NOT NULL CHECK (minute_ms % 60000 = 0),  -- start, unix ms
+  node                TEXT    NOT NULL CHECK (node <> ''),
+  uuid                TEXT    NOT NULL CHECK (uuid <> ''),
+  job_id              INTEGER,            -- NULL: nobody held the GPU
+  user_name           TEXT    NOT NULL,   -- '' when unallocated
+  team                TEXT    NOT NULL,
+  samples             INTEGER NOT NULL CHECK (samples >= 0),
+  util_mean_pct       REAL    NOT NULL,
+  util_max_pct        INTEGER NOT NULL,
+  memory_used_max_mib INTEGER NOT NULL,
+  power_mean_w        REAL    NOT NULL,
+  energy_mj           INTEGER NOT NULL,
+  health              TEXT    NOT NULL,   -- ok | degraded | failed
+  PRIMARY KEY (minute_ms, node, uuid)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX gpu_minutes_by_gpu ON gpu_minutes (uuid, minute_ms);
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
+    {2, "job usage, gpu minutes", kSchemaV2},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

@@ -1,5 +1,6 @@
 #include "store/sqlite/sqlite_rows.h"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -13,19 +14,24 @@ namespace gf {
 const std::string_view kJobColumns =
     "id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_type, priority, team, "
     "time_limit_s, state, alloc_node, alloc_gpus, submit_ms, start_ms, end_ms, exit_code, "
-    "reason, pid";
+    "reason, pid, usage_samples, usage_mean_util_pct, usage_peak_util_pct, "
+    "usage_peak_memory_mib, usage_energy_mj";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels";
+const std::string_view kGpuMinuteColumns =
+    "minute_ms, node, uuid, job_id, user_name, team, samples, util_mean_pct, util_max_pct, "
+    "memory_used_max_mib, power_mean_w, energy_mj, health";
 
 // An upsert, not INSERT OR REPLACE: REPLACE deletes the old row first, which the foreign key
 // from events would have to reason about; an update in place keeps the row's identity.
 const std::string_view kUpsertJobSql = R"sql(
 INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_type, priority,
                   team, time_limit_s, state, terminal, alloc_node, alloc_gpus, submit_ms,
-                  start_ms, end_ms, exit_code, reason, pid)
+                  start_ms, end_ms, exit_code, reason, pid, usage_samples, usage_mean_util_pct,
+                  usage_peak_util_pct, usage_peak_memory_mib, usage_energy_mj)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-        ?20, ?21, ?22, ?23)
+        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)
 ON CONFLICT (id) DO UPDATE SET
   uid = excluded.uid, gid = excluded.gid, user_name = excluded.user_name,
   name = excluded.name, argv = excluded.argv, workdir = excluded.workdir, env = excluded.env,
@@ -34,7 +40,11 @@ ON CONFLICT (id) DO UPDATE SET
   terminal = excluded.terminal, alloc_node = excluded.alloc_node,
   alloc_gpus = excluded.alloc_gpus, submit_ms = excluded.submit_ms,
   start_ms = excluded.start_ms, end_ms = excluded.end_ms, exit_code = excluded.exit_code,
-  reason = excluded.reason, pid = excluded.pid
+  reason = excluded.reason, pid = excluded.pid, usage_samples = excluded.usage_samples,
+  usage_mean_util_pct = excluded.usage_mean_util_pct,
+  usage_peak_util_pct = excluded.usage_peak_util_pct,
+  usage_peak_memory_mib = excluded.usage_peak_memory_mib,
+  usage_energy_mj = excluded.usage_energy_mj
 )sql";
 
 const std::string_view kInsertEventSql =
@@ -49,6 +59,22 @@ ON CONFLICT (name) DO UPDATE SET
   gpus = excluded.gpus, labels = excluded.labels
 )sql";
 
+// The ORDER BY is the primary key of gpu_minutes (schema v2): a range scan of the table's
+// b-tree in key order, with no sort, however many rows the range holds.
+std::string ListGpuMinutesSql() {
+  return "SELECT " + std::string(kGpuMinuteColumns) +
+         " FROM gpu_minutes WHERE minute_ms >= ?1 AND minute_ms < ?2 "
+         "ORDER BY minute_ms, node, uuid LIMIT ?3";
+}
+
+// REPLACE is safe here, unlike for jobs: no foreign key points at gpu_minutes. It deletes the
+// row with the same (uuid, minute) even when the GPU is now reported under another node name
+// (which changes the primary key), so a GPU never has two rows for one minute.
+const std::string_view kUpsertGpuMinuteSql =
+    "INSERT OR REPLACE INTO gpu_minutes (minute_ms, node, uuid, job_id, user_name, team, "
+    "samples, util_mean_pct, util_max_pct, memory_used_max_mib, power_mean_w, energy_mj, health) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+
 namespace {
 
 // Column positions in kJobColumns.
@@ -57,7 +83,15 @@ struct JobCol {
                        kWorkdir = 6, kEnv = 7, kGpus = 8, kGpuType = 9, kPriority = 10,
                        kTeam = 11, kTimeLimit = 12, kState = 13, kAllocNode = 14,
                        kAllocGpus = 15, kSubmit = 16, kStart = 17, kEnd = 18, kExitCode = 19,
-                       kReason = 20, kPid = 21;
+                       kReason = 20, kPid = 21, kUsageSamples = 22, kUsageMeanUtil = 23,
+                       kUsagePeakUtil = 24, kUsagePeakMemory = 25, kUsageEnergy = 26;
+};
+
+// Column positions in kGpuMinuteColumns.
+struct MinuteCol {
+  static constexpr int kMinute = 0, kNode = 1, kUuid = 2, kJob = 3, kUser = 4, kTeam = 5,
+                       kSamples = 6, kUtilMean = 7, kUtilMax = 8, kMemoryMax = 9,
+                       kPowerMean = 10, kEnergy = 11, kHealth = 12;
 };
 
 std::optional<std::int64_t> OptionalMillis(const std::optional<Time>& t) {
@@ -111,6 +145,53 @@ Result<JobSpec> DecodeSpec(const SqliteStatement& row, const std::string& what) 
   return spec;
 }
 
+// Parameters ?24..?28 of kUpsertJobSql: all NULL when the job has no usage.
+void BindUsage(SqliteStatement& stmt, const std::optional<JobUsage>& usage) {
+  if (!usage.has_value()) {
+    for (int index = 24; index <= 28; ++index) {
+      stmt.BindNull(index);
+    }
+    return;
+  }
+  stmt.BindInt64(24, usage->samples);
+  stmt.BindDouble(25, usage->mean_util_pct);
+  stmt.BindInt64(26, usage->peak_util_pct);
+  stmt.BindInt64(27, usage->peak_memory_mib);
+  stmt.BindInt64(28, usage->energy_mj);
+}
+
+// usage_samples decides whether the job has usage; the other columns must then be set too
+// (BindUsage writes them together), or the row was not written by us.
+Result<std::optional<JobUsage>> DecodeUsage(const SqliteStatement& row, const std::string& what) {
+  if (row.IsNull(JobCol::kUsageSamples)) {
+    return std::optional<JobUsage>();
+  }
+  struct NamedColumn {
+    int index;
+    std::string_view name;
+  };
+  constexpr std::array<NamedColumn, 4> kRest = {{
+      {JobCol::kUsageMeanUtil, "usage_mean_util_pct"},
+      {JobCol::kUsagePeakUtil, "usage_peak_util_pct"},
+      {JobCol::kUsagePeakMemory, "usage_peak_memory_mib"},
+      {JobCol::kUsageEnergy, "usage_energy_mj"},
+  }};
+  for (const NamedColumn& column : kRest) {
+    if (row.IsNull(column.index)) {
+      return Internal(what + ": usage_samples is set but " + std::string(column.name) +
+                      " is NULL");
+    }
+  }
+  JobUsage usage;
+  usage.samples = row.Int64(JobCol::kUsageSamples);
+  usage.mean_util_pct = row.Double(JobCol::kUsageMeanUtil);
+  GF_ASSIGN_OR_RETURN(usage.peak_util_pct,
+                      Narrow<int>(row.Int64(JobCol::kUsagePeakUtil), what, "usage_peak_util_pct"));
+  usage.peak_memory_mib = row.Int64(JobCol::kUsagePeakMemory);
+  usage.energy_mj = row.Int64(JobCol::kUsageEnergy);
+  return std::optional<JobUsage>(usage);
+}
+
 }  // namespace
 
 Status BindJob(SqliteStatement& stmt, const Job& job) {
@@ -150,6 +231,7 @@ Status BindJob(SqliteStatement& stmt, const Job& job) {
   stmt.BindOptionalInt64(21, job.exit_code);
   stmt.BindText(22, job.reason);
   stmt.BindOptionalInt64(23, job.pid);
+  BindUsage(stmt, job.usage);
   return OkStatus();
 }
 
@@ -178,6 +260,7 @@ Result<Job> DecodeJob(const SqliteStatement& row) {
   }
   job.reason = row.Text(JobCol::kReason);
   job.pid = row.OptionalInt64(JobCol::kPid);
+  GF_ASSIGN_OR_RETURN(job.usage, DecodeUsage(row, what));
   return job;
 }
 
@@ -235,6 +318,51 @@ Result<Node> DecodeNode(const SqliteStatement& row) {
   GF_ASSIGN_OR_RETURN(node.gpus, DecodeGpus(row.Text(6), what + " gpus"));
   GF_ASSIGN_OR_RETURN(node.labels, DecodeLabels(row.Text(7), what + " labels"));
   return node;
+}
+
+void BindGpuMinute(SqliteStatement& stmt, const GpuMinute& row) {
+  stmt.BindInt64(1, ToUnixMillis(row.minute));
+  stmt.BindText(2, row.node.value());
+  stmt.BindText(3, row.uuid.value());
+  if (row.job.has_value()) {
+    stmt.BindInt64(4, row.job->value());
+  } else {
+    stmt.BindNull(4);
+  }
+  stmt.BindText(5, row.user);
+  stmt.BindText(6, row.team);
+  stmt.BindInt64(7, row.samples);
+  stmt.BindDouble(8, row.util_mean_pct);
+  stmt.BindInt64(9, row.util_max_pct);
+  stmt.BindInt64(10, row.memory_used_max_mib);
+  stmt.BindDouble(11, row.power_mean_w);
+  stmt.BindInt64(12, row.energy_mj);
+  stmt.BindText(13, ToString(row.health));
+}
+
+Result<GpuMinute> DecodeGpuMinute(const SqliteStatement& row) {
+  GpuMinute minute;
+  minute.minute = FromUnixMillis(row.Int64(MinuteCol::kMinute));
+  minute.node = NodeId(row.Text(MinuteCol::kNode));
+  minute.uuid = GpuUuid(row.Text(MinuteCol::kUuid));
+  const std::string what = "gpu minute (GPU '" + minute.uuid.value() + "', minute " +
+                           std::to_string(ToUnixMillis(minute.minute)) + " ms)";
+  if (auto job = row.OptionalInt64(MinuteCol::kJob)) {
+    minute.job = JobId(*job);
+  }
+  minute.user = row.Text(MinuteCol::kUser);
+  minute.team = row.Text(MinuteCol::kTeam);
+  GF_ASSIGN_OR_RETURN(minute.samples,
+                      Narrow<int>(row.Int64(MinuteCol::kSamples), what, "samples"));
+  minute.util_mean_pct = row.Double(MinuteCol::kUtilMean);
+  GF_ASSIGN_OR_RETURN(minute.util_max_pct,
+                      Narrow<int>(row.Int64(MinuteCol::kUtilMax), what, "util_max_pct"));
+  minute.memory_used_max_mib = row.Int64(MinuteCol::kMemoryMax);
+  minute.power_mean_w = row.Double(MinuteCol::kPowerMean);
+  minute.energy_mj = row.Int64(MinuteCol::kEnergy);
+  GF_ASSIGN_OR_RETURN(minute.health,
+                      FromRow(ParseGpuHealth(row.Text(MinuteCol::kHealth)), what));
+  return minute;
 }
 
 }  // namespace gf

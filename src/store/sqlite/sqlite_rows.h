@@ -1,13 +1,15 @@
 // Row mapping of the SQLite store: the SQL text of its statements and the functions that bind a
-// Job, Event or Node to a statement's parameters or decode one from a result row.
+// Job, Event, Node or GpuMinute to a statement's parameters or decode one from a result row.
 //
 // Private to the SQLite backend. Pure functions over a statement the caller owns; no state.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "core/result.h"
 #include "model/event.h"
+#include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
 #include "store/sqlite/sqlite_util.h"
@@ -18,21 +20,30 @@ namespace gf {
 extern const std::string_view kJobColumns;
 extern const std::string_view kEventColumns;
 extern const std::string_view kNodeColumns;
+extern const std::string_view kGpuMinuteColumns;
 
 // Insert-or-replace statements, parameters ?1.. as the Bind functions set them.
 extern const std::string_view kUpsertJobSql;
 extern const std::string_view kInsertEventSql;
 extern const std::string_view kUpsertNodeSql;
+extern const std::string_view kUpsertGpuMinuteSql;
+
+// ListGpuMinutes: ?1 from (unix ms, included), ?2 to (excluded), ?3 limit; kGpuMinuteColumns.
+std::string ListGpuMinutesSql();
 
 // Errors: kInvalidArgument when a field cannot be stored (a label key that is not UTF-8).
+// Require a batch that passed ValidateBatch (store/validation.h): SQLite would store a NaN in a
+// job's usage or a gpu minute as NULL.
 Status BindJob(SqliteStatement& stmt, const Job& job);
 void BindEvent(SqliteStatement& stmt, const Event& event);
 Status BindNode(SqliteStatement& stmt, const Node& node);
+void BindGpuMinute(SqliteStatement& stmt, const GpuMinute& row);
 
 // Errors: kInternal naming the row ("job 12: unknown job state 'DONE'") when a stored value is
 // not one this build can read.
 Result<Job> DecodeJob(const SqliteStatement& row);
 Event DecodeEvent(const SqliteStatement& row);
 Result<Node> DecodeNode(const SqliteStatement& row);
+Result<GpuMinute> DecodeGpuMinute(const SqliteStatement& row);
 
 }  // namespace gf

@@ -15,6 +15,7 @@
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_rows.h"
 #include "store/sqlite/sqlite_util.h"
+#include "store/validation.h"
 
 namespace gf {
 namespace {
@@ -27,10 +28,12 @@ struct CachedStatements {
   SqliteStatement upsert_job;
   SqliteStatement insert_event;
   SqliteStatement upsert_node;
+  SqliteStatement upsert_gpu_minute;
   SqliteStatement get_job;
   SqliteStatement max_job_id;
   SqliteStatement max_event_seq;
   SqliteStatement list_nodes;
+  SqliteStatement list_gpu_minutes;
 };
 
 Result<CachedStatements> PrepareStatements(sqlite3* db) {
@@ -45,6 +48,7 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
   GF_ASSIGN_OR_RETURN(SqliteStatement upsert_job, prepare(kUpsertJobSql));
   GF_ASSIGN_OR_RETURN(SqliteStatement insert_event, prepare(kInsertEventSql));
   GF_ASSIGN_OR_RETURN(SqliteStatement upsert_node, prepare(kUpsertNodeSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement upsert_gpu_minute, prepare(kUpsertGpuMinuteSql));
   GF_ASSIGN_OR_RETURN(SqliteStatement get_job,
                       prepare("SELECT " + cols_jobs + " FROM jobs WHERE id = ?1"));
   // sqlite_sequence holds the largest key ever inserted (AUTOINCREMENT), which outlives
@@ -59,10 +63,14 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
               "COALESCE((SELECT MAX(seq) FROM events), 0))"));
   GF_ASSIGN_OR_RETURN(SqliteStatement list_nodes,
                       prepare("SELECT " + cols_nodes + " FROM nodes ORDER BY name"));
-  return CachedStatements{std::move(begin),      std::move(commit),       std::move(rollback),
-                          std::move(upsert_job), std::move(insert_event), std::move(upsert_node),
-                          std::move(get_job),    std::move(max_job_id),   std::move(max_event_seq),
-                          std::move(list_nodes)};
+  GF_ASSIGN_OR_RETURN(SqliteStatement list_gpu_minutes, prepare(ListGpuMinutesSql()));
+  return CachedStatements{std::move(begin),          std::move(commit),
+                          std::move(rollback),       std::move(upsert_job),
+                          std::move(insert_event),   std::move(upsert_node),
+                          std::move(upsert_gpu_minute),
+                          std::move(get_job),        std::move(max_job_id),
+                          std::move(max_event_seq),  std::move(list_nodes),
+                          std::move(list_gpu_minutes)};
 }
 
 // ListJobs has three optional filters; each combination gets its own statement (built on first
@@ -98,6 +106,7 @@ class SqliteStore final : public Store {
   Result<std::vector<Node>> ListNodes() override;
   Result<std::vector<Event>> ListEvents(std::optional<JobId> job, std::int64_t after_seq,
                                         int limit) override;
+  Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) override;
   Result<std::int64_t> MaxEventSeq() override {
     return QueryMax(stmts_.max_event_seq, "max event seq");
   }
@@ -124,6 +133,10 @@ class SqliteStore final : public Store {
 Status SqliteStore::Commit(const StoreBatch& batch) {
   if (batch.empty()) {
     return OkStatus();
+  }
+  // Before the transaction: a row the schema cannot judge (a NaN) refuses the batch whole.
+  if (Status valid = ValidateBatch(batch); !valid.ok()) {
+    return InStore(valid.error());
   }
   Status status = [&]() -> Status {
     ScopedReset reset_begin(stmts_.begin);
@@ -169,6 +182,13 @@ Status SqliteStore::WriteBatch(const StoreBatch& batch) {
     ScopedReset reset(stmts_.upsert_node);
     GF_TRY(BindNode(stmts_.upsert_node, node));
     GF_TRY(stmts_.upsert_node.Run("commit: node '" + node.name.value() + "'"));
+  }
+  for (const GpuMinute& row : batch.gpu_minutes) {
+    ScopedReset reset(stmts_.upsert_gpu_minute);
+    BindGpuMinute(stmts_.upsert_gpu_minute, row);
+    GF_TRY(stmts_.upsert_gpu_minute.Run("commit: gpu minute (GPU '" + row.uuid.value() +
+                                        "', minute " + std::to_string(ToUnixMillis(row.minute)) +
+                                        " ms)"));
   }
   return OkStatus();
 }
@@ -258,6 +278,27 @@ Result<std::vector<Event>> SqliteStore::ListEvents(std::optional<JobId> job,
       return events;
     }
     events.push_back(DecodeEvent(*stmt));
+  }
+}
+
+Result<std::vector<GpuMinute>> SqliteStore::ListGpuMinutes(Time from, Time to, int limit) {
+  GF_TRY(ValidateGpuMinuteRange(from, to, limit));
+  SqliteStatement& stmt = stmts_.list_gpu_minutes;
+  ScopedReset reset(stmt);
+  stmt.BindInt64(1, ToUnixMillis(from));
+  stmt.BindInt64(2, ToUnixMillis(to));
+  stmt.BindInt64(3, limit);
+  std::vector<GpuMinute> rows;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(bool row, stmt.Step("list gpu minutes"));
+    if (!row) {
+      return rows;
+    }
+    auto minute = DecodeGpuMinute(stmt);
+    if (!minute.ok()) {
+      return InStore(minute.error());
+    }
+    rows.push_back(std::move(minute).value());
   }
 }
 

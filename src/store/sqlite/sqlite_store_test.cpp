@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_rows.h"
 #include "store/sqlite/sqlite_util.h"
 #include "store/store_conformance_test.h"
 #include "store/store_test_util.h"
@@ -18,6 +19,7 @@ namespace gf::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class SqliteTestBackend final : public StoreTestBackend {
  public:
@@ -244,6 +246,116 @@ TEST_F(SqliteStoreTest, NonUtf8LabelKeyIsRefused) {
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
   EXPECT_TRUE(store->ListJobs({})->empty());
+}
+
+TEST_F(SqliteStoreTest, HalfSetUsageInRowIsInternalErrorNamingTheRowAndColumn) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Commit({.jobs = {FullJob(8)}}).ok());
+  {
+    auto db = RawOpen(file_);
+    MustExec(db.get(), "UPDATE jobs SET usage_energy_mj = NULL WHERE id = 8");
+  }
+  auto job = store->GetJob(JobId(8));
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().code, ErrorCode::kInternal);
+  EXPECT_THAT(job.error().message, HasSubstr("job 8: usage_samples is set but usage_energy_mj"));
+}
+
+TEST_F(SqliteStoreTest, BadHealthInGpuMinuteRowIsInternalErrorNamingTheRow) {
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Commit({.gpu_minutes = {SampleGpuMinute("n1", "GPU-7", 0)}}).ok());
+  {
+    auto db = RawOpen(file_);
+    MustExec(db.get(), "UPDATE gpu_minutes SET health = 'melted'");
+  }
+  auto rows = store->ListGpuMinutes(FromUnixMillis(0), FromUnixMillis(1'800'000'000'000), 10);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.error().code, ErrorCode::kInternal);
+  EXPECT_THAT(rows.error().message, HasSubstr("gpu minute (GPU 'GPU-7', minute 1700000040000 ms)"));
+  EXPECT_THAT(rows.error().message, HasSubstr("melted"));
+}
+
+// Reports read a month of minutes for every GPU: the range read must walk the primary key in
+// order, neither scanning the whole table nor sorting the range.
+TEST_F(SqliteStoreTest, GpuMinuteRangeReadIsAnOrderedKeyScan) {
+  ASSERT_NE(MustOpen(), nullptr);
+  auto db = RawOpen(file_);
+  auto plan = SqliteStatement::Prepare(db.get(), "EXPLAIN QUERY PLAN " + ListGpuMinutesSql(),
+                                       false);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  std::string details;
+  while (true) {
+    auto row = plan->Step("explain");
+    ASSERT_TRUE(row.ok()) << row.error().ToString();
+    if (!*row) {
+      break;
+    }
+    details += plan->Text(3) + "\n";
+  }
+  EXPECT_THAT(details, HasSubstr("SEARCH gpu_minutes USING PRIMARY KEY (minute_ms>? AND minute_ms<?)"));
+  EXPECT_THAT(details, Not(HasSubstr("TEMP B-TREE")));
+}
+
+// A database written by the previous version (schema 1: no usage, no gpu_minutes) opens, is
+// migrated in place, and its rows read back unchanged with no usage.
+TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(1)).ok());
+    ASSERT_EQ(*ReadSchemaVersion(db.get()), 1);
+    // The columns version 1 had, as that version's BindJob wrote them.
+    MustExec(db.get(), R"sql(
+      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_type,
+                        priority, team, time_limit_s, state, terminal, alloc_node, alloc_gpus,
+                        submit_ms, start_ms, end_ms, exit_code, reason, pid)
+      VALUES (3, 1000, 100, 'ana', 'old', '["sleep","1"]', '/tmp', '[["A","1"]]', 1, NULL,
+              'low', 'nlp', 60, 'COMPLETED', 1, 'n1', '["GPU-1"]', 1700000000000,
+              1700000001000, 1700000002000, 0, 'exited', NULL);
+      INSERT INTO events (time_ms, job_id, kind, actor, message)
+      VALUES (1700000002000, 3, 'exit', 'agent', 'exited 0');)sql");
+  }
+  Job old = MinimalJob(3);
+  old.owner = Owner{1000, 100, "ana"};
+  old.spec.name = "old";
+  old.spec.argv = {"sleep", "1"};
+  old.spec.env = {{"A", "1"}};
+  old.spec.priority = PriorityClass::kLow;
+  old.spec.team = "nlp";
+  old.spec.time_limit = std::chrono::seconds(60);
+  old.state = JobState::kCompleted;
+  old.allocation = Allocation{NodeId("n1"), {GpuUuid("GPU-1")}};
+  old.submit_time = FromUnixMillis(1'700'000'000'000);
+  old.start_time = FromUnixMillis(1'700'000'001'000);
+  old.end_time = FromUnixMillis(1'700'000'002'000);
+  old.exit_code = 0;
+  old.reason = "exited";
+
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto job = store->GetJob(JobId(3));
+  ASSERT_TRUE(job.ok()) << job.error().ToString();
+  ASSERT_TRUE(job->has_value());
+  EXPECT_EQ(DebugString(**job), DebugString(old));
+  EXPECT_FALSE((*job)->usage.has_value());
+  auto events = store->ListEvents(JobId(3), 0, 10);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].kind, "exit");
+
+  // What version 2 added works on the migrated file.
+  old.usage = JobUsage{.samples = 2, .mean_util_pct = 50.5, .peak_util_pct = 99,
+                       .peak_memory_mib = 1024, .energy_mj = 3000};
+  const GpuMinute minute = SampleGpuMinute("n1", "GPU-1", 0);
+  ASSERT_TRUE(store->Commit({.jobs = {old}, .gpu_minutes = {minute}}).ok());
+  EXPECT_EQ(DebugString(**store->GetJob(JobId(3))), DebugString(old));
+  EXPECT_EQ(*store->ListGpuMinutes(minute.minute, minute.minute + Millis(60'000), 10),
+            std::vector<GpuMinute>{minute});
+
+  auto db = RawOpen(file_);
+  EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"), "1,2");
+  EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
 // Migration mechanics on a custom list: steps apply in order, once, each in its own

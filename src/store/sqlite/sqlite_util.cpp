@@ -80,6 +80,10 @@ void SqliteStatement::BindInt64(int index, std::int64_t value) {
   sqlite3_bind_int64(stmt_, index, value);
 }
 
+void SqliteStatement::BindDouble(int index, double value) {
+  sqlite3_bind_double(stmt_, index, value);
+}
+
 void SqliteStatement::BindText(int index, std::string_view value) {
   sqlite3_bind_text64(stmt_, index, value.data(), value.size(), kTransient, SQLITE_UTF8);
 }
@@ -129,6 +133,8 @@ bool SqliteStatement::IsNull(int column) const {
 std::int64_t SqliteStatement::Int64(int column) const {
   return sqlite3_column_int64(stmt_, column);
 }
+
+double SqliteStatement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
 
 std::string SqliteStatement::Text(int column) const {
   // column_text before column_bytes: the documented order to get the byte count of the text.

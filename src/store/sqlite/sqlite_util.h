@@ -48,6 +48,8 @@ class SqliteStatement {
 
   // Parameter indexes start at 1, as in SQL (?1, ?2, ...). Text is copied by SQLite.
   void BindInt64(int index, std::int64_t value);
+  // SQLite stores a NaN as NULL: callers check that values are finite first.
+  void BindDouble(int index, double value);
   void BindText(int index, std::string_view value);
   void BindNull(int index);
   void BindOptionalInt64(int index, const std::optional<std::int64_t>& value);
@@ -63,6 +65,7 @@ class SqliteStatement {
   // Column indexes start at 0.
   bool IsNull(int column) const;
   std::int64_t Int64(int column) const;
+  double Double(int column) const;
   std::string Text(int column) const;  // all bytes, embedded NULs included
   std::optional<std::int64_t> OptionalInt64(int column) const;
   std::optional<std::string> OptionalText(int column) const;

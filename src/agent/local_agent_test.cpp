@@ -1,0 +1,295 @@
+// LocalAgent with a real Executor (real shims running real commands) over a scripted GPU
+// backend: the sampling round (attribution, health, a failing GPU) and the independence of the
+// agent thread from a slow driver. Waiting is polling with a deadline, never a fixed sleep.
+#include "agent/local_agent.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+constexpr seconds kDeadline{20};
+
+// GPUs whose readings the test scripts: processes, XIDs, failures, and a gate that holds every
+// Sample call until opened (a driver that hangs).
+class ScriptedBackend final : public GpuBackend {
+ public:
+  explicit ScriptedBackend(int gpus) : gpus_(static_cast<std::size_t>(gpus)) {}
+
+  std::string Describe() const override { return "scripted"; }
+
+  Result<std::vector<Gpu>> Discover() override {
+    std::vector<Gpu> out;
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
+      Gpu g;
+      g.index = static_cast<int>(i);
+      g.uuid = Uuid(g.index);
+      g.model = "H100-80GB";
+      g.memory_mib = 81559;
+      out.push_back(g);
+    }
+    return out;
+  }
+
+  Result<GpuSample> Sample(int index) override {
+    std::unique_lock lock(mu_);
+    ++blocked_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return open_; });
+    --blocked_;
+    Script& script = gpus_[static_cast<std::size_t>(index)];
+    if (script.fail) {
+      return Unavailable("scripted failure of GPU " + std::to_string(index));
+    }
+    GpuSample s;
+    s.uuid = Uuid(index);
+    s.time = clock_.Now();
+    s.temperature_c = 40;
+    for (std::uint32_t pid : script.pids) {
+      GpuProcessSample p;
+      p.pid = pid;
+      s.processes.push_back(p);
+    }
+    s.xids.swap(script.xids);
+    return s;
+  }
+
+  static GpuUuid Uuid(int index) { return GpuUuid("GPU-test-" + std::to_string(index)); }
+
+  void SetPids(int index, std::vector<std::uint32_t> pids) {
+    std::lock_guard lock(mu_);
+    gpus_[static_cast<std::size_t>(index)].pids = std::move(pids);
+  }
+  void SetFailing(int index) {
+    std::lock_guard lock(mu_);
+    gpus_[static_cast<std::size_t>(index)].fail = true;
+  }
+  void AddXid(int index, int xid) {
+    std::lock_guard lock(mu_);
+    gpus_[static_cast<std::size_t>(index)].xids.push_back(XidEvent{xid, clock_.Now()});
+  }
+  void SetOpen(bool open) {
+    std::lock_guard lock(mu_);
+    open_ = open;
+    cv_.notify_all();
+  }
+  // True once a Sample call waits at the closed gate.
+  bool WaitBlocked() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, kDeadline, [this] { return blocked_ > 0; });
+  }
+
+ private:
+  struct Script {
+    std::vector<std::uint32_t> pids;
+    std::vector<XidEvent> xids;  // delivered with the next sample
+    bool fail = false;
+  };
+  SystemClock clock_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Script> gpus_;
+  bool open_ = true;
+  int blocked_ = 0;
+};
+
+// Records what the agent reports; Wait polls the record under its lock with a deadline.
+class RecordingReports final : public AgentReports {
+ public:
+  void OnAgentHello(AgentHello) override {}
+  void OnJobStarted(JobId job, std::int64_t pid, Time) override {
+    Record([&] { started_[job] = pid; });
+  }
+  void OnJobExited(JobExitReport report) override {
+    Record([&] { exited_[report.job] = report; });
+  }
+  void OnSamples(NodeId, std::vector<GpuSample> samples) override {
+    Record([&] {
+      last_round_ = std::move(samples);
+      ++rounds_;
+    });
+  }
+
+  // Waits until `done(last round)` holds, at least `after` rounds in; returns that round.
+  std::optional<std::vector<GpuSample>> WaitRound(
+      const std::function<bool(const std::vector<GpuSample>&)>& done, int after = 0) {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, kDeadline,
+                      [&] { return last_round_ && rounds_ > after && done(*last_round_); })) {
+      return std::nullopt;
+    }
+    return last_round_;
+  }
+  int Rounds() {
+    std::lock_guard lock(mu_);
+    return rounds_;
+  }
+  bool WaitExited(JobId job) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, kDeadline, [&] { return exited_.count(job) > 0; });
+  }
+
+ private:
+  void Record(const std::function<void()>& change) {
+    std::lock_guard lock(mu_);
+    change();
+    cv_.notify_all();
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<JobId, std::int64_t> started_;
+  std::map<JobId, JobExitReport> exited_;
+  std::optional<std::vector<GpuSample>> last_round_;
+  int rounds_ = 0;
+};
+
+const GpuSample* Find(const std::vector<GpuSample>& round, int index) {
+  for (const GpuSample& s : round) {
+    if (s.uuid == ScriptedBackend::Uuid(index)) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+class LocalAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "gf-agent.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    executor_ = std::make_unique<Executor>(root_ / "run", GF_TEST_SHIM_PATH, clock_);
+    executor_->SetCgroupRoot("");  // jobs found by their parent chain; no shared cgroup state
+  }
+  void TearDown() override {
+    agent_.reset();
+    for (const RecoveredJob& r : executor_->Recover()) {
+      if (r.still_running) {
+        (void)executor_->Kill(r.job, seconds(0), "test teardown");
+      }
+    }
+    fs::remove_all(root_);
+  }
+
+  void StartAgent(Millis sample_interval = Millis(20)) {
+    LocalAgentOptions options;
+    options.name = NodeId("node-a");
+    options.sample_interval = sample_interval;
+    agent_ = std::make_unique<LocalAgent>(options, backend_, *executor_, reports_, clock_);
+    ASSERT_TRUE(agent_->Start().ok());
+  }
+
+  Job ShellJob(std::int64_t id, const std::string& script) const {
+    Job job;
+    job.id = JobId(id);
+    job.owner = Owner{::geteuid(), ::getegid(), "tester"};
+    job.spec.argv = {"sh", "-c", script};
+    job.spec.workdir = root_.string();
+    return job;
+  }
+
+  // The pid a job wrote to `file`, once it has.
+  std::optional<std::uint32_t> WaitPidFile(const fs::path& file) const {
+    auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::uint32_t pid = 0;
+      if (std::ifstream(file) >> pid && pid > 0) {
+        return pid;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return std::nullopt;
+  }
+
+  SystemClock clock_;
+  fs::path root_;
+  ScriptedBackend backend_{3};
+  std::unique_ptr<Executor> executor_;
+  RecordingReports reports_;
+  std::unique_ptr<LocalAgent> agent_;
+};
+
+TEST_F(LocalAgentTest, EachRoundAttributesJudgesAndSkipsOnlyTheFailingGpu) {
+  backend_.SetFailing(1);
+  backend_.SetPids(2, {static_cast<std::uint32_t>(::getpid())});  // not started by gpufleet
+  StartAgent();
+  agent_->Launch(ShellJob(41, "echo $$ > job.pid.txt; exec sleep 30"));
+  std::optional<std::uint32_t> job_pid = WaitPidFile(root_ / "job.pid.txt");
+  ASSERT_TRUE(job_pid.has_value());
+  backend_.SetPids(0, {*job_pid});
+
+  std::optional<std::vector<GpuSample>> round = reports_.WaitRound([](const auto& r) {
+    const GpuSample* gpu0 = Find(r, 0);
+    return gpu0 != nullptr && !gpu0->processes.empty() && gpu0->processes[0].job.has_value();
+  });
+  ASSERT_TRUE(round.has_value()) << "no round attributed the job's process";
+  EXPECT_EQ(round->size(), 2u);  // GPU 1 failed; 0 and 2 are reported
+  EXPECT_EQ(Find(*round, 1), nullptr);
+  const GpuProcessSample& managed = Find(*round, 0)->processes[0];
+  EXPECT_EQ(managed.job, JobId(41));
+  EXPECT_FALSE(managed.unmanaged);
+  EXPECT_EQ(managed.uid, ::getuid());
+  const GpuProcessSample& stranger = Find(*round, 2)->processes[0];
+  EXPECT_TRUE(stranger.unmanaged);
+  EXPECT_EQ(stranger.job, std::nullopt);
+  EXPECT_EQ(stranger.uid, ::getuid());
+
+  agent_->Kill(JobId(41), seconds(0), "test");
+  EXPECT_TRUE(reports_.WaitExited(JobId(41)));
+}
+
+TEST_F(LocalAgentTest, HealthIsJudgedEachRoundAndResetOnRequest) {
+  StartAgent();
+  backend_.AddXid(2, 79);
+  std::optional<std::vector<GpuSample>> failed = reports_.WaitRound([](const auto& r) {
+    const GpuSample* gpu2 = Find(r, 2);
+    return gpu2 != nullptr && gpu2->health == GpuHealth::kFailed;
+  });
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(Find(*failed, 2)->health_cause, "XID 79 (GPU has fallen off the bus)");
+  EXPECT_EQ(Find(*failed, 0)->health, GpuHealth::kOk);
+  // Sticky: two rounds later (the XID came once) it is still failed, until the reset.
+  const int seen = reports_.Rounds();
+  std::optional<std::vector<GpuSample>> later = reports_.WaitRound([](const auto&) { return true; },
+                                                                   seen + 2);
+  ASSERT_TRUE(later.has_value());
+  EXPECT_EQ(Find(*later, 2)->health, GpuHealth::kFailed);
+  agent_->ResetGpuHealth(ScriptedBackend::Uuid(2));
+  std::optional<std::vector<GpuSample>> ok = reports_.WaitRound([](const auto& r) {
+    const GpuSample* gpu2 = Find(r, 2);
+    return gpu2 != nullptr && gpu2->health == GpuHealth::kOk;
+  });
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(Find(*ok, 2)->health_cause, "");
+}
+
+TEST_F(LocalAgentTest, HungDriverDoesNotHoldUpJobs) {
+  backend_.SetOpen(false);
+  StartAgent();
+  ASSERT_TRUE(backend_.WaitBlocked()) << "the sampler never called the backend";
+  // The sampler is stuck inside the driver; the job still starts and its exit is reported.
+  agent_->Launch(ShellJob(42, "exit 0"));
+  EXPECT_TRUE(reports_.WaitExited(JobId(42)));
+  backend_.SetOpen(true);  // lets the sampler finish its round so Stop can join it
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,269 @@
+#include "cli/views.h"
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+#include "cli/table.h"
+
+namespace gf {
+namespace {
+
+using nlohmann::json;
+
+// Room for the health word and the start of its cause, so the table stays near 80 columns;
+// the full cause is in --json.
+constexpr std::size_t kHealthWidth = 32;
+
+// j[key] when it is an object, else an empty object (a GPU without a sample yet).
+const json& Object(const json& j, std::string_view key) {
+  static const json empty_object = json::object();
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : empty_object;
+}
+
+const json& Array(const json& j, std::string_view key) {
+  static const json empty_array = json::array();
+  auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : empty_array;
+}
+
+std::optional<double> Number(const json& j, std::string_view key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) {
+    return std::nullopt;
+  }
+  return it->get<double>();
+}
+
+bool Flag(const json& j, std::string_view key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+// `v` with `decimals` digits after the point, e.g. Fixed(63.456, 1) == "63.5".
+std::string Fixed(double v, int decimals) {
+  std::array<char, 64> buf{};
+  std::snprintf(buf.data(), buf.size(), "%.*f", decimals, v);
+  return buf.data();
+}
+
+// A whole number followed by its unit ("55%", "71C"), or "-" when unknown.
+std::string WithUnit(std::optional<double> v, std::string_view unit) {
+  return v ? Fixed(*v, 0) + std::string(unit) : "-";
+}
+
+// "612/700W" (draw/limit), "612W" without a limit, "-" without a reading.
+std::string Power(const json& sample) {
+  const auto draw = Number(sample, "power_mw");
+  if (!draw) {
+    return "-";
+  }
+  const auto limit = Number(sample, "power_limit_mw");
+  return Fixed(*draw / 1000, 0) + (limit ? "/" + Fixed(*limit / 1000, 0) : "") + "W";
+}
+
+// "40000/81920MiB": used from the sample, total from the inventory (known even when lost).
+std::string Memory(const json& gpu, const json& sample) {
+  const auto used = Number(sample, "memory_used_mib");
+  return (used ? Fixed(*used, 0) : "-") + "/" + JsonText(gpu, "memory_mib") + "MiB";
+}
+
+bool IsLost(const json& gpu) { return Flag(Object(gpu, "sample"), "lost"); }
+
+// "ok", "degraded: cause", and in upper case what needs a person now: "FAILED: cause",
+// "LOST: cause" (the GPU fell off the bus).
+std::string Health(const json& gpu) {
+  std::string word = IsLost(gpu) ? "LOST" : JsonText(gpu, "health");
+  if (word == "failed") {
+    word = "FAILED";
+  }
+  const std::string cause = JsonText(gpu, "health_cause", "");
+  return Truncate(cause.empty() || word == "ok" ? word : word + ": " + cause, kHealthWidth);
+}
+
+bool NeedsAttention(const json& gpu) {
+  return IsLost(gpu) || JsonText(gpu, "health") == "failed";
+}
+
+// The API's condition names in words.
+std::string ConditionText(const json& gpu) {
+  std::string text;
+  for (const auto& c : Array(gpu, "conditions")) {
+    const std::string name = c.is_string() ? c.get<std::string>() : c.dump();
+    const std::string words = name == "allocated_no_process"  ? "allocated, no process"
+                              : name == "unallocated_process" ? "process, not allocated"
+                                                              : name;
+    text += (text.empty() ? "" : "; ") + words;
+  }
+  return text;
+}
+
+std::vector<std::string> GpuRow(const json& gpu) {
+  const json& sample = Object(gpu, "sample");
+  return {JsonText(gpu, "node"),
+          JsonText(gpu, "index"),
+          JsonText(gpu, "model"),
+          WithUnit(Number(sample, "util_gpu_pct"), "%"),
+          Memory(gpu, sample),
+          WithUnit(Number(sample, "temperature_c"), "C"),
+          Power(sample),
+          Health(gpu),
+          JsonText(gpu, "job"),
+          JsonText(gpu, "user")};
+}
+
+// "2 of 8 GPUs need attention (failed or lost); full causes: gpufleet gpus --json".
+void PrintAttentionLine(const json& gpus, std::ostream& out) {
+  std::size_t bad = 0;
+  for (const auto& gpu : gpus) {
+    bad += NeedsAttention(gpu) ? 1 : 0;
+  }
+  if (bad > 0) {
+    out << bad << " of " << gpus.size() << (gpus.size() == 1 ? " GPU needs" : " GPUs need")
+        << " attention (failed or lost); full causes: gpufleet gpus --json\n";
+  }
+}
+
+// "alice", else "uid 1001", else "-".
+std::string ProcessUser(const json& p) {
+  std::string user = JsonText(p, "user", "");
+  if (!user.empty()) {
+    return user;
+  }
+  const std::string uid = JsonText(p, "uid", "");
+  return uid.empty() ? "-" : "uid " + uid;
+}
+
+std::string ProcessJob(const json& p) {
+  return Flag(p, "unmanaged") ? "unmanaged" : JsonText(p, "job");
+}
+
+void Line(std::ostream& out, std::string_view label, const std::string& value) {
+  constexpr std::size_t kLabelWidth = 12;
+  out << label << std::string(kLabelWidth - label.size(), ' ') << value << '\n';
+}
+
+// Words of a string array joined with `sep`.
+std::string Joined(const json& words, std::string_view sep) {
+  std::string out;
+  for (const auto& w : words) {
+    out += (out.empty() ? "" : std::string(sep)) +
+           (w.is_string() ? w.get<std::string>() : w.dump());
+  }
+  return out;
+}
+
+// The usage lines of `show`: what the job's GPUs did, so far while it runs.
+void PrintUsage(const json& job, std::ostream& out) {
+  const json& usage = Object(job, "usage");
+  if (usage.empty()) {
+    Line(out, "GPU usage", JsonText(job, "gpus") == "0" ? "none (CPU-only job)" : "-");
+    return;
+  }
+  const bool running = JsonText(job, "state") == "RUNNING";
+  const auto mean = Number(usage, "mean_util_pct");
+  Line(out, "GPU usage",
+       "mean " + (mean ? Fixed(*mean, 1) + "%" : "-") + ", peak " +
+           WithUnit(Number(usage, "peak_util_pct"), "%") + " over " +
+           JsonText(usage, "samples") + " GPU samples" + (running ? " (so far, running)" : ""));
+  Line(out, "GPU memory", "peak " + JsonText(usage, "peak_memory_mib") + " MiB on one GPU");
+  const auto joules = Number(usage, "energy_j");
+  const auto kwh = Number(usage, "energy_kwh");
+  Line(out, "Energy",
+       (joules ? Fixed(*joules, 0) + " J" : "-") + (kwh ? " (" + Fixed(*kwh, 3) + " kWh)" : ""));
+}
+
+}  // namespace
+
+std::string JsonText(const json& j, std::string_view key, std::string_view none) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty())) {
+    return std::string(none);
+  }
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::string Truncate(std::string text, std::size_t max) {
+  if (text.size() <= max) {
+    return text;
+  }
+  std::size_t cut = max - 3;
+  // Back up over UTF-8 continuation bytes: half a character would print as garbage.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
+    --cut;
+  }
+  text.resize(cut);
+  return text + "...";
+}
+
+void PrintGpuTable(const json& answer, std::ostream& out) {
+  const json& gpus = Array(answer, "gpus");
+  bool any_condition = false;
+  for (const auto& gpu : gpus) {
+    any_condition = any_condition || !Array(gpu, "conditions").empty();
+  }
+  std::vector<std::string> header = {
+      "NODE", "GPU", "MODEL", "UTIL", "MEM", "TEMP", "POWER", "HEALTH", "JOB", "USER"};
+  if (any_condition) {
+    header.emplace_back("CONDITIONS");  // last: long text does not push other columns
+  }
+  Table table(std::move(header));
+  for (const auto& gpu : gpus) {
+    std::vector<std::string> row = GpuRow(gpu);
+    if (any_condition) {
+      row.push_back(ConditionText(gpu));
+    }
+    table.AddRow(std::move(row));
+  }
+  table.Print(out);
+  PrintAttentionLine(gpus, out);
+}
+
+void PrintGpuProcesses(const json& answer, std::ostream& out) {
+  Table table({"NODE", "GPU", "PID", "USER", "JOB", "MEMORY", "UTIL"});
+  std::size_t count = 0;
+  for (const auto& gpu : Array(answer, "gpus")) {
+    for (const auto& p : Array(Object(gpu, "sample"), "processes")) {
+      const auto memory = Number(p, "used_memory_mib");
+      table.AddRow({JsonText(gpu, "node"),
+                    JsonText(gpu, "index"),
+                    JsonText(p, "pid"),
+                    ProcessUser(p),
+                    ProcessJob(p),
+                    memory ? Fixed(*memory, 0) + "MiB" : "-",
+                    WithUnit(Number(p, "sm_util_pct"), "%")});
+      ++count;
+    }
+  }
+  if (count == 0) {
+    out << "No processes on any GPU.\n";
+    return;
+  }
+  table.Print(out);
+}
+
+void PrintJob(const json& job, std::ostream& out) {
+  const std::string gpus = Joined(Array(job, "gpu_uuids"), ",");
+  const std::string exit_code = JsonText(job, "exit_code", "");
+  Line(out, "Job", JsonText(job, "id") + " (" + JsonText(job, "name") + ")");
+  Line(out, "User", JsonText(job, "user") + "  team " + JsonText(job, "team"));
+  Line(out, "State",
+       JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
+  Line(out, "Reason", JsonText(job, "reason"));
+  Line(out, "Priority", JsonText(job, "priority"));
+  Line(out, "Request",
+       JsonText(job, "gpus") + " GPU(s), type " + JsonText(job, "gpu_type", "any") +
+           ", time limit " + JsonText(job, "time_limit_s", "none"));
+  Line(out, "Node", JsonText(job, "node") + (gpus.empty() ? "" : "  GPUs " + gpus));
+  Line(out, "Command", Joined(Array(job, "command"), " "));
+  Line(out, "Workdir", JsonText(job, "workdir"));
+  Line(out, "Submitted", JsonText(job, "submit_time"));
+  Line(out, "Started", JsonText(job, "start_time"));
+  Line(out, "Ended", JsonText(job, "end_time"));
+  PrintUsage(job, out);
+}
+
+}  // namespace gf

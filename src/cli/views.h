@@ -1,0 +1,40 @@
+// Views: the CLI's human-readable renderings of the API's JSON (`gpufleet gpus`, `show`).
+//
+// Pure functions from the JSON that api/json_mapping.cpp writes to text, so tests can feed them
+// hand-made JSON and compare the text. They read defensively (the server may be older or newer
+// than the client): a missing, null or mistyped field prints as "-", never throws.
+// Stateless; safe to call from any thread.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace gf {
+
+// j[key] as text: strings as they are, numbers and the rest as JSON; `none` when the key is
+// missing, null or an empty string.
+std::string JsonText(const nlohmann::json& j, std::string_view key, std::string_view none = "-");
+
+// `text` cut to at most `max` bytes (at a UTF-8 character boundary), ending in "..." when cut.
+// Requires max >= 3.
+std::string Truncate(std::string text, std::size_t max);
+
+// The table of `gpufleet gpus` from a GET /api/v1/gpus answer ({"gpus": [GpuStatus...]}):
+// NODE GPU MODEL UTIL MEM TEMP POWER HEALTH JOB USER, plus CONDITIONS when a GPU has one.
+// A failed or lost GPU is upper case in HEALTH ("FAILED: cause", "LOST: cause", the cause cut
+// to fit) and counted in a closing line that points to --json for the full causes.
+void PrintGpuTable(const nlohmann::json& answer, std::ostream& out);
+
+// `gpufleet gpus --processes`: one row per process on any GPU of the same answer:
+// NODE GPU PID USER JOB MEMORY UTIL, JOB being the job id or "unmanaged".
+void PrintGpuProcesses(const nlohmann::json& answer, std::ostream& out);
+
+// `gpufleet show JOB`: one labelled line per field of a job (GET /api/v1/jobs/{id}), then its
+// GPU usage: mean/peak utilisation, peak memory, energy in J and kWh ("so far" while running).
+void PrintJob(const nlohmann::json& job, std::ostream& out);
+
+}  // namespace gf

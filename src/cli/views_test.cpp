@@ -1,0 +1,202 @@
+// The CLI views are fed the JSON the server's own mapping writes (api/json_mapping), so a field
+// renamed on one side and not the other fails here.
+#include "cli/views.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/json_mapping.h"
+
+namespace gf {
+namespace {
+
+using nlohmann::json;
+
+GpuStatus Status(const std::string& node, int index) {
+  GpuStatus s;
+  s.node = NodeId(node);
+  s.gpu = Gpu{index, GpuUuid("GPU-" + node + "-" + std::to_string(index)), "H100-80GB", 81920,
+              GpuHealth::kOk, ""};
+  return s;
+}
+
+GpuSample BusySample() {
+  GpuSample s;
+  s.memory_total_mib = 81920;
+  s.memory_used_mib = 40000;
+  s.util_gpu_pct = 91;
+  s.temperature_c = 71;
+  s.power_mw = 612'345;
+  s.power_limit_mw = 700'000;
+  return s;
+}
+
+json Answer(const std::vector<GpuStatus>& gpus) {
+  json list = json::array();
+  for (const auto& g : gpus) {
+    list.push_back(GpuStatusToJson(g));
+  }
+  return json{{"gpus", list}};
+}
+
+std::string Table(const std::vector<GpuStatus>& gpus) {
+  std::ostringstream out;
+  PrintGpuTable(Answer(gpus), out);
+  return out.str();
+}
+
+std::string Processes(const std::vector<GpuStatus>& gpus) {
+  std::ostringstream out;
+  PrintGpuProcesses(Answer(gpus), out);
+  return out.str();
+}
+
+std::string Show(const Job& job) {
+  std::ostringstream out;
+  PrintJob(JobToJson(job), out);
+  return out.str();
+}
+
+TEST(CliViewsTest, GpuTableHasEveryColumn) {
+  GpuStatus busy = Status("n1", 0);
+  busy.job = JobId(7);
+  busy.user = "alice";
+  busy.sample = BusySample();
+  GpuStatus idle = Status("n1", 1);  // no sample yet: every reading unknown
+  EXPECT_EQ(Table({busy, idle}),
+            "NODE  GPU  MODEL      UTIL  MEM             TEMP  POWER     HEALTH  JOB  USER\n"
+            "n1    0    H100-80GB  91%   40000/81920MiB  71C   612/700W  ok      7    alice\n"
+            "n1    1    H100-80GB  -     -/81920MiB      -     -         ok      -    -\n");
+}
+
+TEST(CliViewsTest, FailedAndLostGpusStandOut) {
+  GpuStatus failed = Status("n1", 0);
+  failed.gpu.health = GpuHealth::kFailed;
+  failed.gpu.health_cause = "uncorrectable ECC errors: 12 volatile, row remap failed";
+  failed.sample = BusySample();
+  GpuStatus lost = Status("n1", 1);
+  lost.gpu.health = GpuHealth::kFailed;
+  lost.gpu.health_cause = "fell off the bus";
+  lost.sample = GpuSample{};
+  lost.sample->lost = true;
+  GpuStatus degraded = Status("n2", 0);
+  degraded.gpu.health = GpuHealth::kDegraded;
+  degraded.gpu.health_cause = "hot: 92 C";
+  const std::string text = Table({failed, lost, degraded});
+
+  // The cause is cut to keep the table narrow; --json has it whole.
+  EXPECT_NE(text.find("  FAILED: uncorrectable ECC err...  "), std::string::npos) << text;
+  EXPECT_EQ(text.find("row remap failed"), std::string::npos) << text;
+  // Lost: no readings, and LOST rather than the health word.
+  EXPECT_NE(text.find("n1    1    H100-80GB  -     -/81920MiB      -     -         "
+                      "LOST: fell off the bus"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  degraded: hot: 92 C  "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n2 of 3 GPUs need attention (failed or lost); full causes: gpufleet "
+                      "gpus --json\n"),
+            std::string::npos)
+      << text;
+
+  // Degraded: shown with its cause, but not counted as needing attention.
+  EXPECT_EQ(Table({degraded}).find("attention"), std::string::npos);
+}
+
+TEST(CliViewsTest, ConditionsColumnOnlyWhenAGpuHasOne) {
+  GpuStatus held = Status("n1", 0);
+  held.job = JobId(3);
+  held.user = "bob";
+  held.conditions = {"allocated_no_process"};
+  GpuStatus stray = Status("n1", 1);
+  stray.conditions = {"unallocated_process"};
+  const std::string text = Table({held, stray, Status("n1", 2)});
+  EXPECT_NE(text.find("  USER  CONDITIONS\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  3    bob   allocated, no process\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  -    -     process, not allocated\n"), std::string::npos) << text;
+  EXPECT_EQ(Table({Status("n1", 2)}).find("CONDITIONS"), std::string::npos);
+}
+
+TEST(CliViewsTest, ProcessesNameTheirJobOrUnmanaged) {
+  GpuStatus gpu = Status("n1", 0);
+  gpu.sample = BusySample();
+  GpuProcessSample managed;
+  managed.pid = 4242;
+  managed.used_memory_mib = 30000;
+  managed.sm_util_pct = 88;
+  managed.job = JobId(7);
+  managed.uid = 1000;
+  managed.user = "alice";
+  GpuProcessSample stray;  // not started by gpufleet; the driver hides its memory
+  stray.pid = 999;
+  stray.uid = 1001;
+  stray.unmanaged = true;
+  gpu.sample->processes = {managed, stray};
+  EXPECT_EQ(Processes({gpu, Status("n1", 1)}),
+            "NODE  GPU  PID   USER      JOB        MEMORY    UTIL\n"
+            "n1    0    4242  alice     7          30000MiB  88%\n"
+            "n1    0    999   uid 1001  unmanaged  -         -\n");
+  EXPECT_EQ(Processes({Status("n1", 1)}), "No processes on any GPU.\n");
+}
+
+Job RunningJob() {
+  Job job;
+  job.id = JobId(12);
+  job.owner = Owner{1000, 100, "alice"};
+  job.spec.name = "train";
+  job.spec.argv = {"python", "train.py"};
+  job.spec.request.gpus = 2;
+  job.state = JobState::kRunning;
+  job.usage = JobUsage{120, 63.46, 99, 70000, 7'200'000'000};  // 7.2 MJ = 2 kWh
+  return job;
+}
+
+TEST(CliViewsTest, ShowPrintsGpuUsage) {
+  Job job = RunningJob();
+  job.state = JobState::kCompleted;
+  job.exit_code = 0;
+  const std::string text = Show(job);
+  EXPECT_NE(text.find("State       COMPLETED  exit code 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Command     python train.py\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU usage   mean 63.5%, peak 99% over 120 GPU samples\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("GPU memory  peak 70000 MiB on one GPU\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Energy      7200000 J (2.000 kWh)\n"), std::string::npos) << text;
+}
+
+TEST(CliViewsTest, ShowMarksLiveUsageAndMissingUsage) {
+  EXPECT_NE(Show(RunningJob()).find("over 120 GPU samples (so far, running)\n"),
+            std::string::npos);
+  Job pending = RunningJob();
+  pending.state = JobState::kPending;
+  pending.usage.reset();
+  EXPECT_NE(Show(pending).find("GPU usage   -\n"), std::string::npos);
+  EXPECT_EQ(Show(pending).find("Energy"), std::string::npos);
+  pending.spec.request.gpus = 0;
+  EXPECT_NE(Show(pending).find("GPU usage   none (CPU-only job)\n"), std::string::npos);
+}
+
+TEST(CliViewsTest, ReadsDefensively) {
+  // An older server: no sample, no conditions, a number where text was expected.
+  std::ostringstream out;
+  PrintGpuTable(json{{"gpus", {{{"node", "n1"}, {"index", 0}, {"health", 3}}}}}, out);
+  EXPECT_NE(out.str().find("n1    0    -      -     -/-MiB  -     -      3"), std::string::npos)
+      << out.str();
+  std::ostringstream none;
+  PrintGpuTable(json::object(), none);
+  EXPECT_EQ(none.str(), "NODE  GPU  MODEL  UTIL  MEM  TEMP  POWER  HEALTH  JOB  USER\n");
+}
+
+TEST(CliViewsTest, TruncateCutsAtCharacterBoundary) {
+  EXPECT_EQ(Truncate("short", 10), "short");
+  EXPECT_EQ(Truncate("0123456789", 10), "0123456789");
+  EXPECT_EQ(Truncate("0123456789A", 10), "0123456...");
+  // "é" is two bytes; cutting inside it would print half a character.
+  EXPECT_EQ(Truncate("abcdeé0123", 9), "abcde...");
+}
+
+}  // namespace
+}  // namespace gf

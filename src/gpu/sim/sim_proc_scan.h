@@ -1,0 +1,33 @@
+// Which processes "use" which simulated GPU, found the way CUDA picks its devices: a process
+// uses GPU U when its initial environment (/proc/<pid>/environ) has CUDA_VISIBLE_DEVICES or
+// NVIDIA_VISIBLE_DEVICES listing U's UUID. gpufleet's shim sets both to the job's GPU UUIDs,
+// so a job's processes show up on its simulated GPUs without any hardware.
+//
+// Only "GPU-..." UUID entries count: an index such as CUDA_VISIBLE_DEVICES=0 refers to a real
+// card, never to a simulated one. Processes whose environ cannot be read (other users' when
+// not root, or gone mid-scan) are skipped.
+// Thread-safety: a pure function of the file tree; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gf {
+
+// GPU UUID → pids (ascending) of the processes that name it.
+using SimGpuProcessTable = std::map<std::string, std::vector<std::uint32_t>, std::less<>>;
+
+// Scans every numeric directory under `proc_root` ("/proc", or a fake tree in tests).
+// A missing or unreadable root gives an empty table.
+SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root);
+
+// The GPU UUIDs named by one NUL-separated environment block (the content of an environ
+// file), each once, in first-seen order.
+std::vector<std::string> VisibleGpuUuids(std::string_view environ_block);
+
+}  // namespace gf

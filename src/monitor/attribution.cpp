@@ -1,0 +1,234 @@
+#include "monitor/attribution.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <unordered_map>
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <unistd.h>
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kJobCgroupPrefix = "gpufleet/job-";
+
+// The whole of a small /proc file; nullopt when it cannot be opened (the process is gone).
+// /proc files report size 0, so this reads until EOF instead of trusting stat.
+std::optional<std::string> ReadProcFile(const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  std::string text;
+  std::array<char, 4096> buf{};
+  while (true) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;  // ESRCH: the process exited while we read
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+// Parses a whole unsigned decimal number; nullopt for anything else (sign, spaces, overflow).
+template <typename T>
+std::optional<T> ParseNumber(std::string_view s) {
+  T value{};
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Calls `fn` on each line of `text` (without its '\n') until it returns true.
+template <typename Fn>
+bool AnyLine(std::string_view text, Fn fn) {
+  while (!text.empty()) {
+    std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (fn(line)) {
+      return true;
+    }
+    if (end == std::string_view::npos) {
+      break;
+    }
+    text.remove_prefix(end + 1);
+  }
+  return false;
+}
+
+std::string_view SkipBlanks(std::string_view s) {
+  std::size_t first = s.find_first_not_of(" \t");
+  return first == std::string_view::npos ? std::string_view{} : s.substr(first);
+}
+
+}  // namespace
+
+std::optional<JobId> JobFromCgroupPath(std::string_view path) {
+  // The job's cgroup is <root>/gpufleet/job-<id>: match that pair of components anywhere (the
+  // agent may itself run in a nested cgroup namespace) and allow sub-cgroups below it.
+  std::size_t at = 0;
+  while ((at = path.find(kJobCgroupPrefix, at)) != std::string_view::npos) {
+    bool starts_component = at == 0 || path[at - 1] == '/';
+    std::string_view rest = path.substr(at + kJobCgroupPrefix.size());
+    std::string_view digits = rest.substr(0, rest.find('/'));
+    std::optional<std::int64_t> id = ParseNumber<std::int64_t>(digits);
+    if (starts_component && id && *id > 0) {
+      return JobId(*id);
+    }
+    at += kJobCgroupPrefix.size();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> CgroupV2Path(std::string_view proc_cgroup) {
+  // cgroup v2 has one line, "0::<path>"; v1 hierarchies have "N:controllers:<path>" lines.
+  std::optional<std::string_view> found;
+  AnyLine(proc_cgroup, [&found](std::string_view line) {
+    if (line.starts_with("0::")) {
+      found = line.substr(3);
+      return true;
+    }
+    return false;
+  });
+  return found;
+}
+
+std::optional<std::uint32_t> RealUidFromStatus(std::string_view proc_status) {
+  // "Uid:\t<real>\t<effective>\t<saved>\t<filesystem>"
+  std::optional<std::uint32_t> uid;
+  AnyLine(proc_status, [&uid](std::string_view line) {
+    if (!line.starts_with("Uid:")) {
+      return false;
+    }
+    std::string_view rest = SkipBlanks(line.substr(4));
+    uid = ParseNumber<std::uint32_t>(rest.substr(0, rest.find_first_of(" \t")));
+    return true;
+  });
+  return uid;
+}
+
+std::optional<std::int64_t> ParentPidFromStat(std::string_view proc_stat) {
+  // "<pid> (<comm>) <state> <ppid> ...": comm may contain ") ", so start after the last ')'.
+  std::size_t close = proc_stat.rfind(')');
+  if (close == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string_view rest = SkipBlanks(proc_stat.substr(close + 1));
+  std::size_t state_end = rest.find(' ');
+  if (state_end == std::string_view::npos) {
+    return std::nullopt;
+  }
+  rest = SkipBlanks(rest.substr(state_end));
+  return ParseNumber<std::int64_t>(rest.substr(0, rest.find(' ')));
+}
+
+ProcessAttributor::ProcessAttributor(fs::path proc_root) : proc_root_(std::move(proc_root)) {}
+
+fs::path ProcessAttributor::ProcFile(std::int64_t pid, const char* name) const {
+  return proc_root_ / std::to_string(pid) / name;
+}
+
+void ProcessAttributor::Attribute(std::span<GpuSample> samples,
+                                  std::span<const LiveJob> live_jobs) {
+  // A multi-GPU process shows up on each of its GPUs; /proc is read once for it.
+  std::unordered_map<std::uint32_t, GpuProcessSample> seen;
+  for (GpuSample& sample : samples) {
+    for (GpuProcessSample& process : sample.processes) {
+      auto it = seen.find(process.pid);
+      if (it == seen.end()) {
+        it = seen.emplace(process.pid, AttributePid(process.pid, live_jobs)).first;
+      }
+      process.job = it->second.job;
+      process.uid = it->second.uid;
+      process.user = it->second.user;
+      process.unmanaged = it->second.unmanaged;
+    }
+  }
+}
+
+GpuProcessSample ProcessAttributor::AttributePid(std::uint32_t pid,
+                                                 std::span<const LiveJob> live_jobs) {
+  GpuProcessSample out;
+  out.pid = pid;
+  // status first: if it is missing the process is gone and nothing else is read.
+  std::optional<std::string> status = ReadProcFile(ProcFile(pid, "status"));
+  std::optional<std::uint32_t> uid = status ? RealUidFromStatus(*status) : std::nullopt;
+  std::optional<std::string> cgroup = ReadProcFile(ProcFile(pid, "cgroup"));
+  if (!uid || !cgroup) {
+    return out;  // vanished (or unreadable): unknown owner
+  }
+  std::optional<std::string_view> path = CgroupV2Path(*cgroup);
+  out.job = path ? JobFromCgroupPath(*path) : std::nullopt;
+  if (!out.job) {
+    out.job = JobByParentChain(pid, live_jobs);
+  }
+  out.uid = uid;
+  out.user = UserName(*uid);
+  out.unmanaged = !out.job.has_value();
+  return out;
+}
+
+std::optional<JobId> ProcessAttributor::JobByParentChain(std::int64_t pid,
+                                                         std::span<const LiveJob> live_jobs) {
+  if (live_jobs.empty()) {
+    return std::nullopt;
+  }
+  // From the process itself up to init (pid 1, never a shim): a job's main process is the
+  // shim's child, its descendants and adopted orphans lie further down.
+  std::int64_t current = pid;
+  for (int step = 0; step < kMaxParentChain && current > 1; ++step) {
+    auto live = std::find_if(live_jobs.begin(), live_jobs.end(),
+                             [current](const LiveJob& j) { return j.shim_pid == current; });
+    if (live != live_jobs.end()) {
+      return live->job;
+    }
+    std::optional<std::string> stat = ReadProcFile(ProcFile(current, "stat"));
+    std::optional<std::int64_t> parent = stat ? ParentPidFromStat(*stat) : std::nullopt;
+    if (!parent) {
+      return std::nullopt;
+    }
+    current = *parent;
+  }
+  return std::nullopt;
+}
+
+std::string ProcessAttributor::UserName(std::uint32_t uid) {
+  auto now = std::chrono::steady_clock::now();
+  auto cached = user_names_.find(uid);
+  if (cached != user_names_.end() && now - cached->second.looked_up < kUserCacheLifetime) {
+    return cached->second.name;
+  }
+  std::string name = "uid" + std::to_string(uid);
+  passwd entry{};
+  passwd* result = nullptr;
+  std::vector<char> buf(16384);
+  // ERANGE asks for a bigger buffer; any other failure (or no entry) keeps "uid<N>".
+  int rc = 0;
+  while ((rc = ::getpwuid_r(uid, &entry, buf.data(), buf.size(), &result)) == ERANGE &&
+         buf.size() < (std::size_t{1} << 20)) {
+    buf.resize(buf.size() * 2);
+  }
+  if (rc == 0 && result != nullptr && result->pw_name != nullptr && result->pw_name[0] != '\0') {
+    name = result->pw_name;
+  }
+  user_names_[uid] = CachedName{name, now};
+  return name;
+}
+
+}  // namespace gf

@@ -1,0 +1,244 @@
+#include "monitor/attribution.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- parsers ------------------------------------------------------------------------------
+
+TEST(JobFromCgroupPathTest, FindsTheJobCgroupAnywhereInThePath) {
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/job-12"), JobId(12));
+  EXPECT_EQ(JobFromCgroupPath("/system.slice/ctr/gpufleet/job-7/worker"), JobId(7));
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/job-x/gpufleet/job-3"), JobId(3));
+}
+
+TEST(JobFromCgroupPathTest, RejectsWhatIsNotAJobCgroup) {
+  EXPECT_EQ(JobFromCgroupPath("/user.slice/user-1000.slice"), std::nullopt);
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet"), std::nullopt);
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/job-"), std::nullopt);
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/job-0"), std::nullopt);    // 0 never names a job
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/job-12x"), std::nullopt);  // not a number
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/job--4"), std::nullopt);
+  EXPECT_EQ(JobFromCgroupPath("/notgpufleet/job-3"), std::nullopt);  // another component
+}
+
+TEST(CgroupV2PathTest, TakesTheUnifiedLine) {
+  EXPECT_EQ(CgroupV2Path("0::/gpufleet/job-4\n"), "/gpufleet/job-4");
+  // Hybrid host: v1 controllers first, then the unified hierarchy.
+  EXPECT_EQ(CgroupV2Path("12:memory:/docker/abc\n3:cpu:/\n0::/gpufleet/job-9\n"),
+            "/gpufleet/job-9");
+  EXPECT_EQ(CgroupV2Path("12:memory:/docker/abc\n3:cpu:/\n"), std::nullopt);  // v1 only
+}
+
+TEST(RealUidFromStatusTest, TakesTheRealNotTheEffectiveUid) {
+  // A setuid program: real 1000, effective 0.
+  EXPECT_EQ(RealUidFromStatus("Name:\tsu\nPid:\t5\nUid:\t1000\t0\t0\t0\nGid:\t1000\t0\t0\t0\n"),
+            1000u);
+  EXPECT_EQ(RealUidFromStatus("Name:\tx\nGid:\t1\t1\t1\t1\n"), std::nullopt);
+  EXPECT_EQ(RealUidFromStatus("Uid:\tabc\t0\t0\t0\n"), std::nullopt);
+}
+
+TEST(ParentPidFromStatTest, SkipsACommandNameWithParenthesesAndSpaces) {
+  EXPECT_EQ(ParentPidFromStat("42 (python) S 17 42 42 0 -1"), 17);
+  EXPECT_EQ(ParentPidFromStat("42 (a) b (c) R 99 42 42 0 -1"), 99);
+  EXPECT_EQ(ParentPidFromStat("42 (truncated"), std::nullopt);
+  EXPECT_EQ(ParentPidFromStat("42 (x) S"), std::nullopt);
+}
+
+// ---- a fake /proc -------------------------------------------------------------------------
+
+struct FakeProcess {
+  std::int64_t pid = 0;
+  std::int64_t ppid = 1;
+  std::uint32_t uid = 0;
+  std::string cgroup_path = "/user.slice";
+};
+
+class FakeProcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "gf-fakeproc.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void Add(const FakeProcess& p) const {
+    fs::path dir = root_ / std::to_string(p.pid);
+    fs::create_directories(dir);
+    // The command name holds ") " on purpose: the stat parser must not be fooled by it.
+    std::ofstream(dir / "stat") << p.pid << " (my) prog) S " << p.ppid << " " << p.pid
+                                << " " << p.pid << " 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
+                                << "12345 0 0\n";
+    std::ofstream(dir / "status") << "Name:\tprog\nState:\tS (sleeping)\nPid:\t" << p.pid
+                                  << "\nPPid:\t" << p.ppid << "\nUid:\t" << p.uid << "\t"
+                                  << p.uid << "\t" << p.uid << "\t" << p.uid << "\n";
+    std::ofstream(dir / "cgroup") << "0::" << p.cgroup_path << "\n";
+  }
+
+  static GpuSample SampleWith(const std::vector<std::uint32_t>& pids) {
+    GpuSample s;
+    s.uuid = GpuUuid("GPU-0");
+    for (std::uint32_t pid : pids) {
+      GpuProcessSample p;
+      p.pid = pid;
+      p.used_memory_mib = 1000;
+      s.processes.push_back(p);
+    }
+    return s;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(FakeProcTest, CgroupNamesTheJobWithoutAnyLiveShim) {
+  Add({.pid = 500, .ppid = 1, .uid = 0, .cgroup_path = "/gpufleet/job-5"});
+  ProcessAttributor attributor(root_);
+  GpuProcessSample p = attributor.AttributePid(500, {});
+  EXPECT_EQ(p.job, JobId(5));
+  EXPECT_EQ(p.uid, 0u);
+  EXPECT_EQ(p.user, "root");
+  EXPECT_FALSE(p.unmanaged);
+}
+
+TEST_F(FakeProcTest, ParentChainReachesTheShimOfALiveJob) {
+  // shim 100 → job 101 → child 102 (setsid'd: still 101's child); 103 an orphan the shim
+  // adopted as subreaper; 200 a process of someone's shell; shim 300 of another job.
+  Add({.pid = 100, .ppid = 1, .uid = 0});
+  Add({.pid = 101, .ppid = 100, .uid = 1000});
+  Add({.pid = 102, .ppid = 101, .uid = 1000});
+  Add({.pid = 103, .ppid = 100, .uid = 1000});
+  Add({.pid = 150, .ppid = 1, .uid = 0});
+  Add({.pid = 200, .ppid = 150, .uid = 1000});
+  Add({.pid = 300, .ppid = 1, .uid = 0});
+  Add({.pid = 301, .ppid = 300, .uid = 1001});
+  const std::vector<LiveJob> live{{JobId(7), 100}, {JobId(8), 300}};
+  ProcessAttributor attributor(root_);
+  std::vector<GpuSample> samples{SampleWith({101, 102, 103, 200}), SampleWith({301})};
+  attributor.Attribute(samples, live);
+
+  for (const GpuProcessSample& p : std::vector(samples[0].processes.begin(),
+                                               samples[0].processes.begin() + 3)) {
+    EXPECT_EQ(p.job, JobId(7)) << "pid " << p.pid;
+    EXPECT_FALSE(p.unmanaged) << "pid " << p.pid;
+    EXPECT_EQ(p.uid, 1000u) << "pid " << p.pid;
+  }
+  const GpuProcessSample& stranger = samples[0].processes[3];
+  EXPECT_EQ(stranger.job, std::nullopt);
+  EXPECT_TRUE(stranger.unmanaged);
+  EXPECT_EQ(stranger.uid, 1000u);
+  EXPECT_EQ(samples[1].processes[0].job, JobId(8));
+  EXPECT_EQ(samples[1].processes[0].uid, 1001u);
+}
+
+TEST_F(FakeProcTest, WithoutLiveJobsAProcessOutsideAJobCgroupIsUnmanaged) {
+  Add({.pid = 100, .ppid = 1, .uid = 0});
+  Add({.pid = 101, .ppid = 100, .uid = 1000});
+  ProcessAttributor attributor(root_);
+  GpuProcessSample p = attributor.AttributePid(101, {});
+  EXPECT_EQ(p.job, std::nullopt);
+  EXPECT_TRUE(p.unmanaged);
+}
+
+TEST_F(FakeProcTest, VanishedProcessIsKeptWithAnUnknownOwner) {
+  Add({.pid = 100, .ppid = 1, .uid = 0});
+  ProcessAttributor attributor(root_);
+  std::vector<GpuSample> samples{SampleWith({4242})};  // no /proc/4242: it exited
+  attributor.Attribute(samples, std::vector<LiveJob>{{JobId(1), 100}});
+  ASSERT_EQ(samples[0].processes.size(), 1u);
+  const GpuProcessSample& p = samples[0].processes[0];
+  EXPECT_EQ(p.pid, 4242u);
+  EXPECT_EQ(p.used_memory_mib, 1000);  // what the driver said stays
+  EXPECT_EQ(p.job, std::nullopt);
+  EXPECT_EQ(p.uid, std::nullopt);
+  EXPECT_EQ(p.user, "");
+  EXPECT_FALSE(p.unmanaged);  // nothing says gpufleet did not start it
+}
+
+TEST_F(FakeProcTest, ProcessOnSeveralGpusIsAttributedOnEach) {
+  Add({.pid = 600, .ppid = 1, .uid = 0, .cgroup_path = "/gpufleet/job-6"});
+  ProcessAttributor attributor(root_);
+  std::vector<GpuSample> samples{SampleWith({600}), SampleWith({600})};
+  attributor.Attribute(samples, {});
+  EXPECT_EQ(samples[0].processes[0].job, JobId(6));
+  EXPECT_EQ(samples[1].processes[0].job, JobId(6));
+  EXPECT_EQ(samples[1].processes[0].user, "root");
+}
+
+TEST_F(FakeProcTest, UidWithoutAnAccountIsNamedByNumber) {
+  constexpr std::uint32_t kNoAccount = 3'999'999'999u;
+  ASSERT_EQ(::getpwuid(kNoAccount), nullptr)  // NOLINT(concurrency-mt-unsafe): one thread
+      << "this host has an account for the test uid";
+  Add({.pid = 700, .ppid = 1, .uid = kNoAccount});
+  ProcessAttributor attributor(root_);
+  GpuProcessSample p = attributor.AttributePid(700, {});
+  EXPECT_EQ(p.uid, kNoAccount);
+  EXPECT_EQ(p.user, "uid3999999999");
+  EXPECT_TRUE(p.unmanaged);
+}
+
+TEST_F(FakeProcTest, ParentLoopInACorruptTreeEnds) {
+  Add({.pid = 800, .ppid = 801, .uid = 0});
+  Add({.pid = 801, .ppid = 800, .uid = 0});
+  ProcessAttributor attributor(root_);
+  GpuProcessSample p = attributor.AttributePid(800, std::vector<LiveJob>{{JobId(1), 5}});
+  EXPECT_EQ(p.job, std::nullopt);
+  EXPECT_TRUE(p.unmanaged);
+}
+
+// ---- the real /proc -----------------------------------------------------------------------
+
+// This test process plays the shim: it forks a child, which forks a grandchild; both pause.
+TEST(RealProcTest, RealGrandchildIsFoundThroughItsParents) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pid_t grandchild = ::fork();
+    if (grandchild == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    (void)!::write(fds[1], &grandchild, sizeof grandchild);
+    ::pause();
+    ::_exit(0);
+  }
+  pid_t grandchild = 0;
+  ASSERT_EQ(::read(fds[0], &grandchild, sizeof grandchild),
+            static_cast<ssize_t>(sizeof grandchild));
+  ::close(fds[0]);
+  ::close(fds[1]);
+
+  ProcessAttributor attributor;
+  const std::vector<LiveJob> live{{JobId(31), ::getpid()}};
+  GpuProcessSample p = attributor.AttributePid(static_cast<std::uint32_t>(grandchild), live);
+  EXPECT_EQ(p.job, JobId(31));
+  EXPECT_FALSE(p.unmanaged);
+  EXPECT_EQ(p.uid, ::getuid());
+  const passwd* me = ::getpwuid(::getuid());  // NOLINT(concurrency-mt-unsafe): one thread
+  EXPECT_EQ(p.user, me != nullptr ? std::string(me->pw_name) : "uid" + std::to_string(::getuid()));
+
+  // Another job's shim: the same process is not ours to claim.
+  GpuProcessSample other = attributor.AttributePid(static_cast<std::uint32_t>(grandchild),
+                                                   std::vector<LiveJob>{{JobId(32), 1}});
+  EXPECT_NE(other.job, JobId(32));
+
+  ::kill(grandchild, SIGKILL);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
+
+}  // namespace
+}  // namespace gf

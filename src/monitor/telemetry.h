@@ -1,0 +1,162 @@
+// Telemetry: the server's live picture of every GPU, fed by agent sample reports.
+//
+// Holds, per GPU: inventory and labels, the job holding it (assignment, set by the controller),
+// the latest attributed sample, active conditions, and bounded ring buffers of a few metrics at
+// two resolutions (fine: 1 s for an hour; coarse: 1 min for a week, by default). Per job: usage
+// accumulated from the samples of its GPUs. Per GPU and wall-clock minute: a rollup that the
+// controller persists (GpuMinute) for reports.
+//
+// Conditions it detects (with a start and an end, so the controller can record events):
+//   "allocated_no_process": a GPU held by a job showed no process for `no_process_after`;
+//   "unallocated_process":  a GPU nobody holds runs a process.
+// Health is decided by the agent (the sample carries it); Telemetry reports changes.
+//
+// Thread-safety: every method may be called from any thread (one internal mutex; reads take
+// it shared). Memory is bounded: BytesPerGpu() per GPU plus a small per-job record.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/ids.h"
+#include "core/result.h"
+#include "model/gpu_minute.h"
+#include "model/gpu_sample.h"
+#include "model/job.h"
+#include "model/node.h"
+
+namespace gf {
+
+struct TelemetryOptions {
+  int fine_slots = 3600;       // fine ring length
+  Millis fine_step{1000};      // fine ring resolution
+  int coarse_slots = 7 * 24 * 60;
+  Millis coarse_step{60'000};
+  Millis no_process_after{60'000};  // "allocated_no_process" after this long without a process
+};
+
+// Checks options as configured (flags, config file): slot counts in 1..kMaxTelemetrySlots,
+// steps and no_process_after positive. Errors: kInvalidArgument naming the field and the fix.
+inline constexpr int kMaxTelemetrySlots = 10'000'000;
+Status ValidateTelemetryOptions(const TelemetryOptions& options);
+
+struct GpuAssignment {
+  JobId job{};
+  std::string user{};
+  std::string team{};
+  bool operator==(const GpuAssignment&) const = default;
+};
+
+// One GPU as every view shows it (gpus, top, /metrics, dashboard).
+struct GpuView {
+  NodeId node{};
+  Gpu gpu{};  // inventory; health and health_cause as of the latest sample
+  std::optional<GpuAssignment> assignment{};
+  std::optional<GpuSample> sample{};      // latest, attributed
+  std::vector<std::string> conditions{};  // active condition kinds, e.g. "allocated_no_process"
+  // The latest XID this GPU ever reported, kept after the sample that carried it (as
+  // dcgm-exporter's DCGM_FI_DEV_XID_ERRORS does): each XID arrives in one sample only.
+  std::optional<XidEvent> last_xid{};
+};
+
+// A running job's live usage, for /metrics and `show`.
+struct JobLive {
+  JobId job{};
+  std::string user{};
+  std::string team{};
+  int gpus = 0;             // GPUs assigned now
+  JobUsage usage;           // since it was assigned
+  double util_now_pct = 0;  // mean over its GPUs, latest samples
+  std::int64_t memory_now_mib = 0;  // sum over its GPUs, latest samples
+};
+
+struct TelemetrySnapshot {
+  std::vector<GpuView> gpus{};  // ordered by (node, index)
+  std::vector<JobLive> jobs{};  // ordered by job id
+};
+
+enum class Metric { kUtilGpu, kUtilMemory, kMemoryUsedMib, kPowerW, kTemperatureC };
+enum class Resolution { kFine, kCoarse };
+
+struct SeriesPoint {
+  Time time{};
+  double value = 0;
+  bool operator==(const SeriesPoint&) const = default;
+};
+
+struct HealthChange {
+  NodeId node{};
+  int index = 0;
+  GpuUuid uuid{};
+  GpuHealth from = GpuHealth::kOk;
+  GpuHealth to = GpuHealth::kOk;
+  std::string cause{};  // the new cause ("" when back to ok)
+};
+
+struct ConditionChange {
+  NodeId node{};
+  int index = 0;
+  GpuUuid uuid{};
+  std::optional<JobId> job{};  // the job concerned (allocated_no_process)
+  std::string kind{};          // "allocated_no_process" | "unallocated_process"
+  bool active = false;       // true: began; false: cleared
+  std::string message{};       // a sentence for the event log
+};
+
+// What one Ingest() found that the controller must record. `conditions` also carries the
+// clearing of conditions whose GPU left the inventory (SetInventory) since the last Ingest.
+struct IngestResult {
+  std::vector<HealthChange> health{};
+  std::vector<ConditionChange> conditions{};
+  std::vector<GpuMinute> minutes{};  // minutes that closed with this ingest
+};
+
+class Telemetry {
+ public:
+  // Requires: ValidateTelemetryOptions(options) is ok (checked; a failure aborts).
+  explicit Telemetry(TelemetryOptions options = {});
+  ~Telemetry();
+  Telemetry(const Telemetry&) = delete;
+  Telemetry& operator=(const Telemetry&) = delete;
+
+  // Replaces the GPU list of `node` (agent hello). GPUs no longer listed are forgotten.
+  void SetInventory(const Node& node);
+  // The job holding a GPU (controller: on start) or nobody (on end). Usage accumulates for
+  // a job from its assignment on.
+  void SetAssignment(const GpuUuid& uuid, std::optional<GpuAssignment> assignment);
+
+  // Takes one report of samples from `node`'s agent (unknown GPUs are ignored).
+  IngestResult Ingest(const NodeId& node, std::vector<GpuSample> samples);
+
+  TelemetrySnapshot Snapshot() const;
+  std::optional<GpuView> Find(const GpuUuid& uuid) const;
+
+  // Usage of a job so far (running or ended and not yet forgotten); nullopt if never seen.
+  std::optional<JobUsage> Usage(JobId job) const;
+  // Drops a finished job's usage record (after the controller stored it).
+  void ForgetJob(JobId job);
+
+  // Points of one metric of one GPU with from <= time < to, oldest first; slots without a
+  // sample are skipped. Empty for an unknown GPU.
+  std::vector<SeriesPoint> Series(const GpuUuid& uuid,
+                                  Metric metric,
+                                  Resolution resolution,
+                                  Time from,
+                                  Time to) const;
+
+  // Memory held per GPU by the ring buffers with these options (see src/monitor/README.md).
+  static std::size_t BytesPerGpu(const TelemetryOptions& options);
+  // Memory the ring buffers of all known GPUs hold now: BytesPerGpu() times the GPU count.
+  std::size_t RingBytes() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_{};
+};
+
+}  // namespace gf

@@ -1,0 +1,106 @@
+#include "store/validation.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace gf {
+namespace {
+
+std::string Ms(Time t) {
+  return std::to_string(ToUnixMillis(t)) + " ms";
+}
+
+// "is nan; it must be a finite number" when `value` is NaN or infinite, "" otherwise.
+// SQLite would store a NaN as NULL and PostgreSQL accepts it, so neither can be left to the
+// schema.
+std::string NotFinite(std::string_view field, double value) {
+  if (std::isfinite(value)) {
+    return "";
+  }
+  return std::string(field) + " is " + std::to_string(value) + "; it must be a finite number";
+}
+
+// "samples is -1; ..." when `samples` is negative, "" otherwise.
+std::string NegativeSamples(std::int64_t samples) {
+  if (samples >= 0) {
+    return "";
+  }
+  return "samples is " + std::to_string(samples) + "; it counts samples, so it must be >= 0";
+}
+
+// What is wrong with a job's usage, "" if nothing.
+std::string UsageProblem(const JobUsage& usage) {
+  std::string problem = NegativeSamples(usage.samples);
+  return problem.empty() ? NotFinite("mean_util_pct", usage.mean_util_pct) : problem;
+}
+
+// How to fix a `ms` that is not the start of a minute: the start of its minute (also before
+// 1970), unless that is below the smallest int64.
+std::string RoundDownHint(std::int64_t ms) {
+  const std::int64_t length = kGpuMinuteLength.count();
+  const std::int64_t into_minute = ((ms % length) + length) % length;
+  if (ms < std::numeric_limits<std::int64_t>::min() + into_minute) {
+    return "round it to a whole minute";
+  }
+  return "round it down to " + std::to_string(ms - into_minute) + " ms";
+}
+
+// What is wrong with `row`, "" if nothing.
+std::string GpuMinuteProblem(const GpuMinute& row) {
+  if (row.uuid.value().empty()) {
+    return "uuid is empty; set it to the GPU's UUID";
+  }
+  if (row.node.value().empty()) {
+    return "node is empty; set it to the name of the GPU's node";
+  }
+  if (std::string problem = NegativeSamples(row.samples); !problem.empty()) {
+    return problem;
+  }
+  const std::int64_t ms = ToUnixMillis(row.minute);
+  if (ms % kGpuMinuteLength.count() != 0) {
+    return "minute " + Ms(row.minute) + " is not the start of a minute (a multiple of 60 s); " +
+           RoundDownHint(ms);
+  }
+  std::string problem = NotFinite("util_mean_pct", row.util_mean_pct);
+  return problem.empty() ? NotFinite("power_mean_w", row.power_mean_w) : problem;
+}
+
+}  // namespace
+
+Status ValidateBatch(const StoreBatch& batch) {
+  for (const Job& job : batch.jobs) {
+    if (!job.usage.has_value()) {
+      continue;
+    }
+    if (std::string problem = UsageProblem(*job.usage); !problem.empty()) {
+      return InvalidArgument("commit: job " + std::to_string(job.id.value()) +
+                             " usage: " + problem);
+    }
+  }
+  for (std::size_t i = 0; i < batch.gpu_minutes.size(); ++i) {
+    const GpuMinute& row = batch.gpu_minutes[i];
+    if (std::string problem = GpuMinuteProblem(row); !problem.empty()) {
+      return InvalidArgument("commit: gpu_minutes[" + std::to_string(i) + "] (GPU '" +
+                             row.uuid.value() + "' on node '" + row.node.value() + "', minute " +
+                             Ms(row.minute) + "): " + problem);
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateGpuMinuteRange(Time from, Time to, int limit) {
+  if (limit <= 0) {
+    return InvalidArgument("list gpu minutes: limit must be positive, got " +
+                           std::to_string(limit));
+  }
+  if (to < from) {
+    return InvalidArgument("list gpu minutes: to (" + Ms(to) + ") is before from (" + Ms(from) +
+                           "); pass from <= to");
+  }
+  return OkStatus();
+}
+
+}  // namespace gf

@@ -1,0 +1,30 @@
+// Store input checks that the schema alone cannot express (finite numbers, minutes aligned to
+// the minute), shared by every backend so that all of them refuse the same input with the same
+// message; the conformance suite asserts on these. Rules the schema does enforce (positive job
+// ids, an event's job stored) stay with each backend's constraints.
+//
+// Pure functions; thread-safe. Errors are kInvalidArgument and name the row and the fix.
+#pragma once
+
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "model/gpu_minute.h"
+#include "store/store.h"
+
+namespace gf {
+
+// The length of one GpuMinute: rows start at a multiple of it since the epoch.
+inline constexpr Millis kGpuMinuteLength{60'000};
+
+// Checks what `batch` holds beyond the schema's constraints: each job's usage (samples >= 0,
+// mean_util_pct finite) and each gpu minute (uuid and node not empty, samples >= 0, minute a
+// multiple of kGpuMinuteLength, means finite). Backends call it before they write anything, so
+// a bad row refuses the whole batch.
+Status ValidateBatch(const StoreBatch& batch);
+
+// The arguments of Store::ListGpuMinutes: limit > 0 and from <= to.
+Status ValidateGpuMinuteRange(Time from, Time to, int limit);
+
+}  // namespace gf
