@@ -45,23 +45,6 @@ json OptionalId(const std::optional<JobId>& id) { return id ? json(id->value()) 
 constexpr double kMillijoulesPerJoule = 1000.0;
 constexpr double kJoulesPerKwh = 3.6e6;
 
-// NVML's clocks event (throttle) reason bits, named as nvml.h names them, in snake case.
-struct ThrottleBit {
-  std::uint64_t bit;
-  std::string_view name;
-};
-constexpr std::array<ThrottleBit, 9> kThrottleBits = {{
-    {0x1, "gpu_idle"},
-    {0x2, "applications_clocks_setting"},
-    {0x4, "sw_power_cap"},
-    {0x8, "hw_slowdown"},
-    {0x10, "sync_boost"},
-    {0x20, "sw_thermal_slowdown"},
-    {0x40, "hw_thermal_slowdown"},
-    {0x80, "hw_power_brake_slowdown"},
-    {0x100, "display_clock_setting"},
-}};
-
 json XidsToJson(const std::vector<XidEvent>& xids) {
   json out = json::array();
   for (const auto& x : xids) {
@@ -276,24 +259,6 @@ std::optional<ErrorCode> ParseErrorCodeName(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<std::string> ThrottleReasonNames(std::uint64_t reasons) {
-  std::vector<std::string> names;
-  std::uint64_t known = 0;
-  for (const auto& entry : kThrottleBits) {
-    known |= entry.bit;
-    if ((reasons & entry.bit) != 0) {
-      names.emplace_back(entry.name);
-    }
-  }
-  // Bits a newer driver may add: shown rather than dropped, so the list never hides a reason.
-  for (std::uint64_t rest = reasons & ~known; rest != 0; rest &= rest - 1) {
-    const std::uint64_t lowest = rest & (~rest + 1);
-    std::array<char, 16> hex{};
-    auto* const end = std::to_chars(hex.data(), hex.data() + hex.size(), lowest, 16).ptr;
-    names.push_back("unknown_0x" + std::string(hex.data(), end));
-  }
-  return names;
-}
 
 json JobToJson(const Job& job) {
   json env = json::object();

@@ -46,11 +46,6 @@ nlohmann::json GpuSampleToJson(const GpuSample& sample);
 nlohmann::json GpuStatusToJson(const GpuStatus& status);
 nlohmann::json EventToJson(const Event& event);
 
-// The names of the bits set in NVML's clocks event (throttle) reason mask, lowest bit first:
-// "gpu_idle" (0x1), "applications_clocks_setting", "sw_power_cap", "hw_slowdown",
-// "sync_boost", "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
-// "display_clock_setting" (0x100); a bit outside those is "unknown_0x200" (its value).
-std::vector<std::string> ThrottleReasonNames(std::uint64_t reasons);
 
 // Parses a submission body:
 //   {"command": ["python", "train.py"],            required, non-empty array of strings

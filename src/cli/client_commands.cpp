@@ -27,10 +27,6 @@ namespace {
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
-std::string Endpoint(const ClientContext& ctx) {
-  return ctx.socket.empty() ? DefaultSocketPath() : ctx.socket;
-}
-
 int Fail(const Error& e) {
   std::cerr << "gpufleet: " << e.message << '\n';
   return e.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitError;
@@ -316,6 +312,10 @@ int RunGpus(const ClientContext& ctx, bool json, bool processes) {
 }
 
 }  // namespace
+
+std::string Endpoint(const ClientContext& ctx) {
+  return ctx.socket.empty() ? DefaultSocketPath() : ctx.socket;
+}
 
 void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   // Options end at the first word that is not one (or at '--'): the rest is the command and

@@ -25,6 +25,9 @@ struct ClientContext {
   int exit_code = 0;   // set by the subcommand that ran
 };
 
+// The API socket the client talks to: --socket, else DefaultSocketPath().
+std::string Endpoint(const ClientContext& ctx);
+
 void AddClientCommands(CLI::App& app, ClientContext& context);
 
 }  // namespace gf

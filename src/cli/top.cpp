@@ -210,10 +210,6 @@ std::int64_t NowMs() {
       .count();
 }
 
-std::string Endpoint(const ClientContext& ctx) {
-  return ctx.socket.empty() ? DefaultSocketPath() : ctx.socket;
-}
-
 // What the two watch threads have seen, for the main thread to draw.
 // NOLINTNEXTLINE(bugprone-exception-escape): json members; a throw here is bad_alloc
 class TopState {

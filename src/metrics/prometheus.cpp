@@ -349,23 +349,6 @@ const std::array<Column<GpuSample>, 5> kGpufleetGpuColumns = {{
 
 // NVML's clocks throttle (clocks event) reason bits, one 0/1 series each, so an alert can say
 // which one and a dashboard can stack them. Bits NVML adds later are reported as "other".
-struct ThrottleReason {
-  std::uint64_t bit;
-  std::string_view name;
-};
-constexpr std::array<ThrottleReason, 9> kThrottleReasons = {{
-    {0x1, "gpu_idle"},
-    {0x2, "applications_clocks_setting"},
-    {0x4, "sw_power_cap"},
-    {0x8, "hw_slowdown"},
-    {0x10, "sync_boost"},
-    {0x20, "sw_thermal_slowdown"},
-    {0x40, "hw_thermal_slowdown"},
-    {0x80, "hw_power_brake_slowdown"},
-    {0x100, "display_clock_setting"},
-}};
-constexpr std::uint64_t kKnownThrottleBits = 0x1FF;
-
 void WriteThrottleReasons(Buffer& out,
                           const std::vector<const GpuSample*>& samples,
                           const std::vector<std::string>& labels) {
@@ -381,27 +364,16 @@ void WriteThrottleReasons(Buffer& out,
       continue;
     }
     const std::uint64_t mask = *samples[i]->throttle_reasons;
-    for (const ThrottleReason& r : kThrottleReasons) {
+    for (const ThrottleReason& r : KnownThrottleReasons()) {
       reason.clear();
       AppendLabel(reason, "reason", r.name);
       WriteSample(out, kName, labels[i], (mask & r.bit) != 0 ? 1 : 0, reason);
     }
     WriteSample(
-        out, kName, labels[i], (mask & ~kKnownThrottleBits) != 0 ? 1 : 0, R"(reason="other")");
+        out, kName, labels[i], (mask & ~KnownThrottleBits()) != 0 ? 1 : 0, R"(reason="other")");
   }
 }
 
-double HealthValue(GpuHealth health) {
-  switch (health) {
-    case GpuHealth::kOk:
-      return 0;
-    case GpuHealth::kDegraded:
-      return 1;
-    case GpuHealth::kFailed:
-      return 2;
-  }
-  return 2;
-}
 
 // Health is exported for every GPU, lost ones included, without job labels: an alert on it
 // must not restart when the GPU changes hands.
@@ -421,7 +393,7 @@ void WriteHealth(Buffer& out,
     if (!gpu.health_cause.empty()) {
       AppendLabel(cause, "cause", gpu.health_cause);
     }
-    WriteSample(out, kName, identity[i], HealthValue(gpu.health), cause);
+    WriteSample(out, kName, identity[i], Severity(gpu.health), cause);
   }
 }
 

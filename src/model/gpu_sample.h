@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -90,5 +92,20 @@ struct GpuSample {
   std::string health_cause{};  // "" when ok; "XID 79: GPU has fallen off the bus", ...
   bool operator==(const GpuSample&) const = default;
 };
+
+// NVML's clocks event (throttle) reason bits that gpufleet names, lowest bit first:
+// "gpu_idle" (0x1), "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
+// "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
+// "display_clock_setting" (0x100). One table for the API, /metrics and the health rules.
+struct ThrottleReason {
+  std::uint64_t bit = 0;
+  std::string_view name;
+};
+std::span<const ThrottleReason> KnownThrottleReasons();
+// The bits above, or-ed: a bit outside it is one a newer driver added.
+std::uint64_t KnownThrottleBits();
+// The names of the bits set in `reasons`, lowest first; an unknown bit is "unknown_0x200" (its
+// value), shown rather than dropped so the list never hides a reason.
+std::vector<std::string> ThrottleReasonNames(std::uint64_t reasons);
 
 }  // namespace gf

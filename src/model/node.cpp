@@ -11,6 +11,18 @@ std::string_view ToString(GpuHealth h) {
   return "ok";
 }
 
+int Severity(GpuHealth h) {
+  switch (h) {
+    case GpuHealth::kOk:
+      return 0;
+    case GpuHealth::kDegraded:
+      return 1;
+    case GpuHealth::kFailed:
+      break;
+  }
+  return 2;
+}
+
 Result<GpuHealth> ParseGpuHealth(std::string_view s) {
   if (s == "ok") {
     return GpuHealth::kOk;

@@ -17,6 +17,8 @@ namespace gf {
 enum class GpuHealth { kOk, kDegraded, kFailed };
 std::string_view ToString(GpuHealth h);  // "ok", "degraded", "failed"
 Result<GpuHealth> ParseGpuHealth(std::string_view s);
+// 0 ok, 1 degraded, 2 failed: the worse, the larger (the gpufleet_gpu_health value).
+int Severity(GpuHealth h);
 
 struct Gpu {
   int index = 0;          // NVML index on its node

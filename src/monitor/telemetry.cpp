@@ -74,17 +74,6 @@ struct JobRecord {
   std::int64_t util_count = 0;
 };
 
-int Severity(GpuHealth health) {
-  switch (health) {
-    case GpuHealth::kOk:
-      return 0;
-    case GpuHealth::kDegraded:
-      return 1;
-    case GpuHealth::kFailed:
-      break;
-  }
-  return 2;
-}
 
 std::string Describe(const GpuState& state) {
   return "GPU " + std::to_string(state.gpu.index) + " (" + state.gpu.uuid.value() + ") on node " +
