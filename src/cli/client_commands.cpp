@@ -286,13 +286,34 @@ int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool
 
 // ---- nodes / gpus ----
 
+// "ok", or how many GPUs are not: "1 failed, 2 degraded" (details: gpufleet gpus).
+std::string GpuHealthSummary(const nlohmann::json& gpus) {
+  int failed = 0;
+  int degraded = 0;
+  for (const auto& gpu : gpus) {
+    const std::string health = gpu.value("health", "ok");
+    failed += health == "failed" ? 1 : 0;
+    degraded += health == "degraded" ? 1 : 0;
+  }
+  std::string out;
+  if (failed > 0) {
+    out = std::to_string(failed) + " failed";
+  }
+  if (degraded > 0) {
+    out += (out.empty() ? "" : ", ") + std::to_string(degraded) + " degraded";
+  }
+  return out.empty() ? "ok" : out;
+}
+
 int RunNodes(const ClientContext& ctx, bool json) {
   return RunRead(ctx, "/api/v1/nodes", json, [](const nlohmann::json& r) {
-    Table table({"NODE", "STATE", "GPUS", "CPUS", "MEMORY", "BACKEND"});
+    Table table({"NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS", "MEMORY", "BACKEND"});
     for (const auto& node : r["nodes"]) {
+      const nlohmann::json gpus = node.value("gpus", nlohmann::json::array());
       table.AddRow({JsonText(node, "name"),
                     JsonText(node, "state"),
-                    std::to_string(node.value("gpus", nlohmann::json::array()).size()),
+                    std::to_string(gpus.size()),
+                    GpuHealthSummary(gpus),
                     JsonText(node, "cpus"),
                     JsonText(node, "memory_mib") + " MiB",
                     JsonText(node, "gpu_backend")});

@@ -1,7 +1,16 @@
 // ClusterSnapshot and Queue: the read-only view the scheduler decides on.
 // Built by the controller thread for each scheduling pass; plain values.
+//
+// Every field after the first ones of each struct has a default member initializer (which
+// also keeps -Wmissing-field-initializers quiet), so a caller that fills only the older fields
+// (nodes; id, priority, submit time, request, user) still compiles and gets the v1 behaviour: no
+// running-job details means no preemption and no backfill estimates, and no usage figures means
+// every team and user has used nothing.
 #pragma once
 
+#include <chrono>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,8 +27,34 @@ struct NodeSnapshot {
   std::set<GpuUuid> allocated;  // GPUs held by STARTING/RUNNING jobs
 };
 
+// A job that holds GPUs now (STARTING or RUNNING), with what preemption and backfill need.
+// Its GPUs are also in NodeSnapshot::allocated of its node.
+struct RunningJob {
+  JobId id;
+  std::string team;
+  std::string user;
+  PriorityClass priority = PriorityClass::kNormal;
+  Allocation allocation;
+  Time start_time{};
+  // The effective limit (the job's, defaulted and capped by its class); nullopt = none, so
+  // its end cannot be foreseen: backfill then cannot reserve the GPUs it holds.
+  std::optional<std::chrono::seconds> time_limit;
+  bool preemptible = false;             // started on borrowed GPUs (beyond its team's guarantee)
+  std::optional<Time> last_checkpoint;  // work since then is what a preemption loses
+  bool stopping = false;  // already told to stop (preempted, cancelled): its GPUs free soon
+};
+
+// What a team has used, as the accounting computed it for this pass.
+struct TeamUsage {
+  double decayed_gpu_seconds = 0;  // fair-share usage, decayed with the policy's half-life
+  double period_gpu_hours = 0;     // GPU-hours used in the current budget period
+};
+
 struct ClusterSnapshot {
   std::vector<NodeSnapshot> nodes;
+  std::vector<RunningJob> running{};                         // any order
+  std::map<std::string, TeamUsage> team_usage{};             // by team name; absent = none used
+  std::map<std::string, double> user_decayed_gpu_seconds{};  // by user name; absent = 0
 };
 
 // A job that is waiting, with what the scheduler needs to know of it.
@@ -29,6 +64,9 @@ struct QueuedJob {
   Time submit_time{};
   JobRequest request;
   std::string user;
+  std::string team{};                                // "" = no team
+  std::optional<std::chrono::seconds> time_limit{};  // as submitted; the class caps it
+  bool budget_approved = false;  // an admin approved it past its team's GPU-hour budget
 };
 
 struct Queue {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -155,6 +156,46 @@ std::pair<std::string, std::string> SplitKeyValue(const std::string& word) {
   return {word.substr(0, eq), word.substr(eq + 1)};
 }
 
+Result<double> ParseDouble(std::string_view s, std::string_view what) {
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || value < 0) {
+    return InvalidArgument(std::string(what) + " '" + std::string(s) +
+                           "' is not a number of 0 or more");
+  }
+  return value;
+}
+
+Result<std::chrono::seconds> ParseSeconds(std::string_view s) {
+  GF_ASSIGN_OR_RETURN(const Millis ms, ParseTime(s));
+  return std::chrono::duration_cast<std::chrono::seconds>(ms);
+}
+
+// "a,b,c" → {a, b, c}; `none_word` ("none", "any") → {}.
+std::vector<std::string> ParseNameList(const std::string& s, std::string_view none_word) {
+  std::vector<std::string> names;
+  if (s == none_word) {
+    return names;
+  }
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t comma = s.find(',', start);
+    if (comma == std::string::npos) {
+      comma = s.size();
+    }
+    names.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
+
+Result<bool> ParseOnOff(const std::string& word, std::string_view verb) {
+  if (word == "on" || word == "off") {
+    return word == "on";
+  }
+  return InvalidArgument(std::string(verb) + " takes on or off, not '" + word + "'");
+}
+
 Result<ScenarioAction> ParseNode(const std::vector<Token>& t) {
   if (t.size() < 3 || t.size() > 4) {
     return InvalidArgument("use: node <name> <count>x<model>[+...] [state=<state>]");
@@ -191,22 +232,211 @@ Result<ScenarioAction> ParseJob(const std::vector<Token>& t) {
       GF_ASSIGN_OR_RETURN(step.submit, ParseTime(value));
     } else if (key == "user") {
       step.job.user = value;
+    } else if (key == "team") {
+      step.job.team = value;
+    } else if (key == "limit") {
+      GF_ASSIGN_OR_RETURN(step.job.time_limit, ParseSeconds(value));
+    } else if (key.empty() && value == "approved") {
+      step.job.budget_approved = true;
     } else {
       return InvalidArgument("unknown job option '" + t[i].text +
-                             "'; use gpus=, type=, priority=, submit= or user=");
+                             "'; use gpus=, type=, priority=, submit=, user=, team=, limit= "
+                             "or approved");
     }
   }
   return ScenarioAction(std::move(step));
 }
 
+Result<ScenarioAction> ParseRun(const std::vector<Token>& t) {
+  const std::string usage =
+      "use: run <id> on <node> gpus <i>,... [priority=<p>] [team=<t>] [user=<u>] [start=<t>] "
+      "[limit=<d>] [checkpoint=<t>] [borrowed] [stopping]";
+  if (t.size() < 6 || t[2].text != "on" || t[4].text != "gpus") {
+    return InvalidArgument(usage);
+  }
+  RunStep step;
+  GF_ASSIGN_OR_RETURN(const std::int64_t id, ParseInt(t[1].text, "job id"));
+  step.job.id = JobId(id);
+  step.job.allocation.node = NodeId(t[3].text);
+  GF_ASSIGN_OR_RETURN(step.indexes, ParseIndexList(t[5].text));
+  for (std::size_t i = 6; i < t.size(); ++i) {
+    const auto [key, value] = SplitKeyValue(t[i].text);
+    if (key == "priority") {
+      GF_ASSIGN_OR_RETURN(step.job.priority, ParsePriorityClass(value));
+    } else if (key == "team") {
+      step.job.team = value;
+    } else if (key == "user") {
+      step.job.user = value;
+    } else if (key == "start") {
+      GF_ASSIGN_OR_RETURN(step.start, ParseTime(value));
+    } else if (key == "limit") {
+      GF_ASSIGN_OR_RETURN(step.job.time_limit, ParseSeconds(value));
+    } else if (key == "checkpoint") {
+      GF_ASSIGN_OR_RETURN(step.checkpoint, ParseTime(value));
+    } else if (key.empty() && value == "borrowed") {
+      step.job.preemptible = true;
+    } else if (key.empty() && value == "stopping") {
+      step.job.stopping = true;
+    } else {
+      return InvalidArgument("unknown run option '" + t[i].text + "'; " + usage);
+    }
+  }
+  return ScenarioAction(std::move(step));
+}
+
+Result<ScenarioAction> ParseClass(const std::vector<Token>& t) {
+  if (t.size() < 2) {
+    return InvalidArgument(
+        "use: class <name> [preempts=...] [users=...] [max_gpus_per_user=<n>] "
+        "[default_limit=<d>] [max_limit=<d>]");
+  }
+  ClassStep step;
+  step.name = t[1].text;
+  for (std::size_t i = 2; i < t.size(); ++i) {
+    const auto [key, value] = SplitKeyValue(t[i].text);
+    if (key == "preempts") {
+      step.preempts = ParseNameList(value, "none");
+    } else if (key == "users") {
+      step.users = ParseNameList(value, "any");
+    } else if (key == "max_gpus_per_user") {
+      GF_ASSIGN_OR_RETURN(step.max_gpus_per_user, ParseSmallInt(value, "max_gpus_per_user"));
+    } else if (key == "default_limit") {
+      GF_ASSIGN_OR_RETURN(step.default_limit, ParseSeconds(value));
+    } else if (key == "max_limit") {
+      GF_ASSIGN_OR_RETURN(step.max_limit, ParseSeconds(value));
+    } else {
+      return InvalidArgument("unknown class option '" + t[i].text +
+                             "'; use preempts=, users=, max_gpus_per_user=, default_limit= or "
+                             "max_limit=");
+    }
+  }
+  return ScenarioAction(std::move(step));
+}
+
+Result<ScenarioAction> ParseTeam(const std::vector<Token>& t) {
+  if (t.size() < 2) {
+    return InvalidArgument(
+        "use: team <name> [guarantee=<n>] [max=<n>] [budget=<h>] "
+        "[over_budget=borrow_only|hold] [weight=<w>]");
+  }
+  TeamStep step;
+  step.team.name = t[1].text;
+  for (std::size_t i = 2; i < t.size(); ++i) {
+    const auto [key, value] = SplitKeyValue(t[i].text);
+    if (key == "guarantee") {
+      GF_ASSIGN_OR_RETURN(step.team.guaranteed_gpus, ParseSmallInt(value, "guarantee"));
+    } else if (key == "max") {
+      GF_ASSIGN_OR_RETURN(step.team.max_gpus, ParseSmallInt(value, "max"));
+    } else if (key == "budget") {
+      GF_ASSIGN_OR_RETURN(step.team.gpu_hour_budget, ParseDouble(value, "budget"));
+    } else if (key == "weight") {
+      GF_ASSIGN_OR_RETURN(step.team.fair_share_weight, ParseDouble(value, "weight"));
+    } else if (key == "over_budget" && (value == "borrow_only" || value == "hold")) {
+      step.team.over_budget = value == "hold" ? OverBudget::kHold : OverBudget::kBorrowOnly;
+    } else {
+      return InvalidArgument("unknown team option '" + t[i].text +
+                             "'; use guarantee=, max=, budget=, over_budget=borrow_only|hold "
+                             "or weight=");
+    }
+  }
+  return ScenarioAction(std::move(step));
+}
+
+Result<ScenarioAction> ParseSwitch(const std::vector<Token>& t) {
+  const std::string& verb = t[0].text;
+  if (t.size() < 2 || t.size() > 3) {
+    return InvalidArgument(verb == "preemption" ? "use: preemption on|off [min_run=<d>]"
+                                                : "use: backfill on|off [depth=<n>]");
+  }
+  GF_ASSIGN_OR_RETURN(const bool on, ParseOnOff(t[1].text, verb));
+  const auto [key, value] =
+      t.size() == 3 ? SplitKeyValue(t[2].text) : std::pair<std::string, std::string>{};
+  if (verb == "preemption") {
+    PreemptionStep step;
+    step.preemption.enabled = on;
+    if (key == "min_run") {
+      GF_ASSIGN_OR_RETURN(step.preemption.min_run_time, ParseSeconds(value));
+    } else if (t.size() == 3) {
+      return InvalidArgument("unknown preemption option '" + t[2].text + "'; use min_run=");
+    }
+    return ScenarioAction(step);
+  }
+  BackfillStep step;
+  step.backfill.enabled = on;
+  if (key == "depth") {
+    GF_ASSIGN_OR_RETURN(step.backfill.depth, ParseSmallInt(value, "depth"));
+  } else if (t.size() == 3) {
+    return InvalidArgument("unknown backfill option '" + t[2].text + "'; use depth=");
+  }
+  return ScenarioAction(step);
+}
+
+Result<ScenarioAction> ParseUsage(const std::vector<Token>& t) {
+  const std::string usage =
+      "use: usage team <name> [decayed=<gpu-seconds>] [period_hours=<h>] | "
+      "usage user <name> decayed=<gpu-seconds>";
+  if (t.size() < 4 || (t[1].text != "team" && t[1].text != "user")) {
+    return InvalidArgument(usage);
+  }
+  UsageStep step{.team = t[1].text == "team",
+                 .name = t[2].text,
+                 .decayed_gpu_seconds = std::nullopt,
+                 .period_gpu_hours = std::nullopt};
+  for (std::size_t i = 3; i < t.size(); ++i) {
+    const auto [key, value] = SplitKeyValue(t[i].text);
+    if (key == "decayed") {
+      GF_ASSIGN_OR_RETURN(step.decayed_gpu_seconds, ParseDouble(value, "decayed"));
+    } else if (key == "period_hours" && step.team) {
+      GF_ASSIGN_OR_RETURN(step.period_gpu_hours, ParseDouble(value, "period_hours"));
+    } else {
+      return InvalidArgument(usage);
+    }
+  }
+  return ScenarioAction(std::move(step));
+}
+
+// expect borrowed|preempt|preemptions|estimate ...: the policy expectations.
+Result<ScenarioAction> ParsePolicyExpect(const std::vector<Token>& t, const std::string& usage) {
+  const std::string& what = t[1].text;
+  if (what == "preemptions" && t.size() == 3) {
+    GF_ASSIGN_OR_RETURN(const int count, ParseSmallInt(t[2].text, "count"));
+    return ScenarioAction(ExpectPreemptCountStep{count});
+  }
+  GF_ASSIGN_OR_RETURN(const std::int64_t id, ParseInt(t[2].text, "job id"));
+  if (what == "borrowed" && t.size() == 4 && (t[3].text == "yes" || t[3].text == "no")) {
+    return ScenarioAction(ExpectBorrowedStep{.job = JobId(id), .borrowed = t[3].text == "yes"});
+  }
+  if (what == "preempt" && (t.size() == 5 || (t.size() == 6 && t[5].quoted)) &&
+      t[3].text == "for") {
+    GF_ASSIGN_OR_RETURN(const std::int64_t for_id, ParseInt(t[4].text, "job id"));
+    return ScenarioAction(
+        ExpectPreemptStep{.victim = JobId(id),
+                          .for_job = JobId(for_id),
+                          .text = t.size() == 6 ? std::optional(t[5].text) : std::nullopt});
+  }
+  if (what == "estimate" && t.size() == 4) {
+    ExpectEstimateStep step{.job = JobId(id), .at = std::nullopt};
+    if (t[3].text != "none") {
+      GF_ASSIGN_OR_RETURN(step.at, ParseTime(t[3].text));
+    }
+    return ScenarioAction(step);
+  }
+  return InvalidArgument(usage);
+}
+
 Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
   const std::string usage =
       "use: expect start <id> on <node> [gpus <i>,...] | expect pending <id> [\"<text>\"] | "
-      "expect reason <id> \"<text>\" | expect starts <count>";
+      "expect reason <id> \"<text>\" | expect starts <count> | expect borrowed <id> yes|no | "
+      "expect preempt <victim> for <id> [\"<text>\"] | expect preemptions <count> | "
+      "expect estimate <id> <time>|none";
   if (t.size() < 3) {
     return InvalidArgument(usage);
   }
   const std::string& what = t[1].text;
+  if (what == "borrowed" || what == "preempt" || what == "preemptions" || what == "estimate") {
+    return ParsePolicyExpect(t, usage);
+  }
   if (what == "starts" && t.size() == 3) {
     GF_ASSIGN_OR_RETURN(const int count, ParseSmallInt(t[2].text, "count"));
     return ScenarioAction(ExpectStartCountStep{count});
@@ -270,6 +500,21 @@ Result<ScenarioAction> ParseLine(const std::vector<Token>& t) {
   if (verb == "expect") {
     return ParseExpect(t);
   }
+  if (verb == "run") {
+    return ParseRun(t);
+  }
+  if (verb == "class") {
+    return ParseClass(t);
+  }
+  if (verb == "team") {
+    return ParseTeam(t);
+  }
+  if (verb == "preemption" || verb == "backfill") {
+    return ParseSwitch(t);
+  }
+  if (verb == "usage") {
+    return ParseUsage(t);
+  }
   if (verb == "advance" && t.size() == 2) {
     GF_ASSIGN_OR_RETURN(const Millis by, ParseTime(t[1].text));
     return ScenarioAction(AdvanceStep{by});
@@ -286,8 +531,9 @@ Result<ScenarioAction> ParseLine(const std::vector<Token>& t) {
     return ScenarioAction(FinishStep{JobId(id)});
   }
   return InvalidArgument("cannot read '" + verb +
-                         "' here; steps are node, state, health, allocate, job, advance, "
-                         "decide [at <t>], finish <id>, expect ...");
+                         "' here; steps are node, state, health, allocate, job, run, advance, "
+                         "decide [at <t>], finish <id>, class, team, preemption, backfill, "
+                         "usage, expect ...");
 }
 
 }  // namespace

@@ -12,15 +12,37 @@
 //   health <node> <index> ok|degraded|failed
 //   allocate <node> <index>[,<index>...]      held by work outside the scenario
 //   job <id> [gpus=<n>] [type=<model>] [priority=high|normal|low] [submit=<time>] [user=<u>]
-//       defaults: gpus=1, any type, normal, submitted now.
+//          [team=<t>] [limit=<duration>] [approved]
+//       defaults: gpus=1, any type, normal, submitted now, no team, no limit.
+//   run <id> on <node> gpus <i>,... [priority=<p>] [team=<t>] [user=<u>] [start=<time>]
+//          [limit=<duration>] [checkpoint=<time>] [borrowed] [stopping]
+//       a job already running (started outside the scenario), with what preemption and
+//       backfill need to know of it; `finish <id>` ends it like a started job.
 //   advance <duration>                          moves the scenario clock (starts at 0s)
-//   decide [at <time>]                          one Decide() pass; its starts are applied:
-//                                               the jobs leave the queue, their GPUs are held
+//   decide [at <time>]                          one Decide() pass; its starts are applied
+//                                               (the jobs leave the queue, their GPUs are
+//                                               held), and so are its preemptions: a victim
+//                                               stops at once (as if its grace period were
+//                                               over) and is requeued with its submit time
 //   finish <id>                                 a started job ends; its GPUs are free again
-//   expect start <id> on <node> [gpus <i>,<i>...]   about the last decide
+// Policy (the stock PolicyConfig until changed; each line changes only what it names):
+//   class <name> [preempts=<c>,...|none] [users=<u>,...|any] [max_gpus_per_user=<n>]
+//          [default_limit=<duration>] [max_limit=<duration>]
+//   team <name> [guarantee=<n>] [max=<n>] [budget=<gpu-hours>] [over_budget=borrow_only|hold]
+//          [weight=<w>]
+//   preemption on|off [min_run=<duration>]
+//   backfill on|off [depth=<n>]
+//   usage team <name> [decayed=<gpu-seconds>] [period_hours=<h>]
+//   usage user <name> decayed=<gpu-seconds>
+// Expectations, about the last decide:
+//   expect start <id> on <node> [gpus <i>,<i>...]
 //   expect pending <id> ["<text>"]              pending, and its reason contains <text>
 //   expect reason <id> "<text>"                 pending with exactly this reason
-//   expect starts <count>                       how many jobs the last decide started
+//   expect starts <count>                       how many jobs it started
+//   expect borrowed <id> yes|no                 whether a start was preemptible (borrowed)
+//   expect preempt <victim> for <id> ["<text>"] it preempts <victim> to make room for <id>
+//   expect preemptions <count>
+//   expect estimate <id> <time>|none            a pending job's estimated start
 //
 // Plain values and pure functions: safe from any thread.
 #pragma once
@@ -34,6 +56,7 @@
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/snapshot.h"
+#include "scheduler/policy.h"
 
 namespace gf {
 
@@ -79,6 +102,51 @@ struct ExpectPendingStep {
 struct ExpectStartCountStep {
   int count = 0;
 };
+struct RunStep {
+  RunningJob job;  // allocation.gpus empty: filled from `indexes` when the step runs
+  std::vector<int> indexes;
+  std::optional<Millis> start;  // nullopt: the scenario clock
+  std::optional<Millis> checkpoint;
+};
+struct ClassStep {
+  std::string name;
+  std::optional<std::vector<std::string>> preempts;
+  std::optional<std::vector<std::string>> users;
+  std::optional<int> max_gpus_per_user;
+  std::optional<std::chrono::seconds> default_limit;
+  std::optional<std::chrono::seconds> max_limit;
+};
+struct TeamStep {
+  TeamPolicy team;
+};
+struct PreemptionStep {
+  PreemptionPolicy preemption;
+};
+struct BackfillStep {
+  BackfillPolicy backfill;
+};
+struct UsageStep {
+  bool team = true;  // else a user
+  std::string name;
+  std::optional<double> decayed_gpu_seconds;
+  std::optional<double> period_gpu_hours;
+};
+struct ExpectBorrowedStep {
+  JobId job;
+  bool borrowed = false;
+};
+struct ExpectPreemptStep {
+  JobId victim;
+  JobId for_job;
+  std::optional<std::string> text;  // the cause contains it
+};
+struct ExpectPreemptCountStep {
+  int count = 0;
+};
+struct ExpectEstimateStep {
+  JobId job;
+  std::optional<Millis> at;  // nullopt: no estimate
+};
 
 using ScenarioAction = std::variant<AddNodeStep,
                                     SetStateStep,
@@ -90,7 +158,17 @@ using ScenarioAction = std::variant<AddNodeStep,
                                     FinishStep,
                                     ExpectStartStep,
                                     ExpectPendingStep,
-                                    ExpectStartCountStep>;
+                                    ExpectStartCountStep,
+                                    RunStep,
+                                    ClassStep,
+                                    TeamStep,
+                                    PreemptionStep,
+                                    BackfillStep,
+                                    UsageStep,
+                                    ExpectBorrowedStep,
+                                    ExpectPreemptStep,
+                                    ExpectPreemptCountStep,
+                                    ExpectEstimateStep>;
 
 struct ScenarioStep {
   int line = 0;  // 1-based line in the file, for messages

@@ -111,7 +111,82 @@ class ScenarioRunner {
     }
     QueuedJob job = step.job;
     job.submit_time = Time(step.submit.value_or(now_));
+    submitted_[job.id] = job;
     queue_.pending.push_back(std::move(job));
+    return OkStatus();
+  }
+
+  Status Do(const RunStep& step) {
+    if (!known_jobs_.insert(step.job.id).second) {
+      return InvalidArgument(JobName(step.job.id) + " is already submitted");
+    }
+    GF_ASSIGN_OR_RETURN(NodeSnapshot * node, FindNode(step.job.allocation.node));
+    RunningJob job = step.job;
+    for (const int index : step.indexes) {
+      GF_ASSIGN_OR_RETURN(const Gpu* gpu, FindGpu(job.allocation.node, index));
+      if (!node->allocated.insert(gpu->uuid).second) {
+        return InvalidArgument("GPU " + std::to_string(index) + " of " +
+                               job.allocation.node.value() + " is already held");
+      }
+      job.allocation.gpus.push_back(gpu->uuid);
+    }
+    job.start_time = Time(step.start.value_or(now_));
+    if (step.checkpoint.has_value()) {
+      job.last_checkpoint = Time(*step.checkpoint);
+    }
+    // Requeued as it was submitted, should it be preempted.
+    QueuedJob queued{job.id, job.priority, job.start_time, JobRequest{}, job.user};
+    queued.request.gpus = static_cast<int>(step.indexes.size());
+    queued.team = job.team;
+    queued.time_limit = job.time_limit;
+    submitted_[job.id] = queued;
+    running_[job.id] = std::move(job);
+    return OkStatus();
+  }
+
+  Status Do(const ClassStep& step) {
+    GF_TRY(ParsePriorityClass(step.name));
+    auto cls = std::find_if(policy_.classes.begin(), policy_.classes.end(), [&](const auto& c) {
+      return c.name == step.name;
+    });
+    if (cls == policy_.classes.end()) {
+      cls = policy_.classes.insert(policy_.classes.end(),
+                                   ClassPolicyFor(policy_, *ParsePriorityClass(step.name)));
+    }
+    cls->preempts = step.preempts.value_or(cls->preempts);
+    cls->allowed_users = step.users.value_or(cls->allowed_users);
+    cls->max_gpus_per_user =
+        step.max_gpus_per_user.has_value() ? step.max_gpus_per_user : cls->max_gpus_per_user;
+    cls->default_time_limit =
+        step.default_limit.has_value() ? step.default_limit : cls->default_time_limit;
+    cls->max_time_limit = step.max_limit.has_value() ? step.max_limit : cls->max_time_limit;
+    return OkStatus();
+  }
+
+  Status Do(const TeamStep& step) {
+    std::erase_if(policy_.teams, [&](const TeamPolicy& t) { return t.name == step.team.name; });
+    policy_.teams.push_back(step.team);
+    return OkStatus();
+  }
+
+  Status Do(const PreemptionStep& step) {
+    policy_.preemption = step.preemption;
+    return OkStatus();
+  }
+
+  Status Do(const BackfillStep& step) {
+    policy_.backfill = step.backfill;
+    return OkStatus();
+  }
+
+  Status Do(const UsageStep& step) {
+    if (!step.team) {
+      cluster_.user_decayed_gpu_seconds[step.name] = step.decayed_gpu_seconds.value_or(0);
+      return OkStatus();
+    }
+    TeamUsage& usage = cluster_.team_usage[step.name];
+    usage.decayed_gpu_seconds = step.decayed_gpu_seconds.value_or(usage.decayed_gpu_seconds);
+    usage.period_gpu_hours = step.period_gpu_hours.value_or(usage.period_gpu_hours);
     return OkStatus();
   }
 
@@ -124,11 +199,41 @@ class ScenarioRunner {
     if (step.at.has_value()) {
       now_ = *step.at;
     }
-    last_ = Decide(cluster_, queue_, PolicyConfig{}, Time(now_));
+    GF_TRY(ValidatePolicy(policy_));
+    cluster_.running.clear();
+    for (const auto& [id, job] : running_) {
+      cluster_.running.push_back(job);
+    }
+    last_ = Decide(cluster_, queue_, policy_, Time(now_));
+    for (const PreemptDecision& preemption : last_->preemptions) {
+      Requeue(preemption);
+    }
     for (const StartDecision& start : last_->starts) {
       Apply(start);
     }
     return OkStatus();
+  }
+
+  // A preempted job stops at once and waits again with its original submit time.
+  void Requeue(const PreemptDecision& preemption) {
+    const auto it = running_.find(preemption.victim);
+    if (it == running_.end() || it->second.stopping) {
+      Fail(JobName(preemption.victim) +
+           " was preempted, but it is not running or already stopping");
+      return;
+    }
+    Release(it->second.allocation);
+    running_.erase(it);
+    queue_.pending.push_back(submitted_.at(preemption.victim));
+  }
+
+  void Release(const Allocation& allocation) {
+    Result<NodeSnapshot*> node = FindNode(allocation.node);
+    for (const GpuUuid& uuid : allocation.gpus) {
+      if (node.ok()) {
+        (*node)->allocated.erase(uuid);
+      }
+    }
   }
 
   // Holds a started job's GPUs and takes it off the queue; reports GPUs handed out wrongly.
@@ -148,7 +253,18 @@ class ScenarioRunner {
              ", which is unknown, failed or already held");
       }
     }
-    running_[start.job] = start.allocation;
+    const QueuedJob& queued = submitted_.at(start.job);
+    RunningJob job;
+    job.id = start.job;
+    job.team = queued.team;
+    job.user = queued.user;
+    job.priority = queued.priority;
+    job.allocation = start.allocation;
+    job.start_time = Time(now_);
+    job.time_limit =
+        EffectiveTimeLimit(ClassPolicyFor(policy_, queued.priority), queued.time_limit);
+    job.preemptible = start.preemptible;
+    running_[start.job] = std::move(job);
     std::erase_if(queue_.pending, [&](const QueuedJob& j) { return j.id == start.job; });
   }
 
@@ -157,10 +273,7 @@ class ScenarioRunner {
     if (it == running_.end()) {
       return InvalidArgument(JobName(step.job) + " is not running");
     }
-    GF_ASSIGN_OR_RETURN(NodeSnapshot * node, FindNode(it->second.node));
-    for (const GpuUuid& uuid : it->second.gpus) {
-      node->allocated.erase(uuid);
-    }
+    Release(it->second.allocation);
     running_.erase(it);
     return OkStatus();
   }
@@ -230,6 +343,66 @@ class ScenarioRunner {
     return OkStatus();
   }
 
+  Status Do(const ExpectBorrowedStep& step) {
+    GF_TRY(RequireDecide());
+    for (const StartDecision& start : last_->starts) {
+      if (start.job == step.job && start.preemptible == step.borrowed) {
+        return OkStatus();
+      }
+    }
+    Fail("expected " + JobName(step.job) + " to start " +
+         (step.borrowed ? "borrowed (preemptible)" : "within its guarantee (not preemptible)") +
+         "; " + Outcome(step.job));
+    return OkStatus();
+  }
+
+  Status Do(const ExpectPreemptStep& step) {
+    GF_TRY(RequireDecide());
+    std::string seen;
+    for (const PreemptDecision& p : last_->preemptions) {
+      if (p.victim == step.victim && p.for_job == step.for_job &&
+          (!step.text.has_value() || p.cause.find(*step.text) != std::string::npos)) {
+        return OkStatus();
+      }
+      seen += " " + std::to_string(p.victim.value()) + " for " + std::to_string(p.for_job.value()) +
+              " (\"" + p.cause + "\")";
+    }
+    Fail("expected " + JobName(step.victim) + " preempted for " + JobName(step.for_job) +
+         (step.text.has_value() ? " with a cause containing \"" + *step.text + "\"" : "") +
+         "; preemptions:" + (seen.empty() ? " none" : seen));
+    return OkStatus();
+  }
+
+  Status Do(const ExpectPreemptCountStep& step) {
+    GF_TRY(RequireDecide());
+    if (static_cast<int>(last_->preemptions.size()) != step.count) {
+      Fail("expected " + std::to_string(step.count) + " preemptions; got " +
+           std::to_string(last_->preemptions.size()));
+    }
+    return OkStatus();
+  }
+
+  Status Do(const ExpectEstimateStep& step) {
+    GF_TRY(RequireDecide());
+    for (const PendingDecision& pending : last_->pending) {
+      if (pending.job != step.job) {
+        continue;
+      }
+      const std::optional<Millis> at =
+          pending.estimated_start.has_value()
+              ? std::optional(pending.estimated_start->time_since_epoch())
+              : std::nullopt;
+      if (at != step.at) {
+        Fail("expected " + JobName(step.job) + " to be estimated to start at " +
+             (step.at ? std::to_string(step.at->count()) + "ms" : "none") + "; it is at " +
+             (at ? std::to_string(at->count()) + "ms" : "none") + " (\"" + pending.reason + "\")");
+      }
+      return OkStatus();
+    }
+    Fail("expected " + JobName(step.job) + " pending with an estimate; " + Outcome(step.job));
+    return OkStatus();
+  }
+
   Status RequireDecide() const {
     if (!last_.has_value()) {
       return InvalidArgument("expect before any decide");
@@ -239,7 +412,9 @@ class ScenarioRunner {
 
   ClusterSnapshot cluster_;
   Queue queue_;
-  std::map<JobId, Allocation> running_;
+  PolicyConfig policy_;
+  std::map<JobId, RunningJob> running_;
+  std::map<JobId, QueuedJob> submitted_;  // as submitted, to requeue a preempted job
   std::set<JobId> known_jobs_;
   Millis now_{0};
   std::optional<Decisions> last_;

@@ -1,107 +1,353 @@
-// Decide() v1: composes the ordering stage (ordering/priority_order.h) with the whole-GPU
-// placement stage (placement/whole_gpu_fit.h). See README.md for the algorithm.
+// Decide(): composes the stages, each in its own file (README.md has the whole algorithm):
+//   ordering/fair_share.h   who goes next (class, guarantee, fair share, submit time)
+//   quota/ledger.h          class and team rules: who may start now, and as borrowed or not
+//   placement/gpu_pool.h    where it fits (best fit over an index of open GPUs)
+//   preemption/victims.h    whom to stop when a job has the right and does not fit
+//   backfill (here + pool)  reservations for the first waiting jobs; later jobs start only on
+//                           GPUs they give back before any reservation begins
 //
-// Assumptions (v1):
-// - Strict priority order, no backfill: there is no reasoning about when running jobs end.
-// - A job that waits for busy GPUs ("blocked") claims every GPU it could ever use on the up
-//   nodes; no job after it in the order may take a claimed GPU, so no later job delays it.
-//   In a cluster of one GPU model this means a blocked job blocks every later GPU job of the
-//   same or lower priority; jobs that need a model or node size the blocked job cannot use,
-//   and CPU-only jobs, still start. Higher priority jobs come first in the order, so a
-//   lower priority job never blocks them.
-// - A job that cannot start on the up nodes even once every running job has ended (too
-//   large, a model no up node has, no node up) claims nothing: waiting for it would idle the
-//   cluster for nothing. Its reason says what it needs.
+// Assumptions:
+// - One pass sees one snapshot; starts, preemptions, claims and reservations made in the pass
+//   only ever take capacity away, so a request that failed stays failed for the rest of the
+//   pass. Decide() remembers failures and reasons (keyed on the pool's generation) so that a
+//   long queue behind a full cluster costs little per job.
+// - A waiting job that could start on the up nodes once running jobs end either gets a
+//   reservation (backfill on, among the first `depth` waiting jobs, and the ends of the jobs in
+//   its way are known), or claims every GPU it could use (backfill off, or ends unknown): the
+//   v1 rule, so that nothing after it in the order delays it. Beyond the depth a waiting job
+//   sets nothing aside.
+// - A job that can never start on the up nodes (too large, unknown model, no node up) sets
+//   nothing aside: holding the queue for it would idle the cluster for nothing.
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
-#include <optional>
-#include <set>
+#include <array>
+#include <map>
+#include <tuple>
 
-#include "scheduler/ordering/priority_order.h"
+#include "scheduler/ordering/fair_share.h"
+#include "scheduler/placement/gpu_pool.h"
 #include "scheduler/placement/whole_gpu_fit.h"
+#include "scheduler/preemption/victims.h"
+#include "scheduler/quota/ledger.h"
 
 namespace gf {
 namespace {
 
-// A job that waits for busy GPUs, and the GPUs it keeps later jobs from taking.
-struct Blocker {
-  const QueuedJob* job;
-  std::set<GpuUuid> claimed;
-};
-
-bool Intersects(const std::set<GpuUuid>& set, const std::vector<GpuUuid>& gpus) {
-  return std::any_of(gpus.begin(), gpus.end(), [&](const GpuUuid& g) { return set.contains(g); });
-}
-
-// "behind job 17 (high priority, needs 4 GPUs)": names the first blocker whose claim covers
-// one of `gpus`; nullopt when no blocker claims any of them.
-std::optional<std::string> BehindReason(const std::vector<Blocker>& blockers,
-                                        const std::vector<GpuUuid>& gpus) {
-  for (const Blocker& blocker : blockers) {
-    if (Intersects(blocker.claimed, gpus)) {
-      return "behind job " + std::to_string(blocker.job->id.value()) + " (" +
-             std::string(ToString(blocker.job->priority)) + " priority, needs " +
-             DescribeRequest(blocker.job->request) + ")";
+// "now", "45s", "25m", "1h30m", "2d3h": a wait for a person.
+std::string FormatWait(std::int64_t ms) {
+  if (ms <= 0) {
+    return "now";
+  }
+  std::int64_t s = (ms + 999) / 1000;
+  static constexpr std::array<std::pair<std::int64_t, const char*>, 4> kUnits = {
+      {{86'400, "d"}, {3'600, "h"}, {60, "m"}, {1, "s"}}};
+  std::string text;
+  int parts = 0;
+  for (const auto& [unit_s, name] : kUnits) {
+    if (s >= unit_s && parts < 2) {
+      text += std::to_string(s / unit_s) + name;
+      s %= unit_s;
+      ++parts;
+    } else if (parts > 0) {
+      ++parts;  // two adjacent units at most: "1h30m", never "1h0m5s"
     }
   }
-  return std::nullopt;
+  return text;
 }
 
-// The reason a job that cannot start now stays pending; records it as a blocker when it
-// waits for GPUs that running jobs hold.
-std::string PendingReason(const Capacity& capacity,
-                          const QueuedJob& job,
-                          std::vector<Blocker>& blockers) {
-  if (job.request.gpus < 0) {
-    return "invalid request: gpus is " + std::to_string(job.request.gpus) + ", must be 0 or more";
-  }
-  if (job.request.gpus == 0) {
-    return ExplainNoFit(capacity, job.request);  // only when no node is up
-  }
-  std::set<GpuUuid> could_use = CouldEverUse(capacity, job.request);
-  // A job that would fit but for the claims waits behind their owner. One that does not fit
-  // even so still names the earlier job waiting for the same GPUs first (as Slurm's
-  // "Priority" reason): those GPUs go to that job when they free up.
-  const std::optional<Allocation> unclaimed = FindBestFit(capacity, job.request, {});
-  const std::optional<std::string> behind = BehindReason(
-      blockers, unclaimed.has_value() ? unclaimed->gpus
-                                      : std::vector<GpuUuid>(could_use.begin(), could_use.end()));
-  std::string reason = behind.has_value() ? *behind : ExplainNoFit(capacity, job.request);
-  if (!could_use.empty()) {
-    blockers.push_back(Blocker{.job = &job, .claimed = std::move(could_use)});
-  }
-  return reason;
+std::string JobLabel(const QueuedJob& job) {
+  return "job " + std::to_string(job.id.value()) + " (" + std::string(ToString(job.priority)) +
+         " priority, needs " + DescribeRequest(job.request) + ")";
 }
+
+// Requests that did not fit, per model: a later request of the same model for at least as many
+// GPUs and ending no earlier cannot fit either (capacity only shrinks within a pass).
+class FailureMemo {
+ public:
+  bool Covers(Shape shape, std::int64_t end_ms) const {
+    const auto it = failed_.find(shape.model);
+    return it != failed_.end() &&
+           std::any_of(it->second.begin(), it->second.end(), [&](const auto& f) {
+             return f.first <= shape.gpus && f.second <= end_ms;
+           });
+  }
+  void Add(Shape shape, std::int64_t end_ms) {
+    auto& frontier = failed_[shape.model];
+    std::erase_if(frontier,
+                  [&](const auto& f) { return f.first >= shape.gpus && f.second >= end_ms; });
+    frontier.emplace_back(shape.gpus, end_ms);
+  }
+
+ private:
+  std::map<int, std::vector<std::pair<int, std::int64_t>>> failed_;
+};
+
+// The order visits the queue's jobs out of memory order; with 100,000 of them most visits
+// would start by waiting for memory. Asking for a job's lines a few visits ahead of its turn
+// hides that wait.
+constexpr std::size_t kPrefetchAhead = 6;
+
+void Prefetch(const QueuedJob& job) {
+  const char* bytes = reinterpret_cast<const char*>(&job);
+  for (std::size_t offset = 0; offset < sizeof(QueuedJob); offset += 64) {
+    __builtin_prefetch(bytes + offset);
+  }
+}
+
+class Pass {
+ public:
+  Pass(const ClusterSnapshot& cluster, const PolicyConfig& policy, Time now)
+      : cluster_(cluster),
+        policy_(policy),
+        now_(now),
+        pool_(cluster, now),
+        ledger_(policy, cluster) {
+    for (const PriorityClass p :
+         {PriorityClass::kHigh, PriorityClass::kNormal, PriorityClass::kLow}) {
+      classes_[static_cast<std::size_t>(Rank(p))] = ClassPolicyFor(policy, p);
+    }
+  }
+
+  Decisions Run(const Queue& queue) {
+    order_ = FairShareOrder(queue, cluster_, policy_, ledger_);
+    decisions_.pending.reserve(queue.pending.size());
+    for (std::size_t position = 0; position < order_.size(); ++position) {
+      if (position + kPrefetchAhead < order_.size()) {
+        Prefetch(*order_[position + kPrefetchAhead]);
+      }
+      Consider(*order_[position], static_cast<int>(position));
+    }
+    return std::move(decisions_);
+  }
+
+ private:
+  void Consider(const QueuedJob& job, int position) {
+    if (job.request.gpus < 0) {
+      Pend(job,
+           "invalid request: gpus is " + std::to_string(job.request.gpus) + ", must be 0 or more");
+      return;
+    }
+    const PriorityClassPolicy& cls = classes_[static_cast<std::size_t>(Rank(job.priority))];
+    const Shape shape = pool_.ShapeOf(job.request);
+    const QuotaVerdict verdict = ledger_.Check(job, cls, shape.gpus);
+    if (!verdict.may_start) {
+      Pend(job, verdict.reason);
+      return;
+    }
+    const std::optional<std::chrono::seconds> limit = EffectiveTimeLimit(cls, job.time_limit);
+    const std::int64_t end_ms = EndOf(now_, limit);
+    if (TryStart(job, shape, end_ms, verdict.borrowed) ||
+        TryPreempt(job, position, shape, cls, verdict)) {
+      return;
+    }
+    Wait(job, position, shape, limit);
+  }
+
+  static std::int64_t EndOf(Time start, std::optional<std::chrono::seconds> limit) {
+    return limit.has_value() ? ToUnixMillis(start) + Millis(*limit).count() : kNever;
+  }
+
+  bool TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed) {
+    if (unfit_.Covers(shape, end_ms)) {
+      return false;
+    }
+    const std::optional<PoolFit> fit = pool_.FindFit(shape, end_ms);
+    if (!fit.has_value()) {
+      unfit_.Add(shape, end_ms);
+      return false;
+    }
+    pool_.Take(*fit, end_ms);
+    ledger_.Add(job.team, job.user, job.priority, shape.gpus);
+    decisions_.starts.push_back(StartDecision{
+        .job = job.id, .allocation = pool_.ToAllocation(*fit), .preemptible = borrowed});
+    return true;
+  }
+
+  bool TryPreempt(const QueuedJob& job,
+                  int position,
+                  Shape shape,
+                  const PriorityClassPolicy& cls,
+                  const QuotaVerdict& verdict) {
+    if (!policy_.preemption.enabled || shape.gpus == 0 ||
+        (cls.preempts.empty() && !verdict.guarantee_right) ||
+        preemptors_ >= policy_.preemption.max_preemptors_per_pass) {
+      return false;
+    }
+    const auto memo_key = std::make_tuple(shape.model,
+                                          cls.rank,
+                                          verdict.guarantee_right,
+                                          verdict.guarantee_right ? job.team : std::string());
+    const auto failed = unpreemptable_.find(memo_key);
+    if (failed != unpreemptable_.end() && failed->second <= shape.gpus) {
+      return false;
+    }
+    const Preemptor preemptor = MakePreemptor(shape, cls, job.team, verdict.guarantee_right);
+    const std::optional<VictimChoice> choice =
+        ChooseVictims(pool_, cluster_, preemptor, policy_, now_);
+    if (!choice.has_value()) {
+      unpreemptable_[memo_key] = shape.gpus;
+      return false;
+    }
+    std::string waits_for;
+    std::vector<int> set_aside = choice->fit.gpus;
+    for (const int r : choice->victims) {
+      const RunningJob& victim = cluster_.running[static_cast<std::size_t>(r)];
+      const std::string cause = PreemptionCause(
+          RightToPreempt(pool_, cluster_, r, preemptor, policy_, now_), victim, preemptor);
+      decisions_.preemptions.push_back(PreemptDecision{
+          .victim = victim.id,
+          .for_job = job.id,
+          .cause = "preempted for job " + std::to_string(job.id.value()) + ": " + cause});
+      ledger_.Remove(victim);
+      waits_for += (waits_for.empty() ? "" : ", ") + std::string("job ") +
+                   std::to_string(victim.id.value()) + " (preempted: " + cause + ")";
+    }
+    for (const int r : choice->stopping) {
+      waits_for += (waits_for.empty() ? "" : ", ") + std::string("job ") +
+                   std::to_string(cluster_.running[static_cast<std::size_t>(r)].id.value()) +
+                   " (already stopping)";
+    }
+    for (const int r : choice->victims) {
+      const std::vector<int>& gpus = pool_.RunningGpus(r);  // all: nobody else takes them
+      set_aside.insert(set_aside.end(), gpus.begin(), gpus.end());
+    }
+    pool_.ClaimGpus(set_aside, position);
+    ++preemptors_;
+    ledger_.Add(job.team, job.user, job.priority, shape.gpus);
+    const Allocation allocation = pool_.ToAllocation(choice->fit);
+    decisions_.pending.push_back(PendingDecision{
+        .job = job.id,
+        .reason = "starts on " + allocation.node.value() + " once these jobs stop: " + waits_for,
+        .estimated_start = now_,
+        .reservation = allocation});
+    return true;
+  }
+
+  // The job waits: its reason, and what it sets aside so that later jobs do not delay it.
+  void Wait(const QueuedJob& job,
+            int position,
+            Shape shape,
+            std::optional<std::chrono::seconds> limit) {
+    const bool could_ever_start =
+        shape.gpus > 0 && shape.model != kNoSuchModel && pool_.LargestUsable(shape) >= shape.gpus;
+    std::string reason = Reason(job, shape, could_ever_start);
+    if (!could_ever_start) {
+      Pend(job, std::move(reason));
+      return;
+    }
+    const bool reserve = policy_.backfill.enabled && reservations_ < policy_.backfill.depth;
+    if (policy_.backfill.enabled && !reserve) {
+      Pend(job, std::move(reason));  // beyond the depth: sets nothing aside
+      return;
+    }
+    ++reservations_;
+    const std::optional<PoolReservation> reservation =
+        reserve ? pool_.EarliestStart(shape) : std::nullopt;
+    if (reservation.has_value()) {
+      const Time start = FromUnixMillis(reservation->start_ms);
+      pool_.Reserve(*reservation, position, EndOf(start, limit));
+      AddWaiter(job, shape);
+      const Allocation allocation = pool_.ToAllocation(reservation->fit);
+      decisions_.pending.push_back(PendingDecision{
+          .job = job.id,
+          .reason = reason + "; expected to start in " + FormatWait((start - now_).count()) +
+                    " on " + allocation.node.value() + " (GPUs reserved)",
+          .estimated_start = start,
+          .reservation = allocation});
+      return;
+    }
+    // No foreseeable start: claim everything it could use (the v1 rule).
+    if (pool_.Claim(shape, position)) {
+      AddWaiter(job, shape);
+    }
+    Pend(job, std::move(reason));
+  }
+
+  void AddWaiter(const QueuedJob& job, Shape shape) {
+    waiters_.push_back(Waiter{.job = &job, .shape = shape});
+  }
+
+  // The reason a job that did not start waits (before it sets anything aside). Memoized: a
+  // deep queue behind a full cluster asks the same question 100,000 times.
+  std::string Reason(const QueuedJob& job, Shape shape, bool could_ever_start) {
+    std::string_view spelling;
+    if (job.request.gpu_type.has_value()) {
+      spelling = *job.request.gpu_type;
+    }
+    ReasonMemo& memo = reasons_[{shape.model, shape.gpus}];
+    if (memo.generation != pool_.Generation() || memo.waiters != waiters_.size() ||
+        memo.spelling != spelling || memo.reason.empty()) {
+      memo = ReasonMemo{.generation = pool_.Generation(),
+                        .waiters = waiters_.size(),
+                        .spelling = std::string(spelling),
+                        .reason = ComputeReason(job, shape, could_ever_start)};
+    }
+    return memo.reason;
+  }
+
+  std::string ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start) {
+    if (!could_ever_start) {
+      return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
+    }
+    // A job that would fit but for the GPUs set aside names the first waiting job that set
+    // one aside; one that does not fit even so names the first waiting job that wants the
+    // same GPUs (as Slurm's "Priority" reason): those GPUs go to that job first.
+    const GpuPool::InTheWay in_the_way = pool_.WhoIsInTheWay(shape);
+    if (in_the_way.first_waiter.has_value()) {
+      return "behind " + JobLabel(*order_[static_cast<std::size_t>(*in_the_way.first_waiter)]);
+    }
+    if (!in_the_way.fits) {
+      for (const Waiter& waiter : waiters_) {
+        if (pool_.ClaimsOverlap(waiter.shape, shape)) {
+          return "behind " + JobLabel(*waiter.job);
+        }
+      }
+    }
+    return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
+  }
+
+  void Pend(const QueuedJob& job, std::string reason) {
+    decisions_.pending.push_back(PendingDecision{
+        .job = job.id, .reason = std::move(reason), .estimated_start = {}, .reservation = {}});
+  }
+
+  struct Waiter {
+    const QueuedJob* job;
+    Shape shape;
+  };
+
+  const ClusterSnapshot& cluster_;
+  const PolicyConfig& policy_;
+  Time now_;
+  GpuPool pool_;
+  Ledger ledger_;
+  std::array<PriorityClassPolicy, 3> classes_;
+  std::vector<const QueuedJob*> order_;
+  Decisions decisions_;
+  FailureMemo unfit_;
+  std::map<std::tuple<int, int, bool, std::string>, int> unpreemptable_;  // → fewest GPUs failed
+  std::vector<Waiter> waiters_;  // jobs that reserved or claimed GPUs, in order
+  int reservations_ = 0;
+  int preemptors_ = 0;  // jobs that preempted in this pass
+  // The last reason given for each (model, GPU count), valid while nothing that could change
+  // it changed: the pool's generation, the waiters and the request's spelling of its type.
+  struct ReasonMemo {
+    std::uint64_t generation = 0;
+    std::size_t waiters = 0;
+    std::string spelling;
+    std::string reason;
+  };
+  std::map<std::pair<int, int>, ReasonMemo> reasons_;
+};
 
 }  // namespace
 
 Decisions Decide(const ClusterSnapshot& cluster,
                  const Queue& queue,
-                 const PolicyConfig& /*policy: v1 has no knobs*/,
-                 Time /*now: unused in v1*/) {
-  Decisions decisions;
-  Capacity capacity = BuildCapacity(cluster);
-  std::vector<Blocker> blockers;
-  std::set<GpuUuid> claimed;  // union of the blockers' claims
-  for (const QueuedJob* job : PriorityOrder(queue)) {
-    std::optional<Allocation> allocation;
-    if (job->request.gpus >= 0) {
-      allocation = FindBestFit(capacity, job->request, claimed);
-    }
-    if (allocation.has_value()) {
-      Reserve(capacity, *allocation);
-      decisions.starts.push_back(StartDecision{.job = job->id, .allocation = *allocation});
-      continue;
-    }
-    const std::size_t blockers_before = blockers.size();
-    std::string reason = PendingReason(capacity, *job, blockers);
-    if (blockers.size() > blockers_before) {
-      claimed.insert(blockers.back().claimed.begin(), blockers.back().claimed.end());
-    }
-    decisions.pending.push_back(PendingDecision{.job = job->id, .reason = std::move(reason)});
-  }
-  return decisions;
+                 const PolicyConfig& policy,
+                 Time now) {
+  return Pass(cluster, policy, now).Run(queue);
 }
 
 Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) {

@@ -3,32 +3,44 @@
 // `gpufleet sim` call the same code, and every policy is testable on its own.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/snapshot.h"
+#include "scheduler/policy.h"
 
 namespace gf {
-
-struct PolicyConfig {
-  // Room for later policies (quotas, fair share, backfill); v1 has no knobs.
-};
 
 struct StartDecision {
   JobId job;
   Allocation allocation;
+  bool preemptible = false;  // borrowed (beyond its team's guarantee, or over budget)
 };
 
 struct PendingDecision {
   JobId job;
   std::string reason;  // "needs 4 GPUs, 2 free", "behind job 17 (high)"
+  // When it is expected to start: now for a job whose victims are stopping, the reservation's
+  // start for a job that holds one; nullopt when not known.
+  std::optional<Time> estimated_start;
+  std::optional<Allocation> reservation;  // the GPUs set aside for it (reservation, preemption)
+};
+
+// Stop `victim` (checkpoint signal, grace period, kill) and requeue it keeping its place, so
+// that `for_job` can start; `cause` is recorded and shown to the victim's owner.
+struct PreemptDecision {
+  JobId victim;
+  JobId for_job;
+  std::string cause;  // "preempted for job 9: high priority beats low"
 };
 
 struct Decisions {
   std::vector<StartDecision> starts;
   std::vector<PendingDecision> pending;  // one entry for every queued job not started
+  std::vector<PreemptDecision> preemptions;
 };
 
 Decisions Decide(const ClusterSnapshot& cluster,

@@ -109,6 +109,7 @@ for want in "GPU 0 (GPU-e2e-0) on mon-node: ok -> failed" "GPU 1 (GPU-e2e-1) on 
   grep -qF "$want" <<<"$events" || fail "no event '$want' in: $events"
 done
 gf nodes --json | jq -e '.nodes[0].gpus[2].health == "failed"' >/dev/null || fail "nodes: $(gf nodes --json)"
+gf nodes | grep -q "3 failed" || fail "nodes table: $(gf nodes)"
 gf gpus | grep -q failed || fail "gpus table shows no failed GPU: $(gf gpus)"
 ok "health events recorded: $(wc -l <<<"$events")"
 

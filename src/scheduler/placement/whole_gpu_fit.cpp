@@ -172,40 +172,46 @@ std::string UsableModels(const Capacity& capacity) {
 }
 
 std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request) {
-  if (capacity.nodes.empty()) {
+  NoFitFacts facts;
+  facts.any_node = !capacity.nodes.empty();
+  facts.most_usable = LargestUsable(capacity, request);
+  facts.models = UsableModels(capacity);
+  bool first = true;
+  for (const CandidateNode& node : capacity.nodes) {
+    const MatchCount count = CountMatching(node, request);
+    if (first || count.free > facts.most_free) {
+      first = false;
+      facts.most_free = count.free;
+      facts.most_free_node = node.name.value();
+      facts.most_free_node_usable = count.usable;
+    }
+  }
+  return DescribeNoFit(request, facts);
+}
+
+std::string DescribeNoFit(const JobRequest& request, const NoFitFacts& facts) {
+  if (!facts.any_node) {
     return "no node is up";
   }
   const std::string needs = "needs " + DescribeRequest(request);
   const std::string on_one_node = request.gpus > 1 ? " on one node" : "";
-  const int most_usable = LargestUsable(capacity, request);
-  int most_free = 0;
-  const CandidateNode* most_free_node = nullptr;
-  MatchCount most_free_count;
-  for (const CandidateNode& node : capacity.nodes) {
-    const MatchCount count = CountMatching(node, request);
-    if (most_free_node == nullptr || count.free > most_free) {
-      most_free = count.free;
-      most_free_node = &node;
-      most_free_count = count;
-    }
-  }
-  if (most_usable == 0) {
-    const std::string models = UsableModels(capacity);
+  if (facts.most_usable == 0) {
     if (request.gpu_type.has_value() && !request.gpu_type->empty()) {
-      return needs + "; no up node has one" + (models.empty() ? "" : " (up: " + models + ")");
+      return needs + "; no up node has one" +
+             (facts.models.empty() ? "" : " (up: " + facts.models + ")");
     }
     return needs + "; no up node has a usable GPU";
   }
-  if (most_usable < request.gpus) {
-    return needs + on_one_node + "; the largest up node has " + std::to_string(most_usable) +
+  if (facts.most_usable < request.gpus) {
+    return needs + on_one_node + "; the largest up node has " + std::to_string(facts.most_usable) +
            " usable";
   }
-  if (most_free == 0) {
+  if (facts.most_free == 0) {
     return needs + "; 0 free";
   }
-  return needs + on_one_node + "; at most " + std::to_string(most_free) + " free on a node (" +
-         most_free_node->name.value() + ": " + std::to_string(most_free_count.free) + " of " +
-         std::to_string(most_free_count.usable) + " free)";
+  return needs + on_one_node + "; at most " + std::to_string(facts.most_free) +
+         " free on a node (" + facts.most_free_node + ": " + std::to_string(facts.most_free) +
+         " of " + std::to_string(facts.most_free_node_usable) + " free)";
 }
 
 std::string DescribeRequest(const JobRequest& request) {

@@ -85,6 +85,20 @@ int LargestUsable(const Capacity& capacity, const JobRequest& request);
 // "A100-40GB, H100-80GB": the distinct models of the usable GPUs, sorted; "" when none.
 std::string UsableModels(const Capacity& capacity);
 
+// What a reason for a job that does not fit needs to know about the up nodes, for one
+// request. Built from a Capacity (ExplainNoFit) or from a GpuPool (Decide).
+struct NoFitFacts {
+  bool any_node = false;       // some node is up
+  int most_usable = 0;         // most usable matching GPUs on one node
+  int most_free = 0;           // most free matching GPUs on one node
+  std::string most_free_node;  // the first node by name with most_free
+  int most_free_node_usable = 0;
+  std::string models;  // UsableModels()
+};
+
+// The reason text for `request` from `facts` (see ExplainNoFit for the wording).
+std::string DescribeNoFit(const JobRequest& request, const NoFitFacts& facts);
+
 // Why `request` does not fit now, for a person. Requires that FindBestFit without off-limits
 // GPUs returned nullopt. Two kinds of answers:
 // - it waits for GPUs to free up: "needs 4 GPUs on one node; at most 2 free on a node
