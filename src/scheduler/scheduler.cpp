@@ -189,9 +189,24 @@ class Pass {
       unpreemptable_[memo_key] = shape.gpus;
       return false;
     }
+    Preempt(job, position, preemptor, *choice);
+    return true;
+  }
+
+  // Records `choice` for `job`: the preemptions, its GPUs and its victims' set aside for it,
+  // the GPUs counted for its team, and its reason and estimated start (now: it starts as soon
+  // as the victims have stopped).
+  void Preempt(const QueuedJob& job,
+               int position,
+               const Preemptor& preemptor,
+               const VictimChoice& choice) {
     std::string waits_for;
-    std::vector<int> set_aside = choice->fit.gpus;
-    for (const int r : choice->victims) {
+    const auto add = [&](const RunningJob& running, const std::string& why) {
+      waits_for += (waits_for.empty() ? "job " : ", job ") + std::to_string(running.id.value()) +
+                   " (" + why + ")";
+    };
+    std::vector<int> set_aside = choice.fit.gpus;
+    for (const int r : choice.victims) {
       const RunningJob& victim = cluster_.running[static_cast<std::size_t>(r)];
       const std::string cause = PreemptionCause(
           RightToPreempt(pool_, cluster_, r, preemptor, policy_, now_), victim, preemptor);
@@ -200,28 +215,22 @@ class Pass {
           .for_job = job.id,
           .cause = "preempted for job " + std::to_string(job.id.value()) + ": " + cause});
       ledger_.Remove(victim);
-      waits_for += (waits_for.empty() ? "" : ", ") + std::string("job ") +
-                   std::to_string(victim.id.value()) + " (preempted: " + cause + ")";
-    }
-    for (const int r : choice->stopping) {
-      waits_for += (waits_for.empty() ? "" : ", ") + std::string("job ") +
-                   std::to_string(cluster_.running[static_cast<std::size_t>(r)].id.value()) +
-                   " (already stopping)";
-    }
-    for (const int r : choice->victims) {
+      add(victim, "preempted: " + cause);
       const std::vector<int>& gpus = pool_.RunningGpus(r);  // all: nobody else takes them
       set_aside.insert(set_aside.end(), gpus.begin(), gpus.end());
     }
+    for (const int r : choice.stopping) {
+      add(cluster_.running[static_cast<std::size_t>(r)], "already stopping");
+    }
     pool_.ClaimGpus(set_aside, position);
     ++preemptors_;
-    ledger_.Add(job.team, job.user, job.priority, shape.gpus);
-    const Allocation allocation = pool_.ToAllocation(choice->fit);
+    ledger_.Add(job.team, job.user, job.priority, preemptor.shape.gpus);
+    const Allocation allocation = pool_.ToAllocation(choice.fit);
     decisions_.pending.push_back(PendingDecision{
         .job = job.id,
         .reason = "starts on " + allocation.node.value() + " once these jobs stop: " + waits_for,
         .estimated_start = now_,
         .reservation = allocation});
-    return true;
   }
 
   // The job waits: its reason, and what it sets aside so that later jobs do not delay it.

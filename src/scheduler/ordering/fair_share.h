@@ -1,0 +1,36 @@
+// Fair-share ordering ("who goes next" with usage), the successor of PriorityOrder: within a
+// priority class, teams below their guarantee first, then the team that used least for its
+// weight, then the user of it who used least for theirs (issue #4, scope 4).
+//
+// Assumptions:
+// - Usage is what the snapshot says (decayed GPU-seconds per team and per user, computed by
+//   the accounting with PolicyConfig::fair_share.half_life; see DecayedUsage). The order is
+//   fixed for the pass: starting jobs in it does not re-sort the rest.
+// - A team's share is its usage / its weight (TeamPolicy::fair_share_weight); a user's is
+//   their usage / their weight (FairSharePolicy::user_weights, default 1).
+//
+// Algorithm: the order is (class rank, team below guarantee ? 0 : 1, team share, user share,
+// submit time, job id, position in the input). Each distinct (team, user) is looked up and
+// ranked once; the jobs are sorted by (submit time, id, position) — skipped when they already
+// come in that order, as the controller's queue does — and then distributed stably into
+// buckets by (class, standing): O(n) for a queue in submit order. The order never depends on
+// the queue's list order for distinct ids; with no usage and no teams it is PriorityOrder's.
+//
+// Pure: safe from any thread.
+#pragma once
+
+#include <vector>
+
+#include "model/snapshot.h"
+#include "scheduler/policy.h"
+#include "scheduler/quota/ledger.h"
+
+namespace gf {
+
+// The queue's jobs in scheduling order. The pointers point into `queue.pending`.
+std::vector<const QueuedJob*> FairShareOrder(const Queue& queue,
+                                             const ClusterSnapshot& cluster,
+                                             const PolicyConfig& policy,
+                                             const Ledger& ledger);
+
+}  // namespace gf

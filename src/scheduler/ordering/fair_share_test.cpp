@@ -1,0 +1,98 @@
+#include "scheduler/ordering/fair_share.h"
+
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+QueuedJob Job(std::int64_t id,
+              const std::string& team,
+              const std::string& user,
+              PriorityClass priority = PriorityClass::kNormal,
+              std::int64_t submit_s = 0) {
+  QueuedJob job;
+  job.id = JobId(id);
+  job.team = team;
+  job.user = user;
+  job.priority = priority;
+  job.submit_time = FromUnixMillis(submit_s * 1000);
+  return job;
+}
+
+std::vector<std::int64_t> Ids(const std::vector<const QueuedJob*>& order) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(order.size());
+  for (const QueuedJob* job : order) {
+    ids.push_back(job->id.value());
+  }
+  return ids;
+}
+
+std::vector<std::int64_t> OrderOf(const Queue& queue,
+                                  const ClusterSnapshot& cluster,
+                                  const PolicyConfig& policy) {
+  const Ledger ledger(policy, cluster);
+  return Ids(FairShareOrder(queue, cluster, policy, ledger));
+}
+
+TEST(FairShareOrderTest, WithoutUsageItIsClassThenSubmitTimeThenId) {
+  const Queue queue{{Job(3, "a", "x", PriorityClass::kNormal, 5),
+                     Job(1, "b", "y", PriorityClass::kLow, 0),
+                     Job(2, "a", "y", PriorityClass::kNormal, 5),
+                     Job(4, "c", "z", PriorityClass::kHigh, 9)}};
+  EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, PolicyConfig{}),
+            (std::vector<std::int64_t>{4, 2, 3, 1}));
+}
+
+TEST(FairShareOrderTest, TeamsThenUsersByUsageOverWeight) {
+  ClusterSnapshot cluster;
+  cluster.team_usage["a"].decayed_gpu_seconds = 100;
+  cluster.team_usage["b"].decayed_gpu_seconds = 10;
+  cluster.user_decayed_gpu_seconds["x"] = 50;
+  cluster.user_decayed_gpu_seconds["y"] = 30;
+  const Queue queue{{Job(1, "a", "y", PriorityClass::kNormal, 0),
+                     Job(2, "b", "x", PriorityClass::kNormal, 1),
+                     Job(3, "b", "y", PriorityClass::kNormal, 2),
+                     Job(4, "a", "y", PriorityClass::kHigh, 3)}};
+  PolicyConfig policy;
+  EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{4, 3, 2, 1}));
+  // Weights divide usage: a's 100 / 20 = 5 is now below b's 10.
+  policy.teams = {TeamPolicy{.name = "a", .fair_share_weight = 20}};
+  EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{4, 1, 3, 2}));
+  // A user weight: x's 50 / 100 = 0.5 is now below y's 30, so x goes first within team b.
+  policy.fair_share.user_weights["x"] = 100;
+  EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{4, 1, 2, 3}));
+}
+
+TEST(FairShareOrderTest, TeamsBelowTheirGuaranteeGoFirstWithinAClass) {
+  ClusterSnapshot cluster;
+  cluster.team_usage["a"].decayed_gpu_seconds = 1'000'000;  // used a lot, but is owed GPUs
+  PolicyConfig policy;
+  policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 4}};
+  const Queue queue{{Job(1, "b", "x", PriorityClass::kNormal, 0),
+                     Job(2, "a", "x", PriorityClass::kNormal, 1),
+                     Job(3, "b", "x", PriorityClass::kHigh, 2)}};
+  EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{3, 2, 1}));
+}
+
+TEST(FairShareOrderTest, TheListOrderDoesNotMatter) {
+  ClusterSnapshot cluster;
+  cluster.team_usage["a"].decayed_gpu_seconds = 7;
+  Queue queue;
+  for (int i = 0; i < 200; ++i) {
+    queue.pending.push_back(Job(i + 1,
+                                i % 3 == 0 ? "a" : "b",
+                                "u" + std::to_string(i % 5),
+                                static_cast<PriorityClass>(i % 3),
+                                i / 7));
+  }
+  const std::vector<std::int64_t> in_submit_order = OrderOf(queue, cluster, PolicyConfig{});
+  std::shuffle(queue.pending.begin(), queue.pending.end(), std::mt19937(7));
+  EXPECT_EQ(OrderOf(queue, cluster, PolicyConfig{}), in_submit_order);
+}
+
+}  // namespace
+}  // namespace gf

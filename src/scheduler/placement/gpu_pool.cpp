@@ -1,0 +1,534 @@
+#include "scheduler/placement/gpu_pool.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <map>
+#include <utility>
+
+#include "core/check.h"
+
+namespace gf {
+namespace {
+
+std::string Lower(const std::string& text) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  });
+  return lower;
+}
+
+std::int64_t ExpectedEnd(const RunningJob& job, std::int64_t now_ms) {
+  if (job.stopping) {
+    return now_ms;  // told to stop: its GPUs come back within its grace period
+  }
+  if (!job.time_limit.has_value()) {
+    return kNever;
+  }
+  return std::max(now_ms, ToUnixMillis(job.start_time) + Millis(*job.time_limit).count());
+}
+
+// Up nodes sorted by name, each with its usable GPUs sorted by index.
+std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster) {
+  std::vector<const NodeSnapshot*> up;
+  for (const NodeSnapshot& node : cluster.nodes) {
+    if (node.node.state == NodeState::kUp) {
+      up.push_back(&node);
+    }
+  }
+  std::stable_sort(up.begin(), up.end(), [](const NodeSnapshot* a, const NodeSnapshot* b) {
+    return a->node.name < b->node.name;
+  });
+  return up;
+}
+
+}  // namespace
+
+GpuPool::GpuPool(const ClusterSnapshot& cluster, Time now) : now_ms_(ToUnixMillis(now)) {
+  std::set<std::string> display_models;
+  for (const NodeSnapshot* snapshot : UpNodesByName(cluster)) {
+    AddNode(*snapshot, display_models);
+  }
+  for (const std::string& model : display_models) {
+    usable_models_ += (usable_models_.empty() ? "" : ", ") + model;
+  }
+  MarkRunning(cluster);
+  BuildIndexes();
+}
+
+void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& display_models) {
+  std::vector<const Gpu*> usable;
+  for (const Gpu& gpu : snapshot.node.gpus) {
+    if (gpu.health != GpuHealth::kFailed) {
+      usable.push_back(&gpu);
+    }
+  }
+  std::stable_sort(
+      usable.begin(), usable.end(), [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
+  const int position = static_cast<int>(nodes_.size());
+  nodes_.push_back(PoolNode{.name = snapshot.node.name,
+                            .first_gpu = static_cast<int>(gpus_.size()),
+                            .gpu_count = static_cast<int>(usable.size()),
+                            .free_total = 0,
+                            .open_total = 0,
+                            .reserved_free = 0,
+                            .models = {},
+                            .holders = {}});
+  for (const Gpu* gpu : usable) {
+    const auto [it, added] =
+        model_ids_.emplace(Lower(gpu->model), static_cast<int>(model_ids_.size()) + 1);
+    display_models.insert(gpu->model);
+    const bool free = !snapshot.allocated.contains(gpu->uuid);
+    gpu_by_uuid_.emplace(gpu->uuid.value(), static_cast<int>(gpus_.size()));
+    gpus_.push_back(PoolGpu{.node = position,
+                            .index = gpu->index,
+                            .model = it->second,
+                            .uuid = gpu->uuid,
+                            .free = free,
+                            .claimed = false,
+                            .available_at = free ? now_ms_ : kNever,
+                            .reserved_from = kNever,
+                            .first_waiter = -1,
+                            .holder = -1});
+  }
+}
+
+void GpuPool::MarkRunning(const ClusterSnapshot& cluster) {
+  running_gpus_.resize(cluster.running.size());
+  for (std::size_t i = 0; i < cluster.running.size(); ++i) {
+    const RunningJob& job = cluster.running[i];
+    std::vector<int> positions;
+    bool all_here = true;
+    for (const GpuUuid& uuid : job.allocation.gpus) {
+      const int g = GpuPosition(uuid);
+      all_here = all_here && g >= 0;  // else on a node that is not up, or a failed GPU
+      if (g >= 0) {
+        positions.push_back(g);
+      }
+    }
+    for (const int g : positions) {
+      PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+      gpu.free = false;  // held, even if the caller left it out of `allocated`
+      gpu.holder = static_cast<int>(i);
+      gpu.available_at = ExpectedEnd(job, now_ms_);
+      std::vector<int>& holders = nodes_[static_cast<std::size_t>(gpu.node)].holders;
+      if (std::find(holders.begin(), holders.end(), gpu.holder) == holders.end()) {
+        holders.push_back(gpu.holder);
+      }
+    }
+    if (all_here) {
+      running_gpus_[i] = std::move(positions);  // only a job wholly here can be preempted for room
+    }
+  }
+}
+
+void GpuPool::BuildIndexes() {
+  int widest = 0;
+  for (const PoolNode& node : nodes_) {
+    widest = std::max(widest, node.gpu_count);
+  }
+  buckets_.assign(model_ids_.size() + 1,
+                  std::vector<std::set<int>>(static_cast<std::size_t>(widest) + 1));
+  claimed_upto_.assign(model_ids_.size() + 1, 0);
+  node_versions_.assign(nodes_.size(), 0);
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    Recount(static_cast<int>(n));
+  }
+  // Usable GPUs never change within a pass: the largest node per model is known now.
+  largest_usable_.assign(model_ids_.size() + 1, 0);
+  largest_usable_[kAnyModel] = widest;
+  for (const PoolGpu& gpu : gpus_) {
+    const PoolNode& node = nodes_[static_cast<std::size_t>(gpu.node)];
+    int& largest = largest_usable_[static_cast<std::size_t>(gpu.model)];
+    largest = std::max(largest, Usable(node, gpu.model));
+  }
+}
+
+int GpuPool::GpuPosition(const GpuUuid& uuid) const {
+  const auto it = gpu_by_uuid_.find(uuid.value());
+  return it == gpu_by_uuid_.end() ? -1 : it->second;
+}
+
+Shape GpuPool::ShapeOf(const JobRequest& request) const {
+  GF_CHECK(request.gpus >= 0);
+  if (!request.gpu_type.has_value() || request.gpu_type->empty() || request.gpus == 0) {
+    return Shape{.model = kAnyModel, .gpus = request.gpus};
+  }
+  // Most requests spell a type the same way: look the spelling up before lower-casing it.
+  auto spelled = model_by_spelling_.find(*request.gpu_type);
+  if (spelled == model_by_spelling_.end()) {
+    const auto it = model_ids_.find(Lower(*request.gpu_type));
+    spelled = model_by_spelling_
+                  .emplace(*request.gpu_type, it == model_ids_.end() ? kNoSuchModel : it->second)
+                  .first;
+  }
+  return Shape{.model = spelled->second, .gpus = request.gpus};
+}
+
+void GpuPool::Unindex(int n) {
+  const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+  buckets_[kAnyModel][static_cast<std::size_t>(node.free_total)].erase(n);
+  for (const PoolModelCount& count : node.models) {
+    buckets_[static_cast<std::size_t>(count.model)][static_cast<std::size_t>(count.open)].erase(n);
+  }
+  if (node.reserved_free > 0) {
+    reserved_nodes_.erase(n);
+  }
+}
+
+void GpuPool::Index(int n) {
+  const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+  buckets_[kAnyModel][static_cast<std::size_t>(node.free_total)].insert(n);
+  for (const PoolModelCount& count : node.models) {
+    buckets_[static_cast<std::size_t>(count.model)][static_cast<std::size_t>(count.open)].insert(n);
+  }
+  if (node.reserved_free > 0) {
+    reserved_nodes_.insert(n);
+  }
+}
+
+void GpuPool::Recount(int n) {
+  Unindex(n);
+  PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+  node.free_total = 0;
+  node.open_total = 0;
+  node.reserved_free = 0;
+  node.models.clear();
+  for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count; ++g) {
+    const PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    auto count = std::find_if(node.models.begin(), node.models.end(), [&](const auto& c) {
+      return c.model == gpu.model;
+    });
+    if (count == node.models.end()) {
+      count = node.models.insert(node.models.end(), PoolModelCount{.model = gpu.model});
+    }
+    const bool open = gpu.free && !gpu.claimed && gpu.reserved_from == kNever;
+    ++count->usable;
+    count->free += gpu.free ? 1 : 0;
+    count->open += open ? 1 : 0;
+    node.free_total += gpu.free ? 1 : 0;
+    node.open_total += open ? 1 : 0;
+    node.reserved_free += gpu.free && !gpu.claimed && gpu.reserved_from != kNever ? 1 : 0;
+  }
+  Index(n);
+  ++node_versions_[static_cast<std::size_t>(n)];
+  ++generation_;
+}
+
+int GpuPool::Usable(const PoolNode& node, int model) const {
+  if (model == kAnyModel) {
+    return node.gpu_count;
+  }
+  for (const PoolModelCount& count : node.models) {
+    if (count.model == model) {
+      return count.usable;
+    }
+  }
+  return 0;
+}
+
+int GpuPool::Free(const PoolNode& node, int model) const {
+  if (model == kAnyModel) {
+    return node.free_total;
+  }
+  for (const PoolModelCount& count : node.models) {
+    if (count.model == model) {
+      return count.free;
+    }
+  }
+  return 0;
+}
+
+bool GpuPool::Givable(const PoolGpu& gpu, int model, std::int64_t end_ms) const {
+  return gpu.free && !gpu.claimed && Matches(gpu, model) &&
+         (gpu.reserved_from == kNever || end_ms <= gpu.reserved_from);
+}
+
+int GpuPool::CountGivable(const PoolNode& node, int model, std::int64_t end_ms) const {
+  int count = 0;
+  for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count; ++g) {
+    count += Givable(gpus_[static_cast<std::size_t>(g)], model, end_ms) ? 1 : 0;
+  }
+  return count;
+}
+
+// Nodes with reserved free GPUs, for a job that ends in time to use some of them: the index
+// counts only their open GPUs, so they are weighed here with every GPU the job may take.
+void GpuPool::ConsiderReservedNodes(Shape shape,
+                                    std::int64_t end_ms,
+                                    int& best,
+                                    int& best_left) const {
+  for (const int n : reserved_nodes_) {
+    const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+    if (CountGivable(node, shape.model, end_ms) < shape.gpus) {
+      continue;
+    }
+    const int left = node.free_total - shape.gpus;
+    if (left < best_left || (left == best_left && n < best)) {
+      best = n;
+      best_left = left;
+    }
+  }
+}
+
+std::optional<PoolFit> GpuPool::FindFit(Shape shape, std::int64_t end_ms) const {
+  if (shape.model == kNoSuchModel) {
+    return std::nullopt;
+  }
+  const bool may_use_reserved = end_ms != kNever && !reserved_nodes_.empty();
+  const std::vector<std::set<int>>& buckets = buckets_[static_cast<std::size_t>(shape.model)];
+  int best = -1;
+  int best_left = INT_MAX;
+  for (std::size_t c = static_cast<std::size_t>(shape.gpus); c < buckets.size(); ++c) {
+    // A node in bucket c has at least c free GPUs, so it is left with at least c - gpus.
+    const int least_left = static_cast<int>(c) - shape.gpus;
+    if (least_left > best_left) {
+      break;
+    }
+    for (const int n : buckets[c]) {
+      const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+      if ((may_use_reserved && reserved_nodes_.contains(n)) ||
+          (shape.model == kAnyModel && node.open_total < shape.gpus)) {
+        continue;  // reserved nodes are weighed below; claimed GPUs count as free, not open
+      }
+      const int left = node.free_total - shape.gpus;
+      if (left < best_left || (left == best_left && n < best)) {
+        best = n;
+        best_left = left;
+      }
+      if (left == least_left) {
+        break;  // later nodes of this bucket come after it by name and leave no fewer
+      }
+    }
+  }
+  if (may_use_reserved) {
+    ConsiderReservedNodes(shape, end_ms, best, best_left);
+  }
+  if (best < 0) {
+    return std::nullopt;
+  }
+  const PoolNode& node = nodes_[static_cast<std::size_t>(best)];
+  PoolFit fit{.node = best, .gpus = {}};
+  for (int g = node.first_gpu;
+       g < node.first_gpu + node.gpu_count && static_cast<int>(fit.gpus.size()) < shape.gpus;
+       ++g) {
+    if (Givable(gpus_[static_cast<std::size_t>(g)], shape.model, end_ms)) {
+      fit.gpus.push_back(g);
+    }
+  }
+  GF_CHECK(static_cast<int>(fit.gpus.size()) == shape.gpus);
+  return fit;
+}
+
+void GpuPool::Take(const PoolFit& fit, std::int64_t until_ms) {
+  for (const int g : fit.gpus) {
+    PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    GF_CHECK(gpu.free && !gpu.claimed);
+    gpu.free = false;
+    // A reserved GPU lent to a job that ends in time is still expected back when the
+    // reservation ends, not when the borrower does.
+    gpu.available_at = std::max(gpu.available_at, until_ms);
+  }
+  if (!fit.gpus.empty()) {
+    Recount(fit.node);
+  }
+}
+
+bool GpuPool::Claim(Shape shape, int waiter) {
+  if (shape.model == kNoSuchModel || shape.gpus <= 0) {
+    return false;
+  }
+  int& upto = claimed_upto_[static_cast<std::size_t>(shape.model)];
+  if (upto > 0 && upto <= shape.gpus) {
+    return false;  // a claim of this model on every node with >= upto GPUs already covers these
+  }
+  upto = shape.gpus;
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const PoolNode& node = nodes_[n];
+    if (Usable(node, shape.model) < shape.gpus) {
+      continue;
+    }
+    std::vector<int> gpus;
+    for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count; ++g) {
+      if (Matches(gpus_[static_cast<std::size_t>(g)], shape.model)) {
+        gpus.push_back(g);
+      }
+    }
+    ClaimGpus(gpus, waiter);
+  }
+  return true;
+}
+
+void GpuPool::ClaimGpus(const std::vector<int>& gpus, int waiter) {
+  std::set<int> touched;
+  for (const int g : gpus) {
+    PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    if (gpu.claimed) {
+      continue;
+    }
+    gpu.claimed = true;
+    gpu.first_waiter = gpu.first_waiter < 0 ? waiter : gpu.first_waiter;
+    touched.insert(gpu.node);
+  }
+  for (const int n : touched) {
+    Recount(n);
+  }
+}
+
+std::int64_t GpuPool::NodeStart(int n,
+                                Shape shape,
+                                std::vector<std::pair<std::int64_t, int>>& times) const {
+  const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+  if (Usable(node, shape.model) < shape.gpus) {
+    return kNever;
+  }
+  times.clear();
+  for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count; ++g) {
+    const PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    if (Matches(gpu, shape.model)) {
+      times.emplace_back(gpu.claimed ? kNever : gpu.available_at, g);
+    }
+  }
+  const auto nth = times.begin() + shape.gpus - 1;
+  std::nth_element(times.begin(), nth, times.end());
+  return nth->first;
+}
+
+std::optional<PoolReservation> GpuPool::EarliestStart(Shape shape) const {
+  if (shape.model == kNoSuchModel || shape.gpus <= 0) {
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::int64_t, int>> times;  // (available_at, gpu) on one node
+  // Every node's start for this shape, computed once per pass and refreshed lazily: a node's
+  // start only moves later within a pass (takes, claims and reservations), so an entry
+  // computed at an older version of its node is a lower bound, and the first entry that is
+  // current is the earliest start (ties to the first node by name).
+  auto [it, added] = start_index_.try_emplace({shape.model, shape.gpus});
+  StartIndex& index = it->second;
+  if (added) {
+    index.computed_at.assign(nodes_.size(), 0);
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      const std::int64_t start = NodeStart(static_cast<int>(n), shape, times);
+      index.computed_at[n] = node_versions_[n];
+      if (start != kNever) {
+        index.by_start.emplace(start, static_cast<int>(n));
+      }
+    }
+  }
+  while (!index.by_start.empty()) {
+    const auto [start, n] = *index.by_start.begin();
+    const auto node = static_cast<std::size_t>(n);
+    if (index.computed_at[node] == node_versions_[node]) {
+      break;
+    }
+    index.by_start.erase(index.by_start.begin());
+    const std::int64_t now_start = NodeStart(n, shape, times);
+    index.computed_at[node] = node_versions_[node];
+    if (now_start != kNever) {
+      index.by_start.emplace(now_start, n);
+    }
+  }
+  if (index.by_start.empty()) {
+    return std::nullopt;
+  }
+  const auto [start, n] = *index.by_start.begin();
+  NodeStart(n, shape, times);
+  std::sort(times.begin(), times.end());
+  PoolReservation reservation{.fit = PoolFit{.node = n, .gpus = {}}, .start_ms = start};
+  for (int i = 0; i < shape.gpus; ++i) {
+    reservation.fit.gpus.push_back(times[static_cast<std::size_t>(i)].second);
+  }
+  std::sort(reservation.fit.gpus.begin(), reservation.fit.gpus.end());
+  return reservation;
+}
+
+void GpuPool::Reserve(const PoolReservation& reservation, int waiter, std::int64_t until_ms) {
+  for (const int g : reservation.fit.gpus) {
+    PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    gpu.reserved_from = std::min(gpu.reserved_from, reservation.start_ms);
+    gpu.first_waiter = gpu.first_waiter < 0 ? waiter : gpu.first_waiter;
+    gpu.available_at = until_ms;
+  }
+  Recount(reservation.fit.node);
+}
+
+int GpuPool::LargestUsable(Shape shape) const {
+  return shape.model == kNoSuchModel ? 0 : largest_usable_[static_cast<std::size_t>(shape.model)];
+}
+
+NoFitFacts GpuPool::NoFitFactsFor(Shape shape) const {
+  NoFitFacts facts;
+  facts.any_node = !nodes_.empty();
+  facts.models = usable_models_;
+  if (shape.model == kNoSuchModel) {
+    return facts;
+  }
+  bool first = true;
+  for (const PoolNode& node : nodes_) {
+    const int usable = Usable(node, shape.model);
+    const int free = Free(node, shape.model);
+    facts.most_usable = std::max(facts.most_usable, usable);
+    if (first || free > facts.most_free) {
+      first = false;
+      facts.most_free = free;
+      facts.most_free_node = node.name.value();
+      facts.most_free_node_usable = usable;
+    }
+  }
+  return facts;
+}
+
+GpuPool::InTheWay GpuPool::WhoIsInTheWay(Shape shape) const {
+  if (shape.model == kNoSuchModel) {
+    return {};
+  }
+  // Best fit over every free GPU, as if nobody waited: the GPUs the job would get but for
+  // the waiting jobs ahead of it.
+  int best = -1;
+  int best_left = INT_MAX;
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const PoolNode& node = nodes_[n];
+    if (Free(node, shape.model) >= shape.gpus && node.free_total - shape.gpus < best_left) {
+      best = static_cast<int>(n);
+      best_left = node.free_total - shape.gpus;
+    }
+  }
+  if (best < 0) {
+    return {};
+  }
+  const PoolNode& node = nodes_[static_cast<std::size_t>(best)];
+  std::optional<int> first;
+  int taken = 0;
+  for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count && taken < shape.gpus; ++g) {
+    const PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    if (gpu.free && Matches(gpu, shape.model)) {
+      ++taken;
+      if (gpu.first_waiter >= 0 && (!first.has_value() || gpu.first_waiter < *first)) {
+        first = gpu.first_waiter;
+      }
+    }
+  }
+  return InTheWay{.fits = true, .first_waiter = first};
+}
+
+bool GpuPool::ClaimsOverlap(Shape a, Shape b) const {
+  if (a.model == kNoSuchModel || b.model == kNoSuchModel ||
+      (a.model != kAnyModel && b.model != kAnyModel && a.model != b.model)) {
+    return false;
+  }
+  return std::any_of(nodes_.begin(), nodes_.end(), [&](const PoolNode& node) {
+    return Usable(node, a.model) >= std::max(a.gpus, 1) &&
+           Usable(node, b.model) >= std::max(b.gpus, 1);
+  });
+}
+
+Allocation GpuPool::ToAllocation(const PoolFit& fit) const {
+  Allocation allocation{.node = nodes_[static_cast<std::size_t>(fit.node)].name, .gpus = {}};
+  for (const int g : fit.gpus) {
+    allocation.gpus.push_back(gpus_[static_cast<std::size_t>(g)].uuid);
+  }
+  return allocation;
+}
+
+}  // namespace gf

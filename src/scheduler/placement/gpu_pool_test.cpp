@@ -1,0 +1,151 @@
+#include "scheduler/placement/gpu_pool.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler_test_util.h"
+
+namespace gf {
+namespace {
+
+using testing::MakeNode;
+using testing::Request;
+using testing::Uuid;
+
+constexpr std::int64_t kNow = 1'000'000;
+constexpr std::int64_t kHour = 3'600'000;
+
+RunningJob Running(std::int64_t id,
+                   const std::string& node,
+                   const std::vector<int>& gpus,
+                   std::optional<std::chrono::seconds> limit) {
+  RunningJob job;
+  job.id = JobId(id);
+  job.allocation.node = NodeId(node);
+  for (const int g : gpus) {
+    job.allocation.gpus.push_back(Uuid(node, g));
+  }
+  job.start_time = FromUnixMillis(kNow);
+  job.time_limit = limit;
+  return job;
+}
+
+std::vector<int> Indexes(const GpuPool& pool, const PoolFit& fit) {
+  std::vector<int> indexes;
+  for (const int g : fit.gpus) {
+    indexes.push_back(pool.Gpus()[static_cast<std::size_t>(g)].index);
+  }
+  return indexes;
+}
+
+TEST(GpuPoolTest, BestFitLeavesTheFewestFreeGpusTiesByName) {
+  ClusterSnapshot cluster{
+      {MakeNode("b", 4, "H100"), MakeNode("a", 4, "H100"), MakeNode("c", 8, "H100")}};
+  cluster.nodes[0].allocated = {Uuid("b", 0), Uuid("b", 1)};
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  std::optional<PoolFit> fit = pool.FindFit(pool.ShapeOf(Request(2)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(fit->node)].name, NodeId("b"));
+  EXPECT_EQ(Indexes(pool, *fit), (std::vector<int>{2, 3}));
+  pool.Take(*fit, kNever);
+  fit = pool.FindFit(pool.ShapeOf(Request(3)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(fit->node)].name, NodeId("a"));  // a < c
+  EXPECT_FALSE(pool.FindFit(pool.ShapeOf(Request(9)), kNever).has_value());
+  EXPECT_FALSE(pool.FindFit(pool.ShapeOf(Request(1, "V100")), kNever).has_value());
+}
+
+TEST(GpuPoolTest, ARunningJobsGpusAreBusyEvenWhenNotListedAsAllocated) {
+  ClusterSnapshot cluster{{MakeNode("a", 2, "H100")}};
+  cluster.running = {Running(1, "a", {0, 1}, std::nullopt)};
+  const GpuPool pool(cluster, FromUnixMillis(kNow));
+  EXPECT_FALSE(pool.FindFit(pool.ShapeOf(Request(1)), kNever).has_value());
+}
+
+TEST(GpuPoolTest, EarliestStartComesFromTheRunningJobsExpectedEnds) {
+  ClusterSnapshot cluster{{MakeNode("a", 4, "H100"), MakeNode("b", 4, "H100")}};
+  cluster.running = {Running(1, "a", {0, 1, 2}, std::chrono::hours(2)),
+                     Running(2, "b", {0, 1}, std::chrono::hours(1)),
+                     Running(3, "b", {2, 3}, std::nullopt)};  // never foreseeable
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  std::optional<PoolReservation> reservation = pool.EarliestStart(pool.ShapeOf(Request(2)));
+  ASSERT_TRUE(reservation.has_value());
+  // a: GPU 3 now, 0..2 at 2h → 2 GPUs at 2h; b: 0,1 at 1h → the earliest.
+  EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(reservation->fit.node)].name, NodeId("b"));
+  EXPECT_EQ(reservation->start_ms, kNow + kHour);
+  EXPECT_EQ(Indexes(pool, reservation->fit), (std::vector<int>{0, 1}));
+  // 4 GPUs: only a can say (b's job 3 has no limit).
+  reservation = pool.EarliestStart(pool.ShapeOf(Request(4)));
+  ASSERT_TRUE(reservation.has_value());
+  EXPECT_EQ(reservation->start_ms, kNow + 2 * kHour);
+  EXPECT_FALSE(pool.EarliestStart(pool.ShapeOf(Request(5))).has_value());
+}
+
+TEST(GpuPoolTest, EarliestStartFollowsWhatThePassTookAndReserved) {
+  ClusterSnapshot cluster{{MakeNode("a", 2, "H100"), MakeNode("b", 2, "H100")}};
+  cluster.running = {Running(1, "a", {0, 1}, std::chrono::hours(1))};
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  const Shape two = pool.ShapeOf(Request(2));
+  std::optional<PoolReservation> start = pool.EarliestStart(two);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(start->start_ms, kNow);  // b is idle
+  const std::optional<PoolFit> fit = pool.FindFit(two, kNow + 3 * kHour);
+  ASSERT_TRUE(fit.has_value());
+  pool.Take(*fit, kNow + 3 * kHour);  // b is busy for 3h now
+  start = pool.EarliestStart(two);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(start->fit.node)].name, NodeId("a"));
+  EXPECT_EQ(start->start_ms, kNow + kHour);
+  pool.Reserve(*start, /*waiter=*/0, kNow + 5 * kHour);  // a is set aside from 1h to 5h
+  start = pool.EarliestStart(two);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(start->fit.node)].name, NodeId("b"));
+  EXPECT_EQ(start->start_ms, kNow + 3 * kHour);
+  pool.ClaimGpus(start->fit.gpus, /*waiter=*/1);  // claimed: never free again in this pass
+  start = pool.EarliestStart(two);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(start->start_ms, kNow + 5 * kHour);
+}
+
+TEST(GpuPoolTest, AReservedFreeGpuGoesOnlyToAJobThatGivesItBackInTime) {
+  ClusterSnapshot cluster{{MakeNode("a", 4, "H100")}};
+  cluster.running = {Running(1, "a", {0, 1, 2}, std::chrono::hours(1))};
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  const std::optional<PoolReservation> reservation = pool.EarliestStart(pool.ShapeOf(Request(4)));
+  ASSERT_TRUE(reservation.has_value());
+  pool.Reserve(*reservation, /*waiter=*/0, reservation->start_ms + kHour);
+  const Shape one = pool.ShapeOf(Request(1));
+  EXPECT_FALSE(pool.FindFit(one, kNever).has_value());                 // no limit: never
+  EXPECT_FALSE(pool.FindFit(one, kNow + kHour + 1).has_value());       // a millisecond late
+  const std::optional<PoolFit> fit = pool.FindFit(one, kNow + kHour);  // just in time
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(Indexes(pool, *fit), (std::vector<int>{3}));
+  // Who is in the way of a job that does not fit: the waiter that reserved.
+  EXPECT_EQ(pool.WhoIsInTheWay(one).first_waiter, std::optional<int>(0));
+}
+
+TEST(GpuPoolTest, AClaimKeepsEveryMatchingGpuOfLargeEnoughNodesFromLaterJobs) {
+  ClusterSnapshot cluster{{MakeNode("big", 8, "H100"), MakeNode("small", 2, "H100")}};
+  cluster.nodes[0].allocated = {
+      Uuid("big", 0), Uuid("big", 1), Uuid("big", 2), Uuid("big", 3), Uuid("big", 4)};
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  EXPECT_TRUE(pool.Claim(pool.ShapeOf(Request(4)), /*waiter=*/7));
+  EXPECT_FALSE(pool.Claim(pool.ShapeOf(Request(6)), 8));  // covered by the first claim
+  const std::optional<PoolFit> fit = pool.FindFit(pool.ShapeOf(Request(2)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(fit->node)].name, NodeId("small"));
+  EXPECT_FALSE(pool.FindFit(pool.ShapeOf(Request(3)), kNever).has_value());
+  EXPECT_EQ(pool.WhoIsInTheWay(pool.ShapeOf(Request(3))).first_waiter, std::optional<int>(7));
+}
+
+TEST(GpuPoolTest, ModelsMatchIgnoringCaseAndLargestUsableIsPerModel) {
+  ClusterSnapshot cluster{{MakeNode("a", 4, "H100-80GB"), MakeNode("b", 2, "A100")}};
+  const GpuPool pool(cluster, FromUnixMillis(kNow));
+  EXPECT_EQ(pool.ShapeOf(Request(1, "h100-80gb")), pool.ShapeOf(Request(1, "H100-80GB")));
+  EXPECT_EQ(pool.ShapeOf(Request(1, "V100")).model, kNoSuchModel);
+  EXPECT_EQ(pool.LargestUsable(pool.ShapeOf(Request(1, "a100"))), 2);
+  EXPECT_EQ(pool.LargestUsable(pool.ShapeOf(Request(1))), 4);
+  EXPECT_EQ(pool.UsableModels(), "A100, H100-80GB");
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,105 @@
+// PolicyConfig: the administrator's scheduling rules (priority classes, teams and their
+// quotas, fair share, preemption, backfill), as plain values that Decide() reads.
+//
+// A default-constructed PolicyConfig is the stock policy: classes high / normal / low (high
+// may preempt normal and low, normal may preempt low), no teams (no quotas, no budgets), fair
+// share with a 7-day half-life, a 10-minute minimum run time before preemption, and backfill
+// with reservations for the first 100 waiting jobs. Reading it from TOML is a later step
+// (TODO(#4)); ValidatePolicy() already states what a valid one is.
+//
+// Plain values and pure functions: safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "model/job.h"
+
+namespace gf {
+
+// One priority class. Jobs name their class through JobSpec::priority; its ToString()
+// ("high", "normal", "low") is the name looked up here.
+struct PriorityClassPolicy {
+  std::string name{};
+  int rank = 0;                              // lower goes first
+  std::vector<std::string> preempts{};       // names of the classes its jobs may preempt
+  std::vector<std::string> allowed_users{};  // empty = everyone may use it
+  std::optional<int> max_gpus_per_user{};    // GPUs one user may hold in this class
+  std::optional<std::chrono::seconds> default_time_limit{};  // for jobs that give none
+  std::optional<std::chrono::seconds> max_time_limit{};      // caps what jobs ask for
+};
+
+// What happens to a team's jobs once it has used its GPU-hour budget for the period.
+enum class OverBudget {
+  kBorrowOnly,  // they still run, but only as preemptible borrowed work
+  kHold,        // they wait until an admin raises the budget or approves the job
+};
+
+struct TeamPolicy {
+  std::string name{};
+  int guaranteed_gpus = 0;                  // never borrowed; may preempt borrowed work to get them
+  std::optional<int> max_gpus{};            // most GPUs it may hold, borrowed ones included
+  std::optional<double> gpu_hour_budget{};  // per period (the controller's accounting)
+  OverBudget over_budget = OverBudget::kBorrowOnly;
+  double fair_share_weight = 1;  // its usage counts usage / weight
+};
+
+struct FairSharePolicy {
+  // Usage halves every half_life (DecayedUsage applies it; the accounting keeps the sums).
+  std::chrono::seconds half_life = std::chrono::hours(24 * 7);
+  std::map<std::string, double> user_weights{};  // by user; absent = 1
+};
+
+struct PreemptionPolicy {
+  bool enabled = true;
+  // A running job is never preempted before it has run this long.
+  std::chrono::seconds min_run_time = std::chrono::minutes(10);
+  // How many waiting jobs may preempt in one pass. Bounds the disruption (and the work) of a
+  // pass in which a flood of high-priority jobs meets a cluster full of lower work; the rest
+  // wait for the next pass (Kubernetes preempts for one pod per scheduling cycle).
+  int max_preemptors_per_pass = 100;
+};
+
+struct BackfillPolicy {
+  bool enabled = true;
+  // How many waiting jobs, first in order, get a reservation. Jobs after them may be overtaken
+  // by later ones; with backfill off every waiting job keeps later ones off the GPUs it could use.
+  int depth = 100;
+};
+
+std::vector<PriorityClassPolicy> DefaultPriorityClasses();
+
+struct PolicyConfig {
+  std::vector<PriorityClassPolicy> classes = DefaultPriorityClasses();
+  // When empty, quotas and budgets are off: no job is borrowed. When not empty, a job of a
+  // team not listed here (or of no team) follows `other_teams`.
+  std::vector<TeamPolicy> teams{};
+  TeamPolicy other_teams;  // guarantee 0, no max, no budget: everything it runs is borrowed
+  FairSharePolicy fair_share;
+  PreemptionPolicy preemption;
+  BackfillPolicy backfill;
+};
+
+// The class policy for `priority` (looked up by its name); a class the config does not list
+// gets a permissive one with the enum's rank.
+PriorityClassPolicy ClassPolicyFor(const PolicyConfig& policy, PriorityClass priority);
+
+// The time limit a job runs under: the one it asked for or else the class default, capped by
+// the class maximum; nullopt when neither the job nor the class gives one.
+std::optional<std::chrono::seconds> EffectiveTimeLimit(
+    const PriorityClassPolicy& cls, std::optional<std::chrono::seconds> requested);
+
+// `gpu_seconds` of usage recorded `elapsed` ago, decayed with `half_life` (halves each
+// half-life). Requires half_life > 0.
+double DecayedUsage(double gpu_seconds, Millis elapsed, std::chrono::seconds half_life);
+
+// Whether the config is usable. Errors (kInvalidArgument) name the field and the fix:
+// "teams[ml].max_gpus: 4 is below guaranteed_gpus 8; raise max_gpus or lower the guarantee".
+Status ValidatePolicy(const PolicyConfig& policy);
+
+}  // namespace gf

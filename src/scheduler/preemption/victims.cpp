@@ -1,0 +1,235 @@
+#include "scheduler/preemption/victims.h"
+
+#include <algorithm>
+#include <climits>
+#include <tuple>
+
+namespace gf {
+namespace {
+
+// Running job `r`'s GPUs, or an empty list when one of them is set aside for a waiting job
+// (claimed or reserved: preempting it would jump that job) or not on an up node.
+const std::vector<int>& FreeableGpus(const GpuPool& pool, int r) {
+  static const std::vector<int> none;
+  const std::vector<int>& gpus = pool.RunningGpus(r);
+  for (const int g : gpus) {
+    const PoolGpu& gpu = pool.Gpus()[static_cast<std::size_t>(g)];
+    if (gpu.claimed || gpu.reserved_from != kNever) {
+      return none;
+    }
+  }
+  return gpus;
+}
+
+std::int64_t LostMillis(const RunningJob& job, Time now) {
+  const Time since = std::max(job.start_time, job.last_checkpoint.value_or(job.start_time));
+  return std::max<std::int64_t>(0, (now - since).count());
+}
+
+// Lower is better: (guaranteed victims, minus the lowest rank among the victims (so the node
+// whose most important victim is least important wins), lost GPU-milliseconds, victims, node).
+using NodeCost = std::tuple<int, int, std::int64_t, int, int>;
+
+// One running job on a node that could make room, in the order victims are taken.
+struct Option {
+  std::tuple<bool, bool, int, std::int64_t, JobId> key;  // stopping first, borrowed first, ...
+  int running = 0;
+  int matching = 0;  // its GPUs of the preemptor's model
+};
+
+bool MatchesOpen(const GpuPool& pool, const PoolGpu& gpu, int model) {
+  return gpu.free && !gpu.claimed && gpu.reserved_from == kNever && pool.Matches(gpu, model);
+}
+
+int CountOpen(const GpuPool& pool, const PoolNode& node, int model) {
+  int open = 0;
+  for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count; ++g) {
+    open += MatchesOpen(pool, pool.Gpus()[static_cast<std::size_t>(g)], model) ? 1 : 0;
+  }
+  return open;
+}
+
+// Fills `options` (reused between nodes, so a pass allocates it once) with the node's jobs
+// that may make room, sorted; returns how many of them the preemptor needs, or -1 when even
+// all of them are not enough.
+int NodeOptions(const GpuPool& pool,
+                const ClusterSnapshot& cluster,
+                int n,
+                const Preemptor& preemptor,
+                const PolicyConfig& policy,
+                Time now,
+                std::vector<Option>& options) {
+  const PoolNode& node = pool.Nodes()[static_cast<std::size_t>(n)];
+  const int needed = preemptor.shape.gpus - CountOpen(pool, node, preemptor.shape.model);
+  options.clear();
+  int could_free = 0;
+  for (const int r : node.holders) {
+    const RunningJob& job = cluster.running[static_cast<std::size_t>(r)];
+    if (!job.stopping &&
+        RightToPreempt(pool, cluster, r, preemptor, policy, now) == PreemptionRight::kNone) {
+      continue;
+    }
+    int matching = 0;
+    for (const int g : FreeableGpus(pool, r)) {
+      matching += pool.Matches(pool.Gpus()[static_cast<std::size_t>(g)], preemptor.shape.model);
+    }
+    if (matching > 0) {
+      options.push_back(Option{
+          .key =
+              {!job.stopping, !job.preemptible, -Rank(job.priority), LostMillis(job, now), job.id},
+          .running = r,
+          .matching = matching});
+      could_free += matching;
+    }
+  }
+  if (could_free < needed) {
+    return -1;
+  }
+  std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+    return a.key < b.key;
+  });
+  int taken = 0;
+  for (int freed = 0; freed < needed; ++taken) {
+    freed += options[static_cast<std::size_t>(taken)].matching;
+  }
+  return taken;
+}
+
+NodeCost CostOf(const ClusterSnapshot& cluster,
+                const std::vector<Option>& options,
+                int taken,
+                int n,
+                Time now) {
+  NodeCost cost{0, -Rank(PriorityClass::kLow), 0, 0, n};
+  for (int i = 0; i < taken; ++i) {
+    const RunningJob& job =
+        cluster.running[static_cast<std::size_t>(options[static_cast<std::size_t>(i)].running)];
+    if (job.stopping) {
+      continue;  // costs nothing more
+    }
+    std::get<0>(cost) += job.preemptible ? 0 : 1;
+    std::get<1>(cost) = std::max(std::get<1>(cost), -Rank(job.priority));
+    std::get<2>(cost) +=
+        LostMillis(job, now) * static_cast<std::int64_t>(job.allocation.gpus.size());
+    std::get<3>(cost) += 1;
+  }
+  return cost;
+}
+
+// The choice on node `n`, from its first `taken` options.
+VictimChoice ChoiceOf(const GpuPool& pool,
+                      const ClusterSnapshot& cluster,
+                      const std::vector<Option>& options,
+                      int taken,
+                      int n,
+                      const Preemptor& preemptor) {
+  VictimChoice choice;
+  choice.fit.node = n;
+  const auto room = [&] {
+    return static_cast<int>(choice.fit.gpus.size()) < preemptor.shape.gpus;
+  };
+  // The freed GPUs first, so that open ones stay open for others when a victim frees more
+  // than the job needs.
+  for (int i = 0; i < taken; ++i) {
+    const int r = options[static_cast<std::size_t>(i)].running;
+    (cluster.running[static_cast<std::size_t>(r)].stopping ? choice.stopping : choice.victims)
+        .push_back(r);
+    for (const int g : pool.RunningGpus(r)) {
+      if (room() && pool.Matches(pool.Gpus()[static_cast<std::size_t>(g)], preemptor.shape.model)) {
+        choice.fit.gpus.push_back(g);
+      }
+    }
+  }
+  const PoolNode& node = pool.Nodes()[static_cast<std::size_t>(n)];
+  for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count && room(); ++g) {
+    if (MatchesOpen(pool, pool.Gpus()[static_cast<std::size_t>(g)], preemptor.shape.model)) {
+      choice.fit.gpus.push_back(g);
+    }
+  }
+  std::sort(choice.fit.gpus.begin(), choice.fit.gpus.end());
+  return choice;
+}
+
+}  // namespace
+
+Preemptor MakePreemptor(Shape shape,
+                        const PriorityClassPolicy& cls,
+                        std::string team,
+                        bool guarantee_right) {
+  Preemptor preemptor{.shape = shape,
+                      .cls = &cls,
+                      .team = std::move(team),
+                      .guarantee_right = guarantee_right,
+                      .preempts = {}};
+  for (const PriorityClass p :
+       {PriorityClass::kHigh, PriorityClass::kNormal, PriorityClass::kLow}) {
+    preemptor.preempts[static_cast<std::size_t>(Rank(p))] =
+        std::find(cls.preempts.begin(), cls.preempts.end(), ToString(p)) != cls.preempts.end();
+  }
+  return preemptor;
+}
+
+PreemptionRight RightToPreempt(const GpuPool& pool,
+                               const ClusterSnapshot& cluster,
+                               int r,
+                               const Preemptor& preemptor,
+                               const PolicyConfig& policy,
+                               Time now) {
+  const RunningJob& victim = cluster.running[static_cast<std::size_t>(r)];
+  if (!policy.preemption.enabled || victim.stopping ||
+      now - victim.start_time < policy.preemption.min_run_time || FreeableGpus(pool, r).empty()) {
+    return PreemptionRight::kNone;
+  }
+  if (preemptor.preempts[static_cast<std::size_t>(Rank(victim.priority))]) {
+    return PreemptionRight::kHigherClass;
+  }
+  if (preemptor.guarantee_right && victim.preemptible && victim.team != preemptor.team) {
+    return PreemptionRight::kGuarantee;
+  }
+  return PreemptionRight::kNone;
+}
+
+std::string PreemptionCause(PreemptionRight right,
+                            const RunningJob& victim,
+                            const Preemptor& preemptor) {
+  if (right == PreemptionRight::kHigherClass) {
+    return preemptor.cls->name + " priority beats " + std::string(ToString(victim.priority));
+  }
+  return "team " + preemptor.team + " is within its guarantee and job " +
+         std::to_string(victim.id.value()) + " ran on borrowed GPUs";
+}
+
+std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
+                                          const ClusterSnapshot& cluster,
+                                          const Preemptor& preemptor,
+                                          const PolicyConfig& policy,
+                                          Time now) {
+  if (preemptor.shape.model == kNoSuchModel || preemptor.shape.gpus <= 0) {
+    return std::nullopt;
+  }
+  std::vector<Option> options;
+  std::optional<std::pair<NodeCost, int>> best;  // (cost, taken)
+  for (std::size_t n = 0; n < pool.Nodes().size(); ++n) {
+    const PoolNode& node = pool.Nodes()[n];
+    if (node.holders.empty() || node.gpu_count < preemptor.shape.gpus) {
+      continue;
+    }
+    const int node_n = static_cast<int>(n);
+    const int taken = NodeOptions(pool, cluster, node_n, preemptor, policy, now, options);
+    if (taken < 0) {
+      continue;
+    }
+    const NodeCost cost = CostOf(cluster, options, taken, node_n, now);
+    if (!best.has_value() || cost < best->first) {
+      best = std::make_pair(cost, taken);
+    }
+  }
+  if (!best.has_value()) {
+    return std::nullopt;
+  }
+  const int node_n = std::get<4>(best->first);
+  NodeOptions(pool, cluster, node_n, preemptor, policy, now, options);  // the winner's, again
+  return ChoiceOf(pool, cluster, options, best->second, node_n, preemptor);
+}
+
+}  // namespace gf

@@ -1,0 +1,80 @@
+// Preemption stage: which running jobs a waiting job may preempt, and which to choose so that
+// the least work is lost (issue #4, scope 3).
+//
+// Assumptions:
+// - A waiting job may preempt a running job when (a) its class lists the running job's class
+//   in `preempts`, or (b) its team is within its guarantee (Ledger: guarantee_right) and the
+//   running job is borrowed (RunningJob::preemptible) by another team.
+// - Never a job that has run less than PreemptionPolicy::min_run_time, nor one whose GPUs an
+//   earlier waiting job has claimed or reserved (taking them would jump that job).
+// - A job already stopping (RunningJob::stopping) frees its GPUs at no further cost: waiting
+//   for it is always chosen before preempting anything.
+// - Only up nodes, one node per job, as placement.
+//
+// Algorithm: on every up node with enough matching GPUs, take the node's open matching GPUs,
+// then add victims in the order that loses the least (stopping first, then borrowed before
+// guaranteed, lowest class first, least run time since start or last checkpoint, job id)
+// until the job fits. Among the nodes where it fits, choose the fewest guaranteed (not
+// borrowed) victims, then the node whose highest-class victim is of the lowest class, then
+// the least lost GPU-seconds, then the fewest victims, then the name.
+//
+// Pure functions over values: safe from any thread.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "model/snapshot.h"
+#include "scheduler/placement/gpu_pool.h"
+#include "scheduler/policy.h"
+
+namespace gf {
+
+struct Preemptor {
+  Shape shape;
+  const PriorityClassPolicy* cls = nullptr;
+  std::string team;
+  bool guarantee_right = false;
+  // preempts[Rank(c)]: whether cls->preempts names class c (MakePreemptor fills it from cls).
+  std::array<bool, 3> preempts{};
+};
+
+Preemptor MakePreemptor(Shape shape,
+                        const PriorityClassPolicy& cls,
+                        std::string team,
+                        bool guarantee_right);
+
+struct VictimChoice {
+  PoolFit fit;                // the GPUs the preemptor will get
+  std::vector<int> victims;   // running jobs to preempt (indexes into cluster.running)
+  std::vector<int> stopping;  // running jobs already stopping that it waits for
+};
+
+enum class PreemptionRight { kNone, kHigherClass, kGuarantee };
+
+// Whether running job `r` may be preempted by `preemptor`, and on which grounds (rules above,
+// min run time, claims). Cheap: no strings (it runs for every candidate of every preemptor).
+PreemptionRight RightToPreempt(const GpuPool& pool,
+                               const ClusterSnapshot& cluster,
+                               int r,
+                               const Preemptor& preemptor,
+                               const PolicyConfig& policy,
+                               Time now);
+
+// The cause recorded with a preemption: "high priority beats low", "team ml is within its
+// guarantee and job 7 ran on borrowed GPUs". Requires right != kNone.
+std::string PreemptionCause(PreemptionRight right,
+                            const RunningJob& victim,
+                            const Preemptor& preemptor);
+
+// The cheapest way to make room for `preemptor`, or nullopt when none exists.
+std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
+                                          const ClusterSnapshot& cluster,
+                                          const Preemptor& preemptor,
+                                          const PolicyConfig& policy,
+                                          Time now);
+
+}  // namespace gf

@@ -1,0 +1,124 @@
+#include "scheduler/preemption/victims.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler_test_util.h"
+
+namespace gf {
+namespace {
+
+using std::chrono::minutes;
+using testing::MakeNode;
+using testing::Uuid;
+
+const Time kNow = FromUnixMillis(std::int64_t{10} * 3'600'000);
+
+RunningJob Running(std::int64_t id,
+                   const std::string& node,
+                   const std::vector<int>& gpus,
+                   PriorityClass priority,
+                   minutes ran) {
+  RunningJob job;
+  job.id = JobId(id);
+  job.team = "other";
+  job.priority = priority;
+  job.allocation.node = NodeId(node);
+  for (const int g : gpus) {
+    job.allocation.gpus.push_back(Uuid(node, g));
+  }
+  job.start_time = kNow - ran;
+  return job;
+}
+
+class VictimsTest : public ::testing::Test {
+ protected:
+  std::optional<VictimChoice> Choose(int gpus, PriorityClass priority, bool guarantee_right) {
+    const GpuPool pool(cluster_, kNow);
+    cls_ = ClassPolicyFor(policy_, priority);
+    const Preemptor preemptor =
+        MakePreemptor(pool.ShapeOf(testing::Request(gpus)), cls_, "mine", guarantee_right);
+    return ChooseVictims(pool, cluster_, preemptor, policy_, kNow);
+  }
+  std::vector<std::int64_t> VictimIds(const VictimChoice& choice) const {
+    std::vector<std::int64_t> ids;
+    for (const int r : choice.victims) {
+      ids.push_back(cluster_.running[static_cast<std::size_t>(r)].id.value());
+    }
+    return ids;
+  }
+
+  ClusterSnapshot cluster_{{MakeNode("a", 4, "H100"), MakeNode("b", 4, "H100")}};
+  PolicyConfig policy_;
+  PriorityClassPolicy cls_;
+};
+
+TEST_F(VictimsTest, LeastWorkLostSinceStartOrCheckpoint) {
+  cluster_.running = {Running(1, "a", {0, 1, 2, 3}, PriorityClass::kLow, minutes(60)),
+                      Running(2, "b", {0, 1, 2, 3}, PriorityClass::kLow, minutes(30))};
+  std::optional<VictimChoice> choice = Choose(4, PriorityClass::kHigh, false);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{2}));
+  cluster_.running[0].last_checkpoint = kNow - minutes(5);  // job 1 would lose only 5 minutes
+  choice = Choose(4, PriorityClass::kHigh, false);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{1}));
+}
+
+TEST_F(VictimsTest, BorrowedBeforeGuaranteedAndOnlyAsManyAsNeeded) {
+  cluster_.running = {Running(1, "a", {0, 1}, PriorityClass::kLow, minutes(20)),
+                      Running(2, "a", {2}, PriorityClass::kLow, minutes(90)),
+                      Running(3, "a", {3}, PriorityClass::kLow, minutes(60))};
+  cluster_.running[1].preemptible = true;
+  cluster_.running[2].preemptible = true;
+  const std::optional<VictimChoice> choice = Choose(2, PriorityClass::kHigh, false);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{3, 2}));  // borrowed, least lost first
+  EXPECT_EQ(choice->fit.gpus.size(), 2U);
+}
+
+TEST_F(VictimsTest, NeverBeforeTheMinimumRunTimeNorWithoutARight) {
+  policy_.preemption.min_run_time = minutes(15);
+  cluster_.running = {Running(1, "a", {0, 1, 2, 3}, PriorityClass::kLow, minutes(10)),
+                      Running(2, "b", {0, 1, 2, 3}, PriorityClass::kNormal, minutes(60))};
+  std::optional<VictimChoice> choice = Choose(4, PriorityClass::kNormal, false);
+  EXPECT_FALSE(choice.has_value());  // normal may preempt only low, and job 1 is too young
+  choice = Choose(4, PriorityClass::kHigh, false);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{2}));
+  EXPECT_FALSE(Choose(4, PriorityClass::kLow, false).has_value());
+}
+
+TEST_F(VictimsTest, AGuaranteeTakesBackOnlyOtherTeamsBorrowedWork) {
+  cluster_.running = {Running(1, "a", {0, 1, 2, 3}, PriorityClass::kNormal, minutes(60)),
+                      Running(2, "b", {0, 1, 2, 3}, PriorityClass::kNormal, minutes(60))};
+  cluster_.running[1].preemptible = true;
+  EXPECT_FALSE(Choose(4, PriorityClass::kNormal, false).has_value());
+  std::optional<VictimChoice> choice = Choose(4, PriorityClass::kNormal, true);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{2}));
+  cluster_.running[1].team = "mine";  // its own borrowed work is not taken back
+  EXPECT_FALSE(Choose(4, PriorityClass::kNormal, true).has_value());
+}
+
+TEST_F(VictimsTest, AStoppingJobIsWaitedForBeforeAnythingIsPreempted) {
+  cluster_.running = {Running(1, "a", {0, 1, 2, 3}, PriorityClass::kLow, minutes(60)),
+                      Running(2, "b", {0, 1, 2, 3}, PriorityClass::kLow, minutes(1))};
+  cluster_.running[1].stopping = true;
+  const std::optional<VictimChoice> choice = Choose(4, PriorityClass::kHigh, false);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_TRUE(choice->victims.empty());
+  EXPECT_EQ(choice->stopping, (std::vector<int>{1}));
+}
+
+TEST_F(VictimsTest, CausesSayWhy) {
+  const RunningJob victim = Running(7, "a", {0}, PriorityClass::kLow, minutes(60));
+  const PriorityClassPolicy high = ClassPolicyFor(policy_, PriorityClass::kHigh);
+  const Preemptor preemptor = MakePreemptor(Shape{}, high, "ml", true);
+  EXPECT_EQ(PreemptionCause(PreemptionRight::kHigherClass, victim, preemptor),
+            "high priority beats low");
+  EXPECT_EQ(PreemptionCause(PreemptionRight::kGuarantee, victim, preemptor),
+            "team ml is within its guarantee and job 7 ran on borrowed GPUs");
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,144 @@
+#include "scheduler/quota/ledger.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gf {
+namespace {
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) {
+    text += (text.empty() ? "" : ", ") + name;
+  }
+  return text;
+}
+
+// "1050.5" → "1050.5", "1000" → "1000": GPU-hours as a person writes them.
+std::string Hours(double hours) {
+  std::string text = std::to_string(std::round(hours * 10) / 10);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (!text.empty() && text.back() == '.') {
+    text.pop_back();
+  }
+  return text;
+}
+
+QuotaVerdict Refuse(std::string reason) {
+  return QuotaVerdict{
+      .may_start = false, .borrowed = false, .guarantee_right = false, .reason = std::move(reason)};
+}
+
+}  // namespace
+
+Ledger::Ledger(const PolicyConfig& policy, const ClusterSnapshot& cluster)
+    : policy_(policy), quotas_on_(!policy.teams.empty()), usage_(cluster.team_usage) {
+  for (const TeamPolicy& team : policy.teams) {
+    listed_.emplace(team.name, team);
+  }
+  for (const RunningJob& job : cluster.running) {
+    if (!job.stopping) {
+      Add(job.team, job.user, job.priority, static_cast<int>(job.allocation.gpus.size()));
+    }
+  }
+}
+
+Ledger::TeamState& Ledger::StateOf(const std::string& team) const {
+  // The order groups a (team, user)'s jobs together, so most lookups repeat the last one.
+  if (last_ != nullptr && last_->first == team) {
+    return last_->second;
+  }
+  auto it = teams_.find(team);
+  if (it == teams_.end()) {
+    TeamState state;
+    const auto listed = listed_.find(team);
+    state.policy = listed == listed_.end() ? &policy_.other_teams : &listed->second;
+    const auto usage = usage_.find(team);
+    state.period_gpu_hours = usage == usage_.end() ? 0 : usage->second.period_gpu_hours;
+    const TeamPolicy& policy = *state.policy;
+    if (policy.gpu_hour_budget.has_value() && state.period_gpu_hours >= *policy.gpu_hour_budget) {
+      // Written once per team and pass: a deep queue of a held team repeats it per job.
+      state.over_budget = "team " + (team.empty() ? std::string("(none)") : team) +
+                          " is over its GPU-hour budget (" + Hours(state.period_gpu_hours) +
+                          " of " + Hours(*policy.gpu_hour_budget) +
+                          " this period); waits until an admin raises the budget or approves "
+                          "the job";
+    }
+    it = teams_.emplace(team, std::move(state)).first;
+  }
+  last_ = &*it;  // a pointer to an element survives rehashing; an iterator would not
+  return it->second;
+}
+
+void Ledger::Add(const std::string& team,
+                 const std::string& user,
+                 PriorityClass priority,
+                 int gpus) {
+  StateOf(team).held += gpus;
+  user_class_held_[{user, priority}] += gpus;
+}
+
+void Ledger::Remove(const RunningJob& job) {
+  const int gpus = static_cast<int>(job.allocation.gpus.size());
+  StateOf(job.team).held -= gpus;
+  user_class_held_[{job.user, job.priority}] -= gpus;
+}
+
+bool Ledger::BelowGuarantee(const std::string& team) const {
+  if (!quotas_on_) {
+    return false;
+  }
+  const TeamState& state = StateOf(team);
+  return state.held < state.policy->guaranteed_gpus;
+}
+
+double Ledger::Weight(const std::string& team) const {
+  return quotas_on_ ? StateOf(team).policy->fair_share_weight : 1.0;
+}
+
+QuotaVerdict Ledger::Check(const QueuedJob& job, const PriorityClassPolicy& cls, int gpus) const {
+  if (!cls.allowed_users.empty() &&
+      std::find(cls.allowed_users.begin(), cls.allowed_users.end(), job.user) ==
+          cls.allowed_users.end()) {
+    return Refuse("user " + (job.user.empty() ? std::string("(unknown)") : job.user) +
+                  " may not use priority class " + cls.name +
+                  " (allowed: " + Join(cls.allowed_users) + ")");
+  }
+  if (cls.max_gpus_per_user.has_value()) {
+    const auto it = user_class_held_.find({job.user, job.priority});
+    const int held = it == user_class_held_.end() ? 0 : it->second;
+    if (held + gpus > *cls.max_gpus_per_user) {
+      return Refuse("user " + job.user + " holds " + std::to_string(held) + " GPUs in class " +
+                    cls.name + ", which allows " + std::to_string(*cls.max_gpus_per_user) +
+                    " per user; this job needs " + std::to_string(gpus) + " more");
+    }
+  }
+  return CheckTeam(job, gpus);
+}
+
+QuotaVerdict Ledger::CheckTeam(const QueuedJob& job, int gpus) const {
+  if (!quotas_on_ || gpus == 0) {
+    return QuotaVerdict{};
+  }
+  const TeamState& state = StateOf(job.team);
+  const TeamPolicy& team = *state.policy;
+  if (team.max_gpus.has_value() && state.held + gpus > *team.max_gpus) {
+    return Refuse("team " + (job.team.empty() ? std::string("(none)") : job.team) +
+                  " is at its limit: holds " + std::to_string(state.held) + " of max_gpus " +
+                  std::to_string(*team.max_gpus) + "; this job needs " + std::to_string(gpus) +
+                  " more");
+  }
+  const bool over_budget = !state.over_budget.empty();
+  if (over_budget && team.over_budget == OverBudget::kHold && !job.budget_approved) {
+    return Refuse(state.over_budget);
+  }
+  // An approved job runs as if the team were within its budget.
+  const bool limited = over_budget && !job.budget_approved;
+  const bool within_guarantee = state.held + gpus <= team.guaranteed_gpus;
+  return QuotaVerdict{.may_start = true,
+                      .borrowed = limited || !within_guarantee,
+                      .guarantee_right = !limited && within_guarantee,
+                      .reason = ""};
+}
+
+}  // namespace gf

@@ -1,0 +1,123 @@
+#include "scheduler/quota/ledger.h"
+
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+QueuedJob Job(const std::string& team, const std::string& user = "u") {
+  QueuedJob job;
+  job.team = team;
+  job.user = user;
+  return job;
+}
+
+RunningJob Running(const std::string& team, int gpus, bool stopping = false) {
+  RunningJob job;
+  job.team = team;
+  job.user = "u";
+  job.stopping = stopping;
+  for (int i = 0; i < gpus; ++i) {
+    job.allocation.gpus.emplace_back("GPU-" + team + std::to_string(i));
+  }
+  return job;
+}
+
+PolicyConfig TwoTeams() {
+  PolicyConfig policy;
+  policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 4, .max_gpus = 6},
+                  TeamPolicy{.name = "b",
+                             .guaranteed_gpus = 2,
+                             .gpu_hour_budget = 100,
+                             .over_budget = OverBudget::kHold}};
+  return policy;
+}
+
+TEST(LedgerTest, QuotasOffWithoutTeams) {
+  const PolicyConfig policy;
+  const Ledger ledger(policy, ClusterSnapshot{});
+  const QuotaVerdict verdict = ledger.Check(Job("a"), policy.classes[1], 64);
+  EXPECT_TRUE(verdict.may_start);
+  EXPECT_FALSE(verdict.borrowed);
+  EXPECT_FALSE(verdict.guarantee_right);
+  EXPECT_FALSE(ledger.BelowGuarantee("a"));
+}
+
+TEST(LedgerTest, WithinTheGuaranteeThenBorrowedThenAtTheLimit) {
+  const PolicyConfig policy = TwoTeams();
+  ClusterSnapshot cluster;
+  cluster.running = {Running("a", 3), Running("a", 4, /*stopping=*/true)};  // stopping: not held
+  Ledger ledger(policy, cluster);
+  EXPECT_TRUE(ledger.BelowGuarantee("a"));
+  QuotaVerdict verdict = ledger.Check(Job("a"), policy.classes[1], 1);
+  EXPECT_FALSE(verdict.borrowed);
+  EXPECT_TRUE(verdict.guarantee_right);
+  verdict = ledger.Check(Job("a"), policy.classes[1], 2);  // 3 + 2 > 4
+  EXPECT_TRUE(verdict.may_start);
+  EXPECT_TRUE(verdict.borrowed);
+  EXPECT_FALSE(verdict.guarantee_right);
+  ledger.Add("a", "u", PriorityClass::kNormal, 3);
+  verdict = ledger.Check(Job("a"), policy.classes[1], 1);  // 6 + 1 > max 6
+  EXPECT_FALSE(verdict.may_start);
+  EXPECT_EQ(verdict.reason, "team a is at its limit: holds 6 of max_gpus 6; this job needs 1 more");
+  ledger.Remove(Running("a", 3));
+  EXPECT_TRUE(ledger.Check(Job("a"), policy.classes[1], 1).may_start);
+}
+
+TEST(LedgerTest, AnUnlistedTeamFollowsOtherTeams) {
+  PolicyConfig policy = TwoTeams();
+  policy.other_teams.max_gpus = 2;
+  const Ledger ledger(policy, ClusterSnapshot{});
+  EXPECT_TRUE(ledger.Check(Job("zzz"), policy.classes[1], 2).borrowed);
+  EXPECT_FALSE(ledger.Check(Job(""), policy.classes[1], 3).may_start);
+}
+
+TEST(LedgerTest, OverBudgetHoldWaitsUnlessApprovedAndBorrowOnlyRunsBorrowed) {
+  PolicyConfig policy = TwoTeams();
+  policy.teams[0].gpu_hour_budget = 10;  // a: borrow-only (the default)
+  ClusterSnapshot cluster;
+  cluster.team_usage["a"] = TeamUsage{.decayed_gpu_seconds = 0, .period_gpu_hours = 10};
+  cluster.team_usage["b"] = TeamUsage{.decayed_gpu_seconds = 0, .period_gpu_hours = 123.45};
+  const Ledger ledger(policy, cluster);
+  QuotaVerdict verdict = ledger.Check(Job("b"), policy.classes[1], 1);
+  EXPECT_FALSE(verdict.may_start);
+  EXPECT_EQ(verdict.reason,
+            "team b is over its GPU-hour budget (123.5 of 100 this period); waits until an admin "
+            "raises the budget or approves the job");
+  QueuedJob approved = Job("b");
+  approved.budget_approved = true;
+  verdict = ledger.Check(approved, policy.classes[1], 1);
+  EXPECT_TRUE(verdict.may_start);
+  EXPECT_FALSE(verdict.borrowed);  // approved: as if within budget, and within the guarantee
+  verdict = ledger.Check(Job("a"), policy.classes[1], 1);
+  EXPECT_TRUE(verdict.may_start);
+  EXPECT_TRUE(verdict.borrowed);          // within its guarantee, but over budget
+  EXPECT_FALSE(verdict.guarantee_right);  // and so it may not preempt to get it
+}
+
+TEST(LedgerTest, ClassRulesWhoMayUseItAndGpusPerUser) {
+  PolicyConfig policy;
+  PriorityClassPolicy& high = policy.classes[0];
+  high.allowed_users = {"alice", "carol"};
+  high.max_gpus_per_user = 4;
+  ClusterSnapshot cluster;
+  RunningJob running = Running("", 3);
+  running.user = "alice";
+  running.priority = PriorityClass::kHigh;
+  cluster.running = {running};
+  const Ledger ledger(policy, cluster);
+  QueuedJob job = Job("", "bob");
+  job.priority = PriorityClass::kHigh;
+  EXPECT_EQ(ledger.Check(job, high, 1).reason,
+            "user bob may not use priority class high (allowed: alice, carol)");
+  job.user = "alice";
+  EXPECT_TRUE(ledger.Check(job, high, 1).may_start);
+  EXPECT_EQ(ledger.Check(job, high, 2).reason,
+            "user alice holds 3 GPUs in class high, which allows 4 per user; this job needs 2 "
+            "more");
+  job.user = "carol";
+  EXPECT_TRUE(ledger.Check(job, high, 4).may_start);  // per user, not per class
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,351 @@
+// Property tests of Decide() with the policy rules on (issue #4): random clusters with running
+// jobs (teams, classes, time limits, borrowed, stopping), random policies (quotas, budgets,
+// preemption, backfill depth) and random queues.
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include "scheduler/scheduler.h"
+
+namespace gf {
+namespace {
+
+constexpr std::int64_t kNowMs = std::int64_t{3} * 3'600'000;  // the pass runs at 3h
+const std::vector<std::string> kTeams = {"a", "b", "c", ""};
+const std::vector<PriorityClass> kClasses = {
+    PriorityClass::kHigh, PriorityClass::kNormal, PriorityClass::kLow};
+
+template <typename T>
+T Pick(rc::Gen<T> gen) {
+  return *rc::gen::resize(rc::kNominalSize, std::move(gen));
+}
+
+int PickInt(int min, int max_exclusive) {
+  return Pick(rc::gen::inRange(min, max_exclusive));
+}
+
+template <typename T>
+const T& PickOf(const std::vector<T>& items) {
+  return items[static_cast<std::size_t>(PickInt(0, static_cast<int>(items.size())))];
+}
+
+std::optional<std::chrono::seconds> PickLimit() {
+  if (PickInt(0, 3) == 0) {
+    return std::nullopt;
+  }
+  return std::chrono::seconds(PickInt(1, 240) * 60);
+}
+
+// Up to 4 nodes of 8 GPUs (two models); every held GPU belongs to a running job.
+ClusterSnapshot GenCluster() {
+  ClusterSnapshot cluster;
+  const int nodes = PickInt(1, 5);
+  std::int64_t next_id = 1000;
+  for (int n = 0; n < nodes; ++n) {
+    NodeSnapshot node;
+    node.node.name = NodeId("node" + std::to_string(n));
+    node.node.state = PickInt(0, 6) == 0 ? NodeState::kDraining : NodeState::kUp;
+    const std::string model = n % 2 == 0 ? "H100" : "A100";
+    for (int i = 0; i < 8; ++i) {
+      Gpu gpu;
+      gpu.index = i;
+      gpu.uuid = GpuUuid("GPU-" + std::to_string(n) + "-" + std::to_string(i));
+      gpu.model = model;
+      gpu.health = PickInt(0, 12) == 0 ? GpuHealth::kFailed : GpuHealth::kOk;
+      node.node.gpus.push_back(gpu);
+    }
+    int i = 0;
+    while (i < 8) {
+      const int size = PickInt(1, 9 - i);
+      if (PickInt(0, 3) != 0) {
+        RunningJob job;
+        job.id = JobId(next_id++);
+        job.team = PickOf(kTeams);
+        job.user = "u" + std::to_string(PickInt(0, 3));
+        job.priority = PickOf(kClasses);
+        job.allocation.node = node.node.name;
+        for (int k = i; k < i + size; ++k) {
+          job.allocation.gpus.push_back(node.node.gpus[static_cast<std::size_t>(k)].uuid);
+          node.allocated.insert(node.node.gpus[static_cast<std::size_t>(k)].uuid);
+        }
+        job.start_time = FromUnixMillis(kNowMs - PickInt(0, 180) * std::int64_t{60'000});
+        job.time_limit = PickLimit();
+        job.preemptible = PickInt(0, 2) == 0;
+        job.stopping = PickInt(0, 10) == 0;
+        cluster.running.push_back(std::move(job));
+      }
+      i += size;
+    }
+    cluster.nodes.push_back(std::move(node));
+  }
+  cluster.team_usage["a"] = TeamUsage{.decayed_gpu_seconds = PickInt(0, 1000) * 1.0,
+                                      .period_gpu_hours = PickInt(0, 200) * 1.0};
+  cluster.team_usage["b"] = TeamUsage{.decayed_gpu_seconds = PickInt(0, 1000) * 1.0,
+                                      .period_gpu_hours = PickInt(0, 200) * 1.0};
+  return cluster;
+}
+
+PolicyConfig GenPolicy() {
+  PolicyConfig policy;
+  if (PickInt(0, 3) != 0) {
+    const int guarantee_a = PickInt(0, 17);
+    policy.teams.push_back(TeamPolicy{
+        .name = "a",
+        .guaranteed_gpus = guarantee_a,
+        .max_gpus = PickInt(0, 2) == 0 ? std::optional(guarantee_a + PickInt(0, 8)) : std::nullopt,
+        .gpu_hour_budget = 100.0,
+        .over_budget = OverBudget::kBorrowOnly,
+        .fair_share_weight = 1});
+    policy.teams.push_back(TeamPolicy{.name = "b",
+                                      .guaranteed_gpus = PickInt(0, 9),
+                                      .max_gpus = std::nullopt,
+                                      .gpu_hour_budget = 100.0,
+                                      .over_budget = OverBudget::kHold,
+                                      .fair_share_weight = 2});
+  }
+  policy.classes[0].default_time_limit = PickLimit();
+  policy.preemption.enabled = PickInt(0, 4) != 0;
+  policy.preemption.min_run_time = std::chrono::seconds(PickInt(0, 60) * 60);
+  policy.backfill.enabled = PickInt(0, 4) != 0;
+  policy.backfill.depth = PickInt(0, 6);
+  return policy;
+}
+
+Queue GenQueue() {
+  Queue queue;
+  const int jobs = PickInt(0, 14);
+  for (int i = 0; i < jobs; ++i) {
+    QueuedJob job;
+    job.id = JobId(i + 1);
+    job.priority = PickOf(kClasses);
+    job.submit_time = FromUnixMillis(kNowMs - PickInt(0, 100) * std::int64_t{1000});
+    job.request.gpus = PickInt(0, 9);
+    if (PickInt(0, 3) == 0) {
+      job.request.gpu_type = PickInt(0, 2) == 0 ? "h100" : "A100";
+    }
+    job.user = "u" + std::to_string(PickInt(0, 3));
+    job.team = PickOf(kTeams);
+    job.time_limit = PickLimit();
+    queue.pending.push_back(std::move(job));
+  }
+  return queue;
+}
+
+Decisions DecideAt(const ClusterSnapshot& cluster, const Queue& queue, const PolicyConfig& p) {
+  return Decide(cluster, queue, p, FromUnixMillis(kNowMs));
+}
+
+const QueuedJob& FindJob(const Queue& queue, JobId id) {
+  return *std::find_if(
+      queue.pending.begin(), queue.pending.end(), [&](const QueuedJob& j) { return j.id == id; });
+}
+
+RC_GTEST_PROP(SchedulerPolicyProperty, NeverOverAllocatesNorPreemptsWrongly, ()) {
+  const ClusterSnapshot cluster = GenCluster();
+  const PolicyConfig policy = GenPolicy();
+  const Decisions decisions = DecideAt(cluster, GenQueue(), policy);
+  std::set<GpuUuid> held;
+  for (const NodeSnapshot& node : cluster.nodes) {
+    held.insert(node.allocated.begin(), node.allocated.end());
+  }
+  std::set<GpuUuid> given;
+  for (const StartDecision& start : decisions.starts) {
+    for (const GpuUuid& uuid : start.allocation.gpus) {
+      RC_ASSERT(!held.contains(uuid));  // victims' GPUs are not free until they stop
+      RC_ASSERT(given.insert(uuid).second);
+    }
+  }
+  std::set<JobId> victims;
+  for (const PreemptDecision& p : decisions.preemptions) {
+    RC_ASSERT(policy.preemption.enabled);
+    RC_ASSERT(victims.insert(p.victim).second);  // each victim once
+    const auto victim = std::find_if(cluster.running.begin(),
+                                     cluster.running.end(),
+                                     [&](const RunningJob& r) { return r.id == p.victim; });
+    RC_ASSERT(victim != cluster.running.end());
+    RC_ASSERT(!victim->stopping);
+    RC_ASSERT(FromUnixMillis(kNowMs) - victim->start_time >= policy.preemption.min_run_time);
+  }
+}
+
+RC_GTEST_PROP(SchedulerPolicyProperty, SameInputSameDecisionsInAnyListOrder, ()) {
+  const ClusterSnapshot cluster = GenCluster();
+  const PolicyConfig policy = GenPolicy();
+  const Queue queue = GenQueue();
+  const Decisions first = DecideAt(cluster, queue, policy);
+  std::mt19937 rng(*rc::gen::arbitrary<std::uint32_t>());
+  ClusterSnapshot shuffled = cluster;
+  Queue shuffled_queue = queue;
+  std::shuffle(shuffled.nodes.begin(), shuffled.nodes.end(), rng);
+  std::shuffle(shuffled.running.begin(), shuffled.running.end(), rng);
+  std::shuffle(shuffled_queue.pending.begin(), shuffled_queue.pending.end(), rng);
+  const Decisions second = DecideAt(shuffled, shuffled_queue, policy);
+  RC_ASSERT(first.starts.size() == second.starts.size());
+  for (std::size_t i = 0; i < first.starts.size(); ++i) {
+    RC_ASSERT(first.starts[i].job == second.starts[i].job);
+    RC_ASSERT(first.starts[i].allocation == second.starts[i].allocation);
+    RC_ASSERT(first.starts[i].preemptible == second.starts[i].preemptible);
+  }
+  RC_ASSERT(first.pending.size() == second.pending.size());
+  for (std::size_t i = 0; i < first.pending.size(); ++i) {
+    RC_ASSERT(first.pending[i].job == second.pending[i].job);
+    RC_ASSERT(first.pending[i].reason == second.pending[i].reason);
+    RC_ASSERT(first.pending[i].estimated_start == second.pending[i].estimated_start);
+  }
+  RC_ASSERT(first.preemptions.size() == second.preemptions.size());
+  for (std::size_t i = 0; i < first.preemptions.size(); ++i) {
+    RC_ASSERT(first.preemptions[i].victim == second.preemptions[i].victim);
+    RC_ASSERT(first.preemptions[i].cause == second.preemptions[i].cause);
+  }
+}
+
+// Backfill never delays a reservation: a job that starts on a GPU reserved for a waiting job
+// gives it back (its time limit ends) by the reservation's start.
+RC_GTEST_PROP(SchedulerPolicyProperty, StartsRespectReservations, ()) {
+  const ClusterSnapshot cluster = GenCluster();
+  const PolicyConfig policy = GenPolicy();
+  const Queue queue = GenQueue();
+  const Decisions decisions = DecideAt(cluster, queue, policy);
+  std::map<GpuUuid, Time> reserved_from;
+  for (const PendingDecision& pending : decisions.pending) {
+    if (pending.reservation.has_value() && pending.estimated_start.has_value()) {
+      for (const GpuUuid& uuid : pending.reservation->gpus) {
+        const auto [it, added] = reserved_from.emplace(uuid, *pending.estimated_start);
+        it->second = std::min(it->second, *pending.estimated_start);
+      }
+    }
+  }
+  for (const StartDecision& start : decisions.starts) {
+    const QueuedJob& job = FindJob(queue, start.job);
+    const std::optional<std::chrono::seconds> limit =
+        EffectiveTimeLimit(ClassPolicyFor(policy, job.priority), job.time_limit);
+    for (const GpuUuid& uuid : start.allocation.gpus) {
+      const auto it = reserved_from.find(uuid);
+      if (it != reserved_from.end()) {
+        RC_ASSERT(limit.has_value());
+        RC_ASSERT(FromUnixMillis(kNowMs) + *limit <= it->second);
+      }
+    }
+  }
+}
+
+// Preemption never jumps a reservation: the GPUs a preempting job will get, and every GPU of
+// its victims, are outside every other waiting job's reservation.
+RC_GTEST_PROP(SchedulerPolicyProperty, PreemptionsKeepOffReservedGpus, ()) {
+  const ClusterSnapshot cluster = GenCluster();
+  const Decisions decisions = DecideAt(cluster, GenQueue(), GenPolicy());
+  std::set<JobId> preemptors;
+  for (const PreemptDecision& p : decisions.preemptions) {
+    preemptors.insert(p.for_job);
+  }
+  std::map<GpuUuid, JobId> reserved;  // by jobs that do not preempt
+  for (const PendingDecision& pending : decisions.pending) {
+    if (pending.reservation.has_value() && !preemptors.contains(pending.job)) {
+      for (const GpuUuid& uuid : pending.reservation->gpus) {
+        reserved.emplace(uuid, pending.job);
+      }
+    }
+  }
+  for (const PendingDecision& pending : decisions.pending) {
+    if (preemptors.contains(pending.job)) {
+      RC_ASSERT(pending.reservation.has_value());
+      for (const GpuUuid& uuid : pending.reservation->gpus) {
+        RC_ASSERT(!reserved.contains(uuid));
+      }
+    }
+  }
+  for (const PreemptDecision& p : decisions.preemptions) {
+    const auto victim = std::find_if(cluster.running.begin(),
+                                     cluster.running.end(),
+                                     [&](const RunningJob& r) { return r.id == p.victim; });
+    for (const GpuUuid& uuid : victim->allocation.gpus) {
+      RC_ASSERT(!reserved.contains(uuid));
+    }
+  }
+}
+
+// A team below its guarantee gets it within one preemption round: on a cluster full of other
+// teams' borrowed work (and their guaranteed work, within their guarantees), one pass
+// preempts enough, and the next pass, once the victims have stopped, starts every one of its
+// one-GPU jobs up to its guarantee.
+RC_GTEST_PROP(SchedulerPolicyProperty, GuaranteeReachableWithinOnePreemptionRound, ()) {
+  const int nodes = PickInt(1, 5);
+  ClusterSnapshot cluster;
+  const int guarantee_b = PickInt(0, nodes * 8 + 1);
+  int b_guaranteed_left = guarantee_b;
+  std::int64_t next_id = 1000;
+  for (int n = 0; n < nodes; ++n) {
+    NodeSnapshot node;
+    node.node.name = NodeId("node" + std::to_string(n));
+    for (int i = 0; i < 8; ++i) {
+      node.node.gpus.push_back(
+          Gpu{.index = i,
+              .uuid = GpuUuid("GPU-" + std::to_string(n) + "-" + std::to_string(i)),
+              .model = "H100",
+              .memory_mib = 0,
+              .health = GpuHealth::kOk,
+              .health_cause = ""});
+    }
+    for (int i = 0; i < 8;) {  // the node is full of team b's work
+      const int size = PickInt(1, 9 - i);
+      RunningJob job;
+      job.id = JobId(next_id++);
+      job.team = "b";
+      job.priority = PickOf(kClasses);
+      job.allocation.node = node.node.name;
+      for (int k = i; k < i + size; ++k) {
+        job.allocation.gpus.push_back(node.node.gpus[static_cast<std::size_t>(k)].uuid);
+        node.allocated.insert(job.allocation.gpus.back());
+      }
+      job.preemptible = size > b_guaranteed_left;
+      b_guaranteed_left -= job.preemptible ? 0 : size;
+      job.start_time = FromUnixMillis(0);
+      cluster.running.push_back(std::move(job));
+      i += size;
+    }
+    cluster.nodes.push_back(std::move(node));
+  }
+  const int b_guaranteed_held = guarantee_b - b_guaranteed_left;
+  const int guarantee_a = PickInt(0, nodes * 8 - b_guaranteed_held + 1);
+  PolicyConfig policy;
+  policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = guarantee_a},
+                  TeamPolicy{.name = "b", .guaranteed_gpus = guarantee_b}};
+  Queue queue;
+  for (int i = 0; i < guarantee_a; ++i) {
+    QueuedJob job;
+    job.id = JobId(i + 1);
+    job.priority = PickOf(kClasses);
+    job.team = "a";
+    queue.pending.push_back(job);
+  }
+  const Decisions round = DecideAt(cluster, queue, policy);
+  RC_ASSERT(round.starts.empty());
+  // The victims stop.
+  for (const PreemptDecision& p : round.preemptions) {
+    const auto victim = std::find_if(cluster.running.begin(),
+                                     cluster.running.end(),
+                                     [&](const RunningJob& r) { return r.id == p.victim; });
+    for (NodeSnapshot& node : cluster.nodes) {
+      if (node.node.name == victim->allocation.node) {
+        for (const GpuUuid& uuid : victim->allocation.gpus) {
+          node.allocated.erase(uuid);
+        }
+      }
+    }
+    cluster.running.erase(victim);
+  }
+  const Decisions next = DecideAt(cluster, queue, policy);
+  RC_ASSERT(static_cast<int>(next.starts.size()) == guarantee_a);
+  RC_ASSERT(next.preemptions.empty());
+  for (const StartDecision& start : next.starts) {
+    RC_ASSERT(!start.preemptible);
+  }
+}
+
+}  // namespace
+}  // namespace gf
