@@ -329,7 +329,7 @@ void Run::Print() const {
 void Run::Cleanup() {
   if (agent_) {
     for (int i = 0; i < static_cast<int>(job_pids_.size()); ++i) {
-      agent_->Kill(JobId(kFirstJobId + i), 0s, "bench done");
+      agent_->Kill(JobId(kFirstJobId + i), 0s, "bench done", SIGTERM);
     }
     const std::size_t jobs = job_pids_.size();
     if (!WaitFor([&] { return reports_.ExitCount() >= jobs; }, 20s)) {

@@ -27,6 +27,8 @@ int Main(int argc, char** argv) {
 
   gf::UpOptions up;
   auto* up_cmd = app.add_subcommand("up", "run gpufleet on this server (controller + agent + API)");
+  up_cmd->add_option("--config", up.config,
+                     "settings file (default /etc/gpufleet/gpufleet.toml when it exists)");
   up_cmd->add_option("--gpus", up.gpus, "nvml (real GPUs), nvml:PATH, or sim:4xH100-80GB")
       ->capture_default_str();
   up_cmd->add_option("--data-dir", up.data_dir,
@@ -37,7 +39,7 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   up_cmd->add_option("--kill-grace", up.kill_grace_s, "seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
-      ->check(CLI::Range(0, 3600));
+      ->check(CLI::Range(0, gf::kMaxKillGraceS));
   up_cmd->add_option("--node-name", up.node_name, "this node's name (default: hostname)");
   up_cmd->add_option("--sample-interval", up.sample_interval,
                      "how often GPUs are sampled (1s .. 1h)")
@@ -81,6 +83,11 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (up_cmd->parsed()) {
+    for (const CLI::Option* option : up_cmd->get_options()) {
+      if (option->count() > 0) {
+        up.flags_given.insert(option->get_name());
+      }
+    }
     return gf::RunUp(up);
   }
   if (shim->parsed()) {

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "agent/local_agent.h"
 #include "api/api_server.h"
 #include "api/socket_path.h"
+#include "config/config.h"
 #include "controller/controller.h"
 #include "core/duration.h"
 #include "executor/executor.h"
@@ -100,9 +102,77 @@ Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag,
   return *d;
 }
 
+// The settings `gpufleet up` runs with: its flags, the [up] keys of the settings file for the
+// flags not given, and the file's scheduling policy.
+struct UpSettings {
+  UpOptions options;
+  PolicyConfig policy;
+  std::map<std::string, std::string> team_of_user;  // [team.NAME] members
+  std::string source;  // the settings file read; "" = none
+  // flag → where the file set it ("gpufleet.toml:5: [up] sample_interval"), so that a check
+  // of its value names the key rather than a flag nobody typed.
+  std::map<std::string, std::string> origin;
+
+  std::string Name(const std::string& flag) const {
+    auto it = origin.find(flag);
+    return it == origin.end() ? flag : it->second;
+  }
+
+  // Takes the file's value for `flag` unless the command line gave the flag.
+  template <typename T, typename Field, typename Convert>
+  void Take(const std::string& flag, const std::optional<ConfigValue<T>>& value, Field& field,
+            Convert convert) {
+    if (value.has_value() && !options.flags_given.contains(flag)) {
+      field = convert(value->value);
+      origin[flag] = value->where;
+    }
+  }
+};
+
+// --config, or the default file when it exists; no file is the stock policy and the flags.
+Result<UpSettings> ReadSettings(const UpOptions& flags) {
+  UpSettings settings{flags, PolicyConfig{}, {}, "", {}};
+  std::string path = flags.config;
+  if (path.empty() && std::filesystem::exists(std::string(kDefaultConfigPath))) {
+    path = std::string(kDefaultConfigPath);
+  }
+  if (path.empty()) {
+    return settings;
+  }
+  GF_ASSIGN_OR_RETURN(const Config config, LoadConfig(path));
+  settings.policy = config.policy;
+  settings.team_of_user = config.team_of_user;
+  settings.source = config.source;
+  const auto same = [](const auto& v) { return v; };
+  const auto text = [](std::chrono::seconds d) { return FormatDuration(d); };
+  UpOptions& o = settings.options;
+  const UpConfig& up = config.up;
+  settings.Take("--gpus", up.gpus, o.gpus, same);
+  settings.Take("--data-dir", up.data_dir, o.data_dir, same);
+  settings.Take("--listen-socket", up.listen_socket, o.socket, same);
+  settings.Take("--host", up.host, o.host, same);
+  settings.Take("--port", up.port, o.port, same);
+  settings.Take("--node-name", up.node_name, o.node_name, same);
+  settings.Take("--sample-interval", up.sample_interval, o.sample_interval, text);
+  settings.Take("--no-process-after", up.no_process_after, o.no_process_after, text);
+  settings.Take("--kill-grace", up.kill_grace, o.kill_grace_s,
+                [](std::chrono::seconds d) { return static_cast<int>(d.count()); });
+  if (o.kill_grace_s > kMaxKillGraceS) {
+    return InvalidArgument(settings.Name("--kill-grace") + ": " + std::to_string(o.kill_grace_s) +
+                           "s is above the most, " + std::to_string(kMaxKillGraceS) + "s");
+  }
+  return settings;
+}
+
 }  // namespace
 
-int RunUp(const UpOptions& options) {
+int RunUp(const UpOptions& flags) {
+  // The settings file first: a mistake in it stops `gpufleet up` before it takes anything.
+  Result<UpSettings> settings = ReadSettings(flags);
+  if (!settings.ok()) {
+    return Die(settings.error());
+  }
+  const UpOptions& options = settings->options;
   // Block the stop signals before any thread starts, so that only sigwait below sees them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -115,19 +185,22 @@ int RunUp(const UpOptions& options) {
 
   const std::filesystem::path data_dir =
       options.data_dir.empty() ? DefaultDataDir() : std::filesystem::path(options.data_dir);
-  Result<int> lock = LockDataDir(data_dir);
-  if (!lock.ok()) {
-    return Die(lock.error());
-  }
-  auto sample_interval = ParseFlagDuration("--sample-interval", options.sample_interval,
-                                           std::chrono::seconds(1), std::chrono::hours(1));
+  auto sample_interval =
+      ParseFlagDuration(settings->Name("--sample-interval"), options.sample_interval,
+                        std::chrono::seconds(1), std::chrono::hours(1));
   if (!sample_interval.ok()) {
     return Die(sample_interval.error());
   }
-  auto no_process_after = ParseFlagDuration("--no-process-after", options.no_process_after,
-                                            std::chrono::seconds(1), std::chrono::hours(24));
+  auto no_process_after =
+      ParseFlagDuration(settings->Name("--no-process-after"), options.no_process_after,
+                        std::chrono::seconds(1), std::chrono::hours(24));
   if (!no_process_after.ok()) {
     return Die(no_process_after.error());
+  }
+  // Every setting is checked before the data dir is taken.
+  Result<int> lock = LockDataDir(data_dir);
+  if (!lock.ok()) {
+    return Die(lock.error());
   }
   SystemClock clock;
   const NodeId node(options.node_name.empty() ? Hostname() : options.node_name);
@@ -145,6 +218,8 @@ int RunUp(const UpOptions& options) {
   ControllerOptions copts;
   copts.telemetry = &telemetry;
   copts.kill_grace = std::chrono::seconds(options.kill_grace_s);
+  copts.policy = settings->policy;
+  copts.team_of_user = settings->team_of_user;
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
   }
@@ -173,6 +248,9 @@ int RunUp(const UpOptions& options) {
   std::cout << "gpufleet up: node " << node.value() << ", GPUs from " << (*backend)->Describe()
             << ", data in " << data_dir.string() << "\n"
             << "  API socket: " << *aopts.unix_socket_path << "\n";
+  if (!settings->source.empty()) {
+    std::cout << "  settings:   " << settings->source << "\n";
+  }
   if (server.tcp_port() > 0) {
     std::cout << "  API URL:    http://" << options.host << ":" << server.tcp_port()
               << "/api/v1\n";

@@ -3,11 +3,18 @@
 // across a stop or crash and are re-attached by the next `gpufleet up` on the same data dir.
 #pragma once
 
+#include <set>
 #include <string>
 
 namespace gf {
 
+inline constexpr int kMaxKillGraceS = 3600;  // --kill-grace and [up] kill_grace
+
 struct UpOptions {
+  // The settings file (docs/config.md); "" = /etc/gpufleet/gpufleet.toml when it exists.
+  std::string config;
+  // The flags given on the command line ("--port"): they win over the file's [up] keys.
+  std::set<std::string> flags_given;
   std::string gpus = "nvml";  // GpuBackend spec: nvml, nvml:PATH, sim:4xH100-80GB
   std::string data_dir;       // "" = default (root: /var/lib/gpufleet, else ~/.local/share/gpufleet)
   std::string socket;         // "" = ServerSocketPath()

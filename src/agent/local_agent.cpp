@@ -97,9 +97,12 @@ void LocalAgent::Launch(const Job& job) {
   Enqueue([this, job] { DoLaunch(job); });
 }
 
-void LocalAgent::Kill(JobId job, std::chrono::seconds grace, const std::string& cause) {
-  Enqueue([this, job, grace, cause] {
-    Status s = executor_.Kill(job, grace, cause);
+void LocalAgent::Kill(JobId job,
+                      std::chrono::seconds grace,
+                      const std::string& cause,
+                      int first_signal) {
+  Enqueue([this, job, grace, cause, first_signal] {
+    Status s = executor_.Kill(job, grace, cause, first_signal);
     if (!s.ok()) {
       spdlog::warn("agent: kill of job {}: {}", job.value(), s.error().ToString());
     }

@@ -55,7 +55,10 @@ class LocalAgent final : public NodeAgent {
 
   // NodeAgent
   void Launch(const Job& job) override;
-  void Kill(JobId job, std::chrono::seconds grace, const std::string& cause) override;
+  void Kill(JobId job,
+            std::chrono::seconds grace,
+            const std::string& cause,
+            int first_signal) override;
   void AcknowledgeExit(JobId job) override;
   std::string LogPath(JobId job, bool stderr_stream) const override;
 

@@ -252,7 +252,7 @@ TEST_F(LocalAgentTest, EachRoundAttributesJudgesAndSkipsOnlyTheFailingGpu) {
   EXPECT_EQ(stranger.job, std::nullopt);
   EXPECT_EQ(stranger.uid, ::getuid());
 
-  agent_->Kill(JobId(41), seconds(0), "test");
+  agent_->Kill(JobId(41), seconds(0), "test", SIGTERM);
   EXPECT_TRUE(reports_.WaitExited(JobId(41)));
 }
 

@@ -185,6 +185,22 @@ Result<std::chrono::seconds> TimeLimitField(const json& v) {
   return std::chrono::seconds(*n);
 }
 
+// "USR1", "SIGUSR1" or 10.
+Result<int> CheckpointSignalField(const json& v) {
+  std::optional<Result<int>> parsed;
+  if (v.is_string()) {
+    parsed = ParseCheckpointSignal(v.get<std::string>());
+  } else if (const auto n = WholeNumber(v); n && *n <= INT32_MAX) {
+    parsed = ParseCheckpointSignal(std::to_string(*n));
+  }
+  if (!parsed || !parsed->ok()) {
+    return FieldError("checkpoint_signal",
+                      "a catchable signal name or number: HUP, INT, QUIT, USR1, USR2, ALRM, TERM",
+                      v);
+  }
+  return **parsed;
+}
+
 // Applies one field of a submission body to `spec`.
 Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   if (key == "command") {
@@ -212,10 +228,12 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
     spec.priority = *parsed;
   } else if (key == "time_limit") {
     GF_ASSIGN_OR_RETURN(spec.time_limit, TimeLimitField(v));
+  } else if (key == "checkpoint_signal") {
+    GF_ASSIGN_OR_RETURN(spec.checkpoint_signal, CheckpointSignalField(v));
   } else {
     return InvalidArgument("unknown field \"" + key +
                            "\" in job spec; known fields: command, name, workdir, env, gpus, "
-                           "gpu_type, priority, team, time_limit");
+                           "gpu_type, priority, team, time_limit, checkpoint_signal");
   }
   return OkStatus();
 }
@@ -286,6 +304,10 @@ json JobToJson(const Job& job) {
       {"workdir", job.spec.workdir},
       {"env", std::move(env)},
       {"time_limit_s", job.spec.time_limit ? json(job.spec.time_limit->count()) : json()},
+      {"checkpoint_signal", CheckpointSignalName(job.spec.checkpoint_signal)},
+      {"preemptible", job.preemptible},
+      {"estimated_start", OptionalTime(job.estimated_start)},
+      {"estimated_start_ms", OptionalMillis(job.estimated_start)},
       {"node", job.allocation ? json(job.allocation->node.value()) : json()},
       {"gpu_uuids", std::move(uuids)},
       {"submit_time", FormatRfc3339(job.submit_time)},

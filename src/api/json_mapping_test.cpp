@@ -63,6 +63,17 @@ TEST(ApiJsonMappingTest, JobToJsonHasEveryField) {
   EXPECT_TRUE(j["end_time_ms"].is_null());
   EXPECT_TRUE(j["exit_code"].is_null());
   EXPECT_EQ(j["reason"], "started");
+  EXPECT_EQ(j["checkpoint_signal"], "TERM");
+  EXPECT_EQ(j["preemptible"], false);
+  EXPECT_TRUE(j["estimated_start"].is_null());
+  job.spec.checkpoint_signal = 10;
+  job.preemptible = true;
+  job.estimated_start = FromUnixMillis(1'700'000'060'000);
+  const json borrowed = JobToJson(job);
+  EXPECT_EQ(borrowed["checkpoint_signal"], "USR1");
+  EXPECT_EQ(borrowed["preemptible"], true);
+  EXPECT_EQ(borrowed["estimated_start"], "2023-11-14T22:14:20.000Z");
+  EXPECT_EQ(borrowed["estimated_start_ms"], 1'700'000'060'000);
 }
 
 TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
@@ -70,7 +81,7 @@ TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
                      {"workdir", "/w"},  {"env", {{"B", "2"}, {"A", "1"}}},
                      {"gpus", 4},        {"gpu_type", "A100"},
                      {"priority", "low"}, {"team", "nlp"},
-                     {"time_limit", "2h"}};
+                     {"time_limit", "2h"}, {"checkpoint_signal", "SIGUSR2"}};
   auto spec = JobSpecFromJson(body);
   ASSERT_TRUE(spec.ok()) << spec.error().message;
   EXPECT_EQ(spec->argv, (std::vector<std::string>{"python", "train.py"}));
@@ -82,6 +93,10 @@ TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
   EXPECT_EQ(spec->priority, PriorityClass::kLow);
   EXPECT_EQ(spec->team, "nlp");
   EXPECT_EQ(spec->time_limit, std::chrono::seconds(7200));
+  EXPECT_EQ(spec->checkpoint_signal, 12);
+  auto numbered = JobSpecFromJson({{"command", {"true"}}, {"checkpoint_signal", 10}});
+  ASSERT_TRUE(numbered.ok()) << numbered.error().message;
+  EXPECT_EQ(numbered->checkpoint_signal, 10);
 }
 
 TEST(ApiJsonMappingTest, SpecDefaultsAndIntegerTimeLimit) {
@@ -114,6 +129,10 @@ TEST(ApiJsonMappingTest, SpecErrorsNameTheField) {
   EXPECT_NE(SpecError({{"command", cmd}, {"name", 3}}).find("name: must be a string"),
             std::string::npos);
   EXPECT_NE(SpecError(json::array()).find("JSON object"), std::string::npos);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"checkpoint_signal", "KILL"}}).rfind("checkpoint_signal:", 0),
+            0U);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"checkpoint_signal", 9}}).rfind("checkpoint_signal:", 0),
+            0U);
 }
 
 TEST(ApiJsonMappingTest, ErrorRoundTrips) {

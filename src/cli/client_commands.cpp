@@ -47,6 +47,16 @@ std::string Age(const nlohmann::json& job) {
   return FormatDuration(std::chrono::seconds(std::max<std::int64_t>(secs, 0)));
 }
 
+// When a pending job is expected to start ("in 50m", "now"); "" when the scheduler does not know.
+std::string EstimatedStart(const nlohmann::json& job) {
+  auto it = job.find("estimated_start_ms");
+  if (it == job.end() || !it->is_number()) {
+    return "";
+  }
+  const auto secs = (it->get<std::int64_t>() - NowMs()) / 1000;
+  return secs <= 0 ? "now" : "in " + FormatDuration(std::chrono::seconds(secs));
+}
+
 void PrintJson(const nlohmann::json& j) {
   std::cout << j.dump(2) << '\n';
 }
@@ -75,6 +85,11 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
       ->multi_option_policy(last);
   cmd.add_option("--team", o.team, "team to account the job to")->multi_option_policy(last);
   cmd.add_option("--time", o.time, "time limit: 90s, 30m, 2h, 1d, HH:MM:SS, D-HH:MM:SS")
+      ->multi_option_policy(last);
+  cmd.add_option("--checkpoint-signal",
+                 o.checkpoint_signal,
+                 "signal sent first when the job is preempted, so it can checkpoint: TERM "
+                 "(default), USR1, USR2, INT, HUP, QUIT, ALRM")
       ->multi_option_policy(last);
   cmd.add_option("--name", o.name, "job name (default: the command)")->multi_option_policy(last);
   cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
@@ -177,7 +192,7 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
     target += "&user=" + user;
   }
   return RunRead(ctx, target, json, [](const nlohmann::json& r) {
-    Table table({"ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "REASON"});
+    Table table({"ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "EST. START", "REASON"});
     for (const auto& job : r["jobs"]) {
       std::string reason = JsonText(job, "state") == "RUNNING" ? "" : JsonText(job, "reason", "");
       table.AddRow({JsonText(job, "id"),
@@ -187,6 +202,7 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
                     JsonText(job, "gpus"),
                     JsonText(job, "node"),
                     Age(job),
+                    EstimatedStart(job),
                     reason});
     }
     table.Print(std::cout);

@@ -123,6 +123,13 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
     }
     body["time_limit"] = t->count();
   }
+  if (options.checkpoint_signal) {
+    auto signal = ParseCheckpointSignal(*options.checkpoint_signal);
+    if (!signal.ok()) {
+      return InvalidArgument("--checkpoint-signal: " + signal.error().message);
+    }
+    body["checkpoint_signal"] = CheckpointSignalName(*signal);
+  }
   if (options.team) {
     body["team"] = *options.team;
   }

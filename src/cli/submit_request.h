@@ -22,6 +22,7 @@ struct SubmitOptions {
   std::optional<std::string> priority;
   std::optional<std::string> team;
   std::optional<std::string> time;
+  std::optional<std::string> checkpoint_signal;  // USR1, SIGUSR1, 10, ...
   std::optional<std::string> name;
   std::optional<std::string> workdir;
   std::vector<std::string> env;     // KEY=VALUE

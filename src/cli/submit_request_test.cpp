@@ -21,12 +21,14 @@ TEST(SubmitRequestTest, BuildsBody) {
   o.gpus = "2";
   o.priority = "high";
   o.time = "1h30m";
+  o.checkpoint_signal = "sigusr1";
   o.env = {"A=1", "B=x=y"};
   auto body = BuildSubmitBody(o, "/home/u", {});
   ASSERT_TRUE(body.ok()) << body.error().message;
   EXPECT_EQ((*body)["gpus"], 2);
   EXPECT_EQ((*body)["priority"], "high");
   EXPECT_EQ((*body)["time_limit"], 5400);
+  EXPECT_EQ((*body)["checkpoint_signal"], "USR1");
   EXPECT_EQ((*body)["workdir"], "/home/u");
   EXPECT_EQ((*body)["env"]["B"], "x=y");
   EXPECT_EQ((*body)["command"][1], "train.py");
@@ -42,6 +44,7 @@ TEST(SubmitRequestTest, ErrorsNameTheOption) {
       {[](SubmitOptions& o) { o.gpus = "-1"; }, "--gpus:"},
       {[](SubmitOptions& o) { o.time = "soon"; }, "--time:"},
       {[](SubmitOptions& o) { o.priority = "urgent"; }, "--priority"},
+      {[](SubmitOptions& o) { o.checkpoint_signal = "KILL"; }, "--checkpoint-signal:"},
       {[](SubmitOptions& o) { o.env = {"NOEQUALS"}; }, "--env:"},
       {[](SubmitOptions& o) { o.export_env = "SOME"; }, "--export:"},
       {[](SubmitOptions& o) { o.command.clear(); }, "command:"},

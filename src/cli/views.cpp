@@ -253,7 +253,10 @@ void PrintJob(const json& job, std::ostream& out) {
   Line(out, "State",
        JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
   Line(out, "Reason", JsonText(job, "reason"));
-  Line(out, "Priority", JsonText(job, "priority"));
+  Line(out, "Priority",
+       JsonText(job, "priority") +
+           (job.value("preemptible", false) ? "  preemptible (borrowed GPUs)" : "") +
+           "  checkpoint signal " + JsonText(job, "checkpoint_signal", "TERM"));
   Line(out, "Request",
        JsonText(job, "gpus") + " GPU(s), type " + JsonText(job, "gpu_type", "any") +
            ", time limit " + JsonText(job, "time_limit_s", "none"));

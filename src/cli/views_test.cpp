@@ -179,6 +179,17 @@ TEST(CliViewsTest, ShowMarksLiveUsageAndMissingUsage) {
   EXPECT_NE(Show(pending).find("GPU usage   none (CPU-only job)\n"), std::string::npos);
 }
 
+TEST(CliViewsTest, ShowMarksPreemptibleWorkAndItsCheckpointSignal) {
+  Job job = RunningJob();
+  EXPECT_NE(Show(job).find("Priority    normal  checkpoint signal TERM\n"), std::string::npos)
+      << Show(job);
+  job.preemptible = true;
+  job.spec.checkpoint_signal = 10;
+  EXPECT_NE(Show(job).find("preemptible (borrowed GPUs)  checkpoint signal USR1\n"),
+            std::string::npos)
+      << Show(job);
+}
+
 TEST(CliViewsTest, ReadsDefensively) {
   // An older server: no sample, no conditions, a number where text was expected.
   std::ostringstream out;

@@ -57,6 +57,11 @@ std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
   return out.empty() ? "none" : out;
 }
 
+bool HoldsGpus(const Job& job) {
+  return job.allocation &&
+         (job.state == JobState::kStarting || job.state == JobState::kRunning);
+}
+
 bool Visible(const Caller& caller, const Job& job) {
   return caller.IsRoot() || (caller.authenticated && caller.uid == job.owner.uid);
 }
@@ -76,7 +81,9 @@ Controller::Controller(std::unique_ptr<Store> store, const Clock& clock, Control
       telemetry_(options.telemetry != nullptr ? options.telemetry : own_telemetry_.get()),
       store_(std::move(store)),
       clock_(clock),
-      options_(options) {
+      options_(options),
+      team_usage_(options_.policy.fair_share.half_life),
+      user_usage_(options_.policy.fair_share.half_life) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
 }
 
@@ -160,6 +167,7 @@ void Controller::Loop() {
 }
 
 void Controller::RunTurn(const std::vector<Command>& commands) {
+  AccountUsage();  // what was held since the last turn, before the commands change it
   for (const auto& command : commands) {
     try {
       command.apply();
@@ -171,6 +179,9 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
   }
   if (!fatal_) {
     EnforceTimeLimits();
+    if (next_pass_at_ && clock_.Now() >= *next_pass_at_) {
+      schedule_needed_ = true;
+    }
     if (schedule_needed_) {
       Schedule();
     }
@@ -194,10 +205,15 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   Millis wait = options_.tick;
   const Time now = clock_.Now();
+  if (next_pass_at_) {
+    wait = std::min(wait, std::max(Millis(0), *next_pass_at_ - now));
+  }
   for (const auto& [id, job] : active_) {
-    if (job.state == JobState::kRunning && job.start_time && job.spec.time_limit &&
-        !terminating_.contains(id)) {
-      const Time deadline = *job.start_time + *job.spec.time_limit;
+    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
+      continue;
+    }
+    if (std::optional<std::chrono::seconds> limit = EffectiveLimit(job)) {
+      const Time deadline = *job.start_time + *limit;
       wait = std::min(wait, std::max(Millis(0), deadline - now));
     }
   }
@@ -229,6 +245,7 @@ void Controller::EraseFinished() {
   for (auto it = active_.begin(); it != active_.end();) {
     if (IsTerminal(it->second.state)) {
       terminating_.erase(it->first);
+      requeue_causes_.erase(it->first);
       it = active_.erase(it);
     } else {
       ++it;
@@ -322,6 +339,11 @@ Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
   job.id = JobId(next_job_id_++);
   job.owner = Owner{caller.uid, caller.gid, caller.user};
   job.spec = std::move(spec);
+  if (job.spec.team.empty()) {
+    if (auto team = options_.team_of_user.find(caller.user); team != options_.team_of_user.end()) {
+      job.spec.team = team->second;
+    }
+  }
   if (job.spec.name.empty()) {
     job.spec.name = job.spec.argv.front().substr(job.spec.argv.front().rfind('/') + 1);
   }
@@ -421,11 +443,16 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
   }
   Job& job = it->second;
   const std::string cause = "cancelled by " + caller.user;
+  auto stopping = terminating_.find(id);
   if (job.state == JobState::kPending) {
     Transition(job, JobState::kCancelled, cause, caller.user);
-  } else if (!terminating_.contains(id)) {
+  } else if (stopping == terminating_.end()) {
     Record(id, "cancel", caller.user, cause + ": stopping the job's processes");
-    RequestKill(job, JobState::kCancelled, cause);
+    RequestKill(job, JobState::kCancelled, cause, kSigTerm);
+  } else if (stopping->second.final_state == JobState::kPreempted) {
+    // Already stopping for a preemption: it ends cancelled instead of going back to the queue.
+    Record(id, "cancel", caller.user, cause + " while it was being preempted");
+    stopping->second = Termination{JobState::kCancelled, cause};
   }
   return job;
 }
@@ -563,6 +590,11 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
     job.start_time = start_time;
     Transition(job, JobState::kRunning, "running on " + job.allocation->node.value(),
                "agent:" + job.allocation->node.value());
+    // Its start time is known only now: waiting jobs may preempt it once it is old enough.
+    const std::optional<Time> old_enough = NextPreemptable();
+    if (old_enough && (!next_pass_at_ || *old_enough < *next_pass_at_)) {
+      next_pass_at_ = old_enough;
+    }
   });
 }
 
@@ -642,7 +674,8 @@ void Controller::AssignGpus(const Job& job) {
 
 void Controller::ReleaseGpus(Job& job) {
   if (std::optional<JobUsage> usage = telemetry_->Usage(job.id)) {
-    job.usage = *usage;
+    // A requeued job already carries the usage of its earlier runs.
+    job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
   }
   if (job.allocation) {
     for (const GpuUuid& uuid : job.allocation->gpus) {
@@ -656,7 +689,7 @@ void Controller::ReleaseGpus(Job& job) {
 Job Controller::WithLiveUsage(Job job) const {
   if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
     if (std::optional<JobUsage> usage = telemetry_->Usage(job.id)) {
-      job.usage = *usage;
+      job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
     }
   }
   return job;
@@ -665,22 +698,31 @@ Job Controller::WithLiveUsage(Job job) const {
 void Controller::FinishJob(Job& job, const JobExitReport& report) {
   JobState final_state = report.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
   std::string cause = report.cause;
+  std::string requested_cause;  // why the controller stopped it, when it did
   if (auto t = terminating_.find(job.id); t != terminating_.end()) {
     final_state = t->second.final_state;
+    requested_cause = t->second.cause;
     cause = t->second.cause + " (" + report.cause + ")";
   }
   job.exit_code = report.exit_code;
   job.end_time = report.end_time;
   const std::string actor =
       job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
+  NodeAgent* agent = AgentFor(job);  // before a requeue clears the allocation
   Transition(job, final_state, cause, actor);
-  if (NodeAgent* agent = AgentFor(job)) {
+  if (final_state == JobState::kPreempted) {
+    Requeue(job, requested_cause);
+  }
+  if (agent != nullptr) {
     JobId id = job.id;
     after_commit_.emplace_back([agent, id] { agent->AcknowledgeExit(id); });
   }
 }
 
-void Controller::RequestKill(Job& job, JobState final_state, const std::string& cause) {
+void Controller::RequestKill(Job& job,
+                             JobState final_state,
+                             const std::string& cause,
+                             int first_signal) {
   terminating_[job.id] = Termination{final_state, cause};
   NodeAgent* agent = AgentFor(job);
   if (agent == nullptr) {
@@ -688,7 +730,33 @@ void Controller::RequestKill(Job& job, JobState final_state, const std::string& 
   }
   JobId id = job.id;
   auto grace = options_.kill_grace;
-  after_commit_.emplace_back([agent, id, grace, cause] { agent->Kill(id, grace, cause); });
+  after_commit_.emplace_back(
+      [agent, id, grace, cause, first_signal] { agent->Kill(id, grace, cause, first_signal); });
+}
+
+void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
+  Record(victim.id, "preempt", "scheduler",
+         decision.cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) +
+             ", SIGKILL after " + FormatDuration(options_.kill_grace) +
+             "; the job goes back to the queue at its place");
+  victim.reason = decision.cause;  // what its owner sees while it stops
+  RequestKill(victim, JobState::kPreempted, decision.cause, victim.spec.checkpoint_signal);
+}
+
+// PREEMPTED → PENDING. The submit time is kept, so the job keeps its place in the order; the
+// run's GPU-time stays in the team's counters and its usage in job.usage (ReleaseGpus).
+void Controller::Requeue(Job& job, const std::string& cause) {
+  counters_.team_gpu_seconds[TeamOf(job)] += GpuSeconds(job, clock_.Now());
+  terminating_.erase(job.id);
+  requeue_causes_[job.id] = cause;
+  job.allocation.reset();
+  job.pid.reset();
+  job.start_time.reset();
+  job.end_time.reset();
+  job.exit_code.reset();
+  job.preemptible = false;
+  Transition(job, JobState::kPending, "requeued after preemption: " + cause, "scheduler");
+  schedule_needed_ = true;
 }
 
 void Controller::ApplyHello(AgentHello hello) {
@@ -735,7 +803,7 @@ void Controller::ApplyHello(AgentHello hello) {
     if (it == active_.end() || it->second.state == JobState::kPending) {
       NodeAgent* agent = entry.agent;
       after_commit_.emplace_back([agent, id, grace = options_.kill_grace] {
-        agent->Kill(id, grace, "not a running job of this controller");
+        agent->Kill(id, grace, "not a running job of this controller", kSigTerm);
       });
     }
   }
@@ -750,24 +818,66 @@ void Controller::ApplyHello(AgentHello hello) {
 void Controller::EnforceTimeLimits() {
   const Time now = clock_.Now();
   for (auto& [id, job] : active_) {
-    if (job.state != JobState::kRunning || !job.start_time || !job.spec.time_limit ||
-        terminating_.contains(id)) {
+    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
       continue;
     }
-    if (now >= *job.start_time + *job.spec.time_limit) {
-      const std::string cause = "time limit " + FormatDuration(*job.spec.time_limit) + " reached";
+    const std::optional<std::chrono::seconds> limit = EffectiveLimit(job);
+    if (limit && now >= *job.start_time + *limit) {
+      const std::string cause = "time limit " + FormatDuration(*limit) + " reached";
       Record(id, "timeout", "controller", cause + ": stopping the job's processes");
-      RequestKill(job, JobState::kTimeout, cause);
+      RequestKill(job, JobState::kTimeout, cause, kSigTerm);
     }
   }
+}
+
+std::optional<std::chrono::seconds> Controller::EffectiveLimit(const Job& job) const {
+  return EffectiveTimeLimit(ClassPolicyFor(options_.policy, job.spec.priority),
+                            job.spec.time_limit);
+}
+
+void Controller::AccountUsage() {
+  std::map<std::string, int> by_team;
+  std::map<std::string, int> by_user;
+  for (const auto& [id, job] : active_) {
+    if (HoldsGpus(job)) {
+      const auto gpus = static_cast<int>(job.allocation->gpus.size());
+      by_team[job.spec.team] += gpus;
+      by_user[job.owner.user] += gpus;
+    }
+  }
+  const Time now = clock_.Now();
+  team_usage_.Advance(now, by_team);
+  user_usage_.Advance(now, by_user);
+}
+
+std::vector<RunningJob> Controller::RunningJobs() const {
+  std::vector<RunningJob> out;
+  for (const auto& [id, job] : active_) {
+    if (!HoldsGpus(job)) {
+      continue;
+    }
+    out.push_back(RunningJob{
+        .id = id,
+        .team = job.spec.team,
+        .user = job.owner.user,
+        .priority = job.spec.priority,
+        .allocation = *job.allocation,
+        // A STARTING job has run for no time yet: it is as young as a job can be.
+        .start_time = job.start_time.value_or(clock_.Now()),
+        .time_limit = EffectiveLimit(job),
+        .preemptible = job.preemptible,
+        .last_checkpoint = std::nullopt,  // jobs do not report checkpoints yet
+        .stopping = terminating_.contains(id),
+    });
+  }
+  return out;
 }
 
 ClusterSnapshot Controller::Snapshot() const {
   ClusterSnapshot snapshot;
   std::map<NodeId, std::set<GpuUuid>> allocated;
   for (const auto& [id, job] : active_) {
-    if (job.allocation &&
-        (job.state == JobState::kStarting || job.state == JobState::kRunning)) {
+    if (HoldsGpus(job)) {
       allocated[job.allocation->node].insert(job.allocation->gpus.begin(),
                                              job.allocation->gpus.end());
     }
@@ -779,11 +889,17 @@ ClusterSnapshot Controller::Snapshot() const {
     }
     snapshot.nodes.push_back(std::move(ns));
   }
+  snapshot.running = RunningJobs();
+  for (const auto& [team, sum] : team_usage_.Sums()) {
+    snapshot.team_usage[team].decayed_gpu_seconds = sum;
+  }
+  snapshot.user_decayed_gpu_seconds = user_usage_.Sums();
   return snapshot;
 }
 
 void Controller::Schedule() {
   schedule_needed_ = false;
+  next_pass_at_.reset();
   Queue queue;
   for (const auto& [id, job] : active_) {
     if (job.state == JobState::kPending) {
@@ -791,20 +907,61 @@ void Controller::Schedule() {
                                         .priority = job.spec.priority,
                                         .submit_time = job.submit_time,
                                         .request = job.spec.request,
-                                        .user = job.owner.user});
+                                        .user = job.owner.user,
+                                        .team = job.spec.team,
+                                        .time_limit = job.spec.time_limit,
+                                        .budget_approved = false});
     }
   }
   if (queue.pending.empty()) {
     return;
   }
   Decisions decisions = Decide(Snapshot(), queue, options_.policy, clock_.Now());
+  if (!decisions.pending.empty()) {
+    next_pass_at_ = NextPreemptable();
+  }
+  ApplyDecisions(std::move(decisions));
+}
+
+// The earliest time a running job reaches the minimum run time and may be preempted; nullopt
+// when preemption is off or every running job is already old enough.
+std::optional<Time> Controller::NextPreemptable() const {
+  if (!options_.policy.preemption.enabled) {
+    return std::nullopt;
+  }
+  const Time now = clock_.Now();
+  std::optional<Time> next;
+  for (const auto& [id, job] : active_) {
+    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
+      continue;
+    }
+    const Time old_enough = *job.start_time + options_.policy.preemption.min_run_time;
+    if (old_enough > now && (!next || old_enough < *next)) {
+      next = old_enough;
+    }
+  }
+  return next;
+}
+
+void Controller::ApplyDecisions(Decisions decisions) {
+  for (const PreemptDecision& preemption : decisions.preemptions) {
+    auto victim = active_.find(preemption.victim);
+    if (victim != active_.end() && HoldsGpus(victim->second) &&
+        !terminating_.contains(preemption.victim)) {
+      Preempt(victim->second, preemption);
+    }
+  }
   for (auto& start : decisions.starts) {
     Job& job = active_.at(start.job);
     job.allocation = start.allocation;
+    job.preemptible = start.preemptible;
+    job.estimated_start.reset();
+    requeue_causes_.erase(job.id);
     const NodeEntry& entry = nodes_.at(start.allocation.node);
     Transition(job, JobState::kStarting,
                "starting on " + start.allocation.node.value() + " GPUs " +
-                   GpuIndices(entry.node, start.allocation.gpus),
+                   GpuIndices(entry.node, start.allocation.gpus) +
+                   (start.preemptible ? " (borrowed: preemptible)" : ""),
                "scheduler");
     AssignGpus(job);
     const double wait = Seconds(job.submit_time, clock_.Now());
@@ -817,14 +974,17 @@ void Controller::Schedule() {
     NodeAgent* agent = entry.agent;
     after_commit_.emplace_back([agent, job] { agent->Launch(job); });
   }
-  // Pending reasons live in memory only: they are recomputed on every pass (and after a
-  // restart), and every read of a pending job is served from active_. Persisting them would
-  // rewrite every waiting job whenever the head of the queue changes.
+  // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
+  // after a restart), and every read of a pending job is served from active_. Persisting them
+  // would rewrite every waiting job whenever the head of the queue changes.
   for (auto& pending : decisions.pending) {
-    active_.at(pending.job).reason = std::move(pending.reason);
+    Job& job = active_.at(pending.job);
+    auto requeued = requeue_causes_.find(pending.job);
+    job.reason = requeued == requeue_causes_.end()
+                     ? std::move(pending.reason)
+                     : "requeued after preemption (" + requeued->second + "); " + pending.reason;
+    job.estimated_start = pending.estimated_start;
   }
 }
-
-
 
 }  // namespace gf

@@ -23,6 +23,7 @@
 #include "controller/command_queue.h"
 #include "controller/node_agent.h"
 #include "controller/service.h"
+#include "controller/usage_ledger.h"
 #include "core/clock.h"
 #include "monitor/telemetry.h"
 #include "scheduler/scheduler.h"
@@ -31,7 +32,9 @@
 namespace gf {
 
 struct ControllerOptions {
-  std::chrono::seconds kill_grace{10};  // SIGTERM → SIGKILL for cancel and time limits
+  // First signal → SIGKILL for cancel, time limits and preemption. The first signal is SIGTERM,
+  // or the job's checkpoint signal when it is preempted.
+  std::chrono::seconds kill_grace{10};
   Millis tick{1000};                    // the longest the loop sleeps with nothing to do
   PolicyConfig policy;
   // Set when the daemon is not root: it can only run jobs as its own user, so it refuses
@@ -40,6 +43,8 @@ struct ControllerOptions {
   // Where GPU samples go (shared with the API for /metrics and the watch streams). Null: the
   // controller keeps a private one. Must outlive the controller.
   Telemetry* telemetry = nullptr;
+  // A job submitted without --team is accounted to its user's team ([team.NAME] members).
+  std::map<std::string, std::string> team_of_user;
 };
 
 class Controller final : public ClusterService, public AgentReports {
@@ -111,7 +116,18 @@ class Controller final : public ClusterService, public AgentReports {
   void Transition(Job& job, JobState to, const std::string& cause, const std::string& actor);
   void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
   void Persist(const Job& job);
-  void RequestKill(Job& job, JobState final_state, const std::string& cause);
+  void RequestKill(Job& job, JobState final_state, const std::string& cause, int first_signal);
+  // Preemption (issue #4): stop the victim with its checkpoint signal; when its exit arrives,
+  // Requeue puts it back in the queue at its old place (same submit time).
+  void Preempt(Job& victim, const PreemptDecision& decision);
+  void Requeue(Job& job, const std::string& cause);
+  // Fair-share usage: brings the team and user ledgers to now (before the turn's changes).
+  void AccountUsage();
+  std::vector<RunningJob> RunningJobs() const;
+  // The job's limit, defaulted and capped by its priority class.
+  std::optional<std::chrono::seconds> EffectiveLimit(const Job& job) const;
+  void ApplyDecisions(Decisions decisions);
+  std::optional<Time> NextPreemptable() const;
   void FinishJob(Job& job, const JobExitReport& report);
   // Telemetry bookkeeping when a job gains or gives up its GPUs.
   void AssignGpus(const Job& job);
@@ -138,10 +154,18 @@ class Controller final : public ClusterService, public AgentReports {
   std::map<JobId, Job> active_;  // every job not in a terminal state
   std::map<NodeId, NodeEntry> nodes_;
   std::map<JobId, Termination> terminating_;
+  // Why a requeued job waits again (its last preemption), shown before its pending reason
+  // until it starts again. In memory only: the event log keeps it for good.
+  std::map<JobId, std::string> requeue_causes_;
+  UsageLedger team_usage_;  // decayed GPU-seconds by team name ("" = no team)
+  UsageLedger user_usage_;  // decayed GPU-seconds by user name
   StoreBatch batch_;
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
   std::int64_t next_job_id_ = 1;
   bool schedule_needed_ = true;
+  // When a running job becomes old enough to be preempted (min_run_time) while jobs wait:
+  // a pass then may preempt it although nothing else changed.
+  std::optional<Time> next_pass_at_;
   Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
 };

@@ -21,9 +21,10 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     launched_.push_back(job);
   }
-  void Kill(JobId job, seconds /*grace*/, const std::string& cause) override {
+  void Kill(JobId job, seconds /*grace*/, const std::string& cause, int first_signal) override {
     std::lock_guard lock(mu_);
     killed_.emplace_back(job, cause);
+    signals_.push_back(first_signal);
   }
   void AcknowledgeExit(JobId job) override {
     std::lock_guard lock(mu_);
@@ -45,12 +46,17 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     return acked_;
   }
+  std::vector<int> signals() {  // NOLINT(readability-identifier-naming): accessor
+    std::lock_guard lock(mu_);
+    return signals_;
+  }
 
  private:
   std::mutex mu_;
   std::vector<Job> launched_;
   std::vector<std::pair<JobId, std::string>> killed_;
   std::vector<JobId> acked_;
+  std::vector<int> signals_;  // the first signal of each kill, in order
 };
 
 template <typename Pred>
@@ -111,6 +117,7 @@ class ControllerTest : public ::testing::Test {
     options.tick = Millis(10);
     telemetry_ = std::make_unique<Telemetry>();  // a restart starts with empty telemetry
     options.telemetry = telemetry_.get();
+    options.team_of_user = team_of_user_;
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
@@ -128,6 +135,7 @@ class ControllerTest : public ::testing::Test {
   Caller bob_ = User(1001, "bob");
   std::unique_ptr<FakeAgent> agent_;
   std::unique_ptr<Telemetry> telemetry_;
+  std::map<std::string, std::string> team_of_user_;
   std::unique_ptr<Controller> controller_;
 };
 
@@ -400,6 +408,109 @@ TEST_F(ControllerTest, GpuHealthChangesAreRecordedAndPersisted) {
     }
   }
   EXPECT_EQ(health_events, 1);
+}
+
+// Issue #4's case on one full node: a high-priority job preempts low-priority work. The victim
+// gets its checkpoint signal, goes back to the queue at its place with the cause shown, and
+// runs again once the high job ends.
+TEST_F(ControllerTest, HighPriorityPreemptsLowWithItsCheckpointSignal) {
+  JobSpec low_spec = Spec(4, PriorityClass::kLow);
+  low_spec.checkpoint_signal = 10;  // SIGUSR1
+  auto low = controller_->Submit(alice_, low_spec);
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(low->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(low->id, JobState::kRunning); }));
+  clock_.Advance(std::chrono::minutes(11));  // past the default 10-minute minimum run time
+
+  auto high = controller_->Submit(bob_, Spec(2, PriorityClass::kHigh));
+  ASSERT_TRUE(WaitFor([&] { return agent_->killed().size() == 1; }));
+  EXPECT_EQ(agent_->killed()[0].first, low->id);
+  EXPECT_NE(agent_->killed()[0].second.find("high priority beats low"), std::string::npos)
+      << agent_->killed()[0].second;
+  EXPECT_EQ(agent_->signals()[0], 10);
+  // While the victim stops, the high job waits for it, and the victim's owner sees why.
+  EXPECT_NE(Get(high->id).reason.find("once these jobs stop"), std::string::npos)
+      << Get(high->id).reason;
+  EXPECT_NE(Get(low->id).reason.find("high priority beats low"), std::string::npos);
+  EXPECT_EQ(agent_->launched().size(), 1U);
+
+  controller_->OnJobExited(JobExitReport{low->id, 0, std::nullopt, clock_.Now(), "USR1, exited"});
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  EXPECT_EQ(agent_->launched()[1].id, high->id);
+  const Job requeued = Get(low->id);
+  EXPECT_EQ(requeued.state, JobState::kPending);
+  EXPECT_FALSE(requeued.allocation);
+  EXPECT_FALSE(requeued.start_time);
+  EXPECT_EQ(requeued.submit_time, low->submit_time);  // keeps its place in the queue
+  EXPECT_NE(requeued.reason.find("requeued after preemption"), std::string::npos)
+      << requeued.reason;
+  EXPECT_NE(requeued.reason.find("high priority beats low"), std::string::npos);
+  auto events = controller_->JobEvents(alice_, low->id);
+  ASSERT_TRUE(events.ok());
+  std::string history;
+  for (const Event& e : *events) {
+    history += e.kind + ": " + e.message + "\n";
+  }
+  EXPECT_NE(history.find("preempt: "), std::string::npos) << history;
+  EXPECT_NE(history.find("sending SIGUSR1"), std::string::npos) << history;
+  EXPECT_NE(history.find("RUNNING -> PREEMPTED"), std::string::npos) << history;
+  EXPECT_NE(history.find("PREEMPTED -> PENDING"), std::string::npos) << history;
+  ASSERT_TRUE(WaitFor([&] { return agent_->acked().size() == 1; }));
+
+  controller_->OnJobStarted(high->id, 2, clock_.Now());
+  controller_->OnJobExited(JobExitReport{high->id, 0, std::nullopt, clock_.Now(), "exited"});
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 3; }));
+  EXPECT_EQ(agent_->launched()[2].id, low->id);
+  controller_->OnJobStarted(low->id, 3, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(low->id, JobState::kRunning); }));
+  EXPECT_EQ(Get(low->id).reason.find("requeued"), std::string::npos) << Get(low->id).reason;
+}
+
+TEST_F(ControllerTest, NoPreemptionBeforeTheMinimumRunTime) {
+  auto low = controller_->Submit(alice_, Spec(4, PriorityClass::kLow));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(low->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(low->id, JobState::kRunning); }));
+  clock_.Advance(std::chrono::minutes(9));
+  auto high = controller_->Submit(bob_, Spec(4, PriorityClass::kHigh));
+  ASSERT_TRUE(WaitFor([&] { return Get(high->id).reason.find("needs 4") != std::string::npos; }))
+      << Get(high->id).reason;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(agent_->killed().empty());
+  // Once the victim has run 10 minutes a pass preempts it, although nothing else happened.
+  clock_.Advance(std::chrono::minutes(1));
+  ASSERT_TRUE(WaitFor([&] { return agent_->killed().size() == 1; }));
+  EXPECT_EQ(agent_->killed()[0].first, low->id);
+  EXPECT_EQ(agent_->signals()[0], 15);  // the default checkpoint signal: SIGTERM
+}
+
+TEST_F(ControllerTest, CancellingAJobBeingPreemptedEndsIt) {
+  auto low = controller_->Submit(alice_, Spec(4, PriorityClass::kLow));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(low->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(low->id, JobState::kRunning); }));
+  clock_.Advance(std::chrono::minutes(11));
+  auto high = controller_->Submit(bob_, Spec(4, PriorityClass::kHigh));
+  ASSERT_TRUE(WaitFor([&] { return agent_->killed().size() == 1; }));
+  ASSERT_TRUE(controller_->CancelJob(alice_, low->id).ok());
+  controller_->OnJobExited(JobExitReport{low->id, 143, 15, clock_.Now(), "killed"});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(low->id, JobState::kCancelled); }));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  EXPECT_EQ(agent_->launched()[1].id, high->id);
+}
+
+TEST_F(ControllerTest, JobWithoutTeamGoesToItsUsersTeam) {
+  team_of_user_ = {{"alice", "ml"}};
+  Boot();
+  auto defaulted = controller_->Submit(alice_, Spec(1));
+  JobSpec named = Spec(1);
+  named.team = "vision";
+  auto explicit_team = controller_->Submit(alice_, named);
+  auto other = controller_->Submit(bob_, Spec(1));
+  ASSERT_TRUE(defaulted.ok() && explicit_team.ok() && other.ok());
+  EXPECT_EQ(defaulted->spec.team, "ml");
+  EXPECT_EQ(explicit_team->spec.team, "vision");
+  EXPECT_EQ(other->spec.team, "");  // bob is in no team: the default one
 }
 
 TEST_F(ControllerTest, StatsCountJobsQueueAndTeams) {

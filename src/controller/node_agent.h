@@ -31,8 +31,12 @@ class NodeAgent {
   // if it cannot start it, OnJobExited with a cause.
   virtual void Launch(const Job& job) = 0;
 
-  // Ends the job's whole process tree: SIGTERM, `grace`, SIGKILL. Answered by OnJobExited.
-  virtual void Kill(JobId job, std::chrono::seconds grace, const std::string& cause) = 0;
+  // Ends the job's whole process tree: `first_signal` (SIGTERM; the job's checkpoint signal
+  // when it is preempted), `grace`, SIGKILL. Answered by OnJobExited.
+  virtual void Kill(JobId job,
+                    std::chrono::seconds grace,
+                    const std::string& cause,
+                    int first_signal) = 0;
 
   // Tells the agent that the controller has durably recorded the job's end; the agent may
   // forget it (an exit is re-reported after an agent restart until acknowledged).

@@ -244,7 +244,10 @@ Result<std::int64_t> Executor::WaitForStart(JobId job, pid_t shim_pid) {
                      std::to_string(kStartDeadline.count()) + "s" + ShimLogTail(dir));
 }
 
-Status Executor::Kill(JobId job, std::chrono::seconds grace, const std::string& cause) {
+Status Executor::Kill(JobId job,
+                      std::chrono::seconds grace,
+                      const std::string& cause,
+                      int first_signal) {
   auto it = tracked_.find(job);
   if (it == tracked_.end()) {
     return NotFound("job " + std::to_string(job.value()) + " is not running here");
@@ -256,7 +259,7 @@ Status Executor::Kill(JobId job, std::chrono::seconds grace, const std::string& 
   if (it->second.exit_reported || Exists(dir / exec::kExitFile)) {
     return OkStatus();
   }
-  GF_TRY(exec::WriteKillRequest(dir / exec::kKillFile, {grace, cause}));
+  GF_TRY(exec::WriteKillRequest(dir / exec::kKillFile, {grace, cause, first_signal}));
   // Only signal the pid if it is still our shim; a dead shim is reported by Poll.
   if (!ShimAlive(it->second)) {
     return OkStatus();

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -94,10 +95,14 @@ class Executor {
   // ended run of the same job id (a requeue) is renamed to "<id>.<end ms>" first.
   Result<std::int64_t> Launch(const LaunchSpec& spec);
 
-  // Asks the shim to end the job: SIGTERM to the job's whole process tree, then SIGKILL after
-  // `grace`. Returns at once; Poll reports the exit. A job that already ended: OK, no effect.
+  // Asks the shim to end the job: `first_signal` (SIGTERM, or the job's checkpoint signal when
+  // it is preempted) to the job's whole process tree, then SIGKILL after `grace`. Returns at
+  // once; Poll reports the exit. A job that already ended: OK, no effect.
   // kNotFound if the job is not known here.
-  Status Kill(JobId job, std::chrono::seconds grace, const std::string& cause);
+  Status Kill(JobId job,
+              std::chrono::seconds grace,
+              const std::string& cause,
+              int first_signal = SIGTERM);
 
   // Jobs that ended since the last call (each reported once per Executor; its folder is kept
   // for logs).

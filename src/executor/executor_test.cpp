@@ -312,6 +312,21 @@ TEST_F(ExecutorTest, KillEndsWholeTreeIncludingSetsidChildren) {
   EXPECT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(1), "again").ok());
 }
 
+TEST_F(ExecutorTest, PreemptionSendsTheCheckpointSignalFirst) {
+  // The job saves a checkpoint on USR1 and exits 0; SIGTERM would kill sh with 143 instead.
+  LaunchSpec spec = Shell(
+      "trap 'echo saved > checkpoint; exit 0' USR1; echo ready > ready; "
+      "while :; do sleep 0.05; done");
+  LaunchOk(spec);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(work_ / "ready"); }));
+  ASSERT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(10), "preempted", SIGUSR1).ok());
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(fs::exists(work_ / "checkpoint"));
+  EXPECT_EQ(e->exit_code, 0);
+  EXPECT_THAT(e->cause, StartsWith("preempted: SIGUSR1, exited within grace"));
+}
+
 TEST_F(ExecutorTest, TermIgnoringJobIsKilledAfterGrace) {
   LaunchSpec spec = Shell("trap '' TERM; echo ready > ready; while :; do sleep 0.05; done");
   LaunchOk(spec);

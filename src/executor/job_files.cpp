@@ -156,7 +156,9 @@ Result<ExitRecord> ReadExitRecord(const fs::path& path) {
 }
 
 Status WriteKillRequest(const fs::path& path, const KillRequest& request) {
-  json j = {{"grace_s", request.grace.count()}, {"cause", request.cause}};
+  json j = {{"grace_s", request.grace.count()},
+            {"cause", request.cause},
+            {"signal", request.first_signal}};
   return WriteFileAtomic(path, j.dump() + "\n", 0600);
 }
 
@@ -166,6 +168,8 @@ Result<KillRequest> ReadKillRequest(const fs::path& path) {
     KillRequest r;
     r.grace = std::chrono::seconds(j.at("grace_s").get<std::int64_t>());
     r.cause = j.at("cause").get<std::string>();
+    // Absent in files written before checkpoint signals existed: those always meant SIGTERM.
+    r.first_signal = j.value("signal", SIGTERM);
     return r;
   });
 }

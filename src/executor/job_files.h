@@ -19,6 +19,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -72,6 +73,7 @@ Result<ExitRecord> ReadExitRecord(const std::filesystem::path& path);
 struct KillRequest {
   std::chrono::seconds grace{0};
   std::string cause;
+  int first_signal = SIGTERM;  // sent to the tree first; SIGKILL follows after `grace`
 };
 Status WriteKillRequest(const std::filesystem::path& path, const KillRequest& request);
 Result<KillRequest> ReadKillRequest(const std::filesystem::path& path);

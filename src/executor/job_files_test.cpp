@@ -74,6 +74,12 @@ TEST_F(ExecutorFilesTest, RecordsRoundTripAndLeaveNoTemporaries) {
   ASSERT_TRUE(kill.ok());
   EXPECT_EQ(kill->grace, std::chrono::seconds(7));
   EXPECT_EQ(kill->cause, "cancelled by bob");
+  EXPECT_EQ(kill->first_signal, SIGTERM);
+  ASSERT_TRUE(WriteKillRequest(dir_ / "k", {std::chrono::seconds(7), "preempted", SIGUSR1}).ok());
+  EXPECT_EQ(ReadKillRequest(dir_ / "k")->first_signal, SIGUSR1);
+  // A kill.json from before checkpoint signals has no "signal": it meant SIGTERM.
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "k", R"({"grace_s": 1, "cause": "old"})", 0600).ok());
+  EXPECT_EQ(ReadKillRequest(dir_ / "k")->first_signal, SIGTERM);
 
   int files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) {

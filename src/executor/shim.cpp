@@ -267,7 +267,7 @@ void Shim::OnKillRequest() {
   if (!sigkill_at_ || deadline < *sigkill_at_) {
     sigkill_at_ = deadline;
   }
-  SignalTree(SIGTERM);
+  SignalTree(req.first_signal);  // SIGTERM, or the job's checkpoint signal on preemption
 }
 
 // Sends `sig` to the job's cgroup, its process group and every descendant of the shim.
@@ -289,11 +289,11 @@ int Shim::SignalTree(int sig) {
     }
     ++live;
     ::kill(p.pid, sig);
-    if (sig == SIGTERM) {
-      ::kill(p.pid, SIGCONT);  // a stopped process acts on SIGTERM only once resumed
+    if (sig != SIGKILL) {
+      ::kill(p.pid, SIGCONT);  // a stopped process acts on a signal only once resumed
     }
   }
-  if (sig == SIGTERM && group_safe) {
+  if (sig != SIGKILL && group_safe) {
     ::killpg(main_pid_, SIGCONT);
   }
   return live;
@@ -331,7 +331,8 @@ exec::ExitRecord Shim::MakeExitRecord() const {
   }
   if (kill_) {
     r.cause = kill_->cause + (main_exited_before_sigkill_
-                                  ? ": SIGTERM, exited within grace (" + how + ")"
+                                  ? ": " + exec::SignalName(kill_->first_signal) +
+                                        ", exited within grace (" + how + ")"
                                   : ": killed with SIGKILL after " +
                                         std::to_string(kill_->grace.count()) + "s grace");
   } else {

@@ -40,6 +40,15 @@ bool Printable(std::string_view s) {
   });
 }
 
+// "HUP, INT, QUIT, USR1, USR2, ALRM, TERM": for error messages.
+std::string SignalChoices() {
+  std::string out;
+  for (const NamedSignal& s : kCheckpointSignals) {
+    out += (out.empty() ? "" : ", ") + std::string(s.name);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view ToString(JobState s) {
@@ -77,8 +86,10 @@ bool CanTransition(JobState from, JobState to) {
     case S::kPending:
       return to == S::kStarting || to == S::kCancelled;
     case S::kStarting:
+      // PREEMPTED: a victim told to stop may exit before its start was reported.
       return to == S::kRunning || to == S::kFailed || to == S::kCancelled ||
-             to == S::kCompleted || to == S::kTimeout || to == S::kNodeFail;
+             to == S::kCompleted || to == S::kTimeout || to == S::kNodeFail ||
+             to == S::kPreempted;
     case S::kRunning:
       return to == S::kCompleted || to == S::kFailed || to == S::kCancelled ||
              to == S::kTimeout || to == S::kPreempted || to == S::kNodeFail;
@@ -146,7 +157,52 @@ Status ValidateSpec(const JobSpec& spec) {
   if (spec.time_limit && spec.time_limit->count() <= 0) {
     return InvalidArgument("time: must be longer than zero, e.g. 30m or 2h");
   }
+  if (CheckpointSignalName(spec.checkpoint_signal) == std::to_string(spec.checkpoint_signal)) {
+    return InvalidArgument("checkpoint_signal: " + std::to_string(spec.checkpoint_signal) +
+                           " is not allowed; use one of " + SignalChoices());
+  }
   return OkStatus();
+}
+
+Result<int> ParseCheckpointSignal(std::string_view text) {
+  std::string upper;
+  for (char c : text) {
+    upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  const std::string_view name =
+      upper.starts_with("SIG") ? std::string_view(upper).substr(3) : std::string_view(upper);
+  for (const NamedSignal& s : kCheckpointSignals) {
+    if (name == s.name || name == std::to_string(s.number)) {
+      return s.number;
+    }
+  }
+  return InvalidArgument("checkpoint signal '" + std::string(text) +
+                         "' is not allowed; use one of " + SignalChoices() +
+                         " (KILL and STOP cannot be caught)");
+}
+
+std::string CheckpointSignalName(int number) {
+  for (const NamedSignal& s : kCheckpointSignals) {
+    if (s.number == number) {
+      return std::string(s.name);
+    }
+  }
+  return std::to_string(number);
+}
+
+JobUsage CombineUsage(const JobUsage& total, const JobUsage& more) {
+  JobUsage out;
+  out.samples = total.samples + more.samples;
+  out.mean_util_pct =
+      out.samples == 0
+          ? 0
+          : (total.mean_util_pct * static_cast<double>(total.samples) +
+             more.mean_util_pct * static_cast<double>(more.samples)) /
+                static_cast<double>(out.samples);
+  out.peak_util_pct = std::max(total.peak_util_pct, more.peak_util_pct);
+  out.peak_memory_mib = std::max(total.peak_memory_mib, more.peak_memory_mib);
+  out.energy_mj = total.energy_mj + more.energy_mj;
+  return out;
 }
 
 }  // namespace gf

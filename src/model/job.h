@@ -3,6 +3,7 @@
 // Plain value types. The controller thread owns the live instances; everyone else gets copies.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -19,7 +20,8 @@ namespace gf {
 
 // PENDING → STARTING → RUNNING → {COMPLETED, FAILED, CANCELLED, TIMEOUT};
 // PENDING/STARTING → CANCELLED; STARTING → FAILED (could not launch);
-// RUNNING → PREEMPTED → PENDING and RUNNING → NODE_FAIL → PENDING (requeue, later issues).
+// STARTING/RUNNING → PREEMPTED → PENDING (requeued keeping its submit time: issue #4) and
+// RUNNING → NODE_FAIL → PENDING (requeue, later issues).
 enum class JobState {
   kPending,
   kStarting,
@@ -54,6 +56,21 @@ struct Allocation {
   bool operator==(const Allocation&) const = default;
 };
 
+// The signals a job may choose as its checkpoint signal: the ones a program can catch and that
+// mean "stop soon" or are free for the user (not KILL or STOP: those cannot be caught).
+// Numbers are Linux's (the only platform gpufleet runs jobs on).
+constexpr int kSigTerm = 15;
+struct NamedSignal {
+  std::string_view name;  // without "SIG"
+  int number;
+};
+constexpr std::array<NamedSignal, 7> kCheckpointSignals = {{
+    {"HUP", 1}, {"INT", 2}, {"QUIT", 3}, {"USR1", 10}, {"USR2", 12}, {"ALRM", 14}, {"TERM", 15}}};
+// "USR1", "SIGUSR1", "usr1" or "10" → 10. Errors: kInvalidArgument listing the choices.
+Result<int> ParseCheckpointSignal(std::string_view text);
+// 10 → "USR1"; a number outside kCheckpointSignals → its decimal text.
+std::string CheckpointSignalName(int number);
+
 struct JobSpec {
   std::string name;
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
@@ -63,6 +80,9 @@ struct JobSpec {
   PriorityClass priority = PriorityClass::kNormal;
   std::string team;                           // "" = the user's default team
   std::optional<std::chrono::seconds> time_limit;
+  // Sent first when the job is preempted (then SIGKILL after the kill grace), so that it can
+  // checkpoint. Default SIGTERM (15). One of kCheckpointSignals.
+  int checkpoint_signal = kSigTerm;
 };
 
 struct Owner {
@@ -95,7 +115,17 @@ struct Job {
   std::string reason;               // pending reason, or the cause of the last transition
   std::optional<std::int64_t> pid;  // the shim's pid while STARTING/RUNNING
   std::optional<JobUsage> usage;    // set when the job ends (live figures: Telemetry)
+  // Started on borrowed GPUs (beyond its team's guarantee, or over budget): others may
+  // preempt it. Set at each start.
+  bool preemptible = false;
+  // While pending, when the scheduler expects it to start (a reservation, or victims
+  // stopping); like `reason`, recomputed each pass and not stored.
+  std::optional<Time> estimated_start;
 };
+
+// `more` (a later run of the same job, after a preemption) added to `total`: counts and energy
+// add up, the mean is weighted by samples, peaks take the larger.
+JobUsage CombineUsage(const JobUsage& total, const JobUsage& more);
 
 // Checks a spec as submitted: argv not empty, gpus >= 0, workdir absolute, env names valid,
 // name and team printable. Errors: kInvalidArgument naming the field and the fix.

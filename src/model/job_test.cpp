@@ -23,6 +23,9 @@ TEST(JobStateTest, TransitionsFollowTheStateMachine) {
   EXPECT_FALSE(CanTransition(JobState::kPending, JobState::kRunning));
   EXPECT_FALSE(CanTransition(JobState::kCompleted, JobState::kRunning));
   EXPECT_FALSE(CanTransition(JobState::kCancelled, JobState::kPending));
+  EXPECT_TRUE(CanTransition(JobState::kRunning, JobState::kPreempted));
+  EXPECT_TRUE(CanTransition(JobState::kPreempted, JobState::kPending));
+  EXPECT_FALSE(CanTransition(JobState::kPending, JobState::kPreempted));
   EXPECT_TRUE(IsTerminal(JobState::kTimeout));
   EXPECT_FALSE(IsTerminal(JobState::kPreempted));
 }
@@ -56,6 +59,35 @@ TEST(ValidateSpecTest, NamesTheField) {
   s = Valid();
   s.env = {{"1BAD", "x"}};
   EXPECT_EQ(ValidateSpec(s).error().message.rfind("env:", 0), 0u);
+  s = Valid();
+  s.checkpoint_signal = 9;  // SIGKILL cannot be caught: no checkpoint possible
+  EXPECT_EQ(ValidateSpec(s).error().message.rfind("checkpoint_signal: 9", 0), 0u);
+}
+
+TEST(CheckpointSignalTest, ParsesNamesAndNumbersAndRefusesUncatchable) {
+  EXPECT_EQ(Valid().checkpoint_signal, 15);  // SIGTERM by default
+  EXPECT_EQ(*ParseCheckpointSignal("USR1"), 10);
+  EXPECT_EQ(*ParseCheckpointSignal("sigusr2"), 12);
+  EXPECT_EQ(*ParseCheckpointSignal("15"), 15);
+  EXPECT_EQ(CheckpointSignalName(10), "USR1");
+  EXPECT_EQ(CheckpointSignalName(9), "9");
+  for (std::string_view bad : {"KILL", "STOP", "9", "", "USR3"}) {
+    auto parsed = ParseCheckpointSignal(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_NE(parsed.error().message.find("USR1"), std::string::npos);
+  }
+}
+
+TEST(CombineUsageTest, AddsCountsWeighsMeansAndKeepsPeaks) {
+  JobUsage first{10, 50, 70, 1000, 300};
+  JobUsage second{30, 90, 95, 500, 700};
+  JobUsage total = CombineUsage(first, second);
+  EXPECT_EQ(total.samples, 40);
+  EXPECT_DOUBLE_EQ(total.mean_util_pct, 80);  // (10*50 + 30*90) / 40
+  EXPECT_EQ(total.peak_util_pct, 95);
+  EXPECT_EQ(total.peak_memory_mib, 1000);
+  EXPECT_EQ(total.energy_mj, 1000);
+  EXPECT_EQ(CombineUsage(JobUsage{}, JobUsage{}).mean_util_pct, 0);
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 // A default-constructed PolicyConfig is the stock policy: classes high / normal / low (high
 // may preempt normal and low, normal may preempt low), no teams (no quotas, no budgets), fair
 // share with a 7-day half-life, a 10-minute minimum run time before preemption, and backfill
-// with reservations for the first 100 waiting jobs. Reading it from TOML is a later step
-// (TODO(#4)); ValidatePolicy() already states what a valid one is.
+// with reservations for the first 100 waiting jobs. The settings file (src/config,
+// docs/config.md) fills it; ValidatePolicy() states what a valid one is.
 //
 // Plain values and pure functions: safe from any thread.
 #pragma once

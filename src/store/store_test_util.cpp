@@ -76,6 +76,7 @@ std::string DebugString(const Job& job) {
     << " gpu_type=" << Opt(s.request.gpu_type, Quote)
     << " priority=" << ToString(s.priority) << " team=" << Quote(s.team)
     << " time_limit=" << Opt(s.time_limit, [](auto d) { return std::to_string(d.count()); })
+    << " checkpoint_signal=" << s.checkpoint_signal << " preemptible=" << job.preemptible
     << " state=" << ToString(job.state) << " allocation="
     << Opt(job.allocation, [](const Allocation& a) {
          std::string r = Quote(a.node.value()) + ":[";
@@ -167,6 +168,8 @@ Job FullJob(std::int64_t id) {
   job.exit_code = 137;
   job.reason = "killed by signal 9 (out of memory)";
   job.pid = 4'000'000'123;
+  job.spec.checkpoint_signal = 10;  // SIGUSR1: not the default, so a dropped column shows
+  job.preemptible = true;
   // Every field distinct and the mean not a short decimal, so a swapped or rounded column shows.
   job.usage = JobUsage{.samples = 14'400,
                        .mean_util_pct = 87.123456789012345,

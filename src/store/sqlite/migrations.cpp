@@ -111,9 +111,19 @@ CREATE TABLE gpu_minutes (
 CREATE UNIQUE INDEX gpu_minutes_by_gpu ON gpu_minutes (uuid, minute_ms);
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// Version 3 (issue #4): what preemption needs to survive a restart: the signal a job is
+// stopped with first (its checkpoint signal) and whether it runs on borrowed GPUs. Jobs stored
+// before keep SIGTERM (15) and not borrowed, which is what they were.
+constexpr std::string_view kSchemaV3 = R"sql(
+ALTER TABLE jobs ADD COLUMN checkpoint_signal INTEGER NOT NULL DEFAULT 15
+  CHECK (checkpoint_signal > 0 AND checkpoint_signal < 65);
+ALTER TABLE jobs ADD COLUMN preemptible INTEGER NOT NULL DEFAULT 0 CHECK (preemptible IN (0, 1));
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
+    {3, "job checkpoint signal, preemptible", kSchemaV3},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

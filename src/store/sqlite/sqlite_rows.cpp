@@ -15,7 +15,7 @@ const std::string_view kJobColumns =
     "id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_type, priority, team, "
     "time_limit_s, state, alloc_node, alloc_gpus, submit_ms, start_ms, end_ms, exit_code, "
     "reason, pid, usage_samples, usage_mean_util_pct, usage_peak_util_pct, "
-    "usage_peak_memory_mib, usage_energy_mj";
+    "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels";
@@ -29,9 +29,10 @@ const std::string_view kUpsertJobSql = R"sql(
 INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_type, priority,
                   team, time_limit_s, state, terminal, alloc_node, alloc_gpus, submit_ms,
                   start_ms, end_ms, exit_code, reason, pid, usage_samples, usage_mean_util_pct,
-                  usage_peak_util_pct, usage_peak_memory_mib, usage_energy_mj)
+                  usage_peak_util_pct, usage_peak_memory_mib, usage_energy_mj,
+                  checkpoint_signal, preemptible)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)
+        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)
 ON CONFLICT (id) DO UPDATE SET
   uid = excluded.uid, gid = excluded.gid, user_name = excluded.user_name,
   name = excluded.name, argv = excluded.argv, workdir = excluded.workdir, env = excluded.env,
@@ -44,7 +45,8 @@ ON CONFLICT (id) DO UPDATE SET
   usage_mean_util_pct = excluded.usage_mean_util_pct,
   usage_peak_util_pct = excluded.usage_peak_util_pct,
   usage_peak_memory_mib = excluded.usage_peak_memory_mib,
-  usage_energy_mj = excluded.usage_energy_mj
+  usage_energy_mj = excluded.usage_energy_mj,
+  checkpoint_signal = excluded.checkpoint_signal, preemptible = excluded.preemptible
 )sql";
 
 const std::string_view kInsertEventSql =
@@ -84,7 +86,8 @@ struct JobCol {
                        kTeam = 11, kTimeLimit = 12, kState = 13, kAllocNode = 14,
                        kAllocGpus = 15, kSubmit = 16, kStart = 17, kEnd = 18, kExitCode = 19,
                        kReason = 20, kPid = 21, kUsageSamples = 22, kUsageMeanUtil = 23,
-                       kUsagePeakUtil = 24, kUsagePeakMemory = 25, kUsageEnergy = 26;
+                       kUsagePeakUtil = 24, kUsagePeakMemory = 25, kUsageEnergy = 26,
+                       kCheckpointSignal = 27, kPreemptible = 28;
 };
 
 // Column positions in kGpuMinuteColumns.
@@ -142,6 +145,8 @@ Result<JobSpec> DecodeSpec(const SqliteStatement& row, const std::string& what) 
   if (auto limit = row.OptionalInt64(JobCol::kTimeLimit)) {
     spec.time_limit = std::chrono::seconds(*limit);
   }
+  GF_ASSIGN_OR_RETURN(spec.checkpoint_signal,
+                      Narrow<int>(row.Int64(JobCol::kCheckpointSignal), what, "checkpoint_signal"));
   return spec;
 }
 
@@ -232,6 +237,8 @@ Status BindJob(SqliteStatement& stmt, const Job& job) {
   stmt.BindText(22, job.reason);
   stmt.BindOptionalInt64(23, job.pid);
   BindUsage(stmt, job.usage);
+  stmt.BindInt64(29, spec.checkpoint_signal);
+  stmt.BindInt64(30, job.preemptible ? 1 : 0);
   return OkStatus();
 }
 
@@ -260,6 +267,7 @@ Result<Job> DecodeJob(const SqliteStatement& row) {
   }
   job.reason = row.Text(JobCol::kReason);
   job.pid = row.OptionalInt64(JobCol::kPid);
+  job.preemptible = row.Int64(JobCol::kPreemptible) != 0;
   GF_ASSIGN_OR_RETURN(job.usage, DecodeUsage(row, what));
   return job;
 }

@@ -298,8 +298,9 @@ TEST_F(SqliteStoreTest, GpuMinuteRangeReadIsAnOrderedKeyScan) {
   EXPECT_THAT(details, Not(HasSubstr("TEMP B-TREE")));
 }
 
-// A database written by the previous version (schema 1: no usage, no gpu_minutes) opens, is
-// migrated in place, and its rows read back unchanged with no usage.
+// A database written by an earlier version (schema 1: no usage, no gpu_minutes, no checkpoint
+// signal) opens, is migrated in place, and its rows read back unchanged with no usage, SIGTERM
+// as checkpoint signal and not preemptible.
 TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
   {
     auto db = RawOpen(file_);
@@ -344,9 +345,11 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
   ASSERT_EQ(events->size(), 1u);
   EXPECT_EQ((*events)[0].kind, "exit");
 
-  // What version 2 added works on the migrated file.
+  // What versions 2 and 3 added works on the migrated file.
   old.usage = JobUsage{.samples = 2, .mean_util_pct = 50.5, .peak_util_pct = 99,
                        .peak_memory_mib = 1024, .energy_mj = 3000};
+  old.spec.checkpoint_signal = 12;  // SIGUSR2
+  old.preemptible = true;
   const GpuMinute minute = SampleGpuMinute("n1", "GPU-1", 0);
   ASSERT_TRUE(store->Commit({.jobs = {old}, .gpu_minutes = {minute}}).ok());
   EXPECT_EQ(DebugString(**store->GetJob(JobId(3))), DebugString(old));
@@ -354,7 +357,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
             std::vector<GpuMinute>{minute});
 
   auto db = RawOpen(file_);
-  EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"), "1,2");
+  EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"), "1,2,3");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 

@@ -1,0 +1,496 @@
+#include "config/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <exception>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include <toml.hpp>
+
+#include "core/duration.h"
+
+namespace gf {
+namespace {
+
+// Ordered tables, so that "known keys" lists and the order of checks do not depend on hashing.
+using TomlValue = toml::basic_value<toml::discard_comments, std::map, std::vector>;
+using TomlTable = TomlValue::table_type;
+
+// One TOML table being read: its name as the file writes it ("[team.ml]"), and the prefix of
+// its fields in ValidatePolicy's messages ("teams[ml]"), so that a policy error can be traced
+// back to the line that set the field.
+struct Section {
+  const TomlValue* value = nullptr;
+  std::string label;
+  std::string policy_prefix;
+
+  const TomlTable& Table() const { return value->as_table(); }
+};
+
+std::string Join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) {
+    out += (out.empty() ? "" : ", ") + w;
+  }
+  return out;
+}
+
+// "an integer", "a string": what a value is, for "expected ..., got ..." messages.
+std::string TypeName(const TomlValue& v) {
+  std::ostringstream out;
+  out << v.type();
+  const std::string type = out.str();
+  const bool vowel =
+      !type.empty() && std::string_view("aeiou").find(type[0]) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + type;
+}
+
+class ConfigParser {
+ public:
+  explicit ConfigParser(std::string source) : source_(std::move(source)) {
+    config_.source = source_;
+  }
+
+  Result<Config> Parse(const TomlValue& root) {
+    const Section top{&root, "the top level", ""};
+    GF_TRY(CheckKeys(top, {"class", "other_teams", "scheduler", "team", "up"}));
+    const TomlTable& table = root.as_table();
+    if (auto it = table.find("scheduler"); it != table.end()) {
+      GF_TRY(ParseScheduler(it->second));
+    }
+    GF_TRY(ForEachNamed(table, "class", &ConfigParser::ParseClass));
+    GF_TRY(ForEachNamed(table, "team", &ConfigParser::ParseTeam));
+    if (auto it = table.find("other_teams"); it != table.end()) {
+      GF_ASSIGN_OR_RETURN(const Section s,
+                          TableSection(it->second, "[other_teams]", "other_teams"));
+      GF_TRY(ReadTeamFields(s, config_.policy.other_teams));
+    }
+    if (auto it = table.find("up"); it != table.end()) {
+      GF_TRY(ParseUp(it->second));
+    }
+    if (Status s = ValidatePolicy(config_.policy); !s.ok()) {
+      return InvalidArgument(Locate(s.error().message));
+    }
+    return std::move(config_);
+  }
+
+ private:
+  using NamedParser = Status (ConfigParser::*)(const std::string& name, const TomlValue& v);
+
+  // "gpufleet.toml:7" when the value came from the file, else "gpufleet.toml".
+  std::string At(const TomlValue& v) const {
+    const toml::source_location loc = v.location();
+    if (loc.file_name() != source_) {
+      return source_;
+    }
+    return source_ + ":" + std::to_string(loc.line());
+  }
+
+  std::string KeyAt(const Section& s, const std::string& key) const {
+    return At(s.Table().at(key)) + ": " + s.label + " " + key;
+  }
+
+  Error KeyError(const Section& s, const std::string& key, const std::string& what) const {
+    return InvalidArgument(KeyAt(s, key) + ": " + what);
+  }
+
+  Result<Section> TableSection(const TomlValue& v, std::string label, std::string prefix) const {
+    if (!v.is_table()) {
+      return InvalidArgument(At(v) + ": " + label + " must be a table (a " + label +
+                             " header with keys under it), not " + TypeName(v));
+    }
+    return Section{&v, std::move(label), std::move(prefix)};
+  }
+
+  Status CheckKeys(const Section& s, const std::vector<std::string>& known) const {
+    for (const auto& [key, value] : s.Table()) {
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        return InvalidArgument(At(value) + ": unknown key '" + key + "' in " + s.label +
+                               "; known keys: " + Join(known));
+      }
+    }
+    return OkStatus();
+  }
+
+  // `[kind.NAME]` tables: each NAME is parsed by `parse`, in name order.
+  Status ForEachNamed(const TomlTable& root, const std::string& kind, NamedParser parse) {
+    auto it = root.find(kind);
+    if (it == root.end()) {
+      return OkStatus();
+    }
+    if (!it->second.is_table()) {
+      return InvalidArgument(At(it->second) + ": '" + kind + "' must be tables [" + kind +
+                             ".NAME], not " + TypeName(it->second));
+    }
+    for (const auto& [name, value] : it->second.as_table()) {
+      GF_TRY((this->*parse)(name, value));
+    }
+    return OkStatus();
+  }
+
+  // Records where a policy field was set, under the name ValidatePolicy gives it.
+  void Remember(const Section& s, const std::string& key, const std::string& field) {
+    const std::string path = s.policy_prefix.empty() ? field : s.policy_prefix + "." + field;
+    where_[path] = KeyAt(s, key);
+  }
+
+  // ---- typed reads: nullopt when the key is absent ----
+
+  Result<std::optional<std::int64_t>> Int(const Section& s, const std::string& key) const {
+    auto it = s.Table().find(key);
+    if (it == s.Table().end()) {
+      return std::optional<std::int64_t>();
+    }
+    if (!it->second.is_integer()) {
+      return KeyError(s, key, "expected a whole number, got " + TypeName(it->second));
+    }
+    return std::optional<std::int64_t>(it->second.as_integer());
+  }
+
+  // A whole number that fits `int` and lies in [min, max]. The policy's own rules (0 or more,
+  // max_gpus above the guarantee) are ValidatePolicy's to check, not repeated here.
+  Result<std::optional<int>> IntIn(const Section& s, const std::string& key,
+                                   std::int64_t min = std::numeric_limits<int>::min(),
+                                   std::int64_t max = std::numeric_limits<int>::max()) const {
+    GF_ASSIGN_OR_RETURN(const std::optional<std::int64_t> v, Int(s, key));
+    if (!v.has_value()) {
+      return std::optional<int>();
+    }
+    if (*v < min || *v > max) {
+      return KeyError(s, key, std::to_string(*v) + " is out of range; use " +
+                                  std::to_string(min) + " to " + std::to_string(max));
+    }
+    return std::optional<int>(static_cast<int>(*v));
+  }
+
+  Result<std::optional<double>> Number(const Section& s, const std::string& key) const {
+    auto it = s.Table().find(key);
+    if (it == s.Table().end()) {
+      return std::optional<double>();
+    }
+    if (it->second.is_integer()) {
+      return std::optional<double>(static_cast<double>(it->second.as_integer()));
+    }
+    if (!it->second.is_floating()) {
+      return KeyError(s, key, "expected a number, got " + TypeName(it->second));
+    }
+    return std::optional<double>(it->second.as_floating());
+  }
+
+  Result<std::optional<bool>> Bool(const Section& s, const std::string& key) const {
+    auto it = s.Table().find(key);
+    if (it == s.Table().end()) {
+      return std::optional<bool>();
+    }
+    if (!it->second.is_boolean()) {
+      return KeyError(s, key, "expected true or false, got " + TypeName(it->second));
+    }
+    return std::optional<bool>(it->second.as_boolean());
+  }
+
+  Result<std::optional<std::string>> String(const Section& s, const std::string& key) const {
+    auto it = s.Table().find(key);
+    if (it == s.Table().end()) {
+      return std::optional<std::string>();
+    }
+    if (!it->second.is_string()) {
+      return KeyError(s, key, "expected a string in quotes, got " + TypeName(it->second));
+    }
+    return std::optional<std::string>(it->second.as_string().str);
+  }
+
+  Result<std::optional<std::vector<std::string>>> StringList(const Section& s,
+                                                            const std::string& key) const {
+    using Out = std::optional<std::vector<std::string>>;
+    auto it = s.Table().find(key);
+    if (it == s.Table().end()) {
+      return Out();
+    }
+    const Error wrong = KeyError(s, key, "expected a list of strings, e.g. [\"alice\", \"bob\"]");
+    if (!it->second.is_array()) {
+      return wrong;
+    }
+    std::vector<std::string> out;
+    for (const TomlValue& item : it->second.as_array()) {
+      if (!item.is_string()) {
+        return wrong;
+      }
+      out.push_back(item.as_string().str);
+    }
+    return Out(std::move(out));
+  }
+
+  // A duration as people type them ("30s", "10m", "7d"); "0s" only where `zero_ok`, since
+  // ParseDuration takes positive durations only.
+  Result<std::optional<std::chrono::seconds>> Duration(const Section& s, const std::string& key,
+                                                       bool zero_ok = false) const {
+    using Out = std::optional<std::chrono::seconds>;
+    auto it = s.Table().find(key);
+    if (it == s.Table().end()) {
+      return Out();
+    }
+    if (!it->second.is_string()) {
+      return KeyError(s, key, "expected a duration in quotes, e.g. \"30s\", \"10m\", \"7d\"; got " +
+                                  TypeName(it->second));
+    }
+    const std::string& text = it->second.as_string().str;
+    if (zero_ok && (text == "0" || text == "0s")) {
+      return Out(std::chrono::seconds(0));
+    }
+    Result<std::chrono::seconds> d = ParseDuration(text);
+    if (!d.ok()) {
+      return KeyError(s, key, d.error().message);
+    }
+    return Out(*d);
+  }
+
+  // ---- sections ----
+
+  Status ParseScheduler(const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[scheduler]", ""));
+    GF_TRY(CheckKeys(s, {"backfill", "backfill_depth", "fair_share_half_life",
+                         "max_preemptors_per_pass", "min_run_time", "preemption",
+                         "user_weights"}));
+    PolicyConfig& p = config_.policy;
+    GF_ASSIGN_OR_RETURN(const auto half_life, Duration(s, "fair_share_half_life"));
+    Set(p.fair_share.half_life, half_life);
+    GF_ASSIGN_OR_RETURN(const auto preemption, Bool(s, "preemption"));
+    Set(p.preemption.enabled, preemption);
+    GF_ASSIGN_OR_RETURN(const auto min_run, Duration(s, "min_run_time", /*zero_ok=*/true));
+    Set(p.preemption.min_run_time, min_run);
+    GF_ASSIGN_OR_RETURN(const auto preemptors, IntIn(s, "max_preemptors_per_pass"));
+    Set(p.preemption.max_preemptors_per_pass, preemptors);
+    GF_ASSIGN_OR_RETURN(const auto backfill, Bool(s, "backfill"));
+    Set(p.backfill.enabled, backfill);
+    GF_ASSIGN_OR_RETURN(const auto depth, IntIn(s, "backfill_depth"));
+    Set(p.backfill.depth, depth);
+    for (const auto& [key, field] :
+         {std::pair<std::string, std::string>{"fair_share_half_life", "fair_share.half_life"},
+          {"min_run_time", "preemption.min_run_time"},
+          {"max_preemptors_per_pass", "preemption.max_preemptors_per_pass"},
+          {"backfill_depth", "backfill.depth"}}) {
+      if (s.Table().contains(key)) {
+        Remember(s, key, field);
+      }
+    }
+    if (auto it = s.Table().find("user_weights"); it != s.Table().end()) {
+      GF_TRY(ParseUserWeights(it->second));
+    }
+    return OkStatus();
+  }
+
+  Status ParseUserWeights(const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s,
+                        TableSection(v, "[scheduler.user_weights]", "fair_share.user_weights"));
+    for (const auto& [user, value] : s.Table()) {
+      GF_ASSIGN_OR_RETURN(const std::optional<double> weight, Number(s, user));
+      config_.policy.fair_share.user_weights[user] = *weight;
+      where_["fair_share.user_weights[" + user + "]"] = KeyAt(s, user);
+    }
+    return OkStatus();
+  }
+
+  // [class.NAME] changes the stock class of that name; a key it leaves out keeps the stock
+  // value, so `[class.high] max_gpus_per_user = 8` is all it takes to cap one class.
+  Status ParseClass(const std::string& name, const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s,
+                        TableSection(v, "[class." + name + "]", "classes[" + name + "]"));
+    GF_TRY(CheckKeys(s, {"allowed_users", "default_time_limit", "max_gpus_per_user",
+                         "max_time_limit", "preempts", "rank"}));
+    std::vector<PriorityClassPolicy>& classes = config_.policy.classes;
+    auto it = std::find_if(classes.begin(), classes.end(),
+                           [&](const PriorityClassPolicy& c) { return c.name == name; });
+    if (it == classes.end()) {
+      PriorityClassPolicy added;
+      added.name = name;
+      it = classes.insert(classes.end(), std::move(added));
+    }
+    PriorityClassPolicy& cls = *it;
+    where_[s.policy_prefix] = where_[s.policy_prefix + ".name"] = At(v) + ": " + s.label;
+    GF_ASSIGN_OR_RETURN(const auto rank, IntIn(s, "rank"));
+    Set(cls.rank, rank);
+    GF_ASSIGN_OR_RETURN(const auto preempts, StringList(s, "preempts"));
+    Set(cls.preempts, preempts);
+    GF_ASSIGN_OR_RETURN(const auto users, StringList(s, "allowed_users"));
+    Set(cls.allowed_users, users);
+    GF_ASSIGN_OR_RETURN(const auto max_gpus, IntIn(s, "max_gpus_per_user"));
+    SetOptional(cls.max_gpus_per_user, max_gpus);
+    GF_ASSIGN_OR_RETURN(const auto default_limit, Duration(s, "default_time_limit"));
+    SetOptional(cls.default_time_limit, default_limit);
+    GF_ASSIGN_OR_RETURN(const auto max_limit, Duration(s, "max_time_limit"));
+    SetOptional(cls.max_time_limit, max_limit);
+    RememberPresent(s);
+    return OkStatus();
+  }
+
+  Status ParseTeam(const std::string& name, const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s,
+                        TableSection(v, "[team." + name + "]", "teams[" + name + "]"));
+    where_[s.policy_prefix] = At(v) + ": " + s.label;
+    TeamPolicy team;
+    team.name = name;
+    GF_TRY(ReadTeamFields(s, team));
+    config_.policy.teams.push_back(std::move(team));
+    GF_ASSIGN_OR_RETURN(const auto members, StringList(s, "members"));
+    for (const std::string& user : members.value_or(std::vector<std::string>{})) {
+      auto [it, added] = config_.team_of_user.emplace(user, name);
+      if (!added) {
+        return KeyError(s, "members",
+                        "user '" + user + "' is already a member of team '" + it->second +
+                            "'; a user belongs to one team (a job may still name another)");
+      }
+    }
+    return OkStatus();
+  }
+
+  // The keys of [team.NAME] and [other_teams] (which has no members: it is everyone else).
+  Status ReadTeamFields(const Section& s, TeamPolicy& team) {
+    std::vector<std::string> known = {"fair_share_weight", "gpu_hour_budget", "guaranteed_gpus",
+                                      "max_gpus", "over_budget"};
+    if (s.policy_prefix != "other_teams") {
+      known.emplace_back("members");
+    }
+    GF_TRY(CheckKeys(s, known));
+    GF_ASSIGN_OR_RETURN(const auto guaranteed, IntIn(s, "guaranteed_gpus"));
+    Set(team.guaranteed_gpus, guaranteed);
+    GF_ASSIGN_OR_RETURN(const auto max_gpus, IntIn(s, "max_gpus"));
+    SetOptional(team.max_gpus, max_gpus);
+    GF_ASSIGN_OR_RETURN(const auto budget, Number(s, "gpu_hour_budget"));
+    SetOptional(team.gpu_hour_budget, budget);
+    GF_ASSIGN_OR_RETURN(const auto weight, Number(s, "fair_share_weight"));
+    Set(team.fair_share_weight, weight);
+    GF_ASSIGN_OR_RETURN(const auto over, String(s, "over_budget"));
+    if (over.has_value()) {
+      if (*over == "borrow_only") {
+        team.over_budget = OverBudget::kBorrowOnly;
+      } else if (*over == "hold") {
+        team.over_budget = OverBudget::kHold;
+      } else {
+        return KeyError(s, "over_budget",
+                        "'" + *over + "' is not a choice; use \"borrow_only\" or \"hold\"");
+      }
+    }
+    RememberPresent(s);
+    return OkStatus();
+  }
+
+  Status ParseUp(const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[up]", ""));
+    GF_TRY(CheckKeys(s, {"data_dir", "gpus", "host", "kill_grace", "listen_socket",
+                         "no_process_after", "node_name", "port", "sample_interval"}));
+    UpConfig& up = config_.up;
+    GF_TRY(UpString(s, "gpus", up.gpus));
+    GF_TRY(UpString(s, "data_dir", up.data_dir));
+    GF_TRY(UpString(s, "listen_socket", up.listen_socket));
+    GF_TRY(UpString(s, "host", up.host));
+    GF_TRY(UpString(s, "node_name", up.node_name));
+    GF_ASSIGN_OR_RETURN(const auto port, IntIn(s, "port", -1, 65535));
+    Wrap(s, "port", port, up.port);
+    GF_ASSIGN_OR_RETURN(const auto grace, Duration(s, "kill_grace", /*zero_ok=*/true));
+    Wrap(s, "kill_grace", grace, up.kill_grace);
+    GF_ASSIGN_OR_RETURN(const auto interval, Duration(s, "sample_interval"));
+    Wrap(s, "sample_interval", interval, up.sample_interval);
+    GF_ASSIGN_OR_RETURN(const auto no_process, Duration(s, "no_process_after"));
+    Wrap(s, "no_process_after", no_process, up.no_process_after);
+    return OkStatus();
+  }
+
+  Status UpString(const Section& s, const std::string& key,
+                  std::optional<ConfigValue<std::string>>& out) const {
+    GF_ASSIGN_OR_RETURN(const auto value, String(s, key));
+    Wrap(s, key, value, out);
+    return OkStatus();
+  }
+
+  template <typename T>
+  void Wrap(const Section& s, const std::string& key, const std::optional<T>& value,
+            std::optional<ConfigValue<T>>& out) const {
+    if (value.has_value()) {
+      out = ConfigValue<T>{*value, KeyAt(s, key)};
+    }
+  }
+
+  // A policy section's keys are named in ValidatePolicy's messages as they are in the file.
+  void RememberPresent(const Section& s) {
+    for (const auto& entry : s.Table()) {
+      Remember(s, entry.first, entry.first);
+    }
+  }
+
+  template <typename T>
+  static void Set(T& field, const std::optional<T>& value) {
+    if (value.has_value()) {
+      field = *value;
+    }
+  }
+
+  template <typename T>
+  static void SetOptional(std::optional<T>& field, const std::optional<T>& value) {
+    if (value.has_value()) {
+      field = value;
+    }
+  }
+
+  // ValidatePolicy says "teams[ml].max_gpus: 4 is below ..."; the reader of a config file
+  // needs "gpufleet.toml:9: [team.ml] max_gpus: 4 is below ...". Falls back to the field's
+  // table, then to the file name, for a field the file did not set (a stock value).
+  std::string Locate(const std::string& message) const {
+    const std::size_t colon = message.find(": ");
+    if (colon == std::string::npos) {
+      return source_ + ": " + message;
+    }
+    const std::string field = message.substr(0, colon);
+    const std::string rest = message.substr(colon + 2);
+    if (auto it = where_.find(field); it != where_.end()) {
+      return it->second + ": " + rest;
+    }
+    const std::string table = field.substr(0, field.rfind('.'));
+    if (auto it = where_.find(table); it != where_.end()) {
+      return it->second + ": " + message;
+    }
+    return source_ + ": " + message;
+  }
+
+  std::string source_;
+  Config config_;
+  std::map<std::string, std::string> where_;  // ValidatePolicy field name → "file:line: [t] key"
+};
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view text, const std::string& source_name) {
+  TomlValue root;
+  try {
+    std::istringstream in{std::string(text)};
+    root = toml::parse<toml::discard_comments, std::map, std::vector>(in, source_name);
+  } catch (const std::exception& e) {
+    // toml11's message already names the file and line and underlines the spot.
+    return InvalidArgument(source_name + ": not valid TOML: " + e.what());
+  }
+  return ConfigParser(source_name).Parse(root);
+}
+
+Result<Config> LoadConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    if (err == ENOENT) {
+      return NotFound("config file " + path + " does not exist; create it (see " +
+                      "deploy/gpufleet.example.toml) or give another with --config");
+    }
+    return IoError("cannot read config file " + path + ": " + ErrnoText(err));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return IoError("cannot read config file " + path);
+  }
+  return ParseConfig(text.str(), path);
+}
+
+}  // namespace gf

@@ -1,0 +1,65 @@
+// Config: the administrator's settings file (DESIGN.md §4: one TOML file,
+// /etc/gpufleet/gpufleet.toml or --config, every key also a flag).
+//
+// The file holds the scheduling policy ([scheduler], [class.NAME], [team.NAME], [other_teams])
+// and the settings of `gpufleet up` ([up]); docs/config.md lists every key. Parsing is strict:
+// an unknown key, a wrong type, a bad duration or a rule the policy rejects (ValidatePolicy)
+// is an error naming the file, the line, the table and the key, and how to fix it. A key that
+// the file leaves out keeps its stock value (policy.h), so an empty file is the stock policy.
+//
+// Plain values and pure functions (LoadConfig reads one file): safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "scheduler/policy.h"
+
+namespace gf {
+
+// Read by `gpufleet up` when it exists and no --config is given.
+inline constexpr std::string_view kDefaultConfigPath = "/etc/gpufleet/gpufleet.toml";
+
+// One [up] key's value and where the file set it ("gpufleet.toml:12: [up] port"), so that
+// a check made later (by `gpufleet up`) can name the key instead of a flag.
+template <typename T>
+struct ConfigValue {
+  T value{};
+  std::string where{};
+};
+
+// [up]: the `gpufleet up` flags, same meaning and units; unset = the flag's default. Flags
+// given on the command line win over these.
+struct UpConfig {
+  std::optional<ConfigValue<std::string>> gpus;              // --gpus
+  std::optional<ConfigValue<std::string>> data_dir;          // --data-dir
+  std::optional<ConfigValue<std::string>> listen_socket;     // --listen-socket
+  std::optional<ConfigValue<std::string>> host;              // --host
+  std::optional<ConfigValue<int>> port;                      // --port
+  std::optional<ConfigValue<std::chrono::seconds>> kill_grace;        // --kill-grace
+  std::optional<ConfigValue<std::string>> node_name;                  // --node-name
+  std::optional<ConfigValue<std::chrono::seconds>> sample_interval;   // --sample-interval
+  std::optional<ConfigValue<std::chrono::seconds>> no_process_after;  // --no-process-after
+};
+
+struct Config {
+  std::string source;   // the file name errors and logs use
+  PolicyConfig policy;  // valid (ValidatePolicy passed)
+  // [team.NAME] members: the team a user's job belongs to when it names none (user → team).
+  std::map<std::string, std::string> team_of_user;
+  UpConfig up;
+};
+
+// Parses `text` (TOML) as a config; `source_name` names it in errors ("gpufleet.toml:7: ...").
+// Errors: kInvalidArgument naming the source, line, table and key, and the fix.
+Result<Config> ParseConfig(std::string_view text, const std::string& source_name);
+
+// Reads and parses the file at `path`. Errors: kNotFound when it does not exist, kIo when it
+// cannot be read, else as ParseConfig.
+Result<Config> LoadConfig(const std::string& path);
+
+}  // namespace gf

@@ -1,0 +1,311 @@
+#include "config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace gf {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+Config Parse(const std::string& text) {
+  Result<Config> config = ParseConfig(text, "test.toml");
+  EXPECT_TRUE(config.ok()) << config.error().message;
+  return config.ok() ? std::move(config).value() : Config{};
+}
+
+std::string ErrorOf(const std::string& text) {
+  Result<Config> config = ParseConfig(text, "test.toml");
+  EXPECT_FALSE(config.ok()) << "accepted:\n" << text;
+  if (config.ok()) {
+    return "";
+  }
+  EXPECT_EQ(config.error().code, ErrorCode::kInvalidArgument);
+  return config.error().message;
+}
+
+const PriorityClassPolicy& Class(const Config& c, const std::string& name) {
+  for (const PriorityClassPolicy& cls : c.policy.classes) {
+    if (cls.name == name) {
+      return cls;
+    }
+  }
+  ADD_FAILURE() << "no class " << name;
+  return c.policy.classes.front();
+}
+
+TEST(ConfigTest, EmptyFileIsTheStockPolicy) {
+  const Config c = Parse("# nothing\n");
+  const PolicyConfig stock;
+  EXPECT_EQ(c.source, "test.toml");
+  ASSERT_EQ(c.policy.classes.size(), stock.classes.size());
+  EXPECT_EQ(Class(c, "high").preempts, stock.classes[0].preempts);
+  EXPECT_TRUE(c.policy.teams.empty());
+  EXPECT_EQ(c.policy.fair_share.half_life, stock.fair_share.half_life);
+  EXPECT_EQ(c.policy.preemption.min_run_time, stock.preemption.min_run_time);
+  EXPECT_EQ(c.policy.backfill.depth, stock.backfill.depth);
+  EXPECT_FALSE(c.up.gpus.has_value());
+}
+
+TEST(ConfigTest, SchedulerKeys) {
+  const Config c = Parse(R"(
+[scheduler]
+fair_share_half_life = "3d"
+preemption = false
+min_run_time = "0s"
+max_preemptors_per_pass = 7
+backfill = false
+backfill_depth = 12
+[scheduler.user_weights]
+alice = 2.5
+bob = 3
+)");
+  const PolicyConfig& p = c.policy;
+  EXPECT_EQ(p.fair_share.half_life, hours(72));
+  EXPECT_FALSE(p.preemption.enabled);
+  EXPECT_EQ(p.preemption.min_run_time, seconds(0));
+  EXPECT_EQ(p.preemption.max_preemptors_per_pass, 7);
+  EXPECT_FALSE(p.backfill.enabled);
+  EXPECT_EQ(p.backfill.depth, 12);
+  EXPECT_EQ(p.fair_share.user_weights.at("alice"), 2.5);
+  EXPECT_EQ(p.fair_share.user_weights.at("bob"), 3.0);
+}
+
+TEST(ConfigTest, ClassKeysChangeOnlyTheNamedClassAndKeys) {
+  const Config c = Parse(R"(
+[class.low]
+rank = 5
+preempts = []
+allowed_users = ["alice", "bob"]
+max_gpus_per_user = 4
+default_time_limit = "2h"
+max_time_limit = "1d"
+)");
+  const PriorityClassPolicy& low = Class(c, "low");
+  EXPECT_EQ(low.rank, 5);
+  EXPECT_TRUE(low.preempts.empty());
+  EXPECT_THAT(low.allowed_users, ElementsAre("alice", "bob"));
+  EXPECT_EQ(low.max_gpus_per_user, 4);
+  EXPECT_EQ(low.default_time_limit, hours(2));
+  EXPECT_EQ(low.max_time_limit, hours(24));
+  // Untouched: the other classes, and what [class.low] does not name.
+  EXPECT_THAT(Class(c, "high").preempts, ElementsAre("normal", "low"));
+  EXPECT_EQ(c.policy.classes.size(), 3U);
+  const Config preempts = Parse("[class.normal]\npreempts = [\"low\", \"high\"]\n");
+  EXPECT_THAT(Class(preempts, "normal").preempts, ElementsAre("low", "high"));
+  EXPECT_EQ(Class(preempts, "normal").rank, Rank(PriorityClass::kNormal));
+}
+
+TEST(ConfigTest, TeamKeys) {
+  const Config c = Parse(R"(
+[team.ml]
+members = ["alice", "bob"]
+guaranteed_gpus = 8
+max_gpus = 16
+gpu_hour_budget = 5000
+over_budget = "hold"
+fair_share_weight = 2.5
+[team.cv]
+gpu_hour_budget = 12.5
+over_budget = "borrow_only"
+[other_teams]
+guaranteed_gpus = 1
+max_gpus = 4
+gpu_hour_budget = 10
+over_budget = "hold"
+fair_share_weight = 0.5
+)");
+  ASSERT_EQ(c.policy.teams.size(), 2U);
+  const TeamPolicy& cv = c.policy.teams[0];  // tables in name order
+  const TeamPolicy& ml = c.policy.teams[1];
+  EXPECT_EQ(ml.name, "ml");
+  EXPECT_EQ(ml.guaranteed_gpus, 8);
+  EXPECT_EQ(ml.max_gpus, 16);
+  EXPECT_EQ(ml.gpu_hour_budget, 5000.0);
+  EXPECT_EQ(ml.over_budget, OverBudget::kHold);
+  EXPECT_EQ(ml.fair_share_weight, 2.5);
+  EXPECT_EQ(cv.name, "cv");
+  EXPECT_EQ(cv.gpu_hour_budget, 12.5);
+  EXPECT_EQ(cv.over_budget, OverBudget::kBorrowOnly);
+  EXPECT_EQ(cv.guaranteed_gpus, 0);
+  EXPECT_FALSE(cv.max_gpus.has_value());
+  EXPECT_EQ(c.team_of_user.at("alice"), "ml");
+  EXPECT_EQ(c.team_of_user.at("bob"), "ml");
+  EXPECT_EQ(c.team_of_user.size(), 2U);
+  const TeamPolicy& other = c.policy.other_teams;
+  EXPECT_EQ(other.guaranteed_gpus, 1);
+  EXPECT_EQ(other.max_gpus, 4);
+  EXPECT_EQ(other.gpu_hour_budget, 10.0);
+  EXPECT_EQ(other.over_budget, OverBudget::kHold);
+  EXPECT_EQ(other.fair_share_weight, 0.5);
+}
+
+TEST(ConfigTest, UpKeysKeepWhereTheyWereSet) {
+  const Config c = Parse(R"(
+[up]
+gpus = "sim:2xH100-80GB"
+data_dir = "/srv/gf"
+listen_socket = "/run/gf.sock"
+host = "0.0.0.0"
+port = -1
+kill_grace = "0s"
+node_name = "gpu01"
+sample_interval = "5s"
+no_process_after = "2m"
+)");
+  const UpConfig& up = c.up;
+  ASSERT_TRUE(up.gpus && up.data_dir && up.listen_socket && up.host && up.port &&
+              up.kill_grace && up.node_name && up.sample_interval && up.no_process_after);
+  EXPECT_EQ(up.gpus->value, "sim:2xH100-80GB");
+  EXPECT_EQ(up.gpus->where, "test.toml:3: [up] gpus");
+  EXPECT_EQ(up.data_dir->value, "/srv/gf");
+  EXPECT_EQ(up.listen_socket->value, "/run/gf.sock");
+  EXPECT_EQ(up.host->value, "0.0.0.0");
+  EXPECT_EQ(up.port->value, -1);
+  EXPECT_EQ(up.kill_grace->value, seconds(0));
+  EXPECT_EQ(up.node_name->value, "gpu01");
+  EXPECT_EQ(up.sample_interval->value, seconds(5));
+  EXPECT_EQ(up.sample_interval->where, "test.toml:10: [up] sample_interval");
+  EXPECT_EQ(up.no_process_after->value, minutes(2));
+}
+
+TEST(ConfigTest, UnknownKeysNameTheTableLineAndKnownKeys) {
+  EXPECT_EQ(ErrorOf("[team.ml]\nguaranteed_gpus = 1\nmax_gpu = 4\n"),
+            "test.toml:3: unknown key 'max_gpu' in [team.ml]; known keys: fair_share_weight, "
+            "gpu_hour_budget, guaranteed_gpus, max_gpus, over_budget, members");
+  EXPECT_THAT(
+      ErrorOf("[scheduler]\nbackfil = true\n"),
+      StartsWith("test.toml:2: unknown key 'backfil' in [scheduler]; known keys: backfill,"));
+  EXPECT_THAT(ErrorOf("[class.high]\nmax_gpus = 2\n"),
+              StartsWith("test.toml:2: unknown key 'max_gpus' in [class.high]"));
+  EXPECT_THAT(ErrorOf("[other_teams]\nmembers = [\"x\"]\n"),
+              StartsWith("test.toml:2: unknown key 'members' in [other_teams]"));
+  EXPECT_THAT(ErrorOf("[up]\ngpu = \"nvml\"\n"),
+              StartsWith("test.toml:2: unknown key 'gpu' in [up]"));
+  EXPECT_THAT(ErrorOf("\n[teams.ml]\nmax_gpus = 1\n"),
+              HasSubstr("unknown key 'teams' in the top level; known keys: class, other_teams"));
+}
+
+TEST(ConfigTest, WrongTypesNameTheKeyAndWhatItTakes) {
+  EXPECT_EQ(ErrorOf("[team.ml]\nguaranteed_gpus = \"8\"\n"),
+            "test.toml:2: [team.ml] guaranteed_gpus: expected a whole number, got a string");
+  EXPECT_THAT(ErrorOf("[team.ml]\ngpu_hour_budget = \"lots\"\n"),
+              HasSubstr("[team.ml] gpu_hour_budget: expected a number"));
+  EXPECT_THAT(ErrorOf("[scheduler]\nbackfill = \"yes\"\n"),
+              HasSubstr("test.toml:2: [scheduler] backfill: expected true or false"));
+  EXPECT_THAT(ErrorOf("[up]\nhost = 127\n"),
+              HasSubstr("test.toml:2: [up] host: expected a string in quotes, got an integer"));
+  EXPECT_THAT(ErrorOf("[class.high]\nallowed_users = \"alice\"\n"),
+              HasSubstr("[class.high] allowed_users: expected a list of strings"));
+  EXPECT_THAT(ErrorOf("[class.high]\npreempts = [\"low\", 3]\n"),
+              HasSubstr("[class.high] preempts: expected a list of strings"));
+  EXPECT_THAT(ErrorOf("[scheduler]\nmin_run_time = 600\n"),
+              HasSubstr("[scheduler] min_run_time: expected a duration in quotes"));
+  EXPECT_THAT(ErrorOf("[scheduler.user_weights]\nalice = \"2\"\n"),
+              HasSubstr("[scheduler.user_weights] alice: expected a number"));
+  EXPECT_THAT(ErrorOf("team = 3\n"), HasSubstr("test.toml:1: 'team' must be tables [team.NAME]"));
+  EXPECT_THAT(ErrorOf("[team]\nml = 3\n"),
+              HasSubstr("test.toml:2: [team.ml] must be a table"));
+  EXPECT_THAT(ErrorOf("scheduler = 1\n"), HasSubstr("[scheduler] must be a table"));
+}
+
+TEST(ConfigTest, BadDurationsAndRanges) {
+  EXPECT_THAT(ErrorOf("[class.high]\n\nmax_time_limit = \"soon\"\n"),
+              StartsWith("test.toml:3: [class.high] max_time_limit: "));
+  // Zero is a valid minimum run time and kill grace, never a half-life or time limit.
+  EXPECT_THAT(ErrorOf("[scheduler]\nfair_share_half_life = \"0s\"\n"),
+              StartsWith("test.toml:2: [scheduler] fair_share_half_life: "));
+  EXPECT_THAT(ErrorOf("[class.low]\ndefault_time_limit = \"0s\"\n"),
+              StartsWith("test.toml:2: [class.low] default_time_limit: "));
+  EXPECT_EQ(ErrorOf("[up]\nport = 70000\n"),
+            "test.toml:2: [up] port: 70000 is out of range; use -1 to 65535");
+  EXPECT_THAT(ErrorOf("[team.ml]\nmax_gpus = 3000000000\n"),
+              HasSubstr("[team.ml] max_gpus: 3000000000 is out of range"));
+  EXPECT_EQ(ErrorOf("[team.ml]\nover_budget = \"wait\"\n"),
+            "test.toml:2: [team.ml] over_budget: 'wait' is not a choice; use \"borrow_only\" "
+            "or \"hold\"");
+}
+
+// The policy's own rules come from ValidatePolicy, with the line of the key that broke them.
+TEST(ConfigTest, PolicyRulesPointAtTheLine) {
+  EXPECT_EQ(ErrorOf("[team.ml]\nguaranteed_gpus = 8\nmax_gpus = 4\n"),
+            "test.toml:3: [team.ml] max_gpus: 4 is below guaranteed_gpus 8; raise max_gpus or "
+            "lower the guarantee");
+  EXPECT_EQ(ErrorOf("[class.high]\n\npreempts = [\"urgent\"]\n"),
+            "test.toml:3: [class.high] preempts: no class 'urgent'; name a listed class");
+  EXPECT_EQ(ErrorOf("# top\n[class.urgent]\nrank = 0\n"),
+            "test.toml:2: [class.urgent]: jobs can name only high, normal or low; rename the "
+            "class");
+  EXPECT_EQ(ErrorOf("[class.low]\nmax_gpus_per_user = -1\n"),
+            "test.toml:2: [class.low] max_gpus_per_user: must be 0 or more");
+  EXPECT_EQ(ErrorOf("[class.low]\ndefault_time_limit = \"2d\"\nmax_time_limit = \"1d\"\n"),
+            "test.toml:2: [class.low] default_time_limit: above max_time_limit; lower it");
+  EXPECT_EQ(ErrorOf("[team.ml]\nfair_share_weight = 0\n"),
+            "test.toml:2: [team.ml] fair_share_weight: must be above 0");
+  EXPECT_EQ(ErrorOf("[other_teams]\nguaranteed_gpus = -2\n"),
+            "test.toml:2: [other_teams] guaranteed_gpus: must be 0 or more");
+  EXPECT_EQ(ErrorOf("[team.cv]\ngpu_hour_budget = -1.5\n"),
+            "test.toml:2: [team.cv] gpu_hour_budget: must be 0 or more");
+  EXPECT_EQ(ErrorOf("[scheduler]\nbackfill_depth = -1\n"),
+            "test.toml:2: [scheduler] backfill_depth: must be 0 or more");
+  EXPECT_EQ(ErrorOf("[scheduler]\nmax_preemptors_per_pass = -1\n"),
+            "test.toml:2: [scheduler] max_preemptors_per_pass: must be 0 or more");
+  EXPECT_EQ(ErrorOf("[scheduler.user_weights]\nbob = 0\n"),
+            "test.toml:2: [scheduler.user_weights] bob: must be above 0");
+}
+
+TEST(ConfigTest, AUserBelongsToOneTeam) {
+  EXPECT_EQ(ErrorOf("[team.a]\nmembers = [\"alice\"]\n[team.b]\nmembers = [\"bob\", \"alice\"]\n"),
+            "test.toml:4: [team.b] members: user 'alice' is already a member of team 'a'; a "
+            "user belongs to one team (a job may still name another)");
+}
+
+TEST(ConfigTest, TomlSyntaxErrorsNameTheFile) {
+  const std::string message = ErrorOf("[up]\nport = \n");
+  EXPECT_THAT(message, StartsWith("test.toml: not valid TOML: "));
+  EXPECT_THAT(message, HasSubstr("test.toml"));
+  EXPECT_THAT(ErrorOf("[up]\nport = 1\nport = 2\n"), HasSubstr("not valid TOML"));
+}
+
+TEST(ConfigTest, TheExampleFileParsesAndSetsWhatItSays) {
+  Result<Config> c = LoadConfig(GF_EXAMPLE_CONFIG);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->source, GF_EXAMPLE_CONFIG);
+  ASSERT_EQ(c->policy.teams.size(), 2U);
+  EXPECT_EQ(c->policy.teams[1].name, "ml");
+  EXPECT_EQ(c->policy.teams[1].guaranteed_gpus, 8);
+  EXPECT_EQ(c->policy.teams[0].over_budget, OverBudget::kHold);
+  EXPECT_EQ(c->team_of_user.at("carol"), "cv");
+  EXPECT_EQ(Class(*c, "high").max_gpus_per_user, 8);
+  EXPECT_EQ(c->policy.other_teams.max_gpus, 4);
+  ASSERT_TRUE(c->up.port.has_value());
+  EXPECT_EQ(c->up.port->value, 7460);
+}
+
+TEST(ConfigTest, LoadConfigReadsAFileAndReportsAMissingOne) {
+  const std::filesystem::path path =
+      std::filesystem::path(::testing::TempDir()) / "gf_config_test.toml";
+  {
+    std::ofstream out(path);
+    out << "[scheduler]\nbackfill_depth = 3\nbackfil = 1\n";
+  }
+  Result<Config> bad = LoadConfig(path.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, StartsWith(path.string() + ":3: unknown key 'backfil'"));
+  std::filesystem::remove(path);
+  Result<Config> missing = LoadConfig(path.string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_THAT(missing.error().message, HasSubstr("does not exist"));
+}
+
+}  // namespace
+}  // namespace gf
