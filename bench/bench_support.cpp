@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <exception>
+#include <iostream>
 #include <latch>
 #include <mutex>
 #include <optional>
@@ -205,6 +207,15 @@ Result<int> RunCommand(const std::vector<std::string>& argv, const std::vector<s
     return IoError(argv[0] + " ended by signal " + std::to_string(WTERMSIG(status)));
   }
   return WEXITSTATUS(status);
+}
+
+int RunMain(const char* name, const std::function<int()>& bench) {
+  try {
+    return bench();
+  } catch (const std::exception& e) {
+    std::cerr << name << ": " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace gf::bench

@@ -38,6 +38,10 @@ class Deadline {
 };
 
 double SecondsSince(SteadyClock::time_point start);
+
+// The body of a bench command's main(): runs `bench`, and turns an escaping exception into
+// "NAME: what" on stderr and exit status 1.
+int RunMain(const char* name, const std::function<int()>& bench);
 std::int64_t UnixMillisNow();
 std::int64_t UnixNanosNow();
 

@@ -487,10 +487,5 @@ int Main(int argc, char** argv) {
 }  // namespace gf::bench
 
 int main(int argc, char** argv) {
-  try {
-    return gf::bench::Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "gf_job_path_bench: " << e.what() << "\n";
-    return 1;
-  }
+  return gf::bench::RunMain("gf_job_path_bench", [&] { return gf::bench::Main(argc, argv); });
 }
