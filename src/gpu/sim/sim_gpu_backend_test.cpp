@@ -1,11 +1,13 @@
 #include "gpu/sim/sim_gpu_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -407,6 +409,17 @@ TEST(SimGpuBackendTest, FindsARealProcessThroughProc) {
   std::vector<char*> envp = {visible.data(), nullptr};
   pid_t child = 0;
   ASSERT_EQ(posix_spawn(&child, sleep_path.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+  // posix_spawn may return before the child's exec: until then /proc shows the parent's
+  // environment. Wait (bounded) until the new one is visible, as it is for a running job.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto exec_done = [&] {
+    std::ifstream in("/proc/" + std::to_string(child) + "/environ");
+    std::string environ((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return environ.find(visible) != std::string::npos;
+  };
+  while (!exec_done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 
   clock.Advance(Millis(1'000));
   GpuSample running = *sim.Sample(0);
