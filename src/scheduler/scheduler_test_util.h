@@ -47,6 +47,16 @@ inline QueuedJob MakeJob(std::int64_t id,
   return job;
 }
 
+// The ids of an ordering, in order: what ordering tests compare.
+inline std::vector<std::int64_t> Ids(const std::vector<const QueuedJob*>& order) {
+  std::vector<std::int64_t> ids;
+  ids.reserve(order.size());
+  for (const QueuedJob* job : order) {
+    ids.push_back(job->id.value());
+  }
+  return ids;
+}
+
 inline JobRequest Request(int gpus, std::optional<std::string> type = std::nullopt) {
   JobRequest request;
   request.gpus = gpus;

@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/scheduler_test_util.h"
+
 namespace gf {
 namespace {
+
+using testing::Ids;
 
 QueuedJob Job(std::int64_t id,
               const std::string& team,
@@ -20,15 +24,6 @@ QueuedJob Job(std::int64_t id,
   job.priority = priority;
   job.submit_time = FromUnixMillis(submit_s * 1000);
   return job;
-}
-
-std::vector<std::int64_t> Ids(const std::vector<const QueuedJob*>& order) {
-  std::vector<std::int64_t> ids;
-  ids.reserve(order.size());
-  for (const QueuedJob* job : order) {
-    ids.push_back(job->id.value());
-  }
-  return ids;
 }
 
 std::vector<std::int64_t> OrderOf(const Queue& queue,

@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/scheduler_test_util.h"
+
 namespace gf {
 namespace {
+
+using testing::Ids;
 
 QueuedJob MakeJob(std::int64_t id, PriorityClass priority, std::int64_t submit_s) {
   QueuedJob job;
@@ -13,15 +17,6 @@ QueuedJob MakeJob(std::int64_t id, PriorityClass priority, std::int64_t submit_s
   job.priority = priority;
   job.submit_time = FromUnixMillis(submit_s * 1000);
   return job;
-}
-
-std::vector<std::int64_t> Ids(const std::vector<const QueuedJob*>& order) {
-  std::vector<std::int64_t> ids;
-  ids.reserve(order.size());
-  for (const QueuedJob* job : order) {
-    ids.push_back(job->id.value());
-  }
-  return ids;
 }
 
 TEST(SchedulerPriorityOrderTest, EmptyQueueGivesEmptyOrder) {
