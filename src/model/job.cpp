@@ -129,6 +129,8 @@ Result<PriorityClass> ParsePriorityClass(std::string_view s) {
 
 int Rank(PriorityClass p) { return static_cast<int>(p); }
 
+std::string_view ToString(DependencyKind k) { return k == DependencyKind::kOk ? "ok" : "any"; }
+
 Status ValidateSpec(const JobSpec& spec) {
   constexpr int kMaxGpusPerJob = 1024;
   constexpr std::size_t kMaxName = 128;

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,9 @@ int Rank(PriorityClass p);  // 0 = high (first), 2 = low
 struct JobRequest {
   int gpus = 1;                      // whole GPUs, all on one node; 0 = CPU-only
   std::optional<std::string> gpu_type;  // model name, e.g. "H100-80GB"; nullopt = any
+  // Node-label constraints (`--constraint rack=a`): the job runs only on a node whose labels
+  // hold every key with that value. Empty = any node.
+  std::map<std::string, std::string> node_labels{};
 };
 
 struct Allocation {
@@ -71,6 +75,29 @@ Result<int> ParseCheckpointSignal(std::string_view text);
 // 10 → "USR1"; a number outside kCheckpointSignals → its decimal text.
 std::string CheckpointSignalName(int number);
 
+// `--after JOB[:ok]` (Slurm's afterany / afterok): the job waits until `job` has ended, in
+// any way (kAny) or COMPLETED with exit code 0 (kOk). A kOk dependency that ends otherwise
+// can never be met: the dependent job is cancelled with the cause (Slurm's
+// kill_invalid_depend), rather than waiting forever.
+enum class DependencyKind { kAny, kOk };
+std::string_view ToString(DependencyKind k);  // "any", "ok"
+struct Dependency {
+  JobId job;
+  DependencyKind kind = DependencyKind::kAny;
+  bool operator==(const Dependency&) const = default;
+};
+
+// One task of a job array (`--array 0-99%4`): every task is a job of its own with its own id;
+// they share `array_job` (the id of the array's first task) and `max_running` (the %N: how
+// many tasks of the array may hold GPUs at once; nullopt = no limit). The task sees
+// GPUFLEET_ARRAY_JOB_ID and GPUFLEET_ARRAY_TASK_ID.
+struct ArrayTask {
+  JobId array_job;
+  int index = 0;
+  std::optional<int> max_running{};
+  bool operator==(const ArrayTask&) const = default;
+};
+
 struct JobSpec {
   std::string name;
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
@@ -83,6 +110,8 @@ struct JobSpec {
   // Sent first when the job is preempted (then SIGKILL after the kill grace), so that it can
   // checkpoint. Default SIGTERM (15). One of kCheckpointSignals.
   int checkpoint_signal = kSigTerm;
+  std::vector<Dependency> after{};    // all must be met before it is queued
+  std::optional<ArrayTask> array{};   // set on each task of an array
 };
 
 struct Owner {
@@ -121,6 +150,11 @@ struct Job {
   // While pending, when the scheduler expects it to start (a reservation, or victims
   // stopping); like `reason`, recomputed each pass and not stored.
   std::optional<Time> estimated_start;
+  // An admin approved it past its team's GPU-hour budget (`gpufleet quota approve`).
+  bool budget_approved = false;
+  // When the job last reported a checkpoint (`gpufleet checkpoint` from inside the job):
+  // preemption prefers victims that lose the least work since then. Cleared at each start.
+  std::optional<Time> last_checkpoint{};
 };
 
 // `more` (a later run of the same job, after a preemption) added to `total`: counts and energy
