@@ -170,8 +170,10 @@ void BM_OrderOnly(benchmark::State& state) {
   const ClusterSnapshot cluster = MakeCluster(50, rng);
   const Queue queue = MakeQueue(static_cast<int>(state.range(0)), rng);
   const PolicyConfig policy = MakePolicy();
-  const Ledger ledger(policy, cluster);
+  const ClassTable classes(policy, cluster);
+  const Ledger ledger(policy, cluster, classes);
   for (auto _ : state) {
+    // The classes are resolved in the same sweep (FairShareOrdering), as in a pass.
     std::vector<const QueuedJob*> order = FairShareOrder(queue, cluster, policy, ledger);
     benchmark::DoNotOptimize(order);
   }

@@ -41,6 +41,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0, gf::kMaxKillGraceS));
   up_cmd->add_option("--node-name", up.node_name, "this node's name (default: hostname)");
+  up_cmd->add_option("--label", up.labels,
+                     "KEY=VALUE label of this node, for jobs' --constraint (repeatable)");
   up_cmd->add_option("--sample-interval", up.sample_interval,
                      "how often GPUs are sampled (1s .. 1h)")
       ->capture_default_str();

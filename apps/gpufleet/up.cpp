@@ -109,6 +109,7 @@ struct UpSettings {
   PolicyConfig policy;
   std::map<std::string, std::string> team_of_user;  // [team.NAME] members
   std::string source;  // the settings file read; "" = none
+  std::map<std::string, std::string> labels;  // [up] labels, then --label (which wins per key)
   // flag → where the file set it ("gpufleet.toml:5: [up] sample_interval"), so that a check
   // of its value names the key rather than a flag nobody typed.
   std::map<std::string, std::string> origin;
@@ -131,7 +132,7 @@ struct UpSettings {
 
 // --config, or the default file when it exists; no file is the stock policy and the flags.
 Result<UpSettings> ReadSettings(const UpOptions& flags) {
-  UpSettings settings{flags, PolicyConfig{}, {}, "", {}};
+  UpSettings settings{flags, PolicyConfig{}, {}, "", {}, {}};
   std::string path = flags.config;
   if (path.empty() && std::filesystem::exists(std::string(kDefaultConfigPath))) {
     path = std::string(kDefaultConfigPath);
@@ -157,11 +158,23 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.Take("--no-process-after", up.no_process_after, o.no_process_after, text);
   settings.Take("--kill-grace", up.kill_grace, o.kill_grace_s,
                 [](std::chrono::seconds d) { return static_cast<int>(d.count()); });
+  if (up.labels.has_value()) {
+    settings.labels = up.labels->value;
+  }
   if (o.kill_grace_s > kMaxKillGraceS) {
     return InvalidArgument(settings.Name("--kill-grace") + ": " + std::to_string(o.kill_grace_s) +
                            "s is above the most, " + std::to_string(kMaxKillGraceS) + "s");
   }
   return settings;
+}
+
+// --label KEY=VALUE flags, on top of the file's [up] labels (a flag wins for its key).
+Status ApplyLabelFlags(UpSettings& settings) {
+  for (const std::string& text : settings.options.labels) {
+    GF_ASSIGN_OR_RETURN(auto label, ParseLabel(text, "--label"));
+    settings.labels[label.first] = std::move(label.second);
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -171,6 +184,9 @@ int RunUp(const UpOptions& flags) {
   Result<UpSettings> settings = ReadSettings(flags);
   if (!settings.ok()) {
     return Die(settings.error());
+  }
+  if (Status labels = ApplyLabelFlags(*settings); !labels.ok()) {
+    return Die(labels.error());
   }
   const UpOptions& options = settings->options;
   // Block the stop signals before any thread starts, so that only sigwait below sees them.
@@ -229,6 +245,7 @@ int RunUp(const UpOptions& flags) {
   }
   Executor executor(data_dir / "jobs", SelfExe(), clock);
   LocalAgentOptions agent_options{node};
+  agent_options.labels = settings->labels;
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
   LocalAgent agent(agent_options, **backend, executor, controller, clock);
   controller.AttachAgent(node, &agent);

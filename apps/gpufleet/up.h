@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace gf {
 
@@ -22,6 +23,7 @@ struct UpOptions {
   int port = 7460;            // 0 = any free port, -1 = no TCP
   int kill_grace_s = 10;
   std::string node_name;      // "" = hostname
+  std::vector<std::string> labels;  // --label KEY=VALUE, repeatable: on top of [up] labels
   std::string sample_interval = "1s";  // how often the agent samples its GPUs
   std::string no_process_after = "60s";  // allocated GPU without a process → condition
 };

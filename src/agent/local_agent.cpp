@@ -41,6 +41,7 @@ Result<Node> LocalAgent::Inventory() {
                     static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE)) / bytes_per_mib;
   node.state = NodeState::kUp;
   node.gpu_backend = backend_.Describe();
+  node.labels = options_.labels;
   return node;
 }
 
@@ -134,6 +135,7 @@ void LocalAgent::DoLaunch(const Job& job) {
   spec.argv = job.spec.argv;
   spec.workdir = job.spec.workdir;
   spec.env = job.spec.env;
+  spec.array = job.spec.array;
   if (job.allocation) {
     spec.gpus = job.allocation->gpus;
   }

@@ -16,7 +16,9 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,6 +37,7 @@ struct LocalAgentOptions {
   Millis sample_interval{1000};  // how often GPUs are sampled; 0 turns sampling off
   std::filesystem::path proc_root = "/proc";  // where attribution reads processes (tests: fake)
   HealthPolicy health{};                      // thresholds of the health verdicts
+  std::map<std::string, std::string> labels{};  // the node's labels (--label, [up] labels)
 };
 
 class LocalAgent final : public NodeAgent {

@@ -30,6 +30,29 @@ class FakeClusterService : public ClusterService {
     out.spec = std::move(spec);
     return out;
   }
+  // Answers with one job per index, ids counting up from `job`'s.
+  Result<std::vector<Job>> SubmitArray(const Caller& caller,
+                                       JobSpec spec,
+                                       ArrayRequest array) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_spec = spec;
+    last_array = array;
+    std::vector<Job> out;
+    for (int index : array.indices) {
+      Job task = job;
+      task.id = JobId(job.id.value() + static_cast<std::int64_t>(out.size()));
+      task.spec = spec;
+      task.spec.array = ArrayTask{.array_job = job.id, .index = index,
+                                  .max_running = array.max_running};
+      out.push_back(std::move(task));
+    }
+    return out;
+  }
+  Result<std::vector<Job>> CancelArray(const Caller& caller, JobId array_job) override {
+    GF_ASSIGN_OR_RETURN(Job first, JobCall(caller, array_job));
+    return std::vector<Job>{first};
+  }
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
@@ -50,6 +73,14 @@ class FakeClusterService : public ClusterService {
     last_id = id;
     return events;
   }
+  Result<Explanation> ExplainJob(const Caller& caller, JobId id) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_id = id;
+    Explanation out = explanation;
+    out.job = id;
+    return out;
+  }
   Result<std::vector<Node>> ListNodes(const Caller& caller) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
@@ -64,6 +95,15 @@ class FakeClusterService : public ClusterService {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
     return stats;
+  }
+  Result<QuotaReport> Quota(const Caller& caller) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    return quota;
+  }
+  Result<Job> ApproveJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
+  Result<Job> CheckpointJob(const Caller& caller, JobId id) override {
+    return JobCall(caller, id);
   }
 
   int Calls() {
@@ -82,13 +122,16 @@ class FakeClusterService : public ClusterService {
   Job job;
   JobLogs logs;
   std::vector<Event> events;
+  Explanation explanation;
   std::vector<Node> nodes;
   std::vector<GpuStatus> gpus;
   ClusterStats stats;
+  QuotaReport quota;
   // Recorded.
   int calls = 0;
   std::optional<Caller> last_caller;
   std::optional<JobSpec> last_spec;
+  std::optional<ArrayRequest> last_array;
   std::optional<JobFilter> last_filter;
   std::optional<JobId> last_id;
 

@@ -201,6 +201,98 @@ Result<int> CheckpointSignalField(const json& v) {
   return **parsed;
 }
 
+// [{"job": 12, "kind": "ok"}, {"job": 13}]: kind "any" (the default) or "ok".
+Result<std::vector<Dependency>> AfterField(const json& v) {
+  constexpr std::string_view kMust = "an array of {\"job\": ID, \"kind\": \"any\" | \"ok\"}";
+  if (!v.is_array()) {
+    return FieldError("after", kMust, v);
+  }
+  std::vector<Dependency> after;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string field = "after[" + std::to_string(i) + "]";
+    const json& item = v[i];
+    if (!item.is_object() || !item.contains("job")) {
+      return FieldError(field, "an object with a \"job\" id", item);
+    }
+    Dependency d;
+    for (const auto& [key, value] : item.items()) {
+      if (key == "job") {
+        const auto id = WholeNumber(value);
+        if (!id || *id <= 0) {
+          return FieldError(field + ".job", "a job id (a whole number > 0)", value);
+        }
+        d.job = JobId(*id);
+      } else if (key == "kind") {
+        if (value != "any" && value != "ok") {
+          return FieldError(field + ".kind", "\"any\" (ends in any way) or \"ok\" (completes "
+                            "with exit code 0)", value);
+        }
+        d.kind = value == "ok" ? DependencyKind::kOk : DependencyKind::kAny;
+      } else {
+        return InvalidArgument("unknown field \"" + key + "\" in " + field +
+                               "; known fields: job, kind");
+      }
+    }
+    after.push_back(d);
+  }
+  return after;
+}
+
+// {"indices": [0, 1, 2], "max_running": 4 | null}. Ranges and counts are the service's
+// (ValidateArrayRequest); here only the shape, with a bound so that a huge body fails fast.
+Result<ArrayRequest> ArrayField(const json& v) {
+  if (!v.is_object() || !v.contains("indices")) {
+    return FieldError("array", "an object {\"indices\": [0, 1, ...], \"max_running\": N}", v);
+  }
+  ArrayRequest array;
+  for (const auto& [key, value] : v.items()) {
+    if (key == "indices") {
+      if (!value.is_array() || value.size() > static_cast<std::size_t>(kMaxArrayTasks)) {
+        return FieldError("array.indices", "an array of at most 10000 task indices", value);
+      }
+      for (const json& index : value) {
+        const auto n = WholeNumber(index);
+        if (!n || *n < 0 || *n > kMaxArrayIndex) {
+          return FieldError("array.indices", "whole numbers from 0 to 9999999", index);
+        }
+        array.indices.push_back(static_cast<int>(*n));
+      }
+    } else if (key == "max_running") {
+      if (!value.is_null()) {
+        const auto n = WholeNumber(value);
+        if (!n || *n < 1 || *n > kMaxArrayTasks) {
+          return FieldError("array.max_running", "null or a whole number from 1 to 10000",
+                            value);
+        }
+        array.max_running = static_cast<int>(*n);
+      }
+    } else {
+      return InvalidArgument("unknown field \"" + key +
+                             "\" in array; known fields: indices, max_running");
+    }
+  }
+  return array;
+}
+
+// {"rack": "a", "zone": "x"}: the node labels a job needs (strings; checked by ValidateSpec).
+Result<std::map<std::string, std::string>> NodeLabelsField(const json& v) {
+  constexpr std::string_view kMust = "an object of label strings, e.g. {\"rack\": \"a\"}";
+  if (!v.is_object()) {
+    return FieldError("node_labels", kMust, v);
+  }
+  std::map<std::string, std::string> labels;
+  for (const auto& [key, value] : v.items()) {
+    if (!value.is_string()) {
+      return FieldError("node_labels." + key, "a string", value);
+    }
+    labels[key] = value.get<std::string>();
+  }
+  return labels;
+}
+
+// -1 (unknown) as null.
+json KnownOrNull(int value) { return value >= 0 ? json(value) : json(); }
+
 // Applies one field of a submission body to `spec`.
 Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   if (key == "command") {
@@ -220,20 +312,29 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
       GF_ASSIGN_OR_RETURN(spec.request.gpu_type, StringField(key, v));
     }
   } else if (key == "priority") {
+    // The name's syntax only: which classes exist is the server's config (the service checks).
     auto parsed = v.is_string() ? ParsePriorityClass(v.get<std::string>())
                                 : Result<PriorityClass>(InvalidArgument(""));
     if (!parsed.ok()) {
-      return FieldError(key, "one of \"high\", \"normal\", \"low\"", v);
+      return FieldError(key,
+                        "a class name (1 to 32 lower-case letters, digits, '-' or '_', e.g. "
+                        "\"high\")",
+                        v);
     }
     spec.priority = *parsed;
   } else if (key == "time_limit") {
     GF_ASSIGN_OR_RETURN(spec.time_limit, TimeLimitField(v));
   } else if (key == "checkpoint_signal") {
     GF_ASSIGN_OR_RETURN(spec.checkpoint_signal, CheckpointSignalField(v));
+  } else if (key == "after") {
+    GF_ASSIGN_OR_RETURN(spec.after, AfterField(v));
+  } else if (key == "node_labels") {
+    GF_ASSIGN_OR_RETURN(spec.request.node_labels, NodeLabelsField(v));
   } else {
     return InvalidArgument("unknown field \"" + key +
                            "\" in job spec; known fields: command, name, workdir, env, gpus, "
-                           "gpu_type, priority, team, time_limit, checkpoint_signal");
+                           "gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
+                           "array");
   }
   return OkStatus();
 }
@@ -278,7 +379,16 @@ std::optional<ErrorCode> ParseErrorCodeName(std::string_view name) {
 }
 
 
+json DependenciesToJson(const std::vector<Dependency>& after) {
+  json out = json::array();
+  for (const Dependency& d : after) {
+    out.push_back(json{{"job", d.job.value()}, {"kind", ToString(d.kind)}});
+  }
+  return out;
+}
+
 json JobToJson(const Job& job) {
+  const std::optional<ArrayTask>& task = job.spec.array;
   json env = json::object();
   for (const auto& [key, value] : job.spec.env) {
     env[key] = value;
@@ -300,12 +410,20 @@ json JobToJson(const Job& job) {
       {"priority", ToString(job.spec.priority)},
       {"gpus", job.spec.request.gpus},
       {"gpu_type", OptionalValue(job.spec.request.gpu_type)},
+      {"node_labels", job.spec.request.node_labels},
       {"command", job.spec.argv},
       {"workdir", job.spec.workdir},
       {"env", std::move(env)},
       {"time_limit_s", job.spec.time_limit ? json(job.spec.time_limit->count()) : json()},
       {"checkpoint_signal", CheckpointSignalName(job.spec.checkpoint_signal)},
+      {"after", DependenciesToJson(job.spec.after)},
+      {"array_job", task ? json(task->array_job.value()) : json()},
+      {"array_index", task ? json(task->index) : json()},
+      {"array_max_running", task ? OptionalValue(task->max_running) : json()},
       {"preemptible", job.preemptible},
+      {"budget_approved", job.budget_approved},
+      {"last_checkpoint", OptionalTime(job.last_checkpoint)},
+      {"last_checkpoint_ms", OptionalMillis(job.last_checkpoint)},
       {"estimated_start", OptionalTime(job.estimated_start)},
       {"estimated_start_ms", OptionalMillis(job.estimated_start)},
       {"node", job.allocation ? json(job.allocation->node.value()) : json()},
@@ -322,13 +440,43 @@ json JobToJson(const Job& job) {
   };
 }
 
+json QuotaToJson(const QuotaReport& report) {
+  json teams = json::array();
+  for (const TeamQuota& t : report.teams) {
+    teams.push_back(json{{"team", t.team},
+                         {"listed", t.listed},
+                         {"guaranteed_gpus", t.guaranteed_gpus},
+                         {"max_gpus", OptionalValue(t.max_gpus)},
+                         {"gpus_held", t.gpus_held},
+                         {"gpus_borrowed", t.gpus_borrowed},
+                         {"budget_gpu_hours", OptionalValue(t.budget_gpu_hours)},
+                         {"used_gpu_hours", t.used_gpu_hours},
+                         {"left_gpu_hours", OptionalValue(t.left_gpu_hours)},
+                         {"over_budget", t.over_budget}});
+  }
+  json users = json::array();
+  for (const UserQuota& u : report.users) {
+    users.push_back(json{{"team", u.team}, {"user", u.user}, {"used_gpu_hours", u.used_gpu_hours}});
+  }
+  return json{{"period_start", FormatRfc3339(report.period_start)},
+              {"period_start_ms", ToUnixMillis(report.period_start)},
+              {"period_end", FormatRfc3339(report.period_end)},
+              {"period_end_ms", ToUnixMillis(report.period_end)},
+              {"quotas_on", report.quotas_on},
+              {"teams", std::move(teams)},
+              {"users", std::move(users)}};
+}
+
 json GpuToJson(const Gpu& gpu) {
   return json{{"index", gpu.index},
               {"uuid", gpu.uuid.value()},
               {"model", gpu.model},
               {"memory_mib", gpu.memory_mib},
               {"health", ToString(gpu.health)},
-              {"health_cause", gpu.health_cause}};
+              {"health_cause", gpu.health_cause},
+              {"numa_node", KnownOrNull(gpu.numa_node)},
+              {"pcie_switch", KnownOrNull(gpu.pcie_switch)},
+              {"nvlink_peers", gpu.nvlink_peers}};
 }
 
 json NodeToJson(const Node& node) {
@@ -420,19 +568,203 @@ json EventToJson(const Event& event) {
               {"message", event.message}};
 }
 
-Result<JobSpec> JobSpecFromJson(const json& body) {
+// ---- GET /jobs/{id}/explain (model/explanation.h) ----
+
+namespace {
+
+// A time as both fields of the API's convention: "<name>" (RFC 3339) and "<name>_ms".
+void PutTime(json& out, const std::string& name, const std::optional<Time>& t) {
+  out[name] = OptionalTime(t);
+  out[name + "_ms"] = OptionalMillis(t);
+}
+
+json AllocationToJson(const std::optional<Allocation>& allocation) {
+  if (!allocation) {
+    return json();
+  }
+  json uuids = json::array();
+  for (const GpuUuid& uuid : allocation->gpus) {
+    uuids.push_back(uuid.value());
+  }
+  return json{{"node", allocation->node.value()}, {"gpu_uuids", std::move(uuids)}};
+}
+
+json JobsAheadToJson(const std::vector<JobAhead>& ahead) {
+  json out = json::array();
+  for (const JobAhead& a : ahead) {
+    json nodes = json::array();
+    for (const NodeId& node : a.nodes) {
+      nodes.push_back(node.value());
+    }
+    json entry{{"id", a.id.value()},
+               {"position", a.position},
+               {"priority", a.priority},
+               {"team", a.team},
+               {"gpus", a.gpus},
+               {"action", a.action},
+               {"nodes", std::move(nodes)},
+               {"more_nodes", a.more_nodes}};
+    PutTime(entry, "from", a.from);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+json PriorityFactorsToJson(const std::optional<PriorityFactors>& p) {
+  if (!p) {
+    return json();
+  }
+  json out{{"priority", p->priority},
+           {"class_rank", p->class_rank},
+           {"team", p->team},
+           {"quotas_on", p->quotas_on},
+           {"team_below_guarantee", p->team_below_guarantee},
+           {"team_usage_gpu_seconds", p->team_usage_gpu_seconds},
+           {"team_weight", p->team_weight},
+           {"team_share", p->team_share},
+           {"team_rank", p->team_rank},
+           {"teams_waiting", p->teams_waiting},
+           {"user", p->user},
+           {"user_usage_gpu_seconds", p->user_usage_gpu_seconds},
+           {"user_weight", p->user_weight},
+           {"user_share", p->user_share},
+           {"user_rank", p->user_rank},
+           {"users_waiting", p->users_waiting},
+           {"waited_s", p->waited.count() / 1000}};
+  PutTime(out, "submit_time", p->submit_time);
+  return out;
+}
+
+json QuotaToJson(const std::optional<QuotaExplanation>& q) {
+  if (!q) {
+    return json();
+  }
+  return json{{"may_start", q->may_start},
+              {"borrowed", q->borrowed},
+              {"guarantee_right", q->guarantee_right},
+              {"reason", q->reason},
+              {"class_allowed_users", q->class_allowed_users},
+              {"class_max_gpus_per_user", OptionalValue(q->class_max_gpus_per_user)},
+              {"quotas_on", q->quotas_on},
+              {"team_held_gpus", q->team_held_gpus},
+              {"team_guaranteed_gpus", q->team_guaranteed_gpus},
+              {"team_max_gpus", OptionalValue(q->team_max_gpus)},
+              {"team_budget_gpu_hours", OptionalValue(q->team_budget_gpu_hours)},
+              {"team_period_gpu_hours", q->team_period_gpu_hours},
+              {"over_budget", q->over_budget},
+              {"budget_approved", q->budget_approved}};
+}
+
+json NodeExplanationToJson(const NodeExplanation& node) {
+  json held = json::array();
+  for (const GpuHold& hold : node.held) {
+    json entry{{"index", hold.index},
+               {"kind", hold.kind},
+               {"job", OptionalId(hold.job)},
+               {"then_for", OptionalId(hold.then_for)}};
+    PutTime(entry, "until", hold.until);
+    PutTime(entry, "then_from", hold.then_from);
+    held.push_back(std::move(entry));
+  }
+  json victims = json::array();
+  for (const VictimCandidate& v : node.victims) {
+    victims.push_back(json{{"job", v.job.value()},
+                           {"priority", v.priority},
+                           {"borrowed", v.borrowed},
+                           {"may_preempt", v.may_preempt},
+                           {"chosen", v.chosen},
+                           {"why", v.why}});
+  }
+  return json{{"node", node.node.value()},
+              {"state", node.state},
+              {"verdict", node.verdict},
+              {"detail", node.detail},
+              {"gpus", node.gpus},
+              {"failed", node.failed},
+              {"matching", node.matching},
+              {"free", node.free},
+              {"givable", node.givable},
+              {"models", node.models},
+              {"held", std::move(held)},
+              {"victims", std::move(victims)}};
+}
+
+json RunningExplanationToJson(const std::optional<RunningExplanation>& r) {
+  if (!r) {
+    return json();
+  }
+  json out{{"placement", AllocationToJson(r->allocation)},
+           {"gpu_indexes", r->gpu_indexes},
+           {"preemptible", r->preemptible},
+           {"stopping", r->stopping},
+           {"preempted_by", r->preempted_by}};
+  PutTime(out, "since", r->since);
+  PutTime(out, "expected_end", r->expected_end);
+  PutTime(out, "protected_until", r->protected_until);
+  return out;
+}
+
+}  // namespace
+
+json ExplanationToJson(const Explanation& e) {
+  json preempts = json::array();
+  for (const JobId& victim : e.preempts) {
+    preempts.push_back(victim.value());
+  }
+  json nodes = json::array();
+  for (const NodeExplanation& node : e.nodes) {
+    nodes.push_back(NodeExplanationToJson(node));
+  }
+  json out{{"job", e.job.value()},
+           {"state", e.state},
+           {"outcome", e.outcome},
+           {"reason", e.reason},
+           {"placement", AllocationToJson(e.placement)},
+           {"preempts", std::move(preempts)},
+           {"position", e.position},
+           {"waiting", e.waiting},
+           {"ahead", JobsAheadToJson(e.ahead)},
+           {"ahead_omitted", e.ahead_omitted},
+           {"priority", PriorityFactorsToJson(e.priority)},
+           {"quota", QuotaToJson(e.quota)},
+           {"time_limit_s", e.time_limit ? json(e.time_limit->count()) : json()},
+           {"time_limit_source", e.time_limit_source},
+           {"nodes", std::move(nodes)},
+           {"nodes_omitted", e.nodes_omitted},
+           {"nodes_by_verdict", e.nodes_by_verdict},
+           {"running", RunningExplanationToJson(e.running)}};
+  PutTime(out, "estimated_start", e.estimated_start);
+  return out;
+}
+
+Result<Submission> SubmissionFromJson(const json& body) {
   if (!body.is_object()) {
     return InvalidArgument("job spec must be a JSON object, got " + Shown(body));
   }
-  JobSpec spec;
+  Submission submission;
+  // No "priority": an empty class, which the service replaces with the config's default class
+  // (PolicyConfig::default_class), so that a cluster with its own classes needs no "normal".
+  submission.spec.priority = PriorityClass{};
   for (const auto& [key, value] : body.items()) {
-    GF_TRY(ApplySpecField(key, value, spec));
+    if (key == "array") {
+      GF_ASSIGN_OR_RETURN(submission.array, ArrayField(value));
+    } else {
+      GF_TRY(ApplySpecField(key, value, submission.spec));
+    }
   }
   if (!body.contains("command")) {
     return InvalidArgument(
         "command: required (the argv to run, e.g. [\"python\", \"train.py\"])");
   }
-  return spec;
+  return submission;
+}
+
+Result<JobSpec> JobSpecFromJson(const json& body) {
+  GF_ASSIGN_OR_RETURN(Submission submission, SubmissionFromJson(body));
+  if (submission.array) {
+    return InvalidArgument("array: a job array is not a single job spec");
+  }
+  return std::move(submission.spec);
 }
 
 json ErrorToJson(const Error& error) {

@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/event.h"
+#include "model/explanation.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -45,6 +46,12 @@ nlohmann::json GpuToJson(const Gpu& gpu);
 nlohmann::json GpuSampleToJson(const GpuSample& sample);
 nlohmann::json GpuStatusToJson(const GpuStatus& status);
 nlohmann::json EventToJson(const Event& event);
+// GET /api/v1/jobs/{id}/explain: every field of model/explanation.h, times as RFC 3339 text and
+// "_ms" unix milliseconds; absent parts (priority and quota of a running job) are null.
+nlohmann::json ExplanationToJson(const Explanation& explanation);
+// GET /api/v1/quota: {"period_start", "period_start_ms", "period_end", "period_end_ms",
+// "quotas_on", "teams": [...], "users": [...]}; a team with no budget or no max has them null.
+nlohmann::json QuotaToJson(const QuotaReport& report);
 
 
 // Parses a submission body:
@@ -54,9 +61,18 @@ nlohmann::json EventToJson(const Event& event);
 //    "gpus": 2,                                     whole number >= 0 (default 1)
 //    "gpu_type": "H100-80GB" | null,
 //    "priority": "high" | "normal" | "low",
-//    "time_limit": "2h" | 7200}                     gf::ParseDuration text or seconds > 0
+//    "time_limit": "2h" | 7200,                     gf::ParseDuration text or seconds > 0
+//    "after": [{"job": 12, "kind": "ok"}],           kind "any" (default) or "ok"
+//    "array": {"indices": [0, 1], "max_running": 4}} SubmissionFromJson only
 // Errors: kInvalidArgument naming the field, e.g. `gpus: must be a whole number ≥ 0, got "two"`.
-// Semantic checks (absolute workdir, GPU types that exist) are the service's (ValidateSpec).
+// Semantic checks (absolute workdir, GPU types that exist, dependencies that exist, array
+// sizes) are the service's (ValidateSpec, ClusterService::Submit/SubmitArray).
+struct Submission {
+  JobSpec spec;
+  std::optional<ArrayRequest> array;  // set: submit a job array (ClusterService::SubmitArray)
+};
+Result<Submission> SubmissionFromJson(const nlohmann::json& body);
+// The same for a body that must describe one job: an "array" field is an error.
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& body);
 
 // {"error": {"code": "invalid_argument", "message": "..."}}

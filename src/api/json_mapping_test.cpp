@@ -99,12 +99,18 @@ TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
   EXPECT_EQ(numbered->checkpoint_signal, 10);
 }
 
+TEST(ApiJsonMappingTest, AnyWellFormedClassNameParsesTheServiceChecksItExists) {
+  auto spec = JobSpecFromJson({{"command", {"true"}}, {"priority", "urgent"}});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->priority.name, "urgent");
+}
+
 TEST(ApiJsonMappingTest, SpecDefaultsAndIntegerTimeLimit) {
   auto spec = JobSpecFromJson({{"command", {"true"}}, {"time_limit", 90}, {"gpu_type", nullptr}});
   ASSERT_TRUE(spec.ok()) << spec.error().message;
   EXPECT_EQ(spec->request.gpus, 1);
   EXPECT_FALSE(spec->request.gpu_type.has_value());
-  EXPECT_EQ(spec->priority, PriorityClass::kNormal);
+  EXPECT_TRUE(spec->priority.name.empty());  // the service fills in the default class
   EXPECT_EQ(spec->time_limit, std::chrono::seconds(90));
 }
 
@@ -120,8 +126,9 @@ TEST(ApiJsonMappingTest, SpecErrorsNameTheField) {
   EXPECT_NE(SpecError({{"command", json::array()}}).find("command"), std::string::npos);
   EXPECT_NE(SpecError({{"command", {"a", 1}}}).find("command[1]"), std::string::npos);
   EXPECT_NE(SpecError({{"command", cmd}, {"env", {{"A", 1}}}}).find("env.A"), std::string::npos);
-  EXPECT_NE(SpecError({{"command", cmd}, {"priority", "urgent"}}).find("priority"),
+  EXPECT_NE(SpecError({{"command", cmd}, {"priority", "Urgent!"}}).find("priority: must be a class"),
             std::string::npos);
+  EXPECT_NE(SpecError({{"command", cmd}, {"priority", 1}}).find("priority"), std::string::npos);
   EXPECT_NE(SpecError({{"command", cmd}, {"time_limit", "soon"}}).find("time_limit"),
             std::string::npos);
   EXPECT_NE(SpecError({{"command", cmd}, {"time_limit", 0}}).find("time_limit"),
@@ -389,6 +396,80 @@ TEST(ApiJsonMappingTest, JobUsageInMillijoulesJoulesAndKwh) {
   EXPECT_EQ(u["energy_mj"], 7'200'000'000);
   EXPECT_DOUBLE_EQ(u["energy_j"].get<double>(), 7'200'000.0);
   EXPECT_DOUBLE_EQ(u["energy_kwh"].get<double>(), 2.0);
+}
+
+TEST(ApiJsonMappingTest, SubmissionWithDependenciesAndArray) {
+  auto s = SubmissionFromJson(json::parse(
+      R"({"command":["t"],"after":[{"job":12,"kind":"ok"},{"job":13}],)"
+      R"("array":{"indices":[1,3],"max_running":null}})"));
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->spec.after, (std::vector<Dependency>{{.job = JobId(12), .kind = DependencyKind::kOk},
+                                                    {.job = JobId(13), .kind = DependencyKind::kAny}}));
+  ASSERT_TRUE(s->array);
+  EXPECT_EQ(s->array->indices, (std::vector<int>{1, 3}));
+  EXPECT_FALSE(s->array->max_running);
+  auto plain = SubmissionFromJson(json{{"command", {"t"}}});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->array);
+  // A single-job parse refuses an array rather than drop it.
+  EXPECT_NE(SpecError(json{{"command", {"t"}}, {"array", {{"indices", {0}}}}}).find("array"),
+            std::string::npos);
+}
+
+TEST(ApiJsonMappingTest, DependencyAndArrayErrorsNameTheField) {
+  auto error = [](const std::string& text) {
+    auto s = SubmissionFromJson(json::parse(text));
+    return s.ok() ? std::string("accepted") : s.error().message;
+  };
+  EXPECT_EQ(error(R"({"command":["t"],"after":12})").rfind("after: must be", 0), 0u);
+  EXPECT_EQ(error(R"({"command":["t"],"after":[{"job":0}]})").rfind("after[0].job:", 0), 0u);
+  EXPECT_EQ(error(R"({"command":["t"],"after":[{"job":5,"kind":"fail"}]})")
+                .rfind("after[0].kind:", 0), 0u);
+  EXPECT_EQ(error(R"({"command":["t"],"after":[{"job":5,"kid":"ok"}]})")
+                .rfind("unknown field \"kid\" in after[0]", 0), 0u);
+  EXPECT_EQ(error(R"({"command":["t"],"array":[0,1]})").rfind("array: must be", 0), 0u);
+  EXPECT_EQ(error(R"({"command":["t"],"array":{"indices":[-1]}})").rfind("array.indices:", 0),
+            0u);
+  EXPECT_EQ(error(R"({"command":["t"],"array":{"indices":[0],"max_running":0}})")
+                .rfind("array.max_running:", 0), 0u);
+  EXPECT_EQ(error(R"({"command":["t"],"array":{"indices":[0],"limit":2}})")
+                .rfind("unknown field \"limit\" in array", 0), 0u);
+}
+
+TEST(ApiJsonMappingTest, JobJsonShowsArrayTaskAndDependencies) {
+  Job job;
+  job.id = JobId(43);
+  job.spec.after = {Dependency{.job = JobId(12), .kind = DependencyKind::kOk}};
+  job.spec.array = ArrayTask{.array_job = JobId(40), .index = 3, .max_running = 4};
+  const json j = JobToJson(job);
+  EXPECT_EQ(j["after"], json::parse(R"([{"job":12,"kind":"ok"}])"));
+  EXPECT_EQ(j["array_job"], 40);
+  EXPECT_EQ(j["array_index"], 3);
+  EXPECT_EQ(j["array_max_running"], 4);
+  const json plain = JobToJson(Job{});
+  EXPECT_EQ(plain["after"], json::array());
+  EXPECT_TRUE(plain["array_job"].is_null());
+  EXPECT_TRUE(plain["array_index"].is_null());
+  EXPECT_TRUE(plain["array_max_running"].is_null());
+}
+
+TEST(ApiJsonMappingTest, NodeLabelsAndGpuTopology) {
+  auto spec = JobSpecFromJson({{"command", {"true"}}, {"node_labels", {{"rack", "a"}}}});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->request.node_labels, (std::map<std::string, std::string>{{"rack", "a"}}));
+  auto bad = JobSpecFromJson({{"command", {"true"}}, {"node_labels", {{"rack", 1}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("node_labels.rack"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(JobSpecFromJson({{"command", {"true"}}, {"node_labels", "rack=a"}}).ok());
+
+  Gpu gpu;
+  gpu.index = 1;
+  gpu.numa_node = 0;
+  gpu.nvlink_peers = {0, 2};
+  const nlohmann::json j = GpuToJson(gpu);
+  EXPECT_EQ(j["numa_node"], 0);
+  EXPECT_TRUE(j["pcie_switch"].is_null());  // unknown
+  EXPECT_EQ(j["nvlink_peers"], nlohmann::json::parse("[0,2]"));
 }
 
 }  // namespace

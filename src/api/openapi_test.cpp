@@ -116,6 +116,60 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   ExpectSchemaMatches(spec, "JobUsage", JobUsageToJson(JobUsage{}));
   ExpectSchemaMatches(spec, "Node", NodeToJson(Node{}));
   ExpectSchemaMatches(spec, "Event", EventToJson(Event{}));
+  const QuotaReport quota{.teams = {TeamQuota{}}, .users = {UserQuota{}}};
+  const nlohmann::json mapped_quota = QuotaToJson(quota);
+  ExpectSchemaMatches(spec, "Quota", mapped_quota);
+  const nlohmann::json quota_schema = spec["components"]["schemas"]["Quota"]["properties"];
+  for (const char* list : {"teams", "users"}) {
+    const nlohmann::json props = quota_schema[list]["items"]["properties"];
+    for (const auto& [key, value] : mapped_quota[list][0].items()) {
+      ASSERT_TRUE(props.contains(key)) << "Quota." << list << "." << key << " not documented";
+      EXPECT_TRUE(!value.is_null() || props[key].value("nullable", false)) << key;
+    }
+    EXPECT_EQ(props.size(), mapped_quota[list][0].size()) << list;
+  }
+}
+
+// Explanation's parts are described inline: each object's documented properties are exactly
+// the keys written.
+void ExpectInlineMatches(const nlohmann::json& props, const nlohmann::json& mapped,
+                         const std::string& name) {
+  for (const auto& [key, value] : mapped.items()) {
+    ASSERT_TRUE(props.contains(key)) << name << "." << key << " is written but not documented";
+    if (value.is_null()) {
+      EXPECT_TRUE(props[key].value("nullable", false)) << name << "." << key << " can be null";
+    }
+  }
+  for (const auto& [key, value] : props.items()) {
+    EXPECT_TRUE(mapped.contains(key)) << name << "." << key << " is documented but not written";
+  }
+}
+
+TEST(OpenApiTest, ExplanationSchemaNamesTheMappedFields) {
+  const nlohmann::json spec = LoadSpec();
+  Explanation pending;
+  pending.priority = PriorityFactors{};
+  pending.quota = QuotaExplanation{};
+  pending.ahead = {JobAhead{}};
+  pending.nodes = {NodeExplanation{}};
+  pending.nodes[0].held = {GpuHold{}};
+  pending.nodes[0].victims = {VictimCandidate{}};
+  Explanation running;
+  running.running = RunningExplanation{};
+  ExpectSchemaMatches(spec, "Explanation", ExplanationToJson(running));
+  const nlohmann::json mapped = ExplanationToJson(pending);
+  ExpectSchemaMatches(spec, "Explanation", mapped);
+  const nlohmann::json& props = spec["components"]["schemas"]["Explanation"]["properties"];
+  ExpectInlineMatches(props["priority"]["properties"], mapped["priority"], "priority");
+  ExpectInlineMatches(props["quota"]["properties"], mapped["quota"], "quota");
+  ExpectInlineMatches(props["ahead"]["items"]["properties"], mapped["ahead"][0], "ahead");
+  const nlohmann::json& node = props["nodes"]["items"]["properties"];
+  ExpectInlineMatches(node, mapped["nodes"][0], "nodes");
+  ExpectInlineMatches(node["held"]["items"]["properties"], mapped["nodes"][0]["held"][0], "held");
+  ExpectInlineMatches(
+      node["victims"]["items"]["properties"], mapped["nodes"][0]["victims"][0], "victims");
+  ExpectInlineMatches(
+      props["running"]["properties"], ExplanationToJson(running)["running"], "running");
 }
 
 }  // namespace

@@ -209,8 +209,18 @@ Result<HttpResponse> SubmitJob(ClusterService& service, const RequestContext& ct
   } catch (const json::parse_error& e) {
     return InvalidArgument(std::string("request body is not valid JSON: ") + e.what());
   }
-  GF_ASSIGN_OR_RETURN(JobSpec spec, JobSpecFromJson(body));
-  GF_ASSIGN_OR_RETURN(const Job job, service.Submit(ctx.caller, std::move(spec)));
+  GF_ASSIGN_OR_RETURN(Submission submission, SubmissionFromJson(body));
+  Job job;
+  if (submission.array) {
+    // An array answers with its first task (its id is the array's); the others follow it
+    // with consecutive ids, one per index in the order sent.
+    GF_ASSIGN_OR_RETURN(const std::vector<Job> tasks,
+                        service.SubmitArray(ctx.caller, std::move(submission.spec),
+                                            std::move(*submission.array)));
+    job = tasks.front();
+  } else {
+    GF_ASSIGN_OR_RETURN(job, service.Submit(ctx.caller, std::move(submission.spec)));
+  }
   HttpResponse response = JsonResponse(201, JobToJson(job));
   response.headers.emplace_back("Location", "/api/v1/jobs/" + std::to_string(job.id.value()));
   return response;
@@ -243,6 +253,44 @@ Result<HttpResponse> CancelJob(ClusterService& service, const RequestContext& ct
   GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
   GF_ASSIGN_OR_RETURN(const Job job, service.CancelJob(ctx.caller, id));
   return JsonResponse(200, JobToJson(job));
+}
+
+// POST /jobs/{id}/approve (root): the job may run past its team's GPU-hour budget.
+Result<HttpResponse> ApproveJob(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const Job job, service.ApproveJob(ctx.caller, id));
+  return JsonResponse(200, JobToJson(job));
+}
+
+// POST /jobs/{id}/checkpoint (owner or root): the running job saved a checkpoint now.
+Result<HttpResponse> CheckpointJob(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const Job job, service.CheckpointJob(ctx.caller, id));
+  return JsonResponse(200, JobToJson(job));
+}
+
+// GET /quota: teams' quotas and budgets, and users' GPU-hours this period (as the caller may
+// see them: ClusterService::Quota).
+Result<HttpResponse> GetQuota(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const QuotaReport report, service.Quota(ctx.caller));
+  return JsonResponse(200, QuotaToJson(report));
+}
+
+// {"jobs": [...]}: the array's unfinished tasks as they are after the cancel was recorded.
+Result<HttpResponse> CancelArray(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const auto jobs, service.CancelArray(ctx.caller, id));
+  json out = json::array();
+  for (const auto& job : jobs) {
+    out.push_back(JobToJson(job));
+  }
+  return JsonResponse(200, json{{"jobs", std::move(out)}});
+}
+
+Result<HttpResponse> ExplainJob(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const Explanation explanation, service.ExplainJob(ctx.caller, id));
+  return JsonResponse(200, ExplanationToJson(explanation));
 }
 
 Result<HttpResponse> JobEvents(ClusterService& service, const RequestContext& ctx) {
@@ -339,14 +387,19 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 10> kRoutes = {{
+const std::array<RouteEntry, 15> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
     {{"GET", "/api/v1/jobs/{id}", true}, "", &GetJob},
     {{"POST", "/api/v1/jobs/{id}/cancel", true}, "", &CancelJob},
+    {{"POST", "/api/v1/jobs/{id}/approve", true}, "", &ApproveJob},
+    {{"POST", "/api/v1/jobs/{id}/checkpoint", true}, "", &CheckpointJob},
+    {{"POST", "/api/v1/arrays/{id}/cancel", true}, "", &CancelArray},
     {{"GET", "/api/v1/jobs/{id}/events", true}, "", &JobEvents},
+    {{"GET", "/api/v1/jobs/{id}/explain", true}, "", &ExplainJob},
     {{"GET", "/api/v1/jobs/{id}/logs", true}, "stream,offset,limit", &JobLogsChunk},
+    {{"GET", "/api/v1/quota", true}, "", &GetQuota},
     {{"GET", "/api/v1/nodes", false}, "watch", &ListNodes},
     {{"GET", "/api/v1/gpus", false}, "watch", &ListGpus},
     {{"GET", "/metrics", false}, "", &Metrics},

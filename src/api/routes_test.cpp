@@ -219,5 +219,124 @@ TEST_F(ApiLogsRouteTest, BadParametersAndMissingFile) {
   EXPECT_EQ(r.Header("X-Gpufleet-Log-Size"), "0");
 }
 
+TEST_F(ApiRoutesTest, ExplainAnswersTheServicesExplanation) {
+  fake_.explanation.state = "pending";
+  fake_.explanation.outcome = "waits";
+  fake_.explanation.reason = "behind job 3 (high priority, needs 4 GPUs)";
+  fake_.explanation.nodes = {NodeExplanation{}};
+  fake_.explanation.nodes[0].node = NodeId("gpu01");
+  fake_.explanation.nodes[0].verdict = "busy";
+  const auto r = Do("GET", "/api/v1/jobs/12/explain");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(fake_.last_id, JobId(12));
+  EXPECT_EQ(fake_.last_caller->uid, 1000u);
+  EXPECT_EQ(Body(r)["job"], 12);
+  EXPECT_EQ(Body(r)["reason"], "behind job 3 (high priority, needs 4 GPUs)");
+  EXPECT_EQ(Body(r)["nodes"][0]["node"], "gpu01");
+  EXPECT_EQ(Body(r)["nodes"][0]["verdict"], "busy");
+}
+
+TEST_F(ApiRoutesTest, ExplainNeedsAnIdentityAndHidesOthersJobs) {
+  EXPECT_EQ(Do("GET", "/api/v1/jobs/12/explain", "", &anonymous_).status, 401);
+  EXPECT_EQ(fake_.Calls(), 0);  // an anonymous caller never reaches the service
+  fake_.fail_with = NotFound("job 12 not found");  // what the service says of another's job
+  const auto hidden = Do("GET", "/api/v1/jobs/12/explain");
+  EXPECT_EQ(hidden.status, 404);
+  EXPECT_EQ(Message(hidden), "job 12 not found");
+  fake_.fail_with = FailedPrecondition("job 12 has ended (COMPLETED)");
+  EXPECT_EQ(Do("GET", "/api/v1/jobs/12/explain").status, 409);
+  EXPECT_EQ(Do("GET", "/api/v1/jobs/x/explain").status, 400);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/12/explain").status, 405);
+}
+
+TEST_F(ApiRoutesTest, ArraySubmissionCallsSubmitArrayAndAnswersTheFirstTask) {
+  const auto r = Do("POST", "/api/v1/jobs",
+                    R"({"command":["t"],"after":[{"job":3,"kind":"ok"}],)"
+                    R"("array":{"indices":[0,2,4],"max_running":2}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_TRUE(fake_.last_array.has_value());
+  EXPECT_EQ(fake_.last_array->indices, (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(fake_.last_array->max_running, 2);
+  EXPECT_EQ(fake_.last_spec->after,
+            (std::vector<Dependency>{{.job = JobId(3), .kind = DependencyKind::kOk}}));
+  EXPECT_EQ(Body(r)["id"], 7);
+  EXPECT_EQ(Body(r)["array_job"], 7);
+  EXPECT_EQ(Body(r)["array_index"], 0);
+  EXPECT_EQ(r.Header("location"), "/api/v1/jobs/7");
+  const auto bad = Do("POST", "/api/v1/jobs", R"({"command":["t"],"array":{"indices":"0-9"}})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(Message(bad).find("array.indices"), std::string::npos) << Message(bad);
+}
+
+TEST_F(ApiRoutesTest, CancelArrayAnswersTheTasks) {
+  const auto r = Do("POST", "/api/v1/arrays/7/cancel");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(fake_.last_id, JobId(7));
+  ASSERT_EQ(Body(r)["jobs"].size(), 1u);
+  EXPECT_EQ(Body(r)["jobs"][0]["id"], 7);
+  EXPECT_EQ(Do("POST", "/api/v1/arrays/7/cancel", "", &anonymous_).status, 401);
+  EXPECT_EQ(Do("POST", "/api/v1/arrays/x/cancel").status, 400);
+  fake_.fail_with = NotFound("job 7 not found");
+  EXPECT_EQ(Do("POST", "/api/v1/arrays/7/cancel").status, 404);
+}
+
+// Approve and checkpoint need an identity; the service's refusals keep their meaning: a user
+// who is not root gets 403 with the service's message, a job in the wrong state 409.
+TEST_F(ApiRoutesTest, ApproveAndCheckpointMapTheServicesAnswers) {
+  for (const std::string action : {"approve", "checkpoint"}) {
+    const std::string target = "/api/v1/jobs/9/" + action;
+    const auto ok = Do("POST", target);
+    ASSERT_EQ(ok.status, 200) << action << ": " << ok.body;
+    EXPECT_EQ(fake_.last_id, JobId(9));
+    EXPECT_EQ(fake_.last_caller->user, "alice");
+    EXPECT_EQ(Body(ok)["id"], 9);
+    EXPECT_TRUE(Body(ok).contains("budget_approved"));
+    EXPECT_TRUE(Body(ok).contains("last_checkpoint_ms"));
+    EXPECT_EQ(Do("POST", target, "", &anonymous_).status, 401) << action;
+    EXPECT_EQ(Do("GET", target).status, 405) << action;
+
+    fake_.fail_with = PermissionDenied("quota approve: only root may let a job run past");
+    const auto denied = Do("POST", target);
+    EXPECT_EQ(denied.status, 403) << action;
+    EXPECT_NE(Message(denied).find("only root"), std::string::npos);
+    fake_.fail_with = FailedPrecondition("job 9 is RUNNING, not PENDING");
+    const auto conflict = Do("POST", target);
+    EXPECT_EQ(conflict.status, 409) << action;
+    EXPECT_NE(Message(conflict).find("RUNNING"), std::string::npos);
+    fake_.fail_with.reset();
+  }
+}
+
+TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
+  fake_.quota = QuotaReport{
+      .period_start = FromUnixMillis(1'772'323'200'000),
+      .period_end = FromUnixMillis(1'775'001'600'000),
+      .quotas_on = true,
+      .teams = {TeamQuota{.team = "cv", .listed = true, .guaranteed_gpus = 4, .max_gpus = 8,
+                          .gpus_held = 6, .gpus_borrowed = 2, .budget_gpu_hours = 100,
+                          .used_gpu_hours = 30.5, .left_gpu_hours = 69.5,
+                          .over_budget = "hold"},
+                TeamQuota{.team = "", .over_budget = "borrow_only"}},
+      .users = {UserQuota{.team = "cv", .user = "alice", .used_gpu_hours = 30.5}}};
+  const auto r = Do("GET", "/api/v1/quota");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json body = Body(r);
+  EXPECT_EQ(body["period_start"], "2026-03-01T00:00:00.000Z");
+  EXPECT_EQ(body["period_end_ms"], 1'775'001'600'000);
+  EXPECT_EQ(body["quotas_on"], true);
+  ASSERT_EQ(body["teams"].size(), 2u);
+  EXPECT_EQ(body["teams"][0]["team"], "cv");
+  EXPECT_EQ(body["teams"][0]["max_gpus"], 8);
+  EXPECT_EQ(body["teams"][0]["gpus_borrowed"], 2);
+  EXPECT_EQ(body["teams"][0]["left_gpu_hours"], 69.5);
+  EXPECT_EQ(body["teams"][0]["over_budget"], "hold");
+  EXPECT_TRUE(body["teams"][1]["budget_gpu_hours"].is_null());  // no budget: null, not 0
+  EXPECT_TRUE(body["teams"][1]["max_gpus"].is_null());
+  EXPECT_EQ(body["users"][0]["user"], "alice");
+  EXPECT_EQ(body["users"][0]["used_gpu_hours"], 30.5);
+  EXPECT_EQ(Do("GET", "/api/v1/quota", "", &anonymous_).status, 401);
+  EXPECT_EQ(Do("GET", "/api/v1/quota?all=1").status, 400);  // no query parameters
+}
+
 }  // namespace
 }  // namespace gf

@@ -1,5 +1,6 @@
 #include "cli/client_commands.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +14,8 @@
 
 #include "api/api_client.h"
 #include "api/socket_path.h"
+#include "cli/explain_view.h"
+#include "cli/quota_view.h"
 #include "cli/submit_request.h"
 #include "cli/table.h"
 #include "cli/views.h"
@@ -81,7 +84,9 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
       ->multi_option_policy(last);
   cmd.add_option("--gpu-type", o.gpu_type, "GPU model, e.g. H100-80GB (default: any)")
       ->multi_option_policy(last);
-  cmd.add_option("--priority", o.priority, "high | normal | low (default normal)")
+  cmd.add_option("--priority", o.priority,
+                 "priority class, as the cluster defines them (stock: high | normal | low; "
+                 "default: the cluster's default class, stock normal)")
       ->multi_option_policy(last);
   cmd.add_option("--team", o.team, "team to account the job to")->multi_option_policy(last);
   cmd.add_option("--time", o.time, "time limit: 90s, 30m, 2h, 1d, HH:MM:SS, D-HH:MM:SS")
@@ -95,6 +100,17 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
   cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
       ->multi_option_policy(last);
   cmd.add_option("--env", o.env, "extra environment variable KEY=VALUE (repeatable)");
+  cmd.add_option("--constraint", o.constraints,
+                 "KEY=VALUE: run only on a node with this label, e.g. rack=a (repeatable: "
+                 "every one must hold)");
+  cmd.add_option("--after", o.after,
+                 "JOB[:ok]: start only after JOB ended (with :ok, only if it completed with exit "
+                 "code 0; otherwise this job is cancelled). Repeatable, or JOB,JOB:ok");
+  cmd.add_option("--array", o.array,
+                 "a job array, one job per index: 0-99, 1,3,5-7, 0-15:4 (step); %N runs at "
+                 "most N at once (0-99%4); at most 10000 tasks. Each task sees "
+                 "GPUFLEET_ARRAY_JOB_ID and GPUFLEET_ARRAY_TASK_ID")
+      ->multi_option_policy(last);
   cmd.add_option("--export",
                  o.export_env,
                  "ALL: pass this shell's environment to the job (default, as sbatch); NONE")
@@ -129,13 +145,18 @@ Status ApplyDirectives(SubmitOptions& o) {
                      &SubmitOptions::team,
                      &SubmitOptions::time,
                      &SubmitOptions::name,
-                     &SubmitOptions::workdir}) {
+                     &SubmitOptions::workdir,
+                     &SubmitOptions::array}) {
     if (!(o.*field)) {
       o.*field = d.*field;
     }
   }
+  d.after.insert(d.after.end(), o.after.begin(), o.after.end());  // dependencies add up
+  o.after = std::move(d.after);
   d.env.insert(d.env.end(), o.env.begin(), o.env.end());  // command line last: it wins
   o.env = std::move(d.env);
+  d.constraints.insert(d.constraints.end(), o.constraints.begin(), o.constraints.end());
+  o.constraints = std::move(d.constraints);
   return OkStatus();
 }
 
@@ -156,6 +177,13 @@ int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
   }
   if (json) {
     PrintJson(*job);
+  } else if (body->contains("array")) {
+    // The tasks have consecutive ids from the first one's, in index order.
+    const auto tasks = static_cast<std::int64_t>((*body)["array"]["indices"].size());
+    const std::int64_t first = job->value("id", std::int64_t{0});
+    std::cout << "Submitted array job " << first << " (" << tasks
+              << (tasks == 1 ? " task: job " : " tasks: jobs ") << first
+              << (tasks == 1 ? "" : "-" + std::to_string(first + tasks - 1)) << ")\n";
   } else {
     std::cout << "Submitted job " << JsonText(*job, "id") << '\n';
   }
@@ -192,18 +220,31 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
     target += "&user=" + user;
   }
   return RunRead(ctx, target, json, [](const nlohmann::json& r) {
-    Table table({"ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "EST. START", "REASON"});
+    // ARRAY ("40_3", after ID) only when the list holds a task of a job array.
+    const bool arrays = std::any_of(r["jobs"].begin(), r["jobs"].end(), [](const auto& job) {
+      return !ArrayTaskLabel(job).empty();
+    });
+    std::vector<std::string> header = {
+        "ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "EST. START", "REASON"};
+    if (arrays) {
+      header.insert(header.begin() + 1, "ARRAY");
+    }
+    Table table(std::move(header));
     for (const auto& job : r["jobs"]) {
       std::string reason = JsonText(job, "state") == "RUNNING" ? "" : JsonText(job, "reason", "");
-      table.AddRow({JsonText(job, "id"),
-                    JsonText(job, "name"),
-                    JsonText(job, "user"),
-                    JsonText(job, "state"),
-                    JsonText(job, "gpus"),
-                    JsonText(job, "node"),
-                    Age(job),
-                    EstimatedStart(job),
-                    reason});
+      std::vector<std::string> row = {JsonText(job, "id"),
+                                      JsonText(job, "name"),
+                                      JsonText(job, "user"),
+                                      JsonText(job, "state"),
+                                      JsonText(job, "gpus"),
+                                      JsonText(job, "node"),
+                                      Age(job),
+                                      EstimatedStart(job),
+                                      reason};
+      if (arrays) {
+        row.insert(row.begin() + 1, ArrayTaskLabel(job));
+      }
+      table.AddRow(std::move(row));
     }
     table.Print(std::cout);
   });
@@ -220,6 +261,57 @@ Result<std::int64_t> ParseJobId(const std::string& text) {
   return id;
 }
 
+int RunExplain(const ClientContext& ctx, const std::string& id_text, bool json) {
+  Result<std::int64_t> id = ParseJobId(id_text);
+  if (!id.ok()) {
+    return Fail(id.error());
+  }
+  return RunRead(ctx, "/api/v1/jobs/" + std::to_string(*id) + "/explain", json,
+                 [](const nlohmann::json& e) { PrintExplanation(e, NowMs(), std::cout); });
+}
+
+// ---- quota / quota approve / checkpoint ----
+
+int RunQuota(const ClientContext& ctx, bool json) {
+  return RunRead(ctx, "/api/v1/quota", json,
+                 [](const nlohmann::json& q) { PrintQuota(q, std::cout); });
+}
+
+// POSTs /api/v1/jobs/ID/`action` for each id and prints `done` with the job's state after it.
+int RunJobAction(const ClientContext& ctx, const std::vector<std::string>& ids,
+                 const std::string& action, const std::string& done) {
+  ApiClient client(Endpoint(ctx));
+  int rc = 0;
+  for (const auto& text : ids) {
+    Result<std::int64_t> id = ParseJobId(text);
+    Result<nlohmann::json> job =
+        id.ok() ? client.CallJson("POST", "/api/v1/jobs/" + std::to_string(*id) + "/" + action,
+                                  std::nullopt)
+                : Result<nlohmann::json>(id.error());
+    if (!job.ok()) {
+      rc = Fail(job.error());
+      continue;
+    }
+    std::cout << "Job " << text << ": " << done << " (state " << JsonText(*job, "state") << ")\n";
+  }
+  return rc;
+}
+
+// `gpufleet checkpoint [JOB]`: without JOB, the job this runs in (the shim sets
+// GPUFLEET_JOB_ID), so a job's checkpoint handler can call it after saving.
+int RunCheckpoint(const ClientContext& ctx, const std::string& id) {
+  if (!id.empty()) {
+    return RunJobAction(ctx, {id}, "checkpoint", "checkpoint recorded");
+  }
+  const std::map<std::string, std::string> env = CurrentEnvironment();
+  const auto own = env.find("GPUFLEET_JOB_ID");
+  if (own == env.end() || own->second.empty()) {
+    return Fail(InvalidArgument("checkpoint: give a job id (gpufleet checkpoint JOB), or run it "
+                                "inside a job, where GPUFLEET_JOB_ID is set"));
+  }
+  return RunJobAction(ctx, {own->second}, "checkpoint", "checkpoint recorded");
+}
+
 int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
   Result<std::int64_t> id = ParseJobId(id_text);
   if (!id.ok()) {
@@ -229,7 +321,31 @@ int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
                  [](const nlohmann::json& job) { PrintJob(job, std::cout); });
 }
 
-int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids) {
+// `gpufleet cancel --array 40`: every unfinished task of each array.
+int RunCancelArrays(const ClientContext& ctx, const std::vector<std::string>& ids) {
+  ApiClient client(Endpoint(ctx));
+  int rc = 0;
+  for (const auto& text : ids) {
+    Result<std::int64_t> id = ParseJobId(text);
+    Result<nlohmann::json> r =
+        id.ok() ? client.CallJson(
+                      "POST", "/api/v1/arrays/" + std::to_string(*id) + "/cancel", std::nullopt)
+                : Result<nlohmann::json>(id.error());
+    if (!r.ok()) {
+      rc = Fail(r.error());
+      continue;
+    }
+    const std::size_t tasks = r->value("jobs", nlohmann::json::array()).size();
+    std::cout << "Cancel of array " << text << " requested (" << tasks
+              << (tasks == 1 ? " task)\n" : " tasks)\n");
+  }
+  return rc;
+}
+
+int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids, bool arrays) {
+  if (arrays) {
+    return RunCancelArrays(ctx, ids);
+  }
   ApiClient client(Endpoint(ctx));
   int rc = 0;
   for (const auto& text : ids) {
@@ -244,6 +360,13 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids) {
     }
     std::cout << "Cancel of job " << text << " requested (state " << JsonText(*job, "state")
               << ")\n";
+    if (JsonText(*job, "array_job") == JsonText(*job, "id")) {
+      // Only this task: an array's id is also its first task's, and cancelling a whole array
+      // must be asked for.
+      std::cout << "  job " << text << " is task " << ArrayTaskLabel(*job)
+                << " of an array; to cancel every task: gpufleet cancel --array " << text
+                << '\n';
+    }
   }
   return rc;
 }
@@ -400,11 +523,48 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   show->add_flag("--json", *s_json, "JSON output");
   show->callback([&ctx, s_id, s_json] { ctx.exit_code = RunShow(ctx, *s_id, *s_json); });
 
+  auto* explain = app.add_subcommand(
+      "explain", "why a job waits, starts or preempts: its priority factors, quota and each node");
+  auto e_id = std::make_shared<std::string>();
+  auto e_json = std::make_shared<bool>(false);
+  explain->add_option("JOB", *e_id, "job id (pending or running)")->required();
+  explain->add_flag("--json", *e_json, "JSON output (every field)");
+  explain->callback([&ctx, e_id, e_json] { ctx.exit_code = RunExplain(ctx, *e_id, *e_json); });
+
   auto* cancel =
       app.add_subcommand("cancel", "cancel jobs (running ones get SIGTERM, then SIGKILL)");
   auto c_ids = std::make_shared<std::vector<std::string>>();
+  auto c_array = std::make_shared<bool>(false);
   cancel->add_option("JOB", *c_ids, "job ids")->required();
-  cancel->callback([&ctx, c_ids] { ctx.exit_code = RunCancel(ctx, *c_ids); });
+  cancel->add_flag("--array", *c_array,
+                   "JOB is a job array's id: cancel every unfinished task of it");
+  cancel->callback(
+      [&ctx, c_ids, c_array] { ctx.exit_code = RunCancel(ctx, *c_ids, *c_array); });
+
+  auto* quota = app.add_subcommand(
+      "quota", "teams' GPU guarantees, limits and GPU-hour budgets, and what is used of them");
+  auto qt_json = std::make_shared<bool>(false);
+  quota->add_flag("--json", *qt_json, "JSON output");
+  quota->require_subcommand(0, 1);
+  auto* approve = quota->add_subcommand(
+      "approve", "let pending jobs run past their team's GPU-hour budget (root)");
+  auto a_ids = std::make_shared<std::vector<std::string>>();
+  approve->add_option("JOB", *a_ids, "job ids (pending)")->required();
+  approve->callback([&ctx, a_ids] {
+    ctx.exit_code = RunJobAction(ctx, *a_ids, "approve", "approved past its team's budget");
+  });
+  quota->callback([&ctx, quota, qt_json] {
+    if (quota->get_subcommands().empty()) {  // plain `gpufleet quota`, not `quota approve`
+      ctx.exit_code = RunQuota(ctx, *qt_json);
+    }
+  });
+
+  auto* checkpoint = app.add_subcommand(
+      "checkpoint", "record that a running job saved a checkpoint now (run inside the job, or "
+                    "give JOB): a preemption then loses only the work since");
+  auto k_id = std::make_shared<std::string>();
+  checkpoint->add_option("JOB", *k_id, "job id (default: $GPUFLEET_JOB_ID, the job it runs in)");
+  checkpoint->callback([&ctx, k_id] { ctx.exit_code = RunCheckpoint(ctx, *k_id); });
 
   auto* logs = app.add_subcommand("logs", "a job's output");
   auto l_id = std::make_shared<std::string>();

@@ -1,4 +1,4 @@
-// The client subcommands of gpufleet: submit, queue, show, cancel, logs, nodes, gpus.
+// The client subcommands of gpufleet: submit, queue, show, explain, cancel, logs, nodes, gpus.
 //
 // AddClientCommands registers them on the binary's CLI11 app; each one talks to a running
 // gpufleet over the API (ApiClient) and prints a table, or JSON with --json. Exit codes that

@@ -5,20 +5,24 @@
 
 #include <charconv>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/duration.h"
 #include "model/job.h"
+#include "model/node.h"
 
 namespace gf {
 namespace {
 
 constexpr std::string_view kDirective = "#GPUFLEET";
 
-// Variables the job must get from gpufleet, never from the submitter's shell.
+// Variables the job must get from gpufleet, never from the submitter's shell. GPUFLEET_SOCKET
+// is not one: it is the client's own setting, and a job that runs gpufleet itself (`gpufleet
+// checkpoint`) must reach the daemon its submitter reached.
 bool Reserved(const std::string& name) {
-  return name.rfind("GPUFLEET_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" ||
-         name == "NVIDIA_VISIBLE_DEVICES";
+  return (name.rfind("GPUFLEET_", 0) == 0 && name != "GPUFLEET_SOCKET") ||
+         name == "CUDA_VISIBLE_DEVICES" || name == "NVIDIA_VISIBLE_DEVICES";
 }
 
 bool ValidName(const std::string& name) {
@@ -42,6 +46,77 @@ Result<int> ParseGpus(const std::string& text) {
                            "(e.g. --gpus 2)");
   }
   return n;
+}
+
+// `text` as a whole number in [min, max], or nullopt.
+std::optional<std::int64_t> WholeIn(std::string_view text, std::int64_t min, std::int64_t max) {
+  std::int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || n < min ||
+      n > max) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+std::vector<std::string_view> SplitOn(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(sep, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) {
+      return parts;
+    }
+    start = end + 1;
+  }
+}
+
+// One item of --after: "12", "12:ok" or "12:any".
+Result<Dependency> ParseAfterItem(std::string_view item) {
+  const std::size_t colon = item.find(':');
+  const std::string_view kind = colon == std::string_view::npos ? "any" : item.substr(colon + 1);
+  const auto id = WholeIn(item.substr(0, colon), 1, INT64_MAX);
+  if (!id || (kind != "ok" && kind != "any")) {
+    return InvalidArgument("--after: '" + std::string(item) +
+                           "' is not JOB or JOB:ok; give the id shown by gpufleet submit, with "
+                           ":ok to run only if that job completes with exit code 0 (e.g. "
+                           "--after 12:ok)");
+  }
+  return Dependency{.job = JobId(*id),
+                    .kind = kind == "ok" ? DependencyKind::kOk : DependencyKind::kAny};
+}
+
+// One item of --array: INDEX, FIRST-LAST or FIRST-LAST:STEP.
+struct IndexRange {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  std::int64_t step = 1;
+  std::int64_t Count() const { return (last - first) / step + 1; }
+};
+
+Result<IndexRange> ParseArrayItem(std::string_view item, const std::string& text) {
+  const std::size_t colon = item.find(':');
+  const std::string_view span = item.substr(0, colon);
+  const std::size_t dash = span.find('-');
+  IndexRange r;
+  const auto first = WholeIn(span.substr(0, dash), 0, kMaxArrayIndex);
+  const auto last =
+      dash == std::string_view::npos ? first : WholeIn(span.substr(dash + 1), 0, kMaxArrayIndex);
+  const auto step = colon == std::string_view::npos ? std::optional<std::int64_t>(1)
+                                                    : WholeIn(item.substr(colon + 1), 1,
+                                                              kMaxArrayIndex);
+  if (!first || !last || !step || *last < *first ||
+      (colon != std::string_view::npos && dash == std::string_view::npos)) {
+    return InvalidArgument("--array: '" + std::string(item) + "' in '" + text +
+                           "' is not INDEX, FIRST-LAST or FIRST-LAST:STEP with indices from 0 "
+                           "to " + std::to_string(kMaxArrayIndex) +
+                           " (e.g. --array 0-99, 1,3,5-7, 0-15:4, 0-99%4)");
+  }
+  r.first = *first;
+  r.last = *last;
+  r.step = *step;
+  return r;
 }
 
 bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
@@ -80,6 +155,53 @@ Result<std::vector<std::string>> ReadDirectives(const std::string& script_path) 
     return InvalidArgument("script: cannot read '" + script_path + "'");
   }
   return ParseDirectives(in);
+}
+
+Result<std::vector<Dependency>> ParseAfter(const std::vector<std::string>& values) {
+  std::vector<Dependency> after;
+  for (const std::string& value : values) {
+    for (std::string_view item : SplitOn(value, ',')) {
+      GF_ASSIGN_OR_RETURN(Dependency d, ParseAfterItem(item));
+      after.push_back(d);
+    }
+  }
+  return after;
+}
+
+Result<ArrayRequest> ParseArraySpec(const std::string& text) {
+  ArrayRequest array;
+  const std::string_view view = text;
+  const std::size_t percent = view.rfind('%');
+  if (percent != std::string_view::npos) {
+    const auto n = WholeIn(view.substr(percent + 1), 1, kMaxArrayTasks);
+    if (!n) {
+      return InvalidArgument("--array: '" + text.substr(percent) +
+                             "' is not %N with N from 1 to " + std::to_string(kMaxArrayTasks) +
+                             "; %N lets at most N tasks run at once (e.g. --array 0-99%4)");
+    }
+    array.max_running = static_cast<int>(*n);
+  }
+  std::vector<IndexRange> ranges;
+  std::int64_t count = 0;
+  for (std::string_view item : SplitOn(view.substr(0, percent), ',')) {
+    GF_ASSIGN_OR_RETURN(IndexRange r, ParseArrayItem(item, text));
+    count += r.Count();
+    if (count > kMaxArrayTasks) {
+      return InvalidArgument("--array: '" + text + "' makes more than " +
+                             std::to_string(kMaxArrayTasks) +
+                             " tasks, the most one array may have; split it into several "
+                             "arrays");
+    }
+    ranges.push_back(r);
+  }
+  std::set<int> indices;  // sorted, each once: "1-3,2" is tasks 1, 2 and 3
+  for (const IndexRange& r : ranges) {
+    for (std::int64_t i = r.first; i <= r.last; i += r.step) {
+      indices.insert(static_cast<int>(i));
+    }
+  }
+  array.indices.assign(indices.begin(), indices.end());
+  return array;
 }
 
 Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
@@ -132,6 +254,28 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
   }
   if (options.team) {
     body["team"] = *options.team;
+  }
+  if (!options.after.empty()) {
+    GF_ASSIGN_OR_RETURN(std::vector<Dependency> after, ParseAfter(options.after));
+    nlohmann::json list = nlohmann::json::array();
+    for (const Dependency& d : after) {
+      list.push_back({{"job", d.job.value()}, {"kind", ToString(d.kind)}});
+    }
+    body["after"] = list;
+  }
+  if (options.array) {
+    GF_ASSIGN_OR_RETURN(ArrayRequest array, ParseArraySpec(*options.array));
+    body["array"] = {{"indices", array.indices},
+                     {"max_running", array.max_running ? nlohmann::json(*array.max_running)
+                                                       : nlohmann::json()}};
+  }
+  if (!options.constraints.empty()) {
+    nlohmann::json labels = nlohmann::json::object();
+    for (const std::string& text : options.constraints) {
+      GF_ASSIGN_OR_RETURN(const auto label, ParseLabel(text, "--constraint"));
+      labels[label.first] = label.second;
+    }
+    body["node_labels"] = labels;
   }
   if (options.name) {
     body["name"] = *options.name;

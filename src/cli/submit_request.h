@@ -12,7 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/service.h"
 #include "core/result.h"
+#include "model/job.h"
 
 namespace gf {
 
@@ -25,7 +27,11 @@ struct SubmitOptions {
   std::optional<std::string> checkpoint_signal;  // USR1, SIGUSR1, 10, ...
   std::optional<std::string> name;
   std::optional<std::string> workdir;
+  std::vector<std::string> after;   // JOB[:ok], each possibly a comma-separated list
+  std::optional<std::string> array; // 0-99%4, 1,3,5-7, 0-15:4
   std::vector<std::string> env;     // KEY=VALUE
+  // KEY=VALUE node labels the job needs (repeatable); a later one for the same key wins.
+  std::vector<std::string> constraints;
   std::string export_env = "ALL";   // ALL: the submitter's environment goes along (as sbatch)
   std::vector<std::string> command;
 };
@@ -37,6 +43,16 @@ Result<std::vector<std::string>> ReadDirectives(const std::string& script_path);
 // ReadDirectives' parsing, on any stream: the whitespace-separated tokens after "#GPUFLEET" on
 // the lines before the first line that is neither empty nor a comment. Never fails.
 std::vector<std::string> ParseDirectives(std::istream& in);
+
+// `--after` values: "12", "12:ok", "12,13:ok" (and ":any", the default), as Slurm's
+// afterany / afterok. Errors: kInvalidArgument naming --after and the fix.
+Result<std::vector<Dependency>> ParseAfter(const std::vector<std::string>& values);
+
+// `--array` text: comma-separated items, each INDEX, FIRST-LAST or FIRST-LAST:STEP, then
+// optionally %N (at most N tasks at once). Indices come out sorted, each once. At most
+// kMaxArrayTasks tasks, indices 0..kMaxArrayIndex (service.h); counted before anything is
+// expanded, so "0-2000000000" fails at once. Errors: kInvalidArgument naming --array.
+Result<ArrayRequest> ParseArraySpec(const std::string& text);
 
 // Checks every option and builds the JSON body of POST /api/v1/jobs. `cwd` is the default
 // workdir; `environ_vars` the submitter's environment (used with --export ALL).

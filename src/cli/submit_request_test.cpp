@@ -43,7 +43,7 @@ TEST(SubmitRequestTest, ErrorsNameTheOption) {
       {[](SubmitOptions& o) { o.gpus = "two"; }, "--gpus:"},
       {[](SubmitOptions& o) { o.gpus = "-1"; }, "--gpus:"},
       {[](SubmitOptions& o) { o.time = "soon"; }, "--time:"},
-      {[](SubmitOptions& o) { o.priority = "urgent"; }, "--priority"},
+      {[](SubmitOptions& o) { o.priority = "Urgent!"; }, "--priority: 'Urgent!' is not a class"},
       {[](SubmitOptions& o) { o.checkpoint_signal = "KILL"; }, "--checkpoint-signal:"},
       {[](SubmitOptions& o) { o.env = {"NOEQUALS"}; }, "--env:"},
       {[](SubmitOptions& o) { o.export_env = "SOME"; }, "--export:"},
@@ -65,10 +65,13 @@ TEST(SubmitRequestTest, ExportAllSkipsReservedAndInvalidNames) {
                               {{"PATH", "/bin"},
                                {"CUDA_VISIBLE_DEVICES", "0"},
                                {"GPUFLEET_JOB_ID", "3"},
+                               {"GPUFLEET_SOCKET", "/tmp/gf.sock"},
                                {"BASH_FUNC_x%%", "() {}"}});
   ASSERT_TRUE(body.ok());
-  EXPECT_EQ((*body)["env"].size(), 1u);
+  EXPECT_EQ((*body)["env"].size(), 2u);
   EXPECT_EQ((*body)["env"]["PATH"], "/bin");
+  // The job reaches the daemon its submitter used (gpufleet checkpoint inside the job).
+  EXPECT_EQ((*body)["env"]["GPUFLEET_SOCKET"], "/tmp/gf.sock");
 }
 
 TEST(SubmitRequestTest, ReadsDirectivesUntilFirstCommand) {
@@ -89,6 +92,78 @@ TEST(SubmitRequestTest, ReadsDirectivesUntilFirstCommand) {
   EXPECT_EQ((*body)["command"], nlohmann::json({"/bin/sh", script.string(), "arg"}));
   std::filesystem::remove_all(dir);
   EXPECT_FALSE(ReadDirectives((dir / "missing.sh").string()).ok());
+}
+
+TEST(SubmitRequestTest, ParsesAfter) {
+  auto after = ParseAfter({"12", "13:ok,14:any"});
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(*after, (std::vector<Dependency>{{.job = JobId(12), .kind = DependencyKind::kAny},
+                                             {.job = JobId(13), .kind = DependencyKind::kOk},
+                                             {.job = JobId(14), .kind = DependencyKind::kAny}}));
+  for (const char* bad : {"x", "12:okay", "0", "-3", "12,", ":ok", "12:ok:ok"}) {
+    auto r = ParseAfter({bad});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message.rfind("--after: '", 0), 0u) << r.error().message;
+  }
+}
+
+TEST(SubmitRequestTest, ParsesArraySpecs) {
+  auto indices = [](const std::string& text) {
+    auto r = ParseArraySpec(text);
+    EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error().message);
+    return r.ok() ? r->indices : std::vector<int>{};
+  };
+  EXPECT_EQ(indices("0-3"), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(indices("1,3,5-7"), (std::vector<int>{1, 3, 5, 6, 7}));
+  EXPECT_EQ(indices("0-15:4"), (std::vector<int>{0, 4, 8, 12}));
+  EXPECT_EQ(indices("7,1-2,2"), (std::vector<int>{1, 2, 7}));  // sorted, each once
+  EXPECT_EQ(indices("5"), (std::vector<int>{5}));
+  auto limited = ParseArraySpec("0-99%4");
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(limited->indices.size(), 100u);
+  EXPECT_EQ(limited->max_running, 4);
+  EXPECT_FALSE(ParseArraySpec("0-9")->max_running);
+  EXPECT_EQ(ParseArraySpec("0-9999")->indices.size(), 10000u);
+}
+
+TEST(SubmitRequestTest, ArraySpecErrorsNameTheFlag) {
+  for (const char* bad : {"", "a-b", "5-2", "0-9%0", "0-9%", "0-9%x", "1:2", "0-9:0", "-1",
+                          "0-10000", "0-2000000000", "1,,2"}) {
+    auto r = ParseArraySpec(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message.rfind("--array: '", 0), 0u) << r.error().message;
+  }
+  EXPECT_NE(ParseArraySpec("0-10000").error().message.find("more than 10000 tasks"),
+            std::string::npos);
+}
+
+TEST(SubmitRequestTest, BodyCarriesDependenciesAndArray) {
+  SubmitOptions o = WithCommand();
+  o.after = {"12:ok", "13"};
+  o.array = "0-2%2";
+  auto body = BuildSubmitBody(o, "/home/u", {});
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["after"], nlohmann::json::parse(R"([{"job":12,"kind":"ok"},{"job":13,"kind":"any"}])"));
+  EXPECT_EQ((*body)["array"], nlohmann::json::parse(R"({"indices":[0,1,2],"max_running":2})"));
+  o.array = "0-2";
+  EXPECT_TRUE((*BuildSubmitBody(o, "/home/u", {}))["array"]["max_running"].is_null());
+  o.after = {"nope"};
+  EXPECT_FALSE(BuildSubmitBody(o, "/home/u", {}).ok());
+}
+
+TEST(SubmitRequestTest, ConstraintsBecomeNodeLabelsAndALaterOneWins) {
+  SubmitOptions o = WithCommand();
+  o.constraints = {"rack=a", "zone=x", "rack=b"};  // directives first, command line last
+  auto body = BuildSubmitBody(o, "/home/u", {});
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["node_labels"], nlohmann::json::parse(R"({"rack":"b","zone":"x"})"));
+  o.constraints = {"rack"};
+  auto bad = BuildSubmitBody(o, "/home/u", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "--constraint: 'rack' is not KEY=VALUE; e.g. rack=a");
+  o.constraints = {"rack=a b"};
+  EXPECT_NE(BuildSubmitBody(o, "/home/u", {}).error().message.find("is not a label"),
+            std::string::npos);
 }
 
 }  // namespace

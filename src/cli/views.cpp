@@ -245,6 +245,21 @@ void PrintGpuProcesses(const json& answer, std::ostream& out) {
   table.Print(out);
 }
 
+std::string ArrayTaskLabel(const json& job) {
+  const std::string array = JsonText(job, "array_job", "");
+  const std::string index = JsonText(job, "array_index", "");
+  return array.empty() || index.empty() ? "" : array + "_" + index;
+}
+
+std::string DependencyText(const json& job) {
+  std::string out;
+  for (const auto& d : Array(job, "after")) {
+    out += (out.empty() ? "" : ", ") + JsonText(d, "job") +
+           (JsonText(d, "kind") == "ok" ? " (ok)" : "");
+  }
+  return out;
+}
+
 void PrintJob(const json& job, std::ostream& out) {
   const std::string gpus = Joined(Array(job, "gpu_uuids"), ",");
   const std::string exit_code = JsonText(job, "exit_code", "");
@@ -260,12 +275,26 @@ void PrintJob(const json& job, std::ostream& out) {
   Line(out, "Request",
        JsonText(job, "gpus") + " GPU(s), type " + JsonText(job, "gpu_type", "any") +
            ", time limit " + JsonText(job, "time_limit_s", "none"));
+  if (const std::string task = ArrayTaskLabel(job); !task.empty()) {
+    const std::string limit = JsonText(job, "array_max_running", "");
+    Line(out, "Array", "task " + task + " of array " + JsonText(job, "array_job") +
+                           (limit.empty() ? "" : ", at most " + limit + " running at once"));
+  }
+  if (const std::string after = DependencyText(job); !after.empty()) {
+    Line(out, "After", after);
+  }
   Line(out, "Node", JsonText(job, "node") + (gpus.empty() ? "" : "  GPUs " + gpus));
   Line(out, "Command", Joined(Array(job, "command"), " "));
   Line(out, "Workdir", JsonText(job, "workdir"));
   Line(out, "Submitted", JsonText(job, "submit_time"));
   Line(out, "Started", JsonText(job, "start_time"));
+  if (const std::string saved = JsonText(job, "last_checkpoint", ""); !saved.empty()) {
+    Line(out, "Checkpoint", saved + "  (a preemption loses only the work since)");
+  }
   Line(out, "Ended", JsonText(job, "end_time"));
+  if (job.value("budget_approved", false)) {
+    Line(out, "Budget", "approved past its team's GPU-hour budget");
+  }
   PrintUsage(job, out);
 }
 

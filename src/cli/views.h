@@ -33,6 +33,13 @@ void PrintGpuTable(const nlohmann::json& answer, std::ostream& out);
 // NODE GPU PID USER JOB MEMORY UTIL, JOB being the job id or "unmanaged".
 void PrintGpuProcesses(const nlohmann::json& answer, std::ostream& out);
 
+// A job array task's name, "40_3" (array id, index), from a job's array_job and
+// array_index; "" for a job that is not an array task.
+std::string ArrayTaskLabel(const nlohmann::json& job);
+
+// A job's `after` list in words: "12 (ok), 13"; "" when it has none.
+std::string DependencyText(const nlohmann::json& job);
+
 // `gpufleet show JOB`: one labelled line per field of a job (GET /api/v1/jobs/{id}), then its
 // GPU usage: mean/peak utilisation, peak memory, energy in J and kWh ("so far" while running).
 void PrintJob(const nlohmann::json& job, std::ostream& out);

@@ -209,5 +209,21 @@ TEST(CliViewsTest, TruncateCutsAtCharacterBoundary) {
   EXPECT_EQ(Truncate("abcdeé0123", 9), "abcde...");
 }
 
+TEST(CliViewsTest, ShowAndLabelsNameArrayTasksAndDependencies) {
+  Job job = RunningJob();
+  EXPECT_EQ(ArrayTaskLabel(JobToJson(job)), "");
+  EXPECT_EQ(Show(job).find("Array"), std::string::npos);
+  EXPECT_EQ(Show(job).find("After"), std::string::npos);
+  job.spec.array = ArrayTask{.array_job = JobId(40), .index = 3, .max_running = 4};
+  job.spec.after = {Dependency{.job = JobId(12), .kind = DependencyKind::kOk},
+                    Dependency{.job = JobId(13), .kind = DependencyKind::kAny}};
+  EXPECT_EQ(ArrayTaskLabel(JobToJson(job)), "40_3");
+  EXPECT_EQ(DependencyText(JobToJson(job)), "12 (ok), 13");
+  EXPECT_NE(Show(job).find("Array       task 40_3 of array 40, at most 4 running at once\n"),
+            std::string::npos)
+      << Show(job);
+  EXPECT_NE(Show(job).find("After       12 (ok), 13\n"), std::string::npos) << Show(job);
+}
+
 }  // namespace
 }  // namespace gf

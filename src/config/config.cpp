@@ -13,6 +13,7 @@
 #include <toml.hpp>
 
 #include "core/duration.h"
+#include "model/node.h"
 
 namespace gf {
 namespace {
@@ -63,6 +64,7 @@ class ConfigParser {
     if (auto it = table.find("scheduler"); it != table.end()) {
       GF_TRY(ParseScheduler(it->second));
     }
+    ChooseClassSet(table);
     GF_TRY(ForEachNamed(table, "class", &ConfigParser::ParseClass));
     GF_TRY(ForEachNamed(table, "team", &ConfigParser::ParseTeam));
     if (auto it = table.find("other_teams"); it != table.end()) {
@@ -253,10 +255,12 @@ class ConfigParser {
 
   Status ParseScheduler(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[scheduler]", ""));
-    GF_TRY(CheckKeys(s, {"backfill", "backfill_depth", "fair_share_half_life",
+    GF_TRY(CheckKeys(s, {"backfill", "backfill_depth", "default_class", "fair_share_half_life",
                          "max_preemptors_per_pass", "min_run_time", "preemption",
                          "user_weights"}));
     PolicyConfig& p = config_.policy;
+    GF_ASSIGN_OR_RETURN(const auto default_class, String(s, "default_class"));
+    Set(p.default_class, default_class);
     GF_ASSIGN_OR_RETURN(const auto half_life, Duration(s, "fair_share_half_life"));
     Set(p.fair_share.half_life, half_life);
     GF_ASSIGN_OR_RETURN(const auto preemption, Bool(s, "preemption"));
@@ -270,7 +274,8 @@ class ConfigParser {
     GF_ASSIGN_OR_RETURN(const auto depth, IntIn(s, "backfill_depth"));
     Set(p.backfill.depth, depth);
     for (const auto& [key, field] :
-         {std::pair<std::string, std::string>{"fair_share_half_life", "fair_share.half_life"},
+         {std::pair<std::string, std::string>{"default_class", "default_class"},
+          {"fair_share_half_life", "fair_share.half_life"},
           {"min_run_time", "preemption.min_run_time"},
           {"max_preemptors_per_pass", "preemption.max_preemptors_per_pass"},
           {"backfill_depth", "backfill.depth"}}) {
@@ -295,8 +300,29 @@ class ConfigParser {
     return OkStatus();
   }
 
-  // [class.NAME] changes the stock class of that name; a key it leaves out keeps the stock
-  // value, so `[class.high] max_gpus_per_user = 8` is all it takes to cap one class.
+  // Which classes the file starts from. Tables that all name stock classes (high, normal,
+  // low) tune them: a key a table leaves out keeps the stock value, so
+  // `[class.high] max_gpus_per_user = 8` is all it takes to cap one class. A table naming a
+  // class of its own means the admin defines the tiers: the classes are then exactly the
+  // file's tables (a stock name among them starts blank too), as an admin listing their
+  // tiers expects, rather than their tiers mixed with ours.
+  void ChooseClassSet(const TomlTable& root) {
+    const auto it = root.find("class");
+    if (it == root.end() || !it->second.is_table()) {
+      return;  // ForEachNamed reports a "class" that is not tables
+    }
+    const std::vector<PriorityClassPolicy> stock = DefaultPriorityClasses();
+    for (const auto& [name, value] : it->second.as_table()) {
+      const bool is_stock =
+          std::any_of(stock.begin(), stock.end(), [&](const auto& c) { return c.name == name; });
+      own_classes_ = own_classes_ || !is_stock;
+    }
+    if (own_classes_) {
+      config_.policy.classes.clear();
+    }
+  }
+
+  // [class.NAME]: tunes the stock class of that name, or defines one (ChooseClassSet).
   Status ParseClass(const std::string& name, const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s,
                         TableSection(v, "[class." + name + "]", "classes[" + name + "]"));
@@ -306,6 +332,12 @@ class ConfigParser {
     auto it = std::find_if(classes.begin(), classes.end(),
                            [&](const PriorityClassPolicy& c) { return c.name == name; });
     if (it == classes.end()) {
+      if (!s.Table().contains("rank")) {
+        // Without it the order of the admin's tiers would be a guess.
+        return InvalidArgument(At(v) + ": " + s.label +
+                               " rank: missing; a file that defines its own classes gives "
+                               "each a rank (lower goes first)");
+      }
       PriorityClassPolicy added;
       added.name = name;
       it = classes.insert(classes.end(), std::move(added));
@@ -381,7 +413,7 @@ class ConfigParser {
 
   Status ParseUp(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[up]", ""));
-    GF_TRY(CheckKeys(s, {"data_dir", "gpus", "host", "kill_grace", "listen_socket",
+    GF_TRY(CheckKeys(s, {"data_dir", "gpus", "host", "kill_grace", "labels", "listen_socket",
                          "no_process_after", "node_name", "port", "sample_interval"}));
     UpConfig& up = config_.up;
     GF_TRY(UpString(s, "gpus", up.gpus));
@@ -397,6 +429,25 @@ class ConfigParser {
     Wrap(s, "sample_interval", interval, up.sample_interval);
     GF_ASSIGN_OR_RETURN(const auto no_process, Duration(s, "no_process_after"));
     Wrap(s, "no_process_after", no_process, up.no_process_after);
+    return ParseUpLabels(s);
+  }
+
+  // labels = { rack = "a", zone = "x" } (or an [up.labels] table): strings, valid labels.
+  Status ParseUpLabels(const Section& up) {
+    const auto it = up.Table().find("labels");
+    if (it == up.Table().end()) {
+      return OkStatus();
+    }
+    GF_ASSIGN_OR_RETURN(const Section s, TableSection(it->second, "[up] labels", ""));
+    std::map<std::string, std::string> labels;
+    for (const auto& [key, value] : s.Table()) {
+      GF_ASSIGN_OR_RETURN(const auto text, String(s, key));
+      if (Status valid = ValidateLabel(key, *text, "label"); !valid.ok()) {
+        return KeyError(s, key, valid.error().message);
+      }
+      labels[key] = *text;
+    }
+    config_.up.labels = ConfigValue<std::map<std::string, std::string>>{labels, KeyAt(up, "labels")};
     return OkStatus();
   }
 
@@ -458,6 +509,7 @@ class ConfigParser {
 
   std::string source_;
   Config config_;
+  bool own_classes_ = false;  // the file defines its own classes (ChooseClassSet)
   std::map<std::string, std::string> where_;  // ValidatePolicy field name → "file:line: [t] key"
 };
 

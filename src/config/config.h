@@ -44,6 +44,9 @@ struct UpConfig {
   std::optional<ConfigValue<std::string>> node_name;                  // --node-name
   std::optional<ConfigValue<std::chrono::seconds>> sample_interval;   // --sample-interval
   std::optional<ConfigValue<std::chrono::seconds>> no_process_after;  // --no-process-after
+  // labels = { rack = "a" }: the node's labels, for jobs' --constraint (each --label flag of
+  // `gpufleet up` adds to or overrides one of them).
+  std::optional<ConfigValue<std::map<std::string, std::string>>> labels;
 };
 
 struct Config {

@@ -99,9 +99,51 @@ max_time_limit = "1d"
   // Untouched: the other classes, and what [class.low] does not name.
   EXPECT_THAT(Class(c, "high").preempts, ElementsAre("normal", "low"));
   EXPECT_EQ(c.policy.classes.size(), 3U);
-  const Config preempts = Parse("[class.normal]\npreempts = [\"low\", \"high\"]\n");
-  EXPECT_THAT(Class(preempts, "normal").preempts, ElementsAre("low", "high"));
-  EXPECT_EQ(Class(preempts, "normal").rank, Rank(PriorityClass::kNormal));
+  const Config preempts = Parse("[class.normal]\npreempts = []\n");
+  EXPECT_TRUE(Class(preempts, "normal").preempts.empty());
+  EXPECT_EQ(Class(preempts, "normal").rank, 1);  // the stock rank
+  EXPECT_EQ(preempts.policy.default_class, "normal");
+}
+
+TEST(ConfigTest, AClassOfItsOwnMeansTheFileDefinesEveryClass) {
+  const Config c = Parse(R"(
+[scheduler]
+default_class = "standard"
+
+[class.urgent]
+rank = 0
+preempts = ["batch"]
+
+[class.high]
+rank = 1
+preempts = ["standard", "batch"]
+
+[class.standard]
+rank = 2
+
+[class.batch]
+rank = 3
+max_time_limit = "1d"
+)");
+  ASSERT_EQ(c.policy.classes.size(), 4U);  // no stock normal or low
+  EXPECT_THAT(Class(c, "urgent").preempts, ElementsAre("batch"));
+  EXPECT_THAT(Class(c, "high").preempts, ElementsAre("standard", "batch"));  // not stock
+  EXPECT_EQ(Class(c, "batch").max_time_limit, hours(24));
+  EXPECT_EQ(c.policy.default_class, "standard");
+  EXPECT_TRUE(ValidatePolicy(c.policy).ok());
+}
+
+TEST(ConfigTest, OwnClassesNeedARankAndADefaultClassThatExists) {
+  EXPECT_EQ(ErrorOf("[class.gold]\npreempts = []\n"),
+            "test.toml:1: [class.gold] rank: missing; a file that defines its own classes gives "
+            "each a rank (lower goes first)");
+  EXPECT_EQ(ErrorOf("[class.gold]\nrank = 0\n[class.bronze]\nrank = 1\n"),
+            "test.toml: default_class: no class 'normal'; name a listed class (gold, bronze)");
+  EXPECT_EQ(ErrorOf("[scheduler]\ndefault_class = \"tin\"\n[class.gold]\nrank = 0\n"),
+            "test.toml:2: [scheduler] default_class: no class 'tin'; name a listed class (gold)");
+  EXPECT_EQ(ErrorOf("[class.Gold]\nrank = 0\n"),
+            "test.toml:1: [class.Gold]: not a class name; use 1 to 32 lower-case letters, "
+            "digits, '-' or '_'");
 }
 
 TEST(ConfigTest, TeamKeys) {
@@ -177,6 +219,19 @@ no_process_after = "2m"
   EXPECT_EQ(up.no_process_after->value, minutes(2));
 }
 
+TEST(ConfigTest, UpLabelsAreAnInlineTableOfValidLabels) {
+  const Config c = Parse("[up]\nlabels = { rack = \"a\", zone = \"eu-1\" }\n");
+  ASSERT_TRUE(c.up.labels.has_value());
+  EXPECT_EQ(c.up.labels->value,
+            (std::map<std::string, std::string>{{"rack", "a"}, {"zone", "eu-1"}}));
+  EXPECT_EQ(c.up.labels->where, "test.toml:2: [up] labels");
+  EXPECT_THAT(ErrorOf("[up]\nlabels = { rack = 1 }\n"),
+              HasSubstr("[up] labels rack: expected a string in quotes, got an integer"));
+  EXPECT_THAT(ErrorOf("[up]\nlabels = { rack = \"a b\" }\n"),
+              HasSubstr("label: 'rack=a b' is not a label; use KEY=VALUE"));
+  EXPECT_THAT(ErrorOf("[up]\nlabels = \"rack=a\"\n"), HasSubstr("must be a table"));
+}
+
 TEST(ConfigTest, UnknownKeysNameTheTableLineAndKnownKeys) {
   EXPECT_EQ(ErrorOf("[team.ml]\nguaranteed_gpus = 1\nmax_gpu = 4\n"),
             "test.toml:3: unknown key 'max_gpu' in [team.ml]; known keys: fair_share_weight, "
@@ -240,10 +295,11 @@ TEST(ConfigTest, PolicyRulesPointAtTheLine) {
             "test.toml:3: [team.ml] max_gpus: 4 is below guaranteed_gpus 8; raise max_gpus or "
             "lower the guarantee");
   EXPECT_EQ(ErrorOf("[class.high]\n\npreempts = [\"urgent\"]\n"),
-            "test.toml:3: [class.high] preempts: no class 'urgent'; name a listed class");
-  EXPECT_EQ(ErrorOf("# top\n[class.urgent]\nrank = 0\n"),
-            "test.toml:2: [class.urgent]: jobs can name only high, normal or low; rename the "
-            "class");
+            "test.toml:3: [class.high] preempts: no class 'urgent'; name a listed class (high, "
+            "normal, low)");
+  EXPECT_EQ(ErrorOf("# top\n[class.low]\npreempts = [\"high\"]\n"),
+            "test.toml:3: [class.low] preempts: 'high' has rank 0, not after low's rank 2; a "
+            "class may preempt only classes ranked after it");
   EXPECT_EQ(ErrorOf("[class.low]\nmax_gpus_per_user = -1\n"),
             "test.toml:2: [class.low] max_gpus_per_user: must be 0 or more");
   EXPECT_EQ(ErrorOf("[class.low]\ndefault_time_limit = \"2d\"\nmax_time_limit = \"1d\"\n"),

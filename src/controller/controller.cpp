@@ -8,16 +8,28 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controller/job_arrays.h"
 #include "core/duration.h"
+#include "scheduler/explain.h"
 
 namespace gf {
 namespace {
 
 constexpr int kMaxLoadedJobs = 1'000'000;
+// Usage records read per page when seeding fair share at start.
+constexpr int kUsagePage = 10'000;
 
 // Upper bounds (seconds) of the queue-wait histogram behind gpufleet_queue_wait_seconds.
 constexpr std::array<double, 12> kWaitBucketBounds = {1,   5,    10,   30,    60,    300,
                                                       600, 1800, 3600, 7200, 21600, 86400};
+
+// A spec that names no class (the API leaves the name empty) gets the config's default class.
+JobSpec WithDefaultClass(JobSpec spec, const PolicyConfig& policy) {
+  if (spec.priority.name.empty()) {
+    spec.priority.name = policy.default_class;
+  }
+  return spec;
+}
 
 // Jobs that name no team are accounted to "default" (teams and quotas come with #4).
 std::string TeamOf(const Job& job) { return job.spec.team.empty() ? "default" : job.spec.team; }
@@ -110,6 +122,8 @@ Status Controller::Load() {
       AssignGpus(job);
     }
   }
+  GF_TRY(RestoreDependencies());
+  GF_TRY(LoadAccounting());
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}", active_.size(),
                nodes_.size(), next_job_id_);
   return OkStatus();
@@ -229,6 +243,7 @@ Status Controller::Flush() {
   }
   Status s = store_->Commit(batch_);
   batch_ = StoreBatch{};
+  batch_job_slot_.clear();
   if (!s.ok()) {
     // The in-memory state is now ahead of the disk. Stop accepting work rather than
     // acknowledge anything else; a restart reloads the last durable state.
@@ -256,13 +271,13 @@ void Controller::EraseFinished() {
 // A job changed twice in one turn (submitted and started, say) is written once: the batch keeps
 // its latest version only. Batches are small (one loop turn), so a linear search is enough.
 void Controller::Persist(const Job& job) {
-  for (Job& queued : batch_.jobs) {
-    if (queued.id == job.id) {
-      queued = job;
-      return;
-    }
+  // Indexed, not searched: one turn may write thousands of jobs (an array's tasks).
+  const auto [it, added] = batch_job_slot_.try_emplace(job.id, batch_.jobs.size());
+  if (added) {
+    batch_.jobs.push_back(job);
+  } else {
+    batch_.jobs[it->second] = job;
   }
-  batch_.jobs.push_back(job);
 }
 
 void Controller::Record(std::optional<JobId> job,
@@ -294,12 +309,16 @@ void Controller::Transition(Job& job,
     counters_.ended[to] += 1;
     counters_.team_gpu_seconds[TeamOf(job)] += GpuSeconds(job, clock_.Now());
   }
+  const bool ended = IsTerminal(to);
   if ((from == JobState::kStarting || from == JobState::kRunning) && to != JobState::kRunning) {
     ReleaseGpus(job);
   }
   Persist(job);
   Record(job.id, "state", actor,
          std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
+  if (ended) {
+    ResolveDependents(job);  // after this job's own event: the cascade's events follow it
+  }
 }
 
 NodeAgent* Controller::AgentFor(const Job& job) const {
@@ -318,7 +337,41 @@ Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
   });
 }
 
+Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
+                                                 JobSpec spec,
+                                                 ArrayRequest array) {
+  return Call<std::vector<Job>>(
+      [this, caller, spec = std::move(spec), array = std::move(array)]() mutable {
+        return DoSubmitArray(caller, std::move(spec), std::move(array));
+      });
+}
+
 Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
+  spec = WithDefaultClass(std::move(spec), options_.policy);
+  GF_TRY(CheckSubmission(caller, spec));
+  return AddJob(caller, std::move(spec));
+}
+
+// One command on the state thread: the tasks get consecutive ids and share one commit, so
+// an array is queued whole or not at all.
+Result<std::vector<Job>> Controller::DoSubmitArray(const Caller& caller,
+                                                   JobSpec spec,
+                                                   ArrayRequest array) {
+  GF_TRY(ValidateArrayRequest(array));
+  spec = WithDefaultClass(std::move(spec), options_.policy);
+  GF_TRY(CheckSubmission(caller, spec));
+  const JobId first(next_job_id_);
+  std::vector<Job> tasks;
+  tasks.reserve(array.indices.size());
+  for (int index : array.indices) {
+    JobSpec task = spec;
+    task.array = ArrayTask{.array_job = first, .index = index, .max_running = array.max_running};
+    tasks.push_back(AddJob(caller, std::move(task)));
+  }
+  return tasks;
+}
+
+Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   if (fatal_) {
     return *fatal_;
   }
@@ -331,10 +384,15 @@ Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
                             "serve every user");
   }
   GF_TRY(ValidateSpec(spec));
+  GF_TRY(CheckClassExists(options_.policy, spec.priority));  // "priority: no class 'urgent'; ..."
   ClusterSnapshot snapshot = Snapshot();
   if (!snapshot.nodes.empty()) {
     GF_TRY(CheckFeasible(snapshot, spec.request));
   }
+  return CheckDependencies(caller, spec.after);
+}
+
+Job Controller::AddJob(const Caller& caller, JobSpec spec) {
   Job job;
   job.id = JobId(next_job_id_++);
   job.owner = Owner{caller.uid, caller.gid, caller.user};
@@ -353,11 +411,14 @@ Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
   Persist(job);
   std::string limit =
       job.spec.time_limit ? ", time limit " + FormatDuration(*job.spec.time_limit) : "";
+  const std::string task = job.spec.array ? " (array task " + ArrayTaskName(*job.spec.array) + ")"
+                                           : std::string();
   Record(job.id, "submit", caller.user,
-         "submitted '" + job.spec.name + "': " + Describe(job.spec.request) + ", priority " +
-             std::string(ToString(job.spec.priority)) + limit);
+         "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
+             ", priority " + std::string(ToString(job.spec.priority)) + limit);
   schedule_needed_ = true;
   active_.emplace(job.id, job);
+  TrackDependencies(job);
   return job;
 }
 
@@ -457,6 +518,274 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
   return job;
 }
 
+Result<std::vector<Job>> Controller::CancelArray(const Caller& caller, JobId array_job) {
+  return Call<std::vector<Job>>(
+      [this, caller, array_job] { return DoCancelArray(caller, array_job); });
+}
+
+Result<std::vector<Job>> Controller::DoCancelArray(const Caller& caller, JobId array_job) {
+  GF_ASSIGN_OR_RETURN(Job first, FindVisible(caller, array_job));
+  const std::string id = std::to_string(array_job.value());
+  if (!first.spec.array || first.spec.array->array_job != array_job) {
+    return InvalidArgument(
+        "array: job " + id + " is not a job array" +
+        (first.spec.array ? "; it is task " + ArrayTaskName(*first.spec.array) +
+                                 " (cancel the whole array with gpufleet cancel --array " +
+                                 std::to_string(first.spec.array->array_job.value()) + ")"
+                           : "; cancel it with gpufleet cancel " + id));
+  }
+  std::vector<JobId> tasks;
+  for (const auto& [task_id, job] : active_) {
+    if (job.spec.array && job.spec.array->array_job == array_job && !IsTerminal(job.state)) {
+      tasks.push_back(task_id);
+    }
+  }
+  if (tasks.empty()) {
+    return FailedPrecondition("array " + id + ": every task already ended");
+  }
+  std::vector<Job> out;
+  for (JobId task : tasks) {
+    GF_ASSIGN_OR_RETURN(Job job, DoCancel(caller, task));
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+// ---- dependencies (dependencies.h) and array throttle (job_arrays.h) -----------------------
+
+Status Controller::CheckDependencies(const Caller& caller, const std::vector<Dependency>& after) {
+  GF_TRY(ValidateDependencies(after));
+  for (const Dependency& d : after) {
+    const std::string id = std::to_string(d.job.value());
+    std::optional<Job> stored;
+    const Job* target = nullptr;
+    if (auto it = active_.find(d.job); it != active_.end()) {
+      target = &it->second;
+    } else {
+      GF_ASSIGN_OR_RETURN(stored, store_->GetJob(d.job));
+      target = stored ? &*stored : nullptr;
+    }
+    // Another user's job is "does not exist" too: its existence must not leak.
+    if (target == nullptr || !Visible(caller, *target)) {
+      return InvalidArgument("after: job " + id +
+                             " does not exist; give the id of a job you submitted "
+                             "(gpufleet queue --all lists them)");
+    }
+    // For an array's id, how the whole array ended (nullopt while a task is unfinished).
+    GF_ASSIGN_OR_RETURN(const std::optional<JobOutcome> outcome, OutcomeOf(d.job));
+    if (outcome.has_value() && !Satisfies(d.kind, *outcome)) {
+      return InvalidArgument("after: job " + id + " already ended " +
+                             std::string(ToString(outcome->state)) +
+                             (outcome->exit_code
+                                  ? " (exit " + std::to_string(*outcome->exit_code) + ")"
+                                  : "") +
+                             ", so " + id + ":ok can never be met; give " + id +
+                             " without :ok to run after it anyway");
+    }
+  }
+  return OkStatus();
+}
+
+// At submit, CheckDependencies judged the jobs that had ended: only the live ones remain.
+void Controller::TrackDependencies(const Job& job) {
+  std::vector<Dependency> unmet;
+  for (const Dependency& d : job.spec.after) {
+    if (HasUnfinishedTask(d.job)) {
+      unmet.push_back(d);
+    }
+  }
+  dependencies_.Wait(job.id, unmet);
+}
+
+// Whether `id` names a job (or, for an array's id, any task of that array) not yet ended. The
+// tasks of an array have consecutive ids from the array's id, and only they: walking active_
+// from there meets them first, and the first entry of another job ends the walk.
+bool Controller::HasUnfinishedTask(JobId id) const {
+  for (auto it = active_.lower_bound(id); it != active_.end(); ++it) {
+    const Job& job = it->second;
+    const bool of_array = job.spec.array.has_value() && job.spec.array->array_job == id;
+    if (it->first != id && !of_array) {
+      return false;
+    }
+    if (!IsTerminal(job.state)) {
+      return true;
+    }
+    if (!of_array) {
+      return false;
+    }
+  }
+  return false;
+}
+
+// How the array `array` ended once every task has: COMPLETED with exit 0 when all did, else
+// the outcome of the first task (by index) that did not. nullopt while a task runs or waits.
+Result<std::optional<JobOutcome>> Controller::ArrayOutcome(JobId array) const {
+  if (HasUnfinishedTask(array)) {
+    return std::optional<JobOutcome>();
+  }
+  GF_ASSIGN_OR_RETURN(std::vector<Job> tasks,
+                      store_->ListJobs({.array_job = array, .limit = kMaxArrayTasks}));
+  std::optional<JobOutcome> failed;
+  int failed_index = 0;
+  for (const Job& stored : tasks) {  // newest first: the lowest index ends up in `failed`
+    // A task that ended in this loop turn is not committed yet: active_ has its end.
+    const auto live = active_.find(stored.id);
+    const Job& task = live != active_.end() ? live->second : stored;
+    const JobOutcome outcome{.state = task.state, .exit_code = task.exit_code};
+    if (!IsTerminal(task.state)) {
+      return std::optional<JobOutcome>();  // stored as live, not yet in active_: not ended
+    }
+    if (!Satisfies(DependencyKind::kOk, outcome) &&
+        (!failed || task.spec.array->index < failed_index)) {
+      failed = outcome;
+      failed_index = task.spec.array->index;
+    }
+  }
+  return std::optional<JobOutcome>(
+      failed.value_or(JobOutcome{.state = JobState::kCompleted, .exit_code = 0}));
+}
+
+Result<std::optional<JobOutcome>> Controller::OutcomeOf(JobId id) const {
+  GF_ASSIGN_OR_RETURN(const bool array, IsArrayId(id));
+  if (array) {
+    return ArrayOutcome(id);
+  }
+  if (auto it = active_.find(id); it != active_.end()) {
+    if (!IsTerminal(it->second.state)) {
+      return std::optional<JobOutcome>();
+    }
+    return std::optional<JobOutcome>(
+        JobOutcome{.state = it->second.state, .exit_code = it->second.exit_code});
+  }
+  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
+  if (!stored) {
+    // Not in the store: it can never end now. Counted as cancelled, so a job waiting for it
+    // with :ok is cancelled rather than left waiting forever.
+    return std::optional<JobOutcome>(
+        JobOutcome{.state = JobState::kCancelled, .exit_code = std::nullopt});
+  }
+  return std::optional<JobOutcome>(
+      JobOutcome{.state = stored->state, .exit_code = stored->exit_code});
+}
+
+// After a restart: the loaded pending jobs wait again for what has not ended; one whose :ok
+// dependency ended otherwise while gpufleet was down is cancelled now.
+Status Controller::RestoreDependencies() {
+  for (auto& [id, job] : active_) {
+    if (job.state != JobState::kPending || job.spec.after.empty()) {
+      continue;
+    }
+    std::vector<Dependency> unmet;
+    std::optional<std::string> broken;
+    for (const Dependency& d : job.spec.after) {
+      GF_ASSIGN_OR_RETURN(const std::optional<JobOutcome> outcome, OutcomeOf(d.job));
+      if (!outcome) {
+        unmet.push_back(d);
+      } else if (!Satisfies(d.kind, *outcome) && !broken) {
+        broken = BrokenCause(d.job, *outcome);
+      }
+    }
+    if (broken) {
+      Transition(job, JobState::kCancelled, *broken, "controller");
+    } else {
+      dependencies_.Wait(id, unmet);
+    }
+  }
+  return OkStatus();
+}
+
+// A job's end resolves the dependencies on it; an array task's end resolves those on the
+// whole array (named by the array's id, as Slurm's afterok:ARRAY) once it was the last task.
+// The array's id is also its first task's id, so that task's end alone resolves nothing.
+void Controller::ResolveDependents(const Job& job) {
+  std::optional<JobOutcome> outcome =
+      JobOutcome{.state = job.state, .exit_code = job.exit_code};
+  JobId target = job.id;
+  if (job.spec.array.has_value()) {
+    target = job.spec.array->array_job;
+    if (target != job.id) {
+      ResolveOne(job.id, *outcome);  // a task named by its own id
+    }
+    Result<std::optional<JobOutcome>> array = ArrayOutcome(target);
+    if (!array.ok()) {
+      spdlog::error("controller: dependencies on array {}: {}", target.value(),
+                    array.error().message);
+      return;
+    }
+    outcome = *array;
+  }
+  if (outcome.has_value()) {
+    ResolveOne(target, *outcome);
+  }
+}
+
+void Controller::ResolveOne(JobId target, const JobOutcome& outcome) {
+  for (const DependencyGraph::Broken& broken : dependencies_.OnEnded(target, outcome)) {
+    auto it = active_.find(broken.job);
+    if (it != active_.end() && it->second.state == JobState::kPending) {
+      Transition(it->second, JobState::kCancelled, broken.cause, "scheduler");
+    }
+  }
+}
+
+// Whether `id` is the id of a job array (its first task's id). Errors: the store's.
+Result<bool> Controller::IsArrayId(JobId id) const {
+  if (auto it = active_.find(id); it != active_.end()) {
+    return it->second.spec.array.has_value() && it->second.spec.array->array_job == id;
+  }
+  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
+  return stored.has_value() && stored->spec.array.has_value() &&
+         stored->spec.array->array_job == id;
+}
+
+std::map<JobId, std::string> Controller::HeldBack() const {
+  std::map<JobId, std::string> held;
+  std::vector<ArrayMember> members;
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kPending) {
+      if (std::optional<Dependency> waiting = dependencies_.FirstUnmet(id)) {
+        held.emplace(id, WaitingReason(*waiting));
+        continue;  // not yet a candidate: takes no place in its array's throttle
+      }
+    } else if (!HoldsGpus(job)) {
+      continue;
+    }
+    if (job.spec.array && job.spec.array->max_running) {
+      members.push_back(ArrayMember{
+          .job = id, .task = *job.spec.array, .running = job.state != JobState::kPending});
+    }
+  }
+  held.merge(ThrottledTasks(members));
+  return held;
+}
+
+Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
+  return Call<Explanation>([this, caller, id] { return DoExplain(caller, id); });
+}
+
+// The snapshot and queue a pass would see now, so the explanation is the next pass's decision.
+Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
+  GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
+  const std::string name = "job " + std::to_string(id.value());
+  if (IsTerminal(job.state)) {
+    return FailedPrecondition(name + " has ended (" + std::string(ToString(job.state)) +
+                              "): only pending and running jobs are explained; see gpufleet "
+                              "show " + std::to_string(id.value()));
+  }
+  const std::map<JobId, std::string> held = HeldBack();
+  if (auto h = held.find(id); h != held.end()) {
+    return FailedPrecondition(name + " is not queued yet: " + h->second);
+  }
+  Result<Explanation> explanation =
+      Explain(Snapshot(), PendingQueue(held), options_.policy, clock_.Now(), id);
+  if (!explanation.ok() && explanation.error().code == ErrorCode::kNotFound) {
+    // Neither queued nor holding GPUs: between states (e.g. preempted, not yet requeued).
+    return FailedPrecondition(name + " is " + std::string(ToString(job.state)) +
+                              ": nothing to explain until it is queued or running again");
+  }
+  return explanation;
+}
+
 Result<JobLogs> Controller::GetJobLogs(const Caller& caller, JobId id) {
   return Call<JobLogs>([this, caller, id]() -> Result<JobLogs> {
     GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
@@ -518,9 +847,11 @@ ClusterStats Controller::ComputeStats() const {
   const Time now = clock_.Now();
   ClusterStats stats;
   std::map<JobState, int> by_state;
+  // Every configured class, so that one with nothing pending still shows 0; a class the
+  // config dropped shows while jobs of it wait.
   std::map<PriorityClass, QueueStats> queue;
-  for (PriorityClass p : {PriorityClass::kHigh, PriorityClass::kNormal, PriorityClass::kLow}) {
-    queue[p].priority = std::string(ToString(p));
+  for (const PriorityClassPolicy& cls : options_.policy.classes) {
+    queue[PriorityClass{.name = cls.name}].priority = cls.name;
   }
   std::map<std::string, TeamStats> teams;
   for (const auto& [team, seconds] : counters_.team_gpu_seconds) {
@@ -532,6 +863,7 @@ ClusterStats Controller::ComputeStats() const {
     if (job.state == JobState::kPending) {
       team.pending_jobs += 1;
       QueueStats& q = queue[job.spec.priority];
+      q.priority = job.spec.priority.name;
       q.pending += 1;
       q.oldest_wait_seconds = std::max(q.oldest_wait_seconds, Seconds(job.submit_time, now));
     } else if (job.allocation) {
@@ -552,6 +884,10 @@ ClusterStats Controller::ComputeStats() const {
   for (auto& [p, q] : queue) {
     stats.queue.push_back(q);
   }
+  std::stable_sort(stats.queue.begin(), stats.queue.end(), [&](const auto& a, const auto& b) {
+    return ClassPolicyFor(options_.policy, PriorityClass{.name = a.priority}).rank <
+           ClassPolicyFor(options_.policy, PriorityClass{.name = b.priority}).rank;
+  });  // in the config's order, as `gpufleet queue` lists classes
   std::int64_t cumulative = 0;
   for (std::size_t i = 0; i < kWaitBucketBounds.size(); ++i) {
     cumulative += counters_.wait_buckets[i];
@@ -673,10 +1009,12 @@ void Controller::AssignGpus(const Job& job) {
 }
 
 void Controller::ReleaseGpus(Job& job) {
-  if (std::optional<JobUsage> usage = telemetry_->Usage(job.id)) {
+  const std::optional<JobUsage> usage = telemetry_->Usage(job.id);
+  if (usage) {
     // A requeued job already carries the usage of its earlier runs.
     job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
   }
+  RecordRun(job, usage);
   if (job.allocation) {
     for (const GpuUuid& uuid : job.allocation->gpus) {
       telemetry_->SetAssignment(uuid, std::nullopt);
@@ -848,6 +1186,7 @@ void Controller::AccountUsage() {
   const Time now = clock_.Now();
   team_usage_.Advance(now, by_team);
   user_usage_.Advance(now, by_user);
+  accounting_.Roll(now);
 }
 
 std::vector<RunningJob> Controller::RunningJobs() const {
@@ -866,11 +1205,23 @@ std::vector<RunningJob> Controller::RunningJobs() const {
         .start_time = job.start_time.value_or(clock_.Now()),
         .time_limit = EffectiveLimit(job),
         .preemptible = job.preemptible,
-        .last_checkpoint = std::nullopt,  // jobs do not report checkpoints yet
+        .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
         .stopping = terminating_.contains(id),
     });
   }
   return out;
+}
+
+std::map<GpuUuid, GpuLoad> Controller::GpuLoads(const Node& node) const {
+  std::map<GpuUuid, GpuLoad> loads;
+  for (const Gpu& gpu : node.gpus) {
+    const std::optional<GpuView> view = telemetry_->Find(gpu.uuid);
+    if (view.has_value() && view->sample.has_value() && !view->sample->lost) {
+      loads[gpu.uuid] = GpuLoad{.util_pct = view->sample->util_gpu_pct.value_or(0),
+                                .memory_used_mib = view->sample->memory_used_mib};
+    }
+  }
+  return loads;
 }
 
 ClusterSnapshot Controller::Snapshot() const {
@@ -883,7 +1234,7 @@ ClusterSnapshot Controller::Snapshot() const {
     }
   }
   for (const auto& [name, entry] : nodes_) {
-    NodeSnapshot ns{entry.node, allocated[name]};
+    NodeSnapshot ns{entry.node, allocated[name], GpuLoads(entry.node)};
     if (!entry.connected || entry.agent == nullptr) {
       ns.node.state = NodeState::kDown;  // known from the store, but no agent has reported
     }
@@ -894,15 +1245,16 @@ ClusterSnapshot Controller::Snapshot() const {
     snapshot.team_usage[team].decayed_gpu_seconds = sum;
   }
   snapshot.user_decayed_gpu_seconds = user_usage_.Sums();
+  for (const auto& [team, hours] : accounting_.TeamHours(RunningSpans(), clock_.Now())) {
+    snapshot.team_usage[team].period_gpu_hours = hours;
+  }
   return snapshot;
 }
 
-void Controller::Schedule() {
-  schedule_needed_ = false;
-  next_pass_at_.reset();
+Queue Controller::PendingQueue(const std::map<JobId, std::string>& held) const {
   Queue queue;
   for (const auto& [id, job] : active_) {
-    if (job.state == JobState::kPending) {
+    if (job.state == JobState::kPending && !held.contains(id)) {
       queue.pending.push_back(QueuedJob{.id = id,
                                         .priority = job.spec.priority,
                                         .submit_time = job.submit_time,
@@ -910,17 +1262,31 @@ void Controller::Schedule() {
                                         .user = job.owner.user,
                                         .team = job.spec.team,
                                         .time_limit = job.spec.time_limit,
-                                        .budget_approved = false});
+                                        .budget_approved = job.budget_approved});
     }
   }
-  if (queue.pending.empty()) {
-    return;
+  return queue;
+}
+
+void Controller::Schedule() {
+  schedule_needed_ = false;
+  next_pass_at_.reset();
+  const Queue queue = PendingQueue(HeldBack());
+  if (!queue.pending.empty()) {
+    Decisions decisions = Decide(Snapshot(), queue, options_.policy, clock_.Now());
+    if (!decisions.pending.empty()) {
+      next_pass_at_ = NextPreemptable();
+    }
+    ApplyDecisions(std::move(decisions));
   }
-  Decisions decisions = Decide(Snapshot(), queue, options_.policy, clock_.Now());
-  if (!decisions.pending.empty()) {
-    next_pass_at_ = NextPreemptable();
+  // The jobs held back get their reasons after this pass's starts, so that an array's count
+  // of running tasks includes the ones just started. Computed again on the same jobs: what
+  // the pass started leaves the same tasks over their array's limit.
+  for (const auto& [id, reason] : HeldBack()) {
+    Job& job = active_.at(id);
+    job.reason = reason;  // in memory only, like the reasons Decide gives
+    job.estimated_start.reset();
   }
-  ApplyDecisions(std::move(decisions));
 }
 
 // The earliest time a running job reaches the minimum run time and may be preempted; nullopt
@@ -957,6 +1323,7 @@ void Controller::ApplyDecisions(Decisions decisions) {
     job.preemptible = start.preemptible;
     job.estimated_start.reset();
     requeue_causes_.erase(job.id);
+    job.last_checkpoint.reset();  // a checkpoint of an earlier run saves nothing of this one
     const NodeEntry& entry = nodes_.at(start.allocation.node);
     Transition(job, JobState::kStarting,
                "starting on " + start.allocation.node.value() + " GPUs " +
@@ -985,6 +1352,245 @@ void Controller::ApplyDecisions(Decisions decisions) {
                      : "requeued after preemption (" + requeued->second + "); " + pending.reason;
     job.estimated_start = pending.estimated_start;
   }
+}
+
+// ---- accounting (accounting.h): budgets, fair-share seed, quota, approve, checkpoint -------
+
+Status Controller::LoadAccounting() {
+  const Time now = clock_.Now();
+  const Period period = MonthOf(now);
+  GF_ASSIGN_OR_RETURN(std::vector<UsageSum> stored, store_->SumUsage(period.start, period.end));
+  accounting_.Reset(now, stored);
+  const std::chrono::seconds half_life = options_.policy.fair_share.half_life;
+  if (half_life.count() <= 0) {
+    return OkStatus();  // no decay: the ledgers count plain GPU-seconds from this start
+  }
+  FairShareSeed seed = SeedFairShare({}, RunningSpans(), now, half_life);
+  std::int64_t after_seq = 0;
+  std::size_t runs = 0;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(std::vector<UsageRecord> page,
+                        store_->ListUsage(SeedHorizon(now, half_life), after_seq, kUsagePage));
+    if (page.empty()) {
+      break;
+    }
+    after_seq = page.back().seq;
+    runs += page.size();
+    const FairShareSeed part = SeedFairShare(page, {}, now, half_life);
+    for (const auto& [team, value] : part.teams) {
+      seed.teams[team] += value;
+    }
+    for (const auto& [user, value] : part.users) {
+      seed.users[user] += value;
+    }
+  }
+  team_usage_.Seed(now, std::move(seed.teams));
+  user_usage_.Seed(now, std::move(seed.users));
+  spdlog::info("controller: fair share seeded from {} stored runs", runs);
+  return OkStatus();
+}
+
+// The distinct models of the job's GPUs, sorted (as its node reports them).
+std::vector<std::string> Controller::GpuModels(const Job& job) const {
+  std::set<std::string> models;
+  auto node = nodes_.find(job.allocation->node);
+  if (node != nodes_.end()) {
+    for (const Gpu& gpu : node->second.node.gpus) {
+      if (std::find(job.allocation->gpus.begin(), job.allocation->gpus.end(), gpu.uuid) !=
+          job.allocation->gpus.end()) {
+        models.insert(gpu.model);
+      }
+    }
+  }
+  return {models.begin(), models.end()};
+}
+
+void Controller::RecordRun(const Job& job, const std::optional<JobUsage>& run) {
+  if (!job.allocation || !job.start_time) {
+    return;  // it never started (failed to launch, cancelled while starting): no GPU-time
+  }
+  const Time start = *job.start_time;
+  const Time end = std::max(start, job.end_time.value_or(clock_.Now()));
+  const auto gpus = static_cast<int>(job.allocation->gpus.size());
+  UsageRecord record{.job = job.id,
+                     .start = start,
+                     .end = end,
+                     .team = job.spec.team,
+                     .user = job.owner.user,
+                     .priority = std::string(ToString(job.spec.priority)),
+                     .gpus = gpus,
+                     .gpu_models = GpuModels(job),
+                     .gpu_seconds = OverlapGpuSeconds(start, end, gpus, start, end),
+                     .energy_mj = run ? run->energy_mj : 0};
+  accounting_.AddRun(record, clock_.Now());
+  batch_.usage.push_back(std::move(record));
+}
+
+std::vector<RunningSpan> Controller::RunningSpans() const {
+  std::vector<RunningSpan> out;
+  for (const auto& [id, job] : active_) {
+    if (HoldsGpus(job)) {
+      out.push_back(RunningSpan{.team = job.spec.team,
+                                .user = job.owner.user,
+                                .gpus = static_cast<int>(job.allocation->gpus.size()),
+                                .start = job.start_time.value_or(clock_.Now())});
+    }
+  }
+  return out;
+}
+
+Result<QuotaReport> Controller::Quota(const Caller& caller) {
+  return Call<QuotaReport>([this, caller]() -> Result<QuotaReport> {
+    if (!caller.authenticated) {
+      return NotAuthenticated();
+    }
+    return DoQuota(caller);
+  });
+}
+
+// The teams a caller may see in `gpufleet quota`: root every team; another user the team they
+// submit to by default and the teams of their jobs and of their usage this period.
+std::set<std::string> Controller::TeamsOf(const Caller& caller,
+                                          const std::map<TeamUser, double>& used) const {
+  std::set<std::string> teams;
+  if (auto team = options_.team_of_user.find(caller.user); team != options_.team_of_user.end()) {
+    teams.insert(team->second);
+  }
+  for (const auto& [id, job] : active_) {
+    if (job.owner.uid == caller.uid) {
+      teams.insert(job.spec.team);
+    }
+  }
+  for (const auto& [key, hours] : used) {
+    if (key.second == caller.user) {
+      teams.insert(key.first);
+    }
+  }
+  return teams;
+}
+
+QuotaReport Controller::DoQuota(const Caller& caller) const {
+  const Time now = clock_.Now();
+  const PolicyConfig& policy = options_.policy;
+  const std::map<TeamUser, double> used = accounting_.UserHours(RunningSpans(), now);
+  QuotaReport report{.period_start = accounting_.CurrentPeriod().start,
+                     .period_end = accounting_.CurrentPeriod().end,
+                     .quotas_on = !policy.teams.empty()};
+  // Every listed team, and every team that used or holds GPUs.
+  std::map<std::string, TeamQuota> teams;
+  for (const TeamPolicy& team : policy.teams) {
+    teams[team.name].listed = true;
+  }
+  for (const auto& [key, hours] : used) {
+    teams[key.first].used_gpu_hours += hours;
+  }
+  for (const auto& [id, job] : active_) {
+    if (HoldsGpus(job)) {
+      const auto gpus = static_cast<int>(job.allocation->gpus.size());
+      TeamQuota& team = teams[job.spec.team];
+      team.gpus_held += gpus;
+      team.gpus_borrowed += job.preemptible ? gpus : 0;
+    }
+  }
+  const std::set<std::string> mine = caller.IsRoot() ? std::set<std::string>{}
+                                                     : TeamsOf(caller, used);
+  for (auto& [name, team] : teams) {
+    if (!caller.IsRoot() && !mine.contains(name)) {
+      continue;
+    }
+    team.team = name;
+    FillTeamPolicy(team);
+    report.teams.push_back(std::move(team));
+  }
+  for (const auto& [key, hours] : used) {
+    if (caller.IsRoot() || key.second == caller.user) {
+      report.users.push_back(UserQuota{.team = key.first, .user = key.second,
+                                       .used_gpu_hours = hours});
+    }
+  }
+  return report;
+}
+
+// The rules `team` runs under (its [team.NAME] section, else other_teams), as the scheduler's
+// ledger applies them: with no team listed, quotas and budgets are off.
+void Controller::FillTeamPolicy(TeamQuota& team) const {
+  const PolicyConfig& policy = options_.policy;
+  const TeamPolicy* rules = &policy.other_teams;
+  for (const TeamPolicy& listed : policy.teams) {
+    if (listed.name == team.team) {
+      rules = &listed;
+    }
+  }
+  team.over_budget = rules->over_budget == OverBudget::kHold ? "hold" : "borrow_only";
+  if (policy.teams.empty()) {
+    return;
+  }
+  team.guaranteed_gpus = rules->guaranteed_gpus;
+  team.max_gpus = rules->max_gpus;
+  team.budget_gpu_hours = rules->gpu_hour_budget;
+  if (rules->gpu_hour_budget) {
+    team.left_gpu_hours = std::max(0.0, *rules->gpu_hour_budget - team.used_gpu_hours);
+  }
+}
+
+Result<Job> Controller::ApproveJob(const Caller& caller, JobId id) {
+  return Call<Job>([this, caller, id] { return DoApprove(caller, id); });
+}
+
+Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
+  if (fatal_) {
+    return *fatal_;
+  }
+  if (!caller.authenticated) {
+    return NotAuthenticated();
+  }
+  const std::string name = std::to_string(id.value());
+  if (!caller.IsRoot()) {
+    return PermissionDenied("quota approve: only root may let a job run past its team's "
+                            "GPU-hour budget; ask an administrator to run 'gpufleet quota "
+                            "approve " + name + "'");
+  }
+  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
+  if (found.state != JobState::kPending) {
+    return FailedPrecondition("quota approve: job " + name + " is " +
+                              std::string(ToString(found.state)) +
+                              ", not PENDING; only a waiting job can be approved");
+  }
+  Job& job = active_.at(id);
+  if (!job.budget_approved) {
+    job.budget_approved = true;
+    Persist(job);
+    Record(id, "approve", caller.user,
+           "approved by " + caller.user + " to run past team " +
+               (job.spec.team.empty() ? std::string("(none)") : job.spec.team) +
+               "'s GPU-hour budget");
+    schedule_needed_ = true;
+  }
+  return job;
+}
+
+Result<Job> Controller::CheckpointJob(const Caller& caller, JobId id) {
+  return Call<Job>([this, caller, id] { return DoCheckpoint(caller, id); });
+}
+
+Result<Job> Controller::DoCheckpoint(const Caller& caller, JobId id) {
+  if (fatal_) {
+    return *fatal_;
+  }
+  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
+  // STARTING too: the job's process may run (and report) before its start is recorded.
+  if (!HoldsGpus(found)) {
+    return FailedPrecondition("checkpoint: job " + std::to_string(id.value()) + " is " +
+                              std::string(ToString(found.state)) +
+                              "; only a running job can report a checkpoint");
+  }
+  Job& job = active_.at(id);
+  job.last_checkpoint = clock_.Now();
+  Persist(job);
+  Record(id, "checkpoint", caller.user,
+         "checkpoint saved: a preemption now loses only the work done since");
+  schedule_needed_ = true;  // a waiting job may now pick other victims
+  return job;
 }
 
 }  // namespace gf

@@ -17,10 +17,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "controller/accounting.h"
 #include "controller/command_queue.h"
+#include "controller/dependencies.h"
 #include "controller/node_agent.h"
 #include "controller/service.h"
 #include "controller/usage_ledger.h"
@@ -64,14 +67,22 @@ class Controller final : public ClusterService, public AgentReports {
 
   // ClusterService
   Result<Job> Submit(const Caller& caller, JobSpec spec) override;
+  Result<std::vector<Job>> SubmitArray(const Caller& caller,
+                                       JobSpec spec,
+                                       ArrayRequest array) override;
+  Result<std::vector<Job>> CancelArray(const Caller& caller, JobId array_job) override;
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) override;
   Result<Job> GetJob(const Caller& caller, JobId id) override;
   Result<Job> CancelJob(const Caller& caller, JobId id) override;
   Result<JobLogs> GetJobLogs(const Caller& caller, JobId id) override;
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) override;
+  Result<Explanation> ExplainJob(const Caller& caller, JobId id) override;
   Result<std::vector<Node>> ListNodes(const Caller& caller) override;
   Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) override;
   Result<ClusterStats> Stats(const Caller& caller) override;
+  Result<QuotaReport> Quota(const Caller& caller) override;
+  Result<Job> ApproveJob(const Caller& caller, JobId id) override;
+  Result<Job> CheckpointJob(const Caller& caller, JobId id) override;
 
   // AgentReports
   void OnAgentHello(AgentHello hello) override;
@@ -111,6 +122,30 @@ class Controller final : public ClusterService, public AgentReports {
 
   // REQUIRES: state thread, for all below.
   Result<Job> DoSubmit(const Caller& caller, JobSpec spec);
+  Result<std::vector<Job>> DoSubmitArray(const Caller& caller, JobSpec spec, ArrayRequest array);
+  Result<std::vector<Job>> DoCancelArray(const Caller& caller, JobId array_job);
+  // What every submission must pass before any job is created (Submit and SubmitArray).
+  Status CheckSubmission(const Caller& caller, const JobSpec& spec);
+  // Creates the PENDING job (id, owner, defaults, submit event); requires CheckSubmission.
+  Job AddJob(const Caller& caller, JobSpec spec);
+  // Dependencies (dependencies.h): every `after` job must exist and be the caller's (or the
+  // caller is root); one that already ended is judged at once. The job waits in
+  // dependencies_ for the others.
+  Status CheckDependencies(const Caller& caller, const std::vector<Dependency>& after);
+  void TrackDependencies(const Job& job);
+  Status RestoreDependencies();  // from Load()
+  // How `id` ended, for a dependency on it; nullopt while it has not ended. Reads the store
+  // for a job no longer active.
+  Result<std::optional<JobOutcome>> OutcomeOf(JobId id) const;
+  // A job just ended: cancels the jobs that waited for it with :ok and can no longer run.
+  void ResolveDependents(const Job& job);
+  void ResolveOne(JobId target, const JobOutcome& outcome);
+  bool HasUnfinishedTask(JobId id) const;
+  Result<bool> IsArrayId(JobId id) const;
+  Result<std::optional<JobOutcome>> ArrayOutcome(JobId array) const;
+  // The pending jobs this pass does not offer to Decide(): those waiting for a dependency,
+  // and array tasks beyond their array's max_running (job_arrays.h). Job → reason.
+  std::map<JobId, std::string> HeldBack() const;
   Result<Job> DoCancel(const Caller& caller, JobId id);
   Result<Job> FindVisible(const Caller& caller, JobId id);
   void Transition(Job& job, JobState to, const std::string& cause, const std::string& actor);
@@ -121,8 +156,23 @@ class Controller final : public ClusterService, public AgentReports {
   // Requeue puts it back in the queue at its old place (same submit time).
   void Preempt(Job& victim, const PreemptDecision& decision);
   void Requeue(Job& job, const std::string& cause);
-  // Fair-share usage: brings the team and user ledgers to now (before the turn's changes).
+  // Fair-share usage: brings the team and user ledgers to now (before the turn's changes), and
+  // the budget accounting to the period of now.
   void AccountUsage();
+  // Accounting (accounting.h) at start: the period's stored usage, and the fair-share ledgers
+  // seeded from the runs of the last ten half-lives plus the running jobs' time so far.
+  Status LoadAccounting();
+  // A run of `job` ended (it gave up its GPUs): its usage record goes into the batch and the
+  // period's sums. `run` is what its GPUs did in this run (energy), when known.
+  void RecordRun(const Job& job, const std::optional<JobUsage>& run);
+  std::vector<RunningSpan> RunningSpans() const;
+  std::vector<std::string> GpuModels(const Job& job) const;  // REQUIRES: job.allocation
+  QuotaReport DoQuota(const Caller& caller) const;
+  std::set<std::string> TeamsOf(const Caller& caller,
+                                const std::map<TeamUser, double>& used) const;
+  void FillTeamPolicy(TeamQuota& team) const;
+  Result<Job> DoApprove(const Caller& caller, JobId id);
+  Result<Job> DoCheckpoint(const Caller& caller, JobId id);
   std::vector<RunningJob> RunningJobs() const;
   // The job's limit, defaulted and capped by its priority class.
   std::optional<std::chrono::seconds> EffectiveLimit(const Job& job) const;
@@ -138,7 +188,13 @@ class Controller final : public ClusterService, public AgentReports {
   void ApplyHello(AgentHello hello);
   void EnforceTimeLimits();
   void Schedule();
+  // The jobs a pass considers: pending and not `held` back (HeldBack), as the scheduler sees them.
+  Queue PendingQueue(const std::map<JobId, std::string>& held) const;
   ClusterSnapshot Snapshot() const;
+  // Each GPU's latest utilisation and memory use (Telemetry), so that placement spreads work
+  // over equally good GPUs; a GPU with no sample yet is left out (counted idle).
+  std::map<GpuUuid, GpuLoad> GpuLoads(const Node& node) const;
+  Result<Explanation> DoExplain(const Caller& caller, JobId id);
   NodeAgent* AgentFor(const Job& job) const;
   void EraseFinished();
 
@@ -157,9 +213,12 @@ class Controller final : public ClusterService, public AgentReports {
   // Why a requeued job waits again (its last preemption), shown before its pending reason
   // until it starts again. In memory only: the event log keeps it for good.
   std::map<JobId, std::string> requeue_causes_;
+  DependencyGraph dependencies_;  // pending jobs that wait for other jobs to end
   UsageLedger team_usage_;  // decayed GPU-seconds by team name ("" = no team)
   UsageLedger user_usage_;  // decayed GPU-seconds by user name
+  Accounting accounting_;   // GPU-seconds per (team, user) in the budget period
   StoreBatch batch_;
+  std::map<JobId, std::size_t> batch_job_slot_;  // job id → its place in batch_.jobs
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
   std::int64_t next_job_id_ = 1;
   bool schedule_needed_ = true;

@@ -118,6 +118,7 @@ class ControllerTest : public ::testing::Test {
     telemetry_ = std::make_unique<Telemetry>();  // a restart starts with empty telemetry
     options.telemetry = telemetry_.get();
     options.team_of_user = team_of_user_;
+    options.policy = policy_;
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
@@ -136,6 +137,7 @@ class ControllerTest : public ::testing::Test {
   std::unique_ptr<FakeAgent> agent_;
   std::unique_ptr<Telemetry> telemetry_;
   std::map<std::string, std::string> team_of_user_;
+  PolicyConfig policy_;  // set before Boot()
   std::unique_ptr<Controller> controller_;
 };
 
@@ -204,12 +206,67 @@ TEST_F(ControllerTest, HighPriorityStartsBeforeEarlierWork) {
     return Get(normal->id).reason.find("behind job " + std::to_string(high->id.value())) !=
            std::string::npos;
   })) << Get(normal->id).reason;
-  EXPECT_NE(Get(high->id).reason.find("needs 4"), std::string::npos) << Get(high->id).reason;
+  // The blocker (normal) has not run the minimum run time: high waits to preempt it.
+  EXPECT_EQ(Get(high->id).reason,
+            "waiting to preempt job " + std::to_string(blocker->id.value()) +
+                " (normal) on gpu01, possible in 10m (minimum run time 10m)");
   controller_->OnJobExited(JobExitReport{blocker->id, 0, std::nullopt, clock_.Now(), "done"});
   ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
   EXPECT_EQ(agent_->launched()[1].id, high->id);
   EXPECT_EQ(Get(normal->id).state, JobState::kPending);
   EXPECT_EQ(Get(low->id).state, JobState::kPending);
+}
+
+TEST_F(ControllerTest, SubmitRejectsAClassTheConfigDoesNotList) {
+  auto urgent = controller_->Submit(alice_, Spec(1, PriorityClass{.name = "urgent"}));
+  ASSERT_FALSE(urgent.ok());
+  EXPECT_EQ(urgent.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(urgent.error().message,
+            "priority: no class 'urgent'; the classes are high, normal, low");
+  JobSpec bad = Spec(1);
+  bad.priority = PriorityClass{.name = "Not A Name"};
+  EXPECT_EQ(controller_->Submit(alice_, bad).error().message.rfind("priority: 'Not A Name'", 0),
+            0U);
+}
+
+TEST_F(ControllerTest, AdminDefinedClassesAndTheDefaultClass) {
+  policy_.classes = {PriorityClassPolicy{.name = "urgent", .rank = 0, .preempts = {"batch"}},
+                     PriorityClassPolicy{.name = "batch", .rank = 1}};
+  policy_.default_class = "batch";
+  Boot();
+  JobSpec unnamed = Spec(1);
+  unnamed.priority = PriorityClass{};  // the API's "no priority given"
+  auto job = controller_->Submit(alice_, unnamed);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->spec.priority.name, "batch");
+  EXPECT_TRUE(controller_->Submit(alice_, Spec(1, PriorityClass{.name = "urgent"})).ok());
+  EXPECT_EQ(controller_->Submit(alice_, Spec(1)).error().message,
+            "priority: no class 'normal'; the classes are urgent, batch");
+}
+
+TEST_F(ControllerTest, AJobWhoseClassLeftTheConfigWaitsLastAndSaysWhy) {
+  policy_.classes.push_back(PriorityClassPolicy{.name = "urgent", .rank = -1});
+  Boot();
+  auto blocker = controller_->Submit(alice_, Spec(4));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(blocker->id, 1, clock_.Now());
+  auto urgent = controller_->Submit(alice_, Spec(4, PriorityClass{.name = "urgent"}));
+  ASSERT_TRUE(urgent.ok()) << urgent.error().message;
+  auto low = controller_->Submit(bob_, Spec(4, PriorityClass::kLow));
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(low->id).reason.find("behind job " + std::to_string(urgent->id.value())) !=
+           std::string::npos;
+  })) << Get(low->id).reason;
+  policy_.classes.pop_back();  // the admin drops the class and restarts gpufleet up
+  Boot({blocker->id});
+  const std::string note =
+      "its class 'urgent' is not configured, so it goes after every configured class";
+  ASSERT_TRUE(WaitFor([&] { return Get(urgent->id).reason.find(note) != std::string::npos; }))
+      << Get(urgent->id).reason;
+  EXPECT_NE(Get(urgent->id).reason.find("behind job " + std::to_string(low->id.value())),
+            std::string::npos)
+      << Get(urgent->id).reason;
+  EXPECT_EQ(Get(urgent->id).spec.priority.name, "urgent");  // kept as submitted
 }
 
 TEST_F(ControllerTest, TimeLimitKillsAndEndsInTimeout) {
@@ -262,6 +319,47 @@ TEST_F(ControllerTest, UsersSeeAndTouchOnlyTheirOwnJobs) {
   Caller anonymous;
   EXPECT_EQ(controller_->Submit(anonymous, Spec(1)).error().code, ErrorCode::kPermissionDenied);
   EXPECT_TRUE(controller_->CancelJob(root_, job->id).ok());
+}
+
+TEST_F(ControllerTest, ExplainTellsTheOwnerWhatThePassDecides) {
+  auto blocker = controller_->Submit(alice_, Spec(4));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(blocker->id, 1, clock_.Now());
+  auto normal = controller_->Submit(alice_, Spec(4, PriorityClass::kNormal));
+  auto high = controller_->Submit(bob_, Spec(4, PriorityClass::kHigh));
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(normal->id).reason.find("behind job " + std::to_string(high->id.value())) !=
+           std::string::npos;
+  })) << Get(normal->id).reason;
+
+  auto explained = controller_->ExplainJob(alice_, normal->id);
+  ASSERT_TRUE(explained.ok()) << explained.error().message;
+  EXPECT_EQ(explained->state, "pending");
+  EXPECT_EQ(explained->reason, Get(normal->id).reason);  // the pass's own reason
+  EXPECT_EQ(explained->position, 2);
+  EXPECT_EQ(explained->waiting, 2);
+  ASSERT_FALSE(explained->ahead.empty());
+  EXPECT_EQ(explained->ahead[0].id, high->id);
+  ASSERT_FALSE(explained->nodes.empty());
+  EXPECT_EQ(explained->nodes[0].node, NodeId("gpu01"));
+  EXPECT_EQ(explained->nodes[0].verdict, "busy");
+
+  // Another user's job does not exist for bob; root sees everything.
+  EXPECT_EQ(controller_->ExplainJob(bob_, normal->id).error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(controller_->ExplainJob(root_, normal->id).ok());
+  EXPECT_EQ(controller_->ExplainJob(Caller{}, normal->id).error().code,
+            ErrorCode::kPermissionDenied);
+
+  auto running = controller_->ExplainJob(alice_, blocker->id);
+  ASSERT_TRUE(running.ok()) << running.error().message;
+  ASSERT_TRUE(running->running.has_value());
+  EXPECT_EQ(running->running->allocation.node, NodeId("gpu01"));
+  EXPECT_EQ(running->running->gpu_indexes, (std::vector<int>{0, 1, 2, 3}));
+
+  ASSERT_TRUE(controller_->CancelJob(alice_, normal->id).ok());
+  const auto ended = controller_->ExplainJob(alice_, normal->id);
+  EXPECT_EQ(ended.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(ended.error().message.find("has ended (CANCELLED)"), std::string::npos);
 }
 
 TEST_F(ControllerTest, InfeasibleSubmissionIsRejectedAndNotStored) {
@@ -473,8 +571,11 @@ TEST_F(ControllerTest, NoPreemptionBeforeTheMinimumRunTime) {
   ASSERT_TRUE(WaitFor([&] { return StateIs(low->id, JobState::kRunning); }));
   clock_.Advance(std::chrono::minutes(9));
   auto high = controller_->Submit(bob_, Spec(4, PriorityClass::kHigh));
-  ASSERT_TRUE(WaitFor([&] { return Get(high->id).reason.find("needs 4") != std::string::npos; }))
-      << Get(high->id).reason;
+  // It says whom it waits for and when: the victim's start + 10m.
+  const std::string waiting = "waiting to preempt job " + std::to_string(low->id.value()) +
+                              " (low) on gpu01, possible in 1m (minimum run time 10m)";
+  ASSERT_TRUE(WaitFor([&] { return Get(high->id).reason == waiting; })) << Get(high->id).reason;
+  EXPECT_EQ(Get(high->id).estimated_start, clock_.Now() + std::chrono::minutes(1));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_TRUE(agent_->killed().empty());
   // Once the victim has run 10 minutes a pass preempts it, although nothing else happened.
@@ -549,6 +650,390 @@ TEST_F(ControllerTest, StatsCountJobsQueueAndTeams) {
   EXPECT_EQ(stats->teams[0].pending_jobs, 1);
   // Started at t=30 (OnJobStarted), now t=40: 10 s x 4 GPUs.
   EXPECT_DOUBLE_EQ(stats->teams[0].gpu_seconds_total, 40);
+}
+
+// ---- accounting: budgets, approval, checkpoints, quota (accounting.h) ----------------------
+
+class ControllerAccountingTest : public ControllerTest {
+ protected:
+  // Team cv (alice's) with a 1 GPU-hour budget under `over`; bob is in team nlp, no budget.
+  void BootWithBudget(OverBudget over) {
+    policy_.teams = {TeamPolicy{.name = "cv", .guaranteed_gpus = 4, .max_gpus = 4,
+                                .gpu_hour_budget = 1.0, .over_budget = over},
+                     TeamPolicy{.name = "nlp", .guaranteed_gpus = 0}};
+    team_of_user_ = {{"alice", "cv"}, {"bob", "nlp"}};
+    Boot();
+  }
+  // Runs a 1-GPU job of alice's for two hours: twice cv's budget.
+  JobId UseTwoGpuHours() {
+    auto job = controller_->Submit(alice_, Spec(1));
+    EXPECT_TRUE(job.ok());
+    EXPECT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+    controller_->OnJobStarted(job->id, 1, clock_.Now());
+    EXPECT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+    clock_.Advance(std::chrono::hours(2));
+    controller_->OnJobExited(JobExitReport{job->id, 0, std::nullopt, clock_.Now(), "exited"});
+    EXPECT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kCompleted); }));
+    return job->id;
+  }
+  const TeamQuota* FindTeam(const QuotaReport& report, const std::string& name) {
+    for (const TeamQuota& team : report.teams) {
+      if (team.team == name) {
+        return &team;
+      }
+    }
+    return nullptr;
+  }
+};
+
+TEST_F(ControllerAccountingTest, OverBudgetHoldWaitsUntilRootApproves) {
+  BootWithBudget(OverBudget::kHold);
+  UseTwoGpuHours();
+  auto held = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(held.ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(held->id).reason.find("over its GPU-hour budget") != std::string::npos;
+  })) << Get(held->id).reason;
+  EXPECT_EQ(agent_->launched().size(), 1U);
+
+  auto by_owner = controller_->ApproveJob(alice_, held->id);
+  ASSERT_FALSE(by_owner.ok());
+  EXPECT_EQ(by_owner.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_NE(by_owner.error().message.find("only root"), std::string::npos);
+
+  auto approved = controller_->ApproveJob(root_, held->id);
+  ASSERT_TRUE(approved.ok()) << approved.error().ToString();
+  EXPECT_TRUE(approved->budget_approved);
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  EXPECT_EQ(agent_->launched()[1].id, held->id);
+  EXPECT_FALSE(agent_->launched()[1].preemptible);  // approved: as if within the budget
+
+  auto again = controller_->ApproveJob(root_, held->id);  // now STARTING
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(again.error().message.find("STARTING"), std::string::npos) << again.error().message;
+  auto events = controller_->JobEvents(root_, held->id);
+  ASSERT_TRUE(events.ok());
+  bool recorded = false;
+  for (const Event& e : *events) {
+    recorded = recorded || (e.kind == "approve" && e.actor == "root");
+  }
+  EXPECT_TRUE(recorded);
+}
+
+TEST_F(ControllerAccountingTest, OverBudgetBorrowOnlyStartsPreemptible) {
+  BootWithBudget(OverBudget::kBorrowOnly);
+  UseTwoGpuHours();
+  auto next = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  EXPECT_EQ(agent_->launched()[1].id, next->id);
+  EXPECT_TRUE(agent_->launched()[1].preemptible);
+}
+
+// Usage is stored per run: after a restart the budget still counts it, and the quota report
+// shows it; a user sees their own teams and rows only.
+TEST_F(ControllerAccountingTest, UsageSurvivesARestartAndQuotaShowsIt) {
+  BootWithBudget(OverBudget::kHold);
+  UseTwoGpuHours();
+  Boot();
+  auto held = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(held->id).reason.find("over its GPU-hour budget") != std::string::npos;
+  })) << Get(held->id).reason;
+
+  auto report = controller_->Quota(root_);
+  ASSERT_TRUE(report.ok()) << report.error().ToString();
+  EXPECT_TRUE(report->quotas_on);
+  EXPECT_EQ(report->period_start, MonthOf(clock_.Now()).start);
+  const TeamQuota* cv = FindTeam(*report, "cv");
+  ASSERT_NE(cv, nullptr);
+  EXPECT_EQ(cv->guaranteed_gpus, 4);
+  EXPECT_EQ(cv->max_gpus, 4);
+  EXPECT_NEAR(cv->used_gpu_hours, 2, 1e-9);
+  EXPECT_EQ(cv->budget_gpu_hours, 1.0);
+  EXPECT_EQ(cv->left_gpu_hours, 0.0);
+  EXPECT_EQ(cv->over_budget, "hold");
+  ASSERT_NE(FindTeam(*report, "nlp"), nullptr);
+  ASSERT_EQ(report->users.size(), 1U);
+  EXPECT_EQ(report->users[0].user, "alice");
+
+  auto bobs = controller_->Quota(bob_);
+  ASSERT_TRUE(bobs.ok());
+  EXPECT_EQ(FindTeam(*bobs, "cv"), nullptr);  // not his team
+  ASSERT_NE(FindTeam(*bobs, "nlp"), nullptr);
+  EXPECT_TRUE(bobs->users.empty());
+}
+
+TEST_F(ControllerAccountingTest, RunningJobsCountTowardsTheBudgetAndShowAsHeld) {
+  BootWithBudget(OverBudget::kHold);
+  auto job = controller_->Submit(alice_, Spec(2));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(job->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+  clock_.Advance(std::chrono::minutes(45));  // 1.5 GPU-hours so far, not ended
+  auto report = controller_->Quota(alice_);
+  ASSERT_TRUE(report.ok());
+  const TeamQuota* cv = FindTeam(*report, "cv");
+  ASSERT_NE(cv, nullptr);
+  EXPECT_NEAR(cv->used_gpu_hours, 1.5, 1e-9);
+  EXPECT_EQ(cv->gpus_held, 2);
+  EXPECT_EQ(cv->gpus_borrowed, 0);
+  auto next = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(next->id).reason.find("over its GPU-hour budget") != std::string::npos;
+  })) << Get(next->id).reason;
+}
+
+TEST_F(ControllerAccountingTest, CheckpointIsRecordedByTheOwnerOfARunningJob) {
+  auto job = controller_->Submit(alice_, Spec(4));
+  auto waiting = controller_->Submit(alice_, Spec(1));  // no GPU left: stays pending
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  auto pending = controller_->CheckpointJob(alice_, waiting->id);
+  ASSERT_FALSE(pending.ok());
+  EXPECT_EQ(pending.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(pending.error().message.find("PENDING"), std::string::npos);
+  controller_->OnJobStarted(job->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+  clock_.Advance(std::chrono::minutes(5));
+
+  auto other = controller_->CheckpointJob(bob_, job->id);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, ErrorCode::kNotFound);  // not his: does not exist for him
+  auto saved = controller_->CheckpointJob(alice_, job->id);
+  ASSERT_TRUE(saved.ok()) << saved.error().ToString();
+  EXPECT_EQ(saved->last_checkpoint, clock_.Now());
+
+  Boot({job->id});  // stored: a restart keeps it
+  EXPECT_EQ(Get(job->id).last_checkpoint, clock_.Now());
+}
+
+// ---- dependencies and job arrays (dependencies.h, job_arrays.h) ----
+
+JobSpec After(int gpus, std::vector<Dependency> after) {
+  JobSpec s = Spec(gpus);
+  s.after = std::move(after);
+  return s;
+}
+Dependency AnyEnd(JobId job) { return Dependency{.job = job, .kind = DependencyKind::kAny}; }
+Dependency OkEnd(JobId job) { return Dependency{.job = job, .kind = DependencyKind::kOk}; }
+
+class ControllerDepsTest : public ControllerTest {
+ protected:
+  bool Launched(JobId id) {
+    for (const Job& job : agent_->launched()) {
+      if (job.id == id) {
+        return true;
+      }
+    }
+    return false;
+  }
+  // Plays the agent: the job starts and exits with `code`.
+  void RunAndExit(JobId id, int code) {
+    ASSERT_TRUE(WaitFor([&] { return Launched(id); })) << Get(id).reason;
+    controller_->OnJobStarted(id, 1, clock_.Now());
+    controller_->OnJobExited(
+        JobExitReport{id, code, std::nullopt, clock_.Now(), "exited with " + std::to_string(code)});
+    ASSERT_TRUE(WaitFor([&] { return IsTerminal(Get(id).state); }));
+  }
+  bool HasEvent(JobId id, const std::string& text) {
+    auto events = controller_->JobEvents(root_, id);
+    for (const Event& e : events.ok() ? *events : std::vector<Event>{}) {
+      if (e.message.find(text) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+TEST_F(ControllerDepsTest, AfterWaitsUntilTheJobEndsInAnyWay) {
+  auto a = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(WaitFor([&] { return Launched(a->id); }));
+  auto b = controller_->Submit(alice_, After(1, {AnyEnd(a->id)}));
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  const std::string waiting = "waiting for job " + std::to_string(a->id.value()) + " to end";
+  ASSERT_TRUE(WaitFor([&] { return Get(b->id).reason == waiting; })) << Get(b->id).reason;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(Launched(b->id));  // 3 GPUs free, but it waits
+  RunAndExit(a->id, 1);           // a failure ends it too
+  ASSERT_TRUE(WaitFor([&] { return Launched(b->id); }));
+}
+
+TEST_F(ControllerDepsTest, FailedOkDependencyCancelsAndCascades) {
+  auto a = controller_->Submit(alice_, Spec(1));
+  auto b = controller_->Submit(alice_, After(1, {OkEnd(a->id)}));
+  auto c = controller_->Submit(alice_, After(1, {OkEnd(b->id)}));
+  auto d = controller_->Submit(alice_, After(1, {AnyEnd(b->id)}));
+  ASSERT_TRUE(c.ok() && d.ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(b->id).reason ==
+           "waiting for job " + std::to_string(a->id.value()) + " to complete successfully";
+  })) << Get(b->id).reason;
+  RunAndExit(a->id, 1);
+  const std::string a_failed = "dependency job " + std::to_string(a->id.value()) + " failed (exit 1)";
+  ASSERT_TRUE(WaitFor([&] { return StateIs(c->id, JobState::kCancelled); }));
+  EXPECT_EQ(Get(b->id).state, JobState::kCancelled);
+  EXPECT_EQ(Get(b->id).reason, a_failed);
+  EXPECT_EQ(Get(c->id).reason,
+            "dependency job " + std::to_string(b->id.value()) + " was cancelled");
+  EXPECT_TRUE(HasEvent(b->id, "PENDING -> CANCELLED: " + a_failed));
+  // D waited for B to end in any way: B's cancellation lets it run.
+  ASSERT_TRUE(WaitFor([&] { return Launched(d->id); }));
+}
+
+TEST_F(ControllerDepsTest, SuccessfulOkDependencyLetsTheJobRun) {
+  auto a = controller_->Submit(alice_, Spec(1));
+  auto b = controller_->Submit(alice_, After(1, {OkEnd(a->id)}));
+  RunAndExit(a->id, 0);
+  ASSERT_TRUE(WaitFor([&] { return Launched(b->id); }));
+}
+
+TEST_F(ControllerDepsTest, AfterMustNameAVisibleJob) {
+  auto missing = controller_->Submit(alice_, After(1, {AnyEnd(JobId(99))}));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(missing.error().message.rfind("after: job 99 does not exist; give the id of a job you "
+                                          "submitted", 0),
+            0u)
+      << missing.error().message;
+  auto bobs = controller_->Submit(bob_, Spec(1));
+  auto other = controller_->Submit(alice_, After(1, {AnyEnd(bobs->id)}));
+  ASSERT_FALSE(other.ok());  // bob's job does not exist for alice
+  EXPECT_NE(other.error().message.find("does not exist"), std::string::npos);
+  EXPECT_TRUE(controller_->Submit(root_, After(1, {AnyEnd(bobs->id)})).ok());
+  auto twice = controller_->Submit(bob_, After(1, {AnyEnd(bobs->id), OkEnd(bobs->id)}));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("given twice"), std::string::npos);
+}
+
+TEST_F(ControllerDepsTest, DependencyOnAnEndedJobIsJudgedAtOnce) {
+  auto a = controller_->Submit(alice_, Spec(1));
+  RunAndExit(a->id, 2);
+  auto ok = controller_->Submit(alice_, After(1, {OkEnd(a->id)}));
+  ASSERT_FALSE(ok.ok());
+  EXPECT_NE(ok.error().message.find("already ended FAILED (exit 2)"), std::string::npos)
+      << ok.error().message;
+  auto any = controller_->Submit(alice_, After(1, {AnyEnd(a->id)}));
+  ASSERT_TRUE(any.ok());
+  ASSERT_TRUE(WaitFor([&] { return Launched(any->id); }));
+}
+
+TEST_F(ControllerDepsTest, CancellingAWaitingJobForgetsIt) {
+  auto a = controller_->Submit(alice_, Spec(1));
+  auto b = controller_->Submit(alice_, After(1, {OkEnd(a->id)}));
+  ASSERT_TRUE(controller_->CancelJob(alice_, b->id).ok());
+  RunAndExit(a->id, 1);
+  EXPECT_NE(Get(b->id).reason.find("cancelled by alice"), std::string::npos) << Get(b->id).reason;
+}
+
+TEST_F(ControllerDepsTest, ArrayTasksGetConsecutiveIdsAndAThrottle) {
+  auto tasks = controller_->SubmitArray(
+      alice_, Spec(1), ArrayRequest{.indices = {0, 1, 2, 3, 4, 5}, .max_running = 2});
+  ASSERT_TRUE(tasks.ok()) << tasks.error().message;
+  ASSERT_EQ(tasks->size(), 6u);
+  const JobId first = (*tasks)[0].id;
+  for (std::size_t i = 0; i < tasks->size(); ++i) {
+    EXPECT_EQ((*tasks)[i].id, JobId(first.value() + static_cast<std::int64_t>(i)));
+    ASSERT_TRUE((*tasks)[i].spec.array);
+    EXPECT_EQ((*tasks)[i].spec.array->array_job, first);
+    EXPECT_EQ((*tasks)[i].spec.array->index, static_cast<int>(i));
+  }
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  EXPECT_TRUE(Launched((*tasks)[0].id));  // lowest indices first
+  EXPECT_TRUE(Launched((*tasks)[1].id));
+  const std::string limit =
+      "array " + std::to_string(first.value()) + ": 2 tasks running, limit 2";
+  ASSERT_TRUE(WaitFor([&] { return Get((*tasks)[2].id).reason == limit; }))
+      << Get((*tasks)[2].id).reason;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(agent_->launched().size(), 2u);  // 4 GPUs, but the array's limit is 2
+  RunAndExit((*tasks)[0].id, 0);
+  ASSERT_TRUE(WaitFor([&] { return Launched((*tasks)[2].id); }));
+  EXPECT_EQ(agent_->launched().size(), 3u);
+}
+
+// As Slurm's afterok:ARRAY: a dependency on an array's id waits for every task, and is broken
+// by any task that fails; a later task's own id still names that task alone.
+TEST_F(ControllerDepsTest, AfterAnArrayWaitsForEveryTask) {
+  auto tasks = controller_->SubmitArray(
+      alice_, Spec(1), ArrayRequest{.indices = {0, 1, 2}, .max_running = std::nullopt});
+  ASSERT_TRUE(tasks.ok()) << tasks.error().message;
+  const JobId array = (*tasks)[0].id;
+  auto all_ok = controller_->Submit(alice_, After(1, {OkEnd(array)}));
+  auto all_end = controller_->Submit(alice_, After(1, {AnyEnd(array)}));
+  auto task1 = controller_->Submit(alice_, After(1, {OkEnd((*tasks)[1].id)}));
+  ASSERT_TRUE(all_ok.ok() && all_end.ok() && task1.ok());
+  RunAndExit(array, 0);  // the first task's end is not the array's
+  RunAndExit((*tasks)[1].id, 0);
+  ASSERT_TRUE(WaitFor([&] { return Launched(task1->id); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(Launched(all_ok->id));
+  EXPECT_FALSE(Launched(all_end->id));
+  RunAndExit((*tasks)[2].id, 3);
+  ASSERT_TRUE(WaitFor([&] { return StateIs(all_ok->id, JobState::kCancelled); }));
+  EXPECT_EQ(Get(all_ok->id).reason,
+            "dependency job " + std::to_string(array.value()) + " failed (exit 3)");
+  ASSERT_TRUE(WaitFor([&] { return Launched(all_end->id); }));
+  // Once the array has ended, a new dependency on it is judged at once.
+  auto late = controller_->Submit(alice_, After(1, {OkEnd(array)}));
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.error().message.find("already ended FAILED (exit 3)"), std::string::npos)
+      << late.error().message;
+}
+
+TEST_F(ControllerDepsTest, ArrayRequestsAreChecked) {
+  auto empty = controller_->SubmitArray(alice_, Spec(1),
+                                        ArrayRequest{.indices = {}, .max_running = std::nullopt});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code, ErrorCode::kInvalidArgument);
+  auto infeasible = controller_->SubmitArray(
+      alice_, Spec(8), ArrayRequest{.indices = {0, 1}, .max_running = std::nullopt});
+  ASSERT_FALSE(infeasible.ok());  // no task is created when the spec is refused
+  EXPECT_TRUE(controller_->ListJobs(alice_, JobFilter{})->empty());
+}
+
+TEST_F(ControllerDepsTest, CancelArrayCancelsEveryUnfinishedTask) {
+  auto tasks = controller_->SubmitArray(
+      alice_, Spec(1), ArrayRequest{.indices = {0, 1, 2}, .max_running = 1});
+  const JobId first = (*tasks)[0].id;
+  RunAndExit(first, 0);
+  EXPECT_EQ(controller_->CancelArray(bob_, first).error().code, ErrorCode::kNotFound);
+  auto not_first = controller_->CancelArray(alice_, (*tasks)[1].id);
+  ASSERT_FALSE(not_first.ok());
+  EXPECT_NE(not_first.error().message.find("gpufleet cancel --array " +
+                                           std::to_string(first.value())),
+            std::string::npos)
+      << not_first.error().message;
+  auto cancelled = controller_->CancelArray(alice_, first);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.error().message;
+  EXPECT_EQ(cancelled->size(), 2u);  // task 0 had already ended
+  // Task 1 may have started (limit 1, task 0 ended): it ends once its kill is acknowledged.
+  if (Launched((*tasks)[1].id)) {
+    controller_->OnJobExited(JobExitReport{(*tasks)[1].id, 143, 15, clock_.Now(), "killed"});
+  }
+  ASSERT_TRUE(WaitFor([&] { return StateIs((*tasks)[1].id, JobState::kCancelled); }));
+  EXPECT_EQ(Get((*tasks)[2].id).state, JobState::kCancelled);
+  auto plain = controller_->Submit(alice_, Spec(1));
+  EXPECT_EQ(controller_->CancelArray(alice_, plain->id).error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(controller_->CancelArray(alice_, first).error().code,
+            ErrorCode::kFailedPrecondition);
+}
+
+TEST_F(ControllerDepsTest, DependenciesSurviveARestart) {
+  auto a = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(WaitFor([&] { return Launched(a->id); }));
+  controller_->OnJobStarted(a->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(a->id, JobState::kRunning); }));
+  auto b = controller_->Submit(alice_, After(1, {OkEnd(a->id)}));
+  auto c = controller_->Submit(alice_, After(1, {AnyEnd(a->id)}));
+  // gpufleet restarts; job a ended with exit 3 while nobody watched.
+  Boot({}, {JobExitReport{a->id, 3, std::nullopt, clock_.Now(), "exited with 3"}});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(b->id, JobState::kCancelled); }))
+      << Get(b->id).reason;
+  EXPECT_EQ(Get(b->id).reason,
+            "dependency job " + std::to_string(a->id.value()) + " failed (exit 3)");
+  ASSERT_TRUE(WaitFor([&] { return Launched(c->id); }));
 }
 
 }  // namespace

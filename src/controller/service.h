@@ -13,8 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/result.h"
 #include "model/event.h"
+#include "model/explanation.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -75,9 +77,47 @@ struct ClusterStats {
   int gpus_allocated = 0;
 };
 
+// `gpufleet submit --array 0-99%4`: one job per index, created together. Each task gets
+// JobSpec::array = {the first task's id, its index, max_running}.
+struct ArrayRequest {
+  std::vector<int> indices;         // distinct, each >= 0; the tasks' ids follow this order
+  std::optional<int> max_running;   // the %N: tasks of the array holding GPUs at once; >= 1
+};
+// Bounds of an array, so one request cannot flood the queue (Slurm's MaxArraySize is 1001).
+inline constexpr int kMaxArrayTasks = 10'000;
+inline constexpr int kMaxArrayIndex = 9'999'999;
+
 struct JobLogs {
   std::filesystem::path stdout_path;
   std::filesystem::path stderr_path;
+};
+
+// `gpufleet quota`: one team's quota and GPU-hour budget (PolicyConfig teams) and its use.
+struct TeamQuota {
+  std::string team{};                // "" = jobs of no team
+  bool listed = false;               // in the settings file; else it follows other_teams
+  int guaranteed_gpus = 0;
+  std::optional<int> max_gpus{};     // nullopt = no limit
+  int gpus_held = 0;                 // by its starting and running jobs now
+  int gpus_borrowed = 0;             // of which preemptible (beyond its guarantee or budget)
+  std::optional<double> budget_gpu_hours{};  // per period; nullopt = no budget
+  double used_gpu_hours = 0;         // in the period so far, running jobs included
+  std::optional<double> left_gpu_hours{};    // budget - used, at least 0; nullopt = no budget
+  std::string over_budget{};         // "borrow_only" | "hold"
+};
+
+struct UserQuota {
+  std::string team{};
+  std::string user{};
+  double used_gpu_hours = 0;  // in the period so far, running jobs included
+};
+
+struct QuotaReport {
+  Time period_start{};  // the budget period: a calendar month in UTC
+  Time period_end{};
+  bool quotas_on = false;         // teams are configured
+  std::vector<TeamQuota> teams{};   // by name
+  std::vector<UserQuota> users{};   // by team, then user
 };
 
 class ClusterService {
@@ -88,6 +128,18 @@ class ClusterService {
   // naming the field (bad spec, more GPUs than any node has, unknown GPU type),
   // kPermissionDenied (unauthenticated caller).
   virtual Result<Job> Submit(const Caller& caller, JobSpec spec) = 0;
+
+  // A job array: Submit's checks once, then one PENDING job per index with consecutive ids
+  // (the first is the array's id), all in one commit. Returns the tasks in index order.
+  // Errors: Submit's, and kInvalidArgument for an empty, oversized or repeating index list.
+  virtual Result<std::vector<Job>> SubmitArray(const Caller& caller,
+                                               JobSpec spec,
+                                               ArrayRequest array) = 0;
+
+  // Cancels every unfinished task of the array whose first task is `array_job` (owner or
+  // root). Returns the tasks as they are after the request. kNotFound when no such array is
+  // visible; kFailedPrecondition when every task already ended.
+  virtual Result<std::vector<Job>> CancelArray(const Caller& caller, JobId array_job) = 0;
 
   // Jobs the caller may see (root: all; others: their own), newest first.
   virtual Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) = 0;
@@ -103,12 +155,32 @@ class ClusterService {
 
   virtual Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) = 0;
 
+  // Why the scheduler does what it does with a pending or running job (`gpufleet explain`):
+  // computed from the snapshot and queue a pass would see now (scheduler/explain.h). Owner or
+  // root only (kNotFound otherwise, as GetJob). kFailedPrecondition for a job that has ended,
+  // or that waits outside the queue (e.g. for a dependency), with its reason.
+  virtual Result<Explanation> ExplainJob(const Caller& caller, JobId id) = 0;
+
   virtual Result<std::vector<Node>> ListNodes(const Caller& caller) = 0;
   virtual Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) = 0;
 
   // Cluster-wide counts (no per-user detail beyond team totals): anyone may read them, as
   // Prometheus does over TCP.
   virtual Result<ClusterStats> Stats(const Caller& caller) = 0;
+
+  // Teams' quotas, budgets and use in the current period, and users' GPU-hours. Root sees
+  // every team; another user sees the teams they belong to (their default team and the teams
+  // they have jobs or usage in this period) and only their own user rows.
+  virtual Result<QuotaReport> Quota(const Caller& caller) = 0;
+
+  // `gpufleet quota approve`: lets a pending job run past its team's GPU-hour budget (stored,
+  // with an event). Root only (kPermissionDenied). kFailedPrecondition, naming the state, for a
+  // job that is not pending; kNotFound for no such job.
+  virtual Result<Job> ApproveJob(const Caller& caller, JobId id) = 0;
+
+  // `gpufleet checkpoint`: the job saved a checkpoint now (its owner or root); preemption then
+  // counts only the work since. kFailedPrecondition for a job that is not running.
+  virtual Result<Job> CheckpointJob(const Caller& caller, JobId id) = 0;
 };
 
 }  // namespace gf

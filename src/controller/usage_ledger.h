@@ -1,14 +1,16 @@
 // UsageLedger: fair-share usage (GPU-seconds, decayed with a half-life) per key — a team or a
 // user — kept incrementally by the controller from the GPUs its running jobs hold.
 //
-// The sums start from zero when the controller starts (they are not stored): after a restart
-// fair share forgets past usage until it builds up again. State thread only.
+// The sums are not stored: at start the controller seeds them (Seed) from the usage records
+// of the store, decayed to now (controller/accounting.h), so a restart keeps fair share.
+// State thread only.
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/clock.h"
 
@@ -23,6 +25,13 @@ class UsageLedger {
   // this before anything that changes which jobs hold GPUs. The first call only sets the start;
   // a call with a time not after the last one changes nothing.
   void Advance(Time now, const std::map<std::string, int>& held);
+
+  // Replaces the sums with `sums`, decayed GPU-seconds as of `as_of`; the next Advance counts
+  // from there. For the start-up seed, before the first Advance.
+  void Seed(Time as_of, std::map<std::string, double> sums) {
+    as_of_ = as_of;
+    sums_ = std::move(sums);
+  }
 
   // Decayed GPU-seconds by key, as of the last Advance.
   const std::map<std::string, double>& Sums() const { return sums_; }

@@ -54,6 +54,8 @@ struct LaunchSpec {
   std::string workdir;            // absolute; the job starts there
   std::vector<std::pair<std::string, std::string>> env;  // added to the base environment
   std::vector<GpuUuid> gpus;  // CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, by UUID
+  // A task of a job array: GPUFLEET_ARRAY_JOB_ID / GPUFLEET_ARRAY_TASK_ID.
+  std::optional<ArrayTask> array;
 };
 
 // The exit code reported when the shim died and the job's own status is unknown.

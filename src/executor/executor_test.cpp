@@ -198,6 +198,19 @@ TEST_F(ExecutorTest, SetsCleanEnvironmentGpusAndWorkdir) {
   ::unsetenv("GF_EXEC_TEST_LEAK");  // NOLINT(concurrency-mt-unsafe)
 }
 
+TEST_F(ExecutorTest, ArrayTaskSeesItsArrayAndIndex) {
+  LaunchSpec spec = Shell(
+      "echo \"${GPUFLEET_ARRAY_JOB_ID-unset}|${GPUFLEET_ARRAY_TASK_ID-unset}|$GPUFLEET_JOB_ID\"");
+  spec.env = {{"GPUFLEET_ARRAY_TASK_ID", "99"}};  // gpufleet's value wins
+  spec.array = ArrayTask{.array_job = JobId(40), .index = 3, .max_running = 2};
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  EXPECT_EQ(Stdout(spec.job), "40|3|" + std::to_string(spec.job.value()) + "\n");
+
+  LaunchSpec plain = Shell("echo \"${GPUFLEET_ARRAY_JOB_ID-unset}|${GPUFLEET_ARRAY_TASK_ID-unset}\"");
+  EXPECT_EQ(RunToEnd(plain).exit_code, 0);
+  EXPECT_EQ(Stdout(plain.job), "unset|unset\n");
+}
+
 TEST_F(ExecutorTest, NoGpusHidesAllGpus) {
   LaunchSpec spec = Shell("echo \"${CUDA_VISIBLE_DEVICES-unset}|$NVIDIA_VISIBLE_DEVICES\"");
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);

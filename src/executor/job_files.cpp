@@ -192,6 +192,9 @@ std::string SpecToJson(const ShimSpec& shim_spec) {
       {"env", env},
       {"gpus", gpus},
       {"cgroup_root", shim_spec.cgroup_root}};
+  if (spec.array) {
+    j["array"] = {{"job", spec.array->array_job.value()}, {"index", spec.array->index}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -213,6 +216,11 @@ Result<ShimSpec> SpecFromJson(std::string_view text) {
       s.gpus.emplace_back(g.get<std::string>());
     }
     shim_spec.cgroup_root = j.value("cgroup_root", std::string());
+    if (j.contains("array")) {  // absent for a job that is not an array task
+      s.array = ArrayTask{.array_job = JobId(j.at("array").at("job").get<std::int64_t>()),
+                          .index = j.at("array").at("index").get<int>(),
+                          .max_running = std::nullopt};
+    }
     return shim_spec;
   });
 }

@@ -47,6 +47,12 @@ TEST_F(ExecutorFilesTest, SpecRoundTrips) {
   EXPECT_EQ(back->workdir, spec.workdir);
   EXPECT_EQ(back->env, spec.env);
   EXPECT_EQ(back->gpus, spec.gpus);
+  EXPECT_FALSE(back->array);
+
+  spec.array = ArrayTask{.array_job = JobId(40), .index = 3, .max_running = std::nullopt};
+  stored = SpecFromJson(SpecToJson({spec, ""}));
+  ASSERT_TRUE(stored.ok()) << stored.error().ToString();
+  EXPECT_EQ(stored->launch.array, spec.array);
 }
 
 TEST_F(ExecutorFilesTest, MalformedSpecIsAnError) {

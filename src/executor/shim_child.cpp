@@ -138,6 +138,10 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec) {
   }
   std::string gpus = JoinGpus(spec.gpus);
   env["GPUFLEET_JOB_ID"] = std::to_string(spec.job.value());
+  if (spec.array) {
+    env["GPUFLEET_ARRAY_JOB_ID"] = std::to_string(spec.array->array_job.value());
+    env["GPUFLEET_ARRAY_TASK_ID"] = std::to_string(spec.array->index);
+  }
   // An empty CUDA_VISIBLE_DEVICES hides every GPU from CUDA; "void" does so for the NVIDIA
   // container runtime, where an empty value would mean "all".
   env["CUDA_VISIBLE_DEVICES"] = gpus;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "model/node.h"
 #include "model/team.h"
 
 namespace gf {
@@ -105,29 +106,22 @@ bool CanTransition(JobState from, JobState to) {
   return false;
 }
 
-std::string_view ToString(PriorityClass p) {
-  switch (p) {
-    case PriorityClass::kHigh: return "high";
-    case PriorityClass::kNormal: return "normal";
-    case PriorityClass::kLow: return "low";
-  }
-  return "normal";
-}
+const std::string& ToString(const PriorityClass& p) { return p.name; }
 
 Result<PriorityClass> ParsePriorityClass(std::string_view s) {
-  if (s == "high") {
-    return PriorityClass::kHigh;
+  const bool valid =
+      !s.empty() && s.size() <= kMaxPriorityClassName &&
+      std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+      });
+  if (!valid) {
+    return InvalidArgument("priority: '" + std::string(s) +
+                           "' is not a class name; use 1 to " +
+                           std::to_string(kMaxPriorityClassName) +
+                           " lower-case letters, digits, '-' or '_' (e.g. high, normal, low)");
   }
-  if (s == "normal") {
-    return PriorityClass::kNormal;
-  }
-  if (s == "low") {
-    return PriorityClass::kLow;
-  }
-  return InvalidArgument("priority '" + std::string(s) + "' is not a priority class; use high, normal or low");
+  return PriorityClass{.name = std::string(s)};
 }
-
-int Rank(PriorityClass p) { return static_cast<int>(p); }
 
 std::string_view ToString(DependencyKind k) { return k == DependencyKind::kOk ? "ok" : "any"; }
 
@@ -151,6 +145,7 @@ Status ValidateSpec(const JobSpec& spec) {
   if (!spec.team.empty()) {
     GF_TRY(ValidateTeamName(spec.team));
   }
+  GF_TRY(ParsePriorityClass(spec.priority.name));  // a spec built in code skips the parser
   for (const auto& [k, v] : spec.env) {
     if (!ValidEnvName(k)) {
       return InvalidArgument("env: '" + k + "' is not a variable name; use letters, digits and '_' (KEY=VALUE)");
@@ -158,6 +153,9 @@ Status ValidateSpec(const JobSpec& spec) {
   }
   if (spec.time_limit && spec.time_limit->count() <= 0) {
     return InvalidArgument("time: must be longer than zero, e.g. 30m or 2h");
+  }
+  for (const auto& [key, value] : spec.request.node_labels) {
+    GF_TRY(ValidateLabel(key, value, "constraint"));
   }
   if (CheckpointSignalName(spec.checkpoint_signal) == std::to_string(spec.checkpoint_signal)) {
     return InvalidArgument("checkpoint_signal: " + std::to_string(spec.checkpoint_signal) +

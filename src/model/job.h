@@ -40,11 +40,33 @@ Result<JobState> ParseJobState(std::string_view s);
 bool IsTerminal(JobState s);  // COMPLETED, FAILED, CANCELLED, TIMEOUT
 bool CanTransition(JobState from, JobState to);
 
-// Scheduling class: high before normal before low, then submit order.
-enum class PriorityClass { kHigh, kNormal, kLow };
-std::string_view ToString(PriorityClass p);  // "high", "normal", "low"
+// A job's scheduling class, by name. The administrator defines the classes (the scheduler's
+// PolicyConfig::classes, `[class.NAME]` in the settings file): their ranks, which classes each
+// may preempt, and their rules. The model carries only the name, not a rank: a job keeps the
+// class it was submitted with even when the config later drops that class (the scheduler
+// then ranks it after every configured class), and only the config says how classes compare.
+// A name rather than an index so that stored jobs, the API and the CLI stay readable and
+// survive a reordering of the config. The stock config's classes are named here for code and
+// tests: PriorityClass::kHigh, kNormal, kLow.
+struct PriorityClass {
+  std::string name;
+  bool operator==(const PriorityClass&) const = default;
+  auto operator<=>(const PriorityClass&) const = default;  // by name: for maps, not for rank
+
+  static const PriorityClass kHigh;
+  static const PriorityClass kNormal;
+  static const PriorityClass kLow;
+};
+inline const PriorityClass PriorityClass::kHigh{"high"};
+inline const PriorityClass PriorityClass::kNormal{"normal"};
+inline const PriorityClass PriorityClass::kLow{"low"};
+
+constexpr std::size_t kMaxPriorityClassName = 32;
+const std::string& ToString(const PriorityClass& p);  // its name: "high"
+// Checks the syntax only (1 to kMaxPriorityClassName lower-case letters, digits, '-', '_'):
+// whether such a class exists is the config's business (the controller checks at submit).
+// Errors: kInvalidArgument "priority: 'Urgent' is not a class name; use ...".
 Result<PriorityClass> ParsePriorityClass(std::string_view s);
-int Rank(PriorityClass p);  // 0 = high (first), 2 = low
 
 struct JobRequest {
   int gpus = 1;                      // whole GPUs, all on one node; 0 = CPU-only

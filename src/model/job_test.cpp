@@ -30,12 +30,26 @@ TEST(JobStateTest, TransitionsFollowTheStateMachine) {
   EXPECT_FALSE(IsTerminal(JobState::kPreempted));
 }
 
-TEST(PriorityTest, ParsesAndRanks) {
+TEST(PriorityTest, ParsesAnyWellFormedNameAndRejectsOthersNamingTheRule) {
   EXPECT_EQ(*ParsePriorityClass("high"), PriorityClass::kHigh);
-  EXPECT_LT(Rank(PriorityClass::kHigh), Rank(PriorityClass::kLow));
-  auto bad = ParsePriorityClass("urgent");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("high, normal or low"), std::string::npos);
+  EXPECT_EQ(ParsePriorityClass("urgent")->name, "urgent");  // existence is the config's business
+  EXPECT_EQ(ParsePriorityClass("gpu-batch_2")->name, "gpu-batch_2");
+  EXPECT_TRUE(ParsePriorityClass(std::string(kMaxPriorityClassName, 'a')).ok());
+  for (const std::string& bad :
+       {std::string(), std::string("Urgent"), std::string("two words"), std::string("a.b"),
+        std::string(kMaxPriorityClassName + 1, 'a')}) {
+    const auto parsed = ParsePriorityClass(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.error().message.rfind("priority: '" + bad + "' is not a class name", 0), 0U)
+        << parsed.error().message;
+    EXPECT_NE(parsed.error().message.find("lower-case letters, digits"), std::string::npos);
+  }
+}
+
+TEST(PriorityTest, ComparesByName) {
+  EXPECT_EQ(PriorityClass{.name = "low"}, PriorityClass::kLow);
+  EXPECT_NE(PriorityClass::kHigh, PriorityClass::kLow);
+  EXPECT_EQ(ToString(PriorityClass::kNormal), "normal");
 }
 
 JobSpec Valid() {
@@ -62,6 +76,9 @@ TEST(ValidateSpecTest, NamesTheField) {
   s = Valid();
   s.checkpoint_signal = 9;  // SIGKILL cannot be caught: no checkpoint possible
   EXPECT_EQ(ValidateSpec(s).error().message.rfind("checkpoint_signal: 9", 0), 0u);
+  s = Valid();
+  s.priority = PriorityClass{.name = "Not A Name"};
+  EXPECT_EQ(ValidateSpec(s).error().message.rfind("priority:", 0), 0u);
 }
 
 TEST(CheckpointSignalTest, ParsesNamesAndNumbersAndRefusesUncatchable) {

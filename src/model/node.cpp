@@ -1,6 +1,44 @@
 #include "model/node.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace gf {
+namespace {
+
+constexpr std::size_t kMaxLabelPart = 63;
+
+bool LabelPartOk(const std::string& part) {
+  return !part.empty() && part.size() <= kMaxLabelPart &&
+         std::all_of(part.begin(), part.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
+                  c == '.' || c == '/';
+         });
+}
+
+}  // namespace
+
+Status ValidateLabel(const std::string& key, const std::string& value, std::string_view field) {
+  if (!LabelPartOk(key) || !LabelPartOk(value)) {
+    return InvalidArgument(std::string(field) + ": '" + key + "=" + value +
+                           "' is not a label; use KEY=VALUE, each 1 to 63 letters, digits, "
+                           "'-', '_', '.' or '/' (e.g. rack=a)");
+  }
+  return OkStatus();
+}
+
+Result<std::pair<std::string, std::string>> ParseLabel(std::string_view text,
+                                                        std::string_view field) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    return InvalidArgument(std::string(field) + ": '" + std::string(text) +
+                           "' is not KEY=VALUE; e.g. rack=a");
+  }
+  std::pair<std::string, std::string> label{std::string(text.substr(0, eq)),
+                                            std::string(text.substr(eq + 1))};
+  GF_TRY(ValidateLabel(label.first, label.second, field));
+  return label;
+}
 
 std::string_view ToString(GpuHealth h) {
   switch (h) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -27,8 +28,22 @@ struct Gpu {
   std::int64_t memory_mib = 0;
   GpuHealth health = GpuHealth::kOk;
   std::string health_cause;  // why it is not ok; "" when ok
+  // Topology, for placement (issue #4): what NVML tells, or what the sim backend makes up.
+  // -1 / empty = unknown, which placement treats as "not connected".
+  int numa_node = -1;    // the NUMA node the GPU hangs off
+  int pcie_switch = -1;  // GPUs with the same id share a PCIe switch (id: their lowest index)
+  std::vector<int> nvlink_peers{};  // indexes of the node's GPUs it has an NVLink to, sorted
   bool operator==(const Gpu&) const = default;
 };
+
+// Node labels (`gpufleet up --label rack=a`, `[up] labels`) and the constraints jobs put on
+// them (`gpufleet submit --constraint rack=a`): key and value each 1..63 characters of letters,
+// digits, '-', '_', '.' and '/'. `field` names the flag or key in errors ("constraint").
+// Errors: kInvalidArgument naming the field, the label and the form.
+Status ValidateLabel(const std::string& key, const std::string& value, std::string_view field);
+// "rack=a" → {"rack", "a"}, validated as above.
+Result<std::pair<std::string, std::string>> ParseLabel(std::string_view text,
+                                                        std::string_view field);
 
 enum class NodeState { kUp, kDraining, kDrained, kDown };
 std::string_view ToString(NodeState s);  // "up", "draining", "drained", "down"

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,9 +23,18 @@
 
 namespace gf {
 
+// A GPU's recent load (from the agent's samples), for spreading work over equally good GPUs.
+// A GPU that no job holds may still be loaded by processes gpufleet does not manage.
+struct GpuLoad {
+  int util_pct = 0;
+  std::int64_t memory_used_mib = 0;
+  bool operator==(const GpuLoad&) const = default;
+};
+
 struct NodeSnapshot {
   Node node;
   std::set<GpuUuid> allocated;  // GPUs held by STARTING/RUNNING jobs
+  std::map<GpuUuid, GpuLoad> load{};  // recent load by GPU; absent = unknown (counted as idle)
 };
 
 // A job that holds GPUs now (STARTING or RUNNING), with what preemption and backfill need.

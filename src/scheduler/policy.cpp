@@ -3,41 +3,70 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "core/check.h"
 
 namespace gf {
 
 std::vector<PriorityClassPolicy> DefaultPriorityClasses() {
-  std::vector<PriorityClassPolicy> classes;
-  for (const PriorityClass p :
-       {PriorityClass::kHigh, PriorityClass::kNormal, PriorityClass::kLow}) {
-    PriorityClassPolicy cls;
-    cls.name = std::string(ToString(p));
-    cls.rank = Rank(p);
-    // Each class may preempt every class below it: the field case of issue #4 (preemption
-    // for high priority), and normal work ahead of low.
-    for (const PriorityClass lower : {PriorityClass::kNormal, PriorityClass::kLow}) {
-      if (Rank(lower) > Rank(p)) {
-        cls.preempts.emplace_back(ToString(lower));
-      }
-    }
-    classes.push_back(std::move(cls));
-  }
-  return classes;
+  // Each class may preempt every class below it: the field case of issue #4 (preemption for
+  // high priority), and normal work ahead of low.
+  return {
+      PriorityClassPolicy{.name = PriorityClass::kHigh.name,
+                          .rank = 0,
+                          .preempts = {PriorityClass::kNormal.name, PriorityClass::kLow.name}},
+      PriorityClassPolicy{
+          .name = PriorityClass::kNormal.name, .rank = 1, .preempts = {PriorityClass::kLow.name}},
+      PriorityClassPolicy{.name = PriorityClass::kLow.name, .rank = 2},
+  };
 }
 
-PriorityClassPolicy ClassPolicyFor(const PolicyConfig& policy, PriorityClass priority) {
-  const std::string_view name = ToString(priority);
+namespace {
+
+const PriorityClassPolicy* FindClass(const PolicyConfig& policy, std::string_view name) {
   for (const PriorityClassPolicy& cls : policy.classes) {
     if (cls.name == name) {
-      return cls;
+      return &cls;
     }
   }
-  PriorityClassPolicy fallback;
-  fallback.name = std::string(name);
-  fallback.rank = Rank(priority);
-  return fallback;
+  return nullptr;
+}
+
+std::string ClassNames(const std::vector<PriorityClassPolicy>& classes) {
+  std::vector<const PriorityClassPolicy*> sorted;
+  for (const PriorityClassPolicy& cls : classes) {
+    sorted.push_back(&cls);
+  }
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->rank, a->name) < std::tie(b->rank, b->name);  // as ClassTable numbers them
+  });
+  std::string text;
+  for (const PriorityClassPolicy* cls : sorted) {
+    text += (text.empty() ? "" : ", ") + cls->name;
+  }
+  return text;
+}
+
+}  // namespace
+
+PriorityClassPolicy ClassPolicyFor(const PolicyConfig& policy, const PriorityClass& priority) {
+  if (const PriorityClassPolicy* cls = FindClass(policy, priority.name)) {
+    return *cls;
+  }
+  int last = 0;
+  for (const PriorityClassPolicy& cls : policy.classes) {
+    last = std::max(last, cls.rank);
+  }
+  return PriorityClassPolicy{.name = priority.name, .rank = policy.classes.empty() ? 0 : last + 1};
+}
+
+Status CheckClassExists(const PolicyConfig& policy, const PriorityClass& priority) {
+  if (FindClass(policy, priority.name) != nullptr) {
+    return OkStatus();
+  }
+  return InvalidArgument("priority: no class '" + priority.name + "'; the classes are " +
+                         ClassNames(policy.classes));
 }
 
 std::optional<std::chrono::seconds> EffectiveTimeLimit(
@@ -59,12 +88,36 @@ double DecayedUsage(double gpu_seconds, Millis elapsed, std::chrono::seconds hal
 
 namespace {
 
-Status ValidateClasses(const std::vector<PriorityClassPolicy>& classes) {
+// A class may preempt only a listed class ranked after it: preempting its own class or a
+// higher one would let two jobs preempt each other back and forth.
+Status ValidatePreempts(const PolicyConfig& policy, const PriorityClassPolicy& cls) {
+  for (const std::string& victim : cls.preempts) {
+    const PriorityClassPolicy* target = FindClass(policy, victim);
+    if (target == nullptr) {
+      return InvalidArgument("classes[" + cls.name + "].preempts: no class '" + victim +
+                             "'; name a listed class (" + ClassNames(policy.classes) + ")");
+    }
+    if (target->rank <= cls.rank) {
+      return InvalidArgument("classes[" + cls.name + "].preempts: '" + victim + "' has rank " +
+                             std::to_string(target->rank) + ", not after " + cls.name + "'s rank " +
+                             std::to_string(cls.rank) +
+                             "; a class may preempt only classes ranked after it");
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateClasses(const PolicyConfig& policy) {
+  const std::vector<PriorityClassPolicy>& classes = policy.classes;
+  if (classes.empty()) {
+    return InvalidArgument("classes: none defined; define at least one class");
+  }
   std::set<std::string> names;
   for (const PriorityClassPolicy& cls : classes) {
-    if (!ParsePriorityClass(cls.name).ok()) {
-      return InvalidArgument("classes[" + cls.name +
-                             "].name: jobs can name only high, normal or low; rename the class");
+    if (const auto parsed = ParsePriorityClass(cls.name); !parsed.ok()) {
+      return InvalidArgument("classes[" + cls.name + "].name: not a class name; use 1 to " +
+                             std::to_string(kMaxPriorityClassName) +
+                             " lower-case letters, digits, '-' or '_'");
     }
     if (!names.insert(cls.name).second) {
       return InvalidArgument("classes[" + cls.name + "]: listed twice; keep one");
@@ -79,12 +132,11 @@ Status ValidateClasses(const std::vector<PriorityClassPolicy>& classes) {
     }
   }
   for (const PriorityClassPolicy& cls : classes) {
-    for (const std::string& victim : cls.preempts) {
-      if (!names.contains(victim)) {
-        return InvalidArgument("classes[" + cls.name + "].preempts: no class '" + victim +
-                               "'; name a listed class");
-      }
-    }
+    GF_TRY(ValidatePreempts(policy, cls));
+  }
+  if (FindClass(policy, policy.default_class) == nullptr) {
+    return InvalidArgument("default_class: no class '" + policy.default_class +
+                           "'; name a listed class (" + ClassNames(classes) + ")");
   }
   return OkStatus();
 }
@@ -110,7 +162,7 @@ Status ValidateTeam(const TeamPolicy& team, const std::string& where) {
 }  // namespace
 
 Status ValidatePolicy(const PolicyConfig& policy) {
-  GF_TRY(ValidateClasses(policy.classes));
+  GF_TRY(ValidateClasses(policy));
   std::set<std::string> names;
   for (const TeamPolicy& team : policy.teams) {
     GF_TRY(ValidateTeam(team, "teams[" + team.name + "]"));

@@ -22,11 +22,12 @@
 
 namespace gf {
 
-// One priority class. Jobs name their class through JobSpec::priority; its ToString()
-// ("high", "normal", "low") is the name looked up here.
+// One priority class, defined by the administrator. Jobs name their class through
+// JobSpec::priority (PriorityClass::name is the name looked up here). Any number of classes;
+// ValidatePolicy: unique names, and a class preempts only listed classes ranked after it.
 struct PriorityClassPolicy {
   std::string name{};
-  int rank = 0;                              // lower goes first
+  int rank = 0;                              // lower goes first; equal ranks share a tier
   std::vector<std::string> preempts{};       // names of the classes its jobs may preempt
   std::vector<std::string> allowed_users{};  // empty = everyone may use it
   std::optional<int> max_gpus_per_user{};    // GPUs one user may hold in this class
@@ -76,6 +77,8 @@ std::vector<PriorityClassPolicy> DefaultPriorityClasses();
 
 struct PolicyConfig {
   std::vector<PriorityClassPolicy> classes = DefaultPriorityClasses();
+  // The class of a job submitted without one (the controller fills it in). Must be listed.
+  std::string default_class = PriorityClass::kNormal.name;
   // When empty, quotas and budgets are off: no job is borrowed. When not empty, a job of a
   // team not listed here (or of no team) follows `other_teams`.
   std::vector<TeamPolicy> teams{};
@@ -86,8 +89,13 @@ struct PolicyConfig {
 };
 
 // The class policy for `priority` (looked up by its name); a class the config does not list
-// gets a permissive one with the enum's rank.
-PriorityClassPolicy ClassPolicyFor(const PolicyConfig& policy, PriorityClass priority);
+// (dropped since the job was submitted) gets a permissive one: no rules, preempts nothing,
+// ranked after every listed class (the scheduler's ClassTable treats it the same way).
+PriorityClassPolicy ClassPolicyFor(const PolicyConfig& policy, const PriorityClass& priority);
+
+// Whether jobs may be submitted under `priority`: the config lists that class. Errors
+// (kInvalidArgument): "priority: no class 'urgent'; the classes are high, normal, low".
+Status CheckClassExists(const PolicyConfig& policy, const PriorityClass& priority);
 
 // The time limit a job runs under: the one it asked for or else the class default, capped by
 // the class maximum; nullopt when neither the job nor the class gives one.

@@ -22,14 +22,30 @@ TEST(PolicyTest, StockClassesAreHighNormalLowAndEachPreemptsThoseBelow) {
   EXPECT_TRUE(ValidatePolicy(policy).ok());
 }
 
-TEST(PolicyTest, AClassTheConfigDoesNotListIsPermissive) {
+TEST(PolicyTest, AClassTheConfigDoesNotListIsPermissiveAndRanksLast) {
   PolicyConfig policy;
-  policy.classes.clear();
-  const PriorityClassPolicy cls = ClassPolicyFor(policy, PriorityClass::kNormal);
-  EXPECT_EQ(cls.name, "normal");
-  EXPECT_EQ(cls.rank, Rank(PriorityClass::kNormal));
+  policy.classes[2].default_time_limit = hours(1);
+  const PriorityClassPolicy cls = ClassPolicyFor(policy, PriorityClass{.name = "gone"});
+  EXPECT_EQ(cls.name, "gone");
+  EXPECT_EQ(cls.rank, 3);  // after low's 2
   EXPECT_TRUE(cls.preempts.empty());
   EXPECT_TRUE(cls.allowed_users.empty());
+  EXPECT_FALSE(cls.default_time_limit.has_value());
+}
+
+TEST(PolicyTest, SubmissionsMayNameOnlyAConfiguredClass) {
+  PolicyConfig policy;
+  EXPECT_TRUE(CheckClassExists(policy, PriorityClass::kLow).ok());
+  const Status status = CheckClassExists(policy, PriorityClass{.name = "urgent"});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(status.error().message,
+            "priority: no class 'urgent'; the classes are high, normal, low");
+  policy.classes = {PriorityClassPolicy{.name = "batch", .rank = 9},
+                    PriorityClassPolicy{.name = "urgent", .rank = 1}};
+  EXPECT_TRUE(CheckClassExists(policy, PriorityClass{.name = "urgent"}).ok());
+  EXPECT_EQ(CheckClassExists(policy, PriorityClass::kHigh).error().message,
+            "priority: no class 'high'; the classes are urgent, batch");
 }
 
 TEST(PolicyTest, TimeLimitIsDefaultedAndCappedByTheClass) {
@@ -70,11 +86,32 @@ TEST(PolicyTest, ValidationNamesTheFieldAndTheFix) {
   EXPECT_EQ(error(policy), "teams[ml].fair_share_weight: must be above 0");
   policy.teams[0].fair_share_weight = 1;
   policy.classes[0].preempts.emplace_back("urgent");
-  EXPECT_EQ(error(policy), "classes[high].preempts: no class 'urgent'; name a listed class");
-  policy.classes[0].preempts.pop_back();
-  policy.classes[0].name = "urgent";
   EXPECT_EQ(error(policy),
-            "classes[urgent].name: jobs can name only high, normal or low; rename the class");
+            "classes[high].preempts: no class 'urgent'; name a listed class (high, normal, low)");
+  policy.classes[0].preempts.pop_back();
+  policy.classes[2].preempts.emplace_back("normal");
+  EXPECT_EQ(error(policy),
+            "classes[low].preempts: 'normal' has rank 1, not after low's rank 2; a class may "
+            "preempt only classes ranked after it");
+  policy.classes[2].preempts.back() = "low";
+  EXPECT_EQ(error(policy),
+            "classes[low].preempts: 'low' has rank 2, not after low's rank 2; a class may "
+            "preempt only classes ranked after it");
+  policy.classes[2].preempts.clear();
+  policy.classes[0].name = "Urgent!";
+  EXPECT_EQ(error(policy),
+            "classes[Urgent!].name: not a class name; use 1 to 32 lower-case letters, digits, "
+            "'-' or '_'");
+  policy.classes[0].name = "urgent";  // any well-formed name: classes are the admin's
+  policy.classes[0].preempts = {"low"};
+  EXPECT_EQ(error(policy), "ok");
+  policy.classes.push_back(policy.classes[1]);
+  EXPECT_EQ(error(policy), "classes[normal]: listed twice; keep one");
+  policy.classes.pop_back();
+  const std::vector<PriorityClassPolicy> kept = policy.classes;
+  policy.classes.clear();
+  EXPECT_EQ(error(policy), "classes: none defined; define at least one class");
+  policy.classes = kept;
   policy.classes[0].name = "high";
   policy.classes[0].default_time_limit = hours(3);
   policy.classes[0].max_time_limit = hours(2);

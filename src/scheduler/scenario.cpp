@@ -196,19 +196,89 @@ Result<bool> ParseOnOff(const std::string& word, std::string_view verb) {
   return InvalidArgument(std::string(verb) + " takes on or off, not '" + word + "'");
 }
 
+// "rack=a" of label=rack=a and constraint=rack=a.
+Result<std::pair<std::string, std::string>> ParseLabelOption(const std::string& value) {
+  const auto [key, label_value] = SplitKeyValue(value);
+  if (key.empty() || label_value.empty()) {
+    return InvalidArgument("label '" + value + "' is not <key>=<value>");
+  }
+  return std::make_pair(key, label_value);
+}
+
+// nvlink=0,1,2,3/4,5,6,7: each '/'-separated group is all-to-all NVLink.
+Status ParseNvlinkGroups(const std::string& value, std::vector<Gpu>& gpus) {
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    std::size_t slash = value.find('/', start);
+    slash = slash == std::string::npos ? value.size() : slash;
+    std::vector<int> members;
+    for (const std::string& word : ParseNameList(value.substr(start, slash - start), "")) {
+      GF_ASSIGN_OR_RETURN(const int index, ParseSmallInt(word, "nvlink GPU index"));
+      if (index >= static_cast<int>(gpus.size())) {
+        return InvalidArgument("nvlink: the node has no GPU " + word);
+      }
+      members.push_back(index);
+    }
+    for (const int a : members) {
+      for (const int b : members) {
+        if (a != b) {
+          gpus[static_cast<std::size_t>(a)].nvlink_peers.push_back(b);
+        }
+      }
+    }
+    start = slash + 1;
+  }
+  for (Gpu& gpu : gpus) {
+    std::sort(gpu.nvlink_peers.begin(), gpu.nvlink_peers.end());
+  }
+  return OkStatus();
+}
+
+// numa=0,0,1,1 and switch=0,0,2,2: one value per GPU, in index order.
+Status ParsePerGpu(const std::string& value, std::string_view what, std::vector<Gpu>& gpus,
+                   int Gpu::*field) {
+  const std::vector<std::string> words = ParseNameList(value, "");
+  if (words.size() != gpus.size()) {
+    return InvalidArgument(std::string(what) + ": give one value per GPU (" +
+                           std::to_string(gpus.size()) + ")");
+  }
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    GF_ASSIGN_OR_RETURN(gpus[i].*field, ParseSmallInt(words[i], what));
+  }
+  return OkStatus();
+}
+
+Status ParseNodeOption(const Token& token, Node& node) {
+  const auto [key, value] = SplitKeyValue(token.text);
+  if (key == "state") {
+    GF_ASSIGN_OR_RETURN(node.state, ParseNodeState(value));
+  } else if (key == "label") {
+    GF_ASSIGN_OR_RETURN(const auto label, ParseLabelOption(value));
+    node.labels[label.first] = label.second;
+  } else if (key == "nvlink") {
+    GF_TRY(ParseNvlinkGroups(value, node.gpus));
+  } else if (key == "numa") {
+    GF_TRY(ParsePerGpu(value, "numa", node.gpus, &Gpu::numa_node));
+  } else if (key == "switch") {
+    GF_TRY(ParsePerGpu(value, "switch", node.gpus, &Gpu::pcie_switch));
+  } else {
+    return InvalidArgument("unknown node option '" + token.text +
+                           "'; use state=, label=<k>=<v>, nvlink=, numa= or switch=");
+  }
+  return OkStatus();
+}
+
 Result<ScenarioAction> ParseNode(const std::vector<Token>& t) {
-  if (t.size() < 3 || t.size() > 4) {
-    return InvalidArgument("use: node <name> <count>x<model>[+...] [state=<state>]");
+  if (t.size() < 3) {
+    return InvalidArgument(
+        "use: node <name> <count>x<model>[+...] [state=<state>] [label=<k>=<v>]... "
+        "[nvlink=<i>,<i>/<i>,<i>] [numa=<n>,...] [switch=<n>,...]");
   }
   Node node;
   node.name = NodeId(t[1].text);
   GF_ASSIGN_OR_RETURN(node.gpus, ParseGpuSpec(t[2].text, t[1].text));
-  if (t.size() == 4) {
-    const auto [key, value] = SplitKeyValue(t[3].text);
-    if (key != "state") {
-      return InvalidArgument("unknown node option '" + t[3].text + "'; use state=<state>");
-    }
-    GF_ASSIGN_OR_RETURN(node.state, ParseNodeState(value));
+  for (std::size_t i = 3; i < t.size(); ++i) {
+    GF_TRY(ParseNodeOption(t[i], node));
   }
   return ScenarioAction(AddNodeStep{std::move(node)});
 }
@@ -238,10 +308,13 @@ Result<ScenarioAction> ParseJob(const std::vector<Token>& t) {
       GF_ASSIGN_OR_RETURN(step.job.time_limit, ParseSeconds(value));
     } else if (key.empty() && value == "approved") {
       step.job.budget_approved = true;
+    } else if (key == "constraint") {
+      GF_ASSIGN_OR_RETURN(const auto label, ParseLabelOption(value));
+      step.job.request.node_labels[label.first] = label.second;
     } else {
       return InvalidArgument("unknown job option '" + t[i].text +
-                             "'; use gpus=, type=, priority=, submit=, user=, team=, limit= "
-                             "or approved");
+                             "'; use gpus=, type=, priority=, submit=, user=, team=, limit=, "
+                             "constraint=<k>=<v> or approved");
     }
   }
   return ScenarioAction(std::move(step));
@@ -287,14 +360,21 @@ Result<ScenarioAction> ParseRun(const std::vector<Token>& t) {
 Result<ScenarioAction> ParseClass(const std::vector<Token>& t) {
   if (t.size() < 2) {
     return InvalidArgument(
-        "use: class <name> [preempts=...] [users=...] [max_gpus_per_user=<n>] "
-        "[default_limit=<d>] [max_limit=<d>]");
+        "use: class <name> [rank=<n>] [preempts=...] [users=...] [max_gpus_per_user=<n>] "
+        "[default_limit=<d>] [max_limit=<d>], or class <name> remove");
   }
   ClassStep step;
   step.name = t[1].text;
+  if (t.size() == 3 && t[2].text == "remove") {
+    step.remove = true;
+    return ScenarioAction(std::move(step));
+  }
   for (std::size_t i = 2; i < t.size(); ++i) {
     const auto [key, value] = SplitKeyValue(t[i].text);
-    if (key == "preempts") {
+    if (key == "rank") {
+      GF_ASSIGN_OR_RETURN(const std::int64_t rank, ParseInt(value, "rank"));
+      step.rank = static_cast<int>(rank);
+    } else if (key == "preempts") {
       step.preempts = ParseNameList(value, "none");
     } else if (key == "users") {
       step.users = ParseNameList(value, "any");
@@ -306,8 +386,8 @@ Result<ScenarioAction> ParseClass(const std::vector<Token>& t) {
       GF_ASSIGN_OR_RETURN(step.max_limit, ParseSeconds(value));
     } else {
       return InvalidArgument("unknown class option '" + t[i].text +
-                             "'; use preempts=, users=, max_gpus_per_user=, default_limit= or "
-                             "max_limit=");
+                             "'; use rank=, preempts=, users=, max_gpus_per_user=, "
+                             "default_limit=, max_limit= or remove");
     }
   }
   return ScenarioAction(std::move(step));

@@ -5,14 +5,17 @@
 // Format: one step a line; '#' starts a comment (outside quotes); blank lines are ignored.
 // Times and durations are integers with units: 0s, 90s, 5m, 1h30m, 250ms.
 //
-//   node <name> <gpus> [state=up|draining|drained|down]
+//   node <name> <gpus> [state=up|draining|drained|down] [label=<key>=<value>]...
+//          [nvlink=<i>,<i>,.../<i>,...] [numa=<n>,<n>,...] [switch=<n>,<n>,...]
 //       <gpus> is 0 (no GPU) or <count>x<model> joined by '+': 8xH100-80GB, 2xA100-40GB+2xL4.
 //       GPUs are numbered from 0 in the order written; GPU <i> of node n has UUID GPU-n-<i>.
+//       Topology: nvlink= groups (each all-to-all, '/' between groups); numa= and switch=
+//       give one NUMA node / PCIe switch id per GPU, in index order.
 //   state <node> up|draining|drained|down
 //   health <node> <index> ok|degraded|failed
 //   allocate <node> <index>[,<index>...]      held by work outside the scenario
-//   job <id> [gpus=<n>] [type=<model>] [priority=high|normal|low] [submit=<time>] [user=<u>]
-//          [team=<t>] [limit=<duration>] [approved]
+//   job <id> [gpus=<n>] [type=<model>] [priority=<class>] [submit=<time>] [user=<u>]
+//          [team=<t>] [limit=<duration>] [approved] [constraint=<key>=<value>]...
 //       defaults: gpus=1, any type, normal, submitted now, no team, no limit.
 //   run <id> on <node> gpus <i>,... [priority=<p>] [team=<t>] [user=<u>] [start=<time>]
 //          [limit=<duration>] [checkpoint=<time>] [borrowed] [stopping]
@@ -26,8 +29,10 @@
 //                                               over) and is requeued with its submit time
 //   finish <id>                                 a started job ends; its GPUs are free again
 // Policy (the stock PolicyConfig until changed; each line changes only what it names):
-//   class <name> [preempts=<c>,...|none] [users=<u>,...|any] [max_gpus_per_user=<n>]
-//          [default_limit=<duration>] [max_limit=<duration>]
+//   class <name> [rank=<n>] [preempts=<c>,...|none] [users=<u>,...|any]
+//          [max_gpus_per_user=<n>] [default_limit=<duration>] [max_limit=<duration>]
+//       changes a class, or adds one (ranked after the others unless rank= says otherwise)
+//   class <name> remove                         the class leaves the config (its jobs stay)
 //   team <name> [guarantee=<n>] [max=<n>] [budget=<gpu-hours>] [over_budget=borrow_only|hold]
 //          [weight=<w>]
 //   preemption on|off [min_run=<duration>]
@@ -110,6 +115,8 @@ struct RunStep {
 };
 struct ClassStep {
   std::string name;
+  bool remove = false;
+  std::optional<int> rank;
   std::optional<std::vector<std::string>> preempts;
   std::optional<std::vector<std::string>> users;
   std::optional<int> max_gpus_per_user;

@@ -145,14 +145,19 @@ class ScenarioRunner {
   }
 
   Status Do(const ClassStep& step) {
-    GF_TRY(ParsePriorityClass(step.name));
+    GF_ASSIGN_OR_RETURN(const PriorityClass named, ParsePriorityClass(step.name));
+    if (step.remove) {
+      std::erase_if(policy_.classes, [&](const auto& c) { return c.name == step.name; });
+      return OkStatus();
+    }
     auto cls = std::find_if(policy_.classes.begin(), policy_.classes.end(), [&](const auto& c) {
       return c.name == step.name;
     });
     if (cls == policy_.classes.end()) {
-      cls = policy_.classes.insert(policy_.classes.end(),
-                                   ClassPolicyFor(policy_, *ParsePriorityClass(step.name)));
+      // Ranked after the others (ClassPolicyFor of a class not listed), unless rank= says.
+      cls = policy_.classes.insert(policy_.classes.end(), ClassPolicyFor(policy_, named));
     }
+    cls->rank = step.rank.value_or(cls->rank);
     cls->preempts = step.preempts.value_or(cls->preempts);
     cls->allowed_users = step.users.value_or(cls->allowed_users);
     cls->max_gpus_per_user =

@@ -24,7 +24,7 @@ inline void showValue(NodeState s, std::ostream& os) {
 inline void showValue(GpuHealth h, std::ostream& os) {
   os << ToString(h);
 }
-inline void showValue(PriorityClass p, std::ostream& os) {
+inline void showValue(const PriorityClass& p, std::ostream& os) {
   os << ToString(p);
 }
 // NOLINTEND(readability-identifier-naming)
@@ -249,7 +249,8 @@ RC_GTEST_PROP(SchedulerProperty, LaterJobsNeverTakeGpusAWaitingJobCouldUse, ()) 
     started[start.job] = &start.allocation;
   }
   std::set<GpuUuid> claimed;
-  for (const QueuedJob* job : PriorityOrder(queue)) {
+  const PolicyConfig stock;  // DecideAll's
+  for (const QueuedJob* job : PriorityOrder(queue, ClassTable(stock))) {
     const auto it = started.find(job->id);
     if (it != started.end()) {
       for (const GpuUuid& uuid : it->second->gpus) {

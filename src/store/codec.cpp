@@ -204,7 +204,10 @@ Result<std::string> EncodeGpus(const std::vector<Gpu>& gpus) {
                      {"model", BytesToJson(g.model)},
                      {"memory_mib", g.memory_mib},
                      {"health", std::string(ToString(g.health))},
-                     {"health_cause", BytesToJson(g.health_cause)}});
+                     {"health_cause", BytesToJson(g.health_cause)},
+                     {"numa_node", g.numa_node},
+                     {"pcie_switch", g.pcie_switch},
+                     {"nvlink_peers", g.nvlink_peers}});
   }
   return Dump(j, "encode node GPUs");
 }
@@ -226,6 +229,10 @@ Result<std::vector<Gpu>> DecodeGpus(std::string_view text, std::string_view what
       }
       g.health = *health;
       g.health_cause = BytesFromJson(e.at("health_cause"));
+      // Topology came with issue #4: rows written before it have none (unknown).
+      g.numa_node = e.value("numa_node", -1);
+      g.pcie_switch = e.value("pcie_switch", -1);
+      g.nvlink_peers = e.value("nvlink_peers", std::vector<int>{});
       out.push_back(std::move(g));
     }
     return out;
@@ -254,6 +261,36 @@ Result<std::map<std::string, std::string>> DecodeLabels(std::string_view text,
                  }
                  return out;
                });
+}
+
+}  // namespace gf
+
+namespace gf {
+
+Result<std::string> EncodeDependencies(const std::vector<Dependency>& after) {
+  Json j = Json::array();
+  for (const Dependency& d : after) {
+    j.push_back(Json{{"job", d.job.value()}, {"kind", std::string(ToString(d.kind))}});
+  }
+  return Dump(j, "encode dependencies");
+}
+
+Result<std::vector<Dependency>> DecodeDependencies(std::string_view text, std::string_view what) {
+  GF_ASSIGN_OR_RETURN(Json j, Parse(text, what, Json::value_t::array));
+  return Guard(ErrorCode::kInternal, Decoding(what), [&]() -> Result<std::vector<Dependency>> {
+    std::vector<Dependency> out;
+    out.reserve(j.size());
+    for (const Json& item : j) {
+      const auto kind = item.at("kind").get<std::string>();
+      if (kind != ToString(DependencyKind::kAny) && kind != ToString(DependencyKind::kOk)) {
+        throw std::invalid_argument("unknown dependency kind '" + kind + "'");
+      }
+      const bool ok = kind == ToString(DependencyKind::kOk);
+      out.push_back(Dependency{.job = JobId(item.at("job").get<std::int64_t>()),
+                               .kind = ok ? DependencyKind::kOk : DependencyKind::kAny});
+    }
+    return out;
+  });
 }
 
 }  // namespace gf

@@ -18,6 +18,7 @@
 
 #include "core/ids.h"
 #include "core/result.h"
+#include "model/job.h"
 #include "model/node.h"
 
 namespace gf {
@@ -42,5 +43,9 @@ Result<std::vector<Gpu>> DecodeGpus(std::string_view text, std::string_view what
 Result<std::string> EncodeLabels(const std::map<std::string, std::string>& labels);
 Result<std::map<std::string, std::string>> DecodeLabels(std::string_view text,
                                                         std::string_view what);
+
+// A job's dependencies (`--after`): [{"job": 12, "kind": "ok"}, ...].
+Result<std::string> EncodeDependencies(const std::vector<Dependency>& after);
+Result<std::vector<Dependency>> DecodeDependencies(std::string_view text, std::string_view what);
 
 }  // namespace gf

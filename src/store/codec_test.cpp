@@ -43,6 +43,9 @@ TEST(StoreCodecTest, GpusAndLabelsRoundTrip) {
   gpus[1].health = GpuHealth::kFailed;
   gpus[1].health_cause = "XID 48";
   gpus[1].memory_mib = 81'920;
+  gpus[1].numa_node = 1;
+  gpus[1].pcie_switch = 0;
+  gpus[1].nvlink_peers = {0, 3};
   auto back = DecodeGpus(*EncodeGpus(gpus), "test");
   ASSERT_TRUE(back.ok()) << back.error().ToString();
   EXPECT_EQ(*back, gpus);
@@ -52,6 +55,19 @@ TEST(StoreCodecTest, GpusAndLabelsRoundTrip) {
   ASSERT_TRUE(labels_back.ok());
   EXPECT_EQ(*labels_back, labels);
   EXPECT_EQ(EncodeLabels({{"\xff", "v"}}).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(StoreCodecTest, GpusWrittenBeforeTopologyDecodeWithTopologyUnknown) {
+  auto old = DecodeGpus(
+      "[{\"index\":2,\"uuid\":\"u\",\"model\":\"m\",\"memory_mib\":1,"
+      "\"health\":\"ok\",\"health_cause\":\"\"}]",
+      "gpus");
+  ASSERT_TRUE(old.ok()) << old.error().ToString();
+  ASSERT_EQ(old->size(), 1U);
+  EXPECT_EQ((*old)[0].index, 2);
+  EXPECT_EQ((*old)[0].numa_node, -1);
+  EXPECT_EQ((*old)[0].pcie_switch, -1);
+  EXPECT_TRUE((*old)[0].nvlink_peers.empty());
 }
 
 TEST(StoreCodecTest, DamagedTextIsAnInternalErrorNamingTheField) {

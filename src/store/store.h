@@ -17,6 +17,7 @@
 #include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/usage_record.h"
 
 namespace gf {
 
@@ -30,9 +31,13 @@ struct StoreBatch {
   std::vector<Node> nodes{};    // inserted or replaced whole, by name
   // Per-minute GPU rollups; inserted or replaced by (uuid, minute).
   std::vector<GpuMinute> gpu_minutes{};
+  // One record per ended run of a job (appended; their seq is assigned by the store). A
+  // record carries its own team and user and does not need its job stored.
+  std::vector<UsageRecord> usage{};
   // NOLINTNEXTLINE(readability-identifier-naming): named like the containers' empty()
   bool empty() const {
-    return jobs.empty() && events.empty() && nodes.empty() && gpu_minutes.empty();
+    return jobs.empty() && events.empty() && nodes.empty() && gpu_minutes.empty() &&
+           usage.empty();
   }
 };
 
@@ -40,6 +45,7 @@ struct JobQuery {
   std::optional<std::uint32_t> uid{};   // only this owner's jobs
   bool active_only = false;             // not in a terminal state
   std::optional<JobId> before{};        // ids below this (paging, newest first)
+  std::optional<JobId> array_job{};     // only the tasks of this job array (ArrayTask::array_job)
   int limit = 1000;                     // > 0
 };
 
@@ -72,6 +78,16 @@ class Store {
   // GPU minutes with from <= minute < to, ordered by (minute, node, uuid), at most limit.
   // Errors: kInvalidArgument if limit <= 0 or to < from.
   virtual Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) = 0;
+
+  // GPU-seconds per (team, user) of the runs that overlap [from, to), each counted only for
+  // its part inside the range (a run crossing a bound counts pro rata to its time inside; a
+  // zero-length run counts whole when it lies in the range). Ordered by (team, user); pairs
+  // with nothing in the range are absent. Errors: kInvalidArgument if to < from.
+  virtual Result<std::vector<UsageSum>> SumUsage(Time from, Time to) = 0;
+  // Usage records that ended after `ended_after` with seq > after_seq, by seq, at most limit:
+  // page with the last record's seq. Errors: kInvalidArgument if limit <= 0.
+  virtual Result<std::vector<UsageRecord>> ListUsage(Time ended_after, std::int64_t after_seq,
+                                                     int limit) = 0;
 
   // The largest event seq ever assigned, 0 if none: where a watcher that wants only new
   // events starts (its after_seq).

@@ -295,6 +295,27 @@ TEST_P(StoreConformanceTest, ListJobsCombinesFilters) {
               ElementsAre(5, 4, 2));
 }
 
+TEST_P(StoreConformanceTest, ListJobsFiltersByArray) {
+  // Two arrays (ids 3-5 and 8-9) among plain jobs; the filter combines with the others.
+  StoreBatch batch;
+  for (int id = 1; id <= 10; ++id) {
+    Job job = MinimalJob(id);
+    if (id >= 3 && id <= 5) {
+      job.spec.array = ArrayTask{.array_job = JobId(3), .index = id - 3, .max_running = 2};
+    } else if (id >= 8 && id <= 9) {
+      job.spec.array = ArrayTask{.array_job = JobId(8), .index = id - 8};
+    }
+    job.state = id == 4 ? JobState::kCompleted : JobState::kPending;
+    batch.jobs.push_back(job);
+  }
+  MustCommit(batch);
+  EXPECT_THAT(Ids(MustList(*store_, {.array_job = JobId(3)})), ElementsAre(5, 4, 3));
+  EXPECT_THAT(Ids(MustList(*store_, {.array_job = JobId(8)})), ElementsAre(9, 8));
+  EXPECT_THAT(Ids(MustList(*store_, {.active_only = true, .array_job = JobId(3)})),
+              ElementsAre(5, 3));
+  EXPECT_THAT(Ids(MustList(*store_, {.array_job = JobId(4)})), IsEmpty());  // a task, not an array
+}
+
 TEST_P(StoreConformanceTest, ListRejectsNonPositiveLimit) {
   EXPECT_FALSE(store_->ListJobs({.limit = 0}).ok());
   EXPECT_FALSE(store_->ListJobs({.limit = -5}).ok());
@@ -736,4 +757,133 @@ TEST_P(StoreConformanceTest, DayOfGpuMinutesPagesByMinute) {
 }
 
 }  // namespace
+// --- Usage records (schema v4) ---
+
+// A run of `gpus` GPUs of job `job` from `start_s` to `end_s` seconds after a fixed instant.
+UsageRecord UsageRun(std::int64_t job, const std::string& team, const std::string& user, int gpus,
+                std::int64_t start_s, std::int64_t end_s) {
+  const Time base = FromUnixMillis(1'700'000'000'000);
+  return UsageRecord{.job = JobId(job),
+                     .start = base + std::chrono::seconds(start_s),
+                     .end = base + std::chrono::seconds(end_s),
+                     .team = team,
+                     .user = user,
+                     .priority = "normal",
+                     .gpus = gpus,
+                     .gpu_models = {"A100-40GB", "H100-80GB"},
+                     .gpu_seconds = static_cast<double>(gpus * (end_s - start_s)),
+                     .energy_mj = 123'456'789'012};
+}
+
+Time At(std::int64_t seconds) {
+  return FromUnixMillis(1'700'000'000'000) + std::chrono::seconds(seconds);
+}
+
+std::vector<UsageRecord> MustListUsage(Store& store, Time ended_after, std::int64_t after_seq,
+                                       int limit) {
+  auto records = store.ListUsage(ended_after, after_seq, limit);
+  EXPECT_TRUE(records.ok()) << records.error().ToString();
+  return records.ok() ? *records : std::vector<UsageRecord>{};
+}
+
+std::vector<UsageSum> MustSum(Store& store, Time from, Time to) {
+  auto sums = store.SumUsage(from, to);
+  EXPECT_TRUE(sums.ok()) << sums.error().ToString();
+  return sums.ok() ? *sums : std::vector<UsageSum>{};
+}
+
+TEST_P(StoreConformanceTest, UsageRecordsRoundTripWithIncreasingSeqs) {
+  // A record does not need its job stored: it is history that outlives the job.
+  UsageRecord first = UsageRun(12, "vision", "zoë", 4, 0, 3600);
+  UsageRecord second = UsageRun(13, "", "bob", 0, 10, 10);  // no team, CPU-only, zero length
+  second.gpu_models.clear();
+  second.priority = "high";
+  MustCommit({.usage = {first, second}});
+  Reopen();
+  std::vector<UsageRecord> records = MustListUsage(*store_, At(-1), 0, 10);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_GT(records[0].seq, 0);
+  EXPECT_GT(records[1].seq, records[0].seq);
+  first.seq = records[0].seq;
+  second.seq = records[1].seq;
+  EXPECT_EQ(records[0], first);
+  EXPECT_EQ(records[1], second);
+}
+
+TEST_P(StoreConformanceTest, ListUsageFiltersByEndAndPagesBySeq) {
+  MustCommit({.usage = {UsageRun(1, "a", "u", 1, 0, 100), UsageRun(2, "a", "u", 1, 0, 200),
+                        UsageRun(3, "a", "u", 1, 0, 300), UsageRun(4, "a", "u", 1, 0, 400)}});
+  std::vector<UsageRecord> page = MustListUsage(*store_, At(100), 0, 2);  // ended after 100 s
+  ASSERT_EQ(page.size(), 2u);
+  EXPECT_EQ(page[0].job, JobId(2));
+  EXPECT_EQ(page[1].job, JobId(3));
+  std::vector<UsageRecord> rest = MustListUsage(*store_, At(100), page[1].seq, 2);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].job, JobId(4));
+  EXPECT_EQ(store_->ListUsage(At(0), 0, 0).error().code, ErrorCode::kInvalidArgument);
+}
+
+// A budget period counts only the part of each run inside it: a run crossing a bound counts
+// its share of the time inside, runs wholly outside count nothing, and the range is half-open.
+TEST_P(StoreConformanceTest, SumUsageClipsRunsToTheRange) {
+  MustCommit({.usage = {
+                  UsageRun(1, "cv", "ana", 2, 0, 100),     // wholly inside [0, 1000): 200
+                  UsageRun(2, "cv", "ana", 4, 900, 1100),  // half inside: 400 of 800
+                  UsageRun(3, "cv", "bob", 1, -500, 500),  // half inside: 500 of 1000
+                  UsageRun(4, "cv", "bob", 8, 1000, 1200), // starts at the end: outside
+                  UsageRun(5, "cv", "bob", 8, -100, 0),    // ends at the start: outside
+                  UsageRun(6, "nlp", "cy", 1, 500, 500),   // zero length inside: counts whole (0)
+                  UsageRun(7, "nlp", "cy", 3, -1000, 2000),  // covers it: 3000 of 9000
+              }});
+  std::vector<UsageSum> sums = MustSum(*store_, At(0), At(1000));
+  const std::vector<UsageSum> expected = {
+      UsageSum{.team = "cv", .user = "ana", .gpu_seconds = 600},
+      UsageSum{.team = "cv", .user = "bob", .gpu_seconds = 500},
+      UsageSum{.team = "nlp", .user = "cy", .gpu_seconds = 3000},
+  };
+  ASSERT_EQ(sums.size(), expected.size());
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    EXPECT_EQ(sums[i].team, expected[i].team);
+    EXPECT_EQ(sums[i].user, expected[i].user);
+    EXPECT_NEAR(sums[i].gpu_seconds, expected[i].gpu_seconds, 1e-9) << sums[i].user;
+  }
+  EXPECT_THAT(MustSum(*store_, At(5000), At(6000)), IsEmpty());
+  EXPECT_EQ(store_->SumUsage(At(10), At(5)).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_P(StoreConformanceTest, InvalidUsageRecordRefusesTheWholeBatch) {
+  UsageRecord backwards = UsageRun(3, "a", "u", 1, 100, 50);
+  backwards.gpu_seconds = 0;
+  UsageRecord nan = UsageRun(4, "a", "u", 1, 0, 10);
+  nan.gpu_seconds = std::nan("");
+  UsageRecord negative = UsageRun(5, "a", "u", -1, 0, 10);
+  negative.gpu_seconds = 0;
+  const std::vector<std::pair<UsageRecord, std::string>> cases = {
+      {backwards, "usage[1] (job 3): end"},
+      {nan, "usage[1] (job 4): gpu_seconds is nan"},
+      {negative, "usage[1] (job 5): gpus is -1"},
+  };
+  for (const auto& [record, message] : cases) {
+    Status status = store_->Commit({.jobs = {MinimalJob(1)},
+                                    .usage = {UsageRun(1, "a", "u", 1, 0, 10), record}});
+    ASSERT_FALSE(status.ok()) << message;
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_THAT(status.error().message, HasSubstr(message));
+    EXPECT_THAT(MustList(*store_, {}), IsEmpty()) << message;
+    EXPECT_THAT(MustListUsage(*store_, At(-100), 0, 10), IsEmpty()) << message;
+  }
+}
+
+TEST_P(StoreConformanceTest, JobApprovalAndCheckpointAreUpdatedInPlace) {
+  Job job = MinimalJob(9);
+  MustCommit({.jobs = {job}});
+  job.budget_approved = true;
+  job.last_checkpoint = FromUnixMillis(1'700'000'123'456);
+  MustCommit({.jobs = {job}});
+  EXPECT_EQ(DebugString(MustGet(*store_, 9)), DebugString(job));
+  job.last_checkpoint.reset();  // cleared at a new start
+  MustCommit({.jobs = {job}});
+  EXPECT_EQ(DebugString(MustGet(*store_, 9)), DebugString(job));
+}
+
 }  // namespace gf::testing

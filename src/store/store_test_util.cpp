@@ -77,6 +77,20 @@ std::string DebugString(const Job& job) {
     << " priority=" << ToString(s.priority) << " team=" << Quote(s.team)
     << " time_limit=" << Opt(s.time_limit, [](auto d) { return std::to_string(d.count()); })
     << " checkpoint_signal=" << s.checkpoint_signal << " preemptible=" << job.preemptible
+    << " node_labels={";
+  for (const auto& [k, v] : s.request.node_labels) {
+    o << Quote(k) << ":" << Quote(v) << ",";
+  }
+  o << "} after=[";
+  for (const Dependency& d : s.after) {
+    o << d.job.value() << ":" << ToString(d.kind) << ",";
+  }
+  o << "] array=" << Opt(s.array, [](const ArrayTask& a) {
+         return std::to_string(a.array_job.value()) + "[" + std::to_string(a.index) + "]%" +
+                (a.max_running ? std::to_string(*a.max_running) : "none");
+       })
+    << " budget_approved=" << job.budget_approved
+    << " last_checkpoint=" << Opt(job.last_checkpoint, Ms)
     << " state=" << ToString(job.state) << " allocation="
     << Opt(job.allocation, [](const Allocation& a) {
          std::string r = Quote(a.node.value()) + ":[";
@@ -170,6 +184,12 @@ Job FullJob(std::int64_t id) {
   job.pid = 4'000'000'123;
   job.spec.checkpoint_signal = 10;  // SIGUSR1: not the default, so a dropped column shows
   job.preemptible = true;
+  job.spec.request.node_labels = {{"rack", "r12"}, {"zone", "eu-wést"}, {"empty", ""}};
+  job.spec.after = {Dependency{.job = JobId(3), .kind = DependencyKind::kOk},
+                    Dependency{.job = JobId(5), .kind = DependencyKind::kAny}};
+  job.spec.array = ArrayTask{.array_job = JobId(id - 1), .index = 99, .max_running = 4};
+  job.budget_approved = true;
+  job.last_checkpoint = job.start_time.value() + Millis(1'234'567);
   // Every field distinct and the mean not a short decimal, so a swapped or rounded column shows.
   job.usage = JobUsage{.samples = 14'400,
                        .mean_util_pct = 87.123456789012345,

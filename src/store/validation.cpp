@@ -68,6 +68,28 @@ std::string GpuMinuteProblem(const GpuMinute& row) {
   return problem.empty() ? NotFinite("power_mean_w", row.power_mean_w) : problem;
 }
 
+// What is wrong with a usage record, "" if nothing. The schema checks the same bounds; checking
+// here too gives every backend the same message, and catches a NaN (stored as NULL).
+std::string UsageRecordProblem(const UsageRecord& r) {
+  if (r.job.value() <= 0) {
+    return "job is " + std::to_string(r.job.value()) + "; give the id of the job that ran";
+  }
+  if (r.end < r.start) {
+    return "end (" + Ms(r.end) + ") is before start (" + Ms(r.start) +
+           "); a run ends after it starts";
+  }
+  if (r.gpus < 0) {
+    return "gpus is " + std::to_string(r.gpus) + "; it must be >= 0";
+  }
+  if (std::string problem = NotFinite("gpu_seconds", r.gpu_seconds); !problem.empty()) {
+    return problem;
+  }
+  if (r.gpu_seconds < 0) {
+    return "gpu_seconds is " + std::to_string(r.gpu_seconds) + "; it must be >= 0";
+  }
+  return "";
+}
+
 }  // namespace
 
 Status ValidateBatch(const StoreBatch& batch) {
@@ -87,6 +109,20 @@ Status ValidateBatch(const StoreBatch& batch) {
                              row.uuid.value() + "' on node '" + row.node.value() + "', minute " +
                              Ms(row.minute) + "): " + problem);
     }
+  }
+  for (std::size_t i = 0; i < batch.usage.size(); ++i) {
+    if (std::string problem = UsageRecordProblem(batch.usage[i]); !problem.empty()) {
+      return InvalidArgument("commit: usage[" + std::to_string(i) + "] (job " +
+                             std::to_string(batch.usage[i].job.value()) + "): " + problem);
+    }
+  }
+  return OkStatus();
+}
+
+Status ValidateUsageRange(Time from, Time to) {
+  if (to < from) {
+    return InvalidArgument("sum usage: to (" + Ms(to) + ") is before from (" + Ms(from) +
+                           "); pass from <= to");
   }
   return OkStatus();
 }

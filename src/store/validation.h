@@ -20,9 +20,13 @@ inline constexpr Millis kGpuMinuteLength{60'000};
 
 // Checks what `batch` holds beyond the schema's constraints: each job's usage (samples >= 0,
 // mean_util_pct finite) and each gpu minute (uuid and node not empty, samples >= 0, minute a
-// multiple of kGpuMinuteLength, means finite). Backends call it before they write anything, so
+// multiple of kGpuMinuteLength, means finite) and each usage record (job > 0, end >= start,
+// gpus >= 0, gpu_seconds finite and >= 0). Backends call it before they write anything, so
 // a bad row refuses the whole batch.
 Status ValidateBatch(const StoreBatch& batch);
+
+// The arguments of Store::SumUsage: from <= to.
+Status ValidateUsageRange(Time from, Time to);
 
 // The arguments of Store::ListGpuMinutes: limit > 0 and from <= to.
 Status ValidateGpuMinuteRange(Time from, Time to, int limit);

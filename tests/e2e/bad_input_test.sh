@@ -14,7 +14,8 @@ expect_error "--gpus.*whole number" submit --gpus -1 -- true
 expect_error "gpus.*largest node has 4" submit --gpus 99 -- true
 expect_error "gpu-type.*H100-80GB" submit --gpu-type V100 -- true
 expect_error "--time.*use e.g." submit --time soon -- true
-expect_error "--priority.*high, normal or low" submit --priority urgent -- true
+expect_error "priority: no class .urgent.; the classes are high, normal, low" submit --priority urgent -- true
+expect_error "priority" submit --priority "Bad Name" -- true
 expect_error "--env" submit --env NOEQUALS -- true
 expect_error "command" submit --gpus 1
 expect_error "--gpuz" submit --gpuz 1 -- true

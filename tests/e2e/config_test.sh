@@ -21,6 +21,8 @@ expect_bad_config "bad.toml:3: \[team.ml\] max_gpus: 1 is below guaranteed_gpus 
   $'[team.ml]\nguaranteed_gpus = 2\nmax_gpus = 1'
 expect_bad_config "bad.toml:2: \[class.high\] preempts: no class 'urgent'" \
   $'[class.high]\npreempts = ["urgent"]'
+expect_bad_config "bad.toml:1: \[class.gold\] rank: missing; a file that defines its own classes" \
+  $'[class.gold]\npreempts = []'
 expect_bad_config "bad.toml:2: \[scheduler\] min_run_time: " $'[scheduler]\nmin_run_time = "soon"'
 expect_bad_config "bad.toml:2: \[up\] sample_interval: '2h' is not a duration between 1s and 1h" \
   $'[up]\nsample_interval = "2h"'
@@ -42,8 +44,16 @@ data_dir = "$WORK/data"
 listen_socket = "$GPUFLEET_SOCKET"
 port = -1
 node_name = "from-file"
+[scheduler]
+default_class = "standard"
+# A class of its own: the file defines every class (no stock normal or low).
 [class.high]
+rank = 0
 allowed_users = ["nobody-else"]
+[class.standard]
+rank = 1
+[class.batch]
+rank = 2
 TOML
 "$GPUFLEET" up --config "$WORK/good.toml" --gpus sim:3xH100-80GB >>"$WORK/up.log" 2>&1 &
 UP_PID=$!
@@ -54,4 +64,10 @@ gf nodes | grep -q from-file || fail "node_name from the file not used: $(gf nod
 job=$(submit --gpus 1 --priority high -- true)
 wait_for "class rule from the file" sh -c \
   "$GPUFLEET show --json $job | jq -e '.reason | test(\"may not use priority class high\")'"
-ok "settings file applied: node name, policy; --gpus flag won"
+plain=$(submit --gpus 0 -- true)
+[ "$(job_field "$plain" priority)" = standard ] ||
+  fail "default_class not applied: $(gf show --json "$plain")"
+if out=$(gf submit --priority normal -- true 2>&1); then fail "stock class accepted: $out"; fi
+grep -qF "priority: no class 'normal'; the classes are high, standard, batch" <<<"$out" ||
+  fail "unknown class: $out"
+ok "settings file applied: node name, policy, own classes and default class; --gpus flag won"

@@ -18,12 +18,12 @@ me=$(id -un)
 # write_scenario JOB_PID UTIL EXTRA_GPU0 EXTRA_GPU1 EXTRA_GPU2: the three GPUs as JSON; the
 # job's process appears on GPU 0 when JOB_PID is not 0. Renamed into place atomically.
 write_scenario() {
-  local job_procs="[]"
-  [ "$1" != 0 ] && job_procs="[{\"pid\": $1, \"used_memory_mib\": 3000, \"sm_util\": 70}]"
+  local job_procs="[]" used=0
+  [ "$1" != 0 ] && job_procs="[{\"pid\": $1, \"used_memory_mib\": 3000, \"sm_util\": 70}]" && used=3100
   cat >"$SCENARIO.tmp" <<JSON
 {"driver_version": "550.54.15", "devices": [
  {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-e2e-0", "memory_total_mib": 81559,
-  "memory_used_mib": 3100, "util_gpu": $2, "util_memory": 20, "temperature_c": 60,
+  "memory_used_mib": $used, "util_gpu": $2, "util_memory": 20, "temperature_c": 60,
   "power_mw": 400000, "power_limit_mw": 700000, "energy_mj": $((1000000 + SECONDS * 400000)),
   "processes": $job_procs $3},
  {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-e2e-1", "memory_total_mib": 81559,
@@ -57,7 +57,8 @@ ok "unmanaged process $STRAY of $me on GPU 1, condition unallocated_process"
 id=$(submit --gpus 1 --gpu-type H100-80GB -- sleep 300)
 wait_for "job $id to run" state_is "$id" RUNNING
 uuid=$(job_field "$id" 'gpu_uuids[0]')
-# Placement takes the lowest free index; the scenario puts the job's process on GPU 0.
+# Placement spreads load: of the idle free GPUs (0 and 2; GPU 1 has a stray process) it takes
+# the lowest index. The scenario then puts the job's process on GPU 0.
 [ "$uuid" = GPU-e2e-0 ] || fail "job $id allocation: $(gf show --json "$id")"
 wait_for "allocated_no_process on $uuid" gpu_is "$uuid" '.conditions' '["allocated_no_process"]'
 has_condition_event() { [ -n "$(db "select 1 from events where kind='gpu_condition' and job_id=$id")" ]; }

@@ -3,6 +3,12 @@
 source "$(dirname "$0")/lib.sh"
 start_up
 
+# A class the cluster does not define is refused at submit, naming the classes it has.
+if out=$(gf submit --priority urgent -- true 2>&1); then fail "unknown class accepted: $out"; fi
+grep -qF "priority: no class 'urgent'; the classes are high, normal, low" <<<"$out" ||
+  fail "unknown class: $out"
+ok "unknown class refused: $out"
+
 release=$WORK/release
 blocker=$(submit --gpus 4 -- sh -c "while [ ! -e $release ]; do sleep 0.05; done")
 wait_for "blocker to run" state_is "$blocker" RUNNING

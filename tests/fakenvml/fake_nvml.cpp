@@ -101,6 +101,13 @@ struct FakeDevice {
   bool identity_lost = false;
   std::vector<FakeProcess> processes;
   std::vector<FakeXid> xid_events;
+  // Topology: bus id (default from the index), PCIe switch group and NUMA node (absent:
+  // nvmlDeviceGetNumaNodeId answers NOT_SUPPORTED), and the far ends of its NVLinks, in link
+  // order (bus ids of GPUs or of an NVSwitch), filled from the scenario's "nvlink" groups.
+  std::string pci_bus_id;
+  std::optional<int> pcie_switch;
+  std::optional<unsigned int> numa;
+  std::vector<std::string> nvlinks;
 };
 
 struct Scenario {
@@ -157,7 +164,10 @@ const std::set<std::string>& KnownCounters() {
                                                  "pstate",
                                                  "processes",
                                                  "process_utilization",
-                                                 "xid_events"};
+                                                 "xid_events",
+                                                 "topology",
+                                                 "nvlink",
+                                                 "numa"};
   return counters;
 }
 
@@ -238,6 +248,17 @@ FakeDevice ParseDevice(const nlohmann::json& j, std::size_t i) {
   d.lost = j.value("lost", false);
   d.identity_lost = j.value("identity_lost", false);
   d.lost = d.lost || d.identity_lost;
+  std::array<char, nvml::kPciBusIdSize> bus_id{};
+  // A domain no real machine uses, so that a sysfs lookup of it finds nothing.
+  std::snprintf(
+      bus_id.data(), bus_id.size(), "0000FA7E:%02X:00.0", static_cast<unsigned>(0x10 + i));
+  d.pci_bus_id = j.value("pci_bus_id", std::string(bus_id.data()));
+  if (j.contains("pcie_switch")) {
+    d.pcie_switch = j.at("pcie_switch").get<int>();
+  }
+  if (j.contains("numa")) {
+    d.numa = j.at("numa").get<unsigned int>();
+  }
   d.unsupported = ParseCounterSet(j, "unsupported", i);
   d.no_permission = ParseCounterSet(j, "no_permission", i);
   ParseHealth(j, d);
@@ -245,6 +266,32 @@ FakeDevice ParseDevice(const nlohmann::json& j, std::size_t i) {
     d.processes.push_back(ParseProcess(p));
   }
   return d;
+}
+
+// "nvlink": [{"gpus": [0, 1, 2, 3]}, {"gpus": [4, 5], "nvswitch": "00000000:C0:00.0"}]: in a
+// direct group each GPU's link k goes to the k-th other member; in an NVSwitch group each
+// member has two links, both to the switch's bus id.
+void ParseNvlinks(const nlohmann::json& j, Scenario& s) {
+  for (const auto& group : j.value("nvlink", nlohmann::json::array())) {
+    const auto members = group.at("gpus").get<std::vector<std::size_t>>();
+    for (const std::size_t m : members) {
+      if (m >= s.devices.size()) {
+        throw std::runtime_error("nvlink: no device " + std::to_string(m));
+      }
+    }
+    for (const std::size_t m : members) {
+      std::vector<std::string>& links = s.devices[m].nvlinks;
+      if (group.contains("nvswitch")) {
+        links.insert(links.end(), 2, group.at("nvswitch").get<std::string>());
+        continue;
+      }
+      for (const std::size_t other : members) {
+        if (other != m) {
+          links.push_back(s.devices[other].pci_bus_id);
+        }
+      }
+    }
+  }
 }
 
 // Throws (nlohmann or runtime_error) on a broken file; the caller turns that into a message.
@@ -262,6 +309,7 @@ Scenario ParseScenario(const std::string& text) {
   for (std::size_t i = 0; i < devices.size(); ++i) {
     s.devices.push_back(ParseDevice(devices[i], i));
   }
+  ParseNvlinks(j, s);
   return s;
 }
 
@@ -868,6 +916,94 @@ GF_FAKENVML_EXPORT nvml::Return nvmlEventSetFree(nvml::EventSet set) {
   return nvml::kSuccess;
 }
 
+
+// Topology (nvml_topology.h reads it). Common ancestor: same "pcie_switch" → SINGLE, same
+// "numa" → NODE, else SYSTEM. Links past the device's last one: INVALID_ARGUMENT (as a driver
+// answers past NVML_NVLINK_MAX_LINKS of the card); no link at all: NOT_SUPPORTED.
+void FillPci(const std::string& bus_id, nvml::PciInfo* pci) {
+  *pci = nvml::PciInfo{};
+  std::snprintf(pci->bus_id, sizeof(pci->bus_id), "%s", bus_id.c_str());
+  std::snprintf(pci->bus_id_legacy, sizeof(pci->bus_id_legacy), "%s",
+                bus_id.size() > 4 ? bus_id.c_str() + 4 : bus_id.c_str());
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPciInfo_v3(nvml::Device device, nvml::PciInfo* pci) {
+  return WithDevice(device, nullptr, [&](const FakeDevice& d) {
+    if (pci == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    FillPci(d.pci_bus_id, pci);
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTopologyCommonAncestor(nvml::Device device1,
+                                                                    nvml::Device device2,
+                                                                    int* level) {
+  State& st = GetState();
+  std::lock_guard<std::mutex> lock(st.mu);
+  const FakeDevice* a = nullptr;
+  const FakeDevice* b = nullptr;
+  nvml::Return rc = Lookup(st, device1, &a);
+  rc = rc == nvml::kSuccess ? Lookup(st, device2, &b) : rc;
+  rc = rc == nvml::kSuccess ? CounterReturn(*a, "topology") : rc;
+  rc = rc == nvml::kSuccess ? CounterReturn(*b, "topology") : rc;
+  if (rc != nvml::kSuccess) {
+    return rc;
+  }
+  if (level == nullptr) {
+    return nvml::kErrorInvalidArgument;
+  }
+  if (a->pcie_switch && a->pcie_switch == b->pcie_switch) {
+    *level = nvml::kTopologySingle;
+  } else if (a->numa && a->numa == b->numa) {
+    *level = nvml::kTopologyNode;
+  } else {
+    *level = nvml::kTopologySystem;
+  }
+  return nvml::kSuccess;
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetNvLinkState(nvml::Device device,
+                                                         unsigned int link,
+                                                         int* active) {
+  return WithDevice(device, "nvlink", [&](const FakeDevice& d) {
+    if (d.nvlinks.empty()) {
+      return nvml::kErrorNotSupported;
+    }
+    if (active == nullptr || link >= d.nvlinks.size()) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *active = nvml::kFeatureEnabled;
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml::Device device,
+                                                                    unsigned int link,
+                                                                    nvml::PciInfo* pci) {
+  return WithDevice(device, "nvlink", [&](const FakeDevice& d) {
+    if (pci == nullptr || link >= d.nvlinks.size()) {
+      return nvml::kErrorInvalidArgument;
+    }
+    FillPci(d.nvlinks[link], pci);
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetNumaNodeId(nvml::Device device, unsigned int* node) {
+  return WithDevice(device, "numa", [&](const FakeDevice& d) {
+    if (!d.numa) {
+      return nvml::kErrorNotSupported;
+    }
+    if (node == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *node = *d.numa;
+    return nvml::kSuccess;
+  });
+}
+
 #endif  // GF_FAKENVML_LEGACY
 
 // The exported functions must have exactly the types gpufleet resolves them as.
@@ -913,6 +1049,13 @@ static_assert(std::is_same_v<decltype(&nvmlEventSetCreate), nvml::EventSetCreate
 static_assert(std::is_same_v<decltype(&nvmlDeviceRegisterEvents), nvml::DeviceRegisterEventsFn>);
 static_assert(std::is_same_v<decltype(&nvmlEventSetWait_v2), nvml::EventSetWaitFn>);
 static_assert(std::is_same_v<decltype(&nvmlEventSetFree), nvml::EventSetFreeFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetPciInfo_v3), nvml::DeviceGetPciInfoFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetTopologyCommonAncestor),
+                             nvml::DeviceGetTopologyCommonAncestorFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetNvLinkState), nvml::DeviceGetNvLinkStateFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetNvLinkRemotePciInfo_v2),
+                             nvml::DeviceGetNvLinkRemotePciInfoFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetNumaNodeId), nvml::DeviceGetUIntFn>);
 #endif
 
 // NOLINTEND(google-runtime-int, readability-identifier-naming)

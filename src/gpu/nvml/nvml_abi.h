@@ -86,6 +86,24 @@ inline constexpr unsigned int kSystemDriverVersionBufferSize = 80;
 // (for example under Windows WDDM, or without permission).
 inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
 
+// nvmlGpuTopologyLevel_t (a C enum): the nearest common ancestor of two GPUs on the PCIe tree.
+inline constexpr int kTopologyInternal = 0;     // one board (e.g. a K80's two GPUs)
+inline constexpr int kTopologySingle = 10;      // one PCIe switch
+inline constexpr int kTopologyMultiple = 20;    // several switches, no host bridge
+inline constexpr int kTopologyHostbridge = 30;  // one host bridge
+inline constexpr int kTopologyNode = 40;        // one NUMA node (CPU socket)
+inline constexpr int kTopologySystem = 50;      // across sockets
+
+// NVML_NVLINK_MAX_LINKS of current drivers (older ones have 6 or 12 and answer
+// INVALID_ARGUMENT for links beyond theirs).
+inline constexpr unsigned int kNvlinkMaxLinks = 18;
+// nvmlEnableState_t (a C enum).
+inline constexpr int kFeatureEnabled = 1;
+
+// Buffer sizes of nvmlPciInfo_t's bus ids (NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE and _SIZE).
+inline constexpr unsigned int kPciBusIdLegacySize = 16;
+inline constexpr unsigned int kPciBusIdSize = 32;
+
 // nvmlDevice_t: an opaque handle owned by the library; valid between init and shutdown.
 struct DeviceOpaque;
 using Device = DeviceOpaque*;
@@ -170,6 +188,19 @@ static_assert(sizeof(FieldValue) == 40);
 static_assert(offsetof(FieldValue, value_type) == 24);
 static_assert(offsetof(FieldValue, value) == 32);
 
+// nvmlPciInfo_t: where a device (or the far end of an NVLink) sits on the PCI bus.
+struct PciInfo {
+  char bus_id_legacy[kPciBusIdLegacySize];  // "0000:3B:00.0"
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_sub_system_id;
+  char bus_id[kPciBusIdSize];  // "00000000:3B:00.0"
+};
+static_assert(sizeof(PciInfo) == 68);
+static_assert(offsetof(PciInfo, bus_id) == 36);
+
 // Entry points. The comment above each type names the exported symbol(s) it is resolved as.
 
 // nvmlInit_v2
@@ -232,6 +263,16 @@ using DeviceRegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
 using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);
 // nvmlEventSetFree(set)
 using EventSetFreeFn = Return (*)(EventSet);
+// nvmlDeviceGetPciInfo_v3(device, pci)
+using DeviceGetPciInfoFn = Return (*)(Device, PciInfo*);
+// nvmlDeviceGetTopologyCommonAncestor(device1, device2, level): nvmlGpuTopologyLevel_t is an
+// int-sized C enum.
+using DeviceGetTopologyCommonAncestorFn = Return (*)(Device, Device, int*);
+// nvmlDeviceGetNvLinkState(device, link, is active): nvmlEnableState_t is an int-sized C enum.
+using DeviceGetNvLinkStateFn = Return (*)(Device, unsigned int, int*);
+// nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, pci of the far end: a GPU or an NVSwitch)
+using DeviceGetNvLinkRemotePciInfoFn = Return (*)(Device, unsigned int, PciInfo*);
+// nvmlDeviceGetNumaNodeId(device, node) (R545 and later) has DeviceGetUIntFn's shape.
 // NOLINTEND(google-runtime-int)
 
 }  // namespace gf::nvml

@@ -297,6 +297,14 @@ void NvmlGpuBackend::LoadOptionalSymbols(void* handle, Api& api) {
   LoadOptionalSymbol(handle, {"nvmlDeviceRegisterEvents"}, api.device_register_events);
   LoadOptionalSymbol(handle, {"nvmlEventSetWait_v2"}, api.event_set_wait);
   LoadOptionalSymbol(handle, {"nvmlEventSetFree"}, api.event_set_free);
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetPciInfo_v3"}, api.topology.pci_info);
+  LoadOptionalSymbol(
+      handle, {"nvmlDeviceGetTopologyCommonAncestor"}, api.topology.common_ancestor);
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetNvLinkState"}, api.topology.nvlink_state);
+  LoadOptionalSymbol(handle,
+                     {"nvmlDeviceGetNvLinkRemotePciInfo_v2"},
+                     api.topology.nvlink_remote_pci_info);
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetNumaNodeId"}, api.topology.numa_node_id);
 }
 
 NvmlGpuBackend::NvmlGpuBackend(void* library_handle,
@@ -452,10 +460,12 @@ Result<std::vector<Gpu>> NvmlGpuBackend::Discover() {
   }
 
   std::vector<Gpu> gpus;
+  std::vector<nvml::Device> devices;
   gpus.reserve(count);
   for (unsigned int i = 0; i < count; ++i) {
     std::string context = "GPU " + std::to_string(i);
     GF_ASSIGN_OR_RETURN(nvml::Device device, Handle(static_cast<int>(i)));
+    devices.push_back(device);
     Gpu gpu;
     unsigned int nvml_index = i;
     rc = api_.device_get_index(device, &nvml_index);
@@ -485,6 +495,7 @@ Result<std::vector<Gpu>> NvmlGpuBackend::Discover() {
     gpu.model = NormalizeGpuModel(name, gpu.memory_mib);
     gpus.push_back(std::move(gpu));
   }
+  ReadNvmlTopology(api_.topology, devices, gpus);
   return gpus;
 }
 

@@ -30,6 +30,7 @@
 #include "core/result.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/nvml/nvml_abi.h"
+#include "gpu/nvml/nvml_topology.h"
 
 namespace gf {
 
@@ -53,7 +54,8 @@ class NvmlGpuBackend final : public GpuBackend {
   // "nvml (driver 550.54.15)"; "nvml:/path/libnvidia-ml.so.1 (driver ...)" for another file.
   std::string Describe() const override;
 
-  // Every GPU in NVML index order. A GPU that has fallen off the bus but can still be named is
+  // Every GPU in NVML index order, with its topology where the driver tells it
+  // (nvml_topology.h). A GPU that has fallen off the bus but can still be named is
   // listed with health kFailed and the cause. Errors: kUnavailable when NVML cannot list or
   // identify the devices.
   Result<std::vector<Gpu>> Discover() override;
@@ -101,6 +103,7 @@ class NvmlGpuBackend final : public GpuBackend {
     nvml::DeviceRegisterEventsFn device_register_events = nullptr;
     nvml::EventSetWaitFn event_set_wait = nullptr;
     nvml::EventSetFreeFn event_set_free = nullptr;
+    NvmlTopologyApi topology{};  // NVLink, PCIe switch, NUMA (nvml_topology.h)
   };
 
   // Resolves the entry points newer drivers export; each missing one stays null.

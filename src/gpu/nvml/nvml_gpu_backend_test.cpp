@@ -3,6 +3,7 @@
 #include "gpu/nvml/nvml_gpu_backend.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 
 #include "gpu/gpu_backend.h"
+#include "gpu/nvml/nvml_topology.h"
 
 namespace gf {
 namespace {
@@ -648,6 +650,87 @@ TEST_F(NvmlGpuBackendTest, FaultsScenarioShowsEachFault) {
 }
 
 // NOLINTEND(concurrency-mt-unsafe)
+
+// Topology from the stand-in driver: GPUs 0-1 have a direct NVLink and share a switch on NUMA
+// node 0; GPUs 2-3 reach each other through an NVSwitch, on another switch and NUMA node 1.
+TEST_F(NvmlGpuBackendTest, DiscoverReadsNvlinkPcieSwitchAndNumaTopology) {
+  ASSERT_EQ(setenv("GF_FAKENVML_SCENARIO", GF_FAKENVML_SCENARIOS_DIR "/topology.json", 1), 0);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.error().ToString();
+  ASSERT_EQ(gpus->size(), 4u);
+  EXPECT_EQ((*gpus)[0].nvlink_peers, (std::vector<int>{1}));
+  EXPECT_EQ((*gpus)[1].nvlink_peers, (std::vector<int>{0}));
+  EXPECT_EQ((*gpus)[2].nvlink_peers, (std::vector<int>{3}));  // through the NVSwitch
+  EXPECT_EQ((*gpus)[3].nvlink_peers, (std::vector<int>{2}));
+  EXPECT_EQ((*gpus)[0].pcie_switch, 0);
+  EXPECT_EQ((*gpus)[1].pcie_switch, 0);
+  EXPECT_EQ((*gpus)[2].pcie_switch, 2);
+  EXPECT_EQ((*gpus)[3].pcie_switch, 2);
+  EXPECT_EQ((*gpus)[1].numa_node, 0);
+  EXPECT_EQ((*gpus)[3].numa_node, 1);
+}
+
+TEST_F(NvmlGpuBackendTest, TopologyQueriesTheCardRefusesLeaveItUnknown) {
+  json scenario = Scenario();
+  scenario["devices"][0]["unsupported"] = {"topology", "nvlink", "numa"};
+  scenario["devices"][1]["unsupported"] = {"topology", "nvlink", "numa"};
+  scenario["devices"][0]["pcie_switch"] = 0;
+  scenario["devices"][1]["pcie_switch"] = 0;
+  scenario["nvlink"] = json::array({json{{"gpus", {0, 1}}}});
+  WriteScenario(scenario);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.error().ToString();
+  for (const Gpu& gpu : *gpus) {
+    EXPECT_EQ(gpu.pcie_switch, -1);
+    EXPECT_EQ(gpu.numa_node, -1);
+    EXPECT_TRUE(gpu.nvlink_peers.empty());
+  }
+}
+
+TEST_F(NvmlGpuBackendTest, ADriverWithoutTopologyEntryPointsLeavesItUnknown) {
+  ASSERT_EQ(setenv("GF_FAKENVML_SCENARIO", GF_FAKENVML_SCENARIOS_DIR "/topology.json", 1), 0);
+  auto backend = Open(kLegacyFakeLibrary);
+  ASSERT_NE(backend, nullptr);
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.error().ToString();
+  ASSERT_EQ(gpus->size(), 4u);
+  for (const Gpu& gpu : *gpus) {
+    EXPECT_EQ(gpu.pcie_switch, -1);
+    EXPECT_EQ(gpu.numa_node, -1);
+    EXPECT_TRUE(gpu.nvlink_peers.empty());
+  }
+}
+
+// Without nvmlDeviceGetNumaNodeId, the NUMA node comes from the kernel's sysfs entry of the
+// GPU's PCI address.
+nvml::Return FakePciInfo(nvml::Device device, nvml::PciInfo* pci) {
+  *pci = nvml::PciInfo{};
+  const std::string id = device == nullptr ? "00000000:3B:00.0" : "bogus";
+  std::snprintf(pci->bus_id, sizeof(pci->bus_id), "%s", id.c_str());
+  return nvml::kSuccess;
+}
+
+TEST(NvmlTopologyTest, NumaFromSysfsAndBusIdSpellings) {
+  EXPECT_EQ(NormalizePciBusId("00000000:3B:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(NormalizePciBusId("0000:3b:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(NormalizePciBusId("not a bus"), "");
+  std::string pattern = (fs::temp_directory_path() / "gf-sysfs-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path sysfs = pattern;
+  fs::create_directories(sysfs / "0000:3b:00.0");
+  std::ofstream(sysfs / "0000:3b:00.0" / "numa_node") << "1\n";
+  NvmlTopologyApi api;
+  api.pci_info = &FakePciInfo;
+  std::vector<Gpu> gpus(1);
+  ReadNvmlTopology(api, {nullptr}, gpus, sysfs);
+  EXPECT_EQ(gpus[0].numa_node, 1);
+  EXPECT_EQ(gpus[0].pcie_switch, -1);  // no common-ancestor entry point
+  fs::remove_all(sysfs);
+}
 
 }  // namespace
 }  // namespace gf

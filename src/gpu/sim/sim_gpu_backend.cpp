@@ -193,6 +193,20 @@ Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view sp
   return Create(spec, clock, SimGpuOptions{});
 }
 
+void SetSimTopology(Gpu& gpu, int first, int count) {
+  const int i = gpu.index - first;  // position in its spec item
+  const int quad = i / kSimNvlinkGroup;
+  gpu.nvlink_peers.clear();
+  for (int peer = quad * kSimNvlinkGroup; peer < std::min(count, (quad + 1) * kSimNvlinkGroup);
+       ++peer) {
+    if (peer != i) {
+      gpu.nvlink_peers.push_back(first + peer);
+    }
+  }
+  gpu.pcie_switch = first + i / 2 * 2;
+  gpu.numa_node = count >= 2 * kSimNvlinkGroup ? i * 2 / count : 0;
+}
+
 Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view spec,
                                                              const Clock& clock,
                                                              std::string_view hostname) {
@@ -210,9 +224,11 @@ Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view sp
   Time now = clock.Now();
   std::vector<SimGpu> gpus;
   for (const SimGpuGroup& group : groups) {
+    const int first = static_cast<int>(gpus.size());
     for (int i = 0; i < group.count; ++i) {
       SimGpu sim;
       sim.gpu.index = static_cast<int>(gpus.size());
+      SetSimTopology(sim.gpu, first, group.count);
       sim.gpu.uuid = GpuUuid(SimGpuUuid(hostname, sim.gpu.index, group.model));
       sim.gpu.model = group.model;
       sim.gpu.memory_mib = group.memory_mib;

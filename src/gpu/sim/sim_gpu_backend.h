@@ -49,6 +49,14 @@ struct SimGpuGroup {
 // The most simulated GPUs one node may have (per item and in total).
 inline constexpr int kMaxSimGpus = 64;
 
+// The topology simulated GPUs get, per spec item, like an HGX board: NVLink among each run of
+// kSimNvlinkGroup consecutive GPUs (an 8-GPU item: two quads, 0-3 and 4-7), one PCIe switch
+// per pair (0-1, 2-3, ...), and for items of 8 or more GPUs the first half on NUMA node 0 and
+// the second on 1 (smaller items: all on 0). `first` is the item's first index, `count` its
+// size; requires first <= gpu.index < first + count.
+inline constexpr int kSimNvlinkGroup = 4;
+void SetSimTopology(Gpu& gpu, int first, int count);
+
 // Parses "sim:ITEM[,ITEM...]" with ITEM = [COUNTx]MODEL-NNGB, COUNT in 1..64 (default 1), MODEL
 // letters, digits, '.', '_' and '-'. Errors: kInvalidArgument naming the spec, the bad item and
 // the accepted form.

@@ -169,6 +169,24 @@ TEST(SimGpuBackendTest, DiscoverListsGpusInIndexOrder) {
   EXPECT_EQ(sim->Describe(), "sim:2xA100-40GB,1xL4-24GB");
 }
 
+TEST(SimGpuBackendTest, EightGpusAreTwoNvlinkQuadsOnTwoNumaNodes) {
+  ManualClock clock;
+  auto sim = MakeSim("sim:8xH100-80GB,2xL4-24GB", clock);
+  ASSERT_NE(sim, nullptr);
+  auto gpus = sim->Discover();
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ(gpus->size(), 10u);
+  EXPECT_EQ((*gpus)[0].nvlink_peers, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ((*gpus)[6].nvlink_peers, (std::vector<int>{4, 5, 7}));
+  EXPECT_EQ((*gpus)[3].pcie_switch, 2);
+  EXPECT_EQ((*gpus)[3].numa_node, 0);
+  EXPECT_EQ((*gpus)[4].numa_node, 1);
+  // The second item is a topology of its own: its pair links only to itself.
+  EXPECT_EQ((*gpus)[8].nvlink_peers, (std::vector<int>{9}));
+  EXPECT_EQ((*gpus)[9].pcie_switch, 8);
+  EXPECT_EQ((*gpus)[9].numa_node, 0);
+}
+
 TEST(SimGpuBackendTest, UuidsAreStableAcrossRestartsAndLookReal) {
   ManualClock clock;
   std::vector<Gpu> first = *MakeSim("sim:4xH100-80GB", clock)->Discover();

@@ -1,7 +1,6 @@
 #include "scheduler/ordering/fair_share.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <string_view>
 #include <tuple>
@@ -51,13 +50,8 @@ class ShareCache {
   std::pair<int, double> Team(const std::string& team) {
     auto it = teams_.find(team);
     if (it == teams_.end()) {
-      const auto usage = cluster_.team_usage.find(team);
-      const double used =
-          usage == cluster_.team_usage.end() ? 0 : usage->second.decayed_gpu_seconds;
-      it = teams_
-               .emplace(team,
-                        std::make_pair(ledger_.BelowGuarantee(team) ? 0 : 1,
-                                       used / ledger_.Weight(team)))
+      const TeamStanding standing = TeamStandingOf(team, cluster_, ledger_);
+      it = teams_.emplace(team, std::make_pair(standing.below_guarantee ? 0 : 1, standing.share))
                .first;
     }
     return it->second;
@@ -66,13 +60,7 @@ class ShareCache {
   double User(const std::string& user) {
     auto it = users_.find(user);
     if (it == users_.end()) {
-      const auto usage = cluster_.user_decayed_gpu_seconds.find(user);
-      const auto weight = policy_.fair_share.user_weights.find(user);
-      it = users_
-               .emplace(user,
-                        (usage == cluster_.user_decayed_gpu_seconds.end() ? 0 : usage->second) /
-                            (weight == policy_.fair_share.user_weights.end() ? 1 : weight->second))
-               .first;
+      it = users_.emplace(user, UserStandingOf(user, cluster_, policy_).share).first;
     }
     return it->second;
   }
@@ -87,22 +75,52 @@ class ShareCache {
 
 }  // namespace
 
+TeamStanding TeamStandingOf(const std::string& team,
+                            const ClusterSnapshot& cluster,
+                            const Ledger& ledger) {
+  const auto usage = cluster.team_usage.find(team);
+  const double used = usage == cluster.team_usage.end() ? 0 : usage->second.decayed_gpu_seconds;
+  const double weight = ledger.Weight(team);
+  return TeamStanding{.below_guarantee = ledger.BelowGuarantee(team),
+                      .usage_gpu_seconds = used,
+                      .weight = weight,
+                      .share = used / weight};
+}
+
+UserStanding UserStandingOf(const std::string& user,
+                            const ClusterSnapshot& cluster,
+                            const PolicyConfig& policy) {
+  const auto usage = cluster.user_decayed_gpu_seconds.find(user);
+  const auto weight = policy.fair_share.user_weights.find(user);
+  const double used = usage == cluster.user_decayed_gpu_seconds.end() ? 0 : usage->second;
+  const double w = weight == policy.fair_share.user_weights.end() ? 1 : weight->second;
+  return UserStanding{.usage_gpu_seconds = used, .weight = w, .share = used / w};
+}
+
 std::vector<const QueuedJob*> FairShareOrder(const Queue& queue,
                                              const ClusterSnapshot& cluster,
                                              const PolicyConfig& policy,
                                              const Ledger& ledger) {
-  std::array<std::int64_t, 3> ranks{};
-  for (const PriorityClass p :
-       {PriorityClass::kHigh, PriorityClass::kNormal, PriorityClass::kLow}) {
-    ranks[static_cast<std::size_t>(Rank(p))] = ClassPolicyFor(policy, p).rank;
-  }
-  // Each job's (team, user) group, found once per distinct pair.
+  return FairShareOrdering(queue, cluster, policy, ledger).order;
+}
+
+Ordering FairShareOrdering(const Queue& queue,
+                           const ClusterSnapshot& cluster,
+                           const PolicyConfig& policy,
+                           const Ledger& ledger) {
+  const ClassTable& classes = ledger.Classes();
+  Ordering ordering;
+  std::vector<ClassIndex>& job_class = ordering.job_class;
+  job_class.reserve(queue.pending.size());
+  // Each job's class, and its (team, user) group found once per distinct pair: one sweep over
+  // the queue's memory for both.
   ShareCache shares(cluster, policy, ledger);
   std::unordered_map<GroupKey, std::size_t, GroupHash> group_of;
   std::vector<Standing> standings;
   std::vector<std::size_t> job_group(queue.pending.size());
   for (std::size_t i = 0; i < queue.pending.size(); ++i) {
     const QueuedJob& job = queue.pending[i];
+    job_class.push_back(classes.IndexOf(job.priority));
     const GroupKey group{job.team, job.user};
     auto it = group_of.find(group);  // find first: emplace would allocate a node every time
     if (it == group_of.end()) {
@@ -127,21 +145,13 @@ std::vector<const QueuedJob*> FairShareOrder(const Queue& queue,
         k > 0 && standings[by_standing[k]].Tuple() == standings[by_standing[k - 1]].Tuple();
     standing_rank[by_standing[k]] = same ? standing_rank[by_standing[k - 1]] : k;
   }
-  // Classes by rank, densely numbered: the config may use any integers.
-  std::array<std::int64_t, 3> sorted_ranks = ranks;
-  std::sort(sorted_ranks.begin(), sorted_ranks.end());
-  const auto class_index = [&](PriorityClass p) {
-    const std::int64_t rank = ranks[static_cast<std::size_t>(Rank(p))];
-    return static_cast<std::size_t>(
-        std::lower_bound(sorted_ranks.begin(), sorted_ranks.end(), rank) - sorted_ranks.begin());
-  };
   const std::size_t groups = std::max<std::size_t>(standings.size(), 1);
   std::vector<SortKey> keys;
   keys.reserve(queue.pending.size());
   for (std::size_t i = 0; i < queue.pending.size(); ++i) {
     const QueuedJob& job = queue.pending[i];
     keys.push_back(
-        SortKey{.major = class_index(job.priority) * groups + standing_rank[job_group[i]],
+        SortKey{.major = classes.Tier(job_class[i]) * groups + standing_rank[job_group[i]],
                 .submit_ms = ToUnixMillis(job.submit_time),
                 .id = job.id.value(),
                 .position = static_cast<std::uint32_t>(i)});
@@ -154,18 +164,18 @@ std::vector<const QueuedJob*> FairShareOrder(const Queue& queue,
   if (!std::is_sorted(keys.begin(), keys.end(), minor_before)) {
     std::sort(keys.begin(), keys.end(), minor_before);
   }
-  std::vector<std::size_t> starts(3 * groups + 1, 0);
+  std::vector<std::size_t> starts(classes.Tiers() * groups + 1, 0);
   for (const SortKey& key : keys) {
     ++starts[key.major + 1];
   }
   for (std::size_t m = 1; m < starts.size(); ++m) {
     starts[m] += starts[m - 1];
   }
-  std::vector<const QueuedJob*> order(keys.size());
+  ordering.order.resize(keys.size());
   for (const SortKey& key : keys) {
-    order[starts[key.major]++] = &queue.pending[key.position];
+    ordering.order[starts[key.major]++] = &queue.pending[key.position];
   }
-  return order;
+  return ordering;
 }
 
 }  // namespace gf

@@ -9,7 +9,7 @@
 // - A team's share is its usage / its weight (TeamPolicy::fair_share_weight); a user's is
 //   their usage / their weight (FairSharePolicy::user_weights, default 1).
 //
-// Algorithm: the order is (class rank, team below guarantee ? 0 : 1, team share, user share,
+// Algorithm: the order is (class tier, team below guarantee ? 0 : 1, team share, user share,
 // submit time, job id, position in the input). Each distinct (team, user) is looked up and
 // ranked once; the jobs are sorted by (submit time, id, position) — skipped when they already
 // come in that order, as the controller's queue does — and then distributed stably into
@@ -19,15 +19,51 @@
 // Pure: safe from any thread.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "model/snapshot.h"
+#include "scheduler/classes.h"
 #include "scheduler/policy.h"
 #include "scheduler/quota/ledger.h"
 
 namespace gf {
 
-// The queue's jobs in scheduling order. The pointers point into `queue.pending`.
+// A team's standing in the order: below its guarantee first, then the lower share
+// (decayed GPU-seconds / weight). FairShareOrder and Explain compute it here, and only here.
+struct TeamStanding {
+  bool below_guarantee = false;
+  double usage_gpu_seconds = 0;
+  double weight = 1;
+  double share = 0;
+};
+TeamStanding TeamStandingOf(const std::string& team,
+                            const ClusterSnapshot& cluster,
+                            const Ledger& ledger);
+
+// A user's standing within a team: the lower share (decayed GPU-seconds / weight) first.
+struct UserStanding {
+  double usage_gpu_seconds = 0;
+  double weight = 1;
+  double share = 0;
+};
+UserStanding UserStandingOf(const std::string& user,
+                            const ClusterSnapshot& cluster,
+                            const PolicyConfig& policy);
+
+// The queue's jobs in scheduling order, and each job's class (ClassTable::IndexOf of the
+// ledger's Classes(), by position in `queue.pending`), resolved in the same sweep over the
+// queue so that a pass looks each job's class up once. The pointers point into
+// `queue.pending`.
+struct Ordering {
+  std::vector<const QueuedJob*> order;
+  std::vector<ClassIndex> job_class;
+};
+Ordering FairShareOrdering(const Queue& queue,
+                           const ClusterSnapshot& cluster,
+                           const PolicyConfig& policy,
+                           const Ledger& ledger);
+// The order alone.
 std::vector<const QueuedJob*> FairShareOrder(const Queue& queue,
                                              const ClusterSnapshot& cluster,
                                              const PolicyConfig& policy,

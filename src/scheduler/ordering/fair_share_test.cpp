@@ -1,6 +1,7 @@
 #include "scheduler/ordering/fair_share.h"
 
 #include <algorithm>
+#include <array>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -15,7 +16,7 @@ using testing::Ids;
 QueuedJob Job(std::int64_t id,
               const std::string& team,
               const std::string& user,
-              PriorityClass priority = PriorityClass::kNormal,
+              const PriorityClass& priority = PriorityClass::kNormal,
               std::int64_t submit_s = 0) {
   QueuedJob job;
   job.id = JobId(id);
@@ -29,7 +30,8 @@ QueuedJob Job(std::int64_t id,
 std::vector<std::int64_t> OrderOf(const Queue& queue,
                                   const ClusterSnapshot& cluster,
                                   const PolicyConfig& policy) {
-  const Ledger ledger(policy, cluster);
+  const ClassTable classes(policy, cluster);
+  const Ledger ledger(policy, cluster, classes);
   return Ids(FairShareOrder(queue, cluster, policy, ledger));
 }
 
@@ -40,6 +42,21 @@ TEST(FairShareOrderTest, WithoutUsageItIsClassThenSubmitTimeThenId) {
                      Job(4, "c", "z", PriorityClass::kHigh, 9)}};
   EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, PolicyConfig{}),
             (std::vector<std::int64_t>{4, 2, 3, 1}));
+}
+
+TEST(FairShareOrderTest, AdminDefinedTiersThenUnconfiguredClassesLast) {
+  PolicyConfig policy;
+  policy.classes = {PriorityClassPolicy{.name = "urgent", .rank = -5},
+                    PriorityClassPolicy{.name = "batch", .rank = 7},
+                    PriorityClassPolicy{.name = "interactive", .rank = 7},
+                    PriorityClassPolicy{.name = "normal", .rank = 3}};
+  const Queue queue{{Job(1, "a", "x", PriorityClass::kHigh, 0),  // high: not configured
+                     Job(2, "a", "x", PriorityClass{.name = "batch"}, 4),
+                     Job(3, "a", "x", PriorityClass{.name = "interactive"}, 2),
+                     Job(4, "a", "x", PriorityClass::kNormal, 9),
+                     Job(5, "a", "x", PriorityClass{.name = "urgent"}, 9)}};
+  // urgent, normal, then batch and interactive (one tier: submit time), then the unknown.
+  EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, policy), (std::vector<std::int64_t>{5, 4, 3, 2, 1}));
 }
 
 TEST(FairShareOrderTest, TeamsThenUsersByUsageOverWeight) {
@@ -81,7 +98,9 @@ TEST(FairShareOrderTest, TheListOrderDoesNotMatter) {
     queue.pending.push_back(Job(i + 1,
                                 i % 3 == 0 ? "a" : "b",
                                 "u" + std::to_string(i % 5),
-                                static_cast<PriorityClass>(i % 3),
+                                std::array{PriorityClass::kHigh,
+                                           PriorityClass::kNormal,
+                                           PriorityClass::kLow}[static_cast<std::size_t>(i % 3)],
                                 i / 7));
   }
   const std::vector<std::int64_t> in_submit_order = OrderOf(queue, cluster, PolicyConfig{});

@@ -75,6 +75,7 @@ void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& displ
                             .reserved_free = 0,
                             .models = {},
                             .holders = {}});
+  node_labels_.push_back(snapshot.node.labels);
   for (const Gpu* gpu : usable) {
     const auto [it, added] =
         model_ids_.emplace(Lower(gpu->model), static_cast<int>(model_ids_.size()) + 1);
@@ -91,6 +92,55 @@ void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& displ
                             .reserved_from = kNever,
                             .first_waiter = -1,
                             .holder = -1});
+  }
+  SetTopology(position, snapshot);
+}
+
+// Each GPU's topology and recent load, in the node-local form TopoGpu wants: NVLink peers as a
+// mask over the node's usable GPUs (slots). A node wider than 64 usable GPUs keeps its NVLinks
+// unknown (no such node exists today; PCIe and NUMA still count). A node with neither topology
+// nor load costs one scan of its GPUs and nothing else: the pass then gives GPUs in index order.
+void GpuPool::SetTopology(int n, const NodeSnapshot& snapshot) {
+  PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+  node.topology = !snapshot.load.empty() ||
+                  std::any_of(snapshot.node.gpus.begin(), snapshot.node.gpus.end(),
+                              [](const Gpu& gpu) {
+                                return gpu.numa_node >= 0 || gpu.pcie_switch >= 0 ||
+                                       !gpu.nvlink_peers.empty();
+                              });
+  if (!node.topology) {
+    return;
+  }
+  topo_.resize(gpus_.size());
+  // The slot of NVML index i on this node (usable GPUs are sorted by index); -1 none.
+  const auto slot_of = [&](int index) {
+    for (int slot = 0; slot < node.gpu_count; ++slot) {
+      if (gpus_[static_cast<std::size_t>(node.first_gpu + slot)].index == index) {
+        return slot;
+      }
+    }
+    return -1;
+  };
+  const bool masks_fit = node.gpu_count <= 64;
+  for (const Gpu& gpu : snapshot.node.gpus) {
+    const int slot = slot_of(gpu.index);
+    if (slot < 0) {
+      continue;  // failed: not in the pool
+    }
+    TopoGpu& topo = topo_[static_cast<std::size_t>(node.first_gpu + slot)];
+    topo.slot = masks_fit ? slot : 0;
+    topo.numa = gpu.numa_node;
+    topo.pcie_switch = gpu.pcie_switch;
+    for (const int peer : gpu.nvlink_peers) {
+      const int peer_slot = slot_of(peer);
+      if (masks_fit && peer_slot >= 0) {
+        topo.nvlink |= std::uint64_t{1} << peer_slot;
+      }
+    }
+    if (const auto load = snapshot.load.find(gpu.uuid); load != snapshot.load.end()) {
+      topo.util_pct = load->second.util_pct;
+      topo.memory_used_mib = load->second.memory_used_mib;
+    }
   }
 }
 
@@ -152,8 +202,20 @@ int GpuPool::GpuPosition(const GpuUuid& uuid) const {
 
 Shape GpuPool::ShapeOf(const JobRequest& request) const {
   GF_CHECK(request.gpus >= 0);
+  int constraint = kNoConstraint;
+  if (!request.node_labels.empty()) {
+    const auto [it, added] = constraint_ids_.try_emplace(
+        request.node_labels, static_cast<int>(constraint_nodes_.size()));
+    if (added) {
+      std::vector<char>& allowed = constraint_nodes_.emplace_back(nodes_.size(), 0);
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        allowed[n] = HasLabels(node_labels_[n], request.node_labels) ? 1 : 0;
+      }
+    }
+    constraint = it->second;
+  }
   if (!request.gpu_type.has_value() || request.gpu_type->empty() || request.gpus == 0) {
-    return Shape{.model = kAnyModel, .gpus = request.gpus};
+    return Shape{.model = kAnyModel, .gpus = request.gpus, .constraint = constraint};
   }
   // Most requests spell a type the same way: look the spelling up before lower-casing it.
   auto spelled = model_by_spelling_.find(*request.gpu_type);
@@ -163,7 +225,7 @@ Shape GpuPool::ShapeOf(const JobRequest& request) const {
                   .emplace(*request.gpu_type, it == model_ids_.end() ? kNoSuchModel : it->second)
                   .first;
   }
-  return Shape{.model = spelled->second, .gpus = request.gpus};
+  return Shape{.model = spelled->second, .gpus = request.gpus, .constraint = constraint};
 }
 
 void GpuPool::Unindex(int n) {
@@ -272,9 +334,60 @@ void GpuPool::ConsiderReservedNodes(Shape shape,
   }
 }
 
+std::optional<PoolFit> GpuPool::FindConstrainedFit(Shape shape, std::int64_t end_ms) const {
+  int best = -1;
+  int best_left = INT_MAX;
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const PoolNode& node = nodes_[n];
+    const int left = node.free_total - shape.gpus;
+    if (!Allows(static_cast<int>(n), shape) || left >= best_left ||
+        CountGivable(node, shape.model, end_ms) < shape.gpus) {
+      continue;  // nodes come by name: a tie keeps the earlier one
+    }
+    best = static_cast<int>(n);
+    best_left = left;
+  }
+  if (best < 0) {
+    return std::nullopt;
+  }
+  return PickGpus(best, shape, end_ms);
+}
+
+PoolFit GpuPool::PickGpus(int n, Shape shape, std::int64_t end_ms) const {
+  const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+  PoolFit fit{.node = n, .gpus = {}};
+  // Without topology or load the first givable GPUs will do (index order, as v1): stop there.
+  const int wanted = node.topology ? node.gpu_count : shape.gpus;
+  for (int g = node.first_gpu;
+       g < node.first_gpu + node.gpu_count && static_cast<int>(fit.gpus.size()) < wanted;
+       ++g) {
+    if (Givable(gpus_[static_cast<std::size_t>(g)], shape.model, end_ms)) {
+      fit.gpus.push_back(g);
+    }
+  }
+  GF_CHECK(static_cast<int>(fit.gpus.size()) >= shape.gpus);
+  if (static_cast<int>(fit.gpus.size()) == shape.gpus) {
+    return fit;
+  }
+  std::vector<TopoGpu> candidates;
+  candidates.reserve(fit.gpus.size());
+  for (const int g : fit.gpus) {
+    candidates.push_back(topo_[static_cast<std::size_t>(g)]);
+  }
+  std::vector<int> chosen;
+  for (const int c : ChooseConnectedGpus(candidates, shape.gpus)) {
+    chosen.push_back(fit.gpus[static_cast<std::size_t>(c)]);
+  }
+  fit.gpus = std::move(chosen);
+  return fit;
+}
+
 std::optional<PoolFit> GpuPool::FindFit(Shape shape, std::int64_t end_ms) const {
   if (shape.model == kNoSuchModel) {
     return std::nullopt;
+  }
+  if (shape.constraint != kNoConstraint) {
+    return FindConstrainedFit(shape, end_ms);
   }
   const bool may_use_reserved = end_ms != kNever && !reserved_nodes_.empty();
   const std::vector<std::set<int>>& buckets = buckets_[static_cast<std::size_t>(shape.model)];
@@ -308,17 +421,7 @@ std::optional<PoolFit> GpuPool::FindFit(Shape shape, std::int64_t end_ms) const 
   if (best < 0) {
     return std::nullopt;
   }
-  const PoolNode& node = nodes_[static_cast<std::size_t>(best)];
-  PoolFit fit{.node = best, .gpus = {}};
-  for (int g = node.first_gpu;
-       g < node.first_gpu + node.gpu_count && static_cast<int>(fit.gpus.size()) < shape.gpus;
-       ++g) {
-    if (Givable(gpus_[static_cast<std::size_t>(g)], shape.model, end_ms)) {
-      fit.gpus.push_back(g);
-    }
-  }
-  GF_CHECK(static_cast<int>(fit.gpus.size()) == shape.gpus);
-  return fit;
+  return PickGpus(best, shape, end_ms);
 }
 
 void GpuPool::Take(const PoolFit& fit, std::int64_t until_ms) {
@@ -339,14 +442,14 @@ bool GpuPool::Claim(Shape shape, int waiter) {
   if (shape.model == kNoSuchModel || shape.gpus <= 0) {
     return false;
   }
-  int& upto = claimed_upto_[static_cast<std::size_t>(shape.model)];
+  int& upto = ClaimedUpto(shape);
   if (upto > 0 && upto <= shape.gpus) {
     return false;  // a claim of this model on every node with >= upto GPUs already covers these
   }
   upto = shape.gpus;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     const PoolNode& node = nodes_[n];
-    if (Usable(node, shape.model) < shape.gpus) {
+    if (!Allows(static_cast<int>(n), shape) || Usable(node, shape.model) < shape.gpus) {
       continue;
     }
     std::vector<int> gpus;
@@ -358,6 +461,13 @@ bool GpuPool::Claim(Shape shape, int waiter) {
     ClaimGpus(gpus, waiter);
   }
   return true;
+}
+
+int& GpuPool::ClaimedUpto(Shape shape) {
+  if (shape.constraint == kNoConstraint) {
+    return claimed_upto_[static_cast<std::size_t>(shape.model)];
+  }
+  return constrained_claimed_upto_[{shape.model, shape.constraint}];
 }
 
 void GpuPool::ClaimGpus(const std::vector<int>& gpus, int waiter) {
@@ -380,7 +490,7 @@ std::int64_t GpuPool::NodeStart(int n,
                                 Shape shape,
                                 std::vector<std::pair<std::int64_t, int>>& times) const {
   const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
-  if (Usable(node, shape.model) < shape.gpus) {
+  if (!Allows(n, shape) || Usable(node, shape.model) < shape.gpus) {
     return kNever;
   }
   times.clear();
@@ -404,7 +514,7 @@ std::optional<PoolReservation> GpuPool::EarliestStart(Shape shape) const {
   // start only moves later within a pass (takes, claims and reservations), so an entry
   // computed at an older version of its node is a lower bound, and the first entry that is
   // current is the earliest start (ties to the first node by name).
-  auto [it, added] = start_index_.try_emplace({shape.model, shape.gpus});
+  auto [it, added] = start_index_.try_emplace({shape.model, shape.gpus, shape.constraint});
   StartIndex& index = it->second;
   if (added) {
     index.computed_at.assign(nodes_.size(), 0);
@@ -454,18 +564,47 @@ void GpuPool::Reserve(const PoolReservation& reservation, int waiter, std::int64
 }
 
 int GpuPool::LargestUsable(Shape shape) const {
-  return shape.model == kNoSuchModel ? 0 : largest_usable_[static_cast<std::size_t>(shape.model)];
+  if (shape.model == kNoSuchModel) {
+    return 0;
+  }
+  if (shape.constraint == kNoConstraint) {
+    return largest_usable_[static_cast<std::size_t>(shape.model)];
+  }
+  const auto [it, added] = constrained_largest_.try_emplace({shape.model, shape.constraint}, 0);
+  if (added) {
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+      if (Allows(static_cast<int>(n), shape)) {
+        it->second = std::max(it->second, Usable(nodes_[n], shape.model));
+      }
+    }
+  }
+  return it->second;
 }
 
 NoFitFacts GpuPool::NoFitFactsFor(Shape shape) const {
   NoFitFacts facts;
   facts.any_node = !nodes_.empty();
   facts.models = usable_models_;
+  if (shape.constraint != kNoConstraint) {
+    const std::vector<char>& allowed = constraint_nodes_[static_cast<std::size_t>(shape.constraint)];
+    facts.any_labelled_node = std::find(allowed.begin(), allowed.end(), 1) != allowed.end();
+    std::set<std::string> labels;
+    for (const auto& node_labels : node_labels_) {
+      for (const auto& [key, value] : node_labels) {
+        labels.insert(key + "=" + value);
+      }
+    }
+    facts.labels = JoinLabels(labels);
+  }
   if (shape.model == kNoSuchModel) {
     return facts;
   }
   bool first = true;
-  for (const PoolNode& node : nodes_) {
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const PoolNode& node = nodes_[n];
+    if (!Allows(static_cast<int>(n), shape)) {
+      continue;
+    }
     const int usable = Usable(node, shape.model);
     const int free = Free(node, shape.model);
     facts.most_usable = std::max(facts.most_usable, usable);
@@ -489,7 +628,8 @@ GpuPool::InTheWay GpuPool::WhoIsInTheWay(Shape shape) const {
   int best_left = INT_MAX;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     const PoolNode& node = nodes_[n];
-    if (Free(node, shape.model) >= shape.gpus && node.free_total - shape.gpus < best_left) {
+    if (Allows(static_cast<int>(n), shape) && Free(node, shape.model) >= shape.gpus &&
+        node.free_total - shape.gpus < best_left) {
       best = static_cast<int>(n);
       best_left = node.free_total - shape.gpus;
     }
@@ -517,10 +657,15 @@ bool GpuPool::ClaimsOverlap(Shape a, Shape b) const {
       (a.model != kAnyModel && b.model != kAnyModel && a.model != b.model)) {
     return false;
   }
-  return std::any_of(nodes_.begin(), nodes_.end(), [&](const PoolNode& node) {
-    return Usable(node, a.model) >= std::max(a.gpus, 1) &&
-           Usable(node, b.model) >= std::max(b.gpus, 1);
-  });
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const int position = static_cast<int>(n);
+    if (Allows(position, a) && Allows(position, b) &&
+        Usable(nodes_[n], a.model) >= std::max(a.gpus, 1) &&
+        Usable(nodes_[n], b.model) >= std::max(b.gpus, 1)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 Allocation GpuPool::ToAllocation(const PoolFit& fit) const {

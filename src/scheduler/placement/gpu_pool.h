@@ -28,12 +28,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "core/clock.h"
 #include "model/snapshot.h"
+#include "scheduler/placement/topology.h"
 #include "scheduler/placement/whole_gpu_fit.h"
 
 namespace gf {
@@ -41,12 +43,15 @@ namespace gf {
 inline constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();  // ms
 inline constexpr int kAnyModel = 0;
 inline constexpr int kNoSuchModel = -1;
+inline constexpr int kNoConstraint = 0;
 
 // A request as the pool sees it: a model id (kAnyModel, or an id of a model some usable GPU
-// has, or kNoSuchModel) and a GPU count.
+// has, or kNoSuchModel), a GPU count and a constraint id (kNoConstraint, or the id ShapeOf gave
+// the request's node labels: requests with the same labels share it).
 struct Shape {
   int model = kAnyModel;
   int gpus = 0;
+  int constraint = kNoConstraint;
   bool operator==(const Shape&) const = default;
 };
 
@@ -79,6 +84,7 @@ struct PoolNode {
   int reserved_free = 0;  // free GPUs that are reserved (not claimed)
   std::vector<PoolModelCount> models;
   std::vector<int> holders;  // running jobs on it (indexes into ClusterSnapshot::running)
+  bool topology = false;  // some GPU has topology or load known: choose its GPUs with care
 };
 
 // GPUs chosen on one node.
@@ -101,10 +107,19 @@ class GpuPool {
   GpuPool(const ClusterSnapshot& cluster, Time now);
 
   Shape ShapeOf(const JobRequest& request) const;  // requires request.gpus >= 0
+  // Whether node `n` may hold a job of `shape` (its labels satisfy the shape's constraint).
+  bool Allows(int n, Shape shape) const {
+    return shape.constraint == kNoConstraint ||
+           constraint_nodes_[static_cast<std::size_t>(shape.constraint)]
+                            [static_cast<std::size_t>(n)] != 0;
+  }
 
   // Best fit for `shape` among GPUs a job ending at `end_ms` may take: open ones, and reserved
   // free ones whose reservation starts at or after `end_ms`. The node left with the fewest
-  // free GPUs wins, ties by name; on it the givable GPUs in index order.
+  // free GPUs wins, ties by name; on it the givable GPUs that ChooseConnectedGpus picks
+  // (topology.h; in index order when the node's topology and load are unknown).
+  // A constrained shape scans the nodes its labels allow instead of the index: constraints are
+  // rare, and an index per label set would cost every unconstrained pass its upkeep.
   std::optional<PoolFit> FindFit(Shape shape, std::int64_t end_ms) const;
   // Takes `fit`'s GPUs (from FindFit) until `until_ms` (kNever: no foreseeable end).
   void Take(const PoolFit& fit, std::int64_t until_ms);
@@ -123,7 +138,8 @@ class GpuPool {
   // Reserves `reservation` for `waiter`; its GPUs are then expected busy until `until_ms`.
   void Reserve(const PoolReservation& reservation, int waiter, std::int64_t until_ms);
 
-  // For reasons. LargestUsable: most usable matching GPUs on one up node.
+  // For reasons. LargestUsable: most usable matching GPUs on one up node (that the shape's
+  // constraint allows).
   int LargestUsable(Shape shape) const;
   NoFitFacts NoFitFactsFor(Shape shape) const;
   // The best fit for `shape` counting every free GPU (claimed and reserved ones too), and the
@@ -169,9 +185,18 @@ class GpuPool {
                          Shape shape,
                          std::vector<std::pair<std::int64_t, int>>& times) const;
   void ConsiderReservedNodes(Shape shape, std::int64_t end_ms, int& best, int& best_left) const;
+  std::optional<PoolFit> FindConstrainedFit(Shape shape, std::int64_t end_ms) const;
+  // The GPUs a job of `shape` ending at `end_ms` gets on node `n` (which has enough of them).
+  PoolFit PickGpus(int n, Shape shape, std::int64_t end_ms) const;
+  void SetTopology(int n, const NodeSnapshot& snapshot);
+  int& ClaimedUpto(Shape shape);
 
   std::int64_t now_ms_;
   std::vector<PoolGpu> gpus_;
+  // Parallel to gpus_, filled only for nodes with PoolNode::topology (kept apart so that the
+  // hot loops over gpus_ stay within fewer cache lines).
+  std::vector<TopoGpu> topo_;
+  std::vector<std::map<std::string, std::string>> node_labels_;  // parallel to nodes_
   std::vector<PoolNode> nodes_;
   std::unordered_map<std::string, int> model_ids_;                  // lower-case model name → id
   mutable std::unordered_map<std::string, int> model_by_spelling_;  // request spelling → id
@@ -184,13 +209,19 @@ class GpuPool {
   std::vector<std::vector<std::set<int>>> buckets_;
   std::set<int> reserved_nodes_;   // nodes with reserved free GPUs
   std::vector<int> claimed_upto_;  // per model: smallest count a strict claim covered (0: none)
+  std::map<std::pair<int, int>, int> constrained_claimed_upto_;  // the same by (model, constraint)
+  // Constraint ids: by label set, and per id which nodes satisfy it (id 0: no constraint).
+  mutable std::map<std::map<std::string, std::string>, int> constraint_ids_;
+  mutable std::vector<std::vector<char>> constraint_nodes_{{}};
+  // LargestUsable per (model, constraint), filled on first use (usable GPUs never change).
+  mutable std::map<std::pair<int, int>, int> constrained_largest_;
   std::uint64_t generation_ = 0;
   std::vector<std::uint64_t> node_versions_;  // per node, bumped by every change to it
   struct StartIndex {
     std::set<std::pair<std::int64_t, int>> by_start;  // (start, node), possibly stale
     std::vector<std::uint64_t> computed_at;           // per node: the version its entry saw
   };
-  mutable std::map<std::pair<int, int>, StartIndex> start_index_;  // by (model, gpus)
+  mutable std::map<std::tuple<int, int, int>, StartIndex> start_index_;  // (model, gpus, constraint)
 };
 
 }  // namespace gf

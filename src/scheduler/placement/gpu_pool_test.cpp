@@ -137,6 +137,60 @@ TEST(GpuPoolTest, AClaimKeepsEveryMatchingGpuOfLargeEnoughNodesFromLaterJobs) {
   EXPECT_EQ(pool.WhoIsInTheWay(pool.ShapeOf(Request(3))).first_waiter, std::optional<int>(7));
 }
 
+// An 8-GPU node with two NVLink quads (0-3, 4-7) on NUMA nodes 0 and 1.
+NodeSnapshot TwoQuadNode(const std::string& name) {
+  NodeSnapshot node = MakeNode(name, 8, "H100");
+  for (Gpu& gpu : node.node.gpus) {
+    const int quad = gpu.index / 4;
+    gpu.numa_node = quad;
+    for (int peer = quad * 4; peer < quad * 4 + 4; ++peer) {
+      if (peer != gpu.index) {
+        gpu.nvlink_peers.push_back(peer);
+      }
+    }
+  }
+  return node;
+}
+
+TEST(GpuPoolTest, ChoosesGpusOnTheNodeByTopologyThenLoad) {
+  ClusterSnapshot cluster{{TwoQuadNode("a")}};
+  // 0, 1 and 4 busy: free are 2, 3 (quad 0) and 5, 6, 7 (quad 1).
+  cluster.nodes[0].allocated = {Uuid("a", 0), Uuid("a", 1), Uuid("a", 4)};
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  // Index order would give 2, 3 — also an NVLink pair, and the one that keeps quad 1's three
+  // together; a 3-GPU job must take quad 1's three, not 2, 3, 5 across the sockets.
+  std::optional<PoolFit> fit = pool.FindFit(pool.ShapeOf(Request(3)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(Indexes(pool, *fit), (std::vector<int>{5, 6, 7}));
+  fit = pool.FindFit(pool.ShapeOf(Request(2)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(Indexes(pool, *fit), (std::vector<int>{2, 3}));
+
+  // A 1-GPU job takes from the pair 2, 3 so that quad 1's three stay together; between 2 and
+  // 3 (equally good) the one a process gpufleet does not manage loads less wins.
+  cluster.nodes[0].load = {{Uuid("a", 2), GpuLoad{.util_pct = 80, .memory_used_mib = 0}},
+                           {Uuid("a", 5), GpuLoad{.util_pct = 0, .memory_used_mib = 0}}};
+  GpuPool loaded(cluster, FromUnixMillis(kNow));
+  fit = loaded.FindFit(loaded.ShapeOf(Request(1)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(Indexes(loaded, *fit), (std::vector<int>{3}));
+  // Topology before load: even with 2 and 3 both busy elsewhere, the trio stays whole.
+  cluster.nodes[0].load[Uuid("a", 3)] = GpuLoad{.util_pct = 95, .memory_used_mib = 70'000};
+  GpuPool busier(cluster, FromUnixMillis(kNow));
+  fit = busier.FindFit(busier.ShapeOf(Request(1)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(Indexes(busier, *fit), (std::vector<int>{2}));
+}
+
+TEST(GpuPoolTest, WithoutTopologyOrLoadGpusGoInIndexOrder) {
+  ClusterSnapshot cluster{{MakeNode("a", 8, "H100")}};
+  cluster.nodes[0].allocated = {Uuid("a", 0)};
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  const std::optional<PoolFit> fit = pool.FindFit(pool.ShapeOf(Request(3)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(Indexes(pool, *fit), (std::vector<int>{1, 2, 3}));
+}
+
 TEST(GpuPoolTest, ModelsMatchIgnoringCaseAndLargestUsableIsPerModel) {
   ClusterSnapshot cluster{{MakeNode("a", 4, "H100-80GB"), MakeNode("b", 2, "A100")}};
   const GpuPool pool(cluster, FromUnixMillis(kNow));

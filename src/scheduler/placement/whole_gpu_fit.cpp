@@ -22,6 +22,11 @@ bool Givable(const CandidateGpu& gpu,
   return gpu.free && MatchesType(request, gpu.model) && !off_limits.contains(gpu.uuid);
 }
 
+// "label" or "labels", as many as `labels` has.
+std::string LabelWord(const std::map<std::string, std::string>& labels) {
+  return labels.size() == 1 ? "label" : "labels";
+}
+
 int CountFree(const CandidateNode& node) {
   return static_cast<int>(
       std::count_if(node.usable.begin(), node.usable.end(), [](const auto& g) { return g.free; }));
@@ -35,6 +40,9 @@ struct MatchCount {
 
 MatchCount CountMatching(const CandidateNode& node, const JobRequest& request) {
   MatchCount count;
+  if (!HasLabels(node.labels, request.node_labels)) {
+    return count;
+  }
   for (const CandidateGpu& gpu : node.usable) {
     if (MatchesType(request, gpu.model)) {
       ++count.usable;
@@ -53,7 +61,7 @@ Capacity BuildCapacity(const ClusterSnapshot& cluster, NodeScope scope) {
     if (scope == NodeScope::kUp ? state != NodeState::kUp : state == NodeState::kDown) {
       continue;
     }
-    CandidateNode node{.name = snapshot.node.name, .usable = {}};
+    CandidateNode node{.name = snapshot.node.name, .usable = {}, .labels = snapshot.node.labels};
     for (const Gpu& gpu : snapshot.node.gpus) {
       if (gpu.health == GpuHealth::kFailed) {
         continue;
@@ -74,6 +82,48 @@ Capacity BuildCapacity(const ClusterSnapshot& cluster, NodeScope scope) {
   return capacity;
 }
 
+bool HasLabels(const std::map<std::string, std::string>& labels,
+               const std::map<std::string, std::string>& wanted) {
+  return std::all_of(wanted.begin(), wanted.end(), [&](const auto& want) {
+    const auto it = labels.find(want.first);
+    return it != labels.end() && it->second == want.second;
+  });
+}
+
+Status CheckNodeLabels(const Capacity& capacity, const JobRequest& request) {
+  std::set<std::string> labels;
+  for (const CandidateNode& node : capacity.nodes) {
+    if (HasLabels(node.labels, request.node_labels)) {
+      return OkStatus();
+    }
+    for (const auto& [key, value] : node.labels) {
+      labels.insert(key + "=" + value);
+    }
+  }
+  return InvalidArgument(
+      "constraint: no node has " + LabelWord(request.node_labels) + " " +
+      FormatLabels(request.node_labels) + "; " +
+      (labels.empty() ? std::string("the nodes of this cluster have no labels")
+                      : "labels in this cluster: " + JoinLabels(labels)) +
+      " (a node gets labels from `gpufleet up --label KEY=VALUE` or [up] labels)");
+}
+
+std::string FormatLabels(const std::map<std::string, std::string>& labels) {
+  std::string text;
+  for (const auto& [key, value] : labels) {
+    text += (text.empty() ? "" : ", ") + key + "=" + value;
+  }
+  return text;
+}
+
+std::string JoinLabels(const std::set<std::string>& labels) {
+  std::string text;
+  for (const std::string& label : labels) {
+    text += (text.empty() ? "" : ", ") + label;
+  }
+  return text;
+}
+
 bool MatchesType(const JobRequest& request, const std::string& model) {
   return !request.gpu_type.has_value() || request.gpu_type->empty() ||
          EqualsIgnoringCase(*request.gpu_type, model);
@@ -86,6 +136,9 @@ std::optional<Allocation> FindBestFit(const Capacity& capacity,
   const CandidateNode* best = nullptr;
   int best_left = std::numeric_limits<int>::max();
   for (const CandidateNode& node : capacity.nodes) {
+    if (!HasLabels(node.labels, request.node_labels)) {
+      continue;
+    }
     const auto givable = std::count_if(node.usable.begin(), node.usable.end(), [&](const auto& g) {
       return Givable(g, request, off_limits);
     });
@@ -176,8 +229,23 @@ std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request) {
   facts.any_node = !capacity.nodes.empty();
   facts.most_usable = LargestUsable(capacity, request);
   facts.models = UsableModels(capacity);
+  if (!request.node_labels.empty()) {
+    std::set<std::string> labels;
+    facts.any_labelled_node = false;
+    for (const CandidateNode& node : capacity.nodes) {
+      facts.any_labelled_node =
+          facts.any_labelled_node || HasLabels(node.labels, request.node_labels);
+      for (const auto& [key, value] : node.labels) {
+        labels.insert(key + "=" + value);
+      }
+    }
+    facts.labels = JoinLabels(labels);
+  }
   bool first = true;
   for (const CandidateNode& node : capacity.nodes) {
+    if (!HasLabels(node.labels, request.node_labels)) {
+      continue;
+    }
     const MatchCount count = CountMatching(node, request);
     if (first || count.free > facts.most_free) {
       first = false;
@@ -195,6 +263,12 @@ std::string DescribeNoFit(const JobRequest& request, const NoFitFacts& facts) {
   }
   const std::string needs = "needs " + DescribeRequest(request);
   const std::string on_one_node = request.gpus > 1 ? " on one node" : "";
+  if (!facts.any_labelled_node) {
+    return needs + "; no up node has " + LabelWord(request.node_labels) + " " +
+           FormatLabels(request.node_labels) +
+           (facts.labels.empty() ? " (up nodes have no labels)"
+                                 : " (labels of the up nodes: " + facts.labels + ")");
+  }
   if (facts.most_usable == 0) {
     if (request.gpu_type.has_value() && !request.gpu_type->empty()) {
       return needs + "; no up node has one" +
@@ -221,6 +295,9 @@ std::string DescribeRequest(const JobRequest& request) {
   std::string text = std::to_string(request.gpus) + (request.gpus == 1 ? " GPU" : " GPUs");
   if (request.gpu_type.has_value() && !request.gpu_type->empty()) {
     text += " of type " + *request.gpu_type;
+  }
+  if (!request.node_labels.empty()) {
+    text += " with " + LabelWord(request.node_labels) + " " + FormatLabels(request.node_labels);
   }
   return text;
 }

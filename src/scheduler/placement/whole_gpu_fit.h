@@ -16,18 +16,21 @@
 // is left with the fewest free GPUs (of any model) after the job, ties broken by node name;
 // on it take the free matching GPUs in index order. Best fit packs work onto as few nodes as
 // possible and keeps whole nodes free for large jobs; for CPU-only jobs it prefers the node
-// with the fewest free GPUs, which keeps CPU work off idle GPU nodes. NVLink topology
-// (TODO: later issue) will refine the choice of GPUs within the node.
+// with the fewest free GPUs, which keeps CPU work off idle GPU nodes. Only nodes with every
+// label of the request's node_labels are considered. (Decide itself places through GpuPool,
+// which also chooses the GPUs on the node by topology: topology.h.)
 //
 // Plain values and pure functions: safe from any thread as long as a Capacity is not shared
 // between threads while it is being changed.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/result.h"
 #include "model/job.h"
 #include "model/snapshot.h"
 
@@ -45,6 +48,7 @@ struct CandidateGpu {
 struct CandidateNode {
   NodeId name;
   std::vector<CandidateGpu> usable;  // not failed, in index order
+  std::map<std::string, std::string> labels{};
 };
 
 // What placement may hand out in one pass: the up nodes, sorted by name.
@@ -62,6 +66,18 @@ Capacity BuildCapacity(const ClusterSnapshot& cluster, NodeScope scope = NodeSco
 // Whether a GPU of `model` satisfies `request` (gpu_type absent, empty, or equal ignoring
 // ASCII case).
 bool MatchesType(const JobRequest& request, const std::string& model);
+
+// Whether `labels` (a node's) hold every key of `wanted` (a request's node_labels) with the
+// same value. Every node satisfies an empty `wanted`.
+bool HasLabels(const std::map<std::string, std::string>& labels,
+               const std::map<std::string, std::string>& wanted);
+// Whether some node of `capacity` has every label `request` asks for. Errors: kInvalidArgument
+// "constraint: no node has label rack=b; labels in this cluster: rack=a, zone=x".
+Status CheckNodeLabels(const Capacity& capacity, const JobRequest& request);
+// "rack=a, zone=x": labels as reasons and errors show them.
+std::string FormatLabels(const std::map<std::string, std::string>& labels);
+// "rack=a, rack=b": already formatted labels, joined (sorted, as a set iterates).
+std::string JoinLabels(const std::set<std::string>& labels);
 
 // The best-fit allocation for `request`, or nullopt when no up node has enough free matching
 // GPUs. GPUs in `off_limits` are treated as not free (Decide keeps the GPUs a blocked job
@@ -94,6 +110,10 @@ struct NoFitFacts {
   std::string most_free_node;  // the first node by name with most_free
   int most_free_node_usable = 0;
   std::string models;  // UsableModels()
+  // For a request with node labels: whether some up node has them all, and the labels the up
+  // nodes have ("rack=a, rack=b"), so that a reason can say what there is instead.
+  bool any_labelled_node = true;
+  std::string labels{};
 };
 
 // The reason text for `request` from `facts` (see ExplainNoFit for the wording).
@@ -107,7 +127,8 @@ std::string DescribeNoFit(const JobRequest& request, const NoFitFacts& facts);
 //   largest up node has 8 usable", "needs GPUs of type V100; no up node has one (up: H100-80GB)".
 std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request);
 
-// "4 GPUs", "1 GPU of type H100-80GB", "no GPU": how reasons name a request.
+// "4 GPUs", "1 GPU of type H100-80GB", "2 GPUs with label rack=a", "no GPU": how reasons name
+// a request.
 std::string DescribeRequest(const JobRequest& request);
 
 }  // namespace gf

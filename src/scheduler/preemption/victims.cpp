@@ -21,6 +21,11 @@ const std::vector<int>& FreeableGpus(const GpuPool& pool, int r) {
   return gpus;
 }
 
+// Running job `r`'s class tier (0 first): victims of later tiers are taken first.
+int Tier(const Preemptor& preemptor, int r) {
+  return static_cast<int>(preemptor.classes->Tier(preemptor.classes->OfRunning(r)));
+}
+
 std::int64_t LostMillis(const RunningJob& job, Time now) {
   const Time since = std::max(job.start_time, job.last_checkpoint.value_or(job.start_time));
   return std::max<std::int64_t>(0, (now - since).count());
@@ -76,7 +81,7 @@ int NodeOptions(const GpuPool& pool,
     if (matching > 0) {
       options.push_back(Option{
           .key =
-              {!job.stopping, !job.preemptible, -Rank(job.priority), LostMillis(job, now), job.id},
+              {!job.stopping, !job.preemptible, -Tier(preemptor, r), LostMillis(job, now), job.id},
           .running = r,
           .matching = matching});
       could_free += matching;
@@ -96,19 +101,21 @@ int NodeOptions(const GpuPool& pool,
 }
 
 NodeCost CostOf(const ClusterSnapshot& cluster,
+                const Preemptor& preemptor,
                 const std::vector<Option>& options,
                 int taken,
                 int n,
                 Time now) {
-  NodeCost cost{0, -Rank(PriorityClass::kLow), 0, 0, n};
+  // Start from the last tier: any victim's is at most that.
+  NodeCost cost{0, -static_cast<int>(preemptor.classes->Tiers() - 1), 0, 0, n};
   for (int i = 0; i < taken; ++i) {
-    const RunningJob& job =
-        cluster.running[static_cast<std::size_t>(options[static_cast<std::size_t>(i)].running)];
+    const int r = options[static_cast<std::size_t>(i)].running;
+    const RunningJob& job = cluster.running[static_cast<std::size_t>(r)];
     if (job.stopping) {
       continue;  // costs nothing more
     }
     std::get<0>(cost) += job.preemptible ? 0 : 1;
-    std::get<1>(cost) = std::max(std::get<1>(cost), -Rank(job.priority));
+    std::get<1>(cost) = std::max(std::get<1>(cost), -Tier(preemptor, r));
     std::get<2>(cost) +=
         LostMillis(job, now) * static_cast<std::int64_t>(job.allocation.gpus.size());
     std::get<3>(cost) += 1;
@@ -153,20 +160,16 @@ VictimChoice ChoiceOf(const GpuPool& pool,
 }  // namespace
 
 Preemptor MakePreemptor(Shape shape,
-                        const PriorityClassPolicy& cls,
+                        const ClassTable& classes,
+                        ClassIndex cls,
                         std::string team,
                         bool guarantee_right) {
-  Preemptor preemptor{.shape = shape,
-                      .cls = &cls,
-                      .team = std::move(team),
-                      .guarantee_right = guarantee_right,
-                      .preempts = {}};
-  for (const PriorityClass p :
-       {PriorityClass::kHigh, PriorityClass::kNormal, PriorityClass::kLow}) {
-    preemptor.preempts[static_cast<std::size_t>(Rank(p))] =
-        std::find(cls.preempts.begin(), cls.preempts.end(), ToString(p)) != cls.preempts.end();
-  }
-  return preemptor;
+  return Preemptor{.shape = shape,
+                   .classes = &classes,
+                   .cls = cls,
+                   .team = std::move(team),
+                   .guarantee_right = guarantee_right,
+                   .ignore_min_run_time = false};
 }
 
 PreemptionRight RightToPreempt(const GpuPool& pool,
@@ -176,11 +179,12 @@ PreemptionRight RightToPreempt(const GpuPool& pool,
                                const PolicyConfig& policy,
                                Time now) {
   const RunningJob& victim = cluster.running[static_cast<std::size_t>(r)];
-  if (!policy.preemption.enabled || victim.stopping ||
-      now - victim.start_time < policy.preemption.min_run_time || FreeableGpus(pool, r).empty()) {
+  const bool too_young =
+      !preemptor.ignore_min_run_time && now - victim.start_time < policy.preemption.min_run_time;
+  if (!policy.preemption.enabled || victim.stopping || too_young || FreeableGpus(pool, r).empty()) {
     return PreemptionRight::kNone;
   }
-  if (preemptor.preempts[static_cast<std::size_t>(Rank(victim.priority))]) {
+  if (preemptor.classes->Preempts(preemptor.cls, preemptor.classes->OfRunning(r))) {
     return PreemptionRight::kHigherClass;
   }
   if (preemptor.guarantee_right && victim.preemptible && victim.team != preemptor.team) {
@@ -193,7 +197,8 @@ std::string PreemptionCause(PreemptionRight right,
                             const RunningJob& victim,
                             const Preemptor& preemptor) {
   if (right == PreemptionRight::kHigherClass) {
-    return preemptor.cls->name + " priority beats " + std::string(ToString(victim.priority));
+    return preemptor.classes->Policy(preemptor.cls).name + " priority beats " +
+           ToString(victim.priority);
   }
   return "team " + preemptor.team + " is within its guarantee and job " +
          std::to_string(victim.id.value()) + " ran on borrowed GPUs";
@@ -211,15 +216,16 @@ std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
   std::optional<std::pair<NodeCost, int>> best;  // (cost, taken)
   for (std::size_t n = 0; n < pool.Nodes().size(); ++n) {
     const PoolNode& node = pool.Nodes()[n];
-    if (node.holders.empty() || node.gpu_count < preemptor.shape.gpus) {
-      continue;
-    }
     const int node_n = static_cast<int>(n);
+    if (node.holders.empty() || node.gpu_count < preemptor.shape.gpus ||
+        !pool.Allows(node_n, preemptor.shape)) {
+      continue;  // only nodes with the job's labels are worth stopping work on
+    }
     const int taken = NodeOptions(pool, cluster, node_n, preemptor, policy, now, options);
     if (taken < 0) {
       continue;
     }
-    const NodeCost cost = CostOf(cluster, options, taken, node_n, now);
+    const NodeCost cost = CostOf(cluster, preemptor, options, taken, node_n, now);
     if (!best.has_value() || cost < best->first) {
       best = std::make_pair(cost, taken);
     }

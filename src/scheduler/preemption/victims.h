@@ -4,12 +4,13 @@
 // Assumptions:
 // - A waiting job may preempt a running job when (a) its class lists the running job's class
 //   in `preempts`, or (b) its team is within its guarantee (Ledger: guarantee_right) and the
-//   running job is borrowed (RunningJob::preemptible) by another team.
+//   running job is borrowed (RunningJob::preemptible) by another team. A running job whose
+//   class the config no longer lists can be preempted only by (b) (ClassTable).
 // - Never a job that has run less than PreemptionPolicy::min_run_time, nor one whose GPUs an
 //   earlier waiting job has claimed or reserved (taking them would jump that job).
 // - A job already stopping (RunningJob::stopping) frees its GPUs at no further cost: waiting
 //   for it is always chosen before preempting anything.
-// - Only up nodes, one node per job, as placement.
+// - Only up nodes, one node per job, and only nodes with the job's labels, as placement.
 //
 // Algorithm: on every up node with enough matching GPUs, take the node's open matching GPUs,
 // then add victims in the order that loses the least (stopping first, then borrowed before
@@ -21,13 +22,13 @@
 // Pure functions over values: safe from any thread.
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
 #include "model/snapshot.h"
+#include "scheduler/classes.h"
 #include "scheduler/placement/gpu_pool.h"
 #include "scheduler/policy.h"
 
@@ -35,17 +36,17 @@ namespace gf {
 
 struct Preemptor {
   Shape shape;
-  const PriorityClassPolicy* cls = nullptr;
+  const ClassTable* classes = nullptr;  // the pass's; resolves the running jobs' classes
+  ClassIndex cls = 0;                   // the preemptor's class
   std::string team;
   bool guarantee_right = false;
-  // preempts[Rank(c)]: whether cls->preempts names class c (MakePreemptor fills it from cls).
-  std::array<bool, 3> preempts{};
+  // Plan for later (a job that waits for its victims' minimum run time): victims that have
+  // not yet run PreemptionPolicy::min_run_time count as if they had.
+  bool ignore_min_run_time = false;
 };
 
-Preemptor MakePreemptor(Shape shape,
-                        const PriorityClassPolicy& cls,
-                        std::string team,
-                        bool guarantee_right);
+Preemptor MakePreemptor(
+    Shape shape, const ClassTable& classes, ClassIndex cls, std::string team, bool guarantee_right);
 
 struct VictimChoice {
   PoolFit fit;                // the GPUs the preemptor will get

@@ -16,7 +16,7 @@ const Time kNow = FromUnixMillis(std::int64_t{10} * 3'600'000);
 RunningJob Running(std::int64_t id,
                    const std::string& node,
                    const std::vector<int>& gpus,
-                   PriorityClass priority,
+                   const PriorityClass& priority,
                    minutes ran) {
   RunningJob job;
   job.id = JobId(id);
@@ -32,11 +32,18 @@ RunningJob Running(std::int64_t id,
 
 class VictimsTest : public ::testing::Test {
  protected:
-  std::optional<VictimChoice> Choose(int gpus, PriorityClass priority, bool guarantee_right) {
+  std::optional<VictimChoice> Choose(int gpus,
+                                     const PriorityClass& priority,
+                                     bool guarantee_right,
+                                     bool ignore_min_run_time = false) {
     const GpuPool pool(cluster_, kNow);
-    cls_ = ClassPolicyFor(policy_, priority);
-    const Preemptor preemptor =
-        MakePreemptor(pool.ShapeOf(testing::Request(gpus)), cls_, "mine", guarantee_right);
+    classes_.emplace(policy_, cluster_);
+    Preemptor preemptor = MakePreemptor(pool.ShapeOf(testing::Request(gpus)),
+                                        *classes_,
+                                        classes_->IndexOf(priority),
+                                        "mine",
+                                        guarantee_right);
+    preemptor.ignore_min_run_time = ignore_min_run_time;
     return ChooseVictims(pool, cluster_, preemptor, policy_, kNow);
   }
   std::vector<std::int64_t> VictimIds(const VictimChoice& choice) const {
@@ -49,7 +56,7 @@ class VictimsTest : public ::testing::Test {
 
   ClusterSnapshot cluster_{{MakeNode("a", 4, "H100"), MakeNode("b", 4, "H100")}};
   PolicyConfig policy_;
-  PriorityClassPolicy cls_;
+  std::optional<ClassTable> classes_;
 };
 
 TEST_F(VictimsTest, LeastWorkLostSinceStartOrCheckpoint) {
@@ -86,6 +93,29 @@ TEST_F(VictimsTest, NeverBeforeTheMinimumRunTimeNorWithoutARight) {
   ASSERT_TRUE(choice.has_value());
   EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{2}));
   EXPECT_FALSE(Choose(4, PriorityClass::kLow, false).has_value());
+  // A plan for later counts the young job: normal may preempt it once it is old enough.
+  choice = Choose(4, PriorityClass::kNormal, false, /*ignore_min_run_time=*/true);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{1}));
+}
+
+TEST_F(VictimsTest, AdminDefinedClassesPreemptOnlyWhatTheyNameLowestTierFirst) {
+  policy_.classes = {
+      PriorityClassPolicy{.name = "urgent", .rank = 0, .preempts = {"normal", "batch"}},
+      PriorityClassPolicy{.name = "normal", .rank = 1},
+      PriorityClassPolicy{.name = "batch", .rank = 2}};
+  const PriorityClass urgent{.name = "urgent"};
+  cluster_.running = {Running(1, "a", {0, 1, 2, 3}, PriorityClass{.name = "batch"}, minutes(60)),
+                      Running(2, "b", {0, 1, 2, 3}, PriorityClass::kNormal, minutes(20))};
+  std::optional<VictimChoice> choice = Choose(4, urgent, false);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{1}));  // batch before normal
+  // A running job whose class is no longer configured is nobody's to preempt by class.
+  cluster_.running[0].priority = PriorityClass::kLow;
+  choice = Choose(4, urgent, false);
+  ASSERT_TRUE(choice.has_value());
+  EXPECT_EQ(VictimIds(*choice), (std::vector<std::int64_t>{2}));
+  EXPECT_FALSE(Choose(4, PriorityClass::kLow, false).has_value());  // nor does it preempt
 }
 
 TEST_F(VictimsTest, AGuaranteeTakesBackOnlyOtherTeamsBorrowedWork) {
@@ -112,8 +142,9 @@ TEST_F(VictimsTest, AStoppingJobIsWaitedForBeforeAnythingIsPreempted) {
 
 TEST_F(VictimsTest, CausesSayWhy) {
   const RunningJob victim = Running(7, "a", {0}, PriorityClass::kLow, minutes(60));
-  const PriorityClassPolicy high = ClassPolicyFor(policy_, PriorityClass::kHigh);
-  const Preemptor preemptor = MakePreemptor(Shape{}, high, "ml", true);
+  const ClassTable classes(policy_);
+  const Preemptor preemptor =
+      MakePreemptor(Shape{}, classes, classes.IndexOf(PriorityClass::kHigh), "ml", true);
   EXPECT_EQ(PreemptionCause(PreemptionRight::kHigherClass, victim, preemptor),
             "high priority beats low");
   EXPECT_EQ(PreemptionCause(PreemptionRight::kGuarantee, victim, preemptor),

@@ -16,7 +16,10 @@ std::string Join(const std::vector<std::string>& names) {
 
 // "1050.5" → "1050.5", "1000" → "1000": GPU-hours as a person writes them.
 std::string Hours(double hours) {
-  std::string text = std::to_string(std::round(hours * 10) / 10);
+  // One decimal reads well for budgets of hours; below one hour (a tiny budget, a test's) four
+  // decimals, so that "0.0012 of 0.001" does not read "0 of 0".
+  const double scale = std::abs(hours) < 1 ? 1e4 : 10;
+  std::string text = std::to_string(std::round(hours * scale) / scale);
   text.erase(text.find_last_not_of('0') + 1);
   if (!text.empty() && text.back() == '.') {
     text.pop_back();
@@ -31,14 +34,24 @@ QuotaVerdict Refuse(std::string reason) {
 
 }  // namespace
 
-Ledger::Ledger(const PolicyConfig& policy, const ClusterSnapshot& cluster)
-    : policy_(policy), quotas_on_(!policy.teams.empty()), usage_(cluster.team_usage) {
+Ledger::Ledger(const PolicyConfig& policy,
+               const ClusterSnapshot& cluster,
+               const ClassTable& classes)
+    : policy_(policy),
+      quotas_on_(!policy.teams.empty()),
+      classes_(classes),
+      user_class_held_(classes.Configured() + 1),
+      usage_(cluster.team_usage) {
   for (const TeamPolicy& team : policy.teams) {
     listed_.emplace(team.name, team);
   }
-  for (const RunningJob& job : cluster.running) {
+  for (std::size_t r = 0; r < cluster.running.size(); ++r) {
+    const RunningJob& job = cluster.running[r];
     if (!job.stopping) {
-      Add(job.team, job.user, job.priority, static_cast<int>(job.allocation.gpus.size()));
+      Add(job.team,
+          job.user,
+          classes.OfRunning(static_cast<int>(r)),
+          static_cast<int>(job.allocation.gpus.size()));
     }
   }
 }
@@ -70,18 +83,15 @@ Ledger::TeamState& Ledger::StateOf(const std::string& team) const {
   return it->second;
 }
 
-void Ledger::Add(const std::string& team,
-                 const std::string& user,
-                 PriorityClass priority,
-                 int gpus) {
+void Ledger::Add(const std::string& team, const std::string& user, ClassIndex cls, int gpus) {
   StateOf(team).held += gpus;
-  user_class_held_[{user, priority}] += gpus;
+  user_class_held_[cls][user] += gpus;
 }
 
 void Ledger::Remove(const RunningJob& job) {
   const int gpus = static_cast<int>(job.allocation.gpus.size());
   StateOf(job.team).held -= gpus;
-  user_class_held_[{job.user, job.priority}] -= gpus;
+  user_class_held_[classes_.IndexOf(job.priority)][job.user] -= gpus;  // rare: victims only
 }
 
 bool Ledger::BelowGuarantee(const std::string& team) const {
@@ -96,7 +106,8 @@ double Ledger::Weight(const std::string& team) const {
   return quotas_on_ ? StateOf(team).policy->fair_share_weight : 1.0;
 }
 
-QuotaVerdict Ledger::Check(const QueuedJob& job, const PriorityClassPolicy& cls, int gpus) const {
+QuotaVerdict Ledger::Check(const QueuedJob& job, ClassIndex c, int gpus) const {
+  const PriorityClassPolicy& cls = classes_.Policy(c);
   if (!cls.allowed_users.empty() &&
       std::find(cls.allowed_users.begin(), cls.allowed_users.end(), job.user) ==
           cls.allowed_users.end()) {
@@ -105,8 +116,8 @@ QuotaVerdict Ledger::Check(const QueuedJob& job, const PriorityClassPolicy& cls,
                   " (allowed: " + Join(cls.allowed_users) + ")");
   }
   if (cls.max_gpus_per_user.has_value()) {
-    const auto it = user_class_held_.find({job.user, job.priority});
-    const int held = it == user_class_held_.end() ? 0 : it->second;
+    const auto it = user_class_held_[c].find(job.user);
+    const int held = it == user_class_held_[c].end() ? 0 : it->second;
     if (held + gpus > *cls.max_gpus_per_user) {
       return Refuse("user " + job.user + " holds " + std::to_string(held) + " GPUs in class " +
                     cls.name + ", which allows " + std::to_string(*cls.max_gpus_per_user) +

@@ -17,8 +17,10 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "model/snapshot.h"
+#include "scheduler/classes.h"
 #include "scheduler/policy.h"
 
 namespace gf {
@@ -32,19 +34,27 @@ struct QuotaVerdict {
 
 class Ledger {
  public:
-  Ledger(const PolicyConfig& policy, const ClusterSnapshot& cluster);
+  // `classes` (built from the same policy and cluster) must outlive the ledger.
+  Ledger(const PolicyConfig& policy, const ClusterSnapshot& cluster, const ClassTable& classes);
 
-  // The class rules (who may use it, GPUs per user) and the team rules (max_gpus, budget,
-  // guarantee) for `job` asking `gpus` GPUs now.
-  QuotaVerdict Check(const QueuedJob& job, const PriorityClassPolicy& cls, int gpus) const;
+  // The rules of `job`'s class `cls` (who may use it, GPUs per user) and the team rules
+  // (max_gpus, budget, guarantee) for `job` asking `gpus` GPUs now.
+  QuotaVerdict Check(const QueuedJob& job, ClassIndex cls, int gpus) const;
   // Counts `gpus` GPUs for the job's team and for its user in its class.
-  void Add(const std::string& team, const std::string& user, PriorityClass priority, int gpus);
+  void Add(const std::string& team, const std::string& user, ClassIndex cls, int gpus);
   // A running job stops (preempted in this pass): its GPUs no longer count.
   void Remove(const RunningJob& job);
   // Whether the team holds fewer GPUs than its guarantee (quotas on); used by the ordering.
   bool BelowGuarantee(const std::string& team) const;
   // The team's fair-share weight (1 when quotas are off or it has none).
   double Weight(const std::string& team) const;
+  // The pass's classes, as given at construction.
+  const ClassTable& Classes() const { return classes_; }
+  // For Explain: whether quotas are on, the rules the team follows (its own, or other_teams),
+  // and the GPUs it holds now (running jobs not stopping, plus what this pass counted).
+  bool QuotasOn() const { return quotas_on_; }
+  const TeamPolicy& TeamRules(const std::string& team) const { return *StateOf(team).policy; }
+  int TeamHeld(const std::string& team) const { return StateOf(team).held; }
 
  private:
   struct TeamState {
@@ -62,7 +72,9 @@ class Ledger {
   std::map<std::string, TeamPolicy> listed_;  // copies, by name
   mutable std::unordered_map<std::string, TeamState> teams_;
   mutable std::pair<const std::string, TeamState>* last_ = nullptr;  // last looked up
-  std::map<std::pair<std::string, PriorityClass>, int> user_class_held_;
+  const ClassTable& classes_;
+  // GPUs held per class (by ClassIndex, the unconfigured one included), then per user.
+  std::vector<std::unordered_map<std::string, int>> user_class_held_;
   std::map<std::string, TeamUsage> usage_;
 };
 

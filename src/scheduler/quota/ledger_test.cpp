@@ -23,6 +23,10 @@ RunningJob Running(const std::string& team, int gpus, bool stopping = false) {
   return job;
 }
 
+ClassIndex Normal(const ClassTable& classes) {
+  return classes.IndexOf(PriorityClass::kNormal);
+}
+
 PolicyConfig TwoTeams() {
   PolicyConfig policy;
   policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 4, .max_gpus = 6},
@@ -35,8 +39,9 @@ PolicyConfig TwoTeams() {
 
 TEST(LedgerTest, QuotasOffWithoutTeams) {
   const PolicyConfig policy;
-  const Ledger ledger(policy, ClusterSnapshot{});
-  const QuotaVerdict verdict = ledger.Check(Job("a"), policy.classes[1], 64);
+  const ClassTable classes(policy);
+  const Ledger ledger(policy, ClusterSnapshot{}, classes);
+  const QuotaVerdict verdict = ledger.Check(Job("a"), Normal(classes), 64);
   EXPECT_TRUE(verdict.may_start);
   EXPECT_FALSE(verdict.borrowed);
   EXPECT_FALSE(verdict.guarantee_right);
@@ -47,29 +52,31 @@ TEST(LedgerTest, WithinTheGuaranteeThenBorrowedThenAtTheLimit) {
   const PolicyConfig policy = TwoTeams();
   ClusterSnapshot cluster;
   cluster.running = {Running("a", 3), Running("a", 4, /*stopping=*/true)};  // stopping: not held
-  Ledger ledger(policy, cluster);
+  const ClassTable classes(policy, cluster);
+  Ledger ledger(policy, cluster, classes);
   EXPECT_TRUE(ledger.BelowGuarantee("a"));
-  QuotaVerdict verdict = ledger.Check(Job("a"), policy.classes[1], 1);
+  QuotaVerdict verdict = ledger.Check(Job("a"), Normal(classes), 1);
   EXPECT_FALSE(verdict.borrowed);
   EXPECT_TRUE(verdict.guarantee_right);
-  verdict = ledger.Check(Job("a"), policy.classes[1], 2);  // 3 + 2 > 4
+  verdict = ledger.Check(Job("a"), Normal(classes), 2);  // 3 + 2 > 4
   EXPECT_TRUE(verdict.may_start);
   EXPECT_TRUE(verdict.borrowed);
   EXPECT_FALSE(verdict.guarantee_right);
-  ledger.Add("a", "u", PriorityClass::kNormal, 3);
-  verdict = ledger.Check(Job("a"), policy.classes[1], 1);  // 6 + 1 > max 6
+  ledger.Add("a", "u", Normal(classes), 3);
+  verdict = ledger.Check(Job("a"), Normal(classes), 1);  // 6 + 1 > max 6
   EXPECT_FALSE(verdict.may_start);
   EXPECT_EQ(verdict.reason, "team a is at its limit: holds 6 of max_gpus 6; this job needs 1 more");
   ledger.Remove(Running("a", 3));
-  EXPECT_TRUE(ledger.Check(Job("a"), policy.classes[1], 1).may_start);
+  EXPECT_TRUE(ledger.Check(Job("a"), Normal(classes), 1).may_start);
 }
 
 TEST(LedgerTest, AnUnlistedTeamFollowsOtherTeams) {
   PolicyConfig policy = TwoTeams();
   policy.other_teams.max_gpus = 2;
-  const Ledger ledger(policy, ClusterSnapshot{});
-  EXPECT_TRUE(ledger.Check(Job("zzz"), policy.classes[1], 2).borrowed);
-  EXPECT_FALSE(ledger.Check(Job(""), policy.classes[1], 3).may_start);
+  const ClassTable classes(policy);
+  const Ledger ledger(policy, ClusterSnapshot{}, classes);
+  EXPECT_TRUE(ledger.Check(Job("zzz"), Normal(classes), 2).borrowed);
+  EXPECT_FALSE(ledger.Check(Job(""), Normal(classes), 3).may_start);
 }
 
 TEST(LedgerTest, OverBudgetHoldWaitsUnlessApprovedAndBorrowOnlyRunsBorrowed) {
@@ -78,18 +85,19 @@ TEST(LedgerTest, OverBudgetHoldWaitsUnlessApprovedAndBorrowOnlyRunsBorrowed) {
   ClusterSnapshot cluster;
   cluster.team_usage["a"] = TeamUsage{.decayed_gpu_seconds = 0, .period_gpu_hours = 10};
   cluster.team_usage["b"] = TeamUsage{.decayed_gpu_seconds = 0, .period_gpu_hours = 123.45};
-  const Ledger ledger(policy, cluster);
-  QuotaVerdict verdict = ledger.Check(Job("b"), policy.classes[1], 1);
+  const ClassTable classes(policy, cluster);
+  const Ledger ledger(policy, cluster, classes);
+  QuotaVerdict verdict = ledger.Check(Job("b"), Normal(classes), 1);
   EXPECT_FALSE(verdict.may_start);
   EXPECT_EQ(verdict.reason,
             "team b is over its GPU-hour budget (123.5 of 100 this period); waits until an admin "
             "raises the budget or approves the job");
   QueuedJob approved = Job("b");
   approved.budget_approved = true;
-  verdict = ledger.Check(approved, policy.classes[1], 1);
+  verdict = ledger.Check(approved, Normal(classes), 1);
   EXPECT_TRUE(verdict.may_start);
   EXPECT_FALSE(verdict.borrowed);  // approved: as if within budget, and within the guarantee
-  verdict = ledger.Check(Job("a"), policy.classes[1], 1);
+  verdict = ledger.Check(Job("a"), Normal(classes), 1);
   EXPECT_TRUE(verdict.may_start);
   EXPECT_TRUE(verdict.borrowed);          // within its guarantee, but over budget
   EXPECT_FALSE(verdict.guarantee_right);  // and so it may not preempt to get it
@@ -105,18 +113,41 @@ TEST(LedgerTest, ClassRulesWhoMayUseItAndGpusPerUser) {
   running.user = "alice";
   running.priority = PriorityClass::kHigh;
   cluster.running = {running};
-  const Ledger ledger(policy, cluster);
+  const ClassTable classes(policy, cluster);
+  const Ledger ledger(policy, cluster, classes);
   QueuedJob job = Job("", "bob");
   job.priority = PriorityClass::kHigh;
-  EXPECT_EQ(ledger.Check(job, high, 1).reason,
+  const ClassIndex high_class = classes.IndexOf(PriorityClass::kHigh);
+  EXPECT_EQ(ledger.Check(job, high_class, 1).reason,
             "user bob may not use priority class high (allowed: alice, carol)");
   job.user = "alice";
-  EXPECT_TRUE(ledger.Check(job, high, 1).may_start);
-  EXPECT_EQ(ledger.Check(job, high, 2).reason,
+  EXPECT_TRUE(ledger.Check(job, high_class, 1).may_start);
+  EXPECT_EQ(ledger.Check(job, high_class, 2).reason,
             "user alice holds 3 GPUs in class high, which allows 4 per user; this job needs 2 "
             "more");
   job.user = "carol";
-  EXPECT_TRUE(ledger.Check(job, high, 4).may_start);  // per user, not per class
+  EXPECT_TRUE(ledger.Check(job, high_class, 4).may_start);  // per user, not per class
+}
+
+TEST(LedgerTest, GpusPerUserCountPerAdminDefinedClassAndTheUnconfiguredHasNoRules) {
+  PolicyConfig policy;
+  policy.classes = {PriorityClassPolicy{.name = "urgent", .rank = 0, .max_gpus_per_user = 2},
+                    PriorityClassPolicy{.name = "batch", .rank = 1, .max_gpus_per_user = 2}};
+  ClusterSnapshot cluster;
+  RunningJob running = Running("", 2);
+  running.priority = PriorityClass{.name = "batch"};
+  cluster.running = {running};
+  const ClassTable classes(policy, cluster);
+  Ledger ledger(policy, cluster, classes);
+  QueuedJob job = Job("");
+  const ClassIndex urgent = classes.IndexOf(PriorityClass{.name = "urgent"});
+  const ClassIndex batch = classes.IndexOf(PriorityClass{.name = "batch"});
+  EXPECT_TRUE(ledger.Check(job, urgent, 2).may_start);  // batch's GPUs do not count for urgent
+  EXPECT_EQ(ledger.Check(job, batch, 1).reason,
+            "user u holds 2 GPUs in class batch, which allows 2 per user; this job needs 1 more");
+  ledger.Add("", "u", classes.Unconfigured(), 50);
+  EXPECT_TRUE(ledger.Check(job, classes.Unconfigured(), 50).may_start);
+  EXPECT_TRUE(ledger.Check(job, urgent, 2).may_start);
 }
 
 }  // namespace

@@ -120,10 +120,50 @@ ALTER TABLE jobs ADD COLUMN checkpoint_signal INTEGER NOT NULL DEFAULT 15
 ALTER TABLE jobs ADD COLUMN preemptible INTEGER NOT NULL DEFAULT 0 CHECK (preemptible IN (0, 1));
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations = {{
+// Version 4 (issue #4): the rest of a job's scheduling fields, and GPU-time per run.
+//
+// Jobs: node-label constraints (JSON object) and dependencies (JSON array of {job, kind}) are
+// text, as the other lists; an array task's array id, index and %N are real columns, with an
+// index so that the tasks of one array can be listed (and counted for %N) without a scan.
+// Jobs stored before read back with no constraints, no dependencies, not in an array, not
+// approved and no checkpoint, which is what they were.
+//
+// usage_records: one row per ended run (controller/accounting.h). Like gpu_minutes it is
+// history that carries its own team and user, so job_id has no foreign key. Budgets sum the
+// runs that overlap a period (end_ms > period start): the index on end_ms serves that, and the
+// fair-share seed at start-up (runs that ended in the last few half-lives).
+constexpr std::string_view kSchemaV4 = R"sql(
+ALTER TABLE jobs ADD COLUMN node_labels TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE jobs ADD COLUMN after_deps TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE jobs ADD COLUMN array_job INTEGER CHECK (array_job > 0);
+ALTER TABLE jobs ADD COLUMN array_index INTEGER CHECK (array_index >= 0);
+ALTER TABLE jobs ADD COLUMN array_max_running INTEGER CHECK (array_max_running > 0);
+ALTER TABLE jobs ADD COLUMN budget_approved INTEGER NOT NULL DEFAULT 0
+  CHECK (budget_approved IN (0, 1));
+ALTER TABLE jobs ADD COLUMN last_checkpoint_ms INTEGER;
+CREATE INDEX jobs_by_array ON jobs (array_job, array_index) WHERE array_job IS NOT NULL;
+
+CREATE TABLE usage_records (
+  seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id      INTEGER NOT NULL CHECK (job_id > 0),
+  start_ms    INTEGER NOT NULL,
+  end_ms      INTEGER NOT NULL CHECK (end_ms >= start_ms),
+  team        TEXT    NOT NULL,
+  user_name   TEXT    NOT NULL,
+  priority    TEXT    NOT NULL,   -- the class name at the time
+  gpus        INTEGER NOT NULL CHECK (gpus >= 0),
+  gpu_models  TEXT    NOT NULL,   -- JSON array of model names
+  gpu_seconds REAL    NOT NULL CHECK (gpu_seconds >= 0),
+  energy_mj   INTEGER NOT NULL
+);
+CREATE INDEX usage_by_end ON usage_records (end_ms);
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
+    {4, "job constraints, dependencies, arrays, approval, checkpoint; usage records", kSchemaV4},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

@@ -15,7 +15,8 @@ const std::string_view kJobColumns =
     "id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_type, priority, team, "
     "time_limit_s, state, alloc_node, alloc_gpus, submit_ms, start_ms, end_ms, exit_code, "
     "reason, pid, usage_samples, usage_mean_util_pct, usage_peak_util_pct, "
-    "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible";
+    "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
+    "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels";
@@ -30,9 +31,11 @@ INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_t
                   team, time_limit_s, state, terminal, alloc_node, alloc_gpus, submit_ms,
                   start_ms, end_ms, exit_code, reason, pid, usage_samples, usage_mean_util_pct,
                   usage_peak_util_pct, usage_peak_memory_mib, usage_energy_mj,
-                  checkpoint_signal, preemptible)
+                  checkpoint_signal, preemptible, node_labels, after_deps, array_job,
+                  array_index, array_max_running, budget_approved, last_checkpoint_ms)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)
+        ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36,
+        ?37)
 ON CONFLICT (id) DO UPDATE SET
   uid = excluded.uid, gid = excluded.gid, user_name = excluded.user_name,
   name = excluded.name, argv = excluded.argv, workdir = excluded.workdir, env = excluded.env,
@@ -46,8 +49,39 @@ ON CONFLICT (id) DO UPDATE SET
   usage_peak_util_pct = excluded.usage_peak_util_pct,
   usage_peak_memory_mib = excluded.usage_peak_memory_mib,
   usage_energy_mj = excluded.usage_energy_mj,
-  checkpoint_signal = excluded.checkpoint_signal, preemptible = excluded.preemptible
+  checkpoint_signal = excluded.checkpoint_signal, preemptible = excluded.preemptible,
+  node_labels = excluded.node_labels, after_deps = excluded.after_deps,
+  array_job = excluded.array_job, array_index = excluded.array_index,
+  array_max_running = excluded.array_max_running, budget_approved = excluded.budget_approved,
+  last_checkpoint_ms = excluded.last_checkpoint_ms
 )sql";
+
+const std::string_view kUsageColumns =
+    "seq, job_id, start_ms, end_ms, team, user_name, priority, gpus, gpu_models, gpu_seconds, "
+    "energy_mj";
+
+const std::string_view kInsertUsageSql =
+    "INSERT INTO usage_records (job_id, start_ms, end_ms, team, user_name, priority, gpus, "
+    "gpu_models, gpu_seconds, energy_mj) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
+// ?1 from, ?2 to (unix ms). A run's part inside [from, to) is its share of the time: its
+// gpu_seconds times the overlap over its length. A zero-length run inside the range counts
+// whole (it has no length to share). end_ms > ?1 is what index usage_by_end serves.
+const std::string_view kSumUsageSql = R"sql(
+SELECT team, user_name,
+       SUM(CASE WHEN end_ms = start_ms THEN gpu_seconds
+                ELSE gpu_seconds * (MIN(end_ms, ?2) - MAX(start_ms, ?1)) / (end_ms - start_ms)
+           END)
+FROM usage_records
+WHERE start_ms < ?2 AND (end_ms > ?1 OR (end_ms = start_ms AND start_ms >= ?1))
+GROUP BY team, user_name
+ORDER BY team, user_name
+)sql";
+
+std::string ListUsageSql() {
+  return "SELECT " + std::string(kUsageColumns) +
+         " FROM usage_records WHERE end_ms > ?1 AND seq > ?2 ORDER BY seq LIMIT ?3";
+}
 
 const std::string_view kInsertEventSql =
     "INSERT INTO events (time_ms, job_id, kind, actor, message) VALUES (?1, ?2, ?3, ?4, ?5)";
@@ -87,7 +121,15 @@ struct JobCol {
                        kAllocGpus = 15, kSubmit = 16, kStart = 17, kEnd = 18, kExitCode = 19,
                        kReason = 20, kPid = 21, kUsageSamples = 22, kUsageMeanUtil = 23,
                        kUsagePeakUtil = 24, kUsagePeakMemory = 25, kUsageEnergy = 26,
-                       kCheckpointSignal = 27, kPreemptible = 28;
+                       kCheckpointSignal = 27, kPreemptible = 28, kNodeLabels = 29,
+                       kAfter = 30, kArrayJob = 31, kArrayIndex = 32, kArrayMaxRunning = 33,
+                       kBudgetApproved = 34, kLastCheckpoint = 35;
+};
+
+// Column positions in kUsageColumns.
+struct UsageCol {
+  static constexpr int kSeq = 0, kJob = 1, kStart = 2, kEnd = 3, kTeam = 4, kUser = 5,
+                       kPriority = 6, kGpus = 7, kModels = 8, kGpuSeconds = 9, kEnergy = 10;
 };
 
 // Column positions in kGpuMinuteColumns.
@@ -131,6 +173,50 @@ Result<T> FromRow(Result<T> parsed, const std::string& row) {
   return parsed;
 }
 
+// array_job decides whether the job is an array task; its index must then be set too.
+Result<std::optional<ArrayTask>> DecodeArrayTask(const SqliteStatement& row,
+                                                 const std::string& what) {
+  const std::optional<std::int64_t> array_job = row.OptionalInt64(JobCol::kArrayJob);
+  if (!array_job.has_value()) {
+    return std::optional<ArrayTask>();
+  }
+  const std::optional<std::int64_t> index = row.OptionalInt64(JobCol::kArrayIndex);
+  if (!index.has_value()) {
+    return Internal(what + ": array_job is set but array_index is NULL");
+  }
+  ArrayTask task{.array_job = JobId(*array_job)};
+  GF_ASSIGN_OR_RETURN(task.index, Narrow<int>(*index, what, "array_index"));
+  if (auto max_running = row.OptionalInt64(JobCol::kArrayMaxRunning)) {
+    GF_ASSIGN_OR_RETURN(task.max_running, Narrow<int>(*max_running, what, "array_max_running"));
+  }
+  return std::optional<ArrayTask>(task);
+}
+
+// Parameters ?31..?37 of kUpsertJobSql: what schema v4 added.
+Status BindV4Fields(SqliteStatement& stmt, const Job& job) {
+  const JobSpec& spec = job.spec;
+  auto labels = EncodeLabels(spec.request.node_labels);
+  if (!labels.ok()) {
+    return InvalidArgument("job " + std::to_string(job.id.value()) +
+                           " node_labels: " + labels.error().message);
+  }
+  GF_ASSIGN_OR_RETURN(std::string after, EncodeDependencies(spec.after));
+  stmt.BindText(31, *labels);
+  stmt.BindText(32, after);
+  if (spec.array.has_value()) {
+    stmt.BindInt64(33, spec.array->array_job.value());
+    stmt.BindInt64(34, spec.array->index);
+    stmt.BindOptionalInt64(35, spec.array->max_running);
+  } else {
+    for (int index = 33; index <= 35; ++index) {
+      stmt.BindNull(index);
+    }
+  }
+  stmt.BindInt64(36, job.budget_approved ? 1 : 0);
+  stmt.BindOptionalInt64(37, OptionalMillis(job.last_checkpoint));
+  return OkStatus();
+}
+
 Result<JobSpec> DecodeSpec(const SqliteStatement& row, const std::string& what) {
   JobSpec spec;
   spec.name = row.Text(JobCol::kName);
@@ -147,6 +233,10 @@ Result<JobSpec> DecodeSpec(const SqliteStatement& row, const std::string& what) 
   }
   GF_ASSIGN_OR_RETURN(spec.checkpoint_signal,
                       Narrow<int>(row.Int64(JobCol::kCheckpointSignal), what, "checkpoint_signal"));
+  GF_ASSIGN_OR_RETURN(spec.request.node_labels,
+                      DecodeLabels(row.Text(JobCol::kNodeLabels), what + " node_labels"));
+  GF_ASSIGN_OR_RETURN(spec.after, DecodeDependencies(row.Text(JobCol::kAfter), what + " after"));
+  GF_ASSIGN_OR_RETURN(spec.array, DecodeArrayTask(row, what));
   return spec;
 }
 
@@ -239,7 +329,7 @@ Status BindJob(SqliteStatement& stmt, const Job& job) {
   BindUsage(stmt, job.usage);
   stmt.BindInt64(29, spec.checkpoint_signal);
   stmt.BindInt64(30, job.preemptible ? 1 : 0);
-  return OkStatus();
+  return BindV4Fields(stmt, job);
 }
 
 Result<Job> DecodeJob(const SqliteStatement& row) {
@@ -268,6 +358,8 @@ Result<Job> DecodeJob(const SqliteStatement& row) {
   job.reason = row.Text(JobCol::kReason);
   job.pid = row.OptionalInt64(JobCol::kPid);
   job.preemptible = row.Int64(JobCol::kPreemptible) != 0;
+  job.budget_approved = row.Int64(JobCol::kBudgetApproved) != 0;
+  job.last_checkpoint = OptionalTime(row.OptionalInt64(JobCol::kLastCheckpoint));
   GF_ASSIGN_OR_RETURN(job.usage, DecodeUsage(row, what));
   return job;
 }
@@ -371,6 +463,43 @@ Result<GpuMinute> DecodeGpuMinute(const SqliteStatement& row) {
   GF_ASSIGN_OR_RETURN(minute.health,
                       FromRow(ParseGpuHealth(row.Text(MinuteCol::kHealth)), what));
   return minute;
+}
+
+}  // namespace gf
+
+namespace gf {
+
+Status BindUsageRecord(SqliteStatement& stmt, const UsageRecord& record) {
+  GF_ASSIGN_OR_RETURN(std::string models, EncodeStrings(record.gpu_models));
+  stmt.BindInt64(1, record.job.value());
+  stmt.BindInt64(2, ToUnixMillis(record.start));
+  stmt.BindInt64(3, ToUnixMillis(record.end));
+  stmt.BindText(4, record.team);
+  stmt.BindText(5, record.user);
+  stmt.BindText(6, record.priority);
+  stmt.BindInt64(7, record.gpus);
+  stmt.BindText(8, models);
+  stmt.BindDouble(9, record.gpu_seconds);
+  stmt.BindInt64(10, record.energy_mj);
+  return OkStatus();
+}
+
+Result<UsageRecord> DecodeUsageRecord(const SqliteStatement& row) {
+  UsageRecord record;
+  record.seq = row.Int64(UsageCol::kSeq);
+  const std::string what = "usage record " + std::to_string(record.seq);
+  record.job = JobId(row.Int64(UsageCol::kJob));
+  record.start = FromUnixMillis(row.Int64(UsageCol::kStart));
+  record.end = FromUnixMillis(row.Int64(UsageCol::kEnd));
+  record.team = row.Text(UsageCol::kTeam);
+  record.user = row.Text(UsageCol::kUser);
+  record.priority = row.Text(UsageCol::kPriority);
+  GF_ASSIGN_OR_RETURN(record.gpus, Narrow<int>(row.Int64(UsageCol::kGpus), what, "gpus"));
+  GF_ASSIGN_OR_RETURN(record.gpu_models,
+                      DecodeStrings(row.Text(UsageCol::kModels), what + " gpu_models"));
+  record.gpu_seconds = row.Double(UsageCol::kGpuSeconds);
+  record.energy_mj = row.Int64(UsageCol::kEnergy);
+  return record;
 }
 
 }  // namespace gf

@@ -12,6 +12,7 @@
 #include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/usage_record.h"
 #include "store/sqlite/sqlite_util.h"
 
 namespace gf {
@@ -21,12 +22,19 @@ extern const std::string_view kJobColumns;
 extern const std::string_view kEventColumns;
 extern const std::string_view kNodeColumns;
 extern const std::string_view kGpuMinuteColumns;
+extern const std::string_view kUsageColumns;
 
 // Insert-or-replace statements, parameters ?1.. as the Bind functions set them.
 extern const std::string_view kUpsertJobSql;
 extern const std::string_view kInsertEventSql;
 extern const std::string_view kUpsertNodeSql;
 extern const std::string_view kUpsertGpuMinuteSql;
+extern const std::string_view kInsertUsageSql;
+
+// SumUsage: ?1 from, ?2 to (unix ms); rows (team, user_name, gpu_seconds).
+extern const std::string_view kSumUsageSql;
+// ListUsage: ?1 ended after (unix ms), ?2 after seq, ?3 limit; kUsageColumns.
+std::string ListUsageSql();
 
 // ListGpuMinutes: ?1 from (unix ms, included), ?2 to (excluded), ?3 limit; kGpuMinuteColumns.
 std::string ListGpuMinutesSql();
@@ -38,6 +46,7 @@ Status BindJob(SqliteStatement& stmt, const Job& job);
 void BindEvent(SqliteStatement& stmt, const Event& event);
 Status BindNode(SqliteStatement& stmt, const Node& node);
 void BindGpuMinute(SqliteStatement& stmt, const GpuMinute& row);
+Status BindUsageRecord(SqliteStatement& stmt, const UsageRecord& record);
 
 // Errors: kInternal naming the row ("job 12: unknown job state 'DONE'") when a stored value is
 // not one this build can read.
@@ -45,5 +54,6 @@ Result<Job> DecodeJob(const SqliteStatement& row);
 Event DecodeEvent(const SqliteStatement& row);
 Result<Node> DecodeNode(const SqliteStatement& row);
 Result<GpuMinute> DecodeGpuMinute(const SqliteStatement& row);
+Result<UsageRecord> DecodeUsageRecord(const SqliteStatement& row);
 
 }  // namespace gf

@@ -34,6 +34,9 @@ struct CachedStatements {
   SqliteStatement max_event_seq;
   SqliteStatement list_nodes;
   SqliteStatement list_gpu_minutes;
+  SqliteStatement insert_usage;
+  SqliteStatement sum_usage;
+  SqliteStatement list_usage;
 };
 
 Result<CachedStatements> PrepareStatements(sqlite3* db) {
@@ -64,13 +67,17 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
   GF_ASSIGN_OR_RETURN(SqliteStatement list_nodes,
                       prepare("SELECT " + cols_nodes + " FROM nodes ORDER BY name"));
   GF_ASSIGN_OR_RETURN(SqliteStatement list_gpu_minutes, prepare(ListGpuMinutesSql()));
+  GF_ASSIGN_OR_RETURN(SqliteStatement insert_usage, prepare(kInsertUsageSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement sum_usage, prepare(kSumUsageSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement list_usage, prepare(ListUsageSql()));
   return CachedStatements{std::move(begin),          std::move(commit),
                           std::move(rollback),       std::move(upsert_job),
                           std::move(insert_event),   std::move(upsert_node),
                           std::move(upsert_gpu_minute),
                           std::move(get_job),        std::move(max_job_id),
                           std::move(max_event_seq),  std::move(list_nodes),
-                          std::move(list_gpu_minutes)};
+                          std::move(list_gpu_minutes), std::move(insert_usage),
+                          std::move(sum_usage),      std::move(list_usage)};
 }
 
 // ListJobs has three optional filters; each combination gets its own statement (built on first
@@ -79,6 +86,7 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
 constexpr unsigned kByUid = 1;
 constexpr unsigned kActiveOnly = 2;
 constexpr unsigned kBefore = 4;
+constexpr unsigned kByArray = 8;
 
 std::string ListJobsSql(unsigned filters) {
   std::string sql = "SELECT " + std::string(kJobColumns) + " FROM jobs WHERE 1";
@@ -90,6 +98,9 @@ std::string ListJobsSql(unsigned filters) {
   }
   if ((filters & kBefore) != 0) {
     sql += " AND id < :before";
+  }
+  if ((filters & kByArray) != 0) {  // index jobs_by_array
+    sql += " AND array_job = :array_job";
   }
   return sql + " ORDER BY id DESC LIMIT :limit";
 }
@@ -107,6 +118,9 @@ class SqliteStore final : public Store {
   Result<std::vector<Event>> ListEvents(std::optional<JobId> job, std::int64_t after_seq,
                                         int limit) override;
   Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) override;
+  Result<std::vector<UsageSum>> SumUsage(Time from, Time to) override;
+  Result<std::vector<UsageRecord>> ListUsage(Time ended_after, std::int64_t after_seq,
+                                             int limit) override;
   Result<std::int64_t> MaxEventSeq() override {
     return QueryMax(stmts_.max_event_seq, "max event seq");
   }
@@ -126,7 +140,7 @@ class SqliteStore final : public Store {
   SqliteHandle db_;
   std::string name_;  // the file's path, for messages
   CachedStatements stmts_;
-  std::array<std::optional<SqliteStatement>, 8> list_jobs_;    // by filter bits
+  std::array<std::optional<SqliteStatement>, 16> list_jobs_;   // by filter bits
   std::array<std::optional<SqliteStatement>, 2> list_events_;  // [all, one job]
 };
 
@@ -190,6 +204,11 @@ Status SqliteStore::WriteBatch(const StoreBatch& batch) {
                                         "', minute " + std::to_string(ToUnixMillis(row.minute)) +
                                         " ms)"));
   }
+  for (const UsageRecord& record : batch.usage) {
+    ScopedReset reset(stmts_.insert_usage);
+    GF_TRY(BindUsageRecord(stmts_.insert_usage, record));
+    GF_TRY(stmts_.insert_usage.Run("commit: usage of job " + std::to_string(record.job.value())));
+  }
   return OkStatus();
 }
 
@@ -215,7 +234,8 @@ Result<std::vector<Job>> SqliteStore::ListJobs(const JobQuery& query) {
   }
   unsigned filters = (query.uid.has_value() ? kByUid : 0) |
                      (query.active_only ? kActiveOnly : 0) |
-                     (query.before.has_value() ? kBefore : 0);
+                     (query.before.has_value() ? kBefore : 0) |
+                     (query.array_job.has_value() ? kByArray : 0);
   GF_ASSIGN_OR_RETURN(SqliteStatement * stmt, Cached(list_jobs_[filters], ListJobsSql(filters)));
   ScopedReset reset(*stmt);
   if (query.uid.has_value()) {
@@ -223,6 +243,9 @@ Result<std::vector<Job>> SqliteStore::ListJobs(const JobQuery& query) {
   }
   if (query.before.has_value()) {
     stmt->BindInt64(stmt->ParameterIndex(":before"), query.before->value());
+  }
+  if (query.array_job.has_value()) {
+    stmt->BindInt64(stmt->ParameterIndex(":array_job"), query.array_job->value());
   }
   stmt->BindInt64(stmt->ParameterIndex(":limit"), query.limit);
   std::vector<Job> jobs;
@@ -299,6 +322,47 @@ Result<std::vector<GpuMinute>> SqliteStore::ListGpuMinutes(Time from, Time to, i
       return InStore(minute.error());
     }
     rows.push_back(std::move(minute).value());
+  }
+}
+
+Result<std::vector<UsageSum>> SqliteStore::SumUsage(Time from, Time to) {
+  GF_TRY(ValidateUsageRange(from, to));
+  SqliteStatement& stmt = stmts_.sum_usage;
+  ScopedReset reset(stmt);
+  stmt.BindInt64(1, ToUnixMillis(from));
+  stmt.BindInt64(2, ToUnixMillis(to));
+  std::vector<UsageSum> sums;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(bool row, stmt.Step("sum usage"));
+    if (!row) {
+      return sums;
+    }
+    sums.push_back(UsageSum{.team = stmt.Text(0), .user = stmt.Text(1),
+                            .gpu_seconds = stmt.Double(2)});
+  }
+}
+
+Result<std::vector<UsageRecord>> SqliteStore::ListUsage(Time ended_after, std::int64_t after_seq,
+                                                        int limit) {
+  if (limit <= 0) {
+    return InvalidArgument("list usage: limit must be positive, got " + std::to_string(limit));
+  }
+  SqliteStatement& stmt = stmts_.list_usage;
+  ScopedReset reset(stmt);
+  stmt.BindInt64(1, ToUnixMillis(ended_after));
+  stmt.BindInt64(2, after_seq);
+  stmt.BindInt64(3, limit);
+  std::vector<UsageRecord> records;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(bool row, stmt.Step("list usage"));
+    if (!row) {
+      return records;
+    }
+    auto record = DecodeUsageRecord(stmt);
+    if (!record.ok()) {
+      return InStore(record.error());
+    }
+    records.push_back(std::move(record).value());
   }
 }
 

@@ -357,8 +357,90 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
             std::vector<GpuMinute>{minute});
 
   auto db = RawOpen(file_);
-  EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"), "1,2,3");
+  EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
+            "1,2,3,4");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
+}
+
+// A database written by schema 3 (checkpoint signal and preemptible, but no constraints,
+// dependencies, arrays, approval, checkpoint time or usage records) opens, is migrated, and its
+// job reads back unchanged with the v4 fields empty; then every v4 field and a usage record
+// are written and read back.
+TEST_F(SqliteStoreTest, MigratesAVersion3Database) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(3)).ok());
+    ASSERT_EQ(*ReadSchemaVersion(db.get()), 3);
+    // The columns version 3 had, as that version's BindJob wrote them.
+    MustExec(db.get(), R"sql(
+      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_type,
+                        priority, team, time_limit_s, state, terminal, alloc_node, alloc_gpus,
+                        submit_ms, start_ms, end_ms, exit_code, reason, pid, usage_samples,
+                        usage_mean_util_pct, usage_peak_util_pct, usage_peak_memory_mib,
+                        usage_energy_mj, checkpoint_signal, preemptible)
+      VALUES (4, 1000, 100, 'ana', 'v3', '["sleep","1"]', '/tmp', '[]', 2, 'H100-80GB',
+              'high', 'cv', NULL, 'RUNNING', 0, 'n1', '["GPU-1","GPU-2"]', 1700000000000,
+              1700000001000, NULL, NULL, 'running', 77, NULL, NULL, NULL, NULL, NULL, 10, 1);)sql");
+  }
+  Job old = MinimalJob(4);
+  old.owner = Owner{1000, 100, "ana"};
+  old.spec.name = "v3";
+  old.spec.argv = {"sleep", "1"};
+  old.spec.request = JobRequest{.gpus = 2, .gpu_type = "H100-80GB"};
+  old.spec.priority = PriorityClass::kHigh;
+  old.spec.team = "cv";
+  old.spec.checkpoint_signal = 10;
+  old.preemptible = true;
+  old.state = JobState::kRunning;
+  old.allocation = Allocation{NodeId("n1"), {GpuUuid("GPU-1"), GpuUuid("GPU-2")}};
+  old.submit_time = FromUnixMillis(1'700'000'000'000);
+  old.start_time = FromUnixMillis(1'700'000'001'000);
+  old.reason = "running";
+  old.pid = 77;
+
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto job = store->GetJob(JobId(4));
+  ASSERT_TRUE(job.ok()) << job.error().ToString();
+  ASSERT_TRUE(job->has_value());
+  EXPECT_EQ(DebugString(**job), DebugString(old));
+
+  old.spec.request.node_labels = {{"rack", "a"}};
+  old.spec.after = {Dependency{.job = JobId(2), .kind = DependencyKind::kOk}};
+  old.spec.array = ArrayTask{.array_job = JobId(3), .index = 1, .max_running = std::nullopt};
+  old.budget_approved = true;
+  old.last_checkpoint = FromUnixMillis(1'700'000'005'000);
+  const UsageRecord run{.job = JobId(4), .start = old.start_time.value(),
+                        .end = FromUnixMillis(1'700'000'011'000), .team = "cv", .user = "ana",
+                        .priority = "high", .gpus = 2, .gpu_models = {"H100-80GB"},
+                        .gpu_seconds = 20, .energy_mj = 5};
+  ASSERT_TRUE(store->Commit({.jobs = {old}, .usage = {run}}).ok());
+  EXPECT_EQ(DebugString(**store->GetJob(JobId(4))), DebugString(old));
+  auto sums = store->SumUsage(FromUnixMillis(0), FromUnixMillis(1'800'000'000'000));
+  ASSERT_TRUE(sums.ok()) << sums.error().ToString();
+  EXPECT_EQ(*sums, (std::vector<UsageSum>{{.team = "cv", .user = "ana", .gpu_seconds = 20}}));
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 4);
+}
+
+// A budget reads the runs of one period by end time: it must use index usage_by_end rather
+// than scan every run ever recorded. (ListUsage pages by seq, the primary key, once at start.)
+TEST_F(SqliteStoreTest, SumUsageUsesTheEndIndex) {
+  ASSERT_NE(MustOpen(), nullptr);
+  auto db = RawOpen(file_);
+  for (const std::string& sql : {std::string(kSumUsageSql)}) {
+    auto plan = SqliteStatement::Prepare(db.get(), "EXPLAIN QUERY PLAN " + sql, false);
+    ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+    std::string details;
+    while (true) {
+      auto row = plan->Step("explain");
+      ASSERT_TRUE(row.ok()) << row.error().ToString();
+      if (!*row) {
+        break;
+      }
+      details += plan->Text(3) + "\n";
+    }
+    EXPECT_THAT(details, HasSubstr("usage_by_end")) << sql;
+  }
 }
 
 // Migration mechanics on a custom list: steps apply in order, once, each in its own

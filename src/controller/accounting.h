@@ -1,0 +1,92 @@
+// Accounting: GPU-time per team and user for GPU-hour budgets (per calendar month, UTC) and the
+// fair-share usage a restarted controller starts from.
+//
+// The store keeps one UsageRecord per ended run (store.h); the controller writes it when the
+// run ends. `Accounting` keeps the current period's sums in memory: loaded once from the store
+// at start (Store::SumUsage over the period), then added to as runs end; running jobs are added
+// at read time for their time so far. A budget therefore counts every GPU-second, ended or not,
+// and a restart loses nothing. The pure functions below are the arithmetic, shared by tests.
+//
+// State thread only (like the controller that owns it); the free functions are pure.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/clock.h"
+#include "model/usage_record.h"
+
+namespace gf {
+
+// A budget period: [start, end).
+struct Period {
+  Time start{};
+  Time end{};
+  bool operator==(const Period&) const = default;
+};
+
+// The calendar month (UTC) that holds `t`: 2026-03-31T23:59:59Z → [2026-03-01, 2026-04-01).
+Period MonthOf(Time t);
+
+// Seconds of [start, end) that fall in [from, to), times `gpus`; 0 when they do not overlap.
+double OverlapGpuSeconds(Time start, Time end, int gpus, Time from, Time to);
+
+// The part of a run's gpu_seconds inside [from, to): its share of the time (the store's
+// SumUsage rule). A zero-length run counts whole when it lies in the range.
+double ClippedGpuSeconds(const UsageRecord& run, Time from, Time to);
+
+// What a run's gpu_seconds, spread evenly over [start, end], is worth at `now` with usage
+// halving every `half_life` (each instant decayed by its own age, as UsageLedger does), so a
+// restart seeds the same sums the ledger would have kept. Requires half_life > 0, end <= now.
+double DecayedRunGpuSeconds(const UsageRecord& run, Time now, std::chrono::seconds half_life);
+
+// Runs that ended before this are worth less than 0.1 % of their GPU-seconds (ten half-lives):
+// the fair-share seed skips them.
+Time SeedHorizon(Time now, std::chrono::seconds half_life);
+
+// A job holding GPUs now, as accounting sees it.
+struct RunningSpan {
+  std::string team{};
+  std::string user{};
+  int gpus = 0;
+  Time start{};  // the run's start (now for a job still starting)
+};
+
+// Decayed GPU-seconds per team and per user at `now`, from ended runs and the running jobs'
+// time so far: what UsageLedger::Seed takes at start-up.
+struct FairShareSeed {
+  std::map<std::string, double> teams{};
+  std::map<std::string, double> users{};
+};
+FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
+                            const std::vector<RunningSpan>& running,
+                            Time now,
+                            std::chrono::seconds half_life);
+
+using TeamUser = std::pair<std::string, std::string>;
+
+class Accounting {
+ public:
+  // Starts the period holding `now` with `stored`, the store's sums over that period.
+  void Reset(Time now, const std::vector<UsageSum>& stored);
+  // Moves to the period holding `now` when it changed; the new one starts from zero: runs that
+  // end later are added by AddRun, runs that ended earlier have no part in it.
+  void Roll(Time now);
+  // A run ended (its record is on its way to the store): adds its part in the period of `now`.
+  void AddRun(const UsageRecord& run, Time now);
+
+  const Period& CurrentPeriod() const { return period_; }
+  // GPU-hours per (team, user) in the period up to `now`: ended runs plus `running`.
+  std::map<TeamUser, double> UserHours(const std::vector<RunningSpan>& running, Time now) const;
+  // The same summed per team.
+  std::map<std::string, double> TeamHours(const std::vector<RunningSpan>& running, Time now) const;
+
+ private:
+  Period period_;
+  std::map<TeamUser, double> ended_gpu_seconds_;
+};
+
+}  // namespace gf

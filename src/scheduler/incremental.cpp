@@ -1,0 +1,403 @@
+// IncrementalScheduler (incremental.h): which path an event takes, and the bookkeeping that
+// keeps its copy of the state equal to what Decide() would be given.
+#include "scheduler/incremental.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "scheduler/ordering/fair_share.h"
+#include "scheduler/pass.h"
+#include "scheduler/quota/ledger.h"
+
+namespace gf {
+
+std::string_view ToString(IncrementalPath path) {
+  switch (path) {
+    case IncrementalPath::kFast:
+      return "fast";
+    case IncrementalPath::kReplay:
+      return "replay";
+    case IncrementalPath::kFull:
+      return "full";
+  }
+  return "full";
+}
+
+IncrementalScheduler::IncrementalScheduler(IncrementalOptions options) : options_(options) {}
+IncrementalScheduler::~IncrementalScheduler() = default;
+
+Decisions IncrementalScheduler::Full(ClusterSnapshot cluster,
+                                     Queue queue,
+                                     PolicyConfig policy,
+                                     Time now) {
+  pass_.reset();  // it refers to the state replaced here
+  cluster_ = std::move(cluster);
+  policy_ = std::move(policy);
+  initial_ = std::move(queue);
+  arrived_.clear();
+  classes_ = std::make_unique<ClassTable>(policy_);
+  teams_.clear();
+  users_.clear();
+  auto pass = std::make_unique<Pass>(cluster_, policy_, now);
+  Decisions decisions = pass->Run(initial_);
+  BuildSlots(*pass);
+  // A full pass numbers the whole queue, so its positions are slots.
+  const int last = pass->LastChange();
+  frontier_ = last < 0 ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(last));
+  pass_ = std::move(pass);
+  pass_now_ = now;
+  if (Apply(decisions, now)) {
+    pass_.reset();
+  }
+  return decisions;
+}
+
+IncrementalResult IncrementalScheduler::OnArrival(QueuedJob job, Time now) {
+  if (classes_ == nullptr) {  // no Full() yet: an empty cluster under the default policy
+    Queue queue;
+    queue.pending.push_back(std::move(job));
+    return {.decisions = Full({}, std::move(queue), {}, now),
+            .path = IncrementalPath::kFull,
+            .considered = 1};
+  }
+  const QueuedJob& added = arrived_.emplace_back(std::move(job));
+  const ClassIndex cls = classes_->IndexOf(added.priority);
+  const bool reuse = Reusable(now);
+  std::unique_ptr<Pass> fresh;
+  if (!reuse) {
+    fresh = std::make_unique<Pass>(cluster_, policy_, now);
+    if (StandingsMoved(*fresh)) {
+      AddSlot(added, cls, slots_.size());  // the full pass sorts it in
+      return FullOnCurrent(now);
+    }
+  }
+  const Ledger& ledger = reuse ? pass_->StartLedger() : fresh->StartLedger();
+  const std::size_t at = InsertionPoint(KeyOf(added, cls, ledger), ledger);
+  AddSlot(added, cls, at);
+  if (!reuse || (frontier_.has_value() && at <= *frontier_)) {
+    return Replay(fresh != nullptr ? std::move(fresh)
+                                   : std::make_unique<Pass>(cluster_, policy_, now),
+                  now,
+                  &added);
+  }
+  // Every job between the frontier and `at` changed nothing, so the kept pass's end state is
+  // the state a full pass would show this job.
+  const bool changed = pass_->ConsiderNext(added, cls);
+  Decisions decisions = pass_->TakeDecisions();
+  // What it took or set aside shows in later jobs' decisions, and a start (even a CPU-only
+  // one, which changes no GPU) changes the state a later pass is given: the next event replays.
+  if (Apply(decisions, pass_now_) || changed) {
+    pass_.reset();
+  }
+  return {.decisions = std::move(decisions), .path = IncrementalPath::kFast, .considered = 1};
+}
+
+IncrementalResult IncrementalScheduler::OnCompletion(JobId job, Time now) {
+  if (RemoveRunning(job)) {
+    pass_.reset();
+    return Rerun(now);
+  }
+  if (classes_ == nullptr) {
+    return {.decisions = {}, .path = IncrementalPath::kFast, .considered = 0};
+  }
+  const bool reuse = Reusable(now);
+  const auto queued = queued_.find(job.value());
+  if (queued == queued_.end()) {  // nothing changed but, maybe, the time
+    return reuse ? IncrementalResult{.decisions = {}, .path = IncrementalPath::kFast, .considered = 0}
+                 : Rerun(now);
+  }
+  std::unique_ptr<Pass> fresh;
+  if (!reuse) {
+    fresh = std::make_unique<Pass>(cluster_, policy_, now);
+  }
+  const Ledger& ledger = reuse ? pass_->StartLedger() : fresh->StartLedger();
+  const std::optional<std::size_t> at = PositionOf(*queued->second, ledger);
+  if (!at.has_value()) {
+    return FullOnCurrent(now);  // not where its key says: cannot happen; be safe anyway
+  }
+  RemoveSlot(*at);
+  if (reuse && (!frontier_.has_value() || *at > *frontier_)) {
+    // It changed nothing in the kept pass, so nobody's decision depended on it.
+    return {.decisions = {}, .path = IncrementalPath::kFast, .considered = 0};
+  }
+  pass_.reset();
+  if (fresh != nullptr && !StandingsMoved(*fresh)) {
+    return Replay(std::move(fresh), now);
+  }
+  return Rerun(now);
+}
+
+bool IncrementalScheduler::Reusable(Time now) const {
+  const auto since = now - pass_now_;
+  return pass_ != nullptr && since.count() >= 0 && since <= options_.reuse_within;
+}
+
+Queue IncrementalScheduler::CurrentQueue() const {
+  Queue queue;
+  queue.pending.reserve(slots_.size());
+  for (const Slot& slot : slots_) {
+    queue.pending.push_back(*slot.job);
+  }
+  return queue;
+}
+
+IncrementalResult IncrementalScheduler::Rerun(Time now) {
+  auto pass = std::make_unique<Pass>(cluster_, policy_, now);
+  if (StandingsMoved(*pass)) {
+    return FullOnCurrent(now);
+  }
+  return Replay(std::move(pass), now);
+}
+
+IncrementalResult IncrementalScheduler::Replay(std::unique_ptr<Pass> pass,
+                                               Time now,
+                                               const QueuedJob* arrived) {
+  int considered = 0;
+  std::optional<std::size_t> last_change;
+  std::size_t i = 0;
+  for (; i < slots_.size() && !pass->OnlyStartsLeft(); ++i) {
+    ++considered;
+    if (pass->ConsiderNext(*slots_[i].job, slots_[i].cls)) {
+      last_change = i;
+    }
+  }
+  StartsInTail(*pass, i, arrived, considered, last_change);
+  Decisions decisions = pass->TakeDecisions();
+  pass_ = std::move(pass);
+  pass_now_ = now;
+  frontier_ = last_change;
+  if (Apply(decisions, now)) {
+    pass_.reset();
+  }
+  return {.decisions = std::move(decisions),
+          .path = IncrementalPath::kReplay,
+          .considered = considered};
+}
+
+IncrementalResult IncrementalScheduler::FullOnCurrent(Time now) {
+  ClusterSnapshot cluster = cluster_;
+  PolicyConfig policy = policy_;
+  Decisions decisions = Full(std::move(cluster), CurrentQueue(), std::move(policy), now);
+  const int considered = static_cast<int>(decisions.starts.size() + decisions.pending.size());
+  return {.decisions = std::move(decisions),
+          .path = IncrementalPath::kFull,
+          .considered = considered};
+}
+
+void IncrementalScheduler::StartsInTail(Pass& pass,
+                                        std::size_t from,
+                                        const QueuedJob* must,
+                                        int& considered,
+                                        std::optional<std::size_t>& last_change) {
+  if (from >= slots_.size()) {
+    return;
+  }
+  // Which requests could still start: a job of one that cannot changes nothing (pass.h,
+  // OnlyStartsLeft), so it is not even looked at. Capacity only shrinks, so a request that
+  // cannot start now never can in this pass; it is asked again only after a start.
+  const std::int64_t now_ms = ToUnixMillis(pass.Now());
+  std::vector<char> live(buckets_.size(), 0);
+  const auto refresh = [&] {
+    bool any = false;
+    for (std::size_t b = 0; b < buckets_.size(); ++b) {
+      const Bucket& bucket = buckets_[b];
+      if (bucket.limits_ms.empty()) {
+        live[b] = 0;
+        continue;
+      }
+      const std::int64_t shortest = *bucket.limits_ms.begin();
+      live[b] = pass.CouldStart(bucket.request, shortest == kNever ? kNever : now_ms + shortest)
+                    ? 1
+                    : 0;
+      any = any || live[b] != 0;
+    }
+    return any;
+  };
+  bool any = refresh();
+  bool owed = must != nullptr;  // a job that cannot start still gets its decision
+  for (std::size_t i = from; i < slots_.size() && (any || owed); ++i) {
+    const Slot& slot = slots_[i];
+    owed = owed && slot.job != must;
+    if (live[static_cast<std::size_t>(slot.bucket)] == 0 && slot.job != must) {
+      continue;
+    }
+    ++considered;
+    if (pass.ConsiderNext(*slot.job, slot.cls)) {
+      last_change = i;
+      any = refresh();
+    }
+  }
+}
+
+bool IncrementalScheduler::Apply(const Decisions& decisions, Time now) {
+  std::set<std::int64_t> started;
+  for (const StartDecision& start : decisions.starts) {
+    const auto queued = queued_.find(start.job.value());
+    if (queued == queued_.end()) {
+      continue;
+    }
+    const QueuedJob& job = *queued->second;
+    const ClassIndex cls = classes_->IndexOf(job.priority);
+    cluster_.running.push_back(
+        RunningJob{.id = job.id,
+                   .team = job.team,
+                   .user = job.user,
+                   .priority = job.priority,
+                   .allocation = start.allocation,
+                   .start_time = now,
+                   .time_limit = EffectiveTimeLimit(classes_->Policy(cls), job.time_limit),
+                   .preemptible = start.preemptible,
+                   .last_checkpoint = std::nullopt,
+                   .stopping = false});
+    started.insert(job.id.value());
+  }
+  RemoveSlots(started);
+  bool stopped = false;
+  for (const PreemptDecision& preemption : decisions.preemptions) {
+    for (RunningJob& running : cluster_.running) {
+      if (running.id == preemption.victim && !running.stopping) {
+        running.stopping = true;  // the caller signals it; it stops within the grace period
+        stopped = true;
+      }
+    }
+  }
+  return !started.empty() || stopped;
+}
+
+bool IncrementalScheduler::RemoveRunning(JobId job) {
+  const auto it = std::find_if(cluster_.running.begin(),
+                               cluster_.running.end(),
+                               [&](const RunningJob& running) { return running.id == job; });
+  if (it == cluster_.running.end()) {
+    return false;
+  }
+  // A snapshot may list the job's GPUs as allocated on its node too.
+  for (NodeSnapshot& node : cluster_.nodes) {
+    if (node.node.name == it->allocation.node) {
+      for (const GpuUuid& gpu : it->allocation.gpus) {
+        node.allocated.erase(gpu);
+      }
+    }
+  }
+  cluster_.running.erase(it);
+  return true;
+}
+
+void IncrementalScheduler::BuildSlots(const Pass& pass) {
+  slots_.clear();
+  buckets_.clear();
+  bucket_of_.clear();
+  queued_.clear();
+  slots_.reserve(pass.Order().size());
+  for (std::size_t i = 0; i < pass.Order().size(); ++i) {
+    const QueuedJob& job = *pass.Order()[i];
+    const ClassIndex cls = pass.OrderClasses()[i];
+    slots_.push_back(Slot{.job = &job, .cls = cls, .bucket = BucketOf(job, cls)});
+    queued_[job.id.value()] = &job;
+    // Every team's standing as the pass sorted with it: a later key must compare the same,
+    // and StandingsMoved must see every team the order depends on.
+    KeyOf(job, cls, pass.StartLedger());
+  }
+}
+
+void IncrementalScheduler::AddSlot(const QueuedJob& job, ClassIndex cls, std::size_t at) {
+  slots_.insert(slots_.begin() + static_cast<std::ptrdiff_t>(at),
+                Slot{.job = &job, .cls = cls, .bucket = BucketOf(job, cls)});
+  queued_[job.id.value()] = &job;
+}
+
+void IncrementalScheduler::RemoveSlot(std::size_t at) {
+  const Slot slot = slots_[at];
+  auto& limits = buckets_[static_cast<std::size_t>(slot.bucket)].limits_ms;
+  limits.erase(limits.find(LimitMs(*slot.job, slot.cls)));
+  queued_.erase(slot.job->id.value());
+  slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(at));
+}
+
+void IncrementalScheduler::RemoveSlots(const std::set<std::int64_t>& ids) {
+  if (ids.empty()) {
+    return;
+  }
+  std::erase_if(slots_, [&](const Slot& slot) {
+    if (!ids.contains(slot.job->id.value())) {
+      return false;
+    }
+    auto& limits = buckets_[static_cast<std::size_t>(slot.bucket)].limits_ms;
+    limits.erase(limits.find(LimitMs(*slot.job, slot.cls)));
+    queued_.erase(slot.job->id.value());
+    return true;
+  });
+}
+
+int IncrementalScheduler::BucketOf(const QueuedJob& job, ClassIndex cls) {
+  const JobRequest& request = job.request;
+  auto it = bucket_of_.find(std::tie(request.gpus, request.gpu_type, request.node_labels));
+  if (it == bucket_of_.end()) {
+    it = bucket_of_
+             .emplace(std::make_tuple(request.gpus, request.gpu_type, request.node_labels),
+                      static_cast<int>(buckets_.size()))
+             .first;
+    buckets_.push_back(Bucket{.request = request, .limits_ms = {}});
+  }
+  buckets_[static_cast<std::size_t>(it->second)].limits_ms.insert(LimitMs(job, cls));
+  return it->second;
+}
+
+std::int64_t IncrementalScheduler::LimitMs(const QueuedJob& job, ClassIndex cls) const {
+  const std::optional<std::chrono::seconds> limit =
+      EffectiveTimeLimit(classes_->Policy(cls), job.time_limit);
+  return limit.has_value() ? Millis(*limit).count() : kNever;
+}
+
+IncrementalScheduler::OrderKey IncrementalScheduler::KeyOf(const QueuedJob& job,
+                                                           ClassIndex cls,
+                                                           const Ledger& ledger) const {
+  auto team = teams_.find(job.team);
+  if (team == teams_.end()) {
+    const TeamStanding standing = TeamStandingOf(job.team, cluster_, ledger);
+    team = teams_.emplace(job.team, std::make_pair(standing.below_guarantee ? 0 : 1, standing.share))
+               .first;
+  }
+  auto user = users_.find(job.user);
+  if (user == users_.end()) {
+    user = users_.emplace(job.user, UserStandingOf(job.user, cluster_, policy_).share).first;
+  }
+  return OrderKey{.tier = classes_->Tier(cls),
+                  .borrowing = team->second.first,
+                  .team_share = team->second.second,
+                  .user_share = user->second,
+                  .submit_ms = ToUnixMillis(job.submit_time),
+                  .id = job.id.value()};
+}
+
+std::size_t IncrementalScheduler::InsertionPoint(const OrderKey& key, const Ledger& ledger) const {
+  // After every job that goes before it or ties with it (a duplicate id keeps arrival order).
+  const auto it = std::upper_bound(
+      slots_.begin(), slots_.end(), key, [&](const OrderKey& k, const Slot& slot) {
+        return k < KeyOf(*slot.job, slot.cls, ledger);
+      });
+  return static_cast<std::size_t>(it - slots_.begin());
+}
+
+std::optional<std::size_t> IncrementalScheduler::PositionOf(const QueuedJob& job,
+                                                            const Ledger& ledger) const {
+  const OrderKey key = KeyOf(job, classes_->IndexOf(job.priority), ledger);
+  auto it = std::lower_bound(
+      slots_.begin(), slots_.end(), key, [&](const Slot& slot, const OrderKey& k) {
+        return KeyOf(*slot.job, slot.cls, ledger) < k;
+      });
+  for (; it != slots_.end() && it->job != &job; ++it) {
+  }
+  if (it == slots_.end()) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(it - slots_.begin());
+}
+
+bool IncrementalScheduler::StandingsMoved(const Pass& pass) const {
+  return std::any_of(teams_.begin(), teams_.end(), [&](const auto& team) {
+    return (pass.StartLedger().BelowGuarantee(team.first) ? 0 : 1) != team.second.first;
+  });
+}
+
+}  // namespace gf

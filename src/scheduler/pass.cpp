@@ -1,0 +1,428 @@
+// The pass (pass.h): the stages composed, in the order README.md's "Algorithm" gives.
+//
+// Assumptions:
+// - One pass sees one snapshot; starts, preemptions, claims and reservations made in the pass
+//   only ever take capacity away, so a request that failed stays failed for the rest of the
+//   pass. The pass remembers failures and reasons (keyed on the pool's generation) so that a
+//   long queue behind a full cluster costs little per job.
+// - A waiting job that could start on the up nodes once running jobs end either gets a
+//   reservation (backfill on, among the first `depth` waiting jobs, and the ends of the jobs in
+//   its way are known), or claims every GPU it could use (backfill off, or ends unknown): the
+//   v1 rule, so that nothing after it in the order delays it. Beyond the depth a waiting job
+//   sets nothing aside.
+// - A job that can never start on the up nodes (too large, unknown model, no node up) sets
+//   nothing aside: holding the queue for it would idle the cluster for nothing.
+#include "scheduler/pass.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "scheduler/ordering/fair_share.h"
+#include "scheduler/placement/whole_gpu_fit.h"
+
+namespace gf {
+namespace {
+
+// "now", "45s", "25m", "1h30m", "2d3h": a wait for a person.
+std::string FormatWait(std::int64_t ms) {
+  if (ms <= 0) {
+    return "now";
+  }
+  std::int64_t s = (ms + 999) / 1000;
+  static constexpr std::array<std::pair<std::int64_t, const char*>, 4> kUnits = {
+      {{86'400, "d"}, {3'600, "h"}, {60, "m"}, {1, "s"}}};
+  std::string text;
+  int parts = 0;
+  for (const auto& [unit_s, name] : kUnits) {
+    if (s >= unit_s && parts < 2) {
+      text += std::to_string(s / unit_s) + name;
+      s %= unit_s;
+      ++parts;
+    } else if (parts > 0) {
+      ++parts;  // two adjacent units at most: "1h30m", never "1h0m5s"
+    }
+  }
+  return text;
+}
+
+// Appends "job 7 (note)" to a comma-separated list of jobs.
+void AppendJob(std::string& list, const RunningJob& job, std::string_view note) {
+  list += (list.empty() ? "job " : ", job ") + std::to_string(job.id.value()) + " (" +
+          std::string(note) + ")";
+}
+
+std::string JobLabel(const QueuedJob& job) {
+  return "job " + std::to_string(job.id.value()) + " (" + std::string(ToString(job.priority)) +
+         " priority, needs " + DescribeRequest(job.request) + ")";
+}
+
+// The order visits the queue's jobs out of memory order; with 100,000 of them most visits
+// would start by waiting for memory. Asking for a job's lines a few visits ahead of its turn
+// hides that wait.
+constexpr std::size_t kPrefetchAhead = 6;
+
+void Prefetch(const QueuedJob& job) {
+  const char* bytes = reinterpret_cast<const char*>(&job);
+  for (std::size_t offset = 0; offset < sizeof(QueuedJob); offset += 64) {
+    __builtin_prefetch(bytes + offset);
+  }
+}
+}  // namespace
+
+bool FailureMemo::Covers(Shape shape, std::int64_t end_ms) const {
+  const auto it = failed_.find({shape.model, shape.constraint});
+  return it != failed_.end() &&
+         std::any_of(it->second.begin(), it->second.end(), [&](const auto& f) {
+           return f.first <= shape.gpus && f.second <= end_ms;
+         });
+}
+
+void FailureMemo::Add(Shape shape, std::int64_t end_ms) {
+  auto& frontier = failed_[{shape.model, shape.constraint}];
+  std::erase_if(frontier,
+                [&](const auto& f) { return f.first >= shape.gpus && f.second >= end_ms; });
+  frontier.emplace_back(shape.gpus, end_ms);
+}
+
+Pass::Pass(const ClusterSnapshot& cluster, const PolicyConfig& policy, Time now)
+    : cluster_(cluster),
+      policy_(policy),
+      now_(now),
+      pool_(cluster, now),
+      classes_(policy, cluster),
+      ledger_(policy, cluster, classes_),
+      start_ledger_(ledger_) {}
+
+Decisions Pass::Run(const Queue& queue, std::optional<JobId> target, const PassProbe* probe) {
+  Ordering ordering = FairShareOrdering(queue, cluster_, policy_, ledger_);
+  order_ = std::move(ordering.order);
+  // The ordering gives classes by position in the queue; the pass keeps them by position in
+  // the order, as ConsiderNext does.
+  order_class_.reserve(order_.size());
+  for (const QueuedJob* job : order_) {
+    order_class_.push_back(
+        ordering.job_class[static_cast<std::size_t>(job - queue.pending.data())]);
+  }
+  decisions_.pending.reserve(queue.pending.size());
+  for (std::size_t position = 0; position < order_.size(); ++position) {
+    if (position + kPrefetchAhead < order_.size()) {
+      Prefetch(*order_[position + kPrefetchAhead]);
+    }
+    const bool probed = target.has_value() && order_[position]->id == *target;
+    if (probed) {
+      (*probe)(PassView{.pool = pool_,
+                        .ledger = ledger_,
+                        .order = order_,
+                        .position = static_cast<int>(position),
+                        .so_far = decisions_});
+    }
+    Consider(*order_[position], order_class_[position], static_cast<int>(position));
+    if (probed) {
+      break;
+    }
+  }
+  return TakeDecisions();
+}
+
+bool Pass::ConsiderNext(const QueuedJob& job, ClassIndex c) {
+  order_.push_back(&job);
+  order_class_.push_back(c);
+  const int before = last_change_;
+  Consider(job, c, static_cast<int>(order_.size() - 1));
+  return last_change_ != before;
+}
+
+bool Pass::OnlyStartsLeft() const {
+  const bool no_reservation =
+      policy_.backfill.enabled && reservations_ >= policy_.backfill.depth;
+  const bool no_preemption = !policy_.preemption.enabled ||
+                             preemptors_ >= policy_.preemption.max_preemptors_per_pass;
+  return no_reservation && no_preemption;
+}
+
+bool Pass::CouldStart(const JobRequest& request, std::int64_t end_ms) {
+  if (request.gpus < 0) {
+    return false;  // an invalid request pends, always
+  }
+  const Shape shape = pool_.ShapeOf(request);
+  if (unfit_.Covers(shape, end_ms)) {
+    return false;
+  }
+  if (!pool_.FindFit(shape, end_ms).has_value()) {
+    unfit_.Add(shape, end_ms);
+    return false;
+  }
+  return true;
+}
+
+Decisions Pass::TakeDecisions() {
+  return std::exchange(decisions_, Decisions{});
+}
+
+void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
+  const auto before = Stamp();
+  current_class_ = c;
+  if (job.request.gpus < 0) {
+    Pend(job,
+         "invalid request: gpus is " + std::to_string(job.request.gpus) + ", must be 0 or more");
+    return;
+  }
+  const PriorityClassPolicy& cls = classes_.Policy(c);
+  const Shape shape = pool_.ShapeOf(job.request);
+  const QuotaVerdict verdict = ledger_.Check(job, c, shape.gpus);
+  if (!verdict.may_start) {
+    Pend(job, verdict.reason);
+    return;
+  }
+  const std::optional<std::chrono::seconds> limit = EffectiveTimeLimit(cls, job.time_limit);
+  const std::int64_t end_ms = EndOf(now_, limit);
+  if (!TryStart(job, shape, end_ms, verdict.borrowed) &&
+      !TryPreempt(job, position, shape, c, verdict, limit)) {
+    Wait(job, position, shape, limit);
+  }
+  if (Stamp() != before) {
+    last_change_ = position;
+  }
+}
+
+bool Pass::TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed) {
+  if (unfit_.Covers(shape, end_ms)) {
+    return false;
+  }
+  const std::optional<PoolFit> fit = pool_.FindFit(shape, end_ms);
+  if (!fit.has_value()) {
+    unfit_.Add(shape, end_ms);
+    return false;
+  }
+  pool_.Take(*fit, end_ms);
+  ledger_.Add(job.team, job.user, current_class_, shape.gpus);
+  decisions_.starts.push_back(StartDecision{
+      .job = job.id, .allocation = pool_.ToAllocation(*fit), .preemptible = borrowed});
+  return true;
+}
+
+// Preempts for `job` now, or (WaitForYoungVictims) plans to once its victims have run the
+// minimum run time. Returns whether it did either (the job's decision is then made).
+bool Pass::TryPreempt(const QueuedJob& job,
+                int position,
+                Shape shape,
+                ClassIndex c,
+                const QuotaVerdict& verdict,
+                std::optional<std::chrono::seconds> limit) {
+  // A job whose class the config does not list preempts nothing (ClassTable).
+  if (!policy_.preemption.enabled || shape.gpus == 0 || !classes_.IsConfigured(c) ||
+      (classes_.Policy(c).preempts.empty() && !verdict.guarantee_right) ||
+      preemptors_ >= policy_.preemption.max_preemptors_per_pass) {
+    return false;
+  }
+  const auto memo_key = std::make_tuple(shape.model,
+                                        shape.constraint,
+                                        static_cast<int>(c),
+                                        verdict.guarantee_right,
+                                        verdict.guarantee_right ? job.team : std::string());
+  const auto failed = unpreemptable_.find(memo_key);
+  if (failed != unpreemptable_.end() && failed->second <= shape.gpus) {
+    return false;
+  }
+  const Preemptor preemptor =
+      MakePreemptor(shape, classes_, c, job.team, verdict.guarantee_right);
+  const std::optional<VictimChoice> choice =
+      ChooseVictims(pool_, cluster_, preemptor, policy_, now_);
+  if (!choice.has_value()) {
+    unpreemptable_[memo_key] = shape.gpus;
+    return WaitForYoungVictims(job, position, preemptor, limit);
+  }
+  Preempt(job, position, preemptor, *choice);
+  return true;
+}
+
+// Records `choice` for `job`: the preemptions, its GPUs and its victims' set aside for it,
+// the GPUs counted for its team, and its reason and estimated start (now: it starts as soon
+// as the victims have stopped).
+void Pass::Preempt(const QueuedJob& job,
+             int position,
+             const Preemptor& preemptor,
+             const VictimChoice& choice) {
+  std::string waits_for;
+  std::vector<int> set_aside = choice.fit.gpus;
+  for (const int r : choice.victims) {
+    const RunningJob& victim = cluster_.running[static_cast<std::size_t>(r)];
+    const std::string cause = PreemptionCause(
+        RightToPreempt(pool_, cluster_, r, preemptor, policy_, now_), victim, preemptor);
+    decisions_.preemptions.push_back(PreemptDecision{
+        .victim = victim.id,
+        .for_job = job.id,
+        .cause = "preempted for job " + std::to_string(job.id.value()) + ": " + cause});
+    ledger_.Remove(victim);
+    AppendJob(waits_for, victim, "preempted: " + cause);
+    const std::vector<int>& gpus = pool_.RunningGpus(r);  // all: nobody else takes them
+    set_aside.insert(set_aside.end(), gpus.begin(), gpus.end());
+  }
+  for (const int r : choice.stopping) {
+    AppendJob(waits_for, cluster_.running[static_cast<std::size_t>(r)], "already stopping");
+  }
+  pool_.ClaimGpus(set_aside, position);
+  ++preemptors_;
+  ledger_.Add(job.team, job.user, current_class_, preemptor.shape.gpus);
+  const Allocation allocation = pool_.ToAllocation(choice.fit);
+  decisions_.pending.push_back(PendingDecision{
+      .job = job.id,
+      .reason = "starts on " + allocation.node.value() + " once these jobs stop: " + waits_for,
+      .estimated_start = now_,
+      .reservation = allocation});
+}
+
+// `job` has the right to preempt but no victim has run PreemptionPolicy::min_run_time yet:
+// plans the preemption for when they have (the victims that lose the least, as if they were
+// old enough), reserves the GPUs it will get from then, and says whom it waits for and when.
+// A reservation like Wait's: only with backfill on and among the first `depth` waiting jobs
+// (it costs a second victim search). Returns whether it planned one.
+bool Pass::WaitForYoungVictims(const QueuedJob& job,
+                         int position,
+                         Preemptor preemptor,
+                         std::optional<std::chrono::seconds> limit) {
+  const std::chrono::seconds min_run_time = policy_.preemption.min_run_time;
+  if (min_run_time.count() == 0 || !policy_.backfill.enabled ||
+      reservations_ >= policy_.backfill.depth) {
+    return false;
+  }
+  preemptor.ignore_min_run_time = true;
+  const std::optional<VictimChoice> later =
+      ChooseVictims(pool_, cluster_, preemptor, policy_, now_);
+  if (!later.has_value() || later->victims.empty()) {
+    return false;  // no right at all, or only stopping jobs in the way: an ordinary wait
+  }
+  Time at = now_;
+  std::string victims;
+  for (const int r : later->victims) {
+    const RunningJob& victim = cluster_.running[static_cast<std::size_t>(r)];
+    at = std::max(at, victim.start_time + min_run_time);
+    AppendJob(victims, victim, ToString(victim.priority));
+  }
+  for (const int r : later->stopping) {
+    AppendJob(victims, cluster_.running[static_cast<std::size_t>(r)], "already stopping");
+  }
+  ++reservations_;
+  pool_.Reserve(PoolReservation{.fit = later->fit, .start_ms = ToUnixMillis(at)},
+                position,
+                EndOf(at, limit));
+  AddWaiter(job, preemptor.shape);
+  const Allocation allocation = pool_.ToAllocation(later->fit);
+  decisions_.pending.push_back(PendingDecision{
+      .job = job.id,
+      .reason = "waiting to preempt " + victims + " on " + allocation.node.value() +
+                ", possible in " + FormatWait((at - now_).count()) + " (minimum run time " +
+                FormatWait(Millis(min_run_time).count()) + ")",
+      .estimated_start = at,
+      .reservation = allocation});
+  return true;
+}
+
+// The job waits: its reason, and what it sets aside so that later jobs do not delay it.
+void Pass::Wait(const QueuedJob& job,
+          int position,
+          Shape shape,
+          std::optional<std::chrono::seconds> limit) {
+  const bool could_ever_start =
+      shape.gpus > 0 && shape.model != kNoSuchModel && pool_.LargestUsable(shape) >= shape.gpus;
+  std::string reason = Reason(job, shape, could_ever_start);
+  if (!could_ever_start) {
+    Pend(job, std::move(reason));
+    return;
+  }
+  const bool reserve = policy_.backfill.enabled && reservations_ < policy_.backfill.depth;
+  if (policy_.backfill.enabled && !reserve) {
+    Pend(job, std::move(reason));  // beyond the depth: sets nothing aside
+    return;
+  }
+  // Counted only where the depth applies (backfill on), so that with backfill off a waiting
+  // job whose claim an earlier one already covers changes nothing (pass.h: ConsiderNext).
+  if (reserve) {
+    ++reservations_;
+  }
+  const std::optional<PoolReservation> reservation =
+      reserve ? pool_.EarliestStart(shape) : std::nullopt;
+  if (reservation.has_value()) {
+    const Time start = FromUnixMillis(reservation->start_ms);
+    pool_.Reserve(*reservation, position, EndOf(start, limit));
+    AddWaiter(job, shape);
+    const Allocation allocation = pool_.ToAllocation(reservation->fit);
+    decisions_.pending.push_back(
+        PendingDecision{.job = job.id,
+                        .reason = WithClassNote(job,
+                                                reason + "; expected to start in " +
+                                                    FormatWait((start - now_).count()) + " on " +
+                                                    allocation.node.value() + " (GPUs reserved)"),
+                        .estimated_start = start,
+                        .reservation = allocation});
+    return;
+  }
+  // No foreseeable start: claim everything it could use (the v1 rule).
+  if (pool_.Claim(shape, position)) {
+    AddWaiter(job, shape);
+  }
+  Pend(job, std::move(reason));
+}
+
+void Pass::AddWaiter(const QueuedJob& job, Shape shape) {
+  waiters_.push_back(Waiter{.job = &job, .shape = shape});
+}
+
+// The reason a job that did not start waits (before it sets anything aside). Memoized: a
+// deep queue behind a full cluster asks the same question 100,000 times.
+std::string Pass::Reason(const QueuedJob& job, Shape shape, bool could_ever_start) {
+  std::string_view spelling;
+  if (job.request.gpu_type.has_value()) {
+    spelling = *job.request.gpu_type;
+  }
+  ReasonMemo& memo = reasons_[{shape.model, shape.gpus, shape.constraint}];
+  if (memo.generation != pool_.Generation() || memo.waiters != waiters_.size() ||
+      memo.spelling != spelling || memo.reason.empty()) {
+    memo = ReasonMemo{.generation = pool_.Generation(),
+                      .waiters = waiters_.size(),
+                      .spelling = std::string(spelling),
+                      .reason = ComputeReason(job, shape, could_ever_start)};
+  }
+  return memo.reason;
+}
+
+std::string Pass::ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start) {
+  if (!could_ever_start) {
+    return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
+  }
+  // A job that would fit but for the GPUs set aside names the first waiting job that set
+  // one aside; one that does not fit even so names the first waiting job that wants the
+  // same GPUs (as Slurm's "Priority" reason): those GPUs go to that job first.
+  const GpuPool::InTheWay in_the_way = pool_.WhoIsInTheWay(shape);
+  if (in_the_way.first_waiter.has_value()) {
+    return "behind " + JobLabel(*order_[static_cast<std::size_t>(*in_the_way.first_waiter)]);
+  }
+  if (!in_the_way.fits) {
+    for (const Waiter& waiter : waiters_) {
+      if (pool_.ClaimsOverlap(waiter.shape, shape)) {
+        return "behind " + JobLabel(*waiter.job);
+      }
+    }
+  }
+  return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
+}
+
+void Pass::Pend(const QueuedJob& job, std::string reason) {
+  decisions_.pending.push_back(PendingDecision{.job = job.id,
+                                               .reason = WithClassNote(job, std::move(reason)),
+                                               .estimated_start = {},
+                                               .reservation = {}});
+}
+
+// A job whose class the config does not list (dropped since it was submitted) says so: it
+// is why the job goes after every other.
+std::string Pass::WithClassNote(const QueuedJob& job, std::string reason) const {
+  if (!classes_.IsConfigured(current_class_)) {
+    reason += "; its class '" + job.priority.name +
+              "' is not configured, so it goes after every configured class";
+  }
+  return reason;
+}
+
+}  // namespace gf

@@ -1,0 +1,156 @@
+// Pass: one scheduling pass, internal to gf_scheduler. Decide() (scheduler.cpp), DecideUpTo()
+// (pass_probe.h, for Explain) and the IncrementalScheduler (incremental.h) all run this one
+// class, so that there is one algorithm (README.md, "Algorithm").
+//
+// A pass considers jobs in the fair-share order; each job starts, preempts, sets GPUs aside
+// (reservation, claim) or pends with a reason. Its state (the pool, the ledger, the counters of
+// reservations and preemptors) only ever loses capacity as it goes.
+//
+// Two ways to drive it:
+// - Run(queue): orders the queue (FairShareOrdering) and considers every job: Decide().
+// - ConsiderNext(job, class): the caller gives the jobs one by one in the order (the
+//   IncrementalScheduler, which keeps the order itself); the pass numbers them in that order.
+//   Jobs the caller leaves out must be ones that would change nothing (see OnlyStartsLeft).
+//
+// Not thread-safe; the cluster and policy must outlive the pass, and so must every job given
+// to it (the pass keeps pointers for its reasons).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/clock.h"
+#include "model/snapshot.h"
+#include "scheduler/classes.h"
+#include "scheduler/pass_probe.h"
+#include "scheduler/placement/gpu_pool.h"
+#include "scheduler/policy.h"
+#include "scheduler/preemption/victims.h"
+#include "scheduler/quota/ledger.h"
+#include "scheduler/scheduler.h"
+
+namespace gf {
+
+// Requests that did not fit, per model and constraint: a later request of the same model and
+// constraint for at least as many GPUs and ending no earlier cannot fit either (capacity only
+// shrinks within a pass).
+class FailureMemo {
+ public:
+  bool Covers(Shape shape, std::int64_t end_ms) const;
+  void Add(Shape shape, std::int64_t end_ms);
+
+ private:
+  std::map<std::pair<int, int>, std::vector<std::pair<int, std::int64_t>>> failed_;
+};
+
+class Pass {
+ public:
+  Pass(const ClusterSnapshot& cluster, const PolicyConfig& policy, Time now);
+  Pass(const Pass&) = delete;
+  Pass& operator=(const Pass&) = delete;
+
+  // With `probe` (DecideUpTo, for Explain): shows it the pass just before `target` and stops
+  // once `target` is decided.
+  Decisions Run(const Queue& queue,
+                std::optional<JobId> target = std::nullopt,
+                const PassProbe* probe = nullptr);
+
+  // Considers `job` (of class `c`, an index of Classes()) as the next job in the order.
+  // Returns whether that changed the pass's state (it started, preempted, reserved or claimed
+  // GPUs, or counted against the backfill depth): a job that changes nothing leaves the pass
+  // exactly as it found it for every later job.
+  bool ConsiderNext(const QueuedJob& job, ClassIndex c);
+
+  // Whether every later job can only start or pend: no reservation (backfill on and its depth
+  // used up) and no preemption (off, or max_preemptors_per_pass reached) is left to anyone.
+  // From then on a job that cannot start changes nothing, whatever else it is.
+  bool OnlyStartsLeft() const;
+  // Whether some job of `request` ending at `end_ms` (unix ms, kNever for none) would find GPUs
+  // now; when not, no job of that request ending at or after `end_ms` can start in this pass.
+  bool CouldStart(const JobRequest& request, std::int64_t end_ms);
+
+  // The decisions made since the pass began or since the last call.
+  Decisions TakeDecisions();
+  // After Run: the order it used and each position's class.
+  const std::vector<const QueuedJob*>& Order() const { return order_; }
+  const std::vector<ClassIndex>& OrderClasses() const { return order_class_; }
+  // The order position of the last job whose consideration changed the state; -1 none.
+  int LastChange() const { return last_change_; }
+  const ClassTable& Classes() const { return classes_; }
+  // The ledger as the pass found it (the running jobs), before any job of the pass counted.
+  const Ledger& StartLedger() const { return start_ledger_; }
+  Time Now() const { return now_; }
+
+  static std::int64_t EndOf(Time start, std::optional<std::chrono::seconds> limit) {
+    return limit.has_value() ? ToUnixMillis(start) + Millis(*limit).count() : kNever;
+  }
+
+ private:
+  // What the later jobs see of the pass: any change to it is a change of state. The waiters
+  // count too: a claim over GPUs already claimed changes no GPU, but it makes the job one that
+  // later reasons name ("behind job 5") and changes what later claims cover.
+  auto Stamp() const {
+    return std::make_tuple(pool_.Generation(), reservations_, preemptors_, waiters_.size());
+  }
+
+  void Consider(const QueuedJob& job, ClassIndex c, int position);
+  bool TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed);
+  bool TryPreempt(const QueuedJob& job,
+                  int position,
+                  Shape shape,
+                  ClassIndex c,
+                  const QuotaVerdict& verdict,
+                  std::optional<std::chrono::seconds> limit);
+  void Preempt(const QueuedJob& job,
+               int position,
+               const Preemptor& preemptor,
+               const VictimChoice& choice);
+  bool WaitForYoungVictims(const QueuedJob& job,
+                           int position,
+                           Preemptor preemptor,
+                           std::optional<std::chrono::seconds> limit);
+  void Wait(const QueuedJob& job, int position, Shape shape, std::optional<std::chrono::seconds> limit);
+  void AddWaiter(const QueuedJob& job, Shape shape);
+  std::string Reason(const QueuedJob& job, Shape shape, bool could_ever_start);
+  std::string ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start);
+  void Pend(const QueuedJob& job, std::string reason);
+  std::string WithClassNote(const QueuedJob& job, std::string reason) const;
+
+  struct Waiter {
+    const QueuedJob* job;
+    Shape shape;
+  };
+
+  const ClusterSnapshot& cluster_;
+  const PolicyConfig& policy_;
+  Time now_;
+  GpuPool pool_;
+  ClassTable classes_;  // before the ledgers, which refer to it
+  Ledger ledger_;
+  Ledger start_ledger_;  // a copy of ledger_ before any job counted
+  std::vector<const QueuedJob*> order_;
+  std::vector<ClassIndex> order_class_;  // by position in order_
+  ClassIndex current_class_ = 0;         // the class of the job being considered
+  int last_change_ = -1;
+  Decisions decisions_;
+  FailureMemo unfit_;
+  std::map<std::tuple<int, int, int, bool, std::string>, int> unpreemptable_;  // → fewest failed
+  std::vector<Waiter> waiters_;  // jobs that reserved or claimed GPUs, in order
+  int reservations_ = 0;
+  int preemptors_ = 0;  // jobs that preempted in this pass
+  // The last reason given for each (model, GPU count), valid while nothing that could change
+  // it changed: the pool's generation, the waiters and the request's spelling of its type.
+  struct ReasonMemo {
+    std::uint64_t generation = 0;
+    std::size_t waiters = 0;
+    std::string spelling;
+    std::string reason;
+  };
+  std::map<std::tuple<int, int, int>, ReasonMemo> reasons_;  // (model, gpus, constraint)
+};
+
+}  // namespace gf
