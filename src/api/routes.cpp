@@ -243,29 +243,14 @@ Result<HttpResponse> ListJobs(ClusterService& service, const RequestContext& ctx
   return JsonResponse(200, json{{"jobs", std::move(out)}});
 }
 
-Result<HttpResponse> GetJob(ClusterService& service, const RequestContext& ctx) {
+// The routes that act on one job and answer with the job as it is afterwards:
+// GET /jobs/{id}, POST /jobs/{id}/cancel, /approve (root: the job may run past its team's
+// GPU-hour budget) and /checkpoint (owner or root: the running job saved a checkpoint now).
+using JobAction = Result<Job> (ClusterService::*)(const Caller&, JobId);
+template <JobAction kAction>
+Result<HttpResponse> OnJob(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
-  GF_ASSIGN_OR_RETURN(const Job job, service.GetJob(ctx.caller, id));
-  return JsonResponse(200, JobToJson(job));
-}
-
-Result<HttpResponse> CancelJob(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
-  GF_ASSIGN_OR_RETURN(const Job job, service.CancelJob(ctx.caller, id));
-  return JsonResponse(200, JobToJson(job));
-}
-
-// POST /jobs/{id}/approve (root): the job may run past its team's GPU-hour budget.
-Result<HttpResponse> ApproveJob(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
-  GF_ASSIGN_OR_RETURN(const Job job, service.ApproveJob(ctx.caller, id));
-  return JsonResponse(200, JobToJson(job));
-}
-
-// POST /jobs/{id}/checkpoint (owner or root): the running job saved a checkpoint now.
-Result<HttpResponse> CheckpointJob(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
-  GF_ASSIGN_OR_RETURN(const Job job, service.CheckpointJob(ctx.caller, id));
+  GF_ASSIGN_OR_RETURN(const Job job, (service.*kAction)(ctx.caller, id));
   return JsonResponse(200, JobToJson(job));
 }
 
@@ -391,10 +376,10 @@ const std::array<RouteEntry, 15> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
-    {{"GET", "/api/v1/jobs/{id}", true}, "", &GetJob},
-    {{"POST", "/api/v1/jobs/{id}/cancel", true}, "", &CancelJob},
-    {{"POST", "/api/v1/jobs/{id}/approve", true}, "", &ApproveJob},
-    {{"POST", "/api/v1/jobs/{id}/checkpoint", true}, "", &CheckpointJob},
+    {{"GET", "/api/v1/jobs/{id}", true}, "", &OnJob<&ClusterService::GetJob>},
+    {{"POST", "/api/v1/jobs/{id}/cancel", true}, "", &OnJob<&ClusterService::CancelJob>},
+    {{"POST", "/api/v1/jobs/{id}/approve", true}, "", &OnJob<&ClusterService::ApproveJob>},
+    {{"POST", "/api/v1/jobs/{id}/checkpoint", true}, "", &OnJob<&ClusterService::CheckpointJob>},
     {{"POST", "/api/v1/arrays/{id}/cancel", true}, "", &CancelArray},
     {{"GET", "/api/v1/jobs/{id}/events", true}, "", &JobEvents},
     {{"GET", "/api/v1/jobs/{id}/explain", true}, "", &ExplainJob},
