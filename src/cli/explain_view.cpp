@@ -124,7 +124,8 @@ void PrintAhead(const json& e, std::int64_t now_ms, std::ostream& out) {
     const std::string team = JsonText(a, "team", "");
     out << "  #" << JsonText(a, "position") << " job " << JsonText(a, "id") << " ("
         << JsonText(a, "priority") << (team.empty() ? "" : ", team " + team) << ", "
-        << JsonText(a, "gpus") << " GPUs): " << what << '\n';
+        << JsonText(a, "gpus") << (Get<int>(a, "gpus", 0) == 1 ? " GPU): " : " GPUs): ") << what
+        << '\n';
   }
   if (Get<int>(e, "ahead_omitted", 0) > 0) {
     out << "  ... and " << JsonText(e, "ahead_omitted") << " more\n";

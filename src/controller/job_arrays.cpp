@@ -59,9 +59,15 @@ std::map<JobId, std::string> ThrottledTasks(const std::vector<ArrayMember>& memb
       return x->task.index != y->task.index ? x->task.index < y->task.index : x->job < y->job;
     });
     const auto room = static_cast<std::size_t>(std::max(0, a.limit - a.running));
-    const std::string reason = "array " + std::to_string(id.value()) + ": " +
-                               std::to_string(a.running) + (a.running == 1 ? " task" : " tasks") +
-                               " running, limit " + std::to_string(a.limit);
+    const std::string running = std::to_string(a.running) + (a.running == 1 ? " task" : " tasks") +
+                                " running";
+    // With room left, the tasks before it by index take that room first.
+    const std::string reason =
+        "array " + std::to_string(id.value()) + ": " +
+        (room == 0 ? running + ", limit " + std::to_string(a.limit)
+                   : "at most " + std::to_string(a.limit) + " at once; " + running + ", " +
+                         std::to_string(room) + " lower-index " +
+                         (room == 1 ? "task goes" : "tasks go") + " first");
     for (std::size_t i = room; i < a.pending.size(); ++i) {
       held.emplace(a.pending[i]->job, reason);
     }

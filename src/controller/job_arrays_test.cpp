@@ -45,7 +45,8 @@ TEST(JobArraysTest, ThrottleOffersTheLowestIndicesUpToTheRoomLeft) {
                                     Task(43, 40, 3, 2, false)});
   EXPECT_FALSE(held.contains(JobId(41)));  // room for one more: the lowest index
   ASSERT_EQ(held.size(), 3u);
-  EXPECT_EQ(held.at(JobId(42)), "array 40: 1 task running, limit 2");
+  EXPECT_EQ(held.at(JobId(42)),
+            "array 40: at most 2 at once; 1 task running, 1 lower-index task goes first");
   EXPECT_TRUE(held.contains(JobId(43)));
   EXPECT_TRUE(held.contains(JobId(44)));
 }
