@@ -256,8 +256,8 @@ class ConfigParser {
   Status ParseScheduler(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[scheduler]", ""));
     GF_TRY(CheckKeys(s, {"backfill", "backfill_depth", "default_class", "fair_share_half_life",
-                         "max_preemptors_per_pass", "min_run_time", "preemption",
-                         "user_weights"}));
+                         "max_preemptors_per_pass", "min_run_time", "model_weights",
+                         "preemption", "user_weights"}));
     PolicyConfig& p = config_.policy;
     GF_ASSIGN_OR_RETURN(const auto default_class, String(s, "default_class"));
     Set(p.default_class, default_class);
@@ -284,18 +284,24 @@ class ConfigParser {
       }
     }
     if (auto it = s.Table().find("user_weights"); it != s.Table().end()) {
-      GF_TRY(ParseUserWeights(it->second));
+      GF_TRY(ParseWeights(it->second, "user_weights", p.fair_share.user_weights));
+    }
+    if (auto it = s.Table().find("model_weights"); it != s.Table().end()) {
+      GF_TRY(ParseWeights(it->second, "model_weights", p.fair_share.model_weights));
     }
     return OkStatus();
   }
 
-  Status ParseUserWeights(const TomlValue& v) {
+  // [scheduler.NAME]: a number per key (a user, a GPU model), into fair_share.NAME.
+  Status ParseWeights(const TomlValue& v,
+                      const std::string& name,
+                      std::map<std::string, double>& weights) {
     GF_ASSIGN_OR_RETURN(const Section s,
-                        TableSection(v, "[scheduler.user_weights]", "fair_share.user_weights"));
-    for (const auto& [user, value] : s.Table()) {
-      GF_ASSIGN_OR_RETURN(const std::optional<double> weight, Number(s, user));
-      config_.policy.fair_share.user_weights[user] = *weight;
-      where_["fair_share.user_weights[" + user + "]"] = KeyAt(s, user);
+                        TableSection(v, "[scheduler." + name + "]", "fair_share." + name));
+    for (const auto& [key, value] : s.Table()) {
+      GF_ASSIGN_OR_RETURN(const std::optional<double> weight, Number(s, key));
+      weights[key] = *weight;
+      where_["fair_share." + name + "[" + key + "]"] = KeyAt(s, key);
     }
     return OkStatus();
   }

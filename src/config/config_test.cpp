@@ -67,6 +67,8 @@ backfill_depth = 12
 [scheduler.user_weights]
 alice = 2.5
 bob = 3
+[scheduler.model_weights]
+"H100-80GB" = 2
 )");
   const PolicyConfig& p = c.policy;
   EXPECT_EQ(p.fair_share.half_life, hours(72));
@@ -77,6 +79,7 @@ bob = 3
   EXPECT_EQ(p.backfill.depth, 12);
   EXPECT_EQ(p.fair_share.user_weights.at("alice"), 2.5);
   EXPECT_EQ(p.fair_share.user_weights.at("bob"), 3.0);
+  EXPECT_EQ(p.fair_share.model_weights.at("H100-80GB"), 2.0);
 }
 
 TEST(ConfigTest, ClassKeysChangeOnlyTheNamedClassAndKeys) {
@@ -316,6 +319,8 @@ TEST(ConfigTest, PolicyRulesPointAtTheLine) {
             "test.toml:2: [scheduler] max_preemptors_per_pass: must be 0 or more");
   EXPECT_EQ(ErrorOf("[scheduler.user_weights]\nbob = 0\n"),
             "test.toml:2: [scheduler.user_weights] bob: must be above 0");
+  EXPECT_EQ(ErrorOf("[scheduler.model_weights]\nV100 = -1\n"),
+            "test.toml:2: [scheduler.model_weights] V100: must be above 0");
 }
 
 TEST(ConfigTest, AUserBelongsToOneTeam) {

@@ -61,14 +61,16 @@ Time SeedHorizon(Time now, std::chrono::seconds half_life) {
 FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
                             const std::vector<RunningSpan>& running,
                             Time now,
-                            std::chrono::seconds half_life) {
+                            const FairSharePolicy& fair_share) {
+  const std::chrono::seconds half_life = fair_share.half_life;
   FairShareSeed seed;
   auto add = [&seed](const std::string& team, const std::string& user, double value) {
     seed.teams[team] += value;
     seed.users[user] += value;
   };
   for (const UsageRecord& run : runs) {
-    add(run.team, run.user, DecayedRunGpuSeconds(run, now, half_life));
+    add(run.team, run.user,
+        ModelWeight(fair_share, run.gpu_models) * DecayedRunGpuSeconds(run, now, half_life));
   }
   for (const RunningSpan& span : running) {
     const UsageRecord so_far{
@@ -76,7 +78,8 @@ FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
         .end = std::max(span.start, now),
         .gpus = span.gpus,
         .gpu_seconds = OverlapGpuSeconds(span.start, now, span.gpus, span.start, now)};
-    add(span.team, span.user, DecayedRunGpuSeconds(so_far, now, half_life));
+    add(span.team, span.user,
+        ModelWeight(fair_share, span.gpu_models) * DecayedRunGpuSeconds(so_far, now, half_life));
   }
   return seed;
 }

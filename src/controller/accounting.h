@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "model/usage_record.h"
+#include "scheduler/policy.h"
 
 namespace gf {
 
@@ -53,10 +54,12 @@ struct RunningSpan {
   std::string user{};
   int gpus = 0;
   Time start{};  // the run's start (now for a job still starting)
+  std::vector<std::string> gpu_models{};  // distinct models of its GPUs (fair-share weights)
 };
 
 // Decayed GPU-seconds per team and per user at `now`, from ended runs and the running jobs'
-// time so far: what UsageLedger::Seed takes at start-up.
+// time so far, each weighted by its GPU models (ModelWeight): what UsageLedger::Seed takes at
+// start-up. Requires fair_share.half_life > 0.
 struct FairShareSeed {
   std::map<std::string, double> teams{};
   std::map<std::string, double> users{};
@@ -64,7 +67,7 @@ struct FairShareSeed {
 FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
                             const std::vector<RunningSpan>& running,
                             Time now,
-                            std::chrono::seconds half_life);
+                            const FairSharePolicy& fair_share);
 
 using TeamUser = std::pair<std::string, std::string>;
 

@@ -92,6 +92,29 @@ TEST(AccountingTest, ANewPeriodStartsFromZero) {
 }
 
 // The seed is what a ledger that ran all along would hold: a restart keeps fair share.
+// [scheduler.model_weights]: a GPU-second on a weighted model counts that many times, in the
+// seed as in the ledger, matched ignoring case; models without a weight count once.
+TEST(AccountingTest, ModelWeightsScaleFairShareUsage) {
+  const FairSharePolicy fair_share{.half_life = hours(1),
+                                   .user_weights = {},
+                                   .model_weights = {{"H100-80GB", 2.0}, {"A100-40GB", 0.5}}};
+  EXPECT_EQ(ModelWeight(fair_share, "h100-80gb"), 2.0);
+  EXPECT_EQ(ModelWeight(fair_share, "V100"), 1.0);
+  EXPECT_EQ(ModelWeight(fair_share, std::vector<std::string>{"H100-80GB", "A100-40GB"}), 1.25);
+  const Time t0 = kApril;
+  UsageLedger users(fair_share.half_life);
+  users.Advance(t0, {});
+  users.Advance(t0 + minutes(30), {{"ana", 2 * 2.0}, {"bob", 2 * 1.0}});  // 2 H100s; 2 V100s
+  UsageRecord h100 = RunOf("cv", "ana", 2, t0, t0 + minutes(30));
+  h100.gpu_models = {"H100-80GB"};
+  UsageRecord v100 = RunOf("cv", "bob", 2, t0, t0 + minutes(30));
+  v100.gpu_models = {"V100"};
+  const FairShareSeed seed = SeedFairShare({h100, v100}, {}, t0 + minutes(30), fair_share);
+  EXPECT_NEAR(seed.users.at("ana"), users.Sums().at("ana"), 1e-6);
+  EXPECT_NEAR(seed.users.at("bob"), users.Sums().at("bob"), 1e-6);
+  EXPECT_NEAR(seed.users.at("ana"), 2 * seed.users.at("bob"), 1e-6);
+}
+
 TEST(AccountingTest, SeedMatchesALedgerThatNeverStopped) {
   const seconds half_life = hours(1);
   const Time t0 = kApril;
@@ -105,7 +128,7 @@ TEST(AccountingTest, SeedMatchesALedgerThatNeverStopped) {
       {RunOf("cv", "ana", 2, t0, t0 + minutes(90))},
       {RunningSpan{.team = "cv", .user = "bob", .gpus = 1, .start = t0 + minutes(150)}},
       now,
-      half_life);
+      FairSharePolicy{.half_life = half_life});
   EXPECT_NEAR(seed.teams.at("cv"), teams.Sums().at("cv"), 1e-6);
   EXPECT_NEAR(seed.users.at("ana") + seed.users.at("bob"), teams.Sums().at("cv"), 1e-6);
   // 2 GPUs x 90 min that ended 90 min ago (1.5 half-lives) and began 3 half-lives ago: worth

@@ -1174,11 +1174,15 @@ std::optional<std::chrono::seconds> Controller::EffectiveLimit(const Job& job) c
 }
 
 void Controller::AccountUsage() {
-  std::map<std::string, int> by_team;
-  std::map<std::string, int> by_user;
+  // GPUs held, each counted at its model's fair-share weight.
+  std::map<std::string, double> by_team;
+  std::map<std::string, double> by_user;
   for (const auto& [id, job] : active_) {
     if (HoldsGpus(job)) {
-      const auto gpus = static_cast<int>(job.allocation->gpus.size());
+      const FairSharePolicy& fair_share = options_.policy.fair_share;
+      const double gpus =
+          static_cast<double>(job.allocation->gpus.size()) *
+          (fair_share.model_weights.empty() ? 1 : ModelWeight(fair_share, GpuModels(job)));
       by_team[job.spec.team] += gpus;
       by_user[job.owner.user] += gpus;
     }
@@ -1365,7 +1369,7 @@ Status Controller::LoadAccounting() {
   if (half_life.count() <= 0) {
     return OkStatus();  // no decay: the ledgers count plain GPU-seconds from this start
   }
-  FairShareSeed seed = SeedFairShare({}, RunningSpans(), now, half_life);
+  FairShareSeed seed = SeedFairShare({}, RunningSpans(), now, options_.policy.fair_share);
   std::int64_t after_seq = 0;
   std::size_t runs = 0;
   while (true) {
@@ -1376,7 +1380,7 @@ Status Controller::LoadAccounting() {
     }
     after_seq = page.back().seq;
     runs += page.size();
-    const FairShareSeed part = SeedFairShare(page, {}, now, half_life);
+    const FairShareSeed part = SeedFairShare(page, {}, now, options_.policy.fair_share);
     for (const auto& [team, value] : part.teams) {
       seed.teams[team] += value;
     }
@@ -1433,7 +1437,8 @@ std::vector<RunningSpan> Controller::RunningSpans() const {
       out.push_back(RunningSpan{.team = job.spec.team,
                                 .user = job.owner.user,
                                 .gpus = static_cast<int>(job.allocation->gpus.size()),
-                                .start = job.start_time.value_or(clock_.Now())});
+                                .start = job.start_time.value_or(clock_.Now()),
+                                .gpu_models = GpuModels(job)});
     }
   }
   return out;

@@ -12,14 +12,14 @@ namespace {
 // instant decayed by its own age: the integral of gpus * 2^(-(t_end - t) / h) over the
 // interval, gpus * h / ln 2 * (1 - 2^(-seconds / h)). Adding gpus * seconds undecayed instead
 // would overcount long intervals (a whole half-life of use would count double its worth).
-double DecayedHeld(int gpus, double seconds, double half_life_s) {
-  return static_cast<double>(gpus) * half_life_s / std::numbers::ln2 *
+double DecayedHeld(double gpus, double seconds, double half_life_s) {
+  return gpus * half_life_s / std::numbers::ln2 *
          (1 - std::exp2(-seconds / half_life_s));
 }
 
 }  // namespace
 
-void UsageLedger::Advance(Time now, const std::map<std::string, int>& held) {
+void UsageLedger::Advance(Time now, const std::map<std::string, double>& held) {
   if (!as_of_) {
     as_of_ = now;
     return;
@@ -31,7 +31,7 @@ void UsageLedger::Advance(Time now, const std::map<std::string, int>& held) {
   as_of_ = now;
   if (half_life_.count() <= 0) {  // no decay configured: plain sums
     for (const auto& [key, gpus] : held) {
-      sums_[key] += static_cast<double>(gpus) * std::chrono::duration<double>(elapsed).count();
+      sums_[key] += gpus * std::chrono::duration<double>(elapsed).count();
     }
     return;
   }

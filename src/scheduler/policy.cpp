@@ -1,6 +1,7 @@
 #include "scheduler/policy.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <tuple>
@@ -77,6 +78,29 @@ std::optional<std::chrono::seconds> EffectiveTimeLimit(
     limit = cls.max_time_limit;
   }
   return limit;
+}
+
+double ModelWeight(const FairSharePolicy& fair_share, std::string_view model) {
+  for (const auto& [name, weight] : fair_share.model_weights) {  // a handful: a scan is fine
+    if (std::equal(name.begin(), name.end(), model.begin(), model.end(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return weight;
+    }
+  }
+  return 1;
+}
+
+double ModelWeight(const FairSharePolicy& fair_share, const std::vector<std::string>& models) {
+  if (models.empty()) {
+    return 1;
+  }
+  double sum = 0;
+  for (const std::string& model : models) {
+    sum += ModelWeight(fair_share, model);
+  }
+  return sum / static_cast<double>(models.size());
 }
 
 double DecayedUsage(double gpu_seconds, Millis elapsed, std::chrono::seconds half_life) {
@@ -173,6 +197,11 @@ Status ValidatePolicy(const PolicyConfig& policy) {
   GF_TRY(ValidateTeam(policy.other_teams, "other_teams"));
   if (policy.fair_share.half_life.count() <= 0) {
     return InvalidArgument("fair_share.half_life: must be above 0s");
+  }
+  for (const auto& [model, weight] : policy.fair_share.model_weights) {
+    if (!(weight > 0)) {
+      return InvalidArgument("fair_share.model_weights[" + model + "]: must be above 0");
+    }
   }
   for (const auto& [user, weight] : policy.fair_share.user_weights) {
     if (!(weight > 0)) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -54,6 +55,10 @@ struct FairSharePolicy {
   // Usage halves every half_life (DecayedUsage applies it; the accounting keeps the sums).
   std::chrono::seconds half_life = std::chrono::hours(24 * 7);
   std::map<std::string, double> user_weights{};  // by user; absent = 1
+  // What a GPU-second on each model counts for in fair share (an H100 second worth two of an
+  // A100 one, say); by model name, matched ignoring case; absent = 1. Budgets stay in plain
+  // GPU-hours.
+  std::map<std::string, double> model_weights{};
 };
 
 struct PreemptionPolicy {
@@ -105,6 +110,11 @@ std::optional<std::chrono::seconds> EffectiveTimeLimit(
 // `gpu_seconds` of usage recorded `elapsed` ago, decayed with `half_life` (halves each
 // half-life). Requires half_life > 0.
 double DecayedUsage(double gpu_seconds, Millis elapsed, std::chrono::seconds half_life);
+
+// The fair-share weight of a GPU-second on `model` (FairSharePolicy::model_weights).
+double ModelWeight(const FairSharePolicy& fair_share, std::string_view model);
+// The mean ModelWeight of `models` (a job's GPUs); 1 when empty.
+double ModelWeight(const FairSharePolicy& fair_share, const std::vector<std::string>& models);
 
 // Whether the config is usable. Errors (kInvalidArgument) name the field and the fix:
 // "teams[ml].max_gpus: 4 is below guaranteed_gpus 8; raise max_gpus or lower the guarantee".
