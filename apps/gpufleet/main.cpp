@@ -10,6 +10,7 @@
 #include "cli/client_commands.h"
 #include "cli/top.h"
 #include "executor/executor.h"
+#include "sim/sim_command.h"
 #include "up.h"
 
 namespace {
@@ -57,6 +58,7 @@ int Main(int argc, char** argv) {
 
   gf::AddClientCommands(app, client);
   gf::AddTopCommand(app, client);
+  gf::sim::AddSimCommand(app, client.exit_code);
 
   // Everything after the first "--" is a job's command: kept away from CLI11, so that its
   // words are never taken for gpufleet's options.

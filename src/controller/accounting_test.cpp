@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/usage_ledger.h"
+#include "scheduler/ordering/usage_ledger.h"
 
 namespace gf {
 namespace {

@@ -26,7 +26,7 @@
 #include "controller/dependencies.h"
 #include "controller/node_agent.h"
 #include "controller/service.h"
-#include "controller/usage_ledger.h"
+#include "scheduler/ordering/usage_ledger.h"
 #include "core/clock.h"
 #include "monitor/telemetry.h"
 #include "scheduler/scheduler.h"

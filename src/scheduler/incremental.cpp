@@ -75,10 +75,10 @@ IncrementalResult IncrementalScheduler::OnArrival(QueuedJob job, Time now) {
   const std::size_t at = InsertionPoint(KeyOf(added, cls, ledger), ledger);
   AddSlot(added, cls, at);
   if (!reuse || (frontier_.has_value() && at <= *frontier_)) {
-    return Replay(fresh != nullptr ? std::move(fresh)
-                                   : std::make_unique<Pass>(cluster_, policy_, now),
-                  now,
-                  &added);
+    return Replay(
+        fresh != nullptr ? std::move(fresh) : std::make_unique<Pass>(cluster_, policy_, now),
+        now,
+        &added);
   }
   // Every job between the frontier and `at` changed nothing, so the kept pass's end state is
   // the state a full pass would show this job.
@@ -86,7 +86,8 @@ IncrementalResult IncrementalScheduler::OnArrival(QueuedJob job, Time now) {
   Decisions decisions = pass_->TakeDecisions();
   // What it took or set aside shows in later jobs' decisions, and a start (even a CPU-only
   // one, which changes no GPU) changes the state a later pass is given: the next event replays.
-  if (Apply(decisions, pass_now_) || changed) {
+  // A start runs from `now`, when the caller starts it.
+  if (Apply(decisions, now) || changed) {
     pass_.reset();
   }
   return {.decisions = std::move(decisions), .path = IncrementalPath::kFast, .considered = 1};
@@ -103,8 +104,9 @@ IncrementalResult IncrementalScheduler::OnCompletion(JobId job, Time now) {
   const bool reuse = Reusable(now);
   const auto queued = queued_.find(job.value());
   if (queued == queued_.end()) {  // nothing changed but, maybe, the time
-    return reuse ? IncrementalResult{.decisions = {}, .path = IncrementalPath::kFast, .considered = 0}
-                 : Rerun(now);
+    return reuse
+               ? IncrementalResult{.decisions = {}, .path = IncrementalPath::kFast, .considered = 0}
+               : Rerun(now);
   }
   std::unique_ptr<Pass> fresh;
   if (!reuse) {
@@ -123,6 +125,13 @@ IncrementalResult IncrementalScheduler::OnCompletion(JobId job, Time now) {
   pass_.reset();
   if (fresh != nullptr && !StandingsMoved(*fresh)) {
     return Replay(std::move(fresh), now);
+  }
+  return Rerun(now);
+}
+
+IncrementalResult IncrementalScheduler::Refresh(Time now) {
+  if (classes_ == nullptr || Reusable(now)) {
+    return {.decisions = {}, .path = IncrementalPath::kFast, .considered = 0};
   }
   return Rerun(now);
 }
@@ -160,6 +169,9 @@ IncrementalResult IncrementalScheduler::Replay(std::unique_ptr<Pass> pass,
     if (pass->ConsiderNext(*slots_[i].job, slots_[i].cls)) {
       last_change = i;
     }
+    if (slots_[i].job == arrived) {
+      arrived = nullptr;  // decided: the tail need not look for it
+    }
   }
   StartsInTail(*pass, i, arrived, considered, last_change);
   Decisions decisions = pass->TakeDecisions();
@@ -179,9 +191,8 @@ IncrementalResult IncrementalScheduler::FullOnCurrent(Time now) {
   PolicyConfig policy = policy_;
   Decisions decisions = Full(std::move(cluster), CurrentQueue(), std::move(policy), now);
   const int considered = static_cast<int>(decisions.starts.size() + decisions.pending.size());
-  return {.decisions = std::move(decisions),
-          .path = IncrementalPath::kFull,
-          .considered = considered};
+  return {
+      .decisions = std::move(decisions), .path = IncrementalPath::kFull, .considered = considered};
 }
 
 void IncrementalScheduler::StartsInTail(Pass& pass,
@@ -206,9 +217,8 @@ void IncrementalScheduler::StartsInTail(Pass& pass,
         continue;
       }
       const std::int64_t shortest = *bucket.limits_ms.begin();
-      live[b] = pass.CouldStart(bucket.request, shortest == kNever ? kNever : now_ms + shortest)
-                    ? 1
-                    : 0;
+      live[b] =
+          pass.CouldStart(bucket.request, shortest == kNever ? kNever : now_ms + shortest) ? 1 : 0;
       any = any || live[b] != 0;
     }
     return any;
@@ -355,8 +365,9 @@ IncrementalScheduler::OrderKey IncrementalScheduler::KeyOf(const QueuedJob& job,
   auto team = teams_.find(job.team);
   if (team == teams_.end()) {
     const TeamStanding standing = TeamStandingOf(job.team, cluster_, ledger);
-    team = teams_.emplace(job.team, std::make_pair(standing.below_guarantee ? 0 : 1, standing.share))
-               .first;
+    team =
+        teams_.emplace(job.team, std::make_pair(standing.below_guarantee ? 0 : 1, standing.share))
+            .first;
   }
   auto user = users_.find(job.user);
   if (user == users_.end()) {
@@ -372,8 +383,8 @@ IncrementalScheduler::OrderKey IncrementalScheduler::KeyOf(const QueuedJob& job,
 
 std::size_t IncrementalScheduler::InsertionPoint(const OrderKey& key, const Ledger& ledger) const {
   // After every job that goes before it or ties with it (a duplicate id keeps arrival order).
-  const auto it = std::upper_bound(
-      slots_.begin(), slots_.end(), key, [&](const OrderKey& k, const Slot& slot) {
+  const auto it =
+      std::upper_bound(slots_.begin(), slots_.end(), key, [&](const OrderKey& k, const Slot& slot) {
         return k < KeyOf(*slot.job, slot.cls, ledger);
       });
   return static_cast<std::size_t>(it - slots_.begin());
@@ -382,8 +393,8 @@ std::size_t IncrementalScheduler::InsertionPoint(const OrderKey& key, const Ledg
 std::optional<std::size_t> IncrementalScheduler::PositionOf(const QueuedJob& job,
                                                             const Ledger& ledger) const {
   const OrderKey key = KeyOf(job, classes_->IndexOf(job.priority), ledger);
-  auto it = std::lower_bound(
-      slots_.begin(), slots_.end(), key, [&](const Slot& slot, const OrderKey& k) {
+  auto it =
+      std::lower_bound(slots_.begin(), slots_.end(), key, [&](const Slot& slot, const OrderKey& k) {
         return KeyOf(*slot.job, slot.cls, ledger) < k;
       });
   for (; it != slots_.end() && it->job != &job; ++it) {

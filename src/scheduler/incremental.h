@@ -39,6 +39,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,6 +90,11 @@ class IncrementalScheduler {
   // An id it does not know changes nothing.
   IncrementalResult OnCompletion(JobId job, Time now);
 
+  // Nothing happened, but the kept pass may be stale (its decisions changed the state) or
+  // older than `now`: decides again (kReplay), so that the next arrival can take kFast. For an
+  // idle moment; returns the same as an event would.
+  IncrementalResult Refresh(Time now);
+
   // The state it decides: the cluster (with the jobs it started running), and the queue in
   // scheduling order.
   const ClusterSnapshot& Cluster() const { return cluster_; }
@@ -116,13 +122,23 @@ class IncrementalScheduler {
     double user_share = 0;
     std::int64_t submit_ms = 0;
     std::int64_t id = 0;
-    auto operator<=>(const OrderKey&) const = default;
+    bool operator<(const OrderKey& other) const {
+      return std::tie(tier, borrowing, team_share, user_share, submit_ms, id) <
+             std::tie(other.tier,
+                      other.borrowing,
+                      other.team_share,
+                      other.user_share,
+                      other.submit_ms,
+                      other.id);
+    }
   };
 
   // A fresh pass over the current state, or a full one when the order moved (kFull).
   IncrementalResult Rerun(Time now);
   // `arrived`, when given, is decided even where it could not start (it is owed an answer).
-  IncrementalResult Replay(std::unique_ptr<Pass> pass, Time now, const QueuedJob* arrived = nullptr);
+  IncrementalResult Replay(std::unique_ptr<Pass> pass,
+                           Time now,
+                           const QueuedJob* arrived = nullptr);
   IncrementalResult FullOnCurrent(Time now);
   // Considers the slots from `from` on whose bucket could still start, until none can, and
   // `must` wherever it is.

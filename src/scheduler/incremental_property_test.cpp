@@ -101,7 +101,6 @@ void AssertSameAsDecide(const IncrementalResult& got, const Decisions& want) {
   for (const PendingDecision& p : got.decisions.pending) {
     const auto it = pending.find(p.job.value());
     RC_ASSERT(it != pending.end());
-    RC_LOG() << "job " << p.job.value() << "\n";
     RC_ASSERT(p.reason == it->second->reason);
     RC_ASSERT(p.estimated_start == it->second->estimated_start);
     RC_ASSERT(p.reservation == it->second->reservation);
@@ -161,9 +160,6 @@ RC_GTEST_PROP(IncrementalProperty, EveryEventDecidesAsDecide, ()) {
     const Decisions want = Decide(cluster, queue, policy, now);
     RC_LOG() << "event " << e << ": " << ToString(got.path) << ", considered " << got.considered
              << " of " << queue.pending.size() << "\n";
-    for (const auto& p : want.pending) RC_LOG() << "want " << p.job.value() << " " << p.reason << "\n";
-    for (const auto& p : got.decisions.pending) RC_LOG() << "got " << p.job.value() << " " << p.reason << "\n";
-    for (const auto& p : queue.pending) RC_LOG() << "q " << p.id.value() << " " << p.priority.name << " team=" << p.team << " u=" << p.user << "\n";
     paths.insert(std::string(ToString(got.path)));
     if (got.path == IncrementalPath::kReplay &&
         got.considered < static_cast<int>(queue.pending.size())) {

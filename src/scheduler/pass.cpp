@@ -91,8 +91,16 @@ Pass::Pass(const ClusterSnapshot& cluster, const PolicyConfig& policy, Time now)
       now_(now),
       pool_(cluster, now),
       classes_(policy, cluster),
-      ledger_(policy, cluster, classes_),
-      start_ledger_(ledger_) {}
+      ledger_(policy, cluster, classes_) {}
+
+const Ledger& Pass::StartLedger() const {
+  if (!start_ledger_.has_value()) {
+    // Built again rather than copied from ledger_: that one has counted this pass's jobs, and
+    // a Ledger caches a pointer into its own map. Only the incremental scheduler asks.
+    start_ledger_.emplace(policy_, cluster_, classes_);
+  }
+  return *start_ledger_;
+}
 
 Decisions Pass::Run(const Queue& queue, std::optional<JobId> target, const PassProbe* probe) {
   Ordering ordering = FairShareOrdering(queue, cluster_, policy_, ledger_);
@@ -134,10 +142,9 @@ bool Pass::ConsiderNext(const QueuedJob& job, ClassIndex c) {
 }
 
 bool Pass::OnlyStartsLeft() const {
-  const bool no_reservation =
-      policy_.backfill.enabled && reservations_ >= policy_.backfill.depth;
-  const bool no_preemption = !policy_.preemption.enabled ||
-                             preemptors_ >= policy_.preemption.max_preemptors_per_pass;
+  const bool no_reservation = policy_.backfill.enabled && reservations_ >= policy_.backfill.depth;
+  const bool no_preemption =
+      !policy_.preemption.enabled || preemptors_ >= policy_.preemption.max_preemptors_per_pass;
   return no_reservation && no_preemption;
 }
 
@@ -205,11 +212,11 @@ bool Pass::TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool
 // Preempts for `job` now, or (WaitForYoungVictims) plans to once its victims have run the
 // minimum run time. Returns whether it did either (the job's decision is then made).
 bool Pass::TryPreempt(const QueuedJob& job,
-                int position,
-                Shape shape,
-                ClassIndex c,
-                const QuotaVerdict& verdict,
-                std::optional<std::chrono::seconds> limit) {
+                      int position,
+                      Shape shape,
+                      ClassIndex c,
+                      const QuotaVerdict& verdict,
+                      std::optional<std::chrono::seconds> limit) {
   // A job whose class the config does not list preempts nothing (ClassTable).
   if (!policy_.preemption.enabled || shape.gpus == 0 || !classes_.IsConfigured(c) ||
       (classes_.Policy(c).preempts.empty() && !verdict.guarantee_right) ||
@@ -225,10 +232,9 @@ bool Pass::TryPreempt(const QueuedJob& job,
   if (failed != unpreemptable_.end() && failed->second <= shape.gpus) {
     return false;
   }
-  const Preemptor preemptor =
-      MakePreemptor(shape, classes_, c, job.team, verdict.guarantee_right);
+  const Preemptor preemptor = MakePreemptor(shape, classes_, c, job.team, verdict.guarantee_right);
   const std::optional<VictimChoice> choice =
-      ChooseVictims(pool_, cluster_, preemptor, policy_, now_);
+      ChooseVictims(pool_, cluster_, preemptor, policy_, now_, &victims_);
   if (!choice.has_value()) {
     unpreemptable_[memo_key] = shape.gpus;
     return WaitForYoungVictims(job, position, preemptor, limit);
@@ -241,9 +247,9 @@ bool Pass::TryPreempt(const QueuedJob& job,
 // the GPUs counted for its team, and its reason and estimated start (now: it starts as soon
 // as the victims have stopped).
 void Pass::Preempt(const QueuedJob& job,
-             int position,
-             const Preemptor& preemptor,
-             const VictimChoice& choice) {
+                   int position,
+                   const Preemptor& preemptor,
+                   const VictimChoice& choice) {
   std::string waits_for;
   std::vector<int> set_aside = choice.fit.gpus;
   for (const int r : choice.victims) {
@@ -279,9 +285,9 @@ void Pass::Preempt(const QueuedJob& job,
 // A reservation like Wait's: only with backfill on and among the first `depth` waiting jobs
 // (it costs a second victim search). Returns whether it planned one.
 bool Pass::WaitForYoungVictims(const QueuedJob& job,
-                         int position,
-                         Preemptor preemptor,
-                         std::optional<std::chrono::seconds> limit) {
+                               int position,
+                               Preemptor preemptor,
+                               std::optional<std::chrono::seconds> limit) {
   const std::chrono::seconds min_run_time = policy_.preemption.min_run_time;
   if (min_run_time.count() == 0 || !policy_.backfill.enabled ||
       reservations_ >= policy_.backfill.depth) {
@@ -289,7 +295,7 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
   }
   preemptor.ignore_min_run_time = true;
   const std::optional<VictimChoice> later =
-      ChooseVictims(pool_, cluster_, preemptor, policy_, now_);
+      ChooseVictims(pool_, cluster_, preemptor, policy_, now_, &victims_);
   if (!later.has_value() || later->victims.empty()) {
     return false;  // no right at all, or only stopping jobs in the way: an ordinary wait
   }
@@ -304,9 +310,8 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
     AppendJob(victims, cluster_.running[static_cast<std::size_t>(r)], "already stopping");
   }
   ++reservations_;
-  pool_.Reserve(PoolReservation{.fit = later->fit, .start_ms = ToUnixMillis(at)},
-                position,
-                EndOf(at, limit));
+  pool_.Reserve(
+      PoolReservation{.fit = later->fit, .start_ms = ToUnixMillis(at)}, position, EndOf(at, limit));
   AddWaiter(job, preemptor.shape);
   const Allocation allocation = pool_.ToAllocation(later->fit);
   decisions_.pending.push_back(PendingDecision{
@@ -321,9 +326,9 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
 
 // The job waits: its reason, and what it sets aside so that later jobs do not delay it.
 void Pass::Wait(const QueuedJob& job,
-          int position,
-          Shape shape,
-          std::optional<std::chrono::seconds> limit) {
+                int position,
+                Shape shape,
+                std::optional<std::chrono::seconds> limit) {
   const bool could_ever_start =
       shape.gpus > 0 && shape.model != kNoSuchModel && pool_.LargestUsable(shape) >= shape.gpus;
   std::string reason = Reason(job, shape, could_ever_start);
@@ -348,14 +353,14 @@ void Pass::Wait(const QueuedJob& job,
     pool_.Reserve(*reservation, position, EndOf(start, limit));
     AddWaiter(job, shape);
     const Allocation allocation = pool_.ToAllocation(reservation->fit);
-    decisions_.pending.push_back(
-        PendingDecision{.job = job.id,
-                        .reason = WithClassNote(job,
-                                                reason + "; expected to start in " +
-                                                    FormatWait((start - now_).count()) + " on " +
-                                                    allocation.node.value() + " (GPUs reserved)"),
-                        .estimated_start = start,
-                        .reservation = allocation});
+    decisions_.pending.push_back(PendingDecision{
+        .job = job.id,
+        .reason =
+            WithClassNote(job,
+                          reason + "; expected to start in " + FormatWait((start - now_).count()) +
+                              " on " + allocation.node.value() + " (GPUs reserved)"),
+        .estimated_start = start,
+        .reservation = allocation});
     return;
   }
   // No foreseeable start: claim everything it could use (the v1 rule).

@@ -82,7 +82,7 @@ class Pass {
   int LastChange() const { return last_change_; }
   const ClassTable& Classes() const { return classes_; }
   // The ledger as the pass found it (the running jobs), before any job of the pass counted.
-  const Ledger& StartLedger() const { return start_ledger_; }
+  const Ledger& StartLedger() const;
   Time Now() const { return now_; }
 
   static std::int64_t EndOf(Time start, std::optional<std::chrono::seconds> limit) {
@@ -113,7 +113,10 @@ class Pass {
                            int position,
                            Preemptor preemptor,
                            std::optional<std::chrono::seconds> limit);
-  void Wait(const QueuedJob& job, int position, Shape shape, std::optional<std::chrono::seconds> limit);
+  void Wait(const QueuedJob& job,
+            int position,
+            Shape shape,
+            std::optional<std::chrono::seconds> limit);
   void AddWaiter(const QueuedJob& job, Shape shape);
   std::string Reason(const QueuedJob& job, Shape shape, bool could_ever_start);
   std::string ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start);
@@ -131,7 +134,7 @@ class Pass {
   GpuPool pool_;
   ClassTable classes_;  // before the ledgers, which refer to it
   Ledger ledger_;
-  Ledger start_ledger_;  // a copy of ledger_ before any job counted
+  mutable std::optional<Ledger> start_ledger_;  // ledger_ before any job counted; on first use
   std::vector<const QueuedJob*> order_;
   std::vector<ClassIndex> order_class_;  // by position in order_
   ClassIndex current_class_ = 0;         // the class of the job being considered
@@ -139,6 +142,7 @@ class Pass {
   Decisions decisions_;
   FailureMemo unfit_;
   std::map<std::tuple<int, int, int, bool, std::string>, int> unpreemptable_;  // → fewest failed
+  VictimCache victims_;          // what earlier victim searches found per node
   std::vector<Waiter> waiters_;  // jobs that reserved or claimed GPUs, in order
   int reservations_ = 0;
   int preemptors_ = 0;  // jobs that preempted in this pass

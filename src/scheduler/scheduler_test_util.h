@@ -40,7 +40,7 @@ inline QueuedJob MakeJob(std::int64_t id,
                          std::int64_t submit_s = 0) {
   QueuedJob job;
   job.id = JobId(id);
-  job.priority = priority;
+  job.priority = std::move(priority);
   job.submit_time = FromUnixMillis(submit_s * 1000);
   job.request.gpus = gpus;
   job.request.gpu_type = std::move(type);

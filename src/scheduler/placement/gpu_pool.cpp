@@ -47,7 +47,15 @@ std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster) {
 
 GpuPool::GpuPool(const ClusterSnapshot& cluster, Time now) : now_ms_(ToUnixMillis(now)) {
   std::set<std::string> display_models;
-  for (const NodeSnapshot* snapshot : UpNodesByName(cluster)) {
+  const std::vector<const NodeSnapshot*> up = UpNodesByName(cluster);
+  std::size_t gpus = 0;
+  for (const NodeSnapshot* snapshot : up) {
+    gpus += snapshot->node.gpus.size();
+  }
+  gpus_.reserve(gpus);  // a pass builds its pool anew: 8,000 GPUs without regrowing
+  gpu_by_uuid_.reserve(gpus);
+  nodes_.reserve(up.size());
+  for (const NodeSnapshot* snapshot : up) {
     AddNode(*snapshot, display_models);
   }
   for (const std::string& model : display_models) {
@@ -76,15 +84,21 @@ void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& displ
                             .models = {},
                             .holders = {}});
   node_labels_.push_back(snapshot.node.labels);
+  // A node's GPUs are mostly of one model: look its id up once per run of the same name.
+  const std::string* last_model = nullptr;
+  int model = 0;
   for (const Gpu* gpu : usable) {
-    const auto [it, added] =
-        model_ids_.emplace(Lower(gpu->model), static_cast<int>(model_ids_.size()) + 1);
-    display_models.insert(gpu->model);
+    if (last_model == nullptr || *last_model != gpu->model) {
+      last_model = &gpu->model;
+      model = model_ids_.emplace(Lower(gpu->model), static_cast<int>(model_ids_.size()) + 1)
+                  .first->second;
+      display_models.insert(gpu->model);
+    }
     const bool free = !snapshot.allocated.contains(gpu->uuid);
     gpu_by_uuid_.emplace(gpu->uuid.value(), static_cast<int>(gpus_.size()));
     gpus_.push_back(PoolGpu{.node = position,
                             .index = gpu->index,
-                            .model = it->second,
+                            .model = model,
                             .uuid = gpu->uuid,
                             .free = free,
                             .claimed = false,

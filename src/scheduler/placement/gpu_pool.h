@@ -167,6 +167,9 @@ class GpuPool {
   }
   // Bumped by every change that can alter a fit or a reason: memos keyed on it stay valid.
   std::uint64_t Generation() const { return generation_; }
+  // Bumped by every change to node `n` (its GPUs taken, claimed or reserved): what was worked
+  // out about the node stays valid while it is unchanged.
+  std::uint64_t NodeVersion(int n) const { return node_versions_[static_cast<std::size_t>(n)]; }
 
  private:
   void AddNode(const NodeSnapshot& snapshot, std::set<std::string>& display_models);

@@ -31,9 +31,7 @@ std::int64_t LostMillis(const RunningJob& job, Time now) {
   return std::max<std::int64_t>(0, (now - since).count());
 }
 
-// Lower is better: (guaranteed victims, minus the lowest rank among the victims (so the node
-// whose most important victim is least important wins), lost GPU-milliseconds, victims, node).
-using NodeCost = std::tuple<int, int, std::int64_t, int, int>;
+using NodeCost = VictimCache::NodeCost;
 
 // One running job on a node that could make room, in the order victims are taken.
 struct Option {
@@ -204,15 +202,49 @@ std::string PreemptionCause(PreemptionRight right,
          std::to_string(victim.id.value()) + " ran on borrowed GPUs";
 }
 
+std::vector<VictimCache::NodeResult>& VictimCache::For(const Preemptor& preemptor,
+                                                       std::size_t nodes) {
+  const Shape& shape = preemptor.shape;
+  std::vector<NodeResult>& results = by_preemptor_[Key{
+      shape.model,
+      shape.gpus,
+      shape.constraint,
+      preemptor.cls,
+      preemptor.guarantee_right,
+      preemptor.guarantee_right ? preemptor.team : std::string(),  // the team matters only then
+      preemptor.ignore_min_run_time}];
+  results.resize(nodes);
+  return results;
+}
+
 std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
                                           const ClusterSnapshot& cluster,
                                           const Preemptor& preemptor,
                                           const PolicyConfig& policy,
-                                          Time now) {
+                                          Time now,
+                                          VictimCache* cache) {
   if (preemptor.shape.model == kNoSuchModel || preemptor.shape.gpus <= 0) {
     return std::nullopt;
   }
   std::vector<Option> options;
+  std::vector<VictimCache::NodeResult>* seen =
+      cache != nullptr ? &cache->For(preemptor, pool.Nodes().size()) : nullptr;
+  // The node's cost for this preemptor: weighed now, or as an alike search found it when the
+  // node has not changed since.
+  const auto weigh = [&](int n) {
+    VictimCache::NodeResult result;
+    VictimCache::NodeResult* cached =
+        seen != nullptr ? &(*seen)[static_cast<std::size_t>(n)] : &result;
+    const std::uint64_t version = pool.NodeVersion(n) + 1;
+    if (cached->seen != version) {
+      cached->seen = version;
+      cached->taken = NodeOptions(pool, cluster, n, preemptor, policy, now, options);
+      if (cached->taken >= 0) {
+        cached->cost = CostOf(cluster, preemptor, options, cached->taken, n, now);
+      }
+    }
+    return *cached;
+  };
   std::optional<std::pair<NodeCost, int>> best;  // (cost, taken)
   for (std::size_t n = 0; n < pool.Nodes().size(); ++n) {
     const PoolNode& node = pool.Nodes()[n];
@@ -221,13 +253,12 @@ std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
         !pool.Allows(node_n, preemptor.shape)) {
       continue;  // only nodes with the job's labels are worth stopping work on
     }
-    const int taken = NodeOptions(pool, cluster, node_n, preemptor, policy, now, options);
-    if (taken < 0) {
+    const VictimCache::NodeResult result = weigh(node_n);
+    if (result.taken < 0) {
       continue;
     }
-    const NodeCost cost = CostOf(cluster, preemptor, options, taken, node_n, now);
-    if (!best.has_value() || cost < best->first) {
-      best = std::make_pair(cost, taken);
+    if (!best.has_value() || result.cost < best->first) {
+      best = std::make_pair(result.cost, result.taken);
     }
   }
   if (!best.has_value()) {

@@ -22,8 +22,11 @@
 // Pure functions over values: safe from any thread.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/clock.h"
@@ -71,11 +74,36 @@ std::string PreemptionCause(PreemptionRight right,
                             const RunningJob& victim,
                             const Preemptor& preemptor);
 
-// The cheapest way to make room for `preemptor`, or nullopt when none exists.
+// What earlier victim searches of one pass found on each node, for preemptors alike (same
+// shape, class, guarantee right and team, minimum-run-time rule): a node is weighed again only
+// once it changed (GpuPool::NodeVersion). Up to 100 preemptors a pass each weigh every node
+// with running jobs; between two of them only the nodes the first one claimed change.
+// One pass (one pool, cluster, policy and time) owns one; not thread-safe.
+class VictimCache {
+ public:
+  // Lower is better: (guaranteed victims, minus the lowest rank among the victims (so the node
+  // whose most important victim is least important wins), lost GPU-milliseconds, victims,
+  // node).
+  using NodeCost = std::tuple<int, int, std::int64_t, int, int>;
+  struct NodeResult {
+    std::uint64_t seen = 0;  // the node's version + 1 when weighed; 0 never
+    int taken = -1;          // victims needed there; -1 it does not fit
+    NodeCost cost{};
+  };
+  std::vector<NodeResult>& For(const Preemptor& preemptor, std::size_t nodes);
+
+ private:
+  using Key = std::tuple<int, int, int, ClassIndex, bool, std::string, bool>;
+  std::map<Key, std::vector<NodeResult>> by_preemptor_;
+};
+
+// The cheapest way to make room for `preemptor`, or nullopt when none exists. With `cache`
+// (the same pass's every time), nodes unchanged since an alike search are not weighed again.
 std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
                                           const ClusterSnapshot& cluster,
                                           const Preemptor& preemptor,
                                           const PolicyConfig& policy,
-                                          Time now);
+                                          Time now,
+                                          VictimCache* cache = nullptr);
 
 }  // namespace gf

@@ -127,17 +127,36 @@ QuotaVerdict Ledger::Check(const QueuedJob& job, ClassIndex c, int gpus) const {
   return CheckTeam(job, gpus);
 }
 
+std::string Ledger::AtLimitReason(const std::string& team, TeamState& state, int gpus) const {
+  const auto write = [&] {
+    return "team " + (team.empty() ? std::string("(none)") : team) + " is at its limit: holds " +
+           std::to_string(state.held) + " of max_gpus " + std::to_string(*state.policy->max_gpus) +
+           "; this job needs " + std::to_string(gpus) + " more";
+  };
+  constexpr int kRemembered = 64;  // GPU counts a node can have; larger asks are rare
+  if (gpus >= kRemembered) {
+    return write();
+  }
+  const auto slot = static_cast<std::size_t>(gpus);
+  if (state.at_limit.size() <= slot) {
+    state.at_limit.resize(slot + 1, {-1, std::string()});
+  }
+  auto& [held, reason] = state.at_limit[slot];
+  if (held != state.held) {
+    held = state.held;
+    reason = write();
+  }
+  return reason;
+}
+
 QuotaVerdict Ledger::CheckTeam(const QueuedJob& job, int gpus) const {
   if (!quotas_on_ || gpus == 0) {
     return QuotaVerdict{};
   }
-  const TeamState& state = StateOf(job.team);
+  TeamState& state = StateOf(job.team);
   const TeamPolicy& team = *state.policy;
   if (team.max_gpus.has_value() && state.held + gpus > *team.max_gpus) {
-    return Refuse("team " + (job.team.empty() ? std::string("(none)") : job.team) +
-                  " is at its limit: holds " + std::to_string(state.held) + " of max_gpus " +
-                  std::to_string(*team.max_gpus) + "; this job needs " + std::to_string(gpus) +
-                  " more");
+    return Refuse(AtLimitReason(job.team, state, gpus));
   }
   const bool over_budget = !state.over_budget.empty();
   if (over_budget && team.over_budget == OverBudget::kHold && !job.budget_approved) {

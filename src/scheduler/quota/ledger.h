@@ -62,7 +62,11 @@ class Ledger {
     int held = 0;
     double period_gpu_hours = 0;
     std::string over_budget;  // the hold reason when over its budget ("" when not)
+    // The "at its limit" reason by GPUs asked, with the `held` it was written for: a deep
+    // queue of a team at max_gpus asks the same question thousands of times a pass.
+    std::vector<std::pair<int, std::string>> at_limit;
   };
+  std::string AtLimitReason(const std::string& team, TeamState& state, int gpus) const;
   // The team's state, made on first use (teams_ is a cache, hence mutable).
   TeamState& StateOf(const std::string& team) const;
   QuotaVerdict CheckTeam(const QueuedJob& job, int gpus) const;

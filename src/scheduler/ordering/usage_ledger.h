@@ -1,5 +1,6 @@
 // UsageLedger: fair-share usage (GPU-seconds, decayed with a half-life) per key — a team or a
-// user — kept incrementally by the controller from the GPUs its running jobs hold.
+// user — kept incrementally from the GPUs running jobs hold: by the controller, and by
+// `gpufleet sim` on its virtual clock (one formula for both).
 //
 // The sums are not stored: at start the controller seeds them (Seed) from the usage records
 // of the store, decayed to now (controller/accounting.h), so a restart keeps fair share.

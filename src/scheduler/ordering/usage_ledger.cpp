@@ -1,4 +1,4 @@
-#include "controller/usage_ledger.h"
+#include "scheduler/ordering/usage_ledger.h"
 
 #include <cmath>
 #include <numbers>

@@ -1,0 +1,237 @@
+// Unit tests of the IncrementalScheduler (incremental.h): each path, when it is taken, and that
+// what it decides is Decide()'s. incremental_property_test.cpp checks the same over random
+// event sequences.
+#include "scheduler/incremental.h"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler_test_util.h"
+
+namespace gf {
+namespace {
+
+using testing::MakeJob;
+using testing::MakeNode;
+using testing::Uuid;
+
+constexpr std::int64_t kNowMs = std::int64_t{10} * 3'600'000;  // 10h
+
+Time At(std::int64_t ms) {
+  return FromUnixMillis(ms);
+}
+
+// A running job on `node` holding GPUs [first, first + count), ending `ends_in_ms` from now.
+RunningJob Running(std::int64_t id,
+                   const std::string& node,
+                   int first,
+                   int count,
+                   std::int64_t ends_in_ms,
+                   const std::string& team = "") {
+  RunningJob job;
+  job.id = JobId(id);
+  job.team = team;
+  job.user = "u";
+  job.allocation.node = NodeId(node);
+  for (int i = first; i < first + count; ++i) {
+    job.allocation.gpus.push_back(Uuid(node, i));
+  }
+  job.start_time = At(kNowMs - 3'600'000);
+  job.time_limit = std::chrono::seconds((3'600'000 + ends_in_ms) / 1000);
+  return job;
+}
+
+// Two nodes of 4 GPUs, every GPU held by a running job with a known end.
+ClusterSnapshot FullCluster() {
+  ClusterSnapshot cluster{{MakeNode("a", 4, "H100"), MakeNode("b", 4, "H100")}};
+  cluster.running = {Running(901, "a", 0, 2, 600'000),
+                     Running(902, "a", 2, 2, 1'200'000),
+                     Running(903, "b", 0, 4, 1'800'000)};
+  return cluster;
+}
+
+// One reservation a pass and no preemption: after the first waiting job only starts are left.
+PolicyConfig ShallowPolicy() {
+  PolicyConfig policy;
+  policy.preemption.enabled = false;
+  policy.backfill.depth = 1;
+  return policy;
+}
+
+QueuedJob Job(std::int64_t id, int gpus, PriorityClass priority = PriorityClass::kNormal) {
+  QueuedJob job = MakeJob(id, gpus, std::nullopt, std::move(priority), id);
+  job.user = "u";
+  job.time_limit = std::chrono::hours(1);
+  return job;
+}
+
+// Job 3 is short (5 minutes): it may backfill on GPUs reserved from later than that.
+Queue FiveJobs() {
+  Queue queue{{Job(1, 4), Job(2, 2), Job(3, 1), Job(4, 2), Job(5, 1)}};
+  queue.pending[2].time_limit = std::chrono::minutes(5);
+  return queue;
+}
+
+// Every start and pending decision in `got` is Decide()'s on `cluster` and `queue`, and it has
+// all of Decide()'s starts.
+void ExpectAsDecide(const Decisions& got,
+                    const ClusterSnapshot& cluster,
+                    const Queue& queue,
+                    const PolicyConfig& policy,
+                    Time now) {
+  const Decisions want = Decide(cluster, queue, policy, now);
+  ASSERT_EQ(got.starts.size(), want.starts.size());
+  for (std::size_t i = 0; i < want.starts.size(); ++i) {
+    EXPECT_EQ(got.starts[i].job, want.starts[i].job);
+    EXPECT_EQ(got.starts[i].allocation, want.starts[i].allocation);
+  }
+  for (const PendingDecision& p : got.pending) {
+    const auto it = std::find_if(want.pending.begin(),
+                                 want.pending.end(),
+                                 [&](const PendingDecision& w) { return w.job == p.job; });
+    ASSERT_NE(it, want.pending.end()) << p.job.value();
+    EXPECT_EQ(p.reason, it->reason);
+    EXPECT_EQ(p.estimated_start, it->estimated_start);
+  }
+}
+
+std::string ReasonOf(const Decisions& d, std::int64_t id) {
+  for (const PendingDecision& p : d.pending) {
+    if (p.job == JobId(id)) {
+      return p.reason;
+    }
+  }
+  return "(not pending)";
+}
+
+TEST(IncrementalSchedulerTest, FullIsDecide) {
+  IncrementalScheduler scheduler;
+  const Decisions got = scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  ExpectAsDecide(got, FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  EXPECT_EQ(got.pending.size(), 5U);
+  EXPECT_NE(ReasonOf(got, 1).find("(GPUs reserved)"), std::string::npos);
+}
+
+TEST(IncrementalSchedulerTest, ArrivalAfterTheFrontierIsDecidedAgainstTheKeptPass) {
+  IncrementalScheduler scheduler;
+  scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  const IncrementalResult got = scheduler.OnArrival(Job(6, 1), At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kFast);
+  EXPECT_EQ(got.considered, 1);
+  ASSERT_EQ(got.decisions.pending.size(), 1U);
+  Queue queue = FiveJobs();
+  queue.pending.push_back(Job(6, 1));
+  ExpectAsDecide(got.decisions, FullCluster(), queue, ShallowPolicy(), At(kNowMs));
+  EXPECT_EQ(ReasonOf(got.decisions, 6), "behind job 1 (normal priority, needs 4 GPUs)");
+}
+
+TEST(IncrementalSchedulerTest, ArrivalAheadOfTheFrontierReplays) {
+  IncrementalScheduler scheduler;
+  scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  const IncrementalResult got = scheduler.OnArrival(Job(7, 2, PriorityClass::kHigh), At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kReplay);
+  Queue queue = FiveJobs();
+  queue.pending.push_back(Job(7, 2, PriorityClass::kHigh));
+  ExpectAsDecide(got.decisions, FullCluster(), queue, ShallowPolicy(), At(kNowMs));
+  // The high job took the one reservation; job 1 no longer holds one.
+  EXPECT_NE(ReasonOf(got.decisions, 7).find("(GPUs reserved)"), std::string::npos);
+  EXPECT_EQ(ReasonOf(got.decisions, 1).find("(GPUs reserved)"), std::string::npos);
+}
+
+TEST(IncrementalSchedulerTest, LaterArrivalReplaysUnlessWithinReuseWindow) {
+  IncrementalScheduler exact;
+  exact.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  EXPECT_EQ(exact.OnArrival(Job(6, 1), At(kNowMs + 1000)).path, IncrementalPath::kReplay);
+
+  IncrementalScheduler lenient(IncrementalOptions{.reuse_within = std::chrono::seconds(5)});
+  lenient.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  EXPECT_EQ(lenient.OnArrival(Job(6, 1), At(kNowMs + 1000)).path, IncrementalPath::kFast);
+}
+
+TEST(IncrementalSchedulerTest, CompletionStartsWhatFitsAndSkipsJobsThatCannot) {
+  IncrementalScheduler scheduler;
+  scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  // Job 902 ends: a's GPUs 2 and 3 are free. Job 1 (4 GPUs) reserves node a from when 901
+  // ends (10 minutes); only job 3 ends before that, so it alone starts, on a free reserved GPU.
+  const IncrementalResult got = scheduler.OnCompletion(JobId(902), At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kReplay);
+  ClusterSnapshot cluster = FullCluster();
+  cluster.running.erase(cluster.running.begin() + 1);
+  ExpectAsDecide(got.decisions, cluster, FiveJobs(), ShallowPolicy(), At(kNowMs));
+  // After job 1's reservation only starts are left: once the two free GPUs are taken, the
+  // jobs after are not looked at.
+  EXPECT_LT(got.considered, 5);
+  ASSERT_EQ(got.decisions.starts.size(), 1U);
+  EXPECT_EQ(got.decisions.starts[0].job, JobId(3));
+  // The start is applied: it runs, and left the queue.
+  const JobId started = got.decisions.starts[0].job;
+  EXPECT_TRUE(std::any_of(scheduler.Cluster().running.begin(),
+                          scheduler.Cluster().running.end(),
+                          [&](const RunningJob& r) {
+                            return r.id == started && r.start_time == At(kNowMs) &&
+                                   r.time_limit == std::chrono::minutes(5);
+                          }));
+  const Queue left = scheduler.CurrentQueue();
+  EXPECT_TRUE(std::none_of(left.pending.begin(), left.pending.end(), [&](const QueuedJob& j) {
+    return j.id == started;
+  }));
+}
+
+TEST(IncrementalSchedulerTest, AStartMakesTheNextArrivalReplay) {
+  IncrementalScheduler scheduler;
+  scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  ASSERT_FALSE(scheduler.OnCompletion(JobId(902), At(kNowMs)).decisions.starts.empty());
+  // The kept pass showed the started job as taken in the pass, not running: a fresh pass is due.
+  EXPECT_EQ(scheduler.OnArrival(Job(6, 1), At(kNowMs)).path, IncrementalPath::kReplay);
+  EXPECT_EQ(scheduler.OnArrival(Job(8, 1), At(kNowMs)).path, IncrementalPath::kFast);
+}
+
+TEST(IncrementalSchedulerTest, CancelBeyondTheFrontierChangesNothing) {
+  IncrementalScheduler scheduler;
+  scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  const IncrementalResult got = scheduler.OnCompletion(JobId(5), At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kFast);
+  EXPECT_TRUE(got.decisions.pending.empty());
+  EXPECT_EQ(scheduler.CurrentQueue().pending.size(), 4U);
+  // Job 1 set a reservation aside: cancelling it changes what the others get.
+  EXPECT_EQ(scheduler.OnCompletion(JobId(1), At(kNowMs)).path, IncrementalPath::kReplay);
+}
+
+TEST(IncrementalSchedulerTest, UnknownIdChangesNothing) {
+  IncrementalScheduler scheduler;
+  scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  const IncrementalResult got = scheduler.OnCompletion(JobId(12345), At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kFast);
+  EXPECT_EQ(scheduler.CurrentQueue().pending.size(), 5U);
+}
+
+TEST(IncrementalSchedulerTest, ATeamCrossingItsGuaranteeSortsTheQueueAgain) {
+  // Team a is guaranteed 4 GPUs and holds exactly 4 (job 903), so it is not below its
+  // guarantee; when 903 ends it is, and the order puts its jobs first: the queue is sorted again.
+  PolicyConfig policy = ShallowPolicy();
+  policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 4},
+                  TeamPolicy{.name = "b", .guaranteed_gpus = 4}};
+  ClusterSnapshot cluster = FullCluster();
+  cluster.running[2].team = "a";  // 903: 4 GPUs of team a
+  Queue queue{{Job(1, 4), Job(2, 2)}};
+  queue.pending[0].team = "b";
+  queue.pending[1].team = "a";
+  IncrementalScheduler scheduler;
+  scheduler.Full(cluster, queue, policy, At(kNowMs));
+  const IncrementalResult got = scheduler.OnCompletion(JobId(903), At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kFull);
+  cluster.running.erase(cluster.running.begin() + 2);
+  ExpectAsDecide(got.decisions, cluster, queue, policy, At(kNowMs));
+  EXPECT_EQ(got.decisions.starts.size() + got.decisions.pending.size(), 2U);
+}
+
+TEST(IncrementalSchedulerTest, ArrivalBeforeAnyFullPassDecidesAnEmptyCluster) {
+  IncrementalScheduler scheduler;
+  const IncrementalResult got = scheduler.OnArrival(Job(1, 1), At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kFull);
+  EXPECT_EQ(ReasonOf(got.decisions, 1), "no node is up");
+}
+
+}  // namespace
+}  // namespace gf

@@ -1,0 +1,173 @@
+#include "sim/cluster.h"
+
+#include <charconv>
+#include <cstdio>
+#include <set>
+
+#include "sim/csv.h"
+
+namespace gf::sim {
+namespace {
+
+constexpr int kMaxNodes = 100'000;
+constexpr int kMaxGpusPerNode = 64;
+
+Node MakeNode(const std::string& name, int gpus, const std::string& model) {
+  Node node;
+  node.name = NodeId(name);
+  node.state = NodeState::kUp;
+  node.gpu_backend = "sim:" + std::to_string(gpus) + "x" + model;
+  for (int i = 0; i < gpus; ++i) {
+    Gpu gpu;
+    gpu.index = i;
+    gpu.uuid = GpuUuid("GPU-" + name + "-" + std::to_string(i));
+    gpu.model = model;
+    node.gpus.push_back(std::move(gpu));
+  }
+  return node;
+}
+
+std::string NodeName(std::size_t index) {
+  char name[16];
+  std::snprintf(name, sizeof name, "n%05zu", index);
+  return name;
+}
+
+std::optional<int> ParseCount(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+bool ValidModel(std::string_view model) {
+  if (model.empty() || model.size() > 64) {
+    return false;
+  }
+  for (const char c : model) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One NODESxGPUSxMODEL part, appended to `nodes`.
+Status AddSpecPart(std::string_view part, std::vector<Node>& nodes) {
+  const std::string quoted = "cluster: '" + std::string(part) + "'";
+  const std::size_t x1 = part.find('x');
+  const std::size_t x2 = x1 == std::string_view::npos ? x1 : part.find('x', x1 + 1);
+  if (x2 == std::string_view::npos) {
+    return InvalidArgument(quoted +
+                           " is not NODESxGPUSxMODEL (e.g. 32x4xV100, or several "
+                           "joined by commas: 16x8xA100,4x8xH100)");
+  }
+  const std::optional<int> count = ParseCount(part.substr(0, x1));
+  const std::optional<int> gpus = ParseCount(part.substr(x1 + 1, x2 - x1 - 1));
+  const std::string_view model = part.substr(x2 + 1);
+  if (!count || *count < 1 || *count > kMaxNodes) {
+    return InvalidArgument(quoted + ": the node count must be a whole number from 1 to " +
+                           std::to_string(kMaxNodes));
+  }
+  if (!gpus || *gpus < 1 || *gpus > kMaxGpusPerNode) {
+    return InvalidArgument(quoted + ": GPUs per node must be a whole number from 1 to " +
+                           std::to_string(kMaxGpusPerNode));
+  }
+  if (!ValidModel(model)) {
+    return InvalidArgument(quoted +
+                           ": the GPU model must be 1 to 64 letters, digits, '-', '_' "
+                           "or '.' (e.g. V100, A100-80GB)");
+  }
+  if (nodes.size() + static_cast<std::size_t>(*count) > kMaxNodes) {
+    return InvalidArgument("cluster: more than " + std::to_string(kMaxNodes) + " nodes in all");
+  }
+  for (int i = 0; i < *count; ++i) {
+    nodes.push_back(MakeNode(NodeName(nodes.size()), *gpus, std::string(model)));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::vector<Node>> ParseClusterSpec(std::string_view spec) {
+  if (spec.empty()) {
+    return InvalidArgument(
+        "cluster: empty; give NODESxGPUSxMODEL (e.g. 32x4xV100) or a "
+        "machine-list .csv file");
+  }
+  std::vector<Node> nodes;
+  while (true) {
+    const std::size_t comma = spec.find(',');
+    GF_TRY(AddSpecPart(spec.substr(0, comma), nodes));
+    if (comma == std::string_view::npos) {
+      return nodes;
+    }
+    spec.remove_prefix(comma + 1);
+  }
+}
+
+Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::string& source) {
+  constexpr std::size_t kId = 0;
+  constexpr std::size_t kGpus = 1;
+  constexpr std::size_t kMem = 2;
+  GF_ASSIGN_OR_RETURN(
+      CsvTable table,
+      CsvTable::Open(text, source, {{"machineId"}, {"number of GPUs"}, {"single GPU mem", false}}));
+  std::vector<Node> nodes;
+  std::set<std::string, std::less<>> seen;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(const std::optional<int> line, table.Next());
+    if (!line) {
+      break;
+    }
+    const std::string_view id = table.Field(kId);
+    const std::optional<int> gpus = ParseCount(table.Field(kGpus));
+    if (id.empty()) {
+      return table.FieldError(kId, "empty machine id");
+    }
+    if (!seen.emplace(id).second) {
+      return table.FieldError(kId,
+                              "machine id '" + std::string(id) + "' repeats; ids must be unique");
+    }
+    if (!gpus || *gpus < 0 || *gpus > kMaxGpusPerNode) {
+      return table.FieldError(kGpus,
+                              "'" + std::string(table.Field(kGpus)) +
+                                  "' is not a GPU count from 0 to " +
+                                  std::to_string(kMaxGpusPerNode));
+    }
+    const std::string_view mem = table.Field(kMem);
+    const std::string model = mem.empty() ? "GPU" : "GPU-" + std::string(mem);
+    if (!ValidModel(model)) {
+      return table.FieldError(kMem, "'" + std::string(mem) + "' is not a memory size like 12GB");
+    }
+    if (*gpus > 0) {
+      nodes.push_back(MakeNode(std::string(id), *gpus, model));
+    }
+  }
+  if (nodes.empty()) {
+    return InvalidArgument(source + ": no machine with GPUs");
+  }
+  return nodes;
+}
+
+Result<std::vector<Node>> LoadCluster(const std::string& spec_or_path) {
+  if (spec_or_path.ends_with(".csv")) {
+    GF_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(spec_or_path, "cluster"));
+    return ParseMachineList(text, spec_or_path);
+  }
+  return ParseClusterSpec(spec_or_path);
+}
+
+int TotalGpus(const std::vector<Node>& nodes) {
+  int total = 0;
+  for (const Node& node : nodes) {
+    total += static_cast<int>(node.gpus.size());
+  }
+  return total;
+}
+
+}  // namespace gf::sim

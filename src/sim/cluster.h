@@ -1,0 +1,35 @@
+// The simulated cluster: which nodes, how many GPUs each, of which model.
+//
+// Two ways to say it:
+// - a spec: NODESxGPUSxMODEL, or several joined by commas: `32x4xV100`, `16x8xA100,4x8xH100`.
+//   Nodes are named n00000, n00001, ... in spec order (the scheduler visits nodes by name).
+// - a machine-list CSV, like Philly's cluster_machine_list: columns `machineId`,
+//   `number of GPUs` and optionally `single GPU mem` ("12GB"), other columns ignored. Each
+//   machine is a node named by its id; its GPUs' model is "GPU-<mem>" (Philly does not name
+//   models: jobs there ask for any GPU). Machines with 0 GPUs are left out.
+//
+// Every node is up, every GPU healthy, no topology or labels. Plain values: thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "model/node.h"
+
+namespace gf::sim {
+
+// Errors (kInvalidArgument) name the part and the form: "cluster: '32x4' is not
+// NODESxGPUSxMODEL (e.g. 32x4xV100)", "cluster: '0x4xV100': nodes must be 1 to 100000".
+Result<std::vector<Node>> ParseClusterSpec(std::string_view spec);
+
+// Errors name the source, line and column, as the trace readers do.
+Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::string& source);
+
+// A path ending in ".csv" is read as a machine list; anything else is a spec.
+Result<std::vector<Node>> LoadCluster(const std::string& spec_or_path);
+
+int TotalGpus(const std::vector<Node>& nodes);
+
+}  // namespace gf::sim

@@ -1,0 +1,78 @@
+// What a simulation measured: the summary `gpufleet sim` prints (a table, or JSON) and the
+// per-job CSV (`--jobs-csv`).
+//
+// Definitions (docs/sim.md repeats them for users):
+// - finished: completed or stopped by its time limit. JCT = end - submit, over finished jobs.
+// - queueing delay = first start - submit, over jobs that started.
+// - slowdown = JCT / the job's trace duration (at least 1 s), over finished jobs.
+// - makespan = last end - first submit; utilisation = GPU time held by jobs (work lost to
+//   preemption included) / (cluster GPUs x makespan).
+// - percentiles interpolate linearly between the closest ranks (numpy's default, as the
+//   Tiresias figures are computed), so a median of an even count is the mean of the middle two.
+// - per team: its share of all GPU time held, and its mean JCT, queueing and slowdown. Jain's
+//   fairness index (sum x)^2 / (n sum x^2) over the teams' mean slowdowns: 1 when every team
+//   waits the same relative to its jobs' length, 1/n when one team bears all the waiting.
+//
+// Pure functions over plain values: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+
+namespace gf::sim {
+
+struct Spread {
+  double avg = 0;
+  double median = 0;
+  double p95 = 0;
+  double p99 = 0;
+};
+
+struct TeamFigures {
+  std::string team;  // "" = no team
+  int jobs = 0;
+  double gpu_seconds = 0;
+  double share = 0;  // of all GPU time held
+  double avg_jct_s = 0;
+  double avg_queueing_s = 0;
+  double avg_slowdown = 0;
+};
+
+struct Summary {
+  int jobs = 0;
+  int finished = 0;
+  int timeouts = 0;  // among finished
+  int rejected = 0;
+  int never_started = 0;
+  int total_gpus = 0;
+  double makespan_s = 0;
+  double gpu_seconds = 0;
+  double utilisation = 0;  // 0..1
+  Spread jct_s{};
+  Spread queueing_s{};
+  Spread slowdown{};
+  int preemptions = 0;
+  int jobs_preempted = 0;
+  std::vector<TeamFigures> teams{};  // by name
+  double jain_fairness = 1;
+  std::int64_t decide_calls = 0;
+  std::int64_t max_queue = 0;
+};
+
+Summary Summarize(const SimResult& result);
+
+// The value at percentile `p` (0..100) of `values`, interpolating linearly; 0 when empty.
+double Percentile(std::vector<double> values, double p);
+// Jain's fairness index of `values`: 1 when empty or all zero.
+double JainIndex(const std::vector<double>& values);
+
+std::string FormatSummary(const Summary& summary);  // a table for people
+std::string SummaryJson(const Summary& summary);    // the same figures, JSON (one object)
+// One line a job: id,team,user,gpus,submit_s,start_s,end_s,jct_s,queueing_s,preemptions,fate
+// (start/end/jct/queueing blank when it did not happen).
+std::string JobsCsv(const SimResult& result);
+
+}  // namespace gf::sim

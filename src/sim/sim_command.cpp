@@ -1,0 +1,150 @@
+#include "sim/sim_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "core/duration.h"
+#include "sim/cluster.h"
+#include "sim/engine.h"
+#include "sim/metrics.h"
+#include "sim/synthetic.h"
+#include "sim/trace.h"
+
+#include "config/config.h"
+
+namespace gf::sim {
+namespace {
+
+int LargestNode(const std::vector<Node>& nodes) {
+  std::size_t largest = 0;
+  for (const Node& node : nodes) {
+    largest = std::max(largest, node.gpus.size());
+  }
+  return static_cast<int>(largest);
+}
+
+Result<Trace> LoadJobs(const SimCommandOptions& o, const std::vector<Node>& nodes) {
+  if (o.synthetic.has_value() == !o.trace.empty()) {
+    return InvalidArgument("give either --trace FILE or --synthetic N (not both)");
+  }
+  if (o.synthetic) {
+    if (*o.synthetic < 0) {
+      return InvalidArgument("--synthetic: the job count must be 0 or more, got " +
+                             std::to_string(*o.synthetic));
+    }
+    if (!(o.load > 0)) {
+      return InvalidArgument(
+          "--load: must be above 0 (1 offers as much GPU time as the cluster has)");
+    }
+    return Trace{.jobs = GenerateSynthetic(SyntheticOptions{.jobs = *o.synthetic,
+                                                            .seed = o.seed,
+                                                            .cluster_gpus = TotalGpus(nodes),
+                                                            .max_gpus_per_job = LargestNode(nodes),
+                                                            .load = o.load}),
+                 .unknown_duration = 0};
+  }
+  std::optional<TraceFormat> format;
+  if (!o.format.empty()) {
+    GF_ASSIGN_OR_RETURN(format, ParseTraceFormat(o.format));
+  }
+  return ReadTrace(o.trace, format);
+}
+
+Result<SimOptions> LoadSimOptions(const SimCommandOptions& o) {
+  SimOptions options;
+  if (!o.policy.empty()) {
+    GF_ASSIGN_OR_RETURN(Config config, LoadConfig(o.policy));
+    options.policy = std::move(config.policy);
+    options.team_of_user = std::move(config.team_of_user);
+  }
+  if (!o.checkpoint_interval.empty()) {
+    auto interval = ParseDuration(o.checkpoint_interval);
+    if (!interval.ok()) {
+      return InvalidArgument("--checkpoint-interval: " + interval.error().message);
+    }
+    options.checkpoint_interval = std::chrono::duration_cast<Millis>(*interval);
+  }
+  options.fair_share = !o.no_fair_share;
+  return options;
+}
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) {
+    return IoError("--jobs-csv: cannot write " + path);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RunSim(const SimCommandOptions& o) {
+  if (o.cluster.empty()) {
+    return InvalidArgument(
+        "--cluster: required; give NODESxGPUSxMODEL (e.g. 32x4xV100) or a "
+        "machine-list .csv file");
+  }
+  GF_ASSIGN_OR_RETURN(const std::vector<Node> nodes, LoadCluster(o.cluster));
+  GF_ASSIGN_OR_RETURN(const SimOptions options, LoadSimOptions(o));
+  GF_ASSIGN_OR_RETURN(const Trace trace, LoadJobs(o, nodes));
+  if (trace.unknown_duration > 0) {
+    std::cerr << "gpufleet sim: left out " << trace.unknown_duration
+              << " jobs with no duration in the trace (they never ran in the source)\n";
+  }
+  const auto began = std::chrono::steady_clock::now();
+  GF_ASSIGN_OR_RETURN(const SimResult result, Simulate(nodes, trace.jobs, options));
+  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - began;
+  const Summary summary = Summarize(result);
+  std::cout << (o.json ? SummaryJson(summary) : FormatSummary(summary));
+  if (!o.jobs_csv.empty()) {
+    GF_TRY(WriteFile(o.jobs_csv, JobsCsv(result)));
+  }
+  char took[32];
+  std::snprintf(took, sizeof took, "%.2f", wall.count());
+  std::cerr << "gpufleet sim: " << trace.jobs.size() << " jobs on " << result.total_gpus
+            << " GPUs simulated in " << took << " s (" << result.decide_calls
+            << " scheduler passes)\n";
+  return OkStatus();
+}
+
+void AddSimCommand(CLI::App& app, int& exit_code) {
+  auto* sim = app.add_subcommand(
+      "sim", "replay a trace through the scheduler on a simulated cluster (docs/sim.md)");
+  auto o = std::make_shared<SimCommandOptions>();
+  sim->add_option("--trace", o->trace, "job trace CSV (normalized or Tiresias format)");
+  sim->add_option("--format",
+                  o->format,
+                  "trace format: normalized or tiresias (default: from "
+                  "the header)");
+  sim->add_option("--synthetic", o->synthetic, "simulate N synthetic jobs instead of a trace");
+  sim->add_option("--seed", o->seed, "--synthetic: random seed")->capture_default_str();
+  sim->add_option("--load", o->load, "--synthetic: offered GPU time / cluster capacity")
+      ->capture_default_str();
+  sim->add_option(
+      "--cluster", o->cluster, "NODESxGPUSxMODEL[,...] (e.g. 32x4xV100) or a machine-list .csv");
+  sim->add_option("--policy", o->policy, "settings file (TOML) with the scheduling policy");
+  sim->add_option("--checkpoint-interval",
+                  o->checkpoint_interval,
+                  "preempted jobs keep their work up to their last checkpoint (e.g. 30m)");
+  sim->add_flag("--no-fair-share",
+                o->no_fair_share,
+                "give the scheduler no usage (order by class, then submit time)");
+  sim->add_flag("--json", o->json, "print the summary as JSON");
+  sim->add_option("--jobs-csv", o->jobs_csv, "write one line per job to this file");
+  sim->callback([o, &exit_code] {
+    const Status status = RunSim(*o);
+    if (!status.ok()) {
+      std::cerr << "gpufleet sim: " << status.error().message << '\n';
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace gf::sim

@@ -1,0 +1,41 @@
+// `gpufleet sim`: the command line of the simulator (docs/sim.md). Reads a trace (or makes a
+// synthetic one), a cluster spec and a policy file, runs the engine and prints the summary
+// table or JSON, and the per-job CSV when asked. Runs in the calling process; talks to no
+// gpufleet server.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
+class App;
+}  // namespace CLI
+
+namespace gf::sim {
+
+struct SimCommandOptions {
+  std::string trace;                // --trace FILE
+  std::string format;               // --format normalized|tiresias; "" = from the header
+  std::optional<int> synthetic;     // --synthetic N
+  std::uint64_t seed = 1;           // --seed
+  double load = 0.9;                // --load (synthetic)
+  std::string cluster;              // --cluster SPEC or machine-list .csv
+  std::string policy;               // --policy FILE.toml; "" = the stock policy
+  std::string checkpoint_interval;  // --checkpoint-interval DURATION; "" = none
+  bool no_fair_share = false;       // --no-fair-share
+  bool json = false;                // --json
+  std::string jobs_csv;             // --jobs-csv FILE
+};
+
+// Runs one simulation and writes its outputs: the summary to stdout, the per-job CSV to its
+// file, a line with the wall time to stderr. Errors name the flag or file and the fix.
+Status RunSim(const SimCommandOptions& options);
+
+// Registers `sim`; its callback sets `exit_code` (0, or 1 after printing the error).
+void AddSimCommand(CLI::App& app, int& exit_code);
+
+}  // namespace gf::sim

@@ -1,0 +1,41 @@
+// A synthetic trace (`gpufleet sim --synthetic N --seed S`), so tests and quick experiments need
+// no outside file.
+//
+// Model (the usual one of GPU-cluster studies: Philly, Helios):
+// - Poisson arrivals, at the rate that offers `load` x the cluster's GPU capacity on average:
+//   rate = load * cluster_gpus / (mean GPUs a job * mean duration).
+// - Heavy-tailed durations: log-normal with the given median and sigma (sigma 1.5 gives a mean
+//   3x the median and a p99 ~33x it, close to Philly's spread), whole seconds, at least 1 s.
+// - GPUs per job: 1 (70 %), 2 (10 %), 4 (12 %), 8 (8 %), capped at `max_gpus_per_job` so that
+//   every job fits on some node.
+// - `teams` teams of `users_per_team` users each, chosen uniformly ("t0", users "t0-u0").
+//
+// The generator is std::mt19937_64 (the same numbers on every platform) with its own uniform,
+// exponential and normal transforms rather than <random>'s distributions, whose output the
+// standard leaves to the library: so the same seed gives the same trace everywhere.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/trace.h"
+
+namespace gf::sim {
+
+struct SyntheticOptions {
+  int jobs = 1000;
+  std::uint64_t seed = 1;
+  int cluster_gpus = 128;    // capacity that `load` is relative to
+  int max_gpus_per_job = 8;  // the largest node's GPU count
+  double load = 0.9;         // offered GPU-time / capacity
+  double median_duration_s = 1800;
+  double duration_sigma = 1.5;  // of the log of the duration
+  int teams = 4;
+  int users_per_team = 3;
+};
+
+// Requires jobs >= 0, cluster_gpus >= 1, max_gpus_per_job >= 1, load > 0, median > 0,
+// sigma >= 0, teams >= 1, users_per_team >= 1 (the CLI checks them). Ids are "s0", "s1", ...
+std::vector<TraceJob> GenerateSynthetic(const SyntheticOptions& options);
+
+}  // namespace gf::sim

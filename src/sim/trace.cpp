@@ -1,0 +1,132 @@
+#include "sim/trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "sim/csv.h"
+
+namespace gf::sim {
+namespace {
+
+// Column positions in each format's CsvColumn list.
+constexpr std::size_t kId = 0;
+constexpr std::size_t kSubmit = 1;
+constexpr std::size_t kDuration = 2;
+constexpr std::size_t kGpus = 3;
+constexpr std::size_t kUser = 4;
+constexpr std::size_t kTeam = 5;
+
+std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
+  if (format == TraceFormat::kNormalized) {
+    return {{"job_id"},
+            {"submit_time_s"},
+            {"duration_s"},
+            {"num_gpus"},
+            {"user", false},
+            {"queue_or_team", false}};
+  }
+  return {{"job_id"}, {"submit_time"}, {"duration"}, {"num_gpu"}};
+}
+
+Result<TraceFormat> GuessFormat(std::string_view text, const std::string& source) {
+  const std::string_view header = text.substr(0, text.find('\n'));
+  if (header.find("submit_time_s") != std::string_view::npos) {
+    return TraceFormat::kNormalized;
+  }
+  if (header.find("num_gpu") != std::string_view::npos) {
+    return TraceFormat::kTiresias;
+  }
+  return InvalidArgument(source +
+                         ":1: cannot tell the trace format from the header; give --format "
+                         "normalized (job_id,submit_time_s,duration_s,num_gpus,user,"
+                         "queue_or_team,status) or --format tiresias (job_id,num_gpu,"
+                         "submit_time,iterations,model_name,duration,interval)");
+}
+
+Millis ToMillis(double seconds) {
+  return Millis(std::llround(seconds * 1000.0));
+}
+
+// Above this a GPU count is a typo, not a job (the largest node anyone builds has 16 or so;
+// 100,000 leaves room for multi-node requests that are rejected later with a reason).
+constexpr double kMaxGpus = 100'000;
+
+Result<TraceJob> ParseRow(const CsvTable& table, bool has_user_team) {
+  TraceJob job;
+  job.id = std::string(table.Field(kId));
+  if (job.id.empty()) {
+    return table.FieldError(kId, "empty job id; every row needs one");
+  }
+  GF_ASSIGN_OR_RETURN(const double submit, table.NonNegative(kSubmit, "a submit time in seconds"));
+  GF_ASSIGN_OR_RETURN(const double duration, table.NonNegative(kDuration, "a duration in seconds"));
+  GF_ASSIGN_OR_RETURN(const double gpus, table.NonNegative(kGpus, "a GPU count"));
+  if (gpus > kMaxGpus) {
+    return table.FieldError(kGpus, std::to_string(gpus) + " GPUs is more than any cluster has");
+  }
+  job.submit = ToMillis(submit);
+  job.duration = ToMillis(duration);
+  job.gpus = static_cast<int>(std::ceil(gpus));  // fractional GPUs: rounded up (no sharing yet)
+  if (has_user_team) {
+    job.user = std::string(table.Field(kUser));
+    job.team = std::string(table.Field(kTeam));
+  }
+  return job;
+}
+
+}  // namespace
+
+std::string_view ToString(TraceFormat format) {
+  return format == TraceFormat::kNormalized ? "normalized" : "tiresias";
+}
+
+Result<TraceFormat> ParseTraceFormat(std::string_view name) {
+  if (name == "normalized") {
+    return TraceFormat::kNormalized;
+  }
+  if (name == "tiresias") {
+    return TraceFormat::kTiresias;
+  }
+  return InvalidArgument("format: '" + std::string(name) +
+                         "' is not a trace format; use normalized or tiresias");
+}
+
+Result<Trace> ParseTrace(std::string_view text,
+                         const std::string& source,
+                         std::optional<TraceFormat> format) {
+  if (!format) {
+    GF_ASSIGN_OR_RETURN(format, GuessFormat(text, source));
+  }
+  GF_ASSIGN_OR_RETURN(CsvTable table, CsvTable::Open(text, source, ColumnsOf(*format)));
+  Trace trace;
+  std::unordered_map<std::string, int> line_of_id;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(const std::optional<int> line, table.Next());
+    if (!line) {
+      break;
+    }
+    if (*format == TraceFormat::kNormalized && table.Field(kDuration).empty()) {
+      trace.unknown_duration += 1;  // never ran in the source: nothing to replay
+      continue;
+    }
+    GF_ASSIGN_OR_RETURN(TraceJob job, ParseRow(table, *format == TraceFormat::kNormalized));
+    const auto [it, inserted] = line_of_id.emplace(job.id, *line);
+    if (!inserted) {
+      return table.FieldError(kId,
+                              "job id '" + job.id + "' repeats line " + std::to_string(it->second) +
+                                  "; ids must be unique");
+    }
+    trace.jobs.push_back(std::move(job));
+  }
+  std::stable_sort(trace.jobs.begin(), trace.jobs.end(), [](const TraceJob& a, const TraceJob& b) {
+    return a.submit < b.submit;
+  });
+  return trace;
+}
+
+Result<Trace> ReadTrace(const std::string& path, std::optional<TraceFormat> format) {
+  GF_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path, "trace"));
+  return ParseTrace(text, path, format);
+}
+
+}  // namespace gf::sim

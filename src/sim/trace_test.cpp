@@ -1,0 +1,108 @@
+#include "sim/trace.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gf::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::string_view kNormalizedHeader =
+    "job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,status\n";
+
+std::string Error(std::string_view text, std::optional<TraceFormat> format = std::nullopt) {
+  auto jobs = ParseTrace(text, "t.csv", format);
+  EXPECT_FALSE(jobs.ok());
+  return jobs.ok() ? "" : jobs.error().message;
+}
+
+TEST(TraceTest, ReadsNormalizedRowsSortedBySubmitRoundingFractionalGpusUp) {
+  const std::string text = std::string(kNormalizedHeader) +
+                           "b,20,30.5,0.46,bob,vc1,Pass\r\n"
+                           "\n"
+                           "a,10,100,2,,vc2,\n";
+  auto trace = ParseTrace(text, "t.csv", std::nullopt);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  const std::vector<TraceJob>* jobs = &trace->jobs;
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].id, "a");
+  EXPECT_EQ((*jobs)[0].submit, Millis(10'000));
+  EXPECT_EQ((*jobs)[0].gpus, 2);
+  EXPECT_EQ((*jobs)[0].user, "");
+  EXPECT_EQ((*jobs)[0].team, "vc2");
+  EXPECT_EQ((*jobs)[1].id, "b");
+  EXPECT_EQ((*jobs)[1].duration, Millis(30'500));
+  EXPECT_EQ((*jobs)[1].gpus, 1);  // 0.46 GPU: rounded up to a whole GPU
+  EXPECT_EQ((*jobs)[1].user, "bob");
+  EXPECT_EQ((*jobs)[1].team, "vc1");
+}
+
+TEST(TraceTest, ReadsTiresiasRowsAndGuessesTheFormat) {
+  const std::string text =
+      "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
+      "0,1,0,138764,resnet50,138764,22538\n"
+      "1,4,22538,112,resnet50,112,361\n";
+  auto trace = ParseTrace(text, "t.csv", std::nullopt);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  const std::vector<TraceJob>* jobs = &trace->jobs;
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[1].id, "1");
+  EXPECT_EQ((*jobs)[1].gpus, 4);
+  EXPECT_EQ((*jobs)[1].submit, Millis(22'538'000));
+  EXPECT_EQ((*jobs)[1].duration, Millis(112'000));
+  EXPECT_EQ((*jobs)[1].team, "");
+}
+
+TEST(TraceTest, RowsWithUnknownDurationAreLeftOutAndCounted) {
+  auto trace = ParseTrace(
+      std::string(kNormalizedHeader) + "a,1,,1,,,Pending\nb,2,5,1,,,\n", "t.csv", std::nullopt);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  ASSERT_EQ(trace->jobs.size(), 1u);
+  EXPECT_EQ(trace->jobs[0].id, "b");
+  EXPECT_EQ(trace->unknown_duration, 1);
+}
+
+TEST(TraceTest, MalformedRowsNameFileLineAndColumn) {
+  const std::string h(kNormalizedHeader);
+  EXPECT_EQ(Error(h + "a,1,2,1,,,\nb,1,abc,1,,,\n"),
+            "t.csv:3: column 3 (duration_s): 'abc' is not a duration in seconds (a number, 0 or "
+            "more)");
+  EXPECT_THAT(Error(h + "a,-5,2,1,,,\n"), HasSubstr("t.csv:2: column 2 (submit_time_s): '-5'"));
+  EXPECT_THAT(Error(h + "a,1,2,,,,\n"), HasSubstr("t.csv:2: column 4 (num_gpus): ''"));
+  EXPECT_THAT(Error(h + "a,1,2,nan,,,\n"), HasSubstr("column 4 (num_gpus): 'nan'"));
+  EXPECT_THAT(Error(h + "a,1,2,1e9,,,\n"), HasSubstr("more than any cluster has"));
+  EXPECT_THAT(Error(h + "a,1,2,1,,\n"), HasSubstr("t.csv:2: 6 fields, but the header has 7"));
+  EXPECT_THAT(Error(h + "a,1,2,1,\"x,y\",,\n"), HasSubstr("t.csv:2: a quoted field"));
+  EXPECT_THAT(Error(h + "a,1,2,1,,,\n\na,3,4,1,,,\n"),
+              HasSubstr("t.csv:4: column 1 (job_id): job id 'a' repeats line 2"));
+  EXPECT_THAT(Error(h + ",1,2,1,,,\n"), HasSubstr("t.csv:2: column 1 (job_id): empty job id"));
+}
+
+TEST(TraceTest, HeaderProblemsAreExplained) {
+  EXPECT_THAT(Error(""), HasSubstr("t.csv:1: cannot tell the trace format"));
+  EXPECT_THAT(Error("", TraceFormat::kNormalized), HasSubstr("t.csv: empty file"));
+  EXPECT_THAT(Error("job_id,submit_time_s,num_gpus\n"),
+              HasSubstr("t.csv:1: no column 'duration_s' in the header "
+                        "(job_id,submit_time_s,num_gpus)"));
+  EXPECT_THAT(Error("a,b\n1,2\n"), HasSubstr("--format tiresias"));
+}
+
+TEST(TraceTest, ParsesFormatNames) {
+  EXPECT_EQ(*ParseTraceFormat("tiresias"), TraceFormat::kTiresias);
+  EXPECT_EQ(*ParseTraceFormat("normalized"), TraceFormat::kNormalized);
+  auto bad = ParseTraceFormat("philly");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "format: 'philly' is not a trace format; use normalized or tiresias");
+}
+
+TEST(TraceTest, MissingFileIsNotFound) {
+  auto jobs = ReadTrace("/nonexistent/trace.csv", std::nullopt);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_EQ(jobs.error().code, ErrorCode::kNotFound);
+  EXPECT_THAT(jobs.error().message, HasSubstr("/nonexistent/trace.csv does not exist"));
+}
+
+}  // namespace
+}  // namespace gf::sim

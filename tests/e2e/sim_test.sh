@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# gpufleet sim: a tiny inline trace with exact answers (both formats, a policy file, the
+# per-job CSV), the same seed giving the same output, and clear errors for bad input. Runs no
+# `gpufleet up`: the simulator is self-contained.
+source "$(dirname "$0")/lib.sh"
+
+# Tiresias format: a holds both GPUs 0-100; b and c then start together at 100.
+cat >"$WORK/t.csv" <<'CSV'
+job_id,num_gpu,submit_time,iterations,model_name,duration,interval
+a,2,0,1,resnet50,100,0
+b,1,10,1,resnet50,50,0
+c,1,20,1,resnet50,30,0
+CSV
+out=$(gf sim --trace "$WORK/t.csv" --cluster 1x2xV100 --json --jobs-csv "$WORK/jobs.csv")
+jq -e '.finished == 3 and .jct_s.median == 110 and .makespan_s == 150
+       and (.jct_s.avg * 3 | round) == 350 and .queueing_s.avg * 3 == 170' <<<"$out" >/dev/null ||
+  fail "tiresias trace summary: $out"
+grep -qx 'b,,,1,10.000,100.000,150.000,140.000,90.000,0,completed' "$WORK/jobs.csv" ||
+  fail "jobs csv: $(cat "$WORK/jobs.csv")"
+ok "3 jobs on 1x2: exact JCTs and per-job CSV"
+
+# Normalized format with teams, under a FIFO policy file: c may not pass the waiting b.
+cat >"$WORK/n.csv" <<'CSV'
+job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,status
+a,0,100,1,alice,vision,Pass
+b,10,50,2,bob,speech,Pass
+c,20,10,0.5,carol,vision,Pass
+CSV
+cat >"$WORK/fifo.toml" <<'TOML'
+[scheduler]
+backfill = false
+preemption = false
+TOML
+out=$(gf sim --trace "$WORK/n.csv" --cluster 1x2xV100 --policy "$WORK/fifo.toml" --no-fair-share --json)
+jq -e '.makespan_s == 160 and .jct_s.p99 > 139 and ([.teams[].team] == ["speech", "vision"])' \
+  <<<"$out" >/dev/null || fail "fifo summary: $out"
+text=$(gf sim --trace "$WORK/n.csv" --cluster 1x2xV100 --policy "$WORK/fifo.toml" 2>/dev/null)
+grep -q '^utilisation  *65.6 % of GPU time' <<<"$text" || fail "table: $text"
+ok "normalized trace under a FIFO policy file: head-of-line blocking, per-team table"
+
+# Same seed, same output; another seed, another.
+one=$(gf sim --synthetic 150 --seed 5 --cluster 2x8xA100 --json 2>/dev/null)
+two=$(gf sim --synthetic 150 --seed 5 --cluster 2x8xA100 --json 2>/dev/null)
+three=$(gf sim --synthetic 150 --seed 6 --cluster 2x8xA100 --json 2>/dev/null)
+[ "$one" = "$two" ] || fail "same seed, different output"
+[ "$one" != "$three" ] || fail "another seed, same output"
+[ "$(jq .jobs <<<"$one")" = 150 ] || fail "synthetic job count: $one"
+ok "synthetic: same seed same output"
+
+# Errors: the file, line and column; the flag; exit 1.
+printf 'job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,1,m,100,0\n1,2,-4,1,m,5,0\n' >"$WORK/bad.csv"
+expect_error() {
+  local want=$1; shift
+  local err rc=0
+  err=$(gf sim "$@" 2>&1 >/dev/null) || rc=$?
+  [ "$rc" = 1 ] || fail "gf sim $* exited $rc, want 1"
+  grep -qF -- "$want" <<<"$err" || fail "gf sim $*: '$err' lacks '$want'"
+}
+expect_error "bad.csv:3: column 3 (submit_time): '-4' is not a submit time" \
+  --trace "$WORK/bad.csv" --cluster 1x2xV100
+expect_error "cluster: '4xV100' is not NODESxGPUSxMODEL" --synthetic 3 --cluster 4xV100
+expect_error "give either --trace FILE or --synthetic N" --cluster 1x2xV100
+expect_error "does not exist" --trace "$WORK/none.csv" --cluster 1x2xV100
+expect_error "format: 'x' is not a trace format" --trace "$WORK/t.csv" --format x --cluster 1x1xA
+ok "bad input: clear errors, exit 1"
