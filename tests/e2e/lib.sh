@@ -22,8 +22,10 @@ ok() { echo "ok: $*"; }
 cleanup() {
   if [ -n "$UP_PID" ]; then kill "$UP_PID" 2>/dev/null || true; wait "$UP_PID" 2>/dev/null || true; fi
   # Any job process left behind would be a bug the test already reported; do not leak it.
-  for f in "$WORK"/data/jobs/*/shim.pid; do
-    [ -f "$f" ] && kill -9 "$(head -c 20 "$f" | tr -dc 0-9)" 2>/dev/null || true
+  # The pid files hold "PID STARTTIME": the pid is the first field. The job's process first,
+  # then its shim (which would otherwise outlive the test, waiting on it).
+  for f in "$WORK"/data/jobs/*/job.pid "$WORK"/data/jobs/*/shim.pid; do
+    [ -f "$f" ] && kill -9 "$(cut -d' ' -f1 "$f")" 2>/dev/null || true
   done
   rm -rf "$WORK"
 }
