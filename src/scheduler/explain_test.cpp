@@ -23,14 +23,9 @@ RunningJob Running(std::int64_t id,
                    const std::vector<int>& gpus,
                    const PriorityClass& priority,
                    Time start) {
-  RunningJob job;
-  job.id = JobId(id);
+  RunningJob job = testing::RunningOn(id, node, gpus);
   job.priority = priority;
   job.start_time = start;
-  job.allocation.node = NodeId(node);
-  for (const int g : gpus) {
-    job.allocation.gpus.push_back(Uuid(node, g));
-  }
   return job;
 }
 

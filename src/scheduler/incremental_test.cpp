@@ -4,6 +4,7 @@
 #include "scheduler/incremental.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include <gtest/gtest.h>
 
@@ -29,14 +30,11 @@ RunningJob Running(std::int64_t id,
                    int count,
                    std::int64_t ends_in_ms,
                    const std::string& team = "") {
-  RunningJob job;
-  job.id = JobId(id);
+  std::vector<int> gpus(static_cast<std::size_t>(count));
+  std::iota(gpus.begin(), gpus.end(), first);
+  RunningJob job = testing::RunningOn(id, node, gpus);
   job.team = team;
   job.user = "u";
-  job.allocation.node = NodeId(node);
-  for (int i = first; i < first + count; ++i) {
-    job.allocation.gpus.push_back(Uuid(node, i));
-  }
   job.start_time = At(kNowMs - 3'600'000);
   job.time_limit = std::chrono::seconds((3'600'000 + ends_in_ms) / 1000);
   return job;

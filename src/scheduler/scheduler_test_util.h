@@ -33,6 +33,20 @@ inline GpuUuid Uuid(const std::string& node, int index) {
   return GpuUuid("GPU-" + node + "-" + std::to_string(index));
 }
 
+// A running job `id` holding the GPUs of `node` with these indexes; the caller sets the rest
+// (class, team, start, limit) as its test needs.
+inline RunningJob RunningOn(std::int64_t id,
+                            const std::string& node,
+                            const std::vector<int>& gpus) {
+  RunningJob job;
+  job.id = JobId(id);
+  job.allocation.node = NodeId(node);
+  for (const int g : gpus) {
+    job.allocation.gpus.push_back(Uuid(node, g));
+  }
+  return job;
+}
+
 inline QueuedJob MakeJob(std::int64_t id,
                          int gpus,
                          std::optional<std::string> type = std::nullopt,

@@ -18,12 +18,7 @@ RunningJob Running(std::int64_t id,
                    const std::string& node,
                    const std::vector<int>& gpus,
                    std::optional<std::chrono::seconds> limit) {
-  RunningJob job;
-  job.id = JobId(id);
-  job.allocation.node = NodeId(node);
-  for (const int g : gpus) {
-    job.allocation.gpus.push_back(Uuid(node, g));
-  }
+  RunningJob job = testing::RunningOn(id, node, gpus);
   job.start_time = FromUnixMillis(kNow);
   job.time_limit = limit;
   return job;

@@ -18,14 +18,9 @@ RunningJob Running(std::int64_t id,
                    const std::vector<int>& gpus,
                    const PriorityClass& priority,
                    minutes ran) {
-  RunningJob job;
-  job.id = JobId(id);
+  RunningJob job = testing::RunningOn(id, node, gpus);
   job.team = "other";
   job.priority = priority;
-  job.allocation.node = NodeId(node);
-  for (const int g : gpus) {
-    job.allocation.gpus.push_back(Uuid(node, g));
-  }
   job.start_time = kNow - ran;
   return job;
 }
