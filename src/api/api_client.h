@@ -30,6 +30,11 @@ namespace gf {
 
 struct ApiClientOptions {
   std::chrono::milliseconds timeout{60'000};
+  // "https://HOST:PORT" endpoints: the PEM file of the CA that signed the server's
+  // certificate ("" = the system's CAs). The server's name is checked against it.
+  std::string ca_file{};
+  // Sent as "Authorization: Bearer TOKEN" on every request over TCP when not empty.
+  std::string token{};
 };
 
 class ApiClient {

@@ -30,9 +30,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "controller/service.h"
 #include "core/result.h"
@@ -54,6 +56,14 @@ struct ApiServerOptions {
   int max_watches = 256;
   // Feeds GET /metrics' GPU families (borrowed; must outlive the server). Null: none.
   const Telemetry* telemetry = nullptr;
+  // TLS on the TCP listener when both are set (PEM files; the key may not be world-readable).
+  // The Unix socket stays plain: the kernel vouches for its callers.
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
+  // Turns the token of an "Authorization: Bearer TOKEN" header on TCP into the Caller
+  // (model/token.h); an error answers 401 with its message. Unset: TCP callers stay
+  // unauthenticated. Called on worker threads.
+  std::function<Result<Caller>(std::string_view token)> authenticate{};
 };
 
 class ApiServer {

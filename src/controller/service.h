@@ -20,15 +20,21 @@
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/token.h"
 
 namespace gf {
 
-// Who is asking. From SO_PEERCRED on the Unix socket; unauthenticated on plain TCP.
+// Who is asking. From SO_PEERCRED on the Unix socket; from a bearer token (model/token.h)
+// on TCP; unauthenticated on TCP without one.
 struct Caller {
   bool authenticated = false;
   std::uint32_t uid = 0;
   std::uint32_t gid = 0;
   std::string user;  // login name ("uid1234" when the uid has no passwd entry)
+  Role role = Role::kUser;  // a token's role; root on the Unix socket is an admin
+  // Set when a node agent authenticated with a node token: the node it speaks for. Such a
+  // caller is not a user: it may use the agent link of that node and nothing else.
+  std::optional<NodeId> node{};
   bool IsRoot() const { return authenticated && uid == 0; }
 };
 

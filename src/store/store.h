@@ -17,6 +17,7 @@
 #include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/token.h"
 #include "model/usage_record.h"
 
 namespace gf {
@@ -34,10 +35,12 @@ struct StoreBatch {
   // One record per ended run of a job (appended; their seq is assigned by the store). A
   // record carries its own team and user and does not need its job stored.
   std::vector<UsageRecord> usage{};
+  // API and node tokens (schema v5), inserted or replaced whole, by id.
+  std::vector<ApiToken> tokens{};
   // NOLINTNEXTLINE(readability-identifier-naming): named like the containers' empty()
   bool empty() const {
     return jobs.empty() && events.empty() && nodes.empty() && gpu_minutes.empty() &&
-           usage.empty();
+           usage.empty() && tokens.empty();
   }
 };
 
@@ -88,6 +91,11 @@ class Store {
   // page with the last record's seq. Errors: kInvalidArgument if limit <= 0.
   virtual Result<std::vector<UsageRecord>> ListUsage(Time ended_after, std::int64_t after_seq,
                                                      int limit) = 0;
+
+  // The token with this id, nullopt when none (revoked and expired ones too: the caller judges).
+  virtual Result<std::optional<ApiToken>> GetToken(const std::string& id) = 0;
+  // Every token, ordered by id.
+  virtual Result<std::vector<ApiToken>> ListTokens() = 0;
 
   // The largest event seq ever assigned, 0 if none: where a watcher that wants only new
   // events starts (its after_seq).
