@@ -11,12 +11,13 @@ endfunction()
 
 # Every test binary: one per module, discovered by CTest, with a label.
 function(gf_add_test name)
-  cmake_parse_arguments(T "" "LABEL" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "" "LABEL" "SOURCES;LIBS;PROPERTIES" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   gf_set_warnings(${name})
   if(NOT T_LABEL)
     set(T_LABEL unit)
   endif()
-  gtest_discover_tests(${name} PROPERTIES LABELS ${T_LABEL} DISCOVERY_TIMEOUT 60)
+  # PROPERTIES: more test properties, e.g. FIXTURES_REQUIRED and ENVIRONMENT.
+  gtest_discover_tests(${name} PROPERTIES LABELS ${T_LABEL} ${T_PROPERTIES} DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -7,11 +7,11 @@ set -euo pipefail
 # Build: compiler, CMake, Ninja; libraries as Debian -dev packages (headers only for Boost:
 # Asio and Beast are header-only, so libboost-dev is enough, not libboost-all-dev).
 build_pkgs=(g++ cmake ninja-build pkg-config make
-  libboost-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev libtoml11-dev)
+  libboost-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev libtoml11-dev libssl-dev libpqxx-dev)
 # Tests: GoogleTest/GoogleMock, rapidcheck, Google Benchmark; tools the tests call.
 test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   sqlite3 procps passwd util-linux jq
-  prometheus tmux curl)
+  prometheus tmux curl openssl postgresql)
 
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
 missing=()

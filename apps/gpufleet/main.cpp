@@ -11,6 +11,7 @@
 #include "cli/top.h"
 #include "executor/executor.h"
 #include "sim/sim_command.h"
+#include "cluster.h"
 #include "up.h"
 
 namespace {
@@ -21,8 +22,19 @@ int Main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpufleet ") + GF_VERSION);
   gf::ClientContext client;
-  app.add_option("--socket", client.socket, "API socket of the gpufleet to talk to")
-      ->envname("GPUFLEET_SOCKET");
+  // Client settings: the environment and ~/.config/gpufleet/client.toml fill in what these
+  // leave out (src/cli/client_settings.h), so they carry no envname here.
+  app.add_option("--socket", client.flags.socket,
+                 "API socket of a local gpufleet (env GPUFLEET_SOCKET)");
+  app.add_option("--server", client.flags.server,
+                 "URL[,URL...] of the gpufleet servers, tried in order: https://HOST:PORT or "
+                 "http://HOST:PORT (env GPUFLEET_SERVER)");
+  app.add_option("--token-file", client.flags.token_file,
+                 "file holding your API token, readable by you alone (env GPUFLEET_TOKEN_FILE, "
+                 "or GPUFLEET_TOKEN with the token itself)");
+  app.add_option("--ca-file", client.flags.ca_file,
+                 "PEM file of the CA that signed the servers' certificates (env "
+                 "GPUFLEET_CA_FILE; default: the system's CAs)");
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
 
@@ -34,10 +46,15 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   up_cmd->add_option("--data-dir", up.data_dir,
                      "state and job logs (default /var/lib/gpufleet, or ~/.local/share/gpufleet)");
+  up_cmd->add_option("--db", up.db,
+                     "the store: a SQLite file (default DATA_DIR/state.db), sqlite:PATH, or "
+                     "postgresql://USER@HOST:PORT/DB[?schema=NAME]");
   up_cmd->add_option("--listen-socket", up.socket, "Unix socket to listen on (default: see docs)");
   up_cmd->add_option("--host", up.host, "TCP address to listen on")->capture_default_str();
   up_cmd->add_option("--port", up.port, "TCP port (0 = any free port, -1 = none)")
       ->capture_default_str();
+  up_cmd->add_option("--tls-cert", up.tls_cert, "PEM certificate: the TCP port speaks TLS only");
+  up_cmd->add_option("--tls-key", up.tls_key, "PEM private key of --tls-cert");
   up_cmd->add_option("--kill-grace", up.kill_grace_s, "seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::Range(0, gf::kMaxKillGraceS));
@@ -49,6 +66,46 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   up_cmd->add_option("--no-process-after", up.no_process_after,
                      "report a GPU held by a job with no process on it after this long")
+      ->capture_default_str();
+
+  gf::ServerOptions server;
+  auto* server_cmd =
+      app.add_subcommand("server", "run the controller of a cluster; node agents join it");
+  server_cmd->add_option("--config", server.config,
+                         "settings file: classes, teams, quotas (default /etc/gpufleet/gpufleet.toml)");
+  server_cmd->add_option("--data-dir", server.data_dir, "state (default /var/lib/gpufleet)");
+  server_cmd->add_option("--listen-socket", server.socket, "Unix socket to listen on");
+  server_cmd->add_option("--host", server.host, "TCP address to listen on (0.0.0.0: all)")
+      ->capture_default_str();
+  server_cmd->add_option("--port", server.port, "TCP port (0 = any free port)")
+      ->capture_default_str();
+  server_cmd->add_option("--tls-cert", server.tls_cert, "PEM certificate: TCP speaks TLS only");
+  server_cmd->add_option("--tls-key", server.tls_key, "PEM private key of --tls-cert");
+  server_cmd->add_option("--heartbeat", server.heartbeat, "how often idle agents report")
+      ->capture_default_str();
+  server_cmd->add_option("--node-timeout", server.node_timeout,
+                         "a node whose agent is silent this long is down; its jobs requeue")
+      ->capture_default_str();
+  server_cmd->add_option("--kill-grace", server.kill_grace_s, "seconds between SIGTERM and SIGKILL")
+      ->capture_default_str()
+      ->check(CLI::Range(0, gf::kMaxKillGraceS));
+
+  gf::AgentOptions agent;
+  auto* agent_cmd = app.add_subcommand("agent", "run this node's agent, joined to a server");
+  agent_cmd->add_option("--server", agent.servers,
+                        "server URL(s), comma-separated: https://head:7460[,https://standby:7460]")
+      ->required();
+  agent_cmd->add_option("--token-file", agent.token_file,
+                        "file holding this node's token (gpufleet node token create)");
+  agent_cmd->add_option("--ca-file", agent.ca_file, "CA certificate of the server's TLS cert");
+  agent_cmd->add_option("--gpus", agent.gpus, "nvml (real GPUs), nvml:PATH, or sim:4xH100-80GB")
+      ->capture_default_str();
+  agent_cmd->add_option("--data-dir", agent.data_dir,
+                        "job folders and logs (default /var/lib/gpufleet/agent)");
+  agent_cmd->add_option("--node-name", agent.node_name, "this node's name (default: hostname)");
+  agent_cmd->add_option("--label", agent.labels, "KEY=VALUE label of this node (repeatable)");
+  agent_cmd->add_option("--sample-interval", agent.sample_interval,
+                        "how often GPUs are sampled (1s .. 1h)")
       ->capture_default_str();
 
   std::string job_dir;
@@ -93,6 +150,12 @@ int Main(int argc, char** argv) {
       }
     }
     return gf::RunUp(up);
+  }
+  if (server_cmd->parsed()) {
+    return gf::RunServer(server);
+  }
+  if (agent_cmd->parsed()) {
+    return gf::RunAgent(agent);
   }
   if (shim->parsed()) {
     return gf::ShimMain(job_dir);

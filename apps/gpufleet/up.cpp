@@ -1,8 +1,5 @@
 #include "up.h"
 
-#include <fcntl.h>
-#include <pwd.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -14,6 +11,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon.h"
+
 #include "agent/local_agent.h"
 #include "api/api_server.h"
 #include "api/socket_path.h"
@@ -23,84 +22,12 @@
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
 #include "monitor/telemetry.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/open_store.h"
 
 namespace gf {
 namespace {
 
-std::filesystem::path DefaultDataDir() {
-  if (geteuid() == 0) {
-    return "/var/lib/gpufleet";
-  }
-  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): before threads
-  std::string base = home != nullptr ? home : "";
-  if (base.empty()) {
-    std::vector<char> buf(16384);
-    passwd pw{};
-    passwd* found = nullptr;
-    if (getpwuid_r(geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
-        found->pw_dir != nullptr) {
-      base = found->pw_dir;
-    }
-  }
-  return std::filesystem::path(base) / ".local/share/gpufleet";
-}
-
-std::string Hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') {
-    return "localhost";
-  }
-  return buf;
-}
-
-// One `gpufleet up` per data dir: a second one would start every job twice.
-Result<int> LockDataDir(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return IoError("cannot create data dir " + dir.string() + ": " + ec.message() +
-                   "; choose another with --data-dir");
-  }
-  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
-  const std::string lock = (dir / "gpufleet.lock").string();
-  int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    const int err = errno;
-    return IoError("cannot open " + lock + ": " + ErrnoText(err));
-  }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    close(fd);
-    return FailedPrecondition("another gpufleet up is using " + dir.string() +
-                              "; stop it first, or use another --data-dir");
-  }
-  return fd;
-}
-
-std::filesystem::path SelfExe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::path("gpufleet") : p;
-}
-
-int Die(const Error& e) {
-  std::cerr << "gpufleet up: " << e.message << '\n';
-  return 1;
-}
-
-// A duration flag within [min, max]; the error names the flag and the accepted range.
-Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag,
-                                               const std::string& text,
-                                               std::chrono::seconds min,
-                                               std::chrono::seconds max) {
-  auto d = ParseDuration(text);
-  if (!d.ok() || *d < min || *d > max) {
-    return InvalidArgument(std::string(flag) + ": '" + text + "' is not a duration between " +
-                           FormatDuration(min) + " and " + FormatDuration(max) +
-                           " (e.g. 30s, 5m)");
-  }
-  return *d;
-}
+int Die(const Error& e) { return Die("up", e); }
 
 // The settings `gpufleet up` runs with: its flags, the [up] keys of the settings file for the
 // flags not given, and the file's scheduling policy.
@@ -150,9 +77,12 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   const UpConfig& up = config.up;
   settings.Take("--gpus", up.gpus, o.gpus, same);
   settings.Take("--data-dir", up.data_dir, o.data_dir, same);
+  settings.Take("--db", up.db, o.db, same);
   settings.Take("--listen-socket", up.listen_socket, o.socket, same);
   settings.Take("--host", up.host, o.host, same);
   settings.Take("--port", up.port, o.port, same);
+  settings.Take("--tls-cert", up.tls_cert, o.tls_cert, same);
+  settings.Take("--tls-key", up.tls_key, o.tls_key, same);
   settings.Take("--node-name", up.node_name, o.node_name, same);
   settings.Take("--sample-interval", up.sample_interval, o.sample_interval, text);
   settings.Take("--no-process-after", up.no_process_after, o.no_process_after, text);
@@ -189,13 +119,8 @@ int RunUp(const UpOptions& flags) {
     return Die(labels.error());
   }
   const UpOptions& options = settings->options;
-  // Block the stop signals before any thread starts, so that only sigwait below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the daemon
+  // Block the stop signals before any thread starts, so that only the wait below sees them.
+  const sigset_t stop_signals = BlockStopSignals();
   // Read the environment (getenv) before any thread starts.
   const SocketPathEnv socket_env = CurrentSocketPathEnv();
 
@@ -214,7 +139,7 @@ int RunUp(const UpOptions& flags) {
     return Die(no_process_after.error());
   }
   // Every setting is checked before the data dir is taken.
-  Result<int> lock = LockDataDir(data_dir);
+  Result<int> lock = LockDataDir(data_dir, "up");
   if (!lock.ok()) {
     return Die(lock.error());
   }
@@ -224,7 +149,7 @@ int RunUp(const UpOptions& flags) {
   if (!backend.ok()) {
     return Die(backend.error());
   }
-  auto store = OpenSqliteStore(data_dir / "state.db");
+  auto store = OpenStore(options.db, data_dir / "state.db");
   if (!store.ok()) {
     return Die(store.error());
   }
@@ -258,18 +183,22 @@ int RunUp(const UpOptions& flags) {
   aopts.tcp_host = options.host;
   aopts.tcp_port = options.port;
   aopts.telemetry = &telemetry;  // GET /metrics
+  aopts.tls_cert_file = options.tls_cert;
+  aopts.tls_key_file = options.tls_key;
   ApiServer server(controller, aopts);
   if (Status s = server.Start(); !s.ok()) {
     return Die(s.error());
   }
   std::cout << "gpufleet up: node " << node.value() << ", GPUs from " << (*backend)->Describe()
             << ", data in " << data_dir.string() << "\n"
+            << "  store:      " << DescribeStore(options.db, data_dir / "state.db") << "\n"
             << "  API socket: " << *aopts.unix_socket_path << "\n";
   if (!settings->source.empty()) {
     std::cout << "  settings:   " << settings->source << "\n";
   }
   if (server.tcp_port() > 0) {
-    std::cout << "  API URL:    http://" << options.host << ":" << server.tcp_port()
+    std::cout << "  API URL:    " << (options.tls_cert.empty() ? "http" : "https") << "://"
+              << options.host << ":" << server.tcp_port()
               << "/api/v1\n";
   }
   if (*aopts.unix_socket_path != DefaultSocketPath(socket_env)) {
@@ -279,8 +208,7 @@ int RunUp(const UpOptions& flags) {
             << "Then:         gpufleet queue; gpufleet logs JOB\n"
             << "Stop with Ctrl-C (running jobs keep running and are re-attached on the next up)."
             << std::endl;
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
+  const int sig = WaitForStopSignal(stop_signals);
   spdlog::info("gpufleet up: signal {}, stopping (jobs keep running)", sig);
   server.Stop();
   agent.Stop();

@@ -18,9 +18,12 @@ struct UpOptions {
   std::set<std::string> flags_given;
   std::string gpus = "nvml";  // GpuBackend spec: nvml, nvml:PATH, sim:4xH100-80GB
   std::string data_dir;       // "" = default (root: /var/lib/gpufleet, else ~/.local/share/gpufleet)
+  std::string db;             // the store (store/open_store.h); "" = SQLite in data_dir
   std::string socket;         // "" = ServerSocketPath()
   std::string host = "127.0.0.1";
   int port = 7460;            // 0 = any free port, -1 = no TCP
+  std::string tls_cert;       // PEM certificate chain: the TCP port speaks TLS only; "" = plain
+  std::string tls_key;        // its PEM private key
   int kill_grace_s = 10;
   std::string node_name;      // "" = hostname
   std::vector<std::string> labels;  // --label KEY=VALUE, repeatable: on top of [up] labels

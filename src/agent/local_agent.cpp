@@ -9,8 +9,8 @@
 namespace gf {
 namespace {
 
-JobExitReport ToReport(const JobExit& exit) {
-  return JobExitReport{exit.job, exit.exit_code, exit.signal, exit.end_time, exit.cause};
+JobExitReport ToReport(const JobExit& exit, const NodeId& node) {
+  return JobExitReport{exit.job, exit.exit_code, exit.signal, exit.end_time, exit.cause, node};
 }
 
 }  // namespace
@@ -46,9 +46,10 @@ Result<Node> LocalAgent::Inventory() {
 }
 
 Status LocalAgent::Start() {
-  GF_ASSIGN_OR_RETURN(Node node, Inventory());
+  GF_ASSIGN_OR_RETURN(node_, Inventory());
   AgentHello hello;
-  hello.node = std::move(node);
+  hello.node = node_;
+  hello.run_dir = executor_.RunDir().string();
   for (const RecoveredJob& job : executor_.Recover()) {
     if (job.still_running) {
       hello.running.push_back(job.job);
@@ -56,7 +57,7 @@ Status LocalAgent::Start() {
   }
   // Jobs that ended while no agent watched are reported by the first Poll.
   for (const JobExit& exit : executor_.Poll()) {
-    hello.ended.push_back(ToReport(exit));
+    hello.ended.push_back(ToReport(exit, options_.name));
   }
   spdlog::info("agent {}: {} GPUs ({}), {} jobs still running, {} ended while away",
                options_.name.value(), hello.node.gpus.size(), hello.node.gpu_backend,
@@ -92,6 +93,18 @@ void LocalAgent::Enqueue(std::function<void()> work) {
     work_.push_back(std::move(work));
   }
   cv_.notify_one();
+}
+
+void LocalAgent::SayHelloAgain() {
+  Enqueue([this] {
+    AgentHello hello;
+    hello.node = node_;
+    hello.run_dir = executor_.RunDir().string();
+    for (const auto& [job, shim_pid] : executor_.LiveShims()) {
+      hello.running.push_back(job);
+    }
+    reports_.OnAgentHello(std::move(hello));
+  });
 }
 
 void LocalAgent::Launch(const Job& job) {
@@ -147,13 +160,18 @@ void LocalAgent::DoLaunch(const Job& job) {
     reports_.OnJobStarted(job.id, *pid, started);
     return;
   }
+  if (pid.error().code == ErrorCode::kAlreadyExists) {
+    // A launch sent again across a reconnect: the job already runs here (and was reported).
+    spdlog::info("agent: job {} already runs here; launch ignored", job.id.value());
+    return;
+  }
   reports_.OnJobExited(JobExitReport{job.id, -1, std::nullopt, clock_.Now(),
-                                     "failed to start: " + pid.error().message});
+                                     "failed to start: " + pid.error().message, options_.name});
 }
 
 void LocalAgent::PollExits() {
   for (const JobExit& exit : executor_.Poll()) {
-    reports_.OnJobExited(ToReport(exit));
+    reports_.OnJobExited(ToReport(exit, options_.name));
   }
 }
 

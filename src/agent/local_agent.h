@@ -65,6 +65,11 @@ class LocalAgent final : public NodeAgent {
   void AcknowledgeExit(JobId job) override;
   std::string LogPath(JobId job, bool stderr_stream) const override;
 
+  // Reports a fresh hello (OnAgentHello) from the agent thread: the node as Start() found it
+  // and the jobs whose exit has not been reported. For a remote link that lost its session:
+  // made on the agent thread, it follows every report made before it.
+  void SayHelloAgain();
+
   // Clears what the health tracker holds against the GPU (sticky failures such as a fatal XID)
   // from the next sampling round on: an admin has dealt with the card. Any thread.
   void ResetGpuHealth(const GpuUuid& uuid);
@@ -86,6 +91,7 @@ class LocalAgent final : public NodeAgent {
   AgentReports& reports_;
   const Clock& clock_;
   std::vector<Gpu> gpus_;  // set by Start, read-only afterwards
+  Node node_;              // set by Start (its inventory), read-only afterwards
 
   // Sampler thread only.
   ProcessAttributor attributor_;

@@ -127,6 +127,7 @@ class RecordingReports final : public AgentReports {
       ++rounds_;
     });
   }
+  void OnAgentHeartbeat(const NodeId&) override {}
 
   // Waits until `done(last round)` holds, at least `after` rounds in; returns that round.
   std::optional<std::vector<GpuSample>> WaitRound(

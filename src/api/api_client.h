@@ -1,9 +1,22 @@
 // ApiClient: a synchronous HTTP/1.1 client for the gpufleet API, used by the CLI.
 //
-// The endpoint is a Unix socket path ("/run/gpufleet/gpufleet.sock", or "unix:PATH") or
-// "http://HOST:PORT" (HOST an IP address or a name). One connection is kept and reused
-// (keep-alive); a connection the server closed while idle is replaced before use. Every call
-// is bounded by `timeout` (connect + send + receive).
+// The endpoint is a Unix socket path ("/run/gpufleet/gpufleet.sock", or "unix:PATH"),
+// "http://HOST:PORT" or "https://HOST:PORT" (HOST an IP address or a name), or several of
+// them separated by commas ("https://a:7460,https://b:7460"): the servers of one cluster, a
+// leader and its standbys. One connection is kept and reused (keep-alive); a connection the
+// server closed while idle is replaced before use. Every call is bounded by `timeout` (connect
+// + send + receive).
+//
+// https: TLS 1.2 or later; the server's certificate must chain to `ca_file` (or a system CA)
+// and name HOST (SNI is sent for a name). The bearer token goes on TCP (http and https) only,
+// never on the Unix socket, whose caller the kernel names.
+//
+// Several endpoints: tried in order, starting with the one that answered last. The next one
+// is tried when a server cannot be reached (its connect is then bounded by 5 s), when the
+// connection is lost before an answer (for a GET; a POST that may have been applied is never
+// sent to a second server), or when it answers 503 with the code `unavailable` (a standby).
+// When none answers, the error names every endpoint and why. Watch() follows the same rule
+// each time it connects.
 //
 // Error mapping: transport failures are kUnavailable ("cannot reach gpufleet at PATH: ...");
 // CallJson turns a non-2xx answer back into the gf::Error the server reported (its code and
@@ -49,8 +62,8 @@ class ApiClient {
 
   // Sends one request and returns the response whatever its status. `target` is the origin
   // form ("/api/v1/jobs?all=1"). A body without a Content-Type header is sent as JSON.
-  // Errors: kUnavailable (cannot connect, connection lost, timed out), kInvalidArgument (bad
-  // endpoint).
+  // Errors: kUnavailable (cannot connect, connection lost, timed out, TLS certificate not
+  // trusted), kInvalidArgument (bad endpoint, bad CA file), kNotFound (no CA file).
   Result<HttpResponse> Call(std::string_view method, std::string_view target,
                             std::optional<std::string> body = std::nullopt,
                             const HttpHeaders& headers = {});

@@ -19,11 +19,14 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "api/agent_wire.h"
 #include "api/beast_names.h"
+#include "api/credential_file.h"
 #include "api/routes.h"
 #include "api/sse.h"
 
@@ -87,6 +90,76 @@ std::string WatchStreamHeader() {
   return out.str();
 }
 
+// The first byte of a TLS connection: a handshake record (RFC 8446, 5.1). Anything else on the
+// TLS port is a client speaking plain HTTP, which gets a plain answer saying so.
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
+
+// The 401 for a bearer token the server refuses; `WWW-Authenticate` says which scheme it wants.
+HttpResponse Unauthenticated(std::string_view message) {
+  HttpResponse response = ErrorResponse(401, "unauthenticated", message);
+  response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return response;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+// The token of an "Authorization: Bearer TOKEN" header; nullopt when there is no such header.
+// Errors (the 401's message): another scheme, or no token after "Bearer".
+Result<std::optional<std::string>> BearerToken(const HttpRequest& request) {
+  const std::optional<std::string> header = FindHeader(request.headers, "Authorization");
+  if (!header) {
+    return std::optional<std::string>();
+  }
+  std::string_view value = *header;
+  const std::size_t space = value.find(' ');
+  const std::string_view scheme = value.substr(0, space);
+  if (!EqualsIgnoreCase(scheme, "Bearer")) {
+    return InvalidArgument("the Authorization scheme '" + std::string(scheme) +
+                           "' is not supported; send \"Authorization: Bearer TOKEN\"");
+  }
+  value.remove_prefix(space == std::string_view::npos ? value.size() : space);
+  while (!value.empty() && value.front() == ' ') {
+    value.remove_prefix(1);
+  }
+  if (value.empty()) {
+    return InvalidArgument("\"Authorization: Bearer\" without a token");
+  }
+  return std::optional<std::string>(std::string(value));
+}
+
+// A complete HTTP/1.1 response as bytes, for the one answer written below the TLS layer.
+std::string SerializeResponse(const HttpResponse& response) {
+  http::response<http::string_body> res{static_cast<http::status>(response.status), 11};
+  for (const auto& [name, value] : response.headers) {
+    res.set(name, value);
+  }
+  res.set(http::field::server, "gpufleet/" + std::string(ApiVersion()));
+  res.body() = response.body;
+  res.keep_alive(false);
+  res.prepare_payload();
+  std::ostringstream out;
+  out << res;
+  return out.str();
+}
+
+// The OpenSSL reason of the last failure ("" when the queue is empty), for messages.
+std::string OpenSslReason(const beast::error_code& ec) {
+  std::string reason = ec.message();
+  const unsigned long code = ERR_peek_last_error();
+  if (code != 0) {
+    std::array<char, 256> text{};
+    ERR_error_string_n(code, text.data(), text.size());
+    reason = text.data();
+  }
+  ERR_clear_error();
+  return reason;
+}
+
 // A JSON response body as one `data:` line: JsonResponse ends it with a newline.
 std::string WithoutTrailingNewline(std::string body) {
   while (!body.empty() && body.back() == '\n') {
@@ -109,7 +182,7 @@ class SessionBase {
 class ApiServerState {
  public:
   ApiServerState(ClusterService& service, ApiServerOptions options)
-      : router_(service, options.telemetry), options_(std::move(options)) {}
+      : router_(service, options.telemetry, options.agent_link), options_(std::move(options)) {}
 
   Status Start();
   void Stop();
@@ -153,6 +226,7 @@ class ApiServerState {
  private:
   Status StartUnix(const std::string& path);
   Status StartTcp();
+  Status LoadTls();
   void AcceptUnix();
   void AcceptTcp();
   void RunIo();
@@ -164,6 +238,7 @@ class ApiServerState {
   std::unique_ptr<net::thread_pool> workers_;
   std::optional<LocalProtocol::acceptor> unix_acceptor_;
   std::optional<Tcp::acceptor> tcp_acceptor_;
+  std::optional<ssl::context> tls_;  // set when the TCP listener speaks TLS
   std::vector<std::thread> io_threads_;
   std::atomic<int> tcp_port_{-1};
   std::atomic<int> watches_{0};  // open watch streams, bounded by options_.max_watches
@@ -191,6 +266,16 @@ class WatchSlot {
 };
 
 // The state of a connection that became a watch stream (see api_server.h).
+// The state of a connection that became an agent's command stream (StartCommandStream).
+struct CommandStreamState {
+  explicit CommandStreamState(ApiServerState& server) : slot(server) {}
+  WatchSlot slot;
+  std::shared_ptr<CommandStream> stream;  // set once opened
+  bool writing = false;
+  std::string out;      // the next bytes to write
+  std::string sending;  // the bytes being written
+};
+
 struct WatchState {
   WatchState(ApiServerState& server, std::string event_name, HttpRequest list_request)
       : slot(server), event(std::move(event_name)), request(std::move(list_request)) {}
@@ -203,13 +288,17 @@ struct WatchState {
   std::string out;  // the bytes being written
 };
 
-// One HTTP connection. Every member is touched only on the socket's strand, except `caller_`,
-// which the worker handling the connection's single in-flight request resolves and reads (the
-// post to the pool and back orders those accesses; a watch, too, has one re-read in flight at
-// a time).
+// One HTTP connection over `Socket`: a Unix socket, a TCP socket, or TLS over TCP (TlsStream).
+// Every member is touched only on the socket's strand, except `caller_`, which the worker
+// handling the connection's single in-flight request resolves and reads (the post to the pool
+// and back orders those accesses; a watch, too, has one re-read in flight at a time).
 template <typename Socket>
 class Session final : public SessionBase,
                       public std::enable_shared_from_this<Session<Socket>> {
+  static constexpr bool kTls = std::is_same_v<Socket, TlsStream>;
+  // TCP callers name themselves with a bearer token; Unix ones are who the kernel says.
+  static constexpr bool kTokens = !std::is_same_v<Socket, LocalProtocol::socket>;
+
  public:
   Session(ApiServerState& server, Socket socket, Caller caller)
       : server_(server),
@@ -223,7 +312,11 @@ class Session final : public SessionBase,
       Close();
       return;
     }
-    ReadRequest();
+    if constexpr (kTls) {
+      SniffTls();
+    } else {
+      ReadRequest();
+    }
   }
 
   void PostClose() override {
@@ -231,6 +324,70 @@ class Session final : public SessionBase,
   }
 
  private:
+  // The socket below any TLS: what is opened, shut down and closed.
+  auto& Lowest() {
+    if constexpr (kTls) {
+      return socket_.next_layer();
+    } else {
+      return socket_;
+    }
+  }
+
+  // TLS port: the first bytes say whether the client speaks TLS. If so they are handed to the
+  // handshake; if not (plain HTTP), the client gets a plain-text 400 naming https://, instead
+  // of a reset it could not explain.
+  void SniffTls() {
+    ArmTimer(server_.options().read_timeout);  // the handshake, too, must arrive in time
+    Lowest().async_read_some(
+        buffer_.prepare(512),
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->buffer_.commit(n);
+          if (ec) {
+            self->Close();
+          } else if (static_cast<unsigned char>(
+                         *static_cast<const char*>(self->buffer_.data().data())) !=
+                     kTlsHandshakeRecord) {
+            self->RefusePlainHttp();
+          } else {
+            self->Handshake();
+          }
+        });
+  }
+
+  void Handshake() {
+    if constexpr (kTls) {
+      socket_.async_handshake(
+          ssl::stream_base::server, buffer_.data(),
+          [self = this->shared_from_this()](beast::error_code ec, std::size_t used) {
+            self->timer_.cancel();
+            if (ec) {  // not our CA, wrong version, garbage: nothing to answer in TLS
+              self->Close();
+              return;
+            }
+            self->buffer_.consume(used);
+            self->ReadRequest();
+          });
+    }
+  }
+
+  void RefusePlainHttp() {
+    timer_.cancel();
+    raw_out_ = SerializeResponse(ErrorResponse(
+        400, "invalid_argument",
+        "this gpufleet port speaks TLS only: use https:// instead of http:// (with "
+        "--ca-file naming the CA that signed the server's certificate)"));
+    ArmTimer(server_.options().read_timeout);
+    net::async_write(Lowest(), net::buffer(raw_out_),
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->timer_.cancel();
+                       if (ec) {
+                         self->Close();
+                       } else {
+                         self->Linger(self->Lowest());  // plain bytes: drain below TLS
+                       }
+                     });
+  }
+
   void ArmTimer(std::chrono::milliseconds timeout) {
     timer_.expires_after(timeout);
     timer_.async_wait([weak = this->weak_from_this()](beast::error_code ec) {
@@ -280,6 +437,10 @@ class Session final : public SessionBase,
       StartWatch(std::string(*event), std::move(request));
       return;
     }
+    if (server_.router().IsCommandStream(request)) {
+      StartCommandStream(std::move(request));
+      return;
+    }
     Dispatch(std::move(request));
   }
 
@@ -305,6 +466,9 @@ class Session final : public SessionBase,
 
   HttpResponse HandleNow(const HttpRequest& request) {  // on a worker
     try {
+      if constexpr (kTokens) {
+        return HandleWithToken(request);
+      }
       if (caller_.authenticated && caller_.user.empty()) {
         caller_.user = UserName(caller_.uid);  // may block on NSS: not on I/O
       }
@@ -315,6 +479,128 @@ class Session final : public SessionBase,
       response.body = "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}\n";
       return response;
     }
+  }
+
+  // TCP: the request's bearer token, if any, names the caller for this request alone (a watch
+  // re-reads with its request, so a token revoked mid-stream ends the stream with a 401 event).
+  // The token is never logged: only the authenticator's message goes back.
+  HttpResponse HandleWithToken(const HttpRequest& request) {  // on a worker
+    Result<Caller> caller = TokenCaller(request);
+    if (!caller.ok()) {
+      return Unauthenticated(caller.error().message);
+    }
+    return server_.router().Handle(*caller, request);
+  }
+
+  // The caller of one TCP request: its bearer token's, or the connection's (unauthenticated)
+  // without one. An error is a 401's message.
+  Result<Caller> TokenCaller(const HttpRequest& request) {  // on a worker
+    const auto& authenticate = server_.options().authenticate;
+    GF_ASSIGN_OR_RETURN(std::optional<std::string> token, BearerToken(request));
+    if (!token.has_value() || !authenticate) {  // no token, or a server without tokens
+      return caller_;
+    }
+    return authenticate(*token);
+  }
+
+  // ---- Agent command streams (routes.h IsCommandStream). Pushed, not polled: the stream's
+  // waker posts Pump to the strand when the controller queues a command, so a launch reaches
+  // its agent within a write's time. One write at a time; a keepalive when idle. ----
+
+  void StartCommandStream(HttpRequest request) {
+    if (!server_.AcquireWatch()) {
+      Write(ErrorResponse(429, "resource_exhausted",
+                          "too many open streams (the limit is " +
+                              std::to_string(server_.options().max_watches) + ")"));
+      return;
+    }
+    commands_.emplace(server_);
+    net::post(server_.workers(), [self = this->shared_from_this(), request = std::move(request),
+                                  work = net::make_work_guard(server_.ioc())]() mutable {
+      Result<std::shared_ptr<CommandStream>> stream = self->OpenCommandStream(request);
+      net::post(self->socket_.get_executor(), [self, stream = std::move(stream)]() mutable {
+        self->OnCommandStreamOpen(std::move(stream));
+      });
+    });
+  }
+
+  Result<std::shared_ptr<CommandStream>> OpenCommandStream(const HttpRequest& request) {
+    Caller caller = caller_;
+    if constexpr (kTokens) {
+      Result<Caller> from_token = TokenCaller(request);
+      if (!from_token.ok()) {
+        return PermissionDenied(from_token.error().message);
+      }
+      caller = std::move(*from_token);
+    }
+    return server_.router().OpenCommandStream(caller, request);
+  }
+
+  void OnCommandStreamOpen(Result<std::shared_ptr<CommandStream>> stream) {
+    if (!stream.ok()) {
+      commands_.reset();
+      Write(ErrorResponse(stream.error()));
+      return;
+    }
+    if (!Lowest().is_open()) {
+      return;
+    }
+    commands_->stream = std::move(*stream);
+    std::weak_ptr<Session> weak = this->shared_from_this();
+    commands_->stream->SetWaker([weak] {
+      if (auto self = weak.lock()) {
+        net::post(self->socket_.get_executor(), [self] { self->PumpCommands(false); });
+      }
+    });
+    commands_->out = WatchStreamHeader();
+    Drain(socket_);  // the agent sends nothing more on this connection: a read notices when it leaves
+    PumpCommands(false);
+  }
+
+  void PumpCommands(bool keepalive) {
+    if (!commands_ || !commands_->stream || !Lowest().is_open()) {
+      return;
+    }
+    if (commands_->writing) {
+      return;  // the write's completion pumps again
+    }
+    bool last = false;
+    for (const AgentCommand& command : commands_->stream->Take()) {
+      AppendChunk(commands_->out, FormatSseEvent("command", WireDump(AgentCommandToJson(command))));
+    }
+    if (commands_->stream->Closed()) {
+      commands_->out += kLastChunk;  // a newer session, or the server stops
+      last = true;
+    } else if (commands_->out.empty() && keepalive) {
+      AppendChunk(commands_->out, FormatSseComment("keepalive"));
+    }
+    if (commands_->out.empty()) {
+      ArmCommandKeepalive();
+      return;
+    }
+    commands_->writing = true;
+    commands_->sending = std::move(commands_->out);
+    commands_->out.clear();
+    ArmTimer(server_.options().read_timeout);  // an agent that stops reading is dropped
+    net::async_write(socket_, net::buffer(commands_->sending),
+                     [self = this->shared_from_this(), last](beast::error_code ec, std::size_t) {
+                       self->timer_.cancel();
+                       self->commands_->writing = false;
+                       if (ec || last) {
+                         self->Close();
+                       } else {
+                         self->PumpCommands(false);
+                       }
+                     });
+  }
+
+  void ArmCommandKeepalive() {
+    timer_.expires_after(server_.options().watch_keepalive);
+    timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (!ec) {
+        self->PumpCommands(true);
+      }
+    });
   }
 
   // ---- Watch streams (api_server.h). One step at a time on the strand: re-read on a worker,
@@ -339,7 +625,7 @@ class Session final : public SessionBase,
   }
 
   void OnWatchRead(HttpResponse response) {
-    if (!socket_.is_open()) {
+    if (!Lowest().is_open()) {
       return;  // the client left, or Stop(), while the worker read
     }
     if (!watch_->streaming && response.status != 200) {
@@ -351,7 +637,7 @@ class Session final : public SessionBase,
     if (!watch_->streaming) {
       watch_->streaming = true;
       out = WatchStreamHeader();
-      Drain();  // the client sends nothing more: a pending read notices when it leaves
+      Drain(socket_);  // the client sends nothing more: a pending read notices when it leaves
     }
     if (response.status != 200) {  // e.g. the controller became unavailable: say so and end
       AppendChunk(out, FormatSseEvent("error", WithoutTrailingNewline(std::move(response.body))));
@@ -392,7 +678,7 @@ class Session final : public SessionBase,
   void ScheduleWatchTick() {
     timer_.expires_after(server_.options().watch_interval);
     timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
-      if (!ec && self->socket_.is_open()) {
+      if (!ec && self->Lowest().is_open()) {
         self->WatchTick();
       }
     });
@@ -419,9 +705,9 @@ class Session final : public SessionBase,
     if (ec) {
       Close();
     } else if (close_after_) {
-      Linger();
+      Linger(socket_);
     } else if (!keep_alive_) {
-      socket_.shutdown(net::socket_base::shutdown_send, ec);
+      Lowest().shutdown(net::socket_base::shutdown_send, ec);
       Close();
     } else {
       ReadRequest();
@@ -430,23 +716,26 @@ class Session final : public SessionBase,
 
   // After an early answer (413, 400) the client may still be sending; closing now could reset
   // the connection and destroy our answer before the client reads it. So: half-close, read and
-  // discard for a bounded time and size, then close.
-  void Linger() {
+  // discard (from `stream`: the TLS layer, or the socket below it when the client spoke plain
+  // HTTP to the TLS port) for a bounded time and size, then close.
+  template <typename Stream>
+  void Linger(Stream& stream) {
     beast::error_code ec;
-    socket_.shutdown(net::socket_base::shutdown_send, ec);
+    Lowest().shutdown(net::socket_base::shutdown_send, ec);
     ArmTimer(std::min(server_.options().read_timeout, kMaxLinger));
-    Drain();
+    Drain(stream);
   }
 
-  void Drain() {
-    socket_.async_read_some(
+  template <typename Stream>
+  void Drain(Stream& stream) {
+    stream.async_read_some(
         net::buffer(drain_buf_),
-        [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+        [self = this->shared_from_this(), &stream](beast::error_code ec, std::size_t n) {
           self->drained_ += n;
           if (ec || self->drained_ > kMaxDrainBytes) {
             self->Close();
           } else {
-            self->Drain();
+            self->Drain(stream);
           }
         });
   }
@@ -454,7 +743,7 @@ class Session final : public SessionBase,
   void Close() {
     beast::error_code ec;
     timer_.cancel();
-    socket_.close(ec);
+    Lowest().close(ec);
   }
 
   ApiServerState& server_;
@@ -468,7 +757,9 @@ class Session final : public SessionBase,
   bool close_after_ = false;
   std::size_t drained_ = 0;
   std::array<char, 16384> drain_buf_{};
+  std::string raw_out_;  // the plain-HTTP refusal on a TLS port
   std::optional<WatchState> watch_;  // set while the connection is a watch
+  std::optional<CommandStreamState> commands_;  // set while it is an agent's command stream
 };
 
 // The kernel's word on who is at the other end of a Unix socket.
@@ -575,6 +866,54 @@ Status ApiServerState::StartTcp() {
   return OkStatus();
 }
 
+// TLS 1.2 or later, with the configured certificate chain and key, both checked here so that a
+// bad file stops Start() with its name rather than failing every handshake later.
+Status ApiServerState::LoadTls() {
+  const std::string& cert = options_.tls_cert_file;
+  const std::string& key = options_.tls_key_file;
+  if (cert.empty() != key.empty()) {
+    return InvalidArgument(std::string("TLS needs both a certificate and a key: ") +
+                           (cert.empty() ? "the key" : "the certificate") + " is set, " +
+                           (cert.empty() ? "the certificate" : "the key") +
+                           " is not (gpufleet up --tls-cert FILE --tls-key FILE)");
+  }
+  GF_ASSIGN_OR_RETURN(const std::string cert_pem,
+                      ReadCredentialFile(cert, "TLS certificate file"));
+  GF_ASSIGN_OR_RETURN(const std::string key_pem,
+                      ReadSecretFile(key, "TLS key file", SecretReaders::kOwnerAndGroup));
+  ssl::context ctx(ssl::context::tls_server);
+  SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  // No session tickets: clients do not resume, and a ticket arriving after the handshake would
+  // sit unread on an idle kept-alive connection, which the client would take for a stale one.
+  SSL_CTX_set_num_tickets(ctx.native_handle(), 0);
+  ctx.set_options(ssl::context::default_workarounds | ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx.use_certificate_chain(net::buffer(cert_pem), ec);
+  if (ec) {
+    return InvalidArgument("TLS certificate file " + cert +
+                           ": not a PEM certificate (-----BEGIN CERTIFICATE-----): " +
+                           OpenSslReason(ec));
+  }
+  const std::string mismatch = "TLS key file " + key + " does not match the certificate in " +
+                               cert + "; give the key the certificate was made for";
+  ctx.use_private_key(net::buffer(key_pem), ssl::context::pem, ec);
+  if (ec && ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
+                X509_R_KEY_VALUES_MISMATCH) {  // OpenSSL compares it with the certificate
+    ERR_clear_error();
+    return InvalidArgument(mismatch);
+  }
+  if (ec) {
+    return InvalidArgument("TLS key file " + key + ": not a PEM private key: " +
+                           OpenSslReason(ec));
+  }
+  if (SSL_CTX_check_private_key(ctx.native_handle()) != 1) {
+    ERR_clear_error();
+    return InvalidArgument(mismatch);
+  }
+  tls_.emplace(std::move(ctx));
+  return OkStatus();
+}
+
 void ApiServerState::AcceptUnix() {
   unix_acceptor_->async_accept(
       net::make_strand(ioc_), [this](beast::error_code ec, LocalProtocol::socket socket) {
@@ -598,8 +937,13 @@ void ApiServerState::AcceptTcp() {
       return;
     }
     if (!ec) {
-      // No identity on plain TCP until tokens land: job routes answer 401.
-      std::make_shared<Session<Tcp::socket>>(*this, std::move(socket), Caller{})->Begin();
+      // Unauthenticated unless a request carries a bearer token (Session::HandleWithToken).
+      if (tls_) {
+        std::make_shared<Session<TlsStream>>(*this, TlsStream(std::move(socket), *tls_), Caller{})
+            ->Begin();
+      } else {
+        std::make_shared<Session<Tcp::socket>>(*this, std::move(socket), Caller{})->Begin();
+      }
     }
     AcceptTcp();
   });
@@ -628,7 +972,11 @@ Status ApiServerState::Start() {
                            std::to_string(options_.tcp_port));
   }
   Status status = OkStatus();
-  if (options_.unix_socket_path) {
+  if (options_.tcp_port >= 0 &&
+      (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty())) {
+    status = LoadTls();  // before binding anything: a bad file stops Start() cleanly
+  }
+  if (status.ok() && options_.unix_socket_path) {
     status = StartUnix(*options_.unix_socket_path);
   }
   if (status.ok() && options_.tcp_port >= 0) {
@@ -637,6 +985,7 @@ Status ApiServerState::Start() {
   if (!status.ok()) {
     unix_acceptor_.reset();
     tcp_acceptor_.reset();
+    tls_.reset();
     if (socket_inode_) {
       ::unlink(options_.unix_socket_path->c_str());
       socket_inode_.reset();

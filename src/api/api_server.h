@@ -1,8 +1,10 @@
 // ApiServer: serves /api/v1 and /metrics (routes.h) over HTTP/1.1 on a Unix socket and on TCP.
 //
 // Identity: a Unix-socket caller is who the kernel says (SO_PEERCRED uid/gid, name from
-// getpwuid_r or "uid<N>"); a TCP caller is unauthenticated until bearer tokens land, so it may
-// read health/nodes/gpus but job routes answer 401. The socket file is mode 0666 on purpose:
+// getpwuid_r or "uid<N>"); a TCP request with "Authorization: Bearer TOKEN" is the Caller
+// `authenticate` makes of it (or 401 with its message); without one it is unauthenticated, so
+// it may read health/nodes/gpus but job routes answer 401. With tls_cert_file/tls_key_file the
+// TCP port speaks TLS 1.2+ only (a plain HTTP request there gets a plain 400 naming https://). The socket file is mode 0666 on purpose:
 // every local user may connect, and the server learns who they are from the kernel.
 //
 // Threads: `io_threads` run all socket I/O asynchronously; requests are handled on a separate
@@ -36,6 +38,7 @@
 #include <string>
 #include <string_view>
 
+#include "controller/agent_link.h"
 #include "controller/service.h"
 #include "core/result.h"
 
@@ -64,6 +67,9 @@ struct ApiServerOptions {
   // (model/token.h); an error answers 401 with its message. Unset: TCP callers stay
   // unauthenticated. Called on worker threads.
   std::function<Result<Caller>(std::string_view token)> authenticate{};
+  // Serves the agent link under /api/v1/agent/ (gpufleet server; borrowed, must outlive the
+  // server). Null: those routes answer 404. Command streams count against max_watches.
+  AgentLinkService* agent_link = nullptr;
 };
 
 class ApiServer {

@@ -299,7 +299,9 @@ TEST(ApiClientTest, CannotReachNamesTheSocketAndTheFix) {
 }
 
 TEST(ApiClientTest, BadEndpoints) {
-  EXPECT_EQ(ApiClient("https://x:1").Call("GET", "/").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ApiClient("https://x").Call("GET", "/").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ApiClient("ftp://x:1").Call("GET", "/").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ApiClient(" , ").Call("GET", "/").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(ApiClient("http://nohost").Call("GET", "/").error().code,
             ErrorCode::kInvalidArgument);
 }

@@ -1,10 +1,12 @@
-// The Boost.Asio/Beast headers and the short names for them that the api module's two Beast
-// files use. Internal to gf_api: include it only from api_server.cpp and api_client.cpp, so
-// Beast (slow to compile) stays out of every other file and out of the public headers.
+// The Boost.Asio/Beast headers (with Asio's OpenSSL streams) and the short names for them that
+// the api module's two Beast files use. Internal to gf_api: include it only from
+// api_server.cpp and api_client.cpp, so Beast (slow to compile) stays out of every other file
+// and out of the public headers.
 // Declarations only; no state.
 #pragma once
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
@@ -15,5 +17,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using LocalProtocol = net::local::stream_protocol;
 using Tcp = net::ip::tcp;
+namespace ssl = net::ssl;
+using TlsStream = ssl::stream<Tcp::socket>;  // HTTPS: TLS over a TCP socket (OpenSSL)
 
 }  // namespace gf

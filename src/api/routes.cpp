@@ -1,5 +1,7 @@
 #include "api/routes.h"
 
+#include "api/agent_wire.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -55,6 +57,7 @@ struct RequestContext {
   std::map<std::string, std::string> params;  // from the path template
   std::map<std::string, std::string> query;
   const Telemetry* telemetry;  // for /metrics; may be null
+  AgentLinkService* agent_link;  // for /api/v1/agent/*; null: no remote agents (gpufleet up)
 };
 
 using Handler = Result<HttpResponse> (*)(ClusterService&, const RequestContext&);
@@ -202,13 +205,16 @@ Result<HttpResponse> Health(ClusterService&, const RequestContext&) {
   return JsonResponse(200, json{{"status", "ok"}, {"version", ApiVersion()}});
 }
 
-Result<HttpResponse> SubmitJob(ClusterService& service, const RequestContext& ctx) {
-  json body;
+Result<json> JsonBody(const RequestContext& ctx) {
   try {
-    body = json::parse(ctx.request.body);
+    return json::parse(ctx.request.body);
   } catch (const json::parse_error& e) {
     return InvalidArgument(std::string("request body is not valid JSON: ") + e.what());
   }
+}
+
+Result<HttpResponse> SubmitJob(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
   GF_ASSIGN_OR_RETURN(Submission submission, SubmissionFromJson(body));
   Job job;
   if (submission.array) {
@@ -358,6 +364,50 @@ Result<HttpResponse> ListGpus(ClusterService& service, const RequestContext& ctx
   return JsonResponse(200, json{{"gpus", std::move(out)}});
 }
 
+// ---- The agent link (controller/agent_link.h), for `gpufleet server` only ----
+
+Result<AgentLinkService*> AgentLink(const RequestContext& ctx) {
+  if (ctx.agent_link == nullptr) {
+    return NotFound("this gpufleet takes no remote agents (gpufleet up runs its own); start "
+                    "`gpufleet server` for a cluster");
+  }
+  return ctx.agent_link;
+}
+
+Result<std::int64_t> SessionParam(const RequestContext& ctx) {
+  const std::optional<std::string> session = QueryValue(ctx, "session");
+  if (!session) {
+    return InvalidArgument("session: missing; give the session the hello answered");
+  }
+  return ParseInt("session", *session, 1, INT64_MAX, "a positive whole number");
+}
+
+Result<HttpResponse> AgentHelloRoute(ClusterService&, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(AgentHello hello, AgentHelloFromJson(body));
+  GF_ASSIGN_OR_RETURN(const AgentSession session, link->Hello(ctx.caller, std::move(hello)));
+  return JsonResponse(200, AgentSessionToJson(session));
+}
+
+Result<HttpResponse> AgentReportsRoute(ClusterService&, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
+  GF_ASSIGN_OR_RETURN(const std::int64_t session, SessionParam(ctx));
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(AgentReportBatch batch, AgentReportBatchFromJson(body));
+  GF_TRY(link->Report(ctx.caller, session, std::move(batch)));
+  return JsonResponse(200, json{{"ok", true}});
+}
+
+// Served as a stream by the transport (Router::OpenCommandStream); Handle() alone (a transport
+// without streams) can only say so.
+Result<HttpResponse> AgentCommandsRoute(ClusterService&, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
+  (void)link;
+  return InvalidArgument("GET /api/v1/agent/commands is a stream of server-sent events, "
+                         "served by the HTTP server only");
+}
+
 // GET /metrics, for Prometheus: outside /api/v1 and open to every caller (cluster-wide counts
 // only, as Stats() allows). GPU families come from the Telemetry, empty without one.
 Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx) {
@@ -372,7 +422,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 15> kRoutes = {{
+const std::array<RouteEntry, 18> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -388,6 +438,10 @@ const std::array<RouteEntry, 15> kRoutes = {{
     {{"GET", "/api/v1/nodes", false}, "watch", &ListNodes},
     {{"GET", "/api/v1/gpus", false}, "watch", &ListGpus},
     {{"GET", "/metrics", false}, "", &Metrics},
+    // Node agents authenticate with node tokens, not as users: the link checks them itself.
+    {{"POST", "/api/v1/agent/hello", false}, "", &AgentHelloRoute},
+    {{"POST", "/api/v1/agent/reports", false}, "session", &AgentReportsRoute},
+    {{"GET", "/api/v1/agent/commands", false}, "session,after", &AgentCommandsRoute},
 }};
 
 // The lists a client may watch (?watch=1), with the server-sent event name of each. The
@@ -423,7 +477,8 @@ Status CheckQueryNames(const RouteEntry& route, const std::map<std::string, std:
   return OkStatus();
 }
 
-HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry, const Caller& caller,
+HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry,
+                      AgentLinkService* agent_link, const Caller& caller,
                       const HttpRequest& request) {
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
@@ -444,8 +499,9 @@ HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry, const
     if (route.info.requires_identity && !caller.authenticated) {
       HttpResponse r = ErrorResponse(
           401, "unauthenticated",
-          "job endpoints need to know who you are: use the Unix socket (set GPUFLEET_SOCKET or "
-          "--socket), where the caller's uid is its identity; TCP tokens are not supported yet");
+          "job endpoints need to know who you are: over TCP send an API token (--token-file, "
+          "GPUFLEET_TOKEN_FILE or GPUFLEET_TOKEN), or use the Unix socket (--socket, "
+          "GPUFLEET_SOCKET), where the caller's uid is its identity");
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
       return r;
     }
@@ -455,7 +511,7 @@ HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry, const
     if (Result<bool> watch = WatchRequested(query); !watch.ok()) {
       return ErrorResponse(watch.error());
     }
-    RequestContext ctx{caller, request, std::move(params), query, telemetry};
+    RequestContext ctx{caller, request, std::move(params), query, telemetry, agent_link};
     Result<HttpResponse> result = route.handler(service, ctx);
     return result.ok() ? std::move(result).value() : ErrorResponse(result.error());
   }
@@ -536,10 +592,31 @@ std::optional<std::string_view> Router::WatchEvent(const HttpRequest& request) c
   return std::nullopt;
 }
 
+bool Router::IsCommandStream(const HttpRequest& request) const {
+  const std::string_view target = request.target;
+  return request.method == "GET" &&
+         target.substr(0, target.find('?')) == "/api/v1/agent/commands";
+}
+
+Result<std::shared_ptr<CommandStream>> Router::OpenCommandStream(
+    const Caller& caller, const HttpRequest& request) const {
+  const std::string_view target = request.target;
+  const std::size_t q = target.find('?');
+  const auto query = ParseQuery(q == std::string_view::npos ? "" : target.substr(q + 1));
+  RequestContext ctx{caller, request, {}, query, telemetry_, agent_link_};
+  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
+  GF_ASSIGN_OR_RETURN(const std::int64_t session, SessionParam(ctx));
+  std::int64_t after = 0;
+  if (const auto a = QueryValue(ctx, "after")) {
+    GF_ASSIGN_OR_RETURN(after, ParseInt("after", *a, 0, INT64_MAX, "a whole number >= 0"));
+  }
+  return link->Commands(caller, session, after);
+}
+
 HttpResponse Router::Handle(const Caller& caller, const HttpRequest& request) const {
   // The handler boundary: nothing a library throws may reach the transport's threads.
   try {
-    return Dispatch(service_, telemetry_, caller, request);
+    return Dispatch(service_, telemetry_, agent_link_, caller, request);
   } catch (const std::bad_alloc&) {
     return ErrorResponse(Internal("out of memory while handling " + request.target));
   } catch (const std::exception& e) {

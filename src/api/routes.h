@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "api/http_types.h"
+#include "controller/agent_link.h"
 #include "controller/service.h"
 #include "core/result.h"
 
@@ -57,8 +58,10 @@ HttpResponse ErrorResponse(int status, std::string_view code_name, std::string_v
 class Router {
  public:
   // `telemetry` feeds the GPU families of GET /metrics; without one (tests) they are empty.
-  explicit Router(ClusterService& service, const Telemetry* telemetry = nullptr)
-      : service_(service), telemetry_(telemetry) {}
+  // `agent_link` serves /api/v1/agent/* (gpufleet server); without one they answer 404.
+  explicit Router(ClusterService& service, const Telemetry* telemetry = nullptr,
+                  AgentLinkService* agent_link = nullptr)
+      : service_(service), telemetry_(telemetry), agent_link_(agent_link) {}
 
   // Routes and answers one request. Never throws: library exceptions become a 500.
   HttpResponse Handle(const Caller& caller, const HttpRequest& request) const;
@@ -69,9 +72,17 @@ class Router {
   // Handle() with the same request, which answers the plain list (or the error) as usual.
   std::optional<std::string_view> WatchEvent(const HttpRequest& request) const;
 
+  // GET /api/v1/agent/commands is always a stream: the transport asks IsCommandStream, then
+  // (on a worker, with the caller) OpenCommandStream, and serves what the stream gives, each
+  // command an event "command" with AgentCommandToJson as its data; or answers the error.
+  bool IsCommandStream(const HttpRequest& request) const;
+  Result<std::shared_ptr<CommandStream>> OpenCommandStream(const Caller& caller,
+                                                           const HttpRequest& request) const;
+
  private:
   ClusterService& service_;
   const Telemetry* telemetry_;
+  AgentLinkService* agent_link_;
 };
 
 }  // namespace gf

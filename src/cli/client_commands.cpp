@@ -170,7 +170,11 @@ int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
   if (!body.ok()) {
     return Fail(body.error());
   }
-  ApiClient client(Endpoint(ctx));
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  ApiClient& client = **opened;
   Result<nlohmann::json> job = client.CallJson("POST", "/api/v1/jobs", *body);
   if (!job.ok()) {
     return Fail(job.error());
@@ -198,7 +202,11 @@ int RunRead(const ClientContext& ctx,
             const std::string& target,
             bool json,
             const std::function<void(const nlohmann::json&)>& render) {
-  ApiClient client(Endpoint(ctx));
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  ApiClient& client = **opened;
   Result<nlohmann::json> r = client.CallJson("GET", target, std::nullopt);
   if (!r.ok()) {
     return Fail(r.error());
@@ -280,7 +288,11 @@ int RunQuota(const ClientContext& ctx, bool json) {
 // POSTs /api/v1/jobs/ID/`action` for each id and prints `done` with the job's state after it.
 int RunJobAction(const ClientContext& ctx, const std::vector<std::string>& ids,
                  const std::string& action, const std::string& done) {
-  ApiClient client(Endpoint(ctx));
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  ApiClient& client = **opened;
   int rc = 0;
   for (const auto& text : ids) {
     Result<std::int64_t> id = ParseJobId(text);
@@ -323,7 +335,11 @@ int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
 
 // `gpufleet cancel --array 40`: every unfinished task of each array.
 int RunCancelArrays(const ClientContext& ctx, const std::vector<std::string>& ids) {
-  ApiClient client(Endpoint(ctx));
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  ApiClient& client = **opened;
   int rc = 0;
   for (const auto& text : ids) {
     Result<std::int64_t> id = ParseJobId(text);
@@ -346,7 +362,11 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids, boo
   if (arrays) {
     return RunCancelArrays(ctx, ids);
   }
-  ApiClient client(Endpoint(ctx));
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  ApiClient& client = **opened;
   int rc = 0;
   for (const auto& text : ids) {
     Result<std::int64_t> id = ParseJobId(text);
@@ -382,7 +402,11 @@ int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool
   if (!id.ok()) {
     return Fail(id.error());
   }
-  ApiClient client(Endpoint(ctx));
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  ApiClient& client = **opened;
   const std::string base = "/api/v1/jobs/" + std::to_string(*id);
   std::int64_t offset = 0;
   while (true) {
@@ -473,8 +497,13 @@ int RunGpus(const ClientContext& ctx, bool json, bool processes) {
 
 }  // namespace
 
-std::string Endpoint(const ClientContext& ctx) {
-  return ctx.socket.empty() ? DefaultSocketPath() : ctx.socket;
+Result<ClientSettings> ResolveSettings(const ClientContext& ctx) {
+  return ResolveClientSettings(ctx.flags, CurrentClientEnv());
+}
+
+Result<std::unique_ptr<ApiClient>> OpenClient(const ClientContext& ctx) {
+  GF_ASSIGN_OR_RETURN(ClientSettings settings, ResolveSettings(ctx));
+  return std::make_unique<ApiClient>(std::move(settings.endpoint), std::move(settings.options));
 }
 
 void AddClientCommands(CLI::App& app, ClientContext& ctx) {

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/client_settings.h"
+#include "core/result.h"
+
 namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
 class App;
 }  // namespace CLI
@@ -18,15 +21,20 @@ class App;
 namespace gf {
 
 struct ClientContext {
-  std::string socket;  // --socket; empty: DefaultSocketPath()
+  // --server, --socket, --token-file, --ca-file as given; the environment and the client
+  // settings file fill in the rest (client_settings.h).
+  ClientFlags flags;
   // The words after the first "--" of the command line (the job's command for submit). The
   // binary splits them off before CLI11 parses the rest, so they are never read as options.
   std::optional<std::vector<std::string>> command_after_dashes;
   int exit_code = 0;   // set by the subcommand that ran
 };
 
-// The API socket the client talks to: --socket, else DefaultSocketPath().
-std::string Endpoint(const ClientContext& ctx);
+// Where and how this command connects (client_settings.h, over the process environment).
+Result<ClientSettings> ResolveSettings(const ClientContext& ctx);
+
+// A client built from ResolveSettings; the error says which flag, variable or file is wrong.
+Result<std::unique_ptr<ApiClient>> OpenClient(const ClientContext& ctx);
 
 void AddClientCommands(CLI::App& app, ClientContext& context);
 

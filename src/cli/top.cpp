@@ -246,9 +246,9 @@ class TopState {
 };
 
 // A watch thread: follows one stream into `state`, reopening it when it is lost, until stopped.
-void Follow(const std::stop_token& stop, const std::string& endpoint, const std::string& target,
-            TopState::Feed feed, TopState& state) {
-  ApiClient client(endpoint);
+void Follow(const std::stop_token& stop, const ClientSettings& settings,
+            const std::string& target, TopState::Feed feed, TopState& state) {
+  ApiClient client(settings.endpoint, settings.options);
   while (!stop.stop_requested()) {
     const Status status = client.Watch(
         target,
@@ -305,14 +305,18 @@ int RunLive(const ClientContext& ctx) {
     return kExitError;
   }
   TopState state;
-  const std::string endpoint = Endpoint(ctx);
+  const Result<ClientSettings> settings = ResolveSettings(ctx);
+  if (!settings.ok()) {
+    std::cerr << "gpufleet: " << settings.error().message << '\n';
+    return settings.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitError;
+  }
   const Terminal terminal;
   // Declared after the pipe and the terminal: stopped and joined before either goes away.
   const std::jthread gpus([&](const std::stop_token& stop) {
-    Follow(stop, endpoint, "/api/v1/gpus?watch=1", TopState::Feed::kGpus, state);
+    Follow(stop, *settings, "/api/v1/gpus?watch=1", TopState::Feed::kGpus, state);
   });
   const std::jthread jobs([&](const std::stop_token& stop) {
-    Follow(stop, endpoint, "/api/v1/jobs?watch=1", TopState::Feed::kJobs, state);
+    Follow(stop, *settings, "/api/v1/jobs?watch=1", TopState::Feed::kJobs, state);
   });
   for (;;) {
     const auto [width, height] = TerminalSize();
@@ -334,7 +338,12 @@ int RunLive(const ClientContext& ctx) {
 }
 
 int RunOnce(const ClientContext& ctx, int width, int height) {
-  ApiClient client(Endpoint(ctx));
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    std::cerr << "gpufleet: " << opened.error().message << '\n';
+    return opened.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitError;
+  }
+  ApiClient& client = **opened;
   TopInput input;
   auto gpus = client.CallJson("GET", "/api/v1/gpus");
   if (!gpus.ok()) {

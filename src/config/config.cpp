@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -79,6 +80,30 @@ class ConfigParser {
       return InvalidArgument(Locate(s.error().message));
     }
     return std::move(config_);
+  }
+
+  // The client settings file (config.h): a [client] table and nothing else.
+  Result<ClientConfig> ParseClient(const TomlValue& root) const {
+    GF_TRY(CheckKeys(Section{&root, "the top level", ""}, {"client"}));
+    ClientConfig out;
+    out.source = source_;
+    const auto it = root.as_table().find("client");
+    if (it == root.as_table().end()) {
+      return out;
+    }
+    GF_ASSIGN_OR_RETURN(const Section s, TableSection(it->second, "[client]", ""));
+    GF_TRY(CheckKeys(s, {"ca_file", "servers", "token_file"}));
+    GF_ASSIGN_OR_RETURN(const auto servers, StringList(s, "servers"));
+    if (servers.has_value() && servers->empty()) {
+      return KeyError(s, "servers", "the list is empty; name at least one server, e.g. "
+                                    "[\"https://gpu-a:7460\"], or leave the key out");
+    }
+    out.servers = servers.value_or(std::vector<std::string>{});
+    GF_ASSIGN_OR_RETURN(const auto token_file, String(s, "token_file"));
+    out.token_file = token_file.value_or("");
+    GF_ASSIGN_OR_RETURN(const auto ca_file, String(s, "ca_file"));
+    out.ca_file = ca_file.value_or("");
+    return out;
   }
 
  private:
@@ -419,11 +444,15 @@ class ConfigParser {
 
   Status ParseUp(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[up]", ""));
-    GF_TRY(CheckKeys(s, {"data_dir", "gpus", "host", "kill_grace", "labels", "listen_socket",
-                         "no_process_after", "node_name", "port", "sample_interval"}));
+    GF_TRY(CheckKeys(s, {"data_dir", "db", "gpus", "host", "kill_grace", "labels", "listen_socket",
+                         "no_process_after", "node_name", "port", "sample_interval", "tls_cert",
+                         "tls_key"}));
     UpConfig& up = config_.up;
+    GF_TRY(UpString(s, "tls_cert", up.tls_cert));
+    GF_TRY(UpString(s, "tls_key", up.tls_key));
     GF_TRY(UpString(s, "gpus", up.gpus));
     GF_TRY(UpString(s, "data_dir", up.data_dir));
+    GF_TRY(UpString(s, "db", up.db));
     GF_TRY(UpString(s, "listen_socket", up.listen_socket));
     GF_TRY(UpString(s, "host", up.host));
     GF_TRY(UpString(s, "node_name", up.node_name));
@@ -519,27 +548,23 @@ class ConfigParser {
   std::map<std::string, std::string> where_;  // ValidatePolicy field name → "file:line: [t] key"
 };
 
-}  // namespace
-
-Result<Config> ParseConfig(std::string_view text, const std::string& source_name) {
-  TomlValue root;
+Result<TomlValue> ParseToml(std::string_view text, const std::string& source_name) {
   try {
     std::istringstream in{std::string(text)};
-    root = toml::parse<toml::discard_comments, std::map, std::vector>(in, source_name);
+    return toml::parse<toml::discard_comments, std::map, std::vector>(in, source_name);
   } catch (const std::exception& e) {
     // toml11's message already names the file and line and underlines the spot.
     return InvalidArgument(source_name + ": not valid TOML: " + e.what());
   }
-  return ConfigParser(source_name).Parse(root);
 }
 
-Result<Config> LoadConfig(const std::string& path) {
+// The text of a settings file; `missing` is the whole message when it does not exist.
+Result<std::string> ReadSettingsFile(const std::string& path, const std::string& missing) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
     if (err == ENOENT) {
-      return NotFound("config file " + path + " does not exist; create it (see " +
-                      "deploy/gpufleet.example.toml) or give another with --config");
+      return NotFound(missing);
     }
     return IoError("cannot read config file " + path + ": " + ErrnoText(err));
   }
@@ -548,7 +573,51 @@ Result<Config> LoadConfig(const std::string& path) {
   if (in.bad()) {
     return IoError("cannot read config file " + path);
   }
-  return ParseConfig(text.str(), path);
+  return text.str();
+}
+
+// A file name from the client settings file: "~/x" in `home`, "x" next to the file.
+std::string ResolveClientPath(const std::string& name, const std::string& config_path,
+                              const std::string& home) {
+  if (name.empty() || name.front() == '/') {
+    return name;
+  }
+  if (name.starts_with("~/")) {
+    return home + name.substr(1);
+  }
+  return (std::filesystem::path(config_path).parent_path() / name).string();
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view text, const std::string& source_name) {
+  GF_ASSIGN_OR_RETURN(const TomlValue root, ParseToml(text, source_name));
+  return ConfigParser(source_name).Parse(root);
+}
+
+Result<Config> LoadConfig(const std::string& path) {
+  GF_ASSIGN_OR_RETURN(const std::string text,
+                      ReadSettingsFile(path, "config file " + path +
+                                                 " does not exist; create it (see "
+                                                 "deploy/gpufleet.example.toml) or give another "
+                                                 "with --config"));
+  return ParseConfig(text, path);
+}
+
+Result<ClientConfig> ParseClientConfig(std::string_view text, const std::string& source_name) {
+  GF_ASSIGN_OR_RETURN(const TomlValue root, ParseToml(text, source_name));
+  return ConfigParser(source_name).ParseClient(root);
+}
+
+Result<ClientConfig> LoadClientConfig(const std::string& path, const std::string& home) {
+  GF_ASSIGN_OR_RETURN(const std::string text,
+                      ReadSettingsFile(path, "client settings file " + path +
+                                                 " does not exist (GPUFLEET_CLIENT_CONFIG "
+                                                 "names it); create it or unset the variable"));
+  GF_ASSIGN_OR_RETURN(ClientConfig config, ParseClientConfig(text, path));
+  config.token_file = ResolveClientPath(config.token_file, path, home);
+  config.ca_file = ResolveClientPath(config.ca_file, path, home);
+  return config;
 }
 
 }  // namespace gf

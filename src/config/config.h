@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "scheduler/policy.h"
@@ -37,6 +38,7 @@ struct ConfigValue {
 struct UpConfig {
   std::optional<ConfigValue<std::string>> gpus;              // --gpus
   std::optional<ConfigValue<std::string>> data_dir;          // --data-dir
+  std::optional<ConfigValue<std::string>> db;                // --db: store/open_store.h
   std::optional<ConfigValue<std::string>> listen_socket;     // --listen-socket
   std::optional<ConfigValue<std::string>> host;              // --host
   std::optional<ConfigValue<int>> port;                      // --port
@@ -47,6 +49,8 @@ struct UpConfig {
   // labels = { rack = "a" }: the node's labels, for jobs' --constraint (each --label flag of
   // `gpufleet up` adds to or overrides one of them).
   std::optional<ConfigValue<std::map<std::string, std::string>>> labels;
+  std::optional<ConfigValue<std::string>> tls_cert;  // --tls-cert: PEM certificate chain
+  std::optional<ConfigValue<std::string>> tls_key;   // --tls-key: its PEM private key
 };
 
 struct Config {
@@ -64,5 +68,28 @@ Result<Config> ParseConfig(std::string_view text, const std::string& source_name
 // Reads and parses the file at `path`. Errors: kNotFound when it does not exist, kIo when it
 // cannot be read, else as ParseConfig.
 Result<Config> LoadConfig(const std::string& path);
+
+// The client's own settings file (not the server's): which servers the CLI talks to and with
+// what credentials. ~/.config/gpufleet/client.toml, or $GPUFLEET_CLIENT_CONFIG:
+//   [client]
+//   servers = ["https://gpu-a:7460", "https://gpu-b:7460"]   # tried in order
+//   token_file = "~/.config/gpufleet/token"                  # readable by you alone
+//   ca_file = "/etc/gpufleet/ca.pem"
+// Relative file names are relative to the settings file's folder; "~/" is the home folder.
+// Flags and the environment win over it (src/cli/client_settings.h).
+struct ClientConfig {
+  std::string source;                // the file read
+  std::vector<std::string> servers;  // empty: not set
+  std::string token_file;            // "": not set
+  std::string ca_file;               // "": not set
+};
+
+// Strict like ParseConfig: an unknown key or table, a wrong type, or an empty server list is
+// kInvalidArgument naming the source, line and key.
+Result<ClientConfig> ParseClientConfig(std::string_view text, const std::string& source_name);
+
+// Reads and parses the file at `path`, resolving its relative file names against the file's
+// folder and "~/" against `home`. Errors: kNotFound, kIo, else as ParseClientConfig.
+Result<ClientConfig> LoadClientConfig(const std::string& path, const std::string& home);
 
 }  // namespace gf

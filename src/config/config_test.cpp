@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -205,6 +207,7 @@ kill_grace = "0s"
 node_name = "gpu01"
 sample_interval = "5s"
 no_process_after = "2m"
+db = "postgresql://gf@db1:5432/fleet?schema=prod"
 )");
   const UpConfig& up = c.up;
   ASSERT_TRUE(up.gpus && up.data_dir && up.listen_socket && up.host && up.port &&
@@ -220,6 +223,9 @@ no_process_after = "2m"
   EXPECT_EQ(up.sample_interval->value, seconds(5));
   EXPECT_EQ(up.sample_interval->where, "test.toml:10: [up] sample_interval");
   EXPECT_EQ(up.no_process_after->value, minutes(2));
+  ASSERT_TRUE(up.db.has_value());
+  EXPECT_EQ(up.db->value, "postgresql://gf@db1:5432/fleet?schema=prod");
+  EXPECT_EQ(up.db->where, "test.toml:12: [up] db");
 }
 
 TEST(ConfigTest, UpLabelsAreAnInlineTableOfValidLabels) {
@@ -233,6 +239,51 @@ TEST(ConfigTest, UpLabelsAreAnInlineTableOfValidLabels) {
   EXPECT_THAT(ErrorOf("[up]\nlabels = { rack = \"a b\" }\n"),
               HasSubstr("label: 'rack=a b' is not a label; use KEY=VALUE"));
   EXPECT_THAT(ErrorOf("[up]\nlabels = \"rack=a\"\n"), HasSubstr("must be a table"));
+}
+
+TEST(ConfigTest, UpTlsKeys) {
+  const Config c = Parse("[up]\ntls_cert = \"/etc/gf/cert.pem\"\ntls_key = \"/etc/gf/key.pem\"\n");
+  ASSERT_TRUE(c.up.tls_cert && c.up.tls_key);
+  EXPECT_EQ(c.up.tls_cert->value, "/etc/gf/cert.pem");
+  EXPECT_EQ(c.up.tls_key->where, "test.toml:3: [up] tls_key");
+  EXPECT_THAT(ErrorOf("[up]\ntls_cert = 1\n"),
+              HasSubstr("[up] tls_cert: expected a string in quotes, got an integer"));
+}
+
+TEST(ClientConfigTest, ReadsTheClientTableStrictly) {
+  auto c = ParseClientConfig(R"([client]
+servers = ["https://a:7460", "https://b:7460"]
+token_file = "/home/alice/.config/gpufleet/token"
+ca_file = "/etc/gpufleet/ca.pem"
+)", "client.toml");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->servers, (std::vector<std::string>{"https://a:7460", "https://b:7460"}));
+  EXPECT_EQ(c->token_file, "/home/alice/.config/gpufleet/token");
+  EXPECT_EQ(c->ca_file, "/etc/gpufleet/ca.pem");
+  const auto error = [](const std::string& text) {
+    auto r = ParseClientConfig(text, "client.toml");
+    return r.ok() ? std::string("(parsed)") : r.error().message;
+  };
+  EXPECT_THAT(error("[client]\nserver = \"x\"\n"),
+              HasSubstr("client.toml:2: unknown key 'server' in [client]; known keys: ca_file, "
+                        "servers, token_file"));
+  EXPECT_THAT(error("[up]\nport = 1\n"), HasSubstr("unknown key 'up' in the top level"));
+  EXPECT_THAT(error("[client]\nservers = \"https://a:1\"\n"),
+              HasSubstr("[client] servers: expected a list of strings"));
+  EXPECT_THAT(error("[client]\nservers = []\n"), HasSubstr("the list is empty"));
+}
+
+TEST(ClientConfigTest, RelativeNamesAreResolved) {
+  char tmpl[] = "/tmp/gf-client-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/client.toml";
+  std::ofstream(path) << "[client]\ntoken_file = \"~/tok\"\nca_file = \"ca.pem\"\n";
+  auto c = LoadClientConfig(path, "/home/alice");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->token_file, "/home/alice/tok");
+  EXPECT_EQ(c->ca_file, std::string(tmpl) + "/ca.pem");
+  std::filesystem::remove_all(tmpl);
+  EXPECT_EQ(LoadClientConfig(path, "/home/alice").error().code, ErrorCode::kNotFound);
 }
 
 TEST(ConfigTest, UnknownKeysNameTheTableLineAndKnownKeys) {

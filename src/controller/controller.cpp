@@ -130,11 +130,26 @@ Status Controller::Load() {
 }
 
 void Controller::AttachAgent(const NodeId& node, NodeAgent* agent) {
-  nodes_[node].agent = agent;
-  nodes_[node].node.name = node;
+  auto attach = [this, node, agent] {
+    nodes_[node].agent = agent;
+    nodes_[node].node.name = node;
+  };
+  if (thread_.joinable()) {
+    Post(attach);  // a remote agent's first hello, while the controller runs
+  } else {
+    attach();
+  }
 }
 
-void Controller::Start() { thread_ = std::thread([this] { Loop(); }); }
+void Controller::Start() {
+  for (auto& [name, entry] : nodes_) {
+    if (!entry.connected && entry.node.state != NodeState::kDown) {
+      entry.awaiting_hello = true;
+      entry.last_heard = std::chrono::steady_clock::now();
+    }
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void Controller::Stop() {
   queue_.Close();
@@ -192,6 +207,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     }
   }
   if (!fatal_) {
+    CheckNodeLiveness();
     EnforceTimeLimits();
     if (next_pass_at_ && clock_.Now() >= *next_pass_at_) {
       schedule_needed_ = true;
@@ -937,20 +953,65 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
 void Controller::OnJobExited(JobExitReport report) {
   Post([this, report = std::move(report)] {
     auto it = active_.find(report.job);
-    if (it == active_.end() ||
-        (it->second.state != JobState::kStarting && it->second.state != JobState::kRunning)) {
-      // Already recorded (e.g. re-reported after a restart): nothing to do but let go.
-      if (it == active_.end()) {
-        for (auto& [name, entry] : nodes_) {
-          if (entry.agent != nullptr) {
-            entry.agent->AcknowledgeExit(report.job);
-          }
-        }
-      }
+    const bool runs_there = it != active_.end() && HoldsGpus(it->second) &&
+                            (report.node.value().empty() ||
+                             it->second.allocation->node == report.node);
+    if (runs_there) {
+      FinishJob(it->second, report);
       return;
     }
-    FinishJob(it->second, report);
+    // Already recorded (re-reported after a restart), or the exit of an orphan copy on a node
+    // the job no longer runs on: nothing to do but let the reporting agent forget it.
+    if (it != active_.end() && report.node.value().empty()) {
+      return;  // the job's own agent; its exit will be acknowledged when the job ends
+    }
+    for (auto& [name, entry] : nodes_) {
+      if (entry.agent != nullptr && (report.node.value().empty() || name == report.node)) {
+        entry.agent->AcknowledgeExit(report.job);
+      }
+    }
   });
+}
+
+void Controller::OnAgentHeartbeat(const NodeId& node) {
+  Post([this, node] {
+    if (auto it = nodes_.find(node); it != nodes_.end() && it->second.connected) {
+      it->second.last_heard = std::chrono::steady_clock::now();
+    }
+  });
+}
+
+// A remote node whose agent has not reported for node_timeout is down: its jobs' processes
+// may be gone with it, so they are requeued (NODE_FAIL → PENDING) and its GPUs take no work
+// until its agent says hello again. Measured on the steady clock: a wall-clock jump must not
+// fail a cluster.
+void Controller::CheckNodeLiveness() {
+  if (options_.node_timeout <= Millis(0)) {
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [name, entry] : nodes_) {
+    if ((!entry.connected && !entry.awaiting_hello) ||
+        now - entry.last_heard < options_.node_timeout) {
+      continue;
+    }
+    const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - entry.last_heard);
+    const std::string cause = "node " + name.value() + " down: no report from its agent for " +
+                              FormatDuration(silent);
+    entry.connected = false;
+    entry.awaiting_hello = false;
+    entry.node.state = NodeState::kDown;
+    entry.node.state_reason = cause;
+    batch_.nodes.push_back(entry.node);
+    Record(std::nullopt, "node", "controller", cause);
+    spdlog::warn("controller: {}", cause);
+    for (auto& [id, job] : active_) {
+      if (HoldsGpus(job) && job.allocation->node == name) {
+        LoseJob(job, cause);
+      }
+    }
+    schedule_needed_ = true;
+  }
 }
 
 void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
@@ -1049,7 +1110,7 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
   NodeAgent* agent = AgentFor(job);  // before a requeue clears the allocation
   Transition(job, final_state, cause, actor);
   if (final_state == JobState::kPreempted) {
-    Requeue(job, requested_cause);
+    Requeue(job, "preemption", requested_cause);
   }
   if (agent != nullptr) {
     JobId id = job.id;
@@ -1081,34 +1142,66 @@ void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
   RequestKill(victim, JobState::kPreempted, decision.cause, victim.spec.checkpoint_signal);
 }
 
-// PREEMPTED → PENDING. The submit time is kept, so the job keeps its place in the order; the
+// PREEMPTED or NODE_FAIL → PENDING (`after` says which). The submit time is kept, so the job keeps its place in the order; the
 // run's GPU-time stays in the team's counters and its usage in job.usage (ReleaseGpus).
-void Controller::Requeue(Job& job, const std::string& cause) {
+void Controller::Requeue(Job& job, const std::string& after, const std::string& cause) {
   counters_.team_gpu_seconds[TeamOf(job)] += GpuSeconds(job, clock_.Now());
   terminating_.erase(job.id);
-  requeue_causes_[job.id] = cause;
+  requeue_causes_[job.id] = "requeued after " + after + " (" + cause + ")";
   job.allocation.reset();
   job.pid.reset();
   job.start_time.reset();
   job.end_time.reset();
   job.exit_code.reset();
   job.preemptible = false;
-  Transition(job, JobState::kPending, "requeued after preemption: " + cause, "scheduler");
+  Transition(job, JobState::kPending, "requeued after " + after + ": " + cause, "scheduler");
   schedule_needed_ = true;
+}
+
+// RUNNING/STARTING → NODE_FAIL → PENDING: the job's node failed under it (its agent went
+// silent, or came back without it). It goes back to the queue at its place, as a preempted job
+// does; a copy still running on a node that comes back is killed at that node's hello.
+void Controller::FailJobWithNode(Job& job, const std::string& cause) {
+  const std::string actor =
+      job.allocation ? "node:" + job.allocation->node.value() : std::string("system");
+  Transition(job, JobState::kNodeFail, cause, actor);
+  Requeue(job, "node failure", cause);
+}
+
+// A job lost with its node: a cancel or time limit under way ends as it was meant to (the kill
+// cannot be confirmed, but the job is not to run again); otherwise NODE_FAIL and requeue.
+void Controller::LoseJob(Job& job, const std::string& cause) {
+  if (auto t = terminating_.find(job.id);
+      t != terminating_.end() && t->second.final_state != JobState::kPreempted) {
+    Transition(job, t->second.final_state, t->second.cause + " (then " + cause + ")",
+               "controller");
+    return;
+  }
+  FailJobWithNode(job, cause);
 }
 
 void Controller::ApplyHello(AgentHello hello) {
   const NodeId name = hello.node.name;
   NodeEntry& entry = nodes_[name];
+  // An admin's drain outlives the agent's reconnects; a node that was down is up again.
+  const bool was_down = entry.node.state == NodeState::kDown;
+  if (entry.node.state == NodeState::kDraining || entry.node.state == NodeState::kDrained) {
+    hello.node.state = entry.node.state;
+    hello.node.state_reason = entry.node.state_reason;
+  }
+  hello.node.last_seen = entry.node.last_seen;  // not a change of the node by itself
   const bool changed = !(entry.node == hello.node);
   hello.node.last_seen = clock_.Now();
   entry.node = hello.node;
   entry.connected = true;
+  entry.awaiting_hello = false;
+  entry.last_heard = std::chrono::steady_clock::now();
   batch_.nodes.push_back(entry.node);
   if (changed) {
     Record(std::nullopt, "node", "agent:" + name.value(),
-           "node " + name.value() + " up with " + std::to_string(entry.node.gpus.size()) +
-               " GPUs (" + entry.node.gpu_backend + ")");
+           "node " + name.value() + (was_down ? " back up" : " up") + " with " +
+               std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend +
+               ")");
   }
   std::set<JobId> running(hello.running.begin(), hello.running.end());
   std::map<JobId, JobExitReport> ended;
@@ -1129,19 +1222,39 @@ void Controller::ApplyHello(AgentHello hello) {
       }
     } else if (auto e = ended.find(id); e != ended.end()) {
       FinishJob(job, e->second);
+    } else if (job.state == JobState::kStarting) {
+      // Its launch never reached the agent (a lost stream, or a crash before the launch):
+      // send it again. A launch is a no-op for a job the agent already runs.
+      after_commit_.emplace_back([agent = entry.agent, job] { agent->Launch(job); });
     } else {
-      Transition(job, JobState::kFailed,
-                 "lost: its supervisor was not found on " + name.value() + " after a restart",
-                 "agent:" + name.value());
+      LoseJob(job, "its supervisor was not found on " + name.value() +
+                       " when its agent came back");
     }
   }
-  // Processes the agent holds for jobs this controller does not consider running.
+  // Kills still wanted (a cancel, a time limit, a preemption) whose command may have been lost
+  // with the agent's old connection. A kill of a job the agent no longer has is a no-op.
+  for (const auto& [id, termination] : terminating_) {
+    const Job& job = active_.at(id);
+    if (running.contains(id) && job.allocation && job.allocation->node == name) {
+      after_commit_.emplace_back([agent = entry.agent, id = id, grace = options_.kill_grace,
+                                  cause = termination.cause, signal = kSigTerm] {
+        agent->Kill(id, grace, cause, signal);
+      });
+    }
+  }
+  // Processes the agent holds for jobs that do not run here as far as this controller knows:
+  // unknown, pending again (requeued after the node failed), or running elsewhere since. They
+  // must not run twice.
   for (JobId id : running) {
     auto it = active_.find(id);
-    if (it == active_.end() || it->second.state == JobState::kPending) {
+    const bool ours = it != active_.end() && HoldsGpus(it->second) &&
+                      it->second.allocation->node == name;
+    if (!ours) {
       NodeAgent* agent = entry.agent;
       after_commit_.emplace_back([agent, id, grace = options_.kill_grace] {
-        agent->Kill(id, grace, "not a running job of this controller", kSigTerm);
+        agent->Kill(id, grace,
+                    "orphan: the controller requeued or ended this job while its node was away",
+                    kSigTerm);
       });
     }
   }
@@ -1353,7 +1466,7 @@ void Controller::ApplyDecisions(Decisions decisions) {
     auto requeued = requeue_causes_.find(pending.job);
     job.reason = requeued == requeue_causes_.end()
                      ? std::move(pending.reason)
-                     : "requeued after preemption (" + requeued->second + "); " + pending.reason;
+                     : requeued->second + "; " + pending.reason;
     job.estimated_start = pending.estimated_start;
   }
 }

@@ -48,6 +48,10 @@ struct ControllerOptions {
   Telemetry* telemetry = nullptr;
   // A job submitted without --team is accounted to its user's team ([team.NAME] members).
   std::map<std::string, std::string> team_of_user;
+  // A node whose agent has not reported (OnAgentHeartbeat or any report) for this long is
+  // down and its jobs are requeued. 0 = never: the in-process agent of `gpufleet up` cannot
+  // fall silent without the controller.
+  Millis node_timeout{0};
 };
 
 class Controller final : public ClusterService, public AgentReports {
@@ -59,7 +63,9 @@ class Controller final : public ClusterService, public AgentReports {
 
   // Loads jobs and nodes from the store. Call once, before Start().
   Status Load();
-  // Registers the agent of a node. Call before Start(); the agent must outlive the controller.
+  // Registers the agent of a node; the agent must outlive the controller. Before Start() it
+  // takes effect at once; afterwards (a remote agent's first hello) on the state thread, before
+  // any command queued after this call.
   void AttachAgent(const NodeId& node, NodeAgent* agent);
   void Start();
   // Applies what is queued, commits, and joins the state thread. Idempotent.
@@ -89,12 +95,17 @@ class Controller final : public ClusterService, public AgentReports {
   void OnJobStarted(JobId job, std::int64_t pid, Time start_time) override;
   void OnJobExited(JobExitReport report) override;
   void OnSamples(NodeId node, std::vector<GpuSample> samples) override;
+  void OnAgentHeartbeat(const NodeId& node) override;
 
  private:
   struct NodeEntry {
     Node node;
     NodeAgent* agent = nullptr;
-    bool connected = false;  // hello received since start
+    bool connected = false;  // hello received since start (and not down since)
+    std::chrono::steady_clock::time_point last_heard{};  // its agent's last report
+    // Loaded from the store and not yet heard from since this controller started: it too goes
+    // down after node_timeout (from the start) if its agent does not come back.
+    bool awaiting_hello = false;
   };
   // Counters behind Stats() that are not derived from active_ (since this controller started).
   struct Counters {
@@ -155,7 +166,13 @@ class Controller final : public ClusterService, public AgentReports {
   // Preemption (issue #4): stop the victim with its checkpoint signal; when its exit arrives,
   // Requeue puts it back in the queue at its old place (same submit time).
   void Preempt(Job& victim, const PreemptDecision& decision);
-  void Requeue(Job& job, const std::string& cause);
+  // `after` names what happened ("preemption", "node failure"); `cause` says why.
+  void Requeue(Job& job, const std::string& after, const std::string& cause);
+  // Node failure (issue #6): NODE_FAIL → PENDING; LoseJob first honours a cancel or time limit
+  // under way. CheckNodeLiveness marks silent remote nodes down (options_.node_timeout).
+  void FailJobWithNode(Job& job, const std::string& cause);
+  void LoseJob(Job& job, const std::string& cause);
+  void CheckNodeLiveness();
   // Fair-share usage: brings the team and user ledgers to now (before the turn's changes), and
   // the budget accounting to the period of now.
   void AccountUsage();

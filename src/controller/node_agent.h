@@ -52,11 +52,16 @@ struct JobExitReport {
   std::optional<int> signal;
   Time end_time{};
   std::string cause;           // "exited with status 0", "failed to start: ..."
+  // The node it ran on. The controller heeds an exit only from the node the job runs on now:
+  // a copy left on a node that was down (and is killed there as an orphan) must not end the
+  // job that runs elsewhere since.
+  NodeId node{};
 };
 
 // What an agent reports when it (re)connects: its inventory and the jobs it still holds.
 struct AgentHello {
   Node node;
+  std::string run_dir;               // where the agent keeps its jobs' folders (logs), on its node
   std::vector<JobId> running;        // jobs whose supervisor is alive
   std::vector<JobExitReport> ended;  // jobs that ended and were not yet acknowledged
 };
@@ -68,6 +73,8 @@ class AgentReports {
   virtual void OnJobStarted(JobId job, std::int64_t pid, Time start_time) = 0;
   virtual void OnJobExited(JobExitReport report) = 0;
   virtual void OnSamples(NodeId node, std::vector<GpuSample> samples) = 0;
+  // A remote agent is alive (it reported, if only to say so): see ControllerOptions::node_timeout.
+  virtual void OnAgentHeartbeat(const NodeId& node) = 0;
 };
 
 }  // namespace gf

@@ -32,8 +32,9 @@ struct Caller {
   std::uint32_t gid = 0;
   std::string user;  // login name ("uid1234" when the uid has no passwd entry)
   Role role = Role::kUser;  // a token's role; root on the Unix socket is an admin
-  // Set when a node agent authenticated with a node token: the node it speaks for. Such a
-  // caller is not a user: it may use the agent link of that node and nothing else.
+  // Set when a node agent authenticated with a node token: the node it speaks for ("" for a
+  // join token: any one node). Such a caller is not a user (`authenticated` stays false, so no
+  // job route accepts it): it may use the agent link of that node and nothing else.
   std::optional<NodeId> node{};
   bool IsRoot() const { return authenticated && uid == 0; }
 };

@@ -127,6 +127,8 @@ class Executor {
 
   LogPaths Logs(JobId job) const;
   std::filesystem::path JobDir(JobId job) const;
+  // Where job folders live (the constructor's run_dir).
+  const std::filesystem::path& RunDir() const { return run_dir_; }
 
   // Where the cgroup2 hierarchy is mounted; jobs launched afterwards go in
   // <root>/gpufleet/job-<id> when it is a writable cgroup2 mount (checked by the shim at run

@@ -56,6 +56,7 @@ struct Node {
   std::int64_t memory_mib = 0;
   std::map<std::string, std::string> labels;
   NodeState state = NodeState::kUp;
+  std::string state_reason{};  // why it is not up: a drain's reason, or what took it down
   std::string gpu_backend;  // "nvml", "sim:4xH100-80GB"
   Time last_seen{};
   bool operator==(const Node&) const = default;

@@ -8,11 +8,6 @@ namespace gf {
 namespace {
 
 // One table per enum: its names in order, so ToString and Parse cannot disagree.
-constexpr std::array<std::pair<Role, std::string_view>, 3> kRoles{{
-    {Role::kUser, "user"},
-    {Role::kOperator, "operator"},
-    {Role::kAdmin, "admin"},
-}};
 constexpr std::array<std::pair<TokenKind, std::string_view>, 2> kKinds{{
     {TokenKind::kUser, "user"},
     {TokenKind::kNode, "node"},
@@ -46,8 +41,6 @@ Result<E> Parse(const std::array<std::pair<E, std::string_view>, N>& table,
 
 }  // namespace
 
-std::string_view ToString(Role r) { return NameOf(kRoles, r); }
-Result<Role> ParseRole(std::string_view s) { return Parse(kRoles, s, "role"); }
 std::string_view ToString(TokenKind k) { return NameOf(kKinds, k); }
 Result<TokenKind> ParseTokenKind(std::string_view s) { return Parse(kKinds, s, "token kind"); }
 

@@ -11,14 +11,13 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "model/team.h"
 
 namespace gf {
 
-// What a user may do beyond their own jobs. user: their own jobs only; operator: every job
-// and the nodes (drain, resume); admin: everything, tokens included.
-enum class Role { kUser, kOperator, kAdmin };
-std::string_view ToString(Role r);  // "user", "operator", "admin"
-Result<Role> ParseRole(std::string_view s);
+// Role (model/team.h, with ToString and ParseRole): what a user may do beyond their own jobs.
+// user: their own jobs only; operator: every job and the nodes (drain, resume); admin:
+// everything, tokens included.
 
 enum class TokenKind { kUser, kNode };
 std::string_view ToString(TokenKind k);  // "user", "node"

@@ -15,6 +15,9 @@ namespace gf::testing {
 void StoreConformanceTest::SetUp() {
   backend_ = GetParam().make();
   ASSERT_NE(backend_, nullptr);
+  if (std::optional<std::string> why = backend_->SkipReason()) {
+    GTEST_SKIP() << *why;
+  }
   Reopen();
 }
 
@@ -433,12 +436,18 @@ TEST_P(StoreConformanceTest, NodeReplacedByName) {
   Node n1 = SampleNode("n1", 2);
   n1.labels = {{"rack", "r99"}};
   n1.state = NodeState::kDrained;
+  n1.state_reason = "swap GPU 3 (ticket #42, 'fan')";
   n1.last_seen = FromUnixMillis(1'800'000'000'000);
   MustCommit({.nodes = {n1}});
   auto nodes = MustNodes(*store_);
   EXPECT_THAT(Names(nodes), ElementsAre("n1", "n2"));
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(DebugString(nodes[0]), DebugString(n1));
+  // Resumed: the reason is cleared, not kept from the drain.
+  n1.state = NodeState::kUp;
+  n1.state_reason.clear();
+  MustCommit({.nodes = {n1}});
+  EXPECT_EQ(DebugString(MustNodes(*store_)[0]), DebugString(n1));
 }
 
 // The batch's jobs are written before its events, so a bad event fails the transaction half-way
@@ -884,6 +893,103 @@ TEST_P(StoreConformanceTest, JobApprovalAndCheckpointAreUpdatedInPlace) {
   job.last_checkpoint.reset();  // cleared at a new start
   MustCommit({.jobs = {job}});
   EXPECT_EQ(DebugString(MustGet(*store_, 9)), DebugString(job));
+}
+
+// --- Tokens (schema v5) ---
+
+std::vector<std::string> TokenIds(const std::vector<ApiToken>& tokens) {
+  std::vector<std::string> ids;
+  ids.reserve(tokens.size());
+  for (const ApiToken& t : tokens) {
+    ids.push_back(t.id);
+  }
+  return ids;
+}
+
+std::vector<ApiToken> MustTokens(Store& store) {
+  auto tokens = store.ListTokens();
+  EXPECT_TRUE(tokens.ok()) << tokens.error().ToString();
+  return tokens.ok() ? *tokens : std::vector<ApiToken>{};
+}
+
+std::optional<ApiToken> MustGetToken(Store& store, const std::string& id) {
+  auto token = store.GetToken(id);
+  EXPECT_TRUE(token.ok()) << token.error().ToString();
+  return token.ok() ? *token : std::nullopt;
+}
+
+TEST_P(StoreConformanceTest, TokenRoundTripsAndSurvivesReopen) {
+  ApiToken user = SampleToken("u1");
+  ApiToken node = SampleToken("n1");
+  node.kind = TokenKind::kNode;
+  node.subject = "";  // a join token: any one node may use it
+  node.uid = 0;
+  node.gid = 0;
+  node.role = Role::kUser;
+  node.expires.reset();
+  node.revoked = FromUnixMillis(1'700'000'400'001);
+  MustCommit({.tokens = {user, node}});
+  Reopen();
+  auto got = MustGetToken(*store_, "u1");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(DebugString(*got), DebugString(user));
+  got = MustGetToken(*store_, "n1");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(DebugString(*got), DebugString(node));
+  EXPECT_FALSE(MustGetToken(*store_, "absent").has_value());
+  EXPECT_FALSE(MustGetToken(*store_, "U1").has_value()) << "ids are compared exactly";
+}
+
+TEST_P(StoreConformanceTest, TokenReplacedById) {
+  ApiToken token = SampleToken("t1");
+  MustCommit({.tokens = {token}});
+  token.revoked = FromUnixMillis(1'700'000'500'000);
+  token.role = Role::kAdmin;
+  token.uid = std::numeric_limits<std::uint32_t>::max();
+  token.description.clear();
+  MustCommit({.tokens = {token}});
+  auto tokens = MustTokens(*store_);
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_EQ(DebugString(tokens[0]), DebugString(token));
+}
+
+TEST_P(StoreConformanceTest, TokensListedById) {
+  MustCommit({.tokens = {SampleToken("b2"), SampleToken("a9"), SampleToken("b10")}});
+  MustCommit({.tokens = {SampleToken("0z")}});
+  EXPECT_THAT(TokenIds(MustTokens(*store_)), ElementsAre("0z", "a9", "b10", "b2"));
+}
+
+TEST_P(StoreConformanceTest, InvalidTokenRefusesTheWholeBatch) {
+  auto with = [](std::string id, std::string hash) {
+    ApiToken t = SampleToken("x");
+    t.id = std::move(id);
+    if (!hash.empty()) {
+      t.secret_hash = std::move(hash);
+    }
+    return t;
+  };
+  const std::string good_hash(64, 'a');
+  const std::vector<std::pair<ApiToken, std::string>> cases = {
+      {with("", ""), "tokens[1]: id must be 1 to 32 characters of a-z and 0-9"},
+      {with(std::string(33, 'a'), ""), "tokens[1]: id must be"},
+      {with("Upper", ""), "tokens[1]: id must be"},
+      {with("a-b", ""), "tokens[1]: id must be"},
+      {with("ok", std::string(63, 'a')), "tokens[1]: secret_hash must be 64 lowercase hex"},
+      {with("ok", std::string(64, 'A')), "tokens[1]: secret_hash must be"},
+      {with("ok", std::string(63, 'a') + "g"), "tokens[1]: secret_hash must be"},
+  };
+  for (const auto& [token, message] : cases) {
+    Status status = store_->Commit({.jobs = {MinimalJob(1)},
+                                    .tokens = {with("fine", good_hash), token}});
+    ASSERT_FALSE(status.ok()) << message;
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_THAT(status.error().message, HasSubstr(message));
+    EXPECT_THAT(MustList(*store_, {}), IsEmpty()) << message;
+    EXPECT_THAT(MustTokens(*store_), IsEmpty()) << message;
+  }
+  // The longest id and the smallest hash digits are accepted.
+  MustCommit({.tokens = {with(std::string(32, 'z'), std::string(64, '0'))}});
+  EXPECT_EQ(MustTokens(*store_).size(), 1u);
 }
 
 }  // namespace gf::testing

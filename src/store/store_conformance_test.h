@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -30,6 +31,10 @@ class StoreTestBackend {
   // A new Store on the same place: data committed through an earlier Store (since destroyed)
   // must be visible. The suite holds at most one Store at a time.
   virtual Result<std::unique_ptr<Store>> Open() = 0;
+  // Why the backend cannot run here (no test database configured), or nullopt when it can;
+  // the suite skips with this message. Only for a run by hand: under CTest a backend's
+  // fixture provides what it needs, and a missing one is a failure.
+  virtual std::optional<std::string> SkipReason() const { return std::nullopt; }
 };
 
 struct StoreBackendFactory {

@@ -124,7 +124,8 @@ std::string DebugString(const Node& node) {
   for (const auto& [k, v] : node.labels) {
     o << Quote(k) << ":" << Quote(v) << ",";
   }
-  o << "} state=" << ToString(node.state) << " backend=" << Quote(node.gpu_backend)
+  o << "} state=" << ToString(node.state) << " state_reason=" << Quote(node.state_reason)
+    << " backend=" << Quote(node.gpu_backend)
     << " last_seen=" << Ms(node.last_seen) << "}";
   return o.str();
 }
@@ -148,6 +149,35 @@ std::string DebugString(const GpuMinute& m) {
     << " memory_max=" << m.memory_used_max_mib << " power_mean=" << Exact(m.power_mean_w)
     << " energy=" << m.energy_mj << " health=" << ToString(m.health) << "}";
   return o.str();
+}
+
+std::string DebugString(const ApiToken& t) {
+  std::ostringstream o;
+  o << "ApiToken{id=" << Quote(t.id) << " secret_hash=" << Quote(t.secret_hash)
+    << " kind=" << ToString(t.kind) << " subject=" << Quote(t.subject) << " uid=" << t.uid
+    << " gid=" << t.gid << " role=" << ToString(t.role)
+    << " description=" << Quote(t.description) << " created=" << Ms(t.created)
+    << " expires=" << Opt(t.expires, Ms) << " revoked=" << Opt(t.revoked, Ms) << "}";
+  return o.str();
+}
+
+ApiToken SampleToken(const std::string& id) {
+  // 64 lowercase hex digits that differ per id, as a SHA-256 would.
+  std::string hash;
+  for (std::size_t i = 0; hash.size() < 64; ++i) {
+    hash += "0123456789abcdef"[(id.size() * 7 + i * 5 + static_cast<unsigned char>(id[0])) % 16];
+  }
+  return ApiToken{.id = id,
+                  .secret_hash = hash,
+                  .kind = TokenKind::kUser,
+                  .subject = "zoë",
+                  .uid = 4242,
+                  .gid = 100,
+                  .role = Role::kOperator,
+                  .description = "laptop of zoë, 'quoted' \"too\"",
+                  .created = FromUnixMillis(1'700'000'300'000),
+                  .expires = FromUnixMillis(1'800'000'000'000),
+                  .revoked = std::nullopt};
 }
 
 Job MinimalJob(std::int64_t id, std::uint32_t uid) {

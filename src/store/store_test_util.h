@@ -11,6 +11,7 @@
 #include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/token.h"
 
 namespace gf::testing {
 
@@ -34,6 +35,7 @@ std::string DebugString(const Job& job);
 std::string DebugString(const Node& node);
 std::string DebugString(const Event& event);
 std::string DebugString(const GpuMinute& minute);
+std::string DebugString(const ApiToken& token);
 
 // A plain pending job with its optional fields empty.
 Job MinimalJob(std::int64_t id, std::uint32_t uid = 1000);
@@ -44,5 +46,8 @@ Event SampleEvent(std::optional<JobId> job, const std::string& kind);
 // GPU `uuid` on `node`, `minutes` minutes after a fixed minute, held by job 7 of "zoë"; every
 // numeric field set to a value that tells rows apart (fractions included).
 GpuMinute SampleGpuMinute(const std::string& node, const std::string& uuid, int minutes);
+// A user token `id` (non-empty) with every field set, expiring, not revoked; its secret_hash
+// is valid and differs between ids of different first letters or lengths.
+ApiToken SampleToken(const std::string& id);
 
 }  // namespace gf::testing

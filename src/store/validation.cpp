@@ -1,5 +1,6 @@
 #include "store/validation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -90,6 +91,28 @@ std::string UsageRecordProblem(const UsageRecord& r) {
   return "";
 }
 
+// True for a lowercase hex digit, the only form a stored hash takes (so one secret has one
+// hash text, and a lookup by comparison cannot miss on case).
+bool IsLowerHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool IsIdChar(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'); }
+
+// What is wrong with a token, "" if nothing. The id travels in an HTTP header before the
+// secret, so it is kept to a charset that needs no escaping anywhere.
+std::string TokenProblem(const ApiToken& t) {
+  if (t.id.empty() || t.id.size() > kMaxTokenIdLength ||
+      !std::all_of(t.id.begin(), t.id.end(), IsIdChar)) {
+    return "id must be 1 to " + std::to_string(kMaxTokenIdLength) +
+           " characters of a-z and 0-9";
+  }
+  if (t.secret_hash.size() != kTokenHashLength ||
+      !std::all_of(t.secret_hash.begin(), t.secret_hash.end(), IsLowerHex)) {
+    return "secret_hash must be " + std::to_string(kTokenHashLength) +
+           " lowercase hex digits (the SHA-256 of the secret), got " +
+           std::to_string(t.secret_hash.size()) + " characters";
+  }
+  return "";
+}
+
 }  // namespace
 
 Status ValidateBatch(const StoreBatch& batch) {
@@ -114,6 +137,11 @@ Status ValidateBatch(const StoreBatch& batch) {
     if (std::string problem = UsageRecordProblem(batch.usage[i]); !problem.empty()) {
       return InvalidArgument("commit: usage[" + std::to_string(i) + "] (job " +
                              std::to_string(batch.usage[i].job.value()) + "): " + problem);
+    }
+  }
+  for (std::size_t i = 0; i < batch.tokens.size(); ++i) {
+    if (std::string problem = TokenProblem(batch.tokens[i]); !problem.empty()) {
+      return InvalidArgument("commit: tokens[" + std::to_string(i) + "]: " + problem);
     }
   }
   return OkStatus();

@@ -6,6 +6,7 @@
 // Pure functions; thread-safe. Errors are kInvalidArgument and name the row and the fix.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "core/clock.h"
@@ -18,10 +19,15 @@ namespace gf {
 // The length of one GpuMinute: rows start at a multiple of it since the epoch.
 inline constexpr Millis kGpuMinuteLength{60'000};
 
+// A token's id: 1 to this many of [a-z0-9]. Its secret_hash: this many lowercase hex digits.
+inline constexpr std::size_t kMaxTokenIdLength = 32;
+inline constexpr std::size_t kTokenHashLength = 64;
+
 // Checks what `batch` holds beyond the schema's constraints: each job's usage (samples >= 0,
 // mean_util_pct finite) and each gpu minute (uuid and node not empty, samples >= 0, minute a
 // multiple of kGpuMinuteLength, means finite) and each usage record (job > 0, end >= start,
-// gpus >= 0, gpu_seconds finite and >= 0). Backends call it before they write anything, so
+// gpus >= 0, gpu_seconds finite and >= 0) and each token (id [a-z0-9]{1,32}, secret_hash 64
+// lowercase hex digits). Backends call it before they write anything, so
 // a bad row refuses the whole batch.
 Status ValidateBatch(const StoreBatch& batch);
 

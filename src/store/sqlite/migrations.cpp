@@ -159,11 +159,37 @@ CREATE TABLE usage_records (
 CREATE INDEX usage_by_end ON usage_records (end_ms);
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// Version 5 (issue #6): API and node tokens, and why a node is not up.
+//
+// Only a hash of a token's secret is kept (the secret is shown once, when the token is
+// created). kind, role and the times are what `gpufleet token list` shows and what the API's
+// authentication judges; a token is never deleted, only revoked, so that the audit trail can
+// still name it. A node's state_reason (a drain's reason, what took it down) survives a restart
+// of the server; nodes stored before have none.
+constexpr std::string_view kSchemaV5 = R"sql(
+ALTER TABLE nodes ADD COLUMN state_reason TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE tokens (
+  id           TEXT    PRIMARY KEY CHECK (length(id) BETWEEN 1 AND 32),
+  secret_hash  TEXT    NOT NULL CHECK (length(secret_hash) = 64),  -- lowercase hex SHA-256
+  kind         TEXT    NOT NULL,   -- user | node
+  subject      TEXT    NOT NULL,   -- login name (user token), node name or '' (node token)
+  uid          INTEGER NOT NULL,
+  gid          INTEGER NOT NULL,
+  role         TEXT    NOT NULL,   -- user | operator | admin
+  description  TEXT    NOT NULL,
+  created_ms   INTEGER NOT NULL,
+  expires_ms   INTEGER,            -- NULL: does not expire
+  revoked_ms   INTEGER             -- NULL: not revoked
+);
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
     {4, "job constraints, dependencies, arrays, approval, checkpoint; usage records", kSchemaV4},
+    {5, "api and node tokens; node state reason", kSchemaV5},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

@@ -13,14 +13,9 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "store/migration.h"
 
 namespace gf {
-
-struct Migration {
-  int version;                   // 1, 2, 3, ... without gaps
-  std::string_view description;  // recorded with the version, for people reading the file
-  std::string_view sql;          // one or more statements
-};
 
 // The steps this build of gpufleet knows, oldest first.
 std::span<const Migration> SqliteMigrations();

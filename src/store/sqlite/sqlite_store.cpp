@@ -37,6 +37,9 @@ struct CachedStatements {
   SqliteStatement insert_usage;
   SqliteStatement sum_usage;
   SqliteStatement list_usage;
+  SqliteStatement upsert_token;
+  SqliteStatement get_token;
+  SqliteStatement list_tokens;
 };
 
 Result<CachedStatements> PrepareStatements(sqlite3* db) {
@@ -70,6 +73,12 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
   GF_ASSIGN_OR_RETURN(SqliteStatement insert_usage, prepare(kInsertUsageSql));
   GF_ASSIGN_OR_RETURN(SqliteStatement sum_usage, prepare(kSumUsageSql));
   GF_ASSIGN_OR_RETURN(SqliteStatement list_usage, prepare(ListUsageSql()));
+  const std::string cols_tokens(kTokenColumns);
+  GF_ASSIGN_OR_RETURN(SqliteStatement upsert_token, prepare(kUpsertTokenSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement get_token,
+                      prepare("SELECT " + cols_tokens + " FROM tokens WHERE id = ?1"));
+  GF_ASSIGN_OR_RETURN(SqliteStatement list_tokens,
+                      prepare("SELECT " + cols_tokens + " FROM tokens ORDER BY id"));
   return CachedStatements{std::move(begin),          std::move(commit),
                           std::move(rollback),       std::move(upsert_job),
                           std::move(insert_event),   std::move(upsert_node),
@@ -77,7 +86,9 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
                           std::move(get_job),        std::move(max_job_id),
                           std::move(max_event_seq),  std::move(list_nodes),
                           std::move(list_gpu_minutes), std::move(insert_usage),
-                          std::move(sum_usage),      std::move(list_usage)};
+                          std::move(sum_usage),      std::move(list_usage),
+                          std::move(upsert_token),   std::move(get_token),
+                          std::move(list_tokens)};
 }
 
 // ListJobs has three optional filters; each combination gets its own statement (built on first
@@ -121,6 +132,8 @@ class SqliteStore final : public Store {
   Result<std::vector<UsageSum>> SumUsage(Time from, Time to) override;
   Result<std::vector<UsageRecord>> ListUsage(Time ended_after, std::int64_t after_seq,
                                              int limit) override;
+  Result<std::optional<ApiToken>> GetToken(const std::string& id) override;
+  Result<std::vector<ApiToken>> ListTokens() override;
   Result<std::int64_t> MaxEventSeq() override {
     return QueryMax(stmts_.max_event_seq, "max event seq");
   }
@@ -208,6 +221,11 @@ Status SqliteStore::WriteBatch(const StoreBatch& batch) {
     ScopedReset reset(stmts_.insert_usage);
     GF_TRY(BindUsageRecord(stmts_.insert_usage, record));
     GF_TRY(stmts_.insert_usage.Run("commit: usage of job " + std::to_string(record.job.value())));
+  }
+  for (const ApiToken& token : batch.tokens) {
+    ScopedReset reset(stmts_.upsert_token);
+    BindToken(stmts_.upsert_token, token);
+    GF_TRY(stmts_.upsert_token.Run("commit: token '" + token.id + "'"));
   }
   return OkStatus();
 }
@@ -363,6 +381,38 @@ Result<std::vector<UsageRecord>> SqliteStore::ListUsage(Time ended_after, std::i
       return InStore(record.error());
     }
     records.push_back(std::move(record).value());
+  }
+}
+
+Result<std::optional<ApiToken>> SqliteStore::GetToken(const std::string& id) {
+  SqliteStatement& stmt = stmts_.get_token;
+  ScopedReset reset(stmt);
+  stmt.BindText(1, id);
+  GF_ASSIGN_OR_RETURN(bool row, stmt.Step("get token"));
+  if (!row) {
+    return std::optional<ApiToken>();
+  }
+  auto token = DecodeToken(stmt);
+  if (!token.ok()) {
+    return InStore(token.error());
+  }
+  return std::optional<ApiToken>(std::move(token).value());
+}
+
+Result<std::vector<ApiToken>> SqliteStore::ListTokens() {
+  SqliteStatement& stmt = stmts_.list_tokens;
+  ScopedReset reset(stmt);
+  std::vector<ApiToken> tokens;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(bool row, stmt.Step("list tokens"));
+    if (!row) {
+      return tokens;
+    }
+    auto token = DecodeToken(stmt);
+    if (!token.ok()) {
+      return InStore(token.error());
+    }
+    tokens.push_back(std::move(token).value());
   }
 }
 

@@ -358,7 +358,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4");
+            "1,2,3,4,5");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -419,7 +419,41 @@ TEST_F(SqliteStoreTest, MigratesAVersion3Database) {
   auto sums = store->SumUsage(FromUnixMillis(0), FromUnixMillis(1'800'000'000'000));
   ASSERT_TRUE(sums.ok()) << sums.error().ToString();
   EXPECT_EQ(*sums, (std::vector<UsageSum>{{.team = "cv", .user = "ana", .gpu_seconds = 20}}));
-  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 4);
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
+}
+
+// A database written by schema 4 (no tokens) opens and is migrated: its job reads back
+// unchanged and tokens can then be stored and read.
+TEST_F(SqliteStoreTest, MigratesAVersion4Database) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(4)).ok());
+    // The columns version 4 required, as that version's BindJob wrote them.
+    MustExec(db.get(), R"sql(
+      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
+                        state, terminal, submit_ms, reason)
+      VALUES (6, 1000, 100, 'ana', 'v4', '["true"]', '/tmp', '[]', 1, 'normal', 'cv',
+              'PENDING', 0, 1700000000000, 'queued');)sql");
+    EXPECT_EQ(QueryText(db.get(), "SELECT count(*) FROM sqlite_master WHERE name = 'tokens'"),
+              "0");
+  }
+  Job old = MinimalJob(6);
+  old.owner = Owner{1000, 100, "ana"};
+  old.spec.name = "v4";
+  old.spec.team = "cv";
+  old.submit_time = FromUnixMillis(1'700'000'000'000);
+  old.reason = "queued";
+
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(DebugString(**store->GetJob(JobId(6))), DebugString(old));
+  const ApiToken token = SampleToken("admin1");
+  ASSERT_TRUE(store->Commit({.tokens = {token}}).ok());
+  auto got = store->GetToken("admin1");
+  ASSERT_TRUE(got.ok()) << got.error().ToString();
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(DebugString(**got), DebugString(token));
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 5);
 }
 
 // A budget reads the runs of one period by end time: it must use index usage_by_end rather

@@ -90,22 +90,6 @@ void SqliteStatement::BindText(int index, std::string_view value) {
 
 void SqliteStatement::BindNull(int index) { sqlite3_bind_null(stmt_, index); }
 
-void SqliteStatement::BindOptionalInt64(int index, const std::optional<std::int64_t>& value) {
-  if (value.has_value()) {
-    BindInt64(index, *value);
-  } else {
-    BindNull(index);
-  }
-}
-
-void SqliteStatement::BindOptionalText(int index, const std::optional<std::string>& value) {
-  if (value.has_value()) {
-    BindText(index, *value);
-  } else {
-    BindNull(index);
-  }
-}
-
 Result<bool> SqliteStatement::Step(std::string_view operation) {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) {
@@ -144,20 +128,6 @@ std::string SqliteStatement::Text(int column) const {
     return {};
   }
   return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(bytes));
-}
-
-std::optional<std::int64_t> SqliteStatement::OptionalInt64(int column) const {
-  if (IsNull(column)) {
-    return std::nullopt;
-  }
-  return Int64(column);
-}
-
-std::optional<std::string> SqliteStatement::OptionalText(int column) const {
-  if (IsNull(column)) {
-    return std::nullopt;
-  }
-  return Text(column);
 }
 
 void SqliteStatement::Reset() {

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "store/row_io.h"
 
 namespace gf {
 
@@ -34,7 +35,7 @@ Error SqliteError(sqlite3* db, int rc, std::string_view operation);
 // Runs one or more SQL statements that return no rows of interest.
 Status SqliteExec(sqlite3* db, const std::string& sql, std::string_view operation);
 
-class SqliteStatement {
+class SqliteStatement final : public ParamSink, public RowSource {
  public:
   // Prepares `sql`; `persistent` hints SQLite that the statement will be reused for long
   // (cached statements).
@@ -47,13 +48,11 @@ class SqliteStatement {
   ~SqliteStatement();
 
   // Parameter indexes start at 1, as in SQL (?1, ?2, ...). Text is copied by SQLite.
-  void BindInt64(int index, std::int64_t value);
+  void BindInt64(int index, std::int64_t value) override;
   // SQLite stores a NaN as NULL: callers check that values are finite first.
-  void BindDouble(int index, double value);
-  void BindText(int index, std::string_view value);
-  void BindNull(int index);
-  void BindOptionalInt64(int index, const std::optional<std::int64_t>& value);
-  void BindOptionalText(int index, const std::optional<std::string>& value);
+  void BindDouble(int index, double value) override;
+  void BindText(int index, std::string_view value) override;
+  void BindNull(int index) override;
   // The index of a named parameter (":name"), 0 if the statement has none by that name.
   int ParameterIndex(const char* name) const { return sqlite3_bind_parameter_index(stmt_, name); }
 
@@ -63,12 +62,10 @@ class SqliteStatement {
   Status Run(std::string_view operation);
 
   // Column indexes start at 0.
-  bool IsNull(int column) const;
-  std::int64_t Int64(int column) const;
-  double Double(int column) const;
-  std::string Text(int column) const;  // all bytes, embedded NULs included
-  std::optional<std::int64_t> OptionalInt64(int column) const;
-  std::optional<std::string> OptionalText(int column) const;
+  bool IsNull(int column) const override;
+  std::int64_t Int64(int column) const override;
+  double Double(int column) const override;
+  std::string Text(int column) const override;  // all bytes, embedded NULs included
 
   // Makes the statement ready for reuse and drops its bindings (and the copies of bound text).
   void Reset();

@@ -1,0 +1,92 @@
+#include <unistd.h>
+
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/local_agent.h"
+#include "agent/remote_link.h"
+#include "api/credential_file.h"
+#include "cluster.h"
+#include "daemon.h"
+#include "executor/executor.h"
+#include "gpu/gpu_backend.h"
+#include "model/node.h"
+
+namespace gf {
+namespace {
+
+constexpr std::string_view kCommand = "agent";
+
+Result<std::map<std::string, std::string>> Labels(const std::vector<std::string>& flags) {
+  std::map<std::string, std::string> labels;
+  for (const std::string& text : flags) {
+    GF_ASSIGN_OR_RETURN(auto label, ParseLabel(text, "--label"));
+    labels[label.first] = std::move(label.second);
+  }
+  return labels;
+}
+
+}  // namespace
+
+int RunAgent(const AgentOptions& options) {
+  if (options.servers.empty()) {
+    return Die(kCommand, InvalidArgument("--server: missing; give the server's URL, e.g. "
+                                         "--server https://gpu-head:7460"));
+  }
+  RemoteLinkOptions link_options{.servers = options.servers};
+  link_options.client.ca_file = options.ca_file;
+  link_options.client.timeout = std::chrono::seconds(30);
+  if (!options.token_file.empty()) {
+    Result<std::string> token = ReadTokenFile(options.token_file);
+    if (!token.ok()) {
+      return Die(kCommand, Error{token.error().code, "--token-file: " + token.error().message});
+    }
+    link_options.client.token = *token;
+  }
+  Result<std::map<std::string, std::string>> labels = Labels(options.labels);
+  if (!labels.ok()) {
+    return Die(kCommand, labels.error());
+  }
+  auto sample_interval = ParseFlagDuration("--sample-interval", options.sample_interval,
+                                           std::chrono::seconds(1), std::chrono::hours(1));
+  if (!sample_interval.ok()) {
+    return Die(kCommand, sample_interval.error());
+  }
+  const sigset_t stop_signals = BlockStopSignals();
+  const std::filesystem::path data_dir = options.data_dir.empty()
+                                             ? DefaultDataDir() / "agent"
+                                             : std::filesystem::path(options.data_dir);
+  Result<int> lock = LockDataDir(data_dir, kCommand);
+  if (!lock.ok()) {
+    return Die(kCommand, lock.error());
+  }
+  SystemClock clock;
+  const NodeId node(options.node_name.empty() ? Hostname() : options.node_name);
+  auto backend = MakeGpuBackend(options.gpus, clock, node.value() + ":" + data_dir.string());
+  if (!backend.ok()) {
+    return Die(kCommand, backend.error());
+  }
+  Executor executor(data_dir / "jobs", SelfExe(), clock);
+  RemoteLink link(link_options);
+  LocalAgentOptions agent_options{node};
+  agent_options.labels = *labels;
+  agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
+  LocalAgent agent(agent_options, **backend, executor, link, clock);
+  link.Attach(&agent, [&agent] { agent.SayHelloAgain(); });
+  link.Start();
+  if (Status s = agent.Start(); !s.ok()) {
+    return Die(kCommand, s.error());
+  }
+  std::cout << "gpufleet agent: node " << node.value() << ", GPUs from " << (*backend)->Describe()
+            << ", jobs in " << (data_dir / "jobs").string() << ", server " << options.servers
+            << std::endl;
+  const int sig = WaitForStopSignal(stop_signals);
+  spdlog::info("gpufleet agent: signal {}, stopping (jobs keep running)", sig);
+  agent.Stop();
+  link.Stop();
+  close(*lock);
+  return 0;
+}
+
+}  // namespace gf

@@ -1,0 +1,42 @@
+// `gpufleet server` and `gpufleet agent`: gpufleet over many servers (issue #6,
+// docs/cluster.md). The server runs the controller, the store and the API, and takes node
+// agents over the network (AgentHub); each agent runs its node's jobs and GPUs (LocalAgent)
+// and reports to the server (RemoteLink). Same controller and agent code as `gpufleet up`.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gf {
+
+struct ServerOptions {
+  std::string config;         // settings file: policy, classes, teams (docs/config.md)
+  std::string data_dir;       // "" = default (DefaultDataDir())
+  std::string db;             // "" = SQLite in the data dir; postgresql://... (docs/cluster.md)
+  std::string socket;         // "" = ServerSocketPath()
+  std::string host = "127.0.0.1";
+  int port = 7460;
+  std::string tls_cert;       // PEM; with tls_key, the TCP listener speaks TLS only
+  std::string tls_key;
+  std::string heartbeat = "5s";      // how often agents report when idle
+  std::string node_timeout = "30s";  // silent agent → node down, its jobs requeued
+  int kill_grace_s = 10;
+};
+
+struct AgentOptions {
+  std::string servers;        // --server URL[,URL...]
+  std::string token_file;     // the node token (gpufleet node token create)
+  std::string ca_file;        // CA of the server's certificate, for https://
+  std::string gpus = "nvml";  // GpuBackend spec
+  std::string data_dir;       // "" = DefaultDataDir()/agent
+  std::string node_name;      // "" = hostname
+  std::vector<std::string> labels;  // KEY=VALUE
+  std::string sample_interval = "1s";
+};
+
+// Both return the process exit code and run until SIGINT/SIGTERM.
+int RunServer(const ServerOptions& options);
+int RunAgent(const AgentOptions& options);
+
+}  // namespace gf

@@ -1,0 +1,38 @@
+// What the long-running subcommands (`up`, `server`, `agent`) share: where state lives, the
+// lock that keeps two daemons off one data dir, flag parsing, and the stop signals.
+#pragma once
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace gf {
+
+// root: /var/lib/gpufleet; others: ~/.local/share/gpufleet.
+std::filesystem::path DefaultDataDir();
+std::string Hostname();  // "localhost" when unknown
+// The running binary (for `gpufleet shim`).
+std::filesystem::path SelfExe();
+
+// Creates `dir` (0700) and takes its lock: one daemon per data dir, or every job would start
+// twice. Returns the lock's fd (held until exit). `command` names the daemon in the error.
+Result<int> LockDataDir(const std::filesystem::path& dir, std::string_view command);
+
+// A duration flag within [min, max]; the error names the flag and the accepted range.
+Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag, const std::string& text,
+                                               std::chrono::seconds min,
+                                               std::chrono::seconds max);
+
+// Blocks SIGINT and SIGTERM in this thread (call before any thread starts, so that only
+// WaitForStopSignal sees them) and ignores SIGPIPE (a peer that hangs up must not kill us).
+sigset_t BlockStopSignals();
+// Waits for SIGINT or SIGTERM; returns the signal.
+int WaitForStopSignal(const sigset_t& signals);
+
+// Prints "gpufleet COMMAND: MESSAGE" to stderr; returns the exit code 1.
+int Die(std::string_view command, const Error& e);
+
+}  // namespace gf

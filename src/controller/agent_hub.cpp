@@ -1,0 +1,295 @@
+#include "controller/agent_hub.h"
+
+#include <algorithm>
+#include <deque>
+#include <utility>
+#include <vector>
+
+namespace gf {
+
+// The NodeAgent of one remote node: an outbox of numbered commands, read by the command stream
+// of the node's current session. Its own mutex: the controller thread pushes, API workers take.
+class RemoteAgent final : public NodeAgent {
+ public:
+  RemoteAgent(NodeId node, std::size_t max_outbox)
+      : node_(std::move(node)), max_outbox_(max_outbox) {}
+
+  // NodeAgent (controller thread).
+  void Launch(const Job& job) override {
+    Push(AgentCommand{.kind = AgentCommand::Kind::kLaunch, .job = job, .job_id = job.id});
+  }
+  void Kill(JobId job, std::chrono::seconds grace, const std::string& cause,
+            int first_signal) override {
+    Push(AgentCommand{.kind = AgentCommand::Kind::kKill,
+                      .job_id = job,
+                      .grace = grace,
+                      .cause = cause,
+                      .first_signal = first_signal});
+  }
+  void AcknowledgeExit(JobId job) override {
+    Push(AgentCommand{.kind = AgentCommand::Kind::kAcknowledgeExit, .job_id = job});
+  }
+  // The job's files are on the node's own disk, in its agent's run dir (from the hello), laid
+  // out as the executor lays them out (executor/job_files.h; the e2e cluster test reads one).
+  std::string LogPath(JobId job, bool stderr_stream) const override {
+    std::lock_guard lock(mu_);
+    return run_dir_ + "/" + std::to_string(job.value()) +
+           (stderr_stream ? "/stderr.log" : "/stdout.log");
+  }
+  void SetRunDir(std::string run_dir) {
+    std::lock_guard lock(mu_);
+    run_dir_ = std::move(run_dir);
+  }
+
+  // A new session: older streams end, and the outbox starts empty (see agent_hub.h).
+  void NewSession(std::int64_t session) {
+    std::vector<std::function<void()>> wake;
+    {
+      std::lock_guard lock(mu_);
+      session_ = session;
+      outbox_.clear();
+      wake = TakeWakersLocked();
+    }
+    for (auto& w : wake) {
+      w();
+    }
+  }
+  void Forget(std::int64_t done_seq) {
+    std::lock_guard lock(mu_);
+    while (!outbox_.empty() && outbox_.front().seq <= done_seq) {
+      outbox_.pop_front();
+    }
+  }
+  void CloseAll() { NewSession(-1); }
+
+  // For the session's streams.
+  struct Cursor {
+    std::int64_t session;
+    std::int64_t after;
+    std::function<void()> wake;  // armed: call when something new arrives
+  };
+  std::vector<AgentCommand> TakeAfter(std::int64_t session, std::int64_t& after) {
+    std::lock_guard lock(mu_);
+    std::vector<AgentCommand> out;
+    if (session != session_) {
+      return out;
+    }
+    for (const AgentCommand& c : outbox_) {
+      if (c.seq > after) {
+        out.push_back(c);
+      }
+    }
+    if (!out.empty()) {
+      after = out.back().seq;
+    }
+    return out;
+  }
+  bool IsCurrent(std::int64_t session) const {
+    std::lock_guard lock(mu_);
+    return session == session_;
+  }
+  // Arms a one-shot waker: called at the next push or session change.
+  void Arm(std::function<void()> wake) {
+    std::lock_guard lock(mu_);
+    wakers_.push_back(std::move(wake));
+  }
+
+  const NodeId& node() const { return node_; }  // NOLINT(readability-identifier-naming)
+
+ private:
+  void Push(AgentCommand command) {
+    std::vector<std::function<void()>> wake;
+    {
+      std::lock_guard lock(mu_);
+      command.seq = next_seq_++;
+      outbox_.push_back(std::move(command));
+      if (outbox_.size() > max_outbox_) {
+        outbox_.pop_front();
+      }
+      wake = TakeWakersLocked();
+    }
+    for (auto& w : wake) {
+      w();
+    }
+  }
+  std::vector<std::function<void()>> TakeWakersLocked() {
+    std::vector<std::function<void()>> out;
+    out.swap(wakers_);
+    return out;
+  }
+
+  const NodeId node_;
+  const std::size_t max_outbox_;
+  mutable std::mutex mu_;
+  std::int64_t session_ = 0;                     // GUARDED_BY(mu_); -1 = closed for good
+  std::int64_t next_seq_ = 1;                    // GUARDED_BY(mu_)
+  std::deque<AgentCommand> outbox_;              // GUARDED_BY(mu_)
+  std::vector<std::function<void()>> wakers_;    // GUARDED_BY(mu_)
+  std::string run_dir_;                          // GUARDED_BY(mu_)
+};
+
+namespace {
+
+// One open stream of a session's commands.
+class RemoteCommandStream final : public CommandStream {
+ public:
+  RemoteCommandStream(RemoteAgent& agent, std::int64_t session, std::int64_t after)
+      : agent_(agent), session_(session), after_(after) {}
+
+  std::vector<AgentCommand> Take() override {
+    std::vector<AgentCommand> out;
+    {
+      std::lock_guard lock(mu_);
+      out = agent_.TakeAfter(session_, after_);
+    }
+    Rearm();
+    return out;
+  }
+  bool Closed() const override { return !agent_.IsCurrent(session_); }
+  void SetWaker(std::function<void()> wake) override {
+    {
+      std::lock_guard lock(mu_);
+      wake_ = std::make_shared<std::function<void()>>(std::move(wake));
+    }
+    Rearm();
+  }
+
+ private:
+  // The agent's wakers are one-shot: arm again after each take, so a push between the take and
+  // the arm is not missed (the writer then takes once more and finds it).
+  void Rearm() {
+    std::shared_ptr<std::function<void()>> wake;
+    {
+      std::lock_guard lock(mu_);
+      wake = wake_;
+    }
+    if (wake) {
+      agent_.Arm([wake] { (*wake)(); });
+    }
+  }
+
+  RemoteAgent& agent_;
+  const std::int64_t session_;
+  std::mutex mu_;
+  std::int64_t after_;  // GUARDED_BY(mu_)
+  std::shared_ptr<std::function<void()>> wake_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace
+
+Status CheckNodeCaller(const Caller& caller, const NodeId& node) {
+  if (caller.IsRoot() && !caller.node) {
+    return OkStatus();  // root on the Unix socket: e.g. an agent on the server's own machine
+  }
+  if (!caller.node) {
+    return PermissionDenied(
+        "the agent link needs a node token (gpufleet node token create) or root");
+  }
+  if (!caller.node->value().empty() && *caller.node != node) {
+    return PermissionDenied("this node token is for node '" + caller.node->value() +
+                            "', not '" + node.value() + "'");
+  }
+  return OkStatus();
+}
+
+AgentHub::AgentHub(AgentReports& reports, AttachFn attach, AgentHubOptions options)
+    : reports_(reports), attach_(std::move(attach)), options_(options) {}
+
+AgentHub::~AgentHub() { Close(); }
+
+void AgentHub::Close() {
+  std::vector<RemoteAgent*> agents;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    for (auto& [name, agent] : agents_) {
+      agents.push_back(agent.get());
+    }
+  }
+  for (RemoteAgent* agent : agents) {
+    agent->CloseAll();
+  }
+}
+
+Result<AgentSession> AgentHub::Hello(const Caller& caller, AgentHello hello) {
+  if (hello.node.name.value().empty()) {
+    return InvalidArgument("node.name: empty; give the node a name (gpufleet agent --node-name)");
+  }
+  for (const auto& [key, value] : hello.node.labels) {
+    GF_TRY(ValidateLabel(key, value, "node.labels"));
+  }
+  GF_TRY(CheckNodeCaller(caller, hello.node.name));
+  RemoteAgent* agent = nullptr;
+  bool first = false;
+  std::int64_t session = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) {
+      return Unavailable("the server is stopping");
+    }
+    auto& slot = agents_[hello.node.name];
+    if (!slot) {
+      slot = std::make_unique<RemoteAgent>(hello.node.name, options_.max_outbox);
+      first = true;
+    }
+    agent = slot.get();
+    session = next_session_++;
+    std::erase_if(sessions_, [&](const auto& s) { return s.second == hello.node.name; });
+    sessions_[session] = hello.node.name;
+    // Under mu_, so that two hellos of one node cannot interleave their session numbers.
+    agent->NewSession(session);
+    agent->SetRunDir(hello.run_dir);
+  }
+  if (first) {
+    attach_(hello.node.name, agent);
+  }
+  reports_.OnAgentHello(std::move(hello));
+  return AgentSession{.session = session,
+                      .heartbeat = options_.heartbeat,
+                      .node_timeout = options_.node_timeout};
+}
+
+Result<RemoteAgent*> AgentHub::SessionAgent(const Caller& caller, std::int64_t session) {
+  RemoteAgent* agent = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) {
+      return Unavailable("the server is stopping");
+    }
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) {
+      return FailedPrecondition("stale session " + std::to_string(session) +
+                                ": say hello again (POST /api/v1/agent/hello)");
+    }
+    agent = agents_.at(it->second).get();
+  }
+  GF_TRY(CheckNodeCaller(caller, agent->node()));
+  return agent;
+}
+
+Status AgentHub::Report(const Caller& caller, std::int64_t session, AgentReportBatch batch) {
+  GF_ASSIGN_OR_RETURN(RemoteAgent * agent, SessionAgent(caller, session));
+  agent->Forget(batch.done_seq);
+  for (const JobStartReport& s : batch.started) {
+    reports_.OnJobStarted(s.job, s.pid, s.start_time);
+  }
+  for (JobExitReport& e : batch.exited) {
+    e.node = agent->node();  // what the agent says of itself does not count
+    reports_.OnJobExited(std::move(e));
+  }
+  if (!batch.samples.empty()) {
+    reports_.OnSamples(agent->node(), std::move(batch.samples));
+  }
+  reports_.OnAgentHeartbeat(agent->node());
+  return OkStatus();
+}
+
+Result<std::shared_ptr<CommandStream>> AgentHub::Commands(const Caller& caller,
+                                                          std::int64_t session,
+                                                          std::int64_t after) {
+  GF_ASSIGN_OR_RETURN(RemoteAgent * agent, SessionAgent(caller, session));
+  return std::shared_ptr<CommandStream>(
+      std::make_shared<RemoteCommandStream>(*agent, session, after));
+}
+
+}  // namespace gf

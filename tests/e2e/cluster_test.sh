@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# gpufleet over several nodes: one `gpufleet server` and three `gpufleet agent` processes on
+# simulated GPUs. Jobs spread over the nodes; kill -9 of an agent while its jobs run takes its
+# node down and requeues the jobs elsewhere (NODE_FAIL → PENDING → RUNNING); when the agent
+# comes back, the copies it still runs are killed, so no job runs twice; every job ends
+# COMPLETED exactly once.
+source "$(dirname "$0")/lib.sh"
+[ "$(id -u)" -eq 0 ] || { echo "skip: agents join over the Unix socket as root here"; exit $SKIP; }
+
+# On failure, the jobs and the agents' logs too.
+fail() {
+  echo "FAIL: $*" >&2
+  "$GPUFLEET" queue --all >&2 || true
+  for f in "$WORK/up.log" "$WORK"/agent*.log; do echo "--- $f" >&2; tail -n 15 "$f" >&2 || true; done
+  exit 1
+}
+
+AGENT_PIDS=()
+cleanup_cluster() {
+  for p in "${AGENT_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for f in "$WORK"/agent*/jobs/*/job.pid "$WORK"/agent*/jobs/*/shim.pid; do
+    [ -f "$f" ] && kill -9 "$(cut -d' ' -f1 "$f")" 2>/dev/null || true
+  done
+  cleanup
+}
+trap cleanup_cluster EXIT
+
+"$GPUFLEET" server --data-dir "$WORK/data" --listen-socket "$GPUFLEET_SOCKET" --port 0 \
+  --heartbeat 1s --node-timeout 3s --kill-grace 1 >>"$WORK/up.log" 2>&1 &
+UP_PID=$!
+wait_for "the server to answer" "$GPUFLEET" nodes
+
+# start_agent N: node eN with 2 simulated GPUs, its own data dir.
+start_agent() {
+  "$GPUFLEET" agent --server "unix:$GPUFLEET_SOCKET" --gpus sim:2xH100-80GB \
+    --data-dir "$WORK/agent$1" --node-name "e$1" --sample-interval 1s >>"$WORK/agent$1.log" 2>&1 &
+  AGENT_PIDS[$1]=$!
+}
+node_state() { gf nodes --json | jq -r ".nodes[] | select(.name == \"$1\") | .state"; }
+nodes_up() { [ "$(gf nodes --json | jq '[.nodes[] | select(.state == "up")] | length')" = "$1" ]; }
+
+for n in 1 2 3; do start_agent $n; done
+wait_for "three nodes up" nodes_up 3
+ok "three agents joined: $(gf nodes --json | jq -c '[.nodes[] | {name, state, gpus: (.gpus | length)}]')"
+
+# Four one-GPU jobs on six GPUs: each logs its start, then waits for the go file.
+go=$WORK/go
+runs=$WORK/runs.log
+ids=()
+for i in 1 2 3 4; do
+  ids+=("$(submit --gpus 1 -- sh -c "echo \$GPUFLEET_JOB_ID >> $runs; echo hello \$GPUFLEET_JOB_ID; while [ ! -e $go ]; do sleep 0.05; done")")
+done
+all_running() { for id in "${ids[@]}"; do state_is "$id" RUNNING || return 1; done; }
+wait_for "four jobs running" all_running
+first=${ids[0]}
+wait_for "job $first output" sh -c "$GPUFLEET logs $first | grep -q 'hello $first'"
+ok "four jobs run; logs of job $first read from its node: $(gf logs "$first")"
+
+# The node of the first job loses its agent.
+victim=$(job_field "$first" node)
+vn=${victim#e}
+on_victim=()
+for id in "${ids[@]}"; do
+  [ "$(job_field "$id" node)" = "$victim" ] && on_victim+=("$id")
+done
+old_pids=()
+for id in "${on_victim[@]}"; do old_pids+=("$(cut -d' ' -f1 "$WORK/agent$vn/jobs/$id/job.pid")"); done
+kill -9 "${AGENT_PIDS[$vn]}"
+wait "${AGENT_PIDS[$vn]}" 2>/dev/null || true
+wait_for "node $victim down" sh -c "[ \"\$($GPUFLEET nodes --json | jq -r '.nodes[] | select(.name == \"$victim\") | .state')\" = down ]"
+for id in "${on_victim[@]}"; do
+  wait_for "job $id running again elsewhere" sh -c "[ \"\$($GPUFLEET show --json $id | jq -r '.state + \" \" + .node')\" != \"RUNNING $victim\" ] && [ \"\$($GPUFLEET show --json $id | jq -r .state)\" = RUNNING ]"
+done
+ok "node $victim down after kill -9 of its agent; jobs ${on_victim[*]} requeued and running on other nodes"
+for p in "${old_pids[@]}"; do
+  pid_running "$p" || fail "the first copy $p died with its agent (it should outlive it, as on a partition)"
+done
+
+# The agent comes back: the old copies are orphans and are killed, not left to run twice.
+start_agent "$vn"
+wait_for "node $victim up again" nodes_up 3
+for p in "${old_pids[@]}"; do
+  wait_for "orphan copy $p killed" sh -c "! kill -0 $p 2>/dev/null || [ \"\$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f1)\" = Z ]"
+done
+ok "agent of $victim back: orphan copies ${old_pids[*]} killed"
+
+touch "$go"
+all_completed() { for id in "${ids[@]}"; do state_is "$id" COMPLETED || return 1; done; }
+wait_for "every job completed" all_completed
+for id in "${on_victim[@]}"; do
+  [ "$(grep -c "^$id\$" "$runs")" = 2 ] || fail "job $id started $(grep -c "^$id\$" "$runs") times"
+  curl -sf --unix-socket "$GPUFLEET_SOCKET" "http://gpufleet/api/v1/jobs/$id/events" |
+    jq -e '[.events[] | select(.message | test("RUNNING -> NODE_FAIL: node .* down"))] | length == 1' >/dev/null ||
+    fail "job $id: not one NODE_FAIL event naming the node"
+done
+ok "each job COMPLETED once; the ones on $victim ran twice (before and after the failure), never both after its return"
