@@ -60,6 +60,7 @@ struct Options {
 class CountingReports final : public AgentReports {
  public:
   void OnAgentHello(AgentHello) override {}
+  void OnAgentHeartbeat(const NodeId&) override {}
   void OnJobStarted(JobId job, std::int64_t, Time) override {
     std::lock_guard lock(mu_);
     started_.insert(job);

@@ -100,6 +100,30 @@ Status CancelJobs(const std::string& socket, const std::vector<std::int64_t>& id
   return OkStatus();
 }
 
+// The argv of the main process: `gpufleet up` (one node) or `gpufleet server`.
+std::vector<std::string> MainArgv(const InstanceOptions& options,
+                                  const fs::path& dir,
+                                  const std::string& socket) {
+  const bool up = options.topology == Topology::kUp;
+  std::vector<std::string> argv = {options.gpufleet,
+                                   up ? "up" : "server",
+                                   "--data-dir",
+                                   (dir / "data").string(),
+                                   "--listen-socket",
+                                   socket,
+                                   "--kill-grace",
+                                   "2",
+                                   "--port",
+                                   up ? "-1" : "0"};  // the server must listen: any free port
+  if (up) {
+    argv.insert(argv.end(), {"--gpus", options.gpus, "--node-name", "bench-node"});
+  }
+  if (!options.db.empty()) {
+    argv.insert(argv.end(), {"--db", options.db});
+  }
+  return argv;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<GpufleetInstance>> GpufleetInstance::Start(const InstanceOptions& options) {
@@ -110,28 +134,52 @@ Result<std::unique_ptr<GpufleetInstance>> GpufleetInstance::Start(const Instance
   std::unique_ptr<GpufleetInstance> instance(new GpufleetInstance(templ));
   chmod(templ.c_str(), 0755);
   instance->socket_ = (instance->dir_ / "gpufleet.sock").string();
+  if (Status s = instance->StartProcesses(options); !s.ok()) {
+    return s.error();  // the destructor stops what started
+  }
+  if (Status s = instance->WaitReady(options); !s.ok()) {
+    return s.error();
+  }
+  return instance;
+}
 
-  const std::vector<std::string> argv = {options.gpufleet,
-                                         "up",
-                                         "--gpus",
-                                         options.gpus,
-                                         "--data-dir",
-                                         (instance->dir_ / "data").string(),
-                                         "--listen-socket",
-                                         instance->socket_,
-                                         "--port",
-                                         "-1",
-                                         "--kill-grace",
-                                         "2",
-                                         "--node-name",
-                                         "bench-node"};
+Status GpufleetInstance::StartProcesses(const InstanceOptions& options) {
+  const bool up = options.topology == Topology::kUp;
+  GF_ASSIGN_OR_RETURN(server_,
+                      Spawn(up ? "gpufleet up" : "gpufleet server", MainArgv(options, dir_, socket_)));
+  if (up) {
+    return OkStatus();
+  }
+  for (int i = 1; i <= options.agents; ++i) {
+    const std::string node = "bench-" + std::to_string(i);
+    GF_ASSIGN_OR_RETURN(Child agent,
+                        Spawn("gpufleet agent " + node,
+                              {options.gpufleet,
+                               "agent",
+                               "--server",
+                               "unix:" + socket_,
+                               "--gpus",
+                               options.gpus,
+                               "--data-dir",
+                               (dir_ / ("agent-" + std::to_string(i))).string(),
+                               "--node-name",
+                               node}));
+    agents_.push_back(std::move(agent));
+  }
+  return OkStatus();
+}
+
+Result<GpufleetInstance::Child> GpufleetInstance::Spawn(const std::string& name,
+                                                        const std::vector<std::string>& argv) const {
   std::vector<char*> args;
   for (const auto& a : argv) {
     args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execv's signature
   }
   args.push_back(nullptr);
-  const std::string log = (instance->dir_ / "up.log").string();
-
+  Child child{.pid = -1,
+              .name = name,
+              .log = dir_ / (name.substr(name.rfind(' ') + 1) + ".log")};
+  const std::string log = child.log.string();
   const pid_t pid = fork();
   if (pid < 0) {
     return IoError("fork: " + std::string(std::strerror(errno)));
@@ -146,41 +194,65 @@ Result<std::unique_ptr<GpufleetInstance>> GpufleetInstance::Start(const Instance
     execv(args[0], args.data());
     _exit(127);
   }
-  instance->pid_ = pid;
-  if (Status s = instance->WaitReady(options); !s.ok()) {
-    return s.error();  // the destructor stops what started
+  child.pid = pid;
+  return child;
+}
+
+namespace {
+
+// True when `nodes` (GET /api/v1/nodes) lists `want` nodes, each up with `gpus` GPUs.
+bool AllNodesUp(const nlohmann::json& nodes, int want, int gpus) {
+  const auto& list = nodes["nodes"];
+  if (!list.is_array() || static_cast<int>(list.size()) < want) {
+    return false;
   }
-  return instance;
+  return std::all_of(list.begin(), list.end(), [gpus](const nlohmann::json& n) {
+    return n.value("state", std::string("up")) == "up" && n["gpus"].is_array() &&
+           static_cast<int>(n["gpus"].size()) >= gpus;
+  });
+}
+
+}  // namespace
+
+Status GpufleetInstance::CheckAlive() {
+  auto check = [this](Child& child) -> Status {
+    int status = 0;
+    if (child.pid > 0 && waitpid(child.pid, &status, WNOHANG) == child.pid) {
+      child.pid = -1;
+      return Unavailable(child.name + " exited at start; the logs end:\n" + LogTails());
+    }
+    return OkStatus();
+  };
+  GF_TRY(check(server_));
+  for (Child& agent : agents_) {
+    GF_TRY(check(agent));
+  }
+  return OkStatus();
 }
 
 Status GpufleetInstance::WaitReady(const InstanceOptions& options) {
-  ApiClient client(socket_, ApiClientOptions{std::chrono::milliseconds(2000)});
+  ApiClient client(socket_, ApiClientOptions{.timeout = std::chrono::milliseconds(2000)});
   const Deadline deadline(options.ready_timeout);
+  const int want_nodes = options.topology == Topology::kUp ? 1 : options.agents;
   std::string last = "no answer yet";
   while (!deadline.Expired()) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return Unavailable("gpufleet up exited at start; its log ends:\n" + LogTail());
-    }
+    GF_TRY(CheckAlive());
     if (fs::exists(socket_)) {
       auto nodes = client.CallJson("GET", "/api/v1/nodes");
       if (nodes.ok()) {
-        const auto& list = (*nodes)["nodes"];
-        if (list.is_array() && !list.empty() && list[0]["gpus"].is_array() &&
-            static_cast<int>(list[0]["gpus"].size()) >= options.expected_gpus) {
+        if (AllNodesUp(*nodes, want_nodes, options.expected_gpus)) {
           return OkStatus();
         }
-        last = "nodes: " + nodes->dump();
+        last = "nodes: " + nodes->dump().substr(0, 400);
       } else {
         last = nodes.error().ToString();
       }
     }
     std::this_thread::sleep_for(50ms);
   }
-  return Unavailable("gpufleet up did not get ready in " +
+  return Unavailable("gpufleet did not get ready in " +
                      std::to_string(options.ready_timeout.count()) + " s (" + last +
-                     "); its log ends:\n" + LogTail());
+                     "); the logs end:\n" + LogTails());
 }
 
 std::vector<std::string> GpufleetInstance::BlockerCommand() const {
@@ -215,36 +287,44 @@ Status GpufleetInstance::CancelAllJobs() {
   return Unavailable("jobs still active 120 s after cancelling them");
 }
 
-Status GpufleetInstance::StopDaemon() {
-  if (pid_ <= 0) {
+Status GpufleetInstance::StopChild(Child& child) {
+  if (child.pid <= 0) {
     return OkStatus();
   }
-  kill(pid_, SIGTERM);
-  if (!WaitPidWithDeadline(pid_, 20s)) {
-    kill(pid_, SIGKILL);
-    WaitPidWithDeadline(pid_, 5s);
-    pid_ = -1;
-    return Unavailable("gpufleet up did not stop within 20 s of SIGTERM; killed it");
+  kill(child.pid, SIGTERM);
+  const bool stopped = WaitPidWithDeadline(child.pid, 20s);
+  if (!stopped) {
+    kill(child.pid, SIGKILL);
+    WaitPidWithDeadline(child.pid, 5s);
   }
-  pid_ = -1;
+  child.pid = -1;
+  if (!stopped) {
+    return Unavailable(child.name + " did not stop within 20 s of SIGTERM; killed it");
+  }
   return OkStatus();
 }
 
 Status GpufleetInstance::KillLeftoverJobs() {
-  const fs::path jobs = dir_ / "data" / "jobs";
-  std::error_code ec;
-  if (!fs::is_directory(jobs, ec)) {
-    return OkStatus();
+  // `gpufleet up` keeps its jobs in data/jobs, each agent in agent-N/jobs.
+  std::vector<fs::path> job_dirs = {dir_ / "data" / "jobs"};
+  for (std::size_t i = 1; i <= agents_.size(); ++i) {
+    job_dirs.push_back(dir_ / ("agent-" + std::to_string(i)) / "jobs");
   }
+  std::error_code ec;
   // Shims of jobs that just ended may need a moment to exit by themselves.
   std::vector<std::pair<fs::path, PidRecord>> alive;
   const Deadline deadline(10s);
   do {
     alive.clear();
-    for (const auto& entry : fs::directory_iterator(jobs, ec)) {
-      for (const char* name : {"shim.pid", "job.pid"}) {
-        if (auto r = ReadPidFile(entry.path() / name); r && StillRunning(*r)) {
-          alive.emplace_back(entry.path() / name, *r);
+    for (const fs::path& jobs : job_dirs) {
+      if (!fs::is_directory(jobs, ec)) {
+        continue;
+      }
+      for (const auto& entry : fs::directory_iterator(jobs, ec)) {
+        for (const char* name : {"shim.pid", "job.pid"}) {
+          if (auto r = ReadPidFile(entry.path() / name); r && StillRunning(*r)) {
+            alive.emplace_back(entry.path() / name, *r);
+          }
         }
       }
     }
@@ -262,7 +342,7 @@ Status GpufleetInstance::KillLeftoverJobs() {
     kill(r.pid, SIGKILL);
     names += " " + path.string() + " (pid " + std::to_string(r.pid) + ")";
   }
-  return Unavailable("job processes still alive after gpufleet up stopped; killed:" + names);
+  return Unavailable("job processes still alive after gpufleet stopped; killed:" + names);
 }
 
 Status GpufleetInstance::Stop() {
@@ -271,14 +351,19 @@ Status GpufleetInstance::Stop() {
   }
   stopped_ = true;
   std::vector<Error> errors;
-  if (pid_ > 0) {
+  if (server_.pid > 0) {
     if (Status s = CancelAllJobs(); !s.ok()) {
       errors.push_back(s.error());
     }
   }
   // Blockers also end by themselves once this exists (if gpufleet could not cancel them).
   std::ofstream(release_file()).put('\n');
-  if (Status s = StopDaemon(); !s.ok()) {
+  for (Child& agent : agents_) {
+    if (Status s = StopChild(agent); !s.ok()) {
+      errors.push_back(s.error());
+    }
+  }
+  if (Status s = StopChild(server_); !s.ok()) {
     errors.push_back(s.error());
   }
   if (Status s = KillLeftoverJobs(); !s.ok()) {
@@ -295,7 +380,7 @@ Status GpufleetInstance::Stop() {
   std::string message = "cleanup:";
   for (const auto& e : errors) {
     message += "\n  " + e.ToString();
-    std::cerr << "gf_job_path_bench: cleanup: " << e.ToString() << "\n";
+    std::cerr << "bench: cleanup: " << e.ToString() << "\n";
   }
   return Unavailable(message);
 }
@@ -304,17 +389,27 @@ GpufleetInstance::~GpufleetInstance() {
   (void)Stop();
 }
 
-std::string GpufleetInstance::LogTail() const {
-  const std::string log = ReadFile(dir_ / "up.log");
-  std::size_t pos = log.size();
-  for (int lines = 0; lines < 20 && pos > 0; ++lines) {
-    pos = log.rfind('\n', pos - 1);
-    if (pos == std::string::npos) {
-      pos = 0;
-      break;
+std::string GpufleetInstance::LogTails() const {
+  std::string out;
+  std::vector<const Child*> all{&server_};
+  for (const Child& agent : agents_) {
+    all.push_back(&agent);
+  }
+  for (const Child* child : all) {
+    const std::string log = ReadFile(child->log);
+    std::size_t pos = log.size();
+    for (int lines = 0; lines < 20 && pos > 0; ++lines) {
+      pos = log.rfind('\n', pos - 1);
+      if (pos == std::string::npos) {
+        pos = 0;
+        break;
+      }
+    }
+    if (pos < log.size()) {
+      out += "--- " + child->name + " (" + child->log.string() + ")\n" + log.substr(pos) + "\n";
     }
   }
-  return log.substr(pos);
+  return out;
 }
 
 }  // namespace gf::bench

@@ -1,13 +1,20 @@
-// GpufleetInstance: one real `gpufleet up` started by a bench in a fresh temp dir (its own
-// data dir, API socket and log, no TCP listener), and everything needed to leave no trace.
+// GpufleetInstance: a real gpufleet started by a bench in a fresh temp dir (its own data dirs,
+// API socket and logs), and everything needed to leave no trace. Two shapes:
+//   - kUp: one `gpufleet up` (controller, API and the node's agent in one process, no TCP);
+//   - kServer: one `gpufleet server` (TCP on a free loopback port, unused by the benches) and
+//     `agents` separate `gpufleet agent` processes, each its own node (bench-1, bench-2, ...)
+//     joined over the server's Unix socket (as root: no node token needed there), so every
+//     launch and every report crosses the agent link (controller/agent_link.h).
 //
-// Lifecycle: Start() creates /tmp/gf-bench.XXXXXX, starts `gpufleet up` in its own process
-// group (so the terminal's Ctrl-C reaches the bench, which then cleans up) and waits until
-// GET /api/v1/nodes shows the node with its GPUs. Stop() (also run by the destructor):
+// Lifecycle: Start() creates /tmp/gf-bench.XXXXXX, starts the processes, each in its own
+// process group (so the terminal's Ctrl-C reaches the bench, which then cleans up), and waits
+// until GET /api/v1/nodes shows every node up with its GPUs. Stop() (also run by the
+// destructor):
 //   1. cancels every active job through the API, pending ones first so that no queued job
 //      starts when a running one frees its GPUs, and waits for the active list to empty;
 //   2. creates release_file(), which blocker jobs (BlockerCommand) wait for;
-//   3. stops `gpufleet up` with SIGTERM (SIGKILL after a deadline);
+//   3. stops the agents, then the server (or `gpufleet up`) with SIGTERM (SIGKILL after a
+//      deadline);
 //   4. SIGKILLs any job process tree still alive (it would be a gpufleet bug; it is reported);
 //   5. removes the temp dir.
 // Every step is bounded by a deadline.
@@ -16,6 +23,7 @@
 // safe to read from several threads once Start() has returned.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -28,10 +36,15 @@
 
 namespace gf::bench {
 
+enum class Topology { kUp, kServer };
+
 struct InstanceOptions {
   std::string gpufleet;   // path of the gpufleet binary
-  std::string gpus;       // --gpus, e.g. "sim:32xH100-80GB"
-  int expected_gpus = 0;  // Start() waits until the node reports this many GPUs
+  Topology topology = Topology::kUp;
+  std::string gpus;       // --gpus of each node, e.g. "sim:32xH100-80GB"
+  int expected_gpus = 0;  // Start() waits until each node reports this many GPUs
+  int agents = 0;         // kServer: `gpufleet agent` processes to start (0: the server alone)
+  std::string db;         // --db ("" = SQLite in the data dir; "postgresql://...")
   std::chrono::seconds ready_timeout{60};
 };
 
@@ -45,6 +58,10 @@ class GpufleetInstance {
   GpufleetInstance& operator=(const GpufleetInstance&) = delete;
 
   const std::string& socket() const { return socket_; }
+  // The server's (or `gpufleet up`'s) pid, for /proc; -1 once stopped.
+  pid_t server_pid() const { return server_.pid; }
+  // Nodes the instance has (1 for kUp, `agents` for kServer).
+  int nodes() const { return static_cast<int>(std::max<std::size_t>(1, agents_.size())); }
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path release_file() const { return dir_ / "release"; }
 
@@ -56,16 +73,29 @@ class GpufleetInstance {
   Status Stop();
 
  private:
+  // One child process: its pid (-1 once reaped), its name in messages and its log file.
+  struct Child {
+    pid_t pid = -1;
+    std::string name;
+    std::filesystem::path log;
+  };
+
   explicit GpufleetInstance(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  Result<Child> Spawn(const std::string& name, const std::vector<std::string>& argv) const;
+  Status StartProcesses(const InstanceOptions& options);
+  // kUnavailable naming the process when one of them has exited.
+  Status CheckAlive();
   Status WaitReady(const InstanceOptions& options);
   Status CancelAllJobs();
-  Status StopDaemon();
+  Status StopChild(Child& child);
   Status KillLeftoverJobs();
-  std::string LogTail() const;
+  // The last lines of every child's log, each under its name.
+  std::string LogTails() const;
 
   std::filesystem::path dir_;
   std::string socket_;
-  pid_t pid_ = -1;
+  Child server_;
+  std::vector<Child> agents_;
   bool stopped_ = false;
 };
 

@@ -2,13 +2,18 @@
 // simulated GPUs, and prints a table beside the Slurm figures measured on the same kind of
 // machine (/work/shared/anchors/slurm-local.md). How to build and run it: bench/README.md.
 //
-// Each group of measurements gets its own fresh `gpufleet up` (one node, sim:32xH100-80GB,
-// its own temp dir), so that one measurement's queue does not slow the next:
-//   A. submit throughput, 1 client: N one-GPU `true` jobs that cannot start (a blocker job
-//      holds all 32 GPUs), submitted one after another; each answer comes after its fsync.
-//   B. the same from 4 client threads (group commit shares fsyncs), then the queue topped up
-//      to P pending jobs and `GET /api/v1/jobs?limit=P` and `gpufleet queue` timed.
-//   C. submit → running latency on the idle cluster (K jobs, one at a time), then the
+// Two shapes of the same 32 GPUs: `gpufleet up` (one node, sim:32xH100-80GB, the agent in the
+// controller's process), or with --cluster `gpufleet server` and 4 `gpufleet agent` processes
+// of sim:8xH100-80GB each (Slurm's 4 × 8), so that launches and reports cross the agent link.
+// --db postgresql puts the store in a private PostgreSQL the bench starts (a fresh schema per
+// group). Each group of measurements gets its own fresh instance (its own temp dir), so that
+// one measurement's queue does not slow the next:
+//   A. submit throughput, for each client count (1, 4, 16): N one-GPU `true` jobs that cannot
+//      start (blocker jobs hold every GPU), submitted from that many client threads; each
+//      answer comes after its commit (concurrent submissions share one: group commit). The
+//      4-client group also tops the queue up to P pending jobs and times
+//      `GET /api/v1/jobs?limit=P` and `gpufleet queue`.
+//   B. submit → running latency on the idle cluster (K jobs, one at a time), then the
 //      makespan of M one-GPU `sleep 0.1` jobs submitted by 4 client threads.
 // Waits poll with deadlines; Ctrl-C stops the bench and still cleans up.
 #include <algorithm>
@@ -26,6 +31,7 @@
 
 #include "bench_support.h"
 #include "gpufleet_instance.h"
+#include "private_postgres.h"
 
 namespace gf::bench {
 namespace {
@@ -33,22 +39,58 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-constexpr int kNodeGpus = 32;
-constexpr const char* kSimGpus = "sim:32xH100-80GB";
-constexpr int kClients = 4;
+constexpr int kTotalGpus = 32;     // both shapes, and Slurm's 4 × 8
+constexpr int kClusterNodes = 4;
+constexpr int kClients = 4;        // the makespan's submitters, and the listing's top-up
+// Issue #6's targets.
+constexpr double kTargetSubmitRate = 2500;  // acknowledged submissions/s, SQLite, 4 clients
+constexpr double kTargetStartP50 = 0.050;   // s, submit → job running, idle cluster
+constexpr double kTargetMakespanFactor = 1.5;
 
 struct Options {
   std::string gpufleet = GF_GPUFLEET_PATH;
+  bool cluster = false;            // server + 4 agents instead of `gpufleet up`
+  std::string db = "sqlite";       // or "postgresql"
+  std::vector<int> clients{1, 4, 16};
   int jobs = 1000;         // makespan jobs
   int submit_jobs = 1000;  // jobs per submit-throughput measurement
   int pending = 2000;      // pending jobs for the listing
   int latency_jobs = 20;
   int list_reps = 10;
+
+  int nodes() const { return cluster ? kClusterNodes : 1; }
+  int gpus_per_node() const { return kTotalGpus / nodes(); }
 };
 
+// One line of the table. `vs_slurm`: how many times better gpufleet is than Slurm default /
+// tuned, from this run's figure and the anchor figures.
 struct Row {
-  std::string measure, gpufleet, slurm_default, slurm_tuned, note;
+  std::string measure, gpufleet, target, slurm_default, slurm_tuned, vs_slurm, note;
 };
+
+// Slurm's figures for one measure (slurm-local.md); 0 where Slurm has none.
+struct Anchor {
+  double slurm_default = 0;
+  double slurm_tuned = 0;
+};
+
+// "8.1× / 7.6×": gpufleet's `value` against both Slurm figures; rates are better higher,
+// times lower.
+std::string VsSlurm(double value, Anchor slurm, bool higher_is_better) {
+  if (slurm.slurm_default <= 0 || value <= 0) {
+    return "—";
+  }
+  auto ratio = [&](double s) { return higher_is_better ? value / s : s / value; };
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f× / %.1f×", ratio(slurm.slurm_default),
+                ratio(slurm.slurm_tuned));
+  return buf;
+}
+
+// "≥ 2,500 jobs/s: met" — a target beside whether this run met it.
+std::string Target(const std::string& goal, bool met) {
+  return goal + (met ? ": met" : ": **missed**");
+}
 
 std::string Fmt(const char* format, double a, double b = 0, double c = 0) {
   char buf[160];
@@ -60,28 +102,48 @@ void Progress(const std::string& line) {
   std::cerr << "gf_job_path_bench: " << line << std::endl;
 }
 
-Result<std::unique_ptr<GpufleetInstance>> StartInstance(const Options& options) {
+// What every instance of this run shares: the options, and the store's URL base.
+struct Run {
+  const Options& options;
+  std::string postgres_url;  // the private server's, when --db postgresql
+  int instances = 0;         // started so far: each PostgreSQL one gets a fresh schema
+};
+
+Result<std::unique_ptr<GpufleetInstance>> StartInstance(Run& run) {
+  const Options& options = run.options;
   InstanceOptions io;
   io.gpufleet = options.gpufleet;
-  io.gpus = kSimGpus;
-  io.expected_gpus = kNodeGpus;
+  io.topology = options.cluster ? Topology::kServer : Topology::kUp;
+  io.agents = options.cluster ? kClusterNodes : 0;
+  io.gpus = "sim:" + std::to_string(options.gpus_per_node()) + "xH100-80GB";
+  io.expected_gpus = options.gpus_per_node();
+  if (!run.postgres_url.empty()) {
+    io.db = run.postgres_url + "?schema=gf_bench_" + std::to_string(++run.instances);
+  }
   return GpufleetInstance::Start(io);
 }
 
-// Submits a job that holds every GPU until the instance's release file exists; waits until
-// it runs, so that every job submitted after it stays pending.
-Status StartBlocker(GpufleetInstance& gf) {
+// Submits one job per node that holds all its GPUs until the instance's release file exists;
+// waits until they run, so that every job submitted after them stays pending.
+Status StartBlockers(const Options& options, GpufleetInstance& gf) {
   ApiClient client(gf.socket());
-  GF_ASSIGN_OR_RETURN(const json job, SubmitJob(client, gf.BlockerCommand(), kNodeGpus));
-  GF_ASSIGN_OR_RETURN(const json running,
-                      WaitForJob(
-                          client,
-                          job["id"].get<std::int64_t>(),
-                          [](const std::string& s) { return HasStarted(s); },
-                          Deadline(30s),
-                          20ms));
-  if (running["state"] != "RUNNING") {
-    return Internal("the blocker job ended early: " + running.dump());
+  std::vector<std::int64_t> ids;
+  for (int n = 0; n < options.nodes(); ++n) {
+    GF_ASSIGN_OR_RETURN(const json job,
+                        SubmitJob(client, gf.BlockerCommand(), options.gpus_per_node()));
+    ids.push_back(job["id"].get<std::int64_t>());
+  }
+  for (const std::int64_t id : ids) {
+    GF_ASSIGN_OR_RETURN(const json running,
+                        WaitForJob(
+                            client,
+                            id,
+                            [](const std::string& s) { return HasStarted(s); },
+                            Deadline(30s),
+                            20ms));
+    if (running["state"] != "RUNNING") {
+      return Internal("a blocker job ended early: " + running.dump());
+    }
   }
   return OkStatus();
 }
@@ -100,8 +162,8 @@ Result<double> SubmitPending(GpufleetInstance& gf,
                         lat[static_cast<std::size_t>(i)] = SecondsSince(t0) * 1000;
                         if (job.value("state", std::string()) != "PENDING") {
                           return Internal(
-                              "a submitted job did not stay pending (the blocker should hold every "
-                              "GPU): " +
+                              "a submitted job did not stay pending (the blockers should hold "
+                              "every GPU): " +
                               job.dump());
                         }
                         return OkStatus();
@@ -112,6 +174,27 @@ Result<double> SubmitPending(GpufleetInstance& gf,
   return elapsed;
 }
 
+// Slurm's `sbatch --hold` rates (slurm-local.md); none was measured with 16 clients.
+Anchor SlurmSubmitAnchor(int clients) {
+  if (clients == 1) {
+    return {.slurm_default = 152, .slurm_tuned = 144};
+  }
+  if (clients == 4) {
+    return {.slurm_default = 249, .slurm_tuned = 251};
+  }
+  return {};
+}
+
+std::string SubmitTarget(const Options& options, int clients, double rate) {
+  if (clients != 4) {
+    return "—";
+  }
+  if (options.db != "sqlite") {
+    return "(≥ 2,500 jobs/s is SQLite's)";
+  }
+  return Target("≥ 2,500 jobs/s", rate >= kTargetSubmitRate);
+}
+
 Status MeasureSubmit(const Options& options,
                      int clients,
                      GpufleetInstance& gf,
@@ -119,7 +202,7 @@ Status MeasureSubmit(const Options& options,
                      std::vector<std::string>* details) {
   Progress("submit throughput, " + std::to_string(clients) + " client(s), " +
            std::to_string(options.submit_jobs) + " jobs");
-  GF_TRY(StartBlocker(gf));
+  GF_TRY(StartBlockers(options, gf));
   std::vector<double> lat;
   GF_ASSIGN_OR_RETURN(const double elapsed, SubmitPending(gf, clients, options.submit_jobs, &lat));
   const double rate = options.submit_jobs / elapsed;
@@ -127,16 +210,21 @@ Status MeasureSubmit(const Options& options,
   const std::string n = std::to_string(options.submit_jobs);
   const std::string note =
       one ? n +
-                " × `true`, 1 GPU, kept pending by a job holding all GPUs (Slurm: `sbatch "
+                " × `true`, 1 GPU, kept pending by jobs holding all GPUs (Slurm: `sbatch "
                 "--hold`); queue grows 0→" +
-                n + "; each answered after its fsync"
-          : "the same from 4 threads, each its own connection; concurrent submissions share "
-            "an fsync (group commit)";
-  rows->push_back({"submit throughput, " + std::to_string(clients) + (one ? " client" : " clients"),
-                   Fmt("%.0f jobs/s", rate),
-                   one ? "152 jobs/s" : "249 jobs/s",
-                   one ? "144 jobs/s" : "251 jobs/s",
-                   note});
+                n + "; each answered after its commit"
+          : "the same from " + std::to_string(clients) +
+                " threads, each its own connection; concurrent submissions share a commit "
+                "(group commit)";
+  const Anchor slurm = SlurmSubmitAnchor(clients);
+  rows->push_back({.measure = "submit throughput, " + std::to_string(clients) +
+                              (one ? " client" : " clients") + " (" + options.db + ")",
+                   .gpufleet = Fmt("%.0f jobs/s", rate),
+                   .target = SubmitTarget(options, clients, rate),
+                   .slurm_default = slurm.slurm_default > 0 ? Fmt("%.0f jobs/s", slurm.slurm_default) : "—",
+                   .slurm_tuned = slurm.slurm_tuned > 0 ? Fmt("%.0f jobs/s", slurm.slurm_tuned) : "—",
+                   .vs_slurm = VsSlurm(rate, slurm, true),
+                   .note = note});
   // The first and last tenth of the calls: how the cost of a submit grows with the queue.
   const auto tenth = static_cast<std::ptrdiff_t>(std::max<std::size_t>(1, lat.size() / 10));
   const Stats s = Summarize(lat);
@@ -191,20 +279,25 @@ Status MeasureListing(const Options& options,
   const Stats a = Summarize(api_ms);
   const Stats c = Summarize(cli_ms);
   const std::string n = std::to_string(options.pending);
-  rows->push_back({"`GET /api/v1/jobs?limit=" + n + "`, " + n + " pending",
-                   Fmt("%.1f ms", a.median),
-                   "39 ms (`squeue`)",
-                   "35 ms (`squeue`)",
-                   Fmt("median of %.0f; request + JSON parse in the client, %.1f MB",
-                       static_cast<double>(a.count),
-                       static_cast<double>(bytes) / 1e6)});
-  rows->push_back({"`gpufleet queue` (CLI), " + n + " pending",
-                   Fmt("%.1f ms", c.median),
-                   "39 ms",
-                   "35 ms",
-                   Fmt("median of %.0f; process start to exit, output to /dev/null; the CLI "
-                       "lists at most 1,000 jobs",
-                       static_cast<double>(c.count))});
+  const Anchor squeue{.slurm_default = 0.039, .slurm_tuned = 0.035};
+  rows->push_back({.measure = "`GET /api/v1/jobs?limit=" + n + "`, " + n + " pending",
+                   .gpufleet = Fmt("%.1f ms", a.median),
+                   .target = "—",
+                   .slurm_default = "39 ms (`squeue`)",
+                   .slurm_tuned = "35 ms (`squeue`)",
+                   .vs_slurm = VsSlurm(a.median / 1000, squeue, false),
+                   .note = Fmt("median of %.0f; request + JSON parse in the client, %.1f MB",
+                               static_cast<double>(a.count),
+                               static_cast<double>(bytes) / 1e6)});
+  rows->push_back({.measure = "`gpufleet queue` (CLI), " + n + " pending",
+                   .gpufleet = Fmt("%.1f ms", c.median),
+                   .target = "—",
+                   .slurm_default = "39 ms",
+                   .slurm_tuned = "35 ms",
+                   .vs_slurm = VsSlurm(c.median / 1000, squeue, false),
+                   .note = Fmt("median of %.0f; process start to exit, output to /dev/null; the "
+                               "CLI lists at most 1,000 jobs",
+                               static_cast<double>(c.count))});
   details->push_back(
       Fmt("listing: API min %.1f ms, max %.1f ms; CLI min %.1f ms, ", a.min, a.max, c.min) +
       Fmt("max %.1f ms", c.max));
@@ -254,24 +347,32 @@ Status MeasureLatency(const Options& options,
     job_s.push_back(static_cast<double>(ran_ns - sent_ns) / 1e9);
   }
   const std::string k = std::to_string(options.latency_jobs);
-  rows->push_back({"submit → job process running, idle cluster",
-                   Range(Summarize(job_s)),
-                   "0.87 s (0.14–2.99)",
-                   "0.51 s (0.13–2.45)",
-                   "median (min–max) of " + k +
-                       "; from the client sending POST to the job's own `date` (Slurm: to the "
-                       "job script running)"});
-  rows->push_back({"submit → RUNNING recorded (server times)",
-                   Range(Summarize(server_s)),
-                   "—",
-                   "—",
-                   "`start_time_ms − submit_time_ms`; the agent takes start_time as it begins the "
-                   "launch, before the supervisor process exists"});
-  rows->push_back({"submit → client sees RUNNING",
-                   Range(Summarize(client_s)),
-                   "—",
-                   "—",
-                   "client polls `GET /api/v1/jobs/{id}` every 5 ms"});
+  const Stats ran = Summarize(job_s);
+  rows->push_back(
+      {.measure = "submit → job process running, idle cluster",
+       .gpufleet = Range(ran),
+       .target = Target("p50 < 50 ms", ran.median < kTargetStartP50),
+       .slurm_default = "0.87 s (0.14–2.99)",
+       .slurm_tuned = "0.51 s (0.13–2.45)",
+       .vs_slurm = VsSlurm(ran.median, {.slurm_default = 0.87, .slurm_tuned = 0.51}, false),
+       .note = "median (min–max) of " + k +
+               "; from the client sending POST to the job's own `date` (Slurm: to the job "
+               "script running)"});
+  rows->push_back({.measure = "submit → RUNNING recorded (server times)",
+                   .gpufleet = Range(Summarize(server_s)),
+                   .target = "—",
+                   .slurm_default = "—",
+                   .slurm_tuned = "—",
+                   .vs_slurm = "—",
+                   .note = "`start_time_ms − submit_time_ms`; the agent takes start_time as it "
+                           "begins the launch, before the supervisor process exists"});
+  rows->push_back({.measure = "submit → client sees RUNNING",
+                   .gpufleet = Range(Summarize(client_s)),
+                   .target = "—",
+                   .slurm_default = "—",
+                   .slurm_tuned = "—",
+                   .vs_slurm = "—",
+                   .note = "client polls `GET /api/v1/jobs/{id}` every 5 ms"});
   (void)details;
   return OkStatus();
 }
@@ -322,7 +423,7 @@ void ExplainMakespan(const std::vector<JobTimes>& jobs,
           "32 × makespan",
           w.median,
           w.max,
-          100 * busy_s / (kNodeGpus * makespan_s)));
+          100 * busy_s / (kTotalGpus * makespan_s)));
 }
 
 Status MeasureMakespan(const Options& options,
@@ -383,15 +484,23 @@ Status MeasureMakespan(const Options& options,
     times.push_back(std::move(t));
   }
   const double makespan = static_cast<double>(last_end - first_submit) / 1000;
-  rows->push_back({Fmt("makespan, %.0f one-GPU `sleep 0.1` jobs", n),
-                   Fmt("%.1f s", makespan),
-                   "36.1 s",
-                   "18.9 s",
-                   Fmt("one node of 32 GPUs (`gpufleet up` is single-node; Slurm: 4 × 8); ideal "
-                       "%.1f s; submitted by 4 clients in %.1f s; client saw the end at %.1f s",
-                       n * 0.1 / kNodeGpus,
-                       submit_s,
-                       client_s)});
+  const double ideal = n * 0.1 / kTotalGpus;
+  const std::string shape = options.cluster
+                                ? "4 agents × 8 GPUs, as Slurm's 4 × 8"
+                                : "one node of 32 GPUs (`gpufleet up`; Slurm: 4 × 8)";
+  rows->push_back(
+      {.measure = Fmt("makespan, %.0f one-GPU `sleep 0.1` jobs", n),
+       .gpufleet = Fmt("%.1f s (%.1f× ideal)", makespan, makespan / ideal),
+       .target = Target(Fmt("≤ %.1f s (1.5× ideal)", kTargetMakespanFactor * ideal),
+                        makespan <= kTargetMakespanFactor * ideal),
+       .slurm_default = "36.1 s",
+       .slurm_tuned = "18.9 s",
+       .vs_slurm = VsSlurm(makespan, {.slurm_default = 36.1, .slurm_tuned = 18.9}, false),
+       .note = shape + Fmt("; ideal %.1f s; submitted by 4 clients in %.1f s; client saw the end "
+                           "at %.1f s",
+                           ideal,
+                           submit_s,
+                           client_s)});
   ExplainMakespan(times, makespan, details);
   return OkStatus();
 }
@@ -399,14 +508,22 @@ Status MeasureMakespan(const Options& options,
 void PrintTable(const Options& options,
                 const std::vector<Row>& rows,
                 const std::vector<std::string>& details) {
-  std::cout << "\n| measure | gpufleet | Slurm default | Slurm tuned | note |\n"
-            << "|---|---|---|---|---|\n";
+  std::cout << "\ngpufleet: "
+            << (options.cluster ? "`gpufleet server` + 4 `gpufleet agent` (sim:8xH100-80GB each)"
+                                : "`gpufleet up` (sim:32xH100-80GB)")
+            << ", store " << options.db << "\n"
+            << "\n| measure | gpufleet | target (issue #6) | Slurm default | Slurm tuned | "
+               "gpufleet vs Slurm default / tuned | note |\n"
+            << "|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
-    std::cout << "| " << r.measure << " | " << r.gpufleet << " | " << r.slurm_default << " | "
-              << r.slurm_tuned << " | " << r.note << " |\n";
+    std::cout << "| " << r.measure << " | " << r.gpufleet << " | " << r.target << " | "
+              << r.slurm_default << " | " << r.slurm_tuned << " | " << r.vs_slurm << " | "
+              << r.note << " |\n";
   }
   std::cout << "\nSlurm: 22.05.8 on this kind of machine (2 shared cores), figures for 1,000 jobs "
-               "and 2,000 pending (/work/shared/anchors/slurm-local.md).\n";
+               "and 2,000 pending (/work/shared/anchors/slurm-local.md); the ratios set this run's "
+               "figure against them (× > 1: gpufleet better). bench/vs-slurm/run.sh measures "
+               "both in one run.\n";
   if (options.jobs != 1000 || options.pending != 2000 || options.submit_jobs != 1000) {
     std::cout << "Note: this run used other sizes than the Slurm figures (jobs " << options.jobs
               << ", submits " << options.submit_jobs << ", pending " << options.pending << ").\n";
@@ -417,27 +534,32 @@ void PrintTable(const Options& options,
   }
 }
 
-Status RunAll(const Options& options, std::vector<Row>* rows, std::vector<std::string>* details) {
-  {
-    GF_ASSIGN_OR_RETURN(auto gf, StartInstance(options));
-    GF_TRY(MeasureSubmit(options, 1, *gf, rows, details));
+Status RunAll(Run& run, std::vector<Row>* rows, std::vector<std::string>* details) {
+  const Options& options = run.options;
+  for (const int clients : options.clients) {
+    GF_ASSIGN_OR_RETURN(auto gf, StartInstance(run));
+    GF_TRY(MeasureSubmit(options, clients, *gf, rows, details));
+    if (clients == kClients) {
+      GF_TRY(MeasureListing(options, *gf, rows, details));
+    }
     Progress("cleaning up (cancelling the queue)");
     GF_TRY(gf->Stop());
   }
-  {
-    GF_ASSIGN_OR_RETURN(auto gf, StartInstance(options));
-    GF_TRY(MeasureSubmit(options, kClients, *gf, rows, details));
-    GF_TRY(MeasureListing(options, *gf, rows, details));
-    Progress("cleaning up (cancelling the queue)");
-    GF_TRY(gf->Stop());
+  GF_ASSIGN_OR_RETURN(auto gf, StartInstance(run));
+  GF_TRY(MeasureLatency(options, *gf, rows, details));
+  GF_TRY(MeasureMakespan(options, *gf, rows, details));
+  return gf->Stop();
+}
+
+// Starts the private PostgreSQL when the run needs one (null otherwise).
+Result<std::unique_ptr<PrivatePostgres>> StartPostgres(const Options& options, Run& run) {
+  if (options.db != "postgresql") {
+    return std::unique_ptr<PrivatePostgres>();
   }
-  {
-    GF_ASSIGN_OR_RETURN(auto gf, StartInstance(options));
-    GF_TRY(MeasureLatency(options, *gf, rows, details));
-    GF_TRY(MeasureMakespan(options, *gf, rows, details));
-    GF_TRY(gf->Stop());
-  }
-  return OkStatus();
+  Progress("starting a private PostgreSQL (" + std::string(GF_PG_FIXTURE) + ")");
+  GF_ASSIGN_OR_RETURN(auto pg, PrivatePostgres::Start(GF_PG_FIXTURE));
+  run.postgres_url = pg->url();
+  return pg;
 }
 
 int Main(int argc, char** argv) {
@@ -445,6 +567,16 @@ int Main(int argc, char** argv) {
   bool quick = false;
   CLI::App app{"gf_job_path_bench: gpufleet's job path end to end, beside Slurm's figures"};
   app.add_option("--gpufleet", options.gpufleet, "the gpufleet binary")->capture_default_str();
+  app.add_flag("--cluster",
+               options.cluster,
+               "`gpufleet server` + 4 `gpufleet agent` of 8 GPUs (default: one `gpufleet up` of 32)");
+  app.add_option("--db", options.db, "the store: sqlite (in the data dir) or postgresql (a private "
+                                     "server the bench starts and stops)")
+      ->check(CLI::IsMember({"sqlite", "postgresql"}))
+      ->capture_default_str();
+  app.add_option("--clients", options.clients, "client counts of the submit measurements")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   auto* jobs =
       app.add_option("--jobs", options.jobs, "makespan jobs")->check(CLI::Range(1, 100000));
   auto* submits =
@@ -475,7 +607,13 @@ int Main(int argc, char** argv) {
   InstallInterruptHandler();
   std::vector<Row> rows;
   std::vector<std::string> details;
-  if (Status s = RunAll(options, &rows, &details); !s.ok()) {
+  Run run{.options = options, .postgres_url = "", .instances = 0};
+  auto pg = StartPostgres(options, run);
+  if (!pg.ok()) {
+    std::cerr << "gf_job_path_bench: " << pg.error().ToString() << "\n";
+    return 1;
+  }
+  if (Status s = RunAll(run, &rows, &details); !s.ok()) {
     std::cerr << "gf_job_path_bench: " << s.error().ToString() << "\n";
     return 1;
   }

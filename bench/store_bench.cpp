@@ -21,6 +21,7 @@
 #include <pqxx/pqxx>
 #include <string>
 
+#include "private_postgres.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -68,40 +69,6 @@ void CommitSubmits(benchmark::State& state, Store& store, std::int64_t& next_id)
                                                    benchmark::Counter::kIsRate);
 }
 
-// A private PostgreSQL, started and stopped with the tests' fixture script.
-class PrivatePostgres {
- public:
-  PrivatePostgres() {
-    char pattern[] = "/tmp/gf-store-bench.XXXXXX";
-    if (::mkdtemp(pattern) == nullptr) {
-      return;
-    }
-    dir_ = pattern;
-    ::chmod(dir_.c_str(), 0755);  // the server may run as another user (pg_fixture.sh)
-    const std::string cmd = std::string(GF_PG_FIXTURE) + " start " + (dir_ / "pg").string();
-    if (std::system(cmd.c_str()) != 0) {
-      std::cerr << "gf_store_bench: could not start PostgreSQL (" << cmd << ")\n";
-      return;
-    }
-    std::ifstream(dir_ / "pg" / "url") >> url_;
-  }
-  ~PrivatePostgres() {
-    if (dir_.empty()) {
-      return;
-    }
-    const std::string cmd = std::string(GF_PG_FIXTURE) + " stop " + (dir_ / "pg").string();
-    static_cast<void>(std::system(cmd.c_str()));
-    std::filesystem::remove_all(dir_);
-  }
-  PrivatePostgres(const PrivatePostgres&) = delete;
-  PrivatePostgres& operator=(const PrivatePostgres&) = delete;
-  const std::string& url() const { return url_; }
-
- private:
-  std::filesystem::path dir_;
-  std::string url_;
-};
-
 constexpr std::string_view kBenchSchema = "gf_store_bench";
 
 void DropBenchSchema(const std::string& url) {
@@ -131,13 +98,15 @@ int main(int argc, char** argv) {
     gf::CommitSubmits(st, **sqlite, sqlite_next);
   })->Arg(1)->Arg(16)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-  std::unique_ptr<gf::PrivatePostgres> private_pg;
+  std::unique_ptr<gf::bench::PrivatePostgres> private_pg;
   std::string url;
   if (const char* env = std::getenv("GF_BENCH_POSTGRES_URL"); env != nullptr && *env != '\0') {
     url = env;
-  } else {
-    private_pg = std::make_unique<gf::PrivatePostgres>();
+  } else if (auto started = gf::bench::PrivatePostgres::Start(GF_PG_FIXTURE); started.ok()) {
+    private_pg = std::move(started).value();
     url = private_pg->url();
+  } else {
+    std::cerr << "gf_store_bench: " << started.error().ToString() << "\n";
   }
   std::unique_ptr<gf::Store> pg;
   if (!url.empty()) {

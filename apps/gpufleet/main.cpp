@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/admin_commands.h"
 #include "cli/client_commands.h"
 #include "cli/top.h"
 #include "executor/executor.h"
@@ -74,6 +75,9 @@ int Main(int argc, char** argv) {
   server_cmd->add_option("--config", server.config,
                          "settings file: classes, teams, quotas (default /etc/gpufleet/gpufleet.toml)");
   server_cmd->add_option("--data-dir", server.data_dir, "state (default /var/lib/gpufleet)");
+  server_cmd->add_option("--db", server.db,
+                         "the store: sqlite:PATH (default: state.db in --data-dir) or "
+                         "postgresql://USER@HOST/DB for several servers");
   server_cmd->add_option("--listen-socket", server.socket, "Unix socket to listen on");
   server_cmd->add_option("--host", server.host, "TCP address to listen on (0.0.0.0: all)")
       ->capture_default_str();
@@ -114,6 +118,7 @@ int Main(int argc, char** argv) {
   shim->add_option("--job-dir", job_dir)->required();
 
   gf::AddClientCommands(app, client);
+  gf::AddAdminCommands(app, client);
   gf::AddTopCommand(app, client);
   gf::sim::AddSimCommand(app, client.exit_code);
 

@@ -14,7 +14,7 @@
 #include "core/duration.h"
 #include "daemon.h"
 #include "monitor/telemetry.h"
-#include "store/sqlite/sqlite_store.h"
+#include "store/open_store.h"
 
 namespace gf {
 namespace {
@@ -63,7 +63,7 @@ int RunServer(const ServerOptions& options) {
   if (!lock.ok()) {
     return Die(kCommand, lock.error());
   }
-  auto store = OpenSqliteStore(data_dir / "state.db");
+  auto store = OpenStore(options.db, data_dir / "state.db");
   if (!store.ok()) {
     return Die(kCommand, store.error());
   }
@@ -96,6 +96,9 @@ int RunServer(const ServerOptions& options) {
   aopts.tls_cert_file = options.tls_cert;
   aopts.tls_key_file = options.tls_key;
   aopts.agent_link = &hub;
+  aopts.authenticate = [&controller](std::string_view token) {
+    return controller.Authenticate(token);  // user and node tokens (gpufleet token create)
+  };
   aopts.max_watches = 20'000;  // every agent holds a command stream
   aopts.worker_threads = 8;
   ApiServer server(controller, aopts);
@@ -103,7 +106,8 @@ int RunServer(const ServerOptions& options) {
     return Die(kCommand, s.error());
   }
   const std::string scheme = options.tls_cert.empty() ? "http" : "https";
-  std::cout << "gpufleet server: data in " << data_dir.string() << "\n"
+  std::cout << "gpufleet server: state in " << DescribeStore(options.db, data_dir / "state.db")
+            << "\n"
             << "  API socket: " << *aopts.unix_socket_path << "\n";
   if (server.tcp_port() > 0) {
     std::cout << "  API URL:    " << scheme << "://" << options.host << ":" << server.tcp_port()

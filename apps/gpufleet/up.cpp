@@ -185,6 +185,9 @@ int RunUp(const UpOptions& flags) {
   aopts.telemetry = &telemetry;  // GET /metrics
   aopts.tls_cert_file = options.tls_cert;
   aopts.tls_key_file = options.tls_key;
+  aopts.authenticate = [&controller](std::string_view token) {
+    return controller.Authenticate(token);  // API tokens (gpufleet token create) on TCP
+  };
   ApiServer server(controller, aopts);
   if (Status s = server.Start(); !s.ok()) {
     return Die(s.error());

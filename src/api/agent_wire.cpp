@@ -326,6 +326,7 @@ Result<Node> NodeFromJson(const json& body, const std::string& where) {
   node.name = NodeId(std::move(name));
   GF_ASSIGN_OR_RETURN(std::string state, f.Get<std::string>("state", "up"));
   GF_ASSIGN_OR_RETURN(node.state, ParseNodeState(state));
+  GF_ASSIGN_OR_RETURN(node.state_reason, f.Get<std::string>("state_reason"));
   GF_ASSIGN_OR_RETURN(node.cpus, f.Get<int>("cpus"));
   GF_ASSIGN_OR_RETURN(node.memory_mib, f.Get<std::int64_t>("memory_mib"));
   GF_ASSIGN_OR_RETURN(node.labels, LabelsFromJson(f));

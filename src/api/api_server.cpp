@@ -147,7 +147,8 @@ std::string SerializeResponse(const HttpResponse& response) {
   return out.str();
 }
 
-// The OpenSSL reason of the last failure ("" when the queue is empty), for messages.
+// OpenSSL's words for the last failure, for messages: its error queue when it holds one, else
+// what `ec` says.
 std::string OpenSslReason(const beast::error_code& ec) {
   std::string reason = ec.message();
   const unsigned long code = ERR_peek_last_error();
@@ -360,7 +361,7 @@ class Session final : public SessionBase,
           ssl::stream_base::server, buffer_.data(),
           [self = this->shared_from_this()](beast::error_code ec, std::size_t used) {
             self->timer_.cancel();
-            if (ec) {  // not our CA, wrong version, garbage: nothing to answer in TLS
+            if (ec) {  // an old TLS version, garbage, a client that gave up: nothing to answer
               self->Close();
               return;
             }

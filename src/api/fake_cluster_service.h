@@ -105,6 +105,40 @@ class FakeClusterService : public ClusterService {
   Result<Job> CheckpointJob(const Caller& caller, JobId id) override {
     return JobCall(caller, id);
   }
+  Result<IssuedToken> CreateToken(const Caller& caller, TokenRequest request) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_token_request = request;
+    return issued;
+  }
+  Result<std::vector<ApiToken>> ListTokens(const Caller& caller) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    return std::vector<ApiToken>{issued.token};
+  }
+  Result<ApiToken> RevokeToken(const Caller& caller, const std::string& id) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    ApiToken out = issued.token;
+    out.id = id;
+    return out;
+  }
+  Result<Node> DrainNode(const Caller& caller, const NodeId& node, std::string reason) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    Node out;
+    out.name = node;
+    out.state = NodeState::kDraining;
+    out.state_reason = std::move(reason);
+    return out;
+  }
+  Result<Node> ResumeNode(const Caller& caller, const NodeId& node) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    Node out;
+    out.name = node;
+    return out;
+  }
 
   int Calls() {
     std::lock_guard<std::mutex> lock(mu);
@@ -127,7 +161,9 @@ class FakeClusterService : public ClusterService {
   std::vector<GpuStatus> gpus;
   ClusterStats stats;
   QuotaReport quota;
+  IssuedToken issued;
   // Recorded.
+  std::optional<TokenRequest> last_token_request;
   int calls = 0;
   std::optional<Caller> last_caller;
   std::optional<JobSpec> last_spec;

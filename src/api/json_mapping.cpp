@@ -490,6 +490,7 @@ json NodeToJson(const Node& node) {
   }
   return json{{"name", node.name.value()},
               {"state", ToString(node.state)},
+              {"state_reason", node.state_reason},
               {"cpus", node.cpus},
               {"memory_mib", node.memory_mib},
               {"labels", std::move(labels)},

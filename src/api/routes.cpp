@@ -1,5 +1,6 @@
 #include "api/routes.h"
 
+#include "api/admin_json.h"
 #include "api/agent_wire.h"
 
 #include <algorithm>
@@ -364,6 +365,45 @@ Result<HttpResponse> ListGpus(ClusterService& service, const RequestContext& ctx
   return JsonResponse(200, json{{"gpus", std::move(out)}});
 }
 
+// ---- Administration: tokens and node drain (issue #6) ----
+
+Result<HttpResponse> CreateToken(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(TokenRequest request, TokenRequestFromJson(body));
+  GF_ASSIGN_OR_RETURN(const IssuedToken issued, service.CreateToken(ctx.caller, std::move(request)));
+  HttpResponse response = JsonResponse(201, IssuedTokenToJson(issued));
+  response.headers.emplace_back("Cache-Control", "no-store");  // it carries a secret
+  return response;
+}
+
+Result<HttpResponse> ListTokens(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const auto tokens, service.ListTokens(ctx.caller));
+  json out = json::array();
+  for (const auto& t : tokens) {
+    out.push_back(ApiTokenToJson(t));
+  }
+  return JsonResponse(200, json{{"tokens", std::move(out)}});
+}
+
+Result<HttpResponse> RevokeToken(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const ApiToken token, service.RevokeToken(ctx.caller, ctx.params.at("id")));
+  return JsonResponse(200, ApiTokenToJson(token));
+}
+
+Result<HttpResponse> DrainNode(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(std::string reason, DrainReasonFromJson(body));
+  GF_ASSIGN_OR_RETURN(const Node node, service.DrainNode(ctx.caller, NodeId(ctx.params.at("name")),
+                                                         std::move(reason)));
+  return JsonResponse(200, NodeToJson(node));
+}
+
+Result<HttpResponse> ResumeNode(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const Node node,
+                      service.ResumeNode(ctx.caller, NodeId(ctx.params.at("name"))));
+  return JsonResponse(200, NodeToJson(node));
+}
+
 // ---- The agent link (controller/agent_link.h), for `gpufleet server` only ----
 
 Result<AgentLinkService*> AgentLink(const RequestContext& ctx) {
@@ -422,7 +462,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 18> kRoutes = {{
+const std::array<RouteEntry, 23> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -438,6 +478,11 @@ const std::array<RouteEntry, 18> kRoutes = {{
     {{"GET", "/api/v1/nodes", false}, "watch", &ListNodes},
     {{"GET", "/api/v1/gpus", false}, "watch", &ListGpus},
     {{"GET", "/metrics", false}, "", &Metrics},
+    {{"POST", "/api/v1/tokens", true}, "", &CreateToken},
+    {{"GET", "/api/v1/tokens", true}, "", &ListTokens},
+    {{"POST", "/api/v1/tokens/{id}/revoke", true}, "", &RevokeToken},
+    {{"POST", "/api/v1/nodes/{name}/drain", true}, "", &DrainNode},
+    {{"POST", "/api/v1/nodes/{name}/resume", true}, "", &ResumeNode},
     // Node agents authenticate with node tokens, not as users: the link checks them itself.
     {{"POST", "/api/v1/agent/hello", false}, "", &AgentHelloRoute},
     {{"POST", "/api/v1/agent/reports", false}, "session", &AgentReportsRoute},
@@ -499,9 +544,13 @@ HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry,
     if (route.info.requires_identity && !caller.authenticated) {
       HttpResponse r = ErrorResponse(
           401, "unauthenticated",
-          "job endpoints need to know who you are: over TCP send an API token (--token-file, "
-          "GPUFLEET_TOKEN_FILE or GPUFLEET_TOKEN), or use the Unix socket (--socket, "
-          "GPUFLEET_SOCKET), where the caller's uid is its identity");
+          caller.node ? std::string("a node token is only for gpufleet agent (the agent link); "
+                                    "users need a user token (gpufleet token create --user)")
+                      : std::string(
+                            "job endpoints need to know who you are: over TCP send an API "
+                            "token (--token-file, GPUFLEET_TOKEN_FILE or GPUFLEET_TOKEN), or use "
+                            "the Unix socket (--socket, GPUFLEET_SOCKET), where the caller's uid "
+                            "is its identity"));
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
       return r;
     }

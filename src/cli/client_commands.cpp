@@ -30,10 +30,14 @@ namespace {
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
+}  // namespace
+
 int Fail(const Error& e) {
   std::cerr << "gpufleet: " << e.message << '\n';
   return e.code == ErrorCode::kInvalidArgument ? kExitUsage : kExitError;
 }
+
+namespace {
 
 std::int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -198,6 +202,8 @@ int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
 
 // GETs `target`: prints the answer as JSON with --json, else through `render`. Returns the
 // exit code. Every read command goes through here, so they fail and print alike.
+}  // namespace
+
 int RunRead(const ClientContext& ctx,
             const std::string& target,
             bool json,
@@ -218,6 +224,8 @@ int RunRead(const ClientContext& ctx,
   }
   return 0;
 }
+
+namespace {
 
 int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool json) {
   std::string target = "/api/v1/jobs?limit=100000";  // the API's maximum: show the whole queue

@@ -6,10 +6,13 @@
 // Single-threaded, like the process that runs them.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/client_settings.h"
 #include "core/result.h"
@@ -35,6 +38,14 @@ Result<ClientSettings> ResolveSettings(const ClientContext& ctx);
 
 // A client built from ResolveSettings; the error says which flag, variable or file is wrong.
 Result<std::unique_ptr<ApiClient>> OpenClient(const ClientContext& ctx);
+
+// Prints "gpufleet: MESSAGE" to stderr and returns the exit code for it: 2 for bad input (the
+// caller can fix the command), 1 otherwise.
+int Fail(const Error& e);
+
+// GET `target` and print the answer: as JSON with --json, else through `render`. The exit code.
+int RunRead(const ClientContext& ctx, const std::string& target, bool json,
+            const std::function<void(const nlohmann::json&)>& render);
 
 void AddClientCommands(CLI::App& app, ClientContext& context);
 

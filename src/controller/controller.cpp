@@ -69,13 +69,8 @@ std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
   return out.empty() ? "none" : out;
 }
 
-bool HoldsGpus(const Job& job) {
-  return job.allocation &&
-         (job.state == JobState::kStarting || job.state == JobState::kRunning);
-}
-
 bool Visible(const Caller& caller, const Job& job) {
-  return caller.IsRoot() || (caller.authenticated && caller.uid == job.owner.uid);
+  return caller.IsOperator() || (caller.authenticated && caller.uid == job.owner.uid);
 }
 
 Error NotVisible(JobId id) { return NotFound("job " + std::to_string(id.value()) + " not found"); }
@@ -115,8 +110,13 @@ Status Controller::Load() {
   for (auto& node : nodes) {
     telemetry_->SetInventory(node);
     NodeId name = node.name;
-    nodes_[name].node = std::move(node);
+    NodeEntry& entry = nodes_[name];
+    entry.node = std::move(node);
+    if (entry.node.state == NodeState::kDraining || entry.node.state == NodeState::kDrained) {
+      entry.drain = entry.node.state_reason;
+    }
   }
+  GF_TRY(LoadTokens());
   for (const auto& [id, job] : active_) {
     if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
       AssignGpus(job);
@@ -158,28 +158,6 @@ void Controller::Stop() {
   }
 }
 
-template <typename T>
-Result<T> Controller::Call(std::function<Result<T>()> fn) {
-  auto result = std::make_shared<std::optional<Result<T>>>();
-  auto done = std::make_shared<std::promise<Result<T>>>();
-  auto future = done->get_future();
-  Command command{
-      [fn = std::move(fn), result] { result->emplace(fn()); },
-      [result, done](const Status& commit) {
-        if (!commit.ok()) {
-          done->set_value(commit.error());
-        } else if (!result->has_value()) {
-          done->set_value(Internal("the request failed inside the controller; see its log"));
-        } else {
-          done->set_value(std::move(**result));
-        }
-      }};
-  if (!queue_.Push(std::move(command))) {
-    return Unavailable("gpufleet is shutting down");
-  }
-  return future.get();
-}
-
 void Controller::Post(std::function<void()> fn) { queue_.Push(Command{std::move(fn), nullptr}); }
 
 void Controller::Loop() {
@@ -208,6 +186,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
   }
   if (!fatal_) {
     CheckNodeLiveness();
+    UpdateDrains();
     EnforceTimeLimits();
     if (next_pass_at_ && clock_.Now() >= *next_pass_at_) {
       schedule_needed_ = true;
@@ -443,8 +422,9 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
     if (!caller.authenticated) {
       return NotAuthenticated();
     }
-    if (filter.user && !caller.IsRoot() && *filter.user != caller.user) {
-      return PermissionDenied("user: only root can list the jobs of other users");
+    if (filter.user && !caller.IsOperator() && *filter.user != caller.user) {
+      return PermissionDenied(
+          "user: only an operator or admin (or root) can list the jobs of other users");
     }
     std::vector<Job> out;
     auto wanted = [&](const Job& job) {
@@ -463,7 +443,7 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
     }
     GF_TRY(Flush());
     JobQuery query;
-    if (!caller.IsRoot()) {
+    if (!caller.IsOperator()) {
       query.uid = caller.uid;
     }
     query.limit = filter.limit;
@@ -1183,19 +1163,20 @@ void Controller::LoseJob(Job& job, const std::string& cause) {
 void Controller::ApplyHello(AgentHello hello) {
   const NodeId name = hello.node.name;
   NodeEntry& entry = nodes_[name];
-  // An admin's drain outlives the agent's reconnects; a node that was down is up again.
+  // A node that was down is up again; an admin's drain outlives the agent's reconnects.
   const bool was_down = entry.node.state == NodeState::kDown;
-  if (entry.node.state == NodeState::kDraining || entry.node.state == NodeState::kDrained) {
-    hello.node.state = entry.node.state;
-    hello.node.state_reason = entry.node.state_reason;
-  }
+  hello.node.state = entry.node.state;
+  hello.node.state_reason = entry.node.state_reason;
   hello.node.last_seen = entry.node.last_seen;  // not a change of the node by itself
-  const bool changed = !(entry.node == hello.node);
+  const bool changed = was_down || !(entry.node == hello.node);
   hello.node.last_seen = clock_.Now();
   entry.node = hello.node;
   entry.connected = true;
   entry.awaiting_hello = false;
   entry.last_heard = std::chrono::steady_clock::now();
+  entry.node.state = NodeState::kUp;
+  entry.node.state_reason.clear();
+  SetNodeState(entry);  // draining/drained again if an admin's drain holds
   batch_.nodes.push_back(entry.node);
   if (changed) {
     Record(std::nullopt, "node", "agent:" + name.value(),
@@ -1610,10 +1591,10 @@ QuotaReport Controller::DoQuota(const Caller& caller) const {
       team.gpus_borrowed += job.preemptible ? gpus : 0;
     }
   }
-  const std::set<std::string> mine = caller.IsRoot() ? std::set<std::string>{}
+  const std::set<std::string> mine = caller.IsOperator() ? std::set<std::string>{}
                                                      : TeamsOf(caller, used);
   for (auto& [name, team] : teams) {
-    if (!caller.IsRoot() && !mine.contains(name)) {
+    if (!caller.IsOperator() && !mine.contains(name)) {
       continue;
     }
     team.team = name;
@@ -1621,7 +1602,7 @@ QuotaReport Controller::DoQuota(const Caller& caller) const {
     report.teams.push_back(std::move(team));
   }
   for (const auto& [key, hours] : used) {
-    if (caller.IsRoot() || key.second == caller.user) {
+    if (caller.IsOperator() || key.second == caller.user) {
       report.users.push_back(UserQuota{.team = key.first, .user = key.second,
                                        .used_gpu_hours = hours});
     }
@@ -1663,10 +1644,10 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
     return NotAuthenticated();
   }
   const std::string name = std::to_string(id.value());
-  if (!caller.IsRoot()) {
-    return PermissionDenied("quota approve: only root may let a job run past its team's "
-                            "GPU-hour budget; ask an administrator to run 'gpufleet quota "
-                            "approve " + name + "'");
+  if (!caller.IsAdmin()) {
+    return PermissionDenied("quota approve: only an admin (or root) may let a job run past its "
+                            "team's GPU-hour budget; ask an administrator to run 'gpufleet "
+                            "quota approve " + name + "'");
   }
   GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
   if (found.state != JobState::kPending) {

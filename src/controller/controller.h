@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@
 #include "controller/dependencies.h"
 #include "controller/node_agent.h"
 #include "controller/service.h"
+#include "controller/tokens.h"
 #include "scheduler/ordering/usage_ledger.h"
 #include "core/clock.h"
 #include "monitor/telemetry.h"
@@ -90,6 +92,16 @@ class Controller final : public ClusterService, public AgentReports {
   Result<Job> ApproveJob(const Caller& caller, JobId id) override;
   Result<Job> CheckpointJob(const Caller& caller, JobId id) override;
 
+  Result<IssuedToken> CreateToken(const Caller& caller, TokenRequest request) override;
+  Result<std::vector<ApiToken>> ListTokens(const Caller& caller) override;
+  Result<ApiToken> RevokeToken(const Caller& caller, const std::string& id) override;
+  Result<Node> DrainNode(const Caller& caller, const NodeId& node, std::string reason) override;
+  Result<Node> ResumeNode(const Caller& caller, const NodeId& node) override;
+
+  // The Caller a bearer token stands for (tokens.h): for ApiServerOptions::authenticate. Any
+  // thread; does not wait for the state thread.
+  Result<Caller> Authenticate(std::string_view token) const;
+
   // AgentReports
   void OnAgentHello(AgentHello hello) override;
   void OnJobStarted(JobId job, std::int64_t pid, Time start_time) override;
@@ -106,6 +118,8 @@ class Controller final : public ClusterService, public AgentReports {
     // Loaded from the store and not yet heard from since this controller started: it too goes
     // down after node_timeout (from the start) if its agent does not come back.
     bool awaiting_hello = false;
+    // An admin drained it (the reason): no new jobs, whether its agent is there or not.
+    std::optional<std::string> drain;
   };
   // Counters behind Stats() that are not derived from active_ (since this controller started).
   struct Counters {
@@ -173,6 +187,11 @@ class Controller final : public ClusterService, public AgentReports {
   void FailJobWithNode(Job& job, const std::string& cause);
   void LoseJob(Job& job, const std::string& cause);
   void CheckNodeLiveness();
+  // Administration (admin.cpp): the node's state from its agent and an admin's drain; drains
+  // that end when the last job leaves; the stored tokens at Load.
+  void SetNodeState(NodeEntry& entry);
+  void UpdateDrains();
+  Status LoadTokens();
   // Fair-share usage: brings the team and user ledgers to now (before the turn's changes), and
   // the budget accounting to the period of now.
   void AccountUsage();
@@ -244,6 +263,30 @@ class Controller final : public ClusterService, public AgentReports {
   std::optional<Time> next_pass_at_;
   Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
+  TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
 };
+
+// Defined here, not in controller.cpp, because admin.cpp calls it too.
+template <typename T>
+Result<T> Controller::Call(std::function<Result<T>()> fn) {
+  auto result = std::make_shared<std::optional<Result<T>>>();
+  auto done = std::make_shared<std::promise<Result<T>>>();
+  auto future = done->get_future();
+  Command command{
+      [fn = std::move(fn), result] { result->emplace(fn()); },
+      [result, done](const Status& commit) {
+        if (!commit.ok()) {
+          done->set_value(commit.error());
+        } else if (!result->has_value()) {
+          done->set_value(Internal("the request failed inside the controller; see its log"));
+        } else {
+          done->set_value(std::move(**result));
+        }
+      }};
+  if (!queue_.Push(std::move(command))) {
+    return Unavailable("gpufleet is shutting down");
+  }
+  return future.get();
+}
 
 }  // namespace gf

@@ -82,7 +82,9 @@ Node FourGpuNode() {
   return node;
 }
 
-Caller User(std::uint32_t uid, std::string name) { return Caller{true, uid, uid, std::move(name)}; }
+Caller User(std::uint32_t uid, std::string name) {
+  return Caller{.authenticated = true, .uid = uid, .gid = uid, .user = std::move(name)};
+}
 
 JobSpec Spec(int gpus, PriorityClass p = PriorityClass::kNormal) {
   JobSpec s;

@@ -61,9 +61,9 @@ struct JobExitReport {
 // What an agent reports when it (re)connects: its inventory and the jobs it still holds.
 struct AgentHello {
   Node node;
-  std::string run_dir;               // where the agent keeps its jobs' folders (logs), on its node
   std::vector<JobId> running;        // jobs whose supervisor is alive
   std::vector<JobExitReport> ended;  // jobs that ended and were not yet acknowledged
+  std::string run_dir{};             // where the agent keeps its jobs' folders (logs), on its node
 };
 
 class AgentReports {

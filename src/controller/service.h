@@ -37,6 +37,11 @@ struct Caller {
   // job route accepts it): it may use the agent link of that node and nothing else.
   std::optional<NodeId> node{};
   bool IsRoot() const { return authenticated && uid == 0; }
+  // Roles (model/team.h): an admin may do everything, tokens and budgets included; an operator
+  // sees and cancels every job and drains nodes; a user touches their own jobs. Root is an
+  // admin whatever its token says.
+  bool IsAdmin() const { return IsRoot() || (authenticated && role == Role::kAdmin); }
+  bool IsOperator() const { return IsAdmin() || (authenticated && role == Role::kOperator); }
 };
 
 struct JobFilter {
@@ -127,6 +132,21 @@ struct QuotaReport {
   std::vector<UserQuota> users{};   // by team, then user
 };
 
+// What `gpufleet token create` / `gpufleet node token create` ask for.
+struct TokenRequest {
+  TokenKind kind = TokenKind::kUser;
+  std::string subject{};     // user token: the login name; node token: the node ("" = any)
+  Role role = Role::kUser;   // user token only
+  std::string description{};
+  std::optional<std::chrono::seconds> expires_in{};  // none = never expires
+};
+
+// A new token: the text to hand over (shown once) and what is stored.
+struct IssuedToken {
+  std::string text;
+  ApiToken token;
+};
+
 class ClusterService {
  public:
   virtual ~ClusterService() = default;
@@ -188,6 +208,23 @@ class ClusterService {
   // `gpufleet checkpoint`: the job saved a checkpoint now (its owner or root); preemption then
   // counts only the work since. kFailedPrecondition for a job that is not running.
   virtual Result<Job> CheckpointJob(const Caller& caller, JobId id) = 0;
+
+  // Tokens for the API over TCP (controller/tokens.h). CreateToken: admins only
+  // (kPermissionDenied); a user token acts as `subject`, a Unix user this server knows
+  // (kInvalidArgument naming `user` otherwise); a node token may name its node. The answer
+  // holds the token's text, which is shown this once. ListTokens: an admin sees every token, a
+  // user their own user tokens. RevokeToken: an admin, or the user a token acts as (kNotFound
+  // for a token the caller may not see).
+  virtual Result<IssuedToken> CreateToken(const Caller& caller, TokenRequest request) = 0;
+  virtual Result<std::vector<ApiToken>> ListTokens(const Caller& caller) = 0;
+  virtual Result<ApiToken> RevokeToken(const Caller& caller, const std::string& id) = 0;
+
+  // `gpufleet node drain NODE --reason ...`: the node takes no new jobs; its running jobs go on
+  // (draining), and it is drained once they have ended. ResumeNode takes work again. Operators
+  // and admins only (kPermissionDenied); kNotFound for an unknown node; kInvalidArgument for an
+  // empty reason.
+  virtual Result<Node> DrainNode(const Caller& caller, const NodeId& node, std::string reason) = 0;
+  virtual Result<Node> ResumeNode(const Caller& caller, const NodeId& node) = 0;
 };
 
 }  // namespace gf

@@ -179,6 +179,12 @@ struct Job {
   std::optional<Time> last_checkpoint{};
 };
 
+// STARTING or RUNNING with an allocation: the job holds GPUs of a node.
+inline bool HoldsGpus(const Job& job) {
+  return job.allocation &&
+         (job.state == JobState::kStarting || job.state == JobState::kRunning);
+}
+
 // `more` (a later run of the same job, after a preemption) added to `total`: counts and energy
 // add up, the mean is weighted by samples, peaks take the larger.
 JobUsage CombineUsage(const JobUsage& total, const JobUsage& more);

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # gpufleet over several nodes: one `gpufleet server` and three `gpufleet agent` processes on
-# simulated GPUs. Jobs spread over the nodes; kill -9 of an agent while its jobs run takes its
+# simulated GPUs, joined over TCP with node tokens. Jobs spread over the nodes; kill -9 of an agent while its jobs run takes its
 # node down and requeues the jobs elsewhere (NODE_FAIL → PENDING → RUNNING); when the agent
 # comes back, the copies it still runs are killed, so no job runs twice; every job ends
 # COMPLETED exactly once.
 source "$(dirname "$0")/lib.sh"
-[ "$(id -u)" -eq 0 ] || { echo "skip: agents join over the Unix socket as root here"; exit $SKIP; }
 
 # On failure, the jobs and the agents' logs too.
 fail() {
@@ -29,10 +28,15 @@ trap cleanup_cluster EXIT
   --heartbeat 1s --node-timeout 3s --kill-grace 1 >>"$WORK/up.log" 2>&1 &
 UP_PID=$!
 wait_for "the server to answer" "$GPUFLEET" nodes
+port=$(sed -n 's|.*API URL: *http://127.0.0.1:\([0-9]*\)/api/v1|\1|p' "$WORK/up.log")
+[ -n "$port" ] || fail "no API URL in the server's banner"
+# A join token any node may use (made by root over the Unix socket), kept 0600.
+gf node token create --output "$WORK/node.token" --description e2e >/dev/null
+[ "$(stat -c %a "$WORK/node.token")" = 600 ] || fail "node token file mode $(stat -c %a "$WORK/node.token")"
 
 # start_agent N: node eN with 2 simulated GPUs, its own data dir.
 start_agent() {
-  "$GPUFLEET" agent --server "unix:$GPUFLEET_SOCKET" --gpus sim:2xH100-80GB \
+  "$GPUFLEET" agent --server "http://127.0.0.1:$port" --token-file "$WORK/node.token" --gpus sim:2xH100-80GB \
     --data-dir "$WORK/agent$1" --node-name "e$1" --sample-interval 1s >>"$WORK/agent$1.log" 2>&1 &
   AGENT_PIDS[$1]=$!
 }

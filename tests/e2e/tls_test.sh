@@ -43,7 +43,7 @@ curl -sf --cacert "$pki/ca.pem" "https://localhost:$port/api/v1/health" | jq -e 
   fail "curl over TLS"
 ok "gpufleet --server https://... --ca-file ... nodes, and curl, over TLS"
 
-GPUFLEET_SERVER=$url GPUFLEET_CA_FILE=$pki/ca.pem gf gpus --json | jq -e 'length == 2' >/dev/null ||
+GPUFLEET_SERVER=$url GPUFLEET_CA_FILE=$pki/ca.pem gf gpus --json | jq -e '.gpus | length == 2' >/dev/null ||
   fail "GPUFLEET_SERVER and GPUFLEET_CA_FILE"
 ok "the environment names the server and the CA"
 

@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   request.target = std::string(NextLine(rest));
   request.body = std::string(rest);
 
-  gf::Caller caller{true, 1000, 1000, "alice"};
+  gf::Caller caller{.authenticated = true, .uid = 1000, .gid = 1000, .user = "alice"};
   if (!request.method.empty() && request.method.front() == '!') {
     request.method.erase(0, 1);
     caller = gf::Caller{};

@@ -176,7 +176,11 @@ std::string Quoted(const std::string& schema) { return "\"" + schema + "\""; }
 // version table if they are missing, and points the transaction at the schema.
 void EnterSchema(pqxx::work& txn, const std::string& schema) {
   txn.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))", kMigrationLockClass, schema);
-  txn.exec("CREATE SCHEMA IF NOT EXISTS " + Quoted(schema));
+  // Not CREATE SCHEMA IF NOT EXISTS: that needs CREATE on the database even when the schema
+  // exists, which a role given only a schema (or public) may not have.
+  if (txn.exec_params("SELECT 1 FROM pg_namespace WHERE nspname = $1", schema).empty()) {
+    txn.exec("CREATE SCHEMA " + Quoted(schema));
+  }
   txn.exec("SET LOCAL search_path TO " + Quoted(schema));
 }
 

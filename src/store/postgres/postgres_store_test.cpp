@@ -242,6 +242,24 @@ TEST_F(PostgresStoreTest, MigratesAVersion4Schema) {
   EXPECT_EQ(schema_.Query("SELECT max(version) FROM schema_version"), "5");
 }
 
+// A role that owns its schema but may not create schemas in the database (PostgreSQL's
+// default for a new role) can open the store: the schema is only created when missing.
+TEST_F(PostgresStoreTest, OpensASchemaTheRoleOwnsWithoutCreateOnTheDatabase) {
+  const std::string role = schema_.schema();
+  schema_.Query("CREATE ROLE " + role + " LOGIN; CREATE SCHEMA " + role + " AUTHORIZATION " +
+                role + "; SELECT 1");
+  std::string url = schema_.StoreUrl();
+  const std::size_t at = url.find('@');
+  ASSERT_NE(at, std::string::npos);
+  url = "postgresql://" + role + url.substr(at);
+  {
+    auto store = OpenPostgresStore(url);
+    ASSERT_TRUE(store.ok()) << store.error().ToString();
+    EXPECT_TRUE((*store)->Commit({.jobs = {MinimalJob(1)}}).ok());
+  }
+  schema_.Query("DROP SCHEMA " + role + " CASCADE; DROP ROLE " + role + "; SELECT 1");
+}
+
 TEST_F(PostgresStoreTest, RefusesANewerSchema) {
   ASSERT_NE(MustOpen(), nullptr);
   schema_.Query("INSERT INTO schema_version VALUES (99, 'future', 0) RETURNING version");

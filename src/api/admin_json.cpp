@@ -1,0 +1,93 @@
+#include "api/admin_json.h"
+
+#include <set>
+
+#include "core/duration.h"
+
+namespace gf {
+namespace {
+
+using json = nlohmann::json;
+
+Status OnlyFields(const json& body, const std::set<std::string>& known, std::string_view what) {
+  if (!body.is_object()) {
+    return InvalidArgument(std::string(what) + ": the body must be a JSON object");
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (!known.contains(key)) {
+      return InvalidArgument(key + ": unknown field of " + std::string(what));
+    }
+  }
+  return OkStatus();
+}
+
+Result<std::string> StringField(const json& body, const std::string& name) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) {
+    return std::string();
+  }
+  if (!it->is_string()) {
+    return InvalidArgument(name + ": must be a string");
+  }
+  return it->get<std::string>();
+}
+
+json OptionalMs(const std::optional<Time>& t) { return t ? json(ToUnixMillis(*t)) : json(); }
+
+}  // namespace
+
+json ApiTokenToJson(const ApiToken& t) {
+  return json{{"id", t.id},
+              {"kind", ToString(t.kind)},
+              {"user", t.kind == TokenKind::kUser ? json(t.subject) : json()},
+              {"node", t.kind == TokenKind::kNode ? json(t.subject) : json()},
+              {"uid", t.kind == TokenKind::kUser ? json(t.uid) : json()},
+              {"role", t.kind == TokenKind::kUser ? json(ToString(t.role)) : json()},
+              {"description", t.description},
+              {"created_ms", ToUnixMillis(t.created)},
+              {"expires_ms", OptionalMs(t.expires)},
+              {"revoked_ms", OptionalMs(t.revoked)}};
+}
+
+json IssuedTokenToJson(const IssuedToken& issued) {
+  json out = ApiTokenToJson(issued.token);
+  out["token"] = issued.text;
+  return out;
+}
+
+Result<TokenRequest> TokenRequestFromJson(const json& body) {
+  GF_TRY(OnlyFields(body, {"kind", "user", "node", "role", "description", "expires"}, "a token"));
+  TokenRequest request;
+  GF_ASSIGN_OR_RETURN(std::string kind, StringField(body, "kind"));
+  GF_ASSIGN_OR_RETURN(request.kind, ParseTokenKind(kind.empty() ? "user" : kind));
+  GF_ASSIGN_OR_RETURN(std::string user, StringField(body, "user"));
+  GF_ASSIGN_OR_RETURN(std::string node, StringField(body, "node"));
+  if (request.kind == TokenKind::kUser && !node.empty()) {
+    return InvalidArgument("node: only for node tokens (kind \"node\")");
+  }
+  if (request.kind == TokenKind::kNode && !user.empty()) {
+    return InvalidArgument("user: only for user tokens (kind \"user\")");
+  }
+  request.subject = request.kind == TokenKind::kUser ? user : node;
+  GF_ASSIGN_OR_RETURN(std::string role, StringField(body, "role"));
+  if (!role.empty()) {
+    GF_ASSIGN_OR_RETURN(request.role, ParseRole(role));
+  }
+  GF_ASSIGN_OR_RETURN(request.description, StringField(body, "description"));
+  GF_ASSIGN_OR_RETURN(std::string expires, StringField(body, "expires"));
+  if (!expires.empty()) {
+    Result<std::chrono::seconds> d = ParseDuration(expires);
+    if (!d.ok()) {
+      return InvalidArgument("expires: '" + expires + "' is not a duration (e.g. 90d, 12h)");
+    }
+    request.expires_in = *d;
+  }
+  return request;
+}
+
+Result<std::string> DrainReasonFromJson(const json& body) {
+  GF_TRY(OnlyFields(body, {"reason"}, "a drain"));
+  return StringField(body, "reason");
+}
+
+}  // namespace gf

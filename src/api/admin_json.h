@@ -1,0 +1,25 @@
+// JSON of the administration routes (issue #6): tokens and node drain.
+//   POST /api/v1/tokens   {"kind": "user"|"node", "user": "alice" (user tokens),
+//                          "node": "gpu01" (node tokens, optional), "role": "user"|"operator"|
+//                          "admin", "description": "...", "expires": "90d" | null}
+//   → 201 {"token": "gft_...", and the stored token's fields}
+//   POST /api/v1/nodes/{name}/drain {"reason": "bad fan"}
+// Readers are strict (unknown fields are errors naming them, as for submissions). Pure.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/service.h"
+#include "core/result.h"
+
+namespace gf {
+
+// A token as `gpufleet token list` shows it: never the secret, never its hash.
+nlohmann::json ApiTokenToJson(const ApiToken& token);
+nlohmann::json IssuedTokenToJson(const IssuedToken& issued);  // with "token": the text
+Result<TokenRequest> TokenRequestFromJson(const nlohmann::json& body);
+Result<std::string> DrainReasonFromJson(const nlohmann::json& body);
+
+}  // namespace gf

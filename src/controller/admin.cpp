@@ -1,0 +1,212 @@
+// The Controller's administration calls (issue #6): API tokens and node drain/resume. A part
+// of controller.cpp's class, kept apart so that file stays about jobs.
+#include <pwd.h>
+
+#include <vector>
+
+#include "controller/controller.h"
+#include "controller/tokens.h"
+
+namespace gf {
+namespace {
+
+constexpr std::size_t kMaxDescription = 200;
+constexpr std::size_t kMaxDrainReason = 500;
+
+// The Unix account a user token acts as: its jobs run with this uid and gid on the nodes.
+Result<Owner> UnixUser(const std::string& name) {
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return InvalidArgument("user: no user '" + name +
+                           "' on this server; a token acts as a Unix user known here (its jobs "
+                           "run as that user on the nodes)");
+  }
+  return Owner{.uid = found->pw_uid, .gid = found->pw_gid, .user = name};
+}
+
+Status CheckTokenRequest(const TokenRequest& request) {
+  if (request.kind == TokenKind::kUser && request.subject.empty()) {
+    return InvalidArgument("user: missing; name the user the token acts as (--user NAME)");
+  }
+  if (request.kind == TokenKind::kNode && request.role != Role::kUser) {
+    return InvalidArgument("role: a node token has no role; it may only act as its node");
+  }
+  if (request.description.size() > kMaxDescription) {
+    return InvalidArgument("description: longer than " + std::to_string(kMaxDescription) +
+                           " characters");
+  }
+  if (request.expires_in && request.expires_in->count() <= 0) {
+    return InvalidArgument("expires: must be a positive duration (e.g. 90d), or none");
+  }
+  if (request.kind == TokenKind::kNode && !request.subject.empty()) {
+    GF_TRY(ValidateLabel("node", request.subject, "node"));  // a node name is label-shaped
+  }
+  return OkStatus();
+}
+
+// What `token list` shows: everything but the hash.
+ApiToken Listed(ApiToken token) {
+  token.secret_hash.clear();
+  return token;
+}
+
+bool MayRevoke(const Caller& caller, const ApiToken& token) {
+  return caller.IsAdmin() || (caller.authenticated && token.kind == TokenKind::kUser &&
+                              token.uid == caller.uid && token.subject == caller.user);
+}
+
+}  // namespace
+
+Result<Caller> Controller::Authenticate(std::string_view token) const {
+  return tokens_.Authenticate(token, clock_.Now());
+}
+
+Status Controller::LoadTokens() {
+  GF_ASSIGN_OR_RETURN(std::vector<ApiToken> tokens, store_->ListTokens());
+  tokens_.Load(std::move(tokens));
+  return OkStatus();
+}
+
+Result<IssuedToken> Controller::CreateToken(const Caller& caller, TokenRequest request) {
+  if (!caller.IsAdmin()) {
+    return PermissionDenied("token create: only an admin (or root on the server's socket) may "
+                            "create tokens");
+  }
+  GF_TRY(CheckTokenRequest(request));
+  Owner owner;
+  if (request.kind == TokenKind::kUser) {
+    GF_ASSIGN_OR_RETURN(owner, UnixUser(request.subject));  // NSS may block: not on the state thread
+  }
+  GF_ASSIGN_OR_RETURN(IssuedToken issued,
+                      MakeToken(request, owner.uid, owner.gid, clock_.Now()));
+  return Call<IssuedToken>([this, caller, issued]() -> Result<IssuedToken> {
+    batch_.tokens.push_back(issued.token);
+    const ApiToken& t = issued.token;
+    Record(std::nullopt, "token", caller.user,
+           "created " + std::string(ToString(t.kind)) + " token " + t.id +
+               (t.kind == TokenKind::kUser
+                    ? " for user " + t.subject + " (role " + std::string(ToString(t.role)) + ")"
+                    : (t.subject.empty() ? " (any node may join with it)"
+                                         : " for node " + t.subject)));
+    // Usable at once: the answer (which the client may use right away) follows the commit, and
+    // a failed commit stops the controller altogether.
+    tokens_.Put(t);
+    return issued;
+  });
+}
+
+Result<std::vector<ApiToken>> Controller::ListTokens(const Caller& caller) {
+  if (!caller.authenticated) {
+    return PermissionDenied("token list: this connection is not authenticated");
+  }
+  return Call<std::vector<ApiToken>>([this, caller]() -> Result<std::vector<ApiToken>> {
+    GF_TRY(Flush());
+    GF_ASSIGN_OR_RETURN(std::vector<ApiToken> all, store_->ListTokens());
+    std::vector<ApiToken> out;
+    for (ApiToken& t : all) {
+      if (MayRevoke(caller, t)) {
+        out.push_back(Listed(std::move(t)));
+      }
+    }
+    return out;
+  });
+}
+
+Result<ApiToken> Controller::RevokeToken(const Caller& caller, const std::string& id) {
+  if (!caller.authenticated) {
+    return PermissionDenied("token revoke: this connection is not authenticated");
+  }
+  return Call<ApiToken>([this, caller, id]() -> Result<ApiToken> {
+    GF_TRY(Flush());
+    GF_ASSIGN_OR_RETURN(std::optional<ApiToken> found, store_->GetToken(id));
+    if (!found || !MayRevoke(caller, *found)) {
+      return NotFound("token " + id + " not found (gpufleet token list shows yours)");
+    }
+    if (!found->revoked) {
+      found->revoked = clock_.Now();
+      batch_.tokens.push_back(*found);
+      Record(std::nullopt, "token", caller.user, "revoked token " + id);
+      tokens_.Put(*found);
+    }
+    return Listed(*found);
+  });
+}
+
+Result<Node> Controller::DrainNode(const Caller& caller, const NodeId& node, std::string reason) {
+  if (!caller.IsOperator()) {
+    return PermissionDenied("node drain: only an operator or admin (or root) may drain nodes");
+  }
+  if (reason.empty() || reason.size() > kMaxDrainReason) {
+    return InvalidArgument("reason: say why the node is drained (--reason 'bad fan'), in at most " +
+                           std::to_string(kMaxDrainReason) + " characters");
+  }
+  return Call<Node>([this, caller, node, reason]() -> Result<Node> {
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) {
+      return NotFound("node " + node.value() + " not found (gpufleet nodes lists them)");
+    }
+    NodeEntry& entry = it->second;
+    entry.drain = reason;
+    Record(std::nullopt, "node", caller.user, "drain " + node.value() + ": " + reason);
+    SetNodeState(entry);
+    return entry.node;
+  });
+}
+
+Result<Node> Controller::ResumeNode(const Caller& caller, const NodeId& node) {
+  if (!caller.IsOperator()) {
+    return PermissionDenied("node resume: only an operator or admin (or root) may resume nodes");
+  }
+  return Call<Node>([this, caller, node]() -> Result<Node> {
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) {
+      return NotFound("node " + node.value() + " not found (gpufleet nodes lists them)");
+    }
+    NodeEntry& entry = it->second;
+    entry.drain.reset();
+    Record(std::nullopt, "node", caller.user, "resume " + node.value());
+    SetNodeState(entry);
+    schedule_needed_ = true;
+    return entry.node;
+  });
+}
+
+// A node's state from what is known of it: down while its agent is away (or silent), else
+// draining/drained while an admin's drain holds (drained once no job holds its GPUs), else up.
+void Controller::SetNodeState(NodeEntry& entry) {
+  NodeState state = NodeState::kUp;
+  std::string reason;
+  if (entry.node.state == NodeState::kDown && !entry.connected) {
+    state = NodeState::kDown;
+    reason = entry.node.state_reason;
+  } else if (entry.drain) {
+    bool busy = false;
+    for (const auto& [id, job] : active_) {
+      busy = busy || (HoldsGpus(job) && job.allocation->node == entry.node.name);
+    }
+    state = busy ? NodeState::kDraining : NodeState::kDrained;
+    reason = *entry.drain;
+  }
+  if (state == entry.node.state && reason == entry.node.state_reason) {
+    return;
+  }
+  if (state == NodeState::kDrained && entry.node.state == NodeState::kDraining) {
+    Record(std::nullopt, "node", "controller",
+           "node " + entry.node.name.value() + " drained: no job runs on it any more");
+  }
+  entry.node.state = state;
+  entry.node.state_reason = reason;
+  batch_.nodes.push_back(entry.node);
+}
+
+void Controller::UpdateDrains() {
+  for (auto& [name, entry] : nodes_) {
+    if (entry.node.state == NodeState::kDraining) {
+      SetNodeState(entry);
+    }
+  }
+}
+
+}  // namespace gf
