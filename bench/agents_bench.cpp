@@ -69,6 +69,7 @@ void Progress(const std::string& line) {
 // What every simulated agent adds to, on the io thread only (no locking needed).
 struct Tally {
   bool in_window = false;
+  bool stopping = false;  // the bench closes the connections: their errors are its own
   std::vector<double> window_report_ms;  // round trips of reports sent inside the window
   std::vector<double> hello_ms;
   int joined = 0;
@@ -201,6 +202,9 @@ class SimAgent : public std::enable_shared_from_this<SimAgent> {
     stream_.async_read_some(
         asio::buffer(stream_buf_), [self = shared_from_this(), first](auto ec, std::size_t n) {
           if (ec) {
+            if (self->tally_.stopping) {
+              return;
+            }
             ++self->tally_.streams_closed;
             return self->Joined(false, "command stream ended: " + ec.message());
           }
@@ -378,6 +382,7 @@ Status RaiseFileLimit(int agents) {
 // ---- the run ----
 
 struct Fleet {
+  SystemClock clock;  // the sim backends keep a reference to it
   asio::io_context io;
   Tally tally;
   std::vector<std::shared_ptr<SimAgent>> agents;
@@ -387,13 +392,12 @@ struct Fleet {
 // would do the same, with backoff); their first reports are spread over one interval.
 Status JoinAll(const Options& options, const GpufleetInstance& gf, Fleet& fleet) {
   constexpr int kJoinConcurrency = 32;
-  SystemClock clock;
   for (int i = 0; i < options.agents; ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "sim-agent-%04d", i + 1);
     GF_ASSIGN_OR_RETURN(auto backend,
                         MakeGpuBackend("sim:" + std::to_string(options.gpus) + "xH100-80GB",
-                                       clock, std::string(name) + ":bench"));
+                                       fleet.clock, std::string(name) + ":bench"));
     fleet.agents.push_back(std::make_shared<SimAgent>(fleet.io, gf.socket(), name,
                                                       std::move(backend), fleet.tally,
                                                       std::chrono::seconds(options.interval_s)));
@@ -529,6 +533,7 @@ Status Run(const Options& options) {
   GF_ASSIGN_OR_RETURN(f.after, ReadProc(gf->server_pid()));
   f.self_cpu_s = SelfCpuSeconds() - self_before;
   GF_ASSIGN_OR_RETURN(f.nodes_up, NodesUp(*gf));
+  fleet.tally.stopping = true;
   for (auto& agent : fleet.agents) {
     agent->Close();
   }
