@@ -248,6 +248,9 @@ class SimAgent : public std::enable_shared_from_this<SimAgent> {
     Post("/api/v1/agent/reports?session=" + std::to_string(session_),
          std::move(*body),
          [self = shared_from_this(), start, in_window](bool ok) {
+           if (self->tally_.stopping) {
+             return;  // cut off by the bench's own Close()
+           }
            ++self->tally_.reports;
            if (!ok) {
              return self->tally_.Fail(self->node_ + ": report: HTTP " +
