@@ -100,7 +100,7 @@ wait_all_or_fail() {  # $@: the submitters' pids
 start_latency() {
   local fn=$1 i t0 f
   for ((i = 0; i < latency_jobs; i++)); do
-    f="$tmp/stamp.$fn.$i"
+    f=$(mktemp -u "$tmp/stamp.XXXXXXXX")  # unique: a stamp of an earlier run must not count
     t0=$(now_ns)
     "$fn" "$f" >/dev/null
     wait_for 60 test -s "$f" || { echo "run.sh: latency job $i never ran ($fn)" >&2; exit 1; }
@@ -185,18 +185,22 @@ CONF
   slurmctld
   for n in 01 02 03 04; do mkdir -p "$d/spool/gpu$n"; slurmd -N "gpu$n"; done
   slurm_up=1
-  wait_for 60 slurm_idle || { echo "run.sh: Slurm's nodes did not come up; see $d/log" >&2; tail -5 "$d/log/"*.log >&2; exit 1; }
+  wait_for 90 slurm_idle || { echo "run.sh: Slurm's nodes did not come up:" >&2; sinfo -N >&2; tail -n 5 "$d"/log/*.log >&2; exit 1; }
 }
 slurm_idle() { [[ $(sinfo -h -N -o '%T' 2>/dev/null | grep -c '^idle') -eq 4 ]]; }
 slurm_empty() { [[ -z $(squeue -h -o %i 2>/dev/null) ]]; }
 stop_slurm() {
   [[ $slurm_up -eq 1 ]] || return 0
   scancel --full -u root >/dev/null 2>&1 || true
-  local f
+  local f p daemons=()
   for f in "$slurm_dir"/run/*.pid "$slurm_dir/munge/munged.pid"; do
-    [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null
+    [[ -f $f ]] && daemons+=("$(cat "$f")")
   done
-  sleep 1
+  kill "${daemons[@]}" 2>/dev/null
+  # The next cluster must not start beside this one's daemons: wait until they are gone.
+  for p in "${daemons[@]}"; do
+    wait_for 15 test ! -e "/proc/$p" || kill -9 "$p" 2>/dev/null
+  done
   slurm_up=0
 }
 slurm_hold() { sbatch --hold -G 1 -o /dev/null --wrap true >/dev/null; }
@@ -217,16 +221,14 @@ start_gpufleet() {
     pids+=($!)
   done
   export GPUFLEET_SOCKET=$gf_sock
-  wait_for 60 gf_nodes_up || { echo "run.sh: gpufleet agents did not join" >&2; tail -5 "$tmp"/gf/*.log >&2; exit 1; }
+  wait_for 60 gf_nodes_up || { echo "run.sh: gpufleet agents did not join" >&2; tail -n 5 "$tmp"/gf/*.log >&2; exit 1; }
 }
 gf_nodes_up() { [[ $("$gpufleet" nodes 2>/dev/null | grep -c ' up ') -ge 4 ]]; }
 gf_empty() { [[ $("$gpufleet" queue --json 2>/dev/null | grep -c '"id"') -eq 0 ]]; }
-gf_cancel_all() {
-  local id
-  for id in $("$gpufleet" queue --json | grep -o '"id": *[0-9]*' | grep -o '[0-9]*$'); do
-    "$gpufleet" cancel "$id" >/dev/null 2>&1 || true
-  done
-  wait_for 60 gf_empty
+# Cancels the jobs in state $1 (PENDING, RUNNING), 200 ids per `gpufleet cancel`.
+gf_cancel() {
+  "$gpufleet" queue | awk -v s="$1" 'NR > 1 && $4 == s { print $1 }' |
+    xargs -r -n 200 "$gpufleet" cancel >/dev/null 2>&1 || true
 }
 # Jobs that hold every GPU (one per node of 8) until $tmp/release exists: what keeps the
 # submitted jobs pending, as Slurm's --hold does.
@@ -238,7 +240,8 @@ gf_block() {
   wait_for 30 gf_blocked
 }
 gf_blocked() { [[ $("$gpufleet" queue 2>/dev/null | grep -c RUNNING) -ge 4 ]]; }
-gf_release() { touch "$tmp/release"; gf_cancel_all; }
+# Pending jobs first, so that none starts when the blockers end.
+gf_release() { gf_cancel PENDING; touch "$tmp/release"; gf_cancel RUNNING; wait_for 60 gf_empty; }
 gf_hold() { "$gpufleet" submit --gpus 1 -- true >/dev/null; }
 gf_stamp() { "$gpufleet" submit --gpus 1 -- sh -c 'date +%s%N > "$0.tmp" && mv "$0.tmp" "$0"' "$1"; }
 gf_sleep() { "$gpufleet" submit --gpus 1 -- sleep 0.1 >/dev/null; }

@@ -1,6 +1,7 @@
 #include "api/routes.h"
 
 #include "api/admin_json.h"
+#include "core/hex.h"
 #include "api/agent_wire.h"
 
 #include <algorithm>
@@ -91,18 +92,6 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   return parts;
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 // application/x-www-form-urlencoded decoding; a malformed escape is kept literally.
 std::string PercentDecode(std::string_view s) {
@@ -110,9 +99,9 @@ std::string PercentDecode(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '+') {
       out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
-               HexValue(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+    } else if (s[i] == '%' && i + 2 < s.size() && HexDigitValue(s[i + 1]) >= 0 &&
+               HexDigitValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexDigitValue(s[i + 1]) * 16 + HexDigitValue(s[i + 2]));
       i += 2;
     } else {
       out += s[i];

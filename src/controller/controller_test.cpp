@@ -7,69 +7,13 @@
 #include <mutex>
 #include <thread>
 
+#include "controller/controller_test_util.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace gf {
 namespace {
 
 using std::chrono::seconds;
-
-// Records what the controller asks of the node; the test plays the agent's answers.
-class FakeAgent final : public NodeAgent {
- public:
-  void Launch(const Job& job) override {
-    std::lock_guard lock(mu_);
-    launched_.push_back(job);
-  }
-  void Kill(JobId job, seconds /*grace*/, const std::string& cause, int first_signal) override {
-    std::lock_guard lock(mu_);
-    killed_.emplace_back(job, cause);
-    signals_.push_back(first_signal);
-  }
-  void AcknowledgeExit(JobId job) override {
-    std::lock_guard lock(mu_);
-    acked_.push_back(job);
-  }
-  std::string LogPath(JobId job, bool err) const override {
-    return "/logs/" + std::to_string(job.value()) + (err ? ".err" : ".out");
-  }
-  std::vector<Job> launched() {  // NOLINT(readability-identifier-naming): accessor
-    std::lock_guard lock(mu_);
-    return launched_;
-  }
-  // NOLINTNEXTLINE(readability-identifier-naming): accessor
-  std::vector<std::pair<JobId, std::string>> killed() {
-    std::lock_guard lock(mu_);
-    return killed_;
-  }
-  std::vector<JobId> acked() {  // NOLINT(readability-identifier-naming): accessor
-    std::lock_guard lock(mu_);
-    return acked_;
-  }
-  std::vector<int> signals() {  // NOLINT(readability-identifier-naming): accessor
-    std::lock_guard lock(mu_);
-    return signals_;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<Job> launched_;
-  std::vector<std::pair<JobId, std::string>> killed_;
-  std::vector<JobId> acked_;
-  std::vector<int> signals_;  // the first signal of each kill, in order
-};
-
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return pred();
-}
 
 Node FourGpuNode() {
   Node node;

@@ -6,6 +6,8 @@
 
 #include <array>
 
+#include "core/hex.h"
+
 namespace gf {
 namespace {
 
@@ -13,17 +15,6 @@ constexpr std::string_view kPrefix = "gft_";
 constexpr std::size_t kIdLength = 12;
 constexpr std::size_t kSecretBytes = 32;
 constexpr std::string_view kIdAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-
-std::string Hex(const unsigned char* bytes, std::size_t n) {
-  static constexpr std::string_view kDigits = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    out += kDigits[bytes[i] >> 4];
-    out += kDigits[bytes[i] & 0x0f];
-  }
-  return out;
-}
 
 Result<std::string> RandomBytes(std::size_t n) {
   std::string out(n, '\0');
@@ -55,16 +46,15 @@ std::string Sha256Hex(std::string_view secret) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
   EVP_Digest(secret.data(), secret.size(), digest.data(), &length, EVP_sha256(), nullptr);
-  return Hex(digest.data(), length);
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the digest's bytes as chars
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest.data()), length));
 }
 
 Result<IssuedToken> MakeToken(const TokenRequest& request, std::uint32_t uid, std::uint32_t gid,
                               Time now) {
   GF_ASSIGN_OR_RETURN(std::string id, RandomId());
   GF_ASSIGN_OR_RETURN(std::string secret_bytes, RandomBytes(kSecretBytes));
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): bytes as unsigned char
-  const std::string secret =
-      Hex(reinterpret_cast<const unsigned char*>(secret_bytes.data()), secret_bytes.size());
+  const std::string secret = HexEncode(secret_bytes);
   IssuedToken out;
   out.text = std::string(kPrefix) + id + "_" + secret;
   out.token = ApiToken{.id = id,

@@ -6,12 +6,12 @@
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 
+#include "core/hex.h"
+
 namespace gf {
 namespace {
 
 using Json = nlohmann::json;
-
-constexpr std::string_view kHexDigits = "0123456789abcdef";
 
 // Number of continuation bytes after lead byte `c`, and the allowed range of the first of them
 // (Unicode Table 3-7); -1 if `c` cannot start a sequence.
@@ -37,28 +37,12 @@ int Utf8Tail(unsigned char c, unsigned char& lo, unsigned char& hi) {
   return -1;
 }
 
-std::string ToHex(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char ch : bytes) {
-    auto c = static_cast<unsigned char>(ch);
-    out.push_back(kHexDigits[c >> 4]);
-    out.push_back(kHexDigits[c & 0xF]);
-  }
-  return out;
-}
-
-int HexValue(char c) {
-  auto pos = kHexDigits.find(c);
-  return pos == std::string_view::npos ? -1 : static_cast<int>(pos);
-}
-
 // A byte string as JSON: itself when it is UTF-8, {"hex": ...} otherwise.
 Json BytesToJson(const std::string& s) {
   if (IsValidUtf8(s)) {
     return s;
   }
-  return Json{{"hex", ToHex(s)}};
+  return Json{{"hex", HexEncode(s)}};
 }
 
 // Throws nlohmann::json::exception (caught by Guard) or std::invalid_argument on bad input.
@@ -66,21 +50,11 @@ std::string BytesFromJson(const Json& j) {
   if (j.is_string()) {
     return j.get<std::string>();
   }
-  const auto hex = j.at("hex").get<std::string>();
-  if (hex.size() % 2 != 0) {
-    throw std::invalid_argument("odd-length hex string");
+  std::optional<std::string> bytes = HexDecode(j.at("hex").get<std::string>());
+  if (!bytes) {
+    throw std::invalid_argument("bad hex string");
   }
-  std::string out;
-  out.reserve(hex.size() / 2);
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    int hi = HexValue(hex[i]);
-    int lo = HexValue(hex[i + 1]);
-    if (hi < 0 || lo < 0) {
-      throw std::invalid_argument("bad hex digit");
-    }
-    out.push_back(static_cast<char>((hi << 4) | lo));
-  }
-  return out;
+  return *bytes;
 }
 
 // Runs `fn`, turning any exception (nlohmann's, or our own invalid_argument) into an Error:

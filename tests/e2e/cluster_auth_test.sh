@@ -7,36 +7,18 @@ source "$(dirname "$0")/lib.sh"
 other=gf-e2e-user
 id -u "$other" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "$other"
 
-AGENT_PID=""
-cleanup_auth() {
-  [ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null || true
-  for f in "$WORK"/agent*/jobs/*/job.pid "$WORK"/agent*/jobs/*/shim.pid; do
-    [ -f "$f" ] && kill -9 "$(cut -d' ' -f1 "$f")" 2>/dev/null || true
-  done
-  cleanup
-}
-trap cleanup_auth EXIT
-
-"$GPUFLEET" server --data-dir "$WORK/data" --listen-socket "$GPUFLEET_SOCKET" --port 0 \
-  --heartbeat 1s --node-timeout 5s --kill-grace 1 >>"$WORK/up.log" 2>&1 &
-UP_PID=$!
-wait_for "the server to answer" "$GPUFLEET" nodes
-port=$(sed -n 's|.*API URL: *http://127.0.0.1:\([0-9]*\)/api/v1|\1|p' "$WORK/up.log")
-url=http://127.0.0.1:$port
+start_server --node-timeout 5s
+url=http://127.0.0.1:$PORT
 
 # tcp TOKENFILE ARGS...: the CLI over TCP with that token (no Unix socket).
 tcp() { local t=$1; shift; env -u GPUFLEET_SOCKET "$GPUFLEET" --server "$url" --token-file "$t" "$@"; }
 
 # A node token bound to e1: another node name is refused, e1 joins.
 gf node token create --node e1 --output "$WORK/e1.token" >/dev/null
-"$GPUFLEET" agent --server "$url" --token-file "$WORK/e1.token" --gpus sim:2xH100-80GB \
-  --data-dir "$WORK/agent-x" --node-name e9 >>"$WORK/agent-x.log" 2>&1 &
-wrong=$!
-wait_for "the server to refuse node e9" grep -q "this node token is for node 'e1', not 'e9'" "$WORK/agent-x.log"
-kill -9 "$wrong"; wait "$wrong" 2>/dev/null || true
-"$GPUFLEET" agent --server "$url" --token-file "$WORK/e1.token" --gpus sim:2xH100-80GB \
-  --data-dir "$WORK/agent1" --node-name e1 >>"$WORK/agent1.log" 2>&1 &
-AGENT_PID=$!
+start_agent 9 "$WORK/e1.token"
+wait_for "the server to refuse node e9" grep -q "this node token is for node 'e1', not 'e9'" "$WORK/agent9.log"
+kill -9 "${AGENT_PIDS[9]}"; wait "${AGENT_PIDS[9]}" 2>/dev/null || true
+start_agent 1 "$WORK/e1.token"
 wait_for "node e1 up" sh -c "$GPUFLEET nodes --json | jq -e '.nodes[] | select(.name == \"e1\" and .state == \"up\")'"
 ok "a node token bound to e1 joins e1 and is refused for e9"
 

@@ -1,49 +1,19 @@
 #!/usr/bin/env bash
 # gpufleet over several nodes: one `gpufleet server` and three `gpufleet agent` processes on
-# simulated GPUs, joined over TCP with node tokens. Jobs spread over the nodes; kill -9 of an agent while its jobs run takes its
-# node down and requeues the jobs elsewhere (NODE_FAIL → PENDING → RUNNING); when the agent
-# comes back, the copies it still runs are killed, so no job runs twice; every job ends
-# COMPLETED exactly once.
+# simulated GPUs, joined over TCP with a node token. Jobs spread over the nodes; kill -9 of an
+# agent while its jobs run takes its node down and requeues the jobs elsewhere (NODE_FAIL →
+# PENDING → RUNNING); when the agent comes back, the copies it still runs are killed, so no job
+# runs twice; every job ends COMPLETED exactly once.
 source "$(dirname "$0")/lib.sh"
 
-# On failure, the jobs and the agents' logs too.
-fail() {
-  echo "FAIL: $*" >&2
-  "$GPUFLEET" queue --all >&2 || true
-  for f in "$WORK/up.log" "$WORK"/agent*.log; do echo "--- $f" >&2; tail -n 15 "$f" >&2 || true; done
-  exit 1
-}
-
-AGENT_PIDS=()
-cleanup_cluster() {
-  for p in "${AGENT_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  for f in "$WORK"/agent*/jobs/*/job.pid "$WORK"/agent*/jobs/*/shim.pid; do
-    [ -f "$f" ] && kill -9 "$(cut -d' ' -f1 "$f")" 2>/dev/null || true
-  done
-  cleanup
-}
-trap cleanup_cluster EXIT
-
-"$GPUFLEET" server --data-dir "$WORK/data" --listen-socket "$GPUFLEET_SOCKET" --port 0 \
-  --heartbeat 1s --node-timeout 3s --kill-grace 1 >>"$WORK/up.log" 2>&1 &
-UP_PID=$!
-wait_for "the server to answer" "$GPUFLEET" nodes
-port=$(sed -n 's|.*API URL: *http://127.0.0.1:\([0-9]*\)/api/v1|\1|p' "$WORK/up.log")
-[ -n "$port" ] || fail "no API URL in the server's banner"
+start_server --node-timeout 3s
 # A join token any node may use (made by root over the Unix socket), kept 0600.
 gf node token create --output "$WORK/node.token" --description e2e >/dev/null
 [ "$(stat -c %a "$WORK/node.token")" = 600 ] || fail "node token file mode $(stat -c %a "$WORK/node.token")"
 
-# start_agent N: node eN with 2 simulated GPUs, its own data dir.
-start_agent() {
-  "$GPUFLEET" agent --server "http://127.0.0.1:$port" --token-file "$WORK/node.token" --gpus sim:2xH100-80GB \
-    --data-dir "$WORK/agent$1" --node-name "e$1" --sample-interval 1s >>"$WORK/agent$1.log" 2>&1 &
-  AGENT_PIDS[$1]=$!
-}
-node_state() { gf nodes --json | jq -r ".nodes[] | select(.name == \"$1\") | .state"; }
 nodes_up() { [ "$(gf nodes --json | jq '[.nodes[] | select(.state == "up")] | length')" = "$1" ]; }
 
-for n in 1 2 3; do start_agent $n; done
+for n in 1 2 3; do start_agent $n "$WORK/node.token"; done
 wait_for "three nodes up" nodes_up 3
 ok "three agents joined: $(gf nodes --json | jq -c '[.nodes[] | {name, state, gpus: (.gpus | length)}]')"
 
@@ -81,7 +51,7 @@ for p in "${old_pids[@]}"; do
 done
 
 # The agent comes back: the old copies are orphans and are killed, not left to run twice.
-start_agent "$vn"
+start_agent "$vn" "$WORK/node.token"
 wait_for "node $victim up again" nodes_up 3
 for p in "${old_pids[@]}"; do
   wait_for "orphan copy $p killed" sh -c "! kill -0 $p 2>/dev/null || [ \"\$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f1)\" = Z ]"

@@ -8,12 +8,16 @@ WORK=$(mktemp -d /tmp/gf-e2e.XXXXXX)
 chmod 755 "$WORK"  # a second user must reach the socket in it
 export GPUFLEET_SOCKET=$WORK/gpufleet.sock
 UP_PID=""
+AGENT_PIDS=()  # gpufleet agent processes (start_agent), by node number
 SKIP=77  # ctest SKIP_RETURN_CODE
 
 fail() {
   echo "FAIL: $*" >&2
   echo "--- gpufleet up log:" >&2
   tail -n 40 "$WORK/up.log" >&2 || true
+  for f in "$WORK"/agent*.log; do  # the agents of a cluster test, if any
+    [ -f "$f" ] && { echo "--- $f" >&2; tail -n 15 "$f" >&2; }
+  done
   exit 1
 }
 
@@ -21,10 +25,12 @@ ok() { echo "ok: $*"; }
 
 cleanup() {
   if [ -n "$UP_PID" ]; then kill "$UP_PID" 2>/dev/null || true; wait "$UP_PID" 2>/dev/null || true; fi
+  for p in "${AGENT_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   # Any job process left behind would be a bug the test already reported; do not leak it.
   # The pid files hold "PID STARTTIME": the pid is the first field. The job's process first,
   # then its shim (which would otherwise outlive the test, waiting on it).
-  for f in "$WORK"/data/jobs/*/job.pid "$WORK"/data/jobs/*/shim.pid; do
+  for f in "$WORK"/data/jobs/*/job.pid "$WORK"/agent*/jobs/*/job.pid \
+           "$WORK"/data/jobs/*/shim.pid "$WORK"/agent*/jobs/*/shim.pid; do
     [ -f "$f" ] && kill -9 "$(cut -d' ' -f1 "$f")" 2>/dev/null || true
   done
   rm -rf "$WORK"
@@ -48,6 +54,25 @@ start_up() {
     --port 0 --kill-grace 2 --node-name e2e-node >>"$WORK/up.log" 2>&1 &
   UP_PID=$!
   wait_for "gpufleet up to answer" "$GPUFLEET" nodes
+}
+
+# start_server ARGS...: `gpufleet server` (no node of its own) on the test's socket and a free
+# TCP port, which it sets in PORT; then agents join with start_agent.
+start_server() {
+  "$GPUFLEET" server --data-dir "$WORK/data" --listen-socket "$GPUFLEET_SOCKET" --port 0 \
+    --heartbeat 1s --kill-grace 1 "$@" >>"$WORK/up.log" 2>&1 &
+  UP_PID=$!
+  wait_for "the server to answer" "$GPUFLEET" nodes
+  PORT=$(sed -n 's|.*API URL: *http://127.0.0.1:\([0-9]*\)/api/v1|\1|p' "$WORK/up.log")
+  [ -n "$PORT" ] || fail "no API URL in the server's banner"
+}
+
+# start_agent N TOKEN_FILE [NAME]: an agent for node NAME (default eN) with 2 simulated GPUs,
+# over TCP with that node token; its data in $WORK/agentN, its log in $WORK/agentN.log.
+start_agent() {
+  "$GPUFLEET" agent --server "http://127.0.0.1:$PORT" --token-file "$2" --gpus sim:2xH100-80GB \
+    --data-dir "$WORK/agent$1" --node-name "${3:-e$1}" --sample-interval 1s >>"$WORK/agent$1.log" 2>&1 &
+  AGENT_PIDS[$1]=$!
 }
 
 stop_up_hard() {

@@ -7,10 +7,11 @@
 #include <system_error>
 #include <utility>
 
+#include "core/hex.h"
+
 namespace gf {
 namespace {
 
-constexpr std::string_view kHexDigits = "0123456789abcdef";
 
 bool IsSchemaChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
 
@@ -49,18 +50,6 @@ std::string UrlWithoutPassword(std::string_view url) {
 
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 // The two-letter class of a SQLSTATE ("23" integrity, "40" rollback, ...).
 ErrorCode CodeOfSqlState(std::string_view state) {
@@ -161,16 +150,7 @@ Error PostgresError(const std::exception& e, std::string_view operation) {
   return Internal(op + ": " + OneLine(e.what()));
 }
 
-std::string ToByteaHex(std::string_view bytes) {
-  std::string out = "\\x";
-  out.reserve(2 + bytes.size() * 2);
-  for (char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out += kHexDigits[b >> 4];
-    out += kHexDigits[b & 0xF];
-  }
-  return out;
-}
+std::string ToByteaHex(std::string_view bytes) { return "\\x" + HexEncode(bytes); }
 
 std::optional<std::string>& PgParams::Slot(int index) {
   const auto at = static_cast<std::size_t>(index - 1);
@@ -227,20 +207,11 @@ std::string PgRow::Text(int column) const {
   if (!raw.starts_with("\\x")) {  // a TEXT column, or a NULL read as ""
     return std::string(raw);
   }
-  if (raw.size() % 2 != 0) {
-    throw pqxx::conversion_error("column " + std::to_string(column) + ": odd BYTEA hex length");
+  std::optional<std::string> bytes = HexDecode(raw.substr(2));
+  if (!bytes) {
+    throw pqxx::conversion_error("column " + std::to_string(column) + ": bad BYTEA hex");
   }
-  std::string bytes;
-  bytes.reserve((raw.size() - 2) / 2);
-  for (std::size_t i = 2; i < raw.size(); i += 2) {
-    const int hi = HexValue(raw[i]);
-    const int lo = HexValue(raw[i + 1]);
-    if (hi < 0 || lo < 0) {
-      throw pqxx::conversion_error("column " + std::to_string(column) + ": bad BYTEA hex");
-    }
-    bytes += static_cast<char>((hi << 4) | lo);
-  }
-  return bytes;
+  return *bytes;
 }
 
 }  // namespace gf

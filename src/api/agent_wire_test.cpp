@@ -1,0 +1,322 @@
+// The agent link's JSON (agent_wire.h): every message goes through the text the wire carries
+// (WireDump, then json::parse) and must come back equal; broken messages are refused with an
+// error that names the field's path.
+#include "api/agent_wire.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gf {
+namespace {
+
+using nlohmann::json;
+
+// What the other side reads: the message as text, parsed back.
+json OverTheWire(const json& message) { return json::parse(WireDump(message)); }
+
+template <typename T>
+T ReadBack(const Result<T>& read) {
+  EXPECT_TRUE(read.ok()) << (read.ok() ? "" : read.error().ToString());
+  return read.ok() ? read.value() : T{};
+}
+
+// The message of the error that reading `body` with `read` must give.
+template <typename Read>
+std::string ReadError(Read read, const json& body) {
+  auto result = read(body);
+  EXPECT_FALSE(result.ok()) << body.dump();
+  if (result.ok()) {
+    return "";
+  }
+  EXPECT_EQ(result.error().code, ErrorCode::kInvalidArgument) << result.error().ToString();
+  return result.error().message;
+}
+
+Gpu GpuWithTopology(int index, int numa, int pcie_switch, std::vector<int> peers) {
+  return Gpu{.index = index,
+             .uuid = GpuUuid("GPU-" + std::to_string(index)),
+             .model = "H100-80GB",
+             .memory_mib = 81559,
+             .health = GpuHealth::kOk,
+             .health_cause = "",
+             .numa_node = numa,
+             .pcie_switch = pcie_switch,
+             .nvlink_peers = std::move(peers)};
+}
+
+Node TwoGpuNode() {
+  Node node;
+  node.name = NodeId("gpu07");
+  node.gpus.push_back(GpuWithTopology(0, 0, 0, {1}));
+  Gpu unknown = GpuWithTopology(1, -1, -1, {});  // topology unknown: null on the wire
+  unknown.health = GpuHealth::kDegraded;
+  unknown.health_cause = "XID 48: double-bit ECC error";
+  node.gpus.push_back(unknown);
+  node.cpus = 96;
+  node.memory_mib = 1'048'576;
+  node.labels = {{"rack", "a3"}, {"zone", "eu-1"}};
+  node.state = NodeState::kDraining;
+  node.state_reason = "fan replacement";
+  node.gpu_backend = "sim:2xH100-80GB";
+  node.last_seen = FromUnixMillis(1'700'000'123'456);
+  return node;
+}
+
+// A hello with no jobs.
+AgentHello BareHello() { return AgentHello{.node = TwoGpuNode(), .running = {}, .ended = {}}; }
+
+JobExitReport Exit(std::int64_t job, int code, std::optional<int> signal, std::string cause) {
+  return JobExitReport{.job = JobId(job),
+                       .exit_code = code,
+                       .signal = signal,
+                       .end_time = FromUnixMillis(1'700'000'200'000 + job),
+                       .cause = std::move(cause),
+                       .node = NodeId()};
+}
+
+void ExpectSameExit(const JobExitReport& got, const JobExitReport& want) {
+  EXPECT_EQ(got.job, want.job);
+  EXPECT_EQ(got.exit_code, want.exit_code);
+  EXPECT_EQ(got.signal, want.signal);
+  EXPECT_EQ(got.end_time, want.end_time);
+  EXPECT_EQ(got.cause, want.cause);
+}
+
+// A sample with every optional reading set (and two processes, one of each kind).
+GpuSample FullSample() {
+  GpuSample s;
+  s.uuid = GpuUuid("GPU-0");
+  s.time = FromUnixMillis(1'700'000'300'000);
+  s.memory_total_mib = 81559;
+  s.memory_used_mib = 40000;
+  s.memory_free_mib = 41559;
+  s.util_gpu_pct = 97;
+  s.util_memory_pct = 41;
+  s.temperature_c = 71;
+  s.memory_temperature_c = 80;
+  s.power_mw = 612'345;
+  s.power_limit_mw = 700'000;
+  s.energy_mj = 9'876'543'210;
+  s.sm_clock_mhz = 1980;
+  s.mem_clock_mhz = 2619;
+  s.pcie_tx_kbps = 123'456;
+  s.pcie_rx_kbps = 654'321;
+  s.pcie_replay_count = 3;
+  s.ecc = EccCounters{.volatile_corrected = 1,
+                      .volatile_uncorrected = 2,
+                      .aggregate_corrected = 30,
+                      .aggregate_uncorrected = 4};
+  s.remapped_rows = RemappedRows{.correctable = 5, .uncorrectable = 1, .pending = true,
+                                 .failure = false};
+  s.throttle_reasons = 0x4 | 0x40;
+  s.fan_speed_pct = 55;
+  s.pstate = 0;
+  s.xids = {XidEvent{.xid = 79, .time = FromUnixMillis(1'700'000'299'000)},
+            XidEvent{.xid = 48, .time = FromUnixMillis(1'700'000'299'500)}};
+  s.processes = {GpuProcessSample{.pid = 4242,
+                                  .used_memory_mib = 39000,
+                                  .sm_util_pct = 95,
+                                  .mem_util_pct = 40,
+                                  .job = JobId(17),
+                                  .uid = 1000,
+                                  .user = "alice",
+                                  .unmanaged = false},
+                 GpuProcessSample{.pid = 99,
+                                  .used_memory_mib = std::nullopt,
+                                  .sm_util_pct = std::nullopt,
+                                  .mem_util_pct = std::nullopt,
+                                  .job = std::nullopt,
+                                  .uid = 0,
+                                  .user = "root",
+                                  .unmanaged = true}};
+  s.health = GpuHealth::kDegraded;
+  s.health_cause = "XID 79: GPU has fallen off the bus";
+  return s;
+}
+
+// A launch whose argv, env and workdir hold bytes that are not UTF-8 (and a NUL): they must
+// reach the agent byte for byte.
+Job LaunchedJob() {
+  Job job;
+  job.id = JobId(31);
+  job.owner = Owner{.uid = 1000, .gid = 100, .user = "alice"};
+  job.spec.name = "train";
+  job.spec.team = "vision";
+  job.spec.argv = {"python", std::string("caf\xff\xfe.py"), std::string("a\0b", 3),
+                   "d\xc3\xa9j\xc3\xa0"};  // the last one is valid UTF-8
+  job.spec.workdir = std::string("/data/\xc3\x28run");  // \xc3\x28: a broken sequence
+  job.spec.env = {{"LANG", "C"}, {"NAME", std::string("\xe9t\xe9")}, {"EMPTY", ""}};
+  job.spec.array = ArrayTask{.array_job = JobId(30), .index = 1};
+  job.state = JobState::kStarting;
+  job.allocation = Allocation{.node = NodeId("gpu07"), .gpus = {GpuUuid("GPU-1"), GpuUuid("GPU-0")}};
+  return job;
+}
+
+TEST(AgentWireTest, HelloRoundTrips) {
+  AgentHello hello{.node = TwoGpuNode(),
+                   .running = {JobId(3), JobId(9)},
+                   .ended = {Exit(4, 0, std::nullopt, "exited with status 0"),
+                             Exit(5, 137, 9, "killed by signal 9")},
+                   .run_dir = "/var/lib/gpufleet/agent/run"};
+  AgentHello back = ReadBack(AgentHelloFromJson(OverTheWire(AgentHelloToJson(hello))));
+  EXPECT_EQ(back.node, hello.node);  // GPUs with topology and health, labels, state_reason
+  EXPECT_EQ(back.running, hello.running);
+  EXPECT_EQ(back.run_dir, hello.run_dir);
+  ASSERT_EQ(back.ended.size(), 2u);
+  ExpectSameExit(back.ended[0], hello.ended[0]);
+  ExpectSameExit(back.ended[1], hello.ended[1]);
+}
+
+TEST(AgentWireTest, SessionRoundTrips) {
+  AgentSession session{.session = 42,
+                       .heartbeat = std::chrono::milliseconds(1500),
+                       .node_timeout = std::chrono::milliseconds(9000)};
+  AgentSession back = ReadBack(AgentSessionFromJson(OverTheWire(AgentSessionToJson(session))));
+  EXPECT_EQ(back.session, 42);
+  EXPECT_EQ(back.heartbeat, std::chrono::milliseconds(1500));
+  EXPECT_EQ(back.node_timeout, std::chrono::milliseconds(9000));
+}
+
+TEST(AgentWireTest, ReportBatchRoundTripsWithEverySampleFieldSetAndUnset) {
+  GpuSample bare;  // every optional reading absent
+  bare.uuid = GpuUuid("GPU-1");
+  bare.time = FromUnixMillis(1'700'000'300'001);
+  bare.memory_total_mib = 81559;
+  GpuSample lost;  // a lost GPU: only uuid, time and lost
+  lost.uuid = GpuUuid("GPU-2");
+  lost.time = FromUnixMillis(1'700'000'300'002);
+  lost.lost = true;
+  AgentReportBatch batch{
+      .started = {JobStartReport{.job = JobId(8), .pid = 31337,
+                                 .start_time = FromUnixMillis(1'700'000'100'000)}},
+      .exited = {Exit(6, 128 + 15, 15, "killed by signal 15"),
+                 Exit(7, 2, std::nullopt, "exited with status 2")},
+      .samples = {FullSample(), bare, lost},
+      .done_seq = 1234};
+  AgentReportBatch back =
+      ReadBack(AgentReportBatchFromJson(OverTheWire(AgentReportBatchToJson(batch))));
+  ASSERT_EQ(back.started.size(), 1u);
+  EXPECT_EQ(back.started[0].job, JobId(8));
+  EXPECT_EQ(back.started[0].pid, 31337);
+  EXPECT_EQ(back.started[0].start_time, batch.started[0].start_time);
+  ASSERT_EQ(back.exited.size(), 2u);
+  ExpectSameExit(back.exited[0], batch.exited[0]);
+  ExpectSameExit(back.exited[1], batch.exited[1]);
+  ASSERT_EQ(back.samples.size(), 3u);
+  EXPECT_EQ(back.samples[0], batch.samples[0]);
+  EXPECT_EQ(back.samples[1], batch.samples[1]);
+  EXPECT_EQ(back.samples[2], batch.samples[2]);
+  EXPECT_EQ(back.done_seq, 1234);
+}
+
+TEST(AgentWireTest, LaunchCarriesBytesThatAreNotUtf8Exactly) {
+  const Job job = LaunchedJob();
+  AgentCommand launch{.seq = 7, .kind = AgentCommand::Kind::kLaunch, .job = job,
+                      .job_id = job.id};
+  const std::string text = WireDump(AgentCommandToJson(launch));
+  AgentCommand back = ReadBack(AgentCommandFromJson(json::parse(text)));
+  EXPECT_EQ(back.seq, 7);
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kLaunch);
+  EXPECT_EQ(back.job_id, job.id);
+  ASSERT_TRUE(back.job.has_value());
+  EXPECT_EQ(back.job->id, job.id);
+  EXPECT_EQ(back.job->owner.uid, 1000u);
+  EXPECT_EQ(back.job->owner.gid, 100u);
+  EXPECT_EQ(back.job->owner.user, "alice");
+  EXPECT_EQ(back.job->spec.name, "train");
+  EXPECT_EQ(back.job->spec.team, "vision");
+  EXPECT_EQ(back.job->spec.argv, job.spec.argv);
+  EXPECT_EQ(back.job->spec.workdir, job.spec.workdir);
+  EXPECT_EQ(back.job->spec.env, job.spec.env);
+  EXPECT_EQ(back.job->allocation, job.allocation);
+  ASSERT_TRUE(back.job->spec.array.has_value());
+  EXPECT_EQ(back.job->spec.array->array_job, JobId(30));
+  EXPECT_EQ(back.job->spec.array->index, 1);
+  EXPECT_EQ(back.job->state, JobState::kStarting);
+  // The text itself is valid UTF-8: nothing was replaced on the way (WireDump would have).
+  EXPECT_EQ(text.find("\xef\xbf\xbd"), std::string::npos);
+}
+
+TEST(AgentWireTest, KillAndAckRoundTrip) {
+  AgentCommand kill{.seq = 8, .kind = AgentCommand::Kind::kKill, .job = std::nullopt,
+                    .job_id = JobId(31), .grace = std::chrono::seconds(25),
+                    .cause = "preempted by job 40", .first_signal = 10};
+  AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(kill))));
+  EXPECT_EQ(back.seq, 8);
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kKill);
+  EXPECT_EQ(back.job_id, JobId(31));
+  EXPECT_EQ(back.grace, std::chrono::seconds(25));
+  EXPECT_EQ(back.cause, "preempted by job 40");
+  EXPECT_EQ(back.first_signal, 10);
+  EXPECT_FALSE(back.job.has_value());
+
+  AgentCommand ack{.seq = 9, .kind = AgentCommand::Kind::kAcknowledgeExit, .job_id = JobId(12)};
+  back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(ack))));
+  EXPECT_EQ(back.seq, 9);
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kAcknowledgeExit);
+  EXPECT_EQ(back.job_id, JobId(12));
+}
+
+TEST(AgentWireTest, ErrorsNameTheFieldPath) {
+  json hello = AgentHelloToJson(BareHello());
+  hello["node"]["gpus"][0]["uuid"] = 7;
+  EXPECT_EQ(ReadError(AgentHelloFromJson, hello), "hello.node.gpus[0].uuid: expected a string");
+
+  hello = AgentHelloToJson(BareHello());
+  hello["node"].erase("name");
+  EXPECT_EQ(ReadError(AgentHelloFromJson, hello), "hello.node.name: missing");
+  hello = AgentHelloToJson(BareHello());
+  hello["running"] = json::array({1, "two"});
+  EXPECT_EQ(ReadError(AgentHelloFromJson, hello), "hello.running[1]: expected an integer");
+  EXPECT_EQ(ReadError(AgentHelloFromJson, json::array()), "hello: expected a JSON object");
+
+  json reports = AgentReportBatchToJson(AgentReportBatch{
+      .exited = {Exit(1, 0, std::nullopt, ""), Exit(2, 0, std::nullopt, "")}});
+  reports["exited"][1]["exit_code"] = "zero";
+  EXPECT_EQ(ReadError(AgentReportBatchFromJson, reports),
+            "reports.exited[1].exit_code: expected an integer");
+  reports = AgentReportBatchToJson(AgentReportBatch{.samples = {FullSample()}});
+  reports["samples"][0]["processes"][0]["pid"] = -1;
+  EXPECT_EQ(ReadError(AgentReportBatchFromJson, reports),
+            "reports.samples[0].processes[0].pid: out of range");
+
+  json launch = AgentCommandToJson(
+      AgentCommand{.seq = 1, .kind = AgentCommand::Kind::kLaunch, .job = LaunchedJob(),
+                   .job_id = JobId(31)});
+  launch["launch"].erase("argv");
+  EXPECT_EQ(ReadError(AgentCommandFromJson, launch), "command.launch.argv: missing");
+  launch["launch"]["argv"] = 5;
+  EXPECT_NE(ReadError(AgentCommandFromJson, launch).find("command.launch.argv"),
+            std::string::npos);
+  launch["launch"]["argv"] = json::array({json{{"hex", "zz"}}});  // not hex digits
+  EXPECT_NE(ReadError(AgentCommandFromJson, launch).find("command.launch.argv"),
+            std::string::npos);
+}
+
+TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
+  json reboot{{"seq", 3}, {"job", 0}, {"kind", "reboot"}};
+  const std::string message = ReadError(AgentCommandFromJson, reboot);
+  EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
+  EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
+  EXPECT_NE(message.find("launch, kill or ack"), std::string::npos) << message;
+}
+
+TEST(AgentWireTest, UnknownFieldsAreIgnoredForNewerAgents) {
+  json hello = AgentHelloToJson(BareHello());
+  hello["future_field"] = json{{"x", 1}};
+  hello["node"]["gpus"][0]["future"] = true;
+  AgentHello back = ReadBack(AgentHelloFromJson(hello));
+  EXPECT_EQ(back.node, TwoGpuNode());
+}
+
+TEST(AgentWireTest, WireDumpReplacesRatherThanThrowsOnBrokenUtf8) {
+  json sample = json{{"user", std::string("\xff" "bob")}};
+  std::string text;
+  ASSERT_NO_THROW(text = WireDump(sample));
+  EXPECT_EQ(json::parse(text)["user"], "\xef\xbf\xbd" "bob");  // U+FFFD, then the rest
+}
+
+}  // namespace
+}  // namespace gf

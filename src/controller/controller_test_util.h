@@ -1,0 +1,76 @@
+// Test helpers shared by the controller's tests: a NodeAgent that records what the controller
+// asks of its node (the test plays the agent's answers), and polling with a deadline.
+// Thread-safety: FakeAgent's methods from any thread.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "controller/node_agent.h"
+
+namespace gf {
+
+class FakeAgent final : public NodeAgent {
+ public:
+  void Launch(const Job& job) override {
+    std::lock_guard lock(mu_);
+    launched_.push_back(job);
+  }
+  void Kill(JobId job, std::chrono::seconds /*grace*/, const std::string& cause,
+            int first_signal) override {
+    std::lock_guard lock(mu_);
+    killed_.emplace_back(job, cause);
+    signals_.push_back(first_signal);
+  }
+  void AcknowledgeExit(JobId job) override {
+    std::lock_guard lock(mu_);
+    acked_.push_back(job);
+  }
+  std::string LogPath(JobId job, bool err) const override {
+    return "/logs/" + std::to_string(job.value()) + (err ? ".err" : ".out");
+  }
+  std::vector<Job> launched() {  // NOLINT(readability-identifier-naming): accessor
+    std::lock_guard lock(mu_);
+    return launched_;
+  }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
+  std::vector<std::pair<JobId, std::string>> killed() {
+    std::lock_guard lock(mu_);
+    return killed_;
+  }
+  std::vector<JobId> acked() {  // NOLINT(readability-identifier-naming): accessor
+    std::lock_guard lock(mu_);
+    return acked_;
+  }
+  std::vector<int> signals() {  // NOLINT(readability-identifier-naming): accessor
+    std::lock_guard lock(mu_);
+    return signals_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Job> launched_;
+  std::vector<std::pair<JobId, std::string>> killed_;
+  std::vector<JobId> acked_;
+  std::vector<int> signals_;  // the first signal of each kill, in order
+};
+
+// Polls `pred` until it holds or 10 s pass; returns its last value. Tests wait for the
+// controller's thread this way, never by sleeping a fixed time.
+template <typename Pred>
+bool WaitFor(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pred();
+}
+
+}  // namespace gf

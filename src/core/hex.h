@@ -1,0 +1,19 @@
+// Hexadecimal text of bytes, one implementation for every user: the store codec ({"hex": ...}
+// for strings that are not UTF-8), PostgreSQL BYTEA, URL percent-escapes, token secrets.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gf {
+
+// Two lowercase hex digits per byte.
+std::string HexEncode(std::string_view bytes);
+// The value of one hex digit (either case), or -1 if `c` is not one.
+int HexDigitValue(char c);
+// The bytes of `hex` (either case); nullopt for an odd length or a non-hex character.
+std::optional<std::string> HexDecode(std::string_view hex);
+
+}  // namespace gf
