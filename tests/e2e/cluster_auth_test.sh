@@ -8,7 +8,7 @@ other=gf-e2e-user
 id -u "$other" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "$other"
 
 start_server --node-timeout 5s
-url=http://127.0.0.1:$PORT
+url=$SERVER_URL
 
 # tcp TOKENFILE ARGS...: the CLI over TCP with that token (no Unix socket).
 tcp() { local t=$1; shift; env -u GPUFLEET_SOCKET "$GPUFLEET" --server "$url" --token-file "$t" "$@"; }

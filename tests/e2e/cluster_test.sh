@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # gpufleet over several nodes: one `gpufleet server` and three `gpufleet agent` processes on
-# simulated GPUs, joined over TCP with a node token. Jobs spread over the nodes; kill -9 of an
+# simulated GPUs, joined over TLS with a node token. Jobs spread over the nodes; kill -9 of an
 # agent while its jobs run takes its node down and requeues the jobs elsewhere (NODE_FAIL →
 # PENDING → RUNNING); when the agent comes back, the copies it still runs are killed, so no job
 # runs twice; every job ends COMPLETED exactly once.
 source "$(dirname "$0")/lib.sh"
 
-start_server --node-timeout 3s
+make_pki
+start_server --node-timeout 3s --tls-cert "$WORK/pki/server.pem" --tls-key "$WORK/pki/server.key"
+[[ $SERVER_URL == https://* ]] || fail "the server does not speak TLS: $SERVER_URL"
 # A join token any node may use (made by root over the Unix socket), kept 0600.
 gf node token create --output "$WORK/node.token" --description e2e >/dev/null
 [ "$(stat -c %a "$WORK/node.token")" = 600 ] || fail "node token file mode $(stat -c %a "$WORK/node.token")"

@@ -56,21 +56,41 @@ start_up() {
   wait_for "gpufleet up to answer" "$GPUFLEET" nodes
 }
 
+# make_pki: a throwaway CA ($WORK/pki/ca.pem), a second one that signed nothing of ours
+# (other-ca.pem), and a server certificate for localhost and 127.0.0.1 signed by the first
+# (server.pem, server.key).
+make_pki() {
+  command -v openssl >/dev/null || { echo "skip: no openssl command"; exit $SKIP; }
+  local pki=$WORK/pki key="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+  mkdir -p "$pki"
+  for ca in ca other-ca; do
+    openssl req -x509 $key -days 2 -subj "/CN=gf-e2e-$ca" -keyout "$pki/$ca.key" \
+      -out "$pki/$ca.pem" 2>/dev/null
+  done
+  openssl req $key -subj /CN=localhost -keyout "$pki/server.key" -out "$pki/server.csr" 2>/dev/null
+  echo "subjectAltName=DNS:localhost,IP:127.0.0.1" >"$pki/server.ext"
+  openssl x509 -req -days 2 -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" \
+    -CAcreateserial -extfile "$pki/server.ext" -out "$pki/server.pem" 2>/dev/null
+}
+
 # start_server ARGS...: `gpufleet server` (no node of its own) on the test's socket and a free
-# TCP port, which it sets in PORT; then agents join with start_agent.
+# TCP port; sets SERVER_URL (https:// when ARGS give a certificate). Agents join with start_agent.
 start_server() {
   "$GPUFLEET" server --data-dir "$WORK/data" --listen-socket "$GPUFLEET_SOCKET" --port 0 \
     --heartbeat 1s --kill-grace 1 "$@" >>"$WORK/up.log" 2>&1 &
   UP_PID=$!
   wait_for "the server to answer" "$GPUFLEET" nodes
-  PORT=$(sed -n 's|.*API URL: *http://127.0.0.1:\([0-9]*\)/api/v1|\1|p' "$WORK/up.log")
-  [ -n "$PORT" ] || fail "no API URL in the server's banner"
+  SERVER_URL=$(sed -n 's|.*API URL: *\(https*://127.0.0.1:[0-9]*\)/api/v1|\1|p' "$WORK/up.log")
+  [ -n "$SERVER_URL" ] || fail "no API URL in the server's banner"
 }
 
 # start_agent N TOKEN_FILE [NAME]: an agent for node NAME (default eN) with 2 simulated GPUs,
-# over TCP with that node token; its data in $WORK/agentN, its log in $WORK/agentN.log.
+# over TCP (TLS with the test CA when the server has make_pki's certificate) with that node
+# token; its data in $WORK/agentN, its log in $WORK/agentN.log.
 start_agent() {
-  "$GPUFLEET" agent --server "http://127.0.0.1:$PORT" --token-file "$2" --gpus sim:2xH100-80GB \
+  local ca=()
+  [ -f "$WORK/pki/ca.pem" ] && ca=(--ca-file "$WORK/pki/ca.pem")
+  "$GPUFLEET" agent --server "$SERVER_URL" "${ca[@]}" --token-file "$2" --gpus sim:2xH100-80GB \
     --data-dir "$WORK/agent$1" --node-name "${3:-e$1}" --sample-interval 1s >>"$WORK/agent$1.log" 2>&1 &
   AGENT_PIDS[$1]=$!
 }

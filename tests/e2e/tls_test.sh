@@ -4,20 +4,9 @@
 # and the errors a person meets (wrong CA, plain http to the TLS port, a token file others can
 # read, a missing certificate).
 source "$(dirname "$0")/lib.sh"
-command -v openssl >/dev/null || { echo "skip: no openssl command"; exit $SKIP; }
 
+make_pki
 pki=$WORK/pki
-mkdir -p "$pki"
-key="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-make_ca() {
-  openssl req -x509 $key -days 2 -subj "/CN=gf-e2e-$1" -keyout "$pki/$1.key" -out "$pki/$1.pem" 2>/dev/null
-}
-make_ca ca
-make_ca other-ca
-openssl req $key -subj /CN=localhost -keyout "$pki/server.key" -out "$pki/server.csr" 2>/dev/null
-echo "subjectAltName=DNS:localhost,IP:127.0.0.1" >"$pki/server.ext"
-openssl x509 -req -days 2 -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" \
-  -CAcreateserial -extfile "$pki/server.ext" -out "$pki/server.pem" 2>/dev/null
 
 # A missing certificate named in the settings file stops `gpufleet up` at once, naming it.
 printf '[up]\ntls_cert = "%s"\ntls_key = "%s"\n' "$pki/nope.pem" "$pki/server.key" >"$WORK/bad.toml"
