@@ -2,7 +2,9 @@
 // lock that keeps two daemons off one data dir, flag parsing, and the stop signals.
 #pragma once
 
+#include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -31,6 +33,11 @@ Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag, const std:
 sigset_t BlockStopSignals();
 // Waits for SIGINT or SIGTERM; returns the signal.
 int WaitForStopSignal(const sigset_t& signals);
+
+// Raises the soft limit on open files to the hard limit and returns it: every agent holds two
+// connections to the server (its command stream and its reports), so a thousand nodes need
+// more than the usual soft limit of 1024.
+std::uint64_t RaiseOpenFileLimit();
 
 // Prints "gpufleet COMMAND: MESSAGE" to stderr; returns the exit code 1.
 int Die(std::string_view command, const Error& e);

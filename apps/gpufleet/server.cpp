@@ -41,6 +41,7 @@ int RunServer(const ServerOptions& options) {
     return Die(kCommand, config.error());
   }
   const sigset_t stop_signals = BlockStopSignals();
+  const std::uint64_t open_files = RaiseOpenFileLimit();
   const SocketPathEnv socket_env = CurrentSocketPathEnv();
   auto heartbeat = ParseFlagDuration("--heartbeat", options.heartbeat, std::chrono::seconds(1),
                                      std::chrono::minutes(10));
@@ -113,6 +114,7 @@ int RunServer(const ServerOptions& options) {
     std::cout << "  API URL:    " << scheme << "://" << options.host << ":" << server.tcp_port()
               << "/api/v1\n";
   }
+  std::cout << "  open files: up to " << open_files << " (two per agent)\n";
   std::cout << "Agents join with: gpufleet agent --server " << scheme << "://HOST:"
             << server.tcp_port() << " --token-file FILE" << std::endl;
   const int sig = WaitForStopSignal(stop_signals);

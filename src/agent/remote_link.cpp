@@ -124,7 +124,7 @@ void RemoteLink::SenderLoop() {
         hello.ended.push_back(exit);
       }
       lock.unlock();
-      ok = SayHello(client, std::move(hello));
+      ok = SayHello(client, hello);
       lock.lock();
     } else {
       lock.unlock();
@@ -140,7 +140,7 @@ void RemoteLink::SenderLoop() {
   }
 }
 
-bool RemoteLink::SayHello(ApiClient& client, AgentHello hello) {
+bool RemoteLink::SayHello(ApiClient& client, const AgentHello& hello) {
   Result<json> answer = client.CallJson("POST", "/api/v1/agent/hello", AgentHelloToJson(hello));
   Result<AgentSession> session =
       answer.ok() ? AgentSessionFromJson(*answer) : Result<AgentSession>(answer.error());

@@ -68,7 +68,7 @@ class RemoteLink final : public AgentReports {
   void SenderLoop();
   void ListenerLoop();
   // One hello; on success the session is open and the listener (re)connects.
-  bool SayHello(ApiClient& client, AgentHello hello);
+  bool SayHello(ApiClient& client, const AgentHello& hello);
   bool SendReports(ApiClient& client);
   void Dispatch(const AgentCommand& command);
   std::chrono::milliseconds Backoff(int failures) const;
