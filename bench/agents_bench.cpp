@@ -16,16 +16,6 @@
 // window, as % of one core), its VmRSS and VmHWM, the round-trip latency of the reports sent
 // in the window, and this process's own CPU (it shares the machine). At the end the server must
 // list every node up, or the bench fails. How to build and run it: bench/README.md.
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange unincluded
-
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <CLI/CLI.hpp>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -36,7 +26,15 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange unincluded
 #include <vector>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "api/agent_wire.h"
 #include "api/api_client.h"
@@ -74,9 +72,9 @@ struct Tally {
   std::vector<double> hello_ms;
   int joined = 0;
   int reports = 0;
-  int report_errors = 0;     // non-2xx answers (e.g. "stale session") and transport errors
-  int skipped = 0;           // a report due while the previous one was still in flight
-  int streams_closed = 0;    // command streams the server ended
+  int report_errors = 0;   // non-2xx answers (e.g. "stale session") and transport errors
+  int skipped = 0;         // a report due while the previous one was still in flight
+  int streams_closed = 0;  // command streams the server ended
   std::string first_error;
   std::int64_t stream_bytes = 0;
 
@@ -92,9 +90,13 @@ struct Tally {
 // a connection holding the command stream. Lives on the io thread; kept alive by its handlers.
 class SimAgent : public std::enable_shared_from_this<SimAgent> {
  public:
-  SimAgent(asio::io_context& io, std::string socket, std::string node,
-           std::unique_ptr<GpuBackend> backend, Tally& tally, std::chrono::seconds interval)
-      : endpoint_(std::move(socket)),
+  SimAgent(asio::io_context& io,
+           const std::string& socket,
+           std::string node,
+           std::unique_ptr<GpuBackend> backend,
+           Tally& tally,
+           std::chrono::seconds interval)
+      : endpoint_(socket),
         node_(std::move(node)),
         backend_(std::move(backend)),
         tally_(tally),
@@ -141,7 +143,7 @@ class SimAgent : public std::enable_shared_from_this<SimAgent> {
     hello.node.name = NodeId(node_);
     hello.node.gpus = std::move(gpus);
     hello.node.cpus = 64;
-    hello.node.memory_mib = 512 * 1024;
+    hello.node.memory_mib = std::int64_t{512} * 1024;
     hello.node.gpu_backend = backend_->Describe();
     hello.run_dir = "/var/lib/gpufleet/agent/jobs";
     return WireDump(AgentHelloToJson(hello));
@@ -170,8 +172,8 @@ class SimAgent : public std::enable_shared_from_this<SimAgent> {
 
   void OnHello(bool ok) {
     if (!ok) {
-      return Joined(false, "hello: HTTP " + std::to_string(response_.result_int()) + " " +
-                               response_.body());
+      return Joined(
+          false, "hello: HTTP " + std::to_string(response_.result_int()) + " " + response_.body());
     }
     tally_.hello_ms.push_back(SecondsSince(hello_start_) * 1000);
     auto session = AgentSessionFromJson(nlohmann::json::parse(response_.body(), nullptr, false));
@@ -212,8 +214,8 @@ class SimAgent : public std::enable_shared_from_this<SimAgent> {
           if (first) {
             const std::string_view head(self->stream_buf_.data(), n);
             if (!head.starts_with("HTTP/1.1 200")) {
-              return self->Joined(false, "command stream refused: " +
-                                             std::string(head.substr(0, head.find('\r'))));
+              return self->Joined(
+                  false, "command stream refused: " + std::string(head.substr(0, head.find('\r'))));
             }
             ++self->tally_.joined;
             self->Joined(true);
@@ -264,7 +266,7 @@ class SimAgent : public std::enable_shared_from_this<SimAgent> {
   }
 
   // POSTs `body` on the keep-alive connection; `done(true)` on a 2xx answer (in response_).
-  void Post(const std::string& target, std::string body, std::function<void(bool)> done) {
+  void Post(const std::string& target, std::string body, const std::function<void(bool)>& done) {
     in_flight_ = true;
     auto req = std::make_shared<http::request<http::string_body>>(http::verb::post, target, 11);
     req->set(http::field::host, "localhost");
@@ -279,15 +281,15 @@ class SimAgent : public std::enable_shared_from_this<SimAgent> {
         return done(false);
       }
       self->response_ = {};
-      http::async_read(self->rpc_, self->rpc_buf_, self->response_,
-                       [self, done](auto read_ec, std::size_t) {
-                         self->in_flight_ = false;
-                         if (read_ec) {
-                           self->response_.body() = "read: " + read_ec.message();
-                           return done(false);
-                         }
-                         done(self->response_.result_int() / 100 == 2);
-                       });
+      http::async_read(
+          self->rpc_, self->rpc_buf_, self->response_, [self, done](auto read_ec, std::size_t) {
+            self->in_flight_ = false;
+            if (read_ec) {
+              self->response_.body() = "read: " + read_ec.message();
+              return done(false);
+            }
+            done(self->response_.result_int() / 100 == 2);
+          });
     });
   }
 
@@ -313,9 +315,9 @@ class SimAgent : public std::enable_shared_from_this<SimAgent> {
 // ---- the server's figures, from /proc ----
 
 struct ProcSample {
-  double cpu_s = 0;           // utime + stime
-  std::int64_t rss_kib = 0;   // VmRSS
-  std::int64_t hwm_kib = 0;   // VmHWM
+  double cpu_s = 0;          // utime + stime
+  std::int64_t rss_kib = 0;  // VmRSS
+  std::int64_t hwm_kib = 0;  // VmHWM
   int threads = 0;
   int fds = 0;
 };
@@ -336,7 +338,7 @@ Result<ProcSample> ReadProc(pid_t pid) {
   ProcSample s;
   const auto ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   s.cpu_s = (std::stod(f.at(11)) + std::stod(f.at(12))) / ticks;  // fields 14, 15
-  s.threads = std::stoi(f.at(17));                                  // field 20
+  s.threads = std::stoi(f.at(17));                                // field 20
   std::ifstream status(base + "/status");
   for (std::string line; std::getline(status, line);) {
     if (line.starts_with("VmRSS:")) {
@@ -347,7 +349,8 @@ Result<ProcSample> ReadProc(pid_t pid) {
   }
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(base + "/fd", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+       !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
     ++s.fds;
   }
   return s;
@@ -367,7 +370,7 @@ double SelfCpuSeconds() {
 Status RaiseFileLimit(int agents) {
   rlimit lim{};
   getrlimit(RLIMIT_NOFILE, &lim);
-  const auto need = static_cast<rlim_t>(2 * agents + 256);
+  const rlim_t need = static_cast<rlim_t>(agents) * 2 + 256;
   if (lim.rlim_cur >= need) {
     return OkStatus();
   }
@@ -400,9 +403,13 @@ Status JoinAll(const Options& options, const GpufleetInstance& gf, Fleet& fleet)
     std::snprintf(name, sizeof name, "sim-agent-%04d", i + 1);
     GF_ASSIGN_OR_RETURN(auto backend,
                         MakeGpuBackend("sim:" + std::to_string(options.gpus) + "xH100-80GB",
-                                       fleet.clock, std::string(name) + ":bench"));
-    fleet.agents.push_back(std::make_shared<SimAgent>(fleet.io, gf.socket(), name,
-                                                      std::move(backend), fleet.tally,
+                                       fleet.clock,
+                                       std::string(name) + ":bench"));
+    fleet.agents.push_back(std::make_shared<SimAgent>(fleet.io,
+                                                      gf.socket(),
+                                                      name,
+                                                      std::move(backend),
+                                                      fleet.tally,
                                                       std::chrono::seconds(options.interval_s)));
   }
   int next = 0, failed = 0, outstanding = 0;
@@ -411,8 +418,8 @@ Status JoinAll(const Options& options, const GpufleetInstance& gf, Fleet& fleet)
     while (outstanding < kJoinConcurrency && next < options.agents) {
       const int i = next++;
       ++outstanding;
-      const std::chrono::milliseconds first(
-          static_cast<std::int64_t>(interval_ms) * i / options.agents);
+      const std::chrono::milliseconds first(static_cast<std::int64_t>(interval_ms) * i /
+                                            options.agents);
       fleet.agents[static_cast<std::size_t>(i)]->Join(first, [&](bool ok) {
         --outstanding;
         failed += ok ? 0 : 1;
@@ -427,8 +434,8 @@ Status JoinAll(const Options& options, const GpufleetInstance& gf, Fleet& fleet)
   }
   if (failed > 0 || fleet.tally.joined < options.agents) {
     return Unavailable(std::to_string(fleet.tally.joined) + " of " +
-                       std::to_string(options.agents) + " agents joined; first error: " +
-                       fleet.tally.first_error);
+                       std::to_string(options.agents) +
+                       " agents joined; first error: " + fleet.tally.first_error);
   }
   return OkStatus();
 }
@@ -475,38 +482,33 @@ void PrintTable(const Options& options, const Fleet& fleet, const Figures& f) {
   const Stats lat = Summarize(fleet.tally.window_report_ms);
   const Stats hello = Summarize(fleet.tally.hello_ms);
   const double reports_per_s = static_cast<double>(lat.count) / f.window_s;
-  std::cout << "\n| measure | value | note |\n|---|---|---|\n"
-            << "| agents | " << options.agents << " × " << options.gpus << " sim GPUs | "
-            << "one report each every " << options.interval_s << " s with " << options.gpus
-            << " GPU samples; each holds its command stream open |\n"
-            << "| window | " << Fmt("%.1f s", f.window_s) << " | "
-            << Fmt("%.0f reports answered in it (%.0f/s)", static_cast<double>(lat.count),
-                   reports_per_s)
-            << " |\n"
-            << "| server CPU | " << Fmt("%.1f %% of one core", cpu_pct) << " | "
-            << Fmt("utime+stime over the window; %.2f ms of CPU per report", 10 * cpu_pct /
-                   std::max(1.0, reports_per_s))
-            << " |\n"
-            << "| server RSS | " << Fmt("%.1f MiB (peak %.1f MiB)", Mib(f.after.rss_kib),
-                                         Mib(f.after.hwm_kib))
-            << " | " << Fmt("VmRSS / VmHWM at the end; before any agent: %.1f MiB",
-                            Mib(f.idle.rss_kib))
-            << " |\n"
-            << "| server threads, fds | " << f.after.threads << ", " << f.after.fds
-            << " | fds: two connections per agent |\n"
-            << "| report round trip | " << Fmt("p50 %.2f ms, p99 %.2f ms", lat.median, lat.p99)
-            << " | " << Fmt("max %.1f ms; POST /api/v1/agent/reports over the Unix socket", lat.max)
-            << " |\n"
-            << "| join | " << Fmt("%.1f s for all agents", f.join_s) << " | "
-            << Fmt("hello p50 %.1f ms, p99 %.1f ms (32 at a time)", hello.median, hello.p99)
-            << " |\n"
-            << "| nodes up at the end | " << f.nodes_up << " of " << options.agents << " | |\n"
-            << "| errors | " << fleet.tally.report_errors << " failed, " << fleet.tally.skipped
-            << " skipped, " << fleet.tally.streams_closed << " streams ended | "
-            << (fleet.tally.first_error.empty() ? "" : "first: " + fleet.tally.first_error)
-            << " |\n"
-            << "| this bench's own CPU | " << Fmt("%.1f %% of one core", 100 * f.self_cpu_s / f.window_s)
-            << " | the simulated agents share the machine with the server |\n";
+  std::cout
+      << "\n| measure | value | note |\n|---|---|---|\n"
+      << "| agents | " << options.agents << " × " << options.gpus << " sim GPUs | "
+      << "one report each every " << options.interval_s << " s with " << options.gpus
+      << " GPU samples; each holds its command stream open |\n"
+      << "| window | " << Fmt("%.1f s", f.window_s) << " | "
+      << Fmt("%.0f reports answered in it (%.0f/s)", static_cast<double>(lat.count), reports_per_s)
+      << " |\n"
+      << "| server CPU | " << Fmt("%.1f %% of one core", cpu_pct) << " | "
+      << Fmt("utime+stime over the window; %.2f ms of CPU per report",
+             10 * cpu_pct / std::max(1.0, reports_per_s))
+      << " |\n"
+      << "| server RSS | "
+      << Fmt("%.1f MiB (peak %.1f MiB)", Mib(f.after.rss_kib), Mib(f.after.hwm_kib)) << " | "
+      << Fmt("VmRSS / VmHWM at the end; before any agent: %.1f MiB", Mib(f.idle.rss_kib)) << " |\n"
+      << "| server threads, fds | " << f.after.threads << ", " << f.after.fds
+      << " | fds: two connections per agent |\n"
+      << "| report round trip | " << Fmt("p50 %.2f ms, p99 %.2f ms", lat.median, lat.p99) << " | "
+      << Fmt("max %.1f ms; POST /api/v1/agent/reports over the Unix socket", lat.max) << " |\n"
+      << "| join | " << Fmt("%.1f s for all agents", f.join_s) << " | "
+      << Fmt("hello p50 %.1f ms, p99 %.1f ms (32 at a time)", hello.median, hello.p99) << " |\n"
+      << "| nodes up at the end | " << f.nodes_up << " of " << options.agents << " | |\n"
+      << "| errors | " << fleet.tally.report_errors << " failed, " << fleet.tally.skipped
+      << " skipped, " << fleet.tally.streams_closed << " streams ended | "
+      << (fleet.tally.first_error.empty() ? "" : "first: " + fleet.tally.first_error) << " |\n"
+      << "| this bench's own CPU | " << Fmt("%.1f %% of one core", 100 * f.self_cpu_s / f.window_s)
+      << " | the simulated agents share the machine with the server |\n";
   std::cout << "\ncores: " << std::thread::hardware_concurrency() << "\n";
 }
 

@@ -2,11 +2,12 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstring>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <fcntl.h>
@@ -34,12 +35,12 @@ std::string ReadFile(const fs::path& path) {
 // A pid file written by the shim: "PID START_TIME\n" (START_TIME: field 22 of /proc/PID/stat).
 struct PidRecord {
   pid_t pid = 0;
-  unsigned long long start_time = 0;
+  std::uint64_t start_time = 0;
 };
 
 std::optional<PidRecord> ReadPidFile(const fs::path& path) {
   std::istringstream in(ReadFile(path));
-  long long pid = 0;
+  std::int64_t pid = 0;
   PidRecord r;
   if (!(in >> pid >> r.start_time) || pid <= 0) {
     return std::nullopt;
@@ -129,7 +130,7 @@ std::vector<std::string> MainArgv(const InstanceOptions& options,
 Result<std::unique_ptr<GpufleetInstance>> GpufleetInstance::Start(const InstanceOptions& options) {
   std::string templ = (fs::temp_directory_path() / "gf-bench.XXXXXX").string();
   if (mkdtemp(templ.data()) == nullptr) {
-    return IoError("cannot create a temp dir: " + std::string(std::strerror(errno)));
+    return IoError("cannot create a temp dir: " + std::generic_category().message(errno));
   }
   std::unique_ptr<GpufleetInstance> instance(new GpufleetInstance(templ));
   chmod(templ.c_str(), 0755);
@@ -145,8 +146,8 @@ Result<std::unique_ptr<GpufleetInstance>> GpufleetInstance::Start(const Instance
 
 Status GpufleetInstance::StartProcesses(const InstanceOptions& options) {
   const bool up = options.topology == Topology::kUp;
-  GF_ASSIGN_OR_RETURN(server_,
-                      Spawn(up ? "gpufleet up" : "gpufleet server", MainArgv(options, dir_, socket_)));
+  GF_ASSIGN_OR_RETURN(
+      server_, Spawn(up ? "gpufleet up" : "gpufleet server", MainArgv(options, dir_, socket_)));
   if (up) {
     return OkStatus();
   }
@@ -169,20 +170,18 @@ Status GpufleetInstance::StartProcesses(const InstanceOptions& options) {
   return OkStatus();
 }
 
-Result<GpufleetInstance::Child> GpufleetInstance::Spawn(const std::string& name,
-                                                        const std::vector<std::string>& argv) const {
+Result<GpufleetInstance::Child> GpufleetInstance::Spawn(
+    const std::string& name, const std::vector<std::string>& argv) const {
   std::vector<char*> args;
   for (const auto& a : argv) {
     args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: execv's signature
   }
   args.push_back(nullptr);
-  Child child{.pid = -1,
-              .name = name,
-              .log = dir_ / (name.substr(name.rfind(' ') + 1) + ".log")};
+  Child child{.pid = -1, .name = name, .log = dir_ / (name.substr(name.rfind(' ') + 1) + ".log")};
   const std::string log = child.log.string();
   const pid_t pid = fork();
   if (pid < 0) {
-    return IoError("fork: " + std::string(std::strerror(errno)));
+    return IoError("fork: " + std::generic_category().message(errno));
   }
   if (pid == 0) {
     setpgid(0, 0);  // the terminal's Ctrl-C goes to the bench, which stops us in order
@@ -386,7 +385,11 @@ Status GpufleetInstance::Stop() {
 }
 
 GpufleetInstance::~GpufleetInstance() {
-  (void)Stop();
+  try {
+    (void)Stop();  // reports its own errors
+  } catch (const std::exception& e) {
+    std::cerr << "bench: cleanup: " << e.what() << "\n";
+  }
 }
 
 std::string GpufleetInstance::LogTails() const {

@@ -23,7 +23,6 @@
 // safe to read from several threads once Start() has returned.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -39,7 +38,7 @@ namespace gf::bench {
 enum class Topology { kUp, kServer };
 
 struct InstanceOptions {
-  std::string gpufleet;   // path of the gpufleet binary
+  std::string gpufleet;  // path of the gpufleet binary
   Topology topology = Topology::kUp;
   std::string gpus;       // --gpus of each node, e.g. "sim:32xH100-80GB"
   int expected_gpus = 0;  // Start() waits until each node reports this many GPUs
@@ -60,8 +59,6 @@ class GpufleetInstance {
   const std::string& socket() const { return socket_; }
   // The server's (or `gpufleet up`'s) pid, for /proc; -1 once stopped.
   pid_t server_pid() const { return server_.pid; }
-  // Nodes the instance has (1 for kUp, `agents` for kServer).
-  int nodes() const { return static_cast<int>(std::max<std::size_t>(1, agents_.size())); }
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path release_file() const { return dir_ / "release"; }
 

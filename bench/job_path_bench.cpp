@@ -39,9 +39,9 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-constexpr int kTotalGpus = 32;     // both shapes, and Slurm's 4 × 8
+constexpr int kTotalGpus = 32;  // both shapes, and Slurm's 4 × 8
 constexpr int kClusterNodes = 4;
-constexpr int kClients = 4;        // the makespan's submitters, and the listing's top-up
+constexpr int kClients = 4;  // the makespan's submitters, and the listing's top-up
 // Issue #6's targets.
 constexpr double kTargetSubmitRate = 2500;  // acknowledged submissions/s, SQLite, 4 clients
 constexpr double kTargetStartP50 = 0.050;   // s, submit → job running, idle cluster
@@ -49,8 +49,8 @@ constexpr double kTargetMakespanFactor = 1.5;
 
 struct Options {
   std::string gpufleet = GF_GPUFLEET_PATH;
-  bool cluster = false;            // server + 4 agents instead of `gpufleet up`
-  std::string db = "sqlite";       // or "postgresql"
+  bool cluster = false;       // server + 4 agents instead of `gpufleet up`
+  std::string db = "sqlite";  // or "postgresql"
   std::vector<int> clients{1, 4, 16};
   int jobs = 1000;         // makespan jobs
   int submit_jobs = 1000;  // jobs per submit-throughput measurement
@@ -58,8 +58,8 @@ struct Options {
   int latency_jobs = 20;
   int list_reps = 10;
 
-  int nodes() const { return cluster ? kClusterNodes : 1; }
-  int gpus_per_node() const { return kTotalGpus / nodes(); }
+  int Nodes() const { return cluster ? kClusterNodes : 1; }
+  int GpusPerNode() const { return kTotalGpus / Nodes(); }
 };
 
 // One line of the table. `vs_slurm`: how many times better gpufleet is than Slurm default /
@@ -80,10 +80,12 @@ std::string VsSlurm(double value, Anchor slurm, bool higher_is_better) {
   if (slurm.slurm_default <= 0 || value <= 0) {
     return "—";
   }
-  auto ratio = [&](double s) { return higher_is_better ? value / s : s / value; };
+  auto ratio = [&](double s) {
+    return higher_is_better ? value / s : s / value;
+  };
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f× / %.1f×", ratio(slurm.slurm_default),
-                ratio(slurm.slurm_tuned));
+  std::snprintf(
+      buf, sizeof buf, "%.1f× / %.1f×", ratio(slurm.slurm_default), ratio(slurm.slurm_tuned));
   return buf;
 }
 
@@ -115,8 +117,8 @@ Result<std::unique_ptr<GpufleetInstance>> StartInstance(Run& run) {
   io.gpufleet = options.gpufleet;
   io.topology = options.cluster ? Topology::kServer : Topology::kUp;
   io.agents = options.cluster ? kClusterNodes : 0;
-  io.gpus = "sim:" + std::to_string(options.gpus_per_node()) + "xH100-80GB";
-  io.expected_gpus = options.gpus_per_node();
+  io.gpus = "sim:" + std::to_string(options.GpusPerNode()) + "xH100-80GB";
+  io.expected_gpus = options.GpusPerNode();
   if (!run.postgres_url.empty()) {
     io.db = run.postgres_url + "?schema=gf_bench_" + std::to_string(++run.instances);
   }
@@ -128,19 +130,16 @@ Result<std::unique_ptr<GpufleetInstance>> StartInstance(Run& run) {
 Status StartBlockers(const Options& options, GpufleetInstance& gf) {
   ApiClient client(gf.socket());
   std::vector<std::int64_t> ids;
-  for (int n = 0; n < options.nodes(); ++n) {
+  for (int n = 0; n < options.Nodes(); ++n) {
     GF_ASSIGN_OR_RETURN(const json job,
-                        SubmitJob(client, gf.BlockerCommand(), options.gpus_per_node()));
+                        SubmitJob(client, gf.BlockerCommand(), options.GpusPerNode()));
     ids.push_back(job["id"].get<std::int64_t>());
   }
   for (const std::int64_t id : ids) {
-    GF_ASSIGN_OR_RETURN(const json running,
-                        WaitForJob(
-                            client,
-                            id,
-                            [](const std::string& s) { return HasStarted(s); },
-                            Deadline(30s),
-                            20ms));
+    GF_ASSIGN_OR_RETURN(
+        const json running,
+        WaitForJob(
+            client, id, [](const std::string& s) { return HasStarted(s); }, Deadline(30s), 20ms));
     if (running["state"] != "RUNNING") {
       return Internal("a blocker job ended early: " + running.dump());
     }
@@ -217,14 +216,15 @@ Status MeasureSubmit(const Options& options,
                 " threads, each its own connection; concurrent submissions share a commit "
                 "(group commit)";
   const Anchor slurm = SlurmSubmitAnchor(clients);
-  rows->push_back({.measure = "submit throughput, " + std::to_string(clients) +
-                              (one ? " client" : " clients") + " (" + options.db + ")",
-                   .gpufleet = Fmt("%.0f jobs/s", rate),
-                   .target = SubmitTarget(options, clients, rate),
-                   .slurm_default = slurm.slurm_default > 0 ? Fmt("%.0f jobs/s", slurm.slurm_default) : "—",
-                   .slurm_tuned = slurm.slurm_tuned > 0 ? Fmt("%.0f jobs/s", slurm.slurm_tuned) : "—",
-                   .vs_slurm = VsSlurm(rate, slurm, true),
-                   .note = note});
+  rows->push_back(
+      {.measure = "submit throughput, " + std::to_string(clients) + (one ? " client" : " clients") +
+                  " (" + options.db + ")",
+       .gpufleet = Fmt("%.0f jobs/s", rate),
+       .target = SubmitTarget(options, clients, rate),
+       .slurm_default = slurm.slurm_default > 0 ? Fmt("%.0f jobs/s", slurm.slurm_default) : "—",
+       .slurm_tuned = slurm.slurm_tuned > 0 ? Fmt("%.0f jobs/s", slurm.slurm_tuned) : "—",
+       .vs_slurm = VsSlurm(rate, slurm, true),
+       .note = note});
   // The first and last tenth of the calls: how the cost of a submit grows with the queue.
   const auto tenth = static_cast<std::ptrdiff_t>(std::max<std::size_t>(1, lat.size() / 10));
   const Stats s = Summarize(lat);
@@ -427,11 +427,12 @@ void ExplainMakespan(const std::vector<JobTimes>& jobs,
   }
   const Stats h = Summarize(hold), w = Summarize(wait), g = Summarize(gaps);
   const Stats launch = LaunchSpacing(jobs);
-  details->push_back(Fmt("makespan: consecutive launches on one node (deep queue) median %.0f ms "
-                         "apart, p99 %.0f ms: at most %.0f launches/s per node",
-                         launch.median,
-                         launch.p99,
-                         launch.median > 0 ? 1000 / launch.median : 0));
+  details->push_back(
+      Fmt("makespan: consecutive launches on one node (deep queue) median %.0f ms "
+          "apart, p99 %.0f ms: at most %.0f launches/s per node",
+          launch.median,
+          launch.p99,
+          launch.median > 0 ? 1000 / launch.median : 0));
   details->push_back(
       Fmt("makespan: GPU held per job (RUNNING → exit recorded) median %.3f s, "
           "min %.3f, max %.3f",
@@ -512,9 +513,8 @@ Status MeasureMakespan(const Options& options,
   }
   const double makespan = static_cast<double>(last_end - first_submit) / 1000;
   const double ideal = n * 0.1 / kTotalGpus;
-  const std::string shape = options.cluster
-                                ? "4 agents × 8 GPUs, as Slurm's 4 × 8"
-                                : "one node of 32 GPUs (`gpufleet up`; Slurm: 4 × 8)";
+  const std::string shape = options.cluster ? "4 agents × 8 GPUs, as Slurm's 4 × 8"
+                                            : "one node of 32 GPUs (`gpufleet up`; Slurm: 4 × 8)";
   rows->push_back(
       {.measure = Fmt("makespan, %.0f one-GPU `sleep 0.1` jobs", n),
        .gpufleet = Fmt("%.1f s (%.1f× ideal)", makespan, makespan / ideal),
@@ -544,8 +544,8 @@ void PrintTable(const Options& options,
             << "|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     std::cout << "| " << r.measure << " | " << r.gpufleet << " | " << r.target << " | "
-              << r.slurm_default << " | " << r.slurm_tuned << " | " << r.vs_slurm << " | "
-              << r.note << " |\n";
+              << r.slurm_default << " | " << r.slurm_tuned << " | " << r.vs_slurm << " | " << r.note
+              << " |\n";
   }
   std::cout << "\nSlurm: 22.05.8 on this kind of machine (2 shared cores), figures for 1,000 jobs "
                "and 2,000 pending (/work/shared/anchors/slurm-local.md); the ratios set this run's "
@@ -594,11 +594,14 @@ int Main(int argc, char** argv) {
   bool quick = false;
   CLI::App app{"gf_job_path_bench: gpufleet's job path end to end, beside Slurm's figures"};
   app.add_option("--gpufleet", options.gpufleet, "the gpufleet binary")->capture_default_str();
-  app.add_flag("--cluster",
-               options.cluster,
-               "`gpufleet server` + 4 `gpufleet agent` of 8 GPUs (default: one `gpufleet up` of 32)");
-  app.add_option("--db", options.db, "the store: sqlite (in the data dir) or postgresql (a private "
-                                     "server the bench starts and stops)")
+  app.add_flag(
+      "--cluster",
+      options.cluster,
+      "`gpufleet server` + 4 `gpufleet agent` of 8 GPUs (default: one `gpufleet up` of 32)");
+  app.add_option("--db",
+                 options.db,
+                 "the store: sqlite (in the data dir) or postgresql (a private "
+                 "server the bench starts and stops)")
       ->check(CLI::IsMember({"sqlite", "postgresql"}))
       ->capture_default_str();
   app.add_option("--clients", options.clients, "client counts of the submit measurements")
@@ -616,14 +619,16 @@ int Main(int argc, char** argv) {
   app.add_flag("--quick", quick, "small sizes (100 jobs, 200 pending) for a ~30 s smoke run");
   CLI11_PARSE(app, argc, argv);
   if (quick) {
-    if (jobs->count() == 0)
-      options.jobs = 100;
-    if (submits->count() == 0)
-      options.submit_jobs = 100;
-    if (pending->count() == 0)
-      options.pending = 200;
-    if (latency->count() == 0)
-      options.latency_jobs = 5;
+    // Small sizes, unless given.
+    auto small = [](CLI::Option* flag, int& value, int quick_value) {
+      if (flag->count() == 0) {
+        value = quick_value;
+      }
+    };
+    small(jobs, options.jobs, 100);
+    small(submits, options.submit_jobs, 100);
+    small(pending, options.pending, 200);
+    small(latency, options.latency_jobs, 5);
     options.list_reps = 5;
   }
   if (access(options.gpufleet.c_str(), X_OK) != 0) {

@@ -1,12 +1,12 @@
 #include "private_postgres.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <system_error>
+
+#include <sys/stat.h>
 
 namespace gf::bench {
 namespace fs = std::filesystem;
@@ -16,7 +16,9 @@ namespace {
 // Runs `fixture VERB DIR`; the script prints its own errors to stderr.
 bool RunFixture(const std::string& fixture, const char* verb, const fs::path& dir) {
   const std::string cmd = fixture + " " + verb + " '" + dir.string() + "'";
-  return std::system(cmd.c_str()) == 0;  // NOLINT(cert-env33-c): our own script, quoted path
+  // Our own script and a quoted path; the benches start and stop PostgreSQL from their main
+  // thread, before or after their workers.
+  return std::system(cmd.c_str()) == 0;  // NOLINT(cert-env33-c,concurrency-mt-unsafe)
 }
 
 }  // namespace
@@ -24,7 +26,8 @@ bool RunFixture(const std::string& fixture, const char* verb, const fs::path& di
 Result<std::unique_ptr<PrivatePostgres>> PrivatePostgres::Start(const std::string& fixture) {
   std::string pattern = (fs::temp_directory_path() / "gf-bench-pg.XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) {
-    return IoError("cannot create a temp dir for PostgreSQL: " + std::string(std::strerror(errno)));
+    return IoError("cannot create a temp dir for PostgreSQL: " +
+                   std::generic_category().message(errno));
   }
   // As root the server runs as `postgres` (pg_fixture.sh), which must reach the folder.
   chmod(pattern.c_str(), 0755);

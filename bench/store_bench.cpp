@@ -7,23 +7,24 @@
 // PostgreSQL: GF_BENCH_POSTGRES_URL names a server; without it the bench starts a private one
 // with tests/postgres/pg_fixture.sh (fsync on: the default, durable) and stops it at the end.
 // Google Benchmark; how to run it and the figures measured: bench/README.md.
-#include <benchmark/benchmark.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <pqxx/pqxx>
 #include <string>
 
-#include "private_postgres.h"
+#include <benchmark/benchmark.h>
+#include <pqxx/pqxx>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
+
+#include "private_postgres.h"
 
 namespace gf {
 namespace {
@@ -45,8 +46,12 @@ Job SubmittedJob(std::int64_t id) {
 }
 
 Event SubmitEvent(std::int64_t id) {
-  return Event{.seq = 0, .time = FromUnixMillis(1'700'000'000'000 + id), .job = JobId(id),
-               .kind = "submit", .actor = "ana", .message = "submitted, 1 GPU"};
+  return Event{.seq = 0,
+               .time = FromUnixMillis(1'700'000'000'000 + id),
+               .job = JobId(id),
+               .kind = "submit",
+               .actor = "ana",
+               .message = "submitted, 1 GPU"};
 }
 
 // range(0): jobs per Commit.
@@ -65,8 +70,8 @@ void CommitSubmits(benchmark::State& state, Store& store, std::int64_t& next_id)
     }
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * per_commit);
-  state.counters["commits/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                   benchmark::Counter::kIsRate);
+  state.counters["commits/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 constexpr std::string_view kBenchSchema = "gf_store_bench";
@@ -94,9 +99,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::int64_t sqlite_next = 1;
-  benchmark::RegisterBenchmark("Commit/sqlite", [&](benchmark::State& st) {
-    gf::CommitSubmits(st, **sqlite, sqlite_next);
-  })->Arg(1)->Arg(16)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(
+      "Commit/sqlite", [&](benchmark::State& st) { gf::CommitSubmits(st, **sqlite, sqlite_next); })
+      ->Arg(1)
+      ->Arg(16)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
 
   std::unique_ptr<gf::bench::PrivatePostgres> private_pg;
   std::string url;
@@ -120,9 +128,12 @@ int main(int argc, char** argv) {
   }
   std::int64_t pg_next = 1;
   if (pg != nullptr) {
-    benchmark::RegisterBenchmark("Commit/postgres", [&](benchmark::State& st) {
-      gf::CommitSubmits(st, *pg, pg_next);
-    })->Arg(1)->Arg(16)->UseRealTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("Commit/postgres",
+                                 [&](benchmark::State& st) { gf::CommitSubmits(st, *pg, pg_next); })
+        ->Arg(1)
+        ->Arg(16)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
   } else {
     std::cerr << "gf_store_bench: no PostgreSQL; only SQLite is measured\n";
   }

@@ -1,6 +1,7 @@
 #include "controller/agent_hub.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <utility>
 #include <vector>
@@ -135,6 +136,12 @@ class RemoteCommandStream final : public CommandStream {
  public:
   RemoteCommandStream(RemoteAgent& agent, std::int64_t session, std::int64_t after)
       : agent_(agent), session_(session), after_(after) {}
+  ~RemoteCommandStream() override {
+    std::lock_guard lock(waker_->mu);
+    waker_->wake.reset();  // a call armed at the agent and fired later finds nothing to call
+  }
+  RemoteCommandStream(const RemoteCommandStream&) = delete;
+  RemoteCommandStream& operator=(const RemoteCommandStream&) = delete;
 
   std::vector<AgentCommand> Take() override {
     std::vector<AgentCommand> out;
@@ -148,31 +155,48 @@ class RemoteCommandStream final : public CommandStream {
   bool Closed() const override { return !agent_.IsCurrent(session_); }
   void SetWaker(std::function<void()> wake) override {
     {
-      std::lock_guard lock(mu_);
-      wake_ = std::make_shared<std::function<void()>>(std::move(wake));
+      std::lock_guard lock(waker_->mu);
+      waker_->wake = std::make_shared<const std::function<void()>>(std::move(wake));
     }
     Rearm();
   }
 
  private:
+  // What a call armed at the agent reaches: the writer's waker, while the stream lives.
+  struct Waker {
+    std::mutex mu;
+    std::shared_ptr<const std::function<void()>> wake;  // GUARDED_BY(mu); null once gone
+    std::atomic<bool> armed{false};  // a call is armed at the agent and has not fired yet
+  };
+
   // The agent's wakers are one-shot: arm again after each take, so a push between the take and
-  // the arm is not missed (the writer then takes once more and finds it).
+  // the arm is not missed (the writer then takes once more and finds it). At most one call is
+  // armed at a time: a writer that takes with nothing new (every keepalive) must not pile up
+  // calls that all fire at the next push. The call clears `armed` before it wakes the writer,
+  // so the take that answers it arms the next one. The waker runs outside the lock, so it may
+  // take, or drop the stream, at once.
   void Rearm() {
-    std::shared_ptr<std::function<void()>> wake;
-    {
-      std::lock_guard lock(mu_);
-      wake = wake_;
+    if (waker_->armed.exchange(true)) {
+      return;
     }
-    if (wake) {
-      agent_.Arm([wake] { (*wake)(); });
-    }
+    agent_.Arm([waker = waker_] {
+      waker->armed.store(false);
+      std::shared_ptr<const std::function<void()>> wake;
+      {
+        std::lock_guard lock(waker->mu);
+        wake = waker->wake;
+      }
+      if (wake) {
+        (*wake)();
+      }
+    });
   }
 
   RemoteAgent& agent_;
   const std::int64_t session_;
   std::mutex mu_;
   std::int64_t after_;  // GUARDED_BY(mu_)
-  std::shared_ptr<std::function<void()>> wake_;  // GUARDED_BY(mu_)
+  const std::shared_ptr<Waker> waker_ = std::make_shared<Waker>();
 };
 
 }  // namespace

@@ -178,12 +178,16 @@ TEST_F(AgentHubTest, FirstHelloAttachesOnceAndSessionsIncrease) {
 
 TEST_F(AgentHubTest, ANewHelloMakesTheOlderSessionStale) {
   const std::int64_t old_session = SessionOf("n1");
-  std::shared_ptr<CommandStream> old_stream = Stream(old_session, 0);
   WakeCounter wakes;
+  std::shared_ptr<CommandStream> old_stream = Stream(old_session, 0);
   old_stream->SetWaker(wakes.Waker());
-  AgentOf("n1")->AcknowledgeExit(JobId(1));  // left in the old session's outbox
-  const int before = wakes.WaitPast(0);
+  AgentOf("n1")->AcknowledgeExit(JobId(1));
+  EXPECT_EQ(wakes.count(), 1);
+  EXPECT_EQ(old_stream->Take().size(), 1u);  // the writer answers each wake-up with a take
   EXPECT_FALSE(old_stream->Closed());
+  AgentOf("n1")->AcknowledgeExit(JobId(2));  // taken, but never reported done
+  EXPECT_EQ(old_stream->Take().size(), 1u);
+  const int before = wakes.count();
 
   const std::int64_t new_session = SessionOf("n1");
   EXPECT_GT(wakes.count(), before);  // the writer learns that its stream ended
@@ -207,8 +211,8 @@ TEST_F(AgentHubTest, ANewHelloMakesTheOlderSessionStale) {
 TEST_F(AgentHubTest, CommandsComeOutInOrderAndAreForgottenOnceDone) {
   const std::int64_t session = SessionOf("n1");
   NodeAgent* agent = AgentOf("n1");
-  std::shared_ptr<CommandStream> stream = Stream(session, 0);
   WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
   stream->SetWaker(wakes.Waker());
   EXPECT_TRUE(stream->Take().empty());
 
@@ -256,8 +260,8 @@ TEST_F(AgentHubTest, CommandsComeOutInOrderAndAreForgottenOnceDone) {
 // without anything new must not pile up wake-ups that all fire at the next push.
 TEST_F(AgentHubTest, IdleTakesDoNotMultiplyWakeUps) {
   const std::int64_t session = SessionOf("n1");
-  std::shared_ptr<CommandStream> stream = Stream(session, 0);
   WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
   stream->SetWaker(wakes.Waker());
   for (int i = 0; i < 50; ++i) {
     EXPECT_TRUE(stream->Take().empty());
@@ -288,8 +292,8 @@ TEST_F(AgentHubTest, AWokenWriterMissesNothing) {
   constexpr int kCommands = 2000;
   const std::int64_t session = SessionOf("n1");
   NodeAgent* agent = AgentOf("n1");
-  std::shared_ptr<CommandStream> stream = Stream(session, 0);
   WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
   stream->SetWaker(wakes.Waker());
   std::thread pusher([agent] {
     for (int i = 1; i <= kCommands; ++i) {
@@ -392,8 +396,8 @@ TEST_F(AgentHubTest, HelloNeedsANameAndValidLabels) {
 
 TEST_F(AgentHubTest, CloseEndsStreamsAndRefusesLaterCalls) {
   const std::int64_t session = SessionOf("n1");
-  std::shared_ptr<CommandStream> stream = Stream(session, 0);
   WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
   stream->SetWaker(wakes.Waker());
   hub_.Close();
   EXPECT_TRUE(stream->Closed());

@@ -83,7 +83,9 @@ Error NotAuthenticated() {
 
 }  // namespace
 
-Controller::Controller(std::unique_ptr<Store> store, const Clock& clock, ControllerOptions options)
+Controller::Controller(std::unique_ptr<Store> store,
+                       const Clock& clock,
+                       const ControllerOptions& options)
     : own_telemetry_(options.telemetry == nullptr ? std::make_unique<Telemetry>() : nullptr),
       telemetry_(options.telemetry != nullptr ? options.telemetry : own_telemetry_.get()),
       store_(std::move(store)),
@@ -351,7 +353,7 @@ Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
 // an array is queued whole or not at all.
 Result<std::vector<Job>> Controller::DoSubmitArray(const Caller& caller,
                                                    JobSpec spec,
-                                                   ArrayRequest array) {
+                                                   const ArrayRequest& array) {
   GF_TRY(ValidateArrayRequest(array));
   spec = WithDefaultClass(std::move(spec), options_.policy);
   GF_TRY(CheckSubmission(caller, spec));
@@ -570,13 +572,14 @@ Status Controller::CheckDependencies(const Caller& caller, const std::vector<Dep
     // For an array's id, how the whole array ended (nullopt while a task is unfinished).
     GF_ASSIGN_OR_RETURN(const std::optional<JobOutcome> outcome, OutcomeOf(d.job));
     if (outcome.has_value() && !Satisfies(d.kind, *outcome)) {
-      return InvalidArgument("after: job " + id + " already ended " +
-                             std::string(ToString(outcome->state)) +
-                             (outcome->exit_code
-                                  ? " (exit " + std::to_string(*outcome->exit_code) + ")"
-                                  : "") +
-                             ", so " + id + ":ok can never be met; give " + id +
-                             " without :ok to run after it anyway");
+      std::string message = "after: job " + id + " already ended ";
+      message += ToString(outcome->state);
+      if (outcome->exit_code) {
+        message += " (exit " + std::to_string(*outcome->exit_code) + ")";
+      }
+      message += ", so " + id + ":ok can never be met; give " + id;
+      message += " without :ok to run after it anyway";
+      return InvalidArgument(message);
     }
   }
   return OkStatus();
@@ -1206,7 +1209,7 @@ void Controller::ApplyHello(AgentHello hello) {
     } else if (job.state == JobState::kStarting) {
       // Its launch never reached the agent (a lost stream, or a crash before the launch):
       // send it again. A launch is a no-op for a job the agent already runs.
-      after_commit_.emplace_back([agent = entry.agent, job] { agent->Launch(job); });
+      after_commit_.emplace_back([agent = entry.agent, launch = job] { agent->Launch(launch); });
     } else {
       LoseJob(job, "its supervisor was not found on " + name.value() +
                        " when its agent came back");
@@ -1430,7 +1433,8 @@ void Controller::ApplyDecisions(Decisions decisions) {
                "scheduler");
     AssignGpus(job);
     const double wait = Seconds(job.submit_time, clock_.Now());
-    auto bucket = std::lower_bound(kWaitBucketBounds.begin(), kWaitBucketBounds.end(), wait);
+    const auto* bucket =
+        std::lower_bound(kWaitBucketBounds.begin(), kWaitBucketBounds.end(), wait);
     if (bucket != kWaitBucketBounds.end()) {
       counters_.wait_buckets[static_cast<std::size_t>(bucket - kWaitBucketBounds.begin())] += 1;
     }

@@ -58,7 +58,7 @@ struct ControllerOptions {
 
 class Controller final : public ClusterService, public AgentReports {
  public:
-  Controller(std::unique_ptr<Store> store, const Clock& clock, ControllerOptions options);
+  Controller(std::unique_ptr<Store> store, const Clock& clock, const ControllerOptions& options);
   ~Controller() override;
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -147,7 +147,8 @@ class Controller final : public ClusterService, public AgentReports {
 
   // REQUIRES: state thread, for all below.
   Result<Job> DoSubmit(const Caller& caller, JobSpec spec);
-  Result<std::vector<Job>> DoSubmitArray(const Caller& caller, JobSpec spec, ArrayRequest array);
+  Result<std::vector<Job>> DoSubmitArray(const Caller& caller, JobSpec spec,
+                                         const ArrayRequest& array);
   Result<std::vector<Job>> DoCancelArray(const Caller& caller, JobId array_job);
   // What every submission must pass before any job is created (Submit and SubmitArray).
   Status CheckSubmission(const Caller& caller, const JobSpec& spec);

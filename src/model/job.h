@@ -51,7 +51,8 @@ bool CanTransition(JobState from, JobState to);
 struct PriorityClass {
   std::string name;
   bool operator==(const PriorityClass&) const = default;
-  auto operator<=>(const PriorityClass&) const = default;  // by name: for maps, not for rank
+  // By name: for maps, not for rank. NOLINTNEXTLINE(modernize-use-nullptr): llvm#53961
+  auto operator<=>(const PriorityClass&) const = default;
 
   static const PriorityClass kHigh;
   static const PriorityClass kNormal;

@@ -6,6 +6,7 @@
 // durable (fsync'd) when Commit returns OK.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -50,6 +51,21 @@ struct JobQuery {
   std::optional<JobId> before{};        // ids below this (paging, newest first)
   std::optional<JobId> array_job{};     // only the tasks of this job array (ArrayTask::array_job)
   int limit = 1000;                     // > 0
+};
+
+// Controller leadership (issue #6, schema v6): several `gpufleet server` on one database; the
+// one holding the lease writes, the others wait. Each acquisition gets a larger epoch than any
+// before, and once a store is fenced with its epoch every Commit checks, inside its
+// transaction, that the epoch still holds the lease: a controller that lost it (it stalled
+// past its lease and another took over) can no longer write anything.
+struct LeaseHolder {
+  std::string holder{};  // who holds it ("host:pid")
+  std::int64_t epoch = 0;
+  Time expires{};
+};
+struct LeaseAttempt {
+  bool acquired = false;
+  LeaseHolder lease{};  // acquired: ours (with the new epoch); else the current holder's
 };
 
 // Every read may also fail with kInternal when a stored row cannot be decoded (the message
@@ -100,6 +116,18 @@ class Store {
   // The largest event seq ever assigned, 0 if none: where a watcher that wants only new
   // events starts (its after_seq).
   virtual Result<std::int64_t> MaxEventSeq() = 0;
+
+  // Takes the lease for `holder` until now + ttl when nobody holds it, its holder's lease ended
+  // (expires <= now), or `holder` holds it already; the epoch then is one more than the last.
+  // Otherwise acquired is false and `lease` says who holds it until when.
+  virtual Result<LeaseAttempt> AcquireLease(const std::string& holder, Time now,
+                                            std::chrono::milliseconds ttl) = 0;
+  // Extends the lease of `epoch` to now + ttl. kFailedPrecondition "lost the lease" when the
+  // lease has another epoch now.
+  virtual Status RenewLease(std::int64_t epoch, Time now, std::chrono::milliseconds ttl) = 0;
+  // From now on each Commit fails with kFailedPrecondition, applying nothing, unless `epoch`
+  // still holds the lease. Unfenced (the default: one `gpufleet up`), Commit does not look.
+  virtual void FenceWith(std::int64_t epoch) = 0;
 };
 
 }  // namespace gf

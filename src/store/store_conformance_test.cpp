@@ -992,4 +992,64 @@ TEST_P(StoreConformanceTest, InvalidTokenRefusesTheWholeBatch) {
   EXPECT_EQ(MustTokens(*store_).size(), 1u);
 }
 
+// ---- The controller lease (schema v6) ----
+
+TEST_P(StoreConformanceTest, LeaseGoesToOneHolderUntilItExpires) {
+  const Time t0 = FromUnixMillis(1'700'000'000'000);
+  const std::chrono::milliseconds ttl(8000);
+  auto a = store_->AcquireLease("a:1", t0, ttl);
+  ASSERT_TRUE(a.ok()) << a.error().ToString();
+  ASSERT_TRUE(a->acquired);
+  EXPECT_EQ(a->lease.holder, "a:1");
+  EXPECT_EQ(a->lease.expires, t0 + ttl);
+  // Another holder waits while the lease runs, and learns who holds it until when.
+  auto b = store_->AcquireLease("b:2", t0 + std::chrono::seconds(7), ttl);
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b->acquired);
+  EXPECT_EQ(b->lease.holder, "a:1");
+  EXPECT_EQ(b->lease.epoch, a->lease.epoch);
+  // A renewal moves the end; then b must wait longer.
+  ASSERT_TRUE(store_->RenewLease(a->lease.epoch, t0 + std::chrono::seconds(7), ttl).ok());
+  b = store_->AcquireLease("b:2", t0 + std::chrono::seconds(9), ttl);
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b->acquired) << "renewed until t0+15s";
+  // Past the end, b takes it with a larger epoch, and a's renewal fails.
+  b = store_->AcquireLease("b:2", t0 + std::chrono::seconds(15), ttl);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(b->acquired);
+  EXPECT_GT(b->lease.epoch, a->lease.epoch);
+  Status renew = store_->RenewLease(a->lease.epoch, t0 + std::chrono::seconds(16), ttl);
+  ASSERT_FALSE(renew.ok());
+  EXPECT_EQ(renew.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(renew.error().message.find("lost the lease"), std::string::npos);
+  // The holder itself may take it again (a restart), with a new epoch.
+  auto again = store_->AcquireLease("b:2", t0 + std::chrono::seconds(16), ttl);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->acquired);
+  EXPECT_GT(again->lease.epoch, b->lease.epoch);
+}
+
+TEST_P(StoreConformanceTest, FencedStoreRefusesCommitsOnceTheLeaseIsLost) {
+  const Time t0 = FromUnixMillis(1'700'000'000'000);
+  const std::chrono::milliseconds ttl(8000);
+  auto a = store_->AcquireLease("a:1", t0, ttl);
+  ASSERT_TRUE(a.ok() && a->acquired);
+  store_->FenceWith(a->lease.epoch);
+  MustCommit({.tokens = {SampleToken("f1")}});  // still the leader
+  auto b = store_->AcquireLease("b:2", t0 + ttl, ttl);  // a's lease ended
+  ASSERT_TRUE(b.ok() && b->acquired);
+  Status late = store_->Commit({.tokens = {SampleToken("f2")}});
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(late.error().message.find("lost the lease"), std::string::npos);
+  EXPECT_FALSE(MustGetToken(*store_, "f2").has_value()) << "a deposed leader wrote nothing";
+  EXPECT_TRUE(MustGetToken(*store_, "f1").has_value());
+  // The lease outlives a reopen (it is in the store, not the process).
+  Reopen();
+  auto c = store_->AcquireLease("c:3", t0 + ttl + std::chrono::seconds(1), ttl);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->acquired);
+  EXPECT_EQ(c->lease.holder, "b:2");
+}
+
 }  // namespace gf::testing

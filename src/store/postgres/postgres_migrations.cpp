@@ -157,13 +157,24 @@ CREATE TABLE tokens (
 );
 )sql";
 
+// Version 6: the controller lease (see sqlite/migrations.cpp).
+constexpr std::string_view kSchemaV6 = R"sql(
+CREATE TABLE leader (
+  id          BIGINT PRIMARY KEY CHECK (id = 1),
+  holder      BYTEA  NOT NULL,
+  epoch       BIGINT NOT NULL CHECK (epoch > 0),
+  expires_ms  BIGINT NOT NULL
+);
+)sql";
+
 // Versions and descriptions as in sqlite/migrations.cpp.
-constexpr std::array<Migration, 5> kMigrations = {{
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
     {4, "job constraints, dependencies, arrays, approval, checkpoint; usage records", kSchemaV4},
     {5, "api and node tokens; node state reason", kSchemaV5},
+    {6, "controller lease", kSchemaV6},
 }};
 
 // The advisory lock that orders migrations: a constant class ('gflt') and the schema's hash,

@@ -162,8 +162,17 @@ class PostgresStore final : public Store {
   Result<std::int64_t> MaxEventSeq() override {
     return ReadCounter("event_seq", "max event seq");
   }
+  Result<LeaseAttempt> AcquireLease(const std::string& holder, Time now,
+                                    std::chrono::milliseconds ttl) override;
+  Status RenewLease(std::int64_t epoch, Time now, std::chrono::milliseconds ttl) override;
+  void FenceWith(std::int64_t epoch) override { fence_ = epoch; }
 
  private:
+  // The lease row, locked until `txn` ends (FOR UPDATE: Acquire; FOR SHARE: Commit's fence,
+  // which thus waits for an acquisition under way rather than missing it).
+  static std::optional<LeaseHolder> ReadLease(pqxx::work& txn, bool for_update);
+  // Inside Commit's transaction: kFailedPrecondition unless fence_ still holds the lease.
+  Status CheckFence(pqxx::work& txn) const;
   Status WriteBatch(pqxx::work& txn, const StoreBatch& batch);
   // The first of `count` new sequence numbers of `counter` (event_seq, usage_seq).
   static std::int64_t ReserveSeqs(pqxx::work& txn, const char* counter, std::size_t count);
@@ -189,6 +198,7 @@ class PostgresStore final : public Store {
   std::unique_ptr<pqxx::connection> conn_;  // null after a connection was lost
   PostgresUrl url_;
   PgParams params_;  // reused for every statement, to keep its capacity
+  std::optional<std::int64_t> fence_;  // FenceWith
 };
 
 Result<pqxx::connection*> PostgresStore::Connection() {
@@ -275,7 +285,10 @@ Status PostgresStore::Commit(const StoreBatch& batch) {
   GF_ASSIGN_OR_RETURN(pqxx::connection * conn, Connection());
   try {
     pqxx::work txn(*conn, "commit");
-    Status status = WriteBatch(txn, batch);
+    Status status = CheckFence(txn);
+    if (status.ok()) {
+      status = WriteBatch(txn, batch);
+    }
     if (!status.ok()) {
       return InStore(status.error());  // txn's destructor rolls back
     }
@@ -283,6 +296,82 @@ Status PostgresStore::Commit(const StoreBatch& batch) {
     return OkStatus();
   } catch (const std::exception& e) {
     return Failed(e, "commit");
+  }
+}
+
+std::optional<LeaseHolder> PostgresStore::ReadLease(pqxx::work& txn, bool for_update) {
+  const pqxx::result rows = txn.exec(
+      std::string("SELECT convert_from(holder, 'UTF8'), epoch, expires_ms FROM leader WHERE id = 1 ") +
+      (for_update ? "FOR UPDATE" : "FOR SHARE"));
+  if (rows.empty()) {
+    return std::nullopt;
+  }
+  return LeaseHolder{.holder = rows[0][0].as<std::string>(),
+                     .epoch = rows[0][1].as<std::int64_t>(),
+                     .expires = FromUnixMillis(rows[0][2].as<std::int64_t>())};
+}
+
+Status PostgresStore::CheckFence(pqxx::work& txn) const {
+  if (!fence_) {
+    return OkStatus();
+  }
+  const std::optional<LeaseHolder> lease = ReadLease(txn, false);
+  if (!lease || lease->epoch != *fence_) {
+    return FailedPrecondition(
+        "this controller lost the lease (its epoch " + std::to_string(*fence_) + ", now " +
+        (lease ? std::to_string(lease->epoch) + " held by " + lease->holder : "none") +
+        "): another controller leads; nothing was written");
+  }
+  return OkStatus();
+}
+
+Result<LeaseAttempt> PostgresStore::AcquireLease(const std::string& holder, Time now,
+                                                 std::chrono::milliseconds ttl) {
+  GF_ASSIGN_OR_RETURN(pqxx::connection * conn, Connection());
+  try {
+    pqxx::work txn(*conn, "acquire lease");
+    // Two servers starting at once on an empty table: the row is made first (once), so that
+    // both then queue on its lock instead of both inserting.
+    txn.exec("INSERT INTO leader (id, holder, epoch, expires_ms) VALUES (1, ''::bytea, 1, 0) "
+             "ON CONFLICT (id) DO NOTHING");
+    const std::optional<LeaseHolder> current = ReadLease(txn, true);
+    LeaseAttempt attempt;
+    if (current && !current->holder.empty() && current->holder != holder &&
+        current->expires > now) {
+      attempt.lease = *current;
+      txn.commit();
+      return attempt;
+    }
+    attempt.acquired = true;
+    attempt.lease = LeaseHolder{
+        .holder = holder, .epoch = (current ? current->epoch : 0) + 1, .expires = now + ttl};
+    txn.exec_params("UPDATE leader SET holder = convert_to($1, 'UTF8'), epoch = $2, "
+                    "expires_ms = $3 WHERE id = 1",
+                    holder, static_cast<long long>(attempt.lease.epoch),
+                    static_cast<long long>(ToUnixMillis(attempt.lease.expires)));
+    txn.commit();
+    return attempt;
+  } catch (const std::exception& e) {
+    return Failed(e, "acquire the lease");
+  }
+}
+
+Status PostgresStore::RenewLease(std::int64_t epoch, Time now, std::chrono::milliseconds ttl) {
+  GF_ASSIGN_OR_RETURN(pqxx::connection * conn, Connection());
+  try {
+    pqxx::work txn(*conn, "renew lease");
+    const pqxx::result r =
+        txn.exec_params("UPDATE leader SET expires_ms = $1 WHERE id = 1 AND epoch = $2",
+                        static_cast<long long>(ToUnixMillis(now + ttl)),
+                        static_cast<long long>(epoch));
+    txn.commit();
+    if (r.affected_rows() != 1) {
+      return InStore(FailedPrecondition("lost the lease (epoch " + std::to_string(epoch) +
+                                        "): another controller took it"));
+    }
+    return OkStatus();
+  } catch (const std::exception& e) {
+    return Failed(e, "renew the lease");
   }
 }
 

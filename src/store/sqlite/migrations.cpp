@@ -184,12 +184,24 @@ CREATE TABLE tokens (
 );
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations = {{
+// Version 6 (issue #6): the controller lease. One row at most (id 1): who leads, with which
+// epoch, until when. Epochs only grow, so a deposed leader's epoch never comes back.
+constexpr std::string_view kSchemaV6 = R"sql(
+CREATE TABLE leader (
+  id          INTEGER PRIMARY KEY CHECK (id = 1),
+  holder      TEXT    NOT NULL,
+  epoch       INTEGER NOT NULL CHECK (epoch > 0),
+  expires_ms  INTEGER NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
     {4, "job constraints, dependencies, arrays, approval, checkpoint; usage records", kSchemaV4},
     {5, "api and node tokens; node state reason", kSchemaV5},
+    {6, "controller lease", kSchemaV6},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -137,8 +138,19 @@ class SqliteStore final : public Store {
   Result<std::int64_t> MaxEventSeq() override {
     return QueryMax(stmts_.max_event_seq, "max event seq");
   }
+  Result<LeaseAttempt> AcquireLease(const std::string& holder, Time now,
+                                    std::chrono::milliseconds ttl) override;
+  Status RenewLease(std::int64_t epoch, Time now, std::chrono::milliseconds ttl) override;
+  void FenceWith(std::int64_t epoch) override { fence_ = epoch; }
 
  private:
+  // The lease row, if any (inside the caller's transaction, or alone).
+  Result<std::optional<LeaseHolder>> ReadLease();
+  // Inside Commit's transaction: kFailedPrecondition unless fence_ still holds the lease.
+  Status CheckFence();
+  // Runs `body` in one BEGIN IMMEDIATE transaction: committed when it returns OK, rolled back
+  // otherwise.
+  Status InTransaction(std::string_view what, const std::function<Status()>& body);
   Status WriteBatch(const StoreBatch& batch);
   Result<std::int64_t> QueryMax(SqliteStatement& stmt, std::string_view operation);
   // A statement from `cache`, preparing it from `sql` on first use.
@@ -155,6 +167,10 @@ class SqliteStore final : public Store {
   CachedStatements stmts_;
   std::array<std::optional<SqliteStatement>, 16> list_jobs_;   // by filter bits
   std::array<std::optional<SqliteStatement>, 2> list_events_;  // [all, one job]
+  std::optional<SqliteStatement> read_lease_;
+  std::optional<SqliteStatement> write_lease_;
+  std::optional<SqliteStatement> renew_lease_;
+  std::optional<std::int64_t> fence_;  // FenceWith
 };
 
 Status SqliteStore::Commit(const StoreBatch& batch) {
@@ -165,25 +181,105 @@ Status SqliteStore::Commit(const StoreBatch& batch) {
   if (Status valid = ValidateBatch(batch); !valid.ok()) {
     return InStore(valid.error());
   }
+  return InTransaction("commit", [&]() -> Status {
+    GF_TRY(CheckFence());
+    return WriteBatch(batch);
+  });
+}
+
+Status SqliteStore::InTransaction(std::string_view what, const std::function<Status()>& body) {
   Status status = [&]() -> Status {
     ScopedReset reset_begin(stmts_.begin);
-    return stmts_.begin.Run("commit: begin transaction");
+    return stmts_.begin.Run(std::string(what) + ": begin transaction");
   }();
   if (status.ok()) {
-    status = WriteBatch(batch);
+    status = body();
   }
   if (status.ok()) {
     ScopedReset reset_commit(stmts_.commit);
-    status = stmts_.commit.Run("commit: commit transaction");
+    status = stmts_.commit.Run(std::string(what) + ": commit transaction");
   }
   // SQLite ends the transaction by itself after some errors (disk full, I/O); roll back only
   // when one is still open.
   if (!status.ok() && sqlite3_get_autocommit(db_.get()) == 0) {
     ScopedReset reset_rollback(stmts_.rollback);
     // The first error is the one that explains the failure; report that one.
-    static_cast<void>(stmts_.rollback.Run("commit: roll back"));
+    static_cast<void>(stmts_.rollback.Run(std::string(what) + ": roll back"));
   }
   return status.ok() ? status : InStore(status.error());
+}
+
+Result<std::optional<LeaseHolder>> SqliteStore::ReadLease() {
+  GF_ASSIGN_OR_RETURN(SqliteStatement * stmt,
+                      Cached(read_lease_, "SELECT holder, epoch, expires_ms FROM leader WHERE id = 1"));
+  ScopedReset reset(*stmt);
+  GF_ASSIGN_OR_RETURN(bool row, stmt->Step("read the lease"));
+  if (!row) {
+    return std::optional<LeaseHolder>();
+  }
+  return std::optional<LeaseHolder>(LeaseHolder{
+      .holder = stmt->Text(0), .epoch = stmt->Int64(1), .expires = FromUnixMillis(stmt->Int64(2))});
+}
+
+Status SqliteStore::CheckFence() {
+  if (!fence_) {
+    return OkStatus();
+  }
+  GF_ASSIGN_OR_RETURN(std::optional<LeaseHolder> lease, ReadLease());
+  if (!lease || lease->epoch != *fence_) {
+    return FailedPrecondition(
+        "this controller lost the lease (its epoch " + std::to_string(*fence_) + ", now " +
+        (lease ? std::to_string(lease->epoch) + " held by " + lease->holder : "none") +
+        "): another controller leads; nothing was written");
+  }
+  return OkStatus();
+}
+
+Result<LeaseAttempt> SqliteStore::AcquireLease(const std::string& holder, Time now,
+                                               std::chrono::milliseconds ttl) {
+  LeaseAttempt attempt;
+  Status status = InTransaction("acquire the lease", [&]() -> Status {
+    GF_ASSIGN_OR_RETURN(std::optional<LeaseHolder> current, ReadLease());
+    if (current && current->holder != holder && current->expires > now) {
+      attempt.lease = *current;  // held by another: nothing to write
+      return OkStatus();
+    }
+    attempt.acquired = true;
+    attempt.lease = LeaseHolder{
+        .holder = holder, .epoch = (current ? current->epoch : 0) + 1, .expires = now + ttl};
+    GF_ASSIGN_OR_RETURN(
+        SqliteStatement * stmt,
+        Cached(write_lease_,
+               "INSERT INTO leader (id, holder, epoch, expires_ms) VALUES (1, ?1, ?2, ?3) "
+               "ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, epoch = excluded.epoch, "
+               "expires_ms = excluded.expires_ms"));
+    ScopedReset reset(*stmt);
+    stmt->BindText(1, holder);
+    stmt->BindInt64(2, attempt.lease.epoch);
+    stmt->BindInt64(3, ToUnixMillis(attempt.lease.expires));
+    return stmt->Run("acquire the lease");
+  });
+  if (!status.ok()) {
+    return status.error();
+  }
+  return attempt;
+}
+
+Status SqliteStore::RenewLease(std::int64_t epoch, Time now, std::chrono::milliseconds ttl) {
+  GF_ASSIGN_OR_RETURN(
+      SqliteStatement * stmt,
+      Cached(renew_lease_, "UPDATE leader SET expires_ms = ?1 WHERE id = 1 AND epoch = ?2"));
+  ScopedReset reset(*stmt);
+  stmt->BindInt64(1, ToUnixMillis(now + ttl));
+  stmt->BindInt64(2, epoch);
+  if (Status s = stmt->Run("renew the lease"); !s.ok()) {
+    return InStore(s.error());
+  }
+  if (sqlite3_changes(db_.get()) != 1) {
+    return InStore(FailedPrecondition("lost the lease (epoch " + std::to_string(epoch) +
+                                      "): another controller took it"));
+  }
+  return OkStatus();
 }
 
 Status SqliteStore::WriteBatch(const StoreBatch& batch) {

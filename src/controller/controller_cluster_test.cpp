@@ -1,0 +1,508 @@
+// The controller with remote nodes (issue #6): a node whose agent falls silent goes down and
+// its jobs are requeued, a returning agent's orphan copies are killed, exits count only from
+// the job's node; drain and resume; tokens. Agents are FakeAgents attached as a remote agent's
+// first hello attaches them (after Start), their heartbeats played by a thread of the test.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "controller/controller.h"
+#include "controller/controller_test_util.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace gf {
+namespace {
+
+using std::chrono::milliseconds;
+
+const NodeId kN1("n1");
+const NodeId kN2("n2");
+
+Caller Person(std::uint32_t uid, std::string name, Role role = Role::kUser) {
+  return Caller{.authenticated = true, .uid = uid, .gid = uid, .user = std::move(name),
+                .role = role};
+}
+
+// A node with one GPU ("<node>-GPU-0").
+Node OneGpuNode(const NodeId& name) {
+  Node node;
+  node.name = name;
+  Gpu gpu;
+  gpu.uuid = GpuUuid(name.value() + "-GPU-0");
+  gpu.model = "H100-80GB";
+  gpu.memory_mib = 81920;
+  node.gpus.push_back(gpu);
+  node.gpu_backend = "test";
+  return node;
+}
+
+JobSpec OneGpuSpec() {
+  JobSpec spec;
+  spec.argv = {"sleep", "100"};
+  spec.workdir = "/tmp";
+  spec.request.gpus = 1;
+  return spec;
+}
+
+// Plays the agents' heartbeats: every 10 ms for each node kept alive, as RemoteLink's reports
+// do, until the node is silenced (its agent or its network died).
+class Heartbeats {
+ public:
+  explicit Heartbeats(AgentReports& reports)
+      : reports_(reports), thread_([this] { Run(); }) {}
+  ~Heartbeats() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Heartbeats(const Heartbeats&) = delete;
+  Heartbeats& operator=(const Heartbeats&) = delete;
+
+  void KeepAlive(const NodeId& node) {
+    std::lock_guard lock(mu_);
+    alive_.insert(node);
+  }
+  void Silence(const NodeId& node) {
+    std::lock_guard lock(mu_);
+    alive_.erase(node);
+  }
+
+ private:
+  void Run() {
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, milliseconds(10), [this] { return stop_; })) {
+      for (const NodeId& node : alive_) {
+        reports_.OnAgentHeartbeat(node);
+      }
+    }
+  }
+
+  AgentReports& reports_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<NodeId> alive_;  // GUARDED_BY(mu_)
+  bool stop_ = false;       // GUARDED_BY(mu_)
+  std::thread thread_;      // last: starts once the rest is built
+};
+
+class ControllerClusterTest : public ::testing::Test {
+ protected:
+  // A node is down after this long without a report; 0: never (the drain and token tests).
+  virtual Millis NodeTimeout() const { return Millis(0); }
+
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gf-cluster-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    auto store = OpenSqliteStore(dir_ / "state.db");
+    ASSERT_TRUE(store.ok()) << store.error().ToString();
+    ControllerOptions options;
+    options.tick = Millis(10);
+    options.kill_grace = std::chrono::seconds(1);
+    options.node_timeout = NodeTimeout();
+    controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
+    ASSERT_TRUE(controller_->Load().ok());
+    controller_->Start();
+    heartbeats_ = std::make_unique<Heartbeats>(*controller_);
+  }
+  void TearDown() override {
+    heartbeats_.reset();
+    controller_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A remote agent's first hello, as AgentHub hands it over: attach, then the hello.
+  void Join(const NodeId& node, FakeAgent& agent) {
+    controller_->AttachAgent(node, &agent);
+    SayHello(node, {});
+    heartbeats_->KeepAlive(node);
+  }
+  void SayHello(const NodeId& node, std::vector<JobId> running) {
+    controller_->OnAgentHello(
+        AgentHello{.node = OneGpuNode(node), .running = std::move(running), .ended = {}});
+  }
+
+  // Submits a one-GPU job and waits until `agent` was asked to launch it and it runs.
+  JobId RunningJob(FakeAgent& agent) {
+    auto job = controller_->Submit(alice_, OneGpuSpec());
+    EXPECT_TRUE(job.ok()) << job.error().ToString();
+    if (!job.ok()) {
+      return JobId();
+    }
+    EXPECT_TRUE(WaitFor([&] { return LaunchesOf(agent, job->id) == 1; }));
+    controller_->OnJobStarted(job->id, 4242, clock_.Now());
+    EXPECT_TRUE(WaitFor([&] { return Get(job->id).state == JobState::kRunning; }));
+    return job->id;
+  }
+
+  static int LaunchesOf(FakeAgent& agent, JobId id) {
+    const std::vector<Job> launched = agent.launched();
+    return static_cast<int>(std::count_if(launched.begin(), launched.end(),
+                                          [&](const Job& j) { return j.id == id; }));
+  }
+  static int AcksOf(FakeAgent& agent, JobId id) {
+    const std::vector<JobId> acked = agent.acked();
+    return static_cast<int>(std::count(acked.begin(), acked.end(), id));
+  }
+  // The causes of the kills `agent` got for the job.
+  static std::vector<std::string> KillsOf(FakeAgent& agent, JobId id) {
+    std::vector<std::string> causes;
+    for (const auto& [job, cause] : agent.killed()) {
+      if (job == id) {
+        causes.push_back(cause);
+      }
+    }
+    return causes;
+  }
+
+  Job Get(JobId id) {
+    auto job = controller_->GetJob(root_, id);
+    EXPECT_TRUE(job.ok()) << job.error().ToString();
+    return job.ok() ? *job : Job{};
+  }
+  Node NodeNamed(const NodeId& name) {
+    auto nodes = controller_->ListNodes(root_);
+    EXPECT_TRUE(nodes.ok());
+    for (const Node& n : nodes.ok() ? *nodes : std::vector<Node>{}) {
+      if (n.name == name) {
+        return n;
+      }
+    }
+    ADD_FAILURE() << "no node " << name.value();
+    return Node{};
+  }
+  // The job's state changes, as "FROM -> TO" (the event text before its cause).
+  std::vector<std::string> Transitions(JobId id) {
+    auto events = controller_->JobEvents(root_, id);
+    EXPECT_TRUE(events.ok());
+    std::vector<std::string> out;
+    for (const Event& e : events.ok() ? *events : std::vector<Event>{}) {
+      if (e.kind == "state") {
+        out.push_back(e.message.substr(0, e.message.find(':')));
+      }
+    }
+    return out;
+  }
+  // Every event not about one job (node and token events), in order; stops the controller
+  // first, so that everything is on disk.
+  std::vector<std::string> ClusterEventsAfterStop() {
+    heartbeats_.reset();
+    controller_.reset();
+    auto store = OpenSqliteStore(dir_ / "state.db");
+    EXPECT_TRUE(store.ok());
+    auto events = (*store)->ListEvents(std::nullopt, 0, 10'000);
+    EXPECT_TRUE(events.ok());
+    std::vector<std::string> out;
+    for (const Event& e : events.ok() ? *events : std::vector<Event>{}) {
+      if (!e.job) {
+        out.push_back(e.message);
+      }
+    }
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  ManualClock clock_;
+  Caller root_ = Person(0, "root");
+  Caller alice_ = Person(1000, "alice");
+  Caller olga_ = Person(1002, "olga", Role::kOperator);
+  FakeAgent a1_;  // the agent of n1
+  FakeAgent a2_;  // the agent of n2
+  std::unique_ptr<Controller> controller_;
+  std::unique_ptr<Heartbeats> heartbeats_;  // after controller_: goes first
+};
+
+// ---- Node failure ------------------------------------------------------------------------
+
+class NodeFailureTest : public ControllerClusterTest {
+ protected:
+  Millis NodeTimeout() const override { return kTimeout; }
+  static constexpr Millis kTimeout{400};
+
+  bool IsDown(const NodeId& node) { return NodeNamed(node).state == NodeState::kDown; }
+};
+
+bool Contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// `first` comes before `second` in `list`, both present.
+bool InOrder(const std::vector<std::string>& list, const std::string& first,
+             const std::string& second) {
+  auto a = std::find(list.begin(), list.end(), first);
+  return a != list.end() && std::find(a, list.end(), second) != list.end();
+}
+
+TEST_F(NodeFailureTest, ASilentNodeGoesDownAndItsJobRunsElsewhere) {
+  Join(kN1, a1_);
+  const JobId job = RunningJob(a1_);
+  heartbeats_->Silence(kN1);
+  ASSERT_TRUE(WaitFor([&] { return IsDown(kN1); }));
+  const Node down = NodeNamed(kN1);
+  EXPECT_NE(down.state_reason.find("node n1 down"), std::string::npos) << down.state_reason;
+  ASSERT_TRUE(WaitFor([&] { return Get(job).state == JobState::kPending; }));
+  EXPECT_FALSE(Get(job).allocation.has_value());
+  EXPECT_TRUE(InOrder(Transitions(job), "RUNNING -> NODE_FAIL", "NODE_FAIL -> PENDING"))
+      << ::testing::PrintToString(Transitions(job));
+
+  Join(kN2, a2_);
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a2_, job) == 1; }));
+  const Job again = Get(job);
+  EXPECT_EQ(again.state, JobState::kStarting);
+  ASSERT_TRUE(again.allocation.has_value());
+  EXPECT_EQ(again.allocation->node, kN2);
+  EXPECT_EQ(LaunchesOf(a1_, job), 1);  // not on the node that is down
+}
+
+TEST_F(NodeFailureTest, HeartbeatsKeepANodeUp) {
+  Join(kN1, a1_);
+  const JobId job = RunningJob(a1_);
+  // Three timeouts long, the node must not go down while its agent reports.
+  const auto until = std::chrono::steady_clock::now() + 3 * kTimeout;
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(NodeNamed(kN1).state, NodeState::kUp);
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_EQ(Get(job).state, JobState::kRunning);
+  // The same node without heartbeats: the timeout above was live.
+  heartbeats_->Silence(kN1);
+  EXPECT_TRUE(WaitFor([&] { return IsDown(kN1); }));
+}
+
+TEST_F(NodeFailureTest, AJobBeingCancelledWhenItsNodeDiesEndsCancelled) {
+  Join(kN1, a1_);
+  const JobId job = RunningJob(a1_);
+  ASSERT_TRUE(controller_->CancelJob(alice_, job).ok());
+  ASSERT_TRUE(WaitFor([&] { return KillsOf(a1_, job).size() == 1; }));
+  heartbeats_->Silence(kN1);
+  ASSERT_TRUE(WaitFor([&] { return Get(job).state == JobState::kCancelled; }));
+  EXPECT_NE(Get(job).reason.find("node n1 down"), std::string::npos) << Get(job).reason;
+  EXPECT_FALSE(Contains(Transitions(job), "RUNNING -> NODE_FAIL"));
+
+  // Its agent comes back still running it: that copy is an orphan and is killed; it never
+  // runs again anywhere.
+  Join(kN2, a2_);
+  SayHello(kN1, {job});
+  heartbeats_->KeepAlive(kN1);
+  ASSERT_TRUE(WaitFor([&] { return KillsOf(a1_, job).size() == 2; }));
+  EXPECT_NE(KillsOf(a1_, job)[1].find("orphan"), std::string::npos);
+  EXPECT_EQ(LaunchesOf(a2_, job), 0);
+  EXPECT_EQ(Get(job).state, JobState::kCancelled);
+}
+
+TEST_F(NodeFailureTest, AReturningAgentsOrphanIsKilledAndItsExitIgnored) {
+  Join(kN1, a1_);
+  const JobId job = RunningJob(a1_);
+  heartbeats_->Silence(kN1);
+  ASSERT_TRUE(WaitFor([&] { return Get(job).state == JobState::kPending; }));
+  Join(kN2, a2_);
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a2_, job) == 1; }));
+  controller_->OnJobStarted(job, 5151, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return Get(job).state == JobState::kRunning; }));
+
+  // n1's agent was only cut off: it comes back with its copy of the job still running.
+  SayHello(kN1, {job});
+  heartbeats_->KeepAlive(kN1);
+  ASSERT_TRUE(WaitFor([&] { return KillsOf(a1_, job).size() == 1; }));
+  EXPECT_NE(KillsOf(a1_, job)[0].find("orphan"), std::string::npos) << KillsOf(a1_, job)[0];
+  EXPECT_TRUE(KillsOf(a2_, job).empty());
+  EXPECT_EQ(NodeNamed(kN1).state, NodeState::kUp);
+  EXPECT_TRUE(NodeNamed(kN1).state_reason.empty());
+
+  // The orphan's exit, from n1: the job runs on n2, so it does not end; only n1 may forget it.
+  controller_->OnJobExited(JobExitReport{.job = job, .exit_code = 143, .signal = 15,
+                                         .end_time = clock_.Now(), .cause = "killed",
+                                         .node = kN1});
+  EXPECT_EQ(Get(job).state, JobState::kRunning);  // a later turn than the exit's
+  EXPECT_EQ(AcksOf(a1_, job), 1);
+  EXPECT_EQ(AcksOf(a2_, job), 0);
+
+  // The real exit, from n2, ends it.
+  controller_->OnJobExited(JobExitReport{.job = job, .exit_code = 0, .signal = std::nullopt,
+                                         .end_time = clock_.Now(), .cause = "exited with 0",
+                                         .node = kN2});
+  ASSERT_TRUE(WaitFor([&] { return Get(job).state == JobState::kCompleted; }));
+  ASSERT_TRUE(WaitFor([&] { return AcksOf(a2_, job) == 1; }));
+  EXPECT_EQ(AcksOf(a1_, job), 1);
+}
+
+TEST_F(NodeFailureTest, AHelloWithoutTheNodesJobsLaunchesStartingOnesAgain) {
+  // One job running on n1, one starting on n2 (each node has one GPU).
+  Join(kN1, a1_);
+  const JobId running = RunningJob(a1_);
+  auto starting = controller_->Submit(alice_, OneGpuSpec());
+  ASSERT_TRUE(starting.ok());
+  Join(kN2, a2_);
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a2_, starting->id) == 1; }));
+  ASSERT_EQ(Get(starting->id).state, JobState::kStarting);
+
+  // n2's agent restarted before the launch reached it: the launch is sent again.
+  SayHello(kN2, {});
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a2_, starting->id) == 2; }));
+  EXPECT_EQ(Get(starting->id).state, JobState::kStarting);
+  EXPECT_FALSE(Contains(Transitions(starting->id), "STARTING -> NODE_FAIL"));
+
+  // n1's agent restarted and lost the running job's supervisor: requeued (and placed again at
+  // once, n1 being free now), not failed.
+  SayHello(kN1, {});
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a1_, running) == 2; }));
+  const std::vector<std::string> transitions = Transitions(running);
+  EXPECT_TRUE(InOrder(transitions, "RUNNING -> NODE_FAIL", "NODE_FAIL -> PENDING"))
+      << ::testing::PrintToString(transitions);
+  EXPECT_FALSE(Contains(transitions, "RUNNING -> FAILED"));
+  auto events = controller_->JobEvents(root_, running);
+  ASSERT_TRUE(events.ok());
+  EXPECT_TRUE(std::any_of(events->begin(), events->end(), [](const Event& e) {
+    return e.message.find("supervisor was not found on n1") != std::string::npos;
+  }));
+}
+
+// ---- Drain and resume --------------------------------------------------------------------
+
+TEST_F(ControllerClusterTest, OnlyOperatorsDrainAndADrainNeedsAReason) {
+  Join(kN1, a1_);
+  for (auto result : {controller_->DrainNode(alice_, kN1, "bad fan"),
+                      controller_->ResumeNode(alice_, kN1)}) {
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().code, ErrorCode::kPermissionDenied);
+  }
+  auto empty = controller_->DrainNode(olga_, kN1, "");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(empty.error().message.rfind("reason:", 0), 0u) << empty.error().message;
+  EXPECT_FALSE(controller_->DrainNode(olga_, kN1, std::string(501, 'x')).ok());
+  auto unknown = controller_->DrainNode(olga_, NodeId("nope"), "bad fan");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(NodeNamed(kN1).state, NodeState::kUp);
+
+  auto admin = controller_->DrainNode(Person(1003, "ada", Role::kAdmin), kN1, "bad fan");
+  ASSERT_TRUE(admin.ok()) << admin.error().ToString();
+  EXPECT_EQ(admin->state, NodeState::kDrained);  // no job on it
+  EXPECT_TRUE(controller_->ResumeNode(root_, kN1).ok());
+  EXPECT_EQ(NodeNamed(kN1).state, NodeState::kUp);
+}
+
+TEST_F(ControllerClusterTest, ADrainWaitsForRunningJobsAndTakesNoNewOnes) {
+  Join(kN1, a1_);
+  const JobId first = RunningJob(a1_);
+  auto drained = controller_->DrainNode(olga_, kN1, "bad fan");
+  ASSERT_TRUE(drained.ok()) << drained.error().ToString();
+  EXPECT_EQ(drained->state, NodeState::kDraining);
+  EXPECT_EQ(drained->state_reason, "bad fan");
+
+  // Its job runs on; a new one is not placed there.
+  EXPECT_EQ(Get(first).state, JobState::kRunning);
+  controller_->OnJobExited(JobExitReport{.job = first, .exit_code = 0, .signal = std::nullopt,
+                                         .end_time = clock_.Now(), .cause = "exited with 0",
+                                         .node = kN1});
+  ASSERT_TRUE(WaitFor([&] { return NodeNamed(kN1).state == NodeState::kDrained; }));
+  auto second = controller_->Submit(alice_, OneGpuSpec());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(Get(second->id).state, JobState::kPending);  // the pass ran with the submit
+  // An agent's reconnect does not undo an operator's drain.
+  SayHello(kN1, {});
+  EXPECT_EQ(NodeNamed(kN1).state, NodeState::kDrained);
+  EXPECT_EQ(Get(second->id).state, JobState::kPending);
+  EXPECT_EQ(LaunchesOf(a1_, second->id), 0);
+
+  auto resumed = controller_->ResumeNode(olga_, kN1);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
+  EXPECT_EQ(resumed->state, NodeState::kUp);
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a1_, second->id) == 1; }));
+
+  const std::vector<std::string> events = ClusterEventsAfterStop();
+  EXPECT_TRUE(InOrder(events, "drain n1: bad fan", "node n1 drained: no job runs on it any more"))
+      << ::testing::PrintToString(events);
+  EXPECT_TRUE(InOrder(events, "node n1 drained: no job runs on it any more", "resume n1"));
+}
+
+// ---- Tokens ------------------------------------------------------------------------------
+
+// Debian always has these accounts; tokens act as Unix users known to the server.
+const std::string kUserA = "daemon";
+const std::string kUserB = "nobody";
+
+TokenRequest UserToken(const std::string& user) {
+  return TokenRequest{.kind = TokenKind::kUser, .subject = user, .role = Role::kUser,
+                      .description = "test", .expires_in = std::nullopt};
+}
+
+TEST_F(ControllerClusterTest, OnlyAdminsCreateTokensForKnownUsers) {
+  auto refused = controller_->CreateToken(alice_, UserToken(kUserA));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
+  auto operator_refused = controller_->CreateToken(olga_, UserToken(kUserA));
+  ASSERT_FALSE(operator_refused.ok());
+  EXPECT_EQ(operator_refused.error().code, ErrorCode::kPermissionDenied);
+
+  auto unknown = controller_->CreateToken(root_, UserToken("no-such-user-gf"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(unknown.error().message.rfind("user:", 0), 0u) << unknown.error().message;
+
+  auto issued = controller_->CreateToken(root_, UserToken(kUserA));
+  ASSERT_TRUE(issued.ok()) << issued.error().ToString();
+  // Usable the moment it is handed over.
+  auto caller = controller_->Authenticate(issued->text);
+  ASSERT_TRUE(caller.ok()) << caller.error().ToString();
+  EXPECT_TRUE(caller->authenticated);
+  EXPECT_EQ(caller->user, kUserA);
+  EXPECT_EQ(caller->uid, issued->token.uid);
+  EXPECT_NE(caller->uid, 0u);
+}
+
+TEST_F(ControllerClusterTest, UsersListAndRevokeOnlyTheirOwnTokens) {
+  auto a = controller_->CreateToken(root_, UserToken(kUserA));
+  auto b = controller_->CreateToken(root_, UserToken(kUserB));
+  auto node = controller_->CreateToken(
+      root_, TokenRequest{.kind = TokenKind::kNode, .subject = "n1", .role = Role::kUser,
+                          .description = "", .expires_in = std::nullopt});
+  ASSERT_TRUE(a.ok() && b.ok() && node.ok());
+  const Caller user_a = Person(a->token.uid, kUserA);
+  const Caller user_b = Person(b->token.uid, kUserB);
+
+  auto listed = controller_->ListTokens(user_b);
+  ASSERT_TRUE(listed.ok()) << listed.error().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, b->token.id);
+  EXPECT_TRUE((*listed)[0].secret_hash.empty());
+  auto all = controller_->ListTokens(root_);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 3u);
+  for (const ApiToken& t : *all) {
+    EXPECT_TRUE(t.secret_hash.empty()) << t.id;
+  }
+
+  // Someone else's token is not found, as if it did not exist; it still works.
+  auto other = controller_->RevokeToken(user_a, b->token.id);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(controller_->Authenticate(b->text).ok());
+
+  auto revoked = controller_->RevokeToken(user_b, b->token.id);
+  ASSERT_TRUE(revoked.ok()) << revoked.error().ToString();
+  EXPECT_TRUE(revoked->revoked.has_value());
+  auto after = controller_->Authenticate(b->text);
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_TRUE(controller_->Authenticate(a->text).ok());
+  // A node token is no user's: only an admin revokes it.
+  auto not_hers = controller_->RevokeToken(user_a, node->token.id);
+  ASSERT_FALSE(not_hers.ok());
+  EXPECT_EQ(not_hers.error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(controller_->RevokeToken(root_, node->token.id).ok());
+}
+
+}  // namespace
+}  // namespace gf
