@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -144,6 +145,15 @@ class AgentHubTest : public ::testing::Test {
   std::vector<std::pair<NodeId, NodeAgent*>> attached_;
   AgentHub hub_;
 };
+
+// Polls `pred` for at most `limit`: for what must NOT happen, where only time can tell.
+template <typename Pred>
+void WaitForOrTimeout(Pred pred, milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!pred() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+}
 
 std::vector<std::int64_t> Seqs(const std::vector<AgentCommand>& commands) {
   std::vector<std::int64_t> out;
@@ -409,6 +419,58 @@ TEST_F(AgentHubTest, CloseEndsStreamsAndRefusesLaterCalls) {
   expect_unavailable(hub_.Hello(kRoot, HelloOf("n1")));
   expect_unavailable(hub_.Report(kRoot, session, AgentReportBatch{}));
   expect_unavailable(hub_.Commands(kRoot, session, 0));
+}
+
+// The controller must get a node's attach before any hello of it, and the hellos in session
+// order: a hello handed over without its agent attached makes the controller act on no agent.
+// Two hellos of one node race (an agent retrying its hello); the first one's attach is slow.
+TEST(AgentHubOrderTest, HellosReachTheControllerAfterTheAttachAndInSessionOrder) {
+  class OrderLog final : public AgentReports {
+   public:
+    void OnAgentHello(AgentHello hello) override { Add("hello " + hello.run_dir); }
+    void OnJobStarted(JobId, std::int64_t, Time) override {}
+    void OnJobExited(JobExitReport) override {}
+    void OnSamples(NodeId, std::vector<GpuSample>) override {}
+    void OnAgentHeartbeat(const NodeId&) override {}
+    void Add(std::string entry) {
+      std::lock_guard lock(mu_);
+      entries_.push_back(std::move(entry));
+    }
+    std::vector<std::string> entries() {  // NOLINT(readability-identifier-naming): accessor
+      std::lock_guard lock(mu_);
+      return entries_;
+    }
+
+   private:
+    std::mutex mu_;
+    std::vector<std::string> entries_;
+  };
+  OrderLog log;
+  std::promise<void> attaching;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  AgentHub hub(log, [&](const NodeId&, NodeAgent*) {
+    attaching.set_value();
+    released.wait();
+    log.Add("attached");
+  });
+  AgentHello first = HelloOf("n1");
+  first.run_dir = "first";
+  AgentHello second = HelloOf("n1");
+  second.run_dir = "second";
+  std::int64_t first_session = 0;
+  std::int64_t second_session = 0;
+  std::thread one([&] { first_session = hub.Hello(kRoot, first)->session; });
+  attaching.get_future().wait();
+  std::thread two([&] { second_session = hub.Hello(kRoot, second)->session; });
+  // Bounded: the second hello must not get through while the attach is under way; give it the
+  // time it would need if it could.
+  WaitForOrTimeout([&] { return !log.entries().empty(); }, milliseconds(300));
+  release.set_value();
+  one.join();
+  two.join();
+  ASSERT_LT(first_session, second_session);
+  EXPECT_EQ(log.entries(), (std::vector<std::string>{"attached", "hello first", "hello second"}));
 }
 
 class SmallOutboxTest : public AgentHubTest {

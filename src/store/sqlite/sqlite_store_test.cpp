@@ -358,7 +358,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5");
+            "1,2,3,4,5,6");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -453,7 +453,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion4Database) {
   ASSERT_TRUE(got.ok()) << got.error().ToString();
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ(DebugString(**got), DebugString(token));
-  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 5);
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 6);
 }
 
 // A budget reads the runs of one period by end time: it must use index usage_by_end rather
