@@ -218,7 +218,10 @@ Status GpufleetInstance::CheckAlive() {
     int status = 0;
     if (child.pid > 0 && waitpid(child.pid, &status, WNOHANG) == child.pid) {
       child.pid = -1;
-      return Unavailable(child.name + " exited at start; the logs end:\n" + LogTails());
+      const std::string how = WIFSIGNALED(status)
+                                  ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                  : "exited with status " + std::to_string(WEXITSTATUS(status));
+      return Unavailable(child.name + " " + how + " at start; the logs end:\n" + LogTails());
     }
     return OkStatus();
   };

@@ -21,6 +21,7 @@ struct ServerOptions {
   std::string tls_key;
   std::string heartbeat = "5s";      // how often agents report when idle
   std::string node_timeout = "30s";  // silent agent → node down, its jobs requeued
+  std::string lease_ttl = "8s";      // a standby takes over this long after the leader dies
   int kill_grace_s = 10;
 };
 
@@ -35,7 +36,8 @@ struct AgentOptions {
   std::string sample_interval = "1s";
 };
 
-// Both return the process exit code and run until SIGINT/SIGTERM.
+// Both return the process exit code and run until SIGINT/SIGTERM. RunServer also returns (3)
+// when its controller fails (the store, or the lease lost to another server).
 int RunServer(const ServerOptions& options);
 int RunAgent(const AgentOptions& options);
 

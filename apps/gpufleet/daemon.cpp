@@ -110,6 +110,14 @@ std::uint64_t RaiseOpenFileLimit() {
   return limit.rlim_cur;
 }
 
+int WaitForStopSignal(const sigset_t& signals, std::chrono::milliseconds timeout) {
+  const auto s = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+  timespec wait{.tv_sec = s.count(),
+                .tv_nsec = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout - s).count()};
+  const int sig = sigtimedwait(&signals, nullptr, &wait);
+  return sig > 0 ? sig : 0;
+}
+
 int Die(std::string_view command, const Error& e) {
   std::cerr << "gpufleet " << command << ": " << e.message << '\n';
   return 1;

@@ -33,6 +33,8 @@ Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag, const std:
 sigset_t BlockStopSignals();
 // Waits for SIGINT or SIGTERM; returns the signal.
 int WaitForStopSignal(const sigset_t& signals);
+// Waits at most `timeout` for SIGINT or SIGTERM; returns the signal, or 0 when none came.
+int WaitForStopSignal(const sigset_t& signals, std::chrono::milliseconds timeout);
 
 // Raises the soft limit on open files to the hard limit and returns it: every agent holds two
 // connections to the server (its command stream and its reports), so a thousand nodes need

@@ -90,6 +90,10 @@ int Main(int argc, char** argv) {
   server_cmd->add_option("--node-timeout", server.node_timeout,
                          "a node whose agent is silent this long is down; its jobs requeue")
       ->capture_default_str();
+  server_cmd->add_option("--lease-ttl", server.lease_ttl,
+                         "servers on one database: a standby leads this long after the "
+                         "leader's last renewal")
+      ->capture_default_str();
   server_cmd->add_option("--kill-grace", server.kill_grace_s, "seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::Range(0, gf::kMaxKillGraceS));

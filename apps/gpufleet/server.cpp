@@ -20,6 +20,32 @@ namespace gf {
 namespace {
 
 constexpr std::string_view kCommand = "server";
+constexpr int kExitControllerFailed = 3;
+
+// Waits until this server holds the store's lease (the leader), polling every second: a
+// standby does nothing else, not even listen, so that clients and agents given several server
+// URLs find the leader. nullopt when a stop signal came first.
+Result<std::optional<std::int64_t>> BecomeLeader(Store& store, const std::string& holder,
+                                                 std::chrono::milliseconds ttl,
+                                                 const Clock& clock, const sigset_t& signals) {
+  bool told = false;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(LeaseAttempt attempt, store.AcquireLease(holder, clock.Now(), ttl));
+    if (attempt.acquired) {
+      spdlog::info("gpufleet server: leading (epoch {})", attempt.lease.epoch);
+      return std::optional<std::int64_t>(attempt.lease.epoch);
+    }
+    if (!told) {
+      std::cout << "gpufleet server: standby; " << attempt.lease.holder
+                << " leads (its lease ends " << ToUnixMillis(attempt.lease.expires)
+                << " ms after the epoch unless renewed)" << std::endl;
+      told = true;
+    }
+    if (WaitForStopSignal(signals, std::chrono::seconds(1)) != 0) {
+      return std::optional<std::int64_t>();
+    }
+  }
+}
 
 // The scheduling policy and teams of the settings file (the [up] keys are `up`'s own).
 Result<Config> ReadPolicy(const std::string& flag) {
@@ -53,6 +79,11 @@ int RunServer(const ServerOptions& options) {
   if (!node_timeout.ok()) {
     return Die(kCommand, node_timeout.error());
   }
+  auto lease_ttl = ParseFlagDuration("--lease-ttl", options.lease_ttl, std::chrono::seconds(2),
+                                     std::chrono::minutes(10));
+  if (!lease_ttl.ok()) {
+    return Die(kCommand, lease_ttl.error());
+  }
   if (*node_timeout <= *heartbeat) {
     return Die(kCommand, InvalidArgument("--node-timeout (" + options.node_timeout +
                                          ") must be longer than --heartbeat (" +
@@ -69,6 +100,14 @@ int RunServer(const ServerOptions& options) {
     return Die(kCommand, store.error());
   }
   SystemClock clock;
+  const std::string holder = Hostname() + ":" + std::to_string(getpid());
+  auto epoch = BecomeLeader(**store, holder, *lease_ttl, clock, stop_signals);
+  if (!epoch.ok()) {
+    return Die(kCommand, epoch.error());
+  }
+  if (!epoch->has_value()) {
+    return 0;  // stopped while standing by
+  }
   Telemetry telemetry;
   ControllerOptions copts;
   copts.telemetry = &telemetry;
@@ -76,6 +115,8 @@ int RunServer(const ServerOptions& options) {
   copts.policy = config->policy;
   copts.team_of_user = config->team_of_user;
   copts.node_timeout = std::chrono::duration_cast<Millis>(*node_timeout);
+  copts.lease_epoch = **epoch;
+  copts.lease_ttl = std::chrono::duration_cast<Millis>(*lease_ttl);
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
   }
@@ -117,13 +158,20 @@ int RunServer(const ServerOptions& options) {
   std::cout << "  open files: up to " << open_files << " (two per agent)\n";
   std::cout << "Agents join with: gpufleet agent --server " << scheme << "://HOST:"
             << server.tcp_port() << " --token-file FILE" << std::endl;
-  const int sig = WaitForStopSignal(stop_signals);
-  spdlog::info("gpufleet server: signal {}, stopping (jobs keep running on their nodes)", sig);
+  int sig = 0;
+  while (sig == 0 && !controller.Failed()) {
+    sig = WaitForStopSignal(stop_signals, std::chrono::seconds(1));
+  }
+  if (sig != 0) {
+    spdlog::info("gpufleet server: signal {}, stopping (jobs keep running on their nodes)", sig);
+  } else {
+    spdlog::critical("gpufleet server: the controller failed; exiting so that a standby leads");
+  }
   hub.Close();
   server.Stop();
   controller.Stop();
   close(*lock);
-  return 0;
+  return sig != 0 ? 0 : kExitControllerFailed;
 }
 
 }  // namespace gf

@@ -153,6 +153,9 @@ bool RemoteLink::SayHello(ApiClient& client, const AgentHello& hello) {
     hello_.reset();
     session_ = session->session;
     session_info_ = *session;
+    // Command numbers are the session's: what was done under the last one (maybe another
+    // server's) says nothing about this one's outbox.
+    done_seq_ = 0;
   }
   spdlog::info("agent: joined {} (session {}, heartbeat {} ms)", client.endpoint(),
                session->session, session->heartbeat.count());
@@ -236,7 +239,7 @@ void RemoteLink::ListenerLoop() {
             return true;
           }
           after = std::max(after, command->seq);
-          Dispatch(*command);
+          Dispatch(*command, session);
           return true;
         },
         listener_stop_.get_token());
@@ -265,7 +268,7 @@ void RemoteLink::ListenerLoop() {
   }
 }
 
-void RemoteLink::Dispatch(const AgentCommand& command) {
+void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
   switch (command.kind) {
     case AgentCommand::Kind::kLaunch:
       if (command.job) {
@@ -283,7 +286,9 @@ void RemoteLink::Dispatch(const AgentCommand& command) {
   if (command.kind == AgentCommand::Kind::kAcknowledgeExit) {
     unacknowledged_.erase(command.job_id);
   }
-  done_seq_ = std::max(done_seq_, command.seq);
+  if (session == session_) {  // a stream of an older session still draining says nothing
+    done_seq_ = std::max(done_seq_, command.seq);
+  }
 }
 
 }  // namespace gf

@@ -70,7 +70,8 @@ class RemoteLink final : public AgentReports {
   // One hello; on success the session is open and the listener (re)connects.
   bool SayHello(ApiClient& client, const AgentHello& hello);
   bool SendReports(ApiClient& client);
-  void Dispatch(const AgentCommand& command);
+  // Hands the command (from the stream of `session`) to the agent.
+  void Dispatch(const AgentCommand& command, std::int64_t session);
   std::chrono::milliseconds Backoff(int failures) const;
 
   RemoteLinkOptions options_;
@@ -86,7 +87,8 @@ class RemoteLink final : public AgentReports {
   AgentSession session_info_{};                 // GUARDED_BY(mu_)
   AgentReportBatch batch_;                      // GUARDED_BY(mu_): not yet delivered
   std::map<JobId, JobExitReport> unacknowledged_;  // GUARDED_BY(mu_)
-  std::int64_t done_seq_ = 0;                   // GUARDED_BY(mu_): last command carried out
+  // GUARDED_BY(mu_): the last command of the current session carried out (0 at each hello).
+  std::int64_t done_seq_ = 0;
   std::thread sender_;
   std::thread listener_;
   std::stop_source listener_stop_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -216,8 +217,23 @@ Status CheckNodeCaller(const Caller& caller, const NodeId& node) {
   return OkStatus();
 }
 
+namespace {
+
+// A random start for session numbers, in [2^20, 2^52): room for a billion sessions after it
+// before int64 overflows, and a one-in-2^32 chance that two servers' ranges meet at all.
+std::int64_t RandomSessionBase() {
+  std::random_device random;
+  const std::uint64_t bits = (std::uint64_t{random()} << 32) | random();
+  return static_cast<std::int64_t>((bits % (std::uint64_t{1} << 32)) << 20);
+}
+
+}  // namespace
+
 AgentHub::AgentHub(AgentReports& reports, AttachFn attach, AgentHubOptions options)
-    : reports_(reports), attach_(std::move(attach)), options_(options) {}
+    : reports_(reports),
+      attach_(std::move(attach)),
+      options_(options),
+      next_session_(RandomSessionBase() + 1) {}
 
 AgentHub::~AgentHub() { Close(); }
 
@@ -243,31 +259,32 @@ Result<AgentSession> AgentHub::Hello(const Caller& caller, AgentHello hello) {
     GF_TRY(ValidateLabel(key, value, "node.labels"));
   }
   GF_TRY(CheckNodeCaller(caller, hello.node.name));
-  RemoteAgent* agent = nullptr;
-  bool first = false;
   std::int64_t session = 0;
   {
+    // All under mu_, so that two hellos of one node (an agent retrying) cannot interleave:
+    // their session numbers, the attach (the controller must have the agent before it acts on
+    // a hello) and the hellos' order at the controller (the current session's comes last).
+    // attach_ and OnAgentHello only queue work for the controller: they do not block.
     std::lock_guard lock(mu_);
     if (closed_) {
       return Unavailable("the server is stopping");
     }
     auto& slot = agents_[hello.node.name];
-    if (!slot) {
+    const bool first = !slot;
+    if (first) {
       slot = std::make_unique<RemoteAgent>(hello.node.name, options_.max_outbox);
-      first = true;
     }
-    agent = slot.get();
+    RemoteAgent* agent = slot.get();
     session = next_session_++;
     std::erase_if(sessions_, [&](const auto& s) { return s.second == hello.node.name; });
     sessions_[session] = hello.node.name;
-    // Under mu_, so that two hellos of one node cannot interleave their session numbers.
     agent->NewSession(session);
     agent->SetRunDir(hello.run_dir);
+    if (first) {
+      attach_(hello.node.name, agent);
+    }
+    reports_.OnAgentHello(std::move(hello));
   }
-  if (first) {
-    attach_(hello.node.name, agent);
-  }
-  reports_.OnAgentHello(std::move(hello));
   return AgentSession{.session = session,
                       .heartbeat = options_.heartbeat,
                       .node_timeout = options_.node_timeout};

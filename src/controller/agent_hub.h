@@ -68,7 +68,9 @@ class AgentHub final : public AgentLinkService {
   std::mutex mu_;
   std::map<NodeId, std::unique_ptr<RemoteAgent>> agents_;  // GUARDED_BY(mu_)
   std::map<std::int64_t, NodeId> sessions_;  // GUARDED_BY(mu_): current session → its node
-  std::int64_t next_session_ = 1;            // GUARDED_BY(mu_)
+  // Session numbers start at a random point: after a fail-over (or a restart) the new server's
+  // sessions must not be mistaken for the old server's, which agents still present once.
+  std::int64_t next_session_;                // GUARDED_BY(mu_)
   bool closed_ = false;                      // GUARDED_BY(mu_)
 };
 

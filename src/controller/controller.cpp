@@ -99,6 +99,10 @@ Controller::Controller(std::unique_ptr<Store> store,
 Controller::~Controller() { Stop(); }
 
 Status Controller::Load() {
+  if (options_.lease_epoch) {
+    store_->FenceWith(*options_.lease_epoch);
+    lease_renewed_ = std::chrono::steady_clock::now();  // AcquireLease just set its end
+  }
   GF_ASSIGN_OR_RETURN(std::int64_t max_id, store_->MaxJobId());
   next_job_id_ = max_id + 1;
   JobQuery query;
@@ -176,6 +180,7 @@ void Controller::Loop() {
 }
 
 void Controller::RunTurn(const std::vector<Command>& commands) {
+  RenewLease();
   AccountUsage();  // what was held since the last turn, before the commands change it
   for (const auto& command : commands) {
     try {
@@ -246,11 +251,32 @@ Status Controller::Flush() {
     // acknowledge anything else; a restart reloads the last durable state.
     fatal_ = Unavailable("the state store failed (" + s.error().message +
                          "); gpufleet stopped accepting work: restart it");
+    failed_ = true;
     after_commit_.clear();
     spdlog::critical("controller: {}", fatal_->message);
     return *fatal_;
   }
   return OkStatus();
+}
+
+void Controller::RenewLease() {
+  if (!options_.lease_epoch || fatal_) {
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (now - lease_renewed_ < options_.lease_ttl / 3) {
+    return;
+  }
+  Status s = store_->RenewLease(*options_.lease_epoch, clock_.Now(), options_.lease_ttl);
+  if (!s.ok()) {
+    // Another controller leads now (this one stalled past its lease): stop at once; the
+    // fenced store would refuse every commit anyway.
+    fatal_ = Unavailable("this controller lost the leadership (" + s.error().message + ")");
+    failed_ = true;
+    spdlog::critical("controller: {}", fatal_->message);
+    return;
+  }
+  lease_renewed_ = now;
 }
 
 void Controller::EraseFinished() {

@@ -13,6 +13,7 @@
 // touched by the state thread only ("REQUIRES: state thread").
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <map>
@@ -54,6 +55,11 @@ struct ControllerOptions {
   // down and its jobs are requeued. 0 = never: the in-process agent of `gpufleet up` cannot
   // fall silent without the controller.
   Millis node_timeout{0};
+  // Leadership (`gpufleet server`, several servers on one database): the lease epoch this
+  // controller took (Store::AcquireLease, before Load). The store is fenced with it, and the
+  // lease is renewed every lease_ttl / 3 on the state thread. Unset: no lease (gpufleet up).
+  std::optional<std::int64_t> lease_epoch;
+  Millis lease_ttl{8000};
 };
 
 class Controller final : public ClusterService, public AgentReports {
@@ -72,6 +78,9 @@ class Controller final : public ClusterService, public AgentReports {
   void Start();
   // Applies what is queued, commits, and joins the state thread. Idempotent.
   void Stop();
+  // The store failed, or this controller lost its lease: it accepts no more work, and a
+  // `gpufleet server` should exit so that clients and agents move to the leader. Any thread.
+  bool Failed() const { return failed_.load(); }
 
   // ClusterService
   Result<Job> Submit(const Caller& caller, JobSpec spec) override;
@@ -265,6 +274,10 @@ class Controller final : public ClusterService, public AgentReports {
   Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
+  std::atomic<bool> failed_{false};  // fatal_ is set (for other threads)
+  std::chrono::steady_clock::time_point lease_renewed_{};
+  // Renews the lease when a third of its time has passed; a lost lease is fatal.
+  void RenewLease();
 };
 
 // Defined here, not in controller.cpp, because admin.cpp calls it too.
