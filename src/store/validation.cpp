@@ -167,4 +167,26 @@ Status ValidateGpuMinuteRange(Time from, Time to, int limit) {
   return OkStatus();
 }
 
+LeaseAttempt DecideLease(const std::optional<LeaseHolder>& current, const std::string& holder,
+                         Time now, std::chrono::milliseconds ttl) {
+  // An empty holder is PostgreSQL's placeholder row (made before the first acquisition).
+  if (current && !current->holder.empty() && current->holder != holder && current->expires > now) {
+    return LeaseAttempt{.acquired = false, .lease = *current};
+  }
+  return LeaseAttempt{
+      .acquired = true,
+      .lease = LeaseHolder{
+          .holder = holder, .epoch = (current ? current->epoch : 0) + 1, .expires = now + ttl}};
+}
+
+Status CheckFence(std::int64_t fence, const std::optional<LeaseHolder>& current) {
+  if (!current || current->epoch != fence) {
+    return FailedPrecondition(
+        "this controller lost the lease (its epoch " + std::to_string(fence) + ", now " +
+        (current ? std::to_string(current->epoch) + " held by " + current->holder : "none") +
+        "): another controller leads; nothing was written");
+  }
+  return OkStatus();
+}
+
 }  // namespace gf

@@ -6,7 +6,11 @@
 // Pure functions; thread-safe. Errors are kInvalidArgument and name the row and the fix.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/clock.h"
@@ -36,5 +40,13 @@ Status ValidateUsageRange(Time from, Time to);
 
 // The arguments of Store::ListGpuMinutes: limit > 0 and from <= to.
 Status ValidateGpuMinuteRange(Time from, Time to, int limit);
+
+// The lease rules of Store::AcquireLease, the same for every backend: given the lease row
+// (`current`, none before the first), who gets it. The backend writes `lease` when acquired.
+LeaseAttempt DecideLease(const std::optional<LeaseHolder>& current, const std::string& holder,
+                         Time now, std::chrono::milliseconds ttl);
+// Commit's fence (Store::FenceWith): kFailedPrecondition unless `fence` is the epoch of the
+// lease row now.
+Status CheckFence(std::int64_t fence, const std::optional<LeaseHolder>& current);
 
 }  // namespace gf

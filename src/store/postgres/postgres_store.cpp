@@ -315,14 +315,7 @@ Status PostgresStore::CheckFence(pqxx::work& txn) const {
   if (!fence_) {
     return OkStatus();
   }
-  const std::optional<LeaseHolder> lease = ReadLease(txn, false);
-  if (!lease || lease->epoch != *fence_) {
-    return FailedPrecondition(
-        "this controller lost the lease (its epoch " + std::to_string(*fence_) + ", now " +
-        (lease ? std::to_string(lease->epoch) + " held by " + lease->holder : "none") +
-        "): another controller leads; nothing was written");
-  }
-  return OkStatus();
+  return gf::CheckFence(*fence_, ReadLease(txn, false));
 }
 
 Result<LeaseAttempt> PostgresStore::AcquireLease(const std::string& holder, Time now,
@@ -334,17 +327,11 @@ Result<LeaseAttempt> PostgresStore::AcquireLease(const std::string& holder, Time
     // both then queue on its lock instead of both inserting.
     txn.exec("INSERT INTO leader (id, holder, epoch, expires_ms) VALUES (1, ''::bytea, 1, 0) "
              "ON CONFLICT (id) DO NOTHING");
-    const std::optional<LeaseHolder> current = ReadLease(txn, true);
-    LeaseAttempt attempt;
-    if (current && !current->holder.empty() && current->holder != holder &&
-        current->expires > now) {
-      attempt.lease = *current;
+    const LeaseAttempt attempt = DecideLease(ReadLease(txn, true), holder, now, ttl);
+    if (!attempt.acquired) {
       txn.commit();
       return attempt;
     }
-    attempt.acquired = true;
-    attempt.lease = LeaseHolder{
-        .holder = holder, .epoch = (current ? current->epoch : 0) + 1, .expires = now + ttl};
     txn.exec_params("UPDATE leader SET holder = convert_to($1, 'UTF8'), epoch = $2, "
                     "expires_ms = $3 WHERE id = 1",
                     holder, static_cast<long long>(attempt.lease.epoch),

@@ -226,13 +226,7 @@ Status SqliteStore::CheckFence() {
     return OkStatus();
   }
   GF_ASSIGN_OR_RETURN(std::optional<LeaseHolder> lease, ReadLease());
-  if (!lease || lease->epoch != *fence_) {
-    return FailedPrecondition(
-        "this controller lost the lease (its epoch " + std::to_string(*fence_) + ", now " +
-        (lease ? std::to_string(lease->epoch) + " held by " + lease->holder : "none") +
-        "): another controller leads; nothing was written");
-  }
-  return OkStatus();
+  return gf::CheckFence(*fence_, lease);
 }
 
 Result<LeaseAttempt> SqliteStore::AcquireLease(const std::string& holder, Time now,
@@ -240,13 +234,10 @@ Result<LeaseAttempt> SqliteStore::AcquireLease(const std::string& holder, Time n
   LeaseAttempt attempt;
   Status status = InTransaction("acquire the lease", [&]() -> Status {
     GF_ASSIGN_OR_RETURN(std::optional<LeaseHolder> current, ReadLease());
-    if (current && current->holder != holder && current->expires > now) {
-      attempt.lease = *current;  // held by another: nothing to write
-      return OkStatus();
+    attempt = DecideLease(current, holder, now, ttl);
+    if (!attempt.acquired) {
+      return OkStatus();  // held by another: nothing to write
     }
-    attempt.acquired = true;
-    attempt.lease = LeaseHolder{
-        .holder = holder, .epoch = (current ? current->epoch : 0) + 1, .expires = now + ttl};
     GF_ASSIGN_OR_RETURN(
         SqliteStatement * stmt,
         Cached(write_lease_,
