@@ -18,15 +18,6 @@ namespace {
 
 constexpr std::string_view kCommand = "agent";
 
-Result<std::map<std::string, std::string>> Labels(const std::vector<std::string>& flags) {
-  std::map<std::string, std::string> labels;
-  for (const std::string& text : flags) {
-    GF_ASSIGN_OR_RETURN(auto label, ParseLabel(text, "--label"));
-    labels[label.first] = std::move(label.second);
-  }
-  return labels;
-}
-
 }  // namespace
 
 int RunAgent(const AgentOptions& options) {
@@ -44,9 +35,9 @@ int RunAgent(const AgentOptions& options) {
     }
     link_options.client.token = *token;
   }
-  Result<std::map<std::string, std::string>> labels = Labels(options.labels);
-  if (!labels.ok()) {
-    return Die(kCommand, labels.error());
+  std::map<std::string, std::string> labels;
+  if (Status s = AddLabelFlags(options.labels, labels); !s.ok()) {
+    return Die(kCommand, s.error());
   }
   auto sample_interval = ParseFlagDuration("--sample-interval", options.sample_interval,
                                            std::chrono::seconds(1), std::chrono::hours(1));
@@ -70,7 +61,7 @@ int RunAgent(const AgentOptions& options) {
   Executor executor(data_dir / "jobs", SelfExe(), clock);
   RemoteLink link(link_options);
   LocalAgentOptions agent_options{node};
-  agent_options.labels = *labels;
+  agent_options.labels = labels;
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
   LocalAgent agent(agent_options, **backend, executor, link, clock);
   link.Attach(&agent, [&agent] { agent.SayHelloAgain(); });

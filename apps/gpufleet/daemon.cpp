@@ -11,7 +11,9 @@
 #include <iostream>
 #include <vector>
 
+#include "config/config.h"
 #include "core/duration.h"
+#include "model/node.h"
 
 namespace gf {
 
@@ -116,6 +118,22 @@ int WaitForStopSignal(const sigset_t& signals, std::chrono::milliseconds timeout
                 .tv_nsec = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout - s).count()};
   const int sig = sigtimedwait(&signals, nullptr, &wait);
   return sig > 0 ? sig : 0;
+}
+
+std::string SettingsFile(const std::string& flag) {
+  if (flag.empty() && std::filesystem::exists(std::string(kDefaultConfigPath))) {
+    return std::string(kDefaultConfigPath);
+  }
+  return flag;
+}
+
+Status AddLabelFlags(const std::vector<std::string>& flags,
+                     std::map<std::string, std::string>& labels) {
+  for (const std::string& text : flags) {
+    GF_ASSIGN_OR_RETURN(auto label, ParseLabel(text, "--label"));
+    labels[label.first] = std::move(label.second);
+  }
+  return OkStatus();
 }
 
 int Die(std::string_view command, const Error& e) {

@@ -6,8 +6,10 @@
 #include <csignal>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -40,6 +42,15 @@ int WaitForStopSignal(const sigset_t& signals, std::chrono::milliseconds timeout
 // connections to the server (its command stream and its reports), so a thousand nodes need
 // more than the usual soft limit of 1024.
 std::uint64_t RaiseOpenFileLimit();
+
+// The settings file to read: --config's value, else /etc/gpufleet/gpufleet.toml when it
+// exists, else "" (none: the stock policy and the flags).
+std::string SettingsFile(const std::string& flag);
+
+// `--label KEY=VALUE` flags added to `labels` (a flag wins over what is there for its key).
+// Errors: kInvalidArgument naming --label and the form.
+Status AddLabelFlags(const std::vector<std::string>& flags,
+                     std::map<std::string, std::string>& labels);
 
 // Prints "gpufleet COMMAND: MESSAGE" to stderr; returns the exit code 1.
 int Die(std::string_view command, const Error& e);

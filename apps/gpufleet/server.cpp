@@ -49,10 +49,7 @@ Result<std::optional<std::int64_t>> BecomeLeader(Store& store, const std::string
 
 // The scheduling policy and teams of the settings file (the [up] keys are `up`'s own).
 Result<Config> ReadPolicy(const std::string& flag) {
-  std::string path = flag;
-  if (path.empty() && std::filesystem::exists(std::string(kDefaultConfigPath))) {
-    path = std::string(kDefaultConfigPath);
-  }
+  const std::string path = SettingsFile(flag);
   if (path.empty()) {
     return Config{};
   }

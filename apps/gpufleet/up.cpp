@@ -60,10 +60,7 @@ struct UpSettings {
 // --config, or the default file when it exists; no file is the stock policy and the flags.
 Result<UpSettings> ReadSettings(const UpOptions& flags) {
   UpSettings settings{flags, PolicyConfig{}, {}, "", {}, {}};
-  std::string path = flags.config;
-  if (path.empty() && std::filesystem::exists(std::string(kDefaultConfigPath))) {
-    path = std::string(kDefaultConfigPath);
-  }
+  const std::string path = SettingsFile(flags.config);
   if (path.empty()) {
     return settings;
   }
@@ -100,11 +97,7 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
 
 // --label KEY=VALUE flags, on top of the file's [up] labels (a flag wins for its key).
 Status ApplyLabelFlags(UpSettings& settings) {
-  for (const std::string& text : settings.options.labels) {
-    GF_ASSIGN_OR_RETURN(auto label, ParseLabel(text, "--label"));
-    settings.labels[label.first] = std::move(label.second);
-  }
-  return OkStatus();
+  return AddLabelFlags(settings.options.labels, settings.labels);
 }
 
 }  // namespace
