@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "api/api_server.h"
@@ -36,9 +37,11 @@ Result<std::optional<std::int64_t>> BecomeLeader(Store& store, const std::string
       return std::optional<std::int64_t>(attempt.lease.epoch);
     }
     if (!told) {
-      std::cout << "gpufleet server: standby; " << attempt.lease.holder
-                << " leads (its lease ends " << ToUnixMillis(attempt.lease.expires)
-                << " ms after the epoch unless renewed)" << std::endl;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          attempt.lease.expires - clock.Now());
+      std::cout << "gpufleet server: standby; " << attempt.lease.holder << " leads (its lease "
+                << "ends in " << fmt::format("{:.1f}", static_cast<double>(left.count()) / 1000)
+                << " s unless renewed; this server takes over then)" << std::endl;
       told = true;
     }
     if (WaitForStopSignal(signals, std::chrono::seconds(1)) != 0) {

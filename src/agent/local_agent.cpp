@@ -1,10 +1,17 @@
 #include "agent/local_agent.h"
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
 
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
+
+#include "agent/log_file.h"
 
 namespace gf {
 namespace {
@@ -26,9 +33,27 @@ LocalAgent::LocalAgent(LocalAgentOptions options,
       reports_(reports),
       clock_(clock),
       attributor_(options_.proc_root),
-      health_(options_.health) {}
+      health_(options_.health),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (wake_fd_ < 0) {
+    spdlog::warn("agent: eventfd: {}; queued work waits for the next fallback poll ({} ms)",
+                 ErrnoText(errno), options_.poll_interval.count());
+  }
+}
 
-LocalAgent::~LocalAgent() { Stop(); }
+LocalAgent::~LocalAgent() {
+  Stop();
+  if (wake_fd_ >= 0) {
+    ::close(wake_fd_);
+  }
+}
+
+// Wakes the agent thread. Any thread.
+void LocalAgent::Wake() {
+  const std::uint64_t one = 1;
+  ssize_t ignored = ::write(wake_fd_, &one, sizeof one);  // EAGAIN: already far behind, awake
+  (void)ignored;
+}
 
 Result<Node> LocalAgent::Inventory() {
   GF_ASSIGN_OR_RETURN(gpus_, backend_.Discover());
@@ -77,7 +102,7 @@ void LocalAgent::Stop() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  Wake();
   sampler_cv_.notify_all();
   if (thread_.joinable()) {
     thread_.join();
@@ -92,7 +117,7 @@ void LocalAgent::Enqueue(std::function<void()> work) {
     std::lock_guard lock(mu_);
     work_.push_back(std::move(work));
   }
-  cv_.notify_one();
+  Wake();
 }
 
 void LocalAgent::SayHelloAgain() {
@@ -136,6 +161,11 @@ std::string LocalAgent::LogPath(JobId job, bool stderr_stream) const {
   return (stderr_stream ? paths.stderr_path : paths.stdout_path).string();
 }
 
+Result<LogChunk> LocalAgent::ReadLog(const LogRequest& request) {
+  return ReadLogFile(LogPath(request.job, request.stream == LogStream::kStderr), request.offset,
+                     request.limit);
+}
+
 void LocalAgent::ResetGpuHealth(const GpuUuid& uuid) {
   std::lock_guard lock(mu_);
   health_resets_.push_back(uuid);
@@ -152,21 +182,27 @@ void LocalAgent::DoLaunch(const Job& job) {
   if (job.allocation) {
     spec.gpus = job.allocation->gpus;
   }
-  // The start time is taken before the launch: Launch returns once the job runs, and a short
-  // job may already have ended by then (its end time must not precede its start).
-  const Time started = clock_.Now();
-  Result<std::int64_t> pid = executor_.Launch(spec);
-  if (pid.ok()) {
-    reports_.OnJobStarted(job.id, *pid, started);
+  // Returns once the shim is started; ReportStarts reports the job when it runs.
+  Status started = executor_.StartLaunch(spec);
+  if (started.ok()) {
     return;
   }
-  if (pid.error().code == ErrorCode::kAlreadyExists) {
+  if (started.error().code == ErrorCode::kAlreadyExists) {
     // A launch sent again across a reconnect: the job already runs here (and was reported).
     spdlog::info("agent: job {} already runs here; launch ignored", job.id.value());
     return;
   }
   reports_.OnJobExited(JobExitReport{job.id, -1, std::nullopt, clock_.Now(),
-                                     "failed to start: " + pid.error().message, options_.name});
+                                     "failed to start: " + started.error().message,
+                                     options_.name});
+}
+
+// The start time reported is the one the Executor took as the launch began, before the job's
+// process existed: a short job's end can never precede it.
+void LocalAgent::ReportStarts() {
+  for (const StartedJob& s : executor_.PollStarts()) {
+    reports_.OnJobStarted(s.job, s.shim_pid, s.launched);
+  }
 }
 
 void LocalAgent::PollExits() {
@@ -248,12 +284,26 @@ void LocalAgent::SamplerLoop() {
   }
 }
 
+// Sleeps until work is queued, the Executor has news (a shim exited, a starting job's folder
+// changed), or the fallback poll is due (sooner while a start cannot be watched).
+void LocalAgent::WaitForEvents() {
+  std::array<pollfd, 2> fds{{{wake_fd_, POLLIN, 0}, {executor_.WatchFd(), POLLIN, 0}}};
+  const auto timeout = executor_.CheckAgainWithin(options_.poll_interval);
+  // A negative fd is skipped by poll(2).
+  if (::poll(fds.data(), fds.size(), static_cast<int>(timeout.count())) > 0 &&
+      (fds[0].revents & POLLIN) != 0) {
+    std::uint64_t count = 0;
+    ssize_t ignored = ::read(wake_fd_, &count, sizeof count);
+    (void)ignored;
+  }
+}
+
 void LocalAgent::Loop() {
   while (true) {
+    WaitForEvents();
     std::deque<std::function<void()>> work;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, options_.poll_interval, [this] { return stopping_ || !work_.empty(); });
+      std::lock_guard lock(mu_);
       if (stopping_) {
         return;
       }
@@ -262,6 +312,7 @@ void LocalAgent::Loop() {
     for (auto& w : work) {
       w();
     }
+    ReportStarts();
     PollExits();
     PublishLiveJobs();
   }

@@ -2,8 +2,13 @@
 // `gpufleet up` through the same NodeAgent/AgentReports interfaces a remote agent uses.
 //
 // It owns two threads. NodeAgent calls (from the controller thread) only queue work.
-//  - The agent thread runs the Executor (launch, kill, poll for exits every poll_interval)
-//    and publishes the jobs it runs (job, shim pid) for attribution.
+//  - The agent thread runs the Executor and publishes the jobs it runs (job, shim pid) for
+//    attribution. It sleeps in poll(2) on an eventfd (work queued) and the Executor's WatchFd
+//    (a shim exited, a starting job's folder changed), so it acts on each at once: a turn
+//    starts the shims of every launch queued (side by side, none waits for another), then
+//    reports the jobs whose start became known (OnJobStarted), then the exits (OnJobExited;
+//    a job's start is always reported before its exit). poll_interval is only the fallback for
+//    what cannot be watched (no pidfd or inotify).
 //  - The sampler thread, every sample_interval, samples each GPU of the GpuBackend, attributes
 //    each GPU process to its job and user (ProcessAttributor), decides each GPU's health
 //    (HealthTracker) and reports the round with OnSamples. It is a thread of its own so that a
@@ -33,7 +38,7 @@ namespace gf {
 
 struct LocalAgentOptions {
   NodeId name;
-  Millis poll_interval{100};     // how often job exits are looked for
+  Millis poll_interval{1000};    // fallback: how often unwatchable jobs are looked at
   Millis sample_interval{1000};  // how often GPUs are sampled; 0 turns sampling off
   std::filesystem::path proc_root = "/proc";  // where attribution reads processes (tests: fake)
   HealthPolicy health{};                      // thresholds of the health verdicts
@@ -64,6 +69,9 @@ class LocalAgent final : public NodeAgent {
             int first_signal) override;
   void AcknowledgeExit(JobId job) override;
   std::string LogPath(JobId job, bool stderr_stream) const override;
+  // Reads the file itself (log_file.h), on the caller's thread: the path depends only on the
+  // run dir, fixed at construction, so it needs neither the agent thread nor a lock.
+  Result<LogChunk> ReadLog(const LogRequest& request) override;
 
   // Reports a fresh hello (OnAgentHello) from the agent thread: the node as Start() found it
   // and the jobs whose exit has not been reported. For a remote link that lost its session:
@@ -76,8 +84,11 @@ class LocalAgent final : public NodeAgent {
 
  private:
   void Enqueue(std::function<void()> work);
+  void Wake();
   void Loop();
+  void WaitForEvents();
   void DoLaunch(const Job& job);
+  void ReportStarts();
   void PollExits();
   void PublishLiveJobs();
   void SamplerLoop();
@@ -99,7 +110,7 @@ class LocalAgent final : public NodeAgent {
   std::vector<bool> sample_failing_;  // per gpus_ entry: its last Sample failed (logged once)
 
   std::mutex mu_;
-  std::condition_variable cv_;          // wakes the agent thread
+  int wake_fd_ = -1;                    // eventfd: wakes the agent thread (work, stop)
   std::condition_variable sampler_cv_;  // wakes the sampler thread (to stop)
   std::deque<std::function<void()>> work_;  // GUARDED_BY(mu_)
   std::vector<LiveJob> live_jobs_;          // GUARDED_BY(mu_): published by the agent thread

@@ -20,6 +20,8 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "executor/gated_shim_test_util.h"
+
 namespace gf {
 namespace {
 
@@ -114,12 +116,20 @@ class ScriptedBackend final : public GpuBackend {
 // Records what the agent reports; Wait polls the record under its lock with a deadline.
 class RecordingReports final : public AgentReports {
  public:
-  void OnAgentHello(AgentHello) override {}
+  void OnAgentHello(AgentHello hello) override {
+    Record([&] { hellos_.push_back(std::move(hello)); });
+  }
   void OnJobStarted(JobId job, std::int64_t pid, Time) override {
-    Record([&] { started_[job] = pid; });
+    Record([&] {
+      started_[job] = pid;
+      events_.emplace_back('s', job);
+    });
   }
   void OnJobExited(JobExitReport report) override {
-    Record([&] { exited_[report.job] = report; });
+    Record([&] {
+      exited_[report.job] = report;
+      events_.emplace_back('e', report.job);
+    });
   }
   void OnSamples(NodeId, std::vector<GpuSample> samples) override {
     Record([&] {
@@ -147,6 +157,29 @@ class RecordingReports final : public AgentReports {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, kDeadline, [&] { return exited_.count(job) > 0; });
   }
+  bool WaitExitedCount(std::size_t n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, kDeadline, [&] { return exited_.size() >= n; });
+  }
+  std::optional<JobExitReport> Exit(JobId job) {
+    std::lock_guard lock(mu_);
+    auto it = exited_.find(job);
+    return it == exited_.end() ? std::nullopt : std::optional<JobExitReport>(it->second);
+  }
+  // Where `kind` ('s' started, 'e' exited) of `job` is among the reports; -1 if absent.
+  int EventIndex(char kind, JobId job) {
+    std::lock_guard lock(mu_);
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      if (events_[i] == std::make_pair(kind, job)) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+  std::vector<AgentHello> Hellos() {
+    std::lock_guard lock(mu_);
+    return hellos_;
+  }
 
  private:
   void Record(const std::function<void()>& change) {
@@ -158,6 +191,8 @@ class RecordingReports final : public AgentReports {
   std::condition_variable cv_;
   std::map<JobId, std::int64_t> started_;
   std::map<JobId, JobExitReport> exited_;
+  std::vector<std::pair<char, JobId>> events_;
+  std::vector<AgentHello> hellos_;
   std::optional<std::vector<GpuSample>> last_round_;
   int rounds_ = 0;
 };
@@ -190,10 +225,12 @@ class LocalAgentTest : public ::testing::Test {
     fs::remove_all(root_);
   }
 
-  void StartAgent(Millis sample_interval = Millis(20)) {
+  // poll_interval: the fallback poll; tests of notifications set it far beyond their deadline.
+  void StartAgent(Millis sample_interval = Millis(20), Millis poll_interval = Millis(1000)) {
     LocalAgentOptions options;
     options.name = NodeId("node-a");
     options.sample_interval = sample_interval;
+    options.poll_interval = poll_interval;
     agent_ = std::make_unique<LocalAgent>(options, backend_, *executor_, reports_, clock_);
     ASSERT_TRUE(agent_->Start().ok());
   }
@@ -226,6 +263,37 @@ class LocalAgentTest : public ::testing::Test {
   std::unique_ptr<Executor> executor_;
   RecordingReports reports_;
   std::unique_ptr<LocalAgent> agent_;
+};
+
+// Launches through a shim held at a gate until the test opens it (gated_shim_test_util.h), and
+// an agent whose fallback poll never comes within a test: whatever it reports, it learnt from
+// notifications.
+class GatedLocalAgentTest : public LocalAgentTest {
+ protected:
+  static constexpr Millis kNever{std::chrono::hours(1)};
+
+  void SetUp() override {
+    LocalAgentTest::SetUp();
+    gate_.emplace(root_, GF_TEST_SHIM_PATH);
+    executor_ = std::make_unique<Executor>(root_ / "run", gate_->Path(), clock_);
+    executor_->SetCgroupRoot("");
+  }
+  void TearDown() override {
+    gate_->Open();
+    LocalAgentTest::TearDown();
+  }
+  bool WaitArrived(int shims) const {
+    auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (gate_->Arrived() < shims) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+
+  std::optional<exec_test::GatedShim> gate_;
 };
 
 TEST_F(LocalAgentTest, EachRoundAttributesJudgesAndSkipsOnlyTheFailingGpu) {
@@ -290,6 +358,63 @@ TEST_F(LocalAgentTest, HungDriverDoesNotHoldUpJobs) {
   agent_->Launch(ShellJob(42, "exit 0"));
   EXPECT_TRUE(reports_.WaitExited(JobId(42)));
   backend_.SetOpen(true);  // lets the sampler finish its round so Stop can join it
+}
+
+}  // namespace
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+TEST_F(GatedLocalAgentTest, ManyLaunchesQueuedAtOnceAllStartAndEachStartPrecedesItsExit) {
+  StartAgent(Millis(0), kNever);
+  constexpr int kJobs = 12;
+  for (int i = 1; i <= kJobs; ++i) {
+    agent_->Launch(ShellJob(i, "exit " + std::to_string(i)));
+  }
+  // The agent thread started every shim without waiting for any job to run.
+  ASSERT_TRUE(WaitArrived(kJobs)) << gate_->Arrived() << " shims started";
+  gate_->Open();
+  ASSERT_TRUE(reports_.WaitExitedCount(kJobs));
+  for (int i = 1; i <= kJobs; ++i) {
+    const JobId job(i);
+    std::optional<JobExitReport> exit = reports_.Exit(job);
+    ASSERT_TRUE(exit.has_value());
+    EXPECT_EQ(exit->exit_code, i);
+    EXPECT_GE(reports_.EventIndex('s', job), 0) << "job " << i << " never reported started";
+    EXPECT_LT(reports_.EventIndex('s', job), reports_.EventIndex('e', job)) << "job " << i;
+  }
+}
+
+TEST_F(GatedLocalAgentTest, ExitIsReportedByNotificationNotByTheFallbackPoll) {
+  gate_->Open();
+  StartAgent(Millis(0), kNever);
+  agent_->Launch(ShellJob(5, "while [ ! -e go ]; do sleep 0.02; done; exit 4"));
+  ASSERT_TRUE(WaitPidFile(executor_->JobDir(JobId(5)) / "job.pid").has_value());
+  std::ofstream(root_ / "go") << "";
+  // The fallback poll is an hour away: only the shim's pidfd can have told the agent.
+  ASSERT_TRUE(reports_.WaitExited(JobId(5)));
+  EXPECT_EQ(reports_.Exit(JobId(5))->exit_code, 4);
+  EXPECT_LT(reports_.EventIndex('s', JobId(5)), reports_.EventIndex('e', JobId(5)));
+}
+
+TEST_F(GatedLocalAgentTest, RestartMidLaunchAdoptsTheJob) {
+  StartAgent(Millis(0), kNever);
+  agent_->Launch(ShellJob(7, "echo adopted; exit 0"));
+  ASSERT_TRUE(WaitArrived(1));
+  // The agent goes away while the shim has recorded nothing yet; a new one takes over.
+  agent_.reset();
+  executor_ = std::make_unique<Executor>(root_ / "run", gate_->Path(), clock_);
+  executor_->SetCgroupRoot("");
+  StartAgent(Millis(0), kNever);
+  std::vector<AgentHello> hellos = reports_.Hellos();
+  ASSERT_EQ(hellos.size(), 2u);
+  EXPECT_EQ(hellos[1].running, std::vector<JobId>{JobId(7)});
+  gate_->Open();
+  ASSERT_TRUE(reports_.WaitExited(JobId(7)));
+  std::optional<JobExitReport> exit = reports_.Exit(JobId(7));
+  EXPECT_EQ(exit->exit_code, 0);
+  EXPECT_EQ(exit->cause, "exited with 0");
 }
 
 }  // namespace

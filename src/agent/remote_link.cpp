@@ -112,7 +112,9 @@ void RemoteLink::SenderLoop() {
   while (!stopping_) {
     const bool have_session = session_ != 0;
     const bool something = !batch_.started.empty() || !batch_.exited.empty();
-    if (!hello_ && !(have_session && (something || SteadyClock::now() >= next_heartbeat))) {
+    const bool reports_due = something || SteadyClock::now() >= next_heartbeat;
+    const bool replies = !log_replies_.empty();
+    if (!hello_ && !(have_session && (reports_due || replies))) {
       const auto until = have_session ? next_heartbeat : SteadyClock::now() + options_.max_backoff;
       cv_.wait_until(lock, until);
       continue;
@@ -128,8 +130,14 @@ void RemoteLink::SenderLoop() {
       lock.lock();
     } else {
       lock.unlock();
-      ok = SendReports(client);
+      // Log replies first: a reader waits for them. They are no heartbeat, so the reports (or
+      // the heartbeat) still go when due, however many reads come.
+      SendLogReplies(client);
+      ok = !reports_due || SendReports(client);
       lock.lock();
+      if (!reports_due) {
+        continue;
+      }
     }
     if (ok) {
       failures = 0;
@@ -201,6 +209,25 @@ bool RemoteLink::SendReports(ApiClient& client) {
   return false;
 }
 
+void RemoteLink::SendLogReplies(ApiClient& client) {
+  std::deque<std::pair<std::int64_t, AgentLogReply>> replies;
+  {
+    std::lock_guard lock(mu_);
+    replies.swap(log_replies_);
+  }
+  for (auto& [session, reply] : replies) {
+    Result<json> answer =
+        client.CallJson("POST", "/api/v1/agent/logs?session=" + std::to_string(session),
+                        AgentLogReplyToJson(reply));
+    // Not sent again: the reader gives up after its timeout anyway, and a stale session or a
+    // read that timed out (kNotFound) has nobody waiting.
+    if (!answer.ok()) {
+      spdlog::warn("agent: log reply {} to {}: {}", reply.request, client.endpoint(),
+                   answer.error().ToString());
+    }
+  }
+}
+
 // ---- The listener ----
 
 void RemoteLink::ListenerLoop() {
@@ -269,6 +296,20 @@ void RemoteLink::ListenerLoop() {
 }
 
 void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
+  if (command.kind == AgentCommand::Kind::kReadLog) {
+    // A question, not a state change: read now (a local file, bounded by the limit) and let the
+    // sender post the answer; done_seq does not move (agent_link.h).
+    AgentLogReply reply{.request = command.request, .chunk = agent_->ReadLog(command.log)};
+    {
+      std::lock_guard lock(mu_);
+      log_replies_.emplace_back(session, std::move(reply));
+      if (log_replies_.size() > kMaxQueuedLogReplies) {
+        log_replies_.pop_front();  // a server that is away: its readers time out anyway
+      }
+    }
+    cv_.notify_all();
+    return;
+  }
   switch (command.kind) {
     case AgentCommand::Kind::kLaunch:
       if (command.job) {
@@ -281,6 +322,8 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
     case AgentCommand::Kind::kAcknowledgeExit:
       agent_->AcknowledgeExit(command.job_id);
       break;
+    case AgentCommand::Kind::kReadLog:
+      break;  // answered above
   }
   std::lock_guard lock(mu_);
   if (command.kind == AgentCommand::Kind::kAcknowledgeExit) {

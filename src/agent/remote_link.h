@@ -10,7 +10,9 @@
 //    agent say hello again (LocalAgent::SayHelloAgain, so that the hello follows every report
 //    made before it); a report that cannot be delivered is kept and sent again.
 //  - the listener follows the session's command stream and hands each command to the agent,
-//    reconnecting with backoff from the last command it took.
+//    reconnecting with backoff from the last command it took. A read_log is answered at once
+//    (NodeAgent::ReadLog reads the local file) and the sender posts the chunk (POST
+//    /agent/logs) ahead of its reports.
 // Exits stay in the next hello's `ended` until the server acknowledges them, so an exit lost
 // with a connection is not lost for good.
 //
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -70,6 +73,8 @@ class RemoteLink final : public AgentReports {
   // One hello; on success the session is open and the listener (re)connects.
   bool SayHello(ApiClient& client, const AgentHello& hello);
   bool SendReports(ApiClient& client);
+  // Posts the answers to read_log commands (POST /agent/logs), each to its session.
+  void SendLogReplies(ApiClient& client);
   // Hands the command (from the stream of `session`) to the agent.
   void Dispatch(const AgentCommand& command, std::int64_t session);
   std::chrono::milliseconds Backoff(int failures) const;
@@ -87,6 +92,9 @@ class RemoteLink final : public AgentReports {
   AgentSession session_info_{};                 // GUARDED_BY(mu_)
   AgentReportBatch batch_;                      // GUARDED_BY(mu_): not yet delivered
   std::map<JobId, JobExitReport> unacknowledged_;  // GUARDED_BY(mu_)
+  // GUARDED_BY(mu_): answers to read_log commands not yet posted, with their session.
+  std::deque<std::pair<std::int64_t, AgentLogReply>> log_replies_;
+  static constexpr std::size_t kMaxQueuedLogReplies = 16;
   // GUARDED_BY(mu_): the last command of the current session carried out (0 at each hello).
   std::int64_t done_seq_ = 0;
   std::thread sender_;

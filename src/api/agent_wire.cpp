@@ -1,5 +1,6 @@
 #include "api/agent_wire.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -311,6 +312,76 @@ Result<Job> LaunchJobFromJson(const json& body, const std::string& where) {
 constexpr std::string_view kLaunch = "launch";
 constexpr std::string_view kKill = "kill";
 constexpr std::string_view kAck = "ack";
+constexpr std::string_view kReadLog = "read_log";
+
+// Base64 (RFC 4648, with padding): a log chunk is bytes, and JSON strings must be UTF-8.
+constexpr std::string_view kBase64Alphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string Base64Encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t group = 0;
+    for (std::size_t k = 0; k < 3; ++k) {
+      group = (group << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0U);
+    }
+    for (std::size_t k = 0; k < 4; ++k) {
+      out += k <= n ? kBase64Alphabet[(group >> (18 - 6 * k)) & 0x3FU] : '=';
+    }
+  }
+  return out;
+}
+
+Result<std::string> Base64Decode(std::string_view text, const std::string& where) {
+  if (text.size() % 4 != 0) {
+    return InvalidArgument(where + ": not base64 (length " + std::to_string(text.size()) +
+                           " is not a multiple of 4)");
+  }
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    std::uint32_t group = 0;
+    std::size_t pad = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      const bool last_group = i + 4 == text.size();
+      if (c == '=' && last_group && k >= 2 && (k == 3 || text[i + 3] == '=')) {
+        ++pad;
+        group <<= 6;
+        continue;
+      }
+      const std::size_t v = kBase64Alphabet.find(c);
+      if (v == std::string_view::npos || pad > 0) {
+        return InvalidArgument(where + ": not base64 (bad character at " +
+                               std::to_string(i + k) + ")");
+      }
+      group = (group << 6) | static_cast<std::uint32_t>(v);
+    }
+    for (std::size_t k = 0; k < 3 - pad; ++k) {
+      out += static_cast<char>((group >> (16 - 8 * k)) & 0xFFU);
+    }
+  }
+  return out;
+}
+
+// The read of a read_log command: stream, offset and limit, each checked.
+Result<LogRequest> ReadLogFromJson(const Fields& f, JobId job) {
+  LogRequest log{.job = job};
+  GF_ASSIGN_OR_RETURN(std::string stream, f.Required<std::string>("stream"));
+  if (stream != ToString(LogStream::kStdout) && stream != ToString(LogStream::kStderr)) {
+    return InvalidArgument(f.Path("stream") + ": expected stdout or stderr, got '" + stream +
+                           "'");
+  }
+  log.stream = stream == ToString(LogStream::kStdout) ? LogStream::kStdout : LogStream::kStderr;
+  GF_ASSIGN_OR_RETURN(log.offset, f.Required<std::int64_t>("offset"));
+  GF_ASSIGN_OR_RETURN(log.limit, f.Required<std::int64_t>("limit"));
+  if (log.offset < 0 || log.limit < 0) {
+    return InvalidArgument(f.Path(log.offset < 0 ? "offset" : "limit") + ": must be >= 0");
+  }
+  return log;
+}
 
 }  // namespace
 
@@ -490,6 +561,13 @@ json AgentCommandToJson(const AgentCommand& c) {
     case AgentCommand::Kind::kAcknowledgeExit:
       out["kind"] = kAck;
       break;
+    case AgentCommand::Kind::kReadLog:
+      out["kind"] = kReadLog;
+      out["request"] = c.request;
+      out["stream"] = ToString(c.log.stream);
+      out["offset"] = c.log.offset;
+      out["limit"] = c.log.limit;
+      break;
   }
   return out;
 }
@@ -518,11 +596,50 @@ Result<AgentCommand> AgentCommandFromJson(const json& body) {
     GF_ASSIGN_OR_RETURN(c.first_signal, f.Get<int>("signal", kSigTerm));
   } else if (kind == kAck) {
     c.kind = AgentCommand::Kind::kAcknowledgeExit;
+  } else if (kind == kReadLog) {
+    c.kind = AgentCommand::Kind::kReadLog;
+    GF_ASSIGN_OR_RETURN(c.log, ReadLogFromJson(f, c.job_id));
+    GF_ASSIGN_OR_RETURN(c.request, f.Required<std::int64_t>("request"));
   } else {
     return InvalidArgument(f.Path("kind") + ": unknown command '" + kind +
-                           "'; expected launch, kill or ack");
+                           "'; expected launch, kill, ack or read_log");
   }
   return c;
+}
+
+json AgentLogReplyToJson(const AgentLogReply& reply) {
+  if (!reply.chunk.ok()) {
+    json out = ErrorToJson(reply.chunk.error());
+    out["request"] = reply.request;
+    return out;
+  }
+  return json{{"request", reply.request},
+              {"data_base64", Base64Encode(reply.chunk->data)},
+              {"size", reply.chunk->size},
+              {"next_offset", reply.chunk->next_offset}};
+}
+
+Result<AgentLogReply> AgentLogReplyFromJson(const json& body) {
+  Fields f(body, "log_reply");
+  GF_TRY(f.Check());
+  AgentLogReply reply;
+  GF_ASSIGN_OR_RETURN(reply.request, f.Required<std::int64_t>("request"));
+  if (f.Find("error") != nullptr) {
+    std::optional<ErrorBody> error = ErrorFromJson(body);
+    if (!error) {
+      return InvalidArgument(f.Path("error") + ": expected {\"code\", \"message\"}");
+    }
+    // A code this server does not know (a newer agent) still fails the read, as an I/O error.
+    reply.chunk = Error{error->code.value_or(ErrorCode::kIo), error->message};
+    return reply;
+  }
+  GF_ASSIGN_OR_RETURN(std::string text, f.Required<std::string>("data_base64"));
+  LogChunk chunk;
+  GF_ASSIGN_OR_RETURN(chunk.data, Base64Decode(text, f.Path("data_base64")));
+  GF_ASSIGN_OR_RETURN(chunk.size, f.Required<std::int64_t>("size"));
+  GF_ASSIGN_OR_RETURN(chunk.next_offset, f.Required<std::int64_t>("next_offset"));
+  reply.chunk = std::move(chunk);
+  return reply;
 }
 
 }  // namespace gf

@@ -31,6 +31,11 @@ Result<AgentReportBatch> AgentReportBatchFromJson(const nlohmann::json& body);
 nlohmann::json AgentCommandToJson(const AgentCommand& command);
 Result<AgentCommand> AgentCommandFromJson(const nlohmann::json& body);
 
+// The answer to a read_log (POST /agent/logs): {"request", "data_base64", "size",
+// "next_offset"}, or {"request", "error": {"code", "message"}} when the agent could not read.
+nlohmann::json AgentLogReplyToJson(const AgentLogReply& reply);
+Result<AgentLogReply> AgentLogReplyFromJson(const nlohmann::json& body);
+
 // Exposed for tests: a node and a sample as the API shows them, read back.
 Result<Node> NodeFromJson(const nlohmann::json& body, const std::string& where);
 Result<GpuSample> GpuSampleFromJson(const nlohmann::json& body, const std::string& where);

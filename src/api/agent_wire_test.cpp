@@ -259,6 +259,77 @@ TEST(AgentWireTest, KillAndAckRoundTrip) {
   EXPECT_EQ(back.job_id, JobId(12));
 }
 
+TEST(AgentWireTest, ReadLogCommandRoundTrips) {
+  AgentCommand read{.seq = 0, .kind = AgentCommand::Kind::kReadLog, .job_id = JobId(42),
+                    .request = 7,
+                    .log = LogRequest{.job = JobId(42), .stream = LogStream::kStderr,
+                                      .offset = 1 << 20, .limit = 4096}};
+  const json wire = OverTheWire(AgentCommandToJson(read));
+  EXPECT_EQ(wire["kind"], "read_log");
+  AgentCommand back = ReadBack(AgentCommandFromJson(wire));
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kReadLog);
+  EXPECT_EQ(back.seq, 0);  // reads are not numbered commands
+  EXPECT_EQ(back.job_id, JobId(42));
+  EXPECT_EQ(back.request, 7);
+  EXPECT_EQ(back.log.job, JobId(42));
+  EXPECT_EQ(back.log.stream, LogStream::kStderr);
+  EXPECT_EQ(back.log.offset, 1 << 20);
+  EXPECT_EQ(back.log.limit, 4096);
+
+  json bad = wire;
+  bad["stream"] = "both";
+  EXPECT_EQ(ReadError(AgentCommandFromJson, bad),
+            "command.stream: expected stdout or stderr, got 'both'");
+  bad = wire;
+  bad["offset"] = -1;
+  EXPECT_EQ(ReadError(AgentCommandFromJson, bad), "command.offset: must be >= 0");
+  bad = wire;
+  bad.erase("request");
+  EXPECT_EQ(ReadError(AgentCommandFromJson, bad), "command.request: missing");
+}
+
+TEST(AgentWireTest, LogReplyCarriesEveryByteAndErrors) {
+  // Every byte value, and lengths around base64's groups of three.
+  std::string bytes;
+  for (int i = 0; i < 256; ++i) {
+    bytes += static_cast<char>(i);
+  }
+  for (std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3},
+                             std::size_t{4}, std::size_t{256}}) {
+    const std::string data = bytes.substr(0, length);
+    AgentLogReply reply{.request = 9,
+                        .chunk = LogChunk{.data = data, .size = 1000, .next_offset = 300}};
+    AgentLogReply back =
+        ReadBack(AgentLogReplyFromJson(OverTheWire(AgentLogReplyToJson(reply))));
+    EXPECT_EQ(back.request, 9);
+    ASSERT_TRUE(back.chunk.ok()) << back.chunk.error().ToString();
+    EXPECT_EQ(back.chunk->data, data) << "length " << length;
+    EXPECT_EQ(back.chunk->size, 1000);
+    EXPECT_EQ(back.chunk->next_offset, 300);
+  }
+  EXPECT_EQ(AgentLogReplyToJson(AgentLogReply{
+                .request = 1, .chunk = LogChunk{.data = "hi\n", .size = 3, .next_offset = 3}})
+                ["data_base64"],
+            "aGkK");
+
+  AgentLogReply failed{.request = 4, .chunk = IoError("cannot read log /x: Permission denied")};
+  AgentLogReply back = ReadBack(AgentLogReplyFromJson(OverTheWire(AgentLogReplyToJson(failed))));
+  EXPECT_EQ(back.request, 4);
+  ASSERT_FALSE(back.chunk.ok());
+  EXPECT_EQ(back.chunk.error().code, ErrorCode::kIo);
+  EXPECT_EQ(back.chunk.error().message, "cannot read log /x: Permission denied");
+
+  json bad = AgentLogReplyToJson(AgentLogReply{.request = 1, .chunk = LogChunk{}});
+  bad["data_base64"] = "aGk";
+  EXPECT_NE(ReadError(AgentLogReplyFromJson, bad).find("log_reply.data_base64: not base64"),
+            std::string::npos);
+  bad["data_base64"] = "a=Gk";
+  EXPECT_NE(ReadError(AgentLogReplyFromJson, bad).find("log_reply.data_base64: not base64"),
+            std::string::npos);
+  bad.erase("request");
+  EXPECT_EQ(ReadError(AgentLogReplyFromJson, bad), "log_reply.request: missing");
+}
+
 TEST(AgentWireTest, ErrorsNameTheFieldPath) {
   json hello = AgentHelloToJson(BareHello());
   hello["node"]["gpus"][0]["uuid"] = 7;
@@ -300,7 +371,7 @@ TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
   const std::string message = ReadError(AgentCommandFromJson, reboot);
   EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
   EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
-  EXPECT_NE(message.find("launch, kill or ack"), std::string::npos) << message;
+  EXPECT_NE(message.find("launch, kill, ack or read_log"), std::string::npos) << message;
 }
 
 TEST(AgentWireTest, UnknownFieldsAreIgnoredForNewerAgents) {

@@ -201,9 +201,7 @@ TEST_F(ApiServerTest, ClientMapsServerErrorsBack) {
 }
 
 TEST_F(ApiServerTest, LogsCarryOffsetsOverTheWire) {
-  const std::string log = dir_ + "/job.out";
-  std::ofstream(log) << "hello world";
-  fake_.logs.stdout_path = log;
+  fake_.log_chunk = LogChunk{.data = "world", .size = 11, .next_offset = 11};
   StartServer();
   ApiClient client(socket_);
   auto r = client.Call("GET", "/api/v1/jobs/3/logs?offset=6&limit=100");
@@ -212,6 +210,9 @@ TEST_F(ApiServerTest, LogsCarryOffsetsOverTheWire) {
   EXPECT_EQ(r->body, "world");
   EXPECT_EQ(r->Header("X-Gpufleet-Log-Size"), "11");
   EXPECT_EQ(r->Header("X-Gpufleet-Next-Offset"), "11");
+  ASSERT_TRUE(fake_.last_log_request.has_value());
+  EXPECT_EQ(fake_.last_log_request->offset, 6);
+  EXPECT_EQ(fake_.last_log_request->limit, 100);
 }
 
 TEST_F(ApiServerTest, ManyConcurrentClients) {

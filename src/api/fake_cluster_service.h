@@ -61,11 +61,12 @@ class FakeClusterService : public ClusterService {
   }
   Result<Job> GetJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
   Result<Job> CancelJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
-  Result<JobLogs> GetJobLogs(const Caller& caller, JobId id) override {
+  Result<LogChunk> ReadJobLog(const Caller& caller, const LogRequest& request) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
-    last_id = id;
-    return logs;
+    last_id = request.job;
+    last_log_request = request;
+    return log_chunk;
   }
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) override {
     std::lock_guard<std::mutex> lock(mu);
@@ -154,7 +155,7 @@ class FakeClusterService : public ClusterService {
   std::optional<Error> fail_with;
   bool throw_exception = false;
   Job job;
-  JobLogs logs;
+  LogChunk log_chunk;
   std::vector<Event> events;
   Explanation explanation;
   std::vector<Node> nodes;
@@ -170,6 +171,7 @@ class FakeClusterService : public ClusterService {
   std::optional<ArrayRequest> last_array;
   std::optional<JobFilter> last_filter;
   std::optional<JobId> last_id;
+  std::optional<LogRequest> last_log_request;
 
  private:
   Status Record(const Caller& caller) {  // REQUIRES: mu held

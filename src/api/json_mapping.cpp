@@ -330,11 +330,18 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
     GF_ASSIGN_OR_RETURN(spec.after, AfterField(v));
   } else if (key == "node_labels") {
     GF_ASSIGN_OR_RETURN(spec.request.node_labels, NodeLabelsField(v));
+  } else if (key == "requeue") {
+    // A boolean only: "false" or 0 from a script that meant true would be a job run twice.
+    if (!v.is_boolean()) {
+      return FieldError(key, "true (back to the queue when preempted or its node fails) or "
+                             "false (it ends instead; gpufleet submit --no-requeue)", v);
+    }
+    spec.requeue = v.get<bool>();
   } else {
     return InvalidArgument("unknown field \"" + key +
                            "\" in job spec; known fields: command, name, workdir, env, gpus, "
                            "gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
-                           "array");
+                           "requeue, array");
   }
   return OkStatus();
 }
@@ -416,6 +423,7 @@ json JobToJson(const Job& job) {
       {"env", std::move(env)},
       {"time_limit_s", job.spec.time_limit ? json(job.spec.time_limit->count()) : json()},
       {"checkpoint_signal", CheckpointSignalName(job.spec.checkpoint_signal)},
+      {"requeue", job.spec.requeue},
       {"after", DependenciesToJson(job.spec.after)},
       {"array_job", task ? json(task->array_job.value()) : json()},
       {"array_index", task ? json(task->index) : json()},

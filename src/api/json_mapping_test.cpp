@@ -65,13 +65,16 @@ TEST(ApiJsonMappingTest, JobToJsonHasEveryField) {
   EXPECT_EQ(j["reason"], "started");
   EXPECT_EQ(j["checkpoint_signal"], "TERM");
   EXPECT_EQ(j["preemptible"], false);
+  EXPECT_EQ(j["requeue"], true);
   EXPECT_TRUE(j["estimated_start"].is_null());
   job.spec.checkpoint_signal = 10;
+  job.spec.requeue = false;
   job.preemptible = true;
   job.estimated_start = FromUnixMillis(1'700'000'060'000);
   const json borrowed = JobToJson(job);
   EXPECT_EQ(borrowed["checkpoint_signal"], "USR1");
   EXPECT_EQ(borrowed["preemptible"], true);
+  EXPECT_EQ(borrowed["requeue"], false);
   EXPECT_EQ(borrowed["estimated_start"], "2023-11-14T22:14:20.000Z");
   EXPECT_EQ(borrowed["estimated_start_ms"], 1'700'000'060'000);
 }
@@ -81,7 +84,8 @@ TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
                      {"workdir", "/w"},  {"env", {{"B", "2"}, {"A", "1"}}},
                      {"gpus", 4},        {"gpu_type", "A100"},
                      {"priority", "low"}, {"team", "nlp"},
-                     {"time_limit", "2h"}, {"checkpoint_signal", "SIGUSR2"}};
+                     {"time_limit", "2h"}, {"checkpoint_signal", "SIGUSR2"},
+                     {"requeue", false}};
   auto spec = JobSpecFromJson(body);
   ASSERT_TRUE(spec.ok()) << spec.error().message;
   EXPECT_EQ(spec->argv, (std::vector<std::string>{"python", "train.py"}));
@@ -94,6 +98,7 @@ TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
   EXPECT_EQ(spec->team, "nlp");
   EXPECT_EQ(spec->time_limit, std::chrono::seconds(7200));
   EXPECT_EQ(spec->checkpoint_signal, 12);
+  EXPECT_FALSE(spec->requeue);
   auto numbered = JobSpecFromJson({{"command", {"true"}}, {"checkpoint_signal", 10}});
   ASSERT_TRUE(numbered.ok()) << numbered.error().message;
   EXPECT_EQ(numbered->checkpoint_signal, 10);
@@ -112,6 +117,7 @@ TEST(ApiJsonMappingTest, SpecDefaultsAndIntegerTimeLimit) {
   EXPECT_FALSE(spec->request.gpu_type.has_value());
   EXPECT_TRUE(spec->priority.name.empty());  // the service fills in the default class
   EXPECT_EQ(spec->time_limit, std::chrono::seconds(90));
+  EXPECT_TRUE(spec->requeue);
 }
 
 TEST(ApiJsonMappingTest, SpecErrorsNameTheField) {
@@ -140,6 +146,12 @@ TEST(ApiJsonMappingTest, SpecErrorsNameTheField) {
             0U);
   EXPECT_EQ(SpecError({{"command", cmd}, {"checkpoint_signal", 9}}).rfind("checkpoint_signal:", 0),
             0U);
+  // Not a string or a number: "false" would read as true in too many scripts.
+  for (const json& wrong : {json("false"), json(0), json(nullptr)}) {
+    EXPECT_EQ(SpecError({{"command", cmd}, {"requeue", wrong}}).rfind("requeue: must be true", 0),
+              0U)
+        << wrong.dump();
+  }
 }
 
 TEST(ApiJsonMappingTest, ErrorRoundTrips) {

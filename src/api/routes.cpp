@@ -8,8 +8,6 @@
 #include <array>
 #include <charconv>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <new>
 #include <vector>
@@ -284,56 +282,38 @@ Result<HttpResponse> JobEvents(ClusterService& service, const RequestContext& ct
   return JsonResponse(200, json{{"events", std::move(out)}});
 }
 
-// Reads [offset, offset+limit) of a log file. A file that does not exist yet (the job has not
-// started) reads as empty, so `gpufleet logs -f` can poll from the first moment.
-Result<HttpResponse> ReadLogChunk(const std::filesystem::path& path, std::int64_t offset,
-                                  std::int64_t limit) {
-  std::error_code ec;
-  const bool exists = std::filesystem::exists(path, ec);
-  std::int64_t size = 0;
-  std::string data;
-  if (exists) {
-    size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
-    if (ec) {
-      return IoError("cannot read log " + path.string() + ": " + ec.message());
-    }
-    const std::int64_t start = std::min(offset, size);
-    data.resize(static_cast<std::size_t>(std::min(limit, size - start)));
-    std::ifstream in(path, std::ios::binary);
-    in.seekg(start);
-    in.read(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!in && !data.empty()) {
-      return IoError("cannot read log " + path.string());
-    }
-    data.resize(static_cast<std::size_t>(in.gcount()));
-  }
+// A chunk of a job's output as text/plain, with where it stands in the file: the whole
+// file's size (X-Gpufleet-Log-Size) and where the next read continues (X-Gpufleet-Next-Offset).
+// A chunk may be shorter than the limit asked for (a remote node sends at most 512 KiB a
+// read): clients read on while next offset < size.
+HttpResponse LogChunkResponse(LogChunk chunk) {
   HttpResponse response;
   response.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
-  response.headers.emplace_back("X-Gpufleet-Log-Size", std::to_string(size));
-  response.headers.emplace_back(
-      "X-Gpufleet-Next-Offset",
-      std::to_string(std::min(offset, size) + static_cast<std::int64_t>(data.size())));
-  response.body = std::move(data);
+  response.headers.emplace_back("X-Gpufleet-Log-Size", std::to_string(chunk.size));
+  response.headers.emplace_back("X-Gpufleet-Next-Offset", std::to_string(chunk.next_offset));
+  response.body = std::move(chunk.data);
   return response;
 }
 
 Result<HttpResponse> JobLogsChunk(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  LogRequest request{.job = id, .stream = LogStream::kStdout, .offset = 0,
+                     .limit = kDefaultLogChunkBytes};
   const std::string stream = QueryValue(ctx, "stream").value_or("stdout");
   if (stream != "stdout" && stream != "stderr") {
     return InvalidArgument("stream: must be stdout or stderr, got \"" + stream + "\"");
   }
-  std::int64_t offset = 0;
-  std::int64_t limit = kDefaultLogChunkBytes;
+  request.stream = stream == "stdout" ? LogStream::kStdout : LogStream::kStderr;
   if (const auto v = QueryValue(ctx, "offset")) {
-    GF_ASSIGN_OR_RETURN(offset, ParseInt("offset", *v, 0, INT64_MAX / 2, "a byte offset ≥ 0"));
+    GF_ASSIGN_OR_RETURN(request.offset,
+                        ParseInt("offset", *v, 0, INT64_MAX / 2, "a byte offset ≥ 0"));
   }
   if (const auto v = QueryValue(ctx, "limit")) {
-    GF_ASSIGN_OR_RETURN(limit, ParseInt("limit", *v, 0, kMaxLogChunkBytes,
-                                        "a byte count from 0 to 8388608 (8 MiB)"));
+    GF_ASSIGN_OR_RETURN(request.limit, ParseInt("limit", *v, 0, kMaxLogChunkBytes,
+                                                "a byte count from 0 to 8388608 (8 MiB)"));
   }
-  GF_ASSIGN_OR_RETURN(const JobLogs logs, service.GetJobLogs(ctx.caller, id));
-  return ReadLogChunk(stream == "stdout" ? logs.stdout_path : logs.stderr_path, offset, limit);
+  GF_ASSIGN_OR_RETURN(LogChunk chunk, service.ReadJobLog(ctx.caller, request));
+  return LogChunkResponse(std::move(chunk));
 }
 
 Result<HttpResponse> ListNodes(ClusterService& service, const RequestContext& ctx) {
@@ -428,6 +408,16 @@ Result<HttpResponse> AgentReportsRoute(ClusterService&, const RequestContext& ct
   return JsonResponse(200, json{{"ok", true}});
 }
 
+// The agent's answer to a read_log command; the hub hands it to the read that waits for it.
+Result<HttpResponse> AgentLogsRoute(ClusterService&, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
+  GF_ASSIGN_OR_RETURN(const std::int64_t session, SessionParam(ctx));
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(AgentLogReply reply, AgentLogReplyFromJson(body));
+  GF_TRY(link->LogReply(ctx.caller, session, std::move(reply)));
+  return JsonResponse(200, json{{"ok", true}});
+}
+
 // Served as a stream by the transport (Router::OpenCommandStream); Handle() alone (a transport
 // without streams) can only say so.
 Result<HttpResponse> AgentCommandsRoute(ClusterService&, const RequestContext& ctx) {
@@ -451,7 +441,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 23> kRoutes = {{
+const std::array<RouteEntry, 24> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -476,6 +466,7 @@ const std::array<RouteEntry, 23> kRoutes = {{
     {{"POST", "/api/v1/agent/hello", false}, "", &AgentHelloRoute},
     {{"POST", "/api/v1/agent/reports", false}, "session", &AgentReportsRoute},
     {{"GET", "/api/v1/agent/commands", false}, "session,after", &AgentCommandsRoute},
+    {{"POST", "/api/v1/agent/logs", false}, "session", &AgentLogsRoute},
 }};
 
 // The lists a client may watch (?watch=1), with the server-sent event name of each. The

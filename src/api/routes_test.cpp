@@ -1,13 +1,14 @@
 #include "api/routes.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "api/agent_wire.h"
 #include "api/fake_cluster_service.h"
 #include "api/json_mapping.h"
 
@@ -174,49 +175,96 @@ TEST_F(ApiRoutesTest, EventsNodesGpus) {
   EXPECT_EQ(Body(Do("GET", "/api/v1/gpus"))["gpus"].size(), 0u);
 }
 
-class ApiLogsRouteTest : public ApiRoutesTest {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gf-logs-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    std::ofstream(dir_ / "out") << "0123456789";
-    std::ofstream(dir_ / "err") << "oops";
-    fake_.logs = JobLogs{dir_ / "out", dir_ / "err"};
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-};
-
-TEST_F(ApiLogsRouteTest, OffsetAndLimit) {
-  auto r = Do("GET", "/api/v1/jobs/3/logs?offset=3&limit=4");
+TEST_F(ApiRoutesTest, LogsPassTheReadToTheServiceAndAnswerItsChunk) {
+  fake_.log_chunk = LogChunk{.data = std::string("3456\0\xff", 6), .size = 10, .next_offset = 9};
+  auto r = Do("GET", "/api/v1/jobs/3/logs?stream=stderr&offset=3&limit=4");
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(r.body, "3456");
+  ASSERT_TRUE(fake_.last_log_request.has_value());
+  EXPECT_EQ(fake_.last_log_request->job, JobId(3));
+  EXPECT_EQ(fake_.last_log_request->stream, LogStream::kStderr);
+  EXPECT_EQ(fake_.last_log_request->offset, 3);
+  EXPECT_EQ(fake_.last_log_request->limit, 4);
+  EXPECT_EQ(fake_.last_caller->uid, 1000u);
+  EXPECT_EQ(r.body, std::string("3456\0\xff", 6));  // bytes, as the node read them
   EXPECT_EQ(r.Header("X-Gpufleet-Log-Size"), "10");
-  EXPECT_EQ(r.Header("X-Gpufleet-Next-Offset"), "7");
+  EXPECT_EQ(r.Header("X-Gpufleet-Next-Offset"), "9");
   EXPECT_EQ(r.Header("Content-Type"), "text/plain; charset=utf-8");
-  r = Do("GET", "/api/v1/jobs/3/logs");
-  EXPECT_EQ(r.body, "0123456789");
-  r = Do("GET", "/api/v1/jobs/3/logs?offset=50");
-  EXPECT_EQ(r.body, "");
-  EXPECT_EQ(r.Header("X-Gpufleet-Next-Offset"), "10");
-  r = Do("GET", "/api/v1/jobs/3/logs?stream=stderr");
-  EXPECT_EQ(r.body, "oops");
+
+  r = Do("GET", "/api/v1/jobs/3/logs");  // the defaults
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(fake_.last_log_request->stream, LogStream::kStdout);
+  EXPECT_EQ(fake_.last_log_request->offset, 0);
+  EXPECT_EQ(fake_.last_log_request->limit, kDefaultLogChunkBytes);
 }
 
-TEST_F(ApiLogsRouteTest, BadParametersAndMissingFile) {
+TEST_F(ApiRoutesTest, LogsRefuseBadParametersAndMapTheServicesErrors) {
   EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?stream=both")).find("stream"),
             std::string::npos);
   EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?limit=8388609")).find("limit"),
             std::string::npos);
   EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?offset=-1")).find("offset"),
             std::string::npos);
-  fake_.logs.stdout_path = dir_ / "missing";
-  const auto r = Do("GET", "/api/v1/jobs/3/logs");
-  EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.body, "");
-  EXPECT_EQ(r.Header("X-Gpufleet-Log-Size"), "0");
+  EXPECT_EQ(fake_.Calls(), 0);
+  EXPECT_EQ(Do("GET", "/api/v1/jobs/3/logs", "", &anonymous_).status, 401);
+
+  fake_.fail_with = Unavailable("node gpu-03 is down (no report); job 3's output is on that "
+                                "node in /var/lib/gpufleet/agent/jobs/3/stdout.log");
+  auto r = Do("GET", "/api/v1/jobs/3/logs");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(Message(r).find("/var/lib/gpufleet/agent/jobs/3/stdout.log"), std::string::npos);
+  fake_.fail_with = FailedPrecondition("job 3 is PENDING and has not started");
+  EXPECT_EQ(Do("GET", "/api/v1/jobs/3/logs").status, 409);
+}
+
+// The agent link as the routes see it: records the log replies it is handed.
+class RecordingAgentLink final : public AgentLinkService {
+ public:
+  Result<AgentSession> Hello(const Caller&, AgentHello) override { return AgentSession{}; }
+  Status Report(const Caller&, std::int64_t, AgentReportBatch) override { return OkStatus(); }
+  Result<std::shared_ptr<CommandStream>> Commands(const Caller&, std::int64_t,
+                                                  std::int64_t) override {
+    return Unavailable("no streams here");
+  }
+  Status LogReply(const Caller& caller, std::int64_t session, AgentLogReply reply) override {
+    last_caller = caller;
+    last_session = session;
+    replies.push_back(std::move(reply));
+    return answer;
+  }
+  Status answer = OkStatus();
+  std::optional<Caller> last_caller;
+  std::int64_t last_session = 0;
+  std::vector<AgentLogReply> replies;
+};
+
+TEST_F(ApiRoutesTest, AgentLogsHandsTheReplyToTheLink) {
+  RecordingAgentLink link;
+  Router router(fake_, nullptr, &link);
+  const Caller node{.authenticated = false, .uid = 0, .gid = 0, .user = "",
+                    .role = Role::kUser, .node = NodeId("gpu-03")};
+  const auto post = [&](const std::string& target, const json& body) {
+    return router.Handle(node, HttpRequest{"POST", target, {}, body.dump()});
+  };
+  const json reply = AgentLogReplyToJson(AgentLogReply{
+      .request = 12, .chunk = LogChunk{.data = "line\n", .size = 5, .next_offset = 5}});
+  auto r = post("/api/v1/agent/logs?session=77", reply);
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_EQ(link.replies.size(), 1u);
+  EXPECT_EQ(link.last_session, 77);
+  EXPECT_EQ(link.last_caller->node, NodeId("gpu-03"));
+  EXPECT_EQ(link.replies[0].request, 12);
+  ASSERT_TRUE(link.replies[0].chunk.ok());
+  EXPECT_EQ(link.replies[0].chunk->data, "line\n");
+
+  EXPECT_EQ(post("/api/v1/agent/logs", reply).status, 400);  // no session
+  EXPECT_EQ(post("/api/v1/agent/logs?session=77", json{{"request", "x"}}).status, 400);
+  link.answer = NotFound("no log read 12 waits on node gpu-03");
+  EXPECT_EQ(post("/api/v1/agent/logs?session=77", reply).status, 404);
+  // Without remote agents (gpufleet up) the route is not there.
+  EXPECT_EQ(router_.Handle(node, HttpRequest{"POST", "/api/v1/agent/logs?session=1", {},
+                                             reply.dump()})
+                .status,
+            404);
 }
 
 TEST_F(ApiRoutesTest, ExplainAnswersTheServicesExplanation) {

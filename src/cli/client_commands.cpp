@@ -100,6 +100,14 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
                  "signal sent first when the job is preempted, so it can checkpoint: TERM "
                  "(default), USR1, USR2, INT, HUP, QUIT, ALRM")
       ->multi_option_policy(last);
+  // A flag function rather than a flag on the optional: it leaves `requeue` unset when neither
+  // is given, so that a #GPUFLEET line can still set it. The last one given wins.
+  cmd.add_flag_function(
+         "--requeue,!--no-requeue", [&o](std::int64_t count) { o.requeue = count > 0; },
+         "--no-requeue: the job must not run twice; if it is preempted it ends CANCELLED, if "
+         "its node fails it ends FAILED, instead of going back to the queue (default "
+         "--requeue)")
+      ->multi_option_policy(last);
   cmd.add_option("--name", o.name, "job name (default: the command)")->multi_option_policy(last);
   cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
       ->multi_option_policy(last);
@@ -148,12 +156,16 @@ Status ApplyDirectives(SubmitOptions& o) {
                      &SubmitOptions::priority,
                      &SubmitOptions::team,
                      &SubmitOptions::time,
+                     &SubmitOptions::checkpoint_signal,
                      &SubmitOptions::name,
                      &SubmitOptions::workdir,
                      &SubmitOptions::array}) {
     if (!(o.*field)) {
       o.*field = d.*field;
     }
+  }
+  if (!o.requeue) {
+    o.requeue = d.requeue;
   }
   d.after.insert(d.after.end(), o.after.begin(), o.after.end());  // dependencies add up
   o.after = std::move(d.after);
@@ -405,6 +417,15 @@ bool Terminal(const std::string& state) {
   return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
 }
 
+// `gpufleet logs -f` of a job that was requeued: its next run writes a new file (the executor
+// keeps the earlier one aside), to be read from its start. Returns the offset to read from.
+std::int64_t RestartedRun(std::int64_t id, std::int64_t offset) {
+  if (offset > 0) {
+    std::cerr << "gpufleet logs: job " << id << " was requeued; following its next run\n";
+  }
+  return 0;
+}
+
 int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool follow) {
   Result<std::int64_t> id = ParseJobId(id_text);
   if (!id.ok()) {
@@ -426,6 +447,11 @@ int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool
         return Fail(job.error());
       }
       state = JsonText(*job, "state");
+      if (state == "PENDING") {  // not started yet, or requeued
+        offset = RestartedRun(*id, offset);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        continue;
+      }
     }
     Result<HttpResponse> r = client.Call(
         "GET",
@@ -436,6 +462,11 @@ int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool
     }
     if (r->status >= 300) {
       return Fail(ErrorFromResponse(*r));
+    }
+    if (auto size = r->Header("X-Gpufleet-Log-Size");
+        follow && size && std::stoll(*size) < offset) {
+      offset = RestartedRun(*id, offset);  // a shorter file: a new run, requeued and started
+      continue;
     }
     std::cout << r->body << std::flush;
     offset += static_cast<std::int64_t>(r->body.size());

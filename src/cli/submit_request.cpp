@@ -252,6 +252,9 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
     }
     body["checkpoint_signal"] = CheckpointSignalName(*signal);
   }
+  if (options.requeue) {
+    body["requeue"] = *options.requeue;
+  }
   if (options.team) {
     body["team"] = *options.team;
   }

@@ -25,6 +25,8 @@ struct SubmitOptions {
   std::optional<std::string> team;
   std::optional<std::string> time;
   std::optional<std::string> checkpoint_signal;  // USR1, SIGUSR1, 10, ...
+  // --requeue / --no-requeue; nullopt = the server's default (requeue).
+  std::optional<bool> requeue;
   std::optional<std::string> name;
   std::optional<std::string> workdir;
   std::vector<std::string> after;   // JOB[:ok], each possibly a comma-separated list

@@ -32,6 +32,17 @@ TEST(SubmitRequestTest, BuildsBody) {
   EXPECT_EQ((*body)["workdir"], "/home/u");
   EXPECT_EQ((*body)["env"]["B"], "x=y");
   EXPECT_EQ((*body)["command"][1], "train.py");
+  EXPECT_FALSE(body->contains("requeue"));  // not given: the server's default
+}
+
+TEST(SubmitRequestTest, RequeueIsSentOnlyWhenGiven) {
+  for (const bool requeue : {false, true}) {
+    SubmitOptions o = WithCommand();
+    o.requeue = requeue;
+    auto body = BuildSubmitBody(o, "/tmp", {});
+    ASSERT_TRUE(body.ok()) << body.error().message;
+    EXPECT_EQ((*body)["requeue"], requeue);
+  }
 }
 
 TEST(SubmitRequestTest, ErrorsNameTheOption) {

@@ -275,6 +275,10 @@ void PrintJob(const json& job, std::ostream& out) {
   Line(out, "Request",
        JsonText(job, "gpus") + " GPU(s), type " + JsonText(job, "gpu_type", "any") +
            ", time limit " + JsonText(job, "time_limit_s", "none"));
+  if (!job.value("requeue", true)) {  // the default (requeue) goes without saying
+    Line(out, "Requeue",
+         "no (--no-requeue): ends CANCELLED if preempted, FAILED if its node fails");
+  }
   if (const std::string task = ArrayTaskLabel(job); !task.empty()) {
     const std::string limit = JsonText(job, "array_max_running", "");
     Line(out, "Array", "task " + task + " of array " + JsonText(job, "array_job") +

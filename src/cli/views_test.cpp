@@ -190,6 +190,13 @@ TEST(CliViewsTest, ShowMarksPreemptibleWorkAndItsCheckpointSignal) {
       << Show(job);
 }
 
+TEST(CliViewsTest, ShowMentionsRequeueOnlyWhenTheJobMustNotRunTwice) {
+  Job job = RunningJob();
+  EXPECT_EQ(Show(job).find("Requeue"), std::string::npos) << Show(job);
+  job.spec.requeue = false;
+  EXPECT_NE(Show(job).find("Requeue     no (--no-requeue)"), std::string::npos) << Show(job);
+}
+
 TEST(CliViewsTest, ReadsDefensively) {
   // An older server: no sample, no conditions, a number where text was expected.
   std::ostringstream out;

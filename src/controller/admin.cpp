@@ -2,6 +2,7 @@
 // of controller.cpp's class, kept apart so that file stays about jobs.
 #include <pwd.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "controller/controller.h"
@@ -168,7 +169,6 @@ Result<Node> Controller::ResumeNode(const Caller& caller, const NodeId& node) {
     entry.drain.reset();
     Record(std::nullopt, "node", caller.user, "resume " + node.value());
     SetNodeState(entry);
-    schedule_needed_ = true;
     return entry.node;
   });
 }
@@ -182,10 +182,9 @@ void Controller::SetNodeState(NodeEntry& entry) {
     state = NodeState::kDown;
     reason = entry.node.state_reason;
   } else if (entry.drain) {
-    bool busy = false;
-    for (const auto& [id, job] : active_) {
-      busy = busy || (HoldsGpus(job) && job.allocation->node == entry.node.name);
-    }
+    const bool busy = std::any_of(holding_.begin(), holding_.end(), [&](JobId id) {
+      return active_.at(id).allocation->node == entry.node.name;
+    });
     state = busy ? NodeState::kDraining : NodeState::kDrained;
     reason = *entry.drain;
   }
@@ -199,6 +198,7 @@ void Controller::SetNodeState(NodeEntry& entry) {
   entry.node.state = state;
   entry.node.state_reason = reason;
   batch_.nodes.push_back(entry.node);
+  full_pass_needed_ = true;  // where jobs may go changed
 }
 
 void Controller::UpdateDrains() {

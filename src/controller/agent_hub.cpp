@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <future>
+#include <iterator>
+#include <map>
 #include <random>
 #include <utility>
 #include <vector>
@@ -11,10 +14,15 @@ namespace gf {
 
 // The NodeAgent of one remote node: an outbox of numbered commands, read by the command stream
 // of the node's current session. Its own mutex: the controller thread pushes, API workers take.
+//
+// Log reads (ReadLog, from API workers) are questions, kept apart from the outbox: a read_log
+// command waits in reads_ until a stream of the current session takes it (once), and its reader
+// waits in waiting_ for the agent's LogReply, up to log_timeout. A new session, or the hub's
+// Close, drops both and fails the readers: a read is never replayed to another session.
 class RemoteAgent final : public NodeAgent {
  public:
-  RemoteAgent(NodeId node, std::size_t max_outbox)
-      : node_(std::move(node)), max_outbox_(max_outbox) {}
+  RemoteAgent(NodeId node, std::size_t max_outbox, std::chrono::milliseconds log_timeout)
+      : node_(std::move(node)), max_outbox_(max_outbox), log_timeout_(log_timeout) {}
 
   // NodeAgent (controller thread).
   void Launch(const Job& job) override {
@@ -43,17 +51,101 @@ class RemoteAgent final : public NodeAgent {
     run_dir_ = std::move(run_dir);
   }
 
-  // A new session: older streams end, and the outbox starts empty (see agent_hub.h).
+  // API worker: a read_log command to the current session's stream, then a wait for its reply.
+  Result<LogChunk> ReadLog(const LogRequest& request) override {
+    const std::string where = LogPath(request.job, request.stream == LogStream::kStderr);
+    LogRequest capped = request;
+    capped.limit = std::min(request.limit, kMaxRemoteLogChunkBytes);
+    std::int64_t id = 0;
+    std::vector<std::function<void()>> wake;
+    // Held here too, so that dropping it from waiting_ at a timeout does not break the promise.
+    const Waiter waiter = std::make_shared<std::promise<Result<LogChunk>>>();
+    std::future<Result<LogChunk>> answer = waiter->get_future();
+    {
+      std::lock_guard lock(mu_);
+      if (session_ <= 0 || open_streams_ == 0) {
+        return Unavailable("node " + node_.value() + ": its agent is not connected now (it is " +
+                           "reconnecting, or gone); the job's output is on that node in " +
+                           where + "; try again once `gpufleet nodes` shows the node up");
+      }
+      id = next_request_++;
+      waiting_.emplace(id, waiter);
+      reads_.push_back(AgentCommand{.kind = AgentCommand::Kind::kReadLog,
+                                    .job_id = request.job,
+                                    .request = id,
+                                    .log = capped});
+      wake = TakeWakersLocked();
+    }
+    CallAll(wake);
+    if (answer.wait_for(log_timeout_) != std::future_status::ready) {
+      {
+        std::lock_guard lock(mu_);
+        waiting_.erase(id);
+        std::erase_if(reads_, [id](const AgentCommand& c) { return c.request == id; });
+      }
+      // The reply may have come between the wait and the erase: then it is here.
+      if (answer.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        return Unavailable("node " + node_.value() + ": its agent did not answer a read of " +
+                           "job " + std::to_string(request.job.value()) + "'s output within " +
+                           std::to_string(log_timeout_.count()) + " ms (the node or its " +
+                           "link is slow or stuck); the output is on that node in " + where +
+                           "; try again");
+      }
+    }
+    return answer.get();
+  }
+
+  // The agent's reply (AgentHub::LogReply): completes the read that waits for it.
+  Status CompleteRead(AgentLogReply reply) {
+    Waiter waiter;
+    {
+      std::lock_guard lock(mu_);
+      auto it = waiting_.find(reply.request);
+      if (it == waiting_.end()) {
+        return NotFound("no log read " + std::to_string(reply.request) + " waits on node " +
+                        node_.value() + " (it timed out, or the session changed)");
+      }
+      waiter = std::move(it->second);
+      waiting_.erase(it);
+    }
+    waiter->set_value(std::move(reply.chunk));
+    return OkStatus();
+  }
+
+  // A new session: older streams end, the outbox starts empty (see agent_hub.h), and reads
+  // waiting on the older session fail (session -1: the hub is closing).
   void NewSession(std::int64_t session) {
+    std::map<std::int64_t, Waiter> failed;
     std::vector<std::function<void()>> wake;
     {
       std::lock_guard lock(mu_);
       session_ = session;
       outbox_.clear();
+      reads_.clear();
+      failed.swap(waiting_);
+      open_streams_ = 0;
       wake = TakeWakersLocked();
     }
-    for (auto& w : wake) {
-      w();
+    const std::string why =
+        session < 0
+            ? "the server is stopping"
+            : "node " + node_.value() + ": its agent reconnected during the read; try again";
+    for (auto& [id, waiter] : failed) {
+      waiter->set_value(Unavailable(why));
+    }
+    CallAll(wake);
+  }
+  // A stream of `session` opened or closed: reads go only to a node with a stream open.
+  void StreamOpened(std::int64_t session) {
+    std::lock_guard lock(mu_);
+    if (session == session_) {
+      ++open_streams_;
+    }
+  }
+  void StreamClosed(std::int64_t session) {
+    std::lock_guard lock(mu_);
+    if (session == session_ && open_streams_ > 0) {
+      --open_streams_;
     }
   }
   void Forget(std::int64_t done_seq) {
@@ -84,6 +176,10 @@ class RemoteAgent final : public NodeAgent {
     if (!out.empty()) {
       after = out.back().seq;
     }
+    // Reads go out once, to whichever stream of the session takes first; they have no seq.
+    out.insert(out.end(), std::make_move_iterator(reads_.begin()),
+               std::make_move_iterator(reads_.end()));
+    reads_.clear();
     return out;
   }
   bool IsCurrent(std::int64_t session) const {
@@ -110,24 +206,36 @@ class RemoteAgent final : public NodeAgent {
       }
       wake = TakeWakersLocked();
     }
-    for (auto& w : wake) {
-      w();
-    }
+    CallAll(wake);
   }
+  // The armed wakers are taken with the change they announce (under one lock), and called
+  // outside it (a waker may take at once).
   std::vector<std::function<void()>> TakeWakersLocked() {
     std::vector<std::function<void()>> out;
     out.swap(wakers_);
     return out;
   }
+  static void CallAll(std::vector<std::function<void()>>& wake) {
+    for (auto& w : wake) {
+      w();
+    }
+  }
+
+  using Waiter = std::shared_ptr<std::promise<Result<LogChunk>>>;
 
   const NodeId node_;
   const std::size_t max_outbox_;
+  const std::chrono::milliseconds log_timeout_;
   mutable std::mutex mu_;
   std::int64_t session_ = 0;                     // GUARDED_BY(mu_); -1 = closed for good
   std::int64_t next_seq_ = 1;                    // GUARDED_BY(mu_)
   std::deque<AgentCommand> outbox_;              // GUARDED_BY(mu_)
   std::vector<std::function<void()>> wakers_;    // GUARDED_BY(mu_)
   std::string run_dir_;                          // GUARDED_BY(mu_)
+  int open_streams_ = 0;                         // GUARDED_BY(mu_): of the current session
+  std::int64_t next_request_ = 1;                // GUARDED_BY(mu_)
+  std::deque<AgentCommand> reads_;               // GUARDED_BY(mu_): read_logs not yet taken
+  std::map<std::int64_t, Waiter> waiting_;       // GUARDED_BY(mu_): request → its reader
 };
 
 namespace {
@@ -136,8 +244,11 @@ namespace {
 class RemoteCommandStream final : public CommandStream {
  public:
   RemoteCommandStream(RemoteAgent& agent, std::int64_t session, std::int64_t after)
-      : agent_(agent), session_(session), after_(after) {}
+      : agent_(agent), session_(session), after_(after) {
+    agent_.StreamOpened(session_);
+  }
   ~RemoteCommandStream() override {
+    agent_.StreamClosed(session_);
     std::lock_guard lock(waker_->mu);
     waker_->wake.reset();  // a call armed at the agent and fired later finds nothing to call
   }
@@ -272,7 +383,8 @@ Result<AgentSession> AgentHub::Hello(const Caller& caller, AgentHello hello) {
     auto& slot = agents_[hello.node.name];
     const bool first = !slot;
     if (first) {
-      slot = std::make_unique<RemoteAgent>(hello.node.name, options_.max_outbox);
+      slot = std::make_unique<RemoteAgent>(hello.node.name, options_.max_outbox,
+                                           options_.log_timeout);
     }
     RemoteAgent* agent = slot.get();
     session = next_session_++;
@@ -323,6 +435,11 @@ Status AgentHub::Report(const Caller& caller, std::int64_t session, AgentReportB
   }
   reports_.OnAgentHeartbeat(agent->node());
   return OkStatus();
+}
+
+Status AgentHub::LogReply(const Caller& caller, std::int64_t session, AgentLogReply reply) {
+  GF_ASSIGN_OR_RETURN(RemoteAgent * agent, SessionAgent(caller, session));
+  return agent->CompleteRead(std::move(reply));
 }
 
 Result<std::shared_ptr<CommandStream>> AgentHub::Commands(const Caller& caller,

@@ -10,6 +10,11 @@
 // Liveness is the controller's (ControllerOptions::node_timeout): every Report is also a
 // heartbeat (AgentReports::OnAgentHeartbeat).
 //
+// Log reads: RemoteAgent::ReadLog (an API worker, outside the controller's state thread) sends
+// a read_log command on the current session's stream and waits, up to log_timeout, for the
+// agent's LogReply with the same request number. Reads are not commands of the outbox: no seq,
+// no done_seq, not kept for a later session (agent_link.h).
+//
 // Ownership: borrows the AgentReports and the attach function's target (the controller), which
 // must outlive the hub; RemoteAgents live as long as the hub, so the controller may keep
 // pointers to them. Thread-safety: all public methods, from any thread.
@@ -34,7 +39,15 @@ struct AgentHubOptions {
   // Commands kept per node while its agent does not take them; past this, the oldest are
   // dropped (the next hello reconciles the node anyway).
   std::size_t max_outbox = 100'000;
+  // How long a log read (`gpufleet logs` of a job on a remote node) waits for the node's agent
+  // to answer before it fails, naming the node and the file.
+  std::chrono::milliseconds log_timeout{10'000};
 };
+
+// The most a remote node sends for one log read, whatever the client's limit: the answer
+// travels base64-encoded in a JSON body, which must stay under the API's 1 MiB request bound.
+// Clients read on from next_offset, as for any short chunk.
+inline constexpr std::int64_t kMaxRemoteLogChunkBytes = 512 * 1024;
 
 class AgentHub final : public AgentLinkService {
  public:
@@ -52,6 +65,7 @@ class AgentHub final : public AgentLinkService {
   Result<std::shared_ptr<CommandStream>> Commands(const Caller& caller,
                                                   std::int64_t session,
                                                   std::int64_t after) override;
+  Status LogReply(const Caller& caller, std::int64_t session, AgentLogReply reply) override;
 
   // Closes every stream (server shutdown). Later calls fail with kUnavailable.
   void Close();

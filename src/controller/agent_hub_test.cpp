@@ -10,6 +10,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -487,6 +488,175 @@ TEST_F(SmallOutboxTest, AFullOutboxDropsTheOldestCommands) {
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept[0].job_id, JobId(2));
   EXPECT_EQ(kept[1].job_id, JobId(3));
+}
+
+// ---- Log reads (RemoteAgent::ReadLog): a read_log on the stream, answered by LogReply ----
+
+// Starts a read on its own thread (ReadLog blocks until the reply or the timeout).
+std::future<Result<LogChunk>> StartRead(NodeAgent* agent, LogRequest request) {
+  return std::async(std::launch::async, [agent, request] { return agent->ReadLog(request); });
+}
+
+// Takes from `stream` until a read_log comes out (the reader's thread queues it soon).
+std::optional<AgentCommand> NextRead(CommandStream& stream, WakeCounter& wakes) {
+  int seen = wakes.count();
+  for (int i = 0; i < 100; ++i) {
+    for (AgentCommand& c : stream.Take()) {
+      if (c.kind == AgentCommand::Kind::kReadLog) {
+        return c;
+      }
+    }
+    seen = wakes.WaitPast(seen);
+  }
+  return std::nullopt;
+}
+
+TEST_F(AgentHubTest, AReadGoesOutOnceAndItsReplyCompletesTheReader) {
+  const std::int64_t session = SessionOf("n1");
+  WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
+  stream->SetWaker(wakes.Waker());
+  AgentOf("n1")->AcknowledgeExit(JobId(1));  // seq 1, in the outbox
+  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(5),
+                                                     .stream = LogStream::kStderr,
+                                                     .offset = 10,
+                                                     .limit = 64 << 20});
+  std::optional<AgentCommand> read = NextRead(*stream, wakes);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->seq, 0);  // not a numbered command: done_seq never covers it
+  EXPECT_GT(read->request, 0);
+  EXPECT_EQ(read->job_id, JobId(5));
+  EXPECT_EQ(read->log.stream, LogStream::kStderr);
+  EXPECT_EQ(read->log.offset, 10);
+  EXPECT_EQ(read->log.limit, kMaxRemoteLogChunkBytes);  // capped: the reply must fit a request
+
+  // Taken once: neither this stream nor a second one of the session gets it again, while the
+  // outbox's commands are still there for a stream that starts over.
+  EXPECT_TRUE(stream->Take().empty());
+  EXPECT_EQ(Seqs(Stream(session, 0)->Take()), (std::vector<std::int64_t>{1}));
+
+  ASSERT_TRUE(hub_.LogReply(kRoot, session,
+                            AgentLogReply{.request = read->request,
+                                          .chunk = LogChunk{.data = "oops\n",
+                                                            .size = 15,
+                                                            .next_offset = 15}})
+                  .ok());
+  Result<LogChunk> chunk = reader.get();
+  ASSERT_TRUE(chunk.ok()) << chunk.error().ToString();
+  EXPECT_EQ(chunk->data, "oops\n");
+  EXPECT_EQ(chunk->size, 15);
+  EXPECT_EQ(chunk->next_offset, 15);
+
+  // A second reply to the same read finds nobody waiting.
+  Status again = hub_.LogReply(kRoot, session, AgentLogReply{.request = read->request});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(AgentHubTest, AnAgentsReadErrorReachesTheReader) {
+  const std::int64_t session = SessionOf("n1");
+  WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
+  stream->SetWaker(wakes.Waker());
+  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(5), .limit = 10});
+  std::optional<AgentCommand> read = NextRead(*stream, wakes);
+  ASSERT_TRUE(read.has_value());
+  ASSERT_TRUE(hub_.LogReply(kRoot, session,
+                            AgentLogReply{.request = read->request,
+                                          .chunk = IoError("cannot read log x: denied")})
+                  .ok());
+  Result<LogChunk> chunk = reader.get();
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().code, ErrorCode::kIo);
+  EXPECT_EQ(chunk.error().message, "cannot read log x: denied");
+}
+
+TEST_F(AgentHubTest, ANodeWithoutAStreamFailsAtOnceNamingTheFile) {
+  SessionOf("n1");  // a session, but no command stream open (the agent is reconnecting)
+  Result<LogChunk> chunk = AgentOf("n1")->ReadLog(LogRequest{.job = JobId(5), .limit = 10});
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(chunk.error().message.find("node n1: its agent is not connected"), std::string::npos)
+      << chunk.error().message;
+  EXPECT_NE(chunk.error().message.find("/run/agent-n1/5/stdout.log"), std::string::npos)
+      << chunk.error().message;
+
+  // A stream that opened and went away counts as none.
+  const std::int64_t session = SessionOf("n1");
+  Stream(session, 0).reset();
+  EXPECT_FALSE(AgentOf("n1")->ReadLog(LogRequest{.job = JobId(5), .limit = 10}).ok());
+}
+
+TEST_F(AgentHubTest, ANewSessionFailsWaitingReadersAndNeverReplaysTheirReads) {
+  const std::int64_t session = SessionOf("n1");
+  WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
+  stream->SetWaker(wakes.Waker());
+  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(5), .limit = 10});
+  std::optional<AgentCommand> read = NextRead(*stream, wakes);
+  ASSERT_TRUE(read.has_value());
+
+  const std::int64_t next = SessionOf("n1");  // the agent reconnects
+  Result<LogChunk> chunk = reader.get();
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(chunk.error().message.find("reconnected"), std::string::npos)
+      << chunk.error().message;
+  EXPECT_TRUE(Stream(next, 0)->Take().empty());  // the new session does not get the read
+  // The old session's late answer is refused as stale.
+  EXPECT_EQ(hub_.LogReply(kRoot, session, AgentLogReply{.request = read->request}).error().code,
+            ErrorCode::kFailedPrecondition);
+}
+
+TEST_F(AgentHubTest, CloseFailsWaitingReaders) {
+  const std::int64_t session = SessionOf("n1");
+  WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
+  stream->SetWaker(wakes.Waker());
+  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(5), .limit = 10});
+  ASSERT_TRUE(NextRead(*stream, wakes).has_value());
+  hub_.Close();
+  Result<LogChunk> chunk = reader.get();
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(chunk.error().message.find("stopping"), std::string::npos) << chunk.error().message;
+}
+
+TEST_F(AgentHubTest, RepliesAreCheckedLikeReports) {
+  const std::int64_t session = SessionOf("n1");
+  EXPECT_EQ(hub_.LogReply(kAlice, session, AgentLogReply{.request = 1}).error().code,
+            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(hub_.LogReply(NodeToken("n2"), session, AgentLogReply{.request = 1}).error().code,
+            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(hub_.LogReply(kRoot, session + 1000, AgentLogReply{.request = 1}).error().code,
+            ErrorCode::kFailedPrecondition);
+}
+
+class ShortLogTimeoutTest : public AgentHubTest {
+ protected:
+  ShortLogTimeoutTest() : AgentHubTest(AgentHubOptions{.log_timeout = milliseconds(200)}) {}
+};
+
+TEST_F(ShortLogTimeoutTest, ASilentAgentTimesTheReaderOutNamingTheNodeAndFile) {
+  const std::int64_t session = SessionOf("n1");
+  WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
+  stream->SetWaker(wakes.Waker());
+  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(8), .limit = 10});
+  std::optional<AgentCommand> read = NextRead(*stream, wakes);
+  ASSERT_TRUE(read.has_value());
+  Result<LogChunk> chunk = reader.get();  // nobody answers
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(chunk.error().message.find("did not answer"), std::string::npos)
+      << chunk.error().message;
+  EXPECT_NE(chunk.error().message.find("within 200 ms"), std::string::npos)
+      << chunk.error().message;
+  EXPECT_NE(chunk.error().message.find("/run/agent-n1/8/stdout.log"), std::string::npos)
+      << chunk.error().message;
+  // Its answer, once late, finds nobody waiting.
+  EXPECT_EQ(hub_.LogReply(kRoot, session, AgentLogReply{.request = read->request}).error().code,
+            ErrorCode::kNotFound);
 }
 
 }  // namespace

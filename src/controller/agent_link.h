@@ -8,6 +8,8 @@
 //        ◄─ launch / kill / ack, each with a seq        node's commands after seq N
 //   POST /agent/reports?session=S  ───────► Report(): started, exited, samples, and the last
 //        (also every heartbeat, when idle)   command seq the agent has carried out
+//   POST /agent/logs?session=S  ──────────► LogReply(): a chunk of a job's log, the answer to
+//        (one per read_log command)          a read_log command (`gpufleet logs`)
 //
 // A session is one connection of one agent process: a new hello of the node ends the older
 // session (its stream closes, its reports are refused with kFailedPrecondition "stale session",
@@ -39,15 +41,28 @@
 namespace gf {
 
 // One instruction for an agent. Mirrors the NodeAgent methods.
+//
+// kReadLog (NodeAgent::ReadLog) is a question, not a state change: it has no seq (0), is not
+// kept in the outbox (a stream hands it out once, and a new session drops it: it is never
+// replayed), does not move done_seq, and its answer comes back as an AgentLogReply (POST
+// /agent/logs) matched by `request`.
 struct AgentCommand {
-  enum class Kind { kLaunch, kKill, kAcknowledgeExit };
-  std::int64_t seq = 0;  // increasing per node, never reused while the server runs
+  enum class Kind { kLaunch, kKill, kAcknowledgeExit, kReadLog };
+  std::int64_t seq = 0;  // increasing per node, never reused while the server runs; 0: kReadLog
   Kind kind = Kind::kLaunch;
   std::optional<Job> job{};  // kLaunch: the job as NodeAgent::Launch gets it
-  JobId job_id{};            // kKill, kAcknowledgeExit (and kLaunch: job->id)
+  JobId job_id{};            // kKill, kAcknowledgeExit, kReadLog (and kLaunch: job->id)
   std::chrono::seconds grace{0};  // kKill
   std::string cause{};            // kKill
   int first_signal = 15;          // kKill
+  std::int64_t request = 0;       // kReadLog: > 0, names the read in the agent's reply
+  LogRequest log{};               // kReadLog (log.job == job_id)
+};
+
+// The agent's answer to a kReadLog: the chunk, or why it could not read (kIo naming the file).
+struct AgentLogReply {
+  std::int64_t request = 0;
+  Result<LogChunk> chunk = LogChunk{};
 };
 
 struct JobStartReport {
@@ -106,6 +121,11 @@ class AgentLinkService {
   virtual Result<std::shared_ptr<CommandStream>> Commands(const Caller& caller,
                                                           std::int64_t session,
                                                           std::int64_t after) = 0;
+
+  // The answer to a read_log command of this session: completes the read that waits for it.
+  // Errors as Report, and kNotFound when no read waits for that request (it timed out, or the
+  // session changed since): the agent drops the answer.
+  virtual Status LogReply(const Caller& caller, std::int64_t session, AgentLogReply reply) = 0;
 };
 
 }  // namespace gf

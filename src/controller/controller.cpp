@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "controller/job_arrays.h"
@@ -57,18 +58,6 @@ std::string Describe(const JobRequest& r) {
   return out;
 }
 
-std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
-  std::string out;
-  for (const auto& uuid : uuids) {
-    for (const auto& gpu : node.gpus) {
-      if (gpu.uuid == uuid) {
-        out += (out.empty() ? "" : ",") + std::to_string(gpu.index);
-      }
-    }
-  }
-  return out.empty() ? "none" : out;
-}
-
 bool Visible(const Caller& caller, const Job& job) {
   return caller.IsOperator() || (caller.authenticated && caller.uid == job.owner.uid);
 }
@@ -110,6 +99,9 @@ Status Controller::Load() {
   query.limit = kMaxLoadedJobs;
   GF_ASSIGN_OR_RETURN(std::vector<Job> jobs, store_->ListJobs(query));
   for (auto& job : jobs) {
+    if (HoldsGpus(job)) {
+      holding_.insert(job.id);
+    }
     active_.emplace(job.id, std::move(job));
   }
   GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, store_->ListNodes());
@@ -195,12 +187,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     CheckNodeLiveness();
     UpdateDrains();
     EnforceTimeLimits();
-    if (next_pass_at_ && clock_.Now() >= *next_pass_at_) {
-      schedule_needed_ = true;
-    }
-    if (schedule_needed_) {
-      Schedule();
-    }
+    Schedule();
   }
   Status commit = Flush();
   for (const auto& command : commands) {
@@ -221,10 +208,13 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   Millis wait = options_.tick;
   const Time now = clock_.Now();
-  if (next_pass_at_) {
-    wait = std::min(wait, std::max(Millis(0), *next_pass_at_ - now));
+  for (const std::optional<Time>& pass : {next_pass_at_, full_pass_due_}) {
+    if (pass) {
+      wait = std::min(wait, std::max(Millis(0), *pass - now));
+    }
   }
-  for (const auto& [id, job] : active_) {
+  for (const JobId id : holding_) {
+    const Job& job = active_.at(id);
     if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
       continue;
     }
@@ -234,6 +224,17 @@ std::chrono::steady_clock::time_point Controller::NextWakeup() const {
     }
   }
   return std::chrono::steady_clock::now() + wait;
+}
+
+// The queue-wait histogram behind gpufleet_queue_wait_seconds: a job just started.
+void Controller::CountWait(const Job& job) {
+  const double wait = Seconds(job.submit_time, clock_.Now());
+  const auto* bucket = std::lower_bound(kWaitBucketBounds.begin(), kWaitBucketBounds.end(), wait);
+  if (bucket != kWaitBucketBounds.end()) {
+    counters_.wait_buckets[static_cast<std::size_t>(bucket - kWaitBucketBounds.begin())] += 1;
+  }
+  counters_.wait_count += 1;
+  counters_.wait_sum_seconds += std::max(0.0, wait);
 }
 
 Status Controller::Flush() {
@@ -280,15 +281,12 @@ void Controller::RenewLease() {
 }
 
 void Controller::EraseFinished() {
-  for (auto it = active_.begin(); it != active_.end();) {
-    if (IsTerminal(it->second.state)) {
-      terminating_.erase(it->first);
-      requeue_causes_.erase(it->first);
-      it = active_.erase(it);
-    } else {
-      ++it;
-    }
+  for (const JobId id : ended_) {
+    terminating_.erase(id);
+    requeue_causes_.erase(id);
+    active_.erase(id);
   }
+  ended_.clear();
 }
 
 // A job changed twice in one turn (submitted and started, say) is written once: the batch keeps
@@ -328,13 +326,19 @@ void Controller::Transition(Job& job,
     if (!job.end_time) {
       job.end_time = clock_.Now();
     }
-    schedule_needed_ = true;  // its GPUs are free again
+    NoteEnd(job);  // it leaves the queue, or its GPUs are free again
+    ended_.push_back(job.id);
     counters_.ended[to] += 1;
     counters_.team_gpu_seconds[TeamOf(job)] += GpuSeconds(job, clock_.Now());
   }
   const bool ended = IsTerminal(to);
   if ((from == JobState::kStarting || from == JobState::kRunning) && to != JobState::kRunning) {
     ReleaseGpus(job);
+  }
+  if (HoldsGpus(job)) {
+    holding_.insert(job.id);
+  } else {
+    holding_.erase(job.id);
   }
   Persist(job);
   Record(job.id, "state", actor,
@@ -408,9 +412,9 @@ Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   }
   GF_TRY(ValidateSpec(spec));
   GF_TRY(CheckClassExists(options_.policy, spec.priority));  // "priority: no class 'urgent'; ..."
-  ClusterSnapshot snapshot = Snapshot();
-  if (!snapshot.nodes.empty()) {
-    GF_TRY(CheckFeasible(snapshot, spec.request));
+  const ClusterSnapshot nodes = NodesSnapshot({});  // what could ever run, not what is free
+  if (!nodes.nodes.empty()) {
+    GF_TRY(CheckFeasible(nodes, spec.request));
   }
   return CheckDependencies(caller, spec.after);
 }
@@ -439,9 +443,9 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
   Record(job.id, "submit", caller.user,
          "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
              ", priority " + std::string(ToString(job.spec.priority)) + limit);
-  schedule_needed_ = true;
   active_.emplace(job.id, job);
   TrackDependencies(job);
+  NoteArrival(job);
   return job;
 }
 
@@ -745,11 +749,15 @@ void Controller::ResolveDependents(const Job& job) {
 }
 
 void Controller::ResolveOne(JobId target, const JobOutcome& outcome) {
+  const std::size_t waiting = dependencies_.WaitingCount();
   for (const DependencyGraph::Broken& broken : dependencies_.OnEnded(target, outcome)) {
     auto it = active_.find(broken.job);
     if (it != active_.end() && it->second.state == JobState::kPending) {
       Transition(it->second, JobState::kCancelled, broken.cause, "scheduler");
     }
+  }
+  if (dependencies_.WaitingCount() != waiting) {
+    full_pass_needed_ = true;  // a job that waited is now a candidate (or was cancelled)
   }
 }
 
@@ -811,16 +819,51 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
   return explanation;
 }
 
-Result<JobLogs> Controller::GetJobLogs(const Caller& caller, JobId id) {
-  return Call<JobLogs>([this, caller, id]() -> Result<JobLogs> {
-    GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
-    NodeAgent* agent = AgentFor(job);
-    if (agent == nullptr) {
-      return FailedPrecondition("job " + std::to_string(id.value()) + " is " +
-                                std::string(ToString(job.state)) + " and has no output yet");
+// Two steps, like `kubectl logs`: the state thread only finds who holds the output (a quick
+// Call); the read runs here, on the caller's thread, so a slow or remote node never holds up
+// the state thread, and nothing about it is stored.
+Result<LogChunk> Controller::ReadJobLog(const Caller& caller, const LogRequest& request) {
+  GF_ASSIGN_OR_RETURN(NodeAgent * agent, Call<NodeAgent*>([this, caller, request] {
+                        return LogSource(caller, request);
+                      }));
+  return agent->ReadLog(request);
+}
+
+Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest& request) {
+  GF_ASSIGN_OR_RETURN(const Job job, FindVisible(caller, request.job));
+  const std::string name = "job " + std::to_string(request.job.value());
+  const std::string state(ToString(job.state));
+  if (!job.allocation) {
+    if (auto r = requeue_causes_.find(job.id); r != requeue_causes_.end()) {
+      return FailedPrecondition(
+          name + " is " + state + ", " + r->second + ", and has not started again: its new " +
+          "run's output shows here once it starts; the earlier run's output stays on the node " +
+          "it ran on, under the agent's data dir (jobs/" + std::to_string(job.id.value()) + ")");
     }
-    return JobLogs{agent->LogPath(id, false), agent->LogPath(id, true)};
-  });
+    return FailedPrecondition(name + " is " + state + " and has not started: it has no output" +
+                              (IsTerminal(job.state) ? "" : " yet (gpufleet logs -f waits)"));
+  }
+  const NodeId& node = job.allocation->node;
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.agent == nullptr) {
+    return Unavailable("node " + node.value() + " has not joined this server since it started, " +
+                       "so " + name + "'s output cannot be fetched; it is on that node, under " +
+                       "its agent's data dir (jobs/" + std::to_string(job.id.value()) + ")");
+  }
+  NodeAgent* agent = it->second.agent;
+  if (it->second.node.state == NodeState::kDown) {
+    // The cause reads "node n1 down: no report ..."; say the node's name once.
+    std::string cause = it->second.node.state_reason;
+    if (const std::string said = "node " + node.value() + " down: "; cause.starts_with(said)) {
+      cause.erase(0, said.size());
+    }
+    return Unavailable("node " + node.value() + " is down" +
+                       (cause.empty() ? "" : " (" + cause + ")") + "; " + name +
+                       "'s output is on that node in " +
+                       agent->LogPath(job.id, request.stream == LogStream::kStderr) +
+                       "; it can be read here again once the node's agent is back");
+  }
+  return agent;
 }
 
 Result<std::vector<Event>> Controller::JobEvents(const Caller& caller, JobId id) {
@@ -929,6 +972,7 @@ ClusterStats Controller::ComputeStats() const {
     stats.nodes += 1;
     stats.gpus += static_cast<int>(entry.node.gpus.size());
   }
+  stats.passes = {counters_.full_passes, counters_.incremental_passes};
   return stats;
 }
 
@@ -952,9 +996,11 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
     Transition(job, JobState::kRunning, "running on " + job.allocation->node.value(),
                "agent:" + job.allocation->node.value());
     // Its start time is known only now: waiting jobs may preempt it once it is old enough.
-    const std::optional<Time> old_enough = NextPreemptable();
-    if (old_enough && (!next_pass_at_ || *old_enough < *next_pass_at_)) {
-      next_pass_at_ = old_enough;
+    if (options_.policy.preemption.enabled) {
+      const Time old_enough = start_time + options_.policy.preemption.min_run_time;
+      if (old_enough > clock_.Now() && (!next_pass_at_ || old_enough < *next_pass_at_)) {
+        next_pass_at_ = old_enough;
+      }
     }
   });
 }
@@ -1004,9 +1050,14 @@ void Controller::CheckNodeLiveness() {
         now - entry.last_heard < options_.node_timeout) {
       continue;
     }
-    const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - entry.last_heard);
-    const std::string cause = "node " + name.value() + " down: no report from its agent for " +
-                              FormatDuration(silent);
+    // Whole seconds read as a user set them ("30s"); a timeout under a minute (tests, tight
+    // settings) keeps its tenths, so that it never reads "for 0s".
+    const auto silent = now - entry.last_heard;
+    const std::string cause =
+        "node " + name.value() + " down: no report from its agent for " +
+        (silent < std::chrono::minutes(1)
+             ? fmt::format("{:.1f}s", std::chrono::duration<double>(silent).count())
+             : FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(silent)));
     entry.connected = false;
     entry.awaiting_hello = false;
     entry.node.state = NodeState::kDown;
@@ -1019,7 +1070,7 @@ void Controller::CheckNodeLiveness() {
         LoseJob(job, cause);
       }
     }
-    schedule_needed_ = true;
+    full_pass_needed_ = true;
   }
 }
 
@@ -1055,7 +1106,7 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
       message += ": " + change.cause;
     }
     Record(std::nullopt, "gpu_health", actor, message);
-    schedule_needed_ = true;  // a failed GPU takes no work; a recovered one does again
+    full_pass_needed_ = true;  // a failed GPU takes no work; a recovered one does again
   }
   for (const ConditionChange& change : result.conditions) {
     // Only a job this controller still knows may be named: events reference their job.
@@ -1119,7 +1170,7 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
   NodeAgent* agent = AgentFor(job);  // before a requeue clears the allocation
   Transition(job, final_state, cause, actor);
   if (final_state == JobState::kPreempted) {
-    Requeue(job, "preemption", requested_cause);
+    RequeueOrEnd(job, JobState::kCancelled, "preemption", requested_cause);
   }
   if (agent != nullptr) {
     JobId id = job.id;
@@ -1146,7 +1197,8 @@ void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
   Record(victim.id, "preempt", "scheduler",
          decision.cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) +
              ", SIGKILL after " + FormatDuration(options_.kill_grace) +
-             "; the job goes back to the queue at its place");
+             (victim.spec.requeue ? "; the job goes back to the queue at its place"
+                                  : "; the job then ends CANCELLED (--no-requeue)"));
   victim.reason = decision.cause;  // what its owner sees while it stops
   RequestKill(victim, JobState::kPreempted, decision.cause, victim.spec.checkpoint_signal);
 }
@@ -1164,17 +1216,33 @@ void Controller::Requeue(Job& job, const std::string& after, const std::string& 
   job.exit_code.reset();
   job.preemptible = false;
   Transition(job, JobState::kPending, "requeued after " + after + ": " + cause, "scheduler");
-  schedule_needed_ = true;
+  full_pass_needed_ = true;
+}
+
+// A job that must not run twice (`--no-requeue`: it sends mail, appends to a database) cannot
+// be put back in the queue without the risk of a second, partial run: it ends in `end_state`
+// instead, as Slurm cancels non-requeueable victims (PreemptMode=CANCEL) and fails those of a
+// failed node. Its dependents and array see the end as any other (Transition).
+void Controller::RequeueOrEnd(Job& job,
+                              JobState end_state,
+                              const std::string& after,
+                              const std::string& cause) {
+  if (job.spec.requeue) {
+    Requeue(job, after, cause);
+    return;
+  }
+  Transition(job, end_state, cause + "; not requeued (--no-requeue)", "controller");
 }
 
 // RUNNING/STARTING → NODE_FAIL → PENDING: the job's node failed under it (its agent went
 // silent, or came back without it). It goes back to the queue at its place, as a preempted job
-// does; a copy still running on a node that comes back is killed at that node's hello.
+// does (or ends FAILED if it must not run twice); a copy still running on a node that comes
+// back is killed at that node's hello.
 void Controller::FailJobWithNode(Job& job, const std::string& cause) {
   const std::string actor =
       job.allocation ? "node:" + job.allocation->node.value() : std::string("system");
   Transition(job, JobState::kNodeFail, cause, actor);
-  Requeue(job, "node failure", cause);
+  RequeueOrEnd(job, JobState::kFailed, "node failure", cause);
 }
 
 // A job lost with its node: a cancel or time limit under way ends as it was meant to (the kill
@@ -1273,12 +1341,14 @@ void Controller::ApplyHello(AgentHello hello) {
       after_commit_.emplace_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
     }
   }
-  schedule_needed_ = true;
+  full_pass_needed_ = true;
 }
 
 void Controller::EnforceTimeLimits() {
   const Time now = clock_.Now();
-  for (auto& [id, job] : active_) {
+  // A copy: a kill may end a job (and change holding_) at once.
+  for (const JobId id : std::vector<JobId>(holding_.begin(), holding_.end())) {
+    Job& job = active_.at(id);
     if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
       continue;
     }
@@ -1300,186 +1370,19 @@ void Controller::AccountUsage() {
   // GPUs held, each counted at its model's fair-share weight.
   std::map<std::string, double> by_team;
   std::map<std::string, double> by_user;
-  for (const auto& [id, job] : active_) {
-    if (HoldsGpus(job)) {
-      const FairSharePolicy& fair_share = options_.policy.fair_share;
-      const double gpus =
-          static_cast<double>(job.allocation->gpus.size()) *
-          (fair_share.model_weights.empty() ? 1 : ModelWeight(fair_share, GpuModels(job)));
-      by_team[job.spec.team] += gpus;
-      by_user[job.owner.user] += gpus;
-    }
+  const FairSharePolicy& fair_share = options_.policy.fair_share;
+  for (const JobId id : holding_) {
+    const Job& job = active_.at(id);
+    const double gpus =
+        static_cast<double>(job.allocation->gpus.size()) *
+        (fair_share.model_weights.empty() ? 1 : ModelWeight(fair_share, GpuModels(job)));
+    by_team[job.spec.team] += gpus;
+    by_user[job.owner.user] += gpus;
   }
   const Time now = clock_.Now();
   team_usage_.Advance(now, by_team);
   user_usage_.Advance(now, by_user);
   accounting_.Roll(now);
-}
-
-std::vector<RunningJob> Controller::RunningJobs() const {
-  std::vector<RunningJob> out;
-  for (const auto& [id, job] : active_) {
-    if (!HoldsGpus(job)) {
-      continue;
-    }
-    out.push_back(RunningJob{
-        .id = id,
-        .team = job.spec.team,
-        .user = job.owner.user,
-        .priority = job.spec.priority,
-        .allocation = *job.allocation,
-        // A STARTING job has run for no time yet: it is as young as a job can be.
-        .start_time = job.start_time.value_or(clock_.Now()),
-        .time_limit = EffectiveLimit(job),
-        .preemptible = job.preemptible,
-        .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
-        .stopping = terminating_.contains(id),
-    });
-  }
-  return out;
-}
-
-std::map<GpuUuid, GpuLoad> Controller::GpuLoads(const Node& node) const {
-  std::map<GpuUuid, GpuLoad> loads;
-  for (const Gpu& gpu : node.gpus) {
-    const std::optional<GpuView> view = telemetry_->Find(gpu.uuid);
-    if (view.has_value() && view->sample.has_value() && !view->sample->lost) {
-      loads[gpu.uuid] = GpuLoad{.util_pct = view->sample->util_gpu_pct.value_or(0),
-                                .memory_used_mib = view->sample->memory_used_mib};
-    }
-  }
-  return loads;
-}
-
-ClusterSnapshot Controller::Snapshot() const {
-  ClusterSnapshot snapshot;
-  std::map<NodeId, std::set<GpuUuid>> allocated;
-  for (const auto& [id, job] : active_) {
-    if (HoldsGpus(job)) {
-      allocated[job.allocation->node].insert(job.allocation->gpus.begin(),
-                                             job.allocation->gpus.end());
-    }
-  }
-  for (const auto& [name, entry] : nodes_) {
-    NodeSnapshot ns{entry.node, allocated[name], GpuLoads(entry.node)};
-    if (!entry.connected || entry.agent == nullptr) {
-      ns.node.state = NodeState::kDown;  // known from the store, but no agent has reported
-    }
-    snapshot.nodes.push_back(std::move(ns));
-  }
-  snapshot.running = RunningJobs();
-  for (const auto& [team, sum] : team_usage_.Sums()) {
-    snapshot.team_usage[team].decayed_gpu_seconds = sum;
-  }
-  snapshot.user_decayed_gpu_seconds = user_usage_.Sums();
-  for (const auto& [team, hours] : accounting_.TeamHours(RunningSpans(), clock_.Now())) {
-    snapshot.team_usage[team].period_gpu_hours = hours;
-  }
-  return snapshot;
-}
-
-Queue Controller::PendingQueue(const std::map<JobId, std::string>& held) const {
-  Queue queue;
-  for (const auto& [id, job] : active_) {
-    if (job.state == JobState::kPending && !held.contains(id)) {
-      queue.pending.push_back(QueuedJob{.id = id,
-                                        .priority = job.spec.priority,
-                                        .submit_time = job.submit_time,
-                                        .request = job.spec.request,
-                                        .user = job.owner.user,
-                                        .team = job.spec.team,
-                                        .time_limit = job.spec.time_limit,
-                                        .budget_approved = job.budget_approved});
-    }
-  }
-  return queue;
-}
-
-void Controller::Schedule() {
-  schedule_needed_ = false;
-  next_pass_at_.reset();
-  const Queue queue = PendingQueue(HeldBack());
-  if (!queue.pending.empty()) {
-    Decisions decisions = Decide(Snapshot(), queue, options_.policy, clock_.Now());
-    if (!decisions.pending.empty()) {
-      next_pass_at_ = NextPreemptable();
-    }
-    ApplyDecisions(std::move(decisions));
-  }
-  // The jobs held back get their reasons after this pass's starts, so that an array's count
-  // of running tasks includes the ones just started. Computed again on the same jobs: what
-  // the pass started leaves the same tasks over their array's limit.
-  for (const auto& [id, reason] : HeldBack()) {
-    Job& job = active_.at(id);
-    job.reason = reason;  // in memory only, like the reasons Decide gives
-    job.estimated_start.reset();
-  }
-}
-
-// The earliest time a running job reaches the minimum run time and may be preempted; nullopt
-// when preemption is off or every running job is already old enough.
-std::optional<Time> Controller::NextPreemptable() const {
-  if (!options_.policy.preemption.enabled) {
-    return std::nullopt;
-  }
-  const Time now = clock_.Now();
-  std::optional<Time> next;
-  for (const auto& [id, job] : active_) {
-    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
-      continue;
-    }
-    const Time old_enough = *job.start_time + options_.policy.preemption.min_run_time;
-    if (old_enough > now && (!next || old_enough < *next)) {
-      next = old_enough;
-    }
-  }
-  return next;
-}
-
-void Controller::ApplyDecisions(Decisions decisions) {
-  for (const PreemptDecision& preemption : decisions.preemptions) {
-    auto victim = active_.find(preemption.victim);
-    if (victim != active_.end() && HoldsGpus(victim->second) &&
-        !terminating_.contains(preemption.victim)) {
-      Preempt(victim->second, preemption);
-    }
-  }
-  for (auto& start : decisions.starts) {
-    Job& job = active_.at(start.job);
-    job.allocation = start.allocation;
-    job.preemptible = start.preemptible;
-    job.estimated_start.reset();
-    requeue_causes_.erase(job.id);
-    job.last_checkpoint.reset();  // a checkpoint of an earlier run saves nothing of this one
-    const NodeEntry& entry = nodes_.at(start.allocation.node);
-    Transition(job, JobState::kStarting,
-               "starting on " + start.allocation.node.value() + " GPUs " +
-                   GpuIndices(entry.node, start.allocation.gpus) +
-                   (start.preemptible ? " (borrowed: preemptible)" : ""),
-               "scheduler");
-    AssignGpus(job);
-    const double wait = Seconds(job.submit_time, clock_.Now());
-    const auto* bucket =
-        std::lower_bound(kWaitBucketBounds.begin(), kWaitBucketBounds.end(), wait);
-    if (bucket != kWaitBucketBounds.end()) {
-      counters_.wait_buckets[static_cast<std::size_t>(bucket - kWaitBucketBounds.begin())] += 1;
-    }
-    counters_.wait_count += 1;
-    counters_.wait_sum_seconds += std::max(0.0, wait);
-    NodeAgent* agent = entry.agent;
-    after_commit_.emplace_back([agent, job] { agent->Launch(job); });
-  }
-  // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
-  // after a restart), and every read of a pending job is served from active_. Persisting them
-  // would rewrite every waiting job whenever the head of the queue changes.
-  for (auto& pending : decisions.pending) {
-    Job& job = active_.at(pending.job);
-    auto requeued = requeue_causes_.find(pending.job);
-    job.reason = requeued == requeue_causes_.end()
-                     ? std::move(pending.reason)
-                     : requeued->second + "; " + pending.reason;
-    job.estimated_start = pending.estimated_start;
-  }
 }
 
 // ---- accounting (accounting.h): budgets, fair-share seed, quota, approve, checkpoint -------
@@ -1556,14 +1459,13 @@ void Controller::RecordRun(const Job& job, const std::optional<JobUsage>& run) {
 
 std::vector<RunningSpan> Controller::RunningSpans() const {
   std::vector<RunningSpan> out;
-  for (const auto& [id, job] : active_) {
-    if (HoldsGpus(job)) {
-      out.push_back(RunningSpan{.team = job.spec.team,
-                                .user = job.owner.user,
-                                .gpus = static_cast<int>(job.allocation->gpus.size()),
-                                .start = job.start_time.value_or(clock_.Now()),
-                                .gpu_models = GpuModels(job)});
-    }
+  for (const JobId id : holding_) {
+    const Job& job = active_.at(id);
+    out.push_back(RunningSpan{.team = job.spec.team,
+                              .user = job.owner.user,
+                              .gpus = static_cast<int>(job.allocation->gpus.size()),
+                              .start = job.start_time.value_or(clock_.Now()),
+                              .gpu_models = GpuModels(job)});
   }
   return out;
 }
@@ -1693,7 +1595,7 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
            "approved by " + caller.user + " to run past team " +
                (job.spec.team.empty() ? std::string("(none)") : job.spec.team) +
                "'s GPU-hour budget");
-    schedule_needed_ = true;
+    full_pass_needed_ = true;
   }
   return job;
 }
@@ -1718,7 +1620,7 @@ Result<Job> Controller::DoCheckpoint(const Caller& caller, JobId id) {
   Persist(job);
   Record(id, "checkpoint", caller.user,
          "checkpoint saved: a preemption now loses only the work done since");
-  schedule_needed_ = true;  // a waiting job may now pick other victims
+  full_pass_needed_ = true;  // a waiting job may now pick other victims
   return job;
 }
 

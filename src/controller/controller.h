@@ -3,7 +3,9 @@
 // One state thread applies commands from a CommandQueue. Each loop turn:
 //   1. apply every queued command (API calls, agent reports) to the in-memory state,
 //      collecting the changes in a StoreBatch;
-//   2. enforce time limits; run the scheduler (pure Decide()) if anything changed;
+//   2. enforce time limits; run the scheduler if anything changed: an arrival or a job's end
+//      alone is decided incrementally (IncrementalScheduler), anything else by a full pass,
+//      and a full pass follows incremental ones within full_pass_interval (scheduling.cpp);
 //   3. commit the batch in one durable transaction (group commit);
 //   4. answer the callers and only then act (launch, kill): nothing is acknowledged or done
 //      that is not on disk first.
@@ -32,6 +34,7 @@
 #include "scheduler/ordering/usage_ledger.h"
 #include "core/clock.h"
 #include "monitor/telemetry.h"
+#include "scheduler/incremental.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
 
@@ -60,6 +63,11 @@ struct ControllerOptions {
   // lease is renewed every lease_ttl / 3 on the state thread. Unset: no lease (gpufleet up).
   std::optional<std::int64_t> lease_epoch;
   Millis lease_ttl{8000};
+  // Arrivals and job ends are decided incrementally, each against the state of the last full
+  // pass plus the events since; a full pass follows within this long, to refresh every waiting
+  // job's reason and estimate and the fair-share order (usage moves with time). Like Slurm's
+  // quick scheduling on submit followed by its periodic main pass.
+  Millis full_pass_interval{1000};
 };
 
 class Controller final : public ClusterService, public AgentReports {
@@ -91,7 +99,7 @@ class Controller final : public ClusterService, public AgentReports {
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) override;
   Result<Job> GetJob(const Caller& caller, JobId id) override;
   Result<Job> CancelJob(const Caller& caller, JobId id) override;
-  Result<JobLogs> GetJobLogs(const Caller& caller, JobId id) override;
+  Result<LogChunk> ReadJobLog(const Caller& caller, const LogRequest& request) override;
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) override;
   Result<Explanation> ExplainJob(const Caller& caller, JobId id) override;
   Result<std::vector<Node>> ListNodes(const Caller& caller) override;
@@ -137,6 +145,8 @@ class Controller final : public ClusterService, public AgentReports {
     std::vector<std::int64_t> wait_buckets;            // per kWaitBuckets bound, not cumulative
     std::int64_t wait_count = 0;
     double wait_sum_seconds = 0;
+    PassStats full_passes{.kind = "full"};
+    PassStats incremental_passes{.kind = "incremental"};
   };
   // A kill sent for cancel or time limit: the state the job ends in when its exit arrives.
   struct Termination {
@@ -188,12 +198,18 @@ class Controller final : public ClusterService, public AgentReports {
   void Persist(const Job& job);
   void RequestKill(Job& job, JobState final_state, const std::string& cause, int first_signal);
   // Preemption (issue #4): stop the victim with its checkpoint signal; when its exit arrives,
-  // Requeue puts it back in the queue at its old place (same submit time).
+  // Requeue puts it back in the queue at its old place (same submit time), or RequeueOrEnd
+  // cancels it if it must not run twice.
   void Preempt(Job& victim, const PreemptDecision& decision);
   // `after` names what happened ("preemption", "node failure"); `cause` says why.
   void Requeue(Job& job, const std::string& after, const std::string& cause);
-  // Node failure (issue #6): NODE_FAIL → PENDING; LoseJob first honours a cancel or time limit
-  // under way. CheckNodeLiveness marks silent remote nodes down (options_.node_timeout).
+  // Requeue, unless the job must not run twice (JobSpec::requeue false): then it ends in
+  // `end_state` (CANCELLED after a preemption, FAILED after a node failure), the cause saying so.
+  void RequeueOrEnd(Job& job, JobState end_state, const std::string& after,
+                    const std::string& cause);
+  // Node failure (issue #6): NODE_FAIL → PENDING, or FAILED (RequeueOrEnd); LoseJob first
+  // honours a cancel or time limit under way. CheckNodeLiveness marks silent remote nodes down
+  // (options_.node_timeout).
   void FailJobWithNode(Job& job, const std::string& cause);
   void LoseJob(Job& job, const std::string& cause);
   void CheckNodeLiveness();
@@ -223,6 +239,7 @@ class Controller final : public ClusterService, public AgentReports {
   // The job's limit, defaulted and capped by its priority class.
   std::optional<std::chrono::seconds> EffectiveLimit(const Job& job) const;
   void ApplyDecisions(Decisions decisions);
+  void CountWait(const Job& job);  // a job just started: the queue-wait histogram
   std::optional<Time> NextPreemptable() const;
   void FinishJob(Job& job, const JobExitReport& report);
   // Telemetry bookkeeping when a job gains or gives up its GPUs.
@@ -233,14 +250,28 @@ class Controller final : public ClusterService, public AgentReports {
   ClusterStats ComputeStats() const;
   void ApplyHello(AgentHello hello);
   void EnforceTimeLimits();
+  // Scheduling (scheduling.cpp): a full pass when full_pass_needed_ or one is due, else the
+  // turn's events one by one through scheduler_.
   void Schedule();
+  void FullPass();
+  void IncrementalPass();
+  // A job joined the queue (arrival) or left it or gave up its GPUs (end): decided by the next
+  // incremental pass when nothing else changed.
+  void NoteArrival(const Job& job);
+  void NoteEnd(const Job& job);
   // The jobs a pass considers: pending and not `held` back (HeldBack), as the scheduler sees them.
   Queue PendingQueue(const std::map<JobId, std::string>& held) const;
+  static QueuedJob AsQueued(const Job& job);
   ClusterSnapshot Snapshot() const;
+  // The nodes alone, with the `allocated` GPUs taken (CheckFeasible needs no more).
+  ClusterSnapshot NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> allocated) const;
   // Each GPU's latest utilisation and memory use (Telemetry), so that placement spreads work
   // over equally good GPUs; a GPU with no sample yet is left out (counted idle).
   std::map<GpuUuid, GpuLoad> GpuLoads(const Node& node) const;
   Result<Explanation> DoExplain(const Caller& caller, JobId id);
+  // The agent that holds the output of the job ReadJobLog asks for, or why none can be asked
+  // (not started, requeued, node down or never joined).
+  Result<NodeAgent*> LogSource(const Caller& caller, const LogRequest& request);
   NodeAgent* AgentFor(const Job& job) const;
   void EraseFinished();
 
@@ -254,6 +285,12 @@ class Controller final : public ClusterService, public AgentReports {
 
   // State thread only.
   std::map<JobId, Job> active_;  // every job not in a terminal state
+  // The active jobs that hold GPUs (HoldsGpus), and those that ended this turn (EraseFinished
+  // drops them): the per-turn work (time limits, usage, wake-ups, the snapshot's running jobs)
+  // visits these instead of every active job, so that a deep queue does not slow each turn.
+  // Kept by Transition (the one place a job's state changes), AddJob and Load.
+  std::set<JobId> holding_;
+  std::vector<JobId> ended_;
   std::map<NodeId, NodeEntry> nodes_;
   std::map<JobId, Termination> terminating_;
   // Why a requeued job waits again (its last preemption), shown before its pending reason
@@ -267,7 +304,17 @@ class Controller final : public ClusterService, public AgentReports {
   std::map<JobId, std::size_t> batch_job_slot_;  // job id → its place in batch_.jobs
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
   std::int64_t next_job_id_ = 1;
-  bool schedule_needed_ = true;
+  // Scheduling state (scheduling.cpp). scheduler_ holds what the last pass decided on plus the
+  // events fed since; anything it is not told of (a node, a requeue, a dependency met, a
+  // throttled array task) sets full_pass_needed_.
+  IncrementalScheduler scheduler_;
+  bool full_pass_needed_ = true;
+  struct SchedulerEvent {
+    JobId job;
+    bool arrival = false;  // else an end
+  };
+  std::vector<SchedulerEvent> events_;  // since the last pass, in order
+  std::optional<Time> full_pass_due_;   // set by an incremental pass (full_pass_interval)
   // When a running job becomes old enough to be preempted (min_run_time) while jobs wait:
   // a pass then may preempt it although nothing else changed.
   std::optional<Time> next_pass_at_;

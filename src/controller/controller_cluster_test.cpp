@@ -29,15 +29,18 @@ Caller Person(std::uint32_t uid, std::string name, Role role = Role::kUser) {
                 .role = role};
 }
 
-// A node with one GPU ("<node>-GPU-0").
-Node OneGpuNode(const NodeId& name) {
+// A node with `gpus` GPUs ("<node>-GPU-0", ...).
+Node OneGpuNode(const NodeId& name, int gpus = 1) {
   Node node;
   node.name = name;
-  Gpu gpu;
-  gpu.uuid = GpuUuid(name.value() + "-GPU-0");
-  gpu.model = "H100-80GB";
-  gpu.memory_mib = 81920;
-  node.gpus.push_back(gpu);
+  for (int i = 0; i < gpus; ++i) {
+    Gpu gpu;
+    gpu.index = i;
+    gpu.uuid = GpuUuid(name.value() + "-GPU-" + std::to_string(i));
+    gpu.model = "H100-80GB";
+    gpu.memory_mib = 81920;
+    node.gpus.push_back(gpu);
+  }
   node.gpu_backend = "test";
   return node;
 }
@@ -122,19 +125,19 @@ class ControllerClusterTest : public ::testing::Test {
   }
 
   // A remote agent's first hello, as AgentHub hands it over: attach, then the hello.
-  void Join(const NodeId& node, FakeAgent& agent) {
+  void Join(const NodeId& node, FakeAgent& agent, int gpus = 1) {
     controller_->AttachAgent(node, &agent);
-    SayHello(node, {});
+    SayHello(node, {}, gpus);
     heartbeats_->KeepAlive(node);
   }
-  void SayHello(const NodeId& node, std::vector<JobId> running) {
+  void SayHello(const NodeId& node, std::vector<JobId> running, int gpus = 1) {
     controller_->OnAgentHello(
-        AgentHello{.node = OneGpuNode(node), .running = std::move(running), .ended = {}});
+        AgentHello{.node = OneGpuNode(node, gpus), .running = std::move(running), .ended = {}});
   }
 
   // Submits a one-GPU job and waits until `agent` was asked to launch it and it runs.
-  JobId RunningJob(FakeAgent& agent) {
-    auto job = controller_->Submit(alice_, OneGpuSpec());
+  JobId RunningJob(FakeAgent& agent, const JobSpec& spec = OneGpuSpec()) {
+    auto job = controller_->Submit(alice_, spec);
     EXPECT_TRUE(job.ok()) << job.error().ToString();
     if (!job.ok()) {
       return JobId();
@@ -262,6 +265,95 @@ TEST_F(NodeFailureTest, ASilentNodeGoesDownAndItsJobRunsElsewhere) {
   ASSERT_TRUE(again.allocation.has_value());
   EXPECT_EQ(again.allocation->node, kN2);
   EXPECT_EQ(LaunchesOf(a1_, job), 1);  // not on the node that is down
+}
+
+// `gpufleet logs` (ReadJobLog): the state thread finds the job's node, its agent reads; a job
+// not started, a requeued one and one whose node is down get errors that say why and where.
+TEST_F(NodeFailureTest, LogsAreReadByTheJobsNodeOrTheErrorSaysWhereTheyAre) {
+  const auto read = [&](JobId job) {
+    return controller_->ReadJobLog(alice_, LogRequest{.job = job, .stream = LogStream::kStderr,
+                                                      .offset = 0, .limit = 100});
+  };
+  Join(kN1, a1_);
+  const JobId ended = RunningJob(a1_);
+  controller_->OnJobExited(JobExitReport{.job = ended, .exit_code = 0, .signal = std::nullopt,
+                                         .end_time = clock_.Now(), .cause = "exited",
+                                         .node = kN1});
+  ASSERT_TRUE(WaitFor([&] { return Get(ended).state == JobState::kCompleted; }));
+  Result<LogChunk> chunk = read(ended);
+  ASSERT_TRUE(chunk.ok()) << chunk.error().ToString();
+  EXPECT_EQ(chunk->data, "stderr of job " + std::to_string(ended.value()));
+  ASSERT_EQ(a1_.reads().size(), 1u);
+  EXPECT_EQ(a1_.reads()[0].limit, 100);
+
+  const JobId running = RunningJob(a1_);
+  auto waiting = controller_->Submit(alice_, OneGpuSpec());  // n1's one GPU is taken
+  ASSERT_TRUE(waiting.ok());
+  chunk = read(waiting->id);
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(chunk.error().message.find("is PENDING and has not started"), std::string::npos)
+      << chunk.error().message;
+
+  heartbeats_->Silence(kN1);
+  ASSERT_TRUE(WaitFor([&] { return IsDown(kN1); }));
+  ASSERT_TRUE(WaitFor([&] { return Get(running).state == JobState::kPending; }));
+  chunk = read(running);  // requeued: its new run has not started
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(chunk.error().message.find("requeued after node failure"), std::string::npos)
+      << chunk.error().message;
+  chunk = read(ended);  // its output is on a node that is down
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(chunk.error().message.find("node n1 is down"), std::string::npos)
+      << chunk.error().message;
+  EXPECT_NE(chunk.error().message.find("/logs/" + std::to_string(ended.value()) + ".err"),
+            std::string::npos)
+      << chunk.error().message;
+  EXPECT_EQ(a1_.reads().size(), 1u);  // no read reached the agent of a node that is down
+}
+
+// Two jobs lost with their node: the requeueable one goes back to the queue and runs elsewhere;
+// the one that must not run twice (--no-requeue) ends FAILED with the cause, a job waiting for
+// it to complete is cancelled, and when its agent comes back with both copies still running,
+// both are killed as orphans and the failed job never runs again.
+TEST_F(NodeFailureTest, AJobThatMustNotRunTwiceFailsWithItsNode) {
+  Join(kN1, a1_, 2);
+  const JobId requeued = RunningJob(a1_);
+  JobSpec once = OneGpuSpec();
+  once.requeue = false;
+  const JobId failed = RunningJob(a1_, once);
+  JobSpec after_spec = OneGpuSpec();
+  after_spec.after = {Dependency{.job = failed, .kind = DependencyKind::kOk}};
+  auto dependent = controller_->Submit(alice_, after_spec);
+  ASSERT_TRUE(dependent.ok()) << dependent.error().ToString();
+
+  heartbeats_->Silence(kN1);
+  ASSERT_TRUE(WaitFor([&] {
+    return Get(requeued).state == JobState::kPending && Get(failed).state == JobState::kFailed;
+  }));
+  EXPECT_TRUE(InOrder(Transitions(requeued), "RUNNING -> NODE_FAIL", "NODE_FAIL -> PENDING"));
+  const std::vector<std::string> transitions = Transitions(failed);
+  EXPECT_TRUE(InOrder(transitions, "RUNNING -> NODE_FAIL", "NODE_FAIL -> FAILED"))
+      << ::testing::PrintToString(transitions);
+  EXPECT_FALSE(Contains(transitions, "NODE_FAIL -> PENDING"));
+  const Job lost = Get(failed);
+  EXPECT_NE(lost.reason.find("node n1 down"), std::string::npos) << lost.reason;
+  EXPECT_NE(lost.reason.find("not requeued (--no-requeue)"), std::string::npos) << lost.reason;
+  EXPECT_TRUE(lost.end_time.has_value());
+  ASSERT_TRUE(WaitFor([&] { return Get(dependent->id).state == JobState::kCancelled; }));
+
+  Join(kN2, a2_);
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a2_, requeued) == 1; }));
+  SayHello(kN1, {requeued, failed}, 2);
+  heartbeats_->KeepAlive(kN1);
+  ASSERT_TRUE(WaitFor([&] { return KillsOf(a1_, failed).size() == 1; }));
+  EXPECT_NE(KillsOf(a1_, failed)[0].find("orphan"), std::string::npos);
+  ASSERT_TRUE(WaitFor([&] { return KillsOf(a1_, requeued).size() == 1; }));
+  EXPECT_EQ(LaunchesOf(a1_, failed), 1);
+  EXPECT_EQ(LaunchesOf(a2_, failed), 0);
+  EXPECT_EQ(Get(failed).state, JobState::kFailed);
 }
 
 TEST_F(NodeFailureTest, HeartbeatsKeepANodeUp) {

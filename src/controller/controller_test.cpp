@@ -256,7 +256,8 @@ TEST_F(ControllerTest, UsersSeeAndTouchOnlyTheirOwnJobs) {
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(controller_->GetJob(bob_, job->id).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(controller_->CancelJob(bob_, job->id).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(controller_->GetJobLogs(bob_, job->id).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(controller_->ReadJobLog(bob_, LogRequest{.job = job->id}).error().code,
+            ErrorCode::kNotFound);
   EXPECT_TRUE(controller_->ListJobs(bob_, JobFilter{})->empty());
   EXPECT_EQ(controller_->ListJobs(alice_, JobFilter{})->size(), 1u);
   EXPECT_EQ(controller_->ListJobs(bob_, JobFilter{false, "alice", 100}).error().code,
@@ -559,6 +560,56 @@ TEST_F(ControllerTest, CancellingAJobBeingPreemptedEndsIt) {
   EXPECT_EQ(agent_->launched()[1].id, high->id);
 }
 
+// A victim that must not run twice (--no-requeue) is stopped as any victim, then ends CANCELLED
+// with the cause (Slurm's PreemptMode=CANCEL) instead of going back to the queue: it never
+// starts again, and a job waiting for it to complete is cancelled too.
+TEST_F(ControllerTest, APreemptedJobThatMustNotRunTwiceIsCancelled) {
+  JobSpec once = Spec(4, PriorityClass::kLow);
+  once.requeue = false;
+  auto low = controller_->Submit(alice_, once);
+  ASSERT_TRUE(low.ok());
+  JobSpec after_spec = Spec(1, PriorityClass::kLow);
+  after_spec.after = {Dependency{.job = low->id, .kind = DependencyKind::kOk}};
+  auto dependent = controller_->Submit(alice_, after_spec);
+  ASSERT_TRUE(dependent.ok()) << dependent.error().ToString();
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(low->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(low->id, JobState::kRunning); }));
+  clock_.Advance(std::chrono::minutes(11));  // past the minimum run time
+
+  auto high = controller_->Submit(bob_, Spec(4, PriorityClass::kHigh));
+  ASSERT_TRUE(WaitFor([&] { return agent_->killed().size() == 1; }));
+  controller_->OnJobExited(JobExitReport{low->id, 143, 15, clock_.Now(), "killed by SIGTERM"});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(low->id, JobState::kCancelled); }));
+  const Job cancelled = Get(low->id);
+  EXPECT_NE(cancelled.reason.find("high priority beats low"), std::string::npos)
+      << cancelled.reason;
+  EXPECT_NE(cancelled.reason.find("not requeued (--no-requeue)"), std::string::npos)
+      << cancelled.reason;
+  EXPECT_TRUE(cancelled.end_time.has_value());
+  auto events = controller_->JobEvents(alice_, low->id);
+  ASSERT_TRUE(events.ok());
+  std::string history;
+  for (const Event& e : *events) {
+    history += e.kind + ": " + e.message + "\n";
+  }
+  EXPECT_NE(history.find("the job then ends CANCELLED (--no-requeue)"), std::string::npos)
+      << history;
+  EXPECT_NE(history.find("PREEMPTED -> CANCELLED"), std::string::npos) << history;
+  EXPECT_EQ(history.find("PREEMPTED -> PENDING"), std::string::npos) << history;
+  ASSERT_TRUE(WaitFor([&] { return StateIs(dependent->id, JobState::kCancelled); }));
+
+  // The high job takes the GPUs and ends; the cancelled victim is never launched again.
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  EXPECT_EQ(agent_->launched()[1].id, high->id);
+  controller_->OnJobStarted(high->id, 2, clock_.Now());
+  controller_->OnJobExited(JobExitReport{high->id, 0, std::nullopt, clock_.Now(), "exited"});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(high->id, JobState::kCompleted); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a few more passes
+  EXPECT_EQ(agent_->launched().size(), 2U);
+  EXPECT_EQ(Get(low->id).state, JobState::kCancelled);
+}
+
 TEST_F(ControllerTest, JobWithoutTeamGoesToItsUsersTeam) {
   team_of_user_ = {{"alice", "ml"}};
   Boot();
@@ -571,6 +622,51 @@ TEST_F(ControllerTest, JobWithoutTeamGoesToItsUsersTeam) {
   EXPECT_EQ(defaulted->spec.team, "ml");
   EXPECT_EQ(explicit_team->spec.team, "vision");
   EXPECT_EQ(other->spec.team, "");  // bob is in no team: the default one
+}
+
+// Issue #6: an arrival or an end alone is decided incrementally, at a cost that does not grow
+// with the queue; a full pass follows within full_pass_interval (1 s) to refresh the rest.
+TEST_F(ControllerTest, ArrivalsAndEndsAreDecidedIncrementallyAndAFullPassFollows) {
+  auto passes = [&](std::string_view kind) -> std::int64_t {
+    auto stats = controller_->Stats(root_);
+    for (const PassStats& p : stats->passes) {
+      if (p.kind == kind) {
+        return p.count;
+      }
+    }
+    return -1;
+  };
+  auto a = controller_->Submit(alice_, Spec(4));
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(a->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(a->id, JobState::kRunning); }));
+  clock_.Advance(seconds(2));
+  passes("full");  // a turn after this one has run the full pass that was due
+  const std::int64_t full = passes("full");
+  const std::int64_t incremental = passes("incremental");
+
+  // Each submission's own turn decided it: the cluster is full, so both wait.
+  auto b = controller_->Submit(alice_, Spec(2));
+  auto c = controller_->Submit(alice_, Spec(1));  // same user: in submit order
+  ASSERT_TRUE(b.ok() && c.ok());
+  EXPECT_EQ(Get(b->id).state, JobState::kPending);
+  EXPECT_EQ(Get(b->id).reason, "needs 2 GPUs; 0 free");
+  EXPECT_EQ(Get(c->id).state, JobState::kPending);
+  EXPECT_EQ(passes("incremental"), incremental + 2);
+
+  // The end of a frees its GPUs: b and c start on them, decided as one more event.
+  controller_->OnJobExited(JobExitReport{a->id, 0, std::nullopt, clock_.Now(), "exited with 0"});
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 3; }));
+  EXPECT_EQ(Get(b->id).state, JobState::kStarting);
+  EXPECT_EQ(Get(c->id).state, JobState::kStarting);
+  EXPECT_EQ(passes("incremental"), incremental + 3);
+  EXPECT_EQ(passes("full"), full);
+
+  clock_.Advance(seconds(1));  // full_pass_interval after the first incremental pass
+  passes("full");
+  EXPECT_EQ(passes("full"), full + 1);
+  EXPECT_EQ(passes("incremental"), incremental + 3);
 }
 
 TEST_F(ControllerTest, StatsCountJobsQueueAndTeams) {

@@ -3,6 +3,7 @@
 // Thread-safety: FakeAgent's methods from any thread.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -33,6 +34,17 @@ class FakeAgent final : public NodeAgent {
   std::string LogPath(JobId job, bool err) const override {
     return "/logs/" + std::to_string(job.value()) + (err ? ".err" : ".out");
   }
+  // Answers "<stream> of job N" (from the offset on), and records each read.
+  Result<LogChunk> ReadLog(const LogRequest& request) override {
+    std::lock_guard lock(mu_);
+    reads_.push_back(request);
+    const std::string text = std::string(ToString(request.stream)) + " of job " +
+                             std::to_string(request.job.value());
+    const std::size_t start = std::min(static_cast<std::size_t>(request.offset), text.size());
+    return LogChunk{.data = text.substr(start),
+                    .size = static_cast<std::int64_t>(text.size()),
+                    .next_offset = static_cast<std::int64_t>(text.size())};
+  }
   std::vector<Job> launched() {  // NOLINT(readability-identifier-naming): accessor
     std::lock_guard lock(mu_);
     return launched_;
@@ -50,6 +62,10 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     return signals_;
   }
+  std::vector<LogRequest> reads() {  // NOLINT(readability-identifier-naming): accessor
+    std::lock_guard lock(mu_);
+    return reads_;
+  }
 
  private:
   std::mutex mu_;
@@ -57,6 +73,7 @@ class FakeAgent final : public NodeAgent {
   std::vector<std::pair<JobId, std::string>> killed_;
   std::vector<JobId> acked_;
   std::vector<int> signals_;  // the first signal of each kill, in order
+  std::vector<LogRequest> reads_;
 };
 
 // Polls `pred` until it holds or 10 s pass; returns its last value. Tests wait for the

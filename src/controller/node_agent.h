@@ -5,8 +5,9 @@
 // of `gpufleet up` and, later, a remote agent over the network (DESIGN.md §3).
 //
 // Thread-safety: NodeAgent methods are called from the controller thread and must not block
-// on the agent's work (queue it). AgentReports methods are called from agent threads; the
-// controller turns each into a command for its own thread.
+// on the agent's work (queue it); LogPath and ReadLog are the exceptions (any thread).
+// AgentReports methods are called from agent threads; the controller turns each into a
+// command for its own thread.
 #pragma once
 
 #include <chrono>
@@ -15,8 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "controller/job_log.h"
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/result.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -42,8 +45,16 @@ class NodeAgent {
   // forget it (an exit is re-reported after an agent restart until acknowledged).
   virtual void AcknowledgeExit(JobId job) = 0;
 
-  // Where the job's output files are on this node.
+  // Where the job's output files are on this node (for messages: the caller may not reach
+  // that disk). Any thread.
   virtual std::string LogPath(JobId job, bool stderr_stream) const = 0;
+
+  // Reads a chunk of the job's output on this node (job_log.h; the job's current run: the
+  // executor keeps an earlier run's folder aside). Called from API worker threads, never from
+  // the controller thread: it may block, a remote agent for as long as its node takes to answer
+  // (bounded by its timeout). Errors: kUnavailable (the node's agent cannot be reached or did
+  // not answer in time, naming the node and the file), kIo (the file exists but cannot be read).
+  virtual Result<LogChunk> ReadLog(const LogRequest& request) = 0;
 };
 
 struct JobExitReport {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "controller/job_log.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/event.h"
@@ -75,6 +76,15 @@ struct TeamStats {
   double gpu_seconds_total = 0;    // allocated GPU-seconds, ended and running jobs
 };
 
+// The scheduler's passes of one kind since the controller started (like Slurm's sdiag), so
+// that an operator sees what scheduling costs: "full" (the whole queue) and "incremental"
+// (one arrival or end, counted per event).
+struct PassStats {
+  std::string kind;
+  std::int64_t count = 0;
+  double seconds = 0;  // their total time
+};
+
 struct ClusterStats {
   std::vector<std::pair<std::string, int>> jobs_by_state;  // every JobState name, with count
   std::vector<QueueStats> queue;                            // one per priority class
@@ -87,6 +97,7 @@ struct ClusterStats {
   int nodes = 0;
   int gpus = 0;
   int gpus_allocated = 0;
+  std::vector<PassStats> passes;  // "full", then "incremental"
 };
 
 // `gpufleet submit --array 0-99%4`: one job per index, created together. Each task gets
@@ -98,11 +109,6 @@ struct ArrayRequest {
 // Bounds of an array, so one request cannot flood the queue (Slurm's MaxArraySize is 1001).
 inline constexpr int kMaxArrayTasks = 10'000;
 inline constexpr int kMaxArrayIndex = 9'999'999;
-
-struct JobLogs {
-  std::filesystem::path stdout_path;
-  std::filesystem::path stderr_path;
-};
 
 // `gpufleet quota`: one team's quota and GPU-hour budget (PolicyConfig teams) and its use.
 struct TeamQuota {
@@ -178,7 +184,14 @@ class ClusterService {
   // it is after the request was recorded. kFailedPrecondition if already finished.
   virtual Result<Job> CancelJob(const Caller& caller, JobId id) = 0;
 
-  virtual Result<JobLogs> GetJobLogs(const Caller& caller, JobId id) = 0;
+  // A chunk of the output of job `request.job` (its current run), read on the node it runs or
+  // ran on (job_log.h). Visibility as GetJob (kNotFound). The controller resolves the job and
+  // its node on its state thread; the read itself happens outside it, through the node's agent
+  // (NodeAgent::ReadLog), so a slow node delays only this caller. Not a state change: nothing
+  // is stored. Errors: kFailedPrecondition for a job that has not started (pending, or
+  // requeued and not started again), naming its state; kUnavailable when the node is down or
+  // its agent unreachable or too slow, naming the node and the file there; kIo.
+  virtual Result<LogChunk> ReadJobLog(const Caller& caller, const LogRequest& request) = 0;
 
   virtual Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) = 0;
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 #include <system_error>
-#include <thread>
 
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,15 +16,19 @@
 #include "executor/detach.h"
 #include "executor/job_files.h"
 #include "executor/process_tree.h"
+#include "executor/shim_watch.h"
 
 namespace gf {
 namespace {
 
 namespace fs = std::filesystem;
 
-// How long Launch waits for the shim to have the job running. Generous: a loaded node (or a
-// sanitizer build) can take a while to start two processes; nothing waits this long normally.
-constexpr std::chrono::seconds kStartDeadline{10};
+// How often a starting job is looked at when its folder cannot be watched (no inotify).
+constexpr std::chrono::milliseconds kUnwatchedStartNap{5};
+
+std::chrono::steady_clock::time_point SteadyNow() {
+  return std::chrono::steady_clock::now();
+}
 
 bool Exists(const fs::path& p) {
   std::error_code ec;
@@ -120,11 +124,6 @@ fs::path AbsolutePath(fs::path p) {
   return abs;
 }
 
-bool ProcessGone(pid_t pid) {
-  std::optional<exec::ProcStat> st = exec::ReadProcStat(pid);
-  return !st || st->state == 'Z' || st->state == 'X';
-}
-
 }  // namespace
 
 Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock)
@@ -132,9 +131,16 @@ Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock)
     : run_dir_(AbsolutePath(std::move(run_dir))),
       shim_exe_(AbsolutePath(std::move(shim_exe))),
       clock_(clock),
-      cgroup_root_(exec::kCgroupRoot) {
+      cgroup_root_(exec::kCgroupRoot),
+      watcher_(std::make_unique<exec::ShimWatcher>()) {
   std::error_code ec;
   fs::create_directories(run_dir_, ec);  // a failure shows up as Launch's error
+}
+
+Executor::~Executor() = default;
+
+int Executor::WatchFd() const {
+  return watcher_->Fd();
 }
 
 void Executor::SetCgroupRoot(fs::path root) {
@@ -149,7 +155,8 @@ LogPaths Executor::Logs(JobId job) const {
   return {JobDir(job) / exec::kStdoutFile, JobDir(job) / exec::kStderrFile};
 }
 
-Result<std::int64_t> Executor::Launch(const LaunchSpec& spec) {
+Status Executor::StartLaunch(const LaunchSpec& spec) {
+  const Time launched = clock_.Now();
   GF_TRY(ValidateLaunch(spec));
   GF_TRY(PrepareJobDir(spec.job));
   fs::path dir = JobDir(spec.job);
@@ -160,7 +167,175 @@ Result<std::int64_t> Executor::Launch(const LaunchSpec& spec) {
     fs::remove_all(dir, ec);
     return shim.error();
   }
-  return WaitForStart(spec.job, *shim);
+  TrackStarting(spec.job, *shim, launched);
+  return OkStatus();
+}
+
+// Watches the new shim's exit and its folder, then marks the job to be looked at once: what
+// the shim wrote before the watches existed raised no event.
+void Executor::TrackStarting(JobId job, pid_t shim_pid, Time launched) {
+  Tracked t;
+  t.shim_pid = shim_pid;
+  t.starting = true;
+  t.dirty = true;
+  t.launched = launched;
+  t.start_deadline = SteadyNow() + kStartDeadline;
+  watcher_->Forget(job);
+  if (std::optional<exec::PidRecord> live = exec::RecordOf(shim_pid)) {
+    t.shim_start_time = live->start_time;
+    watcher_->WatchShim(job, *live);
+  }
+  watcher_->WatchFolder(job, JobDir(job));
+  tracked_[job] = t;
+}
+
+Result<std::int64_t> Executor::Launch(const LaunchSpec& spec) {
+  GF_TRY(StartLaunch(spec));
+  while (true) {
+    for (StartedJob& s : PollStarts()) {
+      started_.push_back(s);  // kept for the next PollStarts, ours included (taken below)
+    }
+    auto mine = std::find_if(started_.begin(), started_.end(),
+                             [&](const StartedJob& s) { return s.job == spec.job; });
+    if (mine != started_.end()) {
+      std::int64_t pid = mine->shim_pid;
+      started_.erase(mine);
+      return pid;
+    }
+    auto it = tracked_.find(spec.job);
+    if (it == tracked_.end() || !it->second.starting) {
+      Result<exec::ExitRecord> exit = exec::ReadExitRecord(JobDir(spec.job) / exec::kExitFile);
+      return Unavailable("job " + std::to_string(spec.job.value()) + ": " +
+                         (exit.ok() ? exit->cause : std::string("failed to start")));
+    }
+    // Not CheckAgainWithin: other jobs' exits, which this does not poll, must not make it spin.
+    const Tracked& t = it->second;
+    auto wait = std::chrono::ceil<std::chrono::milliseconds>(t.start_deadline - SteadyNow());
+    if (!watcher_->FolderWatched(spec.job) || !watcher_->ShimWatched(spec.job)) {
+      wait = std::min(wait, kUnwatchedStartNap);
+    }
+    pollfd pfd{WatchFd(), POLLIN, 0};
+    (void)::poll(&pfd, pfd.fd >= 0 ? 1 : 0,
+                 static_cast<int>(std::max(wait, std::chrono::milliseconds(0)).count()));
+  }
+}
+
+std::vector<StartedJob> Executor::PollStarts() {
+  Drain();
+  for (auto& [job, t] : tracked_) {
+    if (t.starting && NeedsLook(job, t)) {
+      if (std::optional<StartedJob> s = CheckStart(job, t)) {
+        started_.push_back(*s);
+      }
+    }
+  }
+  std::vector<StartedJob> out;
+  out.swap(started_);
+  return out;
+}
+
+void Executor::Drain() {
+  for (JobId job : watcher_->Drain()) {
+    if (auto it = tracked_.find(job); it != tracked_.end()) {
+      it->second.dirty = true;
+    }
+  }
+}
+
+// A job needs looking at when a notification came for it, or when nothing would tell: its shim
+// is not watched (gone, unknown, no pidfds), or it is starting unwatched or past its deadline.
+bool Executor::NeedsLook(JobId job, const Tracked& t) const {
+  if (t.dirty || !watcher_->ShimWatched(job)) {
+    return true;
+  }
+  return t.starting && (!watcher_->FolderWatched(job) || SteadyNow() >= t.start_deadline);
+}
+
+std::chrono::milliseconds Executor::CheckAgainWithin(std::chrono::milliseconds fallback) const {
+  using std::chrono::milliseconds;
+  milliseconds wait = fallback;
+  const auto now = SteadyNow();
+  for (const auto& [job, t] : tracked_) {
+    if (t.exit_reported) {
+      continue;
+    }
+    if (t.dirty) {
+      return milliseconds(0);
+    }
+    if (t.starting || t.shim_pid == 0) {
+      if (!watcher_->FolderWatched(job)) {
+        wait = std::min(wait, kUnwatchedStartNap);
+      }
+      auto left = std::chrono::ceil<milliseconds>(t.start_deadline - now);
+      wait = std::min(wait, std::max(left, milliseconds(0)));
+    }
+  }
+  return wait;
+}
+
+// The shim records job.pid once the job has exec'd, or exit.json when it could not start it.
+std::optional<StartedJob> Executor::CheckStart(JobId job, Tracked& t) {
+  t.dirty = false;
+  const fs::path dir = JobDir(job);
+  auto recorded = [&] { return Exists(dir / exec::kJobPidFile) || Exists(dir / exec::kExitFile); };
+  if (!recorded()) {
+    const bool alive = ShimAlive(t);
+    if (alive && SteadyNow() < t.start_deadline) {
+      return std::nullopt;
+    }
+    if (!recorded()) {  // a shim writes its files before it exits: look once more
+      FailStart(job, t,
+                alive ? "the supervisor did not start the job within " +
+                            std::to_string(kStartDeadline.count()) + "s"
+                      : "the supervisor exited before starting the job");
+      return std::nullopt;
+    }
+  }
+  t.starting = false;
+  watcher_->UnwatchFolder(job);
+  if (Result<exec::PidRecord> rec = exec::ReadPidRecord(dir / exec::kShimPidFile);
+      rec.ok() && rec->pid == t.shim_pid) {
+    t.shim_start_time = rec->start_time;
+  }
+  if (t.kill_deferred) {
+    (void)SignalShim(job, t);  // a shim gone meanwhile is reported by Poll
+  }
+  return StartedJob{job, t.shim_pid, t.launched};
+}
+
+// Ends a launch that did not start: the shim (hung, or never recorded) must not start the job
+// later behind the agent's back. Ordered against the shim's own check (ShimMain reads exit.json
+// right after writing shim.pid): exit.json first, then a SIGKILL of any shim recorded by then,
+// so either the shim sees exit.json and stops, or this sees shim.pid and kills it.
+void Executor::FailStart(JobId job, Tracked& t, const std::string& why) {
+  const fs::path dir = JobDir(job);
+  if (ShimAlive(t)) {
+    ::kill(static_cast<pid_t>(t.shim_pid), SIGKILL);
+  }
+  (void)EndWithoutShim(job, "failed to start: " + why + ShimLogTail(dir));
+  if (Result<exec::PidRecord> rec = exec::ReadPidRecord(dir / exec::kShimPidFile);
+      rec.ok() && exec::IsAlive(*rec)) {
+    ::kill(static_cast<pid_t>(rec->pid), SIGKILL);
+  }
+  t.starting = false;
+  t.dirty = true;  // Poll reports the exit.json just written
+  watcher_->Forget(job);
+}
+
+// A job recovered before its shim recorded itself: takes the shim's pid once shim.pid exists.
+bool Executor::AdoptShim(JobId job, Tracked& t) {
+  Result<exec::PidRecord> rec = exec::ReadPidRecord(JobDir(job) / exec::kShimPidFile);
+  if (!rec.ok()) {
+    return false;
+  }
+  t.shim_pid = rec->pid;
+  t.shim_start_time = rec->start_time;
+  watcher_->UnwatchFolder(job);
+  watcher_->WatchShim(job, *rec);
+  if (t.kill_deferred) {
+    (void)SignalShim(job, t);
+  }
+  return true;
 }
 
 Result<pid_t> Executor::StartShim(const LaunchSpec& spec, const fs::path& dir) {
@@ -194,6 +369,7 @@ Status Executor::PrepareJobDir(JobId job) {
       return IoError("cannot move aside " + dir.string() + ": " + ec.message());
     }
     tracked_.erase(job);
+    watcher_->Forget(job);
   }
   if (!fs::create_directory(dir, ec) || ec) {
     return IoError("cannot create " + dir.string() + ": " + (ec ? ec.message() : "exists"));
@@ -203,45 +379,6 @@ Status Executor::PrepareJobDir(JobId job) {
                       fs::perms::others_read | fs::perms::others_exec,
                   ec);
   return OkStatus();
-}
-
-// Polls (no fixed sleep) until the shim records job.pid or exit.json.
-Result<std::int64_t> Executor::WaitForStart(JobId job, pid_t shim_pid) {
-  fs::path dir = JobDir(job);
-  auto deadline = std::chrono::steady_clock::now() + kStartDeadline;
-  auto nap = std::chrono::milliseconds(1);
-  while (true) {
-    bool started = Exists(dir / exec::kJobPidFile) || Exists(dir / exec::kExitFile);
-    if (started) {
-      Result<exec::PidRecord> rec = exec::ReadPidRecord(dir / exec::kShimPidFile);
-      std::optional<exec::PidRecord> live = exec::RecordOf(shim_pid);
-      std::uint64_t start = rec.ok() ? rec->start_time : (live ? live->start_time : 0);
-      Tracked t{shim_pid, start, false};
-      tracked_[job] = t;
-      return static_cast<std::int64_t>(shim_pid);
-    }
-    bool gone = ProcessGone(shim_pid);
-    if (gone && !Exists(dir / exec::kJobPidFile) && !Exists(dir / exec::kExitFile)) {
-      return Unavailable("job " + std::to_string(job.value()) +
-                         ": the supervisor exited before starting the job" + ShimLogTail(dir));
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      break;
-    }
-    std::this_thread::sleep_for(nap);
-    nap = std::min(nap * 2, std::chrono::milliseconds(20));
-  }
-  // A shim that hangs must not start the job later behind the agent's back.
-  ::kill(shim_pid, SIGKILL);
-  exec::ExitRecord rec{kSupervisorDiedExitCode,
-                       std::nullopt,
-                       ToUnixMillis(clock_.Now()),
-                       "failed to start: the supervisor did not start the job in time"};
-  (void)exec::WriteExitRecord(dir / exec::kExitFile, rec);
-  (void)exec::WriteFileAtomic(dir / exec::kReportedFile, "");
-  return Unavailable("job " + std::to_string(job.value()) +
-                     ": the supervisor did not start the job within " +
-                     std::to_string(kStartDeadline.count()) + "s" + ShimLogTail(dir));
 }
 
 Status Executor::Kill(JobId job,
@@ -260,11 +397,22 @@ Status Executor::Kill(JobId job,
     return OkStatus();
   }
   GF_TRY(exec::WriteKillRequest(dir / exec::kKillFile, {grace, cause, first_signal}));
-  // Only signal the pid if it is still our shim; a dead shim is reported by Poll.
-  if (!ShimAlive(it->second)) {
+  if (it->second.starting || it->second.shim_pid == 0) {
+    // A shim that has not started the job may not have blocked SIGTERM yet, and would die of
+    // it instead of reading kill.json: it is signalled once the start is known.
+    it->second.kill_deferred = true;
     return OkStatus();
   }
-  if (::kill(static_cast<pid_t>(it->second.shim_pid), SIGTERM) != 0 && errno != ESRCH) {
+  return SignalShim(job, it->second);
+}
+
+// SIGTERM to the shim, which then reads kill.json. Only if the pid is still our shim; a dead
+// shim is reported by Poll.
+Status Executor::SignalShim(JobId job, const Tracked& t) {
+  if (!ShimAlive(t)) {
+    return OkStatus();
+  }
+  if (::kill(static_cast<pid_t>(t.shim_pid), SIGTERM) != 0 && errno != ESRCH) {
     int err = errno;
     return IoError("cannot signal the supervisor of job " + std::to_string(job.value()) + ": " +
                    ErrnoText(err));
@@ -273,28 +421,39 @@ Status Executor::Kill(JobId job,
 }
 
 std::vector<JobExit> Executor::Poll() {
+  Drain();
   std::vector<JobExit> out;
   for (auto& [job, t] : tracked_) {
-    if (t.exit_reported) {
+    // A starting job's exit waits for PollStarts to return it: started before ended.
+    if (t.exit_reported || t.starting || !NeedsLook(job, t)) {
       continue;
     }
     if (std::optional<JobExit> e = CheckExit(job, t)) {
       out.push_back(std::move(*e));
       t.exit_reported = true;
+      watcher_->Forget(job);
     }
   }
   return out;
 }
 
-std::optional<JobExit> Executor::CheckExit(JobId job, const Tracked& t) {
+std::optional<JobExit> Executor::CheckExit(JobId job, Tracked& t) {
+  t.dirty = false;
   fs::path exit_path = JobDir(job) / exec::kExitFile;
   if (!Exists(exit_path)) {
-    if (ShimAlive(t)) {
-      return std::nullopt;
+    if (t.shim_pid == 0) {
+      AdoptShim(job, t);
     }
-    // The shim writes exit.json before it exits, so once it is gone the file is there or never
-    // will be.
-    if (!Exists(exit_path)) {
+    if (t.shim_pid == 0) {
+      if (SteadyNow() < t.start_deadline) {
+        return std::nullopt;
+      }
+      FailStart(job, t, "the supervisor never recorded itself");
+    } else if (ShimAlive(t)) {
+      return std::nullopt;
+    } else if (!Exists(exit_path)) {
+      // The shim writes exit.json before it exits, so once it is gone the file is there or
+      // never will be.
       return OnShimDied(job);
     }
   }
@@ -309,9 +468,9 @@ std::optional<JobExit> Executor::CheckExit(JobId job, const Tracked& t) {
   return JobExit{job, r->exit_code, r->signal, FromUnixMillis(r->end_ms), r->cause};
 }
 
-// The shim is gone without an exit record: end what is left of the job, then record the exit
-// as the shim would have.
-JobExit Executor::OnShimDied(JobId job) {
+// The shim is gone (or never started the job) without an exit record: ends what is left of the
+// job (its process group and session, its cgroup), then records the exit as the shim would have.
+JobExit Executor::EndWithoutShim(JobId job, std::string cause) {
   fs::path dir = JobDir(job);
   KillOrphans(dir);
   fs::path cgroup = exec::JobCgroup::PathFor(job, cgroup_root_);
@@ -319,18 +478,45 @@ JobExit Executor::OnShimDied(JobId job) {
     exec::JobCgroup(cgroup).Signal(SIGKILL);
     (void)exec::JobCgroup(cgroup).Remove();  // fails while the killed processes linger; harmless
   }
-  std::string cause = "supervisor process died";
-  if (Result<exec::KillRequest> k = exec::ReadKillRequest(dir / exec::kKillFile); k.ok()) {
-    cause += " (after a kill request: " + k->cause + ")";
-  }
-  JobExit e{job, kSupervisorDiedExitCode, std::nullopt, clock_.Now(), cause};
+  JobExit e{job, kSupervisorDiedExitCode, std::nullopt, clock_.Now(), std::move(cause)};
   (void)exec::WriteExitRecord(dir / exec::kExitFile,
                               {e.exit_code, std::nullopt, ToUnixMillis(e.end_time), e.cause});
   return e;
 }
 
+JobExit Executor::OnShimDied(JobId job) {
+  std::string cause = "supervisor process died";
+  if (Result<exec::KillRequest> k = exec::ReadKillRequest(JobDir(job) / exec::kKillFile); k.ok()) {
+    cause += " (after a kill request: " + k->cause + ")";
+  }
+  return EndWithoutShim(job, cause);
+}
+
 bool Executor::ShimAlive(const Tracked& t) const {
   return t.shim_pid > 0 && exec::IsAlive({t.shim_pid, t.shim_start_time});
+}
+
+// A folder found by Recover: its shim from shim.pid, watched; without shim.pid (a launch caught
+// mid-start, or a shim that died before recording itself) its folder is watched for shim.pid
+// until kStartDeadline after spec.json was written.
+void Executor::Reattach(JobId job, Tracked& t) {
+  const fs::path dir = JobDir(job);
+  t.dirty = true;
+  if (Result<exec::PidRecord> rec = exec::ReadPidRecord(dir / exec::kShimPidFile); rec.ok()) {
+    t.shim_pid = rec->pid;
+    t.shim_start_time = rec->start_time;
+    watcher_->WatchShim(job, *rec);
+    return;
+  }
+  std::error_code ec;
+  const fs::file_time_type written = fs::last_write_time(dir / exec::kSpecFile, ec);
+  t.start_deadline = SteadyNow();  // no spec.json: nothing will ever start
+  if (!ec) {
+    const auto age = fs::file_time_type::clock::now() - written;
+    t.start_deadline += kStartDeadline -
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(age);
+  }
+  watcher_->WatchFolder(job, dir);
 }
 
 std::vector<RecoveredJob> Executor::Recover() {
@@ -341,16 +527,15 @@ std::vector<RecoveredJob> Executor::Recover() {
     if (!job || !entry.is_directory(ec) || Exists(entry.path() / exec::kReportedFile)) {
       continue;
     }
-    Tracked t;
-    if (Result<exec::PidRecord> rec = exec::ReadPidRecord(entry.path() / exec::kShimPidFile);
-        rec.ok()) {
-      t.shim_pid = rec->pid;
-      t.shim_start_time = rec->start_time;
+    // Already tracked: keep its state.
+    auto [it, inserted] = tracked_.emplace(*job, Tracked{});
+    Tracked& t = it->second;
+    if (inserted) {
+      Reattach(*job, t);
     }
-    auto [it, inserted] = tracked_.emplace(*job, t);
-    (void)inserted;  // already tracked: keep its exit_reported state
-    bool running = !Exists(entry.path() / exec::kExitFile) && ShimAlive(it->second);
-    out.push_back({*job, it->second.shim_pid, running});
+    bool launching = t.shim_pid == 0 && SteadyNow() < t.start_deadline;
+    bool running = !Exists(entry.path() / exec::kExitFile) && (ShimAlive(t) || launching);
+    out.push_back({*job, t.shim_pid, running});
   }
   std::sort(out.begin(), out.end(), [](const RecoveredJob& a, const RecoveredJob& b) {
     return a.job < b.job;
@@ -392,6 +577,7 @@ Status Executor::Remove(JobId job) {
     return IoError("cannot remove " + dir.string() + ": " + ec.message());
   }
   tracked_.erase(job);
+  watcher_->Forget(job);
   return OkStatus();
 }
 

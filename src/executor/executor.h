@@ -7,6 +7,13 @@
 // shim.pid, job.pid, stdout.log, stderr.log, kill.json (a kill request), exit.json (written by
 // the shim when the job ends), reported (the agent acknowledged the exit); see job_files.h.
 //
+// Launching is asynchronous: StartLaunch starts the shim and returns; the shims of many launches
+// start side by side. PollStarts then returns each job once its shim has recorded that the job
+// runs (job.pid) or could not start (exit.json), and Poll reports a job's exit only after
+// PollStarts has returned it: a job is always seen started before it is seen ended. The agent
+// learns that there is something to poll from WatchFd (see shim_watch.h: pidfds of the shims,
+// inotify on the folders of starting jobs), not from naps.
+//
 // Exits are reported at least once:
 //  - Poll reports each exit once per Executor object;
 //  - Acknowledge(job) marks the folder `reported` once the agent has made the exit durable
@@ -25,7 +32,8 @@
 // kPermissionDenied, and the shim refuses as well).
 //
 // Not thread-safe: one owner thread (the agent's) calls every method. The Executor object
-// holds no processes: destroying it leaves every job and shim running.
+// holds no processes, only file descriptors to watch them (epoll, inotify, a pidfd per shim):
+// destroying it leaves every job and shim running.
 #pragma once
 
 #include <chrono>
@@ -33,6 +41,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,6 +55,15 @@
 #include "model/job.h"
 
 namespace gf {
+
+namespace exec {
+class ShimWatcher;
+}  // namespace exec
+
+// How long a shim may take to start its job before the launch is failed (and the shim
+// SIGKILLed). Generous: a loaded node (or a sanitizer build) can take a while to start two
+// processes; nothing takes this long normally.
+inline constexpr std::chrono::seconds kStartDeadline{10};
 
 struct LaunchSpec {
   JobId job;
@@ -77,6 +95,16 @@ struct RecoveredJob {
   bool still_running = false;  // false: it ended while nobody watched; Poll reports its exit
 };
 
+// A job whose shim has recorded that it runs (or that it could not start: then Poll reports
+// that exit next).
+struct StartedJob {
+  JobId job;
+  std::int64_t shim_pid = 0;
+  // When StartLaunch began, before the job's process existed: its start time, which a short
+  // job's end can never precede.
+  Time launched{};
+};
+
 struct LogPaths {
   std::filesystem::path stdout_path;
   std::filesystem::path stderr_path;
@@ -87,15 +115,37 @@ class Executor {
   // run_dir: where job folders live (created if absent). shim_exe: the gpufleet binary, started
   // as `shim_exe shim --job-dir DIR`.
   Executor(std::filesystem::path run_dir, std::filesystem::path shim_exe, const Clock& clock);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
-  // Starts the job's shim; returns the shim's pid once the shim has the job running (or has
-  // recorded why it could not start: then Poll reports the failure, e.g. exit 127 "failed to
-  // start: python: No such file or directory"). Waits at most a few seconds.
-  // Errors: kInvalidArgument (empty argv, relative workdir, bad env name, job id <= 0),
-  // kPermissionDenied (a non-root agent and another owner), kAlreadyExists (the job is live
-  // here), kIo / kUnavailable (the shim could not be started). A folder left by an earlier,
-  // ended run of the same job id (a requeue) is renamed to "<id>.<end ms>" first.
+  // Writes the job's folder and starts its shim, without waiting for the job to run: PollStarts
+  // returns the job once it does. A shim that dies before starting the job, or that has not
+  // started it within kStartDeadline (it is then SIGKILLed), gets an exit.json written for it
+  // (exit -1, "failed to start: ..."): PollStarts never returns that job, Poll reports the exit.
+  // Errors (nothing was started, no folder is left): kInvalidArgument (empty argv, relative
+  // workdir, bad env name, job id <= 0), kPermissionDenied (a non-root agent and another
+  // owner), kAlreadyExists (the job is live here), kIo (the shim could not be started). A folder
+  // left by an earlier, ended run of the same job id (a requeue) is renamed to "<id>.<end ms>".
+  Status StartLaunch(const LaunchSpec& spec);
+
+  // The launched jobs whose start became known since the last call, in the order found. Each
+  // job is returned once per launch.
+  std::vector<StartedJob> PollStarts();
+
+  // StartLaunch, then waits (on WatchFd) until the shim has the job running or has recorded why
+  // it could not start (e.g. exit 127 "failed to start: python: No such file or directory"):
+  // returns the shim's pid; Poll reports the exit later. Other jobs' starts seen meanwhile are
+  // kept for PollStarts. Errors: StartLaunch's, and kUnavailable when the shim died or hung
+  // before starting the job (Poll reports that exit as well). For tests and simple callers.
   Result<std::int64_t> Launch(const LaunchSpec& spec);
+
+  // Readable (POLLIN) when a shim has exited or a starting job's folder changed: then
+  // PollStarts and Poll have something to find. -1 when the kernel offers no such fd.
+  int WatchFd() const;
+  // How long a caller waiting on WatchFd may sleep before polling anyway: `fallback`, or less
+  // while a job that cannot be watched is starting, or a start deadline comes sooner.
+  std::chrono::milliseconds CheckAgainWithin(std::chrono::milliseconds fallback) const;
 
   // Asks the shim to end the job: `first_signal` (SIGTERM, or the job's checkpoint signal when
   // it is preempted) to the job's whole process tree, then SIGKILL after `grace`. Returns at
@@ -106,12 +156,15 @@ class Executor {
               const std::string& cause,
               int first_signal = SIGTERM);
 
-  // Jobs that ended since the last call (each reported once per Executor; its folder is kept
-  // for logs).
+  // Jobs that ended since the last call (each reported once per Executor, and only after
+  // PollStarts has returned it when it was launched here; its folder is kept for logs).
   std::vector<JobExit> Poll();
 
   // After a restart: every job folder not yet acknowledged, with a shim that is alive or that
-  // ended while nobody watched. Those jobs are tracked again (Kill, Poll work on them).
+  // ended while nobody watched. Those jobs are tracked again (Kill, Poll work on them). A launch
+  // caught before its shim recorded itself (no shim.pid yet) counts as running: it is adopted
+  // once shim.pid appears, or failed (exit.json, which the shim then obeys) when none has
+  // appeared kStartDeadline after spec.json was written.
   std::vector<RecoveredJob> Recover();
 
   // The jobs tracked here whose exit Poll has not reported yet, with their shim's pid (0 when
@@ -137,16 +190,30 @@ class Executor {
   void SetCgroupRoot(std::filesystem::path root);
 
  private:
+  using SteadyTime = std::chrono::steady_clock::time_point;
   struct Tracked {
-    std::int64_t shim_pid = 0;
+    std::int64_t shim_pid = 0;  // 0: not known yet (a launch caught by Recover mid-start)
     std::uint64_t shim_start_time = 0;
     bool exit_reported = false;
+    bool starting = false;       // launched here; PollStarts has not returned it yet
+    bool kill_deferred = false;  // Kill came while starting: the shim is signalled once started
+    bool dirty = false;          // a notification came (or none can): look at its files
+    Time launched{};
+    SteadyTime start_deadline{};  // while starting, or while shim_pid is 0
   };
 
   Status PrepareJobDir(JobId job);
   Result<pid_t> StartShim(const LaunchSpec& spec, const std::filesystem::path& dir);
-  Result<std::int64_t> WaitForStart(JobId job, pid_t shim_pid);
-  std::optional<JobExit> CheckExit(JobId job, const Tracked& t);
+  void TrackStarting(JobId job, pid_t shim_pid, Time launched);
+  void Drain();
+  std::optional<StartedJob> CheckStart(JobId job, Tracked& t);
+  void FailStart(JobId job, Tracked& t, const std::string& why);
+  bool AdoptShim(JobId job, Tracked& t);
+  void Reattach(JobId job, Tracked& t);
+  Status SignalShim(JobId job, const Tracked& t);
+  bool NeedsLook(JobId job, const Tracked& t) const;
+  std::optional<JobExit> CheckExit(JobId job, Tracked& t);
+  JobExit EndWithoutShim(JobId job, std::string cause);
   JobExit OnShimDied(JobId job);
   bool ShimAlive(const Tracked& t) const;
 
@@ -155,6 +222,8 @@ class Executor {
   const Clock& clock_;
   std::filesystem::path cgroup_root_;
   std::map<JobId, Tracked> tracked_;
+  std::vector<StartedJob> started_;  // found, not yet returned by PollStarts
+  std::unique_ptr<exec::ShimWatcher> watcher_;
 };
 
 // Entry point of `gpufleet shim --job-dir DIR`: runs one job to its end. Returns the process

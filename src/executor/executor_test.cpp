@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
+#include <poll.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "executor/cgroup.h"
+#include "executor/gated_shim_test_util.h"
 #include "executor/job_files.h"
 #include "executor/process_tree.h"
 
@@ -120,12 +122,32 @@ class ExecutorTest : public ::testing::Test {
     return pid.ok() ? *pid : 0;
   }
 
+  // One look for news, as the agent takes it: starts first, then exits; each kept in events_
+  // ('s' started, 'e' exited) and every exit in exits_.
+  void PollAll() {
+    for (const StartedJob& s : executor_->PollStarts()) {
+      events_.emplace_back('s', s.job);
+    }
+    for (JobExit& e : executor_->Poll()) {
+      events_.emplace_back('e', e.job);
+      exits_[e.job] = e;
+    }
+  }
+
+  // Where `kind` ('s' or 'e') of `job` is in events_; -1 if absent.
+  int EventIndex(char kind, JobId job) const {
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      if (events_[i] == std::make_pair(kind, job)) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+
   // Polls the executor until `job` has exited; every exit seen is kept in exits_.
   std::optional<JobExit> WaitExit(JobId job) {
     WaitUntil([&] {
-      for (JobExit& e : executor_->Poll()) {
-        exits_[e.job] = e;
-      }
+      PollAll();
       return exits_.count(job) > 0;
     });
     auto it = exits_.find(job);
@@ -152,7 +174,45 @@ class ExecutorTest : public ::testing::Test {
   std::unique_ptr<Executor> executor_;
   std::vector<JobId> launched_;
   std::map<JobId, JobExit> exits_;
+  std::vector<std::pair<char, JobId>> events_;
   std::int64_t next_job_ = 1;
+};
+
+// Launches through a shim held at a gate (gated_shim_test_util.h) until the test opens it.
+class GatedExecutorTest : public ExecutorTest {
+ protected:
+  void SetUp() override {
+    ExecutorTest::SetUp();
+    gate_.emplace(root_, kShim);
+    executor_ = std::make_unique<Executor>(run_dir_, gate_->Path(), clock_);
+  }
+  void TearDown() override {
+    gate_->Open();
+    ExecutorTest::TearDown();
+  }
+
+  void StartOk(const LaunchSpec& spec) {
+    Status s = executor_->StartLaunch(spec);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    launched_.push_back(spec.job);
+  }
+
+  // Waits on the Executor's WatchFd alone (no fallback poll), then looks, until `done` holds.
+  // False when the fd stayed quiet for kDeadline: no notification came.
+  bool WaitNotified(const std::function<bool()>& done) {
+    while (true) {
+      PollAll();
+      if (done()) {
+        return true;
+      }
+      pollfd pfd{executor_->WatchFd(), POLLIN, 0};
+      if (pfd.fd < 0 || ::poll(&pfd, 1, static_cast<int>(kDeadline.count() * 1000)) <= 0) {
+        return false;
+      }
+    }
+  }
+
+  std::optional<exec_test::GatedShim> gate_;
 };
 
 TEST_F(ExecutorTest, CapturesStdoutAndStderr) {
@@ -666,6 +726,104 @@ TEST_F(ExecutorTest, NonRootShimRefusesAnotherUsersJob) {
   EXPECT_THAT(exit->cause,
               HasSubstr("refused: the supervisor runs as uid " + std::to_string(user->pw_uid)));
   EXPECT_FALSE(fs::exists(root_ / "ran"));
+}
+
+}  // namespace
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+TEST_F(GatedExecutorTest, ManyLaunchesStartSideBySideAndEachStartPrecedesItsExit) {
+  std::vector<LaunchSpec> specs;
+  for (int i = 0; i < 8; ++i) {
+    specs.push_back(Shell("exit " + std::to_string(i)));
+    StartOk(specs.back());
+  }
+  // StartLaunch waited for none of them: all 8 shims are alive at once, held at the gate, and
+  // nothing is reported before their shims record anything.
+  PollAll();
+  EXPECT_TRUE(events_.empty());
+  std::vector<std::pair<JobId, std::int64_t>> live = executor_->LiveShims();
+  ASSERT_EQ(live.size(), specs.size());
+  for (const auto& [job, shim] : live) {
+    EXPECT_TRUE(PidExists(static_cast<pid_t>(shim))) << "job " << job.value();
+  }
+  gate_->Open();
+  ASSERT_TRUE(WaitNotified([&] { return exits_.size() == specs.size(); }));
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const JobId job = specs[i].job;
+    EXPECT_EQ(exits_[job].exit_code, static_cast<int>(i));
+    EXPECT_GE(EventIndex('s', job), 0) << "job " << job.value() << " never reported started";
+    EXPECT_LT(EventIndex('s', job), EventIndex('e', job)) << "job " << job.value();
+  }
+}
+
+TEST_F(GatedExecutorTest, WatchFdTellsWhenAJobStartsAndWhenItEnds) {
+  LaunchSpec spec = Shell("while [ ! -e go ]; do sleep 0.02; done; exit 3");
+  StartOk(spec);
+  gate_->Open();
+  ASSERT_TRUE(WaitNotified([&] { return EventIndex('s', spec.job) >= 0; }))
+      << "no notification of the start";
+  EXPECT_TRUE(exits_.empty());
+  std::ofstream(work_ / "go") << "";
+  ASSERT_TRUE(WaitNotified([&] { return exits_.count(spec.job) > 0; }))
+      << "no notification of the exit";
+  EXPECT_EQ(exits_[spec.job].exit_code, 3);
+}
+
+TEST_F(GatedExecutorTest, KillOfAStartingJobIsDeliveredOnceItRuns) {
+  LaunchSpec spec = Shell("exec sleep 300");
+  StartOk(spec);
+  ASSERT_TRUE(executor_->Kill(spec.job, std::chrono::seconds(0), "cancelled by test").ok());
+  gate_->Open();
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_THAT(e->cause, StartsWith("cancelled by test: "));
+  EXPECT_LT(EventIndex('s', spec.job), EventIndex('e', spec.job));
+}
+
+TEST_F(GatedExecutorTest, RestartMidLaunchAdoptsTheJobOnceItsShimRecordsItself) {
+  LaunchSpec spec = Shell("echo started; exit 7");
+  StartOk(spec);
+  // The agent restarts before the shim has recorded anything.
+  ASSERT_FALSE(fs::exists(executor_->JobDir(spec.job) / "shim.pid"));
+  executor_ = std::make_unique<Executor>(run_dir_, gate_->Path(), clock_);
+  std::vector<RecoveredJob> rec = executor_->Recover();
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_EQ(rec[0].shim_pid, 0);
+  EXPECT_TRUE(rec[0].still_running);
+  EXPECT_TRUE(executor_->Poll().empty());
+  gate_->Open();
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 7);
+  EXPECT_EQ(Stdout(spec.job), "started\n");
+}
+
+TEST_F(GatedExecutorTest, LaunchWhoseShimNeverRecordedItselfIsFailedAndTheShimObeys) {
+  LaunchSpec spec = Shell("echo started");
+  StartOk(spec);
+  const fs::path dir = executor_->JobDir(spec.job);
+  // An agent restarting long after the launch: spec.json is older than the start deadline.
+  fs::last_write_time(dir / "spec.json", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  executor_ = std::make_unique<Executor>(run_dir_, gate_->Path(), clock_);
+  std::vector<RecoveredJob> rec = executor_->Recover();
+  ASSERT_EQ(rec.size(), 1u);
+  EXPECT_FALSE(rec[0].still_running);
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, kSupervisorDiedExitCode);
+  EXPECT_THAT(e->cause, StartsWith("failed to start: the supervisor never recorded itself"));
+  // The shim comes through late: it records itself, sees exit.json and ends without the job.
+  gate_->Open();
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir / "shim.pid"); }));
+  Result<exec::PidRecord> shim = exec::ReadPidRecord(dir / "shim.pid");
+  ASSERT_TRUE(shim.ok());
+  EXPECT_TRUE(WaitUntil([&] { return !exec::IsAlive(*shim); }));
+  EXPECT_FALSE(fs::exists(dir / "job.pid"));
+  EXPECT_EQ(Stdout(spec.job), "");
+  EXPECT_THAT(ReadFile(dir / "shim.log"), HasSubstr("gave up on this launch"));
 }
 
 }  // namespace

@@ -59,7 +59,10 @@ Result<T> ParseJson(std::string_view text, const char* what, F&& build) {
 
 }  // namespace
 
-Status WriteFileAtomic(const fs::path& path, std::string_view content, mode_t mode) {
+Status WriteFileAtomic(const fs::path& path,
+                       std::string_view content,
+                       mode_t mode,
+                       Durability durability) {
   // The pid in the temporary's name keeps two writers (a shim and an Executor) from sharing it.
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
@@ -67,8 +70,9 @@ Status WriteFileAtomic(const fs::path& path, std::string_view content, mode_t mo
   if (fd < 0) {
     return ErrnoError("cannot create", tmp, errno);
   }
+  const bool sync = durability == Durability::kSynced;
   Status written = WriteAll(fd, content, tmp);
-  if (written.ok() && ::fsync(fd) != 0) {
+  if (written.ok() && sync && ::fsync(fd) != 0) {
     written = ErrnoError("cannot fsync", tmp, errno);
   }
   ::close(fd);
@@ -79,7 +83,9 @@ Status WriteFileAtomic(const fs::path& path, std::string_view content, mode_t mo
     ::unlink(tmp.c_str());
     return written;
   }
-  SyncDirectory(path.parent_path());
+  if (sync) {
+    SyncDirectory(path.parent_path());
+  }
   return OkStatus();
 }
 
@@ -112,9 +118,12 @@ Result<std::string> ReadWholeFile(const fs::path& path) {
   return out;
 }
 
-Status WritePidRecord(const fs::path& path, const PidRecord& record) {
-  return WriteFileAtomic(
-      path, std::to_string(record.pid) + " " + std::to_string(record.start_time) + "\n", 0644);
+Status WritePidRecord(const fs::path& path, const PidRecord& record, Durability durability) {
+  return WriteFileAtomic(path,
+                         std::to_string(record.pid) + " " + std::to_string(record.start_time) +
+                             "\n",
+                         0644,
+                         durability);
 }
 
 Result<PidRecord> ReadPidRecord(const fs::path& path) {

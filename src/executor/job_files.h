@@ -44,10 +44,15 @@ inline constexpr std::string_view kStdoutFile = "stdout.log";
 inline constexpr std::string_view kStderrFile = "stderr.log";
 inline constexpr std::string_view kShimLogFile = "shim.log";
 
-// Replaces `path` with `content` atomically and durably (see above). Errors: kIo.
+// Whether a write must survive a crash of the host, or only be seen whole by readers.
+enum class Durability { kSynced, kAtomicOnly };
+
+// Replaces `path` with `content` atomically (a reader sees the old or the new file, whole) and,
+// kSynced, durably (see above). Errors: kIo.
 Status WriteFileAtomic(const std::filesystem::path& path,
                        std::string_view content,
-                       mode_t mode = 0600);
+                       mode_t mode = 0600,
+                       Durability durability = Durability::kSynced);
 
 // The whole file. Errors: kNotFound when absent, kIo otherwise.
 Result<std::string> ReadWholeFile(const std::filesystem::path& path);
@@ -58,7 +63,13 @@ struct PidRecord {
   std::int64_t pid = 0;
   std::uint64_t start_time = 0;
 };
-Status WritePidRecord(const std::filesystem::path& path, const PidRecord& record);
+// job.pid is written kAtomicOnly: it matters only while the job may be alive, and no process
+// outlives a crash of the host (its two fsyncs are on every launch's path). shim.pid stays
+// kSynced: after a host crash it is what tells a job that was running (supervisor died) from a
+// launch that never got that far.
+Status WritePidRecord(const std::filesystem::path& path,
+                      const PidRecord& record,
+                      Durability durability = Durability::kSynced);
 Result<PidRecord> ReadPidRecord(const std::filesystem::path& path);
 
 struct ExitRecord {

@@ -90,7 +90,7 @@ class Shim {
   Status ForkJob(ChildPlan& plan);
   void Supervise();
   bool ReapChildren();
-  void OnMainExited();
+  void OnMainExited(bool others_left);
   void OnKillRequest();
   int SignalTree(int sig);
   int PollTimeoutMs() const;
@@ -180,8 +180,10 @@ Status Shim::ForkJob(ChildPlan& plan) {
     return OkStatus();
   }
   std::optional<exec::PidRecord> record = exec::RecordOf(pid);
-  Status written =
-      exec::WritePidRecord(dir_ / exec::kJobPidFile, record.value_or(exec::PidRecord{pid, 0}));
+  // Not fsynced: see WritePidRecord.
+  Status written = exec::WritePidRecord(dir_ / exec::kJobPidFile,
+                                        record.value_or(exec::PidRecord{pid, 0}),
+                                        exec::Durability::kAtomicOnly);
   if (!written.ok()) {
     LogLine(written.error().ToString());
   }
@@ -212,33 +214,34 @@ void Shim::Supervise() {
 // Reaps every exited child. Returns false once the shim has no children left: as a subreaper
 // that means no process of the job is left anywhere.
 bool Shim::ReapChildren() {
+  bool main_exited = false;
   while (true) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid == 0) {
-      return true;
-    }
-    if (pid < 0) {
-      if (errno == EINTR) {
-        continue;
+    if (pid == 0 || (pid < 0 && errno != EINTR)) {
+      // ECHILD right after the main process was reaped means it left nothing behind: its
+      // orphans are re-parented to this subreaper before it can be reaped. Then there is no
+      // tree to signal, and no /proc walk to pay for (the common case: a job that just ends).
+      if (main_exited) {
+        OnMainExited(/*others_left=*/pid == 0);
       }
-      return false;  // ECHILD
+      return pid == 0;
     }
     if (pid == main_pid_) {
       main_status_ = status;
-      OnMainExited();
+      main_exited = true;
     }
   }
 }
 
-void Shim::OnMainExited() {
+void Shim::OnMainExited(bool others_left) {
   if (kill_) {
     if (!sigkill_sent_) {
       main_exited_before_sigkill_ = true;
     }
     return;  // the kill in progress ends the rest
   }
-  if (start_failure_) {
+  if (start_failure_ || !others_left) {
     return;
   }
   leftovers_ = SignalTree(SIGTERM);
@@ -372,6 +375,13 @@ int ShimMain(const fs::path& job_dir) {
   Status recorded = exec::WritePidRecord(job_dir / exec::kShimPidFile, exec::SelfRecord());
   if (!recorded.ok()) {
     LogLine(recorded.error().ToString());
+    return 1;
+  }
+  // The Executor gives up on a launch whose shim has not recorded itself in time by writing
+  // exit.json, then kills any shim recorded by then (Executor::FailStart): checked after
+  // shim.pid, so one of the two always sees the other and the job cannot start unwatched.
+  if (::access((job_dir / exec::kExitFile).c_str(), F_OK) == 0) {
+    LogLine("the agent gave up on this launch (exit.json exists): the job is not started");
     return 1;
   }
   Result<std::string> text = exec::ReadWholeFile(job_dir / exec::kSpecFile);

@@ -151,6 +151,8 @@ ClusterStats ExampleClusterStats() {
   stats.nodes = 5;
   stats.gpus = 40;
   stats.gpus_allocated = 40;
+  stats.passes = {{.kind = "full", .count = 120, .seconds = 0.75},
+                  {.kind = "incremental", .count = 4'000, .seconds = 0.5}};
   return stats;
 }
 

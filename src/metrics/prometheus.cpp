@@ -597,6 +597,22 @@ const std::array<Column<QueueStats>, 2> kQueueColumns = {{
      }},
 }};
 
+const std::array<Column<PassStats>, 2> kPassColumns = {{
+    {{"gpufleet_scheduler_passes_total",
+      Kind::kCounter,
+      "Scheduling passes since the controller started, by kind (incremental: one per arrival "
+      "or end)."},
+     [](const PassStats& p) {
+       return std::optional<double>(static_cast<double>(p.count));
+     }},
+    {{"gpufleet_scheduler_pass_seconds_total",
+      Kind::kCounter,
+      "Time spent in those scheduling passes, by kind."},
+     [](const PassStats& p) {
+       return std::optional<double>(p.seconds);
+     }},
+}};
+
 using StateCount = std::pair<std::string, int>;
 const std::array<Column<StateCount>, 1> kStateColumns = {{
     {{"gpufleet_jobs", Kind::kGauge, "Jobs the controller holds, by state."},
@@ -693,6 +709,12 @@ void WriteClusterFamilies(Buffer& out, const ClusterStats& stats) {
                  return std::string_view{q.priority};
                }));
   WriteWaitHistogram(out, stats);
+  WriteColumns(out,
+               kPassColumns,
+               RowsOf(stats.passes),
+               LabelRows(stats.passes, "kind", [](const PassStats& p) {
+                 return std::string_view{p.kind};
+               }));
   WriteColumns(out,
                kTeamColumns,
                RowsOf(stats.teams),

@@ -376,6 +376,8 @@ TEST(PrometheusTest, ClusterJobAndTeamCounts) {
   EXPECT_EQ(ValueOf(all, "gpufleet_queue_pending_jobs", {{"priority", "normal"}}), 9);
   EXPECT_EQ(ValueOf(all, "gpufleet_queue_oldest_wait_seconds", {{"priority", "high"}}), 30.5);
   EXPECT_EQ(ValueOf(all, "gpufleet_team_allocated_gpus", {{"team", "default"}}), 4);
+  EXPECT_EQ(ValueOf(all, "gpufleet_scheduler_passes_total", {{"kind", "incremental"}}), 4'000);
+  EXPECT_EQ(ValueOf(all, "gpufleet_scheduler_pass_seconds_total", {{"kind", "full"}}), 0.75);
   EXPECT_EQ(ValueOf(all, "gpufleet_team_gpu_seconds_total", {{"team", "ml-research"}}),
             5'000'000.5);
   EXPECT_EQ(ValueOf(all, "gpufleet_team_pending_jobs", {{"team", "ml-research"}}), 9);

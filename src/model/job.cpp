@@ -95,8 +95,10 @@ bool CanTransition(JobState from, JobState to) {
       return to == S::kCompleted || to == S::kFailed || to == S::kCancelled ||
              to == S::kTimeout || to == S::kPreempted || to == S::kNodeFail;
     case S::kPreempted:
-    case S::kNodeFail:
       return to == S::kPending || to == S::kCancelled;
+    case S::kNodeFail:
+      // FAILED: a job that must not run twice (JobSpec::requeue false) ends with its node.
+      return to == S::kPending || to == S::kCancelled || to == S::kFailed;
     case S::kCompleted:
     case S::kFailed:
     case S::kCancelled:

@@ -22,7 +22,8 @@ namespace gf {
 // PENDING → STARTING → RUNNING → {COMPLETED, FAILED, CANCELLED, TIMEOUT};
 // PENDING/STARTING → CANCELLED; STARTING → FAILED (could not launch);
 // STARTING/RUNNING → PREEMPTED → PENDING (requeued keeping its submit time: issue #4) and
-// RUNNING → NODE_FAIL → PENDING (requeue, later issues).
+// STARTING/RUNNING → NODE_FAIL → PENDING (requeue: issue #6). A job that must not run twice
+// (JobSpec::requeue false) ends instead: PREEMPTED → CANCELLED, NODE_FAIL → FAILED.
 enum class JobState {
   kPending,
   kStarting,
@@ -135,6 +136,11 @@ struct JobSpec {
   int checkpoint_signal = kSigTerm;
   std::vector<Dependency> after{};    // all must be met before it is queued
   std::optional<ArrayTask> array{};   // set on each task of an array
+  // Whether the job goes back to the queue when it is preempted or its node fails under it
+  // (Slurm's --requeue, the default). false (`--no-requeue`) is for work that must not run
+  // twice (it sends mail, appends to a database): such a job ends instead, CANCELLED when
+  // preempted and FAILED when its node fails, with a cause that says so.
+  bool requeue = true;
 };
 
 struct Owner {

@@ -26,6 +26,12 @@ TEST(JobStateTest, TransitionsFollowTheStateMachine) {
   EXPECT_TRUE(CanTransition(JobState::kRunning, JobState::kPreempted));
   EXPECT_TRUE(CanTransition(JobState::kPreempted, JobState::kPending));
   EXPECT_FALSE(CanTransition(JobState::kPending, JobState::kPreempted));
+  // Not requeued (--no-requeue): a preempted job is cancelled, one lost with its node fails.
+  EXPECT_TRUE(CanTransition(JobState::kPreempted, JobState::kCancelled));
+  EXPECT_TRUE(CanTransition(JobState::kNodeFail, JobState::kFailed));
+  EXPECT_TRUE(CanTransition(JobState::kNodeFail, JobState::kPending));
+  EXPECT_FALSE(CanTransition(JobState::kPreempted, JobState::kFailed));
+  EXPECT_FALSE(CanTransition(JobState::kNodeFail, JobState::kCompleted));
   EXPECT_TRUE(IsTerminal(JobState::kTimeout));
   EXPECT_FALSE(IsTerminal(JobState::kPreempted));
 }

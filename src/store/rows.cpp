@@ -16,7 +16,8 @@ const std::string_view kJobColumns =
     "time_limit_s, state, alloc_node, alloc_gpus, submit_ms, start_ms, end_ms, exit_code, "
     "reason, pid, usage_samples, usage_mean_util_pct, usage_peak_util_pct, "
     "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
-    "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms";
+    "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms, "
+    "requeue";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
@@ -44,7 +45,7 @@ struct JobCol {
                        kUsagePeakUtil = 24, kUsagePeakMemory = 25, kUsageEnergy = 26,
                        kCheckpointSignal = 27, kPreemptible = 28, kNodeLabels = 29,
                        kAfter = 30, kArrayJob = 31, kArrayIndex = 32, kArrayMaxRunning = 33,
-                       kBudgetApproved = 34, kLastCheckpoint = 35;
+                       kBudgetApproved = 34, kLastCheckpoint = 35, kRequeue = 36;
 };
 
 // Column positions in kUsageColumns.
@@ -113,7 +114,7 @@ Result<std::optional<ArrayTask>> DecodeArrayTask(const RowSource& row,
   return std::optional<ArrayTask>(task);
 }
 
-// Parameters ?31..?37 of kUpsertJobSql: what schema v4 added.
+// Parameters ?31..?38 of kUpsertJobSql: what schema v4 added, and v7's requeue.
 Status BindV4Fields(ParamSink& stmt, const Job& job) {
   const JobSpec& spec = job.spec;
   auto labels = EncodeLabels(spec.request.node_labels);
@@ -135,6 +136,7 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   }
   stmt.BindInt64(36, job.budget_approved ? 1 : 0);
   stmt.BindOptionalInt64(37, OptionalMillis(job.last_checkpoint));
+  stmt.BindInt64(38, spec.requeue ? 1 : 0);  // schema v7
   return OkStatus();
 }
 
@@ -158,6 +160,7 @@ Result<JobSpec> DecodeSpec(const RowSource& row, const std::string& what) {
                       DecodeLabels(row.Text(JobCol::kNodeLabels), what + " node_labels"));
   GF_ASSIGN_OR_RETURN(spec.after, DecodeDependencies(row.Text(JobCol::kAfter), what + " after"));
   GF_ASSIGN_OR_RETURN(spec.array, DecodeArrayTask(row, what));
+  spec.requeue = row.Int64(JobCol::kRequeue) != 0;
   return spec;
 }
 

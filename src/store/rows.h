@@ -30,10 +30,10 @@ extern const std::string_view kUsageColumns;
 extern const std::string_view kTokenColumns;
 
 // Parameters set by the Bind functions, in the order of these column lists:
-//   BindJob: the 37 columns of kJobColumns, with `terminal` (IsTerminal(state)) as ?15 after
-//            state, so ?1..?37 = id .. pid (23), usage (5), checkpoint_signal, preemptible,
+//   BindJob: the 37 columns of kJobColumns and `terminal` (IsTerminal(state)) as ?15 after
+//            state, so ?1..?38 = id .. pid (23), usage (5), checkpoint_signal, preemptible,
 //            node_labels, after_deps, array_job, array_index, array_max_running,
-//            budget_approved, last_checkpoint_ms
+//            budget_approved, last_checkpoint_ms, requeue
 //   BindEvent: ?1 time_ms, ?2 job_id, ?3 kind, ?4 actor, ?5 message (seq is the store's)
 //   BindNode: ?1..?9 as kNodeColumns
 //   BindGpuMinute: ?1..?13 as kGpuMinuteColumns

@@ -895,6 +895,17 @@ TEST_P(StoreConformanceTest, JobApprovalAndCheckpointAreUpdatedInPlace) {
   EXPECT_EQ(DebugString(MustGet(*store_, 9)), DebugString(job));
 }
 
+// `--no-requeue` (schema v7) is stored, and changing it back is an update like any other.
+TEST_P(StoreConformanceTest, JobRequeueRoundTrips) {
+  Job job = MinimalJob(11);
+  job.spec.requeue = false;
+  MustCommit({.jobs = {job}});
+  EXPECT_FALSE(MustGet(*store_, 11).spec.requeue);
+  job.spec.requeue = true;
+  MustCommit({.jobs = {job}});
+  EXPECT_TRUE(MustGet(*store_, 11).spec.requeue);
+}
+
 // --- Tokens (schema v5) ---
 
 std::vector<std::string> TokenIds(const std::vector<ApiToken>& tokens) {

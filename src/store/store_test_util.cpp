@@ -89,7 +89,7 @@ std::string DebugString(const Job& job) {
          return std::to_string(a.array_job.value()) + "[" + std::to_string(a.index) + "]%" +
                 (a.max_running ? std::to_string(*a.max_running) : "none");
        })
-    << " budget_approved=" << job.budget_approved
+    << " budget_approved=" << job.budget_approved << " requeue=" << s.requeue
     << " last_checkpoint=" << Opt(job.last_checkpoint, Ms)
     << " state=" << ToString(job.state) << " allocation="
     << Opt(job.allocation, [](const Allocation& a) {
@@ -220,6 +220,7 @@ Job FullJob(std::int64_t id) {
   job.spec.array = ArrayTask{.array_job = JobId(id - 1), .index = 99, .max_running = 4};
   job.budget_approved = true;
   job.last_checkpoint = job.start_time.value() + Millis(1'234'567);
+  job.spec.requeue = false;  // not the default (schema v7)
   // Every field distinct and the mean not a short decimal, so a swapped or rounded column shows.
   job.usage = JobUsage{.samples = 14'400,
                        .mean_util_pct = 87.123456789012345,

@@ -53,7 +53,8 @@ wait_for "e1 draining" sh -c "$GPUFLEET nodes --json | jq -e '.nodes[] | select(
 gf cancel "$root_job" >/dev/null
 wait_for "e1 drained" sh -c "$GPUFLEET nodes --json | jq -e '.nodes[] | select(.name == \"e1\" and .state == \"drained\")'"
 held=$(submit --gpus 1 --workdir /tmp -- true)
-sleep 0.5
+# No wait needed: a submission is answered after its own scheduling pass, so a job placed on
+# e1 would already be STARTING here.
 state_is "$held" PENDING || fail "a job started on a drained node: $(job_state "$held")"
 tcp "$WORK/op.token" node resume e1 >/dev/null
 wait_for "the held job to run after resume" sh -c "$GPUFLEET show --json $held | jq -e '.state == \"COMPLETED\"'"

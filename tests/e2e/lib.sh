@@ -9,6 +9,7 @@ chmod 755 "$WORK"  # a second user must reach the socket in it
 export GPUFLEET_SOCKET=$WORK/gpufleet.sock
 UP_PID=""
 AGENT_PIDS=()  # gpufleet agent processes (start_agent), by node number
+AGENT_WRAP=()  # a command start_agent runs the agent under (e.g. unshare), when set
 SKIP=77  # ctest SKIP_RETURN_CODE
 
 fail() {
@@ -84,14 +85,16 @@ start_server() {
   [ -n "$SERVER_URL" ] || fail "no API URL in the server's banner"
 }
 
-# start_agent N TOKEN_FILE [NAME]: an agent for node NAME (default eN) with 2 simulated GPUs,
-# over TCP (TLS with the test CA when the server has make_pki's certificate) with that node
-# token; its data in $WORK/agentN, its log in $WORK/agentN.log.
+# start_agent N TOKEN_FILE [NAME [ARGS...]]: an agent for node NAME (default eN) with 2 simulated
+# GPUs, over TCP (TLS with the test CA when the server has make_pki's certificate) with that node
+# token; its data in $WORK/agentN, its log in $WORK/agentN.log. ARGS go to `gpufleet agent`; it
+# runs under the command in AGENT_WRAP, if any (which must exec it: the pid is the agent's).
 start_agent() {
   local ca=()
   [ -f "$WORK/pki/ca.pem" ] && ca=(--ca-file "$WORK/pki/ca.pem")
-  "$GPUFLEET" agent --server "$SERVER_URL" "${ca[@]}" --token-file "$2" --gpus sim:2xH100-80GB \
-    --data-dir "$WORK/agent$1" --node-name "${3:-e$1}" --sample-interval 1s >>"$WORK/agent$1.log" 2>&1 &
+  "${AGENT_WRAP[@]}" "$GPUFLEET" agent --server "$SERVER_URL" "${ca[@]}" --token-file "$2" \
+    --gpus sim:2xH100-80GB --data-dir "$WORK/agent$1" --node-name "${3:-e$1}" \
+    --sample-interval 1s "${@:4}" >>"$WORK/agent$1.log" 2>&1 &
   AGENT_PIDS[$1]=$!
 }
 

@@ -30,12 +30,15 @@ wait_for "job $id to fail" state_is "$id" FAILED
 ok "missing program -> FAILED 127: $(job_field "$id" reason)"
 
 script=$WORK/job.sh
-printf '#!/bin/sh\n#GPUFLEET --gpus=3 --time=10m\n#GPUFLEET --name directive-job\necho "args: $*"\n' >"$script"
+printf '#!/bin/sh\n#GPUFLEET --gpus=3 --time=10m --no-requeue --checkpoint-signal=USR1\n#GPUFLEET --name directive-job\necho "args: $*"\n' >"$script"
 id=$(submit --name from-cli "$script" one two)
 wait_for "script job $id" state_is "$id" COMPLETED
 [ "$(gf show --json "$id" | jq '.gpu_uuids | length')" = 3 ] || fail "#GPUFLEET --gpus=3 ignored"
 [ "$(job_field "$id" name)" = from-cli ] || fail "command line should override #GPUFLEET --name"
 [ "$(job_field "$id" time_limit_s)" = 600 ] || fail "#GPUFLEET --time=10m ignored"
+[ "$(job_field "$id" requeue)" = false ] || fail "#GPUFLEET --no-requeue ignored"
+[ "$(job_field "$id" checkpoint_signal)" = USR1 ] || fail "#GPUFLEET --checkpoint-signal=USR1 ignored"
+[ "$(job_field "$(submit --requeue "$script")" requeue)" = true ] || fail "command line --requeue should override #GPUFLEET --no-requeue"
 [ "$(gf logs "$id")" = "args: one two" ] || fail "script args: $(gf logs "$id")"
 ok "script with #GPUFLEET directives"
 

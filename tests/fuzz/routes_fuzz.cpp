@@ -7,35 +7,14 @@
 // since the fake service never fails: a 500 would mean an exception escaped a handler.
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
-
-#include <unistd.h>
 
 #include "api/fake_cluster_service.h"
 #include "api/routes.h"
 #include "core/check.h"
 
 namespace {
-
-// A log file for the /logs route to read, made once per process.
-struct LogFiles {
-  LogFiles()
-      : dir(std::filesystem::temp_directory_path() /
-            ("gf-routes-fuzz-" + std::to_string(getpid()))) {
-    std::filesystem::create_directories(dir);
-    std::ofstream(dir / "stdout.log") << "epoch 1 loss 0.5\nepoch 2 loss 0.25\n";
-  }
-  ~LogFiles() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  LogFiles(const LogFiles&) = delete;
-  LogFiles& operator=(const LogFiles&) = delete;
-  std::filesystem::path dir;
-};
 
 std::string_view NextLine(std::string_view& rest) {
   const std::size_t nl = rest.find('\n');
@@ -47,7 +26,6 @@ std::string_view NextLine(std::string_view& rest) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const LogFiles logs;
   std::string_view rest(reinterpret_cast<const char*>(data), size);
   gf::HttpRequest request;
   request.method = std::string(NextLine(rest));
@@ -61,8 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   gf::testing::FakeClusterService service;
-  service.logs.stdout_path = logs.dir / "stdout.log";
-  service.logs.stderr_path = logs.dir / "missing.log";
+  // The /logs route hands the read to the service (the node's agent reads the file).
+  service.log_chunk = gf::LogChunk{.data = "epoch 1 loss 0.5\n", .size = 34, .next_offset = 17};
   const gf::Router router(service);
   const gf::HttpResponse response = router.Handle(caller, request);
   GF_CHECK(response.status != 500);

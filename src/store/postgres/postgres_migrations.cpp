@@ -167,14 +167,20 @@ CREATE TABLE leader (
 );
 )sql";
 
+// Version 7: job requeue (see sqlite/migrations.cpp).
+constexpr std::string_view kSchemaV7 = R"sql(
+ALTER TABLE jobs ADD COLUMN requeue SMALLINT NOT NULL DEFAULT 1 CHECK (requeue IN (0, 1));
+)sql";
+
 // Versions and descriptions as in sqlite/migrations.cpp.
-constexpr std::array<Migration, 6> kMigrations = {{
+constexpr std::array<Migration, 7> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
     {4, "job constraints, dependencies, arrays, approval, checkpoint; usage records", kSchemaV4},
     {5, "api and node tokens; node state reason", kSchemaV5},
     {6, "controller lease", kSchemaV6},
+    {7, "job requeue", kSchemaV7},
 }};
 
 // The advisory lock that orders migrations: a constant class ('gflt') and the schema's hash,

@@ -195,13 +195,20 @@ CREATE TABLE leader (
 );
 )sql";
 
-constexpr std::array<Migration, 6> kMigrations = {{
+// Version 7 (issue #6): whether a job goes back to the queue when it is preempted or loses its
+// node (`--no-requeue` stores 0). Jobs stored before were all requeued, so they keep 1.
+constexpr std::string_view kSchemaV7 = R"sql(
+ALTER TABLE jobs ADD COLUMN requeue INTEGER NOT NULL DEFAULT 1 CHECK (requeue IN (0, 1));
+)sql";
+
+constexpr std::array<Migration, 7> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
     {4, "job constraints, dependencies, arrays, approval, checkpoint; usage records", kSchemaV4},
     {5, "api and node tokens; node state reason", kSchemaV5},
     {6, "controller lease", kSchemaV6},
+    {7, "job requeue", kSchemaV7},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

@@ -358,7 +358,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5,6");
+            "1,2,3,4,5,6,7");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -453,7 +453,27 @@ TEST_F(SqliteStoreTest, MigratesAVersion4Database) {
   ASSERT_TRUE(got.ok()) << got.error().ToString();
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ(DebugString(**got), DebugString(token));
-  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 6);
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
+}
+
+// A database written by schema 6 (no requeue column) opens and is migrated: its jobs were all
+// requeued when preempted or lost with their node, so they read back requeueable.
+TEST_F(SqliteStoreTest, MigratesAVersion6DatabaseToRequeueableJobs) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(6)).ok());
+    MustExec(db.get(), R"sql(
+      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
+                        state, terminal, submit_ms, reason)
+      VALUES (6, 1000, 100, 'ana', 'v6', '["true"]', '/tmp', '[]', 1, 'normal', 'cv',
+              'PENDING', 0, 1700000000000, 'queued');)sql");
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto job = store->GetJob(JobId(6));
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_TRUE((*job)->spec.requeue);
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 7);
 }
 
 // A budget reads the runs of one period by end time: it must use index usage_by_end rather

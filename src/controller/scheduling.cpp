@@ -1,0 +1,310 @@
+// The controller's scheduling step (controller.h): what the scheduler is shown, which pass a
+// turn runs, and acting on its decisions.
+//
+// Two kinds of pass, one set of decisions:
+// - A full pass gives the IncrementalScheduler a fresh snapshot (nodes, running jobs, usage)
+//   and the whole queue; its decisions are Decide()'s.
+// - An incremental pass feeds it the turn's arrivals and ends one by one; each decision is
+//   Decide()'s on the last full pass's state with the events since applied (incremental.h),
+//   at a cost that does not grow with the queue. That is what keeps a submission cheap when
+//   thousands of jobs wait (issue #6: acknowledged submissions per second).
+// Anything the scheduler is not told of event by event (a node change, a requeue, a met
+// dependency, a throttled array task, a preemption's victim now old enough) asks for a full
+// pass, and one follows incremental passes within full_pass_interval: the usage behind the
+// fair-share order moves with time, and the jobs an incremental pass did not look at keep
+// their last reason until then.
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "controller/controller.h"
+
+namespace gf {
+namespace {
+
+// Beyond this many events in one turn (an array's tasks, a burst), one full pass is cheaper
+// than an incremental pass per event.
+constexpr std::size_t kMaxIncrementalEvents = 64;
+
+// Counts a pass and its wall time (steady clock: the controller's clock may be a test's).
+class PassTimer {
+ public:
+  explicit PassTimer(PassStats& stats) : stats_(stats) {}
+  ~PassTimer() {
+    stats_.count += 1;
+    stats_.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  PassTimer(const PassTimer&) = delete;
+  PassTimer& operator=(const PassTimer&) = delete;
+
+ private:
+  PassStats& stats_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
+  std::string out;
+  for (const auto& uuid : uuids) {
+    for (const auto& gpu : node.gpus) {
+      if (gpu.uuid == uuid) {
+        out += (out.empty() ? "" : ",") + std::to_string(gpu.index);
+      }
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+void Controller::NoteArrival(const Job& job) {
+  // A job that waits for another job, or an array task (its array's max_running may hold it
+  // back), is not simply a new entry in the queue: the full pass sorts out what HeldBack says.
+  if (job.spec.array.has_value() || dependencies_.Waiting(job.id)) {
+    full_pass_needed_ = true;
+    return;
+  }
+  events_.push_back(SchedulerEvent{.job = job.id, .arrival = true});
+}
+
+void Controller::NoteEnd(const Job& job) {
+  if (job.spec.array.has_value() && job.spec.array->max_running) {
+    full_pass_needed_ = true;  // a task held back by the array's limit may run now
+    return;
+  }
+  events_.push_back(SchedulerEvent{.job = job.id, .arrival = false});
+}
+
+void Controller::Schedule() {
+  const Time now = clock_.Now();
+  const bool due = (full_pass_due_ && now >= *full_pass_due_) ||
+                   (next_pass_at_ && now >= *next_pass_at_);
+  if (full_pass_needed_ || due || events_.size() > kMaxIncrementalEvents) {
+    FullPass();
+  } else if (!events_.empty()) {
+    IncrementalPass();
+  }
+}
+
+void Controller::FullPass() {
+  const PassTimer timer(counters_.full_passes);
+  full_pass_needed_ = false;
+  full_pass_due_.reset();
+  events_.clear();
+  next_pass_at_.reset();
+  // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
+  Decisions decisions =
+      scheduler_.Full(Snapshot(), PendingQueue(HeldBack()), options_.policy, clock_.Now());
+  if (!decisions.pending.empty()) {
+    next_pass_at_ = NextPreemptable();
+  }
+  ApplyDecisions(std::move(decisions));
+  // The jobs held back get their reasons after this pass's starts, so that an array's count
+  // of running tasks includes the ones just started. Computed again on the same jobs: what
+  // the pass started leaves the same tasks over their array's limit.
+  for (const auto& [id, reason] : HeldBack()) {
+    Job& job = active_.at(id);
+    job.reason = reason;  // in memory only, like the reasons Decide gives
+    job.estimated_start.reset();
+  }
+}
+
+void Controller::IncrementalPass() {
+  const Time now = clock_.Now();
+  std::vector<SchedulerEvent> events = std::move(events_);
+  events_.clear();
+  bool waiting = false;
+  for (const SchedulerEvent& event : events) {
+    auto it = active_.find(event.job);
+    if (event.arrival && (it == active_.end() || it->second.state != JobState::kPending)) {
+      continue;  // it left in the same turn (cancelled): its end event says nothing either
+    }
+    const PassTimer timer(counters_.incremental_passes);
+    IncrementalResult result = event.arrival ? scheduler_.OnArrival(AsQueued(it->second), now)
+                                             : scheduler_.OnCompletion(event.job, now);
+    waiting = waiting || !result.decisions.pending.empty();
+    ApplyDecisions(std::move(result.decisions));
+    if (full_pass_needed_) {
+      // A decision could not be applied as given (see ApplyDecisions): the scheduler's copy
+      // no longer matches; the full pass below resyncs it.
+      break;
+    }
+  }
+  if (full_pass_needed_) {
+    FullPass();
+    return;
+  }
+  if (waiting && !next_pass_at_) {
+    // A job waits that a running job may have to make way for once old enough: the full
+    // pass of that moment decides the preemption.
+    next_pass_at_ = NextPreemptable();
+  }
+  if (!full_pass_due_) {
+    full_pass_due_ = now + options_.full_pass_interval;
+  }
+}
+
+QueuedJob Controller::AsQueued(const Job& job) {
+  return QueuedJob{.id = job.id,
+                   .priority = job.spec.priority,
+                   .submit_time = job.submit_time,
+                   .request = job.spec.request,
+                   .user = job.owner.user,
+                   .team = job.spec.team,
+                   .time_limit = job.spec.time_limit,
+                   .budget_approved = job.budget_approved};
+}
+
+Queue Controller::PendingQueue(const std::map<JobId, std::string>& held) const {
+  Queue queue;
+  for (const auto& [id, job] : active_) {
+    if (job.state == JobState::kPending && !held.contains(id)) {
+      queue.pending.push_back(AsQueued(job));
+    }
+  }
+  return queue;
+}
+
+std::vector<RunningJob> Controller::RunningJobs() const {
+  std::vector<RunningJob> out;
+  out.reserve(holding_.size());
+  for (const JobId id : holding_) {
+    const Job& job = active_.at(id);
+    out.push_back(RunningJob{
+        .id = id,
+        .team = job.spec.team,
+        .user = job.owner.user,
+        .priority = job.spec.priority,
+        .allocation = *job.allocation,
+        // A STARTING job has run for no time yet: it is as young as a job can be.
+        .start_time = job.start_time.value_or(clock_.Now()),
+        .time_limit = EffectiveLimit(job),
+        .preemptible = job.preemptible,
+        .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
+        .stopping = terminating_.contains(id),
+    });
+  }
+  return out;
+}
+
+std::map<GpuUuid, GpuLoad> Controller::GpuLoads(const Node& node) const {
+  std::map<GpuUuid, GpuLoad> loads;
+  for (const Gpu& gpu : node.gpus) {
+    const std::optional<GpuView> view = telemetry_->Find(gpu.uuid);
+    if (view.has_value() && view->sample.has_value() && !view->sample->lost) {
+      loads[gpu.uuid] = GpuLoad{.util_pct = view->sample->util_gpu_pct.value_or(0),
+                                .memory_used_mib = view->sample->memory_used_mib};
+    }
+  }
+  return loads;
+}
+
+ClusterSnapshot Controller::NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> allocated) const {
+  ClusterSnapshot snapshot;
+  for (const auto& [name, entry] : nodes_) {
+    NodeSnapshot ns{entry.node, std::move(allocated[name]), GpuLoads(entry.node)};
+    if (!entry.connected || entry.agent == nullptr) {
+      ns.node.state = NodeState::kDown;  // known from the store, but no agent has reported
+    }
+    snapshot.nodes.push_back(std::move(ns));
+  }
+  return snapshot;
+}
+
+ClusterSnapshot Controller::Snapshot() const {
+  std::map<NodeId, std::set<GpuUuid>> allocated;
+  for (const JobId id : holding_) {
+    const Job& job = active_.at(id);
+    allocated[job.allocation->node].insert(job.allocation->gpus.begin(),
+                                           job.allocation->gpus.end());
+  }
+  ClusterSnapshot snapshot = NodesSnapshot(std::move(allocated));
+  snapshot.running = RunningJobs();
+  for (const auto& [team, sum] : team_usage_.Sums()) {
+    snapshot.team_usage[team].decayed_gpu_seconds = sum;
+  }
+  snapshot.user_decayed_gpu_seconds = user_usage_.Sums();
+  for (const auto& [team, hours] : accounting_.TeamHours(RunningSpans(), clock_.Now())) {
+    snapshot.team_usage[team].period_gpu_hours = hours;
+  }
+  return snapshot;
+}
+
+// The earliest time a running job reaches the minimum run time and may be preempted; nullopt
+// when preemption is off or every running job is already old enough.
+std::optional<Time> Controller::NextPreemptable() const {
+  if (!options_.policy.preemption.enabled) {
+    return std::nullopt;
+  }
+  const Time now = clock_.Now();
+  std::optional<Time> next;
+  for (const JobId id : holding_) {
+    const Job& job = active_.at(id);
+    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
+      continue;
+    }
+    const Time old_enough = *job.start_time + options_.policy.preemption.min_run_time;
+    if (old_enough > now && (!next || old_enough < *next)) {
+      next = old_enough;
+    }
+  }
+  return next;
+}
+
+void Controller::ApplyDecisions(Decisions decisions) {
+  for (const PreemptDecision& preemption : decisions.preemptions) {
+    auto victim = active_.find(preemption.victim);
+    if (victim != active_.end() && HoldsGpus(victim->second) &&
+        !terminating_.contains(preemption.victim)) {
+      Preempt(victim->second, preemption);
+    } else {
+      full_pass_needed_ = true;  // the scheduler thought it running: its copy is stale
+    }
+  }
+  for (auto& start : decisions.starts) {
+    auto it = active_.find(start.job);
+    if (it == active_.end() || it->second.state != JobState::kPending) {
+      // Only an incremental pass on a stale copy can propose this; never start a job twice.
+      spdlog::warn("controller: the scheduler started job {}, which is not pending; "
+                   "deciding again with a full pass",
+                   start.job.value());
+      full_pass_needed_ = true;
+      continue;
+    }
+    Job& job = it->second;
+    job.allocation = start.allocation;
+    job.preemptible = start.preemptible;
+    job.estimated_start.reset();
+    requeue_causes_.erase(job.id);
+    job.last_checkpoint.reset();  // a checkpoint of an earlier run saves nothing of this one
+    const NodeEntry& entry = nodes_.at(start.allocation.node);
+    Transition(job, JobState::kStarting,
+               "starting on " + start.allocation.node.value() + " GPUs " +
+                   GpuIndices(entry.node, start.allocation.gpus) +
+                   (start.preemptible ? " (borrowed: preemptible)" : ""),
+               "scheduler");
+    AssignGpus(job);
+    CountWait(job);
+    NodeAgent* agent = entry.agent;
+    after_commit_.emplace_back([agent, job] { agent->Launch(job); });
+  }
+  // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
+  // after a restart), and every read of a pending job is served from active_. Persisting them
+  // would rewrite every waiting job whenever the head of the queue changes.
+  for (auto& pending : decisions.pending) {
+    auto it = active_.find(pending.job);
+    if (it == active_.end()) {
+      continue;
+    }
+    Job& job = it->second;
+    auto requeued = requeue_causes_.find(pending.job);
+    job.reason = requeued == requeue_causes_.end()
+                     ? std::move(pending.reason)
+                     : requeued->second + "; " + pending.reason;
+    job.estimated_start = pending.estimated_start;
+  }
+}
+
+}  // namespace gf
