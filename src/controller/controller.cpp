@@ -81,7 +81,8 @@ Controller::Controller(std::unique_ptr<Store> store,
       clock_(clock),
       options_(options),
       team_usage_(options_.policy.fair_share.half_life),
-      user_usage_(options_.policy.fair_share.half_life) {
+      user_usage_(options_.policy.fair_share.half_life),
+      scheduler_(IncrementalOptions{.reuse_within = options_.arrival_reuse}) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
 }
 
@@ -412,7 +413,7 @@ Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   }
   GF_TRY(ValidateSpec(spec));
   GF_TRY(CheckClassExists(options_.policy, spec.priority));  // "priority: no class 'urgent'; ..."
-  const ClusterSnapshot nodes = NodesSnapshot({});  // what could ever run, not what is free
+  const ClusterSnapshot nodes = NodesSnapshot({}, /*loads=*/false);  // what could ever run, not what is free
   if (!nodes.nodes.empty()) {
     GF_TRY(CheckFeasible(nodes, spec.request));
   }

@@ -68,6 +68,12 @@ struct ControllerOptions {
   // job's reason and estimate and the fair-share order (usage moves with time). Like Slurm's
   // quick scheduling on submit followed by its periodic main pass.
   Millis full_pass_interval{1000};
+  // An arrival this soon after the last pass is decided against that pass's end state as it
+  // was then (IncrementalOptions::reuse_within: one job considered, not the ~200 a replay
+  // re-decides with the stock backfill depth and preemptors). The only effect of the lag: a
+  // job backfilled then may end up to this much later than its check assumed, which is within
+  // what launching a job takes anyway; the next full pass decides from the present again.
+  Millis arrival_reuse{50};
 };
 
 class Controller final : public ClusterService, public AgentReports {
@@ -255,6 +261,8 @@ class Controller final : public ClusterService, public AgentReports {
   void Schedule();
   void FullPass();
   void IncrementalPass();
+  bool BudgetsCrossed() const;  // a team's budget verdict differs from the last full pass's
+  std::set<std::string> OverBudgetNow() const;  // the teams at or over their GPU-hour budget
   // A job joined the queue (arrival) or left it or gave up its GPUs (end): decided by the next
   // incremental pass when nothing else changed.
   void NoteArrival(const Job& job);
@@ -263,8 +271,9 @@ class Controller final : public ClusterService, public AgentReports {
   Queue PendingQueue(const std::map<JobId, std::string>& held) const;
   static QueuedJob AsQueued(const Job& job);
   ClusterSnapshot Snapshot() const;
-  // The nodes alone, with the `allocated` GPUs taken (CheckFeasible needs no more).
-  ClusterSnapshot NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> allocated) const;
+  // The nodes alone, with the `allocated` GPUs taken, and each GPU's load when `loads` (for
+  // spreading; CheckFeasible needs neither).
+  ClusterSnapshot NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> allocated, bool loads) const;
   // Each GPU's latest utilisation and memory use (Telemetry), so that placement spreads work
   // over equally good GPUs; a GPU with no sample yet is left out (counted idle).
   std::map<GpuUuid, GpuLoad> GpuLoads(const Node& node) const;
@@ -315,6 +324,7 @@ class Controller final : public ClusterService, public AgentReports {
   };
   std::vector<SchedulerEvent> events_;  // since the last pass, in order
   std::optional<Time> full_pass_due_;   // set by an incremental pass (full_pass_interval)
+  std::set<std::string> over_budget_;   // teams over their GPU-hour budget at the last full pass
   // When a running job becomes old enough to be preempted (min_run_time) while jobs wait:
   // a pass then may preempt it although nothing else changed.
   std::optional<Time> next_pass_at_;

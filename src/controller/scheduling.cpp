@@ -15,6 +15,9 @@
 // their last reason until then.
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
+#include <string>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -44,6 +47,28 @@ class PassTimer {
   PassStats& stats_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
+
+// The teams at or over their GPU-hour budget, given each team's GPU-hours this period (the
+// quota ledger's rule, scheduler/quota/ledger.cpp).
+std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
+                                      const std::map<std::string, double>& hours) {
+  std::set<std::string> over;
+  for (const auto& [team, used] : hours) {
+    const auto listed = std::find_if(policy.teams.begin(), policy.teams.end(),
+                                     [&](const TeamPolicy& t) { return t.name == team; });
+    const TeamPolicy& rules = listed == policy.teams.end() ? policy.other_teams : *listed;
+    if (rules.gpu_hour_budget.has_value() && used >= *rules.gpu_hour_budget) {
+      over.insert(team);
+    }
+  }
+  return over;
+}
+
+bool HasBudgets(const PolicyConfig& policy) {
+  return policy.other_teams.gpu_hour_budget.has_value() ||
+         std::any_of(policy.teams.begin(), policy.teams.end(),
+                     [](const TeamPolicy& t) { return t.gpu_hour_budget.has_value(); });
+}
 
 std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
   std::string out;
@@ -81,11 +106,26 @@ void Controller::Schedule() {
   const Time now = clock_.Now();
   const bool due = (full_pass_due_ && now >= *full_pass_due_) ||
                    (next_pass_at_ && now >= *next_pass_at_);
-  if (full_pass_needed_ || due || events_.size() > kMaxIncrementalEvents) {
+  if (full_pass_needed_ || due || events_.size() > kMaxIncrementalEvents ||
+      (!events_.empty() && BudgetsCrossed())) {
     FullPass();
   } else if (!events_.empty()) {
     IncrementalPass();
   }
+}
+
+// A budget is a hard threshold on usage that grows with time, unlike the fair-share order: a
+// team that crossed it since the last full pass must not get a job started on the usage of
+// then. Costs a walk over the running jobs, and only where budgets are configured.
+bool Controller::BudgetsCrossed() const {
+  return HasBudgets(options_.policy) && OverBudgetNow() != over_budget_;
+}
+
+std::set<std::string> Controller::OverBudgetNow() const {
+  if (!HasBudgets(options_.policy)) {
+    return {};
+  }
+  return TeamsOverBudget(options_.policy, accounting_.TeamHours(RunningSpans(), clock_.Now()));
 }
 
 void Controller::FullPass() {
@@ -94,6 +134,7 @@ void Controller::FullPass() {
   full_pass_due_.reset();
   events_.clear();
   next_pass_at_.reset();
+  over_budget_ = OverBudgetNow();
   // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
   Decisions decisions =
       scheduler_.Full(Snapshot(), PendingQueue(HeldBack()), options_.policy, clock_.Now());
@@ -201,10 +242,13 @@ std::map<GpuUuid, GpuLoad> Controller::GpuLoads(const Node& node) const {
   return loads;
 }
 
-ClusterSnapshot Controller::NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> allocated) const {
+ClusterSnapshot Controller::NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> allocated,
+                                          bool loads) const {
   ClusterSnapshot snapshot;
   for (const auto& [name, entry] : nodes_) {
-    NodeSnapshot ns{entry.node, std::move(allocated[name]), GpuLoads(entry.node)};
+    NodeSnapshot ns{entry.node,
+                    std::move(allocated[name]),
+                    loads ? GpuLoads(entry.node) : std::map<GpuUuid, GpuLoad>{}};
     if (!entry.connected || entry.agent == nullptr) {
       ns.node.state = NodeState::kDown;  // known from the store, but no agent has reported
     }
@@ -220,7 +264,7 @@ ClusterSnapshot Controller::Snapshot() const {
     allocated[job.allocation->node].insert(job.allocation->gpus.begin(),
                                            job.allocation->gpus.end());
   }
-  ClusterSnapshot snapshot = NodesSnapshot(std::move(allocated));
+  ClusterSnapshot snapshot = NodesSnapshot(std::move(allocated), /*loads=*/true);
   snapshot.running = RunningJobs();
   for (const auto& [team, sum] : team_usage_.Sums()) {
     snapshot.team_usage[team].decayed_gpu_seconds = sum;
