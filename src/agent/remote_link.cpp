@@ -15,6 +15,9 @@ namespace {
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
 
+// The least a report may take before the link counts as dead (however short the heartbeat).
+constexpr std::chrono::milliseconds kMinReportTimeout{2000};
+
 bool IsStaleSession(const Error& e) { return e.code == ErrorCode::kFailedPrecondition; }
 
 }  // namespace
@@ -142,6 +145,11 @@ void RemoteLink::SenderLoop() {
     if (ok) {
       failures = 0;
       next_heartbeat = SteadyClock::now() + session_info_.heartbeat;
+      // A report is answered at once; one that takes three heartbeats is on a dead link (a
+      // partition drops packets rather than refusing them): give up on it and reconnect,
+      // instead of waiting out TCP's retransmissions.
+      client.SetTimeout(std::clamp<std::chrono::milliseconds>(
+          3 * session_info_.heartbeat, kMinReportTimeout, options_.client.timeout));
     } else {
       cv_.wait_for(lock, Backoff(++failures), [this] { return stopping_; });
     }

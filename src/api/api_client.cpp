@@ -160,6 +160,7 @@ Result<std::unique_ptr<ssl::context>> MakeTlsContext(const std::string& ca_file)
 
 class ApiClient::Impl {
  public:
+  void SetTimeout(std::chrono::milliseconds timeout) { options_.timeout = timeout; }
   Impl(const std::vector<std::string>& endpoints, ApiClientOptions options)
       : options_(std::move(options)) {
     for (const std::string& text : endpoints) {
@@ -681,6 +682,8 @@ ApiClient::ApiClient(std::string endpoint, ApiClientOptions options)
       impl_(std::make_unique<Impl>(SplitEndpoints(endpoint_), std::move(options))) {}
 
 ApiClient::~ApiClient() = default;
+
+void ApiClient::SetTimeout(std::chrono::milliseconds timeout) { impl_->SetTimeout(timeout); }
 
 Result<HttpResponse> ApiClient::Call(std::string_view method, std::string_view target,
                                      std::optional<std::string> body,

@@ -54,6 +54,9 @@ class ApiClient {
  public:
   explicit ApiClient(std::string endpoint, ApiClientOptions options = {});
   ~ApiClient();
+  // The bound of every later call (ApiClientOptions::timeout): a caller that learns how fast
+  // the server answers (an agent, from its heartbeat) gives up on a dead link sooner.
+  void SetTimeout(std::chrono::milliseconds timeout);
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
 

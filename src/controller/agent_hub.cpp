@@ -39,6 +39,8 @@ class RemoteAgent final : public NodeAgent {
   void AcknowledgeExit(JobId job) override {
     Push(AgentCommand{.kind = AgentCommand::Kind::kAcknowledgeExit, .job_id = job});
   }
+  // No current session: reports and streams of the old one are stale (the agent says hello).
+  void EndSession() override { NewSession(0); }
   // The job's files are on the node's own disk, in its agent's run dir (from the hello), laid
   // out as the executor lays them out (executor/job_files.h; the e2e cluster test reads one).
   std::string LogPath(JobId job, bool stderr_stream) const override {
@@ -127,9 +129,9 @@ class RemoteAgent final : public NodeAgent {
       wake = TakeWakersLocked();
     }
     const std::string why =
-        session < 0
-            ? "the server is stopping"
-            : "node " + node_.value() + ": its agent reconnected during the read; try again";
+        session < 0    ? "the server is stopping"
+        : session == 0 ? "node " + node_.value() + " is down: its agent must reconnect"
+                       : "node " + node_.value() + ": its agent reconnected during the read; try again";
     for (auto& [id, waiter] : failed) {
       waiter->set_value(Unavailable(why));
     }
@@ -415,6 +417,11 @@ Result<RemoteAgent*> AgentHub::SessionAgent(const Caller& caller, std::int64_t s
                                 ": say hello again (POST /api/v1/agent/hello)");
     }
     agent = agents_.at(it->second).get();
+  }
+  if (!agent->IsCurrent(session)) {  // the controller ended it (EndSession: node down)
+    return FailedPrecondition("stale session " + std::to_string(session) +
+                              ": the node was taken down; say hello again "
+                              "(POST /api/v1/agent/hello)");
   }
   GF_TRY(CheckNodeCaller(caller, agent->node()));
   return agent;

@@ -219,6 +219,30 @@ TEST_F(AgentHubTest, ANewHelloMakesTheOlderSessionStale) {
   EXPECT_TRUE(hub_.Report(kRoot, new_session, AgentReportBatch{}).ok());
 }
 
+// A partition: the controller takes the node down while its agent's connection lives on. The
+// agent's reports and stream on that session are refused until it says hello again, so that the
+// hello reconciles the node first.
+TEST_F(AgentHubTest, AnEndedSessionIsStaleUntilTheNextHello) {
+  const std::int64_t session = SessionOf("n1");
+  WakeCounter wakes;
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
+  stream->SetWaker(wakes.Waker());
+  ASSERT_TRUE(hub_.Report(kRoot, session, AgentReportBatch{}).ok());
+
+  AgentOf("n1")->EndSession();
+  EXPECT_GT(wakes.count(), 0);  // the writer learns that its stream ended
+  EXPECT_TRUE(stream->Closed());
+  Status report = hub_.Report(kRoot, session, AgentReportBatch{});
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(report.error().message.find("stale session"), std::string::npos)
+      << report.error().message;
+  EXPECT_EQ(hub_.Commands(kRoot, session, 0).error().code, ErrorCode::kFailedPrecondition);
+
+  const std::int64_t next = SessionOf("n1");
+  EXPECT_TRUE(hub_.Report(kRoot, next, AgentReportBatch{}).ok());
+}
+
 TEST_F(AgentHubTest, CommandsComeOutInOrderAndAreForgottenOnceDone) {
   const std::int64_t session = SessionOf("n1");
   NodeAgent* agent = AgentOf("n1");

@@ -1064,6 +1064,9 @@ void Controller::CheckNodeLiveness() {
     entry.node.state = NodeState::kDown;
     entry.node.state_reason = cause;
     batch_.nodes.push_back(entry.node);
+    if (entry.agent != nullptr) {
+      entry.agent->EndSession();  // a partitioned agent's next report gets "say hello again"
+    }
     Record(std::nullopt, "node", "controller", cause);
     spdlog::warn("controller: {}", cause);
     for (auto& [id, job] : active_) {

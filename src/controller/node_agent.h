@@ -55,6 +55,13 @@ class NodeAgent {
   // (bounded by its timeout). Errors: kUnavailable (the node's agent cannot be reached or did
   // not answer in time, naming the node and the file), kIo (the file exists but cannot be read).
   virtual Result<LogChunk> ReadLog(const LogRequest& request) = 0;
+
+  // The controller took the node down (its agent fell silent): whatever the agent still sends
+  // on its current connection must not count until it says hello again, so that the hello
+  // reconciles the node (kills the copies of jobs that run elsewhere now) before anything else.
+  // A network partition leaves the agent's connection able to resume, which is why this is
+  // needed. An in-process agent has no session to end. Controller thread.
+  virtual void EndSession() {}
 };
 
 struct JobExitReport {

@@ -57,9 +57,9 @@ start_up() {
   wait_for "gpufleet up to answer" "$GPUFLEET" nodes
 }
 
-# make_pki: a throwaway CA ($WORK/pki/ca.pem), a second one that signed nothing of ours
-# (other-ca.pem), and a server certificate for localhost and 127.0.0.1 signed by the first
-# (server.pem, server.key).
+# make_pki [IP...]: a throwaway CA ($WORK/pki/ca.pem), a second one that signed nothing of ours
+# (other-ca.pem), and a server certificate for localhost, 127.0.0.1 and the given IPs signed by
+# the first (server.pem, server.key).
 make_pki() {
   command -v openssl >/dev/null || { echo "skip: no openssl command"; exit $SKIP; }
   local pki=$WORK/pki key="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
@@ -69,7 +69,9 @@ make_pki() {
       -out "$pki/$ca.pem" 2>/dev/null
   done
   openssl req $key -subj /CN=localhost -keyout "$pki/server.key" -out "$pki/server.csr" 2>/dev/null
-  echo "subjectAltName=DNS:localhost,IP:127.0.0.1" >"$pki/server.ext"
+  local san="DNS:localhost,IP:127.0.0.1" ip
+  for ip in "$@"; do san+=",IP:$ip"; done
+  echo "subjectAltName=$san" >"$pki/server.ext"
   openssl x509 -req -days 2 -in "$pki/server.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca.key" \
     -CAcreateserial -extfile "$pki/server.ext" -out "$pki/server.pem" 2>/dev/null
 }
@@ -81,7 +83,7 @@ start_server() {
     --heartbeat 1s --kill-grace 1 "$@" >>"$WORK/up.log" 2>&1 &
   UP_PID=$!
   wait_for "the server to answer" "$GPUFLEET" nodes
-  SERVER_URL=$(sed -n 's|.*API URL: *\(https*://127.0.0.1:[0-9]*\)/api/v1|\1|p' "$WORK/up.log")
+  SERVER_URL=$(sed -n 's|.*API URL: *\(https*://[0-9.]*:[0-9]*\)/api/v1|\1|p' "$WORK/up.log")
   [ -n "$SERVER_URL" ] || fail "no API URL in the server's banner"
 }
 
