@@ -185,8 +185,10 @@ BENCHMARK(BM_OrderOnly)->ArgNames({"jobs"})->Arg(100'000)->Unit(benchmark::kMill
 // Each repetition builds the scheduler (a full pass and a Refresh, untimed, as the controller's
 // periodic pass leaves it) and times one event; the median over repetitions is the p50 of one
 // event. Cases: 0 an arrival of a normal job (it goes after the pass's frontier: kFast), 1 an
-// arrival of a high job (ahead of it: kReplay), 2 the end of a running 1-GPU job, 3 of an 8-GPU
-// job (kReplay: the jobs in order until only starts are left, then those that could start).
+// arrival of a high job (after the older high jobs: also kFast), 2 the end of a running 1-GPU
+// job, 3 of an 8-GPU job (kReplay: the jobs in order until only starts are left, then those
+// that could start; at the same `now` as the passes before, so on a copy of the kept pool), 4
+// the 1-GPU job's end 1 ms later (a new controller turn: the pool is built from the snapshot).
 struct IncrementalInput {
   ClusterSnapshot cluster;
   Queue queue;
@@ -252,8 +254,11 @@ void BM_IncrementalPass(benchmark::State& state) {
       case 2:
         result = scheduler.OnCompletion(one_gpu, now);
         break;
-      default:
+      case 3:
         result = scheduler.OnCompletion(eight_gpus, now);
+        break;
+      default:  // a later turn: its pool is built from the snapshot, not copied
+        result = scheduler.OnCompletion(one_gpu, now + std::chrono::milliseconds(1));
         break;
     }
     benchmark::DoNotOptimize(result);
@@ -269,6 +274,7 @@ BENCHMARK(BM_IncrementalPass)
     ->Arg(1)
     ->Arg(2)
     ->Arg(3)
+    ->Arg(4)
     ->Iterations(1)
     ->Repetitions(21)
     ->ReportAggregatesOnly(true)

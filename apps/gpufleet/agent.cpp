@@ -58,7 +58,7 @@ int RunAgent(const AgentOptions& options) {
   if (!backend.ok()) {
     return Die(kCommand, backend.error());
   }
-  Executor executor(data_dir / "jobs", SelfExe(), clock);
+  Executor executor(data_dir / "jobs", SelfExe(), clock, ExecutorOptionsFromEnvironment());
   RemoteLink link(link_options);
   LocalAgentOptions agent_options{node};
   agent_options.labels = labels;

@@ -120,6 +120,11 @@ int Main(int argc, char** argv) {
   auto* shim = app.add_subcommand("shim", "internal: supervise one job (started by the agent)");
   shim->group("");  // hidden from --help
   shim->add_option("--job-dir", job_dir)->required();
+  int shim_server_fd = -1;
+  auto* shim_server = app.add_subcommand(
+      "shim-server", "internal: start shims by fork for the agent (ExecutorOptions::fork_server)");
+  shim_server->group("");  // hidden from --help
+  shim_server->add_option("--fd", shim_server_fd, "the agent's socket")->required();
 
   gf::AddClientCommands(app, client);
   gf::AddAdminCommands(app, client);
@@ -168,6 +173,9 @@ int Main(int argc, char** argv) {
   }
   if (shim->parsed()) {
     return gf::ShimMain(job_dir);
+  }
+  if (shim_server->parsed()) {
+    return gf::ShimServerMain(shim_server_fd);
   }
   return client.exit_code;
 }

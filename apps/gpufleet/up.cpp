@@ -161,7 +161,7 @@ int RunUp(const UpOptions& flags) {
   if (Status s = controller.Load(); !s.ok()) {
     return Die(s.error());
   }
-  Executor executor(data_dir / "jobs", SelfExe(), clock);
+  Executor executor(data_dir / "jobs", SelfExe(), clock, ExecutorOptionsFromEnvironment());
   LocalAgentOptions agent_options{node};
   agent_options.labels = settings->labels;
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);

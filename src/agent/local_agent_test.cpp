@@ -275,7 +275,8 @@ class GatedLocalAgentTest : public LocalAgentTest {
   void SetUp() override {
     LocalAgentTest::SetUp();
     gate_.emplace(root_, GF_TEST_SHIM_PATH);
-    executor_ = std::make_unique<Executor>(root_ / "run", gate_->Path(), clock_);
+    executor_ = std::make_unique<Executor>(
+        root_ / "run", gate_->Path(), clock_, exec_test::kGatedExecutorOptions);
     executor_->SetCgroupRoot("");
   }
   void TearDown() override {
@@ -404,7 +405,8 @@ TEST_F(GatedLocalAgentTest, RestartMidLaunchAdoptsTheJob) {
   ASSERT_TRUE(WaitArrived(1));
   // The agent goes away while the shim has recorded nothing yet; a new one takes over.
   agent_.reset();
-  executor_ = std::make_unique<Executor>(root_ / "run", gate_->Path(), clock_);
+  executor_ = std::make_unique<Executor>(
+      root_ / "run", gate_->Path(), clock_, exec_test::kGatedExecutorOptions);
   executor_->SetCgroupRoot("");
   StartAgent(Millis(0), kNever);
   std::vector<AgentHello> hellos = reports_.Hellos();

@@ -12,4 +12,8 @@ namespace gf::exec {
 // Async-signal-safe; errors are ignored (there is no one to report them to, and exec goes on).
 void ResetSignalsForExec();
 
+// Closes every fd from 3 up except `keep_a` and `keep_b` (either may be -1: none).
+// Async-signal-safe (close_range).
+void CloseFdsFrom3Except(int keep_a, int keep_b);
+
 }  // namespace gf::exec

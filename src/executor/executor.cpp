@@ -4,18 +4,21 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <system_error>
 
 #include <poll.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "executor/cgroup.h"
 #include "executor/detach.h"
 #include "executor/job_files.h"
 #include "executor/process_tree.h"
+#include "executor/shim_server.h"
 #include "executor/shim_watch.h"
 
 namespace gf {
@@ -124,9 +127,19 @@ fs::path AbsolutePath(fs::path p) {
   return abs;
 }
 
+// Why a launch is failed at its deadline (or once its shim is gone).
+std::string WhyNotStarted(std::int64_t shim_pid, bool alive) {
+  if (shim_pid == 0) {
+    return "the supervisor never recorded itself";
+  }
+  return alive ? "the supervisor did not start the job within " +
+                     std::to_string(kStartDeadline.count()) + "s"
+               : "the supervisor exited before starting the job";
+}
+
 }  // namespace
 
-Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock)
+Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock, ExecutorOptions options)
     // Absolute: the shim runs from "/" (so it pins no mount) and gets the folder as an argument.
     : run_dir_(AbsolutePath(std::move(run_dir))),
       shim_exe_(AbsolutePath(std::move(shim_exe))),
@@ -135,12 +148,26 @@ Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock)
       watcher_(std::make_unique<exec::ShimWatcher>()) {
   std::error_code ec;
   fs::create_directories(run_dir_, ec);  // a failure shows up as Launch's error
+  if (options.fork_server) {
+    // Started by the first launch, not here: an Executor that launches nothing costs nothing.
+    server_ =
+        std::make_unique<exec::ShimServerClient>(shim_exe_, run_dir_ / exec::kShimServerLogFile);
+  }
 }
 
 Executor::~Executor() = default;
 
 int Executor::WatchFd() const {
   return watcher_->Fd();
+}
+
+ExecutorOptions ExecutorOptionsFromEnvironment() {
+  const char* fork_server = std::getenv("GPUFLEET_SHIM_FORK_SERVER");  // NOLINT: read at startup
+  return ExecutorOptions{.fork_server = fork_server == nullptr || std::string(fork_server) != "0"};
+}
+
+pid_t Executor::ShimServerPid() const {
+  return server_ ? server_->ServerPid() : 0;
 }
 
 void Executor::SetCgroupRoot(fs::path root) {
@@ -181,7 +208,8 @@ void Executor::TrackStarting(JobId job, pid_t shim_pid, Time launched) {
   t.launched = launched;
   t.start_deadline = SteadyNow() + kStartDeadline;
   watcher_->Forget(job);
-  if (std::optional<exec::PidRecord> live = exec::RecordOf(shim_pid)) {
+  if (std::optional<exec::PidRecord> live =
+          shim_pid > 0 ? exec::RecordOf(shim_pid) : std::nullopt) {
     t.shim_start_time = live->start_time;
     watcher_->WatchShim(job, *live);
   }
@@ -195,8 +223,8 @@ Result<std::int64_t> Executor::Launch(const LaunchSpec& spec) {
     for (StartedJob& s : PollStarts()) {
       started_.push_back(s);  // kept for the next PollStarts, ours included (taken below)
     }
-    auto mine = std::find_if(started_.begin(), started_.end(),
-                             [&](const StartedJob& s) { return s.job == spec.job; });
+    auto mine = std::find_if(
+        started_.begin(), started_.end(), [&](const StartedJob& s) { return s.job == spec.job; });
     if (mine != started_.end()) {
       std::int64_t pid = mine->shim_pid;
       started_.erase(mine);
@@ -215,7 +243,8 @@ Result<std::int64_t> Executor::Launch(const LaunchSpec& spec) {
       wait = std::min(wait, kUnwatchedStartNap);
     }
     pollfd pfd{WatchFd(), POLLIN, 0};
-    (void)::poll(&pfd, pfd.fd >= 0 ? 1 : 0,
+    (void)::poll(&pfd,
+                 pfd.fd >= 0 ? 1 : 0,
                  static_cast<int>(std::max(wait, std::chrono::milliseconds(0)).count()));
   }
 }
@@ -277,17 +306,21 @@ std::chrono::milliseconds Executor::CheckAgainWithin(std::chrono::milliseconds f
 std::optional<StartedJob> Executor::CheckStart(JobId job, Tracked& t) {
   t.dirty = false;
   const fs::path dir = JobDir(job);
-  auto recorded = [&] { return Exists(dir / exec::kJobPidFile) || Exists(dir / exec::kExitFile); };
+  auto recorded = [&] {
+    return Exists(dir / exec::kJobPidFile) || Exists(dir / exec::kExitFile);
+  };
+  if (t.shim_pid == 0) {
+    AdoptRecordedShim(job, t);
+  }
   if (!recorded()) {
-    const bool alive = ShimAlive(t);
+    // An unknown shim (the fork server was lost with the request) counts as alive until the
+    // deadline: it may still record itself.
+    const bool alive = t.shim_pid == 0 || ShimAlive(t);
     if (alive && SteadyNow() < t.start_deadline) {
       return std::nullopt;
     }
     if (!recorded()) {  // a shim writes its files before it exits: look once more
-      FailStart(job, t,
-                alive ? "the supervisor did not start the job within " +
-                            std::to_string(kStartDeadline.count()) + "s"
-                      : "the supervisor exited before starting the job");
+      FailStart(job, t, WhyNotStarted(t.shim_pid, alive));
       return std::nullopt;
     }
   }
@@ -301,6 +334,18 @@ std::optional<StartedJob> Executor::CheckStart(JobId job, Tracked& t) {
     (void)SignalShim(job, t);  // a shim gone meanwhile is reported by Poll
   }
   return StartedJob{job, t.shim_pid, t.launched};
+}
+
+// A launch whose shim's pid is not known yet (the fork server was lost with the request): takes
+// it from shim.pid once the shim has recorded itself, and watches it. The folder stays watched
+// until the start is known.
+void Executor::AdoptRecordedShim(JobId job, Tracked& t) {
+  if (Result<exec::PidRecord> rec = exec::ReadPidRecord(JobDir(job) / exec::kShimPidFile);
+      rec.ok()) {
+    t.shim_pid = rec->pid;
+    t.shim_start_time = rec->start_time;
+    watcher_->WatchShim(job, *rec);
+  }
 }
 
 // Ends a launch that did not start: the shim (hung, or never recorded) must not start the job
@@ -324,14 +369,11 @@ void Executor::FailStart(JobId job, Tracked& t, const std::string& why) {
 
 // A job recovered before its shim recorded itself: takes the shim's pid once shim.pid exists.
 bool Executor::AdoptShim(JobId job, Tracked& t) {
-  Result<exec::PidRecord> rec = exec::ReadPidRecord(JobDir(job) / exec::kShimPidFile);
-  if (!rec.ok()) {
+  AdoptRecordedShim(job, t);
+  if (t.shim_pid == 0) {
     return false;
   }
-  t.shim_pid = rec->pid;
-  t.shim_start_time = rec->start_time;
   watcher_->UnwatchFolder(job);
-  watcher_->WatchShim(job, *rec);
   if (t.kill_deferred) {
     (void)SignalShim(job, t);
   }
@@ -345,8 +387,39 @@ Result<pid_t> Executor::StartShim(const LaunchSpec& spec, const fs::path& dir) {
     GF_ASSIGN_OR_RETURN(int fd, exec::OpenLogFile(dir / name, spec.owner));
     ::close(fd);
   }
+  if (server_) {
+    if (std::optional<pid_t> pid = StartShimByFork(dir)) {
+      return *pid;
+    }
+  }
   return exec::SpawnDetached({shim_exe_.string(), "shim", "--job-dir", dir.string()},
                              dir / exec::kShimLogFile);
+}
+
+// The shim's pid from the fork server; 0 when the server was lost with the request (a shim may
+// run: the launch is tracked like one caught mid-start by Recover, adopted from shim.pid or
+// failed at the deadline, never started twice); nullopt when nothing was started (the caller
+// execs the shim instead). Trouble is logged as a warning once, then at debug level: a server
+// that keeps failing must not flood the agent's log.
+std::optional<pid_t> Executor::StartShimByFork(const fs::path& dir) {
+  using Outcome = exec::ShimServerClient::Outcome;
+  exec::ShimServerClient::Spawn spawn = server_->Start(dir);
+  if (spawn.outcome == Outcome::kStarted) {
+    return spawn.pid;
+  }
+  const bool lost = spawn.outcome == Outcome::kLost;
+  const std::string what = spawn.why +
+                           (lost ? "; the launch's supervisor is looked for in "
+                                   "its folder"
+                                 : "; this launch execs its supervisor") +
+                           ", and the next launch starts a new shim server";
+  if (!server_trouble_logged_) {
+    spdlog::warn("executor: {}", what);
+    server_trouble_logged_ = true;
+  } else {
+    spdlog::debug("executor: {}", what);
+  }
+  return lost ? std::optional<pid_t>(0) : std::nullopt;
 }
 
 // Creates the job's folder. A live job with this id: kAlreadyExists. The folder of an earlier
@@ -513,8 +586,8 @@ void Executor::Reattach(JobId job, Tracked& t) {
   t.start_deadline = SteadyNow();  // no spec.json: nothing will ever start
   if (!ec) {
     const auto age = fs::file_time_type::clock::now() - written;
-    t.start_deadline += kStartDeadline -
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(age);
+    t.start_deadline +=
+        kStartDeadline - std::chrono::duration_cast<std::chrono::steady_clock::duration>(age);
   }
   watcher_->WatchFolder(job, dir);
 }

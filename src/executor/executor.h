@@ -1,11 +1,12 @@
 // Executor: starts, watches and stops jobs on this node, each under its own supervisor
 // process (`gpufleet shim`, in the spirit of containerd-shim / conmon).
 //
-// The shim is started detached (double fork + setsid: not a child of the agent), so a job
-// outlives a crash or restart of the agent; a new Executor over the same run_dir finds it again
-// (Recover). Everything about one job lives in run_dir/<job id>/: spec.json (what to run),
-// shim.pid, job.pid, stdout.log, stderr.log, kill.json (a kill request), exit.json (written by
-// the shim when the job ends), reported (the agent acknowledged the exit); see job_files.h.
+// The shim is started detached (double fork + setsid: not a child of the agent; forked by a
+// fork server, see ExecutorOptions), so a job outlives a crash or restart of the agent; a new
+// Executor over the same run_dir finds it again (Recover). Everything about one job lives in
+// run_dir/<job id>/: spec.json (what to run), shim.pid, job.pid, stdout.log, stderr.log, kill.json
+// (a kill request), exit.json (written by the shim when the job ends), reported (the agent
+// acknowledged the exit); see job_files.h.
 //
 // Launching is asynchronous: StartLaunch starts the shim and returns; the shims of many launches
 // start side by side. PollStarts then returns each job once its shim has recorded that the job
@@ -57,6 +58,7 @@
 namespace gf {
 
 namespace exec {
+class ShimServerClient;
 class ShimWatcher;
 }  // namespace exec
 
@@ -105,6 +107,18 @@ struct StartedJob {
   Time launched{};
 };
 
+struct ExecutorOptions {
+  // Start shims by fork from a shim server (exec/shim_server.h: `shim_exe shim-server`, exec'd
+  // once) instead of exec'ing shim_exe for each launch: a launch then costs a fork, not an exec
+  // and dynamic loading of the big binary. A launch the server cannot take falls back to exec
+  // (the server is restarted for the next one). false: always exec.
+  bool fork_server = true;
+};
+
+// The options an agent runs with: the defaults, but GPUFLEET_SHIM_FORK_SERVER=0 turns the fork
+// server off (an escape hatch, and the "before" side of a comparison).
+ExecutorOptions ExecutorOptionsFromEnvironment();
+
 struct LogPaths {
   std::filesystem::path stdout_path;
   std::filesystem::path stderr_path;
@@ -113,8 +127,12 @@ struct LogPaths {
 class Executor {
  public:
   // run_dir: where job folders live (created if absent). shim_exe: the gpufleet binary, started
-  // as `shim_exe shim --job-dir DIR`.
-  Executor(std::filesystem::path run_dir, std::filesystem::path shim_exe, const Clock& clock);
+  // as `shim_exe shim --job-dir DIR`, or once as `shim_exe shim-server --fd N` (the fork server;
+  // its own output goes to run_dir/shim-server.log).
+  Executor(std::filesystem::path run_dir,
+           std::filesystem::path shim_exe,
+           const Clock& clock,
+           ExecutorOptions options = {});
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -189,10 +207,15 @@ class Executor {
   // mount it at /sys/fs/cgroup/unified; "" turns cgroups off.
   void SetCgroupRoot(std::filesystem::path root);
 
+  // The fork server's pid, 0 while none runs (not started yet, lost, or options.fork_server
+  // off). For tests and diagnostics.
+  pid_t ShimServerPid() const;
+
  private:
   using SteadyTime = std::chrono::steady_clock::time_point;
   struct Tracked {
-    std::int64_t shim_pid = 0;  // 0: not known yet (a launch caught by Recover mid-start)
+    std::int64_t shim_pid = 0;  // 0: not known yet (a launch caught by Recover mid-start, or
+                                // one whose fork server was lost with the request)
     std::uint64_t shim_start_time = 0;
     bool exit_reported = false;
     bool starting = false;       // launched here; PollStarts has not returned it yet
@@ -204,6 +227,8 @@ class Executor {
 
   Status PrepareJobDir(JobId job);
   Result<pid_t> StartShim(const LaunchSpec& spec, const std::filesystem::path& dir);
+  std::optional<pid_t> StartShimByFork(const std::filesystem::path& dir);
+  void AdoptRecordedShim(JobId job, Tracked& t);
   void TrackStarting(JobId job, pid_t shim_pid, Time launched);
   void Drain();
   std::optional<StartedJob> CheckStart(JobId job, Tracked& t);
@@ -224,10 +249,16 @@ class Executor {
   std::map<JobId, Tracked> tracked_;
   std::vector<StartedJob> started_;  // found, not yet returned by PollStarts
   std::unique_ptr<exec::ShimWatcher> watcher_;
+  std::unique_ptr<exec::ShimServerClient> server_;  // null: options.fork_server off
+  bool server_trouble_logged_ = false;
 };
 
 // Entry point of `gpufleet shim --job-dir DIR`: runs one job to its end. Returns the process
 // exit status of the shim itself (0 when exit.json was written).
 int ShimMain(const std::filesystem::path& job_dir);
+
+// Entry point of `gpufleet shim-server --fd N` (see ExecutorOptions::fork_server): starts shims
+// for the Executor at the other end of socket `fd` until that end closes.
+int ShimServerMain(int fd);
 
 }  // namespace gf

@@ -2,6 +2,7 @@
 // Waiting is always polling with a deadline, never a fixed sleep.
 #include "executor/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -15,9 +16,9 @@
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
-#include <poll.h>
 #include <grp.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -184,7 +185,8 @@ class GatedExecutorTest : public ExecutorTest {
   void SetUp() override {
     ExecutorTest::SetUp();
     gate_.emplace(root_, kShim);
-    executor_ = std::make_unique<Executor>(run_dir_, gate_->Path(), clock_);
+    executor_ = std::make_unique<Executor>(
+        run_dir_, gate_->Path(), clock_, exec_test::kGatedExecutorOptions);
   }
   void TearDown() override {
     gate_->Open();
@@ -266,7 +268,8 @@ TEST_F(ExecutorTest, ArrayTaskSeesItsArrayAndIndex) {
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);
   EXPECT_EQ(Stdout(spec.job), "40|3|" + std::to_string(spec.job.value()) + "\n");
 
-  LaunchSpec plain = Shell("echo \"${GPUFLEET_ARRAY_JOB_ID-unset}|${GPUFLEET_ARRAY_TASK_ID-unset}\"");
+  LaunchSpec plain =
+      Shell("echo \"${GPUFLEET_ARRAY_JOB_ID-unset}|${GPUFLEET_ARRAY_TASK_ID-unset}\"");
   EXPECT_EQ(RunToEnd(plain).exit_code, 0);
   EXPECT_EQ(Stdout(plain.job), "unset|unset\n");
 }
@@ -431,6 +434,7 @@ TEST_F(ExecutorTest, LeftoverChildrenDieWhenMainExits) {
 TEST_F(ExecutorTest, JobSurvivesExecutorAndRecoverReportsItsExit) {
   LaunchSpec spec = Shell("while [ ! -e go ]; do sleep 0.02; done; exit 7");
   std::int64_t shim = LaunchOk(spec);
+  ASSERT_GT(executor_->ShimServerPid(), 0);  // launched through the fork server
   executor_.reset();
   executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_);
   std::vector<RecoveredJob> rec = executor_->Recover();
@@ -788,7 +792,8 @@ TEST_F(GatedExecutorTest, RestartMidLaunchAdoptsTheJobOnceItsShimRecordsItself) 
   StartOk(spec);
   // The agent restarts before the shim has recorded anything.
   ASSERT_FALSE(fs::exists(executor_->JobDir(spec.job) / "shim.pid"));
-  executor_ = std::make_unique<Executor>(run_dir_, gate_->Path(), clock_);
+  executor_ =
+      std::make_unique<Executor>(run_dir_, gate_->Path(), clock_, exec_test::kGatedExecutorOptions);
   std::vector<RecoveredJob> rec = executor_->Recover();
   ASSERT_EQ(rec.size(), 1u);
   EXPECT_EQ(rec[0].shim_pid, 0);
@@ -807,7 +812,8 @@ TEST_F(GatedExecutorTest, LaunchWhoseShimNeverRecordedItselfIsFailedAndTheShimOb
   const fs::path dir = executor_->JobDir(spec.job);
   // An agent restarting long after the launch: spec.json is older than the start deadline.
   fs::last_write_time(dir / "spec.json", fs::file_time_type::clock::now() - std::chrono::hours(1));
-  executor_ = std::make_unique<Executor>(run_dir_, gate_->Path(), clock_);
+  executor_ =
+      std::make_unique<Executor>(run_dir_, gate_->Path(), clock_, exec_test::kGatedExecutorOptions);
   std::vector<RecoveredJob> rec = executor_->Recover();
   ASSERT_EQ(rec.size(), 1u);
   EXPECT_FALSE(rec[0].still_running);
@@ -824,6 +830,134 @@ TEST_F(GatedExecutorTest, LaunchWhoseShimNeverRecordedItselfIsFailedAndTheShimOb
   EXPECT_FALSE(fs::exists(dir / "job.pid"));
   EXPECT_EQ(Stdout(spec.job), "");
   EXPECT_THAT(ReadFile(dir / "shim.log"), HasSubstr("gave up on this launch"));
+}
+
+}  // namespace
+}  // namespace gf
+
+// The fork server (shim_server.h), on by default: every ExecutorTest above launches through it.
+namespace gf {
+namespace {
+
+std::string CmdlineOf(std::int64_t pid) {
+  std::string line = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+  std::replace(line.begin(), line.end(), '\0', ' ');
+  return line;
+}
+
+// A shim forked by the server still carries the server's command line; an exec'd one its own.
+bool ForkedByServer(std::int64_t shim) {
+  return CmdlineOf(shim).find(" shim-server --fd ") != std::string::npos;
+}
+
+constexpr const char* kWaitForGo = "while [ ! -e go ]; do sleep 0.02; done";
+
+TEST_F(ExecutorTest, ForkServerForksDetachedShimsWithoutExec) {
+  LaunchSpec a = Shell(kWaitForGo);
+  LaunchSpec b = Shell(std::string(kWaitForGo) + "; exit 3");
+  const std::int64_t shim_a = LaunchOk(a);
+  const pid_t server = executor_->ShimServerPid();
+  ASSERT_GT(server, 0);
+  const std::int64_t shim_b = LaunchOk(b);
+  EXPECT_EQ(executor_->ShimServerPid(), server);  // one server for every launch
+  for (std::int64_t shim : {shim_a, shim_b}) {
+    EXPECT_TRUE(ForkedByServer(shim)) << CmdlineOf(shim);
+    EXPECT_EQ(ReadFile("/proc/" + std::to_string(shim) + "/comm"), "gpufleet-shim\n");
+    // Detached as an exec'd shim is: neither our child nor the server's, in its own session.
+    std::optional<exec::ProcStat> st = exec::ReadProcStat(static_cast<pid_t>(shim));
+    ASSERT_TRUE(st.has_value());
+    EXPECT_NE(st->ppid, ::getpid());
+    EXPECT_NE(st->ppid, server);
+    EXPECT_NE(::getsid(static_cast<pid_t>(shim)), ::getsid(0));
+    EXPECT_NE(::getsid(static_cast<pid_t>(shim)), ::getsid(server));
+  }
+  std::ofstream(work_ / "go") << "";
+  EXPECT_EQ(WaitExit(a.job)->exit_code, 0);
+  EXPECT_EQ(WaitExit(b.job)->exit_code, 3);
+}
+
+TEST_F(ExecutorTest, WithoutTheForkServerShimsAreExeced) {
+  executor_ =
+      std::make_unique<Executor>(run_dir_, kShim, clock_, ExecutorOptions{.fork_server = false});
+  LaunchSpec spec = Shell(kWaitForGo);
+  const std::int64_t shim = LaunchOk(spec);
+  EXPECT_FALSE(ForkedByServer(shim));
+  EXPECT_THAT(CmdlineOf(shim), HasSubstr(" shim --job-dir "));
+  EXPECT_EQ(executor_->ShimServerPid(), 0);
+  std::ofstream(work_ / "go") << "";
+  EXPECT_EQ(WaitExit(spec.job)->exit_code, 0);
+}
+
+TEST_F(ExecutorTest, DeadForkServerMeansOneExecedLaunchThenAFreshServer) {
+  EXPECT_EQ(RunToEnd(Shell("exit 0")).exit_code, 0);
+  const pid_t first = executor_->ShimServerPid();
+  std::optional<exec::PidRecord> first_record = exec::RecordOf(first);
+  ASSERT_TRUE(first_record.has_value());
+  ::kill(first, SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return !exec::IsAlive(*first_record); }));
+
+  LaunchSpec fallback = Shell(kWaitForGo);
+  const std::int64_t execed = LaunchOk(fallback);
+  EXPECT_FALSE(ForkedByServer(execed)) << CmdlineOf(execed);
+  EXPECT_EQ(executor_->ShimServerPid(), 0);
+
+  LaunchSpec later = Shell(kWaitForGo);
+  const std::int64_t forked = LaunchOk(later);
+  EXPECT_TRUE(ForkedByServer(forked)) << CmdlineOf(forked);
+  EXPECT_GT(executor_->ShimServerPid(), 0);
+  EXPECT_NE(executor_->ShimServerPid(), first);
+  std::ofstream(work_ / "go") << "";
+  EXPECT_EQ(WaitExit(fallback.job)->exit_code, 0);
+  EXPECT_EQ(WaitExit(later.job)->exit_code, 0);
+}
+
+TEST_F(ExecutorTest, ServerLostWithTheRequestNeverStartsTheJobTwice) {
+  // A server that takes the request, starts the shim by exec and dies without replying: the
+  // Executor cannot tell whether a shim runs, so it must find it from shim.pid, not start
+  // another.
+  const fs::path server = root_ / "dying-server.sh";
+  std::ofstream(server) << "#!/bin/sh\n"
+                        << "[ \"$1\" = shim-server ] || exec '" << kShim << "' \"$@\"\n"
+                        << "dir=$(dd bs=4096 count=1 <&\"$3\" 2>/dev/null)\n"
+                        << "eval \"'" << kShim << "' shim --job-dir '$dir' $3<&- &\"\n";
+  ::chmod(server.c_str(), 0755);
+  executor_ = std::make_unique<Executor>(run_dir_, server, clock_);
+  LaunchSpec spec = Shell("echo ran >> " + (work_ / "runs").string());
+  const std::int64_t shim = LaunchOk(spec);
+  Result<exec::PidRecord> recorded = exec::ReadPidRecord(executor_->JobDir(spec.job) / "shim.pid");
+  ASSERT_TRUE(recorded.ok());
+  EXPECT_EQ(shim, recorded->pid);
+  EXPECT_EQ(WaitExit(spec.job)->exit_code, 0);
+  EXPECT_EQ(ReadFile(work_ / "runs"), "ran\n");
+  EXPECT_EQ(executor_->ShimServerPid(), 0);
+}
+
+TEST_F(ExecutorTest, JobLaunchedThroughTheServerSeesOnlyStdFds) {
+  // `ls` runs in a child of the job's shell and lists the shell's fds.
+  LaunchSpec spec = Shell("ls /proc/$$/fd");
+  const std::int64_t shim = LaunchOk(spec);
+  EXPECT_TRUE(ForkedByServer(shim));
+  EXPECT_EQ(WaitExit(spec.job)->exit_code, 0);
+  EXPECT_EQ(Stdout(spec.job), "0\n1\n2\n");
+}
+
+TEST_F(ExecutorTest, ShimHoldsNoSocketAndTheServerEndsWithTheExecutor) {
+  LaunchSpec spec = Shell(kWaitForGo);
+  const std::int64_t shim = LaunchOk(spec);
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(shim) + "/fd")) {
+    std::error_code ec;
+    EXPECT_THAT(fs::read_symlink(e.path(), ec).string(), ::testing::Not(StartsWith("socket:")))
+        << "the shim holds " << e.path();
+  }
+  std::optional<exec::PidRecord> server = exec::RecordOf(executor_->ShimServerPid());
+  ASSERT_TRUE(server.has_value());
+  executor_.reset();
+  EXPECT_TRUE(WaitUntil([&] { return !exec::IsAlive(*server); }));
+  EXPECT_TRUE(PidExists(static_cast<pid_t>(shim)));  // the job outlives both
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_);
+  ASSERT_EQ(executor_->Recover().size(), 1u);
+  std::ofstream(work_ / "go") << "";
+  EXPECT_EQ(WaitExit(spec.job)->exit_code, 0);
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 // do meanwhile. The exec keeps the pid and its start time, so the real shim's shim.pid names
 // the process the Executor started.
 //
+// The gate is a script exec'd for each launch, so an Executor that launches through it must exec
+// its shims: construct it with kGatedExecutorOptions (a fork server would bypass the script).
+//
 // Header-only; used by gf_executor_test and gf_agent_test. Not thread-safe.
 #pragma once
 
@@ -14,7 +17,11 @@
 
 #include <sys/stat.h>
 
+#include "executor/executor.h"
+
 namespace gf::exec_test {
+
+inline constexpr ExecutorOptions kGatedExecutorOptions{.fork_server = false};
 
 class GatedShim {
  public:

@@ -58,6 +58,7 @@
 
 namespace gf {
 
+class GpuPool;
 class Ledger;
 class Pass;
 
@@ -152,7 +153,7 @@ class IncrementalScheduler {
   void BuildSlots(const Pass& pass);
   void AddSlot(const QueuedJob& job, ClassIndex cls, std::size_t at);
   void RemoveSlot(std::size_t at);
-  void RemoveSlots(const std::set<std::int64_t>& ids);
+  void RemoveSlots(std::vector<const QueuedJob*> jobs);  // the jobs that started
   int BucketOf(const QueuedJob& job, ClassIndex cls);
   std::size_t InsertionPoint(const OrderKey& key, const Ledger& ledger) const;
   std::optional<std::size_t> PositionOf(const QueuedJob& job, const Ledger& ledger) const;
@@ -162,6 +163,8 @@ class IncrementalScheduler {
   // Whether the kept pass may stand for a pass at `now` (kFast).
   bool Reusable(Time now) const;
   bool RemoveRunning(JobId job);
+  std::unique_ptr<Pass> NewPass(Time now);
+  void DropPass();  // keeps its pool for the next pass (spare_)
 
   IncrementalOptions options_;
   ClusterSnapshot cluster_;
@@ -182,6 +185,13 @@ class IncrementalScheduler {
   mutable std::unordered_map<std::string, std::pair<int, double>> teams_;
   mutable std::unordered_map<std::string, double> users_;
   std::unique_ptr<Pass> pass_;  // the kept pass at its end; null when stale
+  // The pool of cluster_ at base_now_, before any pass used it (NewPass): patched as jobs
+  // start, stop and end, and copied into each pass's own. Null until a second pass at one
+  // `now`, and after Full().
+  std::unique_ptr<GpuPool> base_;
+  Time base_now_{};
+  Time last_now_{};                 // the `now` of the latest pass
+  std::unique_ptr<GpuPool> spare_;  // a dropped pass's pool, overwritten by the next copy
   Time pass_now_{};
   std::optional<std::size_t> frontier_;  // slot of the last job that changed pass_'s state
 };

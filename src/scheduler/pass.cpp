@@ -86,10 +86,17 @@ void FailureMemo::Add(Shape shape, std::int64_t end_ms) {
 }
 
 Pass::Pass(const ClusterSnapshot& cluster, const PolicyConfig& policy, Time now)
+    : Pass(cluster, policy, now, std::make_unique<GpuPool>(cluster, now)) {}
+
+Pass::Pass(const ClusterSnapshot& cluster,
+           const PolicyConfig& policy,
+           Time now,
+           std::unique_ptr<GpuPool> pool)
     : cluster_(cluster),
       policy_(policy),
       now_(now),
-      pool_(cluster, now),
+      owned_pool_(std::move(pool)),
+      pool_(*owned_pool_),
       classes_(policy, cluster),
       ledger_(policy, cluster, classes_) {}
 

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -50,6 +51,15 @@ class FailureMemo {
 class Pass {
  public:
   Pass(const ClusterSnapshot& cluster, const PolicyConfig& policy, Time now);
+  // On `pool`, which must be what GpuPool(cluster, now) builds (the IncrementalScheduler keeps
+  // one between passes and hands each pass a copy).
+  Pass(const ClusterSnapshot& cluster,
+       const PolicyConfig& policy,
+       Time now,
+       std::unique_ptr<GpuPool> pool);
+  // The pool, for the next pass to overwrite rather than allocate anew; the pass is unusable
+  // afterwards.
+  std::unique_ptr<GpuPool> ReleasePool() { return std::move(owned_pool_); }
   Pass(const Pass&) = delete;
   Pass& operator=(const Pass&) = delete;
 
@@ -131,7 +141,8 @@ class Pass {
   const ClusterSnapshot& cluster_;
   const PolicyConfig& policy_;
   Time now_;
-  GpuPool pool_;
+  std::unique_ptr<GpuPool> owned_pool_;
+  GpuPool& pool_;       // *owned_pool_
   ClassTable classes_;  // before the ledgers, which refer to it
   Ledger ledger_;
   mutable std::optional<Ledger> start_ledger_;  // ledger_ before any job counted; on first use

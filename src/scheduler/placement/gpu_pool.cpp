@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -53,9 +54,10 @@ GpuPool::GpuPool(const ClusterSnapshot& cluster, Time now) : now_ms_(ToUnixMilli
     gpus += snapshot->node.gpus.size();
   }
   gpus_.reserve(gpus);  // a pass builds its pool anew: 8,000 GPUs without regrowing
-  gpu_by_uuid_.reserve(gpus);
   nodes_.reserve(up.size());
+  snapshot_of_.reserve(up.size());
   for (const NodeSnapshot* snapshot : up) {
+    snapshot_of_.push_back(static_cast<int>(snapshot - cluster.nodes.data()));
     AddNode(*snapshot, display_models);
   }
   for (const std::string& model : display_models) {
@@ -95,7 +97,6 @@ void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& displ
       display_models.insert(gpu->model);
     }
     const bool free = !snapshot.allocated.contains(gpu->uuid);
-    gpu_by_uuid_.emplace(gpu->uuid.value(), static_cast<int>(gpus_.size()));
     gpus_.push_back(PoolGpu{.node = position,
                             .index = gpu->index,
                             .model = model,
@@ -161,30 +162,115 @@ void GpuPool::SetTopology(int n, const NodeSnapshot& snapshot) {
 void GpuPool::MarkRunning(const ClusterSnapshot& cluster) {
   running_gpus_.resize(cluster.running.size());
   for (std::size_t i = 0; i < cluster.running.size(); ++i) {
-    const RunningJob& job = cluster.running[i];
-    std::vector<int> positions;
-    bool all_here = true;
-    for (const GpuUuid& uuid : job.allocation.gpus) {
-      const int g = GpuPosition(uuid);
-      all_here = all_here && g >= 0;  // else on a node that is not up, or a failed GPU
-      if (g >= 0) {
-        positions.push_back(g);
-      }
-    }
-    for (const int g : positions) {
-      PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
-      gpu.free = false;  // held, even if the caller left it out of `allocated`
-      gpu.holder = static_cast<int>(i);
-      gpu.available_at = ExpectedEnd(job, now_ms_);
-      std::vector<int>& holders = nodes_[static_cast<std::size_t>(gpu.node)].holders;
-      if (std::find(holders.begin(), holders.end(), gpu.holder) == holders.end()) {
-        holders.push_back(gpu.holder);
-      }
-    }
-    if (all_here) {
-      running_gpus_[i] = std::move(positions);  // only a job wholly here can be preempted for room
+    MarkJob(cluster.running[i], static_cast<int>(i), nullptr);
+  }
+}
+
+void GpuPool::MarkJob(const RunningJob& job, int r, std::vector<int>* touched) {
+  std::vector<int> positions;
+  bool all_here = true;
+  const int on = NodePosition(job.allocation.node);
+  for (const GpuUuid& uuid : job.allocation.gpus) {
+    const int g = GpuPosition(on, uuid);
+    all_here = all_here && g >= 0;  // else on a node that is not up, or a failed GPU
+    if (g >= 0) {
+      positions.push_back(g);
     }
   }
+  for (const int g : positions) {
+    PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    gpu.free = false;  // held, even if the caller left it out of `allocated`
+    gpu.holder = r;
+    gpu.available_at = ExpectedEnd(job, now_ms_);
+    std::vector<int>& holders = nodes_[static_cast<std::size_t>(gpu.node)].holders;
+    if (std::find(holders.begin(), holders.end(), r) == holders.end()) {
+      holders.push_back(r);
+      if (touched != nullptr) {
+        touched->push_back(gpu.node);
+      }
+    }
+  }
+  if (all_here) {
+    // Only a job wholly here can be preempted for room.
+    running_gpus_[static_cast<std::size_t>(r)] = std::move(positions);
+  }
+}
+
+void GpuPool::RunningAdded(const ClusterSnapshot& cluster) {
+  start_index_.clear();  // see MarkNodeAgain
+  const int r = static_cast<int>(cluster.running.size()) - 1;
+  GF_CHECK(r == static_cast<int>(running_gpus_.size()));
+  running_gpus_.emplace_back();
+  std::vector<int> touched;
+  MarkJob(cluster.running.back(), r, &touched);
+  for (const int n : touched) {
+    Recount(n);
+  }
+}
+
+void GpuPool::RunningRemoved(const ClusterSnapshot& cluster, int r) {
+  GF_CHECK(r >= 0 && r < static_cast<int>(running_gpus_.size()));
+  running_gpus_.erase(running_gpus_.begin() + r);
+  // Every later job moves down by one, as in `running`.
+  for (PoolGpu& gpu : gpus_) {
+    gpu.holder = gpu.holder == r ? -1 : gpu.holder - (gpu.holder > r ? 1 : 0);
+  }
+  std::vector<int> touched;
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    std::vector<int>& holders = nodes_[n].holders;
+    const auto it = std::find(holders.begin(), holders.end(), r);
+    if (it != holders.end()) {
+      holders.erase(it);
+      touched.push_back(static_cast<int>(n));
+    }
+    for (int& holder : holders) {
+      holder -= holder > r ? 1 : 0;
+    }
+  }
+  for (const int n : touched) {
+    MarkNodeAgain(cluster, n);
+  }
+}
+
+void GpuPool::RunningChanged(const ClusterSnapshot& cluster, int r) {
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const std::vector<int>& holders = nodes_[n].holders;
+    if (std::find(holders.begin(), holders.end(), r) != holders.end()) {
+      MarkNodeAgain(cluster, static_cast<int>(n));
+    }
+  }
+}
+
+// Node `n`'s GPUs as the constructor marks them: free unless allocated, then held by its
+// running jobs in their order (the last one listing a GPU holds it, as in MarkRunning).
+void GpuPool::MarkNodeAgain(const ClusterSnapshot& cluster, int n) {
+  // The start index takes a changed node's old start for a lower bound, which holds within a
+  // pass; a job that ends or stops moves a start earlier.
+  start_index_.clear();
+  const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+  const NodeSnapshot& snapshot =
+      cluster.nodes[static_cast<std::size_t>(snapshot_of_[static_cast<std::size_t>(n)])];
+  for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count; ++g) {
+    PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    GF_CHECK(!gpu.claimed && gpu.reserved_from == kNever);  // no pass has used this pool
+    gpu.free = !snapshot.allocated.contains(gpu.uuid);
+    gpu.available_at = gpu.free ? now_ms_ : kNever;
+    gpu.holder = -1;
+  }
+  for (const int r : node.holders) {
+    const RunningJob& job = cluster.running[static_cast<std::size_t>(r)];
+    const int on = NodePosition(job.allocation.node);
+    for (const GpuUuid& uuid : job.allocation.gpus) {
+      const int g = GpuPosition(on, uuid);
+      if (g >= 0 && gpus_[static_cast<std::size_t>(g)].node == n) {
+        PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+        gpu.free = false;
+        gpu.holder = r;
+        gpu.available_at = ExpectedEnd(job, now_ms_);
+      }
+    }
+  }
+  Recount(n);
 }
 
 void GpuPool::BuildIndexes() {
@@ -193,7 +279,7 @@ void GpuPool::BuildIndexes() {
     widest = std::max(widest, node.gpu_count);
   }
   buckets_.assign(model_ids_.size() + 1,
-                  std::vector<std::set<int>>(static_cast<std::size_t>(widest) + 1));
+                  std::vector<NodeSet>(static_cast<std::size_t>(widest) + 1));
   claimed_upto_.assign(model_ids_.size() + 1, 0);
   node_versions_.assign(nodes_.size(), 0);
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
@@ -209,9 +295,32 @@ void GpuPool::BuildIndexes() {
   }
 }
 
+int GpuPool::NodePosition(const NodeId& name) const {
+  const auto it = std::lower_bound(
+      nodes_.begin(), nodes_.end(), name, [](const PoolNode& node, const NodeId& wanted) {
+        return node.name < wanted;
+      });
+  return it != nodes_.end() && it->name == name ? static_cast<int>(it - nodes_.begin()) : -1;
+}
+
+// A UUID is looked for on the node the job says it runs on (8 GPUs), and only when it is not
+// there in the whole pool: no index of 8,000 UUIDs to build and free on every pass.
+int GpuPool::GpuPosition(int n, const GpuUuid& uuid) const {
+  if (n >= 0) {
+    const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+    for (int g = node.first_gpu; g < node.first_gpu + node.gpu_count; ++g) {
+      if (gpus_[static_cast<std::size_t>(g)].uuid == uuid) {
+        return g;
+      }
+    }
+  }
+  return GpuPosition(uuid);
+}
+
 int GpuPool::GpuPosition(const GpuUuid& uuid) const {
-  const auto it = gpu_by_uuid_.find(uuid.value());
-  return it == gpu_by_uuid_.end() ? -1 : it->second;
+  const auto it = std::find_if(
+      gpus_.begin(), gpus_.end(), [&](const PoolGpu& gpu) { return gpu.uuid == uuid; });
+  return it == gpus_.end() ? -1 : static_cast<int>(it - gpus_.begin());
 }
 
 Shape GpuPool::ShapeOf(const JobRequest& request) const {
@@ -244,23 +353,23 @@ Shape GpuPool::ShapeOf(const JobRequest& request) const {
 
 void GpuPool::Unindex(int n) {
   const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
-  buckets_[kAnyModel][static_cast<std::size_t>(node.free_total)].erase(n);
+  buckets_[kAnyModel][static_cast<std::size_t>(node.free_total)].Erase(n);
   for (const PoolModelCount& count : node.models) {
-    buckets_[static_cast<std::size_t>(count.model)][static_cast<std::size_t>(count.open)].erase(n);
+    buckets_[static_cast<std::size_t>(count.model)][static_cast<std::size_t>(count.open)].Erase(n);
   }
   if (node.reserved_free > 0) {
-    reserved_nodes_.erase(n);
+    reserved_nodes_.Erase(n);
   }
 }
 
 void GpuPool::Index(int n) {
   const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
-  buckets_[kAnyModel][static_cast<std::size_t>(node.free_total)].insert(n);
+  buckets_[kAnyModel][static_cast<std::size_t>(node.free_total)].Insert(n);
   for (const PoolModelCount& count : node.models) {
-    buckets_[static_cast<std::size_t>(count.model)][static_cast<std::size_t>(count.open)].insert(n);
+    buckets_[static_cast<std::size_t>(count.model)][static_cast<std::size_t>(count.open)].Insert(n);
   }
   if (node.reserved_free > 0) {
-    reserved_nodes_.insert(n);
+    reserved_nodes_.Insert(n);
   }
 }
 
@@ -403,8 +512,8 @@ std::optional<PoolFit> GpuPool::FindFit(Shape shape, std::int64_t end_ms) const 
   if (shape.constraint != kNoConstraint) {
     return FindConstrainedFit(shape, end_ms);
   }
-  const bool may_use_reserved = end_ms != kNever && !reserved_nodes_.empty();
-  const std::vector<std::set<int>>& buckets = buckets_[static_cast<std::size_t>(shape.model)];
+  const bool may_use_reserved = end_ms != kNever && !reserved_nodes_.Empty();
+  const std::vector<NodeSet>& buckets = buckets_[static_cast<std::size_t>(shape.model)];
   int best = -1;
   int best_left = INT_MAX;
   for (std::size_t c = static_cast<std::size_t>(shape.gpus); c < buckets.size(); ++c) {
@@ -415,7 +524,7 @@ std::optional<PoolFit> GpuPool::FindFit(Shape shape, std::int64_t end_ms) const 
     }
     for (const int n : buckets[c]) {
       const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
-      if ((may_use_reserved && reserved_nodes_.contains(n)) ||
+      if ((may_use_reserved && reserved_nodes_.Contains(n)) ||
           (shape.model == kAnyModel && node.open_total < shape.gpus)) {
         continue;  // reserved nodes are weighed below; claimed GPUs count as free, not open
       }
@@ -530,33 +639,40 @@ std::optional<PoolReservation> GpuPool::EarliestStart(Shape shape) const {
   // current is the earliest start (ties to the first node by name).
   auto [it, added] = start_index_.try_emplace({shape.model, shape.gpus, shape.constraint});
   StartIndex& index = it->second;
+  // A min-heap of (start, node) in a vector: built in one go (no allocation per node, which
+  // a tree cost on every pass), and its top is what the tree's first entry was.
+  using Entry = std::pair<std::int64_t, int>;
+  const auto later = std::greater<Entry>();
   if (added) {
     index.computed_at.assign(nodes_.size(), 0);
+    index.by_start.reserve(nodes_.size());
     for (std::size_t n = 0; n < nodes_.size(); ++n) {
       const std::int64_t start = NodeStart(static_cast<int>(n), shape, times);
       index.computed_at[n] = node_versions_[n];
       if (start != kNever) {
-        index.by_start.emplace(start, static_cast<int>(n));
+        index.by_start.emplace_back(start, static_cast<int>(n));
       }
     }
+    std::make_heap(index.by_start.begin(), index.by_start.end(), later);
   }
   while (!index.by_start.empty()) {
-    const auto [start, n] = *index.by_start.begin();
-    const auto node = static_cast<std::size_t>(n);
+    const auto node = static_cast<std::size_t>(index.by_start.front().second);
     if (index.computed_at[node] == node_versions_[node]) {
       break;
     }
-    index.by_start.erase(index.by_start.begin());
-    const std::int64_t now_start = NodeStart(n, shape, times);
+    std::pop_heap(index.by_start.begin(), index.by_start.end(), later);
+    index.by_start.pop_back();
+    const std::int64_t now_start = NodeStart(static_cast<int>(node), shape, times);
     index.computed_at[node] = node_versions_[node];
     if (now_start != kNever) {
-      index.by_start.emplace(now_start, n);
+      index.by_start.emplace_back(now_start, static_cast<int>(node));
+      std::push_heap(index.by_start.begin(), index.by_start.end(), later);
     }
   }
   if (index.by_start.empty()) {
     return std::nullopt;
   }
-  const auto [start, n] = *index.by_start.begin();
+  const auto [start, n] = index.by_start.front();
   NodeStart(n, shape, times);
   std::sort(times.begin(), times.end());
   PoolReservation reservation{.fit = PoolFit{.node = n, .gpus = {}}, .start_ms = start};

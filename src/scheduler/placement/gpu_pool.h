@@ -19,9 +19,12 @@
 // Claims and reservations only ever take GPUs away within a pass, so a request that did not
 // fit stays unfit for the rest of the pass: the caller can remember failures.
 //
-// Not thread-safe (even its const methods fill a cache); one pass owns one pool.
+// Not thread-safe (even its const methods fill a cache); one pass owns one pool (the
+// IncrementalScheduler also keeps one of the current state between passes, patched as jobs
+// start, stop and end, and copies it into each pass's).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -99,12 +102,53 @@ struct PoolReservation {
   std::int64_t start_ms = kNever;
 };
 
+// A set of node positions kept as a sorted vector: the pool's index holds up to a few thousand
+// nodes per bucket and changes one node at a time, so a vector's move of a few KiB beats a
+// tree's allocation per node; and every pass builds (or copies) its pool, where a tree's
+// thousands of allocations and frees were a visible part of a replay (bench/README.md).
+class NodeSet {
+ public:
+  void Insert(int n) {
+    const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), n);
+    if (it == nodes_.end() || *it != n) {
+      nodes_.insert(it, n);
+    }
+  }
+  void Erase(int n) {
+    const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), n);
+    if (it != nodes_.end() && *it == n) {
+      nodes_.erase(it);
+    }
+  }
+  bool Contains(int n) const { return std::binary_search(nodes_.begin(), nodes_.end(), n); }
+  bool Empty() const { return nodes_.empty(); }
+  // NOLINTNEXTLINE(readability-identifier-naming): named for range-for
+  std::vector<int>::const_iterator begin() const { return nodes_.begin(); }
+  // NOLINTNEXTLINE(readability-identifier-naming): named for range-for
+  std::vector<int>::const_iterator end() const { return nodes_.end(); }
+
+ private:
+  std::vector<int> nodes_;  // ascending
+};
+
 class GpuPool {
  public:
   // The up nodes of `cluster` and their usable GPUs; GPUs in NodeSnapshot::allocated or held
   // by a running job are busy until its expected end (start + time limit; now when it is
   // stopping; never when unknown).
   GpuPool(const ClusterSnapshot& cluster, Time now);
+
+  // Patches for a pool kept between passes (the IncrementalScheduler's): each leaves the pool
+  // as GpuPool(cluster, now) would build it, `cluster` being the snapshot after the change and
+  // `now` the one the pool was built at. Only for a pool no pass has changed (nothing taken,
+  // claimed or reserved).
+  // A job was appended to cluster.running.
+  void RunningAdded(const ClusterSnapshot& cluster);
+  // Running job `r` was erased from cluster.running (and its GPUs from its node's
+  // `allocated`): later jobs' indexes move down by one.
+  void RunningRemoved(const ClusterSnapshot& cluster, int r);
+  // Running job `r` changed (it was told to stop: its GPUs are expected back now).
+  void RunningChanged(const ClusterSnapshot& cluster, int r);
 
   Shape ShapeOf(const JobRequest& request) const;  // requires request.gpus >= 0
   // Whether node `n` may hold a job of `shape` (its labels satisfy the shape's constraint).
@@ -153,7 +197,9 @@ class GpuPool {
   bool ClaimsOverlap(Shape a, Shape b) const;
 
   Allocation ToAllocation(const PoolFit& fit) const;
-  int GpuPosition(const GpuUuid& uuid) const;  // -1: not a usable GPU of an up node
+  // -1: not a usable GPU of an up node. A scan of every GPU: for the rare UUID that is not
+  // where its job says (UUIDs are unique in a cluster).
+  int GpuPosition(const GpuUuid& uuid) const;
   // The positions of running job `r`'s GPUs (index into ClusterSnapshot::running); empty when
   // one of them is not a usable GPU of an up node.
   const std::vector<int>& RunningGpus(int r) const {
@@ -174,6 +220,13 @@ class GpuPool {
  private:
   void AddNode(const NodeSnapshot& snapshot, std::set<std::string>& display_models);
   void MarkRunning(const ClusterSnapshot& cluster);  // busy GPUs, holders, running_gpus_
+  // Marks running job `r`'s GPUs busy and it a holder of their nodes; adds the nodes it
+  // became a holder of to `touched` when given.
+  void MarkJob(const RunningJob& job, int r, std::vector<int>* touched);
+  void MarkNodeAgain(const ClusterSnapshot& cluster, int n);
+  int NodePosition(const NodeId& name) const;  // -1: not an up node
+  // The UUID's position, looked for on node `n` first (-1: anywhere).
+  int GpuPosition(int n, const GpuUuid& uuid) const;
   void BuildIndexes();
   void Unindex(int node);
   void Index(int node);
@@ -201,16 +254,16 @@ class GpuPool {
   std::vector<TopoGpu> topo_;
   std::vector<std::map<std::string, std::string>> node_labels_;  // parallel to nodes_
   std::vector<PoolNode> nodes_;
+  std::vector<int> snapshot_of_;  // parallel to nodes_: its index in ClusterSnapshot::nodes
   std::unordered_map<std::string, int> model_ids_;                  // lower-case model name → id
   mutable std::unordered_map<std::string, int> model_by_spelling_;  // request spelling → id
   std::vector<int> largest_usable_;                                 // per model
-  std::unordered_map<std::string, int> gpu_by_uuid_;
-  std::vector<std::vector<int>> running_gpus_;  // per running job
+  std::vector<std::vector<int>> running_gpus_;                      // per running job
   std::string usable_models_;
   // buckets_[model][count]: nodes with that many open GPUs of the model (model 0: any model,
   // counted as free GPUs).
-  std::vector<std::vector<std::set<int>>> buckets_;
-  std::set<int> reserved_nodes_;   // nodes with reserved free GPUs
+  std::vector<std::vector<NodeSet>> buckets_;
+  NodeSet reserved_nodes_;         // nodes with reserved free GPUs
   std::vector<int> claimed_upto_;  // per model: smallest count a strict claim covered (0: none)
   std::map<std::pair<int, int>, int> constrained_claimed_upto_;  // the same by (model, constraint)
   // Constraint ids: by label set, and per id which nodes satisfy it (id 0: no constraint).
@@ -221,8 +274,8 @@ class GpuPool {
   std::uint64_t generation_ = 0;
   std::vector<std::uint64_t> node_versions_;  // per node, bumped by every change to it
   struct StartIndex {
-    std::set<std::pair<std::int64_t, int>> by_start;  // (start, node), possibly stale
-    std::vector<std::uint64_t> computed_at;           // per node: the version its entry saw
+    std::vector<std::pair<std::int64_t, int>> by_start;  // min-heap of (start, node); stale ok
+    std::vector<std::uint64_t> computed_at;              // per node: the version its entry saw
   };
   mutable std::map<std::tuple<int, int, int>, StartIndex> start_index_;  // (model, gpus, constraint)
 };

@@ -1,5 +1,8 @@
 #include "scheduler/placement/gpu_pool.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "scheduler/scheduler_test_util.h"
@@ -54,6 +57,137 @@ TEST(GpuPoolTest, ARunningJobsGpusAreBusyEvenWhenNotListedAsAllocated) {
   cluster.running = {Running(1, "a", {0, 1}, std::nullopt)};
   const GpuPool pool(cluster, FromUnixMillis(kNow));
   EXPECT_FALSE(pool.FindFit(pool.ShapeOf(Request(1)), kNever).has_value());
+}
+
+TEST(GpuPoolTest, ARunningJobsGpusAreFoundWhereverItsNodeNameSaysOtherwise) {
+  ClusterSnapshot cluster{{MakeNode("a", 2, "H100"), MakeNode("b", 2, "H100")}};
+  cluster.running = {Running(1, "a", {0, 1}, std::nullopt)};
+  cluster.running[0].allocation.node = NodeId("b");  // stale name: the UUIDs are a's
+  cluster.running.push_back(Running(2, "b", {0}, std::nullopt));
+  cluster.running[1].allocation.node = NodeId("gone");  // not an up node
+  const GpuPool pool(cluster, FromUnixMillis(kNow));
+  EXPECT_EQ(pool.RunningGpus(0).size(), 2U);
+  EXPECT_EQ(pool.Gpus()[static_cast<std::size_t>(pool.RunningGpus(1).at(0))].uuid, Uuid("b", 0));
+  EXPECT_EQ(pool.GpuPosition(Uuid("b", 1)), 3);
+  EXPECT_EQ(pool.GpuPosition(Uuid("c", 0)), -1);
+  const std::optional<PoolFit> fit = pool.FindFit(pool.ShapeOf(Request(1)), kNever);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(Indexes(pool, *fit), (std::vector<int>{1}));  // b's GPU 1: the only free one
+}
+
+// A patched pool must be the pool a pass would build on the changed snapshot, GPU for GPU.
+void ExpectSameAsBuilt(const GpuPool& patched, const ClusterSnapshot& cluster) {
+  const GpuPool built(cluster, FromUnixMillis(kNow));
+  ASSERT_EQ(patched.Gpus().size(), built.Gpus().size());
+  for (std::size_t g = 0; g < built.Gpus().size(); ++g) {
+    SCOPED_TRACE(g);
+    const PoolGpu& a = patched.Gpus()[g];
+    const PoolGpu& b = built.Gpus()[g];
+    EXPECT_EQ(std::tie(a.node, a.index, a.model, a.uuid, a.free, a.claimed, a.holder),
+              std::tie(b.node, b.index, b.model, b.uuid, b.free, b.claimed, b.holder));
+    EXPECT_EQ(a.available_at, b.available_at);
+    EXPECT_EQ(a.reserved_from, b.reserved_from);
+  }
+  ASSERT_EQ(patched.Nodes().size(), built.Nodes().size());
+  for (std::size_t n = 0; n < built.Nodes().size(); ++n) {
+    SCOPED_TRACE(n);
+    const PoolNode& a = patched.Nodes()[n];
+    const PoolNode& b = built.Nodes()[n];
+    EXPECT_EQ(std::tie(a.free_total, a.open_total, a.reserved_free, a.holders),
+              std::tie(b.free_total, b.open_total, b.reserved_free, b.holders));
+  }
+  for (std::size_t r = 0; r < cluster.running.size(); ++r) {
+    EXPECT_EQ(patched.RunningGpus(static_cast<int>(r)), built.RunningGpus(static_cast<int>(r)));
+  }
+  for (int gpus = 1; gpus <= 4; ++gpus) {
+    SCOPED_TRACE(gpus);
+    const Shape shape = built.ShapeOf(Request(gpus));
+    const std::optional<PoolFit> a = patched.FindFit(shape, kNever);
+    const std::optional<PoolFit> b = built.FindFit(shape, kNever);
+    ASSERT_EQ(a.has_value(), b.has_value());
+    if (b.has_value()) {
+      EXPECT_EQ(std::tie(a->node, a->gpus), std::tie(b->node, b->gpus));
+    }
+    const std::optional<PoolReservation> c = patched.EarliestStart(shape);
+    const std::optional<PoolReservation> d = built.EarliestStart(shape);
+    ASSERT_EQ(c.has_value(), d.has_value());
+    if (d.has_value()) {
+      EXPECT_EQ(std::tie(c->fit.node, c->fit.gpus, c->start_ms),
+                std::tie(d->fit.node, d->fit.gpus, d->start_ms));
+    }
+  }
+}
+
+TEST(GpuPoolTest, PatchesForRunningJobsLeaveThePoolAsBuiltOnTheChangedSnapshot) {
+  ClusterSnapshot cluster{
+      {MakeNode("b", 4, "H100"), MakeNode("a", 4, "H100"), MakeNode("c", 2, "A100")}};
+  cluster.nodes[1].node.gpus[3].health = GpuHealth::kFailed;
+  cluster.running = {Running(1, "a", {0, 1}, std::chrono::hours(1)),
+                     Running(2, "b", {0}, std::nullopt),
+                     Running(3, "a", {2, 3}, std::chrono::hours(2)),  // GPU 3 failed
+                     Running(4, "b", {2, 3}, std::chrono::hours(3)),
+                     Running(5, "c", {0, 1}, std::chrono::hours(4))};
+  for (const RunningJob& job : cluster.running) {
+    NodeSnapshot& node = *std::find_if(cluster.nodes.begin(), cluster.nodes.end(), [&](auto& n) {
+      return n.node.name == job.allocation.node;
+    });
+    node.allocated.insert(job.allocation.gpus.begin(), job.allocation.gpus.end());
+  }
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  // Job 2 ends: its GPU is free, and jobs 3..5 move down by one.
+  cluster.nodes[0].allocated.erase(Uuid("b", 0));
+  cluster.running.erase(cluster.running.begin() + 1);
+  pool.RunningRemoved(cluster, 1);
+  ExpectSameAsBuilt(pool, cluster);
+  // Job 6 starts where job 2 was, and on b's GPU 1.
+  cluster.running.push_back(Running(6, "b", {0, 1}, std::chrono::minutes(30)));
+  pool.RunningAdded(cluster);
+  ExpectSameAsBuilt(pool, cluster);
+  // Job 4 (now index 2) is told to stop: its GPUs are expected back now.
+  cluster.running[2].stopping = true;
+  pool.RunningChanged(cluster, 2);
+  ExpectSameAsBuilt(pool, cluster);
+  // The job on the failed GPU ends: only its usable GPU comes back.
+  cluster.nodes[1].allocated.erase(Uuid("a", 2));
+  cluster.nodes[1].allocated.erase(Uuid("a", 3));
+  cluster.running.erase(cluster.running.begin() + 1);
+  pool.RunningRemoved(cluster, 1);
+  ExpectSameAsBuilt(pool, cluster);
+}
+
+TEST(GpuPoolTest, NodeSetKeepsNodesOnceInOrder) {
+  NodeSet set;
+  EXPECT_TRUE(set.Empty());
+  for (const int n : {5, 1, 3, 5, 0}) {
+    set.Insert(n);
+  }
+  EXPECT_EQ(std::vector<int>(set.begin(), set.end()), (std::vector<int>{0, 1, 3, 5}));
+  set.Erase(3);
+  set.Erase(4);  // not there: nothing
+  EXPECT_TRUE(set.Contains(5));
+  EXPECT_FALSE(set.Contains(3));
+  EXPECT_EQ(std::vector<int>(set.begin(), set.end()), (std::vector<int>{0, 1, 5}));
+}
+
+TEST(GpuPoolTest, EarliestStartTiesGoToTheFirstNodeByNameAsNodesChange) {
+  ClusterSnapshot cluster{
+      {MakeNode("c", 1, "H100"), MakeNode("a", 1, "H100"), MakeNode("b", 1, "H100")}};
+  cluster.running = {Running(1, "a", {0}, std::chrono::hours(1)),
+                     Running(2, "b", {0}, std::chrono::hours(1)),
+                     Running(3, "c", {0}, std::chrono::hours(1))};
+  GpuPool pool(cluster, FromUnixMillis(kNow));
+  const Shape one = pool.ShapeOf(Request(1));
+  for (const char* name : {"a", "b", "c"}) {
+    const std::optional<PoolReservation> start = pool.EarliestStart(one);
+    ASSERT_TRUE(start.has_value());
+    EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(start->fit.node)].name, NodeId(name));
+    EXPECT_EQ(start->start_ms, kNow + kHour);
+    pool.Reserve(*start, /*waiter=*/0, kNow + 2 * kHour);  // later: the next node ties first
+  }
+  const std::optional<PoolReservation> start = pool.EarliestStart(one);
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(start->fit.node)].name, NodeId("a"));
+  EXPECT_EQ(start->start_ms, kNow + 2 * kHour);
 }
 
 TEST(GpuPoolTest, EarliestStartComesFromTheRunningJobsExpectedEnds) {

@@ -53,19 +53,17 @@ int CountOpen(const GpuPool& pool, const PoolNode& node, int model) {
 }
 
 // Fills `options` (reused between nodes, so a pass allocates it once) with the node's jobs
-// that may make room, sorted; returns how many of them the preemptor needs, or -1 when even
-// all of them are not enough.
-int NodeOptions(const GpuPool& pool,
-                const ClusterSnapshot& cluster,
-                int n,
-                const Preemptor& preemptor,
-                const PolicyConfig& policy,
-                Time now,
-                std::vector<Option>& options) {
+// that may make room, in the order they are taken as victims; returns the node's open GPUs of
+// the preemptor's model. Neither depends on how many GPUs the preemptor asks for.
+int SortedOptions(const GpuPool& pool,
+                  const ClusterSnapshot& cluster,
+                  int n,
+                  const Preemptor& preemptor,
+                  const PolicyConfig& policy,
+                  Time now,
+                  std::vector<Option>& options) {
   const PoolNode& node = pool.Nodes()[static_cast<std::size_t>(n)];
-  const int needed = preemptor.shape.gpus - CountOpen(pool, node, preemptor.shape.model);
   options.clear();
-  int could_free = 0;
   for (const int r : node.holders) {
     const RunningJob& job = cluster.running[static_cast<std::size_t>(r)];
     if (!job.stopping &&
@@ -82,43 +80,60 @@ int NodeOptions(const GpuPool& pool,
               {!job.stopping, !job.preemptible, -Tier(preemptor, r), LostMillis(job, now), job.id},
           .running = r,
           .matching = matching});
-      could_free += matching;
     }
-  }
-  if (could_free < needed) {
-    return -1;
   }
   std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
     return a.key < b.key;
   });
-  int taken = 0;
-  for (int freed = 0; freed < needed; ++taken) {
-    freed += options[static_cast<std::size_t>(taken)].matching;
-  }
-  return taken;
+  return CountOpen(pool, node, preemptor.shape.model);
 }
 
-NodeCost CostOf(const ClusterSnapshot& cluster,
-                const Preemptor& preemptor,
-                const std::vector<Option>& options,
-                int taken,
-                int n,
-                Time now) {
-  // Start from the last tier: any victim's is at most that.
-  NodeCost cost{0, -static_cast<int>(preemptor.classes->Tiers() - 1), 0, 0, n};
-  for (int i = 0; i < taken; ++i) {
-    const int r = options[static_cast<std::size_t>(i)].running;
-    const RunningJob& job = cluster.running[static_cast<std::size_t>(r)];
-    if (job.stopping) {
-      continue;  // costs nothing more
+// The cost of node `n` with no victim: what every prefix starts from (the last tier: any
+// victim's is at most that).
+NodeCost NoVictims(const Preemptor& preemptor, int n) {
+  return {0, -static_cast<int>(preemptor.classes->Tiers() - 1), 0, 0, n};
+}
+
+// Appends, for each i, what the first i + 1 of `options` free and cost together.
+void AppendPrefixes(const ClusterSnapshot& cluster,
+                    const Preemptor& preemptor,
+                    const std::vector<Option>& options,
+                    int n,
+                    Time now,
+                    std::vector<VictimCache::Prefix>& prefixes) {
+  VictimCache::Prefix prefix{.matching = 0, .cost = NoVictims(preemptor, n)};
+  for (const Option& option : options) {
+    prefix.matching += option.matching;
+    const RunningJob& job = cluster.running[static_cast<std::size_t>(option.running)];
+    if (!job.stopping) {  // a stopping job costs nothing more
+      NodeCost& cost = prefix.cost;
+      std::get<0>(cost) += job.preemptible ? 0 : 1;
+      std::get<1>(cost) = std::max(std::get<1>(cost), -Tier(preemptor, option.running));
+      std::get<2>(cost) +=
+          LostMillis(job, now) * static_cast<std::int64_t>(job.allocation.gpus.size());
+      std::get<3>(cost) += 1;
     }
-    std::get<0>(cost) += job.preemptible ? 0 : 1;
-    std::get<1>(cost) = std::max(std::get<1>(cost), -Tier(preemptor, r));
-    std::get<2>(cost) +=
-        LostMillis(job, now) * static_cast<std::int64_t>(job.allocation.gpus.size());
-    std::get<3>(cost) += 1;
+    prefixes.push_back(prefix);
   }
-  return cost;
+}
+
+// How many of a weighed node's victims the preemptor needs (-1: even all of them are not
+// enough), and what they cost.
+std::pair<int, NodeCost> TakenOn(const VictimCache::Kind& kind,
+                                 const VictimCache::NodeResult& result,
+                                 const Preemptor& preemptor,
+                                 int n) {
+  const int needed = preemptor.shape.gpus - result.open;
+  if (needed <= 0) {
+    return {0, NoVictims(preemptor, n)};
+  }
+  for (std::uint32_t i = 0; i < result.count; ++i) {
+    const VictimCache::Prefix& prefix = kind.prefixes[result.first + i];
+    if (prefix.matching >= needed) {
+      return {static_cast<int>(i) + 1, prefix.cost};
+    }
+  }
+  return {-1, NodeCost{}};
 }
 
 // The choice on node `n`, from its first `taken` options.
@@ -202,19 +217,17 @@ std::string PreemptionCause(PreemptionRight right,
          std::to_string(victim.id.value()) + " ran on borrowed GPUs";
 }
 
-std::vector<VictimCache::NodeResult>& VictimCache::For(const Preemptor& preemptor,
-                                                       std::size_t nodes) {
+VictimCache::Kind& VictimCache::For(const Preemptor& preemptor, std::size_t nodes) {
   const Shape& shape = preemptor.shape;
-  std::vector<NodeResult>& results = by_preemptor_[Key{
+  Kind& kind = by_preemptor_[Key{
       shape.model,
-      shape.gpus,
       shape.constraint,
       preemptor.cls,
       preemptor.guarantee_right,
       preemptor.guarantee_right ? preemptor.team : std::string(),  // the team matters only then
       preemptor.ignore_min_run_time}];
-  results.resize(nodes);
-  return results;
+  kind.nodes.resize(nodes);
+  return kind;
 }
 
 std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
@@ -227,23 +240,24 @@ std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
     return std::nullopt;
   }
   std::vector<Option> options;
-  std::vector<VictimCache::NodeResult>* seen =
-      cache != nullptr ? &cache->For(preemptor, pool.Nodes().size()) : nullptr;
-  // The node's cost for this preemptor: weighed now, or as an alike search found it when the
-  // node has not changed since.
+  VictimCache::Kind own;  // without a cache: every node weighed afresh
+  if (cache == nullptr) {
+    own.nodes.resize(pool.Nodes().size());
+  }
+  VictimCache::Kind& kind = cache != nullptr ? cache->For(preemptor, pool.Nodes().size()) : own;
+  // The node's victims for this preemptor: weighed now, or as an alike search found them
+  // when the node has not changed since.
   const auto weigh = [&](int n) {
-    VictimCache::NodeResult result;
-    VictimCache::NodeResult* cached =
-        seen != nullptr ? &(*seen)[static_cast<std::size_t>(n)] : &result;
+    VictimCache::NodeResult& result = kind.nodes[static_cast<std::size_t>(n)];
     const std::uint64_t version = pool.NodeVersion(n) + 1;
-    if (cached->seen != version) {
-      cached->seen = version;
-      cached->taken = NodeOptions(pool, cluster, n, preemptor, policy, now, options);
-      if (cached->taken >= 0) {
-        cached->cost = CostOf(cluster, preemptor, options, cached->taken, n, now);
-      }
+    if (result.seen != version) {
+      result.seen = version;
+      result.open = SortedOptions(pool, cluster, n, preemptor, policy, now, options);
+      result.first = static_cast<std::uint32_t>(kind.prefixes.size());
+      result.count = static_cast<std::uint32_t>(options.size());
+      AppendPrefixes(cluster, preemptor, options, n, now, kind.prefixes);
     }
-    return *cached;
+    return TakenOn(kind, result, preemptor, n);
   };
   std::optional<std::pair<NodeCost, int>> best;  // (cost, taken)
   for (std::size_t n = 0; n < pool.Nodes().size(); ++n) {
@@ -253,19 +267,19 @@ std::optional<VictimChoice> ChooseVictims(const GpuPool& pool,
         !pool.Allows(node_n, preemptor.shape)) {
       continue;  // only nodes with the job's labels are worth stopping work on
     }
-    const VictimCache::NodeResult result = weigh(node_n);
-    if (result.taken < 0) {
+    const auto [taken, cost] = weigh(node_n);
+    if (taken < 0) {
       continue;
     }
-    if (!best.has_value() || result.cost < best->first) {
-      best = std::make_pair(result.cost, result.taken);
+    if (!best.has_value() || cost < best->first) {
+      best = std::make_pair(cost, taken);
     }
   }
   if (!best.has_value()) {
     return std::nullopt;
   }
   const int node_n = std::get<4>(best->first);
-  NodeOptions(pool, cluster, node_n, preemptor, policy, now, options);  // the winner's, again
+  SortedOptions(pool, cluster, node_n, preemptor, policy, now, options);  // the winner's, again
   return ChoiceOf(pool, cluster, options, best->second, node_n, preemptor);
 }
 

@@ -75,9 +75,13 @@ std::string PreemptionCause(PreemptionRight right,
                             const Preemptor& preemptor);
 
 // What earlier victim searches of one pass found on each node, for preemptors alike (same
-// shape, class, guarantee right and team, minimum-run-time rule): a node is weighed again only
-// once it changed (GpuPool::NodeVersion). Up to 100 preemptors a pass each weigh every node
-// with running jobs; between two of them only the nodes the first one claimed change.
+// model, constraint, class, guarantee right and team, minimum-run-time rule; any GPU count): a
+// node is weighed again only once it changed (GpuPool::NodeVersion). Up to 100 preemptors a
+// pass each weigh every node with running jobs; between two of them only the nodes the first
+// one claimed change. What a node offers does not depend on how many GPUs the preemptor asks
+// for (only how far down the node's victims it must go does), so a node keeps its victims in
+// the order they are taken with running totals, and a search for any count reads them: a
+// replay's 1-, 2-, 4- and 8-GPU preemptors weigh each node once, not four times.
 // One pass (one pool, cluster, policy and time) owns one; not thread-safe.
 class VictimCache {
  public:
@@ -85,16 +89,27 @@ class VictimCache {
   // whose most important victim is least important wins), lost GPU-milliseconds, victims,
   // node).
   using NodeCost = std::tuple<int, int, std::int64_t, int, int>;
-  struct NodeResult {
-    std::uint64_t seen = 0;  // the node's version + 1 when weighed; 0 never
-    int taken = -1;          // victims needed there; -1 it does not fit
+  // The first i + 1 victims of a node, in the order they are taken: the matching GPUs they
+  // free and their cost together.
+  struct Prefix {
+    int matching = 0;
     NodeCost cost{};
   };
-  std::vector<NodeResult>& For(const Preemptor& preemptor, std::size_t nodes);
+  struct NodeResult {
+    std::uint64_t seen = 0;   // the node's version + 1 when weighed; 0 never
+    int open = 0;             // open GPUs of the model there
+    std::uint32_t first = 0;  // its prefixes: Kind::prefixes[first, first + count)
+    std::uint32_t count = 0;
+  };
+  struct Kind {
+    std::vector<NodeResult> nodes;  // by node position
+    std::vector<Prefix> prefixes;   // appended as nodes are weighed
+  };
+  Kind& For(const Preemptor& preemptor, std::size_t nodes);
 
  private:
-  using Key = std::tuple<int, int, int, ClassIndex, bool, std::string, bool>;
-  std::map<Key, std::vector<NodeResult>> by_preemptor_;
+  using Key = std::tuple<int, int, ClassIndex, bool, std::string, bool>;
+  std::map<Key, Kind> by_preemptor_;
 };
 
 // The cheapest way to make room for `preemptor`, or nullopt when none exists. With `cache`

@@ -135,6 +135,62 @@ TEST_F(VictimsTest, AStoppingJobIsWaitedForBeforeAnythingIsPreempted) {
   EXPECT_EQ(choice->stopping, (std::vector<int>{1}));
 }
 
+// What a search with a VictimCache gives, for every GPU count the cache is shared by, and
+// after a node changed (its results must be weighed again), is what a search without one gives.
+TEST_F(VictimsTest, ACacheSharedByAlikePreemptorsOfAnySizeGivesWhatAFreshSearchGives) {
+  cluster_ = ClusterSnapshot{
+      {MakeNode("a", 4, "H100"), MakeNode("b", 4, "H100"), MakeNode("c", 4, "H100")}};
+  cluster_.running = {Running(1, "a", {0, 1}, PriorityClass::kLow, minutes(60)),
+                      Running(2, "a", {2}, PriorityClass::kLow, minutes(5)),
+                      Running(3, "b", {0}, PriorityClass::kNormal, minutes(10)),
+                      Running(4, "b", {1, 2, 3}, PriorityClass::kLow, minutes(90)),
+                      Running(5, "c", {0, 1, 2, 3}, PriorityClass::kLow, minutes(20))};
+  cluster_.running[3].preemptible = true;
+  GpuPool pool(cluster_, kNow);
+  const ClassTable classes(policy_, cluster_);
+  const auto preemptor = [&](int gpus) {
+    return MakePreemptor(pool.ShapeOf(testing::Request(gpus)),
+                         classes,
+                         classes.IndexOf(PriorityClass::kHigh),
+                         "mine",
+                         false);
+  };
+  // Compared as (node, GPUs, victims, stopping): what the pass acts on.
+  const auto same = [](const std::optional<VictimChoice>& got,
+                       const std::optional<VictimChoice>& want) {
+    ASSERT_EQ(got.has_value(), want.has_value());
+    if (want.has_value()) {
+      EXPECT_EQ(got->fit.node, want->fit.node);
+      EXPECT_EQ(got->fit.gpus, want->fit.gpus);
+      EXPECT_EQ(got->victims, want->victims);
+      EXPECT_EQ(got->stopping, want->stopping);
+    }
+  };
+  VictimCache cache;
+  for (const int gpus : {1, 2, 4, 3, 1, 5}) {
+    SCOPED_TRACE(gpus);
+    same(ChooseVictims(pool, cluster_, preemptor(gpus), policy_, kNow, &cache),
+         ChooseVictims(pool, cluster_, preemptor(gpus), policy_, kNow));
+  }
+  // One GPU goes on a (its GPU 3 is open: no victim). Claim a's GPUs 0 and 1 (job 1's): a 4-GPU
+  // job could use a before (GPU 3, jobs 2 and 1) and cannot now; the cache must see that.
+  const std::optional<VictimChoice> before =
+      ChooseVictims(pool, cluster_, preemptor(1), policy_, kNow, &cache);
+  ASSERT_TRUE(before.has_value());
+  EXPECT_EQ(pool.Nodes()[static_cast<std::size_t>(before->fit.node)].name, NodeId("a"));
+  pool.ClaimGpus({0, 1}, /*waiter=*/0);
+  for (const int gpus : {1, 2, 4}) {
+    SCOPED_TRACE(gpus);
+    same(ChooseVictims(pool, cluster_, preemptor(gpus), policy_, kNow, &cache),
+         ChooseVictims(pool, cluster_, preemptor(gpus), policy_, kNow));
+  }
+  // Job 1's GPUs are claimed, so job 1 is no victim any more; a 3-GPU job cannot use a.
+  const std::optional<VictimChoice> three =
+      ChooseVictims(pool, cluster_, preemptor(3), policy_, kNow, &cache);
+  ASSERT_TRUE(three.has_value());
+  EXPECT_NE(pool.Nodes()[static_cast<std::size_t>(three->fit.node)].name, NodeId("a"));
+}
+
 TEST_F(VictimsTest, CausesSayWhy) {
   const RunningJob victim = Running(7, "a", {0}, PriorityClass::kLow, minutes(60));
   const ClassTable classes(policy_);
