@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -60,15 +61,26 @@ bool JobCgroup::Available(const fs::path& root) {
   return ::access(root.c_str(), W_OK) == 0 && ::access((root / "cgroup.procs").c_str(), W_OK) == 0;
 }
 
-fs::path JobCgroup::PathFor(JobId job, const fs::path& root) {
-  return root / "gpufleet" / ("job-" + std::to_string(job.value()));
+fs::path JobCgroup::PathFor(JobId job, const fs::path& job_dir, const fs::path& root) {
+  // FNV-1a (32 bits): the same in every build, unlike std::hash.
+  fs::path dir = job_dir.lexically_normal();
+  if (dir.filename().empty()) {
+    dir = dir.parent_path();  // "jobs/1/" names the folder "jobs/1"
+  }
+  std::uint32_t hash = 2166136261U;
+  for (const char c : dir.parent_path().string()) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 16777619U;
+  }
+  char agent[9];
+  std::snprintf(agent, sizeof agent, "%08x", hash);
+  return root / "gpufleet" / (std::string(agent) + "-job-" + std::to_string(job.value()));
 }
 
-Result<JobCgroup> JobCgroup::Create(JobId job, const fs::path& root) {
+Result<JobCgroup> JobCgroup::Create(JobId job, const fs::path& job_dir, const fs::path& root) {
   if (!Available(root)) {
     return Unavailable(root.string() + " is not a writable cgroup2 mount");
   }
-  fs::path dir = PathFor(job, root);
+  fs::path dir = PathFor(job, job_dir, root);
   EnableControllers(root);
   GF_TRY(MakeDir(dir.parent_path()));
   EnableControllers(dir.parent_path());

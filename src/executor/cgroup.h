@@ -1,4 +1,4 @@
-// JobCgroup: a job's cgroup v2 folder, <root>/gpufleet/job-<id>, used to fence the job's
+// JobCgroup: a job's cgroup v2 folder, <root>/gpufleet/<agent>-job-<id>, used to fence the job's
 // processes and to kill the whole tree at once (cgroup.kill), whatever they did to their
 // process group or session.
 //
@@ -27,12 +27,20 @@ class JobCgroup {
   // True when `root` is a cgroup2 file system this process may write to.
   static bool Available(const std::filesystem::path& root = kCgroupRoot);
 
-  // <root>/gpufleet/job-<id>.
-  static std::filesystem::path PathFor(JobId job, const std::filesystem::path& root = kCgroupRoot);
+  // <root>/gpufleet/<agent>-job-<id>, where <agent> is 8 hex digits of a stable hash (FNV-1a)
+  // of the folder that holds `job_dir` (the agent's run dir): job ids are unique per server,
+  // not per host, and two agents on one host (a node running `gpufleet up` beside an agent,
+  // tests side by side) must never share a job's cgroup, where a kill of one job would kill
+  // the other's. Stable across restarts of the agent, which finds its jobs' cgroups again.
+  static std::filesystem::path PathFor(JobId job,
+                                       const std::filesystem::path& job_dir,
+                                       const std::filesystem::path& root = kCgroupRoot);
 
   // Creates <root>/gpufleet (enabling the cpu, memory and pids controllers where the parent
   // allows) and the job's cgroup. Errors: kUnavailable when cgroup v2 is not usable, kIo.
-  static Result<JobCgroup> Create(JobId job, const std::filesystem::path& root = kCgroupRoot);
+  static Result<JobCgroup> Create(JobId job,
+                                  const std::filesystem::path& job_dir,
+                                  const std::filesystem::path& root = kCgroupRoot);
 
   // A JobCgroup for an existing folder (cleanup after a shim died).
   explicit JobCgroup(std::filesystem::path dir) : dir_(std::move(dir)) {}

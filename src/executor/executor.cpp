@@ -546,7 +546,7 @@ std::optional<JobExit> Executor::CheckExit(JobId job, Tracked& t) {
 JobExit Executor::EndWithoutShim(JobId job, std::string cause) {
   fs::path dir = JobDir(job);
   KillOrphans(dir);
-  fs::path cgroup = exec::JobCgroup::PathFor(job, cgroup_root_);
+  fs::path cgroup = exec::JobCgroup::PathFor(job, dir, cgroup_root_);
   if (!cgroup_root_.empty() && Exists(cgroup)) {
     exec::JobCgroup(cgroup).Signal(SIGKILL);
     (void)exec::JobCgroup(cgroup).Remove();  // fails while the killed processes linger; harmless

@@ -202,7 +202,7 @@ class Executor {
   const std::filesystem::path& RunDir() const { return run_dir_; }
 
   // Where the cgroup2 hierarchy is mounted; jobs launched afterwards go in
-  // <root>/gpufleet/job-<id> when it is a writable cgroup2 mount (checked by the shim at run
+  // <root>/gpufleet/<agent>-job-<id> (cgroup.h) when it is a writable cgroup2 mount (checked by the shim at run
   // time; otherwise process group + descendant walk). Default /sys/fs/cgroup; hybrid hosts
   // mount it at /sys/fs/cgroup/unified; "" turns cgroups off.
   void SetCgroupRoot(std::filesystem::path root);

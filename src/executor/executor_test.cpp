@@ -36,6 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::StartsWith;
 
 constexpr const char* kShim = GF_TEST_SHIM_PATH;
@@ -576,9 +577,10 @@ TEST_F(ExecutorTest, CgroupJobRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
   executor_->SetCgroupRoot(*root);
   LaunchSpec spec = Shell("cat /proc/self/cgroup");
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);
-  EXPECT_THAT(Stdout(spec.job),
-              HasSubstr("0::/gpufleet/job-" + std::to_string(spec.job.value()) + "\n"));
-  EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, *root)));
+  const fs::path cgroup = exec::JobCgroup::PathFor(spec.job, executor_->JobDir(spec.job), *root);
+  EXPECT_THAT(Stdout(spec.job), HasSubstr("0::/" + cgroup.lexically_relative(*root).string() + "\n"));
+  EXPECT_THAT(cgroup.filename().string(), MatchesRegex("[0-9a-f]{8}-job-[0-9]+"));
+  EXPECT_FALSE(fs::exists(cgroup));
 }
 
 TEST_F(ExecutorTest, CgroupKillEndsDaemonizedDescendants) {
@@ -607,7 +609,15 @@ TEST_F(ExecutorTest, CgroupKillEndsDaemonizedDescendants) {
   for (const exec::PidRecord& r : records) {
     EXPECT_FALSE(exec::IsAlive(r)) << "pid " << r.pid;
   }
-  EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, *root)));
+  EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, executor_->JobDir(spec.job), *root)));
+}
+
+// Two agents on one host (their run dirs differ) never share a job's cgroup.
+TEST(JobCgroupTest, PathsOfOneJobIdDifferByAgentAndAreStable) {
+  const fs::path a = exec::JobCgroup::PathFor(JobId(1), "/var/lib/gpufleet/agent/jobs/1");
+  EXPECT_EQ(a, exec::JobCgroup::PathFor(JobId(1), "/var/lib/gpufleet/agent/jobs//1/"));
+  EXPECT_NE(a, exec::JobCgroup::PathFor(JobId(1), "/tmp/other/jobs/1"));
+  EXPECT_EQ(a.parent_path(), fs::path("/sys/fs/cgroup/gpufleet"));
 }
 
 TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
@@ -615,7 +625,7 @@ TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
   if (!root) {
     GTEST_SKIP() << "no writable cgroup v2 mount";
   }
-  Result<exec::JobCgroup> cg = exec::JobCgroup::Create(JobId(900000 + ::getpid()), *root);
+  Result<exec::JobCgroup> cg = exec::JobCgroup::Create(JobId(900000 + ::getpid()), work_ / "jobs" / "1", *root);
   ASSERT_TRUE(cg.ok()) << cg.error().ToString();
   Result<int> procs = cg->OpenProcs();
   ASSERT_TRUE(procs.ok());

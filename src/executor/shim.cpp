@@ -120,7 +120,7 @@ void Shim::StartJob() {
     return;
   }
   if (!cgroup_root_.empty() && exec::JobCgroup::Available(cgroup_root_)) {
-    Result<exec::JobCgroup> cg = exec::JobCgroup::Create(spec_.job, cgroup_root_);
+    Result<exec::JobCgroup> cg = exec::JobCgroup::Create(spec_.job, dir_, cgroup_root_);
     if (cg.ok()) {
       cgroup_ = *cg;
     } else {

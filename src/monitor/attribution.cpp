@@ -15,7 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kJobCgroupPrefix = "gpufleet/job-";
+constexpr std::string_view kJobCgroupParent = "gpufleet/";
+constexpr std::string_view kJobMarker = "job-";
+constexpr std::size_t kAgentKeyDigits = 8;  // executor/cgroup.h: "<8 hex digits>-job-<id>"
 
 // The whole of a small /proc file; nullopt when it cannot be opened (the process is gone).
 // /proc files report size 0, so this reads until EOF instead of trusting stat.
@@ -80,18 +82,27 @@ std::string_view SkipBlanks(std::string_view s) {
 }  // namespace
 
 std::optional<JobId> JobFromCgroupPath(std::string_view path) {
-  // The job's cgroup is <root>/gpufleet/job-<id>: match that pair of components anywhere (the
-  // agent may itself run in a nested cgroup namespace) and allow sub-cgroups below it.
+  // The job's cgroup is <root>/gpufleet/<agent>-job-<id> (executor/cgroup.h; "job-<id>" alone
+  // before the agent key): match that pair of components anywhere (the agent may itself run in
+  // a nested cgroup namespace) and allow sub-cgroups below it.
   std::size_t at = 0;
-  while ((at = path.find(kJobCgroupPrefix, at)) != std::string_view::npos) {
-    bool starts_component = at == 0 || path[at - 1] == '/';
-    std::string_view rest = path.substr(at + kJobCgroupPrefix.size());
-    std::string_view digits = rest.substr(0, rest.find('/'));
-    std::optional<std::int64_t> id = ParseNumber<std::int64_t>(digits);
-    if (starts_component && id && *id > 0) {
+  while ((at = path.find(kJobCgroupParent, at)) != std::string_view::npos) {
+    const bool starts_component = at == 0 || path[at - 1] == '/';
+    at += kJobCgroupParent.size();
+    std::string_view name = path.substr(at);
+    name = name.substr(0, name.find('/'));
+    if (name.size() > kAgentKeyDigits && name[kAgentKeyDigits] == '-' &&
+        name.substr(0, kAgentKeyDigits).find_first_not_of("0123456789abcdef") ==
+            std::string_view::npos) {
+      name.remove_prefix(kAgentKeyDigits + 1);
+    }
+    if (!starts_component || !name.starts_with(kJobMarker)) {
+      continue;
+    }
+    std::optional<std::int64_t> id = ParseNumber<std::int64_t>(name.substr(kJobMarker.size()));
+    if (id && *id > 0) {
       return JobId(*id);
     }
-    at += kJobCgroupPrefix.size();
   }
   return std::nullopt;
 }

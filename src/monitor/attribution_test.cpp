@@ -19,6 +19,10 @@ namespace fs = std::filesystem;
 
 TEST(JobFromCgroupPathTest, FindsTheJobCgroupAnywhereInThePath) {
   EXPECT_EQ(JobFromCgroupPath("/gpufleet/job-12"), JobId(12));
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/0a1b2c3d-job-12"), JobId(12));  // with the agent key
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/0a1b2c3d-job-12/worker"), JobId(12));
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/0a1b2c3-job-12"), std::nullopt);  // not a key
+  EXPECT_EQ(JobFromCgroupPath("/gpufleet/0A1B2C3D-job-12"), std::nullopt);
   EXPECT_EQ(JobFromCgroupPath("/system.slice/ctr/gpufleet/job-7/worker"), JobId(7));
   EXPECT_EQ(JobFromCgroupPath("/gpufleet/job-x/gpufleet/job-3"), JobId(3));
 }
