@@ -535,6 +535,25 @@ std::optional<AgentCommand> NextRead(CommandStream& stream, WakeCounter& wakes) 
   return std::nullopt;
 }
 
+// A read of n1's output in flight: sent on the open stream of a fresh session of n1, taken from
+// it (read), not yet answered.
+struct ReadInFlight {
+  std::unique_ptr<WakeCounter> wakes = std::make_unique<WakeCounter>();
+  std::shared_ptr<CommandStream> stream;
+  std::future<Result<LogChunk>> reader;
+  std::optional<AgentCommand> read;  // as the stream gave it; nullopt if it never came
+};
+
+ReadInFlight SendRead(std::shared_ptr<CommandStream> stream, NodeAgent* agent, LogRequest request) {
+  ReadInFlight r;
+  r.stream = std::move(stream);
+  r.stream->SetWaker(r.wakes->Waker());
+  r.reader = StartRead(agent, request);
+  r.read = NextRead(*r.stream, *r.wakes);
+  return r;
+}
+
+
 TEST_F(AgentHubTest, AReadGoesOutOnceAndItsReplyCompletesTheReader) {
   const std::int64_t session = SessionOf("n1");
   WakeCounter wakes;
@@ -579,17 +598,13 @@ TEST_F(AgentHubTest, AReadGoesOutOnceAndItsReplyCompletesTheReader) {
 
 TEST_F(AgentHubTest, AnAgentsReadErrorReachesTheReader) {
   const std::int64_t session = SessionOf("n1");
-  WakeCounter wakes;
-  std::shared_ptr<CommandStream> stream = Stream(session, 0);
-  stream->SetWaker(wakes.Waker());
-  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(5), .limit = 10});
-  std::optional<AgentCommand> read = NextRead(*stream, wakes);
-  ASSERT_TRUE(read.has_value());
+  ReadInFlight r = SendRead(Stream(session, 0), AgentOf("n1"), {.job = JobId(5), .limit = 10});
+  ASSERT_TRUE(r.read.has_value());
   ASSERT_TRUE(hub_.LogReply(kRoot, session,
-                            AgentLogReply{.request = read->request,
+                            AgentLogReply{.request = r.read->request,
                                           .chunk = IoError("cannot read log x: denied")})
                   .ok());
-  Result<LogChunk> chunk = reader.get();
+  Result<LogChunk> chunk = r.reader.get();
   ASSERT_FALSE(chunk.ok());
   EXPECT_EQ(chunk.error().code, ErrorCode::kIo);
   EXPECT_EQ(chunk.error().message, "cannot read log x: denied");
@@ -613,34 +628,27 @@ TEST_F(AgentHubTest, ANodeWithoutAStreamFailsAtOnceNamingTheFile) {
 
 TEST_F(AgentHubTest, ANewSessionFailsWaitingReadersAndNeverReplaysTheirReads) {
   const std::int64_t session = SessionOf("n1");
-  WakeCounter wakes;
-  std::shared_ptr<CommandStream> stream = Stream(session, 0);
-  stream->SetWaker(wakes.Waker());
-  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(5), .limit = 10});
-  std::optional<AgentCommand> read = NextRead(*stream, wakes);
-  ASSERT_TRUE(read.has_value());
+  ReadInFlight r = SendRead(Stream(session, 0), AgentOf("n1"), {.job = JobId(5), .limit = 10});
+  ASSERT_TRUE(r.read.has_value());
 
   const std::int64_t next = SessionOf("n1");  // the agent reconnects
-  Result<LogChunk> chunk = reader.get();
+  Result<LogChunk> chunk = r.reader.get();
   ASSERT_FALSE(chunk.ok());
   EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(chunk.error().message.find("reconnected"), std::string::npos)
       << chunk.error().message;
   EXPECT_TRUE(Stream(next, 0)->Take().empty());  // the new session does not get the read
   // The old session's late answer is refused as stale.
-  EXPECT_EQ(hub_.LogReply(kRoot, session, AgentLogReply{.request = read->request}).error().code,
+  EXPECT_EQ(hub_.LogReply(kRoot, session, AgentLogReply{.request = r.read->request}).error().code,
             ErrorCode::kFailedPrecondition);
 }
 
 TEST_F(AgentHubTest, CloseFailsWaitingReaders) {
   const std::int64_t session = SessionOf("n1");
-  WakeCounter wakes;
-  std::shared_ptr<CommandStream> stream = Stream(session, 0);
-  stream->SetWaker(wakes.Waker());
-  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(5), .limit = 10});
-  ASSERT_TRUE(NextRead(*stream, wakes).has_value());
+  ReadInFlight r = SendRead(Stream(session, 0), AgentOf("n1"), {.job = JobId(5), .limit = 10});
+  ASSERT_TRUE(r.read.has_value());
   hub_.Close();
-  Result<LogChunk> chunk = reader.get();
+  Result<LogChunk> chunk = r.reader.get();
   ASSERT_FALSE(chunk.ok());
   EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(chunk.error().message.find("stopping"), std::string::npos) << chunk.error().message;
@@ -663,13 +671,9 @@ class ShortLogTimeoutTest : public AgentHubTest {
 
 TEST_F(ShortLogTimeoutTest, ASilentAgentTimesTheReaderOutNamingTheNodeAndFile) {
   const std::int64_t session = SessionOf("n1");
-  WakeCounter wakes;
-  std::shared_ptr<CommandStream> stream = Stream(session, 0);
-  stream->SetWaker(wakes.Waker());
-  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(8), .limit = 10});
-  std::optional<AgentCommand> read = NextRead(*stream, wakes);
-  ASSERT_TRUE(read.has_value());
-  Result<LogChunk> chunk = reader.get();  // nobody answers
+  ReadInFlight r = SendRead(Stream(session, 0), AgentOf("n1"), {.job = JobId(8), .limit = 10});
+  ASSERT_TRUE(r.read.has_value());
+  Result<LogChunk> chunk = r.reader.get();  // nobody answers
   ASSERT_FALSE(chunk.ok());
   EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(chunk.error().message.find("did not answer"), std::string::npos)
@@ -679,7 +683,7 @@ TEST_F(ShortLogTimeoutTest, ASilentAgentTimesTheReaderOutNamingTheNodeAndFile) {
   EXPECT_NE(chunk.error().message.find("/run/agent-n1/8/stdout.log"), std::string::npos)
       << chunk.error().message;
   // Its answer, once late, finds nobody waiting.
-  EXPECT_EQ(hub_.LogReply(kRoot, session, AgentLogReply{.request = read->request}).error().code,
+  EXPECT_EQ(hub_.LogReply(kRoot, session, AgentLogReply{.request = r.read->request}).error().code,
             ErrorCode::kNotFound);
 }
 

@@ -51,6 +51,19 @@ void MustExec(sqlite3* db, const std::string& sql) {
   ASSERT_TRUE(status.ok()) << status.error().ToString();
 }
 
+// A database at schema `version` holding job 6 ('v<version>' of ana, team cv, pending) with only
+// the columns that version required, as its BindJob wrote them. Returns the open handle.
+SqliteHandle WriteOldJob(const std::filesystem::path& file, std::size_t version) {
+  auto db = RawOpen(file);
+  EXPECT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(version)).ok());
+  MustExec(db.get(), R"sql(
+    INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
+                      state, terminal, submit_ms, reason)
+    VALUES (6, 1000, 100, 'ana', 'v)sql" + std::to_string(version) + R"sql(', '["true"]', '/tmp',
+            '[]', 1, 'normal', 'cv', 'PENDING', 0, 1700000000000, 'queued');)sql");
+  return db;
+}
+
 std::string QueryText(sqlite3* db, const std::string& sql) {
   auto stmt = SqliteStatement::Prepare(db, sql, false);
   EXPECT_TRUE(stmt.ok()) << stmt.error().ToString();
@@ -426,14 +439,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion3Database) {
 // unchanged and tokens can then be stored and read.
 TEST_F(SqliteStoreTest, MigratesAVersion4Database) {
   {
-    auto db = RawOpen(file_);
-    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(4)).ok());
-    // The columns version 4 required, as that version's BindJob wrote them.
-    MustExec(db.get(), R"sql(
-      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
-                        state, terminal, submit_ms, reason)
-      VALUES (6, 1000, 100, 'ana', 'v4', '["true"]', '/tmp', '[]', 1, 'normal', 'cv',
-              'PENDING', 0, 1700000000000, 'queued');)sql");
+    auto db = WriteOldJob(file_, 4);
     EXPECT_EQ(QueryText(db.get(), "SELECT count(*) FROM sqlite_master WHERE name = 'tokens'"),
               "0");
   }
@@ -459,15 +465,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion4Database) {
 // A database written by schema 6 (no requeue column) opens and is migrated: its jobs were all
 // requeued when preempted or lost with their node, so they read back requeueable.
 TEST_F(SqliteStoreTest, MigratesAVersion6DatabaseToRequeueableJobs) {
-  {
-    auto db = RawOpen(file_);
-    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(6)).ok());
-    MustExec(db.get(), R"sql(
-      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
-                        state, terminal, submit_ms, reason)
-      VALUES (6, 1000, 100, 'ana', 'v6', '["true"]', '/tmp', '[]', 1, 'normal', 'cv',
-              'PENDING', 0, 1700000000000, 'queued');)sql");
-  }
+  WriteOldJob(file_, 6);
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
   auto job = store->GetJob(JobId(6));
