@@ -117,9 +117,7 @@ void Controller::Schedule() {
 // A budget is a hard threshold on usage that grows with time, unlike the fair-share order: a
 // team that crossed it since the last full pass must not get a job started on the usage of
 // then. Costs a walk over the running jobs, and only where budgets are configured.
-bool Controller::BudgetsCrossed() const {
-  return HasBudgets(options_.policy) && OverBudgetNow() != over_budget_;
-}
+bool Controller::BudgetsCrossed() const { return OverBudgetNow() != over_budget_; }
 
 std::set<std::string> Controller::OverBudgetNow() const {
   if (!HasBudgets(options_.policy)) {
