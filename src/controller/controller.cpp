@@ -539,9 +539,10 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
   } else if (stopping == terminating_.end()) {
     Record(id, "cancel", caller.user, cause + ": stopping the job's processes");
     RequestKill(job, JobState::kCancelled, cause, kSigTerm);
-  } else if (stopping->second.final_state == JobState::kPreempted) {
-    // Already stopping for a preemption: it ends cancelled instead of going back to the queue.
-    Record(id, "cancel", caller.user, cause + " while it was being preempted");
+  } else if (Requeues(stopping->second)) {
+    // Already stopping to be requeued: it ends cancelled instead of going back to the queue.
+    Record(id, "cancel", caller.user,
+           cause + " while it was being stopped (" + stopping->second.requeue_after + ")");
     stopping->second = Termination{JobState::kCancelled, cause};
   }
   return job;
@@ -1161,10 +1162,10 @@ Job Controller::WithLiveUsage(Job job) const {
 void Controller::FinishJob(Job& job, const JobExitReport& report) {
   JobState final_state = report.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
   std::string cause = report.cause;
-  std::string requested_cause;  // why the controller stopped it, when it did
+  std::optional<Termination> requested;  // why the controller stopped it, when it did
   if (auto t = terminating_.find(job.id); t != terminating_.end()) {
+    requested = t->second;
     final_state = t->second.final_state;
-    requested_cause = t->second.cause;
     cause = t->second.cause + " (" + report.cause + ")";
   }
   job.exit_code = report.exit_code;
@@ -1173,8 +1174,11 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
       job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
   NodeAgent* agent = AgentFor(job);  // before a requeue clears the allocation
   Transition(job, final_state, cause, actor);
-  if (final_state == JobState::kPreempted) {
-    RequeueOrEnd(job, JobState::kCancelled, "preemption", requested_cause);
+  if (requested && Requeues(*requested)) {
+    // Preempted or reaped: CANCELLED if it must not run twice; its GPU failed: FAILED.
+    RequeueOrEnd(job,
+                 final_state == JobState::kPreempted ? JobState::kCancelled : JobState::kFailed,
+                 requested->requeue_after, requested->cause);
   }
   if (agent != nullptr) {
     JobId id = job.id;
@@ -1204,7 +1208,14 @@ void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
              (victim.spec.requeue ? "; the job goes back to the queue at its place"
                                   : "; the job then ends CANCELLED (--no-requeue)"));
   victim.reason = decision.cause;  // what its owner sees while it stops
-  RequestKill(victim, JobState::kPreempted, decision.cause, victim.spec.checkpoint_signal);
+  StopToRequeue(victim, JobState::kPreempted, "preemption", decision.cause,
+                victim.spec.checkpoint_signal);
+}
+
+void Controller::StopToRequeue(Job& job, JobState state, const std::string& after,
+                               const std::string& cause, int first_signal) {
+  RequestKill(job, state, cause, first_signal);
+  terminating_[job.id].requeue_after = after;
 }
 
 // PREEMPTED or NODE_FAIL → PENDING (`after` says which). The submit time is kept, so the job keeps its place in the order; the
@@ -1252,8 +1263,7 @@ void Controller::FailJobWithNode(Job& job, const std::string& cause) {
 // A job lost with its node: a cancel or time limit under way ends as it was meant to (the kill
 // cannot be confirmed, but the job is not to run again); otherwise NODE_FAIL and requeue.
 void Controller::LoseJob(Job& job, const std::string& cause) {
-  if (auto t = terminating_.find(job.id);
-      t != terminating_.end() && t->second.final_state != JobState::kPreempted) {
+  if (auto t = terminating_.find(job.id); t != terminating_.end() && !Requeues(t->second)) {
     Transition(job, t->second.final_state, t->second.cause + " (then " + cause + ")",
                "controller");
     return;

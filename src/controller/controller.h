@@ -31,6 +31,7 @@
 #include "controller/node_agent.h"
 #include "controller/service.h"
 #include "controller/tokens.h"
+#include "model/notification.h"
 #include "scheduler/ordering/usage_ledger.h"
 #include "core/clock.h"
 #include "monitor/telemetry.h"
@@ -154,11 +155,19 @@ class Controller final : public ClusterService, public AgentReports {
     PassStats full_passes{.kind = "full"};
     PassStats incremental_passes{.kind = "incremental"};
   };
-  // A kill sent for cancel or time limit: the state the job ends in when its exit arrives.
+  // A kill sent: the state the job moves to when its exit arrives. A terminal state (cancel,
+  // time limit, idle reaping with action cancel) ends it; PREEMPTED (preemption, idle reaping)
+  // or NODE_FAIL (its GPU failed) puts it back in the queue, or ends it if it must not run
+  // twice (RequeueOrEnd), with `requeue_after` naming what happened ("preemption").
   struct Termination {
     JobState final_state;
     std::string cause;
+    std::string requeue_after{};
   };
+  // Whether the job goes back to the queue once this termination's kill has taken effect.
+  static bool Requeues(const Termination& t) {
+    return t.final_state == JobState::kPreempted || t.final_state == JobState::kNodeFail;
+  }
 
   // Runs fn on the state thread; returns its result once the turn is committed.
   template <typename T>
@@ -201,12 +210,19 @@ class Controller final : public ClusterService, public AgentReports {
   Result<Job> FindVisible(const Caller& caller, JobId id);
   void Transition(Job& job, JobState to, const std::string& cause, const std::string& actor);
   void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
+  // Tells the subscribers of `notification` (model/notification.h), once this turn is on disk.
+  void Notify(Notification notification);
   void Persist(const Job& job);
   void RequestKill(Job& job, JobState final_state, const std::string& cause, int first_signal);
   // Preemption (issue #4): stop the victim with its checkpoint signal; when its exit arrives,
   // Requeue puts it back in the queue at its old place (same submit time), or RequeueOrEnd
   // cancels it if it must not run twice.
   void Preempt(Job& victim, const PreemptDecision& decision);
+  // Stops a running job to requeue it (Termination::Requeues): `state` PREEMPTED or NODE_FAIL,
+  // `after` what happened ("preemption", "idle reaping", "GPU failure"), `first_signal` its
+  // checkpoint signal when it can still save its work.
+  void StopToRequeue(Job& job, JobState state, const std::string& after,
+                     const std::string& cause, int first_signal);
   // `after` names what happened ("preemption", "node failure"); `cause` says why.
   void Requeue(Job& job, const std::string& after, const std::string& cause);
   // Requeue, unless the job must not run twice (JobSpec::requeue false): then it ends in

@@ -141,6 +141,12 @@ struct JobSpec {
   // twice (it sends mail, appends to a database): such a job ends instead, CANCELLED when
   // preempted and FAILED when its node fails, with a cause that says so.
   bool requeue = true;
+  // An interactive session (`--interactive`: a notebook, a shell): the idle reaper gives it
+  // its class's interactive threshold, usually longer (people think between cells).
+  bool interactive = false;
+  // false (`--no-reap`): the idle reaper leaves it alone. Only where its class allows the
+  // opt-out (`idle_opt_out = true`); the controller refuses the submission otherwise.
+  bool idle_reap = true;
 };
 
 struct Owner {

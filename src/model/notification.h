@@ -1,0 +1,68 @@
+// Notifications (issue #8): what gpufleet tells people about, and who asked to be told.
+//
+// The controller raises a Notification where the thing happens (a job ends, is preempted, is
+// idle; a team's budget passes 80 % or 100 %; a GPU fails); the notifier (src/notify) sends it
+// to every subscription that matches, by webhook (a JSON POST, retried) or e-mail (the local
+// sendmail). Plain value types.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/ids.h"
+#include "core/result.h"
+
+namespace gf {
+
+enum class NotifyKind {
+  kJobEnd,       // a job completed, or was cancelled
+  kJobFailed,    // a job failed, timed out, or was lost with its node or GPU and not requeued
+  kPreempted,    // a running job was stopped for another (preemption) or reaped while idle
+  kIdleWarning,  // a job's GPUs have been idle past its reaper threshold: reaped after the grace
+  kQuota80,      // a team used 80 % of its GPU-hour budget for the period
+  kQuota100,     // ... 100 %: its new jobs wait for an admin's approval
+  kGpuFailed,    // a GPU failed (XID, ECC, lost): its jobs are requeued, admins should look
+};
+
+// "job_end", "job_failed", "preempted", "idle_warning", "quota_80", "quota_100", "gpu_failed".
+std::string_view ToString(NotifyKind kind);
+// The names above. Errors: kInvalidArgument listing them.
+Result<NotifyKind> ParseNotifyKind(std::string_view text);
+inline constexpr NotifyKind kAllNotifyKinds[] = {
+    NotifyKind::kJobEnd,      NotifyKind::kJobFailed, NotifyKind::kPreempted,
+    NotifyKind::kIdleWarning, NotifyKind::kQuota80,   NotifyKind::kQuota100,
+    NotifyKind::kGpuFailed};
+
+struct Notification {
+  NotifyKind kind = NotifyKind::kJobEnd;
+  Time time{};
+  std::optional<JobId> job{};  // the job it is about, if any
+  std::string user{};          // the job's owner ("" when not about a job)
+  std::string team{};          // the job's team, or the team whose budget it is
+  std::string node{};          // the GPU's node, for kGpuFailed
+  std::string subject{};       // one line: "job 42 (train) failed: exit code 1"
+  std::string message{};       // the cause, as the job's events say it
+  bool operator==(const Notification&) const = default;
+};
+
+// Who hears of what: an owner's own jobs (kUser), a team's jobs and budget (kTeam: its
+// members and admins may subscribe), or everything including GPU failures (kCluster: admins).
+enum class SubscriptionScope { kUser, kTeam, kCluster };
+enum class NotifyChannel { kWebhook, kEmail };
+
+struct Subscription {
+  std::string id{};     // "sub-" + random hex, assigned by the controller
+  std::string owner{};  // the user who created it (may remove it; admins may remove any)
+  SubscriptionScope scope = SubscriptionScope::kUser;
+  std::string team{};    // kTeam: the team
+  NotifyChannel channel = NotifyChannel::kWebhook;
+  std::string target{};  // webhook: http(s)://... URL; e-mail: an address
+  std::vector<NotifyKind> kinds{};  // empty: every kind
+  Time created{};
+  bool operator==(const Subscription&) const = default;
+};
+
+}  // namespace gf
