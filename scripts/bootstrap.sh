@@ -11,7 +11,7 @@ build_pkgs=(g++ cmake ninja-build pkg-config make
 # Tests: GoogleTest/GoogleMock, rapidcheck, Google Benchmark; tools the tests call.
 test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   sqlite3 procps passwd util-linux jq
-  prometheus tmux curl openssl postgresql iproute2)
+  prometheus tmux curl openssl postgresql iproute2 python3)
 
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
 missing=()

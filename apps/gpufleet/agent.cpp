@@ -44,6 +44,16 @@ int RunAgent(const AgentOptions& options) {
   if (!sample_interval.ok()) {
     return Die(kCommand, sample_interval.error());
   }
+  auto power = PowerPolicyFromFlags("--idle-power-limit", options.idle_power_limit_w,
+                                    "--idle-power-after", options.idle_power_after);
+  if (!power.ok()) {
+    return Die(kCommand, power.error());
+  }
+  auto self_test = SelfTestFromFlags("--gpu-self-test", options.gpu_self_test,
+                                     "--gpu-self-test-interval", options.gpu_self_test_interval);
+  if (!self_test.ok()) {
+    return Die(kCommand, self_test.error());
+  }
   const sigset_t stop_signals = BlockStopSignals();
   const std::filesystem::path data_dir = options.data_dir.empty()
                                              ? DefaultDataDir() / "agent"
@@ -63,6 +73,8 @@ int RunAgent(const AgentOptions& options) {
   LocalAgentOptions agent_options{node};
   agent_options.labels = labels;
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
+  agent_options.power = *power;
+  agent_options.self_test = *self_test;
   LocalAgent agent(agent_options, **backend, executor, link, clock);
   link.Attach(&agent, [&agent] { agent.SayHelloAgain(); });
   link.Start();

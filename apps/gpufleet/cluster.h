@@ -34,6 +34,10 @@ struct AgentOptions {
   std::string node_name;      // "" = hostname
   std::vector<std::string> labels;  // KEY=VALUE
   std::string sample_interval = "1s";
+  int idle_power_limit_w = 0;            // power policy: idle GPUs capped to this; 0 = off
+  std::string idle_power_after = "10m";  // ... once without a job this long
+  std::string gpu_self_test;                // run on failed idle GPUs; exit 0 returns them
+  std::string gpu_self_test_interval = "10m";  // ... at most this often per GPU
 };
 
 // Both return the process exit code and run until SIGINT/SIGTERM. RunServer also returns (3)

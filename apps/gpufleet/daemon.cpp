@@ -83,6 +83,60 @@ Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag, const std:
   return *d;
 }
 
+Result<std::optional<PowerSaverOptions>> PowerPolicyFromFlags(std::string_view limit_flag,
+                                                              int limit_w,
+                                                              std::string_view after_flag,
+                                                              const std::string& after) {
+  if (limit_w < 0 || limit_w > kMaxIdlePowerLimitW) {
+    return InvalidArgument(std::string(limit_flag) + ": " + std::to_string(limit_w) +
+                           " W is out of range; use 1 to " + std::to_string(kMaxIdlePowerLimitW) +
+                           " watts, or 0 for no power policy");
+  }
+  // Checked even when the policy is off, so that a typo does not wait for the day it is on.
+  GF_ASSIGN_OR_RETURN(const std::chrono::seconds idle_after,
+                      ParseFlagDuration(after_flag, after, std::chrono::seconds(1),
+                                        std::chrono::hours(24)));
+  if (limit_w == 0) {
+    return std::optional<PowerSaverOptions>();
+  }
+  constexpr std::int64_t kMilliwattsPerWatt = 1000;
+  return std::optional<PowerSaverOptions>(PowerSaverOptions{
+      .idle_limit_mw = limit_w * kMilliwattsPerWatt,
+      .idle_after = std::chrono::duration_cast<Millis>(idle_after)});
+}
+
+Result<GpuSelfTestOptions> SelfTestFromFlags(std::string_view command_flag,
+                                             const std::string& command,
+                                             std::string_view interval_flag,
+                                             const std::string& interval) {
+  GF_ASSIGN_OR_RETURN(const std::chrono::seconds every,
+                      ParseFlagDuration(interval_flag, interval, std::chrono::minutes(1),
+                                        std::chrono::hours(24 * 7)));
+  if (command.find('\0') != std::string::npos || command.size() > 4096) {
+    return InvalidArgument(std::string(command_flag) +
+                           ": a shell command of at most 4096 characters, e.g. "
+                           "'dcgmi diag -r 1 -i $GPUFLEET_GPU_INDEX'");
+  }
+  return GpuSelfTestOptions{.command = command,
+                            .interval = std::chrono::duration_cast<Millis>(every)};
+}
+
+Result<NotifierOptions> NotifierOptionsFromConfig(const NotifyConfig& notify) {
+  NotifierOptions options;
+  options.email_from = notify.email_from.value_or(options.email_from);
+  options.sendmail = notify.sendmail.value_or(options.sendmail);
+  options.webhook_attempts = notify.webhook_attempts.value_or(options.webhook_attempts);
+  if (notify.webhook_timeout) {
+    options.webhook_timeout = *notify.webhook_timeout;
+  }
+  if (notify.webhook_retry_delay) {
+    options.webhook_first_retry = *notify.webhook_retry_delay;
+  }
+  options.ca_file = notify.ca_file.value_or(options.ca_file);
+  GF_TRY(ValidateNotifierOptions(options));
+  return options;
+}
+
 sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);

@@ -7,11 +7,16 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agent/gpu_self_test.h"
+#include "agent/power_saver.h"
+#include "config/config.h"
 #include "core/result.h"
+#include "notify/notifier.h"
 
 namespace gf {
 
@@ -29,6 +34,25 @@ Result<int> LockDataDir(const std::filesystem::path& dir, std::string_view comma
 Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag, const std::string& text,
                                                std::chrono::seconds min,
                                                std::chrono::seconds max);
+
+// The power policy of --idle-power-limit WATTS (0: off) and --idle-power-after DURATION (1s to
+// 24h); nullopt when off. `limit_flag` and `after_flag` name them in errors (or the [up] keys
+// that set them).
+Result<std::optional<PowerSaverOptions>> PowerPolicyFromFlags(std::string_view limit_flag,
+                                                              int limit_w,
+                                                              std::string_view after_flag,
+                                                              const std::string& after);
+
+// The self-test of failed GPUs (agent/gpu_self_test.h) from --gpu-self-test COMMAND ("" = off)
+// and --gpu-self-test-interval DURATION (1m to 7d), named in errors by the given flags or keys.
+Result<GpuSelfTestOptions> SelfTestFromFlags(std::string_view command_flag,
+                                             const std::string& command,
+                                             std::string_view interval_flag,
+                                             const std::string& interval);
+
+// The notifier's settings from the [notify] table (defaults for what it leaves out), checked
+// (ValidateNotifierOptions: the error names the key).
+Result<NotifierOptions> NotifierOptionsFromConfig(const NotifyConfig& notify);
 
 // Blocks SIGINT and SIGTERM in this thread (call before any thread starts, so that only
 // WaitForStopSignal sees them) and ignores SIGPIPE (a peer that hangs up must not kill us).

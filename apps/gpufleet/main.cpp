@@ -9,6 +9,7 @@
 
 #include "cli/admin_commands.h"
 #include "cli/client_commands.h"
+#include "cli/notify_commands.h"
 #include "cli/top.h"
 #include "executor/executor.h"
 #include "sim/sim_command.h"
@@ -68,6 +69,17 @@ int Main(int argc, char** argv) {
   up_cmd->add_option("--no-process-after", up.no_process_after,
                      "report a GPU held by a job with no process on it after this long")
       ->capture_default_str();
+  up_cmd->add_option("--idle-power-limit", up.idle_power_limit_w,
+                     "cap GPUs without a job to this many watts (needs root; 0 = off)")
+      ->capture_default_str();
+  up_cmd->add_option("--idle-power-after", up.idle_power_after,
+                     "how long a GPU is without a job before it is capped (1s .. 24h)")
+      ->capture_default_str();
+  up_cmd->add_option("--gpu-self-test", up.gpu_self_test,
+                     "shell command run on a failed GPU with no process; exit 0 returns it");
+  up_cmd->add_option("--gpu-self-test-interval", up.gpu_self_test_interval,
+                     "how often a failed GPU is tested (1m .. 7d)")
+      ->capture_default_str();
 
   gf::ServerOptions server;
   auto* server_cmd =
@@ -115,6 +127,17 @@ int Main(int argc, char** argv) {
   agent_cmd->add_option("--sample-interval", agent.sample_interval,
                         "how often GPUs are sampled (1s .. 1h)")
       ->capture_default_str();
+  agent_cmd->add_option("--idle-power-limit", agent.idle_power_limit_w,
+                        "cap GPUs without a job to this many watts (needs root; 0 = off)")
+      ->capture_default_str();
+  agent_cmd->add_option("--idle-power-after", agent.idle_power_after,
+                        "how long a GPU is without a job before it is capped (1s .. 24h)")
+      ->capture_default_str();
+  agent_cmd->add_option("--gpu-self-test", agent.gpu_self_test,
+                        "shell command run on a failed GPU with no process; exit 0 returns it");
+  agent_cmd->add_option("--gpu-self-test-interval", agent.gpu_self_test_interval,
+                        "how often a failed GPU is tested (1m .. 7d)")
+      ->capture_default_str();
 
   std::string job_dir;
   auto* shim = app.add_subcommand("shim", "internal: supervise one job (started by the agent)");
@@ -128,6 +151,7 @@ int Main(int argc, char** argv) {
 
   gf::AddClientCommands(app, client);
   gf::AddAdminCommands(app, client);
+  gf::AddNotifyCommands(app, client);
   gf::AddTopCommand(app, client);
   gf::sim::AddSimCommand(app, client.exit_code);
 

@@ -67,6 +67,10 @@ int RunServer(const ServerOptions& options) {
   if (!config.ok()) {
     return Die(kCommand, config.error());
   }
+  Result<NotifierOptions> notify = NotifierOptionsFromConfig(config->notify);
+  if (!notify.ok()) {
+    return Die(kCommand, notify.error());
+  }
   const sigset_t stop_signals = BlockStopSignals();
   const std::uint64_t open_files = RaiseOpenFileLimit();
   const SocketPathEnv socket_env = CurrentSocketPathEnv();
@@ -125,6 +129,7 @@ int RunServer(const ServerOptions& options) {
   copts.telemetry = &telemetry;
   copts.kill_grace = std::chrono::seconds(options.kill_grace_s);
   copts.policy = config->policy;
+  copts.energy_price = config->energy;
   copts.team_of_user = config->team_of_user;
   copts.node_timeout = std::chrono::duration_cast<Millis>(*node_timeout);
   copts.lease_epoch = **epoch;
@@ -132,6 +137,8 @@ int RunServer(const ServerOptions& options) {
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
   }
+  Notifier notifier(*notify);  // outlives the controller: drains after it stops
+  copts.notifier = &notifier;
   Controller controller(std::move(*store), clock, copts);
   if (Status s = controller.Load(); !s.ok()) {
     return Die(kCommand, s.error());

@@ -35,11 +35,13 @@ struct UpSettings {
   UpOptions options;
   PolicyConfig policy;
   std::map<std::string, std::string> team_of_user;  // [team.NAME] members
+  NotifyConfig notify;                               // [notify]
   std::string source;  // the settings file read; "" = none
   std::map<std::string, std::string> labels;  // [up] labels, then --label (which wins per key)
   // flag → where the file set it ("gpufleet.toml:5: [up] sample_interval"), so that a check
   // of its value names the key rather than a flag nobody typed.
   std::map<std::string, std::string> origin;
+  EnergyPrice energy;  // [energy]
 
   std::string Name(const std::string& flag) const {
     auto it = origin.find(flag);
@@ -59,7 +61,7 @@ struct UpSettings {
 
 // --config, or the default file when it exists; no file is the stock policy and the flags.
 Result<UpSettings> ReadSettings(const UpOptions& flags) {
-  UpSettings settings{flags, PolicyConfig{}, {}, "", {}, {}};
+  UpSettings settings{flags, PolicyConfig{}, {}, {}, "", {}, {}, {}};
   const std::string path = SettingsFile(flags.config);
   if (path.empty()) {
     return settings;
@@ -67,6 +69,8 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   GF_ASSIGN_OR_RETURN(const Config config, LoadConfig(path));
   settings.policy = config.policy;
   settings.team_of_user = config.team_of_user;
+  settings.notify = config.notify;
+  settings.energy = config.energy;
   settings.source = config.source;
   const auto same = [](const auto& v) { return v; };
   const auto text = [](std::chrono::seconds d) { return FormatDuration(d); };
@@ -83,6 +87,11 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.Take("--node-name", up.node_name, o.node_name, same);
   settings.Take("--sample-interval", up.sample_interval, o.sample_interval, text);
   settings.Take("--no-process-after", up.no_process_after, o.no_process_after, text);
+  settings.Take("--idle-power-limit", up.idle_power_limit, o.idle_power_limit_w, same);
+  settings.Take("--idle-power-after", up.idle_power_after, o.idle_power_after, text);
+  settings.Take("--gpu-self-test", up.gpu_self_test, o.gpu_self_test, same);
+  settings.Take("--gpu-self-test-interval", up.gpu_self_test_interval, o.gpu_self_test_interval,
+                text);
   settings.Take("--kill-grace", up.kill_grace, o.kill_grace_s,
                 [](std::chrono::seconds d) { return static_cast<int>(d.count()); });
   if (up.labels.has_value()) {
@@ -131,6 +140,22 @@ int RunUp(const UpOptions& flags) {
   if (!no_process_after.ok()) {
     return Die(no_process_after.error());
   }
+  auto power = PowerPolicyFromFlags(settings->Name("--idle-power-limit"),
+                                    options.idle_power_limit_w,
+                                    settings->Name("--idle-power-after"), options.idle_power_after);
+  if (!power.ok()) {
+    return Die(power.error());
+  }
+  auto self_test = SelfTestFromFlags(settings->Name("--gpu-self-test"), options.gpu_self_test,
+                                     settings->Name("--gpu-self-test-interval"),
+                                     options.gpu_self_test_interval);
+  if (!self_test.ok()) {
+    return Die(self_test.error());
+  }
+  Result<NotifierOptions> notify = NotifierOptionsFromConfig(settings->notify);
+  if (!notify.ok()) {
+    return Die(notify.error());
+  }
   // Every setting is checked before the data dir is taken.
   Result<int> lock = LockDataDir(data_dir, "up");
   if (!lock.ok()) {
@@ -153,10 +178,13 @@ int RunUp(const UpOptions& flags) {
   copts.telemetry = &telemetry;
   copts.kill_grace = std::chrono::seconds(options.kill_grace_s);
   copts.policy = settings->policy;
+  copts.energy_price = settings->energy;
   copts.team_of_user = settings->team_of_user;
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
   }
+  Notifier notifier(*notify);  // outlives the controller: drains after it stops
+  copts.notifier = &notifier;
   Controller controller(std::move(*store), clock, copts);
   if (Status s = controller.Load(); !s.ok()) {
     return Die(s.error());
@@ -165,6 +193,8 @@ int RunUp(const UpOptions& flags) {
   LocalAgentOptions agent_options{node};
   agent_options.labels = settings->labels;
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
+  agent_options.power = *power;
+  agent_options.self_test = *self_test;
   LocalAgent agent(agent_options, **backend, executor, controller, clock);
   controller.AttachAgent(node, &agent);
   controller.Start();

@@ -29,6 +29,10 @@ struct UpOptions {
   std::vector<std::string> labels;  // --label KEY=VALUE, repeatable: on top of [up] labels
   std::string sample_interval = "1s";  // how often the agent samples its GPUs
   std::string no_process_after = "60s";  // allocated GPU without a process → condition
+  int idle_power_limit_w = 0;             // power policy: idle GPUs capped to this; 0 = off
+  std::string idle_power_after = "10m";   // ... once without a job this long
+  std::string gpu_self_test;                // run on failed idle GPUs; exit 0 returns them
+  std::string gpu_self_test_interval = "10m";  // ... at most this often per GPU
 };
 
 // Returns the process exit code.

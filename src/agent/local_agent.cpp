@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/log_file.h"
+#include "executor/job_files.h"
 
 namespace gf {
 namespace {
@@ -35,6 +36,13 @@ LocalAgent::LocalAgent(LocalAgentOptions options,
       attributor_(options_.proc_root),
       health_(options_.health),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (options_.power) {
+    power_ = std::make_unique<PowerSaver>(*options_.power, backend_, clock_);
+  }
+  if (!options_.self_test.command.empty()) {
+    self_test_ = std::make_unique<GpuSelfTest>(
+        options_.self_test, clock_, [this](const GpuUuid& uuid) { ResetGpuHealth(uuid); });
+  }
   if (wake_fd_ < 0) {
     spdlog::warn("agent: eventfd: {}; queued work waits for the next fallback poll ({} ms)",
                  ErrnoText(errno), options_.poll_interval.count());
@@ -87,6 +95,9 @@ Status LocalAgent::Start() {
   spdlog::info("agent {}: {} GPUs ({}), {} jobs still running, {} ended while away",
                options_.name.value(), hello.node.gpus.size(), hello.node.gpu_backend,
                hello.running.size(), hello.ended.size());
+  if (power_) {
+    power_->Start(gpus_, RecoveredGpus(hello.running));
+  }
   reports_.OnAgentHello(std::move(hello));
   sample_failing_.assign(gpus_.size(), false);
   PublishLiveJobs();
@@ -110,6 +121,32 @@ void LocalAgent::Stop() {
   if (sampler_.joinable()) {
     sampler_.join();
   }
+  self_test_.reset();  // stops a test in progress
+  // Jobs keep running across a stop, but no agent will lift a cap before the next launch.
+  if (power_) {
+    power_->RestoreAll();
+  }
+}
+
+std::map<JobId, std::vector<GpuUuid>> LocalAgent::RecoveredGpus(
+    const std::vector<JobId>& running) const {
+  const auto read = [this](JobId job) -> Result<exec::ShimSpec> {
+    GF_ASSIGN_OR_RETURN(const std::string text,
+                        exec::ReadWholeFile(executor_.JobDir(job) / exec::kSpecFile));
+    return exec::SpecFromJson(text);
+  };
+  std::map<JobId, std::vector<GpuUuid>> gpus;
+  for (const JobId& job : running) {
+    Result<exec::ShimSpec> spec = read(job);
+    if (!spec.ok()) {
+      spdlog::warn("agent: job {}: its GPUs are unknown ({}); the power policy counts them idle "
+                   "unless a process shows on them",
+                   job.value(), spec.error().ToString());
+      continue;
+    }
+    gpus[job] = spec->launch.gpus;
+  }
+  return gpus;
 }
 
 void LocalAgent::Enqueue(std::function<void()> work) {
@@ -182,6 +219,9 @@ void LocalAgent::DoLaunch(const Job& job) {
   if (job.allocation) {
     spec.gpus = job.allocation->gpus;
   }
+  if (power_) {
+    power_->JobStarting(job.id, spec.gpus);  // a capped GPU gets its default limit back first
+  }
   // Returns once the shim is started; ReportStarts reports the job when it runs.
   Status started = executor_.StartLaunch(spec);
   if (started.ok()) {
@@ -191,6 +231,9 @@ void LocalAgent::DoLaunch(const Job& job) {
     // A launch sent again across a reconnect: the job already runs here (and was reported).
     spdlog::info("agent: job {} already runs here; launch ignored", job.id.value());
     return;
+  }
+  if (power_) {
+    power_->JobEnded(job.id);
   }
   reports_.OnJobExited(JobExitReport{job.id, -1, std::nullopt, clock_.Now(),
                                      "failed to start: " + started.error().message,
@@ -207,6 +250,9 @@ void LocalAgent::ReportStarts() {
 
 void LocalAgent::PollExits() {
   for (const JobExit& exit : executor_.Poll()) {
+    if (power_) {
+      power_->JobEnded(exit.job);
+    }
     reports_.OnJobExited(ToReport(exit, options_.name));
   }
 }
@@ -248,6 +294,15 @@ std::vector<GpuSample> LocalAgent::SampleEachGpu() {
   return samples;
 }
 
+int LocalAgent::IndexOf(const GpuUuid& uuid) const {
+  for (const Gpu& gpu : gpus_) {
+    if (gpu.uuid == uuid) {
+      return gpu.index;
+    }
+  }
+  return -1;
+}
+
 void LocalAgent::SampleRound() {
   std::vector<GpuSample> samples = SampleEachGpu();
   std::vector<LiveJob> live;
@@ -263,6 +318,12 @@ void LocalAgent::SampleRound() {
   attributor_.Attribute(samples, live);
   for (GpuSample& s : samples) {
     health_.Update(s);
+    if (self_test_) {
+      self_test_->Observe(s, IndexOf(s.uuid));
+    }
+  }
+  if (power_) {
+    power_->Tick(samples);
   }
   reports_.OnSamples(options_.name, std::move(samples));
 }

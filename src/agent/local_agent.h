@@ -14,7 +14,9 @@
 //    (HealthTracker) and reports the round with OnSamples. It is a thread of its own so that a
 //    slow driver call (NVML can take tens of ms a call) never delays launches, kills or exits.
 // The Executor is touched by the agent thread alone, the GpuBackend, attributor and health
-// tracker by the sampler thread alone (and by Start before either runs).
+// tracker by the sampler thread alone (and by Start before either runs), except the power
+// limit calls of the optional PowerSaver (power_saver.h): it restores a GPU's limit on the agent
+// thread before a launch and caps idle GPUs on the sampler thread after each round.
 #pragma once
 
 #include <condition_variable>
@@ -22,7 +24,9 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +35,8 @@
 #include "core/clock.h"
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
+#include "agent/gpu_self_test.h"
+#include "agent/power_saver.h"
 #include "monitor/attribution.h"
 #include "monitor/health.h"
 
@@ -43,6 +49,12 @@ struct LocalAgentOptions {
   std::filesystem::path proc_root = "/proc";  // where attribution reads processes (tests: fake)
   HealthPolicy health{};                      // thresholds of the health verdicts
   std::map<std::string, std::string> labels{};  // the node's labels (--label, [up] labels)
+  // The power policy (--idle-power-limit, --idle-power-after); nullopt: off. Its idle GPUs are
+  // capped only while sampling is on (the sampler thread's rounds drive it).
+  std::optional<PowerSaverOptions> power{};
+  // The administrator's self-test for failed GPUs (--gpu-self-test): a pass returns the GPU to
+  // service (gpu_self_test.h). Empty command: off.
+  GpuSelfTestOptions self_test{};
 };
 
 class LocalAgent final : public NodeAgent {
@@ -80,7 +92,7 @@ class LocalAgent final : public NodeAgent {
 
   // Clears what the health tracker holds against the GPU (sticky failures such as a fatal XID)
   // from the next sampling round on: an admin has dealt with the card. Any thread.
-  void ResetGpuHealth(const GpuUuid& uuid);
+  void ResetGpuHealth(const GpuUuid& uuid) override;
 
  private:
   void Enqueue(std::function<void()> work);
@@ -93,8 +105,11 @@ class LocalAgent final : public NodeAgent {
   void PublishLiveJobs();
   void SamplerLoop();
   void SampleRound();
+  int IndexOf(const GpuUuid& uuid) const;  // the GPU's index on this node; -1 if unknown
   std::vector<GpuSample> SampleEachGpu();
   Result<Node> Inventory();
+  // The GPUs of the jobs Recover found running, from their spec.json (for the PowerSaver).
+  std::map<JobId, std::vector<GpuUuid>> RecoveredGpus(const std::vector<JobId>& running) const;
 
   LocalAgentOptions options_;
   GpuBackend& backend_;
@@ -108,6 +123,8 @@ class LocalAgent final : public NodeAgent {
   ProcessAttributor attributor_;
   HealthTracker health_;
   std::vector<bool> sample_failing_;  // per gpus_ entry: its last Sample failed (logged once)
+  std::unique_ptr<PowerSaver> power_;  // null: no power policy; thread-safe itself
+  std::unique_ptr<GpuSelfTest> self_test_;  // null: no self-test; fed by the sampler thread
 
   std::mutex mu_;
   int wake_fd_ = -1;                    // eventfd: wakes the agent thread (work, stop)

@@ -332,6 +332,9 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
       break;
     case AgentCommand::Kind::kReadLog:
       break;  // answered above
+    case AgentCommand::Kind::kResetGpuHealth:
+      agent_->ResetGpuHealth(command.gpu);
+      break;
   }
   std::lock_guard lock(mu_);
   if (command.kind == AgentCommand::Kind::kAcknowledgeExit) {

@@ -1,7 +1,9 @@
 #include "api/admin_json.h"
 
+#include <algorithm>
 #include <set>
 
+#include "api/json_mapping.h"
 #include "core/duration.h"
 
 namespace gf {
@@ -88,6 +90,63 @@ Result<TokenRequest> TokenRequestFromJson(const json& body) {
 Result<std::string> DrainReasonFromJson(const json& body) {
   GF_TRY(OnlyFields(body, {"reason"}, "a drain"));
   return StringField(body, "reason");
+}
+
+json SubscriptionToJson(const Subscription& sub) {
+  json events = json::array();
+  for (const NotifyKind kind : sub.kinds) {
+    events.push_back(ToString(kind));
+  }
+  return json{{"id", sub.id},
+              {"owner", sub.owner},
+              {"scope", ToString(sub.scope)},
+              {"team", sub.scope == SubscriptionScope::kTeam ? json(sub.team) : json()},
+              {"channel", ToString(sub.channel)},
+              {"target", sub.target},
+              {"events", std::move(events)},
+              {"created", FormatRfc3339(sub.created)},
+              {"created_ms", ToUnixMillis(sub.created)}};
+}
+
+Result<Subscription> SubscriptionFromJson(const json& body) {
+  GF_TRY(OnlyFields(body, {"scope", "team", "channel", "target", "events"}, "a subscription"));
+  Subscription sub;
+  GF_ASSIGN_OR_RETURN(const std::string scope, StringField(body, "scope"));
+  if (!scope.empty()) {
+    GF_ASSIGN_OR_RETURN(sub.scope, ParseSubscriptionScope(scope));
+  }
+  GF_ASSIGN_OR_RETURN(sub.team, StringField(body, "team"));
+  if (sub.scope == SubscriptionScope::kTeam && sub.team.empty()) {
+    return InvalidArgument("team: a team subscription (scope \"team\") must name its team");
+  }
+  GF_ASSIGN_OR_RETURN(const std::string channel, StringField(body, "channel"));
+  if (channel.empty()) {
+    return InvalidArgument("channel: required, \"webhook\" or \"email\"");
+  }
+  GF_ASSIGN_OR_RETURN(sub.channel, ParseNotifyChannel(channel));
+  GF_ASSIGN_OR_RETURN(sub.target, StringField(body, "target"));
+  if (sub.target.empty()) {
+    return InvalidArgument("target: required, the webhook URL or the e-mail address");
+  }
+  auto events = body.find("events");
+  if (events != body.end() && !events->is_null()) {
+    if (!events->is_array()) {
+      return InvalidArgument("events: must be a list of event names, e.g. [\"job_end\"]");
+    }
+    for (const json& name : *events) {
+      if (!name.is_string()) {
+        return InvalidArgument("events: must be a list of event names, e.g. [\"job_end\"]");
+      }
+      Result<NotifyKind> kind = ParseNotifyKind(name.get<std::string>());
+      if (!kind.ok()) {
+        return InvalidArgument("events: " + kind.error().message);
+      }
+      if (std::find(sub.kinds.begin(), sub.kinds.end(), *kind) == sub.kinds.end()) {
+        sub.kinds.push_back(*kind);
+      }
+    }
+  }
+  return sub;
 }
 
 }  // namespace gf

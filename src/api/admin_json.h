@@ -22,4 +22,12 @@ nlohmann::json IssuedTokenToJson(const IssuedToken& issued);  // with "token": t
 Result<TokenRequest> TokenRequestFromJson(const nlohmann::json& body);
 Result<std::string> DrainReasonFromJson(const nlohmann::json& body);
 
+// Notification subscriptions (issue #8):
+//   POST /api/v1/subscriptions {"scope": "user"|"team"|"cluster" (default user), "team": "cv"
+//                               (scope team), "channel": "webhook"|"email", "target": URL or
+//                               address, "events": ["job_end", ...] (absent or []: every one)}
+//   → 201 the subscription: those fields and "id", "owner", "created" (RFC 3339), "created_ms"
+nlohmann::json SubscriptionToJson(const Subscription& sub);
+Result<Subscription> SubscriptionFromJson(const nlohmann::json& body);
+
 }  // namespace gf

@@ -313,6 +313,7 @@ constexpr std::string_view kLaunch = "launch";
 constexpr std::string_view kKill = "kill";
 constexpr std::string_view kAck = "ack";
 constexpr std::string_view kReadLog = "read_log";
+constexpr std::string_view kResetGpuHealth = "reset_gpu_health";
 
 // Base64 (RFC 4648, with padding): a log chunk is bytes, and JSON strings must be UTF-8.
 constexpr std::string_view kBase64Alphabet =
@@ -568,6 +569,10 @@ json AgentCommandToJson(const AgentCommand& c) {
       out["offset"] = c.log.offset;
       out["limit"] = c.log.limit;
       break;
+    case AgentCommand::Kind::kResetGpuHealth:
+      out["kind"] = kResetGpuHealth;
+      out["gpu"] = c.gpu.value();
+      break;
   }
   return out;
 }
@@ -600,9 +605,13 @@ Result<AgentCommand> AgentCommandFromJson(const json& body) {
     c.kind = AgentCommand::Kind::kReadLog;
     GF_ASSIGN_OR_RETURN(c.log, ReadLogFromJson(f, c.job_id));
     GF_ASSIGN_OR_RETURN(c.request, f.Required<std::int64_t>("request"));
+  } else if (kind == kResetGpuHealth) {
+    c.kind = AgentCommand::Kind::kResetGpuHealth;
+    GF_ASSIGN_OR_RETURN(std::string gpu, f.Required<std::string>("gpu"));
+    c.gpu = GpuUuid(gpu);
   } else {
     return InvalidArgument(f.Path("kind") + ": unknown command '" + kind +
-                           "'; expected launch, kill, ack or read_log");
+                           "'; expected launch, kill, ack, read_log or reset_gpu_health");
   }
   return c;
 }

@@ -259,6 +259,17 @@ TEST(AgentWireTest, KillAndAckRoundTrip) {
   EXPECT_EQ(back.job_id, JobId(12));
 }
 
+TEST(AgentWireTest, ResetGpuHealthRoundTripsAndNeedsItsGpu) {
+  AgentCommand reset{.seq = 11, .kind = AgentCommand::Kind::kResetGpuHealth,
+                     .gpu = GpuUuid("GPU-abc")};
+  AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(reset))));
+  EXPECT_EQ(back.seq, 11);
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kResetGpuHealth);
+  EXPECT_EQ(back.gpu, GpuUuid("GPU-abc"));
+  json no_gpu{{"seq", 12}, {"job", 0}, {"kind", "reset_gpu_health"}};
+  EXPECT_NE(ReadError(AgentCommandFromJson, no_gpu).find("gpu"), std::string::npos);
+}
+
 TEST(AgentWireTest, ReadLogCommandRoundTrips) {
   AgentCommand read{.seq = 0, .kind = AgentCommand::Kind::kReadLog, .job_id = JobId(42),
                     .request = 7,
@@ -371,7 +382,7 @@ TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
   const std::string message = ReadError(AgentCommandFromJson, reboot);
   EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
   EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
-  EXPECT_NE(message.find("launch, kill, ack or read_log"), std::string::npos) << message;
+  EXPECT_NE(message.find("launch, kill, ack, read_log or reset_gpu_health"), std::string::npos) << message;
 }
 
 TEST(AgentWireTest, UnknownFieldsAreIgnoredForNewerAgents) {

@@ -140,6 +140,35 @@ class FakeClusterService : public ClusterService {
     out.name = node;
     return out;
   }
+  Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& /*node*/,
+                        const std::string& gpu) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    Gpu out;
+    out.uuid = GpuUuid(gpu);
+    out.health = GpuHealth::kFailed;
+    return out;
+  }
+  // Echoes the request with id "sub-1" and the caller as owner.
+  Result<Subscription> CreateSubscription(const Caller& caller, Subscription request) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_subscription = request;
+    request.id = "sub-1";
+    request.owner = caller.user;
+    return request;
+  }
+  Result<std::vector<Subscription>> ListSubscriptions(const Caller& caller) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    return subscriptions;
+  }
+  Result<Subscription> DeleteSubscription(const Caller& caller, const std::string& id) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_subscription_id = id;
+    return Subscription{.id = id, .owner = caller.user, .target = "http://h/x"};
+  }
 
   int Calls() {
     std::lock_guard<std::mutex> lock(mu);
@@ -163,7 +192,10 @@ class FakeClusterService : public ClusterService {
   ClusterStats stats;
   QuotaReport quota;
   IssuedToken issued;
+  std::vector<Subscription> subscriptions;
   // Recorded.
+  std::optional<Subscription> last_subscription;
+  std::optional<std::string> last_subscription_id;
   std::optional<TokenRequest> last_token_request;
   int calls = 0;
   std::optional<Caller> last_caller;

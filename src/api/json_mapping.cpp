@@ -113,6 +113,15 @@ Result<std::string> StringField(std::string_view field, const json& v) {
   return v.get<std::string>();
 }
 
+// A boolean only: "false" or 0 from a script that meant something else would silently flip
+// what happens to the job. `must` says what the values mean.
+Result<bool> BoolField(std::string_view field, const json& v, std::string_view must) {
+  if (!v.is_boolean()) {
+    return FieldError(field, must, v);
+  }
+  return v.get<bool>();
+}
+
 Result<std::vector<std::string>> CommandField(const json& v) {
   constexpr std::string_view kMust = "a non-empty array of strings (the argv)";
   if (!v.is_array() || v.empty()) {
@@ -331,17 +340,22 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   } else if (key == "node_labels") {
     GF_ASSIGN_OR_RETURN(spec.request.node_labels, NodeLabelsField(v));
   } else if (key == "requeue") {
-    // A boolean only: "false" or 0 from a script that meant true would be a job run twice.
-    if (!v.is_boolean()) {
-      return FieldError(key, "true (back to the queue when preempted or its node fails) or "
-                             "false (it ends instead; gpufleet submit --no-requeue)", v);
-    }
-    spec.requeue = v.get<bool>();
+    // "false" or 0 from a script that meant true would be a job run twice.
+    GF_ASSIGN_OR_RETURN(spec.requeue,
+                        BoolField(key, v,
+                                  "true (back to the queue when preempted or its node fails) or "
+                                  "false (it ends instead; gpufleet submit --no-requeue)"));
+  } else if (key == "interactive") {
+    GF_ASSIGN_OR_RETURN(spec.interactive,
+                        BoolField(key, v, "true (gpufleet submit --interactive) or false"));
+  } else if (key == "idle_reap") {
+    GF_ASSIGN_OR_RETURN(spec.idle_reap,
+                        BoolField(key, v, "false (gpufleet submit --no-reap) or true"));
   } else {
     return InvalidArgument("unknown field \"" + key +
                            "\" in job spec; known fields: command, name, workdir, env, gpus, "
                            "gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
-                           "requeue, array");
+                           "requeue, interactive, idle_reap, array");
   }
   return OkStatus();
 }
@@ -424,6 +438,8 @@ json JobToJson(const Job& job) {
       {"time_limit_s", job.spec.time_limit ? json(job.spec.time_limit->count()) : json()},
       {"checkpoint_signal", CheckpointSignalName(job.spec.checkpoint_signal)},
       {"requeue", job.spec.requeue},
+      {"interactive", job.spec.interactive},
+      {"idle_reap", job.spec.idle_reap},
       {"after", DependenciesToJson(job.spec.after)},
       {"array_job", task ? json(task->array_job.value()) : json()},
       {"array_index", task ? json(task->index) : json()},
@@ -445,6 +461,7 @@ json JobToJson(const Job& job) {
       {"exit_code", OptionalValue(job.exit_code)},
       {"reason", job.reason},
       {"usage", job.usage ? JobUsageToJson(*job.usage) : json()},
+      {"energy", job.energy_charge ? EnergyChargeToJson(*job.energy_charge) : json()},
   };
 }
 
@@ -460,11 +477,15 @@ json QuotaToJson(const QuotaReport& report) {
                          {"budget_gpu_hours", OptionalValue(t.budget_gpu_hours)},
                          {"used_gpu_hours", t.used_gpu_hours},
                          {"left_gpu_hours", OptionalValue(t.left_gpu_hours)},
-                         {"over_budget", t.over_budget}});
+                         {"over_budget", t.over_budget},
+                         {"energy", EnergyChargeToJson(t.energy)}});
   }
   json users = json::array();
   for (const UserQuota& u : report.users) {
-    users.push_back(json{{"team", u.team}, {"user", u.user}, {"used_gpu_hours", u.used_gpu_hours}});
+    users.push_back(json{{"team", u.team},
+                         {"user", u.user},
+                         {"used_gpu_hours", u.used_gpu_hours},
+                         {"energy", EnergyChargeToJson(u.energy)}});
   }
   return json{{"period_start", FormatRfc3339(report.period_start)},
               {"period_start_ms", ToUnixMillis(report.period_start)},
@@ -565,6 +586,14 @@ json JobUsageToJson(const JobUsage& usage) {
               {"energy_mj", usage.energy_mj},
               {"energy_j", joules},
               {"energy_kwh", joules / kJoulesPerKwh}};
+}
+
+json EnergyChargeToJson(const EnergyCharge& charge) {
+  return json{{"energy_mj", charge.energy_mj},
+              {"energy_kwh", charge.kwh},
+              {"cost", OptionalValue(charge.cost)},
+              {"currency", charge.cost ? json(charge.currency) : json()},
+              {"co2_kg", OptionalValue(charge.co2_kg)}};
 }
 
 json EventToJson(const Event& event) {
@@ -690,6 +719,7 @@ json NodeExplanationToJson(const NodeExplanation& node) {
               {"detail", node.detail},
               {"gpus", node.gpus},
               {"failed", node.failed},
+              {"degraded", node.degraded},
               {"matching", node.matching},
               {"free", node.free},
               {"givable", node.givable},

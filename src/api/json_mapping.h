@@ -39,6 +39,9 @@ std::optional<ErrorCode> ParseErrorCodeName(std::string_view name);
 // a GPU whose driver cannot tell must not look alike). docs/openapi.json describes each object.
 nlohmann::json JobToJson(const Job& job);  // "usage": JobUsageToJson, null until measured
 nlohmann::json JobUsageToJson(const JobUsage& usage);  // energy in mJ, J and kWh
+// {energy_mj, energy_kwh, cost, currency, co2_kg}; cost/currency and co2_kg are null without
+// an [energy] price or intensity.
+nlohmann::json EnergyChargeToJson(const EnergyCharge& charge);
 nlohmann::json NodeToJson(const Node& node);
 nlohmann::json GpuToJson(const Gpu& gpu);
 // A lost sample (the GPU fell off the bus) has null memory figures: its zeros are not readings.

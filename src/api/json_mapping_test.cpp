@@ -66,6 +66,8 @@ TEST(ApiJsonMappingTest, JobToJsonHasEveryField) {
   EXPECT_EQ(j["checkpoint_signal"], "TERM");
   EXPECT_EQ(j["preemptible"], false);
   EXPECT_EQ(j["requeue"], true);
+  EXPECT_EQ(j["interactive"], false);
+  EXPECT_EQ(j["idle_reap"], true);
   EXPECT_TRUE(j["estimated_start"].is_null());
   job.spec.checkpoint_signal = 10;
   job.spec.requeue = false;
@@ -85,7 +87,8 @@ TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
                      {"gpus", 4},        {"gpu_type", "A100"},
                      {"priority", "low"}, {"team", "nlp"},
                      {"time_limit", "2h"}, {"checkpoint_signal", "SIGUSR2"},
-                     {"requeue", false}};
+                     {"requeue", false},  {"interactive", true},
+                     {"idle_reap", false}};
   auto spec = JobSpecFromJson(body);
   ASSERT_TRUE(spec.ok()) << spec.error().message;
   EXPECT_EQ(spec->argv, (std::vector<std::string>{"python", "train.py"}));
@@ -99,6 +102,16 @@ TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
   EXPECT_EQ(spec->time_limit, std::chrono::seconds(7200));
   EXPECT_EQ(spec->checkpoint_signal, 12);
   EXPECT_FALSE(spec->requeue);
+  EXPECT_TRUE(spec->interactive);
+  EXPECT_FALSE(spec->idle_reap);
+  auto plain = JobSpecFromJson({{"command", {"true"}}});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->interactive);
+  EXPECT_TRUE(plain->idle_reap);
+  auto wrong = JobSpecFromJson({{"command", {"true"}}, {"idle_reap", "no"}});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().message,
+            "idle_reap: must be false (gpufleet submit --no-reap) or true, got \"no\"");
   auto numbered = JobSpecFromJson({{"command", {"true"}}, {"checkpoint_signal", 10}});
   ASSERT_TRUE(numbered.ok()) << numbered.error().message;
   EXPECT_EQ(numbered->checkpoint_signal, 10);

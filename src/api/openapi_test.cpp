@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "api/admin_json.h"
 #include "api/json_mapping.h"
 #include "api/routes.h"
 
@@ -121,8 +122,17 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   ExpectSchemaMatches(spec, "Job", JobToJson(Job{}));
   ExpectSchemaMatches(spec, "Job", JobToJson(job));
   ExpectSchemaMatches(spec, "JobUsage", JobUsageToJson(JobUsage{}));
+  ExpectSchemaMatches(spec, "EnergyCharge", EnergyChargeToJson(EnergyCharge{}));
+  ExpectSchemaMatches(spec, "EnergyCharge",
+                      EnergyChargeToJson(ChargeFor(3'600'000, EnergyPrice{.price_per_kwh = 0.3,
+                                                                          .co2_g_per_kwh = 400})));
   ExpectSchemaMatches(spec, "Node", NodeToJson(Node{}));
   ExpectSchemaMatches(spec, "Event", EventToJson(Event{}));
+  ExpectSchemaMatches(spec, "Subscription", SubscriptionToJson(Subscription{}));
+  ExpectSchemaMatches(spec, "Subscription",
+                      SubscriptionToJson(Subscription{.scope = SubscriptionScope::kTeam,
+                                                      .team = "cv",
+                                                      .kinds = {NotifyKind::kJobEnd}}));
   const QuotaReport quota{.teams = {TeamQuota{}}, .users = {UserQuota{}}};
   const nlohmann::json mapped_quota = QuotaToJson(quota);
   ExpectSchemaMatches(spec, "Quota", mapped_quota);

@@ -359,6 +359,31 @@ Result<HttpResponse> RevokeToken(ClusterService& service, const RequestContext& 
   return JsonResponse(200, ApiTokenToJson(token));
 }
 
+// ---- Notification subscriptions (issue #8) ----
+
+Result<HttpResponse> CreateSubscription(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(Subscription request, SubscriptionFromJson(body));
+  GF_ASSIGN_OR_RETURN(const Subscription sub,
+                      service.CreateSubscription(ctx.caller, std::move(request)));
+  return JsonResponse(201, SubscriptionToJson(sub));
+}
+
+Result<HttpResponse> ListSubscriptions(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const auto subs, service.ListSubscriptions(ctx.caller));
+  json out = json::array();
+  for (const auto& sub : subs) {
+    out.push_back(SubscriptionToJson(sub));
+  }
+  return JsonResponse(200, json{{"subscriptions", std::move(out)}});
+}
+
+Result<HttpResponse> DeleteSubscription(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const Subscription sub,
+                      service.DeleteSubscription(ctx.caller, ctx.params.at("id")));
+  return JsonResponse(200, SubscriptionToJson(sub));
+}
+
 Result<HttpResponse> DrainNode(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
   GF_ASSIGN_OR_RETURN(std::string reason, DrainReasonFromJson(body));
@@ -371,6 +396,12 @@ Result<HttpResponse> ResumeNode(ClusterService& service, const RequestContext& c
   GF_ASSIGN_OR_RETURN(const Node node,
                       service.ResumeNode(ctx.caller, NodeId(ctx.params.at("name"))));
   return JsonResponse(200, NodeToJson(node));
+}
+
+Result<HttpResponse> ResumeGpu(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const Gpu gpu, service.ResumeGpu(ctx.caller, NodeId(ctx.params.at("name")),
+                                                       ctx.params.at("gpu")));
+  return JsonResponse(200, GpuToJson(gpu));
 }
 
 // ---- The agent link (controller/agent_link.h), for `gpufleet server` only ----
@@ -441,7 +472,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 24> kRoutes = {{
+const std::array<RouteEntry, 28> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -462,6 +493,10 @@ const std::array<RouteEntry, 24> kRoutes = {{
     {{"POST", "/api/v1/tokens/{id}/revoke", true}, "", &RevokeToken},
     {{"POST", "/api/v1/nodes/{name}/drain", true}, "", &DrainNode},
     {{"POST", "/api/v1/nodes/{name}/resume", true}, "", &ResumeNode},
+    {{"POST", "/api/v1/nodes/{name}/gpus/{gpu}/resume", true}, "", &ResumeGpu},
+    {{"POST", "/api/v1/subscriptions", true}, "", &CreateSubscription},
+    {{"GET", "/api/v1/subscriptions", true}, "", &ListSubscriptions},
+    {{"DELETE", "/api/v1/subscriptions/{id}", true}, "", &DeleteSubscription},
     // Node agents authenticate with node tokens, not as users: the link checks them itself.
     {{"POST", "/api/v1/agent/hello", false}, "", &AgentHelloRoute},
     {{"POST", "/api/v1/agent/reports", false}, "session", &AgentReportsRoute},

@@ -386,5 +386,45 @@ TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
   EXPECT_EQ(Do("GET", "/api/v1/quota?all=1").status, 400);  // no query parameters
 }
 
+TEST_F(ApiRoutesTest, SubscriptionsCreateListAndDelete) {
+  auto r = Do("POST", "/api/v1/subscriptions",
+              R"({"scope":"team","team":"cv","channel":"webhook",)"
+              R"("target":"https://h.example/x","events":["job_end","quota_80","job_end"]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_TRUE(fake_.last_subscription.has_value());
+  EXPECT_EQ(fake_.last_subscription->scope, SubscriptionScope::kTeam);
+  EXPECT_EQ(fake_.last_subscription->team, "cv");
+  EXPECT_EQ(fake_.last_subscription->channel, NotifyChannel::kWebhook);
+  EXPECT_EQ(fake_.last_subscription->kinds,
+            (std::vector<NotifyKind>{NotifyKind::kJobEnd, NotifyKind::kQuota80}));
+  EXPECT_EQ(Body(r)["id"], "sub-1");
+  EXPECT_EQ(Body(r)["owner"], "alice");
+  EXPECT_EQ(Body(r)["events"], json({"job_end", "quota_80"}));
+
+  r = Do("POST", "/api/v1/subscriptions",
+         R"({"channel":"email","target":"a@b","events":["job_ended"]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(Message(r).find("events: event 'job_ended' is not one gpufleet notifies of"),
+            std::string::npos) << Message(r);
+  r = Do("POST", "/api/v1/subscriptions", R"({"channel":"sms","target":"1"})");
+  EXPECT_EQ(r.status, 400);
+  r = Do("POST", "/api/v1/subscriptions", R"({"channel":"email","target":"a@b","x":1})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(Message(r).find("x: unknown field"), std::string::npos);
+  r = Do("POST", "/api/v1/subscriptions", R"({"channel":"email","target":"a@b"})", &anonymous_);
+  EXPECT_EQ(r.status, 401);
+
+  fake_.subscriptions = {Subscription{.id = "sub-2", .owner = "alice", .target = "http://h"}};
+  r = Do("GET", "/api/v1/subscriptions");
+  ASSERT_EQ(r.status, 200);
+  ASSERT_EQ(Body(r)["subscriptions"].size(), 1u);
+  EXPECT_EQ(Body(r)["subscriptions"][0]["scope"], "user");
+  EXPECT_TRUE(Body(r)["subscriptions"][0]["team"].is_null());
+
+  r = Do("DELETE", "/api/v1/subscriptions/sub-2");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(fake_.last_subscription_id, "sub-2");
+}
+
 }  // namespace
 }  // namespace gf

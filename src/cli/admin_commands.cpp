@@ -118,6 +118,20 @@ int RunNodeAction(const ClientContext& ctx, const std::string& node, const std::
   return 0;
 }
 
+// `gpufleet gpu resume NODE GPU`: the agent forgets the failure; the next sample decides.
+int RunGpuResume(const ClientContext& ctx, const std::pair<std::string, std::string>& target) {
+  const auto& [node, gpu] = target;
+  Result<json> answer = Post(ctx, "/api/v1/nodes/" + node + "/gpus/" + gpu + "/resume",
+                             json::object());
+  if (!answer.ok()) {
+    return Fail(answer.error());
+  }
+  std::cout << "GPU " << JsonText(*answer, "index", gpu) << " on " << node << " ("
+            << JsonText(*answer, "uuid", "") << ") was " << JsonText(*answer, "health")
+            << ": its health is judged afresh from its next sample (gpufleet gpus shows it)\n";
+  return 0;
+}
+
 void AddTokenCreateOptions(CLI::App& cmd, TokenCreate& o) {
   cmd.add_option("--description", o.description, "what the token is for");
   cmd.add_option("--expires", o.expires, "lifetime, e.g. 90d (default: does not expire)");
@@ -180,6 +194,16 @@ void AddAdminCommands(CLI::App& app, ClientContext& ctx) {
   resume->callback([&ctx, resume_node] {
     ctx.exit_code = RunNodeAction(ctx, *resume_node, "resume", json::object());
   });
+
+  auto* gpu = app.add_subcommand("gpu", "administer GPUs: return a failed one to service");
+  gpu->require_subcommand(1);
+  auto resume_gpu = std::make_shared<std::pair<std::string, std::string>>();
+  auto* gpu_resume = gpu->add_subcommand(
+      "resume", "GPU on NODE (index or UUID) is judged afresh from its next sample (operators)");
+  gpu_resume->add_option("NODE", resume_gpu->first)->required();
+  gpu_resume->add_option("GPU", resume_gpu->second, "its index on the node, or its UUID")
+      ->required();
+  gpu_resume->callback([&ctx, resume_gpu] { ctx.exit_code = RunGpuResume(ctx, *resume_gpu); });
 }
 
 }  // namespace gf

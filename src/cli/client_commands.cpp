@@ -108,6 +108,17 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
          "its node fails it ends FAILED, instead of going back to the queue (default "
          "--requeue)")
       ->multi_option_policy(last);
+  // Flag functions too, for the same reason: a #GPUFLEET line may set them.
+  cmd.add_flag_function(
+         "--interactive", [&o](std::int64_t count) { o.interactive = count > 0; },
+         "an interactive session (notebook, shell): the idle reaper waits its class's longer "
+         "interactive threshold before warning")
+      ->multi_option_policy(last);
+  cmd.add_flag_function(
+         "--reap,!--no-reap", [&o](std::int64_t count) { o.reap = count > 0; },
+         "--no-reap: the idle reaper leaves the job alone even when its GPUs stay idle; only "
+         "in a class that allows it (idle_opt_out), else the submission is refused")
+      ->multi_option_policy(last);
   cmd.add_option("--name", o.name, "job name (default: the command)")->multi_option_policy(last);
   cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
       ->multi_option_policy(last);
@@ -164,8 +175,10 @@ Status ApplyDirectives(SubmitOptions& o) {
       o.*field = d.*field;
     }
   }
-  if (!o.requeue) {
-    o.requeue = d.requeue;
+  for (auto field : {&SubmitOptions::requeue, &SubmitOptions::interactive, &SubmitOptions::reap}) {
+    if (!(o.*field)) {
+      o.*field = d.*field;
+    }
   }
   d.after.insert(d.after.end(), o.after.begin(), o.after.end());  // dependencies add up
   o.after = std::move(d.after);
@@ -349,8 +362,14 @@ int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
   if (!id.ok()) {
     return Fail(id.error());
   }
-  return RunRead(ctx, "/api/v1/jobs/" + std::to_string(*id), json,
-                 [](const nlohmann::json& job) { PrintJob(job, std::cout); });
+  const std::string target = "/api/v1/jobs/" + std::to_string(*id);
+  const int rc =
+      RunRead(ctx, target, json, [](const nlohmann::json& job) { PrintJob(job, std::cout); });
+  if (rc != 0 || json) {
+    return rc;  // --json keeps the job's object alone, as scripts read it
+  }
+  return RunRead(ctx, target + "/events", false,
+                 [](const nlohmann::json& body) { PrintJobEvents(body, std::cout); });
 }
 
 // `gpufleet cancel --array 40`: every unfinished task of each array.

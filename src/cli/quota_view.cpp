@@ -29,6 +29,13 @@ std::string Day(const json& quota, const char* key) {
   return JsonText(quota, key).substr(0, 10);
 }
 
+// The row's energy charge; an empty object when absent (an older server).
+const json& Energy(const json& row) {
+  static const json none = json::object();
+  auto it = row.find("energy");
+  return it != row.end() && it->is_object() ? *it : none;
+}
+
 const json& Rows(const json& quota, const char* key) {
   static const json empty = json::array();
   auto it = quota.find(key);
@@ -67,7 +74,10 @@ void PrintQuota(const json& quota, std::ostream& out) {
                "BUDGET GPU-H",
                "USED",
                "LEFT",
-               "OVER BUDGET"});
+               "OVER BUDGET",
+               "KWH",
+               "COST",
+               "CO2"});
   for (const json& team : Rows(quota, "teams")) {
     teams.AddRow({TeamName(team),
                   JsonText(team, "guaranteed_gpus"),
@@ -77,16 +87,20 @@ void PrintQuota(const json& quota, std::ostream& out) {
                   Hours(team, "budget_gpu_hours"),
                   Hours(team, "used_gpu_hours"),
                   Hours(team, "left_gpu_hours"),
-                  JsonText(team, "over_budget")});
+                  JsonText(team, "over_budget"),
+                  EnergyKwh(Energy(team)),
+                  EnergyCost(Energy(team)),
+                  EnergyCo2(Energy(team))});
   }
   teams.Print(out);
   if (Rows(quota, "users").empty()) {
     return;
   }
   out << '\n';
-  Table users({"USER", "TEAM", "USED GPU-H"});
+  Table users({"USER", "TEAM", "USED GPU-H", "KWH", "COST", "CO2"});
   for (const json& user : Rows(quota, "users")) {
-    users.AddRow({JsonText(user, "user"), TeamName(user), Hours(user, "used_gpu_hours")});
+    users.AddRow({JsonText(user, "user"), TeamName(user), Hours(user, "used_gpu_hours"),
+                  EnergyKwh(Energy(user)), EnergyCost(Energy(user)), EnergyCo2(Energy(user))});
   }
   users.Print(out);
 }

@@ -255,6 +255,12 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
   if (options.requeue) {
     body["requeue"] = *options.requeue;
   }
+  if (options.interactive) {
+    body["interactive"] = *options.interactive;
+  }
+  if (options.reap) {
+    body["idle_reap"] = *options.reap;
+  }
   if (options.team) {
     body["team"] = *options.team;
   }

@@ -27,6 +27,10 @@ struct SubmitOptions {
   std::optional<std::string> checkpoint_signal;  // USR1, SIGUSR1, 10, ...
   // --requeue / --no-requeue; nullopt = the server's default (requeue).
   std::optional<bool> requeue;
+  // --interactive (a notebook or shell: the idle reaper's interactive threshold); nullopt = no.
+  std::optional<bool> interactive;
+  // --reap / --no-reap (opt out of idle reaping, where the class allows); nullopt = reaped.
+  std::optional<bool> reap;
   std::optional<std::string> name;
   std::optional<std::string> workdir;
   std::vector<std::string> after;   // JOB[:ok], each possibly a comma-separated list

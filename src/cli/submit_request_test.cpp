@@ -45,6 +45,20 @@ TEST(SubmitRequestTest, RequeueIsSentOnlyWhenGiven) {
   }
 }
 
+TEST(SubmitRequestTest, IdleReaperFlagsAreSentOnlyWhenGiven) {
+  SubmitOptions o = WithCommand();
+  auto plain = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->contains("interactive"));
+  EXPECT_FALSE(plain->contains("idle_reap"));
+  o.interactive = true;
+  o.reap = false;
+  auto body = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["interactive"], true);
+  EXPECT_EQ((*body)["idle_reap"], false);
+}
+
 TEST(SubmitRequestTest, ErrorsNameTheOption) {
   struct Case {
     void (*set)(SubmitOptions&);

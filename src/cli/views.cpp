@@ -172,11 +172,34 @@ void PrintUsage(const json& job, std::ostream& out) {
   Line(out, "GPU memory", "peak " + JsonText(usage, "peak_memory_mib") + " MiB on one GPU");
   const auto joules = Number(usage, "energy_j");
   const auto kwh = Number(usage, "energy_kwh");
-  Line(out, "Energy",
-       (joules ? Fixed(*joules, 0) + " J" : "-") + (kwh ? " (" + Fixed(*kwh, 3) + " kWh)" : ""));
+  std::string energy =
+      (joules ? Fixed(*joules, 0) + " J" : "-") + (kwh ? " (" + Fixed(*kwh, 3) + " kWh)" : "");
+  const json& charge = Object(job, "energy");
+  if (const std::string cost = EnergyCost(charge); cost != "-") {
+    energy += ", cost " + cost;
+  }
+  if (const std::string co2 = EnergyCo2(charge); co2 != "-") {
+    energy += ", " + co2 + " CO2";
+  }
+  Line(out, "Energy", energy);
 }
 
 }  // namespace
+
+std::string EnergyKwh(const json& charge) {
+  const auto kwh = Number(charge, "energy_kwh");
+  return kwh ? Fixed(*kwh, 3) : "-";
+}
+
+std::string EnergyCost(const json& charge) {
+  const auto cost = Number(charge, "cost");
+  return cost ? Fixed(*cost, 2) + " " + JsonText(charge, "currency", "") : "-";
+}
+
+std::string EnergyCo2(const json& charge) {
+  const auto co2 = Number(charge, "co2_kg");
+  return co2 ? Fixed(*co2, 3) + " kg" : "-";
+}
 
 std::string JsonText(const json& j, std::string_view key, std::string_view none) {
   auto it = j.find(key);
@@ -279,6 +302,11 @@ void PrintJob(const json& job, std::ostream& out) {
     Line(out, "Requeue",
          "no (--no-requeue): ends CANCELLED if preempted, FAILED if its node fails");
   }
+  if (!job.value("idle_reap", true)) {  // likewise the defaults of the idle reaper
+    Line(out, "Idle reaper", "exempt (--no-reap): left alone even when its GPUs stay idle");
+  } else if (job.value("interactive", false)) {
+    Line(out, "Idle reaper", "interactive (--interactive): its class's interactive threshold");
+  }
   if (const std::string task = ArrayTaskLabel(job); !task.empty()) {
     const std::string limit = JsonText(job, "array_max_running", "");
     Line(out, "Array", "task " + task + " of array " + JsonText(job, "array_job") +
@@ -300,6 +328,21 @@ void PrintJob(const json& job, std::ostream& out) {
     Line(out, "Budget", "approved past its team's GPU-hour budget");
   }
   PrintUsage(job, out);
+}
+
+void PrintJobEvents(const json& body, std::ostream& out) {
+  const json& events = Array(body, "events");
+  if (events.empty()) {
+    return;
+  }
+  const std::size_t skipped = events.size() > kShownEvents ? events.size() - kShownEvents : 0;
+  out << "Events" << (skipped > 0 ? " (latest " + std::to_string(kShownEvents) + ")" : "")
+      << '\n';
+  for (std::size_t i = skipped; i < events.size(); ++i) {
+    const json& e = events[i];
+    out << "  " << JsonText(e, "time") << "  " << JsonText(e, "kind") << " ("
+        << JsonText(e, "actor") << "): " << JsonText(e, "message") << '\n';
+  }
 }
 
 }  // namespace gf

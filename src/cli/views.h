@@ -19,6 +19,12 @@ namespace gf {
 // missing, null or an empty string.
 std::string JsonText(const nlohmann::json& j, std::string_view key, std::string_view none = "-");
 
+// An energy charge ({energy_kwh, cost, currency, co2_kg}, json_mapping.h) as `quota` and `show`
+// print it: "1.234" (kWh), "0.37 EUR", "0.470 kg"; "-" for what is null or absent (no price).
+std::string EnergyKwh(const nlohmann::json& charge);
+std::string EnergyCost(const nlohmann::json& charge);
+std::string EnergyCo2(const nlohmann::json& charge);
+
 // `text` cut to at most `max` bytes (at a UTF-8 character boundary), ending in "..." when cut.
 // Requires max >= 3.
 std::string Truncate(std::string text, std::size_t max);
@@ -43,5 +49,10 @@ std::string DependencyText(const nlohmann::json& job);
 // `gpufleet show JOB`: one labelled line per field of a job (GET /api/v1/jobs/{id}), then its
 // GPU usage: mean/peak utilisation, peak memory, energy in J and kWh ("so far" while running).
 void PrintJob(const nlohmann::json& job, std::ostream& out);
+// The body of GET /jobs/{id}/events ({"events": [...]}, oldest first), for `gpufleet show`: the
+// latest kShownEvents, one a line (time, kind, actor, message), so that the owner reads why the
+// job was preempted, warned idle, reaped or requeued even after it started again.
+inline constexpr std::size_t kShownEvents = 20;
+void PrintJobEvents(const nlohmann::json& body, std::ostream& out);
 
 }  // namespace gf

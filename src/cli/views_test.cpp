@@ -197,6 +197,37 @@ TEST(CliViewsTest, ShowMentionsRequeueOnlyWhenTheJobMustNotRunTwice) {
   EXPECT_NE(Show(job).find("Requeue     no (--no-requeue)"), std::string::npos) << Show(job);
 }
 
+TEST(CliViewsTest, ShowMentionsTheIdleReaperOnlyForInteractiveOrExemptJobs) {
+  Job job = RunningJob();
+  EXPECT_EQ(Show(job).find("Idle reaper"), std::string::npos) << Show(job);
+  job.spec.interactive = true;
+  EXPECT_NE(Show(job).find("Idle reaper interactive (--interactive)"), std::string::npos)
+      << Show(job);
+  job.spec.idle_reap = false;
+  EXPECT_NE(Show(job).find("Idle reaper exempt (--no-reap)"), std::string::npos) << Show(job);
+}
+
+TEST(CliViewsTest, JobEventsShowTheLatestOnesOldestFirst) {
+  std::ostringstream none;
+  PrintJobEvents(nlohmann::json{{"events", nlohmann::json::array()}}, none);
+  EXPECT_EQ(none.str(), "");
+  nlohmann::json events = nlohmann::json::array();
+  for (std::size_t i = 0; i < kShownEvents + 2; ++i) {
+    events.push_back({{"time", "2026-01-01T00:00:0" + std::to_string(i % 10) + ".000Z"},
+                      {"kind", i + 1 == kShownEvents + 2 ? "idle_warning" : "state"},
+                      {"actor", "reaper"},
+                      {"message", "event " + std::to_string(i)}});
+  }
+  std::ostringstream out;
+  PrintJobEvents(nlohmann::json{{"events", events}}, out);
+  const std::string text = out.str();
+  EXPECT_EQ(text.find("Events (latest 20)\n"), 0U) << text;
+  EXPECT_EQ(text.find("event 1\n"), std::string::npos) << text;  // the two oldest are left out
+  EXPECT_NE(text.find("  2026-01-01T00:00:02.000Z  state (reaper): event 2\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("idle_warning (reaper): event 21\n"), std::string::npos) << text;
+}
+
 TEST(CliViewsTest, ReadsDefensively) {
   // An older server: no sample, no conditions, a number where text was expected.
   std::ostringstream out;

@@ -1,7 +1,9 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
@@ -15,9 +17,14 @@
 
 #include "core/duration.h"
 #include "model/node.h"
+#include "scheduler/idle_policy.h"
 
 namespace gf {
 namespace {
+
+// The idle reaper's keys, in [class.NAME] and [team.NAME] (and [other_teams]).
+constexpr std::array<std::string_view, 5> kIdleKeys = {
+    "idle_action", "idle_after", "idle_grace", "idle_interactive_after", "idle_util_below"};
 
 // Ordered tables, so that "known keys" lists and the order of checks do not depend on hashing.
 using TomlValue = toml::basic_value<toml::discard_comments, std::map, std::vector>;
@@ -60,7 +67,7 @@ class ConfigParser {
 
   Result<Config> Parse(const TomlValue& root) {
     const Section top{&root, "the top level", ""};
-    GF_TRY(CheckKeys(top, {"class", "other_teams", "scheduler", "team", "up"}));
+    GF_TRY(CheckKeys(top, {"class", "energy", "notify", "other_teams", "scheduler", "team", "up"}));
     const TomlTable& table = root.as_table();
     if (auto it = table.find("scheduler"); it != table.end()) {
       GF_TRY(ParseScheduler(it->second));
@@ -75,6 +82,12 @@ class ConfigParser {
     }
     if (auto it = table.find("up"); it != table.end()) {
       GF_TRY(ParseUp(it->second));
+    }
+    if (auto it = table.find("notify"); it != table.end()) {
+      GF_TRY(ParseNotify(it->second));
+    }
+    if (auto it = table.find("energy"); it != table.end()) {
+      GF_TRY(ParseEnergy(it->second));
     }
     if (Status s = ValidatePolicy(config_.policy); !s.ok()) {
       return InvalidArgument(Locate(s.error().message));
@@ -357,8 +370,10 @@ class ConfigParser {
   Status ParseClass(const std::string& name, const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s,
                         TableSection(v, "[class." + name + "]", "classes[" + name + "]"));
-    GF_TRY(CheckKeys(s, {"allowed_users", "default_time_limit", "max_gpus_per_user",
-                         "max_time_limit", "preempts", "rank"}));
+    std::vector<std::string> known = {"allowed_users", "default_time_limit", "idle_opt_out",
+                                      "max_gpus_per_user", "max_time_limit", "preempts", "rank"};
+    known.insert(known.end(), kIdleKeys.begin(), kIdleKeys.end());
+    GF_TRY(CheckKeys(s, known));
     std::vector<PriorityClassPolicy>& classes = config_.policy.classes;
     auto it = std::find_if(classes.begin(), classes.end(),
                            [&](const PriorityClassPolicy& c) { return c.name == name; });
@@ -387,6 +402,9 @@ class ConfigParser {
     SetOptional(cls.default_time_limit, default_limit);
     GF_ASSIGN_OR_RETURN(const auto max_limit, Duration(s, "max_time_limit"));
     SetOptional(cls.max_time_limit, max_limit);
+    GF_TRY(ReadIdleRule(s, cls.idle));
+    GF_ASSIGN_OR_RETURN(const auto opt_out, Bool(s, "idle_opt_out"));
+    Set(cls.idle_opt_out, opt_out);
     RememberPresent(s);
     return OkStatus();
   }
@@ -418,6 +436,7 @@ class ConfigParser {
     if (s.policy_prefix != "other_teams") {
       known.emplace_back("members");
     }
+    known.insert(known.end(), kIdleKeys.begin(), kIdleKeys.end());
     GF_TRY(CheckKeys(s, known));
     GF_ASSIGN_OR_RETURN(const auto guaranteed, IntIn(s, "guaranteed_gpus"));
     Set(team.guaranteed_gpus, guaranteed);
@@ -438,15 +457,40 @@ class ConfigParser {
                         "'" + *over + "' is not a choice; use \"borrow_only\" or \"hold\"");
       }
     }
+    GF_TRY(ReadIdleRule(s, team.idle));
     RememberPresent(s);
+    return OkStatus();
+  }
+
+  // The idle reaper's keys (kIdleKeys) of a [class.NAME] or [team.NAME] table; ranges and
+  // the like are ValidatePolicy's (ValidateIdleRule), located through RememberPresent.
+  Status ReadIdleRule(const Section& s, IdleRule& rule) const {
+    GF_ASSIGN_OR_RETURN(const auto after, Duration(s, "idle_after", /*zero_ok=*/true));
+    SetOptional(rule.after, after);
+    GF_ASSIGN_OR_RETURN(const auto interactive,
+                        Duration(s, "idle_interactive_after", /*zero_ok=*/true));
+    SetOptional(rule.interactive_after, interactive);
+    GF_ASSIGN_OR_RETURN(const auto grace, Duration(s, "idle_grace", /*zero_ok=*/true));
+    SetOptional(rule.grace, grace);
+    GF_ASSIGN_OR_RETURN(const auto below, IntIn(s, "idle_util_below"));
+    SetOptional(rule.util_below_pct, below);
+    GF_ASSIGN_OR_RETURN(const auto action, String(s, "idle_action"));
+    if (action.has_value()) {
+      Result<IdleAction> parsed = ParseIdleAction(*action);
+      if (!parsed.ok()) {
+        return KeyError(s, "idle_action", parsed.error().message);
+      }
+      rule.action = *parsed;
+    }
     return OkStatus();
   }
 
   Status ParseUp(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[up]", ""));
-    GF_TRY(CheckKeys(s, {"data_dir", "db", "gpus", "host", "kill_grace", "labels", "listen_socket",
-                         "no_process_after", "node_name", "port", "sample_interval", "tls_cert",
-                         "tls_key"}));
+    GF_TRY(CheckKeys(s, {"data_dir", "db", "gpu_self_test", "gpu_self_test_interval", "gpus",
+                         "host", "idle_power_after", "idle_power_limit",
+                         "kill_grace", "labels", "listen_socket", "no_process_after", "node_name",
+                         "port", "sample_interval", "tls_cert", "tls_key"}));
     UpConfig& up = config_.up;
     GF_TRY(UpString(s, "tls_cert", up.tls_cert));
     GF_TRY(UpString(s, "tls_key", up.tls_key));
@@ -464,7 +508,58 @@ class ConfigParser {
     Wrap(s, "sample_interval", interval, up.sample_interval);
     GF_ASSIGN_OR_RETURN(const auto no_process, Duration(s, "no_process_after"));
     Wrap(s, "no_process_after", no_process, up.no_process_after);
+    GF_ASSIGN_OR_RETURN(const auto power_limit,
+                        IntIn(s, "idle_power_limit", 1, kMaxIdlePowerLimitW));
+    Wrap(s, "idle_power_limit", power_limit, up.idle_power_limit);
+    GF_ASSIGN_OR_RETURN(const auto power_after, Duration(s, "idle_power_after"));
+    Wrap(s, "idle_power_after", power_after, up.idle_power_after);
+    GF_TRY(UpString(s, "gpu_self_test", up.gpu_self_test));
+    GF_ASSIGN_OR_RETURN(const auto self_test_every, Duration(s, "gpu_self_test_interval"));
+    Wrap(s, "gpu_self_test_interval", self_test_every, up.gpu_self_test_interval);
     return ParseUpLabels(s);
+  }
+
+  // [notify]: how notifications are delivered (docs/config.md). Checked further (the CA file
+  // exists) by the daemon when it creates its notifier.
+  Status ParseNotify(const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[notify]", ""));
+    GF_TRY(CheckKeys(s, {"ca_file", "email_from", "sendmail", "webhook_attempts",
+                         "webhook_retry_delay", "webhook_timeout"}));
+    NotifyConfig& notify = config_.notify;
+    GF_ASSIGN_OR_RETURN(notify.email_from, String(s, "email_from"));
+    GF_ASSIGN_OR_RETURN(notify.sendmail, String(s, "sendmail"));
+    GF_ASSIGN_OR_RETURN(notify.ca_file, String(s, "ca_file"));
+    GF_ASSIGN_OR_RETURN(notify.webhook_attempts,
+                        IntIn(s, "webhook_attempts", 1, kMaxWebhookAttempts));
+    GF_ASSIGN_OR_RETURN(notify.webhook_timeout, Duration(s, "webhook_timeout"));
+    GF_ASSIGN_OR_RETURN(notify.webhook_retry_delay, Duration(s, "webhook_retry_delay"));
+    return OkStatus();
+  }
+
+  Status ParseEnergy(const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[energy]", ""));
+    GF_TRY(CheckKeys(s, {"co2_g_per_kwh", "currency", "price_per_kwh"}));
+    EnergyPrice& energy = config_.energy;
+    GF_ASSIGN_OR_RETURN(energy.price_per_kwh, NonNegative(s, "price_per_kwh"));
+    GF_ASSIGN_OR_RETURN(energy.co2_g_per_kwh, NonNegative(s, "co2_g_per_kwh"));
+    GF_ASSIGN_OR_RETURN(const std::optional<std::string> currency, String(s, "currency"));
+    if (currency) {
+      if (currency->empty() || currency->size() > 8) {
+        return KeyError(s, "currency", "'" + *currency + "' is not a currency; use a short code "
+                                       "such as \"EUR\" or \"USD\"");
+      }
+      energy.currency = *currency;
+    }
+    return OkStatus();
+  }
+
+  // A number >= 0 (a price, an intensity), or nothing.
+  Result<std::optional<double>> NonNegative(const Section& s, const std::string& key) const {
+    GF_ASSIGN_OR_RETURN(const std::optional<double> value, Number(s, key));
+    if (value && !(*value >= 0 && std::isfinite(*value))) {
+      return KeyError(s, key, std::to_string(*value) + " is not a valid figure; use a number >= 0");
+    }
+    return value;
   }
 
   // labels = { rack = "a", zone = "x" } (or an [up.labels] table): strings, valid labels.

@@ -18,12 +18,16 @@
 #include <vector>
 
 #include "core/result.h"
+#include "model/energy.h"
 #include "scheduler/policy.h"
 
 namespace gf {
 
 // Read by `gpufleet up` when it exists and no --config is given.
 inline constexpr std::string_view kDefaultConfigPath = "/etc/gpufleet/gpufleet.toml";
+
+// The most [up] idle_power_limit (and --idle-power-limit) accepts, in watts: above any GPU's.
+inline constexpr int kMaxIdlePowerLimitW = 10'000;
 
 // One [up] key's value and where the file set it ("gpufleet.toml:12: [up] port"), so that
 // a check made later (by `gpufleet up`) can name the key instead of a flag.
@@ -46,11 +50,30 @@ struct UpConfig {
   std::optional<ConfigValue<std::string>> node_name;                  // --node-name
   std::optional<ConfigValue<std::chrono::seconds>> sample_interval;   // --sample-interval
   std::optional<ConfigValue<std::chrono::seconds>> no_process_after;  // --no-process-after
+  // The power policy (docs/automation.md): idle GPUs capped to this many watts after this long.
+  std::optional<ConfigValue<int>> idle_power_limit;                   // --idle-power-limit
+  std::optional<ConfigValue<std::chrono::seconds>> idle_power_after;  // --idle-power-after
+  std::optional<ConfigValue<std::string>> gpu_self_test;                    // --gpu-self-test
+  std::optional<ConfigValue<std::chrono::seconds>> gpu_self_test_interval;  // ...-interval
   // labels = { rack = "a" }: the node's labels, for jobs' --constraint (each --label flag of
   // `gpufleet up` adds to or overrides one of them).
   std::optional<ConfigValue<std::map<std::string, std::string>>> labels;
   std::optional<ConfigValue<std::string>> tls_cert;  // --tls-cert: PEM certificate chain
   std::optional<ConfigValue<std::string>> tls_key;   // --tls-key: its PEM private key
+};
+
+// The most [notify] webhook_attempts accepts: with the delay doubling, 20 attempts already
+// span days.
+inline constexpr int kMaxWebhookAttempts = 20;
+
+// [notify]: how the server delivers notifications (notify/notifier.h); unset = its default.
+struct NotifyConfig {
+  std::optional<std::string> email_from{};     // From: of e-mails ("gpufleet")
+  std::optional<std::string> sendmail{};       // the sendmail program ("/usr/sbin/sendmail")
+  std::optional<int> webhook_attempts{};       // 1..kMaxWebhookAttempts, first try included (5)
+  std::optional<std::chrono::seconds> webhook_timeout{};      // per attempt ("10s")
+  std::optional<std::chrono::seconds> webhook_retry_delay{};  // before the 2nd try, doubling ("1s")
+  std::optional<std::string> ca_file{};        // PEM CAs for https webhooks ("": the system's)
 };
 
 struct Config {
@@ -59,6 +82,10 @@ struct Config {
   // [team.NAME] members: the team a user's job belongs to when it names none (user → team).
   std::map<std::string, std::string> team_of_user;
   UpConfig up;
+  NotifyConfig notify;
+  // [energy] price_per_kwh, currency, co2_g_per_kwh: energy cost and CO2 in quota, show and
+  // reports (model/energy.h). Unset: energy is shown in kWh only.
+  EnergyPrice energy;
 };
 
 // Parses `text` (TOML) as a config; `source_name` names it in errors ("gpufleet.toml:7: ...").

@@ -195,6 +195,52 @@ fair_share_weight = 0.5
   EXPECT_EQ(other.fair_share_weight, 0.5);
 }
 
+TEST(ConfigTest, IdleReaperKeysOfClassesAndTeams) {
+  const Config c = Parse(R"(
+[class.normal]
+idle_after = "30m"
+idle_interactive_after = "2h"
+idle_grace = "10m"
+idle_util_below = 5
+idle_action = "cancel"
+idle_opt_out = true
+[team.ml]
+idle_after = "0s"
+idle_grace = "0s"
+[other_teams]
+idle_util_below = 0
+idle_action = "requeue"
+)");
+  const PriorityClassPolicy& normal = Class(c, "normal");
+  EXPECT_EQ(normal.idle, (IdleRule{.after = minutes(30),
+                                   .interactive_after = hours(2),
+                                   .grace = minutes(10),
+                                   .util_below_pct = 5,
+                                   .action = IdleAction::kCancel}));
+  EXPECT_TRUE(normal.idle_opt_out);
+  EXPECT_FALSE(Class(c, "high").idle_opt_out);
+  EXPECT_EQ(Class(c, "high").idle, IdleRule{});
+  ASSERT_EQ(c.policy.teams.size(), 1U);
+  EXPECT_EQ(c.policy.teams[0].idle, (IdleRule{.after = seconds(0), .grace = seconds(0)}));
+  EXPECT_EQ(c.policy.other_teams.idle,
+            (IdleRule{.util_below_pct = 0, .action = IdleAction::kRequeue}));
+}
+
+TEST(ConfigTest, IdleReaperKeyErrorsNameTheLineAndTheFix) {
+  EXPECT_EQ(ErrorOf("[class.low]\nidle_util_below = 120\n"),
+            "test.toml:2: [class.low] idle_util_below: 120 is not a percentage; use 0 to 100 "
+            "(0: only a GPU without processes counts as idle)");
+  EXPECT_EQ(ErrorOf("[team.ml]\nidle_action = \"kill\"\n"),
+            "test.toml:2: [team.ml] idle_action: 'kill' is not an idle action; use \"requeue\" "
+            "(back to the queue) or \"cancel\"");
+  EXPECT_THAT(ErrorOf("[class.low]\nidle_after = 30\n"),
+              StartsWith("test.toml:2: [class.low] idle_after: expected a duration"));
+  EXPECT_THAT(ErrorOf("[class.low]\nidle_grace = \"soon\"\n"),
+              StartsWith("test.toml:2: [class.low] idle_grace: "));
+  EXPECT_THAT(ErrorOf("[team.ml]\nidle_opt_out = true\n"),
+              StartsWith("test.toml:2: unknown key 'idle_opt_out' in [team.ml]"));
+}
+
 TEST(ConfigTest, UpKeysKeepWhereTheyWereSet) {
   const Config c = Parse(R"(
 [up]
@@ -250,6 +296,50 @@ TEST(ConfigTest, UpTlsKeys) {
               HasSubstr("[up] tls_cert: expected a string in quotes, got an integer"));
 }
 
+TEST(ConfigTest, UpPowerPolicyKeys) {
+  const Config c = Parse("[up]\nidle_power_limit = 150\nidle_power_after = \"10m\"\n");
+  ASSERT_TRUE(c.up.idle_power_limit && c.up.idle_power_after);
+  EXPECT_EQ(c.up.idle_power_limit->value, 150);
+  EXPECT_EQ(c.up.idle_power_limit->where, "test.toml:2: [up] idle_power_limit");
+  EXPECT_EQ(c.up.idle_power_after->value, minutes(10));
+  EXPECT_THAT(ErrorOf("[up]\nidle_power_limit = 0\n"),
+              HasSubstr("[up] idle_power_limit: 0 is out of range; use 1 to 10000"));
+  EXPECT_THAT(ErrorOf("[up]\nidle_power_limit = \"150W\"\n"),
+              HasSubstr("[up] idle_power_limit: expected"));
+  EXPECT_THAT(ErrorOf("[up]\nidle_power_after = 30\n"),
+              HasSubstr("[up] idle_power_after: expected a duration"));
+}
+
+TEST(ConfigTest, UpGpuSelfTestKeys) {
+  const Config c = Parse(
+      "[up]\ngpu_self_test = \"dcgmi diag -r 1 -i $GPUFLEET_GPU_INDEX\"\n"
+      "gpu_self_test_interval = \"30m\"\n");
+  ASSERT_TRUE(c.up.gpu_self_test && c.up.gpu_self_test_interval);
+  EXPECT_EQ(c.up.gpu_self_test->value, "dcgmi diag -r 1 -i $GPUFLEET_GPU_INDEX");
+  EXPECT_EQ(c.up.gpu_self_test->where, "test.toml:2: [up] gpu_self_test");
+  EXPECT_EQ(c.up.gpu_self_test_interval->value, minutes(30));
+  EXPECT_THAT(ErrorOf("[up]\ngpu_self_test = true\n"),
+              HasSubstr("[up] gpu_self_test: expected a string"));
+}
+
+TEST(ConfigTest, EnergyPriceKeys) {
+  const Config c =
+      Parse("[energy]\nprice_per_kwh = 0.28\ncurrency = \"USD\"\nco2_g_per_kwh = 350\n");
+  EXPECT_EQ(c.energy, (EnergyPrice{.price_per_kwh = 0.28, .currency = "USD",
+                                   .co2_g_per_kwh = 350.0}));
+  EXPECT_EQ(Parse("").energy, EnergyPrice{});  // kWh only
+  EXPECT_THAT(ErrorOf("[energy]\nprice_per_kwh = -1\n"),
+              HasSubstr("test.toml:2: [energy] price_per_kwh: -1.000000 is not a valid figure; "
+                        "use a number >= 0"));
+  EXPECT_THAT(ErrorOf("[energy]\nco2_g_per_kwh = \"350g\"\n"),
+              HasSubstr("[energy] co2_g_per_kwh: expected a number"));
+  EXPECT_THAT(ErrorOf("[energy]\ncurrency = \"\"\n"),
+              HasSubstr("[energy] currency: '' is not a currency"));
+  EXPECT_THAT(ErrorOf("[energy]\nprice = 1\n"),
+              HasSubstr("unknown key 'price' in [energy]; known keys: co2_g_per_kwh, currency, "
+                        "price_per_kwh"));
+}
+
 TEST(ClientConfigTest, ReadsTheClientTableStrictly) {
   auto c = ParseClientConfig(R"([client]
 servers = ["https://a:7460", "https://b:7460"]
@@ -289,7 +379,8 @@ TEST(ClientConfigTest, RelativeNamesAreResolved) {
 TEST(ConfigTest, UnknownKeysNameTheTableLineAndKnownKeys) {
   EXPECT_EQ(ErrorOf("[team.ml]\nguaranteed_gpus = 1\nmax_gpu = 4\n"),
             "test.toml:3: unknown key 'max_gpu' in [team.ml]; known keys: fair_share_weight, "
-            "gpu_hour_budget, guaranteed_gpus, max_gpus, over_budget, members");
+            "gpu_hour_budget, guaranteed_gpus, max_gpus, over_budget, members, idle_action, "
+            "idle_after, idle_grace, idle_interactive_after, idle_util_below");
   EXPECT_THAT(
       ErrorOf("[scheduler]\nbackfil = true\n"),
       StartsWith("test.toml:2: unknown key 'backfil' in [scheduler]; known keys: backfill,"));
@@ -300,7 +391,8 @@ TEST(ConfigTest, UnknownKeysNameTheTableLineAndKnownKeys) {
   EXPECT_THAT(ErrorOf("[up]\ngpu = \"nvml\"\n"),
               StartsWith("test.toml:2: unknown key 'gpu' in [up]"));
   EXPECT_THAT(ErrorOf("\n[teams.ml]\nmax_gpus = 1\n"),
-              HasSubstr("unknown key 'teams' in the top level; known keys: class, other_teams"));
+              HasSubstr("unknown key 'teams' in the top level; known keys: class, energy, "
+                        "notify, other_teams"));
 }
 
 TEST(ConfigTest, WrongTypesNameTheKeyAndWhatItTakes) {
@@ -417,6 +509,33 @@ TEST(ConfigTest, LoadConfigReadsAFileAndReportsAMissingOne) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
   EXPECT_THAT(missing.error().message, HasSubstr("does not exist"));
+}
+
+TEST(ConfigTest, NotifyTableSetsTheNotifierAndRefusesNonsense) {
+  Result<Config> c = ParseConfig(R"toml(
+[notify]
+email_from = "gpufleet@gpu1.example.com"
+sendmail = "/usr/local/bin/sendmail"
+webhook_attempts = 3
+webhook_timeout = "5s"
+webhook_retry_delay = "2s"
+ca_file = "/etc/ssl/hooks-ca.pem"
+)toml", "test.toml");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->notify.email_from, "gpufleet@gpu1.example.com");
+  EXPECT_EQ(c->notify.sendmail, "/usr/local/bin/sendmail");
+  EXPECT_EQ(c->notify.webhook_attempts, 3);
+  EXPECT_EQ(c->notify.webhook_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(c->notify.webhook_retry_delay, std::chrono::seconds(2));
+  EXPECT_EQ(c->notify.ca_file, "/etc/ssl/hooks-ca.pem");
+  EXPECT_FALSE(ParseConfig("", "test.toml")->notify.webhook_attempts.has_value());
+
+  Result<Config> zero = ParseConfig("[notify]\nwebhook_attempts = 0\n", "test.toml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.error().message, HasSubstr("webhook_attempts"));
+  Result<Config> typo = ParseConfig("[notify]\nwebhook_timout = \"5s\"\n", "test.toml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(typo.error().message, HasSubstr("unknown key 'webhook_timout'"));
 }
 
 }  // namespace

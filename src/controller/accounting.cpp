@@ -42,6 +42,14 @@ double ClippedGpuSeconds(const UsageRecord& run, Time from, Time to) {
   return run.gpu_seconds * inside / Seconds(run.start, run.end);
 }
 
+std::int64_t ClippedEnergyMj(const UsageRecord& run, Time from, Time to) {
+  if (run.end == run.start) {
+    return run.start >= from && run.start < to ? run.energy_mj : 0;
+  }
+  const double inside = OverlapGpuSeconds(run.start, run.end, 1, from, to);
+  return std::llround(static_cast<double>(run.energy_mj) * inside / Seconds(run.start, run.end));
+}
+
 double DecayedRunGpuSeconds(const UsageRecord& run, Time now, std::chrono::seconds half_life) {
   const auto h = static_cast<double>(half_life.count());
   const double age_end = Seconds(run.end, now);
@@ -87,8 +95,10 @@ FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
 void Accounting::Reset(Time now, const std::vector<UsageSum>& stored) {
   period_ = MonthOf(now);
   ended_gpu_seconds_.clear();
+  ended_energy_mj_.clear();
   for (const UsageSum& sum : stored) {
     ended_gpu_seconds_[{sum.team, sum.user}] += sum.gpu_seconds;
+    ended_energy_mj_[{sum.team, sum.user}] += sum.energy_mj;
   }
 }
 
@@ -98,6 +108,7 @@ void Accounting::Roll(Time now) {
   }
   period_ = MonthOf(now);
   ended_gpu_seconds_.clear();
+  ended_energy_mj_.clear();
 }
 
 void Accounting::AddRun(const UsageRecord& run, Time now) {
@@ -106,6 +117,21 @@ void Accounting::AddRun(const UsageRecord& run, Time now) {
   if (inside > 0) {
     ended_gpu_seconds_[{run.team, run.user}] += inside;
   }
+  if (const std::int64_t energy = ClippedEnergyMj(run, period_.start, period_.end); energy > 0) {
+    ended_energy_mj_[{run.team, run.user}] += energy;
+  }
+}
+
+std::map<TeamUser, std::int64_t> Accounting::UserEnergyMj(const std::vector<RunningSpan>& running,
+                                                          Time now) const {
+  std::map<TeamUser, std::int64_t> energy = ended_energy_mj_;
+  for (const RunningSpan& span : running) {
+    const UsageRecord so_far{.start = span.start,
+                             .end = std::max(span.start, now),
+                             .energy_mj = span.energy_mj};
+    energy[{span.team, span.user}] += ClippedEnergyMj(so_far, period_.start, period_.end);
+  }
+  return energy;
 }
 
 std::map<TeamUser, double> Accounting::UserHours(const std::vector<RunningSpan>& running,

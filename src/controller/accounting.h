@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -38,6 +39,8 @@ double OverlapGpuSeconds(Time start, Time end, int gpus, Time from, Time to);
 // The part of a run's gpu_seconds inside [from, to): its share of the time (the store's
 // SumUsage rule). A zero-length run counts whole when it lies in the range.
 double ClippedGpuSeconds(const UsageRecord& run, Time from, Time to);
+// The same for its energy: the part of run.energy_mj inside [from, to), rounded to a mJ.
+std::int64_t ClippedEnergyMj(const UsageRecord& run, Time from, Time to);
 
 // What a run's gpu_seconds, spread evenly over [start, end], is worth at `now` with usage
 // halving every `half_life` (each instant decayed by its own age, as UsageLedger does), so a
@@ -55,6 +58,7 @@ struct RunningSpan {
   int gpus = 0;
   Time start{};  // the run's start (now for a job still starting)
   std::vector<std::string> gpu_models{};  // distinct models of its GPUs (fair-share weights)
+  std::int64_t energy_mj = 0;  // its GPUs' energy in this run so far (telemetry)
 };
 
 // Decayed GPU-seconds per team and per user at `now`, from ended runs and the running jobs'
@@ -86,10 +90,15 @@ class Accounting {
   std::map<TeamUser, double> UserHours(const std::vector<RunningSpan>& running, Time now) const;
   // The same summed per team.
   std::map<std::string, double> TeamHours(const std::vector<RunningSpan>& running, Time now) const;
+  // GPU energy per (team, user) in the period up to `now`, millijoules: ended runs plus the
+  // running ones' energy so far (the part of it inside the period, pro rata to time).
+  std::map<TeamUser, std::int64_t> UserEnergyMj(const std::vector<RunningSpan>& running,
+                                                Time now) const;
 
  private:
   Period period_;
   std::map<TeamUser, double> ended_gpu_seconds_;
+  std::map<TeamUser, std::int64_t> ended_energy_mj_;
 };
 
 }  // namespace gf

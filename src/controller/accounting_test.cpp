@@ -77,6 +77,34 @@ TEST(AccountingTest, PeriodHoursAddStoredEndedAndRunningJobs) {
   EXPECT_DOUBLE_EQ(teams.at("nlp"), 1);
 }
 
+// Energy is accounted like time: stored sums, ended runs' part inside the period (pro rata to
+// time), and running jobs' energy so far, clipped the same way.
+TEST(AccountingTest, PeriodEnergyAddsStoredEndedAndRunningJobs) {
+  Accounting accounting;
+  const Time now = kApril + hours(10);
+  accounting.Reset(now, {UsageSum{.team = "cv", .user = "ana", .energy_mj = 7'000}});
+  // 15 h, 10 of them in April: two thirds of its 3,000,000 mJ.
+  UsageRecord ended = RunOf("cv", "bob", 2, kApril - hours(5), now);
+  ended.energy_mj = 3'000'000;
+  accounting.AddRun(ended, now);
+  const std::vector<RunningSpan> running = {
+      RunningSpan{.team = "cv", .user = "ana", .gpus = 3, .start = kApril - hours(10),
+                  .energy_mj = 2'000'000},  // half of its 20 h so far in April
+      RunningSpan{.team = "nlp", .user = "cy", .gpus = 1, .start = now - hours(1),
+                  .energy_mj = 360'000}};
+  const auto energy = accounting.UserEnergyMj(running, now);
+  EXPECT_EQ(energy.at({"cv", "ana"}), 7'000 + 1'000'000);
+  EXPECT_EQ(energy.at({"cv", "bob"}), 2'000'000);
+  EXPECT_EQ(energy.at({"nlp", "cy"}), 360'000);
+  // Zero-length runs count whole inside the range, like their GPU-seconds.
+  UsageRecord instant = RunOf("cv", "ana", 1, kApril, kApril);
+  instant.energy_mj = 5;
+  EXPECT_EQ(ClippedEnergyMj(instant, kApril, kApril + hours(1)), 5);
+  EXPECT_EQ(ClippedEnergyMj(instant, kMarch, kApril), 0);
+  accounting.Roll(now + hours(24 * 30));  // May starts from nothing
+  EXPECT_TRUE(accounting.UserEnergyMj({}, now + hours(24 * 30)).empty());
+}
+
 TEST(AccountingTest, ANewPeriodStartsFromZero) {
   Accounting accounting;
   accounting.Reset(kApril - hours(2),

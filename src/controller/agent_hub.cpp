@@ -39,6 +39,9 @@ class RemoteAgent final : public NodeAgent {
   void AcknowledgeExit(JobId job) override {
     Push(AgentCommand{.kind = AgentCommand::Kind::kAcknowledgeExit, .job_id = job});
   }
+  void ResetGpuHealth(const GpuUuid& uuid) override {
+    Push(AgentCommand{.kind = AgentCommand::Kind::kResetGpuHealth, .gpu = uuid});
+  }
   // No current session: reports and streams of the old one are stale (the agent says hello).
   void EndSession() override { NewSession(0); }
   // The job's files are on the node's own disk, in its agent's run dir (from the hello), laid

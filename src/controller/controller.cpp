@@ -123,6 +123,7 @@ Status Controller::Load() {
   }
   GF_TRY(RestoreDependencies());
   GF_TRY(LoadAccounting());
+  GF_TRY(LoadSubscriptions());  // after the accounting: budget alerts already sent
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}", active_.size(),
                nodes_.size(), next_job_id_);
   return OkStatus();
@@ -188,7 +189,9 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     CheckNodeLiveness();
     UpdateDrains();
     EnforceTimeLimits();
+    ReapIdleJobs();
     Schedule();
+    CheckBudgetAlerts();  // after the turn's starts and ends
   }
   Status commit = Flush();
   for (const auto& command : commands) {
@@ -209,7 +212,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   Millis wait = options_.tick;
   const Time now = clock_.Now();
-  for (const std::optional<Time>& pass : {next_pass_at_, full_pass_due_}) {
+  for (const std::optional<Time>& pass : {next_pass_at_, full_pass_due_, next_reap_at_}) {
     if (pass) {
       wait = std::min(wait, std::max(Millis(0), *pass - now));
     }
@@ -345,6 +348,7 @@ void Controller::Transition(Job& job,
   Record(job.id, "state", actor,
          std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
   if (ended) {
+    NotifyEnded(job, to, cause);
     ResolveDependents(job);  // after this job's own event: the cascade's events follow it
   }
 }
@@ -413,6 +417,9 @@ Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   }
   GF_TRY(ValidateSpec(spec));
   GF_TRY(CheckClassExists(options_.policy, spec.priority));  // "priority: no class 'urgent'; ..."
+  if (!spec.idle_reap) {
+    GF_TRY(CheckIdleOptOut(options_.policy, spec.priority));  // "--no-reap: class 'normal' ..."
+  }
   const ClusterSnapshot nodes = NodesSnapshot({}, /*loads=*/false);  // what could ever run, not what is free
   if (!nodes.nodes.empty()) {
     GF_TRY(CheckFeasible(nodes, spec.request));
@@ -486,7 +493,7 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
         continue;
       }
       auto live = active_.find(job.id);  // the live copy carries the current pending reason
-      out.push_back(live != active_.end() ? WithLiveUsage(live->second) : std::move(job));
+      out.push_back(WithLiveUsage(live != active_.end() ? live->second : std::move(job)));
     }
     return out;
   });
@@ -975,6 +982,7 @@ ClusterStats Controller::ComputeStats() const {
     stats.gpus += static_cast<int>(entry.node.gpus.size());
   }
   stats.passes = {counters_.full_passes, counters_.incremental_passes};
+  stats.notifications = NotificationCounts();
   return stats;
 }
 
@@ -1112,6 +1120,9 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
     }
     Record(std::nullopt, "gpu_health", actor, message);
     full_pass_needed_ = true;  // a failed GPU takes no work; a recovered one does again
+    if (change.to == GpuHealth::kFailed && change.from != GpuHealth::kFailed) {
+      FailOverGpu(node, change);
+    }
   }
   for (const ConditionChange& change : result.conditions) {
     // Only a job this controller still knows may be named: events reference their job.
@@ -1129,8 +1140,15 @@ void Controller::AssignGpus(const Job& job) {
   if (!job.allocation) {
     return;
   }
+  // The idle reaper's threshold travels with the assignment: Telemetry judges each sample.
+  const std::optional<IdleReaping> rule = IdleReapingFor(options_.policy, job.spec);
+  const int idle_util_below = rule ? rule->util_below_pct : kDefaultIdleUtilBelowPct;
   for (const GpuUuid& uuid : job.allocation->gpus) {
-    telemetry_->SetAssignment(uuid, GpuAssignment{job.id, job.owner.user, TeamOf(job)});
+    telemetry_->SetAssignment(uuid, GpuAssignment{.job = job.id,
+                                                  .user = job.owner.user,
+                                                  .team = TeamOf(job),
+                                                  .idle_util_below_pct = idle_util_below,
+                                                  .since = clock_.Now()});
   }
 }
 
@@ -1149,12 +1167,16 @@ void Controller::ReleaseGpus(Job& job) {
   telemetry_->ForgetJob(job.id);
 }
 
-// A running job's usage is live in Telemetry; the stored copy is written when it ends.
+// A running job's usage is live in Telemetry; the stored copy is written when it ends. Its
+// energy's cost and CO2 follow the current [energy] price.
 Job Controller::WithLiveUsage(Job job) const {
   if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
     if (std::optional<JobUsage> usage = telemetry_->Usage(job.id)) {
       job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
     }
+  }
+  if (job.usage) {
+    job.energy_charge = ChargeFor(job.usage->energy_mj, options_.energy_price);
   }
   return job;
 }
@@ -1208,6 +1230,7 @@ void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
              (victim.spec.requeue ? "; the job goes back to the queue at its place"
                                   : "; the job then ends CANCELLED (--no-requeue)"));
   victim.reason = decision.cause;  // what its owner sees while it stops
+  NotifyPreempted(victim, decision.cause);
   StopToRequeue(victim, JobState::kPreempted, "preemption", decision.cause,
                 victim.spec.checkpoint_signal);
 }
@@ -1475,11 +1498,13 @@ std::vector<RunningSpan> Controller::RunningSpans() const {
   std::vector<RunningSpan> out;
   for (const JobId id : holding_) {
     const Job& job = active_.at(id);
+    const std::optional<JobUsage> usage = telemetry_->Usage(job.id);
     out.push_back(RunningSpan{.team = job.spec.team,
                               .user = job.owner.user,
                               .gpus = static_cast<int>(job.allocation->gpus.size()),
                               .start = job.start_time.value_or(clock_.Now()),
-                              .gpu_models = GpuModels(job)});
+                              .gpu_models = GpuModels(job),
+                              .energy_mj = usage ? usage->energy_mj : 0});
   }
   return out;
 }
@@ -1517,7 +1542,13 @@ std::set<std::string> Controller::TeamsOf(const Caller& caller,
 QuotaReport Controller::DoQuota(const Caller& caller) const {
   const Time now = clock_.Now();
   const PolicyConfig& policy = options_.policy;
-  const std::map<TeamUser, double> used = accounting_.UserHours(RunningSpans(), now);
+  const std::vector<RunningSpan> running = RunningSpans();
+  const std::map<TeamUser, double> used = accounting_.UserHours(running, now);
+  const std::map<TeamUser, std::int64_t> energy = accounting_.UserEnergyMj(running, now);
+  std::map<std::string, std::int64_t> team_energy;
+  for (const auto& [key, mj] : energy) {
+    team_energy[key.first] += mj;
+  }
   QuotaReport report{.period_start = accounting_.CurrentPeriod().start,
                      .period_end = accounting_.CurrentPeriod().end,
                      .quotas_on = !policy.teams.empty()};
@@ -1545,12 +1576,18 @@ QuotaReport Controller::DoQuota(const Caller& caller) const {
     }
     team.team = name;
     FillTeamPolicy(team);
+    const auto mj = team_energy.find(name);
+    team.energy = ChargeFor(mj == team_energy.end() ? 0 : mj->second, options_.energy_price);
     report.teams.push_back(std::move(team));
   }
   for (const auto& [key, hours] : used) {
     if (caller.IsOperator() || key.second == caller.user) {
-      report.users.push_back(UserQuota{.team = key.first, .user = key.second,
-                                       .used_gpu_hours = hours});
+      const auto mj = energy.find(key);
+      report.users.push_back(UserQuota{
+          .team = key.first,
+          .user = key.second,
+          .used_gpu_hours = hours,
+          .energy = ChargeFor(mj == energy.end() ? 0 : mj->second, options_.energy_price)});
     }
   }
   return report;

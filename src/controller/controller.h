@@ -35,11 +35,14 @@
 #include "scheduler/ordering/usage_ledger.h"
 #include "core/clock.h"
 #include "monitor/telemetry.h"
+#include "scheduler/idle_policy.h"
 #include "scheduler/incremental.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
 
 namespace gf {
+
+class Notifier;  // notify/notifier.h
 
 struct ControllerOptions {
   // First signal → SIGKILL for cancel, time limits and preemption. The first signal is SIGTERM,
@@ -75,6 +78,12 @@ struct ControllerOptions {
   // job backfilled then may end up to this much later than its check assumed, which is within
   // what launching a job takes anyway; the next full pass decides from the present again.
   Millis arrival_reuse{50};
+  // [energy]: what a kWh costs and emits, for `quota`, `show` and reports (issue #8).
+  EnergyPrice energy_price{};
+  // Where notifications go (notify/notifier.h): each one raised is matched against the
+  // subscriptions and handed over once its turn is durable. Null: they are only logged.
+  // Thread-safe; must outlive the controller.
+  Notifier* notifier = nullptr;
 };
 
 class Controller final : public ClusterService, public AgentReports {
@@ -121,6 +130,10 @@ class Controller final : public ClusterService, public AgentReports {
   Result<ApiToken> RevokeToken(const Caller& caller, const std::string& id) override;
   Result<Node> DrainNode(const Caller& caller, const NodeId& node, std::string reason) override;
   Result<Node> ResumeNode(const Caller& caller, const NodeId& node) override;
+  Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& node, const std::string& gpu) override;
+  Result<Subscription> CreateSubscription(const Caller& caller, Subscription request) override;
+  Result<std::vector<Subscription>> ListSubscriptions(const Caller& caller) override;
+  Result<Subscription> DeleteSubscription(const Caller& caller, const std::string& id) override;
 
   // The Caller a bearer token stands for (tokens.h): for ApiServerOptions::authenticate. Any
   // thread; does not wait for the state thread.
@@ -212,6 +225,17 @@ class Controller final : public ClusterService, public AgentReports {
   void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
   // Tells the subscribers of `notification` (model/notification.h), once this turn is on disk.
   void Notify(Notification notification);
+  // Notifications (notifications.cpp): the stored subscriptions at Load; a job that just ended
+  // (job_end or job_failed); a preemption; teams whose GPU-hour use in the budget period
+  // crossed 80 % or 100 % of their budget since the last check (at most once a second).
+  Status LoadSubscriptions();
+  void NotifyEnded(const Job& job, JobState state, const std::string& cause);
+  void NotifyPreempted(const Job& job, const std::string& cause);
+  void CheckBudgetAlerts();
+  // The budget thresholds (80, 100) `team` has reached with `used_hours`.
+  std::vector<int> BudgetThresholds(const std::string& team, double used_hours) const;
+  Status CheckMaySubscribe(const Caller& caller, const Subscription& request) const;
+  std::vector<NotificationCount> NotificationCounts() const;  // the notifier's, for Stats
   void Persist(const Job& job);
   void RequestKill(Job& job, JobState final_state, const std::string& cause, int first_signal);
   // Preemption (issue #4): stop the victim with its checkpoint signal; when its exit arrives,
@@ -268,10 +292,30 @@ class Controller final : public ClusterService, public AgentReports {
   void AssignGpus(const Job& job);
   void ReleaseGpus(Job& job);
   void ApplyIngest(const NodeId& node, IngestResult result);
+  // GPU health (gpu_health.cpp): a GPU just failed: each job on it is stopped (with its
+  // checkpoint signal while the GPU still answers) and requeued, and subscribers are told.
+  void FailOverGpu(const NodeId& node, const HealthChange& change);
   Job WithLiveUsage(Job job) const;
   ClusterStats ComputeStats() const;
   void ApplyHello(AgentHello hello);
   void EnforceTimeLimits();
+  // The idle reaper (reaping.cpp, issue #8): at most once per second, each running job whose
+  // idle rule applies (scheduler/idle_policy.h) is judged on Telemetry::IdleSince: warned when
+  // idle past its threshold, the warning withdrawn when its GPUs are used again, requeued or
+  // cancelled when the grace ends. next_reap_at_ is the next deadline, for NextWakeup.
+  struct IdleWarning {
+    Time idle_since;     // Telemetry::IdleSince when warned: a later one means it was active
+    Time deadline;       // the end of the grace
+    std::string reason;  // the job's reason before the warning, restored when it is withdrawn
+  };
+  void ReapIdleJobs();
+  void JudgeIdle(Job& job, const IdleReaping& rule, Time now);
+  void WarnIdle(Job& job, const IdleReaping& rule, Time since, Time now);
+  void ClearIdleWarning(Job& job, const IdleWarning& warning);
+  void ReapIdle(Job& job, const IdleReaping& rule, Time since, Time now);
+  // "GPUs 0,1 on gpu01 idle for 31m (...)": the idleness of `job`, for events and causes.
+  std::string IdleText(const Job& job, const IdleReaping& rule, Time since, Time now) const;
+  void NoteReapAt(Time at);
   // Scheduling (scheduling.cpp): a full pass when full_pass_needed_ or one is due, else the
   // turn's events one by one through scheduler_.
   void Schedule();
@@ -318,6 +362,11 @@ class Controller final : public ClusterService, public AgentReports {
   std::vector<JobId> ended_;
   std::map<NodeId, NodeEntry> nodes_;
   std::map<JobId, Termination> terminating_;
+  // The idle reaper's warnings under way, by job (reaping.cpp), and when it next has a
+  // deadline or last judged the running jobs.
+  std::map<JobId, IdleWarning> idle_warnings_;
+  std::optional<Time> next_reap_at_;
+  std::optional<Time> reap_checked_at_;
   // Why a requeued job waits again (its last preemption), shown before its pending reason
   // until it starts again. In memory only: the event log keeps it for good.
   std::map<JobId, std::string> requeue_causes_;
@@ -347,6 +396,13 @@ class Controller final : public ClusterService, public AgentReports {
   Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
+  // Notification subscriptions by id (notifications.cpp), and the budget alerts sent in the
+  // current period: (team, 80 or 100). At Load the thresholds already reached count as sent
+  // (they were, before the restart: use only grows while a controller runs).
+  std::map<std::string, Subscription> subscriptions_;
+  std::set<std::pair<std::string, int>> budget_alerts_;
+  Time budget_alert_period_{};
+  std::optional<Time> budget_checked_at_;
   std::atomic<bool> failed_{false};  // fatal_ is set (for other threads)
   std::chrono::steady_clock::time_point lease_renewed_{};
   // Renews the lease when a third of its time has passed; a lost lease is fatal.

@@ -65,6 +65,7 @@ class ControllerTest : public ::testing::Test {
     options.telemetry = telemetry_.get();
     options.team_of_user = team_of_user_;
     options.policy = policy_;
+    options.energy_price = energy_price_;
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
@@ -84,6 +85,7 @@ class ControllerTest : public ::testing::Test {
   std::unique_ptr<Telemetry> telemetry_;
   std::map<std::string, std::string> team_of_user_;
   PolicyConfig policy_;  // set before Boot()
+  EnergyPrice energy_price_;  // likewise
   std::unique_ptr<Controller> controller_;
 };
 
@@ -466,6 +468,163 @@ TEST_F(ControllerTest, GpuHealthChangesAreRecordedAndPersisted) {
     }
   }
   EXPECT_EQ(health_events, 1);
+}
+
+// Issue #8: energy from the GPU counter, priced, per job (live and stored) and per team and
+// user in `quota`, running jobs included; a restart keeps the ended runs' energy.
+TEST_F(ControllerTest, EnergyIsPricedPerJobAndSummedPerTeamAndUser) {
+  energy_price_ = EnergyPrice{.price_per_kwh = 0.5, .currency = "USD", .co2_g_per_kwh = 400};
+  Boot();
+  auto job = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(job->id, 4242, clock_.Now());
+  const Time t0 = clock_.Now();
+  // 1.8e9 mJ = 0.5 kWh between the two readings.
+  controller_->OnSamples(NodeId("gpu01"), {Reading(0, t0, 40, 1'000, job->id)});
+  controller_->OnSamples(NodeId("gpu01"),
+                         {Reading(0, t0 + seconds(1), 80, 1'800'001'000, job->id)});
+  ASSERT_TRUE(WaitFor([&] {
+    auto usage = Get(job->id).usage;
+    return usage && usage->samples == 2;
+  }));
+  const auto expect_charge = [](const std::optional<EnergyCharge>& charge) {
+    ASSERT_TRUE(charge);
+    EXPECT_EQ(charge->energy_mj, 1'800'000'000);
+    EXPECT_DOUBLE_EQ(charge->kwh, 0.5);
+    EXPECT_DOUBLE_EQ(charge->cost.value_or(-1), 0.25);
+    EXPECT_EQ(charge->currency, "USD");
+    EXPECT_DOUBLE_EQ(charge->co2_kg.value_or(-1), 0.2);
+  };
+  expect_charge(Get(job->id).energy_charge);
+  auto quota = controller_->Quota(alice_);
+  ASSERT_TRUE(quota.ok());
+  ASSERT_EQ(quota->users.size(), 1U);
+  EXPECT_EQ(quota->users[0].energy.energy_mj, 1'800'000'000);  // running: so far
+  controller_->OnJobExited(JobExitReport{job->id, 0, std::nullopt, clock_.Now(), "exited"});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kCompleted); }));
+
+  Boot();  // the ended run's energy comes back from the store
+  expect_charge(Get(job->id).energy_charge);
+  quota = controller_->Quota(root_);
+  ASSERT_TRUE(quota.ok());
+  ASSERT_EQ(quota->users.size(), 1U);
+  EXPECT_EQ(quota->users[0].user, "alice");
+  expect_charge(quota->users[0].energy);
+  bool found = false;
+  for (const TeamQuota& team : quota->teams) {
+    if (team.team == quota->users[0].team) {
+      found = true;
+      expect_charge(team.energy);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+// Issue #8: a GPU fails under a running job. The job gets its checkpoint signal (the GPU still
+// answers), goes back to the queue with the cause, and restarts on healthy GPUs only; an
+// operator's resume asks the agent to judge the card afresh.
+TEST_F(ControllerTest, AJobOnAFailedGpuIsCheckpointedRequeuedAndRestartsElsewhere) {
+  JobSpec spec = Spec(2);
+  spec.checkpoint_signal = 10;  // SIGUSR1
+  auto job = controller_->Submit(alice_, spec);
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(job->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+  const GpuUuid broken = agent_->launched()[0].allocation->gpus[1];
+  const int broken_index = broken == GpuUuid("GPU-1") ? 1 : 0;
+
+  GpuSample failed = Reading(broken_index, clock_.Now(), 0, 0, job->id);
+  failed.health = GpuHealth::kFailed;
+  failed.health_cause = "XID 48 (double-bit ECC error)";
+  controller_->OnSamples(NodeId("gpu01"), {failed});
+  ASSERT_TRUE(WaitFor([&] { return agent_->killed().size() == 1; }));
+  EXPECT_EQ(agent_->killed()[0].first, job->id);
+  EXPECT_EQ(agent_->signals()[0], 10);
+  EXPECT_NE(Get(job->id).reason.find("failed: XID 48"), std::string::npos) << Get(job->id).reason;
+
+  controller_->OnJobExited(JobExitReport{job->id, 0, std::nullopt, clock_.Now(), "saved, exited"});
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  const Job again = agent_->launched()[1];
+  EXPECT_EQ(again.id, job->id);
+  for (const GpuUuid& uuid : again.allocation->gpus) {
+    EXPECT_NE(uuid, broken);
+  }
+  auto events = controller_->JobEvents(alice_, job->id);
+  ASSERT_TRUE(events.ok());
+  std::string history;
+  for (const Event& e : *events) {
+    history += e.kind + ": " + e.message + "\n";
+  }
+  EXPECT_NE(history.find("gpu_failover: GPU " + std::to_string(broken_index)), std::string::npos)
+      << history;
+  EXPECT_NE(history.find("sending SIGUSR1 to checkpoint"), std::string::npos) << history;
+  EXPECT_NE(history.find("RUNNING -> NODE_FAIL"), std::string::npos) << history;
+  EXPECT_NE(history.find("requeued after GPU failure"), std::string::npos) << history;
+
+  // Users may not resume GPUs; an operator may, and a healthy GPU has nothing to resume.
+  const std::string ref = std::to_string(broken_index);
+  EXPECT_EQ(controller_->ResumeGpu(alice_, NodeId("gpu01"), ref).error().code,
+            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->ResumeGpu(root_, NodeId("gpu01"), "3").error().code,
+            ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(controller_->ResumeGpu(root_, NodeId("gpu01"), "9").error().code,
+            ErrorCode::kNotFound);
+  auto resumed = controller_->ResumeGpu(root_, NodeId("gpu01"), broken.value());
+  ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
+  EXPECT_EQ(resumed->health, GpuHealth::kFailed);
+  ASSERT_TRUE(WaitFor([&] { return agent_->health_resets().size() == 1; }));
+  EXPECT_EQ(agent_->health_resets()[0], broken);
+}
+
+// A GPU that fell off the bus cannot serve a checkpoint: its job gets SIGTERM, not its
+// checkpoint signal. A job that must not run twice ends FAILED instead of being requeued.
+TEST_F(ControllerTest, ALostGpuStopsItsJobWithoutACheckpoint) {
+  JobSpec spec = Spec(1);
+  spec.checkpoint_signal = 10;
+  spec.requeue = false;
+  auto job = controller_->Submit(alice_, spec);
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(job->id, 1, clock_.Now());
+  GpuSample lost;
+  lost.uuid = agent_->launched()[0].allocation->gpus[0];
+  lost.time = clock_.Now();
+  lost.lost = true;
+  lost.health = GpuHealth::kFailed;
+  lost.health_cause = "GPU fell off the bus (NVML: GPU is lost)";
+  controller_->OnSamples(NodeId("gpu01"), {lost});
+  ASSERT_TRUE(WaitFor([&] { return agent_->killed().size() == 1; }));
+  EXPECT_EQ(agent_->signals()[0], kSigTerm);
+  controller_->OnJobExited(JobExitReport{job->id, 143, 15, clock_.Now(), "killed"});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kFailed); }));
+  EXPECT_NE(Get(job->id).reason.find("not requeued (--no-requeue)"), std::string::npos)
+      << Get(job->id).reason;
+}
+
+// A degraded GPU (here: too hot) keeps its running job but takes no new one.
+TEST_F(ControllerTest, ADegradedGpuTakesNoNewWork) {
+  for (int i = 0; i < 4; ++i) {
+    GpuSample s = Reading(i, clock_.Now(), 0, 0);
+    if (i == 0) {
+      s.health = GpuHealth::kDegraded;
+      s.health_cause = "temperature 93 C >= 90 C";
+    }
+    controller_->OnSamples(NodeId("gpu01"), {s});
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    auto nodes = controller_->ListNodes(root_);
+    return nodes.ok() && (*nodes)[0].gpus[0].health == GpuHealth::kDegraded;
+  }));
+  auto three = controller_->Submit(alice_, Spec(3));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  const Job three_started = agent_->launched()[0];
+  for (const GpuUuid& uuid : three_started.allocation->gpus) {
+    EXPECT_NE(uuid, GpuUuid("GPU-0"));
+  }
+  auto one_more = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(one_more.ok());
+  ASSERT_TRUE(WaitFor([&] { return !Get(one_more->id).reason.empty(); }));
+  EXPECT_EQ(Get(one_more->id).state, JobState::kPending);
+  EXPECT_TRUE(agent_->killed().empty());
 }
 
 // Issue #4's case on one full node: a high-priority job preempts low-priority work. The victim

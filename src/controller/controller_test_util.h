@@ -45,6 +45,10 @@ class FakeAgent final : public NodeAgent {
                     .size = static_cast<std::int64_t>(text.size()),
                     .next_offset = static_cast<std::int64_t>(text.size())};
   }
+  void ResetGpuHealth(const GpuUuid& uuid) override {
+    std::lock_guard lock(mu_);
+    health_resets_.push_back(uuid);
+  }
   std::vector<Job> launched() {  // NOLINT(readability-identifier-naming): accessor
     std::lock_guard lock(mu_);
     return launched_;
@@ -66,6 +70,10 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     return reads_;
   }
+  std::vector<GpuUuid> health_resets() {  // NOLINT(readability-identifier-naming): accessor
+    std::lock_guard lock(mu_);
+    return health_resets_;
+  }
 
  private:
   std::mutex mu_;
@@ -74,6 +82,7 @@ class FakeAgent final : public NodeAgent {
   std::vector<JobId> acked_;
   std::vector<int> signals_;  // the first signal of each kill, in order
   std::vector<LogRequest> reads_;
+  std::vector<GpuUuid> health_resets_;
 };
 
 // Polls `pred` until it holds or 10 s pass; returns its last value. Tests wait for the

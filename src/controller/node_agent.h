@@ -62,6 +62,11 @@ class NodeAgent {
   // A network partition leaves the agent's connection able to resume, which is why this is
   // needed. An in-process agent has no session to end. Controller thread.
   virtual void EndSession() {}
+
+  // Forgets the health verdicts the agent holds against the GPU (sticky failures: a fatal XID,
+  // rising ECC errors) from its next sample on: an admin returned it to service
+  // (`gpufleet gpu resume`). A GPU still broken fails again at once. Controller thread; queues.
+  virtual void ResetGpuHealth(const GpuUuid& uuid) = 0;
 };
 
 struct JobExitReport {

@@ -16,11 +16,13 @@
 #include "controller/job_log.h"
 #include "core/clock.h"
 #include "core/result.h"
+#include "model/energy.h"
 #include "model/event.h"
 #include "model/explanation.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/notification.h"
 #include "model/token.h"
 
 namespace gf {
@@ -85,6 +87,14 @@ struct PassStats {
   double seconds = 0;  // their total time
 };
 
+// Notifications delivered since the server started, by channel ("webhook", "email") and
+// outcome ("sent", "failed", "dropped"): gpufleet_notifications_total.
+struct NotificationCount {
+  std::string channel{};
+  std::string outcome{};
+  std::int64_t count = 0;
+};
+
 struct ClusterStats {
   std::vector<std::pair<std::string, int>> jobs_by_state;  // every JobState name, with count
   std::vector<QueueStats> queue;                            // one per priority class
@@ -98,6 +108,7 @@ struct ClusterStats {
   int gpus = 0;
   int gpus_allocated = 0;
   std::vector<PassStats> passes;  // "full", then "incremental"
+  std::vector<NotificationCount> notifications{};  // empty without a notifier
 };
 
 // `gpufleet submit --array 0-99%4`: one job per index, created together. Each task gets
@@ -122,12 +133,14 @@ struct TeamQuota {
   double used_gpu_hours = 0;         // in the period so far, running jobs included
   std::optional<double> left_gpu_hours{};    // budget - used, at least 0; nullopt = no budget
   std::string over_budget{};         // "borrow_only" | "hold"
+  EnergyCharge energy{};             // its GPUs' energy in the period so far, with cost and CO2
 };
 
 struct UserQuota {
   std::string team{};
   std::string user{};
   double used_gpu_hours = 0;  // in the period so far, running jobs included
+  EnergyCharge energy{};      // likewise
 };
 
 struct QuotaReport {
@@ -238,6 +251,27 @@ class ClusterService {
   // empty reason.
   virtual Result<Node> DrainNode(const Caller& caller, const NodeId& node, std::string reason) = 0;
   virtual Result<Node> ResumeNode(const Caller& caller, const NodeId& node) = 0;
+
+  // `gpufleet gpu resume NODE GPU` (GPU: its index or UUID): returns a failed or degraded GPU
+  // to service. The node's agent forgets what it held against the card (a fatal XID, rising
+  // ECC errors) and judges it afresh from its next sample, so a card still broken fails again.
+  // Operators and admins only (kPermissionDenied); kNotFound for an unknown node or GPU;
+  // kFailedPrecondition when the GPU is healthy; kUnavailable when the node's agent is away.
+  // Returns the GPU as known before the reset.
+  virtual Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& node,
+                                const std::string& gpu) = 0;
+
+  // Notification subscriptions (issue #8, `gpufleet notify`). Create takes `request`'s scope,
+  // team, channel, target and kinds; the id, owner (the caller) and time are the controller's.
+  // A user subscribes for themselves (kUser); kTeam needs a member of the team ([team.NAME]
+  // members) or an admin; kCluster an admin (kPermissionDenied naming the rule). Errors also:
+  // kInvalidArgument for a target that does not fit its channel (CheckSubscriptionTarget) or
+  // a team scope without a team. List: the caller's own, every one for an admin. Delete: the
+  // caller's own or (admin) any; kNotFound otherwise. Authenticated callers only.
+  virtual Result<Subscription> CreateSubscription(const Caller& caller,
+                                                  Subscription request) = 0;
+  virtual Result<std::vector<Subscription>> ListSubscriptions(const Caller& caller) = 0;
+  virtual Result<Subscription> DeleteSubscription(const Caller& caller, const std::string& id) = 0;
 };
 
 }  // namespace gf

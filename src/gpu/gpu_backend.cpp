@@ -1,11 +1,29 @@
 #include "gpu/gpu_backend.h"
 
+#include <string>
 #include <utility>
 
 #include "gpu/nvml/nvml_gpu_backend.h"
 #include "gpu/sim/sim_gpu_backend.h"
 
 namespace gf {
+
+namespace {
+
+Error NoPowerManagement(const GpuBackend& backend, int index) {
+  return FailedPrecondition("GPU " + std::to_string(index) + ": " + backend.Describe() +
+                            " has no power management");
+}
+
+}  // namespace
+
+Result<GpuPowerLimits> GpuBackend::PowerLimits(int index) {
+  return NoPowerManagement(*this, index);
+}
+
+Status GpuBackend::SetPowerLimit(int index, std::int64_t /*limit_mw*/) {
+  return NoPowerManagement(*this, index);
+}
 
 Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec,
                                                    const Clock& clock,

@@ -2,9 +2,12 @@
 //
 // Implementations: NvmlGpuBackend (libnvidia-ml.so.1 loaded with dlopen at run time) and
 // SimGpuBackend (simulated cards). One instance belongs to one agent; calls are made from
-// one thread at a time (not thread-safe unless an implementation says so).
+// one thread at a time (not thread-safe unless an implementation says so), except the power
+// limit calls: an implementation that supports them takes them from any thread, alongside
+// Sample (the agent restores a limit on its launch thread while its sampler thread samples).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,6 +19,14 @@
 #include "model/node.h"
 
 namespace gf {
+
+// A GPU's power management limits, in milliwatts.
+struct GpuPowerLimits {
+  std::int64_t current_mw = 0;  // the limit set now
+  std::int64_t default_mw = 0;  // the board's default limit
+  std::int64_t min_mw = 0;      // a limit may be set within [min_mw, max_mw]
+  std::int64_t max_mw = 0;
+};
 
 class GpuBackend {
  public:
@@ -29,6 +40,17 @@ class GpuBackend {
 
   // One reading of the GPU with the given NVML index.
   virtual Result<GpuSample> Sample(int index) = 0;
+
+  // The power limits of the GPU with the given index. Errors: kFailedPrecondition when the GPU
+  // or driver offers no power management (what this default does), kPermissionDenied,
+  // kNotFound for an unknown index, kUnavailable when the GPU does not answer.
+  virtual Result<GpuPowerLimits> PowerLimits(int index);
+
+  // Sets the GPU's power limit, in effect at once. Errors: kInvalidArgument (naming the range)
+  // for a value outside [min_mw, max_mw]; kPermissionDenied when it needs root;
+  // kFailedPrecondition when unsupported (what this default does); kNotFound, kUnavailable as
+  // above.
+  virtual Status SetPowerLimit(int index, std::int64_t limit_mw);
 };
 
 // Builds a backend from a --gpus spec: "nvml" (real GPUs; kUnavailable with a clear message and

@@ -153,6 +153,9 @@ ClusterStats ExampleClusterStats() {
   stats.gpus_allocated = 40;
   stats.passes = {{.kind = "full", .count = 120, .seconds = 0.75},
                   {.kind = "incremental", .count = 4'000, .seconds = 0.5}};
+  stats.notifications = {{.channel = "email", .outcome = "sent", .count = 3},
+                         {.channel = "webhook", .outcome = "failed", .count = 1},
+                         {.channel = "webhook", .outcome = "sent", .count = 12}};
   return stats;
 }
 

@@ -695,6 +695,24 @@ void WriteWaitHistogram(Buffer& out, const ClusterStats& stats) {
   WriteSample(out, std::string(kName) + "_count", {}, static_cast<double>(stats.wait_count));
 }
 
+// Deliveries by channel and outcome (ClusterStats::notifications); absent without a notifier.
+void WriteNotifications(Buffer& out, const std::vector<NotificationCount>& counts) {
+  if (counts.empty()) {
+    return;
+  }
+  constexpr std::string_view kName = "gpufleet_notifications_total";
+  WriteFamily(out, {kName, Kind::kCounter,
+                    "Notifications delivered since the server started, by channel (webhook, "
+                    "email) and outcome (sent, failed, dropped)."});
+  std::string labels;
+  for (const NotificationCount& c : counts) {
+    labels.clear();
+    AppendLabel(labels, "channel", c.channel);
+    AppendLabel(labels, "outcome", c.outcome);
+    WriteSample(out, kName, labels, static_cast<double>(c.count));
+  }
+}
+
 void WriteClusterFamilies(Buffer& out, const ClusterStats& stats) {
   WriteColumns(out,
                kStateColumns,
@@ -721,6 +739,7 @@ void WriteClusterFamilies(Buffer& out, const ClusterStats& stats) {
                LabelRows(stats.teams, "team", [](const TeamStats& t) { return TeamName(t.team); }));
   WriteColumns(
       out, kClusterColumns, std::vector<const ClusterStats*>{&stats}, std::vector<std::string>(1));
+  WriteNotifications(out, stats.notifications);
 }
 
 }  // namespace

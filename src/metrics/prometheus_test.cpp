@@ -384,6 +384,11 @@ TEST(PrometheusTest, ClusterJobAndTeamCounts) {
   EXPECT_EQ(ValueOf(all, "gpufleet_nodes"), 5);
   EXPECT_EQ(ValueOf(all, "gpufleet_gpus"), 40);
   EXPECT_EQ(ValueOf(all, "gpufleet_gpus_allocated"), 40);
+  EXPECT_EQ(ValueOf(all, "gpufleet_notifications_total",
+                    {{"channel", "webhook"}, {"outcome", "sent"}}), 12);
+  EXPECT_EQ(ValueOf(all, "gpufleet_notifications_total",
+                    {{"channel", "webhook"}, {"outcome", "failed"}}), 1);
+  EXPECT_EQ(Select(all, "gpufleet_notifications_total").size(), 3u);
   // Per job, from the telemetry: 8 GPUs, odd ones allocated two per job -> jobs 1 and 2.
   ASSERT_EQ(t.jobs.size(), 2u);
   const JobLive& job = t.jobs[1];

@@ -105,8 +105,9 @@ struct NodeExplanation {
   std::string verdict;
   std::string detail;          // one line for a person
   int gpus = 0;                // every GPU of the node
-  int failed = 0;
-  int matching = 0;            // usable (not failed) GPUs of the requested model
+  int failed = 0;              // GPUs failed, and degraded: neither takes new work
+  int degraded = 0;
+  int matching = 0;            // usable (healthy) GPUs of the requested model
   int free = 0;                // of those, free now
   int givable = 0;             // of those, this job may take now
   std::vector<std::string> models;  // the node's GPU models, sorted

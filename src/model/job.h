@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
+#include "model/energy.h"
 
 namespace gf {
 
@@ -190,6 +191,9 @@ struct Job {
   // When the job last reported a checkpoint (`gpufleet checkpoint` from inside the job):
   // preemption prefers victims that lose the least work since then. Cleared at each start.
   std::optional<Time> last_checkpoint{};
+  // What its GPUs' energy (usage.energy_mj) cost and emitted at the configured [energy] price;
+  // like estimated_start, computed when the job is read and not stored.
+  std::optional<EnergyCharge> energy_charge{};
 };
 
 // STARTING or RUNNING with an allocation: the job holds GPUs of a node.

@@ -36,6 +36,12 @@ struct Gpu {
   bool operator==(const Gpu&) const = default;
 };
 
+// Whether the scheduler may place new work on the GPU: a failed GPU is drained, and a degraded
+// one (a recent XID, too hot, throttled by the hardware) is kept free until it recovers, so
+// that a job does not start on a card that is about to fail (issue #8). Jobs already running
+// on a degraded GPU go on.
+inline bool TakesWork(const Gpu& gpu) { return gpu.health == GpuHealth::kOk; }
+
 // Node labels (`gpufleet up --label rack=a`, `[up] labels`) and the constraints jobs put on
 // them (`gpufleet submit --constraint rack=a`): key and value each 1..63 characters of letters,
 // digits, '-', '_', '.' and '/'. `field` names the flag or key in errors ("constraint").

@@ -53,6 +53,24 @@ struct Notification {
 enum class SubscriptionScope { kUser, kTeam, kCluster };
 enum class NotifyChannel { kWebhook, kEmail };
 
+// "user", "team", "cluster"; "webhook", "email" (the store's and the API's spelling).
+std::string_view ToString(SubscriptionScope scope);
+std::string_view ToString(NotifyChannel channel);
+// Errors: kInvalidArgument naming the accepted values.
+Result<SubscriptionScope> ParseSubscriptionScope(std::string_view text);
+Result<NotifyChannel> ParseNotifyChannel(std::string_view text);
+
+// Whether `target` can be delivered to on `channel`: a webhook is an http:// or https:// URL
+// with a host; an e-mail address has one @ with text on both sides. Neither may hold blanks
+// or control characters (they would end up in a request line or a mail header).
+// Errors: kInvalidArgument saying what is wrong and the form expected (the caller names the
+// flag or field).
+Status CheckSubscriptionTarget(NotifyChannel channel, std::string_view target);
+// "job_end,quota_80" → the kinds, in order, without repeats. Errors: ParseNotifyKind's.
+Result<std::vector<NotifyKind>> ParseNotifyKinds(std::string_view comma_separated);
+// The inverse: names joined by commas, "" for none.
+std::string JoinNotifyKinds(const std::vector<NotifyKind>& kinds);
+
 struct Subscription {
   std::string id{};     // "sub-" + random hex, assigned by the controller
   std::string owner{};  // the user who created it (may remove it; admins may remove any)

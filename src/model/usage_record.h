@@ -34,6 +34,9 @@ struct UsageSum {
   std::string team{};
   std::string user{};
   double gpu_seconds = 0;
+  // Energy of those runs, each counted for its part inside the range like gpu_seconds
+  // (pro rata to its time), millijoules.
+  std::int64_t energy_mj = 0;
   bool operator==(const UsageSum&) const = default;
 };
 

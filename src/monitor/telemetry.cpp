@@ -68,6 +68,13 @@ struct GpuState {
   std::vector<ActiveCondition> conditions{};
 };
 
+// The idle reaper's view of one held GPU (Telemetry::IdleSince), reset when its holder changes.
+struct IdleTrack {
+  bool sampled = false;             // a sample arrived under the current holder
+  bool active = false;              // the latest such sample was active
+  std::optional<Time> last_active{};  // the time of the latest active one
+};
+
 struct JobRecord {
   JobUsage usage{};
   std::int64_t util_sum = 0;  // mean_util_pct = util_sum / util_count
@@ -217,6 +224,23 @@ std::string ClearMessage(const GpuState& state, const ActiveCondition& condition
   return condition.kind + " cleared on " + Describe(state) + ": " + std::move(why);
 }
 
+// Whether `sample` of a GPU held under `assignment` shows the job at work (IdleSince):
+// a process, and a utilisation at or above the threshold or memory that moved since `before`.
+bool IsActive(const GpuSample& sample,
+              const std::optional<GpuSample>& before,
+              const GpuAssignment& assignment) {
+  if (sample.lost) {
+    return true;  // nothing was read: not evidence of idleness (health handles a lost GPU)
+  }
+  if (sample.processes.empty()) {
+    return false;
+  }
+  if (!sample.util_gpu_pct || *sample.util_gpu_pct >= assignment.idle_util_below_pct) {
+    return true;
+  }
+  return before && !before->lost && before->memory_used_mib != sample.memory_used_mib;
+}
+
 // Keeps idle_since: set at the first processless sample of a held GPU, reset otherwise.
 void TrackIdle(GpuState& state, const GpuSample& sample, const GpuAssignment* assignment) {
   if (assignment && !sample.lost && sample.processes.empty()) {
@@ -294,6 +318,7 @@ class Telemetry::Impl {
   std::optional<GpuView> Find(const GpuUuid& uuid) const;
   std::optional<JobUsage> Usage(JobId job) const;
   void ForgetJob(JobId job);
+  std::optional<Time> IdleSince(JobId job) const;
   std::vector<SeriesPoint> Series(const GpuUuid& uuid,
                                   Metric metric,
                                   Resolution resolution,
@@ -316,6 +341,11 @@ class Telemetry::Impl {
                         const GpuAssignment* assignment,
                         std::vector<ConditionChange>& out);
   void RecordSeries(GpuState& state, const GpuSample& sample);
+  // The idle reaper's bookkeeping (IdleSince): a GPU changed holder; a held GPU's sample.
+  void UpdateHeld(const GpuUuid& uuid, std::optional<JobId> old_job, std::optional<JobId> new_job);
+  void TrackActivity(const GpuState& state,
+                     const GpuSample& sample,
+                     const GpuAssignment& assignment);
   void Place(const NodeId& node, const Gpu& gpu, GpuMap::node_type taken);
   void Forget(const GpuState& state);
 
@@ -326,6 +356,9 @@ class Telemetry::Impl {
   // Kept apart from gpus_: the controller may assign a GPU before its node says hello.
   std::unordered_map<GpuUuid, GpuAssignment> assignments_{};
   std::map<JobId, JobRecord> jobs_{};
+  // The idle reaper's tracking of each assigned GPU, and the GPUs each job holds now.
+  std::unordered_map<GpuUuid, IdleTrack> idle_{};
+  std::map<JobId, std::vector<GpuUuid>> held_{};
   std::vector<ConditionChange> pending_{};  // clears of forgotten GPUs, for the next Ingest
 };
 
@@ -417,10 +450,62 @@ void Telemetry::Impl::SetAssignment(const GpuUuid& uuid, std::optional<GpuAssign
   } else {
     assignments_.erase(uuid);
   }
+  if (old_job != new_job) {
+    UpdateHeld(uuid, old_job, new_job);
+  }
   const auto state = by_uuid_.find(uuid);
   if (old_job != new_job && state != by_uuid_.end()) {
     state->second->idle_since.reset();
   }
+}
+
+void Telemetry::Impl::UpdateHeld(const GpuUuid& uuid,
+                                 std::optional<JobId> old_job,
+                                 std::optional<JobId> new_job) {
+  idle_.erase(uuid);
+  if (old_job) {
+    if (auto held = held_.find(*old_job); held != held_.end()) {
+      std::erase(held->second, uuid);
+      if (held->second.empty()) {
+        held_.erase(held);
+      }
+    }
+  }
+  if (new_job) {
+    idle_[uuid] = IdleTrack{};
+    held_[*new_job].push_back(uuid);
+  }
+}
+
+void Telemetry::Impl::TrackActivity(const GpuState& state,
+                                    const GpuSample& sample,
+                                    const GpuAssignment& assignment) {
+  IdleTrack& track = idle_[sample.uuid];
+  track.sampled = true;
+  track.active = IsActive(sample, state.latest, assignment);
+  if (track.active) {
+    track.last_active = sample.time;
+  }
+}
+
+std::optional<Time> Telemetry::Impl::IdleSince(JobId job) const {
+  std::shared_lock lock(mu_);
+  const auto held = held_.find(job);
+  if (held == held_.end()) {
+    return std::nullopt;
+  }
+  std::optional<Time> since;
+  for (const GpuUuid& uuid : held->second) {
+    const auto track = idle_.find(uuid);
+    const GpuAssignment* assignment = AssignmentOf(uuid);
+    if (track == idle_.end() || assignment == nullptr || !track->second.sampled ||
+        track->second.active) {
+      return std::nullopt;
+    }
+    const Time gpu_since = track->second.last_active.value_or(assignment->since);
+    since = since ? std::max(*since, gpu_since) : gpu_since;
+  }
+  return since;
 }
 
 IngestResult Telemetry::Impl::Ingest(const NodeId& node, std::vector<GpuSample> samples) {
@@ -466,6 +551,9 @@ void Telemetry::Impl::IngestOne(const NodeId& node, GpuSample sample, IngestResu
   }
   UpdateHealth(state, sample, out.health);
   UpdateConditions(state, sample, assignment, out.conditions);
+  if (assignment) {
+    TrackActivity(state, sample, *assignment);  // before `latest` moves on: memory change
+  }
   if (!sample.xids.empty()) {
     state.last_xid = sample.xids.back();
   }
@@ -487,8 +575,13 @@ void Telemetry::Impl::UpdateHealth(GpuState& state,
   if (sample.health == gpu.health && sample.health_cause == gpu.health_cause) {
     return;
   }
-  out.push_back(HealthChange{state.node, gpu.index, gpu.uuid, gpu.health, sample.health,
-                             sample.health == GpuHealth::kOk ? "" : sample.health_cause});
+  out.push_back(HealthChange{.node = state.node,
+                             .index = gpu.index,
+                             .uuid = gpu.uuid,
+                             .from = gpu.health,
+                             .to = sample.health,
+                             .cause = sample.health == GpuHealth::kOk ? "" : sample.health_cause,
+                             .lost = sample.lost});
   gpu.health = sample.health;
   gpu.health_cause = sample.health_cause;
 }
@@ -640,6 +733,7 @@ TelemetrySnapshot Telemetry::Snapshot() const { return impl_->Snapshot(); }
 std::optional<GpuView> Telemetry::Find(const GpuUuid& uuid) const { return impl_->Find(uuid); }
 std::optional<JobUsage> Telemetry::Usage(JobId job) const { return impl_->Usage(job); }
 void Telemetry::ForgetJob(JobId job) { impl_->ForgetJob(job); }
+std::optional<Time> Telemetry::IdleSince(JobId job) const { return impl_->IdleSince(job); }
 std::vector<SeriesPoint> Telemetry::Series(const GpuUuid& uuid,
                                            Metric metric,
                                            Resolution resolution,

@@ -49,6 +49,13 @@ struct GpuAssignment {
   JobId job{};
   std::string user{};
   std::string team{};
+  // The idle reaper's threshold for this job (its IdleReaping::util_below_pct): a sample with
+  // a process is active when its utilisation is at least this, or its memory changed. 0: only
+  // a GPU without processes is idle.
+  int idle_util_below_pct = 0;
+  // When the job got the GPU (the controller's clock): its idle time counts from here until
+  // the GPU is first active under it.
+  Time since{};
   bool operator==(const GpuAssignment&) const = default;
 };
 
@@ -96,6 +103,8 @@ struct HealthChange {
   GpuHealth from = GpuHealth::kOk;
   GpuHealth to = GpuHealth::kOk;
   std::string cause{};  // the new cause ("" when back to ok)
+  // The GPU no longer answers (NVML: GPU is lost): its jobs cannot save their work on it.
+  bool lost = false;
 };
 
 struct ConditionChange {
@@ -140,6 +149,16 @@ class Telemetry {
   std::optional<JobUsage> Usage(JobId job) const;
   // Drops a finished job's usage record (after the controller stored it).
   void ForgetJob(JobId job);
+
+  // Since when every GPU `job` holds has been idle, for the idle reaper. A sample is active
+  // when the GPU runs a process and its utilisation is at or above the assignment's
+  // idle_util_below_pct or its used memory changed since the GPU's previous sample (or the
+  // utilisation is unknown, or the GPU is lost: no reading is no proof of idleness); a sample
+  // without processes is idle. The job's idle time starts at the latest of its GPUs' last
+  // active samples (a GPU never active under it: its assignment's `since`). Returns nullopt
+  // while the latest sample of any of its GPUs is active, or while one has no sample since
+  // the job got it (not judged yet), or when the job holds no GPU.
+  std::optional<Time> IdleSince(JobId job) const;
 
   // Points of one metric of one GPU with from <= time < to, oldest first; slots without a
   // sample are skipped. Empty for an unknown GPU.

@@ -331,6 +331,111 @@ TEST_F(TelemetryTest, InventoryUpdateKeepsStateOfGpusStillListed) {
   EXPECT_EQ(Series(0, Metric::kUtilGpu, Resolution::kFine).size(), 1u);
 }
 
+// ---- idle tracking (the idle reaper) ----
+
+class IdleTest : public TelemetryTest {
+ protected:
+  // Job 7 holds both GPUs from kT0, under 5 %.
+  void SetUp() override {
+    for (int index : {0, 1}) {
+      telemetry_.SetAssignment(Uuid("n1", index), GpuAssignment{.job = JobId(7),
+                                                                .user = "alice",
+                                                                .team = "ml",
+                                                                .idle_util_below_pct = 5,
+                                                                .since = kT0});
+    }
+  }
+  // A sample of GPU `index` with job 7's process on it.
+  GpuSample Busy(int index, int util, std::int64_t memory_mib) {
+    GpuSample s = Sample(index, util, memory_mib);
+    s.processes.push_back(Process(100, JobId(7), memory_mib));
+    return s;
+  }
+  std::optional<Time> IdleSince() const { return telemetry_.IdleSince(JobId(7)); }
+};
+
+TEST_F(IdleTest, NotJudgedUntilEveryGpuHasASample) {
+  EXPECT_FALSE(IdleSince());
+  clock_.Advance(seconds(5));
+  Ingest({Sample(0)});  // no process: idle, but GPU 1 has said nothing yet
+  EXPECT_FALSE(IdleSince());
+  Ingest({Sample(1)});
+  EXPECT_EQ(IdleSince(), kT0);  // never active: idle since the assignment
+  EXPECT_FALSE(telemetry_.IdleSince(JobId(8)));  // holds no GPU
+}
+
+TEST_F(IdleTest, UtilisationAtTheThresholdIsActiveAndBelowItIsIdle) {
+  Ingest({Busy(0, 5, 1000), Busy(1, 90, 1000)});
+  EXPECT_FALSE(IdleSince());
+  const Time active_at = clock_.Now();
+  clock_.Advance(seconds(1));
+  Ingest({Busy(0, 4, 1000), Busy(1, 0, 1000)});  // under 5 %, memory unchanged
+  EXPECT_EQ(IdleSince(), active_at);
+  clock_.Advance(seconds(1));
+  Ingest({Busy(0, 4, 1000), Busy(1, 3, 1000)});
+  EXPECT_EQ(IdleSince(), active_at);  // still counted from the last active sample
+}
+
+TEST_F(IdleTest, MemoryChangeUnderTheThresholdIsActive) {
+  Ingest({Busy(0, 0, 1000), Busy(1, 0, 1000)});
+  clock_.Advance(seconds(1));
+  Ingest({Busy(0, 0, 1000), Busy(1, 0, 1000)});
+  EXPECT_EQ(IdleSince(), kT0);
+  clock_.Advance(seconds(1));
+  const Time loading = clock_.Now();
+  Ingest({Busy(0, 0, 1000), Busy(1, 0, 3000)});  // GPU 1 loads data at 0 %
+  EXPECT_FALSE(IdleSince());
+  clock_.Advance(seconds(1));
+  Ingest({Busy(0, 0, 1000), Busy(1, 0, 3000)});
+  EXPECT_EQ(IdleSince(), loading);  // the latest of the GPUs' last active samples
+}
+
+TEST_F(IdleTest, NoProcessIsIdleWhateverTheUtilisation) {
+  Ingest({Busy(0, 50, 1000), Busy(1, 50, 1000)});
+  clock_.Advance(seconds(1));
+  Ingest({Sample(0, 80, 2000), Sample(1, 80, 4000)});  // someone else's load: no process
+  EXPECT_EQ(IdleSince(), kT0);
+}
+
+TEST_F(IdleTest, UnknownUtilisationAndALostGpuAreNotIdle) {
+  Ingest({Busy(0, 0, 1000), Busy(1, 0, 1000)});
+  clock_.Advance(seconds(1));
+  Ingest({Busy(0, 0, 1000), Busy(1, 0, 1000)});
+  ASSERT_TRUE(IdleSince());
+  clock_.Advance(seconds(1));
+  GpuSample unknown = Busy(0, 0, 1000);
+  unknown.util_gpu_pct.reset();
+  Ingest({unknown});
+  EXPECT_FALSE(IdleSince());
+  clock_.Advance(seconds(1));
+  Ingest({Busy(0, 0, 1000), Lost(1)});
+  EXPECT_FALSE(IdleSince());
+}
+
+TEST_F(IdleTest, ANewHolderStartsAfresh) {
+  Ingest({Sample(0), Sample(1)});
+  ASSERT_EQ(IdleSince(), kT0);
+  const Time later = kT0 + seconds(100);
+  for (int index : {0, 1}) {
+    telemetry_.SetAssignment(Uuid("n1", index), std::nullopt);
+  }
+  EXPECT_FALSE(IdleSince());
+  telemetry_.SetAssignment(Uuid("n1", 0), GpuAssignment{.job = JobId(8), .since = later});
+  EXPECT_FALSE(telemetry_.IdleSince(JobId(8)));  // no sample under job 8 yet
+  clock_.Advance(seconds(100));
+  Ingest({Sample(0)});
+  EXPECT_EQ(telemetry_.IdleSince(JobId(8)), later);
+}
+
+TEST_F(IdleTest, ThresholdZeroCountsOnlyGpusWithoutProcesses) {
+  telemetry_.SetAssignment(Uuid("n1", 0), GpuAssignment{.job = JobId(8), .since = kT0});
+  telemetry_.SetAssignment(Uuid("n1", 1), std::nullopt);
+  Ingest({Busy(0, 0, 1000)});
+  clock_.Advance(seconds(1));
+  Ingest({Busy(0, 0, 1000)});
+  EXPECT_FALSE(telemetry_.IdleSince(JobId(8)));
+}
+
 // ---- job usage ----
 
 TEST_F(TelemetryTest, JobUsageIsExactForAHandComputedSequence) {

@@ -18,6 +18,18 @@ namespace {
 
 constexpr int kNodesNamedPerJobAhead = 3;
 
+// " (1 failed, 2 degraded)": the node's GPUs that take no work for their health; "" if none.
+std::string UnhealthyNote(const NodeExplanation& node) {
+  std::string parts;
+  if (node.failed > 0) {
+    parts = std::to_string(node.failed) + " failed";
+  }
+  if (node.degraded > 0) {
+    parts += (parts.empty() ? "" : ", ") + std::to_string(node.degraded) + " degraded";
+  }
+  return parts.empty() ? "" : " (" + parts + ")";
+}
+
 std::optional<Time> TimeOf(std::int64_t ms) {
   return ms == kNever ? std::nullopt : std::optional<Time>(FromUnixMillis(ms));
 }
@@ -317,6 +329,7 @@ class PendingExplainer {
     std::set<std::string> models;
     for (const Gpu& gpu : snapshot.node.gpus) {
       node.failed += gpu.health == GpuHealth::kFailed ? 1 : 0;
+      node.degraded += gpu.health == GpuHealth::kDegraded ? 1 : 0;
       models.insert(gpu.model);
     }
     node.models.assign(models.begin(), models.end());
@@ -410,8 +423,7 @@ class PendingExplainer {
 
   void Verdict(const QueuedJob& job, Shape shape, NodeExplanation& node) const {
     const std::string needs = DescribeRequest(job.request);
-    const std::string failed =
-        node.failed > 0 ? " (" + std::to_string(node.failed) + " failed)" : "";
+    const std::string failed = UnhealthyNote(node);
     if (node.matching == 0) {
       node.verdict = "no_model";
       node.detail = "no usable GPU of the requested type" + failed;

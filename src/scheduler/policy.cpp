@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/check.h"
+#include "scheduler/idle_policy.h"
 
 namespace gf {
 
@@ -149,6 +150,7 @@ Status ValidateClasses(const PolicyConfig& policy) {
     if (cls.max_gpus_per_user.has_value() && *cls.max_gpus_per_user < 0) {
       return InvalidArgument("classes[" + cls.name + "].max_gpus_per_user: must be 0 or more");
     }
+    GF_TRY(ValidateIdleRule(cls.idle, "classes[" + cls.name + "]"));
     if (cls.default_time_limit.has_value() && cls.max_time_limit.has_value() &&
         *cls.default_time_limit > *cls.max_time_limit) {
       return InvalidArgument("classes[" + cls.name +
@@ -180,6 +182,7 @@ Status ValidateTeam(const TeamPolicy& team, const std::string& where) {
   if (!(team.fair_share_weight > 0)) {
     return InvalidArgument(where + ".fair_share_weight: must be above 0");
   }
+  GF_TRY(ValidateIdleRule(team.idle, where));
   return OkStatus();
 }
 

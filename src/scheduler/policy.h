@@ -23,6 +23,25 @@
 
 namespace gf {
 
+// What to do with a job whose GPUs stay idle past its grace (the idle reaper, issue #8).
+enum class IdleAction {
+  kRequeue,  // stop it with its checkpoint signal and put it back in the queue at its place
+  kCancel,   // stop it for good (CANCELLED)
+};
+
+// What one `[class.NAME]` or `[team.NAME]` table says about idle GPUs (docs/config.md, keys
+// idle_*). Unset: the table does not say; a team's values override its jobs' class's
+// (idle_policy.h resolves them). Durations of 0 are allowed: `idle_after = "0s"` in a team
+// turns reaping off for it where its class has it on.
+struct IdleRule {
+  std::optional<std::chrono::seconds> after{};              // idle this long: warning
+  std::optional<std::chrono::seconds> interactive_after{};  // the same for --interactive jobs
+  std::optional<std::chrono::seconds> grace{};              // warning → action
+  std::optional<int> util_below_pct{};  // a GPU under this utilisation (0..100) may be idle
+  std::optional<IdleAction> action{};
+  bool operator==(const IdleRule&) const = default;
+};
+
 // One priority class, defined by the administrator. Jobs name their class through
 // JobSpec::priority (PriorityClass::name is the name looked up here). Any number of classes;
 // ValidatePolicy: unique names, and a class preempts only listed classes ranked after it.
@@ -34,6 +53,9 @@ struct PriorityClassPolicy {
   std::optional<int> max_gpus_per_user{};    // GPUs one user may hold in this class
   std::optional<std::chrono::seconds> default_time_limit{};  // for jobs that give none
   std::optional<std::chrono::seconds> max_time_limit{};      // caps what jobs ask for
+  IdleRule idle{};  // the idle reaper's rule for its jobs (a team's may override it)
+  // Whether its jobs may opt out of idle reaping (`gpufleet submit --no-reap`).
+  bool idle_opt_out = false;
 };
 
 // What happens to a team's jobs once it has used its GPU-hour budget for the period.
@@ -49,6 +71,7 @@ struct TeamPolicy {
   std::optional<double> gpu_hour_budget{};  // per period (the controller's accounting)
   OverBudget over_budget = OverBudget::kBorrowOnly;
   double fair_share_weight = 1;  // its usage counts usage / weight
+  IdleRule idle{};  // overrides the idle rule of its jobs' class, key by key
 };
 
 struct FairSharePolicy {

@@ -252,10 +252,10 @@ class ScenarioRunner {
       const auto gpu = std::find_if((*node)->node.gpus.begin(),
                                     (*node)->node.gpus.end(),
                                     [&](const Gpu& g) { return g.uuid == uuid; });
-      if (gpu == (*node)->node.gpus.end() || gpu->health == GpuHealth::kFailed ||
+      if (gpu == (*node)->node.gpus.end() || !TakesWork(*gpu) ||
           !(*node)->allocated.insert(uuid).second) {
         Fail(JobName(start.job) + " was given " + uuid.value() +
-             ", which is unknown, failed or already held");
+             ", which is unknown, unhealthy or already held");
       }
     }
     const QueuedJob& queued = submitted_.at(start.job);

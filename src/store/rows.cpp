@@ -17,7 +17,7 @@ const std::string_view kJobColumns =
     "reason, pid, usage_samples, usage_mean_util_pct, usage_peak_util_pct, "
     "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
     "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms, "
-    "requeue";
+    "requeue, interactive, idle_reap";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
@@ -33,6 +33,9 @@ const std::string_view kTokenColumns =
     "id, secret_hash, kind, subject, uid, gid, role, description, created_ms, expires_ms, "
     "revoked_ms";
 
+const std::string_view kSubscriptionColumns =
+    "id, owner, scope, team, channel, target, kinds, created_ms";
+
 namespace {
 
 // Column positions in kJobColumns.
@@ -45,7 +48,8 @@ struct JobCol {
                        kUsagePeakUtil = 24, kUsagePeakMemory = 25, kUsageEnergy = 26,
                        kCheckpointSignal = 27, kPreemptible = 28, kNodeLabels = 29,
                        kAfter = 30, kArrayJob = 31, kArrayIndex = 32, kArrayMaxRunning = 33,
-                       kBudgetApproved = 34, kLastCheckpoint = 35, kRequeue = 36;
+                       kBudgetApproved = 34, kLastCheckpoint = 35, kRequeue = 36,
+                       kInteractive = 37, kIdleReap = 38;
 };
 
 // Column positions in kUsageColumns.
@@ -114,7 +118,8 @@ Result<std::optional<ArrayTask>> DecodeArrayTask(const RowSource& row,
   return std::optional<ArrayTask>(task);
 }
 
-// Parameters ?31..?38 of kUpsertJobSql: what schema v4 added, and v7's requeue.
+// Parameters ?31..?40 of kUpsertJobSql: what schema v4 added, v7's requeue and v8's
+// interactive and idle_reap.
 Status BindV4Fields(ParamSink& stmt, const Job& job) {
   const JobSpec& spec = job.spec;
   auto labels = EncodeLabels(spec.request.node_labels);
@@ -137,6 +142,8 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   stmt.BindInt64(36, job.budget_approved ? 1 : 0);
   stmt.BindOptionalInt64(37, OptionalMillis(job.last_checkpoint));
   stmt.BindInt64(38, spec.requeue ? 1 : 0);  // schema v7
+  stmt.BindInt64(39, spec.interactive ? 1 : 0);  // schema v8
+  stmt.BindInt64(40, spec.idle_reap ? 1 : 0);
   return OkStatus();
 }
 
@@ -161,6 +168,8 @@ Result<JobSpec> DecodeSpec(const RowSource& row, const std::string& what) {
   GF_ASSIGN_OR_RETURN(spec.after, DecodeDependencies(row.Text(JobCol::kAfter), what + " after"));
   GF_ASSIGN_OR_RETURN(spec.array, DecodeArrayTask(row, what));
   spec.requeue = row.Int64(JobCol::kRequeue) != 0;
+  spec.interactive = row.Int64(JobCol::kInteractive) != 0;
+  spec.idle_reap = row.Int64(JobCol::kIdleReap) != 0;
   return spec;
 }
 
@@ -453,6 +462,31 @@ Result<ApiToken> DecodeToken(const RowSource& row) {
   token.expires = OptionalTime(row.OptionalInt64(9));
   token.revoked = OptionalTime(row.OptionalInt64(10));
   return token;
+}
+
+void BindSubscription(ParamSink& stmt, const Subscription& sub) {
+  stmt.BindText(1, sub.id);
+  stmt.BindText(2, sub.owner);
+  stmt.BindText(3, std::string(ToString(sub.scope)));
+  stmt.BindText(4, sub.team);
+  stmt.BindText(5, std::string(ToString(sub.channel)));
+  stmt.BindText(6, sub.target);
+  stmt.BindText(7, JoinNotifyKinds(sub.kinds));  // "" = every kind
+  stmt.BindInt64(8, ToUnixMillis(sub.created));
+}
+
+Result<Subscription> DecodeSubscription(const RowSource& row) {
+  Subscription sub;
+  sub.id = row.Text(0);
+  const std::string what = "subscription '" + sub.id + "'";
+  sub.owner = row.Text(1);
+  GF_ASSIGN_OR_RETURN(sub.scope, FromRow(ParseSubscriptionScope(row.Text(2)), what));
+  sub.team = row.Text(3);
+  GF_ASSIGN_OR_RETURN(sub.channel, FromRow(ParseNotifyChannel(row.Text(4)), what));
+  sub.target = row.Text(5);
+  GF_ASSIGN_OR_RETURN(sub.kinds, FromRow(ParseNotifyKinds(row.Text(6)), what));
+  sub.created = FromUnixMillis(row.Int64(7));
+  return sub;
 }
 
 }  // namespace gf

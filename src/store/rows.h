@@ -15,6 +15,7 @@
 #include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/notification.h"
 #include "model/token.h"
 #include "model/usage_record.h"
 #include "store/row_io.h"
@@ -28,17 +29,19 @@ extern const std::string_view kNodeColumns;
 extern const std::string_view kGpuMinuteColumns;
 extern const std::string_view kUsageColumns;
 extern const std::string_view kTokenColumns;
+extern const std::string_view kSubscriptionColumns;
 
 // Parameters set by the Bind functions, in the order of these column lists:
-//   BindJob: the 37 columns of kJobColumns and `terminal` (IsTerminal(state)) as ?15 after
-//            state, so ?1..?38 = id .. pid (23), usage (5), checkpoint_signal, preemptible,
+//   BindJob: the 39 columns of kJobColumns and `terminal` (IsTerminal(state)) as ?15 after
+//            state, so ?1..?40 = id .. pid (23), usage (5), checkpoint_signal, preemptible,
 //            node_labels, after_deps, array_job, array_index, array_max_running,
-//            budget_approved, last_checkpoint_ms, requeue
+//            budget_approved, last_checkpoint_ms, requeue, interactive, idle_reap
 //   BindEvent: ?1 time_ms, ?2 job_id, ?3 kind, ?4 actor, ?5 message (seq is the store's)
 //   BindNode: ?1..?9 as kNodeColumns
 //   BindGpuMinute: ?1..?13 as kGpuMinuteColumns
 //   BindUsageRecord: ?1..?10 as kUsageColumns without seq
 //   BindToken: ?1..?11 as kTokenColumns
+//   BindSubscription: ?1..?8 as kSubscriptionColumns (kinds: names joined by commas)
 // Errors: kInvalidArgument when a field cannot be stored (a label key that is not UTF-8).
 // Require a batch that passed ValidateBatch (store/validation.h): SQLite would store a NaN in a
 // job's usage or a gpu minute as NULL.
@@ -48,6 +51,7 @@ Status BindNode(ParamSink& stmt, const Node& node);
 void BindGpuMinute(ParamSink& stmt, const GpuMinute& row);
 Status BindUsageRecord(ParamSink& stmt, const UsageRecord& record);
 void BindToken(ParamSink& stmt, const ApiToken& token);
+void BindSubscription(ParamSink& stmt, const Subscription& sub);
 
 // Errors: kInternal naming the row ("job 12: unknown job state 'DONE'") when a stored value is
 // not one this build can read.
@@ -57,5 +61,6 @@ Result<Node> DecodeNode(const RowSource& row);
 Result<GpuMinute> DecodeGpuMinute(const RowSource& row);
 Result<UsageRecord> DecodeUsageRecord(const RowSource& row);
 Result<ApiToken> DecodeToken(const RowSource& row);
+Result<Subscription> DecodeSubscription(const RowSource& row);
 
 }  // namespace gf

@@ -18,6 +18,7 @@
 #include "model/gpu_minute.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/notification.h"
 #include "model/token.h"
 #include "model/usage_record.h"
 
@@ -38,10 +39,15 @@ struct StoreBatch {
   std::vector<UsageRecord> usage{};
   // API and node tokens (schema v5), inserted or replaced whole, by id.
   std::vector<ApiToken> tokens{};
+  // Notification subscriptions (schema v8), inserted or replaced whole, by id; then the ids in
+  // removed_subscriptions are deleted (an id that is not stored is no error).
+  std::vector<Subscription> subscriptions{};
+  std::vector<std::string> removed_subscriptions{};
   // NOLINTNEXTLINE(readability-identifier-naming): named like the containers' empty()
   bool empty() const {
     return jobs.empty() && events.empty() && nodes.empty() && gpu_minutes.empty() &&
-           usage.empty() && tokens.empty();
+           usage.empty() && tokens.empty() && subscriptions.empty() &&
+           removed_subscriptions.empty();
   }
 };
 
@@ -112,6 +118,9 @@ class Store {
   virtual Result<std::optional<ApiToken>> GetToken(const std::string& id) = 0;
   // Every token, ordered by id.
   virtual Result<std::vector<ApiToken>> ListTokens() = 0;
+
+  // Every notification subscription (schema v8), ordered by id.
+  virtual Result<std::vector<Subscription>> ListSubscriptions() = 0;
 
   // The largest event seq ever assigned, 0 if none: where a watcher that wants only new
   // events starts (its after_seq).

@@ -845,16 +845,24 @@ TEST_P(StoreConformanceTest, SumUsageClipsRunsToTheRange) {
                   UsageRun(7, "nlp", "cy", 3, -1000, 2000),  // covers it: 3000 of 9000
               }});
   std::vector<UsageSum> sums = MustSum(*store_, At(0), At(1000));
+  // Energy is clipped like time: each run used E = 123,456,789,012 mJ.
+  constexpr double kE = 123'456'789'012.0;
   const std::vector<UsageSum> expected = {
-      UsageSum{.team = "cv", .user = "ana", .gpu_seconds = 600},
-      UsageSum{.team = "cv", .user = "bob", .gpu_seconds = 500},
-      UsageSum{.team = "nlp", .user = "cy", .gpu_seconds = 3000},
+      UsageSum{.team = "cv", .user = "ana", .gpu_seconds = 600,
+               .energy_mj = std::llround(kE * 1.5)},
+      UsageSum{.team = "cv", .user = "bob", .gpu_seconds = 500,
+               .energy_mj = std::llround(kE * 0.5)},
+      UsageSum{.team = "nlp", .user = "cy", .gpu_seconds = 3000,
+               .energy_mj = std::llround(kE + kE / 3)},
   };
   ASSERT_EQ(sums.size(), expected.size());
   for (std::size_t i = 0; i < sums.size(); ++i) {
     EXPECT_EQ(sums[i].team, expected[i].team);
     EXPECT_EQ(sums[i].user, expected[i].user);
     EXPECT_NEAR(sums[i].gpu_seconds, expected[i].gpu_seconds, 1e-9) << sums[i].user;
+    EXPECT_NEAR(static_cast<double>(sums[i].energy_mj),
+                static_cast<double>(expected[i].energy_mj), 1.0)
+        << sums[i].user;
   }
   EXPECT_THAT(MustSum(*store_, At(5000), At(6000)), IsEmpty());
   EXPECT_EQ(store_->SumUsage(At(10), At(5)).error().code, ErrorCode::kInvalidArgument);
@@ -1061,6 +1069,83 @@ TEST_P(StoreConformanceTest, FencedStoreRefusesCommitsOnceTheLeaseIsLost) {
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->acquired);
   EXPECT_EQ(c->lease.holder, "b:2");
+}
+
+// --- Interactive and idle reaping on jobs, notification subscriptions (schema v8) ---
+
+TEST_P(StoreConformanceTest, JobInteractiveAndIdleReapRoundTrip) {
+  Job job = MinimalJob(12);
+  EXPECT_FALSE(job.spec.interactive);
+  EXPECT_TRUE(job.spec.idle_reap);
+  MustCommit({.jobs = {job}});
+  EXPECT_FALSE(MustGet(*store_, 12).spec.interactive);
+  EXPECT_TRUE(MustGet(*store_, 12).spec.idle_reap);
+  job.spec.interactive = true;
+  job.spec.idle_reap = false;
+  MustCommit({.jobs = {job}});
+  Reopen();
+  EXPECT_TRUE(MustGet(*store_, 12).spec.interactive);
+  EXPECT_FALSE(MustGet(*store_, 12).spec.idle_reap);
+}
+
+Subscription SampleSubscription(std::string id) {
+  return Subscription{.id = std::move(id),
+                      .owner = "ana",
+                      .scope = SubscriptionScope::kTeam,
+                      .team = "vision",
+                      .channel = NotifyChannel::kWebhook,
+                      .target = "https://hooks.example.com/gpufleet?x=1",
+                      .kinds = {NotifyKind::kJobFailed, NotifyKind::kQuota100},
+                      .created = FromUnixMillis(1'700'000'123'456)};
+}
+
+std::vector<Subscription> MustSubscriptions(Store& store) {
+  auto subs = store.ListSubscriptions();
+  EXPECT_TRUE(subs.ok()) << subs.error().ToString();
+  return subs.ok() ? *subs : std::vector<Subscription>{};
+}
+
+TEST_P(StoreConformanceTest, SubscriptionsRoundTripReplaceAndRemove) {
+  Subscription team = SampleSubscription("sub-b");
+  Subscription mail{.id = "sub-a",
+                    .owner = "bo",
+                    .scope = SubscriptionScope::kUser,
+                    .channel = NotifyChannel::kEmail,
+                    .target = "bo@example.com",
+                    .created = FromUnixMillis(1'700'000'000'001)};  // kinds empty: every kind
+  Subscription cluster = SampleSubscription("sub-c");
+  cluster.scope = SubscriptionScope::kCluster;
+  cluster.team.clear();
+  cluster.kinds = {NotifyKind::kGpuFailed};
+  MustCommit({.subscriptions = {team, mail, cluster}});
+  Reopen();
+  EXPECT_THAT(MustSubscriptions(*store_), ElementsAre(mail, team, cluster));  // by id
+
+  team.kinds = {NotifyKind::kJobEnd};  // replaced whole, by id
+  team.target = "http://other.example/hook";
+  MustCommit({.subscriptions = {team}, .removed_subscriptions = {"sub-a", "sub-unknown"}});
+  EXPECT_THAT(MustSubscriptions(*store_), ElementsAre(team, cluster));
+}
+
+TEST_P(StoreConformanceTest, InvalidSubscriptionRefusesTheWholeBatch) {
+  Subscription no_target = SampleSubscription("sub-x");
+  no_target.target.clear();
+  Subscription no_team = SampleSubscription("sub-y");
+  no_team.team.clear();
+  const std::vector<std::pair<Subscription, std::string>> cases = {
+      {SampleSubscription(""), "subscriptions[1] (''): id must not be empty"},
+      {no_target, "subscriptions[1] ('sub-x'): target"},
+      {no_team, "subscriptions[1] ('sub-y'): a team subscription needs its team"},
+  };
+  for (const auto& [sub, message] : cases) {
+    Status status = store_->Commit(
+        {.jobs = {MinimalJob(1)}, .subscriptions = {SampleSubscription("sub-ok"), sub}});
+    ASSERT_FALSE(status.ok()) << message;
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_THAT(status.error().message, HasSubstr(message));
+    EXPECT_THAT(MustList(*store_, {}), IsEmpty()) << message;
+    EXPECT_THAT(MustSubscriptions(*store_), IsEmpty()) << message;
+  }
 }
 
 }  // namespace gf::testing

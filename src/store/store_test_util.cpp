@@ -90,6 +90,7 @@ std::string DebugString(const Job& job) {
                 (a.max_running ? std::to_string(*a.max_running) : "none");
        })
     << " budget_approved=" << job.budget_approved << " requeue=" << s.requeue
+    << " interactive=" << s.interactive << " idle_reap=" << s.idle_reap
     << " last_checkpoint=" << Opt(job.last_checkpoint, Ms)
     << " state=" << ToString(job.state) << " allocation="
     << Opt(job.allocation, [](const Allocation& a) {
@@ -221,6 +222,8 @@ Job FullJob(std::int64_t id) {
   job.budget_approved = true;
   job.last_checkpoint = job.start_time.value() + Millis(1'234'567);
   job.spec.requeue = false;  // not the default (schema v7)
+  job.spec.interactive = true;  // nor these (schema v8)
+  job.spec.idle_reap = false;
   // Every field distinct and the mean not a short decimal, so a swapped or rounded column shows.
   job.usage = JobUsage{.samples = 14'400,
                        .mean_util_pct = 87.123456789012345,

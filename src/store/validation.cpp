@@ -113,6 +113,21 @@ std::string TokenProblem(const ApiToken& t) {
   return "";
 }
 
+// A subscription the controller could not deliver or match: no id or no target, or a team
+// subscription without its team.
+std::string SubscriptionProblem(const Subscription& sub) {
+  if (sub.id.empty()) {
+    return "id must not be empty";
+  }
+  if (sub.target.empty()) {
+    return "target (the webhook URL or e-mail address) must not be empty";
+  }
+  if (sub.scope == SubscriptionScope::kTeam && sub.team.empty()) {
+    return "a team subscription needs its team";
+  }
+  return "";
+}
+
 }  // namespace
 
 Status ValidateBatch(const StoreBatch& batch) {
@@ -142,6 +157,12 @@ Status ValidateBatch(const StoreBatch& batch) {
   for (std::size_t i = 0; i < batch.tokens.size(); ++i) {
     if (std::string problem = TokenProblem(batch.tokens[i]); !problem.empty()) {
       return InvalidArgument("commit: tokens[" + std::to_string(i) + "]: " + problem);
+    }
+  }
+  for (std::size_t i = 0; i < batch.subscriptions.size(); ++i) {
+    if (std::string problem = SubscriptionProblem(batch.subscriptions[i]); !problem.empty()) {
+      return InvalidArgument("commit: subscriptions[" + std::to_string(i) + "] ('" +
+                             batch.subscriptions[i].id + "'): " + problem);
     }
   }
   return OkStatus();

@@ -82,7 +82,11 @@ struct FakeDevice {
   unsigned int temperature_c = 0;
   unsigned int memory_temperature_c = 0;
   unsigned int power_mw = 0;
-  unsigned int power_limit_mw = 0;
+  unsigned int power_limit_mw = 0;  // enforced, until a set (State::power_limits) replaces it
+  // Power management: the board's default limit and the range a set may ask for.
+  unsigned int power_limit_default_mw = 0;
+  unsigned int power_limit_min_mw = 0;
+  unsigned int power_limit_max_mw = 0;
   unsigned long long energy_mj = 0;
   unsigned int sm_clock_mhz = 0;
   unsigned int mem_clock_mhz = 0;
@@ -138,6 +142,9 @@ struct State {
   // scenario re-reads, as a driver's buffer outlives a change of load.
   std::map<std::string, std::vector<nvml::ProcessUtilizationSample>> util_history;
   unsigned long long last_util_stamp_us = 0;
+  // Per UUID, the limit the last nvmlDeviceSetPowerManagementLimit set: it outlives scenario
+  // re-reads, as a driver keeps a limit until it unloads.
+  std::map<std::string, unsigned int> power_limits;
 };
 
 State& GetState() {
@@ -153,6 +160,7 @@ const std::set<std::string>& KnownCounters() {
                                                  "memory_temperature",
                                                  "power",
                                                  "power_limit",
+                                                 "power_limit_set",
                                                  "energy",
                                                  "clocks",
                                                  "pcie_throughput",
@@ -226,6 +234,18 @@ void ParseHealth(const nlohmann::json& j, FakeDevice& d) {
   }
 }
 
+// The enforced limit defaults to the default limit and back; the range defaults to the default
+// alone (a card whose limit cannot move).
+void ParsePowerLimits(const nlohmann::json& j, FakeDevice& d) {
+  d.power_limit_mw = j.value("power_limit_mw", 0U);
+  d.power_limit_default_mw = j.value("power_limit_default_mw", d.power_limit_mw);
+  if (!j.contains("power_limit_mw")) {
+    d.power_limit_mw = d.power_limit_default_mw;
+  }
+  d.power_limit_min_mw = j.value("power_limit_min_mw", d.power_limit_default_mw);
+  d.power_limit_max_mw = j.value("power_limit_max_mw", d.power_limit_default_mw);
+}
+
 FakeDevice ParseDevice(const nlohmann::json& j, std::size_t i) {
   FakeDevice d;
   d.name = j.at("name").get<std::string>();
@@ -237,7 +257,7 @@ FakeDevice ParseDevice(const nlohmann::json& j, std::size_t i) {
   d.temperature_c = j.value("temperature_c", 0U);
   d.memory_temperature_c = j.value("memory_temperature_c", 0U);
   d.power_mw = j.value("power_mw", 0U);
-  d.power_limit_mw = j.value("power_limit_mw", 0U);
+  ParsePowerLimits(j, d);
   d.energy_mj = j.value("energy_mj", 0ULL);
   d.sm_clock_mhz = j.value("sm_clock_mhz", 0U);
   d.mem_clock_mhz = j.value("mem_clock_mhz", 0U);
@@ -471,6 +491,31 @@ nvml::Return ReadCounter(nvml::Device device, const char* counter, T FakeDevice:
   });
 }
 
+// The limit in force: the last one set, else the scenario's.
+[[maybe_unused]] nvml::Return ReadEnforcedLimit(nvml::Device device, unsigned int* limit_mw) {
+  return WithDevice(device, "power_limit", [&](const FakeDevice& d) {
+    if (limit_mw == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    const auto& set = GetState().power_limits;  // st.mu is held by WithDevice
+    const auto it = set.find(d.uuid);
+    *limit_mw = it == set.end() ? d.power_limit_mw : it->second;
+    return nvml::kSuccess;
+  });
+}
+
+// REQUIRES: st.mu held (so lines of two sets never interleave). Appends "<uuid> <mW>" to the
+// file $GF_FAKENVML_POWER_LOG names, if any: a test reads every limit set, in order.
+[[maybe_unused]] void AppendPowerLog(const std::string& uuid, unsigned int limit_mw) {
+  // Tests set the variable before loading the library, not while it runs.
+  const char* path = std::getenv("GF_FAKENVML_POWER_LOG");  // NOLINT(concurrency-mt-unsafe)
+  if (path == nullptr || *path == '\0') {
+    return;
+  }
+  std::ofstream out(path, std::ios::app);
+  out << uuid << ' ' << limit_mw << '\n';
+}
+
 nvml::Return CopyString(const std::string& value, char* buffer, unsigned int length) {
   if (buffer == nullptr) {
     return nvml::kErrorInvalidArgument;
@@ -664,9 +709,19 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTemperature(nvml::Device device,
   });
 }
 
+// A limit set through nvmlDeviceSetPowerManagementLimit caps the draw, as the card's power
+// management would.
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerUsage(nvml::Device device,
                                                         unsigned int* power_mw) {
-  return ReadCounter(device, "power", &FakeDevice::power_mw, power_mw);
+  return WithDevice(device, "power", [&](const FakeDevice& d) {
+    if (power_mw == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    const auto& set = GetState().power_limits;  // st.mu is held by WithDevice
+    const auto it = set.find(d.uuid);
+    *power_mw = it == set.end() ? d.power_mw : std::min(d.power_mw, it->second);
+    return nvml::kSuccess;
+  });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetTotalEnergyConsumption(nvml::Device device,
@@ -715,7 +770,43 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetCurrentClocksEventReasons(
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetEnforcedPowerLimit(nvml::Device device,
                                                                 unsigned int* limit_mw) {
-  return ReadCounter(device, "power_limit", &FakeDevice::power_limit_mw, limit_mw);
+  return ReadEnforcedLimit(device, limit_mw);
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementLimit(nvml::Device device,
+                                                                  unsigned int* limit_mw) {
+  return ReadEnforcedLimit(device, limit_mw);
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementDefaultLimit(nvml::Device device,
+                                                                         unsigned int* limit_mw) {
+  return ReadCounter(device, "power_limit", &FakeDevice::power_limit_default_mw, limit_mw);
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementLimitConstraints(
+    nvml::Device device, unsigned int* min_mw, unsigned int* max_mw) {
+  return WithDevice(device, "power_limit", [&](const FakeDevice& d) {
+    if (min_mw == nullptr || max_mw == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *min_mw = d.power_limit_min_mw;
+    *max_mw = d.power_limit_max_mw;
+    return nvml::kSuccess;
+  });
+}
+
+// Like NVML: INVALID_ARGUMENT outside the constraints; "no_permission": ["power_limit_set"]
+// stands for a caller who is not root. Each set is appended to $GF_FAKENVML_POWER_LOG.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceSetPowerManagementLimit(nvml::Device device,
+                                                                  unsigned int limit_mw) {
+  return WithDevice(device, "power_limit_set", [&](const FakeDevice& d) {
+    if (limit_mw < d.power_limit_min_mw || limit_mw > d.power_limit_max_mw) {
+      return nvml::kErrorInvalidArgument;
+    }
+    GetState().power_limits[d.uuid] = limit_mw;  // st.mu is held by WithDevice
+    AppendPowerLog(d.uuid, limit_mw);
+    return nvml::kSuccess;
+  });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPcieReplayCounter(nvml::Device device,
@@ -1056,6 +1147,14 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetNvLinkState), nvml::DeviceGe
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetNvLinkRemotePciInfo_v2),
                              nvml::DeviceGetNvLinkRemotePciInfoFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetNumaNodeId), nvml::DeviceGetUIntFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceGetPowerManagementLimit), nvml::DeviceGetUIntFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceGetPowerManagementDefaultLimit), nvml::DeviceGetUIntFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetPowerManagementLimitConstraints),
+                             nvml::DeviceGetPowerLimitConstraintsFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceSetPowerManagementLimit),
+                             nvml::DeviceSetPowerLimitFn>);
 #endif
 
 // NOLINTEND(google-runtime-int, readability-identifier-naming)

@@ -273,6 +273,13 @@ using DeviceGetNvLinkStateFn = Return (*)(Device, unsigned int, int*);
 // nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, pci of the far end: a GPU or an NVSwitch)
 using DeviceGetNvLinkRemotePciInfoFn = Return (*)(Device, unsigned int, PciInfo*);
 // nvmlDeviceGetNumaNodeId(device, node) (R545 and later) has DeviceGetUIntFn's shape.
+// Power management limits, in mW: nvmlDeviceGetPowerManagementLimit (the limit set now) and
+// nvmlDeviceGetPowerManagementDefaultLimit (the board's default) have DeviceGetUIntFn's shape.
+// nvmlDeviceGetPowerManagementLimitConstraints(device, min, max): the range a limit may take.
+using DeviceGetPowerLimitConstraintsFn = Return (*)(Device, unsigned int*, unsigned int*);
+// nvmlDeviceSetPowerManagementLimit(device, limit): needs root (else NO_PERMISSION); a value
+// outside the constraints is INVALID_ARGUMENT. Lasts until the driver unloads or a reboot.
+using DeviceSetPowerLimitFn = Return (*)(Device, unsigned int);
 // NOLINTEND(google-runtime-int)
 
 }  // namespace gf::nvml

@@ -305,6 +305,17 @@ void NvmlGpuBackend::LoadOptionalSymbols(void* handle, Api& api) {
                      {"nvmlDeviceGetNvLinkRemotePciInfo_v2"},
                      api.topology.nvlink_remote_pci_info);
   LoadOptionalSymbol(handle, {"nvmlDeviceGetNumaNodeId"}, api.topology.numa_node_id);
+  // Power management (nvml_power.cpp): every driver gpufleet supports has them, but a
+  // missing one only turns the power policy off.
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetPowerManagementLimit"}, api.device_get_power_limit);
+  LoadOptionalSymbol(handle,
+                     {"nvmlDeviceGetPowerManagementDefaultLimit"},
+                     api.device_get_power_default_limit);
+  LoadOptionalSymbol(handle,
+                     {"nvmlDeviceGetPowerManagementLimitConstraints"},
+                     api.device_get_power_limit_constraints);
+  LoadOptionalSymbol(
+      handle, {"nvmlDeviceSetPowerManagementLimit"}, api.device_set_power_limit);
 }
 
 NvmlGpuBackend::NvmlGpuBackend(void* library_handle,

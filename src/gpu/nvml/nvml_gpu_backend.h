@@ -68,6 +68,15 @@ class NvmlGpuBackend final : public GpuBackend {
   // own error text.
   Result<GpuSample> Sample(int index) override;
 
+  // Power limits (nvml_power.cpp). Optional entry points: a driver without them answers
+  // kFailedPrecondition, as does a card without power management (NOT_SUPPORTED);
+  // NO_PERMISSION is kPermissionDenied ("needs root"); a limit outside the card's constraints is
+  // kInvalidArgument naming the range, checked before NVML is asked. They do not take mu_ (NVML
+  // is thread-safe and they touch no state of the backend), so a restore before a launch never
+  // waits behind a slow sample.
+  Result<GpuPowerLimits> PowerLimits(int index) override;
+  Status SetPowerLimit(int index, std::int64_t limit_mw) override;
+
  private:
   class CounterReader;
   struct Api {
@@ -103,11 +112,19 @@ class NvmlGpuBackend final : public GpuBackend {
     nvml::DeviceRegisterEventsFn device_register_events = nullptr;
     nvml::EventSetWaitFn event_set_wait = nullptr;
     nvml::EventSetFreeFn event_set_free = nullptr;
+    nvml::DeviceGetUIntFn device_get_power_limit = nullptr;          // the limit set now
+    nvml::DeviceGetUIntFn device_get_power_default_limit = nullptr;
+    nvml::DeviceGetPowerLimitConstraintsFn device_get_power_limit_constraints = nullptr;
+    nvml::DeviceSetPowerLimitFn device_set_power_limit = nullptr;
     NvmlTopologyApi topology{};  // NVLink, PCIe switch, NUMA (nvml_topology.h)
   };
 
   // Resolves the entry points newer drivers export; each missing one stays null.
   static void LoadOptionalSymbols(void* handle, Api& api);
+
+  // The error of a failed power call, coded for the power policy: NOT_SUPPORTED is
+  // kFailedPrecondition, NO_PERMISSION kPermissionDenied with the "needs root" hint.
+  Error PowerCallError(nvml::Return rc, std::string_view context, std::string_view call) const;
 
   NvmlGpuBackend(void* library_handle,
                  Api api,

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -321,6 +322,96 @@ TEST_F(NvmlGpuBackendTest, OldDriverWithoutOptionalEntryPointsStillSamples) {
   }
   EXPECT_TRUE(sample->xids.empty());
   EXPECT_EQ(sample->processes, (std::vector<GpuProcessSample>{Proc(4242, 1000)}));
+}
+
+// An H100 whose limit may move: the fake keeps set limits per UUID for the whole process, so
+// each power test names its own card.
+json PowerManagedH100(const std::string& uuid) {
+  json gpu = H100();
+  gpu["uuid"] = uuid;
+  gpu["power_limit_min_mw"] = 100000;
+  gpu["power_limit_max_mw"] = 700000;
+  return gpu;
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST_F(NvmlGpuBackendTest, PowerLimitIsReadSetAndEnforced) {
+  const std::string uuid = "GPU-50000000-0000-4000-8000-000000000001";
+  WriteScenario({{"devices", json::array({PowerManagedH100(uuid)})}});
+  const fs::path log = dir_ / "power.log";
+  ASSERT_EQ(setenv("GF_FAKENVML_POWER_LOG", log.c_str(), 1), 0);
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto limits = backend->PowerLimits(0);
+  ASSERT_TRUE(limits.ok()) << limits.error().ToString();
+  EXPECT_EQ(limits->current_mw, 700000);
+  EXPECT_EQ(limits->default_mw, 700000);
+  EXPECT_EQ(limits->min_mw, 100000);
+  EXPECT_EQ(limits->max_mw, 700000);
+
+  ASSERT_TRUE(backend->SetPowerLimit(0, 150000).ok());
+  ASSERT_TRUE(backend->SetPowerLimit(0, 700000).ok());
+  ASSERT_TRUE(backend->SetPowerLimit(0, 150000).ok());
+  EXPECT_EQ(backend->PowerLimits(0)->current_mw, 150000);
+  EXPECT_EQ(backend->PowerLimits(0)->default_mw, 700000);
+  auto sample = backend->Sample(0);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  EXPECT_EQ(sample->power_limit_mw, 150000);  // the enforced limit
+  EXPECT_EQ(sample->power_mw, 150000);        // the draw (512 W in the scenario) held down
+  EXPECT_EQ(ReadFile(log), uuid + " 150000\n" + uuid + " 700000\n" + uuid + " 150000\n");
+  ASSERT_EQ(unsetenv("GF_FAKENVML_POWER_LOG"), 0);
+}
+
+TEST_F(NvmlGpuBackendTest, PowerLimitOutsideTheConstraintsNamesTheRange) {
+  WriteScenario({{"devices", json::array({PowerManagedH100("GPU-50000000-0000-4000-8000-2")})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  Status s = backend->SetPowerLimit(0, 50000);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(s.error().message,
+            "GPU 0: power limit 50000 mW is outside the GPU's range 100000..700000 mW");
+  EXPECT_EQ(backend->SetPowerLimit(3, 150000).error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(NvmlGpuBackendTest, PowerLimitRefusalsKeepNvmlsMeaning) {
+  json no_root = PowerManagedH100("GPU-50000000-0000-4000-8000-3");
+  no_root["no_permission"] = {"power_limit_set"};
+  json no_power = L4();
+  no_power["unsupported"] = {"power_limit"};
+  WriteScenario({{"devices", json::array({no_root, no_power})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  EXPECT_TRUE(backend->PowerLimits(0).ok());  // reading needs no root
+  Status denied = backend->SetPowerLimit(0, 150000);
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_NE(denied.error().message.find("needs root"), std::string::npos)
+      << denied.error().message;
+  EXPECT_EQ(backend->PowerLimits(0)->current_mw, 700000);
+
+  auto unsupported = backend->PowerLimits(1);
+  ASSERT_FALSE(unsupported.ok());
+  EXPECT_EQ(unsupported.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(unsupported.error().message.find("no power management"), std::string::npos)
+      << unsupported.error().message;
+  EXPECT_EQ(backend->SetPowerLimit(1, 16000).error().code, ErrorCode::kFailedPrecondition);
+}
+
+TEST_F(NvmlGpuBackendTest, OldDriverWithoutPowerManagementSaysUnsupported) {
+  WriteScenario({{"devices", json::array({PowerManagedH100("GPU-50000000-0000-4000-8000-4")})}});
+  auto backend = Open(kLegacyFakeLibrary);
+  ASSERT_NE(backend, nullptr);
+  EXPECT_EQ(backend->PowerLimits(0).error().code, ErrorCode::kFailedPrecondition);
+  Status s = backend->SetPowerLimit(0, 150000);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(s.error().message.find("lacks nvmlDeviceSetPowerManagementLimit"), std::string::npos)
+      << s.error().message;
 }
 
 TEST_F(NvmlGpuBackendTest, ScenarioChangeIsSeenOnNextSample) {

@@ -236,6 +236,7 @@ Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view sp
       sim.seed = Fnv1a64(sim.gpu.uuid.value(), kFnvOffsetBasis);
       sim.last_step = now;
       sim.temperature_c = SimTargetTemperatureC(*sim.profile, sim.profile->idle_mw);
+      sim.power_limit_mw = sim.profile->tdp_mw;
       gpus.push_back(std::move(sim));
     }
   }
@@ -312,7 +313,8 @@ SimGpuBackend::Load SimGpuBackend::ComputeLoad(const SimGpu& gpu, Time now) {
                                               load.mem_util_pct);
   load.memory_used_mib =
       o.memory_used_mib.value_or(UsedMemoryMib(gpu.gpu.memory_mib, load.processes));
-  load.power_mw = SimPowerMw(*gpu.profile, load.util_pct);
+  // A power cap holds the draw down, as the card's power management would (by clocking down).
+  load.power_mw = std::min(SimPowerMw(*gpu.profile, load.util_pct), gpu.power_limit_mw);
   return load;
 }
 
@@ -354,7 +356,7 @@ GpuSample SimGpuBackend::Render(SimGpu& gpu, Time now) {
     s.fan_speed_pct = SimFanPct(die_c);
   }
   s.power_mw = load.power_mw;
-  s.power_limit_mw = p.tdp_mw;
+  s.power_limit_mw = gpu.power_limit_mw;
   s.energy_mj = gpu.energy_uj / 1000;
   s.sm_clock_mhz = busy ? p.sm_boost_mhz : p.sm_idle_mhz;
   s.mem_clock_mhz = busy ? p.mem_max_mhz : p.mem_idle_mhz;
@@ -451,6 +453,32 @@ Status SimGpuBackend::SetRemappedRows(int index, RemappedRows rows) {
 Status SimGpuBackend::ClearOverrides(int index) {
   return Change(index, [](SimGpu& gpu) -> Status {
     gpu.overrides = Overrides{};
+    return OkStatus();
+  });
+}
+
+Result<GpuPowerLimits> SimGpuBackend::Limits(int index, const SimGpu& gpu) {
+  if (gpu.lost) {
+    return Unavailable("sim GPU " + std::to_string(index) + " is lost (simulated)");
+  }
+  const std::int64_t tdp = gpu.profile->tdp_mw;
+  return GpuPowerLimits{.current_mw = gpu.power_limit_mw,
+                        .default_mw = tdp,
+                        .min_mw = tdp / kSimMinPowerLimitDivisor,
+                        .max_mw = tdp};
+}
+
+Result<GpuPowerLimits> SimGpuBackend::PowerLimits(int index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GF_ASSIGN_OR_RETURN(SimGpu * gpu, Find(index));
+  return Limits(index, *gpu);
+}
+
+Status SimGpuBackend::SetPowerLimit(int index, std::int64_t limit_mw) {
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    GF_ASSIGN_OR_RETURN(const GpuPowerLimits limits, Limits(index, gpu));
+    GF_TRY(CheckRange(index, "power limit (mW)", limit_mw, limits.min_mw, limits.max_mw));
+    gpu.power_limit_mw = limit_mw;
     return OkStatus();
   });
 }

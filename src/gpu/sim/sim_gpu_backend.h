@@ -46,6 +46,10 @@ struct SimGpuGroup {
   bool operator==(const SimGpuGroup&) const = default;
 };
 
+// A simulated GPU's least power limit is its TDP divided by this (datacenter boards allow
+// roughly a quarter to a third of their default).
+inline constexpr std::int64_t kSimMinPowerLimitDivisor = 4;
+
 // The most simulated GPUs one node may have (per item and in total).
 inline constexpr int kMaxSimGpus = 64;
 
@@ -112,6 +116,13 @@ class SimGpuBackend final : public GpuBackend {
   // Drops every override above: the GPU follows its processes again.
   Status ClearOverrides(int index);
 
+  // Power limits: the default and the most are the model's TDP, the least a quarter of it
+  // (kSimMinPowerLimitDivisor). A set limit caps the simulated draw (and so the energy) and is
+  // the sample's power_limit_mw; it is not an override (ClearOverrides keeps it). A lost GPU
+  // answers kUnavailable, like NVML's GPU_IS_LOST.
+  Result<GpuPowerLimits> PowerLimits(int index) override;
+  Status SetPowerLimit(int index, std::int64_t limit_mw) override;
+
   // One XID error, reported once, in the next sample that is not lost. xid >= 1.
   Status InjectXid(int index, int xid);
   // A lost GPU reports lost samples (see Sample) and shows as kFailed in Discover.
@@ -146,6 +157,7 @@ class SimGpuBackend final : public GpuBackend {
     double temperature_c = 0;    // die, before any override
     std::vector<XidEvent> pending_xids{};
     bool lost = false;
+    std::int64_t power_limit_mw = 0;  // enforced; starts at the model's TDP
   };
 
   SimGpuBackend(std::string spec,
@@ -160,6 +172,8 @@ class SimGpuBackend final : public GpuBackend {
   // REQUIRES: mu_ held. Bills energy and moves the temperature over [last step, now] at the
   // load held since then, then computes the load at `now`.
   void Step(SimGpu& gpu, Time now);
+  // REQUIRES: mu_ held. The limits of a GPU that answers, or kUnavailable for a lost one.
+  static Result<GpuPowerLimits> Limits(int index, const SimGpu& gpu);
   // REQUIRES: mu_ held. The load at `now` from overrides, processes and the wander.
   Load ComputeLoad(const SimGpu& gpu, Time now);
   // REQUIRES: mu_ held, Step(gpu, now) done. The sample at the current load.

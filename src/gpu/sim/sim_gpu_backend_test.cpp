@@ -673,5 +673,53 @@ TEST(SimGpuBackendTest, LostGpuReportsALostSample) {
   EXPECT_EQ((*sim->Discover())[1].health, GpuHealth::kOk);
 }
 
+TEST(SimGpuBackendTest, PowerLimitCapsTheDrawAndTheEnergy) {
+  ManualClock clock;
+  auto sim = MakeSim("sim:2xH100-80GB", clock);
+  ASSERT_NE(sim, nullptr);
+  auto limits = sim->PowerLimits(0);
+  ASSERT_TRUE(limits.ok()) << limits.error().ToString();
+  EXPECT_EQ(limits->current_mw, 700'000);
+  EXPECT_EQ(limits->default_mw, 700'000);
+  EXPECT_EQ(limits->min_mw, 175'000);
+  EXPECT_EQ(limits->max_mw, 700'000);
+
+  ASSERT_TRUE(sim->SetUtilization(0, 100).ok());
+  ASSERT_TRUE(sim->SetPowerLimit(0, 200'000).ok());
+  GpuSample capped = *sim->Sample(0);
+  EXPECT_EQ(capped.power_limit_mw, 200'000);
+  EXPECT_EQ(capped.power_mw, 200'000);  // full load, held at the cap
+  clock.Advance(Millis(2'000));
+  EXPECT_EQ(*sim->Sample(0)->energy_mj, *capped.energy_mj + std::int64_t{200'000} * 2);
+  EXPECT_EQ(sim->PowerLimits(0)->current_mw, 200'000);
+  EXPECT_EQ(sim->Sample(1)->power_limit_mw, 700'000);  // the other card keeps its own
+
+  // Not an override: clearing the overrides keeps the limit.
+  ASSERT_TRUE(sim->ClearOverrides(0).ok());
+  EXPECT_EQ(sim->Sample(0)->power_limit_mw, 200'000);
+  ASSERT_TRUE(sim->SetPowerLimit(0, 700'000).ok());
+  EXPECT_EQ(sim->Sample(0)->power_limit_mw, 700'000);
+}
+
+TEST(SimGpuBackendTest, PowerLimitOutsideTheRangeOrOnALostGpuIsRefused) {
+  ManualClock clock;
+  auto sim = MakeSim("sim:H100-80GB", clock);
+  ASSERT_NE(sim, nullptr);
+  Status low = sim->SetPowerLimit(0, 150'000);
+  ASSERT_FALSE(low.ok());
+  EXPECT_EQ(low.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(low.error().message.find("power limit (mW) 150000 is out of range; use "
+                                     "175000..700000"),
+            std::string::npos)
+      << low.error().message;
+  EXPECT_FALSE(sim->SetPowerLimit(0, 700'001).ok());
+  EXPECT_EQ(sim->Sample(0)->power_limit_mw, 700'000);
+  EXPECT_EQ(sim->SetPowerLimit(1, 200'000).error().code, ErrorCode::kNotFound);
+
+  ASSERT_TRUE(sim->SetLost(0, true).ok());
+  EXPECT_EQ(sim->PowerLimits(0).error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(sim->SetPowerLimit(0, 200'000).error().code, ErrorCode::kUnavailable);
+}
+
 }  // namespace
 }  // namespace gf

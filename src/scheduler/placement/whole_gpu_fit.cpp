@@ -63,7 +63,7 @@ Capacity BuildCapacity(const ClusterSnapshot& cluster, NodeScope scope) {
     }
     CandidateNode node{.name = snapshot.node.name, .usable = {}, .labels = snapshot.node.labels};
     for (const Gpu& gpu : snapshot.node.gpus) {
-      if (gpu.health == GpuHealth::kFailed) {
+      if (!TakesWork(gpu)) {
         continue;
       }
       node.usable.push_back(CandidateGpu{.index = gpu.index,

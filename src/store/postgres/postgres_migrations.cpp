@@ -172,8 +172,24 @@ constexpr std::string_view kSchemaV7 = R"sql(
 ALTER TABLE jobs ADD COLUMN requeue SMALLINT NOT NULL DEFAULT 1 CHECK (requeue IN (0, 1));
 )sql";
 
+// Version 8: job interactive and idle_reap; subscriptions (see sqlite/migrations.cpp).
+constexpr std::string_view kSchemaV8 = R"sql(
+ALTER TABLE jobs ADD COLUMN interactive SMALLINT NOT NULL DEFAULT 0 CHECK (interactive IN (0, 1));
+ALTER TABLE jobs ADD COLUMN idle_reap SMALLINT NOT NULL DEFAULT 1 CHECK (idle_reap IN (0, 1));
+CREATE TABLE subscriptions (
+  id          BYTEA    PRIMARY KEY,
+  owner       BYTEA    NOT NULL,
+  scope       BYTEA    NOT NULL,
+  team        BYTEA    NOT NULL,
+  channel     BYTEA    NOT NULL,
+  target      BYTEA    NOT NULL,
+  kinds       BYTEA    NOT NULL,
+  created_ms  BIGINT NOT NULL
+);
+)sql";
+
 // Versions and descriptions as in sqlite/migrations.cpp.
-constexpr std::array<Migration, 7> kMigrations = {{
+constexpr std::array<Migration, 8> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
@@ -181,6 +197,7 @@ constexpr std::array<Migration, 7> kMigrations = {{
     {5, "api and node tokens; node state reason", kSchemaV5},
     {6, "controller lease", kSchemaV6},
     {7, "job requeue", kSchemaV7},
+    {8, "job interactive, idle reap; notification subscriptions", kSchemaV8},
 }};
 
 // The advisory lock that orders migrations: a constant class ('gflt') and the schema's hash,

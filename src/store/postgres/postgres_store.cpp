@@ -1,6 +1,7 @@
 #include "store/postgres/postgres_store.h"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <exception>
 #include <optional>
@@ -41,6 +42,10 @@ constexpr std::string_view kSumUsageSql = R"sql(
 SELECT team, user_name,
        SUM(CASE WHEN end_ms = start_ms THEN gpu_seconds
                 ELSE gpu_seconds * (LEAST(end_ms, $2) - GREATEST(start_ms, $1)) / (end_ms - start_ms)
+           END),
+       SUM(CASE WHEN end_ms = start_ms THEN CAST(energy_mj AS DOUBLE PRECISION)
+                ELSE CAST(energy_mj AS DOUBLE PRECISION) * (LEAST(end_ms, $2) - GREATEST(start_ms, $1)) /
+                     (end_ms - start_ms)
            END)
 FROM usage_records
 WHERE start_ms < $2 AND (end_ms > $1 OR (end_ms = start_ms AND start_ms >= $1))
@@ -77,6 +82,10 @@ std::vector<Prepared> Statements() {
       {"upsert_node", DollarParams(kUpsertNodeSql)},
       {"upsert_gpu_minute", std::string(kUpsertGpuMinuteSql)},
       {"upsert_token", DollarParams(kUpsertTokenSql)},
+      {"upsert_subscription", DollarParams(kUpsertSubscriptionSql)},
+      {"delete_subscription", DollarParams(kDeleteSubscriptionSql)},
+      {"list_subscriptions",
+       "SELECT " + std::string(kSubscriptionColumns) + " FROM subscriptions ORDER BY id"},
       {"reserve_seqs", std::string(kReserveSeqs)},
       {"raise_max_job_id",
        "UPDATE store_counters SET value = GREATEST(value, $1) WHERE name = 'max_job_id'"},
@@ -159,6 +168,7 @@ class PostgresStore final : public Store {
                                              int limit) override;
   Result<std::optional<ApiToken>> GetToken(const std::string& id) override;
   Result<std::vector<ApiToken>> ListTokens() override;
+  Result<std::vector<Subscription>> ListSubscriptions() override;
   Result<std::int64_t> MaxEventSeq() override {
     return ReadCounter("event_seq", "max event seq");
   }
@@ -415,6 +425,17 @@ Status PostgresStore::WriteBatch(pqxx::work& txn, const StoreBatch& batch) {
       GF_TRY(BindInto(params_, BindToken, token));
       ExecParams(txn, "upsert_token", params_);
     }
+    for (const Subscription& sub : batch.subscriptions) {
+      what = "subscription '" + sub.id + "'";
+      GF_TRY(BindInto(params_, BindSubscription, sub));
+      ExecParams(txn, "upsert_subscription", params_);
+    }
+    for (const std::string& id : batch.removed_subscriptions) {
+      what = "remove subscription '" + id + "'";
+      params_.Clear();
+      params_.BindText(1, id);
+      ExecParams(txn, "delete_subscription", params_);
+    }
   } catch (const pqxx::sql_error& e) {
     return PostgresError(e, "commit: " + what);
   }
@@ -508,7 +529,8 @@ Result<std::vector<UsageSum>> PostgresStore::SumUsage(Time from, Time to) {
                           static_cast<long long>(ToUnixMillis(to)));
     return DecodeAll<UsageSum>(rows, [](const RowSource& row) {
       return Result<UsageSum>(
-          UsageSum{.team = row.Text(0), .user = row.Text(1), .gpu_seconds = row.Double(2)});
+          UsageSum{.team = row.Text(0), .user = row.Text(1), .gpu_seconds = row.Double(2),
+                   .energy_mj = std::llround(row.Double(3))});
     });
   });
 }
@@ -546,6 +568,12 @@ Result<std::optional<ApiToken>> PostgresStore::GetToken(const std::string& id) {
 Result<std::vector<ApiToken>> PostgresStore::ListTokens() {
   return Read<std::vector<ApiToken>>("list tokens", [&](pqxx::nontransaction& txn) {
     return DecodeAll<ApiToken>(txn.exec_prepared("list_tokens"), DecodeToken);
+  });
+}
+
+Result<std::vector<Subscription>> PostgresStore::ListSubscriptions() {
+  return Read<std::vector<Subscription>>("list subscriptions", [&](pqxx::nontransaction& txn) {
+    return DecodeAll<Subscription>(txn.exec_prepared("list_subscriptions"), DecodeSubscription);
   });
 }
 

@@ -201,7 +201,25 @@ constexpr std::string_view kSchemaV7 = R"sql(
 ALTER TABLE jobs ADD COLUMN requeue INTEGER NOT NULL DEFAULT 1 CHECK (requeue IN (0, 1));
 )sql";
 
-constexpr std::array<Migration, 7> kMigrations = {{
+// Version 8 (issue #8): interactive sessions and the idle reaper's opt-out on jobs (older jobs
+// read back as before: not interactive, reapable), and notification subscriptions. A
+// subscription's kinds are their names joined by commas, "" for every kind.
+constexpr std::string_view kSchemaV8 = R"sql(
+ALTER TABLE jobs ADD COLUMN interactive INTEGER NOT NULL DEFAULT 0 CHECK (interactive IN (0, 1));
+ALTER TABLE jobs ADD COLUMN idle_reap INTEGER NOT NULL DEFAULT 1 CHECK (idle_reap IN (0, 1));
+CREATE TABLE subscriptions (
+  id          TEXT    PRIMARY KEY,
+  owner       TEXT    NOT NULL,
+  scope       TEXT    NOT NULL,
+  team        TEXT    NOT NULL,
+  channel     TEXT    NOT NULL,
+  target      TEXT    NOT NULL,
+  kinds       TEXT    NOT NULL,
+  created_ms  INTEGER NOT NULL
+);
+)sql";
+
+constexpr std::array<Migration, 8> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
@@ -209,6 +227,7 @@ constexpr std::array<Migration, 7> kMigrations = {{
     {5, "api and node tokens; node state reason", kSchemaV5},
     {6, "controller lease", kSchemaV6},
     {7, "job requeue", kSchemaV7},
+    {8, "job interactive, idle reap; notification subscriptions", kSchemaV8},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

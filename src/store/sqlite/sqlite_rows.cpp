@@ -13,10 +13,10 @@ INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_t
                   usage_peak_util_pct, usage_peak_memory_mib, usage_energy_mj,
                   checkpoint_signal, preemptible, node_labels, after_deps, array_job,
                   array_index, array_max_running, budget_approved, last_checkpoint_ms,
-                  requeue)
+                  requeue, interactive, idle_reap)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
         ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36,
-        ?37, ?38)
+        ?37, ?38, ?39, ?40)
 ON CONFLICT (id) DO UPDATE SET
   uid = excluded.uid, gid = excluded.gid, user_name = excluded.user_name,
   name = excluded.name, argv = excluded.argv, workdir = excluded.workdir, env = excluded.env,
@@ -34,7 +34,8 @@ ON CONFLICT (id) DO UPDATE SET
   node_labels = excluded.node_labels, after_deps = excluded.after_deps,
   array_job = excluded.array_job, array_index = excluded.array_index,
   array_max_running = excluded.array_max_running, budget_approved = excluded.budget_approved,
-  last_checkpoint_ms = excluded.last_checkpoint_ms, requeue = excluded.requeue
+  last_checkpoint_ms = excluded.last_checkpoint_ms, requeue = excluded.requeue,
+  interactive = excluded.interactive, idle_reap = excluded.idle_reap
 )sql";
 
 const std::string_view kInsertUsageSql =
@@ -48,6 +49,10 @@ const std::string_view kSumUsageSql = R"sql(
 SELECT team, user_name,
        SUM(CASE WHEN end_ms = start_ms THEN gpu_seconds
                 ELSE gpu_seconds * (MIN(end_ms, ?2) - MAX(start_ms, ?1)) / (end_ms - start_ms)
+           END),
+       SUM(CASE WHEN end_ms = start_ms THEN CAST(energy_mj AS REAL)
+                ELSE CAST(energy_mj AS REAL) * (MIN(end_ms, ?2) - MAX(start_ms, ?1)) /
+                     (end_ms - start_ms)
            END)
 FROM usage_records
 WHERE start_ms < ?2 AND (end_ms > ?1 OR (end_ms = start_ms AND start_ms >= ?1))
@@ -71,6 +76,18 @@ ON CONFLICT (id) DO UPDATE SET
   description = excluded.description, created_ms = excluded.created_ms,
   expires_ms = excluded.expires_ms, revoked_ms = excluded.revoked_ms
 )sql";
+
+// Replaced whole by id (schema v8).
+const std::string_view kUpsertSubscriptionSql = R"sql(
+INSERT INTO subscriptions (id, owner, scope, team, channel, target, kinds, created_ms)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+ON CONFLICT (id) DO UPDATE SET
+  owner = excluded.owner, scope = excluded.scope, team = excluded.team,
+  channel = excluded.channel, target = excluded.target, kinds = excluded.kinds,
+  created_ms = excluded.created_ms
+)sql";
+
+const std::string_view kDeleteSubscriptionSql = "DELETE FROM subscriptions WHERE id = ?1";
 
 const std::string_view kInsertEventSql =
     "INSERT INTO events (time_ms, job_id, kind, actor, message) VALUES (?1, ?2, ?3, ?4, ?5)";

@@ -18,6 +18,8 @@ extern const std::string_view kUpsertNodeSql;
 extern const std::string_view kUpsertGpuMinuteSql;
 extern const std::string_view kInsertUsageSql;
 extern const std::string_view kUpsertTokenSql;
+extern const std::string_view kUpsertSubscriptionSql;  // ?1..?8 as BindSubscription
+extern const std::string_view kDeleteSubscriptionSql;  // ?1 the id
 
 // SumUsage: ?1 from, ?2 to (unix ms); rows (team, user_name, gpu_seconds).
 extern const std::string_view kSumUsageSql;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -41,6 +42,9 @@ struct CachedStatements {
   SqliteStatement upsert_token;
   SqliteStatement get_token;
   SqliteStatement list_tokens;
+  SqliteStatement upsert_subscription;
+  SqliteStatement delete_subscription;
+  SqliteStatement list_subscriptions;
 };
 
 Result<CachedStatements> PrepareStatements(sqlite3* db) {
@@ -80,6 +84,11 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
                       prepare("SELECT " + cols_tokens + " FROM tokens WHERE id = ?1"));
   GF_ASSIGN_OR_RETURN(SqliteStatement list_tokens,
                       prepare("SELECT " + cols_tokens + " FROM tokens ORDER BY id"));
+  GF_ASSIGN_OR_RETURN(SqliteStatement upsert_subscription, prepare(kUpsertSubscriptionSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement delete_subscription, prepare(kDeleteSubscriptionSql));
+  GF_ASSIGN_OR_RETURN(SqliteStatement list_subscriptions,
+                      prepare("SELECT " + std::string(kSubscriptionColumns) +
+                              " FROM subscriptions ORDER BY id"));
   return CachedStatements{std::move(begin),          std::move(commit),
                           std::move(rollback),       std::move(upsert_job),
                           std::move(insert_event),   std::move(upsert_node),
@@ -89,7 +98,8 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
                           std::move(list_gpu_minutes), std::move(insert_usage),
                           std::move(sum_usage),      std::move(list_usage),
                           std::move(upsert_token),   std::move(get_token),
-                          std::move(list_tokens)};
+                          std::move(list_tokens),    std::move(upsert_subscription),
+                          std::move(delete_subscription), std::move(list_subscriptions)};
 }
 
 // ListJobs has three optional filters; each combination gets its own statement (built on first
@@ -135,6 +145,7 @@ class SqliteStore final : public Store {
                                              int limit) override;
   Result<std::optional<ApiToken>> GetToken(const std::string& id) override;
   Result<std::vector<ApiToken>> ListTokens() override;
+  Result<std::vector<Subscription>> ListSubscriptions() override;
   Result<std::int64_t> MaxEventSeq() override {
     return QueryMax(stmts_.max_event_seq, "max event seq");
   }
@@ -314,6 +325,16 @@ Status SqliteStore::WriteBatch(const StoreBatch& batch) {
     BindToken(stmts_.upsert_token, token);
     GF_TRY(stmts_.upsert_token.Run("commit: token '" + token.id + "'"));
   }
+  for (const Subscription& sub : batch.subscriptions) {
+    ScopedReset reset(stmts_.upsert_subscription);
+    BindSubscription(stmts_.upsert_subscription, sub);
+    GF_TRY(stmts_.upsert_subscription.Run("commit: subscription '" + sub.id + "'"));
+  }
+  for (const std::string& id : batch.removed_subscriptions) {
+    ScopedReset reset(stmts_.delete_subscription);
+    stmts_.delete_subscription.BindText(1, id);
+    GF_TRY(stmts_.delete_subscription.Run("commit: remove subscription '" + id + "'"));
+  }
   return OkStatus();
 }
 
@@ -443,7 +464,8 @@ Result<std::vector<UsageSum>> SqliteStore::SumUsage(Time from, Time to) {
       return sums;
     }
     sums.push_back(UsageSum{.team = stmt.Text(0), .user = stmt.Text(1),
-                            .gpu_seconds = stmt.Double(2)});
+                            .gpu_seconds = stmt.Double(2),
+                            .energy_mj = std::llround(stmt.Double(3))});
   }
 }
 
@@ -500,6 +522,23 @@ Result<std::vector<ApiToken>> SqliteStore::ListTokens() {
       return InStore(token.error());
     }
     tokens.push_back(std::move(token).value());
+  }
+}
+
+Result<std::vector<Subscription>> SqliteStore::ListSubscriptions() {
+  SqliteStatement& stmt = stmts_.list_subscriptions;
+  ScopedReset reset(stmt);
+  std::vector<Subscription> subs;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(bool row, stmt.Step("list subscriptions"));
+    if (!row) {
+      return subs;
+    }
+    auto sub = DecodeSubscription(stmt);
+    if (!sub.ok()) {
+      return InStore(sub.error());
+    }
+    subs.push_back(std::move(sub).value());
   }
 }
 

@@ -371,7 +371,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5,6,7");
+            "1,2,3,4,5,6,7,8");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -471,7 +471,32 @@ TEST_F(SqliteStoreTest, MigratesAVersion6DatabaseToRequeueableJobs) {
   auto job = store->GetJob(JobId(6));
   ASSERT_TRUE(job.ok() && job->has_value());
   EXPECT_TRUE((*job)->spec.requeue);
-  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 7);
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
+}
+
+// A database written by schema 7 (no interactive, idle_reap, subscriptions) opens and is
+// migrated: its jobs read back as they ran, not interactive and reapable; no subscriptions.
+TEST_F(SqliteStoreTest, MigratesAVersion7DatabaseToReapableBatchJobs) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(7)).ok());
+    MustExec(db.get(), R"sql(
+      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
+                        state, terminal, submit_ms, reason, requeue)
+      VALUES (7, 1000, 100, 'ana', 'v7', '["true"]', '/tmp', '[]', 1, 'normal', 'cv',
+              'PENDING', 0, 1700000000000, 'queued', 0);)sql");
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto job = store->GetJob(JobId(7));
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_FALSE((*job)->spec.interactive);
+  EXPECT_TRUE((*job)->spec.idle_reap);
+  EXPECT_FALSE((*job)->spec.requeue);
+  auto subs = store->ListSubscriptions();
+  ASSERT_TRUE(subs.ok()) << subs.error().ToString();
+  EXPECT_TRUE(subs->empty());
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 8);
 }
 
 // A budget reads the runs of one period by end time: it must use index usage_by_end rather
