@@ -25,6 +25,7 @@ fail() {
 ok() { echo "ok: $*"; }
 
 cleanup() {
+  if [ -n "${HOOK_PID:-}" ]; then kill "$HOOK_PID" 2>/dev/null || true; fi
   if [ -n "$UP_PID" ]; then kill "$UP_PID" 2>/dev/null || true; wait "$UP_PID" 2>/dev/null || true; fi
   for p in "${AGENT_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   # Any job process left behind would be a bug the test already reported; do not leak it.
@@ -49,6 +50,23 @@ wait_for() {
 }
 
 gf() { "$GPUFLEET" "$@"; }
+
+# start_webhook_receiver [FAIL_FIRST]: starts webhook_receiver.py (its first FAIL_FIRST POSTs get
+# 503) and sets HOOK_URL to its http://127.0.0.1:PORT; it is stopped with the test. Skips the
+# test where python3 is missing (a run by hand: bootstrap installs it).
+HOOK_PID=""
+start_webhook_receiver() {
+  command -v python3 >/dev/null || { echo "skip: no python3 for the webhook receiver"; exit $SKIP; }
+  python3 "$(dirname "${BASH_SOURCE[0]}")/webhook_receiver.py" "$WORK" "${1:-0}" &
+  HOOK_PID=$!
+  wait_for "the webhook receiver" test -s "$WORK/hook-port"
+  HOOK_URL="http://127.0.0.1:$(cat "$WORK/hook-port")"
+}
+
+# hook_with JQ-FILTER: the body of some POST the receiver accepted matches the filter.
+hook_with() {
+  [ -s "$WORK/hooks.jsonl" ] && jq -e -s "map(.body) | any($1)" "$WORK/hooks.jsonl" >/dev/null
+}
 
 start_up() {
   "$GPUFLEET" up --gpus sim:4xH100-80GB --data-dir "$WORK/data" --listen-socket "$GPUFLEET_SOCKET" \

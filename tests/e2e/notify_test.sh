@@ -6,44 +6,12 @@
 # flag, and (as root) a second user may not subscribe to another team or to everything.
 source "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "skip: no python3 for the webhook receiver"; exit $SKIP; }
-"$GPUFLEET" notify --help >/dev/null 2>&1 || { echo "skip: no gpufleet notify"; exit $SKIP; }
 me=$(id -un)
 
-# The receiver: one JSON line per accepted POST in hooks.jsonl; the first POST gets 503.
-cat >"$WORK/receiver.py" <<'PY'
-import http.server, json, os, sys
-work = sys.argv[1]
-seen = 0
-class Hook(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        global seen
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        seen += 1
-        status = 503 if seen == 1 else 200
-        if status == 200:
-            with open(os.path.join(work, "hooks.jsonl"), "a") as f:
-                f.write(json.dumps({"path": self.path,
-                                    "content_type": self.headers.get("Content-Type"),
-                                    "body": json.loads(body)}) + "\n")
-        else:
-            open(os.path.join(work, "hook-503"), "w").write(body.decode())
-        self.send_response(status)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *args):
-        pass
-server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
-with open(os.path.join(work, "hook-port.tmp"), "w") as f:
-    f.write(str(server.server_port))
-os.rename(os.path.join(work, "hook-port.tmp"), os.path.join(work, "hook-port"))
-server.serve_forever()
-PY
-python3 "$WORK/receiver.py" "$WORK" &
-HOOK_PID=$!
-trap 'kill $HOOK_PID 2>/dev/null || true; cleanup' EXIT
-wait_for "the webhook receiver" test -s "$WORK/hook-port"
-hook_url="http://127.0.0.1:$(cat "$WORK/hook-port")/gpufleet?token=abc"
+# The receiver (webhook_receiver.py): one JSON line per accepted POST in hooks.jsonl; the
+# first POST gets 503.
+start_webhook_receiver 1
+hook_url="$HOOK_URL/gpufleet?token=abc"
 
 # The stand-in sendmail: each message (stdin) in its own file, its arguments first.
 mkdir -p "$WORK/mail"
@@ -94,9 +62,6 @@ gf notify add --email "$me@example.com" --events job_failed >/dev/null
 gf notify list | grep -q "team cv" || fail "notify list: $(gf notify list)"
 ok "subscribed: webhook for team cv, e-mail for my failed jobs"
 
-hook_with() {  # hook_with JQ-FILTER: some accepted POST's body matches
-  [ -s "$WORK/hooks.jsonl" ] && jq -e -s "map(.body) | any($1)" "$WORK/hooks.jsonl" >/dev/null
-}
 
 done_ok=$(submit --gpus 1 -- true)
 wait_for "job $done_ok to complete" state_is "$done_ok" COMPLETED
