@@ -24,25 +24,9 @@ using std::chrono::milliseconds;
 const NodeId kN1("n1");
 const NodeId kN2("n2");
 
-Caller Person(std::uint32_t uid, std::string name, Role role = Role::kUser) {
-  return Caller{.authenticated = true, .uid = uid, .gid = uid, .user = std::move(name),
-                .role = role};
-}
-
 // A node with `gpus` GPUs ("<node>-GPU-0", ...).
 Node OneGpuNode(const NodeId& name, int gpus = 1) {
-  Node node;
-  node.name = name;
-  for (int i = 0; i < gpus; ++i) {
-    Gpu gpu;
-    gpu.index = i;
-    gpu.uuid = GpuUuid(name.value() + "-GPU-" + std::to_string(i));
-    gpu.model = "H100-80GB";
-    gpu.memory_mib = 81920;
-    node.gpus.push_back(gpu);
-  }
-  node.gpu_backend = "test";
-  return node;
+  return TestNode(gpus, name.value(), name.value() + "-");
 }
 
 JobSpec OneGpuSpec() {
@@ -216,9 +200,9 @@ class ControllerClusterTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   ManualClock clock_;
-  Caller root_ = Person(0, "root");
-  Caller alice_ = Person(1000, "alice");
-  Caller olga_ = Person(1002, "olga", Role::kOperator);
+  Caller root_ = TestCaller(0, "root");
+  Caller alice_ = TestCaller(1000, "alice");
+  Caller olga_ = TestCaller(1002, "olga", Role::kOperator);
   FakeAgent a1_;  // the agent of n1
   FakeAgent a2_;  // the agent of n2
   std::unique_ptr<Controller> controller_;
@@ -478,7 +462,7 @@ TEST_F(ControllerClusterTest, OnlyOperatorsDrainAndADrainNeedsAReason) {
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
   EXPECT_EQ(NodeNamed(kN1).state, NodeState::kUp);
 
-  auto admin = controller_->DrainNode(Person(1003, "ada", Role::kAdmin), kN1, "bad fan");
+  auto admin = controller_->DrainNode(TestCaller(1003, "ada", Role::kAdmin), kN1, "bad fan");
   ASSERT_TRUE(admin.ok()) << admin.error().ToString();
   EXPECT_EQ(admin->state, NodeState::kDrained);  // no job on it
   EXPECT_TRUE(controller_->ResumeNode(root_, kN1).ok());
@@ -561,8 +545,8 @@ TEST_F(ControllerClusterTest, UsersListAndRevokeOnlyTheirOwnTokens) {
       root_, TokenRequest{.kind = TokenKind::kNode, .subject = "n1", .role = Role::kUser,
                           .description = "", .expires_in = std::nullopt});
   ASSERT_TRUE(a.ok() && b.ok() && node.ok());
-  const Caller user_a = Person(a->token.uid, kUserA);
-  const Caller user_b = Person(b->token.uid, kUserB);
+  const Caller user_a = TestCaller(a->token.uid, kUserA);
+  const Caller user_b = TestCaller(b->token.uid, kUserB);
 
   auto listed = controller_->ListTokens(user_b);
   ASSERT_TRUE(listed.ok()) << listed.error().ToString();

@@ -15,21 +15,6 @@ namespace {
 
 using std::chrono::seconds;
 
-Node FourGpuNode() {
-  Node node;
-  node.name = NodeId("gpu01");
-  for (int i = 0; i < 4; ++i) {
-    node.gpus.push_back(Gpu{i, GpuUuid("GPU-" + std::to_string(i)), "H100-80GB", 81920,
-                            GpuHealth::kOk, ""});
-  }
-  node.gpu_backend = "test";
-  return node;
-}
-
-Caller User(std::uint32_t uid, std::string name) {
-  return Caller{.authenticated = true, .uid = uid, .gid = uid, .user = std::move(name)};
-}
-
 JobSpec Spec(int gpus, PriorityClass p = PriorityClass::kNormal) {
   JobSpec s;
   s.argv = {"sleep", "100"};
@@ -70,7 +55,7 @@ class ControllerTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
     controller_->Start();
-    controller_->OnAgentHello(AgentHello{FourGpuNode(), std::move(running), std::move(ended)});
+    controller_->OnAgentHello(AgentHello{TestNode(4), std::move(running), std::move(ended)});
   }
 
   Job Get(JobId id) { return *controller_->GetJob(root_, id); }
@@ -78,9 +63,9 @@ class ControllerTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   ManualClock clock_;
-  Caller root_ = User(0, "root");
-  Caller alice_ = User(1000, "alice");
-  Caller bob_ = User(1001, "bob");
+  Caller root_ = TestCaller(0, "root");
+  Caller alice_ = TestCaller(1000, "alice");
+  Caller bob_ = TestCaller(1001, "bob");
   std::unique_ptr<FakeAgent> agent_;
   std::unique_ptr<Telemetry> telemetry_;
   std::map<std::string, std::string> team_of_user_;

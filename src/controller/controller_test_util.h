@@ -12,8 +12,32 @@
 #include <vector>
 
 #include "controller/node_agent.h"
+#include "controller/service.h"
 
 namespace gf {
+
+// A node of `gpus` H100-80GB GPUs, indexes 0.., UUIDs uuid_prefix + "GPU-0", ..., all ok.
+inline Node TestNode(int gpus, const std::string& name = "gpu01",
+                     const std::string& uuid_prefix = "") {
+  Node node;
+  node.name = NodeId(name);
+  for (int i = 0; i < gpus; ++i) {
+    node.gpus.push_back(Gpu{.index = i,
+                            .uuid = GpuUuid(uuid_prefix + "GPU-" + std::to_string(i)),
+                            .model = "H100-80GB",
+                            .memory_mib = 81920,
+                            .health = GpuHealth::kOk,
+                            .health_cause = ""});
+  }
+  node.gpu_backend = "test";
+  return node;
+}
+
+// A caller authenticated as this Unix user (uid = gid), with this role.
+inline Caller TestCaller(std::uint32_t uid, std::string name, Role role = Role::kUser) {
+  return Caller{.authenticated = true, .uid = uid, .gid = uid, .user = std::move(name),
+                .role = role};
+}
 
 class FakeAgent final : public NodeAgent {
  public:

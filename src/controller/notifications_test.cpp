@@ -20,24 +20,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Node OneNode() {
-  Node node;
-  node.name = NodeId("gpu01");
-  for (int i = 0; i < 4; ++i) {
-    node.gpus.push_back(Gpu{.index = i,
-                            .uuid = GpuUuid("GPU-" + std::to_string(i)),
-                            .model = "H100-80GB",
-                            .memory_mib = 81920,
-                            .health = GpuHealth::kOk,
-                            .health_cause = ""});
-  }
-  node.gpu_backend = "test";
-  return node;
-}
-
-Caller User(std::uint32_t uid, std::string name) {
-  return Caller{.authenticated = true, .uid = uid, .gid = uid, .user = std::move(name)};
-}
 
 JobSpec Spec(int gpus, PriorityClass priority = PriorityClass::kNormal) {
   JobSpec s;
@@ -101,7 +83,7 @@ class NotificationsTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
     controller_->Start();
-    controller_->OnAgentHello(AgentHello{OneNode(), {}, {}});
+    controller_->OnAgentHello(AgentHello{TestNode(4), {}, {}});
   }
 
   // Every message sendmail got, oldest first.
@@ -158,9 +140,9 @@ class NotificationsTest : public ::testing::Test {
   std::unique_ptr<Notifier> notifier_;
   std::unique_ptr<FakeAgent> agent_;
   std::unique_ptr<Controller> controller_;
-  Caller root_ = User(0, "root");
-  Caller alice_ = User(1000, "alice");
-  Caller bob_ = User(1001, "bob");
+  Caller root_ = TestCaller(0, "root");
+  Caller alice_ = TestCaller(1000, "alice");
+  Caller bob_ = TestCaller(1001, "bob");
 };
 
 TEST_F(NotificationsTest, WhoMaySubscribeToWhat) {
