@@ -186,9 +186,10 @@ BENCHMARK(BM_OrderOnly)->ArgNames({"jobs"})->Arg(100'000)->Unit(benchmark::kMill
 // periodic pass leaves it) and times one event; the median over repetitions is the p50 of one
 // event. Cases: 0 an arrival of a normal job (it goes after the pass's frontier: kFast), 1 an
 // arrival of a high job (after the older high jobs: also kFast), 2 the end of a running 1-GPU
-// job, 3 of an 8-GPU job (kReplay: the jobs in order until only starts are left, then those
-// that could start; at the same `now` as the passes before, so on a copy of the kept pool), 4
-// the 1-GPU job's end 1 ms later (a new controller turn: the pool is built from the snapshot).
+// job, 3 of an 8-GPU job (kHead: the head of the queue in order while it starts, and the first
+// job that does not; at the same `now` as the passes before, so on a copy of the kept pool), 4
+// the 1-GPU job's end 1 ms later (a new controller turn: the pool is built from the snapshot),
+// 5 an arrival right after a job's end (kReplay: an end keeps no pass to reuse).
 struct IncrementalInput {
   ClusterSnapshot cluster;
   Queue queue;
@@ -257,14 +258,22 @@ void BM_IncrementalPass(benchmark::State& state) {
       case 3:
         result = scheduler.OnCompletion(eight_gpus, now);
         break;
-      default:  // a later turn: its pool is built from the snapshot, not copied
+      case 4:  // a later turn: its pool is built from the snapshot, not copied
         result = scheduler.OnCompletion(one_gpu, now + std::chrono::milliseconds(1));
         break;
+      default: {  // the end is untimed; the arrival after it is what is measured
+        state.PauseTiming();
+        scheduler.OnCompletion(one_gpu, now);
+        state.ResumeTiming();
+        result = scheduler.OnArrival(Arrival(PriorityClass::kNormal), now);
+        break;
+      }
     }
     benchmark::DoNotOptimize(result);
   }
   state.counters["settle"] = refreshes;
   state.counters["replay"] = result.path == IncrementalPath::kReplay ? 1 : 0;
+  state.counters["head"] = result.path == IncrementalPath::kHead ? 1 : 0;
   state.counters["considered"] = result.considered;
   state.counters["starts"] = static_cast<double>(result.decisions.starts.size());
 }
@@ -275,6 +284,7 @@ BENCHMARK(BM_IncrementalPass)
     ->Arg(2)
     ->Arg(3)
     ->Arg(4)
+    ->Arg(5)
     ->Iterations(1)
     ->Repetitions(21)
     ->ReportAggregatesOnly(true)

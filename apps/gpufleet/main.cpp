@@ -10,6 +10,7 @@
 #include "cli/admin_commands.h"
 #include "cli/client_commands.h"
 #include "cli/notify_commands.h"
+#include "cli/report_command.h"
 #include "cli/top.h"
 #include "executor/executor.h"
 #include "sim/sim_command.h"
@@ -152,6 +153,7 @@ int Main(int argc, char** argv) {
   gf::AddClientCommands(app, client);
   gf::AddAdminCommands(app, client);
   gf::AddNotifyCommands(app, client);
+  gf::AddReportCommand(app, client);
   gf::AddTopCommand(app, client);
   gf::sim::AddSimCommand(app, client.exit_code);
 

@@ -102,6 +102,12 @@ class FakeClusterService : public ClusterService {
     GF_TRY(Record(caller));
     return quota;
   }
+  Result<Report> MonthlyReport(const Caller& caller, const ReportRequest& request) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_report_request = request;
+    return report;
+  }
   Result<Job> ApproveJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
   Result<Job> CheckpointJob(const Caller& caller, JobId id) override {
     return JobCall(caller, id);
@@ -191,12 +197,14 @@ class FakeClusterService : public ClusterService {
   std::vector<GpuStatus> gpus;
   ClusterStats stats;
   QuotaReport quota;
+  Report report;
   IssuedToken issued;
   std::vector<Subscription> subscriptions;
   // Recorded.
   std::optional<Subscription> last_subscription;
   std::optional<std::string> last_subscription_id;
   std::optional<TokenRequest> last_token_request;
+  std::optional<ReportRequest> last_report_request;
   int calls = 0;
   std::optional<Caller> last_caller;
   std::optional<JobSpec> last_spec;

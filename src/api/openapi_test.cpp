@@ -10,6 +10,7 @@
 
 #include "api/admin_json.h"
 #include "api/json_mapping.h"
+#include "api/report_json.h"
 #include "api/routes.h"
 
 namespace gf {
@@ -145,6 +146,50 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
     }
     EXPECT_EQ(props.size(), mapped_quota[list][0].size()) << list;
   }
+}
+
+// Every part of the report: one of each row, optional figures both set and unset.
+TEST(OpenApiTest, ReportSchemasNameTheMappedFields) {
+  const nlohmann::json spec = LoadSpec();
+  const Report report{
+      .team_filter = "cv",
+      .nodes = {NodeFigures{}},
+      .gpus = {GpuFigures{}, GpuFigures{.index = 2}},
+      .days = {DayFigures{}},
+      .teams = {TeamFigures{}, TeamFigures{.max_gpus = 2,
+                                           .guarantee_used_pct = 1,
+                                           .budget_gpu_hours = 3,
+                                           .budget_used_pct = 4}},
+      .users = {UserFigures{}},
+      .waste_jobs = {WasteJob{}},
+      .queue = {QueueFigures{}},
+      .recommendations = {Recommendation{.figures = {{"x", 1}}}}};
+  const nlohmann::json mapped = ReportToJson(report);
+  ExpectSchemaMatches(spec, "Report", mapped);
+  ExpectSchemaMatches(spec, "Report", ReportToJson(Report{}));
+  ExpectSchemaMatches(spec, "ReportFigures", mapped["cluster"]["figures"]);
+  ExpectInlineMatches(spec["components"]["schemas"]["Report"]["properties"]["cluster"]["properties"],
+                      mapped["cluster"], "Report.cluster");
+  ExpectInlineMatches(
+      spec["components"]["schemas"]["Report"]["properties"]["nodes"]["items"]["properties"],
+      mapped["nodes"][0], "Report.nodes");
+  ExpectInlineMatches(
+      spec["components"]["schemas"]["Report"]["properties"]["days"]["items"]["properties"],
+      mapped["days"][0], "Report.days");
+  ExpectInlineMatches(spec["components"]["schemas"]["Report"]["properties"]["waste"]["properties"],
+                      mapped["waste"], "Report.waste");
+  for (const auto& gpu : mapped["gpus"]) {
+    ExpectSchemaMatches(spec, "ReportGpu", gpu);
+  }
+  for (const auto& team : mapped["teams"]) {
+    ExpectSchemaMatches(spec, "ReportTeam", team);
+  }
+  ExpectSchemaMatches(spec, "ReportUsage", mapped["teams"][0]["usage"]);
+  ExpectSchemaMatches(spec, "ReportEvents", mapped["events"]);
+  ExpectSchemaMatches(spec, "ReportUser", mapped["users"][0]);
+  ExpectSchemaMatches(spec, "ReportWasteJob", mapped["waste"]["jobs"][0]);
+  ExpectSchemaMatches(spec, "ReportQueue", mapped["queue"][0]);
+  ExpectSchemaMatches(spec, "ReportRecommendation", mapped["recommendations"][0]);
 }
 
 TEST(OpenApiTest, ExplanationSchemaNamesTheMappedFields) {

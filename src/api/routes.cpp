@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json_mapping.h"
+#include "api/report_json.h"
 #include "metrics/prometheus.h"
 #include "monitor/telemetry.h"
 
@@ -255,6 +256,17 @@ Result<HttpResponse> GetQuota(ClusterService& service, const RequestContext& ctx
   return JsonResponse(200, QuotaToJson(report));
 }
 
+// GET /report?period=YYYY-MM[&team=T]: the monthly audit report (ClusterService::MonthlyReport).
+Result<HttpResponse> GetReport(ClusterService& service, const RequestContext& ctx) {
+  const std::optional<std::string> period = QueryValue(ctx, "period");
+  if (!period) {
+    return InvalidArgument("period: missing; add ?period=YYYY-MM, e.g. ?period=2026-11");
+  }
+  const ReportRequest request{.period = *period, .team = QueryValue(ctx, "team")};
+  GF_ASSIGN_OR_RETURN(const Report report, service.MonthlyReport(ctx.caller, request));
+  return JsonResponse(200, ReportToJson(report));
+}
+
 // {"jobs": [...]}: the array's unfinished tasks as they are after the cancel was recorded.
 Result<HttpResponse> CancelArray(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
@@ -472,7 +484,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 28> kRoutes = {{
+const std::array<RouteEntry, 29> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -485,6 +497,7 @@ const std::array<RouteEntry, 28> kRoutes = {{
     {{"GET", "/api/v1/jobs/{id}/explain", true}, "", &ExplainJob},
     {{"GET", "/api/v1/jobs/{id}/logs", true}, "stream,offset,limit", &JobLogsChunk},
     {{"GET", "/api/v1/quota", true}, "", &GetQuota},
+    {{"GET", "/api/v1/report", true}, "period,team", &GetReport},
     {{"GET", "/api/v1/nodes", false}, "watch", &ListNodes},
     {{"GET", "/api/v1/gpus", false}, "watch", &ListGpus},
     {{"GET", "/metrics", false}, "", &Metrics},

@@ -386,6 +386,28 @@ TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
   EXPECT_EQ(Do("GET", "/api/v1/quota?all=1").status, 400);  // no query parameters
 }
 
+TEST_F(ApiRoutesTest, ReportTakesPeriodAndTeam) {
+  fake_.report.period = "2026-11";
+  fake_.report.teams = {TeamFigures{.team = "cv", .budget_gpu_hours = 10.0}};
+  const auto r = Do("GET", "/api/v1/report?period=2026-11&team=cv");
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_TRUE(fake_.last_report_request);
+  EXPECT_EQ(fake_.last_report_request->period, "2026-11");
+  EXPECT_EQ(fake_.last_report_request->team, "cv");
+  const json body = Body(r);
+  EXPECT_EQ(body["period"], "2026-11");
+  EXPECT_EQ(body["teams"][0]["budget_gpu_hours"], 10.0);
+  EXPECT_TRUE(body["teams"][0]["budget_used_pct"].is_null());
+
+  Do("GET", "/api/v1/report?period=2026-12");
+  EXPECT_FALSE(fake_.last_report_request->team);
+  const auto missing = Do("GET", "/api/v1/report");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_NE(Message(missing).find("period"), std::string::npos) << Message(missing);
+  EXPECT_EQ(Do("GET", "/api/v1/report?period=2026-11&month=3").status, 400);
+  EXPECT_EQ(Do("GET", "/api/v1/report?period=2026-11", "", &anonymous_).status, 401);
+}
+
 TEST_F(ApiRoutesTest, SubscriptionsCreateListAndDelete) {
   auto r = Do("POST", "/api/v1/subscriptions",
               R"({"scope":"team","team":"cv","channel":"webhook",)"

@@ -186,6 +186,10 @@ void PrintUsage(const json& job, std::ostream& out) {
 
 }  // namespace
 
+std::optional<double> JsonNumber(const json& j, std::string_view key) { return Number(j, key); }
+
+std::string FixedDecimals(double v, int decimals) { return Fixed(v, decimals); }
+
 std::string EnergyKwh(const json& charge) {
   const auto kwh = Number(charge, "energy_kwh");
   return kwh ? Fixed(*kwh, 3) : "-";

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -18,6 +19,11 @@ namespace gf {
 // j[key] as text: strings as they are, numbers and the rest as JSON; `none` when the key is
 // missing, null or an empty string.
 std::string JsonText(const nlohmann::json& j, std::string_view key, std::string_view none = "-");
+
+// j[key] as a number; nullopt when missing, null or not a number.
+std::optional<double> JsonNumber(const nlohmann::json& j, std::string_view key);
+// `v` with `decimals` digits after the point: FixedDecimals(63.456, 1) == "63.5".
+std::string FixedDecimals(double v, int decimals);
 
 // An energy charge ({energy_kwh, cost, currency, co2_kg}, json_mapping.h) as `quota` and `show`
 // print it: "1.234" (kWh), "0.37 EUR", "0.470 kg"; "-" for what is null or absent (no price).

@@ -489,6 +489,9 @@ TEST(ConfigTest, TheExampleFileParsesAndSetsWhatItSays) {
   EXPECT_EQ(c->policy.teams[0].over_budget, OverBudget::kHold);
   EXPECT_EQ(c->team_of_user.at("carol"), "cv");
   EXPECT_EQ(Class(*c, "high").max_gpus_per_user, 8);
+  EXPECT_EQ(Class(*c, "normal").idle.after, minutes(30));
+  EXPECT_EQ(Class(*c, "normal").idle.action, IdleAction::kRequeue);
+  EXPECT_EQ(c->policy.teams[0].idle.after, hours(1));
   EXPECT_EQ(c->policy.other_teams.max_gpus, 4);
   ASSERT_TRUE(c->up.port.has_value());
   EXPECT_EQ(c->up.port->value, 7460);

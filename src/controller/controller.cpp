@@ -1477,10 +1477,16 @@ void Controller::RecordRun(const Job& job, const std::optional<JobUsage>& run) {
   if (!job.allocation || !job.start_time) {
     return;  // it never started (failed to launch, cancelled while starting): no GPU-time
   }
+  UsageRecord record = RunRecord(job, run ? run->energy_mj : 0);
+  accounting_.AddRun(record, clock_.Now());
+  batch_.usage.push_back(std::move(record));
+}
+
+UsageRecord Controller::RunRecord(const Job& job, std::int64_t energy_mj) const {
   const Time start = *job.start_time;
   const Time end = std::max(start, job.end_time.value_or(clock_.Now()));
   const auto gpus = static_cast<int>(job.allocation->gpus.size());
-  UsageRecord record{.job = job.id,
+  return UsageRecord{.job = job.id,
                      .start = start,
                      .end = end,
                      .team = job.spec.team,
@@ -1489,9 +1495,7 @@ void Controller::RecordRun(const Job& job, const std::optional<JobUsage>& run) {
                      .gpus = gpus,
                      .gpu_models = GpuModels(job),
                      .gpu_seconds = OverlapGpuSeconds(start, end, gpus, start, end),
-                     .energy_mj = run ? run->energy_mj : 0};
-  accounting_.AddRun(record, clock_.Now());
-  batch_.usage.push_back(std::move(record));
+                     .energy_mj = energy_mj};
 }
 
 std::vector<RunningSpan> Controller::RunningSpans() const {

@@ -122,6 +122,7 @@ class Controller final : public ClusterService, public AgentReports {
   Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) override;
   Result<ClusterStats> Stats(const Caller& caller) override;
   Result<QuotaReport> Quota(const Caller& caller) override;
+  Result<Report> MonthlyReport(const Caller& caller, const ReportRequest& request) override;
   Result<Job> ApproveJob(const Caller& caller, JobId id) override;
   Result<Job> CheckpointJob(const Caller& caller, JobId id) override;
 
@@ -273,9 +274,22 @@ class Controller final : public ClusterService, public AgentReports {
   // A run of `job` ended (it gave up its GPUs): its usage record goes into the batch and the
   // period's sums. `run` is what its GPUs did in this run (energy), when known.
   void RecordRun(const Job& job, const std::optional<JobUsage>& run);
+  // The usage record of `job`'s run from its start to its end (now while it runs).
+  // REQUIRES: job.allocation and job.start_time.
+  UsageRecord RunRecord(const Job& job, std::int64_t energy_mj) const;
   std::vector<RunningSpan> RunningSpans() const;
   std::vector<std::string> GpuModels(const Job& job) const;  // REQUIRES: job.allocation
   QuotaReport DoQuota(const Caller& caller) const;
+  // The monthly report (report.cpp): the store's minutes, runs, events and jobs of the month
+  // fed to a ReportBuilder, read in pages.
+  Result<Report> DoReport(const Caller& caller, const ReportRequest& request);
+  Result<ReportScope> ReportScopeFor(const Caller& caller, const ReportRequest& request,
+                                     const std::set<std::string>& ran_in) const;
+  Status FeedReportMinutes(ReportBuilder& builder, const Period& period);
+  Result<std::set<std::string>> FeedReportRuns(ReportBuilder& builder, const Period& period,
+                                               const std::string& user);
+  Status FeedReportEvents(ReportBuilder& builder, const Period& period);
+  Status FeedReportJobs(ReportBuilder& builder);
   std::set<std::string> TeamsOf(const Caller& caller,
                                 const std::map<TeamUser, double>& used) const;
   void FillTeamPolicy(TeamQuota& team) const;

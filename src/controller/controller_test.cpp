@@ -1235,5 +1235,68 @@ TEST_F(ControllerDepsTest, DependenciesSurviveARestart) {
   ASSERT_TRUE(WaitFor([&] { return Launched(c->id); }));
 }
 
+// The monthly report (report.cpp) reads the stored runs and the running ones; who sees what.
+TEST_F(ControllerAccountingTest, MonthlyReportFromTheStoreByPermission) {
+  BootWithBudget(OverBudget::kHold);
+  UseTwoGpuHours();
+  auto bobs = controller_->Submit(bob_, Spec(1));
+  ASSERT_TRUE(bobs.ok());
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  controller_->OnJobStarted(bobs->id, 2, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(bobs->id, JobState::kRunning); }));
+  clock_.Advance(std::chrono::minutes(30));  // still running: half a GPU-hour so far
+  const std::string month = MonthLabel(clock_.Now());
+
+  auto all = controller_->MonthlyReport(root_, ReportRequest{.period = month});
+  ASSERT_TRUE(all.ok()) << all.error().ToString();
+  EXPECT_TRUE(all->all_teams);
+  EXPECT_EQ(all->cluster.gpus, 4);
+  ASSERT_EQ(all->teams.size(), 2U);
+  EXPECT_EQ(all->teams[0].team, "cv");
+  EXPECT_NEAR(all->teams[0].usage.gpu_hours_allocated, 2, 1e-9);
+  ASSERT_TRUE(all->teams[0].budget_used_pct);
+  EXPECT_NEAR(*all->teams[0].budget_used_pct, 200, 1e-6);
+  EXPECT_EQ(all->teams[1].team, "nlp");
+  EXPECT_NEAR(all->teams[1].usage.gpu_hours_allocated, 0.5, 1e-9);  // the running job
+  ASSERT_EQ(all->users.size(), 2U);
+  ASSERT_EQ(all->queue.size(), 1U);  // both waited 0 s in class normal
+  EXPECT_EQ(all->queue[0].runs, 2);
+  bool over_budget = false;
+  for (const Recommendation& rec : all->recommendations) {
+    over_budget = over_budget || (rec.kind == "over_budget" && rec.subject == "team cv");
+  }
+  EXPECT_TRUE(over_budget);
+
+  auto mine = controller_->MonthlyReport(bob_, ReportRequest{.period = month});
+  ASSERT_TRUE(mine.ok());
+  EXPECT_FALSE(mine->all_teams);
+  ASSERT_EQ(mine->teams.size(), 1U);
+  EXPECT_EQ(mine->teams[0].team, "nlp");
+  ASSERT_EQ(mine->users.size(), 1U);
+  EXPECT_EQ(mine->users[0].user, "bob");
+
+  auto other = controller_->MonthlyReport(bob_, ReportRequest{.period = month, .team = "cv"});
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_NE(other.error().message.find("'cv' is not one of your teams (nlp)"), std::string::npos)
+      << other.error().message;
+  auto cv = controller_->MonthlyReport(root_, ReportRequest{.period = month, .team = "cv"});
+  ASSERT_TRUE(cv.ok());
+  ASSERT_EQ(cv->teams.size(), 1U);
+  EXPECT_EQ(cv->team_filter, "cv");
+
+  auto bad = controller_->MonthlyReport(root_, ReportRequest{.period = "last month"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message.find("period:"), std::string::npos);
+  // The month before: nothing ran, the configured teams show with nothing used.
+  auto before = controller_->MonthlyReport(
+      root_, ReportRequest{.period = MonthLabel(MonthOf(clock_.Now()).start - Millis(1))});
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ(before->teams.size(), 2U);
+  EXPECT_DOUBLE_EQ(before->teams[0].usage.gpu_hours_allocated, 0);
+  EXPECT_TRUE(before->queue.empty());
+}
+
 }  // namespace
 }  // namespace gf

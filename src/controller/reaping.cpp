@@ -126,8 +126,9 @@ void Controller::WarnIdle(Job& job, const IdleReaping& rule, Time since, Time no
       IdleWarning{.idle_since = since, .deadline = now + rule.grace, .reason = job.reason};
   NoteReapAt(now + rule.grace);
   Record(job.id, "idle_warning", "reaper", message);
-  job.reason = "idle warning: " + message;  // what `gpufleet show` tells its owner
-  Persist(job);
+  // What `gpufleet show` and `queue` tell its owner. In memory only, like a pending reason: the
+  // warning itself is not kept across a restart (the event log keeps it for good).
+  job.reason = "idle warning: " + message;
   Notify(Notification{.kind = NotifyKind::kIdleWarning,
                       .time = now,
                       .job = job.id,
@@ -142,7 +143,6 @@ void Controller::ClearIdleWarning(Job& job, const IdleWarning& warning) {
   Record(job.id, "idle_cleared", "reaper",
          "its GPUs are in use again: the idle warning is withdrawn");
   job.reason = warning.reason;
-  Persist(job);
 }
 
 void Controller::ReapIdle(Job& job, const IdleReaping& rule, Time since, Time now) {

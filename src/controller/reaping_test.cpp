@@ -66,18 +66,22 @@ class ReaperTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  void Boot(PolicyConfig policy) {
+  // (Re)starts the controller over the same database, its node running `running`; a restart
+  // starts with empty telemetry, as gpufleet up does.
+  void Boot(PolicyConfig policy, std::vector<JobId> running = {}) {
+    controller_.reset();
+    telemetry_ = std::make_unique<Telemetry>();
     auto store = OpenSqliteStore(dir_ / "state.db");
     ASSERT_TRUE(store.ok()) << store.error().ToString();
     ControllerOptions options;
     options.tick = Millis(10);
-    options.telemetry = &telemetry_;
+    options.telemetry = telemetry_.get();
     options.policy = std::move(policy);
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), &agent_);
     controller_->Start();
-    controller_->OnAgentHello(AgentHello{TwoGpuNode(), {}, {}});
+    controller_->OnAgentHello(AgentHello{TwoGpuNode(), std::move(running), {}});
   }
 
   // Submits and starts a job on both GPUs.
@@ -129,16 +133,23 @@ class ReaperTest : public ::testing::Test {
     }
     return text;
   }
-  bool HasEvent(JobId id, const std::string& kind) {
-    return History(id).find(kind + ": ") != std::string::npos;
+  int CountEvents(JobId id, const std::string& kind) {
+    const std::string history = History(id);
+    int count = 0;
+    for (std::size_t at = history.find(kind + ": "); at != std::string::npos;
+         at = history.find(kind + ": ", at + 1)) {
+      ++count;
+    }
+    return count;
   }
+  bool HasEvent(JobId id, const std::string& kind) { return CountEvents(id, kind) > 0; }
   // Lets the state thread run a few turns, for checks that something did not happen.
   static void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
 
   std::filesystem::path dir_;
   ManualClock clock_;
   FakeAgent agent_;
-  Telemetry telemetry_;
+  std::unique_ptr<Telemetry> telemetry_;
   Caller root_{.authenticated = true, .uid = 0, .gid = 0, .user = "root"};
   Caller alice_{.authenticated = true, .uid = 1000, .gid = 1000, .user = "alice"};
   std::unique_ptr<Controller> controller_;
@@ -241,7 +252,6 @@ TEST_F(ReaperTest, NoReapIsRefusedUnlessTheClassAllowsItAndIsThenLeftAlone) {
       cls.idle = IdleRule{.after = minutes(30), .grace = minutes(0)};
     }
   }
-  controller_.reset();
   Boot(policy);
   spec.priority = PriorityClass::kHigh;
   const JobId job = StartJob(spec);
@@ -262,6 +272,27 @@ TEST_F(ReaperTest, InteractiveJobsGetTheInteractiveThreshold) {
   IdleFor(job, minutes(21));
   ASSERT_TRUE(WaitFor([&] { return HasEvent(job, "idle_warning"); })) << History(job);
   EXPECT_NE(History(job).find("the threshold is 2h"), std::string::npos) << History(job);
+}
+
+TEST_F(ReaperTest, AfterARestartTheFlagsStayAndAStillIdleJobIsWarnedAfresh) {
+  Boot(ReaperPolicy(IdleAction::kRequeue));
+  JobSpec spec;
+  spec.interactive = true;
+  const JobId job = StartJob(spec);
+  IdleFor(job, minutes(121));
+  ASSERT_TRUE(WaitFor([&] { return HasEvent(job, "idle_warning"); })) << History(job);
+
+  Boot(ReaperPolicy(IdleAction::kRequeue), {job});
+  EXPECT_TRUE(Get(job).spec.interactive);  // stored with the job
+  EXPECT_TRUE(Get(job).spec.idle_reap);
+  // The grace of the old warning passes: no action without a warning this controller gave,
+  // and the idle time counts from the restart.
+  IdleFor(job, minutes(100));
+  Settle();
+  EXPECT_EQ(CountEvents(job, "idle_warning"), 1) << History(job);
+  EXPECT_TRUE(agent_.killed().empty());
+  IdleFor(job, minutes(21));
+  ASSERT_TRUE(WaitFor([&] { return CountEvents(job, "idle_warning") == 2; })) << History(job);
 }
 
 TEST_F(ReaperTest, AJobWhoseGpusHaveNotReportedIsNotJudged) {

@@ -24,6 +24,7 @@
 #include "model/node.h"
 #include "model/notification.h"
 #include "model/token.h"
+#include "report/report.h"
 
 namespace gf {
 
@@ -151,6 +152,12 @@ struct QuotaReport {
   std::vector<UserQuota> users{};   // by team, then user
 };
 
+// `gpufleet report --period 2026-11 [--team T]` (issue #9): the monthly audit report.
+struct ReportRequest {
+  std::string period{};              // "YYYY-MM", a calendar month in UTC
+  std::optional<std::string> team{};  // only this team's figures
+};
+
 // What `gpufleet token create` / `gpufleet node token create` ask for.
 struct TokenRequest {
   TokenKind kind = TokenKind::kUser;
@@ -225,6 +232,14 @@ class ClusterService {
   // every team; another user sees the teams they belong to (their default team and the teams
   // they have jobs or usage in this period) and only their own user rows.
   virtual Result<QuotaReport> Quota(const Caller& caller) = 0;
+
+  // The monthly audit report (report/report.h, docs/reports.md), computed from the store.
+  // Operators and admins see every team, user and job; another user sees the figures of
+  // their own teams (as Quota picks them, plus the teams they ran in that month) and only
+  // their own user rows and jobs; cluster, node and GPU figures are everyone's. Errors:
+  // kInvalidArgument naming `period` (not YYYY-MM) or `team` (empty); kPermissionDenied for a
+  // user asking for a team that is not theirs.
+  virtual Result<Report> MonthlyReport(const Caller& caller, const ReportRequest& request) = 0;
 
   // `gpufleet quota approve`: lets a pending job run past its team's GPU-hour budget (stored,
   // with an event). Root only (kPermissionDenied). kFailedPrecondition, naming the state, for a

@@ -54,8 +54,8 @@ std::optional<IdleReaping> ResolveIdleRule(const IdleRule& of_class,
   if (!idle_reap) {
     return std::nullopt;
   }
-  static const IdleRule kNone{};
-  const IdleRule& team = of_team != nullptr ? *of_team : kNone;
+  static const IdleRule no_rule{};
+  const IdleRule& team = of_team != nullptr ? *of_team : no_rule;
   const std::optional<std::chrono::seconds> after =
       interactive ? FirstSet({&team.interactive_after, &of_class.interactive_after, &team.after,
                               &of_class.after})

@@ -18,6 +18,8 @@ std::string_view ToString(IncrementalPath path) {
       return "fast";
     case IncrementalPath::kReplay:
       return "replay";
+    case IncrementalPath::kHead:
+      return "head";
     case IncrementalPath::kFull:
       return "full";
   }
@@ -96,7 +98,7 @@ IncrementalResult IncrementalScheduler::OnArrival(QueuedJob job, Time now) {
 IncrementalResult IncrementalScheduler::OnCompletion(JobId job, Time now) {
   if (RemoveRunning(job)) {
     DropPass();
-    return Rerun(now);
+    return HeadStarts(now);
   }
   if (classes_ == nullptr) {
     return {.decisions = {}, .path = IncrementalPath::kFast, .considered = 0};
@@ -156,6 +158,27 @@ IncrementalResult IncrementalScheduler::Rerun(Time now) {
     return FullOnCurrent(now);
   }
   return Replay(std::move(pass), now);
+}
+
+IncrementalResult IncrementalScheduler::HeadStarts(Time now) {
+  std::unique_ptr<Pass> pass = NewPass(now);
+  if (StandingsMoved(*pass)) {
+    return FullOnCurrent(now);
+  }
+  int considered = 0;
+  for (const Slot& slot : slots_) {
+    ++considered;
+    const std::size_t started = pass->StartsSoFar();
+    pass->ConsiderNext(*slot.job, slot.cls);
+    if (pass->StartsSoFar() == started) {
+      break;  // it waits: the jobs after it are the next full pass's
+    }
+  }
+  Decisions decisions = pass->TakeDecisions();
+  Apply(decisions, now);  // no pass is kept (a partial one is no base for kFast)
+  return {.decisions = std::move(decisions),
+          .path = IncrementalPath::kHead,
+          .considered = considered};
 }
 
 IncrementalResult IncrementalScheduler::Replay(std::unique_ptr<Pass> pass,

@@ -30,6 +30,14 @@
 // - kReplay: everything else: a fresh pass over the current state that considers the jobs in
 //   order up to the point above, then only the jobs that could still start. Its decisions are
 //   those of every job it considered.
+// - kHead: a running job ended: its GPUs go to the head of the queue. A pass over the current
+//   state considers the jobs in order while they start, and stops after the first that does
+//   not (its decision, a reservation or a preemption, is made too). Those decisions are
+//   Decide()'s for those jobs, since a pass decides each job from the jobs before it alone;
+//   the jobs after it are left as they were: what Decide() would backfill or preempt for them
+//   waits for the caller's next full pass (the controller's follows within a second), as
+//   Slurm's quick scheduling on a job's end leaves backfill to its periodic pass. It keeps no
+//   pass to reuse: the next event replays. O(one pass set-up + a few fits).
 // - kFull: the order itself changed (a team crossed its guarantee, which the order ranks
 //   first): a full pass, re-sorting the queue; its decisions are Decide()'s, all of them.
 //
@@ -62,7 +70,7 @@ class GpuPool;
 class Ledger;
 class Pass;
 
-enum class IncrementalPath { kFast, kReplay, kFull };
+enum class IncrementalPath { kFast, kReplay, kHead, kFull };
 std::string_view ToString(IncrementalPath path);
 
 struct IncrementalResult {
@@ -136,6 +144,8 @@ class IncrementalScheduler {
 
   // A fresh pass over the current state, or a full one when the order moved (kFull).
   IncrementalResult Rerun(Time now);
+  // kHead: the head of the queue, in order, until a job does not start (or kFull).
+  IncrementalResult HeadStarts(Time now);
   // `arrived`, when given, is decided even where it could not start (it is owed an answer).
   IncrementalResult Replay(std::unique_ptr<Pass> pass,
                            Time now,

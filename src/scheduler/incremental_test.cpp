@@ -147,23 +147,51 @@ TEST(IncrementalSchedulerTest, LaterArrivalReplaysUnlessWithinReuseWindow) {
   EXPECT_EQ(lenient.OnArrival(Job(6, 1), At(kNowMs + 1000)).path, IncrementalPath::kFast);
 }
 
-TEST(IncrementalSchedulerTest, CompletionStartsWhatFitsAndSkipsJobsThatCannot) {
+TEST(IncrementalSchedulerTest, AJobsEndStartsTheHeadOfTheQueueWhileItFits) {
   IncrementalScheduler scheduler;
   scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
-  // Job 902 ends: a's GPUs 2 and 3 are free. Job 1 (4 GPUs) reserves node a from when 901
-  // ends (10 minutes); only job 3 ends before that, so it alone starts, on a free reserved GPU.
+  // Job 903 ends: node b is free. Job 1 (4 GPUs) takes it; job 2 (2 GPUs) does not fit and
+  // is the last job looked at.
+  const IncrementalResult got = scheduler.OnCompletion(JobId(903), At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kHead);
+  EXPECT_EQ(got.considered, 2);
+  ClusterSnapshot cluster = FullCluster();
+  cluster.running.erase(cluster.running.begin() + 2);
+  ExpectAsDecide(got.decisions, cluster, FiveJobs(), ShallowPolicy(), At(kNowMs));
+  ASSERT_EQ(got.decisions.starts.size(), 1U);
+  EXPECT_EQ(got.decisions.starts[0].job, JobId(1));
+  EXPECT_EQ(got.decisions.starts[0].allocation.node, NodeId("b"));
+  ASSERT_EQ(got.decisions.pending.size(), 1U);
+  EXPECT_EQ(got.decisions.pending[0].job, JobId(2));
+}
+
+TEST(IncrementalSchedulerTest, AJobsEndLeavesBackfillToTheNextPass) {
+  IncrementalScheduler scheduler;
+  scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
+  // Job 902 ends: a's GPUs 2 and 3 are free. Job 1 (4 GPUs), the head, cannot start: it alone
+  // is decided (it reserves node a from when 901 ends, in 10 minutes), as Decide() would.
   const IncrementalResult got = scheduler.OnCompletion(JobId(902), At(kNowMs));
-  EXPECT_EQ(got.path, IncrementalPath::kReplay);
+  EXPECT_EQ(got.path, IncrementalPath::kHead);
+  EXPECT_EQ(got.considered, 1);
+  EXPECT_TRUE(got.decisions.starts.empty());
+  ASSERT_EQ(got.decisions.pending.size(), 1U);
+  EXPECT_EQ(got.decisions.pending[0].job, JobId(1));
+  EXPECT_NE(got.decisions.pending[0].reason.find("(GPUs reserved)"), std::string::npos)
+      << got.decisions.pending[0].reason;
   ClusterSnapshot cluster = FullCluster();
   cluster.running.erase(cluster.running.begin() + 1);
-  ExpectAsDecide(got.decisions, cluster, FiveJobs(), ShallowPolicy(), At(kNowMs));
-  // After job 1's reservation only starts are left: once the two free GPUs are taken, the
-  // jobs after are not looked at.
-  EXPECT_LT(got.considered, 5);
-  ASSERT_EQ(got.decisions.starts.size(), 1U);
-  EXPECT_EQ(got.decisions.starts[0].job, JobId(3));
-  // The start is applied: it runs, and left the queue.
-  const JobId started = got.decisions.starts[0].job;
+  const Decisions all = Decide(cluster, FiveJobs(), ShallowPolicy(), At(kNowMs));
+  EXPECT_EQ(all.starts.size(), 1U);  // Decide() would also backfill job 3 ...
+  EXPECT_EQ(scheduler.CurrentQueue().pending.size(), 5U);
+
+  // ... which the next pass does (the controller's full pass follows within a second): job 3
+  // ends before job 1's reservation, so it starts on a free reserved GPU.
+  const IncrementalResult next = scheduler.Refresh(At(kNowMs));
+  EXPECT_EQ(next.path, IncrementalPath::kReplay);
+  ExpectAsDecide(next.decisions, cluster, FiveJobs(), ShallowPolicy(), At(kNowMs));
+  ASSERT_EQ(next.decisions.starts.size(), 1U);
+  const JobId started = next.decisions.starts[0].job;
+  EXPECT_EQ(started, JobId(3));
   EXPECT_TRUE(std::any_of(scheduler.Cluster().running.begin(),
                           scheduler.Cluster().running.end(),
                           [&](const RunningJob& r) {
@@ -179,8 +207,8 @@ TEST(IncrementalSchedulerTest, CompletionStartsWhatFitsAndSkipsJobsThatCannot) {
 TEST(IncrementalSchedulerTest, AStartMakesTheNextArrivalReplay) {
   IncrementalScheduler scheduler;
   scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
-  ASSERT_FALSE(scheduler.OnCompletion(JobId(902), At(kNowMs)).decisions.starts.empty());
-  // The kept pass showed the started job as taken in the pass, not running: a fresh pass is due.
+  ASSERT_FALSE(scheduler.OnCompletion(JobId(903), At(kNowMs)).decisions.starts.empty());
+  // A job's end keeps no pass to reuse: the next arrival replays, the one after reuses that.
   EXPECT_EQ(scheduler.OnArrival(Job(6, 1), At(kNowMs)).path, IncrementalPath::kReplay);
   EXPECT_EQ(scheduler.OnArrival(Job(8, 1), At(kNowMs)).path, IncrementalPath::kFast);
 }

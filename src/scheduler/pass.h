@@ -85,6 +85,8 @@ class Pass {
 
   // The decisions made since the pass began or since the last call.
   Decisions TakeDecisions();
+  // How many jobs it started so far (since the last TakeDecisions).
+  std::size_t StartsSoFar() const { return decisions_.starts.size(); }
   // After Run: the order it used and each position's class.
   const std::vector<const QueuedJob*>& Order() const { return order_; }
   const std::vector<ClassIndex>& OrderClasses() const { return order_class_; }

@@ -74,7 +74,8 @@ TEST(SchedulerWholeGpuFitTest, TiesGoToFirstNodeName) {
   EXPECT_EQ(FindBestFit(BuildCapacity(cluster), Request(1), kNone), Alloc("a", {0}));
 }
 
-TEST(SchedulerWholeGpuFitTest, SkipsAllocatedFailedOffLimitsAndOtherModels) {
+// Failed and degraded GPUs take no new work (TakesWork), like allocated and off-limits ones.
+TEST(SchedulerWholeGpuFitTest, SkipsAllocatedUnhealthyOffLimitsAndOtherModels) {
   ClusterSnapshot cluster{{MakeNode("n", 4, "H100")}};
   cluster.nodes[0].node.gpus.push_back(cluster.nodes[0].node.gpus[0]);
   cluster.nodes[0].node.gpus[4].index = 4;
@@ -84,10 +85,11 @@ TEST(SchedulerWholeGpuFitTest, SkipsAllocatedFailedOffLimitsAndOtherModels) {
   cluster.nodes[0].node.gpus[1].health = GpuHealth::kFailed;
   cluster.nodes[0].node.gpus[2].health = GpuHealth::kDegraded;
   const Capacity capacity = BuildCapacity(cluster);
-  EXPECT_EQ(FindBestFit(capacity, Request(2, "h100"), kNone), Alloc("n", {2, 3}));
+  EXPECT_EQ(FindBestFit(capacity, Request(1, "h100"), kNone), Alloc("n", {3}));
+  EXPECT_FALSE(FindBestFit(capacity, Request(2, "H100"), kNone).has_value());
   EXPECT_EQ(FindBestFit(capacity, Request(1, "a100"), kNone), Alloc("n", {4}));
-  EXPECT_FALSE(FindBestFit(capacity, Request(3, "H100"), kNone).has_value());
-  EXPECT_EQ(FindBestFit(capacity, Request(2), {Uuid("n", 2)}), Alloc("n", {3, 4}));
+  EXPECT_EQ(FindBestFit(capacity, Request(2), kNone), Alloc("n", {3, 4}));
+  EXPECT_EQ(FindBestFit(capacity, Request(1), {Uuid("n", 3)}), Alloc("n", {4}));
 }
 
 TEST(SchedulerWholeGpuFitTest, CpuOnlyJobGoesToNodeWithFewestFreeGpus) {

@@ -1,0 +1,122 @@
+#include "cli/report_command.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "api/api_client.h"
+#include "cli/report_view.h"
+#include "report/report.h"
+
+namespace gf {
+namespace {
+
+// RFC 3986 unreserved characters stay; every other byte becomes %XX.
+std::string PercentEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+    }
+  }
+  return out;
+}
+
+void Render(ReportFormat format, const nlohmann::json& report, std::ostream& out) {
+  switch (format) {
+    case ReportFormat::kText: PrintReportText(report, out); break;
+    case ReportFormat::kJson: out << report.dump(2) << '\n'; break;
+    case ReportFormat::kCsv: WriteReportCsv(report, out); break;
+    case ReportFormat::kHtml: WriteReportHtml(report, out); break;
+  }
+}
+
+// Writes `text` to `path` whole: to a temporary file beside it, then renamed over it, so a
+// reader never sees half a report.
+Status WriteFile(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.flush();
+    if (!file) {
+      return IoError("--output: cannot write " + temporary + "; check the folder exists and "
+                     "is writable");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return IoError("--output: cannot replace " + path);
+  }
+  return OkStatus();
+}
+
+int RunReport(const ClientContext& ctx, const ReportFlags& flags) {
+  const Result<ReportFormat> format = ParseReportFormat(flags.format);
+  if (!format.ok()) {
+    return Fail(format.error());
+  }
+  const Result<std::string> target = ReportTarget(flags, SystemClock().Now());
+  if (!target.ok()) {
+    return Fail(target.error());
+  }
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  const Result<nlohmann::json> report = (*opened)->CallJson("GET", *target, std::nullopt);
+  if (!report.ok()) {
+    return Fail(report.error());
+  }
+  if (flags.output.empty()) {
+    Render(*format, *report, std::cout);
+    return 0;
+  }
+  std::ostringstream text;
+  Render(*format, *report, text);
+  if (const Status written = WriteFile(flags.output, text.str()); !written.ok()) {
+    return Fail(written.error());
+  }
+  std::cerr << "gpufleet: report for " << (*report).value("period", "") << " written to "
+            << flags.output << '\n';
+  return 0;
+}
+
+}  // namespace
+
+Result<std::string> ReportTarget(const ReportFlags& flags, Time now) {
+  const std::string period = flags.period.empty() ? MonthLabel(now) : flags.period;
+  const Result<Time> month = ParseMonth(period);
+  if (!month.ok()) {
+    return InvalidArgument("--" + month.error().message);
+  }
+  std::string target = "/api/v1/report?period=" + period;
+  if (!flags.team.empty()) {
+    target += "&team=" + PercentEncode(flags.team);
+  }
+  return target;
+}
+
+void AddReportCommand(CLI::App& app, ClientContext& context) {
+  auto flags = std::make_shared<ReportFlags>();
+  auto* report = app.add_subcommand(
+      "report", "the monthly audit: utilisation allocated vs used, idle and overloaded GPUs, "
+                "GPU-hours per team and user, budgets, waste, queueing, failures, energy, "
+                "recommendations (docs/reports.md)");
+  report->add_option("--period", flags->period, "the month, YYYY-MM (default: this month, UTC)");
+  report->add_option("--team", flags->team, "only this team (a user: one of their teams)");
+  report->add_option("--format", flags->format, "text, json, csv or html")
+      ->capture_default_str();
+  report->add_option("-o,--output", flags->output, "write to FILE instead of standard output");
+  report->callback([&context, flags] { context.exit_code = RunReport(context, *flags); });
+}
+
+}  // namespace gf

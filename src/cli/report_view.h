@@ -1,0 +1,48 @@
+// The renderings of `gpufleet report` (docs/reports.md) from the JSON of GET /api/v1/report
+// (api/report_json.h): text tables, CSV, and one self-contained HTML file with inline SVG
+// charts. The figures are tabulated once (ReportTables) and each format writes those tables,
+// so the formats cannot disagree. They read defensively like views.h: a missing or null field
+// prints as "-", never throws. Pure; any thread.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace gf {
+
+enum class ReportFormat { kText, kJson, kCsv, kHtml };
+// "text", "json", "csv", "html". Errors: kInvalidArgument naming --format and the choices.
+Result<ReportFormat> ParseReportFormat(std::string_view text);
+
+// One table of the report: cells are plain figures without units (the header says them), so
+// that CSV stays machine-readable.
+struct ReportTable {
+  std::string id{};     // "cluster", "teams", ...: the CSV section name
+  std::string title{};  // a heading for people
+  std::vector<std::string> header{};
+  std::vector<std::vector<std::string>> rows{};
+};
+std::vector<ReportTable> ReportTables(const nlohmann::json& report);
+
+// Tables under their titles, then the recommendations, one a paragraph.
+void PrintReportText(const nlohmann::json& report, std::ostream& out);
+
+// RFC 4180: each table is a section: a line with its id, its header row, its rows, and an empty
+// line. Fields with a comma, quote, CR or LF are quoted, quotes doubled; lines end in CRLF.
+void WriteReportCsv(const nlohmann::json& report, std::ostream& out);
+std::string CsvField(std::string_view text);
+
+// One HTML file with no external resources (no scripts at all): inline CSS, inline SVG charts
+// (utilisation per day, GPU-hours per team), the tables and the recommendations. Every text
+// from the server is escaped. Well-formed as XML too, so strict parsers read it.
+void WriteReportHtml(const nlohmann::json& report, std::ostream& out);
+// & < > " ' as entities.
+std::string HtmlEscape(std::string_view text);
+
+}  // namespace gf

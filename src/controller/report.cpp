@@ -1,0 +1,194 @@
+// Controller: the monthly report (ClusterService::MonthlyReport, issue #9). The figures are
+// report/report.h's pure arithmetic; here the state thread reads the month from the store in
+// pages (GPU minutes, usage records, events, the jobs they name) and adds the runs still going.
+//
+// It runs on the state thread, like every store read (the store is the controller's alone), so
+// a report of a large month holds the other commands for as long as the reads take; the pages
+// bound its memory, not its time.
+#include <algorithm>
+#include <string>
+
+#include "controller/controller.h"
+
+namespace gf {
+namespace {
+
+// Rows per store read. A minute page must hold at least one minute of every GPU (see
+// FeedReportMinutes): 50,000 is 50 minutes of 1,000 GPUs.
+constexpr int kMinutePage = 50'000;
+constexpr int kRunPage = 10'000;
+constexpr int kEventPage = 10'000;
+
+std::string Joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    out += (out.empty() ? "" : ", ") + (name.empty() ? std::string("(none)") : name);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportRequest& request) {
+  return Call<Report>([this, caller, request] { return DoReport(caller, request); });
+}
+
+Result<Report> Controller::DoReport(const Caller& caller, const ReportRequest& request) {
+  if (!caller.authenticated) {
+    return PermissionDenied("report: this connection is not authenticated; use a token "
+                            "(docs/cluster.md) or the local Unix socket");
+  }
+  if (request.team && request.team->empty()) {
+    return InvalidArgument("team: empty; name a team, or leave --team out for every team");
+  }
+  GF_ASSIGN_OR_RETURN(const Time first, ParseMonth(request.period));
+  const Period period = MonthOf(first);
+  GF_TRY(Flush());  // what this turn changed is in the store before it is read
+  ReportContext context{.period = request.period,
+                        .start = period.start,
+                        .end = period.end,
+                        .now = clock_.Now(),
+                        .price = options_.energy_price};
+  for (const auto& [name, entry] : nodes_) {
+    context.nodes.push_back(entry.node);
+  }
+  for (const TeamPolicy& team : options_.policy.teams) {
+    context.teams.push_back(TeamAllowance{.team = team.name,
+                                          .guaranteed_gpus = team.guaranteed_gpus,
+                                          .max_gpus = team.max_gpus,
+                                          .budget_gpu_hours = team.gpu_hour_budget});
+  }
+  ReportBuilder builder(std::move(context));
+  GF_ASSIGN_OR_RETURN(const std::set<std::string> ran_in,
+                      FeedReportRuns(builder, period, caller.user));
+  GF_ASSIGN_OR_RETURN(const ReportScope scope, ReportScopeFor(caller, request, ran_in));
+  GF_TRY(FeedReportMinutes(builder, period));
+  GF_TRY(FeedReportEvents(builder, period));
+  GF_TRY(FeedReportJobs(builder));
+  return builder.Finish(scope);
+}
+
+// Operators see everything (or the one team asked for); a user their own teams (TeamsOf, and
+// those they ran in during the month) and their own rows.
+Result<ReportScope> Controller::ReportScopeFor(const Caller& caller, const ReportRequest& request,
+                                               const std::set<std::string>& ran_in) const {
+  ReportScope scope{.team_filter = request.team};
+  if (caller.IsOperator()) {
+    if (request.team) {
+      scope.teams = std::set<std::string>{*request.team};
+    }
+    return scope;
+  }
+  std::set<std::string> mine = TeamsOf(caller, {});
+  mine.insert(ran_in.begin(), ran_in.end());
+  if (request.team && !mine.contains(*request.team)) {
+    return PermissionDenied("team: '" + *request.team + "' is not one of your teams (" +
+                            Joined(mine) +
+                            "); only an operator or admin sees other teams' figures");
+  }
+  scope.teams = request.team ? std::set<std::string>{*request.team} : mine;
+  scope.user = caller.user;
+  return scope;
+}
+
+// Minutes come ordered by (minute, node, uuid). A full page may end inside a minute: its rows
+// of that last minute are read again with the next page, which starts at that minute.
+Status Controller::FeedReportMinutes(ReportBuilder& builder, const Period& period) {
+  Time from = period.start;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(std::vector<GpuMinute> page,
+                        store_->ListGpuMinutes(from, period.end, kMinutePage));
+    if (static_cast<int>(page.size()) < kMinutePage) {
+      builder.AddMinutes(page);
+      return OkStatus();
+    }
+    const Time last = page.back().minute;
+    if (page.front().minute == last) {
+      return Internal("report: more than " + std::to_string(kMinutePage) +
+                      " GPUs in one minute; the report reads at most that many at once");
+    }
+    std::erase_if(page, [last](const GpuMinute& m) { return m.minute == last; });
+    builder.AddMinutes(page);
+    from = last;
+  }
+}
+
+// The stored runs that overlap the month, each clipped to it as `gpufleet quota` counts them,
+// and the runs still going (to now). Returns the teams `user` ran in.
+Result<std::set<std::string>> Controller::FeedReportRuns(ReportBuilder& builder,
+                                                         const Period& period,
+                                                         const std::string& user) {
+  std::set<std::string> teams;
+  auto add = [&](std::vector<UsageRecord> records) {
+    std::vector<ReportRun> runs;
+    for (UsageRecord& record : records) {
+      if (record.start >= period.end) {
+        continue;
+      }
+      if (record.user == user) {
+        teams.insert(record.team);
+      }
+      const double seconds = ClippedGpuSeconds(record, period.start, period.end);
+      const std::int64_t energy = ClippedEnergyMj(record, period.start, period.end);
+      runs.push_back(ReportRun{.run = std::move(record), .gpu_seconds = seconds,
+                               .energy_mj = energy});
+    }
+    builder.AddRuns(runs);
+  };
+  std::int64_t after_seq = 0;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(std::vector<UsageRecord> page,
+                        store_->ListUsage(period.start, after_seq, kRunPage));
+    if (page.empty()) {
+      break;
+    }
+    after_seq = page.back().seq;
+    add(std::move(page));
+  }
+  std::vector<UsageRecord> running;
+  for (const JobId id : holding_) {
+    const Job& job = active_.at(id);
+    if (job.start_time) {
+      const std::optional<JobUsage> usage = telemetry_->Usage(id);
+      running.push_back(RunRecord(job, usage ? usage->energy_mj : 0));
+    }
+  }
+  add(std::move(running));
+  return teams;
+}
+
+// Events are stored in time order (by seq): read until the first one past the month.
+Status Controller::FeedReportEvents(ReportBuilder& builder, const Period& period) {
+  std::int64_t after_seq = 0;
+  while (true) {
+    GF_ASSIGN_OR_RETURN(std::vector<Event> page,
+                        store_->ListEvents(std::nullopt, after_seq, kEventPage));
+    if (page.empty()) {
+      return OkStatus();
+    }
+    after_seq = page.back().seq;
+    builder.AddEvents(page);
+    if (page.back().time >= period.end) {
+      return OkStatus();
+    }
+  }
+}
+
+// The jobs the runs, minutes and events name: names and submit times.
+Status Controller::FeedReportJobs(ReportBuilder& builder) {
+  std::vector<Job> jobs;
+  for (const JobId id : builder.JobsWanted()) {
+    if (auto it = active_.find(id); it != active_.end()) {
+      jobs.push_back(it->second);
+      continue;
+    }
+    GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
+    if (stored) {
+      jobs.push_back(std::move(*stored));
+    }
+  }
+  builder.AddJobs(jobs);
+  return OkStatus();
+}
+
+}  // namespace gf

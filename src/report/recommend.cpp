@@ -1,0 +1,145 @@
+#include "report/recommend.h"
+
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+namespace gf {
+namespace {
+
+constexpr double kMibPerGib = 1024;
+// Headroom over a job's peak memory when it asks for a share of a GPU, and the step its ask is
+// rounded up to (GPU sharing hands out memory in such steps).
+constexpr double kMemoryHeadroom = 1.25;
+constexpr double kGpuMemStepGib = 4;
+
+// printf into a std::string (messages carry rounded figures).
+template <typename... Args>
+std::string Format(const char* format, Args... args) {
+  char text[512];
+  std::snprintf(text, sizeof text, format, args...);
+  return text;
+}
+
+std::string GpuName(const GpuFigures& gpu) {
+  return gpu.node + "/" + (gpu.index >= 0 ? std::to_string(gpu.index) : gpu.uuid);
+}
+
+std::string TeamName(const std::string& team) { return team.empty() ? "(none)" : team; }
+
+void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
+  const MinuteFigures& f = gpu.figures;
+  const std::vector<std::pair<std::string, double>> figures = {
+      {"idle_pct", f.idle_pct}, {"allocated_pct", f.allocated_pct}, {"used_pct", f.used_pct}};
+  if (gpu.idle) {
+    out.push_back(Recommendation{
+        .kind = "idle_gpu",
+        .subject = GpuName(gpu),
+        .message = Format("GPU %s (%s) was idle %.0f %% of the period: allocated %.0f %% of its "
+                          "minutes, used %.0f %% while allocated; move it where work waits, or "
+                          "let the power policy cap it",
+                          GpuName(gpu).c_str(), gpu.model.c_str(), f.idle_pct, f.allocated_pct,
+                          f.used_pct),
+        .figures = figures});
+  }
+  if (gpu.overloaded) {
+    out.push_back(Recommendation{
+        .kind = "overloaded_gpu",
+        .subject = GpuName(gpu),
+        .message = Format("GPU %s (%s) was allocated %.0f %% of the period at %.0f %% "
+                          "utilisation: work queues for it; more GPUs of this model would help",
+                          GpuName(gpu).c_str(), gpu.model.c_str(), f.allocated_pct, f.used_pct),
+        .figures = figures});
+  }
+  if (gpu.unhealthy) {
+    out.push_back(Recommendation{
+        .kind = "unhealthy_gpu",
+        .subject = GpuName(gpu),
+        .message = Format("GPU %s was degraded or failed %lld minutes (%.1f %% of its minutes): "
+                          "check its cooling and health events (gpufleet gpus)",
+                          GpuName(gpu).c_str(), static_cast<long long>(f.minutes_unhealthy),
+                          100.0 * static_cast<double>(f.minutes_unhealthy) /
+                              static_cast<double>(f.minutes_observed)),
+        .figures = {{"unhealthy_minutes", static_cast<double>(f.minutes_unhealthy)}}});
+  }
+}
+
+void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
+  const UsageFigures& u = team.usage;
+  if (u.gpu_hours_allocated >= kMinRecommendGpuHours && u.mean_util_pct < kLowTeamUsePct) {
+    out.push_back(Recommendation{
+        .kind = "low_team_use",
+        .subject = "team " + TeamName(team.team),
+        .message = Format("team %s used %.0f %% of the GPU time it was allocated (%.2f of %.2f "
+                          "GPU-h): look at its idle jobs below, or give it fewer GPUs",
+                          TeamName(team.team).c_str(), u.mean_util_pct, u.gpu_hours_used,
+                          u.gpu_hours_allocated),
+        .figures = {{"used_pct", u.mean_util_pct},
+                    {"gpu_hours_used", u.gpu_hours_used},
+                    {"gpu_hours_allocated", u.gpu_hours_allocated}}});
+  }
+  if (team.budget_used_pct && *team.budget_used_pct > 100) {
+    out.push_back(Recommendation{
+        .kind = "over_budget",
+        .subject = "team " + TeamName(team.team),
+        .message = Format("team %s used %.0f %% of its %.1f GPU-h budget (%.2f GPU-h): raise "
+                          "the budget or plan for less",
+                          TeamName(team.team).c_str(), *team.budget_used_pct,
+                          *team.budget_gpu_hours, u.gpu_hours_allocated),
+        .figures = {{"budget_used_pct", *team.budget_used_pct},
+                    {"budget_gpu_hours", *team.budget_gpu_hours}}});
+  }
+}
+
+void AddUserAdvice(const UserFigures& user, std::vector<Recommendation>& out) {
+  const UsageFigures& u = user.usage;
+  const double peak_gib = static_cast<double>(user.peak_memory_mib) / kMibPerGib;
+  const double gpu_gib = static_cast<double>(user.gpu_memory_mib) / kMibPerGib;
+  if (u.jobs >= kMinJobsForSharing && user.peak_memory_mib > 0 && user.gpu_memory_mib > 0 &&
+      100.0 * peak_gib / gpu_gib < kSmallMemoryPct) {
+    out.push_back(Recommendation{
+        .kind = "share_gpus",
+        .subject = "user " + user.user,
+        .message = Format("user %s's %d jobs peaked at %.1f GiB of %.1f GiB GPUs: they could "
+                          "share GPUs (--gpu-mem %s once GPU sharing ships)",
+                          user.user.c_str(), u.jobs, peak_gib, gpu_gib,
+                          SuggestedGpuMem(user.peak_memory_mib).c_str()),
+        .figures = {{"jobs", u.jobs}, {"peak_gib", peak_gib}, {"gpu_gib", gpu_gib}}});
+  }
+  const double idle_pct =
+      u.gpu_hours_allocated > 0 ? 100.0 * u.gpu_hours_idle / u.gpu_hours_allocated : 0;
+  if (u.gpu_hours_idle >= kMinRecommendGpuHours && idle_pct >= kLowTeamUsePct) {
+    out.push_back(Recommendation{
+        .kind = "waste",
+        .subject = "user " + user.user,
+        .message = Format("user %s's jobs held GPUs idle for %.2f GPU-h (%.0f %% of their %.2f "
+                          "GPU-h): end jobs when their work is done, and check the idle reaper's "
+                          "threshold for their class (docs/automation.md)",
+                          user.user.c_str(), u.gpu_hours_idle, idle_pct, u.gpu_hours_allocated),
+        .figures = {{"gpu_hours_idle", u.gpu_hours_idle}, {"idle_pct", idle_pct}}});
+  }
+}
+
+}  // namespace
+
+std::string SuggestedGpuMem(std::int64_t peak_mib) {
+  const double gib = static_cast<double>(peak_mib) / kMibPerGib * kMemoryHeadroom;
+  const double rounded = std::max(1.0, std::ceil(gib / kGpuMemStepGib)) * kGpuMemStepGib;
+  return std::to_string(static_cast<long long>(rounded)) + "G";
+}
+
+std::vector<Recommendation> Recommend(const Report& report) {
+  std::vector<Recommendation> out;
+  for (const GpuFigures& gpu : report.gpus) {
+    AddGpuAdvice(gpu, out);
+  }
+  for (const TeamFigures& team : report.teams) {
+    AddTeamAdvice(team, out);
+  }
+  for (const UserFigures& user : report.users) {
+    AddUserAdvice(user, out);
+  }
+  return out;
+}
+
+}  // namespace gf
