@@ -1226,13 +1226,18 @@ void Controller::RequestKill(Job& job,
 void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
   Record(victim.id, "preempt", "scheduler",
          decision.cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) +
-             ", SIGKILL after " + FormatDuration(options_.kill_grace) +
-             (victim.spec.requeue ? "; the job goes back to the queue at its place"
-                                  : "; the job then ends CANCELLED (--no-requeue)"));
+             ", " + AfterStopText(victim, JobState::kCancelled));
   victim.reason = decision.cause;  // what its owner sees while it stops
   NotifyPreempted(victim, decision.cause);
   StopToRequeue(victim, JobState::kPreempted, "preemption", decision.cause,
                 victim.spec.checkpoint_signal);
+}
+
+std::string Controller::AfterStopText(const Job& job, JobState end_state) const {
+  return "SIGKILL after " + FormatDuration(options_.kill_grace) +
+         (job.spec.requeue ? "; the job goes back to the queue at its place"
+                           : "; the job then ends " + std::string(ToString(end_state)) +
+                                 " (--no-requeue)");
 }
 
 void Controller::StopToRequeue(Job& job, JobState state, const std::string& after,

@@ -231,6 +231,8 @@ class Controller final : public ClusterService, public AgentReports {
   // crossed 80 % or 100 % of their budget since the last check (at most once a second).
   Status LoadSubscriptions();
   void NotifyEnded(const Job& job, JobState state, const std::string& cause);
+  // A notification about `job`: its owner, team and node filled in, at the clock's now.
+  void NotifyJob(const Job& job, NotifyKind kind, std::string subject, std::string message);
   void NotifyPreempted(const Job& job, const std::string& cause);
   void CheckBudgetAlerts();
   // The budget thresholds (80, 100) `team` has reached with `used_hours`.
@@ -248,6 +250,10 @@ class Controller final : public ClusterService, public AgentReports {
   // checkpoint signal when it can still save its work.
   void StopToRequeue(Job& job, JobState state, const std::string& after,
                      const std::string& cause, int first_signal);
+  // What follows a stop-to-requeue's first signal, for its event: "SIGKILL after 10s; the job
+  // goes back to the queue at its place", or "...; the job then ends CANCELLED (--no-requeue)"
+  // with `end_state` for a job that must not run twice.
+  std::string AfterStopText(const Job& job, JobState end_state) const;
   // `after` names what happened ("preemption", "node failure"); `cause` says why.
   void Requeue(Job& job, const std::string& after, const std::string& cause);
   // Requeue, unless the job must not run twice (JobSpec::requeue false): then it ends in

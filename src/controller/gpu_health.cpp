@@ -59,13 +59,9 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
       continue;
     }
     held = true;
-    Notification about_job = notice;
-    about_job.job = id;
-    about_job.user = job.owner.user;
-    about_job.team = job.spec.team;
-    about_job.message = change.cause + "; job " + std::to_string(id.value()) +
-                        (job.spec.requeue ? " is requeued" : " ends FAILED (--no-requeue)");
-    Notify(std::move(about_job));
+    NotifyJob(job, NotifyKind::kGpuFailed, notice.subject,
+              change.cause + "; job " + std::to_string(id.value()) +
+                  (job.spec.requeue ? " is requeued" : " ends FAILED (--no-requeue)"));
     if (terminating_.contains(id)) {
       continue;  // already stopping (cancel, time limit, preemption): it ends as meant
     }
@@ -73,9 +69,7 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
     Record(id, "gpu_failover", "controller",
            cause + ": sending SIG" + CheckpointSignalName(signal) +
                (change.lost ? " (the GPU does not answer: no checkpoint)" : " to checkpoint") +
-               ", SIGKILL after " + FormatDuration(options_.kill_grace) +
-               (job.spec.requeue ? "; then the job goes back to the queue at its place"
-                                 : "; then it ends FAILED (--no-requeue)"));
+               ", " + AfterStopText(job, JobState::kFailed));
     job.reason = cause;
     StopToRequeue(job, JobState::kNodeFail, "GPU failure", cause, signal);
   }

@@ -109,27 +109,26 @@ void Controller::NotifyEnded(const Job& job, JobState state, const std::string& 
                      : state == JobState::kCancelled ? "was cancelled"
                      : state == JobState::kTimeout   ? "reached its time limit"
                                                      : "failed";
-  Notify(Notification{.kind = ok ? NotifyKind::kJobEnd : NotifyKind::kJobFailed,
-                      .time = clock_.Now(),
-                      .job = job.id,
-                      .user = job.owner.user,
-                      .team = job.spec.team,
-                      .node = job.allocation ? job.allocation->node.value() : "",
-                      .subject = JobName(job) + " " + what + ": " + cause,
-                      .message = cause});
+  NotifyJob(job, ok ? NotifyKind::kJobEnd : NotifyKind::kJobFailed,
+            JobName(job) + " " + what + ": " + cause, cause);
 }
 
 void Controller::NotifyPreempted(const Job& job, const std::string& cause) {
-  Notify(Notification{.kind = NotifyKind::kPreempted,
+  NotifyJob(job, NotifyKind::kPreempted, JobName(job) + " is preempted: " + cause,
+            cause + (job.spec.requeue ? "; it goes back to the queue at its place"
+                                      : "; it ends CANCELLED (--no-requeue)"));
+}
+
+void Controller::NotifyJob(const Job& job, NotifyKind kind, std::string subject,
+                           std::string message) {
+  Notify(Notification{.kind = kind,
                       .time = clock_.Now(),
                       .job = job.id,
                       .user = job.owner.user,
                       .team = job.spec.team,
                       .node = job.allocation ? job.allocation->node.value() : "",
-                      .subject = JobName(job) + " is preempted: " + cause,
-                      .message = cause + (job.spec.requeue
-                                              ? "; it goes back to the queue at its place"
-                                              : "; it ends CANCELLED (--no-requeue)")});
+                      .subject = std::move(subject),
+                      .message = std::move(message)});
 }
 
 std::vector<int> Controller::BudgetThresholds(const std::string& team, double used_hours) const {

@@ -129,14 +129,10 @@ void Controller::WarnIdle(Job& job, const IdleReaping& rule, Time since, Time no
   // What `gpufleet show` and `queue` tell its owner. In memory only, like a pending reason: the
   // warning itself is not kept across a restart (the event log keeps it for good).
   job.reason = "idle warning: " + message;
-  Notify(Notification{.kind = NotifyKind::kIdleWarning,
-                      .time = now,
-                      .job = job.id,
-                      .user = job.owner.user,
-                      .team = job.spec.team,
-                      .subject = JobLabel(job) + " is idle: " + action + " in " +
-                                 FormatDuration(rule.grace) + " unless its GPUs are used",
-                      .message = message});
+  NotifyJob(job, NotifyKind::kIdleWarning,
+            JobLabel(job) + " is idle: " + action + " in " + FormatDuration(rule.grace) +
+                " unless its GPUs are used",
+            message);
 }
 
 void Controller::ClearIdleWarning(Job& job, const IdleWarning& warning) {
@@ -158,19 +154,12 @@ void Controller::ReapIdle(Job& job, const IdleReaping& rule, Time since, Time no
   }
   job.reason = "idle reaping: " + cause;
   Record(job.id, "idle_reap", "reaper",
-         job.reason + ": sending SIG" + CheckpointSignalName(job.spec.checkpoint_signal) +
-             ", SIGKILL after " + FormatDuration(options_.kill_grace) +
-             (job.spec.requeue ? "; the job goes back to the queue at its place"
-                               : "; the job then ends CANCELLED (--no-requeue)"));
+         job.reason + ": sending SIG" + CheckpointSignalName(job.spec.checkpoint_signal) + ", " +
+             AfterStopText(job, JobState::kCancelled));
   StopToRequeue(job, JobState::kPreempted, "idle reaping", cause, job.spec.checkpoint_signal);
-  Notify(Notification{.kind = NotifyKind::kPreempted,
-                      .time = now,
-                      .job = job.id,
-                      .user = job.owner.user,
-                      .team = job.spec.team,
-                      .subject = JobLabel(job) + " was " + ActionText(job, rule.action) +
-                                 ": its GPUs stayed idle",
-                      .message = job.reason});
+  NotifyJob(job, NotifyKind::kPreempted,
+            JobLabel(job) + " was " + ActionText(job, rule.action) + ": its GPUs stayed idle",
+            job.reason);
 }
 
 void Controller::NoteReapAt(Time at) {

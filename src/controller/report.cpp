@@ -35,8 +35,9 @@ Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportReque
 
 Result<Report> Controller::DoReport(const Caller& caller, const ReportRequest& request) {
   if (!caller.authenticated) {
-    return PermissionDenied("report: this connection is not authenticated; use a token "
-                            "(docs/cluster.md) or the local Unix socket");
+    return PermissionDenied(
+        "report: this connection is not authenticated; use a token "
+        "(docs/cluster.md) or the local Unix socket");
   }
   if (request.team && request.team->empty()) {
     return InvalidArgument("team: empty; name a team, or leave --team out for every team");
@@ -70,7 +71,8 @@ Result<Report> Controller::DoReport(const Caller& caller, const ReportRequest& r
 
 // Operators see everything (or the one team asked for); a user their own teams (TeamsOf, and
 // those they ran in during the month) and their own rows.
-Result<ReportScope> Controller::ReportScopeFor(const Caller& caller, const ReportRequest& request,
+Result<ReportScope> Controller::ReportScopeFor(const Caller& caller,
+                                               const ReportRequest& request,
                                                const std::set<std::string>& ran_in) const {
   ReportScope scope{.team_filter = request.team};
   if (caller.IsOperator()) {
@@ -130,8 +132,8 @@ Result<std::set<std::string>> Controller::FeedReportRuns(ReportBuilder& builder,
       }
       const double seconds = ClippedGpuSeconds(record, period.start, period.end);
       const std::int64_t energy = ClippedEnergyMj(record, period.start, period.end);
-      runs.push_back(ReportRun{.run = std::move(record), .gpu_seconds = seconds,
-                               .energy_mj = energy});
+      runs.push_back(
+          ReportRun{.run = std::move(record), .gpu_seconds = seconds, .energy_mj = energy});
     }
     builder.AddRuns(runs);
   };

@@ -431,7 +431,8 @@ TEST_F(SqliteStoreTest, MigratesAVersion3Database) {
   EXPECT_EQ(DebugString(**store->GetJob(JobId(4))), DebugString(old));
   auto sums = store->SumUsage(FromUnixMillis(0), FromUnixMillis(1'800'000'000'000));
   ASSERT_TRUE(sums.ok()) << sums.error().ToString();
-  EXPECT_EQ(*sums, (std::vector<UsageSum>{{.team = "cv", .user = "ana", .gpu_seconds = 20}}));
+  EXPECT_EQ(*sums, (std::vector<UsageSum>{
+                       {.team = "cv", .user = "ana", .gpu_seconds = 20, .energy_mj = 5}}));
   EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
 }
 
