@@ -3,7 +3,8 @@
 # its process at 0 % with no memory change is warned, then requeued with the cause in
 # `gpufleet show`; a busy job next to it is left alone. Also: --no-reap is refused where the
 # class does not allow it and accepted (from a #GPUFLEET line) where it does; --interactive
-# shows. Thresholds are seconds here; the scenario file is rewritten as the jobs start.
+# shows. The owner's webhook (a receiver started here) gets the warning and the reaping.
+# Thresholds are seconds here; the scenario file is rewritten as the jobs start.
 source "$(dirname "$0")/lib.sh"
 FAKENVML=${FAKENVML:?set FAKENVML to the stand-in libnvidia-ml.so.1}
 SCENARIO=$WORK/scenario.json
@@ -42,6 +43,8 @@ write_scenario 0 none 0 none
   --kill-grace 2 >>"$WORK/up.log" 2>&1 &
 UP_PID=$!
 wait_for "gpufleet up to answer" gf nodes
+start_webhook_receiver
+gf notify add --webhook "$HOOK_URL/mine" --events idle_warning,preempted >/dev/null
 
 job_pid() { cut -d" " -f1 "$WORK/data/jobs/$1/job.pid" 2>/dev/null; }
 has_pid() { [ -n "$(job_pid "$1")" ]; }
@@ -71,6 +74,11 @@ gf show "$idle" | grep -q "idle_reap (reaper): idle reaping: GPU [01] on reap-no
   fail "reap event: $(gf show "$idle")"
 wait_for "job $idle to run again" state_is "$idle" RUNNING
 ok "job $idle requeued after idle reaping, cause in gpufleet show, and started again"
+wait_for "idle_warning of job $idle at the webhook" hook_with \
+  ".kind == \"idle_warning\" and .job == $idle and (.message | test(\"idle for\"))"
+wait_for "the reaping of job $idle at the webhook" hook_with \
+  ".kind == \"preempted\" and .job == $idle and (.subject | test(\"stayed idle\"))"
+ok "the owner's webhook got idle_warning and preempted for job $idle"
 
 # 3. The busy job ran all along (longer than the threshold and grace) without a warning.
 state_is "$busy" RUNNING || fail "busy job $busy: $(gf show "$busy")"
