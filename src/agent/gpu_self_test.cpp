@@ -10,15 +10,15 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "core/duration.h"
+#include "core/result.h"
 
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it here
+extern char** environ;  // NOLINT: POSIX's process environment (unistd.h leaves it undeclared)
 
 namespace gf {
 namespace {
@@ -80,7 +80,7 @@ SelfTestOutcome RunSelfTest(const std::string& command, const GpuUuid& uuid, int
                             Millis timeout, std::atomic<int>* running) {
   std::array<int, 2> out{-1, -1};
   if (::pipe2(out.data(), O_CLOEXEC) != 0) {
-    return SelfTestOutcome{.detail = std::string("could not start: pipe: ") + std::strerror(errno)};
+    return SelfTestOutcome{.detail = "could not start: pipe: " + ErrnoText(errno)};
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -103,8 +103,7 @@ SelfTestOutcome RunSelfTest(const std::string& command, const GpuUuid& uuid, int
   ::close(out[1]);
   if (spawned != 0) {
     ::close(out[0]);
-    return SelfTestOutcome{.detail = std::string("could not start /bin/sh: ") +
-                                     std::strerror(spawned)};
+    return SelfTestOutcome{.detail = "could not start /bin/sh: " + ErrnoText(spawned)};
   }
   if (running != nullptr) {
     running->store(pid);

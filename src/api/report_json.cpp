@@ -39,9 +39,12 @@ json UsageToJson(const UsageFigures& u) {
 }
 
 json EventsToJson(const EventCounts& e) {
-  return json{{"preemptions", e.preemptions},   {"failed", e.failed},
-              {"timeouts", e.timeouts},         {"node_failures", e.node_failures},
-              {"gpu_failovers", e.gpu_failovers}, {"idle_reaps", e.idle_reaps},
+  return json{{"preemptions", e.preemptions},
+              {"failed", e.failed},
+              {"timeouts", e.timeouts},
+              {"node_failures", e.node_failures},
+              {"gpu_failovers", e.gpu_failovers},
+              {"idle_reaps", e.idle_reaps},
               {"gpu_faults", e.gpu_faults}};
 }
 
@@ -136,7 +139,8 @@ json RecommendationsToJson(const std::vector<Recommendation>& recs) {
 json ReportToJson(const Report& report) {
   json nodes = json::array();
   for (const NodeFigures& n : report.nodes) {
-    nodes.push_back(json{{"node", n.node}, {"gpus", n.gpus}, {"figures", FiguresToJson(n.figures)}});
+    nodes.push_back(
+        json{{"node", n.node}, {"gpus", n.gpus}, {"figures", FiguresToJson(n.figures)}});
   }
   json days = json::array();
   for (const DayFigures& d : report.days) {
@@ -151,9 +155,10 @@ json ReportToJson(const Report& report) {
               {"covered_until_ms", ToUnixMillis(report.covered_until)},
               {"team", Optional(report.team_filter)},
               {"all_teams", report.all_teams},
-              {"cluster", json{{"nodes", report.cluster.nodes},
-                               {"gpus", report.cluster.gpus},
-                               {"figures", FiguresToJson(report.cluster.figures)}}},
+              {"cluster",
+               json{{"nodes", report.cluster.nodes},
+                    {"gpus", report.cluster.gpus},
+                    {"figures", FiguresToJson(report.cluster.figures)}}},
               {"nodes", std::move(nodes)},
               {"gpus", GpusToJson(report.gpus)},
               {"days", std::move(days)},
@@ -163,12 +168,13 @@ json ReportToJson(const Report& report) {
               {"queue", QueueToJson(report.queue)},
               {"events", EventsToJson(report.events)},
               {"recommendations", RecommendationsToJson(report.recommendations)},
-              {"thresholds", json{{"idle_util_pct", kIdleUtilPct},
-                                  {"idle_gpu_allocated_pct", kIdleGpuAllocatedPct},
-                                  {"idle_gpu_used_pct", kIdleGpuUsedPct},
-                                  {"overloaded_allocated_pct", kOverloadedAllocatedPct},
-                                  {"overloaded_used_pct", kOverloadedUsedPct},
-                                  {"unhealthy_pct", kUnhealthyPct}}}};
+              {"thresholds",
+               json{{"idle_util_pct", kIdleUtilPct},
+                    {"idle_gpu_allocated_pct", kIdleGpuAllocatedPct},
+                    {"idle_gpu_used_pct", kIdleGpuUsedPct},
+                    {"overloaded_allocated_pct", kOverloadedAllocatedPct},
+                    {"overloaded_used_pct", kOverloadedUsedPct},
+                    {"unhealthy_pct", kUnhealthyPct}}}};
 }
 
 }  // namespace gf

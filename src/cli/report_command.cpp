@@ -32,10 +32,18 @@ std::string PercentEncode(std::string_view text) {
 
 void Render(ReportFormat format, const nlohmann::json& report, std::ostream& out) {
   switch (format) {
-    case ReportFormat::kText: PrintReportText(report, out); break;
-    case ReportFormat::kJson: out << report.dump(2) << '\n'; break;
-    case ReportFormat::kCsv: WriteReportCsv(report, out); break;
-    case ReportFormat::kHtml: WriteReportHtml(report, out); break;
+    case ReportFormat::kText:
+      PrintReportText(report, out);
+      break;
+    case ReportFormat::kJson:
+      out << report.dump(2) << '\n';
+      break;
+    case ReportFormat::kCsv:
+      WriteReportCsv(report, out);
+      break;
+    case ReportFormat::kHtml:
+      WriteReportHtml(report, out);
+      break;
   }
 }
 
@@ -48,7 +56,8 @@ Status WriteFile(const std::string& path, const std::string& text) {
     file << text;
     file.flush();
     if (!file) {
-      return IoError("--output: cannot write " + temporary + "; check the folder exists and "
+      return IoError("--output: cannot write " + temporary +
+                     "; check the folder exists and "
                      "is writable");
     }
   }
@@ -108,13 +117,13 @@ Result<std::string> ReportTarget(const ReportFlags& flags, Time now) {
 void AddReportCommand(CLI::App& app, ClientContext& context) {
   auto flags = std::make_shared<ReportFlags>();
   auto* report = app.add_subcommand(
-      "report", "the monthly audit: utilisation allocated vs used, idle and overloaded GPUs, "
-                "GPU-hours per team and user, budgets, waste, queueing, failures, energy, "
-                "recommendations (docs/reports.md)");
+      "report",
+      "the monthly audit: utilisation allocated vs used, idle and overloaded GPUs, "
+      "GPU-hours per team and user, budgets, waste, queueing, failures, energy, "
+      "recommendations (docs/reports.md)");
   report->add_option("--period", flags->period, "the month, YYYY-MM (default: this month, UTC)");
   report->add_option("--team", flags->team, "only this team (a user: one of their teams)");
-  report->add_option("--format", flags->format, "text, json, csv or html")
-      ->capture_default_str();
+  report->add_option("--format", flags->format, "text, json, csv or html")->capture_default_str();
   report->add_option("-o,--output", flags->output, "write to FILE instead of standard output");
   report->callback([&context, flags] { context.exit_code = RunReport(context, *flags); });
 }

@@ -34,7 +34,9 @@ double Num(const json& j, const char* key) {
   return JsonNumber(j, key).value_or(0);
 }
 
-std::string N(double v) { return FixedDecimals(v, 1); }
+std::string N(double v) {
+  return FixedDecimals(v, 1);
+}
 
 const json& Sub(const json& j, const char* key) {
   static const json none = json::object();
@@ -43,11 +45,11 @@ const json& Sub(const json& j, const char* key) {
 }
 
 // <rect> with a tooltip (<title>).
-std::string Bar(const char* cls, double x, double y, double width, double height,
-                const std::string& tip) {
-  return "<rect class=\"" + std::string(cls) + "\" x=\"" + N(x) + "\" y=\"" + N(y) +
-         "\" width=\"" + N(std::max(0.0, width)) + "\" height=\"" + N(std::max(0.0, height)) +
-         "\"><title>" + HtmlEscape(tip) + "</title></rect>";
+std::string Bar(
+    const char* cls, double x, double y, double width, double height, const std::string& tip) {
+  return "<rect class=\"" + std::string(cls) + "\" x=\"" + N(x) + "\" y=\"" + N(y) + "\" width=\"" +
+         N(std::max(0.0, width)) + "\" height=\"" + N(std::max(0.0, height)) + "\"><title>" +
+         HtmlEscape(tip) + "</title></rect>";
 }
 
 std::string Text(double x, double y, const std::string& text, const char* anchor = "start") {
@@ -60,9 +62,9 @@ std::string Text(double x, double y, const std::string& text, const char* anchor
 std::string DayChart(const json& report) {
   const json& days = Sub(report, "days");
   const double width = kChartLeft + kDayWidth * static_cast<double>(days.size()) + 10;
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" +
-                    N(width) + "\" height=\"" + N(kChartHeight + 30) + "\" viewBox=\"0 0 " +
-                    N(width) + " " + N(kChartHeight + 30) + "\">";
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" + N(width) +
+                    "\" height=\"" + N(kChartHeight + 30) + "\" viewBox=\"0 0 " + N(width) + " " +
+                    N(kChartHeight + 30) + "\">";
   for (const double pct : {0.0, 50.0, 100.0}) {
     const double y = kChartTop + kChartHeight * (1 - pct / 100);
     svg += "<line class=\"axis\" x1=\"" + N(kChartLeft) + "\" x2=\"" + N(width) + "\" y1=\"" +
@@ -74,15 +76,23 @@ std::string DayChart(const json& report) {
     const std::string label = JsonText(day, "day");
     const double allocated = std::clamp(Num(f, "allocated_pct"), 0.0, 100.0);
     const double used = std::clamp(Num(f, "util_pct"), 0.0, 100.0);
-    const std::string tip = label + ": allocated " + N(allocated) + " %, used " + N(used) +
-                            " % of the GPU capacity";
+    const std::string tip =
+        label + ": allocated " + N(allocated) + " %, used " + N(used) + " % of the GPU capacity";
     const double bottom = kChartTop + kChartHeight;
-    svg += Bar("alloc", x + 1, bottom - kChartHeight * allocated / 100, kDayWidth - 2,
-               kChartHeight * allocated / 100, tip);
-    svg += Bar("used", x + 4, bottom - kChartHeight * used / 100, kDayWidth - 8,
-               kChartHeight * used / 100, tip);
-    svg += Text(x + kDayWidth / 2, bottom + 12, label.size() >= 10 ? label.substr(8, 2) : label,
-                "middle");
+    svg += Bar("alloc",
+               x + 1,
+               bottom - kChartHeight * allocated / 100,
+               kDayWidth - 2,
+               kChartHeight * allocated / 100,
+               tip);
+    svg += Bar("used",
+               x + 4,
+               bottom - kChartHeight * used / 100,
+               kDayWidth - 8,
+               kChartHeight * used / 100,
+               tip);
+    svg += Text(
+        x + kDayWidth / 2, bottom + 12, label.size() >= 10 ? label.substr(8, 2) : label, "middle");
     x += kDayWidth;
   }
   return svg + "</svg>";
@@ -97,9 +107,9 @@ std::string TeamChart(const json& report) {
   }
   const double height = kTeamRow * static_cast<double>(teams.size()) + 10;
   const double width = kTeamLabel + kTeamBarsWidth + 120;
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" +
-                    N(width) + "\" height=\"" + N(height) + "\" viewBox=\"0 0 " + N(width) + " " +
-                    N(height) + "\">";
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" + N(width) +
+                    "\" height=\"" + N(height) + "\" viewBox=\"0 0 " + N(width) + " " + N(height) +
+                    "\">";
   double y = 5;
   for (const json& team : teams) {
     const json& u = Sub(team, "usage");
@@ -112,7 +122,8 @@ std::string TeamChart(const json& report) {
     svg += Text(kTeamLabel - 6, y + kBarHeight - 4, name, "end");
     svg += Bar("alloc", kTeamLabel, y, allocated * scale, kBarHeight, tip);
     svg += Bar("used", kTeamLabel, y + kBarHeight, used * scale, kBarHeight, tip);
-    svg += Text(kTeamLabel + allocated * scale + 6, y + kBarHeight - 4,
+    svg += Text(kTeamLabel + allocated * scale + 6,
+                y + kBarHeight - 4,
                 FormatGpuHours(allocated) + " / " + FormatGpuHours(used) + " GPU-h");
     y += kTeamRow;
   }
@@ -155,12 +166,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -79,11 +79,15 @@ std::vector<std::string> EnergyHeader(const json& report) {
 
 // The columns every set of GPU-minutes has (cluster, node, GPU, day).
 std::vector<std::string> FigureCells(const json& f) {
-  return {Pct(f, "allocated_pct"),       Pct(f, "used_pct"),        Pct(f, "idle_pct"),
-          Hours(f, "allocated_gpu_hours"), Hours(f, "used_gpu_hours"), Hours(f, "idle_gpu_hours")};
+  return {Pct(f, "allocated_pct"),
+          Pct(f, "used_pct"),
+          Pct(f, "idle_pct"),
+          Hours(f, "allocated_gpu_hours"),
+          Hours(f, "used_gpu_hours"),
+          Hours(f, "idle_gpu_hours")};
 }
-const std::vector<std::string> kFigureHeader = {"ALLOCATED %",  "USED %",     "IDLE %",
-                                                "ALLOC GPU-H", "USED GPU-H", "IDLE GPU-H"};
+const std::vector<std::string> kFigureHeader = {
+    "ALLOCATED %", "USED %", "IDLE %", "ALLOC GPU-H", "USED GPU-H", "IDLE GPU-H"};
 
 std::vector<std::string> Header(std::vector<std::string> first,
                                 const std::vector<std::string>& more) {
@@ -94,12 +98,12 @@ std::vector<std::string> Header(std::vector<std::string> first,
 ReportTable ClusterTable(const json& r) {
   const json& c = Obj(r, "cluster");
   const json& f = Obj(c, "figures");
-  ReportTable t{.id = "cluster",
-                .title = "Cluster",
-                .header = Header(Header({"NODES", "GPUS", "GPU-MINUTES"}, kFigureHeader),
-                                 EnergyHeader(r))};
-  std::vector<std::string> row = {JsonText(c, "nodes"), JsonText(c, "gpus"),
-                                  JsonText(f, "minutes_observed")};
+  ReportTable t{
+      .id = "cluster",
+      .title = "Cluster",
+      .header = Header(Header({"NODES", "GPUS", "GPU-MINUTES"}, kFigureHeader), EnergyHeader(r))};
+  std::vector<std::string> row = {
+      JsonText(c, "nodes"), JsonText(c, "gpus"), JsonText(f, "minutes_observed")};
   Append(row, FigureCells(f));
   Append(row, Energy(Obj(f, "energy")));
   t.rows.push_back(std::move(row));
@@ -136,8 +140,8 @@ ReportTable GpuTable(const json& r) {
                 .header = Header(Header({"NODE", "GPU", "MODEL"}, kFigureHeader),
                                  {"UNHEALTHY MIN", "FLAGS"})};
   for (const json& g : List(r, "gpus")) {
-    std::vector<std::string> row = {JsonText(g, "node"), JsonText(g, "index"),
-                                    JsonText(g, "model")};
+    std::vector<std::string> row = {
+        JsonText(g, "node"), JsonText(g, "index"), JsonText(g, "model")};
     Append(row, FigureCells(Obj(g, "figures")));
     row.push_back(JsonText(Obj(g, "figures"), "minutes_unhealthy"));
     row.push_back(GpuFlags(g));
@@ -156,26 +160,33 @@ ReportTable DayTable(const json& r) {
   return t;
 }
 
-const std::vector<std::string> kUsageHeader = {"JOBS", "ALLOC GPU-H", "USED %", "USED GPU-H",
-                                               "IDLE GPU-H"};
+const std::vector<std::string> kUsageHeader = {
+    "JOBS", "ALLOC GPU-H", "USED %", "USED GPU-H", "IDLE GPU-H"};
 std::vector<std::string> UsageCells(const json& u) {
-  return {JsonText(u, "jobs"), Hours(u, "allocated_gpu_hours"), Pct(u, "used_pct"),
-          Hours(u, "used_gpu_hours"), Hours(u, "idle_gpu_hours")};
+  return {JsonText(u, "jobs"),
+          Hours(u, "allocated_gpu_hours"),
+          Pct(u, "used_pct"),
+          Hours(u, "used_gpu_hours"),
+          Hours(u, "idle_gpu_hours")};
 }
 
 ReportTable TeamTable(const json& r) {
-  ReportTable t{.id = "teams",
-                .title = "Teams: GPU-hours allocated vs used, quota and budget",
-                .header = Header(Header(Header({"TEAM"}, kUsageHeader),
-                                        {"GUARANTEED GPUS", "GUARANTEE USED %", "BUDGET GPU-H",
-                                         "BUDGET USED %"}),
-                                 EnergyHeader(r))};
+  ReportTable t{
+      .id = "teams",
+      .title = "Teams: GPU-hours allocated vs used, quota and budget",
+      .header =
+          Header(Header(Header({"TEAM"}, kUsageHeader),
+                        {"GUARANTEED GPUS", "GUARANTEE USED %", "BUDGET GPU-H", "BUDGET USED %"}),
+                 EnergyHeader(r))};
   for (const json& team : List(r, "teams")) {
     const json& u = Obj(team, "usage");
     std::vector<std::string> row = {TeamName(team)};
     Append(row, UsageCells(u));
-    Append(row, {JsonText(team, "guaranteed_gpus"), Pct(team, "guarantee_used_pct"),
-                 Hours(team, "budget_gpu_hours"), Pct(team, "budget_used_pct")});
+    Append(row,
+           {JsonText(team, "guaranteed_gpus"),
+            Pct(team, "guarantee_used_pct"),
+            Hours(team, "budget_gpu_hours"),
+            Pct(team, "budget_used_pct")});
     Append(row, Energy(Obj(u, "energy")));
     t.rows.push_back(std::move(row));
   }
@@ -185,9 +196,9 @@ ReportTable TeamTable(const json& r) {
 ReportTable UserTable(const json& r) {
   ReportTable t{.id = "users",
                 .title = "Users",
-                .header = Header(Header(Header({"USER", "TEAM"}, kUsageHeader),
-                                        {"PEAK MEM GIB", "GPU MEM GIB"}),
-                                 EnergyHeader(r))};
+                .header = Header(
+                    Header(Header({"USER", "TEAM"}, kUsageHeader), {"PEAK MEM GIB", "GPU MEM GIB"}),
+                    EnergyHeader(r))};
   for (const json& user : List(r, "users")) {
     const json& u = Obj(user, "usage");
     std::vector<std::string> row = {JsonText(user, "user"), TeamName(user)};
@@ -206,8 +217,12 @@ ReportTable WasteTable(const json& r) {
                          " GPU-h allocated but idle; the jobs behind the most of it",
                 .header = {"JOB", "NAME", "USER", "TEAM", "ALLOC GPU-H", "IDLE GPU-H", "IDLE %"}};
   for (const json& j : List(waste, "jobs")) {
-    t.rows.push_back({JsonText(j, "job"), JsonText(j, "name"), JsonText(j, "user"), TeamName(j),
-                      Hours(j, "allocated_gpu_hours"), Hours(j, "idle_gpu_hours"),
+    t.rows.push_back({JsonText(j, "job"),
+                      JsonText(j, "name"),
+                      JsonText(j, "user"),
+                      TeamName(j),
+                      Hours(j, "allocated_gpu_hours"),
+                      Hours(j, "idle_gpu_hours"),
                       Pct(j, "idle_pct")});
   }
   return t;
@@ -218,20 +233,29 @@ ReportTable QueueTable(const json& r) {
                 .title = "Queueing delay by class (seconds)",
                 .header = {"CLASS", "RUNS", "MEAN S", "P50 S", "P95 S", "MAX S"}};
   for (const json& q : List(r, "queue")) {
-    t.rows.push_back({JsonText(q, "priority"), JsonText(q, "runs"), Seconds(q, "mean_s"),
-                      Seconds(q, "p50_s"), Seconds(q, "p95_s"), Seconds(q, "max_s")});
+    t.rows.push_back({JsonText(q, "priority"),
+                      JsonText(q, "runs"),
+                      Seconds(q, "mean_s"),
+                      Seconds(q, "p50_s"),
+                      Seconds(q, "p95_s"),
+                      Seconds(q, "max_s")});
   }
   return t;
 }
 
-const std::vector<std::string> kEventKeys = {"preemptions", "failed",        "timeouts",
-                                             "node_failures", "gpu_failovers", "idle_reaps"};
+const std::vector<std::string> kEventKeys = {
+    "preemptions", "failed", "timeouts", "node_failures", "gpu_failovers", "idle_reaps"};
 
 ReportTable EventTable(const json& r) {
   ReportTable t{.id = "events",
                 .title = "Preemptions and failures",
-                .header = {"TEAM", "PREEMPTIONS", "FAILED", "TIMEOUTS", "NODE FAILURES",
-                           "GPU FAILOVERS", "IDLE REAPS"}};
+                .header = {"TEAM",
+                           "PREEMPTIONS",
+                           "FAILED",
+                           "TIMEOUTS",
+                           "NODE FAILURES",
+                           "GPU FAILOVERS",
+                           "IDLE REAPS"}};
   auto row = [&](const std::string& name, const json& counts) {
     std::vector<std::string> cells = {name};
     for (const std::string& key : kEventKeys) {
@@ -276,9 +300,15 @@ Result<ReportFormat> ParseReportFormat(std::string_view text) {
 }
 
 std::vector<ReportTable> ReportTables(const json& report) {
-  return {ClusterTable(report), NodeTable(report),  GpuTable(report),
-          DayTable(report),     TeamTable(report),  UserTable(report),
-          WasteTable(report),   QueueTable(report), EventTable(report),
+  return {ClusterTable(report),
+          NodeTable(report),
+          GpuTable(report),
+          DayTable(report),
+          TeamTable(report),
+          UserTable(report),
+          WasteTable(report),
+          QueueTable(report),
+          EventTable(report),
           RecommendationTable(report)};
 }
 

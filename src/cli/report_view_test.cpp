@@ -27,39 +27,44 @@ json SampleReport() {
                      .gpu_hours_used = 0.2,
                      .gpu_hours_idle = 0.1,
                      .energy = ChargeFor(3'600'000'000, EnergyPrice{.price_per_kwh = 0.25})};
-  Report r{.period = "2026-11",
-           .start = *ParseMonth("2026-11"),
-           .end = *ParseMonth("2026-12"),
-           .covered_until = *ParseMonth("2026-11") + std::chrono::days(2),
-           .cluster = ClusterFigures{.nodes = 1, .gpus = 2, .figures = busy},
-           .nodes = {NodeFigures{.node = "n1", .gpus = 2, .figures = busy}},
-           .gpus = {GpuFigures{.node = "n1", .index = 0, .uuid = "g0", .model = "H100-80GB",
-                               .figures = busy, .idle = true}},
-           .days = {DayFigures{.day = "2026-11-01", .figures = busy},
-                    DayFigures{.day = "2026-11-02"}},
-           .teams = {TeamFigures{.team = "cv",
-                                 .usage = UsageFigures{.jobs = 2, .gpu_hours_allocated = 0.5,
-                                                       .mean_util_pct = 40,
-                                                       .gpu_hours_used = 0.2},
-                                 .budget_gpu_hours = 10.0,
-                                 .budget_used_pct = 5.0,
-                                 .events = EventCounts{.preemptions = 3}},
-                     TeamFigures{.team = "a<b>"}},
-           .users = {UserFigures{.team = "cv", .user = "alice", .peak_memory_mib = 12 * 1024}},
-           .waste_gpu_hours = 0.1,
-           .waste_jobs = {WasteJob{.job = 7,
-                                   .name = "<script>alert(\"x\")</script>, \"quoted\"\nline",
-                                   .team = "cv",
-                                   .user = "alice",
-                                   .gpu_hours_allocated = 0.5,
-                                   .gpu_hours_idle = 0.1,
-                                   .idle_pct = 20}},
-           .queue = {QueueFigures{.priority = "normal", .runs = 2, .mean_s = 90, .p50_s = 60,
-                                  .p95_s = 120, .max_s = 120}},
-           .events = EventCounts{.preemptions = 3, .gpu_faults = 1},
-           .recommendations = {Recommendation{.kind = "idle_gpu",
-                                              .subject = "n1/0",
-                                              .message = "GPU n1/0 (H100) was idle 60 % <now>"}}};
+  Report r{
+      .period = "2026-11",
+      .start = *ParseMonth("2026-11"),
+      .end = *ParseMonth("2026-12"),
+      .covered_until = *ParseMonth("2026-11") + std::chrono::days(2),
+      .cluster = ClusterFigures{.nodes = 1, .gpus = 2, .figures = busy},
+      .nodes = {NodeFigures{.node = "n1", .gpus = 2, .figures = busy}},
+      .gpus = {GpuFigures{.node = "n1",
+                          .index = 0,
+                          .uuid = "g0",
+                          .model = "H100-80GB",
+                          .figures = busy,
+                          .idle = true}},
+      .days = {DayFigures{.day = "2026-11-01", .figures = busy}, DayFigures{.day = "2026-11-02"}},
+      .teams = {TeamFigures{.team = "cv",
+                            .usage = UsageFigures{.jobs = 2,
+                                                  .gpu_hours_allocated = 0.5,
+                                                  .mean_util_pct = 40,
+                                                  .gpu_hours_used = 0.2},
+                            .budget_gpu_hours = 10.0,
+                            .budget_used_pct = 5.0,
+                            .events = EventCounts{.preemptions = 3}},
+                TeamFigures{.team = "a<b>"}},
+      .users = {UserFigures{.team = "cv", .user = "alice", .peak_memory_mib = 12 * 1024}},
+      .waste_gpu_hours = 0.1,
+      .waste_jobs = {WasteJob{.job = 7,
+                              .name = "<script>alert(\"x\")</script>, \"quoted\"\nline",
+                              .team = "cv",
+                              .user = "alice",
+                              .gpu_hours_allocated = 0.5,
+                              .gpu_hours_idle = 0.1,
+                              .idle_pct = 20}},
+      .queue = {QueueFigures{
+          .priority = "normal", .runs = 2, .mean_s = 90, .p50_s = 60, .p95_s = 120, .max_s = 120}},
+      .events = EventCounts{.preemptions = 3, .gpu_faults = 1},
+      .recommendations = {Recommendation{.kind = "idle_gpu",
+                                         .subject = "n1/0",
+                                         .message = "GPU n1/0 (H100) was idle 60 % <now>"}}};
   return ReportToJson(r);
 }
 
@@ -82,9 +87,10 @@ TEST(ReportViewTest, TablesCarryTheFigures) {
   const ReportTable& cluster = Find(tables, "cluster");
   EXPECT_EQ(cluster.header.back(), "CO2 KG");
   EXPECT_EQ(cluster.header[cluster.header.size() - 2], "COST EUR");
-  EXPECT_EQ(cluster.rows[0], (std::vector<std::string>{"1", "2", "60", "50.0", "40.0", "60.0",
-                                                       "0.5", "0.2", "0.1", "1.000", "0.25",
-                                                       "-"}));
+  EXPECT_EQ(
+      cluster.rows[0],
+      (std::vector<std::string>{
+          "1", "2", "60", "50.0", "40.0", "60.0", "0.5", "0.2", "0.1", "1.000", "0.25", "-"}));
   const ReportTable& teams = Find(tables, "teams");
   ASSERT_EQ(teams.rows.size(), 2U);
   EXPECT_EQ(teams.rows[0][0], "cv");
@@ -104,8 +110,11 @@ TEST(ReportViewTest, TextShowsTablesAndAdvice) {
   std::ostringstream out;
   PrintReportText(SampleReport(), out);
   const std::string text = out.str();
-  for (const char* want : {"Report for 2026-11", "Teams: GPU-hours allocated vs used",
-                           "Queueing delay", "GPU n1/0 (H100) was idle 60 %", "BUDGET GPU-H"}) {
+  for (const char* want : {"Report for 2026-11",
+                           "Teams: GPU-hours allocated vs used",
+                           "Queueing delay",
+                           "GPU n1/0 (H100) was idle 60 %",
+                           "BUDGET GPU-H"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << " in\n" << text;
   }
 }
@@ -129,8 +138,7 @@ TEST(ReportViewTest, CsvQuotesByRfc4180) {
 }
 
 TEST(ReportViewTest, HtmlIsOneEscapedFileWithCharts) {
-  EXPECT_EQ(HtmlEscape("<a href='x'>&\"</a>"),
-            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+  EXPECT_EQ(HtmlEscape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
   std::ostringstream out;
   WriteReportHtml(SampleReport(), out);
   const std::string html = out.str();
@@ -145,7 +153,8 @@ TEST(ReportViewTest, HtmlIsOneEscapedFileWithCharts) {
   }
   // Two inline charts: the days (two days: two bars each) and the teams (two bars each).
   std::size_t svgs = 0;
-  for (std::size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) {
+  for (std::size_t at = html.find("<svg"); at != std::string::npos;
+       at = html.find("<svg", at + 1)) {
     ++svgs;
   }
   EXPECT_EQ(svgs, 2U);

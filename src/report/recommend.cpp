@@ -25,7 +25,9 @@ std::string GpuName(const GpuFigures& gpu) {
   return gpu.node + "/" + (gpu.index >= 0 ? std::to_string(gpu.index) : gpu.uuid);
 }
 
-std::string TeamName(const std::string& team) { return team.empty() ? "(none)" : team; }
+std::string TeamName(const std::string& team) {
+  return team.empty() ? "(none)" : team;
+}
 
 void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
   const MinuteFigures& f = gpu.figures;
@@ -35,11 +37,15 @@ void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "idle_gpu",
         .subject = GpuName(gpu),
-        .message = Format("GPU %s (%s) was idle %.0f %% of the period: allocated %.0f %% of its "
-                          "minutes, used %.0f %% while allocated; move it where work waits, or "
-                          "let the power policy cap it",
-                          GpuName(gpu).c_str(), gpu.model.c_str(), f.idle_pct, f.allocated_pct,
-                          f.used_pct),
+        .message = Format(
+            "GPU %s (%s) was idle %.0f %% of the time it was observed: allocated %.0f %% of its "
+            "minutes, used %.0f %% while allocated; move it where work waits, or "
+            "let the power policy cap it",
+            GpuName(gpu).c_str(),
+            gpu.model.c_str(),
+            f.idle_pct,
+            f.allocated_pct,
+            f.used_pct),
         .figures = figures});
   }
   if (gpu.overloaded) {
@@ -48,7 +54,10 @@ void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
         .subject = GpuName(gpu),
         .message = Format("GPU %s (%s) was allocated %.0f %% of the period at %.0f %% "
                           "utilisation: work queues for it; more GPUs of this model would help",
-                          GpuName(gpu).c_str(), gpu.model.c_str(), f.allocated_pct, f.used_pct),
+                          GpuName(gpu).c_str(),
+                          gpu.model.c_str(),
+                          f.allocated_pct,
+                          f.used_pct),
         .figures = figures});
   }
   if (gpu.unhealthy) {
@@ -57,7 +66,8 @@ void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
         .subject = GpuName(gpu),
         .message = Format("GPU %s was degraded or failed %lld minutes (%.1f %% of its minutes): "
                           "check its cooling and health events (gpufleet gpus)",
-                          GpuName(gpu).c_str(), static_cast<long long>(f.minutes_unhealthy),
+                          GpuName(gpu).c_str(),
+                          static_cast<long long>(f.minutes_unhealthy),
                           100.0 * static_cast<double>(f.minutes_unhealthy) /
                               static_cast<double>(f.minutes_observed)),
         .figures = {{"unhealthy_minutes", static_cast<double>(f.minutes_unhealthy)}}});
@@ -72,7 +82,9 @@ void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
         .subject = "team " + TeamName(team.team),
         .message = Format("team %s used %.0f %% of the GPU time it was allocated (%.2f of %.2f "
                           "GPU-h): look at its idle jobs below, or give it fewer GPUs",
-                          TeamName(team.team).c_str(), u.mean_util_pct, u.gpu_hours_used,
+                          TeamName(team.team).c_str(),
+                          u.mean_util_pct,
+                          u.gpu_hours_used,
                           u.gpu_hours_allocated),
         .figures = {{"used_pct", u.mean_util_pct},
                     {"gpu_hours_used", u.gpu_hours_used},
@@ -84,8 +96,10 @@ void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
         .subject = "team " + TeamName(team.team),
         .message = Format("team %s used %.0f %% of its %.1f GPU-h budget (%.2f GPU-h): raise "
                           "the budget or plan for less",
-                          TeamName(team.team).c_str(), *team.budget_used_pct,
-                          *team.budget_gpu_hours, u.gpu_hours_allocated),
+                          TeamName(team.team).c_str(),
+                          *team.budget_used_pct,
+                          *team.budget_gpu_hours,
+                          u.gpu_hours_allocated),
         .figures = {{"budget_used_pct", *team.budget_used_pct},
                     {"budget_gpu_hours", *team.budget_gpu_hours}}});
   }
@@ -102,7 +116,10 @@ void AddUserAdvice(const UserFigures& user, std::vector<Recommendation>& out) {
         .subject = "user " + user.user,
         .message = Format("user %s's %d jobs peaked at %.1f GiB of %.1f GiB GPUs: they could "
                           "share GPUs (--gpu-mem %s once GPU sharing ships)",
-                          user.user.c_str(), u.jobs, peak_gib, gpu_gib,
+                          user.user.c_str(),
+                          u.jobs,
+                          peak_gib,
+                          gpu_gib,
                           SuggestedGpuMem(user.peak_memory_mib).c_str()),
         .figures = {{"jobs", u.jobs}, {"peak_gib", peak_gib}, {"gpu_gib", gpu_gib}}});
   }
@@ -115,7 +132,10 @@ void AddUserAdvice(const UserFigures& user, std::vector<Recommendation>& out) {
         .message = Format("user %s's jobs held GPUs idle for %.2f GPU-h (%.0f %% of their %.2f "
                           "GPU-h): end jobs when their work is done, and check the idle reaper's "
                           "threshold for their class (docs/automation.md)",
-                          user.user.c_str(), u.gpu_hours_idle, idle_pct, u.gpu_hours_allocated),
+                          user.user.c_str(),
+                          u.gpu_hours_idle,
+                          idle_pct,
+                          u.gpu_hours_allocated),
         .figures = {{"gpu_hours_idle", u.gpu_hours_idle}, {"idle_pct", idle_pct}}});
   }
 }

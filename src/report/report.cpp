@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "report/recommend.h"
 
@@ -15,7 +16,9 @@ constexpr double kMinutesPerHour = 60;
 constexpr double kSecondsPerHour = 3600;
 
 // part / whole in percent; 0 when whole is 0 (nothing observed: nothing to say).
-double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+double Pct(double part, double whole) {
+  return whole > 0 ? 100.0 * part / whole : 0;
+}
 double Pct(std::int64_t part, std::int64_t whole) {
   return Pct(static_cast<double>(part), static_cast<double>(whole));
 }
@@ -24,8 +27,12 @@ double Pct(std::int64_t part, std::int64_t whole) {
 std::string DayLabel(Time t) {
   const std::chrono::year_month_day day(std::chrono::floor<std::chrono::days>(t));
   char text[16];
-  std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(day.year()),
-                static_cast<unsigned>(day.month()), static_cast<unsigned>(day.day()));
+  std::snprintf(text,
+                sizeof text,
+                "%04d-%02u-%02u",
+                static_cast<int>(day.year()),
+                static_cast<unsigned>(day.month()),
+                static_cast<unsigned>(day.day()));
   return text;
 }
 
@@ -58,8 +65,8 @@ bool Counted(const Event& event) {
 
 // Nearest-rank percentile of sorted, non-empty values.
 double Percentile(const std::vector<double>& sorted, double pct) {
-  const auto rank = static_cast<std::size_t>(
-      std::ceil(pct / 100.0 * static_cast<double>(sorted.size())));
+  const auto rank =
+      static_cast<std::size_t>(std::ceil(pct / 100.0 * static_cast<double>(sorted.size())));
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
@@ -104,15 +111,17 @@ Result<Time> ParseMonth(std::string_view text) {
   unsigned month = 0;
   const char* begin = text.data();
   if (std::from_chars(begin, begin + 4, year).ptr != begin + 4 ||
-      std::from_chars(begin + 5, begin + 7, month).ptr != begin + 7 || month < 1 ||
-      month > 12 || year < 1970) {
+      std::from_chars(begin + 5, begin + 7, month).ptr != begin + 7 || month < 1 || month > 12 ||
+      year < 1970) {
     return bad();
   }
   const std::chrono::sys_days first{std::chrono::year(year) / std::chrono::month(month) / 1};
   return std::chrono::time_point_cast<Millis>(first);
 }
 
-std::string MonthLabel(Time t) { return DayLabel(t).substr(0, 7); }
+std::string MonthLabel(Time t) {
+  return DayLabel(t).substr(0, 7);
+}
 
 // ---- per-minute sums ------------------------------------------------------------------------
 
@@ -139,35 +148,35 @@ void MinuteSums::Add(const MinuteSums& other) {
 }
 
 MinuteFigures MinuteSums::Figures(const EnergyPrice& price) const {
-  MinuteFigures f{.minutes_observed = observed,
-                  .minutes_allocated = allocated,
-                  .minutes_idle_allocated = idle_allocated,
-                  .minutes_unhealthy = unhealthy,
-                  .allocated_pct = Pct(allocated, observed),
-                  .used_pct = allocated > 0 ? util_sum_allocated / static_cast<double>(allocated)
-                                            : 0,
-                  .util_pct = observed > 0 ? util_sum / static_cast<double>(observed) : 0,
-                  .idle_pct = Pct(observed - allocated + idle_allocated, observed),
-                  .gpu_hours_allocated = static_cast<double>(allocated) / kMinutesPerHour,
-                  .gpu_hours_idle = static_cast<double>(idle_allocated) / kMinutesPerHour,
-                  .energy = ChargeFor(energy_mj, price)};
+  MinuteFigures f{
+      .minutes_observed = observed,
+      .minutes_allocated = allocated,
+      .minutes_idle_allocated = idle_allocated,
+      .minutes_unhealthy = unhealthy,
+      .allocated_pct = Pct(allocated, observed),
+      .used_pct = allocated > 0 ? util_sum_allocated / static_cast<double>(allocated) : 0,
+      .util_pct = observed > 0 ? util_sum / static_cast<double>(observed) : 0,
+      .idle_pct = Pct(observed - allocated + idle_allocated, observed),
+      .gpu_hours_allocated = static_cast<double>(allocated) / kMinutesPerHour,
+      .gpu_hours_idle = static_cast<double>(idle_allocated) / kMinutesPerHour,
+      .energy = ChargeFor(energy_mj, price)};
   f.gpu_hours_used = f.gpu_hours_allocated * f.used_pct / 100.0;
   return f;
 }
 
 // ---- feeding --------------------------------------------------------------------------------
 
-ReportBuilder::ReportBuilder(ReportContext context) : context_(std::move(context)) {}
-
-std::int64_t ReportBuilder::GpuMemoryMib(const std::string& uuid) const {
+ReportBuilder::ReportBuilder(ReportContext context) : context_(std::move(context)) {
   for (const Node& node : context_.nodes) {
     for (const Gpu& gpu : node.gpus) {
-      if (gpu.uuid.value() == uuid) {
-        return gpu.memory_mib;
-      }
+      gpu_memory_mib_[gpu.uuid.value()] = gpu.memory_mib;
     }
   }
-  return 0;
+}
+
+std::int64_t ReportBuilder::GpuMemoryMib(const std::string& uuid) const {
+  const auto it = gpu_memory_mib_.find(uuid);
+  return it == gpu_memory_mib_.end() ? 0 : it->second;
 }
 
 void ReportBuilder::AddMinutes(const std::vector<GpuMinute>& minutes) {
@@ -272,15 +281,16 @@ std::vector<GpuFigures> ReportBuilder::GpuRows() const {
   for (auto& [key, row] : rows) {
     const MinuteFigures& f = row.figures;
     const bool observed = f.minutes_observed > 0;
-    row.idle = observed &&
-               (f.allocated_pct < kIdleGpuAllocatedPct || f.used_pct < kIdleGpuUsedPct);
-    row.overloaded = observed && f.allocated_pct >= kOverloadedAllocatedPct &&
-                     f.used_pct >= kOverloadedUsedPct;
+    row.idle = observed && (f.allocated_pct < kIdleGpuAllocatedPct || f.used_pct < kIdleGpuUsedPct);
+    row.overloaded =
+        observed && f.allocated_pct >= kOverloadedAllocatedPct && f.used_pct >= kOverloadedUsedPct;
     row.unhealthy = observed && Pct(f.minutes_unhealthy, f.minutes_observed) >= kUnhealthyPct;
     out.push_back(std::move(row));
   }
   std::stable_sort(out.begin(), out.end(), [](const GpuFigures& a, const GpuFigures& b) {
-    const auto index = [](const GpuFigures& g) { return g.index < 0 ? 1 << 30 : g.index; };
+    const auto index = [](const GpuFigures& g) {
+      return g.index < 0 ? 1 << 30 : g.index;
+    };
     return std::pair(a.node, index(a)) < std::pair(b.node, index(b));
   });
   return out;
@@ -318,24 +328,26 @@ std::vector<UserFigures> ReportBuilder::UserRows() const {
   for (const auto& [key, minutes] : users_minutes_) {
     by_user[key];
   }
+  std::map<TeamUser, std::pair<std::int64_t, std::int64_t>> memory;  // peak, GPU's
+  for (const auto& [id, job] : jobs_minutes_) {
+    auto& [peak, gpu] = memory[{job.team, job.user}];
+    peak = std::max(peak, job.peak_memory_mib);
+    gpu = std::max(gpu, job.gpu_memory_mib);
+  }
   std::vector<UserFigures> out;
   for (const auto& [key, sums] : by_user) {
     UserFigures row{.team = key.first, .user = key.second};
     const auto minutes = users_minutes_.find(key);
     const MinuteSums held = minutes == users_minutes_.end() ? MinuteSums{} : minutes->second;
     const MinuteFigures f = held.Figures(context_.price);
-    row.usage = UsageFigures{.jobs = static_cast<int>(sums.jobs.size()),
-                             .gpu_hours_allocated = sums.gpu_seconds / kSecondsPerHour,
-                             .mean_util_pct = f.used_pct,
-                             .gpu_hours_used = sums.gpu_seconds / kSecondsPerHour * f.used_pct / 100,
-                             .gpu_hours_idle = f.gpu_hours_idle,
-                             .energy = ChargeFor(sums.energy_mj, context_.price)};
-    for (const auto& [id, job] : jobs_minutes_) {
-      if (job.team == key.first && job.user == key.second) {
-        row.peak_memory_mib = std::max(row.peak_memory_mib, job.peak_memory_mib);
-        row.gpu_memory_mib = std::max(row.gpu_memory_mib, job.gpu_memory_mib);
-      }
-    }
+    row.usage =
+        UsageFigures{.jobs = static_cast<int>(sums.jobs.size()),
+                     .gpu_hours_allocated = sums.gpu_seconds / kSecondsPerHour,
+                     .mean_util_pct = f.used_pct,
+                     .gpu_hours_used = sums.gpu_seconds / kSecondsPerHour * f.used_pct / 100,
+                     .gpu_hours_idle = f.gpu_hours_idle,
+                     .energy = ChargeFor(sums.energy_mj, context_.price)};
+    std::tie(row.peak_memory_mib, row.gpu_memory_mib) = memory[key];
     out.push_back(std::move(row));
   }
   return out;
@@ -360,8 +372,8 @@ std::vector<TeamFigures> ReportBuilder::TeamRows(const std::vector<UserFigures>&
     }
   }
   const double period_hours =
-      std::chrono::duration<double>(std::min(context_.now, context_.end) - context_.start)
-          .count() / kSecondsPerHour;
+      std::chrono::duration<double>(std::min(context_.now, context_.end) - context_.start).count() /
+      kSecondsPerHour;
   std::vector<TeamFigures> out;
   for (auto& [name, row] : rows) {
     const MinuteFigures f = held[name].Figures(context_.price);
@@ -426,8 +438,9 @@ std::vector<QueueFigures> ReportBuilder::QueueRows(
     if (job == jobs_.end() || !team_shown(job->second.spec.team)) {
       continue;  // no submit time known (the job row is gone)
     }
-    std::sort(runs.begin(), runs.end(),
-              [](const UsageRecord* a, const UsageRecord* b) { return a->start < b->start; });
+    std::sort(runs.begin(), runs.end(), [](const UsageRecord* a, const UsageRecord* b) {
+      return a->start < b->start;
+    });
     Time queued = job->second.submit_time;
     for (const UsageRecord* run : runs) {
       if (run->start >= context_.start && run->start < context_.end) {

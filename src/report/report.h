@@ -70,8 +70,8 @@ inline constexpr std::size_t kWasteJobs = 10;
 // ClippedGpuSeconds / ClippedEnergyMj), so the report and `gpufleet quota` agree.
 struct ReportRun {
   UsageRecord run{};
-  double gpu_seconds = 0;        // inside the period
-  std::int64_t energy_mj = 0;    // inside the period
+  double gpu_seconds = 0;      // inside the period
+  std::int64_t energy_mj = 0;  // inside the period
 };
 
 // A team's rules, from the settings file (PolicyConfig), for quota and budget consumption.
@@ -87,9 +87,9 @@ struct ReportContext {
   std::string period{};  // "2026-11"
   Time start{};          // [start, end): the calendar month, UTC
   Time end{};
-  Time now{};            // figures run to min(now, end)
-  std::vector<Node> nodes{};              // the GPU inventory (index, model, memory)
-  std::vector<TeamAllowance> teams{};     // configured teams; empty = quotas off
+  Time now{};                          // figures run to min(now, end)
+  std::vector<Node> nodes{};           // the GPU inventory (index, model, memory)
+  std::vector<TeamAllowance> teams{};  // configured teams; empty = quotas off
   EnergyPrice price{};
 };
 
@@ -120,14 +120,14 @@ struct MinuteFigures {
   std::int64_t minutes_allocated = 0;       // of those, held by a job
   std::int64_t minutes_idle_allocated = 0;  // of those, under kIdleUtilPct
   std::int64_t minutes_unhealthy = 0;       // degraded or failed during the minute
-  double allocated_pct = 0;  // allocated / observed
-  double used_pct = 0;       // mean utilisation over the allocated minutes
-  double util_pct = 0;       // mean utilisation over every observed minute
-  double idle_pct = 0;       // (observed - allocated + idle allocated) / observed
-  double gpu_hours_allocated = 0;  // minutes_allocated / 60
-  double gpu_hours_used = 0;       // gpu_hours_allocated x used_pct / 100
-  double gpu_hours_idle = 0;       // minutes_idle_allocated / 60: the waste
-  EnergyCharge energy{};           // the GPUs' counter deltas over the minutes
+  double allocated_pct = 0;                 // allocated / observed
+  double used_pct = 0;                      // mean utilisation over the allocated minutes
+  double util_pct = 0;                      // mean utilisation over every observed minute
+  double idle_pct = 0;                      // (observed - allocated + idle allocated) / observed
+  double gpu_hours_allocated = 0;           // minutes_allocated / 60
+  double gpu_hours_used = 0;                // gpu_hours_allocated x used_pct / 100
+  double gpu_hours_idle = 0;                // minutes_idle_allocated / 60: the waste
+  EnergyCharge energy{};                    // the GPUs' counter deltas over the minutes
 };
 
 struct ClusterFigures {
@@ -183,10 +183,10 @@ struct TeamFigures {
   UsageFigures usage{};
   int guaranteed_gpus = 0;
   std::optional<int> max_gpus{};
-  double guaranteed_gpu_hours = 0;               // guaranteed_gpus x the period's hours so far
-  std::optional<double> guarantee_used_pct{};    // allocated / guaranteed; none without one
+  double guaranteed_gpu_hours = 0;             // guaranteed_gpus x the period's hours so far
+  std::optional<double> guarantee_used_pct{};  // allocated / guaranteed; none without one
   std::optional<double> budget_gpu_hours{};
-  std::optional<double> budget_used_pct{};       // allocated / budget
+  std::optional<double> budget_used_pct{};  // allocated / budget
   EventCounts events{};
 };
 
@@ -236,9 +236,9 @@ struct Report {
   std::vector<NodeFigures> nodes{};
   std::vector<GpuFigures> gpus{};  // by node, then index
   std::vector<DayFigures> days{};
-  std::vector<TeamFigures> teams{};  // by name
-  std::vector<UserFigures> users{};  // by team, then user
-  double waste_gpu_hours = 0;        // allocated-but-idle GPU-hours of the teams shown
+  std::vector<TeamFigures> teams{};    // by name
+  std::vector<UserFigures> users{};    // by team, then user
+  double waste_gpu_hours = 0;          // allocated-but-idle GPU-hours of the teams shown
   std::vector<WasteJob> waste_jobs{};  // the caller's own only unless all may be seen
   std::vector<QueueFigures> queue{};   // by class name
   EventCounts events{};                // the teams shown (gpu_faults: the cluster)
@@ -308,6 +308,7 @@ class ReportBuilder {
   std::vector<DayFigures> DayRows() const;
 
   ReportContext context_;
+  std::map<std::string, std::int64_t> gpu_memory_mib_;  // by uuid, from the inventory
   std::map<GpuKey, MinuteSums> gpus_;
   std::map<std::string, MinuteSums> days_;  // by "YYYY-MM-DD"
   std::map<JobId, JobMinutes> jobs_minutes_;

@@ -44,10 +44,16 @@ Node MakeNode(const std::string& name, std::vector<Gpu> gpus) {
 }
 
 // `count` minutes of `uuid` from `at`, each at `util` %, with `energy_mj` each.
-std::vector<GpuMinute> Minutes(const std::string& node, const std::string& uuid, Time at,
-                               int count, double util, std::optional<std::int64_t> job,
-                               const std::string& team, const std::string& user,
-                               std::int64_t memory_mib, std::int64_t energy_mj) {
+std::vector<GpuMinute> Minutes(const std::string& node,
+                               const std::string& uuid,
+                               Time at,
+                               int count,
+                               double util,
+                               std::optional<std::int64_t> job,
+                               const std::string& team,
+                               const std::string& user,
+                               std::int64_t memory_mib,
+                               std::int64_t energy_mj) {
   std::vector<GpuMinute> out;
   for (int i = 0; i < count; ++i) {
     out.push_back(GpuMinute{.node = NodeId(node),
@@ -65,24 +71,32 @@ std::vector<GpuMinute> Minutes(const std::string& node, const std::string& uuid,
   return out;
 }
 
-ReportRun Run(std::int64_t job, const std::string& team, const std::string& user,
-              const std::string& priority, Time start, Time end, double in_period_s,
+ReportRun Run(std::int64_t job,
+              const std::string& team,
+              const std::string& user,
+              const std::string& priority,
+              Time start,
+              Time end,
+              double in_period_s,
               std::int64_t energy_mj) {
-  return ReportRun{.run = UsageRecord{.job = JobId(job),
-                                      .start = start,
-                                      .end = end,
-                                      .team = team,
-                                      .user = user,
-                                      .priority = priority,
-                                      .gpus = 1,
-                                      .gpu_seconds = std::chrono::duration<double>(end - start)
-                                                         .count()},
-                   .gpu_seconds = in_period_s,
-                   .energy_mj = energy_mj};
+  return ReportRun{
+      .run = UsageRecord{.job = JobId(job),
+                         .start = start,
+                         .end = end,
+                         .team = team,
+                         .user = user,
+                         .priority = priority,
+                         .gpus = 1,
+                         .gpu_seconds = std::chrono::duration<double>(end - start).count()},
+      .gpu_seconds = in_period_s,
+      .energy_mj = energy_mj};
 }
 
-Job MakeJob(std::int64_t id, const std::string& name, const std::string& team,
-            const std::string& user, Time submit) {
+Job MakeJob(std::int64_t id,
+            const std::string& name,
+            const std::string& team,
+            const std::string& user,
+            Time submit) {
   Job job;
   job.id = JobId(id);
   job.spec.name = name;
@@ -92,8 +106,11 @@ Job MakeJob(std::int64_t id, const std::string& name, const std::string& team,
   return job;
 }
 
-Event MakeEvent(Time at, std::optional<std::int64_t> job, const std::string& kind,
-                const std::string& actor, const std::string& message) {
+Event MakeEvent(Time at,
+                std::optional<std::int64_t> job,
+                const std::string& kind,
+                const std::string& actor,
+                const std::string& message) {
   return Event{.time = at,
                .job = job ? std::optional<JobId>(JobId(*job)) : std::nullopt,
                .kind = kind,
@@ -131,7 +148,13 @@ ReportInput Scenario() {
   in.runs = {
       Run(1, "cv", "alice", "normal", kStart, kStart + minutes(8), 480, 480'000),
       Run(2, "nlp", "bob", "high", kStart, kStart + minutes(10), 600, 600'000),
-      Run(3, "cv", "alice", "normal", kStart + hours(12), kStart + hours(12) + minutes(5), 300,
+      Run(3,
+          "cv",
+          "alice",
+          "normal",
+          kStart + hours(12),
+          kStart + hours(12) + minutes(5),
+          300,
           300'000),
       Run(3, "cv", "alice", "normal", day2, day2 + minutes(10), 600, 600'000),
       Run(4, "cv", "alice", "normal", kStart - hours(1), kStart + hours(1), 3600, 1'000'000),
@@ -149,11 +172,17 @@ ReportInput Scenario() {
       MakeEvent(kStart + minutes(50), 4, "gpu_failover", "controller", "GPU failed: SIGTERM"),
       MakeEvent(kStart + hours(1), 4, "state", "agent:n1", "RUNNING -> NODE_FAIL: GPU failure"),
       MakeEvent(kStart + hours(12), 3, "preempt", "scheduler", "for job 9: SIGTERM"),
-      MakeEvent(day2, std::nullopt, "gpu_health", "agent:n2",
-                "GPU 0 (g2) on n2: ok -> degraded: 91 C"),
-      MakeEvent(day2 + minutes(1), std::nullopt, "gpu_health", "agent:n2",
+      MakeEvent(
+          day2, std::nullopt, "gpu_health", "agent:n2", "GPU 0 (g2) on n2: ok -> degraded: 91 C"),
+      MakeEvent(day2 + minutes(1),
+                std::nullopt,
+                "gpu_health",
+                "agent:n2",
                 "GPU 0 (g2) on n2: degraded -> ok"),
-      MakeEvent(day2 + minutes(2), std::nullopt, "gpu_health", "root",
+      MakeEvent(day2 + minutes(2),
+                std::nullopt,
+                "gpu_health",
+                "root",
                 "resume GPU 0 (was failed: XID 79 -> reset)"),
   };
   return in;
@@ -321,12 +350,19 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
   for (const Recommendation& rec : r.recommendations) {
     kinds.push_back(rec.kind + " " + rec.subject);
   }
-  EXPECT_EQ(kinds, (std::vector<std::string>{"overloaded_gpu n1/0", "idle_gpu n2/0",
-                                             "unhealthy_gpu n2/0", "over_budget team cv",
-                                             "low_team_use team nlp", "share_gpus user alice",
-                                             "waste user bob"}));
-  const auto message = [&](std::size_t i) { return r.recommendations[i].message; };
-  EXPECT_NE(message(1).find("idle 100 % of the period"), std::string::npos) << message(1);
+  EXPECT_EQ(kinds,
+            (std::vector<std::string>{"overloaded_gpu n1/0",
+                                      "idle_gpu n2/0",
+                                      "unhealthy_gpu n2/0",
+                                      "over_budget team cv",
+                                      "low_team_use team nlp",
+                                      "share_gpus user alice",
+                                      "waste user bob"}));
+  const auto message = [&](std::size_t i) {
+    return r.recommendations[i].message;
+  };
+  EXPECT_NE(message(1).find("idle 100 % of the time it was observed"), std::string::npos)
+      << message(1);
   EXPECT_NE(message(3).find("138 % of its 1.0 GPU-h budget"), std::string::npos) << message(3);
   EXPECT_NE(message(4).find("team nlp used 40 %"), std::string::npos) << message(4);
   EXPECT_NE(message(5).find("user alice's 3 jobs peaked at 8.0 GiB of 80.0 GiB GPUs"),
