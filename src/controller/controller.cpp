@@ -1144,9 +1144,11 @@ void Controller::AssignGpus(const Job& job) {
   const std::optional<IdleReaping> rule = IdleReapingFor(options_.policy, job.spec);
   const int idle_util_below = rule ? rule->util_below_pct : kDefaultIdleUtilBelowPct;
   for (const GpuUuid& uuid : job.allocation->gpus) {
+    // The team as the store's usage records and quotas key it ("" = no team), so that GPU
+    // minutes and runs add up per team in reports; /metrics labels "" as "default".
     telemetry_->SetAssignment(uuid, GpuAssignment{.job = job.id,
                                                   .user = job.owner.user,
-                                                  .team = TeamOf(job),
+                                                  .team = job.spec.team,
                                                   .idle_util_below_pct = idle_util_below,
                                                   .since = clock_.Now()});
   }

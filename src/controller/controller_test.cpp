@@ -396,7 +396,7 @@ TEST_F(ControllerTest, SamplesGiveLiveAndStoredJobUsage) {
   ASSERT_EQ(gpus->size(), 4U);
   EXPECT_EQ((*gpus)[0].job, job->id);
   EXPECT_EQ((*gpus)[0].user, "alice");
-  EXPECT_EQ((*gpus)[0].team, "default");
+  EXPECT_EQ((*gpus)[0].team, "");  // no team, as quotas and usage records say it
   ASSERT_TRUE((*gpus)[0].sample);
   EXPECT_EQ((*gpus)[0].sample->util_gpu_pct, 80);
   EXPECT_FALSE((*gpus)[1].job);
