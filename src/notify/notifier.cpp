@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -23,7 +22,7 @@
 #include "api/api_client.h"
 #include "api/json_mapping.h"
 
-extern char** environ;  // NOLINT(readability-identifier-naming): POSIX
+extern char** environ;  // NOLINT: POSIX's process environment
 
 namespace gf {
 namespace {
@@ -163,7 +162,7 @@ class Notifier::Impl {
       }
     }
     spdlog::warn("notify: dropped a {} notification: {}", ToString(channel),
-                 stopping() ? "the notifier is stopping" : "too many queued");
+                 Stopping() ? "the notifier is stopping" : "too many queued");
     Count(channel, "dropped");
   }
 
@@ -190,7 +189,7 @@ class Notifier::Impl {
   }
 
  private:
-  bool stopping() {
+  bool Stopping() {
     std::lock_guard lock(mu_);
     return stopping_;
   }
@@ -285,7 +284,7 @@ class Notifier::Impl {
       if (!warned_no_sendmail_.exchange(true)) {
         spdlog::warn("notify: no sendmail at {} ({}): e-mail notifications are dropped; install "
                      "one (an MTA such as postfix, or msmtp-mta) or set [notify] sendmail",
-                     options_.sendmail, std::strerror(errno));
+                     options_.sendmail, ErrnoText(errno));
       }
       return Outcome::kDropped;
     }
@@ -305,7 +304,7 @@ class Notifier::Impl {
   Status RunSendmail(const std::string& message) const {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-      return IoError(std::string("pipe: ") + std::strerror(errno));
+      return IoError("pipe: " + ErrnoText(errno));
     }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -320,7 +319,7 @@ class Notifier::Impl {
     ::close(pipe_fds[0]);
     if (spawned != 0) {
       ::close(pipe_fds[1]);
-      return IoError("cannot run " + path + ": " + std::strerror(spawned));
+      return IoError("cannot run " + path + ": " + ErrnoText(spawned));
     }
     std::size_t written = 0;
     while (written < message.size()) {

@@ -1,6 +1,8 @@
 #include "report/recommend.h"
 
+#include <cinttypes>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <utility>
 
@@ -64,10 +66,10 @@ void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "unhealthy_gpu",
         .subject = GpuName(gpu),
-        .message = Format("GPU %s was degraded or failed %lld minutes (%.1f %% of its minutes): "
+        .message = Format("GPU %s was degraded or failed %" PRId64 " minutes (%.1f %% of its minutes): "
                           "check its cooling and health events (gpufleet gpus)",
                           GpuName(gpu).c_str(),
-                          static_cast<long long>(f.minutes_unhealthy),
+                          static_cast<std::int64_t>(f.minutes_unhealthy),
                           100.0 * static_cast<double>(f.minutes_unhealthy) /
                               static_cast<double>(f.minutes_observed)),
         .figures = {{"unhealthy_minutes", static_cast<double>(f.minutes_unhealthy)}}});
@@ -145,7 +147,7 @@ void AddUserAdvice(const UserFigures& user, std::vector<Recommendation>& out) {
 std::string SuggestedGpuMem(std::int64_t peak_mib) {
   const double gib = static_cast<double>(peak_mib) / kMibPerGib * kMemoryHeadroom;
   const double rounded = std::max(1.0, std::ceil(gib / kGpuMemStepGib)) * kGpuMemStepGib;
-  return std::to_string(static_cast<long long>(rounded)) + "G";
+  return std::to_string(static_cast<std::int64_t>(rounded)) + "G";
 }
 
 std::vector<Recommendation> Recommend(const Report& report) {
