@@ -92,22 +92,6 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
 }
 
 
-// application/x-www-form-urlencoded decoding; a malformed escape is kept literally.
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && HexDigitValue(s[i + 1]) >= 0 &&
-               HexDigitValue(s[i + 2]) >= 0) {
-      out += static_cast<char>(HexDigitValue(s[i + 1]) * 16 + HexDigitValue(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
 
 std::map<std::string, std::string> ParseQuery(std::string_view query) {
   std::map<std::string, std::string> out;

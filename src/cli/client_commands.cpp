@@ -16,6 +16,7 @@
 #include "api/socket_path.h"
 #include "cli/explain_view.h"
 #include "cli/quota_view.h"
+#include "core/hex.h"
 #include "cli/submit_request.h"
 #include "cli/table.h"
 #include "cli/views.h"
@@ -258,7 +259,7 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
     target += "&all=1";
   }
   if (!user.empty()) {
-    target += "&user=" + user;
+    target += "&user=" + PercentEncode(user);
   }
   return RunRead(ctx, target, json, [](const nlohmann::json& r) {
     // ARRAY ("40_3", after ID) only when the list holds a task of a job array.

@@ -8,27 +8,11 @@
 
 #include "api/api_client.h"
 #include "cli/report_view.h"
+#include "core/hex.h"
 #include "report/report.h"
 
 namespace gf {
 namespace {
-
-// RFC 3986 unreserved characters stay; every other byte becomes %XX.
-std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (std::isalnum(byte) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xF];
-    }
-  }
-  return out;
-}
 
 void Render(ReportFormat format, const nlohmann::json& report, std::ostream& out) {
   switch (format) {

@@ -16,4 +16,10 @@ int HexDigitValue(char c);
 // The bytes of `hex` (either case); nullopt for an odd length or a non-hex character.
 std::optional<std::string> HexDecode(std::string_view hex);
 
+// A URL query value: RFC 3986 unreserved characters stay, every other byte becomes %XX.
+std::string PercentEncode(std::string_view text);
+// application/x-www-form-urlencoded decoding ('+' is a space); a malformed escape is kept
+// literally.
+std::string PercentDecode(std::string_view text);
+
 }  // namespace gf

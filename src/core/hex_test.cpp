@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace gf {
 namespace {
 
@@ -23,6 +25,24 @@ TEST(HexTest, RefusesOddLengthAndNonDigits) {
   EXPECT_EQ(HexDigitValue('9'), 9);
   EXPECT_EQ(HexDigitValue('g'), -1);
   EXPECT_EQ(HexDigitValue('/'), -1);
+}
+
+}  // namespace
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+TEST(PercentTest, EncodesAllButUnreservedAndDecodesBack) {
+  EXPECT_EQ(PercentEncode("a-Z_0.9~"), "a-Z_0.9~");
+  EXPECT_EQ(PercentEncode("ml team&all=1"), "ml%20team%26all%3D1");
+  EXPECT_EQ(PercentEncode("é"), "%C3%A9");
+  for (const std::string text : {"", "x y", "a&b=c", "%41", "é+ü", "100%"}) {
+    EXPECT_EQ(PercentDecode(PercentEncode(text)), text) << text;
+  }
+  EXPECT_EQ(PercentDecode("a+b%2Bc"), "a b+c");
+  EXPECT_EQ(PercentDecode("bad%4"), "bad%4");   // a malformed escape stays as it is
+  EXPECT_EQ(PercentDecode("bad%zz"), "bad%zz");
 }
 
 }  // namespace
