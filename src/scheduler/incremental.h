@@ -170,6 +170,7 @@ class IncrementalScheduler {
   OrderKey KeyOf(const QueuedJob& job, ClassIndex cls, const Ledger& ledger) const;
   std::int64_t LimitMs(const QueuedJob& job, ClassIndex cls) const;
   bool StandingsMoved(const Pass& pass) const;
+  bool StandingsMoved(const Ledger& start) const;  // with the ledger of a pass not yet run
   // Whether the kept pass may stand for a pass at `now` (kFast).
   bool Reusable(Time now) const;
   bool RemoveRunning(JobId job);

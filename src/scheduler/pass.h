@@ -95,6 +95,10 @@ class Pass {
   const ClassTable& Classes() const { return classes_; }
   // The ledger as the pass found it (the running jobs), before any job of the pass counted.
   const Ledger& StartLedger() const;
+  // Its own ledger, which is the same before it considers a job: for a pass that is not kept
+  // (no later StartLedger), it saves counting the running jobs again. REQUIRES: no job
+  // considered yet; the reference changes as jobs are.
+  const Ledger& LedgerSoFar() const { return ledger_; }
   Time Now() const { return now_; }
 
   static std::int64_t EndOf(Time start, std::optional<std::chrono::seconds> limit) {

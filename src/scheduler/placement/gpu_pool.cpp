@@ -241,6 +241,23 @@ void GpuPool::RunningChanged(const ClusterSnapshot& cluster, int r) {
   }
 }
 
+void GpuPool::AdvanceTo(Time now) {
+  const std::int64_t now_ms = ToUnixMillis(now);
+  GF_CHECK(now_ms >= now_ms_);
+  now_ms_ = now_ms;
+  start_index_.clear();  // its starts are bounded below by the old now
+  for (PoolGpu& gpu : gpus_) {
+    GF_CHECK(!gpu.claimed && gpu.reserved_from == kNever);  // no pass has used this pool
+    if (gpu.available_at < now_ms) {
+      // Free (available from now), stopping (back by now), or past its holder's limit: the
+      // constructor's max(now, end) at the new now. Free counts do not change.
+      gpu.available_at = now_ms;
+      ++node_versions_[static_cast<std::size_t>(gpu.node)];
+    }
+  }
+  ++generation_;
+}
+
 // Node `n`'s GPUs as the constructor marks them: free unless allocated, then held by its
 // running jobs in their order (the last one listing a GPU holds it, as in MarkRunning).
 void GpuPool::MarkNodeAgain(const ClusterSnapshot& cluster, int n) {

@@ -149,6 +149,11 @@ class GpuPool {
   void RunningRemoved(const ClusterSnapshot& cluster, int r);
   // Running job `r` changed (it was told to stop: its GPUs are expected back now).
   void RunningChanged(const ClusterSnapshot& cluster, int r);
+  // The same snapshot at a later `now` (a new controller turn): a free GPU is available from
+  // the new now, a held one at its holder's expected end, which moves only where that end is
+  // before the new now (a job past its limit, or stopping): one pass over the GPUs instead of
+  // a rebuild. REQUIRES: now >= the pool's now.
+  void AdvanceTo(Time now);
 
   Shape ShapeOf(const JobRequest& request) const;  // requires request.gpus >= 0
   // Whether node `n` may hold a job of `shape` (its labels satisfy the shape's constraint).
