@@ -19,21 +19,6 @@ using std::chrono::seconds;
 
 constexpr int kGpus = 2;
 
-Node TwoGpuNode() {
-  Node node;
-  node.name = NodeId("gpu01");
-  for (int i = 0; i < kGpus; ++i) {
-    node.gpus.push_back(Gpu{.index = i,
-                            .uuid = GpuUuid("GPU-" + std::to_string(i)),
-                            .model = "H100-80GB",
-                            .memory_mib = 81920,
-                            .health = GpuHealth::kOk,
-                            .health_cause = ""});
-  }
-  node.gpu_backend = "test";
-  return node;
-}
-
 // Class normal: warned after 30m idle (2h when interactive), 10m grace, under 5 %. Class
 // high lets its jobs opt out; class low reaps nothing.
 PolicyConfig ReaperPolicy(IdleAction action) {
@@ -81,7 +66,7 @@ class ReaperTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), &agent_);
     controller_->Start();
-    controller_->OnAgentHello(AgentHello{TwoGpuNode(), std::move(running), {}});
+    controller_->OnAgentHello(AgentHello{TestNode(kGpus), std::move(running), {}});
   }
 
   // Submits and starts a job on both GPUs.
