@@ -9,9 +9,11 @@ set -euo pipefail
 build_pkgs=(g++ cmake ninja-build pkg-config make
   libboost-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev libtoml11-dev libssl-dev libpqxx-dev)
 # Tests: GoogleTest/GoogleMock, rapidcheck, Google Benchmark; tools the tests call.
+# (node and npm, for the web dashboard's build, come with the machine: not apt packages here.)
 test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   sqlite3 procps passwd util-linux jq
-  prometheus tmux curl openssl postgresql iproute2 python3)
+  prometheus tmux curl openssl postgresql iproute2 python3
+  chromium)  # the dashboard's browser tests (tests/browser), driven by npm's playwright-core
 
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
 missing=()

@@ -177,6 +177,14 @@ Result<int> GpusField(const json& v) {
   return static_cast<int>(*n);
 }
 
+Result<int> NodesField(const json& v) {
+  const auto n = WholeNumber(v);
+  if (!n || *n < 1 || *n > 1024) {
+    return FieldError("nodes", "a whole number from 1 to 1024 (nodes, each with `gpus` GPUs)", v);
+  }
+  return static_cast<int>(*n);
+}
+
 Result<std::chrono::seconds> TimeLimitField(const json& v) {
   constexpr std::string_view kMust = "a duration like \"2h\" or \"1-12:00:00\", or seconds > 0";
   if (v.is_string()) {
@@ -316,6 +324,8 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
     GF_ASSIGN_OR_RETURN(spec.env, EnvField(v));
   } else if (key == "gpus") {
     GF_ASSIGN_OR_RETURN(spec.request.gpus, GpusField(v));
+  } else if (key == "nodes") {
+    GF_ASSIGN_OR_RETURN(spec.request.nodes, NodesField(v));
   } else if (key == "gpu_type") {
     if (!v.is_null()) {
       GF_ASSIGN_OR_RETURN(spec.request.gpu_type, StringField(key, v));
@@ -354,7 +364,7 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   } else {
     return InvalidArgument("unknown field \"" + key +
                            "\" in job spec; known fields: command, name, workdir, env, gpus, "
-                           "gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
+                           "nodes, gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
                            "requeue, interactive, idle_reap, array");
   }
   return OkStatus();
@@ -410,6 +420,7 @@ json DependenciesToJson(const std::vector<Dependency>& after) {
 
 json JobToJson(const Job& job) {
   const std::optional<ArrayTask>& task = job.spec.array;
+  const std::optional<GangMember>& gang = job.spec.gang;
   json env = json::object();
   for (const auto& [key, value] : job.spec.env) {
     env[key] = value;
@@ -430,6 +441,7 @@ json JobToJson(const Job& job) {
       {"state", ToString(job.state)},
       {"priority", ToString(job.spec.priority)},
       {"gpus", job.spec.request.gpus},
+      {"nodes", job.spec.request.nodes},
       {"gpu_type", OptionalValue(job.spec.request.gpu_type)},
       {"node_labels", job.spec.request.node_labels},
       {"command", job.spec.argv},
@@ -444,6 +456,8 @@ json JobToJson(const Job& job) {
       {"array_job", task ? json(task->array_job.value()) : json()},
       {"array_index", task ? json(task->index) : json()},
       {"array_max_running", task ? OptionalValue(task->max_running) : json()},
+      {"gang_job", gang ? json(gang->gang_job.value()) : json()},
+      {"gang_rank", gang ? json(gang->rank) : json()},
       {"preemptible", job.preemptible},
       {"budget_approved", job.budget_approved},
       {"last_checkpoint", OptionalTime(job.last_checkpoint)},

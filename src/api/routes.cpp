@@ -16,6 +16,7 @@
 
 #include "api/json_mapping.h"
 #include "api/report_json.h"
+#include "api/web_assets.h"
 #include "metrics/prometheus.h"
 #include "monitor/telemetry.h"
 
@@ -330,6 +331,60 @@ Result<HttpResponse> ListGpus(ClusterService& service, const RequestContext& ctx
   return JsonResponse(200, json{{"gpus", std::move(out)}});
 }
 
+// GET /gpus/{uuid}/series?metric=M[&from_ms=&to_ms=&resolution=fine|coarse]: one reading of
+// one GPU over time, from the Telemetry's rings (fine: 1 s for an hour; coarse: 1 min means for
+// a week, by default), for the dashboard's job charts. As public as GET /gpus.
+Result<HttpResponse> GpuSeries(ClusterService&, const RequestContext& ctx) {
+  struct MetricName {
+    std::string_view name;
+    Metric metric;
+  };
+  static constexpr std::array<MetricName, 5> kMetrics = {{
+      {"util_gpu_pct", Metric::kUtilGpu},
+      {"util_memory_pct", Metric::kUtilMemory},
+      {"memory_used_mib", Metric::kMemoryUsedMib},
+      {"power_w", Metric::kPowerW},
+      {"temperature_c", Metric::kTemperatureC},
+  }};
+  const std::string name = QueryValue(ctx, "metric").value_or("");
+  const auto* const found = std::find_if(kMetrics.begin(), kMetrics.end(),
+                                        [&](const MetricName& m) { return m.name == name; });
+  if (found == kMetrics.end()) {
+    return InvalidArgument("metric: must be util_gpu_pct, util_memory_pct, memory_used_mib, "
+                           "power_w or temperature_c, got \"" + name + "\"");
+  }
+  const std::string resolution = QueryValue(ctx, "resolution").value_or("fine");
+  if (resolution != "fine" && resolution != "coarse") {
+    return InvalidArgument("resolution: must be fine or coarse, got \"" + resolution + "\"");
+  }
+  std::int64_t from_ms = 0;
+  std::int64_t to_ms = INT64_MAX / 2;
+  if (const auto v = QueryValue(ctx, "from_ms")) {
+    GF_ASSIGN_OR_RETURN(from_ms, ParseInt("from_ms", *v, 0, INT64_MAX / 2, "Unix milliseconds"));
+  }
+  if (const auto v = QueryValue(ctx, "to_ms")) {
+    GF_ASSIGN_OR_RETURN(to_ms, ParseInt("to_ms", *v, 0, INT64_MAX / 2, "Unix milliseconds"));
+  }
+  if (ctx.telemetry == nullptr) {
+    return Unavailable("this server keeps no GPU telemetry");
+  }
+  const GpuUuid uuid(ctx.params.at("uuid"));
+  if (!ctx.telemetry->Find(uuid)) {
+    return NotFound("gpu " + uuid.value() + " not found (GET /api/v1/gpus lists them)");
+  }
+  json points = json::array();
+  for (const SeriesPoint& p :
+       ctx.telemetry->Series(uuid, found->metric,
+                             resolution == "fine" ? Resolution::kFine : Resolution::kCoarse,
+                             FromUnixMillis(from_ms), FromUnixMillis(to_ms))) {
+    points.push_back(json::array({ToUnixMillis(p.time), p.value}));
+  }
+  return JsonResponse(200, json{{"uuid", uuid.value()},
+                                {"metric", name},
+                                {"resolution", resolution},
+                                {"points", std::move(points)}});
+}
+
 // ---- Administration: tokens and node drain (issue #6) ----
 
 Result<HttpResponse> CreateToken(ClusterService& service, const RequestContext& ctx) {
@@ -468,7 +523,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 29> kRoutes = {{
+const std::array<RouteEntry, 30> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -484,6 +539,7 @@ const std::array<RouteEntry, 29> kRoutes = {{
     {{"GET", "/api/v1/report", true}, "period,team", &GetReport},
     {{"GET", "/api/v1/nodes", false}, "watch", &ListNodes},
     {{"GET", "/api/v1/gpus", false}, "watch", &ListGpus},
+    {{"GET", "/api/v1/gpus/{uuid}/series", false}, "metric,from_ms,to_ms,resolution", &GpuSeries},
     {{"GET", "/metrics", false}, "", &Metrics},
     {{"POST", "/api/v1/tokens", true}, "", &CreateToken},
     {{"GET", "/api/v1/tokens", true}, "", &ListTokens},
@@ -677,6 +733,10 @@ Result<std::shared_ptr<CommandStream>> Router::OpenCommandStream(
 HttpResponse Router::Handle(const Caller& caller, const HttpRequest& request) const {
   // The handler boundary: nothing a library throws may reach the transport's threads.
   try {
+    // The dashboard's files (web/) at / need no identity; every call they make is an API call.
+    if (std::optional<HttpResponse> asset = ServeWebAsset(request)) {
+      return *std::move(asset);
+    }
     return Dispatch(service_, telemetry_, agent_link_, caller, request);
   } catch (const std::bad_alloc&) {
     return ErrorResponse(Internal("out of memory while handling " + request.target));

@@ -85,7 +85,12 @@ std::map<std::string, std::string> CurrentEnvironment() {
 
 void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
   auto last = CLI::MultiOptionPolicy::TakeLast;  // command line overrides #GPUFLEET lines
-  cmd.add_option("--gpus", o.gpus, "whole GPUs, all on one node (default 1)")
+  cmd.add_option("--gpus", o.gpus, "whole GPUs, all on one node (default 1); per node with --nodes")
+      ->multi_option_policy(last);
+  cmd.add_option("--nodes", o.nodes,
+                 "nodes (default 1): more makes a multi-node job, one member per node with --gpus "
+                 "GPUs each, started together (GPUFLEET_NODE_RANK, GPUFLEET_NODELIST, "
+                 "GPUFLEET_MASTER_ADDR)")
       ->multi_option_policy(last);
   cmd.add_option("--gpu-type", o.gpu_type, "GPU model, e.g. H100-80GB (default: any)")
       ->multi_option_policy(last);
@@ -164,6 +169,7 @@ Status ApplyDirectives(SubmitOptions& o) {
     return InvalidArgument("#GPUFLEET line in " + o.command[0] + ": " + e.what());
   }
   for (auto field : {&SubmitOptions::gpus,
+                     &SubmitOptions::nodes,
                      &SubmitOptions::gpu_type,
                      &SubmitOptions::priority,
                      &SubmitOptions::team,
@@ -218,6 +224,11 @@ int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
     std::cout << "Submitted array job " << first << " (" << tasks
               << (tasks == 1 ? " task: job " : " tasks: jobs ") << first
               << (tasks == 1 ? "" : "-" + std::to_string(first + tasks - 1)) << ")\n";
+  } else if (const std::int64_t nodes = job->value("nodes", std::int64_t{1}); nodes > 1) {
+    // The members have consecutive ids from rank 0's, which is the job's id.
+    const std::int64_t first = job->value("id", std::int64_t{0});
+    std::cout << "Submitted job " << first << " on " << nodes << " nodes (members: jobs " << first
+              << "-" << first + nodes - 1 << ")\n";
   } else {
     std::cout << "Submitted job " << JsonText(*job, "id") << '\n';
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cli/quota_view.h"
+#include "core/svg.h"
 #include "cli/report_view.h"
 #include "cli/views.h"
 
@@ -35,7 +36,7 @@ double Num(const json& j, const char* key) {
 }
 
 std::string N(double v) {
-  return FixedDecimals(v, 1);
+  return svg::Num(v);
 }
 
 const json& Sub(const json& j, const char* key) {
@@ -44,17 +45,12 @@ const json& Sub(const json& j, const char* key) {
   return it != j.end() && (it->is_object() || it->is_array()) ? *it : none;
 }
 
+using svg::Text;
+
 // <rect> with a tooltip (<title>).
 std::string Bar(
     const char* cls, double x, double y, double width, double height, const std::string& tip) {
-  return "<rect class=\"" + std::string(cls) + "\" x=\"" + N(x) + "\" y=\"" + N(y) + "\" width=\"" +
-         N(std::max(0.0, width)) + "\" height=\"" + N(std::max(0.0, height)) + "\"><title>" +
-         HtmlEscape(tip) + "</title></rect>";
-}
-
-std::string Text(double x, double y, const std::string& text, const char* anchor = "start") {
-  return "<text x=\"" + N(x) + "\" y=\"" + N(y) + "\" text-anchor=\"" + anchor + "\">" +
-         HtmlEscape(text) + "</text>";
+  return svg::Rect(cls, x, y, width, height, tip);
 }
 
 // Per day: the share of GPU-minutes allocated (light) and the mean utilisation over all
@@ -62,13 +58,11 @@ std::string Text(double x, double y, const std::string& text, const char* anchor
 std::string DayChart(const json& report) {
   const json& days = Sub(report, "days");
   const double width = kChartLeft + kDayWidth * static_cast<double>(days.size()) + 10;
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" + N(width) +
-                    "\" height=\"" + N(kChartHeight + 30) + "\" viewBox=\"0 0 " + N(width) + " " +
-                    N(kChartHeight + 30) + "\">";
+  std::string out = svg::Open(width, kChartHeight + 30);
   for (const double pct : {0.0, 50.0, 100.0}) {
     const double y = kChartTop + kChartHeight * (1 - pct / 100);
-    svg += "<line class=\"axis\" x1=\"" + N(kChartLeft) + "\" x2=\"" + N(width) + "\" y1=\"" +
-           N(y) + "\" y2=\"" + N(y) + "\"/>" + Text(kChartLeft - 4, y + 3, N(pct) + "%", "end");
+    out += svg::Line("axis", kChartLeft, y, width, y) +
+           Text(kChartLeft - 4, y + 3, N(pct) + "%", "end");
   }
   double x = kChartLeft;
   for (const json& day : days) {
@@ -79,23 +73,23 @@ std::string DayChart(const json& report) {
     const std::string tip =
         label + ": allocated " + N(allocated) + " %, used " + N(used) + " % of the GPU capacity";
     const double bottom = kChartTop + kChartHeight;
-    svg += Bar("alloc",
+    out += Bar("alloc",
                x + 1,
                bottom - kChartHeight * allocated / 100,
                kDayWidth - 2,
                kChartHeight * allocated / 100,
                tip);
-    svg += Bar("used",
+    out += Bar("used",
                x + 4,
                bottom - kChartHeight * used / 100,
                kDayWidth - 8,
                kChartHeight * used / 100,
                tip);
-    svg += Text(
+    out += Text(
         x + kDayWidth / 2, bottom + 12, label.size() >= 10 ? label.substr(8, 2) : label, "middle");
     x += kDayWidth;
   }
-  return svg + "</svg>";
+  return out + "</svg>";
 }
 
 // Per team: GPU-hours allocated (light) and used (dark), scaled to the largest allocation.
@@ -107,9 +101,7 @@ std::string TeamChart(const json& report) {
   }
   const double height = kTeamRow * static_cast<double>(teams.size()) + 10;
   const double width = kTeamLabel + kTeamBarsWidth + 120;
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" + N(width) +
-                    "\" height=\"" + N(height) + "\" viewBox=\"0 0 " + N(width) + " " + N(height) +
-                    "\">";
+  std::string out = svg::Open(width, height);
   double y = 5;
   for (const json& team : teams) {
     const json& u = Sub(team, "usage");
@@ -119,15 +111,15 @@ std::string TeamChart(const json& report) {
     const double scale = most > 0 ? kTeamBarsWidth / most : 0;
     const std::string tip = name + ": " + FormatGpuHours(allocated) + " GPU-h allocated, " +
                             FormatGpuHours(used) + " used";
-    svg += Text(kTeamLabel - 6, y + kBarHeight - 4, name, "end");
-    svg += Bar("alloc", kTeamLabel, y, allocated * scale, kBarHeight, tip);
-    svg += Bar("used", kTeamLabel, y + kBarHeight, used * scale, kBarHeight, tip);
-    svg += Text(kTeamLabel + allocated * scale + 6,
+    out += Text(kTeamLabel - 6, y + kBarHeight - 4, name, "end");
+    out += Bar("alloc", kTeamLabel, y, allocated * scale, kBarHeight, tip);
+    out += Bar("used", kTeamLabel, y + kBarHeight, used * scale, kBarHeight, tip);
+    out += Text(kTeamLabel + allocated * scale + 6,
                 y + kBarHeight - 4,
                 FormatGpuHours(allocated) + " / " + FormatGpuHours(used) + " GPU-h");
     y += kTeamRow;
   }
-  return svg + "</svg>";
+  return out + "</svg>";
 }
 
 std::string HtmlTable(const ReportTable& table) {
@@ -162,30 +154,7 @@ std::string Recommendations(const json& report) {
 }  // namespace
 
 std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return svg::Escape(text);
 }
 
 void WriteReportHtml(const json& report, std::ostream& out) {

@@ -37,6 +37,17 @@ bool ValidName(const std::string& name) {
   return true;
 }
 
+Result<int> ParseNodes(const std::string& text) {
+  int n = -1;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || ptr != text.data() + text.size() || n < 1) {
+    return InvalidArgument("--nodes: '" + text +
+                           "' is not a node count; use a whole number, 1 or more (e.g. --nodes 2 "
+                           "--gpus 8: 8 GPUs on each of 2 nodes)");
+  }
+  return n;
+}
+
 Result<int> ParseGpus(const std::string& text) {
   int n = -1;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
@@ -224,6 +235,10 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
     }
   }
   body["command"] = argv;
+  if (options.nodes) {
+    GF_ASSIGN_OR_RETURN(int nodes, ParseNodes(*options.nodes));
+    body["nodes"] = nodes;
+  }
   if (options.gpus) {
     GF_ASSIGN_OR_RETURN(int gpus, ParseGpus(*options.gpus));
     body["gpus"] = gpus;

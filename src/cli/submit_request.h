@@ -20,6 +20,7 @@ namespace gf {
 
 struct SubmitOptions {
   std::optional<std::string> gpus;  // text as typed, so errors can quote it
+  std::optional<std::string> nodes;  // --nodes N: a multi-node job, `gpus` GPUs on each node
   std::optional<std::string> gpu_type;
   std::optional<std::string> priority;
   std::optional<std::string> team;

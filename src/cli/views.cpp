@@ -316,6 +316,13 @@ void PrintJob(const json& job, std::ostream& out) {
     Line(out, "Array", "task " + task + " of array " + JsonText(job, "array_job") +
                            (limit.empty() ? "" : ", at most " + limit + " running at once"));
   }
+  if (const std::string gang = JsonText(job, "gang_job", ""); !gang.empty()) {
+    const std::int64_t rank = job.value("gang_rank", std::int64_t{0});
+    const std::int64_t nodes = job.value("nodes", std::int64_t{1});
+    Line(out, "Gang", "node " + std::to_string(rank + 1) + " of " + std::to_string(nodes) +
+                          " of job " + gang + " (members: jobs " + gang + "-" +
+                          std::to_string(std::stoll(gang) + nodes - 1) + ")");
+  }
   if (const std::string after = DependencyText(job); !after.empty()) {
     Line(out, "After", after);
   }

@@ -265,6 +265,30 @@ class ConfigParser {
     return Out(std::move(out));
   }
 
+  Result<std::optional<std::vector<double>>> NumberList(const Section& s,
+                                                         const std::string& key) const {
+    using Out = std::optional<std::vector<double>>;
+    auto it = s.Table().find(key);
+    if (it == s.Table().end()) {
+      return Out();
+    }
+    const Error wrong = KeyError(s, key, "expected a list of numbers, e.g. [3250, 7200]");
+    if (!it->second.is_array()) {
+      return wrong;
+    }
+    std::vector<double> out;
+    for (const TomlValue& item : it->second.as_array()) {
+      if (item.is_integer()) {
+        out.push_back(static_cast<double>(item.as_integer()));
+      } else if (item.is_floating()) {
+        out.push_back(item.as_floating());
+      } else {
+        return wrong;
+      }
+    }
+    return Out(std::move(out));
+  }
+
   // A duration as people type them ("30s", "10m", "7d"); "0s" only where `zero_ok`, since
   // ParseDuration takes positive durations only.
   Result<std::optional<std::chrono::seconds>> Duration(const Section& s, const std::string& key,
@@ -294,8 +318,8 @@ class ConfigParser {
   Status ParseScheduler(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[scheduler]", ""));
     GF_TRY(CheckKeys(s, {"backfill", "backfill_depth", "default_class", "fair_share_half_life",
-                         "max_preemptors_per_pass", "min_run_time", "model_weights",
-                         "preemption", "user_weights"}));
+                         "las_thresholds", "max_preemptors_per_pass", "min_run_time",
+                         "model_weights", "order", "preemption", "user_weights"}));
     PolicyConfig& p = config_.policy;
     GF_ASSIGN_OR_RETURN(const auto default_class, String(s, "default_class"));
     Set(p.default_class, default_class);
@@ -311,12 +335,23 @@ class ConfigParser {
     Set(p.backfill.enabled, backfill);
     GF_ASSIGN_OR_RETURN(const auto depth, IntIn(s, "backfill_depth"));
     Set(p.backfill.depth, depth);
+    GF_ASSIGN_OR_RETURN(const auto order, String(s, "order"));
+    if (order.has_value()) {
+      Result<QueueOrder> parsed = ParseQueueOrder(*order);
+      if (!parsed.ok()) {
+        return KeyError(s, "order", parsed.error().message);
+      }
+      p.ordering.order = *parsed;
+    }
+    GF_ASSIGN_OR_RETURN(const auto thresholds, NumberList(s, "las_thresholds"));
+    Set(p.ordering.las_thresholds, thresholds);
     for (const auto& [key, field] :
          {std::pair<std::string, std::string>{"default_class", "default_class"},
           {"fair_share_half_life", "fair_share.half_life"},
           {"min_run_time", "preemption.min_run_time"},
           {"max_preemptors_per_pass", "preemption.max_preemptors_per_pass"},
-          {"backfill_depth", "backfill.depth"}}) {
+          {"backfill_depth", "backfill.depth"},
+          {"las_thresholds", "ordering.las_thresholds"}}) {
       if (s.Table().contains(key)) {
         Remember(s, key, field);
       }

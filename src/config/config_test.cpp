@@ -84,6 +84,23 @@ bob = 3
   EXPECT_EQ(p.fair_share.model_weights.at("H100-80GB"), 2.0);
 }
 
+TEST(ConfigTest, OrderAndLasThresholds) {
+  EXPECT_EQ(Parse("").policy.ordering.order, QueueOrder::kPriority);
+  const Config c = Parse("[scheduler]\norder = \"las\"\nlas_thresholds = [100, 2500.5]\n");
+  EXPECT_EQ(c.policy.ordering.order, QueueOrder::kLas);
+  EXPECT_EQ(c.policy.ordering.las_thresholds, (std::vector<double>{100, 2500.5}));
+  EXPECT_EQ(Parse("[scheduler]\norder = \"srtf\"\n").policy.ordering.order, QueueOrder::kSrtf);
+  EXPECT_EQ(ErrorOf("[scheduler]\norder = \"lifo\"\n"),
+            "test.toml:2: [scheduler] order: 'lifo' is not an order; use priority, fifo, sjf, "
+            "srtf or las");
+  EXPECT_EQ(ErrorOf("[scheduler]\nlas_thresholds = [\"1h\"]\n"),
+            "test.toml:2: [scheduler] las_thresholds: expected a list of numbers, e.g. "
+            "[3250, 7200]");
+  EXPECT_EQ(ErrorOf("[scheduler]\nlas_thresholds = [7200, 3250]\n"),
+            "test.toml:2: [scheduler] las_thresholds: must be above 0 and increasing, e.g. "
+            "[3250, 7200] (GPU-seconds)");
+}
+
 TEST(ConfigTest, ClassKeysChangeOnlyTheNamedClassAndKeys) {
   const Config c = Parse(R"(
 [class.low]

@@ -190,7 +190,9 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     UpdateDrains();
     EnforceTimeLimits();
     ReapIdleJobs();
+    SettleGangs();  // before the pass: a requeued gang's running members are told to stop
     Schedule();
+    SettleGangs();  // after it: a preempted member's gang follows it
     CheckBudgetAlerts();  // after the turn's starts and ends
   }
   Status commit = Flush();
@@ -345,6 +347,7 @@ void Controller::Transition(Job& job,
     holding_.erase(job.id);
   }
   Persist(job);
+  NoteGang(job);
   Record(job.id, "state", actor,
          std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
   if (ended) {
@@ -381,6 +384,9 @@ Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
 Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
   spec = WithDefaultClass(std::move(spec), options_.policy);
   GF_TRY(CheckSubmission(caller, spec));
+  if (spec.request.nodes > 1) {
+    return DoSubmitGang(caller, std::move(spec));
+  }
   return AddJob(caller, std::move(spec));
 }
 
@@ -390,6 +396,11 @@ Result<std::vector<Job>> Controller::DoSubmitArray(const Caller& caller,
                                                    JobSpec spec,
                                                    const ArrayRequest& array) {
   GF_TRY(ValidateArrayRequest(array));
+  if (spec.request.nodes > 1) {
+    return InvalidArgument(
+        "nodes: a job array's tasks run on one node each; submit a multi-node job (--nodes) "
+        "without --array");
+  }
   spec = WithDefaultClass(std::move(spec), options_.policy);
   GF_TRY(CheckSubmission(caller, spec));
   const JobId first(next_job_id_);
@@ -446,8 +457,14 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
   Persist(job);
   std::string limit =
       job.spec.time_limit ? ", time limit " + FormatDuration(*job.spec.time_limit) : "";
-  const std::string task = job.spec.array ? " (array task " + ArrayTaskName(*job.spec.array) + ")"
-                                           : std::string();
+  std::string task;
+  if (job.spec.array) {
+    task = " (array task " + ArrayTaskName(*job.spec.array) + ")";
+  } else if (job.spec.gang) {
+    task = " (node " + std::to_string(job.spec.gang->rank + 1) + " of " +
+           std::to_string(job.spec.gang->size) + " of job " +
+           std::to_string(job.spec.gang->gang_job.value()) + ")";
+  }
   Record(job.id, "submit", caller.user,
          "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
              ", priority " + std::string(ToString(job.spec.priority)) + limit);
@@ -791,6 +808,12 @@ std::map<JobId, std::string> Controller::HeldBack() const {
       }
     } else if (!HoldsGpus(job)) {
       continue;
+    }
+    if (job.state == JobState::kPending) {
+      if (std::optional<std::string> reason = GangHoldReason(job)) {
+        held.emplace(id, std::move(*reason));
+        continue;
+      }
     }
     if (job.spec.array && job.spec.array->max_running) {
       members.push_back(ArrayMember{
@@ -1190,7 +1213,12 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
   if (auto t = terminating_.find(job.id); t != terminating_.end()) {
     requested = t->second;
     final_state = t->second.final_state;
-    cause = t->second.cause + " (" + report.cause + ")";
+    // The agent's account of the kill starts with the cause it was given: say it once.
+    std::string how = report.cause;
+    if (const std::string said = t->second.cause + ": "; how.starts_with(said)) {
+      how.erase(0, said.size());
+    }
+    cause = t->second.cause + " (" + how + ")";
   }
   job.exit_code = report.exit_code;
   job.end_time = report.end_time;
@@ -1215,6 +1243,7 @@ void Controller::RequestKill(Job& job,
                              const std::string& cause,
                              int first_signal) {
   terminating_[job.id] = Termination{final_state, cause};
+  NoteGang(job);
   NodeAgent* agent = AgentFor(job);
   if (agent == nullptr) {
     return;

@@ -198,6 +198,22 @@ class Controller final : public ClusterService, public AgentReports {
   Result<std::vector<Job>> DoSubmitArray(const Caller& caller, JobSpec spec,
                                          const ArrayRequest& array);
   Result<std::vector<Job>> DoCancelArray(const Caller& caller, JobId array_job);
+  // Multi-node jobs (gangs.cpp; model/job.h GangMember): a submission of `--nodes N` becomes
+  // N member jobs with consecutive ids in one commit; the member of rank 0 is returned.
+  Result<Job> DoSubmitGang(const Caller& caller, JobSpec spec);
+  // The members of gang `gang` still active, by rank.
+  std::vector<Job*> GangMembers(const GangMember& gang);
+  // A gang member changed state or is being stopped: SettleGangs looks at its gang this turn.
+  void NoteGang(const Job& job);
+  // Keeps each noted gang whole: when a member is requeued (or being stopped to be), the
+  // members still running are stopped to be requeued with it; when one ends other than
+  // COMPLETED (failed, cancelled, timed out), the others are cancelled. Before the turn's pass.
+  void SettleGangs();
+  // A pending member whose gang still has members holding GPUs: the reason it is held back.
+  std::optional<std::string> GangHoldReason(const Job& job) const;
+  // The environment a gang member starts with (GPUFLEET_NODE_RANK ...), from the members
+  // this pass starts: `nodes` by rank.
+  static void AddGangEnvironment(Job& launched, const std::map<int, NodeId>& nodes);
   // What every submission must pass before any job is created (Submit and SubmitArray).
   Status CheckSubmission(const Caller& caller, const JobSpec& spec);
   // Creates the PENDING job (id, owner, defaults, submit event); requires CheckSubmission.
@@ -382,6 +398,7 @@ class Controller final : public ClusterService, public AgentReports {
   std::vector<JobId> ended_;
   std::map<NodeId, NodeEntry> nodes_;
   std::map<JobId, Termination> terminating_;
+  std::map<JobId, GangMember> gangs_to_settle_;  // by gang id: what NoteGang saw this turn
   // The idle reaper's warnings under way, by job (reaping.cpp), and when it next has a
   // deadline or last judged the running jobs.
   std::map<JobId, IdleWarning> idle_warnings_;

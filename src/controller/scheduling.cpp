@@ -87,7 +87,8 @@ std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
 void Controller::NoteArrival(const Job& job) {
   // A job that waits for another job, or an array task (its array's max_running may hold it
   // back), is not simply a new entry in the queue: the full pass sorts out what HeldBack says.
-  if (job.spec.array.has_value() || dependencies_.Waiting(job.id)) {
+  if (job.spec.array.has_value() || job.spec.gang.has_value() ||
+      dependencies_.Waiting(job.id)) {
     full_pass_needed_ = true;
     return;
   }
@@ -193,7 +194,8 @@ QueuedJob Controller::AsQueued(const Job& job) {
                    .user = job.owner.user,
                    .team = job.spec.team,
                    .time_limit = job.spec.time_limit,
-                   .budget_approved = job.budget_approved};
+                   .budget_approved = job.budget_approved,
+                   .gang = job.spec.gang ? std::optional(job.spec.gang->gang_job) : std::nullopt};
 }
 
 Queue Controller::PendingQueue(const std::map<JobId, std::string>& held) const {
@@ -296,6 +298,14 @@ std::optional<Time> Controller::NextPreemptable() const {
 }
 
 void Controller::ApplyDecisions(Decisions decisions) {
+  std::map<JobId, std::map<int, NodeId>> gang_nodes;  // gang → rank → node, of these starts
+  for (const StartDecision& start : decisions.starts) {
+    const auto it = active_.find(start.job);
+    if (it != active_.end() && it->second.spec.gang.has_value()) {
+      const GangMember& gang = *it->second.spec.gang;
+      gang_nodes[gang.gang_job][gang.rank] = start.allocation.node;
+    }
+  }
   for (const PreemptDecision& preemption : decisions.preemptions) {
     auto victim = active_.find(preemption.victim);
     if (victim != active_.end() && HoldsGpus(victim->second) &&
@@ -330,7 +340,11 @@ void Controller::ApplyDecisions(Decisions decisions) {
     AssignGpus(job);
     CountWait(job);
     NodeAgent* agent = entry.agent;
-    after_commit_.emplace_back([agent, job] { agent->Launch(job); });
+    Job launched = job;
+    if (job.spec.gang.has_value()) {
+      AddGangEnvironment(launched, gang_nodes[job.spec.gang->gang_job]);
+    }
+    after_commit_.emplace_back([agent, launched] { agent->Launch(launched); });
   }
   // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
   // after a restart), and every read of a pending job is served from active_. Persisting them

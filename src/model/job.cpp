@@ -138,6 +138,11 @@ Status ValidateSpec(const JobSpec& spec) {
                            " is not a GPU count; use a whole number from 0 to " +
                            std::to_string(kMaxGpusPerJob));
   }
+  if (spec.request.nodes < 1 || spec.request.nodes > kMaxGpusPerJob) {
+    return InvalidArgument("nodes: " + std::to_string(spec.request.nodes) +
+                           " is not a node count; use a whole number from 1 to " +
+                           std::to_string(kMaxGpusPerJob));
+  }
   if (spec.workdir.empty() || spec.workdir[0] != '/') {
     return InvalidArgument("workdir: '" + spec.workdir + "' is not an absolute path; give a path starting with '/'");
   }

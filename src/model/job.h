@@ -72,11 +72,14 @@ const std::string& ToString(const PriorityClass& p);  // its name: "high"
 Result<PriorityClass> ParsePriorityClass(std::string_view s);
 
 struct JobRequest {
-  int gpus = 1;                      // whole GPUs, all on one node; 0 = CPU-only
+  int gpus = 1;                      // whole GPUs, all on one node (per node: see `nodes`); 0 = CPU-only
   std::optional<std::string> gpu_type;  // model name, e.g. "H100-80GB"; nullopt = any
   // Node-label constraints (`--constraint rack=a`): the job runs only on a node whose labels
   // hold every key with that value. Empty = any node.
   std::map<std::string, std::string> node_labels{};
+  // How many nodes (`--nodes N`): more than 1 makes a multi-node (gang) job of N members, one
+  // per node, each with `gpus` GPUs there (JobSpec::gang); every member's request says N.
+  int nodes = 1;
 };
 
 struct Allocation {
@@ -123,6 +126,21 @@ struct ArrayTask {
   bool operator==(const ArrayTask&) const = default;
 };
 
+// One member of a multi-node job (`gpufleet submit --nodes 3`): the controller expands the job
+// into `size` jobs with consecutive ids, one per node, as Slurm expands a heterogeneous job into
+// components. The members start together or not at all (the scheduler places the pending
+// members of a gang on distinct nodes in one decision), and they stop together: when one is
+// requeued (preempted, its node failed) the others still running are requeued too, and when one
+// fails the others are cancelled. `gang_job` (the id of rank 0) is the id users give. Each
+// member sees GPUFLEET_GANG_ID, GPUFLEET_NODE_RANK, GPUFLEET_NUM_NODES, GPUFLEET_NODELIST and
+// GPUFLEET_MASTER_ADDR (rank 0's node) to set up its collective (torchrun, NCCL, MPI).
+struct GangMember {
+  JobId gang_job;
+  int rank = 0;
+  int size = 1;
+  bool operator==(const GangMember&) const = default;
+};
+
 struct JobSpec {
   std::string name;
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
@@ -137,6 +155,7 @@ struct JobSpec {
   int checkpoint_signal = kSigTerm;
   std::vector<Dependency> after{};    // all must be met before it is queued
   std::optional<ArrayTask> array{};   // set on each task of an array
+  std::optional<GangMember> gang{};   // set on each member of a multi-node job
   // Whether the job goes back to the queue when it is preempted or its node fails under it
   // (Slurm's --requeue, the default). false (`--no-requeue`) is for work that must not run
   // twice (it sends mail, appends to a database): such a job ends instead, CANCELLED when

@@ -52,6 +52,10 @@ struct RunningJob {
   bool preemptible = false;             // started on borrowed GPUs (beyond its team's guarantee)
   std::optional<Time> last_checkpoint;  // work since then is what a preemption loses
   bool stopping = false;  // already told to stop (preempted, cancelled): its GPUs free soon
+  // Oracle figures that only the baseline orders read (PolicyConfig::ordering): `gpufleet sim`
+  // fills them from the trace; the controller leaves them unset.
+  std::optional<Millis> expected_duration{};  // how long this run lasts from start_time
+  double attained_gpu_seconds = 0;             // GPU time held by its earlier runs (2D-LAS)
 };
 
 // What a team has used, as the accounting computed it for this pass.
@@ -77,6 +81,14 @@ struct QueuedJob {
   std::string team{};                                // "" = no team
   std::optional<std::chrono::seconds> time_limit{};  // as submitted; the class caps it
   bool budget_approved = false;  // an admin approved it past its team's GPU-hour budget
+  // A member of a multi-node job (JobSpec::gang): the queued members with the same gang id
+  // start together, each on a node of its own, or none starts. The caller queues a gang's
+  // members only while none of them holds GPUs (a requeued gang waits for all to stop).
+  std::optional<JobId> gang{};
+  // Oracle figures, as RunningJob's (unset in the controller): how long it runs once started
+  // (its work left), and the GPU time its earlier runs held.
+  std::optional<Millis> expected_duration{};
+  double attained_gpu_seconds = 0;
 };
 
 struct Queue {

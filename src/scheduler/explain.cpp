@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/duration.h"
+#include "scheduler/ordering/baseline.h"
 #include "scheduler/ordering/fair_share.h"
 #include "scheduler/pass_probe.h"
 #include "scheduler/placement/gpu_pool.h"
@@ -186,9 +187,11 @@ class PendingExplainer {
                                     ? ToUnixMillis(now_) + Millis(*out_.time_limit).count()
                                     : kNever;
     const bool may_preempt = policy_.preemption.enabled && verdict.may_start && shape.gpus > 0 &&
-                             (!cls.preempts.empty() || verdict.guarantee_right);
-    const Preemptor preemptor =
+                             (!cls.preempts.empty() || verdict.guarantee_right ||
+                              OrderPreempts(policy_));
+    Preemptor preemptor =
         MakePreemptor(shape, classes, class_index, job.team, verdict.guarantee_right);
+    preemptor.rank = OrderPreempts(policy_) ? QueuedRank(job, policy_, out_.time_limit) : 0;
     Nodes(view, job, shape, end_ms, may_preempt ? &preemptor : nullptr);
     Ahead(view, shape);
   }
@@ -461,7 +464,7 @@ class PendingExplainer {
           .borrowed = running.preemptible,
           .may_preempt = right != PreemptionRight::kNone,
           .chosen = false,
-          .why = right != PreemptionRight::kNone ? PreemptionCause(right, running, preemptor)
+          .why = right != PreemptionRight::kNone ? PreemptionCause(right, running, preemptor, policy_, now_)
                                                  : WhyNot(view, r, preemptor)});
     }
     std::sort(victims.begin(), victims.end(), [](const auto& a, const auto& b) {

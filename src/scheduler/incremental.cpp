@@ -67,6 +67,15 @@ IncrementalResult IncrementalScheduler::OnArrival(QueuedJob job, Time now) {
   }
   const QueuedJob& added = arrived_.emplace_back(std::move(job));
   const ClassIndex cls = classes_->IndexOf(added.priority);
+  if (policy_.ordering.order != QueueOrder::kPriority) {
+    // A baseline order (ordering/baseline.h) has no key kept here: a full pass sorts it in.
+    AddSlot(added, cls, slots_.size());
+    return FullOnCurrent(now);
+  }
+  if (added.gang.has_value() || gang_slots_ > 0) {
+    AddSlot(added, cls, slots_.size());  // the full pass sorts it in
+    return FullOnCurrent(now);           // a gang is decided whole: only a full pass does
+  }
   const bool reuse = Reusable(now);
   std::unique_ptr<Pass> fresh;
   if (!reuse) {
@@ -96,6 +105,14 @@ IncrementalResult IncrementalScheduler::OnArrival(QueuedJob job, Time now) {
 }
 
 IncrementalResult IncrementalScheduler::OnCompletion(JobId job, Time now) {
+  if (gang_slots_ > 0) {  // a gang is decided whole: only a full pass does
+    if (!RemoveRunning(job)) {
+      if (const auto queued = queued_.find(job.value()); queued != queued_.end()) {
+        RemoveSlots({queued->second});
+      }
+    }
+    return FullOnCurrent(now);
+  }
   if (RemoveRunning(job)) {
     DropPass();
     return HeadStarts(now);
@@ -135,7 +152,7 @@ IncrementalResult IncrementalScheduler::Refresh(Time now) {
   if (classes_ == nullptr || Reusable(now)) {
     return {.decisions = {}, .path = IncrementalPath::kFast, .considered = 0};
   }
-  return Rerun(now);
+  return gang_slots_ > 0 ? FullOnCurrent(now) : Rerun(now);
 }
 
 bool IncrementalScheduler::Reusable(Time now) const {
@@ -373,12 +390,14 @@ void IncrementalScheduler::BuildSlots(const Pass& pass) {
   buckets_.clear();
   bucket_of_.clear();
   queued_.clear();
+  gang_slots_ = 0;
   slots_.reserve(pass.Order().size());
   for (std::size_t i = 0; i < pass.Order().size(); ++i) {
     const QueuedJob& job = *pass.Order()[i];
     const ClassIndex cls = pass.OrderClasses()[i];
     slots_.push_back(Slot{.job = &job, .cls = cls, .bucket = BucketOf(job, cls)});
     queued_[job.id.value()] = &job;
+    gang_slots_ += job.gang.has_value() ? 1 : 0;
     // Every team's standing as the pass sorted with it: a later key must compare the same,
     // and StandingsMoved must see every team the order depends on.
     KeyOf(job, cls, pass.StartLedger());
@@ -389,6 +408,7 @@ void IncrementalScheduler::AddSlot(const QueuedJob& job, ClassIndex cls, std::si
   slots_.insert(slots_.begin() + static_cast<std::ptrdiff_t>(at),
                 Slot{.job = &job, .cls = cls, .bucket = BucketOf(job, cls)});
   queued_[job.id.value()] = &job;
+  gang_slots_ += job.gang.has_value() ? 1 : 0;
 }
 
 void IncrementalScheduler::RemoveSlot(std::size_t at) {
@@ -396,6 +416,7 @@ void IncrementalScheduler::RemoveSlot(std::size_t at) {
   auto& limits = buckets_[static_cast<std::size_t>(slot.bucket)].limits_ms;
   limits.erase(limits.find(LimitMs(*slot.job, slot.cls)));
   queued_.erase(slot.job->id.value());
+  gang_slots_ -= slot.job->gang.has_value() ? 1 : 0;
   slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(at));
 }
 
@@ -419,6 +440,7 @@ void IncrementalScheduler::RemoveSlots(std::vector<const QueuedJob*> jobs) {
       auto& limits = buckets_[static_cast<std::size_t>(slot.bucket)].limits_ms;
       limits.erase(limits.find(LimitMs(*slot.job, slot.cls)));
       queued_.erase(slot.job->id.value());
+      gang_slots_ -= slot.job->gang.has_value() ? 1 : 0;
       continue;
     }
     slots_[out++] = slot;

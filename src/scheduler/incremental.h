@@ -39,7 +39,8 @@
 //   Slurm's quick scheduling on a job's end leaves backfill to its periodic pass. It keeps no
 //   pass to reuse: the next event replays. O(one pass set-up + a few fits).
 // - kFull: the order itself changed (a team crossed its guarantee, which the order ranks
-//   first): a full pass, re-sorting the queue; its decisions are Decide()'s, all of them.
+//   first), or a member of a multi-node job is queued: a full pass, re-sorting the queue; its
+//   decisions are Decide()'s, all of them.
 //
 // Not thread-safe: one owner (the controller's scheduling loop).
 #pragma once
@@ -185,6 +186,10 @@ class IncrementalScheduler {
   std::deque<QueuedJob> arrived_;        // jobs that arrived since (a deque: stable addresses)
   std::vector<Slot> slots_;              // the queue in scheduling order
   std::unordered_map<std::int64_t, const QueuedJob*> queued_;  // by id
+  // Queued members of multi-node jobs. While there are any, every event takes a full pass:
+  // a gang's members are decided together, which needs the whole queue (Pass::Run), and gangs
+  // are rare enough not to need a faster way.
+  int gang_slots_ = 0;
   std::vector<Bucket> buckets_;
   // (GPUs, type, labels) → index into buckets_
   std::map<std::tuple<int, std::optional<std::string>, std::map<std::string, std::string>>,

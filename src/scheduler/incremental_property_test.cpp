@@ -29,14 +29,7 @@ PolicyConfig GenIncrementalPolicy() {
   return policy;
 }
 
-Queue GenLongQueue() {
-  Queue queue;
-  const int jobs = PickInt(0, 30);
-  for (int i = 0; i < jobs; ++i) {
-    queue.pending.push_back(GenJob(i + 1));
-  }
-  return queue;
-}
+
 
 // The state an event leads to, as the test keeps it (what Decide() is given).
 void ApplyArrival(Queue& queue, const QueuedJob& job) {
@@ -158,7 +151,7 @@ RC_GTEST_PROP(IncrementalProperty, EveryEventDecidesAsDecide, ()) {
   std::int64_t now_ms = kNowMs;
   {
     const ClusterSnapshot cluster = GenCluster();
-    const Queue queue = GenLongQueue();
+    const Queue queue = GenQueue(30);
     const Decisions want = Decide(cluster, queue, policy, FromUnixMillis(now_ms));
     const Decisions got = scheduler.Full(cluster, queue, policy, FromUnixMillis(now_ms));
     AssertSameAsDecide(IncrementalResult{.decisions = got}, want);

@@ -18,6 +18,7 @@
 #include <array>
 #include <utility>
 
+#include "scheduler/ordering/baseline.h"
 #include "scheduler/ordering/fair_share.h"
 #include "scheduler/placement/whole_gpu_fit.h"
 
@@ -120,6 +121,16 @@ Decisions Pass::Run(const Queue& queue, std::optional<JobId> target, const PassP
         ordering.job_class[static_cast<std::size_t>(job - queue.pending.data())]);
   }
   decisions_.pending.reserve(queue.pending.size());
+  for (const QueuedJob& job : queue.pending) {
+    if (job.gang.has_value()) {
+      gangs_[job.gang->value()].push_back(&job);
+    }
+  }
+  for (auto& [gang, members] : gangs_) {
+    std::sort(members.begin(), members.end(), [](const QueuedJob* a, const QueuedJob* b) {
+      return a->id.value() < b->id.value();
+    });
+  }
   for (std::size_t position = 0; position < order_.size(); ++position) {
     if (position + kPrefetchAhead < order_.size()) {
       Prefetch(*order_[position + kPrefetchAhead]);
@@ -182,6 +193,15 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
          "invalid request: gpus is " + std::to_string(job.request.gpus) + ", must be 0 or more");
     return;
   }
+  if (job.gang.has_value()) {
+    if (const std::vector<const QueuedJob*> members = GangOf(job); !members.empty()) {
+      ConsiderGang(members, c, position);
+    }
+    if (Stamp() != before) {
+      last_change_ = position;
+    }
+    return;
+  }
   const PriorityClassPolicy& cls = classes_.Policy(c);
   const Shape shape = pool_.ShapeOf(job.request);
   const QuotaVerdict verdict = ledger_.Check(job, c, shape.gpus);
@@ -197,6 +217,102 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
   }
   if (Stamp() != before) {
     last_change_ = position;
+  }
+}
+
+std::vector<const QueuedJob*> Pass::GangOf(const QueuedJob& job) {
+  const auto it = gangs_.find(job.gang->value());
+  if (it == gangs_.end()) {
+    return {&job};
+  }
+  return std::exchange(it->second, {});
+}
+
+void Pass::ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex c, int position) {
+  const QueuedJob& job = *members.front();
+  const auto count = static_cast<int>(members.size());
+  const Shape shape = pool_.ShapeOf(job.request);
+  const QuotaVerdict verdict = ledger_.Check(job, c, shape.gpus * count);
+  if (!verdict.may_start) {
+    for (const QueuedJob* member : members) {
+      Pend(*member, verdict.reason);
+    }
+    return;
+  }
+  const std::optional<std::chrono::seconds> limit =
+      EffectiveTimeLimit(classes_.Policy(c), job.time_limit);
+  const std::int64_t end_ms = EndOf(now_, limit);
+  const std::optional<std::vector<PoolFit>> fits = pool_.FindGangFit(shape, count, end_ms);
+  if (!fits.has_value()) {
+    WaitGang(members, position, shape, limit);
+    return;
+  }
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const QueuedJob& member = *members[i];
+    pool_.Take((*fits)[i], end_ms);
+    ledger_.Add(member.team, member.user, current_class_, shape.gpus);
+    decisions_.starts.push_back(StartDecision{.job = member.id,
+                                              .allocation = pool_.ToAllocation((*fits)[i]),
+                                              .preemptible = verdict.borrowed});
+  }
+}
+
+void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
+                    int position,
+                    Shape shape,
+                    std::optional<std::chrono::seconds> limit) {
+  const QueuedJob& job = *members.front();
+  const auto count = static_cast<int>(members.size());
+  const int usable = pool_.NodesWithUsable(shape);
+  const std::string needs = "needs " + DescribeRequest(job.request);
+  if (usable < count) {
+    for (const QueuedJob* member : members) {
+      Pend(*member, needs + "; " + std::to_string(usable) + " up " +
+                        (usable == 1 ? "node has" : "nodes have") + " that many usable GPUs");
+    }
+    return;
+  }
+  const int givable = pool_.NodesWithGivable(shape, EndOf(now_, limit));
+  std::string reason = needs + "; " + std::to_string(givable) + " of the " +
+                       std::to_string(usable) + " nodes that could take a member " +
+                       (givable == 1 ? "has" : "have") + " room now";
+  const bool reserve = policy_.backfill.enabled && reservations_ < policy_.backfill.depth;
+  if (policy_.backfill.enabled && !reserve) {
+    for (const QueuedJob* member : members) {
+      Pend(*member, reason);
+    }
+    return;
+  }
+  if (reserve) {
+    ++reservations_;
+  }
+  const std::optional<std::vector<PoolReservation>> reservations =
+      reserve ? pool_.EarliestGangStart(shape, count) : std::nullopt;
+  if (!reservations.has_value()) {
+    if (pool_.Claim(shape, position)) {  // no foreseeable start: the v1 rule, as Wait
+      AddWaiter(job, shape);
+    }
+    for (const QueuedJob* member : members) {
+      Pend(*member, reason);
+    }
+    return;
+  }
+  const Time start = FromUnixMillis(reservations->front().start_ms);
+  std::string nodes;
+  for (const PoolReservation& reservation : *reservations) {
+    pool_.Reserve(reservation, position, EndOf(start, limit));
+    nodes += (nodes.empty() ? "" : ", ") +
+             pool_.Nodes()[static_cast<std::size_t>(reservation.fit.node)].name.value();
+  }
+  AddWaiter(job, shape);
+  reason += "; expected to start in " + FormatWait((start - now_).count()) + " on " + nodes +
+            " (GPUs reserved)";
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    decisions_.pending.push_back(
+        PendingDecision{.job = members[i]->id,
+                        .reason = WithClassNote(*members[i], reason),
+                        .estimated_start = start,
+                        .reservation = pool_.ToAllocation((*reservations)[i].fit)});
   }
 }
 
@@ -226,24 +342,30 @@ bool Pass::TryPreempt(const QueuedJob& job,
                       std::optional<std::chrono::seconds> limit) {
   // A job whose class the config does not list preempts nothing (ClassTable).
   if (!policy_.preemption.enabled || shape.gpus == 0 || !classes_.IsConfigured(c) ||
-      (classes_.Policy(c).preempts.empty() && !verdict.guarantee_right) ||
+      (classes_.Policy(c).preempts.empty() && !verdict.guarantee_right &&
+       !OrderPreempts(policy_)) ||
       preemptors_ >= policy_.preemption.max_preemptors_per_pass) {
     return false;
   }
+  // Under srtf and las the job's rank is part of its rights (0 under the other orders): a job
+  // ranked later has no right an earlier one lacked, so a failure covers later ranks too.
+  const std::int64_t rank = OrderPreempts(policy_) ? QueuedRank(job, policy_, limit) : 0;
   const auto memo_key = std::make_tuple(shape.model,
                                         shape.constraint,
                                         static_cast<int>(c),
                                         verdict.guarantee_right,
                                         verdict.guarantee_right ? job.team : std::string());
   const auto failed = unpreemptable_.find(memo_key);
-  if (failed != unpreemptable_.end() && failed->second <= shape.gpus) {
+  if (failed != unpreemptable_.end() && failed->second.first <= shape.gpus &&
+      failed->second.second <= rank) {
     return false;
   }
-  const Preemptor preemptor = MakePreemptor(shape, classes_, c, job.team, verdict.guarantee_right);
+  Preemptor preemptor = MakePreemptor(shape, classes_, c, job.team, verdict.guarantee_right);
+  preemptor.rank = rank;
   const std::optional<VictimChoice> choice =
       ChooseVictims(pool_, cluster_, preemptor, policy_, now_, &victims_);
   if (!choice.has_value()) {
-    unpreemptable_[memo_key] = shape.gpus;
+    unpreemptable_[memo_key] = {shape.gpus, rank};
     return WaitForYoungVictims(job, position, preemptor, limit);
   }
   Preempt(job, position, preemptor, *choice);
@@ -261,8 +383,12 @@ void Pass::Preempt(const QueuedJob& job,
   std::vector<int> set_aside = choice.fit.gpus;
   for (const int r : choice.victims) {
     const RunningJob& victim = cluster_.running[static_cast<std::size_t>(r)];
-    const std::string cause = PreemptionCause(
-        RightToPreempt(pool_, cluster_, r, preemptor, policy_, now_), victim, preemptor);
+    const std::string cause =
+        PreemptionCause(RightToPreempt(pool_, cluster_, r, preemptor, policy_, now_),
+                        victim,
+                        preemptor,
+                        policy_,
+                        now_);
     decisions_.preemptions.push_back(PreemptDecision{
         .victim = victim.id,
         .for_job = job.id,

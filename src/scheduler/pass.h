@@ -114,6 +114,16 @@ class Pass {
   }
 
   void Consider(const QueuedJob& job, ClassIndex c, int position);
+  // A multi-node job: its queued members (`members`, ids ascending) start together, each on a
+  // node of its own, or all wait (reservation or claim as Wait). A gang preempts nothing.
+  void ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex c, int position);
+  void WaitGang(const std::vector<const QueuedJob*>& members,
+                int position,
+                Shape shape,
+                std::optional<std::chrono::seconds> limit);
+  // The members of `job`'s gang still to decide (itself alone when the pass was not given the
+  // queue: ConsiderNext); empty once the gang was decided.
+  std::vector<const QueuedJob*> GangOf(const QueuedJob& job);
   bool TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed);
   bool TryPreempt(const QueuedJob& job,
                   int position,
@@ -158,9 +168,15 @@ class Pass {
   int last_change_ = -1;
   Decisions decisions_;
   FailureMemo unfit_;
-  std::map<std::tuple<int, int, int, bool, std::string>, int> unpreemptable_;  // → fewest failed
+  // (model, constraint, class, guarantee right, team) → the GPUs and rank (ordering/baseline.h;
+  // 0 but under srtf and las) of the last job that found no victims
+  std::map<std::tuple<int, int, int, bool, std::string>, std::pair<int, std::int64_t>>
+      unpreemptable_;
   VictimCache victims_;          // what earlier victim searches found per node
   std::vector<Waiter> waiters_;  // jobs that reserved or claimed GPUs, in order
+  // Multi-node jobs of the queue (Run): gang id → its queued members, ids ascending; a gang's
+  // entry is emptied once decided, when its first member in the order comes up.
+  std::map<std::int64_t, std::vector<const QueuedJob*>> gangs_;
   int reservations_ = 0;
   int preemptors_ = 0;  // jobs that preempted in this pass
   // The last reason given for each (model, GPU count), valid while nothing that could change

@@ -220,7 +220,41 @@ Status ValidatePolicy(const PolicyConfig& policy) {
   if (policy.backfill.depth < 0) {
     return InvalidArgument("backfill.depth: must be 0 or more");
   }
+  const std::vector<double>& thresholds = policy.ordering.las_thresholds;
+  for (std::size_t i = 0; i < thresholds.size(); ++i) {
+    if (!(thresholds[i] > (i == 0 ? 0 : thresholds[i - 1]))) {
+      return InvalidArgument("ordering.las_thresholds: must be above 0 and increasing, e.g. "
+                             "[3250, 7200] (GPU-seconds)");
+    }
+  }
   return OkStatus();
+}
+
+std::string_view ToString(QueueOrder order) {
+  switch (order) {
+    case QueueOrder::kPriority:
+      return "priority";
+    case QueueOrder::kFifo:
+      return "fifo";
+    case QueueOrder::kSjf:
+      return "sjf";
+    case QueueOrder::kSrtf:
+      return "srtf";
+    case QueueOrder::kLas:
+      return "las";
+  }
+  return "priority";
+}
+
+Result<QueueOrder> ParseQueueOrder(std::string_view text) {
+  for (const QueueOrder order : {QueueOrder::kPriority, QueueOrder::kFifo, QueueOrder::kSjf,
+                                 QueueOrder::kSrtf, QueueOrder::kLas}) {
+    if (text == ToString(order)) {
+      return order;
+    }
+  }
+  return InvalidArgument("'" + std::string(text) +
+                         "' is not an order; use priority, fifo, sjf, srtf or las");
 }
 
 }  // namespace gf

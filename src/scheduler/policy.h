@@ -101,6 +101,32 @@ struct BackfillPolicy {
   int depth = 100;
 };
 
+// Which waiting job goes first within a class tier (docs/sim.md, "Policies and baselines").
+// kPriority is gpufleet's order (fair share, README.md "Algorithm"); the others are the
+// research baselines `gpufleet sim` compares against, which ignore fair share and teams'
+// guarantees in the order (quotas still apply):
+// - kFifo: submit time.
+// - kSjf: the shortest job first, by QueuedJob::expected_duration (an oracle the simulator
+//   fills); a job without one ranks as if its effective time limit were its length, or last
+//   when it has none. Not preemptive.
+// - kSrtf: SJF's order, and preemptive: a waiting job may preempt a running job of its class
+//   tier with more work left (RunningJob::expected_duration from its start, else its limit).
+// - kLas: Tiresias' 2D-LAS: attained service (GPUs x time run, over all runs) cut into queues
+//   by `las_thresholds` (GPU-seconds); the lower queue first, submit time within one; a
+//   waiting job may preempt a running job of its class tier in a later queue.
+// Preemption by order honours PreemptionPolicy (enabled, min_run_time) like any other.
+enum class QueueOrder { kPriority, kFifo, kSjf, kSrtf, kLas };
+std::string_view ToString(QueueOrder order);  // "priority", "fifo", "sjf", "srtf", "las"
+// "sjf" → kSjf. Errors: "'x' is not an order; use priority, fifo, sjf, srtf or las".
+Result<QueueOrder> ParseQueueOrder(std::string_view text);
+
+struct OrderingPolicy {
+  QueueOrder order = QueueOrder::kPriority;
+  // kLas: the attained GPU-seconds where queue 1, 2, ... begin; increasing, above 0. The
+  // default is the Tiresias artifact's (3 queues: jobs.py queue_limit).
+  std::vector<double> las_thresholds = {3250, 7200};
+};
+
 std::vector<PriorityClassPolicy> DefaultPriorityClasses();
 
 struct PolicyConfig {
@@ -114,6 +140,7 @@ struct PolicyConfig {
   FairSharePolicy fair_share;
   PreemptionPolicy preemption;
   BackfillPolicy backfill;
+  OrderingPolicy ordering{};
 };
 
 // The class policy for `priority` (looked up by its name); a class the config does not list

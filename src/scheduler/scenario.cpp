@@ -311,10 +311,16 @@ Result<ScenarioAction> ParseJob(const std::vector<Token>& t) {
     } else if (key == "constraint") {
       GF_ASSIGN_OR_RETURN(const auto label, ParseLabelOption(value));
       step.job.request.node_labels[label.first] = label.second;
+    } else if (key == "nodes") {
+      GF_ASSIGN_OR_RETURN(step.job.request.nodes, ParseSmallInt(value, "nodes"));
+    } else if (key == "expected") {
+      GF_ASSIGN_OR_RETURN(step.job.expected_duration, ParseTime(value));
+    } else if (key == "attained") {
+      GF_ASSIGN_OR_RETURN(step.job.attained_gpu_seconds, ParseDouble(value, "attained"));
     } else {
       return InvalidArgument("unknown job option '" + t[i].text +
                              "'; use gpus=, type=, priority=, submit=, user=, team=, limit=, "
-                             "constraint=<k>=<v> or approved");
+                             "nodes=, expected=, attained=, constraint=<k>=<v> or approved");
     }
   }
   return ScenarioAction(std::move(step));
@@ -323,7 +329,7 @@ Result<ScenarioAction> ParseJob(const std::vector<Token>& t) {
 Result<ScenarioAction> ParseRun(const std::vector<Token>& t) {
   const std::string usage =
       "use: run <id> on <node> gpus <i>,... [priority=<p>] [team=<t>] [user=<u>] [start=<t>] "
-      "[limit=<d>] [checkpoint=<t>] [borrowed] [stopping]";
+      "[limit=<d>] [checkpoint=<t>] [borrowed] [stopping] [expected=<d>] [attained=<gpu-s>]";
   if (t.size() < 6 || t[2].text != "on" || t[4].text != "gpus") {
     return InvalidArgument(usage);
   }
@@ -350,6 +356,10 @@ Result<ScenarioAction> ParseRun(const std::vector<Token>& t) {
       step.job.preemptible = true;
     } else if (key.empty() && value == "stopping") {
       step.job.stopping = true;
+    } else if (key == "expected") {
+      GF_ASSIGN_OR_RETURN(step.job.expected_duration, ParseTime(value));
+    } else if (key == "attained") {
+      GF_ASSIGN_OR_RETURN(step.job.attained_gpu_seconds, ParseDouble(value, "attained"));
     } else {
       return InvalidArgument("unknown run option '" + t[i].text + "'; " + usage);
     }
@@ -449,6 +459,31 @@ Result<ScenarioAction> ParseSwitch(const std::vector<Token>& t) {
     return InvalidArgument("unknown backfill option '" + t[2].text + "'; use depth=");
   }
   return ScenarioAction(step);
+}
+
+Result<ScenarioAction> ParseOrder(const std::vector<Token>& t) {
+  const std::string usage = "use: order priority|fifo|sjf|srtf|las [thresholds=<n>,<n>...]";
+  if (t.size() < 2 || t.size() > 3) {
+    return InvalidArgument(usage);
+  }
+  OrderStep step;
+  GF_ASSIGN_OR_RETURN(step.ordering.order, ParseQueueOrder(t[1].text));
+  if (t.size() == 3) {
+    const auto [key, value] = SplitKeyValue(t[2].text);
+    if (key != "thresholds") {
+      return InvalidArgument("unknown order option '" + t[2].text + "'; " + usage);
+    }
+    step.ordering.las_thresholds.clear();
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      const std::size_t comma = std::min(value.find(',', start), value.size());
+      GF_ASSIGN_OR_RETURN(const double threshold,
+                          ParseDouble(value.substr(start, comma - start), "thresholds"));
+      step.ordering.las_thresholds.push_back(threshold);
+      start = comma + 1;
+    }
+  }
+  return ScenarioAction(std::move(step));
 }
 
 Result<ScenarioAction> ParseUsage(const std::vector<Token>& t) {
@@ -595,6 +630,9 @@ Result<ScenarioAction> ParseLine(const std::vector<Token>& t) {
   if (verb == "usage") {
     return ParseUsage(t);
   }
+  if (verb == "order") {
+    return ParseOrder(t);
+  }
   if (verb == "advance" && t.size() == 2) {
     GF_ASSIGN_OR_RETURN(const Millis by, ParseTime(t[1].text));
     return ScenarioAction(AdvanceStep{by});
@@ -613,7 +651,7 @@ Result<ScenarioAction> ParseLine(const std::vector<Token>& t) {
   return InvalidArgument("cannot read '" + verb +
                          "' here; steps are node, state, health, allocate, job, run, advance, "
                          "decide [at <t>], finish <id>, class, team, preemption, backfill, "
-                         "usage, expect ...");
+                         "order, usage, expect ...");
 }
 
 }  // namespace

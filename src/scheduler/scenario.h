@@ -15,12 +15,19 @@
 //   health <node> <index> ok|degraded|failed
 //   allocate <node> <index>[,<index>...]      held by work outside the scenario
 //   job <id> [gpus=<n>] [type=<model>] [priority=<class>] [submit=<time>] [user=<u>]
-//          [team=<t>] [limit=<duration>] [approved] [constraint=<key>=<value>]...
-//       defaults: gpus=1, any type, normal, submitted now, no team, no limit.
+//          [team=<t>] [limit=<duration>] [approved] [constraint=<key>=<value>]... [nodes=<n>]
+//          [expected=<duration>] [attained=<gpu-seconds>]
+//       defaults: gpus=1, any type, normal, submitted now, no team, no limit, one node.
+//       nodes=<n> (n > 1) submits a multi-node job as the controller does: n members with
+//       ids <id> to <id>+n-1, each of gpus=<n> GPUs, the gang id being <id>.
 //   run <id> on <node> gpus <i>,... [priority=<p>] [team=<t>] [user=<u>] [start=<time>]
 //          [limit=<duration>] [checkpoint=<time>] [borrowed] [stopping]
+//          [expected=<duration>] [attained=<gpu-seconds>]
 //       a job already running (started outside the scenario), with what preemption and
 //       backfill need to know of it; `finish <id>` ends it like a started job.
+//       expected= and attained= are the oracle figures the baseline orders read (a job's
+//       expected run length, GPU-seconds of earlier runs); a started job keeps its queued
+//       ones, a preempted one is requeued with the service it attained added.
 //   advance <duration>                          moves the scenario clock (starts at 0s)
 //   decide [at <time>]                          one Decide() pass; its starts are applied
 //                                               (the jobs leave the queue, their GPUs are
@@ -37,6 +44,7 @@
 //          [weight=<w>]
 //   preemption on|off [min_run=<duration>]
 //   backfill on|off [depth=<n>]
+//   order priority|fifo|sjf|srtf|las [thresholds=<gpu-seconds>,...]   PolicyConfig::ordering
 //   usage team <name> [decayed=<gpu-seconds>] [period_hours=<h>]
 //   usage user <name> decayed=<gpu-seconds>
 // Expectations, about the last decide:
@@ -132,6 +140,9 @@ struct PreemptionStep {
 struct BackfillStep {
   BackfillPolicy backfill;
 };
+struct OrderStep {
+  OrderingPolicy ordering;
+};
 struct UsageStep {
   bool team = true;  // else a user
   std::string name;
@@ -171,6 +182,7 @@ using ScenarioAction = std::variant<AddNodeStep,
                                     TeamStep,
                                     PreemptionStep,
                                     BackfillStep,
+                                    OrderStep,
                                     UsageStep,
                                     ExpectBorrowedStep,
                                     ExpectPreemptStep,

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "scheduler/ordering/baseline.h"
 #include "scheduler/scenario.h"
 #include "scheduler/scheduler.h"
 
@@ -106,13 +107,20 @@ class ScenarioRunner {
   }
 
   Status Do(const SubmitStep& step) {
-    if (!known_jobs_.insert(step.job.id).second) {
-      return InvalidArgument(JobName(step.job.id) + " is already submitted");
+    const int members = std::max(step.job.request.nodes, 1);
+    for (int rank = 0; rank < members; ++rank) {
+      QueuedJob job = step.job;
+      job.id = JobId(step.job.id.value() + rank);
+      if (members > 1) {
+        job.gang = step.job.id;
+      }
+      if (!known_jobs_.insert(job.id).second) {
+        return InvalidArgument(JobName(job.id) + " is already submitted");
+      }
+      job.submit_time = Time(step.submit.value_or(now_));
+      submitted_[job.id] = job;
+      queue_.pending.push_back(std::move(job));
     }
-    QueuedJob job = step.job;
-    job.submit_time = Time(step.submit.value_or(now_));
-    submitted_[job.id] = job;
-    queue_.pending.push_back(std::move(job));
     return OkStatus();
   }
 
@@ -139,6 +147,8 @@ class ScenarioRunner {
     queued.request.gpus = static_cast<int>(step.indexes.size());
     queued.team = job.team;
     queued.time_limit = job.time_limit;
+    queued.expected_duration = job.expected_duration;
+    queued.attained_gpu_seconds = job.attained_gpu_seconds;
     submitted_[job.id] = queued;
     running_[job.id] = std::move(job);
     return OkStatus();
@@ -181,6 +191,11 @@ class ScenarioRunner {
 
   Status Do(const BackfillStep& step) {
     policy_.backfill = step.backfill;
+    return OkStatus();
+  }
+
+  Status Do(const OrderStep& step) {
+    policy_.ordering = step.ordering;
     return OkStatus();
   }
 
@@ -228,8 +243,10 @@ class ScenarioRunner {
       return;
     }
     Release(it->second.allocation);
+    QueuedJob& requeued = submitted_.at(preemption.victim);
+    requeued.attained_gpu_seconds = AttainedGpuSeconds(it->second, Time(now_));
     running_.erase(it);
-    queue_.pending.push_back(submitted_.at(preemption.victim));
+    queue_.pending.push_back(requeued);
   }
 
   void Release(const Allocation& allocation) {
@@ -269,6 +286,8 @@ class ScenarioRunner {
     job.time_limit =
         EffectiveTimeLimit(ClassPolicyFor(policy_, queued.priority), queued.time_limit);
     job.preemptible = start.preemptible;
+    job.expected_duration = queued.expected_duration;
+    job.attained_gpu_seconds = queued.attained_gpu_seconds;
     running_[start.job] = std::move(job);
     std::erase_if(queue_.pending, [&](const QueuedJob& j) { return j.id == start.job; });
   }

@@ -25,6 +25,30 @@ Decisions DecideUpTo(const ClusterSnapshot& cluster,
   return Pass(cluster, policy, now).Run(queue, target, &probe);
 }
 
+namespace {
+
+// A multi-node job needs request.nodes nodes that could each run one member; the largest-node
+// and type checks that follow apply to each member as to a one-node job.
+Status CheckGangFeasible(const Capacity& capacity, const JobRequest& request) {
+  const int nodes = NodesWithUsable(capacity, request);
+  if (nodes >= request.nodes) {
+    return OkStatus();
+  }
+  if (request.gpus == 0 && request.node_labels.empty()) {
+    return InvalidArgument("nodes: " + std::to_string(request.nodes) + " nodes requested, " +
+                           "this cluster has " + std::to_string(nodes) +
+                           "; ask for at most that many");
+  }
+  if (LargestUsable(capacity, request) < request.gpus) {
+    return OkStatus();  // the per-member check that follows names the GPUs
+  }
+  return InvalidArgument("nodes: " + DescribeRequest(request) + " requested, only " +
+                         std::to_string(nodes) + (nodes == 1 ? " node has" : " nodes have") +
+                         " that many; ask for fewer nodes or fewer GPUs per node");
+}
+
+}  // namespace
+
 Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) {
   if (request.gpus < 0) {
     return InvalidArgument("gpus: must be 0 or more, got " + std::to_string(request.gpus));
@@ -37,6 +61,9 @@ Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) 
     return OkStatus();
   }
   GF_TRY(CheckNodeLabels(capacity, request));
+  if (request.nodes > 1) {
+    GF_TRY(CheckGangFeasible(capacity, request));
+  }
   if (request.gpus == 0) {
     return OkStatus();
   }

@@ -55,6 +55,41 @@ RC_GTEST_PROP(SchedulerPolicyProperty, NeverOverAllocatesNorPreemptsWrongly, ())
   }
 }
 
+// A multi-node job starts whole or not at all: every queued member of its gang, each on a node
+// of its own, or none; and every member not started has a pending decision.
+RC_GTEST_PROP(SchedulerPolicyProperty, GangsStartWholeOnDistinctNodes, ()) {
+  const ClusterSnapshot cluster = GenCluster();
+  const Queue queue = GenQueue();
+  const Decisions decisions = DecideAt(cluster, queue, GenPolicy());
+  std::map<JobId, const StartDecision*> started;
+  for (const StartDecision& start : decisions.starts) {
+    started[start.job] = &start;
+  }
+  std::set<JobId> pending;
+  for (const PendingDecision& p : decisions.pending) {
+    pending.insert(p.job);
+  }
+  std::map<JobId, std::vector<const QueuedJob*>> gangs;
+  for (const QueuedJob& job : queue.pending) {
+    RC_ASSERT(started.contains(job.id) != pending.contains(job.id));
+    if (job.gang.has_value()) {
+      gangs[*job.gang].push_back(&job);
+    }
+  }
+  for (const auto& [gang, members] : gangs) {
+    std::set<NodeId> nodes;
+    int members_started = 0;
+    for (const QueuedJob* member : members) {
+      if (const auto it = started.find(member->id); it != started.end()) {
+        ++members_started;
+        RC_ASSERT(nodes.insert(it->second->allocation.node).second);
+        RC_ASSERT(static_cast<int>(it->second->allocation.gpus.size()) == member->request.gpus);
+      }
+    }
+    RC_ASSERT(members_started == 0 || members_started == static_cast<int>(members.size()));
+  }
+}
+
 RC_GTEST_PROP(SchedulerPolicyProperty, SameInputSameDecisionsInAnyListOrder, ()) {
   const ClusterSnapshot cluster = GenCluster();
   const PolicyConfig policy = GenPolicy();

@@ -136,11 +136,29 @@ inline QueuedJob GenJob(std::int64_t id) {
   return job;
 }
 
-inline Queue GenQueue() {
+// Appends GenJob(next_id), or now and then the members of a multi-node job (2 or 3 of them,
+// consecutive ids, one gang), as the controller queues `gpufleet submit --nodes N`.
+inline void PushGenJobs(std::vector<QueuedJob>& pending, std::int64_t& next_id) {
+  QueuedJob job = GenJob(next_id);
+  const int members = PickInt(0, 6) == 0 ? PickInt(2, 4) : 1;
+  job.request.nodes = members;
+  for (int rank = 0; rank < members; ++rank) {
+    QueuedJob member = job;
+    member.id = JobId(next_id++);
+    if (members > 1) {
+      member.gang = job.id;
+    }
+    pending.push_back(std::move(member));
+  }
+}
+
+// Up to `max_jobs` jobs, some of them multi-node.
+inline Queue GenQueue(int max_jobs = 14) {
   Queue queue;
-  const int jobs = PickInt(0, 14);
+  const int jobs = PickInt(0, max_jobs);
+  std::int64_t next_id = 1;
   for (int i = 0; i < jobs; ++i) {
-    queue.pending.push_back(GenJob(i + 1));
+    PushGenJobs(queue.pending, next_id);
   }
   return queue;
 }

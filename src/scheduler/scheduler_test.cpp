@@ -147,6 +147,26 @@ TEST(SchedulerCheckFeasibleTest, AcceptsWhatFitsOnSomeNodeThatIsNotDown) {
   EXPECT_TRUE(CheckFeasible(ClusterSnapshot{}, Request(3, "V100")).ok());
 }
 
+TEST(SchedulerCheckFeasibleTest, MultiNodeJobNeedsThatManyNodesThatCouldTakeAMember) {
+  ClusterSnapshot cluster{{MakeNode("a", 8, "H100-80GB"),
+                           MakeNode("b", 4, "H100-80GB", NodeState::kDrained),
+                           MakeNode("c", 8, "H100-80GB", NodeState::kDown)}};
+  JobRequest two = Request(4);
+  two.nodes = 2;
+  EXPECT_TRUE(CheckFeasible(cluster, two).ok());  // a and b (drained nodes come back)
+  JobRequest wide = Request(8);
+  wide.nodes = 2;
+  const Status too_wide = CheckFeasible(cluster, wide);
+  ASSERT_FALSE(too_wide.ok());
+  EXPECT_EQ(too_wide.error().message,
+            "nodes: 8 GPUs on each of 2 nodes requested, only 1 node has that many; ask for "
+            "fewer nodes or fewer GPUs per node");
+  JobRequest cpus = Request(0);
+  cpus.nodes = 3;
+  EXPECT_EQ(CheckFeasible(cluster, cpus).error().message,
+            "nodes: 3 nodes requested, this cluster has 2; ask for at most that many");
+}
+
 TEST(SchedulerCheckFeasibleTest, NamesTheFieldThatCannotBeMet) {
   ClusterSnapshot cluster{{MakeNode("a", 8, "H100-80GB"),
                            MakeNode("b", 4, "A100-40GB"),

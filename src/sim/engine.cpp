@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "scheduler/ordering/baseline.h"
 #include "scheduler/ordering/usage_ledger.h"
 #include "scheduler/scheduler.h"
 
@@ -132,7 +133,8 @@ SimResult Engine::Run() {
                                  .submit_time = At(t.submit),
                                  .request = JobRequest{.gpus = t.gpus, .gpu_type = std::nullopt},
                                  .user = t.user,
-                                 .team = std::move(team)},
+                                 .team = std::move(team),
+                                 .expected_duration = t.duration},
              .limit = EffectiveTimeLimit(ClassPolicyFor(options_.policy, priority), std::nullopt),
              .remaining = t.duration});
   }
@@ -222,6 +224,8 @@ void Engine::Start(const StartDecision& start, Millis now) {
   live.run_start = now;
   live.run += 1;
   live.running_at = cluster_.running.size();
+  const bool timeout = live.limit && Millis(*live.limit) < live.remaining;
+  const Millis length = timeout ? Millis(*live.limit) : live.remaining;
   cluster_.running.push_back(RunningJob{.id = start.job,
                                         .team = live.queued.team,
                                         .user = live.queued.user,
@@ -231,7 +235,10 @@ void Engine::Start(const StartDecision& start, Millis now) {
                                         .time_limit = live.limit,
                                         .preemptible = start.preemptible,
                                         .last_checkpoint = std::nullopt,
-                                        .stopping = false});
+                                        .stopping = false,
+                                        // the oracle figures the baseline orders read
+                                        .expected_duration = length,
+                                        .attained_gpu_seconds = outcome.gpu_seconds});
   if (!start.allocation.gpus.empty()) {  // a CPU-only job holds no GPU, maybe no node
     NodeSnapshot& node = cluster_.nodes[node_index_.at(start.allocation.node.value())];
     node.allocated.insert(start.allocation.gpus.begin(), start.allocation.gpus.end());
@@ -240,8 +247,7 @@ void Engine::Start(const StartDecision& start, Millis now) {
   if (!outcome.first_start) {
     outcome.first_start = now;
   }
-  const bool timeout = live.limit && Millis(*live.limit) < live.remaining;
-  events_.push(Event{.at = now + (timeout ? Millis(*live.limit) : live.remaining),
+  events_.push(Event{.at = now + length,
                      .kind = EventKind::kEnd,
                      .job = i,
                      .run = live.run,
@@ -259,6 +265,7 @@ void Engine::StopRun(std::size_t i, Millis now) {
     }
   }
   result_.jobs[i].gpu_seconds += Seconds(now - live.run_start) * trace_[i].gpus;
+  result_.jobs[i].runs.emplace_back(live.run_start, now);
   Hold(i, -1);
   // Swap-remove: the running list's order means nothing to Decide.
   if (live.running_at + 1 != cluster_.running.size()) {
@@ -292,8 +299,12 @@ void Engine::Preempt(const PreemptDecision& preemption, Millis now) {
   if (options_.checkpoint_interval && options_.checkpoint_interval->count() > 0) {
     const Millis interval = *options_.checkpoint_interval;
     live.remaining -= (ran / interval) * interval;  // kept: up to the last checkpoint
+  } else if (options_.checkpoint_interval) {
+    live.remaining -= ran;  // 0: suspended and resumed, nothing lost
   }
   result_.jobs[i].preemptions += 1;
+  live.queued.expected_duration = live.remaining;
+  live.queued.attained_gpu_seconds = result_.jobs[i].gpu_seconds;
   // Requeued keeping its submit time, so its place (the controller does the same).
   auto at = std::lower_bound(queue_.pending.begin(),
                              queue_.pending.end(),
@@ -319,10 +330,11 @@ void Engine::PublishUsage() {
 // start + k * interval (k >= 1) not after now, which preemption uses to choose victims.
 void Engine::RefreshCheckpoints(Millis now) {
   const Millis interval = *options_.checkpoint_interval;
-  if (interval.count() <= 0) {
-    return;
-  }
   for (RunningJob& running : cluster_.running) {
+    if (interval.count() <= 0) {
+      running.last_checkpoint = At(now);  // suspend and resume: a preemption loses nothing
+      continue;
+    }
     const Millis start = running.start_time.time_since_epoch();
     const std::int64_t done = (now - start) / interval;
     running.last_checkpoint = done > 0 ? std::optional(At(start + done * interval)) : std::nullopt;
@@ -331,16 +343,22 @@ void Engine::RefreshCheckpoints(Millis now) {
 
 // The controller's NextPreemptable: a waiting job may be planning to preempt a job that has
 // not yet run the minimum run time, so a pass is due when the youngest such job comes of age.
+// Under 2D-LAS, likewise when a running job reaches its next queue (NextRankChange).
 void Engine::ScheduleWake(Millis now) {
   if (!options_.policy.preemption.enabled) {
     return;
   }
   const Millis min_run = options_.policy.preemption.min_run_time;
   std::optional<Millis> next;
+  const auto consider = [&](Millis at) {
+    if (at > now && (!next || at < *next)) {
+      next = at;
+    }
+  };
   for (const RunningJob& running : cluster_.running) {
-    const Millis old_enough = running.start_time.time_since_epoch() + min_run;
-    if (old_enough > now && (!next || old_enough < *next)) {
-      next = old_enough;
+    consider(running.start_time.time_since_epoch() + min_run);
+    if (const std::optional<Time> change = NextRankChange(running, options_.policy, At(now))) {
+      consider(change->time_since_epoch());
     }
   }
   if (next && wakes_.insert(*next).second) {

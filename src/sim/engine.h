@@ -47,7 +47,8 @@ struct SimOptions {
   PolicyConfig policy{};  // the stock policy by default
   // Team of a job whose trace gives none, by user (the config's [team.NAME] members).
   std::map<std::string, std::string> team_of_user{};
-  // A preempted job keeps its progress up to its last checkpoint; nullopt: it restarts from 0.
+  // A preempted job keeps its progress up to its last checkpoint; nullopt: it restarts from 0;
+  // 0: it keeps all of it (suspended and resumed, as the Tiresias simulator models it).
   std::optional<Millis> checkpoint_interval{};
   bool fair_share = true;  // false: Decide sees no usage, so no fair-share reordering
 };
@@ -72,6 +73,7 @@ struct JobOutcome {
   std::optional<Millis> end{};
   int preemptions = 0;
   double gpu_seconds = 0;  // GPU time held over all its runs (work lost to preemption included)
+  std::vector<std::pair<Millis, Millis>> runs{};  // (start, end) of each run, in order
   std::string reason{};    // rejected or never started: why
 };
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "sim/cluster.h"
 #include "sim/metrics.h"
 #include "sim/synthetic.h"
@@ -182,6 +184,79 @@ TEST(EngineTest, SameSeedSameOutputAndAnotherSeedAnother) {
   };
   EXPECT_EQ(once(7), once(7));
   EXPECT_NE(once(7), once(8));
+}
+
+// The baseline orders (PolicyConfig::ordering) on one GPU, with exact times.
+PolicyConfig Ordered(QueueOrder order, std::chrono::seconds min_run = seconds(0)) {
+  PolicyConfig policy;
+  policy.ordering.order = order;
+  policy.preemption.min_run_time = min_run;
+  return policy;
+}
+
+TEST(EngineTest, SjfRunsTheShortestWaitingJobNextWithoutPreempting) {
+  // a holds the GPU 0-100; then c (10 s) before b (50 s). SJF never preempts a.
+  const std::vector<TraceJob> jobs = {Job("a", 0, 1, 100), Job("b", 10, 1, 50), Job("c", 20, 1, 10)};
+  const SimResult sjf = Simulated("1x1xV100", jobs, SimOptions{.policy = Ordered(QueueOrder::kSjf)});
+  EXPECT_EQ(Spans(sjf), (std::vector<std::pair<double, double>>{{0, 100}, {110, 160}, {100, 110}}));
+  EXPECT_DOUBLE_EQ(Summarize(sjf).jct_s.avg, (100 + 150 + 90) / 3.0);
+  const SimResult fifo = Simulated("1x1xV100", jobs, SimOptions{.policy = Ordered(QueueOrder::kFifo)});
+  EXPECT_EQ(Spans(fifo), (std::vector<std::pair<double, double>>{{0, 100}, {100, 150}, {150, 160}}));
+}
+
+TEST(EngineTest, SrtfPreemptsTheJobWithMoreWorkLeft) {
+  // At 10 s a has 90 s left, b 20 s: b preempts a. Restarting from scratch, a runs 30-130;
+  // suspended and resumed (checkpoint interval 0), it has 90 s left at 30: ends at 120.
+  const std::vector<TraceJob> jobs = {Job("a", 0, 1, 100), Job("b", 10, 1, 20)};
+  const SimResult restart =
+      Simulated("1x1xV100", jobs, SimOptions{.policy = Ordered(QueueOrder::kSrtf)});
+  EXPECT_EQ(Spans(restart), (std::vector<std::pair<double, double>>{{0, 130}, {10, 30}}));
+  EXPECT_EQ(restart.jobs[0].preemptions, 1);
+  const SimResult resumed = Simulated(
+      "1x1xV100",
+      jobs,
+      SimOptions{.policy = Ordered(QueueOrder::kSrtf), .checkpoint_interval = Millis(0)});
+  EXPECT_EQ(Spans(resumed), (std::vector<std::pair<double, double>>{{0, 120}, {10, 30}}));
+  // A 60 s minimum run time: b preempts a at 60 (40 s left against 20), a resumes at 80.
+  const SimResult waited = Simulated(
+      "1x1xV100",
+      jobs,
+      SimOptions{.policy = Ordered(QueueOrder::kSrtf, seconds(60)), .checkpoint_interval = Millis(0)});
+  EXPECT_EQ(Spans(waited), (std::vector<std::pair<double, double>>{{0, 120}, {60, 80}}));
+}
+
+TEST(EngineTest, LasPreemptsOnceTheRunningJobReachesALaterQueue) {
+  // One threshold, 50 GPU-seconds. At 10 s a (10 GPU-s) and b are both in queue 0: b waits.
+  // At 50 s a reaches queue 1 and b preempts it; at 100 s b reaches queue 1 too, and keeps
+  // the GPU (equal queues: no preemption) until it ends at 150; a resumes with 150 s left.
+  PolicyConfig policy = Ordered(QueueOrder::kLas);
+  policy.ordering.las_thresholds = {50};
+  const SimResult las = Simulated("1x1xV100",
+                                  {Job("a", 0, 1, 200), Job("b", 10, 1, 100)},
+                                  SimOptions{.policy = policy, .checkpoint_interval = Millis(0)});
+  EXPECT_EQ(Spans(las), (std::vector<std::pair<double, double>>{{0, 300}, {50, 150}}));
+  EXPECT_EQ(las.jobs[0].preemptions, 1);
+  EXPECT_EQ(las.jobs[1].preemptions, 0);
+  EXPECT_DOUBLE_EQ(Summarize(las).jct_s.avg, (300 + 140) / 2.0);
+}
+
+TEST(EngineTest, EveryBaselineFinishesEveryJobOfASyntheticTrace) {
+  auto nodes = ParseClusterSpec("2x4xA100");
+  ASSERT_TRUE(nodes.ok());
+  const auto jobs = GenerateSynthetic(
+      SyntheticOptions{.jobs = 300, .seed = 5, .cluster_gpus = 8, .max_gpus_per_job = 4});
+  std::map<QueueOrder, double> avg_jct;
+  for (const QueueOrder order : {QueueOrder::kPriority, QueueOrder::kFifo, QueueOrder::kSjf,
+                                 QueueOrder::kSrtf, QueueOrder::kLas}) {
+    auto result = Simulate(*nodes, jobs, SimOptions{.policy = Ordered(order)});
+    ASSERT_TRUE(result.ok()) << ToString(order);
+    const Summary summary = Summarize(*result);
+    EXPECT_EQ(summary.finished, 300) << ToString(order);
+    avg_jct[order] = summary.jct_s.avg;
+  }
+  // Knowing the durations pays on a heavy-tailed mix.
+  EXPECT_LT(avg_jct[QueueOrder::kSjf], avg_jct[QueueOrder::kFifo]);
+  EXPECT_LT(avg_jct[QueueOrder::kSrtf], avg_jct[QueueOrder::kFifo]);
 }
 
 TEST(EngineTest, InvalidPolicyIsRefused) {

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/svg.h"
+
 namespace gf::sim {
 namespace {
 
@@ -74,6 +76,152 @@ std::string SpreadRow(const std::string& name, const Spread& s, int decimals) {
   return Row(name,
              "avg " + Fixed(s.avg, decimals) + "  median " + Fixed(s.median, decimals) + "  p95 " +
                  Fixed(s.p95, decimals) + "  p99 " + Fixed(s.p99, decimals));
+}
+
+// The series' step: the shortest round length that cuts `span_s` into at most kMaxPoints.
+constexpr double kMaxPoints = 400;
+double SeriesStep(double span_s) {
+  for (const double step : {1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0,
+                            1800.0, 3600.0, 7200.0, 10800.0, 21600.0, 43200.0, 86400.0}) {
+    if (span_s / step <= kMaxPoints) {
+      return step;
+    }
+  }
+  return 86400 * std::ceil(span_s / kMaxPoints / 86400);
+}
+
+// Sums of weight x time per step, for intervals given in seconds from the origin.
+class StepSums {
+ public:
+  StepSums(double span_s, double step_s)
+      : span_(span_s),
+        step_(step_s),
+        sums_(static_cast<std::size_t>(std::max(1.0, std::ceil(span_s / step_s)))),
+        full_(sums_.size() + 1) {}
+
+  // Adds `weight` over [a, b) (clamped to the span): the steps it covers whole through a
+  // difference array, the partial ones at its ends directly.
+  void Add(double a, double b, double weight) {
+    a = std::clamp(a, 0.0, span_);
+    b = std::clamp(b, 0.0, span_);
+    if (!(b > a)) {
+      return;
+    }
+    const std::size_t first = Index(a);
+    const std::size_t last = Index(b);
+    if (first == last) {
+      sums_[first] += (b - a) * weight;
+      return;
+    }
+    sums_[first] += (Start(first + 1) - a) * weight;
+    if (last < sums_.size()) {
+      sums_[last] += (b - Start(last)) * weight;
+    }
+    full_[first + 1] += step_ * weight;
+    full_[last] -= step_ * weight;
+  }
+
+  // Per step, the mean weight over it (the last step may be shorter than the others).
+  std::vector<double> Means(double scale) const {
+    std::vector<double> out(sums_.size());
+    double whole = 0;
+    for (std::size_t k = 0; k < sums_.size(); ++k) {
+      whole += full_[k];
+      const double length = std::min(step_, span_ - Start(k));
+      out[k] = length > 0 ? (sums_[k] + whole) / length / scale : 0;
+    }
+    return out;
+  }
+
+  double Start(std::size_t k) const { return static_cast<double>(k) * step_; }
+
+ private:
+  std::size_t Index(double t) const {
+    return std::min(sums_.size() - 1, static_cast<std::size_t>(t / step_));
+  }
+
+  double span_;
+  double step_;
+  std::vector<double> sums_;
+  std::vector<double> full_;
+};
+
+TimeSeries SeriesOf(const SimResult& result, Millis origin, double span_s) {
+  TimeSeries series{.step_s = SeriesStep(span_s), .t_s = {}, .utilisation = {}, .queue = {}};
+  if (!(span_s > 0) || result.total_gpus <= 0) {
+    return series;
+  }
+  StepSums held(span_s, series.step_s);
+  StepSums waiting(span_s, series.step_s);
+  const auto at = [&](Millis t) { return Seconds(t - origin); };
+  for (const JobOutcome& job : result.jobs) {
+    if (job.fate == JobFate::kRejected) {
+      continue;
+    }
+    Millis waits_from = job.submit;
+    for (const auto& [start, end] : job.runs) {
+      waiting.Add(at(waits_from), at(start), 1);
+      held.Add(at(start), at(end), job.gpus);
+      waits_from = end;  // waits again only if it was preempted: another run follows
+    }
+    if (job.runs.empty()) {
+      waiting.Add(at(job.submit), span_s, 1);  // never started: waits to the end
+    }
+  }
+  series.utilisation = held.Means(result.total_gpus);
+  series.queue = waiting.Means(1);
+  for (std::size_t k = 0; k < series.utilisation.size(); ++k) {
+    series.t_s.push_back(held.Start(k));
+  }
+  return series;
+}
+
+// Rounded for the JSON: the series is for plotting, not for sums.
+std::vector<double> Rounded(const std::vector<double>& values, double unit) {
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (const double v : values) {
+    out.push_back(std::round(v / unit) * unit);
+  }
+  return out;
+}
+
+nlohmann::json SummaryObject(const Summary& s) {
+  nlohmann::json teams = nlohmann::json::array();
+  for (const TeamFigures& t : s.teams) {
+    teams.push_back({{"team", t.team},
+                     {"jobs", t.jobs},
+                     {"gpu_seconds", t.gpu_seconds},
+                     {"share", t.share},
+                     {"avg_jct_s", t.avg_jct_s},
+                     {"avg_queueing_s", t.avg_queueing_s},
+                     {"avg_slowdown", t.avg_slowdown}});
+  }
+  return {
+      {"jobs", s.jobs},
+      {"finished", s.finished},
+      {"timeouts", s.timeouts},
+      {"rejected", s.rejected},
+      {"never_started", s.never_started},
+      {"total_gpus", s.total_gpus},
+      {"makespan_s", s.makespan_s},
+      {"gpu_seconds", s.gpu_seconds},
+      {"utilisation", s.utilisation},
+      {"jct_s", SpreadJson(s.jct_s)},
+      {"queueing_s", SpreadJson(s.queueing_s)},
+      {"slowdown", SpreadJson(s.slowdown)},
+      {"preemptions", s.preemptions},
+      {"jobs_preempted", s.jobs_preempted},
+      {"teams", teams},
+      {"jain_fairness", s.jain_fairness},
+      {"decide_calls", s.decide_calls},
+      {"max_queue", s.max_queue},
+      {"series",
+       {{"step_s", s.series.step_s},
+        {"t_s", s.series.t_s},
+        {"utilisation", Rounded(s.series.utilisation, 1e-4)},
+        {"queue", Rounded(s.series.queue, 1e-2)}}},
+  };
 }
 
 }  // namespace
@@ -147,6 +295,9 @@ Summary Summarize(const SimResult& result) {
     }
   }
   s.jain_fairness = JainIndex(team_slowdowns);
+  if (first_submit) {
+    s.series = SeriesOf(result, *first_submit, s.makespan_s);
+  }
   return s;
 }
 
@@ -190,37 +341,102 @@ std::string FormatSummary(const Summary& s) {
 }
 
 std::string SummaryJson(const Summary& s) {
-  nlohmann::json teams = nlohmann::json::array();
-  for (const TeamFigures& t : s.teams) {
-    teams.push_back({{"team", t.team},
-                     {"jobs", t.jobs},
-                     {"gpu_seconds", t.gpu_seconds},
-                     {"share", t.share},
-                     {"avg_jct_s", t.avg_jct_s},
-                     {"avg_queueing_s", t.avg_queueing_s},
-                     {"avg_slowdown", t.avg_slowdown}});
+  return SummaryObject(s).dump(2) + "\n";
+}
+
+std::string FormatComparison(const std::vector<NamedSummary>& runs) {
+  std::size_t name_width = 6;
+  for (const NamedSummary& run : runs) {
+    name_width = std::max(name_width, run.policy.size());
   }
-  const nlohmann::json out = {
-      {"jobs", s.jobs},
-      {"finished", s.finished},
-      {"timeouts", s.timeouts},
-      {"rejected", s.rejected},
-      {"never_started", s.never_started},
-      {"total_gpus", s.total_gpus},
-      {"makespan_s", s.makespan_s},
-      {"gpu_seconds", s.gpu_seconds},
-      {"utilisation", s.utilisation},
-      {"jct_s", SpreadJson(s.jct_s)},
-      {"queueing_s", SpreadJson(s.queueing_s)},
-      {"slowdown", SpreadJson(s.slowdown)},
-      {"preemptions", s.preemptions},
-      {"jobs_preempted", s.jobs_preempted},
-      {"teams", teams},
-      {"jain_fairness", s.jain_fairness},
-      {"decide_calls", s.decide_calls},
-      {"max_queue", s.max_queue},
-  };
+  char line[256];
+  std::snprintf(line,
+                sizeof line,
+                "%-*s  %6s  %9s  %9s  %9s  %9s  %9s  %8s  %7s  %5s\n",
+                static_cast<int>(name_width),
+                "policy",
+                "util %",
+                "JCT avg",
+                "median",
+                "p95",
+                "p99",
+                "queueing",
+                "slowdown",
+                "preempt",
+                "Jain");
+  std::string out = line;
+  for (const NamedSummary& run : runs) {
+    const Summary& s = run.summary;
+    std::snprintf(line,
+                  sizeof line,
+                  "%-*s  %6.1f  %9.0f  %9.0f  %9.0f  %9.0f  %9.0f  %8.2f  %7d  %5.3f\n",
+                  static_cast<int>(name_width),
+                  run.policy.c_str(),
+                  100 * s.utilisation,
+                  s.jct_s.avg,
+                  s.jct_s.median,
+                  s.jct_s.p95,
+                  s.jct_s.p99,
+                  s.queueing_s.avg,
+                  s.slowdown.avg,
+                  s.preemptions,
+                  s.jain_fairness);
+    out += line;
+  }
+  return out + "(times in seconds; JCT, queueing and slowdown over finished jobs)\n";
+}
+
+std::string ComparisonJson(const std::vector<NamedSummary>& runs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const NamedSummary& run : runs) {
+    nlohmann::json object = SummaryObject(run.summary);
+    object["policy"] = run.policy;
+    out.push_back(std::move(object));
+  }
   return out.dump(2) + "\n";
+}
+
+std::string SeriesSvg(const std::vector<NamedSummary>& runs) {
+  double span_s = 0;
+  for (const NamedSummary& run : runs) {
+    span_s = std::max(span_s, run.summary.makespan_s);
+  }
+  // Days on the x axis for a long trace, hours otherwise.
+  const bool days = span_s > 2 * 86400;
+  const double unit = days ? 86400 : 3600;
+  svg::LineChart utilisation{.title = "GPU utilisation (mean per " +
+                                      std::string(Fixed(runs.empty() ? 0 : runs[0].summary.series.step_s, 0)) +
+                                      " s)",
+                             .x_label = days ? "days" : "hours",
+                             .y_unit = "%",
+                             .y_max = 100,
+                             .series = {}};
+  svg::LineChart queue{.title = "jobs waiting",
+                       .x_label = utilisation.x_label,
+                       .y_unit = "",
+                       .y_max = 0,
+                       .series = {}};
+  for (const NamedSummary& run : runs) {
+    const TimeSeries& series = run.summary.series;
+    std::vector<double> x;
+    std::vector<double> util;
+    for (std::size_t k = 0; k < series.t_s.size(); ++k) {
+      x.push_back(series.t_s[k] / unit);
+      util.push_back(100 * series.utilisation[k]);
+    }
+    utilisation.series.push_back(svg::Series{.name = run.policy, .x = x, .y = util});
+    queue.series.push_back(svg::Series{.name = run.policy, .x = x, .y = series.queue});
+  }
+  constexpr double kWidth = 760;
+  constexpr double kLeft = 50;
+  constexpr double kPlotWidth = 600;
+  constexpr double kPlotHeight = 200;
+  constexpr double kPanel = kPlotHeight + 70;
+  return svg::Open(kWidth, 2 * kPanel + 10) +
+         "<style>.axis{stroke:#999;stroke-width:0.5}text{font:10px sans-serif;fill:#333}"
+         "</style><rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>" +
+         svg::DrawLineChart(utilisation, kLeft, 30, kPlotWidth, kPlotHeight) +
+         svg::DrawLineChart(queue, kLeft, 30 + kPanel, kPlotWidth, kPlotHeight) + "</svg>\n";
 }
 
 std::string JobsCsv(const SimResult& result) {

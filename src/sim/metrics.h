@@ -9,6 +9,10 @@
 //   preemption included) / (cluster GPUs x makespan).
 // - percentiles interpolate linearly between the closest ranks (numpy's default, as the
 //   Tiresias figures are computed), so a median of an even count is the mean of the middle two.
+// - the time series: from the first submit to the last end, cut into steps of a round length
+//   (1 s .. 1 day, the shortest that gives at most 400 points): per step, the mean utilisation
+//   (GPUs held / cluster GPUs) and the mean number of jobs waiting (submitted, not rejected,
+//   not running, not ended; a preempted job waits again until its next start).
 // - per team: its share of all GPU time held, and its mean JCT, queueing and slowdown. Jain's
 //   fairness index (sum x)^2 / (n sum x^2) over the teams' mean slowdowns: 1 when every team
 //   waits the same relative to its jobs' length, 1/n when one team bears all the waiting.
@@ -41,6 +45,13 @@ struct TeamFigures {
   double avg_slowdown = 0;
 };
 
+struct TimeSeries {
+  double step_s = 0;
+  std::vector<double> t_s;          // each step's start, seconds from the first submit
+  std::vector<double> utilisation;  // mean over the step, 0..1
+  std::vector<double> queue;        // mean jobs waiting over the step
+};
+
 struct Summary {
   int jobs = 0;
   int finished = 0;
@@ -60,6 +71,7 @@ struct Summary {
   double jain_fairness = 1;
   std::int64_t decide_calls = 0;
   std::int64_t max_queue = 0;
+  TimeSeries series{};
 };
 
 Summary Summarize(const SimResult& result);
@@ -71,6 +83,19 @@ double JainIndex(const std::vector<double>& values);
 
 std::string FormatSummary(const Summary& summary);  // a table for people
 std::string SummaryJson(const Summary& summary);    // the same figures, JSON (one object)
+
+// Several policies on one trace (`--compare`): one row a policy, named.
+struct NamedSummary {
+  std::string policy;
+  Summary summary;
+};
+// A table: policy, utilisation, JCT avg / median / p95 / p99, queueing avg, slowdown avg,
+// preemptions, Jain's index.
+std::string FormatComparison(const std::vector<NamedSummary>& runs);
+// A JSON array of SummaryJson's objects, each with "policy" added.
+std::string ComparisonJson(const std::vector<NamedSummary>& runs);
+// A self-contained SVG: utilisation and jobs waiting over time, one line per run.
+std::string SeriesSvg(const std::vector<NamedSummary>& runs);
 // One line a job: id,team,user,gpus,submit_s,start_s,end_s,jct_s,queueing_s,preemptions,fate
 // (start/end/jct/queueing blank when it did not happen).
 std::string JobsCsv(const SimResult& result);

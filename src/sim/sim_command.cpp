@@ -1,7 +1,9 @@
 #include "sim/sim_command.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -55,14 +57,17 @@ Result<Trace> LoadJobs(const SimCommandOptions& o, const std::vector<Node>& node
   return ReadTrace(o.trace, format);
 }
 
-Result<SimOptions> LoadSimOptions(const SimCommandOptions& o) {
+// The options of one run: the policy file `policy` ("" = the stock policy) and the flags.
+Result<SimOptions> LoadSimOptions(const SimCommandOptions& o, const std::string& policy) {
   SimOptions options;
-  if (!o.policy.empty()) {
-    GF_ASSIGN_OR_RETURN(Config config, LoadConfig(o.policy));
+  if (!policy.empty()) {
+    GF_ASSIGN_OR_RETURN(Config config, LoadConfig(policy));
     options.policy = std::move(config.policy);
     options.team_of_user = std::move(config.team_of_user);
   }
-  if (!o.checkpoint_interval.empty()) {
+  if (o.checkpoint_interval == "0" || o.checkpoint_interval == "0s") {
+    options.checkpoint_interval = Millis(0);  // suspend and resume: nothing lost
+  } else if (!o.checkpoint_interval.empty()) {
     auto interval = ParseDuration(o.checkpoint_interval);
     if (!interval.ok()) {
       return InvalidArgument("--checkpoint-interval: " + interval.error().message);
@@ -73,14 +78,29 @@ Result<SimOptions> LoadSimOptions(const SimCommandOptions& o) {
   return options;
 }
 
-Status WriteFile(const std::string& path, const std::string& text) {
+Status WriteFile(const std::string& flag, const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
   if (!out) {
-    return IoError("--jobs-csv: cannot write " + path);
+    return IoError(flag + ": cannot write " + path);
   }
   return OkStatus();
+}
+
+// A policy's name in the comparison: its file name without directory and ".toml", or the whole
+// path when two files share a name; "stock" for no file.
+std::vector<std::string> PolicyNames(const std::vector<std::string>& files) {
+  std::vector<std::string> names;
+  for (const std::string& file : files) {
+    names.push_back(file.empty() ? "stock" : std::filesystem::path(file).stem().string());
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (std::count(names.begin(), names.end(), names[i]) > 1) {
+      names[i] = files[i];
+    }
+  }
+  return names;
 }
 
 }  // namespace
@@ -91,26 +111,51 @@ Status RunSim(const SimCommandOptions& o) {
         "--cluster: required; give NODESxGPUSxMODEL (e.g. 32x4xV100) or a "
         "machine-list .csv file");
   }
+  const bool comparing = !o.compare.empty();
+  if (comparing && !o.policy.empty()) {
+    return InvalidArgument("--policy: not with --compare; list every policy file after --compare");
+  }
+  if (comparing && !o.jobs_csv.empty()) {
+    return InvalidArgument(
+        "--jobs-csv: not with --compare; run the policy alone with --policy to get its jobs");
+  }
+  const std::vector<std::string> files =
+      comparing ? o.compare : std::vector<std::string>{o.policy};
+  std::vector<SimOptions> options;
+  for (const std::string& file : files) {  // every file checked before the first run
+    GF_ASSIGN_OR_RETURN(SimOptions one, LoadSimOptions(o, file));
+    options.push_back(std::move(one));
+  }
   GF_ASSIGN_OR_RETURN(const std::vector<Node> nodes, LoadCluster(o.cluster));
-  GF_ASSIGN_OR_RETURN(const SimOptions options, LoadSimOptions(o));
   GF_ASSIGN_OR_RETURN(const Trace trace, LoadJobs(o, nodes));
   if (trace.unknown_duration > 0) {
     std::cerr << "gpufleet sim: left out " << trace.unknown_duration
               << " jobs with no duration in the trace (they never ran in the source)\n";
   }
-  const auto began = std::chrono::steady_clock::now();
-  GF_ASSIGN_OR_RETURN(const SimResult result, Simulate(nodes, trace.jobs, options));
-  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - began;
-  const Summary summary = Summarize(result);
-  std::cout << (o.json ? SummaryJson(summary) : FormatSummary(summary));
-  if (!o.jobs_csv.empty()) {
-    GF_TRY(WriteFile(o.jobs_csv, JobsCsv(result)));
+  const std::vector<std::string> names = PolicyNames(files);
+  std::vector<NamedSummary> runs;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto began = std::chrono::steady_clock::now();
+    GF_ASSIGN_OR_RETURN(const SimResult result, Simulate(nodes, trace.jobs, options[i]));
+    const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - began;
+    runs.push_back(NamedSummary{.policy = names[i], .summary = Summarize(result)});
+    if (!o.jobs_csv.empty()) {
+      GF_TRY(WriteFile("--jobs-csv", o.jobs_csv, JobsCsv(result)));
+    }
+    char took[32];
+    std::snprintf(took, sizeof took, "%.2f", wall.count());
+    std::cerr << "gpufleet sim: " << (comparing ? names[i] + ": " : "") << trace.jobs.size()
+              << " jobs on " << result.total_gpus << " GPUs simulated in " << took << " s ("
+              << result.decide_calls << " scheduler passes)\n";
   }
-  char took[32];
-  std::snprintf(took, sizeof took, "%.2f", wall.count());
-  std::cerr << "gpufleet sim: " << trace.jobs.size() << " jobs on " << result.total_gpus
-            << " GPUs simulated in " << took << " s (" << result.decide_calls
-            << " scheduler passes)\n";
+  if (comparing) {
+    std::cout << (o.json ? ComparisonJson(runs) : FormatComparison(runs));
+  } else {
+    std::cout << (o.json ? SummaryJson(runs[0].summary) : FormatSummary(runs[0].summary));
+  }
+  if (!o.svg.empty()) {
+    GF_TRY(WriteFile("--svg", o.svg, SeriesSvg(runs)));
+  }
   return OkStatus();
 }
 
@@ -132,12 +177,17 @@ void AddSimCommand(CLI::App& app, int& exit_code) {
   sim->add_option("--policy", o->policy, "settings file (TOML) with the scheduling policy");
   sim->add_option("--checkpoint-interval",
                   o->checkpoint_interval,
-                  "preempted jobs keep their work up to their last checkpoint (e.g. 30m)");
+                  "preempted jobs keep their work up to their last checkpoint (e.g. 30m; 0: "
+                  "all of it)");
   sim->add_flag("--no-fair-share",
                 o->no_fair_share,
                 "give the scheduler no usage (order by class, then submit time)");
   sim->add_flag("--json", o->json, "print the summary as JSON");
   sim->add_option("--jobs-csv", o->jobs_csv, "write one line per job to this file");
+  sim->add_option("--compare",
+                  o->compare,
+                  "run each policy file on the same trace and cluster; print one table");
+  sim->add_option("--svg", o->svg, "draw utilisation and queue length over time to this SVG file");
   sim->callback([o, &exit_code] {
     const Status status = RunSim(*o);
     if (!status.ok()) {

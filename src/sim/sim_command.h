@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 
@@ -29,10 +30,14 @@ struct SimCommandOptions {
   bool no_fair_share = false;       // --no-fair-share
   bool json = false;                // --json
   std::string jobs_csv;             // --jobs-csv FILE
+  std::vector<std::string> compare{};  // --compare A.toml B.toml ...: one run per policy file
+  std::string svg{};                   // --svg FILE: utilisation and queue over time
 };
 
-// Runs one simulation and writes its outputs: the summary to stdout, the per-job CSV to its
-// file, a line with the wall time to stderr. Errors name the flag or file and the fix.
+// Runs one simulation (or, with --compare, one per policy file on the same trace and cluster)
+// and writes its outputs: the summary (or the comparison table) to stdout, the per-job CSV and
+// the SVG to their files, a line per run with the wall time to stderr. Errors name the flag or
+// file and the fix.
 Status RunSim(const SimCommandOptions& options);
 
 // Registers `sim`; its callback sets `exit_code` (0, or 1 after printing the error).

@@ -17,7 +17,7 @@ const std::string_view kJobColumns =
     "reason, pid, usage_samples, usage_mean_util_pct, usage_peak_util_pct, "
     "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
     "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms, "
-    "requeue, interactive, idle_reap";
+    "requeue, interactive, idle_reap, gang_job, gang_rank, gang_size";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
@@ -49,7 +49,8 @@ struct JobCol {
                        kCheckpointSignal = 27, kPreemptible = 28, kNodeLabels = 29,
                        kAfter = 30, kArrayJob = 31, kArrayIndex = 32, kArrayMaxRunning = 33,
                        kBudgetApproved = 34, kLastCheckpoint = 35, kRequeue = 36,
-                       kInteractive = 37, kIdleReap = 38;
+                       kInteractive = 37, kIdleReap = 38, kGangJob = 39, kGangRank = 40,
+                       kGangSize = 41;
 };
 
 // Column positions in kUsageColumns.
@@ -99,6 +100,24 @@ Result<T> FromRow(Result<T> parsed, const std::string& row) {
   return parsed;
 }
 
+// gang_job decides whether the job is a member of a multi-node job; rank and size must then be
+// set too. The request's node count is the gang's size.
+Result<std::optional<GangMember>> DecodeGang(const RowSource& row, const std::string& what) {
+  const std::optional<std::int64_t> gang_job = row.OptionalInt64(JobCol::kGangJob);
+  if (!gang_job.has_value()) {
+    return std::optional<GangMember>();
+  }
+  const std::optional<std::int64_t> rank = row.OptionalInt64(JobCol::kGangRank);
+  const std::optional<std::int64_t> size = row.OptionalInt64(JobCol::kGangSize);
+  if (!rank.has_value() || !size.has_value()) {
+    return Internal(what + ": gang_job is set but gang_rank or gang_size is NULL");
+  }
+  GangMember gang{.gang_job = JobId(*gang_job)};
+  GF_ASSIGN_OR_RETURN(gang.rank, Narrow<int>(*rank, what, "gang_rank"));
+  GF_ASSIGN_OR_RETURN(gang.size, Narrow<int>(*size, what, "gang_size"));
+  return std::optional<GangMember>(gang);
+}
+
 // array_job decides whether the job is an array task; its index must then be set too.
 Result<std::optional<ArrayTask>> DecodeArrayTask(const RowSource& row,
                                                  const std::string& what) {
@@ -118,8 +137,8 @@ Result<std::optional<ArrayTask>> DecodeArrayTask(const RowSource& row,
   return std::optional<ArrayTask>(task);
 }
 
-// Parameters ?31..?40 of kUpsertJobSql: what schema v4 added, v7's requeue and v8's
-// interactive and idle_reap.
+// Parameters ?31..?43 of kUpsertJobSql: what schema v4 added, v7's requeue, v8's
+// interactive and idle_reap, v9's gang.
 Status BindV4Fields(ParamSink& stmt, const Job& job) {
   const JobSpec& spec = job.spec;
   auto labels = EncodeLabels(spec.request.node_labels);
@@ -144,6 +163,15 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   stmt.BindInt64(38, spec.requeue ? 1 : 0);  // schema v7
   stmt.BindInt64(39, spec.interactive ? 1 : 0);  // schema v8
   stmt.BindInt64(40, spec.idle_reap ? 1 : 0);
+  if (spec.gang.has_value()) {  // schema v9
+    stmt.BindInt64(41, spec.gang->gang_job.value());
+    stmt.BindInt64(42, spec.gang->rank);
+    stmt.BindInt64(43, spec.gang->size);
+  } else {
+    for (int index = 41; index <= 43; ++index) {
+      stmt.BindNull(index);
+    }
+  }
   return OkStatus();
 }
 
@@ -170,6 +198,8 @@ Result<JobSpec> DecodeSpec(const RowSource& row, const std::string& what) {
   spec.requeue = row.Int64(JobCol::kRequeue) != 0;
   spec.interactive = row.Int64(JobCol::kInteractive) != 0;
   spec.idle_reap = row.Int64(JobCol::kIdleReap) != 0;
+  GF_ASSIGN_OR_RETURN(spec.gang, DecodeGang(row, what));
+  spec.request.nodes = spec.gang.has_value() ? spec.gang->size : 1;
   return spec;
 }
 

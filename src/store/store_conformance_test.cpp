@@ -1088,6 +1088,25 @@ TEST_P(StoreConformanceTest, JobInteractiveAndIdleReapRoundTrip) {
   EXPECT_FALSE(MustGet(*store_, 12).spec.idle_reap);
 }
 
+// --- Multi-node jobs (schema v9) ---
+
+TEST_P(StoreConformanceTest, GangMemberRoundTripsAndOthersReadBackAsOneNode) {
+  Job member = MinimalJob(21);
+  member.spec.gang = GangMember{.gang_job = JobId(20), .rank = 1, .size = 4};
+  member.spec.request.nodes = 4;
+  Job single = MinimalJob(22);
+  MustCommit({.jobs = {member, single}});
+  Reopen();
+  const Job got = MustGet(*store_, 21);
+  ASSERT_TRUE(got.spec.gang.has_value());
+  EXPECT_EQ(got.spec.gang->gang_job, JobId(20));
+  EXPECT_EQ(got.spec.gang->rank, 1);
+  EXPECT_EQ(got.spec.gang->size, 4);
+  EXPECT_EQ(got.spec.request.nodes, 4);
+  EXPECT_FALSE(MustGet(*store_, 22).spec.gang.has_value());
+  EXPECT_EQ(MustGet(*store_, 22).spec.request.nodes, 1);
+}
+
 Subscription SampleSubscription(std::string id) {
   return Subscription{.id = std::move(id),
                       .owner = "ana",

@@ -224,6 +224,8 @@ Job FullJob(std::int64_t id) {
   job.spec.requeue = false;  // not the default (schema v7)
   job.spec.interactive = true;  // nor these (schema v8)
   job.spec.idle_reap = false;
+  job.spec.gang = GangMember{.gang_job = JobId(id - 2), .rank = 2, .size = 3};  // schema v9
+  job.spec.request.nodes = 3;
   // Every field distinct and the mean not a short decimal, so a swapped or rounded column shows.
   job.usage = JobUsage{.samples = 14'400,
                        .mean_util_pct = 87.123456789012345,

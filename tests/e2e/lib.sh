@@ -101,8 +101,16 @@ start_server() {
     --heartbeat 1s --kill-grace 1 "$@" >>"$WORK/up.log" 2>&1 &
   UP_PID=$!
   wait_for "the server to answer" "$GPUFLEET" nodes
-  SERVER_URL=$(sed -n 's|.*API URL: *\(https*://[0-9.]*:[0-9]*\)/api/v1|\1|p' "$WORK/up.log")
-  [ -n "$SERVER_URL" ] || fail "no API URL in the server's banner"
+  SERVER_URL=$(banner_url)
+}
+
+# banner_url: the http(s)://HOST:PORT of the TCP listener that `gpufleet up` or `server` printed
+# in its banner ("API URL: ..."), for a server started with --port 0.
+banner_url() {
+  local url
+  url=$(sed -n 's|.*API URL: *\(https*://[0-9.]*:[0-9]*\)/api/v1|\1|p' "$WORK/up.log")
+  [ -n "$url" ] || fail "no API URL in the server's banner"
+  echo "$url"
 }
 
 # start_agent N TOKEN_FILE [NAME [ARGS...]]: an agent for node NAME (default eN) with 2 simulated

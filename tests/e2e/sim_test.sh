@@ -47,6 +47,35 @@ three=$(gf sim --synthetic 150 --seed 6 --cluster 2x8xA100 --json 2>/dev/null)
 [ "$(jq .jobs <<<"$one")" = 150 ] || fail "synthetic job count: $one"
 ok "synthetic: same seed same output"
 
+# --compare: one row per policy on one trace; --json an array; --svg one line per policy.
+# On one GPU: a runs 0-100; FIFO then runs b (50 s) 100-150 and c (10 s) 150-160: JCTs 100,
+# 140, 140. SJF runs c first, 100-110, then b 110-160: JCTs 100, 150, 90.
+cat >"$WORK/s.csv" <<'CSV'
+job_id,num_gpu,submit_time,iterations,model_name,duration,interval
+a,1,0,1,resnet50,100,0
+b,1,10,1,resnet50,50,0
+c,1,20,1,resnet50,10,0
+CSV
+printf '[scheduler]\norder = "sjf"\n' >"$WORK/sjf.toml"
+out=$(gf sim --trace "$WORK/s.csv" --cluster 1x1xV100 --compare "$WORK/fifo.toml" "$WORK/sjf.toml" \
+  --json --svg "$WORK/cmp.svg" 2>/dev/null)
+jq -e 'map(.policy) == ["fifo", "sjf"] and (.[0].jct_s.avg * 3 | round) == 380
+       and (.[1].jct_s.avg * 3 | round) == 340' <<<"$out" >/dev/null || fail "compare json: $out"
+# The series: 1 s steps over the 160 s; the GPU always busy; 1 job waiting at 15 s, 2 at 25 s.
+jq -e '.[0].series.step_s == 1 and (.[0].series.utilisation | length) == 160
+       and (.[0].series.utilisation | min) == 1 and .[0].series.queue[15] == 1
+       and .[0].series.queue[25] == 2' <<<"$out" >/dev/null || fail "series: $out"
+table=$(gf sim --trace "$WORK/s.csv" --cluster 1x1xV100 --compare "$WORK/fifo.toml" "$WORK/sjf.toml" 2>/dev/null)
+grep -qE '^fifo +100\.0 +127 ' <<<"$table" && grep -qE '^sjf +100\.0 +113 ' <<<"$table" ||
+  fail "compare table: $table"
+head -c 5 "$WORK/cmp.svg" | grep -q '<svg' || fail "svg: $(head -c 200 "$WORK/cmp.svg")"
+[ "$(grep -o '<polyline' "$WORK/cmp.svg" | wc -l)" = 4 ] || fail "svg: want 2 charts x 2 lines"
+grep -q '<title>sjf</title>' "$WORK/cmp.svg" || fail "svg lacks the sjf line"
+if command -v xmllint >/dev/null; then
+  xmllint --noout "$WORK/cmp.svg" || fail "svg is not well-formed XML"
+fi
+ok "--compare: one row per policy, JSON array with the time series, --svg"
+
 # Errors: the file, line and column; the flag; exit 1.
 printf 'job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,1,m,100,0\n1,2,-4,1,m,5,0\n' >"$WORK/bad.csv"
 expect_error() {
@@ -62,4 +91,8 @@ expect_error "cluster: '4xV100' is not NODESxGPUSxMODEL" --synthetic 3 --cluster
 expect_error "give either --trace FILE or --synthetic N" --cluster 1x2xV100
 expect_error "does not exist" --trace "$WORK/none.csv" --cluster 1x2xV100
 expect_error "format: 'x' is not a trace format" --trace "$WORK/t.csv" --format x --cluster 1x1xA
+expect_error "--policy: not with --compare" --trace "$WORK/s.csv" --cluster 1x1xV100 \
+  --policy "$WORK/fifo.toml" --compare "$WORK/sjf.toml"
+expect_error "[scheduler] order: 'lifo' is not an order" --trace "$WORK/s.csv" --cluster 1x1xV100 \
+  --compare "$WORK/fifo.toml" <(printf '[scheduler]\norder = "lifo"\n')
 ok "bad input: clear errors, exit 1"

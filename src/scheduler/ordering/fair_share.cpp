@@ -6,6 +6,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "scheduler/ordering/baseline.h"
+
 namespace gf {
 namespace {
 
@@ -109,6 +111,9 @@ Ordering FairShareOrdering(const Queue& queue,
                            const PolicyConfig& policy,
                            const Ledger& ledger) {
   const ClassTable& classes = ledger.Classes();
+  if (policy.ordering.order != QueueOrder::kPriority) {
+    return BaselineOrdering(queue, policy, classes);  // no fair share: the baselines' own key
+  }
   Ordering ordering;
   std::vector<ClassIndex>& job_class = ordering.job_class;
   job_class.reserve(queue.pending.size());

@@ -51,6 +51,9 @@ UserStanding UserStandingOf(const std::string& user,
                             const ClusterSnapshot& cluster,
                             const PolicyConfig& policy);
 
+// Under a baseline order (PolicyConfig::ordering other than priority) the order is
+// BaselineOrdering's instead (ordering/baseline.h).
+//
 // The queue's jobs in scheduling order, and each job's class (ClassTable::IndexOf of the
 // ledger's Classes(), by position in `queue.pending`), resolved in the same sweep over the
 // queue so that a pass looks each job's class up once. The pointers point into

@@ -710,6 +710,97 @@ void GpuPool::Reserve(const PoolReservation& reservation, int waiter, std::int64
   Recount(reservation.fit.node);
 }
 
+std::optional<std::vector<PoolFit>> GpuPool::FindGangFit(Shape shape,
+                                                         int count,
+                                                         std::int64_t end_ms) const {
+  if (shape.model == kNoSuchModel || count <= 0) {
+    return std::nullopt;
+  }
+  std::vector<std::pair<int, int>> candidates;  // (free GPUs left, node): best fit first
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    if (GivesGang(static_cast<int>(n), shape, end_ms)) {
+      candidates.emplace_back(nodes_[n].free_total - shape.gpus, static_cast<int>(n));
+    }
+  }
+  if (static_cast<int>(candidates.size()) < count) {
+    return std::nullopt;
+  }
+  const auto last = candidates.begin() + count;
+  std::partial_sort(candidates.begin(), last, candidates.end());
+  std::vector<PoolFit> fits;
+  fits.reserve(static_cast<std::size_t>(count));
+  for (auto it = candidates.begin(); it != last; ++it) {
+    fits.push_back(shape.gpus == 0 ? PoolFit{.node = it->second, .gpus = {}}
+                                   : PickGpus(it->second, shape, end_ms));
+  }
+  return fits;
+}
+
+std::optional<std::vector<PoolReservation>> GpuPool::EarliestGangStart(Shape shape,
+                                                                        int count) const {
+  if (shape.model == kNoSuchModel || shape.gpus <= 0 || count <= 0) {
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::int64_t, int>> times;  // scratch for NodeStart
+  std::vector<std::pair<std::int64_t, int>> starts;  // (start, node)
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const std::int64_t start = NodeStart(static_cast<int>(n), shape, times);
+    if (start != kNever) {
+      starts.emplace_back(start, static_cast<int>(n));
+    }
+  }
+  if (static_cast<int>(starts.size()) < count) {
+    return std::nullopt;
+  }
+  const auto last = starts.begin() + count;
+  std::partial_sort(starts.begin(), last, starts.end());
+  const std::int64_t start_ms = std::prev(last)->first;  // when the last of them is ready
+  std::vector<PoolReservation> reservations;
+  reservations.reserve(static_cast<std::size_t>(count));
+  for (auto it = starts.begin(); it != last; ++it) {
+    NodeStart(it->second, shape, times);
+    std::sort(times.begin(), times.end());
+    PoolReservation reservation{.fit = PoolFit{.node = it->second, .gpus = {}},
+                                .start_ms = start_ms};
+    for (int i = 0; i < shape.gpus; ++i) {
+      reservation.fit.gpus.push_back(times[static_cast<std::size_t>(i)].second);
+    }
+    std::sort(reservation.fit.gpus.begin(), reservation.fit.gpus.end());
+    reservations.push_back(std::move(reservation));
+  }
+  return reservations;
+}
+
+bool GpuPool::GivesGang(int n, Shape shape, std::int64_t end_ms) const {
+  return Allows(n, shape) &&
+         (shape.gpus == 0 ||
+          CountGivable(nodes_[static_cast<std::size_t>(n)], shape.model, end_ms) >= shape.gpus);
+}
+
+int GpuPool::NodesWithGivable(Shape shape, std::int64_t end_ms) const {
+  if (shape.model == kNoSuchModel) {
+    return 0;
+  }
+  int count = 0;
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    count += GivesGang(static_cast<int>(n), shape, end_ms) ? 1 : 0;
+  }
+  return count;
+}
+
+int GpuPool::NodesWithUsable(Shape shape) const {
+  if (shape.model == kNoSuchModel) {
+    return 0;
+  }
+  int count = 0;
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    count += Allows(static_cast<int>(n), shape) && Usable(nodes_[n], shape.model) >= shape.gpus
+                 ? 1
+                 : 0;
+  }
+  return count;
+}
+
 int GpuPool::LargestUsable(Shape shape) const {
   if (shape.model == kNoSuchModel) {
     return 0;

@@ -187,6 +187,22 @@ class GpuPool {
   // Reserves `reservation` for `waiter`; its GPUs are then expected busy until `until_ms`.
   void Reserve(const PoolReservation& reservation, int waiter, std::int64_t until_ms);
 
+  // Multi-node (gang) jobs: `count` members of `shape` each on a node of its own. Rare, so
+  // these scan the nodes rather than keep an index.
+  // The `count` best nodes for a job ending at `end_ms` (as FindFit: each left with the fewest
+  // free GPUs, ties by name), each with the GPUs PickGpus chooses there, in that order;
+  // nullopt when fewer than `count` nodes can give shape.gpus GPUs now.
+  std::optional<std::vector<PoolFit>> FindGangFit(Shape shape, int count, std::int64_t end_ms) const;
+  // The earliest time `count` nodes can each give shape.gpus GPUs (the latest of the `count`
+  // earliest node starts, as EarliestStart sees each node) and the GPUs, one reservation per
+  // node, all from that time; nullopt when fewer than `count` nodes can say.
+  std::optional<std::vector<PoolReservation>> EarliestGangStart(Shape shape, int count) const;
+  // How many up nodes (that the shape's constraint allows) have at least shape.gpus usable
+  // GPUs of its model: whether a gang could ever start.
+  int NodesWithUsable(Shape shape) const;
+  // How many of them could give shape.gpus GPUs now to a job ending at `end_ms`.
+  int NodesWithGivable(Shape shape, std::int64_t end_ms) const;
+
   // For reasons. LargestUsable: most usable matching GPUs on one up node (that the shape's
   // constraint allows).
   int LargestUsable(Shape shape) const;
@@ -247,6 +263,8 @@ class GpuPool {
                          std::vector<std::pair<std::int64_t, int>>& times) const;
   void ConsiderReservedNodes(Shape shape, std::int64_t end_ms, int& best, int& best_left) const;
   std::optional<PoolFit> FindConstrainedFit(Shape shape, std::int64_t end_ms) const;
+  // Whether node `n` may take one member of a gang of `shape` ending at `end_ms` now.
+  bool GivesGang(int n, Shape shape, std::int64_t end_ms) const;
   // The GPUs a job of `shape` ending at `end_ms` gets on node `n` (which has enough of them).
   PoolFit PickGpus(int n, Shape shape, std::int64_t end_ms) const;
   void SetTopology(int n, const NodeSnapshot& snapshot);

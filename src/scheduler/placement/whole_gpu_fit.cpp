@@ -210,6 +210,14 @@ int LargestUsable(const Capacity& capacity, const JobRequest& request) {
   return largest;
 }
 
+int NodesWithUsable(const Capacity& capacity, const JobRequest& request) {
+  return static_cast<int>(
+      std::count_if(capacity.nodes.begin(), capacity.nodes.end(), [&](const CandidateNode& node) {
+        return HasLabels(node.labels, request.node_labels) &&
+               CountMatching(node, request).usable >= request.gpus;
+      }));
+}
+
 std::string UsableModels(const Capacity& capacity) {
   std::set<std::string> models;
   for (const CandidateNode& node : capacity.nodes) {
@@ -289,8 +297,10 @@ std::string DescribeNoFit(const JobRequest& request, const NoFitFacts& facts) {
 }
 
 std::string DescribeRequest(const JobRequest& request) {
+  const std::string nodes =
+      request.nodes > 1 ? " on each of " + std::to_string(request.nodes) + " nodes" : "";
   if (request.gpus == 0) {
-    return "no GPU";
+    return "no GPU" + nodes;
   }
   std::string text = std::to_string(request.gpus) + (request.gpus == 1 ? " GPU" : " GPUs");
   if (request.gpu_type.has_value() && !request.gpu_type->empty()) {
@@ -299,7 +309,7 @@ std::string DescribeRequest(const JobRequest& request) {
   if (!request.node_labels.empty()) {
     text += " with " + LabelWord(request.node_labels) + " " + FormatLabels(request.node_labels);
   }
-  return text;
+  return text + nodes;
 }
 
 }  // namespace gf

@@ -97,6 +97,9 @@ std::set<GpuUuid> CouldEverUse(const Capacity& capacity, const JobRequest& reque
 
 // The most GPUs matching `request` that one node has usable, free or not.
 int LargestUsable(const Capacity& capacity, const JobRequest& request);
+// How many nodes have at least request.gpus usable GPUs matching it (its labels too): the
+// nodes a member of a multi-node job could ever run on.
+int NodesWithUsable(const Capacity& capacity, const JobRequest& request);
 
 // "A100-40GB, H100-80GB": the distinct models of the usable GPUs, sorted; "" when none.
 std::string UsableModels(const Capacity& capacity);
@@ -127,8 +130,8 @@ std::string DescribeNoFit(const JobRequest& request, const NoFitFacts& facts);
 //   largest up node has 8 usable", "needs GPUs of type V100; no up node has one (up: H100-80GB)".
 std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request);
 
-// "4 GPUs", "1 GPU of type H100-80GB", "2 GPUs with label rack=a", "no GPU": how reasons name
-// a request.
+// "4 GPUs", "1 GPU of type H100-80GB", "2 GPUs with label rack=a", "no GPU", "8 GPUs on each
+// of 2 nodes": how reasons name a request.
 std::string DescribeRequest(const JobRequest& request);
 
 }  // namespace gf

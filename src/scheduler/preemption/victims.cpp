@@ -4,6 +4,8 @@
 #include <climits>
 #include <tuple>
 
+#include "scheduler/ordering/baseline.h"
+
 namespace gf {
 namespace {
 
@@ -35,7 +37,8 @@ using NodeCost = VictimCache::NodeCost;
 
 // One running job on a node that could make room, in the order victims are taken.
 struct Option {
-  std::tuple<bool, bool, int, std::int64_t, JobId> key;  // stopping first, borrowed first, ...
+  // stopping first, borrowed first, lowest class, last in the order, least lost, id
+  std::tuple<bool, bool, int, std::int64_t, std::int64_t, JobId> key;
   int running = 0;
   int matching = 0;  // its GPUs of the preemptor's model
 };
@@ -76,8 +79,12 @@ int SortedOptions(const GpuPool& pool,
     }
     if (matching > 0) {
       options.push_back(Option{
-          .key =
-              {!job.stopping, !job.preemptible, -Tier(preemptor, r), LostMillis(job, now), job.id},
+          .key = {!job.stopping,
+                  !job.preemptible,
+                  -Tier(preemptor, r),
+                  -RunningRank(job, policy, now),
+                  LostMillis(job, now),
+                  job.id},
           .running = r,
           .matching = matching});
     }
@@ -182,7 +189,8 @@ Preemptor MakePreemptor(Shape shape,
                    .cls = cls,
                    .team = std::move(team),
                    .guarantee_right = guarantee_right,
-                   .ignore_min_run_time = false};
+                   .ignore_min_run_time = false,
+                   .rank = 0};
 }
 
 PreemptionRight RightToPreempt(const GpuPool& pool,
@@ -203,12 +211,24 @@ PreemptionRight RightToPreempt(const GpuPool& pool,
   if (preemptor.guarantee_right && victim.preemptible && victim.team != preemptor.team) {
     return PreemptionRight::kGuarantee;
   }
+  const ClassTable& classes = *preemptor.classes;
+  if (OrderPreempts(policy) && classes.Tier(preemptor.cls) == classes.Tier(classes.OfRunning(r)) &&
+      preemptor.rank < RunningRank(victim, policy, now)) {
+    return PreemptionRight::kOrder;
+  }
   return PreemptionRight::kNone;
 }
 
 std::string PreemptionCause(PreemptionRight right,
                             const RunningJob& victim,
-                            const Preemptor& preemptor) {
+                            const Preemptor& preemptor,
+                            const PolicyConfig& policy,
+                            Time now) {
+  if (right == PreemptionRight::kOrder) {
+    return std::string(ToString(policy.ordering.order)) + ": " +
+           DescribeRank(preemptor.rank, policy) + " against " +
+           DescribeRank(RunningRank(victim, policy, now), policy);
+  }
   if (right == PreemptionRight::kHigherClass) {
     return preemptor.classes->Policy(preemptor.cls).name + " priority beats " +
            ToString(victim.priority);
@@ -225,7 +245,8 @@ VictimCache::Kind& VictimCache::For(const Preemptor& preemptor, std::size_t node
       preemptor.cls,
       preemptor.guarantee_right,
       preemptor.guarantee_right ? preemptor.team : std::string(),  // the team matters only then
-      preemptor.ignore_min_run_time}];
+      preemptor.ignore_min_run_time,
+      preemptor.rank}];
   kind.nodes.resize(nodes);
   return kind;
 }

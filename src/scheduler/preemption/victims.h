@@ -4,8 +4,10 @@
 // Assumptions:
 // - A waiting job may preempt a running job when (a) its class lists the running job's class
 //   in `preempts`, or (b) its team is within its guarantee (Ledger: guarantee_right) and the
-//   running job is borrowed (RunningJob::preemptible) by another team. A running job whose
-//   class the config no longer lists can be preempted only by (b) (ClassTable).
+//   running job is borrowed (RunningJob::preemptible) by another team, or (c) the order is
+//   preemptive (srtf, las: ordering/baseline.h) and the running job, of the same class tier,
+//   ranks after it (more work left, a later 2D-LAS queue). A running job whose class the
+//   config no longer lists can be preempted only by (b) (ClassTable).
 // - Never a job that has run less than PreemptionPolicy::min_run_time, nor one whose GPUs an
 //   earlier waiting job has claimed or reserved (taking them would jump that job).
 // - A job already stopping (RunningJob::stopping) frees its GPUs at no further cost: waiting
@@ -14,7 +16,8 @@
 //
 // Algorithm: on every up node with enough matching GPUs, take the node's open matching GPUs,
 // then add victims in the order that loses the least (stopping first, then borrowed before
-// guaranteed, lowest class first, least run time since start or last checkpoint, job id)
+// guaranteed, lowest class first, the last in a baseline order's rank first (0 under the
+// priority order), least run time since start or last checkpoint, job id)
 // until the job fits. Among the nodes where it fits, choose the fewest guaranteed (not
 // borrowed) victims, then the node whose highest-class victim is of the lowest class, then
 // the least lost GPU-seconds, then the fewest victims, then the name.
@@ -46,6 +49,8 @@ struct Preemptor {
   // Plan for later (a job that waits for its victims' minimum run time): victims that have
   // not yet run PreemptionPolicy::min_run_time count as if they had.
   bool ignore_min_run_time = false;
+  // Its rank under a preemptive baseline order (ordering/baseline.h QueuedRank); 0 otherwise.
+  std::int64_t rank = 0;
 };
 
 Preemptor MakePreemptor(
@@ -57,7 +62,7 @@ struct VictimChoice {
   std::vector<int> stopping;  // running jobs already stopping that it waits for
 };
 
-enum class PreemptionRight { kNone, kHigherClass, kGuarantee };
+enum class PreemptionRight { kNone, kHigherClass, kGuarantee, kOrder };
 
 // Whether running job `r` may be preempted by `preemptor`, and on which grounds (rules above,
 // min run time, claims). Cheap: no strings (it runs for every candidate of every preemptor).
@@ -69,13 +74,16 @@ PreemptionRight RightToPreempt(const GpuPool& pool,
                                Time now);
 
 // The cause recorded with a preemption: "high priority beats low", "team ml is within its
-// guarantee and job 7 ran on borrowed GPUs". Requires right != kNone.
+// guarantee and job 7 ran on borrowed GPUs", "srtf: 10m left against 2h left". Requires
+// right != kNone.
 std::string PreemptionCause(PreemptionRight right,
                             const RunningJob& victim,
-                            const Preemptor& preemptor);
+                            const Preemptor& preemptor,
+                            const PolicyConfig& policy,
+                            Time now);
 
 // What earlier victim searches of one pass found on each node, for preemptors alike (same
-// model, constraint, class, guarantee right and team, minimum-run-time rule; any GPU count): a
+// model, constraint, class, guarantee right and team, minimum-run-time rule, rank; any GPU count): a
 // node is weighed again only once it changed (GpuPool::NodeVersion). Up to 100 preemptors a
 // pass each weigh every node with running jobs; between two of them only the nodes the first
 // one claimed change. What a node offers does not depend on how many GPUs the preemptor asks
@@ -108,7 +116,7 @@ class VictimCache {
   Kind& For(const Preemptor& preemptor, std::size_t nodes);
 
  private:
-  using Key = std::tuple<int, int, ClassIndex, bool, std::string, bool>;
+  using Key = std::tuple<int, int, ClassIndex, bool, std::string, bool, std::int64_t>;
   std::map<Key, Kind> by_preemptor_;
 };
 

@@ -196,10 +196,28 @@ TEST_F(VictimsTest, CausesSayWhy) {
   const ClassTable classes(policy_);
   const Preemptor preemptor =
       MakePreemptor(Shape{}, classes, classes.IndexOf(PriorityClass::kHigh), "ml", true);
-  EXPECT_EQ(PreemptionCause(PreemptionRight::kHigherClass, victim, preemptor),
+  EXPECT_EQ(PreemptionCause(PreemptionRight::kHigherClass, victim, preemptor, policy_, kNow),
             "high priority beats low");
-  EXPECT_EQ(PreemptionCause(PreemptionRight::kGuarantee, victim, preemptor),
+  EXPECT_EQ(PreemptionCause(PreemptionRight::kGuarantee, victim, preemptor, policy_, kNow),
             "team ml is within its guarantee and job 7 ran on borrowed GPUs");
+}
+
+// Under srtf and las the ranks say why: work left, or the 2D-LAS queue.
+TEST_F(VictimsTest, OrderCausesGiveRanks) {
+  RunningJob victim = Running(7, "a", {0, 1}, PriorityClass::kNormal, minutes(60));
+  victim.expected_duration = std::chrono::hours(3);
+  const ClassTable classes(policy_);
+  Preemptor preemptor =
+      MakePreemptor(Shape{}, classes, classes.IndexOf(PriorityClass::kNormal), "ml", false);
+  preemptor.rank = Millis(minutes(10)).count();
+  policy_.ordering.order = QueueOrder::kSrtf;
+  EXPECT_EQ(PreemptionCause(PreemptionRight::kOrder, victim, preemptor, policy_, kNow),
+            "srtf: 10m left against 2h left");
+  // 2 GPUs for an hour: 7,200 GPU-seconds, queue 2 with the default thresholds 3250, 7200.
+  policy_.ordering.order = QueueOrder::kLas;
+  preemptor.rank = 0;
+  EXPECT_EQ(PreemptionCause(PreemptionRight::kOrder, victim, preemptor, policy_, kNow),
+            "las: queue 0 against queue 2");
 }
 
 }  // namespace

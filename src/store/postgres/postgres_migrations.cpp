@@ -188,8 +188,15 @@ CREATE TABLE subscriptions (
 );
 )sql";
 
+// Version 9: multi-node jobs (see sqlite/migrations.cpp).
+constexpr std::string_view kSchemaV9 = R"sql(
+ALTER TABLE jobs ADD COLUMN gang_job BIGINT CHECK (gang_job > 0);
+ALTER TABLE jobs ADD COLUMN gang_rank INTEGER CHECK (gang_rank >= 0);
+ALTER TABLE jobs ADD COLUMN gang_size INTEGER CHECK (gang_size > 1);
+)sql";
+
 // Versions and descriptions as in sqlite/migrations.cpp.
-constexpr std::array<Migration, 8> kMigrations = {{
+constexpr std::array<Migration, 9> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
@@ -198,6 +205,7 @@ constexpr std::array<Migration, 8> kMigrations = {{
     {6, "controller lease", kSchemaV6},
     {7, "job requeue", kSchemaV7},
     {8, "job interactive, idle reap; notification subscriptions", kSchemaV8},
+    {9, "multi-node jobs", kSchemaV9},
 }};
 
 // The advisory lock that orders migrations: a constant class ('gflt') and the schema's hash,

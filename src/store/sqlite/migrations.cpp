@@ -219,7 +219,15 @@ CREATE TABLE subscriptions (
 );
 )sql";
 
-constexpr std::array<Migration, 8> kMigrations = {{
+// Version 9 (issue #4): multi-node jobs. Each member of a gang is a job with its gang's id
+// (rank 0's), its rank and the gang's size; NULL for every other job (and every older one).
+constexpr std::string_view kSchemaV9 = R"sql(
+ALTER TABLE jobs ADD COLUMN gang_job INTEGER CHECK (gang_job > 0);
+ALTER TABLE jobs ADD COLUMN gang_rank INTEGER CHECK (gang_rank >= 0);
+ALTER TABLE jobs ADD COLUMN gang_size INTEGER CHECK (gang_size > 1);
+)sql";
+
+constexpr std::array<Migration, 9> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
@@ -228,6 +236,7 @@ constexpr std::array<Migration, 8> kMigrations = {{
     {6, "controller lease", kSchemaV6},
     {7, "job requeue", kSchemaV7},
     {8, "job interactive, idle reap; notification subscriptions", kSchemaV8},
+    {9, "multi-node jobs", kSchemaV9},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

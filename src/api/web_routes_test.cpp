@@ -1,0 +1,136 @@
+// The dashboard's routes: its embedded files at / (web_assets.h) and the GPU history it charts
+// (GET /api/v1/gpus/{uuid}/series), through the Router. The pages themselves are tested in a
+// real browser (tests/browser).
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "api/fake_cluster_service.h"
+#include "api/routes.h"
+#include "api/web_assets.h"
+#include "monitor/telemetry.h"
+
+namespace gf {
+namespace {
+
+using testing::FakeClusterService;
+
+HttpResponse Get(const Router& router, const std::string& target) {
+  return router.Handle(Caller{}, HttpRequest{"GET", target, {}, ""});
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST(WebAssetsTest, EveryFileIsServedToAnyoneWithItsTypeAndSafetyHeaders) {
+  FakeClusterService fake;
+  const Router router(fake);
+  ASSERT_FALSE(WebAssets().empty());
+  for (const WebAsset& asset : WebAssets()) {
+    const HttpResponse r = Get(router, std::string(asset.path));  // anonymous, as over TCP
+    ASSERT_EQ(r.status, 200) << asset.path;
+    EXPECT_EQ(r.Header("Content-Type"), std::string(asset.content_type)) << asset.path;
+    EXPECT_EQ(r.body, asset.body) << asset.path;
+    EXPECT_EQ(r.Header("X-Content-Type-Options"), "nosniff") << asset.path;
+    const std::string csp = r.Header("Content-Security-Policy").value_or("");
+    EXPECT_TRUE(Contains(csp, "script-src 'self';")) << csp;
+    EXPECT_FALSE(Contains(csp, "unsafe")) << csp;
+    EXPECT_TRUE(Contains(csp, "frame-ancestors 'none'")) << csp;
+  }
+  EXPECT_FALSE(fake.LastCaller().has_value());  // no service call: the files hold no data
+}
+
+TEST(WebAssetsTest, TheIndexIsHtmlWithoutInlineScript) {
+  FakeClusterService fake;
+  const Router router(fake);
+  const HttpResponse r = Get(router, "/?from=bookmark");  // a query does not change the file
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_TRUE(Contains(r.body, "<!doctype html>"));
+  // The CSP allows no inline script: every <script> must name its file.
+  for (std::size_t at = r.body.find("<script"); at != std::string::npos;
+       at = r.body.find("<script", at + 1)) {
+    EXPECT_TRUE(r.body.compare(at, 12, "<script src=") == 0) << r.body.substr(at, 40);
+  }
+}
+
+TEST(WebAssetsTest, OtherMethodsAndPathsGoToTheApi) {
+  FakeClusterService fake;
+  const Router router(fake);
+  const HttpResponse post = router.Handle(Caller{}, HttpRequest{"POST", "/", {}, ""});
+  EXPECT_EQ(post.status, 404) << post.body;
+  EXPECT_EQ(post.Header("Content-Type"), "application/json");
+  EXPECT_EQ(Get(router, "/nothing.js").status, 404);
+  EXPECT_EQ(Get(router, "/api/v1/health").Header("Content-Type"), "application/json");
+}
+
+// One GPU with readings at t0, t0+1 s, t0+2 s: 10, 20, 30 % busy.
+constexpr std::int64_t kT0 = 1'700'000'000'000;
+void FeedTelemetry(Telemetry& telemetry) {
+  Node node;
+  node.name = NodeId("node-a");
+  Gpu gpu;
+  gpu.index = 0;
+  gpu.uuid = GpuUuid("GPU-0");
+  gpu.model = "H100-80GB";
+  gpu.memory_mib = 81'559;
+  node.gpus.push_back(gpu);
+  telemetry.SetInventory(node);
+  for (std::int64_t i = 0; i < 3; ++i) {
+    GpuSample s;
+    s.uuid = gpu.uuid;
+    s.time = FromUnixMillis(kT0 + 1000 * i);
+    s.memory_total_mib = gpu.memory_mib;
+    s.memory_used_mib = 1000 * (i + 1);
+    s.util_gpu_pct = static_cast<int>(10 * (i + 1));
+    (void)telemetry.Ingest(node.name, {s});
+  }
+}
+
+TEST(GpuSeriesRouteTest, AnswersTheRingsPointsInTheAskedWindow) {
+  FakeClusterService fake;
+  Telemetry telemetry;
+  FeedTelemetry(telemetry);
+  const Router router(fake, &telemetry);
+  HttpResponse r = Get(router, "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct&from_ms=" +
+                                   std::to_string(kT0 + 1000));
+  ASSERT_EQ(r.status, 200) << r.body;
+  nlohmann::json body = nlohmann::json::parse(r.body);
+  EXPECT_EQ(body["uuid"], "GPU-0");
+  EXPECT_EQ(body["metric"], "util_gpu_pct");
+  EXPECT_EQ(body["resolution"], "fine");
+  EXPECT_EQ(body["points"], nlohmann::json::parse("[[" + std::to_string(kT0 + 1000) + ",20.0],[" +
+                                                  std::to_string(kT0 + 2000) + ",30.0]]"));
+  r = Get(router, "/api/v1/gpus/GPU-0/series?metric=memory_used_mib&to_ms=" +
+                      std::to_string(kT0 + 1000));
+  ASSERT_EQ(r.status, 200) << r.body;
+  body = nlohmann::json::parse(r.body);
+  EXPECT_EQ(body["points"], nlohmann::json::parse("[[" + std::to_string(kT0) + ",1000.0]]"));
+}
+
+TEST(GpuSeriesRouteTest, RefusesWhatItCannotAnswerNamingTheField) {
+  FakeClusterService fake;
+  Telemetry telemetry;
+  FeedTelemetry(telemetry);
+  const Router router(fake, &telemetry);
+  HttpResponse r = Get(router, "/api/v1/gpus/GPU-0/series");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(Contains(r.body, "metric: must be util_gpu_pct")) << r.body;
+  r = Get(router, "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct&resolution=daily");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(Contains(r.body, "resolution: must be fine or coarse")) << r.body;
+  r = Get(router, "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct&from_ms=yesterday");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(Contains(r.body, "from_ms")) << r.body;
+  r = Get(router, "/api/v1/gpus/GPU-9/series?metric=util_gpu_pct");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_TRUE(Contains(r.body, "gpu GPU-9 not found")) << r.body;
+  const Router without(fake);
+  r = Get(without, "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct");
+  EXPECT_EQ(r.status, 503) << r.body;
+}
+
+}  // namespace
+}  // namespace gf

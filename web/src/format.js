@@ -1,0 +1,42 @@
+// Formatting of API values for display. Every function takes null for "unknown" and shows '–'.
+export const dash = '–';
+
+export function pct(v, digits = 0) {
+  return v == null ? dash : `${Number(v).toFixed(digits)} %`;
+}
+
+export function num(v, digits = 1) {
+  return v == null ? dash : Number(v).toFixed(digits);
+}
+
+export function mib(v) {
+  if (v == null) return dash;
+  return v >= 1024 ? `${(v / 1024).toFixed(1)} GiB` : `${v} MiB`;
+}
+
+export function time(ms) {
+  return ms == null ? dash : new Date(ms).toLocaleString();
+}
+
+export function duration(seconds) {
+  if (seconds == null) return dash;
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  const h = Math.floor(s / 3600);
+  return h < 48 ? `${h} h ${Math.floor((s % 3600) / 60)} min` : `${Math.floor(h / 24)} d ${h % 24} h`;
+}
+
+// "in 5 min" / "5 min ago" relative to now.
+export function relative(ms) {
+  if (ms == null) return dash;
+  const d = (ms - Date.now()) / 1000;
+  return d >= 0 ? `in ${duration(d)}` : `${duration(-d)} ago`;
+}
+
+export function money(energy) {
+  if (!energy || energy.cost == null) return dash;
+  return `${energy.cost.toFixed(2)} ${energy.currency || ''}`.trim();
+}
+
+export const kFinished = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT']);

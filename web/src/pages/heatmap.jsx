@@ -1,0 +1,104 @@
+// GPU heat map: one cell per GPU, grouped by node, coloured by the chosen reading (utilisation,
+// memory used, temperature) from the live gpus stream. Hovering a cell shows its owner and job
+// (a title tooltip); a cell held by a job links to that job's page.
+import { useState } from 'preact/hooks';
+import { useLive } from '../live.js';
+import { dash, mib, pct } from '../format.js';
+import { ErrorNote, Loading } from './common.jsx';
+
+const kMetrics = {
+  util: { label: 'Utilisation', value: (s) => s.util_gpu_pct, max: () => 100, unit: '%' },
+  memory: {
+    label: 'Memory used',
+    value: (s) => (s.memory_used_mib == null || !s.memory_total_mib ? null
+      : (100 * s.memory_used_mib) / s.memory_total_mib),
+    max: () => 100, unit: '%',
+  },
+  temperature: { label: 'Temperature', value: (s) => s.temperature_c, max: () => 90, unit: '°C' },
+};
+
+// 0 → cool blue, 1 → hot red, through green and yellow (hue 220 → 0).
+function heat(fraction) {
+  const f = Math.max(0, Math.min(1, fraction));
+  return `hsl(${Math.round(220 - 220 * f)}, 70%, ${Math.round(42 + 8 * f)}%)`;
+}
+
+function tooltip(gpu) {
+  const s = gpu.sample || {};
+  const lines = [
+    `${gpu.node} / GPU ${gpu.index}: ${gpu.model}`,
+    `utilisation ${pct(s.util_gpu_pct)}, memory ${mib(s.memory_used_mib)} of ${mib(s.memory_total_mib ?? gpu.memory_mib)}`,
+    `temperature ${s.temperature_c == null ? dash : s.temperature_c + ' °C'}`,
+    gpu.job != null ? `job ${gpu.job}, owner ${gpu.user}${gpu.team ? ' (team ' + gpu.team + ')' : ''}` : 'free',
+  ];
+  if (gpu.health !== 'ok') lines.push(`health ${gpu.health}: ${gpu.health_cause}`);
+  if (gpu.conditions.length > 0) lines.push(`conditions: ${gpu.conditions.join(', ')}`);
+  return lines.join('\n');
+}
+
+function Cell({ gpu, metric }) {
+  const s = gpu.sample;
+  const m = kMetrics[metric];
+  const v = s && !s.lost ? m.value(s) : null;
+  const style = { background: v == null ? '' : heat(v / m.max()) };
+  const body = (
+    <>
+      <span class="cell-index">{gpu.index}</span>
+      <span class="cell-value">{v == null ? dash : `${Math.round(v)} ${m.unit}`}</span>
+      <span class="cell-owner">{gpu.job != null ? `${gpu.user} · ${gpu.job}` : 'free'}</span>
+    </>
+  );
+  const cls = `cell health-${gpu.health}${v == null ? ' unknown' : ''}`;
+  return gpu.job != null
+    ? <a class={cls} style={style} title={tooltip(gpu)} href={`#/jobs/${gpu.job}`} data-uuid={gpu.uuid}>{body}</a>
+    : <div class={cls} style={style} title={tooltip(gpu)} data-uuid={gpu.uuid}>{body}</div>;
+}
+
+export function HeatMap() {
+  const live = useLive(['gpus', 'nodes']);
+  const [metric, setMetric] = useState('util');
+  if (live.errors.gpus && !live.gpus) return <ErrorNote error={live.errors.gpus} />;
+  if (!live.gpus) return <Loading what="GPUs" />;
+  const nodes = new Map();
+  for (const node of live.nodes || []) nodes.set(node.name, { node, gpus: [] });
+  for (const gpu of live.gpus) {
+    if (!nodes.has(gpu.node)) nodes.set(gpu.node, { node: null, gpus: [] });
+    nodes.get(gpu.node).gpus.push(gpu);
+  }
+  const held = live.gpus.filter((g) => g.job != null).length;
+  return (
+    <section>
+      <h1>GPUs</h1>
+      <p class="summary">
+        {live.gpus.length} GPUs on {nodes.size} nodes, {held} held by jobs.
+        {' '}Live: updated each time a reading changes.
+      </p>
+      <div class="toolbar" role="radiogroup" aria-label="colour by">
+        {Object.entries(kMetrics).map(([key, m]) => (
+          <label key={key}>
+            <input type="radio" name="metric" checked={metric === key} onChange={() => setMetric(key)} />
+            {m.label}
+          </label>
+        ))}
+      </div>
+      {[...nodes.values()].map(({ node, gpus }) => (
+        <div class="node" key={node ? node.name : gpus[0].node}>
+          <h2>
+            {node ? node.name : gpus[0].node}
+            {node && <span class={`badge state-${node.state}`}>{node.state}</span>}
+            {node && node.state_reason && <span class="muted"> {node.state_reason}</span>}
+          </h2>
+          <div class="grid">
+            {gpus.map((gpu) => <Cell key={gpu.uuid} gpu={gpu} metric={metric} />)}
+          </div>
+        </div>
+      ))}
+      <p class="legend">
+        <span class="swatch" style={{ background: heat(0) }} /> low
+        <span class="swatch" style={{ background: heat(0.5) }} /> mid
+        <span class="swatch" style={{ background: heat(1) }} /> high
+        <span class="swatch unknown" /> no reading
+      </p>
+    </section>
+  );
+}
