@@ -478,6 +478,30 @@ TEST(ApiJsonMappingTest, JobJsonShowsArrayTaskAndDependencies) {
   EXPECT_TRUE(plain["array_max_running"].is_null());
 }
 
+TEST(ApiJsonMappingTest, MultiNodeRequestAndGangMember) {
+  const json cmd = {"true"};
+  auto spec = JobSpecFromJson({{"command", cmd}, {"gpus", 8}, {"nodes", 4}});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->request.nodes, 4);
+  EXPECT_EQ(JobSpecFromJson({{"command", cmd}})->request.nodes, 1);
+  for (const json& wrong : {json(0), json(1025), json("2"), json(1.5)}) {
+    EXPECT_EQ(SpecError({{"command", cmd}, {"nodes", wrong}}).rfind("nodes: must be a whole number", 0),
+              0U)
+        << wrong.dump();
+  }
+  Job member;
+  member.spec.request.nodes = 3;
+  member.spec.gang = GangMember{.gang_job = JobId(40), .rank = 2, .size = 3};
+  const json j = JobToJson(member);
+  EXPECT_EQ(j["nodes"], 3);
+  EXPECT_EQ(j["gang_job"], 40);
+  EXPECT_EQ(j["gang_rank"], 2);
+  const json plain = JobToJson(Job{});
+  EXPECT_EQ(plain["nodes"], 1);
+  EXPECT_TRUE(plain["gang_job"].is_null());
+  EXPECT_TRUE(plain["gang_rank"].is_null());
+}
+
 TEST(ApiJsonMappingTest, NodeLabelsAndGpuTopology) {
   auto spec = JobSpecFromJson({{"command", {"true"}}, {"node_labels", {{"rack", "a"}}}});
   ASSERT_TRUE(spec.ok()) << spec.error().message;

@@ -45,6 +45,23 @@ TEST(SubmitRequestTest, RequeueIsSentOnlyWhenGiven) {
   }
 }
 
+TEST(SubmitRequestTest, NodesAreSentOnlyWhenGivenAndMustBeACount) {
+  SubmitOptions o = WithCommand();
+  auto plain = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->contains("nodes"));
+  o.nodes = "4";
+  auto body = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["nodes"], 4);
+  for (const char* wrong : {"0", "-1", "two", "2x"}) {
+    o.nodes = wrong;
+    auto bad = BuildSubmitBody(o, "/tmp", {});
+    ASSERT_FALSE(bad.ok()) << wrong;
+    EXPECT_EQ(bad.error().message.rfind("--nodes: '" + std::string(wrong) + "' is not a node count", 0), 0U);
+  }
+}
+
 TEST(SubmitRequestTest, IdleReaperFlagsAreSentOnlyWhenGiven) {
   SubmitOptions o = WithCommand();
   auto plain = BuildSubmitBody(o, "/tmp", {});

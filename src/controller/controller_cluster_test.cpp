@@ -37,6 +37,27 @@ JobSpec OneGpuSpec() {
   return spec;
 }
 
+JobSpec GangSpec() {
+  JobSpec spec = OneGpuSpec();
+  spec.request.nodes = 2;
+  return spec;
+}
+
+std::string EnvOf(const Job& job, const std::string& name) {
+  for (const auto& [key, value] : job.spec.env) {
+    if (key == name) {
+      return value;
+    }
+  }
+  return "(unset)";
+}
+
+void ReportExit(Controller& controller, const Job& job, int code, const std::string& cause) {
+  controller.OnJobExited(JobExitReport{.job = job.id, .exit_code = code, .signal = std::nullopt,
+                                       .end_time = job.start_time.value_or(Time{}),
+                                       .cause = cause, .node = job.allocation->node});
+}
+
 // Plays the agents' heartbeats: every 10 ms for each node kept alive, as RemoteLink's reports
 // do, until the node is silenced (its agent or its network died).
 class Heartbeats {
@@ -340,6 +361,40 @@ TEST_F(NodeFailureTest, AJobThatMustNotRunTwiceFailsWithItsNode) {
   EXPECT_EQ(Get(failed).state, JobState::kFailed);
 }
 
+// A member's node dies: the member is requeued, the other member is stopped and requeued with
+// it, and neither starts again until both have stopped and two nodes can take them.
+TEST_F(NodeFailureTest, AGangMembersNodeDiesAndTheGangGoesBackWhole) {
+  Join(kN1, a1_);
+  Join(kN2, a2_);
+  auto submitted = controller_->Submit(alice_, GangSpec());
+  ASSERT_TRUE(submitted.ok()) << submitted.error().ToString();
+  const JobId lead = submitted->id;
+  const JobId second(lead.value() + 1);
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a1_, lead) == 1 && LaunchesOf(a2_, second) == 1; }));
+  controller_->OnJobStarted(lead, 11, clock_.Now());
+  controller_->OnJobStarted(second, 12, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return Get(lead).state == JobState::kRunning; }));
+
+  heartbeats_->Silence(kN2);
+  ASSERT_TRUE(WaitFor([&] { return Get(second).state == JobState::kPending; }));
+  ASSERT_TRUE(WaitFor([&] { return KillsOf(a1_, lead).size() == 1; }));
+  EXPECT_EQ(KillsOf(a1_, lead)[0].rfind("requeued with its gang's member " +
+                                            std::to_string(second.value()) + " (node 2 of 2)",
+                                        0),
+            0U)
+      << KillsOf(a1_, lead)[0];
+  EXPECT_NE(Get(second).reason.find("waiting for its gang's members " + std::to_string(lead.value())),
+            std::string::npos)
+      << Get(second).reason;
+  ReportExit(*controller_, Get(lead), 143, "killed");
+  ASSERT_TRUE(WaitFor([&] { return Get(lead).state == JobState::kPending; }));
+  EXPECT_TRUE(InOrder(Transitions(lead), "RUNNING -> PREEMPTED", "PREEMPTED -> PENDING"));
+  // n2 is down: one node cannot take a gang of two.
+  EXPECT_EQ(LaunchesOf(a1_, lead), 1);
+  Join(kN2, a2_);
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a1_, lead) == 2 && LaunchesOf(a2_, second) == 2; }));
+}
+
 TEST_F(NodeFailureTest, HeartbeatsKeepANodeUp) {
   Join(kN1, a1_);
   const JobId job = RunningJob(a1_);
@@ -444,6 +499,51 @@ TEST_F(NodeFailureTest, AHelloWithoutTheNodesJobsLaunchesStartingOnesAgain) {
 }
 
 // ---- Drain and resume --------------------------------------------------------------------
+
+// ---- Multi-node (gang) jobs ----------------------------------------------------------------
+
+// Both members start at once, one per node, each told its rank, the node list and the master;
+// when one fails, the other is stopped and ends CANCELLED with the cause.
+TEST_F(ControllerClusterTest, AGangStartsWholeAndAFailedMemberCancelsTheOther) {
+  Join(kN1, a1_);
+  Join(kN2, a2_);
+  const JobId busy = RunningJob(a1_);  // best fit: n1 (a tie, by name)
+  auto submitted = controller_->Submit(alice_, GangSpec());
+  ASSERT_TRUE(submitted.ok()) << submitted.error().ToString();
+  const JobId lead = submitted->id;
+  const JobId second(lead.value() + 1);
+  ASSERT_TRUE(submitted->spec.gang.has_value());
+  EXPECT_EQ(Get(second).spec.gang->gang_job, lead);
+  EXPECT_EQ(Get(second).spec.gang->rank, 1);
+  // One node free: the gang waits whole.
+  ASSERT_TRUE(WaitFor([&] { return Get(lead).reason.find("on each of 2 nodes") != std::string::npos; }));
+  EXPECT_EQ(Get(second).state, JobState::kPending);
+  EXPECT_EQ(LaunchesOf(a2_, lead) + LaunchesOf(a2_, second), 0);
+
+  ReportExit(*controller_, Get(busy), 0, "exited with 0");
+  ASSERT_TRUE(WaitFor([&] { return LaunchesOf(a1_, lead) == 1 && LaunchesOf(a2_, second) == 1; }));
+  for (const Job& launched : {a1_.launched().back(), a2_.launched().back()}) {
+    const bool first = launched.id == lead;
+    EXPECT_EQ(EnvOf(launched, "GPUFLEET_GANG_ID"), std::to_string(lead.value()));
+    EXPECT_EQ(EnvOf(launched, "GPUFLEET_NODE_RANK"), first ? "0" : "1");
+    EXPECT_EQ(EnvOf(launched, "GPUFLEET_NUM_NODES"), "2");
+    EXPECT_EQ(EnvOf(launched, "GPUFLEET_NODELIST"), "n1,n2");
+    EXPECT_EQ(EnvOf(launched, "GPUFLEET_MASTER_ADDR"), "n1");
+  }
+  EXPECT_TRUE(Get(lead).spec.env.empty());  // set at launch, not stored: a rerun gets new nodes
+  controller_->OnJobStarted(lead, 11, clock_.Now());
+  controller_->OnJobStarted(second, 12, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return Get(second).state == JobState::kRunning; }));
+
+  ReportExit(*controller_, Get(second), 3, "exited with 3");
+  ASSERT_TRUE(WaitFor([&] { return KillsOf(a1_, lead).size() == 1; }));
+  EXPECT_EQ(KillsOf(a1_, lead)[0],
+            "its gang's member " + std::to_string(second.value()) +
+                " (node 2 of 2) ended FAILED (exited with 3)");
+  ReportExit(*controller_, Get(lead), 143, KillsOf(a1_, lead)[0] + ": SIGTERM, exited within grace");
+  ASSERT_TRUE(WaitFor([&] { return Get(lead).state == JobState::kCancelled; }));
+  EXPECT_EQ(Get(second).state, JobState::kFailed);
+}
 
 TEST_F(ControllerClusterTest, OnlyOperatorsDrainAndADrainNeedsAReason) {
   Join(kN1, a1_);

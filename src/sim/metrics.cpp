@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/duration.h"
 #include "core/svg.h"
 
 namespace gf::sim {
@@ -404,14 +405,16 @@ std::string SeriesSvg(const std::vector<NamedSummary>& runs) {
   // Days on the x axis for a long trace, hours otherwise.
   const bool days = span_s > 2 * 86400;
   const double unit = days ? 86400 : 3600;
-  svg::LineChart utilisation{.title = "GPU utilisation (mean per " +
-                                      std::string(Fixed(runs.empty() ? 0 : runs[0].summary.series.step_s, 0)) +
-                                      " s)",
+  const double step_s = runs.empty() ? 0 : runs[0].summary.series.step_s;
+  const std::string per =
+      " (mean per " +
+      FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(std::llround(step_s)))) + ")";
+  svg::LineChart utilisation{.title = "GPU utilisation" + per,
                              .x_label = days ? "days" : "hours",
                              .y_unit = "%",
                              .y_max = 100,
                              .series = {}};
-  svg::LineChart queue{.title = "jobs waiting",
+  svg::LineChart queue{.title = "jobs waiting" + per,
                        .x_label = utilisation.x_label,
                        .y_unit = "",
                        .y_max = 0,

@@ -371,7 +371,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5,6,7,8");
+            "1,2,3,4,5,6,7,8,9");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -497,7 +497,9 @@ TEST_F(SqliteStoreTest, MigratesAVersion7DatabaseToReapableBatchJobs) {
   auto subs = store->ListSubscriptions();
   ASSERT_TRUE(subs.ok()) << subs.error().ToString();
   EXPECT_TRUE(subs->empty());
-  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), 8);
+  EXPECT_FALSE((*job)->spec.gang.has_value());  // and schema 9's: not a multi-node job
+  EXPECT_EQ((*job)->spec.request.nodes, 1);
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
 }
 
 // A budget reads the runs of one period by end time: it must use index usage_by_end rather

@@ -69,6 +69,7 @@ function Details({ job }) {
       <Field name="command"><code>{job.command.join(' ')}</code></Field>
       <Field name="workdir"><code>{job.workdir}</code></Field>
       <Field name="request">{job.gpus} GPU{job.gpus === 1 ? '' : 's'}{job.gpu_type ? ` of type ${job.gpu_type}` : ''}, priority {job.priority}{job.preemptible ? ', preemptible' : ''}{job.time_limit_s ? `, time limit ${duration(job.time_limit_s)}` : ''}</Field>
+      {job.gang_job != null && <Field name="gang">rank {job.gang_rank} of the multi-node job <a href={`#/jobs/${job.gang_job}`}>{job.gang_job}</a>{job.nodes > 1 ? `, over ${job.nodes} nodes` : ''}</Field>}
       <Field name="submitted">{time(job.submit_time_ms)}</Field>
       {job.state === 'PENDING' && <Field name="estimated start">{relative(job.estimated_start_ms)}</Field>}
       <Field name="started">{time(job.start_time_ms)}</Field>
