@@ -121,16 +121,7 @@ Decisions Pass::Run(const Queue& queue, std::optional<JobId> target, const PassP
         ordering.job_class[static_cast<std::size_t>(job - queue.pending.data())]);
   }
   decisions_.pending.reserve(queue.pending.size());
-  for (const QueuedJob& job : queue.pending) {
-    if (job.gang.has_value()) {
-      gangs_[job.gang->value()].push_back(&job);
-    }
-  }
-  for (auto& [gang, members] : gangs_) {
-    std::sort(members.begin(), members.end(), [](const QueuedJob* a, const QueuedJob* b) {
-      return a->id.value() < b->id.value();
-    });
-  }
+  queue_ = &queue;
   for (std::size_t position = 0; position < order_.size(); ++position) {
     if (position + kPrefetchAhead < order_.size()) {
       Prefetch(*order_[position + kPrefetchAhead]);
@@ -221,6 +212,20 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
 }
 
 std::vector<const QueuedJob*> Pass::GangOf(const QueuedJob& job) {
+  if (queue_ != nullptr && gangs_.empty()) {
+    // Found on the first member met, not up front: most passes have no gang, and a scan of
+    // 100,000 queued jobs costs more than the rest of a pass over a full cluster.
+    for (const QueuedJob& queued : queue_->pending) {
+      if (queued.gang.has_value()) {
+        gangs_[queued.gang->value()].push_back(&queued);
+      }
+    }
+    for (auto& [gang, members] : gangs_) {
+      std::sort(members.begin(), members.end(), [](const QueuedJob* a, const QueuedJob* b) {
+        return a->id.value() < b->id.value();
+      });
+    }
+  }
   const auto it = gangs_.find(job.gang->value());
   if (it == gangs_.end()) {
     return {&job};

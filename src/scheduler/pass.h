@@ -174,8 +174,10 @@ class Pass {
       unpreemptable_;
   VictimCache victims_;          // what earlier victim searches found per node
   std::vector<Waiter> waiters_;  // jobs that reserved or claimed GPUs, in order
-  // Multi-node jobs of the queue (Run): gang id → its queued members, ids ascending; a gang's
-  // entry is emptied once decided, when its first member in the order comes up.
+  // Multi-node jobs of the queue Run was given (queue_; null for ConsiderNext): gang id → its
+  // queued members, ids ascending, filled when the first member comes up; a gang's entry is
+  // emptied once decided.
+  const Queue* queue_ = nullptr;
   std::map<std::int64_t, std::vector<const QueuedJob*>> gangs_;
   int reservations_ = 0;
   int preemptors_ = 0;  // jobs that preempted in this pass

@@ -29,7 +29,7 @@ ok "a node token cannot use the job routes"
 
 # A user token for $other: jobs run as $other; it sees only its own jobs.
 gf token create --user "$other" --output "$WORK/user.token" >/dev/null
-root_job=$(submit --gpus 0 --workdir /tmp -- sleep 30)
+root_job=$(submit --gpus 0 --workdir /tmp -- sleep 600)  # cancelled below; long enough for a loaded machine
 mine=$(tcp "$WORK/user.token" submit --json --gpus 1 --workdir /tmp -- sh -c 'id -u' | jq -r .id)
 wait_for "the user's job to end" sh -c "$GPUFLEET show --json $mine | jq -e '.state == \"COMPLETED\"'"
 [ "$(tcp "$WORK/user.token" logs "$mine")" = "$(id -u "$other")" ] || fail "job ran as $(gf logs "$mine")"
