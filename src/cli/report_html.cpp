@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "cli/quota_view.h"
-#include "core/svg.h"
 #include "cli/report_view.h"
 #include "cli/views.h"
+#include "core/svg.h"
 
 namespace gf {
 namespace {

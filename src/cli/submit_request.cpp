@@ -37,28 +37,6 @@ bool ValidName(const std::string& name) {
   return true;
 }
 
-Result<int> ParseNodes(const std::string& text) {
-  int n = -1;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || ptr != text.data() + text.size() || n < 1) {
-    return InvalidArgument("--nodes: '" + text +
-                           "' is not a node count; use a whole number, 1 or more (e.g. --nodes 2 "
-                           "--gpus 8: 8 GPUs on each of 2 nodes)");
-  }
-  return n;
-}
-
-Result<int> ParseGpus(const std::string& text) {
-  int n = -1;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || ptr != text.data() + text.size() || n < 0) {
-    return InvalidArgument("--gpus: '" + text +
-                           "' is not a GPU count; use a whole number of GPUs, 0 or more "
-                           "(e.g. --gpus 2)");
-  }
-  return n;
-}
-
 // `text` as a whole number in [min, max], or nullopt.
 std::optional<std::int64_t> WholeIn(std::string_view text, std::int64_t min, std::int64_t max) {
   std::int64_t n = 0;
@@ -68,6 +46,26 @@ std::optional<std::int64_t> WholeIn(std::string_view text, std::int64_t min, std
     return std::nullopt;
   }
   return n;
+}
+
+Result<int> ParseNodes(const std::string& text) {
+  const auto n = WholeIn(text, 1, 1024);
+  if (!n) {
+    return InvalidArgument("--nodes: '" + text +
+                           "' is not a node count; use a whole number from 1 to 1024 (e.g. "
+                           "--nodes 2 --gpus 8: 8 GPUs on each of 2 nodes)");
+  }
+  return static_cast<int>(*n);
+}
+
+Result<int> ParseGpus(const std::string& text) {
+  const auto n = WholeIn(text, 0, INT32_MAX);
+  if (!n) {
+    return InvalidArgument("--gpus: '" + text +
+                           "' is not a GPU count; use a whole number of GPUs, 0 or more "
+                           "(e.g. --gpus 2)");
+  }
+  return static_cast<int>(*n);
 }
 
 std::vector<std::string_view> SplitOn(std::string_view text, char sep) {

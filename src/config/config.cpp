@@ -95,6 +95,65 @@ class ConfigParser {
     return std::move(config_);
   }
 
+  // The simulator's cluster file (config.h): [[node]] tables and nothing else.
+  Result<std::vector<ClusterFileNode>> ParseCluster(const TomlValue& root) const {
+    GF_TRY(CheckKeys(Section{&root, "the top level", ""}, {"node"}));
+    const auto it = root.as_table().find("node");
+    if (it == root.as_table().end() || !it->second.is_array() || it->second.as_array().empty()) {
+      return InvalidArgument(source_ +
+                             ": no [[node]] table; give one per node, e.g. [[node]] name = "
+                             "\"a\" gpus = 8 model = \"H100-80GB\"");
+    }
+    std::vector<ClusterFileNode> nodes;
+    for (const TomlValue& v : it->second.as_array()) {
+      GF_ASSIGN_OR_RETURN(const Section s,
+                          TableSection(v, "[[node]] " + std::to_string(nodes.size() + 1), ""));
+      GF_TRY(CheckKeys(s, {"count", "gpus", "labels", "model", "name", "nvlink"}));
+      ClusterFileNode node;
+      node.where = At(v) + ": " + s.label;
+      GF_ASSIGN_OR_RETURN(const auto name, String(s, "name"));
+      GF_ASSIGN_OR_RETURN(const auto model, String(s, "model"));
+      GF_ASSIGN_OR_RETURN(const auto gpus, IntIn(s, "gpus", 1, 64));
+      GF_ASSIGN_OR_RETURN(const auto count, IntIn(s, "count", 1, 100'000));
+      if (!name.has_value() || !model.has_value() || !gpus.has_value()) {
+        return InvalidArgument(node.where + ": name, gpus and model are required");
+      }
+      node.name = *name;
+      node.model = *model;
+      node.gpus = *gpus;
+      node.count = count.value_or(1);
+      if (auto nv = s.Table().find("nvlink"); nv != s.Table().end()) {
+        const Error wrong = KeyError(
+            s, "nvlink", "expected a list of GPU index lists, e.g. [[0, 1, 2, 3], [4, 5, 6, 7]]");
+        if (!nv->second.is_array()) {
+          return wrong;
+        }
+        for (const TomlValue& group : nv->second.as_array()) {
+          if (!group.is_array()) {
+            return wrong;
+          }
+          std::vector<int> indexes;
+          for (const TomlValue& index : group.as_array()) {
+            if (!index.is_integer()) {
+              return wrong;
+            }
+            indexes.push_back(static_cast<int>(index.as_integer()));
+          }
+          node.nvlink.push_back(std::move(indexes));
+        }
+      }
+      if (auto labels = s.Table().find("labels"); labels != s.Table().end()) {
+        GF_ASSIGN_OR_RETURN(const Section l, TableSection(labels->second, s.label + " labels", ""));
+        for (const auto& [key, value] : l.Table()) {
+          GF_ASSIGN_OR_RETURN(const auto text, String(l, key));
+          node.labels[key] = *text;
+        }
+      }
+      nodes.push_back(std::move(node));
+    }
+    return nodes;
+  }
+
   // The client settings file (config.h): a [client] table and nothing else.
   Result<ClientConfig> ParseClient(const TomlValue& root) const {
     GF_TRY(CheckKeys(Section{&root, "the top level", ""}, {"client"}));
@@ -266,7 +325,7 @@ class ConfigParser {
   }
 
   Result<std::optional<std::vector<double>>> NumberList(const Section& s,
-                                                         const std::string& key) const {
+                                                        const std::string& key) const {
     using Out = std::optional<std::vector<double>>;
     auto it = s.Table().find(key);
     if (it == s.Table().end()) {
@@ -317,9 +376,18 @@ class ConfigParser {
 
   Status ParseScheduler(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[scheduler]", ""));
-    GF_TRY(CheckKeys(s, {"backfill", "backfill_depth", "default_class", "fair_share_half_life",
-                         "las_thresholds", "max_preemptors_per_pass", "min_run_time",
-                         "model_weights", "order", "preemption", "user_weights"}));
+    GF_TRY(CheckKeys(s,
+                     {"backfill",
+                      "backfill_depth",
+                      "default_class",
+                      "fair_share_half_life",
+                      "las_thresholds",
+                      "max_preemptors_per_pass",
+                      "min_run_time",
+                      "model_weights",
+                      "order",
+                      "preemption",
+                      "user_weights"}));
     PolicyConfig& p = config_.policy;
     GF_ASSIGN_OR_RETURN(const auto default_class, String(s, "default_class"));
     Set(p.default_class, default_class);
@@ -732,6 +800,18 @@ Result<Config> LoadConfig(const std::string& path) {
                                                  "deploy/gpufleet.example.toml) or give another "
                                                  "with --config"));
   return ParseConfig(text, path);
+}
+
+Result<std::vector<ClusterFileNode>> ParseClusterFile(std::string_view text,
+                                                      const std::string& source_name) {
+  GF_ASSIGN_OR_RETURN(const TomlValue root, ParseToml(text, source_name));
+  return ConfigParser(source_name).ParseCluster(root);
+}
+
+Result<std::vector<ClusterFileNode>> LoadClusterFile(const std::string& path) {
+  GF_ASSIGN_OR_RETURN(const std::string text,
+                      ReadSettingsFile(path, "cluster file " + path + " does not exist"));
+  return ParseClusterFile(text, path);
 }
 
 Result<ClientConfig> ParseClientConfig(std::string_view text, const std::string& source_name) {

@@ -119,4 +119,23 @@ Result<ClientConfig> ParseClientConfig(std::string_view text, const std::string&
 // folder and "~/" against `home`. Errors: kNotFound, kIo, else as ParseClientConfig.
 Result<ClientConfig> LoadClientConfig(const std::string& path, const std::string& home);
 
+// The simulator's cluster file (`gpufleet sim --cluster cluster.toml`, docs/sim.md): one
+// [[node]] table per node, or per `count` alike nodes. Read here, with the settings file's
+// rules and messages (toml11 stays in this module); gf_sim builds the nodes from it.
+struct ClusterFileNode {
+  std::string name;  // with count > 1, the prefix of name-0, name-1, ...
+  int count = 1;
+  int gpus = 0;
+  std::string model;
+  std::vector<std::vector<int>> nvlink{};  // NVLink groups of GPU indexes, all-to-all within one
+  std::map<std::string, std::string> labels{};
+  std::string where{};  // "cluster.toml:3: [[node]] 1", for the errors gf_sim finds
+};
+// Strict: an unknown key, a wrong type, a missing name, gpus or model is kInvalidArgument
+// naming the source, line and key.
+Result<std::vector<ClusterFileNode>> ParseClusterFile(std::string_view text,
+                                                      const std::string& source_name);
+// Errors: kNotFound, kIo, else as ParseClusterFile.
+Result<std::vector<ClusterFileNode>> LoadClusterFile(const std::string& path);
+
 }  // namespace gf

@@ -385,7 +385,7 @@ Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
   spec = WithDefaultClass(std::move(spec), options_.policy);
   GF_TRY(CheckSubmission(caller, spec));
   if (spec.request.nodes > 1) {
-    return DoSubmitGang(caller, std::move(spec));
+    return DoSubmitGang(caller, spec);
   }
   return AddJob(caller, std::move(spec));
 }

@@ -22,7 +22,7 @@ std::string MemberName(const Job& job) {
 
 }  // namespace
 
-Result<Job> Controller::DoSubmitGang(const Caller& caller, JobSpec spec) {
+Result<Job> Controller::DoSubmitGang(const Caller& caller, const JobSpec& spec) {
   const JobId first(next_job_id_);
   const int size = spec.request.nodes;
   std::optional<Job> lead;

@@ -79,8 +79,8 @@ std::string Open(double width, double height) {
          "\">";
 }
 
-std::string Rect(std::string_view cls, double x, double y, double width, double height,
-                 std::string_view tip) {
+std::string Rect(
+    std::string_view cls, double x, double y, double width, double height, std::string_view tip) {
   return "<rect class=\"" + std::string(cls) + "\" x=\"" + Num(x) + "\" y=\"" + Num(y) +
          "\" width=\"" + Num(std::max(0.0, width)) + "\" height=\"" + Num(std::max(0.0, height)) +
          "\"><title>" + Escape(tip) + "</title></rect>";
@@ -96,8 +96,8 @@ std::string Line(std::string_view cls, double x1, double y1, double x2, double y
          "\" x2=\"" + Num(x2) + "\" y2=\"" + Num(y2) + "\"/>";
 }
 
-std::string DrawLineChart(const LineChart& chart, double left, double top, double width,
-                          double height) {
+std::string DrawLineChart(
+    const LineChart& chart, double left, double top, double width, double height) {
   double x_min = 0;
   double x_max = 0;
   double y_top = chart.y_max;
@@ -119,8 +119,12 @@ std::string DrawLineChart(const LineChart& chart, double left, double top, doubl
   if (!(x_max > x_min)) {
     x_max = x_min + 1;
   }
-  const auto px = [&](double x) { return left + width * (x - x_min) / (x_max - x_min); };
-  const auto py = [&](double y) { return top + height * (1 - std::clamp(y / y_top, 0.0, 1.0)); };
+  const auto px = [&](double x) {
+    return left + width * (x - x_min) / (x_max - x_min);
+  };
+  const auto py = [&](double y) {
+    return top + height * (1 - std::clamp(y / y_top, 0.0, 1.0));
+  };
   std::string out = "<g>" + Text(left, top - 8, chart.title);
   for (double y = 0; y <= y_top * (1 + 1e-9); y += y_step) {  // no tick above the top
     out += Line("axis", left, py(y), left + width, py(y)) +

@@ -19,8 +19,8 @@ std::string Num(double v);
 // An <svg> start tag of that size, its viewBox the same (the page may scale it).
 std::string Open(double width, double height);
 // <rect class=…> with a tooltip (<title>); negative sizes are drawn as 0.
-std::string Rect(std::string_view cls, double x, double y, double width, double height,
-                 std::string_view tip);
+std::string Rect(
+    std::string_view cls, double x, double y, double width, double height, std::string_view tip);
 // <text>; `anchor` is start, middle or end.
 std::string Text(double x, double y, std::string_view text, std::string_view anchor = "start");
 // <line class=…>.
@@ -44,7 +44,7 @@ struct LineChart {
 // The chart as an SVG group (<g>) whose plot fills `width` x `height` from (left, top), with
 // room left of it for y ticks and under it for x ticks; a legend names each series in its
 // colour (a fixed palette, the series' order). Axis lines have class "axis".
-std::string DrawLineChart(const LineChart& chart, double left, double top, double width,
-                          double height);
+std::string DrawLineChart(
+    const LineChart& chart, double left, double top, double width, double height);
 
 }  // namespace gf::svg

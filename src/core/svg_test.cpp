@@ -21,7 +21,8 @@ TEST(SvgTest, PrimitivesWriteOneDecimalAndEscapeText) {
   EXPECT_EQ(Rect("used", 1, 2, -3, 4, "a<b"),
             "<rect class=\"used\" x=\"1.0\" y=\"2.0\" width=\"0.0\" height=\"4.0\">"
             "<title>a&lt;b</title></rect>");
-  EXPECT_EQ(Text(1, 2, "x&y", "end"), "<text x=\"1.0\" y=\"2.0\" text-anchor=\"end\">x&amp;y</text>");
+  EXPECT_EQ(Text(1, 2, "x&y", "end"),
+            "<text x=\"1.0\" y=\"2.0\" text-anchor=\"end\">x&amp;y</text>");
   EXPECT_EQ(Line("axis", 0, 1, 2, 3),
             "<line class=\"axis\" x1=\"0.0\" y1=\"1.0\" x2=\"2.0\" y2=\"3.0\"/>");
 }

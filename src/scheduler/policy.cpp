@@ -223,8 +223,9 @@ Status ValidatePolicy(const PolicyConfig& policy) {
   const std::vector<double>& thresholds = policy.ordering.las_thresholds;
   for (std::size_t i = 0; i < thresholds.size(); ++i) {
     if (!(thresholds[i] > (i == 0 ? 0 : thresholds[i - 1]))) {
-      return InvalidArgument("ordering.las_thresholds: must be above 0 and increasing, e.g. "
-                             "[3250, 7200] (GPU-seconds)");
+      return InvalidArgument(
+          "ordering.las_thresholds: must be above 0 and increasing, e.g. "
+          "[3250, 7200] (GPU-seconds)");
     }
   }
   return OkStatus();
@@ -247,8 +248,11 @@ std::string_view ToString(QueueOrder order) {
 }
 
 Result<QueueOrder> ParseQueueOrder(std::string_view text) {
-  for (const QueueOrder order : {QueueOrder::kPriority, QueueOrder::kFifo, QueueOrder::kSjf,
-                                 QueueOrder::kSrtf, QueueOrder::kLas}) {
+  for (const QueueOrder order : {QueueOrder::kPriority,
+                                 QueueOrder::kFifo,
+                                 QueueOrder::kSjf,
+                                 QueueOrder::kSrtf,
+                                 QueueOrder::kLas}) {
     if (text == ToString(order)) {
       return order;
     }

@@ -1,10 +1,13 @@
 #include "sim/cluster.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <set>
 
 #include "sim/csv.h"
+
+#include "config/config.h"
 
 namespace gf::sim {
 namespace {
@@ -154,7 +157,65 @@ Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::str
   return nodes;
 }
 
+Result<std::vector<Node>> ClusterFromFile(const std::vector<ClusterFileNode>& file) {
+  std::vector<Node> nodes;
+  std::set<std::string, std::less<>> names;
+  for (const ClusterFileNode& spec : file) {
+    if (!ValidModel(spec.model)) {
+      return InvalidArgument(spec.where +
+                             ": model: 1 to 64 letters, digits, '-', '_' or '.' (e.g. H100-80GB)");
+    }
+    // Each GPU's NVLink peers: the other GPUs of its group.
+    std::vector<std::vector<int>> peers(static_cast<std::size_t>(spec.gpus));
+    for (const std::vector<int>& group : spec.nvlink) {
+      for (const int g : group) {
+        if (g < 0 || g >= spec.gpus) {
+          return InvalidArgument(spec.where + ": nvlink: GPU " + std::to_string(g) +
+                                 " is not on the node; its GPUs are 0 to " +
+                                 std::to_string(spec.gpus - 1));
+        }
+        if (!peers[static_cast<std::size_t>(g)].empty()) {
+          return InvalidArgument(spec.where + ": nvlink: GPU " + std::to_string(g) +
+                                 " is in two groups; put it in one");
+        }
+        for (const int other : group) {
+          if (other != g) {
+            peers[static_cast<std::size_t>(g)].push_back(other);
+          }
+        }
+        std::sort(peers[static_cast<std::size_t>(g)].begin(),
+                  peers[static_cast<std::size_t>(g)].end());
+      }
+    }
+    for (const auto& [key, value] : spec.labels) {
+      if (Status label = ValidateLabel(key, value, "labels"); !label.ok()) {
+        return InvalidArgument(spec.where + ": " + label.error().message);
+      }
+    }
+    for (int k = 0; k < spec.count; ++k) {
+      const std::string name = spec.count > 1 ? spec.name + "-" + std::to_string(k) : spec.name;
+      if (!names.insert(name).second) {
+        return InvalidArgument(spec.where + ": node " + name + " is named twice; names are unique");
+      }
+      Node node = MakeNode(name, spec.gpus, spec.model);
+      node.labels = spec.labels;
+      for (Gpu& gpu : node.gpus) {
+        gpu.nvlink_peers = peers[static_cast<std::size_t>(gpu.index)];
+      }
+      nodes.push_back(std::move(node));
+    }
+  }
+  if (nodes.size() > kMaxNodes) {
+    return InvalidArgument("cluster: more than " + std::to_string(kMaxNodes) + " nodes in all");
+  }
+  return nodes;
+}
+
 Result<std::vector<Node>> LoadCluster(const std::string& spec_or_path) {
+  if (spec_or_path.ends_with(".toml")) {
+    GF_ASSIGN_OR_RETURN(const std::vector<ClusterFileNode> file, LoadClusterFile(spec_or_path));
+    return ClusterFromFile(file);
+  }
   if (spec_or_path.ends_with(".csv")) {
     GF_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(spec_or_path, "cluster"));
     return ParseMachineList(text, spec_or_path);

@@ -8,7 +8,11 @@
 //   machine is a node named by its id; its GPUs' model is "GPU-<mem>" (Philly does not name
 //   models: jobs there ask for any GPU). Machines with 0 GPUs are left out.
 //
-// Every node is up, every GPU healthy, no topology or labels. Plain values: thread-safe.
+// - a cluster file (`.toml`, config.h ClusterFileNode): [[node]] tables with a name, GPUs, a
+//   model, optionally a count (name-0, name-1, ...), NVLink groups and labels.
+//
+// Every node is up, every GPU healthy; no topology or labels but the cluster file's. Plain
+// values: thread-safe.
 #pragma once
 
 #include <string>
@@ -17,6 +21,10 @@
 
 #include "core/result.h"
 #include "model/node.h"
+
+namespace gf {
+struct ClusterFileNode;  // config/config.h: gf_sim reads the file through gf_config
+}  // namespace gf
 
 namespace gf::sim {
 
@@ -27,7 +35,12 @@ Result<std::vector<Node>> ParseClusterSpec(std::string_view spec);
 // Errors name the source, line and column, as the trace readers do.
 Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::string& source);
 
-// A path ending in ".csv" is read as a machine list; anything else is a spec.
+// The nodes of a cluster file. Errors name the [[node]] table: an NVLink group naming a GPU the
+// node lacks or a GPU twice, a bad model or label, a name used twice.
+Result<std::vector<Node>> ClusterFromFile(const std::vector<ClusterFileNode>& file);
+
+// A path ending in ".toml" is read as a cluster file, ".csv" as a machine list; anything else
+// is a spec.
 Result<std::vector<Node>> LoadCluster(const std::string& spec_or_path);
 
 int TotalGpus(const std::vector<Node>& nodes);

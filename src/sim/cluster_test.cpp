@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "config/config.h"
+
 namespace gf::sim {
 namespace {
 
@@ -71,6 +73,61 @@ TEST(ClusterTest, MachineListErrorsNameTheLine) {
   auto missing = ParseMachineList("id,gpus\n", "m.csv");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().message, HasSubstr("m.csv:1: no column 'machineId'"));
+}
+
+TEST(ClusterTest, ClusterFileGivesNamesModelsNvlinkAndLabels) {
+  auto file = ParseClusterFile(R"(
+[[node]]
+name = "dgx"
+count = 2
+gpus = 8
+model = "H100-80GB"
+nvlink = [[0, 1, 2, 3], [4, 5, 6, 7]]
+labels = { rack = "a" }
+[[node]]
+name = "small"
+gpus = 2
+model = "L4"
+)",
+                               "c.toml");
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  auto nodes = ClusterFromFile(*file);
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[1].name, NodeId("dgx-1"));
+  EXPECT_EQ((*nodes)[1].labels.at("rack"), "a");
+  EXPECT_EQ((*nodes)[1].gpus[5].nvlink_peers, (std::vector<int>{4, 6, 7}));
+  EXPECT_EQ((*nodes)[2].name, NodeId("small"));
+  EXPECT_EQ((*nodes)[2].gpus[1].model, "L4");
+  EXPECT_TRUE((*nodes)[2].gpus[1].nvlink_peers.empty());
+  EXPECT_EQ(TotalGpus(*nodes), 18);
+}
+
+TEST(ClusterTest, ClusterFileErrorsNameTheTableAndTheFix) {
+  const auto error = [](const std::string& text) {
+    auto file = ParseClusterFile(text, "c.toml");
+    if (!file.ok()) {
+      return file.error().message;
+    }
+    auto nodes = ClusterFromFile(*file);
+    return nodes.ok() ? std::string("ok") : nodes.error().message;
+  };
+  EXPECT_EQ(error("[[node]]\nname = \"a\"\ngpus = 4\nmodel = \"A\"\nnvlink = [[0, 4]]\n"),
+            "c.toml:1: [[node]] 1: nvlink: GPU 4 is not on the node; its GPUs are 0 to 3");
+  EXPECT_EQ(error("[[node]]\nname = \"a\"\ngpus = 4\nmodel = \"A\"\nnvlink = [[0, 1], [1, 2]]\n"),
+            "c.toml:1: [[node]] 1: nvlink: GPU 1 is in two groups; put it in one");
+  EXPECT_EQ(error("[[node]]\nname = \"a\"\nmodel = \"A\"\n"),
+            "c.toml:1: [[node]] 1: name, gpus and model are required");
+  EXPECT_EQ(error("[[node]]\nname = \"a\"\ngpus = 1\nmodel = \"A\"\n[[node]]\nname = \"a\"\n"
+                  "gpus = 1\nmodel = \"B\"\n"),
+            "c.toml:5: [[node]] 2: node a is named twice; names are unique");
+  EXPECT_THAT(
+      error("[[node]]\nname = \"a\"\ngpu = 1\n"),
+      ::testing::StartsWith("c.toml:3: unknown key 'gpu' in [[node]] 1; known keys: count,"));
+  EXPECT_THAT(error("[[node]]\nname = \"a\"\ngpus = 65\nmodel = \"A\"\n"),
+              ::testing::HasSubstr("[[node]] 1 gpus: 65 is out of range; use 1 to 64"));
+  EXPECT_THAT(error("x = 1\n"), ::testing::HasSubstr("unknown key 'x'"));
+  EXPECT_THAT(error(""), ::testing::HasSubstr("c.toml: no [[node]] table"));
 }
 
 }  // namespace

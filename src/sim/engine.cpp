@@ -247,11 +247,8 @@ void Engine::Start(const StartDecision& start, Millis now) {
   if (!outcome.first_start) {
     outcome.first_start = now;
   }
-  events_.push(Event{.at = now + length,
-                     .kind = EventKind::kEnd,
-                     .job = i,
-                     .run = live.run,
-                     .timeout = timeout});
+  events_.push(Event{
+      .at = now + length, .kind = EventKind::kEnd, .job = i, .run = live.run, .timeout = timeout});
 }
 
 void Engine::StopRun(std::size_t i, Millis now) {

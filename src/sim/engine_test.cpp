@@ -1,9 +1,9 @@
 #include "sim/engine.h"
 
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <map>
 
 #include "sim/cluster.h"
 #include "sim/metrics.h"
@@ -196,12 +196,16 @@ PolicyConfig Ordered(QueueOrder order, std::chrono::seconds min_run = seconds(0)
 
 TEST(EngineTest, SjfRunsTheShortestWaitingJobNextWithoutPreempting) {
   // a holds the GPU 0-100; then c (10 s) before b (50 s). SJF never preempts a.
-  const std::vector<TraceJob> jobs = {Job("a", 0, 1, 100), Job("b", 10, 1, 50), Job("c", 20, 1, 10)};
-  const SimResult sjf = Simulated("1x1xV100", jobs, SimOptions{.policy = Ordered(QueueOrder::kSjf)});
+  const std::vector<TraceJob> jobs = {
+      Job("a", 0, 1, 100), Job("b", 10, 1, 50), Job("c", 20, 1, 10)};
+  const SimResult sjf =
+      Simulated("1x1xV100", jobs, SimOptions{.policy = Ordered(QueueOrder::kSjf)});
   EXPECT_EQ(Spans(sjf), (std::vector<std::pair<double, double>>{{0, 100}, {110, 160}, {100, 110}}));
   EXPECT_DOUBLE_EQ(Summarize(sjf).jct_s.avg, (100 + 150 + 90) / 3.0);
-  const SimResult fifo = Simulated("1x1xV100", jobs, SimOptions{.policy = Ordered(QueueOrder::kFifo)});
-  EXPECT_EQ(Spans(fifo), (std::vector<std::pair<double, double>>{{0, 100}, {100, 150}, {150, 160}}));
+  const SimResult fifo =
+      Simulated("1x1xV100", jobs, SimOptions{.policy = Ordered(QueueOrder::kFifo)});
+  EXPECT_EQ(Spans(fifo),
+            (std::vector<std::pair<double, double>>{{0, 100}, {100, 150}, {150, 160}}));
 }
 
 TEST(EngineTest, SrtfPreemptsTheJobWithMoreWorkLeft) {
@@ -212,16 +216,16 @@ TEST(EngineTest, SrtfPreemptsTheJobWithMoreWorkLeft) {
       Simulated("1x1xV100", jobs, SimOptions{.policy = Ordered(QueueOrder::kSrtf)});
   EXPECT_EQ(Spans(restart), (std::vector<std::pair<double, double>>{{0, 130}, {10, 30}}));
   EXPECT_EQ(restart.jobs[0].preemptions, 1);
-  const SimResult resumed = Simulated(
-      "1x1xV100",
-      jobs,
-      SimOptions{.policy = Ordered(QueueOrder::kSrtf), .checkpoint_interval = Millis(0)});
+  const SimResult resumed =
+      Simulated("1x1xV100",
+                jobs,
+                SimOptions{.policy = Ordered(QueueOrder::kSrtf), .checkpoint_interval = Millis(0)});
   EXPECT_EQ(Spans(resumed), (std::vector<std::pair<double, double>>{{0, 120}, {10, 30}}));
   // A 60 s minimum run time: b preempts a at 60 (40 s left against 20), a resumes at 80.
-  const SimResult waited = Simulated(
-      "1x1xV100",
-      jobs,
-      SimOptions{.policy = Ordered(QueueOrder::kSrtf, seconds(60)), .checkpoint_interval = Millis(0)});
+  const SimResult waited = Simulated("1x1xV100",
+                                     jobs,
+                                     SimOptions{.policy = Ordered(QueueOrder::kSrtf, seconds(60)),
+                                                .checkpoint_interval = Millis(0)});
   EXPECT_EQ(Spans(waited), (std::vector<std::pair<double, double>>{{0, 120}, {60, 80}}));
 }
 
@@ -246,8 +250,11 @@ TEST(EngineTest, EveryBaselineFinishesEveryJobOfASyntheticTrace) {
   const auto jobs = GenerateSynthetic(
       SyntheticOptions{.jobs = 300, .seed = 5, .cluster_gpus = 8, .max_gpus_per_job = 4});
   std::map<QueueOrder, double> avg_jct;
-  for (const QueueOrder order : {QueueOrder::kPriority, QueueOrder::kFifo, QueueOrder::kSjf,
-                                 QueueOrder::kSrtf, QueueOrder::kLas}) {
+  for (const QueueOrder order : {QueueOrder::kPriority,
+                                 QueueOrder::kFifo,
+                                 QueueOrder::kSjf,
+                                 QueueOrder::kSrtf,
+                                 QueueOrder::kLas}) {
     auto result = Simulate(*nodes, jobs, SimOptions{.policy = Ordered(order)});
     ASSERT_TRUE(result.ok()) << ToString(order);
     const Summary summary = Summarize(*result);

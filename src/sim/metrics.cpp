@@ -82,8 +82,24 @@ std::string SpreadRow(const std::string& name, const Spread& s, int decimals) {
 // The series' step: the shortest round length that cuts `span_s` into at most kMaxPoints.
 constexpr double kMaxPoints = 400;
 double SeriesStep(double span_s) {
-  for (const double step : {1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0,
-                            1800.0, 3600.0, 7200.0, 10800.0, 21600.0, 43200.0, 86400.0}) {
+  for (const double step : {1.0,
+                            2.0,
+                            5.0,
+                            10.0,
+                            15.0,
+                            30.0,
+                            60.0,
+                            120.0,
+                            300.0,
+                            600.0,
+                            900.0,
+                            1800.0,
+                            3600.0,
+                            7200.0,
+                            10800.0,
+                            21600.0,
+                            43200.0,
+                            86400.0}) {
     if (span_s / step <= kMaxPoints) {
       return step;
     }
@@ -154,7 +170,9 @@ TimeSeries SeriesOf(const SimResult& result, Millis origin, double span_s) {
   }
   StepSums held(span_s, series.step_s);
   StepSums waiting(span_s, series.step_s);
-  const auto at = [&](Millis t) { return Seconds(t - origin); };
+  const auto at = [&](Millis t) {
+    return Seconds(t - origin);
+  };
   for (const JobOutcome& job : result.jobs) {
     if (job.fate == JobFate::kRejected) {
       continue;

@@ -97,7 +97,8 @@ TEST(MetricsTest, SeriesStepIsRoundAndSplitsIntervals) {
   // a run 993-1000 s the rest.
   SimResult result;
   result.total_gpus = 1;
-  result.jobs = {Finished("", 0, 2, 7, 5, 1), Finished("", 0, 12, 993, 981, 1),
+  result.jobs = {Finished("", 0, 2, 7, 5, 1),
+                 Finished("", 0, 12, 993, 981, 1),
                  Finished("", 0, 993, 1000, 7, 1)};
   const TimeSeries series = Summarize(result).series;
   EXPECT_EQ(series.step_s, 5);

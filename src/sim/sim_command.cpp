@@ -1,7 +1,7 @@
 #include "sim/sim_command.h"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -119,8 +119,7 @@ Status RunSim(const SimCommandOptions& o) {
     return InvalidArgument(
         "--jobs-csv: not with --compare; run the policy alone with --policy to get its jobs");
   }
-  const std::vector<std::string> files =
-      comparing ? o.compare : std::vector<std::string>{o.policy};
+  const std::vector<std::string> files = comparing ? o.compare : std::vector<std::string>{o.policy};
   std::vector<SimOptions> options;
   for (const std::string& file : files) {  // every file checked before the first run
     GF_ASSIGN_OR_RETURN(SimOptions one, LoadSimOptions(o, file));

@@ -76,6 +76,13 @@ if command -v xmllint >/dev/null; then
 fi
 ok "--compare: one row per policy, JSON array with the time series, --svg"
 
+# A cluster file: two 1-GPU nodes of different models run a and b side by side.
+printf '[[node]]\nname = "x"\ngpus = 1\nmodel = "A100"\n[[node]]\nname = "y"\ngpus = 1\nmodel = "L4"\n' \
+  >"$WORK/c.toml"
+out=$(gf sim --trace "$WORK/s.csv" --cluster "$WORK/c.toml" --json 2>/dev/null)
+jq -e '.total_gpus == 2 and .makespan_s == 100' <<<"$out" >/dev/null || fail "cluster file: $out"
+ok "--cluster FILE.toml"
+
 # Errors: the file, line and column; the flag; exit 1.
 printf 'job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,1,m,100,0\n1,2,-4,1,m,5,0\n' >"$WORK/bad.csv"
 expect_error() {

@@ -70,9 +70,9 @@ std::int64_t RunningRank(const RunningJob& job, const PolicyConfig& policy, Time
 
 int LasQueue(double attained_gpu_seconds, const std::vector<double>& thresholds) {
   // A job reaching a threshold moves down (Tiresias: executed >= queue_limit).
-  return static_cast<int>(std::upper_bound(thresholds.begin(), thresholds.end(),
-                                           attained_gpu_seconds) -
-                          thresholds.begin());
+  return static_cast<int>(
+      std::upper_bound(thresholds.begin(), thresholds.end(), attained_gpu_seconds) -
+      thresholds.begin());
 }
 
 double AttainedGpuSeconds(const RunningJob& job, Time now) {
@@ -106,7 +106,9 @@ std::string DescribeRank(std::int64_t rank, const PolicyConfig& policy) {
   return FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(Millis(rank))) + " left";
 }
 
-Ordering BaselineOrdering(const Queue& queue, const PolicyConfig& policy, const ClassTable& classes) {
+Ordering BaselineOrdering(const Queue& queue,
+                          const PolicyConfig& policy,
+                          const ClassTable& classes) {
   struct Key {
     std::size_t tier = 0;
     std::int64_t rank = 0;
@@ -123,14 +125,15 @@ Ordering BaselineOrdering(const Queue& queue, const PolicyConfig& policy, const 
     const QueuedJob& job = queue.pending[i];
     const ClassIndex c = classes.IndexOf(job.priority);
     ordering.job_class.push_back(c);
-    keys.push_back(Key{
-        .tier = classes.Tier(c),
-        .rank = QueuedRank(job, policy, EffectiveTimeLimit(classes.Policy(c), job.time_limit)),
-        .submit_ms = ToUnixMillis(job.submit_time),
-        .id = job.id.value(),
-        .position = i});
+    keys.push_back(
+        Key{.tier = classes.Tier(c),
+            .rank = QueuedRank(job, policy, EffectiveTimeLimit(classes.Policy(c), job.time_limit)),
+            .submit_ms = ToUnixMillis(job.submit_time),
+            .id = job.id.value(),
+            .position = i});
   }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) { return a.Tuple() < b.Tuple(); });
+  std::sort(
+      keys.begin(), keys.end(), [](const Key& a, const Key& b) { return a.Tuple() < b.Tuple(); });
   ordering.order.reserve(keys.size());
   for (const Key& key : keys) {
     ordering.order.push_back(&queue.pending[key.position]);

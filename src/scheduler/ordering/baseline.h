@@ -59,6 +59,8 @@ std::string DescribeRank(std::int64_t rank, const PolicyConfig& policy);
 
 // The order of `queue` under a baseline order: class tier, rank, submit time, id, position.
 // FairShareOrdering hands the baselines to it.
-Ordering BaselineOrdering(const Queue& queue, const PolicyConfig& policy, const ClassTable& classes);
+Ordering BaselineOrdering(const Queue& queue,
+                          const PolicyConfig& policy,
+                          const ClassTable& classes);
 
 }  // namespace gf

@@ -78,15 +78,14 @@ int SortedOptions(const GpuPool& pool,
       matching += pool.Matches(pool.Gpus()[static_cast<std::size_t>(g)], preemptor.shape.model);
     }
     if (matching > 0) {
-      options.push_back(Option{
-          .key = {!job.stopping,
-                  !job.preemptible,
-                  -Tier(preemptor, r),
-                  -RunningRank(job, policy, now),
-                  LostMillis(job, now),
-                  job.id},
-          .running = r,
-          .matching = matching});
+      options.push_back(Option{.key = {!job.stopping,
+                                       !job.preemptible,
+                                       -Tier(preemptor, r),
+                                       -RunningRank(job, policy, now),
+                                       LostMillis(job, now),
+                                       job.id},
+                               .running = r,
+                               .matching = matching});
     }
   }
   std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {

@@ -83,14 +83,14 @@ std::string PreemptionCause(PreemptionRight right,
                             Time now);
 
 // What earlier victim searches of one pass found on each node, for preemptors alike (same
-// model, constraint, class, guarantee right and team, minimum-run-time rule, rank; any GPU count): a
-// node is weighed again only once it changed (GpuPool::NodeVersion). Up to 100 preemptors a
-// pass each weigh every node with running jobs; between two of them only the nodes the first
-// one claimed change. What a node offers does not depend on how many GPUs the preemptor asks
-// for (only how far down the node's victims it must go does), so a node keeps its victims in
-// the order they are taken with running totals, and a search for any count reads them: a
-// replay's 1-, 2-, 4- and 8-GPU preemptors weigh each node once, not four times.
-// One pass (one pool, cluster, policy and time) owns one; not thread-safe.
+// model, constraint, class, guarantee right and team, minimum-run-time rule, rank; any GPU count):
+// a node is weighed again only once it changed (GpuPool::NodeVersion). Up to 100 preemptors a pass
+// each weigh every node with running jobs; between two of them only the nodes the first one claimed
+// change. What a node offers does not depend on how many GPUs the preemptor asks for (only how far
+// down the node's victims it must go does), so a node keeps its victims in the order they are taken
+// with running totals, and a search for any count reads them: a replay's 1-, 2-, 4- and 8-GPU
+// preemptors weigh each node once, not four times. One pass (one pool, cluster, policy and time)
+// owns one; not thread-safe.
 class VictimCache {
  public:
   // Lower is better: (guaranteed victims, minus the lowest rank among the victims (so the node
