@@ -66,7 +66,7 @@ client() {
 }
 client &
 client_pid=$!
-wait_for "20 acknowledged submissions" sh -c "[ \$(wc -l < $acked 2>/dev/null || echo 0) -ge 20 ]"
+WAIT_FOR_SECONDS=120 wait_for "20 acknowledged submissions" sh -c "[ \$(wc -l < $acked 2>/dev/null || echo 0) -ge 20 ]"
 
 kill -9 "$pid_a"
 killed_at=$SECONDS
@@ -75,7 +75,7 @@ took=$((SECONDS - killed_at))
 [ "$took" -le 15 ] || fail "b took ${took}s to lead"
 ok "a killed; b leads after ${took}s"
 export GPUFLEET_SOCKET=$WORK/b.sock
-wait_for "more acknowledged submissions through b" sh -c "[ \$(wc -l < $acked) -ge 40 ]"
+WAIT_FOR_SECONDS=120 wait_for "more acknowledged submissions through b" sh -c "[ \$(wc -l < $acked) -ge 40 ]"
 touch "$WORK/stop-client"
 wait "$client_pid" || true
 UP_PID=$pid_b

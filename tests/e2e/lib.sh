@@ -39,10 +39,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# wait_for DESCRIPTION CMD...: polls CMD until it succeeds, for at most 30 s.
+# wait_for DESCRIPTION CMD...: polls CMD until it succeeds, for at most 30 s (WAIT_FOR_SECONDS
+# for a wait that takes many CLI calls: each starts a large ASan binary, seconds on a busy machine).
 wait_for() {
   local desc=$1; shift
-  local deadline=$((SECONDS + 30))
+  local deadline=$((SECONDS + ${WAIT_FOR_SECONDS:-30}))
   until "$@" >/dev/null 2>&1; do
     [ $SECONDS -lt $deadline ] || fail "timed out waiting for $desc"
     sleep 0.05
