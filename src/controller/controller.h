@@ -201,8 +201,6 @@ class Controller final : public ClusterService, public AgentReports {
   // Multi-node jobs (gangs.cpp; model/job.h GangMember): a submission of `--nodes N` becomes
   // N member jobs with consecutive ids in one commit; the member of rank 0 is returned.
   Result<Job> DoSubmitGang(const Caller& caller, const JobSpec& spec);
-  // The members of gang `gang` still active, by rank.
-  std::vector<Job*> GangMembers(const GangMember& gang);
   // A gang member changed state or is being stopped: SettleGangs looks at its gang this turn.
   void NoteGang(const Job& job);
   // Keeps each noted gang whole: when a member is requeued (or being stopped to be), the

@@ -8,11 +8,28 @@
 // done per gang. Slurm does the same with the components of a heterogeneous job.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "controller/controller.h"
 
 namespace gf {
 namespace {
+
+// The members of `gang` still in `active` (the controller's active jobs), by rank: Job* or
+// const Job* as `active` is, so that settling (which changes them) and the hold reason (which
+// only reads) share the one lookup.
+template <typename Active>
+auto MembersOf(Active& active, const GangMember& gang) {
+  std::vector<decltype(&active.begin()->second)> members;
+  for (int rank = 0; rank < gang.size; ++rank) {
+    const auto it = active.find(JobId(gang.gang_job.value() + rank));
+    if (it != active.end() && it->second.spec.gang.has_value() &&
+        it->second.spec.gang->gang_job == gang.gang_job) {
+      members.push_back(&it->second);
+    }
+  }
+  return members;
+}
 
 std::string MemberName(const Job& job) {
   return "member " + std::to_string(job.id.value()) + " (node " +
@@ -37,18 +54,6 @@ Result<Job> Controller::DoSubmitGang(const Caller& caller, const JobSpec& spec) 
   return *lead;
 }
 
-std::vector<Job*> Controller::GangMembers(const GangMember& gang) {
-  std::vector<Job*> members;
-  for (int rank = 0; rank < gang.size; ++rank) {
-    const auto it = active_.find(JobId(gang.gang_job.value() + rank));
-    if (it != active_.end() && it->second.spec.gang.has_value() &&
-        it->second.spec.gang->gang_job == gang.gang_job) {
-      members.push_back(&it->second);
-    }
-  }
-  return members;
-}
-
 void Controller::NoteGang(const Job& job) {
   if (job.spec.gang.has_value()) {
     gangs_to_settle_.emplace(job.spec.gang->gang_job, *job.spec.gang);
@@ -61,7 +66,7 @@ void Controller::SettleGangs() {
   while (!gangs_to_settle_.empty()) {
     const GangMember gang = gangs_to_settle_.begin()->second;
     gangs_to_settle_.erase(gangs_to_settle_.begin());
-    const std::vector<Job*> members = GangMembers(gang);
+    const std::vector<Job*> members = MembersOf(active_, gang);
     // A member that ended other than COMPLETED (failed, cancelled, timed out), or that is
     // being stopped to end so: the gang cannot go on.
     const auto failed = std::find_if(members.begin(), members.end(), [&](const Job* job) {
@@ -122,12 +127,10 @@ std::optional<std::string> Controller::GangHoldReason(const Job& job) const {
   if (!job.spec.gang.has_value()) {
     return std::nullopt;
   }
-  const GangMember& gang = *job.spec.gang;
   std::string holding;
-  for (int rank = 0; rank < gang.size; ++rank) {
-    const auto it = active_.find(JobId(gang.gang_job.value() + rank));
-    if (it != active_.end() && HoldsGpus(it->second)) {
-      holding += (holding.empty() ? "" : ", ") + std::to_string(it->first.value());
+  for (const Job* member : MembersOf(active_, *job.spec.gang)) {
+    if (HoldsGpus(*member)) {
+      holding += (holding.empty() ? "" : ", ") + std::to_string(member->id.value());
     }
   }
   if (holding.empty()) {
