@@ -127,6 +127,28 @@ Result<PriorityClass> ParsePriorityClass(std::string_view s) {
 
 std::string_view ToString(DependencyKind k) { return k == DependencyKind::kOk ? "ok" : "any"; }
 
+Status ValidateFraction(const JobRequest& r) {
+  // The largest GPU memory there is (and then some): a larger ask is a typo, e.g. a count of
+  // bytes given where MiB were meant.
+  constexpr std::int64_t kMaxGpuMemoryMib = std::int64_t{1} << 22;  // 4 TiB
+  if (r.gpu_milli < 0 || r.gpu_milli > kWholeGpuMilli) {
+    return InvalidArgument("gpu-share: " + std::to_string(r.gpu_milli) +
+                           " milli-GPU is not a share of one GPU; use 0.001 to 1 (e.g. 0.25)");
+  }
+  if (r.gpu_memory_mib < 0 || r.gpu_memory_mib > kMaxGpuMemoryMib) {
+    return InvalidArgument("gpu-mem: " + std::to_string(r.gpu_memory_mib) +
+                           " MiB is not a GPU memory size; use e.g. 20G or 512M");
+  }
+  if (!IsFractional(r)) {
+    return OkStatus();
+  }
+  if (r.gpus != 1 || r.nodes != 1) {
+    return InvalidArgument("gpus: a fractional job (--gpu-share, --gpu-mem) runs on part of one "
+                           "GPU; drop --gpus and --nodes, or ask for whole GPUs without a share");
+  }
+  return OkStatus();
+}
+
 Status ValidateSpec(const JobSpec& spec) {
   constexpr int kMaxGpusPerJob = 1024;
   constexpr std::size_t kMaxName = 128;
@@ -143,6 +165,7 @@ Status ValidateSpec(const JobSpec& spec) {
                            " is not a node count; use a whole number from 1 to " +
                            std::to_string(kMaxGpusPerJob));
   }
+  GF_TRY(ValidateFraction(spec.request));
   if (spec.workdir.empty() || spec.workdir[0] != '/') {
     return InvalidArgument("workdir: '" + spec.workdir + "' is not an absolute path; give a path starting with '/'");
   }

@@ -17,6 +17,7 @@
 #include "core/ids.h"
 #include "core/result.h"
 #include "model/energy.h"
+#include "model/slice.h"
 
 namespace gf {
 
@@ -80,11 +81,23 @@ struct JobRequest {
   // How many nodes (`--nodes N`): more than 1 makes a multi-node (gang) job of N members, one
   // per node, each with `gpus` GPUs there (JobSpec::gang); every member's request says N.
   int nodes = 1;
+  // A part of one GPU (issue #7): `--gpu-share 0.25` is 250 milli-GPU of compute, `--gpu-mem
+  // 20G` is 20480 MiB of its memory; either makes the job fractional (one GPU, one node),
+  // placed only on GPUs in shared or mps mode (SharingMode). 0 = not asked.
+  int gpu_milli = 0;
+  std::int64_t gpu_memory_mib = 0;
 };
+
+// Whether the request is for a part of one GPU rather than whole GPUs.
+inline bool IsFractional(const JobRequest& r) { return r.gpu_milli > 0 || r.gpu_memory_mib > 0; }
 
 struct Allocation {
   NodeId node;
   std::vector<GpuUuid> gpus;  // in the order given to CUDA_VISIBLE_DEVICES
+  // What it holds of each GPU: the whole of it (kWholeGpuMilli, memory 0), or for a fractional
+  // job the compute share and memory it was given on its one GPU (the memory is its limit).
+  int gpu_milli = kWholeGpuMilli;
+  std::int64_t gpu_memory_mib = 0;
   bool operator==(const Allocation&) const = default;
 };
 
@@ -224,6 +237,11 @@ inline bool HoldsGpus(const Job& job) {
 // `more` (a later run of the same job, after a preemption) added to `total`: counts and energy
 // add up, the mean is weighted by samples, peaks take the larger.
 JobUsage CombineUsage(const JobUsage& total, const JobUsage& more);
+
+// Checks a fractional request: share in 1..1000 milli, memory 0..4 TiB, and a fraction only of
+// one GPU on one node (gpus 1, nodes 1). Errors: kInvalidArgument naming gpu-share, gpu-mem
+// or gpus and the fix.
+Status ValidateFraction(const JobRequest& r);
 
 // Checks a spec as submitted: argv not empty, gpus >= 0, workdir absolute, env names valid,
 // name and team printable. Errors: kInvalidArgument naming the field and the fix.

@@ -74,6 +74,27 @@ Result<GpuHealth> ParseGpuHealth(std::string_view s) {
   return InvalidArgument("unknown GPU health '" + std::string(s) + "'; use ok, degraded or failed");
 }
 
+std::string_view ToString(SharingMode m) {
+  switch (m) {
+    case SharingMode::kExclusive: return "exclusive";
+    case SharingMode::kShared: return "shared";
+    case SharingMode::kMps: return "mps";
+    case SharingMode::kMig: return "mig";
+  }
+  return "exclusive";
+}
+
+Result<SharingMode> ParseSharingMode(std::string_view s, std::string_view field) {
+  for (const SharingMode m :
+       {SharingMode::kExclusive, SharingMode::kShared, SharingMode::kMps, SharingMode::kMig}) {
+    if (s == ToString(m)) {
+      return m;
+    }
+  }
+  return InvalidArgument(std::string(field) + ": '" + std::string(s) +
+                         "' is not a sharing mode; use exclusive, shared, mps or mig");
+}
+
 std::string_view ToString(NodeState s) {
   switch (s) {
     case NodeState::kUp: return "up";

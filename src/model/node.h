@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +22,23 @@ Result<GpuHealth> ParseGpuHealth(std::string_view s);
 // 0 ok, 1 degraded, 2 failed: the worse, the larger (the gpufleet_gpu_health value).
 int Severity(GpuHealth h);
 
+// How a GPU is shared (issue #7), set by an admin per GPU (`gpufleet gpu mode NODE GPU MODE`):
+// - exclusive: one job holds it whole (the default);
+// - shared: time-sliced among fractional jobs (`--gpu-share`, `--gpu-mem`), each held to its
+//   memory by the controller's watch of its processes;
+// - mps: like shared, through an MPS daemon per GPU that caps each job's threads and memory;
+//   MPS serves one Unix user at a time, so only one user's jobs share it at once;
+// - mig: split into MIG instances (placement by profile).
+// Whole-GPU jobs go only to exclusive GPUs; fractional jobs only to shared and mps ones.
+enum class SharingMode { kExclusive, kShared, kMps, kMig };
+std::string_view ToString(SharingMode m);  // "exclusive", "shared", "mps", "mig"
+// Errors: kInvalidArgument naming `field` and the choices.
+Result<SharingMode> ParseSharingMode(std::string_view s, std::string_view field = "mode");
+// Shared and mps GPUs hold fractions of themselves.
+inline bool HoldsFractions(SharingMode m) {
+  return m == SharingMode::kShared || m == SharingMode::kMps;
+}
+
 struct Gpu {
   int index = 0;          // NVML index on its node
   GpuUuid uuid;
@@ -33,6 +51,10 @@ struct Gpu {
   int numa_node = -1;    // the NUMA node the GPU hangs off
   int pcie_switch = -1;  // GPUs with the same id share a PCIe switch (id: their lowest index)
   std::vector<int> nvlink_peers{};  // indexes of the node's GPUs it has an NVLink to, sorted
+  // The admin's choice, kept by the controller across agent reconnects (agents report
+  // kExclusive). A change waits until no job holds the GPU: `sharing_next` until then.
+  SharingMode sharing = SharingMode::kExclusive;
+  std::optional<SharingMode> sharing_next{};
   bool operator==(const Gpu&) const = default;
 };
 
