@@ -1,6 +1,8 @@
 // gf_sim_bench: the simulator's speed on real traces (issue #5's benchmark). Replays
 // - the whole philly_pollux trace (82,247 jobs) on the Philly cluster of its machine list
-//   (552 machines, 2,490 GPUs) under the stock policy, and
+//   (552 machines, 2,490 GPUs) under the stock policy, as `gpufleet sim` runs it (the
+//   incremental scheduler told each instant's events) and with a full pass (Decide) at every
+//   instant, as before: the same results, and what the incremental scheduler saves, and
 // - the Tiresias week (VC 6214e9, 2,650 jobs) under FIFO on 32 x 4 GPUs, with the figures of
 //   the Tiresias simulator's FIFO run beside ours,
 // and prints a markdown table: wall time, scheduler passes, the deepest queue, JCT, utilisation,
@@ -25,6 +27,8 @@ struct Case {
   std::string trace;    // relative to the traces directory
   std::string cluster;  // a spec, or a machine list relative to the traces directory
   bool fifo = false;
+  bool full_passes_only = false;  // Decide's full pass at every instant, as before the engine
+                                  // drove the incremental scheduler
 };
 
 gf::sim::SimOptions OptionsFor(const Case& c) {
@@ -34,6 +38,7 @@ gf::sim::SimOptions OptionsFor(const Case& c) {
     options.policy.preemption.enabled = false;
     options.fair_share = false;
   }
+  options.full_passes_only = c.full_passes_only;
   return options;
 }
 
@@ -57,14 +62,15 @@ bool RunCase(const Case& c, const std::filesystem::path& dir) {
   }
   const gf::sim::Summary s = gf::sim::Summarize(*result);
   std::printf(
-      "| %s | %d (%d rejected) | %d | %.2f s | %lld | %lld | %.0f | %.0f | %.0f | %.0f | %.1f %% "
-      "|\n",
+      "| %s | %d (%d rejected) | %d | %.2f s | %lld (%lld full) | %lld | %.0f | %.0f | %.0f | %.0f "
+      "| %.1f %% |\n",
       c.name.c_str(),
       s.jobs,
       s.rejected,
       s.total_gpus,
       wall.count(),
       static_cast<long long>(s.decide_calls),
+      static_cast<long long>(result->full_passes),
       static_cast<long long>(s.max_queue),
       s.jct_s.avg,
       s.jct_s.median,
@@ -89,6 +95,10 @@ int main(int argc, char** argv) {
       {.name = "philly_pollux, stock policy",
        .trace = "philly_pollux/normalized.csv",
        .cluster = "philly_pollux/cluster_machine_list.csv"},
+      {.name = "philly_pollux, stock policy, full passes only",
+       .trace = "philly_pollux/normalized.csv",
+       .cluster = "philly_pollux/cluster_machine_list.csv",
+       .full_passes_only = true},
       {.name = "Tiresias week, FIFO, 32x4",
        .trace = "philly_pollux/tiresias_runs/input_philly_6214e9_wk.csv",
        .cluster = "32x4xV100",

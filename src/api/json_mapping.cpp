@@ -42,6 +42,12 @@ json OptionalValue(const std::optional<T>& v) {
 
 json OptionalId(const std::optional<JobId>& id) { return id ? json(id->value()) : json(); }
 
+// Milli-GPUs as GPUs: an integer when whole (2000 → 2), else a number (250 → 0.25).
+json GpuAmountJson(std::int64_t milli) {
+  return milli % kWholeGpuMilli == 0 ? json(milli / kWholeGpuMilli)
+                                     : json(static_cast<double>(milli) / kWholeGpuMilli);
+}
+
 constexpr double kMillijoulesPerJoule = 1000.0;
 constexpr double kJoulesPerKwh = 3.6e6;
 
@@ -586,6 +592,15 @@ json GpuStatusToJson(const GpuStatus& status) {
   out["job"] = OptionalId(status.job);
   out["user"] = status.user;
   out["team"] = status.team;
+  json holders = json::array();
+  for (const GpuHolder& h : status.holders) {
+    holders.push_back(json{{"job", h.job.value()},
+                           {"user", h.user},
+                           {"team", h.team},
+                           {"share_milli", h.share_milli},
+                           {"memory_limit_mib", h.memory_limit_mib}});
+  }
+  out["holders"] = std::move(holders);
   out["conditions"] = status.conditions;
   out["sample"] = status.sample ? GpuSampleToJson(*status.sample) : json();
   return out;
@@ -698,7 +713,7 @@ json QuotaToJson(const std::optional<QuotaExplanation>& q) {
               {"class_allowed_users", q->class_allowed_users},
               {"class_max_gpus_per_user", OptionalValue(q->class_max_gpus_per_user)},
               {"quotas_on", q->quotas_on},
-              {"team_held_gpus", q->team_held_gpus},
+              {"team_held_gpus", GpuAmountJson(q->team_held_milli)},
               {"team_guaranteed_gpus", q->team_guaranteed_gpus},
               {"team_max_gpus", OptionalValue(q->team_max_gpus)},
               {"team_budget_gpu_hours", OptionalValue(q->team_budget_gpu_hours)},

@@ -406,6 +406,26 @@ TEST(ApiJsonMappingTest, GpuStatusHasHolderTeamAndConditions) {
   g = GpuStatusToJson(status);
   EXPECT_TRUE(g["job"].is_null());
   EXPECT_EQ(g["conditions"], json::array());
+  EXPECT_EQ(g["holders"], json::array());
+}
+
+TEST(ApiJsonMappingTest, SharedGpuListsEveryHolder) {
+  GpuStatus status;
+  status.node = NodeId("n1");
+  status.holders = {GpuHolder{.job = JobId(12), .user = "ann", .team = "", .share_milli = 250,
+                              .memory_limit_mib = 20'480},
+                    GpuHolder{.job = JobId(13), .user = "bo", .team = "nlp", .share_milli = 500,
+                              .memory_limit_mib = 0}};
+  status.conditions = {"gpu_memory_over_limit"};
+  const json g = GpuStatusToJson(status);
+  EXPECT_TRUE(g["job"].is_null());  // several holders: no single job
+  EXPECT_EQ(g["user"], "");
+  EXPECT_EQ(g["holders"],
+            json::parse(R"([{"job":12,"user":"ann","team":"","share_milli":250,
+                             "memory_limit_mib":20480},
+                            {"job":13,"user":"bo","team":"nlp","share_milli":500,
+                             "memory_limit_mib":0}])"));
+  EXPECT_EQ(g["conditions"], json({"gpu_memory_over_limit"}));
 }
 
 TEST(ApiJsonMappingTest, JobUsageInMillijoulesJoulesAndKwh) {

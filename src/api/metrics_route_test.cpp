@@ -42,7 +42,7 @@ void FeedTelemetry(Telemetry& telemetry) {
     node.gpus.push_back(gpu);
   }
   telemetry.SetInventory(node);
-  telemetry.SetAssignment(GpuUuid("GPU-1"), GpuAssignment{JobId(42), "alice", "vision"});
+  telemetry.Assign(GpuUuid("GPU-1"), GpuAssignment{JobId(42), "alice", "vision"});
   std::vector<GpuSample> samples;
   for (const Gpu& gpu : node.gpus) {
     GpuSample s;

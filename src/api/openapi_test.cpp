@@ -108,6 +108,8 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   full.processes = {GpuProcessSample{}};
   GpuStatus status;
   status.sample = full;
+  status.holders = {GpuHolder{.job = JobId(1), .user = "ann", .team = "", .share_milli = 250,
+                              .memory_limit_mib = 1024}};
   Job job;
   job.usage = JobUsage{};
   for (const GpuSample& s : {sample, full}) {
@@ -120,6 +122,7 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   ExpectSchemaMatches(spec, "GpuProcess", mapped["processes"][0]);
   ExpectSchemaMatches(spec, "GpuStatus", GpuStatusToJson(status));
   ExpectSchemaMatches(spec, "GpuStatus", GpuStatusToJson(GpuStatus{}));
+  ExpectSchemaMatches(spec, "GpuHolder", GpuStatusToJson(status)["holders"][0]);
   ExpectSchemaMatches(spec, "Job", JobToJson(Job{}));
   ExpectSchemaMatches(spec, "Job", JobToJson(job));
   ExpectSchemaMatches(spec, "JobUsage", JobUsageToJson(JobUsage{}));

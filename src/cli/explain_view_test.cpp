@@ -61,7 +61,7 @@ Explanation Waiting() {
                              .class_allowed_users = {},
                              .class_max_gpus_per_user = std::nullopt,
                              .quotas_on = true,
-                             .team_held_gpus = 6,
+                             .team_held_milli = 6000,
                              .team_guaranteed_gpus = 4,
                              .team_max_gpus = 8,
                              .team_budget_gpu_hours = 500,

@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "cli/views.h"
 #include "core/duration.h"
 
 namespace gf {
@@ -210,9 +211,9 @@ const json& SampleOf(const json& gpu) { return Member(gpu, "sample"); }
 
 bool IsHealthy(const std::string& health) { return health == "ok" || health == "-"; }
 
-// The GPU's user: its job's owner, else the owner of a process nobody allocated, marked '*'.
+// The GPU's user: its jobs' owners, else the owner of a process nobody allocated, marked '*'.
 std::string GpuUser(const json& gpu) {
-  std::string user = Text(gpu, "user");
+  std::string user = Printable(GpuUserText(gpu));
   if (user != "-") {
     return user;
   }
@@ -247,7 +248,7 @@ Table GpuTable(const json& gpus) {
            {"TEMP", true, 4, 4},
            {"POWER", true, 4, 6},
            {"HEALTH", false, 0, 9},
-           {"JOB", true, 1, 7},
+           {"JOB", true, 1, 13},  // "3 jobs (0.75)" on a shared GPU
            {"USER", false, 2, 12}},
           {},
           {},
@@ -265,19 +266,33 @@ Table GpuTable(const json& gpus) {
     t.rows.push_back({Text(gpu, "node"), Text(gpu, "index"), Text(gpu, "model"),
                       Whole(util, "%"), util ? std::to_string(std::llround(*util)) : "-",
                       GpuMemory(gpu), Whole(Number(sample, "temperature_c"), "C"),
-                      power_mw ? Whole(*power_mw / 1000.0, "W") : "-", health, Text(gpu, "job"),
-                      GpuUser(gpu)});
+                      power_mw ? Whole(*power_mw / 1000.0, "W") : "-", health,
+                      Printable(GpuJobText(gpu)), GpuUser(gpu)});
     t.styles.push_back(healthy ? TopStyle::kNormal : TopStyle::kAlert);
   }
   return t;
 }
 
-// Mean utilisation of the GPUs that `job_id` holds, from the live GPU list.
+// The ids of the jobs holding a GPU: its holders, else its job (a server older than sharing).
+std::vector<json> HolderIds(const json& gpu) {
+  std::vector<json> ids;
+  for (const json& holder : ListOf(gpu, "holders")) {
+    ids.push_back(Member(holder, "job"));
+  }
+  if (ids.empty() && !Member(gpu, "job").is_null()) {
+    ids.push_back(Member(gpu, "job"));
+  }
+  return ids;
+}
+
+// Mean utilisation of the GPUs that `job_id` holds (a shared one: the GPU's), from the live
+// GPU list.
 std::optional<double> JobUtil(const json& gpus, const json& job_id) {
   double sum = 0;
   int n = 0;
   for (const json& gpu : ListOf(gpus, "gpus")) {
-    if (Member(gpu, "job") == job_id && !job_id.is_null()) {
+    const std::vector<json> ids = HolderIds(gpu);
+    if (!job_id.is_null() && std::find(ids.begin(), ids.end(), job_id) != ids.end()) {
       if (const auto util = Number(SampleOf(gpu), "util_gpu_pct")) {
         sum += *util;
         ++n;
@@ -355,9 +370,10 @@ std::string TotalsLine(const TopInput& input, int width) {
   std::set<std::string> running;  // job ids on GPUs (all users) and the caller's running jobs
   for (const json& gpu : gpus) {
     const json& sample = SampleOf(gpu);
-    if (!Member(gpu, "job").is_null()) {
-      ++busy;
-      running.insert(Text(gpu, "job"));
+    const std::vector<json> holders = HolderIds(gpu);
+    busy += holders.empty() ? 0 : 1;
+    for (const json& id : holders) {
+      running.insert(id.is_number_integer() ? std::to_string(id.get<std::int64_t>()) : "-");
     }
     if (const auto u = Number(sample, "util_gpu_pct")) {
       util_sum += *u;

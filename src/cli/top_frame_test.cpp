@@ -122,6 +122,26 @@ TEST(TopFrameTest, ShortScreensCutAndCountRows) {
   EXPECT_EQ(texts[23], "... 9 more jobs");
 }
 
+// A shared GPU names its jobs and their total share, counts once as busy, and each of its
+// jobs counts as running.
+TEST(TopFrameTest, SharedGpuShowsItsJobsAndShares) {
+  TopInput in = Cluster();
+  json& shared = in.gpus["gpus"][3];
+  shared["holders"] = {{{"job", 20}, {"user", "bob"}, {"share_milli", 500}},
+                       {{"job", 21}, {"user", "carol"}, {"share_milli", 250}}};
+  json& fraction = in.gpus["gpus"][2];
+  fraction["holders"] = {{{"job", 22}, {"user", "dan"}, {"share_milli", 250}}};
+  fraction["job"] = 22;
+  fraction["user"] = "dan";
+  const auto lines = RenderTopFrame(in, 80, 24);
+  ExpectFits(lines, 80, 24);
+  EXPECT_EQ(lines[1].text,
+            "GPUs 4/4 busy  util 35%  mem 160/320G  power 1400W  jobs 4 running 1 pending");
+  EXPECT_EQ(lines[3].text.substr(lines[3].text.size() - 8), "12 alice");  // whole: as before
+  EXPECT_NE(lines[5].text.find(" 22 (0.25) dan"), std::string::npos) << lines[5].text;
+  EXPECT_NE(lines[6].text.find(" 2 jobs (0.75) bob,carol"), std::string::npos) << lines[6].text;
+}
+
 TEST(TopFrameTest, MissingFieldsAreDashesAndHostileTextIsDefused) {
   TopInput in;
   in.gpus = json{{"gpus",

@@ -1,5 +1,6 @@
 #include "cli/views.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "cli/table.h"
+#include "model/slice.h"
 
 namespace gf {
 namespace {
@@ -93,10 +95,21 @@ std::string ConditionText(const json& gpu) {
   std::string text;
   for (const auto& c : Array(gpu, "conditions")) {
     const std::string name = c.is_string() ? c.get<std::string>() : c.dump();
-    const std::string words = name == "allocated_no_process"  ? "allocated, no process"
-                              : name == "unallocated_process" ? "process, not allocated"
-                                                              : name;
+    const std::string words = name == "allocated_no_process"    ? "allocated, no process"
+                              : name == "unallocated_process"   ? "process, not allocated"
+                              : name == "gpu_memory_over_limit" ? "a job over its memory limit"
+                                                                : name;
     text += (text.empty() ? "" : "; ") + words;
+  }
+  return text;
+}
+
+// Milli-GPUs as GPUs without trailing zeros: 750 -> "0.75", 2000 -> "2".
+std::string GpuAmount(double milli) {
+  std::string text = Fixed(milli / 1000, 3);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.back() == '.') {
+    text.pop_back();
   }
   return text;
 }
@@ -111,8 +124,8 @@ std::vector<std::string> GpuRow(const json& gpu) {
           WithUnit(Number(sample, "temperature_c"), "C"),
           Power(sample),
           Health(gpu),
-          JsonText(gpu, "job"),
-          JsonText(gpu, "user")};
+          GpuJobText(gpu),
+          GpuUserText(gpu)};
 }
 
 // "2 of 8 GPUs need attention (failed or lost); full causes: gpufleet gpus --json".
@@ -224,6 +237,41 @@ std::string Truncate(std::string text, std::size_t max) {
   }
   text.resize(cut);
   return text + "...";
+}
+
+std::string GpuJobText(const json& gpu) {
+  const json& holders = Array(gpu, "holders");
+  if (holders.empty()) {
+    return JsonText(gpu, "job");
+  }
+  double milli = 0;
+  for (const json& holder : holders) {
+    milli += Number(holder, "share_milli").value_or(kWholeGpuMilli);
+  }
+  if (holders.size() > 1) {
+    return std::to_string(holders.size()) + " jobs (" + GpuAmount(milli) + ")";
+  }
+  const std::string job = JsonText(holders[0], "job");
+  return milli < kWholeGpuMilli ? job + " (" + GpuAmount(milli) + ")" : job;
+}
+
+std::string GpuUserText(const json& gpu) {
+  const json& holders = Array(gpu, "holders");
+  if (holders.empty()) {
+    return JsonText(gpu, "user");
+  }
+  std::vector<std::string> users;
+  for (const json& holder : holders) {
+    const std::string user = JsonText(holder, "user");
+    if (std::find(users.begin(), users.end(), user) == users.end()) {
+      users.push_back(user);
+    }
+  }
+  std::string text;
+  for (const std::string& user : users) {
+    text += (text.empty() ? "" : ",") + user;
+  }
+  return text;
 }
 
 void PrintGpuTable(const json& answer, std::ostream& out) {

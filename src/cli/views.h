@@ -35,6 +35,14 @@ std::string EnergyCo2(const nlohmann::json& charge);
 // Requires max >= 3.
 std::string Truncate(std::string text, std::size_t max);
 
+// Who holds a GPU (a GpuStatus), for the JOB and USER columns of `gpus` and `top`: the job id
+// of a whole GPU ("7"); "12 (0.25)" for one job holding a share; "3 jobs (0.75)" for a GPU
+// shared by several (their shares added up); "-" when free. From `holders`, else `job` (a
+// server older than sharing).
+std::string GpuJobText(const nlohmann::json& gpu);
+// The users of a GPU's holders, each once, comma-separated; "-" when free.
+std::string GpuUserText(const nlohmann::json& gpu);
+
 // The table of `gpufleet gpus` from a GET /api/v1/gpus answer ({"gpus": [GpuStatus...]}):
 // NODE GPU MODEL UTIL MEM TEMP POWER HEALTH JOB USER, plus CONDITIONS when a GPU has one.
 // A failed or lost GPU is upper case in HEALTH ("FAILED: cause", "LOST: cause", the cause cut

@@ -119,6 +119,35 @@ TEST(CliViewsTest, ConditionsColumnOnlyWhenAGpuHasOne) {
   EXPECT_EQ(Table({Status("n1", 2)}).find("CONDITIONS"), std::string::npos);
 }
 
+GpuHolder Holder(std::int64_t job, const std::string& user, int share_milli) {
+  return GpuHolder{.job = JobId(job), .user = user, .team = "", .share_milli = share_milli,
+                   .memory_limit_mib = 0};
+}
+
+// Whole GPUs print as before; a share shows its size, a shared GPU its jobs and their total.
+TEST(CliViewsTest, SharedGpusShowTheirJobsAndShares) {
+  GpuStatus whole = Status("n1", 0);
+  whole.holders = {Holder(7, "alice", 1000)};
+  whole.job = JobId(7);
+  whole.user = "alice";
+  GpuStatus one = Status("n1", 1);
+  one.holders = {Holder(12, "bob", 250)};
+  one.job = JobId(12);
+  one.user = "bob";
+  GpuStatus three = Status("n1", 2);
+  three.holders = {Holder(13, "bob", 250), Holder(14, "carol", 250), Holder(15, "bob", 250)};
+  EXPECT_EQ(Table({whole, one, three}),
+            "NODE  GPU  MODEL      UTIL  MEM         TEMP  POWER  HEALTH  JOB            USER\n"
+            "n1    0    H100-80GB  -     -/81920MiB  -     -      ok      7              alice\n"
+            "n1    1    H100-80GB  -     -/81920MiB  -     -      ok      12 (0.25)      bob\n"
+            "n1    2    H100-80GB  -     -/81920MiB  -     -      ok      3 jobs (0.75)  bob,carol\n");
+  three.conditions = {"gpu_memory_over_limit"};
+  EXPECT_NE(Table({three}).find("  bob,carol  a job over its memory limit\n"), std::string::npos);
+  EXPECT_EQ(GpuJobText(json{{"job", 9}}), "9");  // a server older than sharing: no holders
+  EXPECT_EQ(GpuJobText(json::object()), "-");
+  EXPECT_EQ(GpuUserText(json::object()), "-");
+}
+
 TEST(CliViewsTest, ProcessesNameTheirJobOrUnmanaged) {
   GpuStatus gpu = Status("n1", 0);
   gpu.sample = BusySample();

@@ -927,10 +927,17 @@ Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& /*caller*/) {
     GpuStatus status;
     status.node = std::move(view.node);
     status.gpu = std::move(view.gpu);
-    if (view.assignment) {
-      status.job = view.assignment->job;
-      status.user = std::move(view.assignment->user);
-      status.team = std::move(view.assignment->team);
+    for (GpuAssignment& a : view.assignments) {
+      status.holders.push_back(GpuHolder{.job = a.job,
+                                         .user = std::move(a.user),
+                                         .team = std::move(a.team),
+                                         .share_milli = a.share_milli,
+                                         .memory_limit_mib = a.memory_limit_mib});
+    }
+    if (status.holders.size() == 1) {  // job/user/team: as before sharing, for one holder
+      status.job = status.holders[0].job;
+      status.user = status.holders[0].user;
+      status.team = status.holders[0].team;
     }
     status.sample = std::move(view.sample);
     status.conditions = std::move(view.conditions);
@@ -1169,11 +1176,13 @@ void Controller::AssignGpus(const Job& job) {
   for (const GpuUuid& uuid : job.allocation->gpus) {
     // The team as the store's usage records and quotas key it ("" = no team), so that GPU
     // minutes and runs add up per team in reports; /metrics labels "" as "default".
-    telemetry_->SetAssignment(uuid, GpuAssignment{.job = job.id,
-                                                  .user = job.owner.user,
-                                                  .team = job.spec.team,
-                                                  .idle_util_below_pct = idle_util_below,
-                                                  .since = clock_.Now()});
+    telemetry_->Assign(uuid, GpuAssignment{.job = job.id,
+                                           .user = job.owner.user,
+                                           .team = job.spec.team,
+                                           .idle_util_below_pct = idle_util_below,
+                                           .since = clock_.Now(),
+                                           .share_milli = job.allocation->gpu_milli,
+                                           .memory_limit_mib = job.allocation->gpu_memory_mib});
   }
 }
 
@@ -1186,7 +1195,7 @@ void Controller::ReleaseGpus(Job& job) {
   RecordRun(job, usage);
   if (job.allocation) {
     for (const GpuUuid& uuid : job.allocation->gpus) {
-      telemetry_->SetAssignment(uuid, std::nullopt);
+      telemetry_->Unassign(uuid, job.id);
     }
   }
   telemetry_->ForgetJob(job.id);

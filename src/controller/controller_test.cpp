@@ -399,7 +399,12 @@ TEST_F(ControllerTest, SamplesGiveLiveAndStoredJobUsage) {
   EXPECT_EQ((*gpus)[0].team, "");  // no team, as quotas and usage records say it
   ASSERT_TRUE((*gpus)[0].sample);
   EXPECT_EQ((*gpus)[0].sample->util_gpu_pct, 80);
+  ASSERT_EQ((*gpus)[0].holders.size(), 1U);  // a whole GPU: its one job, all of it
+  EXPECT_EQ((*gpus)[0].holders[0].job, job->id);
+  EXPECT_EQ((*gpus)[0].holders[0].share_milli, kWholeGpuMilli);
+  EXPECT_EQ((*gpus)[0].holders[0].memory_limit_mib, 0);
   EXPECT_FALSE((*gpus)[1].job);
+  EXPECT_TRUE((*gpus)[1].holders.empty());
 
   controller_->OnJobExited(JobExitReport{job->id, 0, std::nullopt, clock_.Now(), "exited"});
   ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kCompleted); }));

@@ -23,6 +23,7 @@
 #include "model/job.h"
 #include "model/node.h"
 #include "model/notification.h"
+#include "model/slice.h"
 #include "model/token.h"
 #include "report/report.h"
 
@@ -54,14 +55,25 @@ struct JobFilter {
   int limit = 1000;
 };
 
+// One job holding (a share of) a GPU.
+struct GpuHolder {
+  JobId job;
+  std::string user;                // the job's owner
+  std::string team;                // the job's team ("" = the default team)
+  int share_milli = kWholeGpuMilli;  // its compute share; 1000 = the whole GPU
+  std::int64_t memory_limit_mib = 0;  // its memory limit on the GPU; 0 = none
+};
+
 struct GpuStatus {
   NodeId node;
   Gpu gpu;                         // health and health_cause as of the latest sample
-  std::optional<JobId> job;        // the job holding it
+  std::optional<JobId> job;        // the job holding it, when exactly one does
   std::string user;                // that job's owner
   std::string team;                // that job's team
+  std::vector<GpuHolder> holders;  // every job holding it (a shared GPU: several), by job id
   std::optional<GpuSample> sample; // latest reading, processes attributed
-  std::vector<std::string> conditions;  // "allocated_no_process", "unallocated_process"
+  // "allocated_no_process", "unallocated_process", "gpu_memory_over_limit"
+  std::vector<std::string> conditions;
 };
 
 // Counts behind the gpufleet_* Prometheus series (metrics/).

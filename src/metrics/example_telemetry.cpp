@@ -77,7 +77,7 @@ GpuView ExampleGpu(int position, bool lost) {
   const bool allocated = position % 2 == 1 && !lost;
   if (allocated) {
     const JobId job = JobOf(position);
-    view.assignment = GpuAssignment{job, UserOf(job), TeamOf(job)};
+    view.assignments = {GpuAssignment{job, UserOf(job), TeamOf(job)}};
   }
   if (lost) {
     GpuSample sample;
@@ -97,7 +97,7 @@ GpuView ExampleGpu(int position, bool lost) {
 
 // The live record of a job from its GPUs' samples, as Telemetry would compute it.
 void AddToJob(TelemetrySnapshot& snapshot, const GpuView& view) {
-  const GpuAssignment& a = *view.assignment;
+  const GpuAssignment& a = view.assignments.front();
   if (snapshot.jobs.empty() || snapshot.jobs.back().job != a.job) {
     JobLive live;
     live.job = a.job;
@@ -124,7 +124,7 @@ TelemetrySnapshot ExampleTelemetry(int gpus, int lost_gpus) {
   TelemetrySnapshot snapshot;
   for (int position = 0; position < gpus; ++position) {
     snapshot.gpus.push_back(ExampleGpu(position, position >= gpus - lost_gpus));
-    if (snapshot.gpus.back().assignment) {
+    if (!snapshot.gpus.back().assignments.empty()) {
       AddToJob(snapshot, snapshot.gpus.back());
     }
   }

@@ -399,8 +399,8 @@ void WriteHealth(Buffer& out,
 
 // The condition kinds Telemetry detects; each gets a 0/1 series so "cleared" is a value, not
 // a vanished series. A kind this list does not know yet is still exported while active.
-constexpr std::array<std::string_view, 2> kConditionKinds = {"allocated_no_process",
-                                                             "unallocated_process"};
+constexpr std::array<std::string_view, 3> kConditionKinds = {
+    kAllocatedNoProcess, kUnallocatedProcess, kGpuMemoryOverLimit};
 
 void WriteConditions(Buffer& out,
                      const TelemetrySnapshot& telemetry,
@@ -410,7 +410,8 @@ void WriteConditions(Buffer& out,
               {kName,
                Kind::kGauge,
                "1 while the condition is active on the GPU: allocated_no_process (held by a "
-               "job, no process), unallocated_process (a process on a GPU nobody holds)."});
+               "job, no process), unallocated_process (a process on a GPU nobody holds), "
+               "gpu_memory_over_limit (a job over its memory limit on a shared GPU)."});
   std::string label;
   for (std::size_t i = 0; i < telemetry.gpus.size(); ++i) {
     const GpuView& view = telemetry.gpus[i];
@@ -440,28 +441,33 @@ void WriteConditions(Buffer& out,
   }
 }
 
-// The labels of one GPU's series, escaped once and reused by every family.
+// The labels of the GPU series, escaped once and reused by every family. The reading series
+// have one row per GPU and holder: a free GPU one row without job labels, a whole GPU one with
+// its job's, a shared GPU one per job holding it (each with the GPU's value), as
+// dcgm-exporter copies a GPU's series per job with HPC job mapping and per pod with
+// KUBERNETES_VIRTUAL_GPUS.
 struct GpuLabelSets {
-  std::vector<std::string> identity;  // gpu, UUID, Hostname: health and conditions
-  std::vector<std::string> dcgm;      // + device, modelName, and job/user/team if allocated
-  std::vector<std::string> hardware;  // identity + job/user/team: gpufleet_gpu_* readings
+  std::vector<std::string> identity;  // per GPU: gpu, UUID, Hostname (health, conditions)
+  std::vector<std::size_t> gpu_of;    // per row: its GPU's position in the snapshot
+  std::vector<const GpuAssignment*> holder;  // per row: its job; nullptr for a free GPU
+  std::vector<std::string> dcgm;      // per row: + device, modelName, job/user/team if held
+  std::vector<std::string> hardware;  // per row: identity + job/user/team (gpufleet_gpu_*)
 };
 
 // Unallocated GPUs get no job/user/team labels at all rather than empty ones: Prometheus
 // treats an empty label as absent anyway, and `{job=~".+"}` then selects allocated GPUs.
-std::string OwnerLabels(const std::optional<GpuAssignment>& assignment) {
+std::string OwnerLabels(const GpuAssignment& assignment) {
   std::string owner;
-  if (assignment) {
-    AppendLabel(owner, "job", fmt::format("{}", assignment->job.value()));
-    AppendLabel(owner, "user", assignment->user);
-    AppendLabel(owner, "team", TeamName(assignment->team));
-  }
+  AppendLabel(owner, "job", fmt::format("{}", assignment.job.value()));
+  AppendLabel(owner, "user", assignment.user);
+  AppendLabel(owner, "team", TeamName(assignment.team));
   return owner;
 }
 
 GpuLabelSets LabelGpus(const std::vector<GpuView>& gpus) {
   GpuLabelSets sets;
-  for (const GpuView& view : gpus) {
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const GpuView& view = gpus[i];
     const std::string index = fmt::format("{}", view.gpu.index);
     std::string identity;
     AppendLabel(identity, "gpu", index);
@@ -470,19 +476,61 @@ GpuLabelSets LabelGpus(const std::vector<GpuView>& gpus) {
     std::string dcgm = identity;
     AppendLabel(dcgm, "device", "nvidia" + index);
     AppendLabel(dcgm, "modelName", view.gpu.model);
-    const std::string owner = OwnerLabels(view.assignment);
-    std::string hardware = identity;
-    for (std::string* labels : {&dcgm, &hardware}) {
-      if (!owner.empty()) {
-        *labels += ',';
-        *labels += owner;
+    const auto add_row = [&](const GpuAssignment* holder) {
+      sets.gpu_of.push_back(i);
+      sets.holder.push_back(holder);
+      sets.dcgm.push_back(dcgm);
+      sets.hardware.push_back(identity);
+      if (holder != nullptr) {
+        const std::string owner = OwnerLabels(*holder);
+        for (std::string* labels : {&sets.dcgm.back(), &sets.hardware.back()}) {
+          *labels += ',';
+          *labels += owner;
+        }
       }
+    };
+    if (view.assignments.empty()) {
+      add_row(nullptr);
+    }
+    for (const GpuAssignment& holder : view.assignments) {
+      add_row(&holder);
     }
     sets.identity.push_back(std::move(identity));
-    sets.dcgm.push_back(std::move(dcgm));
-    sets.hardware.push_back(std::move(hardware));
   }
   return sets;
+}
+
+// What each job holds of its GPU, one series per (GPU, job): the share as a ratio (1 for a
+// whole GPU), so a GPU series can be split by job, e.g. DCGM_FI_DEV_POWER_USAGE * on(UUID, job)
+// gpufleet_gpu_job_share; and the job's memory limit where it has one. None for a lost GPU.
+void WriteHolderShares(Buffer& out,
+                       const TelemetrySnapshot& telemetry,
+                       const GpuLabelSets& labels) {
+  const auto exported = [&](std::size_t r) {
+    const GpuView& view = telemetry.gpus[labels.gpu_of[r]];
+    return labels.holder[r] != nullptr && !(view.sample && view.sample->lost);
+  };
+  static constexpr Family kShare{
+      "gpufleet_gpu_job_share", Kind::kGauge,
+      "Compute share of the GPU held by the job: 1 for a whole GPU, 0.25 for --gpu-share 0.25."};
+  static constexpr Family kLimit{
+      "gpufleet_gpu_job_memory_limit_bytes", Kind::kGauge,
+      "GPU memory the job's processes may use on the GPU (only jobs with a limit)."};
+  WriteFamily(out, kShare);
+  for (std::size_t r = 0; r < labels.holder.size(); ++r) {
+    if (exported(r)) {
+      WriteSample(out, kShare.name, labels.hardware[r],
+                  static_cast<double>(labels.holder[r]->share_milli) / kMilliPerUnit);
+    }
+  }
+  WriteFamily(out, kLimit);
+  for (std::size_t r = 0; r < labels.holder.size(); ++r) {
+    const GpuAssignment* holder = labels.holder[r];
+    if (exported(r) && holder->memory_limit_mib > 0) {
+      WriteSample(out, kLimit.name, labels.hardware[r],
+                  static_cast<double>(holder->memory_limit_mib) * kBytesPerMib);
+    }
+  }
 }
 
 // The last XID the GPU ever reported (Telemetry keeps it), 0 when none: what dcgm-exporter
@@ -490,14 +538,14 @@ GpuLabelSets LabelGpus(const std::vector<GpuView>& gpus) {
 void WriteLastXid(Buffer& out,
                   const TelemetrySnapshot& telemetry,
                   const std::vector<const GpuSample*>& readings,
-                  const std::vector<std::string>& labels) {
+                  const GpuLabelSets& labels) {
   static constexpr Family kFamily{"DCGM_FI_DEV_XID_ERRORS", Kind::kGauge,
                                   "Value of the last XID error encountered."};
   WriteFamily(out, kFamily);
-  for (std::size_t i = 0; i < readings.size(); ++i) {
-    if (readings[i] != nullptr) {
-      const std::optional<XidEvent>& xid = telemetry.gpus[i].last_xid;
-      WriteSample(out, kFamily.name, labels[i], xid ? static_cast<double>(xid->xid) : 0.0);
+  for (std::size_t r = 0; r < readings.size(); ++r) {
+    if (readings[r] != nullptr) {
+      const std::optional<XidEvent>& xid = telemetry.gpus[labels.gpu_of[r]].last_xid;
+      WriteSample(out, kFamily.name, labels.dcgm[r], xid ? static_cast<double>(xid->xid) : 0.0);
     }
   }
 }
@@ -506,14 +554,16 @@ void WriteGpuFamilies(Buffer& out, const TelemetrySnapshot& telemetry) {
   const GpuLabelSets labels = LabelGpus(telemetry.gpus);
   // A GPU without a reading yet, or lost, has no reading series (never fake zeros).
   std::vector<const GpuSample*> readings;
-  readings.reserve(telemetry.gpus.size());
-  for (const GpuView& view : telemetry.gpus) {
+  readings.reserve(labels.gpu_of.size());
+  for (const std::size_t i : labels.gpu_of) {
+    const GpuView& view = telemetry.gpus[i];
     readings.push_back(view.sample && !view.sample->lost ? &*view.sample : nullptr);
   }
   WriteColumns(out, kDcgmColumns, readings, labels.dcgm);
-  WriteLastXid(out, telemetry, readings, labels.dcgm);
+  WriteLastXid(out, telemetry, readings, labels);
   WriteColumns(out, kGpufleetGpuColumns, readings, labels.hardware);
   WriteThrottleReasons(out, readings, labels.hardware);
+  WriteHolderShares(out, telemetry, labels);
   WriteHealth(out, telemetry, labels.identity);
   WriteConditions(out, telemetry, labels.identity);
 }

@@ -4,7 +4,8 @@
 //  - GPU series named and labelled exactly as NVIDIA's dcgm-exporter names them
 //    (DCGM_FI_DEV_GPU_UTIL{gpu, UUID, device, modelName, Hostname}, ...), so dashboards and
 //    alerts written for dcgm-exporter work unchanged; the series of a GPU held by a job also
-//    carry `job`, `user` and `team`. Fields dcgm-exporter lacks get gpufleet_gpu_* names.
+//    carry `job`, `user` and `team` (a shared GPU: one copy of each series per job holding it,
+//    as dcgm-exporter does per job). Fields dcgm-exporter lacks get gpufleet_gpu_* names.
 //  - gpufleet_* series: GPU health and conditions, jobs by state, the queue, teams, jobs.
 // A field the driver did not report (nullopt) is left out rather than exported as 0; a lost
 // GPU exports only its health.

@@ -283,7 +283,7 @@ TEST(PrometheusTest, HealthValuesAndCauseLabel) {
 TEST(PrometheusTest, JobLabelsOnlyOnAllocatedGpusAndNotOnHealth) {
   TelemetrySnapshot t;
   t.gpus = {MinimalGpu(0, "GPU-free"), MinimalGpu(1, "GPU-held")};
-  t.gpus[1].assignment = GpuAssignment{JobId(42), "alice", ""};
+  t.gpus[1].assignments = {GpuAssignment{JobId(42), "alice", ""}};
   t.gpus[1].sample->power_limit_mw = 400'000;
   const auto all = Parse(Render(t));
   const auto held = Select(all, "DCGM_FI_DEV_FB_USED", {{"UUID", "GPU-held"}});
@@ -303,6 +303,50 @@ TEST(PrometheusTest, JobLabelsOnlyOnAllocatedGpusAndNotOnHealth) {
   }
 }
 
+// A shared GPU's series are copied per holder, each with the GPU's value and the holder's
+// job/user/team (as dcgm-exporter's HPC job mapping does); health and conditions stay one.
+TEST(PrometheusTest, SharedGpuHasOneSeriesPerHolder) {
+  TelemetrySnapshot t;
+  t.gpus = {MinimalGpu(0, "GPU-shared"), MinimalGpu(1, "GPU-whole")};
+  t.gpus[0].assignments = {
+      GpuAssignment{.job = JobId(12), .user = "ann", .share_milli = 250, .memory_limit_mib = 20'480},
+      GpuAssignment{.job = JobId(13), .user = "bo", .team = "nlp", .share_milli = 500}};
+  t.gpus[0].sample->power_mw = 300'000;
+  t.gpus[0].last_xid = XidEvent{31, {}};
+  t.gpus[0].conditions = {"gpu_memory_over_limit"};
+  t.gpus[1].assignments = {GpuAssignment{.job = JobId(7), .user = "cy"}};
+  const auto all = Parse(Render(t));
+
+  const auto power = Select(all, "DCGM_FI_DEV_POWER_USAGE", {{"UUID", "GPU-shared"}});
+  ASSERT_EQ(power.size(), 2u);
+  EXPECT_EQ(power[0].labels.at("job"), "12");
+  EXPECT_EQ(power[0].labels.at("user"), "ann");
+  EXPECT_EQ(power[0].labels.at("team"), "default");
+  EXPECT_EQ(power[1].labels.at("job"), "13");
+  EXPECT_EQ(power[1].labels.at("team"), "nlp");
+  EXPECT_EQ(power[0].value, 300);  // the GPU's reading, not a split of it
+  EXPECT_EQ(power[1].value, 300);
+  EXPECT_EQ(Select(all, "DCGM_FI_DEV_FB_USED", {{"UUID", "GPU-shared"}}).size(), 2u);
+  EXPECT_EQ(ValueOf(all, "DCGM_FI_DEV_XID_ERRORS", {{"UUID", "GPU-shared"}, {"job", "13"}}), 31);
+  EXPECT_EQ(Select(all, "DCGM_FI_DEV_FB_USED", {{"UUID", "GPU-whole"}}).size(), 1u);
+
+  EXPECT_EQ(ValueOf(all, "gpufleet_gpu_job_share", {{"UUID", "GPU-shared"}, {"job", "12"}}), 0.25);
+  EXPECT_EQ(ValueOf(all, "gpufleet_gpu_job_share", {{"UUID", "GPU-shared"}, {"job", "13"}}), 0.5);
+  EXPECT_EQ(ValueOf(all, "gpufleet_gpu_job_share", {{"UUID", "GPU-whole"}, {"job", "7"}}), 1);
+  const auto limits = Select(all, "gpufleet_gpu_job_memory_limit_bytes");
+  ASSERT_EQ(limits.size(), 1u);  // only job 12 has a limit
+  EXPECT_EQ(limits[0].labels.at("job"), "12");
+  EXPECT_EQ(limits[0].value, 20'480.0 * 1024 * 1024);
+
+  EXPECT_EQ(Select(all, "gpufleet_gpu_health", {{"UUID", "GPU-shared"}}).size(), 1u);
+  EXPECT_EQ(ValueOf(all, "gpufleet_gpu_condition",
+                    {{"UUID", "GPU-shared"}, {"condition", "gpu_memory_over_limit"}}),
+            1);
+  EXPECT_EQ(ValueOf(all, "gpufleet_gpu_condition",
+                    {{"UUID", "GPU-whole"}, {"condition", "gpu_memory_over_limit"}}),
+            0);
+}
+
 TEST(PrometheusTest, LabelValuesAreEscaped) {
   EXPECT_EQ(EscapeLabelValue(R"(a\b"c)"), R"(a\\b\"c)");
   EXPECT_EQ(EscapeLabelValue("two\nlines"), R"(two\nlines)");
@@ -318,7 +362,7 @@ TEST(PrometheusTest, LabelValuesAreEscaped) {
   TelemetrySnapshot t;
   t.gpus.push_back(MinimalGpu(0, "GPU-e"));
   t.gpus[0].gpu.model = "weird \"model\"\\x";
-  t.gpus[0].assignment = GpuAssignment{JobId(1), "bob", "team\nname"};
+  t.gpus[0].assignments = {GpuAssignment{JobId(1), "bob", "team\nname"}};
   const std::string text = Render(t);
   EXPECT_NE(text.find(R"(modelName="weird \"model\"\\x")"), std::string::npos);
   EXPECT_NE(text.find(R"(team="team\nname")"), std::string::npos);

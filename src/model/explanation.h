@@ -68,7 +68,7 @@ struct QuotaExplanation {
   std::vector<std::string> class_allowed_users;  // empty = everyone
   std::optional<int> class_max_gpus_per_user;
   bool quotas_on = false;
-  int team_held_gpus = 0;       // held by its team when its turn comes
+  int team_held_milli = 0;      // milli-GPUs held by its team when its turn comes
   int team_guaranteed_gpus = 0;
   std::optional<int> team_max_gpus;
   std::optional<double> team_budget_gpu_hours;  // per period

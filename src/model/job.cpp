@@ -127,6 +127,62 @@ Result<PriorityClass> ParsePriorityClass(std::string_view s) {
 
 std::string_view ToString(DependencyKind k) { return k == DependencyKind::kOk ? "ok" : "any"; }
 
+Result<int> ParseGpuShare(std::string_view text, std::string_view field) {
+  const auto bad = [&] {
+    return InvalidArgument(std::string(field) + ": '" + std::string(text) +
+                           "' is not a share of one GPU; use a number from 0.001 to 1, e.g. 0.25");
+  };
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view frac = dot == std::string_view::npos ? "" : text.substr(dot + 1);
+  const auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if ((whole.empty() && frac.empty()) || whole.size() > 1 || frac.size() > 3 || !digits(whole) ||
+      !digits(frac) || (dot != std::string_view::npos && frac.empty())) {
+    return bad();
+  }
+  int milli = whole.empty() ? 0 : (whole[0] - '0') * kWholeGpuMilli;
+  int scale = kWholeGpuMilli / 10;
+  for (const char c : frac) {
+    milli += (c - '0') * scale;
+    scale /= 10;
+  }
+  if (milli <= 0 || milli > kWholeGpuMilli) {
+    return bad();
+  }
+  return milli;
+}
+
+Result<std::int64_t> ParseMemoryMib(std::string_view text, std::string_view field) {
+  std::size_t end = 0;
+  while (end < text.size() && text[end] >= '0' && text[end] <= '9') {
+    ++end;
+  }
+  std::string unit(text.substr(end));
+  std::transform(unit.begin(), unit.end(), unit.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::int64_t scale = 0;
+  if (unit.empty() || unit == "M" || unit == "MI" || unit == "MIB" || unit == "MB") {
+    scale = 1;
+  } else if (unit == "G" || unit == "GI" || unit == "GIB" || unit == "GB") {
+    scale = 1024;
+  } else if (unit == "T" || unit == "TI" || unit == "TIB" || unit == "TB") {
+    scale = 1024 * 1024;
+  }
+  constexpr std::size_t kMaxDigits = 9;  // far beyond any GPU, far within int64 after scaling
+  if (end == 0 || end > kMaxDigits || scale == 0) {
+    return InvalidArgument(std::string(field) + ": '" + std::string(text) +
+                           "' is not a memory size; use a whole number with M, G or T (binary "
+                           "units, MiB when none), e.g. 20G or 512M");
+  }
+  const std::int64_t mib = std::stoll(std::string(text.substr(0, end))) * scale;
+  if (mib <= 0) {
+    return InvalidArgument(std::string(field) + ": must be more than zero, e.g. 20G");
+  }
+  return mib;
+}
+
 Status ValidateFraction(const JobRequest& r) {
   // The largest GPU memory there is (and then some): a larger ask is a typo, e.g. a count of
   // bytes given where MiB were meant.

@@ -101,6 +101,11 @@ struct Allocation {
   bool operator==(const Allocation&) const = default;
 };
 
+// The milli-GPUs an allocation holds: 1000 per whole GPU, or the share of a fractional job.
+inline int HeldMilli(const Allocation& a) {
+  return static_cast<int>(a.gpus.size()) * a.gpu_milli;
+}
+
 // The signals a job may choose as its checkpoint signal: the ones a program can catch and that
 // mean "stop soon" or are free for the user (not KILL or STOP: those cannot be caught).
 // Numbers are Linux's (the only platform gpufleet runs jobs on).
@@ -237,6 +242,13 @@ inline bool HoldsGpus(const Job& job) {
 // `more` (a later run of the same job, after a preemption) added to `total`: counts and energy
 // add up, the mean is weighted by samples, peaks take the larger.
 JobUsage CombineUsage(const JobUsage& total, const JobUsage& more);
+
+// "0.25" → 250 milli-GPU: a decimal share of one GPU in (0, 1], at most three decimals (the
+// unit is a milli-GPU; no float is involved). Errors: kInvalidArgument naming `field`.
+Result<int> ParseGpuShare(std::string_view text, std::string_view field = "gpu-share");
+// "20G", "20GiB", "512M", "512MiB", "1T" (binary units; a bare number is MiB) → MiB, more than
+// zero. Errors: kInvalidArgument naming `field`.
+Result<std::int64_t> ParseMemoryMib(std::string_view text, std::string_view field = "gpu-mem");
 
 // Checks a fractional request: share in 1..1000 milli, memory 0..4 TiB, and a fraction only of
 // one GPU on one node (gpus 1, nodes 1). Errors: kInvalidArgument naming gpu-share, gpu-mem

@@ -63,6 +63,14 @@ struct Gpu {
 // that a job does not start on a card that is about to fail (issue #8). Jobs already running
 // on a degraded GPU go on.
 inline bool TakesWork(const Gpu& gpu) { return gpu.health == GpuHealth::kOk; }
+// Whether new work of each kind may go to the GPU: whole-GPU jobs to exclusive GPUs, fractional
+// jobs to shared and mps ones; neither while a change of its mode waits (it empties first).
+inline bool TakesWholeJobs(const Gpu& gpu) {
+  return TakesWork(gpu) && gpu.sharing == SharingMode::kExclusive && !gpu.sharing_next.has_value();
+}
+inline bool TakesFractions(const Gpu& gpu) {
+  return TakesWork(gpu) && HoldsFractions(gpu.sharing) && !gpu.sharing_next.has_value();
+}
 
 // Node labels (`gpufleet up --label rack=a`, `[up] labels`) and the constraints jobs put on
 // them (`gpufleet submit --constraint rack=a`): key and value each 1..63 characters of letters,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/ids.h"
@@ -19,6 +20,18 @@ struct Slice {
   bool IsWhole() const { return gpu_milli == kWholeGpuMilli; }
   bool operator==(const Slice&) const = default;
 };
+
+// Milli-GPUs as a person writes GPUs: 2000 → "2", 250 → "0.25", 1125 → "1.125".
+inline std::string GpuAmountText(std::int64_t milli) {
+  std::string text = std::to_string(milli / kWholeGpuMilli);
+  std::int64_t rest = milli % kWholeGpuMilli;
+  if (rest != 0) {
+    std::string digits = std::to_string(kWholeGpuMilli + rest).substr(1);  // "250"
+    digits.erase(digits.find_last_not_of('0') + 1);
+    text += "." + digits;
+  }
+  return text;
+}
 
 // The slices of an allocation of whole GPUs, in CUDA_VISIBLE_DEVICES order.
 inline std::vector<Slice> WholeGpuSlices(const std::vector<GpuUuid>& gpus) {

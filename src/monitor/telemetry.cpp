@@ -17,8 +17,7 @@ namespace gf {
 namespace {
 
 constexpr std::int64_t kMinuteMs = 60'000;
-constexpr std::string_view kNoProcess = "allocated_no_process";
-constexpr std::string_view kUnallocatedProcess = "unallocated_process";
+constexpr std::string_view kNoProcess = kAllocatedNoProcess;
 constexpr std::size_t kMaxProcessesNamed = 8;  // an event message lists at most this many
 
 // A GPU in gpus_: ordered by node, then NVML index, the order every view shows.
@@ -36,7 +35,8 @@ struct MinuteRollup {
   int power_count = 0;
   std::int64_t energy_mj = 0;
   GpuHealth health = GpuHealth::kOk;
-  std::optional<GpuAssignment> assignment{};  // as of the minute's last sample
+  // As of the minute's last sample; on a shared GPU the holder with the largest share.
+  std::optional<GpuAssignment> assignment{};
 };
 
 struct ActiveCondition {
@@ -58,22 +58,39 @@ struct GpuState {
   SeriesRing coarse;
   SlotMean coarse_mean{};
   MinuteRollup minute{};
-  // The energy counter at the latest reading that had one, and the job that held the GPU
+  // The energy counter at the latest reading that had one, and the jobs that held the GPU
   // then: a delta is credited to a job only when both of its readings fell in its tenure.
   std::optional<std::int64_t> energy_mj{};
-  std::optional<JobId> energy_job{};
-  // Since when (sample time) the GPU has been held and shown no process; reset when the
-  // holder changes, so a new job gets the full no_process_after.
-  std::optional<Time> idle_since{};
+  std::vector<JobId> energy_jobs{};
   std::vector<ActiveCondition> conditions{};
 };
 
-// The idle reaper's view of one held GPU (Telemetry::IdleSince), reset when its holder changes.
+// The idle reaper's view of one job on one GPU (Telemetry::IdleSince).
 struct IdleTrack {
-  bool sampled = false;             // a sample arrived under the current holder
+  bool sampled = false;             // a sample arrived under this holder
   bool active = false;              // the latest such sample was active
   std::optional<Time> last_active{};  // the time of the latest active one
 };
+
+// One job's hold on one GPU, with its tracking; a new holder starts afresh, so a job that
+// joins a GPU gets the full no_process_after whatever the GPU did before.
+struct Holding {
+  GpuAssignment assignment;
+  IdleTrack idle{};
+  // Since when (sample time) the GPU has shown no process (of this job, when shared).
+  std::optional<Time> no_process_since{};
+};
+using Holdings = std::vector<Holding>;  // one GPU's holders, by job id; empty: free
+
+// IsShared, from the count of holders and the first one's share.
+bool SharedHold(std::size_t holders, int first_share_milli) {
+  return holders > 1 || (holders == 1 && first_share_milli < kWholeGpuMilli);
+}
+
+bool Shared(const Holdings& holdings) {
+  return SharedHold(holdings.size(),
+                    holdings.empty() ? kWholeGpuMilli : holdings[0].assignment.share_milli);
+}
 
 struct JobRecord {
   JobUsage usage{};
@@ -114,6 +131,107 @@ std::int64_t JobMemoryOnGpu(const GpuSample& sample, JobId job) {
   return reported ? sum : sample.memory_used_mib;
 }
 
+// What a job's processes on one GPU report: memory (only those that report it count), their
+// largest, and whether it runs any.
+struct OwnProcesses {
+  bool any = false;
+  bool memory_reported = false;
+  std::int64_t memory_mib = 0;
+  std::optional<std::uint32_t> largest_pid{};
+  std::int64_t largest_mib = 0;
+};
+
+OwnProcesses OwnProcessesOf(const GpuSample& sample, JobId job) {
+  OwnProcesses own;
+  for (const GpuProcessSample& process : sample.processes) {
+    if (process.job != job) {
+      continue;
+    }
+    own.any = true;
+    if (process.used_memory_mib) {
+      own.memory_reported = true;
+      own.memory_mib += *process.used_memory_mib;
+      if (!own.largest_pid || *process.used_memory_mib > own.largest_mib) {
+        own.largest_pid = process.pid;
+        own.largest_mib = *process.used_memory_mib;
+      }
+    }
+  }
+  return own;
+}
+
+// A job's utilisation on a shared GPU: the sum of its processes' SM utilisation when the
+// driver gives per-process utilisation (some process of the sample carries it; a process of
+// the job without it was not scheduled in the driver's period and counts 0), capped at 100;
+// else the GPU's, the best there is (the job is charged for its neighbours' work then).
+std::optional<int> OwnUtil(const GpuSample& sample, JobId job) {
+  const bool per_process =
+      std::any_of(sample.processes.begin(), sample.processes.end(),
+                  [](const GpuProcessSample& process) { return process.sm_util_pct.has_value(); });
+  if (!per_process) {
+    return sample.util_gpu_pct;
+  }
+  int sum = 0;
+  for (const GpuProcessSample& process : sample.processes) {
+    if (process.job == job) {
+      sum += process.sm_util_pct.value_or(0);
+    }
+  }
+  return std::min(sum, 100);
+}
+
+// One holder's figures in one sample: on a whole GPU the GPU's (as before sharing existed),
+// on a shared GPU its own processes'.
+struct HolderFigures {
+  bool runs = false;  // the job runs a process there (whole GPU: any process)
+  std::optional<int> util_pct{};
+  std::int64_t memory_mib = 0;
+};
+
+HolderFigures FiguresOf(const GpuSample& sample, JobId job, bool shared) {
+  if (!shared) {
+    return {!sample.processes.empty(), sample.util_gpu_pct, JobMemoryOnGpu(sample, job)};
+  }
+  const OwnProcesses own = OwnProcessesOf(sample, job);
+  return {own.any, OwnUtil(sample, job), own.memory_mib};
+}
+
+// A job's part of an energy delta: all of it for a whole GPU, share_milli / 1000 of it
+// (rounded) on a shared one.
+std::int64_t EnergyShare(std::int64_t energy_mj, int share_milli) {
+  if (share_milli >= kWholeGpuMilli) {
+    return energy_mj;
+  }
+  return (energy_mj * share_milli + kWholeGpuMilli / 2) / kWholeGpuMilli;
+}
+
+// The holder a GPU minute is recorded under (GpuMinute has one job): the largest share, the
+// lowest job id among equals.
+const GpuAssignment* MainHolder(const Holdings& holdings) {
+  const GpuAssignment* main = nullptr;
+  for (const Holding& holding : holdings) {
+    if (main == nullptr || holding.assignment.share_milli > main->share_milli) {
+      main = &holding.assignment;
+    }
+  }
+  return main;
+}
+
+const Holding* HoldingOf(const Holdings& holdings, JobId job) {
+  const auto it = std::find_if(holdings.begin(), holdings.end(),
+                               [&](const Holding& h) { return h.assignment.job == job; });
+  return it == holdings.end() ? nullptr : &*it;
+}
+
+// "job 12, job 13"
+std::string JobNames(const Holdings& holdings) {
+  std::string text;
+  for (const Holding& holding : holdings) {
+    text += (text.empty() ? "" : ", ") + JobName(holding.assignment.job);
+  }
+  return text;
+}
+
 // "pid 4242 (bob), pid 4250 (uid1001) and 3 more"
 std::string ProcessList(const std::vector<GpuProcessSample>& processes) {
   std::string text;
@@ -129,21 +247,26 @@ std::string ProcessList(const std::vector<GpuProcessSample>& processes) {
   return text;
 }
 
-void AddToUsage(JobRecord& record, const GpuSample& sample, JobId job, std::int64_t energy_mj) {
+void AddToUsage(JobRecord& record,
+                const GpuSample& sample,
+                JobId job,
+                bool shared,
+                std::int64_t energy_mj) {
   JobUsage& usage = record.usage;
   usage.energy_mj += energy_mj;
   if (sample.lost) {
     return;  // no reading: not a sample of the job's usage
   }
   ++usage.samples;
-  if (sample.util_gpu_pct) {
-    record.util_sum += *sample.util_gpu_pct;
+  const HolderFigures figures = FiguresOf(sample, job, shared);
+  if (figures.util_pct) {
+    record.util_sum += *figures.util_pct;
     ++record.util_count;
     usage.mean_util_pct =
         static_cast<double>(record.util_sum) / static_cast<double>(record.util_count);
-    usage.peak_util_pct = std::max(usage.peak_util_pct, *sample.util_gpu_pct);
+    usage.peak_util_pct = std::max(usage.peak_util_pct, *figures.util_pct);
   }
-  usage.peak_memory_mib = std::max(usage.peak_memory_mib, JobMemoryOnGpu(sample, job));
+  usage.peak_memory_mib = std::max(usage.peak_memory_mib, figures.memory_mib);
 }
 
 void AddToMinute(MinuteRollup& minute,
@@ -199,86 +322,151 @@ GpuMinute ToGpuMinute(const GpuState& state) {
 ConditionChange MakeChange(const GpuState& state,
                            const ActiveCondition& condition,
                            bool active,
-                           std::string message) {
-  return ConditionChange{state.node, state.gpu.index, state.gpu.uuid, condition.job,
-                         condition.kind, active, std::move(message)};
+                           std::string message,
+                           std::optional<std::uint32_t> pid = std::nullopt) {
+  return ConditionChange{.node = state.node,
+                         .index = state.gpu.index,
+                         .uuid = state.gpu.uuid,
+                         .job = condition.job,
+                         .pid = pid,
+                         .kind = condition.kind,
+                         .active = active,
+                         .message = std::move(message)};
 }
 
 // Why a condition ended, as the end of its event message.
 std::string ClearReason(const ActiveCondition& condition,
                         const GpuSample& sample,
-                        const GpuAssignment* assignment) {
+                        const Holdings& holdings) {
   if (sample.lost) {
     return "the GPU was lost";
   }
+  const JobId job = condition.job.value_or(JobId{});
+  const Holding* holding = HoldingOf(holdings, job);
   if (condition.kind == kNoProcess) {
-    const std::string job = JobName(condition.job.value_or(JobId{}));
-    return assignment && assignment->job == condition.job ? job + " now runs a process on it"
-                                                          : job + " no longer holds it";
+    return holding != nullptr ? JobName(job) + " now runs a process on it"
+                              : JobName(job) + " no longer holds it";
   }
-  return assignment ? "it is now allocated to " + JobName(assignment->job)
-                    : "its processes ended";
+  if (condition.kind == kGpuMemoryOverLimit) {
+    if (holding == nullptr) {
+      return JobName(job) + " no longer holds it";
+    }
+    return JobName(job) + " uses " + std::to_string(OwnProcessesOf(sample, job).memory_mib) +
+           " MiB, within its limit of " + std::to_string(holding->assignment.memory_limit_mib) +
+           " MiB";
+  }
+  if (holdings.empty()) {
+    return "its processes ended";
+  }
+  return Shared(holdings) ? "every process on it belongs to a job holding it"
+                          : "it is now allocated to " + JobName(holdings.front().assignment.job);
 }
 
 std::string ClearMessage(const GpuState& state, const ActiveCondition& condition, std::string why) {
   return condition.kind + " cleared on " + Describe(state) + ": " + std::move(why);
 }
 
-// Whether `sample` of a GPU held under `assignment` shows the job at work (IdleSince):
-// a process, and a utilisation at or above the threshold or memory that moved since `before`.
+// Whether `sample` of a GPU shows `assignment`'s job at work (IdleSince): a process, and a
+// utilisation at or above the threshold or memory that moved since `before`. On a whole GPU
+// those are the GPU's; on a shared one the job's own (FiguresOf).
 bool IsActive(const GpuSample& sample,
               const std::optional<GpuSample>& before,
-              const GpuAssignment& assignment) {
+              const GpuAssignment& assignment,
+              bool shared) {
   if (sample.lost) {
     return true;  // nothing was read: not evidence of idleness (health handles a lost GPU)
   }
-  if (sample.processes.empty()) {
+  const HolderFigures now = FiguresOf(sample, assignment.job, shared);
+  if (!now.runs) {
     return false;
   }
-  if (!sample.util_gpu_pct || *sample.util_gpu_pct >= assignment.idle_util_below_pct) {
+  if (!now.util_pct || *now.util_pct >= assignment.idle_util_below_pct) {
     return true;
   }
-  return before && !before->lost && before->memory_used_mib != sample.memory_used_mib;
+  if (!before || before->lost) {
+    return false;
+  }
+  return shared ? OwnProcessesOf(*before, assignment.job).memory_mib != now.memory_mib
+                : before->memory_used_mib != sample.memory_used_mib;
 }
 
-// Keeps idle_since: set at the first processless sample of a held GPU, reset otherwise.
-void TrackIdle(GpuState& state, const GpuSample& sample, const GpuAssignment* assignment) {
-  if (assignment && !sample.lost && sample.processes.empty()) {
-    state.idle_since = state.idle_since.value_or(sample.time);
-  } else {
-    state.idle_since.reset();
-  }
-}
-
-// The condition `sample` shows, if any, with the message announcing its beginning. A lost
-// GPU shows none: it has a health verdict, and its processes are unknown.
-std::optional<std::pair<ActiveCondition, std::string>> ConditionOf(
-    const GpuState& state,
-    const GpuSample& sample,
-    const GpuAssignment* assignment,
-    Millis no_process_after) {
-  if (sample.lost) {
-    return std::nullopt;
-  }
-  if (assignment) {
-    if (!state.idle_since || sample.time - *state.idle_since < no_process_after) {
-      return std::nullopt;
+// Keeps each holder's no_process_since: set at its first sample without a process (of its
+// own, when shared), reset by a process or a lost GPU.
+void TrackNoProcess(Holdings& holdings, const GpuSample& sample, bool shared) {
+  for (Holding& holding : holdings) {
+    if (!sample.lost && !FiguresOf(sample, holding.assignment.job, shared).runs) {
+      holding.no_process_since = holding.no_process_since.value_or(sample.time);
+    } else {
+      holding.no_process_since.reset();
     }
-    const auto idle = std::chrono::duration_cast<std::chrono::seconds>(sample.time - *state.idle_since);
-    return std::pair{
-        ActiveCondition{std::string(kNoProcess), assignment->job},
-        Describe(state) + " is allocated to " + JobName(assignment->job) + " (" +
-            assignment->user + ") but has run no process for " + FormatDuration(idle)};
   }
-  if (sample.processes.empty()) {
-    return std::nullopt;
+}
+
+// A condition that a sample shows, with the message announcing its beginning.
+struct Observed {
+  ActiveCondition condition;
+  std::string message;
+  std::optional<std::uint32_t> pid{};
+};
+
+// The conditions `sample` shows, holder by holder (job id order), then unallocated processes.
+// A lost GPU shows none: it has a health verdict, and its processes are unknown.
+std::vector<Observed> ConditionsOf(const GpuState& state,
+                                   const GpuSample& sample,
+                                   const Holdings& holdings,
+                                   Millis no_process_after) {
+  std::vector<Observed> out;
+  if (sample.lost) {
+    return out;
   }
-  return std::pair{ActiveCondition{std::string(kUnallocatedProcess), std::nullopt},
+  const bool shared = Shared(holdings);
+  for (const Holding& holding : holdings) {
+    const GpuAssignment& a = holding.assignment;
+    if (holding.no_process_since && sample.time - *holding.no_process_since >= no_process_after) {
+      const auto idle = std::chrono::duration_cast<std::chrono::seconds>(
+          sample.time - *holding.no_process_since);
+      out.push_back({{std::string(kNoProcess), a.job},
+                     Describe(state) + " is allocated to " + JobName(a.job) + " (" + a.user +
+                         ") but has run no process" + (shared ? " of that job" : "") + " for " +
+                         FormatDuration(idle)});
+    }
+    const OwnProcesses own = OwnProcessesOf(sample, a.job);
+    if (a.memory_limit_mib > 0 && own.memory_reported && own.memory_mib > a.memory_limit_mib) {
+      out.push_back({{std::string(kGpuMemoryOverLimit), a.job},
+                     JobName(a.job) + " uses " + std::to_string(own.memory_mib) + " MiB on GPU " +
+                         std::to_string(state.gpu.index) + " of node " + state.node.value() +
+                         ", over its limit of " + std::to_string(a.memory_limit_mib) +
+                         " MiB (pid " + std::to_string(own.largest_pid.value_or(0)) + " holds " +
+                         std::to_string(own.largest_mib) + " MiB)",
+                     own.largest_pid});
+    }
+  }
+  if (holdings.empty() && !sample.processes.empty()) {
+    out.push_back({{std::string(kUnallocatedProcess), std::nullopt},
                    Describe(state) + " is allocated to no job but runs " +
-                       ProcessList(sample.processes)};
+                       ProcessList(sample.processes)});
+  } else if (shared) {
+    // A process of no holder on a shared GPU takes memory and time its holders were given.
+    std::vector<GpuProcessSample> foreign;
+    for (const GpuProcessSample& process : sample.processes) {
+      if (!process.job || HoldingOf(holdings, *process.job) == nullptr) {
+        foreign.push_back(process);
+      }
+    }
+    if (!foreign.empty()) {
+      out.push_back({{std::string(kUnallocatedProcess), std::nullopt},
+                     Describe(state) + " is shared by " + JobNames(holdings) + " but runs " +
+                         ProcessList(foreign) + " of no job holding it"});
+    }
+  }
+  return out;
 }
 
 }  // namespace
+
+bool IsShared(const std::vector<GpuAssignment>& holders) {
+  return SharedHold(holders.size(), holders.empty() ? kWholeGpuMilli : holders[0].share_milli);
+}
 
 Status ValidateTelemetryOptions(const TelemetryOptions& options) {
   const auto slots = [](std::string_view field, int value) -> Status {
@@ -312,7 +500,8 @@ class Telemetry::Impl {
   }
 
   void SetInventory(const Node& node);
-  void SetAssignment(const GpuUuid& uuid, std::optional<GpuAssignment> assignment);
+  void Assign(const GpuUuid& uuid, GpuAssignment assignment);
+  void Unassign(const GpuUuid& uuid, JobId job);
   IngestResult Ingest(const NodeId& node, std::vector<GpuSample> samples);
   TelemetrySnapshot Snapshot() const;
   std::optional<GpuView> Find(const GpuUuid& uuid) const;
@@ -329,8 +518,8 @@ class Telemetry::Impl {
  private:
   using GpuMap = std::map<GpuKey, GpuState>;
 
-  // REQUIRES: mu_ held (any mode).
-  const GpuAssignment* AssignmentOf(const GpuUuid& uuid) const;
+  // REQUIRES: mu_ held (any mode). Empty when nobody holds the GPU.
+  const Holdings& HoldingsOf(const GpuUuid& uuid) const;
   GpuView View(const GpuState& state) const;
   std::vector<JobLive> LiveJobs() const;
   // REQUIRES: mu_ held exclusively.
@@ -338,14 +527,9 @@ class Telemetry::Impl {
   void UpdateHealth(GpuState& state, const GpuSample& sample, std::vector<HealthChange>& out);
   void UpdateConditions(GpuState& state,
                         const GpuSample& sample,
-                        const GpuAssignment* assignment,
+                        Holdings& holdings,
                         std::vector<ConditionChange>& out);
   void RecordSeries(GpuState& state, const GpuSample& sample);
-  // The idle reaper's bookkeeping (IdleSince): a GPU changed holder; a held GPU's sample.
-  void UpdateHeld(const GpuUuid& uuid, std::optional<JobId> old_job, std::optional<JobId> new_job);
-  void TrackActivity(const GpuState& state,
-                     const GpuSample& sample,
-                     const GpuAssignment& assignment);
   void Place(const NodeId& node, const Gpu& gpu, GpuMap::node_type taken);
   void Forget(const GpuState& state);
 
@@ -353,11 +537,11 @@ class Telemetry::Impl {
   mutable std::shared_mutex mu_;
   GpuMap gpus_{};
   std::unordered_map<GpuUuid, GpuState*> by_uuid_{};  // into gpus_ (map nodes do not move)
-  // Kept apart from gpus_: the controller may assign a GPU before its node says hello.
-  std::unordered_map<GpuUuid, GpuAssignment> assignments_{};
+  // Kept apart from gpus_: the controller may assign a GPU before its node says hello. A GPU
+  // nobody holds has no entry (never an empty list).
+  std::unordered_map<GpuUuid, Holdings> holdings_{};
   std::map<JobId, JobRecord> jobs_{};
-  // The idle reaper's tracking of each assigned GPU, and the GPUs each job holds now.
-  std::unordered_map<GpuUuid, IdleTrack> idle_{};
+  // The GPUs each job holds now (IdleSince), in the order it got them.
   std::map<JobId, std::vector<GpuUuid>> held_{};
   std::vector<ConditionChange> pending_{};  // clears of forgotten GPUs, for the next Ingest
 };
@@ -439,52 +623,38 @@ void Telemetry::Impl::Forget(const GpuState& state) {
   }
 }
 
-void Telemetry::Impl::SetAssignment(const GpuUuid& uuid, std::optional<GpuAssignment> assignment) {
+void Telemetry::Impl::Assign(const GpuUuid& uuid, GpuAssignment assignment) {
   std::unique_lock lock(mu_);
-  const GpuAssignment* before = AssignmentOf(uuid);
-  const std::optional<JobId> old_job = before ? std::optional(before->job) : std::nullopt;
-  const std::optional<JobId> new_job = assignment ? std::optional(assignment->job) : std::nullopt;
-  if (assignment) {
-    jobs_.try_emplace(assignment->job);
-    assignments_[uuid] = std::move(*assignment);
-  } else {
-    assignments_.erase(uuid);
+  const JobId job = assignment.job;
+  jobs_.try_emplace(job);
+  Holdings& holdings = holdings_[uuid];
+  const auto at = std::lower_bound(
+      holdings.begin(), holdings.end(), job,
+      [](const Holding& holding, JobId id) { return holding.assignment.job < id; });
+  if (at != holdings.end() && at->assignment.job == job) {
+    at->assignment = std::move(assignment);  // the same job again: its tracking stays
+    return;
   }
-  if (old_job != new_job) {
-    UpdateHeld(uuid, old_job, new_job);
-  }
-  const auto state = by_uuid_.find(uuid);
-  if (old_job != new_job && state != by_uuid_.end()) {
-    state->second->idle_since.reset();
-  }
+  holdings.insert(at, Holding{.assignment = std::move(assignment)});
+  held_[job].push_back(uuid);
 }
 
-void Telemetry::Impl::UpdateHeld(const GpuUuid& uuid,
-                                 std::optional<JobId> old_job,
-                                 std::optional<JobId> new_job) {
-  idle_.erase(uuid);
-  if (old_job) {
-    if (auto held = held_.find(*old_job); held != held_.end()) {
-      std::erase(held->second, uuid);
-      if (held->second.empty()) {
-        held_.erase(held);
-      }
+void Telemetry::Impl::Unassign(const GpuUuid& uuid, JobId job) {
+  std::unique_lock lock(mu_);
+  const auto entry = holdings_.find(uuid);
+  if (entry == holdings_.end() ||
+      std::erase_if(entry->second, [&](const Holding& h) { return h.assignment.job == job; }) ==
+          0) {
+    return;
+  }
+  if (entry->second.empty()) {
+    holdings_.erase(entry);
+  }
+  if (auto held = held_.find(job); held != held_.end()) {
+    std::erase(held->second, uuid);
+    if (held->second.empty()) {
+      held_.erase(held);
     }
-  }
-  if (new_job) {
-    idle_[uuid] = IdleTrack{};
-    held_[*new_job].push_back(uuid);
-  }
-}
-
-void Telemetry::Impl::TrackActivity(const GpuState& state,
-                                    const GpuSample& sample,
-                                    const GpuAssignment& assignment) {
-  IdleTrack& track = idle_[sample.uuid];
-  track.sampled = true;
-  track.active = IsActive(sample, state.latest, assignment);
-  if (track.active) {
-    track.last_active = sample.time;
   }
 }
 
@@ -496,13 +666,11 @@ std::optional<Time> Telemetry::Impl::IdleSince(JobId job) const {
   }
   std::optional<Time> since;
   for (const GpuUuid& uuid : held->second) {
-    const auto track = idle_.find(uuid);
-    const GpuAssignment* assignment = AssignmentOf(uuid);
-    if (track == idle_.end() || assignment == nullptr || !track->second.sampled ||
-        track->second.active) {
+    const Holding* holding = HoldingOf(HoldingsOf(uuid), job);
+    if (holding == nullptr || !holding->idle.sampled || holding->idle.active) {
       return std::nullopt;
     }
-    const Time gpu_since = track->second.last_active.value_or(assignment->since);
+    const Time gpu_since = holding->idle.last_active.value_or(holding->assignment.since);
     since = since ? std::max(*since, gpu_since) : gpu_since;
   }
   return since;
@@ -527,16 +695,18 @@ void Telemetry::Impl::IngestOne(const NodeId& node, GpuSample sample, IngestResu
   if (state.latest && sample.time <= state.latest->time) {
     return;  // a repeated or late report: counting it again would inflate usage and energy
   }
-  const GpuAssignment* assignment = AssignmentOf(sample.uuid);
-  const std::optional<JobId> holder =
-      assignment ? std::optional(assignment->job) : std::nullopt;
+  const auto entry = holdings_.find(sample.uuid);
+  Holdings none;
+  Holdings& holders = entry == holdings_.end() ? none : entry->second;
+  const bool shared = Shared(holders);
 
   const std::optional<std::int64_t> energy = EnergyStep(state.energy_mj, sample.energy_mj);
-  const bool job_energy = energy && holder && state.energy_job == holder;
-  if (sample.energy_mj) {
-    state.energy_mj = sample.energy_mj;
-    state.energy_job = holder;
-  }
+  // A holder's part of the delta, when it held the GPU at the previous reading too.
+  const auto job_energy = [&](const GpuAssignment& a) -> std::int64_t {
+    const bool tenure = std::find(state.energy_jobs.begin(), state.energy_jobs.end(), a.job) !=
+                        state.energy_jobs.end();
+    return energy && tenure ? EnergyShare(*energy, a.share_milli) : 0;
+  };
 
   RecordSeries(state, sample);
   const std::int64_t minute = FloorDiv(ToUnixMillis(sample.time), kMinuteMs);
@@ -545,14 +715,27 @@ void Telemetry::Impl::IngestOne(const NodeId& node, GpuSample sample, IngestResu
     state.minute = MinuteRollup{};
   }
   state.minute.minute = minute;
-  AddToMinute(state.minute, sample, energy.value_or(0), assignment);
-  if (assignment) {
-    AddToUsage(jobs_[assignment->job], sample, assignment->job, job_energy ? *energy : 0);
+  AddToMinute(state.minute, sample, energy.value_or(0), MainHolder(holders));
+  for (const Holding& holding : holders) {
+    const GpuAssignment& a = holding.assignment;
+    AddToUsage(jobs_[a.job], sample, a.job, shared, job_energy(a));
+  }
+  if (sample.energy_mj) {
+    state.energy_mj = sample.energy_mj;
+    state.energy_jobs.clear();
+    for (const Holding& holding : holders) {
+      state.energy_jobs.push_back(holding.assignment.job);
+    }
   }
   UpdateHealth(state, sample, out.health);
-  UpdateConditions(state, sample, assignment, out.conditions);
-  if (assignment) {
-    TrackActivity(state, sample, *assignment);  // before `latest` moves on: memory change
+  UpdateConditions(state, sample, holders, out.conditions);
+  for (Holding& holding : holders) {
+    // The idle reaper's view, before `latest` moves on (a memory change is judged against it).
+    holding.idle.sampled = true;
+    holding.idle.active = IsActive(sample, state.latest, holding.assignment, shared);
+    if (holding.idle.active) {
+      holding.idle.last_active = sample.time;
+    }
   }
   if (!sample.xids.empty()) {
     state.last_xid = sample.xids.back();
@@ -588,40 +771,46 @@ void Telemetry::Impl::UpdateHealth(GpuState& state,
 
 void Telemetry::Impl::UpdateConditions(GpuState& state,
                                        const GpuSample& sample,
-                                       const GpuAssignment* assignment,
+                                       Holdings& holdings,
                                        std::vector<ConditionChange>& out) {
-  TrackIdle(state, sample, assignment);
-  auto now = ConditionOf(state, sample, assignment, options_.no_process_after);
-  const bool still = now && std::find(state.conditions.begin(), state.conditions.end(),
-                                      now->first) != state.conditions.end();
+  TrackNoProcess(holdings, sample, Shared(holdings));
+  std::vector<Observed> now = ConditionsOf(state, sample, holdings, options_.no_process_after);
+  const auto seen = [&](const ActiveCondition& condition) {
+    return std::any_of(now.begin(), now.end(),
+                       [&](const Observed& o) { return o.condition == condition; });
+  };
   for (const ActiveCondition& condition : state.conditions) {
-    if (!now || condition != now->first) {
-      out.push_back(MakeChange(state, condition, false,
-                               ClearMessage(state, condition,
-                                            ClearReason(condition, sample, assignment))));
+    if (!seen(condition)) {
+      out.push_back(MakeChange(
+          state, condition, false,
+          ClearMessage(state, condition, ClearReason(condition, sample, holdings))));
     }
   }
-  state.conditions.clear();
-  if (now) {
-    if (!still) {
-      out.push_back(MakeChange(state, now->first, true, std::move(now->second)));
+  std::vector<ActiveCondition> before = std::exchange(state.conditions, {});
+  for (Observed& o : now) {
+    if (std::find(before.begin(), before.end(), o.condition) == before.end()) {
+      out.push_back(MakeChange(state, o.condition, true, std::move(o.message), o.pid));
     }
-    state.conditions.push_back(std::move(now->first));
+    state.conditions.push_back(std::move(o.condition));
   }
 }
 
-const GpuAssignment* Telemetry::Impl::AssignmentOf(const GpuUuid& uuid) const {
-  const auto entry = assignments_.find(uuid);
-  return entry == assignments_.end() ? nullptr : &entry->second;
+const Holdings& Telemetry::Impl::HoldingsOf(const GpuUuid& uuid) const {
+  static const Holdings kFree;
+  const auto entry = holdings_.find(uuid);
+  return entry == holdings_.end() ? kFree : entry->second;
 }
 
 GpuView Telemetry::Impl::View(const GpuState& state) const {
-  GpuView view{state.node, state.gpu, std::nullopt, state.latest, {}, state.last_xid};
-  if (const GpuAssignment* assignment = AssignmentOf(state.gpu.uuid)) {
-    view.assignment = *assignment;
+  GpuView view{state.node, state.gpu, {}, state.latest, {}, state.last_xid};
+  for (const Holding& holding : HoldingsOf(state.gpu.uuid)) {
+    view.assignments.push_back(holding.assignment);
   }
   for (const ActiveCondition& condition : state.conditions) {
-    view.conditions.push_back(condition.kind);
+    if (std::find(view.conditions.begin(), view.conditions.end(), condition.kind) ==
+        view.conditions.end()) {
+      view.conditions.push_back(condition.kind);
+    }
   }
   return view;
 }
@@ -629,22 +818,27 @@ GpuView Telemetry::Impl::View(const GpuState& state) const {
 std::vector<JobLive> Telemetry::Impl::LiveJobs() const {
   std::map<JobId, JobLive> live;
   std::map<JobId, int> util_readings;
-  for (const auto& [uuid, assignment] : assignments_) {
-    JobLive& job = live[assignment.job];
-    job.job = assignment.job;
-    job.user = assignment.user;
-    job.team = assignment.team;
-    ++job.gpus;
+  for (const auto& [uuid, holdings] : holdings_) {
     const auto state = by_uuid_.find(uuid);
-    if (state == by_uuid_.end() || !state->second->latest || state->second->latest->lost) {
-      continue;
+    const bool read = state != by_uuid_.end() && state->second->latest &&
+                      !state->second->latest->lost;
+    for (const Holding& holding : holdings) {
+      const GpuAssignment& a = holding.assignment;
+      JobLive& job = live[a.job];
+      job.job = a.job;
+      job.user = a.user;
+      job.team = a.team;
+      ++job.gpus;
+      if (!read) {
+        continue;
+      }
+      const HolderFigures figures = FiguresOf(*state->second->latest, a.job, Shared(holdings));
+      if (figures.util_pct) {
+        job.util_now_pct += *figures.util_pct;
+        ++util_readings[a.job];
+      }
+      job.memory_now_mib += figures.memory_mib;
     }
-    const GpuSample& sample = *state->second->latest;
-    if (sample.util_gpu_pct) {
-      job.util_now_pct += *sample.util_gpu_pct;
-      ++util_readings[assignment.job];
-    }
-    job.memory_now_mib += JobMemoryOnGpu(sample, assignment.job);
   }
   std::vector<JobLive> out;
   out.reserve(live.size());
@@ -723,9 +917,10 @@ Telemetry::Telemetry(TelemetryOptions options) : impl_(std::make_unique<Impl>(op
 Telemetry::~Telemetry() = default;
 
 void Telemetry::SetInventory(const Node& node) { impl_->SetInventory(node); }
-void Telemetry::SetAssignment(const GpuUuid& uuid, std::optional<GpuAssignment> assignment) {
-  impl_->SetAssignment(uuid, std::move(assignment));
+void Telemetry::Assign(const GpuUuid& uuid, GpuAssignment assignment) {
+  impl_->Assign(uuid, std::move(assignment));
 }
+void Telemetry::Unassign(const GpuUuid& uuid, JobId job) { impl_->Unassign(uuid, job); }
 IngestResult Telemetry::Ingest(const NodeId& node, std::vector<GpuSample> samples) {
   return impl_->Ingest(node, std::move(samples));
 }

@@ -1,14 +1,16 @@
 // Telemetry: the server's live picture of every GPU, fed by agent sample reports.
 //
-// Holds, per GPU: inventory and labels, the job holding it (assignment, set by the controller),
-// the latest attributed sample, active conditions, and bounded ring buffers of a few metrics at
+// Holds, per GPU: inventory and labels, the jobs holding it (assignments, set by the controller:
+// one for a whole GPU, several when it is shared, issue #7), the latest attributed sample, active conditions, and bounded ring buffers of a few metrics at
 // two resolutions (fine: 1 s for an hour; coarse: 1 min for a week, by default). Per job: usage
 // accumulated from the samples of its GPUs. Per GPU and wall-clock minute: a rollup that the
 // controller persists (GpuMinute) for reports.
 //
 // Conditions it detects (with a start and an end, so the controller can record events):
-//   "allocated_no_process": a GPU held by a job showed no process for `no_process_after`;
-//   "unallocated_process":  a GPU nobody holds runs a process.
+//   "allocated_no_process":  a GPU held by a job showed no process (of that job, when the GPU is
+//                            shared) for `no_process_after`;
+//   "unallocated_process":   a GPU nobody holds runs a process (shared: a process of no holder);
+//   "gpu_memory_over_limit": a job with a memory limit uses more than it on its GPU.
 // Health is decided by the agent (the sample carries it); Telemetry reports changes.
 //
 // Thread-safety: every method may be called from any thread (one internal mutex; reads take
@@ -29,6 +31,7 @@
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/slice.h"
 
 namespace gf {
 
@@ -56,16 +59,31 @@ struct GpuAssignment {
   // When the job got the GPU (the controller's clock): its idle time counts from here until
   // the GPU is first active under it.
   Time since{};
+  // What the job holds of the GPU (Allocation::gpu_milli, gpu_memory_mib): its compute share in
+  // milli-GPU, and the memory its processes there may use in MiB (0: no limit).
+  int share_milli = kWholeGpuMilli;
+  std::int64_t memory_limit_mib = 0;
   bool operator==(const GpuAssignment&) const = default;
 };
+
+// Whether a GPU with these holders is shared: more than one holder, or one holding less than
+// all of it. A shared GPU's figures are split per job (see Telemetry); a whole GPU's are not.
+bool IsShared(const std::vector<GpuAssignment>& holders);
+
+// The condition kinds Telemetry reports (ConditionChange::kind, GpuView::conditions).
+inline constexpr std::string_view kAllocatedNoProcess = "allocated_no_process";
+inline constexpr std::string_view kUnallocatedProcess = "unallocated_process";
+inline constexpr std::string_view kGpuMemoryOverLimit = "gpu_memory_over_limit";
 
 // One GPU as every view shows it (gpus, top, /metrics, dashboard).
 struct GpuView {
   NodeId node{};
   Gpu gpu{};  // inventory; health and health_cause as of the latest sample
-  std::optional<GpuAssignment> assignment{};
+  std::vector<GpuAssignment> assignments{};  // the jobs holding it, by job id; empty: free
   std::optional<GpuSample> sample{};      // latest, attributed
-  std::vector<std::string> conditions{};  // active condition kinds, e.g. "allocated_no_process"
+  // Active condition kinds, e.g. "allocated_no_process", each once (on a shared GPU a kind may
+  // be active for several jobs: the event log names each).
+  std::vector<std::string> conditions{};
   // The latest XID this GPU ever reported, kept after the sample that carried it (as
   // dcgm-exporter's DCGM_FI_DEV_XID_ERRORS does): each XID arrives in one sample only.
   std::optional<XidEvent> last_xid{};
@@ -76,10 +94,10 @@ struct JobLive {
   JobId job{};
   std::string user{};
   std::string team{};
-  int gpus = 0;             // GPUs assigned now
+  int gpus = 0;             // GPUs assigned now (a shared one counts 1)
   JobUsage usage;           // since it was assigned
-  double util_now_pct = 0;  // mean over its GPUs, latest samples
-  std::int64_t memory_now_mib = 0;  // sum over its GPUs, latest samples
+  double util_now_pct = 0;  // mean over its GPUs, latest samples (its own on a shared GPU)
+  std::int64_t memory_now_mib = 0;  // sum over its GPUs, latest samples (its own processes')
 };
 
 struct TelemetrySnapshot {
@@ -111,8 +129,10 @@ struct ConditionChange {
   NodeId node{};
   int index = 0;
   GpuUuid uuid{};
-  std::optional<JobId> job{};  // the job concerned (allocated_no_process)
-  std::string kind{};          // "allocated_no_process" | "unallocated_process"
+  std::optional<JobId> job{};  // the job concerned (allocated_no_process, gpu_memory_over_limit)
+  // gpu_memory_over_limit, when it begins: the job's process using the most memory on the GPU.
+  std::optional<std::uint32_t> pid{};
+  std::string kind{};  // "allocated_no_process" | "unallocated_process" | "gpu_memory_over_limit"
   bool active = false;       // true: began; false: cleared
   std::string message{};       // a sentence for the event log
 };
@@ -135,9 +155,12 @@ class Telemetry {
 
   // Replaces the GPU list of `node` (agent hello). GPUs no longer listed are forgotten.
   void SetInventory(const Node& node);
-  // The job holding a GPU (controller: on start) or nobody (on end). Usage accumulates for
-  // a job from its assignment on.
-  void SetAssignment(const GpuUuid& uuid, std::optional<GpuAssignment> assignment);
+  // A job takes (a share of) a GPU (controller: on start): added to the GPU's holders, or
+  // replacing the holder with the same job (its idle tracking kept). Usage accumulates for a
+  // job from its assignment on.
+  void Assign(const GpuUuid& uuid, GpuAssignment assignment);
+  // A job lets go of a GPU (controller: on end); nothing when it does not hold it.
+  void Unassign(const GpuUuid& uuid, JobId job);
 
   // Takes one report of samples from `node`'s agent (unknown GPUs are ignored).
   IngestResult Ingest(const NodeId& node, std::vector<GpuSample> samples);
@@ -146,6 +169,12 @@ class Telemetry {
   std::optional<GpuView> Find(const GpuUuid& uuid) const;
 
   // Usage of a job so far (running or ended and not yet forgotten); nullopt if never seen.
+  // On a whole GPU a sample counts the GPU's utilisation and the memory the job's processes
+  // report (the GPU's used memory when none reports any). On a shared GPU (IsShared) each job
+  // counts its own: memory, the sum its processes report; utilisation, the sum of its
+  // processes' SM utilisation when the driver gives per-process utilisation (any process of
+  // the sample has it; at most 100), else the GPU's; energy, the GPU's energy delta times
+  // share_milli / 1000 (rounded).
   std::optional<JobUsage> Usage(JobId job) const;
   // Drops a finished job's usage record (after the controller stored it).
   void ForgetJob(JobId job);
@@ -157,7 +186,8 @@ class Telemetry {
   // without processes is idle. The job's idle time starts at the latest of its GPUs' last
   // active samples (a GPU never active under it: its assignment's `since`). Returns nullopt
   // while the latest sample of any of its GPUs is active, or while one has no sample since
-  // the job got it (not judged yet), or when the job holds no GPU.
+  // the job got it (not judged yet), or when the job holds no GPU. On a shared GPU the test is
+  // the job's own: its processes, their utilisation (see Usage) and their memory.
   std::optional<Time> IdleSince(JobId job) const;
 
   // Points of one metric of one GPU with from <= time < to, oldest first; slots without a

@@ -97,7 +97,7 @@ TelemetryOptions FineRing(int slots) {
 
 TEST_F(TelemetryTest, SnapshotShowsLatestSampleWithInventoryAndAssignment) {
   telemetry_.SetInventory(MakeNode("a0", 1));  // sorts before n1
-  telemetry_.SetAssignment(Uuid("n1", 1), Holder(7));
+  telemetry_.Assign(Uuid("n1", 1), Holder(7));
   Ingest({Sample(0, 10), Sample(1, 20)});
   clock_.Advance(seconds(1));
   Ingest({Sample(1, 90, 5000)});
@@ -107,11 +107,11 @@ TEST_F(TelemetryTest, SnapshotShowsLatestSampleWithInventoryAndAssignment) {
   EXPECT_EQ(snapshot.gpus[0].gpu.uuid, Uuid("a0", 0));
   EXPECT_FALSE(snapshot.gpus[0].sample.has_value());
   EXPECT_EQ(snapshot.gpus[1].gpu.uuid, Uuid("n1", 0));
-  EXPECT_FALSE(snapshot.gpus[1].assignment.has_value());
+  EXPECT_TRUE(snapshot.gpus[1].assignments.empty());
   const GpuView& held = snapshot.gpus[2];
   EXPECT_EQ(held.node, kNode);
   EXPECT_EQ(held.gpu.model, "H100-80GB");
-  EXPECT_EQ(held.assignment, Holder(7));
+  EXPECT_EQ(held.assignments, std::vector{Holder(7)});
   ASSERT_TRUE(held.sample.has_value());
   EXPECT_EQ(held.sample->util_gpu_pct, 90);  // the latest, not the first
   EXPECT_EQ(held.sample->memory_used_mib, 5000);
@@ -176,7 +176,7 @@ TEST_F(TelemetryTest, LastXidOutlivesTheSampleThatCarriedIt) {
 }
 
 TEST_F(TelemetryTest, RepeatedOrLateSampleIsNotCountedTwice) {
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(7));
+  telemetry_.Assign(Uuid("n1", 0), Holder(7));
   GpuSample s = Sample(0, 40);
   Ingest({s});
   Ingest({s});  // the agent retried its report
@@ -205,7 +205,7 @@ class ConditionTest : public TelemetryTest {
 };
 
 TEST_F(ConditionTest, AllocatedNoProcessBeginsAfterTheDelayAndClearsOnAProcess) {
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(7));
+  telemetry_.Assign(Uuid("n1", 0), Holder(7));
   EXPECT_TRUE(Step(seconds(0)).conditions.empty());  // idle since kT0
   for (int i = 0; i < 5; ++i) {
     EXPECT_TRUE(Step(seconds(10)).conditions.empty()) << "at +" << (i + 1) * 10 << "s";
@@ -239,10 +239,10 @@ TEST_F(ConditionTest, AllocatedNoProcessBeginsAfterTheDelayAndClearsOnAProcess) 
 }
 
 TEST_F(ConditionTest, AllocatedNoProcessClearsWhenTheAssignmentEnds) {
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(7));
+  telemetry_.Assign(Uuid("n1", 0), Holder(7));
   Step(seconds(0));
   ASSERT_EQ(Step(seconds(60)).conditions.size(), 1u);
-  telemetry_.SetAssignment(Uuid("n1", 0), std::nullopt);
+  telemetry_.Unassign(Uuid("n1", 0), JobId(7));
   const IngestResult r = Step(seconds(1));
   ASSERT_EQ(r.conditions.size(), 1u);
   EXPECT_FALSE(r.conditions[0].active);
@@ -251,10 +251,11 @@ TEST_F(ConditionTest, AllocatedNoProcessClearsWhenTheAssignmentEnds) {
 }
 
 TEST_F(ConditionTest, NewHolderGetsTheFullDelay) {
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(7));
+  telemetry_.Assign(Uuid("n1", 0), Holder(7));
   Step(seconds(0));
   Step(seconds(50));
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(8));
+  telemetry_.Unassign(Uuid("n1", 0), JobId(7));
+  telemetry_.Assign(Uuid("n1", 0), Holder(8));
   EXPECT_TRUE(Step(seconds(10)).conditions.empty());  // 60 s idle, but only 0 s under job 8
   EXPECT_TRUE(Step(seconds(59)).conditions.empty());
   const IngestResult r = Step(seconds(1));
@@ -289,7 +290,7 @@ TEST_F(ConditionTest, LostGpuClearsAndSuppressesConditions) {
   EXPECT_THAT(r.conditions[0].message, HasSubstr("lost"));
 
   // Held and silent, but lost: no allocated_no_process, however long.
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(7));
+  telemetry_.Assign(Uuid("n1", 0), Holder(7));
   for (int i = 0; i < 5; ++i) {
     clock_.Advance(seconds(60));
     EXPECT_TRUE(Ingest({Lost(0)}).conditions.empty());
@@ -338,7 +339,7 @@ class IdleTest : public TelemetryTest {
   // Job 7 holds both GPUs from kT0, under 5 %.
   void SetUp() override {
     for (int index : {0, 1}) {
-      telemetry_.SetAssignment(Uuid("n1", index), GpuAssignment{.job = JobId(7),
+      telemetry_.Assign(Uuid("n1", index), GpuAssignment{.job = JobId(7),
                                                                 .user = "alice",
                                                                 .team = "ml",
                                                                 .idle_util_below_pct = 5,
@@ -417,10 +418,10 @@ TEST_F(IdleTest, ANewHolderStartsAfresh) {
   ASSERT_EQ(IdleSince(), kT0);
   const Time later = kT0 + seconds(100);
   for (int index : {0, 1}) {
-    telemetry_.SetAssignment(Uuid("n1", index), std::nullopt);
+    telemetry_.Unassign(Uuid("n1", index), JobId(7));
   }
   EXPECT_FALSE(IdleSince());
-  telemetry_.SetAssignment(Uuid("n1", 0), GpuAssignment{.job = JobId(8), .since = later});
+  telemetry_.Assign(Uuid("n1", 0), GpuAssignment{.job = JobId(8), .since = later});
   EXPECT_FALSE(telemetry_.IdleSince(JobId(8)));  // no sample under job 8 yet
   clock_.Advance(seconds(100));
   Ingest({Sample(0)});
@@ -428,8 +429,9 @@ TEST_F(IdleTest, ANewHolderStartsAfresh) {
 }
 
 TEST_F(IdleTest, ThresholdZeroCountsOnlyGpusWithoutProcesses) {
-  telemetry_.SetAssignment(Uuid("n1", 0), GpuAssignment{.job = JobId(8), .since = kT0});
-  telemetry_.SetAssignment(Uuid("n1", 1), std::nullopt);
+  telemetry_.Unassign(Uuid("n1", 0), JobId(7));
+  telemetry_.Assign(Uuid("n1", 0), GpuAssignment{.job = JobId(8), .since = kT0});
+  telemetry_.Unassign(Uuid("n1", 1), JobId(7));
   Ingest({Busy(0, 0, 1000)});
   clock_.Advance(seconds(1));
   Ingest({Busy(0, 0, 1000)});
@@ -449,8 +451,8 @@ TEST_F(TelemetryTest, JobUsageIsExactForAHandComputedSequence) {
   };
   // Before the assignment: neither counted nor a baseline for the job's energy.
   Ingest({with(Sample(0, 90, 70'000), 1000), with(Sample(1, 90, 70'000), 9000)});
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(7));
-  telemetry_.SetAssignment(Uuid("n1", 1), Holder(7));
+  telemetry_.Assign(Uuid("n1", 0), Holder(7));
+  telemetry_.Assign(Uuid("n1", 1), Holder(7));
 
   clock_.Advance(seconds(1));  // baselines: A 2000, B 10000
   Ingest({with(Sample(0, 50, 1000), 2000,
@@ -472,8 +474,8 @@ TEST_F(TelemetryTest, JobUsageIsExactForAHandComputedSequence) {
   EXPECT_EQ(telemetry_.Usage(job), expected);
 
   // The assignment ends: usage stays as it was until the controller forgets the job.
-  telemetry_.SetAssignment(Uuid("n1", 0), std::nullopt);
-  telemetry_.SetAssignment(Uuid("n1", 1), std::nullopt);
+  telemetry_.Unassign(Uuid("n1", 0), job);
+  telemetry_.Unassign(Uuid("n1", 1), job);
   clock_.Advance(seconds(1));
   Ingest({with(Sample(0, 100, 80'000), 99'000), with(Sample(1, 100, 80'000), 99'000)});
   EXPECT_EQ(telemetry_.Usage(job), expected);
@@ -485,9 +487,9 @@ TEST_F(TelemetryTest, JobUsageIsExactForAHandComputedSequence) {
 
 TEST_F(TelemetryTest, SnapshotListsLiveJobsWithCurrentFigures) {
   telemetry_.SetInventory(MakeNode("n2", 1));
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(7));
-  telemetry_.SetAssignment(Uuid("n1", 1), Holder(7));
-  telemetry_.SetAssignment(Uuid("n2", 0), Holder(3, "bob"));
+  telemetry_.Assign(Uuid("n1", 0), Holder(7));
+  telemetry_.Assign(Uuid("n1", 1), Holder(7));
+  telemetry_.Assign(Uuid("n2", 0), Holder(3, "bob"));
   GpuSample a = Sample(0, 20, 1000);
   a.processes = {Process(1, JobId(7), 700)};
   Ingest({a, Sample(1, 60, 2000)});
@@ -518,7 +520,7 @@ TEST_F(TelemetryTest, MinuteRollupIsReturnedWhenTheMinuteEnds) {
     return s;
   };
   EXPECT_TRUE(Ingest({sample(10, 100, 100'000, 5000)}).minutes.empty());
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(3));
+  telemetry_.Assign(Uuid("n1", 0), Holder(3));
   clock_.Advance(seconds(20));
   GpuSample hot = sample(30, 300, 200'000, 6000);
   hot.health = GpuHealth::kDegraded;
@@ -546,10 +548,11 @@ TEST_F(TelemetryTest, MinuteRollupIsReturnedWhenTheMinuteEnds) {
   ASSERT_EQ(r.minutes.size(), 1u);
   EXPECT_EQ(r.minutes[0], expected);
 
-  telemetry_.SetAssignment(Uuid("n1", 0), Holder(4, "bob"));  // job 3 ended, job 4 started
+  telemetry_.Unassign(Uuid("n1", 0), JobId(3));
+  telemetry_.Assign(Uuid("n1", 0), Holder(4, "bob"));  // job 3 ended, job 4 started
   clock_.Advance(seconds(10));
   EXPECT_TRUE(Ingest({sample(70, 10, 100'000, 8200)}).minutes.empty());
-  telemetry_.SetAssignment(Uuid("n1", 0), std::nullopt);
+  telemetry_.Unassign(Uuid("n1", 0), JobId(4));
   clock_.Advance(seconds(55));  // kT0 + 125 s: skips to the minute after next
   r = Ingest({sample(70, 10, 100'000, 9000)});
   ASSERT_EQ(r.minutes.size(), 1u);
@@ -560,6 +563,247 @@ TEST_F(TelemetryTest, MinuteRollupIsReturnedWhenTheMinuteEnds) {
   EXPECT_EQ(r.minutes[0].energy_mj, 1700);  // 8200 - 6500: a delta counts where it is read
   EXPECT_DOUBLE_EQ(r.minutes[0].power_mean_w, 200);
   EXPECT_EQ(r.minutes[0].health, GpuHealth::kOk);
+}
+
+// ---- shared GPUs (issue #7) ----
+
+// GPU 0 of n1 shared by fractional jobs; no_process_after 60 s.
+class SharedGpuTest : public ConditionTest {
+ protected:
+  static GpuAssignment Share(std::int64_t job, int milli, std::int64_t memory_limit_mib = 0) {
+    return GpuAssignment{.job = JobId(job),
+                         .user = "u" + std::to_string(job),
+                         .team = "ml",
+                         .idle_util_below_pct = 5,
+                         .since = kT0,
+                         .share_milli = milli,
+                         .memory_limit_mib = memory_limit_mib};
+  }
+  static GpuProcessSample Proc(std::uint32_t pid,
+                               std::optional<std::int64_t> job,
+                               std::int64_t memory_mib,
+                               std::optional<int> sm_util = std::nullopt) {
+    GpuProcessSample p =
+        Process(pid, job ? std::optional(JobId(*job)) : std::nullopt, memory_mib, "someone");
+    p.sm_util_pct = sm_util;
+    return p;
+  }
+  // Advances the clock by `step` and ingests a sample of GPU 0.
+  IngestResult At(seconds step,
+                  int util,
+                  std::vector<GpuProcessSample> processes,
+                  std::optional<std::int64_t> energy_mj = std::nullopt) {
+    clock_.Advance(step);
+    GpuSample s = Sample(0, util, 0);
+    for (const GpuProcessSample& p : processes) {
+      s.memory_used_mib += p.used_memory_mib.value_or(0);
+    }
+    s.processes = std::move(processes);
+    s.energy_mj = energy_mj;
+    return Ingest({s});
+  }
+  const GpuUuid gpu_ = Uuid("n1", 0);
+};
+
+TEST_F(SharedGpuTest, TwoJobsCountTheirOwnMemoryAndUtilisation) {
+  telemetry_.Assign(gpu_, Share(12, 500));
+  telemetry_.Assign(gpu_, Share(11, 500));
+  // Per-process utilisation given: each job its processes' sum; process 3 had no slice of
+  // the driver's period and counts 0.
+  At(seconds(0), 90, {Proc(1, 11, 1000, 30), Proc(2, 11, 500, 20), Proc(3, 12, 4000)});
+  // Not given: each job is charged the GPU's.
+  At(seconds(1), 70, {Proc(1, 11, 1200), Proc(3, 12, 3000)});
+
+  const JobUsage eleven = telemetry_.Usage(JobId(11)).value();
+  EXPECT_EQ(eleven.samples, 2);
+  EXPECT_DOUBLE_EQ(eleven.mean_util_pct, (50 + 70) / 2.0);
+  EXPECT_EQ(eleven.peak_util_pct, 70);
+  EXPECT_EQ(eleven.peak_memory_mib, 1500);  // 1000 + 500, not the GPU's 5500
+  const JobUsage twelve = telemetry_.Usage(JobId(12)).value();
+  EXPECT_DOUBLE_EQ(twelve.mean_util_pct, (0 + 70) / 2.0);
+  EXPECT_EQ(twelve.peak_memory_mib, 4000);
+
+  const TelemetrySnapshot snapshot = telemetry_.Snapshot();
+  ASSERT_EQ(snapshot.gpus[0].assignments.size(), 2u);
+  EXPECT_EQ(snapshot.gpus[0].assignments[0], Share(11, 500));  // by job id
+  EXPECT_EQ(snapshot.gpus[0].assignments[1], Share(12, 500));
+  EXPECT_TRUE(IsShared(snapshot.gpus[0].assignments));
+  ASSERT_EQ(snapshot.jobs.size(), 2u);
+  EXPECT_EQ(snapshot.jobs[0].gpus, 1);
+  EXPECT_DOUBLE_EQ(snapshot.jobs[0].util_now_pct, 70);
+  EXPECT_EQ(snapshot.jobs[0].memory_now_mib, 1200);
+  EXPECT_EQ(snapshot.jobs[1].memory_now_mib, 3000);
+}
+
+TEST_F(SharedGpuTest, OneFractionalHolderIsSharedAndAWholeOneIsNot) {
+  EXPECT_FALSE(IsShared({}));
+  EXPECT_FALSE(IsShared({Holder(7)}));
+  EXPECT_TRUE(IsShared({Share(7, 250)}));
+  EXPECT_TRUE(IsShared({Share(7, 1000), Share(8, 1000)}));
+  telemetry_.Assign(gpu_, Share(11, 250));
+  At(seconds(0), 90, {Proc(1, 11, 1000), Proc(2, std::nullopt, 7000)});
+  EXPECT_EQ(telemetry_.Usage(JobId(11))->peak_memory_mib, 1000);  // the stranger's is not its
+}
+
+TEST_F(SharedGpuTest, FourJobsSplitTheEnergyByShare) {
+  telemetry_.Assign(gpu_, Share(11, 400));
+  telemetry_.Assign(gpu_, Share(12, 300));
+  telemetry_.Assign(gpu_, Share(13, 200));
+  telemetry_.Assign(gpu_, Share(14, 100));
+  At(seconds(0), 50, {}, 10'000);  // the baseline
+  At(seconds(1), 50, {}, 11'001);  // +1001: 400.4, 300.3, 200.2, 100.1, rounded
+  telemetry_.Unassign(gpu_, JobId(14));
+  telemetry_.Assign(gpu_, Share(15, 100));
+  At(seconds(1), 50, {}, 12'001);  // +1000: job 15 has no baseline under it yet
+  At(seconds(1), 50, {}, 13'001);  // +1000
+
+  EXPECT_EQ(telemetry_.Usage(JobId(11))->energy_mj, 400 + 400 + 400);
+  EXPECT_EQ(telemetry_.Usage(JobId(12))->energy_mj, 300 + 300 + 300);
+  EXPECT_EQ(telemetry_.Usage(JobId(13))->energy_mj, 200 + 200 + 200);
+  EXPECT_EQ(telemetry_.Usage(JobId(14))->energy_mj, 100);
+  EXPECT_EQ(telemetry_.Usage(JobId(15))->energy_mj, 100);
+  const std::vector<JobLive> jobs = telemetry_.Snapshot().jobs;
+  ASSERT_EQ(jobs.size(), 4u);  // 11, 12, 13, 15
+  EXPECT_EQ(jobs[3].job, JobId(15));
+}
+
+TEST_F(SharedGpuTest, EachJobIsIdleOnItsOwn) {
+  for (std::int64_t job : {11, 12, 13, 14}) {
+    telemetry_.Assign(gpu_, Share(job, 250));
+  }
+  // The GPU is busy (job 11's work), job 12 sits on steady memory at 2 %, job 13 runs
+  // nothing, job 14 loads data at 0 %.
+  At(seconds(0), 95,
+     {Proc(1, 11, 1000, 90), Proc(2, 12, 2000, 2), Proc(4, 14, 100, 0), Proc(5, 14, 0, 0)});
+  const Time first = clock_.Now();
+  At(seconds(1), 95,
+     {Proc(1, 11, 1000, 90), Proc(2, 12, 2000, 2), Proc(4, 14, 900, 0), Proc(5, 14, 0, 0)});
+  EXPECT_FALSE(telemetry_.IdleSince(JobId(11)));
+  EXPECT_EQ(telemetry_.IdleSince(JobId(12)), kT0);  // never active: since it got the GPU
+  EXPECT_EQ(telemetry_.IdleSince(JobId(13)), kT0);
+  EXPECT_FALSE(telemetry_.IdleSince(JobId(14)));  // its own memory moved
+  At(seconds(1), 95,
+     {Proc(1, 11, 1000, 90), Proc(2, 12, 2000, 2), Proc(4, 14, 900, 0), Proc(5, 14, 0, 0)});
+  EXPECT_EQ(telemetry_.IdleSince(JobId(14)), first + seconds(1));
+  EXPECT_FALSE(telemetry_.IdleSince(JobId(11)));
+}
+
+TEST_F(SharedGpuTest, AllocatedNoProcessIsPerJob) {
+  telemetry_.Assign(gpu_, Share(11, 500));
+  telemetry_.Assign(gpu_, Share(12, 500));
+  At(seconds(0), 50, {Proc(2, 12, 100)});
+  EXPECT_TRUE(At(seconds(59), 50, {Proc(2, 12, 100)}).conditions.empty());
+  IngestResult r = At(seconds(1), 50, {Proc(2, 12, 100)});
+  ASSERT_EQ(r.conditions.size(), 1u);  // job 11 only: job 12's process is not its
+  EXPECT_EQ(r.conditions[0].kind, "allocated_no_process");
+  EXPECT_TRUE(r.conditions[0].active);
+  EXPECT_EQ(r.conditions[0].job, JobId(11));
+  EXPECT_THAT(r.conditions[0].message, HasSubstr("job 11 (u11) but has run no process of that"));
+
+  // Job 12's processes end too: its own wait starts now, job 11's goes on.
+  EXPECT_TRUE(At(seconds(1), 0, {}).conditions.empty());
+  r = At(seconds(60), 0, {});
+  ASSERT_EQ(r.conditions.size(), 1u);
+  EXPECT_EQ(r.conditions[0].job, JobId(12));
+  EXPECT_EQ(telemetry_.Find(gpu_)->conditions, std::vector<std::string>{"allocated_no_process"});
+
+  r = At(seconds(1), 40, {Proc(1, 11, 100)});
+  ASSERT_EQ(r.conditions.size(), 1u);
+  EXPECT_FALSE(r.conditions[0].active);
+  EXPECT_EQ(r.conditions[0].job, JobId(11));
+  EXPECT_THAT(r.conditions[0].message, HasSubstr("job 11 now runs a process"));
+  telemetry_.Unassign(gpu_, JobId(12));
+  r = At(seconds(1), 40, {Proc(1, 11, 100)});
+  ASSERT_EQ(r.conditions.size(), 1u);
+  EXPECT_EQ(r.conditions[0].job, JobId(12));
+  EXPECT_THAT(r.conditions[0].message, HasSubstr("job 12 no longer holds it"));
+}
+
+TEST_F(SharedGpuTest, UnallocatedProcessIsOneNoHolderOwns) {
+  telemetry_.Assign(gpu_, Share(11, 500));
+  telemetry_.Assign(gpu_, Share(12, 500));
+  EXPECT_TRUE(At(seconds(0), 50, {Proc(1, 11, 100), Proc(2, 12, 100)}).conditions.empty());
+  IngestResult r =
+      At(seconds(1), 50, {Proc(1, 11, 100), Proc(3, std::nullopt, 100), Proc(4, 99, 100)});
+  ASSERT_EQ(r.conditions.size(), 1u);
+  EXPECT_EQ(r.conditions[0].kind, "unallocated_process");
+  EXPECT_FALSE(r.conditions[0].job.has_value());
+  EXPECT_THAT(r.conditions[0].message,
+              HasSubstr("is shared by job 11, job 12 but runs pid 3 (someone), pid 4 (someone) of "
+                        "no job holding it"));
+  r = At(seconds(1), 50, {Proc(1, 11, 100)});
+  ASSERT_EQ(r.conditions.size(), 1u);
+  EXPECT_FALSE(r.conditions[0].active);
+  EXPECT_THAT(r.conditions[0].message, HasSubstr("every process on it belongs to a job holding"));
+
+  // A whole GPU's holder is not second-guessed: a stranger beside it raises nothing (as before).
+  telemetry_.Unassign(gpu_, JobId(11));
+  telemetry_.Unassign(gpu_, JobId(12));
+  telemetry_.Assign(gpu_, Holder(7));
+  EXPECT_TRUE(At(seconds(1), 50, {Proc(1, 7, 100), Proc(3, std::nullopt, 100)}).conditions.empty());
+}
+
+TEST_F(SharedGpuTest, MemoryOverLimitBeginsWithTheLargestProcessAndClears) {
+  telemetry_.Assign(gpu_, Share(11, 500));
+  telemetry_.Assign(gpu_, Share(12, 500, 20'480));
+  // At its limit exactly: not over.
+  EXPECT_TRUE(At(seconds(0), 50, {Proc(1, 11, 30'000), Proc(4242, 12, 20'480)}).conditions.empty());
+  IngestResult r =
+      At(seconds(1), 50, {Proc(1, 11, 30'000), Proc(4243, 12, 1504), Proc(4242, 12, 20'000)});
+  ASSERT_EQ(r.conditions.size(), 1u);
+  const ConditionChange& begin = r.conditions[0];
+  EXPECT_EQ(begin.kind, "gpu_memory_over_limit");
+  EXPECT_TRUE(begin.active);
+  EXPECT_EQ(begin.job, JobId(12));
+  EXPECT_EQ(begin.pid, 4242u);
+  EXPECT_EQ(begin.uuid, gpu_);
+  EXPECT_EQ(begin.message,
+            "job 12 uses 21504 MiB on GPU 0 of node n1, over its limit of 20480 MiB (pid 4242 "
+            "holds 20000 MiB)");
+  EXPECT_EQ(telemetry_.Find(gpu_)->conditions, std::vector<std::string>{"gpu_memory_over_limit"});
+
+  // Still over, another process now the largest: reported once.
+  EXPECT_TRUE(At(seconds(1), 50, {Proc(4243, 12, 21'000), Proc(4242, 12, 100)}).conditions.empty());
+
+  r = At(seconds(1), 50, {Proc(4243, 12, 19'000)});
+  ASSERT_EQ(r.conditions.size(), 1u);
+  EXPECT_EQ(r.conditions[0].kind, "gpu_memory_over_limit");
+  EXPECT_FALSE(r.conditions[0].active);
+  EXPECT_EQ(r.conditions[0].job, JobId(12));
+  EXPECT_FALSE(r.conditions[0].pid.has_value());
+  EXPECT_THAT(r.conditions[0].message,
+              HasSubstr("job 12 uses 19000 MiB, within its limit of 20480 MiB"));
+  EXPECT_TRUE(telemetry_.Find(gpu_)->conditions.empty());
+
+  // Over again, then the job lets go of the GPU (the controller killed it): cleared.
+  EXPECT_EQ(At(seconds(1), 50, {Proc(4243, 12, 30'000)}).conditions.size(), 1u);
+  telemetry_.Unassign(gpu_, JobId(12));
+  r = At(seconds(1), 50, {Proc(1, 11, 100)});
+  ASSERT_EQ(r.conditions.size(), 1u);
+  EXPECT_FALSE(r.conditions[0].active);
+  EXPECT_THAT(r.conditions[0].message, HasSubstr("job 12 no longer holds it"));
+}
+
+TEST_F(SharedGpuTest, AssignAgainReplacesAndUnassignOfAStrangerIsANoOp) {
+  telemetry_.Assign(gpu_, Share(11, 250));
+  At(seconds(0), 0, {});
+  telemetry_.Assign(gpu_, Share(11, 500, 1024));  // the same job: replaced, tracking kept
+  telemetry_.Unassign(gpu_, JobId(99));
+  telemetry_.Unassign(Uuid("n1", 1), JobId(11));
+  EXPECT_EQ(telemetry_.Find(gpu_)->assignments, std::vector{Share(11, 500, 1024)});
+  EXPECT_EQ(telemetry_.IdleSince(JobId(11)), kT0);
+  EXPECT_EQ(At(seconds(60), 0, {}).conditions.size(), 1u);  // 60 s since its first sample
+}
+
+TEST_F(SharedGpuTest, MinuteIsRecordedUnderTheLargestShare) {
+  telemetry_.Assign(gpu_, Share(11, 250));
+  telemetry_.Assign(gpu_, Share(12, 500));
+  telemetry_.Assign(gpu_, Share(13, 500));
+  At(seconds(0), 50, {}, 1000);
+  const IngestResult r = At(seconds(60), 50, {}, 2000);
+  ASSERT_EQ(r.minutes.size(), 1u);
+  EXPECT_EQ(r.minutes[0].job, JobId(12));  // 500 beats 250; the lower id among equals
+  EXPECT_EQ(r.minutes[0].user, "u12");
 }
 
 // ---- time series ----
@@ -693,7 +937,7 @@ TEST(TelemetryConcurrencyTest, ReadersAndIngestFromThreads) {
     telemetry.SetInventory(MakeNode(node, kGpus));
   }
   for (int i = 0; i < kGpus; ++i) {
-    telemetry.SetAssignment(Uuid("n1", i), Holder(1));
+    telemetry.Assign(Uuid("n1", i), Holder(1));
   }
   auto writer = [&](const std::string& node) {
     for (int round = 0; round < kRounds; ++round) {

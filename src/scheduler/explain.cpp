@@ -181,7 +181,7 @@ class PendingExplainer {
       return;  // Decide gives the reason; there is nothing to place
     }
     const Shape shape = view.pool.ShapeOf(job.request);
-    const QuotaVerdict verdict = view.ledger.Check(job, class_index, shape.gpus);
+    const QuotaVerdict verdict = view.ledger.Check(job, class_index, shape.gpus * kWholeGpuMilli);
     out_.quota = Quota(job, cls, verdict, view.ledger);
     const std::int64_t end_ms = out_.time_limit.has_value()
                                     ? ToUnixMillis(now_) + Millis(*out_.time_limit).count()
@@ -287,7 +287,7 @@ class PendingExplainer {
         .class_allowed_users = cls.allowed_users,
         .class_max_gpus_per_user = cls.max_gpus_per_user,
         .quotas_on = ledger.QuotasOn(),
-        .team_held_gpus = ledger.TeamHeld(job.team),
+        .team_held_milli = ledger.TeamHeldMilli(job.team),
         .team_guaranteed_gpus = team.guaranteed_gpus,
         .team_max_gpus = team.max_gpus,
         .team_budget_gpu_hours = team.gpu_hour_budget,

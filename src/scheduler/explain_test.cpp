@@ -145,7 +145,7 @@ TEST(ExplainTest, JobHeldByItsTeamsMaxGpus) {
   EXPECT_EQ(e->quota->reason, "team cv is at its limit: holds 4 of max_gpus 4; this job needs 2 more");
   EXPECT_EQ(e->reason, e->quota->reason);
   EXPECT_TRUE(e->quota->quotas_on);
-  EXPECT_EQ(e->quota->team_held_gpus, 4);
+  EXPECT_EQ(e->quota->team_held_milli, 4000);
   EXPECT_EQ(e->quota->team_guaranteed_gpus, 2);
   EXPECT_EQ(e->quota->team_max_gpus, 4);
   EXPECT_FALSE(e->priority->team_below_guarantee);

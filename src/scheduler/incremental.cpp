@@ -11,6 +11,13 @@
 #include "scheduler/quota/ledger.h"
 
 namespace gf {
+namespace {
+
+bool NeedsFullPass(const QueuedJob& job) {
+  return job.gang.has_value() || IsFractional(job.request);
+}
+
+}  // namespace
 
 std::string_view ToString(IncrementalPath path) {
   switch (path) {
@@ -72,9 +79,9 @@ IncrementalResult IncrementalScheduler::OnArrival(QueuedJob job, Time now) {
     AddSlot(added, cls, slots_.size());
     return FullOnCurrent(now);
   }
-  if (added.gang.has_value() || gang_slots_ > 0) {
+  if (NeedsFullPass(added) || full_pass_slots_ > 0) {
     AddSlot(added, cls, slots_.size());  // the full pass sorts it in
-    return FullOnCurrent(now);           // a gang is decided whole: only a full pass does
+    return FullOnCurrent(now);           // only a full pass decides it (full_pass_slots_)
   }
   const bool reuse = Reusable(now);
   std::unique_ptr<Pass> fresh;
@@ -105,7 +112,7 @@ IncrementalResult IncrementalScheduler::OnArrival(QueuedJob job, Time now) {
 }
 
 IncrementalResult IncrementalScheduler::OnCompletion(JobId job, Time now) {
-  if (gang_slots_ > 0) {  // a gang is decided whole: only a full pass does
+  if (full_pass_slots_ > 0) {  // see full_pass_slots_
     if (!RemoveRunning(job)) {
       if (const auto queued = queued_.find(job.value()); queued != queued_.end()) {
         RemoveSlots({queued->second});
@@ -152,7 +159,7 @@ IncrementalResult IncrementalScheduler::Refresh(Time now) {
   if (classes_ == nullptr || Reusable(now)) {
     return {.decisions = {}, .path = IncrementalPath::kFast, .considered = 0};
   }
-  return gang_slots_ > 0 ? FullOnCurrent(now) : Rerun(now);
+  return full_pass_slots_ > 0 ? FullOnCurrent(now) : Rerun(now);
 }
 
 bool IncrementalScheduler::Reusable(Time now) const {
@@ -178,6 +185,11 @@ IncrementalResult IncrementalScheduler::Rerun(Time now) {
 }
 
 IncrementalResult IncrementalScheduler::HeadStarts(Time now) {
+  if (slots_.empty()) {
+    // Nothing waits: nothing to decide, and no pass to set up (a copy of the pool, a ledger).
+    // A team's standing that moved shows at the next pass, which checks it first.
+    return {.decisions = {}, .path = IncrementalPath::kHead, .considered = 0};
+  }
   std::unique_ptr<Pass> pass = NewPass(now);
   if (StandingsMoved(pass->LedgerSoFar())) {  // before any job counts: the start ledger
     return FullOnCurrent(now);
@@ -193,6 +205,7 @@ IncrementalResult IncrementalScheduler::HeadStarts(Time now) {
   }
   Decisions decisions = pass->TakeDecisions();
   Apply(decisions, now);  // no pass is kept (a partial one is no base for kFast)
+  spare_ = pass->ReleasePool();  // but its pool is, as DropPass keeps one: the next copy's
   return {.decisions = std::move(decisions),
           .path = IncrementalPath::kHead,
           .considered = considered};
@@ -390,14 +403,14 @@ void IncrementalScheduler::BuildSlots(const Pass& pass) {
   buckets_.clear();
   bucket_of_.clear();
   queued_.clear();
-  gang_slots_ = 0;
+  full_pass_slots_ = 0;
   slots_.reserve(pass.Order().size());
   for (std::size_t i = 0; i < pass.Order().size(); ++i) {
     const QueuedJob& job = *pass.Order()[i];
     const ClassIndex cls = pass.OrderClasses()[i];
     slots_.push_back(Slot{.job = &job, .cls = cls, .bucket = BucketOf(job, cls)});
     queued_[job.id.value()] = &job;
-    gang_slots_ += job.gang.has_value() ? 1 : 0;
+    full_pass_slots_ += NeedsFullPass(job) ? 1 : 0;
     // Every team's standing as the pass sorted with it: a later key must compare the same,
     // and StandingsMoved must see every team the order depends on.
     KeyOf(job, cls, pass.StartLedger());
@@ -408,7 +421,7 @@ void IncrementalScheduler::AddSlot(const QueuedJob& job, ClassIndex cls, std::si
   slots_.insert(slots_.begin() + static_cast<std::ptrdiff_t>(at),
                 Slot{.job = &job, .cls = cls, .bucket = BucketOf(job, cls)});
   queued_[job.id.value()] = &job;
-  gang_slots_ += job.gang.has_value() ? 1 : 0;
+  full_pass_slots_ += NeedsFullPass(job) ? 1 : 0;
 }
 
 void IncrementalScheduler::RemoveSlot(std::size_t at) {
@@ -416,7 +429,7 @@ void IncrementalScheduler::RemoveSlot(std::size_t at) {
   auto& limits = buckets_[static_cast<std::size_t>(slot.bucket)].limits_ms;
   limits.erase(limits.find(LimitMs(*slot.job, slot.cls)));
   queued_.erase(slot.job->id.value());
-  gang_slots_ -= slot.job->gang.has_value() ? 1 : 0;
+  full_pass_slots_ -= NeedsFullPass(*slot.job) ? 1 : 0;
   slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(at));
 }
 
@@ -440,7 +453,7 @@ void IncrementalScheduler::RemoveSlots(std::vector<const QueuedJob*> jobs) {
       auto& limits = buckets_[static_cast<std::size_t>(slot.bucket)].limits_ms;
       limits.erase(limits.find(LimitMs(*slot.job, slot.cls)));
       queued_.erase(slot.job->id.value());
-      gang_slots_ -= slot.job->gang.has_value() ? 1 : 0;
+      full_pass_slots_ -= NeedsFullPass(*slot.job) ? 1 : 0;
       continue;
     }
     slots_[out++] = slot;

@@ -186,10 +186,12 @@ class IncrementalScheduler {
   std::deque<QueuedJob> arrived_;        // jobs that arrived since (a deque: stable addresses)
   std::vector<Slot> slots_;              // the queue in scheduling order
   std::unordered_map<std::int64_t, const QueuedJob*> queued_;  // by id
-  // Queued members of multi-node jobs. While there are any, every event takes a full pass:
-  // a gang's members are decided together, which needs the whole queue (Pass::Run), and gangs
-  // are rare enough not to need a faster way.
-  int gang_slots_ = 0;
+  // Queued jobs that only a full pass decides: members of multi-node jobs (a gang's members are
+  // decided together, which needs the whole queue: Pass::Run) and fractional jobs (the end of
+  // a fractional job frees part of a shared GPU, which the head-of-queue path does not look
+  // at). While there are any, every event takes a full pass; both are rare enough not to need
+  // a faster way.
+  int full_pass_slots_ = 0;
   std::vector<Bucket> buckets_;
   // (GPUs, type, labels) → index into buckets_
   std::map<std::tuple<int, std::optional<std::string>, std::map<std::string, std::string>>,

@@ -193,9 +193,16 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
     }
     return;
   }
+  if (IsFractional(job.request)) {
+    ConsiderFraction(job, c);
+    if (Stamp() != before) {
+      last_change_ = position;
+    }
+    return;
+  }
   const PriorityClassPolicy& cls = classes_.Policy(c);
   const Shape shape = pool_.ShapeOf(job.request);
-  const QuotaVerdict verdict = ledger_.Check(job, c, shape.gpus);
+  const QuotaVerdict verdict = ledger_.Check(job, c, shape.gpus * kWholeGpuMilli);
   if (!verdict.may_start) {
     Pend(job, verdict.reason);
     return;
@@ -237,7 +244,7 @@ void Pass::ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex
   const QueuedJob& job = *members.front();
   const auto count = static_cast<int>(members.size());
   const Shape shape = pool_.ShapeOf(job.request);
-  const QuotaVerdict verdict = ledger_.Check(job, c, shape.gpus * count);
+  const QuotaVerdict verdict = ledger_.Check(job, c, shape.gpus * count * kWholeGpuMilli);
   if (!verdict.may_start) {
     for (const QueuedJob* member : members) {
       Pend(*member, verdict.reason);
@@ -255,7 +262,7 @@ void Pass::ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex
   for (std::size_t i = 0; i < members.size(); ++i) {
     const QueuedJob& member = *members[i];
     pool_.Take((*fits)[i], end_ms);
-    ledger_.Add(member.team, member.user, current_class_, shape.gpus);
+    ledger_.Add(member.team, member.user, current_class_, shape.gpus * kWholeGpuMilli);
     decisions_.starts.push_back(StartDecision{.job = member.id,
                                               .allocation = pool_.ToAllocation((*fits)[i]),
                                               .preemptible = verdict.borrowed});
@@ -321,6 +328,29 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
   }
 }
 
+void Pass::ConsiderFraction(const QueuedJob& job, ClassIndex c) {
+  if (!shares_.has_value()) {
+    shares_.emplace(cluster_);
+  }
+  const std::optional<ShareFit> fit = shares_->FindFit(job.request, job.user);
+  // Quotas count what it would take of the GPU it goes to (its memory may weigh more than its
+  // share); with no GPU to go to, its share as asked.
+  const int milli = fit.has_value() ? fit->milli : std::max(job.request.gpu_milli, 1);
+  const QuotaVerdict verdict = ledger_.Check(job, c, milli);
+  if (!verdict.may_start) {
+    Pend(job, verdict.reason);
+    return;
+  }
+  if (!fit.has_value()) {
+    Pend(job, shares_->WhyNot(job.request, job.user));
+    return;
+  }
+  shares_->Take(*fit, job.user);
+  ledger_.Add(job.team, job.user, current_class_, fit->milli);
+  decisions_.starts.push_back(StartDecision{
+      .job = job.id, .allocation = shares_->ToAllocation(*fit), .preemptible = verdict.borrowed});
+}
+
 bool Pass::TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed) {
   if (unfit_.Covers(shape, end_ms)) {
     return false;
@@ -331,7 +361,7 @@ bool Pass::TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool
     return false;
   }
   pool_.Take(*fit, end_ms);
-  ledger_.Add(job.team, job.user, current_class_, shape.gpus);
+  ledger_.Add(job.team, job.user, current_class_, shape.gpus * kWholeGpuMilli);
   decisions_.starts.push_back(StartDecision{
       .job = job.id, .allocation = pool_.ToAllocation(*fit), .preemptible = borrowed});
   return true;
@@ -408,7 +438,7 @@ void Pass::Preempt(const QueuedJob& job,
   }
   pool_.ClaimGpus(set_aside, position);
   ++preemptors_;
-  ledger_.Add(job.team, job.user, current_class_, preemptor.shape.gpus);
+  ledger_.Add(job.team, job.user, current_class_, preemptor.shape.gpus * kWholeGpuMilli);
   const Allocation allocation = pool_.ToAllocation(choice.fit);
   decisions_.pending.push_back(PendingDecision{
       .job = job.id,

@@ -29,6 +29,7 @@
 #include "scheduler/classes.h"
 #include "scheduler/pass_probe.h"
 #include "scheduler/placement/gpu_pool.h"
+#include "scheduler/placement/share_pool.h"
 #include "scheduler/policy.h"
 #include "scheduler/preemption/victims.h"
 #include "scheduler/quota/ledger.h"
@@ -110,7 +111,11 @@ class Pass {
   // count too: a claim over GPUs already claimed changes no GPU, but it makes the job one that
   // later reasons name ("behind job 5") and changes what later claims cover.
   auto Stamp() const {
-    return std::make_tuple(pool_.Generation(), reservations_, preemptors_, waiters_.size());
+    return std::make_tuple(pool_.Generation(),
+                           shares_.has_value() ? shares_->Generation() : 0,
+                           reservations_,
+                           preemptors_,
+                           waiters_.size());
   }
 
   void Consider(const QueuedJob& job, ClassIndex c, int position);
@@ -124,6 +129,9 @@ class Pass {
   // The members of `job`'s gang still to decide (itself alone when the pass was not given the
   // queue: ConsiderNext); empty once the gang was decided.
   std::vector<const QueuedJob*> GangOf(const QueuedJob& job);
+  // A fractional job (IsFractional): it starts on the SharePool's fullest GPU that fits, or
+  // pends; it neither reserves nor preempts.
+  void ConsiderFraction(const QueuedJob& job, ClassIndex c);
   bool TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed);
   bool TryPreempt(const QueuedJob& job,
                   int position,
@@ -159,6 +167,7 @@ class Pass {
   Time now_;
   std::unique_ptr<GpuPool> owned_pool_;
   GpuPool& pool_;       // *owned_pool_
+  std::optional<SharePool> shares_;  // built when the pass meets its first fractional job
   ClassTable classes_;  // before the ledgers, which refer to it
   Ledger ledger_;
   mutable std::optional<Ledger> start_ledger_;  // ledger_ before any job counted; on first use

@@ -261,9 +261,24 @@ Status ParseNodeOption(const Token& token, Node& node) {
     GF_TRY(ParsePerGpu(value, "numa", node.gpus, &Gpu::numa_node));
   } else if (key == "switch") {
     GF_TRY(ParsePerGpu(value, "switch", node.gpus, &Gpu::pcie_switch));
+  } else if (key == "mem") {
+    GF_ASSIGN_OR_RETURN(const std::int64_t mib, ParseInt(value, "mem"));
+    for (Gpu& gpu : node.gpus) {
+      gpu.memory_mib = mib;
+    }
+  } else if (key == "shared" || key == "mps") {
+    GF_ASSIGN_OR_RETURN(const std::vector<int> indexes, ParseIndexList(value));
+    for (const int index : indexes) {
+      if (index < 0 || static_cast<std::size_t>(index) >= node.gpus.size()) {
+        return InvalidArgument(key + ": no GPU " + std::to_string(index));
+      }
+      node.gpus[static_cast<std::size_t>(index)].sharing =
+          key == "mps" ? SharingMode::kMps : SharingMode::kShared;
+    }
   } else {
     return InvalidArgument("unknown node option '" + token.text +
-                           "'; use state=, label=<k>=<v>, nvlink=, numa= or switch=");
+                           "'; use state=, label=<k>=<v>, nvlink=, numa=, switch=, mem=, "
+                           "shared= or mps=");
   }
   return OkStatus();
 }
@@ -317,10 +332,15 @@ Result<ScenarioAction> ParseJob(const std::vector<Token>& t) {
       GF_ASSIGN_OR_RETURN(step.job.expected_duration, ParseTime(value));
     } else if (key == "attained") {
       GF_ASSIGN_OR_RETURN(step.job.attained_gpu_seconds, ParseDouble(value, "attained"));
+    } else if (key == "share") {
+      GF_ASSIGN_OR_RETURN(step.job.request.gpu_milli, ParseGpuShare(value, "share"));
+    } else if (key == "mem") {
+      GF_ASSIGN_OR_RETURN(step.job.request.gpu_memory_mib, ParseMemoryMib(value, "mem"));
     } else {
       return InvalidArgument("unknown job option '" + t[i].text +
                              "'; use gpus=, type=, priority=, submit=, user=, team=, limit=, "
-                             "nodes=, expected=, attained=, constraint=<k>=<v> or approved");
+                             "nodes=, expected=, attained=, share=, mem=, constraint=<k>=<v> "
+                             "or approved");
     }
   }
   return ScenarioAction(std::move(step));
@@ -329,7 +349,8 @@ Result<ScenarioAction> ParseJob(const std::vector<Token>& t) {
 Result<ScenarioAction> ParseRun(const std::vector<Token>& t) {
   const std::string usage =
       "use: run <id> on <node> gpus <i>,... [priority=<p>] [team=<t>] [user=<u>] [start=<t>] "
-      "[limit=<d>] [checkpoint=<t>] [borrowed] [stopping] [expected=<d>] [attained=<gpu-s>]";
+      "[limit=<d>] [checkpoint=<t>] [borrowed] [stopping] [expected=<d>] [attained=<gpu-s>] "
+      "[share=<0.25> mem=<MiB>]";
   if (t.size() < 6 || t[2].text != "on" || t[4].text != "gpus") {
     return InvalidArgument(usage);
   }
@@ -360,6 +381,10 @@ Result<ScenarioAction> ParseRun(const std::vector<Token>& t) {
       GF_ASSIGN_OR_RETURN(step.job.expected_duration, ParseTime(value));
     } else if (key == "attained") {
       GF_ASSIGN_OR_RETURN(step.job.attained_gpu_seconds, ParseDouble(value, "attained"));
+    } else if (key == "share") {
+      GF_ASSIGN_OR_RETURN(step.job.allocation.gpu_milli, ParseGpuShare(value, "share"));
+    } else if (key == "mem") {
+      GF_ASSIGN_OR_RETURN(step.job.allocation.gpu_memory_mib, ParseInt(value, "mem"));
     } else {
       return InvalidArgument("unknown run option '" + t[i].text + "'; " + usage);
     }
@@ -541,7 +566,7 @@ Result<ScenarioAction> ParsePolicyExpect(const std::vector<Token>& t, const std:
 
 Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
   const std::string usage =
-      "use: expect start <id> on <node> [gpus <i>,...] | expect pending <id> [\"<text>\"] | "
+      "use: expect start <id> on <node> [gpus <i>,...] [share=<s>] [mem=<MiB>] | expect pending <id> [\"<text>\"] | "
       "expect reason <id> \"<text>\" | expect starts <count> | expect borrowed <id> yes|no | "
       "expect preempt <victim> for <id> [\"<text>\"] | expect preemptions <count> | "
       "expect estimate <id> <time>|none";
@@ -557,13 +582,22 @@ Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
     return ScenarioAction(ExpectStartCountStep{count});
   }
   GF_ASSIGN_OR_RETURN(const std::int64_t id, ParseInt(t[2].text, "job id"));
-  if (what == "start" && (t.size() == 5 || t.size() == 7) && t[3].text == "on") {
+  if (what == "start" && t.size() >= 5 && t[3].text == "on") {
     ExpectStartStep step{.job = JobId(id), .node = NodeId(t[4].text), .gpus = std::nullopt};
-    if (t.size() == 7) {
-      if (t[5].text != "gpus") {
+    std::size_t i = 5;
+    if (t.size() >= 7 && t[5].text == "gpus") {
+      GF_ASSIGN_OR_RETURN(step.gpus, ParseIndexList(t[6].text));
+      i = 7;
+    }
+    for (; i < t.size(); ++i) {
+      const auto [key, value] = SplitKeyValue(t[i].text);
+      if (key == "share") {
+        GF_ASSIGN_OR_RETURN(step.milli, ParseGpuShare(value, "share"));
+      } else if (key == "mem") {
+        GF_ASSIGN_OR_RETURN(step.memory_mib, ParseInt(value, "mem"));
+      } else {
         return InvalidArgument(usage);
       }
-      GF_ASSIGN_OR_RETURN(step.gpus, ParseIndexList(t[6].text));
     }
     return ScenarioAction(std::move(step));
   }

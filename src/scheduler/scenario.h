@@ -7,22 +7,25 @@
 //
 //   node <name> <gpus> [state=up|draining|drained|down] [label=<key>=<value>]...
 //          [nvlink=<i>,<i>,.../<i>,...] [numa=<n>,<n>,...] [switch=<n>,<n>,...]
+//          [mem=<MiB>] [shared=<i>,...] [mps=<i>,...]
 //       <gpus> is 0 (no GPU) or <count>x<model> joined by '+': 8xH100-80GB, 2xA100-40GB+2xL4.
 //       GPUs are numbered from 0 in the order written; GPU <i> of node n has UUID GPU-n-<i>.
 //       Topology: nvlink= groups (each all-to-all, '/' between groups); numa= and switch=
-//       give one NUMA node / PCIe switch id per GPU, in index order.
+//       give one NUMA node / PCIe switch id per GPU, in index order. mem= is each GPU's memory
+//       (default 0: unknown); shared= and mps= put those GPUs in that sharing mode.
 //   state <node> up|draining|drained|down
 //   health <node> <index> ok|degraded|failed
 //   allocate <node> <index>[,<index>...]      held by work outside the scenario
 //   job <id> [gpus=<n>] [type=<model>] [priority=<class>] [submit=<time>] [user=<u>]
 //          [team=<t>] [limit=<duration>] [approved] [constraint=<key>=<value>]... [nodes=<n>]
-//          [expected=<duration>] [attained=<gpu-seconds>]
+//          [expected=<duration>] [attained=<gpu-seconds>] [share=<0.25>] [mem=<size>]
 //       defaults: gpus=1, any type, normal, submitted now, no team, no limit, one node.
 //       nodes=<n> (n > 1) submits a multi-node job as the controller does: n members with
 //       ids <id> to <id>+n-1, each of gpus=<n> GPUs, the gang id being <id>.
+//       share= and mem= (20G, 512M) make it fractional (--gpu-share, --gpu-mem).
 //   run <id> on <node> gpus <i>,... [priority=<p>] [team=<t>] [user=<u>] [start=<time>]
 //          [limit=<duration>] [checkpoint=<time>] [borrowed] [stopping]
-//          [expected=<duration>] [attained=<gpu-seconds>]
+//          [expected=<duration>] [attained=<gpu-seconds>] [share=<0.25> mem=<MiB>]
 //       a job already running (started outside the scenario), with what preemption and
 //       backfill need to know of it; `finish <id>` ends it like a started job.
 //       expected= and attained= are the oracle figures the baseline orders read (a job's
@@ -48,7 +51,7 @@
 //   usage team <name> [decayed=<gpu-seconds>] [period_hours=<h>]
 //   usage user <name> decayed=<gpu-seconds>
 // Expectations, about the last decide:
-//   expect start <id> on <node> [gpus <i>,<i>...]
+//   expect start <id> on <node> [gpus <i>,<i>...] [share=<0.25>] [mem=<MiB>]
 //   expect pending <id> ["<text>"]              pending, and its reason contains <text>
 //   expect reason <id> "<text>"                 pending with exactly this reason
 //   expect starts <count>                       how many jobs it started
@@ -106,6 +109,8 @@ struct ExpectStartStep {
   JobId job;
   NodeId node;
   std::optional<std::vector<int>> gpus;  // GPU indexes, in allocation order
+  std::optional<int> milli{};                 // share=: what it holds of its GPU
+  std::optional<std::int64_t> memory_mib{};   // mem=: its memory limit there
 };
 struct ExpectPendingStep {
   JobId job;

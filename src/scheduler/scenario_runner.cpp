@@ -132,7 +132,7 @@ class ScenarioRunner {
     RunningJob job = step.job;
     for (const int index : step.indexes) {
       GF_ASSIGN_OR_RETURN(const Gpu* gpu, FindGpu(job.allocation.node, index));
-      if (!node->allocated.insert(gpu->uuid).second) {
+      if (!node->allocated.insert(gpu->uuid).second && !HoldsFractions(gpu->sharing)) {
         return InvalidArgument("GPU " + std::to_string(index) + " of " +
                                job.allocation.node.value() + " is already held");
       }
@@ -249,10 +249,15 @@ class ScenarioRunner {
     queue_.pending.push_back(requeued);
   }
 
+  // Called before the job leaves running_: a shared GPU stays held while another job holds it.
   void Release(const Allocation& allocation) {
     Result<NodeSnapshot*> node = FindNode(allocation.node);
     for (const GpuUuid& uuid : allocation.gpus) {
-      if (node.ok()) {
+      const auto holders = std::count_if(running_.begin(), running_.end(), [&](const auto& r) {
+        const auto& gpus = r.second.allocation.gpus;
+        return std::find(gpus.begin(), gpus.end(), uuid) != gpus.end();
+      });
+      if (node.ok() && holders <= 1) {
         (*node)->allocated.erase(uuid);
       }
     }
@@ -269,8 +274,11 @@ class ScenarioRunner {
       const auto gpu = std::find_if((*node)->node.gpus.begin(),
                                     (*node)->node.gpus.end(),
                                     [&](const Gpu& g) { return g.uuid == uuid; });
+      // A shared GPU is held by several fractional jobs at once.
+      const bool shared = gpu != (*node)->node.gpus.end() && TakesFractions(*gpu) &&
+                          start.allocation.gpu_milli < kWholeGpuMilli;
       if (gpu == (*node)->node.gpus.end() || !TakesWork(*gpu) ||
-          !(*node)->allocated.insert(uuid).second) {
+          (!(*node)->allocated.insert(uuid).second && !shared)) {
         Fail(JobName(start.job) + " was given " + uuid.value() +
              ", which is unknown, unhealthy or already held");
       }
@@ -306,8 +314,12 @@ class ScenarioRunner {
   std::string Outcome(JobId job) {
     for (const StartDecision& start : last_->starts) {
       if (start.job == job) {
-        return "it started on " + start.allocation.node.value() + " (gpus " +
-               JoinIndexes(Indexes(start.allocation)) + ")";
+        const Allocation& a = start.allocation;
+        return "it started on " + a.node.value() + " (gpus " + JoinIndexes(Indexes(a)) +
+               (a.gpu_milli < kWholeGpuMilli ? " share " + GpuAmountText(a.gpu_milli) + " mem " +
+                                                   std::to_string(a.gpu_memory_mib)
+                                             : "") +
+               ")";
       }
     }
     for (const PendingDecision& pending : last_->pending) {
@@ -322,12 +334,16 @@ class ScenarioRunner {
     GF_TRY(RequireDecide());
     for (const StartDecision& start : last_->starts) {
       if (start.job == step.job && start.allocation.node == step.node &&
-          (!step.gpus.has_value() || *step.gpus == Indexes(start.allocation))) {
+          (!step.gpus.has_value() || *step.gpus == Indexes(start.allocation)) &&
+          (!step.milli.has_value() || *step.milli == start.allocation.gpu_milli) &&
+          (!step.memory_mib.has_value() || *step.memory_mib == start.allocation.gpu_memory_mib)) {
         return OkStatus();
       }
     }
     Fail("expected " + JobName(step.job) + " to start on " + step.node.value() +
-         (step.gpus.has_value() ? " (gpus " + JoinIndexes(*step.gpus) + ")" : "") + "; " +
+         (step.gpus.has_value() ? " (gpus " + JoinIndexes(*step.gpus) + ")" : "") +
+         (step.milli.has_value() ? " share " + GpuAmountText(*step.milli) : "") +
+         (step.memory_mib.has_value() ? " mem " + std::to_string(*step.memory_mib) : "") + "; " +
          Outcome(step.job));
     return OkStatus();
   }

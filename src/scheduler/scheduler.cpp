@@ -3,6 +3,8 @@
 // too (README.md has the whole algorithm).
 #include "scheduler/scheduler.h"
 
+#include <algorithm>
+
 #include "scheduler/pass.h"
 #include "scheduler/pass_probe.h"
 #include "scheduler/placement/whole_gpu_fit.h"
@@ -47,6 +49,34 @@ Status CheckGangFeasible(const Capacity& capacity, const JobRequest& request) {
                          " that many; ask for fewer nodes or fewer GPUs per node");
 }
 
+// A fractional job needs a GPU of its type, on a node with its labels, with at least the memory
+// it asks. Whether any GPU is shared now does not matter: an admin may share one later.
+Status CheckFractionFeasible(const Capacity& capacity, const JobRequest& request) {
+  std::int64_t largest = -1;  // MiB of the largest matching GPU; -1 none
+  for (const CandidateNode& node : capacity.nodes) {
+    if (!HasLabels(node.labels, request.node_labels)) {
+      continue;
+    }
+    for (const CandidateGpu& gpu : node.usable) {
+      if (MatchesType(request, gpu.model)) {
+        largest = std::max(largest, gpu.memory_mib);
+      }
+    }
+  }
+  if (largest < 0) {
+    const std::string models = UsableModels(capacity);
+    return InvalidArgument("gpu-type: no GPU of type '" + request.gpu_type.value_or("") +
+                           "' to share; " + (models.empty() ? "none is usable" : "types: " + models));
+  }
+  if (request.gpu_memory_mib > largest) {
+    return InvalidArgument("gpu-mem: " + std::to_string(request.gpu_memory_mib) +
+                           " MiB requested, the largest GPU" +
+                           (request.gpu_type.has_value() ? " of that type" : std::string()) +
+                           " has " + std::to_string(largest) + " MiB; ask for less");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) {
@@ -61,6 +91,9 @@ Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) 
     return OkStatus();
   }
   GF_TRY(CheckNodeLabels(capacity, request));
+  if (IsFractional(request)) {
+    return CheckFractionFeasible(capacity, request);
+  }
   if (request.nodes > 1) {
     GF_TRY(CheckGangFeasible(capacity, request));
   }

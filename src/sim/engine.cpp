@@ -7,8 +7,12 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "scheduler/classes.h"
+#include "scheduler/incremental.h"
 #include "scheduler/ordering/baseline.h"
+#include "scheduler/ordering/fair_share.h"
 #include "scheduler/ordering/usage_ledger.h"
+#include "scheduler/quota/ledger.h"
 #include "scheduler/scheduler.h"
 
 namespace gf::sim {
@@ -28,12 +32,12 @@ double Seconds(Millis d) {
 // room for; with min_run_time = 0 this stops a pathological ping-pong.
 constexpr int kMaxPassesPerInstant = 100;
 
-enum class EventKind { kEnd, kWake };
+enum class EventKind { kEnd, kWake, kNodeUp };
 
 struct Event {
   Millis at{0};
   EventKind kind = EventKind::kWake;
-  std::size_t job = 0;    // kEnd: the job whose run ends
+  std::size_t job = 0;    // kEnd: the job whose run ends; kNodeUp: the node
   std::uint64_t run = 0;  // kEnd: that run (stale once the job was preempted)
   bool timeout = false;   // kEnd: the run ends by its time limit
   auto Key() const { return std::tie(at, kind, job, run); }
@@ -76,6 +80,14 @@ class Engine {
       cluster_.nodes.push_back(NodeSnapshot{.node = node, .allocated = {}});
       result_.total_gpus += static_cast<int>(node.gpus.size());
     }
+    if (!options.node_failures.empty()) {
+      every_node_up_ = cluster_;  // before any failure: a job is feasible on the whole cluster
+      down_until_.assign(nodes.size(), Millis(0));
+      failures_ = options.node_failures;
+      std::sort(failures_.begin(), failures_.end(), [](const NodeFailure& a, const NodeFailure& b) {
+        return std::tie(a.at, a.node) < std::tie(b.at, b.node);
+      });
+    }
   }
 
   SimResult Run();
@@ -84,8 +96,16 @@ class Engine {
   std::size_t IndexOf(JobId id) const { return static_cast<std::size_t>(id.value() - 1); }
   void Arrive(std::size_t i);
   void Pass(Millis now);
+  void TellEnds(Millis now);
+  bool EventsExact() const;
+  bool OrderHolds();
+  std::optional<Decisions> DecideByEvents(Millis now);
+  Decisions DecideFull(Millis now);
   void Start(const StartDecision& start, Millis now);
   void Preempt(const PreemptDecision& preemption, Millis now);
+  void Requeue(std::size_t i, Millis now);
+  void FailNode(const NodeFailure& failure);
+  void RepairNode(const Event& event);
   void StopRun(std::size_t i, Millis now);
   void Finish(const Event& event);
   void Hold(std::size_t i, int sign);
@@ -102,13 +122,31 @@ class Engine {
   std::vector<Live> live_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
-  std::map<int, std::optional<std::string>> infeasible_;  // by GPU count: why, or fits
+  // By request (GPU count, node labels): why no node could ever run it, or nullopt: fits.
+  std::map<std::pair<int, std::map<std::string, std::string>>, std::optional<std::string>>
+      infeasible_;
   std::map<std::string, double> held_by_team_;
   std::map<std::string, double> held_by_user_;
   UsageLedger team_usage_;  // the controller's fair-share ledgers, on the virtual clock
   UsageLedger user_usage_;
   SimResult result_;
   Millis now_{0};  // the instant being simulated
+  // The controller's scheduler (scheduler/incremental.h): told each instant's events one by one
+  // where that is known to give Decide()'s decisions for the instant, and given the whole state
+  // by a full pass (Full: Decide itself) elsewhere. See DecideByEvents.
+  IncrementalScheduler scheduler_;
+  bool synced_ = false;       // scheduler_'s copy is cluster_ and queue_ (its usage: told_*)
+  std::vector<JobId> ended_;  // runs that ended at this instant (not preemptions)
+  std::vector<std::size_t> arrived_;  // jobs queued at this instant (see OrderHolds)
+  std::size_t waited_ = 0;            // jobs waiting before this instant's arrivals
+  // The usage of the scheduler's last full pass, which its order is sorted with.
+  std::map<std::string, TeamUsage> told_team_usage_;
+  std::map<std::string, double> told_user_usage_;
+  // Node failures (SimOptions::node_failures), by time; a node is down until down_until_.
+  std::vector<NodeFailure> failures_;
+  std::vector<Millis> down_until_;
+  ClusterSnapshot every_node_up_;  // what CheckFeasible sees when nodes may fail
+  std::size_t unfinished_ = 0;     // jobs queued or running
 };
 
 SimResult Engine::Run() {
@@ -121,6 +159,10 @@ SimResult Engine::Run() {
       team = member == options_.team_of_user.end() ? "" : member->second;
     }
     const PriorityClass priority{options_.policy.default_class};
+    std::map<std::string, std::string> labels;
+    if (!options_.team_label.empty() && !team.empty()) {
+      labels.emplace(options_.team_label, team);
+    }
     result_.jobs.push_back(JobOutcome{.id = t.id,
                                       .team = team,
                                       .user = t.user,
@@ -131,7 +173,9 @@ SimResult Engine::Run() {
         Live{.queued = QueuedJob{.id = JobId(static_cast<std::int64_t>(i) + 1),
                                  .priority = priority,
                                  .submit_time = At(t.submit),
-                                 .request = JobRequest{.gpus = t.gpus, .gpu_type = std::nullopt},
+                                 .request = JobRequest{.gpus = t.gpus,
+                                                       .gpu_type = std::nullopt,
+                                                       .node_labels = std::move(labels)},
                                  .user = t.user,
                                  .team = std::move(team),
                                  .expected_duration = t.duration},
@@ -139,23 +183,35 @@ SimResult Engine::Run() {
              .remaining = t.duration});
   }
   std::size_t next_arrival = 0;
-  while (next_arrival < trace_.size() || !events_.empty()) {
+  std::size_t next_failure = 0;
+  // Failures and repairs matter only while a job is queued or running.
+  while (next_arrival < trace_.size() ||
+         (unfinished_ > 0 && (!events_.empty() || next_failure < failures_.size()))) {
     Millis now = next_arrival < trace_.size() ? trace_[next_arrival].submit : Millis::max();
     if (!events_.empty()) {
       now = std::min(now, events_.top().at);
+    }
+    if (next_failure < failures_.size()) {
+      now = std::min(now, failures_[next_failure].at);
     }
     if (options_.fair_share) {
       team_usage_.Advance(At(now), held_by_team_);
       user_usage_.Advance(At(now), held_by_user_);
     }
+    waited_ = queue_.pending.size();
     while (!events_.empty() && events_.top().at == now) {
       const Event event = events_.top();
       events_.pop();
       if (event.kind == EventKind::kEnd) {
         Finish(event);
+      } else if (event.kind == EventKind::kNodeUp) {
+        RepairNode(event);
       } else {
         wakes_.erase(event.at);
       }
+    }
+    while (next_failure < failures_.size() && failures_[next_failure].at == now) {
+      FailNode(failures_[next_failure++]);
     }
     while (next_arrival < trace_.size() && trace_[next_arrival].submit == now) {
       Arrive(next_arrival++);
@@ -168,14 +224,15 @@ SimResult Engine::Run() {
 }
 
 void Engine::Arrive(std::size_t i) {
-  const int gpus = trace_[i].gpus;
-  auto memo = infeasible_.find(gpus);
+  const JobRequest& request = live_[i].queued.request;
+  auto key = std::make_pair(request.gpus, request.node_labels);
+  auto memo = infeasible_.find(key);
   if (memo == infeasible_.end()) {
-    const Status feasible = CheckFeasible(cluster_, live_[i].queued.request);
-    memo =
-        infeasible_
-            .emplace(gpus, feasible.ok() ? std::nullopt : std::optional(feasible.error().message))
-            .first;
+    const Status feasible = CheckFeasible(failures_.empty() ? cluster_ : every_node_up_, request);
+    memo = infeasible_
+               .emplace(std::move(key),
+                        feasible.ok() ? std::nullopt : std::optional(feasible.error().message))
+               .first;
   }
   if (memo->second) {
     result_.jobs[i].fate = JobFate::kRejected;
@@ -183,9 +240,12 @@ void Engine::Arrive(std::size_t i) {
     return;
   }
   queue_.pending.push_back(live_[i].queued);  // arrivals come in id order: stays sorted
+  arrived_.push_back(i);
+  ++unfinished_;
 }
 
 void Engine::Pass(Millis now) {
+  TellEnds(now);
   for (int pass = 0; pass < kMaxPassesPerInstant && !queue_.pending.empty(); ++pass) {
     if (options_.checkpoint_interval) {
       RefreshCheckpoints(now);
@@ -193,7 +253,8 @@ void Engine::Pass(Millis now) {
     if (options_.fair_share) {
       PublishUsage();
     }
-    const Decisions decisions = Decide(cluster_, queue_, options_.policy, At(now));
+    std::optional<Decisions> by_events = pass == 0 ? DecideByEvents(now) : std::nullopt;
+    const Decisions decisions = by_events ? std::move(*by_events) : DecideFull(now);
     ++result_.decide_calls;
     result_.max_queue =
         std::max(result_.max_queue, static_cast<std::int64_t>(queue_.pending.size()));
@@ -208,12 +269,152 @@ void Engine::Pass(Millis now) {
                     [this](const QueuedJob& q) { return live_[IndexOf(q.id)].running; });
     }
     if (decisions.preemptions.empty()) {
-      if (!decisions.pending.empty()) {
+      if (!queue_.pending.empty()) {  // Decide's pending: every queued job it did not start
         ScheduleWake(now);
       }
-      return;
+      break;
     }
   }
+  ended_.clear();
+  arrived_.clear();
+}
+
+// With nothing waiting, a job's end decides nothing, so the scheduler is told of it at once;
+// with jobs waiting, DecideByEvents tells it (or a full pass takes the state).
+void Engine::TellEnds(Millis now) {
+  if (!synced_ || waited_ > 0) {
+    return;
+  }
+  for (const JobId job : ended_) {
+    const IncrementalResult result = scheduler_.OnCompletion(job, At(now));
+    if (!result.decisions.starts.empty() || !result.decisions.preemptions.empty()) {
+      synced_ = false;  // cannot happen with an empty queue; a full pass would set it right
+    }
+  }
+  ended_.clear();
+}
+
+// Where the incremental scheduler's decisions are Decide()'s (incremental.h: each of its
+// passes decides as Decide would on its state, but a job's end starts only the head of the
+// queue, and its order was sorted with the usage of its last full pass): the stock order
+// (a baseline order takes a full pass on every arrival anyway, and reads the oracle figures
+// of running jobs, which its copy has not), no checkpoints (they change running jobs between
+// events), and jobs just started never preemptible, as within one pass (a minimum run time).
+bool Engine::EventsExact() const {
+  const PolicyConfig& policy = options_.policy;
+  return policy.ordering.order == QueueOrder::kPriority && !options_.checkpoint_interval &&
+         (!policy.preemption.enabled || policy.preemption.min_run_time.count() > 0);
+}
+
+// Whether the scheduler, told this instant's events one by one, looks at the jobs in Decide's
+// order, with the usage of now. Its order was sorted with the usage of its last full pass, so
+// where fair share could reorder (two jobs waiting or more) that order must be Decide's. A call
+// decides the jobs it knows of, so where several calls decide (two arrivals or more, or a
+// job's end before an arrival while jobs waited) the arrivals must come last in Decide's
+// order; they are then told in that order (arrived_ is reordered).
+bool Engine::OrderHolds() {
+  const bool usage = options_.fair_share && queue_.pending.size() >= 2;
+  const bool tail = arrived_.size() >= 2 || (!ended_.empty() && !arrived_.empty());
+  if (!usage && !tail) {
+    return true;
+  }
+  const PolicyConfig& policy = options_.policy;
+  const auto order_of = [&] {
+    const ClassTable classes(policy, cluster_);
+    const Ledger ledger(policy, cluster_, classes);
+    return FairShareOrder(queue_, cluster_, policy, ledger);
+  };
+  const std::vector<const QueuedJob*> order = order_of();
+  if (tail) {
+    const JobId first_arrival = live_[arrived_.front()].queued.id;  // arrivals: the highest ids
+    std::vector<std::size_t> told;
+    for (std::size_t k = order.size() - arrived_.size(); k < order.size(); ++k) {
+      if (order[k]->id < first_arrival) {
+        return false;
+      }
+      told.push_back(IndexOf(order[k]->id));
+    }
+    arrived_ = std::move(told);
+  }
+  if (!usage) {
+    return true;
+  }
+  std::swap(cluster_.team_usage, told_team_usage_);
+  std::swap(cluster_.user_decayed_gpu_seconds, told_user_usage_);
+  const bool same = order_of() == order;
+  std::swap(cluster_.team_usage, told_team_usage_);
+  std::swap(cluster_.user_decayed_gpu_seconds, told_user_usage_);
+  return same;
+}
+
+// The instant's events told to the scheduler one by one: a job's end (at most one, when jobs
+// waited: a second end's head-of-queue pass would not see both ends' GPUs as one pass does),
+// then the arrivals in Decide's order, then, when nothing arrived, a pass over what a job's end
+// left (Refresh: the jobs past the head of the queue, or a wake-up's pass). Each call's starts are
+// Decide()'s for the jobs it looked at, in the order Decide looks at them, so together they
+// are Decide()'s for the instant. Not where that is not known: a preemption (its victim
+// stops at once here, where the scheduler's copy keeps it stopping), or an order re-sorted
+// after a start (kFull: a team crossed its guarantee). Then nullopt, and the caller's full
+// pass replaces the scheduler's state whatever it did.
+std::optional<Decisions> Engine::DecideByEvents(Millis now) {
+  if (options_.full_passes_only || !synced_ || !EventsExact() || ended_.size() > 1 ||
+      !OrderHolds()) {
+    return std::nullopt;
+  }
+  const Time at = At(now);
+  Decisions decisions;
+  const auto take = [&](IncrementalResult result) {
+    if (!result.decisions.preemptions.empty() ||
+        (result.path == IncrementalPath::kFull && !decisions.starts.empty())) {
+      return false;
+    }
+    std::move(result.decisions.starts.begin(),
+              result.decisions.starts.end(),
+              std::back_inserter(decisions.starts));
+    return true;
+  };
+  bool exact = true;
+  for (const JobId job : ended_) {
+    exact = exact && take(scheduler_.OnCompletion(job, at));
+  }
+  for (const std::size_t i : arrived_) {
+    exact = exact && take(scheduler_.OnArrival(live_[i].queued, at));
+  }
+  if (arrived_.empty()) {
+    exact = exact && take(scheduler_.Refresh(at));
+  }
+  if (!exact) {
+    synced_ = false;
+    return std::nullopt;
+  }
+  return decisions;
+}
+
+// Decide() itself (IncrementalScheduler::Full runs its pass), which also gives the scheduler
+// the whole state for the next events. Where no event will be told (full_passes_only, or a
+// run the events cannot decide: EventsExact), Decide() is called alone, as before the engine
+// kept the scheduler: Full's copy of the state would be for nothing.
+Decisions Engine::DecideFull(Millis now) {
+  ++result_.full_passes;
+  if (options_.full_passes_only || !EventsExact()) {
+    return Decide(cluster_, queue_, options_.policy, At(now));
+  }
+  told_team_usage_ = cluster_.team_usage;
+  told_user_usage_ = cluster_.user_decayed_gpu_seconds;
+  synced_ = true;
+  Decisions decisions = scheduler_.Full(cluster_, queue_, options_.policy, At(now));
+  if (decisions.preemptions.empty()) {
+    // The scheduler keeps a pool between passes only from the second pass at one `now` on
+    // (IncrementalScheduler::NewPass), and an instant here has one pass: without a second, each
+    // pass until then would build its pool from the snapshot. That pass, on the state the
+    // first left, finds nothing more to start; should it ever, its decisions are not Decide's
+    // for the instant, and the scheduler's copy is no longer the engine's: a full pass follows.
+    const IncrementalResult again = scheduler_.Refresh(At(now));
+    if (!again.decisions.starts.empty() || !again.decisions.preemptions.empty()) {
+      synced_ = false;
+    }
+  }
+  return decisions;
 }
 
 void Engine::Start(const StartDecision& start, Millis now) {
@@ -279,6 +480,8 @@ void Engine::Finish(const Event& event) {
     return;  // that run was preempted
   }
   StopRun(event.job, event.at);
+  ended_.push_back(JobId(static_cast<std::int64_t>(event.job) + 1));
+  --unfinished_;
   JobOutcome& outcome = result_.jobs[event.job];
   outcome.fate = event.timeout ? JobFate::kTimeout : JobFate::kCompleted;
   outcome.end = event.at;
@@ -291,23 +494,70 @@ void Engine::Preempt(const PreemptDecision& preemption, Millis now) {
   if (!live.running) {
     return;
   }
+  result_.jobs[i].preemptions += 1;
+  Requeue(i, now);
+}
+
+// Stops job i's run (preempted, or its node failed) and queues it again: it keeps its work up to
+// its last checkpoint (all of it with a checkpoint interval of 0, none without one).
+void Engine::Requeue(std::size_t i, Millis now) {
+  Live& live = live_[i];
   const Millis ran = now - live.run_start;
   StopRun(i, now);
+  synced_ = false;  // the scheduler's copy has it stopping or running; a full pass follows
   if (options_.checkpoint_interval && options_.checkpoint_interval->count() > 0) {
     const Millis interval = *options_.checkpoint_interval;
     live.remaining -= (ran / interval) * interval;  // kept: up to the last checkpoint
   } else if (options_.checkpoint_interval) {
     live.remaining -= ran;  // 0: suspended and resumed, nothing lost
   }
-  result_.jobs[i].preemptions += 1;
   live.queued.expected_duration = live.remaining;
   live.queued.attained_gpu_seconds = result_.jobs[i].gpu_seconds;
   // Requeued keeping its submit time, so its place (the controller does the same).
   auto at = std::lower_bound(queue_.pending.begin(),
                              queue_.pending.end(),
-                             preemption.victim,
+                             live.queued.id,
                              [](const QueuedJob& q, JobId id) { return q.id < id; });
   queue_.pending.insert(at, live.queued);
+}
+
+// The node goes down: its running jobs stop and are queued again, as the controller requeues a
+// job whose node failed (NODE_FAIL), and it takes no job until it is repaired.
+void Engine::FailNode(const NodeFailure& failure) {
+  const Millis back = failure.at + failure.repair;
+  if (back <= down_until_[failure.node]) {
+    return;  // down already, for longer
+  }
+  down_until_[failure.node] = back;
+  events_.push(Event{.at = back, .kind = EventKind::kNodeUp, .job = failure.node});
+  NodeSnapshot& node = cluster_.nodes[failure.node];
+  if (node.node.state == NodeState::kDown) {
+    return;  // its jobs stopped when it went down
+  }
+  node.node.state = NodeState::kDown;
+  node.node.state_reason = "failed (simulated)";
+  synced_ = false;  // nodes are not an event the scheduler is told: a full pass follows
+  std::vector<std::size_t> victims;
+  for (const RunningJob& running : cluster_.running) {
+    if (running.allocation.node == node.node.name && !running.allocation.gpus.empty()) {
+      victims.push_back(IndexOf(running.id));
+    }
+  }
+  std::sort(victims.begin(), victims.end());  // the running list's order means nothing
+  for (const std::size_t i : victims) {
+    result_.jobs[i].failures += 1;
+    Requeue(i, failure.at);
+  }
+}
+
+void Engine::RepairNode(const Event& event) {
+  if (event.at < down_until_[event.job]) {
+    return;  // a later failure keeps it down
+  }
+  NodeSnapshot& node = cluster_.nodes[event.job];
+  node.node.state = NodeState::kUp;
+  node.node.state_reason.clear();
+  synced_ = false;
 }
 
 void Engine::Hold(std::size_t i, int sign) {

@@ -8,7 +8,12 @@
 // schedules the same pass, Controller::NextPreemptable). All events at one instant are applied
 // first; then, if something changed and jobs wait, one scheduling pass runs: a snapshot and a
 // queue built the way the controller builds them (Controller::Snapshot / PendingQueue), then
-// Decide, then its decisions applied:
+// Decide's decisions for them, then those applied. Decide's decisions come from the
+// controller's IncrementalScheduler (scheduler/incremental.h), kept for the whole run and told
+// the instant's events one by one, where its decisions are known to be Decide()'s for the
+// instant (most instants: one arrival, or a job's end while nothing waits); elsewhere from its
+// full pass, which is Decide itself. So the results are Decide's, at a fraction of the cost of
+// a pass over the whole cluster at each instant (docs/sim.md, "Speed"):
 // - a start: the job holds its GPUs from now; its run ends at now + its remaining work, or at
 //   its effective time limit (the class default / cap, policy.h EffectiveTimeLimit) when that is
 //   shorter, as TIMEOUT;
@@ -43,6 +48,14 @@
 
 namespace gf::sim {
 
+// A node's failure: from `at` the node is down, its running jobs are stopped and requeued (as the
+// controller requeues a job whose node failed: NODE_FAIL), until `at + repair`, when it is up.
+struct NodeFailure {
+  std::size_t node = 0;  // index into Simulate's `nodes`
+  Millis at{0};
+  Millis repair{0};
+};
+
 struct SimOptions {
   PolicyConfig policy{};  // the stock policy by default
   // Team of a job whose trace gives none, by user (the config's [team.NAME] members).
@@ -51,6 +64,17 @@ struct SimOptions {
   // 0: it keeps all of it (suspended and resumed, as the Tiresias simulator models it).
   std::optional<Millis> checkpoint_interval{};
   bool fair_share = true;  // false: Decide sees no usage, so no fair-share reordering
+  // Not empty: teams confined to partitions. A job with a team asks for nodes with the label
+  // `team_label` = its team (JobRequest::node_labels), as a job's constraint does; a team with
+  // no such node has its jobs rejected. A job with no team may run anywhere.
+  std::string team_label{};
+  // Node failures, in any order (GenerateNodeFailures, sim/synthetic.h, draws them for
+  // `--node-mtbf`). A failure of a node that is down changes nothing.
+  std::vector<NodeFailure> node_failures{};
+  // Every pass a call of Decide() on the whole state, as before the engine drove the
+  // incremental scheduler: the same results, slower (tests check that both ways agree job by
+  // job; the bench shows what the scheduler saves).
+  bool full_passes_only = false;
 };
 
 enum class JobFate {
@@ -72,15 +96,19 @@ struct JobOutcome {
   std::optional<Millis> first_start{};
   std::optional<Millis> end{};
   int preemptions = 0;
+  int failures = 0;        // runs stopped by a failure of their node (requeued like a preemption)
   double gpu_seconds = 0;  // GPU time held over all its runs (work lost to preemption included)
   std::vector<std::pair<Millis, Millis>> runs{};  // (start, end) of each run, in order
-  std::string reason{};    // rejected or never started: why
+  std::string reason{};                           // rejected or never started: why
 };
 
 struct SimResult {
   std::vector<JobOutcome> jobs;  // in trace order (by submit time)
   int total_gpus = 0;
+  // Scheduler passes: one per instant where jobs wait (more after preemptions), and of them
+  // those that were full passes (engine.cpp: DecideFull).
   std::int64_t decide_calls = 0;
+  std::int64_t full_passes = 0;
   std::int64_t max_queue = 0;  // the deepest queue a pass saw
 };
 

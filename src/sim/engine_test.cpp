@@ -266,6 +266,122 @@ TEST(EngineTest, EveryBaselineFinishesEveryJobOfASyntheticTrace) {
   EXPECT_LT(avg_jct[QueueOrder::kSrtf], avg_jct[QueueOrder::kFifo]);
 }
 
+// The engine tells the incremental scheduler each instant's events where its decisions are
+// Decide()'s, and takes a full pass (Decide) elsewhere: job by job the same results as full
+// passes only. Times on whole minutes make many arrivals and ends share an instant; the
+// policies cover fair share across teams, backfill with known ends, FIFO, and guarantees with
+// borrowing and preemption.
+TEST(EngineTest, EventDrivenPassesGiveTheResultsOfFullPasses) {
+  auto nodes = ParseClusterSpec("3x8xA100,6x2xV100");
+  ASSERT_TRUE(nodes.ok());
+  PolicyConfig limits;
+  for (PriorityClassPolicy& cls : limits.classes) {
+    cls.default_time_limit = seconds(4 * 3600);
+  }
+  PolicyConfig quotas;
+  quotas.teams = {TeamPolicy{.name = "t0", .guaranteed_gpus = 12},
+                  TeamPolicy{.name = "t1", .guaranteed_gpus = 8, .max_gpus = 20}};
+  const std::vector<std::pair<std::string, PolicyConfig>> policies = {
+      {"stock", PolicyConfig{}}, {"limits", limits}, {"fifo", Fifo()}, {"quotas", quotas}};
+  for (const std::uint64_t seed : {1, 2}) {
+    std::vector<TraceJob> jobs = GenerateSynthetic(SyntheticOptions{
+        .jobs = 250, .seed = seed, .cluster_gpus = 36, .max_gpus_per_job = 8, .load = 1.2});
+    for (TraceJob& job : jobs) {
+      job.submit = std::chrono::duration_cast<std::chrono::minutes>(job.submit);
+      job.duration =
+          std::max(Millis(std::chrono::minutes(1)),
+                   Millis(std::chrono::duration_cast<std::chrono::minutes>(job.duration)));
+    }
+    for (const auto& [name, policy] : policies) {
+      auto by_events = Simulate(*nodes, jobs, SimOptions{.policy = policy});
+      auto full = Simulate(*nodes, jobs, SimOptions{.policy = policy, .full_passes_only = true});
+      ASSERT_TRUE(by_events.ok() && full.ok()) << name;
+      EXPECT_EQ(full->full_passes, full->decide_calls) << name;
+      EXPECT_LT(by_events->full_passes * 2, by_events->decide_calls) << name << " seed " << seed;
+      EXPECT_EQ(by_events->decide_calls, full->decide_calls) << name;
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const JobOutcome& a = by_events->jobs[i];
+        const JobOutcome& b = full->jobs[i];
+        ASSERT_EQ(a.runs, b.runs) << name << " seed " << seed << " job " << a.id;
+        ASSERT_EQ(a.fate, b.fate) << name << " job " << a.id;
+        ASSERT_EQ(a.end, b.end) << name << " job " << a.id;
+      }
+    }
+  }
+}
+
+TEST(EngineTest, ConfinedTeamsRunOnlyOnTheirOwnNodes) {
+  // n00000 is team a's, n00001 team b's. Confined, a2 waits for a1 although b's GPU is idle
+  // until 50, and team c, with no node, is rejected; pooled, a2 takes that GPU and b1 waits.
+  auto nodes = ParseClusterSpec("2x1xV100");
+  ASSERT_TRUE(nodes.ok());
+  (*nodes)[0].labels["vc"] = "a";
+  (*nodes)[1].labels["vc"] = "b";
+  const std::vector<TraceJob> jobs = {
+      Job("a1", 0, 1, 100, "a"), Job("a2", 0, 1, 100, "a"), Job("b1", 50, 1, 10, "b")};
+  auto confined = Simulate(*nodes, jobs, SimOptions{.team_label = "vc"});
+  ASSERT_TRUE(confined.ok());
+  EXPECT_EQ(Spans(*confined),
+            (std::vector<std::pair<double, double>>{{0, 100}, {100, 200}, {50, 60}}));
+  auto pooled = Simulate(*nodes, jobs, SimOptions{});
+  ASSERT_TRUE(pooled.ok());
+  EXPECT_EQ(Spans(*pooled),
+            (std::vector<std::pair<double, double>>{{0, 100}, {0, 100}, {100, 110}}));
+  auto homeless = Simulate(*nodes, {Job("c1", 0, 1, 10, "c")}, SimOptions{.team_label = "vc"});
+  ASSERT_TRUE(homeless.ok());
+  EXPECT_EQ(homeless->jobs[0].fate, JobFate::kRejected);
+  EXPECT_THAT(homeless->jobs[0].reason, HasSubstr("vc"));
+}
+
+TEST(EngineTest, NodeFailureRequeuesItsJobsUntilTheNodeIsBack) {
+  // a runs on n00000 (the first by name), b on n00001. n00000 fails at 30 s for 50 s: a is
+  // requeued, waits for a free node (n00000 is back at 80) and runs its 100 s again; with a
+  // checkpoint interval of 0 it keeps its 30 s and needs 70 more. c, arriving at 40 while
+  // n00000 is down, waits for b's GPU: the feasibility of a job does not depend on failures.
+  const std::vector<TraceJob> jobs = {
+      Job("a", 0, 1, 100), Job("b", 0, 1, 100), Job("c", 40, 1, 10)};
+  const std::vector<NodeFailure> failure = {
+      NodeFailure{.node = 0, .at = seconds(30), .repair = seconds(50)}};
+  const SimResult restart = Simulated("2x1xV100", jobs, SimOptions{.node_failures = failure});
+  EXPECT_EQ(Spans(restart),
+            (std::vector<std::pair<double, double>>{{0, 180}, {0, 100}, {100, 110}}));
+  EXPECT_EQ(restart.jobs[0].failures, 1);
+  EXPECT_EQ(restart.jobs[0].preemptions, 0);
+  EXPECT_EQ(restart.jobs[0].runs,
+            (std::vector<std::pair<Millis, Millis>>{{seconds(0), seconds(30)},
+                                                    {seconds(80), seconds(180)}}));
+  EXPECT_EQ(Summarize(restart).node_failures, 1);
+  const SimResult resume = Simulated(
+      "2x1xV100", jobs, SimOptions{.checkpoint_interval = Millis(0), .node_failures = failure});
+  EXPECT_EQ(Spans(resume),
+            (std::vector<std::pair<double, double>>{{0, 150}, {0, 100}, {100, 110}}));
+}
+
+TEST(EngineTest, GeneratedNodeFailuresAreTheSameForASeedAndSpacedByTheMtbf) {
+  const auto times = [](std::uint64_t seed) {
+    std::vector<std::pair<std::size_t, Millis>> out;
+    for (const NodeFailure& f :
+         GenerateNodeFailures(3, seconds(100), seconds(10), seconds(300'000), seed)) {
+      out.emplace_back(f.node, f.at);
+    }
+    return out;
+  };
+  EXPECT_EQ(times(7), times(7));
+  EXPECT_NE(times(7), times(8));
+  const auto one = GenerateNodeFailures(3, seconds(100), seconds(10), seconds(300'000), 7);
+  std::map<std::size_t, Millis> back;  // per node: when it is up again
+  for (std::size_t k = 0; k < one.size(); ++k) {
+    EXPECT_EQ(one[k].repair, seconds(10));
+    EXPECT_GE(one[k].at, back[one[k].node]);  // a node fails only while up
+    back[one[k].node] = one[k].at + one[k].repair;
+    if (k > 0) {
+      EXPECT_LE(one[k - 1].at, one[k].at);
+    }
+  }
+  // 3 nodes x 300,000 s / (100 s up + 10 s down) ~ 8,182 failures.
+  EXPECT_NEAR(static_cast<double>(one.size()), 8182, 8182 * 0.05);
+}
+
 TEST(EngineTest, InvalidPolicyIsRefused) {
   PolicyConfig policy;
   policy.default_class = "nope";

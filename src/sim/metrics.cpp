@@ -231,6 +231,7 @@ nlohmann::json SummaryObject(const Summary& s) {
       {"slowdown", SpreadJson(s.slowdown)},
       {"preemptions", s.preemptions},
       {"jobs_preempted", s.jobs_preempted},
+      {"node_failures", s.node_failures},
       {"teams", teams},
       {"jain_fairness", s.jain_fairness},
       {"decide_calls", s.decide_calls},
@@ -281,6 +282,7 @@ Summary Summarize(const SimResult& result) {
     s.timeouts += job.fate == JobFate::kTimeout ? 1 : 0;
     s.preemptions += job.preemptions;
     s.jobs_preempted += job.preemptions > 0 ? 1 : 0;
+    s.node_failures += job.failures;
     if (job.fate == JobFate::kRejected) {
       continue;  // never part of the workload the cluster ran
     }
@@ -336,6 +338,9 @@ std::string FormatSummary(const Summary& s) {
   out += SpreadRow("slowdown", s.slowdown, 2);
   out += Row("preemptions",
              std::to_string(s.preemptions) + " (" + std::to_string(s.jobs_preempted) + " jobs)");
+  if (s.node_failures > 0) {
+    out += Row("node failures", std::to_string(s.node_failures) + " runs stopped and requeued");
+  }
   out += Row("Jain's fairness", Fixed(s.jain_fairness, 3) + " (over teams' mean slowdown)");
   out +=
       Row("scheduler passes",

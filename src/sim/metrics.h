@@ -67,6 +67,7 @@ struct Summary {
   Spread slowdown{};
   int preemptions = 0;
   int jobs_preempted = 0;
+  int node_failures = 0;             // runs stopped by a failure of their node (--node-mtbf)
   std::vector<TeamFigures> teams{};  // by name
   double jain_fairness = 1;
   std::int64_t decide_calls = 0;

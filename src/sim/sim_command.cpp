@@ -75,7 +75,36 @@ Result<SimOptions> LoadSimOptions(const SimCommandOptions& o, const std::string&
     options.checkpoint_interval = std::chrono::duration_cast<Millis>(*interval);
   }
   options.fair_share = !o.no_fair_share;
+  options.team_label = o.confine_teams;
   return options;
+}
+
+Result<Millis> FlagDuration(const std::string& flag, const std::string& text) {
+  auto parsed = ParseDuration(text);
+  if (!parsed.ok()) {
+    return InvalidArgument(flag + ": " + parsed.error().message);
+  }
+  return std::chrono::duration_cast<Millis>(*parsed);
+}
+
+// --node-mtbf: each node's failures, drawn with --seed, until every job could have run one
+// after the other (no run lasts longer).
+Result<std::vector<NodeFailure>> NodeFailures(const SimCommandOptions& o,
+                                              std::size_t nodes,
+                                              const std::vector<TraceJob>& jobs) {
+  if (o.node_mtbf.empty()) {
+    return std::vector<NodeFailure>{};
+  }
+  GF_ASSIGN_OR_RETURN(const Millis mtbf, FlagDuration("--node-mtbf", o.node_mtbf));
+  GF_ASSIGN_OR_RETURN(const Millis repair, FlagDuration("--node-repair", o.node_repair));
+  if (mtbf.count() <= 0) {
+    return InvalidArgument("--node-mtbf: must be above 0 (e.g. 30d), got " + o.node_mtbf);
+  }
+  Millis until = jobs.empty() ? Millis(0) : jobs.back().submit;
+  for (const TraceJob& job : jobs) {
+    until += job.duration + repair;
+  }
+  return GenerateNodeFailures(nodes, mtbf, repair, until, o.seed);
 }
 
 Status WriteFile(const std::string& flag, const std::string& path, const std::string& text) {
@@ -127,6 +156,11 @@ Status RunSim(const SimCommandOptions& o) {
   }
   GF_ASSIGN_OR_RETURN(const std::vector<Node> nodes, LoadCluster(o.cluster));
   GF_ASSIGN_OR_RETURN(const Trace trace, LoadJobs(o, nodes));
+  GF_ASSIGN_OR_RETURN(const std::vector<NodeFailure> failures,
+                      NodeFailures(o, nodes.size(), trace.jobs));
+  for (SimOptions& one : options) {
+    one.node_failures = failures;
+  }
   if (trace.unknown_duration > 0) {
     std::cerr << "gpufleet sim: left out " << trace.unknown_duration
               << " jobs with no duration in the trace (they never ran in the source)\n";
@@ -145,7 +179,8 @@ Status RunSim(const SimCommandOptions& o) {
     std::snprintf(took, sizeof took, "%.2f", wall.count());
     std::cerr << "gpufleet sim: " << (comparing ? names[i] + ": " : "") << trace.jobs.size()
               << " jobs on " << result.total_gpus << " GPUs simulated in " << took << " s ("
-              << result.decide_calls << " scheduler passes)\n";
+              << result.decide_calls << " scheduler passes, " << result.full_passes
+              << " of them full)\n";
   }
   if (comparing) {
     std::cout << (o.json ? ComparisonJson(runs) : FormatComparison(runs));
@@ -181,6 +216,16 @@ void AddSimCommand(CLI::App& app, int& exit_code) {
   sim->add_flag("--no-fair-share",
                 o->no_fair_share,
                 "give the scheduler no usage (order by class, then submit time)");
+  sim->add_option("--confine-teams",
+                  o->confine_teams,
+                  "run each job only on nodes whose label LABEL is its team (teams in "
+                  "partitions of the cluster file's nodes)");
+  sim->add_option("--node-mtbf",
+                  o->node_mtbf,
+                  "nodes fail, each after a random up time of this mean (e.g. 30d; --seed "
+                  "draws them); their jobs are requeued");
+  sim->add_option("--node-repair", o->node_repair, "--node-mtbf: how long a failed node is down")
+      ->capture_default_str();
   sim->add_flag("--json", o->json, "print the summary as JSON");
   sim->add_option("--jobs-csv", o->jobs_csv, "write one line per job to this file");
   sim->add_option("--compare",

@@ -19,17 +19,20 @@ class App;
 namespace gf::sim {
 
 struct SimCommandOptions {
-  std::string trace;                // --trace FILE
-  std::string format;               // --format normalized|tiresias; "" = from the header
-  std::optional<int> synthetic;     // --synthetic N
-  std::uint64_t seed = 1;           // --seed
-  double load = 0.9;                // --load (synthetic)
-  std::string cluster;              // --cluster SPEC or machine-list .csv
-  std::string policy;               // --policy FILE.toml; "" = the stock policy
-  std::string checkpoint_interval;  // --checkpoint-interval DURATION; "" = none
-  bool no_fair_share = false;       // --no-fair-share
-  bool json = false;                // --json
-  std::string jobs_csv;             // --jobs-csv FILE
+  std::string trace;                   // --trace FILE
+  std::string format;                  // --format normalized|tiresias; "" = from the header
+  std::optional<int> synthetic;        // --synthetic N
+  std::uint64_t seed = 1;              // --seed
+  double load = 0.9;                   // --load (synthetic)
+  std::string cluster;                 // --cluster SPEC or machine-list .csv
+  std::string policy;                  // --policy FILE.toml; "" = the stock policy
+  std::string checkpoint_interval;     // --checkpoint-interval DURATION; "" = none
+  bool no_fair_share = false;          // --no-fair-share
+  std::string confine_teams;           // --confine-teams LABEL; "" = teams share every node
+  std::string node_mtbf;               // --node-mtbf DURATION; "" = nodes never fail
+  std::string node_repair = "1h";      // --node-repair DURATION
+  bool json = false;                   // --json
+  std::string jobs_csv;                // --jobs-csv FILE
   std::vector<std::string> compare{};  // --compare A.toml B.toml ...: one run per policy file
   std::string svg{};                   // --svg FILE: utilisation and queue over time
 };

@@ -6,6 +6,7 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include "core/check.h"
 
@@ -85,6 +86,28 @@ std::vector<TraceJob> GenerateSynthetic(const SyntheticOptions& o) {
     });
   }
   return jobs;
+}
+
+std::vector<NodeFailure> GenerateNodeFailures(
+    std::size_t nodes, Millis mtbf, Millis repair, Millis until, std::uint64_t seed) {
+  GF_CHECK(mtbf.count() > 0 && repair.count() >= 0);
+  Draw draw(seed);
+  std::vector<NodeFailure> failures;
+  for (std::size_t node = 0; node < nodes; ++node) {
+    Millis at{0};
+    while (true) {
+      at += Millis(std::llround(draw.Exponential(static_cast<double>(mtbf.count()))));
+      if (at >= until) {
+        break;
+      }
+      failures.push_back(NodeFailure{.node = node, .at = at, .repair = repair});
+      at += repair;
+    }
+  }
+  std::sort(failures.begin(), failures.end(), [](const NodeFailure& a, const NodeFailure& b) {
+    return std::tie(a.at, a.node) < std::tie(b.at, b.node);
+  });
+  return failures;
 }
 
 }  // namespace gf::sim

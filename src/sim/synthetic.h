@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/engine.h"
 #include "sim/trace.h"
 
 namespace gf::sim {
@@ -37,5 +38,13 @@ struct SyntheticOptions {
 // Requires jobs >= 0, cluster_gpus >= 1, max_gpus_per_job >= 1, load > 0, median > 0,
 // sigma >= 0, teams >= 1, users_per_team >= 1 (the CLI checks them). Ids are "s0", "s1", ...
 std::vector<TraceJob> GenerateSynthetic(const SyntheticOptions& options);
+
+// Failures of each of `nodes` nodes, from time 0 until `until` (`--node-mtbf`): up times drawn
+// from an exponential distribution of mean `mtbf` (each node independently, a Poisson process
+// of failures while it is up), each failure down for `repair`. Sorted by time, then node. The
+// same seed gives the same list everywhere (the generator of GenerateSynthetic). Requires
+// mtbf > 0 and repair >= 0.
+std::vector<NodeFailure> GenerateNodeFailures(
+    std::size_t nodes, Millis mtbf, Millis repair, Millis until, std::uint64_t seed);
 
 }  // namespace gf::sim

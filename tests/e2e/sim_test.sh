@@ -83,6 +83,25 @@ out=$(gf sim --trace "$WORK/s.csv" --cluster "$WORK/c.toml" --json 2>/dev/null)
 jq -e '.total_gpus == 2 and .makespan_s == 100' <<<"$out" >/dev/null || fail "cluster file: $out"
 ok "--cluster FILE.toml"
 
+# --confine-teams: with x labelled team p's and y team q's, p's two jobs run one after the
+# other on x; pooled, side by side. Team r has no node: rejected.
+printf '[[node]]\nname = "x"\ngpus = 1\nmodel = "A100"\nlabels = { vc = "p" }\n[[node]]\nname = "y"\ngpus = 1\nmodel = "A100"\nlabels = { vc = "q" }\n' \
+  >"$WORK/vc.toml"
+printf 'job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,status\n1,0,100,1,,p,\n2,0,100,1,,p,\n3,0,5,1,,r,\n' \
+  >"$WORK/vc.csv"
+out=$(gf sim --trace "$WORK/vc.csv" --cluster "$WORK/vc.toml" --confine-teams vc --json 2>/dev/null)
+jq -e '.makespan_s == 200 and .rejected == 1' <<<"$out" >/dev/null || fail "confined: $out"
+out=$(gf sim --trace "$WORK/vc.csv" --cluster "$WORK/vc.toml" --json 2>/dev/null)
+jq -e '.rejected == 0 and .jct_s.p99 <= 105' <<<"$out" >/dev/null || fail "pooled: $out"
+ok "--confine-teams: each team on its own nodes"
+
+# --node-mtbf: failures drawn from the seed requeue jobs; the same seed, the same run.
+one=$(gf sim --synthetic 300 --seed 4 --cluster 4x8xA100 --node-mtbf 1d --node-repair 2h --json 2>/dev/null)
+two=$(gf sim --synthetic 300 --seed 4 --cluster 4x8xA100 --node-mtbf 1d --node-repair 2h --json 2>/dev/null)
+[ "$one" = "$two" ] || fail "--node-mtbf: the same seed gave two runs"
+jq -e '.node_failures > 0 and .finished == 300' <<<"$one" >/dev/null || fail "--node-mtbf: $one"
+ok "--node-mtbf: node failures requeue jobs, deterministic for the seed"
+
 # Errors: the file, line and column; the flag; exit 1.
 printf 'job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,1,m,100,0\n1,2,-4,1,m,5,0\n' >"$WORK/bad.csv"
 expect_error() {
@@ -102,4 +121,6 @@ expect_error "--policy: not with --compare" --trace "$WORK/s.csv" --cluster 1x1x
   --policy "$WORK/fifo.toml" --compare "$WORK/sjf.toml"
 expect_error "[scheduler] order: 'lifo' is not an order" --trace "$WORK/s.csv" --cluster 1x1xV100 \
   --compare "$WORK/fifo.toml" <(printf '[scheduler]\norder = "lifo"\n')
+expect_error "--node-mtbf: duration 'soon' is not a duration" --synthetic 3 --cluster 1x1xA \
+  --node-mtbf soon
 ok "bad input: clear errors, exit 1"

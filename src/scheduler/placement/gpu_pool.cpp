@@ -70,7 +70,7 @@ GpuPool::GpuPool(const ClusterSnapshot& cluster, Time now) : now_ms_(ToUnixMilli
 void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& display_models) {
   std::vector<const Gpu*> usable;
   for (const Gpu& gpu : snapshot.node.gpus) {
-    if (TakesWork(gpu)) {
+    if (TakesWholeJobs(gpu)) {  // shared GPUs are SharePool's
       usable.push_back(&gpu);
     }
   }

@@ -69,7 +69,8 @@ Capacity BuildCapacity(const ClusterSnapshot& cluster, NodeScope scope) {
       node.usable.push_back(CandidateGpu{.index = gpu.index,
                                          .uuid = gpu.uuid,
                                          .model = gpu.model,
-                                         .free = !snapshot.allocated.contains(gpu.uuid)});
+                                         .free = !snapshot.allocated.contains(gpu.uuid),
+                                         .memory_mib = gpu.memory_mib});
     }
     std::stable_sort(node.usable.begin(), node.usable.end(), [](const auto& a, const auto& b) {
       return a.index < b.index;

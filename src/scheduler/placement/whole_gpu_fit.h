@@ -42,6 +42,7 @@ struct CandidateGpu {
   GpuUuid uuid;
   std::string model;
   bool free = false;  // no job holds it (in the snapshot or reserved in this pass)
+  std::int64_t memory_mib = 0;
 };
 
 // One up node and its usable GPUs.

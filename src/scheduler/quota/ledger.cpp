@@ -48,10 +48,7 @@ Ledger::Ledger(const PolicyConfig& policy,
   for (std::size_t r = 0; r < cluster.running.size(); ++r) {
     const RunningJob& job = cluster.running[r];
     if (!job.stopping) {
-      Add(job.team,
-          job.user,
-          classes.OfRunning(static_cast<int>(r)),
-          static_cast<int>(job.allocation.gpus.size()));
+      Add(job.team, job.user, classes.OfRunning(static_cast<int>(r)), HeldMilli(job.allocation));
     }
   }
 }
@@ -83,15 +80,15 @@ Ledger::TeamState& Ledger::StateOf(const std::string& team) const {
   return it->second;
 }
 
-void Ledger::Add(const std::string& team, const std::string& user, ClassIndex cls, int gpus) {
-  StateOf(team).held += gpus;
-  user_class_held_[cls][user] += gpus;
+void Ledger::Add(const std::string& team, const std::string& user, ClassIndex cls, int milli) {
+  StateOf(team).held += milli;
+  user_class_held_[cls][user] += milli;
 }
 
 void Ledger::Remove(const RunningJob& job) {
-  const int gpus = static_cast<int>(job.allocation.gpus.size());
-  StateOf(job.team).held -= gpus;
-  user_class_held_[classes_.IndexOf(job.priority)][job.user] -= gpus;  // rare: victims only
+  const int milli = HeldMilli(job.allocation);
+  StateOf(job.team).held -= milli;
+  user_class_held_[classes_.IndexOf(job.priority)][job.user] -= milli;  // rare: victims only
 }
 
 bool Ledger::BelowGuarantee(const std::string& team) const {
@@ -99,14 +96,14 @@ bool Ledger::BelowGuarantee(const std::string& team) const {
     return false;
   }
   const TeamState& state = StateOf(team);
-  return state.held < state.policy->guaranteed_gpus;
+  return state.held < state.policy->guaranteed_gpus * kWholeGpuMilli;
 }
 
 double Ledger::Weight(const std::string& team) const {
   return quotas_on_ ? StateOf(team).policy->fair_share_weight : 1.0;
 }
 
-QuotaVerdict Ledger::Check(const QueuedJob& job, ClassIndex c, int gpus) const {
+QuotaVerdict Ledger::Check(const QueuedJob& job, ClassIndex c, int milli) const {
   const PriorityClassPolicy& cls = classes_.Policy(c);
   if (!cls.allowed_users.empty() &&
       std::find(cls.allowed_users.begin(), cls.allowed_users.end(), job.user) ==
@@ -118,26 +115,27 @@ QuotaVerdict Ledger::Check(const QueuedJob& job, ClassIndex c, int gpus) const {
   if (cls.max_gpus_per_user.has_value()) {
     const auto it = user_class_held_[c].find(job.user);
     const int held = it == user_class_held_[c].end() ? 0 : it->second;
-    if (held + gpus > *cls.max_gpus_per_user) {
-      return Refuse("user " + job.user + " holds " + std::to_string(held) + " GPUs in class " +
+    if (held + milli > *cls.max_gpus_per_user * kWholeGpuMilli) {
+      return Refuse("user " + job.user + " holds " + GpuAmountText(held) + " GPUs in class " +
                     cls.name + ", which allows " + std::to_string(*cls.max_gpus_per_user) +
-                    " per user; this job needs " + std::to_string(gpus) + " more");
+                    " per user; this job needs " + GpuAmountText(milli) + " more");
     }
   }
-  return CheckTeam(job, gpus);
+  return CheckTeam(job, milli);
 }
 
-std::string Ledger::AtLimitReason(const std::string& team, TeamState& state, int gpus) const {
+std::string Ledger::AtLimitReason(const std::string& team, TeamState& state, int milli) const {
   const auto write = [&] {
     return "team " + (team.empty() ? std::string("(none)") : team) + " is at its limit: holds " +
-           std::to_string(state.held) + " of max_gpus " + std::to_string(*state.policy->max_gpus) +
-           "; this job needs " + std::to_string(gpus) + " more";
+           GpuAmountText(state.held) + " of max_gpus " +
+           std::to_string(*state.policy->max_gpus) + "; this job needs " + GpuAmountText(milli) +
+           " more";
   };
-  constexpr int kRemembered = 64;  // GPU counts a node can have; larger asks are rare
-  if (gpus >= kRemembered) {
+  constexpr int kRemembered = 64;  // GPU counts a node can have; larger asks (and shares) are rare
+  if (milli % kWholeGpuMilli != 0 || milli / kWholeGpuMilli >= kRemembered) {
     return write();
   }
-  const auto slot = static_cast<std::size_t>(gpus);
+  const auto slot = static_cast<std::size_t>(milli / kWholeGpuMilli);
   if (state.at_limit.size() <= slot) {
     state.at_limit.resize(slot + 1, {-1, std::string()});
   }
@@ -149,14 +147,14 @@ std::string Ledger::AtLimitReason(const std::string& team, TeamState& state, int
   return reason;
 }
 
-QuotaVerdict Ledger::CheckTeam(const QueuedJob& job, int gpus) const {
-  if (!quotas_on_ || gpus == 0) {
+QuotaVerdict Ledger::CheckTeam(const QueuedJob& job, int milli) const {
+  if (!quotas_on_ || milli == 0) {
     return QuotaVerdict{};
   }
   TeamState& state = StateOf(job.team);
   const TeamPolicy& team = *state.policy;
-  if (team.max_gpus.has_value() && state.held + gpus > *team.max_gpus) {
-    return Refuse(AtLimitReason(job.team, state, gpus));
+  if (team.max_gpus.has_value() && state.held + milli > *team.max_gpus * kWholeGpuMilli) {
+    return Refuse(AtLimitReason(job.team, state, milli));
   }
   const bool over_budget = !state.over_budget.empty();
   if (over_budget && team.over_budget == OverBudget::kHold && !job.budget_approved) {
@@ -164,7 +162,7 @@ QuotaVerdict Ledger::CheckTeam(const QueuedJob& job, int gpus) const {
   }
   // An approved job runs as if the team were within its budget.
   const bool limited = over_budget && !job.budget_approved;
-  const bool within_guarantee = state.held + gpus <= team.guaranteed_gpus;
+  const bool within_guarantee = state.held + milli <= team.guaranteed_gpus * kWholeGpuMilli;
   return QuotaVerdict{.may_start = true,
                       .borrowed = limited || !within_guarantee,
                       .guarantee_right = !limited && within_guarantee,

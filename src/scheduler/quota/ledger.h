@@ -10,6 +10,9 @@
 //   its team is over its GPU-hour budget under the borrow-only policy. Budget use is what the
 //   accounting reports for the period (TeamUsage::period_gpu_hours); the pass does not add to it.
 //
+// Amounts are in milli-GPUs (a whole GPU is 1000; a fractional job counts its share, issue #7);
+// the policy's limits are whole GPUs.
+//
 // Not thread-safe (its lookups fill a cache); one pass owns one ledger.
 #pragma once
 
@@ -38,10 +41,10 @@ class Ledger {
   Ledger(const PolicyConfig& policy, const ClusterSnapshot& cluster, const ClassTable& classes);
 
   // The rules of `job`'s class `cls` (who may use it, GPUs per user) and the team rules
-  // (max_gpus, budget, guarantee) for `job` asking `gpus` GPUs now.
-  QuotaVerdict Check(const QueuedJob& job, ClassIndex cls, int gpus) const;
-  // Counts `gpus` GPUs for the job's team and for its user in its class.
-  void Add(const std::string& team, const std::string& user, ClassIndex cls, int gpus);
+  // (max_gpus, budget, guarantee) for `job` asking `milli` milli-GPUs now.
+  QuotaVerdict Check(const QueuedJob& job, ClassIndex cls, int milli) const;
+  // Counts `milli` milli-GPUs for the job's team and for its user in its class.
+  void Add(const std::string& team, const std::string& user, ClassIndex cls, int milli);
   // A running job stops (preempted in this pass): its GPUs no longer count.
   void Remove(const RunningJob& job);
   // Whether the team holds fewer GPUs than its guarantee (quotas on); used by the ordering.
@@ -51,25 +54,25 @@ class Ledger {
   // The pass's classes, as given at construction.
   const ClassTable& Classes() const { return classes_; }
   // For Explain: whether quotas are on, the rules the team follows (its own, or other_teams),
-  // and the GPUs it holds now (running jobs not stopping, plus what this pass counted).
+  // and the milli-GPUs it holds now (running jobs not stopping, plus what this pass counted).
   bool QuotasOn() const { return quotas_on_; }
   const TeamPolicy& TeamRules(const std::string& team) const { return *StateOf(team).policy; }
-  int TeamHeld(const std::string& team) const { return StateOf(team).held; }
+  int TeamHeldMilli(const std::string& team) const { return StateOf(team).held; }
 
  private:
   struct TeamState {
     const TeamPolicy* policy = nullptr;
-    int held = 0;
+    int held = 0;  // milli-GPUs
     double period_gpu_hours = 0;
     std::string over_budget;  // the hold reason when over its budget ("" when not)
-    // The "at its limit" reason by GPUs asked, with the `held` it was written for: a deep
-    // queue of a team at max_gpus asks the same question thousands of times a pass.
+    // The "at its limit" reason by whole GPUs asked, with the `held` it was written for: a
+    // deep queue of a team at max_gpus asks the same question thousands of times a pass.
     std::vector<std::pair<int, std::string>> at_limit;
   };
-  std::string AtLimitReason(const std::string& team, TeamState& state, int gpus) const;
+  std::string AtLimitReason(const std::string& team, TeamState& state, int milli) const;
   // The team's state, made on first use (teams_ is a cache, hence mutable).
   TeamState& StateOf(const std::string& team) const;
-  QuotaVerdict CheckTeam(const QueuedJob& job, int gpus) const;
+  QuotaVerdict CheckTeam(const QueuedJob& job, int milli) const;
 
   const PolicyConfig& policy_;
   bool quotas_on_;
@@ -77,7 +80,7 @@ class Ledger {
   mutable std::unordered_map<std::string, TeamState> teams_;
   mutable std::pair<const std::string, TeamState>* last_ = nullptr;  // last looked up
   const ClassTable& classes_;
-  // GPUs held per class (by ClassIndex, the unconfigured one included), then per user.
+  // Milli-GPUs held per class (by ClassIndex, the unconfigured one included), then per user.
   std::vector<std::unordered_map<std::string, int>> user_class_held_;
   std::map<std::string, TeamUsage> usage_;
 };

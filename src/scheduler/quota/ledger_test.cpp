@@ -23,6 +23,8 @@ RunningJob Running(const std::string& team, int gpus, bool stopping = false) {
   return job;
 }
 
+int Gpus(int n) { return n * kWholeGpuMilli; }
+
 ClassIndex Normal(const ClassTable& classes) {
   return classes.IndexOf(PriorityClass::kNormal);
 }
@@ -37,11 +39,33 @@ PolicyConfig TwoTeams() {
   return policy;
 }
 
+// Fractional jobs (issue #7) count their share: four quarters fill one GPU of the guarantee.
+TEST(LedgerTest, SharesCountByTheirMilliGpus) {
+  const PolicyConfig policy = TwoTeams();
+  ClusterSnapshot cluster;
+  RunningJob quarter = Running("a", 1);
+  quarter.allocation.gpu_milli = 250;
+  cluster.running = {Running("a", 3), quarter};
+  const ClassTable classes(policy, cluster);
+  Ledger ledger(policy, cluster, classes);
+  EXPECT_EQ(ledger.TeamHeldMilli("a"), 3250);
+  EXPECT_TRUE(ledger.BelowGuarantee("a"));
+  EXPECT_FALSE(ledger.Check(Job("a"), Normal(classes), 750).borrowed);  // 3.25 + 0.75 = 4
+  EXPECT_TRUE(ledger.Check(Job("a"), Normal(classes), 751).borrowed);
+  ledger.Add("a", "u", Normal(classes), Gpus(2) + 500);
+  const QuotaVerdict verdict = ledger.Check(Job("a"), Normal(classes), 500);  // 5.75 + 0.5 > 6
+  EXPECT_FALSE(verdict.may_start);
+  EXPECT_EQ(verdict.reason,
+            "team a is at its limit: holds 5.75 of max_gpus 6; this job needs 0.5 more");
+  ledger.Remove(quarter);
+  EXPECT_TRUE(ledger.Check(Job("a"), Normal(classes), 500).may_start);
+}
+
 TEST(LedgerTest, QuotasOffWithoutTeams) {
   const PolicyConfig policy;
   const ClassTable classes(policy);
   const Ledger ledger(policy, ClusterSnapshot{}, classes);
-  const QuotaVerdict verdict = ledger.Check(Job("a"), Normal(classes), 64);
+  const QuotaVerdict verdict = ledger.Check(Job("a"), Normal(classes), Gpus(64));
   EXPECT_TRUE(verdict.may_start);
   EXPECT_FALSE(verdict.borrowed);
   EXPECT_FALSE(verdict.guarantee_right);
@@ -55,19 +79,19 @@ TEST(LedgerTest, WithinTheGuaranteeThenBorrowedThenAtTheLimit) {
   const ClassTable classes(policy, cluster);
   Ledger ledger(policy, cluster, classes);
   EXPECT_TRUE(ledger.BelowGuarantee("a"));
-  QuotaVerdict verdict = ledger.Check(Job("a"), Normal(classes), 1);
+  QuotaVerdict verdict = ledger.Check(Job("a"), Normal(classes), Gpus(1));
   EXPECT_FALSE(verdict.borrowed);
   EXPECT_TRUE(verdict.guarantee_right);
-  verdict = ledger.Check(Job("a"), Normal(classes), 2);  // 3 + 2 > 4
+  verdict = ledger.Check(Job("a"), Normal(classes), Gpus(2));  // 3 + 2 > 4
   EXPECT_TRUE(verdict.may_start);
   EXPECT_TRUE(verdict.borrowed);
   EXPECT_FALSE(verdict.guarantee_right);
-  ledger.Add("a", "u", Normal(classes), 3);
-  verdict = ledger.Check(Job("a"), Normal(classes), 1);  // 6 + 1 > max 6
+  ledger.Add("a", "u", Normal(classes), Gpus(3));
+  verdict = ledger.Check(Job("a"), Normal(classes), Gpus(1));  // 6 + 1 > max 6
   EXPECT_FALSE(verdict.may_start);
   EXPECT_EQ(verdict.reason, "team a is at its limit: holds 6 of max_gpus 6; this job needs 1 more");
   ledger.Remove(Running("a", 3));
-  EXPECT_TRUE(ledger.Check(Job("a"), Normal(classes), 1).may_start);
+  EXPECT_TRUE(ledger.Check(Job("a"), Normal(classes), Gpus(1)).may_start);
 }
 
 TEST(LedgerTest, AnUnlistedTeamFollowsOtherTeams) {
@@ -75,8 +99,8 @@ TEST(LedgerTest, AnUnlistedTeamFollowsOtherTeams) {
   policy.other_teams.max_gpus = 2;
   const ClassTable classes(policy);
   const Ledger ledger(policy, ClusterSnapshot{}, classes);
-  EXPECT_TRUE(ledger.Check(Job("zzz"), Normal(classes), 2).borrowed);
-  EXPECT_FALSE(ledger.Check(Job(""), Normal(classes), 3).may_start);
+  EXPECT_TRUE(ledger.Check(Job("zzz"), Normal(classes), Gpus(2)).borrowed);
+  EXPECT_FALSE(ledger.Check(Job(""), Normal(classes), Gpus(3)).may_start);
 }
 
 TEST(LedgerTest, OverBudgetHoldWaitsUnlessApprovedAndBorrowOnlyRunsBorrowed) {
@@ -87,17 +111,17 @@ TEST(LedgerTest, OverBudgetHoldWaitsUnlessApprovedAndBorrowOnlyRunsBorrowed) {
   cluster.team_usage["b"] = TeamUsage{.decayed_gpu_seconds = 0, .period_gpu_hours = 123.45};
   const ClassTable classes(policy, cluster);
   const Ledger ledger(policy, cluster, classes);
-  QuotaVerdict verdict = ledger.Check(Job("b"), Normal(classes), 1);
+  QuotaVerdict verdict = ledger.Check(Job("b"), Normal(classes), Gpus(1));
   EXPECT_FALSE(verdict.may_start);
   EXPECT_EQ(verdict.reason,
             "team b is over its GPU-hour budget (123.5 of 100 this period); waits until an admin "
             "raises the budget or approves the job");
   QueuedJob approved = Job("b");
   approved.budget_approved = true;
-  verdict = ledger.Check(approved, Normal(classes), 1);
+  verdict = ledger.Check(approved, Normal(classes), Gpus(1));
   EXPECT_TRUE(verdict.may_start);
   EXPECT_FALSE(verdict.borrowed);  // approved: as if within budget, and within the guarantee
-  verdict = ledger.Check(Job("a"), Normal(classes), 1);
+  verdict = ledger.Check(Job("a"), Normal(classes), Gpus(1));
   EXPECT_TRUE(verdict.may_start);
   EXPECT_TRUE(verdict.borrowed);          // within its guarantee, but over budget
   EXPECT_FALSE(verdict.guarantee_right);  // and so it may not preempt to get it
@@ -118,15 +142,15 @@ TEST(LedgerTest, ClassRulesWhoMayUseItAndGpusPerUser) {
   QueuedJob job = Job("", "bob");
   job.priority = PriorityClass::kHigh;
   const ClassIndex high_class = classes.IndexOf(PriorityClass::kHigh);
-  EXPECT_EQ(ledger.Check(job, high_class, 1).reason,
+  EXPECT_EQ(ledger.Check(job, high_class, Gpus(1)).reason,
             "user bob may not use priority class high (allowed: alice, carol)");
   job.user = "alice";
-  EXPECT_TRUE(ledger.Check(job, high_class, 1).may_start);
-  EXPECT_EQ(ledger.Check(job, high_class, 2).reason,
+  EXPECT_TRUE(ledger.Check(job, high_class, Gpus(1)).may_start);
+  EXPECT_EQ(ledger.Check(job, high_class, Gpus(2)).reason,
             "user alice holds 3 GPUs in class high, which allows 4 per user; this job needs 2 "
             "more");
   job.user = "carol";
-  EXPECT_TRUE(ledger.Check(job, high_class, 4).may_start);  // per user, not per class
+  EXPECT_TRUE(ledger.Check(job, high_class, Gpus(4)).may_start);  // per user, not per class
 }
 
 TEST(LedgerTest, GpusPerUserCountPerAdminDefinedClassAndTheUnconfiguredHasNoRules) {
@@ -142,12 +166,12 @@ TEST(LedgerTest, GpusPerUserCountPerAdminDefinedClassAndTheUnconfiguredHasNoRule
   QueuedJob job = Job("");
   const ClassIndex urgent = classes.IndexOf(PriorityClass{.name = "urgent"});
   const ClassIndex batch = classes.IndexOf(PriorityClass{.name = "batch"});
-  EXPECT_TRUE(ledger.Check(job, urgent, 2).may_start);  // batch's GPUs do not count for urgent
-  EXPECT_EQ(ledger.Check(job, batch, 1).reason,
+  EXPECT_TRUE(ledger.Check(job, urgent, Gpus(2)).may_start);  // batch's GPUs do not count for urgent
+  EXPECT_EQ(ledger.Check(job, batch, Gpus(1)).reason,
             "user u holds 2 GPUs in class batch, which allows 2 per user; this job needs 1 more");
-  ledger.Add("", "u", classes.Unconfigured(), 50);
-  EXPECT_TRUE(ledger.Check(job, classes.Unconfigured(), 50).may_start);
-  EXPECT_TRUE(ledger.Check(job, urgent, 2).may_start);
+  ledger.Add("", "u", classes.Unconfigured(), Gpus(50));
+  EXPECT_TRUE(ledger.Check(job, classes.Unconfigured(), Gpus(50)).may_start);
+  EXPECT_TRUE(ledger.Check(job, urgent, Gpus(2)).may_start);
 }
 
 }  // namespace

@@ -23,14 +23,37 @@ function heat(fraction) {
   return `hsl(${Math.round(220 - 220 * f)}, 70%, ${Math.round(42 + 8 * f)}%)`;
 }
 
+// The jobs holding a GPU: its holders (several when shared, issue #7), else its one job (a
+// server older than sharing).
+function holdersOf(gpu) {
+  if (gpu.holders) return gpu.holders;
+  return gpu.job != null ? [{ job: gpu.job, user: gpu.user, team: gpu.team, share_milli: 1000 }] : [];
+}
+
+const gpus = (milli) => String(Math.round(milli) / 1000);
+
+// "alice · 12" for a whole GPU, "alice · 12 (0.25)" for a share, "3 jobs (0.75)" when shared.
+function owner(holders) {
+  if (holders.length === 0) return 'free';
+  const milli = holders.reduce((sum, h) => sum + (h.share_milli ?? 1000), 0);
+  if (holders.length > 1) return `${holders.length} jobs (${gpus(milli)})`;
+  const h = holders[0];
+  return `${h.user} · ${h.job}${milli < 1000 ? ` (${gpus(milli)})` : ''}`;
+}
+
 function tooltip(gpu) {
   const s = gpu.sample || {};
   const lines = [
     `${gpu.node} / GPU ${gpu.index}: ${gpu.model}`,
     `utilisation ${pct(s.util_gpu_pct)}, memory ${mib(s.memory_used_mib)} of ${mib(s.memory_total_mib ?? gpu.memory_mib)}`,
     `temperature ${s.temperature_c == null ? dash : s.temperature_c + ' °C'}`,
-    gpu.job != null ? `job ${gpu.job}, owner ${gpu.user}${gpu.team ? ' (team ' + gpu.team + ')' : ''}` : 'free',
   ];
+  const holders = holdersOf(gpu);
+  if (holders.length === 0) lines.push('free');
+  for (const h of holders) {
+    const share = (h.share_milli ?? 1000) < 1000 ? `, share ${gpus(h.share_milli)}` : '';
+    lines.push(`job ${h.job}, owner ${h.user}${h.team ? ' (team ' + h.team + ')' : ''}${share}`);
+  }
   if (gpu.health !== 'ok') lines.push(`health ${gpu.health}: ${gpu.health_cause}`);
   if (gpu.conditions.length > 0) lines.push(`conditions: ${gpu.conditions.join(', ')}`);
   return lines.join('\n');
@@ -38,6 +61,7 @@ function tooltip(gpu) {
 
 function Cell({ gpu, metric }) {
   const s = gpu.sample;
+  const holders = holdersOf(gpu);
   const m = kMetrics[metric];
   const v = s && !s.lost ? m.value(s) : null;
   const style = { background: v == null ? '' : heat(v / m.max()) };
@@ -45,12 +69,13 @@ function Cell({ gpu, metric }) {
     <>
       <span class="cell-index">{gpu.index}</span>
       <span class="cell-value">{v == null ? dash : `${Math.round(v)} ${m.unit}`}</span>
-      <span class="cell-owner">{gpu.job != null ? `${gpu.user} · ${gpu.job}` : 'free'}</span>
+      <span class="cell-owner">{owner(holders)}</span>
     </>
   );
   const cls = `cell health-${gpu.health}${v == null ? ' unknown' : ''}`;
-  return gpu.job != null
-    ? <a class={cls} style={style} title={tooltip(gpu)} href={`#/jobs/${gpu.job}`} data-uuid={gpu.uuid}>{body}</a>
+  // One holder: the cell links to its job; a shared GPU's jobs are in the tooltip.
+  return holders.length === 1
+    ? <a class={cls} style={style} title={tooltip(gpu)} href={`#/jobs/${holders[0].job}`} data-uuid={gpu.uuid}>{body}</a>
     : <div class={cls} style={style} title={tooltip(gpu)} data-uuid={gpu.uuid}>{body}</div>;
 }
 
@@ -65,7 +90,7 @@ export function HeatMap() {
     if (!nodes.has(gpu.node)) nodes.set(gpu.node, { node: null, gpus: [] });
     nodes.get(gpu.node).gpus.push(gpu);
   }
-  const held = live.gpus.filter((g) => g.job != null).length;
+  const held = live.gpus.filter((g) => holdersOf(g).length > 0).length;
   return (
     <section>
       <h1>GPUs</h1>
