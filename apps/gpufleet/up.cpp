@@ -42,6 +42,7 @@ struct UpSettings {
   // of its value names the key rather than a flag nobody typed.
   std::map<std::string, std::string> origin;
   EnergyPrice energy;  // [energy]
+  MemoryBreach memory_breach = MemoryBreach::kKill;  // [sharing]
 
   std::string Name(const std::string& flag) const {
     auto it = origin.find(flag);
@@ -61,7 +62,7 @@ struct UpSettings {
 
 // --config, or the default file when it exists; no file is the stock policy and the flags.
 Result<UpSettings> ReadSettings(const UpOptions& flags) {
-  UpSettings settings{flags, PolicyConfig{}, {}, {}, "", {}, {}, {}};
+  UpSettings settings{flags, PolicyConfig{}, {}, {}, "", {}, {}, {}, MemoryBreach::kKill};
   const std::string path = SettingsFile(flags.config);
   if (path.empty()) {
     return settings;
@@ -71,6 +72,7 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.team_of_user = config.team_of_user;
   settings.notify = config.notify;
   settings.energy = config.energy;
+  settings.memory_breach = config.memory_breach;
   settings.source = config.source;
   const auto same = [](const auto& v) { return v; };
   const auto text = [](std::chrono::seconds d) { return FormatDuration(d); };
@@ -179,6 +181,7 @@ int RunUp(const UpOptions& flags) {
   copts.kill_grace = std::chrono::seconds(options.kill_grace_s);
   copts.policy = settings->policy;
   copts.energy_price = settings->energy;
+  copts.memory_breach = settings->memory_breach;
   copts.team_of_user = settings->team_of_user;
   if (geteuid() != 0) {
     copts.only_uid = geteuid();

@@ -4,8 +4,10 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -303,6 +305,35 @@ int LocalAgent::IndexOf(const GpuUuid& uuid) const {
   return -1;
 }
 
+void LocalAgent::KillProcess(JobId job, std::uint32_t pid, const std::string& cause) {
+  std::lock_guard lock(mu_);
+  process_kills_.push_back(ProcessKill{.job = job, .pid = pid, .cause = cause});
+}
+
+void LocalAgent::KillProcesses(std::span<const LiveJob> live) {
+  std::vector<ProcessKill> kills;
+  {
+    std::lock_guard lock(mu_);
+    kills.swap(process_kills_);
+  }
+  for (const ProcessKill& k : kills) {
+    // Only a process of that job: between the sample that showed it and now it may have ended
+    // and its pid been given to another process.
+    const GpuProcessSample owner = attributor_.AttributePid(k.pid, live);
+    if (owner.job != k.job) {
+      spdlog::info("agent: not killing pid {}: it no longer belongs to job {}", k.pid,
+                   k.job.value());
+      continue;
+    }
+    if (::kill(static_cast<pid_t>(k.pid), SIGKILL) != 0) {
+      spdlog::warn("agent: kill of pid {} (job {}) failed: {}", k.pid, k.job.value(),
+                   std::strerror(errno));
+      continue;
+    }
+    spdlog::warn("agent: killed pid {} of job {}: {}", k.pid, k.job.value(), k.cause);
+  }
+}
+
 void LocalAgent::SampleRound() {
   std::vector<GpuSample> samples = SampleEachGpu();
   std::vector<LiveJob> live;
@@ -312,6 +343,7 @@ void LocalAgent::SampleRound() {
     live = live_jobs_;
     resets.swap(health_resets_);
   }
+  KillProcesses(live);
   for (const GpuUuid& uuid : resets) {
     health_.Reset(uuid);
   }

@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <span>
 #include <vector>
 
 #include "controller/node_agent.h"
@@ -93,6 +94,8 @@ class LocalAgent final : public NodeAgent {
   // Clears what the health tracker holds against the GPU (sticky failures such as a fatal XID)
   // from the next sampling round on: an admin has dealt with the card. Any thread.
   void ResetGpuHealth(const GpuUuid& uuid) override;
+  // Checked and done by the sampler thread (it owns the attributor) at its next round.
+  void KillProcess(JobId job, std::uint32_t pid, const std::string& cause) override;
 
  private:
   void Enqueue(std::function<void()> work);
@@ -132,6 +135,13 @@ class LocalAgent final : public NodeAgent {
   std::deque<std::function<void()>> work_;  // GUARDED_BY(mu_)
   std::vector<LiveJob> live_jobs_;          // GUARDED_BY(mu_): published by the agent thread
   std::vector<GpuUuid> health_resets_;      // GUARDED_BY(mu_): for the sampler thread
+  struct ProcessKill {
+    JobId job;
+    std::uint32_t pid = 0;
+    std::string cause;
+  };
+  std::vector<ProcessKill> process_kills_;  // GUARDED_BY(mu_): for the sampler thread
+  void KillProcesses(std::span<const LiveJob> live);  // sampler thread
   bool stopping_ = false;                   // GUARDED_BY(mu_)
   std::thread thread_;
   std::thread sampler_;

@@ -335,6 +335,9 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
     case AgentCommand::Kind::kResetGpuHealth:
       agent_->ResetGpuHealth(command.gpu);
       break;
+    case AgentCommand::Kind::kKillProcess:
+      agent_->KillProcess(command.job_id, command.pid, command.cause);
+      break;
   }
   std::lock_guard lock(mu_);
   if (command.kind == AgentCommand::Kind::kAcknowledgeExit) {

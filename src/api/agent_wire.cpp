@@ -314,6 +314,7 @@ constexpr std::string_view kKill = "kill";
 constexpr std::string_view kAck = "ack";
 constexpr std::string_view kReadLog = "read_log";
 constexpr std::string_view kResetGpuHealth = "reset_gpu_health";
+constexpr std::string_view kKillProcess = "kill_process";
 
 // Base64 (RFC 4648, with padding): a log chunk is bytes, and JSON strings must be UTF-8.
 constexpr std::string_view kBase64Alphabet =
@@ -573,6 +574,11 @@ json AgentCommandToJson(const AgentCommand& c) {
       out["kind"] = kResetGpuHealth;
       out["gpu"] = c.gpu.value();
       break;
+    case AgentCommand::Kind::kKillProcess:
+      out["kind"] = kKillProcess;
+      out["pid"] = c.pid;
+      out["cause"] = c.cause;
+      break;
   }
   return out;
 }
@@ -609,9 +615,18 @@ Result<AgentCommand> AgentCommandFromJson(const json& body) {
     c.kind = AgentCommand::Kind::kResetGpuHealth;
     GF_ASSIGN_OR_RETURN(std::string gpu, f.Required<std::string>("gpu"));
     c.gpu = GpuUuid(gpu);
+  } else if (kind == kKillProcess) {
+    c.kind = AgentCommand::Kind::kKillProcess;
+    GF_ASSIGN_OR_RETURN(const std::int64_t pid, f.Required<std::int64_t>("pid"));
+    if (pid <= 0 || pid > std::numeric_limits<std::uint32_t>::max()) {
+      return InvalidArgument(f.Path("pid") + ": " + std::to_string(pid) + " is not a process id");
+    }
+    c.pid = static_cast<std::uint32_t>(pid);
+    GF_ASSIGN_OR_RETURN(c.cause, f.Get<std::string>("cause"));
   } else {
     return InvalidArgument(f.Path("kind") + ": unknown command '" + kind +
-                           "'; expected launch, kill, ack, read_log or reset_gpu_health");
+                           "'; expected launch, kill, ack, read_log, reset_gpu_health or "
+                           "kill_process");
   }
   return c;
 }

@@ -270,6 +270,18 @@ TEST(AgentWireTest, ResetGpuHealthRoundTripsAndNeedsItsGpu) {
   EXPECT_NE(ReadError(AgentCommandFromJson, no_gpu).find("gpu"), std::string::npos);
 }
 
+TEST(AgentWireTest, KillProcessRoundTripsAndNeedsAPid) {
+  AgentCommand kill{.seq = 13, .kind = AgentCommand::Kind::kKillProcess, .job_id = JobId(5),
+                    .cause = "over its GPU memory", .pid = 4242};
+  AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(kill))));
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kKillProcess);
+  EXPECT_EQ(back.job_id, JobId(5));
+  EXPECT_EQ(back.pid, 4242u);
+  EXPECT_EQ(back.cause, "over its GPU memory");
+  json bad_pid{{"seq", 14}, {"job", 5}, {"kind", "kill_process"}, {"pid", -1}};
+  EXPECT_NE(ReadError(AgentCommandFromJson, bad_pid).find("pid"), std::string::npos);
+}
+
 TEST(AgentWireTest, ReadLogCommandRoundTrips) {
   AgentCommand read{.seq = 0, .kind = AgentCommand::Kind::kReadLog, .job_id = JobId(42),
                     .request = 7,
@@ -382,7 +394,7 @@ TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
   const std::string message = ReadError(AgentCommandFromJson, reboot);
   EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
   EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
-  EXPECT_NE(message.find("launch, kill, ack, read_log or reset_gpu_health"), std::string::npos) << message;
+  EXPECT_NE(message.find("launch, kill, ack, read_log, reset_gpu_health or kill_process"), std::string::npos) << message;
 }
 
 TEST(AgentWireTest, UnknownFieldsAreIgnoredForNewerAgents) {

@@ -146,6 +146,16 @@ class FakeClusterService : public ClusterService {
     out.name = node;
     return out;
   }
+  // Echoes the GPU in the mode asked (any known mode).
+  Result<Gpu> SetGpuMode(const Caller& caller, const NodeId& /*node*/, const std::string& gpu,
+                         const std::string& mode) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    Gpu out;
+    out.uuid = GpuUuid(gpu);
+    GF_ASSIGN_OR_RETURN(out.sharing, ParseSharingMode(mode));
+    return out;
+  }
   Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& /*node*/,
                         const std::string& gpu) override {
     std::lock_guard<std::mutex> lock(mu);

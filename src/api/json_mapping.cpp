@@ -48,6 +48,11 @@ json GpuAmountJson(std::int64_t milli) {
                                      : json(static_cast<double>(milli) / kWholeGpuMilli);
 }
 
+// A request's share of one GPU (issue #7): null when not asked (0), else as GpuAmountJson.
+json GpuShareJson(int milli) { return milli > 0 ? GpuAmountJson(milli) : json(); }
+// GPU memory in MiB: null when not asked or not limited (0: the whole GPU's).
+json GpuMemJson(std::int64_t mib) { return mib > 0 ? json(mib) : json(); }
+
 constexpr double kMillijoulesPerJoule = 1000.0;
 constexpr double kJoulesPerKwh = 3.6e6;
 
@@ -316,6 +321,46 @@ Result<std::map<std::string, std::string>> NodeLabelsField(const json& v) {
 // -1 (unknown) as null.
 json KnownOrNull(int value) { return value >= 0 ? json(value) : json(); }
 
+// "gpu_share": 0.25 or "0.25" (a part of one GPU, issue #7); null = not asked. A number is read
+// through its JSON text so that both forms take ParseGpuShare's exact decimal rules (at most
+// three decimals: 0.1 is 100 milli, never 99 from a binary fraction).
+Result<int> GpuShareField(const json& v) {
+  if (v.is_null()) {
+    return 0;
+  }
+  if (!v.is_number() && !v.is_string()) {
+    return FieldError("gpu_share", "a number from 0.001 to 1 (e.g. 0.25) or its text", v);
+  }
+  auto milli = ParseGpuShare(v.is_string() ? v.get<std::string>() : v.dump(), "gpu_share");
+  if (!milli.ok()) {
+    return milli.error();
+  }
+  return *milli;
+}
+
+// "gpu_mem": "20G" (binary units, MiB when none), or "gpu_mem_mib": 20480; null = not asked.
+Result<std::int64_t> GpuMemField(const std::string& key, const json& v) {
+  if (v.is_null()) {
+    return 0;
+  }
+  if (key == "gpu_mem_mib") {
+    const auto n = WholeNumber(v);
+    if (!n || *n <= 0) {
+      return FieldError(key, "a whole number of MiB > 0 (or \"gpu_mem\": \"20G\")", v);
+    }
+    return *n;
+  }
+  if (!v.is_string()) {
+    return FieldError(key, "a memory size like \"20G\" or \"512M\" (or \"gpu_mem_mib\": 20480)",
+                      v);
+  }
+  auto mib = ParseMemoryMib(v.get<std::string>(), key);
+  if (!mib.ok()) {
+    return mib.error();
+  }
+  return *mib;
+}
+
 // Applies one field of a submission body to `spec`.
 Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   if (key == "command") {
@@ -332,6 +377,10 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
     GF_ASSIGN_OR_RETURN(spec.request.gpus, GpusField(v));
   } else if (key == "nodes") {
     GF_ASSIGN_OR_RETURN(spec.request.nodes, NodesField(v));
+  } else if (key == "gpu_share") {
+    GF_ASSIGN_OR_RETURN(spec.request.gpu_milli, GpuShareField(v));
+  } else if (key == "gpu_mem" || key == "gpu_mem_mib") {
+    GF_ASSIGN_OR_RETURN(spec.request.gpu_memory_mib, GpuMemField(key, v));
   } else if (key == "gpu_type") {
     if (!v.is_null()) {
       GF_ASSIGN_OR_RETURN(spec.request.gpu_type, StringField(key, v));
@@ -370,7 +419,7 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   } else {
     return InvalidArgument("unknown field \"" + key +
                            "\" in job spec; known fields: command, name, workdir, env, gpus, "
-                           "nodes, gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
+                           "nodes, gpu_share, gpu_mem, gpu_mem_mib, gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
                            "requeue, interactive, idle_reap, array");
   }
   return OkStatus();
@@ -448,6 +497,8 @@ json JobToJson(const Job& job) {
       {"priority", ToString(job.spec.priority)},
       {"gpus", job.spec.request.gpus},
       {"nodes", job.spec.request.nodes},
+      {"gpu_share", GpuShareJson(job.spec.request.gpu_milli)},
+      {"gpu_mem_mib", GpuMemJson(job.spec.request.gpu_memory_mib)},
       {"gpu_type", OptionalValue(job.spec.request.gpu_type)},
       {"node_labels", job.spec.request.node_labels},
       {"command", job.spec.argv},
@@ -472,6 +523,8 @@ json JobToJson(const Job& job) {
       {"estimated_start_ms", OptionalMillis(job.estimated_start)},
       {"node", job.allocation ? json(job.allocation->node.value()) : json()},
       {"gpu_uuids", std::move(uuids)},
+      {"alloc_gpu_share", job.allocation ? GpuAmountJson(job.allocation->gpu_milli) : json()},
+      {"alloc_gpu_mem_mib", job.allocation ? GpuMemJson(job.allocation->gpu_memory_mib) : json()},
       {"submit_time", FormatRfc3339(job.submit_time)},
       {"submit_time_ms", ToUnixMillis(job.submit_time)},
       {"start_time", OptionalTime(job.start_time)},
@@ -492,8 +545,8 @@ json QuotaToJson(const QuotaReport& report) {
                          {"listed", t.listed},
                          {"guaranteed_gpus", t.guaranteed_gpus},
                          {"max_gpus", OptionalValue(t.max_gpus)},
-                         {"gpus_held", t.gpus_held},
-                         {"gpus_borrowed", t.gpus_borrowed},
+                         {"gpus_held", GpuAmountJson(t.held_milli)},
+                         {"gpus_borrowed", GpuAmountJson(t.borrowed_milli)},
                          {"budget_gpu_hours", OptionalValue(t.budget_gpu_hours)},
                          {"used_gpu_hours", t.used_gpu_hours},
                          {"left_gpu_hours", OptionalValue(t.left_gpu_hours)},
@@ -525,7 +578,9 @@ json GpuToJson(const Gpu& gpu) {
               {"health_cause", gpu.health_cause},
               {"numa_node", KnownOrNull(gpu.numa_node)},
               {"pcie_switch", KnownOrNull(gpu.pcie_switch)},
-              {"nvlink_peers", gpu.nvlink_peers}};
+              {"nvlink_peers", gpu.nvlink_peers},
+              {"sharing", ToString(gpu.sharing)},
+              {"sharing_next", gpu.sharing_next ? json(ToString(*gpu.sharing_next)) : json()}};
 }
 
 json NodeToJson(const Node& node) {
@@ -653,7 +708,10 @@ json AllocationToJson(const std::optional<Allocation>& allocation) {
   for (const GpuUuid& uuid : allocation->gpus) {
     uuids.push_back(uuid.value());
   }
-  return json{{"node", allocation->node.value()}, {"gpu_uuids", std::move(uuids)}};
+  return json{{"node", allocation->node.value()},
+              {"gpu_uuids", std::move(uuids)},
+              {"gpu_share", GpuAmountJson(allocation->gpu_milli)},
+              {"gpu_mem_mib", GpuMemJson(allocation->gpu_memory_mib)}};
 }
 
 json JobsAheadToJson(const std::vector<JobAhead>& ahead) {

@@ -541,5 +541,75 @@ TEST(ApiJsonMappingTest, NodeLabelsAndGpuTopology) {
   EXPECT_EQ(j["nvlink_peers"], nlohmann::json::parse("[0,2]"));
 }
 
+// --- GPU sharing (issue #7) ---
+
+TEST(ApiJsonMappingTest, FractionalRequestParsesFromNumberOrText) {
+  const json cmd = {"true"};
+  for (const json& share : {json(0.25), json("0.25")}) {
+    auto spec = JobSpecFromJson({{"command", cmd}, {"gpu_share", share}, {"gpu_mem", "20G"}});
+    ASSERT_TRUE(spec.ok()) << spec.error().message;
+    EXPECT_EQ(spec->request.gpu_milli, 250) << share.dump();
+    EXPECT_EQ(spec->request.gpu_memory_mib, 20'480);
+  }
+  // 0.1 is 100 milli exactly, not a binary fraction's 99.
+  EXPECT_EQ(JobSpecFromJson({{"command", cmd}, {"gpu_share", 0.1}})->request.gpu_milli, 100);
+  auto by_mib = JobSpecFromJson({{"command", cmd}, {"gpu_mem_mib", 512}, {"gpu_share", nullptr}});
+  ASSERT_TRUE(by_mib.ok()) << by_mib.error().message;
+  EXPECT_EQ(by_mib->request.gpu_memory_mib, 512);
+  EXPECT_EQ(by_mib->request.gpu_milli, 0);
+  EXPECT_FALSE(IsFractional(JobSpecFromJson({{"command", cmd}})->request));
+}
+
+TEST(ApiJsonMappingTest, BadFractionErrorsNameTheField) {
+  const json cmd = {"true"};
+  for (const json& wrong : {json(0), json(1.5), json("quarter"), json(0.0001), json(true)}) {
+    EXPECT_EQ(SpecError({{"command", cmd}, {"gpu_share", wrong}}).rfind("gpu_share: ", 0), 0U)
+        << wrong.dump();
+  }
+  for (const json& wrong : {json("20 GB"), json("lots"), json(20480)}) {
+    EXPECT_EQ(SpecError({{"command", cmd}, {"gpu_mem", wrong}}).rfind("gpu_mem: ", 0), 0U)
+        << wrong.dump();
+  }
+  for (const json& wrong : {json(0), json("20G"), json(1.5)}) {
+    EXPECT_EQ(SpecError({{"command", cmd}, {"gpu_mem_mib", wrong}}).rfind("gpu_mem_mib: ", 0), 0U)
+        << wrong.dump();
+  }
+}
+
+TEST(ApiJsonMappingTest, JobJsonShowsShareAskedAndHeld) {
+  Job job;
+  job.spec.request.gpu_milli = 250;
+  job.spec.request.gpu_memory_mib = 20'480;
+  job.allocation = Allocation{.node = NodeId("n1"),
+                              .gpus = {GpuUuid("GPU-a")},
+                              .gpu_milli = 250,
+                              .gpu_memory_mib = 20'480};
+  const json j = JobToJson(job);
+  EXPECT_EQ(j["gpu_share"], json(0.25));
+  EXPECT_EQ(j["gpu_mem_mib"], 20'480);
+  EXPECT_EQ(j["alloc_gpu_share"], json(0.25));
+  EXPECT_EQ(j["alloc_gpu_mem_mib"], 20'480);
+
+  Job whole;
+  whole.allocation = Allocation{.node = NodeId("n1"), .gpus = {GpuUuid("GPU-b")}};
+  const json w = JobToJson(whole);
+  EXPECT_TRUE(w["gpu_share"].is_null());  // not asked
+  EXPECT_TRUE(w["gpu_mem_mib"].is_null());
+  EXPECT_EQ(w["alloc_gpu_share"], 1);  // the whole GPU, an integer
+  EXPECT_TRUE(w["alloc_gpu_mem_mib"].is_null());
+  EXPECT_TRUE(JobToJson(Job{})["alloc_gpu_share"].is_null());  // not placed
+}
+
+TEST(ApiJsonMappingTest, GpuJsonShowsSharingModeAndWaitingChange) {
+  Gpu gpu;
+  EXPECT_EQ(GpuToJson(gpu)["sharing"], "exclusive");
+  EXPECT_TRUE(GpuToJson(gpu)["sharing_next"].is_null());
+  gpu.sharing = SharingMode::kMps;
+  gpu.sharing_next = SharingMode::kExclusive;
+  const json j = GpuToJson(gpu);
+  EXPECT_EQ(j["sharing"], "mps");
+  EXPECT_EQ(j["sharing_next"], "exclusive");
+}
+
 }  // namespace
 }  // namespace gf

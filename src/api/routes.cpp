@@ -455,6 +455,18 @@ Result<HttpResponse> ResumeGpu(ClusterService& service, const RequestContext& ct
   return JsonResponse(200, GpuToJson(gpu));
 }
 
+Result<HttpResponse> SetGpuMode(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  const auto mode = body.find("mode");
+  if (mode == body.end() || !mode->is_string()) {
+    return InvalidArgument("mode: give the sharing mode as a string: exclusive, shared or mps");
+  }
+  GF_ASSIGN_OR_RETURN(const Gpu gpu,
+                      service.SetGpuMode(ctx.caller, NodeId(ctx.params.at("name")),
+                                         ctx.params.at("gpu"), mode->get<std::string>()));
+  return JsonResponse(200, GpuToJson(gpu));
+}
+
 // ---- The agent link (controller/agent_link.h), for `gpufleet server` only ----
 
 Result<AgentLinkService*> AgentLink(const RequestContext& ctx) {
@@ -523,7 +535,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 30> kRoutes = {{
+const std::array<RouteEntry, 31> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -547,6 +559,7 @@ const std::array<RouteEntry, 30> kRoutes = {{
     {{"POST", "/api/v1/nodes/{name}/drain", true}, "", &DrainNode},
     {{"POST", "/api/v1/nodes/{name}/resume", true}, "", &ResumeNode},
     {{"POST", "/api/v1/nodes/{name}/gpus/{gpu}/resume", true}, "", &ResumeGpu},
+    {{"POST", "/api/v1/nodes/{name}/gpus/{gpu}/mode", true}, "", &SetGpuMode},
     {{"POST", "/api/v1/subscriptions", true}, "", &CreateSubscription},
     {{"GET", "/api/v1/subscriptions", true}, "", &ListSubscriptions},
     {{"DELETE", "/api/v1/subscriptions/{id}", true}, "", &DeleteSubscription},

@@ -361,7 +361,7 @@ TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
       .period_end = FromUnixMillis(1'775'001'600'000),
       .quotas_on = true,
       .teams = {TeamQuota{.team = "cv", .listed = true, .guaranteed_gpus = 4, .max_gpus = 8,
-                          .gpus_held = 6, .gpus_borrowed = 2, .budget_gpu_hours = 100,
+                          .held_milli = 6000, .borrowed_milli = 2000, .budget_gpu_hours = 100,
                           .used_gpu_hours = 30.5, .left_gpu_hours = 69.5,
                           .over_budget = "hold"},
                 TeamQuota{.team = "", .over_budget = "borrow_only"}},

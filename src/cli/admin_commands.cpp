@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cerrno>
 #include <iostream>
 
@@ -132,6 +133,24 @@ int RunGpuResume(const ClientContext& ctx, const std::pair<std::string, std::str
   return 0;
 }
 
+// `gpufleet gpu mode NODE GPU MODE`: says whether the change took effect or waits.
+int RunGpuMode(const ClientContext& ctx, const std::array<std::string, 3>& args) {
+  const auto& [node, gpu, mode] = args;
+  Result<json> answer =
+      Post(ctx, "/api/v1/nodes/" + node + "/gpus/" + gpu + "/mode", json{{"mode", mode}});
+  if (!answer.ok()) {
+    return Fail(answer.error());
+  }
+  const std::string next = JsonText(*answer, "sharing_next", "");
+  std::cout << "GPU " << JsonText(*answer, "index", gpu) << " on " << node << " ("
+            << JsonText(*answer, "uuid", "") << ") "
+            << (next.empty() ? "is " + JsonText(*answer, "sharing", mode)
+                             : "becomes " + next + " once its jobs end (it takes no new work "
+                                                   "until then)")
+            << '\n';
+  return 0;
+}
+
 void AddTokenCreateOptions(CLI::App& cmd, TokenCreate& o) {
   cmd.add_option("--description", o.description, "what the token is for");
   cmd.add_option("--expires", o.expires, "lifetime, e.g. 90d (default: does not expire)");
@@ -204,6 +223,14 @@ void AddAdminCommands(CLI::App& app, ClientContext& ctx) {
   gpu_resume->add_option("GPU", resume_gpu->second, "its index on the node, or its UUID")
       ->required();
   gpu_resume->callback([&ctx, resume_gpu] { ctx.exit_code = RunGpuResume(ctx, *resume_gpu); });
+  auto mode = std::make_shared<std::array<std::string, 3>>();
+  auto* gpu_mode = gpu->add_subcommand(
+      "mode", "how GPU on NODE is shared: exclusive (whole jobs), shared or mps (fractional "
+              "jobs); waits until its jobs end (admins)");
+  gpu_mode->add_option("NODE", (*mode)[0])->required();
+  gpu_mode->add_option("GPU", (*mode)[1], "its index on the node, or its UUID")->required();
+  gpu_mode->add_option("MODE", (*mode)[2], "exclusive, shared or mps")->required();
+  gpu_mode->callback([&ctx, mode] { ctx.exit_code = RunGpuMode(ctx, *mode); });
 }
 
 }  // namespace gf

@@ -94,6 +94,15 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
       ->multi_option_policy(last);
   cmd.add_option("--gpu-type", o.gpu_type, "GPU model, e.g. H100-80GB (default: any)")
       ->multi_option_policy(last);
+  cmd.add_option("--gpu-share", o.gpu_share,
+                 "a part of one GPU's compute, 0.001 to 1 (e.g. 0.25): the job runs on one GPU an "
+                 "admin put in shared or mps mode, beside other jobs; not with --gpus N>1 or "
+                 "--nodes")
+      ->multi_option_policy(last);
+  cmd.add_option("--gpu-mem", o.gpu_mem,
+                 "GPU memory for a part of one GPU: 20G, 512M (binary units; a bare number is "
+                 "MiB); counts as its fraction of the GPU")
+      ->multi_option_policy(last);
   cmd.add_option("--priority", o.priority,
                  "priority class, as the cluster defines them (stock: high | normal | low; "
                  "default: the cluster's default class, stock normal)")
@@ -171,6 +180,8 @@ Status ApplyDirectives(SubmitOptions& o) {
   for (auto field : {&SubmitOptions::gpus,
                      &SubmitOptions::nodes,
                      &SubmitOptions::gpu_type,
+                     &SubmitOptions::gpu_share,
+                     &SubmitOptions::gpu_mem,
                      &SubmitOptions::priority,
                      &SubmitOptions::team,
                      &SubmitOptions::time,
@@ -289,7 +300,7 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
                                       JsonText(job, "name"),
                                       JsonText(job, "user"),
                                       JsonText(job, "state"),
-                                      JsonText(job, "gpus"),
+                                      JobGpusText(job),
                                       JsonText(job, "node"),
                                       Age(job),
                                       EstimatedStart(job),

@@ -128,7 +128,7 @@ void AddNotifyCommands(CLI::App& app, ClientContext& ctx) {
   add->add_flag("--all", add_flags->all, "everything, GPU failures included (admins)");
   add->add_option("--events", add_flags->events,
                   "only these, comma-separated: job_end, job_failed, preempted, idle_warning, "
-                  "quota_80, quota_100, gpu_failed (default: all)");
+                  "quota_80, quota_100, gpu_failed, memory_breach (default: all)");
   add->callback([&ctx, add_flags] { ctx.exit_code = RunAdd(ctx, *add_flags); });
   auto list_json = std::make_shared<bool>(false);
   auto* list = notify->add_subcommand("list", "subscriptions (admins: all; users: their own)");

@@ -134,6 +134,27 @@ std::string Absolute(const std::string& path, const std::string& cwd) {
   return !path.empty() && path[0] == '/' ? path : cwd + "/" + path;
 }
 
+// --gpu-share and --gpu-mem (issue #7) as "gpu_share" (its text: the API reads it exactly)
+// and "gpu_mem_mib". A fraction is of one GPU on one node: refused here with --gpus N>1 or
+// --nodes, as the server would (ValidateFraction), so that the user learns before a round trip.
+Status AddFraction(const SubmitOptions& options, nlohmann::json& body) {
+  JobRequest request;
+  request.gpus = body.value("gpus", 1);  // the server's default when not given
+  request.nodes = body.value("nodes", 1);
+  if (options.gpu_share) {
+    GF_ASSIGN_OR_RETURN(request.gpu_milli, ParseGpuShare(*options.gpu_share, "--gpu-share"));
+    body["gpu_share"] = *options.gpu_share;
+  }
+  if (options.gpu_mem) {
+    GF_ASSIGN_OR_RETURN(request.gpu_memory_mib, ParseMemoryMib(*options.gpu_mem, "--gpu-mem"));
+    body["gpu_mem_mib"] = request.gpu_memory_mib;
+  }
+  if (Status s = ValidateFraction(request); !s.ok()) {
+    return InvalidArgument("--" + s.error().message);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 std::vector<std::string> ParseDirectives(std::istream& in) {
@@ -244,6 +265,7 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
   if (options.gpu_type) {
     body["gpu_type"] = *options.gpu_type;
   }
+  GF_TRY(AddFraction(options, body));
   if (options.priority) {
     auto p = ParsePriorityClass(*options.priority);
     if (!p.ok()) {

@@ -22,6 +22,9 @@ struct SubmitOptions {
   std::optional<std::string> gpus;  // text as typed, so errors can quote it
   std::optional<std::string> nodes;  // --nodes N: a multi-node job, `gpus` GPUs on each node
   std::optional<std::string> gpu_type;
+  // --gpu-share 0.25 / --gpu-mem 20G: a part of one GPU (issue #7), text as typed.
+  std::optional<std::string> gpu_share;
+  std::optional<std::string> gpu_mem;
   std::optional<std::string> priority;
   std::optional<std::string> team;
   std::optional<std::string> time;

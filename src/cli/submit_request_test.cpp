@@ -208,5 +208,48 @@ TEST(SubmitRequestTest, ConstraintsBecomeNodeLabelsAndALaterOneWins) {
             std::string::npos);
 }
 
+TEST(SubmitRequestTest, GpuShareAndMemoryAreSentOnlyWhenGiven) {
+  SubmitOptions o = WithCommand();
+  auto plain = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->contains("gpu_share"));
+  EXPECT_FALSE(plain->contains("gpu_mem_mib"));
+  o.gpu_share = "0.25";
+  o.gpu_mem = "20G";
+  auto body = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["gpu_share"], "0.25");
+  EXPECT_EQ((*body)["gpu_mem_mib"], 20'480);
+  o.gpus = "1";  // one GPU is what a fraction is of
+  EXPECT_TRUE(BuildSubmitBody(o, "/tmp", {}).ok());
+  o.gpu_share.reset();
+  o.gpu_mem = "512";  // a bare number is MiB
+  EXPECT_EQ((*BuildSubmitBody(o, "/tmp", {}))["gpu_mem_mib"], 512);
+}
+
+TEST(SubmitRequestTest, GpuShareErrorsNameTheOption) {
+  SubmitOptions o = WithCommand();
+  for (const char* wrong : {"0", "1.5", "quarter", "0.0001", "25%"}) {
+    o.gpu_share = wrong;
+    auto bad = BuildSubmitBody(o, "/tmp", {});
+    ASSERT_FALSE(bad.ok()) << wrong;
+    EXPECT_EQ(bad.error().message.rfind("--gpu-share: '" + std::string(wrong) + "'", 0), 0U)
+        << bad.error().message;
+  }
+  o.gpu_share.reset();
+  o.gpu_mem = "20 GB";
+  EXPECT_EQ(BuildSubmitBody(o, "/tmp", {}).error().message.rfind("--gpu-mem: ", 0), 0U);
+  // A fraction is of one GPU on one node.
+  o.gpu_mem.reset();
+  o.gpu_share = "0.5";
+  o.gpus = "2";
+  auto two = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.error().message.rfind("--gpus: a fractional job", 0), 0U) << two.error().message;
+  o.gpus.reset();
+  o.nodes = "2";
+  EXPECT_FALSE(BuildSubmitBody(o, "/tmp", {}).ok());
+}
+
 }  // namespace
 }  // namespace gf

@@ -3,12 +3,23 @@
 #include <algorithm>
 
 namespace gf {
+namespace {
+
+// Columns line up by characters, not bytes: "mps→exclusive" or a user "jürgen" is wider in
+// bytes than on screen. Counts UTF-8 lead bytes (every byte but continuation bytes).
+std::size_t Columns(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
+  }));
+}
+
+}  // namespace
 
 void Table::Print(std::ostream& out) const {
   std::vector<std::size_t> width(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      width[i] = std::max(width[i], row[i].size());
+      width[i] = std::max(width[i], Columns(row[i]));
     }
   };
   measure(header_);
@@ -20,7 +31,7 @@ void Table::Print(std::ostream& out) const {
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
       line += row[i];
       if (i + 1 < row.size()) {
-        line.append(width[i] - row[i].size() + 2, ' ');
+        line.append(width[i] - Columns(row[i]) + 2, ' ');
       }
     }
     while (!line.empty() && line.back() == ' ') {

@@ -19,5 +19,17 @@ TEST(TableTest, AlignsColumns) {
             "12  PENDING  needs 4 GPUs\n");
 }
 
+TEST(TableTest, AlignsByCharactersNotBytes) {
+  Table t({"MODE", "USER"});
+  t.AddRow({"mps→exclusive", "jürgen"});
+  t.AddRow({"shared", "ana"});
+  std::ostringstream out;
+  t.Print(out);
+  EXPECT_EQ(out.str(),
+            "MODE           USER\n"
+            "mps→exclusive  jürgen\n"
+            "shared         ana\n");
+}
+
 }  // namespace
 }  // namespace gf

@@ -274,20 +274,40 @@ std::string GpuUserText(const json& gpu) {
   return text;
 }
 
+std::string GpuModeText(const json& gpu) {
+  const std::string mode = JsonText(gpu, "sharing", "exclusive");
+  const std::string next = JsonText(gpu, "sharing_next", "");
+  return next.empty() ? mode : mode + "→" + next;
+}
+
+std::string JobGpusText(const json& job) {
+  const std::string share = JsonText(job, "gpu_share", "");
+  return share.empty() ? JsonText(job, "gpus") : share;
+}
+
 void PrintGpuTable(const json& answer, std::ostream& out) {
   const json& gpus = Array(answer, "gpus");
   bool any_condition = false;
+  bool any_mode = false;  // a cluster without sharing keeps the table it had
   for (const auto& gpu : gpus) {
     any_condition = any_condition || !Array(gpu, "conditions").empty();
+    any_mode = any_mode || GpuModeText(gpu) != "exclusive";
   }
+  constexpr std::ptrdiff_t kModeColumn = 8;  // after HEALTH
   std::vector<std::string> header = {
       "NODE", "GPU", "MODEL", "UTIL", "MEM", "TEMP", "POWER", "HEALTH", "JOB", "USER"};
+  if (any_mode) {
+    header.insert(header.begin() + kModeColumn, "MODE");
+  }
   if (any_condition) {
     header.emplace_back("CONDITIONS");  // last: long text does not push other columns
   }
   Table table(std::move(header));
   for (const auto& gpu : gpus) {
     std::vector<std::string> row = GpuRow(gpu);
+    if (any_mode) {
+      row.insert(row.begin() + kModeColumn, GpuModeText(gpu));
+    }
     if (any_condition) {
       row.push_back(ConditionText(gpu));
     }
@@ -335,6 +355,27 @@ std::string DependencyText(const json& job) {
   return out;
 }
 
+namespace {
+
+// A fractional job's part of its GPU: "0.25 of GPU-x (20480 MiB limit)", what it holds once
+// placed, else what it asks for ("0.25 of one shared GPU, asked"). Nothing for a whole-GPU job.
+void PrintShare(const json& job, const std::string& gpus, std::ostream& out) {
+  const std::string asked = JsonText(job, "gpu_share", "");
+  const std::string asked_mem = JsonText(job, "gpu_mem_mib", "");
+  if (asked.empty() && asked_mem.empty()) {
+    return;
+  }
+  const bool placed = !gpus.empty();
+  const std::string share = placed ? JsonText(job, "alloc_gpu_share", "1") : asked;
+  const std::string mem = placed ? JsonText(job, "alloc_gpu_mem_mib", "") : asked_mem;
+  Line(out, "GPU share",
+       (share.empty() ? std::string("a part") : share) + " of " +
+           (placed ? gpus : std::string("one shared GPU, asked")) +
+           (mem.empty() ? "" : " (" + mem + " MiB limit)"));
+}
+
+}  // namespace
+
 void PrintJob(const json& job, std::ostream& out) {
   const std::string gpus = Joined(Array(job, "gpu_uuids"), ",");
   const std::string exit_code = JsonText(job, "exit_code", "");
@@ -348,7 +389,7 @@ void PrintJob(const json& job, std::ostream& out) {
            (job.value("preemptible", false) ? "  preemptible (borrowed GPUs)" : "") +
            "  checkpoint signal " + JsonText(job, "checkpoint_signal", "TERM"));
   Line(out, "Request",
-       JsonText(job, "gpus") + " GPU(s), type " + JsonText(job, "gpu_type", "any") +
+       JobGpusText(job) + " GPU(s), type " + JsonText(job, "gpu_type", "any") +
            ", time limit " + JsonText(job, "time_limit_s", "none"));
   if (!job.value("requeue", true)) {  // the default (requeue) goes without saying
     Line(out, "Requeue",
@@ -375,6 +416,7 @@ void PrintJob(const json& job, std::ostream& out) {
     Line(out, "After", after);
   }
   Line(out, "Node", JsonText(job, "node") + (gpus.empty() ? "" : "  GPUs " + gpus));
+  PrintShare(job, gpus, out);
   Line(out, "Command", Joined(Array(job, "command"), " "));
   Line(out, "Workdir", JsonText(job, "workdir"));
   Line(out, "Submitted", JsonText(job, "submit_time"));

@@ -43,8 +43,16 @@ std::string GpuJobText(const nlohmann::json& gpu);
 // The users of a GPU's holders, each once, comma-separated; "-" when free.
 std::string GpuUserText(const nlohmann::json& gpu);
 
+// A GPU's sharing mode in words: "shared", "mps", "exclusive"; "shared→exclusive" while a
+// change waits for its jobs to end. "exclusive" for a server older than sharing.
+std::string GpuModeText(const nlohmann::json& gpu);
+
+// A job's GPUs for a list: its share of one GPU ("0.25") when fractional, else its GPU count.
+std::string JobGpusText(const nlohmann::json& job);
+
 // The table of `gpufleet gpus` from a GET /api/v1/gpus answer ({"gpus": [GpuStatus...]}):
-// NODE GPU MODEL UTIL MEM TEMP POWER HEALTH JOB USER, plus CONDITIONS when a GPU has one.
+// NODE GPU MODEL UTIL MEM TEMP POWER HEALTH JOB USER, plus MODE (after HEALTH) when a GPU is
+// not exclusive or waits to change mode, and CONDITIONS when a GPU has one.
 // A failed or lost GPU is upper case in HEALTH ("FAILED: cause", "LOST: cause", the cause cut
 // to fit) and counted in a closing line that points to --json for the full causes.
 void PrintGpuTable(const nlohmann::json& answer, std::ostream& out);

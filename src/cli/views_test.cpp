@@ -182,6 +182,51 @@ Job RunningJob() {
   return job;
 }
 
+// --- GPU sharing (issue #7) ---
+
+TEST(CliViewsTest, ShowPrintsTheShareAskedAndThenHeld) {
+  Job job = RunningJob();
+  EXPECT_EQ(Show(job).find("GPU share"), std::string::npos);  // whole GPUs: nothing to say
+  job.spec.request.gpus = 1;
+  job.spec.request.gpu_milli = 250;
+  job.spec.request.gpu_memory_mib = 20'480;
+  job.state = JobState::kPending;
+  EXPECT_NE(Show(job).find("GPU share   0.25 of one shared GPU, asked (20480 MiB limit)\n"),
+            std::string::npos)
+      << Show(job);
+  EXPECT_NE(Show(job).find("Request     0.25 GPU(s)"), std::string::npos) << Show(job);
+  job.state = JobState::kRunning;
+  job.allocation = Allocation{.node = NodeId("n1"),
+                              .gpus = {GpuUuid("GPU-x")},
+                              .gpu_milli = 250,
+                              .gpu_memory_mib = 20'480};
+  EXPECT_NE(Show(job).find("GPU share   0.25 of GPU-x (20480 MiB limit)\n"), std::string::npos)
+      << Show(job);
+}
+
+TEST(CliViewsTest, JobListShowsAFractionalJobsShare) {
+  Job job = RunningJob();
+  EXPECT_EQ(JobGpusText(JobToJson(job)), "2");
+  job.spec.request.gpus = 1;
+  job.spec.request.gpu_milli = 250;
+  EXPECT_EQ(JobGpusText(JobToJson(job)), "0.25");
+}
+
+TEST(CliViewsTest, ModeColumnOnlyWhenAGpuIsSharedOrChanging) {
+  GpuStatus shared = Status("n1", 0);
+  shared.gpu.sharing = SharingMode::kShared;
+  GpuStatus changing = Status("n1", 1);
+  changing.gpu.sharing = SharingMode::kMps;
+  changing.gpu.sharing_next = SharingMode::kExclusive;
+  EXPECT_EQ(Table({shared, changing, Status("n1", 2)}),
+            "NODE  GPU  MODEL      UTIL  MEM         TEMP  POWER  HEALTH  MODE           JOB  USER\n"
+            "n1    0    H100-80GB  -     -/81920MiB  -     -      ok      shared         -    -\n"
+            "n1    1    H100-80GB  -     -/81920MiB  -     -      ok      mps→exclusive  -    -\n"
+            "n1    2    H100-80GB  -     -/81920MiB  -     -      ok      exclusive      -    -\n");
+  EXPECT_EQ(Table({Status("n1", 2)}).find("  MODE  "), std::string::npos);
+  EXPECT_EQ(GpuModeText(json::object()), "exclusive");  // a server older than sharing
+}
+
 TEST(CliViewsTest, ShowPrintsGpuUsage) {
   Job job = RunningJob();
   job.state = JobState::kCompleted;

@@ -67,7 +67,7 @@ class ConfigParser {
 
   Result<Config> Parse(const TomlValue& root) {
     const Section top{&root, "the top level", ""};
-    GF_TRY(CheckKeys(top, {"class", "energy", "notify", "other_teams", "scheduler", "team", "up"}));
+    GF_TRY(CheckKeys(top, {"class", "energy", "notify", "other_teams", "scheduler", "sharing", "team", "up"}));
     const TomlTable& table = root.as_table();
     if (auto it = table.find("scheduler"); it != table.end()) {
       GF_TRY(ParseScheduler(it->second));
@@ -85,6 +85,9 @@ class ConfigParser {
     }
     if (auto it = table.find("notify"); it != table.end()) {
       GF_TRY(ParseNotify(it->second));
+    }
+    if (auto it = table.find("sharing"); it != table.end()) {
+      GF_TRY(ParseSharing(it->second));
     }
     if (auto it = table.find("energy"); it != table.end()) {
       GF_TRY(ParseEnergy(it->second));
@@ -636,6 +639,21 @@ class ConfigParser {
                         IntIn(s, "webhook_attempts", 1, kMaxWebhookAttempts));
     GF_ASSIGN_OR_RETURN(notify.webhook_timeout, Duration(s, "webhook_timeout"));
     GF_ASSIGN_OR_RETURN(notify.webhook_retry_delay, Duration(s, "webhook_retry_delay"));
+    return OkStatus();
+  }
+
+  Status ParseSharing(const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[sharing]", ""));
+    GF_TRY(CheckKeys(s, {"memory_breach"}));
+    GF_ASSIGN_OR_RETURN(const std::optional<std::string> breach, String(s, "memory_breach"));
+    if (breach) {
+      Result<MemoryBreach> parsed = ParseMemoryBreach(*breach, "memory_breach");
+      if (!parsed.ok()) {
+        return KeyError(s, "memory_breach", "'" + *breach + "' is not a policy; use \"kill\" "
+                                            "(the job's largest process on the GPU) or \"warn\"");
+      }
+      config_.memory_breach = *parsed;
+    }
     return OkStatus();
   }
 

@@ -19,6 +19,7 @@
 
 #include "core/result.h"
 #include "model/energy.h"
+#include "model/node.h"
 #include "scheduler/policy.h"
 
 namespace gf {
@@ -86,6 +87,8 @@ struct Config {
   // [energy] price_per_kwh, currency, co2_g_per_kwh: energy cost and CO2 in quota, show and
   // reports (model/energy.h). Unset: energy is shown in kWh only.
   EnergyPrice energy;
+  // [sharing] memory_breach: what happens to a fractional job over its GPU memory (issue #7).
+  MemoryBreach memory_breach = MemoryBreach::kKill;
 };
 
 // Parses `text` (TOML) as a config; `source_name` names it in errors ("gpufleet.toml:7: ...").

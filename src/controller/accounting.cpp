@@ -28,10 +28,10 @@ Period MonthOf(Time t) {
                 .end = chrono::time_point_cast<Millis>(next)};
 }
 
-double OverlapGpuSeconds(Time start, Time end, int gpus, Time from, Time to) {
+double OverlapGpuSeconds(Time start, Time end, double gpus, Time from, Time to) {
   const Time lo = std::max(start, from);
   const Time hi = std::min(end, to);
-  return hi > lo ? Seconds(lo, hi) * static_cast<double>(gpus) : 0;
+  return hi > lo ? Seconds(lo, hi) * gpus : 0;
 }
 
 double ClippedGpuSeconds(const UsageRecord& run, Time from, Time to) {
@@ -84,7 +84,7 @@ FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
     const UsageRecord so_far{
         .start = span.start,
         .end = std::max(span.start, now),
-        .gpus = span.gpus,
+        .gpus = static_cast<int>(std::ceil(span.gpus)),
         .gpu_seconds = OverlapGpuSeconds(span.start, now, span.gpus, span.start, now)};
     add(span.team, span.user,
         ModelWeight(fair_share, span.gpu_models) * DecayedRunGpuSeconds(so_far, now, half_life));

@@ -33,8 +33,9 @@ struct Period {
 // The calendar month (UTC) that holds `t`: 2026-03-31T23:59:59Z → [2026-03-01, 2026-04-01).
 Period MonthOf(Time t);
 
-// Seconds of [start, end) that fall in [from, to), times `gpus`; 0 when they do not overlap.
-double OverlapGpuSeconds(Time start, Time end, int gpus, Time from, Time to);
+// Seconds of [start, end) that fall in [from, to), times `gpus` (a fractional job's share, e.g.
+// 0.25, charges that part of its GPU: issue #7); 0 when they do not overlap.
+double OverlapGpuSeconds(Time start, Time end, double gpus, Time from, Time to);
 
 // The part of a run's gpu_seconds inside [from, to): its share of the time (the store's
 // SumUsage rule). A zero-length run counts whole when it lies in the range.
@@ -55,7 +56,7 @@ Time SeedHorizon(Time now, std::chrono::seconds half_life);
 struct RunningSpan {
   std::string team{};
   std::string user{};
-  int gpus = 0;
+  double gpus = 0;  // GPUs it holds; a fractional job its share (0.25)
   Time start{};  // the run's start (now for a job still starting)
   std::vector<std::string> gpu_models{};  // distinct models of its GPUs (fair-share weights)
   std::int64_t energy_mj = 0;  // its GPUs' energy in this run so far (telemetry)

@@ -42,6 +42,10 @@ class RemoteAgent final : public NodeAgent {
   void ResetGpuHealth(const GpuUuid& uuid) override {
     Push(AgentCommand{.kind = AgentCommand::Kind::kResetGpuHealth, .gpu = uuid});
   }
+  void KillProcess(JobId job, std::uint32_t pid, const std::string& cause) override {
+    Push(AgentCommand{
+        .kind = AgentCommand::Kind::kKillProcess, .job_id = job, .cause = cause, .pid = pid});
+  }
   // No current session: reports and streams of the old one are stale (the agent says hello).
   void EndSession() override { NewSession(0); }
   // The job's files are on the node's own disk, in its agent's run dir (from the hello), laid

@@ -47,17 +47,18 @@ namespace gf {
 // replayed), does not move done_seq, and its answer comes back as an AgentLogReply (POST
 // /agent/logs) matched by `request`.
 struct AgentCommand {
-  enum class Kind { kLaunch, kKill, kAcknowledgeExit, kReadLog, kResetGpuHealth };
+  enum class Kind { kLaunch, kKill, kAcknowledgeExit, kReadLog, kResetGpuHealth, kKillProcess };
   std::int64_t seq = 0;  // increasing per node, never reused while the server runs; 0: kReadLog
   Kind kind = Kind::kLaunch;
   std::optional<Job> job{};  // kLaunch: the job as NodeAgent::Launch gets it
   JobId job_id{};            // kKill, kAcknowledgeExit, kReadLog (and kLaunch: job->id)
   std::chrono::seconds grace{0};  // kKill
-  std::string cause{};            // kKill
+  std::string cause{};            // kKill, kKillProcess
   int first_signal = 15;          // kKill
   std::int64_t request = 0;       // kReadLog: > 0, names the read in the agent's reply
   LogRequest log{};               // kReadLog (log.job == job_id)
   GpuUuid gpu{};                  // kResetGpuHealth
+  std::uint32_t pid = 0;          // kKillProcess (with job_id and cause)
 };
 
 // The agent's answer to a kReadLog: the chunk, or why it could not read (kIo naming the file).

@@ -45,9 +45,7 @@ double GpuSeconds(const Job& job, Time now) {
     return 0;
   }
   const Time end = job.end_time.value_or(now);
-  return end > *job.start_time ? Seconds(*job.start_time, end) *
-                                     static_cast<double>(job.allocation->gpus.size())
-                               : 0;
+  return end > *job.start_time ? Seconds(*job.start_time, end) * HeldGpus(*job.allocation) : 0;
 }
 
 std::string Describe(const JobRequest& r) {
@@ -1160,6 +1158,9 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
                                                                           : std::nullopt;
     Record(job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor,
            change.message);
+    if (job && change.active && change.kind == kGpuMemoryOverLimit) {
+      OnMemoryBreach(active_.at(*job), change);
+    }
   }
   for (GpuMinute& minute : result.minutes) {
     batch_.gpu_minutes.push_back(std::move(minute));
@@ -1344,6 +1345,7 @@ void Controller::ApplyHello(AgentHello hello) {
   NodeEntry& entry = nodes_[name];
   // A node that was down is up again; an admin's drain outlives the agent's reconnects.
   const bool was_down = entry.node.state == NodeState::kDown;
+  KeepSharingModes(entry.node, hello.node);
   hello.node.state = entry.node.state;
   hello.node.state_reason = entry.node.state_reason;
   hello.node.last_seen = entry.node.last_seen;  // not a change of the node by itself
@@ -1456,7 +1458,7 @@ void Controller::AccountUsage() {
   for (const JobId id : holding_) {
     const Job& job = active_.at(id);
     const double gpus =
-        static_cast<double>(job.allocation->gpus.size()) *
+        HeldGpus(*job.allocation) *
         (fair_share.model_weights.empty() ? 1 : ModelWeight(fair_share, GpuModels(job)));
     by_team[job.spec.team] += gpus;
     by_user[job.owner.user] += gpus;
@@ -1531,6 +1533,8 @@ UsageRecord Controller::RunRecord(const Job& job, std::int64_t energy_mj) const 
   const Time start = *job.start_time;
   const Time end = std::max(start, job.end_time.value_or(clock_.Now()));
   const auto gpus = static_cast<int>(job.allocation->gpus.size());
+  // Charged by what it held: a fractional job its share of its GPU (issue #7).
+  const double held = HeldGpus(*job.allocation);
   return UsageRecord{.job = job.id,
                      .start = start,
                      .end = end,
@@ -1539,7 +1543,7 @@ UsageRecord Controller::RunRecord(const Job& job, std::int64_t energy_mj) const 
                      .priority = std::string(ToString(job.spec.priority)),
                      .gpus = gpus,
                      .gpu_models = GpuModels(job),
-                     .gpu_seconds = OverlapGpuSeconds(start, end, gpus, start, end),
+                     .gpu_seconds = OverlapGpuSeconds(start, end, held, start, end),
                      .energy_mj = energy_mj};
 }
 
@@ -1550,7 +1554,7 @@ std::vector<RunningSpan> Controller::RunningSpans() const {
     const std::optional<JobUsage> usage = telemetry_->Usage(job.id);
     out.push_back(RunningSpan{.team = job.spec.team,
                               .user = job.owner.user,
-                              .gpus = static_cast<int>(job.allocation->gpus.size()),
+                              .gpus = HeldGpus(*job.allocation),
                               .start = job.start_time.value_or(clock_.Now()),
                               .gpu_models = GpuModels(job),
                               .energy_mj = usage ? usage->energy_mj : 0});
@@ -1611,10 +1615,10 @@ QuotaReport Controller::DoQuota(const Caller& caller) const {
   }
   for (const auto& [id, job] : active_) {
     if (HoldsGpus(job)) {
-      const auto gpus = static_cast<int>(job.allocation->gpus.size());
+      const int milli = HeldMilli(*job.allocation);
       TeamQuota& team = teams[job.spec.team];
-      team.gpus_held += gpus;
-      team.gpus_borrowed += job.preemptible ? gpus : 0;
+      team.held_milli += milli;
+      team.borrowed_milli += job.preemptible ? milli : 0;
     }
   }
   const std::set<std::string> mine = caller.IsOperator() ? std::set<std::string>{}

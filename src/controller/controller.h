@@ -80,6 +80,9 @@ struct ControllerOptions {
   Millis arrival_reuse{50};
   // [energy]: what a kWh costs and emits, for `quota`, `show` and reports (issue #8).
   EnergyPrice energy_price{};
+  // [sharing] memory_breach: kill the largest process of a fractional job over its GPU memory
+  // limit, or warn (issue #7).
+  MemoryBreach memory_breach = MemoryBreach::kKill;
   // Where notifications go (notify/notifier.h): each one raised is matched against the
   // subscriptions and handed over once its turn is durable. Null: they are only logged.
   // Thread-safe; must outlive the controller.
@@ -132,6 +135,8 @@ class Controller final : public ClusterService, public AgentReports {
   Result<Node> DrainNode(const Caller& caller, const NodeId& node, std::string reason) override;
   Result<Node> ResumeNode(const Caller& caller, const NodeId& node) override;
   Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& node, const std::string& gpu) override;
+  Result<Gpu> SetGpuMode(const Caller& caller, const NodeId& node, const std::string& gpu,
+                         const std::string& mode) override;
   Result<Subscription> CreateSubscription(const Caller& caller, Subscription request) override;
   Result<std::vector<Subscription>> ListSubscriptions(const Caller& caller) override;
   Result<Subscription> DeleteSubscription(const Caller& caller, const std::string& id) override;
@@ -387,6 +392,18 @@ class Controller final : public ClusterService, public AgentReports {
   std::thread thread_;
 
   // State thread only.
+  // Sharing modes (gpu_health.cpp): a mode change that waited for its GPU to empty takes
+  // effect (called before each pass); an agent's hello keeps the modes the admin set.
+  void ApplyWaitingModes();
+  static void KeepSharingModes(const Node& known, Node& reported);
+  // A fractional job's share and memory limit in its environment, and MPS's limits on an mps
+  // GPU of `node`.
+  static void AddShareEnvironment(Job& launched, const Node& node);
+  // A fractional job's processes use more GPU memory than its limit: per [sharing]
+  // memory_breach, its largest process there is killed (through its node's agent) or only
+  // warned of; either way the owner reads the cause in its events and is notified.
+  void OnMemoryBreach(const Job& job, const ConditionChange& change);
+
   std::map<JobId, Job> active_;  // every job not in a terminal state
   // The active jobs that hold GPUs (HoldsGpus), and those that ended this turn (EraseFinished
   // drops them): the per-turn work (time limits, usage, wake-ups, the snapshot's running jobs)

@@ -415,6 +415,51 @@ TEST_F(ControllerTest, SamplesGiveLiveAndStoredJobUsage) {
   EXPECT_EQ(Get(job->id).usage->peak_util_pct, 80);
 }
 
+// Issue #7: an admin shares GPU 0; a quarter-GPU job goes there (not to a free exclusive GPU),
+// sees its share in its environment, and when its processes use more than its memory limit
+// the controller has the agent kill the largest one, with the cause in the job's events.
+TEST_F(ControllerTest, SharedGpuTakesFractionalJobsAndHoldsThemToTheirMemory) {
+  EXPECT_EQ(controller_->SetGpuMode(alice_, NodeId("gpu01"), "0", "shared").error().code,
+            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->SetGpuMode(root_, NodeId("gpu01"), "0", "sliced").error().code,
+            ErrorCode::kInvalidArgument);
+  auto shared = controller_->SetGpuMode(root_, NodeId("gpu01"), "0", "shared");
+  ASSERT_TRUE(shared.ok()) << shared.error().ToString();
+  EXPECT_EQ(shared->sharing, SharingMode::kShared);
+  JobSpec spec = Spec(1);
+  spec.request.gpu_milli = 250;
+  auto job = controller_->Submit(alice_, spec);
+  ASSERT_TRUE(job.ok()) << job.error().ToString();
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  const Job launched = agent_->launched()[0];
+  ASSERT_TRUE(launched.allocation);
+  EXPECT_EQ(launched.allocation->gpus, std::vector<GpuUuid>{GpuUuid("GPU-0")});
+  EXPECT_EQ(launched.allocation->gpu_milli, 250);
+  EXPECT_EQ(launched.allocation->gpu_memory_mib, 20480);
+  const auto& env = launched.spec.env;
+  EXPECT_NE(std::find(env.begin(), env.end(),
+                      std::pair<std::string, std::string>{"GPUFLEET_GPU_MEMORY_LIMIT_MIB", "20480"}),
+            env.end());
+  controller_->OnJobStarted(job->id, 4242, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+
+  GpuSample over = Reading(0, clock_.Now(), 90, 1'000, job->id);
+  over.processes[0].used_memory_mib = 25'000;  // over its 20480 MiB
+  controller_->OnSamples(NodeId("gpu01"), {over});
+  ASSERT_TRUE(WaitFor([&] { return agent_->process_kills().size() == 1; }));
+  EXPECT_EQ(agent_->process_kills()[0], (std::pair<JobId, std::uint32_t>{job->id, 777}));
+  auto events = controller_->JobEvents(alice_, job->id);
+  ASSERT_TRUE(events.ok());
+  EXPECT_TRUE(std::any_of(events->begin(), events->end(), [](const Event& e) {
+    return e.kind == "memory_breach" && e.message.find("killed its process 777") != std::string::npos;
+  }));
+  // A quarter GPU counts a quarter in the team's quota.
+  auto quota = controller_->Quota(root_);
+  ASSERT_TRUE(quota.ok());
+  ASSERT_FALSE(quota->teams.empty());
+  EXPECT_EQ(quota->teams[0].held_milli, 250);
+}
+
 TEST_F(ControllerTest, GpuHealthChangesAreRecordedAndPersisted) {
   GpuSample failed = Reading(2, clock_.Now(), 0, 0);
   failed.health = GpuHealth::kFailed;
@@ -980,8 +1025,8 @@ TEST_F(ControllerAccountingTest, RunningJobsCountTowardsTheBudgetAndShowAsHeld) 
   const TeamQuota* cv = FindTeam(*report, "cv");
   ASSERT_NE(cv, nullptr);
   EXPECT_NEAR(cv->used_gpu_hours, 1.5, 1e-9);
-  EXPECT_EQ(cv->gpus_held, 2);
-  EXPECT_EQ(cv->gpus_borrowed, 0);
+  EXPECT_EQ(cv->held_milli, 2000);
+  EXPECT_EQ(cv->borrowed_milli, 0);
   auto next = controller_->Submit(alice_, Spec(1));
   ASSERT_TRUE(WaitFor([&] {
     return Get(next->id).reason.find("over its GPU-hour budget") != std::string::npos;

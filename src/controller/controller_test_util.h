@@ -73,6 +73,14 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     health_resets_.push_back(uuid);
   }
+  void KillProcess(JobId job, std::uint32_t pid, const std::string& /*cause*/) override {
+    std::lock_guard lock(mu_);
+    process_kills_.emplace_back(job, pid);
+  }
+  std::vector<std::pair<JobId, std::uint32_t>> process_kills() {  // NOLINT: accessor
+    std::lock_guard lock(mu_);
+    return process_kills_;
+  }
   std::vector<Job> launched() {  // NOLINT(readability-identifier-naming): accessor
     std::lock_guard lock(mu_);
     return launched_;
@@ -107,6 +115,7 @@ class FakeAgent final : public NodeAgent {
   std::vector<int> signals_;  // the first signal of each kill, in order
   std::vector<LogRequest> reads_;
   std::vector<GpuUuid> health_resets_;
+  std::vector<std::pair<JobId, std::uint32_t>> process_kills_;
 };
 
 // Polls `pred` until it holds or 10 s pass; returns its last value. Tests wait for the

@@ -67,6 +67,13 @@ class NodeAgent {
   // rising ECC errors) from its next sample on: an admin returned it to service
   // (`gpufleet gpu resume`). A GPU still broken fails again at once. Controller thread; queues.
   virtual void ResetGpuHealth(const GpuUuid& uuid) = 0;
+
+  // Kills (SIGKILL) one process of a job: a fractional job's process over its GPU memory limit
+  // (issue #7). The agent first checks that `pid` belongs to `job` (ProcessAttributor), so a
+  // late command never hits a pid reused by someone else; `cause` is logged. The job goes on
+  // if its other processes do; if the process was its main one, its exit is reported as usual.
+  // Controller thread; queues.
+  virtual void KillProcess(JobId job, std::uint32_t pid, const std::string& cause) = 0;
 };
 
 struct JobExitReport {

@@ -104,6 +104,7 @@ void Controller::NoteEnd(const Job& job) {
 }
 
 void Controller::Schedule() {
+  ApplyWaitingModes();
   const Time now = clock_.Now();
   const bool due = (full_pass_due_ && now >= *full_pass_due_) ||
                    (next_pass_at_ && now >= *next_pass_at_);
@@ -335,6 +336,10 @@ void Controller::ApplyDecisions(Decisions decisions) {
     Transition(job, JobState::kStarting,
                "starting on " + start.allocation.node.value() + " GPUs " +
                    GpuIndices(entry.node, start.allocation.gpus) +
+                   (start.allocation.gpu_milli < kWholeGpuMilli
+                        ? " (share " + GpuAmountText(start.allocation.gpu_milli) + ", " +
+                              std::to_string(start.allocation.gpu_memory_mib) + " MiB)"
+                        : "") +
                    (start.preemptible ? " (borrowed: preemptible)" : ""),
                "scheduler");
     AssignGpus(job);
@@ -343,6 +348,9 @@ void Controller::ApplyDecisions(Decisions decisions) {
     Job launched = job;
     if (job.spec.gang.has_value()) {
       AddGangEnvironment(launched, gang_nodes[job.spec.gang->gang_job]);
+    }
+    if (start.allocation.gpu_milli < kWholeGpuMilli) {
+      AddShareEnvironment(launched, entry.node);
     }
     after_commit_.emplace_back([agent, launched] { agent->Launch(launched); });
   }

@@ -140,8 +140,8 @@ struct TeamQuota {
   bool listed = false;               // in the settings file; else it follows other_teams
   int guaranteed_gpus = 0;
   std::optional<int> max_gpus{};     // nullopt = no limit
-  int gpus_held = 0;                 // by its starting and running jobs now
-  int gpus_borrowed = 0;             // of which preemptible (beyond its guarantee or budget)
+  int held_milli = 0;      // milli-GPUs held by its starting and running jobs now (shares count)
+  int borrowed_milli = 0;  // of which preemptible (beyond its guarantee or budget)
   std::optional<double> budget_gpu_hours{};  // per period; nullopt = no budget
   double used_gpu_hours = 0;         // in the period so far, running jobs included
   std::optional<double> left_gpu_hours{};    // budget - used, at least 0; nullopt = no budget
@@ -285,6 +285,12 @@ class ClusterService {
   // Operators and admins only (kPermissionDenied); kNotFound for an unknown node or GPU;
   // kFailedPrecondition when the GPU is healthy; kUnavailable when the node's agent is away.
   // Returns the GPU as known before the reset.
+  // `gpufleet gpu mode NODE GPU exclusive|shared|mps`: how the GPU is shared (SharingMode).
+  // Admins only (kPermissionDenied). On a GPU that jobs hold the change waits until they end
+  // (Gpu::sharing_next; the GPU takes no new work meanwhile). kInvalidArgument for an unknown
+  // mode (and for mig, not supported yet); kNotFound for an unknown node or GPU.
+  virtual Result<Gpu> SetGpuMode(const Caller& caller, const NodeId& node, const std::string& gpu,
+                                 const std::string& mode) = 0;
   virtual Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& node,
                                 const std::string& gpu) = 0;
 

@@ -106,6 +106,11 @@ inline int HeldMilli(const Allocation& a) {
   return static_cast<int>(a.gpus.size()) * a.gpu_milli;
 }
 
+// The same in GPUs: 2.0, or 0.25 for a quarter-GPU job.
+inline double HeldGpus(const Allocation& a) {
+  return HeldMilli(a) / static_cast<double>(kWholeGpuMilli);
+}
+
 // The signals a job may choose as its checkpoint signal: the ones a program can catch and that
 // mean "stop soon" or are free for the user (not KILL or STOP: those cannot be caught).
 // Numbers are Linux's (the only platform gpufleet runs jobs on).

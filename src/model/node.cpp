@@ -95,6 +95,20 @@ Result<SharingMode> ParseSharingMode(std::string_view s, std::string_view field)
                          "' is not a sharing mode; use exclusive, shared, mps or mig");
 }
 
+std::string_view ToString(MemoryBreach b) { return b == MemoryBreach::kWarn ? "warn" : "kill"; }
+
+Result<MemoryBreach> ParseMemoryBreach(std::string_view s, std::string_view field) {
+  if (s == "kill") {
+    return MemoryBreach::kKill;
+  }
+  if (s == "warn") {
+    return MemoryBreach::kWarn;
+  }
+  return InvalidArgument(std::string(field) + ": '" + std::string(s) +
+                         "' is not a breach policy; use \"kill\" (the job's largest process on "
+                         "the GPU) or \"warn\"");
+}
+
 std::string_view ToString(NodeState s) {
   switch (s) {
     case NodeState::kUp: return "up";

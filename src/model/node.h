@@ -39,6 +39,14 @@ inline bool HoldsFractions(SharingMode m) {
   return m == SharingMode::kShared || m == SharingMode::kMps;
 }
 
+// What the controller does when a fractional job's processes on its GPU use more memory than
+// its limit (`[sharing] memory_breach`): kill the job's largest process there (the default: the
+// other jobs on the GPU must keep their memory), or only warn (an event and a notification).
+enum class MemoryBreach { kKill, kWarn };
+std::string_view ToString(MemoryBreach b);  // "kill", "warn"
+// Errors: kInvalidArgument naming `field` and the choices.
+Result<MemoryBreach> ParseMemoryBreach(std::string_view s, std::string_view field);
+
 struct Gpu {
   int index = 0;          // NVML index on its node
   GpuUuid uuid;

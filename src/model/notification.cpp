@@ -14,6 +14,7 @@ std::string_view ToString(NotifyKind kind) {
     case NotifyKind::kQuota80: return "quota_80";
     case NotifyKind::kQuota100: return "quota_100";
     case NotifyKind::kGpuFailed: return "gpu_failed";
+    case NotifyKind::kMemoryBreach: return "memory_breach";
   }
   return "unknown";
 }

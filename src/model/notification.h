@@ -25,16 +25,18 @@ enum class NotifyKind {
   kQuota80,      // a team used 80 % of its GPU-hour budget for the period
   kQuota100,     // ... 100 %: its new jobs wait for an admin's approval
   kGpuFailed,    // a GPU failed (XID, ECC, lost): its jobs are requeued, admins should look
+  kMemoryBreach, // a fractional job used more GPU memory than its limit (issue #7)
 };
 
-// "job_end", "job_failed", "preempted", "idle_warning", "quota_80", "quota_100", "gpu_failed".
+// "job_end", "job_failed", "preempted", "idle_warning", "quota_80", "quota_100", "gpu_failed",
+// "memory_breach".
 std::string_view ToString(NotifyKind kind);
 // The names above. Errors: kInvalidArgument listing them.
 Result<NotifyKind> ParseNotifyKind(std::string_view text);
 inline constexpr NotifyKind kAllNotifyKinds[] = {
     NotifyKind::kJobEnd,      NotifyKind::kJobFailed, NotifyKind::kPreempted,
     NotifyKind::kIdleWarning, NotifyKind::kQuota80,   NotifyKind::kQuota100,
-    NotifyKind::kGpuFailed};
+    NotifyKind::kGpuFailed,   NotifyKind::kMemoryBreach};
 
 struct Notification {
   NotifyKind kind = NotifyKind::kJobEnd;

@@ -181,7 +181,11 @@ Result<std::string> EncodeGpus(const std::vector<Gpu>& gpus) {
                      {"health_cause", BytesToJson(g.health_cause)},
                      {"numa_node", g.numa_node},
                      {"pcie_switch", g.pcie_switch},
-                     {"nvlink_peers", g.nvlink_peers}});
+                     {"nvlink_peers", g.nvlink_peers},
+                     {"sharing", std::string(ToString(g.sharing))}});
+    if (g.sharing_next.has_value()) {  // a mode change waiting for the GPU to empty
+      j.back()["sharing_next"] = std::string(ToString(*g.sharing_next));
+    }
   }
   return Dump(j, "encode node GPUs");
 }
@@ -207,6 +211,21 @@ Result<std::vector<Gpu>> DecodeGpus(std::string_view text, std::string_view what
       g.numa_node = e.value("numa_node", -1);
       g.pcie_switch = e.value("pcie_switch", -1);
       g.nvlink_peers = e.value("nvlink_peers", std::vector<int>{});
+      // Sharing came with issue #7 (schema v10): rows written before are exclusive GPUs.
+      if (e.contains("sharing")) {
+        auto sharing = ParseSharingMode(e.at("sharing").get<std::string>(), "sharing");
+        if (!sharing.ok()) {
+          return Internal(std::string(what) + ": " + sharing.error().message);
+        }
+        g.sharing = *sharing;
+      }
+      if (e.contains("sharing_next")) {
+        auto next = ParseSharingMode(e.at("sharing_next").get<std::string>(), "sharing_next");
+        if (!next.ok()) {
+          return Internal(std::string(what) + ": " + next.error().message);
+        }
+        g.sharing_next = *next;
+      }
       out.push_back(std::move(g));
     }
     return out;

@@ -46,6 +46,9 @@ TEST(StoreCodecTest, GpusAndLabelsRoundTrip) {
   gpus[1].numa_node = 1;
   gpus[1].pcie_switch = 0;
   gpus[1].nvlink_peers = {0, 3};
+  gpus[1].sharing = SharingMode::kMps;
+  gpus[1].sharing_next = SharingMode::kExclusive;
+  gpus[0].sharing = SharingMode::kShared;
   auto back = DecodeGpus(*EncodeGpus(gpus), "test");
   ASSERT_TRUE(back.ok()) << back.error().ToString();
   EXPECT_EQ(*back, gpus);
@@ -68,6 +71,19 @@ TEST(StoreCodecTest, GpusWrittenBeforeTopologyDecodeWithTopologyUnknown) {
   EXPECT_EQ((*old)[0].numa_node, -1);
   EXPECT_EQ((*old)[0].pcie_switch, -1);
   EXPECT_TRUE((*old)[0].nvlink_peers.empty());
+  // Sharing came with schema v10: older GPUs are exclusive, with no change waiting.
+  EXPECT_EQ((*old)[0].sharing, SharingMode::kExclusive);
+  EXPECT_FALSE((*old)[0].sharing_next.has_value());
+}
+
+TEST(StoreCodecTest, UnknownSharingModeIsAnInternalErrorNamingTheRow) {
+  auto r = DecodeGpus(
+      "[{\"index\":0,\"uuid\":\"u\",\"model\":\"m\",\"memory_mib\":1,"
+      "\"health\":\"ok\",\"health_cause\":\"\",\"sharing\":\"timeslice\"}]",
+      "node n1 gpus");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInternal);
+  EXPECT_NE(r.error().message.find("node n1 gpus"), std::string::npos) << r.error().message;
 }
 
 TEST(StoreCodecTest, DamagedTextIsAnInternalErrorNamingTheField) {

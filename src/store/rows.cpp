@@ -17,7 +17,8 @@ const std::string_view kJobColumns =
     "reason, pid, usage_samples, usage_mean_util_pct, usage_peak_util_pct, "
     "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
     "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms, "
-    "requeue, interactive, idle_reap, gang_job, gang_rank, gang_size";
+    "requeue, interactive, idle_reap, gang_job, gang_rank, gang_size, gpu_milli, gpu_memory_mib, "
+    "alloc_gpu_milli, alloc_gpu_memory_mib";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
@@ -50,7 +51,8 @@ struct JobCol {
                        kAfter = 30, kArrayJob = 31, kArrayIndex = 32, kArrayMaxRunning = 33,
                        kBudgetApproved = 34, kLastCheckpoint = 35, kRequeue = 36,
                        kInteractive = 37, kIdleReap = 38, kGangJob = 39, kGangRank = 40,
-                       kGangSize = 41;
+                       kGangSize = 41, kGpuMilli = 42,
+                       kGpuMemory = 43, kAllocGpuMilli = 44, kAllocGpuMemory = 45;
 };
 
 // Column positions in kUsageColumns.
@@ -137,8 +139,8 @@ Result<std::optional<ArrayTask>> DecodeArrayTask(const RowSource& row,
   return std::optional<ArrayTask>(task);
 }
 
-// Parameters ?31..?43 of kUpsertJobSql: what schema v4 added, v7's requeue, v8's
-// interactive and idle_reap, v9's gang.
+// Parameters ?31..?47 of kUpsertJobSql: what schema v4 added, v7's requeue, v8's
+// interactive and idle_reap, v9's gang, v10's GPU fraction (request and allocation).
 Status BindV4Fields(ParamSink& stmt, const Job& job) {
   const JobSpec& spec = job.spec;
   auto labels = EncodeLabels(spec.request.node_labels);
@@ -172,6 +174,13 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
       stmt.BindNull(index);
     }
   }
+  stmt.BindInt64(44, spec.request.gpu_milli);  // schema v10
+  stmt.BindInt64(45, spec.request.gpu_memory_mib);
+  // A job without an allocation stores the column defaults (the whole GPU).
+  const Allocation whole;
+  const Allocation& held = job.allocation.has_value() ? *job.allocation : whole;
+  stmt.BindInt64(46, held.gpu_milli);
+  stmt.BindInt64(47, held.gpu_memory_mib);
   return OkStatus();
 }
 
@@ -200,6 +209,9 @@ Result<JobSpec> DecodeSpec(const RowSource& row, const std::string& what) {
   spec.idle_reap = row.Int64(JobCol::kIdleReap) != 0;
   GF_ASSIGN_OR_RETURN(spec.gang, DecodeGang(row, what));
   spec.request.nodes = spec.gang.has_value() ? spec.gang->size : 1;
+  GF_ASSIGN_OR_RETURN(spec.request.gpu_milli,
+                      Narrow<int>(row.Int64(JobCol::kGpuMilli), what, "gpu_milli"));
+  spec.request.gpu_memory_mib = row.Int64(JobCol::kGpuMemory);
   return spec;
 }
 
@@ -310,6 +322,9 @@ Result<Job> DecodeJob(const RowSource& row) {
     GF_ASSIGN_OR_RETURN(allocation.gpus,
                         DecodeGpuUuids(row.OptionalText(JobCol::kAllocGpus).value_or("[]"),
                                        what + " allocation"));
+    GF_ASSIGN_OR_RETURN(allocation.gpu_milli, Narrow<int>(row.Int64(JobCol::kAllocGpuMilli),
+                                                          what, "alloc_gpu_milli"));
+    allocation.gpu_memory_mib = row.Int64(JobCol::kAllocGpuMemory);
     job.allocation = std::move(allocation);
   }
   job.submit_time = FromUnixMillis(row.Int64(JobCol::kSubmit));

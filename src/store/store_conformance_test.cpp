@@ -1107,6 +1107,57 @@ TEST_P(StoreConformanceTest, GangMemberRoundTripsAndOthersReadBackAsOneNode) {
   EXPECT_EQ(MustGet(*store_, 22).spec.request.nodes, 1);
 }
 
+// --- GPU sharing (schema v10) ---
+
+TEST_P(StoreConformanceTest, FractionalJobRoundTripsAndWholeJobsReadBackWhole) {
+  Job fractional = MinimalJob(31);
+  fractional.spec.request.gpu_milli = 250;
+  fractional.spec.request.gpu_memory_mib = 20'480;
+  fractional.state = JobState::kRunning;
+  fractional.allocation = Allocation{.node = NodeId("node-a"),
+                                     .gpus = {GpuUuid("GPU-a-2")},
+                                     .gpu_milli = 250,
+                                     .gpu_memory_mib = 20'480};
+  Job whole = MinimalJob(32);
+  whole.state = JobState::kRunning;
+  whole.allocation = Allocation{.node = NodeId("node-a"), .gpus = {GpuUuid("GPU-a-0")}};
+  MustCommit({.jobs = {fractional, whole, MinimalJob(33)}});
+  Reopen();
+  const Job got = MustGet(*store_, 31);
+  EXPECT_EQ(DebugString(got), DebugString(fractional));
+  EXPECT_EQ(got.spec.request.gpu_milli, 250);
+  EXPECT_EQ(got.spec.request.gpu_memory_mib, 20'480);
+  ASSERT_TRUE(got.allocation.has_value());
+  EXPECT_EQ(got.allocation->gpu_milli, 250);
+  EXPECT_EQ(got.allocation->gpu_memory_mib, 20'480);
+  const Job got_whole = MustGet(*store_, 32);
+  EXPECT_FALSE(IsFractional(got_whole.spec.request));
+  ASSERT_TRUE(got_whole.allocation.has_value());
+  EXPECT_EQ(got_whole.allocation->gpu_milli, kWholeGpuMilli);
+  EXPECT_EQ(got_whole.allocation->gpu_memory_mib, 0);
+  EXPECT_FALSE(IsFractional(MustGet(*store_, 33).spec.request));
+}
+
+TEST_P(StoreConformanceTest, FractionOutsideItsRangeRefusesTheBatch) {
+  Job bad = MinimalJob(34);
+  bad.spec.request.gpu_milli = 1001;  // more than one GPU: the schema's CHECK refuses
+  EXPECT_FALSE(store_->Commit({.jobs = {bad}}).ok());
+  EXPECT_EQ(MustMaxJobId(*store_), 0);
+}
+
+TEST_P(StoreConformanceTest, GpuSharingModeRoundTrips) {
+  Node node = SampleNode("node-s", 3);
+  node.gpus[1].sharing = SharingMode::kShared;
+  node.gpus[2].sharing = SharingMode::kMps;
+  node.gpus[2].sharing_next = SharingMode::kExclusive;  // waits for its jobs to end
+  MustCommit({.nodes = {node}});
+  Reopen();
+  auto nodes = MustNodes(*store_);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(DebugString(nodes[0]), DebugString(node));
+  EXPECT_EQ(nodes[0], node);
+}
+
 Subscription SampleSubscription(std::string id) {
   return Subscription{.id = std::move(id),
                       .owner = "ana",

@@ -72,8 +72,8 @@ std::string DebugString(const Job& job) {
   for (const auto& [k, v] : s.env) {
     o << Quote(k) << "=" << Quote(v) << ",";
   }
-  o << "] gpus=" << s.request.gpus
-    << " gpu_type=" << Opt(s.request.gpu_type, Quote)
+  o << "] gpus=" << s.request.gpus << " gpu_milli=" << s.request.gpu_milli
+    << " gpu_memory_mib=" << s.request.gpu_memory_mib << " gpu_type=" << Opt(s.request.gpu_type, Quote)
     << " priority=" << ToString(s.priority) << " team=" << Quote(s.team)
     << " time_limit=" << Opt(s.time_limit, [](auto d) { return std::to_string(d.count()); })
     << " checkpoint_signal=" << s.checkpoint_signal << " preemptible=" << job.preemptible
@@ -98,7 +98,8 @@ std::string DebugString(const Job& job) {
          for (const auto& g : a.gpus) {
            r += Quote(g.value()) + ",";
          }
-         return r + "]";
+         return r + "] milli=" + std::to_string(a.gpu_milli) +
+                " memory_mib=" + std::to_string(a.gpu_memory_mib);
        })
     << " submit=" << Ms(job.submit_time) << " start=" << Opt(job.start_time, Ms)
     << " end=" << Opt(job.end_time, Ms)
@@ -119,7 +120,9 @@ std::string DebugString(const Node& node) {
   o << "Node{name=" << Quote(node.name.value()) << " gpus=[";
   for (const Gpu& g : node.gpus) {
     o << "{" << g.index << " " << Quote(g.uuid.value()) << " " << Quote(g.model) << " "
-      << g.memory_mib << " " << ToString(g.health) << " " << Quote(g.health_cause) << "},";
+      << g.memory_mib << " " << ToString(g.health) << " " << Quote(g.health_cause) << " "
+      << ToString(g.sharing) << "->"
+      << (g.sharing_next.has_value() ? ToString(*g.sharing_next) : "none") << "},";
   }
   o << "] cpus=" << node.cpus << " memory_mib=" << node.memory_mib << " labels={";
   for (const auto& [k, v] : node.labels) {

@@ -288,7 +288,8 @@ const SimGpuProcessTable& SimGpuBackend::Processes(Time now) {
   bool fresh = processes_time_ && now >= *processes_time_ &&
                now - *processes_time_ < proc_scan_interval_;
   if (!proc_root_.empty() && !fresh) {
-    processes_ = ScanSimGpuProcesses(proc_root_);
+    memory_limits_.clear();
+    processes_ = ScanSimGpuProcesses(proc_root_, &memory_limits_);
     processes_time_ = now;
   }
   return processes_;
@@ -310,7 +311,7 @@ SimGpuBackend::Load SimGpuBackend::ComputeLoad(const SimGpu& gpu, Time now) {
   load.mem_util_pct = SimMemoryUtilPct(load.util_pct);
   load.processes = o.processes ? *o.processes
                                : SimProcesses(pids, gpu.gpu.memory_mib, load.util_pct,
-                                              load.mem_util_pct);
+                                              load.mem_util_pct, &memory_limits_);
   load.memory_used_mib =
       o.memory_used_mib.value_or(UsedMemoryMib(gpu.gpu.memory_mib, load.processes));
   // A power cap holds the draw down, as the card's power management would (by clocking down).

@@ -189,6 +189,7 @@ class SimGpuBackend final : public GpuBackend {
   mutable std::mutex mu_;
   std::vector<SimGpu> gpus_;  // GUARDED_BY(mu_), in index order
   SimGpuProcessTable processes_;         // GUARDED_BY(mu_): the latest scan
+  SimMemoryLimits memory_limits_;        // GUARDED_BY(mu_): of that scan
   std::optional<Time> processes_time_;   // GUARDED_BY(mu_): when it was taken
 };
 

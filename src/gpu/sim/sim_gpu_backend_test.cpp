@@ -491,6 +491,21 @@ TEST(SimGpuBackendTest, ProcessMemoryFitsTheCard) {
   EXPECT_EQ(SimProcesses(pids, 24576, 90, 36), ps);
 }
 
+// A fractional job's process (GPUFLEET_GPU_MEMORY_LIMIT_MIB in its environment) takes a share
+// of its limit, not of the card, so that a simulated share job keeps within its memory.
+TEST(SimGpuBackendTest, ALimitedProcessKeepsWithinItsLimit) {
+  using namespace std::string_view_literals;
+  EXPECT_EQ(MemoryLimitMib("A=1\0GPUFLEET_GPU_MEMORY_LIMIT_MIB=20480\0B=2"sv), 20480);
+  EXPECT_EQ(MemoryLimitMib("GPUFLEET_GPU_MEMORY_LIMIT_MIB=20G"sv), std::nullopt);
+  EXPECT_EQ(MemoryLimitMib("PATH=/bin"sv), std::nullopt);
+  const std::vector<std::uint32_t> pids = {100, 101, 102};
+  const std::map<std::uint32_t, std::int64_t> limits = {{100, 20480}, {101, 20480}};
+  const std::vector<GpuProcessSample> ps = SimProcesses(pids, 81920, 90, 36, &limits);
+  EXPECT_LE(*ps[0].used_memory_mib + *ps[1].used_memory_mib, 20480);
+  EXPECT_GT(*ps[0].used_memory_mib, 0);
+  EXPECT_EQ(ps[2], SimProcesses(pids, 81920, 90, 36)[2]);  // an unlimited one as before
+}
+
 TEST(SimGpuBackendTest, EnergyIsTheIntegralOfPowerAndNeverDecreases) {
   ManualClock clock;
   FakeProc proc;

@@ -140,7 +140,8 @@ std::int64_t SimDriverReserveMib(std::int64_t memory_total_mib) {
 std::vector<GpuProcessSample> SimProcesses(std::span<const std::uint32_t> pids,
                                            std::int64_t memory_total_mib,
                                            int util_pct,
-                                           int mem_util_pct) {
+                                           int mem_util_pct,
+                                           const std::map<std::uint32_t, std::int64_t>* limits) {
   if (pids.empty()) {
     return {};
   }
@@ -150,7 +151,15 @@ std::vector<GpuProcessSample> SimProcesses(std::span<const std::uint32_t> pids,
   std::int64_t weight_sum = 0;
   for (std::uint32_t pid : pids) {
     auto pct = static_cast<std::int64_t>(SimMix64(pid) % kProcessMemorySpreadPct);
-    want_mib.push_back(memory_total_mib * (kProcessMemoryMinPct + pct) / 100);
+    // A limited process takes half its usual share of its limit (4..20 %), so that the few
+    // processes of one job (a shell and its command) stay within the limit together.
+    std::int64_t want = memory_total_mib * (kProcessMemoryMinPct + pct) / 100;
+    if (limits != nullptr) {
+      if (const auto it = limits->find(pid); it != limits->end()) {
+        want = std::min(memory_total_mib, it->second) * (kProcessMemoryMinPct + pct) / 200;
+      }
+    }
+    want_mib.push_back(want);
     want_sum += want_mib.back();
     weight_sum += ProcessWeight(pid);
   }

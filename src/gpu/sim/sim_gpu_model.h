@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -79,10 +80,14 @@ std::int64_t SimDriverReserveMib(std::int64_t memory_total_mib);
 // the card hashed from the pid (8..40 %), scaled down together when they would not fit beside
 // the driver reserve; per-process utilisation splits util_pct and mem_util_pct by weights
 // hashed from the pid, so the shares sum to at most the GPU's figures.
+// A process with a memory limit (`limits`: a fractional job's, from its environment) behaves
+// as a framework told its share does: it takes that share of its limit instead of the card.
 // REQUIRES: pids ascending and unique (the order is kept).
 std::vector<GpuProcessSample> SimProcesses(std::span<const std::uint32_t> pids,
                                            std::int64_t memory_total_mib,
                                            int util_pct,
-                                           int mem_util_pct);
+                                           int mem_util_pct,
+                                           const std::map<std::uint32_t, std::int64_t>* limits =
+                                               nullptr);
 
 }  // namespace gf

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <limits>
 #include <fstream>
 #include <iterator>
@@ -83,7 +84,28 @@ std::vector<std::string> VisibleGpuUuids(std::string_view environ_block) {
   return uuids;
 }
 
-SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root) {
+std::optional<std::int64_t> MemoryLimitMib(std::string_view environ_block) {
+  constexpr std::string_view kVar = "GPUFLEET_GPU_MEMORY_LIMIT_MIB=";
+  while (!environ_block.empty()) {
+    const std::size_t nul = environ_block.find('\0');
+    const std::string_view entry = environ_block.substr(0, nul);
+    if (entry.substr(0, kVar.size()) == kVar) {
+      const std::string_view digits = entry.substr(kVar.size());
+      std::int64_t value = 0;
+      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      if (error == std::errc() && end == digits.data() + digits.size() && value > 0) {
+        return value;
+      }
+      return std::nullopt;
+    }
+    environ_block =
+        nul == std::string_view::npos ? std::string_view() : environ_block.substr(nul + 1);
+  }
+  return std::nullopt;
+}
+
+SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root,
+                                       SimMemoryLimits* limits) {
   SimGpuProcessTable table;
   std::error_code ec;
   // Increment with an error_code: a process that exits mid-scan must not throw.
@@ -97,8 +119,14 @@ SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root) {
     if (!environ_block) {
       continue;
     }
-    for (std::string& uuid : VisibleGpuUuids(*environ_block)) {
+    std::vector<std::string> uuids = VisibleGpuUuids(*environ_block);
+    for (std::string& uuid : uuids) {
       table[std::move(uuid)].push_back(*pid);
+    }
+    if (limits != nullptr && !uuids.empty()) {
+      if (const std::optional<std::int64_t> limit = MemoryLimitMib(*environ_block)) {
+        (*limits)[*pid] = *limit;
+      }
     }
   }
   // readdir order is arbitrary; ascending pids make samples reproducible.

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +23,18 @@ namespace gf {
 // GPU UUID → pids (ascending) of the processes that name it.
 using SimGpuProcessTable = std::map<std::string, std::vector<std::uint32_t>, std::less<>>;
 
+// pid → GPU memory limit (MiB) of the processes whose environment has
+// GPUFLEET_GPU_MEMORY_LIMIT_MIB (a fractional job's, issue #7).
+using SimMemoryLimits = std::map<std::uint32_t, std::int64_t>;
+
 // Scans every numeric directory under `proc_root` ("/proc", or a fake tree in tests).
-// A missing or unreadable root gives an empty table.
-SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root);
+// A missing or unreadable root gives an empty table. With `limits`, also fills it.
+SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root,
+                                       SimMemoryLimits* limits = nullptr);
+
+// The GPUFLEET_GPU_MEMORY_LIMIT_MIB of one environment block; nullopt when absent or not a
+// number.
+std::optional<std::int64_t> MemoryLimitMib(std::string_view environ_block);
 
 // The GPU UUIDs named by one NUL-separated environment block (the content of an environ
 // file), each once, in first-seen order.

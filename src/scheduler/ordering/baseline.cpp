@@ -76,13 +76,13 @@ int LasQueue(double attained_gpu_seconds, const std::vector<double>& thresholds)
 }
 
 double AttainedGpuSeconds(const RunningJob& job, Time now) {
-  const double gpus = static_cast<double>(job.allocation.gpus.size());
+  const double gpus = HeldGpus(job.allocation);
   return job.attained_gpu_seconds + gpus * Seconds(std::max(Millis(0), now - job.start_time));
 }
 
 std::optional<Time> NextRankChange(const RunningJob& job, const PolicyConfig& policy, Time now) {
   const std::vector<double>& thresholds = policy.ordering.las_thresholds;
-  const double gpus = static_cast<double>(job.allocation.gpus.size());
+  const double gpus = HeldGpus(job.allocation);
   if (policy.ordering.order != QueueOrder::kLas || gpus == 0) {
     return std::nullopt;
   }

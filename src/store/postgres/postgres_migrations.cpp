@@ -195,8 +195,19 @@ ALTER TABLE jobs ADD COLUMN gang_rank INTEGER CHECK (gang_rank >= 0);
 ALTER TABLE jobs ADD COLUMN gang_size INTEGER CHECK (gang_size > 1);
 )sql";
 
+// Version 10: GPU sharing (see sqlite/migrations.cpp).
+constexpr std::string_view kSchemaV10 = R"sql(
+ALTER TABLE jobs ADD COLUMN gpu_milli INTEGER NOT NULL DEFAULT 0
+  CHECK (gpu_milli BETWEEN 0 AND 1000);
+ALTER TABLE jobs ADD COLUMN gpu_memory_mib BIGINT NOT NULL DEFAULT 0 CHECK (gpu_memory_mib >= 0);
+ALTER TABLE jobs ADD COLUMN alloc_gpu_milli INTEGER NOT NULL DEFAULT 1000
+  CHECK (alloc_gpu_milli BETWEEN 1 AND 1000);
+ALTER TABLE jobs ADD COLUMN alloc_gpu_memory_mib BIGINT NOT NULL DEFAULT 0
+  CHECK (alloc_gpu_memory_mib >= 0);
+)sql";
+
 // Versions and descriptions as in sqlite/migrations.cpp.
-constexpr std::array<Migration, 9> kMigrations = {{
+constexpr std::array<Migration, 10> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
@@ -206,6 +217,7 @@ constexpr std::array<Migration, 9> kMigrations = {{
     {7, "job requeue", kSchemaV7},
     {8, "job interactive, idle reap; notification subscriptions", kSchemaV8},
     {9, "multi-node jobs", kSchemaV9},
+    {10, "fractional gpu requests and allocations", kSchemaV10},
 }};
 
 // The advisory lock that orders migrations: a constant class ('gflt') and the schema's hash,

@@ -227,7 +227,21 @@ ALTER TABLE jobs ADD COLUMN gang_rank INTEGER CHECK (gang_rank >= 0);
 ALTER TABLE jobs ADD COLUMN gang_size INTEGER CHECK (gang_size > 1);
 )sql";
 
-constexpr std::array<Migration, 9> kMigrations = {{
+// Version 10 (issue #7): GPU sharing. A job's request for a part of one GPU (milli-GPU of
+// compute, MiB of its memory; 0 = not asked) and what its allocation holds of each GPU (1000 and
+// 0 = the whole GPU). Older jobs read back as whole-GPU jobs. A GPU's sharing mode is in the
+// nodes' GPU JSON (store/codec.cpp), which needs no column.
+constexpr std::string_view kSchemaV10 = R"sql(
+ALTER TABLE jobs ADD COLUMN gpu_milli INTEGER NOT NULL DEFAULT 0
+  CHECK (gpu_milli BETWEEN 0 AND 1000);
+ALTER TABLE jobs ADD COLUMN gpu_memory_mib INTEGER NOT NULL DEFAULT 0 CHECK (gpu_memory_mib >= 0);
+ALTER TABLE jobs ADD COLUMN alloc_gpu_milli INTEGER NOT NULL DEFAULT 1000
+  CHECK (alloc_gpu_milli BETWEEN 1 AND 1000);
+ALTER TABLE jobs ADD COLUMN alloc_gpu_memory_mib INTEGER NOT NULL DEFAULT 0
+  CHECK (alloc_gpu_memory_mib >= 0);
+)sql";
+
+constexpr std::array<Migration, 10> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
@@ -237,6 +251,7 @@ constexpr std::array<Migration, 9> kMigrations = {{
     {7, "job requeue", kSchemaV7},
     {8, "job interactive, idle reap; notification subscriptions", kSchemaV8},
     {9, "multi-node jobs", kSchemaV9},
+    {10, "fractional gpu requests and allocations", kSchemaV10},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

@@ -371,7 +371,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5,6,7,8,9");
+            "1,2,3,4,5,6,7,8,9,10");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -499,6 +499,29 @@ TEST_F(SqliteStoreTest, MigratesAVersion7DatabaseToReapableBatchJobs) {
   EXPECT_TRUE(subs->empty());
   EXPECT_FALSE((*job)->spec.gang.has_value());  // and schema 9's: not a multi-node job
   EXPECT_EQ((*job)->spec.request.nodes, 1);
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
+}
+
+// A database written by schema 9 (no GPU fractions) opens and is migrated: a running job reads
+// back as holding its whole GPU, and its request as whole GPUs.
+TEST_F(SqliteStoreTest, MigratesAVersion9DatabaseToWholeGpuJobs) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(9)).ok());
+    MustExec(db.get(), R"sql(
+      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
+                        state, terminal, submit_ms, reason, alloc_node, alloc_gpus)
+      VALUES (9, 1000, 100, 'ana', 'v9', '["true"]', '/tmp', '[]', 1, 'normal', 'cv',
+              'RUNNING', 0, 1700000000000, '', 'node-a', '["GPU-0"]');)sql");
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto job = store->GetJob(JobId(9));
+  ASSERT_TRUE(job.ok() && job->has_value()) << (job.ok() ? "no job 9" : job.error().ToString());
+  EXPECT_FALSE(IsFractional((*job)->spec.request));
+  ASSERT_TRUE((*job)->allocation.has_value());
+  EXPECT_EQ((*job)->allocation->gpu_milli, kWholeGpuMilli);
+  EXPECT_EQ((*job)->allocation->gpu_memory_mib, 0);
   EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
 }
 
