@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "controller/controller.h"
@@ -35,6 +36,25 @@ Gpu* FindGpu(Node& node, const std::string& ref) {
     }
   }
   return nullptr;
+}
+
+// The node's entry in `nodes` (the controller's) and the GPU `ref` names on it. A template only
+// so that it can take the controller's private entry type. Errors: kNotFound naming the node or
+// the GPU and where to find the names.
+template <typename Nodes>
+Result<std::pair<typename Nodes::mapped_type*, Gpu*>> FindNodeGpu(Nodes& nodes,
+                                                                  const NodeId& node,
+                                                                  const std::string& ref) {
+  auto it = nodes.find(node);
+  if (it == nodes.end()) {
+    return NotFound("node " + node.value() + " not found (gpufleet nodes lists them)");
+  }
+  Gpu* found = FindGpu(it->second.node, ref);
+  if (found == nullptr) {
+    return NotFound("GPU " + ref + " not found on " + node.value() +
+                    "; name it by index or UUID (gpufleet gpus lists them)");
+  }
+  return std::make_pair(&it->second, found);
 }
 
 }  // namespace
@@ -84,16 +104,9 @@ Result<Gpu> Controller::ResumeGpu(const Caller& caller, const NodeId& node,
     return PermissionDenied("gpu resume: only an operator or admin (or root) may resume GPUs");
   }
   return Call<Gpu>([this, caller, node, gpu]() -> Result<Gpu> {
-    auto it = nodes_.find(node);
-    if (it == nodes_.end()) {
-      return NotFound("node " + node.value() + " not found (gpufleet nodes lists them)");
-    }
-    NodeEntry& entry = it->second;
-    Gpu* found = FindGpu(entry.node, gpu);
-    if (found == nullptr) {
-      return NotFound("GPU " + gpu + " not found on " + node.value() +
-                      "; name it by index or UUID (gpufleet gpus lists them)");
-    }
+    GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
+    NodeEntry& entry = *located.first;
+    Gpu* found = located.second;
     const std::string name = GpuName(found->index, found->uuid, node);
     if (found->health == GpuHealth::kOk) {
       return FailedPrecondition(name + " is ok: there is nothing to resume");
@@ -141,16 +154,9 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller, const NodeId& node,
         "exclusive, shared or mps");
   }
   return Call<Gpu>([this, caller, node, gpu, wanted]() -> Result<Gpu> {
-    auto it = nodes_.find(node);
-    if (it == nodes_.end()) {
-      return NotFound("node " + node.value() + " not found (gpufleet nodes lists them)");
-    }
-    NodeEntry& entry = it->second;
-    Gpu* found = FindGpu(entry.node, gpu);
-    if (found == nullptr) {
-      return NotFound("GPU " + gpu + " not found on " + node.value() +
-                      "; name it by index or UUID (gpufleet gpus lists them)");
-    }
+    GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
+    NodeEntry& entry = *located.first;
+    Gpu* found = located.second;
     const std::string name = GpuName(found->index, found->uuid, node);
     const std::string from(ToString(found->sharing));
     if (found->sharing == wanted) {

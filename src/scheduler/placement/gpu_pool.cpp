@@ -30,7 +30,8 @@ std::int64_t ExpectedEnd(const RunningJob& job, std::int64_t now_ms) {
   return std::max(now_ms, ToUnixMillis(job.start_time) + Millis(*job.time_limit).count());
 }
 
-// Up nodes sorted by name, each with its usable GPUs sorted by index.
+}  // namespace
+
 std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster) {
   std::vector<const NodeSnapshot*> up;
   for (const NodeSnapshot& node : cluster.nodes) {
@@ -43,8 +44,6 @@ std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster) {
   });
   return up;
 }
-
-}  // namespace
 
 GpuPool::GpuPool(const ClusterSnapshot& cluster, Time now) : now_ms_(ToUnixMillis(now)) {
   std::set<std::string> display_models;

@@ -131,6 +131,10 @@ class NodeSet {
   std::vector<int> nodes_;  // ascending
 };
 
+// The up nodes of `cluster`, sorted by name (stable: equal names keep their order). Pools
+// list their nodes in this order.
+std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster);
+
 class GpuPool {
  public:
   // The up nodes of `cluster` and their usable GPUs; GPUs in NodeSnapshot::allocated or held

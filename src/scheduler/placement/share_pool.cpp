@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "scheduler/placement/gpu_pool.h"
+
 namespace gf {
 namespace {
 
@@ -48,16 +50,7 @@ ShareFit ShareOf(const JobRequest& request, std::int64_t gpu_memory_mib) {
 
 SharePool::SharePool(const ClusterSnapshot& cluster) {
   std::map<GpuUuid, int> position;
-  std::vector<const NodeSnapshot*> up;
-  for (const NodeSnapshot& node : cluster.nodes) {
-    if (node.node.state == NodeState::kUp) {
-      up.push_back(&node);
-    }
-  }
-  std::sort(up.begin(), up.end(), [](const NodeSnapshot* a, const NodeSnapshot* b) {
-    return a->node.name < b->node.name;
-  });
-  for (const NodeSnapshot* node : up) {
+  for (const NodeSnapshot* node : UpNodesByName(cluster)) {
     std::vector<const Gpu*> gpus;
     for (const Gpu& gpu : node->node.gpus) {
       if (TakesFractions(gpu)) {
