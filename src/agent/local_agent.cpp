@@ -4,7 +4,6 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 
 #include <poll.h>
 #include <signal.h>
@@ -327,7 +326,7 @@ void LocalAgent::KillProcesses(std::span<const LiveJob> live) {
     }
     if (::kill(static_cast<pid_t>(k.pid), SIGKILL) != 0) {
       spdlog::warn("agent: kill of pid {} (job {}) failed: {}", k.pid, k.job.value(),
-                   std::strerror(errno));
+                   ErrnoText(errno));
       continue;
     }
     spdlog::warn("agent: killed pid {} of job {}: {}", k.pid, k.job.value(), k.cause);

@@ -168,7 +168,7 @@ Result<std::int64_t> ParseMemoryMib(std::string_view text, std::string_view fiel
   } else if (unit == "G" || unit == "GI" || unit == "GIB" || unit == "GB") {
     scale = 1024;
   } else if (unit == "T" || unit == "TI" || unit == "TIB" || unit == "TB") {
-    scale = 1024 * 1024;
+    scale = std::int64_t{1024} * 1024;
   }
   constexpr std::size_t kMaxDigits = 9;  // far beyond any GPU, far within int64 after scaling
   if (end == 0 || end > kMaxDigits || scale == 0) {
