@@ -113,5 +113,48 @@ TEST(CombineUsageTest, AddsCountsWeighsMeansAndKeepsPeaks) {
   EXPECT_EQ(CombineUsage(JobUsage{}, JobUsage{}).mean_util_pct, 0);
 }
 
+// Issue #7: shares are milli-GPUs and memory MiB, parsed without floats.
+TEST(FractionTest, SharesAndMemorySizesParseExactlyAndBadOnesNameTheField) {
+  EXPECT_EQ(ParseGpuShare("0.25").value(), 250);
+  EXPECT_EQ(ParseGpuShare(".5").value(), 500);
+  EXPECT_EQ(ParseGpuShare("1").value(), 1000);
+  EXPECT_EQ(ParseGpuShare("0.001").value(), 1);
+  for (const char* bad : {"0", "1.5", "0.0001", "-0.5", "abc", "", ".", "2", "0.3x"}) {
+    auto r = ParseGpuShare(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message.rfind("gpu-share: ", 0), 0U) << r.error().message;
+  }
+  EXPECT_EQ(ParseMemoryMib("20G").value(), 20480);
+  EXPECT_EQ(ParseMemoryMib("20GiB").value(), 20480);
+  EXPECT_EQ(ParseMemoryMib("512").value(), 512);
+  EXPECT_EQ(ParseMemoryMib("512m").value(), 512);
+  EXPECT_EQ(ParseMemoryMib("1T").value(), 1024 * 1024);
+  for (const char* bad : {"0", "G", "20X", "-1G", "1.5G", "9999999999G"}) {
+    auto r = ParseMemoryMib(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message.rfind("gpu-mem: ", 0), 0U) << r.error().message;
+  }
+  EXPECT_EQ(GpuAmountText(250), "0.25");
+  EXPECT_EQ(GpuAmountText(2000), "2");
+  EXPECT_EQ(GpuAmountText(1125), "1.125");
+}
+
+TEST(FractionTest, AFractionIsOfOneGpuOnOneNode) {
+  JobRequest r;
+  r.gpu_milli = 250;
+  EXPECT_TRUE(ValidateFraction(r).ok());
+  r.gpus = 2;
+  EXPECT_EQ(ValidateFraction(r).error().message.rfind("gpus: ", 0), 0U);
+  r.gpus = 1;
+  r.nodes = 2;
+  EXPECT_FALSE(ValidateFraction(r).ok());
+  r.nodes = 1;
+  r.gpu_milli = 1001;
+  EXPECT_EQ(ValidateFraction(r).error().message.rfind("gpu-share: ", 0), 0U);
+  JobRequest whole;
+  whole.gpus = 8;
+  EXPECT_TRUE(ValidateFraction(whole).ok());  // not fractional: nothing to check
+}
+
 }  // namespace
 }  // namespace gf
