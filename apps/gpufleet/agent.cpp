@@ -75,6 +75,7 @@ int RunAgent(const AgentOptions& options) {
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
   agent_options.power = *power;
   agent_options.self_test = *self_test;
+  agent_options.mps = MpsFromFlags(options.mps_control, options.gpus, data_dir);
   LocalAgent agent(agent_options, **backend, executor, link, clock);
   link.Attach(&agent, [&agent] { agent.SayHelloAgain(); });
   link.Start();

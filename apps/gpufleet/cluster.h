@@ -38,6 +38,7 @@ struct AgentOptions {
   std::string idle_power_after = "10m";  // ... once without a job this long
   std::string gpu_self_test;                // run on failed idle GPUs; exit 0 returns them
   std::string gpu_self_test_interval = "10m";  // ... at most this often per GPU
+  std::string mps_control = "auto";  // nvidia-cuda-mps-control for mps GPUs (MpsFromFlags)
 };
 
 // Both return the process exit code and run until SIGINT/SIGTERM. RunServer also returns (3)

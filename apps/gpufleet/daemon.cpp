@@ -105,6 +105,17 @@ Result<std::optional<PowerSaverOptions>> PowerPolicyFromFlags(std::string_view l
       .idle_after = std::chrono::duration_cast<Millis>(idle_after)});
 }
 
+MpsOptions MpsFromFlags(const std::string& control, const std::string& gpus,
+                        const std::filesystem::path& data_dir) {
+  std::string program = control;
+  if (control == "auto") {
+    program = gpus.starts_with("nvml") ? "nvidia-cuda-mps-control" : "";
+  } else if (control == "none") {
+    program = "";
+  }
+  return MpsOptions{.control = program, .dir = data_dir / "mps"};
+}
+
 Result<GpuSelfTestOptions> SelfTestFromFlags(std::string_view command_flag,
                                              const std::string& command,
                                              std::string_view interval_flag,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agent/gpu_self_test.h"
+#include "agent/mps_daemons.h"
 #include "agent/power_saver.h"
 #include "config/config.h"
 #include "core/result.h"
@@ -42,6 +43,12 @@ Result<std::optional<PowerSaverOptions>> PowerPolicyFromFlags(std::string_view l
                                                               int limit_w,
                                                               std::string_view after_flag,
                                                               const std::string& after);
+
+// The MPS control daemons of mps GPUs (agent/mps_daemons.h) from --mps-control: "auto" is
+// nvidia-cuda-mps-control from PATH on NVIDIA GPUs (a --gpus nvml spec) and none on simulated
+// ones; "none" is none; anything else names the program. Daemon directories: <data_dir>/mps.
+MpsOptions MpsFromFlags(const std::string& control, const std::string& gpus,
+                        const std::filesystem::path& data_dir);
 
 // The self-test of failed GPUs (agent/gpu_self_test.h) from --gpu-self-test COMMAND ("" = off)
 // and --gpu-self-test-interval DURATION (1m to 7d), named in errors by the given flags or keys.

@@ -78,6 +78,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   up_cmd->add_option("--gpu-self-test", up.gpu_self_test,
                      "shell command run on a failed GPU with no process; exit 0 returns it");
+  up_cmd->add_option("--mps-control", up.mps_control,
+                     "MPS control program for GPUs in mps mode: auto (nvidia-cuda-mps-control "
+                     "with NVIDIA GPUs), none, or a path")
+      ->capture_default_str();
   up_cmd->add_option("--gpu-self-test-interval", up.gpu_self_test_interval,
                      "how often a failed GPU is tested (1m .. 7d)")
       ->capture_default_str();
@@ -136,6 +140,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   agent_cmd->add_option("--gpu-self-test", agent.gpu_self_test,
                         "shell command run on a failed GPU with no process; exit 0 returns it");
+  agent_cmd->add_option("--mps-control", agent.mps_control,
+                     "MPS control program for GPUs in mps mode: auto (nvidia-cuda-mps-control "
+                     "with NVIDIA GPUs), none, or a path")
+      ->capture_default_str();
   agent_cmd->add_option("--gpu-self-test-interval", agent.gpu_self_test_interval,
                         "how often a failed GPU is tested (1m .. 7d)")
       ->capture_default_str();

@@ -130,7 +130,7 @@ int RunServer(const ServerOptions& options) {
   copts.kill_grace = std::chrono::seconds(options.kill_grace_s);
   copts.policy = config->policy;
   copts.energy_price = config->energy;
-  copts.memory_breach = config->memory_breach;
+  copts.sharing = config->sharing;
   copts.team_of_user = config->team_of_user;
   copts.node_timeout = std::chrono::duration_cast<Millis>(*node_timeout);
   copts.lease_epoch = **epoch;

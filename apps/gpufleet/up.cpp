@@ -42,7 +42,7 @@ struct UpSettings {
   // of its value names the key rather than a flag nobody typed.
   std::map<std::string, std::string> origin;
   EnergyPrice energy;  // [energy]
-  MemoryBreach memory_breach = MemoryBreach::kKill;  // [sharing]
+  SharingConfig sharing;  // [sharing]
 
   std::string Name(const std::string& flag) const {
     auto it = origin.find(flag);
@@ -62,7 +62,7 @@ struct UpSettings {
 
 // --config, or the default file when it exists; no file is the stock policy and the flags.
 Result<UpSettings> ReadSettings(const UpOptions& flags) {
-  UpSettings settings{flags, PolicyConfig{}, {}, {}, "", {}, {}, {}, MemoryBreach::kKill};
+  UpSettings settings{flags, PolicyConfig{}, {}, {}, "", {}, {}, {}, SharingConfig{}};
   const std::string path = SettingsFile(flags.config);
   if (path.empty()) {
     return settings;
@@ -72,7 +72,7 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.team_of_user = config.team_of_user;
   settings.notify = config.notify;
   settings.energy = config.energy;
-  settings.memory_breach = config.memory_breach;
+  settings.sharing = config.sharing;
   settings.source = config.source;
   const auto same = [](const auto& v) { return v; };
   const auto text = [](std::chrono::seconds d) { return FormatDuration(d); };
@@ -92,6 +92,7 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.Take("--idle-power-limit", up.idle_power_limit, o.idle_power_limit_w, same);
   settings.Take("--idle-power-after", up.idle_power_after, o.idle_power_after, text);
   settings.Take("--gpu-self-test", up.gpu_self_test, o.gpu_self_test, same);
+  settings.Take("--mps-control", up.mps_control, o.mps_control, same);
   settings.Take("--gpu-self-test-interval", up.gpu_self_test_interval, o.gpu_self_test_interval,
                 text);
   settings.Take("--kill-grace", up.kill_grace, o.kill_grace_s,
@@ -181,7 +182,7 @@ int RunUp(const UpOptions& flags) {
   copts.kill_grace = std::chrono::seconds(options.kill_grace_s);
   copts.policy = settings->policy;
   copts.energy_price = settings->energy;
-  copts.memory_breach = settings->memory_breach;
+  copts.sharing = settings->sharing;
   copts.team_of_user = settings->team_of_user;
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
@@ -198,6 +199,7 @@ int RunUp(const UpOptions& flags) {
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
   agent_options.power = *power;
   agent_options.self_test = *self_test;
+  agent_options.mps = MpsFromFlags(options.mps_control, options.gpus, data_dir);
   LocalAgent agent(agent_options, **backend, executor, controller, clock);
   controller.AttachAgent(node, &agent);
   controller.Start();

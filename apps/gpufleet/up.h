@@ -33,6 +33,7 @@ struct UpOptions {
   std::string idle_power_after = "10m";   // ... once without a job this long
   std::string gpu_self_test;                // run on failed idle GPUs; exit 0 returns them
   std::string gpu_self_test_interval = "10m";  // ... at most this often per GPU
+  std::string mps_control = "auto";  // nvidia-cuda-mps-control for mps GPUs (MpsFromFlags)
 };
 
 // Returns the process exit code.

@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/tool_run.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "model/gpu_sample.h"
@@ -34,16 +35,9 @@ struct GpuSelfTestOptions {
   Millis timeout{10 * 60 * 1000};       // a test running longer fails (killed)
 };
 
-// How one run of the command ended: passed (exit 0), or why not, with its last output.
-struct SelfTestOutcome {
-  bool passed = false;
-  std::string detail{};  // "exit 1", "killed: still running after the timeout (10m)", ...
-  std::string output{};  // the tail of its stdout and stderr together (at most 2 KiB)
-};
-
 // Runs `command` for the GPU as described above and waits for it (at most `timeout`). While it
 // runs, `*running` holds its process group (0 otherwise), for a caller that must stop it.
-SelfTestOutcome RunSelfTest(const std::string& command, const GpuUuid& uuid, int index,
+ToolOutcome RunSelfTest(const std::string& command, const GpuUuid& uuid, int index,
                             Millis timeout, std::atomic<int>* running = nullptr);
 
 class GpuSelfTest {

@@ -13,7 +13,7 @@ namespace {
 using std::chrono::seconds;
 
 TEST(RunSelfTestTest, TheCommandSeesItsGpuAndPassesWithExitZero) {
-  const SelfTestOutcome outcome = RunSelfTest(
+  const ToolOutcome outcome = RunSelfTest(
       "test \"$CUDA_VISIBLE_DEVICES\" = GPU-7 && test \"$GPUFLEET_GPU_UUID\" = GPU-7 && "
       "test \"$GPUFLEET_GPU_INDEX\" = 3 && echo burn-in ok",
       GpuUuid("GPU-7"), 3, Millis(10'000));
@@ -23,7 +23,7 @@ TEST(RunSelfTestTest, TheCommandSeesItsGpuAndPassesWithExitZero) {
 }
 
 TEST(RunSelfTestTest, AFailureKeepsTheExitStatusAndTheOutputTail) {
-  const SelfTestOutcome outcome =
+  const ToolOutcome outcome =
       RunSelfTest("echo 'ECC page retirement failed' >&2; exit 3", GpuUuid("GPU-1"), 1,
                   Millis(10'000));
   EXPECT_FALSE(outcome.passed);
@@ -33,7 +33,7 @@ TEST(RunSelfTestTest, AFailureKeepsTheExitStatusAndTheOutputTail) {
 
 TEST(RunSelfTestTest, ATestPastItsTimeoutIsKilledWithWhatItStarted) {
   const auto start = std::chrono::steady_clock::now();
-  const SelfTestOutcome outcome =
+  const ToolOutcome outcome =
       RunSelfTest("sleep 30 & sleep 30; echo never", GpuUuid("GPU-1"), 1, Millis(1000));
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
   EXPECT_FALSE(outcome.passed);

@@ -223,8 +223,14 @@ void LocalAgent::DoLaunch(const Job& job) {
   if (power_) {
     power_->JobStarting(job.id, spec.gpus);  // a capped GPU gets its default limit back first
   }
+  if (job.allocation && !job.allocation->mig.value().empty()) {
+    spec.gpus = {job.allocation->mig};  // CUDA sees its MIG device only
+  }
   // Returns once the shim is started; ReportStarts reports the job when it runs.
-  Status started = executor_.StartLaunch(spec);
+  Status started = JoinMps(spec);
+  if (started.ok()) {
+    started = executor_.StartLaunch(spec);
+  }
   if (started.ok()) {
     return;
   }
@@ -239,6 +245,24 @@ void LocalAgent::DoLaunch(const Job& job) {
   reports_.OnJobExited(JobExitReport{job.id, -1, std::nullopt, clock_.Now(),
                                      "failed to start: " + started.error().message,
                                      options_.name});
+}
+
+Status LocalAgent::JoinMps(LaunchSpec& spec) {
+  if (!MpsDaemons::Wanted(spec.env)) {
+    for (const GpuUuid& uuid : spec.gpus) {
+      mps_.Leave(uuid);
+    }
+    return OkStatus();
+  }
+  if (spec.gpus.size() != 1) {
+    return InvalidArgument("mps: a job under MPS holds part of one GPU; this one names " +
+                           std::to_string(spec.gpus.size()));
+  }
+  GF_ASSIGN_OR_RETURN(EnvList env, mps_.Join(spec.gpus.front()));
+  for (auto& kv : env) {
+    spec.env.push_back(std::move(kv));
+  }
+  return OkStatus();
 }
 
 // The start time reported is the one the Executor took as the launch began, before the job's
@@ -333,8 +357,48 @@ void LocalAgent::KillProcesses(std::span<const LiveJob> live) {
   }
 }
 
+void LocalAgent::ApplyMigLayout(const GpuUuid& gpu, const std::vector<std::string>& profiles) {
+  std::lock_guard lock(mu_);
+  mig_layouts_.push_back(MigLayout{.gpu = gpu, .profiles = profiles});
+}
+
+std::vector<std::pair<GpuUuid, std::string>> LocalAgent::ApplyMigLayouts() {
+  std::vector<MigLayout> layouts;
+  {
+    std::lock_guard lock(mu_);
+    layouts.swap(mig_layouts_);
+  }
+  std::vector<std::pair<GpuUuid, std::string>> failures;
+  for (const MigLayout& layout : layouts) {
+    std::string list;
+    for (const std::string& p : layout.profiles) {
+      list += (list.empty() ? "" : ",") + p;
+    }
+    const int index = IndexOf(layout.gpu);
+    const Status applied =
+        index < 0 ? Status(NotFound("no GPU " + layout.gpu.value() + " on this node"))
+                  : backend_.ApplyMigLayout(index, layout.profiles);
+    if (!applied.ok()) {
+      spdlog::warn("agent: MIG layout [{}] on GPU {} not applied: {}", list, layout.gpu.value(),
+                   applied.error().ToString());
+      failures.emplace_back(layout.gpu, applied.error().message);
+      continue;
+    }
+    spdlog::info("agent: MIG layout [{}] applied on GPU {}", list, layout.gpu.value());
+  }
+  return failures;
+}
+
 void LocalAgent::SampleRound() {
+  const std::vector<std::pair<GpuUuid, std::string>> mig_failures = ApplyMigLayouts();
   std::vector<GpuSample> samples = SampleEachGpu();
+  for (GpuSample& s : samples) {
+    for (const auto& [gpu, why] : mig_failures) {
+      if (s.uuid == gpu) {
+        s.mig_layout_error = why;
+      }
+    }
+  }
   std::vector<LiveJob> live;
   std::vector<GpuUuid> resets;
   {

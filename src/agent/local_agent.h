@@ -30,6 +30,7 @@
 #include <string>
 #include <thread>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "controller/node_agent.h"
@@ -37,6 +38,7 @@
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
 #include "agent/gpu_self_test.h"
+#include "agent/mps_daemons.h"
 #include "agent/power_saver.h"
 #include "monitor/attribution.h"
 #include "monitor/health.h"
@@ -56,6 +58,8 @@ struct LocalAgentOptions {
   // The administrator's self-test for failed GPUs (--gpu-self-test): a pass returns the GPU to
   // service (gpu_self_test.h). Empty command: off.
   GpuSelfTestOptions self_test{};
+  // MPS control daemons for jobs on mps GPUs (mps_daemons.h); no control program: none.
+  MpsOptions mps{};
 };
 
 class LocalAgent final : public NodeAgent {
@@ -96,6 +100,10 @@ class LocalAgent final : public NodeAgent {
   void ResetGpuHealth(const GpuUuid& uuid) override;
   // Checked and done by the sampler thread (it owns the attributor) at its next round.
   void KillProcess(JobId job, std::uint32_t pid, const std::string& cause) override;
+  // Done by the sampler thread (it owns the backend) before its next round, whose sample of
+  // the GPU shows the outcome (its MIG devices, or the failure in mig_layout_error). Nothing
+  // happens while sampling is off.
+  void ApplyMigLayout(const GpuUuid& gpu, const std::vector<std::string>& profiles) override;
 
  private:
   void Enqueue(std::function<void()> work);
@@ -103,6 +111,9 @@ class LocalAgent final : public NodeAgent {
   void Loop();
   void WaitForEvents();
   void DoLaunch(const Job& job);
+  // A launch on an mps GPU (MpsDaemons::Wanted): its daemon, started if need be, in the
+  // job's environment. Any other launch: its GPUs' daemons quit.
+  Status JoinMps(LaunchSpec& spec);
   void ReportStarts();
   void PollExits();
   void PublishLiveJobs();
@@ -128,6 +139,7 @@ class LocalAgent final : public NodeAgent {
   std::vector<bool> sample_failing_;  // per gpus_ entry: its last Sample failed (logged once)
   std::unique_ptr<PowerSaver> power_;  // null: no power policy; thread-safe itself
   std::unique_ptr<GpuSelfTest> self_test_;  // null: no self-test; fed by the sampler thread
+  MpsDaemons mps_{options_.mps};  // the agent thread's (DoLaunch)
 
   std::mutex mu_;
   int wake_fd_ = -1;                    // eventfd: wakes the agent thread (work, stop)
@@ -142,6 +154,13 @@ class LocalAgent final : public NodeAgent {
   };
   std::vector<ProcessKill> process_kills_;  // GUARDED_BY(mu_): for the sampler thread
   void KillProcesses(std::span<const LiveJob> live);  // sampler thread
+  struct MigLayout {
+    GpuUuid gpu;
+    std::vector<std::string> profiles;
+  };
+  std::vector<MigLayout> mig_layouts_;  // GUARDED_BY(mu_): for the sampler thread
+  // Sampler thread: applies the queued layouts; returns the failures (GPU, why).
+  std::vector<std::pair<GpuUuid, std::string>> ApplyMigLayouts();
   bool stopping_ = false;                   // GUARDED_BY(mu_)
   std::thread thread_;
   std::thread sampler_;

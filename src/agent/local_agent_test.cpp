@@ -3,6 +3,7 @@
 // agent thread from a slow driver. Waiting is polling with a deadline, never a fixed sleep.
 #include "agent/local_agent.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +22,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "agent/mps_test_util.h"
 #include "executor/gated_shim_test_util.h"
 
 namespace gf {
@@ -71,10 +74,25 @@ class ScriptedBackend final : public GpuBackend {
       s.processes.push_back(p);
     }
     s.xids.swap(script.xids);
+    for (const std::string& profile : script.mig) {
+      s.mig.push_back(MigSample{.instance = MigInstance{.profile = profile}});
+    }
+    s.mig_enabled = !script.mig.empty();
     return s;
   }
 
   static GpuUuid Uuid(int index) { return GpuUuid("GPU-test-" + std::to_string(index)); }
+
+  // A MIG layout: recorded, and shown in the GPU's samples as one MIG device per profile;
+  // "bad" is refused as a backend would refuse a profile the card does not offer.
+  Status ApplyMigLayout(int index, const std::vector<std::string>& profiles) override {
+    std::lock_guard lock(mu_);
+    if (std::find(profiles.begin(), profiles.end(), "bad") != profiles.end()) {
+      return InvalidArgument("GPU " + std::to_string(index) + ": MIG profile 'bad' is not offered");
+    }
+    gpus_[static_cast<std::size_t>(index)].mig = profiles;
+    return OkStatus();
+  }
 
   void SetPids(int index, std::vector<std::uint32_t> pids) {
     std::lock_guard lock(mu_);
@@ -104,6 +122,7 @@ class ScriptedBackend final : public GpuBackend {
     std::vector<std::uint32_t> pids;
     std::vector<XidEvent> xids;  // delivered with the next sample
     bool fail = false;
+    std::vector<std::string> mig;  // the MIG layout applied
   };
   SystemClock clock_;
   std::mutex mu_;
@@ -231,6 +250,7 @@ class LocalAgentTest : public ::testing::Test {
     options.name = NodeId("node-a");
     options.sample_interval = sample_interval;
     options.poll_interval = poll_interval;
+    options.mps = mps_;
     agent_ = std::make_unique<LocalAgent>(options, backend_, *executor_, reports_, clock_);
     ASSERT_TRUE(agent_->Start().ok());
   }
@@ -262,6 +282,7 @@ class LocalAgentTest : public ::testing::Test {
   ScriptedBackend backend_{3};
   std::unique_ptr<Executor> executor_;
   RecordingReports reports_;
+  MpsOptions mps_{};  // set before StartAgent
   std::unique_ptr<LocalAgent> agent_;
 };
 
@@ -351,6 +372,34 @@ TEST_F(LocalAgentTest, HealthIsJudgedEachRoundAndResetOnRequest) {
   EXPECT_EQ(Find(*ok, 2)->health_cause, "");
 }
 
+TEST_F(LocalAgentTest, MigLayoutIsAppliedBeforeARoundThatShowsItOrItsRefusal) {
+  StartAgent();
+  agent_->ApplyMigLayout(ScriptedBackend::Uuid(1), {"3g.40gb", "1g.10gb"});
+  std::optional<std::vector<GpuSample>> applied = reports_.WaitRound([](const auto& r) {
+    const GpuSample* gpu1 = Find(r, 1);
+    return gpu1 != nullptr && gpu1->mig.size() == 2;
+  });
+  ASSERT_TRUE(applied.has_value());
+  EXPECT_EQ(Find(*applied, 1)->mig[0].instance.profile, "3g.40gb");
+  EXPECT_EQ(Find(*applied, 1)->mig_layout_error, "");
+  EXPECT_TRUE(Find(*applied, 0)->mig.empty());
+
+  agent_->ApplyMigLayout(ScriptedBackend::Uuid(1), {"bad"});
+  std::optional<std::vector<GpuSample>> refused = reports_.WaitRound([](const auto& r) {
+    const GpuSample* gpu1 = Find(r, 1);
+    return gpu1 != nullptr && !gpu1->mig_layout_error.empty();
+  });
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(Find(*refused, 1)->mig_layout_error, "GPU 1: MIG profile 'bad' is not offered");
+  EXPECT_EQ(Find(*refused, 1)->mig.size(), 2u);  // the layout before stays
+  // Once: the next round says nothing more.
+  const int seen = reports_.Rounds();
+  std::optional<std::vector<GpuSample>> later =
+      reports_.WaitRound([](const auto&) { return true; }, seen);
+  ASSERT_TRUE(later.has_value());
+  EXPECT_EQ(Find(*later, 1)->mig_layout_error, "");
+}
+
 TEST_F(LocalAgentTest, HungDriverDoesNotHoldUpJobs) {
   backend_.SetOpen(false);
   StartAgent();
@@ -359,6 +408,34 @@ TEST_F(LocalAgentTest, HungDriverDoesNotHoldUpJobs) {
   agent_->Launch(ShellJob(42, "exit 0"));
   EXPECT_TRUE(reports_.WaitExited(JobId(42)));
   backend_.SetOpen(true);  // lets the sampler finish its round so Stop can join it
+}
+
+// Issue #7: a job on an mps GPU runs under that GPU's MPS daemon, started for it; a job
+// without MPS on the GPU later (its mode changed) has the daemon quit first.
+TEST_F(LocalAgentTest, AJobOnAnMpsGpuRunsUnderItsGpusDaemon) {
+  mps_ = MpsOptions{.control = mps_test::WriteFakeControl(root_, root_ / "control.log").string(),
+                    .dir = root_ / "mps",
+                    .timeout = Millis(10'000)};
+  StartAgent(Millis(0));
+  const GpuUuid gpu = ScriptedBackend::Uuid(0);
+  Job job = ShellJob(51, "echo \"$CUDA_MPS_PIPE_DIRECTORY\" > mps.txt");
+  job.allocation = Allocation{.node = NodeId("node-a"), .gpus = {gpu}};
+  job.spec.env = {{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25"}};
+  agent_->Launch(job);
+  ASSERT_TRUE(reports_.WaitExited(JobId(51)));
+  std::string pipe;
+  std::ifstream(root_ / "mps.txt") >> pipe;
+  const std::string want = (root_ / "mps" / gpu.value() / "pipe").string();
+  EXPECT_EQ(pipe, want);
+  Job whole = ShellJob(52, "exit 0");
+  whole.allocation = Allocation{.node = NodeId("node-a"), .gpus = {gpu}};
+  agent_->Launch(whole);
+  ASSERT_TRUE(reports_.WaitExited(JobId(52)));
+  std::ostringstream log;
+  log << std::ifstream(root_ / "control.log").rdbuf();
+  EXPECT_EQ(log.str(), "start " + gpu.value() + " " + want + " " +
+                           (root_ / "mps" / gpu.value() / "log").string() + "\nquit " +
+                           gpu.value() + "\n");
 }
 
 }  // namespace

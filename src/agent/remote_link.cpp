@@ -338,6 +338,9 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
     case AgentCommand::Kind::kKillProcess:
       agent_->KillProcess(command.job_id, command.pid, command.cause);
       break;
+    case AgentCommand::Kind::kApplyMigLayout:
+      agent_->ApplyMigLayout(command.gpu, command.mig_profiles);
+      break;
   }
   std::lock_guard lock(mu_);
   if (command.kind == AgentCommand::Kind::kAcknowledgeExit) {

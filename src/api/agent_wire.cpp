@@ -130,6 +130,18 @@ Result<json> ByteStrings(const std::vector<std::string>& strings) {
   return json::parse(text);
 }
 
+Result<MigInstance> MigInstanceFromJson(const Fields& f) {
+  MigInstance m;
+  GF_ASSIGN_OR_RETURN(m.profile, f.Required<std::string>("profile"));
+  GF_ASSIGN_OR_RETURN(std::string uuid, f.Required<std::string>("uuid"));
+  m.uuid = GpuUuid(std::move(uuid));
+  GF_ASSIGN_OR_RETURN(m.gpu_instance_id, f.Get<int>("gpu_instance_id", -1));
+  GF_ASSIGN_OR_RETURN(m.compute_instance_id, f.Get<int>("compute_instance_id", -1));
+  GF_ASSIGN_OR_RETURN(m.slices, f.Get<int>("slices"));
+  GF_ASSIGN_OR_RETURN(m.memory_mib, f.Get<std::int64_t>("memory_mib"));
+  return m;
+}
+
 Result<Gpu> GpuFromJson(const json& body, const std::string& where) {
   Fields f(body, where);
   GF_TRY(f.Check());
@@ -147,6 +159,19 @@ Result<Gpu> GpuFromJson(const json& body, const std::string& where) {
   GF_ASSIGN_OR_RETURN(gpu.nvlink_peers,
                       f.List<int>("nvlink_peers", [](const json& v, const std::string& p) {
                         return Fields::As<int>(v, p);
+                      }));
+  GF_ASSIGN_OR_RETURN(gpu.mig_enabled, f.Get<bool>("mig_enabled"));
+  GF_ASSIGN_OR_RETURN(gpu.mig_instances,
+                      f.List<MigInstance>("mig_instances",
+                                          [](const json& v, const std::string& p)
+                                              -> Result<MigInstance> {
+                                            Fields m(v, p);
+                                            GF_TRY(m.Check());
+                                            return MigInstanceFromJson(m);
+                                          }));
+  GF_ASSIGN_OR_RETURN(gpu.mig_profiles,
+                      f.List<std::string>("mig_profiles", [](const json& v, const std::string& p) {
+                        return Fields::As<std::string>(v, p);
                       }));
   return gpu;
 }
@@ -202,6 +227,8 @@ Result<GpuProcessSample> ProcessFromJson(const json& body, const std::string& wh
   GF_ASSIGN_OR_RETURN(p.uid, f.Optional<std::uint32_t>("uid"));
   GF_ASSIGN_OR_RETURN(p.user, f.Get<std::string>("user"));
   GF_ASSIGN_OR_RETURN(p.unmanaged, f.Get<bool>("unmanaged"));
+  GF_ASSIGN_OR_RETURN(std::string mig_uuid, f.Get<std::string>("mig_uuid"));
+  p.mig_uuid = GpuUuid(std::move(mig_uuid));
   return p;
 }
 
@@ -315,6 +342,7 @@ constexpr std::string_view kAck = "ack";
 constexpr std::string_view kReadLog = "read_log";
 constexpr std::string_view kResetGpuHealth = "reset_gpu_health";
 constexpr std::string_view kKillProcess = "kill_process";
+constexpr std::string_view kApplyMigLayout = "apply_mig_layout";
 
 // Base64 (RFC 4648, with padding): a log chunk is bytes, and JSON strings must be UTF-8.
 constexpr std::string_view kBase64Alphabet =
@@ -451,6 +479,19 @@ Result<GpuSample> GpuSampleFromJson(const json& body, const std::string& where) 
     return e;
   }));
   GF_ASSIGN_OR_RETURN(s.processes, f.List<GpuProcessSample>("processes", ProcessFromJson));
+  GF_ASSIGN_OR_RETURN(s.mig_enabled, f.Get<bool>("mig_enabled"));
+  GF_ASSIGN_OR_RETURN(
+      s.mig,
+      f.List<MigSample>("mig", [](const json& v, const std::string& p) -> Result<MigSample> {
+        Fields m(v, p);
+        GF_TRY(m.Check());
+        MigSample out;
+        GF_ASSIGN_OR_RETURN(out.instance, MigInstanceFromJson(m));
+        GF_ASSIGN_OR_RETURN(out.memory_used_mib, m.Optional<std::int64_t>("memory_used_mib"));
+        GF_ASSIGN_OR_RETURN(out.memory_total_mib, m.Optional<std::int64_t>("memory_total_mib"));
+        return out;
+      }));
+  GF_ASSIGN_OR_RETURN(s.mig_layout_error, f.Get<std::string>("mig_layout_error"));
   return s;
 }
 
@@ -579,6 +620,11 @@ json AgentCommandToJson(const AgentCommand& c) {
       out["pid"] = c.pid;
       out["cause"] = c.cause;
       break;
+    case AgentCommand::Kind::kApplyMigLayout:
+      out["kind"] = kApplyMigLayout;
+      out["gpu"] = c.gpu.value();
+      out["profiles"] = c.mig_profiles;
+      break;
   }
   return out;
 }
@@ -623,10 +669,19 @@ Result<AgentCommand> AgentCommandFromJson(const json& body) {
     }
     c.pid = static_cast<std::uint32_t>(pid);
     GF_ASSIGN_OR_RETURN(c.cause, f.Get<std::string>("cause"));
+  } else if (kind == kApplyMigLayout) {
+    c.kind = AgentCommand::Kind::kApplyMigLayout;
+    GF_ASSIGN_OR_RETURN(std::string gpu, f.Required<std::string>("gpu"));
+    c.gpu = GpuUuid(gpu);
+    GF_TRY(f.Need("profiles"));  // an empty list is a layout (no instances); a missing one is not
+    GF_ASSIGN_OR_RETURN(c.mig_profiles,
+                        f.List<std::string>("profiles", [](const json& v, const std::string& p) {
+                          return Fields::As<std::string>(v, p);
+                        }));
   } else {
     return InvalidArgument(f.Path("kind") + ": unknown command '" + kind +
-                           "'; expected launch, kill, ack, read_log, reset_gpu_health or "
-                           "kill_process");
+                           "'; expected launch, kill, ack, read_log, reset_gpu_health, "
+                           "kill_process or apply_mig_layout");
   }
   return c;
 }

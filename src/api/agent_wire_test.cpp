@@ -49,7 +49,22 @@ Gpu GpuWithTopology(int index, int numa, int pcie_switch, std::vector<int> peers
 Node TwoGpuNode() {
   Node node;
   node.name = NodeId("gpu07");
-  node.gpus.push_back(GpuWithTopology(0, 0, 0, {1}));
+  Gpu mig = GpuWithTopology(0, 0, 0, {1});  // in MIG mode, split in two
+  mig.mig_enabled = true;
+  mig.mig_profiles = {"1g.10gb", "3g.40gb", "7g.80gb"};
+  mig.mig_instances = {MigInstance{.profile = "3g.40gb",
+                                   .uuid = GpuUuid("MIG-a"),
+                                   .gpu_instance_id = 1,
+                                   .compute_instance_id = 0,
+                                   .slices = 3,
+                                   .memory_mib = 40192},
+                       MigInstance{.profile = "1g.10gb",
+                                   .uuid = GpuUuid("MIG-b"),
+                                   .gpu_instance_id = 9,
+                                   .compute_instance_id = 0,
+                                   .slices = 1,
+                                   .memory_mib = 9856}};
+  node.gpus.push_back(mig);
   Gpu unknown = GpuWithTopology(1, -1, -1, {});  // topology unknown: null on the wire
   unknown.health = GpuHealth::kDegraded;
   unknown.health_cause = "XID 48: double-bit ECC error";
@@ -133,6 +148,25 @@ GpuSample FullSample() {
                                   .unmanaged = true}};
   s.health = GpuHealth::kDegraded;
   s.health_cause = "XID 79: GPU has fallen off the bus";
+  s.processes[0].mig_uuid = GpuUuid("MIG-a");
+  s.mig_enabled = true;
+  s.mig = {MigSample{.instance = MigInstance{.profile = "3g.40gb",
+                                             .uuid = GpuUuid("MIG-a"),
+                                             .gpu_instance_id = 1,
+                                             .compute_instance_id = 0,
+                                             .slices = 3,
+                                             .memory_mib = 40192},
+                     .memory_used_mib = 39000,
+                     .memory_total_mib = 40192},
+           MigSample{.instance = MigInstance{.profile = "1g.10gb",
+                                             .uuid = GpuUuid("MIG-b"),
+                                             .gpu_instance_id = 9,
+                                             .compute_instance_id = 0,
+                                             .slices = 1,
+                                             .memory_mib = 9856},
+                     .memory_used_mib = std::nullopt,
+                     .memory_total_mib = std::nullopt}};
+  s.mig_layout_error = "GPU 0: MIG profile '5g.50gb' is not offered by this GPU";
   return s;
 }
 
@@ -282,6 +316,28 @@ TEST(AgentWireTest, KillProcessRoundTripsAndNeedsAPid) {
   EXPECT_NE(ReadError(AgentCommandFromJson, bad_pid).find("pid"), std::string::npos);
 }
 
+TEST(AgentWireTest, ApplyMigLayoutRoundTripsAndNeedsItsGpuAndProfiles) {
+  AgentCommand apply{.seq = 15,
+                     .kind = AgentCommand::Kind::kApplyMigLayout,
+                     .gpu = GpuUuid("GPU-abc"),
+                     .mig_profiles = {"3g.40gb", "3g.40gb", "1g.10gb"}};
+  AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(apply))));
+  EXPECT_EQ(back.seq, 15);
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kApplyMigLayout);
+  EXPECT_EQ(back.gpu, GpuUuid("GPU-abc"));
+  EXPECT_EQ(back.mig_profiles, apply.mig_profiles);
+  // An empty layout (no instances) is one; a missing one is not.
+  apply.mig_profiles.clear();
+  back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(apply))));
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kApplyMigLayout);
+  EXPECT_TRUE(back.mig_profiles.empty());
+  json no_profiles{{"seq", 16}, {"job", 0}, {"kind", "apply_mig_layout"}, {"gpu", "GPU-abc"}};
+  EXPECT_NE(ReadError(AgentCommandFromJson, no_profiles).find("command.profiles: missing"),
+            std::string::npos);
+  json no_gpu{{"seq", 17}, {"job", 0}, {"kind", "apply_mig_layout"}, {"profiles", json::array()}};
+  EXPECT_NE(ReadError(AgentCommandFromJson, no_gpu).find("command.gpu"), std::string::npos);
+}
+
 TEST(AgentWireTest, ReadLogCommandRoundTrips) {
   AgentCommand read{.seq = 0, .kind = AgentCommand::Kind::kReadLog, .job_id = JobId(42),
                     .request = 7,
@@ -394,7 +450,9 @@ TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
   const std::string message = ReadError(AgentCommandFromJson, reboot);
   EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
   EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
-  EXPECT_NE(message.find("launch, kill, ack, read_log, reset_gpu_health or kill_process"), std::string::npos) << message;
+  EXPECT_NE(message.find(
+                "launch, kill, ack, read_log, reset_gpu_health, kill_process or "
+                "apply_mig_layout"), std::string::npos) << message;
 }
 
 TEST(AgentWireTest, UnknownFieldsAreIgnoredForNewerAgents) {

@@ -156,6 +156,16 @@ class FakeClusterService : public ClusterService {
     GF_ASSIGN_OR_RETURN(out.sharing, ParseSharingMode(mode));
     return out;
   }
+  // Echoes the GPU with the layout asked waiting.
+  Result<Gpu> SetMigLayout(const Caller& caller, const NodeId& /*node*/, const std::string& gpu,
+                           const std::string& layout) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    Gpu out;
+    out.uuid = GpuUuid(gpu);
+    GF_ASSIGN_OR_RETURN(out.mig_layout_next, ParseMigLayout(layout, "layout"));
+    return out;
+  }
   Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& /*node*/,
                         const std::string& gpu) override {
     std::lock_guard<std::mutex> lock(mu);

@@ -79,6 +79,15 @@ json RemappedRowsToJson(const RemappedRows& rows) {
               {"failure", rows.failure}};
 }
 
+json MigInstanceToJson(const MigInstance& m) {
+  return json{{"profile", m.profile},
+              {"uuid", m.uuid.value()},
+              {"gpu_instance_id", m.gpu_instance_id},
+              {"compute_instance_id", m.compute_instance_id},
+              {"slices", m.slices},
+              {"memory_mib", m.memory_mib}};
+}
+
 json ProcessesToJson(const std::vector<GpuProcessSample>& processes) {
   json out = json::array();
   for (const auto& p : processes) {
@@ -89,7 +98,8 @@ json ProcessesToJson(const std::vector<GpuProcessSample>& processes) {
                        {"job", OptionalId(p.job)},
                        {"uid", OptionalValue(p.uid)},
                        {"user", p.user},
-                       {"unmanaged", p.unmanaged}});
+                       {"unmanaged", p.unmanaged},
+                       {"mig_uuid", p.mig_uuid.value().empty() ? json() : json(p.mig_uuid.value())}});
   }
   return out;
 }
@@ -381,6 +391,10 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
     GF_ASSIGN_OR_RETURN(spec.request.gpu_milli, GpuShareField(v));
   } else if (key == "gpu_mem" || key == "gpu_mem_mib") {
     GF_ASSIGN_OR_RETURN(spec.request.gpu_memory_mib, GpuMemField(key, v));
+  } else if (key == "mig") {
+    if (!v.is_null()) {
+      GF_ASSIGN_OR_RETURN(spec.request.mig_profile, StringField(key, v));
+    }
   } else if (key == "gpu_type") {
     if (!v.is_null()) {
       GF_ASSIGN_OR_RETURN(spec.request.gpu_type, StringField(key, v));
@@ -419,7 +433,7 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   } else {
     return InvalidArgument("unknown field \"" + key +
                            "\" in job spec; known fields: command, name, workdir, env, gpus, "
-                           "nodes, gpu_share, gpu_mem, gpu_mem_mib, gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
+                           "nodes, gpu_share, gpu_mem, gpu_mem_mib, mig, gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
                            "requeue, interactive, idle_reap, array");
   }
   return OkStatus();
@@ -499,6 +513,7 @@ json JobToJson(const Job& job) {
       {"nodes", job.spec.request.nodes},
       {"gpu_share", GpuShareJson(job.spec.request.gpu_milli)},
       {"gpu_mem_mib", GpuMemJson(job.spec.request.gpu_memory_mib)},
+      {"mig", IsMig(job.spec.request) ? json(job.spec.request.mig_profile) : json()},
       {"gpu_type", OptionalValue(job.spec.request.gpu_type)},
       {"node_labels", job.spec.request.node_labels},
       {"command", job.spec.argv},
@@ -525,6 +540,9 @@ json JobToJson(const Job& job) {
       {"gpu_uuids", std::move(uuids)},
       {"alloc_gpu_share", job.allocation ? GpuAmountJson(job.allocation->gpu_milli) : json()},
       {"alloc_gpu_mem_mib", job.allocation ? GpuMemJson(job.allocation->gpu_memory_mib) : json()},
+      {"alloc_mig", job.allocation && !job.allocation->mig.value().empty()
+                        ? json(job.allocation->mig.value())
+                        : json()},
       {"submit_time", FormatRfc3339(job.submit_time)},
       {"submit_time_ms", ToUnixMillis(job.submit_time)},
       {"start_time", OptionalTime(job.start_time)},
@@ -570,7 +588,7 @@ json QuotaToJson(const QuotaReport& report) {
 }
 
 json GpuToJson(const Gpu& gpu) {
-  return json{{"index", gpu.index},
+  json out{{"index", gpu.index},
               {"uuid", gpu.uuid.value()},
               {"model", gpu.model},
               {"memory_mib", gpu.memory_mib},
@@ -581,6 +599,14 @@ json GpuToJson(const Gpu& gpu) {
               {"nvlink_peers", gpu.nvlink_peers},
               {"sharing", ToString(gpu.sharing)},
               {"sharing_next", gpu.sharing_next ? json(ToString(*gpu.sharing_next)) : json()}};
+  out["mig_enabled"] = gpu.mig_enabled;
+  out["mig_instances"] = json::array();
+  for (const MigInstance& m : gpu.mig_instances) {
+    out["mig_instances"].push_back(MigInstanceToJson(m));
+  }
+  out["mig_profiles"] = gpu.mig_profiles;
+  out["mig_layout_next"] = gpu.mig_layout_next ? json(*gpu.mig_layout_next) : json();
+  return out;
 }
 
 json NodeToJson(const Node& node) {
@@ -638,6 +664,15 @@ json GpuSampleToJson(const GpuSample& sample) {
   out["fan_speed_pct"] = OptionalValue(sample.fan_speed_pct);
   out["pstate"] = OptionalValue(sample.pstate);
   out["processes"] = ProcessesToJson(sample.processes);
+  out["mig_enabled"] = sample.mig_enabled;
+  out["mig"] = json::array();
+  for (const MigSample& m : sample.mig) {
+    json entry = MigInstanceToJson(m.instance);
+    entry["memory_used_mib"] = OptionalValue(m.memory_used_mib);
+    entry["memory_total_mib"] = OptionalValue(m.memory_total_mib);
+    out["mig"].push_back(std::move(entry));
+  }
+  out["mig_layout_error"] = sample.mig_layout_error;
   return out;
 }
 
@@ -711,7 +746,8 @@ json AllocationToJson(const std::optional<Allocation>& allocation) {
   return json{{"node", allocation->node.value()},
               {"gpu_uuids", std::move(uuids)},
               {"gpu_share", GpuAmountJson(allocation->gpu_milli)},
-              {"gpu_mem_mib", GpuMemJson(allocation->gpu_memory_mib)}};
+              {"gpu_mem_mib", GpuMemJson(allocation->gpu_memory_mib)},
+              {"mig", allocation->mig.value().empty() ? json() : json(allocation->mig.value())}};
 }
 
 json JobsAheadToJson(const std::vector<JobAhead>& ahead) {

@@ -358,6 +358,7 @@ TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
   stray.uid = 1001;
   stray.user = "mallory";
   stray.unmanaged = true;
+  stray.mig_uuid = GpuUuid("MIG-1");  // on a MIG device of the GPU
   s.processes = {managed, stray};
   const json p = GpuSampleToJson(s)["processes"];
   ASSERT_EQ(p.size(), 2u);
@@ -368,8 +369,10 @@ TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
                         {"job", 7},
                         {"uid", 1000},
                         {"user", "alice"},
-                        {"unmanaged", false}}));
+                        {"unmanaged", false},
+                        {"mig_uuid", nullptr}}));
   EXPECT_EQ(p[1]["pid"], 999);
+  EXPECT_EQ(p[1]["mig_uuid"], "MIG-1");
   EXPECT_TRUE(p[1]["used_memory_mib"].is_null());
   EXPECT_TRUE(p[1]["sm_util_pct"].is_null());
   EXPECT_TRUE(p[1]["mem_util_pct"].is_null());

@@ -106,6 +106,7 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   full.remapped_rows = RemappedRows{};
   full.xids = {XidEvent{}};
   full.processes = {GpuProcessSample{}};
+  full.mig = {MigSample{}};
   GpuStatus status;
   status.sample = full;
   status.holders = {GpuHolder{.job = JobId(1), .user = "ann", .team = "", .share_milli = 250,
@@ -120,6 +121,10 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   ExpectSchemaMatches(spec, "RemappedRows", mapped["remapped_rows"]);
   ExpectSchemaMatches(spec, "XidEvent", mapped["xids"][0]);
   ExpectSchemaMatches(spec, "GpuProcess", mapped["processes"][0]);
+  ExpectSchemaMatches(spec, "MigSample", mapped["mig"][0]);
+  Gpu mig_gpu;
+  mig_gpu.mig_instances = {MigInstance{}};
+  ExpectSchemaMatches(spec, "MigInstance", GpuToJson(mig_gpu)["mig_instances"][0]);
   ExpectSchemaMatches(spec, "GpuStatus", GpuStatusToJson(status));
   ExpectSchemaMatches(spec, "GpuStatus", GpuStatusToJson(GpuStatus{}));
   ExpectSchemaMatches(spec, "GpuHolder", GpuStatusToJson(status)["holders"][0]);

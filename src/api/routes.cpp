@@ -467,6 +467,19 @@ Result<HttpResponse> SetGpuMode(ClusterService& service, const RequestContext& c
   return JsonResponse(200, GpuToJson(gpu));
 }
 
+Result<HttpResponse> SetMigLayout(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  const auto layout = body.find("layout");
+  if (layout == body.end() || !layout->is_string()) {
+    return InvalidArgument("layout: give the MIG devices as a string, e.g. \"3g.40gb,3g.40gb\" "
+                           "(\"none\" for none)");
+  }
+  GF_ASSIGN_OR_RETURN(const Gpu gpu,
+                      service.SetMigLayout(ctx.caller, NodeId(ctx.params.at("name")),
+                                           ctx.params.at("gpu"), layout->get<std::string>()));
+  return JsonResponse(200, GpuToJson(gpu));
+}
+
 // ---- The agent link (controller/agent_link.h), for `gpufleet server` only ----
 
 Result<AgentLinkService*> AgentLink(const RequestContext& ctx) {
@@ -535,7 +548,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 31> kRoutes = {{
+const std::array<RouteEntry, 32> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -560,6 +573,7 @@ const std::array<RouteEntry, 31> kRoutes = {{
     {{"POST", "/api/v1/nodes/{name}/resume", true}, "", &ResumeNode},
     {{"POST", "/api/v1/nodes/{name}/gpus/{gpu}/resume", true}, "", &ResumeGpu},
     {{"POST", "/api/v1/nodes/{name}/gpus/{gpu}/mode", true}, "", &SetGpuMode},
+    {{"POST", "/api/v1/nodes/{name}/gpus/{gpu}/mig-layout", true}, "", &SetMigLayout},
     {{"POST", "/api/v1/subscriptions", true}, "", &CreateSubscription},
     {{"GET", "/api/v1/subscriptions", true}, "", &ListSubscriptions},
     {{"DELETE", "/api/v1/subscriptions/{id}", true}, "", &DeleteSubscription},

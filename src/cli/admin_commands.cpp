@@ -151,6 +151,21 @@ int RunGpuMode(const ClientContext& ctx, const std::array<std::string, 3>& args)
   return 0;
 }
 
+// `gpufleet gpu mig-layout NODE GPU LAYOUT`: says that the layout waits or is being applied.
+int RunMigLayout(const ClientContext& ctx, const std::array<std::string, 3>& args) {
+  const auto& [node, gpu, layout] = args;
+  Result<json> answer =
+      Post(ctx, "/api/v1/nodes/" + node + "/gpus/" + gpu + "/mig-layout", json{{"layout", layout}});
+  if (!answer.ok()) {
+    return Fail(answer.error());
+  }
+  std::cout << "GPU " << JsonText(*answer, "index", gpu) << " on " << node << " ("
+            << JsonText(*answer, "uuid", "") << ") gets MIG devices " << layout
+            << " once no job holds it; its agent then applies them (gpufleet gpus --json shows "
+               "mig_layout_next until the GPU reports them)\n";
+  return 0;
+}
+
 void AddTokenCreateOptions(CLI::App& cmd, TokenCreate& o) {
   cmd.add_option("--description", o.description, "what the token is for");
   cmd.add_option("--expires", o.expires, "lifetime, e.g. 90d (default: does not expire)");
@@ -226,11 +241,20 @@ void AddAdminCommands(CLI::App& app, ClientContext& ctx) {
   auto mode = std::make_shared<std::array<std::string, 3>>();
   auto* gpu_mode = gpu->add_subcommand(
       "mode", "how GPU on NODE is shared: exclusive (whole jobs), shared or mps (fractional "
-              "jobs); waits until its jobs end (admins)");
+              "jobs), mig (follows the card's MIG mode); waits until its jobs end (admins)");
   gpu_mode->add_option("NODE", (*mode)[0])->required();
   gpu_mode->add_option("GPU", (*mode)[1], "its index on the node, or its UUID")->required();
   gpu_mode->add_option("MODE", (*mode)[2], "exclusive, shared or mps")->required();
   gpu_mode->callback([&ctx, mode] { ctx.exit_code = RunGpuMode(ctx, *mode); });
+  auto layout = std::make_shared<std::array<std::string, 3>>();
+  auto* gpu_layout = gpu->add_subcommand(
+      "mig-layout", "the MIG devices of GPU on NODE (MIG on), e.g. 3g.40gb,2g.20gb,1g.10gb,"
+                    "1g.10gb or none; applied once its jobs end (admins)");
+  gpu_layout->add_option("NODE", (*layout)[0])->required();
+  gpu_layout->add_option("GPU", (*layout)[1], "its index on the node, or its UUID")->required();
+  gpu_layout->add_option("LAYOUT", (*layout)[2], "MIG profiles, comma-separated, or none")
+      ->required();
+  gpu_layout->callback([&ctx, layout] { ctx.exit_code = RunMigLayout(ctx, *layout); });
 }
 
 }  // namespace gf

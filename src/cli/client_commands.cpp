@@ -103,6 +103,10 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
                  "GPU memory for a part of one GPU: 20G, 512M (binary units; a bare number is "
                  "MiB); counts as its fraction of the GPU")
       ->multi_option_policy(last);
+  cmd.add_option("--mig", o.mig,
+                 "a MIG device of this profile, e.g. 3g.40gb or 1g.10gb, on a GPU with MIG on "
+                 "(gpufleet gpus lists their devices); not with --gpus N>1, --nodes or a share")
+      ->multi_option_policy(last);
   cmd.add_option("--priority", o.priority,
                  "priority class, as the cluster defines them (stock: high | normal | low; "
                  "default: the cluster's default class, stock normal)")
@@ -182,6 +186,7 @@ Status ApplyDirectives(SubmitOptions& o) {
                      &SubmitOptions::gpu_type,
                      &SubmitOptions::gpu_share,
                      &SubmitOptions::gpu_mem,
+                     &SubmitOptions::mig,
                      &SubmitOptions::priority,
                      &SubmitOptions::team,
                      &SubmitOptions::time,

@@ -134,8 +134,8 @@ std::string Absolute(const std::string& path, const std::string& cwd) {
   return !path.empty() && path[0] == '/' ? path : cwd + "/" + path;
 }
 
-// --gpu-share and --gpu-mem (issue #7) as "gpu_share" (its text: the API reads it exactly)
-// and "gpu_mem_mib". A fraction is of one GPU on one node: refused here with --gpus N>1 or
+// --gpu-share, --gpu-mem and --mig (issue #7) as "gpu_share" (its text: the API reads it
+// exactly), "gpu_mem_mib" and "mig". A fraction is of one GPU on one node: refused here with --gpus N>1 or
 // --nodes, as the server would (ValidateFraction), so that the user learns before a round trip.
 Status AddFraction(const SubmitOptions& options, nlohmann::json& body) {
   JobRequest request;
@@ -148,6 +148,10 @@ Status AddFraction(const SubmitOptions& options, nlohmann::json& body) {
   if (options.gpu_mem) {
     GF_ASSIGN_OR_RETURN(request.gpu_memory_mib, ParseMemoryMib(*options.gpu_mem, "--gpu-mem"));
     body["gpu_mem_mib"] = request.gpu_memory_mib;
+  }
+  if (options.mig) {
+    request.mig_profile = *options.mig;
+    body["mig"] = *options.mig;
   }
   if (Status s = ValidateFraction(request); !s.ok()) {
     return InvalidArgument("--" + s.error().message);

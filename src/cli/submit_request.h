@@ -25,6 +25,8 @@ struct SubmitOptions {
   // --gpu-share 0.25 / --gpu-mem 20G: a part of one GPU (issue #7), text as typed.
   std::optional<std::string> gpu_share;
   std::optional<std::string> gpu_mem;
+  // --mig 3g.40gb: a MIG device of that profile (issue #7).
+  std::optional<std::string> mig;
   std::optional<std::string> priority;
   std::optional<std::string> team;
   std::optional<std::string> time;

@@ -360,6 +360,13 @@ namespace {
 // A fractional job's part of its GPU: "0.25 of GPU-x (20480 MiB limit)", what it holds once
 // placed, else what it asks for ("0.25 of one shared GPU, asked"). Nothing for a whole-GPU job.
 void PrintShare(const json& job, const std::string& gpus, std::ostream& out) {
+  // A MIG job: its profile, then the device it holds ("3g.40gb: MIG-x of GPU-y").
+  if (const std::string mig = JsonText(job, "mig", ""); !mig.empty()) {
+    const std::string device = JsonText(job, "alloc_mig", "");
+    Line(out, "MIG device",
+         mig + (device.empty() ? ", asked" : ": " + device + " of " + gpus));
+    return;
+  }
   const std::string asked = JsonText(job, "gpu_share", "");
   const std::string asked_mem = JsonText(job, "gpu_mem_mib", "");
   if (asked.empty() && asked_mem.empty()) {

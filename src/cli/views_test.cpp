@@ -204,6 +204,24 @@ TEST(CliViewsTest, ShowPrintsTheShareAskedAndThenHeld) {
       << Show(job);
 }
 
+TEST(CliViewsTest, ShowPrintsTheMigDeviceAskedAndThenHeld) {
+  Job job = RunningJob();
+  job.spec.request.gpus = 1;
+  job.spec.request.mig_profile = "3g.40gb";
+  job.state = JobState::kPending;
+  job.allocation.reset();
+  EXPECT_NE(Show(job).find("MIG device  3g.40gb, asked\n"), std::string::npos) << Show(job);
+  job.state = JobState::kRunning;
+  job.allocation = Allocation{.node = NodeId("n1"),
+                              .gpus = {GpuUuid("GPU-x")},
+                              .gpu_milli = 428,
+                              .gpu_memory_mib = 40'192,
+                              .mig = GpuUuid("MIG-y")};
+  EXPECT_NE(Show(job).find("MIG device  3g.40gb: MIG-y of GPU-x\n"), std::string::npos)
+      << Show(job);
+  EXPECT_EQ(Show(job).find("GPU share"), std::string::npos);
+}
+
 TEST(CliViewsTest, JobListShowsAFractionalJobsShare) {
   Job job = RunningJob();
   EXPECT_EQ(JobGpusText(JobToJson(job)), "2");

@@ -595,7 +595,8 @@ class ConfigParser {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[up]", ""));
     GF_TRY(CheckKeys(s, {"data_dir", "db", "gpu_self_test", "gpu_self_test_interval", "gpus",
                          "host", "idle_power_after", "idle_power_limit",
-                         "kill_grace", "labels", "listen_socket", "no_process_after", "node_name",
+                         "kill_grace", "labels", "listen_socket", "mps_control", "no_process_after",
+                         "node_name",
                          "port", "sample_interval", "tls_cert", "tls_key"}));
     UpConfig& up = config_.up;
     GF_TRY(UpString(s, "tls_cert", up.tls_cert));
@@ -620,6 +621,7 @@ class ConfigParser {
     GF_ASSIGN_OR_RETURN(const auto power_after, Duration(s, "idle_power_after"));
     Wrap(s, "idle_power_after", power_after, up.idle_power_after);
     GF_TRY(UpString(s, "gpu_self_test", up.gpu_self_test));
+    GF_TRY(UpString(s, "mps_control", up.mps_control));
     GF_ASSIGN_OR_RETURN(const auto self_test_every, Duration(s, "gpu_self_test_interval"));
     Wrap(s, "gpu_self_test_interval", self_test_every, up.gpu_self_test_interval);
     return ParseUpLabels(s);
@@ -644,7 +646,15 @@ class ConfigParser {
 
   Status ParseSharing(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[sharing]", ""));
-    GF_TRY(CheckKeys(s, {"memory_breach"}));
+    GF_TRY(CheckKeys(s, {"memory_breach", "memory_breach_grace", "placement"}));
+    GF_ASSIGN_OR_RETURN(const std::optional<std::string> placement, String(s, "placement"));
+    if (placement) {
+      Result<SharePlacement> parsed = ParseSharePlacement(*placement);
+      if (!parsed.ok()) {
+        return KeyError(s, "placement", parsed.error().message);
+      }
+      config_.policy.share_placement = *parsed;
+    }
     GF_ASSIGN_OR_RETURN(const std::optional<std::string> breach, String(s, "memory_breach"));
     if (breach) {
       Result<MemoryBreach> parsed = ParseMemoryBreach(*breach, "memory_breach");
@@ -652,7 +662,11 @@ class ConfigParser {
         return KeyError(s, "memory_breach", "'" + *breach + "' is not a policy; use \"kill\" "
                                             "(the job's largest process on the GPU) or \"warn\"");
       }
-      config_.memory_breach = *parsed;
+      config_.sharing.memory_breach = *parsed;
+    }
+    GF_ASSIGN_OR_RETURN(const auto grace, Duration(s, "memory_breach_grace"));
+    if (grace) {
+      config_.sharing.memory_breach_grace = *grace;
     }
     return OkStatus();
   }

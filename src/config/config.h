@@ -56,6 +56,7 @@ struct UpConfig {
   std::optional<ConfigValue<std::chrono::seconds>> idle_power_after;  // --idle-power-after
   std::optional<ConfigValue<std::string>> gpu_self_test;                    // --gpu-self-test
   std::optional<ConfigValue<std::chrono::seconds>> gpu_self_test_interval;  // ...-interval
+  std::optional<ConfigValue<std::string>> mps_control;                      // --mps-control
   // labels = { rack = "a" }: the node's labels, for jobs' --constraint (each --label flag of
   // `gpufleet up` adds to or overrides one of them).
   std::optional<ConfigValue<std::map<std::string, std::string>>> labels;
@@ -87,8 +88,9 @@ struct Config {
   // [energy] price_per_kwh, currency, co2_g_per_kwh: energy cost and CO2 in quota, show and
   // reports (model/energy.h). Unset: energy is shown in kWh only.
   EnergyPrice energy;
-  // [sharing] memory_breach: what happens to a fractional job over its GPU memory (issue #7).
-  MemoryBreach memory_breach = MemoryBreach::kKill;
+  // [sharing] memory_breach, memory_breach_grace: what happens to a fractional job over its
+  // GPU memory (issue #7).
+  SharingConfig sharing;
 };
 
 // Parses `text` (TOML) as a config; `source_name` names it in errors ("gpufleet.toml:7: ...").

@@ -339,6 +339,21 @@ TEST(ConfigTest, UpGpuSelfTestKeys) {
               HasSubstr("[up] gpu_self_test: expected a string"));
 }
 
+TEST(ConfigTest, SharingKeysAndMpsControl) {
+  const Config c = Parse(
+      "[up]\nmps_control = \"/opt/cuda/bin/nvidia-cuda-mps-control\"\n"
+      "[sharing]\nmemory_breach = \"warn\"\nmemory_breach_grace = \"2m\"\n");
+  ASSERT_TRUE(c.up.mps_control);
+  EXPECT_EQ(c.up.mps_control->value, "/opt/cuda/bin/nvidia-cuda-mps-control");
+  EXPECT_EQ(c.sharing, (SharingConfig{.memory_breach = MemoryBreach::kWarn,
+                                      .memory_breach_grace = minutes(2)}));
+  EXPECT_EQ(Parse("").sharing, SharingConfig{});  // kill, 30 s
+  EXPECT_THAT(ErrorOf("[sharing]\nmemory_breach_grace = 30\n"),
+              HasSubstr("[sharing] memory_breach_grace: expected a duration"));
+  EXPECT_THAT(ErrorOf("[sharing]\nmemory_breach = \"oom\"\n"),
+              HasSubstr("'oom' is not a policy; use \"kill\""));
+}
+
 TEST(ConfigTest, EnergyPriceKeys) {
   const Config c =
       Parse("[energy]\nprice_per_kwh = 0.28\ncurrency = \"USD\"\nco2_g_per_kwh = 350\n");

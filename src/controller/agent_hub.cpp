@@ -46,6 +46,10 @@ class RemoteAgent final : public NodeAgent {
     Push(AgentCommand{
         .kind = AgentCommand::Kind::kKillProcess, .job_id = job, .cause = cause, .pid = pid});
   }
+  void ApplyMigLayout(const GpuUuid& gpu, const std::vector<std::string>& profiles) override {
+    Push(AgentCommand{
+        .kind = AgentCommand::Kind::kApplyMigLayout, .gpu = gpu, .mig_profiles = profiles});
+  }
   // No current session: reports and streams of the old one are stale (the agent says hello).
   void EndSession() override { NewSession(0); }
   // The job's files are on the node's own disk, in its agent's run dir (from the hello), laid

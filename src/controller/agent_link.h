@@ -47,7 +47,15 @@ namespace gf {
 // replayed), does not move done_seq, and its answer comes back as an AgentLogReply (POST
 // /agent/logs) matched by `request`.
 struct AgentCommand {
-  enum class Kind { kLaunch, kKill, kAcknowledgeExit, kReadLog, kResetGpuHealth, kKillProcess };
+  enum class Kind {
+    kLaunch,
+    kKill,
+    kAcknowledgeExit,
+    kReadLog,
+    kResetGpuHealth,
+    kKillProcess,
+    kApplyMigLayout
+  };
   std::int64_t seq = 0;  // increasing per node, never reused while the server runs; 0: kReadLog
   Kind kind = Kind::kLaunch;
   std::optional<Job> job{};  // kLaunch: the job as NodeAgent::Launch gets it
@@ -57,8 +65,9 @@ struct AgentCommand {
   int first_signal = 15;          // kKill
   std::int64_t request = 0;       // kReadLog: > 0, names the read in the agent's reply
   LogRequest log{};               // kReadLog (log.job == job_id)
-  GpuUuid gpu{};                  // kResetGpuHealth
+  GpuUuid gpu{};                  // kResetGpuHealth, kApplyMigLayout
   std::uint32_t pid = 0;          // kKillProcess (with job_id and cause)
+  std::vector<std::string> mig_profiles{};  // kApplyMigLayout: the layout ("3g.40gb", ...)
 };
 
 // The agent's answer to a kReadLog: the chunk, or why it could not read (kIo naming the file).

@@ -187,6 +187,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     CheckNodeLiveness();
     UpdateDrains();
     EnforceTimeLimits();
+    EnforceMemoryLimits();
     ReapIdleJobs();
     SettleGangs();  // before the pass: a requeued gang's running members are told to stop
     Schedule();
@@ -1118,12 +1119,37 @@ void Controller::CheckNodeLiveness() {
 void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
   // Telemetry is thread-safe: samples are taken here, on the agent's thread, and only what
   // the state must record (health changes, conditions, finished minutes) becomes a command.
+  // Only a sample whose MIG devices differ from the GPU's previous sample (a layout applied, MIG
+  // turned on) or that carries a layout's refusal goes to the state thread.
+  std::vector<GpuSample> mig;
+  {
+    std::lock_guard lock(mig_seen_mu_);
+    for (const GpuSample& sample : samples) {
+      std::vector<GpuUuid> devices;
+      for (const MigSample& device : sample.mig) {
+        devices.push_back(device.instance.uuid);
+      }
+      if (!sample.mig_enabled && !mig_seen_.contains(sample.uuid)) {
+        continue;  // the usual GPU: never in MIG mode
+      }
+      auto& seen = mig_seen_[sample.uuid];
+      if (seen != std::make_pair(sample.mig_enabled, devices) ||
+          !sample.mig_layout_error.empty()) {
+        seen = {sample.mig_enabled, std::move(devices)};
+        mig.push_back(sample);
+      }
+    }
+  }
   IngestResult result = telemetry_->Ingest(node, std::move(samples));
-  if (result.health.empty() && result.conditions.empty() && result.minutes.empty()) {
+  if (result.health.empty() && result.conditions.empty() && result.minutes.empty() &&
+      mig.empty()) {
     return;
   }
-  Post([this, node = std::move(node), result = std::move(result)]() mutable {
+  Post([this, node = std::move(node), result = std::move(result), mig = std::move(mig)]() mutable {
     ApplyIngest(node, std::move(result));
+    if (!mig.empty()) {
+      ApplyMigSamples(node, mig);
+    }
   });
 }
 
@@ -1158,8 +1184,12 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
                                                                           : std::nullopt;
     Record(job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor,
            change.message);
-    if (job && change.active && change.kind == kGpuMemoryOverLimit) {
-      OnMemoryBreach(active_.at(*job), change);
+    if (job && change.kind == kGpuMemoryOverLimit) {
+      if (change.active) {
+        OnMemoryBreach(active_.at(*job), change);
+      } else {
+        OnMemoryBreachCleared(*job);
+      }
     }
   }
   for (GpuMinute& minute : result.minutes) {
@@ -1346,6 +1376,12 @@ void Controller::ApplyHello(AgentHello hello) {
   // A node that was down is up again; an admin's drain outlives the agent's reconnects.
   const bool was_down = entry.node.state == NodeState::kDown;
   KeepSharingModes(entry.node, hello.node);
+  // OnAgentHello gave telemetry the agent's view; the modes are the controller's.
+  telemetry_->SetInventory(hello.node);
+  for (const Gpu& gpu : hello.node.gpus) {
+    mig_layouts_sent_.erase(gpu.uuid);  // a layout sent to the old connection goes again
+  }
+  modes_waiting_ = true;
   hello.node.state = entry.node.state;
   hello.node.state_reason = entry.node.state_reason;
   hello.node.last_seen = entry.node.last_seen;  // not a change of the node by itself
@@ -1387,7 +1423,8 @@ void Controller::ApplyHello(AgentHello hello) {
     } else if (job.state == JobState::kStarting) {
       // Its launch never reached the agent (a lost stream, or a crash before the launch):
       // send it again. A launch is a no-op for a job the agent already runs.
-      after_commit_.emplace_back([agent = entry.agent, launch = job] { agent->Launch(launch); });
+      after_commit_.emplace_back(
+          [agent = entry.agent, launch = LaunchOf(job)] { agent->Launch(launch); });
     } else {
       LoseJob(job, "its supervisor was not found on " + name.value() +
                        " when its agent came back");

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -80,9 +81,9 @@ struct ControllerOptions {
   Millis arrival_reuse{50};
   // [energy]: what a kWh costs and emits, for `quota`, `show` and reports (issue #8).
   EnergyPrice energy_price{};
-  // [sharing] memory_breach: kill the largest process of a fractional job over its GPU memory
-  // limit, or warn (issue #7).
-  MemoryBreach memory_breach = MemoryBreach::kKill;
+  // [sharing]: kill the largest process of a fractional job over its GPU memory limit, or
+  // warn; and stop a job still over it after the grace (issue #7).
+  SharingConfig sharing;
   // Where notifications go (notify/notifier.h): each one raised is matched against the
   // subscriptions and handed over once its turn is durable. Null: they are only logged.
   // Thread-safe; must outlive the controller.
@@ -137,6 +138,8 @@ class Controller final : public ClusterService, public AgentReports {
   Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& node, const std::string& gpu) override;
   Result<Gpu> SetGpuMode(const Caller& caller, const NodeId& node, const std::string& gpu,
                          const std::string& mode) override;
+  Result<Gpu> SetMigLayout(const Caller& caller, const NodeId& node, const std::string& gpu,
+                           const std::string& layout) override;
   Result<Subscription> CreateSubscription(const Caller& caller, Subscription request) override;
   Result<std::vector<Subscription>> ListSubscriptions(const Caller& caller) override;
   Result<Subscription> DeleteSubscription(const Caller& caller, const std::string& id) override;
@@ -214,9 +217,12 @@ class Controller final : public ClusterService, public AgentReports {
   void SettleGangs();
   // A pending member whose gang still has members holding GPUs: the reason it is held back.
   std::optional<std::string> GangHoldReason(const Job& job) const;
-  // The environment a gang member starts with (GPUFLEET_NODE_RANK ...), from the members
-  // this pass starts: `nodes` by rank.
-  static void AddGangEnvironment(Job& launched, const std::map<int, NodeId>& nodes);
+  // The environment a gang member starts with (GPUFLEET_NODE_RANK ...), from its members'
+  // allocations.
+  void AddGangEnvironment(Job& launched) const;
+  // What the agent is sent to launch `job` (allocated): the job with the environment of its
+  // gang and of its GPU share. Every launch goes through here, the first and a re-sent one.
+  Job LaunchOf(const Job& job) const;
   // What every submission must pass before any job is created (Submit and SubmitArray).
   Status CheckSubmission(const Caller& caller, const JobSpec& spec);
   // Creates the PENDING job (id, owner, defaults, submit event); requires CheckSubmission.
@@ -331,6 +337,9 @@ class Controller final : public ClusterService, public AgentReports {
   void AssignGpus(const Job& job);
   void ReleaseGpus(Job& job);
   void ApplyIngest(const NodeId& node, IngestResult result);
+  // MIG as the GPUs of `node` report it in their samples (mig_mode.cpp): new devices (a
+  // layout applied) or a layout's refusal.
+  void ApplyMigSamples(const NodeId& node, const std::vector<GpuSample>& samples);
   // GPU health (gpu_health.cpp): a GPU just failed: each job on it is stopped (with its
   // checkpoint signal while the GPU still answers) and requeued, and subscribers are told.
   void FailOverGpu(const NodeId& node, const HealthChange& change);
@@ -396,6 +405,11 @@ class Controller final : public ClusterService, public AgentReports {
   // effect (called before each pass); an agent's hello keeps the modes the admin set.
   void ApplyWaitingModes();
   static void KeepSharingModes(const Node& known, Node& reported);
+  // MIG mode is the hardware's: a GPU with MIG on is in mig mode, one with it off leaves it.
+  static void FollowMigMode(Gpu& gpu);
+  // A MIG layout waiting on `gpu` is sent to its agent once the GPU is empty (once). Whether
+  // one waits still.
+  bool SendWaitingMigLayout(NodeEntry& entry, Gpu& gpu);
   // A fractional job's share and memory limit in its environment, and MPS's limits on an mps
   // GPU of `node`.
   static void AddShareEnvironment(Job& launched, const Node& node);
@@ -403,6 +417,11 @@ class Controller final : public ClusterService, public AgentReports {
   // memory_breach, its largest process there is killed (through its node's agent) or only
   // warned of; either way the owner reads the cause in its events and is notified.
   void OnMemoryBreach(const Job& job, const ConditionChange& change);
+  // Each turn: a job whose breach outlasts [sharing] memory_breach_grace after its process was
+  // killed is stopped (FAILED, with the cause). A cleared breach ends its watch
+  // (OnMemoryBreachCleared).
+  void EnforceMemoryLimits();
+  void OnMemoryBreachCleared(JobId job);
 
   std::map<JobId, Job> active_;  // every job not in a terminal state
   // The active jobs that hold GPUs (HoldsGpus), and those that ended this turn (EraseFinished
@@ -422,6 +441,9 @@ class Controller final : public ClusterService, public AgentReports {
   // Why a requeued job waits again (its last preemption), shown before its pending reason
   // until it starts again. In memory only: the event log keeps it for good.
   std::map<JobId, std::string> requeue_causes_;
+  // Jobs over their GPU memory whose largest process was killed, and when (OnMemoryBreach);
+  // until the breach clears or the job is stopped.
+  std::map<JobId, Time> breach_kills_;
   DependencyGraph dependencies_;  // pending jobs that wait for other jobs to end
   UsageLedger team_usage_;  // decayed GPU-seconds by team name ("" = no team)
   UsageLedger user_usage_;  // decayed GPU-seconds by user name
@@ -435,6 +457,17 @@ class Controller final : public ClusterService, public AgentReports {
   // throttled array task) sets full_pass_needed_.
   IncrementalScheduler scheduler_;
   bool full_pass_needed_ = true;
+  // Whether some GPU may have a mode change waiting for it to empty (Gpu::sharing_next):
+  // ApplyWaitingModes walks the GPUs only then. True at first: nodes loaded from the store may
+  // carry one.
+  bool modes_waiting_ = true;
+  // GPUs whose waiting MIG layout was sent to their agent; until the outcome shows in a sample
+  // (or the agent reconnects, which sends it again).
+  std::set<GpuUuid> mig_layouts_sent_;
+  // OnSamples (agents' threads): what each GPU that was ever in MIG mode last reported (MIG on,
+  // its devices), to pass on changes only.
+  std::mutex mig_seen_mu_;
+  std::map<GpuUuid, std::pair<bool, std::vector<GpuUuid>>> mig_seen_;
   struct SchedulerEvent {
     JobId job;
     bool arrival = false;  // else an end

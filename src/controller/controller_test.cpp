@@ -458,6 +458,142 @@ TEST_F(ControllerTest, SharedGpuTakesFractionalJobsAndHoldsThemToTheirMemory) {
   ASSERT_TRUE(quota.ok());
   ASSERT_FALSE(quota->teams.empty());
   EXPECT_EQ(quota->teams[0].held_milli, 250);
+
+  // The job is still over its limit after the grace ([sharing] memory_breach_grace, 30 s): its
+  // other processes hold the memory. It is stopped whole, and ends FAILED with the cause.
+  clock_.Advance(seconds(29));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(agent_->killed().empty());
+  clock_.Advance(seconds(2));
+  ASSERT_TRUE(WaitFor([&] { return agent_->killed().size() == 1; }));
+  EXPECT_NE(agent_->killed()[0].second.find("still over its GPU memory limit 30s after"),
+            std::string::npos)
+      << agent_->killed()[0].second;
+  controller_->OnJobExited(JobExitReport{job->id, 143, 15, clock_.Now(), "killed by SIGTERM"});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kFailed); }));
+}
+
+// A launch re-sent after the agent reconnects (the first never reached it) carries the same
+// environment as the first: the share and its memory limit.
+TEST_F(ControllerTest, ALaunchSentAgainKeepsTheShareEnvironment) {
+  ASSERT_TRUE(controller_->SetGpuMode(root_, NodeId("gpu01"), "0", "shared").ok());
+  JobSpec spec = Spec(1);
+  spec.request.gpu_milli = 250;
+  auto job = controller_->Submit(alice_, spec);
+  ASSERT_TRUE(job.ok()) << job.error().ToString();
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnAgentHello(AgentHello{TestNode(4), {}, {}});
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  const Job first = agent_->launched()[0];
+  const Job again = agent_->launched()[1];
+  EXPECT_EQ(again.id, job->id);
+  EXPECT_EQ(again.spec.env, first.spec.env);
+  const std::pair<std::string, std::string> share{"GPUFLEET_GPU_SHARE", "0.25"};
+  EXPECT_NE(std::find(again.spec.env.begin(), again.spec.env.end(), share), again.spec.env.end());
+}
+
+// MIG (issue #7): a GPU the agent reports with MIG on is in mig mode; a --mig job gets a free
+// device of its profile (CUDA sees that device only); a new layout waits for the job to end,
+// then goes to the agent; the GPU's next report with the new devices settles it.
+TEST_F(ControllerTest, MigJobsGetADeviceAndALayoutWaitsForTheGpuToEmpty) {
+  Node node = TestNode(4);
+  Gpu& gpu = node.gpus[0];
+  gpu.mig_enabled = true;
+  gpu.mig_profiles = {"1g.10gb", "3g.40gb", "7g.80gb"};
+  const auto device = [](int id, const std::string& profile, std::int64_t mib) {
+    return MigInstance{.profile = profile,
+                       .uuid = GpuUuid("MIG-" + std::to_string(id)),
+                       .gpu_instance_id = id,
+                       .compute_instance_id = 0,
+                       .slices = MigProfileSlices(profile),
+                       .memory_mib = mib};
+  };
+  gpu.mig_instances = {device(1, "3g.40gb", 40192), device(2, "3g.40gb", 40192)};
+  controller_->OnAgentHello(AgentHello{node, {}, {}});
+  const auto gpu0 = [&] { return (*controller_->ListNodes(root_))[0].gpus[0]; };
+  ASSERT_TRUE(WaitFor([&] { return gpu0().mig_enabled; }));
+  EXPECT_EQ(gpu0().sharing, SharingMode::kMig);
+  auto refused = controller_->SetGpuMode(root_, NodeId("gpu01"), "0", "shared");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("has MIG mode on"), std::string::npos);
+  EXPECT_EQ(controller_->SetGpuMode(root_, NodeId("gpu01"), "1", "mig").error().code,
+            ErrorCode::kFailedPrecondition);  // MIG is off on GPU 1
+
+  JobSpec spec = Spec(1);
+  spec.request.mig_profile = "3g.40gb";
+  auto job = controller_->Submit(alice_, spec);
+  ASSERT_TRUE(job.ok()) << job.error().ToString();
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  const Allocation held = *agent_->launched()[0].allocation;
+  EXPECT_EQ(held.gpus, std::vector<GpuUuid>{GpuUuid("GPU-0")});
+  EXPECT_EQ(held.mig, GpuUuid("MIG-1"));
+  EXPECT_EQ(held.gpu_milli, 428);  // 3 of 7 slices
+  EXPECT_EQ(held.gpu_memory_mib, 40192);
+  JobSpec profile_missing = Spec(1);
+  profile_missing.request.mig_profile = "2g.20gb";
+  EXPECT_NE(controller_->Submit(alice_, profile_missing).error().message.find(
+                "no GPU offers MIG profile 2g.20gb"),
+            std::string::npos);
+
+  EXPECT_EQ(controller_->SetMigLayout(alice_, NodeId("gpu01"), "0", "7g.80gb").error().code,
+            ErrorCode::kPermissionDenied);
+  EXPECT_NE(controller_->SetMigLayout(root_, NodeId("gpu01"), "0", "2g.20gb")
+                .error()
+                .message.find("offers no MIG profile 2g.20gb; it offers 1g.10gb, 3g.40gb, 7g.80gb"),
+            std::string::npos);
+  EXPECT_NE(controller_->SetMigLayout(root_, NodeId("gpu01"), "0", "3g.40gb,3g.40gb,3g.40gb")
+                .error()
+                .message.find("needs 9 compute slices"),
+            std::string::npos);
+  auto waiting = controller_->SetMigLayout(root_, NodeId("gpu01"), "0", "7g.80gb");
+  ASSERT_TRUE(waiting.ok()) << waiting.error().ToString();
+  EXPECT_EQ(waiting->mig_layout_next, std::vector<std::string>{"7g.80gb"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(agent_->mig_layouts().empty());  // job 1 still holds a device
+
+  controller_->OnJobStarted(job->id, 4242, clock_.Now());
+  controller_->OnJobExited(JobExitReport{job->id, 0, std::nullopt, clock_.Now(), "done"});
+  ASSERT_TRUE(WaitFor([&] { return agent_->mig_layouts().size() == 1; }));
+  EXPECT_EQ(agent_->mig_layouts()[0].first, GpuUuid("GPU-0"));
+  EXPECT_EQ(agent_->mig_layouts()[0].second, std::vector<std::string>{"7g.80gb"});
+
+  GpuSample applied = Reading(0, clock_.Now(), 0, 1'000);
+  applied.mig_enabled = true;
+  applied.mig = {MigSample{.instance = device(9, "7g.80gb", 80896)}};
+  controller_->OnSamples(NodeId("gpu01"), {applied});
+  ASSERT_TRUE(WaitFor([&] { return !gpu0().mig_layout_next.has_value(); }));
+  EXPECT_EQ(gpu0().mig_instances, std::vector<MigInstance>{device(9, "7g.80gb", 80896)});
+  EXPECT_EQ(agent_->mig_layouts().size(), 1U);  // sent once
+}
+
+// A breach that clears (the killed process held the excess) ends the watch: the job runs on.
+TEST_F(ControllerTest, AMemoryBreachThatClearsLeavesTheJobRunning) {
+  ASSERT_TRUE(controller_->SetGpuMode(root_, NodeId("gpu01"), "0", "shared").ok());
+  JobSpec spec = Spec(1);
+  spec.request.gpu_milli = 500;
+  auto job = controller_->Submit(alice_, spec);
+  ASSERT_TRUE(job.ok()) << job.error().ToString();
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(job->id, 4242, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+  GpuSample over = Reading(0, clock_.Now(), 90, 1'000, job->id);
+  over.processes[0].used_memory_mib = 50'000;  // over its 40960 MiB
+  controller_->OnSamples(NodeId("gpu01"), {over});
+  ASSERT_TRUE(WaitFor([&] { return agent_->process_kills().size() == 1; }));
+  clock_.Advance(seconds(5));
+  GpuSample within = Reading(0, clock_.Now(), 90, 1'000, job->id);
+  within.processes[0].used_memory_mib = 10'000;
+  controller_->OnSamples(NodeId("gpu01"), {within});
+  ASSERT_TRUE(WaitFor([&] {
+    auto events = controller_->JobEvents(alice_, job->id);
+    return events.ok() && std::any_of(events->begin(), events->end(), [](const Event& e) {
+             return e.kind == "gpu_condition_cleared";
+           });
+  }));
+  clock_.Advance(seconds(60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(agent_->killed().empty());
+  EXPECT_TRUE(StateIs(job->id, JobState::kRunning));
 }
 
 TEST_F(ControllerTest, GpuHealthChangesAreRecordedAndPersisted) {

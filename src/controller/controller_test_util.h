@@ -77,6 +77,15 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     process_kills_.emplace_back(job, pid);
   }
+  void ApplyMigLayout(const GpuUuid& gpu, const std::vector<std::string>& profiles) override {
+    std::lock_guard lock(mu_);
+    mig_layouts_.emplace_back(gpu, profiles);
+  }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
+  std::vector<std::pair<GpuUuid, std::vector<std::string>>> mig_layouts() {
+    std::lock_guard lock(mu_);
+    return mig_layouts_;
+  }
   std::vector<std::pair<JobId, std::uint32_t>> process_kills() {  // NOLINT: accessor
     std::lock_guard lock(mu_);
     return process_kills_;
@@ -116,6 +125,7 @@ class FakeAgent final : public NodeAgent {
   std::vector<LogRequest> reads_;
   std::vector<GpuUuid> health_resets_;
   std::vector<std::pair<JobId, std::uint32_t>> process_kills_;
+  std::vector<std::pair<GpuUuid, std::vector<std::string>>> mig_layouts_;
 };
 
 // Polls `pred` until it holds or 10 s pass; returns its last value. Tests wait for the

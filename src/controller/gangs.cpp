@@ -139,13 +139,23 @@ std::optional<std::string> Controller::GangHoldReason(const Job& job) const {
   return "waiting for its gang's members " + holding + " to stop: the gang starts again whole";
 }
 
-void Controller::AddGangEnvironment(Job& launched, const std::map<int, NodeId>& nodes) {
+void Controller::AddGangEnvironment(Job& launched) const {
+  // The members' nodes by rank, from their allocations: the gang starts whole, so at any
+  // launch (the first, or one re-sent after an agent reconnects) every member has its node.
   std::string list;
   int rank = 0;
   int position = 0;
-  for (const auto& [member_rank, node] : nodes) {
+  std::string master;
+  for (const Job* member : MembersOf(active_, *launched.spec.gang)) {
+    if (!member->allocation.has_value()) {
+      continue;
+    }
+    const NodeId& node = member->allocation->node;
     list += (list.empty() ? "" : ",") + node.value();
-    if (member_rank == launched.spec.gang->rank) {
+    if (master.empty()) {
+      master = node.value();
+    }
+    if (member->spec.gang->rank == launched.spec.gang->rank) {
       rank = position;
     }
     ++position;
@@ -153,9 +163,9 @@ void Controller::AddGangEnvironment(Job& launched, const std::map<int, NodeId>& 
   auto& env = launched.spec.env;
   env.emplace_back("GPUFLEET_GANG_ID", std::to_string(launched.spec.gang->gang_job.value()));
   env.emplace_back("GPUFLEET_NODE_RANK", std::to_string(rank));
-  env.emplace_back("GPUFLEET_NUM_NODES", std::to_string(nodes.size()));
+  env.emplace_back("GPUFLEET_NUM_NODES", std::to_string(position));
   env.emplace_back("GPUFLEET_NODELIST", list);
-  env.emplace_back("GPUFLEET_MASTER_ADDR", nodes.empty() ? "" : nodes.begin()->second.value());
+  env.emplace_back("GPUFLEET_MASTER_ADDR", master);
 }
 
 }  // namespace gf

@@ -128,6 +128,15 @@ Result<Gpu> Controller::ResumeGpu(const Caller& caller, const NodeId& node,
 
 namespace {
 
+// "3g.40gb,2g.20gb,1g.10gb,1g.10gb", or "none".
+std::string LayoutText(const std::vector<std::string>& profiles) {
+  std::string text;
+  for (const std::string& p : profiles) {
+    text += (text.empty() ? "" : ",") + p;
+  }
+  return text.empty() ? "none" : text;
+}
+
 // The jobs holding the GPU now, "12, 14".
 std::string HolderList(const std::map<JobId, Job>& active, const std::set<JobId>& holding,
                        const NodeId& node, const GpuUuid& uuid) {
@@ -148,16 +157,23 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller, const NodeId& node,
     return PermissionDenied("gpu mode: only an admin (or root) may change how a GPU is shared");
   }
   GF_ASSIGN_OR_RETURN(const SharingMode wanted, ParseSharingMode(mode));
-  if (wanted == SharingMode::kMig) {
-    return InvalidArgument(
-        "mode: mig is not supported yet (MIG placement is a later step of issue #7); use "
-        "exclusive, shared or mps");
-  }
   return Call<Gpu>([this, caller, node, gpu, wanted]() -> Result<Gpu> {
     GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
     NodeEntry& entry = *located.first;
     Gpu* found = located.second;
     const std::string name = GpuName(found->index, found->uuid, node);
+    // MIG mode is the hardware's (KeepSharingModes): gpufleet does not turn it on or off.
+    const std::string index = std::to_string(found->index);
+    if (wanted == SharingMode::kMig && !found->mig_enabled) {
+      return FailedPrecondition("mode: " + name + " has MIG mode off; turn it on with `nvidia-smi -i " +
+                                index + " -mig 1` (the GPU idle; some cards need a reset) and "
+                                "the GPU is in mig mode from its agent's next report");
+    }
+    if (wanted != SharingMode::kMig && found->mig_enabled) {
+      return FailedPrecondition("mode: " + name + " has MIG mode on, so it runs work only on its "
+                                "MIG devices; turn MIG off with `nvidia-smi -i " + index +
+                                " -mig 0` first");
+    }
     const std::string from(ToString(found->sharing));
     if (found->sharing == wanted) {
       if (found->sharing_next.has_value()) {
@@ -172,6 +188,7 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller, const NodeId& node,
       // A job holds it whole, or shares it under the old rules: the change waits until the
       // GPU is empty, and until then the GPU takes no new work (TakesWholeJobs/TakesFractions).
       found->sharing_next = wanted;
+      modes_waiting_ = true;
       Record(std::nullopt, "gpu_mode", caller.user,
              name + " goes from " + from + " to " + std::string(ToString(wanted)) +
                  " once job(s) " + holders + " end; it takes no new work until then");
@@ -190,11 +207,21 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller, const NodeId& node,
 }
 
 void Controller::ApplyWaitingModes() {
+  if (!modes_waiting_) {
+    return;  // the usual case: no GPU of the fleet is to change its mode
+  }
+  modes_waiting_ = false;
   for (auto& [name, entry] : nodes_) {
     bool changed = false;
     for (Gpu& gpu : entry.node.gpus) {
-      if (!gpu.sharing_next.has_value() ||
-          !HolderList(active_, holding_, name, gpu.uuid).empty()) {
+      if (SendWaitingMigLayout(entry, gpu)) {
+        modes_waiting_ = true;
+      }
+      if (!gpu.sharing_next.has_value()) {
+        continue;
+      }
+      if (!HolderList(active_, holding_, name, gpu.uuid).empty()) {
+        modes_waiting_ = true;
         continue;
       }
       Record(std::nullopt, "gpu_mode", "controller",
@@ -220,7 +247,143 @@ void Controller::KeepSharingModes(const Node& known, Node& reported) {
     if (it != known.gpus.end()) {
       gpu.sharing = it->sharing;
       gpu.sharing_next = it->sharing_next;
+      gpu.mig_layout_next = it->mig_layout_next;
     }
+    FollowMigMode(gpu);
+  }
+}
+
+void Controller::FollowMigMode(Gpu& gpu) {
+  if (gpu.mig_enabled) {
+    gpu.sharing = SharingMode::kMig;  // work runs only on its MIG devices
+    gpu.sharing_next.reset();
+  } else if (gpu.sharing == SharingMode::kMig) {
+    gpu.sharing = SharingMode::kExclusive;  // MIG was turned off: a whole GPU again
+    gpu.mig_layout_next.reset();
+  }
+}
+
+Result<Gpu> Controller::SetMigLayout(const Caller& caller, const NodeId& node,
+                                     const std::string& gpu, const std::string& layout) {
+  if (!caller.IsAdmin()) {
+    return PermissionDenied("gpu mig-layout: only an admin (or root) may change a GPU's MIG devices");
+  }
+  GF_ASSIGN_OR_RETURN(std::vector<std::string> profiles, ParseMigLayout(layout, "layout"));
+  return Call<Gpu>([this, caller, node, gpu, profiles = std::move(profiles)]() -> Result<Gpu> {
+    GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
+    NodeEntry& entry = *located.first;
+    Gpu* found = located.second;
+    const std::string name = GpuName(found->index, found->uuid, node);
+    if (!found->mig_enabled) {
+      return FailedPrecondition("layout: " + name + " has MIG mode off; turn it on with "
+                                "`nvidia-smi -i " + std::to_string(found->index) + " -mig 1` first");
+    }
+    std::string offered;
+    for (const std::string& p : found->mig_profiles) {
+      offered += (offered.empty() ? "" : ", ") + p;
+    }
+    int slices = 0;
+    int gpu_slices = 0;
+    for (const std::string& p : found->mig_profiles) {
+      gpu_slices = std::max(gpu_slices, MigProfileSlices(p));
+    }
+    for (const std::string& p : profiles) {
+      if (std::find(found->mig_profiles.begin(), found->mig_profiles.end(), p) ==
+          found->mig_profiles.end()) {
+        return InvalidArgument("layout: " + name + " offers no MIG profile " + p +
+                               "; it offers " + (offered.empty() ? "none" : offered));
+      }
+      slices += MigProfileSlices(p);
+    }
+    if (gpu_slices > 0 && slices > gpu_slices) {
+      return InvalidArgument("layout: " + LayoutText(profiles) + " needs " +
+                             std::to_string(slices) + " compute slices; " + name + " has " +
+                             std::to_string(gpu_slices));
+    }
+    found->mig_layout_next = profiles;
+    mig_layouts_sent_.erase(found->uuid);
+    modes_waiting_ = true;
+    const std::string holders = HolderList(active_, holding_, node, found->uuid);
+    Record(std::nullopt, "gpu_mig_layout", caller.user,
+           name + " gets MIG layout " + LayoutText(profiles) +
+               (holders.empty() ? ": applying it now"
+                                : " once job(s) " + holders +
+                                      " end; it takes no new MIG job until then"));
+    const Gpu answer = *found;
+    batch_.nodes.push_back(entry.node);
+    telemetry_->SetInventory(entry.node);
+    full_pass_needed_ = true;
+    return answer;
+  });
+}
+
+bool Controller::SendWaitingMigLayout(NodeEntry& entry, Gpu& gpu) {
+  if (!gpu.mig_layout_next.has_value()) {
+    return false;
+  }
+  if (mig_layouts_sent_.contains(gpu.uuid) ||
+      !HolderList(active_, holding_, entry.node.name, gpu.uuid).empty()) {
+    return true;  // still waiting: for its agent's report, or for its jobs to end
+  }
+  if (entry.agent != nullptr) {
+    mig_layouts_sent_.insert(gpu.uuid);
+    after_commit_.emplace_back([agent = entry.agent, uuid = gpu.uuid, profiles = *gpu.mig_layout_next] {
+      agent->ApplyMigLayout(uuid, profiles);
+    });
+  }
+  return true;
+}
+
+void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample>& samples) {
+  const auto entry = nodes_.find(node);
+  if (entry == nodes_.end()) {
+    return;
+  }
+  bool changed = false;
+  for (const GpuSample& sample : samples) {
+    const auto gpu = std::find_if(entry->second.node.gpus.begin(), entry->second.node.gpus.end(),
+                                  [&](const Gpu& g) { return g.uuid == sample.uuid; });
+    if (gpu == entry->second.node.gpus.end()) {
+      continue;
+    }
+    const std::string name = GpuName(gpu->index, gpu->uuid, node);
+    if (!sample.mig_layout_error.empty() && gpu->mig_layout_next.has_value()) {
+      Record(std::nullopt, "gpu_mig_layout", "agent:" + node.value(),
+             name + ": MIG layout " + LayoutText(*gpu->mig_layout_next) +
+                 " was not applied: " + sample.mig_layout_error);
+      gpu->mig_layout_next.reset();
+      mig_layouts_sent_.erase(gpu->uuid);
+      changed = true;
+    }
+    std::vector<MigInstance> devices;
+    for (const MigSample& device : sample.mig) {
+      devices.push_back(device.instance);
+    }
+    if (devices == gpu->mig_instances && sample.mig_enabled == gpu->mig_enabled) {
+      continue;
+    }
+    gpu->mig_enabled = sample.mig_enabled;
+    gpu->mig_instances = std::move(devices);
+    FollowMigMode(*gpu);
+    changed = true;
+    std::vector<std::string> now;
+    for (const MigInstance& device : gpu->mig_instances) {
+      now.push_back(device.profile);
+    }
+    std::vector<std::string> wanted = gpu->mig_layout_next.value_or(std::vector<std::string>{});
+    std::sort(now.begin(), now.end());
+    std::sort(wanted.begin(), wanted.end());
+    if (gpu->mig_layout_next.has_value() && now == wanted) {
+      gpu->mig_layout_next.reset();
+      mig_layouts_sent_.erase(gpu->uuid);
+    }
+    Record(std::nullopt, "gpu_mig_layout", "agent:" + node.value(),
+           name + " now has MIG devices " + LayoutText(now));
+  }
+  if (changed) {
+    batch_.nodes.push_back(entry->second.node);
+    telemetry_->SetInventory(entry->second.node);
+    full_pass_needed_ = true;
   }
 }
 
@@ -250,7 +413,7 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
     return;
   }
   NodeAgent* agent = AgentFor(job);
-  const bool kill = options_.memory_breach == MemoryBreach::kKill && change.pid.has_value() &&
+  const bool kill = options_.sharing.memory_breach == MemoryBreach::kKill && change.pid.has_value() &&
                     agent != nullptr;
   const std::string action =
       kill ? "killed its process " + std::to_string(*change.pid) +
@@ -259,6 +422,7 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
              "out of memory";
   Record(job.id, "memory_breach", "controller", change.message + "; " + action);
   if (kill) {
+    breach_kills_.emplace(job.id, clock_.Now());  // the first kill's time is kept
     after_commit_.emplace_back([agent, id = job.id, pid = *change.pid, cause = change.message] {
       agent->KillProcess(id, pid, cause);
     });
@@ -266,6 +430,33 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
   NotifyJob(job, NotifyKind::kMemoryBreach,
             "job " + std::to_string(job.id.value()) + " is over its GPU memory limit",
             change.message + "; " + action);
+}
+
+void Controller::OnMemoryBreachCleared(JobId job) { breach_kills_.erase(job); }
+
+void Controller::EnforceMemoryLimits() {
+  if (breach_kills_.empty()) {
+    return;
+  }
+  const Time now = clock_.Now();
+  const std::chrono::seconds grace = options_.sharing.memory_breach_grace;
+  for (auto it = breach_kills_.begin(); it != breach_kills_.end();) {
+    const auto job = active_.find(it->first);
+    if (job == active_.end() || !HoldsGpus(job->second)) {
+      it = breach_kills_.erase(it);  // it ended, or was requeued: its breach went with it
+      continue;
+    }
+    if (now < it->second + grace || terminating_.contains(job->first)) {
+      ++it;
+      continue;
+    }
+    const std::string cause = "still over its GPU memory limit " + FormatDuration(grace) +
+                              " after its largest process was killed ([sharing] "
+                              "memory_breach_grace): stopping the job";
+    Record(job->first, "memory_breach", "controller", cause);
+    RequestKill(job->second, JobState::kFailed, cause, kSigTerm);
+    it = breach_kills_.erase(it);
+  }
 }
 
 }  // namespace gf

@@ -74,6 +74,13 @@ class NodeAgent {
   // if its other processes do; if the process was its main one, its exit is reported as usual.
   // Controller thread; queues.
   virtual void KillProcess(JobId job, std::uint32_t pid, const std::string& cause) = 0;
+
+  // Replaces the MIG layout of the GPU (issue #7): its instances are destroyed and one MIG
+  // device per entry of `profiles` ("3g.40gb"; empty: none) is made (GpuBackend::ApplyMigLayout).
+  // The controller sends it only for a GPU with no job on it; the backend also refuses a GPU
+  // with any process. The outcome comes with the GPU's next sample: its `mig` devices, or the
+  // refusal in `mig_layout_error`. Controller thread; queues.
+  virtual void ApplyMigLayout(const GpuUuid& gpu, const std::vector<std::string>& profiles) = 0;
 };
 
 struct JobExitReport {

@@ -299,14 +299,7 @@ std::optional<Time> Controller::NextPreemptable() const {
 }
 
 void Controller::ApplyDecisions(Decisions decisions) {
-  std::map<JobId, std::map<int, NodeId>> gang_nodes;  // gang → rank → node, of these starts
-  for (const StartDecision& start : decisions.starts) {
-    const auto it = active_.find(start.job);
-    if (it != active_.end() && it->second.spec.gang.has_value()) {
-      const GangMember& gang = *it->second.spec.gang;
-      gang_nodes[gang.gang_job][gang.rank] = start.allocation.node;
-    }
-  }
+  std::vector<JobId> started;
   for (const PreemptDecision& preemption : decisions.preemptions) {
     auto victim = active_.find(preemption.victim);
     if (victim != active_.end() && HoldsGpus(victim->second) &&
@@ -344,15 +337,16 @@ void Controller::ApplyDecisions(Decisions decisions) {
                "scheduler");
     AssignGpus(job);
     CountWait(job);
-    NodeAgent* agent = entry.agent;
-    Job launched = job;
-    if (job.spec.gang.has_value()) {
-      AddGangEnvironment(launched, gang_nodes[job.spec.gang->gang_job]);
-    }
-    if (start.allocation.gpu_milli < kWholeGpuMilli) {
-      AddShareEnvironment(launched, entry.node);
-    }
-    after_commit_.emplace_back([agent, launched] { agent->Launch(launched); });
+    started.push_back(job.id);
+  }
+  // Launched once every start is applied: a gang member's environment names all its members'
+  // nodes.
+  for (const JobId id : started) {
+    const Job& job = active_.at(id);
+    after_commit_.emplace_back(
+        [agent = nodes_.at(job.allocation->node).agent, launched = LaunchOf(job)] {
+          agent->Launch(launched);
+        });
   }
   // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
   // after a restart), and every read of a pending job is served from active_. Persisting them
@@ -369,6 +363,17 @@ void Controller::ApplyDecisions(Decisions decisions) {
                      : requeued->second + "; " + pending.reason;
     job.estimated_start = pending.estimated_start;
   }
+}
+
+Job Controller::LaunchOf(const Job& job) const {
+  Job launched = job;
+  if (job.spec.gang.has_value()) {
+    AddGangEnvironment(launched);
+  }
+  if (job.allocation->gpu_milli < kWholeGpuMilli) {
+    AddShareEnvironment(launched, nodes_.at(job.allocation->node).node);
+  }
+  return launched;
 }
 
 }  // namespace gf

@@ -291,6 +291,12 @@ class ClusterService {
   // mode (and for mig, not supported yet); kNotFound for an unknown node or GPU.
   virtual Result<Gpu> SetGpuMode(const Caller& caller, const NodeId& node, const std::string& gpu,
                                  const std::string& mode) = 0;
+  // `gpufleet gpu mig-layout NODE GPU 3g.40gb,2g.20gb,1g.10gb,1g.10gb`: the MIG devices the
+  // GPU is to have ("" or "none": none). Admins only. The GPU must have MIG on and offer each
+  // profile; the layout waits until no job holds the GPU (Gpu::mig_layout_next), then its agent
+  // applies it. kInvalidArgument for a bad layout, kFailedPrecondition with MIG off, kNotFound.
+  virtual Result<Gpu> SetMigLayout(const Caller& caller, const NodeId& node,
+                                   const std::string& gpu, const std::string& layout) = 0;
   virtual Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& node,
                                 const std::string& gpu) = 0;
 

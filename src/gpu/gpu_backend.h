@@ -28,6 +28,23 @@ struct GpuPowerLimits {
   std::int64_t max_mw = 0;
 };
 
+// A MIG GPU instance profile a GPU offers (issue #7).
+struct MigProfile {
+  std::string name;  // "3g.40gb"
+  int slices = 0;    // compute slices
+  int max_count = 0;  // at most this many instances of it at once
+  std::int64_t memory_mib = 0;
+};
+
+// The checks every backend makes on a MIG layout before changing anything: each name offered,
+// at most max_count of each, and the compute slices within the GPU's (its largest profile's).
+// Returns indexes into `offered`, one per wanted instance, largest first (the order to create
+// them in: large instances have the fewest places). Errors: kInvalidArgument naming the GPU
+// ("GPU <index>"), the profile and the offered ones, or the slices needed and had.
+Result<std::vector<std::size_t>> PlanMigLayout(const std::vector<MigProfile>& offered,
+                                               int index,
+                                               const std::vector<std::string>& wanted);
+
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
@@ -51,6 +68,18 @@ class GpuBackend {
   // kFailedPrecondition when unsupported (what this default does); kNotFound, kUnavailable as
   // above.
   virtual Status SetPowerLimit(int index, std::int64_t limit_mw);
+
+  // MIG (issue #7): replaces the MIG layout of the GPU with the given index: destroys its
+  // compute and GPU instances and creates one GPU instance per entry of `profiles` ("3g.40gb";
+  // repeats allowed; empty: no instances), each with one compute instance spanning it. The next
+  // Discover and Sample show the new MIG devices. Checked before anything is destroyed:
+  // kInvalidArgument naming a profile the GPU does not offer (and those it does), or a layout
+  // over the GPU's slices; kFailedPrecondition when MIG mode is off ("enable MIG mode first:
+  // nvidia-smi -i N -mig 1"), when any process runs on the GPU (only an idle GPU is reshaped),
+  // or when the backend has no MIG (what this default does); kPermissionDenied when it needs
+  // root; kNotFound, kUnavailable as above. A failure while creating leaves the instances made
+  // so far (the message says which); applying the layout again starts over.
+  virtual Status ApplyMigLayout(int index, const std::vector<std::string>& profiles);
 };
 
 // Builds a backend from a --gpus spec: "nvml" (real GPUs; kUnavailable with a clear message and

@@ -550,6 +550,43 @@ void WriteLastXid(Buffer& out,
   }
 }
 
+// Each MIG device of a GPU in MIG mode (issue #7), by its own MIG uuid and profile beside its
+// GPU's labels: the memory its processes use and its size, as NVML reads them per device (it
+// has no utilisation per MIG device). None for a GPU without a reading or lost.
+void WriteMigDevices(Buffer& out,
+                     const TelemetrySnapshot& telemetry,
+                     const std::vector<std::string>& identity) {
+  static constexpr Family kUsed{"gpufleet_mig_memory_used_bytes", Kind::kGauge,
+                                "GPU memory used on the MIG device."};
+  static constexpr Family kTotal{"gpufleet_mig_memory_total_bytes", Kind::kGauge,
+                                 "GPU memory of the MIG device."};
+  std::vector<std::pair<std::string, const MigSample*>> devices;
+  for (std::size_t i = 0; i < telemetry.gpus.size(); ++i) {
+    const std::optional<GpuSample>& sample = telemetry.gpus[i].sample;
+    if (!sample || sample->lost) {
+      continue;
+    }
+    for (const MigSample& device : sample->mig) {
+      std::string labels = identity[i];
+      AppendLabel(labels, "mig_uuid", device.instance.uuid.value());
+      AppendLabel(labels, "profile", device.instance.profile);
+      devices.emplace_back(std::move(labels), &device);
+    }
+  }
+  if (devices.empty()) {
+    return;
+  }
+  for (const auto& [family, value] :
+       {std::pair{kUsed, &MigSample::memory_used_mib}, std::pair{kTotal, &MigSample::memory_total_mib}}) {
+    WriteFamily(out, family);
+    for (const auto& [labels, device] : devices) {
+      if (const std::optional<std::int64_t>& mib = device->*value; mib.has_value()) {
+        WriteSample(out, family.name, labels, static_cast<double>(*mib) * kBytesPerMib);
+      }
+    }
+  }
+}
+
 void WriteGpuFamilies(Buffer& out, const TelemetrySnapshot& telemetry) {
   const GpuLabelSets labels = LabelGpus(telemetry.gpus);
   // A GPU without a reading yet, or lost, has no reading series (never fake zeros).
@@ -564,6 +601,7 @@ void WriteGpuFamilies(Buffer& out, const TelemetrySnapshot& telemetry) {
   WriteColumns(out, kGpufleetGpuColumns, readings, labels.hardware);
   WriteThrottleReasons(out, readings, labels.hardware);
   WriteHolderShares(out, telemetry, labels);
+  WriteMigDevices(out, telemetry, labels.identity);
   WriteHealth(out, telemetry, labels.identity);
   WriteConditions(out, telemetry, labels.identity);
 }

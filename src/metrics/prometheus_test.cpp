@@ -238,6 +238,31 @@ TEST(PrometheusTest, MissingReadingsAreOmittedNotZero) {
   EXPECT_EQ(ValueOf(all, "gpufleet_gpu_health"), 0);
 }
 
+// Issue #7: each MIG device has its memory series, by MIG uuid and profile beside its GPU's
+// labels; a figure the driver did not give is omitted.
+TEST(PrometheusTest, MigDevicesHaveTheirOwnMemorySeries) {
+  TelemetrySnapshot t;
+  t.gpus.push_back(MinimalGpu(0, "GPU-mig"));
+  GpuSample& sample = *t.gpus[0].sample;
+  sample.mig_enabled = true;
+  sample.mig = {MigSample{.instance = MigInstance{.profile = "3g.40gb", .uuid = GpuUuid("MIG-a")},
+                          .memory_used_mib = 1'000,
+                          .memory_total_mib = 40'192},
+                MigSample{.instance = MigInstance{.profile = "1g.10gb", .uuid = GpuUuid("MIG-b")},
+                          .memory_used_mib = std::nullopt,
+                          .memory_total_mib = 9'856}};
+  const auto all = Parse(Render(t));
+  EXPECT_EQ(ValueOf(all, "gpufleet_mig_memory_used_bytes", {{"mig_uuid", "MIG-a"}}),
+            1'000.0 * 1024 * 1024);
+  const auto used = Select(all, "gpufleet_mig_memory_used_bytes");
+  ASSERT_EQ(used.size(), 1u);  // MIG-b's use is unknown: no series
+  EXPECT_EQ(used[0].labels.at("UUID"), "GPU-mig");
+  EXPECT_EQ(used[0].labels.at("profile"), "3g.40gb");
+  EXPECT_EQ(ValueOf(all, "gpufleet_mig_memory_total_bytes", {{"mig_uuid", "MIG-b"}}),
+            9'856.0 * 1024 * 1024);
+  EXPECT_TRUE(Select(Parse(Render({})), "gpufleet_mig_memory_used_bytes").empty());
+}
+
 TEST(PrometheusTest, XidErrorsIsTheLastXidTheGpuReported) {
   TelemetrySnapshot t;
   t.gpus.push_back(MinimalGpu(0, "GPU-x"));

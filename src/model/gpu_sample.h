@@ -21,6 +21,9 @@ struct GpuProcessSample {
   std::optional<std::int64_t> used_memory_mib{};  // nullopt when the driver cannot tell
   std::optional<int> sm_util_pct{};   // per-process utilisation, where the driver offers it
   std::optional<int> mem_util_pct{};  // (nvmlDeviceGetProcessUtilization), 0..100
+  // On a GPU in MIG mode: the MIG device (GpuSample::mig) the process runs on; empty otherwise
+  // or when the driver does not say.
+  GpuUuid mig_uuid{};
 
   // Attribution, filled by the agent's monitor (backends leave these empty):
   std::optional<JobId> job{};          // the gpufleet job the process belongs to
@@ -56,6 +59,16 @@ struct RemappedRows {
   bool operator==(const RemappedRows&) const = default;
 };
 
+// One MIG device of a GPU in MIG mode at sample time: its identity, as Gpu::mig_instances has
+// it, and its own memory (nvmlDeviceGetMemoryInfo on the MIG handle; nullopt if unreadable).
+// NVML offers no utilisation per MIG device.
+struct MigSample {
+  MigInstance instance{};
+  std::optional<std::int64_t> memory_used_mib{};
+  std::optional<std::int64_t> memory_total_mib{};
+  bool operator==(const MigSample&) const = default;
+};
+
 struct GpuSample {
   GpuUuid uuid{};
   Time time{};
@@ -86,6 +99,13 @@ struct GpuSample {
   std::optional<int> pstate{};         // 0 (P0, fastest) .. 15; nullopt when unknown
   std::vector<XidEvent> xids{};        // XID errors since the previous sample of this GPU
   std::vector<GpuProcessSample> processes{};  // compute processes on this GPU
+  // MIG: the current mode and, when on, the MIG devices by gpu_instance_id. A layout applied
+  // since the last Discover shows here first.
+  bool mig_enabled = false;
+  std::vector<MigSample> mig{};
+  // Set by the agent on the sample after a MIG layout it was told to apply failed: why ("" when
+  // none failed). Once: the next round's sample has it empty again.
+  std::string mig_layout_error{};
 
   // Set by the agent's monitor (HealthTracker) from this and earlier samples.
   GpuHealth health = GpuHealth::kOk;

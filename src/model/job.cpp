@@ -195,6 +195,18 @@ Status ValidateFraction(const JobRequest& r) {
     return InvalidArgument("gpu-mem: " + std::to_string(r.gpu_memory_mib) +
                            " MiB is not a GPU memory size; use e.g. 20G or 512M");
   }
+  if (IsMig(r)) {
+    GF_TRY(ValidateMigProfile(r.mig_profile, "mig"));
+    if (IsFractional(r)) {
+      return InvalidArgument("mig: a MIG device is a fixed part of a GPU; drop --gpu-share and "
+                             "--gpu-mem, or drop --mig to share a GPU in shared mode");
+    }
+    if (r.gpus != 1 || r.nodes != 1) {
+      return InvalidArgument("gpus: a MIG job (--mig) runs on one MIG device; drop --gpus and "
+                             "--nodes");
+    }
+    return OkStatus();
+  }
   if (!IsFractional(r)) {
     return OkStatus();
   }

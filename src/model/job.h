@@ -86,10 +86,15 @@ struct JobRequest {
   // placed only on GPUs in shared or mps mode (SharingMode). 0 = not asked.
   int gpu_milli = 0;
   std::int64_t gpu_memory_mib = 0;
+  // A MIG device of this GPU instance profile (`--mig 3g.40gb`, issue #7): the job runs on one
+  // free MIG device of that profile on a GPU in mig mode. "" = not asked.
+  std::string mig_profile{};
 };
 
 // Whether the request is for a part of one GPU rather than whole GPUs.
 inline bool IsFractional(const JobRequest& r) { return r.gpu_milli > 0 || r.gpu_memory_mib > 0; }
+// Whether the request is for a MIG device (one, of one GPU).
+inline bool IsMig(const JobRequest& r) { return !r.mig_profile.empty(); }
 
 struct Allocation {
   NodeId node;
@@ -98,6 +103,9 @@ struct Allocation {
   // job the compute share and memory it was given on its one GPU (the memory is its limit).
   int gpu_milli = kWholeGpuMilli;
   std::int64_t gpu_memory_mib = 0;
+  // A MIG job: the MIG device it holds on its one GPU (`gpus`), which CUDA_VISIBLE_DEVICES
+  // names; its share is the device's compute slices of the GPU's, its memory the device's.
+  GpuUuid mig{};
   bool operator==(const Allocation&) const = default;
 };
 
@@ -256,8 +264,9 @@ Result<int> ParseGpuShare(std::string_view text, std::string_view field = "gpu-s
 Result<std::int64_t> ParseMemoryMib(std::string_view text, std::string_view field = "gpu-mem");
 
 // Checks a fractional request: share in 1..1000 milli, memory 0..4 TiB, and a fraction only of
-// one GPU on one node (gpus 1, nodes 1). Errors: kInvalidArgument naming gpu-share, gpu-mem
-// or gpus and the fix.
+// one GPU on one node (gpus 1, nodes 1); a MIG request: a profile name ("3g.40gb", "1g.10gb+me"),
+// one device, without a share. Errors: kInvalidArgument naming gpu-share, gpu-mem, mig or
+// gpus and the fix.
 Status ValidateFraction(const JobRequest& r);
 
 // Checks a spec as submitted: argv not empty, gpus >= 0, workdir absolute, env names valid,

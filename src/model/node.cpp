@@ -84,6 +84,72 @@ std::string_view ToString(SharingMode m) {
   return "exclusive";
 }
 
+Status ValidateMigProfile(std::string_view profile, std::string_view field) {
+  const auto bad = [&] {
+    return InvalidArgument(std::string(field) + ": '" + std::string(profile) +
+                           "' is not a MIG profile; use NVIDIA's name, e.g. 3g.40gb or 1g.10gb "
+                           "(nvidia-smi mig -lgip lists a card's)");
+  };
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < profile.size() && profile[i] >= '0' && profile[i] <= '9') {
+      ++i;
+    }
+    return i - from;
+  };
+  const std::size_t slice_digits = digits();
+  if (slice_digits == 0 || slice_digits > 2 || profile[0] == '0' ||
+      profile.substr(i, 2) != "g.") {
+    return bad();
+  }
+  i += 2;
+  if (digits() == 0 || profile.substr(i, 2) != "gb") {
+    return bad();
+  }
+  i += 2;
+  if (i < profile.size()) {
+    const std::string_view suffix = profile.substr(i);
+    if (suffix.size() < 2 || suffix.size() > 8 || suffix[0] != '+' ||
+        !std::all_of(suffix.begin() + 1, suffix.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
+      return bad();
+    }
+  }
+  return OkStatus();
+}
+
+int MigProfileSlices(std::string_view profile) {
+  int slices = 0;
+  for (const char c : profile) {
+    if (c < '0' || c > '9') {
+      break;
+    }
+    slices = slices * 10 + (c - '0');
+  }
+  return slices;
+}
+
+Result<std::vector<std::string>> ParseMigLayout(std::string_view text, std::string_view field) {
+  std::vector<std::string> profiles;
+  if (text.empty() || text == "none") {
+    return profiles;
+  }
+  constexpr std::size_t kMaxDevices = 16;  // 7 on today's cards
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    GF_TRY(ValidateMigProfile(item, field));
+    profiles.emplace_back(item);
+    start = comma + 1;
+  }
+  if (profiles.size() > kMaxDevices) {
+    return InvalidArgument(std::string(field) + ": " + std::to_string(profiles.size()) +
+                           " MIG devices; a GPU holds at most 7");
+  }
+  return profiles;
+}
+
 Result<SharingMode> ParseSharingMode(std::string_view s, std::string_view field) {
   for (const SharingMode m :
        {SharingMode::kExclusive, SharingMode::kShared, SharingMode::kMps, SharingMode::kMig}) {

@@ -47,6 +47,38 @@ std::string_view ToString(MemoryBreach b);  // "kill", "warn"
 // Errors: kInvalidArgument naming `field` and the choices.
 Result<MemoryBreach> ParseMemoryBreach(std::string_view s, std::string_view field);
 
+// `[sharing]`: how the controller holds fractional jobs to their GPU memory.
+struct SharingConfig {
+  MemoryBreach memory_breach = MemoryBreach::kKill;
+  // With kKill: a job still over its limit this long after its largest process was killed
+  // (other processes of its own hold the memory, or the kill failed) is stopped whole, so
+  // that the GPU's other jobs get their memory back in bounded time.
+  std::chrono::seconds memory_breach_grace{30};
+  bool operator==(const SharingConfig&) const = default;
+};
+
+// One MIG device (a GPU instance with its one compute instance) of a GPU in MIG mode (issue
+// #7), as the driver reports it.
+struct MigInstance {
+  std::string profile{};   // NVIDIA's name of the GPU instance profile: "3g.40gb", "1g.10gb"
+  GpuUuid uuid{};          // "MIG-...": what CUDA_VISIBLE_DEVICES takes to run on it
+  int gpu_instance_id = -1;
+  int compute_instance_id = -1;
+  int slices = 0;          // compute slices: the 3 of "3g.40gb"
+  std::int64_t memory_mib = 0;
+  bool operator==(const MigInstance&) const = default;
+};
+
+// A MIG GPU instance profile name as NVIDIA writes it: compute slices, "g.", memory, "gb",
+// and an optional "+" suffix ("3g.40gb", "1g.10gb", "1g.12gb+me"). Errors: kInvalidArgument
+// naming `field`, with an example.
+Status ValidateMigProfile(std::string_view profile, std::string_view field);
+// The compute slices of a valid profile name: 3 for "3g.40gb".
+int MigProfileSlices(std::string_view profile);
+// "3g.40gb,2g.20gb,1g.10gb,1g.10gb" → its profiles, each valid; "" or "none" → none (MIG mode
+// on, no device). Errors: kInvalidArgument naming `field`.
+Result<std::vector<std::string>> ParseMigLayout(std::string_view text, std::string_view field);
+
 struct Gpu {
   int index = 0;          // NVML index on its node
   GpuUuid uuid;
@@ -63,6 +95,16 @@ struct Gpu {
   // kExclusive). A change waits until no job holds the GPU: `sharing_next` until then.
   SharingMode sharing = SharingMode::kExclusive;
   std::optional<SharingMode> sharing_next{};
+  // MIG, as the agent found it (issue #7): the hardware's current mode (a change is pending
+  // until the GPU is reset), its MIG devices by gpu_instance_id, and the GPU instance profiles
+  // the card offers ("1g.10gb", ...; empty while MIG mode is off, as NVML tells them only then).
+  bool mig_enabled = false;
+  std::vector<MigInstance> mig_instances{};
+  std::vector<std::string> mig_profiles{};
+  // The admin's MIG layout (`gpufleet gpu mig-layout`), kept by the controller like `sharing`:
+  // it waits until no job holds the GPU, then the agent applies it; set until the GPU reports
+  // that layout (or the agent's refusal).
+  std::optional<std::vector<std::string>> mig_layout_next{};
   bool operator==(const Gpu&) const = default;
 };
 
@@ -73,11 +115,19 @@ struct Gpu {
 inline bool TakesWork(const Gpu& gpu) { return gpu.health == GpuHealth::kOk; }
 // Whether new work of each kind may go to the GPU: whole-GPU jobs to exclusive GPUs, fractional
 // jobs to shared and mps ones; neither while a change of its mode waits (it empties first).
+// A GPU with MIG on in the hardware runs work only on its MIG devices.
 inline bool TakesWholeJobs(const Gpu& gpu) {
-  return TakesWork(gpu) && gpu.sharing == SharingMode::kExclusive && !gpu.sharing_next.has_value();
+  return TakesWork(gpu) && gpu.sharing == SharingMode::kExclusive &&
+         !gpu.sharing_next.has_value() && !gpu.mig_enabled;
 }
 inline bool TakesFractions(const Gpu& gpu) {
-  return TakesWork(gpu) && HoldsFractions(gpu.sharing) && !gpu.sharing_next.has_value();
+  return TakesWork(gpu) && HoldsFractions(gpu.sharing) && !gpu.sharing_next.has_value() &&
+         !gpu.mig_enabled;
+}
+// MIG jobs go to the MIG devices of GPUs in mig mode, but not while a new layout waits.
+inline bool TakesMigJobs(const Gpu& gpu) {
+  return TakesWork(gpu) && gpu.sharing == SharingMode::kMig && gpu.mig_enabled &&
+         !gpu.sharing_next.has_value() && !gpu.mig_layout_next.has_value();
 }
 
 // Node labels (`gpufleet up --label rack=a`, `[up] labels`) and the constraints jobs put on

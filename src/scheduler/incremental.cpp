@@ -14,7 +14,7 @@ namespace gf {
 namespace {
 
 bool NeedsFullPass(const QueuedJob& job) {
-  return job.gang.has_value() || IsFractional(job.request);
+  return job.gang.has_value() || IsFractional(job.request) || IsMig(job.request);
 }
 
 }  // namespace

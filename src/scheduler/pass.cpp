@@ -193,7 +193,7 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
     }
     return;
   }
-  if (IsFractional(job.request)) {
+  if (IsFractional(job.request) || IsMig(job.request)) {
     ConsiderFraction(job, c);
     if (Stamp() != before) {
       last_change_ = position;
@@ -329,10 +329,22 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
 }
 
 void Pass::ConsiderFraction(const QueuedJob& job, ClassIndex c) {
-  if (!shares_.has_value()) {
-    shares_.emplace(cluster_);
+  if (IsMig(job.request)) {
+    if (!migs_.has_value()) {
+      migs_.emplace(cluster_);
+    }
+    ConsiderPart(*migs_, job, c);
+    return;
   }
-  const std::optional<ShareFit> fit = shares_->FindFit(job.request, job.user);
+  if (!shares_.has_value()) {
+    shares_.emplace(cluster_, policy_.share_placement);
+  }
+  ConsiderPart(*shares_, job, c);
+}
+
+template <typename PartPool>
+void Pass::ConsiderPart(PartPool& pool, const QueuedJob& job, ClassIndex c) {
+  const auto fit = pool.FindFit(job.request, job.user);
   // Quotas count what it would take of the GPU it goes to (its memory may weigh more than its
   // share); with no GPU to go to, its share as asked.
   const int milli = fit.has_value() ? fit->milli : std::max(job.request.gpu_milli, 1);
@@ -342,13 +354,13 @@ void Pass::ConsiderFraction(const QueuedJob& job, ClassIndex c) {
     return;
   }
   if (!fit.has_value()) {
-    Pend(job, shares_->WhyNot(job.request, job.user));
+    Pend(job, pool.WhyNot(job.request, job.user));
     return;
   }
-  shares_->Take(*fit, job.user);
+  pool.Take(*fit, job.user);
   ledger_.Add(job.team, job.user, current_class_, fit->milli);
   decisions_.starts.push_back(StartDecision{
-      .job = job.id, .allocation = shares_->ToAllocation(*fit), .preemptible = verdict.borrowed});
+      .job = job.id, .allocation = pool.ToAllocation(*fit), .preemptible = verdict.borrowed});
 }
 
 bool Pass::TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed) {

@@ -29,6 +29,7 @@
 #include "scheduler/classes.h"
 #include "scheduler/pass_probe.h"
 #include "scheduler/placement/gpu_pool.h"
+#include "scheduler/placement/mig_pool.h"
 #include "scheduler/placement/share_pool.h"
 #include "scheduler/policy.h"
 #include "scheduler/preemption/victims.h"
@@ -113,6 +114,7 @@ class Pass {
   auto Stamp() const {
     return std::make_tuple(pool_.Generation(),
                            shares_.has_value() ? shares_->Generation() : 0,
+                           migs_.has_value() ? migs_->Generation() : 0,
                            reservations_,
                            preemptors_,
                            waiters_.size());
@@ -131,7 +133,10 @@ class Pass {
   std::vector<const QueuedJob*> GangOf(const QueuedJob& job);
   // A fractional job (IsFractional): it starts on the SharePool's fullest GPU that fits, or
   // pends; it neither reserves nor preempts.
+  // A MIG job (IsMig) likewise, on a free MigPool device of its profile.
   void ConsiderFraction(const QueuedJob& job, ClassIndex c);
+  template <typename PartPool>
+  void ConsiderPart(PartPool& pool, const QueuedJob& job, ClassIndex c);
   bool TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed);
   bool TryPreempt(const QueuedJob& job,
                   int position,
@@ -168,6 +173,7 @@ class Pass {
   std::unique_ptr<GpuPool> owned_pool_;
   GpuPool& pool_;       // *owned_pool_
   std::optional<SharePool> shares_;  // built when the pass meets its first fractional job
+  std::optional<MigPool> migs_;      // ... its first MIG job
   ClassTable classes_;  // before the ledgers, which refer to it
   Ledger ledger_;
   mutable std::optional<Ledger> start_ledger_;  // ledger_ before any job counted; on first use

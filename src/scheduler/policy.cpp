@@ -261,4 +261,18 @@ Result<QueueOrder> ParseQueueOrder(std::string_view text) {
                          "' is not an order; use priority, fifo, sjf, srtf or las");
 }
 
+std::string_view ToString(SharePlacement placement) {
+  return placement == SharePlacement::kFirstFit ? "first-fit" : "fullest";
+}
+
+Result<SharePlacement> ParseSharePlacement(std::string_view text) {
+  for (const SharePlacement placement : {SharePlacement::kFullest, SharePlacement::kFirstFit}) {
+    if (text == ToString(placement)) {
+      return placement;
+    }
+  }
+  return InvalidArgument("'" + std::string(text) +
+                         "' is not a placement; use fullest or first-fit");
+}
+
 }  // namespace gf

@@ -127,6 +127,15 @@ struct OrderingPolicy {
   std::vector<double> las_thresholds = {3250, 7200};
 };
 
+// Where a fractional job goes among the shared GPUs that fit it (SharePool, `[sharing]
+// placement`): kFullest, the GPU left with the least free compute (gpufleet's: fills shared
+// GPUs before opening another); kFirstFit, the first in node-name, GPU-index order (the plain
+// baseline the `gpufleet sim` fragmentation bench compares against, docs/sim.md).
+enum class SharePlacement { kFullest, kFirstFit };
+std::string_view ToString(SharePlacement placement);  // "fullest", "first-fit"
+// Errors: "'x' is not a placement; use fullest or first-fit" (the config prefixes the key).
+Result<SharePlacement> ParseSharePlacement(std::string_view text);
+
 std::vector<PriorityClassPolicy> DefaultPriorityClasses();
 
 struct PolicyConfig {
@@ -141,6 +150,7 @@ struct PolicyConfig {
   PreemptionPolicy preemption;
   BackfillPolicy backfill;
   OrderingPolicy ordering{};
+  SharePlacement share_placement = SharePlacement::kFullest;
 };
 
 // The class policy for `priority` (looked up by its name); a class the config does not list

@@ -61,6 +61,18 @@ TEST(PolicyTest, TimeLimitIsDefaultedAndCappedByTheClass) {
   EXPECT_EQ(EffectiveTimeLimit(cls, std::nullopt), seconds(hours(2)));  // the cap bounds all
 }
 
+TEST(PolicyTest, SharePlacementParsesItsNamesAndDefaultsToFullest) {
+  EXPECT_EQ(PolicyConfig{}.share_placement, SharePlacement::kFullest);
+  for (const SharePlacement p : {SharePlacement::kFullest, SharePlacement::kFirstFit}) {
+    const Result<SharePlacement> parsed = ParseSharePlacement(ToString(p));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, p);
+  }
+  const Result<SharePlacement> bad = ParseSharePlacement("best-fit");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "'best-fit' is not a placement; use fullest or first-fit");
+}
+
 TEST(PolicyTest, UsageHalvesEveryHalfLife) {
   EXPECT_DOUBLE_EQ(DecayedUsage(1000, Millis(0), hours(1)), 1000);
   EXPECT_DOUBLE_EQ(DecayedUsage(1000, hours(1), hours(1)), 500);

@@ -667,6 +667,10 @@ Result<ScenarioAction> ParseLine(const std::vector<Token>& t) {
   if (verb == "order") {
     return ParseOrder(t);
   }
+  if (verb == "share_placement" && t.size() == 2) {
+    GF_ASSIGN_OR_RETURN(const SharePlacement placement, ParseSharePlacement(t[1].text));
+    return ScenarioAction(SharePlacementStep{placement});
+  }
   if (verb == "advance" && t.size() == 2) {
     GF_ASSIGN_OR_RETURN(const Millis by, ParseTime(t[1].text));
     return ScenarioAction(AdvanceStep{by});

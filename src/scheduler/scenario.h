@@ -48,6 +48,7 @@
 //   preemption on|off [min_run=<duration>]
 //   backfill on|off [depth=<n>]
 //   order priority|fifo|sjf|srtf|las [thresholds=<gpu-seconds>,...]   PolicyConfig::ordering
+//   share_placement fullest|first-fit           PolicyConfig::share_placement
 //   usage team <name> [decayed=<gpu-seconds>] [period_hours=<h>]
 //   usage user <name> decayed=<gpu-seconds>
 // Expectations, about the last decide:
@@ -148,6 +149,9 @@ struct BackfillStep {
 struct OrderStep {
   OrderingPolicy ordering;
 };
+struct SharePlacementStep {
+  SharePlacement placement = SharePlacement::kFullest;
+};
 struct UsageStep {
   bool team = true;  // else a user
   std::string name;
@@ -188,6 +192,7 @@ using ScenarioAction = std::variant<AddNodeStep,
                                     PreemptionStep,
                                     BackfillStep,
                                     OrderStep,
+                                    SharePlacementStep,
                                     UsageStep,
                                     ExpectBorrowedStep,
                                     ExpectPreemptStep,

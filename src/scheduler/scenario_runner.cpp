@@ -199,6 +199,11 @@ class ScenarioRunner {
     return OkStatus();
   }
 
+  Status Do(const SharePlacementStep& step) {
+    policy_.share_placement = step.placement;
+    return OkStatus();
+  }
+
   Status Do(const UsageStep& step) {
     if (!step.team) {
       cluster_.user_decayed_gpu_seconds[step.name] = step.decayed_gpu_seconds.value_or(0);

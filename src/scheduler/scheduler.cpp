@@ -4,6 +4,7 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
+#include <set>
 
 #include "scheduler/pass.h"
 #include "scheduler/pass_probe.h"
@@ -77,6 +78,37 @@ Status CheckFractionFeasible(const Capacity& capacity, const JobRequest& request
   return OkStatus();
 }
 
+// A MIG job: some GPU with MIG on (on a node that is not down) offers its profile; whether a
+// device of it exists now is the layout's business, which an admin may change.
+Status CheckMigFeasible(const ClusterSnapshot& cluster, const JobRequest& request) {
+  std::set<std::string> offered;
+  for (const NodeSnapshot& node : cluster.nodes) {
+    if (node.node.state == NodeState::kDown || !HasLabels(node.node.labels, request.node_labels)) {
+      continue;
+    }
+    for (const Gpu& gpu : node.node.gpus) {
+      if (gpu.mig_enabled && MatchesType(request, gpu.model)) {
+        offered.insert(gpu.mig_profiles.begin(), gpu.mig_profiles.end());
+      }
+    }
+  }
+  if (offered.contains(request.mig_profile)) {
+    return OkStatus();
+  }
+  if (offered.empty()) {
+    return InvalidArgument("mig: no GPU" +
+                           (request.gpu_type.has_value() ? " of type " + *request.gpu_type
+                                                         : std::string()) +
+                           " has MIG mode on; ask for whole GPUs or a share (--gpu-share)");
+  }
+  std::string list;
+  for (const std::string& profile : offered) {
+    list += (list.empty() ? "" : ", ") + profile;
+  }
+  return InvalidArgument("mig: no GPU offers MIG profile " + request.mig_profile +
+                         "; profiles offered: " + list);
+}
+
 }  // namespace
 
 Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) {
@@ -91,6 +123,9 @@ Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) 
     return OkStatus();
   }
   GF_TRY(CheckNodeLabels(capacity, request));
+  if (IsMig(request)) {
+    return CheckMigFeasible(cluster, request);
+  }
   if (IsFractional(request)) {
     return CheckFractionFeasible(capacity, request);
   }

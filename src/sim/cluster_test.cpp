@@ -51,6 +51,44 @@ TEST(ClusterTest, SpecErrorsSayTheForm) {
   EXPECT_THAT(SpecError("2x4xV100,"), HasSubstr("cluster: '' is not NODESxGPUSxMODEL"));
 }
 
+TEST(ClusterTest, SpecPartsMayShareTheirGpus) {
+  auto nodes = ParseClusterSpec("1x2xA100,1x2xT4:shared,1x1xT4:mps");
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[0].gpus[1].sharing, SharingMode::kExclusive);
+  EXPECT_EQ((*nodes)[1].gpus[1].sharing, SharingMode::kShared);
+  EXPECT_EQ((*nodes)[1].gpus[1].model, "T4");
+  EXPECT_EQ((*nodes)[1].gpus[1].memory_mib, 15109);  // a known model's memory
+  EXPECT_EQ((*nodes)[0].gpus[0].memory_mib, 0);      // unknown: 0
+  EXPECT_EQ((*nodes)[2].gpus[0].sharing, SharingMode::kMps);
+  EXPECT_THAT(SpecError("1x2xT4:mig"),
+              HasSubstr("'1x2xT4:mig': 'mig' is not a sharing mode here; use shared, mps or "
+                        "exclusive"));
+  EXPECT_THAT(SpecError("1x2xT4:half"), HasSubstr("'half' is not a sharing mode here"));
+  ShareEveryGpu(*nodes, SharingMode::kShared);
+  EXPECT_EQ((*nodes)[0].gpus[0].sharing, SharingMode::kShared);
+}
+
+TEST(ClusterTest, ReadsTheAlibabaNodeList) {
+  auto nodes = ParseNodeList(
+      "sn,cpu_milli,memory_mib,gpu,model\n"
+      "openb-node-0000,64000,262144,2,P100\n"
+      "openb-node-0001,96000,786432,8,G2\n"
+      "openb-node-0002,96000,786432,0,\n"
+      "openb-node-0003,32000,131072,1,V100M32\n",
+      "n.csv");
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 3u);  // node 2 has no GPU
+  EXPECT_EQ((*nodes)[1].name.value(), "openb-node-0001");
+  EXPECT_EQ(TotalGpus(*nodes), 11);
+  EXPECT_EQ((*nodes)[1].gpus[7].model, "G2");
+  EXPECT_EQ((*nodes)[0].gpus[0].memory_mib, 16280);
+  EXPECT_EQ((*nodes)[2].gpus[0].memory_mib, 32510);
+  auto bad = ParseNodeList("sn,gpu,model\nx,nine,T4\n", "n.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("n.csv:2: column 2 (gpu): 'nine' is not a GPU count"));
+}
+
 TEST(ClusterTest, ReadsAPhillyStyleMachineList) {
   auto nodes = ParseMachineList(
       "machineId, number of GPUs, single GPU mem\nm0,2, 12GB\nm1,8, 24GB\nm2,0, 24GB\n", "m.csv");

@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -47,13 +48,20 @@ struct Later {
 };
 
 // GPUs held per key (team or user); a key that holds none is dropped, so the usage ledger
-// iterates only holders.
-void AddHeld(std::map<std::string, double>& held, const std::string& key, int gpus) {
+// iterates only holders. Shares are counted in milli-GPUs and rounded back, so a key that
+// holds none reads exactly 0.
+void AddHeld(std::map<std::string, double>& held, const std::string& key, std::int64_t milli) {
   auto [it, inserted] = held.emplace(key, 0);
-  it->second += gpus;  // whole numbers: exact in a double, so a key that holds none reads 0
-  if (it->second == 0) {
+  const std::int64_t sum = std::llround(it->second * kWholeGpuMilli) + milli;
+  it->second = static_cast<double>(sum) / kWholeGpuMilli;
+  if (sum == 0) {
     held.erase(it);
   }
+}
+
+// What a job holds, in milli-GPUs (a share counts its fraction).
+std::int64_t HeldMilliOf(const JobRequest& request) {
+  return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
 }
 
 struct Live {
@@ -76,6 +84,12 @@ class Engine {
         team_usage_(options.policy.fair_share.half_life),
         user_usage_(options.policy.fair_share.half_life) {
     for (const Node& node : nodes) {
+      for (const Gpu& gpu : node.gpus) {
+        gpu_index_.emplace(gpu.uuid.value(), rooms_.size());
+        rooms_.push_back(GpuRoom{.node = cluster_.nodes.size(),
+                                 .shared = HoldsFractions(gpu.sharing),
+                                 .free_milli = TakesWork(gpu) ? kWholeGpuMilli : 0});
+      }
       node_index_.emplace(node.name.value(), cluster_.nodes.size());
       cluster_.nodes.push_back(NodeSnapshot{.node = node, .allocated = {}});
       result_.total_gpus += static_cast<int>(node.gpus.size());
@@ -113,6 +127,8 @@ class Engine {
   void RefreshCheckpoints(Millis now);
   void ScheduleWake(Millis now);
   void CollectNeverStarted();
+  void DropUnplaced(const Decisions& decisions);
+  void RecordInflation();
 
   const std::vector<TraceJob>& trace_;
   const SimOptions& options_;
@@ -122,8 +138,8 @@ class Engine {
   std::vector<Live> live_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
-  // By request (GPU count, node labels): why no node could ever run it, or nullopt: fits.
-  std::map<std::pair<int, std::map<std::string, std::string>>, std::optional<std::string>>
+  // By request (GPU count, share, node labels): why no node could ever run it, or nullopt.
+  std::map<std::tuple<int, int, std::map<std::string, std::string>>, std::optional<std::string>>
       infeasible_;
   std::map<std::string, double> held_by_team_;
   std::map<std::string, double> held_by_user_;
@@ -147,12 +163,37 @@ class Engine {
   std::vector<Millis> down_until_;
   ClusterSnapshot every_node_up_;  // what CheckFeasible sees when nodes may fail
   std::size_t unfinished_ = 0;     // jobs queued or running
+  // Each GPU's free milli-GPUs (in node order, GPU order), for the inflation figures, and for
+  // a shared GPU whether anyone still holds it (the snapshot's `allocated` keeps it until the
+  // last share leaves).
+  std::unordered_map<std::string, std::size_t> gpu_index_;
+  std::vector<GpuRoom> rooms_;
+  std::vector<TaskShape> shapes_;               // the workload's (no_departures)
+  std::int64_t arrived_milli_ = 0;              // demand arrived (no_departures)
+  std::int64_t arrived_unplaceable_milli_ = 0;  // of it, of a kind no GPU of the cluster takes
+  std::vector<bool> placeable_;                 // by job: the cluster has GPUs of its kind
+  std::int64_t allocated_milli_ = 0;            // held by running jobs
 };
 
 SimResult Engine::Run() {
   live_.reserve(trace_.size());
+  // On a cluster with no exclusive GPU, a 1-GPU job asks for a share of 1.0 (a whole shared
+  // GPU), so that a trace of whole and fractional jobs runs on one shared cluster; larger
+  // jobs need exclusive GPUs and pend (or are dropped under no_departures), counted. On a
+  // cluster with no shared GPU, a share asks for a whole GPU (as before sharing existed).
+  const bool one_gpu_as_share =
+      std::none_of(rooms_.begin(), rooms_.end(), [](const GpuRoom& g) { return !g.shared; });
+  const bool any_shared =
+      std::any_of(rooms_.begin(), rooms_.end(), [](const GpuRoom& g) { return g.shared; });
+  std::map<std::pair<int, int>, double> shapes;
   for (std::size_t i = 0; i < trace_.size(); ++i) {
     const TraceJob& t = trace_[i];
+    const int milli = t.gpu_milli > 0                   ? (any_shared ? t.gpu_milli : 0)
+                      : one_gpu_as_share && t.gpus == 1 ? kWholeGpuMilli
+                                                        : 0;
+    if (t.gpus > 0) {
+      shapes[{t.gpus, milli}] += 1;
+    }
     std::string team = t.team;
     if (team.empty()) {
       auto member = options_.team_of_user.find(t.user);
@@ -167,20 +208,38 @@ SimResult Engine::Run() {
                                       .team = team,
                                       .user = t.user,
                                       .gpus = t.gpus,
+                                      .gpu_milli = milli,
                                       .submit = t.submit,
                                       .duration = t.duration});
-    live_.push_back(
-        Live{.queued = QueuedJob{.id = JobId(static_cast<std::int64_t>(i) + 1),
-                                 .priority = priority,
-                                 .submit_time = At(t.submit),
-                                 .request = JobRequest{.gpus = t.gpus,
-                                                       .gpu_type = std::nullopt,
-                                                       .node_labels = std::move(labels)},
-                                 .user = t.user,
-                                 .team = std::move(team),
-                                 .expected_duration = t.duration},
-             .limit = EffectiveTimeLimit(ClassPolicyFor(options_.policy, priority), std::nullopt),
-             .remaining = t.duration});
+    live_.push_back(Live{
+        .queued = QueuedJob{.id = JobId(static_cast<std::int64_t>(i) + 1),
+                            .priority = priority,
+                            .submit_time = At(t.submit),
+                            .request = JobRequest{.gpus = t.gpus,
+                                                  .gpu_type = std::nullopt,
+                                                  .node_labels = std::move(labels),
+                                                  .nodes = 1,
+                                                  .gpu_milli = milli,
+                                                  .gpu_memory_mib = 0},
+                            .user = t.user,
+                            .team = std::move(team),
+                            .expected_duration = t.duration},
+        .limit = options_.no_departures
+                     ? std::nullopt
+                     : EffectiveTimeLimit(ClassPolicyFor(options_.policy, priority), std::nullopt),
+        .remaining = t.duration});
+  }
+  // The shapes the cluster has GPUs of a kind for (shares: shared GPUs; whole: exclusive).
+  const auto placeable = [&](int milli) {
+    return milli > 0 ? any_shared : !one_gpu_as_share;
+  };
+  for (const auto& [shape, count] : shapes) {
+    if (placeable(shape.second)) {
+      shapes_.push_back(TaskShape{.gpus = shape.first, .milli = shape.second, .weight = count});
+    }
+  }
+  for (const Live& live : live_) {
+    placeable_.push_back(live.queued.request.gpus == 0 || placeable(live.queued.request.gpu_milli));
   }
   std::size_t next_arrival = 0;
   std::size_t next_failure = 0;
@@ -217,15 +276,26 @@ SimResult Engine::Run() {
       Arrive(next_arrival++);
     }
     now_ = now;
+    const bool arrivals = !arrived_.empty();
     Pass(now);
+    if (options_.no_departures && arrivals) {
+      RecordInflation();
+    }
   }
   CollectNeverStarted();
+  for (std::size_t i = 0; i < live_.size(); ++i) {
+    if (live_[i].running) {
+      result_.jobs[i].fate = JobFate::kRunning;  // no_departures: nothing ended
+    }
+  }
   return std::move(result_);
 }
 
 void Engine::Arrive(std::size_t i) {
   const JobRequest& request = live_[i].queued.request;
-  auto key = std::make_pair(request.gpus, request.node_labels);
+  arrived_milli_ += HeldMilliOf(request);
+  arrived_unplaceable_milli_ += placeable_[i] ? 0 : HeldMilliOf(request);
+  auto key = std::make_tuple(request.gpus, request.gpu_milli, request.node_labels);
   auto memo = infeasible_.find(key);
   if (memo == infeasible_.end()) {
     const Status feasible = CheckFeasible(failures_.empty() ? cluster_ : every_node_up_, request);
@@ -269,7 +339,9 @@ void Engine::Pass(Millis now) {
                     [this](const QueuedJob& q) { return live_[IndexOf(q.id)].running; });
     }
     if (decisions.preemptions.empty()) {
-      if (!queue_.pending.empty()) {  // Decide's pending: every queued job it did not start
+      if (options_.no_departures) {
+        DropUnplaced(decisions);
+      } else if (!queue_.pending.empty()) {  // Decide's pending: every queued job it did not start
         ScheduleWake(now);
       }
       break;
@@ -357,8 +429,8 @@ bool Engine::OrderHolds() {
 // after a start (kFull: a team crossed its guarantee). Then nullopt, and the caller's full
 // pass replaces the scheduler's state whatever it did.
 std::optional<Decisions> Engine::DecideByEvents(Millis now) {
-  if (options_.full_passes_only || !synced_ || !EventsExact() || ended_.size() > 1 ||
-      !OrderHolds()) {
+  if (options_.full_passes_only || options_.no_departures || !synced_ || !EventsExact() ||
+      ended_.size() > 1 || !OrderHolds()) {
     return std::nullopt;
   }
   const Time at = At(now);
@@ -396,7 +468,8 @@ std::optional<Decisions> Engine::DecideByEvents(Millis now) {
 // kept the scheduler: Full's copy of the state would be for nothing.
 Decisions Engine::DecideFull(Millis now) {
   ++result_.full_passes;
-  if (options_.full_passes_only || !EventsExact()) {
+  // no_departures drops the jobs a pass leaves, which the scheduler's copy would keep.
+  if (options_.full_passes_only || options_.no_departures || !EventsExact()) {
     return Decide(cluster_, queue_, options_.policy, At(now));
   }
   told_team_usage_ = cluster_.team_usage;
@@ -443,10 +516,17 @@ void Engine::Start(const StartDecision& start, Millis now) {
   if (!start.allocation.gpus.empty()) {  // a CPU-only job holds no GPU, maybe no node
     NodeSnapshot& node = cluster_.nodes[node_index_.at(start.allocation.node.value())];
     node.allocated.insert(start.allocation.gpus.begin(), start.allocation.gpus.end());
+    for (const GpuUuid& gpu : start.allocation.gpus) {
+      rooms_[gpu_index_.at(gpu.value())].free_milli -= start.allocation.gpu_milli;
+    }
+    allocated_milli_ += HeldMilli(start.allocation);
   }
   Hold(i, +1);
   if (!outcome.first_start) {
     outcome.first_start = now;
+  }
+  if (options_.no_departures) {
+    return;  // it never ends
   }
   events_.push(Event{
       .at = now + length, .kind = EventKind::kEnd, .job = i, .run = live.run, .timeout = timeout});
@@ -459,10 +539,17 @@ void Engine::StopRun(std::size_t i, Millis now) {
   if (!running.allocation.gpus.empty()) {
     NodeSnapshot& node = cluster_.nodes[node_index_.at(running.allocation.node.value())];
     for (const GpuUuid& gpu : running.allocation.gpus) {
-      node.allocated.erase(gpu);
+      GpuRoom& room = rooms_[gpu_index_.at(gpu.value())];
+      room.free_milli += running.allocation.gpu_milli;
+      if (room.free_milli >= kWholeGpuMilli) {  // a shared GPU: its last share left
+        node.allocated.erase(gpu);
+      }
     }
+    allocated_milli_ -= HeldMilli(running.allocation);
   }
-  result_.jobs[i].gpu_seconds += Seconds(now - live.run_start) * trace_[i].gpus;
+  result_.jobs[i].gpu_seconds += Seconds(now - live.run_start) *
+                                 static_cast<double>(HeldMilliOf(live.queued.request)) /
+                                 kWholeGpuMilli;
   result_.jobs[i].runs.emplace_back(live.run_start, now);
   Hold(i, -1);
   // Swap-remove: the running list's order means nothing to Decide.
@@ -561,9 +648,32 @@ void Engine::RepairNode(const Event& event) {
 }
 
 void Engine::Hold(std::size_t i, int sign) {
-  const int gpus = sign * trace_[i].gpus;
-  AddHeld(held_by_team_, live_[i].queued.team, gpus);
-  AddHeld(held_by_user_, live_[i].queued.user, gpus);
+  const std::int64_t milli = sign * HeldMilliOf(live_[i].queued.request);
+  AddHeld(held_by_team_, live_[i].queued.team, milli);
+  AddHeld(held_by_user_, live_[i].queued.user, milli);
+}
+
+// no_departures: the jobs the pass left waiting would never start (capacity only shrinks), so
+// they leave the queue with the pass's reason, as the FGD paper counts a task that fails to be
+// placed.
+void Engine::DropUnplaced(const Decisions& decisions) {
+  for (const PendingDecision& pending : decisions.pending) {
+    JobOutcome& outcome = result_.jobs[IndexOf(pending.job)];
+    outcome.fate = JobFate::kNeverStarted;
+    outcome.reason = "not placed at its arrival (no departures): " + pending.reason;
+  }
+  unfinished_ -= queue_.pending.size();
+  queue_.pending.clear();
+}
+
+void Engine::RecordInflation() {
+  const Fragmentation f = Fragmented(rooms_, cluster_.nodes.size(), shapes_);
+  result_.inflation.push_back(
+      SimResult::InflationPoint{.arrived_milli = arrived_milli_,
+                                .arrived_unplaceable_milli = arrived_unplaceable_milli_,
+                                .allocated_milli = allocated_milli_,
+                                .free_milli = f.free_milli,
+                                .fragmented_milli = f.fragmented_milli});
 }
 
 void Engine::PublishUsage() {
@@ -639,6 +749,8 @@ std::string_view ToString(JobFate fate) {
       return "rejected";
     case JobFate::kNeverStarted:
       return "never-started";
+    case JobFate::kRunning:
+      return "running";
   }
   return "unknown";
 }

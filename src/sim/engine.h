@@ -44,6 +44,7 @@
 #include "core/result.h"
 #include "model/node.h"
 #include "scheduler/policy.h"
+#include "sim/fragmentation.h"
 #include "sim/trace.h"
 
 namespace gf::sim {
@@ -75,6 +76,11 @@ struct SimOptions {
   // incremental scheduler: the same results, slower (tests check that both ways agree job by
   // job; the bench shows what the scheduler saves).
   bool full_passes_only = false;
+  // Inflation, as the FGD paper replays its trace (`--no-departures`): jobs never end (no
+  // duration, no time limit), and a job that no GPU takes at its arrival's pass is dropped
+  // (fate never-started, with the reason): capacity only shrinks, so it would never start.
+  // SimResult::inflation then follows the cluster as the arrived demand grows.
+  bool no_departures = false;
 };
 
 enum class JobFate {
@@ -82,14 +88,18 @@ enum class JobFate {
   kTimeout,       // stopped by its time limit
   kRejected,      // no node could ever run it (the reason says why)
   kNeverStarted,  // still waiting when nothing else could happen (the reason says why)
+  kRunning,       // still running at the end (no_departures: nothing ends)
 };
-std::string_view ToString(JobFate fate);  // "completed", "timeout", "rejected", "never-started"
+// "completed", "timeout", "rejected", "never-started", "running"
+std::string_view ToString(JobFate fate);
 
 struct JobOutcome {
   std::string id;  // the trace's
   std::string team;
   std::string user;
   int gpus = 0;
+  int gpu_milli =
+      0;  // the share of one GPU it asked for (1000: a whole shared GPU); 0 = whole GPUs
   Millis submit{0};
   Millis duration{0};  // from the trace
   JobFate fate = JobFate::kNeverStarted;
@@ -110,6 +120,17 @@ struct SimResult {
   std::int64_t decide_calls = 0;
   std::int64_t full_passes = 0;
   std::int64_t max_queue = 0;  // the deepest queue a pass saw
+  // no_departures: one point after each instant's arrivals, in milli-GPUs.
+  struct InflationPoint {
+    std::int64_t arrived_milli = 0;  // GPU demand arrived so far (rejected jobs' included)
+    // Of it, jobs of a kind the cluster has no GPU for: whole GPUs on a cluster with no
+    // exclusive GPU (2 or more: a 1-GPU job takes a share of 1.0 there), shares with no shared.
+    std::int64_t arrived_unplaceable_milli = 0;
+    std::int64_t allocated_milli = 0;  // held by running jobs
+    std::int64_t free_milli = 0;
+    double fragmented_milli = 0;  // free capacity the workload's task shapes cannot use
+  };
+  std::vector<InflationPoint> inflation{};
 };
 
 // Errors: kInvalidArgument when the policy is not valid (ValidatePolicy) or the cluster is empty.

@@ -9,6 +9,8 @@
 #include "sim/metrics.h"
 #include "sim/synthetic.h"
 
+#include "config/config.h"
+
 namespace gf::sim {
 namespace {
 
@@ -22,6 +24,13 @@ TraceJob Job(std::string id, int submit_s, int gpus, int duration_s, std::string
                   .gpus = gpus,
                   .user = "",
                   .team = std::move(team)};
+}
+
+// A share of one GPU: 0.46 is Share("x", 0, 460, 100).
+TraceJob Share(std::string id, int submit_s, int milli, int duration_s) {
+  TraceJob job = Job(std::move(id), submit_s, 1, duration_s);
+  job.gpu_milli = milli;
+  return job;
 }
 
 SimResult Simulated(const std::string& cluster,
@@ -406,6 +415,140 @@ TEST(SyntheticTest, FollowsTheMixSortedAndWithinTheLargestNode) {
   }
   EXPECT_NEAR(singles / 2000.0, 0.70, 0.04);
   EXPECT_EQ(jobs[0].team + "-u", jobs[0].user.substr(0, jobs[0].team.size() + 2));
+}
+
+TEST(EngineTest, SharesRunSideBySideAndCountTheirFraction) {
+  // Two halves share the GPU from 0; the third waits for one of them to end.
+  const SimResult result = Simulated(
+      "1x1xT4:shared", {Share("a", 0, 500, 100), Share("b", 0, 500, 100), Share("c", 10, 500, 50)});
+  EXPECT_EQ(Spans(result),
+            (std::vector<std::pair<double, double>>{{0, 100}, {0, 100}, {100, 150}}));
+  EXPECT_DOUBLE_EQ(result.jobs[0].gpu_seconds, 50);  // 0.5 GPU for 100 s
+  const Summary s = Summarize(result);
+  EXPECT_DOUBLE_EQ(s.utilisation, (50 + 50 + 25) / (1 * 150.0));
+  EXPECT_DOUBLE_EQ(s.series.utilisation.front(), 1.0);  // two halves: the whole GPU
+  EXPECT_THAT(JobsCsv(result), HasSubstr("\nc,,,0.5,10.000,100.000,150.000,"));
+}
+
+TEST(EngineTest, OnAFullySharedClusterOneGpuJobsTakeAWholeSharedGpu) {
+  // a (1 GPU) becomes a share of 1.0 and takes GPU 0 whole; b's half goes to GPU 1. c needs
+  // two exclusive GPUs, which this cluster has not: it never starts, and says why.
+  const SimResult result = Simulated(
+      "1x2xT4:shared", {Job("a", 0, 1, 100), Share("b", 0, 500, 100), Job("c", 0, 2, 10)});
+  EXPECT_EQ(result.jobs[0].fate, JobFate::kCompleted);
+  EXPECT_EQ(result.jobs[1].fate, JobFate::kCompleted);
+  EXPECT_EQ(result.jobs[2].fate, JobFate::kNeverStarted);
+  EXPECT_THAT(result.jobs[2].reason, HasSubstr("GPU"));
+  EXPECT_DOUBLE_EQ(Summarize(result).utilisation, (100 + 50) / (2 * 100.0));
+  // Without departures c is dropped, and its demand counted apart: of the 3.5 GPUs arrived,
+  // 1.5 were placed, all of what the cluster could hold.
+  const SimResult inflated =
+      Simulated("1x2xT4:shared",
+                {Job("a", 0, 1, 100), Share("b", 0, 500, 100), Job("c", 0, 2, 10)},
+                SimOptions{.no_departures = true});
+  ASSERT_EQ(inflated.inflation.size(), 1u);
+  EXPECT_EQ(inflated.inflation[0].arrived_milli, 3500);
+  EXPECT_EQ(inflated.inflation[0].arrived_unplaceable_milli, 2000);
+  EXPECT_EQ(inflated.inflation[0].allocated_milli, 1500);
+  const Summary s = Summarize(inflated);
+  EXPECT_EQ(s.never_started_multi_gpu, 1);
+  EXPECT_DOUBLE_EQ(s.inflation.back().placeable_rate, 1);
+  // With an exclusive node beside the shared one, a 1-GPU job stays a whole-GPU job there.
+  const SimResult mixed =
+      Simulated("1x2xT4,1x2xT4:shared", {Job("a", 0, 2, 100), Job("b", 0, 1, 100)});
+  EXPECT_EQ(Spans(mixed), (std::vector<std::pair<double, double>>{{0, 100}, {100, 200}}));
+}
+
+// Jobs of 0.3, 0.8, 0.2 and 0.7 on two shared GPUs, one a second, never leaving (FGD's
+// inflation). Fullest-fit puts 0.2 on the GPU with 0.2 free and all four fit; first-fit puts
+// it on GPU 0 (0.5 left), and 0.7 fits nowhere (tests/scenarios/scheduler/
+// share_placement_*.scn check the placements themselves).
+std::vector<TraceJob> FourShares() {
+  return {
+      Share("a", 0, 300, 0), Share("b", 1, 800, 0), Share("c", 2, 200, 0), Share("d", 3, 700, 0)};
+}
+
+TEST(EngineTest, InflationFollowsAllocationAndFragmentationAsDemandArrives) {
+  SimOptions fullest{.no_departures = true};
+  SimOptions first_fit{.no_departures = true};
+  first_fit.policy.share_placement = SharePlacement::kFirstFit;
+  using Point = std::tuple<std::int64_t, std::int64_t, std::int64_t, double>;
+  const auto points = [](const SimResult& r) {
+    std::vector<Point> out;
+    for (const SimResult::InflationPoint& p : r.inflation) {
+      out.emplace_back(p.arrived_milli, p.allocated_milli, p.free_milli, p.fragmented_milli);
+    }
+    return out;
+  };
+  // Fragmented: the mean over the four shapes of the free compute each cannot use. After b
+  // (0.7 and 0.2 free): 0.3 cannot use the 0.2 (200), 0.8 nothing (900), 0.2 all (0), 0.7 the
+  // 0.2 (200): 1300 / 4.
+  const SimResult a = Simulated("1x2xT4:shared", FourShares(), fullest);
+  EXPECT_EQ(points(a),
+            (std::vector<Point>{{300, 300, 1700, 175},
+                                {1100, 1100, 900, 325},
+                                {1300, 1300, 700, 175},
+                                {2000, 2000, 0, 0}}));
+  const SimResult b = Simulated("1x2xT4:shared", FourShares(), first_fit);
+  EXPECT_EQ(points(b),
+            (std::vector<Point>{{300, 300, 1700, 175},
+                                {1100, 1100, 900, 325},
+                                {1300, 1300, 700, 400},
+                                {2000, 1300, 700, 400}}));
+  EXPECT_EQ(a.jobs[3].fate, JobFate::kRunning);  // nothing ends
+  EXPECT_EQ(b.jobs[3].fate, JobFate::kNeverStarted);
+  EXPECT_THAT(b.jobs[3].reason, HasSubstr("not placed at its arrival (no departures): needs 0.7"));
+  // The rows: at 100 % of capacity arrived, first-fit left 35 % unallocated, placed 65 % of
+  // the demand, and 20 % of the capacity is fragmented.
+  const Summary s = Summarize(b);
+  EXPECT_EQ(s.running, 3);
+  ASSERT_EQ(s.inflation.size(), 100u);
+  EXPECT_EQ(s.inflation[14].step_pct, 15);  // 0.3 of 2 GPUs: steps 1..15
+  EXPECT_DOUBLE_EQ(s.inflation[15].arrived_pct, 55);
+  const InflationRow& last = s.inflation.back();
+  EXPECT_EQ(last.step_pct, 100);
+  EXPECT_DOUBLE_EQ(last.unallocated_pct, 35);
+  EXPECT_DOUBLE_EQ(last.allocation_rate, 0.65);
+  EXPECT_DOUBLE_EQ(last.fragmented_pct, 20);
+  const std::string table =
+      FormatInflation({NamedSummary{.policy = "fullest", .summary = Summarize(a)},
+                       NamedSummary{.policy = "first-fit", .summary = s}});
+  EXPECT_THAT(table,
+              HasSubstr("| 100 % | 0.0 % | 100.0 % (100.0 %) | 0.0 % | 35.0 % | 65.0 % "
+                        "(65.0 %) | 20.0 % |"));
+}
+
+TEST(EngineTest, PolicyFileSetsTheSharePlacement) {
+  auto config = ParseConfig("[sharing]\nplacement = \"first-fit\"\n", "p.toml");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->policy.share_placement, SharePlacement::kFirstFit);
+  auto stock = ParseConfig("", "p.toml");
+  ASSERT_TRUE(stock.ok()) << stock.error().message;
+  EXPECT_EQ(stock->policy.share_placement, SharePlacement::kFullest);
+  auto bad = ParseConfig("[sharing]\nplacement = \"best-fit\"\n", "p.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message,
+              HasSubstr("[sharing] placement: 'best-fit' is not a placement; use fullest or "
+                        "first-fit"));
+}
+
+TEST(EngineTest, ResamplingReachesTheDemandTheSameWayForASeed) {
+  std::vector<TraceJob> jobs = {Share("a", 0, 500, 10), Job("b", 5, 2, 10)};
+  std::vector<TraceJob> again = jobs;
+  ResampleTo(jobs, 10, 7);
+  ResampleTo(again, 10, 7);
+  double demand = 0;
+  for (const TraceJob& job : jobs) {
+    demand += GpusHeld(job);
+  }
+  EXPECT_GE(demand, 10);
+  EXPECT_LT(demand - GpusHeld(jobs.back()), 10);  // it stops once there
+  ASSERT_EQ(jobs.size(), again.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(jobs[i].id, again[i].id);
+  }
+  EXPECT_EQ(jobs[2].submit, seconds(6));  // a second after the last
+  EXPECT_THAT(jobs[2].id, ::testing::EndsWith("~r0"));
 }
 
 }  // namespace

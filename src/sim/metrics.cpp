@@ -9,6 +9,7 @@
 
 #include "core/duration.h"
 #include "core/svg.h"
+#include "model/slice.h"
 
 namespace gf::sim {
 namespace {
@@ -180,7 +181,7 @@ TimeSeries SeriesOf(const SimResult& result, Millis origin, double span_s) {
     Millis waits_from = job.submit;
     for (const auto& [start, end] : job.runs) {
       waiting.Add(at(waits_from), at(start), 1);
-      held.Add(at(start), at(end), job.gpus);
+      held.Add(at(start), at(end), job.gpu_milli > 0 ? job.gpu_milli / 1000.0 : job.gpus);
       waits_from = end;  // waits again only if it was preempted: another run follows
     }
     if (job.runs.empty()) {
@@ -201,6 +202,24 @@ std::vector<double> Rounded(const std::vector<double>& values, double unit) {
   out.reserve(values.size());
   for (const double v : values) {
     out.push_back(std::round(v / unit) * unit);
+  }
+  return out;
+}
+
+// A job's GPUs in the per-job CSV: "2", or its share "0.46".
+std::string GpusText(const JobOutcome& job) {
+  return job.gpu_milli > 0 ? GpuAmountText(job.gpu_milli) : std::to_string(job.gpus);
+}
+
+nlohmann::json InflationJson(const std::vector<InflationRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const InflationRow& row : rows) {
+    out.push_back({{"step_pct", row.step_pct},
+                   {"arrived_pct", row.arrived_pct},
+                   {"unallocated_pct", row.unallocated_pct},
+                   {"allocation_rate", row.allocation_rate},
+                   {"placeable_rate", row.placeable_rate},
+                   {"fragmented_pct", row.fragmented_pct}});
   }
   return out;
 }
@@ -236,6 +255,9 @@ nlohmann::json SummaryObject(const Summary& s) {
       {"jain_fairness", s.jain_fairness},
       {"decide_calls", s.decide_calls},
       {"max_queue", s.max_queue},
+      {"running", s.running},
+      {"never_started_multi_gpu", s.never_started_multi_gpu},
+      {"inflation", InflationJson(s.inflation)},
       {"series",
        {{"step_s", s.series.step_s},
         {"t_s", s.series.t_s},
@@ -279,6 +301,9 @@ Summary Summarize(const SimResult& result) {
   for (const JobOutcome& job : result.jobs) {
     s.rejected += job.fate == JobFate::kRejected ? 1 : 0;
     s.never_started += job.fate == JobFate::kNeverStarted ? 1 : 0;
+    s.running += job.fate == JobFate::kRunning ? 1 : 0;
+    s.never_started_multi_gpu +=
+        job.fate == JobFate::kNeverStarted && job.gpu_milli == 0 && job.gpus > 1 ? 1 : 0;
     s.timeouts += job.fate == JobFate::kTimeout ? 1 : 0;
     s.preemptions += job.preemptions;
     s.jobs_preempted += job.preemptions > 0 ? 1 : 0;
@@ -319,7 +344,39 @@ Summary Summarize(const SimResult& result) {
   if (first_submit) {
     s.series = SeriesOf(result, *first_submit, s.makespan_s);
   }
+  s.inflation = InflationRows(result);
   return s;
+}
+
+namespace {
+double Ratio(std::int64_t part, std::int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 1;
+}
+}  // namespace
+
+std::vector<InflationRow> InflationRows(const SimResult& result) {
+  std::vector<InflationRow> rows;
+  const double capacity = result.total_gpus * 1000.0;
+  if (capacity <= 0) {
+    return rows;
+  }
+  int step = 1;
+  for (const SimResult::InflationPoint& point : result.inflation) {
+    const double arrived_pct = 100 * static_cast<double>(point.arrived_milli) / capacity;
+    // A row for each step this point is the first to reach (a large job may pass several).
+    for (; arrived_pct + 1e-9 >= step; ++step) {
+      rows.push_back(InflationRow{
+          .step_pct = step,
+          .arrived_pct = arrived_pct,
+          .unallocated_pct =
+              100 * (capacity - static_cast<double>(point.allocated_milli)) / capacity,
+          .allocation_rate = Ratio(point.allocated_milli, point.arrived_milli),
+          .placeable_rate =
+              Ratio(point.allocated_milli, point.arrived_milli - point.arrived_unplaceable_milli),
+          .fragmented_pct = 100 * point.fragmented_milli / capacity});
+    }
+  }
+  return rows;
 }
 
 std::string FormatSummary(const Summary& s) {
@@ -342,6 +399,9 @@ std::string FormatSummary(const Summary& s) {
     out += Row("node failures", std::to_string(s.node_failures) + " runs stopped and requeued");
   }
   out += Row("Jain's fairness", Fixed(s.jain_fairness, 3) + " (over teams' mean slowdown)");
+  if (s.running > 0 || !s.inflation.empty()) {
+    out += Row("still running", std::to_string(s.running) + " (no departures)");
+  }
   out +=
       Row("scheduler passes",
           std::to_string(s.decide_calls) + " (deepest queue " + std::to_string(s.max_queue) + ")");
@@ -360,6 +420,61 @@ std::string FormatSummary(const Summary& s) {
                     t.avg_slowdown);
       out += line;
     }
+  }
+  if (!s.inflation.empty()) {
+    out += "\n" + FormatInflation({NamedSummary{.policy = "", .summary = s}});
+  }
+  return out;
+}
+
+std::string FormatInflation(const std::vector<NamedSummary>& runs) {
+  std::string head = "| arrived demand |";
+  std::string rule = "|---|";
+  for (const NamedSummary& run : runs) {
+    const std::string name = run.policy.empty() ? "" : run.policy + ": ";
+    head += " " + name + "unallocated | " + name + "allocation rate (of placeable) | " + name +
+            "fragmented |";
+    rule += "---|---|---|";
+  }
+  std::string out = head + "\n" + rule + "\n";
+  const auto row_at = [](const Summary& s, int step) -> const InflationRow* {
+    for (const InflationRow& row : s.inflation) {
+      if (row.step_pct == step) {
+        return &row;
+      }
+    }
+    return nullptr;
+  };
+  int last = 0;
+  for (const NamedSummary& run : runs) {
+    if (!run.summary.inflation.empty()) {
+      last = std::max(last, run.summary.inflation.back().step_pct);
+    }
+  }
+  for (int step = 10; step <= last; step += 10) {
+    std::string line = "| " + std::to_string(step) + " % |";
+    for (const NamedSummary& run : runs) {
+      const InflationRow* row = row_at(run.summary, step);
+      if (row == nullptr) {
+        line += " | | |";
+        continue;
+      }
+      line += " " + Fixed(row->unallocated_pct, 1) + " % | " +
+              Fixed(100 * row->allocation_rate, 1) + " % (" + Fixed(100 * row->placeable_rate, 1) +
+              " %) | " + Fixed(row->fragmented_pct, 1) + " % |";
+    }
+    out += line + "\n";
+  }
+  out +=
+      "(unallocated, fragmented: % of cluster GPU capacity; allocation rate: allocated / "
+      "arrived GPU demand; of placeable: / the arrived demand of jobs of a kind the cluster has "
+      "GPUs for)\n";
+  for (const NamedSummary& run : runs) {
+    const Summary& s = run.summary;
+    out += (run.policy.empty() ? "" : run.policy + ": ") + std::to_string(s.jobs) +
+           " jobs: " + std::to_string(s.running) + " placed, " + std::to_string(s.never_started) +
+           " not placed (" + std::to_string(s.never_started_multi_gpu) +
+           " of them of 2 GPUs or more), " + std::to_string(s.rejected) + " rejected\n";
   }
   return out;
 }
@@ -474,7 +589,7 @@ std::string JobsCsv(const SimResult& result) {
     const std::optional<Millis> jct = job.end ? std::optional(*job.end - job.submit) : std::nullopt;
     const std::optional<Millis> queueing =
         job.first_start ? std::optional(*job.first_start - job.submit) : std::nullopt;
-    out += job.id + "," + job.team + "," + job.user + "," + std::to_string(job.gpus) + "," +
+    out += job.id + "," + job.team + "," + job.user + "," + GpusText(job) + "," +
            seconds(job.submit) + "," + seconds(job.first_start) + "," + seconds(job.end) + "," +
            seconds(jct) + "," + seconds(queueing) + "," + std::to_string(job.preemptions) + "," +
            std::string(ToString(job.fate)) + "\n";

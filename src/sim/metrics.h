@@ -16,6 +16,12 @@
 // - per team: its share of all GPU time held, and its mean JCT, queueing and slowdown. Jain's
 //   fairness index (sum x)^2 / (n sum x^2) over the teams' mean slowdowns: 1 when every team
 //   waits the same relative to its jobs' length, 1/n when one team bears all the waiting.
+// - inflation (--no-departures), at the first point where the arrived GPU demand reaches each
+//   1 % of cluster capacity: unallocated = free capacity / capacity; allocation rate =
+//   allocated / arrived demand (and / the arrived demand of jobs of a kind the cluster has GPUs
+//   for: not multi-GPU jobs on a cluster with no exclusive GPU); fragmented = the free
+//   capacity the workload's task shapes
+//   cannot use (fragmentation.h) / capacity.
 //
 // Pure functions over plain values: thread-safe.
 #pragma once
@@ -52,12 +58,28 @@ struct TimeSeries {
   std::vector<double> queue;        // mean jobs waiting over the step
 };
 
+struct InflationRow {
+  int step_pct = 0;            // the arrived demand the row is for: 10 = 10 % of capacity
+  double arrived_pct = 0;      // the arrived demand there (the first point at or past step_pct)
+  double unallocated_pct = 0;  // of capacity
+  double allocation_rate = 0;  // allocated / arrived demand, 0..1
+  // allocated / the arrived demand of a kind the cluster has GPUs for (SimResult::
+  // InflationPoint::arrived_unplaceable_milli left out), 0..1
+  double placeable_rate = 0;
+  double fragmented_pct = 0;  // of capacity
+};
+
+// A row per 1 % of capacity the arrived demand reaches (SimResult::inflation).
+std::vector<InflationRow> InflationRows(const SimResult& result);
+
 struct Summary {
   int jobs = 0;
   int finished = 0;
   int timeouts = 0;  // among finished
   int rejected = 0;
   int never_started = 0;
+  int running = 0;                  // still running at the end (--no-departures)
+  int never_started_multi_gpu = 0;  // of never_started: jobs of 2 whole GPUs or more
   int total_gpus = 0;
   double makespan_s = 0;
   double gpu_seconds = 0;
@@ -73,6 +95,7 @@ struct Summary {
   std::int64_t decide_calls = 0;
   std::int64_t max_queue = 0;
   TimeSeries series{};
+  std::vector<InflationRow> inflation{};  // --no-departures only
 };
 
 Summary Summarize(const SimResult& result);
@@ -93,6 +116,9 @@ struct NamedSummary {
 // A table: policy, utilisation, JCT avg / median / p95 / p99, queueing avg, slowdown avg,
 // preemptions, Jain's index.
 std::string FormatComparison(const std::vector<NamedSummary>& runs);
+// --no-departures: one row per 10 % of arrived demand, each policy's unallocated %,
+// allocation rate and fragmented % side by side (a markdown table).
+std::string FormatInflation(const std::vector<NamedSummary>& runs);
 // A JSON array of SummaryJson's objects, each with "policy" added.
 std::string ComparisonJson(const std::vector<NamedSummary>& runs);
 // A self-contained SVG: utilisation and jobs waiting over time, one line per run.

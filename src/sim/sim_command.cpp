@@ -54,7 +54,9 @@ Result<Trace> LoadJobs(const SimCommandOptions& o, const std::vector<Node>& node
   if (!o.format.empty()) {
     GF_ASSIGN_OR_RETURN(format, ParseTraceFormat(o.format));
   }
-  return ReadTrace(o.trace, format);
+  // Without departures a job needs no duration: the rows with none (pods that never ran)
+  // are tasks as well.
+  return ReadTrace(o.trace, format, /*keep_unknown_duration=*/o.no_departures);
 }
 
 // The options of one run: the policy file `policy` ("" = the stock policy) and the flags.
@@ -76,6 +78,7 @@ Result<SimOptions> LoadSimOptions(const SimCommandOptions& o, const std::string&
   }
   options.fair_share = !o.no_fair_share;
   options.team_label = o.confine_teams;
+  options.no_departures = o.no_departures;
   return options;
 }
 
@@ -154,14 +157,29 @@ Status RunSim(const SimCommandOptions& o) {
     GF_ASSIGN_OR_RETURN(SimOptions one, LoadSimOptions(o, file));
     options.push_back(std::move(one));
   }
-  GF_ASSIGN_OR_RETURN(const std::vector<Node> nodes, LoadCluster(o.cluster));
-  GF_ASSIGN_OR_RETURN(const Trace trace, LoadJobs(o, nodes));
+  GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, LoadCluster(o.cluster));
+  if (!o.gpu_sharing.empty()) {
+    Result<SharingMode> sharing = ParseSharingMode(o.gpu_sharing, "--gpu-sharing");
+    if (!sharing.ok() || *sharing == SharingMode::kMig) {
+      return InvalidArgument("--gpu-sharing: '" + o.gpu_sharing +
+                             "' is not a sharing mode here; use shared, mps or exclusive");
+    }
+    ShareEveryGpu(nodes, *sharing);
+  }
+  if (o.inflate_to != 0 && (!o.no_departures || !(o.inflate_to > 0))) {
+    return InvalidArgument(
+        "--inflate-to: a multiple of the cluster's GPUs above 0 (e.g. 1.3), with --no-departures");
+  }
+  GF_ASSIGN_OR_RETURN(Trace trace, LoadJobs(o, nodes));
+  if (o.inflate_to > 0) {
+    ResampleTo(trace.jobs, o.inflate_to * TotalGpus(nodes), o.seed);
+  }
   GF_ASSIGN_OR_RETURN(const std::vector<NodeFailure> failures,
                       NodeFailures(o, nodes.size(), trace.jobs));
   for (SimOptions& one : options) {
     one.node_failures = failures;
   }
-  if (trace.unknown_duration > 0) {
+  if (trace.unknown_duration > 0 && !o.no_departures) {
     std::cerr << "gpufleet sim: left out " << trace.unknown_duration
               << " jobs with no duration in the trace (they never ran in the source)\n";
   }
@@ -182,7 +200,9 @@ Status RunSim(const SimCommandOptions& o) {
               << result.decide_calls << " scheduler passes, " << result.full_passes
               << " of them full)\n";
   }
-  if (comparing) {
+  if (comparing && o.no_departures && !o.json) {
+    std::cout << FormatInflation(runs);
+  } else if (comparing) {
     std::cout << (o.json ? ComparisonJson(runs) : FormatComparison(runs));
   } else {
     std::cout << (o.json ? SummaryJson(runs[0].summary) : FormatSummary(runs[0].summary));
@@ -226,6 +246,18 @@ void AddSimCommand(CLI::App& app, int& exit_code) {
                   "draws them); their jobs are requeued");
   sim->add_option("--node-repair", o->node_repair, "--node-mtbf: how long a failed node is down")
       ->capture_default_str();
+  sim->add_option("--gpu-sharing",
+                  o->gpu_sharing,
+                  "put every GPU of the cluster in this mode: shared, mps or exclusive "
+                  "(shares go to shared and mps GPUs)");
+  sim->add_flag("--no-departures",
+                o->no_departures,
+                "inflation: jobs never end, a job not placed at its arrival is dropped; "
+                "report unallocated, allocated and fragmented capacity as demand grows");
+  sim->add_option("--inflate-to",
+                  o->inflate_to,
+                  "--no-departures: resample the trace (--seed) until its GPU demand is X "
+                  "times the cluster's GPUs (e.g. 1.3)");
   sim->add_flag("--json", o->json, "print the summary as JSON");
   sim->add_option("--jobs-csv", o->jobs_csv, "write one line per job to this file");
   sim->add_option("--compare",

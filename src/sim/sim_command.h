@@ -35,6 +35,9 @@ struct SimCommandOptions {
   std::string jobs_csv;                // --jobs-csv FILE
   std::vector<std::string> compare{};  // --compare A.toml B.toml ...: one run per policy file
   std::string svg{};                   // --svg FILE: utilisation and queue over time
+  std::string gpu_sharing{};           // --gpu-sharing shared|mps|exclusive: every GPU; "" = spec's
+  bool no_departures = false;          // --no-departures: inflation (jobs never end)
+  double inflate_to = 0;               // --inflate-to X: resample the trace to X x capacity
 };
 
 // Runs one simulation (or, with --compare, one per policy file on the same trace and cluster)

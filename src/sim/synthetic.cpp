@@ -110,4 +110,23 @@ std::vector<NodeFailure> GenerateNodeFailures(
   return failures;
 }
 
+void ResampleTo(std::vector<TraceJob>& jobs, double target_gpus, std::uint64_t seed) {
+  double demand = 0;
+  for (const TraceJob& job : jobs) {
+    demand += GpusHeld(job);
+  }
+  const std::size_t original = jobs.size();
+  if (!(demand > 0)) {
+    return;
+  }
+  Draw draw(seed);
+  for (int n = 0; demand < target_gpus; ++n) {
+    TraceJob job = jobs[draw.Below(original)];
+    job.id += "~r" + std::to_string(n);
+    job.submit = jobs.back().submit + std::chrono::seconds(1);
+    demand += GpusHeld(job);
+    jobs.push_back(std::move(job));
+  }
+}
+
 }  // namespace gf::sim

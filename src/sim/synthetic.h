@@ -47,4 +47,10 @@ std::vector<TraceJob> GenerateSynthetic(const SyntheticOptions& options);
 std::vector<NodeFailure> GenerateNodeFailures(
     std::size_t nodes, Millis mtbf, Millis repair, Millis until, std::uint64_t seed);
 
+// `--inflate-to X`: while the GPU demand of `jobs` (a share counting its fraction) is below
+// `target_gpus`, appends a job drawn uniformly from the original ones (the generator above,
+// seeded with `seed`), submitted 1 s after the last, id "<its id>~r<n>". Nothing is drawn
+// when the jobs have no GPU demand. The same seed gives the same jobs everywhere.
+void ResampleTo(std::vector<TraceJob>& jobs, double target_gpus, std::uint64_t seed);
+
 }  // namespace gf::sim

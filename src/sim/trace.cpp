@@ -59,14 +59,25 @@ Result<TraceJob> ParseRow(const CsvTable& table, bool has_user_team) {
     return table.FieldError(kId, "empty job id; every row needs one");
   }
   GF_ASSIGN_OR_RETURN(const double submit, table.NonNegative(kSubmit, "a submit time in seconds"));
-  GF_ASSIGN_OR_RETURN(const double duration, table.NonNegative(kDuration, "a duration in seconds"));
+  double duration = 0;  // a blank one reaches here only when the caller keeps it (ParseTrace)
+  if (!has_user_team || !table.Field(kDuration).empty()) {
+    GF_ASSIGN_OR_RETURN(duration, table.NonNegative(kDuration, "a duration in seconds"));
+  }
   GF_ASSIGN_OR_RETURN(const double gpus, table.NonNegative(kGpus, "a GPU count"));
   if (gpus > kMaxGpus) {
     return table.FieldError(kGpus, std::to_string(gpus) + " GPUs is more than any cluster has");
   }
   job.submit = ToMillis(submit);
   job.duration = ToMillis(duration);
-  job.gpus = static_cast<int>(std::ceil(gpus));  // fractional GPUs: rounded up (no sharing yet)
+  const long milli = std::lround(gpus * 1000);
+  if (gpus > 0 && gpus < 1 && milli < 1000) {
+    // A share of one GPU (issue #7), to the milli-GPU, at least 1: 0.46 is 460 (0.9996 and
+    // up round to a whole GPU).
+    job.gpus = 1;
+    job.gpu_milli = std::max(1, static_cast<int>(milli));
+  } else {
+    job.gpus = static_cast<int>(std::ceil(gpus));  // above 1 a share is no longer of one GPU
+  }
   if (has_user_team) {
     job.user = std::string(table.Field(kUser));
     job.team = std::string(table.Field(kTeam));
@@ -93,7 +104,8 @@ Result<TraceFormat> ParseTraceFormat(std::string_view name) {
 
 Result<Trace> ParseTrace(std::string_view text,
                          const std::string& source,
-                         std::optional<TraceFormat> format) {
+                         std::optional<TraceFormat> format,
+                         bool keep_unknown_duration) {
   if (!format) {
     GF_ASSIGN_OR_RETURN(format, GuessFormat(text, source));
   }
@@ -107,7 +119,9 @@ Result<Trace> ParseTrace(std::string_view text,
     }
     if (*format == TraceFormat::kNormalized && table.Field(kDuration).empty()) {
       trace.unknown_duration += 1;  // never ran in the source: nothing to replay
-      continue;
+      if (!keep_unknown_duration) {
+        continue;
+      }
     }
     GF_ASSIGN_OR_RETURN(TraceJob job, ParseRow(table, *format == TraceFormat::kNormalized));
     const auto [it, inserted] = line_of_id.emplace(job.id, *line);
@@ -124,9 +138,11 @@ Result<Trace> ParseTrace(std::string_view text,
   return trace;
 }
 
-Result<Trace> ReadTrace(const std::string& path, std::optional<TraceFormat> format) {
+Result<Trace> ReadTrace(const std::string& path,
+                        std::optional<TraceFormat> format,
+                        bool keep_unknown_duration) {
   GF_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path, "trace"));
-  return ParseTrace(text, path, format);
+  return ParseTrace(text, path, format, keep_unknown_duration);
 }
 
 }  // namespace gf::sim

@@ -4,9 +4,10 @@
 //   queue_or_team,status. `queue_or_team` becomes the job's team and `user` its user (blank =
 //   none); `status` is ignored (every job runs for its `duration_s`). A row whose `duration_s`
 //   is blank (unknown in the source: the Alibaba trace's pods that never ran) is left out and
-//   counted. A fractional `num_gpus`
-//   (the Alibaba sharing trace: 0.46 = 460 milli-GPU) is rounded UP to whole GPUs: gpufleet
-//   has no GPU sharing yet (TODO(#5): map onto shares once sharing exists).
+//   counted (kept, with a duration of 0, when ParseTrace is asked to: `--no-departures` runs
+//   need no duration). A `num_gpus` between 0 and 1 (the Alibaba sharing trace: 0.46) is a
+//   share of one GPU (issue #7): 460 milli-GPU, `--gpu-share 0.46`. Above 1, a fraction is
+//   rounded UP to whole GPUs (a share is of one GPU; no trace has such rows).
 // - tiresias (the Tiresias simulator's job CSV): job_id,num_gpu,submit_time,iterations,
 //   model_name,duration,interval. Only job_id, num_gpu, submit_time and duration are used; no
 //   team or user.
@@ -29,7 +30,8 @@ struct TraceJob {
   std::string id;      // the trace's own job id, as written (shown in outputs)
   Millis submit{0};    // since the trace's origin
   Millis duration{0};  // run time from start to end when never interrupted
-  int gpus = 1;        // whole GPUs on one node (fractional requests rounded up)
+  int gpus = 1;        // whole GPUs on one node; 1 for a share
+  int gpu_milli = 0;   // a share of one GPU (1..999 milli-GPU) for num_gpus < 1; 0 = whole GPUs
   std::string user{};  // "" = none
   std::string team{};  // "" = none
 };
@@ -48,11 +50,20 @@ Result<TraceFormat> ParseTraceFormat(std::string_view name);
 // (a `submit_time_s` column: normalized; a `num_gpu` column: tiresias).
 // Errors (kInvalidArgument) name the source, the line and the column: a missing column, a
 // wrong field count, a number that is not one or is negative, an empty or repeated job id.
+// `keep_unknown_duration`: rows with no duration_s are kept (duration 0) rather than left out.
 Result<Trace> ParseTrace(std::string_view text,
                          const std::string& source,
-                         std::optional<TraceFormat> format);
+                         std::optional<TraceFormat> format,
+                         bool keep_unknown_duration = false);
 
 // Reads and parses the file at `path`. Errors: kNotFound, kIo, or as ParseTrace.
-Result<Trace> ReadTrace(const std::string& path, std::optional<TraceFormat> format);
+Result<Trace> ReadTrace(const std::string& path,
+                        std::optional<TraceFormat> format,
+                        bool keep_unknown_duration = false);
+
+// The GPUs a job holds, a share counting its fraction: 2, or 0.46.
+inline double GpusHeld(const TraceJob& job) {
+  return job.gpu_milli > 0 ? job.gpu_milli / 1000.0 : job.gpus;
+}
 
 }  // namespace gf::sim

@@ -17,7 +17,7 @@ std::string Error(std::string_view text, std::optional<TraceFormat> format = std
   return jobs.ok() ? "" : jobs.error().message;
 }
 
-TEST(TraceTest, ReadsNormalizedRowsSortedBySubmitRoundingFractionalGpusUp) {
+TEST(TraceTest, ReadsNormalizedRowsSortedBySubmitWithSharesOfOneGpu) {
   const std::string text = std::string(kNormalizedHeader) +
                            "b,20,30.5,0.46,bob,vc1,Pass\r\n"
                            "\n"
@@ -33,7 +33,9 @@ TEST(TraceTest, ReadsNormalizedRowsSortedBySubmitRoundingFractionalGpusUp) {
   EXPECT_EQ((*jobs)[0].team, "vc2");
   EXPECT_EQ((*jobs)[1].id, "b");
   EXPECT_EQ((*jobs)[1].duration, Millis(30'500));
-  EXPECT_EQ((*jobs)[1].gpus, 1);  // 0.46 GPU: rounded up to a whole GPU
+  EXPECT_EQ((*jobs)[1].gpus, 1);  // 0.46 GPU: a share of one GPU
+  EXPECT_EQ((*jobs)[1].gpu_milli, 460);
+  EXPECT_EQ((*jobs)[0].gpu_milli, 0);  // whole GPUs
   EXPECT_EQ((*jobs)[1].user, "bob");
   EXPECT_EQ((*jobs)[1].team, "vc1");
 }
@@ -61,6 +63,40 @@ TEST(TraceTest, RowsWithUnknownDurationAreLeftOutAndCounted) {
   ASSERT_EQ(trace->jobs.size(), 1u);
   EXPECT_EQ(trace->jobs[0].id, "b");
   EXPECT_EQ(trace->unknown_duration, 1);
+}
+
+TEST(TraceTest, FractionsBecomeSharesBelowOneAndRoundUpAbove) {
+  const std::string text = std::string(kNormalizedHeader) +
+                           "a,0,1,0.460,,,\n"
+                           "b,1,1,0.0001,,,\n"  // the least share: 1 milli-GPU
+                           "c,2,1,0.9996,,,\n"  // rounds to a whole GPU
+                           "d,3,1,1.000,,,\n"
+                           "e,4,1,1.5,,,\n"  // above one GPU: whole GPUs, rounded up
+                           "f,5,1,0,,,\n";   // CPU-only
+  auto trace = ParseTrace(text, "t.csv", std::nullopt);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  std::vector<std::pair<int, int>> got;
+  for (const TraceJob& job : trace->jobs) {
+    got.emplace_back(job.gpus, job.gpu_milli);
+  }
+  EXPECT_EQ(got,
+            (std::vector<std::pair<int, int>>{{1, 460}, {1, 1}, {1, 0}, {1, 0}, {2, 0}, {0, 0}}));
+  EXPECT_DOUBLE_EQ(GpusHeld(trace->jobs[0]), 0.46);
+  EXPECT_DOUBLE_EQ(GpusHeld(trace->jobs[4]), 2);
+}
+
+TEST(TraceTest, RowsWithUnknownDurationAreKeptWhenAsked) {
+  const std::string text = std::string(kNormalizedHeader) + "a,0,,0.5,,,Pending\nb,1,5,1,,,\n";
+  auto trace = ParseTrace(text, "t.csv", std::nullopt, /*keep_unknown_duration=*/true);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  ASSERT_EQ(trace->jobs.size(), 2u);
+  EXPECT_EQ(trace->jobs[0].duration, Millis(0));
+  EXPECT_EQ(trace->jobs[0].gpu_milli, 500);
+  EXPECT_EQ(trace->unknown_duration, 1);
+  // The Tiresias format has no such rows: a blank duration is an error there.
+  EXPECT_THAT(Error("job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
+                    "1,1,0,10,m,,60\n"),
+              HasSubstr("duration"));
 }
 
 TEST(TraceTest, MalformedRowsNameFileLineAndColumn) {

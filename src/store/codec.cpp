@@ -186,6 +186,31 @@ Result<std::string> EncodeGpus(const std::vector<Gpu>& gpus) {
     if (g.sharing_next.has_value()) {  // a mode change waiting for the GPU to empty
       j.back()["sharing_next"] = std::string(ToString(*g.sharing_next));
     }
+    if (g.mig_enabled || !g.mig_instances.empty() || !g.mig_profiles.empty()) {
+      Json instances = Json::array();
+      for (const MigInstance& m : g.mig_instances) {
+        instances.push_back(Json{{"profile", BytesToJson(m.profile)},
+                                 {"uuid", BytesToJson(m.uuid.value())},
+                                 {"gpu_instance_id", m.gpu_instance_id},
+                                 {"compute_instance_id", m.compute_instance_id},
+                                 {"slices", m.slices},
+                                 {"memory_mib", m.memory_mib}});
+      }
+      Json profiles = Json::array();
+      for (const std::string& p : g.mig_profiles) {
+        profiles.push_back(BytesToJson(p));
+      }
+      j.back()["mig_enabled"] = g.mig_enabled;
+      j.back()["mig_instances"] = std::move(instances);
+      j.back()["mig_profiles"] = std::move(profiles);
+    }
+    if (g.mig_layout_next.has_value()) {  // an admin's layout waiting for the GPU to empty
+      Json layout = Json::array();
+      for (const std::string& p : *g.mig_layout_next) {
+        layout.push_back(BytesToJson(p));
+      }
+      j.back()["mig_layout_next"] = std::move(layout);
+    }
   }
   return Dump(j, "encode node GPUs");
 }
@@ -225,6 +250,26 @@ Result<std::vector<Gpu>> DecodeGpus(std::string_view text, std::string_view what
           return Internal(std::string(what) + ": " + next.error().message);
         }
         g.sharing_next = *next;
+      }
+      // MIG came with issue #7 too: rows without it are GPUs not in MIG mode.
+      g.mig_enabled = e.value("mig_enabled", false);
+      for (const auto& m : e.value("mig_instances", Json::array())) {
+        g.mig_instances.push_back(
+            MigInstance{.profile = BytesFromJson(m.at("profile")),
+                        .uuid = GpuUuid(BytesFromJson(m.at("uuid"))),
+                        .gpu_instance_id = m.at("gpu_instance_id").get<int>(),
+                        .compute_instance_id = m.at("compute_instance_id").get<int>(),
+                        .slices = m.at("slices").get<int>(),
+                        .memory_mib = m.at("memory_mib").get<std::int64_t>()});
+      }
+      for (const auto& p : e.value("mig_profiles", Json::array())) {
+        g.mig_profiles.push_back(BytesFromJson(p));
+      }
+      if (e.contains("mig_layout_next")) {
+        g.mig_layout_next.emplace();
+        for (const auto& p : e.at("mig_layout_next")) {
+          g.mig_layout_next->push_back(BytesFromJson(p));
+        }
       }
       out.push_back(std::move(g));
     }

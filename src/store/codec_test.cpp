@@ -49,6 +49,15 @@ TEST(StoreCodecTest, GpusAndLabelsRoundTrip) {
   gpus[1].sharing = SharingMode::kMps;
   gpus[1].sharing_next = SharingMode::kExclusive;
   gpus[0].sharing = SharingMode::kShared;
+  gpus[0].mig_enabled = true;
+  gpus[0].mig_profiles = {"1g.10gb", "3g.40gb"};
+  gpus[0].mig_instances = {MigInstance{.profile = "3g.40gb",
+                                       .uuid = GpuUuid("MIG-\xff"),  // bytes, as any string
+                                       .gpu_instance_id = 2,
+                                       .compute_instance_id = 0,
+                                       .slices = 3,
+                                       .memory_mib = 40192}};
+  gpus[0].mig_layout_next = std::vector<std::string>{"1g.10gb", "1g.10gb"};
   auto back = DecodeGpus(*EncodeGpus(gpus), "test");
   ASSERT_TRUE(back.ok()) << back.error().ToString();
   EXPECT_EQ(*back, gpus);
@@ -74,6 +83,8 @@ TEST(StoreCodecTest, GpusWrittenBeforeTopologyDecodeWithTopologyUnknown) {
   // Sharing came with schema v10: older GPUs are exclusive, with no change waiting.
   EXPECT_EQ((*old)[0].sharing, SharingMode::kExclusive);
   EXPECT_FALSE((*old)[0].sharing_next.has_value());
+  EXPECT_FALSE((*old)[0].mig_enabled);  // so did MIG: not in MIG mode
+  EXPECT_TRUE((*old)[0].mig_instances.empty());
 }
 
 TEST(StoreCodecTest, UnknownSharingModeIsAnInternalErrorNamingTheRow) {

@@ -18,7 +18,7 @@ const std::string_view kJobColumns =
     "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
     "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms, "
     "requeue, interactive, idle_reap, gang_job, gang_rank, gang_size, gpu_milli, gpu_memory_mib, "
-    "alloc_gpu_milli, alloc_gpu_memory_mib";
+    "alloc_gpu_milli, alloc_gpu_memory_mib, mig_profile, alloc_mig";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
@@ -52,7 +52,8 @@ struct JobCol {
                        kBudgetApproved = 34, kLastCheckpoint = 35, kRequeue = 36,
                        kInteractive = 37, kIdleReap = 38, kGangJob = 39, kGangRank = 40,
                        kGangSize = 41, kGpuMilli = 42,
-                       kGpuMemory = 43, kAllocGpuMilli = 44, kAllocGpuMemory = 45;
+                       kGpuMemory = 43, kAllocGpuMilli = 44, kAllocGpuMemory = 45,
+                       kMigProfile = 46, kAllocMig = 47;
 };
 
 // Column positions in kUsageColumns.
@@ -181,6 +182,8 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   const Allocation& held = job.allocation.has_value() ? *job.allocation : whole;
   stmt.BindInt64(46, held.gpu_milli);
   stmt.BindInt64(47, held.gpu_memory_mib);
+  stmt.BindText(48, spec.request.mig_profile);  // schema v11
+  stmt.BindText(49, held.mig.value());
   return OkStatus();
 }
 
@@ -212,6 +215,7 @@ Result<JobSpec> DecodeSpec(const RowSource& row, const std::string& what) {
   GF_ASSIGN_OR_RETURN(spec.request.gpu_milli,
                       Narrow<int>(row.Int64(JobCol::kGpuMilli), what, "gpu_milli"));
   spec.request.gpu_memory_mib = row.Int64(JobCol::kGpuMemory);
+  spec.request.mig_profile = row.Text(JobCol::kMigProfile);
   return spec;
 }
 
@@ -325,6 +329,7 @@ Result<Job> DecodeJob(const RowSource& row) {
     GF_ASSIGN_OR_RETURN(allocation.gpu_milli, Narrow<int>(row.Int64(JobCol::kAllocGpuMilli),
                                                           what, "alloc_gpu_milli"));
     allocation.gpu_memory_mib = row.Int64(JobCol::kAllocGpuMemory);
+    allocation.mig = GpuUuid(row.Text(JobCol::kAllocMig));
     job.allocation = std::move(allocation);
   }
   job.submit_time = FromUnixMillis(row.Int64(JobCol::kSubmit));

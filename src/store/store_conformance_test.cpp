@@ -1138,6 +1138,41 @@ TEST_P(StoreConformanceTest, FractionalJobRoundTripsAndWholeJobsReadBackWhole) {
   EXPECT_FALSE(IsFractional(MustGet(*store_, 33).spec.request));
 }
 
+// --- MIG (schema v11) ---
+
+TEST_P(StoreConformanceTest, MigJobAndWaitingLayoutRoundTrip) {
+  Job mig = MinimalJob(35);
+  mig.spec.request.mig_profile = "3g.40gb";
+  mig.state = JobState::kRunning;
+  mig.allocation = Allocation{.node = NodeId("node-m"),
+                              .gpus = {GpuUuid("GPU-m-0")},
+                              .gpu_milli = 428,
+                              .gpu_memory_mib = 40'192,
+                              .mig = GpuUuid("MIG-m-0-1")};
+  Node node = SampleNode("node-m", 1);
+  node.gpus[0].sharing = SharingMode::kMig;
+  node.gpus[0].mig_enabled = true;
+  node.gpus[0].mig_profiles = {"1g.10gb", "3g.40gb", "7g.80gb"};
+  node.gpus[0].mig_instances = {MigInstance{.profile = "3g.40gb",
+                                            .uuid = GpuUuid("MIG-m-0-1"),
+                                            .gpu_instance_id = 2,
+                                            .compute_instance_id = 0,
+                                            .slices = 3,
+                                            .memory_mib = 40'192}};
+  node.gpus[0].mig_layout_next = std::vector<std::string>{"7g.80gb"};
+  MustCommit({.jobs = {mig, MinimalJob(36)}, .nodes = {node}});
+  Reopen();
+  const Job got = MustGet(*store_, 35);
+  EXPECT_EQ(DebugString(got), DebugString(mig));
+  EXPECT_EQ(got.spec.request.mig_profile, "3g.40gb");
+  ASSERT_TRUE(got.allocation.has_value());
+  EXPECT_EQ(got.allocation->mig, GpuUuid("MIG-m-0-1"));
+  EXPECT_FALSE(IsMig(MustGet(*store_, 36).spec.request));
+  auto nodes = MustNodes(*store_);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0], node);
+}
+
 TEST_P(StoreConformanceTest, FractionOutsideItsRangeRefusesTheBatch) {
   Job bad = MinimalJob(34);
   bad.spec.request.gpu_milli = 1001;  // more than one GPU: the schema's CHECK refuses

@@ -73,7 +73,8 @@ std::string DebugString(const Job& job) {
     o << Quote(k) << "=" << Quote(v) << ",";
   }
   o << "] gpus=" << s.request.gpus << " gpu_milli=" << s.request.gpu_milli
-    << " gpu_memory_mib=" << s.request.gpu_memory_mib << " gpu_type=" << Opt(s.request.gpu_type, Quote)
+    << " gpu_memory_mib=" << s.request.gpu_memory_mib << " mig=" << Quote(s.request.mig_profile)
+    << " gpu_type=" << Opt(s.request.gpu_type, Quote)
     << " priority=" << ToString(s.priority) << " team=" << Quote(s.team)
     << " time_limit=" << Opt(s.time_limit, [](auto d) { return std::to_string(d.count()); })
     << " checkpoint_signal=" << s.checkpoint_signal << " preemptible=" << job.preemptible
@@ -99,7 +100,7 @@ std::string DebugString(const Job& job) {
            r += Quote(g.value()) + ",";
          }
          return r + "] milli=" + std::to_string(a.gpu_milli) +
-                " memory_mib=" + std::to_string(a.gpu_memory_mib);
+                " memory_mib=" + std::to_string(a.gpu_memory_mib) + " mig=" + Quote(a.mig.value());
        })
     << " submit=" << Ms(job.submit_time) << " start=" << Opt(job.start_time, Ms)
     << " end=" << Opt(job.end_time, Ms)

@@ -102,6 +102,29 @@ two=$(gf sim --synthetic 300 --seed 4 --cluster 4x8xA100 --node-mtbf 1d --node-r
 jq -e '.node_failures > 0 and .finished == 300' <<<"$one" >/dev/null || fail "--node-mtbf: $one"
 ok "--node-mtbf: node failures requeue jobs, deterministic for the seed"
 
+# GPU sharing, inflation: shares of 0.3, 0.8, 0.2 and 0.7 on two shared GPUs, never leaving.
+# The fullest GPU that fits (stock) places all four; first-fit puts 0.2 beside 0.3 and 0.7
+# fits nowhere: 35 % of the capacity unallocated, 65 % of the demand placed, 20 % fragmented.
+cat >"$WORK/shares.csv" <<'CSV'
+job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,status
+a,0,,0.3,,,
+b,1,,0.8,,,
+c,2,,0.2,,,
+d,3,,0.7,,,
+CSV
+printf '[sharing]\nplacement = "first-fit"\n' >"$WORK/first-fit.toml"
+printf '[sharing]\nplacement = "fullest"\n' >"$WORK/fullest.toml"
+out=$(gf sim --trace "$WORK/shares.csv" --cluster 1x2xT4:shared --no-departures \
+  --compare "$WORK/fullest.toml" "$WORK/first-fit.toml" 2>/dev/null)
+grep -qF '| 100 % | 0.0 % | 100.0 % (100.0 %) | 0.0 % | 35.0 % | 65.0 % (65.0 %) | 20.0 % |' \
+  <<<"$out" || fail "inflation table: $out"
+grep -qF 'first-fit: 4 jobs: 3 placed, 1 not placed' <<<"$out" || fail "inflation counts: $out"
+out=$(gf sim --trace "$WORK/shares.csv" --cluster 1x2xT4 --gpu-sharing shared --no-departures \
+  --policy "$WORK/first-fit.toml" --json 2>/dev/null)
+jq -e '.running == 3 and .inflation[-1].step_pct == 100 and .inflation[-1].fragmented_pct == 20' \
+  <<<"$out" >/dev/null || fail "inflation json: $out"
+ok "GPU sharing: --no-departures, fullest-fit beside first-fit, --gpu-sharing"
+
 # Errors: the file, line and column; the flag; exit 1.
 printf 'job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,1,m,100,0\n1,2,-4,1,m,5,0\n' >"$WORK/bad.csv"
 expect_error() {
@@ -123,4 +146,10 @@ expect_error "[scheduler] order: 'lifo' is not an order" --trace "$WORK/s.csv" -
   --compare "$WORK/fifo.toml" <(printf '[scheduler]\norder = "lifo"\n')
 expect_error "--node-mtbf: duration 'soon' is not a duration" --synthetic 3 --cluster 1x1xA \
   --node-mtbf soon
+expect_error "--gpu-sharing: 'half' is not a sharing mode here" --synthetic 3 --cluster 1x1xA \
+  --gpu-sharing half
+expect_error "--inflate-to: a multiple of the cluster's GPUs above 0 (e.g. 1.3), with --no-departures" \
+  --synthetic 3 --cluster 1x1xA --inflate-to 1.3
+expect_error "[sharing] placement: 'best' is not a placement; use fullest or first-fit" \
+  --synthetic 3 --cluster 1x1xA --policy <(printf '[sharing]\nplacement = "best"\n')
 ok "bad input: clear errors, exit 1"

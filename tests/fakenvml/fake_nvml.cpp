@@ -41,9 +41,25 @@ namespace nvml = gf::nvml;
 // NVML's ABI types (unsigned long long) and exported names (nvmlInit_v2) are not ours to rename.
 // NOLINTBEGIN(google-runtime-int, readability-identifier-naming)
 
-// The handle type's definition lives here: a handle is a pointer to the device's slot.
+// No MIG: DeviceOpaque::mig_gi of a GPU's own handle.
+constexpr unsigned int kNotMig = 0xFFFFFFFFU;
+
+// The handle type's definition lives here: a handle is a pointer to the device's slot. A MIG
+// device handle names its GPU and its GPU instance (the fake gives each GPU instance at most one
+// compute instance, so that pair names the MIG device).
 struct gf::nvml::DeviceOpaque {
   unsigned int index;
+  unsigned int mig_gi = kNotMig;
+};
+
+// MIG GPU and compute instance handles: the GPU and the GPU instance id, likewise.
+struct gf::nvml::GpuInstanceOpaque {
+  unsigned int index;
+  unsigned int gi;
+};
+struct gf::nvml::ComputeInstanceOpaque {
+  unsigned int index;
+  unsigned int gi;
 };
 
 // An event set: the GPUs registered on it (by UUID, so a scenario rewrite keeps them) and the
@@ -59,12 +75,41 @@ constexpr unsigned int kMaxDevices = 64;
 constexpr unsigned long long kBytesPerMib = 1024ULL * 1024ULL;
 // Per-process utilisation periods the "driver" keeps per GPU, like NVML's sample buffer.
 constexpr std::size_t kUtilHistory = 64;
+// GPU instance ids run below this (A100 and H100 use 0..14).
+constexpr unsigned int kMaxGpuInstances = 16;
 
 struct FakeProcess {
   unsigned int pid = 0;
   unsigned long long used_bytes = nvml::kValueNotAvailable;
   std::optional<unsigned int> sm_util;  // absent: no utilisation sample for this process
   unsigned int mem_util = 0;
+  unsigned int gpu_instance_id = kNotMig;  // on a MIG device: its instances
+  unsigned int compute_instance_id = kNotMig;
+};
+
+// A GPU instance profile the card offers (nvmlDeviceGetGpuInstanceProfileInfoV).
+struct FakeMigProfile {
+  unsigned int id = 0;
+  std::string name;  // "3g.40gb"
+  unsigned int slices = 0;
+  unsigned int instances = 0;  // at most this many at once
+  unsigned long long memory_mib = 0;
+};
+
+// One GPU instance and its compute instance (none after nvmlComputeInstanceDestroy).
+struct FakeMigInstance {
+  unsigned int gi = 0;
+  std::optional<unsigned int> ci;
+  unsigned int profile_id = 0;
+  std::string uuid;  // of its MIG device
+  unsigned long long memory_used_bytes = 0;
+};
+
+struct FakeMig {
+  bool enabled = false;
+  bool pending = false;
+  std::vector<FakeMigProfile> profiles;
+  std::vector<FakeMigInstance> instances;  // as the scenario has them (State::mig_layouts wins)
 };
 
 struct FakeXid {
@@ -112,6 +157,7 @@ struct FakeDevice {
   std::optional<int> pcie_switch;
   std::optional<unsigned int> numa;
   std::vector<std::string> nvlinks;
+  std::optional<FakeMig> mig;  // absent: a card without MIG (NOT_SUPPORTED)
 };
 
 struct Scenario {
@@ -145,6 +191,12 @@ struct State {
   // Per UUID, the limit the last nvmlDeviceSetPowerManagementLimit set: it outlives scenario
   // re-reads, as a driver keeps a limit until it unloads.
   std::map<std::string, unsigned int> power_limits;
+  // MIG: handles per GPU and GPU instance id, and per UUID the instances once a create or
+  // destroy changed them: they outlive scenario re-reads, as a driver keeps its instances.
+  std::array<std::array<nvml::DeviceOpaque, kMaxGpuInstances>, kMaxDevices> mig_handles{};
+  std::array<std::array<nvml::GpuInstanceOpaque, kMaxGpuInstances>, kMaxDevices> gi_handles{};
+  std::array<std::array<nvml::ComputeInstanceOpaque, kMaxGpuInstances>, kMaxDevices> ci_handles{};
+  std::map<std::string, std::vector<FakeMigInstance>> mig_layouts;
 };
 
 State& GetState() {
@@ -175,7 +227,9 @@ const std::set<std::string>& KnownCounters() {
                                                  "xid_events",
                                                  "topology",
                                                  "nvlink",
-                                                 "numa"};
+                                                 "numa",
+                                                 "mig",
+                                                 "mig_change"};
   return counters;
 }
 
@@ -210,7 +264,88 @@ FakeProcess ParseProcess(const nlohmann::json& p) {
     process.sm_util = p.at("sm_util").get<unsigned int>();
   }
   process.mem_util = p.value("mem_util", 0U);
+  process.gpu_instance_id = p.value("gpu_instance_id", kNotMig);
+  process.compute_instance_id = p.value("compute_instance_id", kNotMig);
   return process;
+}
+
+// The GPU instance profiles of the two cards tests model (slices, most instances, MiB), by
+// NVML profile id: 0 1_SLICE, 7 1_SLICE_REV1 (+me), 9 1_SLICE_REV2, 1 2_SLICE, 2 3_SLICE,
+// 3 4_SLICE, 4 7_SLICE.
+std::vector<FakeMigProfile> BuiltInMigProfiles(const std::string& card) {
+  if (card == "A100-40GB") {
+    return {{0, "1g.5gb", 1, 7, 4864},
+            {7, "1g.5gb+me", 1, 1, 4864},
+            {9, "1g.10gb", 1, 4, 9856},
+            {1, "2g.10gb", 2, 3, 9856},
+            {2, "3g.20gb", 3, 2, 19968},
+            {3, "4g.20gb", 4, 1, 19968},
+            {4, "7g.40gb", 7, 1, 40192}};
+  }
+  if (card == "H100-80GB") {
+    return {{0, "1g.10gb", 1, 7, 9856},
+            {7, "1g.10gb+me", 1, 1, 9856},
+            {9, "1g.20gb", 1, 4, 19968},
+            {1, "2g.20gb", 2, 3, 19968},
+            {2, "3g.40gb", 3, 2, 40192},
+            {3, "4g.40gb", 4, 1, 40192},
+            {4, "7g.80gb", 7, 1, 80384}};
+  }
+  throw std::runtime_error("mig.profiles: unknown card '" + card +
+                           "' (known: A100-40GB, H100-80GB; or give a list)");
+}
+
+// "MIG-" and a UUID made from the GPU's and the GPU instance id: stable across re-creation.
+std::string MigUuid(const std::string& gpu_uuid, unsigned int gi) {
+  std::array<char, 16> tail{};
+  std::snprintf(tail.data(), tail.size(), "%012x", 0xF00U + gi);
+  const std::string body = gpu_uuid.rfind("GPU-", 0) == 0 ? gpu_uuid.substr(4) : gpu_uuid;
+  return "MIG-" + body.substr(0, std::min<std::size_t>(body.size(), 24)) + tail.data();
+}
+
+FakeMig ParseMig(const nlohmann::json& j, const std::string& gpu_uuid, std::size_t i) {
+  const std::string where = "devices[" + std::to_string(i) + "].mig";
+  FakeMig mig;
+  mig.enabled = j.value("enabled", false);
+  mig.pending = j.value("pending", mig.enabled);
+  const nlohmann::json& profiles = j.value("profiles", nlohmann::json("H100-80GB"));
+  if (profiles.is_string()) {
+    mig.profiles = BuiltInMigProfiles(profiles.get<std::string>());
+  } else {
+    for (const auto& p : profiles) {
+      mig.profiles.push_back(FakeMigProfile{p.at("id").get<unsigned int>(),
+                                            p.at("name").get<std::string>(),
+                                            p.at("slices").get<unsigned int>(),
+                                            p.value("instances", 1U),
+                                            p.at("memory_mib").get<unsigned long long>()});
+    }
+  }
+  std::set<unsigned int> ids;
+  for (const auto& x : j.value("instances", nlohmann::json::array())) {
+    FakeMigInstance inst;
+    const std::string name = x.at("profile").get<std::string>();
+    auto p = std::find_if(mig.profiles.begin(), mig.profiles.end(), [&](const auto& fp) {
+      return fp.name == name;
+    });
+    if (p == mig.profiles.end()) {
+      throw std::runtime_error(where + ".instances: profile '" + name + "' is not offered");
+    }
+    inst.profile_id = p->id;
+    inst.gi = x.at("gpu_instance_id").get<unsigned int>();
+    if (inst.gi >= kMaxGpuInstances || !ids.insert(inst.gi).second) {
+      throw std::runtime_error(where + ".instances: gpu_instance_id " + std::to_string(inst.gi) +
+                               " is repeated or over 15");
+    }
+    if (!x.contains("compute_instance_id")) {
+      inst.ci = 0;
+    } else if (!x.at("compute_instance_id").is_null()) {
+      inst.ci = x.at("compute_instance_id").get<unsigned int>();
+    }
+    inst.uuid = x.value("uuid", MigUuid(gpu_uuid, inst.gi));
+    inst.memory_used_bytes = x.value("memory_used_mib", 0ULL) * kBytesPerMib;
+    mig.instances.push_back(std::move(inst));
+  }
+  return mig;
 }
 
 void ParseHealth(const nlohmann::json& j, FakeDevice& d) {
@@ -284,6 +419,9 @@ FakeDevice ParseDevice(const nlohmann::json& j, std::size_t i) {
   ParseHealth(j, d);
   for (const auto& p : j.value("processes", nlohmann::json::array())) {
     d.processes.push_back(ParseProcess(p));
+  }
+  if (j.contains("mig")) {
+    d.mig = ParseMig(j.at("mig"), d.uuid, i);
   }
   return d;
 }
@@ -393,6 +531,9 @@ nvml::Return Lookup(State& st, nvml::Device device, const FakeDevice** out) {
   if (device->index >= st.scenario->devices.size()) {
     return nvml::kErrorGpuIsLost;
   }
+  if (device->mig_gi != kNotMig) {
+    return nvml::kErrorNotSupported;  // a MIG device answers only the MIG-aware queries
+  }
   *out = &st.scenario->devices[device->index];
   return nvml::kSuccess;
 }
@@ -445,6 +586,78 @@ nvml::Return WithScenario(Fill fill) {
     return nvml::kErrorUnknown;
   }
   return fill(st);
+}
+
+// REQUIRES: st.mu held, d.mig set. The GPU's MIG instances now: those a create or destroy left,
+// else the scenario's.
+const std::vector<FakeMigInstance>& MigInstances(const State& st, const FakeDevice& d) {
+  const auto it = st.mig_layouts.find(d.uuid);
+  return it != st.mig_layouts.end() ? it->second : d.mig->instances;
+}
+
+// REQUIRES: st.mu held, d.mig set. The same, to change: from now on they outlive re-reads.
+[[maybe_unused]] std::vector<FakeMigInstance>& MutableMigInstances(State& st,
+                                                                   const FakeDevice& d) {
+  return st.mig_layouts.try_emplace(d.uuid, d.mig->instances).first->second;
+}
+
+const FakeMigProfile* FindMigProfile(const FakeMig& mig, unsigned int id) {
+  for (const FakeMigProfile& p : mig.profiles) {
+    if (p.id == id) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+// The body of an entry point on a MIG device handle: fill(GPU, its instance), under st.mu.
+// INVALID_ARGUMENT for a handle that is not a MIG device's or whose instance is gone.
+template <typename Fill>
+nvml::Return WithMigDevice(nvml::Device device, Fill fill) {
+  if (device == nullptr || device->mig_gi == kNotMig) {
+    return nvml::kErrorInvalidArgument;
+  }
+  nvml::DeviceOpaque parent{device->index};
+  return WithDevice(&parent, "mig", [&](const FakeDevice& d) {
+    if (!d.mig || !d.mig->enabled) {
+      return nvml::kErrorInvalidArgument;
+    }
+    for (const FakeMigInstance& inst : MigInstances(GetState(), d)) {
+      if (inst.gi == device->mig_gi && inst.ci) {
+        return fill(d, inst);
+      }
+    }
+    return nvml::kErrorInvalidArgument;
+  });
+}
+
+// The body of an entry point on a GPU instance (or compute instance) handle: fill(state, GPU,
+// instance), under st.mu; `counter` as WithDevice. INVALID_ARGUMENT when the instance is gone.
+template <typename Fill>
+[[maybe_unused]] nvml::Return WithGpuInstance(unsigned int index,
+                                              unsigned int gi,
+                                              const char* counter,
+                                              Fill fill) {
+  nvml::DeviceOpaque parent{index};
+  return WithDevice(&parent, counter, [&](const FakeDevice& d) {
+    if (!d.mig || !d.mig->enabled) {
+      return nvml::kErrorInvalidArgument;
+    }
+    State& st = GetState();
+    for (const FakeMigInstance& inst : MigInstances(st, d)) {
+      if (inst.gi == gi) {
+        return fill(st, d, inst);
+      }
+    }
+    return nvml::kErrorInvalidArgument;
+  });
+}
+
+// The compute instance profile (NVML_COMPUTE_INSTANCE_PROFILE_*) spanning `slices` slices; the
+// fake offers only those of 1, 2, 3, 4 and 7 slices (ids 0..4).
+[[maybe_unused]] unsigned int ComputeProfileSlices(unsigned int profile) {
+  constexpr std::array<unsigned int, 5> kSlices = {1, 2, 3, 4, 7};
+  return profile < kSlices.size() ? kSlices[profile] : 0;
 }
 
 // REQUIRES: st.mu held. The live event set behind a handle, or null. (Unused, like the next
@@ -595,6 +808,11 @@ GF_FAKENVML_EXPORT nvml::Return nvmlInit_v2() {
   if (st.init_count == 0) {
     for (unsigned int i = 0; i < kMaxDevices; ++i) {
       st.handles[i].index = i;
+      for (unsigned int gi = 0; gi < kMaxGpuInstances; ++gi) {
+        st.mig_handles[i][gi] = nvml::DeviceOpaque{i, gi};
+        st.gi_handles[i][gi] = nvml::GpuInstanceOpaque{i, gi};
+        st.ci_handles[i][gi] = nvml::ComputeInstanceOpaque{i, gi};
+      }
     }
   }
   ++st.init_count;
@@ -661,6 +879,11 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetIndex(nvml::Device device, unsigned
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetUUID(nvml::Device device,
                                                   char* uuid,
                                                   unsigned int length) {
+  if (device != nullptr && device->mig_gi != kNotMig) {
+    return WithMigDevice(device, [&](const FakeDevice&, const FakeMigInstance& inst) {
+      return CopyString(inst.uuid, uuid, length);
+    });
+  }
   return WithDevice(
       device, nullptr, [&](const FakeDevice& d) { return CopyString(d.uuid, uuid, length); });
 }
@@ -673,6 +896,18 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetName(nvml::Device device,
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetMemoryInfo(nvml::Device device, nvml::Memory* memory) {
+  if (device != nullptr && device->mig_gi != kNotMig) {  // the instance's share of the memory
+    return WithMigDevice(device, [&](const FakeDevice& d, const FakeMigInstance& inst) {
+      const FakeMigProfile* p = FindMigProfile(*d.mig, inst.profile_id);
+      if (memory == nullptr || p == nullptr) {
+        return nvml::kErrorInvalidArgument;
+      }
+      memory->total = p->memory_mib * kBytesPerMib;
+      memory->used = std::min(inst.memory_used_bytes, memory->total);
+      memory->free = memory->total - memory->used;
+      return nvml::kSuccess;
+    });
+  }
   return WithDevice(device, "memory", [&](const FakeDevice& d) {
     if (memory == nullptr) {
       return nvml::kErrorInvalidArgument;
@@ -747,8 +982,10 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetComputeRunningProcesses_v3(nvml::De
       return nvml::kErrorInvalidArgument;
     }
     for (unsigned int i = 0; i < needed; ++i) {
-      infos[i] = nvml::ProcessInfo{
-          d.processes[i].pid, d.processes[i].used_bytes, 0xFFFFFFFFU, 0xFFFFFFFFU};
+      infos[i] = nvml::ProcessInfo{d.processes[i].pid,
+                                   d.processes[i].used_bytes,
+                                   d.processes[i].gpu_instance_id,
+                                   d.processes[i].compute_instance_id};
     }
     *count = needed;
     return nvml::kSuccess;
@@ -1095,6 +1332,322 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetNumaNodeId(nvml::Device device, uns
   });
 }
 
+// MIG. A GPU without "mig" in the scenario answers NOT_SUPPORTED; with MIG mode off, only the
+// mode (and the MIG device count, 0) answer.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetMigMode(nvml::Device device,
+                                                     unsigned int* current,
+                                                     unsigned int* pending) {
+  return WithDevice(device, "mig", [&](const FakeDevice& d) {
+    if (!d.mig) {
+      return nvml::kErrorNotSupported;
+    }
+    if (current == nullptr || pending == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *current = d.mig->enabled ? nvml::kMigEnable : nvml::kMigDisable;
+    *pending = d.mig->pending ? nvml::kMigEnable : nvml::kMigDisable;
+    return nvml::kSuccess;
+  });
+}
+
+// As many MIG devices as the card has slices (one per slice at most).
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetMaxMigDeviceCount(nvml::Device device,
+                                                               unsigned int* count) {
+  return WithDevice(device, "mig", [&](const FakeDevice& d) {
+    if (!d.mig) {
+      return nvml::kErrorNotSupported;
+    }
+    if (count == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *count = 0;
+    for (const FakeMigProfile& p : d.mig->profiles) {
+      *count = d.mig->enabled ? std::max(*count, p.slices) : 0;
+    }
+    return nvml::kSuccess;
+  });
+}
+
+// Index i: the i-th GPU instance with a compute instance, by GPU instance id.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetMigDeviceHandleByIndex(nvml::Device device,
+                                                                    unsigned int index,
+                                                                    nvml::Device* mig) {
+  return WithDevice(device, "mig", [&](const FakeDevice& d) {
+    if (!d.mig || !d.mig->enabled) {
+      return nvml::kErrorNotSupported;
+    }
+    if (mig == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    std::vector<unsigned int> gis;
+    for (const FakeMigInstance& inst : MigInstances(GetState(), d)) {
+      if (inst.ci) {
+        gis.push_back(inst.gi);
+      }
+    }
+    std::sort(gis.begin(), gis.end());
+    if (index >= gis.size()) {
+      return nvml::kErrorNotFound;
+    }
+    *mig = &GetState().mig_handles[device->index][gis[index]];
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetGpuInstanceId(nvml::Device device, unsigned int* id) {
+  return WithMigDevice(device, [&](const FakeDevice&, const FakeMigInstance& inst) {
+    if (id == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *id = inst.gi;
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetComputeInstanceId(nvml::Device device,
+                                                               unsigned int* id) {
+  return WithMigDevice(device, [&](const FakeDevice&, const FakeMigInstance& inst) {
+    if (id == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    *id = *inst.ci;
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetGpuInstanceProfileInfoV(
+    nvml::Device device, unsigned int profile, nvml::GpuInstanceProfileInfoV2* info) {
+  return WithDevice(device, "mig", [&](const FakeDevice& d) {
+    if (!d.mig || !d.mig->enabled) {
+      return nvml::kErrorNotSupported;
+    }
+    if (info == nullptr || profile >= nvml::kGpuInstanceProfileCount) {
+      return nvml::kErrorInvalidArgument;
+    }
+    if (info->version != nvml::kGpuInstanceProfileInfoV2Version) {
+      return nvml::kErrorArgumentVersionMismatch;
+    }
+    const FakeMigProfile* p = FindMigProfile(*d.mig, profile);
+    if (p == nullptr) {
+      return nvml::kErrorNotSupported;
+    }
+    *info = nvml::GpuInstanceProfileInfoV2{};
+    info->version = nvml::kGpuInstanceProfileInfoV2Version;
+    info->id = p->id;
+    info->slice_count = p->slices;
+    info->instance_count = p->instances;
+    info->multiprocessor_count = p->slices * 16;
+    info->memory_size_mb = p->memory_mib;
+    std::snprintf(info->name, sizeof(info->name), "MIG %s", p->name.c_str());
+    return nvml::kSuccess;
+  });
+}
+
+// Like NVML, no size query: the buffer holds the profile's instance count.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetGpuInstances(nvml::Device device,
+                                                          unsigned int profile,
+                                                          nvml::GpuInstance* instances,
+                                                          unsigned int* count) {
+  return WithDevice(device, "mig", [&](const FakeDevice& d) {
+    if (!d.mig || !d.mig->enabled || FindMigProfile(*d.mig, profile) == nullptr) {
+      return nvml::kErrorNotSupported;
+    }
+    if (instances == nullptr || count == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    State& st = GetState();
+    *count = 0;
+    for (const FakeMigInstance& inst : MigInstances(st, d)) {
+      if (inst.profile_id == profile) {
+        instances[(*count)++] = &st.gi_handles[device->index][inst.gi];
+      }
+    }
+    return nvml::kSuccess;
+  });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlGpuInstanceGetInfo(nvml::GpuInstance gi,
+                                                       nvml::GpuInstanceInfo* info) {
+  if (gi == nullptr || info == nullptr) {
+    return nvml::kErrorInvalidArgument;
+  }
+  return WithGpuInstance(
+      gi->index, gi->gi, "mig", [&](State& st, const FakeDevice& d, const FakeMigInstance& inst) {
+        const FakeMigProfile* p = FindMigProfile(*d.mig, inst.profile_id);
+        *info = nvml::GpuInstanceInfo{
+            &st.handles[gi->index], inst.gi, inst.profile_id, {0, p != nullptr ? p->slices : 0}};
+        return nvml::kSuccess;
+      });
+}
+
+// Capacity as the fake models it: the profile's instance count and the card's compute slices
+// (the hardware's memory-slice placement is not modelled). No compute instance yet.
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceCreateGpuInstance(nvml::Device device,
+                                                            unsigned int profile,
+                                                            nvml::GpuInstance* gi) {
+  return WithDevice(device, "mig_change", [&](const FakeDevice& d) {
+    if (!d.mig || !d.mig->enabled) {
+      return nvml::kErrorNotSupported;
+    }
+    const FakeMigProfile* p = FindMigProfile(*d.mig, profile);
+    if (p == nullptr) {
+      return nvml::kErrorNotSupported;
+    }
+    if (gi == nullptr) {
+      return nvml::kErrorInvalidArgument;
+    }
+    State& st = GetState();
+    std::vector<FakeMigInstance>& instances = MutableMigInstances(st, d);
+    unsigned int max_slices = 0;
+    for (const FakeMigProfile& offered : d.mig->profiles) {
+      max_slices = std::max(max_slices, offered.slices);
+    }
+    unsigned int slices = p->slices;
+    unsigned int same = 0;
+    std::set<unsigned int> used;
+    for (const FakeMigInstance& inst : instances) {
+      const FakeMigProfile* ip = FindMigProfile(*d.mig, inst.profile_id);
+      slices += ip != nullptr ? ip->slices : 0;
+      same += inst.profile_id == profile ? 1 : 0;
+      used.insert(inst.gi);
+    }
+    if (slices > max_slices || same >= p->instances) {
+      return nvml::kErrorInsufficientResources;
+    }
+    unsigned int id = 1;
+    while (used.count(id) != 0) {
+      ++id;
+    }
+    if (id >= kMaxGpuInstances) {
+      return nvml::kErrorInsufficientResources;
+    }
+    instances.push_back(FakeMigInstance{id, std::nullopt, profile, MigUuid(d.uuid, id), 0});
+    *gi = &st.gi_handles[device->index][id];
+    return nvml::kSuccess;
+  });
+}
+
+// IN_USE while it has a compute instance or a process of the scenario runs on it.
+GF_FAKENVML_EXPORT nvml::Return nvmlGpuInstanceDestroy(nvml::GpuInstance gi) {
+  if (gi == nullptr) {
+    return nvml::kErrorInvalidArgument;
+  }
+  return WithGpuInstance(
+      gi->index,
+      gi->gi,
+      "mig_change",
+      [&](State& st, const FakeDevice& d, const FakeMigInstance& inst) {
+        if (inst.ci || std::any_of(d.processes.begin(), d.processes.end(), [&](const auto& p) {
+              return p.gpu_instance_id == inst.gi;
+            })) {
+          return nvml::kErrorInUse;
+        }
+        const unsigned int id = inst.gi;  // `inst` goes with the erase
+        std::erase_if(MutableMigInstances(st, d), [&](const auto& i) { return i.gi == id; });
+        return nvml::kSuccess;
+      });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlGpuInstanceGetComputeInstanceProfileInfo(
+    nvml::GpuInstance gi,
+    unsigned int profile,
+    unsigned int engine_profile,
+    nvml::ComputeInstanceProfileInfo* info) {
+  if (gi == nullptr || info == nullptr || profile >= nvml::kComputeInstanceProfileCount) {
+    return nvml::kErrorInvalidArgument;
+  }
+  return WithGpuInstance(
+      gi->index, gi->gi, "mig", [&](State&, const FakeDevice& d, const FakeMigInstance& inst) {
+        const FakeMigProfile* p = FindMigProfile(*d.mig, inst.profile_id);
+        const unsigned int slices = ComputeProfileSlices(profile);
+        if (engine_profile != nvml::kComputeInstanceEngineProfileShared || p == nullptr ||
+            slices == 0 || slices > p->slices) {
+          return nvml::kErrorNotSupported;
+        }
+        *info = nvml::ComputeInstanceProfileInfo{};
+        info->id = profile;
+        info->slice_count = slices;
+        info->instance_count = p->slices / slices;
+        info->multiprocessor_count = slices * 16;
+        return nvml::kSuccess;
+      });
+}
+
+// The fake holds one compute instance per GPU instance, spanning it: another profile is
+// NOT_SUPPORTED, a second one INSUFFICIENT_RESOURCES.
+GF_FAKENVML_EXPORT nvml::Return nvmlGpuInstanceCreateComputeInstance(nvml::GpuInstance gi,
+                                                                     unsigned int profile,
+                                                                     nvml::ComputeInstance* ci) {
+  if (gi == nullptr || ci == nullptr) {
+    return nvml::kErrorInvalidArgument;
+  }
+  return WithGpuInstance(
+      gi->index,
+      gi->gi,
+      "mig_change",
+      [&](State& st, const FakeDevice& d, const FakeMigInstance& inst) {
+        const FakeMigProfile* p = FindMigProfile(*d.mig, inst.profile_id);
+        if (p == nullptr || ComputeProfileSlices(profile) != p->slices) {
+          return nvml::kErrorNotSupported;
+        }
+        if (inst.ci) {
+          return nvml::kErrorInsufficientResources;
+        }
+        for (FakeMigInstance& mine : MutableMigInstances(st, d)) {
+          if (mine.gi == gi->gi) {
+            mine.ci = 0;
+          }
+        }
+        *ci = &st.ci_handles[gi->index][gi->gi];
+        return nvml::kSuccess;
+      });
+}
+
+GF_FAKENVML_EXPORT nvml::Return nvmlGpuInstanceGetComputeInstances(nvml::GpuInstance gi,
+                                                                   unsigned int profile,
+                                                                   nvml::ComputeInstance* cis,
+                                                                   unsigned int* count) {
+  if (gi == nullptr || cis == nullptr || count == nullptr) {
+    return nvml::kErrorInvalidArgument;
+  }
+  return WithGpuInstance(
+      gi->index, gi->gi, "mig", [&](State& st, const FakeDevice& d, const FakeMigInstance& inst) {
+        const FakeMigProfile* p = FindMigProfile(*d.mig, inst.profile_id);
+        *count = 0;
+        if (inst.ci && p != nullptr && ComputeProfileSlices(profile) == p->slices) {
+          cis[(*count)++] = &st.ci_handles[gi->index][gi->gi];
+        }
+        return nvml::kSuccess;
+      });
+}
+
+// IN_USE while a process of the scenario runs on it.
+GF_FAKENVML_EXPORT nvml::Return nvmlComputeInstanceDestroy(nvml::ComputeInstance ci) {
+  if (ci == nullptr) {
+    return nvml::kErrorInvalidArgument;
+  }
+  return WithGpuInstance(
+      ci->index,
+      ci->gi,
+      "mig_change",
+      [&](State& st, const FakeDevice& d, const FakeMigInstance& inst) {
+        if (!inst.ci) {
+          return nvml::kErrorInvalidArgument;
+        }
+        if (std::any_of(d.processes.begin(), d.processes.end(), [&](const auto& p) {
+              return p.gpu_instance_id == inst.gi && p.compute_instance_id == *inst.ci;
+            })) {
+          return nvml::kErrorInUse;
+        }
+        for (FakeMigInstance& mine : MutableMigInstances(st, d)) {
+          if (mine.gi == ci->gi) {
+            mine.ci.reset();
+          }
+        }
+        return nvml::kSuccess;
+      });
+}
+
 #endif  // GF_FAKENVML_LEGACY
 
 // The exported functions must have exactly the types gpufleet resolves them as.
@@ -1155,6 +1708,27 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetPowerManagementLimitConstrai
                              nvml::DeviceGetPowerLimitConstraintsFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceSetPowerManagementLimit),
                              nvml::DeviceSetPowerLimitFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetMigMode), nvml::DeviceGetMigModeFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetMaxMigDeviceCount), nvml::DeviceGetUIntFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetMigDeviceHandleByIndex),
+                             nvml::DeviceGetMigDeviceHandleByIndexFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetGpuInstanceId), nvml::DeviceGetUIntFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetComputeInstanceId), nvml::DeviceGetUIntFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetGpuInstanceProfileInfoV),
+                             nvml::DeviceGetGpuInstanceProfileInfoVFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetGpuInstances), nvml::DeviceGetGpuInstancesFn>);
+static_assert(std::is_same_v<decltype(&nvmlGpuInstanceGetInfo), nvml::GpuInstanceGetInfoFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceCreateGpuInstance), nvml::DeviceCreateGpuInstanceFn>);
+static_assert(std::is_same_v<decltype(&nvmlGpuInstanceDestroy), nvml::GpuInstanceDestroyFn>);
+static_assert(std::is_same_v<decltype(&nvmlGpuInstanceGetComputeInstanceProfileInfo),
+                             nvml::GpuInstanceGetComputeInstanceProfileInfoFn>);
+static_assert(std::is_same_v<decltype(&nvmlGpuInstanceCreateComputeInstance),
+                             nvml::GpuInstanceCreateComputeInstanceFn>);
+static_assert(std::is_same_v<decltype(&nvmlGpuInstanceGetComputeInstances),
+                             nvml::GpuInstanceGetComputeInstancesFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlComputeInstanceDestroy), nvml::ComputeInstanceDestroyFn>);
 #endif
 
 // NOLINTEND(google-runtime-int, readability-identifier-naming)

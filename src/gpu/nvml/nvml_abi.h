@@ -40,6 +40,8 @@ inline constexpr Return kErrorLibRmVersionMismatch = 18;
 inline constexpr Return kErrorInUse = 19;
 inline constexpr Return kErrorMemory = 20;
 inline constexpr Return kErrorNoData = 21;
+inline constexpr Return kErrorInsufficientResources = 23;  // e.g. no room for a MIG instance
+inline constexpr Return kErrorArgumentVersionMismatch = 25;  // a versioned struct's version
 inline constexpr Return kErrorUnknown = 999;
 
 // nvmlTemperatureSensors_t (a C enum): the GPU die sensor.
@@ -104,6 +106,18 @@ inline constexpr int kFeatureEnabled = 1;
 inline constexpr unsigned int kPciBusIdLegacySize = 16;
 inline constexpr unsigned int kPciBusIdSize = 32;
 
+// MIG (Multi-Instance GPU). nvmlDeviceGetMigMode's modes (NVML_DEVICE_MIG_DISABLE/_ENABLE).
+inline constexpr unsigned int kMigDisable = 0;
+inline constexpr unsigned int kMigEnable = 1;
+// GPU instance profile ids (NVML_GPU_INSTANCE_PROFILE_*) run 0..16 in current drivers (1_SLICE
+// = 0 .. 2_SLICE_ALL_ME = 16); an older driver answers INVALID_ARGUMENT or NOT_SUPPORTED for
+// the ids it does not know, so gpufleet asks for each of them.
+inline constexpr unsigned int kGpuInstanceProfileCount = 17;
+// Compute instance profile ids (NVML_COMPUTE_INSTANCE_PROFILE_*: 1_SLICE = 0 .. 1_SLICE_REV1 =
+// 7) and the one engine profile (NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED).
+inline constexpr unsigned int kComputeInstanceProfileCount = 8;
+inline constexpr unsigned int kComputeInstanceEngineProfileShared = 0;
+
 // nvmlDevice_t: an opaque handle owned by the library; valid between init and shutdown.
 struct DeviceOpaque;
 using Device = DeviceOpaque*;
@@ -111,6 +125,14 @@ using Device = DeviceOpaque*;
 // nvmlEventSet_t: an opaque handle owned by the library; freed with nvmlEventSetFree.
 struct EventSetOpaque;
 using EventSet = EventSetOpaque*;
+
+// nvmlGpuInstance_t and nvmlComputeInstance_t: opaque MIG handles owned by the library; valid
+// until the instance is destroyed. (A MIG *device* handle, one per compute instance, is a
+// Device: nvmlDeviceGetMigDeviceHandleByIndex.)
+struct GpuInstanceOpaque;
+using GpuInstance = GpuInstanceOpaque*;
+struct ComputeInstanceOpaque;
+using ComputeInstance = ComputeInstanceOpaque*;
 
 // nvmlMemory_t (v1): bytes.
 struct Memory {
@@ -201,6 +223,60 @@ struct PciInfo {
 static_assert(sizeof(PciInfo) == 68);
 static_assert(offsetof(PciInfo, bus_id) == 36);
 
+// nvmlGpuInstanceProfileInfo_v2_t: one GPU instance profile a MIG-enabled GPU offers. The
+// caller sets `version` to kGpuInstanceProfileInfoV2Version (NVML_STRUCT_VERSION: the size,
+// with the version number in the top byte).
+struct GpuInstanceProfileInfoV2 {
+  unsigned int version;
+  unsigned int id;  // the profile id (NVML_GPU_INSTANCE_PROFILE_*)
+  unsigned int is_p2p_supported;
+  unsigned int slice_count;     // compute slices: the 3 of "3g.40gb"
+  unsigned int instance_count;  // how many instances of it the GPU can hold at most
+  unsigned int multiprocessor_count;
+  unsigned int copy_engine_count;
+  unsigned int decoder_count;
+  unsigned int encoder_count;
+  unsigned int jpeg_count;
+  unsigned int ofa_count;
+  unsigned long long memory_size_mb;  // MiB
+  char name[kDeviceNameBufferSize];   // "MIG 3g.40gb" (also "MIG 1g.10gb+me")
+};
+static_assert(sizeof(GpuInstanceProfileInfoV2) == 152);
+static_assert(offsetof(GpuInstanceProfileInfoV2, memory_size_mb) == 48);
+static_assert(offsetof(GpuInstanceProfileInfoV2, name) == 56);
+inline constexpr unsigned int kGpuInstanceProfileInfoV2Version =
+    static_cast<unsigned int>(sizeof(GpuInstanceProfileInfoV2)) | (2U << 24U);
+
+// nvmlGpuInstancePlacement_t: where an instance sits among the GPU's memory slices.
+struct GpuInstancePlacement {
+  unsigned int start;
+  unsigned int size;
+};
+
+// nvmlGpuInstanceInfo_t (nvmlGpuInstanceGetInfo).
+struct GpuInstanceInfo {
+  Device device;  // the parent GPU
+  unsigned int id;
+  unsigned int profile_id;
+  GpuInstancePlacement placement;
+};
+static_assert(sizeof(GpuInstanceInfo) == 24);
+static_assert(offsetof(GpuInstanceInfo, profile_id) == 12);
+
+// nvmlComputeInstanceProfileInfo_t (v1): one compute instance profile a GPU instance offers.
+struct ComputeInstanceProfileInfo {
+  unsigned int id;  // NVML_COMPUTE_INSTANCE_PROFILE_*
+  unsigned int slice_count;
+  unsigned int instance_count;
+  unsigned int multiprocessor_count;
+  unsigned int shared_copy_engine_count;
+  unsigned int shared_decoder_count;
+  unsigned int shared_encoder_count;
+  unsigned int shared_jpeg_count;
+  unsigned int shared_ofa_count;
+};
+static_assert(sizeof(ComputeInstanceProfileInfo) == 36);
+
 // Entry points. The comment above each type names the exported symbol(s) it is resolved as.
 
 // nvmlInit_v2
@@ -280,6 +356,45 @@ using DeviceGetPowerLimitConstraintsFn = Return (*)(Device, unsigned int*, unsig
 // nvmlDeviceSetPowerManagementLimit(device, limit): needs root (else NO_PERMISSION); a value
 // outside the constraints is INVALID_ARGUMENT. Lasts until the driver unloads or a reboot.
 using DeviceSetPowerLimitFn = Return (*)(Device, unsigned int);
+
+// MIG (R470 and later; every one optional: NOT_SUPPORTED on a card without MIG).
+// nvmlDeviceGetMigMode(device, current mode, pending mode): kMigDisable / kMigEnable; a change
+// is pending until the GPU is reset.
+using DeviceGetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);
+// nvmlDeviceGetMaxMigDeviceCount(device, count) has DeviceGetUIntFn's shape: the indexes
+// nvmlDeviceGetMigDeviceHandleByIndex may be asked for. On a MIG device handle,
+// nvmlDeviceGetGpuInstanceId and nvmlDeviceGetComputeInstanceId (the instance ids) have it too;
+// nvmlDeviceGetUUID ("MIG-...") and nvmlDeviceGetMemoryInfo (the instance's memory) answer.
+// nvmlDeviceGetMigDeviceHandleByIndex(device, index, MIG device): NOT_FOUND for an index with
+// no MIG device (the indexes need not be dense).
+using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned int, Device*);
+// nvmlDeviceGetGpuInstanceProfileInfoV(device, profile id, info with version set):
+// NOT_SUPPORTED when MIG mode is off or the profile is not offered; INVALID_ARGUMENT for an id
+// this driver does not know.
+using DeviceGetGpuInstanceProfileInfoVFn = Return (*)(Device, unsigned int,
+                                                      GpuInstanceProfileInfoV2*);
+// nvmlDeviceGetGpuInstances(device, profile id, instances, count out): the buffer holds the
+// profile's instance_count entries; no size query.
+using DeviceGetGpuInstancesFn = Return (*)(Device, unsigned int, GpuInstance*, unsigned int*);
+// nvmlDeviceCreateGpuInstance(device, profile id, instance out): needs root;
+// INSUFFICIENT_RESOURCES when the profile does not fit beside the existing instances.
+using DeviceCreateGpuInstanceFn = Return (*)(Device, unsigned int, GpuInstance*);
+// nvmlGpuInstanceDestroy(instance): IN_USE while it has compute instances or processes.
+using GpuInstanceDestroyFn = Return (*)(GpuInstance);
+// nvmlGpuInstanceGetInfo(instance, info)
+using GpuInstanceGetInfoFn = Return (*)(GpuInstance, GpuInstanceInfo*);
+// nvmlGpuInstanceGetComputeInstanceProfileInfo(instance, profile id, engine profile, info)
+using GpuInstanceGetComputeInstanceProfileInfoFn =
+    Return (*)(GpuInstance, unsigned int, unsigned int, ComputeInstanceProfileInfo*);
+// nvmlGpuInstanceCreateComputeInstance(instance, profile id, compute instance out)
+using GpuInstanceCreateComputeInstanceFn = Return (*)(GpuInstance, unsigned int,
+                                                      ComputeInstance*);
+// nvmlGpuInstanceGetComputeInstances(instance, profile id, compute instances, count out): the
+// buffer holds the compute profile's instance_count entries.
+using GpuInstanceGetComputeInstancesFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*,
+                                                    unsigned int*);
+// nvmlComputeInstanceDestroy(compute instance): IN_USE while processes run on it.
+using ComputeInstanceDestroyFn = Return (*)(ComputeInstance);
 // NOLINTEND(google-runtime-int)
 
 }  // namespace gf::nvml

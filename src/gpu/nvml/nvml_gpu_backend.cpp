@@ -252,6 +252,10 @@ Result<std::unique_ptr<NvmlGpuBackend>> NvmlGpuBackend::Open(std::string library
     }
   }
   LoadOptionalSymbols(handle, api);
+  api.mig.error_string = api.error_string;
+  api.mig.uuid = api.device_get_uuid;
+  api.mig.memory_info = api.device_get_memory_info;
+  api.mig.running_processes = api.device_get_compute_running_processes;
 
   nvml::Return rc = api.init();
   if (rc != nvml::kSuccess) {
@@ -316,6 +320,27 @@ void NvmlGpuBackend::LoadOptionalSymbols(void* handle, Api& api) {
                      api.device_get_power_limit_constraints);
   LoadOptionalSymbol(
       handle, {"nvmlDeviceSetPowerManagementLimit"}, api.device_set_power_limit);
+  // MIG (nvml_mig.h): R470 and later.
+  NvmlMigApi& mig = api.mig;
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetMigMode"}, mig.mig_mode);
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetMaxMigDeviceCount"}, mig.max_mig_device_count);
+  LoadOptionalSymbol(
+      handle, {"nvmlDeviceGetMigDeviceHandleByIndex"}, mig.mig_device_handle_by_index);
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetGpuInstanceId"}, mig.gpu_instance_id);
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetComputeInstanceId"}, mig.compute_instance_id);
+  LoadOptionalSymbol(
+      handle, {"nvmlDeviceGetGpuInstanceProfileInfoV"}, mig.gpu_instance_profile_info);
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetGpuInstances"}, mig.gpu_instances);
+  LoadOptionalSymbol(handle, {"nvmlGpuInstanceGetInfo"}, mig.gpu_instance_info);
+  LoadOptionalSymbol(handle, {"nvmlDeviceCreateGpuInstance"}, mig.create_gpu_instance);
+  LoadOptionalSymbol(handle, {"nvmlGpuInstanceDestroy"}, mig.destroy_gpu_instance);
+  LoadOptionalSymbol(handle,
+                     {"nvmlGpuInstanceGetComputeInstanceProfileInfo"},
+                     mig.compute_instance_profile_info);
+  LoadOptionalSymbol(
+      handle, {"nvmlGpuInstanceCreateComputeInstance"}, mig.create_compute_instance);
+  LoadOptionalSymbol(handle, {"nvmlGpuInstanceGetComputeInstances"}, mig.compute_instances);
+  LoadOptionalSymbol(handle, {"nvmlComputeInstanceDestroy"}, mig.destroy_compute_instance);
 }
 
 NvmlGpuBackend::NvmlGpuBackend(void* library_handle,
@@ -411,6 +436,7 @@ Result<std::string> NvmlGpuBackend::DeviceString(nvml::DeviceGetStringFn fn,
 }
 
 std::vector<GpuProcessSample> NvmlGpuBackend::Processes(nvml::Device device,
+                                                        const std::vector<MigSample>& mig,
                                                         CounterReader& reader) const {
   auto infos = reader.ReadList<nvml::ProcessInfo>(
       "nvmlDeviceGetComputeRunningProcesses_v3",
@@ -423,6 +449,13 @@ std::vector<GpuProcessSample> NvmlGpuBackend::Processes(nvml::Device device,
     process.pid = info.pid;
     if (info.used_gpu_memory != nvml::kValueNotAvailable) {
       process.used_memory_mib = static_cast<std::int64_t>(info.used_gpu_memory / kBytesPerMib);
+    }
+    // NVML names the process's instances (0xFFFFFFFF outside MIG): attribute it to its device.
+    for (const MigSample& m : mig) {
+      if (static_cast<unsigned int>(m.instance.gpu_instance_id) == info.gpu_instance_id &&
+          static_cast<unsigned int>(m.instance.compute_instance_id) == info.compute_instance_id) {
+        process.mig_uuid = m.instance.uuid;
+      }
     }
     out.push_back(std::move(process));
   }
@@ -504,6 +537,14 @@ Result<std::vector<Gpu>> NvmlGpuBackend::Discover() {
       return CallError(rc, context, "nvmlDeviceGetMemoryInfo");
     }
     gpu.model = NormalizeGpuModel(name, gpu.memory_mib);
+    if (gpu.health != GpuHealth::kFailed) {
+      NvmlMig mig = ReadNvmlMig(api_.mig, device);
+      gpu.mig_enabled = mig.enabled;
+      gpu.mig_profiles = ProfileNames(mig.profiles);
+      for (MigSample& m : mig.devices) {
+        gpu.mig_instances.push_back(std::move(m.instance));
+      }
+    }
     gpus.push_back(std::move(gpu));
   }
   ReadNvmlTopology(api_.topology, devices, gpus);
@@ -743,13 +784,24 @@ Result<GpuSample> NvmlGpuBackend::Sample(int index) {
   context += " (" + *uuid + ")";
 
   ReadCounters(device, reader, sample);
-  sample.processes = Processes(device, reader);
+  if (!reader.Failed()) {
+    NvmlMig mig = ReadNvmlMig(api_.mig, device);
+    sample.mig_enabled = mig.enabled;
+    sample.mig = std::move(mig.devices);
+  }
+  sample.processes = Processes(device, sample.mig, reader);
   AddProcessUtilization(device, *uuid, reader, sample.processes);
   if (reader.Failed()) {
     return FailedSample(index, std::move(sample), reader, context);
   }
   sample.xids = TakeXids(*uuid);
   return sample;
+}
+
+Status NvmlGpuBackend::ApplyMigLayout(int index, const std::vector<std::string>& profiles) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GF_ASSIGN_OR_RETURN(nvml::Device device, Handle(index));
+  return ApplyNvmlMigLayout(api_.mig, device, index, profiles);
 }
 
 }  // namespace gf

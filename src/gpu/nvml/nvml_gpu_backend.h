@@ -30,6 +30,7 @@
 #include "core/result.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/nvml/nvml_abi.h"
+#include "gpu/nvml/nvml_mig.h"
 #include "gpu/nvml/nvml_topology.h"
 
 namespace gf {
@@ -77,6 +78,10 @@ class NvmlGpuBackend final : public GpuBackend {
   Result<GpuPowerLimits> PowerLimits(int index) override;
   Status SetPowerLimit(int index, std::int64_t limit_mw) override;
 
+  // MIG (nvml_mig.h): the contract of GpuBackend::ApplyMigLayout. Takes mu_, so a sample never
+  // sees half a layout.
+  Status ApplyMigLayout(int index, const std::vector<std::string>& profiles) override;
+
  private:
   class CounterReader;
   struct Api {
@@ -117,6 +122,7 @@ class NvmlGpuBackend final : public GpuBackend {
     nvml::DeviceGetPowerLimitConstraintsFn device_get_power_limit_constraints = nullptr;
     nvml::DeviceSetPowerLimitFn device_set_power_limit = nullptr;
     NvmlTopologyApi topology{};  // NVLink, PCIe switch, NUMA (nvml_topology.h)
+    NvmlMigApi mig{};            // MIG (nvml_mig.h); its required entries copied from above
   };
 
   // Resolves the entry points newer drivers export; each missing one stays null.
@@ -153,7 +159,10 @@ class NvmlGpuBackend final : public GpuBackend {
   void ReadHealthCounters(nvml::Device device, CounterReader& reader, GpuSample& sample) const;
   std::optional<int> MemoryTemperature(nvml::Device device, CounterReader& reader) const;
   std::optional<RemappedRows> ReadRemappedRows(nvml::Device device, CounterReader& reader) const;
-  std::vector<GpuProcessSample> Processes(nvml::Device device, CounterReader& reader) const;
+  // The GPU's compute processes; on a GPU in MIG mode each gets the UUID of its MIG device.
+  std::vector<GpuProcessSample> Processes(nvml::Device device,
+                                          const std::vector<MigSample>& mig,
+                                          CounterReader& reader) const;
   // REQUIRES: mu_ held. Adds each process's newest utilisation since the previous call for uuid.
   void AddProcessUtilization(nvml::Device device,
                              const std::string& uuid,

@@ -796,6 +796,205 @@ TEST_F(NvmlGpuBackendTest, ADriverWithoutTopologyEntryPointsLeavesItUnknown) {
   }
 }
 
+// An H100 in MIG mode with two 3g.40gb and one 1g.10gb MIG devices. The fake keeps a layout
+// changed through NVML per UUID for the whole process, so each test that changes one names its
+// own card.
+json MigH100(const std::string& uuid) {
+  json gpu = H100();
+  gpu["uuid"] = uuid;
+  gpu["processes"] = json::array();
+  gpu["mig"] = {{"enabled", true},
+                {"profiles", "H100-80GB"},
+                {"instances",
+                 json::array({{{"profile", "3g.40gb"},
+                               {"gpu_instance_id", 1},
+                               {"uuid", "MIG-aaaaaaaa-0000-4000-8000-000000000001"},
+                               {"memory_used_mib", 5000}},
+                              {{"profile", "3g.40gb"}, {"gpu_instance_id", 2}},
+                              {{"profile", "1g.10gb"}, {"gpu_instance_id", 9}}})}};
+  return gpu;
+}
+
+std::vector<std::string> MigProfilesOf(const Gpu& gpu) {
+  std::vector<std::string> out;
+  for (const MigInstance& m : gpu.mig_instances) {
+    out.push_back(m.profile);
+  }
+  return out;
+}
+
+TEST_F(NvmlGpuBackendTest, DiscoverListsMigModeProfilesAndInstances) {
+  const std::string uuid = "GPU-71000000-0000-4000-8000-000000000001";
+  WriteScenario({{"devices", json::array({MigH100(uuid), L4()})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.error().ToString();
+  const Gpu& gpu = (*gpus)[0];
+  EXPECT_TRUE(gpu.mig_enabled);
+  EXPECT_EQ(gpu.mig_profiles,
+            (std::vector<std::string>{
+                "1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}));
+  ASSERT_EQ(gpu.mig_instances.size(), 3u);
+  EXPECT_EQ(gpu.mig_instances[0],
+            (MigInstance{.profile = "3g.40gb",
+                         .uuid = GpuUuid("MIG-aaaaaaaa-0000-4000-8000-000000000001"),
+                         .gpu_instance_id = 1,
+                         .compute_instance_id = 0,
+                         .slices = 3,
+                         .memory_mib = 40192}));
+  EXPECT_EQ(gpu.mig_instances[1].gpu_instance_id, 2);
+  EXPECT_EQ(gpu.mig_instances[2],
+            (MigInstance{.profile = "1g.10gb",
+                         .uuid = GpuUuid("MIG-71000000-0000-4000-8000-000000000f09"),
+                         .gpu_instance_id = 9,
+                         .compute_instance_id = 0,
+                         .slices = 1,
+                         .memory_mib = 9856}));
+  // A card without MIG: off, nothing listed, no error.
+  EXPECT_FALSE((*gpus)[1].mig_enabled);
+  EXPECT_TRUE((*gpus)[1].mig_instances.empty());
+  EXPECT_TRUE((*gpus)[1].mig_profiles.empty());
+}
+
+TEST_F(NvmlGpuBackendTest, SampleGivesMemoryPerMigDeviceAndItsProcesses) {
+  json gpu = MigH100("GPU-71000000-0000-4000-8000-000000000002");
+  gpu["processes"] = json::array({{{"pid", 10}, {"used_memory_mib", 4000},
+                                   {"gpu_instance_id", 1}, {"compute_instance_id", 0}},
+                                  {{"pid", 11}, {"used_memory_mib", 300},
+                                   {"gpu_instance_id", 9}, {"compute_instance_id", 0}}});
+  WriteScenario({{"devices", json::array({gpu})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto sample = backend->Sample(0);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  EXPECT_TRUE(sample->mig_enabled);
+  ASSERT_EQ(sample->mig.size(), 3u);
+  EXPECT_EQ(sample->mig[0].instance.profile, "3g.40gb");
+  EXPECT_EQ(sample->mig[0].memory_used_mib, 5000);
+  EXPECT_EQ(sample->mig[0].memory_total_mib, 40192);
+  EXPECT_EQ(sample->mig[1].memory_used_mib, 0);  // known to be empty: 0, not nullopt
+  ASSERT_EQ(sample->processes.size(), 2u);
+  EXPECT_EQ(sample->processes[0].mig_uuid, GpuUuid("MIG-aaaaaaaa-0000-4000-8000-000000000001"));
+  EXPECT_EQ(sample->processes[1].mig_uuid, sample->mig[2].instance.uuid);
+}
+
+TEST_F(NvmlGpuBackendTest, ApplyMigLayoutReplacesTheInstances) {
+  WriteScenario({{"devices", json::array({MigH100("GPU-71000000-0000-4000-8000-000000000003")})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  Status applied = backend->ApplyMigLayout(0, {"1g.10gb", "2g.20gb", "4g.40gb"});
+  ASSERT_TRUE(applied.ok()) << applied.error().ToString();
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.error().ToString();
+  // Made largest first, each GPU instance with one compute instance spanning it.
+  EXPECT_EQ(MigProfilesOf((*gpus)[0]), (std::vector<std::string>{"4g.40gb", "2g.20gb", "1g.10gb"}));
+  for (const MigInstance& m : (*gpus)[0].mig_instances) {
+    EXPECT_EQ(m.compute_instance_id, 0) << m.profile;
+    EXPECT_TRUE(m.uuid.value().starts_with("MIG-")) << m.uuid.value();
+  }
+  auto sample = backend->Sample(0);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  EXPECT_EQ(sample->mig.size(), 3u);
+  // An empty layout takes every instance away.
+  ASSERT_TRUE(backend->ApplyMigLayout(0, {}).ok());
+  gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_TRUE((*gpus)[0].mig_instances.empty());
+  EXPECT_TRUE((*gpus)[0].mig_enabled);
+}
+
+TEST_F(NvmlGpuBackendTest, ApplyMigLayoutRefusesProfilesTheGpuDoesNotOffer) {
+  WriteScenario({{"devices", json::array({MigH100("GPU-71000000-0000-4000-8000-000000000004")})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  Status unknown = backend->ApplyMigLayout(0, {"3g.40gb", "3g.20gb"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(unknown.error().message.find("'3g.20gb' is not offered"), std::string::npos)
+      << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("1g.10gb, 1g.10gb+me, 1g.20gb"), std::string::npos)
+      << unknown.error().message;
+  Status too_big = backend->ApplyMigLayout(0, {"7g.80gb", "1g.10gb"});
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(too_big.error().message.find("needs 8 compute slices; the GPU has 7"),
+            std::string::npos)
+      << too_big.error().message;
+  // Nothing was destroyed.
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_EQ(MigProfilesOf((*gpus)[0]), (std::vector<std::string>{"3g.40gb", "3g.40gb", "1g.10gb"}));
+}
+
+TEST_F(NvmlGpuBackendTest, ApplyMigLayoutNeedsMigModeOn) {
+  json gpu = MigH100("GPU-71000000-0000-4000-8000-000000000005");
+  gpu["mig"] = {{"enabled", false}};
+  WriteScenario({{"devices", json::array({gpu, L4()})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_FALSE((*gpus)[0].mig_enabled);
+  EXPECT_TRUE((*gpus)[0].mig_profiles.empty());  // NVML tells them only in MIG mode
+  Status off = backend->ApplyMigLayout(0, {"3g.40gb"});
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(off.error().message.find("enable MIG mode first: nvidia-smi -i 0 -mig 1"),
+            std::string::npos)
+      << off.error().message;
+  Status no_mig = backend->ApplyMigLayout(1, {"3g.40gb"});
+  ASSERT_FALSE(no_mig.ok());
+  EXPECT_EQ(no_mig.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(no_mig.error().message.find("GPU 1: this GPU has no MIG mode"), std::string::npos)
+      << no_mig.error().message;
+}
+
+TEST_F(NvmlGpuBackendTest, ApplyMigLayoutRefusesABusyGpu) {
+  json gpu = MigH100("GPU-71000000-0000-4000-8000-000000000006");
+  gpu["processes"] = json::array(
+      {{{"pid", 77}, {"used_memory_mib", 10}, {"gpu_instance_id", 2}, {"compute_instance_id", 0}}});
+  WriteScenario({{"devices", json::array({gpu})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  Status busy = backend->ApplyMigLayout(0, {"7g.80gb"});
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(busy.error().message.find("(pid 77)"), std::string::npos) << busy.error().message;
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_EQ((*gpus)[0].mig_instances.size(), 3u);
+}
+
+TEST_F(NvmlGpuBackendTest, ApplyMigLayoutWithoutRootIsPermissionDenied) {
+  json gpu = MigH100("GPU-71000000-0000-4000-8000-000000000007");
+  gpu["no_permission"] = json::array({"mig_change"});
+  WriteScenario({{"devices", json::array({gpu})}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  Status denied = backend->ApplyMigLayout(0, {"7g.80gb"});
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().code, ErrorCode::kPermissionDenied) << denied.error().message;
+  EXPECT_NE(denied.error().message.find("needs root"), std::string::npos);
+}
+
+TEST_F(NvmlGpuBackendTest, OldDriverWithoutMigEntryPointsReportsMigOff) {
+  WriteScenario({{"devices", json::array({MigH100("GPU-71000000-0000-4000-8000-000000000008")})}});
+  auto backend = Open(kLegacyFakeLibrary);
+  ASSERT_NE(backend, nullptr);
+  auto gpus = backend->Discover();
+  ASSERT_TRUE(gpus.ok()) << gpus.error().ToString();
+  EXPECT_FALSE((*gpus)[0].mig_enabled);
+  EXPECT_TRUE((*gpus)[0].mig_instances.empty());
+  auto sample = backend->Sample(0);
+  ASSERT_TRUE(sample.ok()) << sample.error().ToString();
+  EXPECT_FALSE(sample->mig_enabled);
+  EXPECT_TRUE(sample->mig.empty());
+  Status apply = backend->ApplyMigLayout(0, {"7g.80gb"});
+  ASSERT_FALSE(apply.ok());
+  EXPECT_EQ(apply.error().code, ErrorCode::kFailedPrecondition);
+}
+
 // Without nvmlDeviceGetNumaNodeId, the NUMA node comes from the kernel's sysfs entry of the
 // GPU's PCI address.
 nvml::Return FakePciInfo(nvml::Device device, nvml::PciInfo* pci) {

@@ -110,6 +110,52 @@ EccCounters ZeroEcc() {
   return EccCounters{0, 0, 0, 0};
 }
 
+constexpr std::string_view kMigSuffix = ":mig";
+// The MIG-capable families: 7 compute slices over 8 memory slices.
+constexpr std::array<std::string_view, 4> kMigFamilies = {"A100", "H100", "H200", "B200"};
+struct SimMigShape {
+  int slices;
+  int memory_eighths;
+  int max_count;
+};
+constexpr std::array<SimMigShape, 6> kMigShapes = {
+    {{1, 1, 7}, {1, 2, 4}, {2, 2, 3}, {3, 4, 2}, {4, 4, 1}, {7, 8, 1}}};
+
+// Each MIG device's memory: what the processes on it hold.
+std::vector<MigSample> MigSamples(const Gpu& gpu, const std::vector<GpuProcessSample>& processes) {
+  std::vector<MigSample> out;
+  for (const MigInstance& m : gpu.mig_instances) {
+    MigSample s{.instance = m, .memory_used_mib = 0, .memory_total_mib = m.memory_mib};
+    for (const GpuProcessSample& p : processes) {
+      if (p.mig_uuid == m.uuid) {
+        *s.memory_used_mib += p.used_memory_mib.value_or(0);
+      }
+    }
+    *s.memory_used_mib = std::min(*s.memory_used_mib, m.memory_mib);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// A layout's MIG devices (PlanMigLayout's checks), ids from 1 in creation order.
+Result<std::vector<MigInstance>> MakeMigInstances(const Gpu& gpu,
+                                                  const std::vector<std::string>& names) {
+  const std::vector<MigProfile> offered = SimMigProfiles(gpu.model, gpu.memory_mib);
+  GF_ASSIGN_OR_RETURN(const std::vector<std::size_t> plan,
+                      PlanMigLayout(offered, gpu.index, names));
+  std::vector<MigInstance> out;
+  for (const std::size_t i : plan) {
+    const int id = static_cast<int>(out.size()) + 1;
+    out.push_back(MigInstance{.profile = offered[i].name,
+                              .uuid = GpuUuid(SimMigUuid(gpu.uuid, id)),
+                              .gpu_instance_id = id,
+                              .compute_instance_id = 0,
+                              .slices = offered[i].slices,
+                              .memory_mib = offered[i].memory_mib});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec) {
@@ -132,6 +178,10 @@ Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec) {
     }
 
     SimGpuGroup group;
+    if (item.ends_with(kMigSuffix)) {
+      group.mig = true;
+      item.remove_suffix(kMigSuffix.size());
+    }
     std::size_t x = item.find('x');
     if (x != std::string_view::npos && AllDigits(item.substr(0, x))) {
       std::optional<int> count = SmallNumber(item.substr(0, x));
@@ -157,6 +207,9 @@ Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec) {
     }
     group.model = std::string(item);
     group.memory_mib = static_cast<std::int64_t>(*gb) * 1024;
+    if (group.mig && SimMigProfiles(group.model, group.memory_mib).empty()) {
+      return BadSpec(spec, "model " + quoted + " has no MIG (A100, H100, H200 and B200 have)");
+    }
     total += group.count;
     if (total > kMaxSimGpus) {
       return BadSpec(spec, "more than 64 GPUs in total");
@@ -186,6 +239,39 @@ std::string SimGpuUuid(std::string_view hostname, int index, std::string_view mo
   }
   return "GPU-" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
          hex.substr(16, 4) + "-" + hex.substr(20, 12);
+}
+
+std::vector<MigProfile> SimMigProfiles(std::string_view model, std::int64_t memory_mib) {
+  if (std::none_of(kMigFamilies.begin(), kMigFamilies.end(), [&](std::string_view family) {
+        return model.starts_with(family);
+      })) {
+    return {};
+  }
+  std::vector<MigProfile> out;
+  for (const SimMigShape& shape : kMigShapes) {
+    const std::int64_t mib = memory_mib * shape.memory_eighths / 8;
+    const auto gb = std::llround(static_cast<double>(mib) / 1024.0);
+    out.push_back(MigProfile{.name = std::to_string(shape.slices) + "g." + std::to_string(gb) + "gb",
+                             .slices = shape.slices,
+                             .max_count = shape.max_count,
+                             .memory_mib = mib});
+  }
+  return out;
+}
+
+std::vector<std::string> SimDefaultMigLayout(std::string_view model, std::int64_t memory_mib) {
+  const std::vector<MigProfile> profiles = SimMigProfiles(model, memory_mib);
+  if (profiles.empty()) {
+    return {};
+  }
+  // kMigShapes order: [0] the small 1g, [2] 2g, [3] 3g.
+  return {profiles[3].name, profiles[2].name, profiles[0].name, profiles[0].name};
+}
+
+std::string SimMigUuid(const GpuUuid& gpu, int gpu_instance_id) {
+  // The GPU UUID's hash form, re-hashed with the instance id: "MIG-" and the same layout.
+  const std::string uuid = SimGpuUuid(gpu.value(), gpu_instance_id, "mig");
+  return "MIG-" + uuid.substr(4);
 }
 
 Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view spec,
@@ -237,6 +323,15 @@ Result<std::unique_ptr<SimGpuBackend>> SimGpuBackend::Create(std::string_view sp
       sim.last_step = now;
       sim.temperature_c = SimTargetTemperatureC(*sim.profile, sim.profile->idle_mw);
       sim.power_limit_mw = sim.profile->tdp_mw;
+      if (group.mig) {
+        sim.gpu.mig_enabled = true;
+        for (const MigProfile& p : SimMigProfiles(group.model, group.memory_mib)) {
+          sim.gpu.mig_profiles.push_back(p.name);
+        }
+        GF_ASSIGN_OR_RETURN(
+            sim.gpu.mig_instances,
+            MakeMigInstances(sim.gpu, SimDefaultMigLayout(group.model, group.memory_mib)));
+      }
       gpus.push_back(std::move(sim));
     }
   }
@@ -305,13 +400,31 @@ SimGpuBackend::Load SimGpuBackend::ComputeLoad(const SimGpu& gpu, Time now) {
       pids = it->second;
     }
   }
-  bool busy = o.processes ? !o.processes->empty() : !pids.empty();
+  // On a GPU in MIG mode, the processes that name one of its MIG devices run there.
+  std::vector<std::pair<const MigInstance*, std::span<const std::uint32_t>>> on_mig;
+  if (!o.processes) {
+    const SimGpuProcessTable& table = Processes(now);
+    for (const MigInstance& m : gpu.gpu.mig_instances) {
+      if (auto it = table.find(m.uuid.value()); it != table.end()) {
+        on_mig.emplace_back(&m, it->second);
+      }
+    }
+  }
+  bool busy = o.processes ? !o.processes->empty() : !pids.empty() || !on_mig.empty();
   Load load;
   load.util_pct = o.util_pct.value_or(busy ? SimBusyUtilPct(gpu.seed, now) : 0);
   load.mem_util_pct = SimMemoryUtilPct(load.util_pct);
   load.processes = o.processes ? *o.processes
                                : SimProcesses(pids, gpu.gpu.memory_mib, load.util_pct,
                                               load.mem_util_pct, &memory_limits_);
+  for (const auto& [mig, mig_pids] : on_mig) {
+    for (GpuProcessSample& p : SimProcesses(
+             mig_pids, mig->memory_mib, load.util_pct, load.mem_util_pct, &memory_limits_)) {
+      p.mig_uuid = mig->uuid;
+      load.processes.push_back(std::move(p));
+    }
+  }
+  load.mig = MigSamples(gpu.gpu, load.processes);
   load.memory_used_mib =
       o.memory_used_mib.value_or(UsedMemoryMib(gpu.gpu.memory_mib, load.processes));
   // A power cap holds the draw down, as the card's power management would (by clocking down).
@@ -371,6 +484,8 @@ GpuSample SimGpuBackend::Render(SimGpu& gpu, Time now) {
                                     : (p.row_remap ? std::optional(RemappedRows{}) : std::nullopt);
   s.xids = std::exchange(gpu.pending_xids, {});
   s.processes = load.processes;
+  s.mig_enabled = gpu.gpu.mig_enabled;
+  s.mig = load.mig;
   return s;
 }
 
@@ -390,6 +505,32 @@ Status SimGpuBackend::Change(int index, const std::function<Status(SimGpu&)>& ch
   GF_TRY(change(*gpu));
   gpu->load = ComputeLoad(*gpu, now);
   return OkStatus();
+}
+
+Status SimGpuBackend::ApplyMigLayout(int index, const std::vector<std::string>& profiles) {
+  return Change(index, [&](SimGpu& gpu) -> Status {
+    const std::string name = "GPU " + std::to_string(index);
+    if (gpu.lost) {
+      return Unavailable(name + ": the GPU is lost");
+    }
+    if (!gpu.gpu.mig_enabled) {
+      return FailedPrecondition(name + ": MIG mode is off; enable MIG mode first: nvidia-smi -i " +
+                                std::to_string(index) + " -mig 1 (a simulated GPU starts in " +
+                                "MIG mode with --gpus sim:" + gpu.gpu.model + ":mig)");
+    }
+    GF_ASSIGN_OR_RETURN(std::vector<MigInstance> instances, MakeMigInstances(gpu.gpu, profiles));
+    if (!gpu.load.processes.empty()) {
+      std::string pids;
+      for (const GpuProcessSample& p : gpu.load.processes) {
+        pids += (pids.empty() ? "" : ", ") + std::to_string(p.pid);
+      }
+      return FailedPrecondition(name + ": " + std::to_string(gpu.load.processes.size()) +
+                                " process(es) run on the GPU (pid " + pids +
+                                "); its MIG layout is changed only when it is idle");
+    }
+    gpu.gpu.mig_instances = std::move(instances);
+    return OkStatus();
+  });
 }
 
 Status SimGpuBackend::SetUtilization(int index, int util_pct) {

@@ -43,8 +43,21 @@ struct SimGpuGroup {
   int count = 1;
   std::string model;            // "H100-80GB"
   std::int64_t memory_mib = 0;  // NN * 1024
+  bool mig = false;             // ":mig": the GPUs start in MIG mode (SimDefaultMigLayout)
   bool operator==(const SimGpuGroup&) const = default;
 };
+
+// MIG on simulated GPUs (issue #7). The GPU instance profiles of a MIG-capable model (A100,
+// H100, H200, B200: 7 compute slices, 8 memory slices), named as NVIDIA names them from the
+// card's memory: 1g (one memory slice, 7 at most), 1g (two, 4), 2g (two, 3), 3g (four, 2), 4g
+// (four, 1), 7g (all, 1); for an H100-80GB 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb,
+// 7g.80gb. Empty for other models.
+std::vector<MigProfile> SimMigProfiles(std::string_view model, std::int64_t memory_mib);
+// The layout a ":mig" GPU starts with: 3g, 2g, 1g, 1g (the smaller 1g), e.g. 3g.40gb,
+// 2g.20gb, 1g.10gb, 1g.10gb, which fits the real cards' placement rules too.
+std::vector<std::string> SimDefaultMigLayout(std::string_view model, std::int64_t memory_mib);
+// "MIG-..." from a stable hash of the GPU's UUID and the GPU instance id.
+std::string SimMigUuid(const GpuUuid& gpu, int gpu_instance_id);
 
 // A simulated GPU's least power limit is its TDP divided by this (datacenter boards allow
 // roughly a quarter to a third of their default).
@@ -61,8 +74,8 @@ inline constexpr int kMaxSimGpus = 64;
 inline constexpr int kSimNvlinkGroup = 4;
 void SetSimTopology(Gpu& gpu, int first, int count);
 
-// Parses "sim:ITEM[,ITEM...]" with ITEM = [COUNTx]MODEL-NNGB, COUNT in 1..64 (default 1), MODEL
-// letters, digits, '.', '_' and '-'. Errors: kInvalidArgument naming the spec, the bad item and
+// Parses "sim:ITEM[,ITEM...]" with ITEM = [COUNTx]MODEL-NNGB[:mig], COUNT in 1..64 (default 1),
+// MODEL letters, digits, '.', '_' and '-'; ":mig" only on a MIG-capable model. Errors: kInvalidArgument naming the spec, the bad item and
 // the accepted form.
 Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec);
 
@@ -123,6 +136,12 @@ class SimGpuBackend final : public GpuBackend {
   Result<GpuPowerLimits> PowerLimits(int index) override;
   Status SetPowerLimit(int index, std::int64_t limit_mw) override;
 
+  // MIG (GpuBackend::ApplyMigLayout's contract): a GPU of a ":mig" item takes a new layout
+  // when no process uses it; its MIG devices get GPU instance ids from 1, largest first, and
+  // UUIDs from SimMigUuid. A process whose CUDA_VISIBLE_DEVICES names a MIG device's UUID runs
+  // on that device (its memory counts there; GpuProcessSample::mig_uuid). Others: MIG mode off.
+  Status ApplyMigLayout(int index, const std::vector<std::string>& profiles) override;
+
   // One XID error, reported once, in the next sample that is not lost. xid >= 1.
   Status InjectXid(int index, int xid);
   // A lost GPU reports lost samples (see Sample) and shows as kFailed in Discover.
@@ -145,6 +164,7 @@ class SimGpuBackend final : public GpuBackend {
     std::int64_t memory_used_mib = 0;
     std::int64_t power_mw = 0;
     std::vector<GpuProcessSample> processes{};
+    std::vector<MigSample> mig{};  // each MIG device with the memory its processes hold
   };
   struct SimGpu {
     Gpu gpu{};

@@ -268,6 +268,8 @@ TEST(SimProcScanTest, VisibleGpuUuidsReadsBothVariablesAndOnlyUuids) {
   EXPECT_TRUE(uuids({"CUDA_VISIBLE_DEVICES="}).empty());
   // No trailing NUL (a truncated read) still parses.
   EXPECT_EQ(VisibleGpuUuids("CUDA_VISIBLE_DEVICES=GPU-z"), (std::vector<std::string>{"GPU-z"}));
+  // A MIG device's UUID names it (and so its simulated GPU).
+  EXPECT_EQ(uuids({"CUDA_VISIBLE_DEVICES=MIG-m1"}), (std::vector<std::string>{"MIG-m1"}));
 }
 
 TEST(SimProcScanTest, ScanMapsUuidsToSortedPidsAndSkipsWhatItCannotRead) {
@@ -734,6 +736,125 @@ TEST(SimGpuBackendTest, PowerLimitOutsideTheRangeOrOnALostGpuIsRefused) {
   ASSERT_TRUE(sim->SetLost(0, true).ok());
   EXPECT_EQ(sim->PowerLimits(0).error().code, ErrorCode::kUnavailable);
   EXPECT_EQ(sim->SetPowerLimit(0, 200'000).error().code, ErrorCode::kUnavailable);
+}
+
+
+std::vector<std::string> MigLayoutOf(const Gpu& gpu) {
+  std::vector<std::string> out;
+  for (const MigInstance& m : gpu.mig_instances) {
+    out.push_back(m.profile);
+  }
+  return out;
+}
+
+TEST(SimGpuMigTest, ProfilesAreNamedFromTheCardsMemory) {
+  const auto names = [](std::string_view model, std::int64_t mib) {
+    std::vector<std::string> out;
+    for (const MigProfile& p : SimMigProfiles(model, mib)) {
+      out.push_back(p.name);
+    }
+    return out;
+  };
+  EXPECT_EQ(names("H100-80GB", 81920),
+            (std::vector<std::string>{
+                "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}));
+  EXPECT_EQ(names("A100-40GB", 40960),
+            (std::vector<std::string>{
+                "1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"}));
+  EXPECT_EQ(names("H200-141GB", 141 * 1024),
+            (std::vector<std::string>{
+                "1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"}));
+  EXPECT_TRUE(names("L4-24GB", 24576).empty());
+  EXPECT_EQ(SimDefaultMigLayout("H100-80GB", 81920),
+            (std::vector<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
+}
+
+TEST(SimGpuMigTest, MigSpecStartsInMigModeWithTheDefaultLayout) {
+  ManualClock clock;
+  auto sim = MakeSim("sim:H100-80GB:mig,L4-24GB", clock);
+  ASSERT_NE(sim, nullptr);
+  auto gpus = sim->Discover();
+  ASSERT_TRUE(gpus.ok());
+  const Gpu& mig = (*gpus)[0];
+  EXPECT_TRUE(mig.mig_enabled);
+  EXPECT_EQ(mig.mig_profiles.size(), 6u);
+  EXPECT_EQ(MigLayoutOf(mig), (std::vector<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
+  EXPECT_EQ(mig.mig_instances[0],
+            (MigInstance{.profile = "3g.40gb",
+                         .uuid = GpuUuid(SimMigUuid(mig.uuid, 1)),
+                         .gpu_instance_id = 1,
+                         .compute_instance_id = 0,
+                         .slices = 3,
+                         .memory_mib = 40960}));
+  EXPECT_TRUE(mig.mig_instances[0].uuid.value().starts_with("MIG-"));
+  EXPECT_NE(mig.mig_instances[2].uuid, mig.mig_instances[3].uuid);
+  EXPECT_FALSE((*gpus)[1].mig_enabled);
+  EXPECT_TRUE((*gpus)[1].mig_instances.empty());
+
+  auto bad = SimGpuBackend::Create("sim:L4-24GB:mig", clock, "node-a");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("has no MIG"), std::string::npos) << bad.error().message;
+}
+
+TEST(SimGpuMigTest, AProcessOnAMigDeviceCountsThere) {
+  ManualClock clock;
+  FakeProc proc;
+  auto sim = MakeSimOnProc("sim:H100-80GB:mig", clock, proc);
+  ASSERT_NE(sim, nullptr);
+  const Gpu gpu = (*sim->Discover())[0];
+  const GpuUuid& second = gpu.mig_instances[1].uuid;  // the 2g.20gb
+  proc.AddJobProcess(4242, second.value());
+  clock.Advance(Millis(1'000));
+  GpuSample s = *sim->Sample(0);
+  EXPECT_TRUE(s.mig_enabled);
+  ASSERT_EQ(s.processes.size(), 1u);
+  EXPECT_EQ(s.processes[0].mig_uuid, second);
+  ASSERT_EQ(s.mig.size(), 4u);
+  EXPECT_EQ(s.mig[1].memory_used_mib, s.processes[0].used_memory_mib);
+  EXPECT_GT(*s.mig[1].memory_used_mib, 0);
+  EXPECT_LE(*s.mig[1].memory_used_mib, 20480);  // within its instance
+  EXPECT_EQ(s.mig[1].memory_total_mib, 20480);
+  EXPECT_EQ(s.mig[0].memory_used_mib, 0);
+  EXPECT_GT(*s.util_gpu_pct, 0);
+
+  // Busy: the layout stays.
+  Status busy = sim->ApplyMigLayout(0, {"7g.80gb"});
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(busy.error().message.find("pid 4242"), std::string::npos) << busy.error().message;
+  EXPECT_EQ(MigLayoutOf((*sim->Discover())[0]).size(), 4u);
+}
+
+TEST(SimGpuMigTest, ApplyMigLayoutChangesTheLayoutOrSaysWhyNot) {
+  ManualClock clock;
+  auto sim = MakeSim("sim:H100-80GB:mig,H100-80GB", clock);
+  ASSERT_NE(sim, nullptr);
+  ASSERT_TRUE(sim->ApplyMigLayout(0, {"1g.10gb", "3g.40gb", "3g.40gb"}).ok());
+  const Gpu gpu = (*sim->Discover())[0];
+  EXPECT_EQ(MigLayoutOf(gpu), (std::vector<std::string>{"3g.40gb", "3g.40gb", "1g.10gb"}));
+  EXPECT_EQ(gpu.mig_instances[2].gpu_instance_id, 3);
+  GpuSample s = *sim->Sample(0);
+  EXPECT_EQ(s.mig.size(), 3u);
+
+  Status unknown = sim->ApplyMigLayout(0, {"5g.50gb"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(unknown.error().message.find("'5g.50gb' is not offered by this GPU (it offers 1g.10gb, "
+                                         "1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)"),
+            std::string::npos)
+      << unknown.error().message;
+  Status too_many = sim->ApplyMigLayout(0, {"3g.40gb", "3g.40gb", "3g.40gb"});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.error().code, ErrorCode::kInvalidArgument);
+
+  Status off = sim->ApplyMigLayout(1, {"7g.80gb"});
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(off.error().message.find("enable MIG mode first: nvidia-smi -i 1 -mig 1"),
+            std::string::npos)
+      << off.error().message;
+  ASSERT_TRUE(sim->ApplyMigLayout(0, {}).ok());
+  EXPECT_TRUE((*sim->Discover())[0].mig_instances.empty());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ namespace {
 constexpr std::array<std::string_view, 2> kVisibleDeviceVars = {"CUDA_VISIBLE_DEVICES=",
                                                                 "NVIDIA_VISIBLE_DEVICES="};
 constexpr std::string_view kUuidPrefix = "GPU-";
+constexpr std::string_view kMigUuidPrefix = "MIG-";
 constexpr std::string_view kSpaces = " \t";
 
 // A /proc entry name as a pid: digits only, fitting in 32 bits.
@@ -49,7 +50,7 @@ void AddUuids(std::string_view list, std::vector<std::string>& out) {
   while (!list.empty()) {
     std::size_t comma = list.find(',');
     std::string_view item = Trim(list.substr(0, comma));
-    if (item.substr(0, kUuidPrefix.size()) == kUuidPrefix &&
+    if ((item.starts_with(kUuidPrefix) || item.starts_with(kMigUuidPrefix)) &&
         std::find(out.begin(), out.end(), item) == out.end()) {
       out.emplace_back(item);
     }

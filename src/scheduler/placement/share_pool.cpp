@@ -48,7 +48,8 @@ ShareFit ShareOf(const JobRequest& request, std::int64_t gpu_memory_mib) {
   return fit;
 }
 
-SharePool::SharePool(const ClusterSnapshot& cluster) {
+SharePool::SharePool(const ClusterSnapshot& cluster, SharePlacement placement)
+    : placement_(placement) {
   std::map<GpuUuid, int> position;
   for (const NodeSnapshot* node : UpNodesByName(cluster)) {
     std::vector<const Gpu*> gpus;
@@ -114,6 +115,10 @@ std::optional<ShareFit> SharePool::FindFit(const JobRequest& request,
     ShareFit fit = ShareOf(request, gpu.gpu->memory_mib);
     if (fit.milli > gpu.free_milli || fit.memory_mib > gpu.free_mib) {
       continue;
+    }
+    if (placement_ == SharePlacement::kFirstFit) {
+      fit.gpu = static_cast<int>(g);
+      return fit;
     }
     const std::tuple<int, std::int64_t> left{gpu.free_milli - fit.milli,
                                              gpu.free_mib - fit.memory_mib};

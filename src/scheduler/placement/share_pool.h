@@ -12,7 +12,9 @@
 // - memory: its --gpu-mem, else its share of M (rounded down to a MiB). That is its limit,
 //   which the controller holds it to.
 // Placement fills the GPUs already shared first: of the GPUs that fit, the one left with the
-// least free compute (then memory) wins, ties by node name and GPU index. An mps GPU serves one
+// least free compute (then memory) wins, ties by node name and GPU index; with the policy's
+// SharePlacement::kFirstFit (`[sharing] placement = "first-fit"`, a baseline), the first GPU
+// that fits in node-name, GPU-index order. An mps GPU serves one
 // Unix user at a time (an MPS server runs as one user), so it takes a job only while it holds
 // none or only that user's.
 //
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "model/snapshot.h"
+#include "scheduler/policy.h"
 
 namespace gf {
 
@@ -52,7 +55,8 @@ ShareFit ShareOf(const JobRequest& request, std::int64_t gpu_memory_mib);
 
 class SharePool {
  public:
-  explicit SharePool(const ClusterSnapshot& cluster);
+  explicit SharePool(const ClusterSnapshot& cluster,
+                     SharePlacement placement = SharePlacement::kFullest);
 
   // The GPU `user`'s fractional `request` goes to now, as the header says; nullopt if none.
   std::optional<ShareFit> FindFit(const JobRequest& request, const std::string& user) const;
@@ -71,6 +75,7 @@ class SharePool {
   static bool Admits(const ShareGpu& gpu, const JobRequest& request);
 
   std::vector<ShareGpu> gpus_;  // by node name, then index
+  SharePlacement placement_;
   std::uint64_t generation_ = 0;
 };
 

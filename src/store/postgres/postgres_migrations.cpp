@@ -206,8 +206,14 @@ ALTER TABLE jobs ADD COLUMN alloc_gpu_memory_mib BIGINT NOT NULL DEFAULT 0
   CHECK (alloc_gpu_memory_mib >= 0);
 )sql";
 
+// Version 11: MIG (see sqlite/migrations.cpp).
+constexpr std::string_view kSchemaV11 = R"sql(
+ALTER TABLE jobs ADD COLUMN mig_profile BYTEA NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN alloc_mig BYTEA NOT NULL DEFAULT '';
+)sql";
+
 // Versions and descriptions as in sqlite/migrations.cpp.
-constexpr std::array<Migration, 10> kMigrations = {{
+constexpr std::array<Migration, 11> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
@@ -218,6 +224,7 @@ constexpr std::array<Migration, 10> kMigrations = {{
     {8, "job interactive, idle reap; notification subscriptions", kSchemaV8},
     {9, "multi-node jobs", kSchemaV9},
     {10, "fractional gpu requests and allocations", kSchemaV10},
+    {11, "mig requests and allocations", kSchemaV11},
 }};
 
 // The advisory lock that orders migrations: a constant class ('gflt') and the schema's hash,

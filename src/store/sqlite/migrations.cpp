@@ -241,7 +241,15 @@ ALTER TABLE jobs ADD COLUMN alloc_gpu_memory_mib INTEGER NOT NULL DEFAULT 0
   CHECK (alloc_gpu_memory_mib >= 0);
 )sql";
 
-constexpr std::array<Migration, 10> kMigrations = {{
+// Version 11 (issue #7): MIG. A job's request for a MIG device of a profile ("" = none) and the
+// MIG device its allocation holds ("" = none). A GPU's MIG state and waiting layout are in the
+// nodes' GPU JSON.
+constexpr std::string_view kSchemaV11 = R"sql(
+ALTER TABLE jobs ADD COLUMN mig_profile TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN alloc_mig TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 11> kMigrations = {{
     {1, "jobs, events, nodes", kSchemaV1},
     {2, "job usage, gpu minutes", kSchemaV2},
     {3, "job checkpoint signal, preemptible", kSchemaV3},
@@ -252,6 +260,7 @@ constexpr std::array<Migration, 10> kMigrations = {{
     {8, "job interactive, idle reap; notification subscriptions", kSchemaV8},
     {9, "multi-node jobs", kSchemaV9},
     {10, "fractional gpu requests and allocations", kSchemaV10},
+    {11, "mig requests and allocations", kSchemaV11},
 }};
 
 constexpr std::string_view kCreateVersionTable = R"sql(

@@ -371,7 +371,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5,6,7,8,9,10");
+            "1,2,3,4,5,6,7,8,9,10,11");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -522,6 +522,30 @@ TEST_F(SqliteStoreTest, MigratesAVersion9DatabaseToWholeGpuJobs) {
   ASSERT_TRUE((*job)->allocation.has_value());
   EXPECT_EQ((*job)->allocation->gpu_milli, kWholeGpuMilli);
   EXPECT_EQ((*job)->allocation->gpu_memory_mib, 0);
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
+}
+
+// A version-10 database (before MIG): its jobs read back asking for no MIG device and holding
+// none.
+TEST_F(SqliteStoreTest, MigratesAVersion10DatabaseToJobsWithoutMig) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(10)).ok());
+    MustExec(db.get(), R"sql(
+      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
+                        state, terminal, submit_ms, reason, alloc_node, alloc_gpus, gpu_milli,
+                        alloc_gpu_milli, alloc_gpu_memory_mib)
+      VALUES (10, 1000, 100, 'ana', 'v10', '["true"]', '/tmp', '[]', 1, 'normal', 'cv',
+              'RUNNING', 0, 1700000000000, '', 'node-a', '["GPU-0"]', 250, 250, 20480);)sql");
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto job = store->GetJob(JobId(10));
+  ASSERT_TRUE(job.ok() && job->has_value()) << (job.ok() ? "no job 10" : job.error().ToString());
+  EXPECT_FALSE(IsMig((*job)->spec.request));
+  EXPECT_EQ((*job)->spec.request.gpu_milli, 250);
+  ASSERT_TRUE((*job)->allocation.has_value());
+  EXPECT_TRUE((*job)->allocation->mig.value().empty());
   EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
 }
 

@@ -1,0 +1,164 @@
+#include "agent/tool_run.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+
+#include "core/duration.h"
+#include "core/result.h"
+
+extern char** environ;  // NOLINT: POSIX's process environment (unistd.h leaves it undeclared)
+
+namespace gf {
+namespace {
+
+constexpr std::size_t kOutputTail = 2048;
+
+// The agent's environment with `extra` added, replacing entries of the same names.
+std::vector<std::string> Environment(const std::vector<std::pair<std::string, std::string>>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(extra.begin(), extra.end(), [&](const auto& kv) {
+      return entry.size() > kv.first.size() && entry.starts_with(kv.first) &&
+             entry[kv.first.size()] == '=';
+    });
+    if (!replaced) {
+      env.emplace_back(entry);
+    }
+  }
+  for (const auto& [name, value] : extra) {
+    env.push_back(name + "=" + value);
+  }
+  return env;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (std::string& s : strings) {
+    out.push_back(s.data());
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+// Keeps the last kOutputTail bytes read from `fd` into `tail`; false at end of file.
+bool ReadInto(int fd, std::string& tail) {
+  std::array<char, 4096> buf{};
+  const ssize_t n = ::read(fd, buf.data(), buf.size());
+  if (n <= 0) {
+    return n < 0 && (errno == EINTR || errno == EAGAIN);
+  }
+  tail.append(buf.data(), static_cast<std::size_t>(n));
+  if (tail.size() > kOutputTail) {
+    tail.erase(0, tail.size() - kOutputTail);
+  }
+  return true;
+}
+
+std::string ExitText(int status) {
+  if (WIFEXITED(status)) {
+    return "exit " + std::to_string(WEXITSTATUS(status));
+  }
+  if (WIFSIGNALED(status)) {
+    return "killed by signal " + std::to_string(WTERMSIG(status));
+  }
+  return "ended with status " + std::to_string(status);
+}
+
+}  // namespace
+
+ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running) {
+  std::array<int, 2> out{-1, -1};
+  std::array<int, 2> in{-1, -1};
+  if (::pipe2(out.data(), O_CLOEXEC) != 0 ||
+      (!run.input.empty() && ::pipe2(in.data(), O_CLOEXEC) != 0)) {
+    const int error = errno;
+    for (const int fd : {out[0], out[1]}) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+    }
+    return ToolOutcome{.detail = "could not start: pipe: " + ErrnoText(error)};
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (run.input.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  } else {
+    posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  }
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  std::vector<std::string> args{"/bin/sh", "-c", run.command};
+  std::vector<std::string> env = Environment(run.env);
+  std::vector<char*> argv = Pointers(args);
+  std::vector<char*> envp = Pointers(env);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(out[1]);
+  if (in[0] >= 0) {
+    ::close(in[0]);
+    // A few bytes ("quit\n"): within the pipe's buffer, so the write does not wait for the
+    // command to read.
+    if (spawned == 0) {
+      [[maybe_unused]] const ssize_t written = ::write(in[1], run.input.data(), run.input.size());
+    }
+    ::close(in[1]);
+  }
+  if (spawned != 0) {
+    ::close(out[0]);
+    return ToolOutcome{.detail = "could not start /bin/sh: " + ErrnoText(spawned)};
+  }
+  if (running != nullptr) {
+    running->store(pid);
+  }
+  ToolOutcome outcome;
+  const auto deadline = std::chrono::steady_clock::now() + run.timeout;
+  bool open = true;
+  bool timed_out = false;
+  while (open) {
+    const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd fd{out[0], POLLIN, 0};
+    if (::poll(&fd, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000))) > 0) {
+      open = ReadInto(out[0], outcome.output);
+    }
+  }
+  ::close(out[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (running != nullptr) {
+    running->store(0);
+  }
+  outcome.passed = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  outcome.detail =
+      timed_out ? "killed: still running after the timeout (" +
+                      FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(run.timeout)) +
+                      ")"
+                : ExitText(status);
+  return outcome;
+}
+
+}  // namespace gf
