@@ -37,7 +37,10 @@ std::vector<std::string> Environment(const std::vector<std::pair<std::string, st
     }
   }
   for (const auto& [name, value] : extra) {
-    env.push_back(name + "=" + value);
+    std::string entry = name;
+    entry += '=';
+    entry += value;
+    env.push_back(std::move(entry));
   }
   return env;
 }

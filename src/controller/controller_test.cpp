@@ -539,7 +539,7 @@ TEST_F(ControllerTest, MigJobsGetADeviceAndALayoutWaitsForTheGpuToEmpty) {
             ErrorCode::kPermissionDenied);
   EXPECT_NE(controller_->SetMigLayout(root_, NodeId("gpu01"), "0", "2g.20gb")
                 .error()
-                .message.find("offers no MIG profile 2g.20gb; it offers 1g.10gb, 3g.40gb, 7g.80gb"),
+                .message.find("offers no MIG profile 2g.20gb; it offers 1g.10gb,3g.40gb,7g.80gb"),
             std::string::npos);
   EXPECT_NE(controller_->SetMigLayout(root_, NodeId("gpu01"), "0", "3g.40gb,3g.40gb,3g.40gb")
                 .error()

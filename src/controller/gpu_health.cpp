@@ -278,10 +278,6 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller, const NodeId& node,
       return FailedPrecondition("layout: " + name + " has MIG mode off; turn it on with "
                                 "`nvidia-smi -i " + std::to_string(found->index) + " -mig 1` first");
     }
-    std::string offered;
-    for (const std::string& p : found->mig_profiles) {
-      offered += (offered.empty() ? "" : ", ") + p;
-    }
     int slices = 0;
     int gpu_slices = 0;
     for (const std::string& p : found->mig_profiles) {
@@ -290,8 +286,11 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller, const NodeId& node,
     for (const std::string& p : profiles) {
       if (std::find(found->mig_profiles.begin(), found->mig_profiles.end(), p) ==
           found->mig_profiles.end()) {
-        return InvalidArgument("layout: " + name + " offers no MIG profile " + p +
-                               "; it offers " + (offered.empty() ? "none" : offered));
+        std::string message = "layout: " + name + " offers no MIG profile ";
+        message += p;
+        message += "; it offers ";
+        message += LayoutText(found->mig_profiles);
+        return InvalidArgument(message);
       }
       slices += MigProfileSlices(p);
     }

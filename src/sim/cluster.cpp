@@ -151,13 +151,30 @@ Result<std::vector<Node>> ParseClusterSpec(std::string_view spec) {
   }
 }
 
-Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::string& source) {
+namespace {
+
+// What a machine-list table names its columns and entries, and how its third column gives a
+// GPU model (it may be empty).
+struct MachineTable {
+  std::string id_column;
+  std::string gpus_column;
+  std::string model_column;
+  std::string entry;   // "machine id", "node name"
+  std::string unique;  // "ids must be unique"
+  std::string model_error;  // what a bad third column is: "is not a memory size like 12GB"
+  std::string (*model_of)(std::string_view field);
+};
+
+// One node per row with GPUs (a row without is skipped): unique, non-empty ids, GPU counts
+// from 0 to kMaxGpusPerNode, models from the third column. Errors name the line and field.
+Result<std::vector<Node>> ReadMachineTable(std::string_view text, const std::string& source,
+                                           const MachineTable& form) {
   constexpr std::size_t kId = 0;
   constexpr std::size_t kGpus = 1;
-  constexpr std::size_t kMem = 2;
-  GF_ASSIGN_OR_RETURN(
-      CsvTable table,
-      CsvTable::Open(text, source, {{"machineId"}, {"number of GPUs"}, {"single GPU mem", false}}));
+  constexpr std::size_t kModel = 2;
+  GF_ASSIGN_OR_RETURN(CsvTable table,
+                      CsvTable::Open(text, source,
+                                     {{form.id_column}, {form.gpus_column}, {form.model_column, false}}));
   std::vector<Node> nodes;
   std::set<std::string, std::less<>> seen;
   while (true) {
@@ -168,11 +185,11 @@ Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::str
     const std::string_view id = table.Field(kId);
     const std::optional<int> gpus = ParseCount(table.Field(kGpus));
     if (id.empty()) {
-      return table.FieldError(kId, "empty machine id");
+      return table.FieldError(kId, "empty " + form.entry);
     }
     if (!seen.emplace(id).second) {
       return table.FieldError(kId,
-                              "machine id '" + std::string(id) + "' repeats; ids must be unique");
+                              form.entry + " '" + std::string(id) + "' repeats; " + form.unique);
     }
     if (!gpus || *gpus < 0 || *gpus > kMaxGpusPerNode) {
       return table.FieldError(kGpus,
@@ -180,10 +197,10 @@ Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::str
                                   "' is not a GPU count from 0 to " +
                                   std::to_string(kMaxGpusPerNode));
     }
-    const std::string_view mem = table.Field(kMem);
-    const std::string model = mem.empty() ? "GPU" : "GPU-" + std::string(mem);
+    const std::string model = form.model_of(table.Field(kModel));
     if (!ValidModel(model)) {
-      return table.FieldError(kMem, "'" + std::string(mem) + "' is not a memory size like 12GB");
+      return table.FieldError(kModel,
+                              "'" + std::string(table.Field(kModel)) + "' " + form.model_error);
     }
     if (*gpus > 0) {
       nodes.push_back(MakeNode(std::string(id), *gpus, model));
@@ -195,47 +212,35 @@ Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::str
   return nodes;
 }
 
+}  // namespace
+
+Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::string& source) {
+  // Philly's memory column ("12GB") names the model: GPUs of one size are alike for placement.
+  return ReadMachineTable(text, source,
+                          MachineTable{.id_column = "machineId",
+                                       .gpus_column = "number of GPUs",
+                                       .model_column = "single GPU mem",
+                                       .entry = "machine id",
+                                       .unique = "ids must be unique",
+                                       .model_error = "is not a memory size like 12GB",
+                                       .model_of = [](std::string_view mem) {
+                                         return mem.empty() ? std::string("GPU")
+                                                            : "GPU-" + std::string(mem);
+                                       }});
+}
+
 Result<std::vector<Node>> ParseNodeList(std::string_view text, const std::string& source) {
-  constexpr std::size_t kName = 0;
-  constexpr std::size_t kGpus = 1;
-  constexpr std::size_t kModel = 2;
-  GF_ASSIGN_OR_RETURN(CsvTable table,
-                      CsvTable::Open(text, source, {{"sn"}, {"gpu"}, {"model", false}}));
-  std::vector<Node> nodes;
-  std::set<std::string, std::less<>> seen;
-  while (true) {
-    GF_ASSIGN_OR_RETURN(const std::optional<int> line, table.Next());
-    if (!line) {
-      break;
-    }
-    const std::string_view name = table.Field(kName);
-    const std::optional<int> gpus = ParseCount(table.Field(kGpus));
-    if (name.empty()) {
-      return table.FieldError(kName, "empty node name");
-    }
-    if (!seen.emplace(name).second) {
-      return table.FieldError(kName, "node '" + std::string(name) + "' repeats; names are unique");
-    }
-    if (!gpus || *gpus < 0 || *gpus > kMaxGpusPerNode) {
-      return table.FieldError(kGpus,
-                              "'" + std::string(table.Field(kGpus)) +
-                                  "' is not a GPU count from 0 to " +
-                                  std::to_string(kMaxGpusPerNode));
-    }
-    const std::string model =
-        table.Field(kModel).empty() ? "GPU" : std::string(table.Field(kModel));
-    if (!ValidModel(model)) {
-      return table.FieldError(
-          kModel, "'" + model + "' is not a GPU model (letters, digits, '-', '_', '.')");
-    }
-    if (*gpus > 0) {
-      nodes.push_back(MakeNode(std::string(name), *gpus, model));
-    }
-  }
-  if (nodes.empty()) {
-    return InvalidArgument(source + ": no node with GPUs");
-  }
-  return nodes;
+  return ReadMachineTable(
+      text, source,
+      MachineTable{.id_column = "sn",
+                   .gpus_column = "gpu",
+                   .model_column = "model",
+                   .entry = "node name",
+                   .unique = "names are unique",
+                   .model_error = "is not a GPU model (letters, digits, '-', '_', '.')",
+                   .model_of = [](std::string_view model) {
+                     return model.empty() ? std::string("GPU") : std::string(model);
+                   }});
 }
 
 Result<std::vector<Node>> ClusterFromFile(const std::vector<ClusterFileNode>& file) {
