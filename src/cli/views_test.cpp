@@ -243,6 +243,14 @@ TEST(CliViewsTest, ModeColumnOnlyWhenAGpuIsSharedOrChanging) {
             "n1    2    H100-80GB  -     -/81920MiB  -     -      ok      exclusive      -    -\n");
   EXPECT_EQ(Table({Status("n1", 2)}).find("  MODE  "), std::string::npos);
   EXPECT_EQ(GpuModeText(json::object()), "exclusive");  // a server older than sharing
+  GpuStatus mig = Status("n1", 3);
+  mig.gpu.sharing = SharingMode::kMig;
+  mig.gpu.mig_enabled = true;
+  mig.gpu.mig_instances = {MigInstance{.profile = "3g.40gb"}, MigInstance{.profile = "1g.10gb"}};
+  EXPECT_NE(Table({mig}).find("  mig 3g.40gb,1g.10gb  "), std::string::npos) << Table({mig});
+  mig.gpu.mig_layout_next = std::vector<std::string>{"7g.80gb"};
+  EXPECT_NE(Table({mig}).find("  mig 3g.40gb,1g.10gb→7g.80gb  "), std::string::npos)
+      << Table({mig});
 }
 
 TEST(CliViewsTest, ShowPrintsGpuUsage) {
