@@ -64,8 +64,13 @@ std::int64_t HeldMilliOf(const JobRequest& request) {
   return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
 }
 
+// One per scheduler job: a trace job, or each member of the gang a trace job larger than the
+// largest node runs as (SplitAcrossNodes), ids consecutive. The outcome is the trace job's.
 struct Live {
   QueuedJob queued;                           // what the queue holds while it waits
+  std::size_t job = 0;                        // the trace job (index into trace and result)
+  std::size_t first = 0;                      // its first member's index (itself if no gang)
+  int members = 1;
   std::optional<std::chrono::seconds> limit;  // effective time limit of each run
   Millis remaining{0};                        // work still to do
   Millis run_start{0};
@@ -118,6 +123,7 @@ class Engine {
   void Start(const StartDecision& start, Millis now);
   void Preempt(const PreemptDecision& preemption, Millis now);
   void Requeue(std::size_t i, Millis now);
+  void RequeueGang(std::size_t i, Millis now);
   void FailNode(const NodeFailure& failure);
   void RepairNode(const Event& event);
   void StopRun(std::size_t i, Millis now);
@@ -135,11 +141,13 @@ class Engine {
   ClusterSnapshot cluster_;
   Queue queue_;  // sorted by job id, which is submit order
   std::unordered_map<std::string, std::size_t> node_index_;
-  std::vector<Live> live_;
+  std::vector<Live> live_;             // by scheduler job (IndexOf): a gang's members each
+  std::vector<std::size_t> first_of_;  // by trace job: its first scheduler job's index
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
-  // By request (GPU count, share, node labels): why no node could ever run it, or nullopt.
-  std::map<std::tuple<int, int, std::map<std::string, std::string>>, std::optional<std::string>>
+  // By request (GPU count, nodes, share, node labels): why no node could ever run it, or nullopt.
+  std::map<std::tuple<int, int, int, std::map<std::string, std::string>>,
+           std::optional<std::string>>
       infeasible_;
   std::map<std::string, double> held_by_team_;
   std::map<std::string, double> held_by_user_;
@@ -185,14 +193,20 @@ SimResult Engine::Run() {
       std::none_of(rooms_.begin(), rooms_.end(), [](const GpuRoom& g) { return !g.shared; });
   const bool any_shared =
       std::any_of(rooms_.begin(), rooms_.end(), [](const GpuRoom& g) { return g.shared; });
+  int largest = 0;
+  for (const NodeSnapshot& node : cluster_.nodes) {
+    largest = std::max(largest, static_cast<int>(node.node.gpus.size()));
+  }
   std::map<std::pair<int, int>, double> shapes;
   for (std::size_t i = 0; i < trace_.size(); ++i) {
     const TraceJob& t = trace_[i];
     const int milli = t.gpu_milli > 0                   ? (any_shared ? t.gpu_milli : 0)
                       : one_gpu_as_share && t.gpus == 1 ? kWholeGpuMilli
                                                         : 0;
+    const GangSplit split = milli > 0 ? GangSplit{.members = 1, .gpus_per_member = t.gpus}
+                                      : SplitAcrossNodes(t.gpus, largest);
     if (t.gpus > 0) {
-      shapes[{t.gpus, milli}] += 1;
+      shapes[{split.gpus_per_member, milli}] += split.members;
     }
     std::string team = t.team;
     if (team.empty()) {
@@ -207,27 +221,39 @@ SimResult Engine::Run() {
     result_.jobs.push_back(JobOutcome{.id = t.id,
                                       .team = team,
                                       .user = t.user,
-                                      .gpus = t.gpus,
+                                      .gpus = split.members * split.gpus_per_member,
                                       .gpu_milli = milli,
                                       .submit = t.submit,
                                       .duration = t.duration});
-    live_.push_back(Live{
-        .queued = QueuedJob{.id = JobId(static_cast<std::int64_t>(i) + 1),
-                            .priority = priority,
-                            .submit_time = At(t.submit),
-                            .request = JobRequest{.gpus = t.gpus,
-                                                  .gpu_type = std::nullopt,
-                                                  .node_labels = std::move(labels),
-                                                  .nodes = 1,
-                                                  .gpu_milli = milli,
-                                                  .gpu_memory_mib = 0},
-                            .user = t.user,
-                            .team = std::move(team),
-                            .expected_duration = t.duration},
-        .limit = options_.no_departures
-                     ? std::nullopt
-                     : EffectiveTimeLimit(ClassPolicyFor(options_.policy, priority), std::nullopt),
-        .remaining = t.duration});
+    const std::size_t first = live_.size();
+    first_of_.push_back(first);
+    const std::optional<JobId> gang =
+        split.members > 1 ? std::optional(JobId(static_cast<std::int64_t>(first) + 1))
+                          : std::nullopt;
+    for (int rank = 0; rank < split.members; ++rank) {
+      live_.push_back(Live{
+          .queued = QueuedJob{.id = JobId(static_cast<std::int64_t>(live_.size()) + 1),
+                              .priority = priority,
+                              .submit_time = At(t.submit),
+                              .request = JobRequest{.gpus = split.gpus_per_member,
+                                                    .gpu_type = std::nullopt,
+                                                    .node_labels = labels,
+                                                    .nodes = split.members,
+                                                    .gpu_milli = milli,
+                                                    .gpu_memory_mib = 0},
+                              .user = t.user,
+                              .team = team,
+                              .gang = gang,
+                              .expected_duration = t.duration},
+          .job = i,
+          .first = first,
+          .members = split.members,
+          .limit = options_.no_departures ? std::nullopt
+                                          : EffectiveTimeLimit(
+                                                ClassPolicyFor(options_.policy, priority),
+                                                std::nullopt),
+          .remaining = t.duration});
+    }
   }
   // The shapes the cluster has GPUs of a kind for (shares: shared GPUs; whole: exclusive).
   const auto placeable = [&](int milli) {
@@ -283,19 +309,23 @@ SimResult Engine::Run() {
     }
   }
   CollectNeverStarted();
-  for (std::size_t i = 0; i < live_.size(); ++i) {
-    if (live_[i].running) {
-      result_.jobs[i].fate = JobFate::kRunning;  // no_departures: nothing ended
+  for (const Live& live : live_) {
+    if (live.running) {
+      result_.jobs[live.job].fate = JobFate::kRunning;  // no_departures: nothing ended
     }
   }
   return std::move(result_);
 }
 
-void Engine::Arrive(std::size_t i) {
-  const JobRequest& request = live_[i].queued.request;
-  arrived_milli_ += HeldMilliOf(request);
-  arrived_unplaceable_milli_ += placeable_[i] ? 0 : HeldMilliOf(request);
-  auto key = std::make_tuple(request.gpus, request.gpu_milli, request.node_labels);
+// Trace job t arrives: its scheduler job, or each member of its gang, is queued.
+void Engine::Arrive(std::size_t t) {
+  const std::size_t first = first_of_[t];
+  const Live& head = live_[first];
+  const JobRequest& request = head.queued.request;
+  const std::int64_t milli = HeldMilliOf(request) * head.members;
+  arrived_milli_ += milli;
+  arrived_unplaceable_milli_ += placeable_[first] ? 0 : milli;
+  auto key = std::make_tuple(request.gpus, request.nodes, request.gpu_milli, request.node_labels);
   auto memo = infeasible_.find(key);
   if (memo == infeasible_.end()) {
     const Status feasible = CheckFeasible(failures_.empty() ? cluster_ : every_node_up_, request);
@@ -305,13 +335,15 @@ void Engine::Arrive(std::size_t i) {
                .first;
   }
   if (memo->second) {
-    result_.jobs[i].fate = JobFate::kRejected;
-    result_.jobs[i].reason = *memo->second;
+    result_.jobs[t].fate = JobFate::kRejected;
+    result_.jobs[t].reason = *memo->second;
     return;
   }
-  queue_.pending.push_back(live_[i].queued);  // arrivals come in id order: stays sorted
-  arrived_.push_back(i);
-  ++unfinished_;
+  for (std::size_t i = first; i < first + static_cast<std::size_t>(head.members); ++i) {
+    queue_.pending.push_back(live_[i].queued);  // arrivals come in id order: stays sorted
+    arrived_.push_back(i);
+    ++unfinished_;
+  }
 }
 
 void Engine::Pass(Millis now) {
@@ -493,7 +525,7 @@ Decisions Engine::DecideFull(Millis now) {
 void Engine::Start(const StartDecision& start, Millis now) {
   const std::size_t i = IndexOf(start.job);
   Live& live = live_[i];
-  JobOutcome& outcome = result_.jobs[i];
+  JobOutcome& outcome = result_.jobs[live.job];
   live.running = true;
   live.run_start = now;
   live.run += 1;
@@ -547,10 +579,12 @@ void Engine::StopRun(std::size_t i, Millis now) {
     }
     allocated_milli_ -= HeldMilli(running.allocation);
   }
-  result_.jobs[i].gpu_seconds += Seconds(now - live.run_start) *
-                                 static_cast<double>(HeldMilliOf(live.queued.request)) /
-                                 kWholeGpuMilli;
-  result_.jobs[i].runs.emplace_back(live.run_start, now);
+  JobOutcome& outcome = result_.jobs[live.job];
+  outcome.gpu_seconds += Seconds(now - live.run_start) *
+                         static_cast<double>(HeldMilliOf(live.queued.request)) / kWholeGpuMilli;
+  if (i == live.first) {  // a gang's members run together: one run for the trace job
+    outcome.runs.emplace_back(live.run_start, now);
+  }
   Hold(i, -1);
   // Swap-remove: the running list's order means nothing to Decide.
   if (live.running_at + 1 != cluster_.running.size()) {
@@ -569,7 +603,7 @@ void Engine::Finish(const Event& event) {
   StopRun(event.job, event.at);
   ended_.push_back(JobId(static_cast<std::int64_t>(event.job) + 1));
   --unfinished_;
-  JobOutcome& outcome = result_.jobs[event.job];
+  JobOutcome& outcome = result_.jobs[live.job];
   outcome.fate = event.timeout ? JobFate::kTimeout : JobFate::kCompleted;
   outcome.end = event.at;
   live.remaining = Millis(0);
@@ -581,8 +615,19 @@ void Engine::Preempt(const PreemptDecision& preemption, Millis now) {
   if (!live.running) {
     return;
   }
-  result_.jobs[i].preemptions += 1;
-  Requeue(i, now);
+  result_.jobs[live.job].preemptions += 1;
+  RequeueGang(i, now);
+}
+
+// A gang stops whole, as the controller's SettleGangs stops it: when one member is preempted or
+// its node fails, every member still running is stopped and the gang queued again whole.
+void Engine::RequeueGang(std::size_t i, Millis now) {
+  const Live& live = live_[i];
+  for (std::size_t m = live.first; m < live.first + static_cast<std::size_t>(live.members); ++m) {
+    if (live_[m].running) {
+      Requeue(m, now);
+    }
+  }
 }
 
 // Stops job i's run (preempted, or its node failed) and queues it again: it keeps its work up to
@@ -599,7 +644,7 @@ void Engine::Requeue(std::size_t i, Millis now) {
     live.remaining -= ran;  // 0: suspended and resumed, nothing lost
   }
   live.queued.expected_duration = live.remaining;
-  live.queued.attained_gpu_seconds = result_.jobs[i].gpu_seconds;
+  live.queued.attained_gpu_seconds = result_.jobs[live.job].gpu_seconds;
   // Requeued keeping its submit time, so its place (the controller does the same).
   auto at = std::lower_bound(queue_.pending.begin(),
                              queue_.pending.end(),
@@ -632,8 +677,8 @@ void Engine::FailNode(const NodeFailure& failure) {
   }
   std::sort(victims.begin(), victims.end());  // the running list's order means nothing
   for (const std::size_t i : victims) {
-    result_.jobs[i].failures += 1;
-    Requeue(i, failure.at);
+    result_.jobs[live_[i].job].failures += 1;
+    RequeueGang(i, failure.at);
   }
 }
 
@@ -658,7 +703,7 @@ void Engine::Hold(std::size_t i, int sign) {
 // placed.
 void Engine::DropUnplaced(const Decisions& decisions) {
   for (const PendingDecision& pending : decisions.pending) {
-    JobOutcome& outcome = result_.jobs[IndexOf(pending.job)];
+    JobOutcome& outcome = result_.jobs[live_[IndexOf(pending.job)].job];
     outcome.fate = JobFate::kNeverStarted;
     outcome.reason = "not placed at its arrival (no departures): " + pending.reason;
   }
@@ -731,13 +776,21 @@ void Engine::CollectNeverStarted() {
   }
   const Decisions decisions = Decide(cluster_, queue_, options_.policy, At(now_));
   for (const PendingDecision& pending : decisions.pending) {
-    JobOutcome& outcome = result_.jobs[IndexOf(pending.job)];
+    JobOutcome& outcome = result_.jobs[live_[IndexOf(pending.job)].job];
     outcome.fate = JobFate::kNeverStarted;
     outcome.reason = pending.reason;
   }
 }
 
 }  // namespace
+
+GangSplit SplitAcrossNodes(int gpus, int largest_node) {
+  if (largest_node <= 0 || gpus <= largest_node) {
+    return GangSplit{.members = 1, .gpus_per_member = gpus};
+  }
+  const int members = (gpus + largest_node - 1) / largest_node;
+  return GangSplit{.members = members, .gpus_per_member = (gpus + members - 1) / members};
+}
 
 std::string_view ToString(JobFate fate) {
   switch (fate) {

@@ -22,8 +22,12 @@
 //   unless a checkpoint interval is set, when it keeps its progress up to its last checkpoint
 //   (start + k x interval). The pass then runs again at the same instant, as the controller's
 //   next pass would once the victim has exited.
-// A job that no node could ever run (CheckFeasible fails: more GPUs than any node has) is
-// rejected at arrival with the reason, as `gpufleet submit` rejects it.
+// A trace job of more GPUs than the largest node has runs as a multi-node (gang) job
+// (SplitAcrossNodes): its members start together, each on a node of its own (Decide's gangs),
+// end together, and when one is preempted or its node fails all are requeued (the controller's
+// SettleGangs). It stays one job in the result. A job that no node could ever run
+// (CheckFeasible fails: a type or label no node has, too few nodes for its gang) is rejected at
+// arrival with the reason, as `gpufleet submit` rejects it.
 //
 // Fair share: like the controller, each team's and user's GPU-seconds are kept decayed with the
 // policy's half-life and given to Decide — unless `fair_share` is off, when everybody stays at
@@ -97,7 +101,7 @@ struct JobOutcome {
   std::string id;  // the trace's
   std::string team;
   std::string user;
-  int gpus = 0;
+  int gpus = 0;  // a gang's: all its members' (SplitAcrossNodes)
   int gpu_milli =
       0;  // the share of one GPU it asked for (1000: a whole shared GPU); 0 = whole GPUs
   Millis submit{0};
@@ -132,6 +136,17 @@ struct SimResult {
   };
   std::vector<InflationPoint> inflation{};
 };
+
+// How a trace job of `gpus` GPUs runs when the largest node has `largest_node`: on one node when
+// it fits; else as a gang of the fewest members that fit, ceil(gpus / largest_node), each of
+// ceil(gpus / members) GPUs (16 on 8-GPU nodes: 2 x 8; 12: 2 x 6; 20: 3 x 7, one GPU more than
+// asked, as a member cannot hold a part of a GPU; fewer than `members` GPUs over in any case).
+// Fewest members because a gang waits until that many nodes are free at once.
+struct GangSplit {
+  int members = 1;
+  int gpus_per_member = 0;
+};
+GangSplit SplitAcrossNodes(int gpus, int largest_node);
 
 // Errors: kInvalidArgument when the policy is not valid (ValidatePolicy) or the cluster is empty.
 Result<SimResult> Simulate(const std::vector<Node>& nodes,

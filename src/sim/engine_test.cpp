@@ -143,12 +143,117 @@ TEST(EngineTest, PreemptionWaitsForMinimumRunTimeThenKeepsCheckpointedWork) {
   EXPECT_EQ(result.jobs[0].preemptions, 1);
 }
 
-TEST(EngineTest, JobLargerThanEveryNodeIsRejectedWithTheReason) {
-  const SimResult result = Simulated("2x2xV100", {Job("big", 0, 4, 10), Job("ok", 0, 2, 10)});
+TEST(EngineTest, JobNeedingMoreNodesThanTheClusterHasIsRejectedWithTheReason) {
+  // 6 GPUs on 2-GPU nodes is a gang of 3 members: 2 nodes are too few.
+  const SimResult result = Simulated("2x2xV100", {Job("big", 0, 6, 10), Job("ok", 0, 2, 10)});
   EXPECT_EQ(result.jobs[0].fate, JobFate::kRejected);
-  EXPECT_THAT(result.jobs[0].reason, HasSubstr("4 GPUs"));
+  EXPECT_THAT(result.jobs[0].reason, HasSubstr("3 nodes"));
   EXPECT_EQ(result.jobs[1].fate, JobFate::kCompleted);
   EXPECT_EQ(Summarize(result).rejected, 1);
+}
+
+TEST(EngineTest, JobLargerThanTheLargestNodeSplitsIntoTheFewestMembers) {
+  const auto split = [](int gpus, int largest) {
+    const GangSplit s = SplitAcrossNodes(gpus, largest);
+    return std::pair(s.members, s.gpus_per_member);
+  };
+  EXPECT_EQ(split(8, 8), std::pair(1, 8));
+  EXPECT_EQ(split(16, 8), std::pair(2, 8));
+  EXPECT_EQ(split(12, 8), std::pair(2, 6));
+  EXPECT_EQ(split(9, 8), std::pair(2, 5));   // 10 held: one more than asked
+  EXPECT_EQ(split(20, 8), std::pair(3, 7));  // 21 held
+  EXPECT_EQ(split(64, 8), std::pair(8, 8));
+}
+
+TEST(EngineTest, GangRunsItsMembersOnTwoNodesTogetherAsOneJob) {
+  // big (16 GPUs) takes two of the four 8-GPU nodes at 0, a and b the other two; c waits for
+  // the first node freed (a's, at 50). big is one job: one run, 16 GPUs for 100 s.
+  const SimResult result = Simulated("4x8xH100",
+                                     {Job("big", 0, 16, 100),
+                                      Job("a", 0, 8, 50),
+                                      Job("b", 0, 8, 200),
+                                      Job("c", 0, 8, 10)},
+                                     SimOptions{.policy = Fifo()});
+  ASSERT_EQ(result.jobs.size(), 4U);
+  EXPECT_EQ(Spans(result),
+            (std::vector<std::pair<double, double>>{{0, 100}, {0, 50}, {0, 200}, {50, 60}}));
+  EXPECT_EQ(result.jobs[0].gpus, 16);
+  EXPECT_EQ(result.jobs[0].runs,
+            (std::vector<std::pair<Millis, Millis>>{{seconds(0), seconds(100)}}));
+  EXPECT_DOUBLE_EQ(result.jobs[0].gpu_seconds, 16 * 100.0);
+  const Summary s = Summarize(result);
+  EXPECT_EQ(s.finished, 4);
+  EXPECT_DOUBLE_EQ(s.jct_s.avg, (100 + 50 + 200 + 60) / 4.0);
+  EXPECT_DOUBLE_EQ(s.utilisation, (1600 + 400 + 1600 + 80) / (32 * 200.0));
+  EXPECT_NE(JobsCsv(result).find("big,"), std::string::npos);
+}
+
+TEST(EngineTest, GangWaitsUntilTwoNodesAreFreeAtOnce) {
+  // a and b hold two of the three nodes; big needs two: it starts when a ends, at 50.
+  const SimResult result =
+      Simulated("3x8xH100",
+                {Job("a", 0, 8, 50), Job("b", 0, 8, 80), Job("big", 1, 16, 100)},
+                SimOptions{.policy = Fifo()});
+  EXPECT_EQ(Spans(result),
+            (std::vector<std::pair<double, double>>{{0, 50}, {0, 80}, {50, 150}}));
+  EXPECT_DOUBLE_EQ(Summarize(result).queueing_s.avg, (0 + 0 + 49) / 3.0);
+}
+
+TEST(EngineTest, PreemptedMemberTakesItsGangBackToTheQueue) {
+  // b1, a gang of 2 x 8 on borrowed GPUs, loses one member to a1 (team a, guaranteed 16) at
+  // 700: both members stop, and b1 waits for both nodes (a1 ends at 800), then runs its
+  // 1000 s again. Had the other member kept running, b1 would hold GPUs 700-1000 more.
+  PolicyConfig policy;
+  policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 16}};
+  const SimResult result = Simulated("2x8xH100",
+                                     {Job("b1", 0, 16, 1000, "b"), Job("a1", 700, 8, 100, "a")},
+                                     SimOptions{.policy = policy});
+  EXPECT_EQ(result.jobs[0].preemptions, 1);
+  EXPECT_EQ(Spans(result), (std::vector<std::pair<double, double>>{{0, 1800}, {700, 800}}));
+  EXPECT_EQ(result.jobs[0].runs,
+            (std::vector<std::pair<Millis, Millis>>{{seconds(0), seconds(700)},
+                                                    {seconds(800), seconds(1800)}}));
+  EXPECT_DOUBLE_EQ(result.jobs[0].gpu_seconds, 16 * (700 + 1000.0));
+  EXPECT_EQ(Summarize(result).preemptions, 1);
+}
+
+TEST(EngineTest, NodeFailureUnderOneMemberRequeuesTheWholeGang) {
+  // The gang holds both nodes; n00000 fails at 30 s for 50 s: both members stop, and the gang
+  // waits for two nodes (80 s), then runs its 100 s again (70 s with resume).
+  const std::vector<NodeFailure> failure = {
+      NodeFailure{.node = 0, .at = seconds(30), .repair = seconds(50)}};
+  const SimResult restart =
+      Simulated("2x8xH100", {Job("big", 0, 16, 100)}, SimOptions{.node_failures = failure});
+  EXPECT_EQ(restart.jobs[0].failures, 1);
+  EXPECT_EQ(restart.jobs[0].runs,
+            (std::vector<std::pair<Millis, Millis>>{{seconds(0), seconds(30)},
+                                                    {seconds(80), seconds(180)}}));
+  EXPECT_DOUBLE_EQ(restart.jobs[0].gpu_seconds, 16 * (30 + 100.0));
+  const SimResult resume =
+      Simulated("2x8xH100",
+                {Job("big", 0, 16, 100)},
+                SimOptions{.checkpoint_interval = Millis(0), .node_failures = failure});
+  EXPECT_EQ(Spans(resume), (std::vector<std::pair<double, double>>{{0, 150}}));
+}
+
+TEST(EngineTest, GangsWithNodeFailuresGiveTheSameOutputForASeed) {
+  auto nodes = ParseClusterSpec("4x8xA100");
+  ASSERT_TRUE(nodes.ok());
+  auto once = [&](std::uint64_t seed) {
+    auto jobs = GenerateSynthetic(SyntheticOptions{.jobs = 100, .seed = seed, .cluster_gpus = 32});
+    for (std::size_t k = 0; k < jobs.size(); k += 10) {
+      jobs[k].gpus = k % 20 == 0 ? 16 : 12;  // gangs of 2 x 8 and 2 x 6
+    }
+    const SimOptions options{.node_failures = GenerateNodeFailures(
+                                 4, seconds(200'000), seconds(3'600), seconds(10'000'000), seed)};
+    auto result = Simulate(*nodes, jobs, options);
+    EXPECT_TRUE(result.ok());
+    EXPECT_EQ(result->jobs[0].gpus, 16);
+    EXPECT_EQ(Summarize(*result).rejected, 0);
+    return JobsCsv(*result) + SummaryJson(Summarize(*result));
+  };
+  EXPECT_EQ(once(7), once(7));
+  EXPECT_NE(once(7), once(8));
 }
 
 TEST(EngineTest, CpuOnlyJobStartsAtOnceOnAFullCluster) {

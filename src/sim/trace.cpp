@@ -49,7 +49,7 @@ Millis ToMillis(double seconds) {
 }
 
 // Above this a GPU count is a typo, not a job (the largest node anyone builds has 16 or so;
-// 100,000 leaves room for multi-node requests that are rejected later with a reason).
+// 100,000 leaves room for multi-node requests, which the engine runs as gangs).
 constexpr double kMaxGpus = 100'000;
 
 Result<TraceJob> ParseRow(const CsvTable& table, bool has_user_team) {

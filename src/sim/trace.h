@@ -30,7 +30,7 @@ struct TraceJob {
   std::string id;      // the trace's own job id, as written (shown in outputs)
   Millis submit{0};    // since the trace's origin
   Millis duration{0};  // run time from start to end when never interrupted
-  int gpus = 1;        // whole GPUs on one node; 1 for a share
+  int gpus = 1;        // whole GPUs (more than a node has: a gang, engine.h); 1 for a share
   int gpu_milli = 0;   // a share of one GPU (1..999 milli-GPU) for num_gpus < 1; 0 = whole GPUs
   std::string user{};  // "" = none
   std::string team{};  // "" = none

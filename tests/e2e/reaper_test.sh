@@ -4,7 +4,9 @@
 # `gpufleet show`; a busy job next to it is left alone. Also: --no-reap is refused where the
 # class does not allow it and accepted (from a #GPUFLEET line) where it does; --interactive
 # shows. The owner's webhook (a receiver started here) gets the warning and the reaping.
-# Thresholds are seconds here; the scenario file is rewritten as the jobs start.
+# Thresholds are seconds here; the scenario file is rewritten as the jobs start. The idle
+# threshold (20 s) leaves the test's setup (starting both jobs, reading their pids: many CLI
+# calls, seconds each on a loaded machine) time to show the busy job's work first.
 source "$(dirname "$0")/lib.sh"
 FAKENVML=${FAKENVML:?set FAKENVML to the stand-in libnvidia-ml.so.1}
 SCENARIO=$WORK/scenario.json
@@ -12,7 +14,7 @@ export GF_FAKENVML_SCENARIO=$SCENARIO
 
 cat >"$WORK/gpufleet.toml" <<'TOML'
 [class.normal]
-idle_after = "10s"
+idle_after = "20s"
 idle_grace = "5s"
 idle_util_below = 5
 idle_action = "requeue"
@@ -61,9 +63,9 @@ done
 write_scenario "$(job_pid "$idle")" "$(job_field "$idle" 'gpu_uuids[0]')" \
   "$(job_pid "$busy")" "$(job_field "$busy" 'gpu_uuids[0]')"
 
-# 2. Warned after 10 s idle, with the GPUs and the threshold; requeued 5 s later.
+# 2. Warned after 20 s idle, with the GPUs and the threshold; requeued 5 s later.
 wait_for "the idle warning of job $idle" has_event "$idle" idle_warning
-events_of "$idle" | grep -q "idle_warning (reaper): GPU [01] on reap-node idle for 1[0-9]s" ||
+events_of "$idle" | grep -q "idle_warning (reaper): GPU [01] on reap-node idle for 2[0-9]s" ||
   fail "warning: $(events_of "$idle")"
 events_of "$idle" | grep -q "requeued in 5s unless they are used" || fail "warning: $(events_of "$idle")"
 ok "job $idle warned: $(events_of "$idle" | grep idle_warning | head -1 | cut -c1-140)"
