@@ -67,9 +67,9 @@ std::int64_t HeldMilliOf(const JobRequest& request) {
 // One per scheduler job: a trace job, or each member of the gang a trace job larger than the
 // largest node runs as (SplitAcrossNodes), ids consecutive. The outcome is the trace job's.
 struct Live {
-  QueuedJob queued;                           // what the queue holds while it waits
-  std::size_t job = 0;                        // the trace job (index into trace and result)
-  std::size_t first = 0;                      // its first member's index (itself if no gang)
+  QueuedJob queued;       // what the queue holds while it waits
+  std::size_t job = 0;    // the trace job (index into trace and result)
+  std::size_t first = 0;  // its first member's index (itself if no gang)
   int members = 1;
   std::optional<std::chrono::seconds> limit;  // effective time limit of each run
   Millis remaining{0};                        // work still to do
@@ -248,10 +248,10 @@ SimResult Engine::Run() {
           .job = i,
           .first = first,
           .members = split.members,
-          .limit = options_.no_departures ? std::nullopt
-                                          : EffectiveTimeLimit(
-                                                ClassPolicyFor(options_.policy, priority),
-                                                std::nullopt),
+          .limit =
+              options_.no_departures
+                  ? std::nullopt
+                  : EffectiveTimeLimit(ClassPolicyFor(options_.policy, priority), std::nullopt),
           .remaining = t.duration});
     }
   }

@@ -168,12 +168,10 @@ TEST(EngineTest, JobLargerThanTheLargestNodeSplitsIntoTheFewestMembers) {
 TEST(EngineTest, GangRunsItsMembersOnTwoNodesTogetherAsOneJob) {
   // big (16 GPUs) takes two of the four 8-GPU nodes at 0, a and b the other two; c waits for
   // the first node freed (a's, at 50). big is one job: one run, 16 GPUs for 100 s.
-  const SimResult result = Simulated("4x8xH100",
-                                     {Job("big", 0, 16, 100),
-                                      Job("a", 0, 8, 50),
-                                      Job("b", 0, 8, 200),
-                                      Job("c", 0, 8, 10)},
-                                     SimOptions{.policy = Fifo()});
+  const SimResult result = Simulated(
+      "4x8xH100",
+      {Job("big", 0, 16, 100), Job("a", 0, 8, 50), Job("b", 0, 8, 200), Job("c", 0, 8, 10)},
+      SimOptions{.policy = Fifo()});
   ASSERT_EQ(result.jobs.size(), 4U);
   EXPECT_EQ(Spans(result),
             (std::vector<std::pair<double, double>>{{0, 100}, {0, 50}, {0, 200}, {50, 60}}));
@@ -194,8 +192,7 @@ TEST(EngineTest, GangWaitsUntilTwoNodesAreFreeAtOnce) {
       Simulated("3x8xH100",
                 {Job("a", 0, 8, 50), Job("b", 0, 8, 80), Job("big", 1, 16, 100)},
                 SimOptions{.policy = Fifo()});
-  EXPECT_EQ(Spans(result),
-            (std::vector<std::pair<double, double>>{{0, 50}, {0, 80}, {50, 150}}));
+  EXPECT_EQ(Spans(result), (std::vector<std::pair<double, double>>{{0, 50}, {0, 80}, {50, 150}}));
   EXPECT_DOUBLE_EQ(Summarize(result).queueing_s.avg, (0 + 0 + 49) / 3.0);
 }
 
