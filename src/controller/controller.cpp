@@ -1122,15 +1122,18 @@ void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
   // Only a sample whose MIG devices differ from the GPU's previous sample (a layout applied, MIG
   // turned on) or that carries a layout's refusal goes to the state thread.
   std::vector<GpuSample> mig;
-  {
+  const bool any_mig = std::any_of(samples.begin(), samples.end(),
+                                   [](const GpuSample& s) { return s.mig_enabled; });
+  if (any_mig || mig_seen_any_.load(std::memory_order_relaxed)) {
     std::lock_guard lock(mig_seen_mu_);
     for (const GpuSample& sample : samples) {
+      if (!sample.mig_enabled && !mig_seen_.contains(sample.uuid)) {
+        continue;  // the usual GPU: never in MIG mode
+      }
+      mig_seen_any_.store(true, std::memory_order_relaxed);
       std::vector<GpuUuid> devices;
       for (const MigSample& device : sample.mig) {
         devices.push_back(device.instance.uuid);
-      }
-      if (!sample.mig_enabled && !mig_seen_.contains(sample.uuid)) {
-        continue;  // the usual GPU: never in MIG mode
       }
       auto& seen = mig_seen_[sample.uuid];
       if (seen != std::make_pair(sample.mig_enabled, devices) ||

@@ -468,6 +468,9 @@ class Controller final : public ClusterService, public AgentReports {
   // its devices), to pass on changes only.
   std::mutex mig_seen_mu_;
   std::map<GpuUuid, std::pair<bool, std::vector<GpuUuid>>> mig_seen_;
+  // Whether any GPU was ever in MIG mode: until then a round of samples takes no lock and
+  // builds nothing (the usual fleet).
+  std::atomic<bool> mig_seen_any_{false};
   struct SchedulerEvent {
     JobId job;
     bool arrival = false;  // else an end
