@@ -278,19 +278,16 @@ std::string GpuModeText(const json& gpu) {
   const std::string mode = JsonText(gpu, "sharing", "exclusive");
   if (mode == "mig") {  // its MIG devices, and a layout that waits for them to free
     const auto layout = [](const json& profiles) {
-      std::string text;
-      for (const json& p : profiles) {
-        text += (text.empty() ? "" : ",") + (p.is_string() ? p.get<std::string>() : p.dump());
-      }
+      const std::string text = Joined(profiles, ",");
       return text.empty() ? std::string("none") : text;
     };
     json profiles = json::array();
     for (const json& device : Array(gpu, "mig_instances")) {
       profiles.push_back(JsonText(device, "profile"));
     }
-    const json& next = Array(gpu, "mig_layout_next");
     const bool waiting = gpu.contains("mig_layout_next") && gpu.at("mig_layout_next").is_array();
-    return "mig " + layout(profiles) + (waiting ? "→" + layout(next) : "");
+    return "mig " + layout(profiles) +
+           (waiting ? "→" + layout(Array(gpu, "mig_layout_next")) : "");
   }
   const std::string next = JsonText(gpu, "sharing_next", "");
   return next.empty() ? mode : mode + "→" + next;
