@@ -537,10 +537,13 @@ TEST_F(ControllerTest, MigJobsGetADeviceAndALayoutWaitsForTheGpuToEmpty) {
 
   EXPECT_EQ(controller_->SetMigLayout(alice_, NodeId("gpu01"), "0", "7g.80gb").error().code,
             ErrorCode::kPermissionDenied);
-  EXPECT_NE(controller_->SetMigLayout(root_, NodeId("gpu01"), "0", "2g.20gb")
-                .error()
-                .message.find("offers no MIG profile 2g.20gb; it offers 1g.10gb,3g.40gb,7g.80gb"),
-            std::string::npos);
+  const std::string not_offered =
+      controller_->SetMigLayout(root_, NodeId("gpu01"), "0", "2g.20gb").error().message;
+  EXPECT_TRUE(not_offered.starts_with("layout: ")) << not_offered;
+  EXPECT_NE(not_offered.find("MIG profile '2g.20gb' is not offered by this GPU (it offers 1g.10gb, "
+                             "3g.40gb, 7g.80gb)"),
+            std::string::npos)
+      << not_offered;
   EXPECT_NE(controller_->SetMigLayout(root_, NodeId("gpu01"), "0", "3g.40gb,3g.40gb,3g.40gb")
                 .error()
                 .message.find("needs 9 compute slices"),

@@ -278,27 +278,12 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller, const NodeId& node,
       return FailedPrecondition("layout: " + name + " has MIG mode off; turn it on with "
                                 "`nvidia-smi -i " + std::to_string(found->index) + " -mig 1` first");
     }
-    int slices = 0;
-    int gpu_slices = 0;
+    // The agent checks again with what the driver offers (at most so many of a profile).
+    std::vector<MigProfile> offered;
     for (const std::string& p : found->mig_profiles) {
-      gpu_slices = std::max(gpu_slices, MigProfileSlices(p));
+      offered.push_back(MigProfile{.name = p, .slices = MigProfileSlices(p)});
     }
-    for (const std::string& p : profiles) {
-      if (std::find(found->mig_profiles.begin(), found->mig_profiles.end(), p) ==
-          found->mig_profiles.end()) {
-        std::string message = "layout: " + name + " offers no MIG profile ";
-        message += p;
-        message += "; it offers ";
-        message += LayoutText(found->mig_profiles);
-        return InvalidArgument(message);
-      }
-      slices += MigProfileSlices(p);
-    }
-    if (gpu_slices > 0 && slices > gpu_slices) {
-      return InvalidArgument("layout: " + LayoutText(profiles) + " needs " +
-                             std::to_string(slices) + " compute slices; " + name + " has " +
-                             std::to_string(gpu_slices));
-    }
+    GF_TRY(PlanMigLayout(offered, "layout: " + name, profiles));
     found->mig_layout_next = profiles;
     mig_layouts_sent_.erase(found->uuid);
     modes_waiting_ = true;

@@ -28,23 +28,6 @@ struct GpuPowerLimits {
   std::int64_t max_mw = 0;
 };
 
-// A MIG GPU instance profile a GPU offers (issue #7).
-struct MigProfile {
-  std::string name;  // "3g.40gb"
-  int slices = 0;    // compute slices
-  int max_count = 0;  // at most this many instances of it at once
-  std::int64_t memory_mib = 0;
-};
-
-// The checks every backend makes on a MIG layout before changing anything: each name offered,
-// at most max_count of each, and the compute slices within the GPU's (its largest profile's).
-// Returns indexes into `offered`, one per wanted instance, largest first (the order to create
-// them in: large instances have the fewest places). Errors: kInvalidArgument naming the GPU
-// ("GPU <index>"), the profile and the offered ones, or the slices needed and had.
-Result<std::vector<std::size_t>> PlanMigLayout(const std::vector<MigProfile>& offered,
-                                               int index,
-                                               const std::vector<std::string>& wanted);
-
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;

@@ -79,6 +79,25 @@ int MigProfileSlices(std::string_view profile);
 // on, no device). Errors: kInvalidArgument naming `field`.
 Result<std::vector<std::string>> ParseMigLayout(std::string_view text, std::string_view field);
 
+// A MIG GPU instance profile a GPU offers.
+struct MigProfile {
+  std::string name;   // "3g.40gb"
+  int slices = 0;     // compute slices
+  int max_count = 0;  // at most this many instances of it at once; 0: not known, not checked
+  std::int64_t memory_mib = 0;
+};
+
+// The checks on a MIG layout before anything changes, made by every GPU backend (with what the
+// driver offers) and by the controller when an admin sets one (with the profile names a GPU
+// reported, so without max_count): each name offered, at most max_count of each, and the
+// compute slices within the GPU's (its largest profile's). Returns indexes into `offered`, one
+// per wanted instance, largest first (the order to create them in: large instances have the
+// fewest places). Errors: kInvalidArgument starting with `gpu` ("GPU 0"), naming the profile
+// and the offered ones, or the slices needed and had.
+Result<std::vector<std::size_t>> PlanMigLayout(const std::vector<MigProfile>& offered,
+                                               std::string_view gpu,
+                                               const std::vector<std::string>& wanted);
+
 struct Gpu {
   int index = 0;          // NVML index on its node
   GpuUuid uuid;

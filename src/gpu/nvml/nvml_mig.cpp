@@ -311,7 +311,8 @@ Status ApplyNvmlMigLayout(const NvmlMigApi& api,
     offered.push_back(MigProfile{
         .name = p.name, .slices = p.slices, .max_count = p.instance_count, .memory_mib = p.memory_mib});
   }
-  GF_ASSIGN_OR_RETURN(const std::vector<std::size_t> plan, PlanMigLayout(offered, index, profiles));
+  GF_ASSIGN_OR_RETURN(const std::vector<std::size_t> plan,
+                      PlanMigLayout(offered, Context(index), profiles));
   const auto pids = RunningPids(api, device);
   if (!pids) {
     return Unavailable(Context(index) +

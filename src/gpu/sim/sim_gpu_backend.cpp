@@ -142,7 +142,7 @@ Result<std::vector<MigInstance>> MakeMigInstances(const Gpu& gpu,
                                                   const std::vector<std::string>& names) {
   const std::vector<MigProfile> offered = SimMigProfiles(gpu.model, gpu.memory_mib);
   GF_ASSIGN_OR_RETURN(const std::vector<std::size_t> plan,
-                      PlanMigLayout(offered, gpu.index, names));
+                      PlanMigLayout(offered, "GPU " + std::to_string(gpu.index), names));
   std::vector<MigInstance> out;
   for (const std::size_t i : plan) {
     const int id = static_cast<int>(out.size()) + 1;
