@@ -31,38 +31,40 @@ MigPool::MigPool(const ClusterSnapshot& cluster) {
         gpus.push_back(&gpu);
       }
     }
-    std::sort(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
+    std::sort(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) {
+      return a->index < b->index;
+    });
     for (const Gpu* gpu : gpus) {
       const int slices = GpuSlices(*gpu);
+      const int block = static_cast<int>(free_on_gpu_.size());
+      free_on_gpu_.push_back(static_cast<int>(gpu->mig_instances.size()));
       for (const MigInstance& instance : gpu->mig_instances) {
         position.emplace(instance.uuid, static_cast<int>(devices_.size()));
-        devices_.push_back(MigDevice{
-            .node = node, .gpu = gpu, .instance = &instance, .gpu_slices = slices, .free = true});
+        devices_.push_back(MigDevice{.node = node,
+                                     .gpu = gpu,
+                                     .instance = &instance,
+                                     .gpu_slices = slices,
+                                     .gpu_block = block,
+                                     .free = true});
       }
     }
   }
   for (const RunningJob& job : cluster.running) {
     if (const auto it = position.find(job.allocation.mig); it != position.end()) {
-      devices_[static_cast<std::size_t>(it->second)].free = false;
+      MigDevice& device = devices_[static_cast<std::size_t>(it->second)];
+      device.free = false;
+      --free_on_gpu_[static_cast<std::size_t>(device.gpu_block)];
     }
-  }
-  // Devices run in blocks of their GPU: count each block's free ones.
-  free_on_gpu_.assign(devices_.size(), 0);
-  for (std::size_t begin = 0; begin < devices_.size();) {
-    std::size_t end = begin;
-    int free = 0;
-    while (end < devices_.size() && devices_[end].gpu == devices_[begin].gpu) {
-      free += devices_[end].free ? 1 : 0;
-      ++end;
-    }
-    std::fill(free_on_gpu_.begin() + static_cast<std::ptrdiff_t>(begin),
-              free_on_gpu_.begin() + static_cast<std::ptrdiff_t>(end), free);
-    begin = end;
   }
 }
 
+int MigPool::FreeOnGpu(const MigDevice& device) const {
+  return free_on_gpu_[static_cast<std::size_t>(device.gpu_block)];
+}
+
 bool MigPool::Admits(const MigDevice& device, const JobRequest& request) const {
-  return device.instance->profile == request.mig_profile && MatchesType(request, device.gpu->model) &&
+  return device.instance->profile == request.mig_profile &&
+         MatchesType(request, device.gpu->model) &&
          HasLabels(device.node->node.labels, request.node_labels);
 }
 
@@ -73,7 +75,7 @@ std::optional<MigFit> MigPool::FindFit(const JobRequest& request,
     if (!devices_[d].free || !Admits(devices_[d], request)) {
       continue;
     }
-    if (!best.has_value() || free_on_gpu_[d] < free_on_gpu_[*best]) {
+    if (!best.has_value() || FreeOnGpu(devices_[d]) < FreeOnGpu(devices_[*best])) {
       best = d;
     }
   }
@@ -89,11 +91,7 @@ std::optional<MigFit> MigPool::FindFit(const JobRequest& request,
 void MigPool::Take(const MigFit& fit, const std::string& /*user*/) {
   MigDevice& device = devices_[static_cast<std::size_t>(fit.device)];
   device.free = false;
-  for (std::size_t d = 0; d < devices_.size(); ++d) {
-    if (devices_[d].gpu == device.gpu) {
-      --free_on_gpu_[d];
-    }
-  }
+  --free_on_gpu_[static_cast<std::size_t>(device.gpu_block)];
   ++generation_;
 }
 

@@ -28,6 +28,7 @@ struct MigDevice {
   const Gpu* gpu = nullptr;
   const MigInstance* instance = nullptr;
   int gpu_slices = 7;  // the GPU's compute slices
+  int gpu_block = 0;   // its GPU's position in MigPool's free counts
   bool free = true;
 };
 
@@ -54,9 +55,10 @@ class MigPool {
 
  private:
   bool Admits(const MigDevice& device, const JobRequest& request) const;
+  int FreeOnGpu(const MigDevice& device) const;
 
   std::vector<MigDevice> devices_;  // by node name, GPU index, then gpu_instance_id
-  std::vector<int> free_on_gpu_;    // per device: how many devices of its GPU are free
+  std::vector<int> free_on_gpu_;    // per GPU with devices (gpu_block): how many are free
   std::uint64_t generation_ = 0;
 };
 
