@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`. Both bootstrap first.
-.PHONY: all bootstrap build release test run clean lint format-check
+.PHONY: all bootstrap build release test run clean lint format-check fuzz
 
 JOBS ?= $(shell nproc)
 
@@ -34,6 +34,13 @@ lint:
 # Fails if any source differs from what .clang-format would write; changes nothing.
 format-check:
 	$(CLANG_FORMAT) --dry-run -Werror $(FORMAT_SOURCES)
+
+# libFuzzer (clang, the `fuzz` preset): every target of tests/fuzz for FUZZ_SECONDS each, inputs up
+# to the API's 1 MiB body limit; a finding is kept in tests/fuzz/regressions/ and fails the run.
+# CI runs it after `make test` (.ci/run).
+FUZZ_SECONDS ?= 60
+fuzz: bootstrap
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Release build, then `gpufleet up` in the foreground.
 run: release

@@ -13,7 +13,8 @@ build_pkgs=(g++ cmake ninja-build pkg-config make
 test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   sqlite3 procps passwd util-linux jq
   prometheus tmux curl openssl postgresql iproute2 python3
-  chromium)  # the dashboard's browser tests (tests/browser), driven by npm's playwright-core
+  chromium  # the dashboard's browser tests (tests/browser), driven by npm's playwright-core
+  clang libclang-rt-14-dev)  # the `fuzz` preset's libFuzzer targets: `make fuzz`, which CI runs after the tests
 
 pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
 missing=()
