@@ -84,7 +84,8 @@ int RunAgent(const AgentOptions& options) {
   }
   std::cout << "gpufleet agent: node " << node.value() << ", GPUs from " << (*backend)->Describe()
             << ", jobs in " << (data_dir / "jobs").string() << ", server " << options.servers
-            << std::endl;
+            << "\n"
+            << ContainmentBannerLine(executor.DescribeContainment()) << std::flush;
   const int sig = WaitForStopSignal(stop_signals);
   spdlog::info("gpufleet agent: signal {}, stopping (jobs keep running)", sig);
   agent.Stop();

@@ -11,8 +11,12 @@
 #include <iostream>
 #include <vector>
 
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/spdlog.h>
+
 #include "config/config.h"
 #include "core/duration.h"
+#include "core/printable_text.h"
 #include "model/node.h"
 
 namespace gf {
@@ -132,6 +136,32 @@ Result<GpuSelfTestOptions> SelfTestFromFlags(std::string_view command_flag,
                             .interval = std::chrono::duration_cast<Millis>(every)};
 }
 
+namespace {
+
+// spdlog's stock line ("[time] [level] message"), with the message escaped first.
+class EscapingLogFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const std::string safe =
+        EscapeControl(std::string_view(msg.payload.data(), msg.payload.size()));
+    spdlog::details::log_msg escaped = msg;
+    escaped.payload = safe;
+    stock_.format(escaped, dest);
+    msg.color_range_start = escaped.color_range_start;  // where a colour sink paints the level
+    msg.color_range_end = escaped.color_range_end;
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<EscapingLogFormatter>();
+  }
+
+ private:
+  spdlog::pattern_formatter stock_;
+};
+
+}  // namespace
+
+void EscapeControlInLogs() { spdlog::set_formatter(std::make_unique<EscapingLogFormatter>()); }
+
 Result<NotifierOptions> NotifierOptionsFromConfig(const NotifyConfig& notify) {
   NotifierOptions options;
   options.email_from = notify.email_from.value_or(options.email_from);
@@ -144,6 +174,7 @@ Result<NotifierOptions> NotifierOptionsFromConfig(const NotifyConfig& notify) {
     options.webhook_first_retry = *notify.webhook_retry_delay;
   }
   options.ca_file = notify.ca_file.value_or(options.ca_file);
+  options.webhook_allow = notify.webhook_allow;
   GF_TRY(ValidateNotifierOptions(options));
   return options;
 }
@@ -185,6 +216,17 @@ int WaitForStopSignal(const sigset_t& signals, std::chrono::milliseconds timeout
   return sig > 0 ? sig : 0;
 }
 
+ApiServerOptions WithApiConfig(ApiServerOptions options, const ApiConfig& api) {
+  options.max_connections = api.max_connections.value_or(options.max_connections);
+  options.connections_per_client =
+      api.connections_per_client.value_or(options.connections_per_client);
+  options.max_watches = api.max_watches.value_or(options.max_watches);
+  options.watches_per_client = api.watches_per_client.value_or(options.watches_per_client);
+  options.rate_limit = api.rate_limit.value_or(options.rate_limit);
+  options.rate_burst = api.rate_burst.value_or(options.rate_burst);
+  return options;
+}
+
 std::string SettingsFile(const std::string& flag) {
   if (flag.empty() && std::filesystem::exists(std::string(kDefaultConfigPath))) {
     return std::string(kDefaultConfigPath);
@@ -199,6 +241,14 @@ Status AddLabelFlags(const std::vector<std::string>& flags,
     labels[label.first] = std::move(label.second);
   }
   return OkStatus();
+}
+
+std::string ContainmentBannerLine(const exec::Containment& containment) {
+  if (containment.mode != "cgroup-v2") {
+    spdlog::warn("process containment is {}: {}", containment.mode, containment.detail);
+    return "  containment: " + containment.mode + " (WARNING: " + containment.detail + ")\n";
+  }
+  return "  containment: " + containment.mode + " (" + containment.detail + ")\n";
 }
 
 int Die(std::string_view command, const Error& e) {

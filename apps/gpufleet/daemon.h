@@ -15,8 +15,10 @@
 #include "agent/gpu_self_test.h"
 #include "agent/mps_daemons.h"
 #include "agent/power_saver.h"
+#include "api/api_server.h"
 #include "config/config.h"
 #include "core/result.h"
+#include "executor/cgroup.h"
 #include "notify/notifier.h"
 
 namespace gf {
@@ -61,6 +63,10 @@ Result<GpuSelfTestOptions> SelfTestFromFlags(std::string_view command_flag,
 // (ValidateNotifierOptions: the error names the key).
 Result<NotifierOptions> NotifierOptionsFromConfig(const NotifyConfig& notify);
 
+// `options` with the settings file's [api] limits on top (what the file leaves out keeps the
+// value in `options`). The server checks them again at Start.
+ApiServerOptions WithApiConfig(ApiServerOptions options, const ApiConfig& api);
+
 // Blocks SIGINT and SIGTERM in this thread (call before any thread starts, so that only
 // WaitForStopSignal sees them) and ignores SIGPIPE (a peer that hangs up must not kill us).
 sigset_t BlockStopSignals();
@@ -82,6 +88,16 @@ std::string SettingsFile(const std::string& flag);
 // Errors: kInvalidArgument naming --label and the form.
 Status AddLabelFlags(const std::vector<std::string>& flags,
                      std::map<std::string, std::string>& labels);
+
+// The banner's "containment:" line (executor/cgroup.h); a mode weaker than cgroup-v2 is also
+// logged as a warning, so that it reaches the journal and not only a terminal.
+std::string ContainmentBannerLine(const exec::Containment& containment);
+
+// Makes every log line go through EscapeControl (core/printable_text.h): lines quote job
+// names, causes, agents' and webhooks' answers, and a daemon's log is read on a terminal
+// (journalctl, tail -f), where a control character of a user's would act. One place for every
+// line, present and future, rather than a call at each that quotes outside text.
+void EscapeControlInLogs();
 
 // Prints "gpufleet COMMAND: MESSAGE" to stderr; returns the exit code 1.
 int Die(std::string_view command, const Error& e);

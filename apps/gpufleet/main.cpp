@@ -15,9 +15,31 @@
 #include "executor/executor.h"
 #include "sim/sim_command.h"
 #include "cluster.h"
+#include "daemon.h"
 #include "up.h"
 
 namespace {
+
+// A flag that names a file, a folder, a server or a node: "" would quietly mean its default
+// (`--data-dir "$UNSET"` another instance's data dir, `--config ""` the stock settings), so it
+// is refused as the settings file refuses "".
+const CLI::Validator kNotEmpty(
+    [](const std::string& value) {
+      return value.empty() ? std::string("an empty value; give one, or leave the flag out")
+                           : std::string();
+    },
+    "");
+
+// --log-level: checked while parsing, so that a bad level stops gpufleet before any command
+// runs (client commands run as CLI11 callbacks, inside app.parse).
+const CLI::Validator kLogLevel(
+    [](const std::string& value) {
+      if (spdlog::level::from_str(value) == spdlog::level::off && value != "off") {
+        return "'" + value + "' is not a level; use trace, debug, info, warn or error";
+      }
+      return std::string();
+    },
+    "");
 
 int Main(int argc, char** argv) {
   CLI::App app("gpufleet: a GPU compute manager — queue, place, share and watch GPU work",
@@ -27,41 +49,54 @@ int Main(int argc, char** argv) {
   gf::ClientContext client;
   // Client settings: the environment and ~/.config/gpufleet/client.toml fill in what these
   // leave out (src/cli/client_settings.h), so they carry no envname here.
+  // Every global option is checked by a validator, which CLI11 runs before any subcommand's
+  // callback: a bad one must stop gpufleet before a command acts (issue #20: `--log-level
+  // bogus submit` submitted the job, then exited 2, and a retrying script submitted twice).
   app.add_option("--socket", client.flags.socket,
-                 "API socket of a local gpufleet (env GPUFLEET_SOCKET)");
+                 "API socket of a local gpufleet (env GPUFLEET_SOCKET)")
+      ->check(kNotEmpty);
   app.add_option("--server", client.flags.server,
                  "URL[,URL...] of the gpufleet servers, tried in order: https://HOST:PORT or "
-                 "http://HOST:PORT (env GPUFLEET_SERVER)");
+                 "http://HOST:PORT (env GPUFLEET_SERVER)")
+      ->check(kNotEmpty);
   app.add_option("--token-file", client.flags.token_file,
                  "file holding your API token, readable by you alone (env GPUFLEET_TOKEN_FILE, "
-                 "or GPUFLEET_TOKEN with the token itself)");
+                 "or GPUFLEET_TOKEN with the token itself)")
+      ->check(kNotEmpty);
   app.add_option("--ca-file", client.flags.ca_file,
                  "PEM file of the CA that signed the servers' certificates (env "
-                 "GPUFLEET_CA_FILE; default: the system's CAs)");
+                 "GPUFLEET_CA_FILE; default: the system's CAs)")
+      ->check(kNotEmpty);
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->check(kLogLevel);
 
   gf::UpOptions up;
   auto* up_cmd = app.add_subcommand("up", "run gpufleet on this server (controller + agent + API)");
   up_cmd->add_option("--config", up.config,
-                     "settings file (default /etc/gpufleet/gpufleet.toml when it exists)");
+                     "settings file (default /etc/gpufleet/gpufleet.toml when it exists)")
+      ->check(kNotEmpty);
   up_cmd->add_option("--gpus", up.gpus, "nvml (real GPUs), nvml:PATH, or sim:4xH100-80GB")
       ->capture_default_str();
   up_cmd->add_option("--data-dir", up.data_dir,
-                     "state and job logs (default /var/lib/gpufleet, or ~/.local/share/gpufleet)");
+                     "state and job logs (default /var/lib/gpufleet, or ~/.local/share/gpufleet)")
+      ->check(kNotEmpty);
   up_cmd->add_option("--db", up.db,
                      "the store: a SQLite file (default DATA_DIR/state.db), sqlite:PATH, or "
-                     "postgresql://USER@HOST:PORT/DB[?schema=NAME]");
-  up_cmd->add_option("--listen-socket", up.socket, "Unix socket to listen on (default: see docs)");
+                     "postgresql://USER@HOST:PORT/DB[?schema=NAME]")
+      ->check(kNotEmpty);
+  up_cmd->add_option("--listen-socket", up.socket, "Unix socket to listen on (default: see docs)")
+      ->check(kNotEmpty);
   up_cmd->add_option("--host", up.host, "TCP address to listen on")->capture_default_str();
   up_cmd->add_option("--port", up.port, "TCP port (0 = any free port, -1 = none)")
       ->capture_default_str();
-  up_cmd->add_option("--tls-cert", up.tls_cert, "PEM certificate: the TCP port speaks TLS only");
-  up_cmd->add_option("--tls-key", up.tls_key, "PEM private key of --tls-cert");
+  up_cmd->add_option("--tls-cert", up.tls_cert, "PEM certificate: the TCP port speaks TLS only")
+      ->check(kNotEmpty);
+  up_cmd->add_option("--tls-key", up.tls_key, "PEM private key of --tls-cert")->check(kNotEmpty);
   up_cmd->add_option("--kill-grace", up.kill_grace_s, "seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::Range(0, gf::kMaxKillGraceS));
-  up_cmd->add_option("--node-name", up.node_name, "this node's name (default: hostname)");
+  up_cmd->add_option("--node-name", up.node_name, "this node's name (default: hostname)")
+      ->check(kNotEmpty);
   up_cmd->add_option("--label", up.labels,
                      "KEY=VALUE label of this node, for jobs' --constraint (repeatable)");
   up_cmd->add_option("--sample-interval", up.sample_interval,
@@ -90,18 +125,24 @@ int Main(int argc, char** argv) {
   auto* server_cmd =
       app.add_subcommand("server", "run the controller of a cluster; node agents join it");
   server_cmd->add_option("--config", server.config,
-                         "settings file: classes, teams, quotas (default /etc/gpufleet/gpufleet.toml)");
-  server_cmd->add_option("--data-dir", server.data_dir, "state (default /var/lib/gpufleet)");
+                         "settings file: classes, teams, quotas (default /etc/gpufleet/gpufleet.toml)")
+      ->check(kNotEmpty);
+  server_cmd->add_option("--data-dir", server.data_dir, "state (default /var/lib/gpufleet)")
+      ->check(kNotEmpty);
   server_cmd->add_option("--db", server.db,
                          "the store: sqlite:PATH (default: state.db in --data-dir) or "
-                         "postgresql://USER@HOST/DB for several servers");
-  server_cmd->add_option("--listen-socket", server.socket, "Unix socket to listen on");
+                         "postgresql://USER@HOST/DB for several servers")
+      ->check(kNotEmpty);
+  server_cmd->add_option("--listen-socket", server.socket, "Unix socket to listen on")
+      ->check(kNotEmpty);
   server_cmd->add_option("--host", server.host, "TCP address to listen on (0.0.0.0: all)")
       ->capture_default_str();
   server_cmd->add_option("--port", server.port, "TCP port (0 = any free port)")
       ->capture_default_str();
-  server_cmd->add_option("--tls-cert", server.tls_cert, "PEM certificate: TCP speaks TLS only");
-  server_cmd->add_option("--tls-key", server.tls_key, "PEM private key of --tls-cert");
+  server_cmd->add_option("--tls-cert", server.tls_cert, "PEM certificate: TCP speaks TLS only")
+      ->check(kNotEmpty);
+  server_cmd->add_option("--tls-key", server.tls_key, "PEM private key of --tls-cert")
+      ->check(kNotEmpty);
   server_cmd->add_option("--heartbeat", server.heartbeat, "how often idle agents report")
       ->capture_default_str();
   server_cmd->add_option("--node-timeout", server.node_timeout,
@@ -121,13 +162,17 @@ int Main(int argc, char** argv) {
                         "server URL(s), comma-separated: https://head:7460[,https://standby:7460]")
       ->required();
   agent_cmd->add_option("--token-file", agent.token_file,
-                        "file holding this node's token (gpufleet node token create)");
-  agent_cmd->add_option("--ca-file", agent.ca_file, "CA certificate of the server's TLS cert");
+                        "file holding this node's token (gpufleet node token create)")
+      ->check(kNotEmpty);
+  agent_cmd->add_option("--ca-file", agent.ca_file, "CA certificate of the server's TLS cert")
+      ->check(kNotEmpty);
   agent_cmd->add_option("--gpus", agent.gpus, "nvml (real GPUs), nvml:PATH, or sim:4xH100-80GB")
       ->capture_default_str();
   agent_cmd->add_option("--data-dir", agent.data_dir,
-                        "job folders and logs (default /var/lib/gpufleet/agent)");
-  agent_cmd->add_option("--node-name", agent.node_name, "this node's name (default: hostname)");
+                        "job folders and logs (default /var/lib/gpufleet/agent)")
+      ->check(kNotEmpty);
+  agent_cmd->add_option("--node-name", agent.node_name, "this node's name (default: hostname)")
+      ->check(kNotEmpty);
   agent_cmd->add_option("--label", agent.labels, "KEY=VALUE label of this node (repeatable)");
   agent_cmd->add_option("--sample-interval", agent.sample_interval,
                         "how often GPUs are sampled (1s .. 1h)")
@@ -172,24 +217,22 @@ int Main(int argc, char** argv) {
     client.command_after_dashes.emplace(dashes + 1, args.end());
     args.erase(dashes, args.end());
   }
+  // Runs once every option is parsed and validated, before any subcommand's callback: what
+  // holds for every command is settled here, not after one has already run.
+  app.parse_complete_callback([&app, &client, &log_level] {
+    spdlog::set_level(spdlog::level::from_str(log_level));  // checked by kLogLevel
+    gf::EscapeControlInLogs();
+    if (client.command_after_dashes && !app.got_subcommand("submit")) {
+      throw CLI::ValidationError("--", "only gpufleet submit takes a command after it "
+                                       "(gpufleet submit [OPTIONS] -- CMD ARGS)");
+    }
+  });
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;  // --help/--version exit 0; bad usage exits 2
-  }
-  // up and shim run after parsing (not as CLI11 callbacks) so that --log-level applies first.
-  auto level = spdlog::level::from_str(log_level);
-  if (level == spdlog::level::off && log_level != "off") {
-    std::cerr << "gpufleet: --log-level: '" << log_level
-              << "' is not a level; use trace, debug, info, warn or error\n";
-    return 2;
-  }
-  spdlog::set_level(level);
-  if (client.command_after_dashes && !app.got_subcommand("submit")) {
-    std::cerr << "gpufleet: '--' is only for gpufleet submit -- CMD ARGS\n";
-    return 2;
   }
   if (up_cmd->parsed()) {
     for (const CLI::Option* option : up_cmd->get_options()) {

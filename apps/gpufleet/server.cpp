@@ -132,6 +132,7 @@ int RunServer(const ServerOptions& options) {
   copts.energy_price = config->energy;
   copts.sharing = config->sharing;
   copts.team_of_user = config->team_of_user;
+  copts.webhook_allow = config->notify.webhook_allow;
   copts.node_timeout = std::chrono::duration_cast<Millis>(*node_timeout);
   copts.lease_epoch = **epoch;
   copts.lease_ttl = std::chrono::duration_cast<Millis>(*lease_ttl);
@@ -163,7 +164,7 @@ int RunServer(const ServerOptions& options) {
   };
   aopts.max_watches = 20'000;  // every agent holds a command stream
   aopts.worker_threads = 8;
-  ApiServer server(controller, aopts);
+  ApiServer server(controller, WithApiConfig(aopts, config->api));
   if (Status s = server.Start(); !s.ok()) {
     return Die(kCommand, s.error());
   }

@@ -43,6 +43,7 @@ struct UpSettings {
   std::map<std::string, std::string> origin;
   EnergyPrice energy;  // [energy]
   SharingConfig sharing;  // [sharing]
+  ApiConfig api;          // [api]
 
   std::string Name(const std::string& flag) const {
     auto it = origin.find(flag);
@@ -62,7 +63,7 @@ struct UpSettings {
 
 // --config, or the default file when it exists; no file is the stock policy and the flags.
 Result<UpSettings> ReadSettings(const UpOptions& flags) {
-  UpSettings settings{flags, PolicyConfig{}, {}, {}, "", {}, {}, {}, SharingConfig{}};
+  UpSettings settings{flags, PolicyConfig{}, {}, {}, "", {}, {}, {}, SharingConfig{}, ApiConfig{}};
   const std::string path = SettingsFile(flags.config);
   if (path.empty()) {
     return settings;
@@ -73,6 +74,7 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.notify = config.notify;
   settings.energy = config.energy;
   settings.sharing = config.sharing;
+  settings.api = config.api;
   settings.source = config.source;
   const auto same = [](const auto& v) { return v; };
   const auto text = [](std::chrono::seconds d) { return FormatDuration(d); };
@@ -184,6 +186,7 @@ int RunUp(const UpOptions& flags) {
   copts.energy_price = settings->energy;
   copts.sharing = settings->sharing;
   copts.team_of_user = settings->team_of_user;
+  copts.webhook_allow = settings->notify.webhook_allow;
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
   }
@@ -216,14 +219,15 @@ int RunUp(const UpOptions& flags) {
   aopts.authenticate = [&controller](std::string_view token) {
     return controller.Authenticate(token);  // API tokens (gpufleet token create) on TCP
   };
-  ApiServer server(controller, aopts);
+  ApiServer server(controller, WithApiConfig(aopts, settings->api));
   if (Status s = server.Start(); !s.ok()) {
     return Die(s.error());
   }
   std::cout << "gpufleet up: node " << node.value() << ", GPUs from " << (*backend)->Describe()
             << ", data in " << data_dir.string() << "\n"
             << "  store:      " << DescribeStore(options.db, data_dir / "state.db") << "\n"
-            << "  API socket: " << *aopts.unix_socket_path << "\n";
+            << "  API socket: " << *aopts.unix_socket_path << "\n"
+            << ContainmentBannerLine(executor.DescribeContainment());
   if (!settings->source.empty()) {
     std::cout << "  settings:   " << settings->source << "\n";
   }

@@ -75,6 +75,7 @@ Result<Node> LocalAgent::Inventory() {
                     static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE)) / bytes_per_mib;
   node.state = NodeState::kUp;
   node.gpu_backend = backend_.Describe();
+  node.containment = executor_.DescribeContainment().mode;
   node.labels = options_.labels;
   return node;
 }

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/agent_wire.h"
+#include "json/json_text.h"
 
 namespace gf {
 namespace {
@@ -267,8 +268,9 @@ void RemoteLink::ListenerLoop() {
             return true;
           }
           got_any = true;
+          Result<json> body = ParseJsonText(data, "command from the server");
           Result<AgentCommand> command =
-              AgentCommandFromJson(json::parse(data, nullptr, /*allow_exceptions=*/false));
+              body.ok() ? AgentCommandFromJson(*body) : Result<AgentCommand>(body.error());
           if (!command.ok()) {
             spdlog::error("agent: bad command from the server: {}", command.error().ToString());
             return true;

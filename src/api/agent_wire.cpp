@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/json_mapping.h"
+#include "json/json_text.h"
 #include "store/codec.h"
 
 namespace gf {
@@ -127,7 +128,7 @@ Result<Time> TimeOf(const Fields& f, std::string_view field_ms) {
 // Bytes in the store codec's form: a JSON string, or {"hex": ...} for what is not UTF-8.
 Result<json> ByteStrings(const std::vector<std::string>& strings) {
   GF_ASSIGN_OR_RETURN(std::string text, EncodeStrings(strings));
-  return json::parse(text);
+  return ParseJsonText(text, "byte strings");
 }
 
 Result<MigInstance> MigInstanceFromJson(const Fields& f) {
@@ -267,7 +268,7 @@ Result<std::optional<RemappedRows>> RemappedFromJson(const Fields& parent) {
 json LaunchJobToJson(const Job& job) {
   json argv = ByteStrings(job.spec.argv).value_or(json());
   json workdir = ByteStrings({job.spec.workdir}).value_or(json());
-  json env = json::parse(EncodeEnv(job.spec.env).value_or("[]"));
+  json env = ParseJsonText(EncodeEnv(job.spec.env).value_or("[]"), "env").value_or(json());
   json out{{"id", job.id.value()},
            {"uid", job.owner.uid},
            {"gid", job.owner.gid},
@@ -432,6 +433,7 @@ Result<Node> NodeFromJson(const json& body, const std::string& where) {
   GF_ASSIGN_OR_RETURN(node.memory_mib, f.Get<std::int64_t>("memory_mib"));
   GF_ASSIGN_OR_RETURN(node.labels, LabelsFromJson(f));
   GF_ASSIGN_OR_RETURN(node.gpu_backend, f.Get<std::string>("gpu_backend"));
+  GF_ASSIGN_OR_RETURN(node.containment, f.Get<std::string>("containment"));  // "": older agent
   GF_ASSIGN_OR_RETURN(std::int64_t seen, f.Get<std::int64_t>("last_seen_ms"));
   node.last_seen = FromUnixMillis(seen);
   GF_ASSIGN_OR_RETURN(node.gpus, f.List<Gpu>("gpus", GpuFromJson));

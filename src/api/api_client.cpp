@@ -5,12 +5,14 @@
 #include <sys/socket.h>
 
 #include <variant>
+#include <vector>
 
 #include "api/beast_names.h"
 #include "api/credential_file.h"
 #include "api/json_mapping.h"
 #include "api/routes.h"
 #include "api/sse.h"
+#include "json/json_text.h"
 
 namespace gf {
 namespace {
@@ -359,9 +361,24 @@ Status ApiClient::Impl::ConnectTcp(const Target& t, Deadline deadline) {
           handler(e);
         });
       }, deadline);
+  std::vector<Tcp::endpoint> allowed;  // what may be connected to, in the resolver's order
+  std::optional<Error> refusal;
+  for (const auto& entry : endpoints) {
+    Status allow = options_.allow_address
+                       ? options_.allow_address(entry.endpoint().address().to_string())
+                       : OkStatus();
+    if (allow.ok()) {
+      allowed.push_back(entry.endpoint());
+    } else if (!refusal) {
+      refusal = allow.error();
+    }
+  }
+  if (!ec && allowed.empty() && refusal) {
+    return *refusal;
+  }
   if (!ec) {
     auto& socket = conn_.emplace<Tcp::socket>(ioc_);
-    ec = Run([&](auto handler) { net::async_connect(socket, endpoints, std::move(handler)); },
+    ec = Run([&](auto handler) { net::async_connect(socket, allowed, std::move(handler)); },
              ConnectDeadline(deadline));
   }
   if (ec) {
@@ -717,16 +734,20 @@ Result<nlohmann::json> ApiClient::CallJson(std::string_view method, std::string_
   if (response.body.empty()) {
     return nlohmann::json();
   }
-  nlohmann::json parsed = nlohmann::json::parse(response.body, nullptr, false);
-  if (parsed.is_discarded()) {
-    return Internal("gpufleet at " + endpoint_ + " answered " + std::string(method) + " " +
-                    std::string(target) + " with a body that is not JSON");
+  // The server is outside this process (over TCP, any machine): its answer gets the same
+  // depth limit as a request body gets on the server.
+  Result<nlohmann::json> parsed = ParseJsonText(
+      response.body, "the answer of gpufleet at " + endpoint_ + " to " + std::string(method) +
+                         " " + std::string(target));
+  if (!parsed.ok()) {
+    return Internal(parsed.error().message);
   }
   return parsed;
 }
 
 Error ErrorFromResponse(const HttpResponse& response) {
-  const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
+  const nlohmann::json body =
+      ParseJsonText(response.body, "error answer").value_or(nlohmann::json());
   if (auto error = ErrorFromJson(body)) {
     return Error{error->code.value_or(ErrorCodeForHttpStatus(response.status)), error->message};
   }

@@ -48,6 +48,12 @@ struct ApiClientOptions {
   std::string ca_file{};
   // Sent as "Authorization: Bearer TOKEN" on every request over TCP when not empty.
   std::string token{};
+  // When set, every address a TCP endpoint's host resolves to ("127.0.0.1", "::1") is passed
+  // to it first, and only the ones it returns OK for are connected to; when it refuses them
+  // all, the call fails with its first refusal (as it gave it: not kUnavailable, so not worth
+  // a retry). The notifier's: a webhook's host name must not lead to an address
+  // [notify] webhook_allow keeps out (model/webhook_allow.h).
+  std::function<Status(std::string_view address)> allow_address{};
 };
 
 class ApiClient {

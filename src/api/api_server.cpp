@@ -2,6 +2,7 @@
 #include "api/api_server.h"
 
 #include <pwd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -11,6 +12,8 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <climits>
 #include <cstring>
 #include <atomic>
 #include <cstdint>
@@ -26,6 +29,7 @@
 
 #include "api/agent_wire.h"
 #include "api/beast_names.h"
+#include "api/client_limits.h"
 #include "api/credential_file.h"
 #include "api/routes.h"
 #include "api/sse.h"
@@ -36,6 +40,12 @@ namespace {
 constexpr std::uint32_t kMaxHeaderBytes = 16 * 1024;
 constexpr std::size_t kMaxDrainBytes = 64 << 20;
 constexpr std::chrono::milliseconds kMaxLinger{5000};
+// A failed accept pauses its listener this long, doubling up to kMaxAcceptPause.
+constexpr std::chrono::milliseconds kFirstAcceptPause{100};
+constexpr std::chrono::milliseconds kMaxAcceptPause{1000};
+// Connections refused with an answer at once; beyond this many (each lingers to let the client
+// read its answer) a refused connection is closed without one.
+constexpr int kMaxRefusing = 64;
 
 std::string UserName(std::uint32_t uid) {
   std::vector<char> buf(16384);
@@ -161,6 +171,31 @@ std::string OpenSslReason(const beast::error_code& ec) {
   return reason;
 }
 
+// The answer to something a limit refused (client_limits.h): `what` ("too many open
+// watches"), the limit, `fix`, and a Retry-After header.
+HttpResponse RefusalResponse(std::string_view what, const Refusal& refusal,
+                             std::string_view fix = {}) {
+  HttpResponse response = ErrorResponse(MakeError(
+      refusal.code, std::string(what) + ": " + refusal.reason + std::string(fix) +
+                        "; retry in " + std::to_string(refusal.retry_after.count()) + " s"));
+  response.headers.emplace_back("Retry-After", std::to_string(refusal.retry_after.count()));
+  return response;
+}
+
+// [api] max_connections 0: three quarters of the open-file limit, so that connections run out
+// (and are refused with an answer) before the descriptors the rest of the server needs do.
+int ResolveMaxConnections(int configured) {
+  if (configured > 0) {
+    return configured;
+  }
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return 1 << 20;
+  }
+  const rlim_t share = limit.rlim_cur / 4 * 3;
+  return static_cast<int>(std::clamp<rlim_t>(share, 16, 1 << 20));
+}
+
 // A JSON response body as one `data:` line: JsonResponse ends it with a newline.
 std::string WithoutTrailingNewline(std::string body) {
   while (!body.empty() && body.back() == '\n') {
@@ -183,7 +218,9 @@ class SessionBase {
 class ApiServerState {
  public:
   ApiServerState(ClusterService& service, ApiServerOptions options)
-      : router_(service, options.telemetry, options.agent_link), options_(std::move(options)) {}
+      : router_(service, options.telemetry, options.agent_link),
+        options_(std::move(options)),
+        owner_uid_(::geteuid()) {}
 
   Status Start();
   void Stop();
@@ -204,22 +241,34 @@ class ApiServerState {
     sessions_.erase(s);
   }
 
-  // Counts open watches against options().max_watches; false when the limit is reached.
-  bool AcquireWatch() {
-    int open = watches_.load();
-    while (open < options_.max_watches) {
-      if (watches_.compare_exchange_weak(open, open + 1)) {
-        return true;
-      }
-    }
-    return false;
+  // The budget of a Unix-socket caller: its uid. Root and the server's own user have no
+  // per-client limit: the socket is how they run the server, whoever else is on it.
+  ClientKey SocketKey(std::uint32_t uid) const {
+    return ClientKey{Listener::kSocket, "uid:" + std::to_string(uid),
+                     uid == 0 || uid == owner_uid_};
   }
-  void ReleaseWatch() { watches_.fetch_sub(1); }
+
+  ApiServerCounts Counts() const {
+    ApiServerCounts counts = limits_ ? limits_->Counts() : ApiServerCounts{};
+    counts.accept_errors = accept_errors_.load();
+    return counts;
+  }
+
+  // Refused connections answered now (kMaxRefusing at most); false: close without an answer.
+  bool StartRefusing() {
+    if (refusing_.fetch_add(1) >= kMaxRefusing) {
+      refusing_.fetch_sub(1);
+      return false;
+    }
+    return true;
+  }
+  void DoneRefusing() { refusing_.fetch_sub(1); }
 
   // Accessors, named after their fields.
   // NOLINTBEGIN(readability-identifier-naming)
   const Router& router() const { return router_; }
   const ApiServerOptions& options() const { return options_; }
+  ClientLimits& limits() { return *limits_; }  // set by Start
   net::io_context& ioc() { return ioc_; }
   net::thread_pool& workers() { return *workers_; }
   // NOLINTEND(readability-identifier-naming)
@@ -228,12 +277,32 @@ class ApiServerState {
   Status StartUnix(const std::string& path);
   Status StartTcp();
   Status LoadTls();
+  Status CheckLimits() const;
+
+  // One listener's accept loop, touched only on its acceptor's strand.
+  struct AcceptLoop {
+    const char* name;  // "the Unix socket", "the TCP port"
+    std::optional<net::steady_timer> pause{};  // on the acceptor's strand, once it exists
+    std::chrono::milliseconds delay{0};  // the pause after the next failure; 0: none yet
+    std::int64_t failures = 0;  // failed accepts in the current burst
+    std::int64_t refused = 0;   // connections refused since the last one admitted
+  };
+  template <typename Socket, typename Acceptor, typename OnSocket>
+  void Accept(Acceptor& acceptor, AcceptLoop& loop, OnSocket on_socket);
+  void PauseAccepting(AcceptLoop& loop, const beast::error_code& ec, std::function<void()> again);
+  template <typename SessionType, typename Socket>
+  void Admit(AcceptLoop& loop, Socket socket, Caller caller, const ClientKey& key,
+             std::string peer);
   void AcceptUnix();
   void AcceptTcp();
   void RunIo();
 
   Router router_;
   ApiServerOptions options_;
+  const std::uint32_t owner_uid_;  // the server's effective uid
+  SystemClock clock_;  // the rate limit's
+  // Before ioc_: leases held by connections still queued in ioc_ are given back when it dies.
+  std::optional<ClientLimits> limits_;  // set by Start
   net::io_context ioc_;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
   std::unique_ptr<net::thread_pool> workers_;
@@ -242,7 +311,10 @@ class ApiServerState {
   std::optional<ssl::context> tls_;  // set when the TCP listener speaks TLS
   std::vector<std::thread> io_threads_;
   std::atomic<int> tcp_port_{-1};
-  std::atomic<int> watches_{0};  // open watch streams, bounded by options_.max_watches
+  AcceptLoop unix_accept_{"the Unix socket"};
+  AcceptLoop tcp_accept_{"the TCP port"};
+  std::atomic<std::int64_t> accept_errors_{0};
+  std::atomic<int> refusing_{0};  // refused connections still being answered
   std::optional<ino_t> socket_inode_;  // the socket file we created, removed on Stop if ours
   bool started_ = false;  // owner thread only
   bool stopped_ = false;  // owner thread only
@@ -254,33 +326,20 @@ class ApiServerState {
 
 namespace {
 
-// One open watch, counted against the server's limit until destroyed.
-class WatchSlot {
- public:
-  explicit WatchSlot(ApiServerState& server) : server_(server) {}
-  ~WatchSlot() { server_.ReleaseWatch(); }
-  WatchSlot(const WatchSlot&) = delete;
-  WatchSlot& operator=(const WatchSlot&) = delete;
-
- private:
-  ApiServerState& server_;
-};
-
-// The state of a connection that became a watch stream (see api_server.h).
 // The state of a connection that became an agent's command stream (StartCommandStream).
 struct CommandStreamState {
-  explicit CommandStreamState(ApiServerState& server) : slot(server) {}
-  WatchSlot slot;
-  std::shared_ptr<CommandStream> stream;  // set once opened
+  ClientLimits::Lease slot;  // its place under max_watches
+  std::shared_ptr<CommandStream> stream;
   bool writing = false;
   std::string out;      // the next bytes to write
   std::string sending;  // the bytes being written
 };
 
+// The state of a connection that became a watch stream (see api_server.h).
 struct WatchState {
-  WatchState(ApiServerState& server, std::string event_name, HttpRequest list_request)
-      : slot(server), event(std::move(event_name)), request(std::move(list_request)) {}
-  WatchSlot slot;
+  WatchState(std::string event_name, HttpRequest list_request)
+      : event(std::move(event_name)), request(std::move(list_request)) {}
+  ClientLimits::Lease slot;  // its place under max_watches, taken with the first read
   std::string event;    // "jobs", "gpus", "nodes"
   HttpRequest request;  // re-handled on every tick: the plain GET of the list
   bool streaming = false;  // the 200 header has gone out
@@ -301,12 +360,22 @@ class Session final : public SessionBase,
   static constexpr bool kTokens = !std::is_same_v<Socket, LocalProtocol::socket>;
 
  public:
-  Session(ApiServerState& server, Socket socket, Caller caller)
+  // `peer`: the remote address on TCP, the budget of a request without a valid token ("" on
+  // the socket). `connection`: its place under max_connections (none for a refused one).
+  Session(ApiServerState& server, Socket socket, Caller caller, std::string peer,
+          ClientLimits::Lease connection)
       : server_(server),
         socket_(std::move(socket)),
         timer_(socket_.get_executor()),
-        caller_(std::move(caller)) {}
-  ~Session() override { server_.Unregister(this); }
+        caller_(std::move(caller)),
+        peer_(std::move(peer)),
+        connection_(std::move(connection)) {}
+  ~Session() override {
+    if (refusing_) {
+      server_.DoneRefusing();
+    }
+    server_.Unregister(this);
+  }
 
   void Begin() {
     if (!server_.Register(this, this->shared_from_this())) {
@@ -317,6 +386,27 @@ class Session final : public SessionBase,
       SniffTls();
     } else {
       ReadRequest();
+    }
+  }
+
+  // A connection a limit refused: answered with the refusal before anything is read, then
+  // closed. On a TLS port (an answer would need the handshake first) and when kMaxRefusing
+  // answers are under way already, closed at once.
+  void Refuse(const Refusal& refusal) {
+    if constexpr (kTls) {
+      Close();
+    } else {
+      if (!server_.StartRefusing()) {
+        Close();
+        return;
+      }
+      refusing_ = true;
+      if (!server_.Register(this, this->shared_from_this())) {
+        Close();
+        return;
+      }
+      close_after_ = true;
+      Write(RefusalResponse("too many connections", refusal));
     }
   }
 
@@ -445,52 +535,111 @@ class Session final : public SessionBase,
     Dispatch(std::move(request));
   }
 
+  // What a request is to the limits: the client's own (rate limited), the first read of a
+  // watch (rate limited, and it takes a watch slot), or a watch's later re-read (the server's
+  // doing: free).
+  enum class Turn { kRequest, kWatchOpen, kWatchTick };
+
+  // What a worker made of a request: the answer, and the slot a watch took with its first read.
+  struct Answer {
+    HttpResponse response;
+    ClientLimits::Lease slot{};
+  };
+
   void Dispatch(HttpRequest request) {
-    HandleOnWorker(std::move(request),
-                   [](Session& self, HttpResponse response) { self.Write(std::move(response)); });
+    HandleOnWorker(std::move(request), Turn::kRequest,
+                   [](Session& self, Answer answer) { self.Write(std::move(answer.response)); });
   }
 
-  // Hands the request to a worker (ClusterService calls block) and comes back to the strand
-  // with `then(session, response)`. The work guard keeps the io threads alive until then.
   template <typename Then>
-  void HandleOnWorker(HttpRequest request, Then then) {
-    net::post(server_.workers(), [self = this->shared_from_this(), request = std::move(request),
+  void HandleOnWorker(HttpRequest request, Turn turn, Then then) {
+    OnWorker([request = std::move(request),
+              turn](Session& self) { return self.HandleNow(request, turn); },
+             std::move(then));
+  }
+
+  // Runs `work(session)` on a worker (ClusterService calls block) and comes back to the strand
+  // with `then(session, result)`. The work guard keeps the io threads alive until then.
+  template <typename Work, typename Then>
+  void OnWorker(Work work, Then then) {
+    net::post(server_.workers(), [self = this->shared_from_this(), work = std::move(work),
                                   then = std::move(then),
-                                  work = net::make_work_guard(server_.ioc())]() mutable {
-      HttpResponse response = self->HandleNow(request);
+                                  guard = net::make_work_guard(server_.ioc())]() mutable {
+      auto result = work(*self);
       net::post(self->socket_.get_executor(),
-                [self, then = std::move(then), response = std::move(response)]() mutable {
-                  then(*self, std::move(response));
+                [self, then = std::move(then), result = std::move(result)]() mutable {
+                  then(*self, std::move(result));
                 });
     });
   }
 
-  HttpResponse HandleNow(const HttpRequest& request) {  // on a worker
+  Answer HandleNow(const HttpRequest& request, Turn turn) {  // on a worker
     try {
-      if constexpr (kTokens) {
-        return HandleWithToken(request);
+      Result<Caller> caller = RequestCaller(request);
+      // A refused token counts against its address: guessing tokens is rate limited too.
+      const ClientKey key = KeyFor(caller.ok() ? *caller : Caller{});
+      if (turn != Turn::kWatchTick) {
+        if (std::optional<Refusal> refusal = server_.limits().TakeRequest(key)) {
+          return {RefusalResponse("too many requests", *refusal)};
+        }
       }
-      if (caller_.authenticated && caller_.user.empty()) {
-        caller_.user = UserName(caller_.uid);  // may block on NSS: not on I/O
+      if (!caller.ok()) {
+        return {Unauthenticated(caller.error().message)};
       }
-      return server_.router().Handle(caller_, request);
+      Answer answer;
+      if (turn == Turn::kWatchOpen) {
+        ClientLimits::Admission admission =
+            server_.limits().Admit(ClientLimits::Resource::kStream, key);
+        if (admission.refused) {
+          return {RefusalResponse("too many open watches", *admission.refused,
+                                  "; close one, or poll the plain GET instead")};
+        }
+        answer.slot = std::move(admission.lease);
+      }
+      answer.response = server_.router().Handle(*caller, request);
+      if (answer.response.status == 200 && request.method == "GET" &&
+          request.target == "/metrics") {
+        // The transport's own families: the router does not know the server it runs in.
+        answer.response.body += RenderApiServerMetrics(server_.Counts());
+      }
+      return answer;
     } catch (...) {  // thread boundary: Router::Handle already catches; this is belt and braces
-      HttpResponse response;
-      response.status = 500;
-      response.body = "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}\n";
-      return response;
+      Answer answer;
+      answer.response.status = 500;
+      answer.response.body =
+          "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}\n";
+      return answer;
     }
   }
 
-  // TCP: the request's bearer token, if any, names the caller for this request alone (a watch
-  // re-reads with its request, so a token revoked mid-stream ends the stream with a 401 event).
-  // The token is never logged: only the authenticator's message goes back.
-  HttpResponse HandleWithToken(const HttpRequest& request) {  // on a worker
-    Result<Caller> caller = TokenCaller(request);
-    if (!caller.ok()) {
-      return Unauthenticated(caller.error().message);
+  // The caller of one request. TCP: its bearer token, if any, names the caller for this
+  // request alone (a watch re-reads with its request, so a token revoked mid-stream ends the
+  // stream with a 401 event); the token is never logged, only the authenticator's message goes
+  // back. Unix socket: the peer, its user name resolved here (getpwuid_r may block on NSS:
+  // not on an I/O thread).
+  Result<Caller> RequestCaller(const HttpRequest& request) {  // on a worker
+    if constexpr (kTokens) {
+      return TokenCaller(request);
+    } else {
+      if (caller_.authenticated && caller_.user.empty()) {
+        caller_.user = UserName(caller_.uid);
+      }
+      return caller_;
     }
-    return server_.router().Handle(*caller, request);
+  }
+
+  // The budget `caller` draws from (client_limits.h): its uid on the socket; on TCP its user
+  // or node, or the remote address when the request carries no valid token.
+  ClientKey KeyFor(const Caller& caller) const {
+    if constexpr (!kTokens) {
+      return server_.SocketKey(caller.uid);
+    } else if (caller.node) {
+      return ClientKey{Listener::kTcp, "node:" + caller.node->value(), /*exempt=*/true};
+    } else if (caller.authenticated) {
+      return ClientKey{Listener::kTcp, "user:" + caller.user, /*exempt=*/false};
+    } else {
+      return ClientKey{Listener::kTcp, "addr:" + peer_, /*exempt=*/false};
+    }
   }
 
   // The caller of one TCP request: its bearer token's, or the connection's (unauthenticated)
@@ -508,45 +657,60 @@ class Session final : public SessionBase,
   // waker posts Pump to the strand when the controller queues a command, so a launch reaches
   // its agent within a write's time. One write at a time; a keepalive when idle. ----
 
+  // A command stream being opened: the stream, or the answer that refuses it.
+  struct CommandStreamOpening {
+    Result<std::shared_ptr<CommandStream>> stream = std::shared_ptr<CommandStream>();
+    ClientLimits::Lease slot{};
+    std::optional<HttpResponse> refused{};
+  };
+
   void StartCommandStream(HttpRequest request) {
-    if (!server_.AcquireWatch()) {
-      Write(ErrorResponse(429, "resource_exhausted",
-                          "too many open streams (the limit is " +
-                              std::to_string(server_.options().max_watches) + ")"));
-      return;
-    }
-    commands_.emplace(server_);
-    net::post(server_.workers(), [self = this->shared_from_this(), request = std::move(request),
-                                  work = net::make_work_guard(server_.ioc())]() mutable {
-      Result<std::shared_ptr<CommandStream>> stream = self->OpenCommandStream(request);
-      net::post(self->socket_.get_executor(), [self, stream = std::move(stream)]() mutable {
-        self->OnCommandStreamOpen(std::move(stream));
-      });
-    });
+    OnWorker([request = std::move(request)](Session& self) {
+               return self.OpenCommandStream(request);
+             },
+             [](Session& self, CommandStreamOpening opening) {
+               self.OnCommandStreamOpen(std::move(opening));
+             });
   }
 
-  Result<std::shared_ptr<CommandStream>> OpenCommandStream(const HttpRequest& request) {
+  CommandStreamOpening OpenCommandStream(const HttpRequest& request) {  // on a worker
+    CommandStreamOpening opening;
     Caller caller = caller_;
     if constexpr (kTokens) {
       Result<Caller> from_token = TokenCaller(request);
       if (!from_token.ok()) {
-        return PermissionDenied(from_token.error().message);
+        opening.stream = PermissionDenied(from_token.error().message);
+        return opening;
       }
       caller = std::move(*from_token);
     }
-    return server_.router().OpenCommandStream(caller, request);
+    // A node agent has no per-client limit (KeyFor), but its stream counts under max_watches.
+    ClientLimits::Admission admission =
+        server_.limits().Admit(ClientLimits::Resource::kStream, KeyFor(caller));
+    if (admission.refused) {
+      opening.refused = RefusalResponse("too many open streams", *admission.refused);
+      return opening;
+    }
+    opening.slot = std::move(admission.lease);
+    opening.stream = server_.router().OpenCommandStream(caller, request);
+    return opening;
   }
 
-  void OnCommandStreamOpen(Result<std::shared_ptr<CommandStream>> stream) {
-    if (!stream.ok()) {
-      commands_.reset();
-      Write(ErrorResponse(stream.error()));
+  void OnCommandStreamOpen(CommandStreamOpening opening) {
+    if (opening.refused) {
+      Write(std::move(*opening.refused));
+      return;
+    }
+    if (!opening.stream.ok()) {
+      Write(ErrorResponse(opening.stream.error()));
       return;
     }
     if (!Lowest().is_open()) {
       return;
     }
-    commands_->stream = std::move(*stream);
+    commands_.emplace();
+    commands_->slot = std::move(opening.slot);
+    commands_->stream = std::move(*opening.stream);
     std::weak_ptr<Session> weak = this->shared_from_this();
     commands_->stream->SetWaker([weak] {
       if (auto self = weak.lock()) {
@@ -608,35 +772,30 @@ class Session final : public SessionBase,
   // write if changed (or a keepalive is due), wait watch_interval on the timer, again. ----
 
   void StartWatch(std::string event, HttpRequest request) {
-    if (!server_.AcquireWatch()) {
-      Write(ErrorResponse(429, "resource_exhausted",
-                          "too many open watches (the limit is " +
-                              std::to_string(server_.options().max_watches) +
-                              "); close one, or poll the plain GET instead"));
-      return;
-    }
-    watch_.emplace(server_, std::move(event), std::move(request));
+    watch_.emplace(std::move(event), std::move(request));
     WatchTick();
   }
 
+  // The first read takes the watch's slot (on the worker, where the caller is known).
   void WatchTick() {
-    HandleOnWorker(watch_->request, [](Session& self, HttpResponse response) {
-      self.OnWatchRead(std::move(response));
-    });
+    HandleOnWorker(watch_->request, watch_->streaming ? Turn::kWatchTick : Turn::kWatchOpen,
+                   [](Session& self, Answer answer) { self.OnWatchRead(std::move(answer)); });
   }
 
-  void OnWatchRead(HttpResponse response) {
+  void OnWatchRead(Answer answer) {
+    HttpResponse& response = answer.response;
     if (!Lowest().is_open()) {
       return;  // the client left, or Stop(), while the worker read
     }
     if (!watch_->streaming && response.status != 200) {
-      watch_.reset();  // the plain GET's answer (401, 400, 503...); the connection goes on
+      watch_.reset();  // the plain GET's answer (401, 400, 429, 503...); the connection goes on
       Write(std::move(response));
       return;
     }
     std::string out;
     if (!watch_->streaming) {
       watch_->streaming = true;
+      watch_->slot = std::move(answer.slot);
       out = WatchStreamHeader();
       Drain(socket_);  // the client sends nothing more: a pending read notices when it leaves
     }
@@ -759,6 +918,9 @@ class Session final : public SessionBase,
   std::size_t drained_ = 0;
   std::array<char, 16384> drain_buf_{};
   std::string raw_out_;  // the plain-HTTP refusal on a TLS port
+  std::string peer_;     // TCP: the remote address; "" on the socket
+  ClientLimits::Lease connection_;  // its place under max_connections
+  bool refusing_ = false;  // answering a refusal (counted by StartRefusing)
   std::optional<WatchState> watch_;  // set while the connection is a watch
   std::optional<CommandStreamState> commands_;  // set while it is an agent's command stream
 };
@@ -915,39 +1077,131 @@ Status ApiServerState::LoadTls() {
   return OkStatus();
 }
 
-void ApiServerState::AcceptUnix() {
-  unix_acceptor_->async_accept(
-      net::make_strand(ioc_), [this](beast::error_code ec, LocalProtocol::socket socket) {
-        if (!unix_acceptor_->is_open()) {
+// The accept loop of one listener. A failed accept (EMFILE, ENFILE: no descriptor left) leaves
+// the connection queued, so accepting again at once fails again at once: a busy loop that
+// starves everything else. So the listener pauses (PauseAccepting) and tries again later.
+template <typename Socket, typename Acceptor, typename OnSocket>
+void ApiServerState::Accept(Acceptor& acceptor, AcceptLoop& loop, OnSocket on_socket) {
+  acceptor.async_accept(
+      net::make_strand(ioc_),
+      [this, &acceptor, &loop, on_socket](beast::error_code ec, Socket socket) mutable {
+        if (!acceptor.is_open()) {
           return;  // Stop()
         }
-        if (!ec) {
-          if (auto caller = PeerCaller(socket.native_handle())) {
-            std::make_shared<Session<LocalProtocol::socket>>(*this, std::move(socket), *caller)
-                ->Begin();
-          }
+        if (ec) {
+          PauseAccepting(loop, ec, [this, &acceptor, &loop, on_socket] {
+            Accept<Socket>(acceptor, loop, on_socket);
+          });
+          return;
         }
-        AcceptUnix();
+        if (loop.failures > 0) {
+          std::fprintf(stderr, "gpufleet api: accepting on %s again (after %lld failed accepts)\n",
+                       loop.name, static_cast<long long>(loop.failures));
+          loop.failures = 0;
+        }
+        loop.delay = std::chrono::milliseconds(0);
+        on_socket(std::move(socket));
+        Accept<Socket>(acceptor, loop, on_socket);
       });
 }
 
-void ApiServerState::AcceptTcp() {
-  tcp_acceptor_->async_accept(net::make_strand(ioc_), [this](beast::error_code ec,
-                                                             Tcp::socket socket) {
-    if (!tcp_acceptor_->is_open()) {
-      return;
+// Waits kFirstAcceptPause, doubling up to kMaxAcceptPause while accepts keep failing, then
+// calls `again`; says so once per burst of failures, not once per failure.
+void ApiServerState::PauseAccepting(AcceptLoop& loop, const beast::error_code& ec,
+                                    std::function<void()> again) {
+  ++accept_errors_;
+  if (loop.failures++ == 0) {
+    const ApiServerCounts counts = Counts();
+    std::fprintf(stderr,
+                 "gpufleet api: cannot accept a connection on %s: %s (%d open here, %d on the "
+                 "other listener); pausing accepts there, %lld ms doubling to %lld ms, until "
+                 "one succeeds\n",
+                 loop.name, ec.message().c_str(),
+                 &loop == &tcp_accept_ ? counts.tcp_connections : counts.socket_connections,
+                 &loop == &tcp_accept_ ? counts.socket_connections : counts.tcp_connections,
+                 static_cast<long long>(kFirstAcceptPause.count()),
+                 static_cast<long long>(kMaxAcceptPause.count()));
+  }
+  loop.delay = loop.delay.count() == 0 ? kFirstAcceptPause : std::min(loop.delay * 2,
+                                                                      kMaxAcceptPause);
+  loop.pause->expires_after(loop.delay);
+  loop.pause->async_wait([again = std::move(again)](beast::error_code wait_ec) {
+    if (!wait_ec) {
+      again();  // (Stop() cancels the pause: operation_aborted)
     }
-    if (!ec) {
-      // Unauthenticated unless a request carries a bearer token (Session::HandleWithToken).
-      if (tls_) {
-        std::make_shared<Session<TlsStream>>(*this, TlsStream(std::move(socket), *tls_), Caller{})
-            ->Begin();
-      } else {
-        std::make_shared<Session<Tcp::socket>>(*this, std::move(socket), Caller{})->Begin();
-      }
-    }
-    AcceptTcp();
   });
+}
+
+// Admits a new connection under the limits, or answers the refusal (Session::Refuse); logs
+// the first refusal of a burst and the end of the burst, not every one.
+template <typename SessionType, typename Socket>
+void ApiServerState::Admit(AcceptLoop& loop, Socket socket, Caller caller, const ClientKey& key,
+                           std::string peer) {
+  ClientLimits::Admission admission = limits_->Admit(ClientLimits::Resource::kConnection, key);
+  auto session = std::make_shared<SessionType>(*this, std::move(socket), std::move(caller),
+                                               std::move(peer), std::move(admission.lease));
+  if (admission.refused) {
+    if (loop.refused++ == 0) {
+      std::fprintf(stderr, "gpufleet api: refusing connections on %s: %s\n", loop.name,
+                   admission.refused->reason.c_str());
+    }
+    session->Refuse(*admission.refused);
+    return;
+  }
+  if (loop.refused > 0) {
+    std::fprintf(stderr, "gpufleet api: admitting connections on %s again (%lld refused)\n",
+                 loop.name, static_cast<long long>(loop.refused));
+    loop.refused = 0;
+  }
+  session->Begin();
+}
+
+void ApiServerState::AcceptUnix() {
+  Accept<LocalProtocol::socket>(*unix_acceptor_, unix_accept_, [this](LocalProtocol::socket s) {
+    if (std::optional<Caller> caller = PeerCaller(s.native_handle())) {
+      const ClientKey key = SocketKey(caller->uid);
+      Admit<Session<LocalProtocol::socket>>(unix_accept_, std::move(s), std::move(*caller), key,
+                                            "");
+    }
+  });
+}
+
+void ApiServerState::AcceptTcp() {
+  Accept<Tcp::socket>(*tcp_acceptor_, tcp_accept_, [this](Tcp::socket s) {
+    beast::error_code ec;
+    const Tcp::endpoint remote = s.remote_endpoint(ec);
+    if (ec) {
+      return;  // already gone
+    }
+    std::string peer = remote.address().to_string();
+    const ClientKey key{Listener::kTcp, "addr:" + peer, /*exempt=*/false};
+    // Unauthenticated unless a request carries a bearer token (Session::RequestCaller).
+    if (tls_) {
+      Admit<Session<TlsStream>>(tcp_accept_, TlsStream(std::move(s), *tls_), Caller{}, key,
+                                std::move(peer));
+    } else {
+      Admit<Session<Tcp::socket>>(tcp_accept_, std::move(s), Caller{}, key, std::move(peer));
+    }
+  });
+}
+
+// Each limit names its setting; the same ranges as the settings file's [api] keys.
+Status ApiServerState::CheckLimits() const {
+  const auto at_least = [](const char* name, double value, int least) -> Status {
+    if (!(value >= least && std::isfinite(value))) {  // NaN too
+      std::array<char, 32> text{};
+      std::snprintf(text.data(), text.size(), "%g", value);
+      return InvalidArgument(std::string("[api] ") + name + ": must be a number >= " +
+                             std::to_string(least) + ", got " + text.data());
+    }
+    return OkStatus();
+  };
+  GF_TRY(at_least("max_connections", options_.max_connections, 0));
+  GF_TRY(at_least("connections_per_client", options_.connections_per_client, 1));
+  GF_TRY(at_least("max_watches", options_.max_watches, 1));
+  GF_TRY(at_least("watches_per_client", options_.watches_per_client, 1));
+  GF_TRY(at_least("rate_limit", options_.rate_limit, 0));
+  return at_least("rate_burst", options_.rate_burst, 1);
 }
 
 void ApiServerState::RunIo() {
@@ -972,8 +1226,8 @@ Status ApiServerState::Start() {
     return InvalidArgument("tcp port: must be 0..65535 (or negative for none), got " +
                            std::to_string(options_.tcp_port));
   }
-  Status status = OkStatus();
-  if (options_.tcp_port >= 0 &&
+  Status status = CheckLimits();
+  if (status.ok() && options_.tcp_port >= 0 &&
       (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty())) {
     status = LoadTls();  // before binding anything: a bad file stops Start() cleanly
   }
@@ -995,13 +1249,24 @@ Status ApiServerState::Start() {
     return status;
   }
   started_ = true;
+  limits_.emplace(
+      ClientLimitsOptions{.max_connections = ResolveMaxConnections(options_.max_connections),
+                          .connections_per_client = options_.connections_per_client,
+                          .max_streams = options_.max_watches,
+                          .streams_per_client = options_.watches_per_client,
+                          .requests_per_second = options_.rate_limit,
+                          .request_burst = options_.rate_burst,
+                          .socket_reserve = unix_acceptor_.has_value()},
+      clock_);
   workers_ = std::make_unique<net::thread_pool>(
       static_cast<std::size_t>(std::max(1, options_.worker_threads)));
   work_.emplace(ioc_.get_executor());
   if (unix_acceptor_) {
+    unix_accept_.pause.emplace(unix_acceptor_->get_executor());
     AcceptUnix();
   }
   if (tcp_acceptor_) {
+    tcp_accept_.pause.emplace(tcp_acceptor_->get_executor());
     AcceptTcp();
   }
   for (int i = 0; i < std::max(1, options_.io_threads); ++i) {
@@ -1030,12 +1295,14 @@ void ApiServerState::Stop() {
     net::post(unix_acceptor_->get_executor(), [this] {
       beast::error_code ec;
       unix_acceptor_->close(ec);
+      unix_accept_.pause->cancel();
     });
   }
   if (tcp_acceptor_) {
     net::post(tcp_acceptor_->get_executor(), [this] {
       beast::error_code ec;
       tcp_acceptor_->close(ec);
+      tcp_accept_.pause->cancel();
     });
   }
   for (auto& session : live) {
@@ -1070,6 +1337,8 @@ ApiServer::~ApiServer() { Stop(); }
 Status ApiServer::Start() { return impl_->Start(); }
 
 int ApiServer::tcp_port() const { return impl_->tcp_port(); }
+
+ApiServerCounts ApiServer::counts() const { return impl_->Counts(); }
 
 void ApiServer::Stop() { impl_->Stop(); }
 

@@ -21,9 +21,20 @@
 // stream gets a `: keepalive` comment every `watch_keepalive`. Identity and visibility are the
 // plain GET's (each re-read is that GET, as that caller); an error on the first read is an
 // ordinary error response (401 for jobs on TCP), a later one is sent as `event: error` with the
-// error JSON, and the stream then ends. At most `max_watches` streams are open at once; one
-// more is answered 429. A watch ends when the client disconnects (the server keeps a read
-// pending to notice) or the server stops.
+// error JSON, and the stream then ends. A watch ends when the client disconnects (the server
+// keeps a read pending to notice) or the server stops.
+//
+// Limits (client_limits.h, docs/config.md [api]): connections, watches (agent command streams
+// included) and requests are counted per client: a uid on the Unix socket; on TCP the user of
+// a valid token, the node of a node token, else the remote address. Over its share a client
+// gets 429 with Retry-After naming the limit; the TCP listener holds at most three quarters of
+// `max_connections` and `max_watches`, the rest being kept for the Unix socket; root and the
+// server's own user on the socket, and node agents, have no per-client limit and no rate
+// limit. A connection over a limit is answered before its request is read (503 when the server
+// is full, 429 over the client's share; on a TLS port it is closed, since an answer would need
+// a handshake first) and closed. A failed accept (EMFILE: no descriptor left) pauses that
+// listener 100 ms, doubling to 1 s, logged once per burst, instead of failing again at once
+// forever. Every connection has `read_timeout` to send each request, idle or not.
 //
 // Ownership: borrows the ClusterService, which must outlive the server. Boost.Beast stays in
 // api_server.cpp (pimpl).
@@ -41,6 +52,7 @@
 #include "controller/agent_link.h"
 #include "controller/service.h"
 #include "core/result.h"
+#include "metrics/prometheus.h"
 
 namespace gf {
 
@@ -56,7 +68,13 @@ struct ApiServerOptions {
   std::chrono::milliseconds read_timeout{30'000};
   std::chrono::milliseconds watch_interval{1'000};
   std::chrono::milliseconds watch_keepalive{15'000};
-  int max_watches = 256;
+  // Limits (see above; docs/config.md [api] has the same names).
+  int max_connections = 0;  // both listeners; 0 = three quarters of the open-file limit
+  int connections_per_client = 256;
+  int max_watches = 256;  // watches and agent command streams, both listeners
+  int watches_per_client = 16;
+  double rate_limit = 50;  // requests a second per client; 0 = no rate limit
+  int rate_burst = 200;    // requests a client may send at once before rate_limit applies
   // Feeds GET /metrics' GPU families (borrowed; must outlive the server). Null: none.
   const Telemetry* telemetry = nullptr;
   // TLS on the TCP listener when both are set (PEM files; the key may not be world-readable).
@@ -68,7 +86,8 @@ struct ApiServerOptions {
   // unauthenticated. Called on worker threads.
   std::function<Result<Caller>(std::string_view token)> authenticate{};
   // Serves the agent link under /api/v1/agent/ (gpufleet server; borrowed, must outlive the
-  // server). Null: those routes answer 404. Command streams count against max_watches.
+  // server). Null: those routes answer 404. Command streams count against max_watches (not
+  // against watches_per_client: a node agent has no per-client limit).
   AgentLinkService* agent_link = nullptr;
 };
 
@@ -87,6 +106,9 @@ class ApiServer {
 
   // The bound TCP port (useful with tcp_port = 0); -1 when there is no TCP listener.
   int tcp_port() const;  // NOLINT(readability-identifier-naming): accessor
+
+  // What the limits refused and what is open now (also appended to GET /metrics). Any thread.
+  ApiServerCounts counts() const;  // NOLINT(readability-identifier-naming): accessor
 
   // Stops accepting, closes every connection, waits for in-flight handlers, joins all threads,
   // and removes the socket file if it is still ours. Idempotent.

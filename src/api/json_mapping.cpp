@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/duration.h"
+#include "json/json_text.h"
 
 namespace gf {
 namespace {
@@ -105,32 +106,34 @@ json ProcessesToJson(const std::vector<GpuProcessSample>& processes) {
 }
 
 // The offending value as the user sent it, shortened so that a huge body cannot make a huge
-// error message.
-std::string Shown(const json& value) {
-  std::string text = value.dump();
-  constexpr std::size_t kMax = 60;
-  if (text.size() > kMax) {
-    // Cut at a UTF-8 character boundary: half a character would make the error message
-    // itself invalid JSON text (tests/fuzz/regressions/job_spec).
-    std::size_t cut = kMax;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
-      --cut;
-    }
-    text.resize(cut);
-    text += "...";
-  }
-  return text;
-}
+// error message. A bounded preview (json/json_text.h), never a whole dump(): the value may be a
+// 1 MiB array, and only its first 60 bytes are shown. Cut at a UTF-8 character boundary: half
+// a character would make the error message itself invalid JSON text
+// (tests/fuzz/regressions/job_spec).
+std::string Shown(const json& value) { return JsonPreview(value, 60); }
 
 Error FieldError(std::string_view field, std::string_view must, const json& got) {
   return InvalidArgument(std::string(field) + ": must be " + std::string(must) + ", got " +
                          Shown(got));
 }
 
+// The strings of a job spec become C strings (exec's argv, the environment, chdir's path, names
+// in logs): a NUL byte inside one would silently cut it there, and the job would run something
+// other than what was sent. JSON can carry one ("\u0000"); it is refused here, naming the field.
+Status NoNulByte(std::string_view field, std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) {
+    return InvalidArgument(std::string(field) +
+                           ": contains a NUL byte (\\u0000), which would cut it short where it "
+                           "becomes a C string (exec, environment, path); remove it");
+  }
+  return OkStatus();
+}
+
 Result<std::string> StringField(std::string_view field, const json& v) {
   if (!v.is_string()) {
     return FieldError(field, "a string", v);
   }
+  GF_TRY(NoNulByte(field, v.get_ref<const std::string&>()));
   return v.get<std::string>();
 }
 
@@ -150,10 +153,8 @@ Result<std::vector<std::string>> CommandField(const json& v) {
   }
   std::vector<std::string> argv;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) {
-      return FieldError("command[" + std::to_string(i) + "]", "a string", v[i]);
-    }
-    argv.push_back(v[i].get<std::string>());
+    GF_ASSIGN_OR_RETURN(std::string arg, StringField("command[" + std::to_string(i) + "]", v[i]));
+    argv.push_back(std::move(arg));
   }
   return argv;
 }
@@ -164,10 +165,9 @@ Result<std::vector<std::pair<std::string, std::string>>> EnvField(const json& v)
   }
   std::vector<std::pair<std::string, std::string>> env;
   for (const auto& [key, value] : v.items()) {
-    if (!value.is_string()) {
-      return FieldError("env." + key, "a string", value);
-    }
-    env.emplace_back(key, value.get<std::string>());
+    GF_TRY(NoNulByte("env: the name \"" + key + "\"", key));
+    GF_ASSIGN_OR_RETURN(std::string text, StringField("env." + key, value));
+    env.emplace_back(key, std::move(text));
   }
   return env;
 }
@@ -625,6 +625,7 @@ json NodeToJson(const Node& node) {
               {"memory_mib", node.memory_mib},
               {"labels", std::move(labels)},
               {"gpu_backend", node.gpu_backend},
+              {"containment", node.containment},
               {"last_seen", FormatRfc3339(node.last_seen)},
               {"last_seen_ms", ToUnixMillis(node.last_seen)},
               {"gpus", std::move(gpus)}};

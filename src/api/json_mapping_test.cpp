@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gf {
@@ -165,6 +166,42 @@ TEST(ApiJsonMappingTest, SpecErrorsNameTheField) {
               0U)
         << wrong.dump();
   }
+}
+
+TEST(ApiJsonMappingTest, NulBytesInStringsThatBecomeCStringsAreRefusedNamingTheField) {
+  // exec, setenv and chdir would cut each of these at the NUL: the job would run something
+  // other than what was sent (issue #20).
+  const std::string nul("a\0b", 3);
+  const json cmd = {"true"};
+  const std::string kSays = ": contains a NUL byte";
+  EXPECT_EQ(SpecError({{"command", {"sh", nul}}}).rfind("command[1]" + kSays, 0), 0U);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"env", {{"A", nul}}}}).rfind("env.A" + kSays, 0), 0U);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"env", {{nul, "1"}}}}).rfind("env: the name", 0), 0U);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"workdir", nul}}).rfind("workdir" + kSays, 0), 0U);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"name", nul}}).rfind("name" + kSays, 0), 0U);
+  EXPECT_NE(SpecError({{"command", cmd}, {"name", nul}}).find("remove it"), std::string::npos);
+}
+
+TEST(ApiJsonMappingTest, AnErrorQuotesABoundedPreviewOfADeepOrHugeValue) {
+  // A value quoted in an error used to be dump()ed whole first: recursion as deep as the value
+  // (100,000 levels overflowed the daemon's stack) and a 1 MiB copy to show 60 bytes.
+  json deep = json::array();
+  for (int i = 0; i < 100'000; ++i) {
+    json outer = json::array();
+    outer.push_back(std::move(deep));
+    deep = std::move(outer);
+  }
+  json body = {{"command", {"true"}}};
+  body["env"] = std::move(deep);  // moved, not copied: a copy would recurse 100,000 times
+  EXPECT_EQ(SpecError(body),
+            "env: must be an object of strings, e.g. {\"NCCL_DEBUG\": \"INFO\"}, got " +
+                std::string(60, '[') + "...");
+  json huge = json::array();
+  for (int i = 0; i < 200'000; ++i) {
+    huge.push_back(i);
+  }
+  EXPECT_EQ(SpecError(huge), "job spec must be a JSON object, got " +
+                                 huge.dump().substr(0, 60) + "...");
 }
 
 TEST(ApiJsonMappingTest, ErrorRoundTrips) {

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -22,8 +23,16 @@ class ApiRoutesTest : public ::testing::Test {
  protected:
   HttpResponse Do(const std::string& method, const std::string& target,
                   const std::string& body = "", const Caller* caller = nullptr) {
-    HttpRequest request{method, target, {}, body};
-    return router_.Handle(caller ? *caller : alice_, request);
+    return router_.Handle(caller ? *caller : alice_, Request(method, target, body));
+  }
+  // A request as our clients send it: a body is labelled application/json (ApiClient).
+  static HttpRequest Request(const std::string& method, const std::string& target,
+                             const std::string& body) {
+    HttpHeaders headers;
+    if (!body.empty()) {
+      headers.emplace_back("Content-Type", "application/json");
+    }
+    return HttpRequest{method, target, std::move(headers), body};
   }
   static json Body(const HttpResponse& r) { return json::parse(r.body); }
   static std::string Message(const HttpResponse& r) {
@@ -79,6 +88,55 @@ TEST_F(ApiRoutesTest, BadSubmissionsAreRejectedBeforeTheService) {
     EXPECT_NE(Message(r).find(c.expected), std::string::npos) << Message(r);
   }
   EXPECT_EQ(fake_.Calls(), 0);
+}
+
+TEST_F(ApiRoutesTest, ADeeplyNestedBodyIsRefusedNamingTheLimit) {
+  // The reproduction of issue #20: 100,000 levels (200 KB, under the 1 MiB body limit) used to
+  // overflow the daemon's stack while the error message quoted the value.
+  const std::string deep = R"({"command":["true"],"workdir":"/","env":)" +
+                           std::string(100'000, '[') + std::string(100'000, ']') + "}";
+  const auto r = Do("POST", "/api/v1/jobs", deep);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Body(r)["error"]["code"], "invalid_argument");
+  EXPECT_EQ(Message(r), "request body: JSON nested deeper than 64 levels (the limit); flatten it");
+  EXPECT_EQ(fake_.Calls(), 0);
+}
+
+TEST_F(ApiRoutesTest, ADuplicateKeyIsRefusedRatherThanTheLastOneWinning) {
+  const auto r = Do("POST", "/api/v1/jobs", R"({"command":["true"],"command":["rm","-rf","x"]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Message(r),
+            "request body: duplicate key \"command\" in the top-level object; send each key once");
+  EXPECT_EQ(fake_.Calls(), 0);
+}
+
+TEST_F(ApiRoutesTest, ABodyMustBeLabelledJson) {
+  const std::string body = R"({"command":["true"]})";
+  const auto post = [&](HttpHeaders headers) {
+    return router_.Handle(alice_, HttpRequest{"POST", "/api/v1/jobs", std::move(headers), body});
+  };
+  for (const std::string type : {"text/plain", "application/x-www-form-urlencoded",
+                                 "application/jsonx", ""}) {
+    const auto r = post({{"Content-Type", type}});
+    EXPECT_EQ(r.status, 415) << type;
+    EXPECT_EQ(Body(r)["error"]["code"], "unsupported_media_type");
+    EXPECT_EQ(Message(r).rfind("POST /api/v1/jobs: the body must be JSON sent with Content-Type: "
+                               "application/json, not \"" + type + "\"", 0),
+              0U)
+        << Message(r);
+  }
+  // No Content-Type at all: every client of ours sends one (curl -d would send a form type).
+  const auto none = post({});
+  EXPECT_EQ(none.status, 415);
+  EXPECT_NE(Message(none).find("(none was sent)"), std::string::npos) << Message(none);
+  EXPECT_EQ(fake_.Calls(), 0);
+  EXPECT_EQ(ErrorCodeForHttpStatus(415), ErrorCode::kInvalidArgument);
+
+  // Any case, with parameters.
+  EXPECT_EQ(post({{"content-type", "Application/JSON; charset=utf-8"}}).status, 201);
+  // A request without a body needs no Content-Type.
+  EXPECT_EQ(router_.Handle(alice_, HttpRequest{"POST", "/api/v1/jobs/42/cancel", {}, ""}).status,
+            200);
 }
 
 TEST_F(ApiRoutesTest, JobRoutesNeedAnIdentity) {
@@ -243,7 +301,7 @@ TEST_F(ApiRoutesTest, AgentLogsHandsTheReplyToTheLink) {
   const Caller node{.authenticated = false, .uid = 0, .gid = 0, .user = "",
                     .role = Role::kUser, .node = NodeId("gpu-03")};
   const auto post = [&](const std::string& target, const json& body) {
-    return router.Handle(node, HttpRequest{"POST", target, {}, body.dump()});
+    return router.Handle(node, Request("POST", target, body.dump()));
   };
   const json reply = AgentLogReplyToJson(AgentLogReply{
       .request = 12, .chunk = LogChunk{.data = "line\n", .size = 5, .next_offset = 5}});
@@ -261,10 +319,9 @@ TEST_F(ApiRoutesTest, AgentLogsHandsTheReplyToTheLink) {
   link.answer = NotFound("no log read 12 waits on node gpu-03");
   EXPECT_EQ(post("/api/v1/agent/logs?session=77", reply).status, 404);
   // Without remote agents (gpufleet up) the route is not there.
-  EXPECT_EQ(router_.Handle(node, HttpRequest{"POST", "/api/v1/agent/logs?session=1", {},
-                                             reply.dump()})
-                .status,
-            404);
+  EXPECT_EQ(
+      router_.Handle(node, Request("POST", "/api/v1/agent/logs?session=1", reply.dump())).status,
+      404);
 }
 
 TEST_F(ApiRoutesTest, ExplainAnswersTheServicesExplanation) {

@@ -247,7 +247,8 @@ TEST_F(WatchTest, WatchesAreBoundedAndADisconnectFreesTheSlot) {
   const Status second = client.Watch("/api/v1/gpus?watch=1", [](auto, auto) { return true; });
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().code, ErrorCode::kResourceExhausted);
-  EXPECT_NE(second.error().message.find("too many open watches (the limit is 1)"),
+  EXPECT_NE(second.error().message.find(
+                "too many open watches: the limit is 1 on this server ([api] max_watches)"),
             std::string::npos);
   // The connection that got the 429 still serves plain requests.
   EXPECT_TRUE(client.CallJson("GET", "/api/v1/health").ok());

@@ -556,7 +556,8 @@ std::string GpuHealthSummary(const nlohmann::json& gpus) {
 
 int RunNodes(const ClientContext& ctx, bool json) {
   return RunRead(ctx, "/api/v1/nodes", json, [](const nlohmann::json& r) {
-    Table table({"NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS", "MEMORY", "BACKEND"});
+    Table table(
+        {"NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS", "MEMORY", "BACKEND", "CONTAINMENT"});
     for (const auto& node : r["nodes"]) {
       const nlohmann::json gpus = node.value("gpus", nlohmann::json::array());
       table.AddRow({JsonText(node, "name"),
@@ -565,7 +566,8 @@ int RunNodes(const ClientContext& ctx, bool json) {
                     GpuHealthSummary(gpus),
                     JsonText(node, "cpus"),
                     JsonText(node, "memory_mib") + " MiB",
-                    JsonText(node, "gpu_backend")});
+                    JsonText(node, "gpu_backend"),
+                    JsonText(node, "containment", "?")});
     }
     table.Print(std::cout);
   });

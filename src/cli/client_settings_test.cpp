@@ -124,6 +124,29 @@ TEST_F(ClientSettingsTest, TheNamedSettingsFileMustExistAndParse) {
   EXPECT_EQ(Resolve().endpoint, "/tmp/x.sock");
 }
 
+// Issue #20: a deeply nested client.toml crashed every client command (toml11 recurses); a
+// client.toml that is a directory read as empty settings; an empty path meant "not set".
+TEST_F(ClientSettingsTest, ADeepDirectoryOrEmptySettingsFileIsAnErrorNotACrash) {
+  WriteClientFile("[client]\nservers = " + std::string(100'000, '[') + "\n");
+  EXPECT_TRUE(Contains(ErrorOf(), "client.toml:2: nested more than 32 levels deep")) << ErrorOf();
+  WriteClientFile(std::string(100'000, '[') + "\n");
+  EXPECT_TRUE(Contains(ErrorOf(), "client.toml:1: nested more than 32 levels deep")) << ErrorOf();
+  WriteClientFile("a" + std::string(100'000, '.') + "a = 1\n");
+  EXPECT_TRUE(Contains(ErrorOf(), "client.toml:1: nested more than 32 levels deep")) << ErrorOf();
+
+  std::filesystem::remove(dir_ + "/.config/gpufleet/client.toml");
+  std::filesystem::create_directories(dir_ + "/.config/gpufleet/client.toml");
+  EXPECT_TRUE(Contains(ErrorOf(), "client.toml is a directory, not a file")) << ErrorOf();
+  env_.client_config = dir_ + "/.config";
+  EXPECT_TRUE(Contains(ErrorOf(), "client settings file " + dir_ + "/.config is a directory"))
+      << ErrorOf();
+
+  env_.client_config = Write("empty.toml", "[client]\nservers = [\"https://a:1\"]\n"
+                                           "token_file = \"\"\n");
+  EXPECT_TRUE(Contains(ErrorOf(), "empty.toml:3: [client] token_file: an empty string"))
+      << ErrorOf();
+}
+
 TEST_F(ClientSettingsTest, XdgConfigHomeMovesTheDefaultFile) {
   env_.xdg_config_home = dir_ + "/xdg";
   Write("xdg/gpufleet/client.toml", "[client]\nservers = [\"http://x:1\"]\n");

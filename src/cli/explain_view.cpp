@@ -62,12 +62,7 @@ void Line(std::ostream& out, const std::string& label, const std::string& text) 
 }
 
 std::string Join(const json& items, const std::string& separator = ", ") {
-  std::string text;
-  for (const json& item : items) {
-    text += (text.empty() ? "" : separator) + (item.is_string() ? item.get<std::string>()
-                                                                : item.dump());
-  }
-  return text;
+  return JsonJoined(items, separator);
 }
 
 // One decimal at most: "3600", "2.9".

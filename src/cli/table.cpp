@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/printable_text.h"
+
 namespace gf {
 namespace {
 
@@ -16,6 +18,16 @@ std::size_t Columns(const std::string& text) {
 }  // namespace
 
 void Table::Print(std::ostream& out) const {
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(rows_.size());
+  for (const auto& row : rows_) {
+    std::vector<std::string> safe;
+    safe.reserve(row.size());
+    for (const std::string& cell : row) {
+      safe.push_back(EscapeControl(cell));
+    }
+    rows.push_back(std::move(safe));
+  }
   std::vector<std::size_t> width(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
@@ -23,7 +35,7 @@ void Table::Print(std::ostream& out) const {
     }
   };
   measure(header_);
-  for (const auto& row : rows_) {
+  for (const auto& row : rows) {
     measure(row);
   }
   auto print = [&](const std::vector<std::string>& row) {
@@ -40,7 +52,7 @@ void Table::Print(std::ostream& out) const {
     out << line << '\n';
   };
   print(header_);
-  for (const auto& row : rows_) {
+  for (const auto& row : rows) {
     print(row);
   }
 }

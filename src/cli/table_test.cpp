@@ -31,5 +31,20 @@ TEST(TableTest, AlignsByCharactersNotBytes) {
             "shared         ana\n");
 }
 
+// A job name or reason is another user's text: an ESC in it must not reach the terminal of
+// root running `queue`, and a newline must not forge a row (issue #20).
+TEST(TableTest, EscapesControlCharactersInCells) {
+  Table t({"ID", "NAME", "REASON"});
+  t.AddRow({"7", "x\x1b]0;owned\x07", "waits\n8  RUNNING  fake"});
+  t.AddRow({"8", "eval", "-"});
+  std::ostringstream out;
+  t.Print(out);
+  EXPECT_EQ(out.str().find('\x1b'), std::string::npos);
+  EXPECT_EQ(out.str(),
+            "ID  NAME               REASON\n"
+            "7   x\\x1b]0;owned\\x07  waits\\x0a8  RUNNING  fake\n"
+            "8   eval               -\n");
+}
+
 }  // namespace
 }  // namespace gf

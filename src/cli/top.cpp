@@ -25,6 +25,7 @@
 #include "api/socket_path.h"
 #include "cli/client_commands.h"
 #include "cli/top_frame.h"
+#include "json/json_text.h"
 
 namespace gf {
 namespace {
@@ -253,12 +254,13 @@ void Follow(const std::stop_token& stop, const ClientSettings& settings,
     const Status status = client.Watch(
         target,
         [&](std::string_view event, std::string_view data) {
-          nlohmann::json doc = nlohmann::json::parse(data, nullptr, false);
-          if (event == "error" || doc.is_discarded()) {
-            state.SetError(feed, doc.is_discarded() ? "unreadable event from the server"
-                                                    : doc.dump());
+          Result<nlohmann::json> doc = ParseJsonText(data, "event from the server");
+          if (!doc.ok()) {
+            state.SetError(feed, doc.error().message);
+          } else if (event == "error") {
+            state.SetError(feed, doc->dump());
           } else {
-            state.SetList(feed, std::move(doc));
+            state.SetList(feed, *std::move(doc));
           }
           Wake();
           return true;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/table.h"
+#include "core/printable_text.h"
 #include "model/slice.h"
 
 namespace gf {
@@ -159,16 +160,6 @@ void Line(std::ostream& out, std::string_view label, const std::string& value) {
   out << label << std::string(kLabelWidth - label.size(), ' ') << value << '\n';
 }
 
-// Words of a string array joined with `sep`.
-std::string Joined(const json& words, std::string_view sep) {
-  std::string out;
-  for (const auto& w : words) {
-    out += (out.empty() ? "" : std::string(sep)) +
-           (w.is_string() ? w.get<std::string>() : w.dump());
-  }
-  return out;
-}
-
 // The usage lines of `show`: what the job's GPUs did, so far while it runs.
 void PrintUsage(const json& job, std::ostream& out) {
   const json& usage = Object(job, "usage");
@@ -223,20 +214,23 @@ std::string JsonText(const json& j, std::string_view key, std::string_view none)
   if (it == j.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty())) {
     return std::string(none);
   }
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return EscapeControl(it->is_string() ? it->get<std::string>() : it->dump());
+}
+
+std::string JsonJoined(const json& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    out += (out.empty() ? "" : std::string(separator)) +
+           EscapeControl(item.is_string() ? item.get<std::string>() : item.dump());
+  }
+  return out;
 }
 
 std::string Truncate(std::string text, std::size_t max) {
   if (text.size() <= max) {
     return text;
   }
-  std::size_t cut = max - 3;
-  // Back up over UTF-8 continuation bytes: half a character would print as garbage.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
-    --cut;
-  }
-  text.resize(cut);
-  return text + "...";
+  return TruncateUtf8(text, max - 3) + "...";
 }
 
 std::string GpuJobText(const json& gpu) {
@@ -278,7 +272,7 @@ std::string GpuModeText(const json& gpu) {
   const std::string mode = JsonText(gpu, "sharing", "exclusive");
   if (mode == "mig") {  // its MIG devices, and a layout that waits for them to free
     const auto layout = [](const json& profiles) {
-      const std::string text = Joined(profiles, ",");
+      const std::string text = JsonJoined(profiles, ",");
       return text.empty() ? std::string("none") : text;
     };
     json profiles = json::array();
@@ -397,7 +391,7 @@ void PrintShare(const json& job, const std::string& gpus, std::ostream& out) {
 }  // namespace
 
 void PrintJob(const json& job, std::ostream& out) {
-  const std::string gpus = Joined(Array(job, "gpu_uuids"), ",");
+  const std::string gpus = JsonJoined(Array(job, "gpu_uuids"), ",");
   const std::string exit_code = JsonText(job, "exit_code", "");
   Line(out, "Job", JsonText(job, "id") + " (" + JsonText(job, "name") + ")");
   Line(out, "User", JsonText(job, "user") + "  team " + JsonText(job, "team"));
@@ -437,7 +431,7 @@ void PrintJob(const json& job, std::ostream& out) {
   }
   Line(out, "Node", JsonText(job, "node") + (gpus.empty() ? "" : "  GPUs " + gpus));
   PrintShare(job, gpus, out);
-  Line(out, "Command", Joined(Array(job, "command"), " "));
+  Line(out, "Command", JsonJoined(Array(job, "command"), " "));
   Line(out, "Workdir", JsonText(job, "workdir"));
   Line(out, "Submitted", JsonText(job, "submit_time"));
   Line(out, "Started", JsonText(job, "start_time"));

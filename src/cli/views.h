@@ -16,9 +16,15 @@
 
 namespace gf {
 
-// j[key] as text: strings as they are, numbers and the rest as JSON; `none` when the key is
-// missing, null or an empty string.
+// j[key] as text to print: strings with their control characters escaped (EscapeControl,
+// core/printable_text.h: a job name, command or reason is another user's bytes, and `queue` or
+// `show` must not let an ESC in them drive root's terminal), numbers and the rest as JSON;
+// `none` when the key is missing, null or an empty string.
 std::string JsonText(const nlohmann::json& j, std::string_view key, std::string_view none = "-");
+
+// The items of a JSON array joined with `separator`, each as JsonText prints it ("python
+// train.py --lr 3e-4" from a command's words).
+std::string JsonJoined(const nlohmann::json& items, std::string_view separator);
 
 // j[key] as a number; nullopt when missing, null or not a number.
 std::optional<double> JsonNumber(const nlohmann::json& j, std::string_view key);

@@ -13,8 +13,13 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <toml.hpp>
 
+#include "config/toml_guard.h"
 #include "core/duration.h"
 #include "model/node.h"
 #include "scheduler/idle_policy.h"
@@ -67,7 +72,8 @@ class ConfigParser {
 
   Result<Config> Parse(const TomlValue& root) {
     const Section top{&root, "the top level", ""};
-    GF_TRY(CheckKeys(top, {"class", "energy", "notify", "other_teams", "scheduler", "sharing", "team", "up"}));
+    GF_TRY(CheckKeys(top, {"api", "class", "energy", "notify", "other_teams", "scheduler",
+                           "sharing", "team", "up"}));
     const TomlTable& table = root.as_table();
     if (auto it = table.find("scheduler"); it != table.end()) {
       GF_TRY(ParseScheduler(it->second));
@@ -82,6 +88,9 @@ class ConfigParser {
     }
     if (auto it = table.find("up"); it != table.end()) {
       GF_TRY(ParseUp(it->second));
+    }
+    if (auto it = table.find("api"); it != table.end()) {
+      GF_TRY(ParseApi(it->second));
     }
     if (auto it = table.find("notify"); it != table.end()) {
       GF_TRY(ParseNotify(it->second));
@@ -173,10 +182,14 @@ class ConfigParser {
       return KeyError(s, "servers", "the list is empty; name at least one server, e.g. "
                                     "[\"https://gpu-a:7460\"], or leave the key out");
     }
+    if (servers.has_value() &&
+        std::find(servers->begin(), servers->end(), std::string()) != servers->end()) {
+      return KeyError(s, "servers", "an empty string in the list; give each server's URL");
+    }
     out.servers = servers.value_or(std::vector<std::string>{});
-    GF_ASSIGN_OR_RETURN(const auto token_file, String(s, "token_file"));
+    GF_ASSIGN_OR_RETURN(const auto token_file, NonEmptyString(s, "token_file"));
     out.token_file = token_file.value_or("");
-    GF_ASSIGN_OR_RETURN(const auto ca_file, String(s, "ca_file"));
+    GF_ASSIGN_OR_RETURN(const auto ca_file, NonEmptyString(s, "ca_file"));
     out.ca_file = ca_file.value_or("");
     return out;
   }
@@ -304,6 +317,19 @@ class ConfigParser {
       return KeyError(s, key, "expected a string in quotes, got " + TypeName(it->second));
     }
     return std::optional<std::string>(it->second.as_string().str);
+  }
+
+  // A string that names something (a file, a program, a host): "" would silently mean "the
+  // stock value" downstream (data_dir = "" fell back to /var/lib/gpufleet, another instance's
+  // database), so it is refused; leaving the key out is how to ask for the stock value.
+  Result<std::optional<std::string>> NonEmptyString(const Section& s,
+                                                    const std::string& key) const {
+    GF_ASSIGN_OR_RETURN(std::optional<std::string> value, String(s, key));
+    if (value.has_value() && value->empty()) {
+      return KeyError(s, key, "an empty string; give a value, or leave the key out for the "
+                              "stock one");
+    }
+    return value;
   }
 
   Result<std::optional<std::vector<std::string>>> StringList(const Section& s,
@@ -529,7 +555,7 @@ class ConfigParser {
       if (!added) {
         return KeyError(s, "members",
                         "user '" + user + "' is already a member of team '" + it->second +
-                            "'; a user belongs to one team (a job may still name another)");
+                            "'; a user belongs to one team (an admin may still charge a job to another)");
       }
     }
     return OkStatus();
@@ -627,20 +653,46 @@ class ConfigParser {
     return ParseUpLabels(s);
   }
 
+  // [api]: the API server's limits (docs/config.md). The upper bounds only catch typos that
+  // would be no limit at all; the server checks nothing more.
+  Status ParseApi(const TomlValue& v) {
+    GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[api]", ""));
+    GF_TRY(CheckKeys(s, {"connections_per_client", "max_connections", "max_watches",
+                         "rate_burst", "rate_limit", "watches_per_client"}));
+    constexpr int kMost = 10'000'000;
+    ApiConfig& api = config_.api;
+    GF_ASSIGN_OR_RETURN(api.max_connections, IntIn(s, "max_connections", 0, kMost));
+    GF_ASSIGN_OR_RETURN(api.connections_per_client,
+                        IntIn(s, "connections_per_client", 1, kMost));
+    GF_ASSIGN_OR_RETURN(api.max_watches, IntIn(s, "max_watches", 1, kMost));
+    GF_ASSIGN_OR_RETURN(api.watches_per_client, IntIn(s, "watches_per_client", 1, kMost));
+    GF_ASSIGN_OR_RETURN(api.rate_limit, NonNegative(s, "rate_limit"));
+    GF_ASSIGN_OR_RETURN(api.rate_burst, IntIn(s, "rate_burst", 1, kMost));
+    return OkStatus();
+  }
+
   // [notify]: how notifications are delivered (docs/config.md). Checked further (the CA file
   // exists) by the daemon when it creates its notifier.
   Status ParseNotify(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[notify]", ""));
-    GF_TRY(CheckKeys(s, {"ca_file", "email_from", "sendmail", "webhook_attempts",
-                         "webhook_retry_delay", "webhook_timeout"}));
+    GF_TRY(CheckKeys(s, {"ca_file", "email_from", "sendmail", "webhook_allow",
+                         "webhook_attempts", "webhook_retry_delay", "webhook_timeout"}));
     NotifyConfig& notify = config_.notify;
     GF_ASSIGN_OR_RETURN(notify.email_from, String(s, "email_from"));
-    GF_ASSIGN_OR_RETURN(notify.sendmail, String(s, "sendmail"));
-    GF_ASSIGN_OR_RETURN(notify.ca_file, String(s, "ca_file"));
+    GF_ASSIGN_OR_RETURN(notify.sendmail, NonEmptyString(s, "sendmail"));
+    GF_ASSIGN_OR_RETURN(notify.ca_file, NonEmptyString(s, "ca_file"));
     GF_ASSIGN_OR_RETURN(notify.webhook_attempts,
                         IntIn(s, "webhook_attempts", 1, kMaxWebhookAttempts));
     GF_ASSIGN_OR_RETURN(notify.webhook_timeout, Duration(s, "webhook_timeout"));
     GF_ASSIGN_OR_RETURN(notify.webhook_retry_delay, Duration(s, "webhook_retry_delay"));
+    GF_ASSIGN_OR_RETURN(const auto allow, StringList(s, "webhook_allow"));
+    if (allow) {
+      Result<WebhookAllowList> parsed = WebhookAllowList::Parse(*allow);
+      if (!parsed.ok()) {
+        return KeyError(s, "webhook_allow", parsed.error().message);
+      }
+      notify.webhook_allow = std::move(*parsed);
+    }
     return OkStatus();
   }
 
@@ -716,9 +768,10 @@ class ConfigParser {
     return OkStatus();
   }
 
+  // Every [up] string names a path, a program, a host or a spec: none may be "".
   Status UpString(const Section& s, const std::string& key,
                   std::optional<ConfigValue<std::string>>& out) const {
-    GF_ASSIGN_OR_RETURN(const auto value, String(s, key));
+    GF_ASSIGN_OR_RETURN(const auto value, NonEmptyString(s, key));
     Wrap(s, key, value, out);
     return OkStatus();
   }
@@ -779,6 +832,8 @@ class ConfigParser {
 };
 
 Result<TomlValue> ParseToml(std::string_view text, const std::string& source_name) {
+  // toml11 recurses on nesting: a text too deep for its stack is refused before it sees it.
+  GF_TRY(CheckTomlShape(text, source_name));
   try {
     std::istringstream in{std::string(text)};
     return toml::parse<toml::discard_comments, std::map, std::vector>(in, source_name);
@@ -788,22 +843,46 @@ Result<TomlValue> ParseToml(std::string_view text, const std::string& source_nam
   }
 }
 
-// The text of a settings file; `missing` is the whole message when it does not exist.
-Result<std::string> ReadSettingsFile(const std::string& path, const std::string& missing) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+// The text of a settings file (`what`: "config file", ...); `missing` is the whole message when
+// it does not exist. A directory is refused: reading one gives no text, and an empty text is
+// the stock settings, which must never stand in for a file the admin named. Reads at most one
+// byte past kMaxSettingsBytes (a device such as /dev/zero never ends); CheckTomlShape refuses
+// such a text.
+Result<std::string> ReadSettingsFile(const std::string& path, const std::string& what,
+                                     const std::string& missing) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) {
       return NotFound(missing);
     }
-    return IoError("cannot read config file " + path + ": " + ErrnoText(err));
+    return IoError("cannot read " + what + " " + path + ": " + ErrnoText(err));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return IoError("cannot read config file " + path);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(what + " " + path +
+                           " is a directory, not a file; give the path of the file itself");
   }
-  return text.str();
+  std::string text;
+  char buffer[65536];
+  while (text.size() <= kMaxSettingsBytes) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return IoError("cannot read " + what + " " + path + ": " + ErrnoText(err));
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 // A file name from the client settings file: "~/x" in `home`, "x" next to the file.
@@ -827,10 +906,11 @@ Result<Config> ParseConfig(std::string_view text, const std::string& source_name
 
 Result<Config> LoadConfig(const std::string& path) {
   GF_ASSIGN_OR_RETURN(const std::string text,
-                      ReadSettingsFile(path, "config file " + path +
-                                                 " does not exist; create it (see "
-                                                 "deploy/gpufleet.example.toml) or give another "
-                                                 "with --config"));
+                      ReadSettingsFile(path, "config file",
+                                       "config file " + path +
+                                           " does not exist; create it (see "
+                                           "deploy/gpufleet.example.toml) or give another "
+                                           "with --config"));
   return ParseConfig(text, path);
 }
 
@@ -842,7 +922,8 @@ Result<std::vector<ClusterFileNode>> ParseClusterFile(std::string_view text,
 
 Result<std::vector<ClusterFileNode>> LoadClusterFile(const std::string& path) {
   GF_ASSIGN_OR_RETURN(const std::string text,
-                      ReadSettingsFile(path, "cluster file " + path + " does not exist"));
+                      ReadSettingsFile(path, "cluster file",
+                                       "cluster file " + path + " does not exist"));
   return ParseClusterFile(text, path);
 }
 
@@ -853,9 +934,10 @@ Result<ClientConfig> ParseClientConfig(std::string_view text, const std::string&
 
 Result<ClientConfig> LoadClientConfig(const std::string& path, const std::string& home) {
   GF_ASSIGN_OR_RETURN(const std::string text,
-                      ReadSettingsFile(path, "client settings file " + path +
-                                                 " does not exist (GPUFLEET_CLIENT_CONFIG "
-                                                 "names it); create it or unset the variable"));
+                      ReadSettingsFile(path, "client settings file",
+                                       "client settings file " + path +
+                                           " does not exist (GPUFLEET_CLIENT_CONFIG "
+                                           "names it); create it or unset the variable"));
   GF_ASSIGN_OR_RETURN(ClientConfig config, ParseClientConfig(text, path));
   config.token_file = ResolveClientPath(config.token_file, path, home);
   config.ca_file = ResolveClientPath(config.ca_file, path, home);

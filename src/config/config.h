@@ -20,6 +20,7 @@
 #include "core/result.h"
 #include "model/energy.h"
 #include "model/node.h"
+#include "model/webhook_allow.h"
 #include "scheduler/policy.h"
 
 namespace gf {
@@ -76,14 +77,30 @@ struct NotifyConfig {
   std::optional<std::chrono::seconds> webhook_timeout{};      // per attempt ("10s")
   std::optional<std::chrono::seconds> webhook_retry_delay{};  // before the 2nd try, doubling ("1s")
   std::optional<std::string> ca_file{};        // PEM CAs for https webhooks ("": the system's)
+  // The loopback, link-local and unspecified addresses webhooks may reach (none): addresses,
+  // CIDR blocks, host names, "*.domain" (model/webhook_allow.h).
+  WebhookAllowList webhook_allow{};
+};
+
+// [api]: the API server's limits (api/api_server.h, docs/config.md); unset = the server's
+// default. Read by `gpufleet up` and `gpufleet server`.
+struct ApiConfig {
+  std::optional<int> max_connections{};  // both listeners; 0 = 3/4 of the open-file limit
+  std::optional<int> connections_per_client{};
+  std::optional<int> max_watches{};  // watches and agent command streams
+  std::optional<int> watches_per_client{};
+  std::optional<double> rate_limit{};  // requests a second per client; 0 = no rate limit
+  std::optional<int> rate_burst{};
 };
 
 struct Config {
   std::string source;   // the file name errors and logs use
   PolicyConfig policy;  // valid (ValidatePolicy passed)
-  // [team.NAME] members: the team a user's job belongs to when it names none (user → team).
+  // [team.NAME] members: the team a user's job belongs to when it names none, and the only one
+  // the user may name (controller/submit_team.h) (user → team).
   std::map<std::string, std::string> team_of_user;
   UpConfig up;
+  ApiConfig api;
   NotifyConfig notify;
   // [energy] price_per_kwh, currency, co2_g_per_kwh: energy cost and CO2 in quota, show and
   // reports (model/energy.h). Unset: energy is shown in kWh only.
@@ -98,7 +115,9 @@ struct Config {
 Result<Config> ParseConfig(std::string_view text, const std::string& source_name);
 
 // Reads and parses the file at `path`. Errors: kNotFound when it does not exist, kIo when it
-// cannot be read, else as ParseConfig.
+// cannot be read, kInvalidArgument when it is a directory, else as ParseConfig.
+// Every reader of settings text here (the settings, client and cluster files) first passes it
+// through CheckTomlShape (toml_guard.h): at most 1 MiB, nested at most 32 levels.
 Result<Config> LoadConfig(const std::string& path);
 
 // The client's own settings file (not the server's): which servers the CLI talks to and with

@@ -393,6 +393,10 @@ ca_file = "/etc/gpufleet/ca.pem"
   EXPECT_THAT(error("[client]\nservers = \"https://a:1\"\n"),
               HasSubstr("[client] servers: expected a list of strings"));
   EXPECT_THAT(error("[client]\nservers = []\n"), HasSubstr("the list is empty"));
+  EXPECT_EQ(error("[client]\nservers = [\"https://a:1\", \"\"]\n"),
+            "client.toml:2: [client] servers: an empty string in the list; give each server's URL");
+  EXPECT_THAT(error("[client]\nca_file = \"\"\n"),
+              StartsWith("client.toml:2: [client] ca_file: an empty string"));
 }
 
 TEST(ClientConfigTest, RelativeNamesAreResolved) {
@@ -423,8 +427,8 @@ TEST(ConfigTest, UnknownKeysNameTheTableLineAndKnownKeys) {
   EXPECT_THAT(ErrorOf("[up]\ngpu = \"nvml\"\n"),
               StartsWith("test.toml:2: unknown key 'gpu' in [up]"));
   EXPECT_THAT(ErrorOf("\n[teams.ml]\nmax_gpus = 1\n"),
-              HasSubstr("unknown key 'teams' in the top level; known keys: class, energy, "
-                        "notify, other_teams"));
+              HasSubstr("unknown key 'teams' in the top level; known keys: api, class, "
+                        "energy, notify, other_teams"));
 }
 
 TEST(ConfigTest, WrongTypesNameTheKeyAndWhatItTakes) {
@@ -501,7 +505,7 @@ TEST(ConfigTest, PolicyRulesPointAtTheLine) {
 TEST(ConfigTest, AUserBelongsToOneTeam) {
   EXPECT_EQ(ErrorOf("[team.a]\nmembers = [\"alice\"]\n[team.b]\nmembers = [\"bob\", \"alice\"]\n"),
             "test.toml:4: [team.b] members: user 'alice' is already a member of team 'a'; a "
-            "user belongs to one team (a job may still name another)");
+            "user belongs to one team (an admin may still charge a job to another)");
 }
 
 TEST(ConfigTest, TomlSyntaxErrorsNameTheFile) {
@@ -546,6 +550,77 @@ TEST(ConfigTest, LoadConfigReadsAFileAndReportsAMissingOne) {
   EXPECT_THAT(missing.error().message, HasSubstr("does not exist"));
 }
 
+// Issue #20: `--config SOMEDIR` read as an empty file ran with the stock settings (no quotas)
+// while the banner named it; an endless device is read only as far as the size limit.
+TEST(ConfigTest, LoadConfigRefusesADirectoryAndAnEndlessFile) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "gf_config_test_dir";
+  std::filesystem::create_directories(dir);
+  Result<Config> config = LoadConfig(dir.string());
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(config.error().message, "config file " + dir.string() +
+                                        " is a directory, not a file; give the path of the "
+                                        "file itself");
+  std::filesystem::remove(dir);
+  Result<Config> zero = LoadConfig("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.error().message, StartsWith("/dev/zero: larger than 1048576 bytes"));
+}
+
+// Issue #20: data_dir = "" fell back to /var/lib/gpufleet (another instance's database). No
+// key that names a path, a program, a host or a spec takes "".
+TEST(ConfigTest, EmptyStringsAreRefusedWhereAValueIsNeeded) {
+  for (const std::string key : {"data_dir", "db", "listen_socket", "tls_cert", "tls_key",
+                                "gpus", "host", "node_name", "gpu_self_test", "mps_control"}) {
+    EXPECT_EQ(ErrorOf("[up]\n" + key + " = \"\"\n"),
+              "test.toml:2: [up] " + key +
+                  ": an empty string; give a value, or leave the key out for the stock one");
+  }
+  for (const std::string key : {"sendmail", "ca_file"}) {
+    EXPECT_THAT(ErrorOf("[notify]\n" + key + " = \"\"\n"),
+                StartsWith("test.toml:2: [notify] " + key + ": an empty string"));
+  }
+}
+
+// Issue #20: the API server's limits per client.
+TEST(ConfigTest, ApiTableSetsTheServersLimits) {
+  Result<Config> c = ParseConfig(R"toml(
+[api]
+max_connections = 2000
+connections_per_client = 64
+max_watches = 512
+watches_per_client = 8
+rate_limit = 12.5
+rate_burst = 40
+)toml", "test.toml");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->api.max_connections, 2000);
+  EXPECT_EQ(c->api.connections_per_client, 64);
+  EXPECT_EQ(c->api.max_watches, 512);
+  EXPECT_EQ(c->api.watches_per_client, 8);
+  EXPECT_EQ(c->api.rate_limit, 12.5);
+  EXPECT_EQ(c->api.rate_burst, 40);
+  EXPECT_FALSE(ParseConfig("", "test.toml")->api.max_watches.has_value());
+  EXPECT_TRUE(ParseConfig("[api]
+max_connections = 0
+rate_limit = 0
+", "test.toml").ok());
+  EXPECT_EQ(ErrorOf("[api]
+watches_per_client = 0
+"),
+            "test.toml:2: [api] watches_per_client: 0 is out of range; use 1 to 10000000");
+  EXPECT_THAT(ErrorOf("[api]
+rate_limit = -1
+"),
+              StartsWith("test.toml:2: [api] rate_limit: "));
+  EXPECT_THAT(ErrorOf("[api]
+max_watch = 1
+"),
+              StartsWith("test.toml:2: unknown key 'max_watch' in [api]; known keys: "
+                         "connections_per_client, max_connections"));
+}
+
 TEST(ConfigTest, NotifyTableSetsTheNotifierAndRefusesNonsense) {
   Result<Config> c = ParseConfig(R"toml(
 [notify]
@@ -571,6 +646,23 @@ ca_file = "/etc/ssl/hooks-ca.pem"
   Result<Config> typo = ParseConfig("[notify]\nwebhook_timout = \"5s\"\n", "test.toml");
   ASSERT_FALSE(typo.ok());
   EXPECT_THAT(typo.error().message, HasSubstr("unknown key 'webhook_timout'"));
+}
+
+// Issue #20: the addresses webhooks may reach beyond the default (no loopback, link-local or
+// unspecified one): model/webhook_allow.h judges them; the file names the key and line.
+TEST(ConfigTest, NotifyWebhookAllowListsWhatWebhooksMayReach) {
+  Result<Config> c = ParseConfig(
+      "[notify]\nwebhook_allow = [\"127.0.0.1\", \"fe80::/10\", \"*.lab\"]\n", "test.toml");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_TRUE(c->notify.webhook_allow.CheckUrl("http://127.0.0.1:9000/x").ok());
+  EXPECT_TRUE(c->notify.webhook_allow.CheckAddress("hooks.lab", "::1").ok());
+  EXPECT_FALSE(ParseConfig("", "test.toml")->notify.webhook_allow.CheckUrl("http://[::1]/").ok());
+  EXPECT_EQ(ErrorOf("[notify]\nwebhook_allow = [\"10.0.0.0/33\"]\n"),
+            "test.toml:2: [notify] webhook_allow: '10.0.0.0/33' has no prefix length from 0 to "
+            "32; give an address (\"127.0.0.1\"), a CIDR block (\"10.0.0.0/8\", \"fe80::/10\"), "
+            "a host name (\"hooks.lab\") or a domain (\"*.lab\")");
+  EXPECT_THAT(ErrorOf("[notify]\nwebhook_allow = \"127.0.0.1\"\n"),
+              HasSubstr("expected a list of strings"));
 }
 
 }  // namespace

@@ -53,9 +53,12 @@ ApiToken Listed(ApiToken token) {
   return token;
 }
 
-bool MayRevoke(const Caller& caller, const ApiToken& token) {
-  return caller.IsAdmin() || (caller.authenticated && token.kind == TokenKind::kUser &&
-                              token.uid == caller.uid && token.subject == caller.user);
+// A token is the caller's own when it is a user token acting as the caller.
+Ownership WhoseToken(const Caller& caller, const ApiToken& token) {
+  return caller.authenticated && token.kind == TokenKind::kUser && token.uid == caller.uid &&
+                 token.subject == caller.user
+             ? Ownership::kOwn
+             : Ownership::kOther;
 }
 
 }  // namespace
@@ -71,10 +74,7 @@ Status Controller::LoadTokens() {
 }
 
 Result<IssuedToken> Controller::CreateToken(const Caller& caller, TokenRequest request) {
-  if (!caller.IsAdmin()) {
-    return PermissionDenied("token create: only an admin (or root on the server's socket) may "
-                            "create tokens");
-  }
+  GF_TRY(Authorize(caller, Resource::kToken, Action::kCreate, Ownership::kNone, "token create"));
   GF_TRY(CheckTokenRequest(request));
   Owner owner;
   if (request.kind == TokenKind::kUser) {
@@ -99,15 +99,13 @@ Result<IssuedToken> Controller::CreateToken(const Caller& caller, TokenRequest r
 }
 
 Result<std::vector<ApiToken>> Controller::ListTokens(const Caller& caller) {
-  if (!caller.authenticated) {
-    return PermissionDenied("token list: this connection is not authenticated");
-  }
+  GF_TRY(Authorize(caller, Resource::kToken, Action::kRead, Ownership::kOwn, "token list"));
   return Call<std::vector<ApiToken>>([this, caller]() -> Result<std::vector<ApiToken>> {
     GF_TRY(Flush());
     GF_ASSIGN_OR_RETURN(std::vector<ApiToken> all, store_->ListTokens());
     std::vector<ApiToken> out;
     for (ApiToken& t : all) {
-      if (MayRevoke(caller, t)) {
+      if (Allows(caller, Resource::kToken, Action::kRead, WhoseToken(caller, t))) {
         out.push_back(Listed(std::move(t)));
       }
     }
@@ -116,13 +114,12 @@ Result<std::vector<ApiToken>> Controller::ListTokens(const Caller& caller) {
 }
 
 Result<ApiToken> Controller::RevokeToken(const Caller& caller, const std::string& id) {
-  if (!caller.authenticated) {
-    return PermissionDenied("token revoke: this connection is not authenticated");
-  }
+  GF_TRY(Authorize(caller, Resource::kToken, Action::kRevoke, Ownership::kOwn, "token revoke"));
   return Call<ApiToken>([this, caller, id]() -> Result<ApiToken> {
     GF_TRY(Flush());
     GF_ASSIGN_OR_RETURN(std::optional<ApiToken> found, store_->GetToken(id));
-    if (!found || !MayRevoke(caller, *found)) {
+    if (!found ||
+        !Allows(caller, Resource::kToken, Action::kRevoke, WhoseToken(caller, *found))) {
       return NotFound("token " + id + " not found (gpufleet token list shows yours)");
     }
     if (!found->revoked) {
@@ -136,9 +133,7 @@ Result<ApiToken> Controller::RevokeToken(const Caller& caller, const std::string
 }
 
 Result<Node> Controller::DrainNode(const Caller& caller, const NodeId& node, std::string reason) {
-  if (!caller.IsOperator()) {
-    return PermissionDenied("node drain: only an operator or admin (or root) may drain nodes");
-  }
+  GF_TRY(Authorize(caller, Resource::kNode, Action::kDrain, Ownership::kNone, "node drain"));
   if (reason.empty() || reason.size() > kMaxDrainReason) {
     return InvalidArgument("reason: say why the node is drained (--reason 'bad fan'), in at most " +
                            std::to_string(kMaxDrainReason) + " characters");
@@ -157,9 +152,7 @@ Result<Node> Controller::DrainNode(const Caller& caller, const NodeId& node, std
 }
 
 Result<Node> Controller::ResumeNode(const Caller& caller, const NodeId& node) {
-  if (!caller.IsOperator()) {
-    return PermissionDenied("node resume: only an operator or admin (or root) may resume nodes");
-  }
+  GF_TRY(Authorize(caller, Resource::kNode, Action::kDrain, Ownership::kNone, "node resume"));
   return Call<Node>([this, caller, node]() -> Result<Node> {
     auto it = nodes_.find(node);
     if (it == nodes_.end()) {

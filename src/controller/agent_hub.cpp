@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "controller/authorization.h"
+
 namespace gf {
 
 // The NodeAgent of one remote node: an outbox of numbered commands, read by the command stream
@@ -327,18 +329,18 @@ class RemoteCommandStream final : public CommandStream {
 }  // namespace
 
 Status CheckNodeCaller(const Caller& caller, const NodeId& node) {
-  if (caller.IsRoot() && !caller.node) {
-    return OkStatus();  // root on the Unix socket: e.g. an agent on the server's own machine
+  const bool its_node = caller.node && (caller.node->value().empty() || *caller.node == node);
+  if (Allows(caller, Resource::kAgentLink, Action::kUse,
+             its_node ? Ownership::kOwn : Ownership::kOther)) {
+    return OkStatus();  // its node token; or an admin, e.g. root running an agent on this machine
   }
   if (!caller.node) {
     return PermissionDenied(
-        "the agent link needs a node token (gpufleet node token create) or root");
+        "the agent link needs a node token (gpufleet node token create) or an admin (root on "
+        "the server's socket is one)");
   }
-  if (!caller.node->value().empty() && *caller.node != node) {
-    return PermissionDenied("this node token is for node '" + caller.node->value() +
-                            "', not '" + node.value() + "'");
-  }
-  return OkStatus();
+  return PermissionDenied("this node token is for node '" + caller.node->value() + "', not '" +
+                          node.value() + "'");
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/job_arrays.h"
+#include "controller/submit_team.h"
 #include "core/duration.h"
 #include "scheduler/explain.h"
 
@@ -56,17 +57,12 @@ std::string Describe(const JobRequest& r) {
   return out;
 }
 
-bool Visible(const Caller& caller, const Job& job) {
-  return caller.IsOperator() || (caller.authenticated && caller.uid == job.owner.uid);
+bool Visible(const Caller& caller, const Job& job, Action action = Action::kRead) {
+  return Allows(caller, Resource::kJob, action, Whose(caller, job.owner.uid));
 }
 
 Error NotVisible(JobId id) { return NotFound("job " + std::to_string(id.value()) + " not found"); }
 
-Error NotAuthenticated() {
-  return PermissionDenied(
-      "this connection is not authenticated; use the local Unix socket (gpufleet finds it, or "
-      "set GPUFLEET_SOCKET)");
-}
 
 }  // namespace
 
@@ -417,15 +413,14 @@ Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   if (fatal_) {
     return *fatal_;
   }
-  if (!caller.authenticated) {
-    return NotAuthenticated();
-  }
+  GF_TRY(Authorize(caller, Resource::kJob, Action::kSubmit, Ownership::kNone, "submit"));
   if (options_.only_uid && caller.uid != *options_.only_uid) {
     return PermissionDenied("this gpufleet runs as uid " + std::to_string(*options_.only_uid) +
                             " and can only run that user's jobs; run gpufleet up as root to "
                             "serve every user");
   }
   GF_TRY(ValidateSpec(spec));
+  GF_TRY(CheckSubmitTeam(caller, spec.team, options_.policy, options_.team_of_user));
   GF_TRY(CheckClassExists(options_.policy, spec.priority));  // "priority: no class 'urgent'; ..."
   if (!spec.idle_reap) {
     GF_TRY(CheckIdleOptOut(options_.policy, spec.priority));  // "--no-reap: class 'normal' ..."
@@ -448,7 +443,7 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
     }
   }
   if (job.spec.name.empty()) {
-    job.spec.name = job.spec.argv.front().substr(job.spec.argv.front().rfind('/') + 1);
+    job.spec.name = DefaultJobName(job.spec.argv.front());  // escaped: argv[0] is any bytes
   }
   job.state = JobState::kPending;
   job.submit_time = clock_.Now();
@@ -475,13 +470,9 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
 
 Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFilter& filter) {
   return Call<std::vector<Job>>([this, caller, filter]() -> Result<std::vector<Job>> {
-    if (!caller.authenticated) {
-      return NotAuthenticated();
-    }
-    if (filter.user && !caller.IsOperator() && *filter.user != caller.user) {
-      return PermissionDenied(
-          "user: only an operator or admin (or root) can list the jobs of other users");
-    }
+    const bool others = filter.user.has_value() && *filter.user != caller.user;
+    GF_TRY(Authorize(caller, Resource::kJob, Action::kList,
+                     others ? Ownership::kOther : Ownership::kOwn, others ? "user" : "jobs"));
     std::vector<Job> out;
     auto wanted = [&](const Job& job) {
       if (!Visible(caller, job)) {
@@ -499,7 +490,7 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
     }
     GF_TRY(Flush());
     JobQuery query;
-    if (!caller.IsOperator()) {
+    if (!Allows(caller, Resource::kJob, Action::kRead, Ownership::kOther)) {
       query.uid = caller.uid;
     }
     query.limit = filter.limit;
@@ -515,19 +506,19 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
   });
 }
 
-Result<Job> Controller::FindVisible(const Caller& caller, JobId id) {
-  if (!caller.authenticated) {
-    return NotAuthenticated();
-  }
+Result<Job> Controller::FindVisible(const Caller& caller, JobId id, Action action) {
+  // Who has no identity is told how to get one, not that the job does not exist.
+  GF_TRY(Authorize(caller, Resource::kJob, action, Ownership::kOwn,
+                   "job " + std::to_string(id.value())));
   if (auto it = active_.find(id); it != active_.end()) {
-    if (!Visible(caller, it->second)) {
+    if (!Visible(caller, it->second, action)) {
       return NotVisible(id);
     }
     return it->second;
   }
   GF_TRY(Flush());
   GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
-  if (!stored || !Visible(caller, *stored)) {
+  if (!stored || !Visible(caller, *stored, action)) {
     return NotVisible(id);
   }
   return *stored;
@@ -548,7 +539,7 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
   if (fatal_) {
     return *fatal_;
   }
-  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
+  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id, Action::kCancel));
   auto it = active_.find(id);
   if (it == active_.end()) {
     return FailedPrecondition("job " + std::to_string(id.value()) + " already ended (" +
@@ -577,7 +568,7 @@ Result<std::vector<Job>> Controller::CancelArray(const Caller& caller, JobId arr
 }
 
 Result<std::vector<Job>> Controller::DoCancelArray(const Caller& caller, JobId array_job) {
-  GF_ASSIGN_OR_RETURN(Job first, FindVisible(caller, array_job));
+  GF_ASSIGN_OR_RETURN(Job first, FindVisible(caller, array_job, Action::kCancel));
   const std::string id = std::to_string(array_job.value());
   if (!first.spec.array || first.spec.array->array_job != array_job) {
     return InvalidArgument(
@@ -1388,7 +1379,11 @@ void Controller::ApplyHello(AgentHello hello) {
   hello.node.state = entry.node.state;
   hello.node.state_reason = entry.node.state_reason;
   hello.node.last_seen = entry.node.last_seen;  // not a change of the node by itself
-  const bool changed = was_down || !(entry.node == hello.node);
+  // The store does not keep the containment mode (each hello brings it): a node loaded from
+  // the store has none, which is no change either.
+  Node before = entry.node;
+  before.containment = hello.node.containment;
+  const bool changed = was_down || !(before == hello.node);
   hello.node.last_seen = clock_.Now();
   entry.node = hello.node;
   entry.connected = true;
@@ -1604,9 +1599,7 @@ std::vector<RunningSpan> Controller::RunningSpans() const {
 
 Result<QuotaReport> Controller::Quota(const Caller& caller) {
   return Call<QuotaReport>([this, caller]() -> Result<QuotaReport> {
-    if (!caller.authenticated) {
-      return NotAuthenticated();
-    }
+    GF_TRY(Authorize(caller, Resource::kTeam, Action::kRead, Ownership::kOwn, "quota"));
     return DoQuota(caller);
   });
 }
@@ -1661,10 +1654,10 @@ QuotaReport Controller::DoQuota(const Caller& caller) const {
       team.borrowed_milli += job.preemptible ? milli : 0;
     }
   }
-  const std::set<std::string> mine = caller.IsOperator() ? std::set<std::string>{}
-                                                     : TeamsOf(caller, used);
+  const bool every_team = Allows(caller, Resource::kTeam, Action::kRead, Ownership::kOther);
+  const std::set<std::string> mine = every_team ? std::set<std::string>{} : TeamsOf(caller, used);
   for (auto& [name, team] : teams) {
-    if (!caller.IsOperator() && !mine.contains(name)) {
+    if (!every_team && !mine.contains(name)) {
       continue;
     }
     team.team = name;
@@ -1674,7 +1667,7 @@ QuotaReport Controller::DoQuota(const Caller& caller) const {
     report.teams.push_back(std::move(team));
   }
   for (const auto& [key, hours] : used) {
-    if (caller.IsOperator() || key.second == caller.user) {
+    if (every_team || key.second == caller.user) {
       const auto mj = energy.find(key);
       report.users.push_back(UserQuota{
           .team = key.first,
@@ -1716,13 +1709,11 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
   if (fatal_) {
     return *fatal_;
   }
-  if (!caller.authenticated) {
-    return NotAuthenticated();
-  }
   const std::string name = std::to_string(id.value());
-  if (!caller.IsAdmin()) {
-    return PermissionDenied("quota approve: only an admin (or root) may let a job run past its "
-                            "team's GPU-hour budget; ask an administrator to run 'gpufleet "
+  if (Status allowed = Authorize(caller, Resource::kJob, Action::kApprove, Ownership::kNone,
+                                 "quota approve");
+      !allowed.ok()) {
+    return PermissionDenied(allowed.error().message + "; ask an administrator to run 'gpufleet "
                             "quota approve " + name + "'");
   }
   GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
@@ -1752,7 +1743,7 @@ Result<Job> Controller::DoCheckpoint(const Caller& caller, JobId id) {
   if (fatal_) {
     return *fatal_;
   }
-  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
+  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id, Action::kCheckpoint));
   // STARTING too: the job's process may run (and report) before its start is recorded.
   if (!HoldsGpus(found)) {
     return FailedPrecondition("checkpoint: job " + std::to_string(id.value()) + " is " +

@@ -27,12 +27,14 @@
 #include <vector>
 
 #include "controller/accounting.h"
+#include "controller/authorization.h"
 #include "controller/command_queue.h"
 #include "controller/dependencies.h"
 #include "controller/node_agent.h"
 #include "controller/service.h"
 #include "controller/tokens.h"
 #include "model/notification.h"
+#include "model/webhook_allow.h"
 #include "scheduler/ordering/usage_ledger.h"
 #include "core/clock.h"
 #include "monitor/telemetry.h"
@@ -84,6 +86,9 @@ struct ControllerOptions {
   // [sharing]: kill the largest process of a fractional job over its GPU memory limit, or
   // warn; and stop a job still over it after the grace (issue #7).
   SharingConfig sharing;
+  // [notify] webhook_allow: a webhook subscription to a loopback, link-local or unspecified
+  // address is refused unless this allows it (the notifier checks again at delivery).
+  WebhookAllowList webhook_allow;
   // Where notifications go (notify/notifier.h): each one raised is matched against the
   // subscriptions and handed over once its turn is durable. Null: they are only logged.
   // Thread-safe; must outlive the controller.
@@ -246,7 +251,9 @@ class Controller final : public ClusterService, public AgentReports {
   // and array tasks beyond their array's max_running (job_arrays.h). Job → reason.
   std::map<JobId, std::string> HeldBack() const;
   Result<Job> DoCancel(const Caller& caller, JobId id);
-  Result<Job> FindVisible(const Caller& caller, JobId id);
+  // The job, when the caller may do `action` to it (authorization.h); kNotFound otherwise,
+  // as if it did not exist, so that others' jobs do not leak.
+  Result<Job> FindVisible(const Caller& caller, JobId id, Action action = Action::kRead);
   void Transition(Job& job, JobState to, const std::string& cause, const std::string& actor);
   void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
   // Tells the subscribers of `notification` (model/notification.h), once this turn is on disk.

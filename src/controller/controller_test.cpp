@@ -943,6 +943,32 @@ TEST_F(ControllerTest, APreemptedJobThatMustNotRunTwiceIsCancelled) {
   EXPECT_EQ(Get(low->id).state, JobState::kCancelled);
 }
 
+// Issue #20: a job name reaches root's `queue`, the event log and e-mail subjects. One given
+// explicitly with a control character is refused; the default one, from argv[0] (any bytes),
+// is escaped.
+TEST_F(ControllerTest, JobNamesCarryNoControlCharacters) {
+  JobSpec named = Spec(1);
+  named.name = "eval\x1b[2J";
+  auto refused = controller_->Submit(alice_, named);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refused.error().message.rfind("name: byte 4 (\\x1b)", 0), 0U)
+      << refused.error().message;
+
+  JobSpec unnamed = Spec(1);
+  unnamed.argv = {"/tmp/x\x1b]0;owned\x07", "--fast"};
+  auto job = controller_->Submit(alice_, unnamed);
+  ASSERT_TRUE(job.ok()) << job.error().ToString();
+  EXPECT_EQ(job->spec.name, "x\\x1b]0;owned\\x07");
+  EXPECT_EQ(job->spec.argv[0], "/tmp/x\x1b]0;owned\x07");  // what runs is what was asked
+  auto events = controller_->JobEvents(alice_, job->id);
+  ASSERT_TRUE(events.ok());
+  ASSERT_FALSE(events->empty());
+  EXPECT_EQ(events->front().message.find('\x1b'), std::string::npos) << events->front().message;
+}
+
+// With no team configured, quotas and budgets are off and a team name is a label: any valid
+// name is accepted, as before teams were checked.
 TEST_F(ControllerTest, JobWithoutTeamGoesToItsUsersTeam) {
   team_of_user_ = {{"alice", "ml"}};
   Boot();
@@ -1073,6 +1099,64 @@ class ControllerAccountingTest : public ControllerTest {
     return nullptr;
   }
 };
+
+// Issue #20: naming a team is charging it. With teams configured a user names only their own
+// team (a member of cv running 4 GPUs as nlp would escape cv's max_gpus and budget); an admin
+// may name any configured team; an unknown team is refused, listing the known ones.
+TEST_F(ControllerAccountingTest, AUserMayChargeOnlyTheirOwnTeam) {
+  BootWithBudget(OverBudget::kHold);
+  JobSpec as_nlp = Spec(4);
+  as_nlp.team = "nlp";
+  auto refused = controller_->Submit(alice_, as_nlp);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(refused.error().message,
+            "team: only members of team nlp and admins may charge jobs to it; alice is in team "
+            "cv: leave --team out or name cv, or ask an admin to make alice a member ([team.nlp] "
+            "members in the server's settings)");
+  auto array = controller_->SubmitArray(alice_, as_nlp, ArrayRequest{.indices = {0, 1}});
+  ASSERT_FALSE(array.ok());  // arrays and gangs go through the same check
+  EXPECT_EQ(array.error().code, ErrorCode::kPermissionDenied);
+  const Caller carol = TestCaller(1002, "carol");  // in no team
+  JobSpec as_cv = Spec(1);
+  as_cv.team = "cv";
+  auto no_team = controller_->Submit(carol, as_cv);
+  ASSERT_FALSE(no_team.ok());
+  EXPECT_NE(no_team.error().message.find("carol is in no team: leave --team out"),
+            std::string::npos)
+      << no_team.error().message;
+  // Budgets are an admin's: an operator names only their own team too.
+  auto by_operator = controller_->Submit(TokenCaller(1003, "olga", Role::kOperator), as_nlp);
+  ASSERT_FALSE(by_operator.ok());
+  EXPECT_EQ(by_operator.error().code, ErrorCode::kPermissionDenied);
+
+  auto own = controller_->Submit(alice_, as_cv);
+  auto by_root = controller_->Submit(root_, as_nlp);
+  auto by_admin = controller_->Submit(TokenCaller(1004, "ada", Role::kAdmin), as_nlp);
+  auto defaulted = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(own.ok()) << own.error().ToString();
+  ASSERT_TRUE(by_root.ok()) << by_root.error().ToString();
+  ASSERT_TRUE(by_admin.ok()) << by_admin.error().ToString();
+  ASSERT_TRUE(defaulted.ok()) << defaulted.error().ToString();
+  EXPECT_EQ(own->spec.team, "cv");
+  EXPECT_EQ(by_root->spec.team, "nlp");
+  EXPECT_EQ(defaulted->spec.team, "cv");  // no --team: the user's team
+  auto jobs = controller_->ListJobs(root_, JobFilter{});
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->size(), 4U);  // nothing refused was queued
+}
+
+TEST_F(ControllerAccountingTest, AnUnknownTeamIsRefusedListingTheKnownOnes) {
+  BootWithBudget(OverBudget::kHold);
+  JobSpec spec = Spec(1);
+  spec.team = "nosuch";
+  for (const Caller& caller : {alice_, root_}) {  // not even an admin invents a team
+    auto refused = controller_->Submit(caller, spec);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(refused.error().message, "team: unknown team 'nosuch'; known teams: cv, nlp");
+  }
+}
 
 TEST_F(ControllerAccountingTest, OverBudgetHoldWaitsUntilRootApproves) {
   BootWithBudget(OverBudget::kHold);

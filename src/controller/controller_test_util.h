@@ -33,10 +33,19 @@ inline Node TestNode(int gpus, const std::string& name = "gpu01",
   return node;
 }
 
-// A caller authenticated as this Unix user (uid = gid), with this role.
+// A caller authenticated as this Unix user (uid = gid), with this role: on the Unix socket for
+// the role user (root there is an admin), else by an API token of that role, the only way to
+// have one (authorization.h).
 inline Caller TestCaller(std::uint32_t uid, std::string name, Role role = Role::kUser) {
   return Caller{.authenticated = true, .uid = uid, .gid = uid, .user = std::move(name),
-                .role = role};
+                .role = role, .via_token = role != Role::kUser};
+}
+
+// A caller named by an API token of `role` acting as this Unix user.
+inline Caller TokenCaller(std::uint32_t uid, std::string name, Role role) {
+  Caller caller = TestCaller(uid, std::move(name), role);
+  caller.via_token = true;
+  return caller;
 }
 
 class FakeAgent final : public NodeAgent {

@@ -100,9 +100,7 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
 
 Result<Gpu> Controller::ResumeGpu(const Caller& caller, const NodeId& node,
                                   const std::string& gpu) {
-  if (!caller.IsOperator()) {
-    return PermissionDenied("gpu resume: only an operator or admin (or root) may resume GPUs");
-  }
+  GF_TRY(Authorize(caller, Resource::kGpu, Action::kResume, Ownership::kNone, "gpu resume"));
   return Call<Gpu>([this, caller, node, gpu]() -> Result<Gpu> {
     GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
     NodeEntry& entry = *located.first;
@@ -153,9 +151,7 @@ std::string HolderList(const std::map<JobId, Job>& active, const std::set<JobId>
 
 Result<Gpu> Controller::SetGpuMode(const Caller& caller, const NodeId& node,
                                    const std::string& gpu, const std::string& mode) {
-  if (!caller.IsAdmin()) {
-    return PermissionDenied("gpu mode: only an admin (or root) may change how a GPU is shared");
-  }
+  GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone, "gpu mode"));
   GF_ASSIGN_OR_RETURN(const SharingMode wanted, ParseSharingMode(mode));
   return Call<Gpu>([this, caller, node, gpu, wanted]() -> Result<Gpu> {
     GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
@@ -265,9 +261,8 @@ void Controller::FollowMigMode(Gpu& gpu) {
 
 Result<Gpu> Controller::SetMigLayout(const Caller& caller, const NodeId& node,
                                      const std::string& gpu, const std::string& layout) {
-  if (!caller.IsAdmin()) {
-    return PermissionDenied("gpu mig-layout: only an admin (or root) may change a GPU's MIG devices");
-  }
+  GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone,
+                   "gpu mig-layout"));
   GF_ASSIGN_OR_RETURN(std::vector<std::string> profiles, ParseMigLayout(layout, "layout"));
   return Call<Gpu>([this, caller, node, gpu, profiles = std::move(profiles)]() -> Result<Gpu> {
     GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));

@@ -63,6 +63,11 @@ std::string Describe(const Subscription& sub) {
          scope + " (" + (sub.kinds.empty() ? "every event" : JoinNotifyKinds(sub.kinds)) + ")";
 }
 
+// A stored subscription is the caller's own when the caller made it.
+Ownership WhoseSubscription(const Caller& caller, const Subscription& sub) {
+  return caller.authenticated && sub.owner == caller.user ? Ownership::kOwn : Ownership::kOther;
+}
+
 }  // namespace
 
 void Controller::Notify(Notification notification) {
@@ -196,17 +201,19 @@ std::vector<NotificationCount> Controller::NotificationCounts() const {
 
 // ---- ClusterService: subscriptions ---------------------------------------------------------
 
-// Any thread (reads only options_).
+// Any thread (reads only options_). A new subscription is the caller's own for its own jobs
+// or a team it is a member of; another team's, or the whole cluster's, is not (authorization.h).
 Status Controller::CheckMaySubscribe(const Caller& caller, const Subscription& request) const {
   switch (request.scope) {
     case SubscriptionScope::kUser:
-      return OkStatus();
+      return Authorize(caller, Resource::kSubscription, Action::kCreate, Ownership::kOwn,
+                       "notify add");
     case SubscriptionScope::kTeam: {
-      if (caller.IsAdmin()) {
-        return OkStatus();
-      }
       auto member = options_.team_of_user.find(caller.user);
-      if (member != options_.team_of_user.end() && member->second == request.team) {
+      const bool in_team =
+          member != options_.team_of_user.end() && member->second == request.team;
+      if (Allows(caller, Resource::kSubscription, Action::kCreate,
+                 in_team ? Ownership::kOwn : Ownership::kOther)) {
         return OkStatus();
       }
       return PermissionDenied("notify add --team " + request.team + ": " + caller.user +
@@ -215,22 +222,27 @@ Status Controller::CheckMaySubscribe(const Caller& caller, const Subscription& r
                               "only its members and admins may subscribe to a team");
     }
     case SubscriptionScope::kCluster:
-      if (caller.IsAdmin()) {
-        return OkStatus();
+      if (Status s = Authorize(caller, Resource::kSubscription, Action::kCreate,
+                               Ownership::kOther, "notify add --all");
+          !s.ok()) {
+        return PermissionDenied(s.error().message +
+                                "; subscribe to your own jobs, or to your team with --team");
       }
-      return PermissionDenied("notify add --all: only an admin (or root on the server's "
-                              "socket) may subscribe to the whole cluster; subscribe to your "
-                              "own jobs, or to your team with --team");
+      return OkStatus();
   }
   return InvalidArgument("unknown subscription scope");
 }
 
 Result<Subscription> Controller::CreateSubscription(const Caller& caller, Subscription request) {
-  if (!caller.authenticated) {
-    return PermissionDenied("notify add: this connection is not authenticated");
-  }
+  GF_TRY(Authorize(caller, Resource::kSubscription, Action::kCreate, Ownership::kOwn,
+                   "notify add"));
   if (Status target = CheckSubscriptionTarget(request.channel, request.target); !target.ok()) {
     return InvalidArgument("target: " + target.error().message);
+  }
+  if (request.channel == NotifyChannel::kWebhook) {
+    if (Status allowed = options_.webhook_allow.CheckUrl(request.target); !allowed.ok()) {
+      return InvalidArgument("target: " + allowed.error().message);
+    }
   }
   if (request.scope == SubscriptionScope::kTeam) {
     if (Status team = ValidateTeamName(request.team); !team.ok()) {
@@ -252,13 +264,12 @@ Result<Subscription> Controller::CreateSubscription(const Caller& caller, Subscr
 }
 
 Result<std::vector<Subscription>> Controller::ListSubscriptions(const Caller& caller) {
-  if (!caller.authenticated) {
-    return PermissionDenied("notify list: this connection is not authenticated");
-  }
+  GF_TRY(Authorize(caller, Resource::kSubscription, Action::kRead, Ownership::kOwn,
+                   "notify list"));
   return Call<std::vector<Subscription>>([this, caller]() -> Result<std::vector<Subscription>> {
     std::vector<Subscription> out;
     for (const auto& [id, sub] : subscriptions_) {
-      if (caller.IsAdmin() || sub.owner == caller.user) {
+      if (Allows(caller, Resource::kSubscription, Action::kRead, WhoseSubscription(caller, sub))) {
         out.push_back(sub);
       }
     }
@@ -267,13 +278,13 @@ Result<std::vector<Subscription>> Controller::ListSubscriptions(const Caller& ca
 }
 
 Result<Subscription> Controller::DeleteSubscription(const Caller& caller, const std::string& id) {
-  if (!caller.authenticated) {
-    return PermissionDenied("notify remove: this connection is not authenticated");
-  }
+  GF_TRY(Authorize(caller, Resource::kSubscription, Action::kDelete, Ownership::kOwn,
+                   "notify remove"));
   return Call<Subscription>([this, caller, id]() -> Result<Subscription> {
     auto it = subscriptions_.find(id);
     // Another user's subscription is "not found": its existence is not the caller's business.
-    if (it == subscriptions_.end() || !(caller.IsAdmin() || it->second.owner == caller.user)) {
+    if (it == subscriptions_.end() || !Allows(caller, Resource::kSubscription, Action::kDelete,
+                                              WhoseSubscription(caller, it->second))) {
       return NotFound("subscription " + id + " not found (gpufleet notify list shows yours)");
     }
     Subscription removed = std::move(it->second);

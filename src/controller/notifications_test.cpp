@@ -79,6 +79,7 @@ class NotificationsTest : public ::testing::Test {
     options.policy = policy_;
     options.team_of_user = team_of_user_;
     options.notifier = notifier_.get();
+    options.webhook_allow = webhook_allow_;
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
@@ -137,6 +138,7 @@ class NotificationsTest : public ::testing::Test {
   Telemetry telemetry_;
   PolicyConfig policy_;
   std::map<std::string, std::string> team_of_user_;
+  WebhookAllowList webhook_allow_;  // [notify] webhook_allow; set before Boot()
   std::unique_ptr<Notifier> notifier_;
   std::unique_ptr<FakeAgent> agent_;
   std::unique_ptr<Controller> controller_;
@@ -144,6 +146,34 @@ class NotificationsTest : public ::testing::Test {
   Caller alice_ = TestCaller(1000, "alice");
   Caller bob_ = TestCaller(1001, "bob");
 };
+
+// Issue #20: a webhook is a request the root daemon makes. One aimed at the server itself or
+// its link (loopback, link-local: the cloud metadata service) is refused when subscribed,
+// naming the field and the setting, unless [notify] webhook_allow lets it.
+TEST_F(NotificationsTest, WebhooksToLoopbackAndLinkLocalNeedTheAllowList) {
+  Boot();
+  for (const std::string url : {"http://127.0.0.1:8080/admin", "http://localhost:9000/",
+                                "http://169.254.169.254/latest/meta-data/", "http://[::1]/"}) {
+    auto refused = controller_->CreateSubscription(
+        alice_, Subscription{.channel = NotifyChannel::kWebhook, .target = url});
+    ASSERT_FALSE(refused.ok()) << url;
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_THAT(refused.error().message, HasSubstr("target: host "));
+    EXPECT_THAT(refused.error().message, HasSubstr("[notify] webhook_allow"));
+  }
+  EXPECT_TRUE(controller_->ListSubscriptions(root_)->empty());
+  MustSubscribe(alice_, Subscription{.channel = NotifyChannel::kWebhook,
+                                     .target = "https://hooks.example.com/x"});
+
+  webhook_allow_ = *WebhookAllowList::Parse({"127.0.0.0/8"});
+  Boot();
+  MustSubscribe(alice_, Subscription{.channel = NotifyChannel::kWebhook,
+                                     .target = "http://127.0.0.1:8080/hook"});
+  EXPECT_FALSE(controller_->CreateSubscription(
+                              alice_, Subscription{.channel = NotifyChannel::kWebhook,
+                                                   .target = "http://169.254.169.254/"})
+                   .ok());
+}
 
 TEST_F(NotificationsTest, WhoMaySubscribeToWhat) {
   Boot();

@@ -34,11 +34,7 @@ Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportReque
 }
 
 Result<Report> Controller::DoReport(const Caller& caller, const ReportRequest& request) {
-  if (!caller.authenticated) {
-    return PermissionDenied(
-        "report: this connection is not authenticated; use a token "
-        "(docs/cluster.md) or the local Unix socket");
-  }
+  GF_TRY(Authorize(caller, Resource::kReport, Action::kRead, Ownership::kNone, "report"));
   if (request.team && request.team->empty()) {
     return InvalidArgument("team: empty; name a team, or leave --team out for every team");
   }
@@ -75,7 +71,7 @@ Result<ReportScope> Controller::ReportScopeFor(const Caller& caller,
                                                const ReportRequest& request,
                                                const std::set<std::string>& ran_in) const {
   ReportScope scope{.team_filter = request.team};
-  if (caller.IsOperator()) {
+  if (Allows(caller, Resource::kTeam, Action::kRead, Ownership::kOther)) {
     if (request.team) {
       scope.teams = std::set<std::string>{*request.team};
     }
@@ -84,9 +80,9 @@ Result<ReportScope> Controller::ReportScopeFor(const Caller& caller,
   std::set<std::string> mine = TeamsOf(caller, {});
   mine.insert(ran_in.begin(), ran_in.end());
   if (request.team && !mine.contains(*request.team)) {
-    return PermissionDenied("team: '" + *request.team + "' is not one of your teams (" +
-                            Joined(mine) +
-                            "); only an operator or admin sees other teams' figures");
+    GF_TRY(Authorize(caller, Resource::kTeam, Action::kRead, Ownership::kOther,
+                     "team: '" + *request.team + "' is not one of your teams (" + Joined(mine) +
+                         ")"));
   }
   scope.teams = request.team ? std::set<std::string>{*request.team} : mine;
   scope.user = caller.user;

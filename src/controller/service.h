@@ -36,17 +36,16 @@ struct Caller {
   std::uint32_t uid = 0;
   std::uint32_t gid = 0;
   std::string user;  // login name ("uid1234" when the uid has no passwd entry)
-  Role role = Role::kUser;  // a token's role; root on the Unix socket is an admin
+  Role role = Role::kUser;  // a token's role (read only when via_token)
   // Set when a node agent authenticated with a node token: the node it speaks for ("" for a
   // join token: any one node). Such a caller is not a user (`authenticated` stays false, so no
   // job route accepts it): it may use the agent link of that node and nothing else.
   std::optional<NodeId> node{};
-  bool IsRoot() const { return authenticated && uid == 0; }
-  // Roles (model/team.h): an admin may do everything, tokens and budgets included; an operator
-  // sees and cancels every job and drains nodes; a user touches their own jobs. Root is an
-  // admin whatever its token says.
-  bool IsAdmin() const { return IsRoot() || (authenticated && role == Role::kAdmin); }
-  bool IsOperator() const { return IsAdmin() || (authenticated && role == Role::kOperator); }
+  // How the caller proved who it is: an API token (true), or the kernel's SO_PEERCRED on the
+  // Unix socket (false). What it may do follows from this (controller/authorization.h): root
+  // on the socket is an admin, another socket user a user, and a token's caller has exactly
+  // the token's role, whatever its uid (a root token of role user is a user).
+  bool via_token = false;
 };
 
 struct JobFilter {

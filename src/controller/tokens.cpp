@@ -113,6 +113,7 @@ Result<Caller> TokenRegistry::Authenticate(std::string_view text, Time now) cons
     return Refused("token " + id + " has expired");
   }
   Caller caller;
+  caller.via_token = true;
   if (token.kind == TokenKind::kNode) {
     caller.node = NodeId(token.subject);
     return caller;

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "controller/authorization.h"
+
 namespace gf {
 namespace {
 
@@ -115,8 +117,8 @@ TEST(TokensTest, UserTokenAuthenticatesAsItsUserWithItsRole) {
   EXPECT_EQ(caller->user, "alice");
   EXPECT_EQ(caller->role, Role::kAdmin);
   EXPECT_FALSE(caller->node.has_value());
-  EXPECT_TRUE(caller->IsAdmin());
-  EXPECT_FALSE(caller->IsRoot());
+  EXPECT_TRUE(caller->via_token);
+  EXPECT_EQ(PrincipalOf(*caller), Principal::kAdmin);
 }
 
 TEST(TokensTest, NodeTokenAuthenticatesAsItsNodeAndNoUser) {
@@ -130,7 +132,7 @@ TEST(TokensTest, NodeTokenAuthenticatesAsItsNodeAndNoUser) {
   EXPECT_FALSE(node->authenticated);  // no job route accepts it
   ASSERT_TRUE(node->node.has_value());
   EXPECT_EQ(*node->node, NodeId("gpu01"));
-  EXPECT_FALSE(node->IsOperator());
+  EXPECT_EQ(PrincipalOf(*node), Principal::kNode);
   Result<Caller> any = registry.Authenticate(join.text, kNow);
   ASSERT_TRUE(any.ok()) << any.error().ToString();
   ASSERT_TRUE(any->node.has_value());

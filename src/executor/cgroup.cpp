@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -48,17 +49,62 @@ Status MakeDir(const fs::path& dir) {
   return OkStatus();
 }
 
+// The file system type of the mount at `path`; nullopt when it cannot be read.
+std::optional<std::uint64_t> FileSystemType(const fs::path& path) {
+  struct statfs fs_info {};
+  if (::statfs(path.c_str(), &fs_info) != 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(fs_info.f_type);
+}
+
 }  // namespace
 
-bool JobCgroup::Available(const fs::path& root) {
-  struct statfs fs_info {};
-  if (::statfs(root.c_str(), &fs_info) != 0) {
-    return false;
+fs::path DefaultCgroupRoot() {
+  if (FileSystemType(kCgroupRoot) != CGROUP2_SUPER_MAGIC &&
+      FileSystemType(kHybridCgroupRoot) == CGROUP2_SUPER_MAGIC) {
+    return kHybridCgroupRoot;
   }
-  if (static_cast<std::uint64_t>(fs_info.f_type) != CGROUP2_SUPER_MAGIC) {
+  return kCgroupRoot;
+}
+
+bool JobCgroup::Available(const fs::path& root) {
+  if (FileSystemType(root) != CGROUP2_SUPER_MAGIC) {
     return false;
   }
   return ::access(root.c_str(), W_OK) == 0 && ::access((root / "cgroup.procs").c_str(), W_OK) == 0;
+}
+
+Containment DetectContainment(const fs::path& root) {
+  constexpr const char* kFix =
+      "; a process that leaves its session and outlives a killed supervisor escapes (docs/"
+      "cluster.md#process-containment)";
+  if (root.empty()) {
+    return {"none", std::string("cgroups turned off") + kFix};
+  }
+  if (JobCgroup::Available(root)) {
+    return {"cgroup-v2", "each job in its own cgroup under " + (root / "gpufleet").string()};
+  }
+  const std::optional<std::uint64_t> type = FileSystemType(root);
+  if (type == CGROUP2_SUPER_MAGIC) {
+    return {"none", root.string() + " is cgroup v2 but not writable by uid " +
+                        std::to_string(::geteuid()) + " (run the agent as root, or delegate "
+                        "the subtree)" + kFix};
+  }
+  // cgroup v1: one hierarchy mounted at the root, or a tmpfs holding one per controller.
+  const auto v1_inside = [&root] {
+    for (const char* hierarchy : {"systemd", "memory", "cpu", "pids"}) {
+      if (FileSystemType(root / hierarchy) == CGROUP_SUPER_MAGIC) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (type == CGROUP_SUPER_MAGIC || (type == TMPFS_MAGIC && v1_inside())) {
+    return {"cgroup-v1", root.string() + " is a cgroup v1 hierarchy (boot with "
+                         "systemd.unified_cgroup_hierarchy=1 for cgroup v2)" + kFix};
+  }
+  return {"none", "no cgroup2 mount at " + root.string() + kFix};
 }
 
 fs::path JobCgroup::PathFor(JobId job, const fs::path& job_dir, const fs::path& root) {

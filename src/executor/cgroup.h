@@ -2,15 +2,17 @@
 // processes and to kill the whole tree at once (cgroup.kill), whatever they did to their
 // process group or session.
 //
-// Only used when <root> (normally /sys/fs/cgroup) is a writable cgroup2 mount, checked at run
-// time with statfs; elsewhere (cgroup v1 hosts, containers without delegation) the shim falls
-// back to its process group and /proc descendant walk, which it always does as well.
+// Only used when <root> (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host) is a
+// writable cgroup2 mount, checked at run time with statfs; elsewhere (pure cgroup v1 hosts,
+// containers without delegation) the shim falls back to its process group and /proc
+// descendant walk, which it always does as well. DetectContainment says which, for the banner.
 //
 // A JobCgroup is a value naming a folder; the shim that created it owns the folder and removes
 // it. Not thread-safe (one shim, one thread).
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <sys/types.h>
@@ -21,6 +23,33 @@
 namespace gf::exec {
 
 inline constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
+// Where a hybrid host (systemd's default before v247: cgroup v1 for the controllers) mounts
+// its cgroup v2 hierarchy, empty of controllers but enough to fence a job and kill it whole.
+inline constexpr const char* kHybridCgroupRoot = "/sys/fs/cgroup/unified";
+
+// The cgroup root an Executor starts with: kCgroupRoot when it is a cgroup2 mount, else
+// kHybridCgroupRoot when that one is, else kCgroupRoot (DetectContainment then says why jobs
+// get no cgroup).
+std::filesystem::path DefaultCgroupRoot();
+
+// How the jobs of this node are contained, as the banner and `gpufleet nodes` state it
+// (docs/security.md, docs/cluster.md):
+//   "cgroup-v2": each job in its own cgroup v2, killed whole with cgroup.kill; no process of
+//                the job can leave it.
+//   "cgroup-v1": the host has cgroup v1 (or a hybrid layout) and no writable cgroup2 mount at
+//                the root gpufleet uses; the shim falls back to its process tree.
+//   "none":      no cgroup (turned off, or cgroup2 not writable by this process); the
+//                process tree too.
+// With the process tree, a process that called setsid() and outlives a shim that was itself
+// killed (kill -9, the OOM killer) is found by nothing: it keeps running on the job's GPUs.
+struct Containment {
+  std::string mode;    // "cgroup-v2", "cgroup-v1", "none"
+  std::string detail;  // one line: where the cgroups are, or why there are none and the fix
+};
+
+// The containment jobs launched with cgroup root `root` get ("" = cgroups turned off). The same
+// test the shim makes (JobCgroup::Available), made by the agent at start-up.
+Containment DetectContainment(const std::filesystem::path& root);
 
 class JobCgroup {
  public:

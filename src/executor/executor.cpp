@@ -144,7 +144,7 @@ Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock, Exec
     : run_dir_(AbsolutePath(std::move(run_dir))),
       shim_exe_(AbsolutePath(std::move(shim_exe))),
       clock_(clock),
-      cgroup_root_(exec::kCgroupRoot),
+      cgroup_root_(exec::DefaultCgroupRoot()),
       watcher_(std::make_unique<exec::ShimWatcher>()) {
   std::error_code ec;
   fs::create_directories(run_dir_, ec);  // a failure shows up as Launch's error
@@ -172,6 +172,10 @@ pid_t Executor::ShimServerPid() const {
 
 void Executor::SetCgroupRoot(fs::path root) {
   cgroup_root_ = std::move(root);
+}
+
+exec::Containment Executor::DescribeContainment() const {
+  return exec::DetectContainment(cgroup_root_);
 }
 
 fs::path Executor::JobDir(JobId job) const {

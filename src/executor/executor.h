@@ -53,6 +53,7 @@
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
+#include "executor/cgroup.h"
 #include "model/job.h"
 
 namespace gf {
@@ -203,9 +204,12 @@ class Executor {
 
   // Where the cgroup2 hierarchy is mounted; jobs launched afterwards go in
   // <root>/gpufleet/<agent>-job-<id> (cgroup.h) when it is a writable cgroup2 mount (checked by the shim at run
-  // time; otherwise process group + descendant walk). Default /sys/fs/cgroup; hybrid hosts
-  // mount it at /sys/fs/cgroup/unified; "" turns cgroups off.
+  // time; otherwise process group + descendant walk). Default exec::DefaultCgroupRoot():
+  // /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host; "" turns cgroups off.
   void SetCgroupRoot(std::filesystem::path root);
+
+  // How jobs launched now are contained: DetectContainment (cgroup.h) over the cgroup root.
+  exec::Containment DescribeContainment() const;
 
   // The fork server's pid, 0 while none runs (not started yet, lost, or options.fork_server
   // off). For tests and diagnostics.

@@ -612,6 +612,54 @@ TEST_F(ExecutorTest, CgroupKillEndsDaemonizedDescendants) {
   EXPECT_FALSE(fs::exists(exec::JobCgroup::PathFor(spec.job, executor_->JobDir(spec.job), *root)));
 }
 
+// Issue #20: on a hybrid host (cgroup v1 at /sys/fs/cgroup, an empty cgroup v2 at
+// /sys/fs/cgroup/unified) jobs got no cgroup, so a setsid'd process outlived a killed shim and
+// kept its GPU. The default root now finds the hybrid host's cgroup v2, and what escaped the
+// process group is killed through the job's cgroup when the shim is gone.
+TEST_F(ExecutorTest, DeadShimsSetsidDescendantIsKilledThroughTheDefaultCgroup) {
+  std::optional<fs::path> root = CgroupRoot();
+  if (!root) {
+    GTEST_SKIP() << "no writable cgroup v2 mount";
+  }
+  EXPECT_EQ(exec::DefaultCgroupRoot(), *root);
+  EXPECT_EQ(executor_->DescribeContainment().mode, "cgroup-v2");
+  // The daemon leaves the job's session: the shim's own sweep would find it as its subreaper,
+  // but the shim is killed first, and nothing else knows the daemon's session.
+  LaunchSpec spec = Shell("setsid sh -c 'echo $$ >> pids; exec sleep 300' & exec sleep 300");
+  std::int64_t shim = LaunchOk(spec);
+  ASSERT_TRUE(WaitUntil([&] { return ReadPids(work_ / "pids").size() == 1; }));
+  std::optional<exec::PidRecord> daemon = exec::RecordOf(ReadPids(work_ / "pids")[0]);
+  ASSERT_TRUE(daemon.has_value());
+  ::kill(static_cast<pid_t>(shim), SIGKILL);
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->cause, "supervisor process died");
+  EXPECT_TRUE(WaitUntil([&] { return !exec::IsAlive(*daemon); }))
+      << "the setsid'd daemon " << daemon->pid << " outlived its killed shim";
+}
+
+TEST(ContainmentTest, ModesSayWhyAndWhereToReadMore) {
+  const exec::Containment off = exec::DetectContainment("");
+  EXPECT_EQ(off.mode, "none");
+  EXPECT_THAT(off.detail, HasSubstr("cgroups turned off; a process that leaves its session and "
+                                    "outlives a killed supervisor escapes (docs/cluster.md#"
+                                    "process-containment)"));
+  const exec::Containment plain = exec::DetectContainment(::testing::TempDir());
+  EXPECT_EQ(plain.mode, "none");
+  EXPECT_THAT(plain.detail, HasSubstr("no cgroup2 mount at "));
+  if (std::optional<fs::path> root = CgroupRoot()) {
+    const exec::Containment v2 = exec::DetectContainment(*root);
+    EXPECT_EQ(v2.mode, "cgroup-v2");
+    EXPECT_EQ(v2.detail, "each job in its own cgroup under " + (*root / "gpufleet").string());
+  }
+  // A hybrid or cgroup v1 host (this test's host may be one): the v1 hierarchy is named.
+  if (fs::exists("/sys/fs/cgroup/memory/cgroup.procs")) {
+    const exec::Containment v1 = exec::DetectContainment("/sys/fs/cgroup");
+    EXPECT_EQ(v1.mode, "cgroup-v1");
+    EXPECT_THAT(v1.detail, HasSubstr("systemd.unified_cgroup_hierarchy=1"));
+  }
+}
+
 // Two agents on one host (their run dirs differ) never share a job's cgroup.
 TEST(JobCgroupTest, PathsOfOneJobIdDifferByAgentAndAreStable) {
   const fs::path a = exec::JobCgroup::PathFor(JobId(1), "/var/lib/gpufleet/agent/jobs/1");

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json/json_text.h"
+
 namespace gf::exec {
 namespace {
 
@@ -47,10 +49,13 @@ void SyncDirectory(const fs::path& dir) {
 }
 
 // JSON accessors throw on a wrong type; every parse goes through this to turn that into an Error.
+// Only root writes these files (the job folder is 0755 root), so they are not hostile input, but
+// they are read with the one parser of outside JSON (json/json_text.h) all the same: a damaged
+// file gets the same bounds as a request, and there is no second way to parse.
 template <typename T, typename F>
 Result<T> ParseJson(std::string_view text, const char* what, F&& build) {
+  GF_ASSIGN_OR_RETURN(const json j, ParseJsonText(text, std::string("malformed ") + what));
   try {
-    json j = json::parse(text);
     return build(j);
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("malformed ") + what + ": " + e.what());

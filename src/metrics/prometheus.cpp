@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -837,6 +838,49 @@ std::string EscapeLabelValue(std::string_view value) {
   out.reserve(value.size());
   AppendEscaped(out, value);
   return out;
+}
+
+std::string RenderApiServerMetrics(const ApiServerCounts& counts) {
+  Buffer out;
+  constexpr std::string_view kRefusals = "gpufleet_api_refusals_total";
+  WriteFamily(out, {kRefusals, Kind::kCounter,
+                    "Connections, watches and requests the API server refused since it "
+                    "started, by the limit that refused them ([api] settings)."});
+  const std::array<std::pair<std::string_view, std::int64_t>, 5> refusals = {{
+      {"max_connections", counts.connections_refused},
+      {"connections_per_client", counts.client_connections_refused},
+      {"max_watches", counts.watches_refused},
+      {"watches_per_client", counts.client_watches_refused},
+      {"rate_limit", counts.requests_limited},
+  }};
+  std::string labels;
+  for (const auto& [limit, count] : refusals) {
+    labels.clear();
+    AppendLabel(labels, "limit", limit);
+    WriteSample(out, kRefusals, labels, static_cast<double>(count));
+  }
+  constexpr std::string_view kAcceptErrors = "gpufleet_api_accept_errors_total";
+  WriteFamily(out, {kAcceptErrors, Kind::kCounter,
+                    "Failed accepts of API connections since the server started (e.g. no file "
+                    "descriptor left); each pauses accepting, 100 ms doubling to 1 s."});
+  WriteSample(out, kAcceptErrors, {}, static_cast<double>(counts.accept_errors));
+  constexpr std::string_view kOpen = "gpufleet_api_open";
+  WriteFamily(out, {kOpen, Kind::kGauge,
+                    "Open API connections and watches (agent command streams included), by "
+                    "listener."});
+  const std::array<std::tuple<std::string_view, std::string_view, int>, 4> open = {{
+      {"connections", "socket", counts.socket_connections},
+      {"connections", "tcp", counts.tcp_connections},
+      {"watches", "socket", counts.socket_watches},
+      {"watches", "tcp", counts.tcp_watches},
+  }};
+  for (const auto& [resource, listener, count] : open) {
+    labels.clear();
+    AppendLabel(labels, "resource", resource);
+    AppendLabel(labels, "listener", listener);
+    WriteSample(out, kOpen, labels, static_cast<double>(count));
+  }
+  return fmt::to_string(out);
 }
 
 std::string RenderPrometheus(const TelemetrySnapshot& telemetry, const ClusterStats& stats) {

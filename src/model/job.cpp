@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "core/printable_text.h"
 #include "model/node.h"
 #include "model/team.h"
 
@@ -35,11 +36,9 @@ bool ValidEnvName(std::string_view name) {
   });
 }
 
-bool Printable(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isprint(static_cast<unsigned char>(c)) != 0;
-  });
-}
+// The longest job name, in bytes: names go into table columns, notification subjects and
+// event messages.
+constexpr std::size_t kMaxJobName = 128;
 
 // "HUP, INT, QUIT, USR1, USR2, ALRM, TERM": for error messages.
 std::string SignalChoices() {
@@ -219,7 +218,6 @@ Status ValidateFraction(const JobRequest& r) {
 
 Status ValidateSpec(const JobSpec& spec) {
   constexpr int kMaxGpusPerJob = 1024;
-  constexpr std::size_t kMaxName = 128;
   if (spec.argv.empty() || spec.argv[0].empty()) {
     return InvalidArgument("command: no command given; put it after '--' (gpufleet submit -- CMD ARGS) or pass a script file");
   }
@@ -237,8 +235,18 @@ Status ValidateSpec(const JobSpec& spec) {
   if (spec.workdir.empty() || spec.workdir[0] != '/') {
     return InvalidArgument("workdir: '" + spec.workdir + "' is not an absolute path; give a path starting with '/'");
   }
-  if (spec.name.size() > kMaxName || !Printable(spec.name)) {
-    return InvalidArgument("name: must be at most 128 printable characters");
+  if (spec.name.size() > kMaxJobName) {
+    return InvalidArgument("name: " + std::to_string(spec.name.size()) + " bytes is too long; "
+                           "give a job name of at most " + std::to_string(kMaxJobName) +
+                           " bytes (--name)");
+  }
+  // A name is shown to root in `queue` and `show` and goes into e-mail subjects: a control
+  // character (ESC, BEL, CR, NUL...) would act on their terminal or add a mail header.
+  if (const std::optional<std::size_t> bad = FindControl(spec.name)) {
+    return InvalidArgument("name: byte " + std::to_string(*bad) + " (" +
+                           EscapeControl(spec.name.substr(*bad, 1)) +
+                           ") is a control character or not UTF-8; give a job name of "
+                           "printable text (--name)");
   }
   if (!spec.team.empty()) {
     GF_TRY(ValidateTeamName(spec.team));
@@ -260,6 +268,13 @@ Status ValidateSpec(const JobSpec& spec) {
                            " is not allowed; use one of " + SignalChoices());
   }
   return OkStatus();
+}
+
+std::string DefaultJobName(std::string_view command) {
+  const std::size_t slash = command.rfind('/');
+  const std::string_view base =
+      slash == std::string_view::npos ? command : command.substr(slash + 1);
+  return TruncateUtf8(EscapeControl(base), kMaxJobName);
 }
 
 Result<int> ParseCheckpointSignal(std::string_view text) {

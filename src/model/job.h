@@ -270,7 +270,13 @@ Result<std::int64_t> ParseMemoryMib(std::string_view text, std::string_view fiel
 Status ValidateFraction(const JobRequest& r);
 
 // Checks a spec as submitted: argv not empty, gpus >= 0, workdir absolute, env names valid,
-// name and team printable. Errors: kInvalidArgument naming the field and the fix.
+// name at most 128 bytes of printable UTF-8 (no control character: core/printable_text.h),
+// team a team name. Errors: kInvalidArgument naming the field and the fix.
 Status ValidateSpec(const JobSpec& spec);
+
+// The name of a job submitted without one: the last path component of its command (argv[0]),
+// made safe like any name: control characters escaped (EscapeControl), at most 128 bytes. The
+// command itself is any bytes its submitter chose ("\x1b]0;...").
+std::string DefaultJobName(std::string_view command);
 
 }  // namespace gf

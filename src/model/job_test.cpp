@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace gf {
 namespace {
 
@@ -85,6 +88,41 @@ TEST(ValidateSpecTest, NamesTheField) {
   s = Valid();
   s.priority = PriorityClass{.name = "Not A Name"};
   EXPECT_EQ(ValidateSpec(s).error().message.rfind("priority:", 0), 0u);
+}
+
+// An explicit name (--name, the API's "name") with a control character is refused, naming
+// the field and where: it would reach root's terminal and e-mail subjects (issue #20).
+TEST(ValidateSpecTest, RefusesControlCharactersInTheName) {
+  auto s = Valid();
+  s.name = "eval-\x1b]0;owned\x07";
+  const auto refused = ValidateSpec(s);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "name: byte 5 (\\x1b) is a control character or not UTF-8; give a job name of "
+            "printable text (--name)");
+  const std::vector<std::string> bad_names = {"a\nb", "a\rBcc: x", std::string("a\0b", 3),
+                                             "a\xc2\x9b", "\xff"};
+  for (const std::string& bad : bad_names) {
+    s.name = bad;
+    EXPECT_EQ(ValidateSpec(s).error().message.rfind("name: byte", 0), 0U) << bad;
+  }
+  s.name = std::string(129, 'x');
+  EXPECT_EQ(ValidateSpec(s).error().message.rfind("name: 129 bytes is too long", 0), 0U);
+  s.name = "训练-résumé";  // printable UTF-8 is a name like any other
+  EXPECT_TRUE(ValidateSpec(s).ok());
+}
+
+// The default name comes from argv[0], which is any bytes: escaped and bounded, never refused.
+TEST(DefaultJobNameTest, IsTheCommandsBaseNameMadePrintable) {
+  EXPECT_EQ(DefaultJobName("/usr/bin/python3"), "python3");
+  EXPECT_EQ(DefaultJobName("train.sh"), "train.sh");
+  EXPECT_EQ(DefaultJobName("./x\x1b]0;owned\x07"), "x\\x1b]0;owned\\x07");
+  EXPECT_EQ(DefaultJobName("/tmp/a\r\nb"), "a\\x0d\\x0ab");
+  const std::string long_name = DefaultJobName(std::string(300, '\x1b'));
+  EXPECT_EQ(long_name.size(), 128U);
+  JobSpec s = Valid();
+  s.name = long_name;
+  EXPECT_TRUE(ValidateSpec(s).ok());  // what it makes passes the explicit name's check
 }
 
 TEST(CheckpointSignalTest, ParsesNamesAndNumbersAndRefusesUncatchable) {

@@ -171,6 +171,9 @@ struct Node {
   NodeState state = NodeState::kUp;
   std::string state_reason{};  // why it is not up: a drain's reason, or what took it down
   std::string gpu_backend;  // "nvml", "sim:4xH100-80GB"
+  // How the agent contains its jobs' processes: "cgroup-v2", "cgroup-v1", "none"
+  // (executor/cgroup.h Containment); "" = not reported. Sent in each hello, not stored.
+  std::string containment;
   Time last_seen{};
   bool operator==(const Node&) const = default;
 };

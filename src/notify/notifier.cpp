@@ -21,6 +21,7 @@
 
 #include "api/api_client.h"
 #include "api/json_mapping.h"
+#include "core/printable_text.h"
 
 extern char** environ;  // NOLINT: POSIX's process environment
 
@@ -57,13 +58,6 @@ WebhookUrl SplitWebhookUrl(std::string_view url) {
 
 // Whether a webhook answer (or no answer) is worth another attempt.
 bool Retryable(int status) { return status >= 500 || status == 408 || status == 429; }
-
-// Header values must stay on one line: a subject from a job name could otherwise add headers.
-std::string OneLine(std::string_view text) {
-  std::string out(text);
-  std::replace_if(out.begin(), out.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
-  return out;
-}
 
 enum class Outcome { kSent, kRetry, kFailed, kDropped };
 
@@ -122,12 +116,15 @@ std::string WebhookBody(const Notification& n, const Subscription& sub) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// Every value from outside (a subject holds a job name, a message a reason) goes through
+// EscapeControl: in a header a CR or LF would start a header of the user's (Bcc:), and in
+// the text an ESC would act on the terminal of whoever reads the mail there.
 std::string EmailMessage(const Notification& n, const Subscription& sub, const std::string& from) {
-  std::string text = "From: " + OneLine(from) + "\n";
-  text += "To: " + OneLine(sub.target) + "\n";
-  text += "Subject: [gpufleet] " + OneLine(n.subject) + "\n";
+  std::string text = "From: " + EscapeControl(from) + "\n";
+  text += "To: " + EscapeControl(sub.target) + "\n";
+  text += "Subject: [gpufleet] " + EscapeControl(n.subject) + "\n";
   text += "Content-Type: text/plain; charset=utf-8\n\n";
-  text += n.message.empty() ? n.subject : n.message;
+  text += EscapeControl(n.message.empty() ? n.subject : n.message);
   text += "\n\nevent: " + std::string(ToString(n.kind)) + "\ntime: " + FormatRfc3339(n.time);
   if (n.job.has_value()) {
     text += "\njob: " + std::to_string(n.job->value());
@@ -136,7 +133,7 @@ std::string EmailMessage(const Notification& n, const Subscription& sub, const s
                                     {"team", n.team},
                                     {"node", n.node}}) {
     if (!value.empty()) {
-      text += "\n" + std::string(name) + ": " + value;
+      text += "\n" + std::string(name) + ": " + EscapeControl(value);
     }
   }
   text += "\n\n(subscription " + sub.id + "; remove it with `gpufleet notify remove " + sub.id +
@@ -258,8 +255,15 @@ class Notifier::Impl {
   Outcome PostWebhook(const Delivery& item) {
     const Subscription& sub = item.subscription;
     const WebhookUrl url = SplitWebhookUrl(sub.target);
+    // Judged on the addresses actually connected to: the URL was checked when it was
+    // subscribed, but a name may resolve to anything, and to something else by now.
+    const std::string host = WebhookUrlHost(sub.target);
     ApiClient client(url.endpoint,
-                     ApiClientOptions{.timeout = AttemptTimeout(), .ca_file = options_.ca_file});
+                     ApiClientOptions{.timeout = AttemptTimeout(),
+                                      .ca_file = options_.ca_file,
+                                      .allow_address = [this, &host](std::string_view address) {
+                                        return options_.webhook_allow.CheckAddress(host, address);
+                                      }});
     const std::string what = fmt::format("notify: webhook {} ({} of {}, attempt {} of {})",
                                          sub.target, ToString(item.notification.kind), sub.id,
                                          item.attempt, options_.webhook_attempts);

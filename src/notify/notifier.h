@@ -21,6 +21,7 @@
 
 #include "core/result.h"
 #include "model/notification.h"
+#include "model/webhook_allow.h"
 
 namespace gf {
 
@@ -31,6 +32,10 @@ struct NotifierOptions {
   std::chrono::milliseconds webhook_timeout{10'000};     // per attempt: connect, send, answer
   std::chrono::milliseconds webhook_first_retry{1'000};  // doubles after each failed attempt
   std::string ca_file{};  // PEM CAs for https webhooks; "" = the system's CAs
+  // [notify] webhook_allow: the loopback, link-local and unspecified addresses a webhook may
+  // reach (none by default). Every address a webhook's host resolves to is checked, and only
+  // those allowed are connected to; a webhook with none is "failed", not retried.
+  WebhookAllowList webhook_allow{};
   std::chrono::milliseconds drain_deadline{5'000};  // how long Stop() keeps delivering
   std::size_t max_queued = 10'000;                  // beyond: dropped (and counted)
 };

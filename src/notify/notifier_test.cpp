@@ -153,10 +153,13 @@ class TestHttpServer {
 };
 
 NotifierOptions FastOptions() {
-  return NotifierOptions{.webhook_attempts = 5,
-                         .webhook_timeout = 5s,
-                         .webhook_first_retry = 10ms,
-                         .drain_deadline = 5s};
+  NotifierOptions options{.webhook_attempts = 5,
+                          .webhook_timeout = 5s,
+                          .webhook_first_retry = 10ms,
+                          .drain_deadline = 5s};
+  // The test's receiver is on 127.0.0.1, which a webhook reaches only when allowed.
+  options.webhook_allow = *WebhookAllowList::Parse({"127.0.0.1"});
+  return options;
 }
 
 Notification JobFailed() {
@@ -273,6 +276,30 @@ TEST(NotifierTest, ConnectionRefusedIsRetriedThenFailed) {
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "failed") == 1; }));
 }
 
+// Issue #20: a webhook is the root daemon's request to a URL any user gives. Loopback is
+// refused unless [notify] webhook_allow lists it, judged on the addresses the host resolves to
+// (localhost is 127.0.0.1 and ::1 here), so a name cannot lead around the check. Refused is
+// "failed" at once: nothing connects, and a retry would be refused the same way.
+TEST(NotifierTest, AWebhookReachesLoopbackOnlyWhenAllowed) {
+  TestHttpServer server({});
+  const std::string port = server.Url("").substr(std::string("http://127.0.0.1:").size());
+  NotifierOptions options = FastOptions();
+  options.webhook_allow = WebhookAllowList();
+  {
+    Notifier refusing(options);
+    refusing.Send(JobFailed(), Webhook(server.Url("/x")));
+    refusing.Send(JobFailed(), Webhook("http://localhost:" + port + "/x"));
+    ASSERT_TRUE(WaitFor([&] { return CountOf(refusing, "webhook", "failed") == 2; }));
+    EXPECT_EQ(CountOf(refusing, "webhook", "sent"), 0);
+  }
+  EXPECT_EQ(server.connections(), 0);
+
+  Notifier allowing(FastOptions());  // webhook_allow = ["127.0.0.1"]
+  allowing.Send(JobFailed(), Webhook("http://localhost:" + port + "/x"));
+  ASSERT_TRUE(WaitFor([&] { return CountOf(allowing, "webhook", "sent") == 1; }));
+  EXPECT_EQ(server.received().size(), 1U);
+}
+
 TEST(NotifierTest, StopDropsWhatCannotBeDeliveredBeforeItsDeadline) {
   TestHttpServer server({503, 503, 503});
   NotifierOptions options = FastOptions();
@@ -328,11 +355,35 @@ TEST_F(NotifierEmailTest, SendmailGetsTheMessageOnStdin) {
   const std::string mail = Read("mail");
   EXPECT_THAT(mail, HasSubstr("From: gpufleet@gpu1.example.com\n"));
   EXPECT_THAT(mail, HasSubstr("To: ana@example.com\n"));
-  EXPECT_THAT(mail, HasSubstr("Subject: [gpufleet] job 42 (x Bcc: evil@example.com) failed\n"));
+  EXPECT_THAT(mail,
+              HasSubstr("Subject: [gpufleet] job 42 (x\\x0aBcc: evil@example.com) failed\n"));
   EXPECT_THAT(mail, ::testing::Not(HasSubstr("\nBcc:")));
   EXPECT_THAT(mail, HasSubstr("\n\nexit code 1\n"));
   EXPECT_THAT(mail, HasSubstr("event: job_failed\n"));
   EXPECT_THAT(mail, HasSubstr("job: 42\n"));
+}
+
+// Headers stay one line each and no control character of a user's reaches the message: CR,
+// LF (a forged Bcc:), NUL (cuts a header short in some MTAs) and ESC (acts on the terminal
+// of whoever reads the mail there) are escaped as \xNN, in the headers and the text alike.
+TEST(EmailMessageTest, EscapesControlCharactersInHeadersAndText) {
+  Notification n = JobFailed();
+  n.subject = std::string("job 42 (x\r\nBcc: evil@example.com\0\x1b]0;t\x07) failed", 47);
+  n.message = "exit code 1\x1b[2J";
+  n.user = "ana\nX-Evil: 1";
+  const std::string mail =
+      EmailMessage(n, Subscription{.id = "sub-9", .target = "ana@example.com\r\nCc: b@c"},
+                   "gpufleet\nReply-To: x@y");
+  const std::string headers = mail.substr(0, mail.find("\n\n") + 1);
+  EXPECT_EQ(headers,
+            "From: gpufleet\\x0aReply-To: x@y\n"
+            "To: ana@example.com\\x0d\\x0aCc: b@c\n"
+            "Subject: [gpufleet] job 42 (x\\x0d\\x0aBcc: evil@example.com\\x00\\x1b]0;t\\x07) "
+            "failed\n"
+            "Content-Type: text/plain; charset=utf-8\n");
+  EXPECT_THAT(mail, HasSubstr("\n\nexit code 1\\x1b[2J\n"));
+  EXPECT_THAT(mail, HasSubstr("\nuser: ana\\x0aX-Evil: 1"));
+  EXPECT_EQ(mail.find_first_of(std::string("\r\x1b\x07\0", 4)), std::string::npos);
 }
 
 TEST_F(NotifierEmailTest, MissingSendmailDropsEmail) {

@@ -24,6 +24,18 @@ expect_error "not found" cancel 999
 [ "$(gf queue --all --json | jq '.jobs | length')" = 0 ] || fail "a rejected submission was stored"
 ok "bad input rejected with named fields; nothing stored"
 
+# Issue #20: a bad global flag stops gpufleet before the command acts; it used to submit the job
+# and then exit 2, so a retrying script submitted it twice.
+rc=0
+gf --log-level bogus submit -- true >"$WORK/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "bad --log-level: exit $rc, $(cat "$WORK/out")"
+grep -q -- "--log-level: 'bogus' is not a level" "$WORK/out" || fail "message: $(cat "$WORK/out")"
+rc=0
+gf queue -- true >"$WORK/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "'--' after queue: exit $rc, $(cat "$WORK/out")"
+[ "$(gf queue --all --json | jq '.jobs | length')" = 0 ] || fail "submitted despite a bad flag"
+ok "a bad global flag exits 2 before the command runs"
+
 GPUFLEET_SOCKET=$WORK/nothing.sock
 if gf queue 2>"$WORK/err"; then fail "queue without a server succeeded"; fi
 grep -q "cannot reach gpufleet" "$WORK/err" || fail "unreachable message: $(cat "$WORK/err")"

@@ -29,6 +29,23 @@ expect_bad_config "bad.toml:2: \[up\] sample_interval: '2h' is not a duration be
 expect_bad_config "bad.toml:2: \[up\] kill_grace: 7200s is above the most, 3600s" \
   $'[up]\nkill_grace = "2h"'
 expect_bad_config "bad.toml: not valid TOML" $'[up]\nport ='
+# Issue #20: a deep file crashed toml11 (a segfault); "" fell back to the stock data dir.
+expect_bad_config "bad.toml:1: nested more than 32 levels deep" "x = $(printf '[%.0s' {1..100000})"
+expect_bad_config "bad.toml:2: \[up\] data_dir: an empty string" $'[up]\ndata_dir = ""'
+mkdir "$WORK/conf.d"
+expect_bad_config_flags() {  # PATTERN FLAGS...: up must refuse the flags at once
+  local pattern=$1; shift
+  if timeout 20 "$GPUFLEET" up --gpus sim:1xH100-80GB --listen-socket "$GPUFLEET_SOCKET" \
+      --port -1 "$@" >"$WORK/out" 2>&1; then
+    fail "up accepted: $*"
+  fi
+  grep -qE -- "$pattern" "$WORK/out" || fail "message '$(cat "$WORK/out")' lacks '$pattern'"
+  [ ! -e "$WORK/data" ] || fail "up created its data dir before checking $*"
+  echo "  refused: $(head -n1 "$WORK/out")"
+}
+expect_bad_config_flags "config file $WORK/conf.d is a directory" \
+  --config "$WORK/conf.d" --data-dir "$WORK/data"
+expect_bad_config_flags "--data-dir: an empty value" --data-dir ""
 if "$GPUFLEET" up --config "$WORK/none.toml" >"$WORK/out" 2>&1; then
   fail "missing file accepted"
 fi

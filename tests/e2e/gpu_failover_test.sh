@@ -42,6 +42,8 @@ cat >"$WORK/gpufleet.toml" <<TOML
 price_per_kwh = 0.25
 currency = "EUR"
 co2_g_per_kwh = 400
+[notify]
+webhook_allow = ["127.0.0.1"]  # the test's receiver: loopback is refused unless listed
 TOML
 
 start_webhook_receiver

@@ -32,6 +32,8 @@ cat >"$WORK/gpufleet.toml" <<TOML
 [sharing]
 memory_breach = "kill"
 memory_breach_grace = "3s"
+[notify]
+webhook_allow = ["127.0.0.1"]  # the test's receiver: loopback is refused unless listed
 TOML
 
 start_webhook_receiver

@@ -34,6 +34,7 @@ gpu_hour_budget = 0.005
 sendmail = "$WORK/sendmail"
 email_from = "gpufleet@e2e.example.com"
 webhook_retry_delay = "1s"
+webhook_allow = ["127.0.0.1"]  # the receiver below: loopback is refused unless listed
 TOML
 "$GPUFLEET" up --config "$WORK/policy.toml" --gpus sim:2xH100-80GB --data-dir "$WORK/data" \
   --listen-socket "$GPUFLEET_SOCKET" --port 0 --kill-grace 2 --node-name e2e-node \
@@ -52,6 +53,9 @@ expect_refused "--email: 'nobody' is not an e-mail address" --email nobody
 expect_refused "--events: event 'job_done' is not one gpufleet notifies of; use job_end" \
   --email a@example.com --events job_end,job_done
 expect_refused "give one of --webhook URL or --email ADDRESS" --team cv
+# The server POSTs as root: the cloud metadata address is not for users to aim it at.
+expect_refused "target: host 169.254.169.254, a link-local address" \
+  --webhook http://169.254.169.254/latest/meta-data/
 ok "bad subscriptions are refused naming the flag"
 
 gf notify add --webhook "$hook_url" --team cv | grep -q "^Subscription sub-" ||

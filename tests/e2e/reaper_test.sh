@@ -21,6 +21,9 @@ idle_action = "requeue"
 
 [class.high]
 idle_opt_out = true
+
+[notify]
+webhook_allow = ["127.0.0.1"]  # the test's receiver: loopback is refused unless listed
 TOML
 
 # write_scenario IDLE_PID IDLE_UUID BUSY_PID BUSY_UUID: two GPUs; the idle job's process sits

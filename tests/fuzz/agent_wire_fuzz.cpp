@@ -1,17 +1,28 @@
 // Fuzz target: the agent link's readers of what arrives from the network (api/agent_wire.h),
 // here the command (read by agents; read_log is checked for a round trip) and the log reply
-// (read by the server, with its base64). The input is JSON text; text nlohmann::json rejects is
-// skipped (that parser is not ours). Oracle beyond ASan/UBSan: errors are kInvalidArgument, and
-// what was read writes back and reads again to the same values (the bytes of a chunk exactly).
+// (read by the server, with its base64). The input is JSON text, read as both ends read it:
+// ParseJsonText (json/json_text.h: depth limit, no duplicate keys). Oracle beyond ASan/UBSan:
+// errors are kInvalidArgument, and what was read writes back and reads again to the same values
+// (the bytes of a chunk exactly).
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "api/agent_wire.h"
 #include "core/check.h"
+#include "json/json_text.h"
 
 namespace {
+
+// What the other end reads: our own output must always pass the reader's limits.
+nlohmann::json Reread(const nlohmann::json& written) {
+  gf::Result<nlohmann::json> again = gf::ParseJsonText(gf::WireDump(written), "again");
+  GF_CHECK(again.ok());
+  return *std::move(again);
+}
 
 void CommandRoundTrips(const nlohmann::json& body) {
   gf::Result<gf::AgentCommand> command = gf::AgentCommandFromJson(body);
@@ -22,8 +33,7 @@ void CommandRoundTrips(const nlohmann::json& body) {
   if (command->kind != gf::AgentCommand::Kind::kReadLog) {
     return;  // launch, kill, ack: agent_wire_test covers their round trips
   }
-  const nlohmann::json again =
-      nlohmann::json::parse(gf::WireDump(gf::AgentCommandToJson(*command)));
+  const nlohmann::json again = Reread(gf::AgentCommandToJson(*command));
   gf::Result<gf::AgentCommand> back = gf::AgentCommandFromJson(again);
   GF_CHECK(back.ok());
   GF_CHECK(back->kind == command->kind && back->seq == command->seq);
@@ -37,7 +47,7 @@ void LogReplyRoundTrips(const nlohmann::json& body) {
     GF_CHECK(reply.error().code == gf::ErrorCode::kInvalidArgument);
     return;
   }
-  const nlohmann::json again = nlohmann::json::parse(gf::WireDump(gf::AgentLogReplyToJson(*reply)));
+  const nlohmann::json again = Reread(gf::AgentLogReplyToJson(*reply));
   gf::Result<gf::AgentLogReply> back = gf::AgentLogReplyFromJson(again);
   GF_CHECK(back.ok());
   GF_CHECK(back->request == reply->request);
@@ -50,11 +60,13 @@ void LogReplyRoundTrips(const nlohmann::json& body) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const nlohmann::json body = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (body.is_discarded()) {
+  gf::Result<nlohmann::json> body =
+      gf::ParseJsonText(std::string_view(reinterpret_cast<const char*>(data), size), "body");
+  if (!body.ok()) {
+    GF_CHECK(body.error().code == gf::ErrorCode::kInvalidArgument);
     return 0;
   }
-  CommandRoundTrips(body);
-  LogReplyRoundTrips(body);
+  CommandRoundTrips(*body);
+  LogReplyRoundTrips(*body);
   return 0;
 }

@@ -3,7 +3,8 @@
 // HTTP parsing itself is Beast's and not fuzzed here.
 //
 // Input: "METHOD\nTARGET\nBODY..." (a missing line is empty). A METHOD starting with '!' makes
-// the caller unauthenticated (as on TCP). Oracle: Handle never throws and never answers 500,
+// the caller unauthenticated (as on TCP). The body is labelled application/json, as our clients
+// label theirs, so that it reaches the handlers (and ParseJsonText) rather than a 415. Oracle: Handle never throws and never answers 500,
 // since the fake service never fails: a 500 would mean an exception escaped a handler.
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   request.method = std::string(NextLine(rest));
   request.target = std::string(NextLine(rest));
   request.body = std::string(rest);
+  request.headers.emplace_back("Content-Type", "application/json");
 
   gf::Caller caller{.authenticated = true, .uid = 1000, .gid = 1000, .user = "alice"};
   if (!request.method.empty() && request.method.front() == '!') {
