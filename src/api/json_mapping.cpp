@@ -758,7 +758,8 @@ json JobsAheadToJson(const std::vector<JobAhead>& ahead) {
     for (const NodeId& node : a.nodes) {
       nodes.push_back(node.value());
     }
-    json entry{{"id", a.id.value()},
+    json entry{{"id", OptionalId(a.id)},
+               {"other_user", !a.id.has_value()},
                {"position", a.position},
                {"priority", a.priority},
                {"team", a.team},
@@ -823,14 +824,17 @@ json NodeExplanationToJson(const NodeExplanation& node) {
     json entry{{"index", hold.index},
                {"kind", hold.kind},
                {"job", OptionalId(hold.job)},
-               {"then_for", OptionalId(hold.then_for)}};
+               {"other_user", hold.other_user},
+               {"then_for", OptionalId(hold.then_for)},
+               {"then_for_other_user", hold.then_for_other_user}};
     PutTime(entry, "until", hold.until);
     PutTime(entry, "then_from", hold.then_from);
     held.push_back(std::move(entry));
   }
   json victims = json::array();
   for (const VictimCandidate& v : node.victims) {
-    victims.push_back(json{{"job", v.job.value()},
+    victims.push_back(json{{"job", OptionalId(v.job)},
+                           {"other_user", !v.job.has_value()},
                            {"priority", v.priority},
                            {"borrowed", v.borrowed},
                            {"may_preempt", v.may_preempt},
@@ -884,6 +888,7 @@ json ExplanationToJson(const Explanation& e) {
            {"reason", e.reason},
            {"placement", AllocationToJson(e.placement)},
            {"preempts", std::move(preempts)},
+           {"preempts_other_users", e.preempts_other_users},
            {"position", e.position},
            {"waiting", e.waiting},
            {"ahead", JobsAheadToJson(e.ahead)},

@@ -75,6 +75,24 @@ std::string Number(double value) {
   return text;
 }
 
+// "job 17", or "another user's job" where the server left the id out for a caller who may
+// not see other users' jobs (`other_key` true).
+std::string JobName(const json& j, const char* id_key, const char* other_key = "other_user") {
+  return Get<bool>(j, other_key, false) ? "another user's job" : "job " + JsonText(j, id_key);
+}
+
+// "job(s) 3, 4", "job(s) 3 and 2 jobs of other users", "another user's job".
+std::string Victims(const json& e) {
+  const json& ids = List(e, "preempts");
+  const int others = Get<int>(e, "preempts_other_users", 0);
+  const std::string theirs = others == 1 ? "another user's job"
+                                         : std::to_string(others) + " jobs of other users";
+  if (others == 0) {
+    return "job(s) " + Join(ids);
+  }
+  return ids.empty() ? theirs : "job(s) " + Join(ids) + " and " + theirs;
+}
+
 // ---- header ----
 
 void PrintOutcome(const json& e, std::int64_t now_ms, std::ostream& out) {
@@ -85,8 +103,7 @@ void PrintOutcome(const json& e, std::int64_t now_ms, std::ostream& out) {
   if (outcome == "starts") {
     out << job << ": starts in the next pass on " << where << '\n';
   } else if (outcome == "preempts") {
-    out << job << ": preempts job(s) " << Join(List(e, "preempts")) << " to start on " << where
-        << '\n';
+    out << job << ": preempts " << Victims(e) << " to start on " << where << '\n';
   } else {
     out << job << ": " << (outcome == "held" ? "held by a rule" : "waits") << '\n';
   }
@@ -117,7 +134,7 @@ void PrintAhead(const json& e, std::int64_t now_ms, std::ostream& out) {
                                                           When(a, "from", now_ms)
                                                     : "claimed GPUs on " + where;
     const std::string team = JsonText(a, "team", "");
-    out << "  #" << JsonText(a, "position") << " job " << JsonText(a, "id") << " ("
+    out << "  #" << JsonText(a, "position") << " " << JobName(a, "id") << " ("
         << JsonText(a, "priority") << (team.empty() ? "" : ", team " + team) << ", "
         << JsonText(a, "gpus") << (Get<int>(a, "gpus", 0) == 1 ? " GPU): " : " GPUs): ") << what
         << '\n';
@@ -212,14 +229,19 @@ std::vector<std::string> Holds(const json& node, std::int64_t now_ms) {
   std::vector<Key> order;
   for (const json& hold : List(node, "held")) {
     std::string then;
-    if (!hold.value("then_for", json()).is_null()) {
+    if (!hold.value("then_for", json()).is_null() ||
+        Get<bool>(hold, "then_for_other_user", false)) {
+      const std::string next = JobName(hold, "then_for", "then_for_other_user");
       then = hold.value("then_from", json()).is_null()
-                 ? "; then set aside for job " + JsonText(hold, "then_for")
-                 : "; then reserved for job " + JsonText(hold, "then_for") + " from " +
-                       When(hold, "then_from", now_ms);
+                 ? "; then set aside for " + next
+                 : "; then reserved for " + next + " from " + When(hold, "then_from", now_ms);
     }
-    const Key key{JsonText(hold, "kind"), JsonText(hold, "job"), When(hold, "until", now_ms),
-                  then};
+    // Another user's running job comes without its end: it is theirs (explain_privacy.h).
+    const std::string until = Get<bool>(hold, "other_user", false) &&
+                                      JsonText(hold, "kind") == "running"
+                                  ? ""
+                                  : When(hold, "until", now_ms);
+    const Key key{JsonText(hold, "kind"), JobName(hold, "job"), until, then};
     auto [it, added] = groups.emplace(key, "");
     it->second += (added ? "" : ",") + JsonText(hold, "index");
     if (added) {
@@ -231,13 +253,14 @@ std::vector<std::string> Holds(const json& node, std::int64_t now_ms) {
     const auto& [kind, job, until, then] = key;
     std::string text = "GPU " + groups[key] + ": ";
     if (kind == "running") {
-      text += "held by job " + job + (until == "-" ? " (no time limit)" : " until " + until);
+      text += "held by " + job +
+              (until.empty() ? "" : until == "-" ? " (no time limit)" : " until " + until);
     } else if (kind == "started") {
-      text += "taken by job " + job + ", which starts in this pass";
+      text += "taken by " + job + ", which starts in this pass";
     } else if (kind == "claimed") {
-      text += "set aside for job " + job + " (ahead)";
+      text += "set aside for " + job + " (ahead)";
     } else if (kind == "reserved") {
-      text += "reserved for job " + job + " from ";
+      text += "reserved for " + job + " from ";
       text += until + "; this job would not end by then";
     } else {
       text += "allocated to a job the scheduler does not see";
@@ -255,7 +278,7 @@ void PrintNode(const json& node, std::int64_t now_ms, std::ostream& out) {
     out << "      " << hold << '\n';
   }
   for (const json& v : List(node, "victims")) {
-    out << "      job " << JsonText(v, "job") << " (" << JsonText(v, "priority")
+    out << "      " << JobName(v, "job") << " (" << JsonText(v, "priority")
         << (Get<bool>(v, "borrowed", false) ? ", borrowed" : "") << "): "
         << (Get<bool>(v, "chosen", false)        ? "preempted for it: "
             : Get<bool>(v, "may_preempt", false) ? "could be preempted: "

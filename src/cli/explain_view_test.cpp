@@ -142,6 +142,51 @@ TEST(ExplainViewTest, PendingJobInSections) {
             "  ... and 30 less relevant nodes (--json lists the counts above)\n");
 }
 
+// What the server leaves out for a caller who may not see other users' jobs (issue #20):
+// their ids, and a running job's end.
+TEST(ExplainViewTest, OtherUsersJobsAreNamedWithoutIdsOrEnds) {
+  Explanation e = Waiting();
+  e.ahead[0].id.reset();
+  for (GpuHold& hold : e.nodes[0].held) {
+    hold.job.reset();
+    hold.other_user = true;
+    if (hold.kind == "running") {
+      hold.until.reset();
+    }
+  }
+  e.nodes[0].held[0].then_for_other_user = true;
+  e.nodes[0].held[0].then_from = At(3000);
+  e.nodes[0].victims[0].job.reset();
+  const std::string text = Render(e);
+  EXPECT_NE(text.find("  #1 another user's job (high, team vision, 4 GPUs): reserved GPUs on "
+                      "gpu01 from 2027-01-15T08:50:00.000Z (in 50m)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      GPU 0: held by another user's job; then reserved for another "
+                      "user's job from 2027-01-15T08:50:00.000Z (in 50m)\n"
+                      "      GPU 1: held by another user's job\n"
+                      "      GPU 2,3: reserved for another user's job from "
+                      "2027-01-15T08:50:00.000Z (in 50m); this job would not end by then\n"
+                      "      another user's job (low): spared: protected"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("job 100"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no time limit"), std::string::npos) << text;  // unknown, not unlimited
+
+  e.outcome = "preempts";
+  e.placement = Allocation();
+  e.placement->node = NodeId("gpu01");
+  e.preempts = {JobId(5)};
+  e.preempts_other_users = 2;
+  EXPECT_NE(Render(e).find("Job 12: preempts job(s) 5 and 2 jobs of other users to start on "
+                           "gpu01\n"),
+            std::string::npos);
+  e.preempts = {};
+  e.preempts_other_users = 1;
+  EXPECT_NE(Render(e).find("Job 12: preempts another user's job to start on gpu01\n"),
+            std::string::npos);
+}
+
 TEST(ExplainViewTest, HeldJobSaysWhichRule) {
   Explanation e = Waiting();
   e.outcome = "held";

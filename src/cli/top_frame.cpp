@@ -10,6 +10,7 @@
 
 #include "cli/views.h"
 #include "core/duration.h"
+#include "core/printable_text.h"
 
 namespace gf {
 namespace {
@@ -23,9 +24,11 @@ constexpr double kMibPerGib = 1024.0;
 
 // ---- Reading the JSON defensively ----
 
-// ASCII only: a control byte becomes '?', a UTF-8 sequence one '?' (its continuation bytes
-// are dropped, so a name keeps its length on screen).
-std::string Printable(std::string_view s) {
+// ASCII only, so that a byte is a column: control characters escaped as everywhere else
+// (EscapeControl: "\x1b"), then each UTF-8 sequence one '?' (its continuation bytes are
+// dropped, so a name keeps its length on screen).
+std::string Printable(std::string_view text) {
+  const std::string s = EscapeControl(text);
   std::string out;
   out.reserve(s.size());
   for (const char c : s) {

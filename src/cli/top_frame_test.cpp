@@ -156,10 +156,10 @@ TEST(TopFrameTest, MissingFieldsAreDashesAndHostileTextIsDefused) {
   ExpectFits(lines, 80, 24);
   const auto texts = Texts(lines);
   EXPECT_EQ(texts[1], "GPUs 0/3 busy  util -  mem 0/0G  power -  jobs 0 running 0 pending");
-  // An escape from a user name is shown, not sent: ESC became '?'. A process nobody
-  // allocated shows its owner, marked '*'.
+  // An escape from a user name is shown, not sent: ESC became "\x1b", as in every view. A
+  // process nobody allocated shows its owner, marked '*'.
   const std::string blank = " -        - [--------------------]   -    -     - -        - ";
-  EXPECT_EQ(texts[3], "-      0" + blank + "?[2Jevil");
+  EXPECT_EQ(texts[3], "-      0" + blank + "\\x1b[2Jevil");
   EXPECT_EQ(texts[4], "n?ud   x" + blank + "bob*");
   EXPECT_EQ(texts[5], "-      -" + blank + "-");
 }

@@ -267,6 +267,26 @@ TEST(CliViewsTest, ShowPrintsGpuUsage) {
   EXPECT_NE(text.find("Energy      7200000 J (2.000 kWh)\n"), std::string::npos) << text;
 }
 
+// Issue #20: root runs `show` on other users' jobs; their command, workdir, reason and event
+// messages are the users' bytes and must not drive root's terminal (an OSC could set its
+// title, CSI 2J clear it, a CR rewrite the line).
+TEST(CliViewsTest, ShowEscapesControlCharactersOfTheUsersText) {
+  Job job = RunningJob();
+  job.spec.argv = {"/tmp/x\x1b]0;owned\x07", "--lr\r1"};
+  job.spec.workdir = "/home/ana/\x1b[2J";
+  job.reason = "waits\x9b";
+  const std::string text = Show(job);
+  EXPECT_EQ(text.find_first_of("\x1b\x07\r"), std::string::npos) << text;
+  EXPECT_NE(text.find("Command     /tmp/x\\x1b]0;owned\\x07 --lr\\x0d1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Workdir     /home/ana/\\x1b[2J\n"), std::string::npos) << text;
+  std::ostringstream events;
+  PrintJobEvents(json{{"events", {{{"time", "t"}, {"kind", "submit"}, {"actor", "ana"},
+                                   {"message", "submitted 'x\x1b[31m'"}}}}},
+                 events);
+  EXPECT_EQ(events.str(), "Events\n  t  submit (ana): submitted 'x\\x1b[31m'\n");
+}
+
 TEST(CliViewsTest, ShowMarksLiveUsageAndMissingUsage) {
   EXPECT_NE(Show(RunningJob()).find("over 120 GPU samples (so far, running)\n"),
             std::string::npos);

@@ -555,7 +555,8 @@ class ConfigParser {
       if (!added) {
         return KeyError(s, "members",
                         "user '" + user + "' is already a member of team '" + it->second +
-                            "'; a user belongs to one team (an admin may still charge a job to another)");
+                            "'; a user belongs to one team (an admin may still charge a job to "
+                            "another)");
       }
     }
     return OkStatus();

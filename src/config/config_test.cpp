@@ -602,21 +602,12 @@ rate_burst = 40
   EXPECT_EQ(c->api.rate_limit, 12.5);
   EXPECT_EQ(c->api.rate_burst, 40);
   EXPECT_FALSE(ParseConfig("", "test.toml")->api.max_watches.has_value());
-  EXPECT_TRUE(ParseConfig("[api]
-max_connections = 0
-rate_limit = 0
-", "test.toml").ok());
-  EXPECT_EQ(ErrorOf("[api]
-watches_per_client = 0
-"),
+  EXPECT_TRUE(ParseConfig("[api]\nmax_connections = 0\nrate_limit = 0\n", "test.toml").ok());
+  EXPECT_EQ(ErrorOf("[api]\nwatches_per_client = 0\n"),
             "test.toml:2: [api] watches_per_client: 0 is out of range; use 1 to 10000000");
-  EXPECT_THAT(ErrorOf("[api]
-rate_limit = -1
-"),
+  EXPECT_THAT(ErrorOf("[api]\nrate_limit = -1\n"),
               StartsWith("test.toml:2: [api] rate_limit: "));
-  EXPECT_THAT(ErrorOf("[api]
-max_watch = 1
-"),
+  EXPECT_THAT(ErrorOf("[api]\nmax_watch = 1\n"),
               StartsWith("test.toml:2: unknown key 'max_watch' in [api]; known keys: "
                          "connections_per_client, max_connections"));
 }

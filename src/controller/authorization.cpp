@@ -17,7 +17,7 @@ constexpr Refusal k404 = Refusal::kHidden;
 // The table. Columns of `allowed`: anonymous, node, user, operator, admin. docs/cluster.md
 // prints it row for row (authorization_test.cpp compares them).
 // clang-format off
-constexpr std::array<AuthorizationRule, 30> kRules = {{
+constexpr std::array<AuthorizationRule, 32> kRules = {{
   {R::kCluster, A::kRead, O::kNone, {Y, Y, Y, Y, Y}, k403, "read health, nodes, GPUs and metrics",
    "`GET /api/v1/health`, `/nodes`, `/gpus`, `/gpus/{uuid}/series`, `/metrics`"},
   {R::kJob, A::kSubmit, O::kNone, {N, N, Y, Y, Y}, k403, "submit jobs",
@@ -43,6 +43,12 @@ constexpr std::array<AuthorizationRule, 30> kRules = {{
    "see their own teams' quota, budget and use", "`GET /api/v1/quota`, `/report?team=T`"},
   {R::kTeam, A::kRead, O::kOther, {N, N, N, Y, Y}, k403,
    "see other teams' quota, budget and use", "the same"},
+  // Naming a team spends its guarantee and budget: a budget is an admin's (model/team.h), so
+  // operators, who see every team, charge only their own (submit_team.h).
+  {R::kTeam, A::kCharge, O::kOwn, {N, N, Y, Y, Y}, k403, "charge jobs to their own team",
+   "`POST /api/v1/jobs` naming `team` (arrays too)"},
+  {R::kTeam, A::kCharge, O::kOther, {N, N, N, N, Y}, k403, "charge jobs to another team",
+   "the same"},
   {R::kReport, A::kRead, O::kNone, {N, N, Y, Y, Y}, k403, "read the monthly report",
    "`GET /api/v1/report`"},
   {R::kToken, A::kCreate, O::kNone, {N, N, N, N, Y}, k403, "create API tokens",
@@ -245,6 +251,8 @@ std::string_view ToString(Action a) {
       return "checkpoint";
     case Action::kApprove:
       return "approve";
+    case Action::kCharge:
+      return "charge";
     case Action::kCreate:
       return "create";
     case Action::kRevoke:

@@ -10,7 +10,8 @@
 //
 // What "own" means is the call site's, as the table's `whose` column says: the job's owner uid
 // is the caller's; the token acts as the caller; the subscription is the caller's, or for a
-// team the caller is a member of; the node token names that node (a join token: any node).
+// team the caller is a member of; the team is the caller's ([team.NAME] members); the node
+// token names that node (a join token: any node).
 //
 // How a refusal reads is the rule's: kForbidden answers kPermissionDenied (403) naming the
 // caller's role and who may; kHidden is answered by the call site as kNotFound (404), and
@@ -54,6 +55,7 @@ enum class Action {
   kCancel,
   kCheckpoint,
   kApprove,     // let a job run past its team's GPU-hour budget
+  kCharge,      // name a team at submit: the job spends that team's guarantee and budget
   kCreate,
   kRevoke,
   kDelete,

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "controller/explain_privacy.h"
 #include "controller/job_arrays.h"
 #include "controller/submit_team.h"
 #include "core/duration.h"
@@ -837,6 +838,13 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
     // Neither queued nor holding GPUs: between states (e.g. preempted, not yet requeued).
     return FailedPrecondition(name + " is " + std::string(ToString(job.state)) +
                               ": nothing to explain until it is queued or running again");
+  }
+  if (explanation.ok()) {
+    // The jobs it names are queued or running, so active; one that is not is hidden.
+    HideOtherUsersJobs(*explanation, [&](JobId other) {
+      const auto it = active_.find(other);
+      return it != active_.end() && Visible(caller, it->second);
+    });
   }
   return explanation;
 }

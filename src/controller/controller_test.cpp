@@ -273,14 +273,18 @@ TEST_F(ControllerTest, ExplainTellsTheOwnerWhatThePassDecides) {
   EXPECT_EQ(explained->position, 2);
   EXPECT_EQ(explained->waiting, 2);
   ASSERT_FALSE(explained->ahead.empty());
-  EXPECT_EQ(explained->ahead[0].id, high->id);
+  EXPECT_FALSE(explained->ahead[0].id.has_value());  // bob's: alice learns no id (issue #20)
+  EXPECT_EQ(explained->ahead[0].priority, "high");
   ASSERT_FALSE(explained->nodes.empty());
   EXPECT_EQ(explained->nodes[0].node, NodeId("gpu01"));
   EXPECT_EQ(explained->nodes[0].verdict, "busy");
 
   // Another user's job does not exist for bob; root sees everything.
   EXPECT_EQ(controller_->ExplainJob(bob_, normal->id).error().code, ErrorCode::kNotFound);
-  EXPECT_TRUE(controller_->ExplainJob(root_, normal->id).ok());
+  auto for_root = controller_->ExplainJob(root_, normal->id);
+  ASSERT_TRUE(for_root.ok());
+  ASSERT_FALSE(for_root->ahead.empty());
+  EXPECT_EQ(for_root->ahead[0].id, high->id);
   EXPECT_EQ(controller_->ExplainJob(Caller{}, normal->id).error().code,
             ErrorCode::kPermissionDenied);
 
@@ -294,6 +298,44 @@ TEST_F(ControllerTest, ExplainTellsTheOwnerWhatThePassDecides) {
   const auto ended = controller_->ExplainJob(alice_, normal->id);
   EXPECT_EQ(ended.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(ended.error().message.find("has ended (CANCELLED)"), std::string::npos);
+}
+
+// Issue #20: `explain` told a user the id and the end time of another user's running job.
+// Who may read other users' jobs (operators, admins) still gets both.
+TEST_F(ControllerTest, ExplainHidesOtherUsersJobsAndTheirEnds) {
+  JobSpec limited = Spec(4);
+  limited.time_limit = seconds(3600);
+  auto bobs = controller_->Submit(bob_, limited);
+  ASSERT_TRUE(bobs.ok()) << bobs.error().ToString();
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(bobs->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(bobs->id, JobState::kRunning); }));
+  auto alices = controller_->Submit(alice_, Spec(4));
+  ASSERT_TRUE(alices.ok()) << alices.error().ToString();
+  ASSERT_TRUE(WaitFor([&] { return !Get(alices->id).reason.empty(); }));
+
+  const auto holds = [&](const Caller& caller) {
+    auto explained = controller_->ExplainJob(caller, alices->id);
+    EXPECT_TRUE(explained.ok()) << explained.error().ToString();
+    EXPECT_EQ(explained->nodes.size(), 1u);
+    return explained->nodes.at(0).held;
+  };
+  const std::vector<GpuHold> for_alice = holds(alice_);
+  ASSERT_EQ(for_alice.size(), 4u);
+  for (const GpuHold& hold : for_alice) {
+    EXPECT_EQ(hold.kind, "running");
+    EXPECT_FALSE(hold.job.has_value()) << "GPU " << hold.index;
+    EXPECT_TRUE(hold.other_user);
+    EXPECT_FALSE(hold.until.has_value()) << "GPU " << hold.index;  // bob's time limit
+  }
+  const Time end = Get(bobs->id).start_time.value_or(Time{}) + seconds(3600);
+  for (const Caller& sees_all : {root_, TokenCaller(1002, "carol", Role::kOperator)}) {
+    const std::vector<GpuHold> held = holds(sees_all);
+    ASSERT_EQ(held.size(), 4u) << sees_all.user;
+    EXPECT_EQ(held[0].job, bobs->id) << sees_all.user;
+    EXPECT_FALSE(held[0].other_user);
+    EXPECT_EQ(held[0].until, end) << sees_all.user;
+  }
 }
 
 TEST_F(ControllerTest, InfeasibleSubmissionIsRejectedAndNotStored) {
@@ -1114,7 +1156,8 @@ TEST_F(ControllerAccountingTest, AUserMayChargeOnlyTheirOwnTeam) {
             "team: only members of team nlp and admins may charge jobs to it; alice is in team "
             "cv: leave --team out or name cv, or ask an admin to make alice a member ([team.nlp] "
             "members in the server's settings)");
-  auto array = controller_->SubmitArray(alice_, as_nlp, ArrayRequest{.indices = {0, 1}});
+  auto array = controller_->SubmitArray(
+      alice_, as_nlp, ArrayRequest{.indices = {0, 1}, .max_running = std::nullopt});
   ASSERT_FALSE(array.ok());  // arrays and gangs go through the same check
   EXPECT_EQ(array.error().code, ErrorCode::kPermissionDenied);
   const Caller carol = TestCaller(1002, "carol");  // in no team

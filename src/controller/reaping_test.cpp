@@ -69,13 +69,13 @@ class ReaperTest : public ::testing::Test {
     controller_->OnAgentHello(AgentHello{TestNode(kGpus), std::move(running), {}});
   }
 
-  // Submits and starts a job on both GPUs.
-  JobId StartJob(JobSpec spec = {}) {
+  // Submits and starts a job on both GPUs, as alice unless `caller` is given.
+  JobId StartJob(JobSpec spec = {}, const Caller* caller = nullptr) {
     spec.argv = {"python", "notebook.py"};
     spec.workdir = "/tmp";
     spec.request.gpus = kGpus;
     const std::size_t launches = agent_.launched().size();
-    auto job = controller_->Submit(alice_, spec);
+    auto job = controller_->Submit(caller != nullptr ? *caller : alice_, spec);
     EXPECT_TRUE(job.ok()) << job.error().ToString();
     EXPECT_TRUE(WaitFor([&] { return agent_.launched().size() == launches + 1; }))
         << Get(job->id).reason;
@@ -299,7 +299,8 @@ TEST_F(ReaperTest, ATeamRuleOverridesItsClass) {
   Boot(policy);
   JobSpec spec;
   spec.team = "ml";  // reaping off for ml
-  const JobId ml = StartJob(spec);
+  // Submitted by root: only an admin may charge a team that is not theirs (alice is in none).
+  const JobId ml = StartJob(spec, &root_);
   IdleFor(ml, minutes(45));
   Settle();
   EXPECT_FALSE(HasEvent(ml, "idle_warning")) << History(ml);
@@ -307,7 +308,7 @@ TEST_F(ReaperTest, ATeamRuleOverridesItsClass) {
   ASSERT_TRUE(WaitFor([&] { return Get(ml).state == JobState::kCompleted; }));
 
   spec.team = "cv";  // 5 minutes for cv
-  const JobId cv = StartJob(spec);
+  const JobId cv = StartJob(spec, &root_);
   IdleFor(cv, minutes(6));
   ASSERT_TRUE(WaitFor([&] { return HasEvent(cv, "idle_warning"); })) << History(cv);
 }

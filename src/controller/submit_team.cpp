@@ -21,13 +21,12 @@ Status CheckSubmitTeam(const Caller& caller, const std::string& team, const Poli
     }
     return InvalidArgument("team: unknown team '" + team + "'; known teams: " + names);
   }
-  // Charging any team is an admin's, like approving past a budget (authorization.h decides
-  // who is one: root on the socket, an admin token).
-  if (PrincipalOf(caller) == Principal::kAdmin) {
-    return OkStatus();
-  }
+  // Who may charge which team is the authorization table's (team charge own/other's): a
+  // member its own team, an admin any team, like approving past a budget.
   const auto own = team_of_user.find(caller.user);
-  if (own != team_of_user.end() && own->second == team) {
+  const Ownership whose =
+      own != team_of_user.end() && own->second == team ? Ownership::kOwn : Ownership::kOther;
+  if (Allows(caller, Resource::kTeam, Action::kCharge, whose)) {
     return OkStatus();
   }
   const std::string mine =

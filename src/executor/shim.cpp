@@ -17,6 +17,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -276,6 +277,9 @@ void Shim::OnKillRequest() {
 // Sends `sig` to the job's cgroup, its process group and every descendant of the shim.
 // Returns how many live (non-zombie) descendants were found.
 int Shim::SignalTree(int sig) {
+  // Walked before any signal goes out, so that the count is of what was alive: signalled
+  // first (through the cgroup, say), a process may already be a zombie when the walk reaches it.
+  const std::vector<exec::ProcStat> descendants = exec::Descendants(::getpid());
   if (cgroup_) {
     cgroup_->Signal(sig);
   }
@@ -286,7 +290,7 @@ int Shim::SignalTree(int sig) {
     ::killpg(main_pid_, sig);
   }
   int live = 0;
-  for (const exec::ProcStat& p : exec::Descendants(::getpid())) {
+  for (const exec::ProcStat& p : descendants) {
     if (p.state == 'Z') {
       continue;
     }

@@ -23,7 +23,9 @@ namespace gf {
 // A job ahead in the order that matters to this one: it set aside or took GPUs this job
 // could use, or the pending reason names it.
 struct JobAhead {
-  JobId id;
+  // nullopt: another user's job, and the caller may not see other users' jobs (decision 0001;
+  // the controller leaves the id out, HideOtherUsersJobs).
+  std::optional<JobId> id;
   int position = 0;            // 1-based place in the order
   std::string priority;        // its class name
   std::string team;
@@ -86,11 +88,15 @@ struct GpuHold {
   // A busy GPU a job ahead has already set aside for when it frees up (claimed or reserved).
   std::optional<JobId> then_for{};
   std::optional<Time> then_from{};  // the reservation's start; nullopt for a claim
+  // The job is another user's, which the caller may not see: `job` is left out, and so is
+  // `until` when it is that job's end (running, started); a reservation's start stays.
+  bool other_user = false;
+  bool then_for_other_user = false;  // the same for `then_for`
 };
 
 // A running job on a node and whether this job may preempt it.
 struct VictimCandidate {
-  JobId job;
+  std::optional<JobId> job;    // nullopt: another user's job (as JobAhead::id)
   std::string priority;
   bool borrowed = false;
   bool may_preempt = false;
@@ -137,7 +143,8 @@ struct Explanation {
   std::string reason;                     // Decide's pending reason ("" when it starts)
   std::optional<Time> estimated_start;
   std::optional<Allocation> placement;    // the start, reservation or preemption target
-  std::vector<JobId> preempts;            // victims the pass stops for it
+  std::vector<JobId> preempts;            // victims the pass stops for it (the caller may see)
+  int preempts_other_users = 0;           // and those of other users, the caller may not see
   std::optional<PriorityFactors> priority;  // pending only
   std::optional<QuotaExplanation> quota;    // pending only
   std::optional<std::chrono::seconds> time_limit;  // effective

@@ -568,8 +568,9 @@ class PendingExplainer {
   void MarkPlacement() {
     for (NodeExplanation& node : out_.nodes) {
       for (VictimCandidate& victim : node.victims) {
-        victim.chosen = std::find(out_.preempts.begin(), out_.preempts.end(), victim.job) !=
-                        out_.preempts.end();
+        victim.chosen = victim.job.has_value() &&
+                        std::find(out_.preempts.begin(), out_.preempts.end(), *victim.job) !=
+                            out_.preempts.end();
       }
       if (!out_.placement.has_value() || node.node != out_.placement->node) {
         continue;

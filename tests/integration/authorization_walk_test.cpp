@@ -136,6 +136,10 @@ class AuthorizationWalkTest : public ::testing::Test {
     options.node_timeout = Millis(0);
     options.team_of_user = {{"root", "ops"}, {"nobody", "vision"}, {"daemon", "ops"},
                             {"bin", "ops"}, {"sys", "vision"}};
+    // Configured teams, so that naming one at submit is checked (submit_team.h); nobody of
+    // the walk is in nlp.
+    options.policy.teams = {TeamPolicy{.name = "ops"}, TeamPolicy{.name = "vision"},
+                            TeamPolicy{.name = "nlp"}};
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->Start();
@@ -364,6 +368,17 @@ class AuthorizationWalkTest : public ::testing::Test {
     probes[{Resource::kTeam, Action::kRead, Ownership::kOther}] = [](const Identity&) {
       return std::vector<Probe>{
           {"GET", "/api/v1/report?period=" + std::string(kPeriod) + "&team=nlp"}};
+    };
+    const auto charge = [](const std::string& team) {
+      return std::vector<Probe>{
+          {"POST", "/api/v1/jobs",
+           R"({"command":["true"],"workdir":"/tmp","gpus":1,"team":")" + team + "\"}"}};
+    };
+    probes[{Resource::kTeam, Action::kCharge, Ownership::kOwn}] = [charge](const Identity& id) {
+      return charge(id.team.empty() ? "ops" : id.team);
+    };
+    probes[{Resource::kTeam, Action::kCharge, Ownership::kOther}] = [charge](const Identity&) {
+      return charge("nlp");
     };
     probes[{Resource::kReport, Action::kRead, Ownership::kNone}] = [](const Identity&) {
       return std::vector<Probe>{{"GET", "/api/v1/report?period=" + std::string(kPeriod)}};
