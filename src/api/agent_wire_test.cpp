@@ -75,6 +75,7 @@ Node TwoGpuNode() {
   node.state = NodeState::kDraining;
   node.state_reason = "fan replacement";
   node.gpu_backend = "sim:2xH100-80GB";
+  node.containment = "cgroup-v1";  // the server's `gpufleet nodes` shows what the agent said
   node.last_seen = FromUnixMillis(1'700'000'123'456);
   return node;
 }

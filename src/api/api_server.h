@@ -73,8 +73,10 @@ struct ApiServerOptions {
   int connections_per_client = 256;
   int max_watches = 256;  // watches and agent command streams, both listeners
   int watches_per_client = 16;
-  double rate_limit = 50;  // requests a second per client; 0 = no rate limit
-  int rate_burst = 200;    // requests a client may send at once before rate_limit applies
+  // 500/s: a user's loop of CLI submissions runs at ~80/s (one process per job, ~200/s with 4
+  // in parallel), and must never meet 429; the limit is for a client flooding the API.
+  double rate_limit = 500;  // requests a second per client; 0 = no rate limit
+  int rate_burst = 1000;    // requests a client may send at once before rate_limit applies
   // Feeds GET /metrics' GPU families (borrowed; must outlive the server). Null: none.
   const Telemetry* telemetry = nullptr;
   // TLS on the TCP listener when both are set (PEM files; the key may not be world-readable).

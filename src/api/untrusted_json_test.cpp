@@ -1,10 +1,6 @@
 // Hostile JSON over real sockets (issue #20): the API socket is 0666, so any local user can send
 // the root daemon a body; and a client reads whatever a server answers. Both sides read JSON
 // with ParseJsonText (json/json_text.h); these tests go through the real transport.
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -13,6 +9,9 @@
 #include <utility>
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "api/api_client.h"
 #include "api/api_server.h"
@@ -56,8 +55,7 @@ TEST_F(UntrustedJsonTest, TheServerAnswersADeepBodyWith400AndStaysUp) {
 
   // The reproduction: 100,000 levels, 200 KB, under the 1 MiB body limit. Before the fix the
   // server's thread overflowed its stack (here: this test process died).
-  const std::string body =
-      R"({"command":["true"],"workdir":"/","env":)" + Deep(100'000) + "}";
+  const std::string body = R"({"command":["true"],"workdir":"/","env":)" + Deep(100'000) + "}";
   Result<HttpResponse> deep = client.Call("POST", "/api/v1/jobs", body);
   ASSERT_TRUE(deep.ok()) << deep.error().ToString();
   EXPECT_EQ(deep->status, 400);
@@ -71,7 +69,9 @@ TEST_F(UntrustedJsonTest, TheServerAnswersADeepBodyWith400AndStaysUp) {
   EXPECT_EQ((*job)["id"], 7);
 
   // A body labelled as something else is refused by the real server too.
-  Result<HttpResponse> form = client.Call("POST", "/api/v1/jobs", R"({"command":["true"]})",
+  Result<HttpResponse> form = client.Call("POST",
+                                          "/api/v1/jobs",
+                                          R"({"command":["true"]})",
                                           {{"Content-Type", "application/x-www-form-urlencoded"}});
   ASSERT_TRUE(form.ok()) << form.error().ToString();
   EXPECT_EQ(form->status, 415);
@@ -113,9 +113,10 @@ class OneAnswerServer {
       }
       request.append(buf, static_cast<std::size_t>(n));
     }
-    const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                               "Content-Length: " + std::to_string(body_.size()) +
-                               "\r\nConnection: close\r\n\r\n" + body_;
+    const std::string answer =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body_.size()) + "\r\nConnection: close\r\n\r\n" + body_;
     std::size_t sent = 0;
     while (sent < answer.size()) {
       const ssize_t n = ::send(conn, answer.data() + sent, answer.size() - sent, MSG_NOSIGNAL);

@@ -64,7 +64,8 @@ class BoundedBuilder final : public nlohmann::json_sax<json> {
     return true;
   }
 
-  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+  bool parse_error(std::size_t /*position*/,
+                   const std::string& /*last_token*/,
                    const nlohmann::detail::exception& e) override {
     // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
     std::string_view reason = e.what();
@@ -170,8 +171,8 @@ Result<json> ParseJsonText(std::string_view text, std::string_view what, JsonLim
     return MakeError(ErrorCode::kResourceExhausted,
                      std::string(what) + ": out of memory while reading its JSON");
   } catch (const std::exception& e) {
-    return InvalidArgument(std::string(what) + ": not valid JSON: " +
-                           TextPreview(e.what(), kReasonBytes));
+    return InvalidArgument(std::string(what) +
+                           ": not valid JSON: " + TextPreview(e.what(), kReasonBytes));
   }
 }
 

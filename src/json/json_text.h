@@ -47,7 +47,8 @@ struct JsonLimits {
 //     "nodes[2].gpus[0]", or "the top-level object")
 //   "<what>: not valid JSON at line 1, column 9: <nlohmann's reason>" (shortened to 200 bytes)
 //   kResourceExhausted when memory runs out.
-Result<nlohmann::json> ParseJsonText(std::string_view text, std::string_view what,
+Result<nlohmann::json> ParseJsonText(std::string_view text,
+                                     std::string_view what,
                                      JsonLimits limits = {});
 
 // At most about `max_bytes` of `value` as compact JSON text (what value.dump() begins with),

@@ -14,7 +14,9 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string Nested(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
 
 std::string NestedObjects(std::size_t depth) {
   std::string text;
@@ -59,8 +61,8 @@ TEST(ParseJsonTextTest, OneLevelBeyondTheLimitIsRefusedWithTheLimitAndTheFix) {
 TEST(ParseJsonTextTest, AHundredThousandLevelsAreRefusedWithoutRecursion) {
   // 200 KB of brackets: json::parse accepts it, and dump() or == on the result then recurses
   // 100,000 times. Here the parse stops at level 65 and nothing deep is ever built.
-  for (const std::string& text : {Nested(100'000), NestedObjects(100'000),
-                                  std::string(100'000, '[')}) {
+  for (const std::string& text :
+       {Nested(100'000), NestedObjects(100'000), std::string(100'000, '[')}) {
     Result<json> parsed = ParseJsonText(text, "request body");
     ASSERT_FALSE(parsed.ok());
     EXPECT_THAT(parsed.error().message, HasSubstr("nested deeper than 64 levels"));
@@ -71,7 +73,8 @@ TEST(ParseJsonTextTest, TheLimitIsAParameter) {
   EXPECT_TRUE(ParseJsonText("[[1]]", "test", JsonLimits{.max_depth = 2}).ok());
   Result<json> parsed = ParseJsonText("[[[1]]]", "test", JsonLimits{.max_depth = 2});
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().message, "test: JSON nested deeper than 2 levels (the limit); flatten it");
+  EXPECT_EQ(parsed.error().message,
+            "test: JSON nested deeper than 2 levels (the limit); flatten it");
   EXPECT_FALSE(ParseJsonText("[]", "test", JsonLimits{.max_depth = 0}).ok());
   EXPECT_TRUE(ParseJsonText("7", "test", JsonLimits{.max_depth = 0}).ok());
 }
@@ -84,8 +87,7 @@ TEST(ParseJsonTextTest, DuplicateKeysAreRefusedNamingTheKeyAndTheObject) {
             "request body: duplicate key \"command\" in the top-level object; send each key "
             "once");
 
-  Result<json> nested =
-      ParseJsonText(R"({"env":{"PATH":"/bin","PATH":"/tmp"}})", "request body");
+  Result<json> nested = ParseJsonText(R"({"env":{"PATH":"/bin","PATH":"/tmp"}})", "request body");
   ASSERT_FALSE(nested.ok());
   EXPECT_EQ(nested.error().message,
             "request body: duplicate key \"PATH\" in object env; send each key once");

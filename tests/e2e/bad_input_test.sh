@@ -36,6 +36,27 @@ gf queue -- true >"$WORK/out" 2>&1 || rc=$?
 [ "$(gf queue --all --json | jq '.jobs | length')" = 0 ] || fail "submitted despite a bad flag"
 ok "a bad global flag exits 2 before the command runs"
 
+# Issue #20: the socket is 0666, and a body nested 100,000 deep (200 KB, under the 1 MiB limit)
+# overflowed the root daemon's stack. It is refused naming the limit, and the daemon stays up.
+if command -v curl >/dev/null; then
+  { printf '{"command":["true"],"workdir":"/","env":'
+    head -c 100000 /dev/zero | tr '\0' '['; head -c 100000 /dev/zero | tr '\0' ']'; printf '}'
+  } >"$WORK/deep.json"
+  post() {  # post CURL_ARGS...: POST /api/v1/jobs on the socket; prints the HTTP status
+    curl -s -o "$WORK/out" -w '%{http_code}' --unix-socket "$GPUFLEET_SOCKET" "$@" \
+      http://gpufleet/api/v1/jobs
+  }
+  code=$(post -H 'Content-Type: application/json' --data-binary @"$WORK/deep.json")
+  [ "$code" = 400 ] || fail "deep body: HTTP $code, $(head -c 300 "$WORK/out")"
+  grep -q "nested deeper than 64 levels (the limit); flatten it" "$WORK/out" ||
+    fail "deep body: $(cat "$WORK/out")"
+  gf nodes >/dev/null || fail "gpufleet up died after a deep body"
+  code=$(post -d '{"command":["true"]}')  # curl -d labels it a form
+  [ "$code" = 415 ] || fail "form-typed body: HTTP $code, $(cat "$WORK/out")"
+  [ "$(gf queue --all --json | jq '.jobs | length')" = 0 ] || fail "a refused body was stored"
+  ok "a 100,000-deep body is refused naming the limit, the daemon lives on; a form body is 415"
+fi
+
 GPUFLEET_SOCKET=$WORK/nothing.sock
 if gf queue 2>"$WORK/err"; then fail "queue without a server succeeded"; fi
 grep -q "cannot reach gpufleet" "$WORK/err" || fail "unreachable message: $(cat "$WORK/err")"
