@@ -31,6 +31,7 @@ Result<std::string> StringField(const json& body, const std::string& name) {
   if (!it->is_string()) {
     return InvalidArgument(name + ": must be a string");
   }
+  GF_TRY(NoNulByte(name, it->get_ref<const std::string&>()));
   return it->get<std::string>();
 }
 

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "api/api_client.h"
+#include "api/api_server_fixture.h"
 #include "api/fake_cluster_service.h"
 
 namespace gf {
@@ -63,33 +64,7 @@ std::size_t Count(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
-class ApiServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/gf-api-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    socket_ = dir_ + "/run/gpufleet.sock";
-  }
-  void TearDown() override {
-    server_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void StartServer(ApiServerOptions options = {}) {
-    options.unix_socket_path = socket_;
-    server_ = std::make_unique<ApiServer>(fake_, options);
-    const Status s = server_->Start();
-    ASSERT_TRUE(s.ok()) << s.error().ToString();
-  }
-  std::string TcpEndpoint() const {
-    return "http://127.0.0.1:" + std::to_string(server_->tcp_port());
-  }
-
-  FakeClusterService fake_;
-  std::string dir_;
-  std::string socket_;
-  std::unique_ptr<ApiServer> server_;
-};
+class ApiServerTest : public testing::ApiServerFixture {};
 
 TEST_F(ApiServerTest, UnixCallerIsThePeer) {
   StartServer();

@@ -117,18 +117,6 @@ Error FieldError(std::string_view field, std::string_view must, const json& got)
                          Shown(got));
 }
 
-// The strings of a job spec become C strings (exec's argv, the environment, chdir's path, names
-// in logs): a NUL byte inside one would silently cut it there, and the job would run something
-// other than what was sent. JSON can carry one ("\u0000"); it is refused here, naming the field.
-Status NoNulByte(std::string_view field, std::string_view text) {
-  if (text.find('\0') != std::string_view::npos) {
-    return InvalidArgument(std::string(field) +
-                           ": contains a NUL byte (\\u0000), which would cut it short where it "
-                           "becomes a C string (exec, environment, path); remove it");
-  }
-  return OkStatus();
-}
-
 Result<std::string> StringField(std::string_view field, const json& v) {
   if (!v.is_string()) {
     return FieldError(field, "a string", v);
@@ -440,6 +428,19 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
 }
 
 }  // namespace
+
+// The strings of a job spec become C strings (exec's argv, the environment, chdir's path, names
+// in logs), and so do an admin body's (a subscription's e-mail address on sendmail's command
+// line, a drain reason in the log): a NUL byte inside one would silently cut it there, and the
+// daemon would act on something other than what was sent. JSON can carry one ("\u0000").
+Status NoNulByte(std::string_view field, std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) {
+    return InvalidArgument(std::string(field) +
+                           ": contains a NUL byte (\\u0000), which would cut it short where it "
+                           "becomes a C string (exec, environment, path); remove it");
+  }
+  return OkStatus();
+}
 
 std::string FormatRfc3339(Time t) {
   const std::int64_t ms = ToUnixMillis(t);

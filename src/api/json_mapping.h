@@ -78,6 +78,10 @@ Result<Submission> SubmissionFromJson(const nlohmann::json& body);
 // The same for a body that must describe one job: an "array" field is an error.
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& body);
 
+// OkStatus, or kInvalidArgument naming `field` when `text` holds a NUL byte (every string a body
+// carries into a C string: argv, environment, paths, e-mail addresses).
+Status NoNulByte(std::string_view field, std::string_view text);
+
 // {"error": {"code": "invalid_argument", "message": "..."}}
 nlohmann::json ErrorToJson(const Error& error);
 nlohmann::json ErrorToJson(std::string_view code_name, std::string_view message);

@@ -1,5 +1,7 @@
 #include "api/json_mapping.h"
 
+#include "api/admin_json.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -651,5 +653,22 @@ TEST(ApiJsonMappingTest, GpuJsonShowsSharingModeAndWaitingChange) {
   EXPECT_EQ(j["sharing_next"], "exclusive");
 }
 
+// Issue #20: an admin body's strings become C strings too (a subscription's e-mail address on
+// sendmail's command line, a drain reason in the log): a NUL inside one is refused, naming it.
+TEST(ApiJsonMappingTest, AdminBodiesRefuseNulBytesNamingTheField) {
+  const auto subscription = SubscriptionFromJson(
+      json{{"scope", "user"}, {"channel", "email"}, {"target", std::string("a@b.c\0x@y.z", 11)}});
+  ASSERT_FALSE(subscription.ok());
+  EXPECT_NE(subscription.error().message.find("target: contains a NUL byte"), std::string::npos);
+  const auto reason = DrainReasonFromJson(json{{"reason", std::string("disk\0full", 9)}});
+  ASSERT_FALSE(reason.ok());
+  EXPECT_NE(reason.error().message.find("reason: contains a NUL byte"), std::string::npos);
+  const auto token = TokenRequestFromJson(
+      json{{"kind", "user"}, {"user", "alice"}, {"description", std::string("ci\0x", 4)}});
+  ASSERT_FALSE(token.ok());
+  EXPECT_NE(token.error().message.find("description: contains a NUL byte"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gf
+

@@ -20,6 +20,7 @@
 
 #include "api/api_client.h"
 #include "api/api_server.h"
+#include "api/api_server_fixture.h"
 #include "api/fake_cluster_service.h"
 
 namespace gf {
@@ -28,18 +29,8 @@ namespace {
 using std::chrono::milliseconds;
 using testing::FakeClusterService;
 
-constexpr auto kPatience = std::chrono::seconds(20);  // bounds every wait; never reached when ok
-
-bool WaitUntil(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + kPatience;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return true;
-}
+using testing::kPatience;
+using testing::WaitUntil;
 
 // Tokens of the fake authenticator: two users and a node agent.
 Result<Caller> Authenticate(std::string_view token) {
@@ -146,36 +137,15 @@ bool Has(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-class LimitsTest : public ::testing::Test {
+class LimitsTest : public testing::ApiServerFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/gf-limits-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    socket_ = dir_ + "/gpufleet.sock";
-  }
-  void TearDown() override {
-    server_.reset();
-    std::filesystem::remove_all(dir_);
-  }
   void StartServer(ApiServerOptions options) {
-    options.unix_socket_path = socket_;
     options.tcp_port = 0;
     options.authenticate = Authenticate;
     options.watch_keepalive = std::chrono::hours(1);
-    server_ = std::make_unique<ApiServer>(fake_, options);
-    const Status s = server_->Start();
-    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    ApiServerFixture::StartServer(options);
   }
   RawConnection Tcp() const { return RawConnection::Tcp(server_->tcp_port()); }
-  std::string TcpEndpoint() const {
-    return "http://127.0.0.1:" + std::to_string(server_->tcp_port());
-  }
-
-  FakeClusterService fake_;
-  std::string dir_;
-  std::string socket_;
-  std::unique_ptr<ApiServer> server_;
 };
 
 // Issue #20: 256 anonymous watches over TCP made root's `gpufleet top` on the socket a 429.

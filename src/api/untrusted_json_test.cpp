@@ -15,6 +15,7 @@
 
 #include "api/api_client.h"
 #include "api/api_server.h"
+#include "api/api_server_fixture.h"
 #include "api/fake_cluster_service.h"
 
 namespace gf {
@@ -27,30 +28,10 @@ std::string Deep(std::size_t levels) {
   return std::string(levels, '[') + std::string(levels, ']');
 }
 
-class UntrustedJsonTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/gf-json-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    socket_ = dir_ + "/gpufleet.sock";
-  }
-  void TearDown() override {
-    server_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  FakeClusterService fake_;
-  std::string dir_;
-  std::string socket_;
-  std::unique_ptr<ApiServer> server_;
-};
+class UntrustedJsonTest : public testing::ApiServerFixture {};
 
 TEST_F(UntrustedJsonTest, TheServerAnswersADeepBodyWith400AndStaysUp) {
-  ApiServerOptions options;
-  options.unix_socket_path = socket_;
-  server_ = std::make_unique<ApiServer>(fake_, options);
-  ASSERT_TRUE(server_->Start().ok());
+  StartServer();
   ApiClient client(socket_);
 
   // The reproduction: 100,000 levels, 200 KB, under the 1 MiB body limit. Before the fix the

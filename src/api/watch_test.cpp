@@ -18,6 +18,7 @@
 
 #include "api/api_client.h"
 #include "api/api_server.h"
+#include "api/api_server_fixture.h"
 #include "api/fake_cluster_service.h"
 #include "api/sse.h"
 
@@ -28,19 +29,8 @@ using nlohmann::json;
 using testing::FakeClusterService;
 using std::chrono::milliseconds;
 
-constexpr auto kPatience = std::chrono::seconds(20);  // bounds every wait; never reached when ok
-
-// Polls `done` until it holds or kPatience passes; returns whether it held.
-bool WaitUntil(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + kPatience;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return true;
-}
+using testing::kPatience;
+using testing::WaitUntil;
 
 GpuStatus MakeGpu(int index) {
   GpuStatus gpu;
@@ -93,40 +83,22 @@ class WatchThread {
   std::thread thread_;  // last: starts after the members it uses exist
 };
 
-class WatchTest : public ::testing::Test {
+class WatchTest : public testing::ApiServerFixture {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/gf-watch-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    socket_ = dir_ + "/gpufleet.sock";
+    ApiServerFixture::SetUp();
     fake_.gpus = {MakeGpu(0)};
   }
-  void TearDown() override {
-    server_.reset();
-    std::filesystem::remove_all(dir_);
-  }
   void StartServer(ApiServerOptions options = {}) {
-    options.unix_socket_path = socket_;
     if (options.watch_interval == ApiServerOptions{}.watch_interval) {
       options.watch_interval = milliseconds(20);  // fast ticks keep the tests short
     }
-    server_ = std::make_unique<ApiServer>(fake_, options);
-    const Status s = server_->Start();
-    ASSERT_TRUE(s.ok()) << s.error().ToString();
-  }
-  std::string TcpEndpoint() const {
-    return "http://127.0.0.1:" + std::to_string(server_->tcp_port());
+    ApiServerFixture::StartServer(options);
   }
   void SetGpus(std::vector<GpuStatus> gpus) {
     std::lock_guard<std::mutex> lock(fake_.mu);
     fake_.gpus = std::move(gpus);
   }
-
-  FakeClusterService fake_;
-  std::string dir_;
-  std::string socket_;
-  std::unique_ptr<ApiServer> server_;
 };
 
 TEST_F(WatchTest, FirstTheWholeListThenOnlyChanges) {
