@@ -115,6 +115,7 @@ class OneAnswerServer {
 };
 
 TEST_F(UntrustedJsonTest, TheClientRefusesADeepAnswerNamingTheLimit) {
+  std::filesystem::create_directories(std::filesystem::path(socket_).parent_path());
   OneAnswerServer server(socket_, Deep(100'000));
   ApiClient client(socket_);
   Result<json> answer = client.CallJson("GET", "/api/v1/jobs");

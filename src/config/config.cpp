@@ -488,7 +488,9 @@ class ConfigParser {
       return;  // ForEachNamed reports a "class" that is not tables
     }
     const std::vector<PriorityClassPolicy> stock = DefaultPriorityClasses();
-    for (const auto& [name, value] : it->second.as_table()) {
+    for (const auto& entry : it->second.as_table()) {
+      // Not a structured binding: clang 14 (the fuzz preset) cannot capture one in a lambda.
+      const std::string& name = entry.first;
       const bool is_stock =
           std::any_of(stock.begin(), stock.end(), [&](const auto& c) { return c.name == name; });
       own_classes_ = own_classes_ || !is_stock;
