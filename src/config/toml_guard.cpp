@@ -1,6 +1,11 @@
 #include "config/toml_guard.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <vector>
+
+#include "core/printable_text.h"
 
 namespace gf {
 namespace {
@@ -236,6 +241,20 @@ Status CheckTomlShape(std::string_view text, const std::string& source_name) {
     return InvalidArgument(source_name + ": larger than " + std::to_string(kMaxSettingsBytes) +
                            " bytes (1 MiB), more than any settings file needs; is it the right "
                            "file?");
+  }
+  // TOML is UTF-8 by definition, and toml11 3.7's reporting of a bad sequence inside a
+  // multi-line literal string reads past its buffer (tests/fuzz/regressions/settings): refuse
+  // it here, before toml11 sees the text.
+  if (const std::optional<std::size_t> bad = FindInvalidUtf8(text)) {
+    const std::string_view before = text.substr(0, *bad);
+    const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+    const std::size_t line_start = before.rfind('\n') == std::string_view::npos
+                                       ? 0
+                                       : before.rfind('\n') + 1;
+    return InvalidArgument(source_name + ":" + std::to_string(line) + ":" +
+                           std::to_string(*bad - line_start + 1) +
+                           ": not valid UTF-8 (a TOML file must be UTF-8); save the file as "
+                           "UTF-8");
   }
   return ShapeScanner(text, source_name).Run();
 }

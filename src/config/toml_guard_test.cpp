@@ -99,6 +99,17 @@ TEST(TomlGuardTest, BracketsAndDotsInStringsAndCommentsAreText) {
               StartsWith("deep.toml:4: nested"));
 }
 
+// tests/fuzz/regressions/settings/ml_literal_string_invalid_utf8: toml11 3.7 read past its buffer
+// when it reported a bad UTF-8 sequence inside a '''multi-line literal string'''.
+TEST(TomlGuardTest, TextThatIsNotUtf8IsRefusedNamingTheLine) {
+  const Status s = CheckTomlShape("[up]\nmps_control = '''/\x83opt/'''\n", "gpufleet.toml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "gpufleet.toml:2:19: not valid UTF-8 (a TOML file must be UTF-8); save the file as "
+            "UTF-8");
+  EXPECT_TRUE(CheckTomlShape("name = \"j\xC3\xBCrgen\"\n", "f").ok());  // UTF-8 is fine
+}
+
 TEST(TomlGuardTest, LargeTextsAreRefused) {
   const std::string big = "# " + std::string(kMaxSettingsBytes, 'x') + "\n";
   EXPECT_EQ(ErrorOf(big),

@@ -7,14 +7,17 @@ namespace {
 
 bool IsContinuation(unsigned char byte) { return (byte & 0xC0U) == 0x80U; }
 
-// The length of the printable UTF-8 character at text[i] (1 to 4), or 0 when the byte at i
-// must be escaped: a C0 control or DEL, the start of a C1 control, or a byte that does not
+enum class Controls { kInvalid, kValid };
+
+// The length of the UTF-8 character at text[i] (1 to 4), or 0 when the byte at i does not
 // start a valid sequence (a stray continuation byte, an overlong form, a surrogate, a value
-// beyond U+10FFFF, a sequence cut short).
-std::size_t PrintableLength(std::string_view text, std::size_t i) {
+// beyond U+10FFFF, a sequence cut short) or, with Controls::kInvalid, starts a C0 control, DEL
+// or a C1 control (what EscapeControl must escape).
+std::size_t CharLength(std::string_view text, std::size_t i, Controls controls) {
+  const bool printable_only = controls == Controls::kInvalid;
   const auto lead = static_cast<unsigned char>(text[i]);
   if (lead < 0x80U) {
-    return lead < 0x20U || lead == 0x7FU ? 0 : 1;
+    return printable_only && (lead < 0x20U || lead == 0x7FU) ? 0 : 1;
   }
   // The range of the second byte and the length, by lead byte (RFC 3629, table 3-7 of the
   // Unicode standard); the later bytes are plain continuation bytes.
@@ -23,7 +26,7 @@ std::size_t PrintableLength(std::string_view text, std::size_t i) {
   std::size_t length = 0;
   if (lead >= 0xC2U && lead <= 0xDFU) {
     length = 2;
-    if (lead == 0xC2U) {
+    if (lead == 0xC2U && printable_only) {
       low = 0xA0U;  // U+0080..U+009F are the C1 controls
     }
   } else if (lead >= 0xE0U && lead <= 0xEFU) {
@@ -50,6 +53,10 @@ std::size_t PrintableLength(std::string_view text, std::size_t i) {
     }
   }
   return length;
+}
+
+std::size_t PrintableLength(std::string_view text, std::size_t i) {
+  return CharLength(text, i, Controls::kInvalid);
 }
 
 }  // namespace
@@ -80,6 +87,18 @@ std::optional<std::size_t> FindControl(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     const std::size_t length = PrintableLength(text, i);
+    if (length == 0) {
+      return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> FindInvalidUtf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t length = CharLength(text, i, Controls::kValid);
     if (length == 0) {
       return i;
     }

@@ -28,6 +28,10 @@ std::string EscapeControl(std::string_view text);
 // printable as it is. For input checks that refuse such text and say where.
 std::optional<std::size_t> FindControl(std::string_view text);
 
+// The byte offset of the first byte that does not start a valid UTF-8 sequence (controls are
+// valid here); nullopt when all of `text` is valid UTF-8. For inputs that must be UTF-8 (TOML).
+std::optional<std::size_t> FindInvalidUtf8(std::string_view text);
+
 // At most `max_bytes` bytes of `text`, cut at a UTF-8 character boundary (never half a
 // character, which would print as garbage).
 std::string TruncateUtf8(std::string_view text, std::size_t max_bytes);

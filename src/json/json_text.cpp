@@ -1,5 +1,7 @@
 #include "json/json_text.h"
 
+#include "core/printable_text.h"
+
 #include <exception>
 #include <new>
 #include <utility>
@@ -226,7 +228,10 @@ std::string JsonPreview(const json& value, std::size_t max_bytes) {
 
 std::string TextPreview(std::string_view text, std::size_t max_bytes) {
   const std::size_t cut = Utf8CutPoint(text, max_bytes);
-  std::string out(text.substr(0, cut));
+  // Escaped: what a sender wrote (and nlohmann's "last read: '…'" that quotes it) may hold
+  // bytes that are not UTF-8, which would make the error itself unprintable as JSON (dump()
+  // throws: tests/fuzz/regressions/job_spec), or terminal controls bound for a log.
+  std::string out = EscapeControl(text.substr(0, cut));
   if (cut < text.size()) {
     out += "...";
   }

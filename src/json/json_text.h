@@ -59,7 +59,8 @@ Result<nlohmann::json> ParseJsonText(std::string_view text,
 std::string JsonPreview(const nlohmann::json& value, std::size_t max_bytes);
 
 // `text` cut to at most `max_bytes` at a UTF-8 character boundary, with "..." appended when it
-// was cut. For quoting outside text in messages.
+// was cut, and control characters and bytes that are not UTF-8 written as "\xNN"
+// (core/printable_text.h). For quoting outside text in messages.
 std::string TextPreview(std::string_view text, std::size_t max_bytes);
 
 }  // namespace gf

@@ -172,6 +172,20 @@ TEST(JsonPreviewTest, CutsAtACharacterBoundary) {
   EXPECT_EQ(JsonPreview(json("\xC3\xA9\xC3\xA9\xC3\xA9"), 3), "\"\xC3\xA9...");
 }
 
+// tests/fuzz/regressions/job_spec/parse_error_quotes_invalid_utf8: nlohmann's syntax error
+// quotes the bytes it read ("last read: '\"sh\"\xd4'"); the error message must still be valid
+// UTF-8, or the server's JSON answer of it cannot be written (dump() throws type_error.316).
+TEST(JsonTextTest, ASyntaxErrorQuotingBytesThatAreNotUtf8IsStillValidUtf8) {
+  const Result<nlohmann::json> bad = ParseJsonText("{\"command\":[\"sh\"\xD4\xE5-c\"]}", "body");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NO_THROW((void)nlohmann::json(bad.error().message).dump()) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("\\xd4"), std::string::npos) << bad.error().message;
+}
+
+TEST(TextPreviewTest, EscapesControlsAndBytesThatAreNotUtf8) {
+  EXPECT_EQ(TextPreview("a\x1b[2Jb\xFF", 20), "a\\x1b[2Jb\\xff");
+}
+
 TEST(TextPreviewTest, CutsLongTextAtACharacterBoundary) {
   EXPECT_EQ(TextPreview("short", 10), "short");
   EXPECT_EQ(TextPreview("0123456789abc", 10), "0123456789...");
