@@ -79,7 +79,7 @@ class ClientLimits {
     Lease& operator=(Lease&& other) noexcept;
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    bool held() const { return owner_ != nullptr; }
+    bool Held() const { return owner_ != nullptr; }
 
    private:
     friend class ClientLimits;

@@ -27,7 +27,7 @@ TEST(ClientLimitsTest, OneClientCannotTakeMoreThanItsShare) {
   }
   auto third = limits.Admit(Resource::kStream, Tcp("addr:10.0.0.7"));
   ASSERT_TRUE(third.refused.has_value());
-  EXPECT_FALSE(third.lease.held());
+  EXPECT_FALSE(third.lease.Held());
   EXPECT_EQ(third.refused->code, ErrorCode::kResourceExhausted);
   EXPECT_EQ(third.refused->reason,
             "the limit is 2 per client ([api] watches_per_client); 10.0.0.7 has 2 open");

@@ -47,7 +47,7 @@ struct AgentHubOptions {
 // The most a remote node sends for one log read, whatever the client's limit: the answer
 // travels base64-encoded in a JSON body, which must stay under the API's 1 MiB request bound.
 // Clients read on from next_offset, as for any short chunk.
-inline constexpr std::int64_t kMaxRemoteLogChunkBytes = 512 * 1024;
+inline constexpr std::int64_t kMaxRemoteLogChunkBytes = std::int64_t{512} * 1024;
 
 class AgentHub final : public AgentLinkService {
  public:

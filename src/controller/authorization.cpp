@@ -5,8 +5,9 @@
 namespace gf {
 namespace {
 
-constexpr bool Y = true;
-constexpr bool N = false;
+// One letter each, so that the table below reads as a table.
+constexpr bool Y = true;   // NOLINT(readability-identifier-naming)
+constexpr bool N = false;  // NOLINT(readability-identifier-naming)
 
 using R = Resource;
 using A = Action;

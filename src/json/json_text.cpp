@@ -83,7 +83,7 @@ class BoundedBuilder final : public nlohmann::json_sax<json> {
 
   json TakeRoot() { return std::move(root_); }
   // Why the parse stopped (empty when it did not).
-  const std::string& failure() const { return failure_; }
+  const std::string& Failure() const { return failure_; }
 
  private:
   struct Frame {
@@ -166,7 +166,7 @@ Result<json> ParseJsonText(std::string_view text, std::string_view what, JsonLim
   try {
     BoundedBuilder builder(limits.max_depth);
     if (!json::sax_parse(text.data(), text.data() + text.size(), &builder)) {
-      return InvalidArgument(std::string(what) + ": " + builder.failure());
+      return InvalidArgument(std::string(what) + ": " + builder.Failure());
     }
     return builder.TakeRoot();
   } catch (const std::bad_alloc&) {

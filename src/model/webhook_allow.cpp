@@ -123,7 +123,6 @@ Error BadEntry(const std::string& entry, std::string_view why) {
 
 Result<WebhookAllowList> WebhookAllowList::Parse(const std::vector<std::string>& entries) {
   WebhookAllowList list;
-  list.entries_ = entries;
   for (const std::string& entry : entries) {
     const std::size_t slash = entry.find('/');
     const std::string address_text = entry.substr(0, slash);
@@ -133,7 +132,7 @@ Result<WebhookAllowList> WebhookAllowList::Parse(const std::vector<std::string>&
       const int max_bits = v4 ? 32 : 128;
       int bits = max_bits;
       if (slash != std::string::npos) {
-        const std::string_view digits = std::string_view(entry).substr(slash + 1);
+        const std::string_view digits = std::string_view{entry}.substr(slash + 1);
         const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), bits);
         if (ec != std::errc() || end != digits.data() + digits.size() || bits < 0 ||
             bits > max_bits) {

@@ -48,8 +48,6 @@ class WebhookAllowList {
   // `host` resolved to) may be connected to. Errors: as CheckUrl.
   Status CheckAddress(std::string_view host, std::string_view address) const;
 
-  // The entries as given, for logs and tests.
-  const std::vector<std::string>& entries() const { return entries_; }
 
  private:
   struct Block {  // an address block; IPv4 as its IPv4-mapped IPv6 form
@@ -61,7 +59,6 @@ class WebhookAllowList {
   Status Check(std::string_view host, const std::array<std::uint8_t, 16>& address,
                std::string_view shown) const;
 
-  std::vector<std::string> entries_;
   std::vector<Block> blocks_;
   std::vector<std::string> names_;     // exact host names, lowercase
   std::vector<std::string> suffixes_;  // "*.lab" as ".lab"
