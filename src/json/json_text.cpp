@@ -17,19 +17,6 @@ using nlohmann::json;
 constexpr std::size_t kQuoteBytes = 60;
 constexpr std::size_t kReasonBytes = 200;
 
-// The largest n <= max_bytes such that text[0, n) ends on a UTF-8 character boundary.
-std::size_t Utf8CutPoint(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) {
-    return text.size();
-  }
-  std::size_t cut = max_bytes;
-  // Step back over continuation bytes (10xxxxxx): text[cut] must begin a character.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) {
-    --cut;
-  }
-  return cut;
-}
-
 // Builds the value from SAX events, as json::parse would, but refuses a level beyond
 // `max_depth` and a key given twice in one object. Its stack holds the open arrays and objects
 // (pointers stay valid: only the innermost container grows while they are open).
@@ -147,7 +134,7 @@ class BoundedBuilder final : public nlohmann::json_sax<json> {
 // Appends `s` as a JSON string, shortened to about `budget` bytes first (a 1 MiB string is not
 // copied to show its first 60).
 void AppendString(std::string_view s, std::size_t budget, std::string& out) {
-  out += json(std::string(s.substr(0, Utf8CutPoint(s, budget))))
+  out += json(TruncateUtf8(s, budget))
              .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -222,17 +209,17 @@ std::string JsonPreview(const json& value, std::size_t max_bytes) {
   if (out.size() <= max_bytes) {
     return out;
   }
-  out.resize(Utf8CutPoint(out, max_bytes));
+  out = TruncateUtf8(out, max_bytes);
   return out + "...";
 }
 
 std::string TextPreview(std::string_view text, std::size_t max_bytes) {
-  const std::size_t cut = Utf8CutPoint(text, max_bytes);
+  const std::string kept = TruncateUtf8(text, max_bytes);
   // Escaped: what a sender wrote (and nlohmann's "last read: '…'" that quotes it) may hold
   // bytes that are not UTF-8, which would make the error itself unprintable as JSON (dump()
   // throws: tests/fuzz/regressions/job_spec), or terminal controls bound for a log.
-  std::string out = EscapeControl(text.substr(0, cut));
-  if (cut < text.size()) {
+  std::string out = EscapeControl(kept);
+  if (kept.size() < text.size()) {
     out += "...";
   }
   return out;
