@@ -19,7 +19,11 @@ namespace gf {
 namespace {
 
 JobExitReport ToReport(const JobExit& exit, const NodeId& node) {
-  return JobExitReport{exit.job, exit.exit_code, exit.signal, exit.end_time, exit.cause, node};
+  JobExitReport report{exit.job, exit.exit_code, exit.signal, exit.end_time, exit.cause, node};
+  for (const exec::PidRecord& p : exit.leftovers) {
+    report.leftover_pids.push_back(p.pid);
+  }
+  return report;
 }
 
 }  // namespace
@@ -92,6 +96,7 @@ Status LocalAgent::Start() {
   }
   // Jobs that ended while no agent watched are reported by the first Poll.
   for (const JobExit& exit : executor_.Poll()) {
+    WatchLeftovers(exit);
     hello.ended.push_back(ToReport(exit, options_.name));
   }
   spdlog::info("agent {}: {} GPUs ({}), {} jobs still running, {} ended while away",
@@ -130,25 +135,45 @@ void LocalAgent::Stop() {
   }
 }
 
+Result<std::vector<GpuUuid>> LocalAgent::GpusOf(JobId job) const {
+  GF_ASSIGN_OR_RETURN(const std::string text,
+                      exec::ReadWholeFile(executor_.JobDir(job) / exec::kSpecFile));
+  GF_ASSIGN_OR_RETURN(exec::ShimSpec spec, exec::SpecFromJson(text));
+  return spec.launch.gpus;
+}
+
 std::map<JobId, std::vector<GpuUuid>> LocalAgent::RecoveredGpus(
     const std::vector<JobId>& running) const {
-  const auto read = [this](JobId job) -> Result<exec::ShimSpec> {
-    GF_ASSIGN_OR_RETURN(const std::string text,
-                        exec::ReadWholeFile(executor_.JobDir(job) / exec::kSpecFile));
-    return exec::SpecFromJson(text);
-  };
   std::map<JobId, std::vector<GpuUuid>> gpus;
   for (const JobId& job : running) {
-    Result<exec::ShimSpec> spec = read(job);
-    if (!spec.ok()) {
+    Result<std::vector<GpuUuid>> held = GpusOf(job);
+    if (!held.ok()) {
       spdlog::warn("agent: job {}: its GPUs are unknown ({}); the power policy counts them idle "
                    "unless a process shows on them",
-                   job.value(), spec.error().ToString());
+                   job.value(), held.error().ToString());
       continue;
     }
-    gpus[job] = spec->launch.gpus;
+    gpus[job] = std::move(*held);
   }
   return gpus;
+}
+
+// Agent thread: hands the GPUs of a job that left processes it could not stop to the sampler
+// thread's LeftoverWatch, which keeps them degraded until the processes are gone.
+void LocalAgent::WatchLeftovers(const JobExit& exit) {
+  if (exit.leftovers.empty()) {
+    return;
+  }
+  Result<std::vector<GpuUuid>> gpus = GpusOf(exit.job);
+  spdlog::warn("agent: job {}: {} of its processes could not be stopped; its GPUs ({}) take no "
+               "new work until they end (docs/cluster.md#process-containment)",
+               exit.job.value(), exit.leftovers.size(),
+               gpus.ok() ? std::to_string(gpus->size()) : gpus.error().ToString());
+  if (!gpus.ok() || gpus->empty()) {
+    return;
+  }
+  std::lock_guard lock(mu_);
+  new_leftovers_.push_back({exit.job, std::move(*gpus), exit.leftovers});
 }
 
 void LocalAgent::Enqueue(std::function<void()> work) {
@@ -279,6 +304,7 @@ void LocalAgent::PollExits() {
     if (power_) {
       power_->JobEnded(exit.job);
     }
+    WatchLeftovers(exit);
     reports_.OnJobExited(ToReport(exit, options_.name));
   }
 }
@@ -402,10 +428,15 @@ void LocalAgent::SampleRound() {
   }
   std::vector<LiveJob> live;
   std::vector<GpuUuid> resets;
+  std::vector<NewLeftovers> leftovers;
   {
     std::lock_guard lock(mu_);
     live = live_jobs_;
     resets.swap(health_resets_);
+    leftovers.swap(new_leftovers_);
+  }
+  for (NewLeftovers& l : leftovers) {
+    leftovers_.Add(l.job, std::move(l.gpus), std::move(l.processes));
   }
   KillProcesses(live);
   for (const GpuUuid& uuid : resets) {
@@ -414,6 +445,9 @@ void LocalAgent::SampleRound() {
   attributor_.Attribute(samples, live);
   for (GpuSample& s : samples) {
     health_.Update(s);
+  }
+  leftovers_.Apply(samples);
+  for (GpuSample& s : samples) {
     if (self_test_) {
       self_test_->Observe(s, IndexOf(s.uuid));
     }

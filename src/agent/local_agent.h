@@ -11,8 +11,10 @@
 //    what cannot be watched (no pidfd or inotify).
 //  - The sampler thread, every sample_interval, samples each GPU of the GpuBackend, attributes
 //    each GPU process to its job and user (ProcessAttributor), decides each GPU's health
-//    (HealthTracker) and reports the round with OnSamples. It is a thread of its own so that a
-//    slow driver call (NVML can take tens of ms a call) never delays launches, kills or exits.
+//    (HealthTracker; LeftoverWatch keeps the GPUs of an ended job whose processes could not all
+//    be stopped degraded while they live) and reports the round with OnSamples. It is a thread
+//    of its own so that a slow driver call (NVML can take tens of ms a call) never delays
+//    launches, kills or exits.
 // The Executor is touched by the agent thread alone, the GpuBackend, attributor and health
 // tracker by the sampler thread alone (and by Start before either runs), except the power
 // limit calls of the optional PowerSaver (power_saver.h): it restores a GPU's limit on the agent
@@ -38,6 +40,7 @@
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
 #include "agent/gpu_self_test.h"
+#include "agent/leftover_watch.h"
 #include "agent/mps_daemons.h"
 #include "agent/power_saver.h"
 #include "monitor/attribution.h"
@@ -124,6 +127,9 @@ class LocalAgent final : public NodeAgent {
   Result<Node> Inventory();
   // The GPUs of the jobs Recover found running, from their spec.json (for the PowerSaver).
   std::map<JobId, std::vector<GpuUuid>> RecoveredGpus(const std::vector<JobId>& running) const;
+  // The GPUs a job was launched on, from its spec.json.
+  Result<std::vector<GpuUuid>> GpusOf(JobId job) const;
+  void WatchLeftovers(const JobExit& exit);  // agent thread
 
   LocalAgentOptions options_;
   GpuBackend& backend_;
@@ -136,6 +142,7 @@ class LocalAgent final : public NodeAgent {
   // Sampler thread only.
   ProcessAttributor attributor_;
   HealthTracker health_;
+  LeftoverWatch leftovers_;  // GPUs held by processes of ended jobs that could not be stopped
   std::vector<bool> sample_failing_;  // per gpus_ entry: its last Sample failed (logged once)
   std::unique_ptr<PowerSaver> power_;  // null: no power policy; thread-safe itself
   std::unique_ptr<GpuSelfTest> self_test_;  // null: no self-test; fed by the sampler thread
@@ -147,6 +154,12 @@ class LocalAgent final : public NodeAgent {
   std::deque<std::function<void()>> work_;  // GUARDED_BY(mu_)
   std::vector<LiveJob> live_jobs_;          // GUARDED_BY(mu_): published by the agent thread
   std::vector<GpuUuid> health_resets_;      // GUARDED_BY(mu_): for the sampler thread
+  struct NewLeftovers {
+    JobId job;
+    std::vector<GpuUuid> gpus;
+    std::vector<exec::PidRecord> processes;
+  };
+  std::vector<NewLeftovers> new_leftovers_;  // GUARDED_BY(mu_): for the sampler thread
   struct ProcessKill {
     JobId job;
     std::uint32_t pid = 0;

@@ -202,6 +202,10 @@ Result<JobExitReport> ExitFromJson(const json& body, const std::string& where) {
   GF_ASSIGN_OR_RETURN(e.signal, f.Optional<int>("signal"));
   GF_ASSIGN_OR_RETURN(e.end_time, TimeOf(f, "end_time_ms"));
   GF_ASSIGN_OR_RETURN(e.cause, f.Get<std::string>("cause"));
+  GF_ASSIGN_OR_RETURN(e.leftover_pids,
+                      f.List<std::int64_t>("leftover_pids", [](const json& v, const std::string& p) {
+                        return Fields::As<std::int64_t>(v, p);
+                      }));
   return e;
 }
 
@@ -210,7 +214,8 @@ json ExitToJson(const JobExitReport& e) {
               {"exit_code", e.exit_code},
               {"signal", e.signal ? json(*e.signal) : json()},
               {"end_time_ms", ToUnixMillis(e.end_time)},
-              {"cause", e.cause}};
+              {"cause", e.cause},
+              {"leftover_pids", e.leftover_pids}};
 }
 
 Result<GpuProcessSample> ProcessFromJson(const json& body, const std::string& where) {

@@ -98,6 +98,7 @@ void ExpectSameExit(const JobExitReport& got, const JobExitReport& want) {
   EXPECT_EQ(got.signal, want.signal);
   EXPECT_EQ(got.end_time, want.end_time);
   EXPECT_EQ(got.cause, want.cause);
+  EXPECT_EQ(got.leftover_pids, want.leftover_pids);
 }
 
 // A sample with every optional reading set (and two processes, one of each kind).
@@ -230,6 +231,7 @@ TEST(AgentWireTest, ReportBatchRoundTripsWithEverySampleFieldSetAndUnset) {
                  Exit(7, 2, std::nullopt, "exited with status 2")},
       .samples = {FullSample(), bare, lost},
       .done_seq = 1234};
+  batch.exited[1].leftover_pids = {4242, 4243};  // processes it could not stop (issue #20)
   AgentReportBatch back =
       ReadBack(AgentReportBatchFromJson(OverTheWire(AgentReportBatchToJson(batch))));
   ASSERT_EQ(back.started.size(), 1u);

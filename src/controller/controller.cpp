@@ -1159,6 +1159,9 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
   const std::string actor = "agent:" + node.value();
   auto entry = nodes_.find(node);
   for (const HealthChange& change : result.health) {
+    if (entry != nodes_.end() && AlreadyHolds(entry->second.node, change)) {
+      continue;  // the controller made this change itself (HoldForLeftovers)
+    }
     if (entry != nodes_.end()) {
       for (Gpu& gpu : entry->second.node.gpus) {
         if (gpu.uuid == change.uuid) {
@@ -1267,6 +1270,9 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
   const std::string actor =
       job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
   NodeAgent* agent = AgentFor(job);  // before a requeue clears the allocation
+  if (!report.leftover_pids.empty()) {
+    HoldForLeftovers(job, report);
+  }
   Transition(job, final_state, cause, actor);
   if (requested && Requeues(*requested)) {
     // Preempted or reaped: CANCELLED if it must not run twice; its GPU failed: FAILED.

@@ -350,6 +350,12 @@ class Controller final : public ClusterService, public AgentReports {
   // GPU health (gpu_health.cpp): a GPU just failed: each job on it is stopped (with its
   // checkpoint signal while the GPU still answers) and requeued, and subscribers are told.
   void FailOverGpu(const NodeId& node, const HealthChange& change);
+  // The job ended leaving processes its agent could not stop: its GPUs take no new work from
+  // now, before the agent's next sample says so (agent/leftover_watch.h), which also returns them.
+  void HoldForLeftovers(const Job& job, const JobExitReport& report);
+  // True when the node's GPU already has the health and cause `change` brings (a change the
+  // controller made itself): nothing to apply or record.
+  static bool AlreadyHolds(const Node& node, const HealthChange& change);
   Job WithLiveUsage(Job job) const;
   ClusterStats ComputeStats() const;
   void ApplyHello(AgentHello hello);

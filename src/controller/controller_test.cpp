@@ -843,6 +843,59 @@ TEST_F(ControllerTest, ADegradedGpuTakesNoNewWork) {
   EXPECT_TRUE(agent_->killed().empty());
 }
 
+// Issue #20: a job ended leaving processes its agent could not stop (they escaped a killed
+// shim where no cgroup holds the job). Its GPUs take no new work from the exit on, before any
+// sample says so; the agent's samples keep them degraded while the processes live and return
+// them once they are gone.
+TEST_F(ControllerTest, LeftoverProcessesKeepTheJobsGpusOutOfWorkUntilTheyEnd) {
+  auto job = controller_->Submit(alice_, Spec(4));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(job->id, 1, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+  JobExitReport exit{job->id, -1, std::nullopt, clock_.Now(), "supervisor process died"};
+  exit.leftover_pids = {4242};
+  auto next = controller_->Submit(alice_, Spec(1));
+  controller_->OnJobExited(exit);
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kFailed); }));
+  const std::string cause = LeftoverHoldCause(job->id, {4242});
+  auto nodes = controller_->ListNodes(root_);
+  ASSERT_TRUE(nodes.ok());
+  for (const Gpu& gpu : (*nodes)[0].gpus) {
+    EXPECT_EQ(gpu.health, GpuHealth::kDegraded) << gpu.uuid.value();
+    EXPECT_EQ(gpu.health_cause, cause);
+  }
+  ASSERT_TRUE(WaitFor([&] { return !Get(next->id).reason.empty(); }));
+  EXPECT_EQ(Get(next->id).state, JobState::kPending);
+  EXPECT_EQ(agent_->launched().size(), 1U);
+
+  // The agent's first samples carry the same mark (nothing new to record), later ones ok.
+  for (int i = 0; i < 4; ++i) {
+    GpuSample s = Reading(i, clock_.Now(), 0, 0);
+    s.health = GpuHealth::kDegraded;
+    s.health_cause = cause;
+    controller_->OnSamples(NodeId("gpu01"), {s});
+  }
+  clock_.Advance(std::chrono::seconds(1));
+  for (int i = 0; i < 4; ++i) {
+    controller_->OnSamples(NodeId("gpu01"), {Reading(i, clock_.Now(), 0, 0)});
+  }
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  EXPECT_EQ(agent_->launched()[1].id, next->id);
+  controller_.reset();  // flushes the events
+  auto store = OpenSqliteStore(dir_ / "state.db");
+  ASSERT_TRUE(store.ok());
+  auto events = (*store)->ListEvents(std::nullopt, 0, 1000);
+  ASSERT_TRUE(events.ok());
+  int marks = 0;
+  int returns = 0;
+  for (const Event& e : *events) {
+    marks += e.kind == "gpu_health" && e.message.ends_with(": ok -> degraded: " + cause) ? 1 : 0;
+    returns += e.kind == "gpu_health" && e.message.ends_with(": degraded -> ok") ? 1 : 0;
+  }
+  EXPECT_EQ(marks, 4) << "one event per GPU, not a second one for the agent's same mark";
+  EXPECT_EQ(returns, 4);
+}
+
 // Issue #4's case on one full node: a high-priority job preempts low-priority work. The victim
 // gets its checkpoint signal, goes back to the queue at its place with the cause shown, and
 // runs again once the high job ends.

@@ -59,6 +59,39 @@ Result<std::pair<typename Nodes::mapped_type*, Gpu*>> FindNodeGpu(Nodes& nodes,
 
 }  // namespace
 
+bool Controller::AlreadyHolds(const Node& node, const HealthChange& change) {
+  return std::any_of(node.gpus.begin(), node.gpus.end(), [&](const Gpu& gpu) {
+    return gpu.uuid == change.uuid && gpu.health == change.to && gpu.health_cause == change.cause;
+  });
+}
+
+// Without a cgroup v2 a process that left its job's session outlives a killed shim; the agent
+// kills what carries the job's tag, and what it could not kill (stuck in a driver call) may
+// still hold GPU memory and compute. A new job there would start short of both.
+void Controller::HoldForLeftovers(const Job& job, const JobExitReport& report) {
+  if (!job.allocation) {
+    return;
+  }
+  auto entry = nodes_.find(job.allocation->node);
+  if (entry == nodes_.end()) {
+    return;
+  }
+  const std::string cause = LeftoverHoldCause(job.id, report.leftover_pids);
+  for (Gpu& gpu : entry->second.node.gpus) {
+    const bool held = std::find(job.allocation->gpus.begin(), job.allocation->gpus.end(),
+                                gpu.uuid) != job.allocation->gpus.end();
+    if (!held || gpu.health != GpuHealth::kOk) {
+      continue;  // a GPU already out of service stays as it is
+    }
+    gpu.health = GpuHealth::kDegraded;
+    gpu.health_cause = cause;
+    Record(std::nullopt, "gpu_health", "agent:" + entry->first.value(),
+           GpuName(gpu.index, gpu.uuid, entry->first) + ": ok -> degraded: " + cause);
+  }
+  batch_.nodes.push_back(entry->second.node);
+  full_pass_needed_ = true;
+}
+
 // Slurm drains a node on a GPU error and leaves its jobs to die; DCGM only reports. Here the
 // card takes no new work (TakesWork) and each job on it is moved: stopped, then requeued at
 // its place (or ended FAILED if it must not run twice). While the GPU still answers the job

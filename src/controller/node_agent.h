@@ -93,6 +93,10 @@ struct JobExitReport {
   // a copy left on a node that was down (and is killed there as an orphan) must not end the
   // job that runs elsewhere since.
   NodeId node{};
+  // Processes of the job the agent could not stop (its shim died and they escaped it: cgroup v1
+  // or no cgroup). The controller keeps the job's GPUs out of placement until the agent's
+  // samples say they are gone (LeftoverWatch, agent/leftover_watch.h).
+  std::vector<std::int64_t> leftover_pids{};
 };
 
 // What an agent reports when it (re)connects: its inventory and the jobs it still holds.

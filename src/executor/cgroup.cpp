@@ -107,7 +107,7 @@ Containment DetectContainment(const fs::path& root) {
   return {"none", "no cgroup2 mount at " + root.string() + kFix};
 }
 
-fs::path JobCgroup::PathFor(JobId job, const fs::path& job_dir, const fs::path& root) {
+std::string JobTag(JobId job, const fs::path& job_dir) {
   // FNV-1a (32 bits): the same in every build, unlike std::hash.
   fs::path dir = job_dir.lexically_normal();
   if (dir.filename().empty()) {
@@ -119,7 +119,11 @@ fs::path JobCgroup::PathFor(JobId job, const fs::path& job_dir, const fs::path& 
   }
   char agent[9];
   std::snprintf(agent, sizeof agent, "%08x", hash);
-  return root / "gpufleet" / (std::string(agent) + "-job-" + std::to_string(job.value()));
+  return std::string(agent) + "-job-" + std::to_string(job.value());
+}
+
+fs::path JobCgroup::PathFor(JobId job, const fs::path& job_dir, const fs::path& root) {
+  return root / "gpufleet" / JobTag(job, job_dir);
 }
 
 Result<JobCgroup> JobCgroup::Create(JobId job, const fs::path& job_dir, const fs::path& root) {

@@ -41,7 +41,17 @@ std::filesystem::path DefaultCgroupRoot();
 //   "none":      no cgroup (turned off, or cgroup2 not writable by this process); the
 //                process tree too.
 // With the process tree, a process that called setsid() and outlives a shim that was itself
-// killed (kill -9, the OOM killer) is found by nothing: it keeps running on the job's GPUs.
+// killed (kill -9, the OOM killer) is found only by its environment (JobTag): the agent kills
+// what it finds, and a GPU whose job left processes it could not stop takes no new work until
+// they are gone (docs/cluster.md#process-containment).
+// "<agent>-job-<id>": the name of a job on this host, the same for every run of the job under one
+// agent and different between agents (see JobCgroup::PathFor, whose leaf it is). The shim puts it
+// in each job's environment as GPUFLEET_JOB_TAG (kJobTagVariable), where every descendant
+// inherits it: the agent finds by it what is left of a job that escaped its process group where
+// no cgroup holds the job (Executor, process_tree.h ProcessesWithEnvironment).
+inline constexpr const char* kJobTagVariable = "GPUFLEET_JOB_TAG";
+std::string JobTag(JobId job, const std::filesystem::path& job_dir);
+
 struct Containment {
   std::string mode;    // "cgroup-v2", "cgroup-v1", "none"
   std::string detail;  // one line: where the cgroups are, or why there are none and the fix

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include <poll.h>
 #include <signal.h>
@@ -556,9 +557,48 @@ JobExit Executor::EndWithoutShim(JobId job, std::string cause) {
     (void)exec::JobCgroup(cgroup).Remove();  // fails while the killed processes linger; harmless
   }
   JobExit e{job, kSupervisorDiedExitCode, std::nullopt, clock_.Now(), std::move(cause)};
+  e.leftovers = KillTagged(job);
+  if (!e.leftovers.empty()) {
+    std::string pids;
+    for (const exec::PidRecord& r : e.leftovers) {
+      pids += (pids.empty() ? "" : ", ") + std::to_string(r.pid);
+    }
+    e.cause += "; " + std::to_string(e.leftovers.size()) +
+               " of its processes could not be stopped (pid " + pids +
+               "): its GPUs take no new work until they end";
+  }
   (void)exec::WriteExitRecord(dir / exec::kExitFile,
                               {e.exit_code, std::nullopt, ToUnixMillis(e.end_time), e.cause});
   return e;
+}
+
+// What escaped the process group and the session and outlived the shim, found by the job's tag
+// in its environment (a cgroup, where there is one, has already ended them): SIGKILLed, and
+// looked for again until none is left or kTaggedKillFor has passed (a process in the D state,
+// stuck in a driver call, dies only when the call returns). Returns those still alive.
+std::vector<exec::PidRecord> Executor::KillTagged(JobId job) {
+  constexpr auto kTaggedKillFor = std::chrono::seconds(2);
+  constexpr auto kLookAgainAfter = std::chrono::milliseconds(20);
+  const std::string entry = std::string(exec::kJobTagVariable) + "=" +
+                            exec::JobTag(job, JobDir(job));
+  const SteadyTime until = SteadyNow() + kTaggedKillFor;
+  while (true) {
+    std::vector<exec::ProcStat> found = exec::ProcessesWithEnvironment(entry);
+    if (found.empty()) {
+      return {};
+    }
+    if (SteadyNow() >= until) {
+      std::vector<exec::PidRecord> left;
+      for (const exec::ProcStat& p : found) {
+        left.push_back({p.pid, p.start_time});
+      }
+      return left;
+    }
+    for (const exec::ProcStat& p : found) {
+      ::kill(p.pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(kLookAgainAfter);
+  }
 }
 
 JobExit Executor::OnShimDied(JobId job) {

@@ -54,6 +54,7 @@
 #include "core/ids.h"
 #include "core/result.h"
 #include "executor/cgroup.h"
+#include "executor/pid_record.h"
 #include "model/job.h"
 
 namespace gf {
@@ -90,6 +91,10 @@ struct JobExit {
   Time end_time{};
   std::string cause;  // "exited with 0", "cancelled by alice: killed with SIGKILL
                       // after 10s grace", "failed to start: ...", ...
+  // Processes of the job still alive after the executor tried to stop them (only when its shim
+  // died: a live shim stops every process of its tree). Their GPUs must take no new work until
+  // they are gone (the cause says so too).
+  std::vector<exec::PidRecord> leftovers{};
 };
 
 struct RecoveredJob {
@@ -243,6 +248,7 @@ class Executor {
   bool NeedsLook(JobId job, const Tracked& t) const;
   std::optional<JobExit> CheckExit(JobId job, Tracked& t);
   JobExit EndWithoutShim(JobId job, std::string cause);
+  std::vector<exec::PidRecord> KillTagged(JobId job);
   JobExit OnShimDied(JobId job);
   bool ShimAlive(const Tracked& t) const;
 

@@ -638,6 +638,32 @@ TEST_F(ExecutorTest, DeadShimsSetsidDescendantIsKilledThroughTheDefaultCgroup) {
       << "the setsid'd daemon " << daemon->pid << " outlived its killed shim";
 }
 
+// Issue #20 where no cgroup holds the job (cgroups off here, as on a cgroup v1 host): a process
+// that left the job's session and outlived its SIGKILLed shim is found by the job's tag in its
+// environment and killed; before, nothing found it and it kept the job's GPUs.
+TEST_F(ExecutorTest, WithoutCgroupsADeadShimsSetsidDescendantIsFoundByItsTag) {
+  executor_->SetCgroupRoot("");
+  EXPECT_EQ(executor_->DescribeContainment().mode, "none");
+  LaunchSpec spec = Shell(
+      "setsid sh -c 'echo \"$GPUFLEET_JOB_TAG\" > tag; echo $$ >> pids; exec sleep 300' & "
+      "exec sleep 300");
+  std::int64_t shim = LaunchOk(spec);
+  ASSERT_TRUE(WaitUntil([&] { return ReadPids(work_ / "pids").size() == 1; }));
+  std::optional<exec::PidRecord> daemon = exec::RecordOf(ReadPids(work_ / "pids")[0]);
+  ASSERT_TRUE(daemon.has_value());
+  std::ifstream tag(work_ / "tag");
+  std::string tag_text;
+  std::getline(tag, tag_text);
+  EXPECT_EQ(tag_text, exec::JobTag(spec.job, executor_->JobDir(spec.job)));
+  ::kill(static_cast<pid_t>(shim), SIGKILL);
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->cause, "supervisor process died");
+  EXPECT_TRUE(e->leftovers.empty());
+  EXPECT_FALSE(exec::IsAlive(*daemon))
+      << "the setsid'd daemon " << daemon->pid << " outlived its killed shim";
+}
+
 TEST(ContainmentTest, ModesSayWhyAndWhereToReadMore) {
   const exec::Containment off = exec::DetectContainment("");
   EXPECT_EQ(off.mode, "none");

@@ -30,6 +30,7 @@
 
 #include "core/result.h"
 #include "executor/executor.h"
+#include "executor/pid_record.h"
 #include "model/job.h"
 
 namespace gf::exec {
@@ -57,12 +58,6 @@ Status WriteFileAtomic(const std::filesystem::path& path,
 // The whole file. Errors: kNotFound when absent, kIo otherwise.
 Result<std::string> ReadWholeFile(const std::filesystem::path& path);
 
-// A process identity that survives pid reuse: the pid and its start time in clock ticks since
-// boot (field 22 of /proc/PID/stat).
-struct PidRecord {
-  std::int64_t pid = 0;
-  std::uint64_t start_time = 0;
-};
 // job.pid is written kAtomicOnly: it matters only while the job may be alive, and no process
 // outlives a crash of the host (its two fsyncs are on every launch's path). shim.pid stays
 // kSynced: after a host crash it is what tells a job that was running (supervisor died) from a

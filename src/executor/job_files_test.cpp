@@ -142,5 +142,39 @@ TEST(ExecutorProcTest, DescendantsIncludeGrandchildren) {
   ::waitpid(child, nullptr, 0);
 }
 
+// The sweep for escaped job processes (Executor, issue #20) matches one whole environment entry:
+// another value of the same variable, or a longer one, is someone else's job.
+TEST(ExecutorProcTest, ProcessesWithEnvironmentMatchWholeEntries) {
+  const std::string tag = "GPUFLEET_JOB_TAG=proc-test-" + std::to_string(::getpid());
+  const auto start = [](const std::string& entry) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      const char* env[] = {"A=1", entry.c_str(), "B=2", nullptr};
+      ::execle("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr), env);
+      ::_exit(127);
+    }
+    return child;
+  };
+  const pid_t ours = start(tag);
+  const pid_t longer = start(tag + "0");
+  ASSERT_GT(ours, 0);
+  ASSERT_GT(longer, 0);
+  std::vector<pid_t> found;
+  for (int i = 0; i < 2000 && found.empty(); ++i) {  // until sleep has exec'd, bounded
+    for (const ProcStat& p : ProcessesWithEnvironment(tag)) {
+      found.push_back(p.pid);
+    }
+    if (found.empty()) {
+      ::usleep(1000);
+    }
+  }
+  EXPECT_EQ(found, std::vector<pid_t>{ours});
+  ::kill(ours, SIGKILL);
+  ::kill(longer, SIGKILL);
+  ::waitpid(ours, nullptr, 0);
+  ::waitpid(longer, nullptr, 0);
+  EXPECT_TRUE(ProcessesWithEnvironment(tag).empty()) << "a reaped process is never found";
+}
+
 }  // namespace
 }  // namespace gf::exec

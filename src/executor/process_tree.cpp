@@ -136,6 +136,41 @@ std::vector<ProcStat> ProcessesInGroupOrSession(pid_t id) {
   return out;
 }
 
+namespace {
+
+// True when the NUL-separated `environ` holds `entry` as one whole string.
+bool HoldsEntry(std::string_view environ, std::string_view entry) {
+  std::size_t at = 0;
+  while (at < environ.size()) {
+    std::size_t end = environ.find('\0', at);
+    if (end == std::string_view::npos) {
+      end = environ.size();
+    }
+    if (environ.substr(at, end - at) == entry) {
+      return true;
+    }
+    at = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<ProcStat> ProcessesWithEnvironment(std::string_view entry) {
+  std::vector<ProcStat> out;
+  for (const ProcStat& p : AllProcesses()) {
+    if (p.state == 'Z' || p.state == 'X') {
+      continue;
+    }
+    Result<std::string> environ =
+        ReadWholeFile("/proc/" + std::to_string(p.pid) + "/environ");
+    if (environ.ok() && HoldsEntry(*environ, entry)) {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
 std::vector<ProcStat> Descendants(pid_t root) {
   std::unordered_map<pid_t, std::vector<ProcStat>> children;
   for (const ProcStat& p : AllProcesses()) {

@@ -54,6 +54,15 @@ std::vector<ProcStat> Descendants(pid_t root);
 // number out again).
 std::vector<ProcStat> ProcessesInGroupOrSession(pid_t id);
 
+// Every process whose environment (/proc/PID/environ: the strings it was exec'd with) holds
+// `entry` ("NAME=value") exactly, from one scan of /proc; zombies have none and are never
+// returned. It finds what is left of a job that left the job's process group and session and
+// outlived its shim where no cgroup holds the job: every job process inherits GPUFLEET_JOB_TAG
+// (cgroup.h JobTag). A best effort: a process may exec with another environment; a cgroup is the
+// fence that holds. Processes whose environment this process may not read (another user's, for
+// a caller that is not root) are not returned.
+std::vector<ProcStat> ProcessesWithEnvironment(std::string_view entry);
+
 // "SIGTERM" for 15; "signal 77" for numbers without a name.
 std::string SignalName(int sig);
 

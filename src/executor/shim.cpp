@@ -114,7 +114,7 @@ class Shim {
 };
 
 void Shim::StartJob() {
-  Result<ChildPlan> plan = exec::PlanChild(spec_);
+  Result<ChildPlan> plan = exec::PlanChild(spec_, exec::JobTag(spec_.job, dir_));
   if (!plan.ok()) {
     start_failure_ =
         exec::ExitRecord{126, std::nullopt, 0, "failed to start: " + plan.error().message};

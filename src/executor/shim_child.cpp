@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "executor/cgroup.h"
 #include "executor/exec_util.h"
 #include "executor/job_files.h"
 
@@ -112,7 +113,7 @@ void ChildPlan::Finalize() {
   envp.push_back(nullptr);
 }
 
-Result<ChildPlan> PlanChild(const LaunchSpec& spec) {
+Result<ChildPlan> PlanChild(const LaunchSpec& spec, const std::string& job_tag) {
   ChildPlan plan;
   uid_t self = ::geteuid();
   if (self != 0 && spec.owner.uid != self) {
@@ -138,6 +139,7 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec) {
   }
   std::string gpus = JoinGpus(spec.gpus);
   env["GPUFLEET_JOB_ID"] = std::to_string(spec.job.value());
+  env[kJobTagVariable] = job_tag;
   if (spec.array) {
     env["GPUFLEET_ARRAY_JOB_ID"] = std::to_string(spec.array->array_job.value());
     env["GPUFLEET_ARRAY_TASK_ID"] = std::to_string(spec.array->index);

@@ -49,6 +49,15 @@ std::string_view ToString(GpuHealth h) {
   return "ok";
 }
 
+std::string LeftoverHoldCause(JobId job, const std::vector<std::int64_t>& pids) {
+  std::string list;
+  for (const std::int64_t pid : pids) {
+    list += (list.empty() ? "" : ", ") + std::to_string(pid);
+  }
+  return "held by processes of job " + std::to_string(job.value()) +
+         " that could not be stopped (pid " + list + "); no new work until they end";
+}
+
 int Severity(GpuHealth h) {
   switch (h) {
     case GpuHealth::kOk:

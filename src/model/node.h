@@ -21,6 +21,10 @@ std::string_view ToString(GpuHealth h);  // "ok", "degraded", "failed"
 Result<GpuHealth> ParseGpuHealth(std::string_view s);
 // 0 ok, 1 degraded, 2 failed: the worse, the larger (the gpufleet_gpu_health value).
 int Severity(GpuHealth h);
+// The cause of a GPU kept degraded while processes of an ended job that could not be stopped
+// still live (issue #20): "held by processes of job 7 that could not be stopped (pid 101, 102);
+// no new work until they end". The agent's samples and the controller say it alike.
+std::string LeftoverHoldCause(JobId job, const std::vector<std::int64_t>& pids);
 
 // How a GPU is shared (issue #7), set by an admin per GPU (`gpufleet gpu mode NODE GPU MODE`):
 // - exclusive: one job holds it whole (the default);
