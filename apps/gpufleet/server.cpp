@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/api_server.h"
+#include "api/webhook_sender.h"
 #include "api/socket_path.h"
 #include "cluster.h"
 #include "config/config.h"
@@ -139,7 +140,7 @@ int RunServer(const ServerOptions& options) {
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
   }
-  Notifier notifier(*notify);  // outlives the controller: drains after it stops
+  Notifier notifier(*notify, SendWebhook);  // outlives the controller: drains after it stops
   copts.notifier = &notifier;
   Controller controller(std::move(*store), clock, copts);
   if (Status s = controller.Load(); !s.ok()) {

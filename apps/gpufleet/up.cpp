@@ -15,6 +15,7 @@
 
 #include "agent/local_agent.h"
 #include "api/api_server.h"
+#include "api/webhook_sender.h"
 #include "api/socket_path.h"
 #include "config/config.h"
 #include "controller/controller.h"
@@ -190,7 +191,7 @@ int RunUp(const UpOptions& flags) {
   if (geteuid() != 0) {
     copts.only_uid = geteuid();
   }
-  Notifier notifier(*notify);  // outlives the controller: drains after it stops
+  Notifier notifier(*notify, SendWebhook);  // outlives the controller: drains after it stops
   copts.notifier = &notifier;
   Controller controller(std::move(*store), clock, copts);
   if (Status s = controller.Load(); !s.ok()) {

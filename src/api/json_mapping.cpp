@@ -442,25 +442,6 @@ Status NoNulByte(std::string_view field, std::string_view text) {
   return OkStatus();
 }
 
-std::string FormatRfc3339(Time t) {
-  const std::int64_t ms = ToUnixMillis(t);
-  // Floor division so that times before 1970 still print correctly.
-  std::int64_t secs = ms / 1000;
-  std::int64_t frac = ms % 1000;
-  if (frac < 0) {
-    frac += 1000;
-    secs -= 1;
-  }
-  const std::time_t tt = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  std::array<char, 40> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(frac));
-  return buf.data();
-}
-
 std::string_view ErrorCodeName(ErrorCode code) {
   for (const auto& entry : kCodeNames) {
     if (entry.code == code) {

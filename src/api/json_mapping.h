@@ -17,6 +17,7 @@
 
 #include "controller/service.h"
 #include "core/clock.h"
+#include "core/duration.h"  // FormatRfc3339, which this mapping uses for every time
 #include "core/result.h"
 #include "model/event.h"
 #include "model/explanation.h"
@@ -26,8 +27,6 @@
 
 namespace gf {
 
-// "2023-11-14T22:13:20.123Z" (always UTC, always milliseconds).
-std::string FormatRfc3339(Time t);
 
 // The JSON vocabulary of error codes: "invalid_argument", "not_found", ...
 std::string_view ErrorCodeName(ErrorCode code);

@@ -19,12 +19,6 @@ std::string SpecError(const json& body) {
   return spec.ok() ? "" : spec.error().message;
 }
 
-TEST(ApiJsonMappingTest, FormatsRfc3339InUtcWithMillis) {
-  EXPECT_EQ(FormatRfc3339(FromUnixMillis(1'700'000'000'123)), "2023-11-14T22:13:20.123Z");
-  EXPECT_EQ(FormatRfc3339(FromUnixMillis(0)), "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(FormatRfc3339(FromUnixMillis(-1)), "1969-12-31T23:59:59.999Z");
-}
-
 TEST(ApiJsonMappingTest, JobToJsonHasEveryField) {
   Job job;
   job.id = JobId(12);

@@ -1,10 +1,11 @@
-// Parsing and printing of durations as people type them.
+// Parsing and printing of durations as people type them, and of times as RFC 3339.
 #pragma once
 
 #include <chrono>
 #include <string>
 #include <string_view>
 
+#include "core/clock.h"
 #include "core/result.h"
 
 namespace gf {
@@ -17,5 +18,8 @@ Result<std::chrono::seconds> ParseDuration(std::string_view text);
 
 // "3d4h", "2h5m", "45s", "0s": the largest units first, zero units left out.
 std::string FormatDuration(std::chrono::seconds d);
+
+// "2023-11-14T22:13:20.123Z" (always UTC, always milliseconds): the API's and the webhooks'.
+std::string FormatRfc3339(Time t);
 
 }  // namespace gf

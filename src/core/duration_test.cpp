@@ -47,5 +47,11 @@ TEST(DurationTest, Format) {
   EXPECT_EQ(FormatDuration(seconds(86400 + 60)), "1d1m");
 }
 
+TEST(FormatRfc3339Test, UtcWithMillis) {
+  EXPECT_EQ(FormatRfc3339(FromUnixMillis(1'700'000'000'123)), "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(FormatRfc3339(FromUnixMillis(0)), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatRfc3339(FromUnixMillis(-1)), "1969-12-31T23:59:59.999Z");
+}
+
 }  // namespace
 }  // namespace gf

@@ -19,8 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "api/api_client.h"
-#include "api/json_mapping.h"
+#include "core/duration.h"
 #include "core/printable_text.h"
 
 extern char** environ;  // NOLINT: POSIX's process environment
@@ -29,32 +28,6 @@ namespace gf {
 namespace {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
-
-// A webhook URL split for ApiClient: "scheme://host:port" (the port made explicit) and the
-// request target ("/path?query", "/" when none).
-struct WebhookUrl {
-  std::string endpoint;
-  std::string target;
-};
-
-// Requires CheckSubscriptionTarget(kWebhook, url) to have passed (the controller checks it).
-WebhookUrl SplitWebhookUrl(std::string_view url) {
-  const bool https = url.starts_with("https://");
-  url.remove_prefix(https ? 8 : 7);
-  const std::size_t slash = url.find_first_of("/?");
-  std::string authority(url.substr(0, slash));
-  std::string target = slash == std::string_view::npos ? "/" : std::string(url.substr(slash));
-  if (target.front() == '?') {
-    target.insert(0, "/");
-  }
-  // A port is the text after the last ':' unless that ':' is inside an IPv6 literal.
-  const std::size_t colon = authority.rfind(':');
-  const std::size_t bracket = authority.rfind(']');
-  if (colon == std::string::npos || (bracket != std::string::npos && colon < bracket)) {
-    authority += https ? ":443" : ":80";
-  }
-  return {.endpoint = (https ? "https://" : "http://") + authority, .target = std::move(target)};
-}
 
 // Whether a webhook answer (or no answer) is worth another attempt.
 bool Retryable(int status) { return status >= 500 || status == 408 || status == 429; }
@@ -143,7 +116,8 @@ std::string EmailMessage(const Notification& n, const Subscription& sub, const s
 
 class Notifier::Impl {
  public:
-  explicit Impl(NotifierOptions options) : options_(std::move(options)) {
+  Impl(NotifierOptions options, WebhookSender send_webhook)
+      : options_(std::move(options)), send_webhook_(std::move(send_webhook)) {
     thread_ = std::thread([this] { Run(); });
   }
 
@@ -254,33 +228,30 @@ class Notifier::Impl {
 
   Outcome PostWebhook(const Delivery& item) {
     const Subscription& sub = item.subscription;
-    const WebhookUrl url = SplitWebhookUrl(sub.target);
     // Judged on the addresses actually connected to: the URL was checked when it was
     // subscribed, but a name may resolve to anything, and to something else by now.
     const std::string host = WebhookUrlHost(sub.target);
-    ApiClient client(url.endpoint,
-                     ApiClientOptions{.timeout = AttemptTimeout(),
-                                      .ca_file = options_.ca_file,
-                                      .allow_address = [this, &host](std::string_view address) {
-                                        return options_.webhook_allow.CheckAddress(host, address);
-                                      }});
     const std::string what = fmt::format("notify: webhook {} ({} of {}, attempt {} of {})",
                                          sub.target, ToString(item.notification.kind), sub.id,
                                          item.attempt, options_.webhook_attempts);
-    Result<HttpResponse> answer =
-        client.Call("POST", url.target, WebhookBody(item.notification, sub),
-                    {{"Content-Type", "application/json"}});
+    Result<int> answer = send_webhook_(WebhookRequest{
+        .url = sub.target,
+        .body = WebhookBody(item.notification, sub),
+        .timeout = AttemptTimeout(),
+        .ca_file = options_.ca_file,
+        .allow_address = [this, &host](std::string_view address) {
+          return options_.webhook_allow.CheckAddress(host, address);
+        }});
     if (!answer.ok()) {
-      // ApiClient's words are about "gpufleet at ENDPOINT": here the endpoint is the webhook.
       spdlog::warn("{}: {}", what, answer.error().message);
       return answer.error().code == ErrorCode::kUnavailable ? Outcome::kRetry : Outcome::kFailed;
     }
-    if (answer->status >= 200 && answer->status < 300) {
+    if (*answer >= 200 && *answer < 300) {
       return Outcome::kSent;
     }
-    spdlog::warn("{}: answered HTTP {}{}", what, answer->status,
-                 Retryable(answer->status) ? "" : " (not retried: fix the URL or the receiver)");
-    return Retryable(answer->status) ? Outcome::kRetry : Outcome::kFailed;
+    spdlog::warn("{}: answered HTTP {}{}", what, *answer,
+                 Retryable(*answer) ? "" : " (not retried: fix the URL or the receiver)");
+    return Retryable(*answer) ? Outcome::kRetry : Outcome::kFailed;
   }
 
   Outcome Email(const Delivery& item) {
@@ -350,6 +321,7 @@ class Notifier::Impl {
   }
 
   const NotifierOptions options_;
+  const WebhookSender send_webhook_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::multimap<SteadyTime, Delivery> queue_;  // REQUIRES: mu_ held. By due time.
@@ -361,7 +333,8 @@ class Notifier::Impl {
   std::thread thread_;  // last: starts after the members it uses exist
 };
 
-Notifier::Notifier(NotifierOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Notifier::Notifier(NotifierOptions options, WebhookSender send_webhook)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(send_webhook))) {}
 Notifier::~Notifier() { Stop(); }
 void Notifier::Send(Notification notification, Subscription subscription) {
   impl_->Send(std::move(notification), std::move(subscription));

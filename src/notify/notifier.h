@@ -10,13 +10,18 @@
 // receiver refused it, or every attempt failed) or "dropped" (queue full, no sendmail, still
 // queued when Stop's deadline passed), by channel: Counts() feeds /metrics.
 //
+// The HTTP client is injected (WebhookSender; the daemon passes api/webhook_sender.h's
+// SendWebhook), so that this module, and the controller that uses it, depend on no HTTP library.
+//
 // Thread-safety: Send, Counts and Stop may be called from any thread. Owns its thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -48,6 +53,22 @@ struct DeliveryCount {
   std::int64_t count = 0;
 };
 
+// One webhook attempt, as the Notifier asks its HTTP client for it: POST `body` as
+// application/json to `url` (http or https; CheckSubscriptionTarget passed) within `timeout`,
+// https trusting `ca_file` ("" = the system's CAs), connecting only to the addresses
+// `allow_address` accepts (every address the host resolves to is asked; a refusal says why).
+struct WebhookRequest {
+  std::string url{};
+  std::string body{};
+  std::chrono::milliseconds timeout{};
+  std::string ca_file{};
+  std::function<Status(std::string_view address)> allow_address{};
+};
+// Makes one attempt. Returns the answer's HTTP status; kUnavailable when no answer came (no
+// connection, connection lost, timed out: worth another attempt); any other error when the
+// request cannot be made at all (not retried). Its message names what went wrong.
+using WebhookSender = std::function<Result<int>(const WebhookRequest& request)>;
+
 // Checks what Notifier needs before it starts: attempts >= 1, timeouts > 0, a CA file that
 // exists. Errors: kInvalidArgument naming the [notify] key and the fix.
 Status ValidateNotifierOptions(const NotifierOptions& options);
@@ -61,7 +82,8 @@ std::string EmailMessage(const Notification& notification, const Subscription& s
 
 class Notifier {
  public:
-  explicit Notifier(NotifierOptions options);
+  // `send_webhook`: the HTTP client of webhook deliveries (api/webhook_sender.h SendWebhook).
+  Notifier(NotifierOptions options, WebhookSender send_webhook);
   ~Notifier();  // Stop()
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;

@@ -2,6 +2,8 @@
 // sendmail script.
 #include "notify/notifier.h"
 
+#include "api/webhook_sender.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -200,7 +202,7 @@ bool WaitFor(const std::function<bool()>& done) {
 
 TEST(NotifierTest, WebhookRetriedAfterTwo503sThenSent) {
   TestHttpServer server({503, 503, 200});
-  Notifier notifier(FastOptions());
+  Notifier notifier(FastOptions(), SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/hook?team=vision")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "sent") == 1; }));
   const std::vector<Received> got = server.received();
@@ -225,7 +227,7 @@ TEST(NotifierTest, WebhookRetriedAfterTwo503sThenSent) {
 
 TEST(NotifierTest, WebhookAnswering400IsNotRetried) {
   TestHttpServer server({400});
-  Notifier notifier(FastOptions());
+  Notifier notifier(FastOptions(), SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "failed") == 1; }));
   notifier.Stop();  // nothing left to retry: the one request is all there is
@@ -235,7 +237,7 @@ TEST(NotifierTest, WebhookAnswering400IsNotRetried) {
 
 TEST(NotifierTest, WebhookAnswering429IsRetried) {
   TestHttpServer server({429, 408});
-  Notifier notifier(FastOptions());
+  Notifier notifier(FastOptions(), SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/x")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "sent") == 1; }));
   EXPECT_EQ(server.received().size(), 3u);
@@ -245,7 +247,7 @@ TEST(NotifierTest, WebhookGivesUpAfterItsAttempts) {
   TestHttpServer server({500, 502, 503, 504});
   NotifierOptions options = FastOptions();
   options.webhook_attempts = 3;
-  Notifier notifier(options);
+  Notifier notifier(options, SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/x")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "failed") == 1; }));
   notifier.Stop();
@@ -257,7 +259,7 @@ TEST(NotifierTest, WebhookThatNeverAnswersTimesOutEachAttempt) {
   NotifierOptions options = FastOptions();
   options.webhook_attempts = 2;
   options.webhook_timeout = 200ms;
-  Notifier notifier(options);
+  Notifier notifier(options, SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/x")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "failed") == 1; }));
   EXPECT_EQ(server.connections(), 2);
@@ -271,7 +273,7 @@ TEST(NotifierTest, ConnectionRefusedIsRetriedThenFailed) {
   }
   NotifierOptions options = FastOptions();
   options.webhook_attempts = 2;
-  Notifier notifier(options);
+  Notifier notifier(options, SendWebhook);
   notifier.Send(JobFailed(), Webhook("http://127.0.0.1:" + std::to_string(port) + "/x"));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "failed") == 1; }));
 }
@@ -286,7 +288,7 @@ TEST(NotifierTest, AWebhookReachesLoopbackOnlyWhenAllowed) {
   NotifierOptions options = FastOptions();
   options.webhook_allow = WebhookAllowList();
   {
-    Notifier refusing(options);
+    Notifier refusing(options, SendWebhook);
     refusing.Send(JobFailed(), Webhook(server.Url("/x")));
     refusing.Send(JobFailed(), Webhook("http://localhost:" + port + "/x"));
     ASSERT_TRUE(WaitFor([&] { return CountOf(refusing, "webhook", "failed") == 2; }));
@@ -294,7 +296,7 @@ TEST(NotifierTest, AWebhookReachesLoopbackOnlyWhenAllowed) {
   }
   EXPECT_EQ(server.connections(), 0);
 
-  Notifier allowing(FastOptions());  // webhook_allow = ["127.0.0.1"]
+  Notifier allowing(FastOptions(), SendWebhook);  // webhook_allow = ["127.0.0.1"]
   allowing.Send(JobFailed(), Webhook("http://localhost:" + port + "/x"));
   ASSERT_TRUE(WaitFor([&] { return CountOf(allowing, "webhook", "sent") == 1; }));
   EXPECT_EQ(server.received().size(), 1U);
@@ -305,7 +307,7 @@ TEST(NotifierTest, StopDropsWhatCannotBeDeliveredBeforeItsDeadline) {
   NotifierOptions options = FastOptions();
   options.webhook_first_retry = 60s;  // the retry would come after the drain deadline
   options.drain_deadline = 100ms;
-  Notifier notifier(options);
+  Notifier notifier(options, SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/x")));
   ASSERT_TRUE(WaitFor([&] { return server.received().size() == 1; }));
   const auto start = std::chrono::steady_clock::now();
@@ -343,7 +345,7 @@ TEST_F(NotifierEmailTest, SendmailGetsTheMessageOnStdin) {
   NotifierOptions options = FastOptions();
   options.sendmail = sendmail_.string();
   options.email_from = "gpufleet@gpu1.example.com";
-  Notifier notifier(options);
+  Notifier notifier(options, SendWebhook);
   Notification n = JobFailed();
   n.subject = "job 42 (x\nBcc: evil@example.com) failed";  // a header injection attempt
   notifier.Send(n, Subscription{.id = "sub-9",
@@ -389,7 +391,7 @@ TEST(EmailMessageTest, EscapesControlCharactersInHeadersAndText) {
 TEST_F(NotifierEmailTest, MissingSendmailDropsEmail) {
   NotifierOptions options = FastOptions();
   options.sendmail = (dir_ / "no-such-sendmail").string();
-  Notifier notifier(options);
+  Notifier notifier(options, SendWebhook);
   const Subscription mail{.id = "sub-9", .channel = NotifyChannel::kEmail, .target = "a@b"};
   notifier.Send(JobFailed(), mail);
   notifier.Send(JobFailed(), mail);
@@ -400,7 +402,7 @@ TEST_F(NotifierEmailTest, SendmailFailingCountsFailed) {
   std::ofstream(sendmail_) << "#!/bin/sh\ncat >/dev/null\nexit 75\n";
   NotifierOptions options = FastOptions();
   options.sendmail = sendmail_.string();
-  Notifier notifier(options);
+  Notifier notifier(options, SendWebhook);
   notifier.Send(JobFailed(), Subscription{.id = "s", .channel = NotifyChannel::kEmail,
                                           .target = "a@b"});
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "email", "failed") == 1; }));
