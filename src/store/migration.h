@@ -1,5 +1,5 @@
-// Migration: one versioned step of a store's schema, shared by the backends (each keeps its own
-// ordered list in its own SQL dialect: sqlite/migrations.cpp, postgres/postgres_migrations.cpp).
+// Migration: one versioned step of a store's schema in one SQL dialect, as a backend applies it
+// (the one list of steps, rendered per dialect, is schema_steps.h).
 // Plain value type.
 #pragma once
 
