@@ -9,10 +9,6 @@
 // (one GPU has a recent XID, one a HW slowdown). The reports go to a sink that only counts.
 // After a warm-up round that must attribute every process correctly, the agent runs for
 // --seconds; CPU is getrusage(user+sys) over wall time for that window, RSS is ru_maxrss.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -28,12 +24,16 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "agent/local_agent.h"
-#include "bench_support.h"
 #include "executor/cgroup.h"
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
+
+#include "bench_support.h"
 
 namespace gf::bench {
 namespace {
@@ -122,14 +122,22 @@ json Scenario(int gpus, const std::vector<std::vector<std::uint32_t>>& pids) {
   for (int i = 0; i < gpus; ++i) {
     char uuid[64];
     std::snprintf(uuid, sizeof uuid, "GPU-bench000-0000-4000-8000-%012d", i);
-    json d = {{"name", "NVIDIA H100 80GB HBM3"}, {"uuid", uuid},
-              {"memory_total_mib", 81559},       {"memory_used_mib", 40960},
-              {"util_gpu", 93},                  {"util_memory", 41},
-              {"temperature_c", 66},             {"memory_temperature_c", 71},
-              {"power_mw", 612000},              {"power_limit_mw", 700000},
-              {"energy_mj", 123456789},          {"sm_clock_mhz", 1980},
-              {"mem_clock_mhz", 2619},           {"pcie_tx_kbps", 12000},
-              {"pcie_rx_kbps", 34000},           {"pstate", 0},
+    json d = {{"name", "NVIDIA H100 80GB HBM3"},
+              {"uuid", uuid},
+              {"memory_total_mib", 81559},
+              {"memory_used_mib", 40960},
+              {"util_gpu", 93},
+              {"util_memory", 41},
+              {"temperature_c", 66},
+              {"memory_temperature_c", 71},
+              {"power_mw", 612000},
+              {"power_limit_mw", 700000},
+              {"energy_mj", 123456789},
+              {"sm_clock_mhz", 1980},
+              {"mem_clock_mhz", 2619},
+              {"pcie_tx_kbps", 12000},
+              {"pcie_rx_kbps", 34000},
+              {"pstate", 0},
               {"ecc", {{"volatile_corrected", 2}, {"aggregate_corrected", 17}}},
               {"remapped_rows", {{"correctable", 1}}}};
     if (i == 1) {
@@ -137,7 +145,8 @@ json Scenario(int gpus, const std::vector<std::vector<std::uint32_t>>& pids) {
     }
     d["throttle_reasons"] = i == 2 ? kHwSlowdown : 0;
     json processes = json::array();
-    for (std::uint32_t pid : pids.empty() ? std::vector<std::uint32_t>{} : pids[static_cast<std::size_t>(i)]) {
+    for (std::uint32_t pid :
+         pids.empty() ? std::vector<std::uint32_t>{} : pids[static_cast<std::size_t>(i)]) {
       processes.push_back({{"pid", pid}, {"used_memory_mib", 20000}, {"sm_util", 45}});
     }
     d["processes"] = processes;
@@ -169,7 +178,9 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds budget
 }
 
 double CpuSeconds(const rusage& r) {
-  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  auto secs = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return secs(r.ru_utime) + secs(r.ru_stime);
 }
 
@@ -312,18 +323,19 @@ Status Run::Measure() {
 void Run::Print() const {
   const double rss_mib = static_cast<double>(peak_rss_kib_) / 1024.0;
   std::printf("| measure | value | target |\n|---|---|---|\n");
-  std::printf("| GPUs sampled | %d every %d ms | 8 at 1 Hz |\n", options_.gpus,
-              options_.interval_ms);
+  std::printf(
+      "| GPUs sampled | %d every %d ms | 8 at 1 Hz |\n", options_.gpus, options_.interval_ms);
   std::printf("| rounds reported | %s in %.1f s | |\n", std::to_string(rounds_).c_str(), wall_s_);
-  std::printf("| processes per round | %d in jobs, %d unmanaged | |\n", last_.in_jobs,
-              last_.unmanaged);
+  std::printf(
+      "| processes per round | %d in jobs, %d unmanaged | |\n", last_.in_jobs, last_.unmanaged);
   const bool cgroups = !options_.no_cgroups && exec::JobCgroup::Available();
   std::printf("| jobs' processes found by | %s | |\n",
               cgroups ? "their cgroup (/proc/PID/cgroup)" : "parent chain to the shim");
   std::printf("| GPUs not ok (by design: an XID, a HW slowdown) | %d | 2 |\n", last_.not_ok);
   std::printf("| agent CPU, %% of one core | %.3f %% | < 1 %% |\n", cpu_pct_);
-  std::printf("| CPU per round | %.2f ms | |\n",
-              rounds_ > 0 ? cpu_pct_ / 100.0 * wall_s_ * 1000.0 / static_cast<double>(rounds_) : 0.0);
+  std::printf(
+      "| CPU per round | %.2f ms | |\n",
+      rounds_ > 0 ? cpu_pct_ / 100.0 * wall_s_ * 1000.0 / static_cast<double>(rounds_) : 0.0);
   std::printf("| peak RSS (ru_maxrss) | %.1f MiB | < 30 MiB |\n", rss_mib);
 }
 
@@ -367,7 +379,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--gpufleet", options.gpufleet, "the gpufleet binary (the jobs' shim)")
       ->capture_default_str();
-  app.add_flag("--no-cgroups", options.no_cgroups,
+  app.add_flag("--no-cgroups",
+               options.no_cgroups,
                "run the jobs outside cgroups (attribution then walks parent chains)");
   CLI11_PARSE(app, argc, argv);
   if (options.nvml.empty() || ::access(options.nvml.c_str(), R_OK) != 0) {

@@ -192,9 +192,9 @@ Result<PassCounters> ReadPassCounters(const std::string& socket) {
   std::istringstream lines(metrics.body);
   std::string line;
   while (std::getline(lines, line)) {
-    for (auto [family, into] : {std::pair{"gpufleet_scheduler_passes_total{kind=\"", &out.count},
-                                std::pair{"gpufleet_scheduler_pass_seconds_total{kind=\"",
-                                          &out.seconds}}) {
+    for (auto [family, into] :
+         {std::pair{"gpufleet_scheduler_passes_total{kind=\"", &out.count},
+          std::pair{"gpufleet_scheduler_pass_seconds_total{kind=\"", &out.seconds}}) {
       const std::string prefix = family;
       if (line.rfind(prefix, 0) != 0) {
         continue;
@@ -281,13 +281,13 @@ Status MeasureSubmit(const Options& options,
   const Stats s = Summarize(lat);
   const Stats first = Summarize({lat.begin(), lat.begin() + tenth});
   const Stats last = Summarize({lat.end() - tenth, lat.end()});
-  details->push_back("submit, " + std::to_string(clients) + " client(s): per-call latency " +
-                     Fmt("median %.2f ms, p99 %.2f ms, max %.2f ms; ", s.median, s.p99, s.max) +
-                     Fmt("median of the first tenth %.2f ms, of the last tenth %.2f ms",
-                         first.median,
-                         last.median) +
-                     "; scheduling passes meanwhile: " +
-                     DescribePasses(passes_before, passes_after));
+  details->push_back(
+      "submit, " + std::to_string(clients) + " client(s): per-call latency " +
+      Fmt("median %.2f ms, p99 %.2f ms, max %.2f ms; ", s.median, s.p99, s.max) +
+      Fmt("median of the first tenth %.2f ms, of the last tenth %.2f ms",
+          first.median,
+          last.median) +
+      "; scheduling passes meanwhile: " + DescribePasses(passes_before, passes_after));
   return OkStatus();
 }
 

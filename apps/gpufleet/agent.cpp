@@ -1,17 +1,17 @@
-#include <unistd.h>
-
 #include <iostream>
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "agent/local_agent.h"
 #include "agent/remote_link.h"
 #include "api/credential_file.h"
-#include "cluster.h"
-#include "daemon.h"
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
 #include "model/node.h"
+
+#include "cluster.h"
+#include "daemon.h"
 
 namespace gf {
 namespace {
@@ -22,8 +22,9 @@ constexpr std::string_view kCommand = "agent";
 
 int RunAgent(const AgentOptions& options) {
   if (options.servers.empty()) {
-    return Die(kCommand, InvalidArgument("--server: missing; give the server's URL, e.g. "
-                                         "--server https://gpu-head:7460"));
+    return Die(kCommand,
+               InvalidArgument("--server: missing; give the server's URL, e.g. "
+                               "--server https://gpu-head:7460"));
   }
   RemoteLinkOptions link_options{.servers = options.servers};
   link_options.client.ca_file = options.ca_file;
@@ -39,18 +40,22 @@ int RunAgent(const AgentOptions& options) {
   if (Status s = AddLabelFlags(options.labels, labels); !s.ok()) {
     return Die(kCommand, s.error());
   }
-  auto sample_interval = ParseFlagDuration("--sample-interval", options.sample_interval,
-                                           std::chrono::seconds(1), std::chrono::hours(1));
+  auto sample_interval = ParseFlagDuration(
+      "--sample-interval", options.sample_interval, std::chrono::seconds(1), std::chrono::hours(1));
   if (!sample_interval.ok()) {
     return Die(kCommand, sample_interval.error());
   }
-  auto power = PowerPolicyFromFlags("--idle-power-limit", options.idle_power_limit_w,
-                                    "--idle-power-after", options.idle_power_after);
+  auto power = PowerPolicyFromFlags("--idle-power-limit",
+                                    options.idle_power_limit_w,
+                                    "--idle-power-after",
+                                    options.idle_power_after);
   if (!power.ok()) {
     return Die(kCommand, power.error());
   }
-  auto self_test = SelfTestFromFlags("--gpu-self-test", options.gpu_self_test,
-                                     "--gpu-self-test-interval", options.gpu_self_test_interval);
+  auto self_test = SelfTestFromFlags("--gpu-self-test",
+                                     options.gpu_self_test,
+                                     "--gpu-self-test-interval",
+                                     options.gpu_self_test_interval);
   if (!self_test.ok()) {
     return Die(kCommand, self_test.error());
   }

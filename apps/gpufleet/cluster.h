@@ -11,13 +11,13 @@
 namespace gf {
 
 struct ServerOptions {
-  std::string config;         // settings file: policy, classes, teams (docs/config.md)
-  std::string data_dir;       // "" = default (DefaultDataDir())
-  std::string db;             // "" = SQLite in the data dir; postgresql://... (docs/cluster.md)
-  std::string socket;         // "" = ServerSocketPath()
+  std::string config;    // settings file: policy, classes, teams (docs/config.md)
+  std::string data_dir;  // "" = default (DefaultDataDir())
+  std::string db;        // "" = SQLite in the data dir; postgresql://... (docs/cluster.md)
+  std::string socket;    // "" = ServerSocketPath()
   std::string host = "127.0.0.1";
   int port = 7460;
-  std::string tls_cert;       // PEM; with tls_key, the TCP listener speaks TLS only
+  std::string tls_cert;  // PEM; with tls_key, the TCP listener speaks TLS only
   std::string tls_key;
   std::string heartbeat = "5s";      // how often agents report when idle
   std::string node_timeout = "30s";  // silent agent → node down, its jobs requeued
@@ -26,17 +26,17 @@ struct ServerOptions {
 };
 
 struct AgentOptions {
-  std::string servers;        // --server URL[,URL...]
-  std::string token_file;     // the node token (gpufleet node token create)
-  std::string ca_file;        // CA of the server's certificate, for https://
-  std::string gpus = "nvml";  // GpuBackend spec
-  std::string data_dir;       // "" = DefaultDataDir()/agent
-  std::string node_name;      // "" = hostname
+  std::string servers;              // --server URL[,URL...]
+  std::string token_file;           // the node token (gpufleet node token create)
+  std::string ca_file;              // CA of the server's certificate, for https://
+  std::string gpus = "nvml";        // GpuBackend spec
+  std::string data_dir;             // "" = DefaultDataDir()/agent
+  std::string node_name;            // "" = hostname
   std::vector<std::string> labels;  // KEY=VALUE
   std::string sample_interval = "1s";
-  int idle_power_limit_w = 0;            // power policy: idle GPUs capped to this; 0 = off
-  std::string idle_power_after = "10m";  // ... once without a job this long
-  std::string gpu_self_test;                // run on failed idle GPUs; exit 0 returns them
+  int idle_power_limit_w = 0;                  // power policy: idle GPUs capped to this; 0 = off
+  std::string idle_power_after = "10m";        // ... once without a job this long
+  std::string gpu_self_test;                   // run on failed idle GPUs; exit 0 returns them
   std::string gpu_self_test_interval = "10m";  // ... at most this often per GPU
   std::string mps_control = "auto";  // nvidia-cuda-mps-control for mps GPUs (MpsFromFlags)
 };

@@ -1,18 +1,17 @@
 #include "daemon.h"
 
-#include <fcntl.h>
-#include <pwd.h>
-#include <sys/file.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <vector>
 
+#include <fcntl.h>
+#include <pwd.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "core/duration.h"
@@ -75,14 +74,14 @@ Result<int> LockDataDir(const std::filesystem::path& dir, std::string_view comma
   return fd;
 }
 
-Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag, const std::string& text,
+Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag,
+                                               const std::string& text,
                                                std::chrono::seconds min,
                                                std::chrono::seconds max) {
   auto d = ParseDuration(text);
   if (!d.ok() || *d < min || *d > max) {
     return InvalidArgument(std::string(flag) + ": '" + text + "' is not a duration between " +
-                           FormatDuration(min) + " and " + FormatDuration(max) +
-                           " (e.g. 30s, 5m)");
+                           FormatDuration(min) + " and " + FormatDuration(max) + " (e.g. 30s, 5m)");
   }
   return *d;
 }
@@ -97,19 +96,20 @@ Result<std::optional<PowerSaverOptions>> PowerPolicyFromFlags(std::string_view l
                            " watts, or 0 for no power policy");
   }
   // Checked even when the policy is off, so that a typo does not wait for the day it is on.
-  GF_ASSIGN_OR_RETURN(const std::chrono::seconds idle_after,
-                      ParseFlagDuration(after_flag, after, std::chrono::seconds(1),
-                                        std::chrono::hours(24)));
+  GF_ASSIGN_OR_RETURN(
+      const std::chrono::seconds idle_after,
+      ParseFlagDuration(after_flag, after, std::chrono::seconds(1), std::chrono::hours(24)));
   if (limit_w == 0) {
     return std::optional<PowerSaverOptions>();
   }
   constexpr std::int64_t kMilliwattsPerWatt = 1000;
-  return std::optional<PowerSaverOptions>(PowerSaverOptions{
-      .idle_limit_mw = limit_w * kMilliwattsPerWatt,
-      .idle_after = std::chrono::duration_cast<Millis>(idle_after)});
+  return std::optional<PowerSaverOptions>(
+      PowerSaverOptions{.idle_limit_mw = limit_w * kMilliwattsPerWatt,
+                        .idle_after = std::chrono::duration_cast<Millis>(idle_after)});
 }
 
-MpsOptions MpsFromFlags(const std::string& control, const std::string& gpus,
+MpsOptions MpsFromFlags(const std::string& control,
+                        const std::string& gpus,
                         const std::filesystem::path& data_dir) {
   std::string program = control;
   if (control == "auto") {
@@ -124,9 +124,10 @@ Result<GpuSelfTestOptions> SelfTestFromFlags(std::string_view command_flag,
                                              const std::string& command,
                                              std::string_view interval_flag,
                                              const std::string& interval) {
-  GF_ASSIGN_OR_RETURN(const std::chrono::seconds every,
-                      ParseFlagDuration(interval_flag, interval, std::chrono::minutes(1),
-                                        std::chrono::hours(24 * 7)));
+  GF_ASSIGN_OR_RETURN(
+      const std::chrono::seconds every,
+      ParseFlagDuration(
+          interval_flag, interval, std::chrono::minutes(1), std::chrono::hours(24 * 7)));
   if (command.find('\0') != std::string::npos || command.size() > 4096) {
     return InvalidArgument(std::string(command_flag) +
                            ": a shell command of at most 4096 characters, e.g. "
@@ -160,7 +161,9 @@ class EscapingLogFormatter final : public spdlog::formatter {
 
 }  // namespace
 
-void EscapeControlInLogs() { spdlog::set_formatter(std::make_unique<EscapingLogFormatter>()); }
+void EscapeControlInLogs() {
+  spdlog::set_formatter(std::make_unique<EscapingLogFormatter>());
+}
 
 Result<NotifierOptions> NotifierOptionsFromConfig(const NotifyConfig& notify) {
   NotifierOptions options;
@@ -210,8 +213,9 @@ std::uint64_t RaiseOpenFileLimit() {
 
 int WaitForStopSignal(const sigset_t& signals, std::chrono::milliseconds timeout) {
   const auto s = std::chrono::duration_cast<std::chrono::seconds>(timeout);
-  timespec wait{.tv_sec = s.count(),
-                .tv_nsec = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout - s).count()};
+  timespec wait{
+      .tv_sec = s.count(),
+      .tv_nsec = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout - s).count()};
   const int sig = sigtimedwait(&signals, nullptr, &wait);
   return sig > 0 ? sig : 0;
 }

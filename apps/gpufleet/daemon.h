@@ -34,7 +34,8 @@ std::filesystem::path SelfExe();
 Result<int> LockDataDir(const std::filesystem::path& dir, std::string_view command);
 
 // A duration flag within [min, max]; the error names the flag and the accepted range.
-Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag, const std::string& text,
+Result<std::chrono::seconds> ParseFlagDuration(std::string_view flag,
+                                               const std::string& text,
                                                std::chrono::seconds min,
                                                std::chrono::seconds max);
 
@@ -49,7 +50,8 @@ Result<std::optional<PowerSaverOptions>> PowerPolicyFromFlags(std::string_view l
 // The MPS control daemons of mps GPUs (agent/mps_daemons.h) from --mps-control: "auto" is
 // nvidia-cuda-mps-control from PATH on NVIDIA GPUs (a --gpus nvml spec) and none on simulated
 // ones; "none" is none; anything else names the program. Daemon directories: <data_dir>/mps.
-MpsOptions MpsFromFlags(const std::string& control, const std::string& gpus,
+MpsOptions MpsFromFlags(const std::string& control,
+                        const std::string& gpus,
                         const std::filesystem::path& data_dir);
 
 // The self-test of failed GPUs (agent/gpu_self_test.h) from --gpu-self-test COMMAND ("" = off)

@@ -1,10 +1,10 @@
 // gpufleet: one binary for the whole product. This file only declares the flags and wires
 // the subcommands to the modules that do the work.
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <exception>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "cli/admin_commands.h"
@@ -14,6 +14,7 @@
 #include "cli/top.h"
 #include "executor/executor.h"
 #include "sim/sim_command.h"
+
 #include "cluster.h"
 #include "daemon.h"
 #include "up.h"
@@ -52,18 +53,21 @@ int Main(int argc, char** argv) {
   // Every global option is checked by a validator, which CLI11 runs before any subcommand's
   // callback: a bad one must stop gpufleet before a command acts (issue #20: `--log-level
   // bogus submit` submitted the job, then exited 2, and a retrying script submitted twice).
-  app.add_option("--socket", client.flags.socket,
-                 "API socket of a local gpufleet (env GPUFLEET_SOCKET)")
+  app.add_option(
+         "--socket", client.flags.socket, "API socket of a local gpufleet (env GPUFLEET_SOCKET)")
       ->check(kNotEmpty);
-  app.add_option("--server", client.flags.server,
+  app.add_option("--server",
+                 client.flags.server,
                  "URL[,URL...] of the gpufleet servers, tried in order: https://HOST:PORT or "
                  "http://HOST:PORT (env GPUFLEET_SERVER)")
       ->check(kNotEmpty);
-  app.add_option("--token-file", client.flags.token_file,
+  app.add_option("--token-file",
+                 client.flags.token_file,
                  "file holding your API token, readable by you alone (env GPUFLEET_TOKEN_FILE, "
                  "or GPUFLEET_TOKEN with the token itself)")
       ->check(kNotEmpty);
-  app.add_option("--ca-file", client.flags.ca_file,
+  app.add_option("--ca-file",
+                 client.flags.ca_file,
                  "PEM file of the CA that signed the servers' certificates (env "
                  "GPUFLEET_CA_FILE; default: the system's CAs)")
       ->check(kNotEmpty);
@@ -72,17 +76,23 @@ int Main(int argc, char** argv) {
 
   gf::UpOptions up;
   auto* up_cmd = app.add_subcommand("up", "run gpufleet on this server (controller + agent + API)");
-  up_cmd->add_option("--config", up.config,
-                     "settings file (default /etc/gpufleet/gpufleet.toml when it exists)")
+  up_cmd
+      ->add_option("--config",
+                   up.config,
+                   "settings file (default /etc/gpufleet/gpufleet.toml when it exists)")
       ->check(kNotEmpty);
   up_cmd->add_option("--gpus", up.gpus, "nvml (real GPUs), nvml:PATH, or sim:4xH100-80GB")
       ->capture_default_str();
-  up_cmd->add_option("--data-dir", up.data_dir,
-                     "state and job logs (default /var/lib/gpufleet, or ~/.local/share/gpufleet)")
+  up_cmd
+      ->add_option("--data-dir",
+                   up.data_dir,
+                   "state and job logs (default /var/lib/gpufleet, or ~/.local/share/gpufleet)")
       ->check(kNotEmpty);
-  up_cmd->add_option("--db", up.db,
-                     "the store: a SQLite file (default DATA_DIR/state.db), sqlite:PATH, or "
-                     "postgresql://USER@HOST:PORT/DB[?schema=NAME]")
+  up_cmd
+      ->add_option("--db",
+                   up.db,
+                   "the store: a SQLite file (default DATA_DIR/state.db), sqlite:PATH, or "
+                   "postgresql://USER@HOST:PORT/DB[?schema=NAME]")
       ->check(kNotEmpty);
   up_cmd->add_option("--listen-socket", up.socket, "Unix socket to listen on (default: see docs)")
       ->check(kNotEmpty);
@@ -97,41 +107,56 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(0, gf::kMaxKillGraceS));
   up_cmd->add_option("--node-name", up.node_name, "this node's name (default: hostname)")
       ->check(kNotEmpty);
-  up_cmd->add_option("--label", up.labels,
-                     "KEY=VALUE label of this node, for jobs' --constraint (repeatable)");
-  up_cmd->add_option("--sample-interval", up.sample_interval,
-                     "how often GPUs are sampled (1s .. 1h)")
+  up_cmd->add_option(
+      "--label", up.labels, "KEY=VALUE label of this node, for jobs' --constraint (repeatable)");
+  up_cmd
+      ->add_option("--sample-interval", up.sample_interval, "how often GPUs are sampled (1s .. 1h)")
       ->capture_default_str();
-  up_cmd->add_option("--no-process-after", up.no_process_after,
-                     "report a GPU held by a job with no process on it after this long")
+  up_cmd
+      ->add_option("--no-process-after",
+                   up.no_process_after,
+                   "report a GPU held by a job with no process on it after this long")
       ->capture_default_str();
-  up_cmd->add_option("--idle-power-limit", up.idle_power_limit_w,
-                     "cap GPUs without a job to this many watts (needs root; 0 = off)")
+  up_cmd
+      ->add_option("--idle-power-limit",
+                   up.idle_power_limit_w,
+                   "cap GPUs without a job to this many watts (needs root; 0 = off)")
       ->capture_default_str();
-  up_cmd->add_option("--idle-power-after", up.idle_power_after,
-                     "how long a GPU is without a job before it is capped (1s .. 24h)")
+  up_cmd
+      ->add_option("--idle-power-after",
+                   up.idle_power_after,
+                   "how long a GPU is without a job before it is capped (1s .. 24h)")
       ->capture_default_str();
-  up_cmd->add_option("--gpu-self-test", up.gpu_self_test,
+  up_cmd->add_option("--gpu-self-test",
+                     up.gpu_self_test,
                      "shell command run on a failed GPU with no process; exit 0 returns it");
-  up_cmd->add_option("--mps-control", up.mps_control,
-                     "MPS control program for GPUs in mps mode: auto (nvidia-cuda-mps-control "
-                     "with NVIDIA GPUs), none, or a path")
+  up_cmd
+      ->add_option("--mps-control",
+                   up.mps_control,
+                   "MPS control program for GPUs in mps mode: auto (nvidia-cuda-mps-control "
+                   "with NVIDIA GPUs), none, or a path")
       ->capture_default_str();
-  up_cmd->add_option("--gpu-self-test-interval", up.gpu_self_test_interval,
-                     "how often a failed GPU is tested (1m .. 7d)")
+  up_cmd
+      ->add_option("--gpu-self-test-interval",
+                   up.gpu_self_test_interval,
+                   "how often a failed GPU is tested (1m .. 7d)")
       ->capture_default_str();
 
   gf::ServerOptions server;
   auto* server_cmd =
       app.add_subcommand("server", "run the controller of a cluster; node agents join it");
-  server_cmd->add_option("--config", server.config,
-                         "settings file: classes, teams, quotas (default /etc/gpufleet/gpufleet.toml)")
+  server_cmd
+      ->add_option("--config",
+                   server.config,
+                   "settings file: classes, teams, quotas (default /etc/gpufleet/gpufleet.toml)")
       ->check(kNotEmpty);
   server_cmd->add_option("--data-dir", server.data_dir, "state (default /var/lib/gpufleet)")
       ->check(kNotEmpty);
-  server_cmd->add_option("--db", server.db,
-                         "the store: sqlite:PATH (default: state.db in --data-dir) or "
-                         "postgresql://USER@HOST/DB for several servers")
+  server_cmd
+      ->add_option("--db",
+                   server.db,
+                   "the store: sqlite:PATH (default: state.db in --data-dir) or "
+                   "postgresql://USER@HOST/DB for several servers")
       ->check(kNotEmpty);
   server_cmd->add_option("--listen-socket", server.socket, "Unix socket to listen on")
       ->check(kNotEmpty);
@@ -145,12 +170,16 @@ int Main(int argc, char** argv) {
       ->check(kNotEmpty);
   server_cmd->add_option("--heartbeat", server.heartbeat, "how often idle agents report")
       ->capture_default_str();
-  server_cmd->add_option("--node-timeout", server.node_timeout,
-                         "a node whose agent is silent this long is down; its jobs requeue")
+  server_cmd
+      ->add_option("--node-timeout",
+                   server.node_timeout,
+                   "a node whose agent is silent this long is down; its jobs requeue")
       ->capture_default_str();
-  server_cmd->add_option("--lease-ttl", server.lease_ttl,
-                         "servers on one database: a standby leads this long after the "
-                         "leader's last renewal")
+  server_cmd
+      ->add_option("--lease-ttl",
+                   server.lease_ttl,
+                   "servers on one database: a standby leads this long after the "
+                   "leader's last renewal")
       ->capture_default_str();
   server_cmd->add_option("--kill-grace", server.kill_grace_s, "seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
@@ -158,39 +187,54 @@ int Main(int argc, char** argv) {
 
   gf::AgentOptions agent;
   auto* agent_cmd = app.add_subcommand("agent", "run this node's agent, joined to a server");
-  agent_cmd->add_option("--server", agent.servers,
-                        "server URL(s), comma-separated: https://head:7460[,https://standby:7460]")
+  agent_cmd
+      ->add_option("--server",
+                   agent.servers,
+                   "server URL(s), comma-separated: https://head:7460[,https://standby:7460]")
       ->required();
-  agent_cmd->add_option("--token-file", agent.token_file,
-                        "file holding this node's token (gpufleet node token create)")
+  agent_cmd
+      ->add_option("--token-file",
+                   agent.token_file,
+                   "file holding this node's token (gpufleet node token create)")
       ->check(kNotEmpty);
   agent_cmd->add_option("--ca-file", agent.ca_file, "CA certificate of the server's TLS cert")
       ->check(kNotEmpty);
   agent_cmd->add_option("--gpus", agent.gpus, "nvml (real GPUs), nvml:PATH, or sim:4xH100-80GB")
       ->capture_default_str();
-  agent_cmd->add_option("--data-dir", agent.data_dir,
-                        "job folders and logs (default /var/lib/gpufleet/agent)")
+  agent_cmd
+      ->add_option(
+          "--data-dir", agent.data_dir, "job folders and logs (default /var/lib/gpufleet/agent)")
       ->check(kNotEmpty);
   agent_cmd->add_option("--node-name", agent.node_name, "this node's name (default: hostname)")
       ->check(kNotEmpty);
   agent_cmd->add_option("--label", agent.labels, "KEY=VALUE label of this node (repeatable)");
-  agent_cmd->add_option("--sample-interval", agent.sample_interval,
-                        "how often GPUs are sampled (1s .. 1h)")
+  agent_cmd
+      ->add_option(
+          "--sample-interval", agent.sample_interval, "how often GPUs are sampled (1s .. 1h)")
       ->capture_default_str();
-  agent_cmd->add_option("--idle-power-limit", agent.idle_power_limit_w,
-                        "cap GPUs without a job to this many watts (needs root; 0 = off)")
+  agent_cmd
+      ->add_option("--idle-power-limit",
+                   agent.idle_power_limit_w,
+                   "cap GPUs without a job to this many watts (needs root; 0 = off)")
       ->capture_default_str();
-  agent_cmd->add_option("--idle-power-after", agent.idle_power_after,
-                        "how long a GPU is without a job before it is capped (1s .. 24h)")
+  agent_cmd
+      ->add_option("--idle-power-after",
+                   agent.idle_power_after,
+                   "how long a GPU is without a job before it is capped (1s .. 24h)")
       ->capture_default_str();
-  agent_cmd->add_option("--gpu-self-test", agent.gpu_self_test,
+  agent_cmd->add_option("--gpu-self-test",
+                        agent.gpu_self_test,
                         "shell command run on a failed GPU with no process; exit 0 returns it");
-  agent_cmd->add_option("--mps-control", agent.mps_control,
-                     "MPS control program for GPUs in mps mode: auto (nvidia-cuda-mps-control "
-                     "with NVIDIA GPUs), none, or a path")
+  agent_cmd
+      ->add_option("--mps-control",
+                   agent.mps_control,
+                   "MPS control program for GPUs in mps mode: auto (nvidia-cuda-mps-control "
+                   "with NVIDIA GPUs), none, or a path")
       ->capture_default_str();
-  agent_cmd->add_option("--gpu-self-test-interval", agent.gpu_self_test_interval,
-                        "how often a failed GPU is tested (1m .. 7d)")
+  agent_cmd
+      ->add_option("--gpu-self-test-interval",
+                   agent.gpu_self_test_interval,
+                   "how often a failed GPU is tested (1m .. 7d)")
       ->capture_default_str();
 
   std::string job_dir;
@@ -223,8 +267,9 @@ int Main(int argc, char** argv) {
     spdlog::set_level(spdlog::level::from_str(log_level));  // checked by kLogLevel
     gf::EscapeControlInLogs();
     if (client.command_after_dashes && !app.got_subcommand("submit")) {
-      throw CLI::ValidationError("--", "only gpufleet submit takes a command after it "
-                                       "(gpufleet submit [OPTIONS] -- CMD ARGS)");
+      throw CLI::ValidationError("--",
+                                 "only gpufleet submit takes a command after it "
+                                 "(gpufleet submit [OPTIONS] -- CMD ARGS)");
     }
   });
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed

@@ -1,23 +1,23 @@
-#include <unistd.h>
-
 #include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "api/api_server.h"
-#include "api/webhook_sender.h"
 #include "api/socket_path.h"
-#include "cluster.h"
+#include "api/webhook_sender.h"
 #include "config/config.h"
 #include "controller/agent_hub.h"
 #include "controller/controller.h"
 #include "core/duration.h"
-#include "daemon.h"
 #include "monitor/telemetry.h"
 #include "store/open_store.h"
+
+#include "cluster.h"
+#include "daemon.h"
 
 namespace gf {
 namespace {
@@ -28,9 +28,11 @@ constexpr int kExitControllerFailed = 3;
 // Waits until this server holds the store's lease (the leader), polling every second: a
 // standby does nothing else, not even listen, so that clients and agents given several server
 // URLs find the leader. nullopt when a stop signal came first.
-Result<std::optional<std::int64_t>> BecomeLeader(Store& store, const std::string& holder,
+Result<std::optional<std::int64_t>> BecomeLeader(Store& store,
+                                                 const std::string& holder,
                                                  std::chrono::milliseconds ttl,
-                                                 const Clock& clock, const sigset_t& signals) {
+                                                 const Clock& clock,
+                                                 const sigset_t& signals) {
   bool told = false;
   while (true) {
     GF_ASSIGN_OR_RETURN(LeaseAttempt attempt, store.AcquireLease(holder, clock.Now(), ttl));
@@ -75,25 +77,26 @@ int RunServer(const ServerOptions& options) {
   const sigset_t stop_signals = BlockStopSignals();
   const std::uint64_t open_files = RaiseOpenFileLimit();
   const SocketPathEnv socket_env = CurrentSocketPathEnv();
-  auto heartbeat = ParseFlagDuration("--heartbeat", options.heartbeat, std::chrono::seconds(1),
-                                     std::chrono::minutes(10));
+  auto heartbeat = ParseFlagDuration(
+      "--heartbeat", options.heartbeat, std::chrono::seconds(1), std::chrono::minutes(10));
   if (!heartbeat.ok()) {
     return Die(kCommand, heartbeat.error());
   }
-  auto node_timeout = ParseFlagDuration("--node-timeout", options.node_timeout,
-                                        std::chrono::seconds(2), std::chrono::hours(1));
+  auto node_timeout = ParseFlagDuration(
+      "--node-timeout", options.node_timeout, std::chrono::seconds(2), std::chrono::hours(1));
   if (!node_timeout.ok()) {
     return Die(kCommand, node_timeout.error());
   }
-  auto lease_ttl = ParseFlagDuration("--lease-ttl", options.lease_ttl, std::chrono::seconds(2),
-                                     std::chrono::minutes(10));
+  auto lease_ttl = ParseFlagDuration(
+      "--lease-ttl", options.lease_ttl, std::chrono::seconds(2), std::chrono::minutes(10));
   if (!lease_ttl.ok()) {
     return Die(kCommand, lease_ttl.error());
   }
   if (*node_timeout <= *heartbeat) {
-    return Die(kCommand, InvalidArgument("--node-timeout (" + options.node_timeout +
-                                         ") must be longer than --heartbeat (" +
-                                         options.heartbeat + "), or every node goes down"));
+    return Die(kCommand,
+               InvalidArgument("--node-timeout (" + options.node_timeout +
+                               ") must be longer than --heartbeat (" + options.heartbeat +
+                               "), or every node goes down"));
   }
   const std::filesystem::path data_dir =
       options.data_dir.empty() ? DefaultDataDir() : std::filesystem::path(options.data_dir);
@@ -147,9 +150,8 @@ int RunServer(const ServerOptions& options) {
     return Die(kCommand, s.error());
   }
   AgentHub hub(
-      controller, [&controller](const NodeId& node, NodeAgent* agent) {
-        controller.AttachAgent(node, agent);
-      },
+      controller,
+      [&controller](const NodeId& node, NodeAgent* agent) { controller.AttachAgent(node, agent); },
       AgentHubOptions{.heartbeat = *heartbeat, .node_timeout = *node_timeout});
   controller.Start();
   ApiServerOptions aopts;
@@ -178,8 +180,8 @@ int RunServer(const ServerOptions& options) {
               << "/api/v1\n";
   }
   std::cout << "  open files: up to " << open_files << " (two per agent)\n";
-  std::cout << "Agents join with: gpufleet agent --server " << scheme << "://HOST:"
-            << server.tcp_port() << " --token-file FILE" << std::endl;
+  std::cout << "Agents join with: gpufleet agent --server " << scheme
+            << "://HOST:" << server.tcp_port() << " --token-file FILE" << std::endl;
   int sig = 0;
   while (sig == 0 && !controller.Failed()) {
     sig = WaitForStopSignal(stop_signals, std::chrono::seconds(1));

@@ -1,7 +1,5 @@
 #include "up.h"
 
-#include <unistd.h>
-
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -10,13 +8,12 @@
 #include <vector>
 
 #include <spdlog/spdlog.h>
-
-#include "daemon.h"
+#include <unistd.h>
 
 #include "agent/local_agent.h"
 #include "api/api_server.h"
-#include "api/webhook_sender.h"
 #include "api/socket_path.h"
+#include "api/webhook_sender.h"
 #include "config/config.h"
 #include "controller/controller.h"
 #include "core/duration.h"
@@ -25,10 +22,14 @@
 #include "monitor/telemetry.h"
 #include "store/open_store.h"
 
+#include "daemon.h"
+
 namespace gf {
 namespace {
 
-int Die(const Error& e) { return Die("up", e); }
+int Die(const Error& e) {
+  return Die("up", e);
+}
 
 // The settings `gpufleet up` runs with: its flags, the [up] keys of the settings file for the
 // flags not given, and the file's scheduling policy.
@@ -36,13 +37,13 @@ struct UpSettings {
   UpOptions options;
   PolicyConfig policy;
   std::map<std::string, std::string> team_of_user;  // [team.NAME] members
-  NotifyConfig notify;                               // [notify]
-  std::string source;  // the settings file read; "" = none
+  NotifyConfig notify;                              // [notify]
+  std::string source;                               // the settings file read; "" = none
   std::map<std::string, std::string> labels;  // [up] labels, then --label (which wins per key)
   // flag → where the file set it ("gpufleet.toml:5: [up] sample_interval"), so that a check
   // of its value names the key rather than a flag nobody typed.
   std::map<std::string, std::string> origin;
-  EnergyPrice energy;  // [energy]
+  EnergyPrice energy;     // [energy]
   SharingConfig sharing;  // [sharing]
   ApiConfig api;          // [api]
 
@@ -53,7 +54,9 @@ struct UpSettings {
 
   // Takes the file's value for `flag` unless the command line gave the flag.
   template <typename T, typename Field, typename Convert>
-  void Take(const std::string& flag, const std::optional<ConfigValue<T>>& value, Field& field,
+  void Take(const std::string& flag,
+            const std::optional<ConfigValue<T>>& value,
+            Field& field,
             Convert convert) {
     if (value.has_value() && !options.flags_given.contains(flag)) {
       field = convert(value->value);
@@ -77,8 +80,12 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.sharing = config.sharing;
   settings.api = config.api;
   settings.source = config.source;
-  const auto same = [](const auto& v) { return v; };
-  const auto text = [](std::chrono::seconds d) { return FormatDuration(d); };
+  const auto same = [](const auto& v) {
+    return v;
+  };
+  const auto text = [](std::chrono::seconds d) {
+    return FormatDuration(d);
+  };
   UpOptions& o = settings.options;
   const UpConfig& up = config.up;
   settings.Take("--gpus", up.gpus, o.gpus, same);
@@ -96,10 +103,11 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.Take("--idle-power-after", up.idle_power_after, o.idle_power_after, text);
   settings.Take("--gpu-self-test", up.gpu_self_test, o.gpu_self_test, same);
   settings.Take("--mps-control", up.mps_control, o.mps_control, same);
-  settings.Take("--gpu-self-test-interval", up.gpu_self_test_interval, o.gpu_self_test_interval,
-                text);
-  settings.Take("--kill-grace", up.kill_grace, o.kill_grace_s,
-                [](std::chrono::seconds d) { return static_cast<int>(d.count()); });
+  settings.Take(
+      "--gpu-self-test-interval", up.gpu_self_test_interval, o.gpu_self_test_interval, text);
+  settings.Take("--kill-grace", up.kill_grace, o.kill_grace_s, [](std::chrono::seconds d) {
+    return static_cast<int>(d.count());
+  });
   if (up.labels.has_value()) {
     settings.labels = up.labels->value;
   }
@@ -134,25 +142,29 @@ int RunUp(const UpOptions& flags) {
 
   const std::filesystem::path data_dir =
       options.data_dir.empty() ? DefaultDataDir() : std::filesystem::path(options.data_dir);
-  auto sample_interval =
-      ParseFlagDuration(settings->Name("--sample-interval"), options.sample_interval,
-                        std::chrono::seconds(1), std::chrono::hours(1));
+  auto sample_interval = ParseFlagDuration(settings->Name("--sample-interval"),
+                                           options.sample_interval,
+                                           std::chrono::seconds(1),
+                                           std::chrono::hours(1));
   if (!sample_interval.ok()) {
     return Die(sample_interval.error());
   }
-  auto no_process_after =
-      ParseFlagDuration(settings->Name("--no-process-after"), options.no_process_after,
-                        std::chrono::seconds(1), std::chrono::hours(24));
+  auto no_process_after = ParseFlagDuration(settings->Name("--no-process-after"),
+                                            options.no_process_after,
+                                            std::chrono::seconds(1),
+                                            std::chrono::hours(24));
   if (!no_process_after.ok()) {
     return Die(no_process_after.error());
   }
   auto power = PowerPolicyFromFlags(settings->Name("--idle-power-limit"),
                                     options.idle_power_limit_w,
-                                    settings->Name("--idle-power-after"), options.idle_power_after);
+                                    settings->Name("--idle-power-after"),
+                                    options.idle_power_after);
   if (!power.ok()) {
     return Die(power.error());
   }
-  auto self_test = SelfTestFromFlags(settings->Name("--gpu-self-test"), options.gpu_self_test,
+  auto self_test = SelfTestFromFlags(settings->Name("--gpu-self-test"),
+                                     options.gpu_self_test,
                                      settings->Name("--gpu-self-test-interval"),
                                      options.gpu_self_test_interval);
   if (!self_test.ok()) {
@@ -234,8 +246,7 @@ int RunUp(const UpOptions& flags) {
   }
   if (server.tcp_port() > 0) {
     std::cout << "  API URL:    " << (options.tls_cert.empty() ? "http" : "https") << "://"
-              << options.host << ":" << server.tcp_port()
-              << "/api/v1\n";
+              << options.host << ":" << server.tcp_port() << "/api/v1\n";
   }
   if (*aopts.unix_socket_path != DefaultSocketPath(socket_env)) {
     std::cout << "  clients:    export GPUFLEET_SOCKET=" << *aopts.unix_socket_path << "\n";

@@ -17,21 +17,21 @@ struct UpOptions {
   // The flags given on the command line ("--port"): they win over the file's [up] keys.
   std::set<std::string> flags_given;
   std::string gpus = "nvml";  // GpuBackend spec: nvml, nvml:PATH, sim:4xH100-80GB
-  std::string data_dir;       // "" = default (root: /var/lib/gpufleet, else ~/.local/share/gpufleet)
-  std::string db;             // the store (store/open_store.h); "" = SQLite in data_dir
-  std::string socket;         // "" = ServerSocketPath()
+  std::string data_dir;  // "" = default (root: /var/lib/gpufleet, else ~/.local/share/gpufleet)
+  std::string db;        // the store (store/open_store.h); "" = SQLite in data_dir
+  std::string socket;    // "" = ServerSocketPath()
   std::string host = "127.0.0.1";
-  int port = 7460;            // 0 = any free port, -1 = no TCP
-  std::string tls_cert;       // PEM certificate chain: the TCP port speaks TLS only; "" = plain
-  std::string tls_key;        // its PEM private key
+  int port = 7460;       // 0 = any free port, -1 = no TCP
+  std::string tls_cert;  // PEM certificate chain: the TCP port speaks TLS only; "" = plain
+  std::string tls_key;   // its PEM private key
   int kill_grace_s = 10;
-  std::string node_name;      // "" = hostname
-  std::vector<std::string> labels;  // --label KEY=VALUE, repeatable: on top of [up] labels
-  std::string sample_interval = "1s";  // how often the agent samples its GPUs
+  std::string node_name;                 // "" = hostname
+  std::vector<std::string> labels;       // --label KEY=VALUE, repeatable: on top of [up] labels
+  std::string sample_interval = "1s";    // how often the agent samples its GPUs
   std::string no_process_after = "60s";  // allocated GPU without a process → condition
-  int idle_power_limit_w = 0;             // power policy: idle GPUs capped to this; 0 = off
-  std::string idle_power_after = "10m";   // ... once without a job this long
-  std::string gpu_self_test;                // run on failed idle GPUs; exit 0 returns them
+  int idle_power_limit_w = 0;            // power policy: idle GPUs capped to this; 0 = off
+  std::string idle_power_after = "10m";  // ... once without a job this long
+  std::string gpu_self_test;             // run on failed idle GPUs; exit 0 returns them
   std::string gpu_self_test_interval = "10m";  // ... at most this often per GPU
   std::string mps_control = "auto";  // nvidia-cuda-mps-control for mps GPUs (MpsFromFlags)
 };

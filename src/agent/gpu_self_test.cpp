@@ -1,10 +1,9 @@
 #include "agent/gpu_self_test.h"
 
-#include <signal.h>
-
 #include <chrono>
 #include <utility>
 
+#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include "core/duration.h"
@@ -12,8 +11,11 @@
 
 namespace gf {
 
-ToolOutcome RunSelfTest(const std::string& command, const GpuUuid& uuid, int index,
-                            Millis timeout, std::atomic<int>* running) {
+ToolOutcome RunSelfTest(const std::string& command,
+                        const GpuUuid& uuid,
+                        int index,
+                        Millis timeout,
+                        std::atomic<int>* running) {
   // The command finds its card like a job does.
   return RunTool(ToolRun{.command = command,
                          .env = {{"CUDA_VISIBLE_DEVICES", uuid.value()},
@@ -24,7 +26,8 @@ ToolOutcome RunSelfTest(const std::string& command, const GpuUuid& uuid, int ind
                  running);
 }
 
-GpuSelfTest::GpuSelfTest(GpuSelfTestOptions options, const Clock& clock,
+GpuSelfTest::GpuSelfTest(GpuSelfTestOptions options,
+                         const Clock& clock,
                          std::function<void(const GpuUuid&)> on_pass)
     : options_(std::move(options)), clock_(clock), on_pass_(std::move(on_pass)) {
   thread_ = std::thread([this] { Loop(); });
@@ -73,17 +76,23 @@ void GpuSelfTest::Loop() {
       next = due_.front();
       due_.pop_front();
     }
-    spdlog::info("agent: self-test of failed GPU {} ({}): running {}", next.index,
-                 next.uuid.value(), options_.command);
+    spdlog::info("agent: self-test of failed GPU {} ({}): running {}",
+                 next.index,
+                 next.uuid.value(),
+                 options_.command);
     const ToolOutcome outcome =
         RunSelfTest(options_.command, next.uuid, next.index, options_.timeout, &running_);
     if (outcome.passed) {
       spdlog::info("agent: self-test of GPU {} ({}) passed: its health is judged afresh",
-                   next.index, next.uuid.value());
+                   next.index,
+                   next.uuid.value());
       on_pass_(next.uuid);
     } else {
       spdlog::warn("agent: self-test of GPU {} ({}) failed ({}); it stays failed. Output: {}",
-                   next.index, next.uuid.value(), outcome.detail, outcome.output);
+                   next.index,
+                   next.uuid.value(),
+                   outcome.detail,
+                   outcome.output);
     }
   }
 }

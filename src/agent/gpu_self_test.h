@@ -30,19 +30,23 @@
 namespace gf {
 
 struct GpuSelfTestOptions {
-  std::string command;                  // run by /bin/sh -c; "" = no self-test
-  Millis interval{10 * 60 * 1000};      // between two tests of the same GPU
-  Millis timeout{10 * 60 * 1000};       // a test running longer fails (killed)
+  std::string command;              // run by /bin/sh -c; "" = no self-test
+  Millis interval{10 * 60 * 1000};  // between two tests of the same GPU
+  Millis timeout{10 * 60 * 1000};   // a test running longer fails (killed)
 };
 
 // Runs `command` for the GPU as described above and waits for it (at most `timeout`). While it
 // runs, `*running` holds its process group (0 otherwise), for a caller that must stop it.
-ToolOutcome RunSelfTest(const std::string& command, const GpuUuid& uuid, int index,
-                            Millis timeout, std::atomic<int>* running = nullptr);
+ToolOutcome RunSelfTest(const std::string& command,
+                        const GpuUuid& uuid,
+                        int index,
+                        Millis timeout,
+                        std::atomic<int>* running = nullptr);
 
 class GpuSelfTest {
  public:
-  GpuSelfTest(GpuSelfTestOptions options, const Clock& clock,
+  GpuSelfTest(GpuSelfTestOptions options,
+              const Clock& clock,
               std::function<void(const GpuUuid&)> on_pass);
   ~GpuSelfTest();
   GpuSelfTest(const GpuSelfTest&) = delete;
@@ -65,8 +69,8 @@ class GpuSelfTest {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Due> due_;   // GUARDED_BY(mu_)
-  bool stopping_ = false;  // GUARDED_BY(mu_)
+  std::deque<Due> due_;          // GUARDED_BY(mu_)
+  bool stopping_ = false;        // GUARDED_BY(mu_)
   std::atomic<int> running_{0};  // the running test's process group: killed at destruction
   std::thread thread_;
 };

@@ -1,11 +1,11 @@
 #include "agent/gpu_self_test.h"
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {
@@ -16,16 +16,17 @@ TEST(RunSelfTestTest, TheCommandSeesItsGpuAndPassesWithExitZero) {
   const ToolOutcome outcome = RunSelfTest(
       "test \"$CUDA_VISIBLE_DEVICES\" = GPU-7 && test \"$GPUFLEET_GPU_UUID\" = GPU-7 && "
       "test \"$GPUFLEET_GPU_INDEX\" = 3 && echo burn-in ok",
-      GpuUuid("GPU-7"), 3, Millis(10'000));
+      GpuUuid("GPU-7"),
+      3,
+      Millis(10'000));
   EXPECT_TRUE(outcome.passed) << outcome.detail << ": " << outcome.output;
   EXPECT_EQ(outcome.detail, "exit 0");
   EXPECT_EQ(outcome.output, "burn-in ok\n");
 }
 
 TEST(RunSelfTestTest, AFailureKeepsTheExitStatusAndTheOutputTail) {
-  const ToolOutcome outcome =
-      RunSelfTest("echo 'ECC page retirement failed' >&2; exit 3", GpuUuid("GPU-1"), 1,
-                  Millis(10'000));
+  const ToolOutcome outcome = RunSelfTest(
+      "echo 'ECC page retirement failed' >&2; exit 3", GpuUuid("GPU-1"), 1, Millis(10'000));
   EXPECT_FALSE(outcome.passed);
   EXPECT_EQ(outcome.detail, "exit 3");
   EXPECT_EQ(outcome.output, "ECC page retirement failed\n");
@@ -56,7 +57,8 @@ class GpuSelfTestTest : public ::testing::Test {
   std::unique_ptr<GpuSelfTest> Make(const std::string& command) {
     return std::make_unique<GpuSelfTest>(
         GpuSelfTestOptions{.command = command, .interval = Millis(60'000), .timeout = Millis(5000)},
-        clock_, [this](const GpuUuid& uuid) {
+        clock_,
+        [this](const GpuUuid& uuid) {
           std::lock_guard lock(mu_);
           passed_.push_back(uuid);
         });
@@ -82,7 +84,7 @@ TEST_F(GpuSelfTestTest, AnIdleFailedGpuIsTestedOncePerIntervalAndReturnedOnAPass
   auto tester = Make("true");
   GpuSample ok = Failed("GPU-0");
   ok.health = GpuHealth::kOk;
-  tester->Observe(ok, 0);                    // healthy: nothing to test
+  tester->Observe(ok, 0);                     // healthy: nothing to test
   tester->Observe(Failed("GPU-1", true), 1);  // runs a process: not now
   tester->Observe(Failed("GPU-2"), 2);
   ASSERT_TRUE(WaitForPasses(1));

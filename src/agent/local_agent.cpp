@@ -7,10 +7,9 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include "agent/log_file.h"
 #include "executor/job_files.h"
@@ -50,7 +49,8 @@ LocalAgent::LocalAgent(LocalAgentOptions options,
   }
   if (wake_fd_ < 0) {
     spdlog::warn("agent: eventfd: {}; queued work waits for the next fallback poll ({} ms)",
-                 ErrnoText(errno), options_.poll_interval.count());
+                 ErrnoText(errno),
+                 options_.poll_interval.count());
   }
 }
 
@@ -100,8 +100,11 @@ Status LocalAgent::Start() {
     hello.ended.push_back(ToReport(exit, options_.name));
   }
   spdlog::info("agent {}: {} GPUs ({}), {} jobs still running, {} ended while away",
-               options_.name.value(), hello.node.gpus.size(), hello.node.gpu_backend,
-               hello.running.size(), hello.ended.size());
+               options_.name.value(),
+               hello.node.gpus.size(),
+               hello.node.gpu_backend,
+               hello.running.size(),
+               hello.ended.size());
   if (power_) {
     power_->Start(gpus_, RecoveredGpus(hello.running));
   }
@@ -148,9 +151,11 @@ std::map<JobId, std::vector<GpuUuid>> LocalAgent::RecoveredGpus(
   for (const JobId& job : running) {
     Result<std::vector<GpuUuid>> held = GpusOf(job);
     if (!held.ok()) {
-      spdlog::warn("agent: job {}: its GPUs are unknown ({}); the power policy counts them idle "
-                   "unless a process shows on them",
-                   job.value(), held.error().ToString());
+      spdlog::warn(
+          "agent: job {}: its GPUs are unknown ({}); the power policy counts them idle "
+          "unless a process shows on them",
+          job.value(),
+          held.error().ToString());
       continue;
     }
     gpus[job] = std::move(*held);
@@ -165,10 +170,12 @@ void LocalAgent::WatchLeftovers(const JobExit& exit) {
     return;
   }
   Result<std::vector<GpuUuid>> gpus = GpusOf(exit.job);
-  spdlog::warn("agent: job {}: {} of its processes could not be stopped; its GPUs ({}) take no "
-               "new work until they end (docs/cluster.md#process-containment)",
-               exit.job.value(), exit.leftovers.size(),
-               gpus.ok() ? std::to_string(gpus->size()) : gpus.error().ToString());
+  spdlog::warn(
+      "agent: job {}: {} of its processes could not be stopped; its GPUs ({}) take no "
+      "new work until they end (docs/cluster.md#process-containment)",
+      exit.job.value(),
+      exit.leftovers.size(),
+      gpus.ok() ? std::to_string(gpus->size()) : gpus.error().ToString());
   if (!gpus.ok() || gpus->empty()) {
     return;
   }
@@ -215,7 +222,8 @@ void LocalAgent::Kill(JobId job,
 void LocalAgent::AcknowledgeExit(JobId job) {
   Enqueue([this, job] {
     if (Status s = executor_.Acknowledge(job); !s.ok()) {
-      spdlog::warn("agent: acknowledging the exit of job {}: {}", job.value(), s.error().ToString());
+      spdlog::warn(
+          "agent: acknowledging the exit of job {}: {}", job.value(), s.error().ToString());
     }
   });
 }
@@ -226,8 +234,8 @@ std::string LocalAgent::LogPath(JobId job, bool stderr_stream) const {
 }
 
 Result<LogChunk> LocalAgent::ReadLog(const LogRequest& request) {
-  return ReadLogFile(LogPath(request.job, request.stream == LogStream::kStderr), request.offset,
-                     request.limit);
+  return ReadLogFile(
+      LogPath(request.job, request.stream == LogStream::kStderr), request.offset, request.limit);
 }
 
 void LocalAgent::ResetGpuHealth(const GpuUuid& uuid) {
@@ -268,7 +276,10 @@ void LocalAgent::DoLaunch(const Job& job) {
   if (power_) {
     power_->JobEnded(job.id);
   }
-  reports_.OnJobExited(JobExitReport{job.id, -1, std::nullopt, clock_.Now(),
+  reports_.OnJobExited(JobExitReport{job.id,
+                                     -1,
+                                     std::nullopt,
+                                     clock_.Now(),
                                      "failed to start: " + started.error().message,
                                      options_.name});
 }
@@ -334,8 +345,10 @@ std::vector<GpuSample> LocalAgent::SampleEachGpu() {
       if (!failing) {
         spdlog::info("agent: GPU {} ({}) answers again", gpu.index, gpu.uuid.value());
       } else {
-        spdlog::warn("agent: sampling GPU {} ({}) failed: {}; its other readings go on", gpu.index,
-                     gpu.uuid.value(), s.error().ToString());
+        spdlog::warn("agent: sampling GPU {} ({}) failed: {}; its other readings go on",
+                     gpu.index,
+                     gpu.uuid.value(),
+                     s.error().ToString());
       }
       sample_failing_[i] = failing;
     }
@@ -371,13 +384,13 @@ void LocalAgent::KillProcesses(std::span<const LiveJob> live) {
     // and its pid been given to another process.
     const GpuProcessSample owner = attributor_.AttributePid(k.pid, live);
     if (owner.job != k.job) {
-      spdlog::info("agent: not killing pid {}: it no longer belongs to job {}", k.pid,
-                   k.job.value());
+      spdlog::info(
+          "agent: not killing pid {}: it no longer belongs to job {}", k.pid, k.job.value());
       continue;
     }
     if (::kill(static_cast<pid_t>(k.pid), SIGKILL) != 0) {
-      spdlog::warn("agent: kill of pid {} (job {}) failed: {}", k.pid, k.job.value(),
-                   ErrnoText(errno));
+      spdlog::warn(
+          "agent: kill of pid {} (job {}) failed: {}", k.pid, k.job.value(), ErrnoText(errno));
       continue;
     }
     spdlog::warn("agent: killed pid {} of job {}: {}", k.pid, k.job.value(), k.cause);
@@ -402,11 +415,13 @@ std::vector<std::pair<GpuUuid, std::string>> LocalAgent::ApplyMigLayouts() {
       list += (list.empty() ? "" : ",") + p;
     }
     const int index = IndexOf(layout.gpu);
-    const Status applied =
-        index < 0 ? Status(NotFound("no GPU " + layout.gpu.value() + " on this node"))
-                  : backend_.ApplyMigLayout(index, layout.profiles);
+    const Status applied = index < 0
+                               ? Status(NotFound("no GPU " + layout.gpu.value() + " on this node"))
+                               : backend_.ApplyMigLayout(index, layout.profiles);
     if (!applied.ok()) {
-      spdlog::warn("agent: MIG layout [{}] on GPU {} not applied: {}", list, layout.gpu.value(),
+      spdlog::warn("agent: MIG layout [{}] on GPU {} not applied: {}",
+                   list,
+                   layout.gpu.value(),
                    applied.error().ToString());
       failures.emplace_back(layout.gpu, applied.error().message);
       continue;

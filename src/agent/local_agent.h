@@ -29,20 +29,20 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
-#include <span>
 #include <utility>
 #include <vector>
 
-#include "controller/node_agent.h"
-#include "core/clock.h"
-#include "executor/executor.h"
-#include "gpu/gpu_backend.h"
 #include "agent/gpu_self_test.h"
 #include "agent/leftover_watch.h"
 #include "agent/mps_daemons.h"
 #include "agent/power_saver.h"
+#include "controller/node_agent.h"
+#include "core/clock.h"
+#include "executor/executor.h"
+#include "gpu/gpu_backend.h"
 #include "monitor/attribution.h"
 #include "monitor/health.h"
 
@@ -50,8 +50,8 @@ namespace gf {
 
 struct LocalAgentOptions {
   NodeId name;
-  Millis poll_interval{1000};    // fallback: how often unwatchable jobs are looked at
-  Millis sample_interval{1000};  // how often GPUs are sampled; 0 turns sampling off
+  Millis poll_interval{1000};                 // fallback: how often unwatchable jobs are looked at
+  Millis sample_interval{1000};               // how often GPUs are sampled; 0 turns sampling off
   std::filesystem::path proc_root = "/proc";  // where attribution reads processes (tests: fake)
   HealthPolicy health{};                      // thresholds of the health verdicts
   std::map<std::string, std::string> labels{};  // the node's labels (--label, [up] labels)
@@ -143,14 +143,14 @@ class LocalAgent final : public NodeAgent {
   ProcessAttributor attributor_;
   HealthTracker health_;
   LeftoverWatch leftovers_;  // GPUs held by processes of ended jobs that could not be stopped
-  std::vector<bool> sample_failing_;  // per gpus_ entry: its last Sample failed (logged once)
-  std::unique_ptr<PowerSaver> power_;  // null: no power policy; thread-safe itself
+  std::vector<bool> sample_failing_;        // per gpus_ entry: its last Sample failed (logged once)
+  std::unique_ptr<PowerSaver> power_;       // null: no power policy; thread-safe itself
   std::unique_ptr<GpuSelfTest> self_test_;  // null: no self-test; fed by the sampler thread
-  MpsDaemons mps_{options_.mps};  // the agent thread's (DoLaunch)
+  MpsDaemons mps_{options_.mps};            // the agent thread's (DoLaunch)
 
   std::mutex mu_;
-  int wake_fd_ = -1;                    // eventfd: wakes the agent thread (work, stop)
-  std::condition_variable sampler_cv_;  // wakes the sampler thread (to stop)
+  int wake_fd_ = -1;                        // eventfd: wakes the agent thread (work, stop)
+  std::condition_variable sampler_cv_;      // wakes the sampler thread (to stop)
   std::deque<std::function<void()>> work_;  // GUARDED_BY(mu_)
   std::vector<LiveJob> live_jobs_;          // GUARDED_BY(mu_): published by the agent thread
   std::vector<GpuUuid> health_resets_;      // GUARDED_BY(mu_): for the sampler thread
@@ -165,7 +165,7 @@ class LocalAgent final : public NodeAgent {
     std::uint32_t pid = 0;
     std::string cause;
   };
-  std::vector<ProcessKill> process_kills_;  // GUARDED_BY(mu_): for the sampler thread
+  std::vector<ProcessKill> process_kills_;            // GUARDED_BY(mu_): for the sampler thread
   void KillProcesses(std::span<const LiveJob> live);  // sampler thread
   struct MigLayout {
     GpuUuid gpu;
@@ -174,7 +174,7 @@ class LocalAgent final : public NodeAgent {
   std::vector<MigLayout> mig_layouts_;  // GUARDED_BY(mu_): for the sampler thread
   // Sampler thread: applies the queued layouts; returns the failures (GPU, why).
   std::vector<std::pair<GpuUuid, std::string>> ApplyMigLayouts();
-  bool stopping_ = false;                   // GUARDED_BY(mu_)
+  bool stopping_ = false;  // GUARDED_BY(mu_)
   std::thread thread_;
   std::thread sampler_;
 };

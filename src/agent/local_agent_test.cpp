@@ -162,8 +162,9 @@ class RecordingReports final : public AgentReports {
   std::optional<std::vector<GpuSample>> WaitRound(
       const std::function<bool(const std::vector<GpuSample>&)>& done, int after = 0) {
     std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, kDeadline,
-                      [&] { return last_round_ && rounds_ > after && done(*last_round_); })) {
+    if (!cv_.wait_for(lock, kDeadline, [&] {
+          return last_round_ && rounds_ > after && done(*last_round_);
+        })) {
       return std::nullopt;
     }
     return last_round_;
@@ -359,8 +360,8 @@ TEST_F(LocalAgentTest, HealthIsJudgedEachRoundAndResetOnRequest) {
   EXPECT_EQ(Find(*failed, 0)->health, GpuHealth::kOk);
   // Sticky: two rounds later (the XID came once) it is still failed, until the reset.
   const int seen = reports_.Rounds();
-  std::optional<std::vector<GpuSample>> later = reports_.WaitRound([](const auto&) { return true; },
-                                                                   seen + 2);
+  std::optional<std::vector<GpuSample>> later =
+      reports_.WaitRound([](const auto&) { return true; }, seen + 2);
   ASSERT_TRUE(later.has_value());
   EXPECT_EQ(Find(*later, 2)->health, GpuHealth::kFailed);
   agent_->ResetGpuHealth(ScriptedBackend::Uuid(2));
@@ -433,9 +434,9 @@ TEST_F(LocalAgentTest, AJobOnAnMpsGpuRunsUnderItsGpusDaemon) {
   ASSERT_TRUE(reports_.WaitExited(JobId(52)));
   std::ostringstream log;
   log << std::ifstream(root_ / "control.log").rdbuf();
-  EXPECT_EQ(log.str(), "start " + gpu.value() + " " + want + " " +
-                           (root_ / "mps" / gpu.value() / "log").string() + "\nquit " +
-                           gpu.value() + "\n");
+  EXPECT_EQ(log.str(),
+            "start " + gpu.value() + " " + want + " " +
+                (root_ / "mps" / gpu.value() / "log").string() + "\nquit " + gpu.value() + "\n");
 }
 
 }  // namespace

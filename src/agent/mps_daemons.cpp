@@ -41,8 +41,8 @@ std::string Quoted(const std::string& word) {
 MpsDaemons::MpsDaemons(MpsOptions options) : options_(std::move(options)) {}
 
 bool MpsDaemons::Wanted(const EnvList& env) {
-  return std::any_of(env.begin(), env.end(),
-                     [](const auto& kv) { return kv.first == kThreadPercentage; });
+  return std::any_of(
+      env.begin(), env.end(), [](const auto& kv) { return kv.first == kThreadPercentage; });
 }
 
 bool MpsDaemons::Answers(const GpuUuid& uuid) const {
@@ -72,8 +72,9 @@ Result<EnvList> MpsDaemons::Join(const GpuUuid& uuid) {
   }
   // Clients of every user reach the daemon's pipes.
   using std::filesystem::perms;
-  std::filesystem::permissions(dir, perms::owner_all | perms::group_read | perms::group_exec |
-                                        perms::others_read | perms::others_exec,
+  std::filesystem::permissions(dir,
+                               perms::owner_all | perms::group_read | perms::group_exec |
+                                   perms::others_read | perms::others_exec,
                                ec);
   const ToolOutcome started = RunTool(ToolRun{.command = Quoted(options_.control) + " -d",
                                               .env = DaemonEnvironment(uuid, dir),
@@ -110,8 +111,10 @@ void MpsDaemons::Leave(const GpuUuid& uuid) {
     spdlog::info("agent: MPS control daemon of GPU {} told to quit: the GPU left mps mode",
                  uuid.value());
   } else {
-    spdlog::warn("agent: MPS control daemon of GPU {} did not quit ({}): {}", uuid.value(),
-                 stopped.detail, stopped.output);
+    spdlog::warn("agent: MPS control daemon of GPU {} did not quit ({}): {}",
+                 uuid.value(),
+                 stopped.detail,
+                 stopped.output);
   }
 }
 

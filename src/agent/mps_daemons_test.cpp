@@ -1,10 +1,10 @@
 #include "agent/mps_daemons.h"
 
-#include <gtest/gtest.h>
-#include <stdlib.h>
-
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include "agent/mps_test_util.h"
 
@@ -31,7 +31,9 @@ class MpsDaemonsTest : public ::testing::Test {
     text << std::ifstream(Log()).rdbuf();
     return text.str();
   }
-  std::string Pipe(const std::string& uuid) const { return (root_ / "mps" / uuid / "pipe").string(); }
+  std::string Pipe(const std::string& uuid) const {
+    return (root_ / "mps" / uuid / "pipe").string();
+  }
   std::string LogDir(const std::string& uuid) const {
     return (root_ / "mps" / uuid / "log").string();
   }
@@ -44,12 +46,14 @@ TEST_F(MpsDaemonsTest, OneDaemonPerGpuStartedAtItsFirstJob) {
   MpsDaemons daemons(options_);
   auto env = daemons.Join(GpuUuid("GPU-a"));
   ASSERT_TRUE(env.ok()) << env.error().ToString();
-  EXPECT_EQ(*env, (EnvList{{"CUDA_MPS_PIPE_DIRECTORY", Pipe("GPU-a")},
-                           {"CUDA_MPS_LOG_DIRECTORY", LogDir("GPU-a")}}));
+  EXPECT_EQ(*env,
+            (EnvList{{"CUDA_MPS_PIPE_DIRECTORY", Pipe("GPU-a")},
+                     {"CUDA_MPS_LOG_DIRECTORY", LogDir("GPU-a")}}));
   ASSERT_TRUE(daemons.Join(GpuUuid("GPU-a")).ok());  // the second job on it: no new daemon
   ASSERT_TRUE(daemons.Join(GpuUuid("GPU-b")).ok());
-  EXPECT_EQ(LogText(), "start GPU-a " + Pipe("GPU-a") + " " + LogDir("GPU-a") + "\n" +
-                           "start GPU-b " + Pipe("GPU-b") + " " + LogDir("GPU-b") + "\n");
+  EXPECT_EQ(LogText(),
+            "start GPU-a " + Pipe("GPU-a") + " " + LogDir("GPU-a") + "\n" + "start GPU-b " +
+                Pipe("GPU-b") + " " + LogDir("GPU-b") + "\n");
 }
 
 TEST_F(MpsDaemonsTest, ALaterAgentUsesTheDaemonAnEarlierOneStarted) {
@@ -67,8 +71,8 @@ TEST_F(MpsDaemonsTest, ALaunchWithoutMpsQuitsItsGpusDaemonOnly) {
   daemons.Leave(GpuUuid("GPU-b"));  // none runs there: nothing to quit
   daemons.Leave(GpuUuid("GPU-a"));
   daemons.Leave(GpuUuid("GPU-a"));  // already told
-  EXPECT_EQ(LogText(), "start GPU-a " + Pipe("GPU-a") + " " + LogDir("GPU-a") + "\n" +
-                           "quit GPU-a\n");
+  EXPECT_EQ(LogText(),
+            "start GPU-a " + Pipe("GPU-a") + " " + LogDir("GPU-a") + "\n" + "quit GPU-a\n");
   // A daemon an earlier agent left is quit too.
   ASSERT_TRUE(MpsDaemons(options_).Join(GpuUuid("GPU-c")).ok());
   MpsDaemons(options_).Leave(GpuUuid("GPU-c"));
@@ -97,8 +101,8 @@ TEST_F(MpsDaemonsTest, WithoutAControlProgramNothingRuns) {
 }
 
 TEST(MpsWantedTest, OnlyALaunchWithMpsLimitsWantsADaemon) {
-  EXPECT_TRUE(MpsDaemons::Wanted({{"GPUFLEET_GPU_SHARE", "0.25"},
-                                  {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25"}}));
+  EXPECT_TRUE(MpsDaemons::Wanted(
+      {{"GPUFLEET_GPU_SHARE", "0.25"}, {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25"}}));
   EXPECT_FALSE(MpsDaemons::Wanted({{"GPUFLEET_GPU_SHARE", "0.25"}}));
 }
 

@@ -5,11 +5,11 @@
 // ($CUDA_VISIBLE_DEVICES) and the directories it was given.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <sys/stat.h>
 
 namespace gf::mps_test {
 

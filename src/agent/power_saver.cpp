@@ -26,8 +26,7 @@ std::string GpuName(int index, const GpuUuid& uuid) {
 // power management, a limit outside its range).
 bool IsPowerRefusal(const Error& error) {
   return error.code == ErrorCode::kPermissionDenied ||
-         error.code == ErrorCode::kFailedPrecondition ||
-         error.code == ErrorCode::kInvalidArgument;
+         error.code == ErrorCode::kFailedPrecondition || error.code == ErrorCode::kInvalidArgument;
 }
 
 }  // namespace
@@ -45,26 +44,32 @@ void PowerSaver::Start(const std::vector<Gpu>& gpus,
     Manage(gpu, InUse(gpu.uuid));
   }
   DropRefused();
-  spdlog::info("power: GPUs without a job for {} are capped at {} ({} of {} GPUs)",
-               FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.idle_after)),
-               Watts(options_.idle_limit_mw), gpus_.size(), gpus.size());
+  spdlog::info(
+      "power: GPUs without a job for {} are capped at {} ({} of {} GPUs)",
+      FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.idle_after)),
+      Watts(options_.idle_limit_mw),
+      gpus_.size(),
+      gpus.size());
 }
 
 void PowerSaver::Manage(const Gpu& gpu, bool in_use) {
   const std::string name = GpuName(gpu.index, gpu.uuid);
   Result<GpuPowerLimits> limits = backend_.PowerLimits(gpu.index);
   if (!limits.ok()) {
-    spdlog::warn("power: {}: {}; its power limit is left alone", gpu.uuid.value(),
-                 limits.error().message);
+    spdlog::warn(
+        "power: {}: {}; its power limit is left alone", gpu.uuid.value(), limits.error().message);
     return;
   }
   // The card's least limit is the lowest it can go; a cap at or above the default saves nothing.
   const std::int64_t cap_mw = std::max(options_.idle_limit_mw, limits->min_mw);
   if (cap_mw >= limits->default_mw) {
-    spdlog::warn("power: {}: the idle limit {} is not below its default {} (its least is {}); "
-                 "its power limit is left alone",
-                 name, Watts(options_.idle_limit_mw), Watts(limits->default_mw),
-                 Watts(limits->min_mw));
+    spdlog::warn(
+        "power: {}: the idle limit {} is not below its default {} (its least is {}); "
+        "its power limit is left alone",
+        name,
+        Watts(options_.idle_limit_mw),
+        Watts(limits->default_mw),
+        Watts(limits->min_mw));
     return;
   }
   gpus_.push_back(ManagedGpu{.index = gpu.index,
@@ -105,12 +110,15 @@ bool PowerSaver::Apply(ManagedGpu& gpu, std::int64_t limit_mw) {
     return true;
   }
   if (IsPowerRefusal(s.error())) {
-    spdlog::warn("power: {}: {}; its power limit is left alone from now on", gpu.uuid.value(),
+    spdlog::warn("power: {}: {}; its power limit is left alone from now on",
+                 gpu.uuid.value(),
                  s.error().message);
     gpu.refused = true;
   } else {
     spdlog::warn("power: {}: setting its power limit to {} failed: {}",
-                 GpuName(gpu.index, gpu.uuid), Watts(limit_mw), s.error().message);
+                 GpuName(gpu.index, gpu.uuid),
+                 Watts(limit_mw),
+                 s.error().message);
   }
   return false;
 }
@@ -121,10 +129,12 @@ void PowerSaver::Cap(ManagedGpu& gpu) {
     return;
   }
   gpu.capped = true;
-  spdlog::info("power: {} had no job for {}: power limit capped at {} (default {})",
-               GpuName(gpu.index, gpu.uuid),
-               FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.idle_after)),
-               Watts(gpu.cap_mw), Watts(gpu.default_mw));
+  spdlog::info(
+      "power: {} had no job for {}: power limit capped at {} (default {})",
+      GpuName(gpu.index, gpu.uuid),
+      FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.idle_after)),
+      Watts(gpu.cap_mw),
+      Watts(gpu.default_mw));
 }
 
 // A restore that fails leaves the GPU marked capped, so the next launch or the shutdown tries
@@ -135,7 +145,9 @@ void PowerSaver::Restore(ManagedGpu& gpu, std::string_view why) {
   }
   gpu.capped = false;
   spdlog::info("power: {}: power limit restored to its default {} {}",
-               GpuName(gpu.index, gpu.uuid), Watts(gpu.default_mw), why);
+               GpuName(gpu.index, gpu.uuid),
+               Watts(gpu.default_mw),
+               why);
 }
 
 void PowerSaver::DropRefused() {

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/ids.h"
 #include "gpu/gpu_backend.h"
 #include "model/gpu_sample.h"
-#include "core/ids.h"
 #include "model/node.h"
 
 namespace gf {
@@ -93,9 +93,9 @@ class PowerSaver {
   GpuBackend& backend_;
   const Clock& clock_;
   mutable std::mutex mu_;
-  std::vector<ManagedGpu> gpus_;                    // GUARDED_BY(mu_): the GPUs in its charge
-  std::map<JobId, std::vector<GpuUuid>> jobs_;      // GUARDED_BY(mu_): jobs running, their GPUs
-  bool stopped_ = false;                            // GUARDED_BY(mu_): after RestoreAll
+  std::vector<ManagedGpu> gpus_;                // GUARDED_BY(mu_): the GPUs in its charge
+  std::map<JobId, std::vector<GpuUuid>> jobs_;  // GUARDED_BY(mu_): jobs running, their GPUs
+  bool stopped_ = false;                        // GUARDED_BY(mu_): after RestoreAll
 };
 
 }  // namespace gf

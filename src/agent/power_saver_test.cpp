@@ -28,9 +28,10 @@ class PowerBackend final : public GpuBackend {
  public:
   explicit PowerBackend(int gpus) {
     for (int i = 0; i < gpus; ++i) {
-      limits_.push_back(GpuPowerLimits{
-          .current_mw = kDefaultMw, .default_mw = kDefaultMw, .min_mw = 100'000,
-          .max_mw = kDefaultMw});
+      limits_.push_back(GpuPowerLimits{.current_mw = kDefaultMw,
+                                       .default_mw = kDefaultMw,
+                                       .min_mw = 100'000,
+                                       .max_mw = kDefaultMw});
     }
   }
   std::string Describe() const override { return "power-fake"; }
@@ -96,7 +97,8 @@ class PowerSaverTest : public ::testing::Test {
   void Start(std::int64_t idle_limit_mw = 150'000,
              const std::map<JobId, std::vector<GpuUuid>>& running = {}) {
     saver_.emplace(PowerSaverOptions{.idle_limit_mw = idle_limit_mw, .idle_after = kIdleAfter},
-                   backend_, clock_);
+                   backend_,
+                   clock_);
     saver_->Start(*backend_.Discover(), running);
   }
   // Advances the clock and runs one tick with these samples (none: a round that read nothing).
@@ -173,7 +175,8 @@ TEST_F(PowerSaverTest, AGpuSharedByTwoJobsIdlesOnlyOnceBothEnded) {
 }
 
 TEST_F(PowerSaverTest, AGpuThatRefusesIsLeftAloneAndTheOthersCarryOn) {
-  backend_.FailSets(0, PermissionDenied("GPU 0: ... failed: Insufficient Permissions (needs root)"));
+  backend_.FailSets(0,
+                    PermissionDenied("GPU 0: ... failed: Insufficient Permissions (needs root)"));
   Start();
   TickAfter(kIdleAfter);
   TickAfter(kIdleAfter * 5);
@@ -261,8 +264,7 @@ TEST_F(PowerSaverTest, AProcessOnAGpuKeepsItUncappedAndLiftsACap) {
   EXPECT_EQ(saver_->Capped(), Uuids({1}));
   TickAfter(Millis(1'000), {IdleSample(0), BusySample(1)});
   EXPECT_TRUE(saver_->Capped().empty());
-  EXPECT_EQ(backend_.sets,
-            (std::vector<SetCall>{{1, 150'000}, {1, kDefaultMw}}));
+  EXPECT_EQ(backend_.sets, (std::vector<SetCall>{{1, 150'000}, {1, kDefaultMw}}));
   TickAfter(kIdleAfter - Millis(1'000), {IdleSample(0), IdleSample(1)});
   EXPECT_EQ(saver_->Capped(), Uuids({0}));  // idle since its last process
 }

@@ -19,13 +19,17 @@ using SteadyClock = std::chrono::steady_clock;
 // The least a report may take before the link counts as dead (however short the heartbeat).
 constexpr std::chrono::milliseconds kMinReportTimeout{2000};
 
-bool IsStaleSession(const Error& e) { return e.code == ErrorCode::kFailedPrecondition; }
+bool IsStaleSession(const Error& e) {
+  return e.code == ErrorCode::kFailedPrecondition;
+}
 
 }  // namespace
 
 RemoteLink::RemoteLink(RemoteLinkOptions options) : options_(std::move(options)) {}
 
-RemoteLink::~RemoteLink() { Stop(); }
+RemoteLink::~RemoteLink() {
+  Stop();
+}
 
 void RemoteLink::Attach(NodeAgent* agent, std::function<void()> say_hello_again) {
   agent_ = agent;
@@ -174,8 +178,10 @@ bool RemoteLink::SayHello(ApiClient& client, const AgentHello& hello) {
     // server's) says nothing about this one's outbox.
     done_seq_ = 0;
   }
-  spdlog::info("agent: joined {} (session {}, heartbeat {} ms)", client.endpoint(),
-               session->session, session->heartbeat.count());
+  spdlog::info("agent: joined {} (session {}, heartbeat {} ms)",
+               client.endpoint(),
+               session->session,
+               session->heartbeat.count());
   session_cv_.notify_all();
   return true;
 }
@@ -190,9 +196,9 @@ bool RemoteLink::SendReports(ApiClient& client) {
     batch.done_seq = done_seq_;
     session = session_;
   }
-  Result<json> answer =
-      client.CallJson("POST", "/api/v1/agent/reports?session=" + std::to_string(session),
-                      AgentReportBatchToJson(batch));
+  Result<json> answer = client.CallJson("POST",
+                                        "/api/v1/agent/reports?session=" + std::to_string(session),
+                                        AgentReportBatchToJson(batch));
   if (answer.ok()) {
     return true;
   }
@@ -225,13 +231,15 @@ void RemoteLink::SendLogReplies(ApiClient& client) {
     replies.swap(log_replies_);
   }
   for (auto& [session, reply] : replies) {
-    Result<json> answer =
-        client.CallJson("POST", "/api/v1/agent/logs?session=" + std::to_string(session),
-                        AgentLogReplyToJson(reply));
+    Result<json> answer = client.CallJson("POST",
+                                          "/api/v1/agent/logs?session=" + std::to_string(session),
+                                          AgentLogReplyToJson(reply));
     // Not sent again: the reader gives up after its timeout anyway, and a stale session or a
     // read that timed out (kNotFound) has nobody waiting.
     if (!answer.ok()) {
-      spdlog::warn("agent: log reply {} to {}: {}", reply.request, client.endpoint(),
+      spdlog::warn("agent: log reply {} to {}: {}",
+                   reply.request,
+                   client.endpoint(),
                    answer.error().ToString());
     }
   }

@@ -38,8 +38,8 @@
 namespace gf {
 
 struct RemoteLinkOptions {
-  std::string servers;          // "https://a:7460,https://b:7460" (ApiClient endpoints)
-  ApiClientOptions client{};    // CA file, node token, timeout
+  std::string servers;        // "https://a:7460,https://b:7460" (ApiClient endpoints)
+  ApiClientOptions client{};  // CA file, node token, timeout
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{5000};
 };
@@ -84,13 +84,13 @@ class RemoteLink final : public AgentReports {
   std::function<void()> say_hello_again_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;          // wakes the sender
-  std::condition_variable session_cv_;  // wakes the listener
-  bool stopping_ = false;                       // GUARDED_BY(mu_)
-  std::optional<AgentHello> hello_;             // GUARDED_BY(mu_): to send
-  std::int64_t session_ = 0;                    // GUARDED_BY(mu_): 0 = none open
-  AgentSession session_info_{};                 // GUARDED_BY(mu_)
-  AgentReportBatch batch_;                      // GUARDED_BY(mu_): not yet delivered
+  std::condition_variable cv_;                     // wakes the sender
+  std::condition_variable session_cv_;             // wakes the listener
+  bool stopping_ = false;                          // GUARDED_BY(mu_)
+  std::optional<AgentHello> hello_;                // GUARDED_BY(mu_): to send
+  std::int64_t session_ = 0;                       // GUARDED_BY(mu_): 0 = none open
+  AgentSession session_info_{};                    // GUARDED_BY(mu_)
+  AgentReportBatch batch_;                         // GUARDED_BY(mu_): not yet delivered
   std::map<JobId, JobExitReport> unacknowledged_;  // GUARDED_BY(mu_)
   // GUARDED_BY(mu_): answers to read_log commands not yet posted, with their session.
   std::deque<std::pair<std::int64_t, AgentLogReply>> log_replies_;

@@ -1,17 +1,17 @@
 #include "agent/tool_run.h"
 
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <array>
-#include <cerrno>
-#include <chrono>
-#include <cstdint>
 
 #include "core/duration.h"
 #include "core/result.h"
@@ -24,7 +24,8 @@ namespace {
 constexpr std::size_t kOutputTail = 2048;
 
 // The agent's environment with `extra` added, replacing entries of the same names.
-std::vector<std::string> Environment(const std::vector<std::pair<std::string, std::string>>& extra) {
+std::vector<std::string> Environment(
+    const std::vector<std::pair<std::string, std::string>>& extra) {
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
@@ -137,7 +138,8 @@ ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running) {
   bool open = true;
   bool timed_out = false;
   while (open) {
-    const auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       ::kill(-pid, SIGKILL);
@@ -157,10 +159,10 @@ ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running) {
   }
   outcome.passed = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   outcome.detail =
-      timed_out ? "killed: still running after the timeout (" +
-                      FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(run.timeout)) +
-                      ")"
-                : ExitText(status);
+      timed_out
+          ? "killed: still running after the timeout (" +
+                FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(run.timeout)) + ")"
+          : ExitText(status);
   return outcome;
 }
 

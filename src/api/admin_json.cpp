@@ -35,7 +35,9 @@ Result<std::string> StringField(const json& body, const std::string& name) {
   return it->get<std::string>();
 }
 
-json OptionalMs(const std::optional<Time>& t) { return t ? json(ToUnixMillis(*t)) : json(); }
+json OptionalMs(const std::optional<Time>& t) {
+  return t ? json(ToUnixMillis(*t)) : json();
+}
 
 }  // namespace
 

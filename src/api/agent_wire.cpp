@@ -162,14 +162,14 @@ Result<Gpu> GpuFromJson(const json& body, const std::string& where) {
                         return Fields::As<int>(v, p);
                       }));
   GF_ASSIGN_OR_RETURN(gpu.mig_enabled, f.Get<bool>("mig_enabled"));
-  GF_ASSIGN_OR_RETURN(gpu.mig_instances,
-                      f.List<MigInstance>("mig_instances",
-                                          [](const json& v, const std::string& p)
-                                              -> Result<MigInstance> {
-                                            Fields m(v, p);
-                                            GF_TRY(m.Check());
-                                            return MigInstanceFromJson(m);
-                                          }));
+  GF_ASSIGN_OR_RETURN(
+      gpu.mig_instances,
+      f.List<MigInstance>("mig_instances",
+                          [](const json& v, const std::string& p) -> Result<MigInstance> {
+                            Fields m(v, p);
+                            GF_TRY(m.Check());
+                            return MigInstanceFromJson(m);
+                          }));
   GF_ASSIGN_OR_RETURN(gpu.mig_profiles,
                       f.List<std::string>("mig_profiles", [](const json& v, const std::string& p) {
                         return Fields::As<std::string>(v, p);
@@ -202,10 +202,11 @@ Result<JobExitReport> ExitFromJson(const json& body, const std::string& where) {
   GF_ASSIGN_OR_RETURN(e.signal, f.Optional<int>("signal"));
   GF_ASSIGN_OR_RETURN(e.end_time, TimeOf(f, "end_time_ms"));
   GF_ASSIGN_OR_RETURN(e.cause, f.Get<std::string>("cause"));
-  GF_ASSIGN_OR_RETURN(e.leftover_pids,
-                      f.List<std::int64_t>("leftover_pids", [](const json& v, const std::string& p) {
-                        return Fields::As<std::int64_t>(v, p);
-                      }));
+  GF_ASSIGN_OR_RETURN(
+      e.leftover_pids,
+      f.List<std::int64_t>("leftover_pids", [](const json& v, const std::string& p) {
+        return Fields::As<std::int64_t>(v, p);
+      }));
   return e;
 }
 
@@ -249,8 +250,7 @@ Result<EccCounters> EccFromJson(const Fields& parent) {
   GF_ASSIGN_OR_RETURN(ecc.volatile_corrected, f.Optional<std::int64_t>("volatile_corrected"));
   GF_ASSIGN_OR_RETURN(ecc.volatile_uncorrected, f.Optional<std::int64_t>("volatile_uncorrected"));
   GF_ASSIGN_OR_RETURN(ecc.aggregate_corrected, f.Optional<std::int64_t>("aggregate_corrected"));
-  GF_ASSIGN_OR_RETURN(ecc.aggregate_uncorrected,
-                      f.Optional<std::int64_t>("aggregate_uncorrected"));
+  GF_ASSIGN_OR_RETURN(ecc.aggregate_uncorrected, f.Optional<std::int64_t>("aggregate_uncorrected"));
   return ecc;
 }
 
@@ -292,8 +292,8 @@ json LaunchJobToJson(const Job& job) {
     }
   }
   if (job.spec.array) {
-    out["array"] = json{{"job", job.spec.array->array_job.value()},
-                        {"index", job.spec.array->index}};
+    out["array"] =
+        json{{"job", job.spec.array->array_job.value()}, {"index", job.spec.array->index}};
   }
   return out;
 }
@@ -390,8 +390,8 @@ Result<std::string> Base64Decode(std::string_view text, const std::string& where
       }
       const std::size_t v = kBase64Alphabet.find(c);
       if (v == std::string_view::npos || pad > 0) {
-        return InvalidArgument(where + ": not base64 (bad character at " +
-                               std::to_string(i + k) + ")");
+        return InvalidArgument(where + ": not base64 (bad character at " + std::to_string(i + k) +
+                               ")");
       }
       group = (group << 6) | static_cast<std::uint32_t>(v);
     }
@@ -407,8 +407,7 @@ Result<LogRequest> ReadLogFromJson(const Fields& f, JobId job) {
   LogRequest log{.job = job};
   GF_ASSIGN_OR_RETURN(std::string stream, f.Required<std::string>("stream"));
   if (stream != ToString(LogStream::kStdout) && stream != ToString(LogStream::kStderr)) {
-    return InvalidArgument(f.Path("stream") + ": expected stdout or stderr, got '" + stream +
-                           "'");
+    return InvalidArgument(f.Path("stream") + ": expected stdout or stderr, got '" + stream + "'");
   }
   log.stream = stream == ToString(LogStream::kStdout) ? LogStream::kStdout : LogStream::kStderr;
   GF_ASSIGN_OR_RETURN(log.offset, f.Required<std::int64_t>("offset"));
@@ -476,20 +475,19 @@ Result<GpuSample> GpuSampleFromJson(const json& body, const std::string& where) 
   GF_ASSIGN_OR_RETURN(s.throttle_reasons, f.Optional<std::uint64_t>("throttle_reasons"));
   GF_ASSIGN_OR_RETURN(s.fan_speed_pct, f.Optional<int>("fan_speed_pct"));
   GF_ASSIGN_OR_RETURN(s.pstate, f.Optional<int>("pstate"));
-  GF_ASSIGN_OR_RETURN(s.xids, f.List<XidEvent>("xids", [](const json& v, const std::string& p)
-                                                   -> Result<XidEvent> {
-    Fields x(v, p);
-    GF_TRY(x.Check());
-    XidEvent e;
-    GF_ASSIGN_OR_RETURN(e.xid, x.Required<int>("xid"));
-    GF_ASSIGN_OR_RETURN(e.time, TimeOf(x, "time_ms"));
-    return e;
-  }));
+  GF_ASSIGN_OR_RETURN(
+      s.xids, f.List<XidEvent>("xids", [](const json& v, const std::string& p) -> Result<XidEvent> {
+        Fields x(v, p);
+        GF_TRY(x.Check());
+        XidEvent e;
+        GF_ASSIGN_OR_RETURN(e.xid, x.Required<int>("xid"));
+        GF_ASSIGN_OR_RETURN(e.time, TimeOf(x, "time_ms"));
+        return e;
+      }));
   GF_ASSIGN_OR_RETURN(s.processes, f.List<GpuProcessSample>("processes", ProcessFromJson));
   GF_ASSIGN_OR_RETURN(s.mig_enabled, f.Get<bool>("mig_enabled"));
   GF_ASSIGN_OR_RETURN(
-      s.mig,
-      f.List<MigSample>("mig", [](const json& v, const std::string& p) -> Result<MigSample> {
+      s.mig, f.List<MigSample>("mig", [](const json& v, const std::string& p) -> Result<MigSample> {
         Fields m(v, p);
         GF_TRY(m.Check());
         MigSample out;
@@ -556,8 +554,8 @@ Result<AgentSession> AgentSessionFromJson(const json& body) {
 json AgentReportBatchToJson(const AgentReportBatch& batch) {
   json started = json::array();
   for (const JobStartReport& s : batch.started) {
-    started.push_back(
-        json{{"job", s.job.value()}, {"pid", s.pid}, {"start_time_ms", ToUnixMillis(s.start_time)}});
+    started.push_back(json{
+        {"job", s.job.value()}, {"pid", s.pid}, {"start_time_ms", ToUnixMillis(s.start_time)}});
   }
   json exited = json::array();
   for (const JobExitReport& e : batch.exited) {
@@ -577,18 +575,19 @@ Result<AgentReportBatch> AgentReportBatchFromJson(const json& body) {
   Fields f(body, "reports");
   GF_TRY(f.Check());
   AgentReportBatch batch;
-  GF_ASSIGN_OR_RETURN(batch.started,
-                      f.List<JobStartReport>("started", [](const json& v, const std::string& p)
-                                                            -> Result<JobStartReport> {
-                        Fields s(v, p);
-                        GF_TRY(s.Check());
-                        JobStartReport r;
-                        GF_ASSIGN_OR_RETURN(std::int64_t job, s.Required<std::int64_t>("job"));
-                        r.job = JobId(job);
-                        GF_ASSIGN_OR_RETURN(r.pid, s.Required<std::int64_t>("pid"));
-                        GF_ASSIGN_OR_RETURN(r.start_time, TimeOf(s, "start_time_ms"));
-                        return r;
-                      }));
+  GF_ASSIGN_OR_RETURN(
+      batch.started,
+      f.List<JobStartReport>(
+          "started", [](const json& v, const std::string& p) -> Result<JobStartReport> {
+            Fields s(v, p);
+            GF_TRY(s.Check());
+            JobStartReport r;
+            GF_ASSIGN_OR_RETURN(std::int64_t job, s.Required<std::int64_t>("job"));
+            r.job = JobId(job);
+            GF_ASSIGN_OR_RETURN(r.pid, s.Required<std::int64_t>("pid"));
+            GF_ASSIGN_OR_RETURN(r.start_time, TimeOf(s, "start_time_ms"));
+            return r;
+          }));
   GF_ASSIGN_OR_RETURN(batch.exited, f.List<JobExitReport>("exited", ExitFromJson));
   GF_ASSIGN_OR_RETURN(batch.samples, f.List<GpuSample>("samples", GpuSampleFromJson));
   GF_ASSIGN_OR_RETURN(batch.done_seq, f.Get<std::int64_t>("done_seq"));

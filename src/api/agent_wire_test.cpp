@@ -3,10 +3,10 @@
 // error that names the field's path.
 #include "api/agent_wire.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {
@@ -14,7 +14,9 @@ namespace {
 using nlohmann::json;
 
 // What the other side reads: the message as text, parsed back.
-json OverTheWire(const json& message) { return json::parse(WireDump(message)); }
+json OverTheWire(const json& message) {
+  return json::parse(WireDump(message));
+}
 
 template <typename T>
 T ReadBack(const Result<T>& read) {
@@ -81,7 +83,9 @@ Node TwoGpuNode() {
 }
 
 // A hello with no jobs.
-AgentHello BareHello() { return AgentHello{.node = TwoGpuNode(), .running = {}, .ended = {}}; }
+AgentHello BareHello() {
+  return AgentHello{.node = TwoGpuNode(), .running = {}, .ended = {}};
+}
 
 JobExitReport Exit(std::int64_t job, int code, std::optional<int> signal, std::string cause) {
   return JobExitReport{.job = JobId(job),
@@ -125,8 +129,8 @@ GpuSample FullSample() {
                       .volatile_uncorrected = 2,
                       .aggregate_corrected = 30,
                       .aggregate_uncorrected = 4};
-  s.remapped_rows = RemappedRows{.correctable = 5, .uncorrectable = 1, .pending = true,
-                                 .failure = false};
+  s.remapped_rows =
+      RemappedRows{.correctable = 5, .uncorrectable = 1, .pending = true, .failure = false};
   s.throttle_reasons = 0x4 | 0x40;
   s.fan_speed_pct = 55;
   s.pstate = 0;
@@ -180,13 +184,16 @@ Job LaunchedJob() {
   job.owner = Owner{.uid = 1000, .gid = 100, .user = "alice"};
   job.spec.name = "train";
   job.spec.team = "vision";
-  job.spec.argv = {"python", std::string("caf\xff\xfe.py"), std::string("a\0b", 3),
-                   "d\xc3\xa9j\xc3\xa0"};  // the last one is valid UTF-8
+  job.spec.argv = {"python",
+                   std::string("caf\xff\xfe.py"),
+                   std::string("a\0b", 3),
+                   "d\xc3\xa9j\xc3\xa0"};               // the last one is valid UTF-8
   job.spec.workdir = std::string("/data/\xc3\x28run");  // \xc3\x28: a broken sequence
   job.spec.env = {{"LANG", "C"}, {"NAME", std::string("\xe9t\xe9")}, {"EMPTY", ""}};
   job.spec.array = ArrayTask{.array_job = JobId(30), .index = 1};
   job.state = JobState::kStarting;
-  job.allocation = Allocation{.node = NodeId("gpu07"), .gpus = {GpuUuid("GPU-1"), GpuUuid("GPU-0")}};
+  job.allocation =
+      Allocation{.node = NodeId("gpu07"), .gpus = {GpuUuid("GPU-1"), GpuUuid("GPU-0")}};
   return job;
 }
 
@@ -225,8 +232,8 @@ TEST(AgentWireTest, ReportBatchRoundTripsWithEverySampleFieldSetAndUnset) {
   lost.time = FromUnixMillis(1'700'000'300'002);
   lost.lost = true;
   AgentReportBatch batch{
-      .started = {JobStartReport{.job = JobId(8), .pid = 31337,
-                                 .start_time = FromUnixMillis(1'700'000'100'000)}},
+      .started = {JobStartReport{
+          .job = JobId(8), .pid = 31337, .start_time = FromUnixMillis(1'700'000'100'000)}},
       .exited = {Exit(6, 128 + 15, 15, "killed by signal 15"),
                  Exit(7, 2, std::nullopt, "exited with status 2")},
       .samples = {FullSample(), bare, lost},
@@ -250,8 +257,7 @@ TEST(AgentWireTest, ReportBatchRoundTripsWithEverySampleFieldSetAndUnset) {
 
 TEST(AgentWireTest, LaunchCarriesBytesThatAreNotUtf8Exactly) {
   const Job job = LaunchedJob();
-  AgentCommand launch{.seq = 7, .kind = AgentCommand::Kind::kLaunch, .job = job,
-                      .job_id = job.id};
+  AgentCommand launch{.seq = 7, .kind = AgentCommand::Kind::kLaunch, .job = job, .job_id = job.id};
   const std::string text = WireDump(AgentCommandToJson(launch));
   AgentCommand back = ReadBack(AgentCommandFromJson(json::parse(text)));
   EXPECT_EQ(back.seq, 7);
@@ -277,9 +283,13 @@ TEST(AgentWireTest, LaunchCarriesBytesThatAreNotUtf8Exactly) {
 }
 
 TEST(AgentWireTest, KillAndAckRoundTrip) {
-  AgentCommand kill{.seq = 8, .kind = AgentCommand::Kind::kKill, .job = std::nullopt,
-                    .job_id = JobId(31), .grace = std::chrono::seconds(25),
-                    .cause = "preempted by job 40", .first_signal = 10};
+  AgentCommand kill{.seq = 8,
+                    .kind = AgentCommand::Kind::kKill,
+                    .job = std::nullopt,
+                    .job_id = JobId(31),
+                    .grace = std::chrono::seconds(25),
+                    .cause = "preempted by job 40",
+                    .first_signal = 10};
   AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(kill))));
   EXPECT_EQ(back.seq, 8);
   EXPECT_EQ(back.kind, AgentCommand::Kind::kKill);
@@ -297,8 +307,8 @@ TEST(AgentWireTest, KillAndAckRoundTrip) {
 }
 
 TEST(AgentWireTest, ResetGpuHealthRoundTripsAndNeedsItsGpu) {
-  AgentCommand reset{.seq = 11, .kind = AgentCommand::Kind::kResetGpuHealth,
-                     .gpu = GpuUuid("GPU-abc")};
+  AgentCommand reset{
+      .seq = 11, .kind = AgentCommand::Kind::kResetGpuHealth, .gpu = GpuUuid("GPU-abc")};
   AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(reset))));
   EXPECT_EQ(back.seq, 11);
   EXPECT_EQ(back.kind, AgentCommand::Kind::kResetGpuHealth);
@@ -308,8 +318,11 @@ TEST(AgentWireTest, ResetGpuHealthRoundTripsAndNeedsItsGpu) {
 }
 
 TEST(AgentWireTest, KillProcessRoundTripsAndNeedsAPid) {
-  AgentCommand kill{.seq = 13, .kind = AgentCommand::Kind::kKillProcess, .job_id = JobId(5),
-                    .cause = "over its GPU memory", .pid = 4242};
+  AgentCommand kill{.seq = 13,
+                    .kind = AgentCommand::Kind::kKillProcess,
+                    .job_id = JobId(5),
+                    .cause = "over its GPU memory",
+                    .pid = 4242};
   AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(kill))));
   EXPECT_EQ(back.kind, AgentCommand::Kind::kKillProcess);
   EXPECT_EQ(back.job_id, JobId(5));
@@ -342,10 +355,13 @@ TEST(AgentWireTest, ApplyMigLayoutRoundTripsAndNeedsItsGpuAndProfiles) {
 }
 
 TEST(AgentWireTest, ReadLogCommandRoundTrips) {
-  AgentCommand read{.seq = 0, .kind = AgentCommand::Kind::kReadLog, .job_id = JobId(42),
-                    .request = 7,
-                    .log = LogRequest{.job = JobId(42), .stream = LogStream::kStderr,
-                                      .offset = 1 << 20, .limit = 4096}};
+  AgentCommand read{
+      .seq = 0,
+      .kind = AgentCommand::Kind::kReadLog,
+      .job_id = JobId(42),
+      .request = 7,
+      .log = LogRequest{
+          .job = JobId(42), .stream = LogStream::kStderr, .offset = 1 << 20, .limit = 4096}};
   const json wire = OverTheWire(AgentCommandToJson(read));
   EXPECT_EQ(wire["kind"], "read_log");
   AgentCommand back = ReadBack(AgentCommandFromJson(wire));
@@ -376,13 +392,16 @@ TEST(AgentWireTest, LogReplyCarriesEveryByteAndErrors) {
   for (int i = 0; i < 256; ++i) {
     bytes += static_cast<char>(i);
   }
-  for (std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3},
-                             std::size_t{4}, std::size_t{256}}) {
+  for (std::size_t length : {std::size_t{0},
+                             std::size_t{1},
+                             std::size_t{2},
+                             std::size_t{3},
+                             std::size_t{4},
+                             std::size_t{256}}) {
     const std::string data = bytes.substr(0, length);
     AgentLogReply reply{.request = 9,
                         .chunk = LogChunk{.data = data, .size = 1000, .next_offset = 300}};
-    AgentLogReply back =
-        ReadBack(AgentLogReplyFromJson(OverTheWire(AgentLogReplyToJson(reply))));
+    AgentLogReply back = ReadBack(AgentLogReplyFromJson(OverTheWire(AgentLogReplyToJson(reply))));
     EXPECT_EQ(back.request, 9);
     ASSERT_TRUE(back.chunk.ok()) << back.chunk.error().ToString();
     EXPECT_EQ(back.chunk->data, data) << "length " << length;
@@ -390,8 +409,8 @@ TEST(AgentWireTest, LogReplyCarriesEveryByteAndErrors) {
     EXPECT_EQ(back.chunk->next_offset, 300);
   }
   EXPECT_EQ(AgentLogReplyToJson(AgentLogReply{
-                .request = 1, .chunk = LogChunk{.data = "hi\n", .size = 3, .next_offset = 3}})
-                ["data_base64"],
+                .request = 1,
+                .chunk = LogChunk{.data = "hi\n", .size = 3, .next_offset = 3}})["data_base64"],
             "aGkK");
 
   AgentLogReply failed{.request = 4, .chunk = IoError("cannot read log /x: Permission denied")};
@@ -425,8 +444,8 @@ TEST(AgentWireTest, ErrorsNameTheFieldPath) {
   EXPECT_EQ(ReadError(AgentHelloFromJson, hello), "hello.running[1]: expected an integer");
   EXPECT_EQ(ReadError(AgentHelloFromJson, json::array()), "hello: expected a JSON object");
 
-  json reports = AgentReportBatchToJson(AgentReportBatch{
-      .exited = {Exit(1, 0, std::nullopt, ""), Exit(2, 0, std::nullopt, "")}});
+  json reports = AgentReportBatchToJson(
+      AgentReportBatch{.exited = {Exit(1, 0, std::nullopt, ""), Exit(2, 0, std::nullopt, "")}});
   reports["exited"][1]["exit_code"] = "zero";
   EXPECT_EQ(ReadError(AgentReportBatchFromJson, reports),
             "reports.exited[1].exit_code: expected an integer");
@@ -435,17 +454,14 @@ TEST(AgentWireTest, ErrorsNameTheFieldPath) {
   EXPECT_EQ(ReadError(AgentReportBatchFromJson, reports),
             "reports.samples[0].processes[0].pid: out of range");
 
-  json launch = AgentCommandToJson(
-      AgentCommand{.seq = 1, .kind = AgentCommand::Kind::kLaunch, .job = LaunchedJob(),
-                   .job_id = JobId(31)});
+  json launch = AgentCommandToJson(AgentCommand{
+      .seq = 1, .kind = AgentCommand::Kind::kLaunch, .job = LaunchedJob(), .job_id = JobId(31)});
   launch["launch"].erase("argv");
   EXPECT_EQ(ReadError(AgentCommandFromJson, launch), "command.launch.argv: missing");
   launch["launch"]["argv"] = 5;
-  EXPECT_NE(ReadError(AgentCommandFromJson, launch).find("command.launch.argv"),
-            std::string::npos);
+  EXPECT_NE(ReadError(AgentCommandFromJson, launch).find("command.launch.argv"), std::string::npos);
   launch["launch"]["argv"] = json::array({json{{"hex", "zz"}}});  // not hex digits
-  EXPECT_NE(ReadError(AgentCommandFromJson, launch).find("command.launch.argv"),
-            std::string::npos);
+  EXPECT_NE(ReadError(AgentCommandFromJson, launch).find("command.launch.argv"), std::string::npos);
 }
 
 TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
@@ -453,9 +469,10 @@ TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
   const std::string message = ReadError(AgentCommandFromJson, reboot);
   EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
   EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
-  EXPECT_NE(message.find(
-                "launch, kill, ack, read_log, reset_gpu_health, kill_process or "
-                "apply_mig_layout"), std::string::npos) << message;
+  EXPECT_NE(message.find("launch, kill, ack, read_log, reset_gpu_health, kill_process or "
+                         "apply_mig_layout"),
+            std::string::npos)
+      << message;
 }
 
 TEST(AgentWireTest, UnknownFieldsAreIgnoredForNewerAgents) {
@@ -467,10 +484,14 @@ TEST(AgentWireTest, UnknownFieldsAreIgnoredForNewerAgents) {
 }
 
 TEST(AgentWireTest, WireDumpReplacesRatherThanThrowsOnBrokenUtf8) {
-  json sample = json{{"user", std::string("\xff" "bob")}};
+  json sample = json{{"user",
+                      std::string("\xff"
+                                  "bob")}};
   std::string text;
   ASSERT_NO_THROW(text = WireDump(sample));
-  EXPECT_EQ(json::parse(text)["user"], "\xef\xbf\xbd" "bob");  // U+FFFD, then the rest
+  EXPECT_EQ(json::parse(text)["user"],
+            "\xef\xbf\xbd"
+            "bob");  // U+FFFD, then the rest
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 // The only file of the client that includes Boost.Beast (it compiles slowly).
 #include "api/api_client.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-
 #include <variant>
 #include <vector>
+
+#include <poll.h>
+#include <sys/socket.h>
 
 #include "api/beast_names.h"
 #include "api/credential_file.h"
@@ -151,9 +151,9 @@ Result<std::unique_ptr<ssl::context>> MakeTlsContext(const std::string& ca_file)
   GF_ASSIGN_OR_RETURN(const std::string pem, ReadCredentialFile(ca_file, "CA file"));
   ctx->add_certificate_authority(net::buffer(pem), ec);
   if (ec) {
-    return InvalidArgument("CA file " + ca_file +
-                           ": not a PEM certificate (-----BEGIN CERTIFICATE-----): " +
-                           ec.message());
+    return InvalidArgument(
+        "CA file " + ca_file +
+        ": not a PEM certificate (-----BEGIN CERTIFICATE-----): " + ec.message());
   }
   return ctx;
 }
@@ -190,10 +190,11 @@ class ApiClient::Impl {
     }
   }
 
-  Result<HttpResponse> Call(std::string_view method, std::string_view target,
-                            const std::optional<std::string>& body, const HttpHeaders& headers);
-  Status Watch(std::string_view target, const WatchCallback& on_event,
-               const std::stop_token& stop);
+  Result<HttpResponse> Call(std::string_view method,
+                            std::string_view target,
+                            const std::optional<std::string>& body,
+                            const HttpHeaders& headers);
+  Status Watch(std::string_view target, const WatchCallback& on_event, const std::stop_token& stop);
 
  private:
   // One try of a request against one endpoint. `maybe_applied`: the request may have reached
@@ -210,11 +211,17 @@ class ApiClient::Impl {
     bool failover = false;
   };
 
-  Attempt CallOne(const Target& t, std::string_view method, std::string_view target,
-                  const std::optional<std::string>& body, const HttpHeaders& headers);
-  WatchAttempt WatchOne(const Target& t, std::string_view target, const WatchCallback& on_event,
+  Attempt CallOne(const Target& t,
+                  std::string_view method,
+                  std::string_view target,
+                  const std::optional<std::string>& body,
+                  const HttpHeaders& headers);
+  WatchAttempt WatchOne(const Target& t,
+                        std::string_view target,
+                        const WatchCallback& on_event,
                         const std::stop_token& stop);
-  http::request<http::string_body> MakeRequest(const Target& t, std::string_view method,
+  http::request<http::string_body> MakeRequest(const Target& t,
+                                               std::string_view method,
                                                std::string_view target,
                                                std::optional<std::string> body,
                                                const HttpHeaders& headers) const;
@@ -240,13 +247,17 @@ class ApiClient::Impl {
   }
 
   template <typename AsyncStream>
-  WatchAttempt FollowStream(AsyncStream& stream, const Target& t,
-                            http::request<http::string_body>& req, const WatchCallback& on_event,
+  WatchAttempt FollowStream(AsyncStream& stream,
+                            const Target& t,
+                            http::request<http::string_body>& req,
+                            const WatchCallback& on_event,
                             const std::stop_token& stop);
   template <typename AsyncStream>
-  Status StreamEvents(AsyncStream& stream, const Target& t,
+  Status StreamEvents(AsyncStream& stream,
+                      const Target& t,
                       http::response_parser<http::string_body>& parser,
-                      const WatchCallback& on_event, const std::stop_token& stop);
+                      const WatchCallback& on_event,
+                      const std::stop_token& stop);
   Status StreamLost(const Target& t, beast::error_code ec) const;
 
   // Runs one asynchronous operation to completion or until `deadline`; on timeout the socket is
@@ -317,8 +328,10 @@ class ApiClient::Impl {
   }
 
   template <typename AsyncStream>
-  Result<HttpResponse> Exchange(AsyncStream& stream, const Target& t,
-                                http::request<http::string_body>& req, Deadline deadline,
+  Result<HttpResponse> Exchange(AsyncStream& stream,
+                                const Target& t,
+                                http::request<http::string_body>& req,
+                                Deadline deadline,
                                 bool* closed_before_answer);
 
   ApiClientOptions options_;
@@ -335,9 +348,11 @@ Status ApiClient::Impl::Connect(const Target& t, Deadline deadline) {
   beast::error_code ec;
   if (!t.Tcp()) {
     auto& socket = conn_.emplace<LocalProtocol::socket>(ioc_);
-    ec = Run([&](auto handler) {
-           socket.async_connect(LocalProtocol::endpoint(t.unix_path), std::move(handler));
-         }, deadline);
+    ec = Run(
+        [&](auto handler) {
+          socket.async_connect(LocalProtocol::endpoint(t.unix_path), std::move(handler));
+        },
+        deadline);
     if (ec) {
       Disconnect();
       return Unavailable("cannot reach gpufleet at " + t.text + ": " + ec.message());
@@ -354,13 +369,17 @@ Status ApiClient::Impl::Connect(const Target& t, Deadline deadline) {
 Status ApiClient::Impl::ConnectTcp(const Target& t, Deadline deadline) {
   Tcp::resolver resolver(ioc_);
   Tcp::resolver::results_type endpoints;
-  beast::error_code ec = Run([&](auto handler) {
-        resolver.async_resolve(t.host, t.port, [&endpoints, handler = std::move(handler)](
-                                                   beast::error_code e, auto results) mutable {
-          endpoints = results;
-          handler(e);
-        });
-      }, deadline);
+  beast::error_code ec = Run(
+      [&](auto handler) {
+        resolver.async_resolve(
+            t.host,
+            t.port,
+            [&endpoints, handler = std::move(handler)](beast::error_code e, auto results) mutable {
+              endpoints = results;
+              handler(e);
+            });
+      },
+      deadline);
   std::vector<Tcp::endpoint> allowed;  // what may be connected to, in the resolver's order
   std::optional<Error> refusal;
   for (const auto& entry : endpoints) {
@@ -398,7 +417,9 @@ Status ApiClient::Impl::Handshake(const Target& t, Deadline deadline) {
   net::ip::make_address(t.host, ec);
   if (ec) {  // a name
     // SSL_set_tlsext_host_name, without the macro's C cast.
-    SSL_ctrl(native, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+    SSL_ctrl(native,
+             SSL_CTRL_SET_TLSEXT_HOSTNAME,
+             TLSEXT_NAMETYPE_host_name,
              const_cast<char*>(t.host.c_str()));
     SSL_set1_host(native, t.host.c_str());
   } else {
@@ -413,19 +434,24 @@ Status ApiClient::Impl::Handshake(const Target& t, Deadline deadline) {
   ERR_clear_error();
   Disconnect();
   if (verify != X509_V_OK) {
-    return Unavailable("gpufleet at " + t.text + " is not trusted: its TLS certificate failed "
-                       "verification: " + X509_verify_cert_error_string(verify) +
+    return Unavailable("gpufleet at " + t.text +
+                       " is not trusted: its TLS certificate failed "
+                       "verification: " +
+                       X509_verify_cert_error_string(verify) +
                        " (give --ca-file the CA that signed the server's certificate; the "
-                       "certificate must name " + t.host + ")");
+                       "certificate must name " +
+                       t.host + ")");
   }
   return Unavailable("TLS handshake with gpufleet at " + t.text + " failed: " + ec.message() +
                      " (does that port speak TLS? a plain one takes http://)");
 }
 
 template <typename AsyncStream>
-Result<HttpResponse> ApiClient::Impl::Exchange(AsyncStream& stream, const Target& t,
+Result<HttpResponse> ApiClient::Impl::Exchange(AsyncStream& stream,
+                                               const Target& t,
                                                http::request<http::string_body>& req,
-                                               Deadline deadline, bool* closed_before_answer) {
+                                               Deadline deadline,
+                                               bool* closed_before_answer) {
   const beast::error_code wec =
       Run([&](auto handler) { http::async_write(stream, req, std::move(handler)); }, deadline);
   // A write that fails may still have an answer waiting (413 sent before the body was read),
@@ -487,15 +513,16 @@ http::request<http::string_body> ApiClient::Impl::MakeRequest(const Target& t,
 }
 
 Error ApiClient::Impl::AllFailed(const std::vector<std::string>& failures) {
-  std::string message = "no gpufleet server answered; tried " +
-                        std::to_string(failures.size()) + " endpoints:";
+  std::string message =
+      "no gpufleet server answered; tried " + std::to_string(failures.size()) + " endpoints:";
   for (const std::string& f : failures) {
     message += "\n  " + f;
   }
   return Unavailable(message + "\n" + std::string(kServerHint.substr(1)));
 }
 
-Result<HttpResponse> ApiClient::Impl::Call(std::string_view method, std::string_view target,
+Result<HttpResponse> ApiClient::Impl::Call(std::string_view method,
+                                           std::string_view target,
                                            const std::optional<std::string>& body,
                                            const HttpHeaders& headers) {
   if (setup_error_) {
@@ -529,7 +556,8 @@ Result<HttpResponse> ApiClient::Impl::Call(std::string_view method, std::string_
   return AllFailed(failures);
 }
 
-ApiClient::Impl::Attempt ApiClient::Impl::CallOne(const Target& t, std::string_view method,
+ApiClient::Impl::Attempt ApiClient::Impl::CallOne(const Target& t,
+                                                  std::string_view method,
                                                   std::string_view target,
                                                   const std::optional<std::string>& body,
                                                   const HttpHeaders& headers) {
@@ -547,13 +575,11 @@ ApiClient::Impl::Attempt ApiClient::Impl::CallOne(const Target& t, std::string_v
       }
     }
     bool closed_before_answer = false;
-    auto result = WithStream([&](auto& stream) {
-      return Exchange(stream, t, req, deadline, &closed_before_answer);
-    });
+    auto result = WithStream(
+        [&](auto& stream) { return Exchange(stream, t, req, deadline, &closed_before_answer); });
     // The server may close an idle kept-alive connection just as we reuse it; only then, and
     // only for requests that are safe to repeat, try once more on a fresh connection.
-    if (result.ok() || !reused || attempt > 0 || !closed_before_answer ||
-        !IsIdempotent(method)) {
+    if (result.ok() || !reused || attempt > 0 || !closed_before_answer || !IsIdempotent(method)) {
       const bool maybe_applied = !result.ok();
       return Attempt{
           .result = std::move(result), .maybe_applied = maybe_applied, .connect_failed = false};
@@ -562,7 +588,8 @@ ApiClient::Impl::Attempt ApiClient::Impl::CallOne(const Target& t, std::string_v
   }
 }
 
-Status ApiClient::Impl::Watch(std::string_view target, const WatchCallback& on_event,
+Status ApiClient::Impl::Watch(std::string_view target,
+                              const WatchCallback& on_event,
                               const std::stop_token& stop) {
   if (setup_error_) {
     return *setup_error_;
@@ -588,7 +615,8 @@ Status ApiClient::Impl::Watch(std::string_view target, const WatchCallback& on_e
   return AllFailed(failures);
 }
 
-ApiClient::Impl::WatchAttempt ApiClient::Impl::WatchOne(const Target& t, std::string_view target,
+ApiClient::Impl::WatchAttempt ApiClient::Impl::WatchOne(const Target& t,
+                                                        std::string_view target,
                                                         const WatchCallback& on_event,
                                                         const std::stop_token& stop) {
   // Another thread's stop closes the socket from inside this thread's Run(), which ends the
@@ -620,19 +648,19 @@ Status ApiClient::Impl::StreamLost(const Target& t, beast::error_code ec) const 
 // Sends the request and reads the answer's header: an event stream is followed; anything else
 // is read whole and becomes the server's error.
 template <typename AsyncStream>
-ApiClient::Impl::WatchAttempt ApiClient::Impl::FollowStream(AsyncStream& stream, const Target& t,
-                                                      http::request<http::string_body>& req,
-                                                      const WatchCallback& on_event,
-                                                      const std::stop_token& stop) {
+ApiClient::Impl::WatchAttempt ApiClient::Impl::FollowStream(AsyncStream& stream,
+                                                            const Target& t,
+                                                            http::request<http::string_body>& req,
+                                                            const WatchCallback& on_event,
+                                                            const std::stop_token& stop) {
   http::response_parser<http::string_body> parser;
   parser.body_limit(kMaxResponseBytes);
-  beast::error_code ec =
-      Run([&](auto handler) { http::async_write(stream, req, std::move(handler)); },
-          NextDeadline());
+  beast::error_code ec = Run(
+      [&](auto handler) { http::async_write(stream, req, std::move(handler)); }, NextDeadline());
   if (!ec) {
-    ec = Run([&](auto handler) {
-           http::async_read_header(stream, buffer_, parser, std::move(handler));
-         }, NextDeadline());
+    ec = Run(
+        [&](auto handler) { http::async_read_header(stream, buffer_, parser, std::move(handler)); },
+        NextDeadline());
   }
   if (ec) {
     return WatchAttempt{.status = StreamLost(t, ec), .failover = true};
@@ -666,12 +694,16 @@ ApiClient::Impl::WatchAttempt ApiClient::Impl::FollowStream(AsyncStream& stream,
 // Feeds the body to an SseParser as it arrives. The body's string is emptied after each read:
 // the parser appends to it, so a stream of any length takes the memory of one read.
 template <typename AsyncStream>
-Status ApiClient::Impl::StreamEvents(AsyncStream& stream, const Target& t,
+Status ApiClient::Impl::StreamEvents(AsyncStream& stream,
+                                     const Target& t,
                                      http::response_parser<http::string_body>& parser,
-                                     const WatchCallback& on_event, const std::stop_token& stop) {
+                                     const WatchCallback& on_event,
+                                     const std::stop_token& stop) {
   parser.body_limit(boost::none);  // endless by design; SseParser bounds a line instead
   SseParser sse;
-  const auto deliver = [&on_event](const SseEvent& e) { return on_event(e.event, e.data); };
+  const auto deliver = [&on_event](const SseEvent& e) {
+    return on_event(e.event, e.data);
+  };
   for (;;) {
     std::string& body = parser.get().body();
     const SseFeedResult fed = sse.Feed(body, deliver);
@@ -685,9 +717,9 @@ Status ApiClient::Impl::StreamEvents(AsyncStream& stream, const Target& t,
     if (parser.is_done()) {
       return OkStatus();  // the server ended the stream (last chunk)
     }
-    const beast::error_code ec = Run([&](auto handler) {
-      http::async_read_some(stream, buffer_, parser, std::move(handler));
-    }, NextDeadline());
+    const beast::error_code ec = Run(
+        [&](auto handler) { http::async_read_some(stream, buffer_, parser, std::move(handler)); },
+        NextDeadline());
     if (ec && !stop.stop_requested()) {
       return StreamLost(t, ec);
     }
@@ -700,9 +732,12 @@ ApiClient::ApiClient(std::string endpoint, ApiClientOptions options)
 
 ApiClient::~ApiClient() = default;
 
-void ApiClient::SetTimeout(std::chrono::milliseconds timeout) { impl_->SetTimeout(timeout); }
+void ApiClient::SetTimeout(std::chrono::milliseconds timeout) {
+  impl_->SetTimeout(timeout);
+}
 
-Result<HttpResponse> ApiClient::Call(std::string_view method, std::string_view target,
+Result<HttpResponse> ApiClient::Call(std::string_view method,
+                                     std::string_view target,
                                      std::optional<std::string> body,
                                      const HttpHeaders& headers) {
   try {
@@ -712,7 +747,8 @@ Result<HttpResponse> ApiClient::Call(std::string_view method, std::string_view t
   }
 }
 
-Status ApiClient::Watch(std::string_view target, const WatchCallback& on_event,
+Status ApiClient::Watch(std::string_view target,
+                        const WatchCallback& on_event,
                         const std::stop_token& stop) {
   try {
     return impl_->Watch(target, on_event, stop);
@@ -721,7 +757,8 @@ Status ApiClient::Watch(std::string_view target, const WatchCallback& on_event,
   }
 }
 
-Result<nlohmann::json> ApiClient::CallJson(std::string_view method, std::string_view target,
+Result<nlohmann::json> ApiClient::CallJson(std::string_view method,
+                                           std::string_view target,
                                            const std::optional<nlohmann::json>& body) {
   std::optional<std::string> text;
   if (body) {
@@ -736,9 +773,10 @@ Result<nlohmann::json> ApiClient::CallJson(std::string_view method, std::string_
   }
   // The server is outside this process (over TCP, any machine): its answer gets the same
   // depth limit as a request body gets on the server.
-  Result<nlohmann::json> parsed = ParseJsonText(
-      response.body, "the answer of gpufleet at " + endpoint_ + " to " + std::string(method) +
-                         " " + std::string(target));
+  Result<nlohmann::json> parsed =
+      ParseJsonText(response.body,
+                    "the answer of gpufleet at " + endpoint_ + " to " + std::string(method) + " " +
+                        std::string(target));
   if (!parsed.ok()) {
     return Internal(parsed.error().message);
   }

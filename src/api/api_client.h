@@ -30,9 +30,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
-#include <stop_token>
 
 #include <nlohmann/json.hpp>
 
@@ -73,14 +73,16 @@ class ApiClient {
   // form ("/api/v1/jobs?all=1"). A body without a Content-Type header is sent as JSON.
   // Errors: kUnavailable (cannot connect, connection lost, timed out, TLS certificate not
   // trusted), kInvalidArgument (bad endpoint, bad CA file), kNotFound (no CA file).
-  Result<HttpResponse> Call(std::string_view method, std::string_view target,
+  Result<HttpResponse> Call(std::string_view method,
+                            std::string_view target,
                             std::optional<std::string> body = std::nullopt,
                             const HttpHeaders& headers = {});
 
   // Call() with a JSON body and a JSON answer. A non-2xx answer becomes the server's error
   // (code from the body, or from the HTTP status if the body names none). An empty 2xx body is
   // JSON null. Errors also: kInternal if a 2xx body is not JSON.
-  Result<nlohmann::json> CallJson(std::string_view method, std::string_view target,
+  Result<nlohmann::json> CallJson(std::string_view method,
+                                  std::string_view target,
                                   const std::optional<nlohmann::json>& body = std::nullopt);
 
   // Follows a watch stream (GET `target`, e.g. "/api/v1/gpus?watch=1"; see api_server.h),
@@ -91,7 +93,8 @@ class ApiClient {
   // (not even a keepalive) arrives within `timeout`; kInternal when the answer is not an event
   // stream. A watch takes a connection of its own: a kept-alive one is closed first.
   using WatchCallback = std::function<bool(std::string_view event, std::string_view data)>;
-  Status Watch(std::string_view target, const WatchCallback& on_event,
+  Status Watch(std::string_view target,
+               const WatchCallback& on_event,
                const std::stop_token& stop = {});
 
  private:

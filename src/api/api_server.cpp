@@ -1,23 +1,16 @@
 // The only file of the server that includes Boost.Beast (it compiles slowly).
 #include "api/api_server.h"
 
-#include <pwd.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <cmath>
 #include <climits>
-#include <cstring>
-#include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <sstream>
@@ -26,6 +19,13 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <pwd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "api/agent_wire.h"
 #include "api/beast_names.h"
@@ -173,11 +173,13 @@ std::string OpenSslReason(const beast::error_code& ec) {
 
 // The answer to something a limit refused (client_limits.h): `what` ("too many open
 // watches"), the limit, `fix`, and a Retry-After header.
-HttpResponse RefusalResponse(std::string_view what, const Refusal& refusal,
+HttpResponse RefusalResponse(std::string_view what,
+                             const Refusal& refusal,
                              std::string_view fix = {}) {
-  HttpResponse response = ErrorResponse(MakeError(
-      refusal.code, std::string(what) + ": " + refusal.reason + std::string(fix) +
-                        "; retry in " + std::to_string(refusal.retry_after.count()) + " s"));
+  HttpResponse response = ErrorResponse(
+      MakeError(refusal.code,
+                std::string(what) + ": " + refusal.reason + std::string(fix) + "; retry in " +
+                    std::to_string(refusal.retry_after.count()) + " s"));
   response.headers.emplace_back("Retry-After", std::to_string(refusal.retry_after.count()));
   return response;
 }
@@ -244,8 +246,8 @@ class ApiServerState {
   // The budget of a Unix-socket caller: its uid. Root and the server's own user have no
   // per-client limit: the socket is how they run the server, whoever else is on it.
   ClientKey SocketKey(std::uint32_t uid) const {
-    return ClientKey{Listener::kSocket, "uid:" + std::to_string(uid),
-                     uid == 0 || uid == owner_uid_};
+    return ClientKey{
+        Listener::kSocket, "uid:" + std::to_string(uid), uid == 0 || uid == owner_uid_};
   }
 
   ApiServerCounts Counts() const {
@@ -281,18 +283,18 @@ class ApiServerState {
 
   // One listener's accept loop, touched only on its acceptor's strand.
   struct AcceptLoop {
-    const char* name;  // "the Unix socket", "the TCP port"
+    const char* name;                          // "the Unix socket", "the TCP port"
     std::optional<net::steady_timer> pause{};  // on the acceptor's strand, once it exists
-    std::chrono::milliseconds delay{0};  // the pause after the next failure; 0: none yet
-    std::int64_t failures = 0;  // failed accepts in the current burst
-    std::int64_t refused = 0;   // connections refused since the last one admitted
+    std::chrono::milliseconds delay{0};        // the pause after the next failure; 0: none yet
+    std::int64_t failures = 0;                 // failed accepts in the current burst
+    std::int64_t refused = 0;                  // connections refused since the last one admitted
   };
   template <typename Socket, typename Acceptor, typename OnSocket>
   void Accept(Acceptor& acceptor, AcceptLoop& loop, OnSocket on_socket);
   void PauseAccepting(AcceptLoop& loop, const beast::error_code& ec, std::function<void()> again);
   template <typename SessionType, typename Socket>
-  void Admit(AcceptLoop& loop, Socket socket, Caller caller, const ClientKey& key,
-             std::string peer);
+  void Admit(
+      AcceptLoop& loop, Socket socket, Caller caller, const ClientKey& key, std::string peer);
   void AcceptUnix();
   void AcceptTcp();
   void RunIo();
@@ -300,7 +302,7 @@ class ApiServerState {
   Router router_;
   ApiServerOptions options_;
   const std::uint32_t owner_uid_;  // the server's effective uid
-  SystemClock clock_;  // the rate limit's
+  SystemClock clock_;              // the rate limit's
   // Before ioc_: leases held by connections still queued in ioc_ are given back when it dies.
   std::optional<ClientLimits> limits_;  // set by Start
   net::io_context ioc_;
@@ -314,13 +316,13 @@ class ApiServerState {
   AcceptLoop unix_accept_{"the Unix socket"};
   AcceptLoop tcp_accept_{"the TCP port"};
   std::atomic<std::int64_t> accept_errors_{0};
-  std::atomic<int> refusing_{0};  // refused connections still being answered
+  std::atomic<int> refusing_{0};       // refused connections still being answered
   std::optional<ino_t> socket_inode_;  // the socket file we created, removed on Stop if ours
-  bool started_ = false;  // owner thread only
-  bool stopped_ = false;  // owner thread only
+  bool started_ = false;               // owner thread only
+  bool stopped_ = false;               // owner thread only
 
   std::mutex mu_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
+  bool stopping_ = false;                                                  // GUARDED_BY(mu_)
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_;  // GUARDED_BY(mu_)
 };
 
@@ -340,10 +342,10 @@ struct WatchState {
   WatchState(std::string event_name, HttpRequest list_request)
       : event(std::move(event_name)), request(std::move(list_request)) {}
   ClientLimits::Lease slot;  // its place under max_watches, taken with the first read
-  std::string event;    // "jobs", "gpus", "nodes"
-  HttpRequest request;  // re-handled on every tick: the plain GET of the list
-  bool streaming = false;  // the 200 header has gone out
-  std::string last_data;   // the list as last sent
+  std::string event;         // "jobs", "gpus", "nodes"
+  HttpRequest request;       // re-handled on every tick: the plain GET of the list
+  bool streaming = false;    // the 200 header has gone out
+  std::string last_data;     // the list as last sent
   std::chrono::steady_clock::time_point last_write{};
   std::string out;  // the bytes being written
 };
@@ -353,8 +355,7 @@ struct WatchState {
 // handling the connection's single in-flight request resolves and reads (the post to the pool
 // and back orders those accesses; a watch, too, has one re-read in flight at a time).
 template <typename Socket>
-class Session final : public SessionBase,
-                      public std::enable_shared_from_this<Session<Socket>> {
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Socket>> {
   static constexpr bool kTls = std::is_same_v<Socket, TlsStream>;
   // TCP callers name themselves with a bearer token; Unix ones are who the kernel says.
   static constexpr bool kTokens = !std::is_same_v<Socket, LocalProtocol::socket>;
@@ -362,7 +363,10 @@ class Session final : public SessionBase,
  public:
   // `peer`: the remote address on TCP, the budget of a request without a valid token ("" on
   // the socket). `connection`: its place under max_connections (none for a refused one).
-  Session(ApiServerState& server, Socket socket, Caller caller, std::string peer,
+  Session(ApiServerState& server,
+          Socket socket,
+          Caller caller,
+          std::string peer,
           ClientLimits::Lease connection)
       : server_(server),
         socket_(std::move(socket)),
@@ -435,9 +439,8 @@ class Session final : public SessionBase,
           self->buffer_.commit(n);
           if (ec) {
             self->Close();
-          } else if (static_cast<unsigned char>(
-                         *static_cast<const char*>(self->buffer_.data().data())) !=
-                     kTlsHandshakeRecord) {
+          } else if (static_cast<unsigned char>(*static_cast<const char*>(
+                         self->buffer_.data().data())) != kTlsHandshakeRecord) {
             self->RefusePlainHttp();
           } else {
             self->Handshake();
@@ -448,7 +451,8 @@ class Session final : public SessionBase,
   void Handshake() {
     if constexpr (kTls) {
       socket_.async_handshake(
-          ssl::stream_base::server, buffer_.data(),
+          ssl::stream_base::server,
+          buffer_.data(),
           [self = this->shared_from_this()](beast::error_code ec, std::size_t used) {
             self->timer_.cancel();
             if (ec) {  // an old TLS version, garbage, a client that gave up: nothing to answer
@@ -463,12 +467,14 @@ class Session final : public SessionBase,
 
   void RefusePlainHttp() {
     timer_.cancel();
-    raw_out_ = SerializeResponse(ErrorResponse(
-        400, "invalid_argument",
-        "this gpufleet port speaks TLS only: use https:// instead of http:// (with "
-        "--ca-file naming the CA that signed the server's certificate)"));
+    raw_out_ = SerializeResponse(
+        ErrorResponse(400,
+                      "invalid_argument",
+                      "this gpufleet port speaks TLS only: use https:// instead of http:// (with "
+                      "--ca-file naming the CA that signed the server's certificate)"));
     ArmTimer(server_.options().read_timeout);
-    net::async_write(Lowest(), net::buffer(raw_out_),
+    net::async_write(Lowest(),
+                     net::buffer(raw_out_),
                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                        self->timer_.cancel();
                        if (ec) {
@@ -493,18 +499,19 @@ class Session final : public SessionBase,
     parser_->body_limit(kMaxRequestBodyBytes);
     parser_->header_limit(kMaxHeaderBytes);
     ArmTimer(server_.options().read_timeout);
-    http::async_read(socket_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->OnRead(ec);
-                     });
+    http::async_read(
+        socket_,
+        buffer_,
+        *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
     timer_.cancel();
     if (ec == http::error::body_limit) {
       close_after_ = true;
-      Write(ErrorResponse(413, "resource_exhausted",
-                          "request body exceeds the limit of 1 MiB (1048576 bytes)"));
+      Write(ErrorResponse(
+          413, "resource_exhausted", "request body exceeds the limit of 1 MiB (1048576 bytes)"));
       return;
     }
     if (ec == http::error::header_limit) {
@@ -547,8 +554,9 @@ class Session final : public SessionBase,
   };
 
   void Dispatch(HttpRequest request) {
-    HandleOnWorker(std::move(request), Turn::kRequest,
-                   [](Session& self, Answer answer) { self.Write(std::move(answer.response)); });
+    HandleOnWorker(std::move(request), Turn::kRequest, [](Session& self, Answer answer) {
+      self.Write(std::move(answer.response));
+    });
   }
 
   template <typename Then>
@@ -562,15 +570,17 @@ class Session final : public SessionBase,
   // with `then(session, result)`. The work guard keeps the io threads alive until then.
   template <typename Work, typename Then>
   void OnWorker(Work work, Then then) {
-    net::post(server_.workers(), [self = this->shared_from_this(), work = std::move(work),
-                                  then = std::move(then),
-                                  guard = net::make_work_guard(server_.ioc())]() mutable {
-      auto result = work(*self);
-      net::post(self->socket_.get_executor(),
-                [self, then = std::move(then), result = std::move(result)]() mutable {
-                  then(*self, std::move(result));
-                });
-    });
+    net::post(server_.workers(),
+              [self = this->shared_from_this(),
+               work = std::move(work),
+               then = std::move(then),
+               guard = net::make_work_guard(server_.ioc())]() mutable {
+                auto result = work(*self);
+                net::post(self->socket_.get_executor(),
+                          [self, then = std::move(then), result = std::move(result)]() mutable {
+                            then(*self, std::move(result));
+                          });
+              });
   }
 
   Answer HandleNow(const HttpRequest& request, Turn turn) {  // on a worker
@@ -591,7 +601,8 @@ class Session final : public SessionBase,
         ClientLimits::Admission admission =
             server_.limits().Admit(ClientLimits::Resource::kStream, key);
         if (admission.refused) {
-          return {RefusalResponse("too many open watches", *admission.refused,
+          return {RefusalResponse("too many open watches",
+                                  *admission.refused,
                                   "; close one, or poll the plain GET instead")};
         }
         answer.slot = std::move(admission.lease);
@@ -606,8 +617,7 @@ class Session final : public SessionBase,
     } catch (...) {  // thread boundary: Router::Handle already catches; this is belt and braces
       Answer answer;
       answer.response.status = 500;
-      answer.response.body =
-          "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}\n";
+      answer.response.body = "{\"error\":{\"code\":\"internal\",\"message\":\"internal error\"}}\n";
       return answer;
     }
   }
@@ -665,12 +675,11 @@ class Session final : public SessionBase,
   };
 
   void StartCommandStream(HttpRequest request) {
-    OnWorker([request = std::move(request)](Session& self) {
-               return self.OpenCommandStream(request);
-             },
-             [](Session& self, CommandStreamOpening opening) {
-               self.OnCommandStreamOpen(std::move(opening));
-             });
+    OnWorker(
+        [request = std::move(request)](Session& self) { return self.OpenCommandStream(request); },
+        [](Session& self, CommandStreamOpening opening) {
+          self.OnCommandStreamOpen(std::move(opening));
+        });
   }
 
   CommandStreamOpening OpenCommandStream(const HttpRequest& request) {  // on a worker
@@ -718,7 +727,8 @@ class Session final : public SessionBase,
       }
     });
     commands_->out = WatchStreamHeader();
-    Drain(socket_);  // the agent sends nothing more on this connection: a read notices when it leaves
+    Drain(
+        socket_);  // the agent sends nothing more on this connection: a read notices when it leaves
     PumpCommands(false);
   }
 
@@ -747,7 +757,8 @@ class Session final : public SessionBase,
     commands_->sending = std::move(commands_->out);
     commands_->out.clear();
     ArmTimer(server_.options().read_timeout);  // an agent that stops reading is dropped
-    net::async_write(socket_, net::buffer(commands_->sending),
+    net::async_write(socket_,
+                     net::buffer(commands_->sending),
                      [self = this->shared_from_this(), last](beast::error_code ec, std::size_t) {
                        self->timer_.cancel();
                        self->commands_->writing = false;
@@ -778,7 +789,8 @@ class Session final : public SessionBase,
 
   // The first read takes the watch's slot (on the worker, where the caller is known).
   void WatchTick() {
-    HandleOnWorker(watch_->request, watch_->streaming ? Turn::kWatchTick : Turn::kWatchOpen,
+    HandleOnWorker(watch_->request,
+                   watch_->streaming ? Turn::kWatchTick : Turn::kWatchOpen,
                    [](Session& self, Answer answer) { self.OnWatchRead(std::move(answer)); });
   }
 
@@ -824,7 +836,8 @@ class Session final : public SessionBase,
     watch_->out = std::move(bytes);
     watch_->last_write = std::chrono::steady_clock::now();
     ArmTimer(server_.options().read_timeout);  // a client that stops reading is dropped
-    net::async_write(socket_, net::buffer(watch_->out),
+    net::async_write(socket_,
+                     net::buffer(watch_->out),
                      [self = this->shared_from_this(), last](beast::error_code ec, std::size_t) {
                        self->timer_.cancel();
                        if (ec || last) {
@@ -854,10 +867,10 @@ class Session final : public SessionBase,
     response_->keep_alive(keep_alive_ && !close_after_);
     response_->prepare_payload();
     ArmTimer(server_.options().read_timeout);
-    http::async_write(socket_, *response_,
-                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
-                        self->OnWrite(ec);
-                      });
+    http::async_write(
+        socket_, *response_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+          self->OnWrite(ec);
+        });
   }
 
   void OnWrite(beast::error_code ec) {
@@ -917,11 +930,11 @@ class Session final : public SessionBase,
   bool close_after_ = false;
   std::size_t drained_ = 0;
   std::array<char, 16384> drain_buf_{};
-  std::string raw_out_;  // the plain-HTTP refusal on a TLS port
-  std::string peer_;     // TCP: the remote address; "" on the socket
-  ClientLimits::Lease connection_;  // its place under max_connections
-  bool refusing_ = false;  // answering a refusal (counted by StartRefusing)
-  std::optional<WatchState> watch_;  // set while the connection is a watch
+  std::string raw_out_;                         // the plain-HTTP refusal on a TLS port
+  std::string peer_;                            // TCP: the remote address; "" on the socket
+  ClientLimits::Lease connection_;              // its place under max_connections
+  bool refusing_ = false;                       // answering a refusal (counted by StartRefusing)
+  std::optional<WatchState> watch_;             // set while the connection is a watch
   std::optional<CommandStreamState> commands_;  // set while it is an agent's command stream
 };
 
@@ -1040,8 +1053,7 @@ Status ApiServerState::LoadTls() {
                            (cert.empty() ? "the certificate" : "the key") +
                            " is not (gpufleet up --tls-cert FILE --tls-key FILE)");
   }
-  GF_ASSIGN_OR_RETURN(const std::string cert_pem,
-                      ReadCredentialFile(cert, "TLS certificate file"));
+  GF_ASSIGN_OR_RETURN(const std::string cert_pem, ReadCredentialFile(cert, "TLS certificate file"));
   GF_ASSIGN_OR_RETURN(const std::string key_pem,
                       ReadSecretFile(key, "TLS key file", SecretReaders::kOwnerAndGroup));
   ssl::context ctx(ssl::context::tls_server);
@@ -1053,9 +1065,9 @@ Status ApiServerState::LoadTls() {
   beast::error_code ec;
   ctx.use_certificate_chain(net::buffer(cert_pem), ec);
   if (ec) {
-    return InvalidArgument("TLS certificate file " + cert +
-                           ": not a PEM certificate (-----BEGIN CERTIFICATE-----): " +
-                           OpenSslReason(ec));
+    return InvalidArgument(
+        "TLS certificate file " + cert +
+        ": not a PEM certificate (-----BEGIN CERTIFICATE-----): " + OpenSslReason(ec));
   }
   const std::string mismatch = "TLS key file " + key + " does not match the certificate in " +
                                cert + "; give the key the certificate was made for";
@@ -1066,8 +1078,7 @@ Status ApiServerState::LoadTls() {
     return InvalidArgument(mismatch);
   }
   if (ec) {
-    return InvalidArgument("TLS key file " + key + ": not a PEM private key: " +
-                           OpenSslReason(ec));
+    return InvalidArgument("TLS key file " + key + ": not a PEM private key: " + OpenSslReason(ec));
   }
   if (SSL_CTX_check_private_key(ctx.native_handle()) != 1) {
     ERR_clear_error();
@@ -1095,8 +1106,10 @@ void ApiServerState::Accept(Acceptor& acceptor, AcceptLoop& loop, OnSocket on_so
           return;
         }
         if (loop.failures > 0) {
-          std::fprintf(stderr, "gpufleet api: accepting on %s again (after %lld failed accepts)\n",
-                       loop.name, static_cast<long long>(loop.failures));
+          std::fprintf(stderr,
+                       "gpufleet api: accepting on %s again (after %lld failed accepts)\n",
+                       loop.name,
+                       static_cast<long long>(loop.failures));
           loop.failures = 0;
         }
         loop.delay = std::chrono::milliseconds(0);
@@ -1107,7 +1120,8 @@ void ApiServerState::Accept(Acceptor& acceptor, AcceptLoop& loop, OnSocket on_so
 
 // Waits kFirstAcceptPause, doubling up to kMaxAcceptPause while accepts keep failing, then
 // calls `again`; says so once per burst of failures, not once per failure.
-void ApiServerState::PauseAccepting(AcceptLoop& loop, const beast::error_code& ec,
+void ApiServerState::PauseAccepting(AcceptLoop& loop,
+                                    const beast::error_code& ec,
                                     std::function<void()> again) {
   ++accept_errors_;
   if (loop.failures++ == 0) {
@@ -1116,14 +1130,15 @@ void ApiServerState::PauseAccepting(AcceptLoop& loop, const beast::error_code& e
                  "gpufleet api: cannot accept a connection on %s: %s (%d open here, %d on the "
                  "other listener); pausing accepts there, %lld ms doubling to %lld ms, until "
                  "one succeeds\n",
-                 loop.name, ec.message().c_str(),
+                 loop.name,
+                 ec.message().c_str(),
                  &loop == &tcp_accept_ ? counts.tcp_connections : counts.socket_connections,
                  &loop == &tcp_accept_ ? counts.socket_connections : counts.tcp_connections,
                  static_cast<long long>(kFirstAcceptPause.count()),
                  static_cast<long long>(kMaxAcceptPause.count()));
   }
-  loop.delay = loop.delay.count() == 0 ? kFirstAcceptPause : std::min(loop.delay * 2,
-                                                                      kMaxAcceptPause);
+  loop.delay =
+      loop.delay.count() == 0 ? kFirstAcceptPause : std::min(loop.delay * 2, kMaxAcceptPause);
   loop.pause->expires_after(loop.delay);
   loop.pause->async_wait([again = std::move(again)](beast::error_code wait_ec) {
     if (!wait_ec) {
@@ -1135,22 +1150,26 @@ void ApiServerState::PauseAccepting(AcceptLoop& loop, const beast::error_code& e
 // Admits a new connection under the limits, or answers the refusal (Session::Refuse); logs
 // the first refusal of a burst and the end of the burst, not every one.
 template <typename SessionType, typename Socket>
-void ApiServerState::Admit(AcceptLoop& loop, Socket socket, Caller caller, const ClientKey& key,
-                           std::string peer) {
+void ApiServerState::Admit(
+    AcceptLoop& loop, Socket socket, Caller caller, const ClientKey& key, std::string peer) {
   ClientLimits::Admission admission = limits_->Admit(ClientLimits::Resource::kConnection, key);
-  auto session = std::make_shared<SessionType>(*this, std::move(socket), std::move(caller),
-                                               std::move(peer), std::move(admission.lease));
+  auto session = std::make_shared<SessionType>(
+      *this, std::move(socket), std::move(caller), std::move(peer), std::move(admission.lease));
   if (admission.refused) {
     if (loop.refused++ == 0) {
-      std::fprintf(stderr, "gpufleet api: refusing connections on %s: %s\n", loop.name,
+      std::fprintf(stderr,
+                   "gpufleet api: refusing connections on %s: %s\n",
+                   loop.name,
                    admission.refused->reason.c_str());
     }
     session->Refuse(*admission.refused);
     return;
   }
   if (loop.refused > 0) {
-    std::fprintf(stderr, "gpufleet api: admitting connections on %s again (%lld refused)\n",
-                 loop.name, static_cast<long long>(loop.refused));
+    std::fprintf(stderr,
+                 "gpufleet api: admitting connections on %s again (%lld refused)\n",
+                 loop.name,
+                 static_cast<long long>(loop.refused));
     loop.refused = 0;
   }
   session->Begin();
@@ -1160,8 +1179,8 @@ void ApiServerState::AcceptUnix() {
   Accept<LocalProtocol::socket>(*unix_acceptor_, unix_accept_, [this](LocalProtocol::socket s) {
     if (std::optional<Caller> caller = PeerCaller(s.native_handle())) {
       const ClientKey key = SocketKey(caller->uid);
-      Admit<Session<LocalProtocol::socket>>(unix_accept_, std::move(s), std::move(*caller), key,
-                                            "");
+      Admit<Session<LocalProtocol::socket>>(
+          unix_accept_, std::move(s), std::move(*caller), key, "");
     }
   });
 }
@@ -1177,8 +1196,8 @@ void ApiServerState::AcceptTcp() {
     const ClientKey key{Listener::kTcp, "addr:" + peer, /*exempt=*/false};
     // Unauthenticated unless a request carries a bearer token (Session::RequestCaller).
     if (tls_) {
-      Admit<Session<TlsStream>>(tcp_accept_, TlsStream(std::move(s), *tls_), Caller{}, key,
-                                std::move(peer));
+      Admit<Session<TlsStream>>(
+          tcp_accept_, TlsStream(std::move(s), *tls_), Caller{}, key, std::move(peer));
     } else {
       Admit<Session<Tcp::socket>>(tcp_accept_, std::move(s), Caller{}, key, std::move(peer));
     }
@@ -1332,14 +1351,24 @@ class ApiServer::Impl final : public ApiServerState {
 ApiServer::ApiServer(ClusterService& service, ApiServerOptions options)
     : impl_(std::make_unique<Impl>(service, std::move(options))) {}
 
-ApiServer::~ApiServer() { Stop(); }
+ApiServer::~ApiServer() {
+  Stop();
+}
 
-Status ApiServer::Start() { return impl_->Start(); }
+Status ApiServer::Start() {
+  return impl_->Start();
+}
 
-int ApiServer::tcp_port() const { return impl_->tcp_port(); }
+int ApiServer::tcp_port() const {
+  return impl_->tcp_port();
+}
 
-ApiServerCounts ApiServer::counts() const { return impl_->Counts(); }
+ApiServerCounts ApiServer::counts() const {
+  return impl_->Counts();
+}
 
-void ApiServer::Stop() { impl_->Stop(); }
+void ApiServer::Stop() {
+  impl_->Stop();
+}
 
 }  // namespace gf

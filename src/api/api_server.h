@@ -4,8 +4,9 @@
 // getpwuid_r or "uid<N>"); a TCP request with "Authorization: Bearer TOKEN" is the Caller
 // `authenticate` makes of it (or 401 with its message); without one it is unauthenticated, so
 // it may read health/nodes/gpus but job routes answer 401. With tls_cert_file/tls_key_file the
-// TCP port speaks TLS 1.2+ only (a plain HTTP request there gets a plain 400 naming https://). The socket file is mode 0666 on purpose:
-// every local user may connect, and the server learns who they are from the kernel.
+// TCP port speaks TLS 1.2+ only (a plain HTTP request there gets a plain 400 naming https://). The
+// socket file is mode 0666 on purpose: every local user may connect, and the server learns who they
+// are from the kernel.
 //
 // Threads: `io_threads` run all socket I/O asynchronously; requests are handled on a separate
 // pool of `worker_threads`, because ClusterService calls block until the controller has applied

@@ -4,8 +4,6 @@
 // fixtures from ApiServerFixture and set only the options their subject needs.
 #pragma once
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "api/api_server.h"
 #include "api/fake_cluster_service.h"

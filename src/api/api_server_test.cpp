@@ -1,12 +1,6 @@
 // ApiServer and ApiClient over real sockets in a temporary folder.
 #include "api/api_server.h"
 
-#include <pwd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +9,11 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "api/api_client.h"
 #include "api/api_server_fixture.h"
@@ -38,8 +37,7 @@ int ConnectRaw(const std::string& path) {
 }
 
 void SendRaw(int fd, const std::string& data) {
-  ASSERT_EQ(::send(fd, data.data(), data.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(data.size()));
+  ASSERT_EQ(::send(fd, data.data(), data.size(), MSG_NOSIGNAL), static_cast<ssize_t>(data.size()));
 }
 
 // Reads until the server closes the connection (or the receive timeout).
@@ -261,7 +259,7 @@ TEST_F(ApiServerTest, StopClosesKeptAliveConnections) {
   StartServer();
   ApiClient client(socket_);
   ASSERT_TRUE(client.CallJson("GET", "/api/v1/health").ok());  // connection now idle
-  server_->Stop();  // must not wait for the idle client
+  server_->Stop();                                             // must not wait for the idle client
   auto r = client.CallJson("GET", "/api/v1/health");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);
@@ -273,8 +271,7 @@ TEST(ApiClientTest, CannotReachNamesTheSocketAndTheFix) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);
   const std::string expected = "cannot reach gpufleet at /tmp/gf-api-no-such-dir/gpufleet.sock";
-  EXPECT_NE(r.error().message.find(expected), std::string::npos)
-      << r.error().message;
+  EXPECT_NE(r.error().message.find(expected), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("GPUFLEET_SOCKET"), std::string::npos);
 }
 
@@ -282,8 +279,7 @@ TEST(ApiClientTest, BadEndpoints) {
   EXPECT_EQ(ApiClient("https://x").Call("GET", "/").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(ApiClient("ftp://x:1").Call("GET", "/").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(ApiClient(" , ").Call("GET", "/").error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(ApiClient("http://nohost").Call("GET", "/").error().code,
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ApiClient("http://nohost").Call("GET", "/").error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST(ApiClientTest, ErrorFromResponseFallsBackToStatus) {

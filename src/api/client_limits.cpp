@@ -12,7 +12,9 @@ namespace {
 // there are this many, so a busy server does not sweep on every request.
 constexpr std::size_t kBucketSweepAt = 4096;
 
-std::size_t Index(Listener listener) { return listener == Listener::kSocket ? 0 : 1; }
+std::size_t Index(Listener listener) {
+  return listener == Listener::kSocket ? 0 : 1;
+}
 
 // The budget a key draws from: listeners never share one, even for the same name.
 std::string BudgetKey(const ClientKey& key) {

@@ -45,12 +45,12 @@ struct ClientKey {
 };
 
 struct ClientLimitsOptions {
-  int max_connections = 1024;       // both listeners together; >= 1
+  int max_connections = 1024;        // both listeners together; >= 1
   int connections_per_client = 256;  // >= 1
-  int max_streams = 256;            // watches + command streams, both listeners; >= 1
-  int streams_per_client = 16;      // >= 1
-  double requests_per_second = 50;  // per client; 0 = no rate limit
-  int request_burst = 200;          // bucket depth, >= 1 when requests_per_second > 0
+  int max_streams = 256;             // watches + command streams, both listeners; >= 1
+  int streams_per_client = 16;       // >= 1
+  double requests_per_second = 50;   // per client; 0 = no rate limit
+  int request_burst = 200;           // bucket depth, >= 1 when requests_per_second > 0
   // Keep a quarter of each server-wide limit for the Unix socket (TCP gets the rest). Set by
   // the server when it listens on both.
   bool socket_reserve = true;

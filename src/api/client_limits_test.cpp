@@ -11,7 +11,9 @@ namespace {
 
 using Resource = ClientLimits::Resource;
 
-ClientKey Tcp(std::string id) { return ClientKey{Listener::kTcp, std::move(id), false}; }
+ClientKey Tcp(std::string id) {
+  return ClientKey{Listener::kTcp, std::move(id), false};
+}
 ClientKey Socket(std::string id, bool exempt = false) {
   return ClientKey{Listener::kSocket, std::move(id), exempt};
 }
@@ -42,8 +44,8 @@ TEST(ClientLimitsTest, OneClientCannotTakeMoreThanItsShare) {
 
 TEST(ClientLimitsTest, TcpLeavesAQuarterForTheSocket) {
   ManualClock clock;
-  ClientLimits limits(
-      ClientLimitsOptions{.max_connections = 8, .connections_per_client = 100}, clock);
+  ClientLimits limits(ClientLimitsOptions{.max_connections = 8, .connections_per_client = 100},
+                      clock);
   std::vector<ClientLimits::Lease> held;
   for (int i = 0; i < 6; ++i) {
     auto admission = limits.Admit(Resource::kConnection, Tcp("addr:" + std::to_string(i)));
@@ -74,10 +76,9 @@ TEST(ClientLimitsTest, TcpLeavesAQuarterForTheSocket) {
 
 TEST(ClientLimitsTest, WithoutASocketTcpMayUseEverything) {
   ManualClock clock;
-  ClientLimits limits(ClientLimitsOptions{.max_streams = 4,
-                                          .streams_per_client = 4,
-                                          .socket_reserve = false},
-                      clock);
+  ClientLimits limits(
+      ClientLimitsOptions{.max_streams = 4, .streams_per_client = 4, .socket_reserve = false},
+      clock);
   std::vector<ClientLimits::Lease> held;
   for (int i = 0; i < 4; ++i) {
     auto admission = limits.Admit(Resource::kStream, Tcp("addr:a"));
@@ -118,7 +119,7 @@ TEST(ClientLimitsTest, TokenBucketRefillsAtTheRateAndSaysWhenToRetry) {
             "the limit is 2 requests a second per client, in bursts of up to 3 ([api] "
             "rate_limit, rate_burst); user alice sent more");
   EXPECT_FALSE(limits.TakeRequest(Tcp("user:bob")).has_value());  // bob has his own bucket
-  clock.Advance(Millis(500));  // one token back
+  clock.Advance(Millis(500));                                     // one token back
   EXPECT_FALSE(limits.TakeRequest(alice).has_value());
   EXPECT_TRUE(limits.TakeRequest(alice).has_value());
   clock.Advance(std::chrono::hours(1));  // refilled to the burst, not beyond

@@ -43,8 +43,8 @@ class FakeClusterService : public ClusterService {
       Job task = job;
       task.id = JobId(job.id.value() + static_cast<std::int64_t>(out.size()));
       task.spec = spec;
-      task.spec.array = ArrayTask{.array_job = job.id, .index = index,
-                                  .max_running = array.max_running};
+      task.spec.array =
+          ArrayTask{.array_job = job.id, .index = index, .max_running = array.max_running};
       out.push_back(std::move(task));
     }
     return out;
@@ -109,9 +109,7 @@ class FakeClusterService : public ClusterService {
     return report;
   }
   Result<Job> ApproveJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
-  Result<Job> CheckpointJob(const Caller& caller, JobId id) override {
-    return JobCall(caller, id);
-  }
+  Result<Job> CheckpointJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
   Result<IssuedToken> CreateToken(const Caller& caller, TokenRequest request) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
@@ -147,7 +145,9 @@ class FakeClusterService : public ClusterService {
     return out;
   }
   // Echoes the GPU in the mode asked (any known mode).
-  Result<Gpu> SetGpuMode(const Caller& caller, const NodeId& /*node*/, const std::string& gpu,
+  Result<Gpu> SetGpuMode(const Caller& caller,
+                         const NodeId& /*node*/,
+                         const std::string& gpu,
                          const std::string& mode) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
@@ -157,7 +157,9 @@ class FakeClusterService : public ClusterService {
     return out;
   }
   // Echoes the GPU with the layout asked waiting.
-  Result<Gpu> SetMigLayout(const Caller& caller, const NodeId& /*node*/, const std::string& gpu,
+  Result<Gpu> SetMigLayout(const Caller& caller,
+                           const NodeId& /*node*/,
+                           const std::string& gpu,
                            const std::string& layout) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
@@ -166,7 +168,8 @@ class FakeClusterService : public ClusterService {
     GF_ASSIGN_OR_RETURN(out.mig_layout_next, ParseMigLayout(layout, "layout"));
     return out;
   }
-  Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& /*node*/,
+  Result<Gpu> ResumeGpu(const Caller& caller,
+                        const NodeId& /*node*/,
                         const std::string& gpu) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));

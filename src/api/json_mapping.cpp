@@ -34,14 +34,20 @@ constexpr std::array<CodeName, 9> kCodeNames = {{
     {ErrorCode::kInternal, "internal"},
 }};
 
-json OptionalTime(const std::optional<Time>& t) { return t ? json(FormatRfc3339(*t)) : json(); }
-json OptionalMillis(const std::optional<Time>& t) { return t ? json(ToUnixMillis(*t)) : json(); }
+json OptionalTime(const std::optional<Time>& t) {
+  return t ? json(FormatRfc3339(*t)) : json();
+}
+json OptionalMillis(const std::optional<Time>& t) {
+  return t ? json(ToUnixMillis(*t)) : json();
+}
 template <typename T>
 json OptionalValue(const std::optional<T>& v) {
   return v ? json(*v) : json();
 }
 
-json OptionalId(const std::optional<JobId>& id) { return id ? json(id->value()) : json(); }
+json OptionalId(const std::optional<JobId>& id) {
+  return id ? json(id->value()) : json();
+}
 
 // Milli-GPUs as GPUs: an integer when whole (2000 → 2), else a number (250 → 0.25).
 json GpuAmountJson(std::int64_t milli) {
@@ -50,9 +56,13 @@ json GpuAmountJson(std::int64_t milli) {
 }
 
 // A request's share of one GPU (issue #7): null when not asked (0), else as GpuAmountJson.
-json GpuShareJson(int milli) { return milli > 0 ? GpuAmountJson(milli) : json(); }
+json GpuShareJson(int milli) {
+  return milli > 0 ? GpuAmountJson(milli) : json();
+}
 // GPU memory in MiB: null when not asked or not limited (0: the whole GPU's).
-json GpuMemJson(std::int64_t mib) { return mib > 0 ? json(mib) : json(); }
+json GpuMemJson(std::int64_t mib) {
+  return mib > 0 ? json(mib) : json();
+}
 
 constexpr double kMillijoulesPerJoule = 1000.0;
 constexpr double kJoulesPerKwh = 3.6e6;
@@ -92,15 +102,16 @@ json MigInstanceToJson(const MigInstance& m) {
 json ProcessesToJson(const std::vector<GpuProcessSample>& processes) {
   json out = json::array();
   for (const auto& p : processes) {
-    out.push_back(json{{"pid", p.pid},
-                       {"used_memory_mib", OptionalValue(p.used_memory_mib)},
-                       {"sm_util_pct", OptionalValue(p.sm_util_pct)},
-                       {"mem_util_pct", OptionalValue(p.mem_util_pct)},
-                       {"job", OptionalId(p.job)},
-                       {"uid", OptionalValue(p.uid)},
-                       {"user", p.user},
-                       {"unmanaged", p.unmanaged},
-                       {"mig_uuid", p.mig_uuid.value().empty() ? json() : json(p.mig_uuid.value())}});
+    out.push_back(
+        json{{"pid", p.pid},
+             {"used_memory_mib", OptionalValue(p.used_memory_mib)},
+             {"sm_util_pct", OptionalValue(p.sm_util_pct)},
+             {"mem_util_pct", OptionalValue(p.mem_util_pct)},
+             {"job", OptionalId(p.job)},
+             {"uid", OptionalValue(p.uid)},
+             {"user", p.user},
+             {"unmanaged", p.unmanaged},
+             {"mig_uuid", p.mig_uuid.value().empty() ? json() : json(p.mig_uuid.value())}});
   }
   return out;
 }
@@ -110,7 +121,9 @@ json ProcessesToJson(const std::vector<GpuProcessSample>& processes) {
 // 1 MiB array, and only its first 60 bytes are shown. Cut at a UTF-8 character boundary: half
 // a character would make the error message itself invalid JSON text
 // (tests/fuzz/regressions/job_spec).
-std::string Shown(const json& value) { return JsonPreview(value, 60); }
+std::string Shown(const json& value) {
+  return JsonPreview(value, 60);
+}
 
 Error FieldError(std::string_view field, std::string_view must, const json& got) {
   return InvalidArgument(std::string(field) + ": must be " + std::string(must) + ", got " +
@@ -165,9 +178,9 @@ Result<std::vector<std::pair<std::string, std::string>>> EnvField(const json& v)
 std::optional<std::int64_t> WholeNumber(const json& v) {
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
-    return u <= static_cast<std::uint64_t>(INT64_MAX) ? std::optional<std::int64_t>(
-                                                            static_cast<std::int64_t>(u))
-                                                      : std::nullopt;
+    return u <= static_cast<std::uint64_t>(INT64_MAX)
+               ? std::optional<std::int64_t>(static_cast<std::int64_t>(u))
+               : std::nullopt;
   }
   if (v.is_number_integer()) {
     return v.get<std::int64_t>();
@@ -250,8 +263,10 @@ Result<std::vector<Dependency>> AfterField(const json& v) {
         d.job = JobId(*id);
       } else if (key == "kind") {
         if (value != "any" && value != "ok") {
-          return FieldError(field + ".kind", "\"any\" (ends in any way) or \"ok\" (completes "
-                            "with exit code 0)", value);
+          return FieldError(field + ".kind",
+                            "\"any\" (ends in any way) or \"ok\" (completes "
+                            "with exit code 0)",
+                            value);
         }
         d.kind = value == "ok" ? DependencyKind::kOk : DependencyKind::kAny;
       } else {
@@ -287,8 +302,7 @@ Result<ArrayRequest> ArrayField(const json& v) {
       if (!value.is_null()) {
         const auto n = WholeNumber(value);
         if (!n || *n < 1 || *n > kMaxArrayTasks) {
-          return FieldError("array.max_running", "null or a whole number from 1 to 10000",
-                            value);
+          return FieldError("array.max_running", "null or a whole number from 1 to 10000", value);
         }
         array.max_running = static_cast<int>(*n);
       }
@@ -317,7 +331,9 @@ Result<std::map<std::string, std::string>> NodeLabelsField(const json& v) {
 }
 
 // -1 (unknown) as null.
-json KnownOrNull(int value) { return value >= 0 ? json(value) : json(); }
+json KnownOrNull(int value) {
+  return value >= 0 ? json(value) : json();
+}
 
 // "gpu_share": 0.25 or "0.25" (a part of one GPU, issue #7); null = not asked. A number is read
 // through its JSON text so that both forms take ParseGpuShare's exact decimal rules (at most
@@ -349,8 +365,7 @@ Result<std::int64_t> GpuMemField(const std::string& key, const json& v) {
     return *n;
   }
   if (!v.is_string()) {
-    return FieldError(key, "a memory size like \"20G\" or \"512M\" (or \"gpu_mem_mib\": 20480)",
-                      v);
+    return FieldError(key, "a memory size like \"20G\" or \"512M\" (or \"gpu_mem_mib\": 20480)", v);
   }
   auto mib = ParseMemoryMib(v.get<std::string>(), key);
   if (!mib.ok()) {
@@ -409,7 +424,8 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   } else if (key == "requeue") {
     // "false" or 0 from a script that meant true would be a job run twice.
     GF_ASSIGN_OR_RETURN(spec.requeue,
-                        BoolField(key, v,
+                        BoolField(key,
+                                  v,
                                   "true (back to the queue when preempted or its node fails) or "
                                   "false (it ends instead; gpufleet submit --no-requeue)"));
   } else if (key == "interactive") {
@@ -421,7 +437,8 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   } else {
     return InvalidArgument("unknown field \"" + key +
                            "\" in job spec; known fields: command, name, workdir, env, gpus, "
-                           "nodes, gpu_share, gpu_mem, gpu_mem_mib, mig, gpu_type, node_labels, priority, team, time_limit, checkpoint_signal, after, "
+                           "nodes, gpu_share, gpu_mem, gpu_mem_mib, mig, gpu_type, node_labels, "
+                           "priority, team, time_limit, checkpoint_signal, after, "
                            "requeue, interactive, idle_reap, array");
   }
   return OkStatus();
@@ -459,7 +476,6 @@ std::optional<ErrorCode> ParseErrorCodeName(std::string_view name) {
   }
   return std::nullopt;
 }
-
 
 json DependenciesToJson(const std::vector<Dependency>& after) {
   json out = json::array();
@@ -522,9 +538,9 @@ json JobToJson(const Job& job) {
       {"gpu_uuids", std::move(uuids)},
       {"alloc_gpu_share", job.allocation ? GpuAmountJson(job.allocation->gpu_milli) : json()},
       {"alloc_gpu_mem_mib", job.allocation ? GpuMemJson(job.allocation->gpu_memory_mib) : json()},
-      {"alloc_mig", job.allocation && !job.allocation->mig.value().empty()
-                        ? json(job.allocation->mig.value())
-                        : json()},
+      {"alloc_mig",
+       job.allocation && !job.allocation->mig.value().empty() ? json(job.allocation->mig.value())
+                                                              : json()},
       {"submit_time", FormatRfc3339(job.submit_time)},
       {"submit_time_ms", ToUnixMillis(job.submit_time)},
       {"start_time", OptionalTime(job.start_time)},
@@ -571,16 +587,16 @@ json QuotaToJson(const QuotaReport& report) {
 
 json GpuToJson(const Gpu& gpu) {
   json out{{"index", gpu.index},
-              {"uuid", gpu.uuid.value()},
-              {"model", gpu.model},
-              {"memory_mib", gpu.memory_mib},
-              {"health", ToString(gpu.health)},
-              {"health_cause", gpu.health_cause},
-              {"numa_node", KnownOrNull(gpu.numa_node)},
-              {"pcie_switch", KnownOrNull(gpu.pcie_switch)},
-              {"nvlink_peers", gpu.nvlink_peers},
-              {"sharing", ToString(gpu.sharing)},
-              {"sharing_next", gpu.sharing_next ? json(ToString(*gpu.sharing_next)) : json()}};
+           {"uuid", gpu.uuid.value()},
+           {"model", gpu.model},
+           {"memory_mib", gpu.memory_mib},
+           {"health", ToString(gpu.health)},
+           {"health_cause", gpu.health_cause},
+           {"numa_node", KnownOrNull(gpu.numa_node)},
+           {"pcie_switch", KnownOrNull(gpu.pcie_switch)},
+           {"nvlink_peers", gpu.nvlink_peers},
+           {"sharing", ToString(gpu.sharing)},
+           {"sharing_next", gpu.sharing_next ? json(ToString(*gpu.sharing_next)) : json()}};
   out["mig_enabled"] = gpu.mig_enabled;
   out["mig_instances"] = json::array();
   for (const MigInstance& m : gpu.mig_instances) {
@@ -623,7 +639,9 @@ json GpuSampleToJson(const GpuSample& sample) {
            {"xids", XidsToJson(sample.xids)}};
   // A lost GPU answers nothing: its zeros are not readings, so they go out as null like every
   // other counter the driver could not give.
-  const auto reading = [&](std::int64_t v) { return sample.lost ? json() : json(v); };
+  const auto reading = [&](std::int64_t v) {
+    return sample.lost ? json() : json(v);
+  };
   out["memory_total_mib"] = reading(sample.memory_total_mib);
   out["memory_used_mib"] = reading(sample.memory_used_mib);
   out["memory_free_mib"] = reading(sample.memory_free_mib);
@@ -903,8 +921,7 @@ Result<Submission> SubmissionFromJson(const json& body) {
     }
   }
   if (!body.contains("command")) {
-    return InvalidArgument(
-        "command: required (the argv to run, e.g. [\"python\", \"train.py\"])");
+    return InvalidArgument("command: required (the argv to run, e.g. [\"python\", \"train.py\"])");
   }
   return submission;
 }

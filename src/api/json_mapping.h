@@ -27,7 +27,6 @@
 
 namespace gf {
 
-
 // The JSON vocabulary of error codes: "invalid_argument", "not_found", ...
 std::string_view ErrorCodeName(ErrorCode code);
 // Inverse of ErrorCodeName; nullopt for names outside the closed set (e.g. the transport's
@@ -54,7 +53,6 @@ nlohmann::json ExplanationToJson(const Explanation& explanation);
 // GET /api/v1/quota: {"period_start", "period_start_ms", "period_end", "period_end_ms",
 // "quotas_on", "teams": [...], "users": [...]}; a team with no budget or no max has them null.
 nlohmann::json QuotaToJson(const QuotaReport& report);
-
 
 // Parses a submission body:
 //   {"command": ["python", "train.py"],            required, non-empty array of strings

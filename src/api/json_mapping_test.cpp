@@ -1,12 +1,12 @@
 #include "api/json_mapping.h"
 
-#include "api/admin_json.h"
-
-#include <gtest/gtest.h>
-
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "api/admin_json.h"
 
 namespace gf {
 namespace {
@@ -79,12 +79,18 @@ TEST(ApiJsonMappingTest, JobToJsonHasEveryField) {
 }
 
 TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
-  const json body = {{"command", {"python", "train.py"}}, {"name", "t"},
-                     {"workdir", "/w"},  {"env", {{"B", "2"}, {"A", "1"}}},
-                     {"gpus", 4},        {"gpu_type", "A100"},
-                     {"priority", "low"}, {"team", "nlp"},
-                     {"time_limit", "2h"}, {"checkpoint_signal", "SIGUSR2"},
-                     {"requeue", false},  {"interactive", true},
+  const json body = {{"command", {"python", "train.py"}},
+                     {"name", "t"},
+                     {"workdir", "/w"},
+                     {"env", {{"B", "2"}, {"A", "1"}}},
+                     {"gpus", 4},
+                     {"gpu_type", "A100"},
+                     {"priority", "low"},
+                     {"team", "nlp"},
+                     {"time_limit", "2h"},
+                     {"checkpoint_signal", "SIGUSR2"},
+                     {"requeue", false},
+                     {"interactive", true},
                      {"idle_reap", false}};
   auto spec = JobSpecFromJson(body);
   ASSERT_TRUE(spec.ok()) << spec.error().message;
@@ -142,18 +148,19 @@ TEST(ApiJsonMappingTest, SpecErrorsNameTheField) {
   EXPECT_NE(SpecError({{"command", json::array()}}).find("command"), std::string::npos);
   EXPECT_NE(SpecError({{"command", {"a", 1}}}).find("command[1]"), std::string::npos);
   EXPECT_NE(SpecError({{"command", cmd}, {"env", {{"A", 1}}}}).find("env.A"), std::string::npos);
-  EXPECT_NE(SpecError({{"command", cmd}, {"priority", "Urgent!"}}).find("priority: must be a class"),
-            std::string::npos);
+  EXPECT_NE(
+      SpecError({{"command", cmd}, {"priority", "Urgent!"}}).find("priority: must be a class"),
+      std::string::npos);
   EXPECT_NE(SpecError({{"command", cmd}, {"priority", 1}}).find("priority"), std::string::npos);
   EXPECT_NE(SpecError({{"command", cmd}, {"time_limit", "soon"}}).find("time_limit"),
             std::string::npos);
-  EXPECT_NE(SpecError({{"command", cmd}, {"time_limit", 0}}).find("time_limit"),
-            std::string::npos);
+  EXPECT_NE(SpecError({{"command", cmd}, {"time_limit", 0}}).find("time_limit"), std::string::npos);
   EXPECT_NE(SpecError({{"command", cmd}, {"name", 3}}).find("name: must be a string"),
             std::string::npos);
   EXPECT_NE(SpecError(json::array()).find("JSON object"), std::string::npos);
-  EXPECT_EQ(SpecError({{"command", cmd}, {"checkpoint_signal", "KILL"}}).rfind("checkpoint_signal:", 0),
-            0U);
+  EXPECT_EQ(
+      SpecError({{"command", cmd}, {"checkpoint_signal", "KILL"}}).rfind("checkpoint_signal:", 0),
+      0U);
   EXPECT_EQ(SpecError({{"command", cmd}, {"checkpoint_signal", 9}}).rfind("checkpoint_signal:", 0),
             0U);
   // Not a string or a number: "false" would read as true in too many scripts.
@@ -196,8 +203,8 @@ TEST(ApiJsonMappingTest, AnErrorQuotesABoundedPreviewOfADeepOrHugeValue) {
   for (int i = 0; i < 200'000; ++i) {
     huge.push_back(i);
   }
-  EXPECT_EQ(SpecError(huge), "job spec must be a JSON object, got " +
-                                 huge.dump().substr(0, 60) + "...");
+  EXPECT_EQ(SpecError(huge),
+            "job spec must be a JSON object, got " + huge.dump().substr(0, 60) + "...");
 }
 
 TEST(ApiJsonMappingTest, ErrorRoundTrips) {
@@ -211,10 +218,15 @@ TEST(ApiJsonMappingTest, ErrorRoundTrips) {
   ASSERT_TRUE(transport.has_value());
   EXPECT_FALSE(transport->code.has_value());
   EXPECT_FALSE(ErrorFromJson(json{{"jobs", json::array()}}).has_value());
-  for (ErrorCode code : {ErrorCode::kInvalidArgument, ErrorCode::kNotFound,
-                         ErrorCode::kAlreadyExists, ErrorCode::kPermissionDenied,
-                         ErrorCode::kFailedPrecondition, ErrorCode::kResourceExhausted,
-                         ErrorCode::kUnavailable, ErrorCode::kIo, ErrorCode::kInternal}) {
+  for (ErrorCode code : {ErrorCode::kInvalidArgument,
+                         ErrorCode::kNotFound,
+                         ErrorCode::kAlreadyExists,
+                         ErrorCode::kPermissionDenied,
+                         ErrorCode::kFailedPrecondition,
+                         ErrorCode::kResourceExhausted,
+                         ErrorCode::kUnavailable,
+                         ErrorCode::kIo,
+                         ErrorCode::kInternal}) {
     EXPECT_EQ(ParseErrorCodeName(ErrorCodeName(code)), code);
   }
 }
@@ -306,10 +318,11 @@ TEST(ApiJsonMappingTest, GpuSampleHasEveryCounter) {
   EXPECT_EQ(j["pcie_tx_kbps"], 1234);
   EXPECT_EQ(j["pcie_rx_kbps"], 5678);
   EXPECT_EQ(j["pcie_replay_count"], 3);
-  EXPECT_EQ(j["ecc"], json({{"volatile_corrected", 1},
-                            {"volatile_uncorrected", 2},
-                            {"aggregate_corrected", 30},
-                            {"aggregate_uncorrected", 40}}));
+  EXPECT_EQ(j["ecc"],
+            json({{"volatile_corrected", 1},
+                  {"volatile_uncorrected", 2},
+                  {"aggregate_corrected", 30},
+                  {"aggregate_uncorrected", 40}}));
   const json remapped = {
       {"correctable", 5}, {"uncorrectable", 6}, {"pending", true}, {"failure", false}};
   EXPECT_EQ(j["remapped_rows"], remapped);
@@ -330,11 +343,23 @@ TEST(ApiJsonMappingTest, UnknownCountersAreNullNeverZero) {
   s.uuid = GpuUuid("GPU-b");
   s.memory_total_mib = 16384;
   const json j = GpuSampleToJson(s);
-  for (const char* key : {"util_gpu_pct", "util_memory_pct", "temperature_c",
-                          "memory_temperature_c", "power_mw", "power_limit_mw", "energy_mj",
-                          "sm_clock_mhz", "mem_clock_mhz", "pcie_tx_kbps", "pcie_rx_kbps",
-                          "pcie_replay_count", "remapped_rows", "throttle_reasons",
-                          "throttle_reason_names", "fan_speed_pct", "pstate"}) {
+  for (const char* key : {"util_gpu_pct",
+                          "util_memory_pct",
+                          "temperature_c",
+                          "memory_temperature_c",
+                          "power_mw",
+                          "power_limit_mw",
+                          "energy_mj",
+                          "sm_clock_mhz",
+                          "mem_clock_mhz",
+                          "pcie_tx_kbps",
+                          "pcie_rx_kbps",
+                          "pcie_replay_count",
+                          "remapped_rows",
+                          "throttle_reasons",
+                          "throttle_reason_names",
+                          "fan_speed_pct",
+                          "pstate"}) {
     EXPECT_TRUE(j.contains(key)) << key;
     EXPECT_TRUE(j[key].is_null()) << key << " = " << j[key].dump();
   }
@@ -366,14 +391,19 @@ TEST(ApiJsonMappingTest, LostGpuHasNoMemoryFigures) {
 TEST(ApiJsonMappingTest, ThrottleReasonNamesCoverEveryBit) {
   EXPECT_TRUE(ThrottleReasonNames(0).empty());
   EXPECT_EQ(ThrottleReasonNames(0x1FF),
-            (std::vector<std::string>{"gpu_idle", "applications_clocks_setting", "sw_power_cap",
-                                      "hw_slowdown", "sync_boost", "sw_thermal_slowdown",
-                                      "hw_thermal_slowdown", "hw_power_brake_slowdown",
+            (std::vector<std::string>{"gpu_idle",
+                                      "applications_clocks_setting",
+                                      "sw_power_cap",
+                                      "hw_slowdown",
+                                      "sync_boost",
+                                      "sw_thermal_slowdown",
+                                      "hw_thermal_slowdown",
+                                      "hw_power_brake_slowdown",
                                       "display_clock_setting"}));
   // Bits this build does not know are kept, one name each, not dropped.
-  EXPECT_EQ(ThrottleReasonNames(0x4 | 0x200 | (1ULL << 63)),
-            (std::vector<std::string>{"sw_power_cap", "unknown_0x200",
-                                      "unknown_0x8000000000000000"}));
+  EXPECT_EQ(
+      ThrottleReasonNames(0x4 | 0x200 | (1ULL << 63)),
+      (std::vector<std::string>{"sw_power_cap", "unknown_0x200", "unknown_0x8000000000000000"}));
 }
 
 TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
@@ -395,15 +425,16 @@ TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
   s.processes = {managed, stray};
   const json p = GpuSampleToJson(s)["processes"];
   ASSERT_EQ(p.size(), 2u);
-  EXPECT_EQ(p[0], json({{"pid", 4242},
-                        {"used_memory_mib", 30000},
-                        {"sm_util_pct", 88},
-                        {"mem_util_pct", 40},
-                        {"job", 7},
-                        {"uid", 1000},
-                        {"user", "alice"},
-                        {"unmanaged", false},
-                        {"mig_uuid", nullptr}}));
+  EXPECT_EQ(p[0],
+            json({{"pid", 4242},
+                  {"used_memory_mib", 30000},
+                  {"sm_util_pct", 88},
+                  {"mem_util_pct", 40},
+                  {"job", 7},
+                  {"uid", 1000},
+                  {"user", "alice"},
+                  {"unmanaged", false},
+                  {"mig_uuid", nullptr}}));
   EXPECT_EQ(p[1]["pid"], 999);
   EXPECT_EQ(p[1]["mig_uuid"], "MIG-1");
   EXPECT_TRUE(p[1]["used_memory_mib"].is_null());
@@ -448,16 +479,21 @@ TEST(ApiJsonMappingTest, GpuStatusHasHolderTeamAndConditions) {
 TEST(ApiJsonMappingTest, SharedGpuListsEveryHolder) {
   GpuStatus status;
   status.node = NodeId("n1");
-  status.holders = {GpuHolder{.job = JobId(12), .user = "ann", .team = "", .share_milli = 250,
+  status.holders = {GpuHolder{.job = JobId(12),
+                              .user = "ann",
+                              .team = "",
+                              .share_milli = 250,
                               .memory_limit_mib = 20'480},
-                    GpuHolder{.job = JobId(13), .user = "bo", .team = "nlp", .share_milli = 500,
+                    GpuHolder{.job = JobId(13),
+                              .user = "bo",
+                              .team = "nlp",
+                              .share_milli = 500,
                               .memory_limit_mib = 0}};
   status.conditions = {"gpu_memory_over_limit"};
   const json g = GpuStatusToJson(status);
   EXPECT_TRUE(g["job"].is_null());  // several holders: no single job
   EXPECT_EQ(g["user"], "");
-  EXPECT_EQ(g["holders"],
-            json::parse(R"([{"job":12,"user":"ann","team":"","share_milli":250,
+  EXPECT_EQ(g["holders"], json::parse(R"([{"job":12,"user":"ann","team":"","share_milli":250,
                              "memory_limit_mib":20480},
                             {"job":13,"user":"bo","team":"nlp","share_milli":500,
                              "memory_limit_mib":0}])"));
@@ -467,7 +503,7 @@ TEST(ApiJsonMappingTest, SharedGpuListsEveryHolder) {
 TEST(ApiJsonMappingTest, JobUsageInMillijoulesJoulesAndKwh) {
   Job job;
   job.id = JobId(1);
-  EXPECT_TRUE(JobToJson(job)["usage"].is_null());  // not measured yet: null, not zeros
+  EXPECT_TRUE(JobToJson(job)["usage"].is_null());             // not measured yet: null, not zeros
   job.usage = JobUsage{120, 63.5, 99, 70000, 7'200'000'000};  // 7.2 MJ = 2 kWh
   const json u = JobToJson(job)["usage"];
   EXPECT_EQ(u["samples"], 120);
@@ -480,12 +516,13 @@ TEST(ApiJsonMappingTest, JobUsageInMillijoulesJoulesAndKwh) {
 }
 
 TEST(ApiJsonMappingTest, SubmissionWithDependenciesAndArray) {
-  auto s = SubmissionFromJson(json::parse(
-      R"({"command":["t"],"after":[{"job":12,"kind":"ok"},{"job":13}],)"
-      R"("array":{"indices":[1,3],"max_running":null}})"));
+  auto s = SubmissionFromJson(
+      json::parse(R"({"command":["t"],"after":[{"job":12,"kind":"ok"},{"job":13}],)"
+                  R"("array":{"indices":[1,3],"max_running":null}})"));
   ASSERT_TRUE(s.ok()) << s.error().message;
-  EXPECT_EQ(s->spec.after, (std::vector<Dependency>{{.job = JobId(12), .kind = DependencyKind::kOk},
-                                                    {.job = JobId(13), .kind = DependencyKind::kAny}}));
+  EXPECT_EQ(s->spec.after,
+            (std::vector<Dependency>{{.job = JobId(12), .kind = DependencyKind::kOk},
+                                     {.job = JobId(13), .kind = DependencyKind::kAny}}));
   ASSERT_TRUE(s->array);
   EXPECT_EQ(s->array->indices, (std::vector<int>{1, 3}));
   EXPECT_FALSE(s->array->max_running);
@@ -504,17 +541,20 @@ TEST(ApiJsonMappingTest, DependencyAndArrayErrorsNameTheField) {
   };
   EXPECT_EQ(error(R"({"command":["t"],"after":12})").rfind("after: must be", 0), 0u);
   EXPECT_EQ(error(R"({"command":["t"],"after":[{"job":0}]})").rfind("after[0].job:", 0), 0u);
-  EXPECT_EQ(error(R"({"command":["t"],"after":[{"job":5,"kind":"fail"}]})")
-                .rfind("after[0].kind:", 0), 0u);
+  EXPECT_EQ(
+      error(R"({"command":["t"],"after":[{"job":5,"kind":"fail"}]})").rfind("after[0].kind:", 0),
+      0u);
   EXPECT_EQ(error(R"({"command":["t"],"after":[{"job":5,"kid":"ok"}]})")
-                .rfind("unknown field \"kid\" in after[0]", 0), 0u);
-  EXPECT_EQ(error(R"({"command":["t"],"array":[0,1]})").rfind("array: must be", 0), 0u);
-  EXPECT_EQ(error(R"({"command":["t"],"array":{"indices":[-1]}})").rfind("array.indices:", 0),
+                .rfind("unknown field \"kid\" in after[0]", 0),
             0u);
+  EXPECT_EQ(error(R"({"command":["t"],"array":[0,1]})").rfind("array: must be", 0), 0u);
+  EXPECT_EQ(error(R"({"command":["t"],"array":{"indices":[-1]}})").rfind("array.indices:", 0), 0u);
   EXPECT_EQ(error(R"({"command":["t"],"array":{"indices":[0],"max_running":0}})")
-                .rfind("array.max_running:", 0), 0u);
+                .rfind("array.max_running:", 0),
+            0u);
   EXPECT_EQ(error(R"({"command":["t"],"array":{"indices":[0],"limit":2}})")
-                .rfind("unknown field \"limit\" in array", 0), 0u);
+                .rfind("unknown field \"limit\" in array", 0),
+            0u);
 }
 
 TEST(ApiJsonMappingTest, JobJsonShowsArrayTaskAndDependencies) {
@@ -541,8 +581,9 @@ TEST(ApiJsonMappingTest, MultiNodeRequestAndGangMember) {
   EXPECT_EQ(spec->request.nodes, 4);
   EXPECT_EQ(JobSpecFromJson({{"command", cmd}})->request.nodes, 1);
   for (const json& wrong : {json(0), json(1025), json("2"), json(1.5)}) {
-    EXPECT_EQ(SpecError({{"command", cmd}, {"nodes", wrong}}).rfind("nodes: must be a whole number", 0),
-              0U)
+    EXPECT_EQ(
+        SpecError({{"command", cmd}, {"nodes", wrong}}).rfind("nodes: must be a whole number", 0),
+        0U)
         << wrong.dump();
   }
   Job member;
@@ -616,10 +657,8 @@ TEST(ApiJsonMappingTest, JobJsonShowsShareAskedAndHeld) {
   Job job;
   job.spec.request.gpu_milli = 250;
   job.spec.request.gpu_memory_mib = 20'480;
-  job.allocation = Allocation{.node = NodeId("n1"),
-                              .gpus = {GpuUuid("GPU-a")},
-                              .gpu_milli = 250,
-                              .gpu_memory_mib = 20'480};
+  job.allocation = Allocation{
+      .node = NodeId("n1"), .gpus = {GpuUuid("GPU-a")}, .gpu_milli = 250, .gpu_memory_mib = 20'480};
   const json j = JobToJson(job);
   EXPECT_EQ(j["gpu_share"], json(0.25));
   EXPECT_EQ(j["gpu_mem_mib"], 20'480);
@@ -665,4 +704,3 @@ TEST(ApiJsonMappingTest, AdminBodiesRefuseNulBytesNamingTheField) {
 
 }  // namespace
 }  // namespace gf
-

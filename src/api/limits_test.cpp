@@ -1,13 +1,6 @@
 // The API server's limits (client_limits.h) on a real server: watch slots per listener and per
 // client, the connection cap's refusal, the rate limit, the accept loop's pause when the
 // process has no descriptor left, and the /metrics families that count refusals.
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +9,13 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "api/api_client.h"
 #include "api/api_server.h"
@@ -233,8 +232,8 @@ TEST_F(LimitsTest, AFullServerAnswers503AndServesAgainOnceConnectionsClose) {
   const std::string refused = over.ReadAll();
   EXPECT_TRUE(Has(refused, "HTTP/1.1 503")) << refused;
   EXPECT_TRUE(Has(refused, "Retry-After: 5\r\n")) << refused;
-  EXPECT_TRUE(Has(refused,
-                  "too many connections: the limit is 4 on this server ([api] max_connections)"))
+  EXPECT_TRUE(
+      Has(refused, "too many connections: the limit is 4 on this server ([api] max_connections)"))
       << refused;
   RawConnection local_over = RawConnection::Unix(socket_);
   EXPECT_TRUE(Has(local_over.ReadAll(), "HTTP/1.1 503"));
@@ -308,8 +307,8 @@ TEST_F(LimitsTest, RequestsOverTheRateAre429WithRetryAfterButAgentsAndTheOwnerNe
   EXPECT_TRUE(Has(metrics->body, "gpufleet_api_refusals_total{limit=\"rate_limit\"} 2\n"))
       << metrics->body;
   EXPECT_TRUE(Has(metrics->body, "# TYPE gpufleet_api_accept_errors_total counter\n"));
-  EXPECT_TRUE(Has(metrics->body,
-                  "gpufleet_api_open{resource=\"connections\",listener=\"socket\"} 1\n"));
+  EXPECT_TRUE(
+      Has(metrics->body, "gpufleet_api_open{resource=\"connections\",listener=\"socket\"} 1\n"));
 }
 
 TEST_F(LimitsTest, BadLimitsStopStartNamingTheSetting) {

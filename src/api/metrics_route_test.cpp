@@ -12,9 +12,8 @@
 #include "api/api_server.h"
 #include "api/fake_cluster_service.h"
 #include "api/routes.h"
-#include "monitor/telemetry.h"
-
 #include "metrics/prometheus.h"
+#include "monitor/telemetry.h"
 
 namespace gf {
 namespace {

@@ -32,8 +32,9 @@ TEST(OpenApiTest, DescribesExactlyTheRouteTable) {
         continue;
       }
       std::string upper = method;
-      std::transform(upper.begin(), upper.end(), upper.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+      std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) {
+        return static_cast<char>(std::toupper(c));
+      });
       documented.emplace(upper, path);
       EXPECT_TRUE(op.contains("responses")) << method << " " << path;
       EXPECT_TRUE(op.contains("operationId")) << method << " " << path;
@@ -44,12 +45,12 @@ TEST(OpenApiTest, DescribesExactlyTheRouteTable) {
     served.emplace(std::string(route.method), std::string(route.path));
   }
   for (const auto& route : served) {
-    EXPECT_TRUE(documented.count(route)) << "not in openapi.json: " << route.first << " "
-                                         << route.second;
+    EXPECT_TRUE(documented.count(route))
+        << "not in openapi.json: " << route.first << " " << route.second;
   }
   for (const auto& route : documented) {
-    EXPECT_TRUE(served.count(route)) << "documented but not served: " << route.first << " "
-                                     << route.second;
+    EXPECT_TRUE(served.count(route))
+        << "documented but not served: " << route.first << " " << route.second;
   }
 }
 
@@ -65,10 +66,10 @@ nlohmann::json SchemaProperties(const nlohmann::json& spec, const std::string& n
   nlohmann::json props = schema.value("properties", nlohmann::json::object());
   for (const auto& part : schema.value("allOf", nlohmann::json::array())) {
     const nlohmann::json more =
-        part.contains("$ref")
-            ? SchemaProperties(spec, part["$ref"].get<std::string>().substr(
-                                         std::string("#/components/schemas/").size()))
-            : part.value("properties", nlohmann::json::object());
+        part.contains("$ref") ? SchemaProperties(spec,
+                                                 part["$ref"].get<std::string>().substr(
+                                                     std::string("#/components/schemas/").size()))
+                              : part.value("properties", nlohmann::json::object());
     props.update(more);
   }
   return props;
@@ -77,7 +78,8 @@ nlohmann::json SchemaProperties(const nlohmann::json& spec, const std::string& n
 // The documented properties `props` are exactly the keys of `mapped`, and every key that is
 // null in `mapped` is nullable there. (Explanation's parts are described inline, the rest as
 // named schemas.)
-void ExpectInlineMatches(const nlohmann::json& props, const nlohmann::json& mapped,
+void ExpectInlineMatches(const nlohmann::json& props,
+                         const nlohmann::json& mapped,
                          const std::string& name) {
   for (const auto& [key, value] : mapped.items()) {
     ASSERT_TRUE(props.contains(key)) << name << "." << key << " is written but not documented";
@@ -91,7 +93,8 @@ void ExpectInlineMatches(const nlohmann::json& props, const nlohmann::json& mapp
 }
 
 // The schema `name` lists exactly the keys of `mapped`, nullable where they are null.
-void ExpectSchemaMatches(const nlohmann::json& spec, const std::string& name,
+void ExpectSchemaMatches(const nlohmann::json& spec,
+                         const std::string& name,
                          const nlohmann::json& mapped) {
   const nlohmann::json props = SchemaProperties(spec, name);
   ASSERT_FALSE(props.empty()) << "no schema " << name;
@@ -109,8 +112,8 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   full.mig = {MigSample{}};
   GpuStatus status;
   status.sample = full;
-  status.holders = {GpuHolder{.job = JobId(1), .user = "ann", .team = "", .share_milli = 250,
-                              .memory_limit_mib = 1024}};
+  status.holders = {GpuHolder{
+      .job = JobId(1), .user = "ann", .team = "", .share_milli = 250, .memory_limit_mib = 1024}};
   Job job;
   job.usage = JobUsage{};
   for (const GpuSample& s : {sample, full}) {
@@ -132,16 +135,18 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   ExpectSchemaMatches(spec, "Job", JobToJson(job));
   ExpectSchemaMatches(spec, "JobUsage", JobUsageToJson(JobUsage{}));
   ExpectSchemaMatches(spec, "EnergyCharge", EnergyChargeToJson(EnergyCharge{}));
-  ExpectSchemaMatches(spec, "EnergyCharge",
-                      EnergyChargeToJson(ChargeFor(3'600'000, EnergyPrice{.price_per_kwh = 0.3,
-                                                                          .co2_g_per_kwh = 400})));
+  ExpectSchemaMatches(spec,
+                      "EnergyCharge",
+                      EnergyChargeToJson(ChargeFor(
+                          3'600'000, EnergyPrice{.price_per_kwh = 0.3, .co2_g_per_kwh = 400})));
   ExpectSchemaMatches(spec, "Node", NodeToJson(Node{}));
   ExpectSchemaMatches(spec, "Event", EventToJson(Event{}));
   ExpectSchemaMatches(spec, "Subscription", SubscriptionToJson(Subscription{}));
-  ExpectSchemaMatches(spec, "Subscription",
-                      SubscriptionToJson(Subscription{.scope = SubscriptionScope::kTeam,
-                                                      .team = "cv",
-                                                      .kinds = {NotifyKind::kJobEnd}}));
+  ExpectSchemaMatches(
+      spec,
+      "Subscription",
+      SubscriptionToJson(Subscription{
+          .scope = SubscriptionScope::kTeam, .team = "cv", .kinds = {NotifyKind::kJobEnd}}));
   const QuotaReport quota{.teams = {TeamQuota{}}, .users = {UserQuota{}}};
   const nlohmann::json mapped_quota = QuotaToJson(quota);
   ExpectSchemaMatches(spec, "Quota", mapped_quota);
@@ -159,33 +164,38 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
 // Every part of the report: one of each row, optional figures both set and unset.
 TEST(OpenApiTest, ReportSchemasNameTheMappedFields) {
   const nlohmann::json spec = LoadSpec();
-  const Report report{
-      .team_filter = "cv",
-      .nodes = {NodeFigures{}},
-      .gpus = {GpuFigures{}, GpuFigures{.index = 2}},
-      .days = {DayFigures{}},
-      .teams = {TeamFigures{}, TeamFigures{.max_gpus = 2,
-                                           .guarantee_used_pct = 1,
-                                           .budget_gpu_hours = 3,
-                                           .budget_used_pct = 4}},
-      .users = {UserFigures{}},
-      .waste_jobs = {WasteJob{}},
-      .queue = {QueueFigures{}},
-      .recommendations = {Recommendation{.figures = {{"x", 1}}}}};
+  const Report report{.team_filter = "cv",
+                      .nodes = {NodeFigures{}},
+                      .gpus = {GpuFigures{}, GpuFigures{.index = 2}},
+                      .days = {DayFigures{}},
+                      .teams = {TeamFigures{},
+                                TeamFigures{.max_gpus = 2,
+                                            .guarantee_used_pct = 1,
+                                            .budget_gpu_hours = 3,
+                                            .budget_used_pct = 4}},
+                      .users = {UserFigures{}},
+                      .waste_jobs = {WasteJob{}},
+                      .queue = {QueueFigures{}},
+                      .recommendations = {Recommendation{.figures = {{"x", 1}}}}};
   const nlohmann::json mapped = ReportToJson(report);
   ExpectSchemaMatches(spec, "Report", mapped);
   ExpectSchemaMatches(spec, "Report", ReportToJson(Report{}));
   ExpectSchemaMatches(spec, "ReportFigures", mapped["cluster"]["figures"]);
-  ExpectInlineMatches(spec["components"]["schemas"]["Report"]["properties"]["cluster"]["properties"],
-                      mapped["cluster"], "Report.cluster");
+  ExpectInlineMatches(
+      spec["components"]["schemas"]["Report"]["properties"]["cluster"]["properties"],
+      mapped["cluster"],
+      "Report.cluster");
   ExpectInlineMatches(
       spec["components"]["schemas"]["Report"]["properties"]["nodes"]["items"]["properties"],
-      mapped["nodes"][0], "Report.nodes");
+      mapped["nodes"][0],
+      "Report.nodes");
   ExpectInlineMatches(
       spec["components"]["schemas"]["Report"]["properties"]["days"]["items"]["properties"],
-      mapped["days"][0], "Report.days");
+      mapped["days"][0],
+      "Report.days");
   ExpectInlineMatches(spec["components"]["schemas"]["Report"]["properties"]["waste"]["properties"],
-                      mapped["waste"], "Report.waste");
+                      mapped["waste"],
+                      "Report.waste");
   for (const auto& gpu : mapped["gpus"]) {
     ExpectSchemaMatches(spec, "ReportGpu", gpu);
   }

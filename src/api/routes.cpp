@@ -1,9 +1,5 @@
 #include "api/routes.h"
 
-#include "api/admin_json.h"
-#include "core/hex.h"
-#include "api/agent_wire.h"
-
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -15,9 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/admin_json.h"
+#include "api/agent_wire.h"
 #include "api/json_mapping.h"
 #include "api/report_json.h"
 #include "api/web_assets.h"
+#include "core/hex.h"
 #include "json/json_text.h"
 #include "metrics/prometheus.h"
 #include "monitor/telemetry.h"
@@ -49,11 +48,11 @@ constexpr std::array<StatusEntry, 9> kStatusTable = {{
 }};
 // Statuses the transport produces without an ErrorCode, read back by clients.
 constexpr std::array<StatusEntry, 5> kTransportStatuses = {{
-    {ErrorCode::kPermissionDenied, 401},  // unauthenticated
-    {ErrorCode::kInvalidArgument, 405},   // method not allowed
-    {ErrorCode::kInvalidArgument, 415},   // body not labelled application/json
-    {ErrorCode::kResourceExhausted, 413}, // body too large
-    {ErrorCode::kInvalidArgument, 431},   // headers too large
+    {ErrorCode::kPermissionDenied, 401},   // unauthenticated
+    {ErrorCode::kInvalidArgument, 405},    // method not allowed
+    {ErrorCode::kInvalidArgument, 415},    // body not labelled application/json
+    {ErrorCode::kResourceExhausted, 413},  // body too large
+    {ErrorCode::kInvalidArgument, 431},    // headers too large
 }};
 
 struct RequestContext {
@@ -61,7 +60,7 @@ struct RequestContext {
   const HttpRequest& request;
   std::map<std::string, std::string> params;  // from the path template
   std::map<std::string, std::string> query;
-  const Telemetry* telemetry;  // for /metrics; may be null
+  const Telemetry* telemetry;    // for /metrics; may be null
   AgentLinkService* agent_link;  // for /api/v1/agent/*; null: no remote agents (gpufleet up)
 };
 
@@ -95,8 +94,6 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   return parts;
 }
 
-
-
 std::map<std::string, std::string> ParseQuery(std::string_view query) {
   std::map<std::string, std::string> out;
   if (query.empty()) {
@@ -115,7 +112,8 @@ std::map<std::string, std::string> ParseQuery(std::string_view query) {
 }
 
 // Matches "/api/v1/jobs/12/cancel" against "/api/v1/jobs/{id}/cancel", filling `params`.
-bool MatchPath(std::string_view templ, std::string_view path,
+bool MatchPath(std::string_view templ,
+               std::string_view path,
                std::map<std::string, std::string>& params) {
   const auto t = Split(templ, '/');
   const auto p = Split(path, '/');
@@ -137,8 +135,11 @@ bool MatchPath(std::string_view templ, std::string_view path,
   return true;
 }
 
-Result<std::int64_t> ParseInt(std::string_view name, std::string_view text, std::int64_t min,
-                              std::int64_t max, std::string_view what) {
+Result<std::int64_t> ParseInt(std::string_view name,
+                              std::string_view text,
+                              std::int64_t min,
+                              std::int64_t max,
+                              std::string_view what) {
   std::int64_t value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < min ||
@@ -150,9 +151,9 @@ Result<std::int64_t> ParseInt(std::string_view name, std::string_view text, std:
 }
 
 Result<JobId> JobIdParam(const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const std::int64_t id,
-                      ParseInt("job id", ctx.params.at("id"), 1, INT64_MAX,
-                               "a positive whole number (e.g. 12)"));
+  GF_ASSIGN_OR_RETURN(
+      const std::int64_t id,
+      ParseInt("job id", ctx.params.at("id"), 1, INT64_MAX, "a positive whole number (e.g. 12)"));
   return JobId(id);
 }
 
@@ -195,9 +196,9 @@ Result<HttpResponse> SubmitJob(ClusterService& service, const RequestContext& ct
   if (submission.array) {
     // An array answers with its first task (its id is the array's); the others follow it
     // with consecutive ids, one per index in the order sent.
-    GF_ASSIGN_OR_RETURN(const std::vector<Job> tasks,
-                        service.SubmitArray(ctx.caller, std::move(submission.spec),
-                                            std::move(*submission.array)));
+    GF_ASSIGN_OR_RETURN(
+        const std::vector<Job> tasks,
+        service.SubmitArray(ctx.caller, std::move(submission.spec), std::move(*submission.array)));
     job = tasks.front();
   } else {
     GF_ASSIGN_OR_RETURN(job, service.Submit(ctx.caller, std::move(submission.spec)));
@@ -295,8 +296,8 @@ HttpResponse LogChunkResponse(LogChunk chunk) {
 
 Result<HttpResponse> JobLogsChunk(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
-  LogRequest request{.job = id, .stream = LogStream::kStdout, .offset = 0,
-                     .limit = kDefaultLogChunkBytes};
+  LogRequest request{
+      .job = id, .stream = LogStream::kStdout, .offset = 0, .limit = kDefaultLogChunkBytes};
   const std::string stream = QueryValue(ctx, "stream").value_or("stdout");
   if (stream != "stdout" && stream != "stderr") {
     return InvalidArgument("stream: must be stdout or stderr, got \"" + stream + "\"");
@@ -307,8 +308,9 @@ Result<HttpResponse> JobLogsChunk(ClusterService& service, const RequestContext&
                         ParseInt("offset", *v, 0, INT64_MAX / 2, "a byte offset ≥ 0"));
   }
   if (const auto v = QueryValue(ctx, "limit")) {
-    GF_ASSIGN_OR_RETURN(request.limit, ParseInt("limit", *v, 0, kMaxLogChunkBytes,
-                                                "a byte count from 0 to 8388608 (8 MiB)"));
+    GF_ASSIGN_OR_RETURN(
+        request.limit,
+        ParseInt("limit", *v, 0, kMaxLogChunkBytes, "a byte count from 0 to 8388608 (8 MiB)"));
   }
   GF_ASSIGN_OR_RETURN(LogChunk chunk, service.ReadJobLog(ctx.caller, request));
   return LogChunkResponse(std::move(chunk));
@@ -348,11 +350,13 @@ Result<HttpResponse> GpuSeries(ClusterService&, const RequestContext& ctx) {
       {"temperature_c", Metric::kTemperatureC},
   }};
   const std::string name = QueryValue(ctx, "metric").value_or("");
-  const auto* const found = std::find_if(kMetrics.begin(), kMetrics.end(),
-                                        [&](const MetricName& m) { return m.name == name; });
+  const auto* const found = std::find_if(
+      kMetrics.begin(), kMetrics.end(), [&](const MetricName& m) { return m.name == name; });
   if (found == kMetrics.end()) {
-    return InvalidArgument("metric: must be util_gpu_pct, util_memory_pct, memory_used_mib, "
-                           "power_w or temperature_c, got \"" + name + "\"");
+    return InvalidArgument(
+        "metric: must be util_gpu_pct, util_memory_pct, memory_used_mib, "
+        "power_w or temperature_c, got \"" +
+        name + "\"");
   }
   const std::string resolution = QueryValue(ctx, "resolution").value_or("fine");
   if (resolution != "fine" && resolution != "coarse") {
@@ -375,15 +379,18 @@ Result<HttpResponse> GpuSeries(ClusterService&, const RequestContext& ctx) {
   }
   json points = json::array();
   for (const SeriesPoint& p :
-       ctx.telemetry->Series(uuid, found->metric,
+       ctx.telemetry->Series(uuid,
+                             found->metric,
                              resolution == "fine" ? Resolution::kFine : Resolution::kCoarse,
-                             FromUnixMillis(from_ms), FromUnixMillis(to_ms))) {
+                             FromUnixMillis(from_ms),
+                             FromUnixMillis(to_ms))) {
     points.push_back(json::array({ToUnixMillis(p.time), p.value}));
   }
-  return JsonResponse(200, json{{"uuid", uuid.value()},
-                                {"metric", name},
-                                {"resolution", resolution},
-                                {"points", std::move(points)}});
+  return JsonResponse(200,
+                      json{{"uuid", uuid.value()},
+                           {"metric", name},
+                           {"resolution", resolution},
+                           {"points", std::move(points)}});
 }
 
 // ---- Administration: tokens and node drain (issue #6) ----
@@ -391,7 +398,8 @@ Result<HttpResponse> GpuSeries(ClusterService&, const RequestContext& ctx) {
 Result<HttpResponse> CreateToken(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
   GF_ASSIGN_OR_RETURN(TokenRequest request, TokenRequestFromJson(body));
-  GF_ASSIGN_OR_RETURN(const IssuedToken issued, service.CreateToken(ctx.caller, std::move(request)));
+  GF_ASSIGN_OR_RETURN(const IssuedToken issued,
+                      service.CreateToken(ctx.caller, std::move(request)));
   HttpResponse response = JsonResponse(201, IssuedTokenToJson(issued));
   response.headers.emplace_back("Cache-Control", "no-store");  // it carries a secret
   return response;
@@ -439,8 +447,9 @@ Result<HttpResponse> DeleteSubscription(ClusterService& service, const RequestCo
 Result<HttpResponse> DrainNode(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
   GF_ASSIGN_OR_RETURN(std::string reason, DrainReasonFromJson(body));
-  GF_ASSIGN_OR_RETURN(const Node node, service.DrainNode(ctx.caller, NodeId(ctx.params.at("name")),
-                                                         std::move(reason)));
+  GF_ASSIGN_OR_RETURN(
+      const Node node,
+      service.DrainNode(ctx.caller, NodeId(ctx.params.at("name")), std::move(reason)));
   return JsonResponse(200, NodeToJson(node));
 }
 
@@ -451,8 +460,9 @@ Result<HttpResponse> ResumeNode(ClusterService& service, const RequestContext& c
 }
 
 Result<HttpResponse> ResumeGpu(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const Gpu gpu, service.ResumeGpu(ctx.caller, NodeId(ctx.params.at("name")),
-                                                       ctx.params.at("gpu")));
+  GF_ASSIGN_OR_RETURN(
+      const Gpu gpu,
+      service.ResumeGpu(ctx.caller, NodeId(ctx.params.at("name")), ctx.params.at("gpu")));
   return JsonResponse(200, GpuToJson(gpu));
 }
 
@@ -463,8 +473,10 @@ Result<HttpResponse> SetGpuMode(ClusterService& service, const RequestContext& c
     return InvalidArgument("mode: give the sharing mode as a string: exclusive, shared or mps");
   }
   GF_ASSIGN_OR_RETURN(const Gpu gpu,
-                      service.SetGpuMode(ctx.caller, NodeId(ctx.params.at("name")),
-                                         ctx.params.at("gpu"), mode->get<std::string>()));
+                      service.SetGpuMode(ctx.caller,
+                                         NodeId(ctx.params.at("name")),
+                                         ctx.params.at("gpu"),
+                                         mode->get<std::string>()));
   return JsonResponse(200, GpuToJson(gpu));
 }
 
@@ -472,12 +484,15 @@ Result<HttpResponse> SetMigLayout(ClusterService& service, const RequestContext&
   GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
   const auto layout = body.find("layout");
   if (layout == body.end() || !layout->is_string()) {
-    return InvalidArgument("layout: give the MIG devices as a string, e.g. \"3g.40gb,3g.40gb\" "
-                           "(\"none\" for none)");
+    return InvalidArgument(
+        "layout: give the MIG devices as a string, e.g. \"3g.40gb,3g.40gb\" "
+        "(\"none\" for none)");
   }
   GF_ASSIGN_OR_RETURN(const Gpu gpu,
-                      service.SetMigLayout(ctx.caller, NodeId(ctx.params.at("name")),
-                                           ctx.params.at("gpu"), layout->get<std::string>()));
+                      service.SetMigLayout(ctx.caller,
+                                           NodeId(ctx.params.at("name")),
+                                           ctx.params.at("gpu"),
+                                           layout->get<std::string>()));
   return JsonResponse(200, GpuToJson(gpu));
 }
 
@@ -485,8 +500,9 @@ Result<HttpResponse> SetMigLayout(ClusterService& service, const RequestContext&
 
 Result<AgentLinkService*> AgentLink(const RequestContext& ctx) {
   if (ctx.agent_link == nullptr) {
-    return NotFound("this gpufleet takes no remote agents (gpufleet up runs its own); start "
-                    "`gpufleet server` for a cluster");
+    return NotFound(
+        "this gpufleet takes no remote agents (gpufleet up runs its own); start "
+        "`gpufleet server` for a cluster");
   }
   return ctx.agent_link;
 }
@@ -531,8 +547,9 @@ Result<HttpResponse> AgentLogsRoute(ClusterService&, const RequestContext& ctx) 
 Result<HttpResponse> AgentCommandsRoute(ClusterService&, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
   (void)link;
-  return InvalidArgument("GET /api/v1/agent/commands is a stream of server-sent events, "
-                         "served by the HTTP server only");
+  return InvalidArgument(
+      "GET /api/v1/agent/commands is a stream of server-sent events, "
+      "served by the HTTP server only");
 }
 
 // GET /metrics, for Prometheus: outside /api/v1 and open to every caller (cluster-wide counts
@@ -600,19 +617,19 @@ constexpr std::array<WatchableList, 3> kWatchable = {{
 // `watch` is a boolean; checked here once for every route that accepts it.
 Result<bool> WatchRequested(const std::map<std::string, std::string>& query) {
   const auto it = query.find("watch");
-  return ParseBoolParam("watch", it == query.end() ? std::nullopt
-                                                   : std::optional<std::string>(it->second));
+  return ParseBoolParam("watch",
+                        it == query.end() ? std::nullopt : std::optional<std::string>(it->second));
 }
 
 Status CheckQueryNames(const RouteEntry& route, const std::map<std::string, std::string>& query) {
   const auto allowed = Split(route.query_params, ',');
   for (const auto& [name, value] : query) {
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      return InvalidArgument(
-          "unknown query parameter \"" + name + "\" for " + std::string(route.info.method) +
-          " " + std::string(route.info.path) +
-          (route.query_params.empty() ? std::string("; it takes none")
-                                      : "; known: " + std::string(route.query_params)));
+      return InvalidArgument("unknown query parameter \"" + name + "\" for " +
+                             std::string(route.info.method) + " " + std::string(route.info.path) +
+                             (route.query_params.empty()
+                                  ? std::string("; it takes none")
+                                  : "; known: " + std::string(route.query_params)));
     }
   }
   return OkStatus();
@@ -640,15 +657,18 @@ std::optional<HttpResponse> CheckBodyMediaType(const HttpRequest& request, std::
     return std::nullopt;
   }
   return ErrorResponse(
-      415, "unsupported_media_type",
+      415,
+      "unsupported_media_type",
       request.method + " " + std::string(path) + ": the body must be JSON sent with " +
           "Content-Type: application/json" +
           (type ? ", not \"" + TextPreview(*type, 60) + "\"" : std::string(" (none was sent)")) +
           " (e.g. curl -H 'Content-Type: application/json' -d @job.json)");
 }
 
-HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry,
-                      AgentLinkService* agent_link, const Caller& caller,
+HttpResponse Dispatch(ClusterService& service,
+                      const Telemetry* telemetry,
+                      AgentLinkService* agent_link,
+                      const Caller& caller,
                       const HttpRequest& request) {
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
@@ -668,11 +688,12 @@ HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry,
     }
     if (route.info.requires_identity && !caller.authenticated) {
       HttpResponse r = ErrorResponse(
-          401, "unauthenticated",
-          caller.node ? std::string("a node token is only for gpufleet agent (the agent link); "
-                                    "users need a user token (gpufleet token create --user)")
-                      : std::string(
-                            "job endpoints need to know who you are: over TCP send an API "
+          401,
+          "unauthenticated",
+          caller.node
+              ? std::string("a node token is only for gpufleet agent (the agent link); "
+                            "users need a user token (gpufleet token create --user)")
+              : std::string("job endpoints need to know who you are: over TCP send an API "
                             "token (--token-file, GPUFLEET_TOKEN_FILE or GPUFLEET_TOKEN), or use "
                             "the Unix socket (--socket, GPUFLEET_SOCKET), where the caller's uid "
                             "is its identity"));
@@ -693,19 +714,22 @@ HttpResponse Dispatch(ClusterService& service, const Telemetry* telemetry,
     return result.ok() ? std::move(result).value() : ErrorResponse(result.error());
   }
   if (!allow.empty()) {
-    HttpResponse r = ErrorResponse(405, "method_not_allowed",
-                                   request.method + " is not allowed on " + std::string(path) +
-                                       "; allowed: " + allow);
+    HttpResponse r = ErrorResponse(
+        405,
+        "method_not_allowed",
+        request.method + " is not allowed on " + std::string(path) + "; allowed: " + allow);
     r.headers.emplace_back("Allow", allow);
     return r;
   }
-  return ErrorResponse(404, "not_found",
-                       "no route for " + std::string(path) + " (see docs/openapi.json)");
+  return ErrorResponse(
+      404, "not_found", "no route for " + std::string(path) + " (see docs/openapi.json)");
 }
 
 }  // namespace
 
-std::string_view ApiVersion() { return GF_VERSION; }
+std::string_view ApiVersion() {
+  return GF_VERSION;
+}
 
 std::span<const RouteInfo> RouteTable() {
   static const std::vector<RouteInfo> table = [] {
@@ -771,12 +795,11 @@ std::optional<std::string_view> Router::WatchEvent(const HttpRequest& request) c
 
 bool Router::IsCommandStream(const HttpRequest& request) const {
   const std::string_view target = request.target;
-  return request.method == "GET" &&
-         target.substr(0, target.find('?')) == "/api/v1/agent/commands";
+  return request.method == "GET" && target.substr(0, target.find('?')) == "/api/v1/agent/commands";
 }
 
-Result<std::shared_ptr<CommandStream>> Router::OpenCommandStream(
-    const Caller& caller, const HttpRequest& request) const {
+Result<std::shared_ptr<CommandStream>> Router::OpenCommandStream(const Caller& caller,
+                                                                 const HttpRequest& request) const {
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
   const auto query = ParseQuery(q == std::string_view::npos ? "" : target.substr(q + 1));
@@ -801,8 +824,8 @@ HttpResponse Router::Handle(const Caller& caller, const HttpRequest& request) co
   } catch (const std::bad_alloc&) {
     return ErrorResponse(Internal("out of memory while handling " + request.target));
   } catch (const std::exception& e) {
-    return ErrorResponse(Internal(std::string("internal error while handling ") +
-                                  request.target + ": " + e.what()));
+    return ErrorResponse(
+        Internal(std::string("internal error while handling ") + request.target + ": " + e.what()));
   }
 }
 

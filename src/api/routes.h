@@ -27,9 +27,9 @@ namespace gf {
 class Telemetry;
 
 // Bounds on what one request may ask for.
-inline constexpr std::size_t kMaxRequestBodyBytes = 1 << 20;          // 1 MiB
-inline constexpr std::int64_t kDefaultLogChunkBytes = 1 << 20;        // 1 MiB
-inline constexpr std::int64_t kMaxLogChunkBytes = 8 << 20;            // 8 MiB
+inline constexpr std::size_t kMaxRequestBodyBytes = 1 << 20;    // 1 MiB
+inline constexpr std::int64_t kDefaultLogChunkBytes = 1 << 20;  // 1 MiB
+inline constexpr std::int64_t kMaxLogChunkBytes = 8 << 20;      // 8 MiB
 
 // The product version reported by /api/v1/health.
 std::string_view ApiVersion();
@@ -59,7 +59,8 @@ class Router {
  public:
   // `telemetry` feeds the GPU families of GET /metrics; without one (tests) they are empty.
   // `agent_link` serves /api/v1/agent/* (gpufleet server); without one they answer 404.
-  explicit Router(ClusterService& service, const Telemetry* telemetry = nullptr,
+  explicit Router(ClusterService& service,
+                  const Telemetry* telemetry = nullptr,
                   AgentLinkService* agent_link = nullptr)
       : service_(service), telemetry_(telemetry), agent_link_(agent_link) {}
 

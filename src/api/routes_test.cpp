@@ -21,12 +21,15 @@ using testing::FakeClusterService;
 
 class ApiRoutesTest : public ::testing::Test {
  protected:
-  HttpResponse Do(const std::string& method, const std::string& target,
-                  const std::string& body = "", const Caller* caller = nullptr) {
+  HttpResponse Do(const std::string& method,
+                  const std::string& target,
+                  const std::string& body = "",
+                  const Caller* caller = nullptr) {
     return router_.Handle(caller ? *caller : alice_, Request(method, target, body));
   }
   // A request as our clients send it: a body is labelled application/json (ApiClient).
-  static HttpRequest Request(const std::string& method, const std::string& target,
+  static HttpRequest Request(const std::string& method,
+                             const std::string& target,
                              const std::string& body) {
     HttpHeaders headers;
     if (!body.empty()) {
@@ -54,7 +57,8 @@ TEST_F(ApiRoutesTest, Health) {
 }
 
 TEST_F(ApiRoutesTest, SubmitMapsSpecAndCaller) {
-  const auto r = Do("POST", "/api/v1/jobs",
+  const auto r = Do("POST",
+                    "/api/v1/jobs",
                     R"({"command":["python","t.py"],"gpus":2,"priority":"high",)"
                     R"("time_limit":"1h","name":"n","workdir":"/w","env":{"X":"y"}})");
   ASSERT_EQ(r.status, 201) << r.body;
@@ -115,13 +119,15 @@ TEST_F(ApiRoutesTest, ABodyMustBeLabelledJson) {
   const auto post = [&](HttpHeaders headers) {
     return router_.Handle(alice_, HttpRequest{"POST", "/api/v1/jobs", std::move(headers), body});
   };
-  for (const std::string type : {"text/plain", "application/x-www-form-urlencoded",
-                                 "application/jsonx", ""}) {
+  for (const std::string type :
+       {"text/plain", "application/x-www-form-urlencoded", "application/jsonx", ""}) {
     const auto r = post({{"Content-Type", type}});
     EXPECT_EQ(r.status, 415) << type;
     EXPECT_EQ(Body(r)["error"]["code"], "unsupported_media_type");
     EXPECT_EQ(Message(r).rfind("POST /api/v1/jobs: the body must be JSON sent with Content-Type: "
-                               "application/json, not \"" + type + "\"", 0),
+                               "application/json, not \"" +
+                                   type + "\"",
+                               0),
               0U)
         << Message(r);
   }
@@ -140,13 +146,13 @@ TEST_F(ApiRoutesTest, ABodyMustBeLabelledJson) {
 }
 
 TEST_F(ApiRoutesTest, JobRoutesNeedAnIdentity) {
-  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
-           {"POST", "/api/v1/jobs"},
-           {"GET", "/api/v1/jobs"},
-           {"GET", "/api/v1/jobs/1"},
-           {"POST", "/api/v1/jobs/1/cancel"},
-           {"GET", "/api/v1/jobs/1/events"},
-           {"GET", "/api/v1/jobs/1/logs"}}) {
+  for (const auto& [method, target] :
+       std::vector<std::pair<std::string, std::string>>{{"POST", "/api/v1/jobs"},
+                                                        {"GET", "/api/v1/jobs"},
+                                                        {"GET", "/api/v1/jobs/1"},
+                                                        {"POST", "/api/v1/jobs/1/cancel"},
+                                                        {"GET", "/api/v1/jobs/1/events"},
+                                                        {"GET", "/api/v1/jobs/1/logs"}}) {
     const auto r = Do(method, target, "{}", &anonymous_);
     EXPECT_EQ(r.status, 401) << target;
     EXPECT_EQ(Body(r)["error"]["code"], "unauthenticated");
@@ -198,12 +204,15 @@ TEST_F(ApiRoutesTest, ListJobsQuery) {
 }
 
 TEST_F(ApiRoutesTest, ErrorCodesMapThroughTheTable) {
-  const std::vector<std::pair<ErrorCode, int>> table = {
-      {ErrorCode::kInvalidArgument, 400}, {ErrorCode::kNotFound, 404},
-      {ErrorCode::kAlreadyExists, 409},   {ErrorCode::kPermissionDenied, 403},
-      {ErrorCode::kFailedPrecondition, 409}, {ErrorCode::kResourceExhausted, 429},
-      {ErrorCode::kUnavailable, 503},     {ErrorCode::kIo, 500},
-      {ErrorCode::kInternal, 500}};
+  const std::vector<std::pair<ErrorCode, int>> table = {{ErrorCode::kInvalidArgument, 400},
+                                                        {ErrorCode::kNotFound, 404},
+                                                        {ErrorCode::kAlreadyExists, 409},
+                                                        {ErrorCode::kPermissionDenied, 403},
+                                                        {ErrorCode::kFailedPrecondition, 409},
+                                                        {ErrorCode::kResourceExhausted, 429},
+                                                        {ErrorCode::kUnavailable, 503},
+                                                        {ErrorCode::kIo, 500},
+                                                        {ErrorCode::kInternal, 500}};
   for (const auto& [code, status] : table) {
     fake_.fail_with = Error{code, "because"};
     const auto r = Do("GET", "/api/v1/jobs/3");
@@ -260,13 +269,13 @@ TEST_F(ApiRoutesTest, LogsRefuseBadParametersAndMapTheServicesErrors) {
             std::string::npos);
   EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?limit=8388609")).find("limit"),
             std::string::npos);
-  EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?offset=-1")).find("offset"),
-            std::string::npos);
+  EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?offset=-1")).find("offset"), std::string::npos);
   EXPECT_EQ(fake_.Calls(), 0);
   EXPECT_EQ(Do("GET", "/api/v1/jobs/3/logs", "", &anonymous_).status, 401);
 
-  fake_.fail_with = Unavailable("node gpu-03 is down (no report); job 3's output is on that "
-                                "node in /var/lib/gpufleet/agent/jobs/3/stdout.log");
+  fake_.fail_with = Unavailable(
+      "node gpu-03 is down (no report); job 3's output is on that "
+      "node in /var/lib/gpufleet/agent/jobs/3/stdout.log");
   auto r = Do("GET", "/api/v1/jobs/3/logs");
   EXPECT_EQ(r.status, 503);
   EXPECT_NE(Message(r).find("/var/lib/gpufleet/agent/jobs/3/stdout.log"), std::string::npos);
@@ -279,7 +288,8 @@ class RecordingAgentLink final : public AgentLinkService {
  public:
   Result<AgentSession> Hello(const Caller&, AgentHello) override { return AgentSession{}; }
   Status Report(const Caller&, std::int64_t, AgentReportBatch) override { return OkStatus(); }
-  Result<std::shared_ptr<CommandStream>> Commands(const Caller&, std::int64_t,
+  Result<std::shared_ptr<CommandStream>> Commands(const Caller&,
+                                                  std::int64_t,
                                                   std::int64_t) override {
     return Unavailable("no streams here");
   }
@@ -298,8 +308,12 @@ class RecordingAgentLink final : public AgentLinkService {
 TEST_F(ApiRoutesTest, AgentLogsHandsTheReplyToTheLink) {
   RecordingAgentLink link;
   Router router(fake_, nullptr, &link);
-  const Caller node{.authenticated = false, .uid = 0, .gid = 0, .user = "",
-                    .role = Role::kUser, .node = NodeId("gpu-03")};
+  const Caller node{.authenticated = false,
+                    .uid = 0,
+                    .gid = 0,
+                    .user = "",
+                    .role = Role::kUser,
+                    .node = NodeId("gpu-03")};
   const auto post = [&](const std::string& target, const json& body) {
     return router.Handle(node, Request("POST", target, body.dump()));
   };
@@ -343,7 +357,7 @@ TEST_F(ApiRoutesTest, ExplainAnswersTheServicesExplanation) {
 
 TEST_F(ApiRoutesTest, ExplainNeedsAnIdentityAndHidesOthersJobs) {
   EXPECT_EQ(Do("GET", "/api/v1/jobs/12/explain", "", &anonymous_).status, 401);
-  EXPECT_EQ(fake_.Calls(), 0);  // an anonymous caller never reaches the service
+  EXPECT_EQ(fake_.Calls(), 0);                     // an anonymous caller never reaches the service
   fake_.fail_with = NotFound("job 12 not found");  // what the service says of another's job
   const auto hidden = Do("GET", "/api/v1/jobs/12/explain");
   EXPECT_EQ(hidden.status, 404);
@@ -355,7 +369,8 @@ TEST_F(ApiRoutesTest, ExplainNeedsAnIdentityAndHidesOthersJobs) {
 }
 
 TEST_F(ApiRoutesTest, ArraySubmissionCallsSubmitArrayAndAnswersTheFirstTask) {
-  const auto r = Do("POST", "/api/v1/jobs",
+  const auto r = Do("POST",
+                    "/api/v1/jobs",
                     R"({"command":["t"],"after":[{"job":3,"kind":"ok"}],)"
                     R"("array":{"indices":[0,2,4],"max_running":2}})");
   ASSERT_EQ(r.status, 201) << r.body;
@@ -413,16 +428,22 @@ TEST_F(ApiRoutesTest, ApproveAndCheckpointMapTheServicesAnswers) {
 }
 
 TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
-  fake_.quota = QuotaReport{
-      .period_start = FromUnixMillis(1'772'323'200'000),
-      .period_end = FromUnixMillis(1'775'001'600'000),
-      .quotas_on = true,
-      .teams = {TeamQuota{.team = "cv", .listed = true, .guaranteed_gpus = 4, .max_gpus = 8,
-                          .held_milli = 6000, .borrowed_milli = 2000, .budget_gpu_hours = 100,
-                          .used_gpu_hours = 30.5, .left_gpu_hours = 69.5,
-                          .over_budget = "hold"},
-                TeamQuota{.team = "", .over_budget = "borrow_only"}},
-      .users = {UserQuota{.team = "cv", .user = "alice", .used_gpu_hours = 30.5}}};
+  fake_.quota =
+      QuotaReport{.period_start = FromUnixMillis(1'772'323'200'000),
+                  .period_end = FromUnixMillis(1'775'001'600'000),
+                  .quotas_on = true,
+                  .teams = {TeamQuota{.team = "cv",
+                                      .listed = true,
+                                      .guaranteed_gpus = 4,
+                                      .max_gpus = 8,
+                                      .held_milli = 6000,
+                                      .borrowed_milli = 2000,
+                                      .budget_gpu_hours = 100,
+                                      .used_gpu_hours = 30.5,
+                                      .left_gpu_hours = 69.5,
+                                      .over_budget = "hold"},
+                            TeamQuota{.team = "", .over_budget = "borrow_only"}},
+                  .users = {UserQuota{.team = "cv", .user = "alice", .used_gpu_hours = 30.5}}};
   const auto r = Do("GET", "/api/v1/quota");
   ASSERT_EQ(r.status, 200) << r.body;
   const json body = Body(r);
@@ -466,7 +487,8 @@ TEST_F(ApiRoutesTest, ReportTakesPeriodAndTeam) {
 }
 
 TEST_F(ApiRoutesTest, SubscriptionsCreateListAndDelete) {
-  auto r = Do("POST", "/api/v1/subscriptions",
+  auto r = Do("POST",
+              "/api/v1/subscriptions",
               R"({"scope":"team","team":"cv","channel":"webhook",)"
               R"("target":"https://h.example/x","events":["job_end","quota_80","job_end"]})");
   ASSERT_EQ(r.status, 201) << r.body;
@@ -480,11 +502,13 @@ TEST_F(ApiRoutesTest, SubscriptionsCreateListAndDelete) {
   EXPECT_EQ(Body(r)["owner"], "alice");
   EXPECT_EQ(Body(r)["events"], json({"job_end", "quota_80"}));
 
-  r = Do("POST", "/api/v1/subscriptions",
+  r = Do("POST",
+         "/api/v1/subscriptions",
          R"({"channel":"email","target":"a@b","events":["job_ended"]})");
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(Message(r).find("events: event 'job_ended' is not one gpufleet notifies of"),
-            std::string::npos) << Message(r);
+            std::string::npos)
+      << Message(r);
   r = Do("POST", "/api/v1/subscriptions", R"({"channel":"sms","target":"1"})");
   EXPECT_EQ(r.status, 400);
   r = Do("POST", "/api/v1/subscriptions", R"({"channel":"email","target":"a@b","x":1})");

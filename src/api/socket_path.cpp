@@ -1,11 +1,11 @@
 #include "api/socket_path.h"
 
+#include <cstdlib>
+#include <vector>
+
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <cstdlib>
-#include <vector>
 
 namespace gf {
 namespace {
@@ -75,7 +75,11 @@ std::string DefaultSocketPath(const SocketPathEnv& env) {
   return kSystemSocketPath;
 }
 
-std::string ServerSocketPath() { return ServerSocketPath(CurrentSocketPathEnv()); }
-std::string DefaultSocketPath() { return DefaultSocketPath(CurrentSocketPathEnv()); }
+std::string ServerSocketPath() {
+  return ServerSocketPath(CurrentSocketPathEnv());
+}
+std::string DefaultSocketPath() {
+  return DefaultSocketPath(CurrentSocketPathEnv());
+}
 
 }  // namespace gf

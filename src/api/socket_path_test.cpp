@@ -11,7 +11,9 @@ SocketPathEnv Env(std::uint32_t euid, const std::set<std::string>& existing = {}
   SocketPathEnv env;
   env.euid = euid;
   env.home = "/home/u";
-  env.exists = [existing](const std::string& p) { return existing.count(p) > 0; };
+  env.exists = [existing](const std::string& p) {
+    return existing.count(p) > 0;
+  };
   return env;
 }
 

@@ -194,10 +194,10 @@ TEST_F(TlsTest, OlderThanTls12IsRefused) {
   // What s_client says of the handshake (its exit status also counts how the connection
   // ended afterwards, which is not the point here).
   const auto handshake = [&](const std::string& version) {
-    const std::string command = "openssl s_client -connect 127.0.0.1:" +
-                                std::to_string(server.tcp_port()) + " -CAfile " +
-                                pki_->Path("ca.pem") + " -cipher DEFAULT:@SECLEVEL=0 " +
-                                version + " </dev/null >" + out + " 2>&1";
+    const std::string command =
+        "openssl s_client -connect 127.0.0.1:" + std::to_string(server.tcp_port()) + " -CAfile " +
+        pki_->Path("ca.pem") + " -cipher DEFAULT:@SECLEVEL=0 " + version + " </dev/null >" + out +
+        " 2>&1";
     static_cast<void>(std::system(command.c_str()));
     std::ifstream in(out);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -255,8 +255,8 @@ TEST_F(TlsTest, StartNamesTheBadFile) {
   mismatch.tls_key_file = pki_->Path("other-ca.key");
   s = StartError(mismatch);
   ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(Contains(s.error().message, "does not match the certificate in " +
-                                              mismatch.tls_cert_file))
+  EXPECT_TRUE(
+      Contains(s.error().message, "does not match the certificate in " + mismatch.tls_cert_file))
       << s.error().message;
 
   ApiServerOptions half = TlsOptions();

@@ -1,9 +1,5 @@
 // Watch streams (GET jobs/gpus/nodes?watch=1) between a real ApiServer and ApiClient::Watch,
 // over real sockets in a temporary folder, with the recording fake service behind the server.
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <array>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +11,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "api/api_client.h"
 #include "api/api_server.h"
@@ -26,8 +25,8 @@ namespace gf {
 namespace {
 
 using nlohmann::json;
-using testing::FakeClusterService;
 using std::chrono::milliseconds;
+using testing::FakeClusterService;
 
 using testing::kPatience;
 using testing::WaitUntil;
@@ -167,9 +166,8 @@ TEST_F(WatchTest, JobsWatchIsTheCallersAndNeedsAnIdentity) {
   EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(refused.error().message.find("Unix socket"), std::string::npos);
   int gpu_events = 0;
-  const Status gpus = tcp.Watch("/api/v1/gpus?watch=true", [&](auto, auto) {
-    return ++gpu_events < 1;
-  });
+  const Status gpus =
+      tcp.Watch("/api/v1/gpus?watch=true", [&](auto, auto) { return ++gpu_events < 1; });
   EXPECT_TRUE(gpus.ok());
   EXPECT_EQ(gpu_events, 1);
 }

@@ -94,17 +94,19 @@ TEST(GpuSeriesRouteTest, AnswersTheRingsPointsInTheAskedWindow) {
   Telemetry telemetry;
   FeedTelemetry(telemetry);
   const Router router(fake, &telemetry);
-  HttpResponse r = Get(router, "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct&from_ms=" +
-                                   std::to_string(kT0 + 1000));
+  HttpResponse r =
+      Get(router,
+          "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct&from_ms=" + std::to_string(kT0 + 1000));
   ASSERT_EQ(r.status, 200) << r.body;
   nlohmann::json body = nlohmann::json::parse(r.body);
   EXPECT_EQ(body["uuid"], "GPU-0");
   EXPECT_EQ(body["metric"], "util_gpu_pct");
   EXPECT_EQ(body["resolution"], "fine");
-  EXPECT_EQ(body["points"], nlohmann::json::parse("[[" + std::to_string(kT0 + 1000) + ",20.0],[" +
-                                                  std::to_string(kT0 + 2000) + ",30.0]]"));
-  r = Get(router, "/api/v1/gpus/GPU-0/series?metric=memory_used_mib&to_ms=" +
-                      std::to_string(kT0 + 1000));
+  EXPECT_EQ(body["points"],
+            nlohmann::json::parse("[[" + std::to_string(kT0 + 1000) + ",20.0],[" +
+                                  std::to_string(kT0 + 2000) + ",30.0]]"));
+  r = Get(router,
+          "/api/v1/gpus/GPU-0/series?metric=memory_used_mib&to_ms=" + std::to_string(kT0 + 1000));
   ASSERT_EQ(r.status, 200) << r.body;
   body = nlohmann::json::parse(r.body);
   EXPECT_EQ(body["points"], nlohmann::json::parse("[[" + std::to_string(kT0) + ",1000.0]]"));

@@ -4,7 +4,6 @@
 #pragma once
 
 #include "core/result.h"
-
 #include "notify/notifier.h"
 
 namespace gf {

@@ -1,12 +1,12 @@
 #include "cli/admin_commands.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <CLI/CLI.hpp>
 #include <array>
 #include <cerrno>
 #include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "api/json_mapping.h"
 #include "cli/table.h"
@@ -64,9 +64,9 @@ int RunTokenCreate(const ClientContext& ctx, const TokenCreate& o, bool node_tok
   const std::string token = issued->value("token", "");
   if (!o.output.empty()) {
     if (Status s = WriteTokenFile(o.output, token); !s.ok()) {
-      return Fail(Error{s.error().code, s.error().message + "; token " +
-                                            JsonText(*issued, "id") +
-                                            " was created: revoke it (gpufleet token revoke)"});
+      return Fail(Error{s.error().code,
+                        s.error().message + "; token " + JsonText(*issued, "id") +
+                            " was created: revoke it (gpufleet token revoke)"});
     }
     issued->erase("token");
   }
@@ -98,16 +98,22 @@ int RunTokenList(const ClientContext& ctx, bool as_json) {
     Table table({"ID", "KIND", "FOR", "ROLE", "CREATED", "EXPIRES", "REVOKED", "DESCRIPTION"});
     for (const auto& t : r["tokens"]) {
       const bool node = JsonText(t, "kind") == "node";
-      table.AddRow({JsonText(t, "id"), JsonText(t, "kind"),
+      table.AddRow({JsonText(t, "id"),
+                    JsonText(t, "kind"),
                     node ? JsonText(t, "node", "any node") : JsonText(t, "user"),
-                    JsonText(t, "role"), TimeOrDash(t, "created_ms"), TimeOrDash(t, "expires_ms"),
-                    TimeOrDash(t, "revoked_ms"), JsonText(t, "description", "")});
+                    JsonText(t, "role"),
+                    TimeOrDash(t, "created_ms"),
+                    TimeOrDash(t, "expires_ms"),
+                    TimeOrDash(t, "revoked_ms"),
+                    JsonText(t, "description", "")});
     }
     table.Print(std::cout);
   });
 }
 
-int RunNodeAction(const ClientContext& ctx, const std::string& node, const std::string& action,
+int RunNodeAction(const ClientContext& ctx,
+                  const std::string& node,
+                  const std::string& action,
                   const json& body) {
   Result<json> answer = Post(ctx, "/api/v1/nodes/" + node + "/" + action, body);
   if (!answer.ok()) {
@@ -122,8 +128,8 @@ int RunNodeAction(const ClientContext& ctx, const std::string& node, const std::
 // `gpufleet gpu resume NODE GPU`: the agent forgets the failure; the next sample decides.
 int RunGpuResume(const ClientContext& ctx, const std::pair<std::string, std::string>& target) {
   const auto& [node, gpu] = target;
-  Result<json> answer = Post(ctx, "/api/v1/nodes/" + node + "/gpus/" + gpu + "/resume",
-                             json::object());
+  Result<json> answer =
+      Post(ctx, "/api/v1/nodes/" + node + "/gpus/" + gpu + "/resume", json::object());
   if (!answer.ok()) {
     return Fail(answer.error());
   }
@@ -145,8 +151,9 @@ int RunGpuMode(const ClientContext& ctx, const std::array<std::string, 3>& args)
   std::cout << "GPU " << JsonText(*answer, "index", gpu) << " on " << node << " ("
             << JsonText(*answer, "uuid", "") << ") "
             << (next.empty() ? "is " + JsonText(*answer, "sharing", mode)
-                             : "becomes " + next + " once its jobs end (it takes no new work "
-                                                   "until then)")
+                             : "becomes " + next +
+                                   " once its jobs end (it takes no new work "
+                                   "until then)")
             << '\n';
   return 0;
 }
@@ -181,8 +188,7 @@ void AddAdminCommands(CLI::App& app, ClientContext& ctx) {
   auto user_token = std::make_shared<TokenCreate>();
   auto* create = token->add_subcommand("create", "create a token acting as a user (admins)");
   create->add_option("--user", user_token->user, "the Unix user it acts as")->required();
-  create->add_option("--role", user_token->role, "user, operator or admin")
-      ->capture_default_str();
+  create->add_option("--role", user_token->role, "user, operator or admin")->capture_default_str();
   AddTokenCreateOptions(*create, *user_token);
   create->callback([&ctx, user_token] { ctx.exit_code = RunTokenCreate(ctx, *user_token, false); });
   auto list_json = std::make_shared<bool>(false);
@@ -206,10 +212,11 @@ void AddAdminCommands(CLI::App& app, ClientContext& ctx) {
   node_token->require_subcommand(1);
   auto node_create = std::make_shared<TokenCreate>();
   auto* ncreate = node_token->add_subcommand("create", "create a node token (admins)");
-  ncreate->add_option("--node", node_create->node,
-                      "the node it may register (default: any one node)");
+  ncreate->add_option(
+      "--node", node_create->node, "the node it may register (default: any one node)");
   AddTokenCreateOptions(*ncreate, *node_create);
-  ncreate->callback([&ctx, node_create] { ctx.exit_code = RunTokenCreate(ctx, *node_create, true); });
+  ncreate->callback(
+      [&ctx, node_create] { ctx.exit_code = RunTokenCreate(ctx, *node_create, true); });
 
   struct Drain {
     std::string node;
@@ -240,16 +247,18 @@ void AddAdminCommands(CLI::App& app, ClientContext& ctx) {
   gpu_resume->callback([&ctx, resume_gpu] { ctx.exit_code = RunGpuResume(ctx, *resume_gpu); });
   auto mode = std::make_shared<std::array<std::string, 3>>();
   auto* gpu_mode = gpu->add_subcommand(
-      "mode", "how GPU on NODE is shared: exclusive (whole jobs), shared or mps (fractional "
-              "jobs), mig (follows the card's MIG mode); waits until its jobs end (admins)");
+      "mode",
+      "how GPU on NODE is shared: exclusive (whole jobs), shared or mps (fractional "
+      "jobs), mig (follows the card's MIG mode); waits until its jobs end (admins)");
   gpu_mode->add_option("NODE", (*mode)[0])->required();
   gpu_mode->add_option("GPU", (*mode)[1], "its index on the node, or its UUID")->required();
   gpu_mode->add_option("MODE", (*mode)[2], "exclusive, shared or mps")->required();
   gpu_mode->callback([&ctx, mode] { ctx.exit_code = RunGpuMode(ctx, *mode); });
   auto layout = std::make_shared<std::array<std::string, 3>>();
-  auto* gpu_layout = gpu->add_subcommand(
-      "mig-layout", "the MIG devices of GPU on NODE (MIG on), e.g. 3g.40gb,2g.20gb,1g.10gb,"
-                    "1g.10gb or none; applied once its jobs end (admins)");
+  auto* gpu_layout =
+      gpu->add_subcommand("mig-layout",
+                          "the MIG devices of GPU on NODE (MIG on), e.g. 3g.40gb,2g.20gb,1g.10gb,"
+                          "1g.10gb or none; applied once its jobs end (admins)");
   gpu_layout->add_option("NODE", (*layout)[0])->required();
   gpu_layout->add_option("GPU", (*layout)[1], "its index on the node, or its UUID")->required();
   gpu_layout->add_option("LAYOUT", (*layout)[2], "MIG profiles, comma-separated, or none")

@@ -16,11 +16,11 @@
 #include "api/socket_path.h"
 #include "cli/explain_view.h"
 #include "cli/quota_view.h"
-#include "core/hex.h"
 #include "cli/submit_request.h"
 #include "cli/table.h"
 #include "cli/views.h"
 #include "core/duration.h"
+#include "core/hex.h"
 
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): POSIX defines it so
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in a header
@@ -87,27 +87,32 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
   auto last = CLI::MultiOptionPolicy::TakeLast;  // command line overrides #GPUFLEET lines
   cmd.add_option("--gpus", o.gpus, "whole GPUs, all on one node (default 1); per node with --nodes")
       ->multi_option_policy(last);
-  cmd.add_option("--nodes", o.nodes,
+  cmd.add_option("--nodes",
+                 o.nodes,
                  "nodes (default 1): more makes a multi-node job, one member per node with --gpus "
                  "GPUs each, started together (GPUFLEET_NODE_RANK, GPUFLEET_NODELIST, "
                  "GPUFLEET_MASTER_ADDR)")
       ->multi_option_policy(last);
   cmd.add_option("--gpu-type", o.gpu_type, "GPU model, e.g. H100-80GB (default: any)")
       ->multi_option_policy(last);
-  cmd.add_option("--gpu-share", o.gpu_share,
+  cmd.add_option("--gpu-share",
+                 o.gpu_share,
                  "a part of one GPU's compute, 0.001 to 1 (e.g. 0.25): the job runs on one GPU an "
                  "admin put in shared or mps mode, beside other jobs; not with --gpus N>1 or "
                  "--nodes")
       ->multi_option_policy(last);
-  cmd.add_option("--gpu-mem", o.gpu_mem,
+  cmd.add_option("--gpu-mem",
+                 o.gpu_mem,
                  "GPU memory for a part of one GPU: 20G, 512M (binary units; a bare number is "
                  "MiB); counts as its fraction of the GPU")
       ->multi_option_policy(last);
-  cmd.add_option("--mig", o.mig,
+  cmd.add_option("--mig",
+                 o.mig,
                  "a MIG device of this profile, e.g. 3g.40gb or 1g.10gb, on a GPU with MIG on "
                  "(gpufleet gpus lists their devices); not with --gpus N>1, --nodes or a share")
       ->multi_option_policy(last);
-  cmd.add_option("--priority", o.priority,
+  cmd.add_option("--priority",
+                 o.priority,
                  "priority class, as the cluster defines them (stock: high | normal | low; "
                  "default: the cluster's default class, stock normal)")
       ->multi_option_policy(last);
@@ -122,19 +127,22 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
   // A flag function rather than a flag on the optional: it leaves `requeue` unset when neither
   // is given, so that a #GPUFLEET line can still set it. The last one given wins.
   cmd.add_flag_function(
-         "--requeue,!--no-requeue", [&o](std::int64_t count) { o.requeue = count > 0; },
+         "--requeue,!--no-requeue",
+         [&o](std::int64_t count) { o.requeue = count > 0; },
          "--no-requeue: the job must not run twice; if it is preempted it ends CANCELLED, if "
          "its node fails it ends FAILED, instead of going back to the queue (default "
          "--requeue)")
       ->multi_option_policy(last);
   // Flag functions too, for the same reason: a #GPUFLEET line may set them.
   cmd.add_flag_function(
-         "--interactive", [&o](std::int64_t count) { o.interactive = count > 0; },
+         "--interactive",
+         [&o](std::int64_t count) { o.interactive = count > 0; },
          "an interactive session (notebook, shell): the idle reaper waits its class's longer "
          "interactive threshold before warning")
       ->multi_option_policy(last);
   cmd.add_flag_function(
-         "--reap,!--no-reap", [&o](std::int64_t count) { o.reap = count > 0; },
+         "--reap,!--no-reap",
+         [&o](std::int64_t count) { o.reap = count > 0; },
          "--no-reap: the idle reaper leaves the job alone even when its GPUs stay idle; only "
          "in a class that allows it (idle_opt_out), else the submission is refused")
       ->multi_option_policy(last);
@@ -142,13 +150,16 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
   cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
       ->multi_option_policy(last);
   cmd.add_option("--env", o.env, "extra environment variable KEY=VALUE (repeatable)");
-  cmd.add_option("--constraint", o.constraints,
+  cmd.add_option("--constraint",
+                 o.constraints,
                  "KEY=VALUE: run only on a node with this label, e.g. rack=a (repeatable: "
                  "every one must hold)");
-  cmd.add_option("--after", o.after,
+  cmd.add_option("--after",
+                 o.after,
                  "JOB[:ok]: start only after JOB ended (with :ok, only if it completed with exit "
                  "code 0; otherwise this job is cancelled). Repeatable, or JOB,JOB:ok");
-  cmd.add_option("--array", o.array,
+  cmd.add_option("--array",
+                 o.array,
                  "a job array, one job per index: 0-99, 1,3,5-7, 0-15:4 (step); %N runs at "
                  "most N at once (0-99%4); at most 10000 tasks. Each task sees "
                  "GPUFLEET_ARRAY_JOB_ID and GPUFLEET_ARRAY_TASK_ID")
@@ -335,20 +346,24 @@ int RunExplain(const ClientContext& ctx, const std::string& id_text, bool json) 
   if (!id.ok()) {
     return Fail(id.error());
   }
-  return RunRead(ctx, "/api/v1/jobs/" + std::to_string(*id) + "/explain", json,
-                 [](const nlohmann::json& e) { PrintExplanation(e, NowMs(), std::cout); });
+  return RunRead(
+      ctx, "/api/v1/jobs/" + std::to_string(*id) + "/explain", json, [](const nlohmann::json& e) {
+        PrintExplanation(e, NowMs(), std::cout);
+      });
 }
 
 // ---- quota / quota approve / checkpoint ----
 
 int RunQuota(const ClientContext& ctx, bool json) {
-  return RunRead(ctx, "/api/v1/quota", json,
-                 [](const nlohmann::json& q) { PrintQuota(q, std::cout); });
+  return RunRead(
+      ctx, "/api/v1/quota", json, [](const nlohmann::json& q) { PrintQuota(q, std::cout); });
 }
 
 // POSTs /api/v1/jobs/ID/`action` for each id and prints `done` with the job's state after it.
-int RunJobAction(const ClientContext& ctx, const std::vector<std::string>& ids,
-                 const std::string& action, const std::string& done) {
+int RunJobAction(const ClientContext& ctx,
+                 const std::vector<std::string>& ids,
+                 const std::string& action,
+                 const std::string& done) {
   auto opened = OpenClient(ctx);
   if (!opened.ok()) {
     return Fail(opened.error());
@@ -358,8 +373,8 @@ int RunJobAction(const ClientContext& ctx, const std::vector<std::string>& ids,
   for (const auto& text : ids) {
     Result<std::int64_t> id = ParseJobId(text);
     Result<nlohmann::json> job =
-        id.ok() ? client.CallJson("POST", "/api/v1/jobs/" + std::to_string(*id) + "/" + action,
-                                  std::nullopt)
+        id.ok() ? client.CallJson(
+                      "POST", "/api/v1/jobs/" + std::to_string(*id) + "/" + action, std::nullopt)
                 : Result<nlohmann::json>(id.error());
     if (!job.ok()) {
       rc = Fail(job.error());
@@ -379,8 +394,9 @@ int RunCheckpoint(const ClientContext& ctx, const std::string& id) {
   const std::map<std::string, std::string> env = CurrentEnvironment();
   const auto own = env.find("GPUFLEET_JOB_ID");
   if (own == env.end() || own->second.empty()) {
-    return Fail(InvalidArgument("checkpoint: give a job id (gpufleet checkpoint JOB), or run it "
-                                "inside a job, where GPUFLEET_JOB_ID is set"));
+    return Fail(
+        InvalidArgument("checkpoint: give a job id (gpufleet checkpoint JOB), or run it "
+                        "inside a job, where GPUFLEET_JOB_ID is set"));
   }
   return RunJobAction(ctx, {own->second}, "checkpoint", "checkpoint recorded");
 }
@@ -396,8 +412,9 @@ int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
   if (rc != 0 || json) {
     return rc;  // --json keeps the job's object alone, as scripts read it
   }
-  return RunRead(ctx, target + "/events", false,
-                 [](const nlohmann::json& body) { PrintJobEvents(body, std::cout); });
+  return RunRead(ctx, target + "/events", false, [](const nlohmann::json& body) {
+    PrintJobEvents(body, std::cout);
+  });
 }
 
 // `gpufleet cancel --array 40`: every unfinished task of each array.
@@ -451,8 +468,7 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids, boo
       // Only this task: an array's id is also its first task's, and cancelling a whole array
       // must be asked for.
       std::cout << "  job " << text << " is task " << ArrayTaskLabel(*job)
-                << " of an array; to cancel every task: gpufleet cancel --array " << text
-                << '\n';
+                << " of an array; to cancel every task: gpufleet cancel --array " << text << '\n';
     }
   }
   return rc;
@@ -653,10 +669,9 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   auto c_ids = std::make_shared<std::vector<std::string>>();
   auto c_array = std::make_shared<bool>(false);
   cancel->add_option("JOB", *c_ids, "job ids")->required();
-  cancel->add_flag("--array", *c_array,
-                   "JOB is a job array's id: cancel every unfinished task of it");
-  cancel->callback(
-      [&ctx, c_ids, c_array] { ctx.exit_code = RunCancel(ctx, *c_ids, *c_array); });
+  cancel->add_flag(
+      "--array", *c_array, "JOB is a job array's id: cancel every unfinished task of it");
+  cancel->callback([&ctx, c_ids, c_array] { ctx.exit_code = RunCancel(ctx, *c_ids, *c_array); });
 
   auto* quota = app.add_subcommand(
       "quota", "teams' GPU guarantees, limits and GPU-hour budgets, and what is used of them");
@@ -676,9 +691,10 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
     }
   });
 
-  auto* checkpoint = app.add_subcommand(
-      "checkpoint", "record that a running job saved a checkpoint now (run inside the job, or "
-                    "give JOB): a preemption then loses only the work since");
+  auto* checkpoint =
+      app.add_subcommand("checkpoint",
+                         "record that a running job saved a checkpoint now (run inside the job, or "
+                         "give JOB): a preemption then loses only the work since");
   auto k_id = std::make_shared<std::string>();
   checkpoint->add_option("JOB", *k_id, "job id (default: $GPUFLEET_JOB_ID, the job it runs in)");
   checkpoint->callback([&ctx, k_id] { ctx.exit_code = RunCheckpoint(ctx, *k_id); });
@@ -702,11 +718,11 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   auto g_json = std::make_shared<bool>(false);
   auto g_processes = std::make_shared<bool>(false);
   gpus->add_flag("--json", *g_json, "JSON output (every field, full health causes)");
-  gpus->add_flag("-p,--processes", *g_processes,
+  gpus->add_flag("-p,--processes",
+                 *g_processes,
                  "also list each GPU process: pid, user, job or unmanaged, memory, util");
-  gpus->callback([&ctx, g_json, g_processes] {
-    ctx.exit_code = RunGpus(ctx, *g_json, *g_processes);
-  });
+  gpus->callback(
+      [&ctx, g_json, g_processes] { ctx.exit_code = RunGpus(ctx, *g_json, *g_processes); });
 }
 
 }  // namespace gf

@@ -30,7 +30,7 @@ struct ClientContext {
   // The words after the first "--" of the command line (the job's command for submit). The
   // binary splits them off before CLI11 parses the rest, so they are never read as options.
   std::optional<std::vector<std::string>> command_after_dashes;
-  int exit_code = 0;   // set by the subcommand that ran
+  int exit_code = 0;  // set by the subcommand that ran
 };
 
 // Where and how this command connects (client_settings.h, over the process environment).
@@ -44,7 +44,9 @@ Result<std::unique_ptr<ApiClient>> OpenClient(const ClientContext& ctx);
 int Fail(const Error& e);
 
 // GET `target` and print the answer: as JSON with --json, else through `render`. The exit code.
-int RunRead(const ClientContext& ctx, const std::string& target, bool json,
+int RunRead(const ClientContext& ctx,
+            const std::string& target,
+            bool json,
             const std::function<void(const nlohmann::json&)>& render);
 
 void AddClientCommands(CLI::App& app, ClientContext& context);

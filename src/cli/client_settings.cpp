@@ -71,8 +71,9 @@ Result<std::pair<std::string, std::string>> ResolveEndpoint(const ClientFlags& f
                                                             LazyClientConfig& file) {
   using Out = std::pair<std::string, std::string>;
   if (!flags.server.empty() && !flags.socket.empty()) {
-    return InvalidArgument("give --server (a gpufleet over the network) or --socket (a local "
-                           "one), not both");
+    return InvalidArgument(
+        "give --server (a gpufleet over the network) or --socket (a local "
+        "one), not both");
   }
   if (!flags.server.empty()) {
     return Out(flags.server, "--server");
@@ -107,7 +108,8 @@ Result<std::string> TokenFrom(const std::string& where, const std::string& path)
 }
 
 // The token, or "" for none.
-Result<std::string> ResolveToken(const ClientFlags& flags, const ClientEnv& env,
+Result<std::string> ResolveToken(const ClientFlags& flags,
+                                 const ClientEnv& env,
                                  LazyClientConfig& file) {
   if (!flags.token_file.empty()) {
     return TokenFrom("--token-file", flags.token_file);
@@ -128,7 +130,8 @@ Result<std::string> ResolveToken(const ClientFlags& flags, const ClientEnv& env,
   return std::string();
 }
 
-Result<std::string> ResolveCaFile(const ClientFlags& flags, const ClientEnv& env,
+Result<std::string> ResolveCaFile(const ClientFlags& flags,
+                                  const ClientEnv& env,
                                   LazyClientConfig& file) {
   if (!flags.ca_file.empty()) {
     return flags.ca_file;

@@ -35,11 +35,11 @@ struct ClientFlags {
 };
 
 struct ClientEnv {
-  std::optional<std::string> server;         // $GPUFLEET_SERVER
-  std::optional<std::string> token;          // $GPUFLEET_TOKEN
-  std::optional<std::string> token_file;     // $GPUFLEET_TOKEN_FILE
-  std::optional<std::string> ca_file;        // $GPUFLEET_CA_FILE
-  std::optional<std::string> client_config;  // $GPUFLEET_CLIENT_CONFIG
+  std::optional<std::string> server;           // $GPUFLEET_SERVER
+  std::optional<std::string> token;            // $GPUFLEET_TOKEN
+  std::optional<std::string> token_file;       // $GPUFLEET_TOKEN_FILE
+  std::optional<std::string> ca_file;          // $GPUFLEET_CA_FILE
+  std::optional<std::string> client_config;    // $GPUFLEET_CLIENT_CONFIG
   std::optional<std::string> xdg_config_home;  // $XDG_CONFIG_HOME
   SocketPathEnv socket;  // $GPUFLEET_SOCKET, $HOME, ... for the default socket
 };
@@ -48,9 +48,9 @@ ClientEnv CurrentClientEnv();
 
 // What ApiClient is built from.
 struct ClientSettings {
-  std::string endpoint;  // a socket path, or URLs separated by commas (api_client.h)
+  std::string endpoint;      // a socket path, or URLs separated by commas (api_client.h)
   ApiClientOptions options;  // ca_file and token set as resolved
-  std::string source;    // where the endpoint came from: "--server", "GPUFLEET_SOCKET", ...
+  std::string source;        // where the endpoint came from: "--server", "GPUFLEET_SOCKET", ...
 };
 
 // Errors: kInvalidArgument (--server with --socket, a bad settings file), and those of reading

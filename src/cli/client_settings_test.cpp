@@ -1,12 +1,11 @@
 #include "cli/client_settings.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace gf {
 namespace {
@@ -23,7 +22,9 @@ class ClientSettingsTest : public ::testing::Test {
     dir_ = tmpl;
     env_.socket.home = dir_;
     env_.socket.euid = 1000;
-    env_.socket.exists = [](const std::string& path) { return std::filesystem::exists(path); };
+    env_.socket.exists = [](const std::string& path) {
+      return std::filesystem::exists(path);
+    };
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -62,8 +63,9 @@ TEST_F(ClientSettingsTest, NothingSetIsTheLocalSocketWithoutAToken) {
 }
 
 TEST_F(ClientSettingsTest, FlagBeatsEnvironmentBeatsFile) {
-  WriteClientFile("[client]\nservers = [\"https://file-a:1\", \"https://file-b:1\"]\n"
-                  "token_file = \"file-tok\"\nca_file = \"/file/ca.pem\"\n");
+  WriteClientFile(
+      "[client]\nservers = [\"https://file-a:1\", \"https://file-b:1\"]\n"
+      "token_file = \"file-tok\"\nca_file = \"/file/ca.pem\"\n");
   Write(".config/gpufleet/file-tok", "tok-file\n");
   Write("env-tok", "tok-env-file\n");
   Write("flag-tok", "tok-flag\n");
@@ -141,8 +143,9 @@ TEST_F(ClientSettingsTest, ADeepDirectoryOrEmptySettingsFileIsAnErrorNotACrash) 
   EXPECT_TRUE(Contains(ErrorOf(), "client settings file " + dir_ + "/.config is a directory"))
       << ErrorOf();
 
-  env_.client_config = Write("empty.toml", "[client]\nservers = [\"https://a:1\"]\n"
-                                           "token_file = \"\"\n");
+  env_.client_config = Write("empty.toml",
+                             "[client]\nservers = [\"https://a:1\"]\n"
+                             "token_file = \"\"\n");
   EXPECT_TRUE(Contains(ErrorOf(), "empty.toml:3: [client] token_file: an empty string"))
       << ErrorOf();
 }

@@ -52,13 +52,15 @@ std::string When(const json& j, const std::string& key, std::int64_t now_ms) {
   }
   const std::int64_t delta_s = (ms->get<std::int64_t>() - now_ms) / 1000;
   const std::string span = FormatDuration(std::chrono::seconds(delta_s < 0 ? -delta_s : delta_s));
-  return text + (delta_s > 0 ? " (in " + span + ")" : delta_s < 0 ? " (" + span + " ago)"
-                                                                   : " (now)");
+  return text + (delta_s > 0   ? " (in " + span + ")"
+                 : delta_s < 0 ? " (" + span + " ago)"
+                               : " (now)");
 }
 
 void Line(std::ostream& out, const std::string& label, const std::string& text) {
-  out << "  " << label << std::string(label.size() < kLabelWidth ? kLabelWidth - label.size() : 1, ' ')
-      << text << '\n';
+  out << "  " << label
+      << std::string(label.size() < kLabelWidth ? kLabelWidth - label.size() : 1, ' ') << text
+      << '\n';
 }
 
 std::string Join(const json& items, const std::string& separator = ", ") {
@@ -85,8 +87,8 @@ std::string JobName(const json& j, const char* id_key, const char* other_key = "
 std::string Victims(const json& e) {
   const json& ids = List(e, "preempts");
   const int others = Get<int>(e, "preempts_other_users", 0);
-  const std::string theirs = others == 1 ? "another user's job"
-                                         : std::to_string(others) + " jobs of other users";
+  const std::string theirs =
+      others == 1 ? "another user's job" : std::to_string(others) + " jobs of other users";
   if (others == 0) {
     return "job(s) " + Join(ids);
   }
@@ -113,8 +115,9 @@ void PrintOutcome(const json& e, std::int64_t now_ms, std::ostream& out) {
   if (!e.value("estimated_start", json()).is_null()) {
     Line(out, "estimated start", When(e, "estimated_start", now_ms));
   }
-  Line(out, "position", JsonText(e, "position") + " of " + JsonText(e, "waiting") +
-                            " waiting (scheduling order)");
+  Line(out,
+       "position",
+       JsonText(e, "position") + " of " + JsonText(e, "waiting") + " waiting (scheduling order)");
 }
 
 void PrintAhead(const json& e, std::int64_t now_ms, std::ostream& out) {
@@ -129,10 +132,10 @@ void PrintAhead(const json& e, std::int64_t now_ms, std::ostream& out) {
       where += " and " + JsonText(a, "more_nodes") + " more nodes";
     }
     const std::string action = JsonText(a, "action");
-    const std::string what = action == "starts"     ? "starts on " + where
-                             : action == "reserved" ? "reserved GPUs on " + where + " from " +
-                                                          When(a, "from", now_ms)
-                                                    : "claimed GPUs on " + where;
+    const std::string what = action == "starts" ? "starts on " + where
+                             : action == "reserved"
+                                 ? "reserved GPUs on " + where + " from " + When(a, "from", now_ms)
+                                 : "claimed GPUs on " + where;
     const std::string team = JsonText(a, "team", "");
     out << "  #" << JsonText(a, "position") << " " << JobName(a, "id") << " ("
         << JsonText(a, "priority") << (team.empty() ? "" : ", team " + team) << ", "
@@ -161,18 +164,24 @@ void PrintPriority(const json& e, std::ostream& out) {
   out << "\nPriority (factors in the order they are compared; lower goes first)\n";
   Line(out, "class", JsonText(p, "priority") + " (rank " + JsonText(p, "class_rank") + ")");
   if (Get<bool>(p, "quotas_on", false)) {
-    Line(out, "guarantee", "team " + team + (Get<bool>(p, "team_below_guarantee", false)
-                                                 ? " is below its guarantee: goes first"
-                                                 : " is not below its guarantee"));
+    Line(out,
+         "guarantee",
+         "team " + team +
+             (Get<bool>(p, "team_below_guarantee", false) ? " is below its guarantee: goes first"
+                                                          : " is not below its guarantee"));
   }
-  Line(out, "team share", team + ": " + Share(p, "team") + " (" + JsonText(p, "team_rank") +
-                              " of " + JsonText(p, "teams_waiting") + " teams waiting)");
-  Line(out, "user share", JsonText(p, "user") + ": " + Share(p, "user") + " (" +
-                              JsonText(p, "user_rank") + " of " + JsonText(p, "users_waiting") +
-                              " users of the team waiting)");
-  Line(out, "submitted", JsonText(p, "submit_time") + " (waited " +
-                             FormatDuration(std::chrono::seconds(Get<std::int64_t>(p, "waited_s", 0))) +
-                             ")");
+  Line(out,
+       "team share",
+       team + ": " + Share(p, "team") + " (" + JsonText(p, "team_rank") + " of " +
+           JsonText(p, "teams_waiting") + " teams waiting)");
+  Line(out,
+       "user share",
+       JsonText(p, "user") + ": " + Share(p, "user") + " (" + JsonText(p, "user_rank") + " of " +
+           JsonText(p, "users_waiting") + " users of the team waiting)");
+  Line(out,
+       "submitted",
+       JsonText(p, "submit_time") + " (waited " +
+           FormatDuration(std::chrono::seconds(Get<std::int64_t>(p, "waited_s", 0))) + ")");
 }
 
 // ---- Quota ----
@@ -183,11 +192,11 @@ std::string Optional(const json& j, const char* key, const std::string& none) {
 
 void PrintQuota(const json& e, std::ostream& out) {
   const json& q = Part(e, "quota");
-  const std::string limit = e.value("time_limit_s", json()).is_null()
-                                ? "none"
-                                : FormatDuration(std::chrono::seconds(
-                                      Get<std::int64_t>(e, "time_limit_s", 0))) +
-                                      " (" + JsonText(e, "time_limit_source") + ")";
+  const std::string limit =
+      e.value("time_limit_s", json()).is_null()
+          ? "none"
+          : FormatDuration(std::chrono::seconds(Get<std::int64_t>(e, "time_limit_s", 0))) + " (" +
+                JsonText(e, "time_limit_source") + ")";
   if (q.is_null()) {
     return;
   }
@@ -201,19 +210,24 @@ void PrintQuota(const json& e, std::ostream& out) {
   }
   Line(out, "verdict", verdict);
   const json& allowed = List(q, "class_allowed_users");
-  Line(out, "class rules", "users: " + (allowed.empty() ? "everyone" : Join(allowed)) +
-                               "; max GPUs per user: " +
-                               Optional(q, "class_max_gpus_per_user", "no limit"));
+  Line(out,
+       "class rules",
+       "users: " + (allowed.empty() ? "everyone" : Join(allowed)) +
+           "; max GPUs per user: " + Optional(q, "class_max_gpus_per_user", "no limit"));
   if (Get<bool>(q, "quotas_on", false)) {
-    Line(out, "team", "holds " + JsonText(q, "team_held_gpus") + " GPUs; guarantee " +
-                          JsonText(q, "team_guaranteed_gpus") + ", max " +
-                          Optional(q, "team_max_gpus", "no limit"));
+    Line(out,
+         "team",
+         "holds " + JsonText(q, "team_held_gpus") + " GPUs; guarantee " +
+             JsonText(q, "team_guaranteed_gpus") + ", max " +
+             Optional(q, "team_max_gpus", "no limit"));
     const bool budget = !q.value("team_budget_gpu_hours", json()).is_null();
-    Line(out, "budget", Number(Get<double>(q, "team_period_gpu_hours", 0)) + " of " +
-                            (budget ? Number(Get<double>(q, "team_budget_gpu_hours", 0))
-                                    : std::string("unlimited")) +
-                            " GPU-hours this period; over budget: " + JsonText(q, "over_budget") +
-                            (Get<bool>(q, "budget_approved", false) ? " (job approved)" : ""));
+    Line(out,
+         "budget",
+         Number(Get<double>(q, "team_period_gpu_hours", 0)) + " of " +
+             (budget ? Number(Get<double>(q, "team_budget_gpu_hours", 0))
+                     : std::string("unlimited")) +
+             " GPU-hours this period; over budget: " + JsonText(q, "over_budget") +
+             (Get<bool>(q, "budget_approved", false) ? " (job approved)" : ""));
   } else {
     Line(out, "team", "no teams configured: no guarantees, limits or budgets");
   }
@@ -237,10 +251,10 @@ std::vector<std::string> Holds(const json& node, std::int64_t now_ms) {
                  : "; then reserved for " + next + " from " + When(hold, "then_from", now_ms);
     }
     // Another user's running job comes without its end: it is theirs (explain_privacy.h).
-    const std::string until = Get<bool>(hold, "other_user", false) &&
-                                      JsonText(hold, "kind") == "running"
-                                  ? ""
-                                  : When(hold, "until", now_ms);
+    const std::string until =
+        Get<bool>(hold, "other_user", false) && JsonText(hold, "kind") == "running"
+            ? ""
+            : When(hold, "until", now_ms);
     const Key key{JsonText(hold, "kind"), JobName(hold, "job"), until, then};
     auto [it, added] = groups.emplace(key, "");
     it->second += (added ? "" : ",") + JsonText(hold, "index");
@@ -254,7 +268,9 @@ std::vector<std::string> Holds(const json& node, std::int64_t now_ms) {
     std::string text = "GPU " + groups[key] + ": ";
     if (kind == "running") {
       text += "held by " + job +
-              (until.empty() ? "" : until == "-" ? " (no time limit)" : " until " + until);
+              (until.empty()  ? ""
+               : until == "-" ? " (no time limit)"
+                              : " until " + until);
     } else if (kind == "started") {
       text += "taken by " + job + ", which starts in this pass";
     } else if (kind == "claimed") {
@@ -272,8 +288,8 @@ std::vector<std::string> Holds(const json& node, std::int64_t now_ms) {
 
 void PrintNode(const json& node, std::int64_t now_ms, std::ostream& out) {
   out << "  " << JsonText(node, "node") << " (" << JsonText(node, "state") << ", "
-      << JsonText(node, "gpus") << " GPUs " << Join(List(node, "models"), "/") << "): "
-      << JsonText(node, "verdict") << " - " << JsonText(node, "detail") << '\n';
+      << JsonText(node, "gpus") << " GPUs " << Join(List(node, "models"), "/")
+      << "): " << JsonText(node, "verdict") << " - " << JsonText(node, "detail") << '\n';
   for (const std::string& hold : Holds(node, now_ms)) {
     out << "      " << hold << '\n';
   }
@@ -313,12 +329,14 @@ void PrintRunning(const json& e, std::int64_t now_ms, std::ostream& out) {
       << (placement.is_null() ? "-" : JsonText(placement, "node")) << " GPUs "
       << Join(List(r, "gpu_indexes"), ",") << '\n';
   Line(out, "since", When(r, "since", now_ms));
-  Line(out, "expected end", r.value("expected_end", json()).is_null()
-                                ? "unknown (no time limit)"
-                                : When(r, "expected_end", now_ms));
-  Line(out, "preemptible", Get<bool>(r, "preemptible", false)
-                               ? "yes: it runs on borrowed GPUs"
-                               : "only by a class that preempts its class");
+  Line(out,
+       "expected end",
+       r.value("expected_end", json()).is_null() ? "unknown (no time limit)"
+                                                 : When(r, "expected_end", now_ms));
+  Line(out,
+       "preemptible",
+       Get<bool>(r, "preemptible", false) ? "yes: it runs on borrowed GPUs"
+                                          : "only by a class that preempts its class");
   if (Get<bool>(r, "stopping", false)) {
     Line(out, "stopping", "yes: it has been told to stop");
   }

@@ -11,7 +11,9 @@ namespace {
 
 constexpr std::int64_t kNowMs = 1'800'000'000'000;  // 2027-01-15T08:00:00Z
 
-Time At(std::int64_t offset_s) { return FromUnixMillis(kNowMs + offset_s * 1000); }
+Time At(std::int64_t offset_s) {
+  return FromUnixMillis(kNowMs + offset_s * 1000);
+}
 
 std::string Render(const Explanation& e) {
   std::ostringstream out;
@@ -70,26 +72,27 @@ Explanation Waiting() {
                              .budget_approved = false};
   e.time_limit = std::chrono::hours(2);
   e.time_limit_source = "requested";
-  NodeExplanation busy{.node = NodeId("gpu01"),
-                       .state = "up",
-                       .verdict = "busy",
-                       .detail = "2 of 4 matching GPUs free; needs 4 GPUs",
-                       .gpus = 4,
-                       .failed = 0,
-                       .matching = 4,
-                       .free = 2,
-                       .givable = 0,
-                       .models = {"H100"},
-                       .held = {GpuHold{.index = 0, .kind = "running", .job = JobId(100), .until = At(3000)},
-                                GpuHold{.index = 1, .kind = "running", .job = JobId(100), .until = At(3000)},
-                                GpuHold{.index = 2, .kind = "reserved", .job = JobId(3), .until = At(3000)},
-                                GpuHold{.index = 3, .kind = "reserved", .job = JobId(3), .until = At(3000)}},
-                       .victims = {VictimCandidate{.job = JobId(100),
-                                                   .priority = "low",
-                                                   .borrowed = false,
-                                                   .may_preempt = false,
-                                                   .chosen = false,
-                                                   .why = "protected: ran 5m of the minimum run time 10m"}}};
+  NodeExplanation busy{
+      .node = NodeId("gpu01"),
+      .state = "up",
+      .verdict = "busy",
+      .detail = "2 of 4 matching GPUs free; needs 4 GPUs",
+      .gpus = 4,
+      .failed = 0,
+      .matching = 4,
+      .free = 2,
+      .givable = 0,
+      .models = {"H100"},
+      .held = {GpuHold{.index = 0, .kind = "running", .job = JobId(100), .until = At(3000)},
+               GpuHold{.index = 1, .kind = "running", .job = JobId(100), .until = At(3000)},
+               GpuHold{.index = 2, .kind = "reserved", .job = JobId(3), .until = At(3000)},
+               GpuHold{.index = 3, .kind = "reserved", .job = JobId(3), .until = At(3000)}},
+      .victims = {VictimCandidate{.job = JobId(100),
+                                  .priority = "low",
+                                  .borrowed = false,
+                                  .may_preempt = false,
+                                  .chosen = false,
+                                  .why = "protected: ran 5m of the minimum run time 10m"}}};
   NodeExplanation down{.node = NodeId("gpu09"),
                        .state = "down",
                        .verdict = "not_up",

@@ -1,8 +1,9 @@
 #include "cli/notify_commands.h"
 
-#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/table.h"
 #include "cli/views.h"
@@ -53,8 +54,8 @@ int RunAdd(const ClientContext& ctx, const NotifyAddFlags& flags) {
   if (!sub.ok()) {
     return Fail(sub.error());
   }
-  std::cout << "Subscription " << JsonText(*sub, "id") << ": " << JsonText(*sub, "channel")
-            << " " << JsonText(*sub, "target") << " hears of " << EventsText(*sub) << " for "
+  std::cout << "Subscription " << JsonText(*sub, "id") << ": " << JsonText(*sub, "channel") << " "
+            << JsonText(*sub, "target") << " hears of " << EventsText(*sub) << " for "
             << ScopeText(*sub) << ".\n";
   return 0;
 }
@@ -63,8 +64,12 @@ int RunList(const ClientContext& ctx, bool as_json) {
   return RunRead(ctx, "/api/v1/subscriptions", as_json, [](const json& r) {
     Table table({"ID", "OWNER", "FOR", "CHANNEL", "TARGET", "EVENTS", "CREATED"});
     for (const auto& sub : r["subscriptions"]) {
-      table.AddRow({JsonText(sub, "id"), JsonText(sub, "owner"), ScopeText(sub),
-                    JsonText(sub, "channel"), JsonText(sub, "target"), EventsText(sub),
+      table.AddRow({JsonText(sub, "id"),
+                    JsonText(sub, "owner"),
+                    ScopeText(sub),
+                    JsonText(sub, "channel"),
+                    JsonText(sub, "target"),
+                    EventsText(sub),
                     JsonText(sub, "created")});
     }
     table.Print(std::cout);
@@ -91,8 +96,9 @@ Result<json> SubscriptionBody(const NotifyAddFlags& flags) {
     return InvalidArgument("notify add: give one of --webhook URL or --email ADDRESS");
   }
   if (flags.all && !flags.team.empty()) {
-    return InvalidArgument("notify add: --team and --all exclude each other; --all already "
-                           "covers every team");
+    return InvalidArgument(
+        "notify add: --team and --all exclude each other; --all already "
+        "covers every team");
   }
   const bool webhook = !flags.webhook.empty();
   const NotifyChannel channel = webhook ? NotifyChannel::kWebhook : NotifyChannel::kEmail;
@@ -116,17 +122,18 @@ Result<json> SubscriptionBody(const NotifyAddFlags& flags) {
 
 void AddNotifyCommands(CLI::App& app, ClientContext& ctx) {
   auto* notify = app.add_subcommand(
-      "notify", "notifications by webhook or e-mail: job end and failure, preemption, idle "
-                "warning, budget at 80 % and 100 %, GPU failure");
+      "notify",
+      "notifications by webhook or e-mail: job end and failure, preemption, idle "
+      "warning, budget at 80 % and 100 %, GPU failure");
   notify->require_subcommand(1);
   auto add_flags = std::make_shared<NotifyAddFlags>();
   auto* add = notify->add_subcommand("add", "subscribe: your jobs, a team's, or everything");
   add->add_option("--webhook", add_flags->webhook, "POST a JSON body to this http(s) URL");
   add->add_option("--email", add_flags->email, "mail this address (the server's sendmail)");
-  add->add_option("--team", add_flags->team,
-                  "the team's jobs and budget (its members and admins)");
+  add->add_option("--team", add_flags->team, "the team's jobs and budget (its members and admins)");
   add->add_flag("--all", add_flags->all, "everything, GPU failures included (admins)");
-  add->add_option("--events", add_flags->events,
+  add->add_option("--events",
+                  add_flags->events,
                   "only these, comma-separated: job_end, job_failed, preempted, idle_warning, "
                   "quota_80, quota_100, gpu_failed, memory_breach (default: all)");
   add->callback([&ctx, add_flags] { ctx.exit_code = RunAdd(ctx, *add_flags); });
@@ -136,8 +143,7 @@ void AddNotifyCommands(CLI::App& app, ClientContext& ctx) {
   list->callback([&ctx, list_json] { ctx.exit_code = RunList(ctx, *list_json); });
   auto remove_id = std::make_shared<std::string>();
   auto* remove = notify->add_subcommand("remove", "unsubscribe");
-  remove->add_option("ID", *remove_id, "the subscription's id (gpufleet notify list)")
-      ->required();
+  remove->add_option("ID", *remove_id, "the subscription's id (gpufleet notify list)")->required();
   remove->callback([&ctx, remove_id] { ctx.exit_code = RunRemove(ctx, *remove_id); });
 }
 

@@ -18,10 +18,11 @@ std::string ErrorOf(const NotifyAddFlags& flags) {
 TEST(NotifyCommandsTest, BodiesForEachScope) {
   Result<json> own = SubscriptionBody({.email = "ana@example.com"});
   ASSERT_TRUE(own.ok()) << own.error().message;
-  EXPECT_EQ(*own, json({{"channel", "email"},
-                        {"target", "ana@example.com"},
-                        {"events", json::array()},
-                        {"scope", "user"}}));
+  EXPECT_EQ(*own,
+            json({{"channel", "email"},
+                  {"target", "ana@example.com"},
+                  {"events", json::array()},
+                  {"scope", "user"}}));
   Result<json> team = SubscriptionBody(
       {.webhook = "https://h.example/x", .team = "cv", .events = "job_failed,quota_100"});
   ASSERT_TRUE(team.ok()) << team.error().message;

@@ -99,8 +99,12 @@ void PrintQuota(const json& quota, std::ostream& out) {
   out << '\n';
   Table users({"USER", "TEAM", "USED GPU-H", "KWH", "COST", "CO2"});
   for (const json& user : Rows(quota, "users")) {
-    users.AddRow({JsonText(user, "user"), TeamName(user), Hours(user, "used_gpu_hours"),
-                  EnergyKwh(Energy(user)), EnergyCost(Energy(user)), EnergyCo2(Energy(user))});
+    users.AddRow({JsonText(user, "user"),
+                  TeamName(user),
+                  Hours(user, "used_gpu_hours"),
+                  EnergyKwh(Energy(user)),
+                  EnergyCost(Energy(user)),
+                  EnergyCo2(Energy(user))});
   }
   users.Print(out);
 }

@@ -37,17 +37,18 @@ TEST(QuotaViewTest, PrintsTeamsAndUsers) {
                           "currency": null, "co2_kg": null}}]})");
   std::ostringstream out;
   PrintQuota(quota, out);
-  EXPECT_EQ(out.str(),
-            "Budget period: 2026-03-01 to 2026-04-01 (a calendar month, UTC)\n"
-            "TEAM    GUARANTEE  MAX  HELD  BORROWED  BUDGET GPU-H  USED    LEFT  OVER BUDGET  KWH    "
-            "COST      CO2\n"
-            "cv      4          8    6     2         0.001         0.0025  0     hold         2.500  "
-            "0.70 EUR  0.875 kg\n"
-            "(none)  0          -    1     1         -             2       -     borrow_only  -      "
-            "-         -\n"
-            "\n"
-            "USER   TEAM  USED GPU-H  KWH    COST  CO2\n"
-            "alice  cv    0.0025      0.001  -     -\n");
+  EXPECT_EQ(
+      out.str(),
+      "Budget period: 2026-03-01 to 2026-04-01 (a calendar month, UTC)\n"
+      "TEAM    GUARANTEE  MAX  HELD  BORROWED  BUDGET GPU-H  USED    LEFT  OVER BUDGET  KWH    "
+      "COST      CO2\n"
+      "cv      4          8    6     2         0.001         0.0025  0     hold         2.500  "
+      "0.70 EUR  0.875 kg\n"
+      "(none)  0          -    1     1         -             2       -     borrow_only  -      "
+      "-         -\n"
+      "\n"
+      "USER   TEAM  USED GPU-H  KWH    COST  CO2\n"
+      "alice  cv    0.0025      0.001  -     -\n");
 }
 
 TEST(QuotaViewTest, SaysWhenQuotasAreOff) {

@@ -1,12 +1,12 @@
 #include "cli/submit_request.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/duration.h"
 #include "model/job.h"
@@ -41,8 +41,7 @@ bool ValidName(const std::string& name) {
 std::optional<std::int64_t> WholeIn(std::string_view text, std::int64_t min, std::int64_t max) {
   std::int64_t n = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || n < min ||
-      n > max) {
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || n < min || n > max) {
     return std::nullopt;
   }
   return n;
@@ -112,14 +111,15 @@ Result<IndexRange> ParseArrayItem(std::string_view item, const std::string& text
   const auto first = WholeIn(span.substr(0, dash), 0, kMaxArrayIndex);
   const auto last =
       dash == std::string_view::npos ? first : WholeIn(span.substr(dash + 1), 0, kMaxArrayIndex);
-  const auto step = colon == std::string_view::npos ? std::optional<std::int64_t>(1)
-                                                    : WholeIn(item.substr(colon + 1), 1,
-                                                              kMaxArrayIndex);
+  const auto step = colon == std::string_view::npos
+                        ? std::optional<std::int64_t>(1)
+                        : WholeIn(item.substr(colon + 1), 1, kMaxArrayIndex);
   if (!first || !last || !step || *last < *first ||
       (colon != std::string_view::npos && dash == std::string_view::npos)) {
     return InvalidArgument("--array: '" + std::string(item) + "' in '" + text +
                            "' is not INDEX, FIRST-LAST or FIRST-LAST:STEP with indices from 0 "
-                           "to " + std::to_string(kMaxArrayIndex) +
+                           "to " +
+                           std::to_string(kMaxArrayIndex) +
                            " (e.g. --array 0-99, 1,3,5-7, 0-15:4, 0-99%4)");
   }
   r.first = *first;
@@ -128,14 +128,17 @@ Result<IndexRange> ParseArrayItem(std::string_view item, const std::string& text
   return r;
 }
 
-bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+bool IsExecutable(const std::string& path) {
+  return access(path.c_str(), X_OK) == 0;
+}
 
 std::string Absolute(const std::string& path, const std::string& cwd) {
   return !path.empty() && path[0] == '/' ? path : cwd + "/" + path;
 }
 
 // --gpu-share, --gpu-mem and --mig (issue #7) as "gpu_share" (its text: the API reads it
-// exactly), "gpu_mem_mib" and "mig". A fraction is of one GPU on one node: refused here with --gpus N>1 or
+// exactly), "gpu_mem_mib" and "mig". A fraction is of one GPU on one node: refused here with --gpus
+// N>1 or
 // --nodes, as the server would (ValidateFraction), so that the user learns before a round trip.
 Status AddFraction(const SubmitOptions& options, nlohmann::json& body) {
   JobRequest request;
@@ -209,8 +212,8 @@ Result<ArrayRequest> ParseArraySpec(const std::string& text) {
   if (percent != std::string_view::npos) {
     const auto n = WholeIn(view.substr(percent + 1), 1, kMaxArrayTasks);
     if (!n) {
-      return InvalidArgument("--array: '" + text.substr(percent) +
-                             "' is not %N with N from 1 to " + std::to_string(kMaxArrayTasks) +
+      return InvalidArgument("--array: '" + text.substr(percent) + "' is not %N with N from 1 to " +
+                             std::to_string(kMaxArrayTasks) +
                              "; %N lets at most N tasks run at once (e.g. --array 0-99%4)");
     }
     array.max_running = static_cast<int>(*n);
@@ -313,9 +316,9 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
   }
   if (options.array) {
     GF_ASSIGN_OR_RETURN(ArrayRequest array, ParseArraySpec(*options.array));
-    body["array"] = {{"indices", array.indices},
-                     {"max_running", array.max_running ? nlohmann::json(*array.max_running)
-                                                       : nlohmann::json()}};
+    body["array"] = {
+        {"indices", array.indices},
+        {"max_running", array.max_running ? nlohmann::json(*array.max_running) : nlohmann::json()}};
   }
   if (!options.constraints.empty()) {
     nlohmann::json labels = nlohmann::json::object();

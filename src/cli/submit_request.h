@@ -19,7 +19,7 @@
 namespace gf {
 
 struct SubmitOptions {
-  std::optional<std::string> gpus;  // text as typed, so errors can quote it
+  std::optional<std::string> gpus;   // text as typed, so errors can quote it
   std::optional<std::string> nodes;  // --nodes N: a multi-node job, `gpus` GPUs on each node
   std::optional<std::string> gpu_type;
   // --gpu-share 0.25 / --gpu-mem 20G: a part of one GPU (issue #7), text as typed.
@@ -39,12 +39,12 @@ struct SubmitOptions {
   std::optional<bool> reap;
   std::optional<std::string> name;
   std::optional<std::string> workdir;
-  std::vector<std::string> after;   // JOB[:ok], each possibly a comma-separated list
-  std::optional<std::string> array; // 0-99%4, 1,3,5-7, 0-15:4
-  std::vector<std::string> env;     // KEY=VALUE
+  std::vector<std::string> after;    // JOB[:ok], each possibly a comma-separated list
+  std::optional<std::string> array;  // 0-99%4, 1,3,5-7, 0-15:4
+  std::vector<std::string> env;      // KEY=VALUE
   // KEY=VALUE node labels the job needs (repeatable); a later one for the same key wins.
   std::vector<std::string> constraints;
-  std::string export_env = "ALL";   // ALL: the submitter's environment goes along (as sbatch)
+  std::string export_env = "ALL";  // ALL: the submitter's environment goes along (as sbatch)
   std::vector<std::string> command;
 };
 

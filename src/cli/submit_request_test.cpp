@@ -1,10 +1,10 @@
 #include "cli/submit_request.h"
 
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 namespace gf {
 namespace {
@@ -58,7 +58,9 @@ TEST(SubmitRequestTest, NodesAreSentOnlyWhenGivenAndMustBeACount) {
     o.nodes = wrong;
     auto bad = BuildSubmitBody(o, "/tmp", {});
     ASSERT_FALSE(bad.ok()) << wrong;
-    EXPECT_EQ(bad.error().message.rfind("--nodes: '" + std::string(wrong) + "' is not a node count", 0), 0U);
+    EXPECT_EQ(
+        bad.error().message.rfind("--nodes: '" + std::string(wrong) + "' is not a node count", 0),
+        0U);
   }
 }
 
@@ -103,7 +105,8 @@ TEST(SubmitRequestTest, ErrorsNameTheOption) {
 TEST(SubmitRequestTest, ExportAllSkipsReservedAndInvalidNames) {
   SubmitOptions o = WithCommand();
   o.export_env = "ALL";
-  auto body = BuildSubmitBody(o, "/tmp",
+  auto body = BuildSubmitBody(o,
+                              "/tmp",
                               {{"PATH", "/bin"},
                                {"CUDA_VISIBLE_DEVICES", "0"},
                                {"GPUFLEET_JOB_ID", "3"},
@@ -139,9 +142,10 @@ TEST(SubmitRequestTest, ReadsDirectivesUntilFirstCommand) {
 TEST(SubmitRequestTest, ParsesAfter) {
   auto after = ParseAfter({"12", "13:ok,14:any"});
   ASSERT_TRUE(after.ok()) << after.error().message;
-  EXPECT_EQ(*after, (std::vector<Dependency>{{.job = JobId(12), .kind = DependencyKind::kAny},
-                                             {.job = JobId(13), .kind = DependencyKind::kOk},
-                                             {.job = JobId(14), .kind = DependencyKind::kAny}}));
+  EXPECT_EQ(*after,
+            (std::vector<Dependency>{{.job = JobId(12), .kind = DependencyKind::kAny},
+                                     {.job = JobId(13), .kind = DependencyKind::kOk},
+                                     {.job = JobId(14), .kind = DependencyKind::kAny}}));
   for (const char* bad : {"x", "12:okay", "0", "-3", "12,", ":ok", "12:ok:ok"}) {
     auto r = ParseAfter({bad});
     ASSERT_FALSE(r.ok()) << bad;
@@ -169,8 +173,18 @@ TEST(SubmitRequestTest, ParsesArraySpecs) {
 }
 
 TEST(SubmitRequestTest, ArraySpecErrorsNameTheFlag) {
-  for (const char* bad : {"", "a-b", "5-2", "0-9%0", "0-9%", "0-9%x", "1:2", "0-9:0", "-1",
-                          "0-10000", "0-2000000000", "1,,2"}) {
+  for (const char* bad : {"",
+                          "a-b",
+                          "5-2",
+                          "0-9%0",
+                          "0-9%",
+                          "0-9%x",
+                          "1:2",
+                          "0-9:0",
+                          "-1",
+                          "0-10000",
+                          "0-2000000000",
+                          "1,,2"}) {
     auto r = ParseArraySpec(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().message.rfind("--array: '", 0), 0u) << r.error().message;
@@ -185,7 +199,8 @@ TEST(SubmitRequestTest, BodyCarriesDependenciesAndArray) {
   o.array = "0-2%2";
   auto body = BuildSubmitBody(o, "/home/u", {});
   ASSERT_TRUE(body.ok()) << body.error().message;
-  EXPECT_EQ((*body)["after"], nlohmann::json::parse(R"([{"job":12,"kind":"ok"},{"job":13,"kind":"any"}])"));
+  EXPECT_EQ((*body)["after"],
+            nlohmann::json::parse(R"([{"job":12,"kind":"ok"},{"job":13,"kind":"any"}])"));
   EXPECT_EQ((*body)["array"], nlohmann::json::parse(R"({"indices":[0,1,2],"max_running":2})"));
   o.array = "0-2";
   EXPECT_TRUE((*BuildSubmitBody(o, "/home/u", {}))["array"]["max_running"].is_null());

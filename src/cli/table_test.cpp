@@ -1,8 +1,8 @@
 #include "cli/table.h"
 
-#include <gtest/gtest.h>
-
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {

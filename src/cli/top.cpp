@@ -1,11 +1,5 @@
 #include "cli/top.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <termios.h>
-#include <unistd.h>
-
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -20,6 +14,11 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "api/api_client.h"
 #include "api/socket_path.h"
@@ -46,7 +45,7 @@ constexpr std::array kFatalSignals = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 // What signal handlers need: only globals and async-signal-safe calls (write, tcsetattr,
 // sigaction, raise) are allowed there.
 // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables)
-int g_wake_fd = -1;                       // write end of the main loop's self-pipe
+int g_wake_fd = -1;  // write end of the main loop's self-pipe
 volatile std::sig_atomic_t g_quit_signal = 0;
 volatile std::sig_atomic_t g_terminal_raw = 0;  // the terminal is ours and must be restored
 termios g_saved_termios{};
@@ -87,7 +86,9 @@ extern "C" void OnQuitSignal(int sig) {
   Wake();
 }
 
-extern "C" void OnResizeSignal(int /*sig*/) { Wake(); }
+extern "C" void OnResizeSignal(int /*sig*/) {
+  Wake();
+}
 
 extern "C" void OnFatalSignal(int sig) {
   RestoreTerminal();
@@ -102,7 +103,9 @@ void Handle(int sig, void (*handler)(int)) {
   ::sigaction(sig, &action, &g_old_actions[static_cast<std::size_t>(sig)]);
 }
 
-void Unhandle(int sig) { ::sigaction(sig, &g_old_actions[static_cast<std::size_t>(sig)], nullptr); }
+void Unhandle(int sig) {
+  ::sigaction(sig, &g_old_actions[static_cast<std::size_t>(sig)], nullptr);
+}
 
 // The self-pipe that wakes the main loop: from signal handlers and from the watch threads.
 class WakePipe {
@@ -188,10 +191,14 @@ class Terminal {
  private:
   static std::string_view Sgr(TopStyle style) {
     switch (style) {
-      case TopStyle::kTitle: return "\x1b[1;7m";
-      case TopStyle::kHeading: return "\x1b[7m";
-      case TopStyle::kAlert: return "\x1b[1;31m";
-      case TopStyle::kNormal: break;
+      case TopStyle::kTitle:
+        return "\x1b[1;7m";
+      case TopStyle::kHeading:
+        return "\x1b[7m";
+      case TopStyle::kAlert:
+        return "\x1b[1;31m";
+      case TopStyle::kNormal:
+        break;
     }
     return "";
   }
@@ -230,8 +237,8 @@ class TopState {
     std::lock_guard<std::mutex> lock(mu_);
     TopInput out = input_;
     out.now_ms = NowMs();
-    out.status = !gpu_error_.empty()   ? "gpus: " + gpu_error_
-                 : !job_error_.empty() ? "jobs: " + job_error_
+    out.status = !gpu_error_.empty()     ? "gpus: " + gpu_error_
+                 : !job_error_.empty()   ? "jobs: " + job_error_
                  : input_.gpus.is_null() ? "connecting"
                                          : "live";
     return out;
@@ -247,8 +254,11 @@ class TopState {
 };
 
 // A watch thread: follows one stream into `state`, reopening it when it is lost, until stopped.
-void Follow(const std::stop_token& stop, const ClientSettings& settings,
-            const std::string& target, TopState::Feed feed, TopState& state) {
+void Follow(const std::stop_token& stop,
+            const ClientSettings& settings,
+            const std::string& target,
+            TopState::Feed feed,
+            TopState& state) {
   ApiClient client(settings.endpoint, settings.options);
   while (!stop.stop_requested()) {
     const Status status = client.Watch(
@@ -324,8 +334,8 @@ int RunLive(const ClientContext& ctx) {
     const auto [width, height] = TerminalSize();
     terminal.Draw(RenderTopFrame(state.Snapshot(), width, height), width);
     std::array<pollfd, 2> fds{{{STDIN_FILENO, POLLIN, 0}, {wake.fd(), POLLIN, 0}}};
-    const int ready = ::poll(fds.data(), fds.size(),
-                             static_cast<int>(std::chrono::milliseconds(kRedrawEvery).count()));
+    const int ready = ::poll(
+        fds.data(), fds.size(), static_cast<int>(std::chrono::milliseconds(kRedrawEvery).count()));
     if (ready < 0 && errno != EINTR) {
       return kExitError;
     }
@@ -391,8 +401,8 @@ void AddTopCommand(CLI::App& app, ClientContext& context) {
   top->add_option("--height", options->height, "--once: lines (default: the terminal's, or 24)")
       ->check(CLI::Range(1, 1000));
   top->callback([&context, options] {
-    context.exit_code = options->once ? RunOnce(context, options->width, options->height)
-                                      : RunLive(context);
+    context.exit_code =
+        options->once ? RunOnce(context, options->width, options->height) : RunLive(context);
   });
 }
 

@@ -17,9 +17,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kMinBarWidth = 7;   // "[#####]"
+constexpr int kMinBarWidth = 7;  // "[#####]"
 constexpr int kMaxBarWidth = 22;
-constexpr int kJobRowsKept = 3;   // job rows kept on a short screen before GPUs are cut
+constexpr int kJobRowsKept = 3;  // job rows kept on a short screen before GPUs are cut
 constexpr double kMibPerGib = 1024.0;
 
 // ---- Reading the JSON defensively ----
@@ -115,7 +115,8 @@ std::string Fit(std::string cell, int width, bool right) {
 
 // Column widths from the content (capped); columns dropped by rank until the line fits; what
 // is left over widens the bar. A width of 0 means the column is not shown.
-std::vector<int> PlanWidths(const std::vector<Column>& columns, const std::vector<Row>& rows,
+std::vector<int> PlanWidths(const std::vector<Column>& columns,
+                            const std::vector<Row>& rows,
                             int width) {
   std::vector<int> widths;
   for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -153,8 +154,11 @@ std::vector<int> PlanWidths(const std::vector<Column>& columns, const std::vecto
   return widths;
 }
 
-std::string JoinCells(const std::vector<Column>& columns, const std::vector<int>& widths,
-                      const Row& cells, bool heading, int width) {
+std::string JoinCells(const std::vector<Column>& columns,
+                      const std::vector<int>& widths,
+                      const Row& cells,
+                      bool heading,
+                      int width) {
   std::string line;
   for (std::size_t c = 0; c < columns.size(); ++c) {
     if (widths[c] == 0) {
@@ -198,21 +202,24 @@ void AppendTable(const Table& table, int width, int budget, std::vector<TopLine>
   const int shown = rows <= budget - 1 ? rows : std::max(0, budget - 2);
   for (int r = 0; r < shown; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    out.push_back({JoinCells(table.columns, widths, table.rows[i], false, width),
-                   table.styles[i]});
+    out.push_back({JoinCells(table.columns, widths, table.rows[i], false, width), table.styles[i]});
   }
   if (shown < rows && budget >= 2) {
-    const std::string more = "... " + std::to_string(rows - shown) + " more " +
-                             std::string(table.noun);
+    const std::string more =
+        "... " + std::to_string(rows - shown) + " more " + std::string(table.noun);
     out.push_back({more.substr(0, static_cast<std::size_t>(width)), TopStyle::kNormal});
   }
 }
 
 // ---- The GPU and job tables ----
 
-const json& SampleOf(const json& gpu) { return Member(gpu, "sample"); }
+const json& SampleOf(const json& gpu) {
+  return Member(gpu, "sample");
+}
 
-bool IsHealthy(const std::string& health) { return health == "ok" || health == "-"; }
+bool IsHealthy(const std::string& health) {
+  return health == "ok" || health == "-";
+}
 
 // The GPU's user: its jobs' owners, else the owner of a process nobody allocated, marked '*'.
 std::string GpuUser(const json& gpu) {
@@ -263,14 +270,21 @@ Table GpuTable(const json& gpus) {
     std::string health = Text(gpu, "health");
     const bool healthy = IsHealthy(health);
     if (!healthy) {
-      std::transform(health.begin(), health.end(), health.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+      std::transform(health.begin(), health.end(), health.begin(), [](unsigned char c) {
+        return static_cast<char>(std::toupper(c));
+      });
     }
-    t.rows.push_back({Text(gpu, "node"), Text(gpu, "index"), Text(gpu, "model"),
-                      Whole(util, "%"), util ? std::to_string(std::llround(*util)) : "-",
-                      GpuMemory(gpu), Whole(Number(sample, "temperature_c"), "C"),
-                      power_mw ? Whole(*power_mw / 1000.0, "W") : "-", health,
-                      Printable(GpuJobText(gpu)), GpuUser(gpu)});
+    t.rows.push_back({Text(gpu, "node"),
+                      Text(gpu, "index"),
+                      Text(gpu, "model"),
+                      Whole(util, "%"),
+                      util ? std::to_string(std::llround(*util)) : "-",
+                      GpuMemory(gpu),
+                      Whole(Number(sample, "temperature_c"), "C"),
+                      power_mw ? Whole(*power_mw / 1000.0, "W") : "-",
+                      health,
+                      Printable(GpuJobText(gpu)),
+                      GpuUser(gpu)});
     t.styles.push_back(healthy ? TopStyle::kNormal : TopStyle::kAlert);
   }
   return t;
@@ -305,7 +319,9 @@ std::optional<double> JobUtil(const json& gpus, const json& job_id) {
   return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
 }
 
-bool IsRunning(const std::string& state) { return state == "RUNNING" || state == "STARTING"; }
+bool IsRunning(const std::string& state) {
+  return state == "RUNNING" || state == "STARTING";
+}
 
 std::string Elapsed(const json& job, std::int64_t now_ms) {
   const auto start = Number(job, "start_time_ms");
@@ -343,8 +359,12 @@ Table JobTable(const json& jobs, const json& gpus, std::int64_t now_ms) {
   for (const json* job : order) {
     const std::string state = Text(*job, "state");
     const std::string reason = Text(*job, "reason");
-    t.rows.push_back({Text(*job, "id"), Text(*job, "user"), state, Text(*job, "gpus"),
-                      Elapsed(*job, now_ms), Whole(JobUtil(gpus, Member(*job, "id")), "%"),
+    t.rows.push_back({Text(*job, "id"),
+                      Text(*job, "user"),
+                      state,
+                      Text(*job, "gpus"),
+                      Elapsed(*job, now_ms),
+                      Whole(JobUtil(gpus, Member(*job, "id")), "%"),
                       IsRunning(state) || reason == "-" ? Text(*job, "name") : reason});
     t.styles.push_back(TopStyle::kNormal);
   }
@@ -396,14 +416,12 @@ std::string TotalsLine(const TopInput& input, int width) {
     }
     pending += state == "PENDING" ? 1 : 0;
   }
-  std::string line = "GPUs " + std::to_string(busy) + "/" + std::to_string(gpus.size()) +
-                     " busy  util " +
-                     Whole(util_n > 0 ? std::optional<double>(util_sum / util_n) : std::nullopt,
-                           "%") +
-                     "  mem " + Gib(used_mib) + "/" + Gib(total_mib) + "G  power " +
-                     (power_mw ? Whole(*power_mw / 1000.0, "W") : "-") + "  jobs " +
-                     std::to_string(running.size()) + " running " + std::to_string(pending) +
-                     " pending";
+  std::string line =
+      "GPUs " + std::to_string(busy) + "/" + std::to_string(gpus.size()) + " busy  util " +
+      Whole(util_n > 0 ? std::optional<double>(util_sum / util_n) : std::nullopt, "%") + "  mem " +
+      Gib(used_mib) + "/" + Gib(total_mib) + "G  power " +
+      (power_mw ? Whole(*power_mw / 1000.0, "W") : "-") + "  jobs " +
+      std::to_string(running.size()) + " running " + std::to_string(pending) + " pending";
   return line.substr(0, static_cast<std::size_t>(width));
 }
 

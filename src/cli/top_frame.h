@@ -34,9 +34,9 @@ struct TopLine {
 
 // NOLINTNEXTLINE(bugprone-exception-escape): json members; a throw here is bad_alloc
 struct TopInput {
-  nlohmann::json gpus;  // GET /api/v1/gpus's answer ({"gpus": [...]}); null while unknown
-  nlohmann::json jobs;  // GET /api/v1/jobs's answer ({"jobs": [...]}); null while unknown
-  std::string status;   // right side of the title: "live", an error, "reconnecting"...
+  nlohmann::json gpus;      // GET /api/v1/gpus's answer ({"gpus": [...]}); null while unknown
+  nlohmann::json jobs;      // GET /api/v1/jobs's answer ({"jobs": [...]}); null while unknown
+  std::string status;       // right side of the title: "live", an error, "reconnecting"...
   std::int64_t now_ms = 0;  // Unix milliseconds, for elapsed times
 };
 

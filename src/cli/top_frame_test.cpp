@@ -27,8 +27,12 @@ json Gpu(int index, json job, const std::string& user, int util, const std::stri
 }
 
 json Job(int id, const std::string& user, const std::string& state, int gpus) {
-  json job{{"id", id},          {"user", user},   {"state", state},
-           {"gpus", gpus},      {"name", "train"}, {"reason", ""},
+  json job{{"id", id},
+           {"user", user},
+           {"state", state},
+           {"gpus", gpus},
+           {"name", "train"},
+           {"reason", ""},
            {"submit_time_ms", kNowMs - 600'000}};
   if (state == "RUNNING") {
     job["start_time_ms"] = kNowMs - 125'000;
@@ -41,8 +45,10 @@ json Job(int id, const std::string& user, const std::string& state, int gpus) {
 TopInput Cluster() {
   TopInput in;
   in.gpus = json{{"gpus",
-                  {Gpu(0, 12, "alice", 90, "ok"), Gpu(1, 12, "alice", 50, "ok"),
-                   Gpu(2, nullptr, "", 0, "failed"), Gpu(3, nullptr, "", 0, "ok")}}};
+                  {Gpu(0, 12, "alice", 90, "ok"),
+                   Gpu(1, 12, "alice", 50, "ok"),
+                   Gpu(2, nullptr, "", 0, "failed"),
+                   Gpu(3, nullptr, "", 0, "ok")}}};
   in.jobs = json{{"jobs", {Job(13, "alice", "PENDING", 8), Job(12, "alice", "RUNNING", 2)}}};
   in.status = "live";
   in.now_ms = kNowMs;

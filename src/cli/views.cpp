@@ -74,7 +74,9 @@ std::string Memory(const json& gpu, const json& sample) {
   return (used ? Fixed(*used, 0) : "-") + "/" + JsonText(gpu, "memory_mib") + "MiB";
 }
 
-bool IsLost(const json& gpu) { return Flag(Object(gpu, "sample"), "lost"); }
+bool IsLost(const json& gpu) {
+  return Flag(Object(gpu, "sample"), "lost");
+}
 
 // "ok", "degraded: cause", and in upper case what needs a person now: "FAILED: cause",
 // "LOST: cause" (the GPU fell off the bus).
@@ -169,10 +171,11 @@ void PrintUsage(const json& job, std::ostream& out) {
   }
   const bool running = JsonText(job, "state") == "RUNNING";
   const auto mean = Number(usage, "mean_util_pct");
-  Line(out, "GPU usage",
+  Line(out,
+       "GPU usage",
        "mean " + (mean ? Fixed(*mean, 1) + "%" : "-") + ", peak " +
-           WithUnit(Number(usage, "peak_util_pct"), "%") + " over " +
-           JsonText(usage, "samples") + " GPU samples" + (running ? " (so far, running)" : ""));
+           WithUnit(Number(usage, "peak_util_pct"), "%") + " over " + JsonText(usage, "samples") +
+           " GPU samples" + (running ? " (so far, running)" : ""));
   Line(out, "GPU memory", "peak " + JsonText(usage, "peak_memory_mib") + " MiB on one GPU");
   const auto joules = Number(usage, "energy_j");
   const auto kwh = Number(usage, "energy_kwh");
@@ -190,9 +193,13 @@ void PrintUsage(const json& job, std::ostream& out) {
 
 }  // namespace
 
-std::optional<double> JsonNumber(const json& j, std::string_view key) { return Number(j, key); }
+std::optional<double> JsonNumber(const json& j, std::string_view key) {
+  return Number(j, key);
+}
 
-std::string FixedDecimals(double v, int decimals) { return Fixed(v, decimals); }
+std::string FixedDecimals(double v, int decimals) {
+  return Fixed(v, decimals);
+}
 
 std::string EnergyKwh(const json& charge) {
   const auto kwh = Number(charge, "energy_kwh");
@@ -280,8 +287,7 @@ std::string GpuModeText(const json& gpu) {
       profiles.push_back(JsonText(device, "profile"));
     }
     const bool waiting = gpu.contains("mig_layout_next") && gpu.at("mig_layout_next").is_array();
-    return "mig " + layout(profiles) +
-           (waiting ? "→" + layout(Array(gpu, "mig_layout_next")) : "");
+    return "mig " + layout(profiles) + (waiting ? "→" + layout(Array(gpu, "mig_layout_next")) : "");
   }
   const std::string next = JsonText(gpu, "sharing_next", "");
   return next.empty() ? mode : mode + "→" + next;
@@ -370,8 +376,7 @@ void PrintShare(const json& job, const std::string& gpus, std::ostream& out) {
   // A MIG job: its profile, then the device it holds ("3g.40gb: MIG-x of GPU-y").
   if (const std::string mig = JsonText(job, "mig", ""); !mig.empty()) {
     const std::string device = JsonText(job, "alloc_mig", "");
-    Line(out, "MIG device",
-         mig + (device.empty() ? ", asked" : ": " + device + " of " + gpus));
+    Line(out, "MIG device", mig + (device.empty() ? ", asked" : ": " + device + " of " + gpus));
     return;
   }
   const std::string asked = JsonText(job, "gpu_share", "");
@@ -382,7 +387,8 @@ void PrintShare(const json& job, const std::string& gpus, std::ostream& out) {
   const bool placed = !gpus.empty();
   const std::string share = placed ? JsonText(job, "alloc_gpu_share", "1") : asked;
   const std::string mem = placed ? JsonText(job, "alloc_gpu_mem_mib", "") : asked_mem;
-  Line(out, "GPU share",
+  Line(out,
+       "GPU share",
        (share.empty() ? std::string("a part") : share) + " of " +
            (placed ? gpus : std::string("one shared GPU, asked")) +
            (mem.empty() ? "" : " (" + mem + " MiB limit)"));
@@ -395,19 +401,21 @@ void PrintJob(const json& job, std::ostream& out) {
   const std::string exit_code = JsonText(job, "exit_code", "");
   Line(out, "Job", JsonText(job, "id") + " (" + JsonText(job, "name") + ")");
   Line(out, "User", JsonText(job, "user") + "  team " + JsonText(job, "team"));
-  Line(out, "State",
-       JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
+  Line(
+      out, "State", JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
   Line(out, "Reason", JsonText(job, "reason"));
-  Line(out, "Priority",
+  Line(out,
+       "Priority",
        JsonText(job, "priority") +
            (job.value("preemptible", false) ? "  preemptible (borrowed GPUs)" : "") +
            "  checkpoint signal " + JsonText(job, "checkpoint_signal", "TERM"));
-  Line(out, "Request",
-       JobGpusText(job) + " GPU(s), type " + JsonText(job, "gpu_type", "any") +
-           ", time limit " + JsonText(job, "time_limit_s", "none"));
+  Line(out,
+       "Request",
+       JobGpusText(job) + " GPU(s), type " + JsonText(job, "gpu_type", "any") + ", time limit " +
+           JsonText(job, "time_limit_s", "none"));
   if (!job.value("requeue", true)) {  // the default (requeue) goes without saying
-    Line(out, "Requeue",
-         "no (--no-requeue): ends CANCELLED if preempted, FAILED if its node fails");
+    Line(
+        out, "Requeue", "no (--no-requeue): ends CANCELLED if preempted, FAILED if its node fails");
   }
   if (!job.value("idle_reap", true)) {  // likewise the defaults of the idle reaper
     Line(out, "Idle reaper", "exempt (--no-reap): left alone even when its GPUs stay idle");
@@ -416,15 +424,18 @@ void PrintJob(const json& job, std::ostream& out) {
   }
   if (const std::string task = ArrayTaskLabel(job); !task.empty()) {
     const std::string limit = JsonText(job, "array_max_running", "");
-    Line(out, "Array", "task " + task + " of array " + JsonText(job, "array_job") +
-                           (limit.empty() ? "" : ", at most " + limit + " running at once"));
+    Line(out,
+         "Array",
+         "task " + task + " of array " + JsonText(job, "array_job") +
+             (limit.empty() ? "" : ", at most " + limit + " running at once"));
   }
   if (const std::string gang = JsonText(job, "gang_job", ""); !gang.empty()) {
     const std::int64_t rank = job.value("gang_rank", std::int64_t{0});
     const std::int64_t nodes = job.value("nodes", std::int64_t{1});
-    Line(out, "Gang", "node " + std::to_string(rank + 1) + " of " + std::to_string(nodes) +
-                          " of job " + gang + " (members: jobs " + gang + "-" +
-                          std::to_string(std::stoll(gang) + nodes - 1) + ")");
+    Line(out,
+         "Gang",
+         "node " + std::to_string(rank + 1) + " of " + std::to_string(nodes) + " of job " + gang +
+             " (members: jobs " + gang + "-" + std::to_string(std::stoll(gang) + nodes - 1) + ")");
   }
   if (const std::string after = DependencyText(job); !after.empty()) {
     Line(out, "After", after);
@@ -451,8 +462,7 @@ void PrintJobEvents(const json& body, std::ostream& out) {
     return;
   }
   const std::size_t skipped = events.size() > kShownEvents ? events.size() - kShownEvents : 0;
-  out << "Events" << (skipped > 0 ? " (latest " + std::to_string(kShownEvents) + ")" : "")
-      << '\n';
+  out << "Events" << (skipped > 0 ? " (latest " + std::to_string(kShownEvents) + ")" : "") << '\n';
   for (std::size_t i = skipped; i < events.size(); ++i) {
     const json& e = events[i];
     out << "  " << JsonText(e, "time") << "  " << JsonText(e, "kind") << " ("

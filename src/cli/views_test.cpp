@@ -2,11 +2,11 @@
 // renamed on one side and not the other fails here.
 #include "cli/views.h"
 
-#include <gtest/gtest.h>
-
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "api/json_mapping.h"
 
@@ -18,8 +18,12 @@ using nlohmann::json;
 GpuStatus Status(const std::string& node, int index) {
   GpuStatus s;
   s.node = NodeId(node);
-  s.gpu = Gpu{index, GpuUuid("GPU-" + node + "-" + std::to_string(index)), "H100-80GB", 81920,
-              GpuHealth::kOk, ""};
+  s.gpu = Gpu{index,
+              GpuUuid("GPU-" + node + "-" + std::to_string(index)),
+              "H100-80GB",
+              81920,
+              GpuHealth::kOk,
+              ""};
   return s;
 }
 
@@ -120,7 +124,10 @@ TEST(CliViewsTest, ConditionsColumnOnlyWhenAGpuHasOne) {
 }
 
 GpuHolder Holder(std::int64_t job, const std::string& user, int share_milli) {
-  return GpuHolder{.job = JobId(job), .user = user, .team = "", .share_milli = share_milli,
+  return GpuHolder{.job = JobId(job),
+                   .user = user,
+                   .team = "",
+                   .share_milli = share_milli,
                    .memory_limit_mib = 0};
 }
 
@@ -136,11 +143,12 @@ TEST(CliViewsTest, SharedGpusShowTheirJobsAndShares) {
   one.user = "bob";
   GpuStatus three = Status("n1", 2);
   three.holders = {Holder(13, "bob", 250), Holder(14, "carol", 250), Holder(15, "bob", 250)};
-  EXPECT_EQ(Table({whole, one, three}),
-            "NODE  GPU  MODEL      UTIL  MEM         TEMP  POWER  HEALTH  JOB            USER\n"
-            "n1    0    H100-80GB  -     -/81920MiB  -     -      ok      7              alice\n"
-            "n1    1    H100-80GB  -     -/81920MiB  -     -      ok      12 (0.25)      bob\n"
-            "n1    2    H100-80GB  -     -/81920MiB  -     -      ok      3 jobs (0.75)  bob,carol\n");
+  EXPECT_EQ(
+      Table({whole, one, three}),
+      "NODE  GPU  MODEL      UTIL  MEM         TEMP  POWER  HEALTH  JOB            USER\n"
+      "n1    0    H100-80GB  -     -/81920MiB  -     -      ok      7              alice\n"
+      "n1    1    H100-80GB  -     -/81920MiB  -     -      ok      12 (0.25)      bob\n"
+      "n1    2    H100-80GB  -     -/81920MiB  -     -      ok      3 jobs (0.75)  bob,carol\n");
   three.conditions = {"gpu_memory_over_limit"};
   EXPECT_NE(Table({three}).find("  bob,carol  a job over its memory limit\n"), std::string::npos);
   EXPECT_EQ(GpuJobText(json{{"job", 9}}), "9");  // a server older than sharing: no holders
@@ -196,10 +204,8 @@ TEST(CliViewsTest, ShowPrintsTheShareAskedAndThenHeld) {
       << Show(job);
   EXPECT_NE(Show(job).find("Request     0.25 GPU(s)"), std::string::npos) << Show(job);
   job.state = JobState::kRunning;
-  job.allocation = Allocation{.node = NodeId("n1"),
-                              .gpus = {GpuUuid("GPU-x")},
-                              .gpu_milli = 250,
-                              .gpu_memory_mib = 20'480};
+  job.allocation = Allocation{
+      .node = NodeId("n1"), .gpus = {GpuUuid("GPU-x")}, .gpu_milli = 250, .gpu_memory_mib = 20'480};
   EXPECT_NE(Show(job).find("GPU share   0.25 of GPU-x (20480 MiB limit)\n"), std::string::npos)
       << Show(job);
 }
@@ -236,11 +242,12 @@ TEST(CliViewsTest, ModeColumnOnlyWhenAGpuIsSharedOrChanging) {
   GpuStatus changing = Status("n1", 1);
   changing.gpu.sharing = SharingMode::kMps;
   changing.gpu.sharing_next = SharingMode::kExclusive;
-  EXPECT_EQ(Table({shared, changing, Status("n1", 2)}),
-            "NODE  GPU  MODEL      UTIL  MEM         TEMP  POWER  HEALTH  MODE           JOB  USER\n"
-            "n1    0    H100-80GB  -     -/81920MiB  -     -      ok      shared         -    -\n"
-            "n1    1    H100-80GB  -     -/81920MiB  -     -      ok      mps→exclusive  -    -\n"
-            "n1    2    H100-80GB  -     -/81920MiB  -     -      ok      exclusive      -    -\n");
+  EXPECT_EQ(
+      Table({shared, changing, Status("n1", 2)}),
+      "NODE  GPU  MODEL      UTIL  MEM         TEMP  POWER  HEALTH  MODE           JOB  USER\n"
+      "n1    0    H100-80GB  -     -/81920MiB  -     -      ok      shared         -    -\n"
+      "n1    1    H100-80GB  -     -/81920MiB  -     -      ok      mps→exclusive  -    -\n"
+      "n1    2    H100-80GB  -     -/81920MiB  -     -      ok      exclusive      -    -\n");
   EXPECT_EQ(Table({Status("n1", 2)}).find("  MODE  "), std::string::npos);
   EXPECT_EQ(GpuModeText(json::object()), "exclusive");  // a server older than sharing
   GpuStatus mig = Status("n1", 3);
@@ -260,8 +267,7 @@ TEST(CliViewsTest, ShowPrintsGpuUsage) {
   const std::string text = Show(job);
   EXPECT_NE(text.find("State       COMPLETED  exit code 0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("Command     python train.py\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("GPU usage   mean 63.5%, peak 99% over 120 GPU samples\n"),
-            std::string::npos)
+  EXPECT_NE(text.find("GPU usage   mean 63.5%, peak 99% over 120 GPU samples\n"), std::string::npos)
       << text;
   EXPECT_NE(text.find("GPU memory  peak 70000 MiB on one GPU\n"), std::string::npos) << text;
   EXPECT_NE(text.find("Energy      7200000 J (2.000 kWh)\n"), std::string::npos) << text;
@@ -281,15 +287,17 @@ TEST(CliViewsTest, ShowEscapesControlCharactersOfTheUsersText) {
       << text;
   EXPECT_NE(text.find("Workdir     /home/ana/\\x1b[2J\n"), std::string::npos) << text;
   std::ostringstream events;
-  PrintJobEvents(json{{"events", {{{"time", "t"}, {"kind", "submit"}, {"actor", "ana"},
-                                   {"message", "submitted 'x\x1b[31m'"}}}}},
+  PrintJobEvents(json{{"events",
+                       {{{"time", "t"},
+                         {"kind", "submit"},
+                         {"actor", "ana"},
+                         {"message", "submitted 'x\x1b[31m'"}}}}},
                  events);
   EXPECT_EQ(events.str(), "Events\n  t  submit (ana): submitted 'x\\x1b[31m'\n");
 }
 
 TEST(CliViewsTest, ShowMarksLiveUsageAndMissingUsage) {
-  EXPECT_NE(Show(RunningJob()).find("over 120 GPU samples (so far, running)\n"),
-            std::string::npos);
+  EXPECT_NE(Show(RunningJob()).find("over 120 GPU samples (so far, running)\n"), std::string::npos);
   Job pending = RunningJob();
   pending.state = JobState::kPending;
   pending.usage.reset();

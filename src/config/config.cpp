@@ -15,9 +15,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
 #include <toml.hpp>
+#include <unistd.h>
 
 #include "config/toml_guard.h"
 #include "core/duration.h"
@@ -72,8 +71,9 @@ class ConfigParser {
 
   Result<Config> Parse(const TomlValue& root) {
     const Section top{&root, "the top level", ""};
-    GF_TRY(CheckKeys(top, {"api", "class", "energy", "notify", "other_teams", "scheduler",
-                           "sharing", "team", "up"}));
+    GF_TRY(CheckKeys(
+        top,
+        {"api", "class", "energy", "notify", "other_teams", "scheduler", "sharing", "team", "up"}));
     const TomlTable& table = root.as_table();
     if (auto it = table.find("scheduler"); it != table.end()) {
       GF_TRY(ParseScheduler(it->second));
@@ -179,8 +179,10 @@ class ConfigParser {
     GF_TRY(CheckKeys(s, {"ca_file", "servers", "token_file"}));
     GF_ASSIGN_OR_RETURN(const auto servers, StringList(s, "servers"));
     if (servers.has_value() && servers->empty()) {
-      return KeyError(s, "servers", "the list is empty; name at least one server, e.g. "
-                                    "[\"https://gpu-a:7460\"], or leave the key out");
+      return KeyError(s,
+                      "servers",
+                      "the list is empty; name at least one server, e.g. "
+                      "[\"https://gpu-a:7460\"], or leave the key out");
     }
     if (servers.has_value() &&
         std::find(servers->begin(), servers->end(), std::string()) != servers->end()) {
@@ -269,7 +271,8 @@ class ConfigParser {
 
   // A whole number that fits `int` and lies in [min, max]. The policy's own rules (0 or more,
   // max_gpus above the guarantee) are ValidatePolicy's to check, not repeated here.
-  Result<std::optional<int>> IntIn(const Section& s, const std::string& key,
+  Result<std::optional<int>> IntIn(const Section& s,
+                                   const std::string& key,
                                    std::int64_t min = std::numeric_limits<int>::min(),
                                    std::int64_t max = std::numeric_limits<int>::max()) const {
     GF_ASSIGN_OR_RETURN(const std::optional<std::int64_t> v, Int(s, key));
@@ -277,8 +280,10 @@ class ConfigParser {
       return std::optional<int>();
     }
     if (*v < min || *v > max) {
-      return KeyError(s, key, std::to_string(*v) + " is out of range; use " +
-                                  std::to_string(min) + " to " + std::to_string(max));
+      return KeyError(s,
+                      key,
+                      std::to_string(*v) + " is out of range; use " + std::to_string(min) + " to " +
+                          std::to_string(max));
     }
     return std::optional<int>(static_cast<int>(*v));
   }
@@ -326,14 +331,16 @@ class ConfigParser {
                                                     const std::string& key) const {
     GF_ASSIGN_OR_RETURN(std::optional<std::string> value, String(s, key));
     if (value.has_value() && value->empty()) {
-      return KeyError(s, key, "an empty string; give a value, or leave the key out for the "
-                              "stock one");
+      return KeyError(s,
+                      key,
+                      "an empty string; give a value, or leave the key out for the "
+                      "stock one");
     }
     return value;
   }
 
   Result<std::optional<std::vector<std::string>>> StringList(const Section& s,
-                                                            const std::string& key) const {
+                                                             const std::string& key) const {
     using Out = std::optional<std::vector<std::string>>;
     auto it = s.Table().find(key);
     if (it == s.Table().end()) {
@@ -379,7 +386,8 @@ class ConfigParser {
 
   // A duration as people type them ("30s", "10m", "7d"); "0s" only where `zero_ok`, since
   // ParseDuration takes positive durations only.
-  Result<std::optional<std::chrono::seconds>> Duration(const Section& s, const std::string& key,
+  Result<std::optional<std::chrono::seconds>> Duration(const Section& s,
+                                                       const std::string& key,
                                                        bool zero_ok = false) const {
     using Out = std::optional<std::chrono::seconds>;
     auto it = s.Table().find(key);
@@ -387,8 +395,10 @@ class ConfigParser {
       return Out();
     }
     if (!it->second.is_string()) {
-      return KeyError(s, key, "expected a duration in quotes, e.g. \"30s\", \"10m\", \"7d\"; got " +
-                                  TypeName(it->second));
+      return KeyError(s,
+                      key,
+                      "expected a duration in quotes, e.g. \"30s\", \"10m\", \"7d\"; got " +
+                          TypeName(it->second));
     }
     const std::string& text = it->second.as_string().str;
     if (zero_ok && (text == "0" || text == "0s")) {
@@ -504,13 +514,19 @@ class ConfigParser {
   Status ParseClass(const std::string& name, const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s,
                         TableSection(v, "[class." + name + "]", "classes[" + name + "]"));
-    std::vector<std::string> known = {"allowed_users", "default_time_limit", "idle_opt_out",
-                                      "max_gpus_per_user", "max_time_limit", "preempts", "rank"};
+    std::vector<std::string> known = {"allowed_users",
+                                      "default_time_limit",
+                                      "idle_opt_out",
+                                      "max_gpus_per_user",
+                                      "max_time_limit",
+                                      "preempts",
+                                      "rank"};
     known.insert(known.end(), kIdleKeys.begin(), kIdleKeys.end());
     GF_TRY(CheckKeys(s, known));
     std::vector<PriorityClassPolicy>& classes = config_.policy.classes;
-    auto it = std::find_if(classes.begin(), classes.end(),
-                           [&](const PriorityClassPolicy& c) { return c.name == name; });
+    auto it = std::find_if(classes.begin(), classes.end(), [&](const PriorityClassPolicy& c) {
+      return c.name == name;
+    });
     if (it == classes.end()) {
       if (!s.Table().contains("rank")) {
         // Without it the order of the admin's tiers would be a guess.
@@ -555,7 +571,8 @@ class ConfigParser {
     for (const std::string& user : members.value_or(std::vector<std::string>{})) {
       auto [it, added] = config_.team_of_user.emplace(user, name);
       if (!added) {
-        return KeyError(s, "members",
+        return KeyError(s,
+                        "members",
                         "user '" + user + "' is already a member of team '" + it->second +
                             "'; a user belongs to one team (an admin may still charge a job to "
                             "another)");
@@ -566,8 +583,8 @@ class ConfigParser {
 
   // The keys of [team.NAME] and [other_teams] (which has no members: it is everyone else).
   Status ReadTeamFields(const Section& s, TeamPolicy& team) {
-    std::vector<std::string> known = {"fair_share_weight", "gpu_hour_budget", "guaranteed_gpus",
-                                      "max_gpus", "over_budget"};
+    std::vector<std::string> known = {
+        "fair_share_weight", "gpu_hour_budget", "guaranteed_gpus", "max_gpus", "over_budget"};
     if (s.policy_prefix != "other_teams") {
       known.emplace_back("members");
     }
@@ -588,8 +605,8 @@ class ConfigParser {
       } else if (*over == "hold") {
         team.over_budget = OverBudget::kHold;
       } else {
-        return KeyError(s, "over_budget",
-                        "'" + *over + "' is not a choice; use \"borrow_only\" or \"hold\"");
+        return KeyError(
+            s, "over_budget", "'" + *over + "' is not a choice; use \"borrow_only\" or \"hold\"");
       }
     }
     GF_TRY(ReadIdleRule(s, team.idle));
@@ -622,11 +639,25 @@ class ConfigParser {
 
   Status ParseUp(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[up]", ""));
-    GF_TRY(CheckKeys(s, {"data_dir", "db", "gpu_self_test", "gpu_self_test_interval", "gpus",
-                         "host", "idle_power_after", "idle_power_limit",
-                         "kill_grace", "labels", "listen_socket", "mps_control", "no_process_after",
-                         "node_name",
-                         "port", "sample_interval", "tls_cert", "tls_key"}));
+    GF_TRY(CheckKeys(s,
+                     {"data_dir",
+                      "db",
+                      "gpu_self_test",
+                      "gpu_self_test_interval",
+                      "gpus",
+                      "host",
+                      "idle_power_after",
+                      "idle_power_limit",
+                      "kill_grace",
+                      "labels",
+                      "listen_socket",
+                      "mps_control",
+                      "no_process_after",
+                      "node_name",
+                      "port",
+                      "sample_interval",
+                      "tls_cert",
+                      "tls_key"}));
     UpConfig& up = config_.up;
     GF_TRY(UpString(s, "tls_cert", up.tls_cert));
     GF_TRY(UpString(s, "tls_key", up.tls_key));
@@ -660,13 +691,17 @@ class ConfigParser {
   // would be no limit at all; the server checks nothing more.
   Status ParseApi(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[api]", ""));
-    GF_TRY(CheckKeys(s, {"connections_per_client", "max_connections", "max_watches",
-                         "rate_burst", "rate_limit", "watches_per_client"}));
+    GF_TRY(CheckKeys(s,
+                     {"connections_per_client",
+                      "max_connections",
+                      "max_watches",
+                      "rate_burst",
+                      "rate_limit",
+                      "watches_per_client"}));
     constexpr int kMost = 10'000'000;
     ApiConfig& api = config_.api;
     GF_ASSIGN_OR_RETURN(api.max_connections, IntIn(s, "max_connections", 0, kMost));
-    GF_ASSIGN_OR_RETURN(api.connections_per_client,
-                        IntIn(s, "connections_per_client", 1, kMost));
+    GF_ASSIGN_OR_RETURN(api.connections_per_client, IntIn(s, "connections_per_client", 1, kMost));
     GF_ASSIGN_OR_RETURN(api.max_watches, IntIn(s, "max_watches", 1, kMost));
     GF_ASSIGN_OR_RETURN(api.watches_per_client, IntIn(s, "watches_per_client", 1, kMost));
     GF_ASSIGN_OR_RETURN(api.rate_limit, NonNegative(s, "rate_limit"));
@@ -678,8 +713,14 @@ class ConfigParser {
   // exists) by the daemon when it creates its notifier.
   Status ParseNotify(const TomlValue& v) {
     GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[notify]", ""));
-    GF_TRY(CheckKeys(s, {"ca_file", "email_from", "sendmail", "webhook_allow",
-                         "webhook_attempts", "webhook_retry_delay", "webhook_timeout"}));
+    GF_TRY(CheckKeys(s,
+                     {"ca_file",
+                      "email_from",
+                      "sendmail",
+                      "webhook_allow",
+                      "webhook_attempts",
+                      "webhook_retry_delay",
+                      "webhook_timeout"}));
     NotifyConfig& notify = config_.notify;
     GF_ASSIGN_OR_RETURN(notify.email_from, String(s, "email_from"));
     GF_ASSIGN_OR_RETURN(notify.sendmail, NonEmptyString(s, "sendmail"));
@@ -714,8 +755,11 @@ class ConfigParser {
     if (breach) {
       Result<MemoryBreach> parsed = ParseMemoryBreach(*breach, "memory_breach");
       if (!parsed.ok()) {
-        return KeyError(s, "memory_breach", "'" + *breach + "' is not a policy; use \"kill\" "
-                                            "(the job's largest process on the GPU) or \"warn\"");
+        return KeyError(s,
+                        "memory_breach",
+                        "'" + *breach +
+                            "' is not a policy; use \"kill\" "
+                            "(the job's largest process on the GPU) or \"warn\"");
       }
       config_.sharing.memory_breach = *parsed;
     }
@@ -735,8 +779,11 @@ class ConfigParser {
     GF_ASSIGN_OR_RETURN(const std::optional<std::string> currency, String(s, "currency"));
     if (currency) {
       if (currency->empty() || currency->size() > 8) {
-        return KeyError(s, "currency", "'" + *currency + "' is not a currency; use a short code "
-                                       "such as \"EUR\" or \"USD\"");
+        return KeyError(s,
+                        "currency",
+                        "'" + *currency +
+                            "' is not a currency; use a short code "
+                            "such as \"EUR\" or \"USD\"");
       }
       energy.currency = *currency;
     }
@@ -767,12 +814,14 @@ class ConfigParser {
       }
       labels[key] = *text;
     }
-    config_.up.labels = ConfigValue<std::map<std::string, std::string>>{labels, KeyAt(up, "labels")};
+    config_.up.labels =
+        ConfigValue<std::map<std::string, std::string>>{labels, KeyAt(up, "labels")};
     return OkStatus();
   }
 
   // Every [up] string names a path, a program, a host or a spec: none may be "".
-  Status UpString(const Section& s, const std::string& key,
+  Status UpString(const Section& s,
+                  const std::string& key,
                   std::optional<ConfigValue<std::string>>& out) const {
     GF_ASSIGN_OR_RETURN(const auto value, NonEmptyString(s, key));
     Wrap(s, key, value, out);
@@ -780,7 +829,9 @@ class ConfigParser {
   }
 
   template <typename T>
-  void Wrap(const Section& s, const std::string& key, const std::optional<T>& value,
+  void Wrap(const Section& s,
+            const std::string& key,
+            const std::optional<T>& value,
             std::optional<ConfigValue<T>>& out) const {
     if (value.has_value()) {
       out = ConfigValue<T>{*value, KeyAt(s, key)};
@@ -830,7 +881,7 @@ class ConfigParser {
 
   std::string source_;
   Config config_;
-  bool own_classes_ = false;  // the file defines its own classes (ChooseClassSet)
+  bool own_classes_ = false;                  // the file defines its own classes (ChooseClassSet)
   std::map<std::string, std::string> where_;  // ValidatePolicy field name → "file:line: [t] key"
 };
 
@@ -851,7 +902,8 @@ Result<TomlValue> ParseToml(std::string_view text, const std::string& source_nam
 // the stock settings, which must never stand in for a file the admin named. Reads at most one
 // byte past kMaxSettingsBytes (a device such as /dev/zero never ends); CheckTomlShape refuses
 // such a text.
-Result<std::string> ReadSettingsFile(const std::string& path, const std::string& what,
+Result<std::string> ReadSettingsFile(const std::string& path,
+                                     const std::string& what,
                                      const std::string& missing) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -889,7 +941,8 @@ Result<std::string> ReadSettingsFile(const std::string& path, const std::string&
 }
 
 // A file name from the client settings file: "~/x" in `home`, "x" next to the file.
-std::string ResolveClientPath(const std::string& name, const std::string& config_path,
+std::string ResolveClientPath(const std::string& name,
+                              const std::string& config_path,
                               const std::string& home) {
   if (name.empty() || name.front() == '/') {
     return name;
@@ -909,7 +962,8 @@ Result<Config> ParseConfig(std::string_view text, const std::string& source_name
 
 Result<Config> LoadConfig(const std::string& path) {
   GF_ASSIGN_OR_RETURN(const std::string text,
-                      ReadSettingsFile(path, "config file",
+                      ReadSettingsFile(path,
+                                       "config file",
                                        "config file " + path +
                                            " does not exist; create it (see "
                                            "deploy/gpufleet.example.toml) or give another "
@@ -924,9 +978,9 @@ Result<std::vector<ClusterFileNode>> ParseClusterFile(std::string_view text,
 }
 
 Result<std::vector<ClusterFileNode>> LoadClusterFile(const std::string& path) {
-  GF_ASSIGN_OR_RETURN(const std::string text,
-                      ReadSettingsFile(path, "cluster file",
-                                       "cluster file " + path + " does not exist"));
+  GF_ASSIGN_OR_RETURN(
+      const std::string text,
+      ReadSettingsFile(path, "cluster file", "cluster file " + path + " does not exist"));
   return ParseClusterFile(text, path);
 }
 
@@ -937,7 +991,8 @@ Result<ClientConfig> ParseClientConfig(std::string_view text, const std::string&
 
 Result<ClientConfig> LoadClientConfig(const std::string& path, const std::string& home) {
   GF_ASSIGN_OR_RETURN(const std::string text,
-                      ReadSettingsFile(path, "client settings file",
+                      ReadSettingsFile(path,
+                                       "client settings file",
                                        "client settings file " + path +
                                            " does not exist (GPUFLEET_CLIENT_CONFIG "
                                            "names it); create it or unset the variable"));

@@ -42,19 +42,19 @@ struct ConfigValue {
 // [up]: the `gpufleet up` flags, same meaning and units; unset = the flag's default. Flags
 // given on the command line win over these.
 struct UpConfig {
-  std::optional<ConfigValue<std::string>> gpus;              // --gpus
-  std::optional<ConfigValue<std::string>> data_dir;          // --data-dir
-  std::optional<ConfigValue<std::string>> db;                // --db: store/open_store.h
-  std::optional<ConfigValue<std::string>> listen_socket;     // --listen-socket
-  std::optional<ConfigValue<std::string>> host;              // --host
-  std::optional<ConfigValue<int>> port;                      // --port
+  std::optional<ConfigValue<std::string>> gpus;                       // --gpus
+  std::optional<ConfigValue<std::string>> data_dir;                   // --data-dir
+  std::optional<ConfigValue<std::string>> db;                         // --db: store/open_store.h
+  std::optional<ConfigValue<std::string>> listen_socket;              // --listen-socket
+  std::optional<ConfigValue<std::string>> host;                       // --host
+  std::optional<ConfigValue<int>> port;                               // --port
   std::optional<ConfigValue<std::chrono::seconds>> kill_grace;        // --kill-grace
   std::optional<ConfigValue<std::string>> node_name;                  // --node-name
   std::optional<ConfigValue<std::chrono::seconds>> sample_interval;   // --sample-interval
   std::optional<ConfigValue<std::chrono::seconds>> no_process_after;  // --no-process-after
   // The power policy (docs/automation.md): idle GPUs capped to this many watts after this long.
-  std::optional<ConfigValue<int>> idle_power_limit;                   // --idle-power-limit
-  std::optional<ConfigValue<std::chrono::seconds>> idle_power_after;  // --idle-power-after
+  std::optional<ConfigValue<int>> idle_power_limit;                         // --idle-power-limit
+  std::optional<ConfigValue<std::chrono::seconds>> idle_power_after;        // --idle-power-after
   std::optional<ConfigValue<std::string>> gpu_self_test;                    // --gpu-self-test
   std::optional<ConfigValue<std::chrono::seconds>> gpu_self_test_interval;  // ...-interval
   std::optional<ConfigValue<std::string>> mps_control;                      // --mps-control
@@ -71,12 +71,12 @@ inline constexpr int kMaxWebhookAttempts = 20;
 
 // [notify]: how the server delivers notifications (notify/notifier.h); unset = its default.
 struct NotifyConfig {
-  std::optional<std::string> email_from{};     // From: of e-mails ("gpufleet")
-  std::optional<std::string> sendmail{};       // the sendmail program ("/usr/sbin/sendmail")
-  std::optional<int> webhook_attempts{};       // 1..kMaxWebhookAttempts, first try included (5)
+  std::optional<std::string> email_from{};  // From: of e-mails ("gpufleet")
+  std::optional<std::string> sendmail{};    // the sendmail program ("/usr/sbin/sendmail")
+  std::optional<int> webhook_attempts{};    // 1..kMaxWebhookAttempts, first try included (5)
   std::optional<std::chrono::seconds> webhook_timeout{};      // per attempt ("10s")
   std::optional<std::chrono::seconds> webhook_retry_delay{};  // before the 2nd try, doubling ("1s")
-  std::optional<std::string> ca_file{};        // PEM CAs for https webhooks ("": the system's)
+  std::optional<std::string> ca_file{};  // PEM CAs for https webhooks ("": the system's)
   // The loopback, link-local and unspecified addresses webhooks may reach (none): addresses,
   // CIDR blocks, host names, "*.domain" (model/webhook_allow.h).
   WebhookAllowList webhook_allow{};

@@ -1,12 +1,11 @@
 #include "config/config.h"
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 namespace gf {
 namespace {
@@ -229,11 +228,12 @@ idle_util_below = 0
 idle_action = "requeue"
 )");
   const PriorityClassPolicy& normal = Class(c, "normal");
-  EXPECT_EQ(normal.idle, (IdleRule{.after = minutes(30),
-                                   .interactive_after = hours(2),
-                                   .grace = minutes(10),
-                                   .util_below_pct = 5,
-                                   .action = IdleAction::kCancel}));
+  EXPECT_EQ(normal.idle,
+            (IdleRule{.after = minutes(30),
+                      .interactive_after = hours(2),
+                      .grace = minutes(10),
+                      .util_below_pct = 5,
+                      .action = IdleAction::kCancel}));
   EXPECT_TRUE(normal.idle_opt_out);
   EXPECT_FALSE(Class(c, "high").idle_opt_out);
   EXPECT_EQ(Class(c, "high").idle, IdleRule{});
@@ -273,8 +273,8 @@ no_process_after = "2m"
 db = "postgresql://gf@db1:5432/fleet?schema=prod"
 )");
   const UpConfig& up = c.up;
-  ASSERT_TRUE(up.gpus && up.data_dir && up.listen_socket && up.host && up.port &&
-              up.kill_grace && up.node_name && up.sample_interval && up.no_process_after);
+  ASSERT_TRUE(up.gpus && up.data_dir && up.listen_socket && up.host && up.port && up.kill_grace &&
+              up.node_name && up.sample_interval && up.no_process_after);
   EXPECT_EQ(up.gpus->value, "sim:2xH100-80GB");
   EXPECT_EQ(up.gpus->where, "test.toml:3: [up] gpus");
   EXPECT_EQ(up.data_dir->value, "/srv/gf");
@@ -345,8 +345,9 @@ TEST(ConfigTest, SharingKeysAndMpsControl) {
       "[sharing]\nmemory_breach = \"warn\"\nmemory_breach_grace = \"2m\"\n");
   ASSERT_TRUE(c.up.mps_control);
   EXPECT_EQ(c.up.mps_control->value, "/opt/cuda/bin/nvidia-cuda-mps-control");
-  EXPECT_EQ(c.sharing, (SharingConfig{.memory_breach = MemoryBreach::kWarn,
-                                      .memory_breach_grace = minutes(2)}));
+  EXPECT_EQ(
+      c.sharing,
+      (SharingConfig{.memory_breach = MemoryBreach::kWarn, .memory_breach_grace = minutes(2)}));
   EXPECT_EQ(Parse("").sharing, SharingConfig{});  // kill, 30 s
   EXPECT_THAT(ErrorOf("[sharing]\nmemory_breach_grace = 30\n"),
               HasSubstr("[sharing] memory_breach_grace: expected a duration"));
@@ -357,8 +358,8 @@ TEST(ConfigTest, SharingKeysAndMpsControl) {
 TEST(ConfigTest, EnergyPriceKeys) {
   const Config c =
       Parse("[energy]\nprice_per_kwh = 0.28\ncurrency = \"USD\"\nco2_g_per_kwh = 350\n");
-  EXPECT_EQ(c.energy, (EnergyPrice{.price_per_kwh = 0.28, .currency = "USD",
-                                   .co2_g_per_kwh = 350.0}));
+  EXPECT_EQ(c.energy,
+            (EnergyPrice{.price_per_kwh = 0.28, .currency = "USD", .co2_g_per_kwh = 350.0}));
   EXPECT_EQ(Parse("").energy, EnergyPrice{});  // kWh only
   EXPECT_THAT(ErrorOf("[energy]\nprice_per_kwh = -1\n"),
               HasSubstr("test.toml:2: [energy] price_per_kwh: -1.000000 is not a valid figure; "
@@ -377,7 +378,8 @@ TEST(ClientConfigTest, ReadsTheClientTableStrictly) {
 servers = ["https://a:7460", "https://b:7460"]
 token_file = "/home/alice/.config/gpufleet/token"
 ca_file = "/etc/gpufleet/ca.pem"
-)", "client.toml");
+)",
+                             "client.toml");
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   EXPECT_EQ(c->servers, (std::vector<std::string>{"https://a:7460", "https://b:7460"}));
   EXPECT_EQ(c->token_file, "/home/alice/.config/gpufleet/token");
@@ -449,8 +451,7 @@ TEST(ConfigTest, WrongTypesNameTheKeyAndWhatItTakes) {
   EXPECT_THAT(ErrorOf("[scheduler.user_weights]\nalice = \"2\"\n"),
               HasSubstr("[scheduler.user_weights] alice: expected a number"));
   EXPECT_THAT(ErrorOf("team = 3\n"), HasSubstr("test.toml:1: 'team' must be tables [team.NAME]"));
-  EXPECT_THAT(ErrorOf("[team]\nml = 3\n"),
-              HasSubstr("test.toml:2: [team.ml] must be a table"));
+  EXPECT_THAT(ErrorOf("[team]\nml = 3\n"), HasSubstr("test.toml:2: [team.ml] must be a table"));
   EXPECT_THAT(ErrorOf("scheduler = 1\n"), HasSubstr("[scheduler] must be a table"));
 }
 
@@ -559,9 +560,10 @@ TEST(ConfigTest, LoadConfigRefusesADirectoryAndAnEndlessFile) {
   Result<Config> config = LoadConfig(dir.string());
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(config.error().message, "config file " + dir.string() +
-                                        " is a directory, not a file; give the path of the "
-                                        "file itself");
+  EXPECT_EQ(config.error().message,
+            "config file " + dir.string() +
+                " is a directory, not a file; give the path of the "
+                "file itself");
   std::filesystem::remove(dir);
   Result<Config> zero = LoadConfig("/dev/zero");
   ASSERT_FALSE(zero.ok());
@@ -571,8 +573,16 @@ TEST(ConfigTest, LoadConfigRefusesADirectoryAndAnEndlessFile) {
 // Issue #20: data_dir = "" fell back to /var/lib/gpufleet (another instance's database). No
 // key that names a path, a program, a host or a spec takes "".
 TEST(ConfigTest, EmptyStringsAreRefusedWhereAValueIsNeeded) {
-  for (const std::string key : {"data_dir", "db", "listen_socket", "tls_cert", "tls_key",
-                                "gpus", "host", "node_name", "gpu_self_test", "mps_control"}) {
+  for (const std::string key : {"data_dir",
+                                "db",
+                                "listen_socket",
+                                "tls_cert",
+                                "tls_key",
+                                "gpus",
+                                "host",
+                                "node_name",
+                                "gpu_self_test",
+                                "mps_control"}) {
     EXPECT_EQ(ErrorOf("[up]\n" + key + " = \"\"\n"),
               "test.toml:2: [up] " + key +
                   ": an empty string; give a value, or leave the key out for the stock one");
@@ -593,7 +603,8 @@ max_watches = 512
 watches_per_client = 8
 rate_limit = 12.5
 rate_burst = 40
-)toml", "test.toml");
+)toml",
+                                 "test.toml");
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   EXPECT_EQ(c->api.max_connections, 2000);
   EXPECT_EQ(c->api.connections_per_client, 64);
@@ -605,8 +616,7 @@ rate_burst = 40
   EXPECT_TRUE(ParseConfig("[api]\nmax_connections = 0\nrate_limit = 0\n", "test.toml").ok());
   EXPECT_EQ(ErrorOf("[api]\nwatches_per_client = 0\n"),
             "test.toml:2: [api] watches_per_client: 0 is out of range; use 1 to 10000000");
-  EXPECT_THAT(ErrorOf("[api]\nrate_limit = -1\n"),
-              StartsWith("test.toml:2: [api] rate_limit: "));
+  EXPECT_THAT(ErrorOf("[api]\nrate_limit = -1\n"), StartsWith("test.toml:2: [api] rate_limit: "));
   EXPECT_THAT(ErrorOf("[api]\nmax_watch = 1\n"),
               StartsWith("test.toml:2: unknown key 'max_watch' in [api]; known keys: "
                          "connections_per_client, max_connections"));
@@ -621,7 +631,8 @@ webhook_attempts = 3
 webhook_timeout = "5s"
 webhook_retry_delay = "2s"
 ca_file = "/etc/ssl/hooks-ca.pem"
-)toml", "test.toml");
+)toml",
+                                 "test.toml");
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   EXPECT_EQ(c->notify.email_from, "gpufleet@gpu1.example.com");
   EXPECT_EQ(c->notify.sendmail, "/usr/local/bin/sendmail");

@@ -248,9 +248,8 @@ Status CheckTomlShape(std::string_view text, const std::string& source_name) {
   if (const std::optional<std::size_t> bad = FindInvalidUtf8(text)) {
     const std::string_view before = text.substr(0, *bad);
     const auto line = 1 + std::count(before.begin(), before.end(), '\n');
-    const std::size_t line_start = before.rfind('\n') == std::string_view::npos
-                                       ? 0
-                                       : before.rfind('\n') + 1;
+    const std::size_t line_start =
+        before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
     return InvalidArgument(source_name + ":" + std::to_string(line) + ":" +
                            std::to_string(*bad - line_start + 1) +
                            ": not valid UTF-8 (a TOML file must be UTF-8); save the file as "

@@ -1,9 +1,9 @@
 #include "config/toml_guard.h"
 
+#include <string>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <string>
 
 #include "config/config.h"
 
@@ -22,7 +22,9 @@ std::string Repeat(const std::string& piece, int times) {
 }
 
 // "a.a.a = 1" with `segments` segments.
-std::string DottedKey(int segments) { return "a" + Repeat(".a", segments - 1) + " = 1\n"; }
+std::string DottedKey(int segments) {
+  return "a" + Repeat(".a", segments - 1) + " = 1\n";
+}
 
 std::string ErrorOf(const std::string& text) {
   Status s = CheckTomlShape(text, "deep.toml");
@@ -66,12 +68,11 @@ TEST(TomlGuardTest, EveryKindOfNestingCounts) {
   EXPECT_THAT(ErrorOf("x = " + Repeat("{ a = ", 40) + "1" + Repeat("}", 40) + "\n"),
               StartsWith("deep.toml:1: nested"));
   // They add up: a header of 10, a key of 10, 13 arrays = 33.
-  EXPECT_THAT(ErrorOf("[" + Repeat("a.", 9) + "a]\n" + Repeat("b.", 9) + "b = " +
-                      Repeat("[", 13) + "\n"),
-              StartsWith("deep.toml:2: nested"));
+  EXPECT_THAT(
+      ErrorOf("[" + Repeat("a.", 9) + "a]\n" + Repeat("b.", 9) + "b = " + Repeat("[", 13) + "\n"),
+      StartsWith("deep.toml:2: nested"));
   // An inline table's next key starts again from the table, not from the last key's depth.
-  EXPECT_TRUE(
-      CheckTomlShape("x = { " + Repeat("a.b.c.d = 1, ", 100) + "}\n", "ok.toml").ok());
+  EXPECT_TRUE(CheckTomlShape("x = { " + Repeat("a.b.c.d = 1, ", 100) + "}\n", "ok.toml").ok());
 }
 
 TEST(TomlGuardTest, BracketsAndDotsInStringsAndCommentsAreText) {
@@ -83,8 +84,8 @@ TEST(TomlGuardTest, BracketsAndDotsInStringsAndCommentsAreText) {
   EXPECT_TRUE(CheckTomlShape("x = 1 # " + brackets + "\n", "ok.toml").ok());
   EXPECT_TRUE(CheckTomlShape("\"" + Repeat("a.", 100) + "\" = 1\n", "ok.toml").ok());
   // Dots in values are floats and times, not keys.
-  EXPECT_TRUE(CheckTomlShape("x = [" + Repeat("1.5, ", 100) + "]\nt = 07:32:00.5\n",
-                             "ok.toml").ok());
+  EXPECT_TRUE(
+      CheckTomlShape("x = [" + Repeat("1.5, ", 100) + "]\nt = 07:32:00.5\n", "ok.toml").ok());
   // An escaped quote does not end a basic string; a literal string has no escapes.
   EXPECT_TRUE(CheckTomlShape("x = \"\\\"" + brackets + "\"\n", "ok.toml").ok());
   EXPECT_THAT(ErrorOf("x = 'a\\'" + Repeat("[", 40) + "\n"), StartsWith("deep.toml:1: nested"));

@@ -77,7 +77,8 @@ FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
     seed.users[user] += value;
   };
   for (const UsageRecord& run : runs) {
-    add(run.team, run.user,
+    add(run.team,
+        run.user,
         ModelWeight(fair_share, run.gpu_models) * DecayedRunGpuSeconds(run, now, half_life));
   }
   for (const RunningSpan& span : running) {
@@ -86,7 +87,8 @@ FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
         .end = std::max(span.start, now),
         .gpus = static_cast<int>(std::ceil(span.gpus)),
         .gpu_seconds = OverlapGpuSeconds(span.start, now, span.gpus, span.start, now)};
-    add(span.team, span.user,
+    add(span.team,
+        span.user,
         ModelWeight(fair_share, span.gpu_models) * DecayedRunGpuSeconds(so_far, now, half_life));
   }
   return seed;
@@ -126,9 +128,8 @@ std::map<TeamUser, std::int64_t> Accounting::UserEnergyMj(const std::vector<Runn
                                                           Time now) const {
   std::map<TeamUser, std::int64_t> energy = ended_energy_mj_;
   for (const RunningSpan& span : running) {
-    const UsageRecord so_far{.start = span.start,
-                             .end = std::max(span.start, now),
-                             .energy_mj = span.energy_mj};
+    const UsageRecord so_far{
+        .start = span.start, .end = std::max(span.start, now), .energy_mj = span.energy_mj};
     energy[{span.team, span.user}] += ClippedEnergyMj(so_far, period_.start, period_.end);
   }
   return energy;

@@ -56,10 +56,10 @@ Time SeedHorizon(Time now, std::chrono::seconds half_life);
 struct RunningSpan {
   std::string team{};
   std::string user{};
-  double gpus = 0;  // GPUs it holds; a fractional job its share (0.25)
-  Time start{};  // the run's start (now for a job still starting)
+  double gpus = 0;                        // GPUs it holds; a fractional job its share (0.25)
+  Time start{};                           // the run's start (now for a job still starting)
   std::vector<std::string> gpu_models{};  // distinct models of its GPUs (fair-share weights)
-  std::int64_t energy_mj = 0;  // its GPUs' energy in this run so far (telemetry)
+  std::int64_t energy_mj = 0;             // its GPUs' energy in this run so far (telemetry)
 };
 
 // Decayed GPU-seconds per team and per user at `now`, from ended runs and the running jobs'

@@ -88,10 +88,13 @@ TEST(AccountingTest, PeriodEnergyAddsStoredEndedAndRunningJobs) {
   ended.energy_mj = 3'000'000;
   accounting.AddRun(ended, now);
   const std::vector<RunningSpan> running = {
-      RunningSpan{.team = "cv", .user = "ana", .gpus = 3, .start = kApril - hours(10),
+      RunningSpan{.team = "cv",
+                  .user = "ana",
+                  .gpus = 3,
+                  .start = kApril - hours(10),
                   .energy_mj = 2'000'000},  // half of its 20 h so far in April
-      RunningSpan{.team = "nlp", .user = "cy", .gpus = 1, .start = now - hours(1),
-                  .energy_mj = 360'000}};
+      RunningSpan{
+          .team = "nlp", .user = "cy", .gpus = 1, .start = now - hours(1), .energy_mj = 360'000}};
   const auto energy = accounting.UserEnergyMj(running, now);
   EXPECT_EQ(energy.at({"cv", "ana"}), 7'000 + 1'000'000);
   EXPECT_EQ(energy.at({"cv", "bob"}), 2'000'000);

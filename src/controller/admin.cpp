@@ -1,9 +1,9 @@
 // The Controller's administration calls (issue #6): API tokens and node drain/resume. A part
 // of controller.cpp's class, kept apart so that file stays about jobs.
-#include <pwd.h>
-
 #include <algorithm>
 #include <vector>
+
+#include <pwd.h>
 
 #include "controller/controller.h"
 #include "controller/tokens.h"
@@ -78,14 +78,16 @@ Result<IssuedToken> Controller::CreateToken(const Caller& caller, TokenRequest r
   GF_TRY(CheckTokenRequest(request));
   Owner owner;
   if (request.kind == TokenKind::kUser) {
-    GF_ASSIGN_OR_RETURN(owner, UnixUser(request.subject));  // NSS may block: not on the state thread
+    GF_ASSIGN_OR_RETURN(owner,
+                        UnixUser(request.subject));  // NSS may block: not on the state thread
   }
-  GF_ASSIGN_OR_RETURN(IssuedToken issued,
-                      MakeToken(request, owner.uid, owner.gid, clock_.Now()));
+  GF_ASSIGN_OR_RETURN(IssuedToken issued, MakeToken(request, owner.uid, owner.gid, clock_.Now()));
   return Call<IssuedToken>([this, caller, issued]() -> Result<IssuedToken> {
     batch_.tokens.push_back(issued.token);
     const ApiToken& t = issued.token;
-    Record(std::nullopt, "token", caller.user,
+    Record(std::nullopt,
+           "token",
+           caller.user,
            "created " + std::string(ToString(t.kind)) + " token " + t.id +
                (t.kind == TokenKind::kUser
                     ? " for user " + t.subject + " (role " + std::string(ToString(t.role)) + ")"
@@ -118,8 +120,7 @@ Result<ApiToken> Controller::RevokeToken(const Caller& caller, const std::string
   return Call<ApiToken>([this, caller, id]() -> Result<ApiToken> {
     GF_TRY(Flush());
     GF_ASSIGN_OR_RETURN(std::optional<ApiToken> found, store_->GetToken(id));
-    if (!found ||
-        !Allows(caller, Resource::kToken, Action::kRevoke, WhoseToken(caller, *found))) {
+    if (!found || !Allows(caller, Resource::kToken, Action::kRevoke, WhoseToken(caller, *found))) {
       return NotFound("token " + id + " not found (gpufleet token list shows yours)");
     }
     if (!found->revoked) {
@@ -185,7 +186,9 @@ void Controller::SetNodeState(NodeEntry& entry) {
     return;
   }
   if (state == NodeState::kDrained && entry.node.state == NodeState::kDraining) {
-    Record(std::nullopt, "node", "controller",
+    Record(std::nullopt,
+           "node",
+           "controller",
            "node " + entry.node.name.value() + " drained: no job runs on it any more");
   }
   entry.node.state = state;

@@ -30,7 +30,9 @@ class RemoteAgent final : public NodeAgent {
   void Launch(const Job& job) override {
     Push(AgentCommand{.kind = AgentCommand::Kind::kLaunch, .job = job, .job_id = job.id});
   }
-  void Kill(JobId job, std::chrono::seconds grace, const std::string& cause,
+  void Kill(JobId job,
+            std::chrono::seconds grace,
+            const std::string& cause,
             int first_signal) override {
     Push(AgentCommand{.kind = AgentCommand::Kind::kKill,
                       .job_id = job,
@@ -80,8 +82,8 @@ class RemoteAgent final : public NodeAgent {
       std::lock_guard lock(mu_);
       if (session_ <= 0 || open_streams_ == 0) {
         return Unavailable("node " + node_.value() + ": its agent is not connected now (it is " +
-                           "reconnecting, or gone); the job's output is on that node in " +
-                           where + "; try again once `gpufleet nodes` shows the node up");
+                           "reconnecting, or gone); the job's output is on that node in " + where +
+                           "; try again once `gpufleet nodes` shows the node up");
       }
       id = next_request_++;
       waiting_.emplace(id, waiter);
@@ -142,9 +144,10 @@ class RemoteAgent final : public NodeAgent {
       wake = TakeWakersLocked();
     }
     const std::string why =
-        session < 0    ? "the server is stopping"
-        : session == 0 ? "node " + node_.value() + " is down: its agent must reconnect"
-                       : "node " + node_.value() + ": its agent reconnected during the read; try again";
+        session < 0 ? "the server is stopping"
+        : session == 0
+            ? "node " + node_.value() + " is down: its agent must reconnect"
+            : "node " + node_.value() + ": its agent reconnected during the read; try again";
     for (auto& [id, waiter] : failed) {
       waiter->set_value(Unavailable(why));
     }
@@ -192,8 +195,8 @@ class RemoteAgent final : public NodeAgent {
       after = out.back().seq;
     }
     // Reads go out once, to whichever stream of the session takes first; they have no seq.
-    out.insert(out.end(), std::make_move_iterator(reads_.begin()),
-               std::make_move_iterator(reads_.end()));
+    out.insert(
+        out.end(), std::make_move_iterator(reads_.begin()), std::make_move_iterator(reads_.end()));
     reads_.clear();
     return out;
   }
@@ -242,15 +245,15 @@ class RemoteAgent final : public NodeAgent {
   const std::size_t max_outbox_;
   const std::chrono::milliseconds log_timeout_;
   mutable std::mutex mu_;
-  std::int64_t session_ = 0;                     // GUARDED_BY(mu_); -1 = closed for good
-  std::int64_t next_seq_ = 1;                    // GUARDED_BY(mu_)
-  std::deque<AgentCommand> outbox_;              // GUARDED_BY(mu_)
-  std::vector<std::function<void()>> wakers_;    // GUARDED_BY(mu_)
-  std::string run_dir_;                          // GUARDED_BY(mu_)
-  int open_streams_ = 0;                         // GUARDED_BY(mu_): of the current session
-  std::int64_t next_request_ = 1;                // GUARDED_BY(mu_)
-  std::deque<AgentCommand> reads_;               // GUARDED_BY(mu_): read_logs not yet taken
-  std::map<std::int64_t, Waiter> waiting_;       // GUARDED_BY(mu_): request → its reader
+  std::int64_t session_ = 0;                   // GUARDED_BY(mu_); -1 = closed for good
+  std::int64_t next_seq_ = 1;                  // GUARDED_BY(mu_)
+  std::deque<AgentCommand> outbox_;            // GUARDED_BY(mu_)
+  std::vector<std::function<void()>> wakers_;  // GUARDED_BY(mu_)
+  std::string run_dir_;                        // GUARDED_BY(mu_)
+  int open_streams_ = 0;                       // GUARDED_BY(mu_): of the current session
+  std::int64_t next_request_ = 1;              // GUARDED_BY(mu_)
+  std::deque<AgentCommand> reads_;             // GUARDED_BY(mu_): read_logs not yet taken
+  std::map<std::int64_t, Waiter> waiting_;     // GUARDED_BY(mu_): request → its reader
 };
 
 namespace {
@@ -330,7 +333,9 @@ class RemoteCommandStream final : public CommandStream {
 
 Status CheckNodeCaller(const Caller& caller, const NodeId& node) {
   const bool its_node = caller.node && (caller.node->value().empty() || *caller.node == node);
-  if (Allows(caller, Resource::kAgentLink, Action::kUse,
+  if (Allows(caller,
+             Resource::kAgentLink,
+             Action::kUse,
              its_node ? Ownership::kOwn : Ownership::kOther)) {
     return OkStatus();  // its node token; or an admin, e.g. root running an agent on this machine
   }
@@ -361,7 +366,9 @@ AgentHub::AgentHub(AgentReports& reports, AttachFn attach, AgentHubOptions optio
       options_(options),
       next_session_(RandomSessionBase() + 1) {}
 
-AgentHub::~AgentHub() { Close(); }
+AgentHub::~AgentHub() {
+  Close();
+}
 
 void AgentHub::Close() {
   std::vector<RemoteAgent*> agents;
@@ -398,8 +405,8 @@ Result<AgentSession> AgentHub::Hello(const Caller& caller, AgentHello hello) {
     auto& slot = agents_[hello.node.name];
     const bool first = !slot;
     if (first) {
-      slot = std::make_unique<RemoteAgent>(hello.node.name, options_.max_outbox,
-                                           options_.log_timeout);
+      slot =
+          std::make_unique<RemoteAgent>(hello.node.name, options_.max_outbox, options_.log_timeout);
     }
     RemoteAgent* agent = slot.get();
     session = next_session_++;
@@ -412,9 +419,8 @@ Result<AgentSession> AgentHub::Hello(const Caller& caller, AgentHello hello) {
     }
     reports_.OnAgentHello(std::move(hello));
   }
-  return AgentSession{.session = session,
-                      .heartbeat = options_.heartbeat,
-                      .node_timeout = options_.node_timeout};
+  return AgentSession{
+      .session = session, .heartbeat = options_.heartbeat, .node_timeout = options_.node_timeout};
 }
 
 Result<RemoteAgent*> AgentHub::SessionAgent(const Caller& caller, std::int64_t session) {

@@ -84,8 +84,8 @@ class AgentHub final : public AgentLinkService {
   std::map<std::int64_t, NodeId> sessions_;  // GUARDED_BY(mu_): current session → its node
   // Session numbers start at a random point: after a fail-over (or a restart) the new server's
   // sessions must not be mistaken for the old server's, which agents still present once.
-  std::int64_t next_session_;                // GUARDED_BY(mu_)
-  bool closed_ = false;                      // GUARDED_BY(mu_)
+  std::int64_t next_session_;  // GUARDED_BY(mu_)
+  bool closed_ = false;        // GUARDED_BY(mu_)
 };
 
 // Whether `caller` may speak for node `node` on the agent link: root on the Unix socket, or a

@@ -3,8 +3,6 @@
 // controller is played by a recording AgentReports and attach function.
 #include "controller/agent_hub.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -13,6 +11,8 @@
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {
@@ -84,12 +84,16 @@ class WakeCounter {
 
 const Caller kRoot{.authenticated = true, .uid = 0, .gid = 0, .user = "root"};
 const Caller kAlice{.authenticated = true, .uid = 1000, .gid = 1000, .user = "alice"};
-const Caller kAliceAdmin{.authenticated = true, .uid = 1000, .gid = 1000, .user = "alice",
-                         .role = Role::kAdmin};
+const Caller kAliceAdmin{
+    .authenticated = true, .uid = 1000, .gid = 1000, .user = "alice", .role = Role::kAdmin};
 const Caller kUnauthenticated{};
 
 Caller NodeToken(std::string node) {
-  return Caller{.authenticated = false, .uid = 0, .gid = 0, .user = "", .role = Role::kUser,
+  return Caller{.authenticated = false,
+                .uid = 0,
+                .gid = 0,
+                .user = "",
+                .role = Role::kUser,
                 .node = NodeId(std::move(node))};
 }
 
@@ -97,7 +101,9 @@ AgentHello HelloOf(std::string node, std::vector<JobId> running = {}) {
   Node n;
   n.name = NodeId(std::move(node));
   n.labels = {{"rack", "a"}};
-  return AgentHello{.node = n, .running = std::move(running), .ended = {},
+  return AgentHello{.node = n,
+                    .running = std::move(running),
+                    .ended = {},
                     .run_dir = "/run/agent-" + n.name.value()};
 }
 
@@ -113,12 +119,13 @@ class AgentHubTest : public ::testing::Test {
  protected:
   explicit AgentHubTest(AgentHubOptions options = {.heartbeat = milliseconds(1500),
                                                    .node_timeout = milliseconds(7000)})
-      : hub_(reports_,
-             [this](const NodeId& node, NodeAgent* agent) {
-               std::lock_guard lock(attach_mu_);
-               attached_.emplace_back(node, agent);
-             },
-             options) {}
+      : hub_(
+            reports_,
+            [this](const NodeId& node, NodeAgent* agent) {
+              std::lock_guard lock(attach_mu_);
+              attached_.emplace_back(node, agent);
+            },
+            options) {}
 
   std::int64_t SessionOf(const std::string& node, const Caller& caller = kRoot) {
     Result<AgentSession> session = hub_.Hello(caller, HelloOf(node));
@@ -361,8 +368,12 @@ TEST_F(AgentHubTest, AWokenWriterMissesNothing) {
 
 TEST_F(AgentHubTest, ReportGoesToTheControllerStampedWithTheSessionsNode) {
   const std::int64_t session = SessionOf("n1");
-  JobExitReport exit{.job = JobId(3), .exit_code = 1, .signal = std::nullopt, .end_time = {},
-                     .cause = "exited with status 1", .node = NodeId("n9")};  // a lie
+  JobExitReport exit{.job = JobId(3),
+                     .exit_code = 1,
+                     .signal = std::nullopt,
+                     .end_time = {},
+                     .cause = "exited with status 1",
+                     .node = NodeId("n9")};  // a lie
   GpuSample sample;
   sample.uuid = GpuUuid("GPU-0");
   AgentReportBatch batch{.started = {JobStartReport{.job = JobId(2), .pid = 77, .start_time = {}}},
@@ -553,17 +564,15 @@ ReadInFlight SendRead(std::shared_ptr<CommandStream> stream, NodeAgent* agent, L
   return r;
 }
 
-
 TEST_F(AgentHubTest, AReadGoesOutOnceAndItsReplyCompletesTheReader) {
   const std::int64_t session = SessionOf("n1");
   WakeCounter wakes;
   std::shared_ptr<CommandStream> stream = Stream(session, 0);
   stream->SetWaker(wakes.Waker());
   AgentOf("n1")->AcknowledgeExit(JobId(1));  // seq 1, in the outbox
-  auto reader = StartRead(AgentOf("n1"), LogRequest{.job = JobId(5),
-                                                     .stream = LogStream::kStderr,
-                                                     .offset = 10,
-                                                     .limit = 64 << 20});
+  auto reader = StartRead(
+      AgentOf("n1"),
+      LogRequest{.job = JobId(5), .stream = LogStream::kStderr, .offset = 10, .limit = 64 << 20});
   std::optional<AgentCommand> read = NextRead(*stream, wakes);
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->seq, 0);  // not a numbered command: done_seq never covers it
@@ -578,11 +587,11 @@ TEST_F(AgentHubTest, AReadGoesOutOnceAndItsReplyCompletesTheReader) {
   EXPECT_TRUE(stream->Take().empty());
   EXPECT_EQ(Seqs(Stream(session, 0)->Take()), (std::vector<std::int64_t>{1}));
 
-  ASSERT_TRUE(hub_.LogReply(kRoot, session,
-                            AgentLogReply{.request = read->request,
-                                          .chunk = LogChunk{.data = "oops\n",
-                                                            .size = 15,
-                                                            .next_offset = 15}})
+  ASSERT_TRUE(hub_.LogReply(kRoot,
+                            session,
+                            AgentLogReply{
+                                .request = read->request,
+                                .chunk = LogChunk{.data = "oops\n", .size = 15, .next_offset = 15}})
                   .ok());
   Result<LogChunk> chunk = reader.get();
   ASSERT_TRUE(chunk.ok()) << chunk.error().ToString();
@@ -600,7 +609,8 @@ TEST_F(AgentHubTest, AnAgentsReadErrorReachesTheReader) {
   const std::int64_t session = SessionOf("n1");
   ReadInFlight r = SendRead(Stream(session, 0), AgentOf("n1"), {.job = JobId(5), .limit = 10});
   ASSERT_TRUE(r.read.has_value());
-  ASSERT_TRUE(hub_.LogReply(kRoot, session,
+  ASSERT_TRUE(hub_.LogReply(kRoot,
+                            session,
                             AgentLogReply{.request = r.read->request,
                                           .chunk = IoError("cannot read log x: denied")})
                   .ok());
@@ -635,8 +645,7 @@ TEST_F(AgentHubTest, ANewSessionFailsWaitingReadersAndNeverReplaysTheirReads) {
   Result<LogChunk> chunk = r.reader.get();
   ASSERT_FALSE(chunk.ok());
   EXPECT_EQ(chunk.error().code, ErrorCode::kUnavailable);
-  EXPECT_NE(chunk.error().message.find("reconnected"), std::string::npos)
-      << chunk.error().message;
+  EXPECT_NE(chunk.error().message.find("reconnected"), std::string::npos) << chunk.error().message;
   EXPECT_TRUE(Stream(next, 0)->Take().empty());  // the new session does not get the read
   // The old session's late answer is refused as stale.
   EXPECT_EQ(hub_.LogReply(kRoot, session, AgentLogReply{.request = r.read->request}).error().code,

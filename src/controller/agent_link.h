@@ -58,8 +58,8 @@ struct AgentCommand {
   };
   std::int64_t seq = 0;  // increasing per node, never reused while the server runs; 0: kReadLog
   Kind kind = Kind::kLaunch;
-  std::optional<Job> job{};  // kLaunch: the job as NodeAgent::Launch gets it
-  JobId job_id{};            // kKill, kAcknowledgeExit, kReadLog (and kLaunch: job->id)
+  std::optional<Job> job{};       // kLaunch: the job as NodeAgent::Launch gets it
+  JobId job_id{};                 // kKill, kAcknowledgeExit, kReadLog (and kLaunch: job->id)
   std::chrono::seconds grace{0};  // kKill
   std::string cause{};            // kKill, kKillProcess
   int first_signal = 15;          // kKill

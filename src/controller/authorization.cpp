@@ -133,7 +133,9 @@ std::string Describe(const Caller& caller) {
 
 }  // namespace
 
-std::span<const AuthorizationRule> AuthorizationTable() { return kRules; }
+std::span<const AuthorizationRule> AuthorizationTable() {
+  return kRules;
+}
 
 Principal PrincipalOf(const Caller& caller) {
   if (caller.node) {
@@ -165,7 +167,10 @@ bool Allows(const Caller& caller, Resource resource, Action action, Ownership wh
   return rule != nullptr && rule->allowed[static_cast<std::size_t>(PrincipalOf(caller))];
 }
 
-Status Authorize(const Caller& caller, Resource resource, Action action, Ownership whose,
+Status Authorize(const Caller& caller,
+                 Resource resource,
+                 Action action,
+                 Ownership whose,
                  std::string_view what) {
   if (Allows(caller, resource, action, whose)) {
     return OkStatus();
@@ -183,9 +188,10 @@ Status Authorize(const Caller& caller, Resource resource, Action action, Ownersh
                               "(gpufleet finds it, or set GPUFLEET_SOCKET)");
     case Principal::kNode:
       if (resource != Resource::kAgentLink) {
-        return PermissionDenied(prefix + ": a node token is only for gpufleet agent (the agent "
-                                         "link); users need a user token (gpufleet token "
-                                         "create --user)");
+        return PermissionDenied(prefix +
+                                ": a node token is only for gpufleet agent (the agent "
+                                "link); users need a user token (gpufleet token "
+                                "create --user)");
       }
       break;
     default:
@@ -284,6 +290,8 @@ std::string_view ToString(Ownership o) {
   return "?";
 }
 
-std::string_view ToString(Refusal r) { return r == Refusal::kForbidden ? "403" : "404"; }
+std::string_view ToString(Refusal r) {
+  return r == Refusal::kForbidden ? "403" : "404";
+}
 
 }  // namespace gf

@@ -37,10 +37,10 @@ enum class Principal { kAnonymous, kNode, kUser, kOperator, kAdmin };
 inline constexpr std::size_t kPrincipalCount = 5;
 
 enum class Resource {
-  kCluster,       // health, nodes, GPUs, GPU series, /metrics: read-only views
+  kCluster,  // health, nodes, GPUs, GPU series, /metrics: read-only views
   kJob,
-  kTeam,          // a team's quota, budget and use (gpufleet quota, report --team)
-  kReport,        // the monthly report's cluster, node and GPU figures
+  kTeam,    // a team's quota, budget and use (gpufleet quota, report --team)
+  kReport,  // the monthly report's cluster, node and GPU figures
   kToken,
   kNode,
   kGpu,
@@ -49,19 +49,19 @@ enum class Resource {
 };
 
 enum class Action {
-  kRead,        // see one, or find it in a list
-  kList,        // ask for a user's list by name (jobs ?user=NAME)
+  kRead,  // see one, or find it in a list
+  kList,  // ask for a user's list by name (jobs ?user=NAME)
   kSubmit,
   kCancel,
   kCheckpoint,
-  kApprove,     // let a job run past its team's GPU-hour budget
-  kCharge,      // name a team at submit: the job spends that team's guarantee and budget
+  kApprove,  // let a job run past its team's GPU-hour budget
+  kCharge,   // name a team at submit: the job spends that team's guarantee and budget
   kCreate,
   kRevoke,
   kDelete,
-  kDrain,       // drain and resume
-  kResume,      // a failed or degraded GPU back to service
-  kConfigure,   // a GPU's sharing mode and MIG layout
+  kDrain,      // drain and resume
+  kResume,     // a failed or degraded GPU back to service
+  kConfigure,  // a GPU's sharing mode and MIG layout
   kUse,
 };
 
@@ -96,7 +96,10 @@ bool Allows(const Caller& caller, Resource resource, Action action, Ownership wh
 // "token create: only an admin may create API tokens; you are alice with an API token of role
 // user". An unauthenticated caller is told how to authenticate. Whatever the rule's Refusal:
 // a call site that hides answers kNotFound itself.
-Status Authorize(const Caller& caller, Resource resource, Action action, Ownership whose,
+Status Authorize(const Caller& caller,
+                 Resource resource,
+                 Action action,
+                 Ownership whose,
                  std::string_view what = {});
 
 // The table's words: "anonymous", "node", "user", "operator", "admin"; "cluster", "job", ...;

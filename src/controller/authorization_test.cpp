@@ -1,10 +1,8 @@
 // The authorization table (authorization.h): who a caller is, what the table allows, how a
 // refusal reads, and that docs/cluster.md prints the same table as the code. The table walked
-// through real requests, over the Unix socket and TCP, is tests/integration/authorization_walk_test.cpp.
+// through real requests, over the Unix socket and TCP, is
+// tests/integration/authorization_walk_test.cpp.
 #include "controller/authorization.h"
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
@@ -12,6 +10,9 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include "controller/controller_test_util.h"
 
@@ -23,7 +24,9 @@ using ::testing::HasSubstr;
 const Caller kRootOnSocket = TestCaller(0, "root");
 const Caller kAliceOnSocket = TestCaller(1000, "alice");
 
-Caller Anonymous() { return Caller{}; }
+Caller Anonymous() {
+  return Caller{};
+}
 
 Caller NodeCaller(std::string node) {
   Caller caller;
@@ -55,8 +58,8 @@ TEST(AuthorizationTest, RootUserTokenTouchesOnlyItsOwnJobsAndMintsNoTokens) {
   EXPECT_FALSE(Allows(root_user, Resource::kJob, Action::kCancel, Whose(root_user, 1000)));
   EXPECT_FALSE(Allows(root_user, Resource::kJob, Action::kRead, Ownership::kOther));
   EXPECT_FALSE(Allows(root_user, Resource::kJob, Action::kList, Ownership::kOther));
-  const Status token = Authorize(root_user, Resource::kToken, Action::kCreate, Ownership::kNone,
-                                 "token create");
+  const Status token =
+      Authorize(root_user, Resource::kToken, Action::kCreate, Ownership::kNone, "token create");
   ASSERT_FALSE(token.ok());
   EXPECT_EQ(token.error().code, ErrorCode::kPermissionDenied);
   EXPECT_THAT(token.error().message,
@@ -80,8 +83,8 @@ TEST(AuthorizationTest, RefusalsSayHowToAuthenticateOrWhoMay) {
   const Status node = Authorize(NodeCaller(""), Resource::kJob, Action::kRead, Ownership::kOwn);
   ASSERT_FALSE(node.ok());
   EXPECT_THAT(node.error().message, HasSubstr("job read: a node token is only for gpufleet agent"));
-  const Status drain = Authorize(kAliceOnSocket, Resource::kNode, Action::kDrain,
-                                 Ownership::kNone, "node drain");
+  const Status drain =
+      Authorize(kAliceOnSocket, Resource::kNode, Action::kDrain, Ownership::kNone, "node drain");
   ASSERT_FALSE(drain.ok());
   EXPECT_THAT(drain.error().message,
               HasSubstr("node drain: only an operator or an admin (root on the server's socket "
@@ -112,7 +115,9 @@ TEST(AuthorizationTest, TheTableHasOneRulePerCellAndRefusesWhatItDoesNotName) {
 
 // ---- docs/cluster.md -------------------------------------------------------------------------
 
-std::string Yes(bool allowed) { return allowed ? "yes" : "no"; }
+std::string Yes(bool allowed) {
+  return allowed ? "yes" : "no";
+}
 
 // The code's table as the markdown rows docs/cluster.md must hold, cells trimmed.
 std::vector<std::vector<std::string>> CodeRows() {

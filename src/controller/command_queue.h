@@ -17,7 +17,7 @@
 namespace gf {
 
 struct Command {
-  std::function<void()> apply;                     // runs on the state thread
+  std::function<void()> apply;                      // runs on the state thread
   std::function<void(const Status& commit)> reply;  // after the turn's commit; may be empty
 };
 

@@ -23,8 +23,8 @@ constexpr int kMaxLoadedJobs = 1'000'000;
 constexpr int kUsagePage = 10'000;
 
 // Upper bounds (seconds) of the queue-wait histogram behind gpufleet_queue_wait_seconds.
-constexpr std::array<double, 12> kWaitBucketBounds = {1,   5,    10,   30,    60,    300,
-                                                      600, 1800, 3600, 7200, 21600, 86400};
+constexpr std::array<double, 12> kWaitBucketBounds = {
+    1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 21600, 86400};
 
 // A spec that names no class (the API leaves the name empty) gets the config's default class.
 JobSpec WithDefaultClass(JobSpec spec, const PolicyConfig& policy) {
@@ -35,7 +35,9 @@ JobSpec WithDefaultClass(JobSpec spec, const PolicyConfig& policy) {
 }
 
 // Jobs that name no team are accounted to "default" (teams and quotas come with #4).
-std::string TeamOf(const Job& job) { return job.spec.team.empty() ? "default" : job.spec.team; }
+std::string TeamOf(const Job& job) {
+  return job.spec.team.empty() ? "default" : job.spec.team;
+}
 
 double Seconds(Time from, Time to) {
   return std::chrono::duration<double>(to - from).count();
@@ -62,8 +64,9 @@ bool Visible(const Caller& caller, const Job& job, Action action = Action::kRead
   return Allows(caller, Resource::kJob, action, Whose(caller, job.owner.uid));
 }
 
-Error NotVisible(JobId id) { return NotFound("job " + std::to_string(id.value()) + " not found"); }
-
+Error NotVisible(JobId id) {
+  return NotFound("job " + std::to_string(id.value()) + " not found");
+}
 
 }  // namespace
 
@@ -81,7 +84,9 @@ Controller::Controller(std::unique_ptr<Store> store,
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
 }
 
-Controller::~Controller() { Stop(); }
+Controller::~Controller() {
+  Stop();
+}
 
 Status Controller::Load() {
   if (options_.lease_epoch) {
@@ -119,8 +124,10 @@ Status Controller::Load() {
   GF_TRY(RestoreDependencies());
   GF_TRY(LoadAccounting());
   GF_TRY(LoadSubscriptions());  // after the accounting: budget alerts already sent
-  spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}", active_.size(),
-               nodes_.size(), next_job_id_);
+  spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
+               active_.size(),
+               nodes_.size(),
+               next_job_id_);
   return OkStatus();
 }
 
@@ -153,7 +160,9 @@ void Controller::Stop() {
   }
 }
 
-void Controller::Post(std::function<void()> fn) { queue_.Push(Command{std::move(fn), nullptr}); }
+void Controller::Post(std::function<void()> fn) {
+  queue_.Push(Command{std::move(fn), nullptr});
+}
 
 void Controller::Loop() {
   while (true) {
@@ -188,7 +197,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     ReapIdleJobs();
     SettleGangs();  // before the pass: a requeued gang's running members are told to stop
     Schedule();
-    SettleGangs();  // after it: a preempted member's gang follows it
+    SettleGangs();        // after it: a preempted member's gang follows it
     CheckBudgetAlerts();  // after the turn's starts and ends
   }
   Status commit = Flush();
@@ -344,7 +353,9 @@ void Controller::Transition(Job& job,
   }
   Persist(job);
   NoteGang(job);
-  Record(job.id, "state", actor,
+  Record(job.id,
+         "state",
+         actor,
          std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
   if (ended) {
     NotifyEnded(job, to, cause);
@@ -426,7 +437,8 @@ Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   if (!spec.idle_reap) {
     GF_TRY(CheckIdleOptOut(options_.policy, spec.priority));  // "--no-reap: class 'normal' ..."
   }
-  const ClusterSnapshot nodes = NodesSnapshot({}, /*loads=*/false);  // what could ever run, not what is free
+  const ClusterSnapshot nodes =
+      NodesSnapshot({}, /*loads=*/false);  // what could ever run, not what is free
   if (!nodes.nodes.empty()) {
     GF_TRY(CheckFeasible(nodes, spec.request));
   }
@@ -460,7 +472,9 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
            std::to_string(job.spec.gang->size) + " of job " +
            std::to_string(job.spec.gang->gang_job.value()) + ")";
   }
-  Record(job.id, "submit", caller.user,
+  Record(job.id,
+         "submit",
+         caller.user,
          "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
              ", priority " + std::string(ToString(job.spec.priority)) + limit);
   active_.emplace(job.id, job);
@@ -472,8 +486,11 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
 Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFilter& filter) {
   return Call<std::vector<Job>>([this, caller, filter]() -> Result<std::vector<Job>> {
     const bool others = filter.user.has_value() && *filter.user != caller.user;
-    GF_TRY(Authorize(caller, Resource::kJob, Action::kList,
-                     others ? Ownership::kOther : Ownership::kOwn, others ? "user" : "jobs"));
+    GF_TRY(Authorize(caller,
+                     Resource::kJob,
+                     Action::kList,
+                     others ? Ownership::kOther : Ownership::kOwn,
+                     others ? "user" : "jobs"));
     std::vector<Job> out;
     auto wanted = [&](const Job& job) {
       if (!Visible(caller, job)) {
@@ -509,8 +526,8 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
 
 Result<Job> Controller::FindVisible(const Caller& caller, JobId id, Action action) {
   // Who has no identity is told how to get one, not that the job does not exist.
-  GF_TRY(Authorize(caller, Resource::kJob, action, Ownership::kOwn,
-                   "job " + std::to_string(id.value())));
+  GF_TRY(Authorize(
+      caller, Resource::kJob, action, Ownership::kOwn, "job " + std::to_string(id.value())));
   if (auto it = active_.find(id); it != active_.end()) {
     if (!Visible(caller, it->second, action)) {
       return NotVisible(id);
@@ -556,7 +573,9 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
     RequestKill(job, JobState::kCancelled, cause, kSigTerm);
   } else if (Requeues(stopping->second)) {
     // Already stopping to be requeued: it ends cancelled instead of going back to the queue.
-    Record(id, "cancel", caller.user,
+    Record(id,
+           "cancel",
+           caller.user,
            cause + " while it was being stopped (" + stopping->second.requeue_after + ")");
     stopping->second = Termination{JobState::kCancelled, cause};
   }
@@ -572,12 +591,12 @@ Result<std::vector<Job>> Controller::DoCancelArray(const Caller& caller, JobId a
   GF_ASSIGN_OR_RETURN(Job first, FindVisible(caller, array_job, Action::kCancel));
   const std::string id = std::to_string(array_job.value());
   if (!first.spec.array || first.spec.array->array_job != array_job) {
-    return InvalidArgument(
-        "array: job " + id + " is not a job array" +
-        (first.spec.array ? "; it is task " + ArrayTaskName(*first.spec.array) +
-                                 " (cancel the whole array with gpufleet cancel --array " +
-                                 std::to_string(first.spec.array->array_job.value()) + ")"
-                           : "; cancel it with gpufleet cancel " + id));
+    return InvalidArgument("array: job " + id + " is not a job array" +
+                           (first.spec.array
+                                ? "; it is task " + ArrayTaskName(*first.spec.array) +
+                                      " (cancel the whole array with gpufleet cancel --array " +
+                                      std::to_string(first.spec.array->array_job.value()) + ")"
+                                : "; cancel it with gpufleet cancel " + id));
   }
   std::vector<JobId> tasks;
   for (const auto& [task_id, job] : active_) {
@@ -744,8 +763,7 @@ Status Controller::RestoreDependencies() {
 // whole array (named by the array's id, as Slurm's afterok:ARRAY) once it was the last task.
 // The array's id is also its first task's id, so that task's end alone resolves nothing.
 void Controller::ResolveDependents(const Job& job) {
-  std::optional<JobOutcome> outcome =
-      JobOutcome{.state = job.state, .exit_code = job.exit_code};
+  std::optional<JobOutcome> outcome = JobOutcome{.state = job.state, .exit_code = job.exit_code};
   JobId target = job.id;
   if (job.spec.array.has_value()) {
     target = job.spec.array->array_job;
@@ -754,8 +772,8 @@ void Controller::ResolveDependents(const Job& job) {
     }
     Result<std::optional<JobOutcome>> array = ArrayOutcome(target);
     if (!array.ok()) {
-      spdlog::error("controller: dependencies on array {}: {}", target.value(),
-                    array.error().message);
+      spdlog::error(
+          "controller: dependencies on array {}: {}", target.value(), array.error().message);
       return;
     }
     outcome = *array;
@@ -826,7 +844,8 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
   if (IsTerminal(job.state)) {
     return FailedPrecondition(name + " has ended (" + std::string(ToString(job.state)) +
                               "): only pending and running jobs are explained; see gpufleet "
-                              "show " + std::to_string(id.value()));
+                              "show " +
+                              std::to_string(id.value()));
   }
   const std::map<JobId, std::string> held = HeldBack();
   if (auto h = held.find(id); h != held.end()) {
@@ -978,9 +997,15 @@ ClusterStats Controller::ComputeStats() const {
       stats.gpus_allocated += static_cast<int>(job.allocation->gpus.size());
     }
   }
-  for (JobState s : {JobState::kPending, JobState::kStarting, JobState::kRunning,
-                     JobState::kCompleted, JobState::kFailed, JobState::kCancelled,
-                     JobState::kTimeout, JobState::kPreempted, JobState::kNodeFail}) {
+  for (JobState s : {JobState::kPending,
+                     JobState::kStarting,
+                     JobState::kRunning,
+                     JobState::kCompleted,
+                     JobState::kFailed,
+                     JobState::kCancelled,
+                     JobState::kTimeout,
+                     JobState::kPreempted,
+                     JobState::kNodeFail}) {
     auto ended = counters_.ended.find(s);
     const std::int64_t count =
         IsTerminal(s) ? (ended == counters_.ended.end() ? 0 : ended->second) : by_state[s];
@@ -1031,7 +1056,9 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
     Job& job = it->second;
     job.pid = pid;
     job.start_time = start_time;
-    Transition(job, JobState::kRunning, "running on " + job.allocation->node.value(),
+    Transition(job,
+               JobState::kRunning,
+               "running on " + job.allocation->node.value(),
                "agent:" + job.allocation->node.value());
     // Its start time is known only now: waiting jobs may preempt it once it is old enough.
     if (options_.policy.preemption.enabled) {
@@ -1046,9 +1073,9 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
 void Controller::OnJobExited(JobExitReport report) {
   Post([this, report = std::move(report)] {
     auto it = active_.find(report.job);
-    const bool runs_there = it != active_.end() && HoldsGpus(it->second) &&
-                            (report.node.value().empty() ||
-                             it->second.allocation->node == report.node);
+    const bool runs_there =
+        it != active_.end() && HoldsGpus(it->second) &&
+        (report.node.value().empty() || it->second.allocation->node == report.node);
     if (runs_there) {
       FinishJob(it->second, report);
       return;
@@ -1121,8 +1148,8 @@ void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
   // Only a sample whose MIG devices differ from the GPU's previous sample (a layout applied, MIG
   // turned on) or that carries a layout's refusal goes to the state thread.
   std::vector<GpuSample> mig;
-  const bool any_mig = std::any_of(samples.begin(), samples.end(),
-                                   [](const GpuSample& s) { return s.mig_enabled; });
+  const bool any_mig =
+      std::any_of(samples.begin(), samples.end(), [](const GpuSample& s) { return s.mig_enabled; });
   if (any_mig || mig_seen_any_.load(std::memory_order_relaxed)) {
     std::lock_guard lock(mig_seen_mu_);
     for (const GpuSample& sample : samples) {
@@ -1135,16 +1162,14 @@ void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
         devices.push_back(device.instance.uuid);
       }
       auto& seen = mig_seen_[sample.uuid];
-      if (seen != std::make_pair(sample.mig_enabled, devices) ||
-          !sample.mig_layout_error.empty()) {
+      if (seen != std::make_pair(sample.mig_enabled, devices) || !sample.mig_layout_error.empty()) {
         seen = {sample.mig_enabled, std::move(devices)};
         mig.push_back(sample);
       }
     }
   }
   IngestResult result = telemetry_->Ingest(node, std::move(samples));
-  if (result.health.empty() && result.conditions.empty() && result.minutes.empty() &&
-      mig.empty()) {
+  if (result.health.empty() && result.conditions.empty() && result.minutes.empty() && mig.empty()) {
     return;
   }
   Post([this, node = std::move(node), result = std::move(result), mig = std::move(mig)]() mutable {
@@ -1185,10 +1210,9 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
   }
   for (const ConditionChange& change : result.conditions) {
     // Only a job this controller still knows may be named: events reference their job.
-    std::optional<JobId> job = change.job && active_.contains(*change.job) ? change.job
-                                                                          : std::nullopt;
-    Record(job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor,
-           change.message);
+    std::optional<JobId> job =
+        change.job && active_.contains(*change.job) ? change.job : std::nullopt;
+    Record(job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor, change.message);
     if (job && change.kind == kGpuMemoryOverLimit) {
       if (change.active) {
         OnMemoryBreach(active_.at(*job), change);
@@ -1212,13 +1236,14 @@ void Controller::AssignGpus(const Job& job) {
   for (const GpuUuid& uuid : job.allocation->gpus) {
     // The team as the store's usage records and quotas key it ("" = no team), so that GPU
     // minutes and runs add up per team in reports; /metrics labels "" as "default".
-    telemetry_->Assign(uuid, GpuAssignment{.job = job.id,
-                                           .user = job.owner.user,
-                                           .team = job.spec.team,
-                                           .idle_util_below_pct = idle_util_below,
-                                           .since = clock_.Now(),
-                                           .share_milli = job.allocation->gpu_milli,
-                                           .memory_limit_mib = job.allocation->gpu_memory_mib});
+    telemetry_->Assign(uuid,
+                       GpuAssignment{.job = job.id,
+                                     .user = job.owner.user,
+                                     .team = job.spec.team,
+                                     .idle_util_below_pct = idle_util_below,
+                                     .since = clock_.Now(),
+                                     .share_milli = job.allocation->gpu_milli,
+                                     .memory_limit_mib = job.allocation->gpu_memory_mib});
   }
 }
 
@@ -1278,7 +1303,8 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
     // Preempted or reaped: CANCELLED if it must not run twice; its GPU failed: FAILED.
     RequeueOrEnd(job,
                  final_state == JobState::kPreempted ? JobState::kCancelled : JobState::kFailed,
-                 requested->requeue_after, requested->cause);
+                 requested->requeue_after,
+                 requested->cause);
   }
   if (agent != nullptr) {
     JobId id = job.id;
@@ -1303,30 +1329,36 @@ void Controller::RequestKill(Job& job,
 }
 
 void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
-  Record(victim.id, "preempt", "scheduler",
+  Record(victim.id,
+         "preempt",
+         "scheduler",
          decision.cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) +
              ", " + AfterStopText(victim, JobState::kCancelled));
   victim.reason = decision.cause;  // what its owner sees while it stops
   NotifyPreempted(victim, decision.cause);
-  StopToRequeue(victim, JobState::kPreempted, "preemption", decision.cause,
-                victim.spec.checkpoint_signal);
+  StopToRequeue(
+      victim, JobState::kPreempted, "preemption", decision.cause, victim.spec.checkpoint_signal);
 }
 
 std::string Controller::AfterStopText(const Job& job, JobState end_state) const {
   return "SIGKILL after " + FormatDuration(options_.kill_grace) +
-         (job.spec.requeue ? "; the job goes back to the queue at its place"
-                           : "; the job then ends " + std::string(ToString(end_state)) +
-                                 " (--no-requeue)");
+         (job.spec.requeue
+              ? "; the job goes back to the queue at its place"
+              : "; the job then ends " + std::string(ToString(end_state)) + " (--no-requeue)");
 }
 
-void Controller::StopToRequeue(Job& job, JobState state, const std::string& after,
-                               const std::string& cause, int first_signal) {
+void Controller::StopToRequeue(Job& job,
+                               JobState state,
+                               const std::string& after,
+                               const std::string& cause,
+                               int first_signal) {
   RequestKill(job, state, cause, first_signal);
   terminating_[job.id].requeue_after = after;
 }
 
-// PREEMPTED or NODE_FAIL → PENDING (`after` says which). The submit time is kept, so the job keeps its place in the order; the
-// run's GPU-time stays in the team's counters and its usage in job.usage (ReleaseGpus).
+// PREEMPTED or NODE_FAIL → PENDING (`after` says which). The submit time is kept, so the job keeps
+// its place in the order; the run's GPU-time stays in the team's counters and its usage in
+// job.usage (ReleaseGpus).
 void Controller::Requeue(Job& job, const std::string& after, const std::string& cause) {
   counters_.team_gpu_seconds[TeamOf(job)] += GpuSeconds(job, clock_.Now());
   terminating_.erase(job.id);
@@ -1371,8 +1403,7 @@ void Controller::FailJobWithNode(Job& job, const std::string& cause) {
 // cannot be confirmed, but the job is not to run again); otherwise NODE_FAIL and requeue.
 void Controller::LoseJob(Job& job, const std::string& cause) {
   if (auto t = terminating_.find(job.id); t != terminating_.end() && !Requeues(t->second)) {
-    Transition(job, t->second.final_state, t->second.cause + " (then " + cause + ")",
-               "controller");
+    Transition(job, t->second.final_state, t->second.cause + " (then " + cause + ")", "controller");
     return;
   }
   FailJobWithNode(job, cause);
@@ -1408,10 +1439,11 @@ void Controller::ApplyHello(AgentHello hello) {
   SetNodeState(entry);  // draining/drained again if an admin's drain holds
   batch_.nodes.push_back(entry.node);
   if (changed) {
-    Record(std::nullopt, "node", "agent:" + name.value(),
+    Record(std::nullopt,
+           "node",
+           "agent:" + name.value(),
            "node " + name.value() + (was_down ? " back up" : " up") + " with " +
-               std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend +
-               ")");
+               std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend + ")");
   }
   std::set<JobId> running(hello.running.begin(), hello.running.end());
   std::map<JobId, JobExitReport> ended;
@@ -1438,8 +1470,7 @@ void Controller::ApplyHello(AgentHello hello) {
       after_commit_.emplace_back(
           [agent = entry.agent, launch = LaunchOf(job)] { agent->Launch(launch); });
     } else {
-      LoseJob(job, "its supervisor was not found on " + name.value() +
-                       " when its agent came back");
+      LoseJob(job, "its supervisor was not found on " + name.value() + " when its agent came back");
     }
   }
   // Kills still wanted (a cancel, a time limit, a preemption) whose command may have been lost
@@ -1447,10 +1478,11 @@ void Controller::ApplyHello(AgentHello hello) {
   for (const auto& [id, termination] : terminating_) {
     const Job& job = active_.at(id);
     if (running.contains(id) && job.allocation && job.allocation->node == name) {
-      after_commit_.emplace_back([agent = entry.agent, id = id, grace = options_.kill_grace,
-                                  cause = termination.cause, signal = kSigTerm] {
-        agent->Kill(id, grace, cause, signal);
-      });
+      after_commit_.emplace_back([agent = entry.agent,
+                                  id = id,
+                                  grace = options_.kill_grace,
+                                  cause = termination.cause,
+                                  signal = kSigTerm] { agent->Kill(id, grace, cause, signal); });
     }
   }
   // Processes the agent holds for jobs that do not run here as far as this controller knows:
@@ -1458,12 +1490,13 @@ void Controller::ApplyHello(AgentHello hello) {
   // must not run twice.
   for (JobId id : running) {
     auto it = active_.find(id);
-    const bool ours = it != active_.end() && HoldsGpus(it->second) &&
-                      it->second.allocation->node == name;
+    const bool ours =
+        it != active_.end() && HoldsGpus(it->second) && it->second.allocation->node == name;
     if (!ours) {
       NodeAgent* agent = entry.agent;
       after_commit_.emplace_back([agent, id, grace = options_.kill_grace] {
-        agent->Kill(id, grace,
+        agent->Kill(id,
+                    grace,
                     "orphan: the controller requeued or ended this job while its node was away",
                     kSigTerm);
       });
@@ -1724,11 +1757,13 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
     return *fatal_;
   }
   const std::string name = std::to_string(id.value());
-  if (Status allowed = Authorize(caller, Resource::kJob, Action::kApprove, Ownership::kNone,
-                                 "quota approve");
+  if (Status allowed =
+          Authorize(caller, Resource::kJob, Action::kApprove, Ownership::kNone, "quota approve");
       !allowed.ok()) {
-    return PermissionDenied(allowed.error().message + "; ask an administrator to run 'gpufleet "
-                            "quota approve " + name + "'");
+    return PermissionDenied(allowed.error().message +
+                            "; ask an administrator to run 'gpufleet "
+                            "quota approve " +
+                            name + "'");
   }
   GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
   if (found.state != JobState::kPending) {
@@ -1740,7 +1775,9 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
   if (!job.budget_approved) {
     job.budget_approved = true;
     Persist(job);
-    Record(id, "approve", caller.user,
+    Record(id,
+           "approve",
+           caller.user,
            "approved by " + caller.user + " to run past team " +
                (job.spec.team.empty() ? std::string("(none)") : job.spec.team) +
                "'s GPU-hour budget");
@@ -1767,7 +1804,9 @@ Result<Job> Controller::DoCheckpoint(const Caller& caller, JobId id) {
   Job& job = active_.at(id);
   job.last_checkpoint = clock_.Now();
   Persist(job);
-  Record(id, "checkpoint", caller.user,
+  Record(id,
+         "checkpoint",
+         caller.user,
          "checkpoint saved: a preemption now loses only the work done since");
   full_pass_needed_ = true;  // a waiting job may now pick other victims
   return job;

@@ -20,8 +20,8 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -33,13 +33,13 @@
 #include "controller/node_agent.h"
 #include "controller/service.h"
 #include "controller/tokens.h"
+#include "core/clock.h"
 #include "model/notification.h"
 #include "model/webhook_allow.h"
-#include "scheduler/ordering/usage_ledger.h"
-#include "core/clock.h"
 #include "monitor/telemetry.h"
 #include "scheduler/idle_policy.h"
 #include "scheduler/incremental.h"
+#include "scheduler/ordering/usage_ledger.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
 
@@ -51,7 +51,7 @@ struct ControllerOptions {
   // First signal → SIGKILL for cancel, time limits and preemption. The first signal is SIGTERM,
   // or the job's checkpoint signal when it is preempted.
   std::chrono::seconds kill_grace{10};
-  Millis tick{1000};                    // the longest the loop sleeps with nothing to do
+  Millis tick{1000};  // the longest the loop sleeps with nothing to do
   PolicyConfig policy;
   // Set when the daemon is not root: it can only run jobs as its own user, so it refuses
   // other users' submissions at once instead of failing them at launch.
@@ -141,9 +141,13 @@ class Controller final : public ClusterService, public AgentReports {
   Result<Node> DrainNode(const Caller& caller, const NodeId& node, std::string reason) override;
   Result<Node> ResumeNode(const Caller& caller, const NodeId& node) override;
   Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& node, const std::string& gpu) override;
-  Result<Gpu> SetGpuMode(const Caller& caller, const NodeId& node, const std::string& gpu,
+  Result<Gpu> SetGpuMode(const Caller& caller,
+                         const NodeId& node,
+                         const std::string& gpu,
                          const std::string& mode) override;
-  Result<Gpu> SetMigLayout(const Caller& caller, const NodeId& node, const std::string& gpu,
+  Result<Gpu> SetMigLayout(const Caller& caller,
+                           const NodeId& node,
+                           const std::string& gpu,
                            const std::string& layout) override;
   Result<Subscription> CreateSubscription(const Caller& caller, Subscription request) override;
   Result<std::vector<Subscription>> ListSubscriptions(const Caller& caller) override;
@@ -174,9 +178,9 @@ class Controller final : public ClusterService, public AgentReports {
   };
   // Counters behind Stats() that are not derived from active_ (since this controller started).
   struct Counters {
-    std::map<JobState, std::int64_t> ended;            // terminal state → jobs
-    std::map<std::string, double> team_gpu_seconds;    // of ended jobs
-    std::vector<std::int64_t> wait_buckets;            // per kWaitBuckets bound, not cumulative
+    std::map<JobState, std::int64_t> ended;          // terminal state → jobs
+    std::map<std::string, double> team_gpu_seconds;  // of ended jobs
+    std::vector<std::int64_t> wait_buckets;          // per kWaitBuckets bound, not cumulative
     std::int64_t wait_count = 0;
     double wait_sum_seconds = 0;
     PassStats full_passes{.kind = "full"};
@@ -208,7 +212,8 @@ class Controller final : public ClusterService, public AgentReports {
 
   // REQUIRES: state thread, for all below.
   Result<Job> DoSubmit(const Caller& caller, JobSpec spec);
-  Result<std::vector<Job>> DoSubmitArray(const Caller& caller, JobSpec spec,
+  Result<std::vector<Job>> DoSubmitArray(const Caller& caller,
+                                         JobSpec spec,
                                          const ArrayRequest& array);
   Result<std::vector<Job>> DoCancelArray(const Caller& caller, JobId array_job);
   // Multi-node jobs (gangs.cpp; model/job.h GangMember): a submission of `--nodes N` becomes
@@ -280,8 +285,11 @@ class Controller final : public ClusterService, public AgentReports {
   // Stops a running job to requeue it (Termination::Requeues): `state` PREEMPTED or NODE_FAIL,
   // `after` what happened ("preemption", "idle reaping", "GPU failure"), `first_signal` its
   // checkpoint signal when it can still save its work.
-  void StopToRequeue(Job& job, JobState state, const std::string& after,
-                     const std::string& cause, int first_signal);
+  void StopToRequeue(Job& job,
+                     JobState state,
+                     const std::string& after,
+                     const std::string& cause,
+                     int first_signal);
   // What follows a stop-to-requeue's first signal, for its event: "SIGKILL after 10s; the job
   // goes back to the queue at its place", or "...; the job then ends CANCELLED (--no-requeue)"
   // with `end_state` for a job that must not run twice.
@@ -290,7 +298,9 @@ class Controller final : public ClusterService, public AgentReports {
   void Requeue(Job& job, const std::string& after, const std::string& cause);
   // Requeue, unless the job must not run twice (JobSpec::requeue false): then it ends in
   // `end_state` (CANCELLED after a preemption, FAILED after a node failure), the cause saying so.
-  void RequeueOrEnd(Job& job, JobState end_state, const std::string& after,
+  void RequeueOrEnd(Job& job,
+                    JobState end_state,
+                    const std::string& after,
                     const std::string& cause);
   // Node failure (issue #6): NODE_FAIL → PENDING, or FAILED (RequeueOrEnd); LoseJob first
   // honours a cancel or time limit under way. CheckNodeLiveness marks silent remote nodes down
@@ -321,15 +331,16 @@ class Controller final : public ClusterService, public AgentReports {
   // The monthly report (report.cpp): the store's minutes, runs, events and jobs of the month
   // fed to a ReportBuilder, read in pages.
   Result<Report> DoReport(const Caller& caller, const ReportRequest& request);
-  Result<ReportScope> ReportScopeFor(const Caller& caller, const ReportRequest& request,
+  Result<ReportScope> ReportScopeFor(const Caller& caller,
+                                     const ReportRequest& request,
                                      const std::set<std::string>& ran_in) const;
   Status FeedReportMinutes(ReportBuilder& builder, const Period& period);
-  Result<std::set<std::string>> FeedReportRuns(ReportBuilder& builder, const Period& period,
+  Result<std::set<std::string>> FeedReportRuns(ReportBuilder& builder,
+                                               const Period& period,
                                                const std::string& user);
   Status FeedReportEvents(ReportBuilder& builder, const Period& period);
   Status FeedReportJobs(ReportBuilder& builder);
-  std::set<std::string> TeamsOf(const Caller& caller,
-                                const std::map<TeamUser, double>& used) const;
+  std::set<std::string> TeamsOf(const Caller& caller, const std::map<TeamUser, double>& used) const;
   void FillTeamPolicy(TeamQuota& team) const;
   Result<Job> DoApprove(const Caller& caller, JobId id);
   Result<Job> DoCheckpoint(const Caller& caller, JobId id);
@@ -458,11 +469,11 @@ class Controller final : public ClusterService, public AgentReports {
   // until the breach clears or the job is stopped.
   std::map<JobId, Time> breach_kills_;
   DependencyGraph dependencies_;  // pending jobs that wait for other jobs to end
-  UsageLedger team_usage_;  // decayed GPU-seconds by team name ("" = no team)
-  UsageLedger user_usage_;  // decayed GPU-seconds by user name
-  Accounting accounting_;   // GPU-seconds per (team, user) in the budget period
+  UsageLedger team_usage_;        // decayed GPU-seconds by team name ("" = no team)
+  UsageLedger user_usage_;        // decayed GPU-seconds by user name
+  Accounting accounting_;         // GPU-seconds per (team, user) in the budget period
   StoreBatch batch_;
-  std::map<JobId, std::size_t> batch_job_slot_;  // job id → its place in batch_.jobs
+  std::map<JobId, std::size_t> batch_job_slot_;      // job id → its place in batch_.jobs
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
   std::int64_t next_job_id_ = 1;
   // Scheduling state (scheduling.cpp). scheduler_ holds what the last pass decided on plus the

@@ -2,15 +2,15 @@
 // its jobs are requeued, a returning agent's orphan copies are killed, exits count only from
 // the job's node; drain and resume; tokens. Agents are FakeAgents attached as a remote agent's
 // first hello attaches them (after Start), their heartbeats played by a thread of the test.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <set>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "controller/controller.h"
 #include "controller/controller_test_util.h"
@@ -53,17 +53,19 @@ std::string EnvOf(const Job& job, const std::string& name) {
 }
 
 void ReportExit(Controller& controller, const Job& job, int code, const std::string& cause) {
-  controller.OnJobExited(JobExitReport{.job = job.id, .exit_code = code, .signal = std::nullopt,
+  controller.OnJobExited(JobExitReport{.job = job.id,
+                                       .exit_code = code,
+                                       .signal = std::nullopt,
                                        .end_time = job.start_time.value_or(Time{}),
-                                       .cause = cause, .node = job.allocation->node});
+                                       .cause = cause,
+                                       .node = job.allocation->node});
 }
 
 // Plays the agents' heartbeats: every 10 ms for each node kept alive, as RemoteLink's reports
 // do, until the node is silenced (its agent or its network died).
 class Heartbeats {
  public:
-  explicit Heartbeats(AgentReports& reports)
-      : reports_(reports), thread_([this] { Run(); }) {}
+  explicit Heartbeats(AgentReports& reports) : reports_(reports), thread_([this] { Run(); }) {}
   ~Heartbeats() {
     {
       std::lock_guard lock(mu_);
@@ -155,8 +157,8 @@ class ControllerClusterTest : public ::testing::Test {
 
   static int LaunchesOf(FakeAgent& agent, JobId id) {
     const std::vector<Job> launched = agent.launched();
-    return static_cast<int>(std::count_if(launched.begin(), launched.end(),
-                                          [&](const Job& j) { return j.id == id; }));
+    return static_cast<int>(
+        std::count_if(launched.begin(), launched.end(), [&](const Job& j) { return j.id == id; }));
   }
   static int AcksOf(FakeAgent& agent, JobId id) {
     const std::vector<JobId> acked = agent.acked();
@@ -245,7 +247,8 @@ bool Contains(const std::vector<std::string>& list, const std::string& item) {
 }
 
 // `first` comes before `second` in `list`, both present.
-bool InOrder(const std::vector<std::string>& list, const std::string& first,
+bool InOrder(const std::vector<std::string>& list,
+             const std::string& first,
              const std::string& second) {
   auto a = std::find(list.begin(), list.end(), first);
   return a != list.end() && std::find(a, list.end(), second) != list.end();
@@ -276,13 +279,16 @@ TEST_F(NodeFailureTest, ASilentNodeGoesDownAndItsJobRunsElsewhere) {
 // not started, a requeued one and one whose node is down get errors that say why and where.
 TEST_F(NodeFailureTest, LogsAreReadByTheJobsNodeOrTheErrorSaysWhereTheyAre) {
   const auto read = [&](JobId job) {
-    return controller_->ReadJobLog(alice_, LogRequest{.job = job, .stream = LogStream::kStderr,
-                                                      .offset = 0, .limit = 100});
+    return controller_->ReadJobLog(
+        alice_, LogRequest{.job = job, .stream = LogStream::kStderr, .offset = 0, .limit = 100});
   };
   Join(kN1, a1_);
   const JobId ended = RunningJob(a1_);
-  controller_->OnJobExited(JobExitReport{.job = ended, .exit_code = 0, .signal = std::nullopt,
-                                         .end_time = clock_.Now(), .cause = "exited",
+  controller_->OnJobExited(JobExitReport{.job = ended,
+                                         .exit_code = 0,
+                                         .signal = std::nullopt,
+                                         .end_time = clock_.Now(),
+                                         .cause = "exited",
                                          .node = kN1});
   ASSERT_TRUE(WaitFor([&] { return Get(ended).state == JobState::kCompleted; }));
   Result<LogChunk> chunk = read(ended);
@@ -383,8 +389,9 @@ TEST_F(NodeFailureTest, AGangMembersNodeDiesAndTheGangGoesBackWhole) {
                                         0),
             0U)
       << KillsOf(a1_, lead)[0];
-  EXPECT_NE(Get(second).reason.find("waiting for its gang's members " + std::to_string(lead.value())),
-            std::string::npos)
+  EXPECT_NE(
+      Get(second).reason.find("waiting for its gang's members " + std::to_string(lead.value())),
+      std::string::npos)
       << Get(second).reason;
   ReportExit(*controller_, Get(lead), 143, "killed");
   ASSERT_TRUE(WaitFor([&] { return Get(lead).state == JobState::kPending; }));
@@ -451,16 +458,22 @@ TEST_F(NodeFailureTest, AReturningAgentsOrphanIsKilledAndItsExitIgnored) {
   EXPECT_TRUE(NodeNamed(kN1).state_reason.empty());
 
   // The orphan's exit, from n1: the job runs on n2, so it does not end; only n1 may forget it.
-  controller_->OnJobExited(JobExitReport{.job = job, .exit_code = 143, .signal = 15,
-                                         .end_time = clock_.Now(), .cause = "killed",
+  controller_->OnJobExited(JobExitReport{.job = job,
+                                         .exit_code = 143,
+                                         .signal = 15,
+                                         .end_time = clock_.Now(),
+                                         .cause = "killed",
                                          .node = kN1});
   EXPECT_EQ(Get(job).state, JobState::kRunning);  // a later turn than the exit's
   EXPECT_EQ(AcksOf(a1_, job), 1);
   EXPECT_EQ(AcksOf(a2_, job), 0);
 
   // The real exit, from n2, ends it.
-  controller_->OnJobExited(JobExitReport{.job = job, .exit_code = 0, .signal = std::nullopt,
-                                         .end_time = clock_.Now(), .cause = "exited with 0",
+  controller_->OnJobExited(JobExitReport{.job = job,
+                                         .exit_code = 0,
+                                         .signal = std::nullopt,
+                                         .end_time = clock_.Now(),
+                                         .cause = "exited with 0",
                                          .node = kN2});
   ASSERT_TRUE(WaitFor([&] { return Get(job).state == JobState::kCompleted; }));
   ASSERT_TRUE(WaitFor([&] { return AcksOf(a2_, job) == 1; }));
@@ -516,7 +529,8 @@ TEST_F(ControllerClusterTest, AGangStartsWholeAndAFailedMemberCancelsTheOther) {
   EXPECT_EQ(Get(second).spec.gang->gang_job, lead);
   EXPECT_EQ(Get(second).spec.gang->rank, 1);
   // One node free: the gang waits whole.
-  ASSERT_TRUE(WaitFor([&] { return Get(lead).reason.find("on each of 2 nodes") != std::string::npos; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return Get(lead).reason.find("on each of 2 nodes") != std::string::npos; }));
   EXPECT_EQ(Get(second).state, JobState::kPending);
   EXPECT_EQ(LaunchesOf(a2_, lead) + LaunchesOf(a2_, second), 0);
 
@@ -540,15 +554,16 @@ TEST_F(ControllerClusterTest, AGangStartsWholeAndAFailedMemberCancelsTheOther) {
   EXPECT_EQ(KillsOf(a1_, lead)[0],
             "its gang's member " + std::to_string(second.value()) +
                 " (node 2 of 2) ended FAILED (exited with 3)");
-  ReportExit(*controller_, Get(lead), 143, KillsOf(a1_, lead)[0] + ": SIGTERM, exited within grace");
+  ReportExit(
+      *controller_, Get(lead), 143, KillsOf(a1_, lead)[0] + ": SIGTERM, exited within grace");
   ASSERT_TRUE(WaitFor([&] { return Get(lead).state == JobState::kCancelled; }));
   EXPECT_EQ(Get(second).state, JobState::kFailed);
 }
 
 TEST_F(ControllerClusterTest, OnlyOperatorsDrainAndADrainNeedsAReason) {
   Join(kN1, a1_);
-  for (auto result : {controller_->DrainNode(alice_, kN1, "bad fan"),
-                      controller_->ResumeNode(alice_, kN1)}) {
+  for (auto result :
+       {controller_->DrainNode(alice_, kN1, "bad fan"), controller_->ResumeNode(alice_, kN1)}) {
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().code, ErrorCode::kPermissionDenied);
   }
@@ -579,8 +594,11 @@ TEST_F(ControllerClusterTest, ADrainWaitsForRunningJobsAndTakesNoNewOnes) {
 
   // Its job runs on; a new one is not placed there.
   EXPECT_EQ(Get(first).state, JobState::kRunning);
-  controller_->OnJobExited(JobExitReport{.job = first, .exit_code = 0, .signal = std::nullopt,
-                                         .end_time = clock_.Now(), .cause = "exited with 0",
+  controller_->OnJobExited(JobExitReport{.job = first,
+                                         .exit_code = 0,
+                                         .signal = std::nullopt,
+                                         .end_time = clock_.Now(),
+                                         .cause = "exited with 0",
                                          .node = kN1});
   ASSERT_TRUE(WaitFor([&] { return NodeNamed(kN1).state == NodeState::kDrained; }));
   auto second = controller_->Submit(alice_, OneGpuSpec());
@@ -610,8 +628,11 @@ const std::string kUserA = "daemon";
 const std::string kUserB = "nobody";
 
 TokenRequest UserToken(const std::string& user) {
-  return TokenRequest{.kind = TokenKind::kUser, .subject = user, .role = Role::kUser,
-                      .description = "test", .expires_in = std::nullopt};
+  return TokenRequest{.kind = TokenKind::kUser,
+                      .subject = user,
+                      .role = Role::kUser,
+                      .description = "test",
+                      .expires_in = std::nullopt};
 }
 
 TEST_F(ControllerClusterTest, OnlyAdminsCreateTokensForKnownUsers) {
@@ -641,9 +662,12 @@ TEST_F(ControllerClusterTest, OnlyAdminsCreateTokensForKnownUsers) {
 TEST_F(ControllerClusterTest, UsersListAndRevokeOnlyTheirOwnTokens) {
   auto a = controller_->CreateToken(root_, UserToken(kUserA));
   auto b = controller_->CreateToken(root_, UserToken(kUserB));
-  auto node = controller_->CreateToken(
-      root_, TokenRequest{.kind = TokenKind::kNode, .subject = "n1", .role = Role::kUser,
-                          .description = "", .expires_in = std::nullopt});
+  auto node = controller_->CreateToken(root_,
+                                       TokenRequest{.kind = TokenKind::kNode,
+                                                    .subject = "n1",
+                                                    .role = Role::kUser,
+                                                    .description = "",
+                                                    .expires_in = std::nullopt});
   ASSERT_TRUE(a.ok() && b.ok() && node.ok());
   const Caller user_a = TestCaller(a->token.uid, kUserA);
   const Caller user_b = TestCaller(b->token.uid, kUserB);

@@ -1,11 +1,11 @@
 #include "controller/controller.h"
 
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <mutex>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "controller/controller_test_util.h"
 #include "store/sqlite/sqlite_store.h"
@@ -69,13 +69,16 @@ class ControllerTest : public ::testing::Test {
   std::unique_ptr<FakeAgent> agent_;
   std::unique_ptr<Telemetry> telemetry_;
   std::map<std::string, std::string> team_of_user_;
-  PolicyConfig policy_;  // set before Boot()
+  PolicyConfig policy_;       // set before Boot()
   EnergyPrice energy_price_;  // likewise
   std::unique_ptr<Controller> controller_;
 };
 
 // A reading of GPU-<index> of FourGpuNode at `time`, busy with `pids` (attributed to `job`).
-GpuSample Reading(int index, Time time, int util, std::int64_t energy_mj,
+GpuSample Reading(int index,
+                  Time time,
+                  int util,
+                  std::int64_t energy_mj,
                   std::optional<JobId> job = std::nullopt) {
   GpuSample s;
   s.uuid = GpuUuid("GPU-" + std::to_string(index));
@@ -368,8 +371,9 @@ TEST_F(ControllerTest, RestartReattachesRunningJobsAndRequeuesLostOnes) {
   Boot({kept->id}, {JobExitReport{ended->id, 0, std::nullopt, clock_.Now(), "exited with 0"}});
   ASSERT_TRUE(WaitFor([&] {
     const std::vector<Job> launched = agent_->launched();
-    return std::count_if(launched.begin(), launched.end(),
-                         [&](const Job& j) { return j.id == lost->id; }) == 1;  // new agent
+    return std::count_if(launched.begin(), launched.end(), [&](const Job& j) {
+             return j.id == lost->id;
+           }) == 1;  // new agent
   }));
   EXPECT_EQ(Get(lost->id).state, JobState::kStarting);
   auto events = controller_->JobEvents(root_, lost->id);
@@ -479,9 +483,11 @@ TEST_F(ControllerTest, SharedGpuTakesFractionalJobsAndHoldsThemToTheirMemory) {
   EXPECT_EQ(launched.allocation->gpu_milli, 250);
   EXPECT_EQ(launched.allocation->gpu_memory_mib, 20480);
   const auto& env = launched.spec.env;
-  EXPECT_NE(std::find(env.begin(), env.end(),
-                      std::pair<std::string, std::string>{"GPUFLEET_GPU_MEMORY_LIMIT_MIB", "20480"}),
-            env.end());
+  EXPECT_NE(
+      std::find(env.begin(),
+                env.end(),
+                std::pair<std::string, std::string>{"GPUFLEET_GPU_MEMORY_LIMIT_MIB", "20480"}),
+      env.end());
   controller_->OnJobStarted(job->id, 4242, clock_.Now());
   ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
 
@@ -493,7 +499,8 @@ TEST_F(ControllerTest, SharedGpuTakesFractionalJobsAndHoldsThemToTheirMemory) {
   auto events = controller_->JobEvents(alice_, job->id);
   ASSERT_TRUE(events.ok());
   EXPECT_TRUE(std::any_of(events->begin(), events->end(), [](const Event& e) {
-    return e.kind == "memory_breach" && e.message.find("killed its process 777") != std::string::npos;
+    return e.kind == "memory_breach" &&
+           e.message.find("killed its process 777") != std::string::npos;
   }));
   // A quarter GPU counts a quarter in the team's quota.
   auto quota = controller_->Quota(root_);
@@ -552,7 +559,9 @@ TEST_F(ControllerTest, MigJobsGetADeviceAndALayoutWaitsForTheGpuToEmpty) {
   };
   gpu.mig_instances = {device(1, "3g.40gb", 40192), device(2, "3g.40gb", 40192)};
   controller_->OnAgentHello(AgentHello{node, {}, {}});
-  const auto gpu0 = [&] { return (*controller_->ListNodes(root_))[0].gpus[0]; };
+  const auto gpu0 = [&] {
+    return (*controller_->ListNodes(root_))[0].gpus[0];
+  };
   ASSERT_TRUE(WaitFor([&] { return gpu0().mig_enabled; }));
   EXPECT_EQ(gpu0().sharing, SharingMode::kMig);
   auto refused = controller_->SetGpuMode(root_, NodeId("gpu01"), "0", "shared");
@@ -573,8 +582,9 @@ TEST_F(ControllerTest, MigJobsGetADeviceAndALayoutWaitsForTheGpuToEmpty) {
   EXPECT_EQ(held.gpu_memory_mib, 40192);
   JobSpec profile_missing = Spec(1);
   profile_missing.request.mig_profile = "2g.20gb";
-  EXPECT_NE(controller_->Submit(alice_, profile_missing).error().message.find(
-                "no GPU offers MIG profile 2g.20gb"),
+  EXPECT_NE(controller_->Submit(alice_, profile_missing)
+                .error()
+                .message.find("no GPU offers MIG profile 2g.20gb"),
             std::string::npos);
 
   EXPECT_EQ(controller_->SetMigLayout(alice_, NodeId("gpu01"), "0", "7g.80gb").error().code,
@@ -783,8 +793,7 @@ TEST_F(ControllerTest, AJobOnAFailedGpuIsCheckpointedRequeuedAndRestartsElsewher
             ErrorCode::kPermissionDenied);
   EXPECT_EQ(controller_->ResumeGpu(root_, NodeId("gpu01"), "3").error().code,
             ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(controller_->ResumeGpu(root_, NodeId("gpu01"), "9").error().code,
-            ErrorCode::kNotFound);
+  EXPECT_EQ(controller_->ResumeGpu(root_, NodeId("gpu01"), "9").error().code, ErrorCode::kNotFound);
   auto resumed = controller_->ResumeGpu(root_, NodeId("gpu01"), broken.value());
   ASSERT_TRUE(resumed.ok()) << resumed.error().ToString();
   EXPECT_EQ(resumed->health, GpuHealth::kFailed);
@@ -1167,8 +1176,11 @@ class ControllerAccountingTest : public ControllerTest {
  protected:
   // Team cv (alice's) with a 1 GPU-hour budget under `over`; bob is in team nlp, no budget.
   void BootWithBudget(OverBudget over) {
-    policy_.teams = {TeamPolicy{.name = "cv", .guaranteed_gpus = 4, .max_gpus = 4,
-                                .gpu_hour_budget = 1.0, .over_budget = over},
+    policy_.teams = {TeamPolicy{.name = "cv",
+                                .guaranteed_gpus = 4,
+                                .max_gpus = 4,
+                                .gpu_hour_budget = 1.0,
+                                .over_budget = over},
                      TeamPolicy{.name = "nlp", .guaranteed_gpus = 0}};
     team_of_user_ = {{"alice", "cv"}, {"bob", "nlp"}};
     Boot();
@@ -1382,8 +1394,12 @@ JobSpec After(int gpus, std::vector<Dependency> after) {
   s.after = std::move(after);
   return s;
 }
-Dependency AnyEnd(JobId job) { return Dependency{.job = job, .kind = DependencyKind::kAny}; }
-Dependency OkEnd(JobId job) { return Dependency{.job = job, .kind = DependencyKind::kOk}; }
+Dependency AnyEnd(JobId job) {
+  return Dependency{.job = job, .kind = DependencyKind::kAny};
+}
+Dependency OkEnd(JobId job) {
+  return Dependency{.job = job, .kind = DependencyKind::kOk};
+}
 
 class ControllerDepsTest : public ControllerTest {
  protected:
@@ -1438,7 +1454,8 @@ TEST_F(ControllerDepsTest, FailedOkDependencyCancelsAndCascades) {
            "waiting for job " + std::to_string(a->id.value()) + " to complete successfully";
   })) << Get(b->id).reason;
   RunAndExit(a->id, 1);
-  const std::string a_failed = "dependency job " + std::to_string(a->id.value()) + " failed (exit 1)";
+  const std::string a_failed =
+      "dependency job " + std::to_string(a->id.value()) + " failed (exit 1)";
   ASSERT_TRUE(WaitFor([&] { return StateIs(c->id, JobState::kCancelled); }));
   EXPECT_EQ(Get(b->id).state, JobState::kCancelled);
   EXPECT_EQ(Get(b->id).reason, a_failed);
@@ -1461,7 +1478,8 @@ TEST_F(ControllerDepsTest, AfterMustNameAVisibleJob) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(missing.error().message.rfind("after: job 99 does not exist; give the id of a job you "
-                                          "submitted", 0),
+                                          "submitted",
+                                          0),
             0u)
       << missing.error().message;
   auto bobs = controller_->Submit(bob_, Spec(1));
@@ -1509,8 +1527,7 @@ TEST_F(ControllerDepsTest, ArrayTasksGetConsecutiveIdsAndAThrottle) {
   ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
   EXPECT_TRUE(Launched((*tasks)[0].id));  // lowest indices first
   EXPECT_TRUE(Launched((*tasks)[1].id));
-  const std::string limit =
-      "array " + std::to_string(first.value()) + ": 2 tasks running, limit 2";
+  const std::string limit = "array " + std::to_string(first.value()) + ": 2 tasks running, limit 2";
   ASSERT_TRUE(WaitFor([&] { return Get((*tasks)[2].id).reason == limit; }))
       << Get((*tasks)[2].id).reason;
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -1550,8 +1567,8 @@ TEST_F(ControllerDepsTest, AfterAnArrayWaitsForEveryTask) {
 }
 
 TEST_F(ControllerDepsTest, ArrayRequestsAreChecked) {
-  auto empty = controller_->SubmitArray(alice_, Spec(1),
-                                        ArrayRequest{.indices = {}, .max_running = std::nullopt});
+  auto empty = controller_->SubmitArray(
+      alice_, Spec(1), ArrayRequest{.indices = {}, .max_running = std::nullopt});
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.error().code, ErrorCode::kInvalidArgument);
   auto infeasible = controller_->SubmitArray(
@@ -1568,9 +1585,9 @@ TEST_F(ControllerDepsTest, CancelArrayCancelsEveryUnfinishedTask) {
   EXPECT_EQ(controller_->CancelArray(bob_, first).error().code, ErrorCode::kNotFound);
   auto not_first = controller_->CancelArray(alice_, (*tasks)[1].id);
   ASSERT_FALSE(not_first.ok());
-  EXPECT_NE(not_first.error().message.find("gpufleet cancel --array " +
-                                           std::to_string(first.value())),
-            std::string::npos)
+  EXPECT_NE(
+      not_first.error().message.find("gpufleet cancel --array " + std::to_string(first.value())),
+      std::string::npos)
       << not_first.error().message;
   auto cancelled = controller_->CancelArray(alice_, first);
   ASSERT_TRUE(cancelled.ok()) << cancelled.error().message;
@@ -1582,10 +1599,8 @@ TEST_F(ControllerDepsTest, CancelArrayCancelsEveryUnfinishedTask) {
   ASSERT_TRUE(WaitFor([&] { return StateIs((*tasks)[1].id, JobState::kCancelled); }));
   EXPECT_EQ(Get((*tasks)[2].id).state, JobState::kCancelled);
   auto plain = controller_->Submit(alice_, Spec(1));
-  EXPECT_EQ(controller_->CancelArray(alice_, plain->id).error().code,
-            ErrorCode::kInvalidArgument);
-  EXPECT_EQ(controller_->CancelArray(alice_, first).error().code,
-            ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(controller_->CancelArray(alice_, plain->id).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(controller_->CancelArray(alice_, first).error().code, ErrorCode::kFailedPrecondition);
 }
 
 TEST_F(ControllerDepsTest, DependenciesSurviveARestart) {
@@ -1597,8 +1612,7 @@ TEST_F(ControllerDepsTest, DependenciesSurviveARestart) {
   auto c = controller_->Submit(alice_, After(1, {AnyEnd(a->id)}));
   // gpufleet restarts; job a ended with exit 3 while nobody watched.
   Boot({}, {JobExitReport{a->id, 3, std::nullopt, clock_.Now(), "exited with 3"}});
-  ASSERT_TRUE(WaitFor([&] { return StateIs(b->id, JobState::kCancelled); }))
-      << Get(b->id).reason;
+  ASSERT_TRUE(WaitFor([&] { return StateIs(b->id, JobState::kCancelled); })) << Get(b->id).reason;
   EXPECT_EQ(Get(b->id).reason,
             "dependency job " + std::to_string(a->id.value()) + " failed (exit 3)");
   ASSERT_TRUE(WaitFor([&] { return Launched(c->id); }));

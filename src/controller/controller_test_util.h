@@ -17,7 +17,8 @@
 namespace gf {
 
 // A node of `gpus` H100-80GB GPUs, indexes 0.., UUIDs uuid_prefix + "GPU-0", ..., all ok.
-inline Node TestNode(int gpus, const std::string& name = "gpu01",
+inline Node TestNode(int gpus,
+                     const std::string& name = "gpu01",
                      const std::string& uuid_prefix = "") {
   Node node;
   node.name = NodeId(name);
@@ -37,8 +38,12 @@ inline Node TestNode(int gpus, const std::string& name = "gpu01",
 // the role user (root there is an admin), else by an API token of that role, the only way to
 // have one (authorization.h).
 inline Caller TestCaller(std::uint32_t uid, std::string name, Role role = Role::kUser) {
-  return Caller{.authenticated = true, .uid = uid, .gid = uid, .user = std::move(name),
-                .role = role, .via_token = role != Role::kUser};
+  return Caller{.authenticated = true,
+                .uid = uid,
+                .gid = uid,
+                .user = std::move(name),
+                .role = role,
+                .via_token = role != Role::kUser};
 }
 
 // A caller named by an API token of `role` acting as this Unix user.
@@ -54,7 +59,9 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     launched_.push_back(job);
   }
-  void Kill(JobId job, std::chrono::seconds /*grace*/, const std::string& cause,
+  void Kill(JobId job,
+            std::chrono::seconds /*grace*/,
+            const std::string& cause,
             int first_signal) override {
     std::lock_guard lock(mu_);
     killed_.emplace_back(job, cause);
@@ -71,8 +78,8 @@ class FakeAgent final : public NodeAgent {
   Result<LogChunk> ReadLog(const LogRequest& request) override {
     std::lock_guard lock(mu_);
     reads_.push_back(request);
-    const std::string text = std::string(ToString(request.stream)) + " of job " +
-                             std::to_string(request.job.value());
+    const std::string text =
+        std::string(ToString(request.stream)) + " of job " + std::to_string(request.job.value());
     const std::size_t start = std::min(static_cast<std::size_t>(request.offset), text.size());
     return LogChunk{.data = text.substr(start),
                     .size = static_cast<std::int64_t>(text.size()),

@@ -62,7 +62,9 @@ void DependencyGraph::Wait(JobId job, const std::vector<Dependency>& unmet) {
   }
 }
 
-bool DependencyGraph::Waiting(JobId job) const { return unmet_.contains(job); }
+bool DependencyGraph::Waiting(JobId job) const {
+  return unmet_.contains(job);
+}
 
 std::optional<Dependency> DependencyGraph::FirstUnmet(JobId job) const {
   auto it = unmet_.find(job);
@@ -80,13 +82,15 @@ std::vector<DependencyGraph::Broken> DependencyGraph::OnEnded(JobId job,
   // Each broken job counts as cancelled for the jobs that wait for it (the cascade). The list
   // grows while it is walked: index, not iterator.
   for (std::size_t i = 0; i < broken.size(); ++i) {
-    Resolve(broken[i].job, JobOutcome{.state = JobState::kCancelled, .exit_code = std::nullopt},
+    Resolve(broken[i].job,
+            JobOutcome{.state = JobState::kCancelled, .exit_code = std::nullopt},
             broken);
   }
   return broken;
 }
 
-void DependencyGraph::Resolve(JobId target, const JobOutcome& outcome,
+void DependencyGraph::Resolve(JobId target,
+                              const JobOutcome& outcome,
                               std::vector<Broken>& broken) {
   auto node = waiters_.find(target);
   if (node == waiters_.end()) {
@@ -100,8 +104,8 @@ void DependencyGraph::Resolve(JobId target, const JobOutcome& outcome,
       continue;  // no longer waits: ended, or already broken by another dependency
     }
     std::vector<Dependency>& deps = it->second;
-    auto on_target = std::find_if(deps.begin(), deps.end(),
-                                  [&](const Dependency& d) { return d.job == target; });
+    auto on_target = std::find_if(
+        deps.begin(), deps.end(), [&](const Dependency& d) { return d.job == target; });
     if (on_target == deps.end()) {
       continue;
     }

@@ -7,25 +7,34 @@ namespace {
 
 using Broken = DependencyGraph::Broken;
 
-Dependency Any(std::int64_t job) { return Dependency{.job = JobId(job), .kind = DependencyKind::kAny}; }
-Dependency Ok(std::int64_t job) { return Dependency{.job = JobId(job), .kind = DependencyKind::kOk}; }
+Dependency Any(std::int64_t job) {
+  return Dependency{.job = JobId(job), .kind = DependencyKind::kAny};
+}
+Dependency Ok(std::int64_t job) {
+  return Dependency{.job = JobId(job), .kind = DependencyKind::kOk};
+}
 JobOutcome Completed(int exit_code) {
   return JobOutcome{.state = JobState::kCompleted, .exit_code = exit_code};
 }
 JobOutcome Failed(int exit_code) {
   return JobOutcome{.state = JobState::kFailed, .exit_code = exit_code};
 }
-JobOutcome Cancelled() { return JobOutcome{.state = JobState::kCancelled, .exit_code = std::nullopt}; }
+JobOutcome Cancelled() {
+  return JobOutcome{.state = JobState::kCancelled, .exit_code = std::nullopt};
+}
 
 TEST(DependenciesTest, AnyIsMetByEveryEndOkOnlyByExitZero) {
-  for (const JobOutcome& o : {Completed(0), Failed(1), Cancelled(),
+  for (const JobOutcome& o : {Completed(0),
+                              Failed(1),
+                              Cancelled(),
                               JobOutcome{.state = JobState::kTimeout, .exit_code = 143}}) {
     EXPECT_TRUE(Satisfies(DependencyKind::kAny, o));
   }
   EXPECT_TRUE(Satisfies(DependencyKind::kOk, Completed(0)));
   EXPECT_FALSE(Satisfies(DependencyKind::kOk, Failed(1)));
   EXPECT_FALSE(Satisfies(DependencyKind::kOk, Cancelled()));
-  EXPECT_FALSE(Satisfies(DependencyKind::kOk, JobOutcome{.state = JobState::kTimeout, .exit_code = std::nullopt}));
+  EXPECT_FALSE(Satisfies(DependencyKind::kOk,
+                         JobOutcome{.state = JobState::kTimeout, .exit_code = std::nullopt}));
 }
 
 TEST(DependenciesTest, ReasonsAndCausesNameTheJob) {
@@ -70,15 +79,16 @@ TEST(DependencyGraphTest, EmptyListDoesNotWait) {
 
 TEST(DependencyGraphTest, FailedOkDependencyBreaksAndCascadesAlongOkOnly) {
   DependencyGraph graph;
-  graph.Wait(JobId(2), {Ok(1)});            // B after A:ok
-  graph.Wait(JobId(3), {Ok(2)});            // C after B:ok
-  graph.Wait(JobId(4), {Any(2)});           // D after B (any end)
-  graph.Wait(JobId(5), {Ok(3), Any(99)});   // E after C:ok and an unrelated job
-  graph.Wait(JobId(6), {Any(1)});           // F after A (any end)
+  graph.Wait(JobId(2), {Ok(1)});           // B after A:ok
+  graph.Wait(JobId(3), {Ok(2)});           // C after B:ok
+  graph.Wait(JobId(4), {Any(2)});          // D after B (any end)
+  graph.Wait(JobId(5), {Ok(3), Any(99)});  // E after C:ok and an unrelated job
+  graph.Wait(JobId(6), {Any(1)});          // F after A (any end)
   const std::vector<Broken> broken = graph.OnEnded(JobId(1), Failed(1));
-  EXPECT_EQ(broken, (std::vector<Broken>{{JobId(2), "dependency job 1 failed (exit 1)"},
-                                         {JobId(3), "dependency job 2 was cancelled"},
-                                         {JobId(5), "dependency job 3 was cancelled"}}));
+  EXPECT_EQ(broken,
+            (std::vector<Broken>{{JobId(2), "dependency job 1 failed (exit 1)"},
+                                 {JobId(3), "dependency job 2 was cancelled"},
+                                 {JobId(5), "dependency job 3 was cancelled"}}));
   EXPECT_FALSE(graph.Waiting(JobId(4)));  // B's cancellation is an end: D may run
   EXPECT_FALSE(graph.Waiting(JobId(6)));
   EXPECT_FALSE(graph.Waiting(JobId(5)));

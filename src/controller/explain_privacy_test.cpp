@@ -3,9 +3,9 @@
 // controller_test.cpp (ExplainHidesOtherUsersJobs...).
 #include "controller/explain_privacy.h"
 
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {
@@ -14,7 +14,9 @@ const JobId kMine(1);
 const JobId kTheirs(2);
 const JobId kTheirsToo(3);
 
-Time At(std::int64_t ms) { return FromUnixMillis(ms); }
+Time At(std::int64_t ms) {
+  return FromUnixMillis(ms);
+}
 
 // An explanation of job 1 that names job 2 and job 3 everywhere it can.
 Explanation NamingOthers() {
@@ -27,8 +29,12 @@ Explanation NamingOthers() {
   NodeExplanation node;
   node.node = NodeId("n1");
   node.held = {
-      GpuHold{.index = 0, .kind = "running", .job = kTheirsToo, .until = At(9000),
-              .then_for = kTheirs, .then_from = At(9000)},
+      GpuHold{.index = 0,
+              .kind = "running",
+              .job = kTheirsToo,
+              .until = At(9000),
+              .then_for = kTheirs,
+              .then_from = At(9000)},
       GpuHold{.index = 1, .kind = "started", .job = kTheirs, .until = At(7000)},
       GpuHold{.index = 2, .kind = "reserved", .job = kTheirs, .until = At(5000)},
       GpuHold{.index = 3, .kind = "running", .job = kMine, .until = At(8000)},

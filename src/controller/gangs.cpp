@@ -108,16 +108,18 @@ void Controller::SettleGangs() {
     if (requeued == members.end()) {
       continue;
     }
-    const std::string cause = "requeued with its gang's " + MemberName(**requeued) + " (" +
-                              (*requeued)->reason + ")";
+    const std::string cause =
+        "requeued with its gang's " + MemberName(**requeued) + " (" + (*requeued)->reason + ")";
     for (Job* job : members) {
       if (HoldsGpus(*job) && !terminating_.contains(job->id)) {
-        Record(job->id, "requeue", "controller",
-               cause + ": sending SIG" + CheckpointSignalName(job->spec.checkpoint_signal) +
-                   ", " + AfterStopText(*job, JobState::kCancelled));
+        Record(job->id,
+               "requeue",
+               "controller",
+               cause + ": sending SIG" + CheckpointSignalName(job->spec.checkpoint_signal) + ", " +
+                   AfterStopText(*job, JobState::kCancelled));
         job->reason = cause;
-        StopToRequeue(*job, JobState::kPreempted, "its gang's requeue", cause,
-                      job->spec.checkpoint_signal);
+        StopToRequeue(
+            *job, JobState::kPreempted, "its gang's requeue", cause, job->spec.checkpoint_signal);
       }
     }
   }

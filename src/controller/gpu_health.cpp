@@ -78,14 +78,17 @@ void Controller::HoldForLeftovers(const Job& job, const JobExitReport& report) {
   }
   const std::string cause = LeftoverHoldCause(job.id, report.leftover_pids);
   for (Gpu& gpu : entry->second.node.gpus) {
-    const bool held = std::find(job.allocation->gpus.begin(), job.allocation->gpus.end(),
-                                gpu.uuid) != job.allocation->gpus.end();
+    const bool held =
+        std::find(job.allocation->gpus.begin(), job.allocation->gpus.end(), gpu.uuid) !=
+        job.allocation->gpus.end();
     if (!held || gpu.health != GpuHealth::kOk) {
       continue;  // a GPU already out of service stays as it is
     }
     gpu.health = GpuHealth::kDegraded;
     gpu.health_cause = cause;
-    Record(std::nullopt, "gpu_health", "agent:" + entry->first.value(),
+    Record(std::nullopt,
+           "gpu_health",
+           "agent:" + entry->first.value(),
            GpuName(gpu.index, gpu.uuid, entry->first) + ": ok -> degraded: " + cause);
   }
   batch_.nodes.push_back(entry->second.node);
@@ -112,14 +115,18 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
       continue;
     }
     held = true;
-    NotifyJob(job, NotifyKind::kGpuFailed, notice.subject,
+    NotifyJob(job,
+              NotifyKind::kGpuFailed,
+              notice.subject,
               change.cause + "; job " + std::to_string(id.value()) +
                   (job.spec.requeue ? " is requeued" : " ends FAILED (--no-requeue)"));
     if (terminating_.contains(id)) {
       continue;  // already stopping (cancel, time limit, preemption): it ends as meant
     }
     const int signal = change.lost ? kSigTerm : job.spec.checkpoint_signal;
-    Record(id, "gpu_failover", "controller",
+    Record(id,
+           "gpu_failover",
+           "controller",
            cause + ": sending SIG" + CheckpointSignalName(signal) +
                (change.lost ? " (the GPU does not answer: no checkpoint)" : " to checkpoint") +
                ", " + AfterStopText(job, JobState::kFailed));
@@ -131,7 +138,8 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
   }
 }
 
-Result<Gpu> Controller::ResumeGpu(const Caller& caller, const NodeId& node,
+Result<Gpu> Controller::ResumeGpu(const Caller& caller,
+                                  const NodeId& node,
                                   const std::string& gpu) {
   GF_TRY(Authorize(caller, Resource::kGpu, Action::kResume, Ownership::kNone, "gpu resume"));
   return Call<Gpu>([this, caller, node, gpu]() -> Result<Gpu> {
@@ -146,7 +154,9 @@ Result<Gpu> Controller::ResumeGpu(const Caller& caller, const NodeId& node,
       return Unavailable("the agent of " + node.value() +
                          " is not connected; resume the GPU once the node is back up");
     }
-    Record(std::nullopt, "gpu_health", caller.user,
+    Record(std::nullopt,
+           "gpu_health",
+           caller.user,
            "resume " + name + " (was " + std::string(ToString(found->health)) + ": " +
                found->health_cause + "): its health is judged afresh from its next sample");
     after_commit_.emplace_back(
@@ -169,8 +179,10 @@ std::string LayoutText(const std::vector<std::string>& profiles) {
 }
 
 // The jobs holding the GPU now, "12, 14".
-std::string HolderList(const std::map<JobId, Job>& active, const std::set<JobId>& holding,
-                       const NodeId& node, const GpuUuid& uuid) {
+std::string HolderList(const std::map<JobId, Job>& active,
+                       const std::set<JobId>& holding,
+                       const NodeId& node,
+                       const GpuUuid& uuid) {
   std::string list;
   for (const JobId id : holding) {
     if (Uses(active.at(id), node, uuid)) {
@@ -182,8 +194,10 @@ std::string HolderList(const std::map<JobId, Job>& active, const std::set<JobId>
 
 }  // namespace
 
-Result<Gpu> Controller::SetGpuMode(const Caller& caller, const NodeId& node,
-                                   const std::string& gpu, const std::string& mode) {
+Result<Gpu> Controller::SetGpuMode(const Caller& caller,
+                                   const NodeId& node,
+                                   const std::string& gpu,
+                                   const std::string& mode) {
   GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone, "gpu mode"));
   GF_ASSIGN_OR_RETURN(const SharingMode wanted, ParseSharingMode(mode));
   return Call<Gpu>([this, caller, node, gpu, wanted]() -> Result<Gpu> {
@@ -194,20 +208,24 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller, const NodeId& node,
     // MIG mode is the hardware's (KeepSharingModes): gpufleet does not turn it on or off.
     const std::string index = std::to_string(found->index);
     if (wanted == SharingMode::kMig && !found->mig_enabled) {
-      return FailedPrecondition("mode: " + name + " has MIG mode off; turn it on with `nvidia-smi -i " +
-                                index + " -mig 1` (the GPU idle; some cards need a reset) and "
+      return FailedPrecondition("mode: " + name +
+                                " has MIG mode off; turn it on with `nvidia-smi -i " + index +
+                                " -mig 1` (the GPU idle; some cards need a reset) and "
                                 "the GPU is in mig mode from its agent's next report");
     }
     if (wanted != SharingMode::kMig && found->mig_enabled) {
-      return FailedPrecondition("mode: " + name + " has MIG mode on, so it runs work only on its "
-                                "MIG devices; turn MIG off with `nvidia-smi -i " + index +
-                                " -mig 0` first");
+      return FailedPrecondition("mode: " + name +
+                                " has MIG mode on, so it runs work only on its "
+                                "MIG devices; turn MIG off with `nvidia-smi -i " +
+                                index + " -mig 0` first");
     }
     const std::string from(ToString(found->sharing));
     if (found->sharing == wanted) {
       if (found->sharing_next.has_value()) {
         found->sharing_next.reset();
-        Record(std::nullopt, "gpu_mode", caller.user,
+        Record(std::nullopt,
+               "gpu_mode",
+               caller.user,
                name + " stays " + from + ": the waiting change was called off");
       } else {
         return *found;  // already so: nothing to do
@@ -218,13 +236,17 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller, const NodeId& node,
       // GPU is empty, and until then the GPU takes no new work (TakesWholeJobs/TakesFractions).
       found->sharing_next = wanted;
       modes_waiting_ = true;
-      Record(std::nullopt, "gpu_mode", caller.user,
+      Record(std::nullopt,
+             "gpu_mode",
+             caller.user,
              name + " goes from " + from + " to " + std::string(ToString(wanted)) +
                  " once job(s) " + holders + " end; it takes no new work until then");
     } else {
       found->sharing = wanted;
       found->sharing_next.reset();
-      Record(std::nullopt, "gpu_mode", caller.user,
+      Record(std::nullopt,
+             "gpu_mode",
+             caller.user,
              name + " is now " + std::string(ToString(wanted)) + " (was " + from + ")");
     }
     const Gpu answer = *found;
@@ -253,7 +275,9 @@ void Controller::ApplyWaitingModes() {
         modes_waiting_ = true;
         continue;
       }
-      Record(std::nullopt, "gpu_mode", "controller",
+      Record(std::nullopt,
+             "gpu_mode",
+             "controller",
              GpuName(gpu.index, gpu.uuid, name) + " is now " +
                  std::string(ToString(*gpu.sharing_next)) + " (was " +
                  std::string(ToString(gpu.sharing)) + "): its last job ended");
@@ -271,8 +295,8 @@ void Controller::ApplyWaitingModes() {
 
 void Controller::KeepSharingModes(const Node& known, Node& reported) {
   for (Gpu& gpu : reported.gpus) {
-    const auto it = std::find_if(known.gpus.begin(), known.gpus.end(),
-                                 [&](const Gpu& g) { return g.uuid == gpu.uuid; });
+    const auto it = std::find_if(
+        known.gpus.begin(), known.gpus.end(), [&](const Gpu& g) { return g.uuid == gpu.uuid; });
     if (it != known.gpus.end()) {
       gpu.sharing = it->sharing;
       gpu.sharing_next = it->sharing_next;
@@ -292,10 +316,11 @@ void Controller::FollowMigMode(Gpu& gpu) {
   }
 }
 
-Result<Gpu> Controller::SetMigLayout(const Caller& caller, const NodeId& node,
-                                     const std::string& gpu, const std::string& layout) {
-  GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone,
-                   "gpu mig-layout"));
+Result<Gpu> Controller::SetMigLayout(const Caller& caller,
+                                     const NodeId& node,
+                                     const std::string& gpu,
+                                     const std::string& layout) {
+  GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone, "gpu mig-layout"));
   GF_ASSIGN_OR_RETURN(std::vector<std::string> profiles, ParseMigLayout(layout, "layout"));
   return Call<Gpu>([this, caller, node, gpu, profiles = std::move(profiles)]() -> Result<Gpu> {
     GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
@@ -303,8 +328,10 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller, const NodeId& node,
     Gpu* found = located.second;
     const std::string name = GpuName(found->index, found->uuid, node);
     if (!found->mig_enabled) {
-      return FailedPrecondition("layout: " + name + " has MIG mode off; turn it on with "
-                                "`nvidia-smi -i " + std::to_string(found->index) + " -mig 1` first");
+      return FailedPrecondition("layout: " + name +
+                                " has MIG mode off; turn it on with "
+                                "`nvidia-smi -i " +
+                                std::to_string(found->index) + " -mig 1` first");
     }
     // The agent checks again with what the driver offers (at most so many of a profile).
     std::vector<MigProfile> offered;
@@ -316,11 +343,13 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller, const NodeId& node,
     mig_layouts_sent_.erase(found->uuid);
     modes_waiting_ = true;
     const std::string holders = HolderList(active_, holding_, node, found->uuid);
-    Record(std::nullopt, "gpu_mig_layout", caller.user,
+    Record(std::nullopt,
+           "gpu_mig_layout",
+           caller.user,
            name + " gets MIG layout " + LayoutText(profiles) +
-               (holders.empty() ? ": applying it now"
-                                : " once job(s) " + holders +
-                                      " end; it takes no new MIG job until then"));
+               (holders.empty()
+                    ? ": applying it now"
+                    : " once job(s) " + holders + " end; it takes no new MIG job until then"));
     const Gpu answer = *found;
     batch_.nodes.push_back(entry.node);
     telemetry_->SetInventory(entry.node);
@@ -339,9 +368,10 @@ bool Controller::SendWaitingMigLayout(NodeEntry& entry, Gpu& gpu) {
   }
   if (entry.agent != nullptr) {
     mig_layouts_sent_.insert(gpu.uuid);
-    after_commit_.emplace_back([agent = entry.agent, uuid = gpu.uuid, profiles = *gpu.mig_layout_next] {
-      agent->ApplyMigLayout(uuid, profiles);
-    });
+    after_commit_.emplace_back(
+        [agent = entry.agent, uuid = gpu.uuid, profiles = *gpu.mig_layout_next] {
+          agent->ApplyMigLayout(uuid, profiles);
+        });
   }
   return true;
 }
@@ -353,14 +383,17 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
   }
   bool changed = false;
   for (const GpuSample& sample : samples) {
-    const auto gpu = std::find_if(entry->second.node.gpus.begin(), entry->second.node.gpus.end(),
+    const auto gpu = std::find_if(entry->second.node.gpus.begin(),
+                                  entry->second.node.gpus.end(),
                                   [&](const Gpu& g) { return g.uuid == sample.uuid; });
     if (gpu == entry->second.node.gpus.end()) {
       continue;
     }
     const std::string name = GpuName(gpu->index, gpu->uuid, node);
     if (!sample.mig_layout_error.empty() && gpu->mig_layout_next.has_value()) {
-      Record(std::nullopt, "gpu_mig_layout", "agent:" + node.value(),
+      Record(std::nullopt,
+             "gpu_mig_layout",
+             "agent:" + node.value(),
              name + ": MIG layout " + LayoutText(*gpu->mig_layout_next) +
                  " was not applied: " + sample.mig_layout_error);
       gpu->mig_layout_next.reset();
@@ -389,7 +422,9 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
       gpu->mig_layout_next.reset();
       mig_layouts_sent_.erase(gpu->uuid);
     }
-    Record(std::nullopt, "gpu_mig_layout", "agent:" + node.value(),
+    Record(std::nullopt,
+           "gpu_mig_layout",
+           "agent:" + node.value(),
            name + " now has MIG devices " + LayoutText(now));
   }
   if (changed) {
@@ -425,8 +460,8 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
     return;
   }
   NodeAgent* agent = AgentFor(job);
-  const bool kill = options_.sharing.memory_breach == MemoryBreach::kKill && change.pid.has_value() &&
-                    agent != nullptr;
+  const bool kill = options_.sharing.memory_breach == MemoryBreach::kKill &&
+                    change.pid.has_value() && agent != nullptr;
   const std::string action =
       kill ? "killed its process " + std::to_string(*change.pid) +
                  " (gpufleet holds shared GPUs to each job's memory: [sharing] memory_breach)"
@@ -439,12 +474,15 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
       agent->KillProcess(id, pid, cause);
     });
   }
-  NotifyJob(job, NotifyKind::kMemoryBreach,
+  NotifyJob(job,
+            NotifyKind::kMemoryBreach,
             "job " + std::to_string(job.id.value()) + " is over its GPU memory limit",
             change.message + "; " + action);
 }
 
-void Controller::OnMemoryBreachCleared(JobId job) { breach_kills_.erase(job); }
+void Controller::OnMemoryBreachCleared(JobId job) {
+  breach_kills_.erase(job);
+}
 
 void Controller::EnforceMemoryLimits() {
   if (breach_kills_.empty()) {

@@ -59,8 +59,8 @@ std::map<JobId, std::string> ThrottledTasks(const std::vector<ArrayMember>& memb
       return x->task.index != y->task.index ? x->task.index < y->task.index : x->job < y->job;
     });
     const auto room = static_cast<std::size_t>(std::max(0, a.limit - a.running));
-    const std::string running = std::to_string(a.running) + (a.running == 1 ? " task" : " tasks") +
-                                " running";
+    const std::string running =
+        std::to_string(a.running) + (a.running == 1 ? " task" : " tasks") + " running";
     // With room left, the tasks before it by index take that room first.
     const std::string reason =
         "array " + std::to_string(id.value()) + ": " +

@@ -85,10 +85,10 @@ class NodeAgent {
 
 struct JobExitReport {
   JobId job;
-  int exit_code = 0;           // 128+N after signal N; -1 when unknown
+  int exit_code = 0;  // 128+N after signal N; -1 when unknown
   std::optional<int> signal;
   Time end_time{};
-  std::string cause;           // "exited with status 0", "failed to start: ..."
+  std::string cause;  // "exited with status 0", "failed to start: ..."
   // The node it ran on. The controller heeds an exit only from the node the job runs on now:
   // a copy left on a node that was down (and is killed there as an orphan) must not end the
   // job that runs elsewhere since.

@@ -4,10 +4,10 @@
 // Notifier's (notify/notifier.h), after the turn that raised them is durable.
 //
 // State thread only, except where a method says it checks its arguments first.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <random>
+
+#include <spdlog/spdlog.h>
 
 #include "controller/controller.h"
 #include "model/team.h"
@@ -42,9 +42,12 @@ bool Matches(const Subscription& sub, const Notification& n) {
     return false;
   }
   switch (sub.scope) {
-    case SubscriptionScope::kUser: return !n.user.empty() && sub.owner == n.user;
-    case SubscriptionScope::kTeam: return sub.team == n.team;
-    case SubscriptionScope::kCluster: return true;
+    case SubscriptionScope::kUser:
+      return !n.user.empty() && sub.owner == n.user;
+    case SubscriptionScope::kTeam:
+      return sub.team == n.team;
+    case SubscriptionScope::kCluster:
+      return true;
   }
   return false;
 }
@@ -59,8 +62,8 @@ std::string Describe(const Subscription& sub) {
   std::string scope = sub.scope == SubscriptionScope::kUser   ? "their own jobs"
                       : sub.scope == SubscriptionScope::kTeam ? "team " + sub.team
                                                               : "the whole cluster";
-  return sub.id + ": " + std::string(ToString(sub.channel)) + " " + sub.target + " for " +
-         scope + " (" + (sub.kinds.empty() ? "every event" : JoinNotifyKinds(sub.kinds)) + ")";
+  return sub.id + ": " + std::string(ToString(sub.channel)) + " " + sub.target + " for " + scope +
+         " (" + (sub.kinds.empty() ? "every event" : JoinNotifyKinds(sub.kinds)) + ")";
 }
 
 // A stored subscription is the caller's own when the caller made it.
@@ -77,17 +80,20 @@ void Controller::Notify(Notification notification) {
       matches.push_back(sub);
     }
   }
-  after_commit_.emplace_back([notifier = options_.notifier, n = std::move(notification),
-                              matches = std::move(matches)] {
-    spdlog::info("notify: {}: {} ({} subscription{})", ToString(n.kind), n.subject,
-                 matches.size(), matches.size() == 1 ? "" : "s");
-    if (notifier == nullptr) {
-      return;
-    }
-    for (const Subscription& sub : matches) {
-      notifier->Send(n, sub);
-    }
-  });
+  after_commit_.emplace_back(
+      [notifier = options_.notifier, n = std::move(notification), matches = std::move(matches)] {
+        spdlog::info("notify: {}: {} ({} subscription{})",
+                     ToString(n.kind),
+                     n.subject,
+                     matches.size(),
+                     matches.size() == 1 ? "" : "s");
+        if (notifier == nullptr) {
+          return;
+        }
+        for (const Subscription& sub : matches) {
+          notifier->Send(n, sub);
+        }
+      });
 }
 
 Status Controller::LoadSubscriptions() {
@@ -114,17 +120,23 @@ void Controller::NotifyEnded(const Job& job, JobState state, const std::string& 
                      : state == JobState::kCancelled ? "was cancelled"
                      : state == JobState::kTimeout   ? "reached its time limit"
                                                      : "failed";
-  NotifyJob(job, ok ? NotifyKind::kJobEnd : NotifyKind::kJobFailed,
-            JobName(job) + " " + what + ": " + cause, cause);
+  NotifyJob(job,
+            ok ? NotifyKind::kJobEnd : NotifyKind::kJobFailed,
+            JobName(job) + " " + what + ": " + cause,
+            cause);
 }
 
 void Controller::NotifyPreempted(const Job& job, const std::string& cause) {
-  NotifyJob(job, NotifyKind::kPreempted, JobName(job) + " is preempted: " + cause,
+  NotifyJob(job,
+            NotifyKind::kPreempted,
+            JobName(job) + " is preempted: " + cause,
             cause + (job.spec.requeue ? "; it goes back to the queue at its place"
                                       : "; it ends CANCELLED (--no-requeue)"));
 }
 
-void Controller::NotifyJob(const Job& job, NotifyKind kind, std::string subject,
+void Controller::NotifyJob(const Job& job,
+                           NotifyKind kind,
+                           std::string subject,
                            std::string message) {
   Notify(Notification{.kind = kind,
                       .time = clock_.Now(),
@@ -172,8 +184,11 @@ void Controller::CheckBudgetAlerts() {
       FillTeamPolicy(quota);
       const std::string name = team.empty() ? "jobs of no team" : "team " + team;
       const std::string text = fmt::format(
-          "{} used {:.1f} of its {:.1f} GPU-hour budget this period ({} %){}", name, hours,
-          quota.budget_gpu_hours.value_or(0), percent,
+          "{} used {:.1f} of its {:.1f} GPU-hour budget this period ({} %){}",
+          name,
+          hours,
+          quota.budget_gpu_hours.value_or(0),
+          percent,
           percent >= 100 ? (quota.over_budget == "hold"
                                 ? ": its new jobs wait for an admin's approval"
                                 : ": its new jobs run only as preemptible borrowed work")
@@ -206,24 +221,29 @@ std::vector<NotificationCount> Controller::NotificationCounts() const {
 Status Controller::CheckMaySubscribe(const Caller& caller, const Subscription& request) const {
   switch (request.scope) {
     case SubscriptionScope::kUser:
-      return Authorize(caller, Resource::kSubscription, Action::kCreate, Ownership::kOwn,
-                       "notify add");
+      return Authorize(
+          caller, Resource::kSubscription, Action::kCreate, Ownership::kOwn, "notify add");
     case SubscriptionScope::kTeam: {
       auto member = options_.team_of_user.find(caller.user);
-      const bool in_team =
-          member != options_.team_of_user.end() && member->second == request.team;
-      if (Allows(caller, Resource::kSubscription, Action::kCreate,
+      const bool in_team = member != options_.team_of_user.end() && member->second == request.team;
+      if (Allows(caller,
+                 Resource::kSubscription,
+                 Action::kCreate,
                  in_team ? Ownership::kOwn : Ownership::kOther)) {
         return OkStatus();
       }
       return PermissionDenied("notify add --team " + request.team + ": " + caller.user +
-                              " is not a member of team " + request.team +
-                              " ([team." + request.team + "] members in the server's settings); "
+                              " is not a member of team " + request.team + " ([team." +
+                              request.team +
+                              "] members in the server's settings); "
                               "only its members and admins may subscribe to a team");
     }
     case SubscriptionScope::kCluster:
-      if (Status s = Authorize(caller, Resource::kSubscription, Action::kCreate,
-                               Ownership::kOther, "notify add --all");
+      if (Status s = Authorize(caller,
+                               Resource::kSubscription,
+                               Action::kCreate,
+                               Ownership::kOther,
+                               "notify add --all");
           !s.ok()) {
         return PermissionDenied(s.error().message +
                                 "; subscribe to your own jobs, or to your team with --team");
@@ -234,8 +254,8 @@ Status Controller::CheckMaySubscribe(const Caller& caller, const Subscription& r
 }
 
 Result<Subscription> Controller::CreateSubscription(const Caller& caller, Subscription request) {
-  GF_TRY(Authorize(caller, Resource::kSubscription, Action::kCreate, Ownership::kOwn,
-                   "notify add"));
+  GF_TRY(
+      Authorize(caller, Resource::kSubscription, Action::kCreate, Ownership::kOwn, "notify add"));
   if (Status target = CheckSubscriptionTarget(request.channel, request.target); !target.ok()) {
     return InvalidArgument("target: " + target.error().message);
   }
@@ -264,8 +284,7 @@ Result<Subscription> Controller::CreateSubscription(const Caller& caller, Subscr
 }
 
 Result<std::vector<Subscription>> Controller::ListSubscriptions(const Caller& caller) {
-  GF_TRY(Authorize(caller, Resource::kSubscription, Action::kRead, Ownership::kOwn,
-                   "notify list"));
+  GF_TRY(Authorize(caller, Resource::kSubscription, Action::kRead, Ownership::kOwn, "notify list"));
   return Call<std::vector<Subscription>>([this, caller]() -> Result<std::vector<Subscription>> {
     std::vector<Subscription> out;
     for (const auto& [id, sub] : subscriptions_) {
@@ -278,12 +297,14 @@ Result<std::vector<Subscription>> Controller::ListSubscriptions(const Caller& ca
 }
 
 Result<Subscription> Controller::DeleteSubscription(const Caller& caller, const std::string& id) {
-  GF_TRY(Authorize(caller, Resource::kSubscription, Action::kDelete, Ownership::kOwn,
-                   "notify remove"));
+  GF_TRY(Authorize(
+      caller, Resource::kSubscription, Action::kDelete, Ownership::kOwn, "notify remove"));
   return Call<Subscription>([this, caller, id]() -> Result<Subscription> {
     auto it = subscriptions_.find(id);
     // Another user's subscription is "not found": its existence is not the caller's business.
-    if (it == subscriptions_.end() || !Allows(caller, Resource::kSubscription, Action::kDelete,
+    if (it == subscriptions_.end() || !Allows(caller,
+                                              Resource::kSubscription,
+                                              Action::kDelete,
                                               WhoseSubscription(caller, it->second))) {
       return NotFound("subscription " + id + " not found (gpufleet notify list shows yours)");
     }

@@ -2,13 +2,13 @@
 // notifications reach which subscriptions, delivered for real by a Notifier through a
 // stand-in sendmail that keeps each message as a file. The controller runs on a ManualClock;
 // the test plays the agent (FakeAgent).
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "controller/controller.h"
 #include "controller/controller_test_util.h"
@@ -20,7 +20,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-
 JobSpec Spec(int gpus, PriorityClass priority = PriorityClass::kNormal) {
   JobSpec s;
   s.name = "train";
@@ -31,7 +30,8 @@ JobSpec Spec(int gpus, PriorityClass priority = PriorityClass::kNormal) {
   return s;
 }
 
-Subscription Mail(std::string address, SubscriptionScope scope = SubscriptionScope::kUser,
+Subscription Mail(std::string address,
+                  SubscriptionScope scope = SubscriptionScope::kUser,
                   std::string team = "") {
   return Subscription{.scope = scope,
                       .team = std::move(team),
@@ -50,9 +50,9 @@ class NotificationsTest : public ::testing::Test {
     // Each message in its own file, named by a counter so that the order is kept, and moved
     // into place whole (the test reads the folder while sendmail runs).
     const std::string mail = (dir_ / "mail").string();
-    std::ofstream(dir_ / "sendmail") << "#!/bin/sh\nn=$(ls '" << mail << "' | wc -l)\ncat > '"
-                                     << mail << "/.new' && mv '" << mail << "/.new' '" << mail
-                                     << "'/$(printf %05d $n)\n";
+    std::ofstream(dir_ / "sendmail")
+        << "#!/bin/sh\nn=$(ls '" << mail << "' | wc -l)\ncat > '" << mail << "/.new' && mv '"
+        << mail << "/.new' '" << mail << "'/$(printf %05d $n)\n";
     std::filesystem::permissions(dir_ / "sendmail", std::filesystem::perms::owner_all);
     // Team cv (alice's) has a 10 GPU-hour budget; bob is in nlp.
     policy_.teams = {TeamPolicy{.name = "cv", .guaranteed_gpus = 4, .gpu_hour_budget = 10.0},
@@ -134,9 +134,7 @@ class NotificationsTest : public ::testing::Test {
     controller_->OnJobExited(JobExitReport{id, code, std::nullopt, clock_.Now(), "exited"});
     EXPECT_TRUE(WaitFor([&] { return StateIs(id, expect); }));
   }
-  bool StateIs(JobId id, JobState state) {
-    return controller_->GetJob(root_, id)->state == state;
-  }
+  bool StateIs(JobId id, JobState state) { return controller_->GetJob(root_, id)->state == state; }
 
   std::filesystem::path dir_;
   ManualClock clock_;
@@ -157,8 +155,10 @@ class NotificationsTest : public ::testing::Test {
 // naming the field and the setting, unless [notify] webhook_allow lets it.
 TEST_F(NotificationsTest, WebhooksToLoopbackAndLinkLocalNeedTheAllowList) {
   Boot();
-  for (const std::string url : {"http://127.0.0.1:8080/admin", "http://localhost:9000/",
-                                "http://169.254.169.254/latest/meta-data/", "http://[::1]/"}) {
+  for (const std::string url : {"http://127.0.0.1:8080/admin",
+                                "http://localhost:9000/",
+                                "http://169.254.169.254/latest/meta-data/",
+                                "http://[::1]/"}) {
     auto refused = controller_->CreateSubscription(
         alice_, Subscription{.channel = NotifyChannel::kWebhook, .target = url});
     ASSERT_FALSE(refused.ok()) << url;
@@ -167,16 +167,19 @@ TEST_F(NotificationsTest, WebhooksToLoopbackAndLinkLocalNeedTheAllowList) {
     EXPECT_THAT(refused.error().message, HasSubstr("[notify] webhook_allow"));
   }
   EXPECT_TRUE(controller_->ListSubscriptions(root_)->empty());
-  MustSubscribe(alice_, Subscription{.channel = NotifyChannel::kWebhook,
-                                     .target = "https://hooks.example.com/x"});
+  MustSubscribe(
+      alice_,
+      Subscription{.channel = NotifyChannel::kWebhook, .target = "https://hooks.example.com/x"});
 
   webhook_allow_ = *WebhookAllowList::Parse({"127.0.0.0/8"});
   Boot();
-  MustSubscribe(alice_, Subscription{.channel = NotifyChannel::kWebhook,
-                                     .target = "http://127.0.0.1:8080/hook"});
-  EXPECT_FALSE(controller_->CreateSubscription(
-                              alice_, Subscription{.channel = NotifyChannel::kWebhook,
-                                                   .target = "http://169.254.169.254/"})
+  MustSubscribe(
+      alice_,
+      Subscription{.channel = NotifyChannel::kWebhook, .target = "http://127.0.0.1:8080/hook"});
+  EXPECT_FALSE(controller_
+                   ->CreateSubscription(alice_,
+                                        Subscription{.channel = NotifyChannel::kWebhook,
+                                                     .target = "http://169.254.169.254/"})
                    .ok());
 }
 
@@ -185,8 +188,8 @@ TEST_F(NotificationsTest, WhoMaySubscribeToWhat) {
   const Subscription own = MustSubscribe(alice_, Mail("alice@example.com"));
   EXPECT_THAT(own.id, ::testing::StartsWith("sub-"));
   EXPECT_EQ(own.owner, "alice");
-  const Subscription team = MustSubscribe(alice_, Mail("cv@example.com",
-                                                       SubscriptionScope::kTeam, "cv"));
+  const Subscription team =
+      MustSubscribe(alice_, Mail("cv@example.com", SubscriptionScope::kTeam, "cv"));
   auto other_team = controller_->CreateSubscription(
       bob_, Mail("bob@example.com", SubscriptionScope::kTeam, "cv"));
   ASSERT_FALSE(other_team.ok());
@@ -216,8 +219,8 @@ TEST_F(NotificationsTest, WhoMaySubscribeToWhat) {
   auto after = controller_->ListSubscriptions(root_);
   ASSERT_TRUE(after.ok());
   ASSERT_EQ(after->size(), 2u);
-  EXPECT_TRUE(std::any_of(after->begin(), after->end(),
-                          [&](const Subscription& s) { return s == team; }));
+  EXPECT_TRUE(
+      std::any_of(after->begin(), after->end(), [&](const Subscription& s) { return s == team; }));
 }
 
 TEST_F(NotificationsTest, JobEndsAndFailuresReachTheOwnerAndTheTeamOnly) {
@@ -235,8 +238,9 @@ TEST_F(NotificationsTest, JobEndsAndFailuresReachTheOwnerAndTheTeamOnly) {
   std::vector<std::string> mails = MailsOnce(1);
   ASSERT_EQ(mails.size(), 1u);
   EXPECT_THAT(mails[0], HasSubstr("To: alice@example.com\n"));
-  EXPECT_THAT(mails[0], HasSubstr("Subject: [gpufleet] job " + std::to_string(ok.value()) +
-                                  " (train) completed"));
+  EXPECT_THAT(
+      mails[0],
+      HasSubstr("Subject: [gpufleet] job " + std::to_string(ok.value()) + " (train) completed"));
   EXPECT_THAT(mails[0], HasSubstr("event: job_end\n"));
 
   const JobId bad = RunJob(alice_, cv);
@@ -285,7 +289,7 @@ TEST_F(NotificationsTest, BudgetAt80And100PercentOncePerPeriodAcrossARestart) {
   EXPECT_THAT(mails[1], HasSubstr("event: quota_100\n"));
   Exit(job, 0, JobState::kCompleted);  // its run is stored: the restart counts it
   ASSERT_TRUE(WaitFor([&] { return Mails().size() == 3; }));  // alice has no own subscription:
-  EXPECT_THAT(Mails()[2], HasSubstr("event: job_end"));        // the team one hears the end
+  EXPECT_THAT(Mails()[2], HasSubstr("event: job_end"));       // the team one hears the end
 
   Boot();
   clock_.Advance(std::chrono::minutes(5));
@@ -294,7 +298,7 @@ TEST_F(NotificationsTest, BudgetAt80And100PercentOncePerPeriodAcrossARestart) {
   ASSERT_TRUE(controller_->Submit(alice_, again).ok());  // a turn or two to check budgets in
   ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
   controller_.reset();
-  notifier_->Stop();  // delivers what is queued
+  notifier_->Stop();              // delivers what is queued
   EXPECT_EQ(Mails().size(), 3u);  // no second quota_80 or quota_100
 }
 

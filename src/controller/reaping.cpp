@@ -107,7 +107,9 @@ void Controller::JudgeIdle(Job& job, const IdleReaping& rule, Time now) {
   }
 }
 
-std::string Controller::IdleText(const Job& job, const IdleReaping& rule, Time since,
+std::string Controller::IdleText(const Job& job,
+                                 const IdleReaping& rule,
+                                 Time since,
                                  Time now) const {
   const auto node = nodes_.find(job.allocation->node);
   const std::string gpus = node == nodes_.end() ? "its GPUs" : GpuList(job, node->second.node);
@@ -120,8 +122,8 @@ std::string Controller::IdleText(const Job& job, const IdleReaping& rule, Time s
 void Controller::WarnIdle(Job& job, const IdleReaping& rule, Time since, Time now) {
   const std::string text = IdleText(job, rule, since, now);
   const std::string action = ActionText(job, rule.action);
-  const std::string message = text + "; " + action + " in " + FormatDuration(rule.grace) +
-                              " unless they are used";
+  const std::string message =
+      text + "; " + action + " in " + FormatDuration(rule.grace) + " unless they are used";
   idle_warnings_[job.id] =
       IdleWarning{.idle_since = since, .deadline = now + rule.grace, .reason = job.reason};
   NoteReapAt(now + rule.grace);
@@ -129,15 +131,16 @@ void Controller::WarnIdle(Job& job, const IdleReaping& rule, Time since, Time no
   // What `gpufleet show` and `queue` tell its owner. In memory only, like a pending reason: the
   // warning itself is not kept across a restart (the event log keeps it for good).
   job.reason = "idle warning: " + message;
-  NotifyJob(job, NotifyKind::kIdleWarning,
+  NotifyJob(job,
+            NotifyKind::kIdleWarning,
             JobLabel(job) + " is idle: " + action + " in " + FormatDuration(rule.grace) +
                 " unless its GPUs are used",
             message);
 }
 
 void Controller::ClearIdleWarning(Job& job, const IdleWarning& warning) {
-  Record(job.id, "idle_cleared", "reaper",
-         "its GPUs are in use again: the idle warning is withdrawn");
+  Record(
+      job.id, "idle_cleared", "reaper", "its GPUs are in use again: the idle warning is withdrawn");
   job.reason = warning.reason;
 }
 
@@ -153,11 +156,14 @@ void Controller::ReapIdle(Job& job, const IdleReaping& rule, Time since, Time no
     return;
   }
   job.reason = "idle reaping: " + cause;
-  Record(job.id, "idle_reap", "reaper",
+  Record(job.id,
+         "idle_reap",
+         "reaper",
          job.reason + ": sending SIG" + CheckpointSignalName(job.spec.checkpoint_signal) + ", " +
              AfterStopText(job, JobState::kCancelled));
   StopToRequeue(job, JobState::kPreempted, "idle reaping", cause, job.spec.checkpoint_signal);
-  NotifyJob(job, NotifyKind::kPreempted,
+  NotifyJob(job,
+            NotifyKind::kPreempted,
             JobLabel(job) + " was " + ActionText(job, rule.action) + ": its GPUs stayed idle",
             job.reason);
 }

@@ -1,11 +1,11 @@
 // The idle reaper (reaping.cpp): warn → clear, warn → requeue, warn → cancel, the opt-out,
 // the interactive threshold and a job whose GPUs have not reported yet. The controller runs
 // on a ManualClock; the test plays the agent (FakeAgent) and its GPU samples.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "controller/controller.h"
 #include "controller/controller_test_util.h"
@@ -95,7 +95,8 @@ class ReaperTest : public ::testing::Test {
       s.memory_total_mib = 81920;
       s.memory_used_mib = memory_mib;
       s.util_gpu_pct = util;
-      s.processes.push_back(GpuProcessSample{.pid = 777, .used_memory_mib = memory_mib, .job = job});
+      s.processes.push_back(
+          GpuProcessSample{.pid = 777, .used_memory_mib = memory_mib, .job = job});
       samples.push_back(std::move(s));
     }
     controller_->OnSamples(NodeId("gpu01"), std::move(samples));

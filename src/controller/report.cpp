@@ -80,9 +80,12 @@ Result<ReportScope> Controller::ReportScopeFor(const Caller& caller,
   std::set<std::string> mine = TeamsOf(caller, {});
   mine.insert(ran_in.begin(), ran_in.end());
   if (request.team && !mine.contains(*request.team)) {
-    GF_TRY(Authorize(caller, Resource::kTeam, Action::kRead, Ownership::kOther,
-                     "team: '" + *request.team + "' is not one of your teams (" + Joined(mine) +
-                         ")"));
+    GF_TRY(
+        Authorize(caller,
+                  Resource::kTeam,
+                  Action::kRead,
+                  Ownership::kOther,
+                  "team: '" + *request.team + "' is not one of your teams (" + Joined(mine) + ")"));
   }
   scope.teams = request.team ? std::set<std::string>{*request.team} : mine;
   scope.user = caller.user;

@@ -54,7 +54,8 @@ std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
                                       const std::map<std::string, double>& hours) {
   std::set<std::string> over;
   for (const auto& [team, used] : hours) {
-    const auto listed = std::find_if(policy.teams.begin(), policy.teams.end(),
+    const auto listed = std::find_if(policy.teams.begin(),
+                                     policy.teams.end(),
                                      [&](const TeamPolicy& t) { return t.name == team; });
     const TeamPolicy& rules = listed == policy.teams.end() ? policy.other_teams : *listed;
     if (rules.gpu_hour_budget.has_value() && used >= *rules.gpu_hour_budget) {
@@ -66,8 +67,9 @@ std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
 
 bool HasBudgets(const PolicyConfig& policy) {
   return policy.other_teams.gpu_hour_budget.has_value() ||
-         std::any_of(policy.teams.begin(), policy.teams.end(),
-                     [](const TeamPolicy& t) { return t.gpu_hour_budget.has_value(); });
+         std::any_of(policy.teams.begin(), policy.teams.end(), [](const TeamPolicy& t) {
+           return t.gpu_hour_budget.has_value();
+         });
 }
 
 std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
@@ -87,8 +89,7 @@ std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
 void Controller::NoteArrival(const Job& job) {
   // A job that waits for another job, or an array task (its array's max_running may hold it
   // back), is not simply a new entry in the queue: the full pass sorts out what HeldBack says.
-  if (job.spec.array.has_value() || job.spec.gang.has_value() ||
-      dependencies_.Waiting(job.id)) {
+  if (job.spec.array.has_value() || job.spec.gang.has_value() || dependencies_.Waiting(job.id)) {
     full_pass_needed_ = true;
     return;
   }
@@ -106,8 +107,8 @@ void Controller::NoteEnd(const Job& job) {
 void Controller::Schedule() {
   ApplyWaitingModes();
   const Time now = clock_.Now();
-  const bool due = (full_pass_due_ && now >= *full_pass_due_) ||
-                   (next_pass_at_ && now >= *next_pass_at_);
+  const bool due =
+      (full_pass_due_ && now >= *full_pass_due_) || (next_pass_at_ && now >= *next_pass_at_);
   if (full_pass_needed_ || due || events_.size() > kMaxIncrementalEvents ||
       (!events_.empty() && BudgetsCrossed())) {
     FullPass();
@@ -119,7 +120,9 @@ void Controller::Schedule() {
 // A budget is a hard threshold on usage that grows with time, unlike the fair-share order: a
 // team that crossed it since the last full pass must not get a job started on the usage of
 // then. Costs a walk over the running jobs, and only where budgets are configured.
-bool Controller::BudgetsCrossed() const { return OverBudgetNow() != over_budget_; }
+bool Controller::BudgetsCrossed() const {
+  return OverBudgetNow() != over_budget_;
+}
 
 std::set<std::string> Controller::OverBudgetNow() const {
   if (!HasBudgets(options_.policy)) {
@@ -313,9 +316,10 @@ void Controller::ApplyDecisions(Decisions decisions) {
     auto it = active_.find(start.job);
     if (it == active_.end() || it->second.state != JobState::kPending) {
       // Only an incremental pass on a stale copy can propose this; never start a job twice.
-      spdlog::warn("controller: the scheduler started job {}, which is not pending; "
-                   "deciding again with a full pass",
-                   start.job.value());
+      spdlog::warn(
+          "controller: the scheduler started job {}, which is not pending; "
+          "deciding again with a full pass",
+          start.job.value());
       full_pass_needed_ = true;
       continue;
     }
@@ -326,7 +330,8 @@ void Controller::ApplyDecisions(Decisions decisions) {
     requeue_causes_.erase(job.id);
     job.last_checkpoint.reset();  // a checkpoint of an earlier run saves nothing of this one
     const NodeEntry& entry = nodes_.at(start.allocation.node);
-    Transition(job, JobState::kStarting,
+    Transition(job,
+               JobState::kStarting,
                "starting on " + start.allocation.node.value() + " GPUs " +
                    GpuIndices(entry.node, start.allocation.gpus) +
                    (start.allocation.gpu_milli < kWholeGpuMilli
@@ -343,10 +348,8 @@ void Controller::ApplyDecisions(Decisions decisions) {
   // nodes.
   for (const JobId id : started) {
     const Job& job = active_.at(id);
-    after_commit_.emplace_back(
-        [agent = nodes_.at(job.allocation->node).agent, launched = LaunchOf(job)] {
-          agent->Launch(launched);
-        });
+    after_commit_.emplace_back([agent = nodes_.at(job.allocation->node).agent,
+                                launched = LaunchOf(job)] { agent->Launch(launched); });
   }
   // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
   // after a restart), and every read of a pending job is served from active_. Persisting them
@@ -358,9 +361,8 @@ void Controller::ApplyDecisions(Decisions decisions) {
     }
     Job& job = it->second;
     auto requeued = requeue_causes_.find(pending.job);
-    job.reason = requeued == requeue_causes_.end()
-                     ? std::move(pending.reason)
-                     : requeued->second + "; " + pending.reason;
+    job.reason = requeued == requeue_causes_.end() ? std::move(pending.reason)
+                                                   : requeued->second + "; " + pending.reason;
     job.estimated_start = pending.estimated_start;
   }
 }

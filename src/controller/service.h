@@ -35,7 +35,7 @@ struct Caller {
   bool authenticated = false;
   std::uint32_t uid = 0;
   std::uint32_t gid = 0;
-  std::string user;  // login name ("uid1234" when the uid has no passwd entry)
+  std::string user;         // login name ("uid1234" when the uid has no passwd entry)
   Role role = Role::kUser;  // a token's role (read only when via_token)
   // Set when a node agent authenticated with a node token: the node it speaks for ("" for a
   // join token: any one node). Such a caller is not a user (`authenticated` stays false, so no
@@ -49,7 +49,7 @@ struct Caller {
 };
 
 struct JobFilter {
-  bool include_finished = false;  // default: PENDING/STARTING/RUNNING only
+  bool include_finished = false;    // default: PENDING/STARTING/RUNNING only
   std::optional<std::string> user;  // root only: filter by owner name
   int limit = 1000;
 };
@@ -57,37 +57,37 @@ struct JobFilter {
 // One job holding (a share of) a GPU.
 struct GpuHolder {
   JobId job;
-  std::string user;                // the job's owner
-  std::string team;                // the job's team ("" = the default team)
-  int share_milli = kWholeGpuMilli;  // its compute share; 1000 = the whole GPU
+  std::string user;                   // the job's owner
+  std::string team;                   // the job's team ("" = the default team)
+  int share_milli = kWholeGpuMilli;   // its compute share; 1000 = the whole GPU
   std::int64_t memory_limit_mib = 0;  // its memory limit on the GPU; 0 = none
 };
 
 struct GpuStatus {
   NodeId node;
-  Gpu gpu;                         // health and health_cause as of the latest sample
-  std::optional<JobId> job;        // the job holding it, when exactly one does
-  std::string user;                // that job's owner
-  std::string team;                // that job's team
-  std::vector<GpuHolder> holders;  // every job holding it (a shared GPU: several), by job id
-  std::optional<GpuSample> sample; // latest reading, processes attributed
+  Gpu gpu;                          // health and health_cause as of the latest sample
+  std::optional<JobId> job;         // the job holding it, when exactly one does
+  std::string user;                 // that job's owner
+  std::string team;                 // that job's team
+  std::vector<GpuHolder> holders;   // every job holding it (a shared GPU: several), by job id
+  std::optional<GpuSample> sample;  // latest reading, processes attributed
   // "allocated_no_process", "unallocated_process", "gpu_memory_over_limit"
   std::vector<std::string> conditions;
 };
 
 // Counts behind the gpufleet_* Prometheus series (metrics/).
 struct QueueStats {
-  std::string priority;            // "high", "normal", "low"
+  std::string priority;  // "high", "normal", "low"
   int pending = 0;
   double oldest_wait_seconds = 0;  // 0 when none pending
 };
 
 struct TeamStats {
-  std::string team;                // "" is shown as "default"
-  int allocated_gpus = 0;          // held by the team's jobs now
+  std::string team;        // "" is shown as "default"
+  int allocated_gpus = 0;  // held by the team's jobs now
   int running_jobs = 0;
   int pending_jobs = 0;
-  double gpu_seconds_total = 0;    // allocated GPU-seconds, ended and running jobs
+  double gpu_seconds_total = 0;  // allocated GPU-seconds, ended and running jobs
 };
 
 // The scheduler's passes of one kind since the controller started (like Slurm's sdiag), so
@@ -109,9 +109,9 @@ struct NotificationCount {
 
 struct ClusterStats {
   std::vector<std::pair<std::string, int>> jobs_by_state;  // every JobState name, with count
-  std::vector<QueueStats> queue;                            // one per priority class
+  std::vector<QueueStats> queue;                           // one per priority class
   // Queue wait of jobs that started since the controller started (histogram, seconds).
-  std::vector<double> wait_bucket_bounds;  // upper bounds, ascending (+Inf implied)
+  std::vector<double> wait_bucket_bounds;        // upper bounds, ascending (+Inf implied)
   std::vector<std::int64_t> wait_bucket_counts;  // cumulative, same length as bounds
   std::int64_t wait_count = 0;
   double wait_sum_seconds = 0;
@@ -119,15 +119,15 @@ struct ClusterStats {
   int nodes = 0;
   int gpus = 0;
   int gpus_allocated = 0;
-  std::vector<PassStats> passes;  // "full", then "incremental"
+  std::vector<PassStats> passes;                   // "full", then "incremental"
   std::vector<NotificationCount> notifications{};  // empty without a notifier
 };
 
 // `gpufleet submit --array 0-99%4`: one job per index, created together. Each task gets
 // JobSpec::array = {the first task's id, its index, max_running}.
 struct ArrayRequest {
-  std::vector<int> indices;         // distinct, each >= 0; the tasks' ids follow this order
-  std::optional<int> max_running;   // the %N: tasks of the array holding GPUs at once; >= 1
+  std::vector<int> indices;        // distinct, each >= 0; the tasks' ids follow this order
+  std::optional<int> max_running;  // the %N: tasks of the array holding GPUs at once; >= 1
 };
 // Bounds of an array, so one request cannot flood the queue (Slurm's MaxArraySize is 1001).
 inline constexpr int kMaxArrayTasks = 10'000;
@@ -135,17 +135,17 @@ inline constexpr int kMaxArrayIndex = 9'999'999;
 
 // `gpufleet quota`: one team's quota and GPU-hour budget (PolicyConfig teams) and its use.
 struct TeamQuota {
-  std::string team{};                // "" = jobs of no team
-  bool listed = false;               // in the settings file; else it follows other_teams
+  std::string team{};   // "" = jobs of no team
+  bool listed = false;  // in the settings file; else it follows other_teams
   int guaranteed_gpus = 0;
-  std::optional<int> max_gpus{};     // nullopt = no limit
+  std::optional<int> max_gpus{};  // nullopt = no limit
   int held_milli = 0;      // milli-GPUs held by its starting and running jobs now (shares count)
   int borrowed_milli = 0;  // of which preemptible (beyond its guarantee or budget)
   std::optional<double> budget_gpu_hours{};  // per period; nullopt = no budget
-  double used_gpu_hours = 0;         // in the period so far, running jobs included
+  double used_gpu_hours = 0;                 // in the period so far, running jobs included
   std::optional<double> left_gpu_hours{};    // budget - used, at least 0; nullopt = no budget
-  std::string over_budget{};         // "borrow_only" | "hold"
-  EnergyCharge energy{};             // its GPUs' energy in the period so far, with cost and CO2
+  std::string over_budget{};                 // "borrow_only" | "hold"
+  EnergyCharge energy{};  // its GPUs' energy in the period so far, with cost and CO2
 };
 
 struct UserQuota {
@@ -158,22 +158,22 @@ struct UserQuota {
 struct QuotaReport {
   Time period_start{};  // the budget period: a calendar month in UTC
   Time period_end{};
-  bool quotas_on = false;         // teams are configured
-  std::vector<TeamQuota> teams{};   // by name
-  std::vector<UserQuota> users{};   // by team, then user
+  bool quotas_on = false;          // teams are configured
+  std::vector<TeamQuota> teams{};  // by name
+  std::vector<UserQuota> users{};  // by team, then user
 };
 
 // `gpufleet report --period 2026-11 [--team T]` (issue #9): the monthly audit report.
 struct ReportRequest {
-  std::string period{};              // "YYYY-MM", a calendar month in UTC
+  std::string period{};               // "YYYY-MM", a calendar month in UTC
   std::optional<std::string> team{};  // only this team's figures
 };
 
 // What `gpufleet token create` / `gpufleet node token create` ask for.
 struct TokenRequest {
   TokenKind kind = TokenKind::kUser;
-  std::string subject{};     // user token: the login name; node token: the node ("" = any)
-  Role role = Role::kUser;   // user token only
+  std::string subject{};    // user token: the login name; node token: the node ("" = any)
+  Role role = Role::kUser;  // user token only
   std::string description{};
   std::optional<std::chrono::seconds> expires_in{};  // none = never expires
 };
@@ -288,15 +288,20 @@ class ClusterService {
   // Admins only (kPermissionDenied). On a GPU that jobs hold the change waits until they end
   // (Gpu::sharing_next; the GPU takes no new work meanwhile). kInvalidArgument for an unknown
   // mode (and for mig, not supported yet); kNotFound for an unknown node or GPU.
-  virtual Result<Gpu> SetGpuMode(const Caller& caller, const NodeId& node, const std::string& gpu,
+  virtual Result<Gpu> SetGpuMode(const Caller& caller,
+                                 const NodeId& node,
+                                 const std::string& gpu,
                                  const std::string& mode) = 0;
   // `gpufleet gpu mig-layout NODE GPU 3g.40gb,2g.20gb,1g.10gb,1g.10gb`: the MIG devices the
   // GPU is to have ("" or "none": none). Admins only. The GPU must have MIG on and offer each
   // profile; the layout waits until no job holds the GPU (Gpu::mig_layout_next), then its agent
   // applies it. kInvalidArgument for a bad layout, kFailedPrecondition with MIG off, kNotFound.
-  virtual Result<Gpu> SetMigLayout(const Caller& caller, const NodeId& node,
-                                   const std::string& gpu, const std::string& layout) = 0;
-  virtual Result<Gpu> ResumeGpu(const Caller& caller, const NodeId& node,
+  virtual Result<Gpu> SetMigLayout(const Caller& caller,
+                                   const NodeId& node,
+                                   const std::string& gpu,
+                                   const std::string& layout) = 0;
+  virtual Result<Gpu> ResumeGpu(const Caller& caller,
+                                const NodeId& node,
                                 const std::string& gpu) = 0;
 
   // Notification subscriptions (issue #8, `gpufleet notify`). Create takes `request`'s scope,
@@ -306,8 +311,7 @@ class ClusterService {
   // kInvalidArgument for a target that does not fit its channel (CheckSubscriptionTarget) or
   // a team scope without a team. List: the caller's own, every one for an admin. Delete: the
   // caller's own or (admin) any; kNotFound otherwise. Authenticated callers only.
-  virtual Result<Subscription> CreateSubscription(const Caller& caller,
-                                                  Subscription request) = 0;
+  virtual Result<Subscription> CreateSubscription(const Caller& caller, Subscription request) = 0;
   virtual Result<std::vector<Subscription>> ListSubscriptions(const Caller& caller) = 0;
   virtual Result<Subscription> DeleteSubscription(const Caller& caller, const std::string& id) = 0;
 };

@@ -6,12 +6,15 @@
 
 namespace gf {
 
-Status CheckSubmitTeam(const Caller& caller, const std::string& team, const PolicyConfig& policy,
+Status CheckSubmitTeam(const Caller& caller,
+                       const std::string& team,
+                       const PolicyConfig& policy,
                        const std::map<std::string, std::string>& team_of_user) {
   if (team.empty() || policy.teams.empty()) {
     return OkStatus();
   }
-  const bool known = std::any_of(policy.teams.begin(), policy.teams.end(),
+  const bool known = std::any_of(policy.teams.begin(),
+                                 policy.teams.end(),
                                  [&](const TeamPolicy& t) { return t.name == team; });
   if (!known) {
     // Also what keeps /metrics bounded: every team name a job carries becomes label values.
@@ -29,15 +32,17 @@ Status CheckSubmitTeam(const Caller& caller, const std::string& team, const Poli
   if (Allows(caller, Resource::kTeam, Action::kCharge, whose)) {
     return OkStatus();
   }
-  const std::string mine =
-      own == team_of_user.end()
-          ? caller.user + " is in no team: leave --team out (jobs of no team follow "
-                          "[other_teams])"
-          : caller.user + " is in team " + own->second + ": leave --team out or name " +
-                own->second;
-  return PermissionDenied("team: only members of team " + team + " and admins may charge jobs "
-                          "to it; " + mine + ", or ask an admin to make " + caller.user +
-                          " a member ([team." + team + "] members in the server's settings)");
+  const std::string mine = own == team_of_user.end()
+                               ? caller.user +
+                                     " is in no team: leave --team out (jobs of no team follow "
+                                     "[other_teams])"
+                               : caller.user + " is in team " + own->second +
+                                     ": leave --team out or name " + own->second;
+  return PermissionDenied("team: only members of team " + team +
+                          " and admins may charge jobs "
+                          "to it; " +
+                          mine + ", or ask an admin to make " + caller.user + " a member ([team." +
+                          team + "] members in the server's settings)");
 }
 
 }  // namespace gf

@@ -26,7 +26,9 @@ namespace gf {
 // with `team_of_user` the [team.NAME] members (user → team).
 // Errors: kInvalidArgument "team: unknown team 'nosuch'; known teams: cv, ml";
 // kPermissionDenied naming the caller's team and the admin's way to change it.
-Status CheckSubmitTeam(const Caller& caller, const std::string& team, const PolicyConfig& policy,
+Status CheckSubmitTeam(const Caller& caller,
+                       const std::string& team,
+                       const PolicyConfig& policy,
                        const std::map<std::string, std::string>& team_of_user);
 
 }  // namespace gf

@@ -1,10 +1,10 @@
 #include "controller/tokens.h"
 
+#include <array>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
-
-#include <array>
 
 #include "core/hex.h"
 
@@ -50,7 +50,9 @@ std::string Sha256Hex(std::string_view secret) {
   return HexEncode(std::string_view(reinterpret_cast<const char*>(digest.data()), length));
 }
 
-Result<IssuedToken> MakeToken(const TokenRequest& request, std::uint32_t uid, std::uint32_t gid,
+Result<IssuedToken> MakeToken(const TokenRequest& request,
+                              std::uint32_t uid,
+                              std::uint32_t gid,
                               Time now) {
   GF_ASSIGN_OR_RETURN(std::string id, RandomId());
   GF_ASSIGN_OR_RETURN(std::string secret_bytes, RandomBytes(kSecretBytes));
@@ -87,7 +89,8 @@ void TokenRegistry::Put(const ApiToken& token) {
 }
 
 Result<Caller> TokenRegistry::Authenticate(std::string_view text, Time now) const {
-  if (!text.starts_with(kPrefix) || text.size() != kPrefix.size() + kIdLength + 1 + 2 * kSecretBytes ||
+  if (!text.starts_with(kPrefix) ||
+      text.size() != kPrefix.size() + kIdLength + 1 + 2 * kSecretBytes ||
       text[kPrefix.size() + kIdLength] != '_') {
     return Refused("not a gpufleet token (they read gft_<id>_<secret>)");
   }

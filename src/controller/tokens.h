@@ -23,7 +23,9 @@ namespace gf {
 
 // Makes a token for `request`; uid/gid are the user's (user tokens). Errors: kInternal if the
 // system's random generator fails.
-Result<IssuedToken> MakeToken(const TokenRequest& request, std::uint32_t uid, std::uint32_t gid,
+Result<IssuedToken> MakeToken(const TokenRequest& request,
+                              std::uint32_t uid,
+                              std::uint32_t gid,
                               Time now);
 
 // The lowercase hex SHA-256 of `secret`.

@@ -2,9 +2,9 @@
 // presented token into a Caller or refuses it.
 #include "controller/tokens.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "controller/authorization.h"
 
@@ -16,13 +16,19 @@ using std::chrono::hours;
 const Time kNow = FromUnixMillis(1'700'000'000'000);
 
 TokenRequest UserRequest(std::string user, Role role) {
-  return TokenRequest{.kind = TokenKind::kUser, .subject = std::move(user), .role = role,
-                      .description = "laptop", .expires_in = std::nullopt};
+  return TokenRequest{.kind = TokenKind::kUser,
+                      .subject = std::move(user),
+                      .role = role,
+                      .description = "laptop",
+                      .expires_in = std::nullopt};
 }
 
 TokenRequest NodeRequest(std::string node) {
-  return TokenRequest{.kind = TokenKind::kNode, .subject = std::move(node), .role = Role::kUser,
-                      .description = "", .expires_in = std::nullopt};
+  return TokenRequest{.kind = TokenKind::kNode,
+                      .subject = std::move(node),
+                      .role = Role::kUser,
+                      .description = "",
+                      .expires_in = std::nullopt};
 }
 
 IssuedToken Make(const TokenRequest& request, std::uint32_t uid = 1000, std::uint32_t gid = 100) {
@@ -32,7 +38,9 @@ IssuedToken Make(const TokenRequest& request, std::uint32_t uid = 1000, std::uin
 }
 
 // The secret part of a token's text (after "gft_<id>_").
-std::string SecretOf(const std::string& text) { return text.substr(text.rfind('_') + 1); }
+std::string SecretOf(const std::string& text) {
+  return text.substr(text.rfind('_') + 1);
+}
 
 bool IsLowerHex(const std::string& s) {
   return s.find_first_not_of("0123456789abcdef") == std::string::npos;
@@ -40,7 +48,9 @@ bool IsLowerHex(const std::string& s) {
 
 // Authenticate must refuse `text` with kPermissionDenied, saying `why`, never echoing the
 // secret part of what was presented.
-void ExpectRefused(const TokenRegistry& registry, const std::string& text, const std::string& why,
+void ExpectRefused(const TokenRegistry& registry,
+                   const std::string& text,
+                   const std::string& why,
                    Time now = kNow) {
   Result<Caller> caller = registry.Authenticate(text, now);
   ASSERT_FALSE(caller.ok()) << text;
@@ -68,8 +78,8 @@ TEST(TokensTest, TextIsPrefixIdAndSecretAndOnlyTheHashIsKept) {
   EXPECT_EQ(stored.secret_hash, Sha256Hex(secret));
   EXPECT_NE(stored.secret_hash, secret);
   // Nothing stored holds the secret.
-  for (const std::string& field : {stored.id, stored.secret_hash, stored.subject,
-                                   stored.description}) {
+  for (const std::string& field :
+       {stored.id, stored.secret_hash, stored.subject, stored.description}) {
     EXPECT_EQ(field.find(secret), std::string::npos) << field;
   }
   EXPECT_EQ(stored.kind, TokenKind::kUser);
@@ -161,10 +171,13 @@ TEST(TokensTest, WrongUnknownRevokedExpiredAndMalformedAreRefused) {
   ExpectRefused(registry, expires.text, "expired", kNow + hours(1));
   ExpectRefused(registry, expires.text, "expired", kNow + hours(2));
 
-  for (const std::string& malformed :
-       {std::string(), std::string("gft_"), good.text.substr(0, good.text.size() - 1),
-        good.text + "0", "xyz_" + good.text.substr(4),
-        good.text.substr(0, 16) + "-" + good.text.substr(17), std::string(81, 'a')}) {
+  for (const std::string& malformed : {std::string(),
+                                       std::string("gft_"),
+                                       good.text.substr(0, good.text.size() - 1),
+                                       good.text + "0",
+                                       "xyz_" + good.text.substr(4),
+                                       good.text.substr(0, 16) + "-" + good.text.substr(17),
+                                       std::string(81, 'a')}) {
     ExpectRefused(registry, malformed, "not a gpufleet token");
   }
 }

@@ -14,8 +14,12 @@ namespace gf {
 using Millis = std::chrono::milliseconds;
 using Time = std::chrono::time_point<std::chrono::system_clock, Millis>;
 
-inline std::int64_t ToUnixMillis(Time t) { return t.time_since_epoch().count(); }
-inline Time FromUnixMillis(std::int64_t ms) { return Time(Millis(ms)); }
+inline std::int64_t ToUnixMillis(Time t) {
+  return t.time_since_epoch().count();
+}
+inline Time FromUnixMillis(std::int64_t ms) {
+  return Time(Millis(ms));
+}
 
 class Clock {
  public:
@@ -32,7 +36,8 @@ class SystemClock final : public Clock {
 
 class ManualClock final : public Clock {
  public:
-  explicit ManualClock(Time start = FromUnixMillis(1'700'000'000'000)) : now_ms_(ToUnixMillis(start)) {}
+  explicit ManualClock(Time start = FromUnixMillis(1'700'000'000'000))
+      : now_ms_(ToUnixMillis(start)) {}
   Time Now() const override { return FromUnixMillis(now_ms_.load()); }
   void Advance(Millis d) { now_ms_ += d.count(); }
   void Set(Time t) { now_ms_ = ToUnixMillis(t); }

@@ -2,9 +2,9 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
-#include <cstdint>
 #include <vector>
 
 namespace gf {
@@ -58,11 +58,20 @@ Result<std::int64_t> ParseUnits(std::string_view text) {
     }
     std::int64_t unit = 0;
     switch (text[j]) {
-      case 's': unit = 1; break;
-      case 'm': unit = 60; break;
-      case 'h': unit = 3600; break;
-      case 'd': unit = 86400; break;
-      default: return Bad(text, "has an unknown unit");
+      case 's':
+        unit = 1;
+        break;
+      case 'm':
+        unit = 60;
+        break;
+      case 'h':
+        unit = 3600;
+        break;
+      case 'd':
+        unit = 86400;
+        break;
+      default:
+        return Bad(text, "has an unknown unit");
     }
     total += n * unit;  // n * unit < 10^9 * 86400: no overflow while total <= kMaxSeconds
     if (total > kMaxSeconds) {
@@ -160,8 +169,15 @@ std::string FormatRfc3339(Time t) {
   std::tm tm{};
   gmtime_r(&tt, &tm);
   std::array<char, 40> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+  std::snprintf(buf.data(),
+                buf.size(),
+                "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                tm.tm_year + 1900,
+                tm.tm_mon + 1,
+                tm.tm_mday,
+                tm.tm_hour,
+                tm.tm_min,
+                tm.tm_sec,
                 static_cast<int>(frac));
   return buf.data();
 }

@@ -24,7 +24,8 @@ TEST(DurationTest, SlurmForms) {
 }
 
 TEST(DurationTest, RejectsMalformed) {
-  for (const char* bad : {"", "abc", "10x", "h", "-5", "1:2:3:4", "0", "0s", "1.5h", "99999999999s"}) {
+  for (const char* bad :
+       {"", "abc", "10x", "h", "-5", "1:2:3:4", "0", "0s", "1.5h", "99999999999s"}) {
     auto r = ParseDuration(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);

@@ -50,8 +50,7 @@ std::string PercentEncode(std::string_view text) {
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
-                            c == '~';
+                            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '~';
     if (unreserved) {
       out += c;
     } else {

@@ -1,14 +1,17 @@
 #include "core/hex.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {
 
 TEST(HexTest, EncodesLowercaseAndDecodesEitherCase) {
-  const std::string bytes("\x00\x7f\x80\xff" "A", 5);
+  const std::string bytes(
+      "\x00\x7f\x80\xff"
+      "A",
+      5);
   EXPECT_EQ(HexEncode(bytes), "007f80ff41");
   EXPECT_EQ(HexDecode("007F80FF41"), bytes);
   EXPECT_EQ(HexDecode(HexEncode(bytes)), bytes);
@@ -41,7 +44,7 @@ TEST(PercentTest, EncodesAllButUnreservedAndDecodesBack) {
     EXPECT_EQ(PercentDecode(PercentEncode(text)), text) << text;
   }
   EXPECT_EQ(PercentDecode("a+b%2Bc"), "a b+c");
-  EXPECT_EQ(PercentDecode("bad%4"), "bad%4");   // a malformed escape stays as it is
+  EXPECT_EQ(PercentDecode("bad%4"), "bad%4");  // a malformed escape stays as it is
   EXPECT_EQ(PercentDecode("bad%zz"), "bad%zz");
 }
 

@@ -5,7 +5,9 @@
 namespace gf {
 namespace {
 
-bool IsContinuation(unsigned char byte) { return (byte & 0xC0U) == 0x80U; }
+bool IsContinuation(unsigned char byte) {
+  return (byte & 0xC0U) == 0x80U;
+}
 
 enum class Controls { kInvalid, kValid };
 
@@ -62,8 +64,8 @@ std::size_t PrintableLength(std::string_view text, std::size_t i) {
 }  // namespace
 
 std::string EscapeControl(std::string_view text) {
-  constexpr std::array<char, 16> kHex = {'0', '1', '2', '3', '4', '5', '6', '7',
-                                         '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+  constexpr std::array<char, 16> kHex = {
+      '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
   std::string out;
   out.reserve(text.size());
   std::size_t i = 0;

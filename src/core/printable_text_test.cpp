@@ -1,8 +1,8 @@
 #include "core/printable_text.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {
@@ -26,13 +26,17 @@ TEST(PrintableTextTest, EscapesC0ControlsAndDel) {
 
 TEST(PrintableTextTest, EscapesC1ControlsAndInvalidUtf8) {
   // U+009B (CSI) in UTF-8, and the single byte 0x9B an 8-bit terminal reads as CSI.
-  EXPECT_EQ(EscapeControl("a\xc2\x9b" "2J"), R"(a\xc2\x9b2J)");
-  EXPECT_EQ(EscapeControl("a\x9b" "2J"), R"(a\x9b2J)");
-  EXPECT_EQ(EscapeControl("\xc2\xa0"), "\xc2\xa0");           // U+00A0 is printable
-  EXPECT_EQ(EscapeControl("\xc0\xaf"), R"(\xc0\xaf)");        // overlong '/'
-  EXPECT_EQ(EscapeControl("\xed\xa0\x80"), R"(\xed\xa0\x80)");  // a surrogate
+  EXPECT_EQ(EscapeControl("a\xc2\x9b"
+                          "2J"),
+            R"(a\xc2\x9b2J)");
+  EXPECT_EQ(EscapeControl("a\x9b"
+                          "2J"),
+            R"(a\x9b2J)");
+  EXPECT_EQ(EscapeControl("\xc2\xa0"), "\xc2\xa0");                     // U+00A0 is printable
+  EXPECT_EQ(EscapeControl("\xc0\xaf"), R"(\xc0\xaf)");                  // overlong '/'
+  EXPECT_EQ(EscapeControl("\xed\xa0\x80"), R"(\xed\xa0\x80)");          // a surrogate
   EXPECT_EQ(EscapeControl("\xf4\x90\x80\x80"), R"(\xf4\x90\x80\x80)");  // beyond U+10FFFF
-  EXPECT_EQ(EscapeControl("ok\xe8\xae"), R"(ok\xe8\xae)");    // cut short
+  EXPECT_EQ(EscapeControl("ok\xe8\xae"), R"(ok\xe8\xae)");              // cut short
   EXPECT_EQ(FindControl("ok\xe8\xae"), 2U);
   EXPECT_EQ(FindControl("\xc2\x85"), 0U);  // NEL
 }

@@ -8,15 +8,24 @@ namespace gf {
 
 std::string_view ToString(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kAlreadyExists: return "already exists";
-    case ErrorCode::kPermissionDenied: return "permission denied";
-    case ErrorCode::kFailedPrecondition: return "failed precondition";
-    case ErrorCode::kResourceExhausted: return "resource exhausted";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kIo: return "i/o error";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kAlreadyExists:
+      return "already exists";
+    case ErrorCode::kPermissionDenied:
+      return "permission denied";
+    case ErrorCode::kFailedPrecondition:
+      return "failed precondition";
+    case ErrorCode::kResourceExhausted:
+      return "resource exhausted";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kIo:
+      return "i/o error";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown error";
 }

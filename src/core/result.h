@@ -40,17 +40,27 @@ struct Error {
 inline Error MakeError(ErrorCode code, std::string message) {
   return Error{code, std::move(message)};
 }
-inline Error InvalidArgument(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
-inline Error NotFound(std::string m) { return {ErrorCode::kNotFound, std::move(m)}; }
+inline Error InvalidArgument(std::string m) {
+  return {ErrorCode::kInvalidArgument, std::move(m)};
+}
+inline Error NotFound(std::string m) {
+  return {ErrorCode::kNotFound, std::move(m)};
+}
 inline Error PermissionDenied(std::string m) {
   return {ErrorCode::kPermissionDenied, std::move(m)};
 }
 inline Error FailedPrecondition(std::string m) {
   return {ErrorCode::kFailedPrecondition, std::move(m)};
 }
-inline Error Unavailable(std::string m) { return {ErrorCode::kUnavailable, std::move(m)}; }
-inline Error IoError(std::string m) { return {ErrorCode::kIo, std::move(m)}; }
-inline Error Internal(std::string m) { return {ErrorCode::kInternal, std::move(m)}; }
+inline Error Unavailable(std::string m) {
+  return {ErrorCode::kUnavailable, std::move(m)};
+}
+inline Error IoError(std::string m) {
+  return {ErrorCode::kIo, std::move(m)};
+}
+inline Error Internal(std::string m) {
+  return {ErrorCode::kInternal, std::move(m)};
+}
 
 // The text of an errno value ("No such file or directory"), for messages. Thread-safe, unlike
 // strerror.
@@ -61,10 +71,14 @@ std::string ErrnoText(int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value)
+      : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error)
+      : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
-  bool ok() const { return v_.index() == 0; }  // NOLINT(readability-identifier-naming): std::expected name
+  bool ok() const {
+    return v_.index() == 0;
+  }  // NOLINT(readability-identifier-naming): std::expected name
   explicit operator bool() const { return ok(); }
 
   T& value() & {  // NOLINT(readability-identifier-naming): std::expected name
@@ -100,7 +114,8 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error)
+      : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return ok_; }  // NOLINT(readability-identifier-naming): std::expected name
   explicit operator bool() const { return ok_; }
@@ -115,7 +130,9 @@ class [[nodiscard]] Result<void> {
 };
 
 using Status = Result<void>;
-inline Status OkStatus() { return {}; }
+inline Status OkStatus() {
+  return {};
+}
 
 }  // namespace gf
 
@@ -125,12 +142,12 @@ inline Status OkStatus() { return {}; }
 
 // GF_TRY(expr): evaluates a Result-returning expression; returns its error from the
 // enclosing function if it failed.
-#define GF_TRY(expr)                                  \
-  do {                                                \
-    auto gf_try_result_ = (expr);                     \
-    if (!gf_try_result_.ok()) {                       \
-      return gf_try_result_.error();                  \
-    }                                                 \
+#define GF_TRY(expr)                 \
+  do {                               \
+    auto gf_try_result_ = (expr);    \
+    if (!gf_try_result_.ok()) {      \
+      return gf_try_result_.error(); \
+    }                                \
   } while (false)
 
 // GF_ASSIGN_OR_RETURN(lhs, expr): `lhs = value of expr`, or return its error.

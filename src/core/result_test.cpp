@@ -1,8 +1,8 @@
 #include "core/result.h"
 
-#include <gtest/gtest.h>
-
 #include <memory>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {

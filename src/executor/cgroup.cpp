@@ -87,9 +87,11 @@ Containment DetectContainment(const fs::path& root) {
   }
   const std::optional<std::uint64_t> type = FileSystemType(root);
   if (type == CGROUP2_SUPER_MAGIC) {
-    return {"none", root.string() + " is cgroup v2 but not writable by uid " +
-                        std::to_string(::geteuid()) + " (run the agent as root, or delegate "
-                        "the subtree)" + kFix};
+    return {"none",
+            root.string() + " is cgroup v2 but not writable by uid " + std::to_string(::geteuid()) +
+                " (run the agent as root, or delegate "
+                "the subtree)" +
+                kFix};
   }
   // cgroup v1: one hierarchy mounted at the root, or a tmpfs holding one per controller.
   const auto v1_inside = [&root] {
@@ -101,8 +103,11 @@ Containment DetectContainment(const fs::path& root) {
     return false;
   };
   if (type == CGROUP_SUPER_MAGIC || (type == TMPFS_MAGIC && v1_inside())) {
-    return {"cgroup-v1", root.string() + " is a cgroup v1 hierarchy (boot with "
-                         "systemd.unified_cgroup_hierarchy=1 for cgroup v2)" + kFix};
+    return {"cgroup-v1",
+            root.string() +
+                " is a cgroup v1 hierarchy (boot with "
+                "systemd.unified_cgroup_hierarchy=1 for cgroup v2)" +
+                kFix};
   }
   return {"none", "no cgroup2 mount at " + root.string() + kFix};
 }

@@ -579,8 +579,8 @@ JobExit Executor::EndWithoutShim(JobId job, std::string cause) {
 std::vector<exec::PidRecord> Executor::KillTagged(JobId job) {
   constexpr auto kTaggedKillFor = std::chrono::seconds(2);
   constexpr auto kLookAgainAfter = std::chrono::milliseconds(20);
-  const std::string entry = std::string(exec::kJobTagVariable) + "=" +
-                            exec::JobTag(job, JobDir(job));
+  const std::string entry =
+      std::string(exec::kJobTagVariable) + "=" + exec::JobTag(job, JobDir(job));
   const SteadyTime until = SteadyNow() + kTaggedKillFor;
   while (true) {
     std::vector<exec::ProcStat> found = exec::ProcessesWithEnvironment(entry);

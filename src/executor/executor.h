@@ -208,9 +208,10 @@ class Executor {
   const std::filesystem::path& RunDir() const { return run_dir_; }
 
   // Where the cgroup2 hierarchy is mounted; jobs launched afterwards go in
-  // <root>/gpufleet/<agent>-job-<id> (cgroup.h) when it is a writable cgroup2 mount (checked by the shim at run
-  // time; otherwise process group + descendant walk). Default exec::DefaultCgroupRoot():
-  // /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host; "" turns cgroups off.
+  // <root>/gpufleet/<agent>-job-<id> (cgroup.h) when it is a writable cgroup2 mount (checked by the
+  // shim at run time; otherwise process group + descendant walk). Default
+  // exec::DefaultCgroupRoot(): /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host; "" turns
+  // cgroups off.
   void SetCgroupRoot(std::filesystem::path root);
 
   // How jobs launched now are contained: DetectContainment (cgroup.h) over the cgroup root.

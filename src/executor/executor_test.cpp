@@ -578,7 +578,8 @@ TEST_F(ExecutorTest, CgroupJobRunsInItsOwnCgroupWhichIsRemovedAfterwards) {
   LaunchSpec spec = Shell("cat /proc/self/cgroup");
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);
   const fs::path cgroup = exec::JobCgroup::PathFor(spec.job, executor_->JobDir(spec.job), *root);
-  EXPECT_THAT(Stdout(spec.job), HasSubstr("0::/" + cgroup.lexically_relative(*root).string() + "\n"));
+  EXPECT_THAT(Stdout(spec.job),
+              HasSubstr("0::/" + cgroup.lexically_relative(*root).string() + "\n"));
   EXPECT_THAT(cgroup.filename().string(), MatchesRegex("[0-9a-f]{8}-job-[0-9]+"));
   EXPECT_FALSE(fs::exists(cgroup));
 }
@@ -667,9 +668,10 @@ TEST_F(ExecutorTest, WithoutCgroupsADeadShimsSetsidDescendantIsFoundByItsTag) {
 TEST(ContainmentTest, ModesSayWhyAndWhereToReadMore) {
   const exec::Containment off = exec::DetectContainment("");
   EXPECT_EQ(off.mode, "none");
-  EXPECT_THAT(off.detail, HasSubstr("cgroups turned off; a process that leaves its session and "
-                                    "outlives a killed supervisor escapes (docs/cluster.md#"
-                                    "process-containment)"));
+  EXPECT_THAT(off.detail,
+              HasSubstr("cgroups turned off; a process that leaves its session and "
+                        "outlives a killed supervisor escapes (docs/cluster.md#"
+                        "process-containment)"));
   const exec::Containment plain = exec::DetectContainment(::testing::TempDir());
   EXPECT_EQ(plain.mode, "none");
   EXPECT_THAT(plain.detail, HasSubstr("no cgroup2 mount at "));
@@ -699,7 +701,8 @@ TEST_F(ExecutorTest, CgroupClassKillsEveryMember) {
   if (!root) {
     GTEST_SKIP() << "no writable cgroup v2 mount";
   }
-  Result<exec::JobCgroup> cg = exec::JobCgroup::Create(JobId(900000 + ::getpid()), work_ / "jobs" / "1", *root);
+  Result<exec::JobCgroup> cg =
+      exec::JobCgroup::Create(JobId(900000 + ::getpid()), work_ / "jobs" / "1", *root);
   ASSERT_TRUE(cg.ok()) << cg.error().ToString();
   Result<int> procs = cg->OpenProcs();
   ASSERT_TRUE(procs.ok());

@@ -124,11 +124,11 @@ Result<std::string> ReadWholeFile(const fs::path& path) {
 }
 
 Status WritePidRecord(const fs::path& path, const PidRecord& record, Durability durability) {
-  return WriteFileAtomic(path,
-                         std::to_string(record.pid) + " " + std::to_string(record.start_time) +
-                             "\n",
-                         0644,
-                         durability);
+  return WriteFileAtomic(
+      path,
+      std::to_string(record.pid) + " " + std::to_string(record.start_time) + "\n",
+      0644,
+      durability);
 }
 
 Result<PidRecord> ReadPidRecord(const fs::path& path) {

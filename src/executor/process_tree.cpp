@@ -162,8 +162,7 @@ std::vector<ProcStat> ProcessesWithEnvironment(std::string_view entry) {
     if (p.state == 'Z' || p.state == 'X') {
       continue;
     }
-    Result<std::string> environ =
-        ReadWholeFile("/proc/" + std::to_string(p.pid) + "/environ");
+    Result<std::string> environ = ReadWholeFile("/proc/" + std::to_string(p.pid) + "/environ");
     if (environ.ok() && HoldsEntry(*environ, entry)) {
       out.push_back(p);
     }

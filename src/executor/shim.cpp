@@ -337,11 +337,11 @@ exec::ExitRecord Shim::MakeExitRecord() const {
     how = "exited with " + std::to_string(r.exit_code);
   }
   if (kill_) {
-    r.cause = kill_->cause + (main_exited_before_sigkill_
-                                  ? ": " + exec::SignalName(kill_->first_signal) +
-                                        ", exited within grace (" + how + ")"
-                                  : ": killed with SIGKILL after " +
-                                        std::to_string(kill_->grace.count()) + "s grace");
+    r.cause =
+        kill_->cause +
+        (main_exited_before_sigkill_
+             ? ": " + exec::SignalName(kill_->first_signal) + ", exited within grace (" + how + ")"
+             : ": killed with SIGKILL after " + std::to_string(kill_->grace.count()) + "s grace");
   } else {
     r.cause = how;
   }

@@ -60,8 +60,8 @@ struct ChildPlan {
 // Resolves the owner's passwd entry and groups and builds the environment: a clean base (PATH,
 // HOME, USER, LOGNAME, SHELL), then spec.env, then GPUFLEET_JOB_ID, GPUFLEET_JOB_TAG = `job_tag`
 // (cgroup.h JobTag; and for an array task GPUFLEET_ARRAY_JOB_ID and GPUFLEET_ARRAY_TASK_ID) and
-// the GPU fence variables, which the spec cannot override. Refuses (kPermissionDenied) a job whose owner this process
-// cannot become: a non-root shim runs only jobs of its own uid.
+// the GPU fence variables, which the spec cannot override. Refuses (kPermissionDenied) a job whose
+// owner this process cannot become: a non-root shim runs only jobs of its own uid.
 Result<ChildPlan> PlanChild(const LaunchSpec& spec, const std::string& job_tag);
 
 // Runs in the forked child: sets up and execs, or reports a ChildFailure and _exits with

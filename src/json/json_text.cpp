@@ -1,11 +1,11 @@
 #include "json/json_text.h"
 
-#include "core/printable_text.h"
-
 #include <exception>
 #include <new>
 #include <utility>
 #include <vector>
+
+#include "core/printable_text.h"
 
 namespace gf {
 namespace {
@@ -134,8 +134,7 @@ class BoundedBuilder final : public nlohmann::json_sax<json> {
 // Appends `s` as a JSON string, shortened to about `budget` bytes first (a 1 MiB string is not
 // copied to show its first 60).
 void AppendString(std::string_view s, std::size_t budget, std::string& out) {
-  out += json(TruncateUtf8(s, budget))
-             .dump(-1, ' ', false, json::error_handler_t::replace);
+  out += json(TruncateUtf8(s, budget)).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // Appends the compact JSON text of a scalar, as dump() writes it.

@@ -375,7 +375,6 @@ void WriteThrottleReasons(Buffer& out,
   }
 }
 
-
 // Health is exported for every GPU, lost ones included, without job labels: an alert on it
 // must not restart when the GPU changes hands.
 void WriteHealth(Buffer& out,
@@ -448,11 +447,11 @@ void WriteConditions(Buffer& out,
 // dcgm-exporter copies a GPU's series per job with HPC job mapping and per pod with
 // KUBERNETES_VIRTUAL_GPUS.
 struct GpuLabelSets {
-  std::vector<std::string> identity;  // per GPU: gpu, UUID, Hostname (health, conditions)
-  std::vector<std::size_t> gpu_of;    // per row: its GPU's position in the snapshot
+  std::vector<std::string> identity;         // per GPU: gpu, UUID, Hostname (health, conditions)
+  std::vector<std::size_t> gpu_of;           // per row: its GPU's position in the snapshot
   std::vector<const GpuAssignment*> holder;  // per row: its job; nullptr for a free GPU
-  std::vector<std::string> dcgm;      // per row: + device, modelName, job/user/team if held
-  std::vector<std::string> hardware;  // per row: identity + job/user/team (gpufleet_gpu_*)
+  std::vector<std::string> dcgm;             // per row: + device, modelName, job/user/team if held
+  std::vector<std::string> hardware;         // per row: identity + job/user/team (gpufleet_gpu_*)
 };
 
 // Unallocated GPUs get no job/user/team labels at all rather than empty ones: Prometheus
@@ -512,15 +511,19 @@ void WriteHolderShares(Buffer& out,
     return labels.holder[r] != nullptr && !(view.sample && view.sample->lost);
   };
   static constexpr Family kShare{
-      "gpufleet_gpu_job_share", Kind::kGauge,
+      "gpufleet_gpu_job_share",
+      Kind::kGauge,
       "Compute share of the GPU held by the job: 1 for a whole GPU, 0.25 for --gpu-share 0.25."};
   static constexpr Family kLimit{
-      "gpufleet_gpu_job_memory_limit_bytes", Kind::kGauge,
+      "gpufleet_gpu_job_memory_limit_bytes",
+      Kind::kGauge,
       "GPU memory the job's processes may use on the GPU (only jobs with a limit)."};
   WriteFamily(out, kShare);
   for (std::size_t r = 0; r < labels.holder.size(); ++r) {
     if (exported(r)) {
-      WriteSample(out, kShare.name, labels.hardware[r],
+      WriteSample(out,
+                  kShare.name,
+                  labels.hardware[r],
                   static_cast<double>(labels.holder[r]->share_milli) / kMilliPerUnit);
     }
   }
@@ -528,7 +531,9 @@ void WriteHolderShares(Buffer& out,
   for (std::size_t r = 0; r < labels.holder.size(); ++r) {
     const GpuAssignment* holder = labels.holder[r];
     if (exported(r) && holder->memory_limit_mib > 0) {
-      WriteSample(out, kLimit.name, labels.hardware[r],
+      WriteSample(out,
+                  kLimit.name,
+                  labels.hardware[r],
                   static_cast<double>(holder->memory_limit_mib) * kBytesPerMib);
     }
   }
@@ -540,8 +545,8 @@ void WriteLastXid(Buffer& out,
                   const TelemetrySnapshot& telemetry,
                   const std::vector<const GpuSample*>& readings,
                   const GpuLabelSets& labels) {
-  static constexpr Family kFamily{"DCGM_FI_DEV_XID_ERRORS", Kind::kGauge,
-                                  "Value of the last XID error encountered."};
+  static constexpr Family kFamily{
+      "DCGM_FI_DEV_XID_ERRORS", Kind::kGauge, "Value of the last XID error encountered."};
   WriteFamily(out, kFamily);
   for (std::size_t r = 0; r < readings.size(); ++r) {
     if (readings[r] != nullptr) {
@@ -557,10 +562,10 @@ void WriteLastXid(Buffer& out,
 void WriteMigDevices(Buffer& out,
                      const TelemetrySnapshot& telemetry,
                      const std::vector<std::string>& identity) {
-  static constexpr Family kUsed{"gpufleet_mig_memory_used_bytes", Kind::kGauge,
-                                "GPU memory used on the MIG device."};
-  static constexpr Family kTotal{"gpufleet_mig_memory_total_bytes", Kind::kGauge,
-                                 "GPU memory of the MIG device."};
+  static constexpr Family kUsed{
+      "gpufleet_mig_memory_used_bytes", Kind::kGauge, "GPU memory used on the MIG device."};
+  static constexpr Family kTotal{
+      "gpufleet_mig_memory_total_bytes", Kind::kGauge, "GPU memory of the MIG device."};
   std::vector<std::pair<std::string, const MigSample*>> devices;
   for (std::size_t i = 0; i < telemetry.gpus.size(); ++i) {
     const std::optional<GpuSample>& sample = telemetry.gpus[i].sample;
@@ -577,8 +582,8 @@ void WriteMigDevices(Buffer& out,
   if (devices.empty()) {
     return;
   }
-  for (const auto& [family, value] :
-       {std::pair{kUsed, &MigSample::memory_used_mib}, std::pair{kTotal, &MigSample::memory_total_mib}}) {
+  for (const auto& [family, value] : {std::pair{kUsed, &MigSample::memory_used_mib},
+                                      std::pair{kTotal, &MigSample::memory_total_mib}}) {
     WriteFamily(out, family);
     for (const auto& [labels, device] : devices) {
       if (const std::optional<std::int64_t>& mib = device->*value; mib.has_value()) {
@@ -790,9 +795,11 @@ void WriteNotifications(Buffer& out, const std::vector<NotificationCount>& count
     return;
   }
   constexpr std::string_view kName = "gpufleet_notifications_total";
-  WriteFamily(out, {kName, Kind::kCounter,
-                    "Notifications delivered since the server started, by channel (webhook, "
-                    "email) and outcome (sent, failed, dropped)."});
+  WriteFamily(out,
+              {kName,
+               Kind::kCounter,
+               "Notifications delivered since the server started, by channel (webhook, "
+               "email) and outcome (sent, failed, dropped)."});
   std::string labels;
   for (const NotificationCount& c : counts) {
     labels.clear();
@@ -816,12 +823,11 @@ void WriteClusterFamilies(Buffer& out, const ClusterStats& stats) {
                  return std::string_view{q.priority};
                }));
   WriteWaitHistogram(out, stats);
-  WriteColumns(out,
-               kPassColumns,
-               RowsOf(stats.passes),
-               LabelRows(stats.passes, "kind", [](const PassStats& p) {
-                 return std::string_view{p.kind};
-               }));
+  WriteColumns(
+      out,
+      kPassColumns,
+      RowsOf(stats.passes),
+      LabelRows(stats.passes, "kind", [](const PassStats& p) { return std::string_view{p.kind}; }));
   WriteColumns(out,
                kTeamColumns,
                RowsOf(stats.teams),
@@ -843,9 +849,11 @@ std::string EscapeLabelValue(std::string_view value) {
 std::string RenderApiServerMetrics(const ApiServerCounts& counts) {
   Buffer out;
   constexpr std::string_view kRefusals = "gpufleet_api_refusals_total";
-  WriteFamily(out, {kRefusals, Kind::kCounter,
-                    "Connections, watches and requests the API server refused since it "
-                    "started, by the limit that refused them ([api] settings)."});
+  WriteFamily(out,
+              {kRefusals,
+               Kind::kCounter,
+               "Connections, watches and requests the API server refused since it "
+               "started, by the limit that refused them ([api] settings)."});
   const std::array<std::pair<std::string_view, std::int64_t>, 5> refusals = {{
       {"max_connections", counts.connections_refused},
       {"connections_per_client", counts.client_connections_refused},
@@ -860,14 +868,18 @@ std::string RenderApiServerMetrics(const ApiServerCounts& counts) {
     WriteSample(out, kRefusals, labels, static_cast<double>(count));
   }
   constexpr std::string_view kAcceptErrors = "gpufleet_api_accept_errors_total";
-  WriteFamily(out, {kAcceptErrors, Kind::kCounter,
-                    "Failed accepts of API connections since the server started (e.g. no file "
-                    "descriptor left); each pauses accepting, 100 ms doubling to 1 s."});
+  WriteFamily(out,
+              {kAcceptErrors,
+               Kind::kCounter,
+               "Failed accepts of API connections since the server started (e.g. no file "
+               "descriptor left); each pauses accepting, 100 ms doubling to 1 s."});
   WriteSample(out, kAcceptErrors, {}, static_cast<double>(counts.accept_errors));
   constexpr std::string_view kOpen = "gpufleet_api_open";
-  WriteFamily(out, {kOpen, Kind::kGauge,
-                    "Open API connections and watches (agent command streams included), by "
-                    "listener."});
+  WriteFamily(out,
+              {kOpen,
+               Kind::kGauge,
+               "Open API connections and watches (agent command streams included), by "
+               "listener."});
   const std::array<std::tuple<std::string_view, std::string_view, int>, 4> open = {{
       {"connections", "socket", counts.socket_connections},
       {"connections", "tcp", counts.tcp_connections},

@@ -334,7 +334,8 @@ TEST(PrometheusTest, SharedGpuHasOneSeriesPerHolder) {
   TelemetrySnapshot t;
   t.gpus = {MinimalGpu(0, "GPU-shared"), MinimalGpu(1, "GPU-whole")};
   t.gpus[0].assignments = {
-      GpuAssignment{.job = JobId(12), .user = "ann", .share_milli = 250, .memory_limit_mib = 20'480},
+      GpuAssignment{
+          .job = JobId(12), .user = "ann", .share_milli = 250, .memory_limit_mib = 20'480},
       GpuAssignment{.job = JobId(13), .user = "bo", .team = "nlp", .share_milli = 500}};
   t.gpus[0].sample->power_mw = 300'000;
   t.gpus[0].last_xid = XidEvent{31, {}};
@@ -364,10 +365,12 @@ TEST(PrometheusTest, SharedGpuHasOneSeriesPerHolder) {
   EXPECT_EQ(limits[0].value, 20'480.0 * 1024 * 1024);
 
   EXPECT_EQ(Select(all, "gpufleet_gpu_health", {{"UUID", "GPU-shared"}}).size(), 1u);
-  EXPECT_EQ(ValueOf(all, "gpufleet_gpu_condition",
+  EXPECT_EQ(ValueOf(all,
+                    "gpufleet_gpu_condition",
                     {{"UUID", "GPU-shared"}, {"condition", "gpu_memory_over_limit"}}),
             1);
-  EXPECT_EQ(ValueOf(all, "gpufleet_gpu_condition",
+  EXPECT_EQ(ValueOf(all,
+                    "gpufleet_gpu_condition",
                     {{"UUID", "GPU-whole"}, {"condition", "gpu_memory_over_limit"}}),
             0);
 }
@@ -453,10 +456,12 @@ TEST(PrometheusTest, ClusterJobAndTeamCounts) {
   EXPECT_EQ(ValueOf(all, "gpufleet_nodes"), 5);
   EXPECT_EQ(ValueOf(all, "gpufleet_gpus"), 40);
   EXPECT_EQ(ValueOf(all, "gpufleet_gpus_allocated"), 40);
-  EXPECT_EQ(ValueOf(all, "gpufleet_notifications_total",
-                    {{"channel", "webhook"}, {"outcome", "sent"}}), 12);
-  EXPECT_EQ(ValueOf(all, "gpufleet_notifications_total",
-                    {{"channel", "webhook"}, {"outcome", "failed"}}), 1);
+  EXPECT_EQ(
+      ValueOf(all, "gpufleet_notifications_total", {{"channel", "webhook"}, {"outcome", "sent"}}),
+      12);
+  EXPECT_EQ(
+      ValueOf(all, "gpufleet_notifications_total", {{"channel", "webhook"}, {"outcome", "failed"}}),
+      1);
   EXPECT_EQ(Select(all, "gpufleet_notifications_total").size(), 3u);
   // Per job, from the telemetry: 8 GPUs, odd ones allocated two per job -> jobs 1 and 2.
   ASSERT_EQ(t.jobs.size(), 2u);

@@ -24,9 +24,9 @@ struct EnergyPrice {
 struct EnergyCharge {
   std::int64_t energy_mj = 0;
   double kwh = 0;
-  std::optional<double> cost{};     // kwh x price, in the price's currency
-  std::string currency{};           // set with cost
-  std::optional<double> co2_kg{};   // kwh x intensity / 1000
+  std::optional<double> cost{};    // kwh x price, in the price's currency
+  std::string currency{};          // set with cost
+  std::optional<double> co2_kg{};  // kwh x intensity / 1000
   bool operator==(const EnergyCharge&) const = default;
 };
 

@@ -26,51 +26,51 @@ struct JobAhead {
   // nullopt: another user's job, and the caller may not see other users' jobs (decision 0001;
   // the controller leaves the id out, HideOtherUsersJobs).
   std::optional<JobId> id;
-  int position = 0;            // 1-based place in the order
-  std::string priority;        // its class name
+  int position = 0;      // 1-based place in the order
+  std::string priority;  // its class name
   std::string team;
   int gpus = 0;
   // What it does with GPUs this job could use: "starts" (takes them now), "claimed" (set
   // aside with no foreseeable start, or for a job that preempts), "reserved" (backfill, from
   // `from`).
   std::string action;
-  std::vector<NodeId> nodes;   // where (the first few)
-  int more_nodes = 0;          // how many more
-  std::optional<Time> from;    // reserved: when its reservation begins
+  std::vector<NodeId> nodes;  // where (the first few)
+  int more_nodes = 0;         // how many more
+  std::optional<Time> from;   // reserved: when its reservation begins
 };
 
 // The factors of the order, in the order they are compared (scheduler README: Algorithm 1).
 struct PriorityFactors {
-  std::string priority;        // class name
-  int class_rank = 0;          // lower goes first
-  std::string team;            // "" = no team
-  bool quotas_on = false;      // teams are configured: the guarantee factor applies
+  std::string priority;    // class name
+  int class_rank = 0;      // lower goes first
+  std::string team;        // "" = no team
+  bool quotas_on = false;  // teams are configured: the guarantee factor applies
   bool team_below_guarantee = false;
   double team_usage_gpu_seconds = 0;  // decayed
   double team_weight = 1;
-  double team_share = 0;       // usage / weight: lower goes first
-  int team_rank = 0;           // 1-based among the teams with waiting jobs (standing, share)
+  double team_share = 0;  // usage / weight: lower goes first
+  int team_rank = 0;      // 1-based among the teams with waiting jobs (standing, share)
   int teams_waiting = 0;
   std::string user;
   double user_usage_gpu_seconds = 0;  // decayed
   double user_weight = 1;
   double user_share = 0;
-  int user_rank = 0;           // 1-based among the users of its team with waiting jobs
-  int users_waiting = 0;       // in its team
+  int user_rank = 0;      // 1-based among the users of its team with waiting jobs
+  int users_waiting = 0;  // in its team
   Time submit_time{};
-  Millis waited{0};            // now - submit time
+  Millis waited{0};  // now - submit time
 };
 
 // The class and team rules for this job as the pass checks them when its turn comes.
 struct QuotaExplanation {
   bool may_start = true;
-  bool borrowed = false;        // it would run preemptible
-  bool guarantee_right = false; // may preempt other teams' borrowed work
-  std::string reason;           // why it may not start ("" when it may)
+  bool borrowed = false;                         // it would run preemptible
+  bool guarantee_right = false;                  // may preempt other teams' borrowed work
+  std::string reason;                            // why it may not start ("" when it may)
   std::vector<std::string> class_allowed_users;  // empty = everyone
   std::optional<int> class_max_gpus_per_user;
   bool quotas_on = false;
-  int team_held_milli = 0;      // milli-GPUs held by its team when its turn comes
+  int team_held_milli = 0;  // milli-GPUs held by its team when its turn comes
   int team_guaranteed_gpus = 0;
   std::optional<int> team_max_gpus;
   std::optional<double> team_budget_gpu_hours;  // per period
@@ -81,10 +81,10 @@ struct QuotaExplanation {
 
 // One GPU this job cannot have now, and why.
 struct GpuHold {
-  int index = 0;               // NVML index on its node
-  std::string kind;            // "running", "started", "claimed", "reserved", "allocated"
-  std::optional<JobId> job;    // the job holding it or that set it aside
-  std::optional<Time> until;   // when it is expected free (running) / set aside from (reserved)
+  int index = 0;              // NVML index on its node
+  std::string kind;           // "running", "started", "claimed", "reserved", "allocated"
+  std::optional<JobId> job;   // the job holding it or that set it aside
+  std::optional<Time> until;  // when it is expected free (running) / set aside from (reserved)
   // A busy GPU a job ahead has already set aside for when it frees up (claimed or reserved).
   std::optional<JobId> then_for{};
   std::optional<Time> then_from{};  // the reservation's start; nullopt for a claim
@@ -96,28 +96,28 @@ struct GpuHold {
 
 // A running job on a node and whether this job may preempt it.
 struct VictimCandidate {
-  std::optional<JobId> job;    // nullopt: another user's job (as JobAhead::id)
+  std::optional<JobId> job;  // nullopt: another user's job (as JobAhead::id)
   std::string priority;
   bool borrowed = false;
   bool may_preempt = false;
-  bool chosen = false;         // the pass preempts it for this job
-  std::string why;             // "high priority beats low" / "ran 3m of the minimum 10m"
+  bool chosen = false;  // the pass preempts it for this job
+  std::string why;      // "high priority beats low" / "ran 3m of the minimum 10m"
 };
 
 struct NodeExplanation {
   NodeId node;
-  std::string state;           // "up", "draining", "drained", "down"
+  std::string state;  // "up", "draining", "drained", "down"
   // "fits", "chosen", "set_aside", "busy", "too_small", "no_model", "not_up", "preempt"
   std::string verdict;
-  std::string detail;          // one line for a person
-  int gpus = 0;                // every GPU of the node
-  int failed = 0;              // GPUs failed, and degraded: neither takes new work
+  std::string detail;  // one line for a person
+  int gpus = 0;        // every GPU of the node
+  int failed = 0;      // GPUs failed, and degraded: neither takes new work
   int degraded = 0;
-  int matching = 0;            // usable (healthy) GPUs of the requested model
-  int free = 0;                // of those, free now
-  int givable = 0;             // of those, this job may take now
-  std::vector<std::string> models;  // the node's GPU models, sorted
-  std::vector<GpuHold> held;   // matching GPUs it cannot take, by index
+  int matching = 0;                      // usable (healthy) GPUs of the requested model
+  int free = 0;                          // of those, free now
+  int givable = 0;                       // of those, this job may take now
+  std::vector<std::string> models;       // the node's GPU models, sorted
+  std::vector<GpuHold> held;             // matching GPUs it cannot take, by index
   std::vector<VictimCandidate> victims;  // when it may preempt
 };
 
@@ -125,8 +125,8 @@ struct RunningExplanation {
   Allocation allocation;
   std::vector<int> gpu_indexes;
   Time since{};
-  std::optional<Time> expected_end;       // start + time limit
-  bool preemptible = false;               // borrowed
+  std::optional<Time> expected_end;  // start + time limit
+  bool preemptible = false;          // borrowed
   bool stopping = false;
   std::optional<Time> protected_until;    // start + minimum run time, when still ahead
   std::vector<std::string> preempted_by;  // "classes high", "teams within their guarantee"
@@ -134,22 +134,22 @@ struct RunningExplanation {
 
 struct Explanation {
   JobId job;
-  std::string state;                      // "pending" or "running"
-  int position = 0;                       // 1-based in the order (pending)
-  int waiting = 0;                        // jobs in the queue
-  std::vector<JobAhead> ahead;            // at most kMaxJobsAhead
+  std::string state;            // "pending" or "running"
+  int position = 0;             // 1-based in the order (pending)
+  int waiting = 0;              // jobs in the queue
+  std::vector<JobAhead> ahead;  // at most kMaxJobsAhead
   int ahead_omitted = 0;
-  std::string outcome;                    // "starts", "preempts", "reserved", "waits", "held"
-  std::string reason;                     // Decide's pending reason ("" when it starts)
+  std::string outcome;  // "starts", "preempts", "reserved", "waits", "held"
+  std::string reason;   // Decide's pending reason ("" when it starts)
   std::optional<Time> estimated_start;
-  std::optional<Allocation> placement;    // the start, reservation or preemption target
-  std::vector<JobId> preempts;            // victims the pass stops for it (the caller may see)
-  int preempts_other_users = 0;           // and those of other users, the caller may not see
+  std::optional<Allocation> placement;      // the start, reservation or preemption target
+  std::vector<JobId> preempts;              // victims the pass stops for it (the caller may see)
+  int preempts_other_users = 0;             // and those of other users, the caller may not see
   std::optional<PriorityFactors> priority;  // pending only
   std::optional<QuotaExplanation> quota;    // pending only
   std::optional<std::chrono::seconds> time_limit;  // effective
-  std::string time_limit_source;          // "requested", "class default", "class maximum", "none"
-  std::vector<NodeExplanation> nodes;     // the most relevant first, at most kMaxExplainedNodes
+  std::string time_limit_source;       // "requested", "class default", "class maximum", "none"
+  std::vector<NodeExplanation> nodes;  // the most relevant first, at most kMaxExplainedNodes
   int nodes_omitted = 0;
   std::map<std::string, int> nodes_by_verdict;  // over every node, the omitted ones too
   std::optional<RunningExplanation> running;

@@ -16,16 +16,16 @@ namespace gf {
 struct GpuMinute {
   NodeId node{};
   GpuUuid uuid{};
-  Time minute{};             // start of the minute (a multiple of 60 s since the epoch)
+  Time minute{};               // start of the minute (a multiple of 60 s since the epoch)
   std::optional<JobId> job{};  // the job that held the GPU at the minute's last sample
   std::string user{};          // that job's owner; "" when unallocated
   std::string team{};          // that job's team; "" when unallocated
-  int samples = 0;           // samples that fell in the minute
+  int samples = 0;             // samples that fell in the minute
   double util_mean_pct = 0;
   int util_max_pct = 0;
   std::int64_t memory_used_max_mib = 0;
   double power_mean_w = 0;
-  std::int64_t energy_mj = 0;  // energy counter delta within the minute
+  std::int64_t energy_mj = 0;         // energy counter delta within the minute
   GpuHealth health = GpuHealth::kOk;  // worst health seen in the minute
   bool operator==(const GpuMinute&) const = default;
 };

@@ -20,7 +20,9 @@ constexpr std::array<ThrottleReason, 9> kThrottleReasons = {{
 
 }  // namespace
 
-std::span<const ThrottleReason> KnownThrottleReasons() { return kThrottleReasons; }
+std::span<const ThrottleReason> KnownThrottleReasons() {
+  return kThrottleReasons;
+}
 
 std::uint64_t KnownThrottleBits() {
   std::uint64_t known = 0;

@@ -29,7 +29,7 @@ struct GpuProcessSample {
   std::optional<JobId> job{};          // the gpufleet job the process belongs to
   std::optional<std::uint32_t> uid{};  // the process owner, from /proc/<pid>/status
   std::string user{};                  // that uid's login name ("uid1234" when unknown)
-  bool unmanaged = false;            // true: gpufleet did not start it (no job)
+  bool unmanaged = false;              // true: gpufleet did not start it (no job)
   bool operator==(const GpuProcessSample&) const = default;
 };
 
@@ -78,16 +78,16 @@ struct GpuSample {
   std::int64_t memory_total_mib = 0;  // framebuffer
   std::int64_t memory_used_mib = 0;
   std::int64_t memory_free_mib = 0;
-  std::optional<int> util_gpu_pct{};      // 0..100, over the driver's last sample period
-  std::optional<int> util_memory_pct{};   // memory-copy utilisation, 0..100
-  std::optional<int> temperature_c{};         // GPU die
-  std::optional<int> memory_temperature_c{};  // HBM, where the driver offers it
+  std::optional<int> util_gpu_pct{};             // 0..100, over the driver's last sample period
+  std::optional<int> util_memory_pct{};          // memory-copy utilisation, 0..100
+  std::optional<int> temperature_c{};            // GPU die
+  std::optional<int> memory_temperature_c{};     // HBM, where the driver offers it
   std::optional<std::int64_t> power_mw{};        // current draw, milliwatts
   std::optional<std::int64_t> power_limit_mw{};  // enforced power limit, milliwatts
   std::optional<std::int64_t> energy_mj{};       // total since driver load, millijoules
   std::optional<int> sm_clock_mhz{};
   std::optional<int> mem_clock_mhz{};
-  std::optional<std::int64_t> pcie_tx_kbps{};   // KB/s over the driver's last period
+  std::optional<std::int64_t> pcie_tx_kbps{};  // KB/s over the driver's last period
   std::optional<std::int64_t> pcie_rx_kbps{};
   std::optional<std::int64_t> pcie_replay_count{};  // total since driver load
   EccCounters ecc{};
@@ -95,9 +95,9 @@ struct GpuSample {
   // NVML's nvmlClocksEventReasons bitmask (clocks throttle reasons): 0x1 GPU idle, 0x4 SW
   // power cap, 0x8 HW slowdown, 0x20 SW thermal, 0x40 HW thermal, 0x80 HW power brake.
   std::optional<std::uint64_t> throttle_reasons{};
-  std::optional<int> fan_speed_pct{};  // nullopt on passively cooled cards
-  std::optional<int> pstate{};         // 0 (P0, fastest) .. 15; nullopt when unknown
-  std::vector<XidEvent> xids{};        // XID errors since the previous sample of this GPU
+  std::optional<int> fan_speed_pct{};         // nullopt on passively cooled cards
+  std::optional<int> pstate{};                // 0 (P0, fastest) .. 15; nullopt when unknown
+  std::vector<XidEvent> xids{};               // XID errors since the previous sample of this GPU
   std::vector<GpuProcessSample> processes{};  // compute processes on this GPU
   // MIG: the current mode and, when on, the MIG devices by gpu_instance_id. A layout applied
   // since the last Discover shows here first.

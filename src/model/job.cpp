@@ -87,12 +87,11 @@ bool CanTransition(JobState from, JobState to) {
       return to == S::kStarting || to == S::kCancelled;
     case S::kStarting:
       // PREEMPTED: a victim told to stop may exit before its start was reported.
-      return to == S::kRunning || to == S::kFailed || to == S::kCancelled ||
-             to == S::kCompleted || to == S::kTimeout || to == S::kNodeFail ||
-             to == S::kPreempted;
+      return to == S::kRunning || to == S::kFailed || to == S::kCancelled || to == S::kCompleted ||
+             to == S::kTimeout || to == S::kNodeFail || to == S::kPreempted;
     case S::kRunning:
-      return to == S::kCompleted || to == S::kFailed || to == S::kCancelled ||
-             to == S::kTimeout || to == S::kPreempted || to == S::kNodeFail;
+      return to == S::kCompleted || to == S::kFailed || to == S::kCancelled || to == S::kTimeout ||
+             to == S::kPreempted || to == S::kNodeFail;
     case S::kPreempted:
       return to == S::kPending || to == S::kCancelled;
     case S::kNodeFail:
@@ -107,7 +106,9 @@ bool CanTransition(JobState from, JobState to) {
   return false;
 }
 
-const std::string& ToString(const PriorityClass& p) { return p.name; }
+const std::string& ToString(const PriorityClass& p) {
+  return p.name;
+}
 
 Result<PriorityClass> ParsePriorityClass(std::string_view s) {
   const bool valid =
@@ -116,15 +117,16 @@ Result<PriorityClass> ParsePriorityClass(std::string_view s) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
       });
   if (!valid) {
-    return InvalidArgument("priority: '" + std::string(s) +
-                           "' is not a class name; use 1 to " +
+    return InvalidArgument("priority: '" + std::string(s) + "' is not a class name; use 1 to " +
                            std::to_string(kMaxPriorityClassName) +
                            " lower-case letters, digits, '-' or '_' (e.g. high, normal, low)");
   }
   return PriorityClass{.name = std::string(s)};
 }
 
-std::string_view ToString(DependencyKind k) { return k == DependencyKind::kOk ? "ok" : "any"; }
+std::string_view ToString(DependencyKind k) {
+  return k == DependencyKind::kOk ? "ok" : "any";
+}
 
 Result<int> ParseGpuShare(std::string_view text, std::string_view field) {
   const auto bad = [&] {
@@ -159,8 +161,9 @@ Result<std::int64_t> ParseMemoryMib(std::string_view text, std::string_view fiel
     ++end;
   }
   std::string unit(text.substr(end));
-  std::transform(unit.begin(), unit.end(), unit.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) {
+    return static_cast<char>(std::toupper(c));
+  });
   std::int64_t scale = 0;
   if (unit.empty() || unit == "M" || unit == "MI" || unit == "MIB" || unit == "MB") {
     scale = 1;
@@ -197,12 +200,14 @@ Status ValidateFraction(const JobRequest& r) {
   if (IsMig(r)) {
     GF_TRY(ValidateMigProfile(r.mig_profile, "mig"));
     if (IsFractional(r)) {
-      return InvalidArgument("mig: a MIG device is a fixed part of a GPU; drop --gpu-share and "
-                             "--gpu-mem, or drop --mig to share a GPU in shared mode");
+      return InvalidArgument(
+          "mig: a MIG device is a fixed part of a GPU; drop --gpu-share and "
+          "--gpu-mem, or drop --mig to share a GPU in shared mode");
     }
     if (r.gpus != 1 || r.nodes != 1) {
-      return InvalidArgument("gpus: a MIG job (--mig) runs on one MIG device; drop --gpus and "
-                             "--nodes");
+      return InvalidArgument(
+          "gpus: a MIG job (--mig) runs on one MIG device; drop --gpus and "
+          "--nodes");
     }
     return OkStatus();
   }
@@ -210,8 +215,9 @@ Status ValidateFraction(const JobRequest& r) {
     return OkStatus();
   }
   if (r.gpus != 1 || r.nodes != 1) {
-    return InvalidArgument("gpus: a fractional job (--gpu-share, --gpu-mem) runs on part of one "
-                           "GPU; drop --gpus and --nodes, or ask for whole GPUs without a share");
+    return InvalidArgument(
+        "gpus: a fractional job (--gpu-share, --gpu-mem) runs on part of one "
+        "GPU; drop --gpus and --nodes, or ask for whole GPUs without a share");
   }
   return OkStatus();
 }
@@ -219,7 +225,9 @@ Status ValidateFraction(const JobRequest& r) {
 Status ValidateSpec(const JobSpec& spec) {
   constexpr int kMaxGpusPerJob = 1024;
   if (spec.argv.empty() || spec.argv[0].empty()) {
-    return InvalidArgument("command: no command given; put it after '--' (gpufleet submit -- CMD ARGS) or pass a script file");
+    return InvalidArgument(
+        "command: no command given; put it after '--' (gpufleet submit -- CMD ARGS) or pass a "
+        "script file");
   }
   if (spec.request.gpus < 0 || spec.request.gpus > kMaxGpusPerJob) {
     return InvalidArgument("gpus: " + std::to_string(spec.request.gpus) +
@@ -233,12 +241,14 @@ Status ValidateSpec(const JobSpec& spec) {
   }
   GF_TRY(ValidateFraction(spec.request));
   if (spec.workdir.empty() || spec.workdir[0] != '/') {
-    return InvalidArgument("workdir: '" + spec.workdir + "' is not an absolute path; give a path starting with '/'");
+    return InvalidArgument("workdir: '" + spec.workdir +
+                           "' is not an absolute path; give a path starting with '/'");
   }
   if (spec.name.size() > kMaxJobName) {
-    return InvalidArgument("name: " + std::to_string(spec.name.size()) + " bytes is too long; "
-                           "give a job name of at most " + std::to_string(kMaxJobName) +
-                           " bytes (--name)");
+    return InvalidArgument("name: " + std::to_string(spec.name.size()) +
+                           " bytes is too long; "
+                           "give a job name of at most " +
+                           std::to_string(kMaxJobName) + " bytes (--name)");
   }
   // A name is shown to root in `queue` and `show` and goes into e-mail subjects: a control
   // character (ESC, BEL, CR, NUL...) would act on their terminal or add a mail header.
@@ -254,7 +264,8 @@ Status ValidateSpec(const JobSpec& spec) {
   GF_TRY(ParsePriorityClass(spec.priority.name));  // a spec built in code skips the parser
   for (const auto& [k, v] : spec.env) {
     if (!ValidEnvName(k)) {
-      return InvalidArgument("env: '" + k + "' is not a variable name; use letters, digits and '_' (KEY=VALUE)");
+      return InvalidArgument("env: '" + k +
+                             "' is not a variable name; use letters, digits and '_' (KEY=VALUE)");
     }
   }
   if (spec.time_limit && spec.time_limit->count() <= 0) {
@@ -306,12 +317,10 @@ std::string CheckpointSignalName(int number) {
 JobUsage CombineUsage(const JobUsage& total, const JobUsage& more) {
   JobUsage out;
   out.samples = total.samples + more.samples;
-  out.mean_util_pct =
-      out.samples == 0
-          ? 0
-          : (total.mean_util_pct * static_cast<double>(total.samples) +
-             more.mean_util_pct * static_cast<double>(more.samples)) /
-                static_cast<double>(out.samples);
+  out.mean_util_pct = out.samples == 0 ? 0
+                                       : (total.mean_util_pct * static_cast<double>(total.samples) +
+                                          more.mean_util_pct * static_cast<double>(more.samples)) /
+                                             static_cast<double>(out.samples);
   out.peak_util_pct = std::max(total.peak_util_pct, more.peak_util_pct);
   out.peak_memory_mib = std::max(total.peak_memory_mib, more.peak_memory_mib);
   out.energy_mj = total.energy_mj + more.energy_mj;

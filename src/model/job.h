@@ -73,7 +73,7 @@ const std::string& ToString(const PriorityClass& p);  // its name: "high"
 Result<PriorityClass> ParsePriorityClass(std::string_view s);
 
 struct JobRequest {
-  int gpus = 1;                      // whole GPUs, all on one node (per node: see `nodes`); 0 = CPU-only
+  int gpus = 1;  // whole GPUs, all on one node (per node: see `nodes`); 0 = CPU-only
   std::optional<std::string> gpu_type;  // model name, e.g. "H100-80GB"; nullopt = any
   // Node-label constraints (`--constraint rack=a`): the job runs only on a node whose labels
   // hold every key with that value. Empty = any node.
@@ -92,9 +92,13 @@ struct JobRequest {
 };
 
 // Whether the request is for a part of one GPU rather than whole GPUs.
-inline bool IsFractional(const JobRequest& r) { return r.gpu_milli > 0 || r.gpu_memory_mib > 0; }
+inline bool IsFractional(const JobRequest& r) {
+  return r.gpu_milli > 0 || r.gpu_memory_mib > 0;
+}
 // Whether the request is for a MIG device (one, of one GPU).
-inline bool IsMig(const JobRequest& r) { return !r.mig_profile.empty(); }
+inline bool IsMig(const JobRequest& r) {
+  return !r.mig_profile.empty();
+}
 
 struct Allocation {
   NodeId node;
@@ -127,8 +131,8 @@ struct NamedSignal {
   std::string_view name;  // without "SIG"
   int number;
 };
-constexpr std::array<NamedSignal, 7> kCheckpointSignals = {{
-    {"HUP", 1}, {"INT", 2}, {"QUIT", 3}, {"USR1", 10}, {"USR2", 12}, {"ALRM", 14}, {"TERM", 15}}};
+constexpr std::array<NamedSignal, 7> kCheckpointSignals = {
+    {{"HUP", 1}, {"INT", 2}, {"QUIT", 3}, {"USR1", 10}, {"USR2", 12}, {"ALRM", 14}, {"TERM", 15}}};
 // "USR1", "SIGUSR1", "usr1" or "10" → 10. Errors: kInvalidArgument listing the choices.
 Result<int> ParseCheckpointSignal(std::string_view text);
 // 10 → "USR1"; a number outside kCheckpointSignals → its decimal text.
@@ -174,19 +178,19 @@ struct GangMember {
 
 struct JobSpec {
   std::string name;
-  std::vector<std::string> argv;  // argv[0] is looked up in PATH
-  std::string workdir;            // absolute
+  std::vector<std::string> argv;                         // argv[0] is looked up in PATH
+  std::string workdir;                                   // absolute
   std::vector<std::pair<std::string, std::string>> env;  // on top of the submitter's environment
   JobRequest request;
   PriorityClass priority = PriorityClass::kNormal;
-  std::string team;                           // "" = the user's default team
+  std::string team;  // "" = the user's default team
   std::optional<std::chrono::seconds> time_limit;
   // Sent first when the job is preempted (then SIGKILL after the kill grace), so that it can
   // checkpoint. Default SIGTERM (15). One of kCheckpointSignals.
   int checkpoint_signal = kSigTerm;
-  std::vector<Dependency> after{};    // all must be met before it is queued
-  std::optional<ArrayTask> array{};   // set on each task of an array
-  std::optional<GangMember> gang{};   // set on each member of a multi-node job
+  std::vector<Dependency> after{};   // all must be met before it is queued
+  std::optional<ArrayTask> array{};  // set on each task of an array
+  std::optional<GangMember> gang{};  // set on each member of a multi-node job
   // Whether the job goes back to the queue when it is preempted or its node fails under it
   // (Slurm's --requeue, the default). false (`--no-requeue`) is for work that must not run
   // twice (it sends mail, appends to a database): such a job ends instead, CANCELLED when
@@ -209,11 +213,11 @@ struct Owner {
 // What a job's GPUs did while it ran, accumulated from the samples of its allocated GPUs
 // (monitor/telemetry) and stored with the job when it ends.
 struct JobUsage {
-  std::int64_t samples = 0;            // GPU samples counted (one per GPU per sample period)
-  double mean_util_pct = 0;            // mean GPU utilisation over those samples
+  std::int64_t samples = 0;  // GPU samples counted (one per GPU per sample period)
+  double mean_util_pct = 0;  // mean GPU utilisation over those samples
   int peak_util_pct = 0;
-  std::int64_t peak_memory_mib = 0;    // highest framebuffer use by the job on one GPU
-  std::int64_t energy_mj = 0;          // energy counter delta over its GPUs, millijoules
+  std::int64_t peak_memory_mib = 0;  // highest framebuffer use by the job on one GPU
+  std::int64_t energy_mj = 0;        // energy counter delta over its GPUs, millijoules
   bool operator==(const JobUsage&) const = default;
 };
 
@@ -248,8 +252,7 @@ struct Job {
 
 // STARTING or RUNNING with an allocation: the job holds GPUs of a node.
 inline bool HoldsGpus(const Job& job) {
-  return job.allocation &&
-         (job.state == JobState::kStarting || job.state == JobState::kRunning);
+  return job.allocation && (job.state == JobState::kStarting || job.state == JobState::kRunning);
 }
 
 // `more` (a later run of the same job, after a preemption) added to `total`: counts and energy

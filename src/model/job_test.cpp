@@ -1,17 +1,23 @@
 #include "model/job.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {
 
 TEST(JobStateTest, RoundTripsNames) {
-  for (JobState s : {JobState::kPending, JobState::kStarting, JobState::kRunning,
-                     JobState::kCompleted, JobState::kFailed, JobState::kCancelled,
-                     JobState::kTimeout, JobState::kPreempted, JobState::kNodeFail}) {
+  for (JobState s : {JobState::kPending,
+                     JobState::kStarting,
+                     JobState::kRunning,
+                     JobState::kCompleted,
+                     JobState::kFailed,
+                     JobState::kCancelled,
+                     JobState::kTimeout,
+                     JobState::kPreempted,
+                     JobState::kNodeFail}) {
     EXPECT_EQ(*ParseJobState(ToString(s)), s);
   }
   EXPECT_EQ(*ParseJobState("running"), JobState::kRunning);
@@ -44,9 +50,11 @@ TEST(PriorityTest, ParsesAnyWellFormedNameAndRejectsOthersNamingTheRule) {
   EXPECT_EQ(ParsePriorityClass("urgent")->name, "urgent");  // existence is the config's business
   EXPECT_EQ(ParsePriorityClass("gpu-batch_2")->name, "gpu-batch_2");
   EXPECT_TRUE(ParsePriorityClass(std::string(kMaxPriorityClassName, 'a')).ok());
-  for (const std::string& bad :
-       {std::string(), std::string("Urgent"), std::string("two words"), std::string("a.b"),
-        std::string(kMaxPriorityClassName + 1, 'a')}) {
+  for (const std::string& bad : {std::string(),
+                                 std::string("Urgent"),
+                                 std::string("two words"),
+                                 std::string("a.b"),
+                                 std::string(kMaxPriorityClassName + 1, 'a')}) {
     const auto parsed = ParsePriorityClass(bad);
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_EQ(parsed.error().message.rfind("priority: '" + bad + "' is not a class name", 0), 0U)
@@ -100,8 +108,8 @@ TEST(ValidateSpecTest, RefusesControlCharactersInTheName) {
   EXPECT_EQ(refused.error().message,
             "name: byte 5 (\\x1b) is a control character or not UTF-8; give a job name of "
             "printable text (--name)");
-  const std::vector<std::string> bad_names = {"a\nb", "a\rBcc: x", std::string("a\0b", 3),
-                                             "a\xc2\x9b", "\xff"};
+  const std::vector<std::string> bad_names = {
+      "a\nb", "a\rBcc: x", std::string("a\0b", 3), "a\xc2\x9b", "\xff"};
   for (const std::string& bad : bad_names) {
     s.name = bad;
     EXPECT_EQ(ValidateSpec(s).error().message.rfind("name: byte", 0), 0U) << bad;

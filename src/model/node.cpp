@@ -28,7 +28,7 @@ Status ValidateLabel(const std::string& key, const std::string& value, std::stri
 }
 
 Result<std::pair<std::string, std::string>> ParseLabel(std::string_view text,
-                                                        std::string_view field) {
+                                                       std::string_view field) {
   const std::size_t eq = text.find('=');
   if (eq == std::string_view::npos) {
     return InvalidArgument(std::string(field) + ": '" + std::string(text) +
@@ -42,9 +42,12 @@ Result<std::pair<std::string, std::string>> ParseLabel(std::string_view text,
 
 std::string_view ToString(GpuHealth h) {
   switch (h) {
-    case GpuHealth::kOk: return "ok";
-    case GpuHealth::kDegraded: return "degraded";
-    case GpuHealth::kFailed: return "failed";
+    case GpuHealth::kOk:
+      return "ok";
+    case GpuHealth::kDegraded:
+      return "degraded";
+    case GpuHealth::kFailed:
+      return "failed";
   }
   return "ok";
 }
@@ -85,10 +88,14 @@ Result<GpuHealth> ParseGpuHealth(std::string_view s) {
 
 std::string_view ToString(SharingMode m) {
   switch (m) {
-    case SharingMode::kExclusive: return "exclusive";
-    case SharingMode::kShared: return "shared";
-    case SharingMode::kMps: return "mps";
-    case SharingMode::kMig: return "mig";
+    case SharingMode::kExclusive:
+      return "exclusive";
+    case SharingMode::kShared:
+      return "shared";
+    case SharingMode::kMps:
+      return "mps";
+    case SharingMode::kMig:
+      return "mig";
   }
   return "exclusive";
 }
@@ -108,8 +115,7 @@ Status ValidateMigProfile(std::string_view profile, std::string_view field) {
     return i - from;
   };
   const std::size_t slice_digits = digits();
-  if (slice_digits == 0 || slice_digits > 2 || profile[0] == '0' ||
-      profile.substr(i, 2) != "g.") {
+  if (slice_digits == 0 || slice_digits > 2 || profile[0] == '0' || profile.substr(i, 2) != "g.") {
     return bad();
   }
   i += 2;
@@ -120,7 +126,8 @@ Status ValidateMigProfile(std::string_view profile, std::string_view field) {
   if (i < profile.size()) {
     const std::string_view suffix = profile.substr(i);
     if (suffix.size() < 2 || suffix.size() > 8 || suffix[0] != '+' ||
-        !std::all_of(suffix.begin() + 1, suffix.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
+        !std::all_of(
+            suffix.begin() + 1, suffix.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
       return bad();
     }
   }
@@ -217,7 +224,9 @@ Result<SharingMode> ParseSharingMode(std::string_view s, std::string_view field)
                          "' is not a sharing mode; use exclusive, shared, mps or mig");
 }
 
-std::string_view ToString(MemoryBreach b) { return b == MemoryBreach::kWarn ? "warn" : "kill"; }
+std::string_view ToString(MemoryBreach b) {
+  return b == MemoryBreach::kWarn ? "warn" : "kill";
+}
 
 Result<MemoryBreach> ParseMemoryBreach(std::string_view s, std::string_view field) {
   if (s == "kill") {
@@ -233,10 +242,14 @@ Result<MemoryBreach> ParseMemoryBreach(std::string_view s, std::string_view fiel
 
 std::string_view ToString(NodeState s) {
   switch (s) {
-    case NodeState::kUp: return "up";
-    case NodeState::kDraining: return "draining";
-    case NodeState::kDrained: return "drained";
-    case NodeState::kDown: return "down";
+    case NodeState::kUp:
+      return "up";
+    case NodeState::kDraining:
+      return "draining";
+    case NodeState::kDrained:
+      return "drained";
+    case NodeState::kDown:
+      return "down";
   }
   return "up";
 }
@@ -254,7 +267,8 @@ Result<NodeState> ParseNodeState(std::string_view s) {
   if (s == "down") {
     return NodeState::kDown;
   }
-  return InvalidArgument("unknown node state '" + std::string(s) + "'; use up, draining, drained or down");
+  return InvalidArgument("unknown node state '" + std::string(s) +
+                         "'; use up, draining, drained or down");
 }
 
 }  // namespace gf

@@ -64,11 +64,11 @@ struct SharingConfig {
 // One MIG device (a GPU instance with its one compute instance) of a GPU in MIG mode (issue
 // #7), as the driver reports it.
 struct MigInstance {
-  std::string profile{};   // NVIDIA's name of the GPU instance profile: "3g.40gb", "1g.10gb"
-  GpuUuid uuid{};          // "MIG-...": what CUDA_VISIBLE_DEVICES takes to run on it
+  std::string profile{};  // NVIDIA's name of the GPU instance profile: "3g.40gb", "1g.10gb"
+  GpuUuid uuid{};         // "MIG-...": what CUDA_VISIBLE_DEVICES takes to run on it
   int gpu_instance_id = -1;
   int compute_instance_id = -1;
-  int slices = 0;          // compute slices: the 3 of "3g.40gb"
+  int slices = 0;  // compute slices: the 3 of "3g.40gb"
   std::int64_t memory_mib = 0;
   bool operator==(const MigInstance&) const = default;
 };
@@ -103,9 +103,9 @@ Result<std::vector<std::size_t>> PlanMigLayout(const std::vector<MigProfile>& of
                                                const std::vector<std::string>& wanted);
 
 struct Gpu {
-  int index = 0;          // NVML index on its node
+  int index = 0;  // NVML index on its node
   GpuUuid uuid;
-  std::string model;      // normalized model name, e.g. "H100-80GB"
+  std::string model;  // normalized model name, e.g. "H100-80GB"
   std::int64_t memory_mib = 0;
   GpuHealth health = GpuHealth::kOk;
   std::string health_cause;  // why it is not ok; "" when ok
@@ -135,7 +135,9 @@ struct Gpu {
 // one (a recent XID, too hot, throttled by the hardware) is kept free until it recovers, so
 // that a job does not start on a card that is about to fail (issue #8). Jobs already running
 // on a degraded GPU go on.
-inline bool TakesWork(const Gpu& gpu) { return gpu.health == GpuHealth::kOk; }
+inline bool TakesWork(const Gpu& gpu) {
+  return gpu.health == GpuHealth::kOk;
+}
 // Whether new work of each kind may go to the GPU: whole-GPU jobs to exclusive GPUs, fractional
 // jobs to shared and mps ones; neither while a change of its mode waits (it empties first).
 // A GPU with MIG on in the hardware runs work only on its MIG devices.
@@ -160,7 +162,7 @@ inline bool TakesMigJobs(const Gpu& gpu) {
 Status ValidateLabel(const std::string& key, const std::string& value, std::string_view field);
 // "rack=a" → {"rack", "a"}, validated as above.
 Result<std::pair<std::string, std::string>> ParseLabel(std::string_view text,
-                                                        std::string_view field);
+                                                       std::string_view field);
 
 enum class NodeState { kUp, kDraining, kDrained, kDown };
 std::string_view ToString(NodeState s);  // "up", "draining", "drained", "down"
@@ -174,7 +176,7 @@ struct Node {
   std::map<std::string, std::string> labels;
   NodeState state = NodeState::kUp;
   std::string state_reason{};  // why it is not up: a drain's reason, or what took it down
-  std::string gpu_backend;  // "nvml", "sim:4xH100-80GB"
+  std::string gpu_backend;     // "nvml", "sim:4xH100-80GB"
   // How the agent contains its jobs' processes: "cgroup-v2", "cgroup-v1", "none"
   // (executor/cgroup.h Containment); "" = not reported. Sent in each hello, not stored.
   std::string containment;

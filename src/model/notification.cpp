@@ -7,14 +7,22 @@ namespace gf {
 
 std::string_view ToString(NotifyKind kind) {
   switch (kind) {
-    case NotifyKind::kJobEnd: return "job_end";
-    case NotifyKind::kJobFailed: return "job_failed";
-    case NotifyKind::kPreempted: return "preempted";
-    case NotifyKind::kIdleWarning: return "idle_warning";
-    case NotifyKind::kQuota80: return "quota_80";
-    case NotifyKind::kQuota100: return "quota_100";
-    case NotifyKind::kGpuFailed: return "gpu_failed";
-    case NotifyKind::kMemoryBreach: return "memory_breach";
+    case NotifyKind::kJobEnd:
+      return "job_end";
+    case NotifyKind::kJobFailed:
+      return "job_failed";
+    case NotifyKind::kPreempted:
+      return "preempted";
+    case NotifyKind::kIdleWarning:
+      return "idle_warning";
+    case NotifyKind::kQuota80:
+      return "quota_80";
+    case NotifyKind::kQuota100:
+      return "quota_100";
+    case NotifyKind::kGpuFailed:
+      return "gpu_failed";
+    case NotifyKind::kMemoryBreach:
+      return "memory_breach";
   }
   return "unknown";
 }
@@ -33,17 +41,22 @@ Result<NotifyKind> ParseNotifyKind(std::string_view text) {
 
 std::string_view ToString(SubscriptionScope scope) {
   switch (scope) {
-    case SubscriptionScope::kUser: return "user";
-    case SubscriptionScope::kTeam: return "team";
-    case SubscriptionScope::kCluster: return "cluster";
+    case SubscriptionScope::kUser:
+      return "user";
+    case SubscriptionScope::kTeam:
+      return "team";
+    case SubscriptionScope::kCluster:
+      return "cluster";
   }
   return "unknown";
 }
 
 std::string_view ToString(NotifyChannel channel) {
   switch (channel) {
-    case NotifyChannel::kWebhook: return "webhook";
-    case NotifyChannel::kEmail: return "email";
+    case NotifyChannel::kWebhook:
+      return "webhook";
+    case NotifyChannel::kEmail:
+      return "email";
   }
   return "unknown";
 }

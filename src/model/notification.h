@@ -18,14 +18,14 @@
 namespace gf {
 
 enum class NotifyKind {
-  kJobEnd,       // a job completed, or was cancelled
-  kJobFailed,    // a job failed, timed out, or was lost with its node or GPU and not requeued
-  kPreempted,    // a running job was stopped for another (preemption) or reaped while idle
-  kIdleWarning,  // a job's GPUs have been idle past its reaper threshold: reaped after the grace
-  kQuota80,      // a team used 80 % of its GPU-hour budget for the period
-  kQuota100,     // ... 100 %: its new jobs wait for an admin's approval
-  kGpuFailed,    // a GPU failed (XID, ECC, lost): its jobs are requeued, admins should look
-  kMemoryBreach, // a fractional job used more GPU memory than its limit (issue #7)
+  kJobEnd,        // a job completed, or was cancelled
+  kJobFailed,     // a job failed, timed out, or was lost with its node or GPU and not requeued
+  kPreempted,     // a running job was stopped for another (preemption) or reaped while idle
+  kIdleWarning,   // a job's GPUs have been idle past its reaper threshold: reaped after the grace
+  kQuota80,       // a team used 80 % of its GPU-hour budget for the period
+  kQuota100,      // ... 100 %: its new jobs wait for an admin's approval
+  kGpuFailed,     // a GPU failed (XID, ECC, lost): its jobs are requeued, admins should look
+  kMemoryBreach,  // a fractional job used more GPU memory than its limit (issue #7)
 };
 
 // "job_end", "job_failed", "preempted", "idle_warning", "quota_80", "quota_100", "gpu_failed",
@@ -33,10 +33,14 @@ enum class NotifyKind {
 std::string_view ToString(NotifyKind kind);
 // The names above. Errors: kInvalidArgument listing them.
 Result<NotifyKind> ParseNotifyKind(std::string_view text);
-inline constexpr NotifyKind kAllNotifyKinds[] = {
-    NotifyKind::kJobEnd,      NotifyKind::kJobFailed, NotifyKind::kPreempted,
-    NotifyKind::kIdleWarning, NotifyKind::kQuota80,   NotifyKind::kQuota100,
-    NotifyKind::kGpuFailed,   NotifyKind::kMemoryBreach};
+inline constexpr NotifyKind kAllNotifyKinds[] = {NotifyKind::kJobEnd,
+                                                 NotifyKind::kJobFailed,
+                                                 NotifyKind::kPreempted,
+                                                 NotifyKind::kIdleWarning,
+                                                 NotifyKind::kQuota80,
+                                                 NotifyKind::kQuota100,
+                                                 NotifyKind::kGpuFailed,
+                                                 NotifyKind::kMemoryBreach};
 
 struct Notification {
   NotifyKind kind = NotifyKind::kJobEnd;
@@ -77,9 +81,9 @@ struct Subscription {
   std::string id{};     // "sub-" + random hex, assigned by the controller
   std::string owner{};  // the user who created it (may remove it; admins may remove any)
   SubscriptionScope scope = SubscriptionScope::kUser;
-  std::string team{};    // kTeam: the team
+  std::string team{};  // kTeam: the team
   NotifyChannel channel = NotifyChannel::kWebhook;
-  std::string target{};  // webhook: http(s)://... URL; e-mail: an address
+  std::string target{};             // webhook: http(s)://... URL; e-mail: an address
   std::vector<NotifyKind> kinds{};  // empty: every kind
   Time created{};
   bool operator==(const Subscription&) const = default;

@@ -15,8 +15,8 @@ inline constexpr int kWholeGpuMilli = 1000;
 
 struct Slice {
   GpuUuid gpu;
-  int gpu_milli = kWholeGpuMilli;   // 1000 = the whole GPU
-  std::int64_t memory_mib = 0;      // 0 with a whole GPU: all of its memory
+  int gpu_milli = kWholeGpuMilli;  // 1000 = the whole GPU
+  std::int64_t memory_mib = 0;     // 0 with a whole GPU: all of its memory
   bool IsWhole() const { return gpu_milli == kWholeGpuMilli; }
   bool operator==(const Slice&) const = default;
 };

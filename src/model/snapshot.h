@@ -33,7 +33,7 @@ struct GpuLoad {
 
 struct NodeSnapshot {
   Node node;
-  std::set<GpuUuid> allocated;  // GPUs held by STARTING/RUNNING jobs
+  std::set<GpuUuid> allocated;        // GPUs held by STARTING/RUNNING jobs
   std::map<GpuUuid, GpuLoad> load{};  // recent load by GPU; absent = unknown (counted as idle)
 };
 
@@ -55,7 +55,7 @@ struct RunningJob {
   // Oracle figures that only the baseline orders read (PolicyConfig::ordering): `gpufleet sim`
   // fills them from the trace; the controller leaves them unset.
   std::optional<Millis> expected_duration{};  // how long this run lasts from start_time
-  double attained_gpu_seconds = 0;             // GPU time held by its earlier runs (2D-LAS)
+  double attained_gpu_seconds = 0;            // GPU time held by its earlier runs (2D-LAS)
 };
 
 // What a team has used, as the accounting computed it for this pass.

@@ -7,9 +7,12 @@ namespace gf {
 
 std::string_view ToString(Role r) {
   switch (r) {
-    case Role::kUser: return "user";
-    case Role::kOperator: return "operator";
-    case Role::kAdmin: return "admin";
+    case Role::kUser:
+      return "user";
+    case Role::kOperator:
+      return "operator";
+    case Role::kAdmin:
+      return "admin";
   }
   return "user";
 }
@@ -20,7 +23,8 @@ Result<Role> ParseRole(std::string_view s) {
       return r;
     }
   }
-  return InvalidArgument("role: '" + std::string(s) + "' is not a role; use user, operator or admin");
+  return InvalidArgument("role: '" + std::string(s) +
+                         "' is not a role; use user, operator or admin");
 }
 
 Status ValidateTeamName(std::string_view name) {

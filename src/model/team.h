@@ -15,9 +15,9 @@ namespace gf {
 
 struct Team {
   std::string name;
-  std::vector<std::string> members;        // Unix user names
-  int guaranteed_gpus = 0;                 // always available to the team
-  std::optional<int> borrow_limit_gpus;    // above the guarantee, when others' GPUs are idle
+  std::vector<std::string> members;             // Unix user names
+  int guaranteed_gpus = 0;                      // always available to the team
+  std::optional<int> borrow_limit_gpus;         // above the guarantee, when others' GPUs are idle
   std::optional<std::int64_t> gpu_hour_budget;  // per accounting period
   int fairshare_weight = 1;
 };

@@ -41,7 +41,11 @@ Result<E> Parse(const std::array<std::pair<E, std::string_view>, N>& table,
 
 }  // namespace
 
-std::string_view ToString(TokenKind k) { return NameOf(kKinds, k); }
-Result<TokenKind> ParseTokenKind(std::string_view s) { return Parse(kKinds, s, "token kind"); }
+std::string_view ToString(TokenKind k) {
+  return NameOf(kKinds, k);
+}
+Result<TokenKind> ParseTokenKind(std::string_view s) {
+  return Parse(kKinds, s, "token kind");
+}
 
 }  // namespace gf

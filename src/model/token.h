@@ -30,7 +30,7 @@ struct ApiToken {
   // User token: the login name it acts as. Node token: the node name it may register, or ""
   // for a join token that any one node may use.
   std::string subject{};
-  std::uint32_t uid = 0;      // user token: the Unix uid it acts as (jobs run as this uid)
+  std::uint32_t uid = 0;  // user token: the Unix uid it acts as (jobs run as this uid)
   std::uint32_t gid = 0;
   Role role = Role::kUser;    // user token only
   std::string description{};  // free text, shown by `gpufleet token list`

@@ -1,12 +1,12 @@
 #include "model/webhook_allow.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <optional>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 namespace gf {
 namespace {
@@ -99,8 +99,9 @@ bool InBlock(const Address& a, const Address& block, int prefix_bits) {
 
 std::string Lower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
   if (!out.empty() && out.back() == '.') {
     out.pop_back();  // "localhost." is localhost
   }
@@ -160,8 +161,9 @@ bool WebhookAllowList::AllowsName(std::string_view host) const {
   if (std::find(names_.begin(), names_.end(), name) != names_.end()) {
     return true;
   }
-  return std::any_of(suffixes_.begin(), suffixes_.end(),
-                     [&](const std::string& suffix) { return name.ends_with(suffix); });
+  return std::any_of(suffixes_.begin(), suffixes_.end(), [&](const std::string& suffix) {
+    return name.ends_with(suffix);
+  });
 }
 
 bool WebhookAllowList::AllowsAddress(const Address& address) const {
@@ -170,7 +172,8 @@ bool WebhookAllowList::AllowsAddress(const Address& address) const {
   });
 }
 
-Status WebhookAllowList::Check(std::string_view host, const Address& address,
+Status WebhookAllowList::Check(std::string_view host,
+                               const Address& address,
                                std::string_view shown) const {
   const std::string_view kind = SpecialKind(address);
   if (kind.empty() || AllowsAddress(address) || AllowsName(host)) {
@@ -179,8 +182,8 @@ Status WebhookAllowList::Check(std::string_view host, const Address& address,
   return InvalidArgument(std::string(shown) + ", a " + std::string(kind) +
                          " address: webhooks may not reach it (the server would send requests "
                          "to itself or its network's services); an admin may allow it with "
-                         "[notify] webhook_allow = [\"" + AddressText(address) +
-                         "\"] in the server's settings");
+                         "[notify] webhook_allow = [\"" +
+                         AddressText(address) + "\"] in the server's settings");
 }
 
 Status WebhookAllowList::CheckUrl(std::string_view url) const {

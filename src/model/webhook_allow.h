@@ -48,7 +48,6 @@ class WebhookAllowList {
   // `host` resolved to) may be connected to. Errors: as CheckUrl.
   Status CheckAddress(std::string_view host, std::string_view address) const;
 
-
  private:
   struct Block {  // an address block; IPv4 as its IPv4-mapped IPv6 form
     std::array<std::uint8_t, 16> bytes{};
@@ -56,7 +55,8 @@ class WebhookAllowList {
   };
   bool AllowsName(std::string_view host) const;
   bool AllowsAddress(const std::array<std::uint8_t, 16>& address) const;
-  Status Check(std::string_view host, const std::array<std::uint8_t, 16>& address,
+  Status Check(std::string_view host,
+               const std::array<std::uint8_t, 16>& address,
                std::string_view shown) const;
 
   std::vector<Block> blocks_;

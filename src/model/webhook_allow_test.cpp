@@ -1,8 +1,8 @@
 #include "model/webhook_allow.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace gf {
 namespace {
@@ -15,12 +15,20 @@ WebhookAllowList Allow(const std::vector<std::string>& entries) {
 
 TEST(WebhookAllowTest, LoopbackLinkLocalAndUnspecifiedAreRefusedByDefault) {
   const WebhookAllowList none;
-  for (const std::string url :
-       {"http://127.0.0.1:8080/x", "http://127.9.9.9/", "http://[::1]:80/", "http://localhost/",
-        "http://api.LOCALHOST./", "http://169.254.169.254/latest/meta-data",
-        "http://[fe80::1%25eth0]/", "http://0.0.0.0:22/", "http://[::]/",
-        "http://[::ffff:127.0.0.1]/", "http://2130706433/", "http://127.1/", "http://0x7f.1/",
-        "https://hooks.example.com@127.0.0.1/"}) {
+  for (const std::string url : {"http://127.0.0.1:8080/x",
+                                "http://127.9.9.9/",
+                                "http://[::1]:80/",
+                                "http://localhost/",
+                                "http://api.LOCALHOST./",
+                                "http://169.254.169.254/latest/meta-data",
+                                "http://[fe80::1%25eth0]/",
+                                "http://0.0.0.0:22/",
+                                "http://[::]/",
+                                "http://[::ffff:127.0.0.1]/",
+                                "http://2130706433/",
+                                "http://127.1/",
+                                "http://0x7f.1/",
+                                "https://hooks.example.com@127.0.0.1/"}) {
     const Status checked = none.CheckUrl(url);
     ASSERT_FALSE(checked.ok()) << url;
     EXPECT_EQ(checked.error().code, ErrorCode::kInvalidArgument);
@@ -36,8 +44,11 @@ TEST(WebhookAllowTest, LoopbackLinkLocalAndUnspecifiedAreRefusedByDefault) {
 
 TEST(WebhookAllowTest, OtherAddressesAndNamesPassAtSubscription) {
   const WebhookAllowList none;
-  for (const std::string url : {"https://hooks.example.com/x", "http://10.1.2.3:9000/",
-                                "http://192.168.1.5/", "http://[2001:db8::1]/", "http://h/"}) {
+  for (const std::string url : {"https://hooks.example.com/x",
+                                "http://10.1.2.3:9000/",
+                                "http://192.168.1.5/",
+                                "http://[2001:db8::1]/",
+                                "http://h/"}) {
     EXPECT_TRUE(none.CheckUrl(url).ok()) << url;
   }
 }
@@ -46,7 +57,7 @@ TEST(WebhookAllowTest, ListedAddressesBlocksAndNamesAreAllowed) {
   const WebhookAllowList list = Allow({"127.0.0.1", "fe80::/10", "hooks.lab", "*.test"});
   EXPECT_TRUE(list.CheckUrl("http://127.0.0.1:8080/").ok());
   EXPECT_TRUE(list.CheckUrl("http://[::ffff:127.0.0.1]/").ok());  // the same address
-  EXPECT_FALSE(list.CheckUrl("http://127.0.0.2/").ok());            // not the block
+  EXPECT_FALSE(list.CheckUrl("http://127.0.0.2/").ok());          // not the block
   EXPECT_FALSE(list.CheckUrl("http://[::1]/").ok());
   EXPECT_TRUE(list.CheckUrl("http://[fe80::abcd]/").ok());
   EXPECT_TRUE(list.CheckAddress("hooks.lab", "127.0.0.1").ok());  // a listed name, any address
@@ -76,8 +87,7 @@ TEST(WebhookAllowTest, BadEntriesNameTheEntry) {
   for (const std::string bad : {"10.0.0.0/33", "::1/129", "10.0.0.0/x", "", "a b", "*.", "h/8"}) {
     auto list = WebhookAllowList::Parse({bad});
     ASSERT_FALSE(list.ok()) << bad;
-    EXPECT_EQ(list.error().message.rfind("'" + bad + "'", 0), 0U)
-        << list.error().message;
+    EXPECT_EQ(list.error().message.rfind("'" + bad + "'", 0), 0U) << list.error().message;
   }
 }
 

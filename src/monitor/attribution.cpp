@@ -204,8 +204,9 @@ std::optional<JobId> ProcessAttributor::JobByParentChain(std::int64_t pid,
   // shim's child, its descendants and adopted orphans lie further down.
   std::int64_t current = pid;
   for (int step = 0; step < kMaxParentChain && current > 1; ++step) {
-    auto live = std::find_if(live_jobs.begin(), live_jobs.end(),
-                             [current](const LiveJob& j) { return j.shim_pid == current; });
+    auto live = std::find_if(live_jobs.begin(), live_jobs.end(), [current](const LiveJob& j) {
+      return j.shim_pid == current;
+    });
     if (live != live_jobs.end()) {
       return live->job;
     }

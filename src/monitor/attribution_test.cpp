@@ -82,12 +82,12 @@ class FakeProcTest : public ::testing::Test {
     fs::path dir = root_ / std::to_string(p.pid);
     fs::create_directories(dir);
     // The command name holds ") " on purpose: the stat parser must not be fooled by it.
-    std::ofstream(dir / "stat") << p.pid << " (my) prog) S " << p.ppid << " " << p.pid
-                                << " " << p.pid << " 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
+    std::ofstream(dir / "stat") << p.pid << " (my) prog) S " << p.ppid << " " << p.pid << " "
+                                << p.pid << " 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
                                 << "12345 0 0\n";
     std::ofstream(dir / "status") << "Name:\tprog\nState:\tS (sleeping)\nPid:\t" << p.pid
-                                  << "\nPPid:\t" << p.ppid << "\nUid:\t" << p.uid << "\t"
-                                  << p.uid << "\t" << p.uid << "\t" << p.uid << "\n";
+                                  << "\nPPid:\t" << p.ppid << "\nUid:\t" << p.uid << "\t" << p.uid
+                                  << "\t" << p.uid << "\t" << p.uid << "\n";
     std::ofstream(dir / "cgroup") << "0::" << p.cgroup_path << "\n";
   }
 
@@ -132,8 +132,8 @@ TEST_F(FakeProcTest, ParentChainReachesTheShimOfALiveJob) {
   std::vector<GpuSample> samples{SampleWith({101, 102, 103, 200}), SampleWith({301})};
   attributor.Attribute(samples, live);
 
-  for (const GpuProcessSample& p : std::vector(samples[0].processes.begin(),
-                                               samples[0].processes.begin() + 3)) {
+  for (const GpuProcessSample& p :
+       std::vector(samples[0].processes.begin(), samples[0].processes.begin() + 3)) {
     EXPECT_EQ(p.job, JobId(7)) << "pid " << p.pid;
     EXPECT_FALSE(p.unmanaged) << "pid " << p.pid;
     EXPECT_EQ(p.uid, 1000u) << "pid " << p.pid;

@@ -64,11 +64,8 @@ std::string XidText(int xid) {
 
 // The temperature rule of one sensor with hysteresis: enters at `limit`, leaves once the
 // reading is `hysteresis` below it. Updates `active`; returns the reason text while active.
-std::optional<std::string> TemperatureRule(std::string_view what,
-                                           std::optional<int> reading,
-                                           int limit,
-                                           int hysteresis,
-                                           bool& active) {
+std::optional<std::string> TemperatureRule(
+    std::string_view what, std::optional<int> reading, int limit, int hysteresis, bool& active) {
   if (!reading) {
     return std::nullopt;  // no reading: neither raise nor clear
   }
@@ -116,7 +113,9 @@ HealthTracker::HealthTracker(HealthPolicy policy) : policy_(std::move(policy)) {
   GF_CHECK(policy_.xid_degraded_for.count() >= 0);
 }
 
-void HealthTracker::Reset(const GpuUuid& uuid) { gpus_.erase(uuid); }
+void HealthTracker::Reset(const GpuUuid& uuid) {
+  gpus_.erase(uuid);
+}
 
 void HealthTracker::Update(GpuSample& sample) {
   GpuState& state = gpus_[sample.uuid];
@@ -181,9 +180,10 @@ std::vector<HealthTracker::Reason> HealthTracker::ActiveReasons(const GpuSample&
     out.push_back({GpuHealth::kFailed, XidText(xid)});
   }
   if (state.ecc_rise) {
-    out.push_back({GpuHealth::kFailed, "volatile uncorrectable ECC errors rose from " +
-                                           std::to_string(state.ecc_rise->first) + " to " +
-                                           std::to_string(state.ecc_rise->second)});
+    out.push_back({GpuHealth::kFailed,
+                   "volatile uncorrectable ECC errors rose from " +
+                       std::to_string(state.ecc_rise->first) + " to " +
+                       std::to_string(state.ecc_rise->second)});
   }
   AddXidReasons(sample, state, out);
   AddEccAndRemapReasons(sample, out);
@@ -212,15 +212,15 @@ void HealthTracker::AddXidReasons(const GpuSample& sample,
   }
 }
 
-void HealthTracker::AddEccAndRemapReasons(const GpuSample& sample,
-                                          std::vector<Reason>& out) const {
+void HealthTracker::AddEccAndRemapReasons(const GpuSample& sample, std::vector<Reason>& out) const {
   if (sample.remapped_rows && sample.remapped_rows->failure) {
     out.push_back({GpuHealth::kFailed, "row remapping failed (the GPU needs service)"});
   }
   const std::optional<std::int64_t> aggregate = sample.ecc.aggregate_uncorrected;
   if (aggregate && *aggregate > policy_.aggregate_uncorrectable_limit) {
     out.push_back({GpuHealth::kDegraded,
-                   std::to_string(*aggregate) + " uncorrectable ECC errors over the card's life (> " +
+                   std::to_string(*aggregate) +
+                       " uncorrectable ECC errors over the card's life (> " +
                        std::to_string(policy_.aggregate_uncorrectable_limit) + ")"});
   }
   if (sample.remapped_rows && sample.remapped_rows->pending) {
@@ -232,12 +232,18 @@ void HealthTracker::AddTemperatureReasons(const GpuSample& sample,
                                           GpuState& state,
                                           std::vector<Reason>& out) const {
   const int hysteresis = policy_.temperature_hysteresis_c;
-  if (auto r = TemperatureRule("temperature", sample.temperature_c, policy_.temperature_limit_c,
-                               hysteresis, state.hot)) {
+  if (auto r = TemperatureRule("temperature",
+                               sample.temperature_c,
+                               policy_.temperature_limit_c,
+                               hysteresis,
+                               state.hot)) {
     out.push_back({GpuHealth::kDegraded, std::move(*r)});
   }
-  if (auto r = TemperatureRule("memory temperature", sample.memory_temperature_c,
-                               policy_.memory_temperature_limit_c, hysteresis, state.memory_hot)) {
+  if (auto r = TemperatureRule("memory temperature",
+                               sample.memory_temperature_c,
+                               policy_.memory_temperature_limit_c,
+                               hysteresis,
+                               state.memory_hot)) {
     out.push_back({GpuHealth::kDegraded, std::move(*r)});
   }
 }

@@ -88,7 +88,7 @@ class HealthTracker {
     // count when it first rose (from) and its latest value (to).
     std::vector<int> fatal_xids;
     std::optional<std::pair<std::int64_t, std::int64_t>> ecc_rise;
-    std::map<int, Time> xid_last_seen;  // non-fatal, non-application XIDs
+    std::map<int, Time> xid_last_seen;                 // non-fatal, non-application XIDs
     std::optional<std::int64_t> volatile_uncorrected;  // as of the previous sample
     bool hot = false;         // die temperature rule active (hysteresis state)
     bool memory_hot = false;  // memory temperature rule active
@@ -97,10 +97,12 @@ class HealthTracker {
   void LearnXids(const GpuSample& sample, GpuState& state) const;
   void LearnEcc(const GpuSample& sample, GpuState& state) const;
   std::vector<Reason> ActiveReasons(const GpuSample& sample, GpuState& state) const;
-  void AddXidReasons(const GpuSample& sample, const GpuState& state,
+  void AddXidReasons(const GpuSample& sample,
+                     const GpuState& state,
                      std::vector<Reason>& out) const;
   void AddEccAndRemapReasons(const GpuSample& sample, std::vector<Reason>& out) const;
-  void AddTemperatureReasons(const GpuSample& sample, GpuState& state,
+  void AddTemperatureReasons(const GpuSample& sample,
+                             GpuState& state,
                              std::vector<Reason>& out) const;
 
   HealthPolicy policy_;

@@ -129,8 +129,7 @@ TEST(HealthTest, RisingVolatileUncorrectableEccFailsSticky) {
   EXPECT_EQ(s.health_cause, "volatile uncorrectable ECC errors rose from 3 to 5");
   rose.time += seconds(1);
   rose.ecc.volatile_uncorrected = 6;
-  EXPECT_EQ(Feed(tracker, rose).health_cause,
-            "volatile uncorrectable ECC errors rose from 3 to 6");
+  EXPECT_EQ(Feed(tracker, rose).health_cause, "volatile uncorrectable ECC errors rose from 3 to 6");
   // The counter stops rising: still failed.
   rose.time += seconds(1);
   EXPECT_EQ(Feed(tracker, rose).health, GpuHealth::kFailed);
@@ -220,9 +219,9 @@ TEST(HealthTest, HardwareThrottleDegradesWhileSet) {
 
 TEST(HealthTest, WorstStateWinsAndCauseListsEveryReasonWorstFirst) {
   HealthTracker tracker;
-  GpuSample s = WithXid(Healthy(), 119);  // degraded
-  s.temperature_c = 93;                   // degraded
-  s.xids.push_back(XidEvent{79, s.time}); // failed
+  GpuSample s = WithXid(Healthy(), 119);   // degraded
+  s.temperature_c = 93;                    // degraded
+  s.xids.push_back(XidEvent{79, s.time});  // failed
   GpuSample v = Feed(tracker, s);
   EXPECT_EQ(v.health, GpuHealth::kFailed);
   EXPECT_EQ(v.health_cause,

@@ -13,7 +13,9 @@ namespace {
 template <typename T>
 constexpr T kEmpty = std::numeric_limits<T>::max();
 
-std::size_t IndexOf(Metric metric) { return static_cast<std::size_t>(metric); }
+std::size_t IndexOf(Metric metric) {
+  return static_cast<std::size_t>(metric);
+}
 
 // a / b rounded toward plus infinity (b > 0); never overflows.
 std::int64_t CeilDiv(std::int64_t a, std::int64_t b) {
@@ -89,7 +91,9 @@ decltype(auto) SeriesRing::WithColumn(Self& self, Metric metric, F&& f) {
   return f(self.temperature_c_);
 }
 
-std::int64_t SeriesRing::SlotOf(Time t) const { return FloorDiv(ToUnixMillis(t), step_ms_); }
+std::int64_t SeriesRing::SlotOf(Time t) const {
+  return FloorDiv(ToUnixMillis(t), step_ms_);
+}
 
 std::size_t SeriesRing::CellOf(std::int64_t slot) const {
   return static_cast<std::size_t>((slot % slots_ + slots_) % slots_);
@@ -158,9 +162,8 @@ void SeriesRing::AppendPoints(Metric metric,
 std::size_t SeriesRing::Bytes() const {
   std::size_t bytes = 0;
   for (Metric metric : kMetrics) {
-    bytes += WithColumn(*this, metric, [](const auto& column) {
-      return column.capacity() * sizeof(column[0]);
-    });
+    bytes += WithColumn(
+        *this, metric, [](const auto& column) { return column.capacity() * sizeof(column[0]); });
   }
   return bytes;
 }

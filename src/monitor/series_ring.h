@@ -24,9 +24,11 @@
 namespace gf {
 
 inline constexpr std::size_t kMetricCount = 5;  // the values of Metric
-inline constexpr std::array<Metric, kMetricCount> kMetrics = {
-    Metric::kUtilGpu, Metric::kUtilMemory, Metric::kMemoryUsedMib, Metric::kPowerW,
-    Metric::kTemperatureC};
+inline constexpr std::array<Metric, kMetricCount> kMetrics = {Metric::kUtilGpu,
+                                                              Metric::kUtilMemory,
+                                                              Metric::kMemoryUsedMib,
+                                                              Metric::kPowerW,
+                                                              Metric::kTemperatureC};
 
 // a / b rounded toward minus infinity (b > 0), so that a time before the epoch falls in the
 // slot or minute that contains it. Never overflows.

@@ -67,8 +67,8 @@ struct GpuState {
 
 // The idle reaper's view of one job on one GPU (Telemetry::IdleSince).
 struct IdleTrack {
-  bool sampled = false;             // a sample arrived under this holder
-  bool active = false;              // the latest such sample was active
+  bool sampled = false;               // a sample arrived under this holder
+  bool active = false;                // the latest such sample was active
   std::optional<Time> last_active{};  // the time of the latest active one
 };
 
@@ -98,13 +98,14 @@ struct JobRecord {
   std::int64_t util_count = 0;
 };
 
-
 std::string Describe(const GpuState& state) {
   return "GPU " + std::to_string(state.gpu.index) + " (" + state.gpu.uuid.value() + ") on node " +
          state.node.value();
 }
 
-std::string JobName(JobId job) { return "job " + std::to_string(job.value()); }
+std::string JobName(JobId job) {
+  return "job " + std::to_string(job.value());
+}
 
 // Energy used between two readings of a GPU's counter, in mJ; nullopt without both. A counter
 // that went backwards was reset (driver reload) between them: the energy since the reset, the
@@ -165,9 +166,10 @@ OwnProcesses OwnProcessesOf(const GpuSample& sample, JobId job) {
 // the job without it was not scheduled in the driver's period and counts 0), capped at 100;
 // else the GPU's, the best there is (the job is charged for its neighbours' work then).
 std::optional<int> OwnUtil(const GpuSample& sample, JobId job) {
-  const bool per_process =
-      std::any_of(sample.processes.begin(), sample.processes.end(),
-                  [](const GpuProcessSample& process) { return process.sm_util_pct.has_value(); });
+  const bool per_process = std::any_of(
+      sample.processes.begin(), sample.processes.end(), [](const GpuProcessSample& process) {
+        return process.sm_util_pct.has_value();
+      });
   if (!per_process) {
     return sample.util_gpu_pct;
   }
@@ -218,8 +220,8 @@ const GpuAssignment* MainHolder(const Holdings& holdings) {
 }
 
 const Holding* HoldingOf(const Holdings& holdings, JobId job) {
-  const auto it = std::find_if(holdings.begin(), holdings.end(),
-                               [&](const Holding& h) { return h.assignment.job == job; });
+  const auto it = std::find_if(
+      holdings.begin(), holdings.end(), [&](const Holding& h) { return h.assignment.job == job; });
   return it == holdings.end() ? nullptr : &*it;
 }
 
@@ -247,11 +249,8 @@ std::string ProcessList(const std::vector<GpuProcessSample>& processes) {
   return text;
 }
 
-void AddToUsage(JobRecord& record,
-                const GpuSample& sample,
-                JobId job,
-                bool shared,
-                std::int64_t energy_mj) {
+void AddToUsage(
+    JobRecord& record, const GpuSample& sample, JobId job, bool shared, std::int64_t energy_mj) {
   JobUsage& usage = record.usage;
   usage.energy_mj += energy_mj;
   if (sample.lost) {
@@ -423,8 +422,8 @@ std::vector<Observed> ConditionsOf(const GpuState& state,
   for (const Holding& holding : holdings) {
     const GpuAssignment& a = holding.assignment;
     if (holding.no_process_since && sample.time - *holding.no_process_since >= no_process_after) {
-      const auto idle = std::chrono::duration_cast<std::chrono::seconds>(
-          sample.time - *holding.no_process_since);
+      const auto idle =
+          std::chrono::duration_cast<std::chrono::seconds>(sample.time - *holding.no_process_since);
       out.push_back({{std::string(kNoProcess), a.job},
                      Describe(state) + " is allocated to " + JobName(a.job) + " (" + a.user +
                          ") but has run no process" + (shared ? " of that job" : "") + " for " +
@@ -442,9 +441,9 @@ std::vector<Observed> ConditionsOf(const GpuState& state,
     }
   }
   if (holdings.empty() && !sample.processes.empty()) {
-    out.push_back({{std::string(kUnallocatedProcess), std::nullopt},
-                   Describe(state) + " is allocated to no job but runs " +
-                       ProcessList(sample.processes)});
+    out.push_back(
+        {{std::string(kUnallocatedProcess), std::nullopt},
+         Describe(state) + " is allocated to no job but runs " + ProcessList(sample.processes)});
   } else if (shared) {
     // A process of no holder on a shared GPU takes memory and time its holders were given.
     std::vector<GpuProcessSample> foreign;
@@ -508,11 +507,8 @@ class Telemetry::Impl {
   std::optional<JobUsage> Usage(JobId job) const;
   void ForgetJob(JobId job);
   std::optional<Time> IdleSince(JobId job) const;
-  std::vector<SeriesPoint> Series(const GpuUuid& uuid,
-                                  Metric metric,
-                                  Resolution resolution,
-                                  Time from,
-                                  Time to) const;
+  std::vector<SeriesPoint> Series(
+      const GpuUuid& uuid, Metric metric, Resolution resolution, Time from, Time to) const;
   std::size_t RingBytes() const;
 
  private:
@@ -618,7 +614,9 @@ void Telemetry::Impl::Forget(const GpuState& state) {
   }
   for (const ActiveCondition& condition : state.conditions) {
     pending_.push_back(MakeChange(
-        state, condition, false,
+        state,
+        condition,
+        false,
         ClearMessage(state, condition, "it left the inventory of node " + state.node.value())));
   }
 }
@@ -628,9 +626,10 @@ void Telemetry::Impl::Assign(const GpuUuid& uuid, GpuAssignment assignment) {
   const JobId job = assignment.job;
   jobs_.try_emplace(job);
   Holdings& holdings = holdings_[uuid];
-  const auto at = std::lower_bound(
-      holdings.begin(), holdings.end(), job,
-      [](const Holding& holding, JobId id) { return holding.assignment.job < id; });
+  const auto at =
+      std::lower_bound(holdings.begin(), holdings.end(), job, [](const Holding& holding, JobId id) {
+        return holding.assignment.job < id;
+      });
   if (at != holdings.end() && at->assignment.job == job) {
     at->assignment = std::move(assignment);  // the same job again: its tracking stays
     return;
@@ -642,9 +641,9 @@ void Telemetry::Impl::Assign(const GpuUuid& uuid, GpuAssignment assignment) {
 void Telemetry::Impl::Unassign(const GpuUuid& uuid, JobId job) {
   std::unique_lock lock(mu_);
   const auto entry = holdings_.find(uuid);
-  if (entry == holdings_.end() ||
-      std::erase_if(entry->second, [&](const Holding& h) { return h.assignment.job == job; }) ==
-          0) {
+  if (entry == holdings_.end() || std::erase_if(entry->second, [&](const Holding& h) {
+                                    return h.assignment.job == job;
+                                  }) == 0) {
     return;
   }
   if (entry->second.empty()) {
@@ -776,14 +775,16 @@ void Telemetry::Impl::UpdateConditions(GpuState& state,
   TrackNoProcess(holdings, sample, Shared(holdings));
   std::vector<Observed> now = ConditionsOf(state, sample, holdings, options_.no_process_after);
   const auto seen = [&](const ActiveCondition& condition) {
-    return std::any_of(now.begin(), now.end(),
-                       [&](const Observed& o) { return o.condition == condition; });
+    return std::any_of(
+        now.begin(), now.end(), [&](const Observed& o) { return o.condition == condition; });
   };
   for (const ActiveCondition& condition : state.conditions) {
     if (!seen(condition)) {
-      out.push_back(MakeChange(
-          state, condition, false,
-          ClearMessage(state, condition, ClearReason(condition, sample, holdings))));
+      out.push_back(
+          MakeChange(state,
+                     condition,
+                     false,
+                     ClearMessage(state, condition, ClearReason(condition, sample, holdings))));
     }
   }
   std::vector<ActiveCondition> before = std::exchange(state.conditions, {});
@@ -820,8 +821,8 @@ std::vector<JobLive> Telemetry::Impl::LiveJobs() const {
   std::map<JobId, int> util_readings;
   for (const auto& [uuid, holdings] : holdings_) {
     const auto state = by_uuid_.find(uuid);
-    const bool read = state != by_uuid_.end() && state->second->latest &&
-                      !state->second->latest->lost;
+    const bool read =
+        state != by_uuid_.end() && state->second->latest && !state->second->latest->lost;
     for (const Holding& holding : holdings) {
       const GpuAssignment& a = holding.assignment;
       JobLive& job = live[a.job];
@@ -888,11 +889,8 @@ void Telemetry::Impl::ForgetJob(JobId job) {
   jobs_.erase(job);
 }
 
-std::vector<SeriesPoint> Telemetry::Impl::Series(const GpuUuid& uuid,
-                                                 Metric metric,
-                                                 Resolution resolution,
-                                                 Time from,
-                                                 Time to) const {
+std::vector<SeriesPoint> Telemetry::Impl::Series(
+    const GpuUuid& uuid, Metric metric, Resolution resolution, Time from, Time to) const {
   std::shared_lock lock(mu_);
   std::vector<SeriesPoint> points;
   const auto state = by_uuid_.find(uuid);
@@ -916,29 +914,42 @@ std::size_t Telemetry::Impl::RingBytes() const {
 Telemetry::Telemetry(TelemetryOptions options) : impl_(std::make_unique<Impl>(options)) {}
 Telemetry::~Telemetry() = default;
 
-void Telemetry::SetInventory(const Node& node) { impl_->SetInventory(node); }
+void Telemetry::SetInventory(const Node& node) {
+  impl_->SetInventory(node);
+}
 void Telemetry::Assign(const GpuUuid& uuid, GpuAssignment assignment) {
   impl_->Assign(uuid, std::move(assignment));
 }
-void Telemetry::Unassign(const GpuUuid& uuid, JobId job) { impl_->Unassign(uuid, job); }
+void Telemetry::Unassign(const GpuUuid& uuid, JobId job) {
+  impl_->Unassign(uuid, job);
+}
 IngestResult Telemetry::Ingest(const NodeId& node, std::vector<GpuSample> samples) {
   return impl_->Ingest(node, std::move(samples));
 }
-TelemetrySnapshot Telemetry::Snapshot() const { return impl_->Snapshot(); }
-std::optional<GpuView> Telemetry::Find(const GpuUuid& uuid) const { return impl_->Find(uuid); }
-std::optional<JobUsage> Telemetry::Usage(JobId job) const { return impl_->Usage(job); }
-void Telemetry::ForgetJob(JobId job) { impl_->ForgetJob(job); }
-std::optional<Time> Telemetry::IdleSince(JobId job) const { return impl_->IdleSince(job); }
-std::vector<SeriesPoint> Telemetry::Series(const GpuUuid& uuid,
-                                           Metric metric,
-                                           Resolution resolution,
-                                           Time from,
-                                           Time to) const {
+TelemetrySnapshot Telemetry::Snapshot() const {
+  return impl_->Snapshot();
+}
+std::optional<GpuView> Telemetry::Find(const GpuUuid& uuid) const {
+  return impl_->Find(uuid);
+}
+std::optional<JobUsage> Telemetry::Usage(JobId job) const {
+  return impl_->Usage(job);
+}
+void Telemetry::ForgetJob(JobId job) {
+  impl_->ForgetJob(job);
+}
+std::optional<Time> Telemetry::IdleSince(JobId job) const {
+  return impl_->IdleSince(job);
+}
+std::vector<SeriesPoint> Telemetry::Series(
+    const GpuUuid& uuid, Metric metric, Resolution resolution, Time from, Time to) const {
   return impl_->Series(uuid, metric, resolution, from, to);
 }
 std::size_t Telemetry::BytesPerGpu(const TelemetryOptions& options) {
   return SeriesRing::BytesFor(options.fine_slots) + SeriesRing::BytesFor(options.coarse_slots);
 }
-std::size_t Telemetry::RingBytes() const { return impl_->RingBytes(); }
+std::size_t Telemetry::RingBytes() const {
+  return impl_->RingBytes();
+}
 
 }  // namespace gf

@@ -1,10 +1,10 @@
 // Telemetry: the server's live picture of every GPU, fed by agent sample reports.
 //
 // Holds, per GPU: inventory and labels, the jobs holding it (assignments, set by the controller:
-// one for a whole GPU, several when it is shared, issue #7), the latest attributed sample, active conditions, and bounded ring buffers of a few metrics at
-// two resolutions (fine: 1 s for an hour; coarse: 1 min for a week, by default). Per job: usage
-// accumulated from the samples of its GPUs. Per GPU and wall-clock minute: a rollup that the
-// controller persists (GpuMinute) for reports.
+// one for a whole GPU, several when it is shared, issue #7), the latest attributed sample, active
+// conditions, and bounded ring buffers of a few metrics at two resolutions (fine: 1 s for an hour;
+// coarse: 1 min for a week, by default). Per job: usage accumulated from the samples of its GPUs.
+// Per GPU and wall-clock minute: a rollup that the controller persists (GpuMinute) for reports.
 //
 // Conditions it detects (with a start and an end, so the controller can record events):
 //   "allocated_no_process":  a GPU held by a job showed no process (of that job, when the GPU is
@@ -36,8 +36,8 @@
 namespace gf {
 
 struct TelemetryOptions {
-  int fine_slots = 3600;       // fine ring length
-  Millis fine_step{1000};      // fine ring resolution
+  int fine_slots = 3600;   // fine ring length
+  Millis fine_step{1000};  // fine ring resolution
   int coarse_slots = 7 * 24 * 60;
   Millis coarse_step{60'000};
   Millis no_process_after{60'000};  // "allocated_no_process" after this long without a process
@@ -80,7 +80,7 @@ struct GpuView {
   NodeId node{};
   Gpu gpu{};  // inventory; health and health_cause as of the latest sample
   std::vector<GpuAssignment> assignments{};  // the jobs holding it, by job id; empty: free
-  std::optional<GpuSample> sample{};      // latest, attributed
+  std::optional<GpuSample> sample{};         // latest, attributed
   // Active condition kinds, e.g. "allocated_no_process", each once (on a shared GPU a kind may
   // be active for several jobs: the event log names each).
   std::vector<std::string> conditions{};
@@ -94,9 +94,9 @@ struct JobLive {
   JobId job{};
   std::string user{};
   std::string team{};
-  int gpus = 0;             // GPUs assigned now (a shared one counts 1)
-  JobUsage usage;           // since it was assigned
-  double util_now_pct = 0;  // mean over its GPUs, latest samples (its own on a shared GPU)
+  int gpus = 0;                     // GPUs assigned now (a shared one counts 1)
+  JobUsage usage;                   // since it was assigned
+  double util_now_pct = 0;          // mean over its GPUs, latest samples (its own on a shared GPU)
   std::int64_t memory_now_mib = 0;  // sum over its GPUs, latest samples (its own processes')
 };
 
@@ -132,9 +132,9 @@ struct ConditionChange {
   std::optional<JobId> job{};  // the job concerned (allocated_no_process, gpu_memory_over_limit)
   // gpu_memory_over_limit, when it begins: the job's process using the most memory on the GPU.
   std::optional<std::uint32_t> pid{};
-  std::string kind{};  // "allocated_no_process" | "unallocated_process" | "gpu_memory_over_limit"
-  bool active = false;       // true: began; false: cleared
-  std::string message{};       // a sentence for the event log
+  std::string kind{};   // "allocated_no_process" | "unallocated_process" | "gpu_memory_over_limit"
+  bool active = false;  // true: began; false: cleared
+  std::string message{};  // a sentence for the event log
 };
 
 // What one Ingest() found that the controller must record. `conditions` also carries the
@@ -192,11 +192,8 @@ class Telemetry {
 
   // Points of one metric of one GPU with from <= time < to, oldest first; slots without a
   // sample are skipped. Empty for an unknown GPU.
-  std::vector<SeriesPoint> Series(const GpuUuid& uuid,
-                                  Metric metric,
-                                  Resolution resolution,
-                                  Time from,
-                                  Time to) const;
+  std::vector<SeriesPoint> Series(
+      const GpuUuid& uuid, Metric metric, Resolution resolution, Time from, Time to) const;
 
   // Memory held per GPU by the ring buffers with these options (see src/monitor/README.md).
   static std::size_t BytesPerGpu(const TelemetryOptions& options);

@@ -79,8 +79,8 @@ class TelemetryTest : public ::testing::Test {
     return telemetry_.Ingest(kNode, std::move(samples));
   }
   std::vector<SeriesPoint> Series(int index, Metric metric, Resolution resolution) {
-    return telemetry_.Series(Uuid("n1", index), metric, resolution, kT0 - seconds(3600),
-                             kT0 + seconds(7 * 86400));
+    return telemetry_.Series(
+        Uuid("n1", index), metric, resolution, kT0 - seconds(3600), kT0 + seconds(7 * 86400));
   }
 
   ManualClock clock_{kT0};
@@ -129,9 +129,11 @@ TEST_F(TelemetryTest, UnknownGpuAndForeignNodeAreIgnored) {
   EXPECT_FALSE(telemetry_.Find(GpuUuid("GPU-nobody")).has_value());
   EXPECT_FALSE(telemetry_.Find(Uuid("n1", 0))->sample.has_value());
   EXPECT_TRUE(Series(0, Metric::kUtilGpu, Resolution::kFine).empty());
-  EXPECT_TRUE(telemetry_.Series(GpuUuid("GPU-nobody"), Metric::kUtilGpu, Resolution::kFine, kT0,
-                                kT0 + seconds(10))
-                  .empty());
+  EXPECT_TRUE(
+      telemetry_
+          .Series(
+              GpuUuid("GPU-nobody"), Metric::kUtilGpu, Resolution::kFine, kT0, kT0 + seconds(10))
+          .empty());
   EXPECT_EQ(telemetry_.Snapshot().gpus.size(), 2u);
 }
 
@@ -264,8 +266,9 @@ TEST_F(ConditionTest, NewHolderGetsTheFullDelay) {
 }
 
 TEST_F(ConditionTest, UnallocatedProcessBeginsOnceAndClears) {
-  IngestResult r = Step(seconds(0), {Process(4242, std::nullopt, 100, "bob"),
-                                     Process(4243, std::nullopt, 100, "carol")});
+  IngestResult r =
+      Step(seconds(0),
+           {Process(4242, std::nullopt, 100, "bob"), Process(4243, std::nullopt, 100, "carol")});
   ASSERT_EQ(r.conditions.size(), 1u);
   EXPECT_EQ(r.conditions[0].kind, "unallocated_process");
   EXPECT_TRUE(r.conditions[0].active);
@@ -339,11 +342,12 @@ class IdleTest : public TelemetryTest {
   // Job 7 holds both GPUs from kT0, under 5 %.
   void SetUp() override {
     for (int index : {0, 1}) {
-      telemetry_.Assign(Uuid("n1", index), GpuAssignment{.job = JobId(7),
-                                                                .user = "alice",
-                                                                .team = "ml",
-                                                                .idle_util_below_pct = 5,
-                                                                .since = kT0});
+      telemetry_.Assign(Uuid("n1", index),
+                        GpuAssignment{.job = JobId(7),
+                                      .user = "alice",
+                                      .team = "ml",
+                                      .idle_util_below_pct = 5,
+                                      .since = kT0});
     }
   }
   // A sample of GPU `index` with job 7's process on it.
@@ -361,7 +365,7 @@ TEST_F(IdleTest, NotJudgedUntilEveryGpuHasASample) {
   Ingest({Sample(0)});  // no process: idle, but GPU 1 has said nothing yet
   EXPECT_FALSE(IdleSince());
   Ingest({Sample(1)});
-  EXPECT_EQ(IdleSince(), kT0);  // never active: idle since the assignment
+  EXPECT_EQ(IdleSince(), kT0);                   // never active: idle since the assignment
   EXPECT_FALSE(telemetry_.IdleSince(JobId(8)));  // holds no GPU
 }
 
@@ -443,7 +447,8 @@ TEST_F(IdleTest, ThresholdZeroCountsOnlyGpusWithoutProcesses) {
 TEST_F(TelemetryTest, JobUsageIsExactForAHandComputedSequence) {
   const JobId job(7);
   const JobId other(9);
-  auto with = [](GpuSample s, std::optional<std::int64_t> energy_mj,
+  auto with = [](GpuSample s,
+                 std::optional<std::int64_t> energy_mj,
                  std::vector<GpuProcessSample> processes = {}) {
     s.energy_mj = energy_mj;
     s.processes = std::move(processes);
@@ -455,9 +460,10 @@ TEST_F(TelemetryTest, JobUsageIsExactForAHandComputedSequence) {
   telemetry_.Assign(Uuid("n1", 1), Holder(7));
 
   clock_.Advance(seconds(1));  // baselines: A 2000, B 10000
-  Ingest({with(Sample(0, 50, 1000), 2000,
+  Ingest({with(Sample(0, 50, 1000),
+               2000,
                {Process(1, job, 600), Process(2, job, 300), Process(3, other, 5000)}),
-          with(Sample(1, 70, 4000), 10'000)});                      // memory: A 900, B 4000
+          with(Sample(1, 70, 4000), 10'000)});  // memory: A 900, B 4000
   clock_.Advance(seconds(1));
   Ingest({with(Sample(0, 30, 1200), 2500, {Process(1, job, std::nullopt)}),  // +500; 1200
           with(Sample(1, std::nullopt, 4100), std::nullopt)});  // no util, no energy; 4100
@@ -512,8 +518,10 @@ TEST_F(TelemetryTest, SnapshotListsLiveJobsWithCurrentFigures) {
 // ---- minute rollups ----
 
 TEST_F(TelemetryTest, MinuteRollupIsReturnedWhenTheMinuteEnds) {
-  auto sample = [&](std::optional<int> util, std::int64_t memory,
-                    std::optional<std::int64_t> power_mw, std::int64_t energy_mj) {
+  auto sample = [&](std::optional<int> util,
+                    std::int64_t memory,
+                    std::optional<std::int64_t> power_mw,
+                    std::int64_t energy_mj) {
     GpuSample s = Sample(0, util, memory);
     s.power_mw = power_mw;
     s.energy_mj = energy_mj;
@@ -543,7 +551,7 @@ TEST_F(TelemetryTest, MinuteRollupIsReturnedWhenTheMinuteEnds) {
   expected.util_max_pct = 30;
   expected.memory_used_max_mib = 300;
   expected.power_mean_w = 150;
-  expected.energy_mj = 1500;  // 6500 - 5000
+  expected.energy_mj = 1500;               // 6500 - 5000
   expected.health = GpuHealth::kDegraded;  // worst seen, though ok again at the end
   ASSERT_EQ(r.minutes.size(), 1u);
   EXPECT_EQ(r.minutes[0], expected);
@@ -673,16 +681,19 @@ TEST_F(SharedGpuTest, EachJobIsIdleOnItsOwn) {
   }
   // The GPU is busy (job 11's work), job 12 sits on steady memory at 2 %, job 13 runs
   // nothing, job 14 loads data at 0 %.
-  At(seconds(0), 95,
+  At(seconds(0),
+     95,
      {Proc(1, 11, 1000, 90), Proc(2, 12, 2000, 2), Proc(4, 14, 100, 0), Proc(5, 14, 0, 0)});
   const Time first = clock_.Now();
-  At(seconds(1), 95,
+  At(seconds(1),
+     95,
      {Proc(1, 11, 1000, 90), Proc(2, 12, 2000, 2), Proc(4, 14, 900, 0), Proc(5, 14, 0, 0)});
   EXPECT_FALSE(telemetry_.IdleSince(JobId(11)));
   EXPECT_EQ(telemetry_.IdleSince(JobId(12)), kT0);  // never active: since it got the GPU
   EXPECT_EQ(telemetry_.IdleSince(JobId(13)), kT0);
   EXPECT_FALSE(telemetry_.IdleSince(JobId(14)));  // its own memory moved
-  At(seconds(1), 95,
+  At(seconds(1),
+     95,
      {Proc(1, 11, 1000, 90), Proc(2, 12, 2000, 2), Proc(4, 14, 900, 0), Proc(5, 14, 0, 0)});
   EXPECT_EQ(telemetry_.IdleSince(JobId(14)), first + seconds(1));
   EXPECT_FALSE(telemetry_.IdleSince(JobId(11)));
@@ -818,7 +829,9 @@ class RingTest : public TelemetryTest {
   std::vector<SeriesPoint> Fine() { return Series(0, Metric::kUtilGpu, Resolution::kFine); }
 };
 
-SeriesPoint Point(int second, double value) { return SeriesPoint{kT0 + seconds(second), value}; }
+SeriesPoint Point(int second, double value) {
+  return SeriesPoint{kT0 + seconds(second), value};
+}
 
 TEST_F(RingTest, WrapAroundDropsTheOldestPoints) {
   for (int s = 0; s < 6; ++s) {
@@ -844,7 +857,8 @@ TEST_F(RingTest, SeriesReturnsPointsInAHalfOpenRange) {
     return telemetry_.Series(gpu, Metric::kUtilGpu, Resolution::kFine, kT0 + from, kT0 + to);
   };
   EXPECT_EQ(range(seconds(1), seconds(3)), (std::vector{Point(1, 11), Point(2, 12)}));
-  EXPECT_EQ(range(Millis(1), Millis(3001)), (std::vector{Point(1, 11), Point(2, 12), Point(3, 13)}));
+  EXPECT_EQ(range(Millis(1), Millis(3001)),
+            (std::vector{Point(1, 11), Point(2, 12), Point(3, 13)}));
   EXPECT_EQ(range(Millis(999), Millis(1000)), std::vector<SeriesPoint>{});
   EXPECT_EQ(range(Millis(1000), Millis(1001)), std::vector{Point(1, 11)});
   EXPECT_TRUE(range(seconds(3), seconds(1)).empty());
@@ -958,8 +972,8 @@ TEST(TelemetryConcurrencyTest, ReadersAndIngestFromThreads) {
     while (!done.load()) {
       const TelemetrySnapshot snapshot = telemetry.Snapshot();
       EXPECT_EQ(snapshot.gpus.size(), 2u * kGpus);
-      (void)telemetry.Series(Uuid("n2", 1), Metric::kUtilGpu, Resolution::kFine, kT0,
-                             kT0 + seconds(kRounds));
+      (void)telemetry.Series(
+          Uuid("n2", 1), Metric::kUtilGpu, Resolution::kFine, kT0, kT0 + seconds(kRounds));
       (void)telemetry.Usage(JobId(1));
       (void)telemetry.Find(Uuid("n1", 2));
     }
@@ -977,10 +991,11 @@ TEST(TelemetryConcurrencyTest, ReadersAndIngestFromThreads) {
   const JobUsage usage = telemetry.Usage(JobId(1)).value();
   EXPECT_EQ(usage.samples, kRounds * kGpus);
   EXPECT_EQ(usage.energy_mj, (kRounds - 1) * 1000LL * kGpus);
-  EXPECT_EQ(telemetry.Series(Uuid("n2", 1), Metric::kUtilGpu, Resolution::kFine, kT0,
-                             kT0 + seconds(kRounds))
-                .size(),
-            64u);
+  EXPECT_EQ(
+      telemetry
+          .Series(Uuid("n2", 1), Metric::kUtilGpu, Resolution::kFine, kT0, kT0 + seconds(kRounds))
+          .size(),
+      64u);
 }
 
 }  // namespace

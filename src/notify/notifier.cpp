@@ -1,10 +1,5 @@
 #include "notify/notifier.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -16,8 +11,12 @@
 #include <thread>
 #include <utility>
 
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/duration.h"
 #include "core/printable_text.h"
@@ -30,16 +29,21 @@ namespace {
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 // Whether a webhook answer (or no answer) is worth another attempt.
-bool Retryable(int status) { return status >= 500 || status == 408 || status == 429; }
+bool Retryable(int status) {
+  return status >= 500 || status == 408 || status == 429;
+}
 
 enum class Outcome { kSent, kRetry, kFailed, kDropped };
 
 const char* OutcomeName(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kSent: return "sent";
-    case Outcome::kDropped: return "dropped";
+    case Outcome::kSent:
+      return "sent";
+    case Outcome::kDropped:
+      return "dropped";
     case Outcome::kRetry:  // out of attempts
-    case Outcome::kFailed: return "failed";
+    case Outcome::kFailed:
+      return "failed";
   }
   return "failed";
 }
@@ -109,8 +113,8 @@ std::string EmailMessage(const Notification& n, const Subscription& sub, const s
       text += "\n" + std::string(name) + ": " + EscapeControl(value);
     }
   }
-  text += "\n\n(subscription " + sub.id + "; remove it with `gpufleet notify remove " + sub.id +
-          "`)\n";
+  text +=
+      "\n\n(subscription " + sub.id + "; remove it with `gpufleet notify remove " + sub.id + "`)\n";
   return text;
 }
 
@@ -132,7 +136,8 @@ class Notifier::Impl {
         return;
       }
     }
-    spdlog::warn("notify: dropped a {} notification: {}", ToString(channel),
+    spdlog::warn("notify: dropped a {} notification: {}",
+                 ToString(channel),
                  Stopping() ? "the notifier is stopping" : "too many queued");
     Count(channel, "dropped");
   }
@@ -195,7 +200,8 @@ class Notifier::Impl {
     }
     for (const auto& [due, item] : queue_) {
       spdlog::warn("notify: dropped {} to {} at shutdown: not delivered within {} ms",
-                   ToString(item.notification.kind), item.subscription.target,
+                   ToString(item.notification.kind),
+                   item.subscription.target,
                    options_.drain_deadline.count());
       Count(item.subscription.channel, "dropped");
     }
@@ -232,16 +238,19 @@ class Notifier::Impl {
     // subscribed, but a name may resolve to anything, and to something else by now.
     const std::string host = WebhookUrlHost(sub.target);
     const std::string what = fmt::format("notify: webhook {} ({} of {}, attempt {} of {})",
-                                         sub.target, ToString(item.notification.kind), sub.id,
-                                         item.attempt, options_.webhook_attempts);
-    Result<int> answer = send_webhook_(WebhookRequest{
-        .url = sub.target,
-        .body = WebhookBody(item.notification, sub),
-        .timeout = AttemptTimeout(),
-        .ca_file = options_.ca_file,
-        .allow_address = [this, &host](std::string_view address) {
-          return options_.webhook_allow.CheckAddress(host, address);
-        }});
+                                         sub.target,
+                                         ToString(item.notification.kind),
+                                         sub.id,
+                                         item.attempt,
+                                         options_.webhook_attempts);
+    Result<int> answer =
+        send_webhook_(WebhookRequest{.url = sub.target,
+                                     .body = WebhookBody(item.notification, sub),
+                                     .timeout = AttemptTimeout(),
+                                     .ca_file = options_.ca_file,
+                                     .allow_address = [this, &host](std::string_view address) {
+                                       return options_.webhook_allow.CheckAddress(host, address);
+                                     }});
     if (!answer.ok()) {
       spdlog::warn("{}: {}", what, answer.error().message);
       return answer.error().code == ErrorCode::kUnavailable ? Outcome::kRetry : Outcome::kFailed;
@@ -249,7 +258,9 @@ class Notifier::Impl {
     if (*answer >= 200 && *answer < 300) {
       return Outcome::kSent;
     }
-    spdlog::warn("{}: answered HTTP {}{}", what, *answer,
+    spdlog::warn("{}: answered HTTP {}{}",
+                 what,
+                 *answer,
                  Retryable(*answer) ? "" : " (not retried: fix the URL or the receiver)");
     return Retryable(*answer) ? Outcome::kRetry : Outcome::kFailed;
   }
@@ -257,9 +268,11 @@ class Notifier::Impl {
   Outcome Email(const Delivery& item) {
     if (::access(options_.sendmail.c_str(), X_OK) != 0) {
       if (!warned_no_sendmail_.exchange(true)) {
-        spdlog::warn("notify: no sendmail at {} ({}): e-mail notifications are dropped; install "
-                     "one (an MTA such as postfix, or msmtp-mta) or set [notify] sendmail",
-                     options_.sendmail, ErrnoText(errno));
+        spdlog::warn(
+            "notify: no sendmail at {} ({}): e-mail notifications are dropped; install "
+            "one (an MTA such as postfix, or msmtp-mta) or set [notify] sendmail",
+            options_.sendmail,
+            ErrnoText(errno));
       }
       return Outcome::kDropped;
     }
@@ -267,8 +280,10 @@ class Notifier::Impl {
         EmailMessage(item.notification, item.subscription, options_.email_from);
     Status sent = RunSendmail(message);
     if (!sent.ok()) {
-      spdlog::warn("notify: e-mail to {} ({}): {}", item.subscription.target,
-                   ToString(item.notification.kind), sent.error().message);
+      spdlog::warn("notify: e-mail to {} ({}): {}",
+                   item.subscription.target,
+                   ToString(item.notification.kind),
+                   sent.error().message);
       return Outcome::kFailed;
     }
     return Outcome::kSent;
@@ -325,8 +340,8 @@ class Notifier::Impl {
   std::mutex mu_;
   std::condition_variable cv_;
   std::multimap<SteadyTime, Delivery> queue_;  // REQUIRES: mu_ held. By due time.
-  bool stopping_ = false;                       // REQUIRES: mu_ held
-  SteadyTime drain_until_{};                    // REQUIRES: mu_ held; set with stopping_
+  bool stopping_ = false;                      // REQUIRES: mu_ held
+  SteadyTime drain_until_{};                   // REQUIRES: mu_ held; set with stopping_
   mutable std::mutex counts_mu_;
   std::map<std::pair<std::string, std::string>, std::int64_t> counts_;  // REQUIRES: counts_mu_
   std::atomic<bool> warned_no_sendmail_{false};
@@ -335,11 +350,17 @@ class Notifier::Impl {
 
 Notifier::Notifier(NotifierOptions options, WebhookSender send_webhook)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(send_webhook))) {}
-Notifier::~Notifier() { Stop(); }
+Notifier::~Notifier() {
+  Stop();
+}
 void Notifier::Send(Notification notification, Subscription subscription) {
   impl_->Send(std::move(notification), std::move(subscription));
 }
-void Notifier::Stop() { impl_->Stop(); }
-std::vector<DeliveryCount> Notifier::Counts() const { return impl_->Counts(); }
+void Notifier::Stop() {
+  impl_->Stop();
+}
+std::vector<DeliveryCount> Notifier::Counts() const {
+  return impl_->Counts();
+}
 
 }  // namespace gf

@@ -31,10 +31,10 @@
 namespace gf {
 
 struct NotifierOptions {
-  std::string email_from = "gpufleet";          // the From: of e-mails
-  std::string sendmail = "/usr/sbin/sendmail";  // run as `SENDMAIL -t -oi`, message on stdin
-  int webhook_attempts = 5;                     // >= 1; the first try included
-  std::chrono::milliseconds webhook_timeout{10'000};     // per attempt: connect, send, answer
+  std::string email_from = "gpufleet";                // the From: of e-mails
+  std::string sendmail = "/usr/sbin/sendmail";        // run as `SENDMAIL -t -oi`, message on stdin
+  int webhook_attempts = 5;                           // >= 1; the first try included
+  std::chrono::milliseconds webhook_timeout{10'000};  // per attempt: connect, send, answer
   std::chrono::milliseconds webhook_first_retry{1'000};  // doubles after each failed attempt
   std::string ca_file{};  // PEM CAs for https webhooks; "" = the system's CAs
   // [notify] webhook_allow: the loopback, link-local and unspecified addresses a webhook may
@@ -77,7 +77,8 @@ Status ValidateNotifierOptions(const NotifierOptions& options);
 // node, subject, message, subscription (its id).
 std::string WebhookBody(const Notification& notification, const Subscription& subscription);
 // The e-mail sendmail reads: From, To, Subject headers, a blank line, the text.
-std::string EmailMessage(const Notification& notification, const Subscription& subscription,
+std::string EmailMessage(const Notification& notification,
+                         const Subscription& subscription,
                          const std::string& from);
 
 class Notifier {

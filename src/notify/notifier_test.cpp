@@ -2,14 +2,6 @@
 // sendmail script.
 #include "notify/notifier.h"
 
-#include "api/webhook_sender.h"
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -22,9 +14,16 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/webhook_sender.h"
 
 namespace gf {
 namespace {
@@ -145,7 +144,7 @@ class TestHttpServer {
   }
 
   std::mutex mu_;
-  std::deque<int> statuses_;  // REQUIRES: mu_
+  std::deque<int> statuses_;        // REQUIRES: mu_
   std::vector<Received> received_;  // REQUIRES: mu_
   const bool silent_;
   std::atomic<int> connections_{0};
@@ -178,7 +177,8 @@ Subscription Webhook(const std::string& url) {
   return Subscription{.id = "sub-1", .owner = "ana", .target = url};
 }
 
-std::int64_t CountOf(const Notifier& notifier, const std::string& channel,
+std::int64_t CountOf(const Notifier& notifier,
+                     const std::string& channel,
                      const std::string& outcome) {
   for (const DeliveryCount& c : notifier.Counts()) {
     if (c.channel == channel && c.outcome == outcome) {
@@ -348,17 +348,17 @@ TEST_F(NotifierEmailTest, SendmailGetsTheMessageOnStdin) {
   Notifier notifier(options, SendWebhook);
   Notification n = JobFailed();
   n.subject = "job 42 (x\nBcc: evil@example.com) failed";  // a header injection attempt
-  notifier.Send(n, Subscription{.id = "sub-9",
-                                .owner = "ana",
-                                .channel = NotifyChannel::kEmail,
-                                .target = "ana@example.com"});
+  notifier.Send(n,
+                Subscription{.id = "sub-9",
+                             .owner = "ana",
+                             .channel = NotifyChannel::kEmail,
+                             .target = "ana@example.com"});
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "email", "sent") == 1; }));
   EXPECT_EQ(Read("args"), "-t -oi\n");
   const std::string mail = Read("mail");
   EXPECT_THAT(mail, HasSubstr("From: gpufleet@gpu1.example.com\n"));
   EXPECT_THAT(mail, HasSubstr("To: ana@example.com\n"));
-  EXPECT_THAT(mail,
-              HasSubstr("Subject: [gpufleet] job 42 (x\\x0aBcc: evil@example.com) failed\n"));
+  EXPECT_THAT(mail, HasSubstr("Subject: [gpufleet] job 42 (x\\x0aBcc: evil@example.com) failed\n"));
   EXPECT_THAT(mail, ::testing::Not(HasSubstr("\nBcc:")));
   EXPECT_THAT(mail, HasSubstr("\n\nexit code 1\n"));
   EXPECT_THAT(mail, HasSubstr("event: job_failed\n"));
@@ -374,7 +374,8 @@ TEST(EmailMessageTest, EscapesControlCharactersInHeadersAndText) {
   n.message = "exit code 1\x1b[2J";
   n.user = "ana\nX-Evil: 1";
   const std::string mail =
-      EmailMessage(n, Subscription{.id = "sub-9", .target = "ana@example.com\r\nCc: b@c"},
+      EmailMessage(n,
+                   Subscription{.id = "sub-9", .target = "ana@example.com\r\nCc: b@c"},
                    "gpufleet\nReply-To: x@y");
   const std::string headers = mail.substr(0, mail.find("\n\n") + 1);
   EXPECT_EQ(headers,
@@ -403,8 +404,8 @@ TEST_F(NotifierEmailTest, SendmailFailingCountsFailed) {
   NotifierOptions options = FastOptions();
   options.sendmail = sendmail_.string();
   Notifier notifier(options, SendWebhook);
-  notifier.Send(JobFailed(), Subscription{.id = "s", .channel = NotifyChannel::kEmail,
-                                          .target = "a@b"});
+  notifier.Send(JobFailed(),
+                Subscription{.id = "s", .channel = NotifyChannel::kEmail, .target = "a@b"});
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "email", "failed") == 1; }));
 }
 

@@ -66,12 +66,13 @@ void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "unhealthy_gpu",
         .subject = GpuName(gpu),
-        .message = Format("GPU %s was degraded or failed %" PRId64 " minutes (%.1f %% of its minutes): "
-                          "check its cooling and health events (gpufleet gpus)",
-                          GpuName(gpu).c_str(),
-                          static_cast<std::int64_t>(f.minutes_unhealthy),
-                          100.0 * static_cast<double>(f.minutes_unhealthy) /
-                              static_cast<double>(f.minutes_observed)),
+        .message =
+            Format("GPU %s was degraded or failed %" PRId64 " minutes (%.1f %% of its minutes): "
+                   "check its cooling and health events (gpufleet gpus)",
+                   GpuName(gpu).c_str(),
+                   static_cast<std::int64_t>(f.minutes_unhealthy),
+                   100.0 * static_cast<double>(f.minutes_unhealthy) /
+                       static_cast<double>(f.minutes_observed)),
         .figures = {{"unhealthy_minutes", static_cast<double>(f.minutes_unhealthy)}}});
   }
 }

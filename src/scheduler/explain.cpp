@@ -186,9 +186,9 @@ class PendingExplainer {
     const std::int64_t end_ms = out_.time_limit.has_value()
                                     ? ToUnixMillis(now_) + Millis(*out_.time_limit).count()
                                     : kNever;
-    const bool may_preempt = policy_.preemption.enabled && verdict.may_start && shape.gpus > 0 &&
-                             (!cls.preempts.empty() || verdict.guarantee_right ||
-                              OrderPreempts(policy_));
+    const bool may_preempt =
+        policy_.preemption.enabled && verdict.may_start && shape.gpus > 0 &&
+        (!cls.preempts.empty() || verdict.guarantee_right || OrderPreempts(policy_));
     Preemptor preemptor =
         MakePreemptor(shape, classes, class_index, job.team, verdict.guarantee_right);
     preemptor.rank = OrderPreempts(policy_) ? QueuedRank(job, policy_, out_.time_limit) : 0;
@@ -209,9 +209,9 @@ class PendingExplainer {
         out_.reason = pending.reason;
         out_.estimated_start = pending.estimated_start;
         out_.placement = pending.reservation;
-        out_.outcome = pending.reservation.has_value()                        ? "reserved"
+        out_.outcome = pending.reservation.has_value()                    ? "reserved"
                        : out_.quota.has_value() && !out_.quota->may_start ? "held"
-                                                                              : "waits";
+                                                                          : "waits";
       }
     }
     for (const PreemptDecision& preemption : decisions.preemptions) {
@@ -432,8 +432,8 @@ class PendingExplainer {
       node.detail = "no usable GPU of the requested type" + failed;
     } else if (node.matching < shape.gpus) {
       node.verdict = "too_small";
-      node.detail = std::to_string(node.matching) + " usable matching GPUs" + failed +
-                    "; needs " + needs;
+      node.detail =
+          std::to_string(node.matching) + " usable matching GPUs" + failed + "; needs " + needs;
     } else if (node.givable >= shape.gpus) {
       node.verdict = "fits";
       node.detail = std::to_string(node.givable) + " of " + std::to_string(node.matching) +
@@ -458,18 +458,18 @@ class PendingExplainer {
       const RunningJob& running = cluster_.running[static_cast<std::size_t>(r)];
       const PreemptionRight right =
           RightToPreempt(view.pool, cluster_, r, preemptor, policy_, now_);
-      victims.push_back(VictimCandidate{
-          .job = running.id,
-          .priority = std::string(ToString(running.priority)),
-          .borrowed = running.preemptible,
-          .may_preempt = right != PreemptionRight::kNone,
-          .chosen = false,
-          .why = right != PreemptionRight::kNone ? PreemptionCause(right, running, preemptor, policy_, now_)
-                                                 : WhyNot(view, r, preemptor)});
+      victims.push_back(
+          VictimCandidate{.job = running.id,
+                          .priority = std::string(ToString(running.priority)),
+                          .borrowed = running.preemptible,
+                          .may_preempt = right != PreemptionRight::kNone,
+                          .chosen = false,
+                          .why = right != PreemptionRight::kNone
+                                     ? PreemptionCause(right, running, preemptor, policy_, now_)
+                                     : WhyNot(view, r, preemptor)});
     }
-    std::sort(victims.begin(), victims.end(), [](const auto& a, const auto& b) {
-      return a.job < b.job;
-    });
+    std::sort(
+        victims.begin(), victims.end(), [](const auto& a, const auto& b) { return a.job < b.job; });
     return victims;
   }
 
@@ -489,9 +489,9 @@ class PendingExplainer {
       const PoolGpu& gpu = view.pool.Gpus()[static_cast<std::size_t>(g)];
       if (gpu.claimed || gpu.reserved_from != kNever) {
         const std::optional<JobId> waiter = Waiter(view, gpu.first_waiter);
-        return "its GPUs are set aside for " +
-               (waiter.has_value() ? "job " + std::to_string(waiter->value())
-                                   : std::string("a job ahead"));
+        return "its GPUs are set aside for " + (waiter.has_value()
+                                                    ? "job " + std::to_string(waiter->value())
+                                                    : std::string("a job ahead"));
       }
     }
     if (gpus.empty()) {
@@ -506,7 +506,7 @@ class PendingExplainer {
   // ---- jobs ahead ----
 
   void Ahead(const PassView& view, Shape shape) {
-    std::map<int, JobAhead> ahead;  // by position
+    std::map<int, JobAhead> ahead;     // by position
     std::map<JobId, int> position_of;  // of the jobs that start: few, even in a deep queue
     for (const StartDecision& start : view.so_far.starts) {
       position_of.emplace(start.job, -1);
@@ -517,30 +517,30 @@ class PendingExplainer {
         it->second = p;
       }
     }
-    const auto note = [&](int position, const std::string& action, const NodeId& node,
-                          std::optional<Time> from) {
-      JobAhead& entry = ahead[position];
-      if (entry.action.empty()) {
-        const QueuedJob& other = *view.order[static_cast<std::size_t>(position)];
-        entry = JobAhead{.id = other.id,
-                         .position = position + 1,
-                         .priority = std::string(ToString(other.priority)),
-                         .team = other.team,
-                         .gpus = other.request.gpus,
-                         .action = action,
-                         .nodes = {},
-                         .more_nodes = 0,
-                         .from = from};
-      }
-      if (std::find(entry.nodes.begin(), entry.nodes.end(), node) != entry.nodes.end()) {
-        return;
-      }
-      if (static_cast<int>(entry.nodes.size()) < kNodesNamedPerJobAhead) {
-        entry.nodes.push_back(node);
-      } else {
-        ++entry.more_nodes;
-      }
-    };
+    const auto note =
+        [&](int position, const std::string& action, const NodeId& node, std::optional<Time> from) {
+          JobAhead& entry = ahead[position];
+          if (entry.action.empty()) {
+            const QueuedJob& other = *view.order[static_cast<std::size_t>(position)];
+            entry = JobAhead{.id = other.id,
+                             .position = position + 1,
+                             .priority = std::string(ToString(other.priority)),
+                             .team = other.team,
+                             .gpus = other.request.gpus,
+                             .action = action,
+                             .nodes = {},
+                             .more_nodes = 0,
+                             .from = from};
+          }
+          if (std::find(entry.nodes.begin(), entry.nodes.end(), node) != entry.nodes.end()) {
+            return;
+          }
+          if (static_cast<int>(entry.nodes.size()) < kNodesNamedPerJobAhead) {
+            entry.nodes.push_back(node);
+          } else {
+            ++entry.more_nodes;
+          }
+        };
     const GpuPool& pool = view.pool;
     for (const PoolGpu& gpu : pool.Gpus()) {
       if (shape.gpus == 0 || shape.model == kNoSuchModel || !pool.Matches(gpu, shape.model) ||
@@ -590,9 +590,16 @@ class PendingExplainer {
 
   // The most relevant nodes first, at most kMaxExplainedNodes; counts over all.
   void Bound() {
-    static const std::map<std::string, int> relevance_of = {
-        {"chosen", 0}, {"preempt", 0}, {"reserved", 0}, {"fits", 1},     {"set_aside", 2},
-        {"busy", 3},   {"too_small", 4}, {"labels", 5}, {"no_model", 6}, {"not_up", 7}};
+    static const std::map<std::string, int> relevance_of = {{"chosen", 0},
+                                                            {"preempt", 0},
+                                                            {"reserved", 0},
+                                                            {"fits", 1},
+                                                            {"set_aside", 2},
+                                                            {"busy", 3},
+                                                            {"too_small", 4},
+                                                            {"labels", 5},
+                                                            {"no_model", 6},
+                                                            {"not_up", 7}};
     for (const NodeExplanation& node : out_.nodes) {
       ++out_.nodes_by_verdict[node.verdict];
     }
@@ -604,11 +611,10 @@ class PendingExplainer {
                              -node.matching,
                              node.node.value());
     };
-    std::stable_sort(out_.nodes.begin(),
-                     out_.nodes.end(),
-                     [&](const NodeExplanation& a, const NodeExplanation& b) {
-                       return key(a) < key(b);
-                     });
+    std::stable_sort(
+        out_.nodes.begin(),
+        out_.nodes.end(),
+        [&](const NodeExplanation& a, const NodeExplanation& b) { return key(a) < key(b); });
     if (out_.nodes.size() > static_cast<std::size_t>(kMaxExplainedNodes)) {
       out_.nodes_omitted = static_cast<int>(out_.nodes.size()) - kMaxExplainedNodes;
       out_.nodes.resize(static_cast<std::size_t>(kMaxExplainedNodes));
@@ -639,9 +645,8 @@ Result<Explanation> Explain(const ClusterSnapshot& cluster,
       return ExplainRunning(cluster, static_cast<int>(r), policy, now);
     }
   }
-  const bool queued = std::any_of(queue.pending.begin(), queue.pending.end(), [&](const auto& q) {
-    return q.id == job;
-  });
+  const bool queued = std::any_of(
+      queue.pending.begin(), queue.pending.end(), [&](const auto& q) { return q.id == job; });
   if (!queued) {
     return NotFound("job " + std::to_string(job.value()) + " is neither queued nor running");
   }

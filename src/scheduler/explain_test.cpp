@@ -16,7 +16,9 @@ using testing::MakeJob;
 using testing::MakeNode;
 using testing::Uuid;
 
-Time AtMinute(std::int64_t minute) { return FromUnixMillis(minute * 60'000); }
+Time AtMinute(std::int64_t minute) {
+  return FromUnixMillis(minute * 60'000);
+}
 
 RunningJob Running(std::int64_t id,
                    const std::string& node,
@@ -135,14 +137,14 @@ TEST(ExplainTest, JobHeldByItsTeamsMaxGpus) {
   job.team = "cv";
   job.time_limit = hours(3);
 
-  const Result<Explanation> e =
-      Explain(cluster, Queue{{job}}, policy, FromUnixMillis(0), JobId(1));
+  const Result<Explanation> e = Explain(cluster, Queue{{job}}, policy, FromUnixMillis(0), JobId(1));
 
   ASSERT_TRUE(e.ok()) << e.error().message;
   EXPECT_EQ(e->outcome, "held");
   ASSERT_TRUE(e->quota.has_value());
   EXPECT_FALSE(e->quota->may_start);
-  EXPECT_EQ(e->quota->reason, "team cv is at its limit: holds 4 of max_gpus 4; this job needs 2 more");
+  EXPECT_EQ(e->quota->reason,
+            "team cv is at its limit: holds 4 of max_gpus 4; this job needs 2 more");
   EXPECT_EQ(e->reason, e->quota->reason);
   EXPECT_TRUE(e->quota->quotas_on);
   EXPECT_EQ(e->quota->team_held_milli, 4000);
@@ -207,12 +209,11 @@ TEST(ExplainTest, JobThatFitsNowhereGetsAReasonPerNode) {
   EXPECT_EQ(NodeOf(*e, "d").verdict, "not_up");
   EXPECT_EQ(NodeOf(*e, "d").detail, "node is down: it takes no new work");
   EXPECT_EQ(NodeOf(*e, "e").verdict, "too_small");
-  EXPECT_EQ(NodeOf(*e, "e").detail,
-            "3 usable matching GPUs (1 failed); needs 4 GPUs of type H100");
+  EXPECT_EQ(NodeOf(*e, "e").detail, "3 usable matching GPUs (1 failed); needs 4 GPUs of type H100");
   EXPECT_EQ(e->nodes.front().node, NodeId("a"));  // the one that could take it comes first
-  EXPECT_EQ(e->nodes_by_verdict,
-            (std::map<std::string, int>{
-                {"busy", 1}, {"too_small", 2}, {"no_model", 1}, {"not_up", 1}}));
+  EXPECT_EQ(
+      e->nodes_by_verdict,
+      (std::map<std::string, int>{{"busy", 1}, {"too_small", 2}, {"no_model", 1}, {"not_up", 1}}));
   ASSERT_EQ(e->ahead.size(), 1u);
   EXPECT_EQ(e->ahead[0].id, JobId(1));
   EXPECT_EQ(e->ahead[0].action, "reserved");
@@ -297,8 +298,7 @@ TEST(ExplainTest, RunningJobSaysWhereSinceWhenAndWhoMayPreemptIt) {
   off.preemption.enabled = false;
   const Result<Explanation> spared = Explain(cluster, Queue{}, off, now, JobId(100));
   ASSERT_TRUE(spared.ok());
-  EXPECT_EQ(spared->running->preempted_by,
-            (std::vector<std::string>{"nobody: preemption is off"}));
+  EXPECT_EQ(spared->running->preempted_by, (std::vector<std::string>{"nobody: preemption is off"}));
   EXPECT_FALSE(spared->running->protected_until.has_value());
 }
 
@@ -310,8 +310,7 @@ TEST(ExplainTest, BorrowedRunningJobMayBePreemptedByTeamsWithinTheirGuarantee) {
   PolicyConfig policy;
   policy.teams.push_back(TeamPolicy{.name = "research"});
 
-  const Result<Explanation> e =
-      Explain(cluster, Queue{}, policy, AtMinute(30), JobId(100));
+  const Result<Explanation> e = Explain(cluster, Queue{}, policy, AtMinute(30), JobId(100));
 
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->running->preempted_by,

@@ -17,8 +17,9 @@ std::optional<T> FirstSet(std::initializer_list<const std::optional<T>*> values)
 }
 
 const TeamPolicy& TeamPolicyFor(const PolicyConfig& policy, const std::string& team) {
-  const auto it = std::find_if(policy.teams.begin(), policy.teams.end(),
-                               [&](const TeamPolicy& t) { return t.name == team; });
+  const auto it = std::find_if(policy.teams.begin(), policy.teams.end(), [&](const TeamPolicy& t) {
+    return t.name == team;
+  });
   return it == policy.teams.end() ? policy.other_teams : *it;
 }
 
@@ -56,10 +57,12 @@ std::optional<IdleReaping> ResolveIdleRule(const IdleRule& of_class,
   }
   static const IdleRule no_rule{};
   const IdleRule& team = of_team != nullptr ? *of_team : no_rule;
-  const std::optional<std::chrono::seconds> after =
-      interactive ? FirstSet({&team.interactive_after, &of_class.interactive_after, &team.after,
-                              &of_class.after})
-                  : FirstSet({&team.after, &of_class.after});
+  const std::optional<std::chrono::seconds> after = interactive
+                                                        ? FirstSet({&team.interactive_after,
+                                                                    &of_class.interactive_after,
+                                                                    &team.after,
+                                                                    &of_class.after})
+                                                        : FirstSet({&team.after, &of_class.after});
   if (!after || after->count() <= 0) {
     return std::nullopt;
   }
@@ -76,14 +79,17 @@ std::optional<IdleReaping> IdleReapingFor(const PolicyConfig& policy, const JobS
     return std::nullopt;  // without the lookups: most jobs of a cluster with opt-outs
   }
   return ResolveIdleRule(ClassPolicyFor(policy, spec.priority).idle,
-                         &TeamPolicyFor(policy, spec.team).idle, spec.interactive,
+                         &TeamPolicyFor(policy, spec.team).idle,
+                         spec.interactive,
                          spec.idle_reap);
 }
 
 bool AnyIdleReaping(const PolicyConfig& policy) {
-  return std::any_of(policy.classes.begin(), policy.classes.end(),
+  return std::any_of(policy.classes.begin(),
+                     policy.classes.end(),
                      [](const PriorityClassPolicy& c) { return HasThreshold(c.idle); }) ||
-         std::any_of(policy.teams.begin(), policy.teams.end(),
+         std::any_of(policy.teams.begin(),
+                     policy.teams.end(),
                      [](const TeamPolicy& t) { return HasThreshold(t.idle); }) ||
          HasThreshold(policy.other_teams.idle);
 }
@@ -99,10 +105,9 @@ Status CheckIdleOptOut(const PolicyConfig& policy, const PriorityClass& priority
 }
 
 Status ValidateIdleRule(const IdleRule& rule, const std::string& where) {
-  for (const auto& [key, value] :
-       {std::pair{"idle_after", rule.after}, std::pair{"idle_interactive_after",
-                                                       rule.interactive_after},
-        std::pair{"idle_grace", rule.grace}}) {
+  for (const auto& [key, value] : {std::pair{"idle_after", rule.after},
+                                   std::pair{"idle_interactive_after", rule.interactive_after},
+                                   std::pair{"idle_grace", rule.grace}}) {
     if (value && value->count() < 0) {
       return InvalidArgument(where + "." + key + ": must be 0s or more");
     }

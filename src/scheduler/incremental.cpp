@@ -204,11 +204,10 @@ IncrementalResult IncrementalScheduler::HeadStarts(Time now) {
     }
   }
   Decisions decisions = pass->TakeDecisions();
-  Apply(decisions, now);  // no pass is kept (a partial one is no base for kFast)
+  Apply(decisions, now);         // no pass is kept (a partial one is no base for kFast)
   spare_ = pass->ReleasePool();  // but its pool is, as DropPass keeps one: the next copy's
-  return {.decisions = std::move(decisions),
-          .path = IncrementalPath::kHead,
-          .considered = considered};
+  return {
+      .decisions = std::move(decisions), .path = IncrementalPath::kHead, .considered = considered};
 }
 
 IncrementalResult IncrementalScheduler::Replay(std::unique_ptr<Pass> pass,
@@ -371,8 +370,8 @@ void IncrementalScheduler::DropPass() {
 // (UUID and node lookups, sorting, the indexes) and freeing them again was a third of a job
 // end's replay. At a later `now` (the controller's time moves between turns) the kept pool is
 // advanced (GpuPool::AdvanceTo: free, stopping and overdue GPUs available from the new now)
-// rather than built again. Without a kept pool, the first pass at a `now` builds its pool from the snapshot, as
-// Decide does, and keeps none; the second at that `now` keeps one.
+// rather than built again. Without a kept pool, the first pass at a `now` builds its pool from the
+// snapshot, as Decide does, and keeps none; the second at that `now` keeps one.
 std::unique_ptr<Pass> IncrementalScheduler::NewPass(Time now) {
   if (base_ != nullptr && base_now_ < now) {
     base_->AdvanceTo(now);  // a new turn: the same state, later

@@ -29,8 +29,6 @@ PolicyConfig GenIncrementalPolicy() {
   return policy;
 }
 
-
-
 // The state an event leads to, as the test keeps it (what Decide() is given).
 void ApplyArrival(Queue& queue, const QueuedJob& job) {
   queue.pending.push_back(job);
@@ -115,8 +113,8 @@ void AssertHeadOfDecide(const IncrementalResult& got, const Decisions& want, con
   }
   AssertPendingAsDecide(got, want);
   RC_ASSERT(got.decisions.pending.size() <= 1U);
-  RC_ASSERT(got.considered == static_cast<int>(got.decisions.starts.size() +
-                                               got.decisions.pending.size()));
+  RC_ASSERT(got.considered ==
+            static_cast<int>(got.decisions.starts.size() + got.decisions.pending.size()));
   RC_ASSERT(got.considered >= std::min(1, static_cast<int>(queue.pending.size())));
 }
 

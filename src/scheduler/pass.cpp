@@ -279,8 +279,9 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
   const std::string needs = "needs " + DescribeRequest(job.request);
   if (usable < count) {
     for (const QueuedJob* member : members) {
-      Pend(*member, needs + "; " + std::to_string(usable) + " up " +
-                        (usable == 1 ? "node has" : "nodes have") + " that many usable GPUs");
+      Pend(*member,
+           needs + "; " + std::to_string(usable) + " up " +
+               (usable == 1 ? "node has" : "nodes have") + " that many usable GPUs");
     }
     return;
   }

@@ -171,10 +171,10 @@ class Pass {
   const PolicyConfig& policy_;
   Time now_;
   std::unique_ptr<GpuPool> owned_pool_;
-  GpuPool& pool_;       // *owned_pool_
+  GpuPool& pool_;                    // *owned_pool_
   std::optional<SharePool> shares_;  // built when the pass meets its first fractional job
   std::optional<MigPool> migs_;      // ... its first MIG job
-  ClassTable classes_;  // before the ledgers, which refer to it
+  ClassTable classes_;               // before the ledgers, which refer to it
   Ledger ledger_;
   mutable std::optional<Ledger> start_ledger_;  // ledger_ before any job counted; on first use
   std::vector<const QueuedJob*> order_;

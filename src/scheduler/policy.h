@@ -71,7 +71,7 @@ struct TeamPolicy {
   std::optional<double> gpu_hour_budget{};  // per period (the controller's accounting)
   OverBudget over_budget = OverBudget::kBorrowOnly;
   double fair_share_weight = 1;  // its usage counts usage / weight
-  IdleRule idle{};  // overrides the idle rule of its jobs' class, key by key
+  IdleRule idle{};               // overrides the idle rule of its jobs' class, key by key
 };
 
 struct FairSharePolicy {

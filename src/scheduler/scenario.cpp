@@ -235,7 +235,9 @@ Status ParseNvlinkGroups(const std::string& value, std::vector<Gpu>& gpus) {
 }
 
 // numa=0,0,1,1 and switch=0,0,2,2: one value per GPU, in index order.
-Status ParsePerGpu(const std::string& value, std::string_view what, std::vector<Gpu>& gpus,
+Status ParsePerGpu(const std::string& value,
+                   std::string_view what,
+                   std::vector<Gpu>& gpus,
                    int Gpu::*field) {
   const std::vector<std::string> words = ParseNameList(value, "");
   if (words.size() != gpus.size()) {
@@ -566,7 +568,8 @@ Result<ScenarioAction> ParsePolicyExpect(const std::vector<Token>& t, const std:
 
 Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
   const std::string usage =
-      "use: expect start <id> on <node> [gpus <i>,...] [share=<s>] [mem=<MiB>] | expect pending <id> [\"<text>\"] | "
+      "use: expect start <id> on <node> [gpus <i>,...] [share=<s>] [mem=<MiB>] | expect pending "
+      "<id> [\"<text>\"] | "
       "expect reason <id> \"<text>\" | expect starts <count> | expect borrowed <id> yes|no | "
       "expect preempt <victim> for <id> [\"<text>\"] | expect preemptions <count> | "
       "expect estimate <id> <time>|none";

@@ -109,9 +109,9 @@ struct FinishStep {
 struct ExpectStartStep {
   JobId job;
   NodeId node;
-  std::optional<std::vector<int>> gpus;  // GPU indexes, in allocation order
-  std::optional<int> milli{};                 // share=: what it holds of its GPU
-  std::optional<std::int64_t> memory_mib{};   // mem=: its memory limit there
+  std::optional<std::vector<int>> gpus;      // GPU indexes, in allocation order
+  std::optional<int> milli{};                // share=: what it holds of its GPU
+  std::optional<std::int64_t> memory_mib{};  // mem=: its memory limit there
 };
 struct ExpectPendingStep {
   JobId job;

@@ -67,7 +67,8 @@ Status CheckFractionFeasible(const Capacity& capacity, const JobRequest& request
   if (largest < 0) {
     const std::string models = UsableModels(capacity);
     return InvalidArgument("gpu-type: no GPU of type '" + request.gpu_type.value_or("") +
-                           "' to share; " + (models.empty() ? "none is usable" : "types: " + models));
+                           "' to share; " +
+                           (models.empty() ? "none is usable" : "types: " + models));
   }
   if (request.gpu_memory_mib > largest) {
     return InvalidArgument("gpu-mem: " + std::to_string(request.gpu_memory_mib) +
@@ -96,10 +97,10 @@ Status CheckMigFeasible(const ClusterSnapshot& cluster, const JobRequest& reques
     return OkStatus();
   }
   if (offered.empty()) {
-    return InvalidArgument("mig: no GPU" +
-                           (request.gpu_type.has_value() ? " of type " + *request.gpu_type
-                                                         : std::string()) +
-                           " has MIG mode on; ask for whole GPUs or a share (--gpu-share)");
+    return InvalidArgument(
+        "mig: no GPU" +
+        (request.gpu_type.has_value() ? " of type " + *request.gpu_type : std::string()) +
+        " has MIG mode on; ask for whole GPUs or a share (--gpu-share)");
   }
   std::string list;
   for (const std::string& profile : offered) {
@@ -143,8 +144,7 @@ Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) 
                            (request.node_labels.empty()
                                 ? std::string("in this cluster")
                                 : "on the nodes with " + FormatLabels(request.node_labels)) +
-                           "; " +
-                           (models.empty() ? "it has no usable GPU" : "types: " + models));
+                           "; " + (models.empty() ? "it has no usable GPU" : "types: " + models));
   }
   if (largest < request.gpus) {
     return InvalidArgument("gpus: " + DescribeRequest(request) +

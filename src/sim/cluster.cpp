@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <set>
 
-#include "sim/csv.h"
-
 #include "config/config.h"
+#include "sim/csv.h"
 
 namespace gf::sim {
 namespace {
@@ -159,22 +158,24 @@ struct MachineTable {
   std::string id_column;
   std::string gpus_column;
   std::string model_column;
-  std::string entry;   // "machine id", "node name"
-  std::string unique;  // "ids must be unique"
+  std::string entry;        // "machine id", "node name"
+  std::string unique;       // "ids must be unique"
   std::string model_error;  // what a bad third column is: "is not a memory size like 12GB"
   std::string (*model_of)(std::string_view field);
 };
 
 // One node per row with GPUs (a row without is skipped): unique, non-empty ids, GPU counts
 // from 0 to kMaxGpusPerNode, models from the third column. Errors name the line and field.
-Result<std::vector<Node>> ReadMachineTable(std::string_view text, const std::string& source,
+Result<std::vector<Node>> ReadMachineTable(std::string_view text,
+                                           const std::string& source,
                                            const MachineTable& form) {
   constexpr std::size_t kId = 0;
   constexpr std::size_t kGpus = 1;
   constexpr std::size_t kModel = 2;
-  GF_ASSIGN_OR_RETURN(CsvTable table,
-                      CsvTable::Open(text, source,
-                                     {{form.id_column}, {form.gpus_column}, {form.model_column, false}}));
+  GF_ASSIGN_OR_RETURN(
+      CsvTable table,
+      CsvTable::Open(
+          text, source, {{form.id_column}, {form.gpus_column}, {form.model_column, false}}));
   std::vector<Node> nodes;
   std::set<std::string, std::less<>> seen;
   while (true) {
@@ -216,7 +217,8 @@ Result<std::vector<Node>> ReadMachineTable(std::string_view text, const std::str
 
 Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::string& source) {
   // Philly's memory column ("12GB") names the model: GPUs of one size are alike for placement.
-  return ReadMachineTable(text, source,
+  return ReadMachineTable(text,
+                          source,
                           MachineTable{.id_column = "machineId",
                                        .gpus_column = "number of GPUs",
                                        .model_column = "single GPU mem",
@@ -231,7 +233,8 @@ Result<std::vector<Node>> ParseMachineList(std::string_view text, const std::str
 
 Result<std::vector<Node>> ParseNodeList(std::string_view text, const std::string& source) {
   return ReadMachineTable(
-      text, source,
+      text,
+      source,
       MachineTable{.id_column = "sn",
                    .gpus_column = "gpu",
                    .model_column = "model",

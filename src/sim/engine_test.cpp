@@ -5,11 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "config/config.h"
 #include "sim/cluster.h"
 #include "sim/metrics.h"
 #include "sim/synthetic.h"
-
-#include "config/config.h"
 
 namespace gf::sim {
 namespace {

@@ -10,14 +10,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/config.h"
 #include "core/duration.h"
 #include "sim/cluster.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/synthetic.h"
 #include "sim/trace.h"
-
-#include "config/config.h"
 
 namespace gf::sim {
 namespace {

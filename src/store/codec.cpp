@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <exception>
 #include <stdexcept>
+
 #include <nlohmann/json.hpp>
 
 #include "core/hex.h"
@@ -25,13 +26,25 @@ int Utf8Tail(unsigned char c, unsigned char& lo, unsigned char& hi) {
   if (c >= 0xC2 && c <= 0xDF) {
     return 1;
   }
-  if (c == 0xE0) { lo = 0xA0; return 2; }          // no overlongs
-  if (c == 0xED) { hi = 0x9F; return 2; }          // no surrogates
+  if (c == 0xE0) {
+    lo = 0xA0;
+    return 2;
+  }  // no overlongs
+  if (c == 0xED) {
+    hi = 0x9F;
+    return 2;
+  }  // no surrogates
   if (c >= 0xE1 && c <= 0xEF) {
     return 2;
   }
-  if (c == 0xF0) { lo = 0x90; return 3; }          // no overlongs
-  if (c == 0xF4) { hi = 0x8F; return 3; }          // nothing above U+10FFFF
+  if (c == 0xF0) {
+    lo = 0x90;
+    return 3;
+  }  // no overlongs
+  if (c == 0xF4) {
+    hi = 0x8F;
+    return 3;
+  }  // nothing above U+10FFFF
   if (c >= 0xF1 && c <= 0xF3) {
     return 3;
   }
@@ -82,13 +95,15 @@ Result<Json> Parse(std::string_view text, std::string_view what, Json::value_t e
     return Internal(parsed.error().message);
   }
   if (parsed->type() != expected) {
-    return Internal(std::string(what) + ": stored JSON has the wrong type: " +
-                    std::string(text.substr(0, 80)));
+    return Internal(std::string(what) +
+                    ": stored JSON has the wrong type: " + std::string(text.substr(0, 80)));
   }
   return parsed;
 }
 
-std::string Decoding(std::string_view what) { return "decode " + std::string(what); }
+std::string Decoding(std::string_view what) {
+  return "decode " + std::string(what);
+}
 
 }  // namespace
 
@@ -296,14 +311,14 @@ Result<std::string> EncodeLabels(const std::map<std::string, std::string>& label
 Result<std::map<std::string, std::string>> DecodeLabels(std::string_view text,
                                                         std::string_view what) {
   GF_ASSIGN_OR_RETURN(Json j, Parse(text, what, Json::value_t::object));
-  return Guard(ErrorCode::kInternal, Decoding(what),
-               [&]() -> Result<std::map<std::string, std::string>> {
-                 std::map<std::string, std::string> out;
-                 for (const auto& [key, value] : j.items()) {
-                   out[key] = BytesFromJson(value);
-                 }
-                 return out;
-               });
+  return Guard(
+      ErrorCode::kInternal, Decoding(what), [&]() -> Result<std::map<std::string, std::string>> {
+        std::map<std::string, std::string> out;
+        for (const auto& [key, value] : j.items()) {
+          out[key] = BytesFromJson(value);
+        }
+        return out;
+      });
 }
 
 }  // namespace gf

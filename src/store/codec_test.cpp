@@ -11,17 +11,21 @@ TEST(StoreCodecTest, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8("zoë 训练 🚀"));
   EXPECT_TRUE(IsValidUtf8(std::string("nul\0inside", 10)));
   EXPECT_FALSE(IsValidUtf8("\xff"));
-  EXPECT_FALSE(IsValidUtf8("caf\xe9"));          // latin-1
-  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));         // overlong '/'
-  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));     // surrogate
+  EXPECT_FALSE(IsValidUtf8("caf\xe9"));           // latin-1
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
   EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));         // cut short
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));          // cut short
 }
 
 TEST(StoreCodecTest, StringsRoundTripAnyBytes) {
-  const std::vector<std::string> strings = {"", "a b", "it's \"q\"", "caf\xe9",
+  const std::vector<std::string> strings = {"",
+                                            "a b",
+                                            "it's \"q\"",
+                                            "caf\xe9",
                                             std::string("\xff\x00x", 3),
-                                            std::string("a\0b", 3), "zoë"};
+                                            std::string("a\0b", 3),
+                                            "zoë"};
   auto text = EncodeStrings(strings);
   ASSERT_TRUE(text.ok()) << text.error().ToString();
   auto back = DecodeStrings(*text, "test");
@@ -98,8 +102,8 @@ TEST(StoreCodecTest, UnknownSharingModeIsAnInternalErrorNamingTheRow) {
 }
 
 TEST(StoreCodecTest, DamagedTextIsAnInternalErrorNamingTheField) {
-  for (std::string_view text : {"", "[", "{}", "[1]", "[{\"hex\": \"abc\"}]",
-                                "[{\"hex\": \"zz\"}]", "[{\"nohex\": 1}]"}) {
+  for (std::string_view text :
+       {"", "[", "{}", "[1]", "[{\"hex\": \"abc\"}]", "[{\"hex\": \"zz\"}]", "[{\"nohex\": 1}]"}) {
     auto r = DecodeStrings(text, "job 4 argv");
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(r.error().code, ErrorCode::kInternal);
@@ -107,10 +111,9 @@ TEST(StoreCodecTest, DamagedTextIsAnInternalErrorNamingTheField) {
   }
   EXPECT_FALSE(DecodeEnv("[[\"A\"]]", "env").ok());
   EXPECT_FALSE(DecodeGpus("[{\"index\": 0}]", "gpus").ok());
-  EXPECT_FALSE(DecodeGpus(
-                   "[{\"index\":0,\"uuid\":\"u\",\"model\":\"m\",\"memory_mib\":1,"
-                   "\"health\":\"sick\",\"health_cause\":\"\"}]",
-                   "gpus")
+  EXPECT_FALSE(DecodeGpus("[{\"index\":0,\"uuid\":\"u\",\"model\":\"m\",\"memory_mib\":1,"
+                          "\"health\":\"sick\",\"health_cause\":\"\"}]",
+                          "gpus")
                    .ok());
   EXPECT_FALSE(DecodeLabels("[]", "labels").ok());
   EXPECT_FALSE(DecodeLabels("{\"a\": 1}", "labels").ok());

@@ -20,7 +20,9 @@ bool IsPostgresUrl(std::string_view db) {
 // A value with "scheme://" that is not PostgreSQL's: a typo (postgresq://) or a database
 // gpufleet does not support (mysql://). Taking it for a relative file path would create a
 // folder named "mysql:" and hide the mistake.
-bool IsOtherUrl(std::string_view db) { return db.find("://") != std::string_view::npos; }
+bool IsOtherUrl(std::string_view db) {
+  return db.find("://") != std::string_view::npos;
+}
 
 }  // namespace
 

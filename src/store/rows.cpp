@@ -41,19 +41,18 @@ namespace {
 
 // Column positions in kJobColumns.
 struct JobCol {
-  static constexpr int kId = 0, kUid = 1, kGid = 2, kUser = 3, kName = 4, kArgv = 5,
-                       kWorkdir = 6, kEnv = 7, kGpus = 8, kGpuType = 9, kPriority = 10,
-                       kTeam = 11, kTimeLimit = 12, kState = 13, kAllocNode = 14,
-                       kAllocGpus = 15, kSubmit = 16, kStart = 17, kEnd = 18, kExitCode = 19,
-                       kReason = 20, kPid = 21, kUsageSamples = 22, kUsageMeanUtil = 23,
-                       kUsagePeakUtil = 24, kUsagePeakMemory = 25, kUsageEnergy = 26,
-                       kCheckpointSignal = 27, kPreemptible = 28, kNodeLabels = 29,
-                       kAfter = 30, kArrayJob = 31, kArrayIndex = 32, kArrayMaxRunning = 33,
-                       kBudgetApproved = 34, kLastCheckpoint = 35, kRequeue = 36,
-                       kInteractive = 37, kIdleReap = 38, kGangJob = 39, kGangRank = 40,
-                       kGangSize = 41, kGpuMilli = 42,
-                       kGpuMemory = 43, kAllocGpuMilli = 44, kAllocGpuMemory = 45,
-                       kMigProfile = 46, kAllocMig = 47;
+  static constexpr int kId = 0, kUid = 1, kGid = 2, kUser = 3, kName = 4, kArgv = 5, kWorkdir = 6,
+                       kEnv = 7, kGpus = 8, kGpuType = 9, kPriority = 10, kTeam = 11,
+                       kTimeLimit = 12, kState = 13, kAllocNode = 14, kAllocGpus = 15, kSubmit = 16,
+                       kStart = 17, kEnd = 18, kExitCode = 19, kReason = 20, kPid = 21,
+                       kUsageSamples = 22, kUsageMeanUtil = 23, kUsagePeakUtil = 24,
+                       kUsagePeakMemory = 25, kUsageEnergy = 26, kCheckpointSignal = 27,
+                       kPreemptible = 28, kNodeLabels = 29, kAfter = 30, kArrayJob = 31,
+                       kArrayIndex = 32, kArrayMaxRunning = 33, kBudgetApproved = 34,
+                       kLastCheckpoint = 35, kRequeue = 36, kInteractive = 37, kIdleReap = 38,
+                       kGangJob = 39, kGangRank = 40, kGangSize = 41, kGpuMilli = 42,
+                       kGpuMemory = 43, kAllocGpuMilli = 44, kAllocGpuMemory = 45, kMigProfile = 46,
+                       kAllocMig = 47;
 };
 
 // Column positions in kUsageColumns.
@@ -65,8 +64,8 @@ struct UsageCol {
 // Column positions in kGpuMinuteColumns.
 struct MinuteCol {
   static constexpr int kMinute = 0, kNode = 1, kUuid = 2, kJob = 3, kUser = 4, kTeam = 5,
-                       kSamples = 6, kUtilMean = 7, kUtilMax = 8, kMemoryMax = 9,
-                       kPowerMean = 10, kEnergy = 11, kHealth = 12;
+                       kSamples = 6, kUtilMean = 7, kUtilMax = 8, kMemoryMax = 9, kPowerMean = 10,
+                       kEnergy = 11, kHealth = 12;
 };
 
 std::optional<std::int64_t> OptionalMillis(const std::optional<Time>& t) {
@@ -88,8 +87,7 @@ template <typename T>
 Result<T> Narrow(std::int64_t v, const std::string& row, std::string_view field) {
   if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
       v > static_cast<std::int64_t>(std::numeric_limits<T>::max())) {
-    return Internal(row + ": " + std::string(field) + " " + std::to_string(v) +
-                    " is out of range");
+    return Internal(row + ": " + std::string(field) + " " + std::to_string(v) + " is out of range");
   }
   return static_cast<T>(v);
 }
@@ -122,8 +120,7 @@ Result<std::optional<GangMember>> DecodeGang(const RowSource& row, const std::st
 }
 
 // array_job decides whether the job is an array task; its index must then be set too.
-Result<std::optional<ArrayTask>> DecodeArrayTask(const RowSource& row,
-                                                 const std::string& what) {
+Result<std::optional<ArrayTask>> DecodeArrayTask(const RowSource& row, const std::string& what) {
   const std::optional<std::int64_t> array_job = row.OptionalInt64(JobCol::kArrayJob);
   if (!array_job.has_value()) {
     return std::optional<ArrayTask>();
@@ -163,7 +160,7 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   }
   stmt.BindInt64(36, job.budget_approved ? 1 : 0);
   stmt.BindOptionalInt64(37, OptionalMillis(job.last_checkpoint));
-  stmt.BindInt64(38, spec.requeue ? 1 : 0);  // schema v7
+  stmt.BindInt64(38, spec.requeue ? 1 : 0);      // schema v7
   stmt.BindInt64(39, spec.interactive ? 1 : 0);  // schema v8
   stmt.BindInt64(40, spec.idle_reap ? 1 : 0);
   if (spec.gang.has_value()) {  // schema v9
@@ -252,8 +249,7 @@ Result<std::optional<JobUsage>> DecodeUsage(const RowSource& row, const std::str
   }};
   for (const NamedColumn& column : kRest) {
     if (row.IsNull(column.index)) {
-      return Internal(what + ": usage_samples is set but " + std::string(column.name) +
-                      " is NULL");
+      return Internal(what + ": usage_samples is set but " + std::string(column.name) + " is NULL");
     }
   }
   JobUsage usage;
@@ -323,11 +319,11 @@ Result<Job> DecodeJob(const RowSource& row) {
   if (auto node = row.OptionalText(JobCol::kAllocNode)) {
     Allocation allocation;
     allocation.node = NodeId(std::move(*node));
-    GF_ASSIGN_OR_RETURN(allocation.gpus,
-                        DecodeGpuUuids(row.OptionalText(JobCol::kAllocGpus).value_or("[]"),
-                                       what + " allocation"));
-    GF_ASSIGN_OR_RETURN(allocation.gpu_milli, Narrow<int>(row.Int64(JobCol::kAllocGpuMilli),
-                                                          what, "alloc_gpu_milli"));
+    GF_ASSIGN_OR_RETURN(
+        allocation.gpus,
+        DecodeGpuUuids(row.OptionalText(JobCol::kAllocGpus).value_or("[]"), what + " allocation"));
+    GF_ASSIGN_OR_RETURN(allocation.gpu_milli,
+                        Narrow<int>(row.Int64(JobCol::kAllocGpuMilli), what, "alloc_gpu_milli"));
     allocation.gpu_memory_mib = row.Int64(JobCol::kAllocGpuMemory);
     allocation.mig = GpuUuid(row.Text(JobCol::kAllocMig));
     job.allocation = std::move(allocation);
@@ -437,16 +433,14 @@ Result<GpuMinute> DecodeGpuMinute(const RowSource& row) {
   }
   minute.user = row.Text(MinuteCol::kUser);
   minute.team = row.Text(MinuteCol::kTeam);
-  GF_ASSIGN_OR_RETURN(minute.samples,
-                      Narrow<int>(row.Int64(MinuteCol::kSamples), what, "samples"));
+  GF_ASSIGN_OR_RETURN(minute.samples, Narrow<int>(row.Int64(MinuteCol::kSamples), what, "samples"));
   minute.util_mean_pct = row.Double(MinuteCol::kUtilMean);
   GF_ASSIGN_OR_RETURN(minute.util_max_pct,
                       Narrow<int>(row.Int64(MinuteCol::kUtilMax), what, "util_max_pct"));
   minute.memory_used_max_mib = row.Int64(MinuteCol::kMemoryMax);
   minute.power_mean_w = row.Double(MinuteCol::kPowerMean);
   minute.energy_mj = row.Int64(MinuteCol::kEnergy);
-  GF_ASSIGN_OR_RETURN(minute.health,
-                      FromRow(ParseGpuHealth(row.Text(MinuteCol::kHealth)), what));
+  GF_ASSIGN_OR_RETURN(minute.health, FromRow(ParseGpuHealth(row.Text(MinuteCol::kHealth)), what));
   return minute;
 }
 

@@ -52,11 +52,11 @@ struct StoreBatch {
 };
 
 struct JobQuery {
-  std::optional<std::uint32_t> uid{};   // only this owner's jobs
-  bool active_only = false;             // not in a terminal state
-  std::optional<JobId> before{};        // ids below this (paging, newest first)
-  std::optional<JobId> array_job{};     // only the tasks of this job array (ArrayTask::array_job)
-  int limit = 1000;                     // > 0
+  std::optional<std::uint32_t> uid{};  // only this owner's jobs
+  bool active_only = false;            // not in a terminal state
+  std::optional<JobId> before{};       // ids below this (paging, newest first)
+  std::optional<JobId> array_job{};    // only the tasks of this job array (ArrayTask::array_job)
+  int limit = 1000;                    // > 0
 };
 
 // Controller leadership (issue #6, schema v6): several `gpufleet server` on one database; the
@@ -111,7 +111,8 @@ class Store {
   virtual Result<std::vector<UsageSum>> SumUsage(Time from, Time to) = 0;
   // Usage records that ended after `ended_after` with seq > after_seq, by seq, at most limit:
   // page with the last record's seq. Errors: kInvalidArgument if limit <= 0.
-  virtual Result<std::vector<UsageRecord>> ListUsage(Time ended_after, std::int64_t after_seq,
+  virtual Result<std::vector<UsageRecord>> ListUsage(Time ended_after,
+                                                     std::int64_t after_seq,
                                                      int limit) = 0;
 
   // The token with this id, nullopt when none (revoked and expired ones too: the caller judges).
@@ -129,7 +130,8 @@ class Store {
   // Takes the lease for `holder` until now + ttl when nobody holds it, its holder's lease ended
   // (expires <= now), or `holder` holds it already; the epoch then is one more than the last.
   // Otherwise acquired is false and `lease` says who holds it until when.
-  virtual Result<LeaseAttempt> AcquireLease(const std::string& holder, Time now,
+  virtual Result<LeaseAttempt> AcquireLease(const std::string& holder,
+                                            Time now,
                                             std::chrono::milliseconds ttl) = 0;
   // Extends the lease of `epoch` to now + ttl. kFailedPrecondition "lost the lease" when the
   // lease has another epoch now.

@@ -1,12 +1,12 @@
 // The conformance tests themselves; backends instantiate them (see store_conformance_test.h).
 #include "store/store_conformance_test.h"
 
-#include <gmock/gmock.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include <gmock/gmock.h>
 
 #include "store/store_test_util.h"
 
@@ -93,7 +93,9 @@ std::vector<Job> MustList(Store& store, const JobQuery& query) {
   return jobs.ok() ? *jobs : std::vector<Job>{};
 }
 
-std::vector<Event> MustEvents(Store& store, std::optional<JobId> job, std::int64_t after,
+std::vector<Event> MustEvents(Store& store,
+                              std::optional<JobId> job,
+                              std::int64_t after,
                               int limit = 1000) {
   auto events = store.ListEvents(job, after, limit);
   EXPECT_TRUE(events.ok()) << events.error().ToString();
@@ -126,7 +128,8 @@ std::vector<GpuMinute> MustMinutes(Store& store, Time from, Time to, int limit =
 
 // Every stored minute: the widest range there is.
 std::vector<GpuMinute> MustAllMinutes(Store& store) {
-  return MustMinutes(store, FromUnixMillis(std::numeric_limits<std::int64_t>::min()),
+  return MustMinutes(store,
+                     FromUnixMillis(std::numeric_limits<std::int64_t>::min()),
                      FromUnixMillis(std::numeric_limits<std::int64_t>::max()));
 }
 
@@ -191,7 +194,7 @@ TEST_P(StoreConformanceTest, JobEdgeValuesRoundTrip) {
   job.spec.time_limit = std::chrono::seconds(0);
   job.state = JobState::kRunning;
   job.allocation = Allocation{NodeId("n"), {}};  // CPU-only job placed on a node
-  job.submit_time = FromUnixMillis(-1);           // before 1970 still round-trips
+  job.submit_time = FromUnixMillis(-1);          // before 1970 still round-trips
   job.exit_code = -1;
   job.pid = 0;
   MustCommit({.jobs = {job}});
@@ -221,18 +224,23 @@ TEST_P(StoreConformanceTest, ListJobsNewestFirst) {
 }
 
 TEST_P(StoreConformanceTest, ListJobsFiltersByUid) {
-  MustCommit({.jobs = {MinimalJob(1, 1000), MinimalJob(2, 2000), MinimalJob(3, 1000),
-                       MinimalJob(4, 0)}});
+  MustCommit(
+      {.jobs = {MinimalJob(1, 1000), MinimalJob(2, 2000), MinimalJob(3, 1000), MinimalJob(4, 0)}});
   EXPECT_THAT(Ids(MustList(*store_, {.uid = 1000})), ElementsAre(3, 1));
   EXPECT_THAT(Ids(MustList(*store_, {.uid = 0})), ElementsAre(4));
   EXPECT_THAT(Ids(MustList(*store_, {.uid = 3000})), IsEmpty());
 }
 
 TEST_P(StoreConformanceTest, ListJobsActiveOnlySkipsTerminalStates) {
-  const std::vector<JobState> states = {
-      JobState::kPending,   JobState::kStarting, JobState::kRunning,
-      JobState::kCompleted, JobState::kFailed,   JobState::kCancelled,
-      JobState::kTimeout,   JobState::kPreempted, JobState::kNodeFail};
+  const std::vector<JobState> states = {JobState::kPending,
+                                        JobState::kStarting,
+                                        JobState::kRunning,
+                                        JobState::kCompleted,
+                                        JobState::kFailed,
+                                        JobState::kCancelled,
+                                        JobState::kTimeout,
+                                        JobState::kPreempted,
+                                        JobState::kNodeFail};
   StoreBatch batch;
   std::vector<std::int64_t> active;
   for (std::size_t i = 0; i < states.size(); ++i) {
@@ -288,11 +296,10 @@ TEST_P(StoreConformanceTest, ListJobsCombinesFilters) {
   }
   MustCommit(batch);
   // uid 1000: 2 4 6 8 10 12; of those active (not divisible by 3): 2 4 8 10.
-  EXPECT_THAT(Ids(MustList(*store_, {.uid = 1000, .active_only = true})),
-              ElementsAre(10, 8, 4, 2));
-  EXPECT_THAT(Ids(MustList(*store_, {.uid = 1000, .active_only = true, .before = JobId(10),
-                                     .limit = 2})),
-              ElementsAre(8, 4));
+  EXPECT_THAT(Ids(MustList(*store_, {.uid = 1000, .active_only = true})), ElementsAre(10, 8, 4, 2));
+  EXPECT_THAT(
+      Ids(MustList(*store_, {.uid = 1000, .active_only = true, .before = JobId(10), .limit = 2})),
+      ElementsAre(8, 4));
   EXPECT_THAT(Ids(MustList(*store_, {.uid = 2000, .before = JobId(7)})), ElementsAre(5, 3, 1));
   EXPECT_THAT(Ids(MustList(*store_, {.active_only = true, .before = JobId(6), .limit = 3})),
               ElementsAre(5, 4, 2));
@@ -366,7 +373,8 @@ TEST_P(StoreConformanceTest, EventsGetIncreasingSeqsAndRoundTrip) {
 
 TEST_P(StoreConformanceTest, EventsFilterByJobAndAfterSeq) {
   MustCommit({.jobs = {MinimalJob(1), MinimalJob(2)}});
-  MustCommit({.events = {SampleEvent(JobId(1), "a"), SampleEvent(JobId(2), "b"),
+  MustCommit({.events = {SampleEvent(JobId(1), "a"),
+                         SampleEvent(JobId(2), "b"),
                          SampleEvent(std::nullopt, "c")}});
   MustCommit({.events = {SampleEvent(JobId(1), "d"), SampleEvent(JobId(2), "e")}});
   auto all = MustEvents(*store_, std::nullopt, 0);
@@ -495,7 +503,8 @@ TEST_P(StoreConformanceTest, BatchWithInvalidJobIdAppliesNothing) {
 TEST_P(StoreConformanceTest, DataSurvivesReopen) {
   Job full = FullJob(9);
   Node node = SampleNode("gpu-1", 4);
-  MustCommit({.jobs = {MinimalJob(1), full}, .events = {SampleEvent(JobId(9), "submit")},
+  MustCommit({.jobs = {MinimalJob(1), full},
+              .events = {SampleEvent(JobId(9), "submit")},
               .nodes = {node}});
   const auto events = MustEvents(*store_, std::nullopt, 0);
   ASSERT_EQ(events.size(), 1u);
@@ -540,8 +549,11 @@ TEST_P(StoreConformanceTest, JobUsageIsSetReplacedAndCleared) {
   EXPECT_FALSE(MustGet(*store_, 4).usage.has_value());
 
   job.state = JobState::kCompleted;
-  job.usage = JobUsage{.samples = 3, .mean_util_pct = 1.0 / 3.0, .peak_util_pct = 2,
-                       .peak_memory_mib = 5, .energy_mj = 7};
+  job.usage = JobUsage{.samples = 3,
+                       .mean_util_pct = 1.0 / 3.0,
+                       .peak_util_pct = 2,
+                       .peak_memory_mib = 5,
+                       .energy_mj = 7};
   MustCommit({.jobs = {job}});
   EXPECT_EQ(DebugString(MustGet(*store_, 4)), DebugString(job));
 
@@ -593,15 +605,21 @@ TEST_P(StoreConformanceTest, GpuMinutesRoundTripInMinuteNodeUuidOrder) {
   idle.health = GpuHealth::kOk;
   // Written out of order; within a minute node sorts before uuid ("a"/"GPU-9" before
   // "b"/"GPU-1"), and minute before both.
-  const std::vector<GpuMinute> rows = {
-      SampleGpuMinute("node-a", "GPU-9", 1), idle, SampleGpuMinute("node-a", "GPU-9", 0),
-      SampleGpuMinute("node-b", "GPU-2", 0), SampleGpuMinute("node-a", "GPU-3", 0),
-      SampleGpuMinute("node-b", "GPU-1", -1)};
+  const std::vector<GpuMinute> rows = {SampleGpuMinute("node-a", "GPU-9", 1),
+                                       idle,
+                                       SampleGpuMinute("node-a", "GPU-9", 0),
+                                       SampleGpuMinute("node-b", "GPU-2", 0),
+                                       SampleGpuMinute("node-a", "GPU-3", 0),
+                                       SampleGpuMinute("node-b", "GPU-1", -1)};
   MustCommit({.gpu_minutes = rows});
   const std::vector<GpuMinute> expected = {rows[5], rows[4], rows[2], idle, rows[3], rows[0]};
   EXPECT_THAT(Keys(MustAllMinutes(*store_)),
-              ElementsAre("node-b/GPU-1@-1", "node-a/GPU-3@0", "node-a/GPU-9@0",
-                          "node-b/GPU-1@0", "node-b/GPU-2@0", "node-a/GPU-9@1"));
+              ElementsAre("node-b/GPU-1@-1",
+                          "node-a/GPU-3@0",
+                          "node-a/GPU-9@0",
+                          "node-b/GPU-1@0",
+                          "node-b/GPU-2@0",
+                          "node-a/GPU-9@1"));
   EXPECT_EQ(DebugStrings(MustAllMinutes(*store_)), DebugStrings(expected));
   EXPECT_EQ(MustAllMinutes(*store_), expected);
 
@@ -610,8 +628,8 @@ TEST_P(StoreConformanceTest, GpuMinutesRoundTripInMinuteNodeUuidOrder) {
 }
 
 TEST_P(StoreConformanceTest, GpuMinuteReplacedByUuidAndMinute) {
-  MustCommit({.gpu_minutes = {SampleGpuMinute("n1", "GPU-1", 0),
-                              SampleGpuMinute("n1", "GPU-1", 1)}});
+  MustCommit(
+      {.gpu_minutes = {SampleGpuMinute("n1", "GPU-1", 0), SampleGpuMinute("n1", "GPU-1", 1)}});
   // Same GPU and minute, every other field new, the node name included (a renamed node):
   // it replaces the row instead of adding a second one for that minute.
   GpuMinute again = SampleGpuMinute("n2", "GPU-1", 0);
@@ -649,7 +667,9 @@ TEST_P(StoreConformanceTest, ListGpuMinutesReadsHalfOpenRange) {
   }
   MustCommit(batch);
   const Time t0 = SampleGpuMinute("n", "u", 0).minute;
-  const auto at = [t0](int minutes) { return t0 + std::chrono::minutes(minutes); };
+  const auto at = [t0](int minutes) {
+    return t0 + std::chrono::minutes(minutes);
+  };
   EXPECT_THAT(Keys(MustMinutes(*store_, at(1), at(3))),
               ElementsAre("n/GPU-0@1", "n/GPU-1@1", "n/GPU-0@2", "n/GPU-1@2"));
   EXPECT_THAT(Keys(MustMinutes(*store_, at(1) + Millis(1), at(3) + Millis(1))),
@@ -660,8 +680,10 @@ TEST_P(StoreConformanceTest, ListGpuMinutesReadsHalfOpenRange) {
 }
 
 TEST_P(StoreConformanceTest, ListGpuMinutesStopsAtLimitInOrder) {
-  MustCommit({.gpu_minutes = {SampleGpuMinute("b", "GPU-0", 1), SampleGpuMinute("b", "GPU-0", 0),
-                              SampleGpuMinute("a", "GPU-7", 1), SampleGpuMinute("a", "GPU-7", 0)}});
+  MustCommit({.gpu_minutes = {SampleGpuMinute("b", "GPU-0", 1),
+                              SampleGpuMinute("b", "GPU-0", 0),
+                              SampleGpuMinute("a", "GPU-7", 1),
+                              SampleGpuMinute("a", "GPU-7", 0)}});
   const Time t0 = SampleGpuMinute("n", "u", 0).minute;
   const Time end = t0 + std::chrono::hours(1);
   EXPECT_THAT(Keys(MustMinutes(*store_, t0, end, 1)), ElementsAre("a/GPU-7@0"));
@@ -769,8 +791,12 @@ TEST_P(StoreConformanceTest, DayOfGpuMinutesPagesByMinute) {
 // --- Usage records (schema v4) ---
 
 // A run of `gpus` GPUs of job `job` from `start_s` to `end_s` seconds after a fixed instant.
-UsageRecord UsageRun(std::int64_t job, const std::string& team, const std::string& user, int gpus,
-                std::int64_t start_s, std::int64_t end_s) {
+UsageRecord UsageRun(std::int64_t job,
+                     const std::string& team,
+                     const std::string& user,
+                     int gpus,
+                     std::int64_t start_s,
+                     std::int64_t end_s) {
   const Time base = FromUnixMillis(1'700'000'000'000);
   return UsageRecord{.job = JobId(job),
                      .start = base + std::chrono::seconds(start_s),
@@ -788,7 +814,9 @@ Time At(std::int64_t seconds) {
   return FromUnixMillis(1'700'000'000'000) + std::chrono::seconds(seconds);
 }
 
-std::vector<UsageRecord> MustListUsage(Store& store, Time ended_after, std::int64_t after_seq,
+std::vector<UsageRecord> MustListUsage(Store& store,
+                                       Time ended_after,
+                                       std::int64_t after_seq,
                                        int limit) {
   auto records = store.ListUsage(ended_after, after_seq, limit);
   EXPECT_TRUE(records.ok()) << records.error().ToString();
@@ -820,8 +848,10 @@ TEST_P(StoreConformanceTest, UsageRecordsRoundTripWithIncreasingSeqs) {
 }
 
 TEST_P(StoreConformanceTest, ListUsageFiltersByEndAndPagesBySeq) {
-  MustCommit({.usage = {UsageRun(1, "a", "u", 1, 0, 100), UsageRun(2, "a", "u", 1, 0, 200),
-                        UsageRun(3, "a", "u", 1, 0, 300), UsageRun(4, "a", "u", 1, 0, 400)}});
+  MustCommit({.usage = {UsageRun(1, "a", "u", 1, 0, 100),
+                        UsageRun(2, "a", "u", 1, 0, 200),
+                        UsageRun(3, "a", "u", 1, 0, 300),
+                        UsageRun(4, "a", "u", 1, 0, 400)}});
   std::vector<UsageRecord> page = MustListUsage(*store_, At(100), 0, 2);  // ended after 100 s
   ASSERT_EQ(page.size(), 2u);
   EXPECT_EQ(page[0].job, JobId(2));
@@ -836,32 +866,32 @@ TEST_P(StoreConformanceTest, ListUsageFiltersByEndAndPagesBySeq) {
 // its share of the time inside, runs wholly outside count nothing, and the range is half-open.
 TEST_P(StoreConformanceTest, SumUsageClipsRunsToTheRange) {
   MustCommit({.usage = {
-                  UsageRun(1, "cv", "ana", 2, 0, 100),     // wholly inside [0, 1000): 200
-                  UsageRun(2, "cv", "ana", 4, 900, 1100),  // half inside: 400 of 800
-                  UsageRun(3, "cv", "bob", 1, -500, 500),  // half inside: 500 of 1000
-                  UsageRun(4, "cv", "bob", 8, 1000, 1200), // starts at the end: outside
-                  UsageRun(5, "cv", "bob", 8, -100, 0),    // ends at the start: outside
-                  UsageRun(6, "nlp", "cy", 1, 500, 500),   // zero length inside: counts whole (0)
+                  UsageRun(1, "cv", "ana", 2, 0, 100),       // wholly inside [0, 1000): 200
+                  UsageRun(2, "cv", "ana", 4, 900, 1100),    // half inside: 400 of 800
+                  UsageRun(3, "cv", "bob", 1, -500, 500),    // half inside: 500 of 1000
+                  UsageRun(4, "cv", "bob", 8, 1000, 1200),   // starts at the end: outside
+                  UsageRun(5, "cv", "bob", 8, -100, 0),      // ends at the start: outside
+                  UsageRun(6, "nlp", "cy", 1, 500, 500),     // zero length inside: counts whole (0)
                   UsageRun(7, "nlp", "cy", 3, -1000, 2000),  // covers it: 3000 of 9000
               }});
   std::vector<UsageSum> sums = MustSum(*store_, At(0), At(1000));
   // Energy is clipped like time: each run used E = 123,456,789,012 mJ.
   constexpr double kE = 123'456'789'012.0;
   const std::vector<UsageSum> expected = {
-      UsageSum{.team = "cv", .user = "ana", .gpu_seconds = 600,
-               .energy_mj = std::llround(kE * 1.5)},
-      UsageSum{.team = "cv", .user = "bob", .gpu_seconds = 500,
-               .energy_mj = std::llround(kE * 0.5)},
-      UsageSum{.team = "nlp", .user = "cy", .gpu_seconds = 3000,
-               .energy_mj = std::llround(kE + kE / 3)},
+      UsageSum{
+          .team = "cv", .user = "ana", .gpu_seconds = 600, .energy_mj = std::llround(kE * 1.5)},
+      UsageSum{
+          .team = "cv", .user = "bob", .gpu_seconds = 500, .energy_mj = std::llround(kE * 0.5)},
+      UsageSum{
+          .team = "nlp", .user = "cy", .gpu_seconds = 3000, .energy_mj = std::llround(kE + kE / 3)},
   };
   ASSERT_EQ(sums.size(), expected.size());
   for (std::size_t i = 0; i < sums.size(); ++i) {
     EXPECT_EQ(sums[i].team, expected[i].team);
     EXPECT_EQ(sums[i].user, expected[i].user);
     EXPECT_NEAR(sums[i].gpu_seconds, expected[i].gpu_seconds, 1e-9) << sums[i].user;
-    EXPECT_NEAR(static_cast<double>(sums[i].energy_mj),
-                static_cast<double>(expected[i].energy_mj), 1.0)
+    EXPECT_NEAR(
+        static_cast<double>(sums[i].energy_mj), static_cast<double>(expected[i].energy_mj), 1.0)
         << sums[i].user;
   }
   EXPECT_THAT(MustSum(*store_, At(5000), At(6000)), IsEmpty());
@@ -881,8 +911,8 @@ TEST_P(StoreConformanceTest, InvalidUsageRecordRefusesTheWholeBatch) {
       {negative, "usage[1] (job 5): gpus is -1"},
   };
   for (const auto& [record, message] : cases) {
-    Status status = store_->Commit({.jobs = {MinimalJob(1)},
-                                    .usage = {UsageRun(1, "a", "u", 1, 0, 10), record}});
+    Status status = store_->Commit(
+        {.jobs = {MinimalJob(1)}, .usage = {UsageRun(1, "a", "u", 1, 0, 10), record}});
     ASSERT_FALSE(status.ok()) << message;
     EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
     EXPECT_THAT(status.error().message, HasSubstr(message));
@@ -998,8 +1028,8 @@ TEST_P(StoreConformanceTest, InvalidTokenRefusesTheWholeBatch) {
       {with("ok", std::string(63, 'a') + "g"), "tokens[1]: secret_hash must be"},
   };
   for (const auto& [token, message] : cases) {
-    Status status = store_->Commit({.jobs = {MinimalJob(1)},
-                                    .tokens = {with("fine", good_hash), token}});
+    Status status =
+        store_->Commit({.jobs = {MinimalJob(1)}, .tokens = {with("fine", good_hash), token}});
     ASSERT_FALSE(status.ok()) << message;
     EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
     EXPECT_THAT(status.error().message, HasSubstr(message));
@@ -1054,7 +1084,7 @@ TEST_P(StoreConformanceTest, FencedStoreRefusesCommitsOnceTheLeaseIsLost) {
   auto a = store_->AcquireLease("a:1", t0, ttl);
   ASSERT_TRUE(a.ok() && a->acquired);
   store_->FenceWith(a->lease.epoch);
-  MustCommit({.tokens = {SampleToken("f1")}});  // still the leader
+  MustCommit({.tokens = {SampleToken("f1")}});          // still the leader
   auto b = store_->AcquireLease("b:2", t0 + ttl, ttl);  // a's lease ended
   ASSERT_TRUE(b.ok() && b->acquired);
   Status late = store_->Commit({.tokens = {SampleToken("f2")}});

@@ -10,13 +10,13 @@
 // Test-only. Each test gets a fresh backend; tests do not share state.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/result.h"
 #include "store/store.h"
@@ -43,7 +43,9 @@ struct StoreBackendFactory {
 };
 
 // How gtest prints a parameter (in failure messages): its name, not its bytes.
-inline void PrintTo(const StoreBackendFactory& factory, std::ostream* os) { *os << factory.name; }
+inline void PrintTo(const StoreBackendFactory& factory, std::ostream* os) {
+  *os << factory.name;
+}
 
 // For INSTANTIATE_TEST_SUITE_P: names each instance after its backend.
 inline std::string StoreBackendName(const ::testing::TestParamInfo<StoreBackendFactory>& info) {

@@ -2,12 +2,12 @@
 // in its strings and arbitrary integers in its fields, reads back identically, both from
 // GetJob and after a reopen; any set of GPU minutes reads back as a map keyed by (uuid, minute)
 // would hold it, in (minute, node, uuid) order.
-#include <rapidcheck.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
+
+#include <rapidcheck.h>
 
 #include "store/store_conformance_test.h"
 #include "store/store_test_util.h"
@@ -23,23 +23,25 @@ std::optional<T> MaybeOf(const rc::Gen<T>& gen) {
   return std::nullopt;
 }
 
-rc::Gen<std::string> AnyString() { return rc::gen::arbitrary<std::string>(); }
+rc::Gen<std::string> AnyString() {
+  return rc::gen::arbitrary<std::string>();
+}
 
 // Any finite double. -0.0 becomes +0.0: SQLite keeps a REAL that has an integer value as an
 // integer, so -0.0 reads back as 0.0 (equal by ==, yet it prints differently).
 double AnyFinite() {
-  const double d = *rc::gen::suchThat(rc::gen::arbitrary<double>(),
-                                      [](double v) { return std::isfinite(v); });
+  const double d =
+      *rc::gen::suchThat(rc::gen::arbitrary<double>(), [](double v) { return std::isfinite(v); });
   return d == 0 ? 0.0 : d;
 }
 
 JobUsage ArbitraryUsage() {
-  return JobUsage{.samples = *rc::gen::inRange<std::int64_t>(
-                      0, std::numeric_limits<std::int64_t>::max()),
-                  .mean_util_pct = AnyFinite(),
-                  .peak_util_pct = *rc::gen::arbitrary<int>(),
-                  .peak_memory_mib = *rc::gen::arbitrary<std::int64_t>(),
-                  .energy_mj = *rc::gen::arbitrary<std::int64_t>()};
+  return JobUsage{
+      .samples = *rc::gen::inRange<std::int64_t>(0, std::numeric_limits<std::int64_t>::max()),
+      .mean_util_pct = AnyFinite(),
+      .peak_util_pct = *rc::gen::arbitrary<int>(),
+      .peak_memory_mib = *rc::gen::arbitrary<std::int64_t>(),
+      .energy_mj = *rc::gen::arbitrary<std::int64_t>()};
 }
 
 // A row that passes the store's checks: node and uuid not empty, samples >= 0, minute aligned,
@@ -69,8 +71,8 @@ GpuMinute ArbitraryGpuMinute() {
 Job ArbitraryJob() {
   Job job;
   job.id = JobId(*rc::gen::inRange<std::int64_t>(1, std::numeric_limits<std::int64_t>::max()));
-  job.owner = Owner{*rc::gen::arbitrary<std::uint32_t>(), *rc::gen::arbitrary<std::uint32_t>(),
-                    *AnyString()};
+  job.owner = Owner{
+      *rc::gen::arbitrary<std::uint32_t>(), *rc::gen::arbitrary<std::uint32_t>(), *AnyString()};
   job.spec.name = *AnyString();
   job.spec.argv = *rc::gen::arbitrary<std::vector<std::string>>();
   job.spec.workdir = *AnyString();
@@ -83,9 +85,15 @@ Job ArbitraryJob() {
   if (auto s = MaybeOf(rc::gen::arbitrary<std::int64_t>())) {
     job.spec.time_limit = std::chrono::seconds(*s);
   }
-  job.state = *rc::gen::element(JobState::kPending, JobState::kStarting, JobState::kRunning,
-                                JobState::kCompleted, JobState::kFailed, JobState::kCancelled,
-                                JobState::kTimeout, JobState::kPreempted, JobState::kNodeFail);
+  job.state = *rc::gen::element(JobState::kPending,
+                                JobState::kStarting,
+                                JobState::kRunning,
+                                JobState::kCompleted,
+                                JobState::kFailed,
+                                JobState::kCancelled,
+                                JobState::kTimeout,
+                                JobState::kPreempted,
+                                JobState::kNodeFail);
   if (*rc::gen::arbitrary<bool>()) {
     Allocation a;
     a.node = NodeId(*AnyString());
@@ -151,17 +159,17 @@ TEST_P(StoreConformanceTest, PropertyGpuMinutesActLikeAMapListedInOrder) {
   std::map<std::pair<std::string, std::int64_t>, GpuMinute> model;
   const bool ok = rc::check("gpu minutes read back as a map would hold them", [&] {
     // Half the rows reuse an existing (uuid, minute), with new values and maybe a new node.
-    auto rows = *rc::gen::container<std::vector<GpuMinute>>(
-        rc::gen::exec([&] {
-          GpuMinute m = ArbitraryGpuMinute();
-          if (!model.empty() && *rc::gen::arbitrary<bool>()) {
-            auto it = std::next(model.begin(), *rc::gen::inRange<std::ptrdiff_t>(
-                                                  0, static_cast<std::ptrdiff_t>(model.size())));
-            m.uuid = it->second.uuid;
-            m.minute = it->second.minute;
-          }
-          return m;
-        }));
+    auto rows = *rc::gen::container<std::vector<GpuMinute>>(rc::gen::exec([&] {
+      GpuMinute m = ArbitraryGpuMinute();
+      if (!model.empty() && *rc::gen::arbitrary<bool>()) {
+        auto it = std::next(
+            model.begin(),
+            *rc::gen::inRange<std::ptrdiff_t>(0, static_cast<std::ptrdiff_t>(model.size())));
+        m.uuid = it->second.uuid;
+        m.minute = it->second.minute;
+      }
+      return m;
+    }));
     RC_ASSERT(store_->Commit({.gpu_minutes = rows}).ok());
     for (const GpuMinute& m : rows) {
       model[{m.uuid.value(), ToUnixMillis(m.minute)}] = m;

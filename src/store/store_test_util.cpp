@@ -1,11 +1,11 @@
 #include "store/store_test_util.h"
 
-#include <gtest/gtest.h>
-#include <stdlib.h>
-
 #include <cstdio>
 #include <sstream>
 #include <system_error>
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
 
 namespace gf::testing {
 namespace {
@@ -35,7 +35,9 @@ std::string Opt(const std::optional<T>& v, Fn&& show) {
   return v.has_value() ? show(*v) : std::string("none");
 }
 
-std::string Ms(Time t) { return std::to_string(ToUnixMillis(t)); }
+std::string Ms(Time t) {
+  return std::to_string(ToUnixMillis(t));
+}
 
 // Every bit of the value: two doubles that differ print differently.
 std::string Exact(double d) {
@@ -74,8 +76,8 @@ std::string DebugString(const Job& job) {
   }
   o << "] gpus=" << s.request.gpus << " gpu_milli=" << s.request.gpu_milli
     << " gpu_memory_mib=" << s.request.gpu_memory_mib << " mig=" << Quote(s.request.mig_profile)
-    << " gpu_type=" << Opt(s.request.gpu_type, Quote)
-    << " priority=" << ToString(s.priority) << " team=" << Quote(s.team)
+    << " gpu_type=" << Opt(s.request.gpu_type, Quote) << " priority=" << ToString(s.priority)
+    << " team=" << Quote(s.team)
     << " time_limit=" << Opt(s.time_limit, [](auto d) { return std::to_string(d.count()); })
     << " checkpoint_signal=" << s.checkpoint_signal << " preemptible=" << job.preemptible
     << " node_labels={";
@@ -86,32 +88,37 @@ std::string DebugString(const Job& job) {
   for (const Dependency& d : s.after) {
     o << d.job.value() << ":" << ToString(d.kind) << ",";
   }
-  o << "] array=" << Opt(s.array, [](const ArrayTask& a) {
-         return std::to_string(a.array_job.value()) + "[" + std::to_string(a.index) + "]%" +
-                (a.max_running ? std::to_string(*a.max_running) : "none");
-       })
+  o << "] array="
+    << Opt(s.array,
+           [](const ArrayTask& a) {
+             return std::to_string(a.array_job.value()) + "[" + std::to_string(a.index) + "]%" +
+                    (a.max_running ? std::to_string(*a.max_running) : "none");
+           })
     << " budget_approved=" << job.budget_approved << " requeue=" << s.requeue
     << " interactive=" << s.interactive << " idle_reap=" << s.idle_reap
-    << " last_checkpoint=" << Opt(job.last_checkpoint, Ms)
-    << " state=" << ToString(job.state) << " allocation="
-    << Opt(job.allocation, [](const Allocation& a) {
-         std::string r = Quote(a.node.value()) + ":[";
-         for (const auto& g : a.gpus) {
-           r += Quote(g.value()) + ",";
-         }
-         return r + "] milli=" + std::to_string(a.gpu_milli) +
-                " memory_mib=" + std::to_string(a.gpu_memory_mib) + " mig=" + Quote(a.mig.value());
-       })
+    << " last_checkpoint=" << Opt(job.last_checkpoint, Ms) << " state=" << ToString(job.state)
+    << " allocation="
+    << Opt(job.allocation,
+           [](const Allocation& a) {
+             std::string r = Quote(a.node.value()) + ":[";
+             for (const auto& g : a.gpus) {
+               r += Quote(g.value()) + ",";
+             }
+             return r + "] milli=" + std::to_string(a.gpu_milli) +
+                    " memory_mib=" + std::to_string(a.gpu_memory_mib) +
+                    " mig=" + Quote(a.mig.value());
+           })
     << " submit=" << Ms(job.submit_time) << " start=" << Opt(job.start_time, Ms)
     << " end=" << Opt(job.end_time, Ms)
     << " exit_code=" << Opt(job.exit_code, [](int c) { return std::to_string(c); })
     << " reason=" << Quote(job.reason)
-    << " pid=" << Opt(job.pid, [](std::int64_t p) { return std::to_string(p); })
-    << " usage=" << Opt(job.usage, [](const JobUsage& u) {
-         return "{" + std::to_string(u.samples) + " " + Exact(u.mean_util_pct) + " " +
-                std::to_string(u.peak_util_pct) + " " + std::to_string(u.peak_memory_mib) + " " +
-                std::to_string(u.energy_mj) + "}";
-       })
+    << " pid=" << Opt(job.pid, [](std::int64_t p) { return std::to_string(p); }) << " usage="
+    << Opt(job.usage,
+           [](const JobUsage& u) {
+             return "{" + std::to_string(u.samples) + " " + Exact(u.mean_util_pct) + " " +
+                    std::to_string(u.peak_util_pct) + " " + std::to_string(u.peak_memory_mib) +
+                    " " + std::to_string(u.energy_mj) + "}";
+           })
     << "}";
   return o.str();
 }
@@ -130,8 +137,7 @@ std::string DebugString(const Node& node) {
     o << Quote(k) << ":" << Quote(v) << ",";
   }
   o << "} state=" << ToString(node.state) << " state_reason=" << Quote(node.state_reason)
-    << " backend=" << Quote(node.gpu_backend)
-    << " last_seen=" << Ms(node.last_seen) << "}";
+    << " backend=" << Quote(node.gpu_backend) << " last_seen=" << Ms(node.last_seen) << "}";
   return o.str();
 }
 
@@ -139,8 +145,8 @@ std::string DebugString(const Event& e) {
   std::ostringstream o;
   o << "Event{seq=" << e.seq << " time=" << Ms(e.time)
     << " job=" << Opt(e.job, [](JobId j) { return std::to_string(j.value()); })
-    << " kind=" << Quote(e.kind) << " actor=" << Quote(e.actor)
-    << " message=" << Quote(e.message) << "}";
+    << " kind=" << Quote(e.kind) << " actor=" << Quote(e.actor) << " message=" << Quote(e.message)
+    << "}";
   return o.str();
 }
 
@@ -160,9 +166,9 @@ std::string DebugString(const ApiToken& t) {
   std::ostringstream o;
   o << "ApiToken{id=" << Quote(t.id) << " secret_hash=" << Quote(t.secret_hash)
     << " kind=" << ToString(t.kind) << " subject=" << Quote(t.subject) << " uid=" << t.uid
-    << " gid=" << t.gid << " role=" << ToString(t.role)
-    << " description=" << Quote(t.description) << " created=" << Ms(t.created)
-    << " expires=" << Opt(t.expires, Ms) << " revoked=" << Opt(t.revoked, Ms) << "}";
+    << " gid=" << t.gid << " role=" << ToString(t.role) << " description=" << Quote(t.description)
+    << " created=" << Ms(t.created) << " expires=" << Opt(t.expires, Ms)
+    << " revoked=" << Opt(t.revoked, Ms) << "}";
   return o.str();
 }
 
@@ -200,8 +206,14 @@ Job FullJob(std::int64_t id) {
   Job job = MinimalJob(id, 4242);
   job.owner = Owner{4242, 100, "zoë"};
   job.spec.name = "训练-ζ 🚀 run";
-  job.spec.argv = {"python3", "train.py", "--msg", "it's a \"quoted\" arg with spaces",
-                   "back\\slash", "new\nline\ttab", "", "ünï"};
+  job.spec.argv = {"python3",
+                   "train.py",
+                   "--msg",
+                   "it's a \"quoted\" arg with spaces",
+                   "back\\slash",
+                   "new\nline\ttab",
+                   "",
+                   "ünï"};
   job.spec.workdir = "/home/zoë/my project";
   job.spec.env = {{"A", "1"}, {"EQ", "x=y=z"}, {"EMPTY", ""}, {"A", "dup keeps order"}};
   job.spec.request = JobRequest{4, "H100-80GB"};
@@ -209,9 +221,9 @@ Job FullJob(std::int64_t id) {
   job.spec.team = "vision";
   job.spec.time_limit = std::chrono::seconds(3 * 24 * 3600);
   job.state = JobState::kCompleted;
-  job.allocation = Allocation{NodeId("gpu-node-07"),
-                              {GpuUuid("GPU-aaaa-1"), GpuUuid("GPU-bbbb-2"),
-                               GpuUuid("GPU-cccc-3"), GpuUuid("GPU-dddd-4")}};
+  job.allocation = Allocation{
+      NodeId("gpu-node-07"),
+      {GpuUuid("GPU-aaaa-1"), GpuUuid("GPU-bbbb-2"), GpuUuid("GPU-cccc-3"), GpuUuid("GPU-dddd-4")}};
   job.start_time = job.submit_time + Millis(1500);
   job.end_time = job.submit_time + Millis(3'600'000);
   job.exit_code = 137;
@@ -225,7 +237,7 @@ Job FullJob(std::int64_t id) {
   job.spec.array = ArrayTask{.array_job = JobId(id - 1), .index = 99, .max_running = 4};
   job.budget_approved = true;
   job.last_checkpoint = job.start_time.value() + Millis(1'234'567);
-  job.spec.requeue = false;  // not the default (schema v7)
+  job.spec.requeue = false;     // not the default (schema v7)
   job.spec.interactive = true;  // nor these (schema v8)
   job.spec.idle_reap = false;
   job.spec.gang = GangMember{.gang_job = JobId(id - 2), .rank = 2, .size = 3};  // schema v9

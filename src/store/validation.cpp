@@ -93,16 +93,19 @@ std::string UsageRecordProblem(const UsageRecord& r) {
 
 // True for a lowercase hex digit, the only form a stored hash takes (so one secret has one
 // hash text, and a lookup by comparison cannot miss on case).
-bool IsLowerHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-bool IsIdChar(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'); }
+bool IsLowerHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+bool IsIdChar(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z');
+}
 
 // What is wrong with a token, "" if nothing. The id travels in an HTTP header before the
 // secret, so it is kept to a charset that needs no escaping anywhere.
 std::string TokenProblem(const ApiToken& t) {
   if (t.id.empty() || t.id.size() > kMaxTokenIdLength ||
       !std::all_of(t.id.begin(), t.id.end(), IsIdChar)) {
-    return "id must be 1 to " + std::to_string(kMaxTokenIdLength) +
-           " characters of a-z and 0-9";
+    return "id must be 1 to " + std::to_string(kMaxTokenIdLength) + " characters of a-z and 0-9";
   }
   if (t.secret_hash.size() != kTokenHashLength ||
       !std::all_of(t.secret_hash.begin(), t.secret_hash.end(), IsLowerHex)) {
@@ -188,8 +191,10 @@ Status ValidateGpuMinuteRange(Time from, Time to, int limit) {
   return OkStatus();
 }
 
-LeaseAttempt DecideLease(const std::optional<LeaseHolder>& current, const std::string& holder,
-                         Time now, std::chrono::milliseconds ttl) {
+LeaseAttempt DecideLease(const std::optional<LeaseHolder>& current,
+                         const std::string& holder,
+                         Time now,
+                         std::chrono::milliseconds ttl) {
   // An empty holder is PostgreSQL's placeholder row (made before the first acquisition).
   if (current && !current->holder.empty() && current->holder != holder && current->expires > now) {
     return LeaseAttempt{.acquired = false, .lease = *current};

@@ -43,8 +43,10 @@ Status ValidateGpuMinuteRange(Time from, Time to, int limit);
 
 // The lease rules of Store::AcquireLease, the same for every backend: given the lease row
 // (`current`, none before the first), who gets it. The backend writes `lease` when acquired.
-LeaseAttempt DecideLease(const std::optional<LeaseHolder>& current, const std::string& holder,
-                         Time now, std::chrono::milliseconds ttl);
+LeaseAttempt DecideLease(const std::optional<LeaseHolder>& current,
+                         const std::string& holder,
+                         Time now,
+                         std::chrono::milliseconds ttl);
 // Commit's fence (Store::FenceWith): kFailedPrecondition unless `fence` is the epoch of the
 // lease row now.
 Status CheckFence(std::int64_t fence, const std::optional<LeaseHolder>& current);

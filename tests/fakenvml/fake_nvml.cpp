@@ -324,9 +324,8 @@ FakeMig ParseMig(const nlohmann::json& j, const std::string& gpu_uuid, std::size
   for (const auto& x : j.value("instances", nlohmann::json::array())) {
     FakeMigInstance inst;
     const std::string name = x.at("profile").get<std::string>();
-    auto p = std::find_if(mig.profiles.begin(), mig.profiles.end(), [&](const auto& fp) {
-      return fp.name == name;
-    });
+    auto p = std::find_if(
+        mig.profiles.begin(), mig.profiles.end(), [&](const auto& fp) { return fp.name == name; });
     if (p == mig.profiles.end()) {
       throw std::runtime_error(where + ".instances: profile '" + name + "' is not offered");
     }
@@ -596,8 +595,7 @@ const std::vector<FakeMigInstance>& MigInstances(const State& st, const FakeDevi
 }
 
 // REQUIRES: st.mu held, d.mig set. The same, to change: from now on they outlive re-reads.
-[[maybe_unused]] std::vector<FakeMigInstance>& MutableMigInstances(State& st,
-                                                                   const FakeDevice& d) {
+[[maybe_unused]] std::vector<FakeMigInstance>& MutableMigInstances(State& st, const FakeDevice& d) {
   return st.mig_layouts.try_emplace(d.uuid, d.mig->instances).first->second;
 }
 
@@ -1020,8 +1018,9 @@ GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementDefaultLimit(nvml::D
   return ReadCounter(device, "power_limit", &FakeDevice::power_limit_default_mw, limit_mw);
 }
 
-GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementLimitConstraints(
-    nvml::Device device, unsigned int* min_mw, unsigned int* max_mw) {
+GF_FAKENVML_EXPORT nvml::Return nvmlDeviceGetPowerManagementLimitConstraints(nvml::Device device,
+                                                                             unsigned int* min_mw,
+                                                                             unsigned int* max_mw) {
   return WithDevice(device, "power_limit", [&](const FakeDevice& d) {
     if (min_mw == nullptr || max_mw == nullptr) {
       return nvml::kErrorInvalidArgument;
@@ -1244,14 +1243,15 @@ GF_FAKENVML_EXPORT nvml::Return nvmlEventSetFree(nvml::EventSet set) {
   return nvml::kSuccess;
 }
 
-
 // Topology (nvml_topology.h reads it). Common ancestor: same "pcie_switch" → SINGLE, same
 // "numa" → NODE, else SYSTEM. Links past the device's last one: INVALID_ARGUMENT (as a driver
 // answers past NVML_NVLINK_MAX_LINKS of the card); no link at all: NOT_SUPPORTED.
 void FillPci(const std::string& bus_id, nvml::PciInfo* pci) {
   *pci = nvml::PciInfo{};
   std::snprintf(pci->bus_id, sizeof(pci->bus_id), "%s", bus_id.c_str());
-  std::snprintf(pci->bus_id_legacy, sizeof(pci->bus_id_legacy), "%s",
+  std::snprintf(pci->bus_id_legacy,
+                sizeof(pci->bus_id_legacy),
+                "%s",
                 bus_id.size() > 4 ? bus_id.c_str() + 4 : bus_id.c_str());
 }
 
@@ -1581,26 +1581,25 @@ GF_FAKENVML_EXPORT nvml::Return nvmlGpuInstanceCreateComputeInstance(nvml::GpuIn
   if (gi == nullptr || ci == nullptr) {
     return nvml::kErrorInvalidArgument;
   }
-  return WithGpuInstance(
-      gi->index,
-      gi->gi,
-      "mig_change",
-      [&](State& st, const FakeDevice& d, const FakeMigInstance& inst) {
-        const FakeMigProfile* p = FindMigProfile(*d.mig, inst.profile_id);
-        if (p == nullptr || ComputeProfileSlices(profile) != p->slices) {
-          return nvml::kErrorNotSupported;
-        }
-        if (inst.ci) {
-          return nvml::kErrorInsufficientResources;
-        }
-        for (FakeMigInstance& mine : MutableMigInstances(st, d)) {
-          if (mine.gi == gi->gi) {
-            mine.ci = 0;
-          }
-        }
-        *ci = &st.ci_handles[gi->index][gi->gi];
-        return nvml::kSuccess;
-      });
+  return WithGpuInstance(gi->index,
+                         gi->gi,
+                         "mig_change",
+                         [&](State& st, const FakeDevice& d, const FakeMigInstance& inst) {
+                           const FakeMigProfile* p = FindMigProfile(*d.mig, inst.profile_id);
+                           if (p == nullptr || ComputeProfileSlices(profile) != p->slices) {
+                             return nvml::kErrorNotSupported;
+                           }
+                           if (inst.ci) {
+                             return nvml::kErrorInsufficientResources;
+                           }
+                           for (FakeMigInstance& mine : MutableMigInstances(st, d)) {
+                             if (mine.gi == gi->gi) {
+                               mine.ci = 0;
+                             }
+                           }
+                           *ci = &st.ci_handles[gi->index][gi->gi];
+                           return nvml::kSuccess;
+                         });
 }
 
 GF_FAKENVML_EXPORT nvml::Return nvmlGpuInstanceGetComputeInstances(nvml::GpuInstance gi,
@@ -1700,14 +1699,13 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetNvLinkState), nvml::DeviceGe
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetNvLinkRemotePciInfo_v2),
                              nvml::DeviceGetNvLinkRemotePciInfoFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetNumaNodeId), nvml::DeviceGetUIntFn>);
-static_assert(
-    std::is_same_v<decltype(&nvmlDeviceGetPowerManagementLimit), nvml::DeviceGetUIntFn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetPowerManagementLimit), nvml::DeviceGetUIntFn>);
 static_assert(
     std::is_same_v<decltype(&nvmlDeviceGetPowerManagementDefaultLimit), nvml::DeviceGetUIntFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetPowerManagementLimitConstraints),
                              nvml::DeviceGetPowerLimitConstraintsFn>);
-static_assert(std::is_same_v<decltype(&nvmlDeviceSetPowerManagementLimit),
-                             nvml::DeviceSetPowerLimitFn>);
+static_assert(
+    std::is_same_v<decltype(&nvmlDeviceSetPowerManagementLimit), nvml::DeviceSetPowerLimitFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetMigMode), nvml::DeviceGetMigModeFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetMaxMigDeviceCount), nvml::DeviceGetUIntFn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetMigDeviceHandleByIndex),

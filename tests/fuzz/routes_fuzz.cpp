@@ -4,8 +4,9 @@
 //
 // Input: "METHOD\nTARGET\nBODY..." (a missing line is empty). A METHOD starting with '!' makes
 // the caller unauthenticated (as on TCP). The body is labelled application/json, as our clients
-// label theirs, so that it reaches the handlers (and ParseJsonText) rather than a 415. Oracle: Handle never throws and never answers 500,
-// since the fake service never fails: a 500 would mean an exception escaped a handler.
+// label theirs, so that it reaches the handlers (and ParseJsonText) rather than a 415. Oracle:
+// Handle never throws and never answers 500, since the fake service never fails: a 500 would mean
+// an exception escaped a handler.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -8,6 +8,15 @@
 // 404 and left out of lists). A rule without requests here fails the test.
 //
 // Needs root (to act as another uid on the socket); skipped otherwise.
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -18,15 +27,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <cstring>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <memory>
-#include <string>
-#include <tuple>
-#include <vector>
 
 #include "api/agent_wire.h"
 #include "api/api_server.h"
@@ -134,27 +134,31 @@ class AuthorizationWalkTest : public ::testing::Test {
     ControllerOptions options;
     options.tick = Millis(10);
     options.node_timeout = Millis(0);
-    options.team_of_user = {{"root", "ops"}, {"nobody", "vision"}, {"daemon", "ops"},
-                            {"bin", "ops"}, {"sys", "vision"}};
+    options.team_of_user = {{"root", "ops"},
+                            {"nobody", "vision"},
+                            {"daemon", "ops"},
+                            {"bin", "ops"},
+                            {"sys", "vision"}};
     // Configured teams, so that naming one at submit is checked (submit_team.h); nobody of
     // the walk is in nlp.
-    options.policy.teams = {TeamPolicy{.name = "ops"}, TeamPolicy{.name = "vision"},
-                            TeamPolicy{.name = "nlp"}};
+    options.policy.teams = {
+        TeamPolicy{.name = "ops"}, TeamPolicy{.name = "vision"}, TeamPolicy{.name = "nlp"}};
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->Start();
     controller_->AttachAgent(kNode, &agent_);
-    controller_->OnAgentHello(AgentHello{.node = TestNode(1, "n1", "n1-"), .running = {},
-                                         .ended = {}});
-    hub_ = std::make_unique<AgentHub>(
-        *controller_, [this](const NodeId& node, NodeAgent* agent) {
-          controller_->AttachAgent(node, agent);
-        });
+    controller_->OnAgentHello(
+        AgentHello{.node = TestNode(1, "n1", "n1-"), .running = {}, .ended = {}});
+    hub_ = std::make_unique<AgentHub>(*controller_, [this](const NodeId& node, NodeAgent* agent) {
+      controller_->AttachAgent(node, agent);
+    });
     ApiServerOptions api;
     api.unix_socket_path = (dir_ / "api.sock").string();
     api.tcp_port = 0;
     api.agent_link = hub_.get();
-    api.authenticate = [this](std::string_view token) { return controller_->Authenticate(token); };
+    api.authenticate = [this](std::string_view token) {
+      return controller_->Authenticate(token);
+    };
     server_ = std::make_unique<ApiServer>(*controller_, api);
     const Status started = server_->Start();
     ASSERT_TRUE(started.ok()) << started.error().ToString();
@@ -195,29 +199,55 @@ class AuthorizationWalkTest : public ::testing::Test {
   }
   std::string Sub(std::uint32_t uid, const std::string& user) {
     auto sub = controller_->CreateSubscription(
-        TestCaller(uid, user), Subscription{.channel = NotifyChannel::kEmail,
-                                            .target = user + "@example.com"});
+        TestCaller(uid, user),
+        Subscription{.channel = NotifyChannel::kEmail, .target = user + "@example.com"});
     EXPECT_TRUE(sub.ok()) << sub.error().ToString();
     return sub.ok() ? sub->id : "";
   }
 
   void MakeIdentities() {
     identities_ = {
-        {.name = "root on the socket", .principal = Principal::kAdmin, .socket = true, .uid = 0,
-         .user = "root", .team = "ops"},
-        {.name = "nobody on the socket", .principal = Principal::kUser, .socket = true,
-         .uid = kNobody, .user = "nobody", .team = "vision"},
-        {.name = "admin token (daemon)", .principal = Principal::kAdmin, .uid = 1,
-         .user = "daemon", .token = Token("daemon", Role::kAdmin), .team = "ops"},
-        {.name = "operator token (bin)", .principal = Principal::kOperator, .uid = 2,
-         .user = "bin", .token = Token("bin", Role::kOperator), .team = "ops"},
-        {.name = "user token (sys)", .principal = Principal::kUser, .uid = 3, .user = "sys",
-         .token = Token("sys", Role::kUser), .team = "vision"},
+        {.name = "root on the socket",
+         .principal = Principal::kAdmin,
+         .socket = true,
+         .uid = 0,
+         .user = "root",
+         .team = "ops"},
+        {.name = "nobody on the socket",
+         .principal = Principal::kUser,
+         .socket = true,
+         .uid = kNobody,
+         .user = "nobody",
+         .team = "vision"},
+        {.name = "admin token (daemon)",
+         .principal = Principal::kAdmin,
+         .uid = 1,
+         .user = "daemon",
+         .token = Token("daemon", Role::kAdmin),
+         .team = "ops"},
+        {.name = "operator token (bin)",
+         .principal = Principal::kOperator,
+         .uid = 2,
+         .user = "bin",
+         .token = Token("bin", Role::kOperator),
+         .team = "ops"},
+        {.name = "user token (sys)",
+         .principal = Principal::kUser,
+         .uid = 3,
+         .user = "sys",
+         .token = Token("sys", Role::kUser),
+         .team = "vision"},
         // Issue #20: root's token of role user was a full admin.
-        {.name = "user token of root", .principal = Principal::kUser, .uid = 0, .user = "root",
-         .token = Token("root", Role::kUser), .team = "ops"},
+        {.name = "user token of root",
+         .principal = Principal::kUser,
+         .uid = 0,
+         .user = "root",
+         .token = Token("root", Role::kUser),
+         .team = "ops"},
         {.name = "anonymous TCP", .principal = Principal::kAnonymous, .uid = 0},
-        {.name = "node token (n7)", .principal = Principal::kNode, .uid = 0,
+        {.name = "node token (n7)",
+         .principal = Principal::kNode,
+         .uid = 0,
          .token = Token("n7", Role::kUser, TokenKind::kNode)},
     };
     const JobId root_job = Job(0, "root");
@@ -242,14 +272,15 @@ class AuthorizationWalkTest : public ::testing::Test {
   // ---- requests ----------------------------------------------------------------------------
 
   Reply Ask(const Identity& id, const Probe& probe) {
-    std::string request = probe.method + " " + probe.path +
-                          " HTTP/1.1\r\nHost: gpufleet\r\nConnection: close\r\n";
+    std::string request =
+        probe.method + " " + probe.path + " HTTP/1.1\r\nHost: gpufleet\r\nConnection: close\r\n";
     if (!id.token.empty()) {
       request += "Authorization: Bearer " + id.token + "\r\n";
     }
     if (!probe.body.empty()) {
-      request += "Content-Type: application/json\r\nContent-Length: " +
-                 std::to_string(probe.body.size()) + "\r\n";
+      request +=
+          "Content-Type: application/json\r\nContent-Length: " + std::to_string(probe.body.size()) +
+          "\r\n";
     }
     request += "\r\n" + probe.body;
     if (!id.socket) {
@@ -265,8 +296,7 @@ class AuthorizationWalkTest : public ::testing::Test {
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = htons(static_cast<std::uint16_t>(server_->tcp_port()));
     EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    EXPECT_EQ(::write(fd, request.data(), request.size()),
-              static_cast<ssize_t>(request.size()));
+    EXPECT_EQ(::write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
     const std::string raw = ReadAll(fd);
     ::close(fd);
     return Parse(raw);
@@ -309,12 +339,13 @@ class AuthorizationWalkTest : public ::testing::Test {
   static std::string Id(JobId id) { return std::to_string(id.value()); }
 
   std::map<Key, Probes> ProbesOfRules() const {
-    const std::string subscribe =
-        R"({"channel":"email","target":"walk@example.com","scope":")";
+    const std::string subscribe = R"({"channel":"email","target":"walk@example.com","scope":")";
     std::map<Key, Probes> probes;
     probes[{Resource::kCluster, Action::kRead, Ownership::kNone}] = [](const Identity&) {
-      return std::vector<Probe>{{"GET", "/api/v1/health"}, {"GET", "/api/v1/nodes"},
-                                {"GET", "/api/v1/gpus"}, {"GET", "/metrics"}};
+      return std::vector<Probe>{{"GET", "/api/v1/health"},
+                                {"GET", "/api/v1/nodes"},
+                                {"GET", "/api/v1/gpus"},
+                                {"GET", "/metrics"}};
     };
     probes[{Resource::kJob, Action::kSubmit, Ownership::kNone}] = [](const Identity&) {
       return std::vector<Probe>{
@@ -371,7 +402,8 @@ class AuthorizationWalkTest : public ::testing::Test {
     };
     const auto charge = [](const std::string& team) {
       return std::vector<Probe>{
-          {"POST", "/api/v1/jobs",
+          {"POST",
+           "/api/v1/jobs",
            R"({"command":["true"],"workdir":"/tmp","gpus":1,"team":")" + team + "\"}"}};
     };
     probes[{Resource::kTeam, Action::kCharge, Ownership::kOwn}] = [charge](const Identity& id) {
@@ -414,7 +446,8 @@ class AuthorizationWalkTest : public ::testing::Test {
         [subscribe](const Identity& id) {
           return std::vector<Probe>{
               {"POST", "/api/v1/subscriptions", subscribe + R"(user"})"},
-              {"POST", "/api/v1/subscriptions",
+              {"POST",
+               "/api/v1/subscriptions",
                subscribe + R"(team","team":")" + (id.team.empty() ? "ops" : id.team) + "\"}"}};
         };
     probes[{Resource::kSubscription, Action::kCreate, Ownership::kOther}] =
@@ -426,22 +459,21 @@ class AuthorizationWalkTest : public ::testing::Test {
     probes[{Resource::kSubscription, Action::kRead, Ownership::kOwn}] = [](const Identity& id) {
       return std::vector<Probe>{{"GET", "/api/v1/subscriptions", "", id.own_sub_read}};
     };
-    probes[{Resource::kSubscription, Action::kRead, Ownership::kOther}] =
-        [this](const Identity&) {
-          return std::vector<Probe>{{"GET", "/api/v1/subscriptions", "", other_sub_read_}};
-        };
+    probes[{Resource::kSubscription, Action::kRead, Ownership::kOther}] = [this](const Identity&) {
+      return std::vector<Probe>{{"GET", "/api/v1/subscriptions", "", other_sub_read_}};
+    };
     probes[{Resource::kSubscription, Action::kDelete, Ownership::kOwn}] = [](const Identity& id) {
       return std::vector<Probe>{{"DELETE", "/api/v1/subscriptions/" + id.own_sub_delete}};
     };
-    probes[{Resource::kSubscription, Action::kDelete, Ownership::kOther}] =
-        [](const Identity& id) {
-          return std::vector<Probe>{{"DELETE", "/api/v1/subscriptions/" + id.other_sub_delete}};
-        };
+    probes[{Resource::kSubscription, Action::kDelete, Ownership::kOther}] = [](const Identity& id) {
+      return std::vector<Probe>{{"DELETE", "/api/v1/subscriptions/" + id.other_sub_delete}};
+    };
     const auto hello = [](const std::string& node) {
       return std::vector<Probe>{
-          {"POST", "/api/v1/agent/hello",
-           AgentHelloToJson(AgentHello{.node = TestNode(1, node, node + "-"), .running = {},
-                                       .ended = {}})
+          {"POST",
+           "/api/v1/agent/hello",
+           AgentHelloToJson(
+               AgentHello{.node = TestNode(1, node, node + "-"), .running = {}, .ended = {}})
                .dump()}};
     };
     probes[{Resource::kAgentLink, Action::kUse, Ownership::kOwn}] = [hello](const Identity&) {
@@ -465,7 +497,9 @@ class AuthorizationWalkTest : public ::testing::Test {
   std::string other_sub_read_;  // a subscription of `mail`
 };
 
-bool Refused(int status) { return status == 401 || status == 403 || status == 404; }
+bool Refused(int status) {
+  return status == 401 || status == 403 || status == 404;
+}
 
 TEST_F(AuthorizationWalkTest, EveryRuleForEveryCallerOverTheSocketAndTcp) {
   const std::map<Key, Probes> probes = ProbesOfRules();

@@ -40,7 +40,7 @@ inline constexpr Return kErrorLibRmVersionMismatch = 18;
 inline constexpr Return kErrorInUse = 19;
 inline constexpr Return kErrorMemory = 20;
 inline constexpr Return kErrorNoData = 21;
-inline constexpr Return kErrorInsufficientResources = 23;  // e.g. no room for a MIG instance
+inline constexpr Return kErrorInsufficientResources = 23;    // e.g. no room for a MIG instance
 inline constexpr Return kErrorArgumentVersionMismatch = 25;  // a versioned struct's version
 inline constexpr Return kErrorUnknown = 999;
 
@@ -371,7 +371,8 @@ using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned int, Devic
 // nvmlDeviceGetGpuInstanceProfileInfoV(device, profile id, info with version set):
 // NOT_SUPPORTED when MIG mode is off or the profile is not offered; INVALID_ARGUMENT for an id
 // this driver does not know.
-using DeviceGetGpuInstanceProfileInfoVFn = Return (*)(Device, unsigned int,
+using DeviceGetGpuInstanceProfileInfoVFn = Return (*)(Device,
+                                                      unsigned int,
                                                       GpuInstanceProfileInfoV2*);
 // nvmlDeviceGetGpuInstances(device, profile id, instances, count out): the buffer holds the
 // profile's instance_count entries; no size query.
@@ -384,14 +385,17 @@ using GpuInstanceDestroyFn = Return (*)(GpuInstance);
 // nvmlGpuInstanceGetInfo(instance, info)
 using GpuInstanceGetInfoFn = Return (*)(GpuInstance, GpuInstanceInfo*);
 // nvmlGpuInstanceGetComputeInstanceProfileInfo(instance, profile id, engine profile, info)
-using GpuInstanceGetComputeInstanceProfileInfoFn =
-    Return (*)(GpuInstance, unsigned int, unsigned int, ComputeInstanceProfileInfo*);
+using GpuInstanceGetComputeInstanceProfileInfoFn = Return (*)(GpuInstance,
+                                                              unsigned int,
+                                                              unsigned int,
+                                                              ComputeInstanceProfileInfo*);
 // nvmlGpuInstanceCreateComputeInstance(instance, profile id, compute instance out)
-using GpuInstanceCreateComputeInstanceFn = Return (*)(GpuInstance, unsigned int,
-                                                      ComputeInstance*);
+using GpuInstanceCreateComputeInstanceFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*);
 // nvmlGpuInstanceGetComputeInstances(instance, profile id, compute instances, count out): the
 // buffer holds the compute profile's instance_count entries.
-using GpuInstanceGetComputeInstancesFn = Return (*)(GpuInstance, unsigned int, ComputeInstance*,
+using GpuInstanceGetComputeInstancesFn = Return (*)(GpuInstance,
+                                                    unsigned int,
+                                                    ComputeInstance*,
                                                     unsigned int*);
 // nvmlComputeInstanceDestroy(compute instance): IN_USE while processes run on it.
 using ComputeInstanceDestroyFn = Return (*)(ComputeInstance);

@@ -302,24 +302,20 @@ void NvmlGpuBackend::LoadOptionalSymbols(void* handle, Api& api) {
   LoadOptionalSymbol(handle, {"nvmlEventSetWait_v2"}, api.event_set_wait);
   LoadOptionalSymbol(handle, {"nvmlEventSetFree"}, api.event_set_free);
   LoadOptionalSymbol(handle, {"nvmlDeviceGetPciInfo_v3"}, api.topology.pci_info);
-  LoadOptionalSymbol(
-      handle, {"nvmlDeviceGetTopologyCommonAncestor"}, api.topology.common_ancestor);
+  LoadOptionalSymbol(handle, {"nvmlDeviceGetTopologyCommonAncestor"}, api.topology.common_ancestor);
   LoadOptionalSymbol(handle, {"nvmlDeviceGetNvLinkState"}, api.topology.nvlink_state);
-  LoadOptionalSymbol(handle,
-                     {"nvmlDeviceGetNvLinkRemotePciInfo_v2"},
-                     api.topology.nvlink_remote_pci_info);
+  LoadOptionalSymbol(
+      handle, {"nvmlDeviceGetNvLinkRemotePciInfo_v2"}, api.topology.nvlink_remote_pci_info);
   LoadOptionalSymbol(handle, {"nvmlDeviceGetNumaNodeId"}, api.topology.numa_node_id);
   // Power management (nvml_power.cpp): every driver gpufleet supports has them, but a
   // missing one only turns the power policy off.
   LoadOptionalSymbol(handle, {"nvmlDeviceGetPowerManagementLimit"}, api.device_get_power_limit);
-  LoadOptionalSymbol(handle,
-                     {"nvmlDeviceGetPowerManagementDefaultLimit"},
-                     api.device_get_power_default_limit);
+  LoadOptionalSymbol(
+      handle, {"nvmlDeviceGetPowerManagementDefaultLimit"}, api.device_get_power_default_limit);
   LoadOptionalSymbol(handle,
                      {"nvmlDeviceGetPowerManagementLimitConstraints"},
                      api.device_get_power_limit_constraints);
-  LoadOptionalSymbol(
-      handle, {"nvmlDeviceSetPowerManagementLimit"}, api.device_set_power_limit);
+  LoadOptionalSymbol(handle, {"nvmlDeviceSetPowerManagementLimit"}, api.device_set_power_limit);
   // MIG (nvml_mig.h): R470 and later.
   NvmlMigApi& mig = api.mig;
   LoadOptionalSymbol(handle, {"nvmlDeviceGetMigMode"}, mig.mig_mode);
@@ -334,11 +330,9 @@ void NvmlGpuBackend::LoadOptionalSymbols(void* handle, Api& api) {
   LoadOptionalSymbol(handle, {"nvmlGpuInstanceGetInfo"}, mig.gpu_instance_info);
   LoadOptionalSymbol(handle, {"nvmlDeviceCreateGpuInstance"}, mig.create_gpu_instance);
   LoadOptionalSymbol(handle, {"nvmlGpuInstanceDestroy"}, mig.destroy_gpu_instance);
-  LoadOptionalSymbol(handle,
-                     {"nvmlGpuInstanceGetComputeInstanceProfileInfo"},
-                     mig.compute_instance_profile_info);
   LoadOptionalSymbol(
-      handle, {"nvmlGpuInstanceCreateComputeInstance"}, mig.create_compute_instance);
+      handle, {"nvmlGpuInstanceGetComputeInstanceProfileInfo"}, mig.compute_instance_profile_info);
+  LoadOptionalSymbol(handle, {"nvmlGpuInstanceCreateComputeInstance"}, mig.create_compute_instance);
   LoadOptionalSymbol(handle, {"nvmlGpuInstanceGetComputeInstances"}, mig.compute_instances);
   LoadOptionalSymbol(handle, {"nvmlComputeInstanceDestroy"}, mig.destroy_compute_instance);
 }

@@ -117,7 +117,7 @@ class NvmlGpuBackend final : public GpuBackend {
     nvml::DeviceRegisterEventsFn device_register_events = nullptr;
     nvml::EventSetWaitFn event_set_wait = nullptr;
     nvml::EventSetFreeFn event_set_free = nullptr;
-    nvml::DeviceGetUIntFn device_get_power_limit = nullptr;          // the limit set now
+    nvml::DeviceGetUIntFn device_get_power_limit = nullptr;  // the limit set now
     nvml::DeviceGetUIntFn device_get_power_default_limit = nullptr;
     nvml::DeviceGetPowerLimitConstraintsFn device_get_power_limit_constraints = nullptr;
     nvml::DeviceSetPowerLimitFn device_set_power_limit = nullptr;

@@ -390,8 +390,7 @@ TEST_F(NvmlGpuBackendTest, PowerLimitRefusalsKeepNvmlsMeaning) {
   Status denied = backend->SetPowerLimit(0, 150000);
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.error().code, ErrorCode::kPermissionDenied);
-  EXPECT_NE(denied.error().message.find("needs root"), std::string::npos)
-      << denied.error().message;
+  EXPECT_NE(denied.error().message.find("needs root"), std::string::npos) << denied.error().message;
   EXPECT_EQ(backend->PowerLimits(0)->current_mw, 700000);
 
   auto unsupported = backend->PowerLimits(1);
@@ -859,10 +858,12 @@ TEST_F(NvmlGpuBackendTest, DiscoverListsMigModeProfilesAndInstances) {
 
 TEST_F(NvmlGpuBackendTest, SampleGivesMemoryPerMigDeviceAndItsProcesses) {
   json gpu = MigH100("GPU-71000000-0000-4000-8000-000000000002");
-  gpu["processes"] = json::array({{{"pid", 10}, {"used_memory_mib", 4000},
-                                   {"gpu_instance_id", 1}, {"compute_instance_id", 0}},
-                                  {{"pid", 11}, {"used_memory_mib", 300},
-                                   {"gpu_instance_id", 9}, {"compute_instance_id", 0}}});
+  gpu["processes"] = json::array(
+      {{{"pid", 10}, {"used_memory_mib", 4000}, {"gpu_instance_id", 1}, {"compute_instance_id", 0}},
+       {{"pid", 11},
+        {"used_memory_mib", 300},
+        {"gpu_instance_id", 9},
+        {"compute_instance_id", 0}}});
   WriteScenario({{"devices", json::array({gpu})}});
   auto backend = Open();
   ASSERT_NE(backend, nullptr);

@@ -69,11 +69,12 @@ std::vector<NvmlMigProfile> ReadProfiles(const NvmlMigApi& api, nvml::Device dev
     if (name.empty()) {
       continue;  // nothing to place a job by
     }
-    profiles.push_back(NvmlMigProfile{.id = info.id,
-                                      .name = std::move(name),
-                                      .slices = static_cast<int>(info.slice_count),
-                                      .instance_count = static_cast<int>(info.instance_count),
-                                      .memory_mib = static_cast<std::int64_t>(info.memory_size_mb)});
+    profiles.push_back(
+        NvmlMigProfile{.id = info.id,
+                       .name = std::move(name),
+                       .slices = static_cast<int>(info.slice_count),
+                       .instance_count = static_cast<int>(info.instance_count),
+                       .memory_mib = static_cast<std::int64_t>(info.memory_size_mb)});
   }
   std::stable_sort(profiles.begin(), profiles.end(), [](const auto& a, const auto& b) {
     return std::pair(a.slices, a.memory_mib) < std::pair(b.slices, b.memory_mib);
@@ -216,8 +217,8 @@ Status CreateInstance(const NvmlMigApi& api,
                       const NvmlMigProfile& profile,
                       int index,
                       const std::string& made) {
-  const std::string note = made.empty() ? std::string(" (no MIG instance was made)")
-                                        : " (made so far: " + made + ")";
+  const std::string note =
+      made.empty() ? std::string(" (no MIG instance was made)") : " (made so far: " + made + ")";
   nvml::GpuInstance gi = nullptr;
   nvml::Return rc = api.create_gpu_instance(device, profile.id, &gi);
   if (rc != nvml::kSuccess) {
@@ -301,15 +302,18 @@ Status ApplyNvmlMigLayout(const NvmlMigApi& api,
   if (!mig.enabled) {
     return FailedPrecondition(
         Context(index) + ": MIG mode is off" +
-        (mig.pending ? std::string(" (switched on, but pending until the GPU is reset: "
-                                   "nvidia-smi -i " + std::to_string(index) + " -r)")
-                     : "; enable MIG mode first: nvidia-smi -i " + std::to_string(index) +
-                           " -mig 1"));
+        (mig.pending
+             ? std::string(" (switched on, but pending until the GPU is reset: "
+                           "nvidia-smi -i " +
+                           std::to_string(index) + " -r)")
+             : "; enable MIG mode first: nvidia-smi -i " + std::to_string(index) + " -mig 1"));
   }
   std::vector<MigProfile> offered;
   for (const NvmlMigProfile& p : mig.profiles) {
-    offered.push_back(MigProfile{
-        .name = p.name, .slices = p.slices, .max_count = p.instance_count, .memory_mib = p.memory_mib});
+    offered.push_back(MigProfile{.name = p.name,
+                                 .slices = p.slices,
+                                 .max_count = p.instance_count,
+                                 .memory_mib = p.memory_mib});
   }
   GF_ASSIGN_OR_RETURN(const std::vector<std::size_t> plan,
                       PlanMigLayout(offered, Context(index), profiles));

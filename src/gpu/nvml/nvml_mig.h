@@ -62,9 +62,9 @@ struct NvmlMigProfile {
 
 // What ReadNvmlMig found on one GPU.
 struct NvmlMig {
-  bool supported = false;  // the GPU answers nvmlDeviceGetMigMode
-  bool enabled = false;    // current mode
-  bool pending = false;    // the mode after the next GPU reset
+  bool supported = false;                // the GPU answers nvmlDeviceGetMigMode
+  bool enabled = false;                  // current mode
+  bool pending = false;                  // the mode after the next GPU reset
   std::vector<NvmlMigProfile> profiles;  // offered (only while enabled), by slices then memory
   std::vector<MigSample> devices;        // by gpu_instance_id
 };

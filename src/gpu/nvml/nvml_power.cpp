@@ -16,8 +16,8 @@ std::string Context(int index) {
 // "GPU 0: power limit 50000 mW is outside the GPU's range 100000..700000 mW".
 Error OutOfRange(int index, std::int64_t limit_mw, const GpuPowerLimits& limits) {
   return InvalidArgument(Context(index) + ": power limit " + std::to_string(limit_mw) +
-                         " mW is outside the GPU's range " + std::to_string(limits.min_mw) +
-                         ".." + std::to_string(limits.max_mw) + " mW");
+                         " mW is outside the GPU's range " + std::to_string(limits.min_mw) + ".." +
+                         std::to_string(limits.max_mw) + " mW");
 }
 
 }  // namespace
@@ -61,10 +61,8 @@ Result<GpuPowerLimits> NvmlGpuBackend::PowerLimits(int index) {
   if (rc != nvml::kSuccess) {
     return PowerCallError(rc, Context(index), call);
   }
-  return GpuPowerLimits{.current_mw = current,
-                        .default_mw = default_limit,
-                        .min_mw = min,
-                        .max_mw = max};
+  return GpuPowerLimits{
+      .current_mw = current, .default_mw = default_limit, .min_mw = min, .max_mw = max};
 }
 
 Status NvmlGpuBackend::SetPowerLimit(int index, std::int64_t limit_mw) {
@@ -79,8 +77,7 @@ Status NvmlGpuBackend::SetPowerLimit(int index, std::int64_t limit_mw) {
     return OutOfRange(index, limit_mw, limits);
   }
   GF_ASSIGN_OR_RETURN(nvml::Device device, Handle(index));
-  const nvml::Return rc =
-      api_.device_set_power_limit(device, static_cast<unsigned int>(limit_mw));
+  const nvml::Return rc = api_.device_set_power_limit(device, static_cast<unsigned int>(limit_mw));
   if (rc == nvml::kErrorInvalidArgument) {
     return OutOfRange(index, limit_mw, limits);  // the constraints changed under us
   }

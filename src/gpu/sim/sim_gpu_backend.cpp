@@ -80,11 +80,8 @@ constexpr int kPstateBusy = 0;  // P0
 constexpr int kPstateIdle = 8;  // P8
 
 // kInvalidArgument naming the GPU, the setting, the value and the accepted range.
-Status CheckRange(int index,
-                  std::string_view what,
-                  std::int64_t value,
-                  std::int64_t lo,
-                  std::int64_t hi) {
+Status CheckRange(
+    int index, std::string_view what, std::int64_t value, std::int64_t lo, std::int64_t hi) {
   if (value >= lo && value <= hi) {
     return OkStatus();
   }
@@ -251,10 +248,11 @@ std::vector<MigProfile> SimMigProfiles(std::string_view model, std::int64_t memo
   for (const SimMigShape& shape : kMigShapes) {
     const std::int64_t mib = memory_mib * shape.memory_eighths / 8;
     const auto gb = std::llround(static_cast<double>(mib) / 1024.0);
-    out.push_back(MigProfile{.name = std::to_string(shape.slices) + "g." + std::to_string(gb) + "gb",
-                             .slices = shape.slices,
-                             .max_count = shape.max_count,
-                             .memory_mib = mib});
+    out.push_back(
+        MigProfile{.name = std::to_string(shape.slices) + "g." + std::to_string(gb) + "gb",
+                   .slices = shape.slices,
+                   .max_count = shape.max_count,
+                   .memory_mib = mib});
   }
   return out;
 }
@@ -380,8 +378,8 @@ Result<SimGpuBackend::SimGpu*> SimGpuBackend::Find(int index) {
 }
 
 const SimGpuProcessTable& SimGpuBackend::Processes(Time now) {
-  bool fresh = processes_time_ && now >= *processes_time_ &&
-               now - *processes_time_ < proc_scan_interval_;
+  bool fresh =
+      processes_time_ && now >= *processes_time_ && now - *processes_time_ < proc_scan_interval_;
   if (!proc_root_.empty() && !fresh) {
     memory_limits_.clear();
     processes_ = ScanSimGpuProcesses(proc_root_, &memory_limits_);
@@ -414,9 +412,11 @@ SimGpuBackend::Load SimGpuBackend::ComputeLoad(const SimGpu& gpu, Time now) {
   Load load;
   load.util_pct = o.util_pct.value_or(busy ? SimBusyUtilPct(gpu.seed, now) : 0);
   load.mem_util_pct = SimMemoryUtilPct(load.util_pct);
-  load.processes = o.processes ? *o.processes
-                               : SimProcesses(pids, gpu.gpu.memory_mib, load.util_pct,
-                                              load.mem_util_pct, &memory_limits_);
+  load.processes =
+      o.processes
+          ? *o.processes
+          : SimProcesses(
+                pids, gpu.gpu.memory_mib, load.util_pct, load.mem_util_pct, &memory_limits_);
   for (const auto& [mig, mig_pids] : on_mig) {
     for (GpuProcessSample& p : SimProcesses(
              mig_pids, mig->memory_mib, load.util_pct, load.mem_util_pct, &memory_limits_)) {
@@ -558,8 +558,7 @@ Status SimGpuBackend::SetProcesses(int index, std::vector<GpuProcessSample> proc
 
 Status SimGpuBackend::SetTemperature(int index, int temperature_c) {
   return Change(index, [&](SimGpu& gpu) -> Status {
-    GF_TRY(CheckRange(index, "temperature (C)", temperature_c, kMinTemperatureC,
-                      kMaxTemperatureC));
+    GF_TRY(CheckRange(index, "temperature (C)", temperature_c, kMinTemperatureC, kMaxTemperatureC));
     gpu.overrides.temperature_c = temperature_c;
     return OkStatus();
   });

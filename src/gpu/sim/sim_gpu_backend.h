@@ -75,8 +75,8 @@ inline constexpr int kSimNvlinkGroup = 4;
 void SetSimTopology(Gpu& gpu, int first, int count);
 
 // Parses "sim:ITEM[,ITEM...]" with ITEM = [COUNTx]MODEL-NNGB[:mig], COUNT in 1..64 (default 1),
-// MODEL letters, digits, '.', '_' and '-'; ":mig" only on a MIG-capable model. Errors: kInvalidArgument naming the spec, the bad item and
-// the accepted form.
+// MODEL letters, digits, '.', '_' and '-'; ":mig" only on a MIG-capable model. Errors:
+// kInvalidArgument naming the spec, the bad item and the accepted form.
 Result<std::vector<SimGpuGroup>> ParseSimGpuSpec(std::string_view spec);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from a stable (FNV-1a) hash of the three inputs:
@@ -122,10 +122,10 @@ class SimGpuBackend final : public GpuBackend {
   Status SetMemoryUsed(int index, std::int64_t used_mib);  // 0..memory_mib
   // Reported verbatim instead of the scanned processes; the GPU counts as busy when non-empty.
   Status SetProcesses(int index, std::vector<GpuProcessSample> processes);
-  Status SetTemperature(int index, int temperature_c);  // die, -40..150; HBM follows it
+  Status SetTemperature(int index, int temperature_c);          // die, -40..150; HBM follows it
   Status SetThrottleReasons(int index, std::uint64_t reasons);  // NVML bitmask
-  Status SetEcc(int index, EccCounters ecc);                     // counts >= 0
-  Status SetRemappedRows(int index, RemappedRows rows);          // counts >= 0
+  Status SetEcc(int index, EccCounters ecc);                    // counts >= 0
+  Status SetRemappedRows(int index, RemappedRows rows);         // counts >= 0
   // Drops every override above: the GPU follows its processes again.
   Status ClearOverrides(int index);
 
@@ -207,10 +207,10 @@ class SimGpuBackend final : public GpuBackend {
   const std::filesystem::path proc_root_;
   const Millis proc_scan_interval_;
   mutable std::mutex mu_;
-  std::vector<SimGpu> gpus_;  // GUARDED_BY(mu_), in index order
-  SimGpuProcessTable processes_;         // GUARDED_BY(mu_): the latest scan
-  SimMemoryLimits memory_limits_;        // GUARDED_BY(mu_): of that scan
-  std::optional<Time> processes_time_;   // GUARDED_BY(mu_): when it was taken
+  std::vector<SimGpu> gpus_;            // GUARDED_BY(mu_), in index order
+  SimGpuProcessTable processes_;        // GUARDED_BY(mu_): the latest scan
+  SimMemoryLimits memory_limits_;       // GUARDED_BY(mu_): of that scan
+  std::optional<Time> processes_time_;  // GUARDED_BY(mu_): when it was taken
 };
 
 }  // namespace gf

@@ -51,7 +51,9 @@ class FakeProc {
 
   const fs::path& Root() const { return root_; }
 
-  void Add(std::uint32_t pid, const std::vector<std::string>& env) { Write(std::to_string(pid), env); }
+  void Add(std::uint32_t pid, const std::vector<std::string>& env) {
+    Write(std::to_string(pid), env);
+  }
   // An entry under any name (the tree also has non-pid directories such as "self").
   void Write(const std::string& name, const std::vector<std::string>& env) {
     fs::create_directories(root_ / name);
@@ -68,8 +70,11 @@ class FakeProc {
   }
   // A process as gpufleet's shim starts it: both variables set to its GPUs' UUIDs.
   void AddJobProcess(std::uint32_t pid, const std::string& uuids) {
-    Add(pid, {"PATH=/usr/bin", "CUDA_VISIBLE_DEVICES=" + uuids, "NVIDIA_VISIBLE_DEVICES=" + uuids,
-              "GPUFLEET_JOB_ID=7"});
+    Add(pid,
+        {"PATH=/usr/bin",
+         "CUDA_VISIBLE_DEVICES=" + uuids,
+         "NVIDIA_VISIBLE_DEVICES=" + uuids,
+         "GPUFLEET_JOB_ID=7"});
   }
   void Remove(std::uint32_t pid) { fs::remove_all(root_ / std::to_string(pid)); }
 
@@ -258,8 +263,10 @@ TEST(SimProcScanTest, VisibleGpuUuidsReadsBothVariablesAndOnlyUuids) {
   auto uuids = [](const std::vector<std::string>& env) {
     return VisibleGpuUuids(FakeProc::EnvironBlock(env));
   };
-  EXPECT_EQ(uuids({"HOME=/root", "CUDA_VISIBLE_DEVICES=GPU-a, GPU-b",
-                   "NVIDIA_VISIBLE_DEVICES=GPU-b,GPU-c", "X_CUDA_VISIBLE_DEVICES=GPU-x",
+  EXPECT_EQ(uuids({"HOME=/root",
+                   "CUDA_VISIBLE_DEVICES=GPU-a, GPU-b",
+                   "NVIDIA_VISIBLE_DEVICES=GPU-b,GPU-c",
+                   "X_CUDA_VISIBLE_DEVICES=GPU-x",
                    "CUDA_VISIBLE_DEVICES_OLD=GPU-y"}),
             (std::vector<std::string>{"GPU-a", "GPU-b", "GPU-c"}));
   // Indexes name real cards, "void"/"all" are runtime keywords: none is a simulated GPU.
@@ -277,10 +284,10 @@ TEST(SimProcScanTest, ScanMapsUuidsToSortedPidsAndSkipsWhatItCannotRead) {
   proc.AddJobProcess(30, "GPU-a");
   proc.AddJobProcess(7, "GPU-a,GPU-b");
   proc.AddJobProcess(12, "GPU-b");
-  proc.Add(99, {"PATH=/bin"});  // no GPU
+  proc.Add(99, {"PATH=/bin"});                               // no GPU
   proc.Write("4294967296", {"CUDA_VISIBLE_DEVICES=GPU-a"});  // beyond 32 bits: not a pid
-  fs::create_directories(proc.Root() / "self");        // not a pid
-  fs::create_directories(proc.Root() / "55");          // exited mid-scan: no environ
+  fs::create_directories(proc.Root() / "self");              // not a pid
+  fs::create_directories(proc.Root() / "55");                // exited mid-scan: no environ
   SimGpuProcessTable table = ScanSimGpuProcesses(proc.Root());
   EXPECT_EQ(table, (SimGpuProcessTable{{"GPU-a", {7, 30}}, {"GPU-b", {7, 12}}}));
 
@@ -321,7 +328,7 @@ TEST(SimGpuBackendTest, IdleSampleFillsEveryField) {
   EXPECT_EQ(s->pcie_replay_count, 0);
   EXPECT_EQ(s->ecc, (EccCounters{0, 0, 0, 0}));
   EXPECT_EQ(s->remapped_rows, RemappedRows{});
-  EXPECT_EQ(s->throttle_reasons, 0x1u);  // GPU idle
+  EXPECT_EQ(s->throttle_reasons, 0x1u);       // GPU idle
   EXPECT_EQ(s->fan_speed_pct, std::nullopt);  // SXM cards are passively cooled
   EXPECT_EQ(s->pstate, 8);
   EXPECT_TRUE(s->xids.empty());
@@ -368,8 +375,7 @@ TEST(SimGpuBackendTest, LoadFollowsTheProcessesThatNameTheGpu) {
   EXPECT_EQ(Pids(busy), (std::vector<std::uint32_t>{4242}));
   ASSERT_TRUE(busy.processes[0].used_memory_mib.has_value());
   EXPECT_GT(*busy.processes[0].used_memory_mib, 1024);
-  EXPECT_EQ(busy.memory_used_mib,
-            SimDriverReserveMib(81920) + *busy.processes[0].used_memory_mib);
+  EXPECT_EQ(busy.memory_used_mib, SimDriverReserveMib(81920) + *busy.processes[0].used_memory_mib);
   EXPECT_EQ(busy.memory_free_mib, 81920 - busy.memory_used_mib);
   EXPECT_GE(*busy.util_gpu_pct, kSimBusyMinPct);
   EXPECT_LE(*busy.util_gpu_pct, kSimBusyMaxPct);
@@ -406,7 +412,7 @@ TEST(SimGpuBackendTest, AnotherGpusUuidDoesNotCount) {
   proc.AddJobProcess(10, SimGpuUuid("node-b", 0, "H100-80GB"));  // same index, other host
   proc.AddJobProcess(11, Uuid(*sim, 1));
   proc.Add(12, {"CUDA_VISIBLE_DEVICES=0"});  // an index: a real card, not a simulated one
-  clock.Advance(Millis(1'000));  // past the scan the backend took when it was created
+  clock.Advance(Millis(1'000));              // past the scan the backend took when it was created
   GpuSample s0 = *sim->Sample(0);
   EXPECT_EQ(s0.util_gpu_pct, 0);
   EXPECT_TRUE(s0.processes.empty());
@@ -485,7 +491,7 @@ TEST(SimGpuBackendTest, ProcessMemoryFitsTheCard) {
   }
   EXPECT_LE(memory, 24576 - SimDriverReserveMib(24576));
   EXPECT_GT(memory, 24576 / 2);  // scaled to fit, not dropped
-  EXPECT_GT(sizes.size(), 1u);    // hashed per pid, not all alike
+  EXPECT_GT(sizes.size(), 1u);   // hashed per pid, not all alike
   EXPECT_LE(sm, 90);
   EXPECT_GT(sm, 90 - static_cast<int>(pids.size()));  // shares round down, one point at most
   EXPECT_LE(mem, 36);
@@ -633,15 +639,18 @@ TEST(SimGpuBackendTest, OverridesRejectBadValuesNamingThem) {
     EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument);
     EXPECT_NE(st.error().message.find(words), std::string::npos) << st.error().message;
   };
-  expect_bad(sim->SetUtilization(0, 101), "sim GPU 0: utilisation (%) 101 is out of range; use 0..100");
+  expect_bad(sim->SetUtilization(0, 101),
+             "sim GPU 0: utilisation (%) 101 is out of range; use 0..100");
   expect_bad(sim->SetMemoryUsed(1, 24577), "sim GPU 1: memory used (MiB) 24577");
   expect_bad(sim->SetTemperature(0, 200), "temperature (C) 200 is out of range; use -40..150");
   expect_bad(sim->SetEcc(0, EccCounters{0, -1, 0, 0}), "ECC volatile_uncorrected -1");
   expect_bad(sim->SetRemappedRows(0, RemappedRows{-2, 0, false, false}),
              "remapped rows correctable -2");
   expect_bad(sim->InjectXid(0, 0), "XID 0 is out of range");
-  for (const Status& st : {sim->SetThrottleReasons(2, 0), sim->ClearOverrides(2),
-                           sim->InjectXid(-1, 79), sim->SetLost(2, true)}) {
+  for (const Status& st : {sim->SetThrottleReasons(2, 0),
+                           sim->ClearOverrides(2),
+                           sim->InjectXid(-1, 79),
+                           sim->SetLost(2, true)}) {
     EXPECT_EQ(st.error().code, ErrorCode::kNotFound);
   }
   // A refused value changes nothing.
@@ -738,7 +747,6 @@ TEST(SimGpuBackendTest, PowerLimitOutsideTheRangeOrOnALostGpuIsRefused) {
   EXPECT_EQ(sim->SetPowerLimit(0, 200'000).error().code, ErrorCode::kUnavailable);
 }
 
-
 std::vector<std::string> MigLayoutOf(const Gpu& gpu) {
   std::vector<std::string> out;
   for (const MigInstance& m : gpu.mig_instances) {
@@ -755,12 +763,12 @@ TEST(SimGpuMigTest, ProfilesAreNamedFromTheCardsMemory) {
     }
     return out;
   };
-  EXPECT_EQ(names("H100-80GB", 81920),
-            (std::vector<std::string>{
-                "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}));
-  EXPECT_EQ(names("A100-40GB", 40960),
-            (std::vector<std::string>{
-                "1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"}));
+  EXPECT_EQ(
+      names("H100-80GB", 81920),
+      (std::vector<std::string>{"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}));
+  EXPECT_EQ(
+      names("A100-40GB", 40960),
+      (std::vector<std::string>{"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"}));
   EXPECT_EQ(names("H200-141GB", 141 * 1024),
             (std::vector<std::string>{
                 "1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"}));
@@ -778,7 +786,8 @@ TEST(SimGpuMigTest, MigSpecStartsInMigModeWithTheDefaultLayout) {
   const Gpu& mig = (*gpus)[0];
   EXPECT_TRUE(mig.mig_enabled);
   EXPECT_EQ(mig.mig_profiles.size(), 6u);
-  EXPECT_EQ(MigLayoutOf(mig), (std::vector<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
+  EXPECT_EQ(MigLayoutOf(mig),
+            (std::vector<std::string>{"3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"}));
   EXPECT_EQ(mig.mig_instances[0],
             (MigInstance{.profile = "3g.40gb",
                          .uuid = GpuUuid(SimMigUuid(mig.uuid, 1)),

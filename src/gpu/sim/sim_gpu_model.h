@@ -21,17 +21,17 @@ namespace gf {
 // What a card model offers and draws. Rough public figures: enough for plausible demos and
 // exact energy arithmetic, not a datasheet.
 struct SimGpuProfile {
-  std::string_view family;   // model-name prefix it applies to: "H100", "L4", ...
-  std::int64_t tdp_mw;       // board power limit = full-load draw
-  std::int64_t idle_mw;      // draw with no work, at P8
-  int sm_boost_mhz;          // SM clock when busy (P0)
-  int sm_idle_mhz;           // SM clock when idle (P8)
-  int mem_max_mhz;           // memory clock when busy
-  int mem_idle_mhz;          // memory clock when idle (HBM does not slow down; GDDR does)
-  bool hbm;                  // HBM with its own temperature sensor (memory_temperature_c)
-  bool ecc;                  // ECC enabled (datacenter cards); otherwise counters are nullopt
-  bool row_remap;            // row remapping (Ampere and later datacenter cards)
-  bool fan;                  // actively cooled; datacenter cards are passive (fan nullopt)
+  std::string_view family;  // model-name prefix it applies to: "H100", "L4", ...
+  std::int64_t tdp_mw;      // board power limit = full-load draw
+  std::int64_t idle_mw;     // draw with no work, at P8
+  int sm_boost_mhz;         // SM clock when busy (P0)
+  int sm_idle_mhz;          // SM clock when idle (P8)
+  int mem_max_mhz;          // memory clock when busy
+  int mem_idle_mhz;         // memory clock when idle (HBM does not slow down; GDDR does)
+  bool hbm;                 // HBM with its own temperature sensor (memory_temperature_c)
+  bool ecc;                 // ECC enabled (datacenter cards); otherwise counters are nullopt
+  bool row_remap;           // row remapping (Ampere and later datacenter cards)
+  bool fan;                 // actively cooled; datacenter cards are passive (fan nullopt)
 };
 
 // The profile whose family prefixes `model` ("H100-80GB" → H100), or a generic actively
@@ -83,11 +83,11 @@ std::int64_t SimDriverReserveMib(std::int64_t memory_total_mib);
 // A process with a memory limit (`limits`: a fractional job's, from its environment) behaves
 // as a framework told its share does: it takes that share of its limit instead of the card.
 // REQUIRES: pids ascending and unique (the order is kept).
-std::vector<GpuProcessSample> SimProcesses(std::span<const std::uint32_t> pids,
-                                           std::int64_t memory_total_mib,
-                                           int util_pct,
-                                           int mem_util_pct,
-                                           const std::map<std::uint32_t, std::int64_t>* limits =
-                                               nullptr);
+std::vector<GpuProcessSample> SimProcesses(
+    std::span<const std::uint32_t> pids,
+    std::int64_t memory_total_mib,
+    int util_pct,
+    int mem_util_pct,
+    const std::map<std::uint32_t, std::int64_t>* limits = nullptr);
 
 }  // namespace gf

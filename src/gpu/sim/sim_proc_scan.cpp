@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <limits>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <system_error>
 
@@ -93,7 +93,8 @@ std::optional<std::int64_t> MemoryLimitMib(std::string_view environ_block) {
     if (entry.substr(0, kVar.size()) == kVar) {
       const std::string_view digits = entry.substr(kVar.size());
       std::int64_t value = 0;
-      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      const auto [end, error] =
+          std::from_chars(digits.data(), digits.data() + digits.size(), value);
       if (error == std::errc() && end == digits.data() + digits.size() && value > 0) {
         return value;
       }

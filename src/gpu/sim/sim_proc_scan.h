@@ -3,10 +3,10 @@
 // NVIDIA_VISIBLE_DEVICES listing U's UUID. gpufleet's shim sets both to the job's GPU UUIDs,
 // so a job's processes show up on its simulated GPUs without any hardware.
 //
-// Only "GPU-..." and "MIG-..." (a MIG device of a simulated GPU) UUID entries count: an index such as CUDA_VISIBLE_DEVICES=0 refers to a real
-// card, never to a simulated one. Processes whose environ cannot be read (other users' when
-// not root, or gone mid-scan) are skipped.
-// Thread-safety: a pure function of the file tree; safe from any thread.
+// Only "GPU-..." and "MIG-..." (a MIG device of a simulated GPU) UUID entries count: an index such
+// as CUDA_VISIBLE_DEVICES=0 refers to a real card, never to a simulated one. Processes whose
+// environ cannot be read (other users' when not root, or gone mid-scan) are skipped. Thread-safety:
+// a pure function of the file tree; safe from any thread.
 #pragma once
 
 #include <cstdint>

@@ -13,8 +13,7 @@ namespace {
 // interval, gpus * h / ln 2 * (1 - 2^(-seconds / h)). Adding gpus * seconds undecayed instead
 // would overcount long intervals (a whole half-life of use would count double its worth).
 double DecayedHeld(double gpus, double seconds, double half_life_s) {
-  return gpus * half_life_s / std::numbers::ln2 *
-         (1 - std::exp2(-seconds / half_life_s));
+  return gpus * half_life_s / std::numbers::ln2 * (1 - std::exp2(-seconds / half_life_s));
 }
 
 }  // namespace

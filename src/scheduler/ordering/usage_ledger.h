@@ -22,9 +22,10 @@ class UsageLedger {
   explicit UsageLedger(std::chrono::seconds half_life) : half_life_(half_life) {}
 
   // Brings every sum to `now`: decays it by the time since the last call and adds what `held`
-  // (GPUs per key, each weighted by its model: FairSharePolicy::model_weights) used in between. `held` is taken as held for the whole interval, so call
-  // this before anything that changes which jobs hold GPUs. The first call only sets the start;
-  // a call with a time not after the last one changes nothing.
+  // (GPUs per key, each weighted by its model: FairSharePolicy::model_weights) used in between.
+  // `held` is taken as held for the whole interval, so call this before anything that changes which
+  // jobs hold GPUs. The first call only sets the start; a call with a time not after the last one
+  // changes nothing.
   void Advance(Time now, const std::map<std::string, double>& held);
 
   // Replaces the sums with `sums`, decayed GPU-seconds as of `as_of`; the next Advance counts

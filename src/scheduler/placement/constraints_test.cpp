@@ -96,8 +96,13 @@ TEST(ConstraintsTest, DecideStartsOnTheLabelledNodeAndExplainsWhatIsMissing) {
 
 TEST(ConstraintsTest, BusyLabelledNodeGivesAReasonAboutThatNodeOnly) {
   ClusterSnapshot cluster = Racks();
-  cluster.nodes[1].allocated = {Uuid("b", 0), Uuid("b", 1), Uuid("b", 2), Uuid("b", 3),
-                                Uuid("b", 4), Uuid("b", 5), Uuid("b", 6)};
+  cluster.nodes[1].allocated = {Uuid("b", 0),
+                                Uuid("b", 1),
+                                Uuid("b", 2),
+                                Uuid("b", 3),
+                                Uuid("b", 4),
+                                Uuid("b", 5),
+                                Uuid("b", 6)};
   std::vector<QueuedJob> jobs = {MakeJob(1, 2)};
   jobs[0].request.node_labels = {{"rack", "b"}};
   const Decisions d = Decide(cluster, Queue{jobs}, PolicyConfig{}, FromUnixMillis(kNow));
@@ -144,8 +149,7 @@ TEST(ConstraintsTest, CheckFeasibleNamesTheConstraintAndTheLabelsThereAre) {
             "zone=x (a node gets labels from `gpufleet up --label KEY=VALUE` or [up] labels)");
   const Status cpu_only = CheckFeasible(cluster, On(0, {{"rack", "a"}, {"zone", "y"}}));
   ASSERT_FALSE(cpu_only.ok());
-  EXPECT_NE(cpu_only.error().message.find("no node has labels rack=a, zone=y"),
-            std::string::npos);
+  EXPECT_NE(cpu_only.error().message.find("no node has labels rack=a, zone=y"), std::string::npos);
   const Status too_big = CheckFeasible(cluster, On(5, {{"rack", "a"}}));
   ASSERT_FALSE(too_big.ok());
   EXPECT_EQ(too_big.error().message,

@@ -116,12 +116,11 @@ void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& displ
 // nor load costs one scan of its GPUs and nothing else: the pass then gives GPUs in index order.
 void GpuPool::SetTopology(int n, const NodeSnapshot& snapshot) {
   PoolNode& node = nodes_[static_cast<std::size_t>(n)];
-  node.topology = !snapshot.load.empty() ||
-                  std::any_of(snapshot.node.gpus.begin(), snapshot.node.gpus.end(),
-                              [](const Gpu& gpu) {
-                                return gpu.numa_node >= 0 || gpu.pcie_switch >= 0 ||
-                                       !gpu.nvlink_peers.empty();
-                              });
+  node.topology =
+      !snapshot.load.empty() ||
+      std::any_of(snapshot.node.gpus.begin(), snapshot.node.gpus.end(), [](const Gpu& gpu) {
+        return gpu.numa_node >= 0 || gpu.pcie_switch >= 0 || !gpu.nvlink_peers.empty();
+      });
   if (!node.topology) {
     return;
   }
@@ -736,11 +735,11 @@ std::optional<std::vector<PoolFit>> GpuPool::FindGangFit(Shape shape,
 }
 
 std::optional<std::vector<PoolReservation>> GpuPool::EarliestGangStart(Shape shape,
-                                                                        int count) const {
+                                                                       int count) const {
   if (shape.model == kNoSuchModel || shape.gpus <= 0 || count <= 0) {
     return std::nullopt;
   }
-  std::vector<std::pair<std::int64_t, int>> times;  // scratch for NodeStart
+  std::vector<std::pair<std::int64_t, int>> times;   // scratch for NodeStart
   std::vector<std::pair<std::int64_t, int>> starts;  // (start, node)
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     const std::int64_t start = NodeStart(static_cast<int>(n), shape, times);
@@ -793,9 +792,8 @@ int GpuPool::NodesWithUsable(Shape shape) const {
   }
   int count = 0;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    count += Allows(static_cast<int>(n), shape) && Usable(nodes_[n], shape.model) >= shape.gpus
-                 ? 1
-                 : 0;
+    count +=
+        Allows(static_cast<int>(n), shape) && Usable(nodes_[n], shape.model) >= shape.gpus ? 1 : 0;
   }
   return count;
 }
@@ -823,7 +821,8 @@ NoFitFacts GpuPool::NoFitFactsFor(Shape shape) const {
   facts.any_node = !nodes_.empty();
   facts.models = usable_models_;
   if (shape.constraint != kNoConstraint) {
-    const std::vector<char>& allowed = constraint_nodes_[static_cast<std::size_t>(shape.constraint)];
+    const std::vector<char>& allowed =
+        constraint_nodes_[static_cast<std::size_t>(shape.constraint)];
     facts.any_labelled_node = std::find(allowed.begin(), allowed.end(), 1) != allowed.end();
     std::set<std::string> labels;
     for (const auto& node_labels : node_labels_) {

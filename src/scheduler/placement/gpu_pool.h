@@ -87,7 +87,7 @@ struct PoolNode {
   int reserved_free = 0;  // free GPUs that are reserved (not claimed)
   std::vector<PoolModelCount> models;
   std::vector<int> holders;  // running jobs on it (indexes into ClusterSnapshot::running)
-  bool topology = false;  // some GPU has topology or load known: choose its GPUs with care
+  bool topology = false;     // some GPU has topology or load known: choose its GPUs with care
 };
 
 // GPUs chosen on one node.
@@ -196,7 +196,9 @@ class GpuPool {
   // The `count` best nodes for a job ending at `end_ms` (as FindFit: each left with the fewest
   // free GPUs, ties by name), each with the GPUs PickGpus chooses there, in that order;
   // nullopt when fewer than `count` nodes can give shape.gpus GPUs now.
-  std::optional<std::vector<PoolFit>> FindGangFit(Shape shape, int count, std::int64_t end_ms) const;
+  std::optional<std::vector<PoolFit>> FindGangFit(Shape shape,
+                                                  int count,
+                                                  std::int64_t end_ms) const;
   // The earliest time `count` nodes can each give shape.gpus GPUs (the latest of the `count`
   // earliest node starts, as EarliestStart sees each node) and the GPUs, one reservation per
   // node, all from that time; nullopt when fewer than `count` nodes can say.
@@ -304,7 +306,8 @@ class GpuPool {
     std::vector<std::pair<std::int64_t, int>> by_start;  // min-heap of (start, node); stale ok
     std::vector<std::uint64_t> computed_at;              // per node: the version its entry saw
   };
-  mutable std::map<std::tuple<int, int, int>, StartIndex> start_index_;  // (model, gpus, constraint)
+  mutable std::map<std::tuple<int, int, int>, StartIndex>
+      start_index_;  // (model, gpus, constraint)
 };
 
 }  // namespace gf

@@ -76,7 +76,8 @@ TEST(GpuPoolTest, ARunningJobsGpusAreFoundWhereverItsNodeNameSaysOtherwise) {
 }
 
 // A patched pool must be the pool a pass would build on the changed snapshot, GPU for GPU.
-void ExpectSameAsBuilt(const GpuPool& patched, const ClusterSnapshot& cluster,
+void ExpectSameAsBuilt(const GpuPool& patched,
+                       const ClusterSnapshot& cluster,
                        std::int64_t now_ms = kNow) {
   const GpuPool built(cluster, FromUnixMillis(now_ms));
   ASSERT_EQ(patched.Gpus().size(), built.Gpus().size());
@@ -162,7 +163,7 @@ TEST(GpuPoolTest, AdvancedToALaterNowThePoolIsAsBuiltThen) {
   ClusterSnapshot cluster{{MakeNode("a", 4, "H100"), MakeNode("b", 4, "H100")}};
   cluster.running = {Running(1, "a", {0}, std::chrono::minutes(30)),  // over its limit by then
                      Running(2, "a", {1}, std::chrono::hours(3)),
-                     Running(3, "b", {0, 1}, std::nullopt),           // no limit: never
+                     Running(3, "b", {0, 1}, std::nullopt),  // no limit: never
                      Running(4, "b", {2}, std::chrono::hours(3))};
   cluster.running[3].stopping = true;  // back within its grace
   for (const RunningJob& job : cluster.running) {
@@ -175,8 +176,8 @@ TEST(GpuPoolTest, AdvancedToALaterNowThePoolIsAsBuiltThen) {
   const std::int64_t later = kNow + 3'600'000;
   pool.AdvanceTo(FromUnixMillis(later));
   ExpectSameAsBuilt(pool, cluster, later);
-  EXPECT_EQ(pool.Gpus()[0].available_at, later);                   // job 1's, past its limit
-  EXPECT_EQ(pool.Gpus()[1].available_at, kNow + 3 * 3'600'000);    // job 2's end
+  EXPECT_EQ(pool.Gpus()[0].available_at, later);                 // job 1's, past its limit
+  EXPECT_EQ(pool.Gpus()[1].available_at, kNow + 3 * 3'600'000);  // job 2's end
   pool.AdvanceTo(FromUnixMillis(later));  // the same now again: nothing changes
   ExpectSameAsBuilt(pool, cluster, later);
 }

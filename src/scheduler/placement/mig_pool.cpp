@@ -31,9 +31,8 @@ MigPool::MigPool(const ClusterSnapshot& cluster) {
         gpus.push_back(&gpu);
       }
     }
-    std::sort(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) {
-      return a->index < b->index;
-    });
+    std::sort(
+        gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
     for (const Gpu* gpu : gpus) {
       const int slices = GpuSlices(*gpu);
       const int block = static_cast<int>(free_on_gpu_.size());

@@ -22,14 +22,14 @@ void MakeMig(NodeSnapshot& node, int gpu, const std::vector<std::string>& layout
   g.mig_enabled = true;
   g.mig_profiles = {"1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"};
   for (std::size_t i = 0; i < layout.size(); ++i) {
-    g.mig_instances.push_back(MigInstance{
-        .profile = layout[i],
-        .uuid = GpuUuid("MIG-" + node.node.name.value() + "-" + std::to_string(gpu) + "-" +
-                        std::to_string(i)),
-        .gpu_instance_id = static_cast<int>(i) + 1,
-        .compute_instance_id = 0,
-        .slices = MigProfileSlices(layout[i]),
-        .memory_mib = layout[i] == "3g.40gb" ? 40192 : 9856});
+    g.mig_instances.push_back(
+        MigInstance{.profile = layout[i],
+                    .uuid = GpuUuid("MIG-" + node.node.name.value() + "-" + std::to_string(gpu) +
+                                    "-" + std::to_string(i)),
+                    .gpu_instance_id = static_cast<int>(i) + 1,
+                    .compute_instance_id = 0,
+                    .slices = MigProfileSlices(layout[i]),
+                    .memory_mib = layout[i] == "3g.40gb" ? 40192 : 9856});
   }
 }
 
@@ -54,8 +54,9 @@ TEST(MigPoolTest, AJobTakesAFreeDeviceOfItsProfilePackedOntoTheBusierGpu) {
   cluster.running.push_back(holder);
   cluster.nodes[0].allocated.insert(testing::Uuid("n", 1));
 
-  const Decisions d = DecideAll(cluster, {MigJob(1, "3g.40gb"), MigJob(2, "1g.10gb"),
-                                          MigJob(3, "1g.10gb"), MigJob(4, "3g.40gb")});
+  const Decisions d = DecideAll(
+      cluster,
+      {MigJob(1, "3g.40gb"), MigJob(2, "1g.10gb"), MigJob(3, "1g.10gb"), MigJob(4, "3g.40gb")});
   ASSERT_EQ(d.starts.size(), 3U);
   // GPU 1 has 2 free devices, GPU 0 has 2: ties go to the first GPU; then GPU 0 has 1 free.
   EXPECT_EQ(d.starts[0].allocation.mig, GpuUuid("MIG-n-0-0"));
@@ -100,8 +101,9 @@ TEST(MigPoolTest, SubmissionNeedsAGpuThatOffersTheProfile) {
   NodeSnapshot node = MakeNode("n", 2, "H100-80GB");
   JobRequest request;
   request.mig_profile = "3g.40gb";
-  EXPECT_NE(CheckFeasible(ClusterSnapshot{{node}}, request).error().message.find(
-                "mig: no GPU has MIG mode on"),
+  EXPECT_NE(CheckFeasible(ClusterSnapshot{{node}}, request)
+                .error()
+                .message.find("mig: no GPU has MIG mode on"),
             std::string::npos);
   MakeMig(node, 1, {});
   EXPECT_TRUE(CheckFeasible(ClusterSnapshot{{node}}, request).ok());

@@ -12,8 +12,9 @@ namespace gf {
 namespace {
 
 std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
   return text;
 }
 
@@ -58,7 +59,8 @@ SharePool::SharePool(const ClusterSnapshot& cluster, SharePlacement placement)
         gpus.push_back(&gpu);
       }
     }
-    std::sort(gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
+    std::sort(
+        gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
     for (const Gpu* gpu : gpus) {
       position.emplace(gpu->uuid, static_cast<int>(gpus_.size()));
       gpus_.push_back(ShareGpu{.node = node,
@@ -83,7 +85,7 @@ SharePool::SharePool(const ClusterSnapshot& cluster, SharePlacement placement)
       const bool whole = job.allocation.gpu_milli >= kWholeGpuMilli;
       gpu.free_milli -= whole ? gpu.free_milli : job.allocation.gpu_milli;
       gpu.free_mib -= whole || job.allocation.gpu_memory_mib == 0 ? gpu.free_mib
-                                                                   : job.allocation.gpu_memory_mib;
+                                                                  : job.allocation.gpu_memory_mib;
       if (gpu.gpu->sharing == SharingMode::kMps) {
         gpu.mps_user = job.user;
       }

@@ -33,8 +33,8 @@ SetScore Score(const std::vector<TopoGpu>& gpus, std::vector<int> chosen) {
     score.util += a.util_pct;
     score.memory += a.memory_used_mib;
     for (std::size_t j = i + 1; j < chosen.size(); ++j) {
-      score.worst_level = std::max(
-          score.worst_level, LinkLevel(a, gpus[static_cast<std::size_t>(chosen[j])]));
+      score.worst_level =
+          std::max(score.worst_level, LinkLevel(a, gpus[static_cast<std::size_t>(chosen[j])]));
     }
   }
   for (std::size_t i = 0; i < gpus.size(); ++i) {

@@ -45,8 +45,8 @@ TEST(TopologyTest, LinkLevelsFromNvlinkToAcrossSockets) {
   for (TopoGpu& gpu : pcie) {
     gpu.nvlink = 0;
   }
-  EXPECT_EQ(LinkLevel(pcie[0], pcie[1]), 1);  // one switch
-  EXPECT_EQ(LinkLevel(pcie[0], pcie[2]), 2);  // one NUMA node
+  EXPECT_EQ(LinkLevel(pcie[0], pcie[1]), 1);               // one switch
+  EXPECT_EQ(LinkLevel(pcie[0], pcie[2]), 2);               // one NUMA node
   EXPECT_EQ(LinkLevel(TopoGpu{}, TopoGpu{.slot = 1}), 3);  // unknown
 }
 

@@ -127,9 +127,8 @@ QuotaVerdict Ledger::Check(const QueuedJob& job, ClassIndex c, int milli) const 
 std::string Ledger::AtLimitReason(const std::string& team, TeamState& state, int milli) const {
   const auto write = [&] {
     return "team " + (team.empty() ? std::string("(none)") : team) + " is at its limit: holds " +
-           GpuAmountText(state.held) + " of max_gpus " +
-           std::to_string(*state.policy->max_gpus) + "; this job needs " + GpuAmountText(milli) +
-           " more";
+           GpuAmountText(state.held) + " of max_gpus " + std::to_string(*state.policy->max_gpus) +
+           "; this job needs " + GpuAmountText(milli) + " more";
   };
   constexpr int kRemembered = 64;  // GPU counts a node can have; larger asks (and shares) are rare
   if (milli % kWholeGpuMilli != 0 || milli / kWholeGpuMilli >= kRemembered) {

@@ -23,7 +23,9 @@ RunningJob Running(const std::string& team, int gpus, bool stopping = false) {
   return job;
 }
 
-int Gpus(int n) { return n * kWholeGpuMilli; }
+int Gpus(int n) {
+  return n * kWholeGpuMilli;
+}
 
 ClassIndex Normal(const ClassTable& classes) {
   return classes.IndexOf(PriorityClass::kNormal);
@@ -166,7 +168,8 @@ TEST(LedgerTest, GpusPerUserCountPerAdminDefinedClassAndTheUnconfiguredHasNoRule
   QueuedJob job = Job("");
   const ClassIndex urgent = classes.IndexOf(PriorityClass{.name = "urgent"});
   const ClassIndex batch = classes.IndexOf(PriorityClass{.name = "batch"});
-  EXPECT_TRUE(ledger.Check(job, urgent, Gpus(2)).may_start);  // batch's GPUs do not count for urgent
+  EXPECT_TRUE(
+      ledger.Check(job, urgent, Gpus(2)).may_start);  // batch's GPUs do not count for urgent
   EXPECT_EQ(ledger.Check(job, batch, Gpus(1)).reason,
             "user u holds 2 GPUs in class batch, which allows 2 per user; this job needs 1 more");
   ledger.Add("", "u", classes.Unconfigured(), Gpus(50));

@@ -13,7 +13,9 @@ namespace {
 // so that stores in different schemas of one database do not wait for each other.
 constexpr int kMigrationLockClass = 0x67666c74;
 
-std::string Quoted(const std::string& schema) { return "\"" + schema + "\""; }
+std::string Quoted(const std::string& schema) {
+  return "\"" + schema + "\"";
+}
 
 // Takes the migration lock (held until the transaction ends), creates the schema and the
 // version table if they are missing, and points the transaction at the schema.
@@ -40,8 +42,8 @@ Result<int> ReadVersion(pqxx::transaction_base& txn, const std::string& schema) 
     }
     return 0;
   }
-  const pqxx::row version = txn.exec1("SELECT COALESCE(MAX(version), 0) FROM " +
-                                      Quoted(schema) + ".schema_version");
+  const pqxx::row version =
+      txn.exec1("SELECT COALESCE(MAX(version), 0) FROM " + Quoted(schema) + ".schema_version");
   return static_cast<int>(version[0].as<long long>());
 }
 
@@ -64,7 +66,8 @@ Status ApplyOne(pqxx::connection& conn, const std::string& schema, const Migrati
     txn.exec_params(
         "INSERT INTO schema_version (version, description, applied_ms) "
         "VALUES ($1, $2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)",
-        m.version, std::string(m.description));
+        m.version,
+        std::string(m.description));
   }
   txn.commit();
   return OkStatus();
@@ -72,14 +75,17 @@ Status ApplyOne(pqxx::connection& conn, const std::string& schema, const Migrati
 
 }  // namespace
 
-std::span<const Migration> PostgresMigrations() { return SchemaSteps(SqlDialect::kPostgres); }
+std::span<const Migration> PostgresMigrations() {
+  return SchemaSteps(SqlDialect::kPostgres);
+}
 
 Result<int> ReadPostgresSchemaVersion(pqxx::connection& conn, const std::string& schema) {
   pqxx::read_transaction txn(conn);
   return ReadVersion(txn, schema);
 }
 
-Status ApplyPostgresMigrations(pqxx::connection& conn, const std::string& schema,
+Status ApplyPostgresMigrations(pqxx::connection& conn,
+                               const std::string& schema,
                                std::span<const Migration> migrations) {
   GF_CHECK(!migrations.empty());
   for (std::size_t i = 0; i < migrations.size(); ++i) {

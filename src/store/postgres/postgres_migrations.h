@@ -11,9 +11,10 @@
 // states a person must act on.
 #pragma once
 
-#include <pqxx/pqxx>
 #include <span>
 #include <string>
+
+#include <pqxx/pqxx>
 
 #include "core/result.h"
 #include "store/migration.h"
@@ -32,7 +33,8 @@ Result<int> ReadPostgresSchemaVersion(pqxx::connection& conn, const std::string&
 // 1..N without gaps). `schema` must be a plain name (ParsePostgresUrl checks it).
 // Errors: kFailedPrecondition when the schema is newer than the newest step ("database schema
 // version N is newer than this gpufleet (M); upgrade gpufleet") or belongs to another program.
-Status ApplyPostgresMigrations(pqxx::connection& conn, const std::string& schema,
+Status ApplyPostgresMigrations(pqxx::connection& conn,
+                               const std::string& schema,
                                std::span<const Migration> migrations);
 
 }  // namespace gf

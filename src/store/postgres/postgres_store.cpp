@@ -1,14 +1,15 @@
 #include "store/postgres/postgres_store.h"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <exception>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "store/postgres/postgres_migrations.h"
 #include "store/postgres/postgres_util.h"
@@ -97,10 +98,12 @@ std::vector<Prepared> Statements() {
       {"list_usage", DollarParams(ListUsageSql())},
       {"get_token", "SELECT " + tokens + " FROM tokens WHERE id = $1"},
       {"list_tokens", "SELECT " + tokens + " FROM tokens ORDER BY id"},
-      {"list_events_all", "SELECT " + std::string(kEventColumns) +
-                              " FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"},
-      {"list_events_job", "SELECT " + std::string(kEventColumns) +
-                              " FROM events WHERE seq > $1 AND job_id = $3 ORDER BY seq LIMIT $2"},
+      {"list_events_all",
+       "SELECT " + std::string(kEventColumns) +
+           " FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"},
+      {"list_events_job",
+       "SELECT " + std::string(kEventColumns) +
+           " FROM events WHERE seq > $1 AND job_id = $3 ORDER BY seq LIMIT $2"},
   };
 }
 
@@ -112,12 +115,16 @@ constexpr unsigned kBefore = 4;
 constexpr unsigned kByArray = 8;
 constexpr unsigned kFilterCombinations = 16;
 
-std::string ListJobsName(unsigned filters) { return "list_jobs_" + std::to_string(filters); }
+std::string ListJobsName(unsigned filters) {
+  return "list_jobs_" + std::to_string(filters);
+}
 
 std::string ListJobsSql(unsigned filters) {
   std::string sql = "SELECT " + std::string(kJobColumns) + " FROM jobs WHERE TRUE";
   int next = 2;
-  auto param = [&next] { return "$" + std::to_string(next++); };
+  auto param = [&next] {
+    return "$" + std::to_string(next++);
+  };
   if ((filters & kByUid) != 0) {
     sql += " AND uid = " + param();
   }
@@ -160,19 +167,20 @@ class PostgresStore final : public Store {
   Result<std::vector<Job>> ListJobs(const JobQuery& query) override;
   Result<std::int64_t> MaxJobId() override { return ReadCounter("max_job_id", "max job id"); }
   Result<std::vector<Node>> ListNodes() override;
-  Result<std::vector<Event>> ListEvents(std::optional<JobId> job, std::int64_t after_seq,
+  Result<std::vector<Event>> ListEvents(std::optional<JobId> job,
+                                        std::int64_t after_seq,
                                         int limit) override;
   Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) override;
   Result<std::vector<UsageSum>> SumUsage(Time from, Time to) override;
-  Result<std::vector<UsageRecord>> ListUsage(Time ended_after, std::int64_t after_seq,
+  Result<std::vector<UsageRecord>> ListUsage(Time ended_after,
+                                             std::int64_t after_seq,
                                              int limit) override;
   Result<std::optional<ApiToken>> GetToken(const std::string& id) override;
   Result<std::vector<ApiToken>> ListTokens() override;
   Result<std::vector<Subscription>> ListSubscriptions() override;
-  Result<std::int64_t> MaxEventSeq() override {
-    return ReadCounter("event_seq", "max event seq");
-  }
-  Result<LeaseAttempt> AcquireLease(const std::string& holder, Time now,
+  Result<std::int64_t> MaxEventSeq() override { return ReadCounter("event_seq", "max event seq"); }
+  Result<LeaseAttempt> AcquireLease(const std::string& holder,
+                                    Time now,
                                     std::chrono::milliseconds ttl) override;
   Status RenewLease(std::int64_t epoch, Time now, std::chrono::milliseconds ttl) override;
   void FenceWith(std::int64_t epoch) override { fence_ = epoch; }
@@ -207,7 +215,7 @@ class PostgresStore final : public Store {
 
   std::unique_ptr<pqxx::connection> conn_;  // null after a connection was lost
   PostgresUrl url_;
-  PgParams params_;  // reused for every statement, to keep its capacity
+  PgParams params_;                    // reused for every statement, to keep its capacity
   std::optional<std::int64_t> fence_;  // FenceWith
 };
 
@@ -280,8 +288,7 @@ pqxx::result ExecParams(pqxx::work& txn, const char* statement, const PgParams& 
 }
 
 std::int64_t PostgresStore::ReserveSeqs(pqxx::work& txn, const char* counter, std::size_t count) {
-  const pqxx::row row = txn.exec_prepared1("reserve_seqs", counter,
-                                           static_cast<long long>(count));
+  const pqxx::row row = txn.exec_prepared1("reserve_seqs", counter, static_cast<long long>(count));
   return row[0].as<long long>() - static_cast<std::int64_t>(count) + 1;
 }
 
@@ -311,7 +318,8 @@ Status PostgresStore::Commit(const StoreBatch& batch) {
 
 std::optional<LeaseHolder> PostgresStore::ReadLease(pqxx::work& txn, bool for_update) {
   const pqxx::result rows = txn.exec(
-      std::string("SELECT convert_from(holder, 'UTF8'), epoch, expires_ms FROM leader WHERE id = 1 ") +
+      std::string(
+          "SELECT convert_from(holder, 'UTF8'), epoch, expires_ms FROM leader WHERE id = 1 ") +
       (for_update ? "FOR UPDATE" : "FOR SHARE"));
   if (rows.empty()) {
     return std::nullopt;
@@ -328,24 +336,28 @@ Status PostgresStore::CheckFence(pqxx::work& txn) const {
   return gf::CheckFence(*fence_, ReadLease(txn, false));
 }
 
-Result<LeaseAttempt> PostgresStore::AcquireLease(const std::string& holder, Time now,
+Result<LeaseAttempt> PostgresStore::AcquireLease(const std::string& holder,
+                                                 Time now,
                                                  std::chrono::milliseconds ttl) {
   GF_ASSIGN_OR_RETURN(pqxx::connection * conn, Connection());
   try {
     pqxx::work txn(*conn, "acquire lease");
     // Two servers starting at once on an empty table: the row is made first (once), so that
     // both then queue on its lock instead of both inserting.
-    txn.exec("INSERT INTO leader (id, holder, epoch, expires_ms) VALUES (1, ''::bytea, 1, 0) "
-             "ON CONFLICT (id) DO NOTHING");
+    txn.exec(
+        "INSERT INTO leader (id, holder, epoch, expires_ms) VALUES (1, ''::bytea, 1, 0) "
+        "ON CONFLICT (id) DO NOTHING");
     const LeaseAttempt attempt = DecideLease(ReadLease(txn, true), holder, now, ttl);
     if (!attempt.acquired) {
       txn.commit();
       return attempt;
     }
-    txn.exec_params("UPDATE leader SET holder = convert_to($1, 'UTF8'), epoch = $2, "
-                    "expires_ms = $3 WHERE id = 1",
-                    holder, static_cast<long long>(attempt.lease.epoch),
-                    static_cast<long long>(ToUnixMillis(attempt.lease.expires)));
+    txn.exec_params(
+        "UPDATE leader SET holder = convert_to($1, 'UTF8'), epoch = $2, "
+        "expires_ms = $3 WHERE id = 1",
+        holder,
+        static_cast<long long>(attempt.lease.epoch),
+        static_cast<long long>(ToUnixMillis(attempt.lease.expires)));
     txn.commit();
     return attempt;
   } catch (const std::exception& e) {
@@ -465,13 +477,11 @@ Result<std::optional<Job>> PostgresStore::GetJob(JobId id) {
 
 Result<std::vector<Job>> PostgresStore::ListJobs(const JobQuery& query) {
   if (query.limit <= 0) {
-    return InvalidArgument("list jobs: limit must be positive, got " +
-                           std::to_string(query.limit));
+    return InvalidArgument("list jobs: limit must be positive, got " + std::to_string(query.limit));
   }
-  const unsigned filters = (query.uid.has_value() ? kByUid : 0) |
-                           (query.active_only ? kActiveOnly : 0) |
-                           (query.before.has_value() ? kBefore : 0) |
-                           (query.array_job.has_value() ? kByArray : 0);
+  const unsigned filters =
+      (query.uid.has_value() ? kByUid : 0) | (query.active_only ? kActiveOnly : 0) |
+      (query.before.has_value() ? kBefore : 0) | (query.array_job.has_value() ? kByArray : 0);
   // $1 the limit, then the filters that are set, in ListJobsSql's order.
   std::vector<long long> args = {query.limit};
   if (query.uid.has_value()) {
@@ -497,26 +507,31 @@ Result<std::vector<Node>> PostgresStore::ListNodes() {
 }
 
 Result<std::vector<Event>> PostgresStore::ListEvents(std::optional<JobId> job,
-                                                     std::int64_t after_seq, int limit) {
+                                                     std::int64_t after_seq,
+                                                     int limit) {
   if (limit <= 0) {
     return InvalidArgument("list events: limit must be positive, got " + std::to_string(limit));
   }
   return Read<std::vector<Event>>("list events", [&](pqxx::nontransaction& txn) {
     const pqxx::result rows =
-        job.has_value() ? txn.exec_prepared("list_events_job", static_cast<long long>(after_seq),
-                                            limit, static_cast<long long>(job->value()))
-                        : txn.exec_prepared("list_events_all", static_cast<long long>(after_seq),
-                                            limit);
-    return DecodeAll<Event>(rows, [](const RowSource& row) { return Result<Event>(DecodeEvent(row)); });
+        job.has_value()
+            ? txn.exec_prepared("list_events_job",
+                                static_cast<long long>(after_seq),
+                                limit,
+                                static_cast<long long>(job->value()))
+            : txn.exec_prepared("list_events_all", static_cast<long long>(after_seq), limit);
+    return DecodeAll<Event>(rows,
+                            [](const RowSource& row) { return Result<Event>(DecodeEvent(row)); });
   });
 }
 
 Result<std::vector<GpuMinute>> PostgresStore::ListGpuMinutes(Time from, Time to, int limit) {
   GF_TRY(ValidateGpuMinuteRange(from, to, limit));
   return Read<std::vector<GpuMinute>>("list gpu minutes", [&](pqxx::nontransaction& txn) {
-    const pqxx::result rows =
-        txn.exec_prepared("list_gpu_minutes", static_cast<long long>(ToUnixMillis(from)),
-                          static_cast<long long>(ToUnixMillis(to)), limit);
+    const pqxx::result rows = txn.exec_prepared("list_gpu_minutes",
+                                                static_cast<long long>(ToUnixMillis(from)),
+                                                static_cast<long long>(ToUnixMillis(to)),
+                                                limit);
     return DecodeAll<GpuMinute>(rows, DecodeGpuMinute);
   });
 }
@@ -524,26 +539,29 @@ Result<std::vector<GpuMinute>> PostgresStore::ListGpuMinutes(Time from, Time to,
 Result<std::vector<UsageSum>> PostgresStore::SumUsage(Time from, Time to) {
   GF_TRY(ValidateUsageRange(from, to));
   return Read<std::vector<UsageSum>>("sum usage", [&](pqxx::nontransaction& txn) {
-    const pqxx::result rows =
-        txn.exec_prepared("sum_usage", static_cast<long long>(ToUnixMillis(from)),
-                          static_cast<long long>(ToUnixMillis(to)));
+    const pqxx::result rows = txn.exec_prepared("sum_usage",
+                                                static_cast<long long>(ToUnixMillis(from)),
+                                                static_cast<long long>(ToUnixMillis(to)));
     return DecodeAll<UsageSum>(rows, [](const RowSource& row) {
-      return Result<UsageSum>(
-          UsageSum{.team = row.Text(0), .user = row.Text(1), .gpu_seconds = row.Double(2),
-                   .energy_mj = std::llround(row.Double(3))});
+      return Result<UsageSum>(UsageSum{.team = row.Text(0),
+                                       .user = row.Text(1),
+                                       .gpu_seconds = row.Double(2),
+                                       .energy_mj = std::llround(row.Double(3))});
     });
   });
 }
 
-Result<std::vector<UsageRecord>> PostgresStore::ListUsage(Time ended_after, std::int64_t after_seq,
+Result<std::vector<UsageRecord>> PostgresStore::ListUsage(Time ended_after,
+                                                          std::int64_t after_seq,
                                                           int limit) {
   if (limit <= 0) {
     return InvalidArgument("list usage: limit must be positive, got " + std::to_string(limit));
   }
   return Read<std::vector<UsageRecord>>("list usage", [&](pqxx::nontransaction& txn) {
-    const pqxx::result rows =
-        txn.exec_prepared("list_usage", static_cast<long long>(ToUnixMillis(ended_after)),
-                          static_cast<long long>(after_seq), limit);
+    const pqxx::result rows = txn.exec_prepared("list_usage",
+                                                static_cast<long long>(ToUnixMillis(ended_after)),
+                                                static_cast<long long>(after_seq),
+                                                limit);
     return DecodeAll<UsageRecord>(rows, DecodeUsageRecord);
   });
 }

@@ -6,15 +6,15 @@
 // parallel on one server.
 #include "store/postgres/postgres_store.h"
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstdlib>
 #include <fstream>
-#include <pqxx/pqxx>
 #include <random>
 #include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
 
 #include "store/open_store.h"
 #include "store/postgres/postgres_migrations.h"
@@ -27,7 +27,9 @@
 // provokes exactly that. gpufleet never calls libpq itself, so a leaked PGresult is always
 // libpqxx's (its frames have no symbols for a narrower match).
 // NOLINTNEXTLINE(readability-identifier-naming): the sanitizer's hook
-extern "C" const char* __lsan_default_suppressions() { return "leak:PQmakeEmptyPGresult\n"; }
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:PQmakeEmptyPGresult\n";
+}
 
 namespace gf::testing {
 namespace {
@@ -62,8 +64,7 @@ std::string RandomSchema() {
   std::random_device rd;
   std::uniform_int_distribution<std::uint64_t> dist;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "gf_test_%016llx",
-                static_cast<unsigned long long>(dist(rd)));
+  std::snprintf(buf, sizeof buf, "gf_test_%016llx", static_cast<unsigned long long>(dist(rd)));
   return buf;
 }
 
@@ -139,9 +140,13 @@ class PostgresTestBackend final : public StoreTestBackend {
   TestSchema schema_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Postgres, StoreConformanceTest,
+INSTANTIATE_TEST_SUITE_P(Postgres,
+                         StoreConformanceTest,
                          ::testing::Values(StoreBackendFactory{
-                             "postgres", [] { return std::make_unique<PostgresTestBackend>(); }}),
+                             "postgres",
+                             [] {
+                               return std::make_unique<PostgresTestBackend>();
+                             }}),
                          StoreBackendName);
 
 class PostgresStoreTest : public ::testing::Test {
@@ -247,8 +252,8 @@ TEST_F(PostgresStoreTest, MigratesAVersion4Schema) {
 // default for a new role) can open the store: the schema is only created when missing.
 TEST_F(PostgresStoreTest, OpensASchemaTheRoleOwnsWithoutCreateOnTheDatabase) {
   const std::string role = schema_.schema();
-  schema_.Query("CREATE ROLE " + role + " LOGIN; CREATE SCHEMA " + role + " AUTHORIZATION " +
-                role + "; SELECT 1");
+  schema_.Query("CREATE ROLE " + role + " LOGIN; CREATE SCHEMA " + role + " AUTHORIZATION " + role +
+                "; SELECT 1");
   std::string url = schema_.StoreUrl();
   const std::size_t at = url.find('@');
   ASSERT_NE(at, std::string::npos);
@@ -286,8 +291,8 @@ TEST_F(PostgresStoreTest, RefusesASchemaOfAnotherProgram) {
 TEST_F(PostgresStoreTest, ConstraintErrorNamesTheRowAndRollsBack) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
-  Status status = store->Commit({.jobs = {MinimalJob(1)},
-                                 .events = {SampleEvent(JobId(42), "orphan")}});
+  Status status =
+      store->Commit({.jobs = {MinimalJob(1)}, .events = {SampleEvent(JobId(42), "orphan")}});
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
   EXPECT_THAT(status.error().message, HasSubstr("event 'orphan' for job 42 (is the job stored?)"));
@@ -306,7 +311,8 @@ TEST_F(PostgresStoreTest, ReconnectsAfterTheServerDropsTheConnection) {
   ASSERT_TRUE(store.ok()) << store.error().ToString();
   ASSERT_TRUE((*store)->Commit({.jobs = {MinimalJob(1)}}).ok());
   EXPECT_EQ(schema_.Query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                          "WHERE application_name = '" + app + "'"),
+                          "WHERE application_name = '" +
+                          app + "'"),
             "1");
   Status first = (*store)->Commit({.jobs = {MinimalJob(2)}});
   if (!first.ok()) {
@@ -322,7 +328,8 @@ TEST_F(PostgresStoreTest, ReconnectsAfterTheServerDropsTheConnection) {
 // --- What needs no server ---
 
 TEST(PostgresUrlTest, TakesTheSchemaOutAndHidesThePassword) {
-  auto url = ParsePostgresUrl("postgresql://gf:s3cret@db.example:5433/fleet?schema=prod_1&sslmode=require", "");
+  auto url = ParsePostgresUrl(
+      "postgresql://gf:s3cret@db.example:5433/fleet?schema=prod_1&sslmode=require", "");
   ASSERT_TRUE(url.ok()) << url.error().ToString();
   EXPECT_EQ(url->schema, "prod_1");
   EXPECT_EQ(url->conninfo,
@@ -337,8 +344,10 @@ TEST(PostgresUrlTest, TakesTheSchemaOutAndHidesThePassword) {
 }
 
 TEST(PostgresUrlTest, RefusesBadSchemasAndOtherSchemes) {
-  for (const char* bad : {"postgresql://h/db?schema=", "postgresql://h/db?schema=Prod",
-                          "postgresql://h/db?schema=a;drop", "postgresql://h/db?schema=1a"}) {
+  for (const char* bad : {"postgresql://h/db?schema=",
+                          "postgresql://h/db?schema=Prod",
+                          "postgresql://h/db?schema=a;drop",
+                          "postgresql://h/db?schema=1a"}) {
     auto url = ParsePostgresUrl(bad, "");
     ASSERT_FALSE(url.ok()) << bad;
     EXPECT_EQ(url.error().code, ErrorCode::kInvalidArgument);

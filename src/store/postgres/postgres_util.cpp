@@ -12,8 +12,9 @@
 namespace gf {
 namespace {
 
-
-bool IsSchemaChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+bool IsSchemaChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
 
 Status ValidateSchemaName(std::string_view schema) {
   constexpr std::size_t kMaxIdentifier = 63;  // PostgreSQL's NAMEDATALEN - 1
@@ -49,7 +50,6 @@ std::string UrlWithoutPassword(std::string_view url) {
 }
 
 namespace {
-
 
 // The two-letter class of a SQLSTATE ("23" integrity, "40" rollback, ...).
 ErrorCode CodeOfSqlState(std::string_view state) {
@@ -140,8 +140,10 @@ Error PostgresError(const std::exception& e, std::string_view operation) {
     return Unavailable(op + ": no connection to PostgreSQL: " + OneLine(e.what()));
   }
   if (dynamic_cast<const pqxx::in_doubt_error*>(&e) != nullptr) {
-    return Unavailable(op + ": the connection broke during COMMIT; whether it was applied is "
-                            "unknown: " + OneLine(e.what()));
+    return Unavailable(op +
+                       ": the connection broke during COMMIT; whether it was applied is "
+                       "unknown: " +
+                       OneLine(e.what()));
   }
   if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
     return MakeError(CodeOfSqlState(sql->sqlstate()),
@@ -150,7 +152,9 @@ Error PostgresError(const std::exception& e, std::string_view operation) {
   return Internal(op + ": " + OneLine(e.what()));
 }
 
-std::string ToByteaHex(std::string_view bytes) { return "\\x" + HexEncode(bytes); }
+std::string ToByteaHex(std::string_view bytes) {
+  return "\\x" + HexEncode(bytes);
+}
 
 std::optional<std::string>& PgParams::Slot(int index) {
   const auto at = static_cast<std::size_t>(index - 1);
@@ -160,7 +164,9 @@ std::optional<std::string>& PgParams::Slot(int index) {
   return values_[at];
 }
 
-void PgParams::BindInt64(int index, std::int64_t value) { Slot(index) = std::to_string(value); }
+void PgParams::BindInt64(int index, std::int64_t value) {
+  Slot(index) = std::to_string(value);
+}
 
 void PgParams::BindDouble(int index, double value) {
   std::array<char, 32> buf{};
@@ -169,16 +175,22 @@ void PgParams::BindDouble(int index, double value) {
   Slot(index) = std::string(buf.data(), ec == std::errc() ? end : buf.data());
 }
 
-void PgParams::BindText(int index, std::string_view value) { Slot(index) = ToByteaHex(value); }
+void PgParams::BindText(int index, std::string_view value) {
+  Slot(index) = ToByteaHex(value);
+}
 
-void PgParams::BindNull(int index) { Slot(index).reset(); }
+void PgParams::BindNull(int index) {
+  Slot(index).reset();
+}
 
 std::string_view PgRow::Raw(int column) const {
   const pqxx::field f = row_[column];
   return std::string_view(f.c_str(), f.size());
 }
 
-bool PgRow::IsNull(int column) const { return row_[column].is_null(); }
+bool PgRow::IsNull(int column) const {
+  return row_[column].is_null();
+}
 
 std::int64_t PgRow::Int64(int column) const {
   const std::string_view raw = Raw(column);

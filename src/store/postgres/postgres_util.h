@@ -15,10 +15,11 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "core/result.h"
 #include "store/row_io.h"

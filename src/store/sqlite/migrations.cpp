@@ -41,8 +41,8 @@ Status RecordVersion(sqlite3* db, const Migration& m, std::string_view operation
 // One step in one transaction. The version is read again inside the transaction: another
 // process opening the same file may have applied the step since we looked.
 Status ApplyOne(sqlite3* db, const Migration& m) {
-  const std::string operation = "schema migration " + std::to_string(m.version) + " (" +
-                                std::string(m.description) + ")";
+  const std::string operation =
+      "schema migration " + std::to_string(m.version) + " (" + std::string(m.description) + ")";
   GF_TRY(SqliteExec(db, "BEGIN IMMEDIATE", operation));
   Status status = [&]() -> Status {
     GF_TRY(SqliteExec(db, std::string(kCreateVersionTable), operation));
@@ -62,9 +62,13 @@ Status ApplyOne(sqlite3* db, const Migration& m) {
 
 }  // namespace
 
-std::span<const Migration> SqliteMigrations() { return SchemaSteps(SqlDialect::kSqlite); }
+std::span<const Migration> SqliteMigrations() {
+  return SchemaSteps(SqlDialect::kSqlite);
+}
 
-int LatestSqliteSchemaVersion() { return SqliteMigrations().back().version; }
+int LatestSqliteSchemaVersion() {
+  return SqliteMigrations().back().version;
+}
 
 Result<int> ReadSchemaVersion(sqlite3* db) {
   GF_ASSIGN_OR_RETURN(std::int64_t has_table,
@@ -73,8 +77,8 @@ Result<int> ReadSchemaVersion(sqlite3* db) {
                                "WHERE type = 'table' AND name = 'schema_version'",
                                "read schema version"));
   if (has_table == 0) {
-    GF_ASSIGN_OR_RETURN(std::int64_t objects, QueryInt(db, "SELECT count(*) FROM sqlite_master",
-                                                       "read schema version"));
+    GF_ASSIGN_OR_RETURN(std::int64_t objects,
+                        QueryInt(db, "SELECT count(*) FROM sqlite_master", "read schema version"));
     if (objects > 0) {
       return FailedPrecondition(
           "the database has tables but no schema_version table: it is not a gpufleet "
@@ -82,9 +86,9 @@ Result<int> ReadSchemaVersion(sqlite3* db) {
     }
     return 0;
   }
-  GF_ASSIGN_OR_RETURN(std::int64_t version,
-                      QueryInt(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-                               "read schema version"));
+  GF_ASSIGN_OR_RETURN(
+      std::int64_t version,
+      QueryInt(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version", "read schema version"));
   return static_cast<int>(version);
 }
 
@@ -96,9 +100,9 @@ Status ApplyMigrations(sqlite3* db, std::span<const Migration> migrations) {
   const int latest = migrations.back().version;
   GF_ASSIGN_OR_RETURN(int current, ReadSchemaVersion(db));
   if (current > latest) {
-    return FailedPrecondition("database schema version " +
-                              std::to_string(current) + " is newer than this gpufleet (" +
-                              std::to_string(latest) + "); upgrade gpufleet");
+    return FailedPrecondition("database schema version " + std::to_string(current) +
+                              " is newer than this gpufleet (" + std::to_string(latest) +
+                              "); upgrade gpufleet");
   }
   for (const Migration& m : migrations) {
     if (m.version > current) {

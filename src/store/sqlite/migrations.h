@@ -7,10 +7,10 @@
 // Functions take a connection that the caller owns and uses from one thread.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <span>
 #include <string_view>
+
+#include <sqlite3.h>
 
 #include "core/result.h"
 #include "store/migration.h"

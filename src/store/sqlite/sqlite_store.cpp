@@ -1,9 +1,5 @@
 #include "store/sqlite/sqlite_store.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -13,6 +9,10 @@
 #include <optional>
 #include <string>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_rows.h"
@@ -48,7 +48,9 @@ struct CachedStatements {
 };
 
 Result<CachedStatements> PrepareStatements(sqlite3* db) {
-  auto prepare = [db](std::string_view sql) { return SqliteStatement::Prepare(db, sql, true); };
+  auto prepare = [db](std::string_view sql) {
+    return SqliteStatement::Prepare(db, sql, true);
+  };
   const std::string cols_jobs(kJobColumns);
   const std::string cols_nodes(kNodeColumns);
   // BEGIN IMMEDIATE takes the write lock up front: a batch never fails half-way because
@@ -86,20 +88,30 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
                       prepare("SELECT " + cols_tokens + " FROM tokens ORDER BY id"));
   GF_ASSIGN_OR_RETURN(SqliteStatement upsert_subscription, prepare(kUpsertSubscriptionSql));
   GF_ASSIGN_OR_RETURN(SqliteStatement delete_subscription, prepare(kDeleteSubscriptionSql));
-  GF_ASSIGN_OR_RETURN(SqliteStatement list_subscriptions,
-                      prepare("SELECT " + std::string(kSubscriptionColumns) +
-                              " FROM subscriptions ORDER BY id"));
-  return CachedStatements{std::move(begin),          std::move(commit),
-                          std::move(rollback),       std::move(upsert_job),
-                          std::move(insert_event),   std::move(upsert_node),
+  GF_ASSIGN_OR_RETURN(
+      SqliteStatement list_subscriptions,
+      prepare("SELECT " + std::string(kSubscriptionColumns) + " FROM subscriptions ORDER BY id"));
+  return CachedStatements{std::move(begin),
+                          std::move(commit),
+                          std::move(rollback),
+                          std::move(upsert_job),
+                          std::move(insert_event),
+                          std::move(upsert_node),
                           std::move(upsert_gpu_minute),
-                          std::move(get_job),        std::move(max_job_id),
-                          std::move(max_event_seq),  std::move(list_nodes),
-                          std::move(list_gpu_minutes), std::move(insert_usage),
-                          std::move(sum_usage),      std::move(list_usage),
-                          std::move(upsert_token),   std::move(get_token),
-                          std::move(list_tokens),    std::move(upsert_subscription),
-                          std::move(delete_subscription), std::move(list_subscriptions)};
+                          std::move(get_job),
+                          std::move(max_job_id),
+                          std::move(max_event_seq),
+                          std::move(list_nodes),
+                          std::move(list_gpu_minutes),
+                          std::move(insert_usage),
+                          std::move(sum_usage),
+                          std::move(list_usage),
+                          std::move(upsert_token),
+                          std::move(get_token),
+                          std::move(list_tokens),
+                          std::move(upsert_subscription),
+                          std::move(delete_subscription),
+                          std::move(list_subscriptions)};
 }
 
 // ListJobs has three optional filters; each combination gets its own statement (built on first
@@ -137,11 +149,13 @@ class SqliteStore final : public Store {
   Result<std::vector<Job>> ListJobs(const JobQuery& query) override;
   Result<std::int64_t> MaxJobId() override { return QueryMax(stmts_.max_job_id, "max job id"); }
   Result<std::vector<Node>> ListNodes() override;
-  Result<std::vector<Event>> ListEvents(std::optional<JobId> job, std::int64_t after_seq,
+  Result<std::vector<Event>> ListEvents(std::optional<JobId> job,
+                                        std::int64_t after_seq,
                                         int limit) override;
   Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) override;
   Result<std::vector<UsageSum>> SumUsage(Time from, Time to) override;
-  Result<std::vector<UsageRecord>> ListUsage(Time ended_after, std::int64_t after_seq,
+  Result<std::vector<UsageRecord>> ListUsage(Time ended_after,
+                                             std::int64_t after_seq,
                                              int limit) override;
   Result<std::optional<ApiToken>> GetToken(const std::string& id) override;
   Result<std::vector<ApiToken>> ListTokens() override;
@@ -149,7 +163,8 @@ class SqliteStore final : public Store {
   Result<std::int64_t> MaxEventSeq() override {
     return QueryMax(stmts_.max_event_seq, "max event seq");
   }
-  Result<LeaseAttempt> AcquireLease(const std::string& holder, Time now,
+  Result<LeaseAttempt> AcquireLease(const std::string& holder,
+                                    Time now,
                                     std::chrono::milliseconds ttl) override;
   Status RenewLease(std::int64_t epoch, Time now, std::chrono::milliseconds ttl) override;
   void FenceWith(std::int64_t epoch) override { fence_ = epoch; }
@@ -221,8 +236,9 @@ Status SqliteStore::InTransaction(std::string_view what, const std::function<Sta
 }
 
 Result<std::optional<LeaseHolder>> SqliteStore::ReadLease() {
-  GF_ASSIGN_OR_RETURN(SqliteStatement * stmt,
-                      Cached(read_lease_, "SELECT holder, epoch, expires_ms FROM leader WHERE id = 1"));
+  GF_ASSIGN_OR_RETURN(
+      SqliteStatement * stmt,
+      Cached(read_lease_, "SELECT holder, epoch, expires_ms FROM leader WHERE id = 1"));
   ScopedReset reset(*stmt);
   GF_ASSIGN_OR_RETURN(bool row, stmt->Step("read the lease"));
   if (!row) {
@@ -240,7 +256,8 @@ Status SqliteStore::CheckFence() {
   return gf::CheckFence(*fence_, lease);
 }
 
-Result<LeaseAttempt> SqliteStore::AcquireLease(const std::string& holder, Time now,
+Result<LeaseAttempt> SqliteStore::AcquireLease(const std::string& holder,
+                                               Time now,
                                                std::chrono::milliseconds ttl) {
   LeaseAttempt attempt;
   Status status = InTransaction("acquire the lease", [&]() -> Status {
@@ -295,12 +312,12 @@ Status SqliteStore::WriteBatch(const StoreBatch& batch) {
     BindEvent(stmts_.insert_event, event);
     Status status = stmts_.insert_event.Run("commit: event");
     if (!status.ok()) {
-      std::string about = event.job.has_value()
-                              ? " for job " + std::to_string(event.job->value()) +
-                                    " (is the job stored?)"
-                              : "";
-      return MakeError(status.error().code, "commit: event '" + event.kind + "'" + about + ": " +
-                                                status.error().message);
+      std::string about = event.job.has_value() ? " for job " + std::to_string(event.job->value()) +
+                                                      " (is the job stored?)"
+                                                : "";
+      return MakeError(
+          status.error().code,
+          "commit: event '" + event.kind + "'" + about + ": " + status.error().message);
     }
   }
   for (const Node& node : batch.nodes) {
@@ -355,11 +372,9 @@ Result<std::optional<Job>> SqliteStore::GetJob(JobId id) {
 
 Result<std::vector<Job>> SqliteStore::ListJobs(const JobQuery& query) {
   if (query.limit <= 0) {
-    return InvalidArgument("list jobs: limit must be positive, got " +
-                           std::to_string(query.limit));
+    return InvalidArgument("list jobs: limit must be positive, got " + std::to_string(query.limit));
   }
-  unsigned filters = (query.uid.has_value() ? kByUid : 0) |
-                     (query.active_only ? kActiveOnly : 0) |
+  unsigned filters = (query.uid.has_value() ? kByUid : 0) | (query.active_only ? kActiveOnly : 0) |
                      (query.before.has_value() ? kBefore : 0) |
                      (query.array_job.has_value() ? kByArray : 0);
   GF_ASSIGN_OR_RETURN(SqliteStatement * stmt, Cached(list_jobs_[filters], ListJobsSql(filters)));
@@ -406,13 +421,13 @@ Result<std::vector<Node>> SqliteStore::ListNodes() {
 }
 
 Result<std::vector<Event>> SqliteStore::ListEvents(std::optional<JobId> job,
-                                                   std::int64_t after_seq, int limit) {
+                                                   std::int64_t after_seq,
+                                                   int limit) {
   if (limit <= 0) {
     return InvalidArgument("list events: limit must be positive, got " + std::to_string(limit));
   }
   const std::string sql = "SELECT " + std::string(kEventColumns) + " FROM events WHERE seq > ?1" +
-                          (job.has_value() ? " AND job_id = ?3" : "") +
-                          " ORDER BY seq LIMIT ?2";
+                          (job.has_value() ? " AND job_id = ?3" : "") + " ORDER BY seq LIMIT ?2";
   GF_ASSIGN_OR_RETURN(SqliteStatement * stmt, Cached(list_events_[job.has_value() ? 1 : 0], sql));
   ScopedReset reset(*stmt);
   stmt->BindInt64(1, after_seq);
@@ -463,13 +478,15 @@ Result<std::vector<UsageSum>> SqliteStore::SumUsage(Time from, Time to) {
     if (!row) {
       return sums;
     }
-    sums.push_back(UsageSum{.team = stmt.Text(0), .user = stmt.Text(1),
+    sums.push_back(UsageSum{.team = stmt.Text(0),
+                            .user = stmt.Text(1),
                             .gpu_seconds = stmt.Double(2),
                             .energy_mj = std::llround(stmt.Double(3))});
   }
 }
 
-Result<std::vector<UsageRecord>> SqliteStore::ListUsage(Time ended_after, std::int64_t after_seq,
+Result<std::vector<UsageRecord>> SqliteStore::ListUsage(Time ended_after,
+                                                        std::int64_t after_seq,
                                                         int limit) {
   if (limit <= 0) {
     return InvalidArgument("list usage: limit must be positive, got " + std::to_string(limit));
@@ -633,8 +650,8 @@ Result<std::unique_ptr<Store>> Open(const std::filesystem::path& db_file,
   GF_TRY(CreateFilePrivate(db_file));
   sqlite3* raw = nullptr;
   // NOMUTEX: the store is used by one thread; SQLite's own locking would only cost time.
-  int rc = sqlite3_open_v2(db_file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(db_file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteHandle db(raw);  // closes the handle on every path, even when open failed
   if (rc != SQLITE_OK) {
     return SqliteError(db.get(), rc, "open");

@@ -2,12 +2,12 @@
 // (the file, its mode and permissions, migrations, damaged files and rows, lock contention).
 #include "store/sqlite/sqlite_store.h"
 
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
-
-#include <fstream>
 
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_rows.h"
@@ -31,9 +31,13 @@ class SqliteTestBackend final : public StoreTestBackend {
   TempDir dir_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
+INSTANTIATE_TEST_SUITE_P(Sqlite,
+                         StoreConformanceTest,
                          ::testing::Values(StoreBackendFactory{
-                             "sqlite", [] { return std::make_unique<SqliteTestBackend>(); }}),
+                             "sqlite",
+                             [] {
+                               return std::make_unique<SqliteTestBackend>();
+                             }}),
                          StoreBackendName);
 
 // A second, raw connection to the same file, to look behind the Store's back.
@@ -56,10 +60,12 @@ void MustExec(sqlite3* db, const std::string& sql) {
 SqliteHandle WriteOldJob(const std::filesystem::path& file, std::size_t version) {
   auto db = RawOpen(file);
   EXPECT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(version)).ok());
-  MustExec(db.get(), R"sql(
+  MustExec(db.get(),
+           R"sql(
     INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
                       state, terminal, submit_ms, reason)
-    VALUES (6, 1000, 100, 'ana', 'v)sql" + std::to_string(version) + R"sql(', '["true"]', '/tmp',
+    VALUES (6, 1000, 100, 'ana', 'v)sql" +
+               std::to_string(version) + R"sql(', '["true"]', '/tmp',
             '[]', 1, 'normal', 'cv', 'PENDING', 0, 1700000000000, 'queued');)sql");
   return db;
 }
@@ -148,8 +154,7 @@ TEST_F(SqliteStoreTest, RefusesGarbageFile) {
   }
   auto store = OpenSqliteStore(file_);
   ASSERT_FALSE(store.ok());
-  EXPECT_TRUE(store.error().code == ErrorCode::kIo ||
-              store.error().code == ErrorCode::kUnavailable)
+  EXPECT_TRUE(store.error().code == ErrorCode::kIo || store.error().code == ErrorCode::kUnavailable)
       << store.error().ToString();
   EXPECT_THAT(store.error().message, HasSubstr(file_.string()));
   EXPECT_THAT(store.error().message, HasSubstr("not a database"));
@@ -240,8 +245,8 @@ TEST_F(SqliteStoreTest, CommitFailsWhileAnotherWriterHoldsTheLock) {
 TEST_F(SqliteStoreTest, MaxIdsSurviveDeletedRows) {
   auto store = MustOpen();
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(store->Commit({.jobs = {MinimalJob(40)},
-                             .events = {SampleEvent(std::nullopt, "x")}}).ok());
+  ASSERT_TRUE(
+      store->Commit({.jobs = {MinimalJob(40)}, .events = {SampleEvent(std::nullopt, "x")}}).ok());
   {
     auto db = RawOpen(file_);  // as a future pruner would
     MustExec(db.get(), "DELETE FROM events; DELETE FROM jobs");
@@ -295,8 +300,8 @@ TEST_F(SqliteStoreTest, BadHealthInGpuMinuteRowIsInternalErrorNamingTheRow) {
 TEST_F(SqliteStoreTest, GpuMinuteRangeReadIsAnOrderedKeyScan) {
   ASSERT_NE(MustOpen(), nullptr);
   auto db = RawOpen(file_);
-  auto plan = SqliteStatement::Prepare(db.get(), "EXPLAIN QUERY PLAN " + ListGpuMinutesSql(),
-                                       false);
+  auto plan =
+      SqliteStatement::Prepare(db.get(), "EXPLAIN QUERY PLAN " + ListGpuMinutesSql(), false);
   ASSERT_TRUE(plan.ok()) << plan.error().ToString();
   std::string details;
   while (true) {
@@ -307,7 +312,8 @@ TEST_F(SqliteStoreTest, GpuMinuteRangeReadIsAnOrderedKeyScan) {
     }
     details += plan->Text(3) + "\n";
   }
-  EXPECT_THAT(details, HasSubstr("SEARCH gpu_minutes USING PRIMARY KEY (minute_ms>? AND minute_ms<?)"));
+  EXPECT_THAT(details,
+              HasSubstr("SEARCH gpu_minutes USING PRIMARY KEY (minute_ms>? AND minute_ms<?)"));
   EXPECT_THAT(details, Not(HasSubstr("TEMP B-TREE")));
 }
 
@@ -359,8 +365,11 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
   EXPECT_EQ((*events)[0].kind, "exit");
 
   // What versions 2 and 3 added works on the migrated file.
-  old.usage = JobUsage{.samples = 2, .mean_util_pct = 50.5, .peak_util_pct = 99,
-                       .peak_memory_mib = 1024, .energy_mj = 3000};
+  old.usage = JobUsage{.samples = 2,
+                       .mean_util_pct = 50.5,
+                       .peak_util_pct = 99,
+                       .peak_memory_mib = 1024,
+                       .energy_mj = 3000};
   old.spec.checkpoint_signal = 12;  // SIGUSR2
   old.preemptible = true;
   const GpuMinute minute = SampleGpuMinute("n1", "GPU-1", 0);
@@ -423,16 +432,23 @@ TEST_F(SqliteStoreTest, MigratesAVersion3Database) {
   old.spec.array = ArrayTask{.array_job = JobId(3), .index = 1, .max_running = std::nullopt};
   old.budget_approved = true;
   old.last_checkpoint = FromUnixMillis(1'700'000'005'000);
-  const UsageRecord run{.job = JobId(4), .start = old.start_time.value(),
-                        .end = FromUnixMillis(1'700'000'011'000), .team = "cv", .user = "ana",
-                        .priority = "high", .gpus = 2, .gpu_models = {"H100-80GB"},
-                        .gpu_seconds = 20, .energy_mj = 5};
+  const UsageRecord run{.job = JobId(4),
+                        .start = old.start_time.value(),
+                        .end = FromUnixMillis(1'700'000'011'000),
+                        .team = "cv",
+                        .user = "ana",
+                        .priority = "high",
+                        .gpus = 2,
+                        .gpu_models = {"H100-80GB"},
+                        .gpu_seconds = 20,
+                        .energy_mj = 5};
   ASSERT_TRUE(store->Commit({.jobs = {old}, .usage = {run}}).ok());
   EXPECT_EQ(DebugString(**store->GetJob(JobId(4))), DebugString(old));
   auto sums = store->SumUsage(FromUnixMillis(0), FromUnixMillis(1'800'000'000'000));
   ASSERT_TRUE(sums.ok()) << sums.error().ToString();
-  EXPECT_EQ(*sums, (std::vector<UsageSum>{
-                       {.team = "cv", .user = "ana", .gpu_seconds = 20, .energy_mj = 5}}));
+  EXPECT_EQ(
+      *sums,
+      (std::vector<UsageSum>{{.team = "cv", .user = "ana", .gpu_seconds = 20, .energy_mj = 5}}));
   EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
 }
 
@@ -441,8 +457,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion3Database) {
 TEST_F(SqliteStoreTest, MigratesAVersion4Database) {
   {
     auto db = WriteOldJob(file_, 4);
-    EXPECT_EQ(QueryText(db.get(), "SELECT count(*) FROM sqlite_master WHERE name = 'tokens'"),
-              "0");
+    EXPECT_EQ(QueryText(db.get(), "SELECT count(*) FROM sqlite_master WHERE name = 'tokens'"), "0");
   }
   Job old = MinimalJob(6);
   old.owner = Owner{1000, 100, "ana"};

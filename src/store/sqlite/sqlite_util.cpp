@@ -49,12 +49,12 @@ Status SqliteExec(sqlite3* db, const std::string& sql, std::string_view operatio
   return OkStatus();
 }
 
-Result<SqliteStatement> SqliteStatement::Prepare(sqlite3* db, std::string_view sql,
+Result<SqliteStatement> SqliteStatement::Prepare(sqlite3* db,
+                                                 std::string_view sql,
                                                  bool persistent) {
   sqlite3_stmt* stmt = nullptr;
   unsigned int flags = persistent ? SQLITE_PREPARE_PERSISTENT : 0;
-  int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), flags, &stmt,
-                              nullptr);
+  int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), flags, &stmt, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(stmt);
     return SqliteError(db, rc, "prepare '" + std::string(sql.substr(0, 60)) + "'");
@@ -74,7 +74,9 @@ SqliteStatement& SqliteStatement::operator=(SqliteStatement&& other) noexcept {
   return *this;
 }
 
-SqliteStatement::~SqliteStatement() { sqlite3_finalize(stmt_); }
+SqliteStatement::~SqliteStatement() {
+  sqlite3_finalize(stmt_);
+}
 
 void SqliteStatement::BindInt64(int index, std::int64_t value) {
   sqlite3_bind_int64(stmt_, index, value);
@@ -88,7 +90,9 @@ void SqliteStatement::BindText(int index, std::string_view value) {
   sqlite3_bind_text64(stmt_, index, value.data(), value.size(), kTransient, SQLITE_UTF8);
 }
 
-void SqliteStatement::BindNull(int index) { sqlite3_bind_null(stmt_, index); }
+void SqliteStatement::BindNull(int index) {
+  sqlite3_bind_null(stmt_, index);
+}
 
 Result<bool> SqliteStatement::Step(std::string_view operation) {
   int rc = sqlite3_step(stmt_);
@@ -118,7 +122,9 @@ std::int64_t SqliteStatement::Int64(int column) const {
   return sqlite3_column_int64(stmt_, column);
 }
 
-double SqliteStatement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
+double SqliteStatement::Double(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
 
 std::string SqliteStatement::Text(int column) const {
   // column_text before column_bytes: the documented order to get the byte count of the text.

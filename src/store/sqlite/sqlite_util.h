@@ -6,13 +6,13 @@
 // so). No function here throws.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <sqlite3.h>
 
 #include "core/result.h"
 #include "store/row_io.h"
@@ -73,7 +73,7 @@ class SqliteStatement final : public ParamSink, public RowSource {
  private:
   SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
 
-  sqlite3* db_ = nullptr;        // not owned
+  sqlite3* db_ = nullptr;         // not owned
   sqlite3_stmt* stmt_ = nullptr;  // owned
 };
 
