@@ -532,6 +532,9 @@ TEST(ConfigTest, TheExampleFileParsesAndSetsWhatItSays) {
   EXPECT_EQ(c->policy.other_teams.max_gpus, 4);
   ASSERT_TRUE(c->up.port.has_value());
   EXPECT_EQ(c->up.port->value, 7460);
+  EXPECT_EQ(c->api.watches_per_client, 16);
+  EXPECT_EQ(c->api.rate_limit, 500.0);
+  EXPECT_FALSE(c->api.max_watches.has_value());  // the daemons' own stock values differ
 }
 
 TEST(ConfigTest, LoadConfigReadsAFileAndReportsAMissingOne) {

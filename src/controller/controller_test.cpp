@@ -1071,20 +1071,41 @@ TEST_F(ControllerTest, JobNamesCarryNoControlCharacters) {
   EXPECT_EQ(events->front().message.find('\x1b'), std::string::npos) << events->front().message;
 }
 
-// With no team configured, quotas and budgets are off and a team name is a label: any valid
-// name is accepted, as before teams were checked.
+// A job that names no team is charged to its user's team. A team is never a free label (issue
+// #20: each name becomes /metrics series): one that only lists members is known, an invented
+// one is refused, and with no team configured at all `--team` is refused.
 TEST_F(ControllerTest, JobWithoutTeamGoesToItsUsersTeam) {
   team_of_user_ = {{"alice", "ml"}};
   Boot();
   auto defaulted = controller_->Submit(alice_, Spec(1));
   JobSpec named = Spec(1);
-  named.team = "vision";
+  named.team = "ml";
   auto explicit_team = controller_->Submit(alice_, named);
   auto other = controller_->Submit(bob_, Spec(1));
   ASSERT_TRUE(defaulted.ok() && explicit_team.ok() && other.ok());
   EXPECT_EQ(defaulted->spec.team, "ml");
-  EXPECT_EQ(explicit_team->spec.team, "vision");
+  EXPECT_EQ(explicit_team->spec.team, "ml");
   EXPECT_EQ(other->spec.team, "");  // bob is in no team: the default one
+  named.team = "vision";
+  auto invented = controller_->Submit(alice_, named);
+  ASSERT_FALSE(invented.ok());
+  EXPECT_EQ(invented.error().message, "team: unknown team 'vision'; known teams: ml");
+}
+
+TEST_F(ControllerTest, NoTeamConfiguredRefusesAnyTeamName) {
+  Boot();
+  JobSpec named = Spec(1);
+  named.team = "vision";
+  for (const Caller& caller : {alice_, root_}) {
+    auto refused = controller_->Submit(caller, named);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(refused.error().message.rfind("team: no teams are configured on this server", 0), 0U)
+        << refused.error().message;
+  }
+  auto unnamed = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(unnamed.ok()) << unnamed.error().ToString();
+  EXPECT_EQ(unnamed->spec.team, "");
 }
 
 // Issue #6: an arrival or an end alone is decided incrementally, at a cost that does not grow

@@ -1,6 +1,6 @@
 #include "controller/submit_team.h"
 
-#include <algorithm>
+#include <set>
 
 #include "controller/authorization.h"
 
@@ -10,17 +10,28 @@ Status CheckSubmitTeam(const Caller& caller,
                        const std::string& team,
                        const PolicyConfig& policy,
                        const std::map<std::string, std::string>& team_of_user) {
-  if (team.empty() || policy.teams.empty()) {
+  if (team.empty()) {
     return OkStatus();
   }
-  const bool known = std::any_of(policy.teams.begin(),
-                                 policy.teams.end(),
-                                 [&](const TeamPolicy& t) { return t.name == team; });
-  if (!known) {
-    // Also what keeps /metrics bounded: every team name a job carries becomes label values.
+  // The known teams: those with a policy ([team.NAME]) and those that only list members. A team
+  // name is never a free label, with teams configured or not: every name a job carries becomes
+  // label values of /metrics and rows of the report, so an invented one is refused here.
+  std::set<std::string> known;
+  for (const TeamPolicy& t : policy.teams) {
+    known.insert(t.name);
+  }
+  for (const auto& [user, name] : team_of_user) {
+    known.insert(name);
+  }
+  if (known.empty()) {
+    return InvalidArgument("team: no teams are configured on this server, so '" + team +
+                           "' is unknown; leave --team out (an admin defines teams as "
+                           "[team.NAME] in the server's settings, docs/config.md)");
+  }
+  if (known.count(team) == 0) {
     std::string names;
-    for (const TeamPolicy& t : policy.teams) {
-      names += (names.empty() ? "" : ", ") + t.name;
+    for (const std::string& name : known) {
+      names += (names.empty() ? "" : ", ") + name;
     }
     return InvalidArgument("team: unknown team '" + team + "'; known teams: " + names);
   }

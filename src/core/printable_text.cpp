@@ -11,10 +11,31 @@ bool IsContinuation(unsigned char byte) {
 
 enum class Controls { kInvalid, kValid };
 
+// The bidirectional formatting characters (Unicode's Bidi_Control): U+061C, U+200E, U+200F,
+// U+202A..U+202E and U+2066..U+2069. Not controls by category, but a terminal or viewer obeys
+// them: an override makes "evil\u202Egpj.sh" read as "evilhs.jpg" and reorders columns of a
+// table ("Trojan Source"), so EscapeControl treats them as controls.
+bool IsBidiControl(std::string_view text, std::size_t i, std::size_t length) {
+  const auto at = [&](std::size_t k) {
+    return static_cast<unsigned char>(text[i + k]);
+  };
+  if (length == 2) {
+    return at(0) == 0xD8U && at(1) == 0x9CU;
+  }
+  if (length != 3 || at(0) != 0xE2U) {
+    return false;
+  }
+  const unsigned char second = at(1);
+  const unsigned char third = at(2);
+  return (second == 0x80U &&
+          (third == 0x8EU || third == 0x8FU || (third >= 0xAAU && third <= 0xAEU))) ||
+         (second == 0x81U && third >= 0xA6U && third <= 0xA9U);
+}
+
 // The length of the UTF-8 character at text[i] (1 to 4), or 0 when the byte at i does not
 // start a valid sequence (a stray continuation byte, an overlong form, a surrogate, a value
 // beyond U+10FFFF, a sequence cut short) or, with Controls::kInvalid, starts a C0 control, DEL
-// or a C1 control (what EscapeControl must escape).
+// or a C1 control or a bidirectional formatting character (what EscapeControl must escape).
 std::size_t CharLength(std::string_view text, std::size_t i, Controls controls) {
   const bool printable_only = controls == Controls::kInvalid;
   const auto lead = static_cast<unsigned char>(text[i]);
@@ -53,6 +74,9 @@ std::size_t CharLength(std::string_view text, std::size_t i, Controls controls) 
     if (!IsContinuation(static_cast<unsigned char>(text[i + k]))) {
       return 0;
     }
+  }
+  if (printable_only && IsBidiControl(text, i, length)) {
+    return 0;
   }
   return length;
 }

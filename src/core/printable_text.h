@@ -6,10 +6,12 @@
 //
 // The rule: valid UTF-8 that is not a control character stays as it is (a user "jürgen", a
 // job "训练" read normally); each byte of a C0 control (U+0000..U+001F), DEL (U+007F), a C1
-// control (U+0080..U+009F, two bytes in UTF-8) or a byte that is not part of valid UTF-8
-// becomes the four characters "\xNN" (lowercase hex). A backslash is kept as it is: the escape
-// need not be reversible, only harmless; and so escaping is idempotent (escaped text escapes
-// to itself), so a string may pass through more than one escaping sink.
+// control (U+0080..U+009F, two bytes in UTF-8), a bidirectional formatting character (U+061C,
+// U+200E, U+200F, U+202A..U+202E, U+2066..U+2069: an override reorders what a terminal shows)
+// or a byte that is not part of valid UTF-8 becomes the four characters "\xNN" (lowercase hex). A
+// backslash is kept as it is: the escape need not be reversible, only harmless; and so escaping is
+// idempotent (escaped text escapes to itself), so a string may pass through more than one escaping
+// sink.
 //
 // Pure functions; thread-safe.
 #pragma once

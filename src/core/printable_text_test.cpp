@@ -41,6 +41,21 @@ TEST(PrintableTextTest, EscapesC1ControlsAndInvalidUtf8) {
   EXPECT_EQ(FindControl("\xc2\x85"), 0U);  // NEL
 }
 
+// Issue #20: a right-to-left override makes "evil<RLO>gpj.sh" show as "evilhs.jpg"; every
+// Bidi_Control character is escaped, neighbours in the same blocks are not.
+TEST(PrintableTextTest, EscapesBidirectionalFormattingCharacters) {
+  EXPECT_EQ(EscapeControl("evil\xe2\x80\xaegpj.sh"), R"(evil\xe2\x80\xaegpj.sh)");  // U+202E
+  EXPECT_EQ(EscapeControl("\xe2\x80\xaa"), R"(\xe2\x80\xaa)");                      // U+202A
+  EXPECT_EQ(EscapeControl("\xe2\x81\xa6x\xe2\x81\xa9"), R"(\xe2\x81\xa6x\xe2\x81\xa9)");
+  EXPECT_EQ(EscapeControl("\xe2\x80\x8f"), R"(\xe2\x80\x8f)");  // U+200F RIGHT-TO-LEFT MARK
+  EXPECT_EQ(EscapeControl("\xd8\x9c"), R"(\xd8\x9c)");          // U+061C ARABIC LETTER MARK
+  EXPECT_EQ(FindControl("ab\xe2\x80\xae"), 2U);
+  EXPECT_EQ(EscapeControl("\xe2\x80\x94"), "\xe2\x80\x94");  // U+2014 EM DASH stays
+  EXPECT_EQ(EscapeControl("\xe2\x80\xaf"), "\xe2\x80\xaf");  // U+202F NARROW NO-BREAK SPACE
+  EXPECT_EQ(EscapeControl("\xe2\x81\xa5"), "\xe2\x81\xa5");  // U+2065 (unassigned) stays
+  EXPECT_EQ(EscapeControl("\xd8\x9b"), "\xd8\x9b");          // U+061B ARABIC SEMICOLON
+}
+
 TEST(PrintableTextTest, EscapingTwiceChangesNothing) {
   const std::string once = EscapeControl("x\x1b\xc2\x9b\xff\n训");
   EXPECT_EQ(EscapeControl(once), once);
