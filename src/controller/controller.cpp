@@ -15,6 +15,8 @@
 #include "core/duration.h"
 #include "scheduler/explain.h"
 
+#include "lifecycle/admission.h"
+
 namespace gf {
 namespace {
 
@@ -577,7 +579,7 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
            "cancel",
            caller.user,
            cause + " while it was being stopped (" + stopping->second.requeue_after + ")");
-    stopping->second = Termination{JobState::kCancelled, cause};
+    stopping->second = StopIntent{.final_state = JobState::kCancelled, .cause = cause};
   }
   return job;
 }
@@ -806,33 +808,6 @@ Result<bool> Controller::IsArrayId(JobId id) const {
          stored->spec.array->array_job == id;
 }
 
-std::map<JobId, std::string> Controller::HeldBack() const {
-  std::map<JobId, std::string> held;
-  std::vector<ArrayMember> members;
-  for (const auto& [id, job] : active_) {
-    if (job.state == JobState::kPending) {
-      if (std::optional<Dependency> waiting = dependencies_.FirstUnmet(id)) {
-        held.emplace(id, WaitingReason(*waiting));
-        continue;  // not yet a candidate: takes no place in its array's throttle
-      }
-    } else if (!HoldsGpus(job)) {
-      continue;
-    }
-    if (job.state == JobState::kPending) {
-      if (std::optional<std::string> reason = GangHoldReason(job)) {
-        held.emplace(id, std::move(*reason));
-        continue;
-      }
-    }
-    if (job.spec.array && job.spec.array->max_running) {
-      members.push_back(ArrayMember{
-          .job = id, .task = *job.spec.array, .running = job.state != JobState::kPending});
-    }
-  }
-  held.merge(ThrottledTasks(members));
-  return held;
-}
-
 Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
   return Call<Explanation>([this, caller, id] { return DoExplain(caller, id); });
 }
@@ -847,7 +822,7 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
                               "show " +
                               std::to_string(id.value()));
   }
-  const std::map<JobId, std::string> held = HeldBack();
+  const std::map<JobId, std::string> held = HeldBack(active_, dependencies_);
   if (auto h = held.find(id); h != held.end()) {
     return FailedPrecondition(name + " is not queued yet: " + h->second);
   }
@@ -1279,7 +1254,7 @@ Job Controller::WithLiveUsage(Job job) const {
 void Controller::FinishJob(Job& job, const JobExitReport& report) {
   JobState final_state = report.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
   std::string cause = report.cause;
-  std::optional<Termination> requested;  // why the controller stopped it, when it did
+  std::optional<StopIntent> requested;  // why the controller stopped it, when it did
   if (auto t = terminating_.find(job.id); t != terminating_.end()) {
     requested = t->second;
     final_state = t->second.final_state;
@@ -1316,7 +1291,7 @@ void Controller::RequestKill(Job& job,
                              JobState final_state,
                              const std::string& cause,
                              int first_signal) {
-  terminating_[job.id] = Termination{final_state, cause};
+  terminating_[job.id] = StopIntent{.final_state = final_state, .cause = cause};
   NoteGang(job);
   NodeAgent* agent = AgentFor(job);
   if (agent == nullptr) {

@@ -29,7 +29,6 @@
 #include "controller/accounting.h"
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
-#include "controller/dependencies.h"
 #include "controller/node_agent.h"
 #include "controller/service.h"
 #include "controller/tokens.h"
@@ -42,6 +41,9 @@
 #include "scheduler/ordering/usage_ledger.h"
 #include "scheduler/scheduler.h"
 #include "store/store.h"
+
+#include "lifecycle/dependencies.h"
+#include "lifecycle/stop_intent.h"
 
 namespace gf {
 
@@ -186,19 +188,10 @@ class Controller final : public ClusterService, public AgentReports {
     PassStats full_passes{.kind = "full"};
     PassStats incremental_passes{.kind = "incremental"};
   };
-  // A kill sent: the state the job moves to when its exit arrives. A terminal state (cancel,
-  // time limit, idle reaping with action cancel) ends it; PREEMPTED (preemption, idle reaping)
-  // or NODE_FAIL (its GPU failed) puts it back in the queue, or ends it if it must not run
-  // twice (RequeueOrEnd), with `requeue_after` naming what happened ("preemption").
-  struct Termination {
-    JobState final_state;
-    std::string cause;
-    std::string requeue_after{};
-  };
-  // Whether the job goes back to the queue once this termination's kill has taken effect.
-  static bool Requeues(const Termination& t) {
-    return t.final_state == JobState::kPreempted || t.final_state == JobState::kNodeFail;
-  }
+  // A kill sent: the state the job moves to when its exit arrives (lifecycle/stop_intent.h). A
+  // terminal state (cancel, time limit, idle reaping with action cancel) ends it; PREEMPTED
+  // (preemption, idle reaping) or NODE_FAIL (its GPU failed) puts it back in the queue, or ends
+  // it if it must not run twice (RequeueOrEnd), `requeue_after` naming what happened.
 
   // Runs fn on the state thread; returns its result once the turn is committed.
   template <typename T>
@@ -225,8 +218,6 @@ class Controller final : public ClusterService, public AgentReports {
   // members still running are stopped to be requeued with it; when one ends other than
   // COMPLETED (failed, cancelled, timed out), the others are cancelled. Before the turn's pass.
   void SettleGangs();
-  // A pending member whose gang still has members holding GPUs: the reason it is held back.
-  std::optional<std::string> GangHoldReason(const Job& job) const;
   // The environment a gang member starts with (GPUFLEET_NODE_RANK ...), from its members'
   // allocations.
   void AddGangEnvironment(Job& launched) const;
@@ -252,9 +243,6 @@ class Controller final : public ClusterService, public AgentReports {
   bool HasUnfinishedTask(JobId id) const;
   Result<bool> IsArrayId(JobId id) const;
   Result<std::optional<JobOutcome>> ArrayOutcome(JobId array) const;
-  // The pending jobs this pass does not offer to Decide(): those waiting for a dependency,
-  // and array tasks beyond their array's max_running (job_arrays.h). Job → reason.
-  std::map<JobId, std::string> HeldBack() const;
   Result<Job> DoCancel(const Caller& caller, JobId id);
   // The job, when the caller may do `action` to it (authorization.h); kNotFound otherwise,
   // as if it did not exist, so that others' jobs do not leak.
@@ -282,9 +270,9 @@ class Controller final : public ClusterService, public AgentReports {
   // Requeue puts it back in the queue at its old place (same submit time), or RequeueOrEnd
   // cancels it if it must not run twice.
   void Preempt(Job& victim, const PreemptDecision& decision);
-  // Stops a running job to requeue it (Termination::Requeues): `state` PREEMPTED or NODE_FAIL,
-  // `after` what happened ("preemption", "idle reaping", "GPU failure"), `first_signal` its
-  // checkpoint signal when it can still save its work.
+  // Stops a running job to requeue it (lifecycle/stop_intent.h Requeues): `state` PREEMPTED or
+  // NODE_FAIL, `after` what happened ("preemption", "idle reaping", "GPU failure"), `first_signal`
+  // its checkpoint signal when it can still save its work.
   void StopToRequeue(Job& job,
                      JobState state,
                      const std::string& after,
@@ -349,7 +337,8 @@ class Controller final : public ClusterService, public AgentReports {
   std::optional<std::chrono::seconds> EffectiveLimit(const Job& job) const;
   void ApplyDecisions(Decisions decisions);
   void CountWait(const Job& job);  // a job just started: the queue-wait histogram
-  std::optional<Time> NextPreemptable() const;
+  // The next moment a pass may decide something new on unchanged state (lifecycle/wakeups.h).
+  std::optional<Time> NextPassAt() const;
   void FinishJob(Job& job, const JobExitReport& report);
   // Telemetry bookkeeping when a job gains or gives up its GPUs.
   void AssignGpus(const Job& job);
@@ -399,7 +388,8 @@ class Controller final : public ClusterService, public AgentReports {
   // incremental pass when nothing else changed.
   void NoteArrival(const Job& job);
   void NoteEnd(const Job& job);
-  // The jobs a pass considers: pending and not `held` back (HeldBack), as the scheduler sees them.
+  // The jobs a pass considers: pending and not `held` back (lifecycle/admission.h HeldBack), as the
+  // scheduler sees them.
   Queue PendingQueue(const std::map<JobId, std::string>& held) const;
   static QueuedJob AsQueued(const Job& job);
   ClusterSnapshot Snapshot() const;
@@ -455,7 +445,7 @@ class Controller final : public ClusterService, public AgentReports {
   std::set<JobId> holding_;
   std::vector<JobId> ended_;
   std::map<NodeId, NodeEntry> nodes_;
-  std::map<JobId, Termination> terminating_;
+  std::map<JobId, StopIntent> terminating_;
   std::map<JobId, GangMember> gangs_to_settle_;  // by gang id: what NoteGang saw this turn
   // The idle reaper's warnings under way, by job (reaping.cpp), and when it next has a
   // deadline or last judged the running jobs.

@@ -24,6 +24,9 @@
 
 #include "controller/controller.h"
 
+#include "lifecycle/admission.h"
+#include "lifecycle/wakeups.h"
+
 namespace gf {
 namespace {
 
@@ -139,16 +142,16 @@ void Controller::FullPass() {
   next_pass_at_.reset();
   over_budget_ = OverBudgetNow();
   // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
-  Decisions decisions =
-      scheduler_.Full(Snapshot(), PendingQueue(HeldBack()), options_.policy, clock_.Now());
+  Decisions decisions = scheduler_.Full(
+      Snapshot(), PendingQueue(HeldBack(active_, dependencies_)), options_.policy, clock_.Now());
   if (!decisions.pending.empty()) {
-    next_pass_at_ = NextPreemptable();
+    next_pass_at_ = NextPassAt();
   }
   ApplyDecisions(std::move(decisions));
   // The jobs held back get their reasons after this pass's starts, so that an array's count
   // of running tasks includes the ones just started. Computed again on the same jobs: what
   // the pass started leaves the same tasks over their array's limit.
-  for (const auto& [id, reason] : HeldBack()) {
+  for (const auto& [id, reason] : HeldBack(active_, dependencies_)) {
     Job& job = active_.at(id);
     job.reason = reason;  // in memory only, like the reasons Decide gives
     job.estimated_start.reset();
@@ -183,7 +186,7 @@ void Controller::IncrementalPass() {
   if (waiting && !next_pass_at_) {
     // A job waits that a running job may have to make way for once old enough: the full
     // pass of that moment decides the preemption.
-    next_pass_at_ = NextPreemptable();
+    next_pass_at_ = NextPassAt();
   }
   if (!full_pass_due_) {
     full_pass_due_ = now + options_.full_pass_interval;
@@ -280,25 +283,14 @@ ClusterSnapshot Controller::Snapshot() const {
   return snapshot;
 }
 
-// The earliest time a running job reaches the minimum run time and may be preempted; nullopt
-// when preemption is off or every running job is already old enough.
-std::optional<Time> Controller::NextPreemptable() const {
-  if (!options_.policy.preemption.enabled) {
-    return std::nullopt;
-  }
-  const Time now = clock_.Now();
-  std::optional<Time> next;
-  for (const JobId id : holding_) {
-    const Job& job = active_.at(id);
-    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
-      continue;
-    }
-    const Time old_enough = *job.start_time + options_.policy.preemption.min_run_time;
-    if (old_enough > now && (!next || old_enough < *next)) {
-      next = old_enough;
-    }
-  }
-  return next;
+// Only RUNNING jobs count: a STARTING job's clock starts when it runs (OnJobStarted arms the
+// pass of its minimum run time then).
+std::optional<Time> Controller::NextPassAt() const {
+  std::vector<RunningJob> running = RunningJobs();
+  std::erase_if(running, [&](const RunningJob& job) {
+    return active_.at(job.id).state != JobState::kRunning;
+  });
+  return gf::NextPassAt(running, options_.policy, clock_.Now());
 }
 
 void Controller::ApplyDecisions(Decisions decisions) {

@@ -16,6 +16,9 @@
 #include "scheduler/quota/ledger.h"
 #include "scheduler/scheduler.h"
 
+#include "lifecycle/gang_rules.h"
+#include "lifecycle/wakeups.h"
+
 namespace gf::sim {
 namespace {
 
@@ -619,14 +622,39 @@ void Engine::Preempt(const PreemptDecision& preemption, Millis now) {
   RequeueGang(i, now);
 }
 
-// A gang stops whole, as the controller's SettleGangs stops it: when one member is preempted or
-// its node fails, every member still running is stopped and the gang queued again whole.
+// Job i's run stopped to be requeued (preempted, or its node failed): the lifecycle's gang rules
+// (lifecycle/gang_rules.h, which the controller applies too) stop its gang's other running
+// members to be requeued with it. Here a stop takes effect at once (no kill grace), so no
+// member is ever "being stopped".
 void Engine::RequeueGang(std::size_t i, Millis now) {
   const Live& live = live_[i];
-  for (std::size_t m = live.first; m < live.first + static_cast<std::size_t>(live.members); ++m) {
-    if (live_[m].running) {
-      Requeue(m, now);
+  std::set<std::size_t> stop;
+  if (live.running) {
+    stop.insert(i);
+  }
+  if (live.members > 1) {
+    std::vector<GangMemberState> states;
+    for (std::size_t m = live.first; m < live.first + static_cast<std::size_t>(live.members); ++m) {
+      const Live& member = live_[m];
+      // Job i counts as back in the queue already: that is what it is being stopped for.
+      const JobState state = m == i                          ? JobState::kPending
+                             : member.running                ? JobState::kRunning
+                             : member.remaining == Millis(0) ? JobState::kCompleted
+                                                             : JobState::kPending;
+      states.push_back(GangMemberState{.job = member.queued.id,
+                                       .rank = static_cast<int>(m - live.first),
+                                       .size = live.members,
+                                       .state = state,
+                                       .reason = {},
+                                       .stopping = std::nullopt});
     }
+    for (const GangAction& action : SettleGang(states)) {
+      GF_CHECK(action.step == GangStep::kStopToRequeue);  // no member ends other than completed
+      stop.insert(IndexOf(action.job));
+    }
+  }
+  for (const std::size_t m : stop) {  // in rank order, as the members' runs were kept
+    Requeue(m, now);
   }
 }
 
@@ -743,28 +771,12 @@ void Engine::RefreshCheckpoints(Millis now) {
   }
 }
 
-// The controller's NextPreemptable: a waiting job may be planning to preempt a job that has
-// not yet run the minimum run time, so a pass is due when the youngest such job comes of age.
-// Under 2D-LAS, likewise when a running job reaches its next queue (NextRankChange).
+// A wake-up at the lifecycle's next look (lifecycle/wakeups.h, as the controller arms its next
+// pass): a running job reaching the minimum run time, or (las) its next queue.
 void Engine::ScheduleWake(Millis now) {
-  if (!options_.policy.preemption.enabled) {
-    return;
-  }
-  const Millis min_run = options_.policy.preemption.min_run_time;
-  std::optional<Millis> next;
-  const auto consider = [&](Millis at) {
-    if (at > now && (!next || at < *next)) {
-      next = at;
-    }
-  };
-  for (const RunningJob& running : cluster_.running) {
-    consider(running.start_time.time_since_epoch() + min_run);
-    if (const std::optional<Time> change = NextRankChange(running, options_.policy, At(now))) {
-      consider(change->time_since_epoch());
-    }
-  }
-  if (next && wakes_.insert(*next).second) {
-    events_.push(Event{.at = *next, .kind = EventKind::kWake});
+  const std::optional<Time> next = NextPassAt(cluster_.running, options_.policy, At(now));
+  if (next && wakes_.insert(next->time_since_epoch()).second) {
+    events_.push(Event{.at = next->time_since_epoch(), .kind = EventKind::kWake});
   }
 }
 

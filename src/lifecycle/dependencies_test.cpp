@@ -1,4 +1,4 @@
-#include "controller/dependencies.h"
+#include "lifecycle/dependencies.h"
 
 #include <gtest/gtest.h>
 
