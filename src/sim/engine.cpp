@@ -18,6 +18,7 @@
 
 #include "lifecycle/gang_rules.h"
 #include "lifecycle/wakeups.h"
+#include "predict/runtime_predictor.h"
 
 namespace gf::sim {
 namespace {
@@ -131,6 +132,9 @@ class Engine {
   void RepairNode(const Event& event);
   void StopRun(std::size_t i, Millis now);
   void Finish(const Event& event);
+  RunKey KeyOf(std::size_t t) const;
+  void Predict(std::size_t t);
+  void Learn(std::size_t t, Millis ran, bool timeout);
   void Hold(std::size_t i, int sign);
   void PublishUsage();
   void RefreshCheckpoints(Millis now);
@@ -184,6 +188,10 @@ class Engine {
   std::int64_t arrived_unplaceable_milli_ = 0;  // of it, of a kind no GPU of the cluster takes
   std::vector<bool> placeable_;                 // by job: the cluster has GPUs of its kind
   std::int64_t allocated_milli_ = 0;            // held by running jobs
+  // Learned online from the runs that ended (JobOutcome::predicted, last_two): the predictor,
+  // and each user's last run and the one before.
+  RuntimePredictor predictor_;
+  std::unordered_map<std::string, std::pair<Millis, std::optional<Millis>>> last_runs_;
 };
 
 SimResult Engine::Run() {
@@ -324,6 +332,7 @@ SimResult Engine::Run() {
 void Engine::Arrive(std::size_t t) {
   const std::size_t first = first_of_[t];
   const Live& head = live_[first];
+  Predict(t);
   const JobRequest& request = head.queued.request;
   const std::int64_t milli = HeldMilliOf(request) * head.members;
   arrived_milli_ += milli;
@@ -610,6 +619,39 @@ void Engine::Finish(const Event& event) {
   outcome.fate = event.timeout ? JobFate::kTimeout : JobFate::kCompleted;
   outcome.end = event.at;
   live.remaining = Millis(0);
+  if (event.job == live.first) {  // a gang's members end together: one run of the trace job
+    Learn(live.job, event.at - live.run_start, event.timeout);
+  }
+}
+
+RunKey Engine::KeyOf(std::size_t t) const {
+  const JobOutcome& outcome = result_.jobs[t];
+  return RunKey{.user = outcome.user, .team = outcome.team, .family = "", .gpus = outcome.gpus};
+}
+
+// Trace job t arrives: what the predictor and the baseline say of it, from the runs that ended
+// so far (its own has not even started).
+void Engine::Predict(std::size_t t) {
+  JobOutcome& outcome = result_.jobs[t];
+  if (const std::optional<Prediction> p = predictor_.Predict(KeyOf(t))) {
+    outcome.predicted = p->expected;
+  }
+  if (auto runs = last_runs_.find(outcome.user); runs != last_runs_.end()) {
+    const auto& [last, previous] = runs->second;
+    outcome.last_two = previous ? (last + *previous) / 2 : last;
+  }
+}
+
+// Trace job t's run of `ran` ended (completed, or stopped by its time limit).
+void Engine::Learn(std::size_t t, Millis ran, bool timeout) {
+  predictor_.Learn(KeyOf(t), ran, timeout ? RunEnd::kTimeout : RunEnd::kCompleted);
+  const std::string& user = result_.jobs[t].user;
+  if (!user.empty()) {
+    auto [it, added] = last_runs_.try_emplace(user, ran, std::nullopt);
+    if (!added) {
+      it->second = {ran, it->second.first};
+    }
+  }
 }
 
 void Engine::Preempt(const PreemptDecision& preemption, Millis now) {

@@ -110,7 +110,14 @@ struct JobOutcome {
   std::optional<Millis> first_start{};
   std::optional<Millis> end{};
   int preemptions = 0;
-  int failures = 0;        // runs stopped by a failure of their node (requeued like a preemption)
+  int failures = 0;  // runs stopped by a failure of their node (requeued like a preemption)
+  // At its arrival, how long it would run by what had ended before (never by its own run): the
+  // run-time predictor's estimate (predict/runtime_predictor.h, learned online from the runs
+  // that ended), and the baseline of backfilling schedulers, the mean of its user's last two
+  // runs (Tsafrir et al. 2007). nullopt where there was nothing to go by (no run had ended; no
+  // user, or none of the user's had).
+  std::optional<Millis> predicted{};
+  std::optional<Millis> last_two{};
   double gpu_seconds = 0;  // GPU time held over all its runs (work lost to preemption included)
   std::vector<std::pair<Millis, Millis>> runs{};  // (start, end) of each run, in order
   std::string reason{};                           // rejected or never started: why

@@ -654,3 +654,52 @@ TEST(EngineTest, ResamplingReachesTheDemandTheSameWayForASeed) {
 
 }  // namespace
 }  // namespace gf::sim
+
+namespace gf::sim {
+namespace {
+
+TraceJob ByUser(std::string id, int submit_s, int duration_s, std::string user) {
+  TraceJob job = Job(std::move(id), submit_s, 1, duration_s);
+  job.user = std::move(user);
+  return job;
+}
+
+// Issue #22: the predictor learns online and never reads a job's own run: each estimate at
+// arrival comes from the runs that had ended by then. On 2 GPUs: a (0-100 s) and b (10-1010 s)
+// start at once; c arrives at 50 s, before any run ended (nothing to go by), and runs 100-130 s;
+// d arrives at 200 s, after a and c: the predictor's geometric mean of the last two,
+// sqrt(100 x 30) = 54.77 s, the baseline's mean 65 s. e arrives at 2000 s, after d (200-230 s)
+// and b ended: the last two are d and b: sqrt(30 x 1000) = 173.2 s and 515 s. f, of no user,
+// gets the cluster's runs (the same last two) and no baseline.
+TEST(EngineTest, EstimatesComeOnlyFromRunsThatEndedBefore) {
+  const SimResult r = Simulated("1x2xH100-80GB",
+                                {ByUser("a", 0, 100, "ann"),
+                                 ByUser("b", 10, 1000, "ann"),
+                                 ByUser("c", 50, 30, "ann"),
+                                 ByUser("d", 200, 30, "ann"),
+                                 ByUser("e", 2000, 30, "ann"),
+                                 Job("f", 2001, 1, 30)});
+  ASSERT_EQ(r.jobs.size(), 6U);
+  for (std::size_t i : {0U, 1U, 2U}) {
+    EXPECT_FALSE(r.jobs[i].predicted.has_value()) << r.jobs[i].id;
+    EXPECT_FALSE(r.jobs[i].last_two.has_value()) << r.jobs[i].id;
+  }
+  ASSERT_EQ(r.jobs[2].first_start, seconds(100));
+  ASSERT_TRUE(r.jobs[3].predicted.has_value() && r.jobs[3].last_two.has_value());
+  EXPECT_NEAR(static_cast<double>(r.jobs[3].predicted->count()), 54'772, 1);
+  EXPECT_EQ(*r.jobs[3].last_two, seconds(65));
+  ASSERT_TRUE(r.jobs[4].predicted.has_value() && r.jobs[4].last_two.has_value());
+  EXPECT_NEAR(static_cast<double>(r.jobs[4].predicted->count()), 173'205, 1);
+  EXPECT_EQ(*r.jobs[4].last_two, seconds(515));
+  EXPECT_FALSE(r.jobs[5].last_two.has_value());
+  EXPECT_EQ(r.jobs[5].predicted, r.jobs[4].predicted);
+  const Summary s = Summarize(r);
+  EXPECT_EQ(s.prediction.of, 6);
+  EXPECT_EQ(s.prediction.jobs, 3);  // d, e, f
+  EXPECT_EQ(s.last_two.jobs, 2);    // d, e
+  // d: |65 - 30| / 30, e: |515 - 30| / 30; the median of two is their mean.
+  EXPECT_NEAR(s.last_two.median, (35.0 / 30 + 485.0 / 30) / 2, 1e-9);
+}
+
+}  // namespace
+}  // namespace gf::sim

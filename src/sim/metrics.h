@@ -7,6 +7,8 @@
 // - slowdown = JCT / the job's trace duration (at least 1 s), over finished jobs.
 // - makespan = last end - first submit; utilisation = GPU time held by jobs (work lost to
 //   preemption included) / (cluster GPUs x makespan).
+// - estimate error: |estimate at submit - run time| / run time, over completed jobs that had an
+//   estimate (EstimateError).
 // - percentiles interpolate linearly between the closest ranks (numpy's default, as the
 //   Tiresias figures are computed), so a median of an even count is the mean of the middle two.
 // - the time series: from the first submit to the last end, cut into steps of a round length
@@ -72,6 +74,16 @@ struct InflationRow {
 // A row per 1 % of capacity the arrived demand reaches (SimResult::inflation).
 std::vector<InflationRow> InflationRows(const SimResult& result);
 
+// How well run times were known at submit: |estimate - run time| / run time over the completed
+// jobs that had an estimate (JobOutcome::predicted or last_two; the run time is the trace's
+// duration), as a median and a 90th percentile; `of` is all completed jobs.
+struct EstimateError {
+  int jobs = 0;
+  int of = 0;
+  double median = 0;
+  double p90 = 0;
+};
+
 struct Summary {
   int jobs = 0;
   int finished = 0;
@@ -94,6 +106,8 @@ struct Summary {
   double jain_fairness = 1;
   std::int64_t decide_calls = 0;
   std::int64_t max_queue = 0;
+  EstimateError prediction{};  // the run-time predictor's, learned online
+  EstimateError last_two{};    // the mean of the user's last two runs (a baseline)
   TimeSeries series{};
   std::vector<InflationRow> inflation{};  // --no-departures only
 };
