@@ -1,10 +1,10 @@
 // Job arrays (`gpufleet submit --array 0-99%4`): checking an array request, and the throttle
 // that keeps at most max_running tasks of an array holding GPUs.
 //
-// The controller expands an array into one job per index at submit (service.h, SubmitArray);
-// from then on each task is an ordinary job that carries JobSpec::array. Only the throttle
-// looks at tasks together: before each scheduling pass the controller gives Decide() at most
-// `max_running - (tasks of the array holding GPUs)` pending tasks of each array, lowest index
+// The controller expands an array into one job per index at submit (service/service.h,
+// SubmitArray); from then on each task is an ordinary job that carries JobSpec::array. Only the
+// throttle looks at tasks together: before each scheduling pass the controller gives Decide() at
+// most `max_running - (tasks of the array holding GPUs)` pending tasks of each array, lowest index
 // first, and the others wait with a reason. Pure functions; safe from any thread.
 #pragma once
 
@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "controller/service.h"
 #include "core/ids.h"
 #include "core/result.h"
 #include "model/job.h"
+#include "service/service.h"
 
 namespace gf {
 
