@@ -2,7 +2,7 @@
 // with 1,000 simulated agents reporting every 5 s: controller CPU and RSS").
 //
 // One process multiplexes N simulated agents (default 1,000) on one Boost.Asio thread, each
-// speaking the real agent link (controller/agent_link.h, JSON of api/agent_wire.h) to a real
+// speaking the real agent link (service/agent_link.h, JSON of api/agent_wire.h) to a real
 // `gpufleet server` over its Unix socket (the bench runs as root: no node token needed there):
 //   1. hello with 8 simulated GPUs (the sim backend's inventory, as `gpufleet agent --gpus
 //      sim:8xH100-80GB` sends it) on the agent's own keep-alive connection;

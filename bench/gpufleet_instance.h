@@ -4,7 +4,7 @@
 //   - kServer: one `gpufleet server` (TCP on a free loopback port, unused by the benches) and
 //     `agents` separate `gpufleet agent` processes, each its own node (bench-1, bench-2, ...)
 //     joined over the server's Unix socket (as root: no node token needed there), so every
-//     launch and every report crosses the agent link (controller/agent_link.h).
+//     launch and every report crosses the agent link (service/agent_link.h).
 //
 // Lifecycle: Start() creates /tmp/gf-bench.XXXXXX, starts the processes, each in its own
 // process group (so the terminal's Ctrl-C reaches the bench, which then cleans up), and waits

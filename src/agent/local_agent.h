@@ -39,12 +39,12 @@
 #include "agent/leftover_watch.h"
 #include "agent/mps_daemons.h"
 #include "agent/power_saver.h"
-#include "controller/node_agent.h"
 #include "core/clock.h"
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
 #include "monitor/attribution.h"
 #include "monitor/health.h"
+#include "service/node_agent.h"
 
 namespace gf {
 

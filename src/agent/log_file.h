@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "controller/job_log.h"
 #include "core/result.h"
+#include "service/job_log.h"
 
 namespace gf {
 

@@ -316,7 +316,7 @@ void RemoteLink::ListenerLoop() {
 void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
   if (command.kind == AgentCommand::Kind::kReadLog) {
     // A question, not a state change: read now (a local file, bounded by the limit) and let the
-    // sender post the answer; done_seq does not move (agent_link.h).
+    // sender post the answer; done_seq does not move (service/agent_link.h).
     AgentLogReply reply{.request = command.request, .chunk = agent_->ReadLog(command.log)};
     {
       std::lock_guard lock(mu_);

@@ -1,4 +1,4 @@
-// RemoteLink: the agent's side of the link with `gpufleet server` (controller/agent_link.h),
+// RemoteLink: the agent's side of the link with `gpufleet server` (service/agent_link.h),
 // for `gpufleet agent`. It is the AgentReports of the node's LocalAgent: what the agent reports
 // goes to the server over HTTP, and the commands the server streams go to the LocalAgent (its
 // NodeAgent methods), so the same agent code runs in-process (`gpufleet up`) and remote.
@@ -32,8 +32,8 @@
 #include <thread>
 
 #include "api/api_client.h"
-#include "controller/agent_link.h"
-#include "controller/node_agent.h"
+#include "service/agent_link.h"
+#include "service/node_agent.h"
 
 namespace gf {
 

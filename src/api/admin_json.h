@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/service.h"
 #include "core/result.h"
+#include "service/service.h"
 
 namespace gf {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "api/json_mapping.h"
+#include "codec/codec.h"
 #include "json/json_text.h"
-#include "store/codec.h"
 
 namespace gf {
 namespace {

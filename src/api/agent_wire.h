@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/agent_link.h"
 #include "core/result.h"
+#include "service/agent_link.h"
 
 namespace gf {
 

@@ -50,10 +50,10 @@
 #include <string>
 #include <string_view>
 
-#include "controller/agent_link.h"
-#include "controller/service.h"
 #include "core/result.h"
 #include "metrics/prometheus.h"
+#include "service/agent_link.h"
+#include "service/service.h"
 
 namespace gf {
 

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "controller/service.h"
+#include "service/service.h"
 
 namespace gf::testing {
 

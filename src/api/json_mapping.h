@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/service.h"
 #include "core/clock.h"
 #include "core/duration.h"  // FormatRfc3339, which this mapping uses for every time
 #include "core/result.h"
@@ -24,6 +23,7 @@
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "service/service.h"
 
 namespace gf {
 

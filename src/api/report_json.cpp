@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "api/json_mapping.h"
+#include "report/report.h"
 
 namespace gf {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/report.h"
+#include "model/audit_report.h"
 
 namespace gf {
 

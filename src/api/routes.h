@@ -18,9 +18,9 @@
 #include <string_view>
 
 #include "api/http_types.h"
-#include "controller/agent_link.h"
-#include "controller/service.h"
 #include "core/result.h"
+#include "service/agent_link.h"
+#include "service/service.h"
 
 namespace gf {
 

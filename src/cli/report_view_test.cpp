@@ -8,6 +8,7 @@
 
 #include "api/report_json.h"
 #include "cli/report_command.h"
+#include "report/report.h"
 
 namespace gf {
 namespace {

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/service.h"
 #include "core/result.h"
 #include "model/job.h"
+#include "service/service.h"
 
 namespace gf {
 
@@ -62,7 +62,7 @@ Result<std::vector<Dependency>> ParseAfter(const std::vector<std::string>& value
 
 // `--array` text: comma-separated items, each INDEX, FIRST-LAST or FIRST-LAST:STEP, then
 // optionally %N (at most N tasks at once). Indices come out sorted, each once. At most
-// kMaxArrayTasks tasks, indices 0..kMaxArrayIndex (service.h); counted before anything is
+// kMaxArrayTasks tasks, indices 0..kMaxArrayIndex (service/service.h); counted before anything is
 // expanded, so "0-2000000000" fails at once. Errors: kInvalidArgument naming --array.
 Result<ArrayRequest> ParseArraySpec(const std::string& text);
 

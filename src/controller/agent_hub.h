@@ -1,4 +1,4 @@
-// AgentHub: the AgentLinkService of `gpufleet server` (agent_link.h). It keeps, per remote
+// AgentHub: the AgentLinkService of `gpufleet server` (service/agent_link.h). It keeps, per remote
 // node, a RemoteAgent: the NodeAgent the controller drives, which turns each call into a
 // numbered command in the node's outbox, read by the agent's command stream. Reports from the
 // agent go to the controller's AgentReports.
@@ -13,7 +13,7 @@
 // Log reads: RemoteAgent::ReadLog (an API worker, outside the controller's state thread) sends
 // a read_log command on the current session's stream and waits, up to log_timeout, for the
 // agent's LogReply with the same request number. Reads are not commands of the outbox: no seq,
-// no done_seq, not kept for a later session (agent_link.h).
+// no done_seq, not kept for a later session (service/agent_link.h).
 //
 // Ownership: borrows the AgentReports and the attach function's target (the controller), which
 // must outlive the hub; RemoteAgents live as long as the hub, so the controller may keep
@@ -26,8 +26,8 @@
 #include <memory>
 #include <mutex>
 
-#include "controller/agent_link.h"
-#include "controller/node_agent.h"
+#include "service/agent_link.h"
+#include "service/node_agent.h"
 
 namespace gf {
 

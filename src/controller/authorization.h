@@ -27,8 +27,8 @@
 #include <span>
 #include <string_view>
 
-#include "controller/service.h"
 #include "core/result.h"
+#include "service/service.h"
 
 namespace gf {
 

@@ -13,9 +13,8 @@
 #include "controller/job_arrays.h"
 #include "controller/submit_team.h"
 #include "core/duration.h"
-#include "scheduler/explain.h"
-
 #include "lifecycle/admission.h"
+#include "scheduler/explain.h"
 
 namespace gf {
 namespace {

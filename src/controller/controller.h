@@ -29,21 +29,21 @@
 #include "controller/accounting.h"
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
-#include "controller/node_agent.h"
-#include "controller/service.h"
 #include "controller/tokens.h"
 #include "core/clock.h"
+#include "lifecycle/dependencies.h"
+#include "lifecycle/stop_intent.h"
 #include "model/notification.h"
 #include "model/webhook_allow.h"
 #include "monitor/telemetry.h"
+#include "report/report.h"
 #include "scheduler/idle_policy.h"
 #include "scheduler/incremental.h"
 #include "scheduler/ordering/usage_ledger.h"
 #include "scheduler/scheduler.h"
+#include "service/node_agent.h"
+#include "service/service.h"
 #include "store/store.h"
-
-#include "lifecycle/dependencies.h"
-#include "lifecycle/stop_intent.h"
 
 namespace gf {
 

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "controller/node_agent.h"
-#include "controller/service.h"
+#include "service/node_agent.h"
+#include "service/service.h"
 
 namespace gf {
 

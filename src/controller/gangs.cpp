@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "controller/controller.h"
-
 #include "lifecycle/gang_rules.h"
 
 namespace gf {

@@ -2,15 +2,16 @@
 // throttle that keeps at most max_running tasks of an array holding GPUs is an admission
 // stage of the job lifecycle (lifecycle/admission.h).
 //
-// The controller expands an array into one job per index at submit (service.h, SubmitArray);
+// The controller expands an array into one job per index at submit (service/service.h,
+// SubmitArray);
 // from then on each task is an ordinary job that carries JobSpec::array. Pure functions; safe
 // from any thread.
 #pragma once
 
-#include "controller/service.h"
 #include "core/ids.h"
 #include "core/result.h"
 #include "model/job.h"
+#include "service/service.h"
 
 namespace gf {
 

@@ -23,7 +23,6 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/controller.h"
-
 #include "lifecycle/admission.h"
 #include "lifecycle/wakeups.h"
 

@@ -16,9 +16,9 @@
 #include <map>
 #include <string>
 
-#include "controller/service.h"
 #include "core/result.h"
 #include "scheduler/policy.h"
+#include "service/service.h"
 
 namespace gf {
 

@@ -14,10 +14,10 @@
 #include <string_view>
 #include <vector>
 
-#include "controller/service.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/token.h"
+#include "service/service.h"
 
 namespace gf {
 

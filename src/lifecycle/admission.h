@@ -17,9 +17,8 @@
 #include <vector>
 
 #include "core/ids.h"
-#include "model/job.h"
-
 #include "lifecycle/dependencies.h"
+#include "model/job.h"
 
 namespace gf {
 

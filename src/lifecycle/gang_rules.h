@@ -16,9 +16,8 @@
 #include <vector>
 
 #include "core/ids.h"
-#include "model/job.h"
-
 #include "lifecycle/stop_intent.h"
+#include "model/job.h"
 
 namespace gf {
 

@@ -3,8 +3,8 @@
 // Test and bench support only; not linked into gpufleet. Pure functions.
 #pragma once
 
-#include "controller/service.h"
 #include "monitor/telemetry.h"
+#include "service/service.h"
 
 namespace gf {
 

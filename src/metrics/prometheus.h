@@ -17,8 +17,8 @@
 #include <string>
 #include <string_view>
 
-#include "controller/service.h"
 #include "monitor/telemetry.h"
+#include "service/service.h"
 
 namespace gf {
 

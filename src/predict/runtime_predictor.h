@@ -37,7 +37,6 @@
 #include <vector>
 
 #include "core/clock.h"
-
 #include "predict/streaming_quantile.h"
 
 namespace gf {

@@ -8,6 +8,9 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "lifecycle/gang_rules.h"
+#include "lifecycle/wakeups.h"
+#include "predict/runtime_predictor.h"
 #include "scheduler/classes.h"
 #include "scheduler/incremental.h"
 #include "scheduler/ordering/baseline.h"
@@ -15,10 +18,6 @@
 #include "scheduler/ordering/usage_ledger.h"
 #include "scheduler/quota/ledger.h"
 #include "scheduler/scheduler.h"
-
-#include "lifecycle/gang_rules.h"
-#include "lifecycle/wakeups.h"
-#include "predict/runtime_predictor.h"
 
 namespace gf::sim {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "store/codec.h"
+#include "codec/codec.h"
 
 namespace gf {
 

@@ -27,7 +27,7 @@ namespace {
 
 // Version 1: jobs, events, nodes.
 //
-// Real columns hold what queries filter or sort on; lists are JSON text (store/codec.h).
+// Real columns hold what queries filter or sort on; lists are JSON text (codec/codec.h).
 // Column names avoid words that PostgreSQL reserves (user), so the PostgreSQL backend can
 // keep the same names.
 constexpr std::string_view kStepV1 = R"sql(
@@ -247,7 +247,7 @@ ALTER TABLE jobs ADD COLUMN gang_size INTEGER CHECK (gang_size > 1);
 // Version 10 (issue #7): GPU sharing. A job's request for a part of one GPU (milli-GPU of
 // compute, MiB of its memory; 0 = not asked) and what its allocation holds of each GPU (1000 and
 // 0 = the whole GPU). Older jobs read back as whole-GPU jobs. A GPU's sharing mode is in the
-// nodes' GPU JSON (store/codec.cpp), which needs no column.
+// nodes' GPU JSON (codec/codec.cpp), which needs no column.
 constexpr std::string_view kStepV10 = R"sql(
 ALTER TABLE jobs ADD COLUMN gpu_milli INTEGER NOT NULL DEFAULT 0
   CHECK (gpu_milli BETWEEN 0 AND 1000);

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "controller/job_log.h"
 #include "core/clock.h"
 #include "core/result.h"
+#include "model/audit_report.h"
 #include "model/energy.h"
 #include "model/event.h"
 #include "model/explanation.h"
@@ -25,7 +25,7 @@
 #include "model/notification.h"
 #include "model/slice.h"
 #include "model/token.h"
-#include "report/report.h"
+#include "service/job_log.h"
 
 namespace gf {
 
@@ -163,12 +163,6 @@ struct QuotaReport {
   std::vector<UserQuota> users{};  // by team, then user
 };
 
-// `gpufleet report --period 2026-11 [--team T]` (issue #9): the monthly audit report.
-struct ReportRequest {
-  std::string period{};               // "YYYY-MM", a calendar month in UTC
-  std::optional<std::string> team{};  // only this team's figures
-};
-
 // What `gpufleet token create` / `gpufleet node token create` ask for.
 struct TokenRequest {
   TokenKind kind = TokenKind::kUser;
@@ -244,7 +238,7 @@ class ClusterService {
   // they have jobs or usage in this period) and only their own user rows.
   virtual Result<QuotaReport> Quota(const Caller& caller) = 0;
 
-  // The monthly audit report (report/report.h, docs/reports.md), computed from the store.
+  // The monthly audit report (model/audit_report.h, docs/reports.md), computed from the store.
   // Operators and admins see every team, user and job; another user sees the figures of
   // their own teams (as Quota picks them, plus the teams they ran in that month) and only
   // their own user rows and jobs; cluster, node and GPU figures are everyone's. Errors:

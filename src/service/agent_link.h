@@ -31,12 +31,12 @@
 #include <string>
 #include <vector>
 
-#include "controller/node_agent.h"
-#include "controller/service.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
+#include "service/node_agent.h"
+#include "service/service.h"
 
 namespace gf {
 

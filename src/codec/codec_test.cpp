@@ -1,4 +1,4 @@
-#include "store/codec.h"
+#include "codec/codec.h"
 
 #include <gtest/gtest.h>
 

@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "controller/job_log.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "service/job_log.h"
 
 namespace gf {
 
