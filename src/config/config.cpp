@@ -466,7 +466,9 @@ Result<std::string> ReadSettingsFile(const std::string& path,
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      return IoError("cannot read " + what + " " + path + ": " + ErrnoText(err));
+      std::string message = "cannot read " + what;
+      message.append(" ").append(path).append(": ").append(ErrnoText(err));
+      return IoError(message);
     }
     if (n == 0) {
       break;

@@ -90,7 +90,9 @@ Status ConfigParser::ParseWeights(const TomlValue& v,
   for (const auto& [key, value] : s.Table()) {
     GF_ASSIGN_OR_RETURN(const std::optional<double> weight, Number(s, key));
     weights[key] = *weight;
-    where_["fair_share." + name + "[" + key + "]"] = KeyAt(s, key);
+    std::string field = "fair_share." + name;
+    field.append("[").append(key).append("]");
+    where_[field] = KeyAt(s, key);
   }
   return OkStatus();
 }
