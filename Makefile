@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`. Both bootstrap first.
-.PHONY: all bootstrap build release test run clean lint format-check fuzz
+.PHONY: all bootstrap build release test run clean lint lint-changed format-check fuzz
 
 JOBS ?= $(shell nproc)
 
@@ -30,6 +30,13 @@ FORMAT_SOURCES = $(shell find src apps tests bench -name '*.h' -o -name '*.cpp' 
 lint:
 	@test -f build/debug/compile_commands.json || cmake --preset debug
 	printf '%s\n' $(LINT_SOURCES) | xargs -P $(JOBS) -n 1 $(CLANG_TIDY) -p build/debug --quiet
+
+# clang-tidy as `make lint`, over the .cpp files changed since LINT_BASE (default: the commit in
+# .ci/lint-base, up to which the tree was last linted): scripts/lint_changed.sh. CI runs it
+# after `make test`, whose build writes the compile_commands.json it needs.
+LINT_BASE ?=
+lint-changed:
+	CLANG_TIDY=$(CLANG_TIDY) JOBS=$(JOBS) bash scripts/lint_changed.sh $(LINT_BASE)
 
 # Fails if any source differs from what .clang-format would write; changes nothing.
 format-check:

@@ -15,8 +15,10 @@ test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   prometheus tmux curl openssl postgresql iproute2 python3
   chromium  # the dashboard's browser tests (tests/browser), driven by npm's playwright-core
   clang libclang-rt-14-dev)  # the `fuzz` preset's libFuzzer targets: `make fuzz`, which CI runs after the tests
+# Checks CI runs besides the tests: `make format-check` and `make lint-changed` (clang-tidy).
+check_pkgs=(clang-format clang-tidy)
 
-pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}")
+pkgs=("${build_pkgs[@]}" "${test_pkgs[@]}" "${check_pkgs[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

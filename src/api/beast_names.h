@@ -1,7 +1,8 @@
 // The Boost.Asio/Beast headers (with Asio's OpenSSL streams) and the short names for them that
-// the api module's two Beast files use. Internal to gf_api: include it only from
-// api_server.cpp and api_client.cpp, so Beast (slow to compile) stays out of every other file
-// and out of the public headers.
+// the api module's Beast files use. Internal to gf_api: include it only from the server's files
+// (api_server.cpp, api_session.cpp, api_streams.cpp, through api_server_state.h) and
+// api_client.cpp, so Beast (slow to compile) stays out of every other file and out of the public
+// headers.
 // Declarations only; no state.
 #pragma once
 

@@ -1,6 +1,6 @@
 // HttpRequest / HttpResponse: plain HTTP messages shared by the router, the server and the
 // client, so that none of their headers needs Boost.Beast (it compiles slowly; only
-// api_server.cpp and api_client.cpp include it).
+// the server's api_server.cpp, api_session.cpp, api_streams.cpp and api_client.cpp include it).
 //
 // Plain value types; thread-safety is that of std::string.
 #pragma once

@@ -1,3 +1,6 @@
+// The route table and the job, node and GPU handlers of /api/v1, the watch and command-stream
+// requests, and the only ErrorCode → HTTP status table. The administration and agent-link
+// handlers are admin_routes.cpp.
 #include "api/routes.h"
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include "api/agent_wire.h"
 #include "api/json_mapping.h"
 #include "api/report_json.h"
+#include "api/routes_internal.h"
 #include "api/web_assets.h"
 #include "core/hex.h"
 #include "json/json_text.h"
@@ -55,15 +59,6 @@ constexpr std::array<StatusEntry, 5> kTransportStatuses = {{
     {ErrorCode::kInvalidArgument, 431},    // headers too large
 }};
 
-struct RequestContext {
-  const Caller& caller;
-  const HttpRequest& request;
-  std::map<std::string, std::string> params;  // from the path template
-  std::map<std::string, std::string> query;
-  const Telemetry* telemetry;    // for /metrics; may be null
-  AgentLinkService* agent_link;  // for /api/v1/agent/*; null: no remote agents (gpufleet up)
-};
-
 using Handler = Result<HttpResponse> (*)(ClusterService&, const RequestContext&);
 
 struct RouteEntry {
@@ -71,6 +66,8 @@ struct RouteEntry {
   std::string_view query_params;  // comma-separated names this route accepts
   Handler handler;
 };
+
+}  // namespace
 
 HttpResponse JsonResponse(int status, const json& body) {
   HttpResponse response;
@@ -82,6 +79,8 @@ HttpResponse JsonResponse(int status, const json& body) {
   response.body += '\n';
   return response;
 }
+
+namespace {
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -135,6 +134,8 @@ bool MatchPath(std::string_view templ,
   return true;
 }
 
+}  // namespace
+
 Result<std::int64_t> ParseInt(std::string_view name,
                               std::string_view text,
                               std::int64_t min,
@@ -150,6 +151,8 @@ Result<std::int64_t> ParseInt(std::string_view name,
   return value;
 }
 
+namespace {
+
 Result<JobId> JobIdParam(const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(
       const std::int64_t id,
@@ -157,10 +160,14 @@ Result<JobId> JobIdParam(const RequestContext& ctx) {
   return JobId(id);
 }
 
+}  // namespace
+
 std::optional<std::string> QueryValue(const RequestContext& ctx, const std::string& name) {
   const auto it = ctx.query.find(name);
   return it == ctx.query.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
+
+namespace {
 
 // A boolean query parameter: absent, 0 or false → false; present empty, 1 or true → true.
 Result<bool> ParseBoolParam(const std::string& name, const std::optional<std::string>& v) {
@@ -183,11 +190,15 @@ Result<HttpResponse> Health(ClusterService&, const RequestContext&) {
   return JsonResponse(200, json{{"status", "ok"}, {"version", ApiVersion()}});
 }
 
+}  // namespace
+
 // Any local user can send a body to the root daemon: it is read with the depth limit and
 // without duplicate keys (json/json_text.h), so nothing recursive ever sees a deep value.
 Result<json> JsonBody(const RequestContext& ctx) {
   return ParseJsonText(ctx.request.body, "request body");
 }
+
+namespace {
 
 Result<HttpResponse> SubmitJob(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
@@ -391,165 +402,6 @@ Result<HttpResponse> GpuSeries(ClusterService&, const RequestContext& ctx) {
                            {"metric", name},
                            {"resolution", resolution},
                            {"points", std::move(points)}});
-}
-
-// ---- Administration: tokens and node drain (issue #6) ----
-
-Result<HttpResponse> CreateToken(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
-  GF_ASSIGN_OR_RETURN(TokenRequest request, TokenRequestFromJson(body));
-  GF_ASSIGN_OR_RETURN(const IssuedToken issued,
-                      service.CreateToken(ctx.caller, std::move(request)));
-  HttpResponse response = JsonResponse(201, IssuedTokenToJson(issued));
-  response.headers.emplace_back("Cache-Control", "no-store");  // it carries a secret
-  return response;
-}
-
-Result<HttpResponse> ListTokens(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const auto tokens, service.ListTokens(ctx.caller));
-  json out = json::array();
-  for (const auto& t : tokens) {
-    out.push_back(ApiTokenToJson(t));
-  }
-  return JsonResponse(200, json{{"tokens", std::move(out)}});
-}
-
-Result<HttpResponse> RevokeToken(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const ApiToken token, service.RevokeToken(ctx.caller, ctx.params.at("id")));
-  return JsonResponse(200, ApiTokenToJson(token));
-}
-
-// ---- Notification subscriptions (issue #8) ----
-
-Result<HttpResponse> CreateSubscription(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
-  GF_ASSIGN_OR_RETURN(Subscription request, SubscriptionFromJson(body));
-  GF_ASSIGN_OR_RETURN(const Subscription sub,
-                      service.CreateSubscription(ctx.caller, std::move(request)));
-  return JsonResponse(201, SubscriptionToJson(sub));
-}
-
-Result<HttpResponse> ListSubscriptions(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const auto subs, service.ListSubscriptions(ctx.caller));
-  json out = json::array();
-  for (const auto& sub : subs) {
-    out.push_back(SubscriptionToJson(sub));
-  }
-  return JsonResponse(200, json{{"subscriptions", std::move(out)}});
-}
-
-Result<HttpResponse> DeleteSubscription(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const Subscription sub,
-                      service.DeleteSubscription(ctx.caller, ctx.params.at("id")));
-  return JsonResponse(200, SubscriptionToJson(sub));
-}
-
-Result<HttpResponse> DrainNode(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
-  GF_ASSIGN_OR_RETURN(std::string reason, DrainReasonFromJson(body));
-  GF_ASSIGN_OR_RETURN(
-      const Node node,
-      service.DrainNode(ctx.caller, NodeId(ctx.params.at("name")), std::move(reason)));
-  return JsonResponse(200, NodeToJson(node));
-}
-
-Result<HttpResponse> ResumeNode(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const Node node,
-                      service.ResumeNode(ctx.caller, NodeId(ctx.params.at("name"))));
-  return JsonResponse(200, NodeToJson(node));
-}
-
-Result<HttpResponse> ResumeGpu(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(
-      const Gpu gpu,
-      service.ResumeGpu(ctx.caller, NodeId(ctx.params.at("name")), ctx.params.at("gpu")));
-  return JsonResponse(200, GpuToJson(gpu));
-}
-
-Result<HttpResponse> SetGpuMode(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
-  const auto mode = body.find("mode");
-  if (mode == body.end() || !mode->is_string()) {
-    return InvalidArgument("mode: give the sharing mode as a string: exclusive, shared or mps");
-  }
-  GF_ASSIGN_OR_RETURN(const Gpu gpu,
-                      service.SetGpuMode(ctx.caller,
-                                         NodeId(ctx.params.at("name")),
-                                         ctx.params.at("gpu"),
-                                         mode->get<std::string>()));
-  return JsonResponse(200, GpuToJson(gpu));
-}
-
-Result<HttpResponse> SetMigLayout(ClusterService& service, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
-  const auto layout = body.find("layout");
-  if (layout == body.end() || !layout->is_string()) {
-    return InvalidArgument(
-        "layout: give the MIG devices as a string, e.g. \"3g.40gb,3g.40gb\" "
-        "(\"none\" for none)");
-  }
-  GF_ASSIGN_OR_RETURN(const Gpu gpu,
-                      service.SetMigLayout(ctx.caller,
-                                           NodeId(ctx.params.at("name")),
-                                           ctx.params.at("gpu"),
-                                           layout->get<std::string>()));
-  return JsonResponse(200, GpuToJson(gpu));
-}
-
-// ---- The agent link (controller/agent_link.h), for `gpufleet server` only ----
-
-Result<AgentLinkService*> AgentLink(const RequestContext& ctx) {
-  if (ctx.agent_link == nullptr) {
-    return NotFound(
-        "this gpufleet takes no remote agents (gpufleet up runs its own); start "
-        "`gpufleet server` for a cluster");
-  }
-  return ctx.agent_link;
-}
-
-Result<std::int64_t> SessionParam(const RequestContext& ctx) {
-  const std::optional<std::string> session = QueryValue(ctx, "session");
-  if (!session) {
-    return InvalidArgument("session: missing; give the session the hello answered");
-  }
-  return ParseInt("session", *session, 1, INT64_MAX, "a positive whole number");
-}
-
-Result<HttpResponse> AgentHelloRoute(ClusterService&, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
-  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
-  GF_ASSIGN_OR_RETURN(AgentHello hello, AgentHelloFromJson(body));
-  GF_ASSIGN_OR_RETURN(const AgentSession session, link->Hello(ctx.caller, std::move(hello)));
-  return JsonResponse(200, AgentSessionToJson(session));
-}
-
-Result<HttpResponse> AgentReportsRoute(ClusterService&, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
-  GF_ASSIGN_OR_RETURN(const std::int64_t session, SessionParam(ctx));
-  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
-  GF_ASSIGN_OR_RETURN(AgentReportBatch batch, AgentReportBatchFromJson(body));
-  GF_TRY(link->Report(ctx.caller, session, std::move(batch)));
-  return JsonResponse(200, json{{"ok", true}});
-}
-
-// The agent's answer to a read_log command; the hub hands it to the read that waits for it.
-Result<HttpResponse> AgentLogsRoute(ClusterService&, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
-  GF_ASSIGN_OR_RETURN(const std::int64_t session, SessionParam(ctx));
-  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
-  GF_ASSIGN_OR_RETURN(AgentLogReply reply, AgentLogReplyFromJson(body));
-  GF_TRY(link->LogReply(ctx.caller, session, std::move(reply)));
-  return JsonResponse(200, json{{"ok", true}});
-}
-
-// Served as a stream by the transport (Router::OpenCommandStream); Handle() alone (a transport
-// without streams) can only say so.
-Result<HttpResponse> AgentCommandsRoute(ClusterService&, const RequestContext& ctx) {
-  GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
-  (void)link;
-  return InvalidArgument(
-      "GET /api/v1/agent/commands is a stream of server-sent events, "
-      "served by the HTTP server only");
 }
 
 // GET /metrics, for Prometheus: outside /api/v1 and open to every caller (cluster-wide counts

@@ -17,9 +17,8 @@ class StrongId {
   StrongId() = default;
   explicit StrongId(Rep value) : value_(std::move(value)) {}
 
-  const Rep& value() const {
-    return value_;
-  }  // NOLINT(readability-identifier-naming): as Result::value()
+  // NOLINTNEXTLINE(readability-identifier-naming): as Result::value()
+  const Rep& value() const { return value_; }
   // llvm#53961: the 0 that a defaulted <=> compares against is not ours to spell nullptr.
   auto operator<=>(const StrongId&) const = default;  // NOLINT(modernize-use-nullptr)
 

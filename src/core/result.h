@@ -71,14 +71,13 @@ std::string ErrnoText(int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value)
-      : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Error error)
-      : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
 
-  bool ok() const {
-    return v_.index() == 0;
-  }  // NOLINT(readability-identifier-naming): std::expected name
+  // NOLINTNEXTLINE(readability-identifier-naming): std::expected name
+  bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
   T& value() & {  // NOLINT(readability-identifier-naming): std::expected name
@@ -114,8 +113,8 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error)
-      : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  Result(Error error) : error_(std::move(error)), ok_(false) {}
 
   bool ok() const { return ok_; }  // NOLINT(readability-identifier-naming): std::expected name
   explicit operator bool() const { return ok_; }
