@@ -12,17 +12,22 @@
 //      start (blocker jobs hold every GPU), submitted from that many client threads; each
 //      answer comes after its commit (concurrent submissions share one: group commit). The
 //      4-client group also tops the queue up to P pending jobs and times
-//      `GET /api/v1/jobs?limit=P` and `gpufleet queue`.
+//      `GET /api/v1/jobs?limit=P` and `gpufleet queue`, and the same GET again while another
+//      client asks for this month's report back to back (issue #21: a report must not hold
+//      the listing up).
 //   B. submit → running latency on the idle cluster (K jobs, one at a time), then the
 //      makespan of M one-GPU `sleep 0.1` jobs submitted by 4 client threads.
 // Waits poll with deadlines; Ctrl-C stops the bench and still cleans up.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -357,6 +362,78 @@ Status MeasureListing(const Options& options,
   return OkStatus();
 }
 
+// This month in UTC, as GET /api/v1/report?period= takes it ("2026-12").
+std::string ThisMonth() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m", &utc);
+  return buf;
+}
+
+// The listing again, while a second client computes this month's report back to back (every
+// submission, event and job of the run so far is in it).
+Status MeasureListingDuringReports(const Options& options,
+                                   GpufleetInstance& gf,
+                                   std::vector<Row>* rows,
+                                   std::vector<std::string>* details) {
+  const std::string n = std::to_string(options.pending);
+  Progress("listing " + n + " pending jobs while monthly reports are computed");
+  std::atomic<bool> stop{false};
+  std::vector<double> report_ms;  // the reporter thread's until it is joined
+  Status report_status = OkStatus();
+  std::thread reporter([&] {
+    ApiClient client(gf.socket());
+    const std::string target = "/api/v1/report?period=" + ThisMonth();
+    while (!stop.load()) {
+      const auto t0 = SteadyClock::now();
+      Result<HttpResponse> resp = client.Call("GET", target);
+      if (!resp.ok() || resp->status != 200) {
+        report_status =
+            Internal("the report failed: " + (resp.ok() ? resp->body : resp.error().ToString()));
+        return;
+      }
+      report_ms.push_back(SecondsSince(t0) * 1000);
+    }
+  });
+  ApiClient client(gf.socket());
+  const std::string target = "/api/v1/jobs?limit=" + n;
+  std::vector<double> api_ms;
+  Status status = OkStatus();
+  for (int r = 0; r < options.list_reps && status.ok(); ++r) {
+    const auto t0 = SteadyClock::now();
+    Result<HttpResponse> resp = client.Call("GET", target);
+    if (!resp.ok() || resp->status != 200 ||
+        static_cast<int>(json::parse(resp->body)["jobs"].size()) != options.pending) {
+      status = Internal("the listing during reports did not return " + n + " jobs");
+      break;
+    }
+    api_ms.push_back(SecondsSince(t0) * 1000);
+  }
+  stop = true;
+  reporter.join();
+  GF_TRY(status);
+  GF_TRY(report_status);
+  const Stats a = Summarize(api_ms);
+  const Stats r = Summarize(report_ms);
+  rows->push_back(
+      {.measure = "`GET /api/v1/jobs?limit=" + n + "`, " + n + " pending, monthly reports running",
+       .gpufleet = Fmt("%.1f ms", a.median),
+       .target = "—",
+       .slurm_default = "—",
+       .slurm_tuned = "—",
+       .vs_slurm = "—",
+       .note = Fmt("median of %.0f, while another client computed %.0f reports of "
+                   "this month back to back (median %.0f ms each)",
+                   static_cast<double>(a.count),
+                   static_cast<double>(r.count),
+                   r.median)});
+  details->push_back(Fmt("listing during reports: min %.1f ms, max %.1f ms; ", a.min, a.max) +
+                     Fmt("report min %.0f ms, max %.0f ms", r.min, r.max));
+  return OkStatus();
+}
+
 std::string Range(const Stats& s) {
   return Fmt("%.3f s (%.3f–%.3f)", s.median, s.min, s.max);
 }
@@ -626,6 +703,7 @@ Status RunAll(Run& run, std::vector<Row>* rows, std::vector<std::string>* detail
     GF_TRY(MeasureSubmit(options, clients, *gf, rows, details));
     if (clients == kClients) {
       GF_TRY(MeasureListing(options, *gf, rows, details));
+      GF_TRY(MeasureListingDuringReports(options, *gf, rows, details));
     }
     Progress("cleaning up (cancelling the queue)");
     GF_TRY(gf->Stop());

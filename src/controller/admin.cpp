@@ -102,24 +102,33 @@ Result<IssuedToken> Controller::CreateToken(const Caller& caller, TokenRequest r
 
 Result<std::vector<ApiToken>> Controller::ListTokens(const Caller& caller) {
   GF_TRY(Authorize(caller, Resource::kToken, Action::kRead, Ownership::kOwn, "token list"));
-  return Call<std::vector<ApiToken>>([this, caller]() -> Result<std::vector<ApiToken>> {
-    GF_TRY(Flush());
-    GF_ASSIGN_OR_RETURN(std::vector<ApiToken> all, store_->ListTokens());
-    std::vector<ApiToken> out;
-    for (ApiToken& t : all) {
-      if (Allows(caller, Resource::kToken, Action::kRead, WhoseToken(caller, t))) {
-        out.push_back(Listed(std::move(t)));
-      }
+  // Through a read connection, off the state thread: every token whose creation or revocation
+  // was answered is committed.
+  GF_TRY(ReadView());  // the error every command would get, if any
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  GF_ASSIGN_OR_RETURN(std::vector<ApiToken> all, reader->ListTokens());
+  std::vector<ApiToken> out;
+  for (ApiToken& t : all) {
+    if (Allows(caller, Resource::kToken, Action::kRead, WhoseToken(caller, t))) {
+      out.push_back(Listed(std::move(t)));
     }
-    return out;
-  });
+  }
+  return out;
 }
 
 Result<ApiToken> Controller::RevokeToken(const Caller& caller, const std::string& id) {
   GF_TRY(Authorize(caller, Resource::kToken, Action::kRevoke, Ownership::kOwn, "token revoke"));
   return Call<ApiToken>([this, caller, id]() -> Result<ApiToken> {
-    GF_TRY(Flush());
-    GF_ASSIGN_OR_RETURN(std::optional<ApiToken> found, store_->GetToken(id));
+    // A token created earlier in this turn is in the batch, not yet in the store.
+    std::optional<ApiToken> found;
+    for (const ApiToken& t : batch_.tokens) {
+      if (t.id == id) {
+        found = t;  // the latest of the turn wins
+      }
+    }
+    if (!found) {
+      GF_ASSIGN_OR_RETURN(found, store_->GetToken(id));
+    }
     if (!found || !Allows(caller, Resource::kToken, Action::kRevoke, WhoseToken(caller, *found))) {
       return NotFound("token " + id + " not found (gpufleet token list shows yours)");
     }

@@ -79,10 +79,13 @@ Controller::Controller(std::unique_ptr<Store> store,
       store_(std::move(store)),
       clock_(clock),
       options_(options),
+      view_(std::make_shared<const ControllerView>()),
+      readers_([this] { return store_->OpenReader(); }),
       team_usage_(options_.policy.fair_share.half_life),
       user_usage_(options_.policy.fair_share.half_life),
       scheduler_(IncrementalOptions{.reuse_within = options_.arrival_reuse}) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
+  PublishView();
 }
 
 Controller::~Controller() {
@@ -125,6 +128,7 @@ Status Controller::Load() {
   GF_TRY(RestoreDependencies());
   GF_TRY(LoadAccounting());
   GF_TRY(LoadSubscriptions());  // after the accounting: budget alerts already sent
+  PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
                active_.size(),
                nodes_.size(),
@@ -202,6 +206,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     CheckBudgetAlerts();  // after the turn's starts and ends
   }
   Status commit = Flush();
+  PublishView();  // what the callers are about to be told is what readers see
   for (const auto& command : commands) {
     if (command.reply) {
       command.reply(commit);
@@ -484,47 +489,55 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
   return job;
 }
 
+// Served from the published view and a read connection, without the state thread (view.h).
 Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFilter& filter) {
-  return Call<std::vector<Job>>([this, caller, filter]() -> Result<std::vector<Job>> {
-    const bool others = filter.user.has_value() && *filter.user != caller.user;
-    GF_TRY(Authorize(caller,
-                     Resource::kJob,
-                     Action::kList,
-                     others ? Ownership::kOther : Ownership::kOwn,
-                     others ? "user" : "jobs"));
-    std::vector<Job> out;
-    auto wanted = [&](const Job& job) {
-      if (!Visible(caller, job)) {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
+  const bool others = filter.user.has_value() && *filter.user != caller.user;
+  GF_TRY(Authorize(caller,
+                   Resource::kJob,
+                   Action::kList,
+                   others ? Ownership::kOther : Ownership::kOwn,
+                   others ? "user" : "jobs"));
+  std::vector<Job> out;
+  auto wanted = [&](const Job& job) {
+    if (!Visible(caller, job)) {
+      return false;
+    }
+    return !filter.user || job.owner.user == *filter.user;
+  };
+  if (!filter.include_finished) {
+    view->NewestFirst([&](const Job& job) {
+      if (static_cast<int>(out.size()) >= filter.limit) {
         return false;
       }
-      return !filter.user || job.owner.user == *filter.user;
-    };
-    if (!filter.include_finished) {
-      for (auto it = active_.rbegin(); it != active_.rend(); ++it) {
-        if (wanted(it->second) && static_cast<int>(out.size()) < filter.limit) {
-          out.push_back(WithLiveUsage(it->second));
-        }
+      if (wanted(job)) {
+        out.push_back(WithLiveUsage(job));
       }
-      return out;
-    }
-    GF_TRY(Flush());
-    JobQuery query;
-    if (!Allows(caller, Resource::kJob, Action::kRead, Ownership::kOther)) {
-      query.uid = caller.uid;
-    }
-    query.limit = filter.limit;
-    GF_ASSIGN_OR_RETURN(std::vector<Job> stored, store_->ListJobs(query));
-    for (auto& job : stored) {
-      if (!wanted(job)) {
-        continue;
-      }
-      auto live = active_.find(job.id);  // the live copy carries the current pending reason
-      out.push_back(WithLiveUsage(live != active_.end() ? live->second : std::move(job)));
-    }
+      return true;
+    });
     return out;
-  });
+  }
+  JobQuery query;
+  if (!Allows(caller, Resource::kJob, Action::kRead, Ownership::kOther)) {
+    query.uid = caller.uid;
+  }
+  query.limit = filter.limit;
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  // Read after the view was taken: a stored copy is as new as the view's or newer.
+  GF_ASSIGN_OR_RETURN(std::vector<Job> stored, reader->ListJobs(query));
+  for (auto& job : stored) {
+    if (!wanted(job)) {
+      continue;
+    }
+    // The view's copy carries the current pending reason; a job stored as ended has left it.
+    const Job* live = IsTerminal(job.state) ? nullptr : view->Find(job.id);
+    out.push_back(WithLiveUsage(live != nullptr ? *live : std::move(job)));
+  }
+  return out;
 }
 
+// On the state thread: a job not in active_ was committed by an earlier turn (EraseFinished
+// follows the commit), so the store has it.
 Result<Job> Controller::FindVisible(const Caller& caller, JobId id, Action action) {
   // Who has no identity is told how to get one, not that the job does not exist.
   GF_TRY(Authorize(
@@ -535,7 +548,6 @@ Result<Job> Controller::FindVisible(const Caller& caller, JobId id, Action actio
     }
     return it->second;
   }
-  GF_TRY(Flush());
   GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
   if (!stored || !Visible(caller, *stored, action)) {
     return NotVisible(id);
@@ -543,11 +555,61 @@ Result<Job> Controller::FindVisible(const Caller& caller, JobId id, Action actio
   return *stored;
 }
 
+Result<Job> Controller::FindInView(const ControllerView& view,
+                                   StoreReader& reader,
+                                   const Caller& caller,
+                                   JobId id) const {
+  GF_TRY(Authorize(
+      caller, Resource::kJob, Action::kRead, Ownership::kOwn, "job " + std::to_string(id.value())));
+  std::optional<Job> found;
+  if (const Job* live = view.Find(id)) {
+    found = *live;
+  } else {
+    // Not active when the view was published: ended and committed by then (or submitted since).
+    GF_ASSIGN_OR_RETURN(found, reader.GetJob(id));
+  }
+  if (!found || !Visible(caller, *found)) {
+    return NotVisible(id);
+  }
+  return std::move(*found);
+}
+
 Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
-  return Call<Job>([this, caller, id]() -> Result<Job> {
-    GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
-    return WithLiveUsage(std::move(job));
-  });
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  GF_ASSIGN_OR_RETURN(Job job, FindInView(*view, *reader, caller, id));
+  return WithLiveUsage(std::move(job));
+}
+
+void Controller::PublishView() {
+  std::vector<const Node*> nodes;
+  nodes.reserve(nodes_.size());
+  for (const auto& [name, entry] : nodes_) {
+    nodes.push_back(&entry.node);
+  }
+  std::shared_ptr<const ControllerView> last;
+  {
+    std::lock_guard lock(view_mu_);
+    last = view_;
+  }
+  std::shared_ptr<const ControllerView> next = NextView(*last, active_, nodes, counters_, fatal_);
+  std::lock_guard lock(view_mu_);
+  view_ = std::move(next);
+}
+
+Result<std::shared_ptr<const ControllerView>> Controller::ReadView() const {
+  std::shared_ptr<const ControllerView> view;
+  {
+    std::lock_guard lock(view_mu_);
+    view = view_;
+  }
+  if (view->fatal) {
+    return *view->fatal;
+  }
+  if (queue_.closed()) {
+    return Unavailable("gpufleet is shutting down");
+  }
+  return view;
 }
 
 Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
@@ -890,21 +952,21 @@ Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest&
 }
 
 Result<std::vector<Event>> Controller::JobEvents(const Caller& caller, JobId id) {
-  return Call<std::vector<Event>>([this, caller, id]() -> Result<std::vector<Event>> {
-    GF_TRY(FindVisible(caller, id));
-    constexpr int kMaxEvents = 10'000;
-    return store_->ListEvents(id, 0, kMaxEvents);
-  });
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  GF_TRY(FindInView(*view, *reader, caller, id));
+  constexpr int kMaxEvents = 10'000;
+  return reader->ListEvents(id, 0, kMaxEvents);  // every committed turn's, the view's included
 }
 
 Result<std::vector<Node>> Controller::ListNodes(const Caller& /*caller*/) {
-  return Call<std::vector<Node>>([this]() -> Result<std::vector<Node>> {
-    std::vector<Node> out;
-    for (const auto& [name, entry] : nodes_) {
-      out.push_back(entry.node);
-    }
-    return out;
-  });
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
+  std::vector<Node> out;
+  out.reserve(view->nodes.size());
+  for (const auto& node : view->nodes) {
+    out.push_back(*node);
+  }
+  return out;
 }
 
 // Every caller may list GPUs (see docs/decisions/0001), so the caller is not consulted. Which
@@ -938,10 +1000,14 @@ Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& /*caller*/) {
 }
 
 Result<ClusterStats> Controller::Stats(const Caller& /*caller*/) {
-  return Call<ClusterStats>([this]() -> Result<ClusterStats> { return ComputeStats(); });
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
+  return ComputeStats(*view);
 }
 
-ClusterStats Controller::ComputeStats() const {
+// From a published view, on any thread: the active jobs, nodes and counters of the last turn,
+// times to now.
+ClusterStats Controller::ComputeStats(const ControllerView& view) const {
+  const ControllerCounters& counters = view.counters;
   const Time now = clock_.Now();
   ClusterStats stats;
   std::map<JobState, int> by_state;
@@ -952,10 +1018,10 @@ ClusterStats Controller::ComputeStats() const {
     queue[PriorityClass{.name = cls.name}].priority = cls.name;
   }
   std::map<std::string, TeamStats> teams;
-  for (const auto& [team, seconds] : counters_.team_gpu_seconds) {
+  for (const auto& [team, seconds] : counters.team_gpu_seconds) {
     teams[team].gpu_seconds_total = seconds;
   }
-  for (const auto& [id, job] : active_) {
+  view.ForEach([&](const Job& job) {
     by_state[job.state] += 1;
     TeamStats& team = teams[TeamOf(job)];
     if (job.state == JobState::kPending) {
@@ -970,7 +1036,7 @@ ClusterStats Controller::ComputeStats() const {
       team.gpu_seconds_total += GpuSeconds(job, now);
       stats.gpus_allocated += static_cast<int>(job.allocation->gpus.size());
     }
-  }
+  });
   for (JobState s : {JobState::kPending,
                      JobState::kStarting,
                      JobState::kRunning,
@@ -980,9 +1046,9 @@ ClusterStats Controller::ComputeStats() const {
                      JobState::kTimeout,
                      JobState::kPreempted,
                      JobState::kNodeFail}) {
-    auto ended = counters_.ended.find(s);
+    auto ended = counters.ended.find(s);
     const std::int64_t count =
-        IsTerminal(s) ? (ended == counters_.ended.end() ? 0 : ended->second) : by_state[s];
+        IsTerminal(s) ? (ended == counters.ended.end() ? 0 : ended->second) : by_state[s];
     stats.jobs_by_state.emplace_back(std::string(ToString(s)), static_cast<int>(count));
   }
   for (auto& [p, q] : queue) {
@@ -994,21 +1060,21 @@ ClusterStats Controller::ComputeStats() const {
   });  // in the config's order, as `gpufleet queue` lists classes
   std::int64_t cumulative = 0;
   for (std::size_t i = 0; i < kWaitBucketBounds.size(); ++i) {
-    cumulative += counters_.wait_buckets[i];
+    cumulative += counters.wait_buckets[i];
     stats.wait_bucket_bounds.push_back(kWaitBucketBounds[i]);
     stats.wait_bucket_counts.push_back(cumulative);
   }
-  stats.wait_count = counters_.wait_count;
-  stats.wait_sum_seconds = counters_.wait_sum_seconds;
+  stats.wait_count = counters.wait_count;
+  stats.wait_sum_seconds = counters.wait_sum_seconds;
   for (auto& [name, team] : teams) {
     team.team = name;
     stats.teams.push_back(team);
   }
-  for (const auto& [name, entry] : nodes_) {
+  for (const auto& node : view.nodes) {
     stats.nodes += 1;
-    stats.gpus += static_cast<int>(entry.node.gpus.size());
+    stats.gpus += static_cast<int>(node->gpus.size());
   }
-  stats.passes = {counters_.full_passes, counters_.incremental_passes};
+  stats.passes = {counters.full_passes, counters.incremental_passes};
   stats.notifications = NotificationCounts();
   return stats;
 }
@@ -1563,10 +1629,14 @@ Status Controller::LoadAccounting() {
 
 // The distinct models of the job's GPUs, sorted (as its node reports them).
 std::vector<std::string> Controller::GpuModels(const Job& job) const {
-  std::set<std::string> models;
   auto node = nodes_.find(job.allocation->node);
-  if (node != nodes_.end()) {
-    for (const Gpu& gpu : node->second.node.gpus) {
+  return GpuModelsOn(node != nodes_.end() ? &node->second.node : nullptr, job);
+}
+
+std::vector<std::string> Controller::GpuModelsOn(const Node* node, const Job& job) {
+  std::set<std::string> models;
+  if (node != nullptr) {
+    for (const Gpu& gpu : node->gpus) {
       if (std::find(job.allocation->gpus.begin(), job.allocation->gpus.end(), gpu.uuid) !=
           job.allocation->gpus.end()) {
         models.insert(gpu.model);
@@ -1580,12 +1650,14 @@ void Controller::RecordRun(const Job& job, const std::optional<JobUsage>& run) {
   if (!job.allocation || !job.start_time) {
     return;  // it never started (failed to launch, cancelled while starting): no GPU-time
   }
-  UsageRecord record = RunRecord(job, run ? run->energy_mj : 0);
+  UsageRecord record = RunRecord(job, run ? run->energy_mj : 0, GpuModels(job));
   accounting_.AddRun(record, clock_.Now());
   batch_.usage.push_back(std::move(record));
 }
 
-UsageRecord Controller::RunRecord(const Job& job, std::int64_t energy_mj) const {
+UsageRecord Controller::RunRecord(const Job& job,
+                                  std::int64_t energy_mj,
+                                  std::vector<std::string> gpu_models) const {
   const Time start = *job.start_time;
   const Time end = std::max(start, job.end_time.value_or(clock_.Now()));
   const auto gpus = static_cast<int>(job.allocation->gpus.size());
@@ -1598,7 +1670,7 @@ UsageRecord Controller::RunRecord(const Job& job, std::int64_t energy_mj) const 
                      .user = job.owner.user,
                      .priority = std::string(ToString(job.spec.priority)),
                      .gpus = gpus,
-                     .gpu_models = GpuModels(job),
+                     .gpu_models = std::move(gpu_models),
                      .gpu_seconds = OverlapGpuSeconds(start, end, held, start, end),
                      .energy_mj = energy_mj};
 }

@@ -464,8 +464,9 @@ TEST_F(NodeFailureTest, AReturningAgentsOrphanIsKilledAndItsExitIgnored) {
                                          .end_time = clock_.Now(),
                                          .cause = "killed",
                                          .node = kN1});
-  EXPECT_EQ(Get(job).state, JobState::kRunning);  // a later turn than the exit's
-  EXPECT_EQ(AcksOf(a1_, job), 1);
+  // Reads do not wait for the state thread: the exit's turn is over once n1 has its ack.
+  ASSERT_TRUE(WaitFor([&] { return AcksOf(a1_, job) == 1; }));
+  EXPECT_EQ(Get(job).state, JobState::kRunning);
   EXPECT_EQ(AcksOf(a2_, job), 0);
 
   // The real exit, from n2, ends it.

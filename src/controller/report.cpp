@@ -1,12 +1,14 @@
 // Controller: the monthly report (ClusterService::MonthlyReport, issue #9). The figures are
-// report/report.h's pure arithmetic; here the state thread reads the month from the store in
-// pages (GPU minutes, usage records, events, the jobs they name) and adds the runs still going.
+// report/report.h's pure arithmetic; here the caller's thread reads the month from the store in
+// pages (GPU minutes, usage records, events, the jobs they name) through a read connection of
+// its own and adds the runs still going from the published view (view.h).
 //
-// It runs on the state thread, like every store read (the store is the controller's alone), so
-// a report of a large month holds the other commands for as long as the reads take; the pages
-// bound its memory, not its time.
+// Nothing of it runs on the state thread, so a report of a large month holds no other command;
+// the pages bound its memory, not its time.
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "controller/controller.h"
 
@@ -30,24 +32,28 @@ std::string Joined(const std::set<std::string>& names) {
 }  // namespace
 
 Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportRequest& request) {
-  return Call<Report>([this, caller, request] { return DoReport(caller, request); });
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  return DoReport(*view, *reader, caller, request);
 }
 
-Result<Report> Controller::DoReport(const Caller& caller, const ReportRequest& request) {
+Result<Report> Controller::DoReport(const ControllerView& view,
+                                    StoreReader& reader,
+                                    const Caller& caller,
+                                    const ReportRequest& request) const {
   GF_TRY(Authorize(caller, Resource::kReport, Action::kRead, Ownership::kNone, "report"));
   if (request.team && request.team->empty()) {
     return InvalidArgument("team: empty; name a team, or leave --team out for every team");
   }
   GF_ASSIGN_OR_RETURN(const Time first, ParseMonth(request.period));
   const Period period = MonthOf(first);
-  GF_TRY(Flush());  // what this turn changed is in the store before it is read
   ReportContext context{.period = request.period,
                         .start = period.start,
                         .end = period.end,
                         .now = clock_.Now(),
                         .price = options_.energy_price};
-  for (const auto& [name, entry] : nodes_) {
-    context.nodes.push_back(entry.node);
+  for (const auto& node : view.nodes) {
+    context.nodes.push_back(*node);
   }
   for (const TeamPolicy& team : options_.policy.teams) {
     context.teams.push_back(TeamAllowance{.team = team.name,
@@ -57,17 +63,18 @@ Result<Report> Controller::DoReport(const Caller& caller, const ReportRequest& r
   }
   ReportBuilder builder(std::move(context));
   GF_ASSIGN_OR_RETURN(const std::set<std::string> ran_in,
-                      FeedReportRuns(builder, period, caller.user));
-  GF_ASSIGN_OR_RETURN(const ReportScope scope, ReportScopeFor(caller, request, ran_in));
-  GF_TRY(FeedReportMinutes(builder, period));
-  GF_TRY(FeedReportEvents(builder, period));
-  GF_TRY(FeedReportJobs(builder));
+                      FeedReportRuns(view, reader, builder, period, caller.user));
+  GF_ASSIGN_OR_RETURN(const ReportScope scope, ReportScopeFor(view, caller, request, ran_in));
+  GF_TRY(FeedReportMinutes(reader, builder, period));
+  GF_TRY(FeedReportEvents(reader, builder, period));
+  GF_TRY(FeedReportJobs(view, reader, builder));
   return builder.Finish(scope);
 }
 
 // Operators see everything (or the one team asked for); a user their own teams (TeamsOf, and
 // those they ran in during the month) and their own rows.
-Result<ReportScope> Controller::ReportScopeFor(const Caller& caller,
+Result<ReportScope> Controller::ReportScopeFor(const ControllerView& view,
+                                               const Caller& caller,
                                                const ReportRequest& request,
                                                const std::set<std::string>& ran_in) const {
   ReportScope scope{.team_filter = request.team};
@@ -77,7 +84,16 @@ Result<ReportScope> Controller::ReportScopeFor(const Caller& caller,
     }
     return scope;
   }
-  std::set<std::string> mine = TeamsOf(caller, {});
+  // TeamsOf's, from the view: the caller's configured team and those of its active jobs.
+  std::set<std::string> mine;
+  if (auto team = options_.team_of_user.find(caller.user); team != options_.team_of_user.end()) {
+    mine.insert(team->second);
+  }
+  view.ForEach([&](const Job& job) {
+    if (job.owner.uid == caller.uid) {
+      mine.insert(job.spec.team);
+    }
+  });
   mine.insert(ran_in.begin(), ran_in.end());
   if (request.team && !mine.contains(*request.team)) {
     GF_TRY(
@@ -94,11 +110,13 @@ Result<ReportScope> Controller::ReportScopeFor(const Caller& caller,
 
 // Minutes come ordered by (minute, node, uuid). A full page may end inside a minute: its rows
 // of that last minute are read again with the next page, which starts at that minute.
-Status Controller::FeedReportMinutes(ReportBuilder& builder, const Period& period) {
+Status Controller::FeedReportMinutes(StoreReader& reader,
+                                     ReportBuilder& builder,
+                                     const Period& period) {
   Time from = period.start;
   while (true) {
     GF_ASSIGN_OR_RETURN(std::vector<GpuMinute> page,
-                        store_->ListGpuMinutes(from, period.end, kMinutePage));
+                        reader.ListGpuMinutes(from, period.end, kMinutePage));
     if (static_cast<int>(page.size()) < kMinutePage) {
       builder.AddMinutes(page);
       return OkStatus();
@@ -115,10 +133,14 @@ Status Controller::FeedReportMinutes(ReportBuilder& builder, const Period& perio
 }
 
 // The stored runs that overlap the month, each clipped to it as `gpufleet quota` counts them,
-// and the runs still going (to now). Returns the teams `user` ran in.
-Result<std::set<std::string>> Controller::FeedReportRuns(ReportBuilder& builder,
+// and the runs still going (to now) as the view shows them, less those that ended and were
+// stored since. Returns the teams `user` ran in.
+Result<std::set<std::string>> Controller::FeedReportRuns(const ControllerView& view,
+                                                         StoreReader& reader,
+                                                         ReportBuilder& builder,
                                                          const Period& period,
-                                                         const std::string& user) {
+                                                         const std::string& user) const {
+  std::set<std::pair<JobId, Time>> stored;  // the stored runs, by job and start
   std::set<std::string> teams;
   auto add = [&](std::vector<UsageRecord> records) {
     std::vector<ReportRun> runs;
@@ -139,31 +161,43 @@ Result<std::set<std::string>> Controller::FeedReportRuns(ReportBuilder& builder,
   std::int64_t after_seq = 0;
   while (true) {
     GF_ASSIGN_OR_RETURN(std::vector<UsageRecord> page,
-                        store_->ListUsage(period.start, after_seq, kRunPage));
+                        reader.ListUsage(period.start, after_seq, kRunPage));
     if (page.empty()) {
       break;
     }
     after_seq = page.back().seq;
+    for (const UsageRecord& record : page) {
+      stored.emplace(record.job, record.start);
+    }
     add(std::move(page));
   }
   std::vector<UsageRecord> running;
-  for (const JobId id : holding_) {
-    const Job& job = active_.at(id);
-    if (job.start_time) {
-      const std::optional<JobUsage> usage = telemetry_->Usage(id);
-      running.push_back(RunRecord(job, usage ? usage->energy_mj : 0));
-    }
+  std::map<NodeId, const Node*> nodes;
+  for (const auto& node : view.nodes) {
+    nodes.emplace(node->name, node.get());
   }
+  view.ForEach([&](const Job& job) {
+    if (!HoldsGpus(job) || !job.start_time || stored.contains({job.id, *job.start_time})) {
+      return;
+    }
+    const std::optional<JobUsage> usage = telemetry_->Usage(job.id);
+    auto node = nodes.find(job.allocation->node);
+    running.push_back(RunRecord(job,
+                                usage ? usage->energy_mj : 0,
+                                GpuModelsOn(node != nodes.end() ? node->second : nullptr, job)));
+  });
   add(std::move(running));
   return teams;
 }
 
 // Events are stored in time order (by seq): read until the first one past the month.
-Status Controller::FeedReportEvents(ReportBuilder& builder, const Period& period) {
+Status Controller::FeedReportEvents(StoreReader& reader,
+                                    ReportBuilder& builder,
+                                    const Period& period) {
   std::int64_t after_seq = 0;
   while (true) {
     GF_ASSIGN_OR_RETURN(std::vector<Event> page,
-                        store_->ListEvents(std::nullopt, after_seq, kEventPage));
+                        reader.ListEvents(std::nullopt, after_seq, kEventPage));
     if (page.empty()) {
       return OkStatus();
     }
@@ -176,14 +210,16 @@ Status Controller::FeedReportEvents(ReportBuilder& builder, const Period& period
 }
 
 // The jobs the runs, minutes and events name: names and submit times.
-Status Controller::FeedReportJobs(ReportBuilder& builder) {
+Status Controller::FeedReportJobs(const ControllerView& view,
+                                  StoreReader& reader,
+                                  ReportBuilder& builder) {
   std::vector<Job> jobs;
   for (const JobId id : builder.JobsWanted()) {
-    if (auto it = active_.find(id); it != active_.end()) {
-      jobs.push_back(it->second);
+    if (const Job* live = view.Find(id)) {
+      jobs.push_back(*live);
       continue;
     }
-    GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
+    GF_ASSIGN_OR_RETURN(std::optional<Job> stored, reader.GetJob(id));
     if (stored) {
       jobs.push_back(std::move(*stored));
     }

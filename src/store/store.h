@@ -3,7 +3,8 @@
 //
 // Owned and called by the controller thread only; implementations need not be thread-safe.
 // Commit() is the group-commit point: everything a loop turn changed goes in one transaction,
-// durable (fsync'd) when Commit returns OK.
+// durable (fsync'd) when Commit returns OK. Other threads read through connections of their own
+// (Store::OpenReader), each used by one thread at a time.
 #pragma once
 
 #include <chrono>
@@ -74,17 +75,11 @@ struct LeaseAttempt {
   LeaseHolder lease{};  // acquired: ours (with the new epoch); else the current holder's
 };
 
-// Every read may also fail with kInternal when a stored row cannot be decoded (the message
-// names the row), or with the backend's I/O errors; no method throws.
-class Store {
+// The reads of a Store. Every read may also fail with kInternal when a stored row cannot be
+// decoded (the message names the row), or with the backend's I/O errors; no method throws.
+class StoreReader {
  public:
-  virtual ~Store() = default;
-
-  // Applies the batch in one transaction; durable when it returns OK. On error nothing of the
-  // batch is applied. Errors: kInvalidArgument when the batch breaks a rule above (the
-  // message names the job or event), kUnavailable when another process holds the database,
-  // kIo when the disk fails.
-  virtual Status Commit(const StoreBatch& batch) = 0;
+  virtual ~StoreReader() = default;
 
   virtual Result<std::optional<Job>> GetJob(JobId id) = 0;
   // Newest (largest id) first. Errors: kInvalidArgument if limit <= 0.
@@ -126,6 +121,24 @@ class Store {
   // The largest event seq ever assigned, 0 if none: where a watcher that wants only new
   // events starts (its after_seq).
   virtual Result<std::int64_t> MaxEventSeq() = 0;
+};
+
+class Store : public StoreReader {
+ public:
+  // Applies the batch in one transaction; durable when it returns OK. On error nothing of the
+  // batch is applied. Errors: kInvalidArgument when the batch breaks a rule above (the
+  // message names the job or event), kUnavailable when another process holds the database,
+  // kIo when the disk fails.
+  virtual Status Commit(const StoreBatch& batch) = 0;
+
+  // A read-only connection of its own to the same database (SQLite: a second connection on
+  // the WAL file, opened read-only; PostgreSQL: another session, read-only), for a thread other
+  // than this Store's: each of its reads sees every batch whose Commit returned before the read
+  // began, and never part of a batch. It may outlive this Store. Like a Store it is used by one
+  // thread at a time. OpenReader itself may be called on any thread, while the Store is in use
+  // (it reads only what the Store was opened with). Errors: the backend's, as when opening a
+  // Store.
+  virtual Result<std::unique_ptr<StoreReader>> OpenReader() = 0;
 
   // Takes the lease for `holder` until now + ttl when nobody holds it, its holder's lease ended
   // (expires <= now), or `holder` holds it already; the epoch then is one more than the last.

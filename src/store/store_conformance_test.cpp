@@ -2,8 +2,10 @@
 #include "store/store_conformance_test.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -77,7 +79,7 @@ std::vector<std::string> Names(const std::vector<Node>& nodes) {
 }
 
 // GetJob that must succeed and find the job.
-Job MustGet(Store& store, std::int64_t id) {
+Job MustGet(StoreReader& store, std::int64_t id) {
   auto job = store.GetJob(JobId(id));
   EXPECT_TRUE(job.ok()) << job.error().ToString();
   if (!job.ok() || !job->has_value()) {
@@ -87,13 +89,13 @@ Job MustGet(Store& store, std::int64_t id) {
   return **job;
 }
 
-std::vector<Job> MustList(Store& store, const JobQuery& query) {
+std::vector<Job> MustList(StoreReader& store, const JobQuery& query) {
   auto jobs = store.ListJobs(query);
   EXPECT_TRUE(jobs.ok()) << jobs.error().ToString();
   return jobs.ok() ? *jobs : std::vector<Job>{};
 }
 
-std::vector<Event> MustEvents(Store& store,
+std::vector<Event> MustEvents(StoreReader& store,
                               std::optional<JobId> job,
                               std::int64_t after,
                               int limit = 1000) {
@@ -102,32 +104,32 @@ std::vector<Event> MustEvents(Store& store,
   return events.ok() ? *events : std::vector<Event>{};
 }
 
-std::int64_t MustMaxJobId(Store& store) {
+std::int64_t MustMaxJobId(StoreReader& store) {
   auto max = store.MaxJobId();
   EXPECT_TRUE(max.ok()) << max.error().ToString();
   return max.value_or(-1);
 }
 
-std::int64_t MustMaxSeq(Store& store) {
+std::int64_t MustMaxSeq(StoreReader& store) {
   auto max = store.MaxEventSeq();
   EXPECT_TRUE(max.ok()) << max.error().ToString();
   return max.value_or(-1);
 }
 
-std::vector<Node> MustNodes(Store& store) {
+std::vector<Node> MustNodes(StoreReader& store) {
   auto nodes = store.ListNodes();
   EXPECT_TRUE(nodes.ok()) << nodes.error().ToString();
   return nodes.ok() ? *nodes : std::vector<Node>{};
 }
 
-std::vector<GpuMinute> MustMinutes(Store& store, Time from, Time to, int limit = 100'000) {
+std::vector<GpuMinute> MustMinutes(StoreReader& store, Time from, Time to, int limit = 100'000) {
   auto minutes = store.ListGpuMinutes(from, to, limit);
   EXPECT_TRUE(minutes.ok()) << minutes.error().ToString();
   return minutes.ok() ? *minutes : std::vector<GpuMinute>{};
 }
 
 // Every stored minute: the widest range there is.
-std::vector<GpuMinute> MustAllMinutes(Store& store) {
+std::vector<GpuMinute> MustAllMinutes(StoreReader& store) {
   return MustMinutes(store,
                      FromUnixMillis(std::numeric_limits<std::int64_t>::min()),
                      FromUnixMillis(std::numeric_limits<std::int64_t>::max()));
@@ -814,7 +816,7 @@ Time At(std::int64_t seconds) {
   return FromUnixMillis(1'700'000'000'000) + std::chrono::seconds(seconds);
 }
 
-std::vector<UsageRecord> MustListUsage(Store& store,
+std::vector<UsageRecord> MustListUsage(StoreReader& store,
                                        Time ended_after,
                                        std::int64_t after_seq,
                                        int limit) {
@@ -823,7 +825,7 @@ std::vector<UsageRecord> MustListUsage(Store& store,
   return records.ok() ? *records : std::vector<UsageRecord>{};
 }
 
-std::vector<UsageSum> MustSum(Store& store, Time from, Time to) {
+std::vector<UsageSum> MustSum(StoreReader& store, Time from, Time to) {
   auto sums = store.SumUsage(from, to);
   EXPECT_TRUE(sums.ok()) << sums.error().ToString();
   return sums.ok() ? *sums : std::vector<UsageSum>{};
@@ -955,13 +957,13 @@ std::vector<std::string> TokenIds(const std::vector<ApiToken>& tokens) {
   return ids;
 }
 
-std::vector<ApiToken> MustTokens(Store& store) {
+std::vector<ApiToken> MustTokens(StoreReader& store) {
   auto tokens = store.ListTokens();
   EXPECT_TRUE(tokens.ok()) << tokens.error().ToString();
   return tokens.ok() ? *tokens : std::vector<ApiToken>{};
 }
 
-std::optional<ApiToken> MustGetToken(Store& store, const std::string& id) {
+std::optional<ApiToken> MustGetToken(StoreReader& store, const std::string& id) {
   auto token = store.GetToken(id);
   EXPECT_TRUE(token.ok()) << token.error().ToString();
   return token.ok() ? *token : std::nullopt;
@@ -1234,7 +1236,7 @@ Subscription SampleSubscription(std::string id) {
                       .created = FromUnixMillis(1'700'000'123'456)};
 }
 
-std::vector<Subscription> MustSubscriptions(Store& store) {
+std::vector<Subscription> MustSubscriptions(StoreReader& store) {
   auto subs = store.ListSubscriptions();
   EXPECT_TRUE(subs.ok()) << subs.error().ToString();
   return subs.ok() ? *subs : std::vector<Subscription>{};
@@ -1281,6 +1283,71 @@ TEST_P(StoreConformanceTest, InvalidSubscriptionRefusesTheWholeBatch) {
     EXPECT_THAT(MustList(*store_, {}), IsEmpty()) << message;
     EXPECT_THAT(MustSubscriptions(*store_), IsEmpty()) << message;
   }
+}
+
+// A read connection (Store::OpenReader) sees each batch once its Commit returned, the writer's
+// data as it is now (not as it was when the reader opened), and survives its Store.
+TEST_P(StoreConformanceTest, ReaderSeesWhatWasCommitted) {
+  MustCommit({.jobs = {MinimalJob(1)}, .events = {SampleEvent(JobId(1), "submit")}});
+  auto opened = store_->OpenReader();
+  ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+  std::unique_ptr<StoreReader> reader = std::move(opened).value();
+  EXPECT_EQ(DebugString(MustGet(*reader, 1)), DebugString(MinimalJob(1)));
+  Job ended = MinimalJob(2);
+  ended.state = JobState::kCompleted;
+  ended.end_time = FromUnixMillis(1'700'000'100'000);
+  MustCommit({.jobs = {ended},
+              .events = {SampleEvent(JobId(2), "state")},
+              .nodes = {SampleNode("n1", 2)},
+              .tokens = {SampleToken("t1")}});
+  EXPECT_EQ(DebugString(MustGet(*reader, 2)), DebugString(ended));
+  EXPECT_THAT(Ids(MustList(*reader, {})), ElementsAre(2, 1));
+  EXPECT_THAT(Kinds(MustEvents(*reader, std::nullopt, 0)), ElementsAre("submit", "state"));
+  EXPECT_THAT(Kinds(MustEvents(*reader, JobId(2), 0)), ElementsAre("state"));
+  EXPECT_THAT(Names(MustNodes(*reader)), ElementsAre("n1"));
+  EXPECT_THAT(TokenIds(MustTokens(*reader)), ElementsAre("t1"));
+  EXPECT_EQ(MustMaxJobId(*reader), 2);
+  store_.reset();
+  EXPECT_EQ(MustMaxJobId(*reader), 2) << "a reader outlives its Store";
+}
+
+// Reads on another thread while the owner commits: each read sees whole batches only (a job
+// and its event are committed together), and never waits for the writer to finish.
+TEST_P(StoreConformanceTest, ReaderReadsWhileTheOwnerCommits) {
+  MustCommit({.jobs = {MinimalJob(1)}});
+  auto opened = store_->OpenReader();
+  ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+  std::unique_ptr<StoreReader> reader = std::move(opened).value();
+  constexpr int kBatches = 50;
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0};
+  std::atomic<int> failed{0};
+  std::thread reads([&] {
+    while (!done.load()) {
+      auto jobs = reader->ListJobs({});
+      auto events = reader->ListEvents(std::nullopt, 0, 10'000);
+      if (!jobs.ok() || !events.ok()) {
+        failed += 1;
+        continue;
+      }
+      // Jobs are read first: every event read after names a job that is there by then, and
+      // a batch's two jobs are there together.
+      if (jobs->size() % 2 == 0) {
+        torn += 1;
+      }
+    }
+  });
+  for (int i = 0; i < kBatches; ++i) {
+    const std::int64_t id = 2 + std::int64_t{2} * i;
+    Status s = store_->Commit({.jobs = {MinimalJob(id), MinimalJob(id + 1)},
+                               .events = {SampleEvent(JobId(id), "submit")}});
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+  }
+  done = true;
+  reads.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(torn.load(), 0) << "a read saw half a batch";
+  EXPECT_EQ(MustList(*reader, {.limit = 1000}).size(), 1u + 2 * kBatches);
 }
 
 }  // namespace gf::testing

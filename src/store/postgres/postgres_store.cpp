@@ -144,8 +144,12 @@ std::string ListJobsSql(unsigned filters) {
 // a COMMIT returns once the WAL is flushed (the server's default, but a role or database may
 // lower it, and the store's promise rests on it). extra_float_digits=3 and bytea_output=hex:
 // the text forms PgRow reads (shortest exact doubles, hex bytes), whatever the server's config.
-void ConfigureSession(pqxx::connection& conn, const std::string& schema) {
+// A read-only session (Store::OpenReader) refuses every write the server sees.
+void ConfigureSession(pqxx::connection& conn, const std::string& schema, bool read_only) {
   conn.set_variable("search_path", "\"" + schema + "\"");
+  if (read_only) {
+    conn.set_variable("default_transaction_read_only", "on");
+  }
   conn.set_variable("synchronous_commit", "on");
   conn.set_variable("extra_float_digits", "3");
   conn.set_variable("bytea_output", "hex");
@@ -159,10 +163,11 @@ void ConfigureSession(pqxx::connection& conn, const std::string& schema) {
 
 class PostgresStore final : public Store {
  public:
-  PostgresStore(std::unique_ptr<pqxx::connection> conn, PostgresUrl url)
-      : conn_(std::move(conn)), url_(std::move(url)) {}
+  PostgresStore(std::unique_ptr<pqxx::connection> conn, PostgresUrl url, bool read_only)
+      : conn_(std::move(conn)), url_(std::move(url)), read_only_(read_only) {}
 
   Status Commit(const StoreBatch& batch) override;
+  Result<std::unique_ptr<StoreReader>> OpenReader() override;
   Result<std::optional<Job>> GetJob(JobId id) override;
   Result<std::vector<Job>> ListJobs(const JobQuery& query) override;
   Result<std::int64_t> MaxJobId() override { return ReadCounter("max_job_id", "max job id"); }
@@ -217,6 +222,7 @@ class PostgresStore final : public Store {
   PostgresUrl url_;
   PgParams params_;                    // reused for every statement, to keep its capacity
   std::optional<std::int64_t> fence_;  // FenceWith
+  bool read_only_;                     // an OpenReader session: every transaction read-only
 };
 
 Result<pqxx::connection*> PostgresStore::Connection() {
@@ -226,7 +232,7 @@ Result<pqxx::connection*> PostgresStore::Connection() {
   if (conn_ == nullptr) {
     try {
       auto conn = std::make_unique<pqxx::connection>(url_.conninfo);
-      ConfigureSession(*conn, url_.schema);
+      ConfigureSession(*conn, url_.schema, read_only_);
       conn_ = std::move(conn);
     } catch (const std::exception& e) {
       return InStore(PostgresError(e, "reconnect"));
@@ -604,14 +610,27 @@ Result<std::unique_ptr<Store>> Open(const PostgresUrl& url) {
   }
   try {
     GF_TRY(ApplyPostgresMigrations(*conn, url.schema, PostgresMigrations()));
-    ConfigureSession(*conn, url.schema);
+    ConfigureSession(*conn, url.schema, /*read_only=*/false);
   } catch (const std::exception& e) {
     return PostgresError(e, "open schema '" + url.schema + "'");
   }
-  return std::unique_ptr<Store>(std::make_unique<PostgresStore>(std::move(conn), url));
+  return std::unique_ptr<Store>(
+      std::make_unique<PostgresStore>(std::move(conn), url, /*read_only=*/false));
 }
 
 }  // namespace
+
+// A session of its own on the schema this store opened (and migrated).
+Result<std::unique_ptr<StoreReader>> PostgresStore::OpenReader() {
+  try {
+    auto conn = std::make_unique<pqxx::connection>(url_.conninfo);
+    ConfigureSession(*conn, url_.schema, /*read_only=*/true);
+    return std::unique_ptr<StoreReader>(
+        std::make_unique<PostgresStore>(std::move(conn), url_, /*read_only=*/true));
+  } catch (const std::exception& e) {
+    return InStore(PostgresError(e, "open a read connection"));
+  }
+}
 
 Result<std::unique_ptr<Store>> OpenPostgresStore(std::string_view url,
                                                  const PostgresStoreOptions& options) {

@@ -139,12 +139,26 @@ std::string ListJobsSql(unsigned filters) {
   return sql + " ORDER BY id DESC LIMIT :limit";
 }
 
+Result<std::unique_ptr<StoreReader>> OpenReadOnly(const std::string& db_file,
+                                                  const SqliteStoreOptions& options);
+
 class SqliteStore final : public Store {
  public:
-  SqliteStore(SqliteHandle db, std::string name, CachedStatements statements)
-      : db_(std::move(db)), name_(std::move(name)), stmts_(std::move(statements)) {}
+  SqliteStore(SqliteHandle db,
+              std::string name,
+              CachedStatements statements,
+              const SqliteStoreOptions& options,
+              bool read_only)
+      : db_(std::move(db)),
+        name_(std::move(name)),
+        stmts_(std::move(statements)),
+        options_(options),
+        read_only_(read_only) {}
 
   Status Commit(const StoreBatch& batch) override;
+  Result<std::unique_ptr<StoreReader>> OpenReader() override {
+    return OpenReadOnly(name_, options_);
+  }
   Result<std::optional<Job>> GetJob(JobId id) override;
   Result<std::vector<Job>> ListJobs(const JobQuery& query) override;
   Result<std::int64_t> MaxJobId() override { return QueryMax(stmts_.max_job_id, "max job id"); }
@@ -197,11 +211,16 @@ class SqliteStore final : public Store {
   std::optional<SqliteStatement> write_lease_;
   std::optional<SqliteStatement> renew_lease_;
   std::optional<std::int64_t> fence_;  // FenceWith
+  SqliteStoreOptions options_;         // for OpenReader
+  bool read_only_;                     // an OpenReader connection: no writes
 };
 
 Status SqliteStore::Commit(const StoreBatch& batch) {
   if (batch.empty()) {
     return OkStatus();
+  }
+  if (read_only_) {
+    return InStore(FailedPrecondition("commit: a read-only connection"));
   }
   // Before the transaction: a row the schema cannot judge (a NaN) refuses the batch whole.
   if (Status valid = ValidateBatch(batch); !valid.ok()) {
@@ -259,6 +278,9 @@ Status SqliteStore::CheckFence() {
 Result<LeaseAttempt> SqliteStore::AcquireLease(const std::string& holder,
                                                Time now,
                                                std::chrono::milliseconds ttl) {
+  if (read_only_) {
+    return InStore(FailedPrecondition("acquire the lease: a read-only connection"));
+  }
   LeaseAttempt attempt;
   Status status = InTransaction("acquire the lease", [&]() -> Status {
     GF_ASSIGN_OR_RETURN(std::optional<LeaseHolder> current, ReadLease());
@@ -285,6 +307,9 @@ Result<LeaseAttempt> SqliteStore::AcquireLease(const std::string& holder,
 }
 
 Status SqliteStore::RenewLease(std::int64_t epoch, Time now, std::chrono::milliseconds ttl) {
+  if (read_only_) {
+    return InStore(FailedPrecondition("renew the lease: a read-only connection"));
+  }
   GF_ASSIGN_OR_RETURN(
       SqliteStatement * stmt,
       Cached(renew_lease_, "UPDATE leader SET expires_ms = ?1 WHERE id = 1 AND epoch = ?2"));
@@ -644,14 +669,14 @@ Status ConfigureConnection(sqlite3* db) {
   return OkStatus();
 }
 
-Result<std::unique_ptr<Store>> Open(const std::filesystem::path& db_file,
-                                    const SqliteStoreOptions& options) {
-  GF_TRY(CreateParentFolders(db_file));
-  GF_TRY(CreateFilePrivate(db_file));
+// Opens a connection to `db_file` with `flags`, its busy timeout set.
+Result<SqliteHandle> Connect(const std::filesystem::path& db_file,
+                             int flags,
+                             const SqliteStoreOptions& options) {
   sqlite3* raw = nullptr;
-  // NOMUTEX: the store is used by one thread; SQLite's own locking would only cost time.
-  int rc =
-      sqlite3_open_v2(db_file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  // NOMUTEX: a connection is used by one thread at a time; SQLite's own locking would only
+  // cost time.
+  int rc = sqlite3_open_v2(db_file.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteHandle db(raw);  // closes the handle on every path, even when open failed
   if (rc != SQLITE_OK) {
     return SqliteError(db.get(), rc, "open");
@@ -660,11 +685,38 @@ Result<std::unique_ptr<Store>> Open(const std::filesystem::path& db_file,
   const std::int64_t max_busy_ms = std::int64_t{24} * 3600 * 1000;
   auto busy_ms = std::clamp<std::int64_t>(options.busy_timeout.count(), 0, max_busy_ms);
   sqlite3_busy_timeout(db.get(), static_cast<int>(busy_ms));
+  return db;
+}
+
+Result<std::unique_ptr<Store>> Open(const std::filesystem::path& db_file,
+                                    const SqliteStoreOptions& options) {
+  GF_TRY(CreateParentFolders(db_file));
+  GF_TRY(CreateFilePrivate(db_file));
+  GF_ASSIGN_OR_RETURN(SqliteHandle db, Connect(db_file, SQLITE_OPEN_READWRITE, options));
   GF_TRY(ConfigureConnection(db.get()));
   GF_TRY(ApplyMigrations(db.get(), SqliteMigrations()));
   GF_ASSIGN_OR_RETURN(CachedStatements statements, PrepareStatements(db.get()));
-  return std::unique_ptr<Store>(
-      std::make_unique<SqliteStore>(std::move(db), db_file.string(), std::move(statements)));
+  return std::unique_ptr<Store>(std::make_unique<SqliteStore>(
+      std::move(db), db_file.string(), std::move(statements), options, /*read_only=*/false));
+}
+
+// A second connection on the WAL database its Store opened (and migrated): SQLITE_OPEN_READONLY
+// and query_only, so nothing can write through it. In WAL mode its reads do not wait for the
+// writer, nor the writer for them; each statement reads the last committed state.
+Result<std::unique_ptr<StoreReader>> OpenReadOnly(const std::string& db_file,
+                                                  const SqliteStoreOptions& options) {
+  auto opened = [&]() -> Result<std::unique_ptr<StoreReader>> {
+    GF_ASSIGN_OR_RETURN(SqliteHandle db, Connect(db_file, SQLITE_OPEN_READONLY, options));
+    GF_TRY(SqliteExec(db.get(), "PRAGMA query_only = 1", "set query_only"));
+    GF_ASSIGN_OR_RETURN(CachedStatements statements, PrepareStatements(db.get()));
+    return std::unique_ptr<StoreReader>(std::make_unique<SqliteStore>(
+        std::move(db), db_file, std::move(statements), options, /*read_only=*/true));
+  }();
+  if (!opened.ok()) {
+    return MakeError(opened.error().code,
+                     "store '" + db_file + "': open a read connection: " + opened.error().message);
+  }
+  return opened;
 }
 
 }  // namespace
