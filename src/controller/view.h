@@ -22,10 +22,10 @@
 #include <optional>
 #include <vector>
 
-#include "controller/service.h"
 #include "core/result.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "service/service.h"
 #include "store/store.h"
 
 namespace gf {
