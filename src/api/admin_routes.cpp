@@ -120,7 +120,7 @@ Result<HttpResponse> SetMigLayout(ClusterService& service, const RequestContext&
   return JsonResponse(200, GpuToJson(gpu));
 }
 
-// ---- The agent link (controller/agent_link.h), for `gpufleet server` only ----
+// ---- The agent link (service/agent_link.h), for `gpufleet server` only ----
 
 Result<AgentLinkService*> AgentLink(const RequestContext& ctx) {
   if (ctx.agent_link == nullptr) {

@@ -1,4 +1,4 @@
-// The JSON of the agent link (controller/agent_link.h): hello, session, report batches and
+// The JSON of the agent link (service/agent_link.h): hello, session, report batches and
 // commands, both ways. Nodes, GPUs and samples travel in the form the public API shows them
 // (json_mapping.h: NodeToJson, GpuSampleToJson), read back here; a launch carries only what the
 // agent needs to start the job (LaunchJobToJson). argv, env and the workdir are bytes, not
