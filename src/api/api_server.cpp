@@ -34,7 +34,7 @@ constexpr std::chrono::milliseconds kMaxAcceptPause{1000};
 // what `ec` says.
 std::string OpenSslReason(const beast::error_code& ec) {
   std::string reason = ec.message();
-  const unsigned long code = ERR_peek_last_error();
+  const unsigned long code = ERR_peek_last_error();  // NOLINT(google-runtime-int): OpenSSL's type
   if (code != 0) {
     std::array<char, 256> text{};
     ERR_error_string_n(code, text.data(), text.size());
@@ -192,6 +192,7 @@ Status ApiServerState::LoadTls() {
   const std::string mismatch = "TLS key file " + key + " does not match the certificate in " +
                                cert + "; give the key the certificate was made for";
   ctx.use_private_key(net::buffer(key_pem), ssl::context::pem, ec);
+  // NOLINTNEXTLINE(google-runtime-int): OpenSSL's error codes are unsigned long
   if (ec && ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
                 X509_R_KEY_VALUES_MISMATCH) {  // OpenSSL compares it with the certificate
     ERR_clear_error();
