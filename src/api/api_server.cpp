@@ -192,7 +192,7 @@ Status ApiServerState::LoadTls() {
   const std::string mismatch = "TLS key file " + key + " does not match the certificate in " +
                                cert + "; give the key the certificate was made for";
   ctx.use_private_key(net::buffer(key_pem), ssl::context::pem, ec);
-  // NOLINTNEXTLINE(google-runtime-int): ERR_GET_REASON takes OpenSSL's unsigned long
+  // NOLINTNEXTLINE(google-runtime-int): OpenSSL's error codes are unsigned long
   if (ec && ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
                 X509_R_KEY_VALUES_MISMATCH) {  // OpenSSL compares it with the certificate
     ERR_clear_error();

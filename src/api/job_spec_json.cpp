@@ -172,8 +172,9 @@ Result<std::vector<Dependency>> AfterField(const json& v) {
         }
         d.kind = value == "ok" ? DependencyKind::kOk : DependencyKind::kAny;
       } else {
-        return InvalidArgument("unknown field \"" + key + "\" in " + field +
-                               "; known fields: job, kind");
+        std::string message = "unknown field \"" + key;
+        message.append("\" in ").append(field).append("; known fields: job, kind");
+        return InvalidArgument(message);
       }
     }
     after.push_back(d);

@@ -56,6 +56,10 @@ json GpuAmountJson(std::int64_t milli) {
                                      : json(static_cast<double>(milli) / kWholeGpuMilli);
 }
 
+json GpuMemJson(std::int64_t mib) {
+  return mib > 0 ? json(mib) : json();
+}
+
 namespace {
 
 // A request's share of one GPU (issue #7): null when not asked (0), else as GpuAmountJson.

@@ -497,7 +497,7 @@ std::optional<HttpResponse> CheckBodyMediaType(const HttpRequest& request, std::
     return std::nullopt;
   }
   const std::optional<std::string> type = FindHeader(request.headers, "Content-Type");
-  std::string_view media = type ? std::string_view(*type) : std::string_view();
+  std::string_view media = type ? std::string_view{*type} : std::string_view{};
   media = media.substr(0, media.find(';'));
   while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) {
     media.remove_suffix(1);

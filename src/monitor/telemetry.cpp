@@ -178,9 +178,9 @@ std::optional<Time> Telemetry::Impl::IdleSince(JobId job) const {
 }
 
 const Holdings& Telemetry::Impl::HoldingsOf(const GpuUuid& uuid) const {
-  static const Holdings kFree;
+  static const Holdings none;
   const auto entry = holdings_.find(uuid);
-  return entry == holdings_.end() ? kFree : entry->second;
+  return entry == holdings_.end() ? none : entry->second;
 }
 
 GpuView Telemetry::Impl::View(const GpuState& state) const {
