@@ -51,7 +51,8 @@ json SampleReport() {
                             .budget_used_pct = 5.0,
                             .events = EventCounts{.preemptions = 3}},
                 TeamFigures{.team = "a<b>"}},
-      .users = {UserFigures{.team = "cv", .user = "alice", .peak_memory_mib = 12 * 1024}},
+      .users = {UserFigures{
+          .team = "cv", .user = "alice", .peak_memory_mib = std::int64_t{12} * 1024}},
       .waste_gpu_hours = 0.1,
       .waste_jobs = {WasteJob{.job = 7,
                               .name = "<script>alert(\"x\")</script>, \"quoted\"\nline",
