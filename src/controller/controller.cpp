@@ -390,7 +390,7 @@ Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
                                                  ArrayRequest array) {
   return Call<std::vector<Job>>(
       [this, caller, spec = std::move(spec), array = std::move(array)]() mutable {
-        return DoSubmitArray(caller, std::move(spec), std::move(array));
+        return DoSubmitArray(caller, std::move(spec), array);
       });
 }
 
@@ -531,7 +531,7 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
     }
     // The view's copy carries the current pending reason; a job stored as ended has left it.
     const Job* live = IsTerminal(job.state) ? nullptr : view->Find(job.id);
-    out.push_back(WithLiveUsage(live != nullptr ? *live : std::move(job)));
+    out.push_back(live != nullptr ? WithLiveUsage(*live) : WithLiveUsage(std::move(job)));
   }
   return out;
 }
@@ -706,7 +706,10 @@ Status Controller::CheckDependencies(const Caller& caller, const std::vector<Dep
       if (outcome->exit_code) {
         message += " (exit " + std::to_string(*outcome->exit_code) + ")";
       }
-      message += ", so " + id + ":ok can never be met; give " + id;
+      message += ", so ";
+      message += id;
+      message += ":ok can never be met; give ";
+      message += id;
       message += " without :ok to run after it anyway";
       return InvalidArgument(message);
     }

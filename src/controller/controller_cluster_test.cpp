@@ -563,7 +563,7 @@ TEST_F(ControllerClusterTest, AGangStartsWholeAndAFailedMemberCancelsTheOther) {
 
 TEST_F(ControllerClusterTest, OnlyOperatorsDrainAndADrainNeedsAReason) {
   Join(kN1, a1_);
-  for (auto result :
+  for (const auto& result :
        {controller_->DrainNode(alice_, kN1, "bad fan"), controller_->ResumeNode(alice_, kN1)}) {
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().code, ErrorCode::kPermissionDenied);

@@ -20,7 +20,7 @@ JobSpec Spec(int gpus, PriorityClass p = PriorityClass::kNormal) {
   s.argv = {"sleep", "100"};
   s.workdir = "/tmp";
   s.request.gpus = gpus;
-  s.priority = p;
+  s.priority = std::move(p);
   return s;
 }
 
