@@ -55,7 +55,10 @@ class PassTimer {
 std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
                                       const std::map<std::string, double>& hours) {
   std::set<std::string> over;
-  for (const auto& [team, used] : hours) {
+  for (const auto& entry : hours) {
+    // Not a structured binding: clang 14 (clang-tidy, the fuzz build) cannot capture one.
+    const std::string& team = entry.first;
+    const double used = entry.second;
     const auto listed = std::find_if(policy.teams.begin(),
                                      policy.teams.end(),
                                      [&](const TeamPolicy& t) { return t.name == team; });

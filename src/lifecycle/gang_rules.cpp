@@ -19,6 +19,7 @@ std::vector<GangAction> SettleGang(const std::vector<GangMemberState>& members) 
     return a->rank < b->rank;
   };
   std::vector<const GangMemberState*> ranked;
+  ranked.reserve(members.size());
   for (const GangMemberState& m : members) {
     ranked.push_back(&m);
   }
