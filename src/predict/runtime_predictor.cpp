@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 
 namespace gf {
 namespace {
@@ -77,8 +78,9 @@ std::string CommandFamily(std::string_view name, const std::vector<std::string>&
       ++i;
     }
     return i < argv.size()
-               ? CommandFamily(
-                     "", std::vector<std::string>(argv.begin() + static_cast<long>(i), argv.end()))
+               ? CommandFamily("",
+                               std::vector<std::string>(
+                                   argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end()))
                : family;
   }
   if (!IsLauncher(program)) {

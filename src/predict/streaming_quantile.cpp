@@ -70,7 +70,7 @@ double StreamingQuantile::Parabolic(int i, double d) const {
 
 double StreamingQuantile::Linear(int i, int d) const {
   const auto u = static_cast<std::size_t>(i);
-  const auto v = static_cast<std::size_t>(i + d);
+  const std::size_t v = d > 0 ? u + 1 : u - 1;  // the neighbour it moves towards
   return height_[u] + d * (height_[v] - height_[u]) / (position_[v] - position_[u]);
 }
 
