@@ -612,7 +612,7 @@ void Engine::Finish(const Event& event) {
     return;  // that run was preempted
   }
   StopRun(event.job, event.at);
-  ended_.push_back(JobId(static_cast<std::int64_t>(event.job) + 1));
+  ended_.emplace_back(static_cast<std::int64_t>(event.job) + 1);
   --unfinished_;
   JobOutcome& outcome = result_.jobs[live.job];
   outcome.fate = event.timeout ? JobFate::kTimeout : JobFate::kCompleted;

@@ -474,8 +474,12 @@ std::string FormatInflation(const std::vector<NamedSummary>& runs) {
   std::string rule = "|---|";
   for (const NamedSummary& run : runs) {
     const std::string name = run.policy.empty() ? "" : run.policy + ": ";
-    head += " " + name + "unallocated | " + name + "allocation rate (of placeable) | " + name +
-            "fragmented |";
+    head += ' ';
+    for (const char* column :
+         {"unallocated | ", "allocation rate (of placeable) | ", "fragmented |"}) {
+      head += name;
+      head += column;
+    }
     rule += "---|---|---|";
   }
   std::string out = head + "\n" + rule + "\n";
