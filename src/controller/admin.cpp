@@ -203,7 +203,7 @@ void Controller::SetNodeState(NodeEntry& entry) {
   entry.node.state = state;
   entry.node.state_reason = reason;
   batch_.nodes.push_back(entry.node);
-  full_pass_needed_ = true;  // where jobs may go changed
+  passes_.NeedFull();  // where jobs may go changed
 }
 
 void Controller::UpdateDrains() {

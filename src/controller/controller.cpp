@@ -83,7 +83,8 @@ Controller::Controller(std::unique_ptr<Store> store,
       readers_([this] { return store_->OpenReader(); }),
       team_usage_(options_.policy.fair_share.half_life),
       user_usage_(options_.policy.fair_share.half_life),
-      scheduler_(IncrementalOptions{.reuse_within = options_.arrival_reuse}) {
+      scheduler_(IncrementalOptions{.reuse_within = options_.passes.arrival_reuse}),
+      passes_(options_.passes) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
   PublishView();
 }
@@ -225,7 +226,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   Millis wait = options_.tick;
   const Time now = clock_.Now();
-  for (const std::optional<Time>& pass : {next_pass_at_, full_pass_due_, next_reap_at_}) {
+  for (const std::optional<Time>& pass : {passes_.WakeAt(), next_reap_at_}) {
     if (pass) {
       wait = std::min(wait, std::max(Millis(0), *pass - now));
     }
@@ -858,7 +859,7 @@ void Controller::ResolveOne(JobId target, const JobOutcome& outcome) {
     }
   }
   if (dependencies_.WaitingCount() != waiting) {
-    full_pass_needed_ = true;  // a job that waited is now a candidate (or was cancelled)
+    passes_.NeedFull();  // a job that waited is now a candidate (or was cancelled)
   }
 }
 
@@ -1106,8 +1107,8 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
     // Its start time is known only now: waiting jobs may preempt it once it is old enough.
     if (options_.policy.preemption.enabled) {
       const Time old_enough = start_time + options_.policy.preemption.min_run_time;
-      if (old_enough > clock_.Now() && (!next_pass_at_ || old_enough < *next_pass_at_)) {
-        next_pass_at_ = old_enough;
+      if (old_enough > clock_.Now()) {
+        passes_.ArmAt(old_enough);
       }
     }
   });
@@ -1181,7 +1182,7 @@ void Controller::CheckNodeLiveness() {
         LoseJob(job, cause);
       }
     }
-    full_pass_needed_ = true;
+    passes_.NeedFull();
   }
 }
 
@@ -1246,7 +1247,7 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
       message += ": " + change.cause;
     }
     Record(std::nullopt, "gpu_health", actor, message);
-    full_pass_needed_ = true;  // a failed GPU takes no work; a recovered one does again
+    passes_.NeedFull();  // a failed GPU takes no work; a recovered one does again
     if (change.to == GpuHealth::kFailed && change.from != GpuHealth::kFailed) {
       FailOverGpu(node, change);
     }
@@ -1413,7 +1414,7 @@ void Controller::Requeue(Job& job, const std::string& after, const std::string& 
   job.exit_code.reset();
   job.preemptible = false;
   Transition(job, JobState::kPending, "requeued after " + after + ": " + cause, "scheduler");
-  full_pass_needed_ = true;
+  passes_.NeedFull();
 }
 
 // A job that must not run twice (`--no-requeue`: it sends mail, appends to a database) cannot
@@ -1550,7 +1551,7 @@ void Controller::ApplyHello(AgentHello hello) {
       after_commit_.emplace_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
     }
   }
-  full_pass_needed_ = true;
+  passes_.NeedFull();
 }
 
 void Controller::EnforceTimeLimits() {
@@ -1830,7 +1831,7 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
            "approved by " + caller.user + " to run past team " +
                (job.spec.team.empty() ? std::string("(none)") : job.spec.team) +
                "'s GPU-hour budget");
-    full_pass_needed_ = true;
+    passes_.NeedFull();
   }
   return job;
 }
@@ -1857,7 +1858,7 @@ Result<Job> Controller::DoCheckpoint(const Caller& caller, JobId id) {
          "checkpoint",
          caller.user,
          "checkpoint saved: a preemption now loses only the work done since");
-  full_pass_needed_ = true;  // a waiting job may now pick other victims
+  passes_.NeedFull();  // a waiting job may now pick other victims
   return job;
 }
 

@@ -36,6 +36,7 @@
 #include "controller/view.h"
 #include "core/clock.h"
 #include "lifecycle/dependencies.h"
+#include "lifecycle/pass_planner.h"
 #include "lifecycle/stop_intent.h"
 #include "model/notification.h"
 #include "model/webhook_allow.h"
@@ -76,17 +77,10 @@ struct ControllerOptions {
   // lease is renewed every lease_ttl / 3 on the state thread. Unset: no lease (gpufleet up).
   std::optional<std::int64_t> lease_epoch;
   Millis lease_ttl{8000};
-  // Arrivals and job ends are decided incrementally, each against the state of the last full
-  // pass plus the events since; a full pass follows within this long, to refresh every waiting
-  // job's reason and estimate and the fair-share order (usage moves with time). Like Slurm's
-  // quick scheduling on submit followed by its periodic main pass.
-  Millis full_pass_interval{1000};
-  // An arrival this soon after the last pass is decided against that pass's end state as it
-  // was then (IncrementalOptions::reuse_within: one job considered, not the ~200 a replay
-  // re-decides with the stock backfill depth and preemptors). The only effect of the lag: a
-  // job backfilled then may end up to this much later than its check assumed, which is within
-  // what launching a job takes anyway; the next full pass decides from the present again.
-  Millis arrival_reuse{50};
+  // Which scheduling pass a turn runs (lifecycle/pass_planner.h: arrivals and job ends decided
+  // incrementally, a full pass within full_pass_interval after them), the rules `gpufleet sim`
+  // replays with.
+  PassRules passes;
   // [energy]: what a kWh costs and emits, for `quota`, `show` and reports (issue #8).
   EnergyPrice energy_price{};
   // [sharing]: kill the largest process of a fractional job over its GPU memory limit, or
@@ -398,8 +392,8 @@ class Controller final : public ClusterService, public AgentReports {
   // "GPUs 0,1 on gpu01 idle for 31m (...)": the idleness of `job`, for events and causes.
   std::string IdleText(const Job& job, const IdleReaping& rule, Time since, Time now) const;
   void NoteReapAt(Time at);
-  // Scheduling (scheduling.cpp): a full pass when full_pass_needed_ or one is due, else the
-  // turn's events one by one through scheduler_.
+  // Scheduling (scheduling.cpp): the pass passes_ plans (a full one, or the turn's events one
+  // by one through scheduler_).
   void Schedule();
   void FullPass();
   void IncrementalPass();
@@ -493,10 +487,10 @@ class Controller final : public ClusterService, public AgentReports {
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
   std::int64_t next_job_id_ = 1;
   // Scheduling state (scheduling.cpp). scheduler_ holds what the last pass decided on plus the
-  // events fed since; anything it is not told of (a node, a requeue, a dependency met, a
-  // throttled array task) sets full_pass_needed_.
+  // events fed since; passes_ plans the next pass: anything scheduler_ is not told of (a node, a
+  // requeue, a dependency met, a throttled array task) asks it for a full one (NeedFull).
   IncrementalScheduler scheduler_;
-  bool full_pass_needed_ = true;
+  PassPlanner passes_;
   // Whether some GPU may have a mode change waiting for it to empty (Gpu::sharing_next):
   // ApplyWaitingModes walks the GPUs only then. True at first: nodes loaded from the store may
   // carry one.
@@ -511,16 +505,7 @@ class Controller final : public ClusterService, public AgentReports {
   // Whether any GPU was ever in MIG mode: until then a round of samples takes no lock and
   // builds nothing (the usual fleet).
   std::atomic<bool> mig_seen_any_{false};
-  struct SchedulerEvent {
-    JobId job;
-    bool arrival = false;  // else an end
-  };
-  std::vector<SchedulerEvent> events_;  // since the last pass, in order
-  std::optional<Time> full_pass_due_;   // set by an incremental pass (full_pass_interval)
-  std::set<std::string> over_budget_;   // teams over their GPU-hour budget at the last full pass
-  // When a running job becomes old enough to be preempted (min_run_time) while jobs wait:
-  // a pass then may preempt it although nothing else changed.
-  std::optional<Time> next_pass_at_;
+  std::set<std::string> over_budget_;  // teams over their GPU-hour budget at the last full pass
   Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread

@@ -92,7 +92,7 @@ void Controller::HoldForLeftovers(const Job& job, const JobExitReport& report) {
            GpuName(gpu.index, gpu.uuid, entry->first) + ": ok -> degraded: " + cause);
   }
   batch_.nodes.push_back(entry->second.node);
-  full_pass_needed_ = true;
+  passes_.NeedFull();
 }
 
 // Slurm drains a node on a GPU error and leaves its jobs to die; DCGM only reports. Here the
@@ -252,7 +252,7 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller,
     const Gpu answer = *found;
     batch_.nodes.push_back(entry.node);
     telemetry_->SetInventory(entry.node);
-    full_pass_needed_ = true;
+    passes_.NeedFull();
     return answer;
   });
 }
@@ -288,7 +288,7 @@ void Controller::ApplyWaitingModes() {
     if (changed) {
       batch_.nodes.push_back(entry.node);
       telemetry_->SetInventory(entry.node);
-      full_pass_needed_ = true;
+      passes_.NeedFull();
     }
   }
 }
@@ -353,7 +353,7 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller,
     const Gpu answer = *found;
     batch_.nodes.push_back(entry.node);
     telemetry_->SetInventory(entry.node);
-    full_pass_needed_ = true;
+    passes_.NeedFull();
     return answer;
   });
 }
@@ -430,7 +430,7 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
   if (changed) {
     batch_.nodes.push_back(entry->second.node);
     telemetry_->SetInventory(entry->second.node);
-    full_pass_needed_ = true;
+    passes_.NeedFull();
   }
 }
 

@@ -1,18 +1,13 @@
 // The controller's scheduling step (controller.h): what the scheduler is shown, which pass a
 // turn runs, and acting on its decisions.
 //
-// Two kinds of pass, one set of decisions:
-// - A full pass gives the IncrementalScheduler a fresh snapshot (nodes, running jobs, usage)
-//   and the whole queue; its decisions are Decide()'s.
-// - An incremental pass feeds it the turn's arrivals and ends one by one; each decision is
-//   Decide()'s on the last full pass's state with the events since applied (incremental.h),
-//   at a cost that does not grow with the queue. That is what keeps a submission cheap when
-//   thousands of jobs wait (issue #6: acknowledged submissions per second).
-// Anything the scheduler is not told of event by event (a node change, a requeue, a met
-// dependency, a throttled array task, a preemption's victim now old enough) asks for a full
-// pass, and one follows incremental passes within full_pass_interval: the usage behind the
-// fair-share order moves with time, and the jobs an incremental pass did not look at keep
-// their last reason until then.
+// Which pass runs is the lifecycle's rule (lifecycle/pass_planner.h), the one `gpufleet sim`
+// replays with: a full pass gives the IncrementalScheduler a fresh snapshot (nodes, running
+// jobs, usage) and the whole queue; an incremental pass feeds it the turn's arrivals and ends
+// one by one, at a cost that does not grow with the queue (issue #6: acknowledged
+// submissions per second). What is left here is the controller's side of it: which queue
+// changes are more than one event (NoteArrival, NoteEnd), the snapshot and queue, and applying
+// the decisions.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -28,10 +23,6 @@
 
 namespace gf {
 namespace {
-
-// Beyond this many events in one turn (an array's tasks, a burst), one full pass is cheaper
-// than an incremental pass per event.
-constexpr std::size_t kMaxIncrementalEvents = 64;
 
 // Counts a pass and its wall time (steady clock: the controller's clock may be a test's).
 class PassTimer {
@@ -95,30 +86,31 @@ void Controller::NoteArrival(const Job& job) {
   // A job that waits for another job, or an array task (its array's max_running may hold it
   // back), is not simply a new entry in the queue: the full pass sorts out what HeldBack says.
   if (job.spec.array.has_value() || job.spec.gang.has_value() || dependencies_.Waiting(job.id)) {
-    full_pass_needed_ = true;
+    passes_.NeedFull();
     return;
   }
-  events_.push_back(SchedulerEvent{.job = job.id, .arrival = true});
+  passes_.Arrival(job.id);
 }
 
 void Controller::NoteEnd(const Job& job) {
   if (job.spec.array.has_value() && job.spec.array->max_running) {
-    full_pass_needed_ = true;  // a task held back by the array's limit may run now
+    passes_.NeedFull();  // a task held back by the array's limit may run now
     return;
   }
-  events_.push_back(SchedulerEvent{.job = job.id, .arrival = false});
+  passes_.End(job.id);
 }
 
 void Controller::Schedule() {
   ApplyWaitingModes();
-  const Time now = clock_.Now();
-  const bool due =
-      (full_pass_due_ && now >= *full_pass_due_) || (next_pass_at_ && now >= *next_pass_at_);
-  if (full_pass_needed_ || due || events_.size() > kMaxIncrementalEvents ||
-      (!events_.empty() && BudgetsCrossed())) {
-    FullPass();
-  } else if (!events_.empty()) {
-    IncrementalPass();
+  switch (passes_.Plan(clock_.Now(), [this] { return BudgetsCrossed(); })) {
+    case PassKind::kFull:
+      FullPass();
+      break;
+    case PassKind::kIncremental:
+      IncrementalPass();
+      break;
+    case PassKind::kNone:
+      break;
   }
 }
 
@@ -138,16 +130,15 @@ std::set<std::string> Controller::OverBudgetNow() const {
 
 void Controller::FullPass() {
   const PassTimer timer(counters_.full_passes);
-  full_pass_needed_ = false;
-  full_pass_due_.reset();
-  events_.clear();
-  next_pass_at_.reset();
+  passes_.StartFull();
   over_budget_ = OverBudgetNow();
   // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
   Decisions decisions = scheduler_.Full(
       Snapshot(), PendingQueue(HeldBack(active_, dependencies_)), options_.policy, clock_.Now());
   if (!decisions.pending.empty()) {
-    next_pass_at_ = NextPassAt();
+    if (const std::optional<Time> at = NextPassAt()) {
+      passes_.ArmAt(*at);
+    }
   }
   ApplyDecisions(std::move(decisions));
   // The jobs held back get their reasons after this pass's starts, so that an array's count
@@ -162,36 +153,38 @@ void Controller::FullPass() {
 
 void Controller::IncrementalPass() {
   const Time now = clock_.Now();
-  std::vector<SchedulerEvent> events = std::move(events_);
-  events_.clear();
+  const IncrementalBatch batch = passes_.StartIncremental(now);
   bool waiting = false;
-  for (const SchedulerEvent& event : events) {
-    auto it = active_.find(event.job);
-    if (event.arrival && (it == active_.end() || it->second.state != JobState::kPending)) {
+  const auto apply = [&](IncrementalResult result) {
+    waiting = waiting || !result.decisions.pending.empty();
+    ApplyDecisions(std::move(result.decisions));
+    // A decision that could not be applied as given (see ApplyDecisions) means the scheduler's
+    // copy no longer matches: the full pass below resyncs it.
+    return !passes_.FullNeeded();
+  };
+  bool in_step = true;
+  if (!batch.ends.empty()) {
+    const PassTimer timer(counters_.incremental_passes);
+    in_step = apply(scheduler_.OnCompletions(batch.ends, now));
+  }
+  for (std::size_t i = 0; in_step && i < batch.arrivals.size(); ++i) {
+    auto it = active_.find(batch.arrivals[i]);
+    if (it == active_.end() || it->second.state != JobState::kPending) {
       continue;  // it left in the same turn (cancelled): its end event says nothing either
     }
     const PassTimer timer(counters_.incremental_passes);
-    IncrementalResult result = event.arrival ? scheduler_.OnArrival(AsQueued(it->second), now)
-                                             : scheduler_.OnCompletion(event.job, now);
-    waiting = waiting || !result.decisions.pending.empty();
-    ApplyDecisions(std::move(result.decisions));
-    if (full_pass_needed_) {
-      // A decision could not be applied as given (see ApplyDecisions): the scheduler's copy
-      // no longer matches; the full pass below resyncs it.
-      break;
-    }
+    in_step = apply(scheduler_.OnArrival(AsQueued(it->second), now));
   }
-  if (full_pass_needed_) {
+  if (!in_step) {
     FullPass();
     return;
   }
-  if (waiting && !next_pass_at_) {
+  if (waiting && !passes_.ArmedAt()) {
     // A job waits that a running job may have to make way for once old enough: the full
     // pass of that moment decides the preemption.
-    next_pass_at_ = NextPassAt();
-  }
-  if (!full_pass_due_) {
-    full_pass_due_ = now + options_.full_pass_interval;
+    if (const std::optional<Time> at = NextPassAt()) {
+      passes_.ArmAt(*at);
+    }
   }
 }
 
@@ -303,7 +296,7 @@ void Controller::ApplyDecisions(Decisions decisions) {
         !terminating_.contains(preemption.victim)) {
       Preempt(victim->second, preemption);
     } else {
-      full_pass_needed_ = true;  // the scheduler thought it running: its copy is stale
+      passes_.NeedFull();  // the scheduler thought it running: its copy is stale
     }
   }
   for (auto& start : decisions.starts) {
@@ -314,7 +307,7 @@ void Controller::ApplyDecisions(Decisions decisions) {
           "controller: the scheduler started job {}, which is not pending; "
           "deciding again with a full pass",
           start.job.value());
-      full_pass_needed_ = true;
+      passes_.NeedFull();
       continue;
     }
     Job& job = it->second;

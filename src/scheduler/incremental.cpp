@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <utility>
 
 #include "scheduler/ordering/fair_share.h"
@@ -153,6 +154,47 @@ IncrementalResult IncrementalScheduler::OnCompletion(JobId job, Time now) {
     return Replay(std::move(fresh), now);
   }
   return Rerun(now);
+}
+
+IncrementalResult IncrementalScheduler::OnCompletions(const std::vector<JobId>& jobs, Time now) {
+  if (jobs.size() == 1) {
+    return OnCompletion(jobs.front(), now);
+  }
+  std::vector<JobId> queued;  // not running: they leave the queue one by one
+  bool freed = false;
+  for (const JobId job : jobs) {
+    if (RemoveRunning(job)) {
+      freed = true;
+    } else {
+      queued.push_back(job);
+    }
+  }
+  IncrementalResult result{.decisions = {}, .path = IncrementalPath::kFast, .considered = 0};
+  const auto add = [&](IncrementalResult more) {
+    std::move(more.decisions.starts.begin(),
+              more.decisions.starts.end(),
+              std::back_inserter(result.decisions.starts));
+    std::move(more.decisions.preemptions.begin(),
+              more.decisions.preemptions.end(),
+              std::back_inserter(result.decisions.preemptions));
+    std::move(more.decisions.pending.begin(),
+              more.decisions.pending.end(),
+              std::back_inserter(result.decisions.pending));
+    result.path = more.path;  // named by its last pass
+    result.considered += more.considered;
+  };
+  for (const JobId job : queued) {
+    add(OnCompletion(job, now));
+  }
+  if (freed) {
+    if (full_pass_slots_ > 0) {  // see full_pass_slots_
+      add(FullOnCurrent(now));
+    } else {
+      DropPass();
+      add(HeadStarts(now));
+    }
+  }
+  return result;
 }
 
 IncrementalResult IncrementalScheduler::Refresh(Time now) {

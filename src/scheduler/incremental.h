@@ -30,7 +30,8 @@
 // - kReplay: everything else: a fresh pass over the current state that considers the jobs in
 //   order up to the point above, then only the jobs that could still start. Its decisions are
 //   those of every job it considered.
-// - kHead: a running job ended: its GPUs go to the head of the queue. A pass over the current
+// - kHead: a running job ended (or several at once: OnCompletions): its GPUs go to the head of
+//   the queue. A pass over the current
 //   state considers the jobs in order while they start, and stops after the first that does
 //   not (its decision, a reservation or a preemption, is made too). Those decisions are
 //   Decide()'s for those jobs, since a pass decides each job from the jobs before it alone;
@@ -99,6 +100,14 @@ class IncrementalScheduler {
   // A running job ended (its GPUs are free), or a queued job left the queue (cancelled).
   // An id it does not know changes nothing.
   IncrementalResult OnCompletion(JobId job, Time now);
+  // Several jobs ended at once (one controller turn, one simulated instant): the running ones
+  // give up their GPUs together and then one head-of-queue pass (kHead) decides, so that the
+  // head sees every GPU they freed, as a full pass would; told one by one, the first end's
+  // pass could place the head's predecessor on a GPU that the second end's GPUs would have
+  // completed a node with. Queued jobs among them (cancelled) leave as OnCompletion has them
+  // leave. The decisions of every pass it ran, in order, named by the path of the last (one
+  // id: OnCompletion's).
+  IncrementalResult OnCompletions(const std::vector<JobId>& jobs, Time now);
 
   // Nothing happened, but the kept pass may be stale (its decisions changed the state) or
   // older than `now`: decides again (kReplay), so that the next arrival can take kFast. For an

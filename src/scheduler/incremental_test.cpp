@@ -204,6 +204,35 @@ TEST(IncrementalSchedulerTest, AJobsEndLeavesBackfillToTheNextPass) {
   }));
 }
 
+// Jobs that end at once free their GPUs together before the head of the queue is decided, as
+// a full pass sees them: 901 frees node a (4 GPUs) and 902 one GPU of node b. Told one by one,
+// 901's end would give job 1 (1 GPU, the head) a GPU of node a, and job 2 (4 GPUs) could then
+// not start; together, job 1 takes b's freed GPU (the fullest node that fits) and job 2 node a.
+TEST(IncrementalSchedulerTest, JobsEndingAtOnceFreeTheirGpusBeforeTheHeadIsDecided) {
+  ClusterSnapshot cluster{{MakeNode("a", 4, "H100"), MakeNode("b", 4, "H100")}};
+  cluster.running = {Running(901, "a", 0, 4, 600'000),
+                     Running(902, "b", 0, 1, 600'000),
+                     Running(903, "b", 1, 3, 1'800'000)};
+  const Queue queue{{Job(1, 1), Job(2, 4)}};
+  IncrementalScheduler together;
+  together.Full(cluster, queue, ShallowPolicy(), At(kNowMs));
+  const IncrementalResult got = together.OnCompletions({JobId(901), JobId(902)}, At(kNowMs));
+  EXPECT_EQ(got.path, IncrementalPath::kHead);
+  ClusterSnapshot after = cluster;
+  after.running.erase(after.running.begin(), after.running.begin() + 2);
+  ExpectAsDecide(got.decisions, after, queue, ShallowPolicy(), At(kNowMs));
+  ASSERT_EQ(got.decisions.starts.size(), 2U);
+  EXPECT_EQ(got.decisions.starts[0].allocation.node, NodeId("b"));
+  EXPECT_EQ(got.decisions.starts[1].allocation.node, NodeId("a"));
+
+  IncrementalScheduler one_by_one;
+  one_by_one.Full(cluster, queue, ShallowPolicy(), At(kNowMs));
+  const IncrementalResult first = one_by_one.OnCompletion(JobId(901), At(kNowMs));
+  ASSERT_EQ(first.decisions.starts.size(), 1U);
+  EXPECT_EQ(first.decisions.starts[0].allocation.node, NodeId("a"));
+  EXPECT_TRUE(one_by_one.OnCompletion(JobId(902), At(kNowMs)).decisions.starts.empty());
+}
+
 TEST(IncrementalSchedulerTest, AStartMakesTheNextArrivalReplay) {
   IncrementalScheduler scheduler;
   scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));

@@ -9,12 +9,11 @@
 
 #include "core/check.h"
 #include "lifecycle/gang_rules.h"
+#include "lifecycle/pass_planner.h"
 #include "lifecycle/wakeups.h"
 #include "predict/runtime_predictor.h"
 #include "scheduler/classes.h"
 #include "scheduler/incremental.h"
-#include "scheduler/ordering/baseline.h"
-#include "scheduler/ordering/fair_share.h"
 #include "scheduler/ordering/usage_ledger.h"
 #include "scheduler/quota/ledger.h"
 #include "scheduler/scheduler.h"
@@ -67,6 +66,22 @@ std::int64_t HeldMilliOf(const JobRequest& request) {
   return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
 }
 
+// The scheduler is kept between passes where its copy of the state can follow the engine's
+// event by event, as the controller's does: the stock order (a baseline order reads oracle
+// figures of running jobs that the product never has, so its copy lacks them), no checkpoints
+// (they move running jobs' state at every instant), and jobs that leave (no_departures drops
+// the jobs a pass leaves, which the copy would keep).
+bool SchedulerKept(const SimOptions& options) {
+  return !options.passes.full_passes_only && !options.no_departures &&
+         !options.checkpoint_interval && options.policy.ordering.order == QueueOrder::kPriority;
+}
+
+PassRules RulesFor(const SimOptions& options) {
+  PassRules rules = options.passes;
+  rules.full_passes_only = !SchedulerKept(options);
+  return rules;
+}
+
 // One per scheduler job: a trace job, or each member of the gang a trace job larger than the
 // largest node runs as (SplitAcrossNodes), ids consecutive. The outcome is the trace job's.
 struct Live {
@@ -90,7 +105,9 @@ class Engine {
       : trace_(trace),
         options_(options),
         team_usage_(options.policy.fair_share.half_life),
-        user_usage_(options.policy.fair_share.half_life) {
+        user_usage_(options.policy.fair_share.half_life),
+        scheduler_(IncrementalOptions{.reuse_within = options.passes.arrival_reuse}),
+        planner_(RulesFor(options)) {
     for (const Node& node : nodes) {
       for (const Gpu& gpu : node.gpus) {
         gpu_index_.emplace(gpu.uuid.value(), rooms_.size());
@@ -118,11 +135,11 @@ class Engine {
   std::size_t IndexOf(JobId id) const { return static_cast<std::size_t>(id.value() - 1); }
   void Arrive(std::size_t i);
   void Pass(Millis now);
-  void TellEnds(Millis now);
-  bool EventsExact() const;
-  bool OrderHolds();
-  std::optional<Decisions> DecideByEvents(Millis now);
-  Decisions DecideFull(Millis now);
+  bool KeepsScheduler() const { return keeps_scheduler_; }
+  Decisions FullPass(Millis now);
+  void IncrementalPass(Millis now);
+  void Apply(const Decisions& decisions, Millis now);
+  void ArmPass(Millis now);
   void Start(const StartDecision& start, Millis now);
   void Preempt(const PreemptDecision& preemption, Millis now);
   void Requeue(std::size_t i, Millis now);
@@ -161,17 +178,15 @@ class Engine {
   UsageLedger user_usage_;
   SimResult result_;
   Millis now_{0};  // the instant being simulated
-  // The controller's scheduler (scheduler/incremental.h): told each instant's events one by one
-  // where that is known to give Decide()'s decisions for the instant, and given the whole state
-  // by a full pass (Full: Decide itself) elsewhere. See DecideByEvents.
+  // The controller's scheduler (scheduler/incremental.h) and its pass rule
+  // (lifecycle/pass_planner.h): told the arrivals and ends one by one, with a full pass when
+  // the rule asks for one, on the virtual clock. Where the scheduler is not kept (KeepsScheduler:
+  // the baseline orders, checkpoints, no_departures, full_passes_only) every pass is Decide()
+  // on the whole state.
+  bool keeps_scheduler_ = SchedulerKept(options_);
   IncrementalScheduler scheduler_;
-  bool synced_ = false;       // scheduler_'s copy is cluster_ and queue_ (its usage: told_*)
-  std::vector<JobId> ended_;  // runs that ended at this instant (not preemptions)
-  std::vector<std::size_t> arrived_;  // jobs queued at this instant (see OrderHolds)
-  std::size_t waited_ = 0;            // jobs waiting before this instant's arrivals
-  // The usage of the scheduler's last full pass, which its order is sorted with.
-  std::map<std::string, TeamUsage> told_team_usage_;
-  std::map<std::string, double> told_user_usage_;
+  PassPlanner planner_;
+  bool arrivals_ = false;  // jobs were queued at this instant (no_departures' inflation point)
   // Node failures (SimOptions::node_failures), by time; a node is down until down_until_.
   std::vector<NodeFailure> failures_;
   std::vector<Millis> down_until_;
@@ -293,7 +308,6 @@ SimResult Engine::Run() {
       team_usage_.Advance(At(now), held_by_team_);
       user_usage_.Advance(At(now), held_by_user_);
     }
-    waited_ = queue_.pending.size();
     while (!events_.empty() && events_.top().at == now) {
       const Event event = events_.top();
       events_.pop();
@@ -312,7 +326,7 @@ SimResult Engine::Run() {
       Arrive(next_arrival++);
     }
     now_ = now;
-    const bool arrivals = !arrived_.empty();
+    const bool arrivals = arrivals_;
     Pass(now);
     if (options_.no_departures && arrivals) {
       RecordInflation();
@@ -352,185 +366,126 @@ void Engine::Arrive(std::size_t t) {
   }
   for (std::size_t i = first; i < first + static_cast<std::size_t>(head.members); ++i) {
     queue_.pending.push_back(live_[i].queued);  // arrivals come in id order: stays sorted
-    arrived_.push_back(i);
     ++unfinished_;
+    if (head.members == 1) {
+      planner_.Arrival(live_[i].queued.id);
+    }
   }
+  if (head.members > 1) {
+    planner_.NeedFull();  // a gang's members are decided together (the controller's NoteArrival)
+  }
+  arrivals_ = true;
 }
 
+// The scheduling of one instant, by the lifecycle's pass rule (lifecycle/pass_planner.h), as
+// the controller's turn runs it (Controller::Schedule): a full pass, or the instant's arrivals
+// and ends told one by one; again at the same instant while a pass leaves a change the
+// scheduler is not told of (a preemption's victim stops at once here and is requeued, as the
+// controller's next pass would see it once the victim has exited). Then the next wake-up: a
+// full pass due after incremental ones, or a running job coming of age for preemption.
 void Engine::Pass(Millis now) {
-  TellEnds(now);
-  for (int pass = 0; pass < kMaxPassesPerInstant && !queue_.pending.empty(); ++pass) {
+  arrivals_ = false;
+  if (!KeepsScheduler()) {
+    // Decide() on the whole state at every instant where jobs wait, as before the engine kept
+    // the scheduler; with nothing waiting a pass decides nothing.
+    if (queue_.pending.empty()) {
+      planner_.StartFull();
+      return;
+    }
+    planner_.NeedFull();
+  }
+  for (int pass = 0; pass < kMaxPassesPerInstant; ++pass) {
+    const PassKind kind = planner_.Plan(At(now));
+    if (kind == PassKind::kNone) {
+      break;
+    }
     if (options_.checkpoint_interval) {
       RefreshCheckpoints(now);
     }
     if (options_.fair_share) {
       PublishUsage();
     }
-    std::optional<Decisions> by_events = pass == 0 ? DecideByEvents(now) : std::nullopt;
-    const Decisions decisions = by_events ? std::move(*by_events) : DecideFull(now);
     ++result_.decide_calls;
     result_.max_queue =
         std::max(result_.max_queue, static_cast<std::int64_t>(queue_.pending.size()));
-    for (const PreemptDecision& preemption : decisions.preemptions) {
-      Preempt(preemption, now);
+    if (kind == PassKind::kIncremental) {
+      IncrementalPass(now);
+      continue;
     }
-    for (const StartDecision& start : decisions.starts) {
-      Start(start, now);
-    }
-    if (!decisions.starts.empty()) {
-      std::erase_if(queue_.pending,
-                    [this](const QueuedJob& q) { return live_[IndexOf(q.id)].running; });
-    }
-    if (decisions.preemptions.empty()) {
-      if (options_.no_departures) {
-        DropUnplaced(decisions);
-      } else if (!queue_.pending.empty()) {  // Decide's pending: every queued job it did not start
-        ScheduleWake(now);
-      }
-      break;
+    const Decisions decisions = FullPass(now);
+    if (options_.no_departures && decisions.preemptions.empty()) {
+      DropUnplaced(decisions);
     }
   }
-  ended_.clear();
-  arrived_.clear();
+  ScheduleWake(now);
 }
 
-// With nothing waiting, a job's end decides nothing, so the scheduler is told of it at once;
-// with jobs waiting, DecideByEvents tells it (or a full pass takes the state).
-void Engine::TellEnds(Millis now) {
-  if (!synced_ || waited_ > 0) {
-    return;
-  }
-  for (const JobId job : ended_) {
-    const IncrementalResult result = scheduler_.OnCompletion(job, At(now));
-    if (!result.decisions.starts.empty() || !result.decisions.preemptions.empty()) {
-      synced_ = false;  // cannot happen with an empty queue; a full pass would set it right
-    }
-  }
-  ended_.clear();
-}
-
-// Where the incremental scheduler's decisions are Decide()'s (incremental.h: each of its
-// passes decides as Decide would on its state, but a job's end starts only the head of the
-// queue, and its order was sorted with the usage of its last full pass): the stock order
-// (a baseline order takes a full pass on every arrival anyway, and reads the oracle figures
-// of running jobs, which its copy has not), no checkpoints (they change running jobs between
-// events), and jobs just started never preemptible, as within one pass (a minimum run time).
-bool Engine::EventsExact() const {
-  const PolicyConfig& policy = options_.policy;
-  return policy.ordering.order == QueueOrder::kPriority && !options_.checkpoint_interval &&
-         (!policy.preemption.enabled || policy.preemption.min_run_time.count() > 0);
-}
-
-// Whether the scheduler, told this instant's events one by one, looks at the jobs in Decide's
-// order, with the usage of now. Its order was sorted with the usage of its last full pass, so
-// where fair share could reorder (two jobs waiting or more) that order must be Decide's. A call
-// decides the jobs it knows of, so where several calls decide (two arrivals or more, or a
-// job's end before an arrival while jobs waited) the arrivals must come last in Decide's
-// order; they are then told in that order (arrived_ is reordered).
-bool Engine::OrderHolds() {
-  const bool usage = options_.fair_share && queue_.pending.size() >= 2;
-  const bool tail = arrived_.size() >= 2 || (!ended_.empty() && !arrived_.empty());
-  if (!usage && !tail) {
-    return true;
-  }
-  const PolicyConfig& policy = options_.policy;
-  const auto order_of = [&] {
-    const ClassTable classes(policy, cluster_);
-    const Ledger ledger(policy, cluster_, classes);
-    return FairShareOrder(queue_, cluster_, policy, ledger);
-  };
-  const std::vector<const QueuedJob*> order = order_of();
-  if (tail) {
-    const JobId first_arrival = live_[arrived_.front()].queued.id;  // arrivals: the highest ids
-    std::vector<std::size_t> told;
-    for (std::size_t k = order.size() - arrived_.size(); k < order.size(); ++k) {
-      if (order[k]->id < first_arrival) {
-        return false;
-      }
-      told.push_back(IndexOf(order[k]->id));
-    }
-    arrived_ = std::move(told);
-  }
-  if (!usage) {
-    return true;
-  }
-  std::swap(cluster_.team_usage, told_team_usage_);
-  std::swap(cluster_.user_decayed_gpu_seconds, told_user_usage_);
-  const bool same = order_of() == order;
-  std::swap(cluster_.team_usage, told_team_usage_);
-  std::swap(cluster_.user_decayed_gpu_seconds, told_user_usage_);
-  return same;
-}
-
-// The instant's events told to the scheduler one by one: a job's end (at most one, when jobs
-// waited: a second end's head-of-queue pass would not see both ends' GPUs as one pass does),
-// then the arrivals in Decide's order, then, when nothing arrived, a pass over what a job's end
-// left (Refresh: the jobs past the head of the queue, or a wake-up's pass). Each call's starts are
-// Decide()'s for the jobs it looked at, in the order Decide looks at them, so together they
-// are Decide()'s for the instant. Not where that is not known: a preemption (its victim
-// stops at once here, where the scheduler's copy keeps it stopping), or an order re-sorted
-// after a start (kFull: a team crossed its guarantee). Then nullopt, and the caller's full
-// pass replaces the scheduler's state whatever it did.
-std::optional<Decisions> Engine::DecideByEvents(Millis now) {
-  if (options_.full_passes_only || options_.no_departures || !synced_ || !EventsExact() ||
-      ended_.size() > 1 || !OrderHolds()) {
-    return std::nullopt;
-  }
-  const Time at = At(now);
-  Decisions decisions;
-  const auto take = [&](IncrementalResult result) {
-    if (!result.decisions.preemptions.empty() ||
-        (result.path == IncrementalPath::kFull && !decisions.starts.empty())) {
-      return false;
-    }
-    std::move(result.decisions.starts.begin(),
-              result.decisions.starts.end(),
-              std::back_inserter(decisions.starts));
-    return true;
-  };
-  bool exact = true;
-  for (const JobId job : ended_) {
-    exact = exact && take(scheduler_.OnCompletion(job, at));
-  }
-  for (const std::size_t i : arrived_) {
-    exact = exact && take(scheduler_.OnArrival(live_[i].queued, at));
-  }
-  if (arrived_.empty()) {
-    exact = exact && take(scheduler_.Refresh(at));
-  }
-  if (!exact) {
-    synced_ = false;
-    return std::nullopt;
-  }
-  return decisions;
-}
-
-// Decide() itself (IncrementalScheduler::Full runs its pass), which also gives the scheduler
-// the whole state for the next events. Where no event will be told (full_passes_only, or a
-// run the events cannot decide: EventsExact), Decide() is called alone, as before the engine
-// kept the scheduler: Full's copy of the state would be for nothing.
-Decisions Engine::DecideFull(Millis now) {
+// A full pass: the scheduler takes the whole state and decides it (Decide() itself), or, where
+// it is not kept, Decide() alone (the scheduler's copy would be for nothing).
+Decisions Engine::FullPass(Millis now) {
   ++result_.full_passes;
-  // no_departures drops the jobs a pass leaves, which the scheduler's copy would keep.
-  if (options_.full_passes_only || options_.no_departures || !EventsExact()) {
-    return Decide(cluster_, queue_, options_.policy, At(now));
-  }
-  told_team_usage_ = cluster_.team_usage;
-  told_user_usage_ = cluster_.user_decayed_gpu_seconds;
-  synced_ = true;
-  Decisions decisions = scheduler_.Full(cluster_, queue_, options_.policy, At(now));
-  if (decisions.preemptions.empty()) {
-    // The scheduler keeps a pool between passes only from the second pass at one `now` on
-    // (IncrementalScheduler::NewPass), and an instant here has one pass: without a second, each
-    // pass until then would build its pool from the snapshot. That pass, on the state the
-    // first left, finds nothing more to start; should it ever, its decisions are not Decide's
-    // for the instant, and the scheduler's copy is no longer the engine's: a full pass follows.
-    const IncrementalResult again = scheduler_.Refresh(At(now));
-    if (!again.decisions.starts.empty() || !again.decisions.preemptions.empty()) {
-      synced_ = false;
-    }
+  planner_.StartFull();
+  Decisions decisions = KeepsScheduler()
+                            ? scheduler_.Full(cluster_, queue_, options_.policy, At(now))
+                            : Decide(cluster_, queue_, options_.policy, At(now));
+  Apply(decisions, now);
+  if (!decisions.pending.empty()) {
+    ArmPass(now);
   }
   return decisions;
+}
+
+// The instant's ends told to the kept scheduler together, then its arrivals one by one, each
+// call's decisions applied before the next (lifecycle/pass_planner.h IncrementalBatch, as
+// Controller::IncrementalPass tells them).
+void Engine::IncrementalPass(Millis now) {
+  const IncrementalBatch batch = planner_.StartIncremental(At(now));
+  bool waiting = false;
+  const auto apply = [&](const IncrementalResult& result) {
+    waiting = waiting || !result.decisions.pending.empty();
+    Apply(result.decisions, now);
+    // A preemption's victim went back to the queue: the full pass decides the rest.
+    return !planner_.FullNeeded();
+  };
+  bool in_step = batch.ends.empty() || apply(scheduler_.OnCompletions(batch.ends, At(now)));
+  for (std::size_t i = 0; in_step && i < batch.arrivals.size(); ++i) {
+    const Live& live = live_[IndexOf(batch.arrivals[i])];
+    if (!live.running) {
+      in_step = apply(scheduler_.OnArrival(live.queued, At(now)));
+    }
+  }
+  if (in_step && waiting && !planner_.ArmedAt()) {
+    ArmPass(now);
+  }
+}
+
+// Acts on a pass's decisions: preemptions first (each victim stops at once and is requeued,
+// which asks for a full pass), then starts.
+void Engine::Apply(const Decisions& decisions, Millis now) {
+  for (const PreemptDecision& preemption : decisions.preemptions) {
+    Preempt(preemption, now);
+  }
+  bool started = false;
+  for (const StartDecision& start : decisions.starts) {
+    if (live_[IndexOf(start.job)].running) {
+      planner_.NeedFull();  // the scheduler's copy was stale: never start a job twice
+      continue;
+    }
+    Start(start, now);
+    started = true;
+  }
+  if (started) {
+    std::erase_if(queue_.pending,
+                  [this](const QueuedJob& q) { return live_[IndexOf(q.id)].running; });
+  }
+}
+
+// A waiting job may preempt a running job once it is old enough, or (las) once it reaches its
+// next queue (lifecycle/wakeups.h): the pass of that moment, armed as the controller arms it.
+void Engine::ArmPass(Millis now) {
+  if (const std::optional<Time> at = NextPassAt(cluster_.running, options_.policy, At(now))) {
+    planner_.ArmAt(*at);
+  }
 }
 
 void Engine::Start(const StartDecision& start, Millis now) {
@@ -612,7 +567,7 @@ void Engine::Finish(const Event& event) {
     return;  // that run was preempted
   }
   StopRun(event.job, event.at);
-  ended_.emplace_back(static_cast<std::int64_t>(event.job) + 1);
+  planner_.End(JobId(static_cast<std::int64_t>(event.job) + 1));
   --unfinished_;
   JobOutcome& outcome = result_.jobs[live.job];
   outcome.fate = event.timeout ? JobFate::kTimeout : JobFate::kCompleted;
@@ -705,7 +660,7 @@ void Engine::Requeue(std::size_t i, Millis now) {
   Live& live = live_[i];
   const Millis ran = now - live.run_start;
   StopRun(i, now);
-  synced_ = false;  // the scheduler's copy has it stopping or running; a full pass follows
+  planner_.NeedFull();  // the scheduler's copy has it stopping or running (a requeue)
   if (options_.checkpoint_interval && options_.checkpoint_interval->count() > 0) {
     const Millis interval = *options_.checkpoint_interval;
     live.remaining -= (ran / interval) * interval;  // kept: up to the last checkpoint
@@ -737,7 +692,7 @@ void Engine::FailNode(const NodeFailure& failure) {
   }
   node.node.state = NodeState::kDown;
   node.node.state_reason = "failed (simulated)";
-  synced_ = false;  // nodes are not an event the scheduler is told: a full pass follows
+  planner_.NeedFull();  // nodes are not an event the scheduler is told
   std::vector<std::size_t> victims;
   for (const RunningJob& running : cluster_.running) {
     if (running.allocation.node == node.node.name && !running.allocation.gpus.empty()) {
@@ -758,7 +713,7 @@ void Engine::RepairNode(const Event& event) {
   NodeSnapshot& node = cluster_.nodes[event.job];
   node.node.state = NodeState::kUp;
   node.node.state_reason.clear();
-  synced_ = false;
+  planner_.NeedFull();
 }
 
 void Engine::Hold(std::size_t i, int sign) {
@@ -812,11 +767,11 @@ void Engine::RefreshCheckpoints(Millis now) {
   }
 }
 
-// A wake-up at the lifecycle's next look (lifecycle/wakeups.h, as the controller arms its next
-// pass): a running job reaching the minimum run time, or (las) its next queue.
+// A wake-up at the pass rule's next look (PassPlanner::WakeAt, as the controller's loop wakes):
+// a full pass due after incremental ones, or a running job coming of age for preemption.
 void Engine::ScheduleWake(Millis now) {
-  const std::optional<Time> next = NextPassAt(cluster_.running, options_.policy, At(now));
-  if (next && wakes_.insert(next->time_since_epoch()).second) {
+  const std::optional<Time> next = planner_.WakeAt();
+  if (next && next->time_since_epoch() > now && wakes_.insert(next->time_since_epoch()).second) {
     events_.push(Event{.at = next->time_since_epoch(), .kind = EventKind::kWake});
   }
 }

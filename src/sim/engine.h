@@ -3,17 +3,22 @@
 // clock.
 //
 // Events: arrivals (from the trace), ends of runs (completion after the job's remaining work,
-// or its time limit, whichever is first) and wake-ups (the moment a running job reaches the
-// policy's minimum run time, when a waiting job may be planning to preempt it: the controller
-// schedules the same pass, Controller::NextPreemptable). All events at one instant are applied
-// first; then, if something changed and jobs wait, one scheduling pass runs: a snapshot and a
-// queue built the way the controller builds them (Controller::Snapshot / PendingQueue), then
-// Decide's decisions for them, then those applied. Decide's decisions come from the
-// controller's IncrementalScheduler (scheduler/incremental.h), kept for the whole run and told
-// the instant's events one by one, where its decisions are known to be Decide()'s for the
-// instant (most instants: one arrival, or a job's end while nothing waits); elsewhere from its
-// full pass, which is Decide itself. So the results are Decide's, at a fraction of the cost of
-// a pass over the whole cluster at each instant (docs/sim.md, "Speed"):
+// or its time limit, whichever is first) and wake-ups. All events at one instant are applied
+// first; then the instant is scheduled by the controller's pass rule (lifecycle/pass_planner.h,
+// the same PassPlanner the controller's turn asks): the instant's ends (together) and arrivals
+// (one by one) told to the controller's IncrementalScheduler (scheduler/incremental.h), kept for
+// the whole run, or a full pass (a snapshot and a queue built the way the controller builds them,
+// and Decide()'s decisions for them) where the rule asks for one: after a change the scheduler is
+// not told event by event (a requeue, a node failing or coming back, a gang arriving), and
+// full_pass_interval after incremental passes, on the virtual clock. A wake-up is that due full
+// pass, or the moment a running job reaches the policy's minimum run time (or, las, its next
+// queue) while jobs wait (lifecycle/wakeups.h NextPassAt), as the controller arms it. So a
+// replay decides as the product does, staleness included: a job's end starts the head of the
+// queue at once and leaves backfill onto the freed GPUs to the full pass a second later
+// (decision 0004). Where the product's kept scheduler could not follow the state (the baseline
+// orders read oracle figures of running jobs; checkpoints move running jobs at every instant;
+// no_departures drops jobs), every instant where jobs wait is a full pass, as is every pass
+// with SimOptions::passes.full_passes_only (the reference run). Applying decisions:
 // - a start: the job holds its GPUs from now; its run ends at now + its remaining work, or at
 //   its effective time limit (the class default / cap, policy.h EffectiveTimeLimit) when that is
 //   shorter, as TIMEOUT;
@@ -46,6 +51,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "lifecycle/pass_planner.h"
 #include "model/node.h"
 #include "scheduler/policy.h"
 #include "sim/fragmentation.h"
@@ -76,10 +82,12 @@ struct SimOptions {
   // Node failures, in any order (GenerateNodeFailures, sim/synthetic.h, draws them for
   // `--node-mtbf`). A failure of a node that is down changes nothing.
   std::vector<NodeFailure> node_failures{};
-  // Every pass a call of Decide() on the whole state, as before the engine drove the
-  // incremental scheduler: the same results, slower (tests check that both ways agree job by
-  // job; the bench shows what the scheduler saves).
-  bool full_passes_only = false;
+  // Which pass each instant runs: the controller's rule (lifecycle/pass_planner.h) with its
+  // defaults, so that a replay schedules as the product does. `passes.full_passes_only`: every
+  // pass a call of Decide() on the whole state instead, the reference the product's
+  // incremental passes are measured against (the bench shows what they save and what their
+  // staleness costs).
+  PassRules passes{};
   // Inflation, as the FGD paper replays its trace (`--no-departures`): jobs never end (no
   // duration, no time limit), and a job that no GPU takes at its arrival's pass is dropped
   // (fate never-started, with the reason): capacity only shrinks, so it would never start.
