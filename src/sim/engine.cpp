@@ -35,7 +35,9 @@ double Seconds(Millis d) {
 // room for; with min_run_time = 0 this stops a pathological ping-pong.
 constexpr int kMaxPassesPerInstant = 100;
 
-enum class EventKind { kEnd, kWake, kNodeUp };
+// kStop: a preempted run's kill grace is over (SimOptions::kill_grace): it stops and is
+// requeued, unless it ended before.
+enum class EventKind { kEnd, kStop, kWake, kNodeUp };
 
 struct Event {
   Millis at{0};
@@ -142,6 +144,7 @@ class Engine {
   void ArmPass(Millis now);
   void Start(const StartDecision& start, Millis now);
   void Preempt(const PreemptDecision& preemption, Millis now);
+  void StopPreempted(const Event& event);
   void Requeue(std::size_t i, Millis now);
   void RequeueGang(std::size_t i, Millis now);
   void FailNode(const NodeFailure& failure);
@@ -313,6 +316,8 @@ SimResult Engine::Run() {
       events_.pop();
       if (event.kind == EventKind::kEnd) {
         Finish(event);
+      } else if (event.kind == EventKind::kStop) {
+        StopPreempted(event);
       } else if (event.kind == EventKind::kNodeUp) {
         RepairNode(event);
       } else {
@@ -608,14 +613,46 @@ void Engine::Learn(std::size_t t, Millis ran, bool timeout) {
   }
 }
 
+// A preemption: with no kill grace the victim stops at once and is requeued (RequeueGang).
+// With one, it is sent its first signal and holds its GPUs as `stopping` (Decide counts them as
+// about to be free, as the controller's snapshot does for a job it is stopping) until the grace
+// ends, when it is killed and requeued (kStop), or until its run ends first. A gang follows its
+// preempted member: its other running members are stopped with it (lifecycle/gang_rules.h).
 void Engine::Preempt(const PreemptDecision& preemption, Millis now) {
   const std::size_t i = IndexOf(preemption.victim);
   Live& live = live_[i];
-  if (!live.running) {
+  if (!live.running || cluster_.running[live.running_at].stopping) {
     return;
   }
   result_.jobs[live.job].preemptions += 1;
-  RequeueGang(i, now);
+  if (options_.kill_grace.count() <= 0) {
+    RequeueGang(i, now);
+    return;
+  }
+  for (std::size_t m = live.first; m < live.first + static_cast<std::size_t>(live.members); ++m) {
+    Live& member = live_[m];
+    if (!member.running || cluster_.running[member.running_at].stopping) {
+      continue;
+    }
+    cluster_.running[member.running_at].stopping = true;
+    events_.push(Event{.at = now + options_.kill_grace,
+                       .kind = EventKind::kStop,
+                       .job = m,
+                       .run = member.run,
+                       .timeout = false});
+    if (m != i) {
+      planner_.NeedFull();  // the scheduler chose only the victim: it does not know of these
+    }
+  }
+}
+
+// A preempted run's grace is over: it is killed and goes back to the queue, unless it ended
+// (its work done) during the grace.
+void Engine::StopPreempted(const Event& event) {
+  const Live& live = live_[event.job];
+  if (live.running && live.run == event.run) {
+    Requeue(event.job, event.at);
+  }
 }
 
 // Job i's run stopped to be requeued (preempted, or its node failed): the lifecycle's gang rules

@@ -22,11 +22,11 @@
 // - a start: the job holds its GPUs from now; its run ends at now + its remaining work, or at
 //   its effective time limit (the class default / cap, policy.h EffectiveTimeLimit) when that is
 //   shorter, as TIMEOUT;
-// - a preemption: the victim stops at once (the controller's grace period is not modelled) and
-//   is requeued with its submit time kept. Restart penalty: it loses all work since its start —
-//   unless a checkpoint interval is set, when it keeps its progress up to its last checkpoint
-//   (start + k x interval). The pass then runs again at the same instant, as the controller's
-//   next pass would once the victim has exited.
+// - a preemption: the victim stops after SimOptions::kill_grace (at once by default), holding its
+//   GPUs as stopping meanwhile, and is requeued with its submit time kept. Restart penalty: it
+//   loses all work since its start — unless a checkpoint interval is set, when it keeps its
+//   progress up to its last checkpoint (start + k x interval). The pass then runs again at the same
+//   instant, as the controller's next pass would once the victim has exited.
 // A trace job of more GPUs than the largest node has runs as a multi-node (gang) job
 // (SplitAcrossNodes): its members start together, each on a node of its own (Decide's gangs),
 // end together, and when one is preempted or its node fails all are requeued (the controller's
@@ -88,6 +88,10 @@ struct SimOptions {
   // incremental passes are measured against (the bench shows what they save and what their
   // staleness costs).
   PassRules passes{};
+  // Between a preemption's first signal and its SIGKILL (ControllerOptions::kill_grace; the
+  // product's default is 10 s): the victim holds its GPUs, as stopping, until then, when it is
+  // requeued (or it ends first). 0: it stops at once, as the Tiresias simulator suspends a job.
+  Millis kill_grace{0};
   // Inflation, as the FGD paper replays its trace (`--no-departures`): jobs never end (no
   // duration, no time limit), and a job that no GPU takes at its arrival's pass is dropped
   // (fate never-started, with the reason): capacity only shrinks, so it would never start.

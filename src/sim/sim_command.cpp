@@ -75,6 +75,13 @@ Result<SimOptions> LoadSimOptions(const SimCommandOptions& o, const std::string&
     }
     options.checkpoint_interval = std::chrono::duration_cast<Millis>(*interval);
   }
+  if (!o.kill_grace.empty()) {
+    auto grace = ParseDuration(o.kill_grace);
+    if (!grace.ok()) {
+      return InvalidArgument("--kill-grace: " + grace.error().message);
+    }
+    options.kill_grace = std::chrono::duration_cast<Millis>(*grace);
+  }
   options.fair_share = !o.no_fair_share;
   options.team_label = o.confine_teams;
   options.no_departures = o.no_departures;
@@ -232,6 +239,10 @@ void AddSimCommand(CLI::App& app, int& exit_code) {
                   o->checkpoint_interval,
                   "preempted jobs keep their work up to their last checkpoint (e.g. 30m; 0: "
                   "all of it)");
+  sim->add_option("--kill-grace",
+                  o->kill_grace,
+                  "a preempted job holds its GPUs this long before it is killed and requeued, "
+                  "as the product's kill grace (its default: 10s); default 0: at once");
   sim->add_flag("--no-fair-share",
                 o->no_fair_share,
                 "give the scheduler no usage (order by class, then submit time)");

@@ -27,6 +27,7 @@ struct SimCommandOptions {
   std::string cluster;                 // --cluster SPEC or machine-list .csv
   std::string policy;                  // --policy FILE.toml; "" = the stock policy
   std::string checkpoint_interval;     // --checkpoint-interval DURATION; "" = none
+  std::string kill_grace;              // --kill-grace DURATION; "" = 0 (a victim stops at once)
   bool no_fair_share = false;          // --no-fair-share
   std::string confine_teams;           // --confine-teams LABEL; "" = teams share every node
   std::string node_mtbf;               // --node-mtbf DURATION; "" = nodes never fail

@@ -3,7 +3,8 @@
 // its trace duration) and the simulator's engine must start and stop every job at the same
 // instants. The driver plays the agents on a manual clock: it submits each job at its trace
 // time, reports a launched job as started at once (no launch lag), its exit after its duration,
-// and a killed job's exit at once (a kill grace of 0, as the simulator stops a victim). It visits
+// and a killed job's exit when the kill grace ends (a job that ignores SIGTERM is killed by
+// SIGKILL then; the simulator is given the same grace). It visits
 // every instant where something happens and the second after it, when the pass rule owes a full
 // pass (lifecycle/pass_planner.h), and lets the controller settle there.
 #include <algorithm>
@@ -30,6 +31,7 @@ struct Scenario {
   std::vector<Node> nodes;
   std::vector<sim::TraceJob> jobs;  // by submit time
   PolicyConfig policy;
+  std::chrono::seconds kill_grace{0};
 };
 
 sim::TraceJob TraceJobOf(std::string id,
@@ -48,7 +50,9 @@ sim::TraceJob TraceJobOf(std::string id,
 
 std::vector<Runs> Simulated(const Scenario& scenario) {
   auto result =
-      sim::Simulate(scenario.nodes, scenario.jobs, sim::SimOptions{.policy = scenario.policy});
+      sim::Simulate(scenario.nodes,
+                    scenario.jobs,
+                    sim::SimOptions{.policy = scenario.policy, .kill_grace = scenario.kill_grace});
   EXPECT_TRUE(result.ok()) << result.error().message;
   std::vector<Runs> out;
   for (const sim::JobOutcome& job : result->jobs) {
@@ -69,7 +73,7 @@ class ControllerRun {
     options.tick = Millis(5);
     options.telemetry = &telemetry_;
     options.policy = scenario.policy;
-    options.kill_grace = seconds(0);
+    options.kill_grace = scenario.kill_grace;
     for (const sim::TraceJob& job : scenario.jobs) {
       if (!job.team.empty()) {
         options.team_of_user[job.user] = job.team;  // its team's member ([team.NAME] members)
@@ -100,10 +104,14 @@ class ControllerRun {
       visit.erase(visit.begin());
       clock_.Set(kOrigin + now);
       // Ends first, then arrivals, as the simulator applies an instant's events.
-      for (auto& [id, end] : ends_) {
+      std::vector<JobId> ending;
+      for (const auto& [id, end] : ends_) {
         if (end == now) {
-          Exit(id, now, 0, "exited with status 0");
+          ending.push_back(id);
         }
+      }
+      for (const JobId id : ending) {
+        Exit(id, now, 0, "exited with status 0");
       }
       while (next_job < scenario_.jobs.size() && scenario_.jobs[next_job].submit == now) {
         Submit(scenario_.jobs[next_job++]);
@@ -180,9 +188,13 @@ class ControllerRun {
         launched_seen_[node] = launched.size();
         const auto killed = agent->killed();
         for (std::size_t i = killed_seen_[node]; i < killed.size(); ++i) {
-          // A kill grace of 0: the job is gone at once (SIGKILL), as the simulator stops it.
-          Exit(killed[i].first, now, 137, "killed by signal 9");
-          Visit(visit, now);
+          // It ignores SIGTERM: SIGKILL ends it when the grace is over, unless it ends first.
+          Millis& end = ends_.at(killed[i].first);
+          end = std::min(end, now + scenario_.kill_grace);
+          Visit(visit, end);
+          if (scenario_.kill_grace.count() == 0) {
+            Exit(killed[i].first, now, 137, "killed by signal 9");
+          }
           acted = true;
         }
         killed_seen_[node] = killed.size();
@@ -268,6 +280,19 @@ TEST(LifecycleParityTest, APreemptedJobIsRequeuedAndRunsAgain) {
                    TraceJobOf("a1", 700, 2, 100, "alice", "a")};
   ExpectSameTimeline(scenario,
                      {{{seconds(0), seconds(700)}, {seconds(800), seconds(1800)}}, Span(700, 800)});
+}
+
+// The same preemption with the product's kill grace: bob's job holds its GPUs, being stopped,
+// for 10 s after its first signal; alice's starts when it has gone.
+TEST(LifecycleParityTest, APreemptedJobHoldsItsGpusThroughTheKillGrace) {
+  Scenario scenario;
+  scenario.nodes = {TestNode(2, "n1", "n1-")};
+  scenario.policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 2}, TeamPolicy{.name = "b"}};
+  scenario.kill_grace = seconds(10);
+  scenario.jobs = {TraceJobOf("b1", 0, 2, 1000, "bob", "b"),
+                   TraceJobOf("a1", 700, 2, 100, "alice", "a")};
+  ExpectSameTimeline(scenario,
+                     {{{seconds(0), seconds(710)}, {seconds(810), seconds(1810)}}, Span(710, 810)});
 }
 
 }  // namespace
