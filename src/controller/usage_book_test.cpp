@@ -2,7 +2,6 @@
 // store only where Load reads it.
 #include "controller/usage_book.h"
 
-#include <cmath>
 #include <filesystem>
 #include <numbers>
 
@@ -57,7 +56,7 @@ Job StartedJob(
   job.allocation = Allocation{};
   job.allocation->node = NodeId("n1");
   for (int i = 0; i < gpus; ++i) {
-    job.allocation->gpus.push_back(GpuUuid("GPU-" + std::to_string(i)));
+    job.allocation->gpus.emplace_back("GPU-" + std::to_string(i));
   }
   job.start_time = start;
   return job;
