@@ -60,6 +60,8 @@ struct RunningSpan {
   Time start{};                           // the run's start (now for a job still starting)
   std::vector<std::string> gpu_models{};  // distinct models of its GPUs (fair-share weights)
   std::int64_t energy_mj = 0;             // its GPUs' energy in this run so far (telemetry)
+  int held_milli = 0;                     // what it holds in milli-GPUs (`gpus` x 1000)
+  bool borrowed = false;                  // started on borrowed GPUs: preemptible
 };
 
 // Decayed GPU-seconds per team and per user at `now`, from ended runs and the running jobs'

@@ -20,8 +20,6 @@ namespace gf {
 namespace {
 
 constexpr int kMaxLoadedJobs = 1'000'000;
-// Usage records read per page when seeding fair share at start.
-constexpr int kUsagePage = 10'000;
 
 // Upper bounds (seconds) of the queue-wait histogram behind gpufleet_queue_wait_seconds.
 constexpr std::array<double, 12> kWaitBucketBounds = {
@@ -81,8 +79,9 @@ Controller::Controller(std::unique_ptr<Store> store,
       options_(options),
       view_(std::make_shared<const ControllerView>()),
       readers_([this] { return store_->OpenReader(); }),
-      team_usage_(options_.policy.fair_share.half_life),
-      user_usage_(options_.policy.fair_share.half_life),
+      usage_(UsageBookOptions{.policy = options_.policy,
+                              .team_of_user = options_.team_of_user,
+                              .energy_price = options_.energy_price}),
       scheduler_(IncrementalOptions{.reuse_within = options_.passes.arrival_reuse}),
       passes_(options_.passes) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
@@ -127,7 +126,7 @@ Status Controller::Load() {
     }
   }
   GF_TRY(RestoreDependencies());
-  GF_TRY(LoadAccounting());
+  GF_TRY(usage_.Load(*store_, clock_.Now(), RunningSpans()));
   GF_TRY(LoadSubscriptions());  // after the accounting: budget alerts already sent
   PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
@@ -185,7 +184,8 @@ void Controller::Loop() {
 
 void Controller::RunTurn(const std::vector<Command>& commands) {
   RenewLease();
-  AccountUsage();  // what was held since the last turn, before the commands change it
+  // What was held since the last turn, before the commands change it.
+  usage_.Advance(clock_.Now(), RunningSpans(/*for_ledgers=*/true));
   for (const auto& command : commands) {
     try {
       command.apply();
@@ -1297,7 +1297,10 @@ void Controller::ReleaseGpus(Job& job) {
     // A requeued job already carries the usage of its earlier runs.
     job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
   }
-  RecordRun(job, usage);
+  if (job.allocation && job.start_time) {  // else it never started: no GPU-time to account
+    batch_.usage.push_back(
+        usage_.RunEnded(job, usage ? usage->energy_mj : 0, GpuModels(job), clock_.Now()));
+  }
   if (job.allocation) {
     for (const GpuUuid& uuid : job.allocation->gpus) {
       telemetry_->Unassign(uuid, job.id);
@@ -1576,60 +1579,7 @@ std::optional<std::chrono::seconds> Controller::EffectiveLimit(const Job& job) c
                             job.spec.time_limit);
 }
 
-void Controller::AccountUsage() {
-  // GPUs held, each counted at its model's fair-share weight.
-  std::map<std::string, double> by_team;
-  std::map<std::string, double> by_user;
-  const FairSharePolicy& fair_share = options_.policy.fair_share;
-  for (const JobId id : holding_) {
-    const Job& job = active_.at(id);
-    const double gpus =
-        HeldGpus(*job.allocation) *
-        (fair_share.model_weights.empty() ? 1 : ModelWeight(fair_share, GpuModels(job)));
-    by_team[job.spec.team] += gpus;
-    by_user[job.owner.user] += gpus;
-  }
-  const Time now = clock_.Now();
-  team_usage_.Advance(now, by_team);
-  user_usage_.Advance(now, by_user);
-  accounting_.Roll(now);
-}
-
-// ---- accounting (accounting.h): budgets, fair-share seed, quota, approve, checkpoint -------
-
-Status Controller::LoadAccounting() {
-  const Time now = clock_.Now();
-  const Period period = MonthOf(now);
-  GF_ASSIGN_OR_RETURN(std::vector<UsageSum> stored, store_->SumUsage(period.start, period.end));
-  accounting_.Reset(now, stored);
-  const std::chrono::seconds half_life = options_.policy.fair_share.half_life;
-  if (half_life.count() <= 0) {
-    return OkStatus();  // no decay: the ledgers count plain GPU-seconds from this start
-  }
-  FairShareSeed seed = SeedFairShare({}, RunningSpans(), now, options_.policy.fair_share);
-  std::int64_t after_seq = 0;
-  std::size_t runs = 0;
-  while (true) {
-    GF_ASSIGN_OR_RETURN(std::vector<UsageRecord> page,
-                        store_->ListUsage(SeedHorizon(now, half_life), after_seq, kUsagePage));
-    if (page.empty()) {
-      break;
-    }
-    after_seq = page.back().seq;
-    runs += page.size();
-    const FairShareSeed part = SeedFairShare(page, {}, now, options_.policy.fair_share);
-    for (const auto& [team, value] : part.teams) {
-      seed.teams[team] += value;
-    }
-    for (const auto& [user, value] : part.users) {
-      seed.users[user] += value;
-    }
-  }
-  team_usage_.Seed(now, std::move(seed.teams));
-  user_usage_.Seed(now, std::move(seed.users));
-  spdlog::info("controller: fair share seeded from {} stored runs", runs);
-  return OkStatus();
-}
+// ---- accounting (usage_book.h): its inputs, quota; approve, checkpoint ---------------------
 
 // The distinct models of the job's GPUs, sorted (as its node reports them).
 std::vector<std::string> Controller::GpuModels(const Job& job) const {
@@ -1637,59 +1587,21 @@ std::vector<std::string> Controller::GpuModels(const Job& job) const {
   return GpuModelsOn(node != nodes_.end() ? &node->second.node : nullptr, job);
 }
 
-std::vector<std::string> Controller::GpuModelsOn(const Node* node, const Job& job) {
-  std::set<std::string> models;
-  if (node != nullptr) {
-    for (const Gpu& gpu : node->gpus) {
-      if (std::find(job.allocation->gpus.begin(), job.allocation->gpus.end(), gpu.uuid) !=
-          job.allocation->gpus.end()) {
-        models.insert(gpu.model);
-      }
-    }
-  }
-  return {models.begin(), models.end()};
-}
-
-void Controller::RecordRun(const Job& job, const std::optional<JobUsage>& run) {
-  if (!job.allocation || !job.start_time) {
-    return;  // it never started (failed to launch, cancelled while starting): no GPU-time
-  }
-  UsageRecord record = RunRecord(job, run ? run->energy_mj : 0, GpuModels(job));
-  accounting_.AddRun(record, clock_.Now());
-  batch_.usage.push_back(std::move(record));
-}
-
-UsageRecord Controller::RunRecord(const Job& job,
-                                  std::int64_t energy_mj,
-                                  std::vector<std::string> gpu_models) const {
-  const Time start = *job.start_time;
-  const Time end = std::max(start, job.end_time.value_or(clock_.Now()));
-  const auto gpus = static_cast<int>(job.allocation->gpus.size());
-  // Charged by what it held: a fractional job its share of its GPU (issue #7).
-  const double held = HeldGpus(*job.allocation);
-  return UsageRecord{.job = job.id,
-                     .start = start,
-                     .end = end,
-                     .team = job.spec.team,
-                     .user = job.owner.user,
-                     .priority = std::string(ToString(job.spec.priority)),
-                     .gpus = gpus,
-                     .gpu_models = std::move(gpu_models),
-                     .gpu_seconds = OverlapGpuSeconds(start, end, held, start, end),
-                     .energy_mj = energy_mj};
-}
-
-std::vector<RunningSpan> Controller::RunningSpans() const {
+std::vector<RunningSpan> Controller::RunningSpans(bool for_ledgers) const {
+  const bool models = !for_ledgers || usage_.WeighsModels();
   std::vector<RunningSpan> out;
+  out.reserve(holding_.size());
   for (const JobId id : holding_) {
     const Job& job = active_.at(id);
-    const std::optional<JobUsage> usage = telemetry_->Usage(job.id);
+    const std::optional<JobUsage> usage = for_ledgers ? std::nullopt : telemetry_->Usage(job.id);
     out.push_back(RunningSpan{.team = job.spec.team,
                               .user = job.owner.user,
                               .gpus = HeldGpus(*job.allocation),
                               .start = job.start_time.value_or(clock_.Now()),
-                              .gpu_models = GpuModels(job),
-                              .energy_mj = usage ? usage->energy_mj : 0});
+                              .gpu_models = models ? GpuModels(job) : std::vector<std::string>{},
+                              .energy_mj = usage ? usage->energy_mj : 0,
+                              .held_milli = HeldMilli(*job.allocation),
+                              .borrowed = job.preemptible});
   }
   return out;
 }
@@ -1697,105 +1609,14 @@ std::vector<RunningSpan> Controller::RunningSpans() const {
 Result<QuotaReport> Controller::Quota(const Caller& caller) {
   return Call<QuotaReport>([this, caller]() -> Result<QuotaReport> {
     GF_TRY(Authorize(caller, Resource::kTeam, Action::kRead, Ownership::kOwn, "quota"));
-    return DoQuota(caller);
+    std::set<std::string> job_teams;  // the teams of the caller's jobs, pending ones too
+    for (const auto& [id, job] : active_) {
+      if (job.owner.uid == caller.uid) {
+        job_teams.insert(job.spec.team);
+      }
+    }
+    return usage_.Quota(caller, job_teams, RunningSpans(), clock_.Now());
   });
-}
-
-// The teams a caller may see in `gpufleet quota`: root every team; another user the team they
-// submit to by default and the teams of their jobs and of their usage this period.
-std::set<std::string> Controller::TeamsOf(const Caller& caller,
-                                          const std::map<TeamUser, double>& used) const {
-  std::set<std::string> teams;
-  if (auto team = options_.team_of_user.find(caller.user); team != options_.team_of_user.end()) {
-    teams.insert(team->second);
-  }
-  for (const auto& [id, job] : active_) {
-    if (job.owner.uid == caller.uid) {
-      teams.insert(job.spec.team);
-    }
-  }
-  for (const auto& [key, hours] : used) {
-    if (key.second == caller.user) {
-      teams.insert(key.first);
-    }
-  }
-  return teams;
-}
-
-QuotaReport Controller::DoQuota(const Caller& caller) const {
-  const Time now = clock_.Now();
-  const PolicyConfig& policy = options_.policy;
-  const std::vector<RunningSpan> running = RunningSpans();
-  const std::map<TeamUser, double> used = accounting_.UserHours(running, now);
-  const std::map<TeamUser, std::int64_t> energy = accounting_.UserEnergyMj(running, now);
-  std::map<std::string, std::int64_t> team_energy;
-  for (const auto& [key, mj] : energy) {
-    team_energy[key.first] += mj;
-  }
-  QuotaReport report{.period_start = accounting_.CurrentPeriod().start,
-                     .period_end = accounting_.CurrentPeriod().end,
-                     .quotas_on = !policy.teams.empty()};
-  // Every listed team, and every team that used or holds GPUs.
-  std::map<std::string, TeamQuota> teams;
-  for (const TeamPolicy& team : policy.teams) {
-    teams[team.name].listed = true;
-  }
-  for (const auto& [key, hours] : used) {
-    teams[key.first].used_gpu_hours += hours;
-  }
-  for (const auto& [id, job] : active_) {
-    if (HoldsGpus(job)) {
-      const int milli = HeldMilli(*job.allocation);
-      TeamQuota& team = teams[job.spec.team];
-      team.held_milli += milli;
-      team.borrowed_milli += job.preemptible ? milli : 0;
-    }
-  }
-  const bool every_team = Allows(caller, Resource::kTeam, Action::kRead, Ownership::kOther);
-  const std::set<std::string> mine = every_team ? std::set<std::string>{} : TeamsOf(caller, used);
-  for (auto& [name, team] : teams) {
-    if (!every_team && !mine.contains(name)) {
-      continue;
-    }
-    team.team = name;
-    FillTeamPolicy(team);
-    const auto mj = team_energy.find(name);
-    team.energy = ChargeFor(mj == team_energy.end() ? 0 : mj->second, options_.energy_price);
-    report.teams.push_back(std::move(team));
-  }
-  for (const auto& [key, hours] : used) {
-    if (every_team || key.second == caller.user) {
-      const auto mj = energy.find(key);
-      report.users.push_back(UserQuota{
-          .team = key.first,
-          .user = key.second,
-          .used_gpu_hours = hours,
-          .energy = ChargeFor(mj == energy.end() ? 0 : mj->second, options_.energy_price)});
-    }
-  }
-  return report;
-}
-
-// The rules `team` runs under (its [team.NAME] section, else other_teams), as the scheduler's
-// ledger applies them: with no team listed, quotas and budgets are off.
-void Controller::FillTeamPolicy(TeamQuota& team) const {
-  const PolicyConfig& policy = options_.policy;
-  const TeamPolicy* rules = &policy.other_teams;
-  for (const TeamPolicy& listed : policy.teams) {
-    if (listed.name == team.team) {
-      rules = &listed;
-    }
-  }
-  team.over_budget = rules->over_budget == OverBudget::kHold ? "hold" : "borrow_only";
-  if (policy.teams.empty()) {
-    return;
-  }
-  team.guaranteed_gpus = rules->guaranteed_gpus;
-  team.max_gpus = rules->max_gpus;
-  team.budget_gpu_hours = rules->gpu_hour_budget;
-  if (rules->gpu_hour_budget) {
-    team.left_gpu_hours = std::max(0.0, *rules->gpu_hour_budget - team.used_gpu_hours);
-  }
 }
 
 Result<Job> Controller::ApproveJob(const Caller& caller, JobId id) {

@@ -33,6 +33,7 @@
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
 #include "controller/tokens.h"
+#include "controller/usage_book.h"
 #include "controller/view.h"
 #include "core/clock.h"
 #include "lifecycle/dependencies.h"
@@ -44,7 +45,6 @@
 #include "report/report.h"
 #include "scheduler/idle_policy.h"
 #include "scheduler/incremental.h"
-#include "scheduler/ordering/usage_ledger.h"
 #include "scheduler/scheduler.h"
 #include "service/node_agent.h"
 #include "service/service.h"
@@ -300,26 +300,11 @@ class Controller final : public ClusterService, public AgentReports {
   void SetNodeState(NodeEntry& entry);
   void UpdateDrains();
   Status LoadTokens();
-  // Fair-share usage: brings the team and user ledgers to now (before the turn's changes), and
-  // the budget accounting to the period of now.
-  void AccountUsage();
-  // Accounting (accounting.h) at start: the period's stored usage, and the fair-share ledgers
-  // seeded from the runs of the last ten half-lives plus the running jobs' time so far.
-  Status LoadAccounting();
-  // A run of `job` ended (it gave up its GPUs): its usage record goes into the batch and the
-  // period's sums. `run` is what its GPUs did in this run (energy), when known.
-  void RecordRun(const Job& job, const std::optional<JobUsage>& run);
-  // The usage record of `job`'s run from its start to its end (now while it runs).
-  // REQUIRES: job.allocation and job.start_time.
-  // `gpu_models`: GpuModelsOn(its node, job).
-  UsageRecord RunRecord(const Job& job,
-                        std::int64_t energy_mj,
-                        std::vector<std::string> gpu_models) const;
-  std::vector<RunningSpan> RunningSpans() const;
+  // The jobs holding GPUs as usage_ reads them (usage_book.h). `for_ledgers`: only what the
+  // per-turn UsageBook::Advance reads (no energy; GPU models only when the fair share weighs
+  // them), so that a turn makes no Telemetry lookup per running job.
+  std::vector<RunningSpan> RunningSpans(bool for_ledgers = false) const;
   std::vector<std::string> GpuModels(const Job& job) const;  // REQUIRES: job.allocation
-  // The models of the GPUs of `node` that `job` holds (none when node is null).
-  static std::vector<std::string> GpuModelsOn(const Node* node, const Job& job);
-  QuotaReport DoQuota(const Caller& caller) const;
   // The monthly report (report.cpp), on the caller's thread: the store's minutes, runs, events
   // and jobs of the month, read in pages through `reader`, and the view's running jobs, fed to
   // a ReportBuilder.
@@ -343,8 +328,6 @@ class Controller final : public ClusterService, public AgentReports {
   static Status FeedReportJobs(const ControllerView& view,
                                StoreReader& reader,
                                ReportBuilder& builder);
-  std::set<std::string> TeamsOf(const Caller& caller, const std::map<TeamUser, double>& used) const;
-  void FillTeamPolicy(TeamQuota& team) const;
   Result<Job> DoApprove(const Caller& caller, JobId id);
   Result<Job> DoCheckpoint(const Caller& caller, JobId id);
   std::vector<RunningJob> RunningJobs() const;
@@ -397,8 +380,6 @@ class Controller final : public ClusterService, public AgentReports {
   void Schedule();
   void FullPass();
   void IncrementalPass();
-  bool BudgetsCrossed() const;  // a team's budget verdict differs from the last full pass's
-  std::set<std::string> OverBudgetNow() const;  // the teams at or over their GPU-hour budget
   // A job joined the queue (arrival) or left it or gave up its GPUs (end): decided by the next
   // incremental pass when nothing else changed.
   void NoteArrival(const Job& job);
@@ -479,9 +460,8 @@ class Controller final : public ClusterService, public AgentReports {
   // until the breach clears or the job is stopped.
   std::map<JobId, Time> breach_kills_;
   DependencyGraph dependencies_;  // pending jobs that wait for other jobs to end
-  UsageLedger team_usage_;        // decayed GPU-seconds by team name ("" = no team)
-  UsageLedger user_usage_;        // decayed GPU-seconds by user name
-  Accounting accounting_;         // GPU-seconds per (team, user) in the budget period
+  // Fair-share ledgers, the budget period's sums and the budget verdicts (usage_book.h).
+  UsageBook usage_;
   StoreBatch batch_;
   std::map<JobId, std::size_t> batch_job_slot_;      // job id → its place in batch_.jobs
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
@@ -505,7 +485,6 @@ class Controller final : public ClusterService, public AgentReports {
   // Whether any GPU was ever in MIG mode: until then a round of samples takes no lock and
   // builds nothing (the usual fleet).
   std::atomic<bool> mig_seen_any_{false};
-  std::set<std::string> over_budget_;  // teams over their GPU-hour budget at the last full pass
   Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread

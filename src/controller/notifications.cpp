@@ -103,10 +103,10 @@ Status Controller::LoadSubscriptions() {
     subscriptions_.emplace(std::move(id), std::move(sub));
   }
   // The thresholds already reached in this period were notified before the restart (use only
-  // grows while a controller runs), so they are not sent again. Requires LoadAccounting.
+  // grows while a controller runs), so they are not sent again. Requires usage_.Load.
   const Time now = clock_.Now();
-  budget_alert_period_ = accounting_.CurrentPeriod().start;
-  for (const auto& [team, hours] : accounting_.TeamHours(RunningSpans(), now)) {
+  budget_alert_period_ = usage_.CurrentPeriod().start;
+  for (const auto& [team, hours] : usage_.TeamHours(RunningSpans(), now)) {
     for (const int percent : BudgetThresholds(team, hours)) {
       budget_alerts_.emplace(team, percent);
     }
@@ -150,7 +150,8 @@ void Controller::NotifyJob(const Job& job,
 
 std::vector<int> Controller::BudgetThresholds(const std::string& team, double used_hours) const {
   TeamQuota quota{.team = team, .used_gpu_hours = used_hours};
-  FillTeamPolicy(quota);  // the budget `team` runs under, as `gpufleet quota` shows it
+  // The budget `team` runs under, as `gpufleet quota` shows it.
+  FillTeamPolicy(options_.policy, quota);
   std::vector<int> reached;
   if (!quota.budget_gpu_hours || *quota.budget_gpu_hours <= 0) {
     return reached;  // no budget; a zero budget is "nothing may run", not a use to warn of
@@ -170,18 +171,18 @@ void Controller::CheckBudgetAlerts() {
     return;  // no teams: no budgets (FillTeamPolicy)
   }
   budget_checked_at_ = now;
-  const Period& period = accounting_.CurrentPeriod();
+  const Period& period = usage_.CurrentPeriod();
   if (period.start != budget_alert_period_) {  // a new month: every team starts afresh
     budget_alerts_.clear();
     budget_alert_period_ = period.start;
   }
-  for (const auto& [team, hours] : accounting_.TeamHours(RunningSpans(), now)) {
+  for (const auto& [team, hours] : usage_.TeamHours(RunningSpans(), now)) {
     for (const int percent : BudgetThresholds(team, hours)) {
       if (!budget_alerts_.emplace(team, percent).second) {
         continue;
       }
       TeamQuota quota{.team = team, .used_gpu_hours = hours};
-      FillTeamPolicy(quota);
+      FillTeamPolicy(options_.policy, quota);
       const std::string name = team.empty() ? "jobs of no team" : "team " + team;
       const std::string text = fmt::format(
           "{} used {:.1f} of its {:.1f} GPU-hour budget this period ({} %){}",

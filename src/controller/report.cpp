@@ -183,6 +183,7 @@ Result<std::set<std::string>> Controller::FeedReportRuns(const ControllerView& v
     const std::optional<JobUsage> usage = telemetry_->Usage(job.id);
     auto node = nodes.find(job.allocation->node);
     running.push_back(RunRecord(job,
+                                clock_.Now(),
                                 usage ? usage->energy_mj : 0,
                                 GpuModelsOn(node != nodes.end() ? node->second : nullptr, job)));
   });

@@ -41,33 +41,6 @@ class PassTimer {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// The teams at or over their GPU-hour budget, given each team's GPU-hours this period (the
-// quota ledger's rule, scheduler/quota/ledger.cpp).
-std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
-                                      const std::map<std::string, double>& hours) {
-  std::set<std::string> over;
-  for (const auto& entry : hours) {
-    // Not a structured binding: clang 14 (clang-tidy, the fuzz build) cannot capture one.
-    const std::string& team = entry.first;
-    const double used = entry.second;
-    const auto listed = std::find_if(policy.teams.begin(),
-                                     policy.teams.end(),
-                                     [&](const TeamPolicy& t) { return t.name == team; });
-    const TeamPolicy& rules = listed == policy.teams.end() ? policy.other_teams : *listed;
-    if (rules.gpu_hour_budget.has_value() && used >= *rules.gpu_hour_budget) {
-      over.insert(team);
-    }
-  }
-  return over;
-}
-
-bool HasBudgets(const PolicyConfig& policy) {
-  return policy.other_teams.gpu_hour_budget.has_value() ||
-         std::any_of(policy.teams.begin(), policy.teams.end(), [](const TeamPolicy& t) {
-           return t.gpu_hour_budget.has_value();
-         });
-}
-
 std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
   std::string out;
   for (const auto& uuid : uuids) {
@@ -102,7 +75,11 @@ void Controller::NoteEnd(const Job& job) {
 
 void Controller::Schedule() {
   ApplyWaitingModes();
-  switch (passes_.Plan(clock_.Now(), [this] { return BudgetsCrossed(); })) {
+  const Time now = clock_.Now();
+  const auto budgets_crossed = [&] {
+    return usage_.HasBudgets() && usage_.BudgetsCrossed(RunningSpans(), now);
+  };
+  switch (passes_.Plan(now, budgets_crossed)) {
     case PassKind::kFull:
       FullPass();
       break;
@@ -114,24 +91,12 @@ void Controller::Schedule() {
   }
 }
 
-// A budget is a hard threshold on usage that grows with time, unlike the fair-share order: a
-// team that crossed it since the last full pass must not get a job started on the usage of
-// then. Costs a walk over the running jobs, and only where budgets are configured.
-bool Controller::BudgetsCrossed() const {
-  return OverBudgetNow() != over_budget_;
-}
-
-std::set<std::string> Controller::OverBudgetNow() const {
-  if (!HasBudgets(options_.policy)) {
-    return {};
-  }
-  return TeamsOverBudget(options_.policy, accounting_.TeamHours(RunningSpans(), clock_.Now()));
-}
-
 void Controller::FullPass() {
   const PassTimer timer(counters_.full_passes);
   passes_.StartFull();
-  over_budget_ = OverBudgetNow();
+  if (usage_.HasBudgets()) {
+    usage_.NoteFullPass(RunningSpans(), clock_.Now());
+  }
   // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
   Decisions decisions = scheduler_.Full(
       Snapshot(), PendingQueue(HeldBack(active_, dependencies_)), options_.policy, clock_.Now());
@@ -268,13 +233,9 @@ ClusterSnapshot Controller::Snapshot() const {
   }
   ClusterSnapshot snapshot = NodesSnapshot(std::move(allocated), /*loads=*/true);
   snapshot.running = RunningJobs();
-  for (const auto& [team, sum] : team_usage_.Sums()) {
-    snapshot.team_usage[team].decayed_gpu_seconds = sum;
-  }
-  snapshot.user_decayed_gpu_seconds = user_usage_.Sums();
-  for (const auto& [team, hours] : accounting_.TeamHours(RunningSpans(), clock_.Now())) {
-    snapshot.team_usage[team].period_gpu_hours = hours;
-  }
+  PassUsage usage = usage_.ForPass(RunningSpans(), clock_.Now());
+  snapshot.team_usage = std::move(usage.teams);
+  snapshot.user_decayed_gpu_seconds = std::move(usage.users);
   return snapshot;
 }
 
