@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <set>
+#include <string>
+#include <utility>
 
 namespace gf {
 namespace {
@@ -92,6 +95,40 @@ FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
         ModelWeight(fair_share, span.gpu_models) * DecayedRunGpuSeconds(so_far, now, half_life));
   }
   return seed;
+}
+
+UsageRecord RunRecord(const Job& job,
+                      Time now,
+                      std::int64_t energy_mj,
+                      std::vector<std::string> gpu_models) {
+  const Time start = *job.start_time;
+  const Time end = std::max(start, job.end_time.value_or(now));
+  const auto gpus = static_cast<int>(job.allocation->gpus.size());
+  // Charged by what it held: a fractional job its share of its GPU (issue #7).
+  const double held = HeldGpus(*job.allocation);
+  return UsageRecord{.job = job.id,
+                     .start = start,
+                     .end = end,
+                     .team = job.spec.team,
+                     .user = job.owner.user,
+                     .priority = std::string(ToString(job.spec.priority)),
+                     .gpus = gpus,
+                     .gpu_models = std::move(gpu_models),
+                     .gpu_seconds = OverlapGpuSeconds(start, end, held, start, end),
+                     .energy_mj = energy_mj};
+}
+
+std::vector<std::string> GpuModelsOn(const Node* node, const Job& job) {
+  std::set<std::string> models;
+  if (node != nullptr) {
+    for (const Gpu& gpu : node->gpus) {
+      if (std::find(job.allocation->gpus.begin(), job.allocation->gpus.end(), gpu.uuid) !=
+          job.allocation->gpus.end()) {
+        models.insert(gpu.model);
+      }
+    }
+  }
+  return {models.begin(), models.end()};
 }
 
 void Accounting::Reset(Time now, const std::vector<UsageSum>& stored) {

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "model/job.h"
+#include "model/node.h"
 #include "model/usage_record.h"
 #include "scheduler/policy.h"
 
@@ -75,6 +77,18 @@ FairShareSeed SeedFairShare(const std::vector<UsageRecord>& runs,
                             const std::vector<RunningSpan>& running,
                             Time now,
                             const FairSharePolicy& fair_share);
+
+// The usage record of `job`'s run from its start to its end (`now` while it runs), charged by
+// what it held (a fractional job its share of its GPU: issue #7). The controller stores it when
+// the run ends; a report adds the runs still going. REQUIRES: job.allocation and
+// job.start_time. `gpu_models`: GpuModelsOn(its node, job).
+UsageRecord RunRecord(const Job& job,
+                      Time now,
+                      std::int64_t energy_mj,
+                      std::vector<std::string> gpu_models);
+// The distinct models of the GPUs of `node` that `job` holds, sorted (none when node is null).
+// REQUIRES: job.allocation.
+std::vector<std::string> GpuModelsOn(const Node* node, const Job& job);
 
 using TeamUser = std::pair<std::string, std::string>;
 

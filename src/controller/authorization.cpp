@@ -167,6 +167,14 @@ bool Allows(const Caller& caller, Resource resource, Action action, Ownership wh
   return rule != nullptr && rule->allowed[static_cast<std::size_t>(PrincipalOf(caller))];
 }
 
+bool Visible(const Caller& caller, const Job& job, Action action) {
+  return Allows(caller, Resource::kJob, action, Whose(caller, job.owner.uid));
+}
+
+Error NotVisible(JobId id) {
+  return NotFound("job " + std::to_string(id.value()) + " not found");
+}
+
 Status Authorize(const Caller& caller,
                  Resource resource,
                  Action action,

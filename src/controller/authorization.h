@@ -102,6 +102,13 @@ Status Authorize(const Caller& caller,
                  Ownership whose,
                  std::string_view what = {});
 
+// Whether `caller` may do `action` to `job`: its own when the caller is authenticated as its
+// owner (Whose). Jobs are hidden from who may not read them (decision 0001): a list leaves such
+// a job out, and a call naming it is answered NotVisible, as for a job that does not exist.
+bool Visible(const Caller& caller, const Job& job, Action action = Action::kRead);
+// kNotFound "job 12 not found": a job that does not exist, or that the caller may not see.
+Error NotVisible(JobId id);
+
 // The table's words: "anonymous", "node", "user", "operator", "admin"; "cluster", "job", ...;
 // "read", "list", ...; "-", "own", "other's"; "403", "404".
 std::string_view ToString(Principal p);

@@ -1,7 +1,6 @@
 #include "controller/controller.h"
 
 #include <algorithm>
-#include <array>
 #include <future>
 #include <set>
 #include <utility>
@@ -21,10 +20,6 @@ namespace {
 
 constexpr int kMaxLoadedJobs = 1'000'000;
 
-// Upper bounds (seconds) of the queue-wait histogram behind gpufleet_queue_wait_seconds.
-constexpr std::array<double, 12> kWaitBucketBounds = {
-    1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 21600, 86400};
-
 // A spec that names no class (the API leaves the name empty) gets the config's default class.
 JobSpec WithDefaultClass(JobSpec spec, const PolicyConfig& policy) {
   if (spec.priority.name.empty()) {
@@ -33,22 +28,8 @@ JobSpec WithDefaultClass(JobSpec spec, const PolicyConfig& policy) {
   return spec;
 }
 
-// Jobs that name no team are accounted to "default" (teams and quotas come with #4).
-std::string TeamOf(const Job& job) {
-  return job.spec.team.empty() ? "default" : job.spec.team;
-}
-
 double Seconds(Time from, Time to) {
   return std::chrono::duration<double>(to - from).count();
-}
-
-// Allocated GPU-seconds of a job so far (or until its end).
-double GpuSeconds(const Job& job, Time now) {
-  if (!job.allocation || !job.start_time) {
-    return 0;
-  }
-  const Time end = job.end_time.value_or(now);
-  return end > *job.start_time ? Seconds(*job.start_time, end) * HeldGpus(*job.allocation) : 0;
 }
 
 std::string Describe(const JobRequest& r) {
@@ -57,14 +38,6 @@ std::string Describe(const JobRequest& r) {
     out += " of type " + *r.gpu_type;
   }
   return out;
-}
-
-bool Visible(const Caller& caller, const Job& job, Action action = Action::kRead) {
-  return Allows(caller, Resource::kJob, action, Whose(caller, job.owner.uid));
-}
-
-Error NotVisible(JobId id) {
-  return NotFound("job " + std::to_string(id.value()) + " not found");
 }
 
 }  // namespace
@@ -77,8 +50,12 @@ Controller::Controller(std::unique_ptr<Store> store,
       store_(std::move(store)),
       clock_(clock),
       options_(options),
-      view_(std::make_shared<const ControllerView>()),
-      readers_([this] { return store_->OpenReader(); }),
+      reads_(clock_,
+             *telemetry_,
+             ReadSideOptions{.policy = options_.policy,
+                             .team_of_user = options_.team_of_user,
+                             .energy_price = options_.energy_price},
+             [this] { return store_->OpenReader(); }),
       usage_(UsageBookOptions{.policy = options_.policy,
                               .team_of_user = options_.team_of_user,
                               .energy_price = options_.energy_price}),
@@ -160,6 +137,7 @@ void Controller::Start() {
 
 void Controller::Stop() {
   queue_.Close();
+  reads_.Close();
   if (thread_.joinable()) {
     thread_.join();
   }
@@ -347,7 +325,7 @@ void Controller::Transition(Job& job,
     NoteEnd(job);  // it leaves the queue, or its GPUs are free again
     ended_.push_back(job.id);
     counters_.ended[to] += 1;
-    counters_.team_gpu_seconds[TeamOf(job)] += GpuSeconds(job, clock_.Now());
+    counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
   }
   const bool ended = IsTerminal(to);
   if ((from == JobState::kStarting || from == JobState::kRunning) && to != JobState::kRunning) {
@@ -490,51 +468,8 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
   return job;
 }
 
-// Served from the published view and a read connection, without the state thread (view.h).
 Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFilter& filter) {
-  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
-  const bool others = filter.user.has_value() && *filter.user != caller.user;
-  GF_TRY(Authorize(caller,
-                   Resource::kJob,
-                   Action::kList,
-                   others ? Ownership::kOther : Ownership::kOwn,
-                   others ? "user" : "jobs"));
-  std::vector<Job> out;
-  auto wanted = [&](const Job& job) {
-    if (!Visible(caller, job)) {
-      return false;
-    }
-    return !filter.user || job.owner.user == *filter.user;
-  };
-  if (!filter.include_finished) {
-    view->NewestFirst([&](const Job& job) {
-      if (static_cast<int>(out.size()) >= filter.limit) {
-        return false;
-      }
-      if (wanted(job)) {
-        out.push_back(WithLiveUsage(job));
-      }
-      return true;
-    });
-    return out;
-  }
-  JobQuery query;
-  if (!Allows(caller, Resource::kJob, Action::kRead, Ownership::kOther)) {
-    query.uid = caller.uid;
-  }
-  query.limit = filter.limit;
-  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
-  // Read after the view was taken: a stored copy is as new as the view's or newer.
-  GF_ASSIGN_OR_RETURN(std::vector<Job> stored, reader->ListJobs(query));
-  for (auto& job : stored) {
-    if (!wanted(job)) {
-      continue;
-    }
-    // The view's copy carries the current pending reason; a job stored as ended has left it.
-    const Job* live = IsTerminal(job.state) ? nullptr : view->Find(job.id);
-    out.push_back(live != nullptr ? WithLiveUsage(*live) : WithLiveUsage(std::move(job)));
-  }
-  return out;
+  return reads_.ListJobs(caller, filter);
 }
 
 // On the state thread: a job not in active_ was committed by an earlier turn (EraseFinished
@@ -556,30 +491,8 @@ Result<Job> Controller::FindVisible(const Caller& caller, JobId id, Action actio
   return *stored;
 }
 
-Result<Job> Controller::FindInView(const ControllerView& view,
-                                   StoreReader& reader,
-                                   const Caller& caller,
-                                   JobId id) const {
-  GF_TRY(Authorize(
-      caller, Resource::kJob, Action::kRead, Ownership::kOwn, "job " + std::to_string(id.value())));
-  std::optional<Job> found;
-  if (const Job* live = view.Find(id)) {
-    found = *live;
-  } else {
-    // Not active when the view was published: ended and committed by then (or submitted since).
-    GF_ASSIGN_OR_RETURN(found, reader.GetJob(id));
-  }
-  if (!found || !Visible(caller, *found)) {
-    return NotVisible(id);
-  }
-  return std::move(*found);
-}
-
 Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
-  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
-  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
-  GF_ASSIGN_OR_RETURN(Job job, FindInView(*view, *reader, caller, id));
-  return WithLiveUsage(std::move(job));
+  return reads_.GetJob(caller, id);
 }
 
 void Controller::PublishView() {
@@ -588,29 +501,7 @@ void Controller::PublishView() {
   for (const auto& [name, entry] : nodes_) {
     nodes.push_back(&entry.node);
   }
-  std::shared_ptr<const ControllerView> last;
-  {
-    std::lock_guard lock(view_mu_);
-    last = view_;
-  }
-  std::shared_ptr<const ControllerView> next = NextView(*last, active_, nodes, counters_, fatal_);
-  std::lock_guard lock(view_mu_);
-  view_ = std::move(next);
-}
-
-Result<std::shared_ptr<const ControllerView>> Controller::ReadView() const {
-  std::shared_ptr<const ControllerView> view;
-  {
-    std::lock_guard lock(view_mu_);
-    view = view_;
-  }
-  if (view->fatal) {
-    return *view->fatal;
-  }
-  if (queue_.closed()) {
-    return Unavailable("gpufleet is shutting down");
-  }
-  return view;
+  reads_.Publish(NextView(*reads_.Latest(), active_, nodes, counters_, fatal_));
 }
 
 Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
@@ -956,131 +847,23 @@ Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest&
 }
 
 Result<std::vector<Event>> Controller::JobEvents(const Caller& caller, JobId id) {
-  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
-  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
-  GF_TRY(FindInView(*view, *reader, caller, id));
-  constexpr int kMaxEvents = 10'000;
-  return reader->ListEvents(id, 0, kMaxEvents);  // every committed turn's, the view's included
+  return reads_.JobEvents(caller, id);
 }
 
-Result<std::vector<Node>> Controller::ListNodes(const Caller& /*caller*/) {
-  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
-  std::vector<Node> out;
-  out.reserve(view->nodes.size());
-  for (const auto& node : view->nodes) {
-    out.push_back(*node);
-  }
-  return out;
+Result<std::vector<Node>> Controller::ListNodes(const Caller& caller) {
+  return reads_.ListNodes(caller);
 }
 
-// Every caller may list GPUs (see docs/decisions/0001), so the caller is not consulted. Which
-// job and user hold a GPU is shown to everyone (like nvidia-smi shows processes); the job itself
-// stays private to its owner. Served from Telemetry (thread-safe) without the state thread.
-Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& /*caller*/) {
-  TelemetrySnapshot snapshot = telemetry_->Snapshot();
-  std::vector<GpuStatus> out;
-  out.reserve(snapshot.gpus.size());
-  for (GpuView& view : snapshot.gpus) {
-    GpuStatus status;
-    status.node = std::move(view.node);
-    status.gpu = std::move(view.gpu);
-    for (GpuAssignment& a : view.assignments) {
-      status.holders.push_back(GpuHolder{.job = a.job,
-                                         .user = std::move(a.user),
-                                         .team = std::move(a.team),
-                                         .share_milli = a.share_milli,
-                                         .memory_limit_mib = a.memory_limit_mib});
-    }
-    if (status.holders.size() == 1) {  // job/user/team: as before sharing, for one holder
-      status.job = status.holders[0].job;
-      status.user = status.holders[0].user;
-      status.team = status.holders[0].team;
-    }
-    status.sample = std::move(view.sample);
-    status.conditions = std::move(view.conditions);
-    out.push_back(std::move(status));
-  }
-  return out;
+Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& caller) {
+  return reads_.ListGpus(caller);
 }
 
 Result<ClusterStats> Controller::Stats(const Caller& /*caller*/) {
-  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
-  return ComputeStats(*view);
+  return reads_.Stats(NotificationCounts());
 }
 
-// From a published view, on any thread: the active jobs, nodes and counters of the last turn,
-// times to now.
-ClusterStats Controller::ComputeStats(const ControllerView& view) const {
-  const ControllerCounters& counters = view.counters;
-  const Time now = clock_.Now();
-  ClusterStats stats;
-  std::map<JobState, int> by_state;
-  // Every configured class, so that one with nothing pending still shows 0; a class the
-  // config dropped shows while jobs of it wait.
-  std::map<PriorityClass, QueueStats> queue;
-  for (const PriorityClassPolicy& cls : options_.policy.classes) {
-    queue[PriorityClass{.name = cls.name}].priority = cls.name;
-  }
-  std::map<std::string, TeamStats> teams;
-  for (const auto& [team, seconds] : counters.team_gpu_seconds) {
-    teams[team].gpu_seconds_total = seconds;
-  }
-  view.ForEach([&](const Job& job) {
-    by_state[job.state] += 1;
-    TeamStats& team = teams[TeamOf(job)];
-    if (job.state == JobState::kPending) {
-      team.pending_jobs += 1;
-      QueueStats& q = queue[job.spec.priority];
-      q.priority = job.spec.priority.name;
-      q.pending += 1;
-      q.oldest_wait_seconds = std::max(q.oldest_wait_seconds, Seconds(job.submit_time, now));
-    } else if (job.allocation) {
-      team.running_jobs += 1;
-      team.allocated_gpus += static_cast<int>(job.allocation->gpus.size());
-      team.gpu_seconds_total += GpuSeconds(job, now);
-      stats.gpus_allocated += static_cast<int>(job.allocation->gpus.size());
-    }
-  });
-  for (JobState s : {JobState::kPending,
-                     JobState::kStarting,
-                     JobState::kRunning,
-                     JobState::kCompleted,
-                     JobState::kFailed,
-                     JobState::kCancelled,
-                     JobState::kTimeout,
-                     JobState::kPreempted,
-                     JobState::kNodeFail}) {
-    auto ended = counters.ended.find(s);
-    const std::int64_t count =
-        IsTerminal(s) ? (ended == counters.ended.end() ? 0 : ended->second) : by_state[s];
-    stats.jobs_by_state.emplace_back(std::string(ToString(s)), static_cast<int>(count));
-  }
-  for (auto& [p, q] : queue) {
-    stats.queue.push_back(q);
-  }
-  std::stable_sort(stats.queue.begin(), stats.queue.end(), [&](const auto& a, const auto& b) {
-    return ClassPolicyFor(options_.policy, PriorityClass{.name = a.priority}).rank <
-           ClassPolicyFor(options_.policy, PriorityClass{.name = b.priority}).rank;
-  });  // in the config's order, as `gpufleet queue` lists classes
-  std::int64_t cumulative = 0;
-  for (std::size_t i = 0; i < kWaitBucketBounds.size(); ++i) {
-    cumulative += counters.wait_buckets[i];
-    stats.wait_bucket_bounds.push_back(kWaitBucketBounds[i]);
-    stats.wait_bucket_counts.push_back(cumulative);
-  }
-  stats.wait_count = counters.wait_count;
-  stats.wait_sum_seconds = counters.wait_sum_seconds;
-  for (auto& [name, team] : teams) {
-    team.team = name;
-    stats.teams.push_back(team);
-  }
-  for (const auto& node : view.nodes) {
-    stats.nodes += 1;
-    stats.gpus += static_cast<int>(node->gpus.size());
-  }
-  stats.passes = {counters.full_passes, counters.incremental_passes};
-  stats.notifications = NotificationCounts();
-  return stats;
+Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportRequest& request) {
+  return reads_.MonthlyReport(caller, request);
 }
 
 // ---- AgentReports ------------------------------------------------------------------------
@@ -1309,20 +1092,6 @@ void Controller::ReleaseGpus(Job& job) {
   telemetry_->ForgetJob(job.id);
 }
 
-// A running job's usage is live in Telemetry; the stored copy is written when it ends. Its
-// energy's cost and CO2 follow the current [energy] price.
-Job Controller::WithLiveUsage(Job job) const {
-  if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
-    if (std::optional<JobUsage> usage = telemetry_->Usage(job.id)) {
-      job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
-    }
-  }
-  if (job.usage) {
-    job.energy_charge = ChargeFor(job.usage->energy_mj, options_.energy_price);
-  }
-  return job;
-}
-
 void Controller::FinishJob(Job& job, const JobExitReport& report) {
   JobState final_state = report.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
   std::string cause = report.cause;
@@ -1407,7 +1176,7 @@ void Controller::StopToRequeue(Job& job,
 // its place in the order; the run's GPU-time stays in the team's counters and its usage in
 // job.usage (ReleaseGpus).
 void Controller::Requeue(Job& job, const std::string& after, const std::string& cause) {
-  counters_.team_gpu_seconds[TeamOf(job)] += GpuSeconds(job, clock_.Now());
+  counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
   terminating_.erase(job.id);
   requeue_causes_[job.id] = "requeued after " + after + " (" + cause + ")";
   job.allocation.reset();

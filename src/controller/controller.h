@@ -11,11 +11,11 @@
 //      that is not on disk first.
 //
 // Thread-safety: the ClusterService and AgentReports methods are thread-safe. Reads are served
-// on the caller's thread from the view the last turn published (view.h) and, for history, from
-// a store read connection of their own: ListJobs, GetJob, JobEvents, ListNodes, ListGpus,
-// Stats, MonthlyReport, ListTokens. Every other service call enqueues a command and blocks
-// until it is applied and committed. Everything else below is touched by the state thread only
-// ("REQUIRES: state thread").
+// on the caller's thread by the read side (ClusterReader, read_side.h) from the view the last
+// turn published (view.h) and, for history, from a store read connection of their own:
+// ListJobs, GetJob, JobEvents, ListNodes, ListGpus, Stats, MonthlyReport, ListTokens. Every
+// other service call enqueues a command and blocks until it is applied and committed.
+// Everything else below is touched by the state thread only ("REQUIRES: state thread").
 #pragma once
 
 #include <atomic>
@@ -32,6 +32,7 @@
 #include "controller/accounting.h"
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
+#include "controller/read_side.h"
 #include "controller/tokens.h"
 #include "controller/usage_book.h"
 #include "controller/view.h"
@@ -233,18 +234,11 @@ class Controller final : public ClusterService, public AgentReports {
   Result<bool> IsArrayId(JobId id) const;
   Result<std::optional<JobOutcome>> ArrayOutcome(JobId array) const;
   Result<Job> DoCancel(const Caller& caller, JobId id);
+  // The next view (view.h) handed to reads_: at the end of each turn (and of Load), after the
+  // commit.
+  void PublishView();
   // The job, when the caller may do `action` to it (authorization.h); kNotFound otherwise,
   // as if it did not exist, so that others' jobs do not leak.
-  // The published view (view.h): PublishView at the end of each turn (and of Load), after the
-  // commit; ReadView on any thread: the latest, or the error every command would get now.
-  void PublishView();
-  Result<std::shared_ptr<const ControllerView>> ReadView() const;
-  // `id` as `caller` may read it: from `view` while active, else from the store through
-  // `reader` (any thread).
-  Result<Job> FindInView(const ControllerView& view,
-                         StoreReader& reader,
-                         const Caller& caller,
-                         JobId id) const;
   Result<Job> FindVisible(const Caller& caller, JobId id, Action action = Action::kRead);
   void Transition(Job& job, JobState to, const std::string& cause, const std::string& actor);
   void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
@@ -305,29 +299,6 @@ class Controller final : public ClusterService, public AgentReports {
   // them), so that a turn makes no Telemetry lookup per running job.
   std::vector<RunningSpan> RunningSpans(bool for_ledgers = false) const;
   std::vector<std::string> GpuModels(const Job& job) const;  // REQUIRES: job.allocation
-  // The monthly report (report.cpp), on the caller's thread: the store's minutes, runs, events
-  // and jobs of the month, read in pages through `reader`, and the view's running jobs, fed to
-  // a ReportBuilder.
-  Result<Report> DoReport(const ControllerView& view,
-                          StoreReader& reader,
-                          const Caller& caller,
-                          const ReportRequest& request) const;
-  Result<ReportScope> ReportScopeFor(const ControllerView& view,
-                                     const Caller& caller,
-                                     const ReportRequest& request,
-                                     const std::set<std::string>& ran_in) const;
-  static Status FeedReportMinutes(StoreReader& reader,
-                                  ReportBuilder& builder,
-                                  const Period& period);
-  Result<std::set<std::string>> FeedReportRuns(const ControllerView& view,
-                                               StoreReader& reader,
-                                               ReportBuilder& builder,
-                                               const Period& period,
-                                               const std::string& user) const;
-  static Status FeedReportEvents(StoreReader& reader, ReportBuilder& builder, const Period& period);
-  static Status FeedReportJobs(const ControllerView& view,
-                               StoreReader& reader,
-                               ReportBuilder& builder);
   Result<Job> DoApprove(const Caller& caller, JobId id);
   Result<Job> DoCheckpoint(const Caller& caller, JobId id);
   std::vector<RunningJob> RunningJobs() const;
@@ -354,8 +325,6 @@ class Controller final : public ClusterService, public AgentReports {
   // True when the node's GPU already has the health and cause `change` brings (a change the
   // controller made itself): nothing to apply or record.
   static bool AlreadyHolds(const Node& node, const HealthChange& change);
-  Job WithLiveUsage(Job job) const;
-  ClusterStats ComputeStats(const ControllerView& view) const;
   void ApplyHello(AgentHello hello);
   void EnforceTimeLimits();
   // The idle reaper (reaping.cpp, issue #8): at most once per second, each running job whose
@@ -409,11 +378,9 @@ class Controller final : public ClusterService, public AgentReports {
   ControllerOptions options_;
   CommandQueue queue_;
   std::thread thread_;
-  // The last published view (PublishView; any thread reads it under view_mu_), and the read
-  // connections the API's history reads use (any thread).
-  mutable std::mutex view_mu_;
-  std::shared_ptr<const ControllerView> view_;  // GUARDED_BY(view_mu_)
-  ReadConnections readers_;
+  // The read side (any thread): the published view and what is read from it, Telemetry and
+  // store read connections.
+  ClusterReader reads_;
 
   // State thread only.
   // Sharing modes (gpu_health.cpp): a mode change that waited for its GPU to empty takes

@@ -1643,7 +1643,8 @@ TEST_F(ControllerDepsTest, DependenciesSurviveARestart) {
   ASSERT_TRUE(WaitFor([&] { return Launched(c->id); }));
 }
 
-// The monthly report (report.cpp) reads the stored runs and the running ones; who sees what.
+// The monthly report (read_side_report.cpp) reads the stored runs and the running ones; who sees
+// what.
 TEST_F(ControllerAccountingTest, MonthlyReportFromTheStoreByPermission) {
   BootWithBudget(OverBudget::kHold);
   UseTwoGpuHours();

@@ -129,4 +129,16 @@ Result<Caller> TokenRegistry::Authenticate(std::string_view text, Time now) cons
   return caller;
 }
 
+ApiToken Listed(ApiToken token) {
+  token.secret_hash.clear();
+  return token;
+}
+
+Ownership WhoseToken(const Caller& caller, const ApiToken& token) {
+  return caller.authenticated && token.kind == TokenKind::kUser && token.uid == caller.uid &&
+                 token.subject == caller.user
+             ? Ownership::kOwn
+             : Ownership::kOther;
+}
+
 }  // namespace gf

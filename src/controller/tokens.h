@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/authorization.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/token.h"
@@ -30,6 +31,13 @@ Result<IssuedToken> MakeToken(const TokenRequest& request,
 
 // The lowercase hex SHA-256 of `secret`.
 std::string Sha256Hex(std::string_view secret);
+
+// What `token list` and `token revoke` show of a token: everything but the hash.
+ApiToken Listed(ApiToken token);
+
+// Whose token it is for authorization.h: the caller's own when it is a user token acting as
+// the caller, else another's.
+Ownership WhoseToken(const Caller& caller, const ApiToken& token);
 
 // The stored tokens, in memory, for checking callers on API worker threads. Thread-safe.
 class TokenRegistry {

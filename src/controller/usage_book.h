@@ -37,19 +37,6 @@
 
 namespace gf {
 
-// The distinct models of the GPUs of `node` that `job` holds, sorted; none when node is null.
-// REQUIRES: job.allocation.
-std::vector<std::string> GpuModelsOn(const Node* node, const Job& job);
-
-// The usage record of `job`'s run from its start to its end (`now` while it runs): what is
-// stored when the run ends and what the monthly report counts for a run still going. Charged
-// by what it held: a fractional job its share of its GPU (issue #7).
-// REQUIRES: job.allocation and job.start_time.
-UsageRecord RunRecord(const Job& job,
-                      Time now,
-                      std::int64_t energy_mj,
-                      std::vector<std::string> gpu_models);
-
 // The rules `team.team` runs under (its [team.NAME] section, else other_teams), as the
 // scheduler's quota ledger applies them, filled into `team`; with no team listed, quotas and
 // budgets are off. Reads team.used_gpu_hours for what is left of a budget.
@@ -91,9 +78,10 @@ class UsageBook {
   // Advance read RunningSpan::gpu_models.
   bool WeighsModels() const { return !options_.policy.fair_share.model_weights.empty(); }
 
-  // A run of `job` ended at `now` (it gave up its GPUs): its record (RunRecord: `energy_mj` its
-  // GPUs' energy in the run, `gpu_models` GpuModelsOn its node) is added to the period's sums
-  // and returned, for the turn's store batch. REQUIRES: job.allocation and job.start_time.
+  // A run of `job` ended at `now` (it gave up its GPUs): its record (accounting.h RunRecord:
+  // `energy_mj` its GPUs' energy in the run, `gpu_models` GpuModelsOn its node) is added to the
+  // period's sums and returned, for the turn's store batch. REQUIRES: job.allocation and
+  // job.start_time.
   UsageRecord RunEnded(const Job& job,
                        std::int64_t energy_mj,
                        std::vector<std::string> gpu_models,

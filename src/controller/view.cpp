@@ -1,6 +1,8 @@
 #include "controller/view.h"
 
 #include <algorithm>
+#include <chrono>
+#include <string>
 #include <utility>
 
 namespace gf {
@@ -68,6 +70,20 @@ const Job* ControllerView::Find(JobId id) const {
   auto it = std::lower_bound(
       jobs.begin(), jobs.end(), id, [](const auto& job, JobId want) { return job->id < want; });
   return it != jobs.end() && (*it)->id == id ? it->get() : nullptr;
+}
+
+std::string CountedTeam(const Job& job) {
+  return job.spec.team.empty() ? "default" : job.spec.team;
+}
+
+double HeldGpuSeconds(const Job& job, Time now) {
+  if (!job.allocation || !job.start_time) {
+    return 0;
+  }
+  const Time end = job.end_time.value_or(now);
+  return end > *job.start_time ? std::chrono::duration<double>(end - *job.start_time).count() *
+                                     HeldGpus(*job.allocation)
+                               : 0;
 }
 
 bool SameLiveFields(const Job& a, const Job& b) {

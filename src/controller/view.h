@@ -15,13 +15,17 @@
 // first and then reads the store finds every job in one or the other.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/result.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -32,12 +36,22 @@ namespace gf {
 
 constexpr std::int64_t kViewPageJobs = 64;
 
+// Upper bounds (seconds) of the queue-wait histogram behind gpufleet_queue_wait_seconds.
+inline constexpr std::array<double, 12> kWaitBucketBounds = {
+    1, 5, 10, 30, 60, 300, 600, 1800, 3600, 7200, 21600, 86400};
+
+// The team Stats counts a job under: jobs that name no team are accounted to "default".
+std::string CountedTeam(const Job& job);
+// The GPU-seconds a job has held so far (or until its end), a fractional job its share.
+double HeldGpuSeconds(const Job& job, Time now);
+
 // Counters behind Stats() that are not derived from the active jobs (since this controller
 // started).
 struct ControllerCounters {
-  std::map<JobState, std::int64_t> ended;          // terminal state → jobs
-  std::map<std::string, double> team_gpu_seconds;  // of ended jobs
-  std::vector<std::int64_t> wait_buckets;          // per wait bucket bound, not cumulative
+  std::map<JobState, std::int64_t> ended;  // terminal state → jobs
+  // Of ended and requeued runs, by CountedTeam: HeldGpuSeconds.
+  std::map<std::string, double> team_gpu_seconds;
+  std::vector<std::int64_t> wait_buckets;  // per kWaitBucketBounds entry, not cumulative
   std::int64_t wait_count = 0;
   double wait_sum_seconds = 0;
   PassStats full_passes{.kind = "full"};

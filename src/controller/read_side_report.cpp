@@ -1,7 +1,7 @@
-// Controller: the monthly report (ClusterService::MonthlyReport, issue #9). The figures are
-// report/report.h's pure arithmetic; here the caller's thread reads the month from the store in
-// pages (GPU minutes, usage records, events, the jobs they name) through a read connection of
-// its own and adds the runs still going from the published view (view.h).
+// ClusterReader (read_side.h): the monthly report (ClusterService::MonthlyReport, issue #9). The
+// figures are report/report.h's pure arithmetic; here the caller's thread reads the month from
+// the store in pages (GPU minutes, usage records, events, the jobs they name) through a read
+// connection of its own and adds the runs still going from the published view (view.h).
 //
 // Nothing of it runs on the state thread, so a report of a large month holds no other command;
 // the pages bound its memory, not its time.
@@ -10,7 +10,8 @@
 #include <string>
 #include <utility>
 
-#include "controller/controller.h"
+#include "controller/authorization.h"
+#include "controller/read_side.h"
 
 namespace gf {
 namespace {
@@ -31,16 +32,17 @@ std::string Joined(const std::set<std::string>& names) {
 
 }  // namespace
 
-Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportRequest& request) {
-  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, ReadView());
+Result<Report> ClusterReader::MonthlyReport(const Caller& caller,
+                                            const ReportRequest& request) const {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
   GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
   return DoReport(*view, *reader, caller, request);
 }
 
-Result<Report> Controller::DoReport(const ControllerView& view,
-                                    StoreReader& reader,
-                                    const Caller& caller,
-                                    const ReportRequest& request) const {
+Result<Report> ClusterReader::DoReport(const ControllerView& view,
+                                       StoreReader& reader,
+                                       const Caller& caller,
+                                       const ReportRequest& request) const {
   GF_TRY(Authorize(caller, Resource::kReport, Action::kRead, Ownership::kNone, "report"));
   if (request.team && request.team->empty()) {
     return InvalidArgument("team: empty; name a team, or leave --team out for every team");
@@ -73,10 +75,10 @@ Result<Report> Controller::DoReport(const ControllerView& view,
 
 // Operators see everything (or the one team asked for); a user their own teams (TeamsOf, and
 // those they ran in during the month) and their own rows.
-Result<ReportScope> Controller::ReportScopeFor(const ControllerView& view,
-                                               const Caller& caller,
-                                               const ReportRequest& request,
-                                               const std::set<std::string>& ran_in) const {
+Result<ReportScope> ClusterReader::ReportScopeFor(const ControllerView& view,
+                                                  const Caller& caller,
+                                                  const ReportRequest& request,
+                                                  const std::set<std::string>& ran_in) const {
   ReportScope scope{.team_filter = request.team};
   if (Allows(caller, Resource::kTeam, Action::kRead, Ownership::kOther)) {
     if (request.team) {
@@ -110,9 +112,9 @@ Result<ReportScope> Controller::ReportScopeFor(const ControllerView& view,
 
 // Minutes come ordered by (minute, node, uuid). A full page may end inside a minute: its rows
 // of that last minute are read again with the next page, which starts at that minute.
-Status Controller::FeedReportMinutes(StoreReader& reader,
-                                     ReportBuilder& builder,
-                                     const Period& period) {
+Status ClusterReader::FeedReportMinutes(StoreReader& reader,
+                                        ReportBuilder& builder,
+                                        const Period& period) {
   Time from = period.start;
   while (true) {
     GF_ASSIGN_OR_RETURN(std::vector<GpuMinute> page,
@@ -135,11 +137,11 @@ Status Controller::FeedReportMinutes(StoreReader& reader,
 // The stored runs that overlap the month, each clipped to it as `gpufleet quota` counts them,
 // and the runs still going (to now) as the view shows them, less those that ended and were
 // stored since. Returns the teams `user` ran in.
-Result<std::set<std::string>> Controller::FeedReportRuns(const ControllerView& view,
-                                                         StoreReader& reader,
-                                                         ReportBuilder& builder,
-                                                         const Period& period,
-                                                         const std::string& user) const {
+Result<std::set<std::string>> ClusterReader::FeedReportRuns(const ControllerView& view,
+                                                            StoreReader& reader,
+                                                            ReportBuilder& builder,
+                                                            const Period& period,
+                                                            const std::string& user) const {
   std::set<std::pair<JobId, Time>> stored;  // the stored runs, by job and start
   std::set<std::string> teams;
   auto add = [&](std::vector<UsageRecord> records) {
@@ -180,7 +182,7 @@ Result<std::set<std::string>> Controller::FeedReportRuns(const ControllerView& v
     if (!HoldsGpus(job) || !job.start_time || stored.contains({job.id, *job.start_time})) {
       return;
     }
-    const std::optional<JobUsage> usage = telemetry_->Usage(job.id);
+    const std::optional<JobUsage> usage = telemetry_.Usage(job.id);
     auto node = nodes.find(job.allocation->node);
     running.push_back(RunRecord(job,
                                 clock_.Now(),
@@ -192,9 +194,9 @@ Result<std::set<std::string>> Controller::FeedReportRuns(const ControllerView& v
 }
 
 // Events are stored in time order (by seq): read until the first one past the month.
-Status Controller::FeedReportEvents(StoreReader& reader,
-                                    ReportBuilder& builder,
-                                    const Period& period) {
+Status ClusterReader::FeedReportEvents(StoreReader& reader,
+                                       ReportBuilder& builder,
+                                       const Period& period) {
   std::int64_t after_seq = 0;
   while (true) {
     GF_ASSIGN_OR_RETURN(std::vector<Event> page,
@@ -211,9 +213,9 @@ Status Controller::FeedReportEvents(StoreReader& reader,
 }
 
 // The jobs the runs, minutes and events name: names and submit times.
-Status Controller::FeedReportJobs(const ControllerView& view,
-                                  StoreReader& reader,
-                                  ReportBuilder& builder) {
+Status ClusterReader::FeedReportJobs(const ControllerView& view,
+                                     StoreReader& reader,
+                                     ReportBuilder& builder) {
   std::vector<Job> jobs;
   for (const JobId id : builder.JobsWanted()) {
     if (const Job* live = view.Find(id)) {

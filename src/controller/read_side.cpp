@@ -1,0 +1,280 @@
+#include "controller/read_side.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "controller/authorization.h"
+#include "controller/tokens.h"
+
+namespace gf {
+
+ClusterReader::ClusterReader(const Clock& clock,
+                             const Telemetry& telemetry,
+                             ReadSideOptions options,
+                             OpenReader open_reader)
+    : clock_(clock),
+      telemetry_(telemetry),
+      options_(std::move(options)),
+      readers_(std::move(open_reader)),
+      view_(std::make_shared<const ControllerView>()) {}
+
+void ClusterReader::Publish(std::shared_ptr<const ControllerView> view) {
+  GF_CHECK(view != nullptr);
+  std::lock_guard lock(mu_);
+  view_ = std::move(view);
+}
+
+std::shared_ptr<const ControllerView> ClusterReader::Latest() const {
+  std::lock_guard lock(mu_);
+  return view_;
+}
+
+void ClusterReader::Close() {
+  closed_.store(true);
+}
+
+Result<std::shared_ptr<const ControllerView>> ClusterReader::Read() const {
+  std::shared_ptr<const ControllerView> view = Latest();
+  if (view->fatal) {
+    return *view->fatal;
+  }
+  if (closed_.load()) {
+    return Unavailable("gpufleet is shutting down");
+  }
+  return view;
+}
+
+Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
+                                                 const JobFilter& filter) const {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
+  const bool others = filter.user.has_value() && *filter.user != caller.user;
+  GF_TRY(Authorize(caller,
+                   Resource::kJob,
+                   Action::kList,
+                   others ? Ownership::kOther : Ownership::kOwn,
+                   others ? "user" : "jobs"));
+  std::vector<Job> out;
+  auto wanted = [&](const Job& job) {
+    if (!Visible(caller, job)) {
+      return false;
+    }
+    return !filter.user || job.owner.user == *filter.user;
+  };
+  if (!filter.include_finished) {
+    view->NewestFirst([&](const Job& job) {
+      if (static_cast<int>(out.size()) >= filter.limit) {
+        return false;
+      }
+      if (wanted(job)) {
+        out.push_back(WithLiveUsage(job));
+      }
+      return true;
+    });
+    return out;
+  }
+  JobQuery query;
+  if (!Allows(caller, Resource::kJob, Action::kRead, Ownership::kOther)) {
+    query.uid = caller.uid;
+  }
+  query.limit = filter.limit;
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  // Read after the view was taken: a stored copy is as new as the view's or newer.
+  GF_ASSIGN_OR_RETURN(std::vector<Job> stored, reader->ListJobs(query));
+  for (auto& job : stored) {
+    if (!wanted(job)) {
+      continue;
+    }
+    // The view's copy carries the current pending reason; a job stored as ended has left it.
+    const Job* live = IsTerminal(job.state) ? nullptr : view->Find(job.id);
+    out.push_back(live != nullptr ? WithLiveUsage(*live) : WithLiveUsage(std::move(job)));
+  }
+  return out;
+}
+
+Result<Job> ClusterReader::FindInView(const ControllerView& view,
+                                      StoreReader& reader,
+                                      const Caller& caller,
+                                      JobId id) const {
+  GF_TRY(Authorize(
+      caller, Resource::kJob, Action::kRead, Ownership::kOwn, "job " + std::to_string(id.value())));
+  std::optional<Job> found;
+  if (const Job* live = view.Find(id)) {
+    found = *live;
+  } else {
+    // Not active when the view was published: ended and committed by then (or submitted since).
+    GF_ASSIGN_OR_RETURN(found, reader.GetJob(id));
+  }
+  if (!found || !Visible(caller, *found)) {
+    return NotVisible(id);
+  }
+  return std::move(*found);
+}
+
+Result<Job> ClusterReader::GetJob(const Caller& caller, JobId id) const {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  GF_ASSIGN_OR_RETURN(Job job, FindInView(*view, *reader, caller, id));
+  return WithLiveUsage(std::move(job));
+}
+
+Result<std::vector<Event>> ClusterReader::JobEvents(const Caller& caller, JobId id) const {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  GF_TRY(FindInView(*view, *reader, caller, id));
+  constexpr int kMaxEvents = 10'000;
+  return reader->ListEvents(id, 0, kMaxEvents);  // every committed turn's, the view's included
+}
+
+Result<std::vector<Node>> ClusterReader::ListNodes(const Caller& /*caller*/) const {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
+  std::vector<Node> out;
+  out.reserve(view->nodes.size());
+  for (const auto& node : view->nodes) {
+    out.push_back(*node);
+  }
+  return out;
+}
+
+// Every caller may list GPUs (see docs/decisions/0001), so the caller is not consulted. Which
+// job and user hold a GPU is shown to everyone (like nvidia-smi shows processes); the job itself
+// stays private to its owner. Served from Telemetry alone.
+Result<std::vector<GpuStatus>> ClusterReader::ListGpus(const Caller& /*caller*/) const {
+  TelemetrySnapshot snapshot = telemetry_.Snapshot();
+  std::vector<GpuStatus> out;
+  out.reserve(snapshot.gpus.size());
+  for (GpuView& view : snapshot.gpus) {
+    GpuStatus status;
+    status.node = std::move(view.node);
+    status.gpu = std::move(view.gpu);
+    for (GpuAssignment& a : view.assignments) {
+      status.holders.push_back(GpuHolder{.job = a.job,
+                                         .user = std::move(a.user),
+                                         .team = std::move(a.team),
+                                         .share_milli = a.share_milli,
+                                         .memory_limit_mib = a.memory_limit_mib});
+    }
+    if (status.holders.size() == 1) {  // job/user/team: as before sharing, for one holder
+      status.job = status.holders[0].job;
+      status.user = status.holders[0].user;
+      status.team = status.holders[0].team;
+    }
+    status.sample = std::move(view.sample);
+    status.conditions = std::move(view.conditions);
+    out.push_back(std::move(status));
+  }
+  return out;
+}
+
+Result<ClusterStats> ClusterReader::Stats(std::vector<NotificationCount> notifications) const {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
+  ClusterStats stats = ComputeStats(*view);
+  stats.notifications = std::move(notifications);
+  return stats;
+}
+
+// From a published view: the active jobs, nodes and counters of the last turn, times to now.
+ClusterStats ClusterReader::ComputeStats(const ControllerView& view) const {
+  const ControllerCounters& counters = view.counters;
+  const Time now = clock_.Now();
+  ClusterStats stats;
+  std::map<JobState, int> by_state;
+  // Every configured class, so that one with nothing pending still shows 0; a class the
+  // config dropped shows while jobs of it wait.
+  std::map<PriorityClass, QueueStats> queue;
+  for (const PriorityClassPolicy& cls : options_.policy.classes) {
+    queue[PriorityClass{.name = cls.name}].priority = cls.name;
+  }
+  std::map<std::string, TeamStats> teams;
+  for (const auto& [team, seconds] : counters.team_gpu_seconds) {
+    teams[team].gpu_seconds_total = seconds;
+  }
+  view.ForEach([&](const Job& job) {
+    by_state[job.state] += 1;
+    TeamStats& team = teams[CountedTeam(job)];
+    if (job.state == JobState::kPending) {
+      team.pending_jobs += 1;
+      QueueStats& q = queue[job.spec.priority];
+      q.priority = job.spec.priority.name;
+      q.pending += 1;
+      q.oldest_wait_seconds = std::max(
+          q.oldest_wait_seconds, std::chrono::duration<double>(now - job.submit_time).count());
+    } else if (job.allocation) {
+      team.running_jobs += 1;
+      team.allocated_gpus += static_cast<int>(job.allocation->gpus.size());
+      team.gpu_seconds_total += HeldGpuSeconds(job, now);
+      stats.gpus_allocated += static_cast<int>(job.allocation->gpus.size());
+    }
+  });
+  for (JobState s : {JobState::kPending,
+                     JobState::kStarting,
+                     JobState::kRunning,
+                     JobState::kCompleted,
+                     JobState::kFailed,
+                     JobState::kCancelled,
+                     JobState::kTimeout,
+                     JobState::kPreempted,
+                     JobState::kNodeFail}) {
+    auto ended = counters.ended.find(s);
+    const std::int64_t count =
+        IsTerminal(s) ? (ended == counters.ended.end() ? 0 : ended->second) : by_state[s];
+    stats.jobs_by_state.emplace_back(std::string(ToString(s)), static_cast<int>(count));
+  }
+  for (auto& [p, q] : queue) {
+    stats.queue.push_back(q);
+  }
+  std::stable_sort(stats.queue.begin(), stats.queue.end(), [&](const auto& a, const auto& b) {
+    return ClassPolicyFor(options_.policy, PriorityClass{.name = a.priority}).rank <
+           ClassPolicyFor(options_.policy, PriorityClass{.name = b.priority}).rank;
+  });  // in the config's order, as `gpufleet queue` lists classes
+  std::int64_t cumulative = 0;
+  for (std::size_t i = 0; i < kWaitBucketBounds.size(); ++i) {
+    cumulative += counters.wait_buckets[i];
+    stats.wait_bucket_bounds.push_back(kWaitBucketBounds[i]);
+    stats.wait_bucket_counts.push_back(cumulative);
+  }
+  stats.wait_count = counters.wait_count;
+  stats.wait_sum_seconds = counters.wait_sum_seconds;
+  for (auto& [name, team] : teams) {
+    team.team = name;
+    stats.teams.push_back(team);
+  }
+  for (const auto& node : view.nodes) {
+    stats.nodes += 1;
+    stats.gpus += static_cast<int>(node->gpus.size());
+  }
+  stats.passes = {counters.full_passes, counters.incremental_passes};
+  return stats;
+}
+
+// A running job's usage is live in Telemetry; the stored copy is written when it ends. Its
+// energy's cost and CO2 follow the current [energy] price.
+Job ClusterReader::WithLiveUsage(Job job) const {
+  if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
+    if (std::optional<JobUsage> usage = telemetry_.Usage(job.id)) {
+      job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
+    }
+  }
+  if (job.usage) {
+    job.energy_charge = ChargeFor(job.usage->energy_mj, options_.energy_price);
+  }
+  return job;
+}
+
+Result<std::vector<ApiToken>> ClusterReader::ListTokens(const Caller& caller) const {
+  GF_TRY(Authorize(caller, Resource::kToken, Action::kRead, Ownership::kOwn, "token list"));
+  // Through a read connection: every token whose creation or revocation was answered is
+  // committed.
+  GF_TRY(Read());  // the error every command would get, if any
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  GF_ASSIGN_OR_RETURN(std::vector<ApiToken> all, reader->ListTokens());
+  std::vector<ApiToken> out;
+  for (ApiToken& t : all) {
+    if (Allows(caller, Resource::kToken, Action::kRead, WhoseToken(caller, t))) {
+      out.push_back(Listed(std::move(t)));
+    }
+  }
+  return out;
+}
+
+}  // namespace gf
