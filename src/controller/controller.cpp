@@ -226,7 +226,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   Millis wait = options_.tick;
   const Time now = clock_.Now();
-  for (const std::optional<Time>& pass : {passes_.WakeAt(), next_reap_at_}) {
+  for (const std::optional<Time>& pass : {passes_.WakeAt(), reaper_.NextAt()}) {
     if (pass) {
       wait = std::min(wait, std::max(Millis(0), *pass - now));
     }

@@ -32,6 +32,7 @@
 #include "controller/accounting.h"
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
+#include "controller/idle_reaper.h"
 #include "controller/tokens.h"
 #include "controller/view.h"
 #include "core/clock.h"
@@ -375,23 +376,10 @@ class Controller final : public ClusterService, public AgentReports {
   ClusterStats ComputeStats(const ControllerView& view) const;
   void ApplyHello(AgentHello hello);
   void EnforceTimeLimits();
-  // The idle reaper (reaping.cpp, issue #8): at most once per second, each running job whose
-  // idle rule applies (scheduler/idle_policy.h) is judged on Telemetry::IdleSince: warned when
-  // idle past its threshold, the warning withdrawn when its GPUs are used again, requeued or
-  // cancelled when the grace ends. next_reap_at_ is the next deadline, for NextWakeup.
-  struct IdleWarning {
-    Time idle_since;     // Telemetry::IdleSince when warned: a later one means it was active
-    Time deadline;       // the end of the grace
-    std::string reason;  // the job's reason before the warning, restored when it is withdrawn
-  };
+  // The idle reaper (reaping.cpp, idle_reaper.h): each turn the running jobs whose idle rule
+  // applies are handed to reaper_ when it is due, and its verdicts applied.
   void ReapIdleJobs();
-  void JudgeIdle(Job& job, const IdleReaping& rule, Time now);
-  void WarnIdle(Job& job, const IdleReaping& rule, Time since, Time now);
-  void ClearIdleWarning(Job& job, const IdleWarning& warning);
-  void ReapIdle(Job& job, const IdleReaping& rule, Time since, Time now);
-  // "GPUs 0,1 on gpu01 idle for 31m (...)": the idleness of `job`, for events and causes.
-  std::string IdleText(const Job& job, const IdleReaping& rule, Time since, Time now) const;
-  void NoteReapAt(Time at);
+  void ApplyIdleVerdict(Job& job, const IdleVerdict& verdict);
   // Scheduling (scheduling.cpp): the pass passes_ plans (a full one, or the turn's events one
   // by one through scheduler_).
   void Schedule();
@@ -467,11 +455,7 @@ class Controller final : public ClusterService, public AgentReports {
   std::map<NodeId, NodeEntry> nodes_;
   std::map<JobId, StopIntent> terminating_;
   std::map<JobId, GangMember> gangs_to_settle_;  // by gang id: what NoteGang saw this turn
-  // The idle reaper's warnings under way, by job (reaping.cpp), and when it next has a
-  // deadline or last judged the running jobs.
-  std::map<JobId, IdleWarning> idle_warnings_;
-  std::optional<Time> next_reap_at_;
-  std::optional<Time> reap_checked_at_;
+  IdleReaper reaper_;  // its warnings under way and next deadline (idle_reaper.h)
   // Why a requeued job waits again (its last preemption), shown before its pending reason
   // until it starts again. In memory only: the event log keeps it for good.
   std::map<JobId, std::string> requeue_causes_;
