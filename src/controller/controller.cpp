@@ -365,7 +365,7 @@ void Controller::Transition(Job& job,
          actor,
          std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
   if (ended) {
-    NotifyEnded(job, to, cause);
+    Notify(EndedNotification(job, to, cause, clock_.Now()));
     ResolveDependents(job);  // after this job's own event: the cascade's events follow it
   }
 }
@@ -1379,7 +1379,7 @@ void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
          decision.cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) +
              ", " + AfterStopText(victim, JobState::kCancelled));
   victim.reason = decision.cause;  // what its owner sees while it stops
-  NotifyPreempted(victim, decision.cause);
+  Notify(PreemptedNotification(victim, decision.cause, clock_.Now()));
   StopToRequeue(
       victim, JobState::kPreempted, "preemption", decision.cause, victim.spec.checkpoint_signal);
 }

@@ -33,6 +33,7 @@
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
 #include "controller/idle_reaper.h"
+#include "controller/notification_router.h"
 #include "controller/tokens.h"
 #include "controller/view.h"
 #include "core/clock.h"
@@ -251,18 +252,15 @@ class Controller final : public ClusterService, public AgentReports {
   void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
   // Tells the subscribers of `notification` (model/notification.h), once this turn is on disk.
   void Notify(Notification notification);
-  // Notifications (notifications.cpp): the stored subscriptions at Load; a job that just ended
-  // (job_end or job_failed); a preemption; teams whose GPU-hour use in the budget period
-  // crossed 80 % or 100 % of their budget since the last check (at most once a second).
+  // Notifications (notifications.cpp; notification_router.h decides): the stored
+  // subscriptions at Load; teams whose GPU-hour use in the budget period crossed 80 % or 100 %
+  // of their budget since the last check (at most once a second).
   Status LoadSubscriptions();
-  void NotifyEnded(const Job& job, JobState state, const std::string& cause);
   // A notification about `job`: its owner, team and node filled in, at the clock's now.
   void NotifyJob(const Job& job, NotifyKind kind, std::string subject, std::string message);
-  void NotifyPreempted(const Job& job, const std::string& cause);
   void CheckBudgetAlerts();
-  // The budget thresholds (80, 100) `team` has reached with `used_hours`.
-  std::vector<int> BudgetThresholds(const std::string& team, double used_hours) const;
-  Status CheckMaySubscribe(const Caller& caller, const Subscription& request) const;
+  // Each team's use in the budget period at `now`, with the budget it runs under.
+  std::vector<TeamQuota> TeamBudgets(Time now) const;
   std::vector<NotificationCount> NotificationCounts() const;  // the notifier's, for Stats
   void Persist(const Job& job);
   void RequestKill(Job& job, JobState final_state, const std::string& cause, int first_signal);
@@ -493,13 +491,7 @@ class Controller final : public ClusterService, public AgentReports {
   Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
-  // Notification subscriptions by id (notifications.cpp), and the budget alerts sent in the
-  // current period: (team, 80 or 100). At Load the thresholds already reached count as sent
-  // (they were, before the restart: use only grows while a controller runs).
-  std::map<std::string, Subscription> subscriptions_;
-  std::set<std::pair<std::string, int>> budget_alerts_;
-  Time budget_alert_period_{};
-  std::optional<Time> budget_checked_at_;
+  NotificationRouter router_;   // subscriptions and budget alerts sent (notification_router.h)
   std::atomic<bool> failed_{false};  // fatal_ is set (for other threads)
   std::chrono::steady_clock::time_point lease_renewed_{};
   // Renews the lease when a third of its time has passed; a lost lease is fatal.
