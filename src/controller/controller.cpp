@@ -1261,7 +1261,7 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
       if (change.active) {
         OnMemoryBreach(active_.at(*job), change);
       } else {
-        OnMemoryBreachCleared(*job);
+        breaches_.OnCleared(*job);
       }
     }
   }

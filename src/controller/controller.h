@@ -33,6 +33,7 @@
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
 #include "controller/idle_reaper.h"
+#include "controller/memory_breach_watch.h"
 #include "controller/notification_router.h"
 #include "controller/tokens.h"
 #include "controller/view.h"
@@ -438,10 +439,8 @@ class Controller final : public ClusterService, public AgentReports {
   // warned of; either way the owner reads the cause in its events and is notified.
   void OnMemoryBreach(const Job& job, const ConditionChange& change);
   // Each turn: a job whose breach outlasts [sharing] memory_breach_grace after its process was
-  // killed is stopped (FAILED, with the cause). A cleared breach ends its watch
-  // (OnMemoryBreachCleared).
+  // killed is stopped (FAILED, with the cause; memory_breach_watch.h).
   void EnforceMemoryLimits();
-  void OnMemoryBreachCleared(JobId job);
 
   std::map<JobId, Job> active_;  // every job not in a terminal state
   // The active jobs that hold GPUs (HoldsGpus), and those that ended this turn (EraseFinished
@@ -457,9 +456,9 @@ class Controller final : public ClusterService, public AgentReports {
   // Why a requeued job waits again (its last preemption), shown before its pending reason
   // until it starts again. In memory only: the event log keeps it for good.
   std::map<JobId, std::string> requeue_causes_;
-  // Jobs over their GPU memory whose largest process was killed, and when (OnMemoryBreach);
-  // until the breach clears or the job is stopped.
-  std::map<JobId, Time> breach_kills_;
+  // Jobs over their GPU memory whose largest process was killed (OnMemoryBreach), until the
+  // breach clears or the job is stopped. After options_, which it is made from.
+  MemoryBreachWatch breaches_{options_.sharing};
   DependencyGraph dependencies_;  // pending jobs that wait for other jobs to end
   UsageLedger team_usage_;        // decayed GPU-seconds by team name ("" = no team)
   UsageLedger user_usage_;        // decayed GPU-seconds by user name
