@@ -204,7 +204,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   Millis wait = options_.tick;
   const Time now = clock_.Now();
-  for (const std::optional<Time>& pass : {passes_.WakeAt(), next_reap_at_}) {
+  for (const std::optional<Time>& pass : {passes_.WakeAt(), reaper_.NextAt()}) {
     if (pass) {
       wait = std::min(wait, std::max(Millis(0), *pass - now));
     }
@@ -343,7 +343,7 @@ void Controller::Transition(Job& job,
          actor,
          std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
   if (ended) {
-    NotifyEnded(job, to, cause);
+    Notify(EndedNotification(job, to, cause, clock_.Now()));
     ResolveDependents(job);  // after this job's own event: the cascade's events follow it
   }
 }
@@ -1044,7 +1044,7 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
       if (change.active) {
         OnMemoryBreach(active_.at(*job), change);
       } else {
-        OnMemoryBreachCleared(*job);
+        breaches_.OnCleared(*job);
       }
     }
   }
@@ -1151,7 +1151,7 @@ void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
          decision.cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) +
              ", " + AfterStopText(victim, JobState::kCancelled));
   victim.reason = decision.cause;  // what its owner sees while it stops
-  NotifyPreempted(victim, decision.cause);
+  Notify(PreemptedNotification(victim, decision.cause, clock_.Now()));
   StopToRequeue(
       victim, JobState::kPreempted, "preemption", decision.cause, victim.spec.checkpoint_signal);
 }

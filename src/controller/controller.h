@@ -32,6 +32,9 @@
 #include "controller/accounting.h"
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
+#include "controller/idle_reaper.h"
+#include "controller/memory_breach_watch.h"
+#include "controller/notification_router.h"
 #include "controller/read_side.h"
 #include "controller/tokens.h"
 #include "controller/usage_book.h"
@@ -244,18 +247,15 @@ class Controller final : public ClusterService, public AgentReports {
   void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
   // Tells the subscribers of `notification` (model/notification.h), once this turn is on disk.
   void Notify(Notification notification);
-  // Notifications (notifications.cpp): the stored subscriptions at Load; a job that just ended
-  // (job_end or job_failed); a preemption; teams whose GPU-hour use in the budget period
-  // crossed 80 % or 100 % of their budget since the last check (at most once a second).
+  // Notifications (notifications.cpp; notification_router.h decides): the stored
+  // subscriptions at Load; teams whose GPU-hour use in the budget period crossed 80 % or 100 %
+  // of their budget since the last check (at most once a second).
   Status LoadSubscriptions();
-  void NotifyEnded(const Job& job, JobState state, const std::string& cause);
   // A notification about `job`: its owner, team and node filled in, at the clock's now.
   void NotifyJob(const Job& job, NotifyKind kind, std::string subject, std::string message);
-  void NotifyPreempted(const Job& job, const std::string& cause);
   void CheckBudgetAlerts();
-  // The budget thresholds (80, 100) `team` has reached with `used_hours`.
-  std::vector<int> BudgetThresholds(const std::string& team, double used_hours) const;
-  Status CheckMaySubscribe(const Caller& caller, const Subscription& request) const;
+  // Each team's use in the budget period at `now`, with the budget it runs under.
+  std::vector<TeamQuota> TeamBudgets(Time now) const;
   std::vector<NotificationCount> NotificationCounts() const;  // the notifier's, for Stats
   void Persist(const Job& job);
   void RequestKill(Job& job, JobState final_state, const std::string& cause, int first_signal);
@@ -327,23 +327,10 @@ class Controller final : public ClusterService, public AgentReports {
   static bool AlreadyHolds(const Node& node, const HealthChange& change);
   void ApplyHello(AgentHello hello);
   void EnforceTimeLimits();
-  // The idle reaper (reaping.cpp, issue #8): at most once per second, each running job whose
-  // idle rule applies (scheduler/idle_policy.h) is judged on Telemetry::IdleSince: warned when
-  // idle past its threshold, the warning withdrawn when its GPUs are used again, requeued or
-  // cancelled when the grace ends. next_reap_at_ is the next deadline, for NextWakeup.
-  struct IdleWarning {
-    Time idle_since;     // Telemetry::IdleSince when warned: a later one means it was active
-    Time deadline;       // the end of the grace
-    std::string reason;  // the job's reason before the warning, restored when it is withdrawn
-  };
+  // The idle reaper (reaping.cpp, idle_reaper.h): each turn the running jobs whose idle rule
+  // applies are handed to reaper_ when it is due, and its verdicts applied.
   void ReapIdleJobs();
-  void JudgeIdle(Job& job, const IdleReaping& rule, Time now);
-  void WarnIdle(Job& job, const IdleReaping& rule, Time since, Time now);
-  void ClearIdleWarning(Job& job, const IdleWarning& warning);
-  void ReapIdle(Job& job, const IdleReaping& rule, Time since, Time now);
-  // "GPUs 0,1 on gpu01 idle for 31m (...)": the idleness of `job`, for events and causes.
-  std::string IdleText(const Job& job, const IdleReaping& rule, Time since, Time now) const;
-  void NoteReapAt(Time at);
+  void ApplyIdleVerdict(Job& job, const IdleVerdict& verdict);
   // Scheduling (scheduling.cpp): the pass passes_ plans (a full one, or the turn's events one
   // by one through scheduler_).
   void Schedule();
@@ -400,10 +387,8 @@ class Controller final : public ClusterService, public AgentReports {
   // warned of; either way the owner reads the cause in its events and is notified.
   void OnMemoryBreach(const Job& job, const ConditionChange& change);
   // Each turn: a job whose breach outlasts [sharing] memory_breach_grace after its process was
-  // killed is stopped (FAILED, with the cause). A cleared breach ends its watch
-  // (OnMemoryBreachCleared).
+  // killed is stopped (FAILED, with the cause; memory_breach_watch.h).
   void EnforceMemoryLimits();
-  void OnMemoryBreachCleared(JobId job);
 
   std::map<JobId, Job> active_;  // every job not in a terminal state
   // The active jobs that hold GPUs (HoldsGpus), and those that ended this turn (EraseFinished
@@ -415,17 +400,13 @@ class Controller final : public ClusterService, public AgentReports {
   std::map<NodeId, NodeEntry> nodes_;
   std::map<JobId, StopIntent> terminating_;
   std::map<JobId, GangMember> gangs_to_settle_;  // by gang id: what NoteGang saw this turn
-  // The idle reaper's warnings under way, by job (reaping.cpp), and when it next has a
-  // deadline or last judged the running jobs.
-  std::map<JobId, IdleWarning> idle_warnings_;
-  std::optional<Time> next_reap_at_;
-  std::optional<Time> reap_checked_at_;
+  IdleReaper reaper_;  // its warnings under way and next deadline (idle_reaper.h)
   // Why a requeued job waits again (its last preemption), shown before its pending reason
   // until it starts again. In memory only: the event log keeps it for good.
   std::map<JobId, std::string> requeue_causes_;
-  // Jobs over their GPU memory whose largest process was killed, and when (OnMemoryBreach);
-  // until the breach clears or the job is stopped.
-  std::map<JobId, Time> breach_kills_;
+  // Jobs over their GPU memory whose largest process was killed (OnMemoryBreach), until the
+  // breach clears or the job is stopped. After options_, which it is made from.
+  MemoryBreachWatch breaches_{options_.sharing};
   DependencyGraph dependencies_;  // pending jobs that wait for other jobs to end
   // Fair-share ledgers, the budget period's sums and the budget verdicts (usage_book.h).
   UsageBook usage_;
@@ -455,13 +436,7 @@ class Controller final : public ClusterService, public AgentReports {
   Counters counters_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
-  // Notification subscriptions by id (notifications.cpp), and the budget alerts sent in the
-  // current period: (team, 80 or 100). At Load the thresholds already reached count as sent
-  // (they were, before the restart: use only grows while a controller runs).
-  std::map<std::string, Subscription> subscriptions_;
-  std::set<std::pair<std::string, int>> budget_alerts_;
-  Time budget_alert_period_{};
-  std::optional<Time> budget_checked_at_;
+  NotificationRouter router_;   // subscriptions and budget alerts sent (notification_router.h)
   std::atomic<bool> failed_{false};  // fatal_ is set (for other threads)
   std::chrono::steady_clock::time_point lease_renewed_{};
   // Renews the lease when a third of its time has passed; a lost lease is fatal.

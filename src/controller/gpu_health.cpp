@@ -460,52 +460,33 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
     return;
   }
   NodeAgent* agent = AgentFor(job);
-  const bool kill = options_.sharing.memory_breach == MemoryBreach::kKill &&
-                    change.pid.has_value() && agent != nullptr;
-  const std::string action =
-      kill ? "killed its process " + std::to_string(*change.pid) +
-                 " (gpufleet holds shared GPUs to each job's memory: [sharing] memory_breach)"
-           : "warned only ([sharing] memory_breach = \"warn\"); other jobs on the GPU may run "
-             "out of memory";
-  Record(job.id, "memory_breach", "controller", change.message + "; " + action);
-  if (kill) {
-    breach_kills_.emplace(job.id, clock_.Now());  // the first kill's time is kept
+  BreachResponse response = breaches_.OnBreach(job, change, agent != nullptr, clock_.Now());
+  Record(job.id, "memory_breach", "controller", response.event);
+  if (response.kill) {
     after_commit_.emplace_back([agent, id = job.id, pid = *change.pid, cause = change.message] {
       agent->KillProcess(id, pid, cause);
     });
   }
   NotifyJob(job,
             NotifyKind::kMemoryBreach,
-            "job " + std::to_string(job.id.value()) + " is over its GPU memory limit",
-            change.message + "; " + action);
-}
-
-void Controller::OnMemoryBreachCleared(JobId job) {
-  breach_kills_.erase(job);
+            std::move(response.notify_subject),
+            std::move(response.notify_message));
 }
 
 void Controller::EnforceMemoryLimits() {
-  if (breach_kills_.empty()) {
+  if (breaches_.Empty()) {
     return;
   }
-  const Time now = clock_.Now();
-  const std::chrono::seconds grace = options_.sharing.memory_breach_grace;
-  for (auto it = breach_kills_.begin(); it != breach_kills_.end();) {
-    const auto job = active_.find(it->first);
+  const std::vector<BreachStop> stops = breaches_.Overdue(clock_.Now(), [this](JobId id) {
+    const auto job = active_.find(id);
     if (job == active_.end() || !HoldsGpus(job->second)) {
-      it = breach_kills_.erase(it);  // it ended, or was requeued: its breach went with it
-      continue;
+      return BreachWatched::kGone;
     }
-    if (now < it->second + grace || terminating_.contains(job->first)) {
-      ++it;
-      continue;
-    }
-    const std::string cause = "still over its GPU memory limit " + FormatDuration(grace) +
-                              " after its largest process was killed ([sharing] "
-                              "memory_breach_grace): stopping the job";
-    Record(job->first, "memory_breach", "controller", cause);
-    RequestKill(job->second, JobState::kFailed, cause, kSigTerm);
-    it = breach_kills_.erase(it);
+    return terminating_.contains(id) ? BreachWatched::kStopping : BreachWatched::kHolding;
+  });
+  for (const BreachStop& stop : stops) {
+    Record(stop.job, "memory_breach", "controller", stop.cause);
+    RequestKill(active_.at(stop.job), JobState::kFailed, stop.cause, kSigTerm);
   }
 }
 
