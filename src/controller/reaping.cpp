@@ -111,8 +111,8 @@ std::string Controller::IdleText(const Job& job,
                                  const IdleReaping& rule,
                                  Time since,
                                  Time now) const {
-  const auto node = nodes_.find(job.allocation->node);
-  const std::string gpus = node == nodes_.end() ? "its GPUs" : GpuList(job, node->second.node);
+  const NodeEntry* node = nodes_.Find(job.allocation->node);
+  const std::string gpus = node == nullptr ? "its GPUs" : GpuList(job, node->node);
   return gpus + " on " + job.allocation->node.value() + " idle for " +
          FormatDuration(WholeSeconds(now - since)) + " (no process, or under " +
          std::to_string(rule.util_below_pct) + " % utilisation with no memory change; " +
