@@ -126,7 +126,7 @@ Status Controller::Load() {
   PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
                active_.size(),
-               nodes_.size(),
+               nodes_.Count(),
                next_job_id_);
   return OkStatus();
 }
@@ -564,8 +564,8 @@ Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
 
 void Controller::PublishView() {
   std::vector<const Node*> nodes;
-  nodes.reserve(nodes_.size());
-  for (const auto& [name, entry] : nodes_.entries()) {
+  nodes.reserve(nodes_.Count());
+  for (const auto& [name, entry] : nodes_.Entries()) {
     nodes.push_back(&entry.node);
   }
   std::shared_ptr<const ControllerView> last;
@@ -1109,7 +1109,7 @@ void Controller::OnJobExited(JobExitReport report) {
     if (it != active_.end() && report.node.value().empty()) {
       return;  // the job's own agent; its exit will be acknowledged when the job ends
     }
-    for (const auto& [name, entry] : nodes_.entries()) {
+    for (const auto& [name, entry] : nodes_.Entries()) {
       if (entry.agent != nullptr && (report.node.value().empty() || name == report.node)) {
         entry.agent->AcknowledgeExit(report.job);
       }

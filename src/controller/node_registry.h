@@ -58,8 +58,8 @@ class NodeRegistry {
   void Restore(Node node);
   // Registers the agent of `node`, adding the node (by name only) if it is new.
   void AttachAgent(const NodeId& node, NodeAgent* agent);
-  std::size_t size() const { return nodes_.size(); }
-  const std::map<NodeId, NodeEntry>& entries() const { return nodes_; }
+  std::size_t Count() const { return nodes_.size(); }
+  const std::map<NodeId, NodeEntry>& Entries() const { return nodes_; }
   // The entry of `node`, or null when unknown.
   const NodeEntry* Find(const NodeId& node) const;
   // REQUIRES: `node` is known (a job's allocated node always is).
