@@ -123,68 +123,46 @@ Result<Node> Controller::DrainNode(const Caller& caller, const NodeId& node, std
                            std::to_string(kMaxDrainReason) + " characters");
   }
   return Call<Node>([this, caller, node, reason]() -> Result<Node> {
-    auto it = nodes_.find(node);
-    if (it == nodes_.end()) {
-      return NotFound("node " + node.value() + " not found (gpufleet nodes lists them)");
-    }
-    NodeEntry& entry = it->second;
-    entry.drain = reason;
+    GF_TRY(nodes_.SetDrain(node, reason));
     Record(std::nullopt, "node", caller.user, "drain " + node.value() + ": " + reason);
-    SetNodeState(entry);
-    return entry.node;
+    SetNodeState(node);
+    return nodes_.At(node).node;
   });
 }
 
 Result<Node> Controller::ResumeNode(const Caller& caller, const NodeId& node) {
   GF_TRY(Authorize(caller, Resource::kNode, Action::kDrain, Ownership::kNone, "node resume"));
   return Call<Node>([this, caller, node]() -> Result<Node> {
-    auto it = nodes_.find(node);
-    if (it == nodes_.end()) {
-      return NotFound("node " + node.value() + " not found (gpufleet nodes lists them)");
-    }
-    NodeEntry& entry = it->second;
-    entry.drain.reset();
+    GF_TRY(nodes_.SetDrain(node, std::nullopt));
     Record(std::nullopt, "node", caller.user, "resume " + node.value());
-    SetNodeState(entry);
-    return entry.node;
+    SetNodeState(node);
+    return nodes_.At(node).node;
   });
 }
 
-// A node's state from what is known of it: down while its agent is away (or silent), else
-// draining/drained while an admin's drain holds (drained once no job holds its GPUs), else up.
-void Controller::SetNodeState(NodeEntry& entry) {
-  NodeState state = NodeState::kUp;
-  std::string reason;
-  if (entry.node.state == NodeState::kDown && !entry.connected) {
-    state = NodeState::kDown;
-    reason = entry.node.state_reason;
-  } else if (entry.drain) {
-    const bool busy = std::any_of(holding_.begin(), holding_.end(), [&](JobId id) {
-      return active_.at(id).allocation->node == entry.node.name;
-    });
-    state = busy ? NodeState::kDraining : NodeState::kDrained;
-    reason = *entry.drain;
-  }
-  if (state == entry.node.state && reason == entry.node.state_reason) {
+// A node's state from what is known of it (NodeRegistry::RefreshState): drained once no job
+// holds its GPUs. A change is recorded (the end of a drain's wait) and stored.
+void Controller::SetNodeState(const NodeId& node) {
+  const bool busy = std::any_of(holding_.begin(), holding_.end(), [&](JobId id) {
+    return active_.at(id).allocation->node == node;
+  });
+  std::optional<NodeRegistry::StateChange> change = nodes_.RefreshState(node, busy);
+  if (!change) {
     return;
   }
-  if (state == NodeState::kDrained && entry.node.state == NodeState::kDraining) {
+  if (change->drained) {
     Record(std::nullopt,
            "node",
            "controller",
-           "node " + entry.node.name.value() + " drained: no job runs on it any more");
+           "node " + node.value() + " drained: no job runs on it any more");
   }
-  entry.node.state = state;
-  entry.node.state_reason = reason;
-  batch_.nodes.push_back(entry.node);
+  batch_.nodes.push_back(std::move(change->node));
   passes_.NeedFull();  // where jobs may go changed
 }
 
 void Controller::UpdateDrains() {
-  for (auto& [name, entry] : nodes_) {
-    if (entry.node.state == NodeState::kDraining) {
-      SetNodeState(entry);
-    }
+  for (const NodeId& node : nodes_.Draining()) {
+    SetNodeState(node);
   }
 }
 

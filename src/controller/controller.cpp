@@ -89,12 +89,7 @@ Status Controller::Load() {
   GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, store_->ListNodes());
   for (auto& node : nodes) {
     telemetry_->SetInventory(node);
-    NodeId name = node.name;
-    NodeEntry& entry = nodes_[name];
-    entry.node = std::move(node);
-    if (entry.node.state == NodeState::kDraining || entry.node.state == NodeState::kDrained) {
-      entry.drain = entry.node.state_reason;
-    }
+    nodes_.Restore(std::move(node));
   }
   GF_TRY(LoadTokens());
   for (const auto& [id, job] : active_) {
@@ -108,15 +103,14 @@ Status Controller::Load() {
   PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
                active_.size(),
-               nodes_.size(),
+               nodes_.Count(),
                next_job_id_);
   return OkStatus();
 }
 
 void Controller::AttachAgent(const NodeId& node, NodeAgent* agent) {
   auto attach = [this, node, agent] {
-    nodes_[node].agent = agent;
-    nodes_[node].node.name = node;
+    nodes_.AttachAgent(node, agent);
   };
   if (thread_.joinable()) {
     Post(attach);  // a remote agent's first hello, while the controller runs
@@ -126,12 +120,7 @@ void Controller::AttachAgent(const NodeId& node, NodeAgent* agent) {
 }
 
 void Controller::Start() {
-  for (auto& [name, entry] : nodes_) {
-    if (!entry.connected && entry.node.state != NodeState::kDown) {
-      entry.awaiting_hello = true;
-      entry.last_heard = std::chrono::steady_clock::now();
-    }
-  }
+  nodes_.AwaitHellos(std::chrono::steady_clock::now());
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -348,14 +337,6 @@ void Controller::Transition(Job& job,
   }
 }
 
-NodeAgent* Controller::AgentFor(const Job& job) const {
-  if (!job.allocation) {
-    return nullptr;
-  }
-  auto it = nodes_.find(job.allocation->node);
-  return it == nodes_.end() ? nullptr : it->second.agent;
-}
-
 // ---- ClusterService ----------------------------------------------------------------------
 
 Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
@@ -497,8 +478,8 @@ Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
 
 void Controller::PublishView() {
   std::vector<const Node*> nodes;
-  nodes.reserve(nodes_.size());
-  for (const auto& [name, entry] : nodes_) {
+  nodes.reserve(nodes_.Count());
+  for (const auto& [name, entry] : nodes_.Entries()) {
     nodes.push_back(&entry.node);
   }
   reads_.Publish(NextView(*reads_.Latest(), active_, nodes, counters_, fatal_));
@@ -824,16 +805,16 @@ Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest&
                               (IsTerminal(job.state) ? "" : " yet (gpufleet logs -f waits)"));
   }
   const NodeId& node = job.allocation->node;
-  auto it = nodes_.find(node);
-  if (it == nodes_.end() || it->second.agent == nullptr) {
+  const NodeEntry* entry = nodes_.Find(node);
+  if (entry == nullptr || entry->agent == nullptr) {
     return Unavailable("node " + node.value() + " has not joined this server since it started, " +
                        "so " + name + "'s output cannot be fetched; it is on that node, under " +
                        "its agent's data dir (jobs/" + std::to_string(job.id.value()) + ")");
   }
-  NodeAgent* agent = it->second.agent;
-  if (it->second.node.state == NodeState::kDown) {
+  NodeAgent* agent = entry->agent;
+  if (entry->node.state == NodeState::kDown) {
     // The cause reads "node n1 down: no report ..."; say the node's name once.
-    std::string cause = it->second.node.state_reason;
+    std::string cause = entry->node.state_reason;
     if (const std::string said = "node " + node.value() + " down: "; cause.starts_with(said)) {
       cause.erase(0, said.size());
     }
@@ -912,7 +893,7 @@ void Controller::OnJobExited(JobExitReport report) {
     if (it != active_.end() && report.node.value().empty()) {
       return;  // the job's own agent; its exit will be acknowledged when the job ends
     }
-    for (auto& [name, entry] : nodes_) {
+    for (const auto& [name, entry] : nodes_.Entries()) {
       if (entry.agent != nullptr && (report.node.value().empty() || name == report.node)) {
         entry.agent->AcknowledgeExit(report.job);
       }
@@ -921,42 +902,20 @@ void Controller::OnJobExited(JobExitReport report) {
 }
 
 void Controller::OnAgentHeartbeat(const NodeId& node) {
-  Post([this, node] {
-    if (auto it = nodes_.find(node); it != nodes_.end() && it->second.connected) {
-      it->second.last_heard = std::chrono::steady_clock::now();
-    }
-  });
+  Post([this, node] { nodes_.Heard(node, std::chrono::steady_clock::now()); });
 }
 
-// A remote node whose agent has not reported for node_timeout is down: its jobs' processes
-// may be gone with it, so they are requeued (NODE_FAIL → PENDING) and its GPUs take no work
-// until its agent says hello again. Measured on the steady clock: a wall-clock jump must not
-// fail a cluster.
+// A remote node whose agent has not reported for node_timeout is down (NodeRegistry::
+// CheckLiveness): its jobs' processes may be gone with it, so they are requeued (NODE_FAIL →
+// PENDING) and its GPUs take no work until its agent says hello again.
 void Controller::CheckNodeLiveness() {
-  if (options_.node_timeout <= Millis(0)) {
-    return;
-  }
-  const auto now = std::chrono::steady_clock::now();
-  for (auto& [name, entry] : nodes_) {
-    if ((!entry.connected && !entry.awaiting_hello) ||
-        now - entry.last_heard < options_.node_timeout) {
-      continue;
-    }
-    // Whole seconds read as a user set them ("30s"); a timeout under a minute (tests, tight
-    // settings) keeps its tenths, so that it never reads "for 0s".
-    const auto silent = now - entry.last_heard;
-    const std::string cause =
-        "node " + name.value() + " down: no report from its agent for " +
-        (silent < std::chrono::minutes(1)
-             ? fmt::format("{:.1f}s", std::chrono::duration<double>(silent).count())
-             : FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(silent)));
-    entry.connected = false;
-    entry.awaiting_hello = false;
-    entry.node.state = NodeState::kDown;
-    entry.node.state_reason = cause;
-    batch_.nodes.push_back(entry.node);
-    if (entry.agent != nullptr) {
-      entry.agent->EndSession();  // a partitioned agent's next report gets "say hello again"
+  for (NodeRegistry::NodeDown& down :
+       nodes_.CheckLiveness(options_.node_timeout, std::chrono::steady_clock::now())) {
+    const NodeId name = down.node.name;
+    const std::string& cause = down.cause;
+    batch_.nodes.push_back(std::move(down.node));
+    if (down.agent != nullptr) {
+      down.agent->EndSession();  // a partitioned agent's next report gets "say hello again"
     }
     Record(std::nullopt, "node", "controller", cause);
     spdlog::warn("controller: {}", cause);
@@ -1009,19 +968,19 @@ void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
 
 void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
   const std::string actor = "agent:" + node.value();
-  auto entry = nodes_.find(node);
+  Node* known = nodes_.EditNode(node);
   for (const HealthChange& change : result.health) {
-    if (entry != nodes_.end() && AlreadyHolds(entry->second.node, change)) {
+    if (known != nullptr && AlreadyHolds(*known, change)) {
       continue;  // the controller made this change itself (HoldForLeftovers)
     }
-    if (entry != nodes_.end()) {
-      for (Gpu& gpu : entry->second.node.gpus) {
+    if (known != nullptr) {
+      for (Gpu& gpu : known->gpus) {
         if (gpu.uuid == change.uuid) {
           gpu.health = change.to;
           gpu.health_cause = change.cause;
         }
       }
-      batch_.nodes.push_back(entry->second.node);
+      batch_.nodes.push_back(*known);
     }
     std::string message = "GPU " + std::to_string(change.index) + " (" + change.uuid.value() +
                           ") on " + node.value() + ": " + std::string(ToString(change.from)) +
@@ -1110,7 +1069,7 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
   job.end_time = report.end_time;
   const std::string actor =
       job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
-  NodeAgent* agent = AgentFor(job);  // before a requeue clears the allocation
+  NodeAgent* agent = nodes_.AgentFor(job);  // before a requeue clears the allocation
   if (!report.leftover_pids.empty()) {
     HoldForLeftovers(job, report);
   }
@@ -1134,7 +1093,7 @@ void Controller::RequestKill(Job& job,
                              int first_signal) {
   terminating_[job.id] = StopIntent{.final_state = final_state, .cause = cause};
   NoteGang(job);
-  NodeAgent* agent = AgentFor(job);
+  NodeAgent* agent = nodes_.AgentFor(job);
   if (agent == nullptr) {
     return;
   }
@@ -1227,38 +1186,19 @@ void Controller::LoseJob(Job& job, const std::string& cause) {
 
 void Controller::ApplyHello(AgentHello hello) {
   const NodeId name = hello.node.name;
-  NodeEntry& entry = nodes_[name];
   // A node that was down is up again; an admin's drain outlives the agent's reconnects.
-  const bool was_down = entry.node.state == NodeState::kDown;
-  KeepSharingModes(entry.node, hello.node);
+  const NodeRegistry::HelloMerged merged =
+      nodes_.MergeHello(std::move(hello.node), clock_.Now(), std::chrono::steady_clock::now());
+  const NodeEntry& entry = nodes_.At(name);
   // OnAgentHello gave telemetry the agent's view; the modes are the controller's.
-  telemetry_->SetInventory(hello.node);
-  for (const Gpu& gpu : hello.node.gpus) {
-    mig_layouts_sent_.erase(gpu.uuid);  // a layout sent to the old connection goes again
-  }
-  modes_waiting_ = true;
-  hello.node.state = entry.node.state;
-  hello.node.state_reason = entry.node.state_reason;
-  hello.node.last_seen = entry.node.last_seen;  // not a change of the node by itself
-  // The store does not keep the containment mode (each hello brings it): a node loaded from
-  // the store has none, which is no change either.
-  Node before = entry.node;
-  before.containment = hello.node.containment;
-  const bool changed = was_down || !(before == hello.node);
-  hello.node.last_seen = clock_.Now();
-  entry.node = hello.node;
-  entry.connected = true;
-  entry.awaiting_hello = false;
-  entry.last_heard = std::chrono::steady_clock::now();
-  entry.node.state = NodeState::kUp;
-  entry.node.state_reason.clear();
-  SetNodeState(entry);  // draining/drained again if an admin's drain holds
+  telemetry_->SetInventory(entry.node);
+  SetNodeState(name);  // draining/drained again if an admin's drain holds
   batch_.nodes.push_back(entry.node);
-  if (changed) {
+  if (merged.changed) {
     Record(std::nullopt,
            "node",
            "agent:" + name.value(),
-           "node " + name.value() + (was_down ? " back up" : " up") + " with " +
+           "node " + name.value() + (merged.was_down ? " back up" : " up") + " with " +
                std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend + ")");
   }
   std::set<JobId> running(hello.running.begin(), hello.running.end());
@@ -1352,8 +1292,8 @@ std::optional<std::chrono::seconds> Controller::EffectiveLimit(const Job& job) c
 
 // The distinct models of the job's GPUs, sorted (as its node reports them).
 std::vector<std::string> Controller::GpuModels(const Job& job) const {
-  auto node = nodes_.find(job.allocation->node);
-  return GpuModelsOn(node != nodes_.end() ? &node->second.node : nullptr, job);
+  const NodeEntry* entry = nodes_.Find(job.allocation->node);
+  return GpuModelsOn(entry != nullptr ? &entry->node : nullptr, job);
 }
 
 std::vector<RunningSpan> Controller::RunningSpans(bool for_ledgers) const {

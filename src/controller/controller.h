@@ -34,6 +34,7 @@
 #include "controller/command_queue.h"
 #include "controller/idle_reaper.h"
 #include "controller/memory_breach_watch.h"
+#include "controller/node_registry.h"
 #include "controller/notification_router.h"
 #include "controller/read_side.h"
 #include "controller/tokens.h"
@@ -169,17 +170,6 @@ class Controller final : public ClusterService, public AgentReports {
   void OnAgentHeartbeat(const NodeId& node) override;
 
  private:
-  struct NodeEntry {
-    Node node;
-    NodeAgent* agent = nullptr;
-    bool connected = false;  // hello received since start (and not down since)
-    std::chrono::steady_clock::time_point last_heard{};  // its agent's last report
-    // Loaded from the store and not yet heard from since this controller started: it too goes
-    // down after node_timeout (from the start) if its agent does not come back.
-    bool awaiting_hello = false;
-    // An admin drained it (the reason): no new jobs, whether its agent is there or not.
-    std::optional<std::string> drain;
-  };
   using Counters = ControllerCounters;  // behind Stats(), published with each view
   // A kill sent: the state the job moves to when its exit arrives (lifecycle/stop_intent.h). A
   // terminal state (cancel, time limit, idle reaping with action cancel) ends it; PREEMPTED
@@ -289,9 +279,10 @@ class Controller final : public ClusterService, public AgentReports {
   void FailJobWithNode(Job& job, const std::string& cause);
   void LoseJob(Job& job, const std::string& cause);
   void CheckNodeLiveness();
-  // Administration (admin.cpp): the node's state from its agent and an admin's drain; drains
-  // that end when the last job leaves; the stored tokens at Load.
-  void SetNodeState(NodeEntry& entry);
+  // Administration (admin.cpp): the node's state from its agent and an admin's drain
+  // (NodeRegistry::RefreshState, recorded and stored); drains that end when the last job
+  // leaves; the stored tokens at Load.
+  void SetNodeState(const NodeId& node);
   void UpdateDrains();
   Status LoadTokens();
   // The jobs holding GPUs as usage_ reads them (usage_book.h). `for_ledgers`: only what the
@@ -355,7 +346,6 @@ class Controller final : public ClusterService, public AgentReports {
   // The agent that holds the output of the job ReadJobLog asks for, or why none can be asked
   // (not started, requeued, node down or never joined).
   Result<NodeAgent*> LogSource(const Caller& caller, const LogRequest& request);
-  NodeAgent* AgentFor(const Job& job) const;
   void EraseFinished();
 
   std::unique_ptr<Telemetry> own_telemetry_;  // when options.telemetry is null
@@ -371,14 +361,8 @@ class Controller final : public ClusterService, public AgentReports {
 
   // State thread only.
   // Sharing modes (gpu_health.cpp): a mode change that waited for its GPU to empty takes
-  // effect (called before each pass); an agent's hello keeps the modes the admin set.
+  // effect, and a waiting MIG layout is sent to its agent (called before each pass).
   void ApplyWaitingModes();
-  static void KeepSharingModes(const Node& known, Node& reported);
-  // MIG mode is the hardware's: a GPU with MIG on is in mig mode, one with it off leaves it.
-  static void FollowMigMode(Gpu& gpu);
-  // A MIG layout waiting on `gpu` is sent to its agent once the GPU is empty (once). Whether
-  // one waits still.
-  bool SendWaitingMigLayout(NodeEntry& entry, Gpu& gpu);
   // A fractional job's share and memory limit in its environment, and MPS's limits on an mps
   // GPU of `node`.
   static void AddShareEnvironment(Job& launched, const Node& node);
@@ -397,7 +381,7 @@ class Controller final : public ClusterService, public AgentReports {
   // Kept by Transition (the one place a job's state changes), AddJob and Load.
   std::set<JobId> holding_;
   std::vector<JobId> ended_;
-  std::map<NodeId, NodeEntry> nodes_;
+  NodeRegistry nodes_;  // the nodes, their agents, liveness and drains (node_registry.h)
   std::map<JobId, StopIntent> terminating_;
   std::map<JobId, GangMember> gangs_to_settle_;  // by gang id: what NoteGang saw this turn
   IdleReaper reaper_;  // its warnings under way and next deadline (idle_reaper.h)
@@ -419,13 +403,6 @@ class Controller final : public ClusterService, public AgentReports {
   // requeue, a dependency met, a throttled array task) asks it for a full one (NeedFull).
   IncrementalScheduler scheduler_;
   PassPlanner passes_;
-  // Whether some GPU may have a mode change waiting for it to empty (Gpu::sharing_next):
-  // ApplyWaitingModes walks the GPUs only then. True at first: nodes loaded from the store may
-  // carry one.
-  bool modes_waiting_ = true;
-  // GPUs whose waiting MIG layout was sent to their agent; until the outcome shows in a sample
-  // (or the agent reconnects, which sends it again).
-  std::set<GpuUuid> mig_layouts_sent_;
   // OnSamples (agents' threads): what each GPU that was ever in MIG mode last reported (MIG on,
   // its devices), to pass on changes only.
   std::mutex mig_seen_mu_;

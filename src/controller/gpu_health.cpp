@@ -3,7 +3,6 @@
 // file stays about jobs. Placement keeps new work off GPUs that are not ok (model/node.h
 // TakesWork); this file deals with the work already on a GPU when it fails.
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,38 +24,6 @@ bool Uses(const Job& job, const NodeId& node, const GpuUuid& uuid) {
              job.allocation->gpus.end();
 }
 
-// The GPU `ref` names on the node: its index ("3") or its UUID.
-Gpu* FindGpu(Node& node, const std::string& ref) {
-  const bool is_index =
-      !ref.empty() && ref.size() <= 4 &&
-      std::all_of(ref.begin(), ref.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-  for (Gpu& gpu : node.gpus) {
-    if (is_index ? std::to_string(gpu.index) == ref : gpu.uuid.value() == ref) {
-      return &gpu;
-    }
-  }
-  return nullptr;
-}
-
-// The node's entry in `nodes` (the controller's) and the GPU `ref` names on it. A template only
-// so that it can take the controller's private entry type. Errors: kNotFound naming the node or
-// the GPU and where to find the names.
-template <typename Nodes>
-Result<std::pair<typename Nodes::mapped_type*, Gpu*>> FindNodeGpu(Nodes& nodes,
-                                                                  const NodeId& node,
-                                                                  const std::string& ref) {
-  auto it = nodes.find(node);
-  if (it == nodes.end()) {
-    return NotFound("node " + node.value() + " not found (gpufleet nodes lists them)");
-  }
-  Gpu* found = FindGpu(it->second.node, ref);
-  if (found == nullptr) {
-    return NotFound("GPU " + ref + " not found on " + node.value() +
-                    "; name it by index or UUID (gpufleet gpus lists them)");
-  }
-  return std::make_pair(&it->second, found);
-}
-
 }  // namespace
 
 bool Controller::AlreadyHolds(const Node& node, const HealthChange& change) {
@@ -72,12 +39,13 @@ void Controller::HoldForLeftovers(const Job& job, const JobExitReport& report) {
   if (!job.allocation) {
     return;
   }
-  auto entry = nodes_.find(job.allocation->node);
-  if (entry == nodes_.end()) {
+  const NodeId& name = job.allocation->node;
+  Node* node = nodes_.EditNode(name);
+  if (node == nullptr) {
     return;
   }
   const std::string cause = LeftoverHoldCause(job.id, report.leftover_pids);
-  for (Gpu& gpu : entry->second.node.gpus) {
+  for (Gpu& gpu : node->gpus) {
     const bool held =
         std::find(job.allocation->gpus.begin(), job.allocation->gpus.end(), gpu.uuid) !=
         job.allocation->gpus.end();
@@ -88,10 +56,10 @@ void Controller::HoldForLeftovers(const Job& job, const JobExitReport& report) {
     gpu.health_cause = cause;
     Record(std::nullopt,
            "gpu_health",
-           "agent:" + entry->first.value(),
-           GpuName(gpu.index, gpu.uuid, entry->first) + ": ok -> degraded: " + cause);
+           "agent:" + name.value(),
+           GpuName(gpu.index, gpu.uuid, name) + ": ok -> degraded: " + cause);
   }
-  batch_.nodes.push_back(entry->second.node);
+  batch_.nodes.push_back(*node);
   passes_.NeedFull();
 }
 
@@ -143,9 +111,8 @@ Result<Gpu> Controller::ResumeGpu(const Caller& caller,
                                   const std::string& gpu) {
   GF_TRY(Authorize(caller, Resource::kGpu, Action::kResume, Ownership::kNone, "gpu resume"));
   return Call<Gpu>([this, caller, node, gpu]() -> Result<Gpu> {
-    GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
-    NodeEntry& entry = *located.first;
-    Gpu* found = located.second;
+    GF_ASSIGN_OR_RETURN(const Gpu* found, nodes_.FindGpu(node, gpu));
+    const NodeEntry& entry = nodes_.At(node);
     const std::string name = GpuName(found->index, found->uuid, node);
     if (found->health == GpuHealth::kOk) {
       return FailedPrecondition(name + " is ok: there is nothing to resume");
@@ -201,11 +168,10 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller,
   GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone, "gpu mode"));
   GF_ASSIGN_OR_RETURN(const SharingMode wanted, ParseSharingMode(mode));
   return Call<Gpu>([this, caller, node, gpu, wanted]() -> Result<Gpu> {
-    GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
-    NodeEntry& entry = *located.first;
-    Gpu* found = located.second;
+    GF_ASSIGN_OR_RETURN(Gpu * found, nodes_.FindGpu(node, gpu));
+    const NodeEntry& entry = nodes_.At(node);
     const std::string name = GpuName(found->index, found->uuid, node);
-    // MIG mode is the hardware's (KeepSharingModes): gpufleet does not turn it on or off.
+    // MIG mode is the hardware's (FollowMigMode): gpufleet does not turn it on or off.
     const std::string index = std::to_string(found->index);
     if (wanted == SharingMode::kMig && !found->mig_enabled) {
       return FailedPrecondition("mode: " + name +
@@ -235,7 +201,7 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller,
       // A job holds it whole, or shares it under the old rules: the change waits until the
       // GPU is empty, and until then the GPU takes no new work (TakesWholeJobs/TakesFractions).
       found->sharing_next = wanted;
-      modes_waiting_ = true;
+      nodes_.NoteModeWaiting();
       Record(std::nullopt,
              "gpu_mode",
              caller.user,
@@ -258,61 +224,28 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller,
 }
 
 void Controller::ApplyWaitingModes() {
-  if (!modes_waiting_) {
-    return;  // the usual case: no GPU of the fleet is to change its mode
+  NodeRegistry::WaitingModes waiting =
+      nodes_.ApplyWaitingModes([this](const NodeId& node, const GpuUuid& uuid) {
+        return !HolderList(active_, holding_, node, uuid).empty();
+      });
+  for (NodeRegistry::MigLayoutSend& send : waiting.layouts) {
+    after_commit_.emplace_back(
+        [agent = send.agent, uuid = send.uuid, profiles = std::move(send.profiles)] {
+          agent->ApplyMigLayout(uuid, profiles);
+        });
   }
-  modes_waiting_ = false;
-  for (auto& [name, entry] : nodes_) {
-    bool changed = false;
-    for (Gpu& gpu : entry.node.gpus) {
-      if (SendWaitingMigLayout(entry, gpu)) {
-        modes_waiting_ = true;
-      }
-      if (!gpu.sharing_next.has_value()) {
-        continue;
-      }
-      if (!HolderList(active_, holding_, name, gpu.uuid).empty()) {
-        modes_waiting_ = true;
-        continue;
-      }
-      Record(std::nullopt,
-             "gpu_mode",
-             "controller",
-             GpuName(gpu.index, gpu.uuid, name) + " is now " +
-                 std::string(ToString(*gpu.sharing_next)) + " (was " +
-                 std::string(ToString(gpu.sharing)) + "): its last job ended");
-      gpu.sharing = *gpu.sharing_next;
-      gpu.sharing_next.reset();
-      changed = true;
-    }
-    if (changed) {
-      batch_.nodes.push_back(entry.node);
-      telemetry_->SetInventory(entry.node);
-      passes_.NeedFull();
-    }
+  for (const NodeRegistry::ModeApplied& applied : waiting.applied) {
+    Record(std::nullopt,
+           "gpu_mode",
+           "controller",
+           GpuName(applied.index, applied.uuid, applied.node) + " is now " +
+               std::string(ToString(applied.to)) + " (was " + std::string(ToString(applied.from)) +
+               "): its last job ended");
   }
-}
-
-void Controller::KeepSharingModes(const Node& known, Node& reported) {
-  for (Gpu& gpu : reported.gpus) {
-    const auto it = std::find_if(
-        known.gpus.begin(), known.gpus.end(), [&](const Gpu& g) { return g.uuid == gpu.uuid; });
-    if (it != known.gpus.end()) {
-      gpu.sharing = it->sharing;
-      gpu.sharing_next = it->sharing_next;
-      gpu.mig_layout_next = it->mig_layout_next;
-    }
-    FollowMigMode(gpu);
-  }
-}
-
-void Controller::FollowMigMode(Gpu& gpu) {
-  if (gpu.mig_enabled) {
-    gpu.sharing = SharingMode::kMig;  // work runs only on its MIG devices
-    gpu.sharing_next.reset();
-  } else if (gpu.sharing == SharingMode::kMig) {
-    gpu.sharing = SharingMode::kExclusive;  // MIG was turned off: a whole GPU again
-    gpu.mig_layout_next.reset();
+  for (Node& node : waiting.changed) {
+    telemetry_->SetInventory(node);
+    batch_.nodes.push_back(std::move(node));
+    passes_.NeedFull();
   }
 }
 
@@ -323,9 +256,8 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller,
   GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone, "gpu mig-layout"));
   GF_ASSIGN_OR_RETURN(std::vector<std::string> profiles, ParseMigLayout(layout, "layout"));
   return Call<Gpu>([this, caller, node, gpu, profiles = std::move(profiles)]() -> Result<Gpu> {
-    GF_ASSIGN_OR_RETURN(const auto located, FindNodeGpu(nodes_, node, gpu));
-    NodeEntry& entry = *located.first;
-    Gpu* found = located.second;
+    GF_ASSIGN_OR_RETURN(Gpu * found, nodes_.FindGpu(node, gpu));
+    const NodeEntry& entry = nodes_.At(node);
     const std::string name = GpuName(found->index, found->uuid, node);
     if (!found->mig_enabled) {
       return FailedPrecondition("layout: " + name +
@@ -340,8 +272,8 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller,
     }
     GF_TRY(PlanMigLayout(offered, "layout: " + name, profiles));
     found->mig_layout_next = profiles;
-    mig_layouts_sent_.erase(found->uuid);
-    modes_waiting_ = true;
+    nodes_.ForgetMigLayoutSent(found->uuid);
+    nodes_.NoteModeWaiting();
     const std::string holders = HolderList(active_, holding_, node, found->uuid);
     Record(std::nullopt,
            "gpu_mig_layout",
@@ -358,35 +290,17 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller,
   });
 }
 
-bool Controller::SendWaitingMigLayout(NodeEntry& entry, Gpu& gpu) {
-  if (!gpu.mig_layout_next.has_value()) {
-    return false;
-  }
-  if (mig_layouts_sent_.contains(gpu.uuid) ||
-      !HolderList(active_, holding_, entry.node.name, gpu.uuid).empty()) {
-    return true;  // still waiting: for its agent's report, or for its jobs to end
-  }
-  if (entry.agent != nullptr) {
-    mig_layouts_sent_.insert(gpu.uuid);
-    after_commit_.emplace_back(
-        [agent = entry.agent, uuid = gpu.uuid, profiles = *gpu.mig_layout_next] {
-          agent->ApplyMigLayout(uuid, profiles);
-        });
-  }
-  return true;
-}
-
 void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample>& samples) {
-  const auto entry = nodes_.find(node);
-  if (entry == nodes_.end()) {
+  Node* known = nodes_.EditNode(node);
+  if (known == nullptr) {
     return;
   }
   bool changed = false;
   for (const GpuSample& sample : samples) {
-    const auto gpu = std::find_if(entry->second.node.gpus.begin(),
-                                  entry->second.node.gpus.end(),
-                                  [&](const Gpu& g) { return g.uuid == sample.uuid; });
-    if (gpu == entry->second.node.gpus.end()) {
+    const auto gpu = std::find_if(known->gpus.begin(), known->gpus.end(), [&](const Gpu& g) {
+      return g.uuid == sample.uuid;
+    });
+    if (gpu == known->gpus.end()) {
       continue;
     }
     const std::string name = GpuName(gpu->index, gpu->uuid, node);
@@ -397,7 +311,7 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
              name + ": MIG layout " + LayoutText(*gpu->mig_layout_next) +
                  " was not applied: " + sample.mig_layout_error);
       gpu->mig_layout_next.reset();
-      mig_layouts_sent_.erase(gpu->uuid);
+      nodes_.ForgetMigLayoutSent(gpu->uuid);
       changed = true;
     }
     std::vector<MigInstance> devices;
@@ -420,7 +334,7 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
     std::sort(wanted.begin(), wanted.end());
     if (gpu->mig_layout_next.has_value() && now == wanted) {
       gpu->mig_layout_next.reset();
-      mig_layouts_sent_.erase(gpu->uuid);
+      nodes_.ForgetMigLayoutSent(gpu->uuid);
     }
     Record(std::nullopt,
            "gpu_mig_layout",
@@ -428,8 +342,8 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
            name + " now has MIG devices " + LayoutText(now));
   }
   if (changed) {
-    batch_.nodes.push_back(entry->second.node);
-    telemetry_->SetInventory(entry->second.node);
+    batch_.nodes.push_back(*known);
+    telemetry_->SetInventory(*known);
     passes_.NeedFull();
   }
 }
@@ -459,7 +373,7 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
   if (!HoldsGpus(job)) {
     return;
   }
-  NodeAgent* agent = AgentFor(job);
+  NodeAgent* agent = nodes_.AgentFor(job);
   BreachResponse response = breaches_.OnBreach(job, change, agent != nullptr, clock_.Now());
   Record(job.id, "memory_breach", "controller", response.event);
   if (response.kill) {

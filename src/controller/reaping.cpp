@@ -24,12 +24,11 @@ void Controller::ReapIdleJobs() {
       continue;
     }
     if (const std::optional<IdleReaping> rule = IdleReapingFor(options_.policy, job.spec)) {
-      const auto node = nodes_.find(job.allocation->node);
-      candidates.push_back(
-          IdleCandidate{.job = &job,
-                        .node = node == nodes_.end() ? nullptr : &node->second.node,
-                        .rule = *rule,
-                        .idle_since = telemetry_->IdleSince(id)});
+      const NodeEntry* node = nodes_.Find(job.allocation->node);
+      candidates.push_back(IdleCandidate{.job = &job,
+                                         .node = node == nullptr ? nullptr : &node->node,
+                                         .rule = *rule,
+                                         .idle_since = telemetry_->IdleSince(id)});
     }
   }
   // Jobs stay in active_ until the turn's end (EraseFinished), even one a cancel ends at once.

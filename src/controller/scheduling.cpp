@@ -211,17 +211,10 @@ std::map<GpuUuid, GpuLoad> Controller::GpuLoads(const Node& node) const {
 
 ClusterSnapshot Controller::NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> allocated,
                                           bool loads) const {
-  ClusterSnapshot snapshot;
-  for (const auto& [name, entry] : nodes_) {
-    NodeSnapshot ns{entry.node,
-                    std::move(allocated[name]),
-                    loads ? GpuLoads(entry.node) : std::map<GpuUuid, GpuLoad>{}};
-    if (!entry.connected || entry.agent == nullptr) {
-      ns.node.state = NodeState::kDown;  // known from the store, but no agent has reported
-    }
-    snapshot.nodes.push_back(std::move(ns));
+  if (!loads) {
+    return nodes_.Snapshot(std::move(allocated), nullptr);
   }
-  return snapshot;
+  return nodes_.Snapshot(std::move(allocated), [this](const Node& node) { return GpuLoads(node); });
 }
 
 ClusterSnapshot Controller::Snapshot() const {
@@ -277,7 +270,7 @@ void Controller::ApplyDecisions(Decisions decisions) {
     job.estimated_start.reset();
     requeue_causes_.erase(job.id);
     job.last_checkpoint.reset();  // a checkpoint of an earlier run saves nothing of this one
-    const NodeEntry& entry = nodes_.at(start.allocation.node);
+    const NodeEntry& entry = nodes_.At(start.allocation.node);
     Transition(job,
                JobState::kStarting,
                "starting on " + start.allocation.node.value() + " GPUs " +
@@ -296,7 +289,7 @@ void Controller::ApplyDecisions(Decisions decisions) {
   // nodes.
   for (const JobId id : started) {
     const Job& job = active_.at(id);
-    after_commit_.emplace_back([agent = nodes_.at(job.allocation->node).agent,
+    after_commit_.emplace_back([agent = nodes_.At(job.allocation->node).agent,
                                 launched = LaunchOf(job)] { agent->Launch(launched); });
   }
   // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
@@ -321,7 +314,7 @@ Job Controller::LaunchOf(const Job& job) const {
     AddGangEnvironment(launched);
   }
   if (job.allocation->gpu_milli < kWholeGpuMilli) {
-    AddShareEnvironment(launched, nodes_.at(job.allocation->node).node);
+    AddShareEnvironment(launched, nodes_.At(job.allocation->node).node);
   }
   return launched;
 }
