@@ -5,7 +5,8 @@
 //      collecting the changes in a StoreBatch;
 //   2. enforce time limits; run the scheduler if anything changed: an arrival or a job's end
 //      alone is decided incrementally (IncrementalScheduler), anything else by a full pass,
-//      and a full pass follows incremental ones within full_pass_interval (scheduling.cpp);
+//      and a full pass follows incremental ones that left jobs waiting within
+//      full_pass_interval (lifecycle/pass_planner.h);
 //   3. commit the batch in one durable transaction (group commit);
 //   4. answer the callers and only then act (launch, kill): nothing is acknowledged or done
 //      that is not on disk first.

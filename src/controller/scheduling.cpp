@@ -118,7 +118,7 @@ void Controller::FullPass() {
 
 void Controller::IncrementalPass() {
   const Time now = clock_.Now();
-  const IncrementalBatch batch = passes_.StartIncremental(now);
+  const IncrementalBatch batch = passes_.StartIncremental();
   bool waiting = false;
   const auto apply = [&](IncrementalResult result) {
     waiting = waiting || !result.decisions.pending.empty();
@@ -144,6 +144,7 @@ void Controller::IncrementalPass() {
     FullPass();
     return;
   }
+  passes_.IncrementalRan(now, scheduler_.Waiting());
   if (waiting && !passes_.ArmedAt()) {
     // A job waits that a running job may have to make way for once old enough: the full
     // pass of that moment decides the preemption.

@@ -31,13 +31,16 @@ void PassPlanner::StartFull() {
   events_ = {};
 }
 
-IncrementalBatch PassPlanner::StartIncremental(Time now) {
-  if (!full_due_) {
-    full_due_ = now + rules_.full_pass_interval;
-  }
+IncrementalBatch PassPlanner::StartIncremental() {
   IncrementalBatch batch = std::move(events_);
   events_ = {};
   return batch;
+}
+
+void PassPlanner::IncrementalRan(Time now, std::size_t waiting) {
+  if (waiting > 0 && !full_due_) {
+    full_due_ = now + rules_.full_pass_interval;
+  }
 }
 
 std::optional<Time> PassPlanner::WakeAt() const {

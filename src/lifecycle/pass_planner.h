@@ -14,10 +14,11 @@
 //      time, which the kept state does not see).
 //   2. Else an incremental pass over the events, when there are any.
 //   3. A full pass is due `full_pass_interval` after the first incremental pass since the last
-//      full one (the fair-share order moves with usage, and the jobs an incremental pass did not
-//      look at keep their last reason until then: Slurm's quick scheduling followed by its
-//      periodic main pass), and at the moment a running job may be preempted on unchanged state
-//      (ArmAt: lifecycle/wakeups.h NextPassAt).
+//      full one that left jobs waiting (the jobs an incremental pass did not look at keep their
+//      last reason and miss backfill until then, and the fair-share order moves with usage:
+//      Slurm's quick scheduling followed by its periodic main pass; with nothing waiting there
+//      is nothing to refresh), and at the moment a running job may be preempted on unchanged
+//      state (ArmAt: lifecycle/wakeups.h NextPassAt).
 // The shells keep their clocks: the controller wakes its loop at WakeAt(), the simulator puts a
 // wake-up event on its virtual clock there. Pure; not thread-safe (one owner: the shell's
 // scheduling step).
@@ -86,9 +87,11 @@ class PassPlanner {
 
   // A full pass is starting: the events and every debt are settled by it.
   void StartFull();
-  // An incremental pass is starting at `now`: what it tells the scheduler; a full pass is due
-  // within full_pass_interval from the first one.
-  IncrementalBatch StartIncremental(Time now);
+  // An incremental pass is starting: what it tells the scheduler.
+  IncrementalBatch StartIncremental();
+  // It ran at `now` and left `waiting` jobs in the queue: a full pass is due full_pass_interval
+  // after the first such pass since the last full one.
+  void IncrementalRan(Time now, std::size_t waiting);
 
   // When a pass is next owed on unchanged state (the shell's wake-up), or nullopt.
   std::optional<Time> WakeAt() const;

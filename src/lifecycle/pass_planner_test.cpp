@@ -34,19 +34,30 @@ TEST(PassPlannerTest, EndsComeTogetherBeforeArrivalsAndAFullPassIsDueAnIntervalA
   planner.Arrival(JobId(5));
   planner.End(JobId(1));
   EXPECT_EQ(planner.Plan(At(seconds(10))), PassKind::kIncremental);
-  const IncrementalBatch batch = planner.StartIncremental(At(seconds(10)));
+  const IncrementalBatch batch = planner.StartIncremental();
+  planner.IncrementalRan(At(seconds(10)), 2);
   EXPECT_EQ(batch.ends, (std::vector<JobId>{JobId(3), JobId(1)}));
   EXPECT_EQ(batch.arrivals, (std::vector<JobId>{JobId(7), JobId(5)}));
   // Due at 10 s + 1 s; a second incremental pass before then does not push it back.
   EXPECT_EQ(planner.WakeAt(), At(seconds(11)));
   planner.Arrival(JobId(8));
   EXPECT_EQ(planner.Plan(At(milliseconds(10500))), PassKind::kIncremental);
-  (void)planner.StartIncremental(At(milliseconds(10500)));
+  (void)planner.StartIncremental();
+  planner.IncrementalRan(At(milliseconds(10500)), 1);
   EXPECT_EQ(planner.WakeAt(), At(seconds(11)));
   EXPECT_EQ(planner.Plan(At(milliseconds(10999))), PassKind::kNone);
   EXPECT_EQ(planner.Plan(At(seconds(11))), PassKind::kFull);
   planner.StartFull();
   EXPECT_EQ(planner.WakeAt(), std::nullopt);
+}
+
+TEST(PassPlannerTest, NoFullPassIsOwedWhenIncrementalPassesLeaveNothingWaiting) {
+  PassPlanner planner = Settled();
+  planner.Arrival(JobId(1));
+  (void)planner.StartIncremental();
+  planner.IncrementalRan(At(seconds(10)), 0);  // it started: nothing to refresh
+  EXPECT_EQ(planner.WakeAt(), std::nullopt);
+  EXPECT_EQ(planner.Plan(At(seconds(20))), PassKind::kNone);
 }
 
 TEST(PassPlannerTest, AChangeTheSchedulerIsNotToldOfTakesAFullPass) {
@@ -105,12 +116,14 @@ TEST(PassPlannerTest, TheWakeUpIsTheEarlierOfTheDueFullPassAndTheArmedMoment) {
   PassPlanner planner = Settled();
   planner.ArmAt(At(seconds(20)));
   planner.End(JobId(1));
-  (void)planner.StartIncremental(At(seconds(10)));
+  (void)planner.StartIncremental();
+  planner.IncrementalRan(At(seconds(10)), 1);
   EXPECT_EQ(planner.WakeAt(), At(seconds(11)));
   planner.StartFull();
   planner.ArmAt(At(seconds(5)));
   planner.Arrival(JobId(2));
-  (void)planner.StartIncremental(At(seconds(4)));
+  (void)planner.StartIncremental();
+  planner.IncrementalRan(At(seconds(4)), 1);
   EXPECT_EQ(planner.WakeAt(), At(seconds(5)));
 }
 

@@ -118,6 +118,8 @@ class IncrementalScheduler {
   // scheduling order.
   const ClusterSnapshot& Cluster() const { return cluster_; }
   Queue CurrentQueue() const;
+  // How many jobs its queue holds (CurrentQueue().pending.size(), without the copy).
+  std::size_t Waiting() const { return slots_.size(); }
 
  private:
   // One queued job in the order.

@@ -444,7 +444,7 @@ Decisions Engine::FullPass(Millis now) {
 // call's decisions applied before the next (lifecycle/pass_planner.h IncrementalBatch, as
 // Controller::IncrementalPass tells them).
 void Engine::IncrementalPass(Millis now) {
-  const IncrementalBatch batch = planner_.StartIncremental(At(now));
+  const IncrementalBatch batch = planner_.StartIncremental();
   bool waiting = false;
   const auto apply = [&](const IncrementalResult& result) {
     waiting = waiting || !result.decisions.pending.empty();
@@ -459,7 +459,11 @@ void Engine::IncrementalPass(Millis now) {
       in_step = apply(scheduler_.OnArrival(live.queued, At(now)));
     }
   }
-  if (in_step && waiting && !planner_.ArmedAt()) {
+  if (!in_step) {
+    return;  // the full pass follows at once
+  }
+  planner_.IncrementalRan(At(now), scheduler_.Waiting());
+  if (waiting && !planner_.ArmedAt()) {
     ArmPass(now);
   }
 }
