@@ -408,7 +408,7 @@ Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   if (!nodes.nodes.empty()) {
     GF_TRY(CheckFeasible(nodes, spec.request));
   }
-  return CheckDependencies(caller, spec.after);
+  return dependencies_.Check(caller, spec.after);
 }
 
 Job Controller::AddJob(const Caller& caller, JobSpec spec) {
@@ -444,7 +444,7 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
          "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
              ", priority " + std::string(ToString(job.spec.priority)) + limit);
   active_.emplace(job.id, job);
-  TrackDependencies(job);
+  dependencies_.Track(job);
   NoteArrival(job);
   return job;
 }
@@ -551,198 +551,52 @@ Result<std::vector<Job>> Controller::DoCancelArray(const Caller& caller, JobId a
   return out;
 }
 
-// ---- dependencies (dependencies.h) and array throttle (job_arrays.h) -----------------------
-
-Status Controller::CheckDependencies(const Caller& caller, const std::vector<Dependency>& after) {
-  GF_TRY(ValidateDependencies(after));
-  for (const Dependency& d : after) {
-    const std::string id = std::to_string(d.job.value());
-    std::optional<Job> stored;
-    const Job* target = nullptr;
-    if (auto it = active_.find(d.job); it != active_.end()) {
-      target = &it->second;
-    } else {
-      GF_ASSIGN_OR_RETURN(stored, store_->GetJob(d.job));
-      target = stored ? &*stored : nullptr;
-    }
-    // Another user's job is "does not exist" too: its existence must not leak.
-    if (target == nullptr || !Visible(caller, *target)) {
-      return InvalidArgument("after: job " + id +
-                             " does not exist; give the id of a job you submitted "
-                             "(gpufleet queue --all lists them)");
-    }
-    // For an array's id, how the whole array ended (nullopt while a task is unfinished).
-    GF_ASSIGN_OR_RETURN(const std::optional<JobOutcome> outcome, OutcomeOf(d.job));
-    if (outcome.has_value() && !Satisfies(d.kind, *outcome)) {
-      std::string message = "after: job " + id + " already ended ";
-      message += ToString(outcome->state);
-      if (outcome->exit_code) {
-        message += " (exit " + std::to_string(*outcome->exit_code) + ")";
-      }
-      message += ", so ";
-      message += id;
-      message += ":ok can never be met; give ";
-      message += id;
-      message += " without :ok to run after it anyway";
-      return InvalidArgument(message);
-    }
-  }
-  return OkStatus();
-}
-
-// At submit, CheckDependencies judged the jobs that had ended: only the live ones remain.
-void Controller::TrackDependencies(const Job& job) {
-  std::vector<Dependency> unmet;
-  for (const Dependency& d : job.spec.after) {
-    if (HasUnfinishedTask(d.job)) {
-      unmet.push_back(d);
-    }
-  }
-  dependencies_.Wait(job.id, unmet);
-}
-
-// Whether `id` names a job (or, for an array's id, any task of that array) not yet ended. The
-// tasks of an array have consecutive ids from the array's id, and only they: walking active_
-// from there meets them first, and the first entry of another job ends the walk.
-bool Controller::HasUnfinishedTask(JobId id) const {
-  for (auto it = active_.lower_bound(id); it != active_.end(); ++it) {
-    const Job& job = it->second;
-    const bool of_array = job.spec.array.has_value() && job.spec.array->array_job == id;
-    if (it->first != id && !of_array) {
-      return false;
-    }
-    if (!IsTerminal(job.state)) {
-      return true;
-    }
-    if (!of_array) {
-      return false;
-    }
-  }
-  return false;
-}
-
-// How the array `array` ended once every task has: COMPLETED with exit 0 when all did, else
-// the outcome of the first task (by index) that did not. nullopt while a task runs or waits.
-Result<std::optional<JobOutcome>> Controller::ArrayOutcome(JobId array) const {
-  if (HasUnfinishedTask(array)) {
-    return std::optional<JobOutcome>();
-  }
-  GF_ASSIGN_OR_RETURN(std::vector<Job> tasks,
-                      store_->ListJobs({.array_job = array, .limit = kMaxArrayTasks}));
-  std::optional<JobOutcome> failed;
-  int failed_index = 0;
-  for (const Job& stored : tasks) {  // newest first: the lowest index ends up in `failed`
-    // A task that ended in this loop turn is not committed yet: active_ has its end.
-    const auto live = active_.find(stored.id);
-    const Job& task = live != active_.end() ? live->second : stored;
-    const JobOutcome outcome{.state = task.state, .exit_code = task.exit_code};
-    if (!IsTerminal(task.state)) {
-      return std::optional<JobOutcome>();  // stored as live, not yet in active_: not ended
-    }
-    if (!Satisfies(DependencyKind::kOk, outcome) &&
-        (!failed || task.spec.array->index < failed_index)) {
-      failed = outcome;
-      failed_index = task.spec.array->index;
-    }
-  }
-  return std::optional<JobOutcome>(
-      failed.value_or(JobOutcome{.state = JobState::kCompleted, .exit_code = 0}));
-}
-
-Result<std::optional<JobOutcome>> Controller::OutcomeOf(JobId id) const {
-  GF_ASSIGN_OR_RETURN(const bool array, IsArrayId(id));
-  if (array) {
-    return ArrayOutcome(id);
-  }
-  if (auto it = active_.find(id); it != active_.end()) {
-    if (!IsTerminal(it->second.state)) {
-      return std::optional<JobOutcome>();
-    }
-    return std::optional<JobOutcome>(
-        JobOutcome{.state = it->second.state, .exit_code = it->second.exit_code});
-  }
-  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
-  if (!stored) {
-    // Not in the store: it can never end now. Counted as cancelled, so a job waiting for it
-    // with :ok is cancelled rather than left waiting forever.
-    return std::optional<JobOutcome>(
-        JobOutcome{.state = JobState::kCancelled, .exit_code = std::nullopt});
-  }
-  return std::optional<JobOutcome>(
-      JobOutcome{.state = stored->state, .exit_code = stored->exit_code});
-}
+// ---- dependencies (dependency_book.h) -----------------------------------------------------
 
 // After a restart: the loaded pending jobs wait again for what has not ended; one whose :ok
-// dependency ended otherwise while gpufleet was down is cancelled now.
+// dependency ended otherwise while gpufleet was down is cancelled now, before the next job is
+// judged (it may wait for this one).
 Status Controller::RestoreDependencies() {
   for (auto& [id, job] : active_) {
     if (job.state != JobState::kPending || job.spec.after.empty()) {
       continue;
     }
-    std::vector<Dependency> unmet;
-    std::optional<std::string> broken;
-    for (const Dependency& d : job.spec.after) {
-      GF_ASSIGN_OR_RETURN(const std::optional<JobOutcome> outcome, OutcomeOf(d.job));
-      if (!outcome) {
-        unmet.push_back(d);
-      } else if (!Satisfies(d.kind, *outcome) && !broken) {
-        broken = BrokenCause(d.job, *outcome);
-      }
-    }
+    GF_ASSIGN_OR_RETURN(const std::optional<std::string> broken, dependencies_.Restore(job));
     if (broken) {
       Transition(job, JobState::kCancelled, *broken, "controller");
-    } else {
-      dependencies_.Wait(id, unmet);
     }
   }
   return OkStatus();
 }
 
-// A job's end resolves the dependencies on it; an array task's end resolves those on the
-// whole array (named by the array's id, as Slurm's afterok:ARRAY) once it was the last task.
-// The array's id is also its first task's id, so that task's end alone resolves nothing.
+// A job's end resolves the dependencies on it by its id; an array task's end, once it was the
+// last, those on the whole array. Each answer is applied before the next is asked for: the
+// cancelled jobs' own ends resolve what waits for them first.
 void Controller::ResolveDependents(const Job& job) {
-  std::optional<JobOutcome> outcome = JobOutcome{.state = job.state, .exit_code = job.exit_code};
-  JobId target = job.id;
-  if (job.spec.array.has_value()) {
-    target = job.spec.array->array_job;
-    if (target != job.id) {
-      ResolveOne(job.id, *outcome);  // a task named by its own id
-    }
-    Result<std::optional<JobOutcome>> array = ArrayOutcome(target);
-    if (!array.ok()) {
-      spdlog::error(
-          "controller: dependencies on array {}: {}", target.value(), array.error().message);
-      return;
-    }
-    outcome = *array;
+  CancelBroken(dependencies_.OnEnded(job));
+  if (!job.spec.array.has_value()) {
+    return;
   }
-  if (outcome.has_value()) {
-    ResolveOne(target, *outcome);
+  Result<DependencyBook::Resolution> array = dependencies_.OnArrayTaskEnded(job);
+  if (!array.ok()) {
+    spdlog::error("controller: dependencies on array {}: {}",
+                  job.spec.array->array_job.value(),
+                  array.error().message);
+    return;
   }
+  CancelBroken(*array);
 }
 
-void Controller::ResolveOne(JobId target, const JobOutcome& outcome) {
-  const std::size_t waiting = dependencies_.WaitingCount();
-  for (const DependencyGraph::Broken& broken : dependencies_.OnEnded(target, outcome)) {
+void Controller::CancelBroken(const DependencyBook::Resolution& resolution) {
+  for (const DependencyGraph::Broken& broken : resolution.cancel) {
     auto it = active_.find(broken.job);
     if (it != active_.end() && it->second.state == JobState::kPending) {
       Transition(it->second, JobState::kCancelled, broken.cause, "scheduler");
     }
   }
-  if (dependencies_.WaitingCount() != waiting) {
+  if (resolution.changed) {
     passes_.NeedFull();  // a job that waited is now a candidate (or was cancelled)
   }
-}
-
-// Whether `id` is the id of a job array (its first task's id). Errors: the store's.
-Result<bool> Controller::IsArrayId(JobId id) const {
-  if (auto it = active_.find(id); it != active_.end()) {
-    return it->second.spec.array.has_value() && it->second.spec.array->array_job == id;
-  }
-  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
-  return stored.has_value() && stored->spec.array.has_value() &&
-         stored->spec.array->array_job == id;
 }
 
 Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
@@ -759,7 +613,7 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
                               "show " +
                               std::to_string(id.value()));
   }
-  const std::map<JobId, std::string> held = HeldBack(active_, dependencies_);
+  const std::map<JobId, std::string> held = HeldBack(active_, dependencies_.Graph());
   if (auto h = held.find(id); h != held.end()) {
     return FailedPrecondition(name + " is not queued yet: " + h->second);
   }

@@ -33,6 +33,7 @@
 #include "controller/accounting.h"
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
+#include "controller/dependency_book.h"
 #include "controller/idle_reaper.h"
 #include "controller/memory_breach_watch.h"
 #include "controller/node_registry.h"
@@ -212,21 +213,11 @@ class Controller final : public ClusterService, public AgentReports {
   Status CheckSubmission(const Caller& caller, const JobSpec& spec);
   // Creates the PENDING job (id, owner, defaults, submit event); requires CheckSubmission.
   Job AddJob(const Caller& caller, JobSpec spec);
-  // Dependencies (dependencies.h): every `after` job must exist and be the caller's (or the
-  // caller is root); one that already ended is judged at once. The job waits in
-  // dependencies_ for the others.
-  Status CheckDependencies(const Caller& caller, const std::vector<Dependency>& after);
-  void TrackDependencies(const Job& job);
-  Status RestoreDependencies();  // from Load()
-  // How `id` ended, for a dependency on it; nullopt while it has not ended. Reads the store
-  // for a job no longer active.
-  Result<std::optional<JobOutcome>> OutcomeOf(JobId id) const;
-  // A job just ended: cancels the jobs that waited for it with :ok and can no longer run.
+  // Dependencies (dependency_book.h decides): Load's restore of the waits; a job just ended
+  // resolves those on it, cancelling the jobs that waited with :ok and can no longer run.
+  Status RestoreDependencies();
   void ResolveDependents(const Job& job);
-  void ResolveOne(JobId target, const JobOutcome& outcome);
-  bool HasUnfinishedTask(JobId id) const;
-  Result<bool> IsArrayId(JobId id) const;
-  Result<std::optional<JobOutcome>> ArrayOutcome(JobId array) const;
+  void CancelBroken(const DependencyBook::Resolution& resolution);
   Result<Job> DoCancel(const Caller& caller, JobId id);
   // The next view (view.h) handed to reads_: at the end of each turn (and of Load), after the
   // commit.
@@ -392,7 +383,9 @@ class Controller final : public ClusterService, public AgentReports {
   // Jobs over their GPU memory whose largest process was killed (OnMemoryBreach), until the
   // breach clears or the job is stopped. After options_, which it is made from.
   MemoryBreachWatch breaches_{options_.sharing};
-  DependencyGraph dependencies_;  // pending jobs that wait for other jobs to end
+  // Pending jobs that wait for other jobs to end, judged on active_ and the store
+  // (dependency_book.h). After both.
+  DependencyBook dependencies_{active_, *store_};
   // Fair-share ledgers, the budget period's sums and the budget verdicts (usage_book.h).
   UsageBook usage_;
   StoreBatch batch_;

@@ -98,8 +98,10 @@ void Controller::FullPass() {
     usage_.NoteFullPass(RunningSpans(), clock_.Now());
   }
   // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
-  Decisions decisions = scheduler_.Full(
-      Snapshot(), PendingQueue(HeldBack(active_, dependencies_)), options_.policy, clock_.Now());
+  Decisions decisions = scheduler_.Full(Snapshot(),
+                                        PendingQueue(HeldBack(active_, dependencies_.Graph())),
+                                        options_.policy,
+                                        clock_.Now());
   if (!decisions.pending.empty()) {
     if (const std::optional<Time> at = NextPassAt()) {
       passes_.ArmAt(*at);
@@ -109,7 +111,7 @@ void Controller::FullPass() {
   // The jobs held back get their reasons after this pass's starts, so that an array's count
   // of running tasks includes the ones just started. Computed again on the same jobs: what
   // the pass started leaves the same tasks over their array's limit.
-  for (const auto& [id, reason] : HeldBack(active_, dependencies_)) {
+  for (const auto& [id, reason] : HeldBack(active_, dependencies_.Graph())) {
     Job& job = active_.at(id);
     job.reason = reason;  // in memory only, like the reasons Decide gives
     job.estimated_start.reset();
