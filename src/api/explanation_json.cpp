@@ -169,6 +169,8 @@ json ExplanationToJson(const Explanation& e) {
            {"state", e.state},
            {"outcome", e.outcome},
            {"reason", e.reason},
+           {"reason_code", e.pending_reason ? json(ToString(e.pending_reason->code)) : json()},
+           {"reason_stage", e.pending_reason ? json(ToString(e.pending_reason->stage)) : json()},
            {"placement", AllocationToJson(e.placement)},
            {"preempts", std::move(preempts)},
            {"preempts_other_users", e.preempts_other_users},

@@ -175,6 +175,8 @@ json JobToJson(const Job& job) {
       {"end_time_ms", OptionalMillis(job.end_time)},
       {"exit_code", OptionalValue(job.exit_code)},
       {"reason", job.reason},
+      {"reason_code", job.pending_reason ? json(ToString(job.pending_reason->code)) : json()},
+      {"reason_stage", job.pending_reason ? json(ToString(job.pending_reason->stage)) : json()},
       {"usage", job.usage ? JobUsageToJson(*job.usage) : json()},
       {"energy", job.energy_charge ? EnergyChargeToJson(*job.energy_charge) : json()},
   };

@@ -500,6 +500,20 @@ TEST(ApiJsonMappingTest, SharedGpuListsEveryHolder) {
   EXPECT_EQ(g["conditions"], json({"gpu_memory_over_limit"}));
 }
 
+TEST(ApiJsonMappingTest, JobJsonShowsThePendingReasonsCodeAndStage) {
+  Job job;
+  job.id = JobId(3);
+  job.reason = "requeued after preemption (x); needs 4 GPUs; 0 free";
+  const json before = JobToJson(job);  // no pass has looked at it yet
+  EXPECT_TRUE(before["reason_code"].is_null());
+  EXPECT_TRUE(before["reason_stage"].is_null());
+  job.pending_reason = PendingReason::Of(PendingCode::kNoFreeGpus, "needs 4 GPUs; 0 free");
+  const json j = JobToJson(job);
+  EXPECT_EQ(j["reason"], "requeued after preemption (x); needs 4 GPUs; 0 free");
+  EXPECT_EQ(j["reason_code"], "no_free_gpus");
+  EXPECT_EQ(j["reason_stage"], "placement");
+}
+
 TEST(ApiJsonMappingTest, JobUsageInMillijoulesJoulesAndKwh) {
   Job job;
   job.id = JobId(1);

@@ -112,6 +112,11 @@ void PrintOutcome(const json& e, std::int64_t now_ms, std::ostream& out) {
   if (!JsonText(e, "reason", "").empty()) {
     Line(out, "reason", JsonText(e, "reason"));
   }
+  if (!JsonText(e, "reason_code", "").empty()) {
+    Line(out,
+         "reason code",
+         JsonText(e, "reason_code") + " (stage " + JsonText(e, "reason_stage") + ")");
+  }
   if (!e.value("estimated_start", json()).is_null()) {
     Line(out, "estimated start", When(e, "estimated_start", now_ms));
   }

@@ -404,6 +404,9 @@ void PrintJob(const json& job, std::ostream& out) {
   Line(
       out, "State", JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
   Line(out, "Reason", JsonText(job, "reason"));
+  if (const std::string code = JsonText(job, "reason_code", ""); !code.empty()) {
+    Line(out, "Reason code", code + " (stage " + JsonText(job, "reason_stage") + ")");
+  }
   Line(out,
        "Priority",
        JsonText(job, "priority") +

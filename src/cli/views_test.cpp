@@ -307,6 +307,18 @@ TEST(CliViewsTest, ShowMarksLiveUsageAndMissingUsage) {
   EXPECT_NE(Show(pending).find("GPU usage   none (CPU-only job)\n"), std::string::npos);
 }
 
+TEST(CliViewsTest, ShowPrintsThePendingReasonsCodeWhenThereIsOne) {
+  Job job;
+  job.id = JobId(4);
+  job.reason = "needs 16 GPUs on one node; the largest up node has 8 usable";
+  EXPECT_EQ(Show(job).find("Reason code"), std::string::npos) << Show(job);
+  job.pending_reason = PendingReason::Of(PendingCode::kTooLarge, job.reason);
+  EXPECT_NE(Show(job).find("Reason      needs 16 GPUs on one node; the largest up node has 8 "
+                           "usable\nReason code too_large (stage placement)\n"),
+            std::string::npos)
+      << Show(job);
+}
+
 TEST(CliViewsTest, ShowMarksPreemptibleWorkAndItsCheckpointSignal) {
   Job job = RunningJob();
   EXPECT_NE(Show(job).find("Priority    normal  checkpoint signal TERM\n"), std::string::npos)

@@ -307,6 +307,7 @@ void Controller::Transition(Job& job,
   const JobState from = job.state;
   job.state = to;
   job.reason = cause;
+  job.pending_reason.reset();  // it described the state the job leaves
   if (IsTerminal(to)) {
     if (!job.end_time) {
       job.end_time = clock_.Now();
@@ -613,9 +614,9 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
                               "show " +
                               std::to_string(id.value()));
   }
-  const std::map<JobId, std::string> held = HeldBack(active_, dependencies_.Graph());
+  const std::map<JobId, PendingReason> held = HeldBack(active_, dependencies_.Graph());
   if (auto h = held.find(id); h != held.end()) {
-    return FailedPrecondition(name + " is not queued yet: " + h->second);
+    return FailedPrecondition(name + " is not queued yet: " + h->second.text);
   }
   Result<Explanation> explanation =
       Explain(Snapshot(), PendingQueue(held), options_.policy, clock_.Now(), id);

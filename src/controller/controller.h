@@ -325,7 +325,7 @@ class Controller final : public ClusterService, public AgentReports {
   void NoteEnd(const Job& job);
   // The jobs a pass considers: pending and not `held` back (lifecycle/admission.h HeldBack), as the
   // scheduler sees them.
-  Queue PendingQueue(const std::map<JobId, std::string>& held) const;
+  Queue PendingQueue(const std::map<JobId, PendingReason>& held) const;
   static QueuedJob AsQueued(const Job& job);
   ClusterSnapshot Snapshot() const;
   // The nodes alone, with the `allocated` GPUs taken, and each GPU's load when `loads` (for

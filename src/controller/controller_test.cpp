@@ -1144,6 +1144,9 @@ TEST_F(ControllerTest, ArrivalsAndEndsAreDecidedIncrementallyAndAFullPassFollows
   ASSERT_TRUE(b.ok() && c.ok());
   EXPECT_EQ(Get(b->id).state, JobState::kPending);
   EXPECT_EQ(Get(b->id).reason, "needs 2 GPUs; 0 free");
+  ASSERT_TRUE(Get(b->id).pending_reason.has_value());  // the same reason, as a value
+  EXPECT_EQ(Get(b->id).pending_reason->code, PendingCode::kNoFreeGpus);
+  EXPECT_EQ(Get(b->id).pending_reason->text, "needs 2 GPUs; 0 free");
   EXPECT_EQ(Get(c->id).state, JobState::kPending);
   EXPECT_EQ(passes("incremental"), incremental + 2);
 
@@ -1466,6 +1469,8 @@ TEST_F(ControllerDepsTest, AfterWaitsUntilTheJobEndsInAnyWay) {
   ASSERT_TRUE(b.ok()) << b.error().message;
   const std::string waiting = "waiting for job " + std::to_string(a->id.value()) + " to end";
   ASSERT_TRUE(WaitFor([&] { return Get(b->id).reason == waiting; })) << Get(b->id).reason;
+  ASSERT_TRUE(Get(b->id).pending_reason.has_value());
+  EXPECT_EQ(Get(b->id).pending_reason->code, PendingCode::kDependency);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(Launched(b->id));  // 3 GPUs free, but it waits
   RunAndExit(a->id, 1);           // a failure ends it too
@@ -1488,6 +1493,7 @@ TEST_F(ControllerDepsTest, FailedOkDependencyCancelsAndCascades) {
   ASSERT_TRUE(WaitFor([&] { return StateIs(c->id, JobState::kCancelled); }));
   EXPECT_EQ(Get(b->id).state, JobState::kCancelled);
   EXPECT_EQ(Get(b->id).reason, a_failed);
+  EXPECT_FALSE(Get(b->id).pending_reason.has_value());  // it described the wait, now over
   EXPECT_EQ(Get(c->id).reason,
             "dependency job " + std::to_string(b->id.value()) + " was cancelled");
   EXPECT_TRUE(HasEvent(b->id, "PENDING -> CANCELLED: " + a_failed));

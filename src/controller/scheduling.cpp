@@ -113,7 +113,8 @@ void Controller::FullPass() {
   // the pass started leaves the same tasks over their array's limit.
   for (const auto& [id, reason] : HeldBack(active_, dependencies_.Graph())) {
     Job& job = active_.at(id);
-    job.reason = reason;  // in memory only, like the reasons Decide gives
+    job.reason = reason.text;  // in memory only, like the reasons Decide gives
+    job.pending_reason = reason;
     job.estimated_start.reset();
   }
 }
@@ -168,7 +169,7 @@ QueuedJob Controller::AsQueued(const Job& job) {
                    .gang = job.spec.gang ? std::optional(job.spec.gang->gang_job) : std::nullopt};
 }
 
-Queue Controller::PendingQueue(const std::map<JobId, std::string>& held) const {
+Queue Controller::PendingQueue(const std::map<JobId, PendingReason>& held) const {
   Queue queue;
   for (const auto& [id, job] : active_) {
     if (job.state == JobState::kPending && !held.contains(id)) {
@@ -305,8 +306,9 @@ void Controller::ApplyDecisions(Decisions decisions) {
     }
     Job& job = it->second;
     auto requeued = requeue_causes_.find(pending.job);
-    job.reason = requeued == requeue_causes_.end() ? std::move(pending.reason)
-                                                   : requeued->second + "; " + pending.reason;
+    job.reason = requeued == requeue_causes_.end() ? pending.reason.text
+                                                   : requeued->second + "; " + pending.reason.text;
+    job.pending_reason = std::move(pending.reason);
     job.estimated_start = pending.estimated_start;
   }
 }

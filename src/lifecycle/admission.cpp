@@ -6,9 +6,9 @@
 
 namespace gf {
 
-std::map<JobId, std::string> HeldBack(const std::map<JobId, Job>& active,
-                                      const DependencyGraph& dependencies) {
-  std::map<JobId, std::string> held;
+std::map<JobId, PendingReason> HeldBack(const std::map<JobId, Job>& active,
+                                        const DependencyGraph& dependencies) {
+  std::map<JobId, PendingReason> held;
   std::vector<ArrayMember> members;
   for (const auto& [id, job] : active) {
     if (job.state == JobState::kPending) {
@@ -16,7 +16,7 @@ std::map<JobId, std::string> HeldBack(const std::map<JobId, Job>& active,
         held.emplace(id, WaitingReason(*waiting));
         continue;  // not yet a candidate: takes no place in its array's throttle
       }
-      if (std::optional<std::string> reason = GangHoldReason(active, job)) {
+      if (std::optional<PendingReason> reason = GangHoldReason(active, job)) {
         held.emplace(id, std::move(*reason));
         continue;
       }
@@ -32,7 +32,7 @@ std::map<JobId, std::string> HeldBack(const std::map<JobId, Job>& active,
   return held;
 }
 
-std::map<JobId, std::string> ThrottledTasks(const std::vector<ArrayMember>& members) {
+std::map<JobId, PendingReason> ThrottledTasks(const std::vector<ArrayMember>& members) {
   struct Array {
     int limit = 0;
     int running = 0;
@@ -51,7 +51,7 @@ std::map<JobId, std::string> ThrottledTasks(const std::vector<ArrayMember>& memb
       a.pending.push_back(&m);
     }
   }
-  std::map<JobId, std::string> held;
+  std::map<JobId, PendingReason> held;
   for (auto& [id, a] : arrays) {
     // Lowest index first, as Slurm starts array tasks; the job id breaks ties (none expected).
     std::sort(a.pending.begin(), a.pending.end(), [](const ArrayMember* x, const ArrayMember* y) {
@@ -61,12 +61,13 @@ std::map<JobId, std::string> ThrottledTasks(const std::vector<ArrayMember>& memb
     const std::string running =
         std::to_string(a.running) + (a.running == 1 ? " task" : " tasks") + " running";
     // With room left, the tasks before it by index take that room first.
-    const std::string reason =
+    const PendingReason reason = PendingReason::Of(
+        PendingCode::kArrayLimit,
         "array " + std::to_string(id.value()) + ": " +
-        (room == 0 ? running + ", limit " + std::to_string(a.limit)
-                   : "at most " + std::to_string(a.limit) + " at once; " + running + ", " +
-                         std::to_string(room) + " lower-index " +
-                         (room == 1 ? "task goes" : "tasks go") + " first");
+            (room == 0 ? running + ", limit " + std::to_string(a.limit)
+                       : "at most " + std::to_string(a.limit) + " at once; " + running + ", " +
+                             std::to_string(room) + " lower-index " +
+                             (room == 1 ? "task goes" : "tasks go") + " first"));
     for (std::size_t i = room; i < a.pending.size(); ++i) {
       held.emplace(a.pending[i]->job, reason);
     }
@@ -78,7 +79,7 @@ std::string ArrayTaskName(const ArrayTask& task) {
   return std::to_string(task.array_job.value()) + "_" + std::to_string(task.index);
 }
 
-std::optional<std::string> GangHoldReason(const std::map<JobId, Job>& active, const Job& job) {
+std::optional<PendingReason> GangHoldReason(const std::map<JobId, Job>& active, const Job& job) {
   if (!job.spec.gang.has_value()) {
     return std::nullopt;
   }
@@ -91,7 +92,9 @@ std::optional<std::string> GangHoldReason(const std::map<JobId, Job>& active, co
   if (holding.empty()) {
     return std::nullopt;
   }
-  return "waiting for its gang's members " + holding + " to stop: the gang starts again whole";
+  return PendingReason::Of(
+      PendingCode::kGangStopping,
+      "waiting for its gang's members " + holding + " to stop: the gang starts again whole");
 }
 
 }  // namespace gf

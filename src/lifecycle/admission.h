@@ -19,13 +19,15 @@
 #include "core/ids.h"
 #include "lifecycle/dependencies.h"
 #include "model/job.h"
+#include "model/pending_reason.h"
 
 namespace gf {
 
-// The jobs kept back from the next pass, each with its reason. `active` holds every job not in
-// a terminal state, by id.
-std::map<JobId, std::string> HeldBack(const std::map<JobId, Job>& active,
-                                      const DependencyGraph& dependencies);
+// The jobs kept back from the next pass, each with its reason (stage kAdmission; codes
+// kDependency, kGangStopping, kArrayLimit). `active` holds every job not in a terminal state,
+// by id.
+std::map<JobId, PendingReason> HeldBack(const std::map<JobId, Job>& active,
+                                        const DependencyGraph& dependencies);
 
 // One task of an array as the throttle sees it.
 struct ArrayMember {
@@ -39,13 +41,13 @@ struct ArrayMember {
 // The pending members that must sit this pass out, each with its reason
 // ("array 40: 4 tasks running, limit 4"). Per array with a max_running, the pending tasks
 // beyond max_running - running, lowest index first. Arrays without a limit hold nothing.
-std::map<JobId, std::string> ThrottledTasks(const std::vector<ArrayMember>& members);
+std::map<JobId, PendingReason> ThrottledTasks(const std::vector<ArrayMember>& members);
 
 // "40_3": how views and messages name a task (array id, underscore, index), as Slurm does.
 std::string ArrayTaskName(const ArrayTask& task);
 
 // Rule 2 for one pending gang member: "waiting for its gang's members 12, 13 to stop: the gang
 // starts again whole", or nullopt when no member holds GPUs (or `job` is in no gang).
-std::optional<std::string> GangHoldReason(const std::map<JobId, Job>& active, const Job& job);
+std::optional<PendingReason> GangHoldReason(const std::map<JobId, Job>& active, const Job& job);
 
 }  // namespace gf

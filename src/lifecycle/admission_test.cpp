@@ -60,9 +60,15 @@ TEST(AdmissionTest, AJobWaitingForADependencyTakesNoPlaceInItsArraysThrottle) {
                               AsTask(Pending(12), 10, 2, 1)});
   const auto held = HeldBack(active, dependencies);
   ASSERT_EQ(held.size(), 2U);
-  EXPECT_EQ(held.at(JobId(10)), "waiting for job 1 to complete successfully");
+  EXPECT_EQ(held.at(JobId(10)).text, "waiting for job 1 to complete successfully");
+  EXPECT_EQ(held.at(JobId(10)).code, PendingCode::kDependency);
+  EXPECT_EQ(held.at(JobId(10)).stage, PendingStage::kAdmission);
+  EXPECT_TRUE(held.at(JobId(10)).can_ever_fit);
+  EXPECT_EQ(held.at(JobId(12)).code, PendingCode::kArrayLimit);
+  EXPECT_EQ(held.at(JobId(12)).stage, PendingStage::kAdmission);
+  EXPECT_TRUE(held.at(JobId(12)).can_ever_fit);
   EXPECT_FALSE(held.contains(JobId(11)));
-  EXPECT_EQ(held.at(JobId(12)),
+  EXPECT_EQ(held.at(JobId(12)).text,
             "array 10: at most 1 at once; 0 tasks running, 1 lower-index task goes first");
 }
 
@@ -72,8 +78,11 @@ TEST(AdmissionTest, ARequeuedGangWaitsUntilEveryMemberHasStopped) {
       {Member(Pending(5), 5, 0, 3), Member(Holding(6), 5, 1, 3), Member(Pending(7), 5, 2, 3)});
   const auto held = HeldBack(active, DependencyGraph{});
   ASSERT_EQ(held.size(), 2U);
-  EXPECT_EQ(held.at(JobId(5)),
+  EXPECT_EQ(held.at(JobId(5)).text,
             "waiting for its gang's members 6 to stop: the gang starts again whole");
+  EXPECT_EQ(held.at(JobId(5)).code, PendingCode::kGangStopping);
+  EXPECT_EQ(held.at(JobId(5)).stage, PendingStage::kAdmission);
+  EXPECT_TRUE(held.at(JobId(5)).can_ever_fit);
   EXPECT_EQ(held.at(JobId(7)), held.at(JobId(5)));
   EXPECT_EQ(GangHoldReason(active, active.at(JobId(6))), held.at(JobId(5)));  // lists holders only
   const auto stopped = Active(
@@ -87,7 +96,7 @@ TEST(AdmissionTest, RunningTasksFillTheirArraysLimit) {
                               AsTask(Pending(22), 20, 2, 2)});
   const auto held = HeldBack(active, DependencyGraph{});
   ASSERT_EQ(held.size(), 1U);
-  EXPECT_EQ(held.at(JobId(22)), "array 20: 2 tasks running, limit 2");
+  EXPECT_EQ(held.at(JobId(22)).text, "array 20: 2 tasks running, limit 2");
 }
 
 TEST(ArrayThrottleTest, ThrottleOffersTheLowestIndicesUpToTheRoomLeft) {
@@ -99,7 +108,7 @@ TEST(ArrayThrottleTest, ThrottleOffersTheLowestIndicesUpToTheRoomLeft) {
                                     Task(43, 40, 3, 2, false)});
   EXPECT_FALSE(held.contains(JobId(41)));  // room for one more: the lowest index
   ASSERT_EQ(held.size(), 3u);
-  EXPECT_EQ(held.at(JobId(42)),
+  EXPECT_EQ(held.at(JobId(42)).text,
             "array 40: at most 2 at once; 1 task running, 1 lower-index task goes first");
   EXPECT_TRUE(held.contains(JobId(43)));
   EXPECT_TRUE(held.contains(JobId(44)));
@@ -109,7 +118,7 @@ TEST(ArrayThrottleTest, FullArrayHoldsEveryPendingTask) {
   const auto held = ThrottledTasks(
       {Task(40, 40, 0, 2, true), Task(41, 40, 1, 2, true), Task(42, 40, 2, 2, false)});
   ASSERT_EQ(held.size(), 1u);
-  EXPECT_EQ(held.at(JobId(42)), "array 40: 2 tasks running, limit 2");
+  EXPECT_EQ(held.at(JobId(42)).text, "array 40: 2 tasks running, limit 2");
 }
 
 TEST(ArrayThrottleTest, ArraysAreThrottledApartAndUnlimitedOnesNotAtAll) {

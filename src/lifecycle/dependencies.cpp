@@ -30,9 +30,11 @@ std::string BrokenCause(JobId job, const JobOutcome& outcome) {
   }
 }
 
-std::string WaitingReason(const Dependency& dependency) {
-  return "waiting for job " + std::to_string(dependency.job.value()) +
-         (dependency.kind == DependencyKind::kOk ? " to complete successfully" : " to end");
+PendingReason WaitingReason(const Dependency& dependency) {
+  return PendingReason::Of(
+      PendingCode::kDependency,
+      "waiting for job " + std::to_string(dependency.job.value()) +
+          (dependency.kind == DependencyKind::kOk ? " to complete successfully" : " to end"));
 }
 
 Status ValidateDependencies(const std::vector<Dependency>& after) {

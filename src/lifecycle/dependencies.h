@@ -17,6 +17,7 @@
 #include "core/ids.h"
 #include "core/result.h"
 #include "model/job.h"
+#include "model/pending_reason.h"
 
 namespace gf {
 
@@ -38,7 +39,7 @@ std::string BrokenCause(JobId job, const JobOutcome& outcome);
 
 // The pending reason of a job that waits for `dependency`: "waiting for job 12 to end",
 // "waiting for job 12 to complete successfully".
-std::string WaitingReason(const Dependency& dependency);
+PendingReason WaitingReason(const Dependency& dependency);
 
 // Checks a submitted `after` list on its own: at most kMaxDependencies, no job twice.
 // Errors: kInvalidArgument naming the field `after` and the fix.

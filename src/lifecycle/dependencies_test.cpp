@@ -38,8 +38,8 @@ TEST(DependenciesTest, AnyIsMetByEveryEndOkOnlyByExitZero) {
 }
 
 TEST(DependenciesTest, ReasonsAndCausesNameTheJob) {
-  EXPECT_EQ(WaitingReason(Any(12)), "waiting for job 12 to end");
-  EXPECT_EQ(WaitingReason(Ok(12)), "waiting for job 12 to complete successfully");
+  EXPECT_EQ(WaitingReason(Any(12)).text, "waiting for job 12 to end");
+  EXPECT_EQ(WaitingReason(Ok(12)).text, "waiting for job 12 to complete successfully");
   EXPECT_EQ(BrokenCause(JobId(12), Failed(1)), "dependency job 12 failed (exit 1)");
   EXPECT_EQ(BrokenCause(JobId(12), Cancelled()), "dependency job 12 was cancelled");
   EXPECT_EQ(BrokenCause(JobId(12), JobOutcome{.state = JobState::kTimeout, .exit_code = 143}),

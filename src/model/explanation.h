@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/ids.h"
 #include "model/job.h"
+#include "model/pending_reason.h"
 
 namespace gf {
 
@@ -141,6 +142,8 @@ struct Explanation {
   int ahead_omitted = 0;
   std::string outcome;  // "starts", "preempts", "reserved", "waits", "held"
   std::string reason;   // Decide's pending reason ("" when it starts)
+  // The same reason as a value (its stage and code); nullopt when it starts.
+  std::optional<PendingReason> pending_reason{};
   std::optional<Time> estimated_start;
   std::optional<Allocation> placement;      // the start, reservation or preemption target
   std::vector<JobId> preempts;              // victims the pass stops for it (the caller may see)

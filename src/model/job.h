@@ -17,6 +17,7 @@
 #include "core/ids.h"
 #include "core/result.h"
 #include "model/energy.h"
+#include "model/pending_reason.h"
 #include "model/slice.h"
 
 namespace gf {
@@ -240,6 +241,11 @@ struct Job {
   // While pending, when the scheduler expects it to start (a reservation, or victims
   // stopping); like `reason`, recomputed each pass and not stored.
   std::optional<Time> estimated_start;
+  // While pending, the structured reason behind `reason` (model/pending_reason.h): its stage,
+  // code and whether it can ever fit. Its text is `reason` without a requeue cause before it.
+  // Set by each pass (and by admission) like `reason`, never stored; nullopt when the
+  // scheduler has not given one since the job last changed state.
+  std::optional<PendingReason> pending_reason{};
   // An admin approved it past its team's GPU-hour budget (`gpufleet quota approve`).
   bool budget_approved = false;
   // When the job last reported a checkpoint (`gpufleet checkpoint` from inside the job):

@@ -206,7 +206,8 @@ class PendingExplainer {
     }
     for (const PendingDecision& pending : decisions.pending) {
       if (pending.job == out_.job) {
-        out_.reason = pending.reason;
+        out_.reason = pending.reason.text;
+        out_.pending_reason = pending.reason;
         out_.estimated_start = pending.estimated_start;
         out_.placement = pending.reservation;
         out_.outcome = pending.reservation.has_value()                    ? "reserved"
@@ -283,7 +284,7 @@ class PendingExplainer {
         .may_start = verdict.may_start,
         .borrowed = verdict.borrowed,
         .guarantee_right = verdict.guarantee_right,
-        .reason = verdict.reason,
+        .reason = verdict.reason.text,
         .class_allowed_users = cls.allowed_users,
         .class_max_gpus_per_user = cls.max_gpus_per_user,
         .quotas_on = ledger.QuotasOn(),

@@ -54,7 +54,7 @@ const NodeExplanation& NodeOf(const Explanation& e, const std::string& name) {
 std::string DecidedReason(const Decisions& d, JobId job) {
   for (const PendingDecision& p : d.pending) {
     if (p.job == job) {
-      return p.reason;
+      return p.reason.text;
     }
   }
   return "(not pending)";
@@ -230,7 +230,7 @@ TEST(ExplainTest, ReasonAndEstimateAreDecidesForEveryJob) {
   for (const PendingDecision& pending : decided.pending) {
     const Result<Explanation> e = Explain(cluster, queue, policy, now, pending.job);
     ASSERT_TRUE(e.ok());
-    EXPECT_EQ(e->reason, pending.reason);
+    EXPECT_EQ(e->reason, pending.reason.text);
     EXPECT_EQ(e->estimated_start, pending.estimated_start);
     EXPECT_EQ(e->placement, pending.reservation);
   }

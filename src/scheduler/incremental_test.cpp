@@ -97,7 +97,7 @@ void ExpectAsDecide(const Decisions& got,
 std::string ReasonOf(const Decisions& d, std::int64_t id) {
   for (const PendingDecision& p : d.pending) {
     if (p.job == JobId(id)) {
-      return p.reason;
+      return p.reason.text;
     }
   }
   return "(not pending)";
@@ -176,8 +176,8 @@ TEST(IncrementalSchedulerTest, AJobsEndLeavesBackfillToTheNextPass) {
   EXPECT_TRUE(got.decisions.starts.empty());
   ASSERT_EQ(got.decisions.pending.size(), 1U);
   EXPECT_EQ(got.decisions.pending[0].job, JobId(1));
-  EXPECT_NE(got.decisions.pending[0].reason.find("(GPUs reserved)"), std::string::npos)
-      << got.decisions.pending[0].reason;
+  EXPECT_NE(got.decisions.pending[0].reason.text.find("(GPUs reserved)"), std::string::npos)
+      << got.decisions.pending[0].reason.text;
   ClusterSnapshot cluster = FullCluster();
   cluster.running.erase(cluster.running.begin() + 1);
   const Decisions all = Decide(cluster, FiveJobs(), ShallowPolicy(), At(kNowMs));

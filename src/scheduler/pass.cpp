@@ -181,7 +181,9 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
   current_class_ = c;
   if (job.request.gpus < 0) {
     Pend(job,
-         "invalid request: gpus is " + std::to_string(job.request.gpus) + ", must be 0 or more");
+         PendingReason::Of(PendingCode::kInvalidRequest,
+                           "invalid request: gpus is " + std::to_string(job.request.gpus) +
+                               ", must be 0 or more"));
     return;
   }
   if (job.gang.has_value()) {
@@ -280,15 +282,18 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
   if (usable < count) {
     for (const QueuedJob* member : members) {
       Pend(*member,
-           needs + "; " + std::to_string(usable) + " up " +
-               (usable == 1 ? "node has" : "nodes have") + " that many usable GPUs");
+           PendingReason::Of(PendingCode::kTooFewNodes,
+                             needs + "; " + std::to_string(usable) + " up " +
+                                 (usable == 1 ? "node has" : "nodes have") +
+                                 " that many usable GPUs"));
     }
     return;
   }
   const int givable = pool_.NodesWithGivable(shape, EndOf(now_, limit));
-  std::string reason = needs + "; " + std::to_string(givable) + " of the " +
-                       std::to_string(usable) + " nodes that could take a member " +
-                       (givable == 1 ? "has" : "have") + " room now";
+  PendingReason reason = PendingReason::Of(
+      PendingCode::kNoFreeGpus,
+      needs + "; " + std::to_string(givable) + " of the " + std::to_string(usable) +
+          " nodes that could take a member " + (givable == 1 ? "has" : "have") + " room now");
   const bool reserve = policy_.backfill.enabled && reservations_ < policy_.backfill.depth;
   if (policy_.backfill.enabled && !reserve) {
     for (const QueuedJob* member : members) {
@@ -318,8 +323,10 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
              pool_.Nodes()[static_cast<std::size_t>(reservation.fit.node)].name.value();
   }
   AddWaiter(job, shape);
-  reason += "; expected to start in " + FormatWait((start - now_).count()) + " on " + nodes +
-            " (GPUs reserved)";
+  reason = PendingReason::Of(PendingCode::kGpusReserved,
+                             reason.text + "; expected to start in " +
+                                 FormatWait((start - now_).count()) + " on " + nodes +
+                                 " (GPUs reserved)");
   for (std::size_t i = 0; i < members.size(); ++i) {
     decisions_.pending.push_back(
         PendingDecision{.job = members[i]->id,
@@ -455,7 +462,9 @@ void Pass::Preempt(const QueuedJob& job,
   const Allocation allocation = pool_.ToAllocation(choice.fit);
   decisions_.pending.push_back(PendingDecision{
       .job = job.id,
-      .reason = "starts on " + allocation.node.value() + " once these jobs stop: " + waits_for,
+      .reason = PendingReason::Of(
+          PendingCode::kVictimsStopping,
+          "starts on " + allocation.node.value() + " once these jobs stop: " + waits_for),
       .estimated_start = now_,
       .reservation = allocation});
 }
@@ -497,9 +506,11 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
   const Allocation allocation = pool_.ToAllocation(later->fit);
   decisions_.pending.push_back(PendingDecision{
       .job = job.id,
-      .reason = "waiting to preempt " + victims + " on " + allocation.node.value() +
-                ", possible in " + FormatWait((at - now_).count()) + " (minimum run time " +
-                FormatWait(Millis(min_run_time).count()) + ")",
+      .reason = PendingReason::Of(PendingCode::kVictimsProtected,
+                                  "waiting to preempt " + victims + " on " +
+                                      allocation.node.value() + ", possible in " +
+                                      FormatWait((at - now_).count()) + " (minimum run time " +
+                                      FormatWait(Millis(min_run_time).count()) + ")"),
       .estimated_start = at,
       .reservation = allocation});
   return true;
@@ -512,7 +523,7 @@ void Pass::Wait(const QueuedJob& job,
                 std::optional<std::chrono::seconds> limit) {
   const bool could_ever_start =
       shape.gpus > 0 && shape.model != kNoSuchModel && pool_.LargestUsable(shape) >= shape.gpus;
-  std::string reason = Reason(job, shape, could_ever_start);
+  PendingReason reason = Reason(job, shape, could_ever_start);
   if (!could_ever_start) {
     Pend(job, std::move(reason));
     return;
@@ -538,8 +549,10 @@ void Pass::Wait(const QueuedJob& job,
         .job = job.id,
         .reason =
             WithClassNote(job,
-                          reason + "; expected to start in " + FormatWait((start - now_).count()) +
-                              " on " + allocation.node.value() + " (GPUs reserved)"),
+                          PendingReason::Of(PendingCode::kGpusReserved,
+                                            reason.text + "; expected to start in " +
+                                                FormatWait((start - now_).count()) + " on " +
+                                                allocation.node.value() + " (GPUs reserved)")),
         .estimated_start = start,
         .reservation = allocation});
     return;
@@ -557,14 +570,14 @@ void Pass::AddWaiter(const QueuedJob& job, Shape shape) {
 
 // The reason a job that did not start waits (before it sets anything aside). Memoized: a
 // deep queue behind a full cluster asks the same question 100,000 times.
-std::string Pass::Reason(const QueuedJob& job, Shape shape, bool could_ever_start) {
+PendingReason Pass::Reason(const QueuedJob& job, Shape shape, bool could_ever_start) {
   std::string_view spelling;
   if (job.request.gpu_type.has_value()) {
     spelling = *job.request.gpu_type;
   }
   ReasonMemo& memo = reasons_[{shape.model, shape.gpus, shape.constraint}];
   if (memo.generation != pool_.Generation() || memo.waiters != waiters_.size() ||
-      memo.spelling != spelling || memo.reason.empty()) {
+      memo.spelling != spelling || memo.reason.text.empty()) {
     memo = ReasonMemo{.generation = pool_.Generation(),
                       .waiters = waiters_.size(),
                       .spelling = std::string(spelling),
@@ -573,7 +586,7 @@ std::string Pass::Reason(const QueuedJob& job, Shape shape, bool could_ever_star
   return memo.reason;
 }
 
-std::string Pass::ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start) {
+PendingReason Pass::ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start) {
   if (!could_ever_start) {
     return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
   }
@@ -582,19 +595,21 @@ std::string Pass::ComputeReason(const QueuedJob& job, Shape shape, bool could_ev
   // same GPUs (as Slurm's "Priority" reason): those GPUs go to that job first.
   const GpuPool::InTheWay in_the_way = pool_.WhoIsInTheWay(shape);
   if (in_the_way.first_waiter.has_value()) {
-    return "behind " + JobLabel(*order_[static_cast<std::size_t>(*in_the_way.first_waiter)]);
+    return PendingReason::Of(
+        PendingCode::kBehindEarlierJob,
+        "behind " + JobLabel(*order_[static_cast<std::size_t>(*in_the_way.first_waiter)]));
   }
   if (!in_the_way.fits) {
     for (const Waiter& waiter : waiters_) {
       if (pool_.ClaimsOverlap(waiter.shape, shape)) {
-        return "behind " + JobLabel(*waiter.job);
+        return PendingReason::Of(PendingCode::kBehindEarlierJob, "behind " + JobLabel(*waiter.job));
       }
     }
   }
   return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
 }
 
-void Pass::Pend(const QueuedJob& job, std::string reason) {
+void Pass::Pend(const QueuedJob& job, PendingReason reason) {
   decisions_.pending.push_back(PendingDecision{.job = job.id,
                                                .reason = WithClassNote(job, std::move(reason)),
                                                .estimated_start = {},
@@ -603,10 +618,10 @@ void Pass::Pend(const QueuedJob& job, std::string reason) {
 
 // A job whose class the config does not list (dropped since it was submitted) says so: it
 // is why the job goes after every other.
-std::string Pass::WithClassNote(const QueuedJob& job, std::string reason) const {
+PendingReason Pass::WithClassNote(const QueuedJob& job, PendingReason reason) const {
   if (!classes_.IsConfigured(current_class_)) {
-    reason += "; its class '" + job.priority.name +
-              "' is not configured, so it goes after every configured class";
+    reason.text += "; its class '" + job.priority.name +
+                   "' is not configured, so it goes after every configured class";
   }
   return reason;
 }

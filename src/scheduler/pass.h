@@ -157,10 +157,10 @@ class Pass {
             Shape shape,
             std::optional<std::chrono::seconds> limit);
   void AddWaiter(const QueuedJob& job, Shape shape);
-  std::string Reason(const QueuedJob& job, Shape shape, bool could_ever_start);
-  std::string ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start);
-  void Pend(const QueuedJob& job, std::string reason);
-  std::string WithClassNote(const QueuedJob& job, std::string reason) const;
+  PendingReason Reason(const QueuedJob& job, Shape shape, bool could_ever_start);
+  PendingReason ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start);
+  void Pend(const QueuedJob& job, PendingReason reason);
+  PendingReason WithClassNote(const QueuedJob& job, PendingReason reason) const;
 
   struct Waiter {
     const QueuedJob* job;
@@ -202,7 +202,7 @@ class Pass {
     std::uint64_t generation = 0;
     std::size_t waiters = 0;
     std::string spelling;
-    std::string reason;
+    PendingReason reason;
   };
   std::map<std::tuple<int, int, int>, ReasonMemo> reasons_;  // (model, gpus, constraint)
 };

@@ -570,7 +570,8 @@ Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
   const std::string usage =
       "use: expect start <id> on <node> [gpus <i>,...] [share=<s>] [mem=<MiB>] | expect pending "
       "<id> [\"<text>\"] | "
-      "expect reason <id> \"<text>\" | expect starts <count> | expect borrowed <id> yes|no | "
+      "expect reason <id> \"<text>\" | expect code <id> <stage>/<code> ever|never | "
+      "expect starts <count> | expect borrowed <id> yes|no | "
       "expect preempt <victim> for <id> [\"<text>\"] | expect preemptions <count> | "
       "expect estimate <id> <time>|none";
   if (t.size() < 3) {
@@ -607,6 +608,13 @@ Result<ScenarioAction> ParseExpect(const std::vector<Token>& t) {
   if (what == "pending" && t.size() == 3) {
     return ScenarioAction(
         ExpectPendingStep{.job = JobId(id), .text = std::nullopt, .exact = false});
+  }
+  if (what == "code" && t.size() == 5 && (t[4].text == "ever" || t[4].text == "never")) {
+    return ScenarioAction(ExpectPendingStep{.job = JobId(id),
+                                            .text = std::nullopt,
+                                            .exact = false,
+                                            .code = t[3].text,
+                                            .can_ever_fit = t[4].text == "ever"});
   }
   if ((what == "pending" || what == "reason") && t.size() == 4 && t[3].quoted) {
     return ScenarioAction(

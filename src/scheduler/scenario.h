@@ -55,6 +55,9 @@
 //   expect start <id> on <node> [gpus <i>,<i>...] [share=<0.25>] [mem=<MiB>]
 //   expect pending <id> ["<text>"]              pending, and its reason contains <text>
 //   expect reason <id> "<text>"                 pending with exactly this reason
+//   expect code <id> <stage>/<code> ever|never  pending with a reason of this stage and code
+//                                               (model/pending_reason.h) that can ever fit
+//                                               (ever) or not (never)
 //   expect starts <count>                       how many jobs it started
 //   expect borrowed <id> yes|no                 whether a start was preemptible (borrowed)
 //   expect preempt <victim> for <id> ["<text>"] it preempts <victim> to make room for <id>
@@ -116,7 +119,9 @@ struct ExpectStartStep {
 struct ExpectPendingStep {
   JobId job;
   std::optional<std::string> text;
-  bool exact = false;  // the reason equals text, rather than contains it
+  bool exact = false;                 // the reason equals text, rather than contains it
+  std::optional<std::string> code{};  // "<stage>/<code>": the structured reason's
+  std::optional<bool> can_ever_fit{};
 };
 struct ExpectStartCountStep {
   int count = 0;

@@ -10,6 +10,11 @@
 namespace gf {
 namespace {
 
+// "placement/no_free_gpus": how `expect code` names a structured reason.
+std::string CodeText(const PendingReason& reason) {
+  return std::string(ToString(reason.stage)) + "/" + std::string(ToString(reason.code));
+}
+
 std::string JoinIndexes(const std::vector<int>& indexes) {
   std::string text;
   for (int index : indexes) {
@@ -329,10 +334,21 @@ class ScenarioRunner {
     }
     for (const PendingDecision& pending : last_->pending) {
       if (pending.job == job) {
-        return "it is pending: \"" + pending.reason + "\"";
+        return "it is pending: \"" + pending.reason.text + "\"";
       }
     }
     return "the decide said nothing about it";
+  }
+
+  // " (placement/no_free_gpus, ever)" for a pending job, for `expect code`'s message.
+  std::string CodeOf(JobId job) const {
+    for (const PendingDecision& pending : last_->pending) {
+      if (pending.job == job) {
+        return " (" + CodeText(pending.reason) +
+               (pending.reason.can_ever_fit ? ", ever)" : ", never)");
+      }
+    }
+    return "";
   }
 
   Status Do(const ExpectStartStep& step) {
@@ -360,9 +376,12 @@ class ScenarioRunner {
         continue;
       }
       const bool matches = !step.text.has_value() ||
-                           (step.exact ? pending.reason == *step.text
-                                       : pending.reason.find(*step.text) != std::string::npos);
-      if (matches) {
+                           (step.exact ? pending.reason.text == *step.text
+                                       : pending.reason.text.find(*step.text) != std::string::npos);
+      const bool code_matches = !step.code.has_value() || *step.code == CodeText(pending.reason);
+      const bool fit_matches =
+          !step.can_ever_fit.has_value() || *step.can_ever_fit == pending.reason.can_ever_fit;
+      if (matches && code_matches && fit_matches) {
         return OkStatus();
       }
     }
@@ -371,7 +390,10 @@ class ScenarioRunner {
         (step.text.has_value()
              ? (step.exact ? " with reason \"" : " with a reason containing \"") + *step.text + "\""
              : "") +
-        "; " + Outcome(step.job));
+        (step.code.has_value()
+             ? " with code " + *step.code + (*step.can_ever_fit ? " (ever)" : " (never)")
+             : "") +
+        "; " + Outcome(step.job) + (step.code.has_value() ? CodeOf(step.job) : ""));
     return OkStatus();
   }
 
@@ -440,7 +462,8 @@ class ScenarioRunner {
       if (at != step.at) {
         Fail("expected " + JobName(step.job) + " to be estimated to start at " +
              (step.at ? std::to_string(step.at->count()) + "ms" : "none") + "; it is at " +
-             (at ? std::to_string(at->count()) + "ms" : "none") + " (\"" + pending.reason + "\")");
+             (at ? std::to_string(at->count()) + "ms" : "none") + " (\"" + pending.reason.text +
+             "\")");
       }
       return OkStatus();
     }

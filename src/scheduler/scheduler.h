@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "model/pending_reason.h"
 #include "model/snapshot.h"
 #include "scheduler/policy.h"
 
@@ -22,7 +23,8 @@ struct StartDecision {
 
 struct PendingDecision {
   JobId job;
-  std::string reason;  // "needs 4 GPUs, 2 free", "behind job 17 (high)"
+  // Its stage and code, and for a person "needs 4 GPUs; 0 free", "behind job 17 (high ...)".
+  PendingReason reason;
   // When it is expected to start: now for a job whose victims are stopping, the reservation's
   // start for a job that holds one; nullopt when not known.
   std::optional<Time> estimated_start;

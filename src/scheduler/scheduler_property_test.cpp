@@ -199,7 +199,7 @@ RC_GTEST_PROP(SchedulerProperty, EveryJobIsStartedOrHasAReason, ()) {
   }
   for (const PendingDecision& pending : decisions.pending) {
     decided.insert(pending.job);
-    RC_ASSERT(!pending.reason.empty());
+    RC_ASSERT(!pending.reason.text.empty());
   }
   std::multiset<JobId> queued;
   for (const QueuedJob& job : queue.pending) {

@@ -29,7 +29,7 @@ std::vector<std::int64_t> Started(const Decisions& d) {
 std::string ReasonOf(const Decisions& d, std::int64_t id) {
   for (const PendingDecision& p : d.pending) {
     if (p.job == JobId(id)) {
-      return p.reason;
+      return p.reason.text;
     }
   }
   return "(not pending)";

@@ -770,7 +770,7 @@ void Engine::DropUnplaced(const Decisions& decisions) {
   for (const PendingDecision& pending : decisions.pending) {
     JobOutcome& outcome = result_.jobs[live_[IndexOf(pending.job)].job];
     outcome.fate = JobFate::kNeverStarted;
-    outcome.reason = "not placed at its arrival (no departures): " + pending.reason;
+    outcome.reason = "not placed at its arrival (no departures): " + pending.reason.text;
   }
   unfinished_ -= queue_.pending.size();
   queue_.pending.clear();
@@ -827,7 +827,7 @@ void Engine::CollectNeverStarted() {
   for (const PendingDecision& pending : decisions.pending) {
     JobOutcome& outcome = result_.jobs[live_[IndexOf(pending.job)].job];
     outcome.fate = JobFate::kNeverStarted;
-    outcome.reason = pending.reason;
+    outcome.reason = pending.reason.text;
   }
 }
 

@@ -84,11 +84,11 @@ TEST(ConstraintsTest, DecideStartsOnTheLabelledNodeAndExplainsWhatIsMissing) {
   ASSERT_EQ(d.pending.size(), 2U);
   for (const PendingDecision& p : d.pending) {
     if (p.job == JobId(3)) {
-      EXPECT_EQ(p.reason,
+      EXPECT_EQ(p.reason.text,
                 "needs 1 GPU with label rack=z; no up node has label rack=z (labels of the up "
                 "nodes: rack=a, rack=b, zone=x)");
     } else {
-      EXPECT_EQ(p.reason,
+      EXPECT_EQ(p.reason.text,
                 "needs 3 GPUs with label zone=x on one node; the largest up node has 2 usable");
     }
   }
@@ -109,7 +109,7 @@ TEST(ConstraintsTest, BusyLabelledNodeGivesAReasonAboutThatNodeOnly) {
   ASSERT_TRUE(d.starts.empty());
   ASSERT_EQ(d.pending.size(), 1U);
   // a and c have more free GPUs, but not rack=b.
-  EXPECT_EQ(d.pending[0].reason,
+  EXPECT_EQ(d.pending[0].reason.text,
             "needs 2 GPUs with label rack=b on one node; at most 1 free on a node (b: 1 of 8 "
             "free)");
 }

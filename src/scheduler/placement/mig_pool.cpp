@@ -103,7 +103,7 @@ Allocation MigPool::ToAllocation(const MigFit& fit) const {
                     .mig = device.instance->uuid};
 }
 
-std::string MigPool::WhyNot(const JobRequest& request, const std::string& /*user*/) const {
+PendingReason MigPool::WhyNot(const JobRequest& request, const std::string& /*user*/) const {
   const std::string need = "needs a MIG device " + request.mig_profile;
   int matching = 0;
   std::map<std::string, int> free_profiles;
@@ -115,7 +115,8 @@ std::string MigPool::WhyNot(const JobRequest& request, const std::string& /*user
     }
   }
   if (matching > 0) {
-    return need + "; all " + std::to_string(matching) + " of them are held";
+    return PendingReason::Of(PendingCode::kNoFreeGpus,
+                             need + "; all " + std::to_string(matching) + " of them are held");
   }
   std::string reason = need + "; no GPU in mig mode that takes work now has one";
   if (!free_profiles.empty()) {
@@ -125,8 +126,11 @@ std::string MigPool::WhyNot(const JobRequest& request, const std::string& /*user
     }
     reason += ")";
   }
-  return reason + "; an admin sets a layout with `gpufleet gpu mig-layout NODE GPU " +
-         request.mig_profile + ",...`";
+  return PendingReason::Of(PendingCode::kNoMigDevice,
+                           reason +
+                               "; an admin sets a layout with `gpufleet gpu mig-layout "
+                               "NODE GPU " +
+                               request.mig_profile + ",...`");
 }
 
 }  // namespace gf

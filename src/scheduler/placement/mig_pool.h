@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "model/pending_reason.h"
 #include "model/snapshot.h"
 
 namespace gf {
@@ -48,7 +49,7 @@ class MigPool {
   void Take(const MigFit& fit, const std::string& user);
   Allocation ToAllocation(const MigFit& fit) const;
   // Why FindFit found nothing, for the job's pending reason.
-  std::string WhyNot(const JobRequest& request, const std::string& user) const;
+  PendingReason WhyNot(const JobRequest& request, const std::string& user) const;
 
   const std::vector<MigDevice>& Devices() const { return devices_; }
   std::uint64_t Generation() const { return generation_; }

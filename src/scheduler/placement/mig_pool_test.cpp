@@ -68,7 +68,10 @@ TEST(MigPoolTest, AJobTakesAFreeDeviceOfItsProfilePackedOntoTheBusierGpu) {
   EXPECT_EQ(d.starts[2].allocation.mig, GpuUuid("MIG-n-0-1"));  // GPU 0 (1 free) before GPU 1
   ASSERT_EQ(d.pending.size(), 1U);
   EXPECT_EQ(d.pending[0].job, JobId(3));
-  EXPECT_EQ(d.pending[0].reason, "needs a MIG device 1g.10gb; all 2 of them are held");
+  EXPECT_EQ(d.pending[0].reason.text, "needs a MIG device 1g.10gb; all 2 of them are held");
+  EXPECT_EQ(d.pending[0].reason.code, PendingCode::kNoFreeGpus);
+  EXPECT_EQ(d.pending[0].reason.stage, PendingStage::kPlacement);
+  EXPECT_TRUE(d.pending[0].reason.can_ever_fit);
 }
 
 TEST(MigPoolTest, OnlyGpusInMigModeWithNoLayoutWaitingTakeMigJobs) {
@@ -83,9 +86,12 @@ TEST(MigPoolTest, OnlyGpusInMigModeWithNoLayoutWaitingTakeMigJobs) {
   // Not even the whole-GPU job: a GPU with MIG on runs work on its MIG devices only.
   ASSERT_EQ(d.starts.size(), 0U) << d.starts[0].allocation.gpus[0].value();
   ASSERT_EQ(d.pending.size(), 2U);
-  EXPECT_EQ(d.pending[0].reason,
+  EXPECT_EQ(d.pending[0].reason.text,
             "needs a MIG device 3g.40gb; no GPU in mig mode that takes work now has one; an "
             "admin sets a layout with `gpufleet gpu mig-layout NODE GPU 3g.40gb,...`");
+  EXPECT_EQ(d.pending[0].reason.code, PendingCode::kNoMigDevice);
+  EXPECT_EQ(d.pending[0].reason.stage, PendingStage::kPlacement);
+  EXPECT_FALSE(d.pending[0].reason.can_ever_fit);
 }
 
 TEST(MigPoolTest, TheReasonListsTheFreeDevicesOfOtherProfiles) {
@@ -93,8 +99,8 @@ TEST(MigPoolTest, TheReasonListsTheFreeDevicesOfOtherProfiles) {
   MakeMig(node, 0, {"1g.10gb", "1g.10gb"});
   const Decisions d = DecideAll(ClusterSnapshot{{node}}, {MigJob(1, "3g.40gb")});
   ASSERT_EQ(d.pending.size(), 1U);
-  EXPECT_NE(d.pending[0].reason.find("(free devices: 2x 1g.10gb)"), std::string::npos)
-      << d.pending[0].reason;
+  EXPECT_NE(d.pending[0].reason.text.find("(free devices: 2x 1g.10gb)"), std::string::npos)
+      << d.pending[0].reason.text;
 }
 
 TEST(MigPoolTest, SubmissionNeedsAGpuThatOffersTheProfile) {

@@ -151,7 +151,7 @@ Allocation SharePool::ToAllocation(const ShareFit& fit) const {
                     .gpu_memory_mib = fit.memory_mib};
 }
 
-std::string SharePool::WhyNot(const JobRequest& request, const std::string& user) const {
+PendingReason SharePool::WhyNot(const JobRequest& request, const std::string& user) const {
   const std::string need = NeedText(request);
   int admitting = 0;
   int other_users = 0;
@@ -172,19 +172,25 @@ std::string SharePool::WhyNot(const JobRequest& request, const std::string& user
     most_mib = std::max(most_mib, gpu.free_mib);
   }
   if (admitting == 0) {
-    return need + "; no GPU " +
-           (request.gpu_type.has_value() && !request.gpu_type->empty()
-                ? "of type " + *request.gpu_type + " "
-                : std::string()) +
-           "is in shared or mps mode and takes work now (an admin shares one with `gpufleet gpu "
-           "mode NODE GPU shared`)";
+    return PendingReason::Of(
+        PendingCode::kNoSharedGpu,
+        need + "; no GPU " +
+            (request.gpu_type.has_value() && !request.gpu_type->empty()
+                 ? "of type " + *request.gpu_type + " "
+                 : std::string()) +
+            "is in shared or mps mode and takes work now (an admin shares one with `gpufleet "
+            "gpu mode NODE GPU shared`)");
   }
   if (request.gpu_memory_mib > largest_mib) {
-    return need + "; the largest shared GPU has " + std::to_string(largest_mib) + " MiB";
+    return PendingReason::Of(
+        PendingCode::kTooLarge,
+        need + "; the largest shared GPU has " + std::to_string(largest_mib) + " MiB");
   }
   std::string reason = need + "; ";
   if (other_users == admitting) {
-    return reason + "every mps GPU serves another user now (MPS runs one user's jobs at a time)";
+    return PendingReason::Of(
+        PendingCode::kMpsOtherUser,
+        reason + "every mps GPU serves another user now (MPS runs one user's jobs at a time)");
   }
   reason += "the most a shared GPU has free is " + GpuAmountText(most_milli) + " of it and " +
             std::to_string(most_mib) + " MiB";
@@ -192,7 +198,7 @@ std::string SharePool::WhyNot(const JobRequest& request, const std::string& user
     reason += " (" + std::to_string(other_users) + " mps GPU" + (other_users == 1 ? "" : "s") +
               " serve another user)";
   }
-  return reason;
+  return PendingReason::Of(PendingCode::kNoFreeGpus, std::move(reason));
 }
 
 }  // namespace gf

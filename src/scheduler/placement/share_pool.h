@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "model/pending_reason.h"
 #include "model/snapshot.h"
 #include "scheduler/policy.h"
 
@@ -64,7 +65,7 @@ class SharePool {
   void Take(const ShareFit& fit, const std::string& user);
   Allocation ToAllocation(const ShareFit& fit) const;
   // Why FindFit found nothing, for the job's pending reason.
-  std::string WhyNot(const JobRequest& request, const std::string& user) const;
+  PendingReason WhyNot(const JobRequest& request, const std::string& user) const;
 
   const std::vector<ShareGpu>& Gpus() const { return gpus_; }
   // Changes with every Take (what later jobs of the pass see).

@@ -233,7 +233,7 @@ std::string UsableModels(const Capacity& capacity) {
   return list;
 }
 
-std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request) {
+PendingReason ExplainNoFit(const Capacity& capacity, const JobRequest& request) {
   NoFitFacts facts;
   facts.any_node = !capacity.nodes.empty();
   facts.most_usable = LargestUsable(capacity, request);
@@ -266,35 +266,41 @@ std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request) {
   return DescribeNoFit(request, facts);
 }
 
-std::string DescribeNoFit(const JobRequest& request, const NoFitFacts& facts) {
+PendingReason DescribeNoFit(const JobRequest& request, const NoFitFacts& facts) {
   if (!facts.any_node) {
-    return "no node is up";
+    return PendingReason::Of(PendingCode::kNoNodeUp, "no node is up");
   }
   const std::string needs = "needs " + DescribeRequest(request);
   const std::string on_one_node = request.gpus > 1 ? " on one node" : "";
   if (!facts.any_labelled_node) {
-    return needs + "; no up node has " + LabelWord(request.node_labels) + " " +
-           FormatLabels(request.node_labels) +
-           (facts.labels.empty() ? " (up nodes have no labels)"
-                                 : " (labels of the up nodes: " + facts.labels + ")");
+    return PendingReason::Of(
+        PendingCode::kNoNodeWithLabels,
+        needs + "; no up node has " + LabelWord(request.node_labels) + " " +
+            FormatLabels(request.node_labels) +
+            (facts.labels.empty() ? " (up nodes have no labels)"
+                                  : " (labels of the up nodes: " + facts.labels + ")"));
   }
   if (facts.most_usable == 0) {
     if (request.gpu_type.has_value() && !request.gpu_type->empty()) {
-      return needs + "; no up node has one" +
-             (facts.models.empty() ? "" : " (up: " + facts.models + ")");
+      return PendingReason::Of(PendingCode::kNoGpuOfType,
+                               needs + "; no up node has one" +
+                                   (facts.models.empty() ? "" : " (up: " + facts.models + ")"));
     }
-    return needs + "; no up node has a usable GPU";
+    return PendingReason::Of(PendingCode::kNoUsableGpu, needs + "; no up node has a usable GPU");
   }
   if (facts.most_usable < request.gpus) {
-    return needs + on_one_node + "; the largest up node has " + std::to_string(facts.most_usable) +
-           " usable";
+    return PendingReason::Of(PendingCode::kTooLarge,
+                             needs + on_one_node + "; the largest up node has " +
+                                 std::to_string(facts.most_usable) + " usable");
   }
   if (facts.most_free == 0) {
-    return needs + "; 0 free";
+    return PendingReason::Of(PendingCode::kNoFreeGpus, needs + "; 0 free");
   }
-  return needs + on_one_node + "; at most " + std::to_string(facts.most_free) +
-         " free on a node (" + facts.most_free_node + ": " + std::to_string(facts.most_free) +
-         " of " + std::to_string(facts.most_free_node_usable) + " free)";
+  return PendingReason::Of(PendingCode::kNoFreeGpus,
+                           needs + on_one_node + "; at most " + std::to_string(facts.most_free) +
+                               " free on a node (" + facts.most_free_node + ": " +
+                               std::to_string(facts.most_free) + " of " +
+                               std::to_string(facts.most_free_node_usable) + " free)");
 }
 
 std::string DescribeRequest(const JobRequest& request) {

@@ -32,6 +32,7 @@
 
 #include "core/result.h"
 #include "model/job.h"
+#include "model/pending_reason.h"
 #include "model/snapshot.h"
 
 namespace gf {
@@ -120,16 +121,18 @@ struct NoFitFacts {
   std::string labels{};
 };
 
-// The reason text for `request` from `facts` (see ExplainNoFit for the wording).
-std::string DescribeNoFit(const JobRequest& request, const NoFitFacts& facts);
+// The reason for `request` from `facts` (see ExplainNoFit for the wording and codes).
+PendingReason DescribeNoFit(const JobRequest& request, const NoFitFacts& facts);
 
 // Why `request` does not fit now, for a person. Requires that FindBestFit without off-limits
 // GPUs returned nullopt. Two kinds of answers:
-// - it waits for GPUs to free up: "needs 4 GPUs on one node; at most 2 free on a node
-//   (gpu01: 2 of 8 free)", "needs 2 GPUs of type A100-40GB; 0 free";
-// - it cannot start on the up nodes at all: "no node is up", "needs 16 GPUs on one node; the
-//   largest up node has 8 usable", "needs GPUs of type V100; no up node has one (up: H100-80GB)".
-std::string ExplainNoFit(const Capacity& capacity, const JobRequest& request);
+// - it waits for GPUs to free up (kNoFreeGpus): "needs 4 GPUs on one node; at most 2 free on
+//   a node (gpu01: 2 of 8 free)", "needs 2 GPUs of type A100-40GB; 0 free";
+// - it cannot start on the up nodes at all (can_ever_fit false): "no node is up" (kNoNodeUp),
+//   "needs 16 GPUs on one node; the largest up node has 8 usable" (kTooLarge), "needs GPUs of
+//   type V100; no up node has one (up: H100-80GB)" (kNoGpuOfType), kNoNodeWithLabels,
+//   kNoUsableGpu.
+PendingReason ExplainNoFit(const Capacity& capacity, const JobRequest& request);
 
 // "4 GPUs", "1 GPU of type H100-80GB", "2 GPUs with label rack=a", "no GPU", "8 GPUs on each
 // of 2 nodes": how reasons name a request.

@@ -127,19 +127,19 @@ TEST(SchedulerWholeGpuFitTest, ExplainsWhyNothingFits) {
     cluster.nodes[1].allocated.insert(Uuid("gpu02", i));
   }
   const Capacity capacity = BuildCapacity(cluster);
-  EXPECT_EQ(ExplainNoFit(capacity, Request(4)),
+  EXPECT_EQ(ExplainNoFit(capacity, Request(4)).text,
             "needs 4 GPUs on one node; at most 2 free on a node (gpu01: 2 of 8 free)");
-  EXPECT_EQ(ExplainNoFit(capacity, Request(2, "A100-40GB")),
+  EXPECT_EQ(ExplainNoFit(capacity, Request(2, "A100-40GB")).text,
             "needs 2 GPUs of type A100-40GB; 0 free");
-  EXPECT_EQ(ExplainNoFit(capacity, Request(1, "a100-40gb")),
+  EXPECT_EQ(ExplainNoFit(capacity, Request(1, "a100-40gb")).text,
             "needs 1 GPU of type a100-40gb; 0 free");
-  EXPECT_EQ(ExplainNoFit(capacity, Request(9)),
+  EXPECT_EQ(ExplainNoFit(capacity, Request(9)).text,
             "needs 9 GPUs on one node; the largest up node has 8 usable");
-  EXPECT_EQ(ExplainNoFit(capacity, Request(2, "V100")),
+  EXPECT_EQ(ExplainNoFit(capacity, Request(2, "V100")).text,
             "needs 2 GPUs of type V100; no up node has one (up: A100-40GB, H100-80GB)");
-  EXPECT_EQ(ExplainNoFit(BuildCapacity(ClusterSnapshot{}), Request(1)), "no node is up");
+  EXPECT_EQ(ExplainNoFit(BuildCapacity(ClusterSnapshot{}), Request(1)).text, "no node is up");
   ClusterSnapshot cpu_only{{MakeNode("cpu", 0, "")}};
-  EXPECT_EQ(ExplainNoFit(BuildCapacity(cpu_only), Request(1)),
+  EXPECT_EQ(ExplainNoFit(BuildCapacity(cpu_only), Request(1)).text,
             "needs 1 GPU; no up node has a usable GPU");
 }
 

@@ -27,7 +27,7 @@ std::string Hours(double hours) {
   return text;
 }
 
-QuotaVerdict Refuse(std::string reason) {
+QuotaVerdict Refuse(PendingReason reason) {
   return QuotaVerdict{
       .may_start = false, .borrowed = false, .guarantee_right = false, .reason = std::move(reason)};
 }
@@ -108,27 +108,37 @@ QuotaVerdict Ledger::Check(const QueuedJob& job, ClassIndex c, int milli) const 
   if (!cls.allowed_users.empty() &&
       std::find(cls.allowed_users.begin(), cls.allowed_users.end(), job.user) ==
           cls.allowed_users.end()) {
-    return Refuse("user " + (job.user.empty() ? std::string("(unknown)") : job.user) +
-                  " may not use priority class " + cls.name +
-                  " (allowed: " + Join(cls.allowed_users) + ")");
+    return Refuse(PendingReason::Of(PendingCode::kClassNotAllowed,
+                                    "user " +
+                                        (job.user.empty() ? std::string("(unknown)") : job.user) +
+                                        " may not use priority class " + cls.name +
+                                        " (allowed: " + Join(cls.allowed_users) + ")"));
   }
   if (cls.max_gpus_per_user.has_value()) {
     const auto it = user_class_held_[c].find(job.user);
     const int held = it == user_class_held_[c].end() ? 0 : it->second;
     if (held + milli > *cls.max_gpus_per_user * kWholeGpuMilli) {
-      return Refuse("user " + job.user + " holds " + GpuAmountText(held) + " GPUs in class " +
-                    cls.name + ", which allows " + std::to_string(*cls.max_gpus_per_user) +
-                    " per user; this job needs " + GpuAmountText(milli) + " more");
+      // A job that asks more than the class allows a user in all waits for nothing.
+      return Refuse(PendingReason::Of(
+          PendingCode::kUserClassLimit,
+          milli <= *cls.max_gpus_per_user * kWholeGpuMilli,
+          "user " + job.user + " holds " + GpuAmountText(held) + " GPUs in class " + cls.name +
+              ", which allows " + std::to_string(*cls.max_gpus_per_user) +
+              " per user; this job needs " + GpuAmountText(milli) + " more"));
     }
   }
   return CheckTeam(job, milli);
 }
 
-std::string Ledger::AtLimitReason(const std::string& team, TeamState& state, int milli) const {
+PendingReason Ledger::AtLimitReason(const std::string& team, TeamState& state, int milli) const {
   const auto write = [&] {
-    return "team " + (team.empty() ? std::string("(none)") : team) + " is at its limit: holds " +
-           GpuAmountText(state.held) + " of max_gpus " + std::to_string(*state.policy->max_gpus) +
-           "; this job needs " + GpuAmountText(milli) + " more";
+    // A job that asks more than max_gpus in all waits for nothing.
+    return PendingReason::Of(PendingCode::kTeamMaxGpus,
+                             milli <= *state.policy->max_gpus * kWholeGpuMilli,
+                             "team " + (team.empty() ? std::string("(none)") : team) +
+                                 " is at its limit: holds " + GpuAmountText(state.held) +
+                                 " of max_gpus " + std::to_string(*state.policy->max_gpus) +
+                                 "; this job needs " + GpuAmountText(milli) + " more");
   };
   constexpr int kRemembered = 64;  // GPU counts a node can have; larger asks (and shares) are rare
   if (milli % kWholeGpuMilli != 0 || milli / kWholeGpuMilli >= kRemembered) {
@@ -136,7 +146,7 @@ std::string Ledger::AtLimitReason(const std::string& team, TeamState& state, int
   }
   const auto slot = static_cast<std::size_t>(milli / kWholeGpuMilli);
   if (state.at_limit.size() <= slot) {
-    state.at_limit.resize(slot + 1, {-1, std::string()});
+    state.at_limit.resize(slot + 1, {-1, PendingReason()});
   }
   auto& [held, reason] = state.at_limit[slot];
   if (held != state.held) {
@@ -157,7 +167,7 @@ QuotaVerdict Ledger::CheckTeam(const QueuedJob& job, int milli) const {
   }
   const bool over_budget = !state.over_budget.empty();
   if (over_budget && team.over_budget == OverBudget::kHold && !job.budget_approved) {
-    return Refuse(state.over_budget);
+    return Refuse(PendingReason::Of(PendingCode::kBudgetExhausted, state.over_budget));
   }
   // An approved job runs as if the team were within its budget.
   const bool limited = over_budget && !job.budget_approved;
@@ -165,7 +175,7 @@ QuotaVerdict Ledger::CheckTeam(const QueuedJob& job, int milli) const {
   return QuotaVerdict{.may_start = true,
                       .borrowed = limited || !within_guarantee,
                       .guarantee_right = !limited && within_guarantee,
-                      .reason = ""};
+                      .reason = {}};
 }
 
 }  // namespace gf

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/pending_reason.h"
 #include "model/snapshot.h"
 #include "scheduler/classes.h"
 #include "scheduler/policy.h"
@@ -32,7 +33,7 @@ struct QuotaVerdict {
   bool may_start = true;
   bool borrowed = false;         // it would run preemptible
   bool guarantee_right = false;  // within its team's guarantee: may preempt others' borrowed work
-  std::string reason;            // why it may not start; "" when it may
+  PendingReason reason{};        // why it may not start (stage kQuota); unset when it may
 };
 
 class Ledger {
@@ -67,9 +68,9 @@ class Ledger {
     std::string over_budget;  // the hold reason when over its budget ("" when not)
     // The "at its limit" reason by whole GPUs asked, with the `held` it was written for: a
     // deep queue of a team at max_gpus asks the same question thousands of times a pass.
-    std::vector<std::pair<int, std::string>> at_limit;
+    std::vector<std::pair<int, PendingReason>> at_limit;
   };
-  std::string AtLimitReason(const std::string& team, TeamState& state, int milli) const;
+  PendingReason AtLimitReason(const std::string& team, TeamState& state, int milli) const;
   // The team's state, made on first use (teams_ is a cache, hence mutable).
   TeamState& StateOf(const std::string& team) const;
   QuotaVerdict CheckTeam(const QueuedJob& job, int milli) const;

@@ -57,7 +57,7 @@ TEST(LedgerTest, SharesCountByTheirMilliGpus) {
   ledger.Add("a", "u", Normal(classes), Gpus(2) + 500);
   const QuotaVerdict verdict = ledger.Check(Job("a"), Normal(classes), 500);  // 5.75 + 0.5 > 6
   EXPECT_FALSE(verdict.may_start);
-  EXPECT_EQ(verdict.reason,
+  EXPECT_EQ(verdict.reason.text,
             "team a is at its limit: holds 5.75 of max_gpus 6; this job needs 0.5 more");
   ledger.Remove(quarter);
   EXPECT_TRUE(ledger.Check(Job("a"), Normal(classes), 500).may_start);
@@ -91,7 +91,8 @@ TEST(LedgerTest, WithinTheGuaranteeThenBorrowedThenAtTheLimit) {
   ledger.Add("a", "u", Normal(classes), Gpus(3));
   verdict = ledger.Check(Job("a"), Normal(classes), Gpus(1));  // 6 + 1 > max 6
   EXPECT_FALSE(verdict.may_start);
-  EXPECT_EQ(verdict.reason, "team a is at its limit: holds 6 of max_gpus 6; this job needs 1 more");
+  EXPECT_EQ(verdict.reason.text,
+            "team a is at its limit: holds 6 of max_gpus 6; this job needs 1 more");
   ledger.Remove(Running("a", 3));
   EXPECT_TRUE(ledger.Check(Job("a"), Normal(classes), Gpus(1)).may_start);
 }
@@ -115,7 +116,7 @@ TEST(LedgerTest, OverBudgetHoldWaitsUnlessApprovedAndBorrowOnlyRunsBorrowed) {
   const Ledger ledger(policy, cluster, classes);
   QuotaVerdict verdict = ledger.Check(Job("b"), Normal(classes), Gpus(1));
   EXPECT_FALSE(verdict.may_start);
-  EXPECT_EQ(verdict.reason,
+  EXPECT_EQ(verdict.reason.text,
             "team b is over its GPU-hour budget (123.5 of 100 this period); waits until an admin "
             "raises the budget or approves the job");
   QueuedJob approved = Job("b");
@@ -144,11 +145,11 @@ TEST(LedgerTest, ClassRulesWhoMayUseItAndGpusPerUser) {
   QueuedJob job = Job("", "bob");
   job.priority = PriorityClass::kHigh;
   const ClassIndex high_class = classes.IndexOf(PriorityClass::kHigh);
-  EXPECT_EQ(ledger.Check(job, high_class, Gpus(1)).reason,
+  EXPECT_EQ(ledger.Check(job, high_class, Gpus(1)).reason.text,
             "user bob may not use priority class high (allowed: alice, carol)");
   job.user = "alice";
   EXPECT_TRUE(ledger.Check(job, high_class, Gpus(1)).may_start);
-  EXPECT_EQ(ledger.Check(job, high_class, Gpus(2)).reason,
+  EXPECT_EQ(ledger.Check(job, high_class, Gpus(2)).reason.text,
             "user alice holds 3 GPUs in class high, which allows 4 per user; this job needs 2 "
             "more");
   job.user = "carol";
@@ -170,7 +171,7 @@ TEST(LedgerTest, GpusPerUserCountPerAdminDefinedClassAndTheUnconfiguredHasNoRule
   const ClassIndex batch = classes.IndexOf(PriorityClass{.name = "batch"});
   EXPECT_TRUE(
       ledger.Check(job, urgent, Gpus(2)).may_start);  // batch's GPUs do not count for urgent
-  EXPECT_EQ(ledger.Check(job, batch, Gpus(1)).reason,
+  EXPECT_EQ(ledger.Check(job, batch, Gpus(1)).reason.text,
             "user u holds 2 GPUs in class batch, which allows 2 per user; this job needs 1 more");
   ledger.Add("", "u", classes.Unconfigured(), Gpus(50));
   EXPECT_TRUE(ledger.Check(job, classes.Unconfigured(), Gpus(50)).may_start);
