@@ -82,6 +82,24 @@ std::string ExitText(int status) {
 
 }  // namespace
 
+// The daemons ignore SIGPIPE, a test binary or another caller may not: the signal is blocked on
+// this thread for the write, and one it raised is taken off the thread's pending set before the
+// mask is restored.
+bool WriteIgnoringHangUp(int fd, const std::string& text) {
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  sigset_t before;
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &before);
+  const ssize_t written = ::write(fd, text.data(), text.size());
+  if (written < 0 && errno == EPIPE) {
+    const timespec now{};
+    ::sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  return written == static_cast<ssize_t>(text.size());
+}
+
 ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running) {
   std::array<int, 2> out{-1, -1};
   std::array<int, 2> in{-1, -1};
@@ -122,7 +140,7 @@ ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running) {
     // A few bytes ("quit\n"): within the pipe's buffer, so the write does not wait for the
     // command to read.
     if (spawned == 0) {
-      [[maybe_unused]] const ssize_t written = ::write(in[1], run.input.data(), run.input.size());
+      WriteIgnoringHangUp(in[1], run.input);
     }
     ::close(in[1]);
   }

@@ -32,4 +32,10 @@ struct ToolOutcome {
 // it from another thread.
 ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running = nullptr);
 
+// Writes `text` to `fd`, a pipe to a command that may already have exited (RunTool's input to
+// a program that failed at once): a write on a pipe nobody reads fails with EPIPE and raises
+// SIGPIPE, which must not end the caller whatever its disposition of the signal. Returns
+// whether every byte was written.
+bool WriteIgnoringHangUp(int fd, const std::string& text);
+
 }  // namespace gf
