@@ -1,0 +1,458 @@
+// The agents' reports and a job's run (controller.h), on the state thread: a job started,
+// exited, is stopped (cancel, preemption, time limit) and requeued or ended; a node's hello,
+// heartbeat and GPU samples; a node lost with its jobs. Split from controller.cpp by topic.
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "controller/controller.h"
+#include "core/duration.h"
+#include "lifecycle/admission.h"
+
+namespace gf {
+
+// ---- AgentReports ------------------------------------------------------------------------
+
+void Controller::OnAgentHello(AgentHello hello) {
+  // Before any sample of this agent is ingested (samples bypass the state thread).
+  telemetry_->SetInventory(hello.node);
+  Post([this, hello = std::move(hello)]() mutable { ApplyHello(std::move(hello)); });
+}
+
+void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
+  Post([this, id, pid, start_time] {
+    auto it = active_.find(id);
+    if (it == active_.end() || it->second.state != JobState::kStarting) {
+      return;
+    }
+    Job& job = it->second;
+    job.pid = pid;
+    job.start_time = start_time;
+    Transition(job,
+               JobState::kRunning,
+               "running on " + job.allocation->node.value(),
+               "agent:" + job.allocation->node.value());
+    // Its start time is known only now: waiting jobs may preempt it once it is old enough.
+    if (options_.policy.preemption.enabled) {
+      const Time old_enough = start_time + options_.policy.preemption.min_run_time;
+      if (old_enough > clock_.Now()) {
+        passes_.ArmAt(old_enough);
+      }
+    }
+  });
+}
+
+void Controller::OnJobExited(JobExitReport report) {
+  Post([this, report = std::move(report)] {
+    auto it = active_.find(report.job);
+    const bool runs_there =
+        it != active_.end() && HoldsGpus(it->second) &&
+        (report.node.value().empty() || it->second.allocation->node == report.node);
+    if (runs_there) {
+      FinishJob(it->second, report);
+      return;
+    }
+    // Already recorded (re-reported after a restart), or the exit of an orphan copy on a node
+    // the job no longer runs on: nothing to do but let the reporting agent forget it.
+    if (it != active_.end() && report.node.value().empty()) {
+      return;  // the job's own agent; its exit will be acknowledged when the job ends
+    }
+    for (const auto& [name, entry] : nodes_.Entries()) {
+      if (entry.agent != nullptr && (report.node.value().empty() || name == report.node)) {
+        entry.agent->AcknowledgeExit(report.job);
+      }
+    }
+  });
+}
+
+void Controller::OnAgentHeartbeat(const NodeId& node) {
+  Post([this, node] { nodes_.Heard(node, std::chrono::steady_clock::now()); });
+}
+
+// A remote node whose agent has not reported for node_timeout is down (NodeRegistry::
+// CheckLiveness): its jobs' processes may be gone with it, so they are requeued (NODE_FAIL →
+// PENDING) and its GPUs take no work until its agent says hello again.
+void Controller::CheckNodeLiveness() {
+  for (NodeRegistry::NodeDown& down :
+       nodes_.CheckLiveness(options_.node_timeout, std::chrono::steady_clock::now())) {
+    const NodeId name = down.node.name;
+    const std::string& cause = down.cause;
+    batch_.nodes.push_back(std::move(down.node));
+    if (down.agent != nullptr) {
+      down.agent->EndSession();  // a partitioned agent's next report gets "say hello again"
+    }
+    Record(std::nullopt, "node", "controller", cause);
+    spdlog::warn("controller: {}", cause);
+    for (auto& [id, job] : active_) {
+      if (HoldsGpus(job) && job.allocation->node == name) {
+        LoseJob(job, cause);
+      }
+    }
+    passes_.NeedFull();
+  }
+}
+
+void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
+  // Telemetry is thread-safe: samples are taken here, on the agent's thread, and only what
+  // the state must record (health changes, conditions, finished minutes) becomes a command.
+  // Only a sample whose MIG devices differ from the GPU's previous sample (a layout applied, MIG
+  // turned on) or that carries a layout's refusal goes to the state thread.
+  std::vector<GpuSample> mig;
+  const bool any_mig =
+      std::any_of(samples.begin(), samples.end(), [](const GpuSample& s) { return s.mig_enabled; });
+  if (any_mig || mig_seen_any_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(mig_seen_mu_);
+    for (const GpuSample& sample : samples) {
+      if (!sample.mig_enabled && !mig_seen_.contains(sample.uuid)) {
+        continue;  // the usual GPU: never in MIG mode
+      }
+      mig_seen_any_.store(true, std::memory_order_relaxed);
+      std::vector<GpuUuid> devices;
+      for (const MigSample& device : sample.mig) {
+        devices.push_back(device.instance.uuid);
+      }
+      auto& seen = mig_seen_[sample.uuid];
+      if (seen != std::make_pair(sample.mig_enabled, devices) || !sample.mig_layout_error.empty()) {
+        seen = {sample.mig_enabled, std::move(devices)};
+        mig.push_back(sample);
+      }
+    }
+  }
+  IngestResult result = telemetry_->Ingest(node, std::move(samples));
+  if (result.health.empty() && result.conditions.empty() && result.minutes.empty() && mig.empty()) {
+    return;
+  }
+  Post([this, node = std::move(node), result = std::move(result), mig = std::move(mig)]() mutable {
+    ApplyIngest(node, std::move(result));
+    if (!mig.empty()) {
+      ApplyMigSamples(node, mig);
+    }
+  });
+}
+
+void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
+  const std::string actor = "agent:" + node.value();
+  Node* known = nodes_.EditNode(node);
+  for (const HealthChange& change : result.health) {
+    if (known != nullptr && AlreadyHolds(*known, change)) {
+      continue;  // the controller made this change itself (HoldForLeftovers)
+    }
+    if (known != nullptr) {
+      for (Gpu& gpu : known->gpus) {
+        if (gpu.uuid == change.uuid) {
+          gpu.health = change.to;
+          gpu.health_cause = change.cause;
+        }
+      }
+      batch_.nodes.push_back(*known);
+    }
+    std::string message = "GPU " + std::to_string(change.index) + " (" + change.uuid.value() +
+                          ") on " + node.value() + ": " + std::string(ToString(change.from)) +
+                          " -> " + std::string(ToString(change.to));
+    if (!change.cause.empty()) {
+      message += ": " + change.cause;
+    }
+    Record(std::nullopt, "gpu_health", actor, message);
+    passes_.NeedFull();  // a failed GPU takes no work; a recovered one does again
+    if (change.to == GpuHealth::kFailed && change.from != GpuHealth::kFailed) {
+      FailOverGpu(node, change);
+    }
+  }
+  for (const ConditionChange& change : result.conditions) {
+    // Only a job this controller still knows may be named: events reference their job.
+    std::optional<JobId> job =
+        change.job && active_.contains(*change.job) ? change.job : std::nullopt;
+    Record(job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor, change.message);
+    if (job && change.kind == kGpuMemoryOverLimit) {
+      if (change.active) {
+        OnMemoryBreach(active_.at(*job), change);
+      } else {
+        breaches_.OnCleared(*job);
+      }
+    }
+  }
+  for (GpuMinute& minute : result.minutes) {
+    batch_.gpu_minutes.push_back(std::move(minute));
+  }
+}
+
+void Controller::AssignGpus(const Job& job) {
+  if (!job.allocation) {
+    return;
+  }
+  // The idle reaper's threshold travels with the assignment: Telemetry judges each sample.
+  const std::optional<IdleReaping> rule = IdleReapingFor(options_.policy, job.spec);
+  const int idle_util_below = rule ? rule->util_below_pct : kDefaultIdleUtilBelowPct;
+  for (const GpuUuid& uuid : job.allocation->gpus) {
+    // The team as the store's usage records and quotas key it ("" = no team), so that GPU
+    // minutes and runs add up per team in reports; /metrics labels "" as "default".
+    telemetry_->Assign(uuid,
+                       GpuAssignment{.job = job.id,
+                                     .user = job.owner.user,
+                                     .team = job.spec.team,
+                                     .idle_util_below_pct = idle_util_below,
+                                     .since = clock_.Now(),
+                                     .share_milli = job.allocation->gpu_milli,
+                                     .memory_limit_mib = job.allocation->gpu_memory_mib});
+  }
+}
+
+void Controller::ReleaseGpus(Job& job) {
+  const std::optional<JobUsage> usage = telemetry_->Usage(job.id);
+  if (usage) {
+    // A requeued job already carries the usage of its earlier runs.
+    job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
+  }
+  if (job.allocation && job.start_time) {  // else it never started: no GPU-time to account
+    batch_.usage.push_back(
+        usage_.RunEnded(job, usage ? usage->energy_mj : 0, GpuModels(job), clock_.Now()));
+  }
+  if (job.allocation) {
+    for (const GpuUuid& uuid : job.allocation->gpus) {
+      telemetry_->Unassign(uuid, job.id);
+    }
+  }
+  telemetry_->ForgetJob(job.id);
+}
+
+void Controller::FinishJob(Job& job, const JobExitReport& report) {
+  JobState final_state = report.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
+  std::string cause = report.cause;
+  std::optional<StopIntent> requested;  // why the controller stopped it, when it did
+  if (auto t = terminating_.find(job.id); t != terminating_.end()) {
+    requested = t->second;
+    final_state = t->second.final_state;
+    // The agent's account of the kill starts with the cause it was given: say it once.
+    std::string how = report.cause;
+    if (const std::string said = t->second.cause + ": "; how.starts_with(said)) {
+      how.erase(0, said.size());
+    }
+    cause = t->second.cause + " (" + how + ")";
+  }
+  job.exit_code = report.exit_code;
+  job.end_time = report.end_time;
+  const std::string actor =
+      job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
+  NodeAgent* agent = nodes_.AgentFor(job);  // before a requeue clears the allocation
+  if (!report.leftover_pids.empty()) {
+    HoldForLeftovers(job, report);
+  }
+  Transition(job, final_state, cause, actor);
+  if (requested && Requeues(*requested)) {
+    // Preempted or reaped: CANCELLED if it must not run twice; its GPU failed: FAILED.
+    RequeueOrEnd(job,
+                 final_state == JobState::kPreempted ? JobState::kCancelled : JobState::kFailed,
+                 requested->requeue_after,
+                 requested->cause);
+  }
+  if (agent != nullptr) {
+    JobId id = job.id;
+    after_commit_.emplace_back([agent, id] { agent->AcknowledgeExit(id); });
+  }
+}
+
+void Controller::RequestKill(Job& job,
+                             JobState final_state,
+                             const std::string& cause,
+                             int first_signal) {
+  terminating_[job.id] = StopIntent{.final_state = final_state, .cause = cause};
+  NoteGang(job);
+  NodeAgent* agent = nodes_.AgentFor(job);
+  if (agent == nullptr) {
+    return;
+  }
+  JobId id = job.id;
+  auto grace = options_.kill_grace;
+  after_commit_.emplace_back(
+      [agent, id, grace, cause, first_signal] { agent->Kill(id, grace, cause, first_signal); });
+}
+
+void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
+  Record(victim.id,
+         "preempt",
+         "scheduler",
+         decision.cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) +
+             ", " + AfterStopText(victim, JobState::kCancelled));
+  victim.reason = decision.cause;  // what its owner sees while it stops
+  Notify(PreemptedNotification(victim, decision.cause, clock_.Now()));
+  StopToRequeue(
+      victim, JobState::kPreempted, "preemption", decision.cause, victim.spec.checkpoint_signal);
+}
+
+std::string Controller::AfterStopText(const Job& job, JobState end_state) const {
+  return "SIGKILL after " + FormatDuration(options_.kill_grace) +
+         (job.spec.requeue
+              ? "; the job goes back to the queue at its place"
+              : "; the job then ends " + std::string(ToString(end_state)) + " (--no-requeue)");
+}
+
+void Controller::StopToRequeue(Job& job,
+                               JobState state,
+                               const std::string& after,
+                               const std::string& cause,
+                               int first_signal) {
+  RequestKill(job, state, cause, first_signal);
+  terminating_[job.id].requeue_after = after;
+}
+
+// PREEMPTED or NODE_FAIL → PENDING (`after` says which). The submit time is kept, so the job keeps
+// its place in the order; the run's GPU-time stays in the team's counters and its usage in
+// job.usage (ReleaseGpus).
+void Controller::Requeue(Job& job, const std::string& after, const std::string& cause) {
+  counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
+  terminating_.erase(job.id);
+  requeue_causes_[job.id] = "requeued after " + after + " (" + cause + ")";
+  job.allocation.reset();
+  job.pid.reset();
+  job.start_time.reset();
+  job.end_time.reset();
+  job.exit_code.reset();
+  job.preemptible = false;
+  Transition(job, JobState::kPending, "requeued after " + after + ": " + cause, "scheduler");
+  passes_.NeedFull();
+}
+
+// A job that must not run twice (`--no-requeue`: it sends mail, appends to a database) cannot
+// be put back in the queue without the risk of a second, partial run: it ends in `end_state`
+// instead, as Slurm cancels non-requeueable victims (PreemptMode=CANCEL) and fails those of a
+// failed node. Its dependents and array see the end as any other (Transition).
+void Controller::RequeueOrEnd(Job& job,
+                              JobState end_state,
+                              const std::string& after,
+                              const std::string& cause) {
+  if (job.spec.requeue) {
+    Requeue(job, after, cause);
+    return;
+  }
+  Transition(job, end_state, cause + "; not requeued (--no-requeue)", "controller");
+}
+
+// RUNNING/STARTING → NODE_FAIL → PENDING: the job's node failed under it (its agent went
+// silent, or came back without it). It goes back to the queue at its place, as a preempted job
+// does (or ends FAILED if it must not run twice); a copy still running on a node that comes
+// back is killed at that node's hello.
+void Controller::FailJobWithNode(Job& job, const std::string& cause) {
+  const std::string actor =
+      job.allocation ? "node:" + job.allocation->node.value() : std::string("system");
+  Transition(job, JobState::kNodeFail, cause, actor);
+  RequeueOrEnd(job, JobState::kFailed, "node failure", cause);
+}
+
+// A job lost with its node: a cancel or time limit under way ends as it was meant to (the kill
+// cannot be confirmed, but the job is not to run again); otherwise NODE_FAIL and requeue.
+void Controller::LoseJob(Job& job, const std::string& cause) {
+  if (auto t = terminating_.find(job.id); t != terminating_.end() && !Requeues(t->second)) {
+    Transition(job, t->second.final_state, t->second.cause + " (then " + cause + ")", "controller");
+    return;
+  }
+  FailJobWithNode(job, cause);
+}
+
+void Controller::ApplyHello(AgentHello hello) {
+  const NodeId name = hello.node.name;
+  // A node that was down is up again; an admin's drain outlives the agent's reconnects.
+  const NodeRegistry::HelloMerged merged =
+      nodes_.MergeHello(std::move(hello.node), clock_.Now(), std::chrono::steady_clock::now());
+  const NodeEntry& entry = nodes_.At(name);
+  // OnAgentHello gave telemetry the agent's view; the modes are the controller's.
+  telemetry_->SetInventory(entry.node);
+  SetNodeState(name);  // draining/drained again if an admin's drain holds
+  batch_.nodes.push_back(entry.node);
+  if (merged.changed) {
+    Record(std::nullopt,
+           "node",
+           "agent:" + name.value(),
+           "node " + name.value() + (merged.was_down ? " back up" : " up") + " with " +
+               std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend + ")");
+  }
+  std::set<JobId> running(hello.running.begin(), hello.running.end());
+  std::map<JobId, JobExitReport> ended;
+  for (auto& e : hello.ended) {
+    ended.emplace(e.job, e);
+  }
+  for (auto& [id, job] : active_) {
+    if (!job.allocation || job.allocation->node != name ||
+        (job.state != JobState::kStarting && job.state != JobState::kRunning)) {
+      continue;
+    }
+    if (running.contains(id)) {
+      if (job.state == JobState::kStarting) {
+        job.start_time = clock_.Now();
+        Transition(job, JobState::kRunning, "re-attached after restart", "agent:" + name.value());
+      } else {
+        Record(id, "reattach", "agent:" + name.value(), "re-attached after restart");
+      }
+    } else if (auto e = ended.find(id); e != ended.end()) {
+      FinishJob(job, e->second);
+    } else if (job.state == JobState::kStarting) {
+      // Its launch never reached the agent (a lost stream, or a crash before the launch):
+      // send it again. A launch is a no-op for a job the agent already runs.
+      after_commit_.emplace_back(
+          [agent = entry.agent, launch = LaunchOf(job)] { agent->Launch(launch); });
+    } else {
+      LoseJob(job, "its supervisor was not found on " + name.value() + " when its agent came back");
+    }
+  }
+  // Kills still wanted (a cancel, a time limit, a preemption) whose command may have been lost
+  // with the agent's old connection. A kill of a job the agent no longer has is a no-op.
+  for (const auto& [id, termination] : terminating_) {
+    const Job& job = active_.at(id);
+    if (running.contains(id) && job.allocation && job.allocation->node == name) {
+      after_commit_.emplace_back([agent = entry.agent,
+                                  id = id,
+                                  grace = options_.kill_grace,
+                                  cause = termination.cause,
+                                  signal = kSigTerm] { agent->Kill(id, grace, cause, signal); });
+    }
+  }
+  // Processes the agent holds for jobs that do not run here as far as this controller knows:
+  // unknown, pending again (requeued after the node failed), or running elsewhere since. They
+  // must not run twice.
+  for (JobId id : running) {
+    auto it = active_.find(id);
+    const bool ours =
+        it != active_.end() && HoldsGpus(it->second) && it->second.allocation->node == name;
+    if (!ours) {
+      NodeAgent* agent = entry.agent;
+      after_commit_.emplace_back([agent, id, grace = options_.kill_grace] {
+        agent->Kill(id,
+                    grace,
+                    "orphan: the controller requeued or ended this job while its node was away",
+                    kSigTerm);
+      });
+    }
+  }
+  for (auto& [id, e] : ended) {
+    if (!active_.contains(id) && entry.agent != nullptr) {
+      after_commit_.emplace_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
+    }
+  }
+  passes_.NeedFull();
+}
+
+void Controller::EnforceTimeLimits() {
+  const Time now = clock_.Now();
+  // A copy: a kill may end a job (and change holding_) at once.
+  for (const JobId id : std::vector<JobId>(holding_.begin(), holding_.end())) {
+    Job& job = active_.at(id);
+    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
+      continue;
+    }
+    const std::optional<std::chrono::seconds> limit = EffectiveLimit(job);
+    if (limit && now >= *job.start_time + *limit) {
+      const std::string cause = "time limit " + FormatDuration(*limit) + " reached";
+      Record(id, "timeout", "controller", cause + ": stopping the job's processes");
+      RequestKill(job, JobState::kTimeout, cause, kSigTerm);
+    }
+  }
+}
+
+std::optional<std::chrono::seconds> Controller::EffectiveLimit(const Job& job) const {
+  return EffectiveTimeLimit(ClassPolicyFor(options_.policy, job.spec.priority),
+                            job.spec.time_limit);
+}
+
+}  // namespace gf
