@@ -512,7 +512,8 @@ void Engine::Start(const StartDecision& start, Millis now) {
                                         .user = live.queued.user,
                                         .priority = live.queued.priority,
                                         .allocation = start.allocation,
-                                        .start_time = At(now),
+                                        // Its processes run from the end of the launch lag.
+                                        .start_time = At(now + options_.launch_lag),
                                         .time_limit = live.limit,
                                         .preemptible = start.preemptible,
                                         .last_checkpoint = std::nullopt,
@@ -535,8 +536,11 @@ void Engine::Start(const StartDecision& start, Millis now) {
   if (options_.no_departures) {
     return;  // it never ends
   }
-  events_.push(Event{
-      .at = now + length, .kind = EventKind::kEnd, .job = i, .run = live.run, .timeout = timeout});
+  events_.push(Event{.at = now + options_.launch_lag + length,
+                     .kind = EventKind::kEnd,
+                     .job = i,
+                     .run = live.run,
+                     .timeout = timeout});
 }
 
 void Engine::StopRun(std::size_t i, Millis now) {
@@ -583,7 +587,7 @@ void Engine::Finish(const Event& event) {
   outcome.end = event.at;
   live.remaining = Millis(0);
   if (event.job == live.first) {  // a gang's members end together: one run of the trace job
-    Learn(live.job, event.at - live.run_start, event.timeout);
+    Learn(live.job, event.at - live.run_start - options_.launch_lag, event.timeout);
   }
 }
 
@@ -699,7 +703,8 @@ void Engine::RequeueGang(std::size_t i, Millis now) {
 // its last checkpoint (all of it with a checkpoint interval of 0, none without one).
 void Engine::Requeue(std::size_t i, Millis now) {
   Live& live = live_[i];
-  const Millis ran = now - live.run_start;
+  // Its work, from the end of the launch lag (the GPUs were held from the start).
+  const Millis ran = std::max(Millis(0), now - live.run_start - options_.launch_lag);
   StopRun(i, now);
   planner_.NeedFull();  // the scheduler's copy has it stopping or running (a requeue)
   if (options_.checkpoint_interval && options_.checkpoint_interval->count() > 0) {

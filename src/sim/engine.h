@@ -19,9 +19,9 @@
 // orders read oracle figures of running jobs; checkpoints move running jobs at every instant;
 // no_departures drops jobs), every instant where jobs wait is a full pass, as is every pass
 // with SimOptions::passes.full_passes_only (the reference run). Applying decisions:
-// - a start: the job holds its GPUs from now; its run ends at now + its remaining work, or at
-//   its effective time limit (the class default / cap, policy.h EffectiveTimeLimit) when that is
-//   shorter, as TIMEOUT;
+// - a start: the job holds its GPUs from now; its run ends at now + SimOptions::launch_lag + its
+//   remaining work, or at its effective time limit (the class default / cap, policy.h
+//   EffectiveTimeLimit) when that is shorter, as TIMEOUT;
 // - a preemption: the victim stops after SimOptions::kill_grace (at once by default), holding its
 //   GPUs as stopping meanwhile, and is requeued with its submit time kept. Restart penalty: it
 //   loses all work since its start — unless a checkpoint interval is set, when it keeps its
@@ -92,6 +92,11 @@ struct SimOptions {
   // product's default is 10 s): the victim holds its GPUs, as stopping, until then, when it is
   // requeued (or it ends first). 0: it stops at once, as the Tiresias simulator suspends a job.
   Millis kill_grace{0};
+  // Between a start decision and the job's processes running (the controller's STARTING state:
+  // the launch reaching the node's agent, its supervisor, the job's first exec, until the agent
+  // reports the start). Its GPUs are held from the decision; its run, its time limit and its
+  // minimum run time before preemption count from the end of the lag. 0: it runs at once.
+  Millis launch_lag{0};
   // Inflation, as the FGD paper replays its trace (`--no-departures`): jobs never end (no
   // duration, no time limit), and a job that no GPU takes at its arrival's pass is dropped
   // (fate never-started, with the reason): capacity only shrinks, so it would never start.

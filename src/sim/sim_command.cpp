@@ -58,6 +58,14 @@ Result<Trace> LoadJobs(const SimCommandOptions& o, const std::vector<Node>& node
   return ReadTrace(o.trace, format, /*keep_unknown_duration=*/o.no_departures);
 }
 
+Result<Millis> FlagDuration(const std::string& flag, const std::string& text) {
+  auto parsed = ParseDuration(text);
+  if (!parsed.ok()) {
+    return InvalidArgument(flag + ": " + parsed.error().message);
+  }
+  return std::chrono::duration_cast<Millis>(*parsed);
+}
+
 // The options of one run: the policy file `policy` ("" = the stock policy) and the flags.
 Result<SimOptions> LoadSimOptions(const SimCommandOptions& o, const std::string& policy) {
   SimOptions options;
@@ -76,24 +84,15 @@ Result<SimOptions> LoadSimOptions(const SimCommandOptions& o, const std::string&
     options.checkpoint_interval = std::chrono::duration_cast<Millis>(*interval);
   }
   if (!o.kill_grace.empty()) {
-    auto grace = ParseDuration(o.kill_grace);
-    if (!grace.ok()) {
-      return InvalidArgument("--kill-grace: " + grace.error().message);
-    }
-    options.kill_grace = std::chrono::duration_cast<Millis>(*grace);
+    GF_ASSIGN_OR_RETURN(options.kill_grace, FlagDuration("--kill-grace", o.kill_grace));
+  }
+  if (!o.launch_lag.empty()) {
+    GF_ASSIGN_OR_RETURN(options.launch_lag, FlagDuration("--launch-lag", o.launch_lag));
   }
   options.fair_share = !o.no_fair_share;
   options.team_label = o.confine_teams;
   options.no_departures = o.no_departures;
   return options;
-}
-
-Result<Millis> FlagDuration(const std::string& flag, const std::string& text) {
-  auto parsed = ParseDuration(text);
-  if (!parsed.ok()) {
-    return InvalidArgument(flag + ": " + parsed.error().message);
-  }
-  return std::chrono::duration_cast<Millis>(*parsed);
 }
 
 // --node-mtbf: each node's failures, drawn with --seed, until every job could have run one
@@ -243,6 +242,10 @@ void AddSimCommand(CLI::App& app, int& exit_code) {
                   o->kill_grace,
                   "a preempted job holds its GPUs this long before it is killed and requeued, "
                   "as the product's kill grace (its default: 10s); default 0: at once");
+  sim->add_option("--launch-lag",
+                  o->launch_lag,
+                  "a started job's processes run this long after the start decision (its GPUs "
+                  "held from it), as the launch through the node's agent takes; default 0");
   sim->add_flag("--no-fair-share",
                 o->no_fair_share,
                 "give the scheduler no usage (order by class, then submit time)");

@@ -28,6 +28,7 @@ struct SimCommandOptions {
   std::string policy;                  // --policy FILE.toml; "" = the stock policy
   std::string checkpoint_interval;     // --checkpoint-interval DURATION; "" = none
   std::string kill_grace;              // --kill-grace DURATION; "" = 0 (a victim stops at once)
+  std::string launch_lag;              // --launch-lag DURATION; "" = 0 (a job runs at once)
   bool no_fair_share = false;          // --no-fair-share
   std::string confine_teams;           // --confine-teams LABEL; "" = teams share every node
   std::string node_mtbf;               // --node-mtbf DURATION; "" = nodes never fail

@@ -2,7 +2,8 @@
 // cluster, policy and jobs, a real Controller (SQLite store, a test agent that runs each job for
 // its trace duration) and the simulator's engine must start and stop every job at the same
 // instants. The driver plays the agents on a manual clock: it submits each job at its trace
-// time, reports a launched job as started at once (no launch lag), its exit after its duration,
+// time, reports a launched job as started when the launch lag is over, its exit after its
+// duration from then,
 // and a killed job's exit when the kill grace ends (a job that ignores SIGTERM is killed by
 // SIGKILL then; the simulator is given the same grace). It visits
 // every instant where something happens and the second after it, when the pass rule owes a full
@@ -32,6 +33,7 @@ struct Scenario {
   std::vector<sim::TraceJob> jobs;  // by submit time
   PolicyConfig policy;
   std::chrono::seconds kill_grace{0};
+  std::chrono::seconds launch_lag{0};
 };
 
 sim::TraceJob TraceJobOf(std::string id,
@@ -49,10 +51,11 @@ sim::TraceJob TraceJobOf(std::string id,
 }
 
 std::vector<Runs> Simulated(const Scenario& scenario) {
-  auto result =
-      sim::Simulate(scenario.nodes,
-                    scenario.jobs,
-                    sim::SimOptions{.policy = scenario.policy, .kill_grace = scenario.kill_grace});
+  auto result = sim::Simulate(scenario.nodes,
+                              scenario.jobs,
+                              sim::SimOptions{.policy = scenario.policy,
+                                              .kill_grace = scenario.kill_grace,
+                                              .launch_lag = scenario.launch_lag});
   EXPECT_TRUE(result.ok()) << result.error().message;
   std::vector<Runs> out;
   for (const sim::JobOutcome& job : result->jobs) {
@@ -112,6 +115,14 @@ class ControllerRun {
       }
       for (const JobId id : ending) {
         Exit(id, now, 0, "exited with status 0");
+      }
+      for (auto it = starting_.begin(); it != starting_.end();) {
+        if (it->second == now) {
+          controller_->OnJobStarted(it->first, 4242, kOrigin + now);
+          it = starting_.erase(it);
+        } else {
+          ++it;
+        }
       }
       while (next_job < scenario_.jobs.size() && scenario_.jobs[next_job].submit == now) {
         Submit(scenario_.jobs[next_job++]);
@@ -180,9 +191,14 @@ class ControllerRun {
           const JobId id = launched[i].id;
           node_of_[id] = node;
           runs_[id].emplace_back(now, Millis(-1));
-          ends_[id] = now + duration_.at(id);
+          ends_[id] = now + scenario_.launch_lag + duration_.at(id);
           Visit(visit, ends_[id]);
-          controller_->OnJobStarted(id, 4242, kOrigin + now);
+          if (scenario_.launch_lag.count() == 0) {
+            controller_->OnJobStarted(id, 4242, kOrigin + now);
+          } else {
+            starting_[id] = now + scenario_.launch_lag;  // the agent reports it then
+            Visit(visit, starting_[id]);
+          }
           acted = true;
         }
         launched_seen_[node] = launched.size();
@@ -216,7 +232,8 @@ class ControllerRun {
   std::vector<JobId> ids_;  // in trace order
   std::map<JobId, Millis> duration_;
   std::map<JobId, NodeId> node_of_;
-  std::map<JobId, Millis> ends_;  // running jobs: when their run ends
+  std::map<JobId, Millis> ends_;      // running jobs: when their run ends
+  std::map<JobId, Millis> starting_;  // launched jobs: when their agent reports them started
   std::map<JobId, Runs> runs_;
   std::map<NodeId, std::size_t> launched_seen_;
   std::map<NodeId, std::size_t> killed_seen_;
@@ -293,6 +310,24 @@ TEST(LifecycleParityTest, APreemptedJobHoldsItsGpusThroughTheKillGrace) {
                    TraceJobOf("a1", 700, 2, 100, "alice", "a")};
   ExpectSameTimeline(scenario,
                      {{{seconds(0), seconds(710)}, {seconds(810), seconds(1810)}}, Span(710, 810)});
+}
+
+// The backfill scenario with a launch lag of 2 s: each job's processes run 2 s after its start
+// decision (its GPUs held from the decision), so every end, and what follows it, comes 2 s later
+// than without: x ends at 32, s is backfilled at 33 and runs until 45; y ends at 102 and h runs
+// from 104 to 114.
+TEST(LifecycleParityTest, ALaunchLagDelaysEachRunAndWhatFollowsItsEnd) {
+  Scenario scenario;
+  scenario.nodes = {TestNode(2, "n1", "n1-"), TestNode(1, "n2", "n2-")};
+  for (PriorityClassPolicy& cls : scenario.policy.classes) {
+    cls.default_time_limit = seconds(100);
+  }
+  scenario.launch_lag = seconds(2);
+  scenario.jobs = {TraceJobOf("y", 0, 2, 100, "alice"),
+                   TraceJobOf("x", 0, 1, 30, "alice"),
+                   TraceJobOf("h", 1, 2, 10, "alice"),
+                   TraceJobOf("s", 2, 1, 10, "alice")};
+  ExpectSameTimeline(scenario, {Span(0, 102), Span(0, 32), Span(102, 114), Span(33, 45)});
 }
 
 }  // namespace
