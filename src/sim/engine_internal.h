@@ -1,0 +1,219 @@
+// The discrete-event engine's insides (engine.h), shared by the files that define it:
+// engine.cpp (the run loop, arrivals, the passes, wake-ups) and engine_runs.cpp (a run's start,
+// end, preemption and requeue, node failures, inflation). Not for use outside src/sim.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "core/check.h"
+#include "lifecycle/gang_rules.h"
+#include "lifecycle/pass_planner.h"
+#include "lifecycle/wakeups.h"
+#include "predict/runtime_predictor.h"
+#include "scheduler/classes.h"
+#include "scheduler/incremental.h"
+#include "scheduler/ordering/usage_ledger.h"
+#include "scheduler/quota/ledger.h"
+#include "scheduler/scheduler.h"
+#include "sim/engine.h"
+
+namespace gf::sim::engine_detail {
+
+// The virtual clock starts at the epoch: trace time t is Time(t).
+inline Time At(Millis t) {
+  return Time(t);
+}
+
+inline double Seconds(Millis d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// Bounds the passes at one instant (each after preemptions): preemption needs a victim that ran
+// min_run_time, so with a positive minimum the second pass already starts what the first made
+// room for; with min_run_time = 0 this stops a pathological ping-pong.
+constexpr int kMaxPassesPerInstant = 100;
+
+// kStop: a preempted run's kill grace is over (SimOptions::kill_grace): it stops and is
+// requeued, unless it ended before.
+enum class EventKind { kEnd, kStop, kWake, kNodeUp };
+
+struct Event {
+  Millis at{0};
+  EventKind kind = EventKind::kWake;
+  std::size_t job = 0;    // kEnd: the job whose run ends; kNodeUp: the node
+  std::uint64_t run = 0;  // kEnd: that run (stale once the job was preempted)
+  bool timeout = false;   // kEnd: the run ends by its time limit
+  auto Key() const { return std::tie(at, kind, job, run); }
+};
+struct Later {
+  bool operator()(const Event& a, const Event& b) const { return a.Key() > b.Key(); }
+};
+
+// GPUs held per key (team or user); a key that holds none is dropped, so the usage ledger
+// iterates only holders. Shares are counted in milli-GPUs and rounded back, so a key that
+// holds none reads exactly 0.
+inline void AddHeld(std::map<std::string, double>& held,
+                    const std::string& key,
+                    std::int64_t milli) {
+  auto [it, inserted] = held.emplace(key, 0);
+  const std::int64_t sum = std::llround(it->second * kWholeGpuMilli) + milli;
+  it->second = static_cast<double>(sum) / kWholeGpuMilli;
+  if (sum == 0) {
+    held.erase(it);
+  }
+}
+
+// What a job holds, in milli-GPUs (a share counts its fraction).
+inline std::int64_t HeldMilliOf(const JobRequest& request) {
+  return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
+}
+
+// The scheduler is kept between passes where its copy of the state can follow the engine's
+// event by event, as the controller's does: the stock order (a baseline order reads oracle
+// figures of running jobs that the product never has, so its copy lacks them), no checkpoints
+// (they move running jobs' state at every instant), and jobs that leave (no_departures drops
+// the jobs a pass leaves, which the copy would keep).
+inline bool SchedulerKept(const SimOptions& options) {
+  return !options.passes.full_passes_only && !options.no_departures &&
+         !options.checkpoint_interval && options.policy.ordering.order == QueueOrder::kPriority;
+}
+
+inline PassRules RulesFor(const SimOptions& options) {
+  PassRules rules = options.passes;
+  rules.full_passes_only = !SchedulerKept(options);
+  return rules;
+}
+
+// One per scheduler job: a trace job, or each member of the gang a trace job larger than the
+// largest node runs as (SplitAcrossNodes), ids consecutive. The outcome is the trace job's.
+struct Live {
+  QueuedJob queued;       // what the queue holds while it waits
+  std::size_t job = 0;    // the trace job (index into trace and result)
+  std::size_t first = 0;  // its first member's index (itself if no gang)
+  int members = 1;
+  std::optional<std::chrono::seconds> limit;  // effective time limit of each run
+  Millis remaining{0};                        // work still to do
+  Millis run_start{0};
+  std::uint64_t run = 0;  // counts starts
+  bool running = false;
+  std::size_t running_at = 0;  // index in ClusterSnapshot::running while running
+};
+
+class Engine {
+ public:
+  Engine(const std::vector<Node>& nodes,
+         const std::vector<TraceJob>& trace,
+         const SimOptions& options)
+      : trace_(trace),
+        options_(options),
+        team_usage_(options.policy.fair_share.half_life),
+        user_usage_(options.policy.fair_share.half_life),
+        scheduler_(IncrementalOptions{.reuse_within = options.passes.arrival_reuse}),
+        planner_(RulesFor(options)) {
+    for (const Node& node : nodes) {
+      for (const Gpu& gpu : node.gpus) {
+        gpu_index_.emplace(gpu.uuid.value(), rooms_.size());
+        rooms_.push_back(GpuRoom{.node = cluster_.nodes.size(),
+                                 .shared = HoldsFractions(gpu.sharing),
+                                 .free_milli = TakesWork(gpu) ? kWholeGpuMilli : 0});
+      }
+      node_index_.emplace(node.name.value(), cluster_.nodes.size());
+      cluster_.nodes.push_back(NodeSnapshot{.node = node, .allocated = {}});
+      result_.total_gpus += static_cast<int>(node.gpus.size());
+    }
+    if (!options.node_failures.empty()) {
+      every_node_up_ = cluster_;  // before any failure: a job is feasible on the whole cluster
+      down_until_.assign(nodes.size(), Millis(0));
+      failures_ = options.node_failures;
+      std::sort(failures_.begin(), failures_.end(), [](const NodeFailure& a, const NodeFailure& b) {
+        return std::tie(a.at, a.node) < std::tie(b.at, b.node);
+      });
+    }
+  }
+
+  SimResult Run();
+
+ private:
+  std::size_t IndexOf(JobId id) const { return static_cast<std::size_t>(id.value() - 1); }
+  void Arrive(std::size_t i);
+  void Pass(Millis now);
+  bool KeepsScheduler() const { return keeps_scheduler_; }
+  Decisions FullPass(Millis now);
+  void IncrementalPass(Millis now);
+  void Apply(const Decisions& decisions, Millis now);
+  void ArmPass(Millis now);
+  void Start(const StartDecision& start, Millis now);
+  void Preempt(const PreemptDecision& preemption, Millis now);
+  void StopPreempted(const Event& event);
+  void Requeue(std::size_t i, Millis now);
+  void RequeueGang(std::size_t i, Millis now);
+  void FailNode(const NodeFailure& failure);
+  void RepairNode(const Event& event);
+  void StopRun(std::size_t i, Millis now);
+  void Finish(const Event& event);
+  RunKey KeyOf(std::size_t t) const;
+  void Predict(std::size_t t);
+  void Learn(std::size_t t, Millis ran, bool timeout);
+  void Hold(std::size_t i, int sign);
+  void PublishUsage();
+  void RefreshCheckpoints(Millis now);
+  void ScheduleWake(Millis now);
+  void CollectNeverStarted();
+  void DropUnplaced(const Decisions& decisions);
+  void RecordInflation();
+
+  const std::vector<TraceJob>& trace_;
+  const SimOptions& options_;
+  ClusterSnapshot cluster_;
+  Queue queue_;  // sorted by job id, which is submit order
+  std::unordered_map<std::string, std::size_t> node_index_;
+  std::vector<Live> live_;             // by scheduler job (IndexOf): a gang's members each
+  std::vector<std::size_t> first_of_;  // by trace job: its first scheduler job's index
+  std::priority_queue<Event, std::vector<Event>, Later> events_;
+  std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
+  // By request (GPU count, nodes, share, node labels): why no node could ever run it, or nullopt.
+  std::map<std::tuple<int, int, int, std::map<std::string, std::string>>,
+           std::optional<std::string>>
+      infeasible_;
+  std::map<std::string, double> held_by_team_;
+  std::map<std::string, double> held_by_user_;
+  UsageLedger team_usage_;  // the controller's fair-share ledgers, on the virtual clock
+  UsageLedger user_usage_;
+  SimResult result_;
+  Millis now_{0};  // the instant being simulated
+  // The controller's scheduler (scheduler/incremental.h) and its pass rule
+  // (lifecycle/pass_planner.h): told the arrivals and ends one by one, with a full pass when
+  // the rule asks for one, on the virtual clock. Where the scheduler is not kept (KeepsScheduler:
+  // the baseline orders, checkpoints, no_departures, full_passes_only) every pass is Decide()
+  // on the whole state.
+  bool keeps_scheduler_ = SchedulerKept(options_);
+  IncrementalScheduler scheduler_;
+  PassPlanner planner_;
+  bool arrivals_ = false;  // jobs were queued at this instant (no_departures' inflation point)
+  // Node failures (SimOptions::node_failures), by time; a node is down until down_until_.
+  std::vector<NodeFailure> failures_;
+  std::vector<Millis> down_until_;
+  ClusterSnapshot every_node_up_;  // what CheckFeasible sees when nodes may fail
+  std::size_t unfinished_ = 0;     // jobs queued or running
+  // Each GPU's free milli-GPUs (in node order, GPU order), for the inflation figures, and for
+  // a shared GPU whether anyone still holds it (the snapshot's `allocated` keeps it until the
+  // last share leaves).
+  std::unordered_map<std::string, std::size_t> gpu_index_;
+  std::vector<GpuRoom> rooms_;
+  std::vector<TaskShape> shapes_;               // the workload's (no_departures)
+  std::int64_t arrived_milli_ = 0;              // demand arrived (no_departures)
+  std::int64_t arrived_unplaceable_milli_ = 0;  // of it, of a kind no GPU of the cluster takes
+  std::vector<bool> placeable_;                 // by job: the cluster has GPUs of its kind
+  std::int64_t allocated_milli_ = 0;            // held by running jobs
+  // Learned online from the runs that ended (JobOutcome::predicted, last_two): the predictor,
+  // and each user's last run and the one before.
+  RuntimePredictor predictor_;
+  std::unordered_map<std::string, std::pair<Millis, std::optional<Millis>>> last_runs_;
+};
+
+}  // namespace gf::sim::engine_detail
