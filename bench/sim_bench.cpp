@@ -38,7 +38,7 @@ gf::sim::SimOptions OptionsFor(const Case& c) {
     options.policy.preemption.enabled = false;
     options.fair_share = false;
   }
-  options.passes.full_passes_only = c.full_passes_only;
+  options.full_passes_only = c.full_passes_only;
   return options;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "controller/authorization.h"
+#include "core/hex.h"
 #include "model/team.h"
 
 namespace gf {
@@ -19,15 +20,12 @@ constexpr int kBudgetThresholds[] = {80, 100};
 // "sub-" and 16 hex digits: unguessable enough that an id says nothing about others'.
 std::string NewSubscriptionId() {
   std::random_device random;
-  std::uniform_int_distribution<std::uint64_t> bits;
-  constexpr char kHex[] = "0123456789abcdef";
-  std::uint64_t value = bits(random);
-  std::string id = "sub-";
-  for (int i = 0; i < 16; ++i) {
-    id += kHex[value & 0xf];
-    value >>= 4;
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::string bytes(8, '\0');
+  for (char& b : bytes) {
+    b = static_cast<char>(byte(random));
   }
-  return id;
+  return "sub-" + HexEncode(bytes);
 }
 
 bool Matches(const Subscription& sub, const Notification& n) {

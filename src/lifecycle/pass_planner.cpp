@@ -11,8 +11,7 @@ void PassPlanner::ArmAt(Time at) {
 PassKind PassPlanner::Plan(Time now, const std::function<bool()>& budgets_crossed) const {
   const bool due = (full_due_ && now >= *full_due_) || (armed_at_ && now >= *armed_at_);
   const std::size_t events = events_.ends.size() + events_.arrivals.size();
-  if (full_needed_ || due || events > rules_.max_incremental_events ||
-      (rules_.full_passes_only && events > 0)) {
+  if (full_needed_ || due || events > rules_.max_incremental_events) {
     return PassKind::kFull;
   }
   if (events == 0) {

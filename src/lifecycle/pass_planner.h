@@ -46,9 +46,6 @@ struct PassRules {
   // Beyond this many events in one turn (an array's tasks, a burst), one full pass is cheaper
   // than an incremental pass per event.
   std::size_t max_incremental_events = 64;
-  // Every pass a full one (the simulator's baseline orders and checkpoints, whose state the
-  // scheduler's kept copy cannot follow; and a reference run of Decide() at every instant).
-  bool full_passes_only = false;
 };
 
 enum class PassKind { kNone, kIncremental, kFull };

@@ -127,12 +127,5 @@ TEST(PassPlannerTest, TheWakeUpIsTheEarlierOfTheDueFullPassAndTheArmedMoment) {
   EXPECT_EQ(planner.WakeAt(), At(seconds(5)));
 }
 
-TEST(PassPlannerTest, FullPassesOnlyTurnsEveryEventIntoAFullPass) {
-  PassPlanner planner = Settled(PassRules{.full_passes_only = true});
-  EXPECT_EQ(planner.Plan(At(seconds(1))), PassKind::kNone);
-  planner.Arrival(JobId(1));
-  EXPECT_EQ(planner.Plan(At(seconds(1))), PassKind::kFull);
-}
-
 }  // namespace
 }  // namespace gf

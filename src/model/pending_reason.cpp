@@ -13,7 +13,8 @@ struct CodeInfo {
   bool can_ever_fit;
 };
 
-// One row per code, in the enum's order (checked by pending_reason_test.cpp).
+// One row per code, in the enum's order: InfoOf indexes it by the code (checked at compile time
+// below, so a row moved out of place cannot change the API's stable reason_code).
 constexpr std::array<CodeInfo, 22> kCodes = {{
     {PendingCode::kDependency, "dependency", PendingStage::kAdmission, true},
     {PendingCode::kGangStopping, "gang_stopping", PendingStage::kAdmission, true},
@@ -38,6 +39,16 @@ constexpr std::array<CodeInfo, 22> kCodes = {{
     {PendingCode::kVictimsProtected, "victims_protected", PendingStage::kPreemption, true},
     {PendingCode::kGpusReserved, "gpus_reserved", PendingStage::kReservation, true},
 }};
+
+constexpr bool InEnumOrder() {
+  for (std::size_t i = 0; i < kCodes.size(); ++i) {
+    if (kCodes[i].code != static_cast<PendingCode>(i)) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(InEnumOrder(), "kCodes: one row per PendingCode, in the enum's order");
 
 const CodeInfo& InfoOf(PendingCode code) {
   return kCodes[static_cast<std::size_t>(code)];

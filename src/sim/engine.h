@@ -18,7 +18,7 @@
 // (decision 0004). Where the product's kept scheduler could not follow the state (the baseline
 // orders read oracle figures of running jobs; checkpoints move running jobs at every instant;
 // no_departures drops jobs), every instant where jobs wait is a full pass, as is every pass
-// with SimOptions::passes.full_passes_only (the reference run). Applying decisions:
+// with SimOptions::full_passes_only (the reference run). Applying decisions:
 // - a start: the job holds its GPUs from now; its run ends at now + SimOptions::launch_lag + its
 //   remaining work, or at its effective time limit (the class default / cap, policy.h
 //   EffectiveTimeLimit) when that is shorter, as TIMEOUT;
@@ -83,11 +83,12 @@ struct SimOptions {
   // `--node-mtbf`). A failure of a node that is down changes nothing.
   std::vector<NodeFailure> node_failures{};
   // Which pass each instant runs: the controller's rule (lifecycle/pass_planner.h) with its
-  // defaults, so that a replay schedules as the product does. `passes.full_passes_only`: every
-  // pass a call of Decide() on the whole state instead, the reference the product's
-  // incremental passes are measured against (the bench shows what they save and what their
-  // staleness costs).
+  // defaults, so that a replay schedules as the product does.
   PassRules passes{};
+  // Every pass a call of Decide() on the whole state instead (at every instant where jobs wait):
+  // the reference the product's incremental passes are measured against (the bench shows what
+  // they save and what their staleness costs).
+  bool full_passes_only = false;
   // Between a preemption's first signal and its SIGKILL (ControllerOptions::kill_grace; the
   // product's default is 10 s): the victim holds its GPUs, as stopping, until then, when it is
   // requeued (or it ends first). 0: it stops at once, as the Tiresias simulator suspends a job.

@@ -79,14 +79,8 @@ inline std::int64_t HeldMilliOf(const JobRequest& request) {
 // (they move running jobs' state at every instant), and jobs that leave (no_departures drops
 // the jobs a pass leaves, which the copy would keep).
 inline bool SchedulerKept(const SimOptions& options) {
-  return !options.passes.full_passes_only && !options.no_departures &&
-         !options.checkpoint_interval && options.policy.ordering.order == QueueOrder::kPriority;
-}
-
-inline PassRules RulesFor(const SimOptions& options) {
-  PassRules rules = options.passes;
-  rules.full_passes_only = !SchedulerKept(options);
-  return rules;
+  return !options.full_passes_only && !options.no_departures && !options.checkpoint_interval &&
+         options.policy.ordering.order == QueueOrder::kPriority;
 }
 
 // One per scheduler job: a trace job, or each member of the gang a trace job larger than the
@@ -114,7 +108,7 @@ class Engine {
         team_usage_(options.policy.fair_share.half_life),
         user_usage_(options.policy.fair_share.half_life),
         scheduler_(IncrementalOptions{.reuse_within = options.passes.arrival_reuse}),
-        planner_(RulesFor(options)) {
+        planner_(options.passes) {
     for (const Node& node : nodes) {
       for (const Gpu& gpu : node.gpus) {
         gpu_index_.emplace(gpu.uuid.value(), rooms_.size());

@@ -394,9 +394,7 @@ TEST(EngineTest, BackfillOntoAFreedGpuWaitsForTheFullPassThatFollowsAnEnd) {
   EXPECT_EQ(Spans(product),
             (std::vector<std::pair<double, double>>{{0, 100}, {0, 30}, {100, 110}, {31, 41}}));
   const SimResult reference =
-      Simulated("1x2xA100,1x1xV100",
-                jobs,
-                SimOptions{.policy = policy, .passes = PassRules{.full_passes_only = true}});
+      Simulated("1x2xA100,1x1xV100", jobs, SimOptions{.policy = policy, .full_passes_only = true});
   EXPECT_EQ(Spans(reference),
             (std::vector<std::pair<double, double>>{{0, 100}, {0, 30}, {100, 110}, {30, 40}}));
   EXPECT_LT(product.full_passes, product.decide_calls);  // the arrivals and ends were told
@@ -424,7 +422,7 @@ TEST(EngineTest, WithoutStalenessTheProductsPassesGiveTheResultsOfFullPasses) {
     }
     SimOptions options{.policy = Fifo(), .fair_share = false};
     auto product = Simulate(*nodes, jobs, options);
-    options.passes.full_passes_only = true;
+    options.full_passes_only = true;
     auto reference = Simulate(*nodes, jobs, options);
     ASSERT_TRUE(product.ok() && reference.ok());
     EXPECT_EQ(reference->full_passes, reference->decide_calls);

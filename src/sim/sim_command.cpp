@@ -77,11 +77,8 @@ Result<SimOptions> LoadSimOptions(const SimCommandOptions& o, const std::string&
   if (o.checkpoint_interval == "0" || o.checkpoint_interval == "0s") {
     options.checkpoint_interval = Millis(0);  // suspend and resume: nothing lost
   } else if (!o.checkpoint_interval.empty()) {
-    auto interval = ParseDuration(o.checkpoint_interval);
-    if (!interval.ok()) {
-      return InvalidArgument("--checkpoint-interval: " + interval.error().message);
-    }
-    options.checkpoint_interval = std::chrono::duration_cast<Millis>(*interval);
+    GF_ASSIGN_OR_RETURN(options.checkpoint_interval,
+                        FlagDuration("--checkpoint-interval", o.checkpoint_interval));
   }
   if (!o.kill_grace.empty()) {
     GF_ASSIGN_OR_RETURN(options.kill_grace, FlagDuration("--kill-grace", o.kill_grace));

@@ -270,45 +270,51 @@ Runs Span(int start_s, int end_s) {
   return {{seconds(start_s), seconds(end_s)}};
 }
 
-// Backfill onto a GPU a job's end freed waits for the full pass the pass rule owes a second
-// later (decision 0004), in both: x's end at 30 frees n2; h, the head, needs both of n1's GPUs
-// (y holds them until 100); s, behind it, starts on n2 at 31, not 30.
-TEST(LifecycleParityTest, ArrivalsEndsAndBackfillAfterAnEnd) {
+// Backfill after an end: x's end frees n2; h, the head, needs both of n1's GPUs (y holds them
+// until its end); s, behind it, is backfilled onto n2 by the full pass a second after x's end.
+Scenario BackfillAfterAnEnd(std::chrono::seconds launch_lag) {
   Scenario scenario;
   scenario.nodes = {TestNode(2, "n1", "n1-"), TestNode(1, "n2", "n2-")};
   for (PriorityClassPolicy& cls : scenario.policy.classes) {
     cls.default_time_limit = seconds(100);
   }
+  scenario.launch_lag = launch_lag;
   scenario.jobs = {TraceJobOf("y", 0, 2, 100, "alice"),
                    TraceJobOf("x", 0, 1, 30, "alice"),
                    TraceJobOf("h", 1, 2, 10, "alice"),
                    TraceJobOf("s", 2, 1, 10, "alice")};
-  ExpectSameTimeline(scenario, {Span(0, 100), Span(0, 30), Span(100, 110), Span(31, 41)});
+  return scenario;
 }
 
 // A preemption: team a is guaranteed both GPUs; bob's job of team b runs on borrowed GPUs and
-// is preempted once it has run the minimum run time (10 minutes) by alice's of team a; it goes
+// is preempted by alice's of team a once it has run the minimum run time (10 minutes); it goes
 // back to the queue at its place and runs again, from scratch, once a1 ends.
-TEST(LifecycleParityTest, APreemptedJobIsRequeuedAndRunsAgain) {
+Scenario PreemptionOfBorrowedGpus(std::chrono::seconds kill_grace) {
   Scenario scenario;
   scenario.nodes = {TestNode(2, "n1", "n1-")};
   scenario.policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 2}, TeamPolicy{.name = "b"}};
+  scenario.kill_grace = kill_grace;
   scenario.jobs = {TraceJobOf("b1", 0, 2, 1000, "bob", "b"),
                    TraceJobOf("a1", 700, 2, 100, "alice", "a")};
-  ExpectSameTimeline(scenario,
+  return scenario;
+}
+
+// Backfill onto a GPU a job's end freed waits for the full pass the pass rule owes a second
+// later (decision 0004), in both: s starts on n2 at 31, not 30.
+TEST(LifecycleParityTest, ArrivalsEndsAndBackfillAfterAnEnd) {
+  ExpectSameTimeline(BackfillAfterAnEnd(seconds(0)),
+                     {Span(0, 100), Span(0, 30), Span(100, 110), Span(31, 41)});
+}
+
+TEST(LifecycleParityTest, APreemptedJobIsRequeuedAndRunsAgain) {
+  ExpectSameTimeline(PreemptionOfBorrowedGpus(seconds(0)),
                      {{{seconds(0), seconds(700)}, {seconds(800), seconds(1800)}}, Span(700, 800)});
 }
 
 // The same preemption with the product's kill grace: bob's job holds its GPUs, being stopped,
 // for 10 s after its first signal; alice's starts when it has gone.
 TEST(LifecycleParityTest, APreemptedJobHoldsItsGpusThroughTheKillGrace) {
-  Scenario scenario;
-  scenario.nodes = {TestNode(2, "n1", "n1-")};
-  scenario.policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 2}, TeamPolicy{.name = "b"}};
-  scenario.kill_grace = seconds(10);
-  scenario.jobs = {TraceJobOf("b1", 0, 2, 1000, "bob", "b"),
-                   TraceJobOf("a1", 700, 2, 100, "alice", "a")};
-  ExpectSameTimeline(scenario,
+  ExpectSameTimeline(PreemptionOfBorrowedGpus(seconds(10)),
                      {{{seconds(0), seconds(710)}, {seconds(810), seconds(1810)}}, Span(710, 810)});
 }
 
@@ -317,17 +323,8 @@ TEST(LifecycleParityTest, APreemptedJobHoldsItsGpusThroughTheKillGrace) {
 // than without: x ends at 32, s is backfilled at 33 and runs until 45; y ends at 102 and h runs
 // from 104 to 114.
 TEST(LifecycleParityTest, ALaunchLagDelaysEachRunAndWhatFollowsItsEnd) {
-  Scenario scenario;
-  scenario.nodes = {TestNode(2, "n1", "n1-"), TestNode(1, "n2", "n2-")};
-  for (PriorityClassPolicy& cls : scenario.policy.classes) {
-    cls.default_time_limit = seconds(100);
-  }
-  scenario.launch_lag = seconds(2);
-  scenario.jobs = {TraceJobOf("y", 0, 2, 100, "alice"),
-                   TraceJobOf("x", 0, 1, 30, "alice"),
-                   TraceJobOf("h", 1, 2, 10, "alice"),
-                   TraceJobOf("s", 2, 1, 10, "alice")};
-  ExpectSameTimeline(scenario, {Span(0, 102), Span(0, 32), Span(102, 114), Span(33, 45)});
+  ExpectSameTimeline(BackfillAfterAnEnd(seconds(2)),
+                     {Span(0, 102), Span(0, 32), Span(102, 114), Span(33, 45)});
 }
 
 }  // namespace
