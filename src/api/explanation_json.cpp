@@ -182,6 +182,7 @@ json ExplanationToJson(const Explanation& e) {
            {"quota", QuotaToJson(e.quota)},
            {"time_limit_s", e.time_limit ? json(e.time_limit->count()) : json()},
            {"time_limit_source", e.time_limit_source},
+           {"prediction", e.prediction ? JobPredictionToJson(*e.prediction) : json()},
            {"nodes", std::move(nodes)},
            {"nodes_omitted", e.nodes_omitted},
            {"nodes_by_verdict", e.nodes_by_verdict},

@@ -111,6 +111,13 @@ json DependenciesToJson(const std::vector<Dependency>& after) {
   return out;
 }
 
+json JobPredictionToJson(const JobPrediction& p) {
+  return json{{"expected_s", std::chrono::duration<double>(p.expected).count()},
+              {"high_s", std::chrono::duration<double>(p.high).count()},
+              {"basis", p.basis},
+              {"explanation", p.explanation}};
+}
+
 json JobToJson(const Job& job) {
   const std::optional<ArrayTask>& task = job.spec.array;
   const std::optional<GangMember>& gang = job.spec.gang;
@@ -179,6 +186,7 @@ json JobToJson(const Job& job) {
       {"reason_stage", job.pending_reason ? json(ToString(job.pending_reason->stage)) : json()},
       {"usage", job.usage ? JobUsageToJson(*job.usage) : json()},
       {"energy", job.energy_charge ? EnergyChargeToJson(*job.energy_charge) : json()},
+      {"prediction", job.prediction ? JobPredictionToJson(*job.prediction) : json()},
   };
 }
 

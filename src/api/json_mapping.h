@@ -40,6 +40,8 @@ nlohmann::json JobUsageToJson(const JobUsage& usage);  // energy in mJ, J and kW
 // {energy_mj, energy_kwh, cost, currency, co2_kg}; cost/currency and co2_kg are null without
 // an [energy] price or intensity.
 nlohmann::json EnergyChargeToJson(const EnergyCharge& charge);
+// {expected_s, high_s, basis, explanation} (Job::prediction; the explanation's too).
+nlohmann::json JobPredictionToJson(const JobPrediction& p);
 nlohmann::json NodeToJson(const Node& node);
 nlohmann::json GpuToJson(const Gpu& gpu);
 // A lost sample (the GPU fell off the bus) has null memory figures: its zeros are not readings.

@@ -76,6 +76,17 @@ TEST(ApiJsonMappingTest, JobToJsonHasEveryField) {
   EXPECT_EQ(borrowed["requeue"], false);
   EXPECT_EQ(borrowed["estimated_start"], "2023-11-14T22:14:20.000Z");
   EXPECT_EQ(borrowed["estimated_start_ms"], 1'700'000'060'000);
+  EXPECT_TRUE(borrowed["prediction"].is_null());
+  job.prediction = JobPrediction{.expected = Millis(90'500),
+                                 .high = Millis(600'000),
+                                 .basis = "user+gpus",
+                                 .explanation = "mean of the last 2 of alice's 3 runs with 1 GPU"};
+  const json predicted = JobToJson(job);
+  EXPECT_EQ(predicted["prediction"]["expected_s"], 90.5);
+  EXPECT_EQ(predicted["prediction"]["high_s"], 600);
+  EXPECT_EQ(predicted["prediction"]["basis"], "user+gpus");
+  EXPECT_EQ(predicted["prediction"]["explanation"],
+            "mean of the last 2 of alice's 3 runs with 1 GPU");
 }
 
 TEST(ApiJsonMappingTest, SpecFromJsonMapsEveryField) {
@@ -176,12 +187,12 @@ TEST(ApiJsonMappingTest, NulBytesInStringsThatBecomeCStringsAreRefusedNamingTheF
   // other than what was sent (issue #20).
   const std::string nul("a\0b", 3);
   const json cmd = {"true"};
-  const std::string kSays = ": contains a NUL byte";
-  EXPECT_EQ(SpecError({{"command", {"sh", nul}}}).rfind("command[1]" + kSays, 0), 0U);
-  EXPECT_EQ(SpecError({{"command", cmd}, {"env", {{"A", nul}}}}).rfind("env.A" + kSays, 0), 0U);
+  const std::string says = ": contains a NUL byte";
+  EXPECT_EQ(SpecError({{"command", {"sh", nul}}}).rfind("command[1]" + says, 0), 0U);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"env", {{"A", nul}}}}).rfind("env.A" + says, 0), 0U);
   EXPECT_EQ(SpecError({{"command", cmd}, {"env", {{nul, "1"}}}}).rfind("env: the name", 0), 0U);
-  EXPECT_EQ(SpecError({{"command", cmd}, {"workdir", nul}}).rfind("workdir" + kSays, 0), 0U);
-  EXPECT_EQ(SpecError({{"command", cmd}, {"name", nul}}).rfind("name" + kSays, 0), 0U);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"workdir", nul}}).rfind("workdir" + says, 0), 0U);
+  EXPECT_EQ(SpecError({{"command", cmd}, {"name", nul}}).rfind("name" + says, 0), 0U);
   EXPECT_NE(SpecError({{"command", cmd}, {"name", nul}}).find("remove it"), std::string::npos);
 }
 

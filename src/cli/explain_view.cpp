@@ -120,6 +120,15 @@ void PrintOutcome(const json& e, std::int64_t now_ms, std::ostream& out) {
   if (!e.value("estimated_start", json()).is_null()) {
     Line(out, "estimated start", When(e, "estimated_start", now_ms));
   }
+  if (const json& p = Part(e, "prediction"); !p.is_null()) {
+    const auto seconds = [&](const char* key) {
+      return FormatDuration(std::chrono::seconds(std::llround(Get<double>(p, key, 0))));
+    };
+    Line(
+        out,
+        "predicted run",
+        seconds("expected_s") + " (high " + seconds("high_s") + "): " + JsonText(p, "explanation"));
+  }
   Line(out,
        "position",
        JsonText(e, "position") + " of " + JsonText(e, "waiting") + " waiting (scheduling order)");

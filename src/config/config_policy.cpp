@@ -34,6 +34,8 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
                     "min_run_time",
                     "model_weights",
                     "order",
+                    "prediction",
+                    "prediction_max_delay",
                     "preemption",
                     "user_weights"}));
   PolicyConfig& p = config_.policy;
@@ -61,13 +63,18 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
   }
   GF_ASSIGN_OR_RETURN(const auto thresholds, NumberList(s, "las_thresholds"));
   Set(p.ordering.las_thresholds, thresholds);
+  GF_ASSIGN_OR_RETURN(const auto prediction, Bool(s, "prediction"));
+  Set(p.prediction.enabled, prediction);
+  GF_ASSIGN_OR_RETURN(const auto max_delay, Duration(s, "prediction_max_delay", /*zero_ok=*/true));
+  Set(p.prediction.max_delay, max_delay);
   for (const auto& [key, field] :
        {std::pair<std::string, std::string>{"default_class", "default_class"},
         {"fair_share_half_life", "fair_share.half_life"},
         {"min_run_time", "preemption.min_run_time"},
         {"max_preemptors_per_pass", "preemption.max_preemptors_per_pass"},
         {"backfill_depth", "backfill.depth"},
-        {"las_thresholds", "ordering.las_thresholds"}}) {
+        {"las_thresholds", "ordering.las_thresholds"},
+        {"prediction_max_delay", "prediction.max_delay"}}) {
     if (s.Table().contains(key)) {
       Remember(s, key, field);
     }

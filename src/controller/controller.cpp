@@ -17,6 +17,9 @@ namespace gf {
 namespace {
 
 constexpr int kMaxLoadedJobs = 1'000'000;
+// The finished jobs the run-time predictor learns from at start: the newest, enough for every
+// active user's recent runs; older runs weigh little in its weighted means anyway.
+constexpr int kPredictorHistoryJobs = 50'000;
 
 double Seconds(Time from, Time to) {
   return std::chrono::duration<double>(to - from).count();
@@ -67,6 +70,11 @@ Status Controller::Load() {
       holding_.insert(job.id);
     }
     active_.emplace(job.id, std::move(job));
+  }
+  // The run-time predictor learns from the newest finished jobs before estimating these.
+  GF_TRY(runtimes_.Load(*store_, kPredictorHistoryJobs));
+  for (auto& [id, job] : active_) {
+    job.prediction = runtimes_.Estimate(job);
   }
   GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, store_->ListNodes());
   for (auto& node : nodes) {
@@ -295,6 +303,7 @@ void Controller::Transition(Job& job,
       job.end_time = clock_.Now();
     }
     NoteEnd(job);  // it leaves the queue, or its GPUs are free again
+    runtimes_.RunEnded(job);
     ended_.push_back(job.id);
     counters_.ended[to] += 1;
     counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
@@ -382,6 +391,7 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
                               ": nothing to explain until it is queued or running again");
   }
   if (explanation.ok()) {
+    explanation->prediction = job.prediction;
     // The jobs it names are queued or running, so active; one that is not is hidden.
     HideOtherUsersJobs(*explanation, [&](JobId other) {
       const auto it = active_.find(other);

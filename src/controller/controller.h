@@ -39,6 +39,7 @@
 #include "controller/node_registry.h"
 #include "controller/notification_router.h"
 #include "controller/read_side.h"
+#include "controller/run_time_book.h"
 #include "controller/tokens.h"
 #include "controller/usage_book.h"
 #include "controller/view.h"
@@ -388,6 +389,8 @@ class Controller final : public ClusterService, public AgentReports {
   DependencyBook dependencies_{active_, *store_};
   // Fair-share ledgers, the budget period's sums and the budget verdicts (usage_book.h).
   UsageBook usage_;
+  // The run-time predictor (run_time_book.h); each active job keeps its estimate.
+  RunTimeBook runtimes_;
   StoreBatch batch_;
   std::map<JobId, std::size_t> batch_job_slot_;      // job id → its place in batch_.jobs
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability

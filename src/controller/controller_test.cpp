@@ -308,6 +308,59 @@ TEST_F(ControllerTest, ExplainTellsTheOwnerWhatThePassDecides) {
 
 // Issue #20: `explain` told a user the id and the end time of another user's running job.
 // Who may read other users' jobs (operators, admins) still gets both.
+// Issue #22: the controller learns run times from the runs that end and the stock policy
+// orders by them: alice's "quick" ran 1 minute and "long" 2 hours on all 4 GPUs; while a
+// blocker holds the GPUs, a long then a quick job wait, and quick goes first (place: submit +
+// predicted GPU-time). The estimate shows on the job and in explain, and survives a restart.
+TEST_F(ControllerTest, APredictedShortJobGoesBeforeALongerOneSubmittedFirst) {
+  const auto named = [](const std::string& name) {
+    JobSpec spec = Spec(4);
+    spec.name = name;
+    return spec;
+  };
+  const auto run = [&](const std::string& name, std::chrono::seconds length) {
+    auto job = controller_->Submit(alice_, named(name));
+    ASSERT_TRUE(job.ok()) << job.error().ToString();
+    ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kStarting); }));
+    controller_->OnJobStarted(job->id, 1, clock_.Now());
+    ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+    clock_.Advance(length);
+    controller_->OnJobExited(JobExitReport{job->id, 0, std::nullopt, clock_.Now(), "exited"});
+    ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kCompleted); }));
+  };
+  run("long", std::chrono::hours(2));
+  run("quick", std::chrono::minutes(1));
+  auto blocker = controller_->Submit(alice_, named("blocker"));
+  ASSERT_TRUE(WaitFor([&] { return StateIs(blocker->id, JobState::kStarting); }));
+  controller_->OnJobStarted(blocker->id, 1, clock_.Now());
+  auto slow = controller_->Submit(alice_, named("long"));
+  clock_.Advance(seconds(1));
+  auto quick = controller_->Submit(alice_, named("quick"));
+  ASSERT_TRUE(slow.ok() && quick.ok());
+  ASSERT_TRUE(slow->prediction.has_value());  // in the submission's answer already
+  EXPECT_EQ(slow->prediction->expected, Millis(std::chrono::hours(2)));
+  EXPECT_EQ(slow->prediction->basis, "user+family+gpus");
+  EXPECT_EQ(slow->prediction->explanation, "as long as alice's 1 run of long with 4 GPUs");
+  ASSERT_TRUE(Get(quick->id).prediction.has_value());
+  EXPECT_EQ(Get(quick->id).prediction->expected, Millis(std::chrono::minutes(1)));
+  auto explained = controller_->ExplainJob(alice_, slow->id);
+  ASSERT_TRUE(explained.ok()) << explained.error().message;
+  ASSERT_TRUE(explained->prediction.has_value());
+  EXPECT_EQ(explained->prediction->expected, Millis(std::chrono::hours(2)));
+  EXPECT_EQ(explained->position, 2);  // behind quick
+
+  // A restart learns the same from the store: the pending jobs are estimated again.
+  Boot({blocker->id});
+  ASSERT_TRUE(Get(slow->id).prediction.has_value());
+  EXPECT_EQ(Get(slow->id).prediction->expected, Millis(std::chrono::hours(2)));
+
+  const std::size_t before = agent_->launched().size();
+  controller_->OnJobExited(JobExitReport{blocker->id, 0, std::nullopt, clock_.Now(), "exited"});
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == before + 1; }));
+  EXPECT_EQ(agent_->launched().back().id, quick->id);
+  EXPECT_TRUE(StateIs(slow->id, JobState::kPending));
+}
+
 TEST_F(ControllerTest, ExplainHidesOtherUsersJobsAndTheirEnds) {
   JobSpec limited = Spec(4);
   limited.time_limit = seconds(3600);

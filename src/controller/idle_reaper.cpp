@@ -125,13 +125,13 @@ IdleVerdict IdleReaper::Warn(const IdleCandidate& c, Time since, Time now) {
 IdleVerdict IdleReaper::Reap(const IdleCandidate& c, Time since, Time now) {
   warnings_.erase(c.job->id);
   // Requeue says "requeued after idle reaping: <cause>"; a cancel's reason is the cause alone.
-  std::string cause = IdleText(c, since, now) + ", past the " + FormatDuration(c.rule.grace) +
-                      " grace after the warning";
+  const std::string cause = IdleText(c, since, now) + ", past the " + FormatDuration(c.rule.grace) +
+                            " grace after the warning";
   IdleVerdict verdict{.job = c.job->id,
                       .step = IdleStep::kReap,
                       .action = c.rule.action,
                       .reason = "idle reaping: " + cause,
-                      .cause = std::move(cause)};
+                      .cause = cause};  // copied: the reason above reads it too
   if (c.rule.action == IdleAction::kRequeue) {
     // A cancel is told as the job's end (job_end); a requeue as what it is.
     verdict.notify_kind = NotifyKind::kPreempted;

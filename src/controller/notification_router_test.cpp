@@ -34,6 +34,7 @@ Subscription Sub(std::string id,
 
 std::vector<std::string> Ids(const std::vector<Subscription>& subs) {
   std::vector<std::string> ids;
+  ids.reserve(subs.size());
   for (const Subscription& sub : subs) {
     ids.push_back(sub.id);
   }

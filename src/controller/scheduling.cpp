@@ -166,7 +166,8 @@ QueuedJob Controller::AsQueued(const Job& job) {
                    .team = job.spec.team,
                    .time_limit = job.spec.time_limit,
                    .budget_approved = job.budget_approved,
-                   .gang = job.spec.gang ? std::optional(job.spec.gang->gang_job) : std::nullopt};
+                   .gang = job.spec.gang ? std::optional(job.spec.gang->gang_job) : std::nullopt,
+                   .estimate = EstimateOf(job)};
 }
 
 Queue Controller::PendingQueue(const std::map<JobId, PendingReason>& held) const {
@@ -196,6 +197,7 @@ std::vector<RunningJob> Controller::RunningJobs() const {
         .preemptible = job.preemptible,
         .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
         .stopping = terminating_.contains(id),
+        .estimate = EstimateOf(job),
     });
   }
   return out;

@@ -140,6 +140,7 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
          caller.user,
          "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
              ", priority " + std::string(ToString(job.spec.priority)) + limit);
+  job.prediction = runtimes_.Estimate(job);
   active_.emplace(job.id, job);
   dependencies_.Track(job);
   NoteArrival(job);

@@ -63,8 +63,6 @@ class PassPlanner {
  public:
   explicit PassPlanner(PassRules rules = {}) : rules_(rules) {}
 
-  const PassRules& rules() const { return rules_; }
-
   // Something changed that the scheduler is not told of event by event.
   void NeedFull() { full_needed_ = true; }
   bool FullNeeded() const { return full_needed_; }

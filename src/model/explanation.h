@@ -151,7 +151,10 @@ struct Explanation {
   std::optional<PriorityFactors> priority;  // pending only
   std::optional<QuotaExplanation> quota;    // pending only
   std::optional<std::chrono::seconds> time_limit;  // effective
-  std::string time_limit_source;       // "requested", "class default", "class maximum", "none"
+  std::string time_limit_source;  // "requested", "class default", "class maximum", "none"
+  // The run-time predictor's estimate of its run (Job::prediction), which orders and plans it
+  // under the stock policy; set by the controller; nullopt when it has none.
+  std::optional<JobPrediction> prediction{};
   std::vector<NodeExplanation> nodes;  // the most relevant first, at most kMaxExplainedNodes
   int nodes_omitted = 0;
   std::map<std::string, int> nodes_by_verdict;  // over every node, the omitted ones too

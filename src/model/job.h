@@ -222,6 +222,17 @@ struct JobUsage {
   bool operator==(const JobUsage&) const = default;
 };
 
+// The run-time predictor's estimate of a job's run (src/predict, controller/run_time_book.h),
+// made from the runs that ended before the job was submitted.
+struct JobPrediction {
+  Millis expected{0};  // the point estimate
+  Millis high{0};      // about the 90th percentile of such runs
+  std::string basis;   // which runs it comes from: "user+family+gpus", ..., "cluster"
+  // For people: "median of alice's 12 runs of python3 train.py with 4 GPUs".
+  std::string explanation;
+  bool operator==(const JobPrediction&) const = default;
+};
+
 struct Job {
   JobId id;
   Owner owner;
@@ -254,6 +265,9 @@ struct Job {
   // What its GPUs' energy (usage.energy_mj) cost and emitted at the configured [energy] price;
   // like estimated_start, computed when the job is read and not stored.
   std::optional<EnergyCharge> energy_charge{};
+  // How long its run is expected to last, by the run-time predictor at its submission (or at
+  // the controller's start); kept while the job is active, never stored (JobPrediction).
+  std::optional<JobPrediction> prediction{};
 };
 
 // STARTING or RUNNING with an allocation: the job holds GPUs of a node.

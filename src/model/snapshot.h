@@ -37,6 +37,16 @@ struct NodeSnapshot {
   std::map<GpuUuid, GpuLoad> load{};  // recent load by GPU; absent = unknown (counted as idle)
 };
 
+// How long a job's run is expected to last, by the run-time predictor (src/predict), learned
+// from the runs that ended before the job arrived: never from the job's own run. The shells
+// fill it (the controller at submission, `gpufleet sim` at a job's arrival); the scheduler
+// orders and backfills by it where the policy says so (PolicyConfig::prediction).
+struct RunEstimate {
+  Millis expected{0};  // the point estimate (the median of such runs)
+  Millis high{0};      // about their 90th percentile: what reservations plan with
+  bool operator==(const RunEstimate&) const = default;
+};
+
 // A job that holds GPUs now (STARTING or RUNNING), with what preemption and backfill need.
 // Its GPUs are also in NodeSnapshot::allocated of its node.
 struct RunningJob {
@@ -52,6 +62,7 @@ struct RunningJob {
   bool preemptible = false;             // started on borrowed GPUs (beyond its team's guarantee)
   std::optional<Time> last_checkpoint;  // work since then is what a preemption loses
   bool stopping = false;  // already told to stop (preempted, cancelled): its GPUs free soon
+  std::optional<RunEstimate> estimate{};  // this run's predicted length (QueuedJob::estimate)
   // Oracle figures that only the baseline orders read (PolicyConfig::ordering): `gpufleet sim`
   // fills them from the trace; the controller leaves them unset.
   std::optional<Millis> expected_duration{};  // how long this run lasts from start_time
@@ -85,6 +96,8 @@ struct QueuedJob {
   // start together, each on a node of its own, or none starts. The caller queues a gang's
   // members only while none of them holds GPUs (a requeued gang waits for all to stop).
   std::optional<JobId> gang{};
+  // Its predicted run time, when the predictor has seen runs (RunEstimate); nullopt: none.
+  std::optional<RunEstimate> estimate{};
   // Oracle figures, as RunningJob's (unset in the controller): how long it runs once started
   // (its work left), and the GPU time its earlier runs held.
   std::optional<Millis> expected_duration{};

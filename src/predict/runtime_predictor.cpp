@@ -109,8 +109,14 @@ std::string_view ToString(PredictionBasis basis) {
       return "user+gpus";
     case PredictionBasis::kUser:
       return "user";
+    case PredictionBasis::kFamilyGpus:
+      return "family+gpus";
+    case PredictionBasis::kTeamGpus:
+      return "team+gpus";
     case PredictionBasis::kTeam:
       return "team";
+    case PredictionBasis::kGpus:
+      return "gpus";
     case PredictionBasis::kCluster:
       return "cluster";
   }
@@ -148,10 +154,24 @@ bool KeyOf(PredictionBasis level, const RunKey& key, std::string& out) {
       add("u");
       add(key.user);
       return !key.user.empty();
+    case PredictionBasis::kFamilyGpus:
+      add("h");
+      add(key.family);
+      add_gpus();
+      return !key.family.empty();
+    case PredictionBasis::kTeamGpus:
+      add("s");
+      add(key.team);
+      add_gpus();
+      return !key.team.empty();
     case PredictionBasis::kTeam:
       add("t");
       add(key.team);
       return !key.team.empty();
+    case PredictionBasis::kGpus:
+      add("n");
+      add_gpus();
+      return true;
     case PredictionBasis::kCluster:
       add("c");
       return true;
@@ -159,10 +179,13 @@ bool KeyOf(PredictionBasis level, const RunKey& key, std::string& out) {
   return false;
 }
 
-constexpr std::array<PredictionBasis, 5> kLevels = {PredictionBasis::kUserFamilyGpus,
+constexpr std::array<PredictionBasis, 8> kLevels = {PredictionBasis::kUserFamilyGpus,
                                                     PredictionBasis::kUserGpus,
                                                     PredictionBasis::kUser,
+                                                    PredictionBasis::kFamilyGpus,
+                                                    PredictionBasis::kTeamGpus,
                                                     PredictionBasis::kTeam,
+                                                    PredictionBasis::kGpus,
                                                     PredictionBasis::kCluster};
 
 }  // namespace
@@ -247,8 +270,17 @@ Prediction RuntimePredictor::From(const Stats& s, PredictionBasis basis, const R
     case PredictionBasis::kUser:
       what = key.user + "'s " + Plural(s.runs, "run", "runs");
       break;
+    case PredictionBasis::kFamilyGpus:
+      what = Plural(s.runs, "run", "runs") + " of " + key.family + " " + GpusText(key.gpus);
+      break;
+    case PredictionBasis::kTeamGpus:
+      what = Plural(s.runs, "run", "runs") + " of team " + key.team + " " + GpusText(key.gpus);
+      break;
     case PredictionBasis::kTeam:
       what = Plural(s.runs, "run", "runs") + " of team " + key.team;
+      break;
+    case PredictionBasis::kGpus:
+      what = Plural(s.runs, "run", "runs") + " on this cluster " + GpusText(key.gpus);
       break;
     case PredictionBasis::kCluster:
       what = Plural(s.runs, "run", "runs") + " on this cluster";

@@ -7,14 +7,17 @@
 //   1. user + job family + GPU count   ("alice's train.py on 4 GPUs")
 //   2. user + GPU count
 //   3. user
-//   4. team
-//   5. the whole cluster
+//   4. job family + GPU count          (anyone's train.py on 4 GPUs)
+//   5. team + GPU count
+//   6. team
+//   7. GPU count                       (larger jobs run longer: Jeon et al., ATC'19, on Philly)
+//   8. the whole cluster
 // Per key, statistics of log(run time) (run times spread over orders of magnitude, from seconds
 // to weeks; in log space a 10-minute job off by 5 minutes weighs as a 10-hour job off by 5
 // hours): the number of runs, the last two runs, an exponentially weighted mean and variance,
 // streaming estimates of the median and the 90th percentile (streaming_quantile.h), and how
 // often such a job fails fast (exits non-zero within `fail_fast` of its start). Each job end
-// updates its five keys in O(1).
+// updates its (at most eight) keys in O(1).
 //
 // A prediction comes from the most specific key that has runs (as Tsafrir et al. 2007 found, the
 // same user's last runs of the same job predict best): with 5 runs or more, the key's median
@@ -69,7 +72,16 @@ struct PredictorConfig {
 };
 
 // Which key a prediction came from (the hierarchy above).
-enum class PredictionBasis { kUserFamilyGpus, kUserGpus, kUser, kTeam, kCluster };
+enum class PredictionBasis {
+  kUserFamilyGpus,
+  kUserGpus,
+  kUser,
+  kFamilyGpus,
+  kTeamGpus,
+  kTeam,
+  kGpus,
+  kCluster
+};
 std::string_view ToString(PredictionBasis basis);  // "user+family+gpus", ..., "cluster"
 
 struct Prediction {
@@ -89,7 +101,7 @@ class RuntimePredictor {
  public:
   explicit RuntimePredictor(PredictorConfig config = {});
 
-  // A run of the job `key` ended after `ran`. O(1): five keys updated.
+  // A run of the job `key` ended after `ran`. O(1): at most eight keys updated.
   void Learn(const RunKey& key, Millis ran, RunEnd end);
 
   // The prediction for a job of `key`; nullopt when no job has ended yet.

@@ -82,13 +82,27 @@ TEST(RuntimePredictorTest, FallsBackFromTheJobToTheUserTeamAndCluster) {
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->basis, PredictionBasis::kTeam);
   EXPECT_EQ(p->expected, minutes(60));
-  // A new user of no team, and a trace job of no user: the cluster's (mean of the last two).
+  // Anyone's runs of the same program with as many GPUs (a job of no user, or a new one).
+  p = predictor.Predict(Key("frank", "train.py", 4, ""));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->basis, PredictionBasis::kFamilyGpus);
+  EXPECT_EQ(p->explanation, "as long as 1 run of train.py with 4 GPUs");
+  // The team's runs with as many GPUs, before the team's runs of any size.
+  p = predictor.Predict(Key("gina", "y", 1, "nlp"));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->basis, PredictionBasis::kTeamGpus);
+  EXPECT_EQ(p->expected, minutes(2));
+  // A new user of no team: the runs with as many GPUs on the cluster.
   p = predictor.Predict(Key("erin", "x", 1, ""));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->basis, PredictionBasis::kGpus);
+  EXPECT_EQ(p->explanation, "as long as 1 run on this cluster with 1 GPU");
+  // A GPU count nobody ran, of no user: the cluster's (the mean of the last two).
+  p = predictor.Predict(Key("", "", 2, ""));
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->basis, PredictionBasis::kCluster);
   EXPECT_NEAR(Seconds(p->expected), std::sqrt(3600.0 * 120.0), 0.01);
   EXPECT_EQ(p->explanation, "mean of the last 2 of 2 runs on this cluster");
-  EXPECT_EQ(predictor.Predict(Key("", "", 2, ""))->basis, PredictionBasis::kCluster);
 }
 
 TEST(RuntimePredictorTest, CountsHowOftenSuchJobsFailFast) {
@@ -111,7 +125,7 @@ TEST(RuntimePredictorTest, SpreadGrowsWithDisagreeingRuns) {
   }
   EXPECT_NEAR(steady.Predict(Key("a", "f", 1))->log_spread, 0, 1e-9);
   EXPECT_GT(erratic.Predict(Key("a", "f", 1))->log_spread, 1.5);
-  EXPECT_EQ(steady.KeyCount(), 5U);  // the job's five keys
+  EXPECT_EQ(steady.KeyCount(), 8U);  // the job's eight keys
 }
 
 TEST(RuntimePredictorTest, CommandFamilies) {

@@ -14,7 +14,6 @@ using std::chrono::hours;
 using std::chrono::minutes;
 using testing::MakeJob;
 using testing::MakeNode;
-using testing::Uuid;
 
 Time AtMinute(std::int64_t minute) {
   return FromUnixMillis(minute * 60'000);

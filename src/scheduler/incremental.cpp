@@ -7,6 +7,7 @@
 #include <iterator>
 #include <utility>
 
+#include "scheduler/estimates.h"
 #include "scheduler/ordering/fair_share.h"
 #include "scheduler/pass.h"
 #include "scheduler/quota/ledger.h"
@@ -353,7 +354,8 @@ bool IncrementalScheduler::Apply(const Decisions& decisions, Time now) {
                    .time_limit = EffectiveTimeLimit(classes_->Policy(cls), job.time_limit),
                    .preemptible = start.preemptible,
                    .last_checkpoint = std::nullopt,
-                   .stopping = false});
+                   .stopping = false,
+                   .estimate = job.estimate});
     if (base_ != nullptr) {
       base_->RunningAdded(cluster_);
     }
@@ -416,7 +418,7 @@ void IncrementalScheduler::DropPass() {
 // snapshot, as Decide does, and keeps none; the second at that `now` keeps one.
 std::unique_ptr<Pass> IncrementalScheduler::NewPass(Time now) {
   if (base_ != nullptr && base_now_ < now) {
-    base_->AdvanceTo(now);  // a new turn: the same state, later
+    base_->AdvanceTo(cluster_, now);  // a new turn: the same state, later
     base_now_ = now;
   } else if (base_ != nullptr && base_now_ != now) {
     base_.reset();  // time went back: build it again
@@ -427,7 +429,7 @@ std::unique_ptr<Pass> IncrementalScheduler::NewPass(Time now) {
     return std::make_unique<Pass>(cluster_, policy_, now);
   }
   if (base_ == nullptr) {
-    base_ = std::make_unique<GpuPool>(cluster_, now);
+    base_ = std::make_unique<GpuPool>(cluster_, now, UsesEstimates(policy_));
     base_now_ = now;
   }
   std::unique_ptr<GpuPool> pool = std::move(spare_);
@@ -519,7 +521,7 @@ int IncrementalScheduler::BucketOf(const QueuedJob& job, ClassIndex cls) {
 
 std::int64_t IncrementalScheduler::LimitMs(const QueuedJob& job, ClassIndex cls) const {
   const std::optional<std::chrono::seconds> limit =
-      EffectiveTimeLimit(classes_->Policy(cls), job.time_limit);
+      PlannedLength(job, EffectiveTimeLimit(classes_->Policy(cls), job.time_limit), policy_);
   return limit.has_value() ? Millis(*limit).count() : kNever;
 }
 
@@ -541,7 +543,7 @@ IncrementalScheduler::OrderKey IncrementalScheduler::KeyOf(const QueuedJob& job,
                   .borrowing = team->second.first,
                   .team_share = team->second.second,
                   .user_share = user->second,
-                  .submit_ms = ToUnixMillis(job.submit_time),
+                  .place_ms = PlaceMs(job, policy_),
                   .id = job.id.value()};
 }
 

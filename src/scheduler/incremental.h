@@ -135,21 +135,21 @@ class IncrementalScheduler {
     std::multiset<std::int64_t> limits_ms;  // effective limits; kNever for none
   };
   // The order's key of a job (FairShareOrdering's: class tier, team below its guarantee, team
-  // share, user share, submit time, id).
+  // share, user share, place (PlaceMs: the submit time, moved back by the job's estimate), id).
   struct OrderKey {
     std::size_t tier = 0;
     int borrowing = 0;
     double team_share = 0;
     double user_share = 0;
-    std::int64_t submit_ms = 0;
+    std::int64_t place_ms = 0;
     std::int64_t id = 0;
     bool operator<(const OrderKey& other) const {
-      return std::tie(tier, borrowing, team_share, user_share, submit_ms, id) <
+      return std::tie(tier, borrowing, team_share, user_share, place_ms, id) <
              std::tie(other.tier,
                       other.borrowing,
                       other.team_share,
                       other.user_share,
-                      other.submit_ms,
+                      other.place_ms,
                       other.id);
     }
   };

@@ -15,7 +15,6 @@ namespace {
 
 using testing::MakeJob;
 using testing::MakeNode;
-using testing::Uuid;
 
 constexpr std::int64_t kNowMs = std::int64_t{10} * 3'600'000;  // 10h
 

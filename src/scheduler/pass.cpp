@@ -18,6 +18,7 @@
 #include <array>
 #include <utility>
 
+#include "scheduler/estimates.h"
 #include "scheduler/ordering/baseline.h"
 #include "scheduler/ordering/fair_share.h"
 #include "scheduler/placement/whole_gpu_fit.h"
@@ -87,7 +88,7 @@ void FailureMemo::Add(Shape shape, std::int64_t end_ms) {
 }
 
 Pass::Pass(const ClusterSnapshot& cluster, const PolicyConfig& policy, Time now)
-    : Pass(cluster, policy, now, std::make_unique<GpuPool>(cluster, now)) {}
+    : Pass(cluster, policy, now, std::make_unique<GpuPool>(cluster, now, UsesEstimates(policy))) {}
 
 Pass::Pass(const ClusterSnapshot& cluster,
            const PolicyConfig& policy,
@@ -209,7 +210,9 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
     Pend(job, verdict.reason);
     return;
   }
-  const std::optional<std::chrono::seconds> limit = EffectiveTimeLimit(cls, job.time_limit);
+  // The length its start is planned with: its limit, or its estimate where shorter.
+  const std::optional<std::chrono::seconds> limit =
+      PlannedLength(job, EffectiveTimeLimit(cls, job.time_limit), policy_);
   const std::int64_t end_ms = EndOf(now_, limit);
   if (!TryStart(job, shape, end_ms, verdict.borrowed) &&
       !TryPreempt(job, position, shape, c, verdict, limit)) {
@@ -254,7 +257,7 @@ void Pass::ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex
     return;
   }
   const std::optional<std::chrono::seconds> limit =
-      EffectiveTimeLimit(classes_.Policy(c), job.time_limit);
+      PlannedLength(job, EffectiveTimeLimit(classes_.Policy(c), job.time_limit), policy_);
   const std::int64_t end_ms = EndOf(now_, limit);
   const std::optional<std::vector<PoolFit>> fits = pool_.FindGangFit(shape, count, end_ms);
   if (!fits.has_value()) {

@@ -101,6 +101,20 @@ struct BackfillPolicy {
   int depth = 100;
 };
 
+// The run-time predictor's part in the stock order and in backfill (scheduler/prediction.h,
+// docs/scheduling.md "Predicted run times"). Only under the priority order: the baselines keep
+// their own keys.
+struct PredictionPolicy {
+  // Whether QueuedJob/RunningJob::estimate count: a job's place in its class and fair-share
+  // group moves back by its predicted GPU-time (shorter work first), and backfill plans a run
+  // that has no time limit (or a longer one) to end at its high estimate.
+  bool enabled = true;
+  // The most a job's place moves back for its predicted size: no job is ever passed by a job
+  // of its group submitted more than this after it (the anti-starvation rule). 7 days, as
+  // Slurm's PriorityMaxAge: the wait after which a job's age counts in full there.
+  std::chrono::seconds max_delay = std::chrono::hours(24 * 7);
+};
+
 // Which waiting job goes first within a class tier (docs/sim.md, "Policies and baselines").
 // kPriority is gpufleet's order (fair share, README.md "Algorithm"); the others are the
 // research baselines `gpufleet sim` compares against, which ignore fair share and teams'
@@ -150,6 +164,7 @@ struct PolicyConfig {
   PreemptionPolicy preemption;
   BackfillPolicy backfill;
   OrderingPolicy ordering{};
+  PredictionPolicy prediction{};
   SharePlacement share_placement = SharePlacement::kFullest;
 };
 

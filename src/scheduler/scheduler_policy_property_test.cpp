@@ -10,6 +10,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include "scheduler/estimates.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduler_property_gen.h"
 
@@ -122,7 +123,7 @@ RC_GTEST_PROP(SchedulerPolicyProperty, SameInputSameDecisionsInAnyListOrder, ())
 }
 
 // Backfill never delays a reservation: a job that starts on a GPU reserved for a waiting job
-// gives it back (its time limit ends) by the reservation's start.
+// gives it back (its time limit or high estimate ends: its planned end) by the reservation's start.
 RC_GTEST_PROP(SchedulerPolicyProperty, StartsRespectReservations, ()) {
   const ClusterSnapshot cluster = GenCluster();
   const PolicyConfig policy = GenPolicy();
@@ -139,8 +140,9 @@ RC_GTEST_PROP(SchedulerPolicyProperty, StartsRespectReservations, ()) {
   }
   for (const StartDecision& start : decisions.starts) {
     const QueuedJob& job = FindJob(queue, start.job);
-    const std::optional<std::chrono::seconds> limit =
-        EffectiveTimeLimit(ClassPolicyFor(policy, job.priority), job.time_limit);
+    // Its planned length: its limit, or its high estimate where shorter (estimates.h).
+    const std::optional<std::chrono::seconds> limit = PlannedLength(
+        job, EffectiveTimeLimit(ClassPolicyFor(policy, job.priority), job.time_limit), policy);
     for (const GpuUuid& uuid : start.allocation.gpus) {
       const auto it = reserved_from.find(uuid);
       if (it != reserved_from.end()) {

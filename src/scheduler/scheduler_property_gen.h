@@ -80,6 +80,10 @@ inline ClusterSnapshot GenCluster() {
         job.time_limit = PickLimit();
         job.preemptible = PickInt(0, 2) == 0;
         job.stopping = PickInt(0, 10) == 0;
+        if (PickInt(0, 2) == 0) {  // predicted: some past their high estimate already
+          const auto high = Millis(PickInt(1, 240) * std::int64_t{60'000});
+          job.estimate = RunEstimate{.expected = high / 2, .high = high};
+        }
         cluster.running.push_back(std::move(job));
       }
       i += size;
@@ -116,6 +120,8 @@ inline PolicyConfig GenPolicy() {
   policy.preemption.min_run_time = std::chrono::seconds(PickInt(0, 60) * 60);
   policy.backfill.enabled = PickInt(0, 4) != 0;
   policy.backfill.depth = PickInt(0, 6);
+  policy.prediction.enabled = PickInt(0, 3) != 0;
+  policy.prediction.max_delay = std::chrono::hours(PickInt(0, 3));
   return policy;
 }
 
@@ -133,6 +139,10 @@ inline QueuedJob GenJob(std::int64_t id) {
   job.user = "u" + std::to_string(PickInt(0, 3));
   job.team = PickOf(kTeams);
   job.time_limit = PickLimit();
+  if (PickInt(0, 1) == 0) {
+    const auto expected = Millis(PickInt(1, 120) * std::int64_t{60'000});
+    job.estimate = RunEstimate{.expected = expected, .high = expected * 2};
+  }
   return job;
 }
 

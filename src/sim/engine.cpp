@@ -268,6 +268,17 @@ void Engine::IncrementalPass(Millis now) {
 // Acts on a pass's decisions: preemptions first (each victim stops at once and is requeued,
 // which asks for a full pass), then starts.
 void Engine::Apply(const Decisions& decisions, Millis now) {
+  for (const PendingDecision& pending : decisions.pending) {
+    const Live& live = live_[IndexOf(pending.job)];
+    JobOutcome& outcome = result_.jobs[live.job];
+    if (live.queued.submit_time == At(now) && !outcome.first_start &&
+        !outcome.waited_at_arrival) {  // the first pass to decide it, at its arrival
+      outcome.waited_at_arrival = true;
+      if (pending.estimated_start) {
+        outcome.estimated_start = pending.estimated_start->time_since_epoch();
+      }
+    }
+  }
   for (const PreemptDecision& preemption : decisions.preemptions) {
     Preempt(preemption, now);
   }

@@ -136,6 +136,10 @@ struct JobOutcome {
   // user, or none of the user's had).
   std::optional<Millis> predicted{};
   std::optional<Millis> last_two{};
+  // What the first pass to decide it told it, when it had to wait: whether it waited, and its
+  // estimated start (a reservation's start; nullopt: none known), as `gpufleet queue` shows.
+  bool waited_at_arrival = false;
+  std::optional<Millis> estimated_start{};
   double gpu_seconds = 0;  // GPU time held over all its runs (work lost to preemption included)
   std::vector<std::pair<Millis, Millis>> runs{};  // (start, end) of each run, in order
   std::string reason{};                           // rejected or never started: why

@@ -31,6 +31,7 @@ void Engine::Start(const StartDecision& start, Millis now) {
                                         .preemptible = start.preemptible,
                                         .last_checkpoint = std::nullopt,
                                         .stopping = false,
+                                        .estimate = live.queued.estimate,
                                         // the oracle figures the baseline orders read
                                         .expected_duration = length,
                                         .attained_gpu_seconds = outcome.gpu_seconds});
@@ -106,15 +107,21 @@ void Engine::Finish(const Event& event) {
 
 RunKey Engine::KeyOf(std::size_t t) const {
   const JobOutcome& outcome = result_.jobs[t];
-  return RunKey{.user = outcome.user, .team = outcome.team, .family = "", .gpus = outcome.gpus};
+  return RunKey{
+      .user = outcome.user, .team = outcome.team, .family = trace_[t].name, .gpus = outcome.gpus};
 }
 
 // Trace job t arrives: what the predictor and the baseline say of it, from the runs that ended
-// so far (its own has not even started).
+// so far (its own has not even started). The prediction is its scheduler jobs' estimate, as
+// the controller gives a submitted job the predictor's estimate.
 void Engine::Predict(std::size_t t) {
   JobOutcome& outcome = result_.jobs[t];
   if (const std::optional<Prediction> p = predictor_.Predict(KeyOf(t))) {
     outcome.predicted = p->expected;
+    const std::size_t first = first_of_[t];
+    for (std::size_t i = first; i < first + static_cast<std::size_t>(live_[first].members); ++i) {
+      live_[i].queued.estimate = RunEstimate{.expected = p->expected, .high = p->high};
+    }
   }
   if (auto runs = last_runs_.find(outcome.user); runs != last_runs_.end()) {
     const auto& [last, previous] = runs->second;

@@ -404,10 +404,10 @@ TEST(EngineTest, BackfillOntoAFreedGpuWaitsForTheFullPassThatFollowsAnEnd) {
 // Where the product's passes cannot be stale, the replay gives job by job the results of a
 // Decide() call at every instant, with fewer full passes. Not stale: no backfill and one kind
 // of node (a waiting job keeps every later one off every GPU, so a job's end decides exactly
-// what a full pass would: the head of the queue while jobs start), no preemption, and no fair
-// share (the order sorted at the last full pass is the order of now). Times on whole minutes
-// make many arrivals and ends share an instant; each instant's incremental pass is followed by
-// the full pass the rule owes a second later, which finds nothing more to do.
+// what a full pass would: the head of the queue while jobs start), no preemption, no fair
+// share (the order sorted at the last full pass is the order of now) and no prediction. Times on
+// whole minutes make many arrivals and ends share an instant; each instant's incremental pass is
+// followed by the full pass the rule owes a second later, which finds nothing more to do.
 TEST(EngineTest, WithoutStalenessTheProductsPassesGiveTheResultsOfFullPasses) {
   auto nodes = ParseClusterSpec("6x8xA100");
   ASSERT_TRUE(nodes.ok());
@@ -421,6 +421,9 @@ TEST(EngineTest, WithoutStalenessTheProductsPassesGiveTheResultsOfFullPasses) {
                    Millis(std::chrono::duration_cast<std::chrono::minutes>(job.duration)));
     }
     SimOptions options{.policy = Fifo(), .fair_share = false};
+    // Nor prediction: an estimate can place an arrival before jobs already waiting, and the
+    // product decides an instant's ends (the head of the queue) before its arrivals.
+    options.policy.prediction.enabled = false;
     auto product = Simulate(*nodes, jobs, options);
     options.full_passes_only = true;
     auto reference = Simulate(*nodes, jobs, options);
@@ -715,6 +718,98 @@ TEST(EngineTest, EstimatesComeOnlyFromRunsThatEndedBefore) {
   EXPECT_EQ(s.last_two.jobs, 2);    // d, e
   // d: |65 - 30| / 30, e: |515 - 30| / 30; the median of two is their mean.
   EXPECT_NEAR(s.last_two.median, (35.0 / 30 + 485.0 / 30) / 2, 1e-9);
+}
+
+TraceJob Named(std::string id, int submit_s, int duration_s, std::string name) {
+  TraceJob job = Job(std::move(id), submit_s, 1, duration_s);
+  job.name = std::move(name);
+  return job;
+}
+
+// The stock policy orders by predicted GPU-time (scheduler/estimates.h), learned online. On one
+// GPU: "long" (0-1000 s) and "short" (1000-1010 s) teach the predictor; "blocker" holds the GPU
+// 1020-1520 s while long2 (submitted at 1030 s, predicted 1000 s: place 2030 s) and short2
+// (1040 s, predicted 10 s: place 1050 s) wait. short2 goes first; without prediction, long2.
+TEST(EngineTest, StockPolicyRunsAShortPredictedJobBeforeALongerOneSubmittedFirst) {
+  const std::vector<TraceJob> trace = {Named("long", 0, 1000, "long"),
+                                       Named("short", 1, 10, "short"),
+                                       Named("blocker", 1020, 500, "blocker"),
+                                       Named("long2", 1030, 1000, "long"),
+                                       Named("short2", 1040, 10, "short")};
+  const SimResult predicted = Simulated("1x1xV100", trace);
+  EXPECT_EQ(predicted.jobs[4].first_start, seconds(1520));
+  EXPECT_EQ(predicted.jobs[3].first_start, seconds(1530));
+  ASSERT_TRUE(predicted.jobs[3].predicted.has_value());
+  EXPECT_EQ(*predicted.jobs[3].predicted, seconds(1000));
+  SimOptions plain;
+  plain.policy.prediction.enabled = false;
+  const SimResult fifo = Simulated("1x1xV100", trace, plain);
+  EXPECT_EQ(fifo.jobs[3].first_start, seconds(1520));
+  EXPECT_EQ(fifo.jobs[4].first_start, seconds(2520));
+}
+
+// Backfill on predicted ends: no job gives a time limit. On 2 GPUs, "long" (0-1000 s, 1 GPU)
+// teaches the predictor that such a run takes 1000 s; "long2" then holds one GPU from 1000 s,
+// "wide" (2 GPUs) waits for it and gets a reservation at long2's high estimate, and "short"
+// (predicted from its earlier run: 10 s) starts on the free GPU at once, since it gives it back
+// long before. Without prediction, wide claims both GPUs and short waits behind it.
+TEST(EngineTest, BackfillPlansWithPredictedEndsWhereNoJobHasALimit) {
+  TraceJob wide = Named("wide", 1010, 100, "wide");
+  wide.gpus = 2;
+  const std::vector<TraceJob> trace = {Named("long", 0, 1000, "long"),
+                                       Named("short", 1, 10, "short"),
+                                       Named("long2", 1000, 1000, "long"),
+                                       wide,
+                                       Named("short2", 1020, 10, "short")};
+  const SimResult predicted = Simulated("1x2xV100", trace);
+  EXPECT_EQ(predicted.jobs[4].first_start, seconds(1020));  // backfilled
+  EXPECT_EQ(predicted.jobs[3].first_start, seconds(2000));  // not delayed by it
+  // wide was told its reservation: long2's high estimate, one run's 1000 s times e^1.2816 (the
+  // prior spread of one run at the 90th percentile): 1000 + 3602 s.
+  EXPECT_TRUE(predicted.jobs[3].waited_at_arrival);
+  ASSERT_TRUE(predicted.jobs[3].estimated_start.has_value());
+  EXPECT_NEAR(std::chrono::duration<double>(*predicted.jobs[3].estimated_start).count(), 4602, 1);
+  const StartError told = Summarize(predicted).start_estimate;
+  EXPECT_EQ(told.of, 1);  // wide; short2 started at once
+  EXPECT_EQ(told.jobs, 1);
+  EXPECT_NEAR(told.median_s, 2602, 1);
+  SimOptions plain;
+  plain.policy.prediction.enabled = false;
+  const SimResult fifo = Simulated("1x2xV100", trace, plain);
+  EXPECT_EQ(fifo.jobs[3].first_start, seconds(2000));
+  EXPECT_EQ(fifo.jobs[4].first_start, seconds(2100));      // behind wide
+  EXPECT_FALSE(fifo.jobs[3].estimated_start.has_value());  // no end known: no reservation
+  EXPECT_EQ(Summarize(fifo).start_estimate.jobs, 0);
+  EXPECT_EQ(Summarize(fifo).start_estimate.of, 2);
+}
+
+// The anti-starvation rule: a job is never passed by a job submitted more than max_delay after
+// it. On one GPU, "big2" (predicted 10 h from an earlier run) waits from 40,000 s behind
+// "blk" while 2,000 "tiny" jobs (6 s each, predicted 6 s) arrive every 5 s from 40,001 s on: the
+// GPU is overloaded and the tiny jobs' queue grows without end. With max_delay 1 h, big2's
+// place is 43,600 s, so the tiny jobs submitted after 43,594 s (place = submit + 6 s) go
+// behind it: it starts once the ~719 submitted before are done (~4,300 s of work from
+// 40,090 s). With no cap it waits for all 2,000 (12,000 s of work); with max_delay 0, for none.
+TEST(EngineTest, MaxDelayBoundsHowLongShorterWorkMayPassAJob) {
+  std::vector<TraceJob> trace = {Named("big", 0, 36'000, "big"),
+                                 Named("tiny0", 1, 6, "tiny"),
+                                 Named("blk", 39'990, 100, "blk"),
+                                 Named("big2", 40'000, 36'000, "big")};
+  for (int k = 0; k < 2000; ++k) {
+    trace.push_back(Named("tiny" + std::to_string(k + 1), 40'001 + 5 * k, 6, "tiny"));
+  }
+  const auto big2_start = [&](std::chrono::seconds max_delay) {
+    SimOptions options;
+    options.policy.prediction.max_delay = max_delay;
+    const SimResult r = Simulated("1x1xV100", trace, options);
+    EXPECT_EQ(r.jobs[3].id, "big2");
+    return std::chrono::duration_cast<seconds>(r.jobs[3].first_start.value_or(Millis(-1))).count();
+  };
+  const std::int64_t capped = big2_start(std::chrono::hours(1));
+  EXPECT_GT(capped, 43'600);
+  EXPECT_LT(capped, 40'090 + 720 * 6 + 10);
+  EXPECT_GE(big2_start(std::chrono::hours(1000)), 40'090 + 2000 * 6);
+  EXPECT_EQ(big2_start(std::chrono::seconds(0)), 40'090);
 }
 
 }  // namespace

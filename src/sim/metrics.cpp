@@ -81,6 +81,17 @@ std::string SpreadRow(const std::string& name, const Spread& s, int decimals) {
 }
 
 // "median error 41 %, p90 230 % (9,120 of 9,500 completed jobs had one)", or why there is none.
+std::string StartErrorText(const StartError& e) {
+  if (e.of == 0) {
+    return "no job waited at its arrival";
+  }
+  if (e.jobs == 0) {
+    return "none of the " + std::to_string(e.of) + " jobs that waited was given one";
+  }
+  return "median error " + Fixed(e.median_s, 0) + " s, p90 " + Fixed(e.p90_s, 0) + " s (" +
+         std::to_string(e.jobs) + " of " + std::to_string(e.of) + " jobs that waited had one)";
+}
+
 std::string EstimateText(const EstimateError& e) {
   if (e.jobs == 0) {
     return "no estimate (no run had ended before, or no users)";
@@ -237,6 +248,10 @@ nlohmann::json EstimateJson(const EstimateError& e) {
   return {{"jobs", e.jobs}, {"of", e.of}, {"median", e.median}, {"p90", e.p90}};
 }
 
+nlohmann::json StartErrorJson(const StartError& e) {
+  return {{"jobs", e.jobs}, {"of", e.of}, {"median_s", e.median_s}, {"p90_s", e.p90_s}};
+}
+
 nlohmann::json SummaryObject(const Summary& s) {
   nlohmann::json teams = nlohmann::json::array();
   for (const TeamFigures& t : s.teams) {
@@ -268,6 +283,7 @@ nlohmann::json SummaryObject(const Summary& s) {
       {"jain_fairness", s.jain_fairness},
       {"prediction_error", EstimateJson(s.prediction)},
       {"last_two_error", EstimateJson(s.last_two)},
+      {"start_estimate_error", StartErrorJson(s.start_estimate)},
       {"decide_calls", s.decide_calls},
       {"max_queue", s.max_queue},
       {"running", s.running},
@@ -322,6 +338,24 @@ EstimateError ErrorOf(const SimResult& result, std::optional<Millis> JobOutcome:
   e.jobs = static_cast<int>(errors.size());
   e.median = Percentile(errors, 50);
   e.p90 = Percentile(std::move(errors), 90);
+  return e;
+}
+
+StartError StartErrorOf(const SimResult& result) {
+  StartError e;
+  std::vector<double> errors;
+  for (const JobOutcome& job : result.jobs) {
+    if (!job.waited_at_arrival || !job.first_start) {
+      continue;
+    }
+    ++e.of;
+    if (job.estimated_start) {
+      errors.push_back(std::abs(Seconds(*job.estimated_start - *job.first_start)));
+    }
+  }
+  e.jobs = static_cast<int>(errors.size());
+  e.median_s = Percentile(errors, 50);
+  e.p90_s = Percentile(std::move(errors), 90);
   return e;
 }
 
@@ -385,6 +419,7 @@ Summary Summarize(const SimResult& result) {
   s.inflation = InflationRows(result);
   s.prediction = ErrorOf(result, &JobOutcome::predicted);
   s.last_two = ErrorOf(result, &JobOutcome::last_two);
+  s.start_estimate = StartErrorOf(result);
   return s;
 }
 
@@ -441,6 +476,7 @@ std::string FormatSummary(const Summary& s) {
   out += Row("Jain's fairness", Fixed(s.jain_fairness, 3) + " (over teams' mean slowdown)");
   out += Row("run-time prediction", EstimateText(s.prediction));
   out += Row("user's last 2 runs", EstimateText(s.last_two));
+  out += Row("estimated start", StartErrorText(s.start_estimate));
   if (s.running > 0 || !s.inflation.empty()) {
     out += Row("still running", std::to_string(s.running) + " (no departures)");
   }

@@ -84,6 +84,17 @@ struct EstimateError {
   double p90 = 0;
 };
 
+// How well start times were known when a job had to wait: |estimated start - start| over the
+// jobs whose first pass left them waiting and gave them an estimated start (a reservation,
+// JobOutcome::estimated_start), in seconds, as a median and a 90th percentile; `of` is every job
+// that waited at its arrival and started.
+struct StartError {
+  int jobs = 0;
+  int of = 0;
+  double median_s = 0;
+  double p90_s = 0;
+};
+
 struct Summary {
   int jobs = 0;
   int finished = 0;
@@ -108,6 +119,7 @@ struct Summary {
   std::int64_t max_queue = 0;
   EstimateError prediction{};  // the run-time predictor's, learned online
   EstimateError last_two{};    // the mean of the user's last two runs (a baseline)
+  StartError start_estimate{};
   TimeSeries series{};
   std::vector<InflationRow> inflation{};  // --no-departures only
 };

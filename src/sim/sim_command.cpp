@@ -126,6 +126,7 @@ Status WriteFile(const std::string& flag, const std::string& path, const std::st
 // path when two files share a name; "stock" for no file.
 std::vector<std::string> PolicyNames(const std::vector<std::string>& files) {
   std::vector<std::string> names;
+  names.reserve(files.size());
   for (const std::string& file : files) {
     names.push_back(file.empty() ? "stock" : std::filesystem::path(file).stem().string());
   }

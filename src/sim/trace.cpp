@@ -16,6 +16,7 @@ constexpr std::size_t kDuration = 2;
 constexpr std::size_t kGpus = 3;
 constexpr std::size_t kUser = 4;
 constexpr std::size_t kTeam = 5;
+constexpr std::size_t kModelName = 4;  // the Tiresias format's
 
 std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
   if (format == TraceFormat::kNormalized) {
@@ -26,7 +27,7 @@ std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
             {"user", false},
             {"queue_or_team", false}};
   }
-  return {{"job_id"}, {"submit_time"}, {"duration"}, {"num_gpu"}};
+  return {{"job_id"}, {"submit_time"}, {"duration"}, {"num_gpu"}, {"model_name", false}};
 }
 
 Result<TraceFormat> GuessFormat(std::string_view text, const std::string& source) {
@@ -81,6 +82,8 @@ Result<TraceJob> ParseRow(const CsvTable& table, bool has_user_team) {
   if (has_user_team) {
     job.user = std::string(table.Field(kUser));
     job.team = std::string(table.Field(kTeam));
+  } else {
+    job.name = std::string(table.Field(kModelName));
   }
   return job;
 }

@@ -9,8 +9,9 @@
 //   share of one GPU (issue #7): 460 milli-GPU, `--gpu-share 0.46`. Above 1, a fraction is
 //   rounded UP to whole GPUs (a share is of one GPU; no trace has such rows).
 // - tiresias (the Tiresias simulator's job CSV): job_id,num_gpu,submit_time,iterations,
-//   model_name,duration,interval. Only job_id, num_gpu, submit_time and duration are used; no
-//   team or user.
+//   model_name,duration,interval. job_id, num_gpu, submit_time, duration and model_name (the
+//   job's name, what the run-time predictor knows "the same job" by) are used; no team or
+//   user.
 //
 // Times are seconds (fractions allowed, kept to the millisecond) from any origin. Jobs come
 // back sorted by submit time, ties in file order. Plain values: safe from any thread.
@@ -34,6 +35,7 @@ struct TraceJob {
   int gpu_milli = 0;   // a share of one GPU (1..999 milli-GPU) for num_gpus < 1; 0 = whole GPUs
   std::string user{};  // "" = none
   std::string team{};  // "" = none
+  std::string name{};  // the job's name (Tiresias' model_name); "" = none
 };
 
 struct Trace {

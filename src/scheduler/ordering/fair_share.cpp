@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "scheduler/estimates.h"
 #include "scheduler/ordering/baseline.h"
 
 namespace gf {
@@ -36,11 +37,11 @@ struct GroupHash {
 };
 
 struct SortKey {
-  std::size_t major = 0;  // class index * groups + standing rank
-  std::int64_t submit_ms = 0;
+  std::size_t major = 0;      // class index * groups + standing rank
+  std::int64_t place_ms = 0;  // PlaceMs: the submit time, moved back by the job's estimate
   std::int64_t id = 0;
   std::uint32_t position = 0;
-  auto MinorTuple() const { return std::tie(submit_ms, id, position); }
+  auto MinorTuple() const { return std::tie(place_ms, id, position); }
 };
 
 // Looks each distinct team and user up once: a queue of 100,000 jobs has a few dozen.
@@ -157,12 +158,13 @@ Ordering FairShareOrdering(const Queue& queue,
     const QueuedJob& job = queue.pending[i];
     keys.push_back(
         SortKey{.major = classes.Tier(job_class[i]) * groups + standing_rank[job_group[i]],
-                .submit_ms = ToUnixMillis(job.submit_time),
+                .place_ms = PlaceMs(job, policy),
                 .id = job.id.value(),
                 .position = static_cast<std::uint32_t>(i)});
   }
-  // Sort by (submit time, id, position), then distribute stably by the major key (class, then
-  // standing): O(n) when the queue comes in submit order, as the controller's does.
+  // Sort by (place, id, position), then distribute stably by the major key (class, then
+  // standing): O(n) when the queue comes in that order (submit order, as the controller's
+  // queue is, when no job has an estimate).
   const auto minor_before = [](const SortKey& a, const SortKey& b) {
     return a.MinorTuple() < b.MinorTuple();
   };

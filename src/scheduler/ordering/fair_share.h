@@ -10,11 +10,13 @@
 //   their usage / their weight (FairSharePolicy::user_weights, default 1).
 //
 // Algorithm: the order is (class tier, team below guarantee ? 0 : 1, team share, user share,
-// submit time, job id, position in the input). Each distinct (team, user) is looked up and
-// ranked once; the jobs are sorted by (submit time, id, position) — skipped when they already
-// come in that order, as the controller's queue does — and then distributed stably into
-// buckets by (class, standing): O(n) for a queue in submit order. The order never depends on
-// the queue's list order for distinct ids; with no usage and no teams it is PriorityOrder's.
+// place, job id, position in the input); the place is the submit time, moved back by the job's
+// predicted GPU-time when the policy orders by estimates (scheduler/estimates.h). Each distinct
+// (team, user) is looked up and ranked once; the jobs are sorted by (place, id, position) — skipped
+// when they already come in that order, as the controller's queue does — and then distributed
+// stably into buckets by (class, standing): O(n) for a queue in submit order. The order never
+// depends on the queue's list order for distinct ids; with no usage, no teams and no estimates it
+// is PriorityOrder's.
 //
 // Pure: safe from any thread.
 #pragma once

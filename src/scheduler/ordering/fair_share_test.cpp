@@ -108,5 +108,71 @@ TEST(FairShareOrderTest, TheListOrderDoesNotMatter) {
   EXPECT_EQ(OrderOf(queue, cluster, PolicyConfig{}), in_submit_order);
 }
 
+// Predicted run times (scheduler/estimates.h): within a group a job's place is its submit time
+// plus its predicted GPU-time, at most max_delay; without an estimate, its submit time.
+QueuedJob Estimated(std::int64_t id, std::int64_t submit_s, std::int64_t expected_s, int gpus) {
+  QueuedJob job = Job(id, "", "", PriorityClass::kNormal, submit_s);
+  job.request.gpus = gpus;
+  job.estimate =
+      RunEstimate{.expected = Millis(expected_s * 1000), .high = Millis(expected_s * 2000)};
+  return job;
+}
+
+TEST(FairShareOrderTest, PredictedGpuTimeMovesAJobsPlaceBackUpToMaxDelay) {
+  PolicyConfig policy;
+  policy.prediction.max_delay = std::chrono::hours(1);
+  const Queue queue{{
+      Estimated(1, 0, 2 * 3600, 1),  // 2 h on 1 GPU: place 0 + 1 h (capped)
+      Estimated(2, 600, 300, 1),     // 5 min on 1 GPU: place 10 + 5 = 15 min
+      Estimated(3, 900, 300, 4),     // 5 min on 4 GPUs: 20 GPU-min, place 15 + 20 = 35 min
+      Estimated(4, 7200, 60, 1),     // submitted 2 h in: behind job 1 although shorter
+      Job(5, "", "", PriorityClass::kNormal, 1800),  // no estimate: place = submit, 30 min
+  }};
+  EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, policy), (std::vector<std::int64_t>{2, 5, 3, 1, 4}));
+  policy.prediction.enabled = false;  // submit order
+  EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, policy), (std::vector<std::int64_t>{1, 2, 3, 5, 4}));
+  policy.prediction.enabled = true;
+  policy.ordering.order = QueueOrder::kFifo;  // a baseline ignores estimates
+  EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, policy), (std::vector<std::int64_t>{1, 2, 3, 5, 4}));
+}
+
+TEST(FairShareOrderTest, EstimatesOrderWithinAGroupNeverAcrossClassesOrShares) {
+  PolicyConfig policy;
+  QueuedJob low_short = Estimated(1, 0, 10, 1);
+  low_short.priority = PriorityClass::kLow;
+  QueuedJob normal_long = Estimated(2, 0, 20 * 3600, 8);
+  const Queue queue{{low_short, normal_long}};
+  EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, policy), (std::vector<std::int64_t>{2, 1}));
+}
+
+// The anti-starvation rule as a property: over random queues of one group, a job ordered
+// before another was never submitted more than max_delay after it, whatever the estimates.
+TEST(FairShareOrderTest, NoJobIsPassedByOneSubmittedMoreThanMaxDelayAfterIt) {
+  std::mt19937 random(22);
+  for (int round = 0; round < 200; ++round) {
+    PolicyConfig policy;
+    policy.prediction.max_delay = std::chrono::seconds(random() % 7200);
+    Queue queue;
+    for (int id = 1; id <= 40; ++id) {
+      QueuedJob job = Job(id, "", "", PriorityClass::kNormal, random() % 20'000);
+      job.request.gpus = static_cast<int>(random() % 9);
+      if (random() % 4 != 0) {
+        const auto expected = Millis(static_cast<std::int64_t>(random() % 100'000'000));
+        job.estimate = RunEstimate{.expected = expected, .high = expected * 2};
+      }
+      queue.pending.push_back(job);
+    }
+    const std::vector<std::int64_t> order = OrderOf(queue, ClusterSnapshot{}, policy);
+    for (std::size_t a = 0; a < order.size(); ++a) {
+      for (std::size_t b = a + 1; b < order.size(); ++b) {
+        const Time first = queue.pending[static_cast<std::size_t>(order[a] - 1)].submit_time;
+        const Time later = queue.pending[static_cast<std::size_t>(order[b] - 1)].submit_time;
+        ASSERT_LE(first, later + policy.prediction.max_delay)
+            << "job " << order[a] << " passed job " << order[b] << " in round " << round;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gf

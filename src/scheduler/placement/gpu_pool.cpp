@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "scheduler/estimates.h"
 
 namespace gf {
 namespace {
@@ -18,16 +19,6 @@ std::string Lower(const std::string& text) {
     return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   });
   return lower;
-}
-
-std::int64_t ExpectedEnd(const RunningJob& job, std::int64_t now_ms) {
-  if (job.stopping) {
-    return now_ms;  // told to stop: its GPUs come back within its grace period
-  }
-  if (!job.time_limit.has_value()) {
-    return kNever;
-  }
-  return std::max(now_ms, ToUnixMillis(job.start_time) + Millis(*job.time_limit).count());
 }
 
 }  // namespace
@@ -45,7 +36,8 @@ std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster) {
   return up;
 }
 
-GpuPool::GpuPool(const ClusterSnapshot& cluster, Time now) : now_ms_(ToUnixMillis(now)) {
+GpuPool::GpuPool(const ClusterSnapshot& cluster, Time now, bool use_estimates)
+    : now_ms_(ToUnixMillis(now)), use_estimates_(use_estimates) {
   std::set<std::string> display_models;
   const std::vector<const NodeSnapshot*> up = UpNodesByName(cluster);
   std::size_t gpus = 0;
@@ -128,7 +120,8 @@ void GpuPool::SetTopology(int n, const NodeSnapshot& snapshot) {
   // The slot of NVML index i on this node (usable GPUs are sorted by index); -1 none.
   const auto slot_of = [&](int index) {
     for (int slot = 0; slot < node.gpu_count; ++slot) {
-      if (gpus_[static_cast<std::size_t>(node.first_gpu + slot)].index == index) {
+      if (gpus_[static_cast<std::size_t>(node.first_gpu) + static_cast<std::size_t>(slot)].index ==
+          index) {
         return slot;
       }
     }
@@ -140,7 +133,8 @@ void GpuPool::SetTopology(int n, const NodeSnapshot& snapshot) {
     if (slot < 0) {
       continue;  // failed: not in the pool
     }
-    TopoGpu& topo = topo_[static_cast<std::size_t>(node.first_gpu + slot)];
+    TopoGpu& topo =
+        topo_[static_cast<std::size_t>(node.first_gpu) + static_cast<std::size_t>(slot)];
     topo.slot = masks_fit ? slot : 0;
     topo.numa = gpu.numa_node;
     topo.pcie_switch = gpu.pcie_switch;
@@ -179,7 +173,7 @@ void GpuPool::MarkJob(const RunningJob& job, int r, std::vector<int>* touched) {
     PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
     gpu.free = false;  // held, even if the caller left it out of `allocated`
     gpu.holder = r;
-    gpu.available_at = ExpectedEnd(job, now_ms_);
+    gpu.available_at = PlannedEndMs(job, now_ms_, use_estimates_);
     std::vector<int>& holders = nodes_[static_cast<std::size_t>(gpu.node)].holders;
     if (std::find(holders.begin(), holders.end(), r) == holders.end()) {
       holders.push_back(r);
@@ -239,7 +233,7 @@ void GpuPool::RunningChanged(const ClusterSnapshot& cluster, int r) {
   }
 }
 
-void GpuPool::AdvanceTo(Time now) {
+void GpuPool::AdvanceTo(const ClusterSnapshot& cluster, Time now) {
   const std::int64_t now_ms = ToUnixMillis(now);
   GF_CHECK(now_ms >= now_ms_);
   now_ms_ = now_ms;
@@ -251,6 +245,15 @@ void GpuPool::AdvanceTo(Time now) {
       // constructor's max(now, end) at the new now. Free counts do not change.
       gpu.available_at = now_ms;
       ++node_versions_[static_cast<std::size_t>(gpu.node)];
+    }
+    if (use_estimates_ && gpu.holder >= 0) {
+      // A holder that outlived its estimate is planned later (PlannedEndMs doubles it).
+      const std::int64_t end =
+          PlannedEndMs(cluster.running[static_cast<std::size_t>(gpu.holder)], now_ms, true);
+      if (end != gpu.available_at) {
+        gpu.available_at = end;
+        ++node_versions_[static_cast<std::size_t>(gpu.node)];
+      }
     }
   }
   ++generation_;
@@ -281,7 +284,7 @@ void GpuPool::MarkNodeAgain(const ClusterSnapshot& cluster, int n) {
         PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
         gpu.free = false;
         gpu.holder = r;
-        gpu.available_at = ExpectedEnd(job, now_ms_);
+        gpu.available_at = PlannedEndMs(job, now_ms_, use_estimates_);
       }
     }
   }

@@ -138,9 +138,10 @@ std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster);
 class GpuPool {
  public:
   // The up nodes of `cluster` and their usable GPUs; GPUs in NodeSnapshot::allocated or held
-  // by a running job are busy until its expected end (start + time limit; now when it is
-  // stopping; never when unknown).
-  GpuPool(const ClusterSnapshot& cluster, Time now);
+  // by a running job are busy until its planned end (PlannedEndMs, scheduler/estimates.h:
+  // start + time limit, or its estimate with `use_estimates`; now when it is stopping; never
+  // when unknown).
+  GpuPool(const ClusterSnapshot& cluster, Time now, bool use_estimates = false);
 
   // Patches for a pool kept between passes (the IncrementalScheduler's): each leaves the pool
   // as GpuPool(cluster, now) would build it, `cluster` being the snapshot after the change and
@@ -154,10 +155,10 @@ class GpuPool {
   // Running job `r` changed (it was told to stop: its GPUs are expected back now).
   void RunningChanged(const ClusterSnapshot& cluster, int r);
   // The same snapshot at a later `now` (a new controller turn): a free GPU is available from
-  // the new now, a held one at its holder's expected end, which moves only where that end is
-  // before the new now (a job past its limit, or stopping): one pass over the GPUs instead of
-  // a rebuild. REQUIRES: now >= the pool's now.
-  void AdvanceTo(Time now);
+  // the new now, a held one at its holder's planned end, which moves only where that end is
+  // before the new now (a job past its limit or its estimate, or stopping): one pass over the
+  // GPUs instead of a rebuild. REQUIRES: now >= the pool's now.
+  void AdvanceTo(const ClusterSnapshot& cluster, Time now);
 
   Shape ShapeOf(const JobRequest& request) const;  // requires request.gpus >= 0
   // Whether node `n` may hold a job of `shape` (its labels satisfy the shape's constraint).
@@ -277,6 +278,7 @@ class GpuPool {
   int& ClaimedUpto(Shape shape);
 
   std::int64_t now_ms_;
+  bool use_estimates_ = false;  // running jobs' ends from their estimates (PlannedEndMs)
   std::vector<PoolGpu> gpus_;
   // Parallel to gpus_, filled only for nodes with PoolNode::topology (kept apart so that the
   // hot loops over gpus_ stay within fewer cache lines).

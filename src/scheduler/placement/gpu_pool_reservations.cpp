@@ -214,9 +214,7 @@ NoFitFacts GpuPool::NoFitFactsFor(Shape shape) const {
     facts.any_labelled_node = std::find(allowed.begin(), allowed.end(), 1) != allowed.end();
     std::set<std::string> labels;
     for (const auto& node_labels : node_labels_) {
-      for (const auto& [key, value] : node_labels) {
-        labels.insert(key + "=" + value);
-      }
+      CollectLabels(node_labels, labels);
     }
     facts.labels = JoinLabels(labels);
   }

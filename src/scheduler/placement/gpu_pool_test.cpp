@@ -174,11 +174,11 @@ TEST(GpuPoolTest, AdvancedToALaterNowThePoolIsAsBuiltThen) {
   }
   GpuPool pool(cluster, FromUnixMillis(kNow));
   const std::int64_t later = kNow + 3'600'000;
-  pool.AdvanceTo(FromUnixMillis(later));
+  pool.AdvanceTo(cluster, FromUnixMillis(later));
   ExpectSameAsBuilt(pool, cluster, later);
   EXPECT_EQ(pool.Gpus()[0].available_at, later);                 // job 1's, past its limit
   EXPECT_EQ(pool.Gpus()[1].available_at, kNow + 3 * 3'600'000);  // job 2's end
-  pool.AdvanceTo(FromUnixMillis(later));  // the same now again: nothing changes
+  pool.AdvanceTo(cluster, FromUnixMillis(later));  // the same now again: nothing changes
   ExpectSameAsBuilt(pool, cluster, later);
 }
 

@@ -97,9 +97,7 @@ Status CheckNodeLabels(const Capacity& capacity, const JobRequest& request) {
     if (HasLabels(node.labels, request.node_labels)) {
       return OkStatus();
     }
-    for (const auto& [key, value] : node.labels) {
-      labels.insert(key + "=" + value);
-    }
+    CollectLabels(node.labels, labels);
   }
   return InvalidArgument(
       "constraint: no node has " + LabelWord(request.node_labels) + " " +
@@ -112,9 +110,15 @@ Status CheckNodeLabels(const Capacity& capacity, const JobRequest& request) {
 std::string FormatLabels(const std::map<std::string, std::string>& labels) {
   std::string text;
   for (const auto& [key, value] : labels) {
-    text += (text.empty() ? "" : ", ") + key + "=" + value;
+    text.append(text.empty() ? "" : ", ").append(key).append("=").append(value);
   }
   return text;
+}
+
+void CollectLabels(const std::map<std::string, std::string>& labels, std::set<std::string>& into) {
+  for (const auto& [key, value] : labels) {
+    into.insert(std::string(key).append("=").append(value));
+  }
 }
 
 std::string JoinLabels(const std::set<std::string>& labels) {
@@ -244,9 +248,7 @@ PendingReason ExplainNoFit(const Capacity& capacity, const JobRequest& request) 
     for (const CandidateNode& node : capacity.nodes) {
       facts.any_labelled_node =
           facts.any_labelled_node || HasLabels(node.labels, request.node_labels);
-      for (const auto& [key, value] : node.labels) {
-        labels.insert(key + "=" + value);
-      }
+      CollectLabels(node.labels, labels);
     }
     facts.labels = JoinLabels(labels);
   }

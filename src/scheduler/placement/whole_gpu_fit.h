@@ -80,6 +80,8 @@ Status CheckNodeLabels(const Capacity& capacity, const JobRequest& request);
 std::string FormatLabels(const std::map<std::string, std::string>& labels);
 // "rack=a, rack=b": already formatted labels, joined (sorted, as a set iterates).
 std::string JoinLabels(const std::set<std::string>& labels);
+// Adds each of `labels` to `into` as "KEY=VALUE" (the set JoinLabels prints).
+void CollectLabels(const std::map<std::string, std::string>& labels, std::set<std::string>& into);
 
 // The best-fit allocation for `request`, or nullopt when no up node has enough free matching
 // GPUs. GPUs in `off_limits` are treated as not free (Decide keeps the GPUs a blocked job

@@ -1,0 +1,52 @@
+// How the stock order and backfill use run-time predictions (PolicyConfig::prediction, issue
+// #22). Users mostly give no time limit, or a huge one; without a prediction every waiting job
+// is as long as any other, so the stock order was FIFO within a fair-share group and backfill
+// had no end to plan with.
+//
+// The rule (docs/scheduling.md, "Predicted run times"):
+// - Order. Within its class tier and fair-share group (same team standing and user share), a
+//   job's place is its submit time plus its predicted GPU-time (predicted run time x GPUs held,
+//   read as a delay: 1 GPU-hour = 1 hour), at most `max_delay`. Shorter work goes first, as in
+//   shortest-job-first (Helios' QSSF orders by predicted GPU-time), but the key never changes
+//   while a job waits, and it bounds starvation: a job is passed only by jobs whose place comes
+//   earlier, so never by a job submitted more than `max_delay` after it; once that long has
+//   passed, every new arrival goes behind it. A job without an estimate keeps its submit time.
+// - Backfill. A run is planned to end at its high estimate (about the 90th percentile of such
+//   runs) where it has no time limit or a longer one; the kill time stays the limit. A run that
+//   outlives its high estimate has it doubled, as often as it takes to lie ahead again (run
+//   times are heavy-tailed: the longer a job has run, the longer it is likely to go on), so the
+//   reservations behind it move later instead of counting on GPUs that are not coming. The
+//   plan changes only at those doublings, so reservations do not slide at every pass.
+//
+// Pure functions over values: safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "model/snapshot.h"
+#include "scheduler/policy.h"
+
+namespace gf {
+
+// Whether `policy` orders and backfills by estimates (prediction on, the priority order).
+bool UsesEstimates(const PolicyConfig& policy);
+
+// The job's place in its group (unix ms): its submit time, moved back by its predicted
+// GPU-time up to max_delay when UsesEstimates(policy) and it has an estimate.
+std::int64_t PlaceMs(const QueuedJob& job, const PolicyConfig& policy);
+
+// The length a pass plans a start of `job` with: its effective limit (`limit`), or, when
+// UsesEstimates(policy), its high estimate where that is shorter or there is no limit.
+// nullopt: no end is known.
+std::optional<std::chrono::seconds> PlannedLength(const QueuedJob& job,
+                                                  std::optional<std::chrono::seconds> limit,
+                                                  const PolicyConfig& policy);
+
+// When a running job's GPUs are expected back (unix ms, at least `now_ms`): at once when it is
+// stopping; else the earlier of its limit's end and, with `use_estimates`, its planned end by
+// the rule above; kNever when neither is known.
+std::int64_t PlannedEndMs(const RunningJob& job, std::int64_t now_ms, bool use_estimates);
+
+}  // namespace gf
