@@ -110,7 +110,7 @@ void Controller::AttachAgent(const NodeId& node, NodeAgent* agent) {
 }
 
 void Controller::Start() {
-  nodes_.AwaitHellos(std::chrono::steady_clock::now());
+  nodes_.AwaitHellos(options_.liveness_clock());
   thread_ = std::thread([this] { Loop(); });
 }
 

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -80,6 +81,11 @@ struct ControllerOptions {
   // down and its jobs are requeued. 0 = never: the in-process agent of `gpufleet up` cannot
   // fall silent without the controller.
   Millis node_timeout{0};
+  // The clock that liveness is judged on: when an agent was last heard and how long since.
+  // Monotonic (the wall clock may jump); tests give one that follows their manual clock.
+  std::function<std::chrono::steady_clock::time_point()> liveness_clock = [] {
+    return std::chrono::steady_clock::now();
+  };
   // Leadership (`gpufleet server`, several servers on one database): the lease epoch this
   // controller took (Store::AcquireLease, before Load). The store is fenced with it, and the
   // lease is renewed every lease_ttl / 3 on the state thread. Unset: no lease (gpufleet up).

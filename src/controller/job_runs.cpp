@@ -69,7 +69,7 @@ void Controller::OnJobExited(JobExitReport report) {
 }
 
 void Controller::OnAgentHeartbeat(const NodeId& node) {
-  Post([this, node] { nodes_.Heard(node, std::chrono::steady_clock::now()); });
+  Post([this, node] { nodes_.Heard(node, options_.liveness_clock()); });
 }
 
 // A remote node whose agent has not reported for node_timeout is down (NodeRegistry::
@@ -77,7 +77,7 @@ void Controller::OnAgentHeartbeat(const NodeId& node) {
 // PENDING) and its GPUs take no work until its agent says hello again.
 void Controller::CheckNodeLiveness() {
   for (NodeRegistry::NodeDown& down :
-       nodes_.CheckLiveness(options_.node_timeout, std::chrono::steady_clock::now())) {
+       nodes_.CheckLiveness(options_.node_timeout, options_.liveness_clock())) {
     const NodeId name = down.node.name;
     const std::string& cause = down.cause;
     batch_.nodes.push_back(std::move(down.node));
@@ -355,7 +355,7 @@ void Controller::ApplyHello(AgentHello hello) {
   const NodeId name = hello.node.name;
   // A node that was down is up again; an admin's drain outlives the agent's reconnects.
   const NodeRegistry::HelloMerged merged =
-      nodes_.MergeHello(std::move(hello.node), clock_.Now(), std::chrono::steady_clock::now());
+      nodes_.MergeHello(std::move(hello.node), clock_.Now(), options_.liveness_clock());
   const NodeEntry& entry = nodes_.At(name);
   // OnAgentHello gave telemetry the agent's view; the modes are the controller's.
   telemetry_->SetInventory(entry.node);

@@ -28,12 +28,23 @@ using std::chrono::seconds;
 
 using Runs = std::vector<std::pair<Millis, Millis>>;  // (start, end) of each run, from time 0
 
+// A node whose agent falls silent at `silent_at` and says hello again, without its jobs, at
+// `back_at`: the controller finds it down node_timeout after its last report, as the simulator's
+// node failure then, repaired at `back_at`.
+struct Outage {
+  std::size_t node = 0;  // index into Scenario::nodes
+  Millis silent_at{0};
+  Millis back_at{0};
+};
+
 struct Scenario {
   std::vector<Node> nodes;
   std::vector<sim::TraceJob> jobs;  // by submit time
   PolicyConfig policy;
   std::chrono::seconds kill_grace{0};
   std::chrono::seconds launch_lag{0};
+  std::optional<Outage> outage{};
+  std::chrono::seconds node_timeout{60};
 };
 
 sim::TraceJob TraceJobOf(std::string id,
@@ -51,11 +62,15 @@ sim::TraceJob TraceJobOf(std::string id,
 }
 
 std::vector<Runs> Simulated(const Scenario& scenario) {
-  auto result = sim::Simulate(scenario.nodes,
-                              scenario.jobs,
-                              sim::SimOptions{.policy = scenario.policy,
-                                              .kill_grace = scenario.kill_grace,
-                                              .launch_lag = scenario.launch_lag});
+  sim::SimOptions options{.policy = scenario.policy,
+                          .kill_grace = scenario.kill_grace,
+                          .launch_lag = scenario.launch_lag};
+  if (const std::optional<Outage>& out = scenario.outage) {
+    const Millis down = out->silent_at + scenario.node_timeout;
+    options.node_failures = {
+        sim::NodeFailure{.node = out->node, .at = down, .repair = out->back_at - down}};
+  }
+  auto result = sim::Simulate(scenario.nodes, scenario.jobs, options);
   EXPECT_TRUE(result.ok()) << result.error().message;
   std::vector<Runs> out;
   for (const sim::JobOutcome& job : result->jobs) {
@@ -77,6 +92,11 @@ class ControllerRun {
     options.telemetry = &telemetry_;
     options.policy = scenario.policy;
     options.kill_grace = scenario.kill_grace;
+    options.node_timeout = scenario.node_timeout;
+    // Liveness on the manual clock: time since the origin, as a monotonic clock reads it.
+    options.liveness_clock = [this] {
+      return std::chrono::steady_clock::time_point{} + (clock_.Now() - kOrigin);
+    };
     for (const sim::TraceJob& job : scenario.jobs) {
       if (!job.team.empty()) {
         options.team_of_user[job.user] = job.team;  // its team's member ([team.NAME] members)
@@ -98,8 +118,20 @@ class ControllerRun {
 
   std::vector<Runs> Run() {
     std::set<Millis> visit;
+    Millis horizon{0};  // no run lasts past the jobs' work done one after another
     for (const sim::TraceJob& job : scenario_.jobs) {
       Visit(visit, job.submit);
+      horizon = std::max(horizon, job.submit) + job.duration + scenario_.launch_lag;
+    }
+    if (scenario_.outage) {
+      horizon += scenario_.outage->back_at;
+      Visit(visit, scenario_.outage->silent_at);
+      Visit(visit, scenario_.outage->silent_at + scenario_.node_timeout);  // found down
+      Visit(visit, scenario_.outage->back_at);
+    }
+    // Heartbeats often enough that no live node ever looks silent.
+    for (Millis t{0}; t <= horizon; t += scenario_.node_timeout / 2) {
+      visit.insert(t);
     }
     std::size_t next_job = 0;
     while (!visit.empty()) {
@@ -127,6 +159,7 @@ class ControllerRun {
       while (next_job < scenario_.jobs.size() && scenario_.jobs[next_job].submit == now) {
         Submit(scenario_.jobs[next_job++]);
       }
+      Report(now);
       Settle(now, visit);
     }
     std::vector<Runs> out;
@@ -142,6 +175,35 @@ class ControllerRun {
   static void Visit(std::set<Millis>& visit, Millis at) {
     visit.insert(at);
     visit.insert(at + seconds(1));  // the full pass the rule owes after an incremental one
+  }
+
+  // Every agent reports, but a silent one; a silent one that comes back says hello.
+  void Report(Millis now) {
+    for (std::size_t n = 0; n < scenario_.nodes.size(); ++n) {
+      const Node& node = scenario_.nodes[n];
+      const std::optional<Outage>& out = scenario_.outage;
+      if (out && out->node == n && now > out->silent_at && now < out->back_at) {
+        continue;
+      }
+      if (out && out->node == n && now == out->back_at) {
+        controller_->OnAgentHello(AgentHello{.node = node, .running = {}, .ended = {}});
+      } else {
+        controller_->OnAgentHeartbeat(node.name);
+      }
+    }
+  }
+
+  // A running job the controller took back (its node was lost): its run ended now.
+  void CloseLostRuns(Millis now) {
+    for (auto it = ends_.begin(); it != ends_.end();) {
+      const JobState state = controller_->GetJob(root_, it->first)->state;
+      if (state == JobState::kPending || state == JobState::kNodeFail) {
+        runs_[it->first].back().second = now;
+        it = ends_.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   void Submit(const sim::TraceJob& job) {
@@ -184,6 +246,7 @@ class ControllerRun {
     for (int round = 0; round < 100; ++round) {
       Turn();
       Turn();
+      CloseLostRuns(now);
       bool acted = false;
       for (auto& [node, agent] : agents_) {
         const std::vector<Job> launched = agent->launched();
@@ -297,6 +360,19 @@ Scenario PreemptionOfBorrowedGpus(std::chrono::seconds kill_grace) {
   scenario.jobs = {TraceJobOf("b1", 0, 2, 1000, "bob", "b"),
                    TraceJobOf("a1", 700, 2, 100, "alice", "a")};
   return scenario;
+}
+
+// A node failure: n2's agent falls silent at 100 s; 60 s later the controller finds the node
+// down and requeues b (NODE_FAIL, then PENDING at its place), which waits, since a holds n1,
+// until n2's agent says hello again at 400 s, and runs again from scratch there. The
+// simulator's node failure at 160 s, repaired at 400 s, gives the same timeline.
+TEST(LifecycleParityTest, ANodeFailureRequeuesItsJobUntilTheNodeIsBack) {
+  Scenario scenario;
+  scenario.nodes = {TestNode(1, "n1", "n1-"), TestNode(1, "n2", "n2-")};
+  scenario.jobs = {TraceJobOf("a", 0, 1, 500, "alice"), TraceJobOf("b", 0, 1, 300, "alice")};
+  scenario.outage = Outage{.node = 1, .silent_at = seconds(100), .back_at = seconds(400)};
+  ExpectSameTimeline(scenario,
+                     {Span(0, 500), {{seconds(0), seconds(160)}, {seconds(400), seconds(700)}}});
 }
 
 // Backfill onto a GPU a job's end freed waits for the full pass the pass rule owes a second
