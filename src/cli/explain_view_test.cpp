@@ -145,6 +145,23 @@ TEST(ExplainViewTest, PendingJobInSections) {
             "  ... and 30 less relevant nodes (--json lists the counts above)\n");
 }
 
+// The run-time predictor's estimate (issue #22): what it orders and plans the job by.
+TEST(ExplainViewTest, PredictedRunIsShownWithItsBasis) {
+  Explanation e = Waiting();
+  e.prediction = JobPrediction{.expected = Millis(5'400'000),
+                               .high = Millis(9'000'000),
+                               .basis = "user+family+gpus",
+                               .explanation =
+                                   "median of alice's 12 runs of python3 train.py "
+                                   "with 4 GPUs"};
+  const std::string out = Render(e);
+  EXPECT_NE(out.find("  predicted run   1h30m (high 2h30m): median of alice's 12 runs of "
+                     "python3 train.py with 4 GPUs\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Render(Waiting()).find("predicted run"), std::string::npos);  // none: no line
+}
+
 // What the server leaves out for a caller who may not see other users' jobs (issue #20):
 // their ids, and a running job's end.
 TEST(ExplainViewTest, OtherUsersJobsAreNamedWithoutIdsOrEnds) {
