@@ -350,8 +350,8 @@ std::string RenderSchemaSql(std::string_view neutral, SqlDialect dialect) {
     }
   }
   // A placeholder misspelt would reach the database as SQL; say so here instead.
-  static const std::regex kLeft(R"(\{[A-Z_]+\})");
-  GF_CHECK(!std::regex_search(out, kLeft));
+  static const std::regex leftover(R"(\{[A-Z_]+\})");
+  GF_CHECK(!std::regex_search(out, leftover));
   return out;
 }
 

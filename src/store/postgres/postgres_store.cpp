@@ -290,12 +290,13 @@ Status BindInto(PgParams& params, Bind&& bind, const Value& value) {
 }
 
 pqxx::result ExecParams(pqxx::work& txn, const char* statement, const PgParams& params) {
-  return txn.exec_prepared(statement, pqxx::prepare::make_dynamic_params(params.values()));
+  return txn.exec_prepared(statement, pqxx::prepare::make_dynamic_params(params.Values()));
 }
 
 std::int64_t PostgresStore::ReserveSeqs(pqxx::work& txn, const char* counter, std::size_t count) {
-  const pqxx::row row = txn.exec_prepared1("reserve_seqs", counter, static_cast<long long>(count));
-  return row[0].as<long long>() - static_cast<std::int64_t>(count) + 1;
+  const pqxx::row row =
+      txn.exec_prepared1("reserve_seqs", counter, static_cast<std::int64_t>(count));
+  return row[0].as<std::int64_t>() - static_cast<std::int64_t>(count) + 1;
 }
 
 Status PostgresStore::Commit(const StoreBatch& batch) {
@@ -362,8 +363,8 @@ Result<LeaseAttempt> PostgresStore::AcquireLease(const std::string& holder,
         "UPDATE leader SET holder = convert_to($1, 'UTF8'), epoch = $2, "
         "expires_ms = $3 WHERE id = 1",
         holder,
-        static_cast<long long>(attempt.lease.epoch),
-        static_cast<long long>(ToUnixMillis(attempt.lease.expires)));
+        attempt.lease.epoch,
+        ToUnixMillis(attempt.lease.expires));
     txn.commit();
     return attempt;
   } catch (const std::exception& e) {
@@ -377,8 +378,8 @@ Status PostgresStore::RenewLease(std::int64_t epoch, Time now, std::chrono::mill
     pqxx::work txn(*conn, "renew lease");
     const pqxx::result r =
         txn.exec_params("UPDATE leader SET expires_ms = $1 WHERE id = 1 AND epoch = $2",
-                        static_cast<long long>(ToUnixMillis(now + ttl)),
-                        static_cast<long long>(epoch));
+                        ToUnixMillis(now + ttl),
+                        epoch);
     txn.commit();
     if (r.affected_rows() != 1) {
       return InStore(FailedPrecondition("lost the lease (epoch " + std::to_string(epoch) +
@@ -404,7 +405,7 @@ Status PostgresStore::WriteBatch(pqxx::work& txn, const StoreBatch& batch) {
       max_id = std::max(max_id, job.id.value());
     }
     if (!batch.jobs.empty()) {
-      txn.exec_prepared("raise_max_job_id", static_cast<long long>(max_id));
+      txn.exec_prepared("raise_max_job_id", max_id);
     }
     if (!batch.events.empty()) {
       std::int64_t seq = ReserveSeqs(txn, "event_seq", batch.events.size());
@@ -462,14 +463,13 @@ Status PostgresStore::WriteBatch(pqxx::work& txn, const StoreBatch& batch) {
 
 Result<std::int64_t> PostgresStore::ReadCounter(const char* counter, std::string_view operation) {
   return Read<std::int64_t>(operation, [&](pqxx::nontransaction& txn) -> Result<std::int64_t> {
-    return static_cast<std::int64_t>(
-        txn.exec_prepared1("read_counter", counter)[0].as<long long>());
+    return txn.exec_prepared1("read_counter", counter)[0].as<std::int64_t>();
   });
 }
 
 Result<std::optional<Job>> PostgresStore::GetJob(JobId id) {
   return Read<std::optional<Job>>("get job", [&](pqxx::nontransaction& txn) {
-    const pqxx::result rows = txn.exec_prepared("get_job", static_cast<long long>(id.value()));
+    const pqxx::result rows = txn.exec_prepared("get_job", id.value());
     if (rows.empty()) {
       return Result<std::optional<Job>>(std::optional<Job>());
     }
@@ -489,7 +489,7 @@ Result<std::vector<Job>> PostgresStore::ListJobs(const JobQuery& query) {
       (query.uid.has_value() ? kByUid : 0) | (query.active_only ? kActiveOnly : 0) |
       (query.before.has_value() ? kBefore : 0) | (query.array_job.has_value() ? kByArray : 0);
   // $1 the limit, then the filters that are set, in ListJobsSql's order.
-  std::vector<long long> args = {query.limit};
+  std::vector<std::int64_t> args = {query.limit};
   if (query.uid.has_value()) {
     args.push_back(*query.uid);
   }
@@ -520,12 +520,8 @@ Result<std::vector<Event>> PostgresStore::ListEvents(std::optional<JobId> job,
   }
   return Read<std::vector<Event>>("list events", [&](pqxx::nontransaction& txn) {
     const pqxx::result rows =
-        job.has_value()
-            ? txn.exec_prepared("list_events_job",
-                                static_cast<long long>(after_seq),
-                                limit,
-                                static_cast<long long>(job->value()))
-            : txn.exec_prepared("list_events_all", static_cast<long long>(after_seq), limit);
+        job.has_value() ? txn.exec_prepared("list_events_job", after_seq, limit, job->value())
+                        : txn.exec_prepared("list_events_all", after_seq, limit);
     return DecodeAll<Event>(rows,
                             [](const RowSource& row) { return Result<Event>(DecodeEvent(row)); });
   });
@@ -534,10 +530,8 @@ Result<std::vector<Event>> PostgresStore::ListEvents(std::optional<JobId> job,
 Result<std::vector<GpuMinute>> PostgresStore::ListGpuMinutes(Time from, Time to, int limit) {
   GF_TRY(ValidateGpuMinuteRange(from, to, limit));
   return Read<std::vector<GpuMinute>>("list gpu minutes", [&](pqxx::nontransaction& txn) {
-    const pqxx::result rows = txn.exec_prepared("list_gpu_minutes",
-                                                static_cast<long long>(ToUnixMillis(from)),
-                                                static_cast<long long>(ToUnixMillis(to)),
-                                                limit);
+    const pqxx::result rows =
+        txn.exec_prepared("list_gpu_minutes", ToUnixMillis(from), ToUnixMillis(to), limit);
     return DecodeAll<GpuMinute>(rows, DecodeGpuMinute);
   });
 }
@@ -545,9 +539,7 @@ Result<std::vector<GpuMinute>> PostgresStore::ListGpuMinutes(Time from, Time to,
 Result<std::vector<UsageSum>> PostgresStore::SumUsage(Time from, Time to) {
   GF_TRY(ValidateUsageRange(from, to));
   return Read<std::vector<UsageSum>>("sum usage", [&](pqxx::nontransaction& txn) {
-    const pqxx::result rows = txn.exec_prepared("sum_usage",
-                                                static_cast<long long>(ToUnixMillis(from)),
-                                                static_cast<long long>(ToUnixMillis(to)));
+    const pqxx::result rows = txn.exec_prepared("sum_usage", ToUnixMillis(from), ToUnixMillis(to));
     return DecodeAll<UsageSum>(rows, [](const RowSource& row) {
       return Result<UsageSum>(UsageSum{.team = row.Text(0),
                                        .user = row.Text(1),
@@ -564,10 +556,8 @@ Result<std::vector<UsageRecord>> PostgresStore::ListUsage(Time ended_after,
     return InvalidArgument("list usage: limit must be positive, got " + std::to_string(limit));
   }
   return Read<std::vector<UsageRecord>>("list usage", [&](pqxx::nontransaction& txn) {
-    const pqxx::result rows = txn.exec_prepared("list_usage",
-                                                static_cast<long long>(ToUnixMillis(ended_after)),
-                                                static_cast<long long>(after_seq),
-                                                limit);
+    const pqxx::result rows =
+        txn.exec_prepared("list_usage", ToUnixMillis(ended_after), after_seq, limit);
     return DecodeAll<UsageRecord>(rows, DecodeUsageRecord);
   });
 }
@@ -577,7 +567,7 @@ Result<std::optional<ApiToken>> PostgresStore::GetToken(const std::string& id) {
     PgParams key;
     key.BindText(1, id);
     const pqxx::result rows =
-        txn.exec_prepared("get_token", pqxx::prepare::make_dynamic_params(key.values()));
+        txn.exec_prepared("get_token", pqxx::prepare::make_dynamic_params(key.Values()));
     if (rows.empty()) {
       return Result<std::optional<ApiToken>>(std::optional<ApiToken>());
     }

@@ -52,6 +52,9 @@ Error PostgresError(const std::exception& e, std::string_view operation);
 std::string ToByteaHex(std::string_view bytes);
 
 // Parameters of one statement in libpq's text format, by number ($1 = index 1).
+// Final, so never a base: C.35 asks nothing of its public destructor (ParamSink's is protected).
+// `make lint`'s checker flags a final class all the same; later versions of it skip them.
+// NOLINTNEXTLINE(cppcoreguidelines-virtual-class-destructor): a false positive, as above.
 class PgParams final : public ParamSink {
  public:
   void BindInt64(int index, std::int64_t value) override;
@@ -60,7 +63,7 @@ class PgParams final : public ParamSink {
   void BindNull(int index) override;
 
   // The values for exec_prepared: $1.. in order, nullopt for NULL (and for numbers never set).
-  const std::vector<std::optional<std::string>>& values() const { return values_; }
+  const std::vector<std::optional<std::string>>& Values() const { return values_; }
   void Clear() { values_.clear(); }
 
  private:
@@ -69,9 +72,10 @@ class PgParams final : public ParamSink {
 };
 
 // One row of a result in text format. Text() decodes a BYTEA column.
+// NOLINTNEXTLINE(cppcoreguidelines-virtual-class-destructor): final, a false positive as PgParams.
 class PgRow final : public RowSource {
  public:
-  explicit PgRow(pqxx::row row) : row_(std::move(row)) {}
+  explicit PgRow(const pqxx::row& row) : row_(row) {}
   bool IsNull(int column) const override;
   std::int64_t Int64(int column) const override;
   double Double(int column) const override;

@@ -35,6 +35,10 @@ Error SqliteError(sqlite3* db, int rc, std::string_view operation);
 // Runs one or more SQL statements that return no rows of interest.
 Status SqliteExec(sqlite3* db, const std::string& sql, std::string_view operation);
 
+// Final, so never a base: C.35 asks nothing of its public destructor (ParamSink's and
+// RowSource's are protected). `make lint`'s checker flags a final class all the same; later
+// versions of it skip them.
+// NOLINTNEXTLINE(cppcoreguidelines-virtual-class-destructor): a false positive, as above.
 class SqliteStatement final : public ParamSink, public RowSource {
  public:
   // Prepares `sql`; `persistent` hints SQLite that the statement will be reused for long
