@@ -135,6 +135,14 @@ Result<std::unique_ptr<GpufleetInstance>> GpufleetInstance::Start(const Instance
   std::unique_ptr<GpufleetInstance> instance(new GpufleetInstance(templ));
   chmod(templ.c_str(), 0755);
   instance->socket_ = (instance->dir_ / "gpufleet.sock").string();
+  if (options.seed) {
+    const fs::path data = instance->dir_ / "data";  // MainArgv's --data-dir
+    std::error_code ec;
+    fs::create_directories(data, ec);
+    if (Status s = options.seed(data); !s.ok()) {
+      return s.error();
+    }
+  }
   if (Status s = instance->StartProcesses(options); !s.ok()) {
     return s.error();  // the destructor stops what started
   }

@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ struct InstanceOptions {
   int agents = 0;         // kServer: `gpufleet agent` processes to start (0: the server alone)
   std::string db;         // --db ("" = SQLite in the data dir; "postgresql://...")
   std::chrono::seconds ready_timeout{60};
+  // Run on the (empty) data dir before gpufleet starts: writes history into its store, as a
+  // cluster that has been running for a while has. Unset: none.
+  std::function<Status(const std::filesystem::path& data_dir)> seed;
 };
 
 class GpufleetInstance {

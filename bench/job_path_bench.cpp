@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "api/api_client.h"
+#include "store/sqlite/sqlite_store.h"
 
 #include "bench_support.h"
 #include "gpufleet_instance.h"
@@ -63,6 +64,10 @@ struct Options {
   int pending = 2000;      // pending jobs for the listing
   int latency_jobs = 20;
   int list_reps = 10;
+  // GPUs of last month's per-minute history written into the store before the listing's
+  // instance starts, so that the report the listing runs beside reads a large month (12 GPUs:
+  // 518,400 rows, ~50 MB of SQLite); 0: none (the report reads the run's own few minutes).
+  int history_gpus = 12;
   bool makespan_only = false;  // --only makespan: skip submissions, listing and latency
 
   int Nodes() const { return cluster ? kClusterNodes : 1; }
@@ -118,7 +123,67 @@ struct Run {
   int instances = 0;         // started so far: each PostgreSQL one gets a fresh schema
 };
 
-Result<std::unique_ptr<GpufleetInstance>> StartInstance(Run& run) {
+// Last month in UTC: its name as GET /api/v1/report?period= takes it ("2026-11"), its first
+// minute and its length in days.
+struct Month {
+  std::string name;
+  Time start;
+  int days = 0;
+};
+Month LastMonth() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::tm first{};
+  first.tm_year = utc.tm_mon == 0 ? utc.tm_year - 1 : utc.tm_year;
+  first.tm_mon = utc.tm_mon == 0 ? 11 : utc.tm_mon - 1;
+  first.tm_mday = 1;
+  std::tm next = first;
+  next.tm_mon += 1;
+  const std::time_t start = timegm(&first);
+  const std::time_t end = timegm(&next);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m", &first);
+  return Month{.name = buf,
+               .start = FromUnixMillis(static_cast<std::int64_t>(start) * 1000),
+               .days = static_cast<int>((end - start) / 86'400)};
+}
+
+// Writes `gpus` GPUs' per-minute records of last month into the SQLite store of `data_dir`
+// (its state.db, which gpufleet then opens): busy by four users of two teams in turn, so that
+// the report has teams, users, GPUs and days to sum. One commit per day.
+Status SeedReportHistory(const std::filesystem::path& data_dir, int gpus) {
+  const Month month = LastMonth();
+  Progress("writing " + std::to_string(gpus) + " GPUs of per-minute history for " + month.name);
+  GF_ASSIGN_OR_RETURN(auto store, OpenSqliteStore(data_dir / "state.db"));
+  for (int d = 0; d < month.days; ++d) {
+    StoreBatch batch;
+    batch.gpu_minutes.reserve(static_cast<std::size_t>(gpus) * 1440);
+    for (int m = 0; m < 1440; ++m) {
+      for (int g = 0; g < gpus; ++g) {
+        const int user = (g + d) % 4;
+        batch.gpu_minutes.push_back(
+            GpuMinute{.node = NodeId("history-" + std::to_string(g / 8)),
+                      .uuid = GpuUuid("GPU-history-" + std::to_string(g)),
+                      .minute = month.start + std::chrono::hours(24 * d) + std::chrono::minutes(m),
+                      .job = JobId(1'000'000 + d * 100 + g),
+                      .user = "user" + std::to_string(user),
+                      .team = user < 2 ? "vision" : "nlp",
+                      .samples = 60,
+                      .util_mean_pct = (m * 7 + g * 13) % 100,
+                      .util_max_pct = 100,
+                      .memory_used_max_mib = 40'000,
+                      .power_mean_w = 350,
+                      .energy_mj = 21'000'000,
+                      .health = GpuHealth::kOk});
+      }
+    }
+    GF_TRY(store->Commit(batch));
+  }
+  return OkStatus();
+}
+
+Result<std::unique_ptr<GpufleetInstance>> StartInstance(Run& run, bool with_history = false) {
   const Options& options = run.options;
   InstanceOptions io;
   io.gpufleet = options.gpufleet;
@@ -128,6 +193,11 @@ Result<std::unique_ptr<GpufleetInstance>> StartInstance(Run& run) {
   io.expected_gpus = options.GpusPerNode();
   if (!run.postgres_url.empty()) {
     io.db = run.postgres_url + "?schema=gf_bench_" + std::to_string(++run.instances);
+  } else if (with_history && options.history_gpus > 0) {
+    const int gpus = options.history_gpus;
+    io.seed = [gpus](const std::filesystem::path& data) {
+      return SeedReportHistory(data, gpus);
+    };
   }
   return GpufleetInstance::Start(io);
 }
@@ -362,18 +432,8 @@ Status MeasureListing(const Options& options,
   return OkStatus();
 }
 
-// This month in UTC, as GET /api/v1/report?period= takes it ("2026-12").
-std::string ThisMonth() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m", &utc);
-  return buf;
-}
-
-// The listing again, while a second client computes this month's report back to back (every
-// submission, event and job of the run so far is in it).
+// The listing again, while a second client computes last month's report back to back (the
+// seeded history: Options::history_gpus).
 Status MeasureListingDuringReports(const Options& options,
                                    GpufleetInstance& gf,
                                    std::vector<Row>* rows,
@@ -385,7 +445,7 @@ Status MeasureListingDuringReports(const Options& options,
   Status report_status = OkStatus();
   std::thread reporter([&] {
     ApiClient client(gf.socket());
-    const std::string target = "/api/v1/report?period=" + ThisMonth();
+    const std::string target = "/api/v1/report?period=" + LastMonth().name;
     while (!stop.load()) {
       const auto t0 = SteadyClock::now();
       Result<HttpResponse> resp = client.Call("GET", target);
@@ -424,11 +484,12 @@ Status MeasureListingDuringReports(const Options& options,
        .slurm_default = "—",
        .slurm_tuned = "—",
        .vs_slurm = "—",
-       .note = Fmt("median of %.0f, while another client computed %.0f reports of "
-                   "this month back to back (median %.0f ms each)",
+       .note = Fmt("median of %.0f, while another client computed %.0f reports of last "
+                   "month back to back (median %.0f ms each; ",
                    static_cast<double>(a.count),
                    static_cast<double>(r.count),
-                   r.median)});
+                   r.median) +
+               std::to_string(options.history_gpus) + " GPUs of per-minute history)"});
   details->push_back(Fmt("listing during reports: min %.1f ms, max %.1f ms; ", a.min, a.max) +
                      Fmt("report min %.0f ms, max %.0f ms", r.min, r.max));
   return OkStatus();
@@ -699,7 +760,8 @@ Status RunAll(Run& run, std::vector<Row>* rows, std::vector<std::string>* detail
     return gf->Stop();
   }
   for (const int clients : options.clients) {
-    GF_ASSIGN_OR_RETURN(auto gf, StartInstance(run));
+    // The instance of the listing's measures has last month's history (SQLite only).
+    GF_ASSIGN_OR_RETURN(auto gf, StartInstance(run, clients == kClients));
     GF_TRY(MeasureSubmit(options, clients, *gf, rows, details));
     if (clients == kClients) {
       GF_TRY(MeasureListing(options, *gf, rows, details));
@@ -752,6 +814,12 @@ int Main(int argc, char** argv) {
                       ->check(CLI::Range(1, 100000));
   auto* latency = app.add_option("--latency-jobs", options.latency_jobs, "latency samples")
                       ->check(CLI::Range(1, 10000));
+  auto* history = app.add_option("--history-gpus",
+                                 options.history_gpus,
+                                 "GPUs of last month's per-minute history the report beside the "
+                                 "listing reads (SQLite; 0: none)")
+                      ->check(CLI::Range(0, 1000))
+                      ->capture_default_str();
   std::string only;
   app.add_option("--only", only, "run one measurement alone: makespan")
       ->check(CLI::IsMember({"makespan"}));
@@ -769,6 +837,7 @@ int Main(int argc, char** argv) {
     small(submits, options.submit_jobs, 100);
     small(pending, options.pending, 200);
     small(latency, options.latency_jobs, 5);
+    small(history, options.history_gpus, 1);
     options.list_reps = 5;
   }
   if (access(options.gpufleet.c_str(), X_OK) != 0) {
