@@ -36,6 +36,7 @@ gf::sim::SimOptions OptionsFor(const Case& c) {
   if (c.fifo) {
     options.policy.backfill.enabled = false;
     options.policy.preemption.enabled = false;
+    options.policy.prediction.enabled = false;  // submit order: no job's place moves
     options.fair_share = false;
   }
   options.full_passes_only = c.full_passes_only;

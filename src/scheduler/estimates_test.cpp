@@ -72,10 +72,10 @@ TEST(EstimatesTest, APlaceMovesBackByPredictedGpuTimeCappedAtMaxDelay) {
   job.request.gpus = 2;
   EXPECT_EQ(PlaceMs(job, policy), kNow);
   job.estimate = RunEstimate{.expected = Millis(minutes(10)), .high = Millis(minutes(20))};
-  EXPECT_EQ(PlaceMs(job, policy), kNow + 20 * 60'000);  // 10 min x 2 GPUs
+  EXPECT_EQ(PlaceMs(job, policy), kNow + std::int64_t{20} * 60'000);  // 10 min x 2 GPUs
   job.request.gpus = 0;
   job.request.gpu_milli = 250;  // a quarter of a GPU counts as one: never as no work
-  EXPECT_EQ(PlaceMs(job, policy), kNow + 10 * 60'000);
+  EXPECT_EQ(PlaceMs(job, policy), kNow + std::int64_t{10} * 60'000);
   job.request.gpu_milli = 0;
   job.request.gpus = 16;
   EXPECT_EQ(PlaceMs(job, policy), kNow + 3'600'000);  // 160 GPU-min, capped at 1 h

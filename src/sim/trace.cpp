@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <unordered_map>
 
 #include "sim/csv.h"
@@ -70,7 +71,7 @@ Result<TraceJob> ParseRow(const CsvTable& table, bool has_user_team) {
   }
   job.submit = ToMillis(submit);
   job.duration = ToMillis(duration);
-  const long milli = std::lround(gpus * 1000);
+  const std::int64_t milli = std::llround(gpus * 1000);
   if (gpus > 0 && gpus < 1 && milli < 1000) {
     // A share of one GPU (issue #7), to the milli-GPU, at least 1: 0.46 is 460 (0.9996 and
     // up round to a whole GPU).

@@ -122,10 +122,10 @@ TEST(FairShareOrderTest, PredictedGpuTimeMovesAJobsPlaceBackUpToMaxDelay) {
   PolicyConfig policy;
   policy.prediction.max_delay = std::chrono::hours(1);
   const Queue queue{{
-      Estimated(1, 0, 2 * 3600, 1),  // 2 h on 1 GPU: place 0 + 1 h (capped)
-      Estimated(2, 600, 300, 1),     // 5 min on 1 GPU: place 10 + 5 = 15 min
-      Estimated(3, 900, 300, 4),     // 5 min on 4 GPUs: 20 GPU-min, place 15 + 20 = 35 min
-      Estimated(4, 7200, 60, 1),     // submitted 2 h in: behind job 1 although shorter
+      Estimated(1, 0, 7200, 1),   // 2 h on 1 GPU: place 0 + 1 h (capped)
+      Estimated(2, 600, 300, 1),  // 5 min on 1 GPU: place 10 + 5 = 15 min
+      Estimated(3, 900, 300, 4),  // 5 min on 4 GPUs: 20 GPU-min, place 15 + 20 = 35 min
+      Estimated(4, 7200, 60, 1),  // submitted 2 h in: behind job 1 although shorter
       Job(5, "", "", PriorityClass::kNormal, 1800),  // no estimate: place = submit, 30 min
   }};
   EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, policy), (std::vector<std::int64_t>{2, 5, 3, 1, 4}));
@@ -140,7 +140,7 @@ TEST(FairShareOrderTest, EstimatesOrderWithinAGroupNeverAcrossClassesOrShares) {
   PolicyConfig policy;
   QueuedJob low_short = Estimated(1, 0, 10, 1);
   low_short.priority = PriorityClass::kLow;
-  QueuedJob normal_long = Estimated(2, 0, 20 * 3600, 8);
+  QueuedJob normal_long = Estimated(2, 0, 72'000, 8);  // 20 h
   const Queue queue{{low_short, normal_long}};
   EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, policy), (std::vector<std::int64_t>{2, 1}));
 }
@@ -154,7 +154,8 @@ TEST(FairShareOrderTest, NoJobIsPassedByOneSubmittedMoreThanMaxDelayAfterIt) {
     policy.prediction.max_delay = std::chrono::seconds(random() % 7200);
     Queue queue;
     for (int id = 1; id <= 40; ++id) {
-      QueuedJob job = Job(id, "", "", PriorityClass::kNormal, random() % 20'000);
+      QueuedJob job =
+          Job(id, "", "", PriorityClass::kNormal, static_cast<std::int64_t>(random() % 20'000));
       job.request.gpus = static_cast<int>(random() % 9);
       if (random() % 4 != 0) {
         const auto expected = Millis(static_cast<std::int64_t>(random() % 100'000'000));

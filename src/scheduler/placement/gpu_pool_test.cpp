@@ -176,8 +176,8 @@ TEST(GpuPoolTest, AdvancedToALaterNowThePoolIsAsBuiltThen) {
   const std::int64_t later = kNow + 3'600'000;
   pool.AdvanceTo(cluster, FromUnixMillis(later));
   ExpectSameAsBuilt(pool, cluster, later);
-  EXPECT_EQ(pool.Gpus()[0].available_at, later);                 // job 1's, past its limit
-  EXPECT_EQ(pool.Gpus()[1].available_at, kNow + 3 * 3'600'000);  // job 2's end
+  EXPECT_EQ(pool.Gpus()[0].available_at, later);  // job 1's, past its limit
+  EXPECT_EQ(pool.Gpus()[1].available_at, kNow + std::int64_t{3} * 3'600'000);  // job 2's end
   pool.AdvanceTo(cluster, FromUnixMillis(later));  // the same now again: nothing changes
   ExpectSameAsBuilt(pool, cluster, later);
 }
