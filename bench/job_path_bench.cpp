@@ -170,7 +170,7 @@ Status SeedReportHistory(const std::filesystem::path& data_dir, int gpus) {
                       .user = "user" + std::to_string(user),
                       .team = user < 2 ? "vision" : "nlp",
                       .samples = 60,
-                      .util_mean_pct = (m * 7 + g * 13) % 100,
+                      .util_mean_pct = static_cast<double>((m * 7 + g * 13) % 100),
                       .util_max_pct = 100,
                       .memory_used_max_mib = 40'000,
                       .power_mean_w = 350,
