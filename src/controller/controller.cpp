@@ -17,8 +17,9 @@ namespace gf {
 namespace {
 
 constexpr int kMaxLoadedJobs = 1'000'000;
-// The finished jobs the run-time predictor learns from at start: the newest, enough for every
-// active user's recent runs; older runs weigh little in its weighted means anyway.
+// The jobs the run-time predictor reads at start to learn from the runs that ended among them:
+// the newest, enough for every active user's recent runs; older runs weigh little in its
+// weighted means anyway.
 constexpr int kPredictorHistoryJobs = 50'000;
 
 double Seconds(Time from, Time to) {
