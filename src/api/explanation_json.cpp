@@ -78,6 +78,7 @@ json PriorityFactorsToJson(const std::optional<PriorityFactors>& p) {
            {"users_waiting", p->users_waiting},
            {"waited_s", p->waited.count() / 1000}};
   PutTime(out, "submit_time", p->submit_time);
+  PutTime(out, "place", p->place);
   return out;
 }
 

@@ -196,6 +196,9 @@ void PrintPriority(const json& e, std::ostream& out) {
        "submitted",
        JsonText(p, "submit_time") + " (waited " +
            FormatDuration(std::chrono::seconds(Get<std::int64_t>(p, "waited_s", 0))) + ")");
+  if (!p.value("place", json()).is_null()) {
+    Line(out, "place", JsonText(p, "place") + " (submitted + predicted GPU-time; compared last)");
+  }
 }
 
 // ---- Quota ----

@@ -154,7 +154,13 @@ TEST(ExplainViewTest, PredictedRunIsShownWithItsBasis) {
                                .explanation =
                                    "median of alice's 12 runs of python3 train.py "
                                    "with 4 GPUs"};
+  ASSERT_TRUE(e.priority.has_value());
+  e.priority->place = At(3900);  // submitted 25 min ago, 1.5 h predicted: 65 min from now
   const std::string out = Render(e);
+  EXPECT_NE(out.find("  place           2027-01-15T09:05:00.000Z (submitted + predicted GPU-time; "
+                     "compared last)\n"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("  predicted run   1h30m (high 2h30m): median of alice's 12 runs of "
                      "python3 train.py with 4 GPUs\n"),
             std::string::npos)

@@ -348,6 +348,9 @@ TEST_F(ControllerTest, APredictedShortJobGoesBeforeALongerOneSubmittedFirst) {
   ASSERT_TRUE(explained->prediction.has_value());
   EXPECT_EQ(explained->prediction->expected, Millis(std::chrono::hours(2)));
   EXPECT_EQ(explained->position, 2);  // behind quick
+  // Its place: submitted, moved back by 2 hours on 4 GPUs (8 GPU-hours).
+  ASSERT_TRUE(explained->priority.has_value() && explained->priority->place.has_value());
+  EXPECT_EQ(*explained->priority->place, slow->submit_time + std::chrono::hours(8));
 
   // A restart learns the same from the store: the pending jobs are estimated again.
   Boot({blocker->id});

@@ -60,6 +60,10 @@ struct PriorityFactors {
   int users_waiting = 0;  // in its team
   Time submit_time{};
   Millis waited{0};  // now - submit time
+  // What the order compares last: the submit time moved back by the job's predicted GPU-time
+  // (scheduler/estimates.h PlaceMs); nullopt when that is the submit time itself (no estimate,
+  // or the policy does not order by estimates).
+  std::optional<Time> place{};
 };
 
 // The class and team rules for this job as the pass checks them when its turn comes.

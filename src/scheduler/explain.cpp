@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/duration.h"
+#include "scheduler/estimates.h"
 #include "scheduler/ordering/baseline.h"
 #include "scheduler/ordering/fair_share.h"
 #include "scheduler/pass_probe.h"
@@ -253,6 +254,7 @@ class PendingExplainer {
     for (const std::string& name : users) {
       user_shares.push_back(UserStandingOf(name, cluster_, policy_).share);
     }
+    const Time place = FromUnixMillis(PlaceMs(job, policy_));
     return PriorityFactors{
         .priority = cls.name,
         .class_rank = cls.rank,
@@ -271,7 +273,8 @@ class PendingExplainer {
         .user_rank = RankAmong(user.share, user_shares),
         .users_waiting = static_cast<int>(users.size()),
         .submit_time = job.submit_time,
-        .waited = std::max(Millis(0), now_ - job.submit_time)};
+        .waited = std::max(Millis(0), now_ - job.submit_time),
+        .place = place == job.submit_time ? std::nullopt : std::optional<Time>(place)};
   }
 
   QuotaExplanation Quota(const QueuedJob& job,
