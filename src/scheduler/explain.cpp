@@ -392,15 +392,15 @@ class PendingExplainer {
       hold.kind = "claimed";
       hold.job = Waiter(view, gpu.first_waiter);
     } else if (!gpu.free && gpu.holder >= 0) {
-      // Its holder's own expected end (the pool's available_at moves on to the end of a
-      // reservation made after it).
+      // Its holder's own planned end, as the pass plans it (PlannedEndMs: its limit, or its
+      // estimate; the pool's available_at moves on to the end of a reservation made after it).
       const RunningJob& holder = cluster_.running[static_cast<std::size_t>(gpu.holder)];
       hold.kind = "running";
       hold.job = holder.id;
-      hold.until = holder.stopping ? std::optional<Time>(now_)
-                   : holder.time_limit.has_value()
-                       ? std::optional<Time>(holder.start_time + *holder.time_limit)
-                       : std::nullopt;
+      const std::int64_t holder_end =
+          PlannedEndMs(holder, ToUnixMillis(now_), UsesEstimates(policy_));
+      hold.until =
+          holder_end == kNever ? std::nullopt : std::optional<Time>(FromUnixMillis(holder_end));
     } else if (!gpu.free) {
       hold.job = StartedOn(gpu.uuid);
       hold.kind = hold.job.has_value() ? "started" : "allocated";
