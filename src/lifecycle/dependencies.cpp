@@ -15,7 +15,11 @@ bool Satisfies(DependencyKind kind, const JobOutcome& outcome) {
 }
 
 std::string BrokenCause(JobId job, const JobOutcome& outcome) {
-  const std::string subject = "dependency job " + std::to_string(job.value());
+  return BrokenCause("job " + std::to_string(job.value()), outcome);
+}
+
+std::string BrokenCause(const std::string& name, const JobOutcome& outcome) {
+  const std::string subject = "dependency " + name;
   switch (outcome.state) {
     case JobState::kCancelled:
       return subject + " was cancelled";
@@ -31,10 +35,14 @@ std::string BrokenCause(JobId job, const JobOutcome& outcome) {
 }
 
 PendingReason WaitingReason(const Dependency& dependency) {
+  return WaitingReason(dependency.kind, "job " + std::to_string(dependency.job.value()));
+}
+
+PendingReason WaitingReason(DependencyKind kind, const std::string& name) {
   return PendingReason::Of(
       PendingCode::kDependency,
-      "waiting for job " + std::to_string(dependency.job.value()) +
-          (dependency.kind == DependencyKind::kOk ? " to complete successfully" : " to end"));
+      "waiting for " + name +
+          (kind == DependencyKind::kOk ? " to complete successfully" : " to end"));
 }
 
 Status ValidateDependencies(const std::vector<Dependency>& after) {
@@ -113,7 +121,9 @@ void DependencyGraph::Resolve(JobId target,
     }
     if (!Satisfies(on_target->kind, outcome)) {
       unmet_.erase(it);
-      broken.push_back(Broken{.job = waiter, .cause = BrokenCause(target, outcome)});
+      broken.push_back(Broken{.job = waiter,
+                              .cause = name_of_ ? BrokenCause(name_of_(target), outcome)
+                                                : BrokenCause(target, outcome)});
       continue;
     }
     deps.erase(on_target);

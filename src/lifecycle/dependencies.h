@@ -9,9 +9,11 @@
 // only (not thread-safe).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ids.h"
@@ -34,12 +36,18 @@ struct JobOutcome {
 bool Satisfies(DependencyKind kind, const JobOutcome& outcome);
 
 // Why a job is cancelled when its :ok dependency on `job` broke: "dependency job 12 failed
-// (exit 1)", "dependency job 12 was cancelled", "dependency job 12 timed out".
-std::string BrokenCause(JobId job, const JobOutcome& outcome);
+// (exit 1)", "dependency job 12 was cancelled", "dependency job 12 timed out". `name` is how
+// the job is called ("job 12"; the simulator's "job 'j12'", by its trace id).
+std::string BrokenCause(const std::string& name, const JobOutcome& outcome);
+std::string BrokenCause(JobId job, const JobOutcome& outcome);  // named "job 12"
+
+// How a DependencyGraph names a job in the causes it gives.
+using JobNamer = std::function<std::string(JobId)>;
 
 // The pending reason of a job that waits for `dependency`: "waiting for job 12 to end",
 // "waiting for job 12 to complete successfully".
 PendingReason WaitingReason(const Dependency& dependency);
+PendingReason WaitingReason(DependencyKind kind, const std::string& name);  // of "job 'j12'"
 
 // Checks a submitted `after` list on its own: at most kMaxDependencies, no job twice.
 // Errors: kInvalidArgument naming the field `after` and the fix.
@@ -53,6 +61,10 @@ class DependencyGraph {
     std::string cause;
     bool operator==(const Broken&) const = default;
   };
+
+  DependencyGraph() = default;
+  // Causes name jobs by `name_of` rather than "job 12".
+  explicit DependencyGraph(JobNamer name_of) : name_of_(std::move(name_of)) {}
 
   // `job` waits for every dependency of `unmet` (those whose jobs have not ended). A job
   // added with an empty list does not wait. Adding a job again replaces its list.
@@ -78,6 +90,7 @@ class DependencyGraph {
   // Resolves the dependencies on `target`; appends newly broken waiters to `broken`.
   void Resolve(JobId target, const JobOutcome& outcome, std::vector<Broken>& broken);
 
+  JobNamer name_of_;                                // empty: "job 12"
   std::map<JobId, std::vector<Dependency>> unmet_;  // waiting job → what it still waits for
   // Target → the jobs that waited for it when they were added. May name jobs that no longer
   // wait (cancelled meanwhile): Resolve skips them.

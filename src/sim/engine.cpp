@@ -92,6 +92,14 @@ SimResult Engine::Run() {
   for (const Live& live : live_) {
     placeable_.push_back(live.queued.request.gpus == 0 || placeable(live.queued.request.gpu_milli));
   }
+  for (std::size_t t = 0; t < trace_.size(); ++t) {
+    if (!trace_[t].after.empty()) {  // some job waits for another: dependencies name jobs by id
+      for (std::size_t u = 0; u < trace_.size(); ++u) {
+        index_of_id_.emplace(trace_[u].id, u);
+      }
+      break;
+    }
+  }
   std::size_t next_arrival = 0;
   std::size_t next_failure = 0;
   // Failures and repairs matter only while a job is queued or running.
@@ -166,9 +174,24 @@ void Engine::Arrive(std::size_t t) {
     result_.jobs[t].reason = *memo->second;
     return;
   }
+  Result<std::vector<Dependency>> unmet = UnmetDependencies(t);
+  if (!unmet.ok()) {
+    result_.jobs[t].fate = JobFate::kRejected;
+    result_.jobs[t].reason = unmet.error().message;
+    return;
+  }
+  unfinished_ += static_cast<std::size_t>(head.members);
+  arrivals_ = true;
+  if (!unmet->empty()) {
+    // Held back until they are met (the controller's admission); the controller's full pass
+    // on such an arrival, though it decides nothing new.
+    dependencies_.Wait(DependencyId(t), *unmet);
+    held_.insert(t);
+    planner_.NeedFull();
+    return;
+  }
   for (std::size_t i = first; i < first + static_cast<std::size_t>(head.members); ++i) {
     queue_.pending.push_back(live_[i].queued);  // arrivals come in id order: stays sorted
-    ++unfinished_;
     if (head.members == 1) {
       planner_.Arrival(live_[i].queued.id);
     }
@@ -176,7 +199,76 @@ void Engine::Arrive(std::size_t t) {
   if (head.members > 1) {
     planner_.NeedFull();  // a gang's members are decided together (the controller's NoteArrival)
   }
-  arrivals_ = true;
+}
+
+// Trace job t's dependencies at its arrival, judged as the controller judges a submission's
+// `after` (controller/dependency_book.h): those whose jobs have not ended, which it waits for.
+// Errors: a job that ended without meeting one, or was rejected (the controller refuses such a
+// submission; the message is the rejected job's reason).
+Result<std::vector<Dependency>> Engine::UnmetDependencies(std::size_t t) const {
+  std::vector<Dependency> unmet;
+  for (const TraceDependency& after : trace_[t].after) {
+    const std::size_t target = index_of_id_.at(after.job);
+    if (result_.jobs[target].fate == JobFate::kRejected) {
+      return InvalidArgument("after: job '" + after.job + "' was rejected");
+    }
+    const std::optional<gf::JobOutcome> ended = EndOf(target);
+    if (!ended) {
+      unmet.push_back(Dependency{.job = DependencyId(target), .kind = after.kind});
+    } else if (!Satisfies(after.kind, *ended)) {
+      return InvalidArgument("after: " + BrokenCause(NameOf(DependencyId(target)), *ended) +
+                             " before this job was submitted");
+    }
+  }
+  return unmet;
+}
+
+// How trace job t ended, as a dependency on it sees it; nullopt while it has not.
+std::optional<gf::JobOutcome> Engine::EndOf(std::size_t t) const {
+  switch (result_.jobs[t].fate) {
+    case JobFate::kCompleted:
+      return gf::JobOutcome{.state = JobState::kCompleted, .exit_code = 0};
+    case JobFate::kTimeout:
+      return gf::JobOutcome{.state = JobState::kTimeout, .exit_code = std::nullopt};
+    case JobFate::kCancelled:
+      return gf::JobOutcome{.state = JobState::kCancelled, .exit_code = std::nullopt};
+    default:
+      return std::nullopt;
+  }
+}
+
+// Trace job t ended: the jobs held for it are cancelled where a dependency broke (and down the
+// chain), and queued where every dependency is now met, keeping their submit time and so their
+// place, with a full pass, as the controller does (DependencyBook::OnEnded).
+void Engine::ResolveDependents(std::size_t t) {
+  if (held_.empty()) {
+    return;
+  }
+  for (const DependencyGraph::Broken& broken : dependencies_.OnEnded(DependencyId(t), *EndOf(t))) {
+    const Live& head = live_[IndexOf(broken.job)];
+    held_.erase(head.job);
+    result_.jobs[head.job].fate = JobFate::kCancelled;
+    result_.jobs[head.job].reason = broken.cause;
+    unfinished_ -= static_cast<std::size_t>(head.members);
+  }
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (dependencies_.Waiting(DependencyId(*it))) {
+      ++it;
+      continue;
+    }
+    const std::size_t first = first_of_[*it];
+    for (std::size_t i = first; i < first + static_cast<std::size_t>(live_[first].members); ++i) {
+      const QueuedJob& queued = live_[i].queued;
+      queue_.pending.insert(
+          std::lower_bound(queue_.pending.begin(),
+                           queue_.pending.end(),
+                           queued.id,
+                           [](const QueuedJob& q, JobId id) { return q.id < id; }),
+          queued);
+    }
+    planner_.NeedFull();
+    it = held_.erase(it);
+  }
 }
 
 // The scheduling of one instant, by the lifecycle's pass rule (lifecycle/pass_planner.h), as
@@ -339,6 +431,11 @@ void Engine::ScheduleWake(Millis now) {
 // Jobs still waiting once nothing else can happen (a class rule that never lets them in, for
 // example): the reason of one last pass says why.
 void Engine::CollectNeverStarted() {
+  for (const std::size_t t : held_) {
+    const Dependency unmet = *dependencies_.FirstUnmet(DependencyId(t));
+    result_.jobs[t].fate = JobFate::kNeverStarted;
+    result_.jobs[t].reason = WaitingReason(unmet.kind, NameOf(unmet.job)).text;
+  }
   if (queue_.pending.empty()) {
     return;
   }
@@ -370,6 +467,8 @@ std::string_view ToString(JobFate fate) {
       return "rejected";
     case JobFate::kNeverStarted:
       return "never-started";
+    case JobFate::kCancelled:
+      return "cancelled";
     case JobFate::kRunning:
       return "running";
   }

@@ -110,9 +110,10 @@ enum class JobFate {
   kTimeout,       // stopped by its time limit
   kRejected,      // no node could ever run it (the reason says why)
   kNeverStarted,  // still waiting when nothing else could happen (the reason says why)
+  kCancelled,     // a dependency of it broke (TraceJob::after ID:ok on a job that timed out)
   kRunning,       // still running at the end (no_departures: nothing ends)
 };
-// "completed", "timeout", "rejected", "never-started", "running"
+// "completed", "timeout", "rejected", "never-started", "cancelled", "running"
 std::string_view ToString(JobFate fate);
 
 struct JobOutcome {

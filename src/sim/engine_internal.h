@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "lifecycle/dependencies.h"
 #include "lifecycle/gang_rules.h"
 #include "lifecycle/pass_planner.h"
 #include "lifecycle/wakeups.h"
@@ -105,6 +106,7 @@ class Engine {
          const SimOptions& options)
       : trace_(trace),
         options_(options),
+        dependencies_([this](JobId id) { return NameOf(id); }),
         team_usage_(options.policy.fair_share.half_life),
         user_usage_(options.policy.fair_share.half_life),
         scheduler_(IncrementalOptions{.reuse_within = options.passes.arrival_reuse}),
@@ -135,6 +137,12 @@ class Engine {
  private:
   std::size_t IndexOf(JobId id) const { return static_cast<std::size_t>(id.value() - 1); }
   void Arrive(std::size_t i);
+  Result<std::vector<Dependency>> UnmetDependencies(std::size_t t) const;
+  std::optional<gf::JobOutcome> EndOf(std::size_t t) const;
+  void ResolveDependents(std::size_t t);
+  JobId DependencyId(std::size_t t) const { return live_[first_of_[t]].queued.id; }
+  // "job 'j12'": a trace job, named by its trace id, from any of its scheduler jobs' ids.
+  std::string NameOf(JobId id) const { return "job '" + trace_[live_[IndexOf(id)].job].id + "'"; }
   void Pass(Millis now);
   bool KeepsScheduler() const { return keeps_scheduler_; }
   Decisions FullPass(Millis now);
@@ -168,6 +176,14 @@ class Engine {
   std::unordered_map<std::string, std::size_t> node_index_;
   std::vector<Live> live_;             // by scheduler job (IndexOf): a gang's members each
   std::vector<std::size_t> first_of_;  // by trace job: its first scheduler job's index
+  std::unordered_map<std::string, std::size_t> index_of_id_;  // trace id → trace job
+  // The trace's dependencies (TraceJob::after), by the controller's rules (lifecycle/
+  // dependencies.h): a trace job is known to the graph by its first scheduler job's id
+  // (DependencyId). A job that waits for one is held out of the queue, as the controller's
+  // admission holds it back from its passes (lifecycle/admission.h), until its dependencies are
+  // met, or is cancelled when one breaks.
+  DependencyGraph dependencies_;
+  std::set<std::size_t> held_;  // trace jobs that wait for a dependency
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
   // By request (GPU count, nodes, share, node labels): why no node could ever run it, or nullopt.

@@ -102,6 +102,7 @@ void Engine::Finish(const Event& event) {
   live.remaining = Millis(0);
   if (event.job == live.first) {  // a gang's members end together: one run of the trace job
     Learn(live.job, event.at - live.run_start - options_.launch_lag, event.timeout);
+    ResolveDependents(live.job);
   }
 }
 

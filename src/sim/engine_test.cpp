@@ -112,6 +112,73 @@ TEST(EngineTest, TimeLimitStopsARun) {
   EXPECT_EQ(Summarize(result).timeouts, 1);
 }
 
+TraceJob After(TraceJob job, std::vector<TraceDependency> after) {
+  job.after = std::move(after);
+  return job;
+}
+
+// Dependencies by the controller's rules: b waits for a to complete and c for a to end, both
+// held out of the queue meanwhile (d, submitted later, takes the free GPU first); a times out,
+// which breaks b's :ok (cancelled, and e, which waited for b to complete, with it) and meets
+// c's; f waits for d to complete and starts at its end.
+TEST(EngineTest, DependenciesHoldJobsUntilMetAndCancelThemWhenBroken) {
+  PolicyConfig policy;
+  for (PriorityClassPolicy& cls : policy.classes) {
+    cls.default_time_limit = seconds(100);
+  }
+  const SimResult result =
+      Simulated("1x2xV100",
+                {Job("a", 0, 1, 150),
+                 After(Job("b", 0, 1, 20), {{.job = "a", .kind = DependencyKind::kOk}}),
+                 After(Job("c", 0, 1, 30), {{.job = "a", .kind = DependencyKind::kAny}}),
+                 Job("d", 10, 1, 40),
+                 After(Job("e", 20, 1, 10), {{.job = "b", .kind = DependencyKind::kOk}}),
+                 After(Job("f", 20, 1, 10), {{.job = "d", .kind = DependencyKind::kOk}})},
+                SimOptions{.policy = policy});
+  EXPECT_EQ(Spans(result),
+            (std::vector<std::pair<double, double>>{
+                {0, 100}, {-1, -1}, {100, 130}, {10, 50}, {-1, -1}, {50, 60}}));
+  EXPECT_EQ(result.jobs[1].fate, JobFate::kCancelled);
+  EXPECT_EQ(result.jobs[1].reason, "dependency job 'a' timed out");
+  EXPECT_EQ(result.jobs[4].fate, JobFate::kCancelled);
+  EXPECT_EQ(result.jobs[4].reason, "dependency job 'b' was cancelled");
+  EXPECT_TRUE(result.jobs[1].runs.empty());
+  const Summary s = Summarize(result);
+  EXPECT_EQ(s.cancelled, 2);
+  EXPECT_EQ(s.finished, 4);
+  EXPECT_THAT(FormatSummary(s), HasSubstr("2 cancelled (a dependency broke)"));
+}
+
+// A job submitted after its :ok dependency failed is refused, as the controller refuses it; one
+// waiting for a job that never starts never starts either, and says what it waits for.
+TEST(EngineTest, ADependencyThatEndedBrokenRefusesTheJobAndOneNeverMetIsReported) {
+  PolicyConfig policy;
+  for (PriorityClassPolicy& cls : policy.classes) {
+    cls.default_time_limit = seconds(10);
+  }
+  const SimResult result =
+      Simulated("1x1xV100",
+                {Job("a", 0, 1, 50),
+                 After(Job("b", 20, 1, 5), {{.job = "a", .kind = DependencyKind::kOk}}),
+                 Job("big", 20, 4, 5),
+                 After(Job("c", 30, 1, 5), {{.job = "big", .kind = DependencyKind::kAny}})},
+                SimOptions{.policy = policy});
+  EXPECT_EQ(result.jobs[1].fate, JobFate::kRejected);
+  EXPECT_EQ(result.jobs[1].reason,
+            "after: dependency job 'a' timed out before this job was submitted");
+  EXPECT_EQ(result.jobs[2].fate, JobFate::kRejected);  // more GPUs than any node has
+  EXPECT_EQ(result.jobs[3].fate, JobFate::kRejected);
+  EXPECT_EQ(result.jobs[3].reason, "after: job 'big' was rejected");
+
+  const SimResult waiting =
+      Simulated("1x1xV100",
+                {Job("long", 0, 1, 1000),
+                 After(Job("w", 0, 1, 5), {{.job = "long", .kind = DependencyKind::kOk}})},
+                SimOptions{.policy = policy, .no_departures = true});
+  EXPECT_EQ(waiting.jobs[1].fate, JobFate::kNeverStarted);
+  EXPECT_EQ(waiting.jobs[1].reason, "waiting for job 'long' to complete successfully");
+}
+
 // Team a is guaranteed both GPUs; b's job runs on borrowed GPUs and is preempted once it has
 // run the minimum run time (10 minutes).
 PolicyConfig GuaranteeForA() {

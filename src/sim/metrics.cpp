@@ -269,6 +269,7 @@ nlohmann::json SummaryObject(const Summary& s) {
       {"timeouts", s.timeouts},
       {"rejected", s.rejected},
       {"never_started", s.never_started},
+      {"cancelled", s.cancelled},
       {"total_gpus", s.total_gpus},
       {"makespan_s", s.makespan_s},
       {"gpu_seconds", s.gpu_seconds},
@@ -373,6 +374,7 @@ Summary Summarize(const SimResult& result) {
   for (const JobOutcome& job : result.jobs) {
     s.rejected += job.fate == JobFate::kRejected ? 1 : 0;
     s.never_started += job.fate == JobFate::kNeverStarted ? 1 : 0;
+    s.cancelled += job.fate == JobFate::kCancelled ? 1 : 0;
     s.running += job.fate == JobFate::kRunning ? 1 : 0;
     s.never_started_multi_gpu +=
         job.fate == JobFate::kNeverStarted && job.gpu_milli == 0 && job.gpus > 1 ? 1 : 0;
@@ -456,11 +458,14 @@ std::vector<InflationRow> InflationRows(const SimResult& result) {
 
 std::string FormatSummary(const Summary& s) {
   std::string out;
-  out +=
-      Row("jobs",
-          std::to_string(s.jobs) + " (" + std::to_string(s.finished) + " finished, " +
-              std::to_string(s.timeouts) + " of them by time limit; " + std::to_string(s.rejected) +
-              " rejected, " + std::to_string(s.never_started) + " never started)");
+  out += Row(
+      "jobs",
+      std::to_string(s.jobs) + " (" + std::to_string(s.finished) + " finished, " +
+          std::to_string(s.timeouts) + " of them by time limit; " + std::to_string(s.rejected) +
+          " rejected, " + std::to_string(s.never_started) + " never started" +
+          (s.cancelled > 0 ? ", " + std::to_string(s.cancelled) + " cancelled (a dependency broke)"
+                           : std::string()) +
+          ")");
   out += Row("cluster GPUs", std::to_string(s.total_gpus));
   out +=
       Row("makespan", Fixed(s.makespan_s, 0) + " s (" + Fixed(s.makespan_s / 86400, 2) + " days)");

@@ -101,6 +101,7 @@ struct Summary {
   int timeouts = 0;  // among finished
   int rejected = 0;
   int never_started = 0;
+  int cancelled = 0;                // a dependency broke (TraceJob::after)
   int running = 0;                  // still running at the end (--no-departures)
   int never_started_multi_gpu = 0;  // of never_started: jobs of 2 whole GPUs or more
   int total_gpus = 0;

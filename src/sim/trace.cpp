@@ -17,6 +17,7 @@ constexpr std::size_t kDuration = 2;
 constexpr std::size_t kGpus = 3;
 constexpr std::size_t kUser = 4;
 constexpr std::size_t kTeam = 5;
+constexpr std::size_t kAfter = 6;
 constexpr std::size_t kModelName = 4;  // the Tiresias format's
 
 std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
@@ -26,7 +27,8 @@ std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
             {"duration_s"},
             {"num_gpus"},
             {"user", false},
-            {"queue_or_team", false}};
+            {"queue_or_team", false},
+            {"after", false}};
   }
   return {{"job_id"}, {"submit_time"}, {"duration"}, {"num_gpu"}, {"model_name", false}};
 }
@@ -89,6 +91,48 @@ Result<TraceJob> ParseRow(const CsvTable& table, bool has_user_team) {
   return job;
 }
 
+// Where an earlier row was: its line and its submit time.
+struct Earlier {
+  int line = 0;
+  Millis submit{0};
+};
+
+// The `after` field of `job`: `ID[:ok]` items separated by `;`, each naming a job of an earlier
+// row submitted no later (the controller refuses a dependency on a job that does not exist yet).
+Result<std::vector<TraceDependency>> ParseAfter(
+    const CsvTable& table,
+    const TraceJob& job,
+    const std::unordered_map<std::string, Earlier>& earlier) {
+  std::vector<TraceDependency> after;
+  std::string_view rest = table.Field(kAfter);
+  while (!rest.empty()) {
+    const std::size_t semicolon = rest.find(';');
+    std::string_view item = rest.substr(0, semicolon);
+    rest = semicolon == std::string_view::npos ? std::string_view{} : rest.substr(semicolon + 1);
+    const std::size_t colon = item.find(':');
+    const std::string_view kind =
+        colon == std::string_view::npos ? std::string_view("any") : item.substr(colon + 1);
+    TraceDependency dependency{.job = std::string(item.substr(0, colon)),
+                               .kind = kind == "ok" ? DependencyKind::kOk : DependencyKind::kAny};
+    if (dependency.job.empty() || (kind != "ok" && kind != "any")) {
+      return table.FieldError(
+          kAfter,
+          "'" + std::string(item) +
+              "' is not ID or ID:ok; list the ids of earlier jobs separated "
+              "by ';', with :ok to wait for a job to complete (e.g. j12:ok;j13)");
+    }
+    const auto it = earlier.find(dependency.job);
+    if (it == earlier.end() || it->second.submit > job.submit) {
+      return table.FieldError(kAfter,
+                              "job '" + dependency.job +
+                                  "' is not on an earlier row submitted no later than '" + job.id +
+                                  "'; a job can wait only for one submitted before it");
+    }
+    after.push_back(std::move(dependency));
+  }
+  return after;
+}
+
 }  // namespace
 
 std::string_view ToString(TraceFormat format) {
@@ -115,7 +159,7 @@ Result<Trace> ParseTrace(std::string_view text,
   }
   GF_ASSIGN_OR_RETURN(CsvTable table, CsvTable::Open(text, source, ColumnsOf(*format)));
   Trace trace;
-  std::unordered_map<std::string, int> line_of_id;
+  std::unordered_map<std::string, Earlier> earlier;  // by id
   while (true) {
     GF_ASSIGN_OR_RETURN(const std::optional<int> line, table.Next());
     if (!line) {
@@ -128,11 +172,15 @@ Result<Trace> ParseTrace(std::string_view text,
       }
     }
     GF_ASSIGN_OR_RETURN(TraceJob job, ParseRow(table, *format == TraceFormat::kNormalized));
-    const auto [it, inserted] = line_of_id.emplace(job.id, *line);
+    if (*format == TraceFormat::kNormalized) {
+      GF_ASSIGN_OR_RETURN(job.after, ParseAfter(table, job, earlier));
+    }
+    const auto [it, inserted] =
+        earlier.emplace(job.id, Earlier{.line = *line, .submit = job.submit});
     if (!inserted) {
       return table.FieldError(kId,
-                              "job id '" + job.id + "' repeats line " + std::to_string(it->second) +
-                                  "; ids must be unique");
+                              "job id '" + job.id + "' repeats line " +
+                                  std::to_string(it->second.line) + "; ids must be unique");
     }
     trace.jobs.push_back(std::move(job));
   }

@@ -7,7 +7,10 @@
 //   counted (kept, with a duration of 0, when ParseTrace is asked to: `--no-departures` runs
 //   need no duration). A `num_gpus` between 0 and 1 (the Alibaba sharing trace: 0.46) is a
 //   share of one GPU (issue #7): 460 milli-GPU, `--gpu-share 0.46`. Above 1, a fraction is
-//   rounded UP to whole GPUs (a share is of one GPU; no trace has such rows).
+//   rounded UP to whole GPUs (a share is of one GPU; no trace has such rows). An optional
+//   `after` column lists the job's dependencies as `gpufleet submit --after` takes them, on
+//   the trace's ids, separated by `;` (a comma separates columns): `j12:ok;j13` waits for j12
+//   to complete and for j13 to end. Each must name a job of an earlier row submitted no later.
 // - tiresias (the Tiresias simulator's job CSV): job_id,num_gpu,submit_time,iterations,
 //   model_name,duration,interval. job_id, num_gpu, submit_time, duration and model_name (the
 //   job's name, what the run-time predictor knows "the same job" by) are used; no team or
@@ -24,8 +27,17 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "model/job.h"
 
 namespace gf::sim {
+
+// One dependency of a trace job (`after`): the trace id of an earlier job, and whether that
+// job must complete (kOk) or only end (kAny), as `gpufleet submit --after ID[:ok]`.
+struct TraceDependency {
+  std::string job;
+  DependencyKind kind = DependencyKind::kAny;
+  bool operator==(const TraceDependency&) const = default;
+};
 
 struct TraceJob {
   std::string id;      // the trace's own job id, as written (shown in outputs)
@@ -36,6 +48,7 @@ struct TraceJob {
   std::string user{};  // "" = none
   std::string team{};  // "" = none
   std::string name{};  // the job's name (Tiresias' model_name); "" = none
+  std::vector<TraceDependency> after{};  // jobs it waits for (normalized `after`)
 };
 
 struct Trace {

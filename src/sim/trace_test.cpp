@@ -99,6 +99,30 @@ TEST(TraceTest, RowsWithUnknownDurationAreKeptWhenAsked) {
               HasSubstr("duration"));
 }
 
+TEST(TraceTest, ReadsDependenciesOnEarlierJobs) {
+  const std::string text =
+      "job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,after\n"
+      "a,0,10,1,,,\n"
+      "b,0,10,1,,,a:ok\n"
+      "c,5,10,1,,,a;b:ok\n";
+  auto trace = ParseTrace(text, "t.csv", std::nullopt);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  EXPECT_TRUE(trace->jobs[0].after.empty());
+  EXPECT_EQ(trace->jobs[1].after,
+            (std::vector<TraceDependency>{{.job = "a", .kind = DependencyKind::kOk}}));
+  EXPECT_EQ(trace->jobs[2].after,
+            (std::vector<TraceDependency>{{.job = "a", .kind = DependencyKind::kAny},
+                                          {.job = "b", .kind = DependencyKind::kOk}}));
+  const std::string header = "job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,after\n";
+  EXPECT_THAT(Error(header + "a,0,10,1,,,b\nb,0,10,1,,,\n"),
+              HasSubstr("t.csv:2: column 7 (after): job 'b' is not on an earlier row submitted no "
+                        "later than 'a'"));
+  EXPECT_THAT(Error(header + "a,9,10,1,,,\nb,0,10,1,,,a\n"),
+              HasSubstr("job 'a' is not on an earlier row submitted no later than 'b'"));
+  EXPECT_THAT(Error(header + "a,0,10,1,,,\nb,0,10,1,,,a:done\n"),
+              HasSubstr("'a:done' is not ID or ID:ok"));
+}
+
 TEST(TraceTest, MalformedRowsNameFileLineAndColumn) {
   const std::string h(kNormalizedHeader);
   EXPECT_EQ(Error(h + "a,1,2,1,,,\nb,1,abc,1,,,\n"),

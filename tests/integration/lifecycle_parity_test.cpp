@@ -212,11 +212,15 @@ class ControllerRun {
     spec.workdir = "/tmp";
     spec.request.gpus = job.gpus;
     spec.team = job.team;
+    for (const sim::TraceDependency& after : job.after) {
+      spec.after.push_back(Dependency{.job = id_of_.at(after.job), .kind = after.kind});
+    }
     const std::uint32_t uid = UidOf(job.user);
     uid_of_[job.user] = uid;
     auto submitted = controller_->Submit(TestCaller(uid, job.user), spec);
     ASSERT_TRUE(submitted.ok()) << submitted.error().ToString();
     ids_.push_back(submitted->id);
+    id_of_[job.id] = submitted->id;
     duration_[submitted->id] = job.duration;
   }
 
@@ -256,6 +260,9 @@ class ControllerRun {
           runs_[id].emplace_back(now, Millis(-1));
           ends_[id] = now + scenario_.launch_lag + duration_.at(id);
           Visit(visit, ends_[id]);
+          if (limit_) {  // the turn that finds its time limit reached, if it runs that long
+            Visit(visit, now + scenario_.launch_lag + *limit_);
+          }
           if (scenario_.launch_lag.count() == 0) {
             controller_->OnJobStarted(id, 4242, kOrigin + now);
           } else {
@@ -286,13 +293,18 @@ class ControllerRun {
   }
 
   const Scenario& scenario_;
+  // The time limit every job runs under (the default class's), if any.
+  std::optional<std::chrono::seconds> limit_ = EffectiveTimeLimit(
+      ClassPolicyFor(scenario_.policy, PriorityClass{scenario_.policy.default_class}),
+      std::nullopt);
   ManualClock clock_;
   Telemetry telemetry_;
   Caller root_ = TestCaller(0, "root");
   std::map<NodeId, std::unique_ptr<FakeAgent>> agents_;
   std::unique_ptr<Controller> controller_;
   std::map<std::string, std::uint32_t> uid_of_;
-  std::vector<JobId> ids_;  // in trace order
+  std::vector<JobId> ids_;              // in trace order
+  std::map<std::string, JobId> id_of_;  // by trace id
   std::map<JobId, Millis> duration_;
   std::map<JobId, NodeId> node_of_;
   std::map<JobId, Millis> ends_;      // running jobs: when their run ends
@@ -331,6 +343,29 @@ void ExpectSameTimeline(const Scenario& scenario, const std::vector<Runs>& expec
 
 Runs Span(int start_s, int end_s) {
   return {{seconds(start_s), seconds(end_s)}};
+}
+
+// Dependencies: b waits for a to complete and c for a to end, held back meanwhile, so d,
+// submitted later, takes the free GPU at once; f waits for d to complete and starts at its end.
+// a reaches its time limit at 100 s: that breaks b's :ok (b is cancelled, and e, which waited for
+// b to complete, with it) and meets c's, which starts at once.
+TEST(LifecycleParityTest, DependenciesHoldJobsUntilMetAndCancelThemWhenBroken) {
+  Scenario scenario;
+  scenario.nodes = {TestNode(2, "n1", "n1-")};
+  for (PriorityClassPolicy& cls : scenario.policy.classes) {
+    cls.default_time_limit = seconds(100);
+  }
+  const auto after = [](sim::TraceJob job, std::string on, DependencyKind kind) {
+    job.after = {sim::TraceDependency{.job = std::move(on), .kind = kind}};
+    return job;
+  };
+  scenario.jobs = {TraceJobOf("a", 0, 1, 150, "alice"),
+                   after(TraceJobOf("b", 0, 1, 20, "alice"), "a", DependencyKind::kOk),
+                   after(TraceJobOf("c", 0, 1, 30, "alice"), "a", DependencyKind::kAny),
+                   TraceJobOf("d", 10, 1, 40, "alice"),
+                   after(TraceJobOf("e", 20, 1, 10, "alice"), "b", DependencyKind::kOk),
+                   after(TraceJobOf("f", 20, 1, 10, "alice"), "d", DependencyKind::kOk)};
+  ExpectSameTimeline(scenario, {Span(0, 100), {}, Span(100, 130), Span(10, 50), {}, Span(50, 60)});
 }
 
 // Backfill after an end: x's end frees n2; h, the head, needs both of n1's GPUs (y holds them
