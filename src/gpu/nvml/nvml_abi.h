@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace gf::nvml {
 
@@ -400,5 +401,15 @@ using GpuInstanceGetComputeInstancesFn = Return (*)(GpuInstance,
 // nvmlComputeInstanceDestroy(compute instance): IN_USE while processes run on it.
 using ComputeInstanceDestroyFn = Return (*)(ComputeInstance);
 // NOLINTEND(google-runtime-int)
+
+// A C string out of a fixed buffer NVML filled: it always NUL-terminates on success, but the
+// end of a buffer is never trusted to a foreign library.
+inline std::string StringIn(const char* buffer, std::size_t size) {
+  std::size_t n = 0;
+  while (n < size && buffer[n] != '\0') {
+    ++n;
+  }
+  return std::string(buffer, n);
+}
 
 }  // namespace gf::nvml

@@ -13,14 +13,6 @@ namespace {
 constexpr std::int64_t kBytesPerMib = std::int64_t{1024} * 1024;
 constexpr std::string_view kNamePrefix = "MIG ";
 
-std::string FromBuffer(const char* buffer, std::size_t size) {
-  std::size_t n = 0;
-  while (n < size && buffer[n] != '\0') {
-    ++n;
-  }
-  return std::string(buffer, n);
-}
-
 std::string Context(int index) {
   return "GPU " + std::to_string(index);
 }
@@ -62,7 +54,7 @@ std::vector<NvmlMigProfile> ReadProfiles(const NvmlMigApi& api, nvml::Device dev
     if (api.gpu_instance_profile_info(device, id, &info) != nvml::kSuccess) {
       continue;
     }
-    std::string name = FromBuffer(info.name, sizeof(info.name));
+    std::string name = nvml::StringIn(info.name, sizeof(info.name));
     if (name.starts_with(kNamePrefix)) {
       name.erase(0, kNamePrefix.size());
     }
@@ -132,7 +124,7 @@ std::vector<MigSample> ReadDevices(const NvmlMigApi& api,
       continue;
     }
     MigSample sample;
-    sample.instance.uuid = GpuUuid(FromBuffer(uuid, sizeof(uuid)));
+    sample.instance.uuid = GpuUuid(nvml::StringIn(uuid, sizeof(uuid)));
     sample.instance.gpu_instance_id = static_cast<int>(gi);
     sample.instance.compute_instance_id = static_cast<int>(ci);
     if (auto it = by_gi.find(gi); it != by_gi.end()) {
