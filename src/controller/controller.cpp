@@ -191,7 +191,7 @@ std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   }
   for (const JobId id : holding_) {
     const Job& job = active_.at(id);
-    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
+    if (job.state != JobState::kRunning || !job.start_time || stops_.Stopping(id)) {
       continue;
     }
     if (std::optional<std::chrono::seconds> limit = EffectiveLimit(job)) {
@@ -258,8 +258,7 @@ void Controller::RenewLease() {
 
 void Controller::EraseFinished() {
   for (const JobId id : ended_) {
-    terminating_.erase(id);
-    requeue_causes_.erase(id);
+    stops_.Forget(id);
     active_.erase(id);
   }
   ended_.clear();
@@ -417,9 +416,9 @@ Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest&
   const std::string name = "job " + std::to_string(request.job.value());
   const std::string state(ToString(job.state));
   if (!job.allocation) {
-    if (auto r = requeue_causes_.find(job.id); r != requeue_causes_.end()) {
+    if (const std::string* requeued = stops_.RequeueCause(job.id)) {
       return FailedPrecondition(
-          name + " is " + state + ", " + r->second + ", and has not started again: its new " +
+          name + " is " + state + ", " + *requeued + ", and has not started again: its new " +
           "run's output shows here once it starts; the earlier run's output stays on the node " +
           "it ran on, under the agent's data dir (jobs/" + std::to_string(job.id.value()) + ")");
     }

@@ -47,7 +47,7 @@
 #include "core/clock.h"
 #include "lifecycle/dependencies.h"
 #include "lifecycle/pass_planner.h"
-#include "lifecycle/stop_intent.h"
+#include "lifecycle/stops.h"
 #include "model/notification.h"
 #include "model/webhook_allow.h"
 #include "monitor/telemetry.h"
@@ -180,11 +180,6 @@ class Controller final : public ClusterService, public AgentReports {
 
  private:
   using Counters = ControllerCounters;  // behind Stats(), published with each view
-  // A kill sent: the state the job moves to when its exit arrives (lifecycle/stop_intent.h). A
-  // terminal state (cancel, time limit, idle reaping with action cancel) ends it; PREEMPTED
-  // (preemption, idle reaping) or NODE_FAIL (its GPU failed) puts it back in the queue, or ends
-  // it if it must not run twice (RequeueOrEnd), `requeue_after` naming what happened.
-
   // Runs fn on the state thread; returns its result once the turn is committed.
   template <typename T>
   Result<T> Call(std::function<Result<T>()> fn);
@@ -247,7 +242,12 @@ class Controller final : public ClusterService, public AgentReports {
   std::vector<TeamQuota> TeamBudgets(Time now) const;
   std::vector<NotificationCount> NotificationCounts() const;  // the notifier's, for Stats
   void Persist(const Job& job);
+  // Stopping a job that holds GPUs: the intent goes to the stop book (lifecycle/stops.h) and
+  // the kill to its agent after the commit; RequestKill for a stop that ends the job.
   void RequestKill(Job& job, JobState final_state, const std::string& cause, int first_signal);
+  void Kill(Job& job, StopIntent intent, int first_signal);
+  // A run's end as the stop book judged it: the state, then a requeue if it asks for one.
+  void EndRun(Job& job, const RunVerdict& end, const std::string& actor);
   // Preemption (issue #4): stop the victim with its checkpoint signal; when its exit arrives,
   // Requeue puts it back in the queue at its old place (same submit time), or RequeueOrEnd
   // cancels it if it must not run twice.
@@ -273,9 +273,8 @@ class Controller final : public ClusterService, public AgentReports {
                     const std::string& after,
                     const std::string& cause);
   // Node failure (issue #6): NODE_FAIL → PENDING, or FAILED (RequeueOrEnd); LoseJob first
-  // honours a cancel or time limit under way. CheckNodeLiveness marks silent remote nodes down
-  // (options_.node_timeout).
-  void FailJobWithNode(Job& job, const std::string& cause);
+  // honours a cancel or time limit under way (StopBook::OnLost). CheckNodeLiveness marks
+  // silent remote nodes down (options_.node_timeout).
   void LoseJob(Job& job, const std::string& cause);
   void CheckNodeLiveness();
   // Administration (admin.cpp): the node's state from its agent and an admin's drain
@@ -381,12 +380,10 @@ class Controller final : public ClusterService, public AgentReports {
   std::set<JobId> holding_;
   std::vector<JobId> ended_;
   NodeRegistry nodes_;  // the nodes, their agents, liveness and drains (node_registry.h)
-  std::map<JobId, StopIntent> terminating_;
+  // The jobs being stopped with why, and why requeued jobs wait again (lifecycle/stops.h).
+  StopBook stops_;
   std::map<JobId, GangMember> gangs_to_settle_;  // by gang id: what NoteGang saw this turn
   IdleReaper reaper_;  // its warnings under way and next deadline (idle_reaper.h)
-  // Why a requeued job waits again (its last preemption), shown before its pending reason
-  // until it starts again. In memory only: the event log keeps it for good.
-  std::map<JobId, std::string> requeue_causes_;
   // Jobs over their GPU memory whose largest process was killed (OnMemoryBreach), until the
   // breach clears or the job is stopped. After options_, which it is made from.
   MemoryBreachWatch breaches_{options_.sharing};

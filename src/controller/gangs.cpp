@@ -45,15 +45,12 @@ void Controller::SettleGangs() {
     gangs_to_settle_.erase(gangs_to_settle_.begin());
     std::vector<GangMemberState> states;
     for (const Job* job : GangMembers(active_, gang)) {
-      const auto stopping = terminating_.find(job->id);
       states.push_back(GangMemberState{.job = job->id,
                                        .rank = job->spec.gang->rank,
                                        .size = job->spec.gang->size,
                                        .state = job->state,
                                        .reason = job->reason,
-                                       .stopping = stopping == terminating_.end()
-                                                       ? std::nullopt
-                                                       : std::optional(stopping->second)});
+                                       .stopping = stops_.Find(job->id)});
     }
     for (const GangAction& action : SettleGang(states)) {
       Job& job = active_.at(action.job);
@@ -66,8 +63,8 @@ void Controller::SettleGangs() {
           RequestKill(job, JobState::kCancelled, action.cause, kSigTerm);
           break;
         case GangStep::kRetargetToCancel:
-          terminating_[job.id] =
-              StopIntent{.final_state = JobState::kCancelled, .cause = action.cause};
+          stops_.Request(job.id,
+                         StopIntent{.final_state = JobState::kCancelled, .cause = action.cause});
           break;
         case GangStep::kStopToRequeue:
           Record(job.id,

@@ -88,7 +88,7 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
               notice.subject,
               change.cause + "; job " + std::to_string(id.value()) +
                   (job.spec.requeue ? " is requeued" : " ends FAILED (--no-requeue)"));
-    if (terminating_.contains(id)) {
+    if (stops_.Stopping(id)) {
       continue;  // already stopping (cancel, time limit, preemption): it ends as meant
     }
     const int signal = change.lost ? kSigTerm : job.spec.checkpoint_signal;
@@ -396,7 +396,7 @@ void Controller::EnforceMemoryLimits() {
     if (job == active_.end() || !HoldsGpus(job->second)) {
       return BreachWatched::kGone;
     }
-    return terminating_.contains(id) ? BreachWatched::kStopping : BreachWatched::kHolding;
+    return stops_.Stopping(id) ? BreachWatched::kStopping : BreachWatched::kHolding;
   });
   for (const BreachStop& stop : stops) {
     Record(stop.job, "memory_breach", "controller", stop.cause);

@@ -219,19 +219,7 @@ void Controller::ReleaseGpus(Job& job) {
 }
 
 void Controller::FinishJob(Job& job, const JobExitReport& report) {
-  JobState final_state = report.exit_code == 0 ? JobState::kCompleted : JobState::kFailed;
-  std::string cause = report.cause;
-  std::optional<StopIntent> requested;  // why the controller stopped it, when it did
-  if (auto t = terminating_.find(job.id); t != terminating_.end()) {
-    requested = t->second;
-    final_state = t->second.final_state;
-    // The agent's account of the kill starts with the cause it was given: say it once.
-    std::string how = report.cause;
-    if (const std::string said = t->second.cause + ": "; how.starts_with(said)) {
-      how.erase(0, said.size());
-    }
-    cause = t->second.cause + " (" + how + ")";
-  }
+  const RunVerdict end = stops_.OnExit(job.id, report.exit_code, report.cause);
   job.exit_code = report.exit_code;
   job.end_time = report.end_time;
   const std::string actor =
@@ -240,17 +228,19 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
   if (!report.leftover_pids.empty()) {
     HoldForLeftovers(job, report);
   }
-  Transition(job, final_state, cause, actor);
-  if (requested && Requeues(*requested)) {
-    // Preempted or reaped: CANCELLED if it must not run twice; its GPU failed: FAILED.
-    RequeueOrEnd(job,
-                 final_state == JobState::kPreempted ? JobState::kCancelled : JobState::kFailed,
-                 requested->requeue_after,
-                 requested->cause);
-  }
+  EndRun(job, end, actor);
   if (agent != nullptr) {
     JobId id = job.id;
     after_commit_.emplace_back([agent, id] { agent->AcknowledgeExit(id); });
+  }
+}
+
+// The run ended as the stop book said (StopBook::OnExit, OnLost): the job takes that state, then
+// goes back to the queue at its place if the end asks for it (or ends, if it must not run twice).
+void Controller::EndRun(Job& job, const RunVerdict& end, const std::string& actor) {
+  Transition(job, end.state, end.cause, actor);
+  if (end.requeue) {
+    RequeueOrEnd(job, end.requeue->otherwise, end.requeue->after, end.requeue->cause);
   }
 }
 
@@ -258,7 +248,12 @@ void Controller::RequestKill(Job& job,
                              JobState final_state,
                              const std::string& cause,
                              int first_signal) {
-  terminating_[job.id] = StopIntent{.final_state = final_state, .cause = cause};
+  Kill(job, StopIntent{.final_state = final_state, .cause = cause}, first_signal);
+}
+
+void Controller::Kill(Job& job, StopIntent intent, int first_signal) {
+  const std::string cause = intent.cause;
+  stops_.Request(job.id, std::move(intent));
   NoteGang(job);
   NodeAgent* agent = nodes_.AgentFor(job);
   if (agent == nullptr) {
@@ -294,8 +289,7 @@ void Controller::StopToRequeue(Job& job,
                                const std::string& after,
                                const std::string& cause,
                                int first_signal) {
-  RequestKill(job, state, cause, first_signal);
-  terminating_[job.id].requeue_after = after;
+  Kill(job, StopIntent{.final_state = state, .cause = cause, .requeue_after = after}, first_signal);
 }
 
 // PREEMPTED or NODE_FAIL → PENDING (`after` says which). The submit time is kept, so the job keeps
@@ -303,8 +297,7 @@ void Controller::StopToRequeue(Job& job,
 // job.usage (ReleaseGpus).
 void Controller::Requeue(Job& job, const std::string& after, const std::string& cause) {
   counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
-  terminating_.erase(job.id);
-  requeue_causes_[job.id] = "requeued after " + after + " (" + cause + ")";
+  stops_.Requeued(job.id, after, cause);
   job.allocation.reset();
   job.pid.reset();
   job.start_time.reset();
@@ -330,25 +323,17 @@ void Controller::RequeueOrEnd(Job& job,
   Transition(job, end_state, cause + "; not requeued (--no-requeue)", "controller");
 }
 
-// RUNNING/STARTING → NODE_FAIL → PENDING: the job's node failed under it (its agent went
-// silent, or came back without it). It goes back to the queue at its place, as a preempted job
-// does (or ends FAILED if it must not run twice); a copy still running on a node that comes
+// A job lost with its node (its agent went silent, or came back without it): a cancel or time
+// limit under way ends as it was meant to (the kill cannot be confirmed, but the job is not to
+// run again); otherwise RUNNING/STARTING → NODE_FAIL → PENDING at its place, as a preempted job
+// goes back (or FAILED if it must not run twice). A copy still running on a node that comes
 // back is killed at that node's hello.
-void Controller::FailJobWithNode(Job& job, const std::string& cause) {
-  const std::string actor =
-      job.allocation ? "node:" + job.allocation->node.value() : std::string("system");
-  Transition(job, JobState::kNodeFail, cause, actor);
-  RequeueOrEnd(job, JobState::kFailed, "node failure", cause);
-}
-
-// A job lost with its node: a cancel or time limit under way ends as it was meant to (the kill
-// cannot be confirmed, but the job is not to run again); otherwise NODE_FAIL and requeue.
 void Controller::LoseJob(Job& job, const std::string& cause) {
-  if (auto t = terminating_.find(job.id); t != terminating_.end() && !Requeues(t->second)) {
-    Transition(job, t->second.final_state, t->second.cause + " (then " + cause + ")", "controller");
-    return;
-  }
-  FailJobWithNode(job, cause);
+  const RunVerdict end = stops_.OnLost(job.id, cause);
+  const std::string actor = !end.requeue     ? std::string("controller")
+                            : job.allocation ? "node:" + job.allocation->node.value()
+                                             : std::string("system");
+  EndRun(job, end, actor);
 }
 
 void Controller::ApplyHello(AgentHello hello) {
@@ -398,7 +383,7 @@ void Controller::ApplyHello(AgentHello hello) {
   }
   // Kills still wanted (a cancel, a time limit, a preemption) whose command may have been lost
   // with the agent's old connection. A kill of a job the agent no longer has is a no-op.
-  for (const auto& [id, termination] : terminating_) {
+  for (const auto& [id, termination] : stops_.Intents()) {
     const Job& job = active_.at(id);
     if (running.contains(id) && job.allocation && job.allocation->node == name) {
       after_commit_.emplace_back([agent = entry.agent,
@@ -438,7 +423,7 @@ void Controller::EnforceTimeLimits() {
   // A copy: a kill may end a job (and change holding_) at once.
   for (const JobId id : std::vector<JobId>(holding_.begin(), holding_.end())) {
     Job& job = active_.at(id);
-    if (job.state != JobState::kRunning || !job.start_time || terminating_.contains(id)) {
+    if (job.state != JobState::kRunning || !job.start_time || stops_.Stopping(id)) {
       continue;
     }
     const std::optional<std::chrono::seconds> limit = EffectiveLimit(job);

@@ -11,8 +11,7 @@ void Controller::ReapIdleJobs() {
   const Time now = clock_.Now();
   reaper_.Prune([this](JobId id) {
     const auto job = active_.find(id);
-    return job != active_.end() && job->second.state == JobState::kRunning &&
-           !terminating_.contains(id);
+    return job != active_.end() && job->second.state == JobState::kRunning && !stops_.Stopping(id);
   });
   if (!AnyIdleReaping(options_.policy) || !reaper_.Due(now)) {
     return;
@@ -20,7 +19,7 @@ void Controller::ReapIdleJobs() {
   std::vector<IdleCandidate> candidates;
   for (const JobId id : holding_) {
     const Job& job = active_.at(id);
-    if (job.state != JobState::kRunning || terminating_.contains(id)) {
+    if (job.state != JobState::kRunning || stops_.Stopping(id)) {
       continue;
     }
     if (const std::optional<IdleReaping> rule = IdleReapingFor(options_.policy, job.spec)) {

@@ -196,7 +196,7 @@ std::vector<RunningJob> Controller::RunningJobs() const {
         .time_limit = EffectiveLimit(job),
         .preemptible = job.preemptible,
         .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
-        .stopping = terminating_.contains(id),
+        .stopping = stops_.Stopping(id),
         .estimate = EstimateOf(job),
     });
   }
@@ -253,7 +253,7 @@ void Controller::ApplyDecisions(Decisions decisions) {
   for (const PreemptDecision& preemption : decisions.preemptions) {
     auto victim = active_.find(preemption.victim);
     if (victim != active_.end() && HoldsGpus(victim->second) &&
-        !terminating_.contains(preemption.victim)) {
+        !stops_.Stopping(preemption.victim)) {
       Preempt(victim->second, preemption);
     } else {
       passes_.NeedFull();  // the scheduler thought it running: its copy is stale
@@ -274,7 +274,7 @@ void Controller::ApplyDecisions(Decisions decisions) {
     job.allocation = start.allocation;
     job.preemptible = start.preemptible;
     job.estimated_start.reset();
-    requeue_causes_.erase(job.id);
+    stops_.Started(job.id);
     job.last_checkpoint.reset();  // a checkpoint of an earlier run saves nothing of this one
     const NodeEntry& entry = nodes_.At(start.allocation.node);
     Transition(job,
@@ -307,9 +307,8 @@ void Controller::ApplyDecisions(Decisions decisions) {
       continue;
     }
     Job& job = it->second;
-    auto requeued = requeue_causes_.find(pending.job);
-    job.reason = requeued == requeue_causes_.end() ? pending.reason.text
-                                                   : requeued->second + "; " + pending.reason.text;
+    const std::string* requeued = stops_.RequeueCause(pending.job);
+    job.reason = requeued == nullptr ? pending.reason.text : *requeued + "; " + pending.reason.text;
     job.pending_reason = std::move(pending.reason);
     job.estimated_start = pending.estimated_start;
   }

@@ -163,19 +163,19 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
   }
   Job& job = it->second;
   const std::string cause = "cancelled by " + caller.user;
-  auto stopping = terminating_.find(id);
+  const std::optional<StopIntent> stopping = stops_.Find(id);
   if (job.state == JobState::kPending) {
     Transition(job, JobState::kCancelled, cause, caller.user);
-  } else if (stopping == terminating_.end()) {
+  } else if (!stopping) {
     Record(id, "cancel", caller.user, cause + ": stopping the job's processes");
     RequestKill(job, JobState::kCancelled, cause, kSigTerm);
-  } else if (Requeues(stopping->second)) {
+  } else if (Requeues(*stopping)) {
     // Already stopping to be requeued: it ends cancelled instead of going back to the queue.
     Record(id,
            "cancel",
            caller.user,
-           cause + " while it was being stopped (" + stopping->second.requeue_after + ")");
-    stopping->second = StopIntent{.final_state = JobState::kCancelled, .cause = cause};
+           cause + " while it was being stopped (" + stopping->requeue_after + ")");
+    stops_.Request(id, StopIntent{.final_state = JobState::kCancelled, .cause = cause});
   }
   return job;
 }

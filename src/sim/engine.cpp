@@ -122,7 +122,7 @@ SimResult Engine::Run() {
       if (event.kind == EventKind::kEnd) {
         Finish(event);
       } else if (event.kind == EventKind::kStop) {
-        StopPreempted(event);
+        KillAtGraceEnd(event);
       } else if (event.kind == EventKind::kNodeUp) {
         RepairNode(event);
       } else {

@@ -21,12 +21,15 @@
 // with SimOptions::full_passes_only (the reference run). Applying decisions:
 // - a start: the job holds its GPUs from now; its run ends at now + SimOptions::launch_lag + its
 //   remaining work, or at its effective time limit (the class default / cap, policy.h
-//   EffectiveTimeLimit) when that is shorter, as TIMEOUT;
+//   EffectiveTimeLimit) when that is shorter, as TIMEOUT, after the kill grace (the job is
+//   stopped then, as the controller stops it, and holds its GPUs until SIGKILL);
 // - a preemption: the victim stops after SimOptions::kill_grace (at once by default), holding its
 //   GPUs as stopping meanwhile, and is requeued with its submit time kept. Restart penalty: it
 //   loses all work since its start — unless a checkpoint interval is set, when it keeps its
 //   progress up to its last checkpoint (start + k x interval). The pass then runs again at the same
 //   instant, as the controller's next pass would once the victim has exited.
+// What a run's end is (completed, timed out, requeued) is the controller's stop book's answer
+// (lifecycle/stops.h StopBook), given why the run was being stopped.
 // A trace job of more GPUs than the largest node has runs as a multi-node (gang) job
 // (SplitAcrossNodes): its members start together, each on a node of its own (Decide's gangs),
 // end together, and when one is preempted or its node fails all are requeued (the controller's

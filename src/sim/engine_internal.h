@@ -14,6 +14,7 @@
 #include "lifecycle/dependencies.h"
 #include "lifecycle/gang_rules.h"
 #include "lifecycle/pass_planner.h"
+#include "lifecycle/stops.h"
 #include "lifecycle/wakeups.h"
 #include "predict/runtime_predictor.h"
 #include "scheduler/classes.h"
@@ -39,8 +40,12 @@ inline double Seconds(Millis d) {
 // room for; with min_run_time = 0 this stops a pathological ping-pong.
 constexpr int kMaxPassesPerInstant = 100;
 
-// kStop: a preempted run's kill grace is over (SimOptions::kill_grace): it stops and is
-// requeued, unless it ended before.
+// The exit status a run killed by SIGKILL reports (128 + 9, as a shell tells it).
+constexpr int kKilledExitCode = 137;
+
+// kEnd: a run's work is done, or its time limit is reached (timeout). kStop: the kill grace of
+// a stop is over (SimOptions::kill_grace; a preemption or a time limit): SIGKILL ends the run,
+// unless it ended before.
 enum class EventKind { kEnd, kStop, kWake, kNodeUp };
 
 struct Event {
@@ -151,7 +156,10 @@ class Engine {
   void ArmPass(Millis now);
   void Start(const StartDecision& start, Millis now);
   void Preempt(const PreemptDecision& preemption, Millis now);
-  void StopPreempted(const Event& event);
+  void KillAtGraceEnd(const Event& event);
+  void Exit(std::size_t i, Millis at, int exit_code, const std::string& how);
+  void EndRun(std::size_t i, Millis at, const RunVerdict& end);
+  void Complete(std::size_t i, Millis at, JobState state);
   void Requeue(std::size_t i, Millis now);
   void RequeueGang(std::size_t i, Millis now);
   void FailNode(const NodeFailure& failure);
@@ -184,6 +192,9 @@ class Engine {
   // met, or is cancelled when one breaks.
   DependencyGraph dependencies_;
   std::set<std::size_t> held_;  // trace jobs that wait for a dependency
+  // The runs being stopped, by scheduler job, and what a run's end means: the controller's stop
+  // book (lifecycle/stops.h), so that a run ends, is requeued or times out as in the product.
+  StopBook stops_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
   // By request (GPU count, nodes, share, node labels): why no node could ever run it, or nullopt.

@@ -88,20 +88,64 @@ void Engine::StopRun(std::size_t i, Millis now) {
   live.running = false;
 }
 
+// A run's end event: its work is done (the processes exit 0), or its time limit is reached,
+// when it is stopped as the controller stops it (EnforceTimeLimits: SIGTERM, SIGKILL when the
+// kill grace ends, TIMEOUT whichever way its processes then exit).
 void Engine::Finish(const Event& event) {
   Live& live = live_[event.job];
   if (!live.running || live.run != event.run) {
-    return;  // that run was preempted
+    return;  // that run was stopped before
   }
-  StopRun(event.job, event.at);
-  planner_.End(JobId(static_cast<std::int64_t>(event.job) + 1));
+  if (!event.timeout) {
+    Exit(event.job, event.at, 0, "exited with status 0");
+    return;
+  }
+  stops_.Request(live.queued.id,
+                 StopIntent{.final_state = JobState::kTimeout, .cause = "time limit reached"});
+  if (options_.kill_grace.count() <= 0) {
+    Exit(event.job, event.at, kKilledExitCode, "killed by signal 9");
+    return;
+  }
+  // It holds its GPUs, being stopped, until the grace ends or its work is done first.
+  cluster_.running[live.running_at].stopping = true;
+  const Millis work_done = live.run_start + options_.launch_lag + live.remaining;
+  events_.push(Event{.at = std::min(event.at + options_.kill_grace, work_done),
+                     .kind = EventKind::kStop,
+                     .job = event.job,
+                     .run = live.run,
+                     .timeout = false});
+}
+
+// Job i's processes exited: the stop book says what the run's end is (lifecycle/stops.h).
+void Engine::Exit(std::size_t i, Millis at, int exit_code, const std::string& how) {
+  EndRun(i, at, stops_.OnExit(live_[i].queued.id, exit_code, how));
+}
+
+// A run ended as `end` says: requeued with its gang (a preemption, a node failure), or ended.
+void Engine::EndRun(std::size_t i, Millis at, const RunVerdict& end) {
+  if (end.requeue) {
+    RequeueGang(i, at);
+    return;
+  }
+  Complete(i, at, end.state);
+}
+
+// Job i's run ended for good: COMPLETED, or TIMEOUT (the simulator cancels no job that runs,
+// and no run fails).
+void Engine::Complete(std::size_t i, Millis at, JobState state) {
+  GF_CHECK(state == JobState::kCompleted || state == JobState::kTimeout);
+  Live& live = live_[i];
+  const bool timeout = state == JobState::kTimeout;
+  StopRun(i, at);
+  stops_.Forget(live.queued.id);
+  planner_.End(live.queued.id);
   --unfinished_;
   JobOutcome& outcome = result_.jobs[live.job];
-  outcome.fate = event.timeout ? JobFate::kTimeout : JobFate::kCompleted;
-  outcome.end = event.at;
+  outcome.fate = timeout ? JobFate::kTimeout : JobFate::kCompleted;
+  outcome.end = at;
   live.remaining = Millis(0);
-  if (event.job == live.first) {  // a gang's members end together: one run of the trace job
-    Learn(live.job, event.at - live.run_start - options_.launch_lag, event.timeout);
+  if (i == live.first) {  // a gang's members end together: one run of the trace job
+    Learn(live.job, at - live.run_start - options_.launch_lag, timeout);
     ResolveDependents(live.job);
   }
 }
@@ -142,25 +186,31 @@ void Engine::Learn(std::size_t t, Millis ran, bool timeout) {
   }
 }
 
-// A preemption: with no kill grace the victim stops at once and is requeued (RequeueGang).
+// A preemption, as the controller's Preempt: the victim is stopped to be requeued (lifecycle/
+// stops.h). With no kill grace it stops at once and is requeued with its gang (RequeueGang).
 // With one, it is sent its first signal and holds its GPUs as `stopping` (Decide counts them as
 // about to be free, as the controller's snapshot does for a job it is stopping) until the grace
-// ends, when it is killed and requeued (kStop), or until its run ends first. A gang follows its
-// preempted member: its other running members are stopped with it (lifecycle/gang_rules.h).
+// ends, when it is killed and requeued (kStop), or until its processes exit first (exit 0 on its
+// checkpoint signal: requeued all the same). A gang follows its preempted member: its other
+// running members are stopped with it (lifecycle/gang_rules.h).
 void Engine::Preempt(const PreemptDecision& preemption, Millis now) {
   const std::size_t i = IndexOf(preemption.victim);
   Live& live = live_[i];
-  if (!live.running || cluster_.running[live.running_at].stopping) {
+  if (!live.running || stops_.Stopping(preemption.victim)) {
     return;
   }
   result_.jobs[live.job].preemptions += 1;
-  if (options_.kill_grace.count() <= 0) {
-    RequeueGang(i, now);
-    return;
-  }
+  const bool grace = options_.kill_grace.count() > 0;
   for (std::size_t m = live.first; m < live.first + static_cast<std::size_t>(live.members); ++m) {
     Live& member = live_[m];
-    if (!member.running || cluster_.running[member.running_at].stopping) {
+    if (!member.running || stops_.Stopping(member.queued.id) || (!grace && m != i)) {
+      continue;  // without a grace, RequeueGang stops the others
+    }
+    stops_.Request(member.queued.id,
+                   StopIntent{.final_state = JobState::kPreempted,
+                              .cause = preemption.cause,
+                              .requeue_after = "preemption"});
+    if (!grace) {
       continue;
     }
     cluster_.running[member.running_at].stopping = true;
@@ -173,21 +223,24 @@ void Engine::Preempt(const PreemptDecision& preemption, Millis now) {
       planner_.NeedFull();  // the scheduler chose only the victim: it does not know of these
     }
   }
+  if (!grace) {
+    Exit(i, now, kKilledExitCode, "killed by signal 9");
+  }
 }
 
-// A preempted run's grace is over: it is killed and goes back to the queue, unless it ended
-// (its work done) during the grace.
-void Engine::StopPreempted(const Event& event) {
+// A stop's kill grace is over: SIGKILL ends the run (requeued after a preemption, TIMEOUT
+// after a time limit), unless it ended during the grace.
+void Engine::KillAtGraceEnd(const Event& event) {
   const Live& live = live_[event.job];
   if (live.running && live.run == event.run) {
-    Requeue(event.job, event.at);
+    Exit(event.job, event.at, kKilledExitCode, "killed by signal 9");
   }
 }
 
 // Job i's run stopped to be requeued (preempted, or its node failed): the lifecycle's gang rules
 // (lifecycle/gang_rules.h, which the controller applies too) stop its gang's other running
-// members to be requeued with it. Here a stop takes effect at once (no kill grace), so no
-// member is ever "being stopped".
+// members to be requeued with it, at once: members being stopped with it (a preemption's kill
+// grace) have their grace end at this same instant, and the same intent.
 void Engine::RequeueGang(std::size_t i, Millis now) {
   const Live& live = live_[i];
   std::set<std::size_t> stop;
@@ -227,7 +280,8 @@ void Engine::Requeue(std::size_t i, Millis now) {
   // Its work, from the end of the launch lag (the GPUs were held from the start).
   const Millis ran = std::max(Millis(0), now - live.run_start - options_.launch_lag);
   StopRun(i, now);
-  planner_.NeedFull();  // the scheduler's copy has it stopping or running (a requeue)
+  stops_.Forget(live.queued.id);  // its stop is over (the simulator shows no requeue causes)
+  planner_.NeedFull();            // the scheduler's copy has it stopping or running (a requeue)
   if (options_.checkpoint_interval && options_.checkpoint_interval->count() > 0) {
     const Millis interval = *options_.checkpoint_interval;
     live.remaining -= (ran / interval) * interval;  // kept: up to the last checkpoint
@@ -268,8 +322,14 @@ void Engine::FailNode(const NodeFailure& failure) {
   }
   std::sort(victims.begin(), victims.end());  // the running list's order means nothing
   for (const std::size_t i : victims) {
-    result_.jobs[live_[i].job].failures += 1;
-    RequeueGang(i, failure.at);
+    if (!live_[i].running) {
+      continue;  // requeued with a gang member that ran here too
+    }
+    // As the controller loses a job with its node (StopBook::OnLost): requeued, unless a stop
+    // that ends it (a time limit) was under way.
+    const RunVerdict end = stops_.OnLost(live_[i].queued.id, node.node.state_reason);
+    result_.jobs[live_[i].job].failures += end.requeue ? 1 : 0;
+    EndRun(i, failure.at, end);
   }
 }
 

@@ -347,14 +347,16 @@ Runs Span(int start_s, int end_s) {
 
 // Dependencies: b waits for a to complete and c for a to end, held back meanwhile, so d,
 // submitted later, takes the free GPU at once; f waits for d to complete and starts at its end.
-// a reaches its time limit at 100 s: that breaks b's :ok (b is cancelled, and e, which waited for
-// b to complete, with it) and meets c's, which starts at once.
-TEST(LifecycleParityTest, DependenciesHoldJobsUntilMetAndCancelThemWhenBroken) {
+// a reaches its time limit at 100 s, and is stopped (then killed when the kill grace is over,
+// as it ignores SIGTERM): that breaks b's :ok (b is cancelled, and e, which waited for b to
+// complete, with it) and meets c's, which starts as soon as a has gone.
+Scenario DependenciesAndATimeLimit(std::chrono::seconds kill_grace) {
   Scenario scenario;
   scenario.nodes = {TestNode(2, "n1", "n1-")};
   for (PriorityClassPolicy& cls : scenario.policy.classes) {
     cls.default_time_limit = seconds(100);
   }
+  scenario.kill_grace = kill_grace;
   const auto after = [](sim::TraceJob job, std::string on, DependencyKind kind) {
     job.after = {sim::TraceDependency{.job = std::move(on), .kind = kind}};
     return job;
@@ -365,7 +367,19 @@ TEST(LifecycleParityTest, DependenciesHoldJobsUntilMetAndCancelThemWhenBroken) {
                    TraceJobOf("d", 10, 1, 40, "alice"),
                    after(TraceJobOf("e", 20, 1, 10, "alice"), "b", DependencyKind::kOk),
                    after(TraceJobOf("f", 20, 1, 10, "alice"), "d", DependencyKind::kOk)};
-  ExpectSameTimeline(scenario, {Span(0, 100), {}, Span(100, 130), Span(10, 50), {}, Span(50, 60)});
+  return scenario;
+}
+
+TEST(LifecycleParityTest, DependenciesHoldJobsUntilMetAndCancelThemWhenBroken) {
+  ExpectSameTimeline(DependenciesAndATimeLimit(seconds(0)),
+                     {Span(0, 100), {}, Span(100, 130), Span(10, 50), {}, Span(50, 60)});
+}
+
+// The same with a kill grace of 10 s: a, past its time limit, holds its GPU until SIGKILL at
+// 110 s (TIMEOUT all the same), and c starts then.
+TEST(LifecycleParityTest, ATimedOutJobHoldsItsGpuThroughTheKillGrace) {
+  ExpectSameTimeline(DependenciesAndATimeLimit(seconds(10)),
+                     {Span(0, 110), {}, Span(110, 140), Span(10, 50), {}, Span(50, 60)});
 }
 
 // Backfill after an end: x's end frees n2; h, the head, needs both of n1's GPUs (y holds them
