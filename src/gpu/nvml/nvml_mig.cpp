@@ -295,9 +295,8 @@ Status ApplyNvmlMigLayout(const NvmlMigApi& api,
     return FailedPrecondition(
         Context(index) + ": MIG mode is off" +
         (mig.pending
-             ? std::string(" (switched on, but pending until the GPU is reset: "
-                           "nvidia-smi -i " +
-                           std::to_string(index) + " -r)")
+             ? " (switched on, but pending until the GPU is reset: nvidia-smi -i " +
+                   std::to_string(index) + " -r)"
              : "; enable MIG mode first: nvidia-smi -i " + std::to_string(index) + " -mig 1"));
   }
   std::vector<MigProfile> offered;
