@@ -35,6 +35,7 @@
 
 #include "controller/accounting.h"
 #include "controller/view.h"
+#include "core/background_worker.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "model/energy.h"
@@ -91,6 +92,7 @@ class ClusterReader {
   Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) const;
   // `notifications`: the notifier's delivery counts, passed through to ClusterStats.
   Result<ClusterStats> Stats(std::vector<NotificationCount> notifications) const;
+  // Computed on the background worker (reports_), at background CPU priority.
   Result<Report> MonthlyReport(const Caller& caller, const ReportRequest& request) const;
   Result<std::vector<ApiToken>> ListTokens(const Caller& caller) const;
 
@@ -136,6 +138,10 @@ class ClusterReader {
   mutable std::mutex mu_;
   std::shared_ptr<const ControllerView> view_;  // GUARDED_BY(mu_); never null
   std::atomic<bool> closed_{false};
+  // Reports run here, one at a time, at background CPU priority: a month's report must not take
+  // a core from the listings and the state thread (bench/README.md, the listing during reports).
+  // Last: its thread stops before the rest goes.
+  mutable BackgroundWorker reports_;
 };
 
 }  // namespace gf

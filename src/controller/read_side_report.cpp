@@ -34,9 +34,11 @@ std::string Joined(const std::set<std::string>& names) {
 
 Result<Report> ClusterReader::MonthlyReport(const Caller& caller,
                                             const ReportRequest& request) const {
-  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
-  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
-  return DoReport(*view, *reader, caller, request);
+  return reports_.Run<Result<Report>>([&]() -> Result<Report> {
+    GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
+    GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+    return DoReport(*view, *reader, caller, request);
+  });
 }
 
 Result<Report> ClusterReader::DoReport(const ControllerView& view,
