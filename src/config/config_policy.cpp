@@ -28,6 +28,7 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
                    {"backfill",
                     "backfill_depth",
                     "default_class",
+                    "fair_share_band",
                     "fair_share_half_life",
                     "las_thresholds",
                     "max_preemptors_per_pass",
@@ -67,6 +68,8 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
   Set(p.prediction.enabled, prediction);
   GF_ASSIGN_OR_RETURN(const auto max_delay, Duration(s, "prediction_max_delay", /*zero_ok=*/true));
   Set(p.prediction.max_delay, max_delay);
+  GF_ASSIGN_OR_RETURN(const auto band, Number(s, "fair_share_band"));
+  Set(p.prediction.fair_share_band, band);
   for (const auto& [key, field] :
        {std::pair<std::string, std::string>{"default_class", "default_class"},
         {"fair_share_half_life", "fair_share.half_life"},
@@ -74,7 +77,8 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
         {"max_preemptors_per_pass", "preemption.max_preemptors_per_pass"},
         {"backfill_depth", "backfill.depth"},
         {"las_thresholds", "ordering.las_thresholds"},
-        {"prediction_max_delay", "prediction.max_delay"}}) {
+        {"prediction_max_delay", "prediction.max_delay"},
+        {"fair_share_band", "prediction.fair_share_band"}}) {
     if (s.Table().contains(key)) {
       Remember(s, key, field);
     }

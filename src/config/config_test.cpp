@@ -100,6 +100,15 @@ TEST(ConfigTest, OrderAndLasThresholds) {
             "[3250, 7200] (GPU-seconds)");
 }
 
+TEST(ConfigTest, FairShareBand) {
+  EXPECT_EQ(Parse("").policy.prediction.fair_share_band, 2);
+  EXPECT_EQ(Parse("[scheduler]\nfair_share_band = 1\n").policy.prediction.fair_share_band, 1);
+  EXPECT_EQ(Parse("[scheduler]\nfair_share_band = 4.5\n").policy.prediction.fair_share_band, 4.5);
+  EXPECT_EQ(ErrorOf("[scheduler]\nfair_share_band = 0.5\n"),
+            "test.toml:2: [scheduler] fair_share_band: must be 1 or more (1: exact shares; 2: a "
+            "band per doubling)");
+}
+
 TEST(ConfigTest, ClassKeysChangeOnlyTheNamedClassAndKeys) {
   const Config c = Parse(R"(
 [class.low]

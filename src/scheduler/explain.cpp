@@ -232,8 +232,9 @@ class PendingExplainer {
     // The standing the order used: before the pass counted anything (a fresh ledger).
     const ClassTable classes(policy_, cluster_);
     const Ledger fresh(policy_, cluster_, classes);
+    const ShareScale scale = ShareScaleOf(cluster_, policy_);
     const TeamStanding team = TeamStandingOf(job.team, cluster_, fresh);
-    const UserStanding user = UserStandingOf(job.user, cluster_, policy_);
+    const UserStanding user = UserStandingOf(job.user, cluster_, policy_, scale);
     std::set<std::string> teams;
     std::set<std::string> users;
     for (const QueuedJob& other : queue_.pending) {
@@ -249,10 +250,10 @@ class PendingExplainer {
       const TeamStanding s = TeamStandingOf(name, cluster_, fresh);
       team_keys.emplace_back(!s.below_guarantee, s.share);
     }
-    std::vector<double> user_shares;
-    user_shares.reserve(users.size());
+    std::vector<double> user_keys;
+    user_keys.reserve(users.size());
     for (const std::string& name : users) {
-      user_shares.push_back(UserStandingOf(name, cluster_, policy_).share);
+      user_keys.push_back(UserStandingOf(name, cluster_, policy_, scale).key);
     }
     const Time place = FromUnixMillis(PlaceMs(job, policy_));
     return PriorityFactors{
@@ -270,7 +271,7 @@ class PendingExplainer {
         .user_usage_gpu_seconds = user.usage_gpu_seconds,
         .user_weight = user.weight,
         .user_share = user.share,
-        .user_rank = RankAmong(user.share, user_shares),
+        .user_rank = RankAmong(user.key, user_keys),
         .users_waiting = static_cast<int>(users.size()),
         .submit_time = job.submit_time,
         .waited = std::max(Millis(0), now_ - job.submit_time),

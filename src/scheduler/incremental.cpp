@@ -448,6 +448,7 @@ void IncrementalScheduler::BuildSlots(const Pass& pass) {
   queued_.clear();
   full_pass_slots_ = 0;
   slots_.reserve(pass.Order().size());
+  scale_ = ShareScaleOf(cluster_, policy_);
   for (std::size_t i = 0; i < pass.Order().size(); ++i) {
     const QueuedJob& job = *pass.Order()[i];
     const ClassIndex cls = pass.OrderClasses()[i];
@@ -537,12 +538,12 @@ IncrementalScheduler::OrderKey IncrementalScheduler::KeyOf(const QueuedJob& job,
   }
   auto user = users_.find(job.user);
   if (user == users_.end()) {
-    user = users_.emplace(job.user, UserStandingOf(job.user, cluster_, policy_).share).first;
+    user = users_.emplace(job.user, UserStandingOf(job.user, cluster_, policy_, scale_).key).first;
   }
   return OrderKey{.tier = classes_->Tier(cls),
                   .borrowing = team->second.first,
                   .team_share = team->second.second,
-                  .user_share = user->second,
+                  .user_key = user->second,
                   .place_ms = PlaceMs(job, policy_),
                   .id = job.id.value()};
 }

@@ -63,6 +63,7 @@
 #include "core/clock.h"
 #include "model/snapshot.h"
 #include "scheduler/classes.h"
+#include "scheduler/ordering/fair_share.h"
 #include "scheduler/policy.h"
 #include "scheduler/scheduler.h"
 
@@ -140,15 +141,15 @@ class IncrementalScheduler {
     std::size_t tier = 0;
     int borrowing = 0;
     double team_share = 0;
-    double user_share = 0;
+    double user_key = 0;  // UserStanding::key
     std::int64_t place_ms = 0;
     std::int64_t id = 0;
     bool operator<(const OrderKey& other) const {
-      return std::tie(tier, borrowing, team_share, user_share, place_ms, id) <
+      return std::tie(tier, borrowing, team_share, user_key, place_ms, id) <
              std::tie(other.tier,
                       other.borrowing,
                       other.team_share,
-                      other.user_share,
+                      other.user_key,
                       other.place_ms,
                       other.id);
     }
@@ -210,7 +211,9 @@ class IncrementalScheduler {
            std::less<>>
       bucket_of_;
   // Standings cached from the ledger the kept order was sorted with: team → (below its
-  // guarantee ? 0 : 1, share); user → share.
+  // guarantee ? 0 : 1, share); user → share or band, with the mean the bands were taken
+  // against (ShareScale).
+  ShareScale scale_;
   mutable std::unordered_map<std::string, std::pair<int, double>> teams_;
   mutable std::unordered_map<std::string, double> users_;
   std::unique_ptr<Pass> pass_;  // the kept pass at its end; null when stale

@@ -37,6 +37,7 @@ const PriorityClassPolicy* FindClass(const PolicyConfig& policy, std::string_vie
 
 std::string ClassNames(const std::vector<PriorityClassPolicy>& classes) {
   std::vector<const PriorityClassPolicy*> sorted;
+  sorted.reserve(classes.size());
   for (const PriorityClassPolicy& cls : classes) {
     sorted.push_back(&cls);
   }
@@ -210,6 +211,10 @@ Status ValidatePolicy(const PolicyConfig& policy) {
     if (!(weight > 0)) {
       return InvalidArgument("fair_share.user_weights[" + user + "]: must be above 0");
     }
+  }
+  if (!(policy.prediction.fair_share_band >= 1)) {
+    return InvalidArgument(
+        "prediction.fair_share_band: must be 1 or more (1: exact shares; 2: a band per doubling)");
   }
   if (policy.preemption.min_run_time.count() < 0) {
     return InvalidArgument("preemption.min_run_time: must be 0s or more");

@@ -113,6 +113,14 @@ struct PredictionPolicy {
   // of its group submitted more than this after it (the anti-starvation rule). 7 days, as
   // Slurm's PriorityMaxAge: the wait after which a job's age counts in full there.
   std::chrono::seconds max_delay = std::chrono::hours(24 * 7);
+  // Fair-share bands: a team's users compare by band, not by exact share, so that among users
+  // whose usage is comparable the place (submit time moved back by the predicted GPU-time)
+  // decides, across users as within one. A band spans this factor of share relative to the
+  // mean share of the users that used GPUs: with 2, users at 1.5 x the mean and at 1.9 x share
+  // a band, one at 0.7 x is a band ahead, and one who used nothing goes before every one who
+  // did. Teams compare exact shares: their weights are the admin's contract. 1: exact shares
+  // for users too, as without prediction.
+  double fair_share_band = 2;
 };
 
 // Which waiting job goes first within a class tier (docs/sim.md, "Policies and baselines").

@@ -1,6 +1,7 @@
 #include "scheduler/ordering/fair_share.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <tuple>
@@ -17,8 +18,8 @@ namespace {
 struct Standing {
   int borrowing = 0;  // 0: its team is below its guarantee
   double team_share = 0;
-  double user_share = 0;
-  auto Tuple() const { return std::tie(borrowing, team_share, user_share); }
+  double user_key = 0;  // UserStanding::key: the share, or its band
+  auto Tuple() const { return std::tie(borrowing, team_share, user_key); }
 };
 
 // A job's (team, user): the views point into the queue, which outlives the map.
@@ -48,7 +49,10 @@ struct SortKey {
 class ShareCache {
  public:
   ShareCache(const ClusterSnapshot& cluster, const PolicyConfig& policy, const Ledger& ledger)
-      : cluster_(cluster), policy_(policy), ledger_(ledger) {}
+      : cluster_(cluster),
+        policy_(policy),
+        ledger_(ledger),
+        scale_(ShareScaleOf(cluster, policy)) {}
 
   std::pair<int, double> Team(const std::string& team) {
     auto it = teams_.find(team);
@@ -63,7 +67,7 @@ class ShareCache {
   double User(const std::string& user) {
     auto it = users_.find(user);
     if (it == users_.end()) {
-      it = users_.emplace(user, UserStandingOf(user, cluster_, policy_).share).first;
+      it = users_.emplace(user, UserStandingOf(user, cluster_, policy_, scale_).key).first;
     }
     return it->second;
   }
@@ -72,11 +76,44 @@ class ShareCache {
   const ClusterSnapshot& cluster_;
   const PolicyConfig& policy_;
   const Ledger& ledger_;
+  const ShareScale scale_;
   std::unordered_map<std::string, std::pair<int, double>> teams_;
   std::unordered_map<std::string, double> users_;
 };
 
 }  // namespace
+
+ShareScale ShareScaleOf(const ClusterSnapshot& cluster, const PolicyConfig& policy) {
+  ShareScale scale;
+  if (!UsesEstimates(policy) || policy.prediction.fair_share_band <= 1) {
+    return scale;  // exact shares
+  }
+  scale.band = policy.prediction.fair_share_band;
+  double sum = 0;
+  int users = 0;
+  for (const auto& [user, usage] : cluster.user_decayed_gpu_seconds) {
+    if (usage > 0) {
+      const auto weight = policy.fair_share.user_weights.find(user);
+      sum += usage / (weight == policy.fair_share.user_weights.end() ? 1 : weight->second);
+      ++users;
+    }
+  }
+  scale.user_mean = users > 0 ? sum / users : 0;
+  return scale;
+}
+
+double StandingKey(double share, double mean, double band) {
+  if (band <= 1) {
+    return share;
+  }
+  // Below every band: nothing used. The bands of real shares stay far above it (a share a
+  // billion times below the mean is band -30 at a factor of 2).
+  constexpr double kNothingUsed = -1e9;
+  if (!(share > 0) || !(mean > 0)) {
+    return share > 0 ? 0 : kNothingUsed;
+  }
+  return std::floor(std::log(share / mean) / std::log(band));
+}
 
 TeamStanding TeamStandingOf(const std::string& team,
                             const ClusterSnapshot& cluster,
@@ -92,12 +129,17 @@ TeamStanding TeamStandingOf(const std::string& team,
 
 UserStanding UserStandingOf(const std::string& user,
                             const ClusterSnapshot& cluster,
-                            const PolicyConfig& policy) {
+                            const PolicyConfig& policy,
+                            const ShareScale& scale) {
   const auto usage = cluster.user_decayed_gpu_seconds.find(user);
   const auto weight = policy.fair_share.user_weights.find(user);
   const double used = usage == cluster.user_decayed_gpu_seconds.end() ? 0 : usage->second;
   const double w = weight == policy.fair_share.user_weights.end() ? 1 : weight->second;
-  return UserStanding{.usage_gpu_seconds = used, .weight = w, .share = used / w};
+  const double share = used / w;
+  return UserStanding{.usage_gpu_seconds = used,
+                      .weight = w,
+                      .share = share,
+                      .key = StandingKey(share, scale.user_mean, scale.band)};
 }
 
 std::vector<const QueuedJob*> FairShareOrder(const Queue& queue,
@@ -133,7 +175,7 @@ Ordering FairShareOrdering(const Queue& queue,
       it = group_of.emplace(group, standings.size()).first;
       const auto [borrowing, team_share] = shares.Team(job.team);
       standings.push_back(Standing{
-          .borrowing = borrowing, .team_share = team_share, .user_share = shares.User(job.user)});
+          .borrowing = borrowing, .team_share = team_share, .user_key = shares.User(job.user)});
     }
     job_group[i] = it->second;
   }

@@ -10,7 +10,8 @@
 //   their usage / their weight (FairSharePolicy::user_weights, default 1).
 //
 // Algorithm: the order is (class tier, team below guarantee ? 0 : 1, team share, user share,
-// place, job id, position in the input); the place is the submit time, moved back by the job's
+// place, job id, position in the input), the user's share compared by band where the policy
+// orders by estimates (ShareScale); the place is the submit time, moved back by the job's
 // predicted GPU-time when the policy orders by estimates (scheduler/estimates.h). Each distinct
 // (team, user) is looked up and ranked once; the jobs are sorted by (place, id, position) — skipped
 // when they already come in that order, as the controller's queue does — and then distributed
@@ -31,6 +32,18 @@
 
 namespace gf {
 
+// What the order compares of a user's share: the share itself, or, where the policy orders by
+// estimates, its fair-share band (PredictionPolicy::fair_share_band): floor(log_f(share /
+// mean)) for the mean share of the users that used GPUs, and below every band for a share of 0.
+// Teams always compare exact shares. ShareScaleOf takes the mean once per pass.
+struct ShareScale {
+  double user_mean = 0;
+  double band = 1;  // the band factor; 1: exact shares
+};
+ShareScale ShareScaleOf(const ClusterSnapshot& cluster, const PolicyConfig& policy);
+// The value compared for `share` against `mean` (the band as a number, or the share).
+double StandingKey(double share, double mean, double band);
+
 // A team's standing in the order: below its guarantee first, then the lower share
 // (decayed GPU-seconds / weight). FairShareOrder and Explain compute it here, and only here.
 struct TeamStanding {
@@ -43,15 +56,18 @@ TeamStanding TeamStandingOf(const std::string& team,
                             const ClusterSnapshot& cluster,
                             const Ledger& ledger);
 
-// A user's standing within a team: the lower share (decayed GPU-seconds / weight) first.
+// A user's standing within a team: the lower share (decayed GPU-seconds / weight), or band,
+// first.
 struct UserStanding {
   double usage_gpu_seconds = 0;
   double weight = 1;
   double share = 0;
+  double key = 0;  // what the order compares: StandingKey of the share
 };
 UserStanding UserStandingOf(const std::string& user,
                             const ClusterSnapshot& cluster,
-                            const PolicyConfig& policy);
+                            const PolicyConfig& policy,
+                            const ShareScale& scale);
 
 // Under a baseline order (PolicyConfig::ordering other than priority) the order is
 // BaselineOrdering's instead (ordering/baseline.h).

@@ -145,6 +145,41 @@ TEST(FairShareOrderTest, EstimatesOrderWithinAGroupNeverAcrossClassesOrShares) {
   EXPECT_EQ(OrderOf(queue, ClusterSnapshot{}, policy), (std::vector<std::int64_t>{2, 1}));
 }
 
+// Fair-share bands (PredictionPolicy::fair_share_band): a band spans a factor of the share
+// relative to the mean share of those that used GPUs; nothing used is below every band.
+TEST(FairShareOrderTest, StandingKeysAreBandsOfTheShareAgainstTheMean) {
+  EXPECT_EQ(StandingKey(100, 100, 2), 0);
+  EXPECT_EQ(StandingKey(190, 100, 2), 0);
+  EXPECT_EQ(StandingKey(200, 100, 2), 1);
+  EXPECT_EQ(StandingKey(70, 100, 2), -1);
+  EXPECT_EQ(StandingKey(20, 100, 4), -2);
+  EXPECT_LT(StandingKey(0, 100, 2), StandingKey(1e-9, 100, 2));
+  EXPECT_EQ(StandingKey(37.5, 100, 1), 37.5);  // no bands: the share itself
+  EXPECT_EQ(StandingKey(5, 0, 2), 0);          // no mean to compare with
+}
+
+// Users whose shares fall in one band compare equal, so the predicted size decides across
+// them; a user far above the mean stays a band behind whatever the size.
+TEST(FairShareOrderTest, WithinAFairShareBandThePredictedSizeDecidesAcrossUsers) {
+  ClusterSnapshot cluster;
+  // Mean 4,000: x at 0.15 and y at 0.225 of it share band -3; z at 2.6 is in band 1.
+  cluster.user_decayed_gpu_seconds = {{"x", 600}, {"y", 900}, {"z", 10'500}};
+  QueuedJob long_x = Estimated(1, 0, 7200, 1);  // place 2 h
+  long_x.user = "x";
+  QueuedJob short_y = Estimated(2, 60, 300, 1);  // place 6 min
+  short_y.user = "y";
+  QueuedJob tiny_z = Estimated(3, 0, 60, 1);  // place 1 min, but z used the most
+  tiny_z.user = "z";
+  const Queue queue{{long_x, short_y, tiny_z}};
+  PolicyConfig policy;
+  EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{2, 1, 3}));
+  policy.prediction.fair_share_band = 1;  // exact shares: x, then y, then z
+  EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{1, 2, 3}));
+  policy.prediction.fair_share_band = 2;
+  policy.prediction.enabled = false;  // without prediction, exact shares too
+  EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{1, 2, 3}));
+}
+
 // The anti-starvation rule as a property: over random queues of one group, a job ordered
 // before another was never submitted more than max_delay after it, whatever the estimates.
 TEST(FairShareOrderTest, NoJobIsPassedByOneSubmittedMoreThanMaxDelayAfterIt) {
