@@ -5,6 +5,13 @@
 namespace gf {
 namespace {
 
+// A stop to be requeued after a preemption by job 9.
+StopIntent PreemptedByJob9() {
+  return StopIntent{.final_state = JobState::kPreempted,
+                    .cause = "preempted by job 9",
+                    .requeue_after = "preemption"};
+}
+
 TEST(StopBookTest, ARunNobodyStopsCompletesOrFailsByItsExitCode) {
   const StopBook book;
   EXPECT_EQ(book.OnExit(JobId(1), 0, "exited with status 0"),
@@ -29,10 +36,7 @@ TEST(StopBookTest, AStopThatEndsTheJobGivesItsStateAndSaysItsCauseOnce) {
 
 TEST(StopBookTest, APreemptedRunIsRequeuedWhateverItsExitCode) {
   StopBook book;
-  book.Request(JobId(2),
-               StopIntent{.final_state = JobState::kPreempted,
-                          .cause = "preempted by job 9",
-                          .requeue_after = "preemption"});
+  book.Request(JobId(2), PreemptedByJob9());
   const RunVerdict expected{
       .state = JobState::kPreempted,
       .cause = "preempted by job 9 (exited with status 0)",
@@ -62,28 +66,19 @@ TEST(StopBookTest, ALostNodeRequeuesItsRunUnlessAStopThatEndsItWasUnderWay) {
             (RunVerdict{.state = JobState::kCancelled,
                         .cause = "cancelled by bob (then node n2 silent for 60s)"}));
   // Being stopped to be requeued: the node's loss requeues it all the same.
-  book.Request(JobId(1),
-               StopIntent{.final_state = JobState::kPreempted,
-                          .cause = "preempted by job 9",
-                          .requeue_after = "preemption"});
+  book.Request(JobId(1), PreemptedByJob9());
   EXPECT_EQ(book.OnLost(JobId(1), "node n2 silent for 60s").state, JobState::kNodeFail);
 }
 
 TEST(StopBookTest, ALaterRequestReplacesTheIntentAndARequeueEndsTheStop) {
   StopBook book;
-  book.Request(JobId(7),
-               StopIntent{.final_state = JobState::kPreempted,
-                          .cause = "preempted by job 9",
-                          .requeue_after = "preemption"});
+  book.Request(JobId(7), PreemptedByJob9());
   book.Request(JobId(7),
                StopIntent{.final_state = JobState::kCancelled, .cause = "cancelled by bob"});
   EXPECT_EQ(book.Find(JobId(7))->final_state, JobState::kCancelled);
   EXPECT_FALSE(book.OnExit(JobId(7), 137, "killed by signal 9").requeue.has_value());
 
-  book.Request(JobId(8),
-               StopIntent{.final_state = JobState::kPreempted,
-                          .cause = "preempted by job 9",
-                          .requeue_after = "preemption"});
+  book.Request(JobId(8), PreemptedByJob9());
   book.Requeued(JobId(8), "preemption", "preempted by job 9");
   EXPECT_FALSE(book.Stopping(JobId(8)));
   ASSERT_NE(book.RequeueCause(JobId(8)), nullptr);

@@ -59,6 +59,15 @@ PolicyConfig Fifo() {
   return policy;
 }
 
+// The stock policy with every class's default time limit `limit`.
+PolicyConfig LimitedTo(std::chrono::seconds limit) {
+  PolicyConfig policy;
+  for (PriorityClassPolicy& cls : policy.classes) {
+    cls.default_time_limit = limit;
+  }
+  return policy;
+}
+
 TEST(EngineTest, ThreeJobsOnTwoGpusHaveExactTimes) {
   // a holds both GPUs 0-100; b and c then start together.
   const SimResult result =
@@ -87,10 +96,7 @@ TEST(EngineTest, FifoBlocksTheQueueBehindAWaitingHead) {
 TEST(EngineTest, BackfillLetsAJobPassOnlyWhenItEndsBeforeTheReservation) {
   // Every end is known (a class time limit of 100 s): b gets the GPUs a holds from 100, and c,
   // whose run ends by 100 at the latest, takes the free GPU meanwhile. FIFO keeps c behind b.
-  PolicyConfig policy;
-  for (PriorityClassPolicy& cls : policy.classes) {
-    cls.default_time_limit = seconds(100);
-  }
+  const PolicyConfig policy = LimitedTo(seconds(100));
   const std::vector<TraceJob> jobs = {Job("a", 0, 1, 100), Job("b", 0, 2, 50), Job("c", 0, 1, 10)};
   EXPECT_EQ(Spans(Simulated("1x2xV100", jobs, SimOptions{.policy = policy})),
             (std::vector<std::pair<double, double>>{{0, 100}, {100, 150}, {0, 10}}));
@@ -101,10 +107,7 @@ TEST(EngineTest, BackfillLetsAJobPassOnlyWhenItEndsBeforeTheReservation) {
 }
 
 TEST(EngineTest, TimeLimitStopsARun) {
-  PolicyConfig policy;
-  for (PriorityClassPolicy& cls : policy.classes) {
-    cls.default_time_limit = seconds(60);
-  }
+  const PolicyConfig policy = LimitedTo(seconds(60));
   const SimResult result = Simulated(
       "1x1xV100", {Job("a", 0, 1, 100), Job("b", 5, 1, 10)}, SimOptions{.policy = policy});
   EXPECT_EQ(result.jobs[0].fate, JobFate::kTimeout);
@@ -122,10 +125,7 @@ TraceJob After(TraceJob job, std::vector<TraceDependency> after) {
 // which breaks b's :ok (cancelled, and e, which waited for b to complete, with it) and meets
 // c's; f waits for d to complete and starts at its end.
 TEST(EngineTest, DependenciesHoldJobsUntilMetAndCancelThemWhenBroken) {
-  PolicyConfig policy;
-  for (PriorityClassPolicy& cls : policy.classes) {
-    cls.default_time_limit = seconds(100);
-  }
+  const PolicyConfig policy = LimitedTo(seconds(100));
   const SimResult result =
       Simulated("1x2xV100",
                 {Job("a", 0, 1, 150),
@@ -152,10 +152,7 @@ TEST(EngineTest, DependenciesHoldJobsUntilMetAndCancelThemWhenBroken) {
 // A job submitted after its :ok dependency failed is refused, as the controller refuses it; one
 // waiting for a job that never starts never starts either, and says what it waits for.
 TEST(EngineTest, ADependencyThatEndedBrokenRefusesTheJobAndOneNeverMetIsReported) {
-  PolicyConfig policy;
-  for (PriorityClassPolicy& cls : policy.classes) {
-    cls.default_time_limit = seconds(10);
-  }
+  const PolicyConfig policy = LimitedTo(seconds(10));
   const SimResult result =
       Simulated("1x1xV100",
                 {Job("a", 0, 1, 50),
@@ -451,10 +448,7 @@ TEST(EngineTest, EveryBaselineFinishesEveryJobOfASyntheticTrace) {
 // V100 by the full pass at 31 (on another node than h's reservation). A Decide() call at every
 // instant starts s at 30.
 TEST(EngineTest, BackfillOntoAFreedGpuWaitsForTheFullPassThatFollowsAnEnd) {
-  PolicyConfig policy;
-  for (PriorityClassPolicy& cls : policy.classes) {
-    cls.default_time_limit = seconds(100);
-  }
+  const PolicyConfig policy = LimitedTo(seconds(100));
   const std::vector<TraceJob> jobs = {
       Job("y", 0, 2, 100), Job("x", 0, 1, 30), Job("h", 1, 2, 10), Job("s", 2, 1, 10)};
   const SimResult product = Simulated("1x2xA100,1x1xV100", jobs, SimOptions{.policy = policy});
