@@ -171,15 +171,12 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
 }
 
 // Fills the options a script's #GPUFLEET lines set and the command line left unset.
-Status ApplyDirectives(SubmitOptions& o) {
-  if (o.command.empty() || o.command[0].find('/') == std::string::npos) {
+Status ApplyDirectives(SubmitOptions& o, const std::string& cwd) {
+  const std::optional<std::string> script = ScriptPath(o, cwd);
+  if (!script) {
     return OkStatus();
   }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(o.command[0], ec)) {
-    return OkStatus();
-  }
-  GF_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadDirectives(o.command[0]));
+  GF_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadDirectives(*script));
   if (tokens.empty()) {
     return OkStatus();
   }
@@ -224,11 +221,11 @@ Status ApplyDirectives(SubmitOptions& o) {
 }
 
 int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
-  if (Status s = ApplyDirectives(options); !s.ok()) {
-    return Fail(s.error());
-  }
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
+  if (Status s = ApplyDirectives(options, cwd); !s.ok()) {
+    return Fail(s.error());
+  }
   Result<nlohmann::json> body = BuildSubmitBody(options, cwd, CurrentEnvironment());
   if (!body.ok()) {
     return Fail(body.error());
@@ -634,6 +631,7 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
         return;
       }
       rest = *ctx.command_after_dashes;
+      submit_options->command_after_dashes = true;
     }
     submit_options->command = std::move(rest);
     ctx.exit_code = RunSubmit(ctx, *submit_options, *submit_json);

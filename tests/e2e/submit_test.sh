@@ -42,6 +42,14 @@ wait_for "script job $id" state_is "$id" COMPLETED
 [ "$(gf logs "$id")" = "args: one two" ] || fail "script args: $(gf logs "$id")"
 ok "script with #GPUFLEET directives"
 
+# The README's form: a script in the current directory, named without a '/' (as sbatch takes it).
+id=$(cd "$WORK" && submit job.sh --fast)
+wait_for "bare-name script job $id" state_is "$id" COMPLETED
+[ "$(job_field "$id" name)" = directive-job ] || fail "#GPUFLEET lines of ./job.sh ignored: name $(job_field "$id" name)"
+[ "$(gf show --json "$id" | jq '.gpu_uuids | length')" = 3 ] || fail "#GPUFLEET --gpus=3 of ./job.sh ignored"
+[ "$(gf logs "$id")" = "args: --fast" ] || fail "bare-name script: $(gf logs "$id")"
+ok "gpufleet submit job.sh --fast runs ./job.sh with its directives"
+
 gf queue --all | grep -q "directive-job\|from-cli" || fail "queue --all misses finished jobs"
 gf queue | grep -q COMPLETED && fail "queue without --all lists finished jobs"
 ok "queue"
