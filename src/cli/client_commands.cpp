@@ -15,6 +15,8 @@
 #include "api/api_client.h"
 #include "api/socket_path.h"
 #include "cli/explain_view.h"
+#include "cli/job_ref.h"
+#include "cli/logs_command.h"
 #include "cli/quota_view.h"
 #include "cli/submit_request.h"
 #include "cli/table.h"
@@ -327,17 +329,6 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
   });
 }
 
-Result<std::int64_t> ParseJobId(const std::string& text) {
-  std::int64_t id = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) {
-    return InvalidArgument("JOB: '" + text +
-                           "' is not a job id; use the number shown by "
-                           "gpufleet submit or gpufleet queue");
-  }
-  return id;
-}
-
 int RunExplain(const ClientContext& ctx, const std::string& id_text, bool json) {
   Result<std::int64_t> id = ParseJobId(id_text);
   if (!id.ok()) {
@@ -469,81 +460,6 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids, boo
     }
   }
   return rc;
-}
-
-// ---- logs ----
-
-bool Terminal(const std::string& state) {
-  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
-}
-
-// `gpufleet logs -f` of a job that was requeued: its next run writes a new file (the executor
-// keeps the earlier one aside), to be read from its start. Returns the offset to read from.
-std::int64_t RestartedRun(std::int64_t id, std::int64_t offset) {
-  if (offset > 0) {
-    std::cerr << "gpufleet logs: job " << id << " was requeued; following its next run\n";
-  }
-  return 0;
-}
-
-int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool follow) {
-  Result<std::int64_t> id = ParseJobId(id_text);
-  if (!id.ok()) {
-    return Fail(id.error());
-  }
-  auto opened = OpenClient(ctx);
-  if (!opened.ok()) {
-    return Fail(opened.error());
-  }
-  ApiClient& client = **opened;
-  const std::string base = "/api/v1/jobs/" + std::to_string(*id);
-  std::int64_t offset = 0;
-  while (true) {
-    // Ask for the state first: output written before the job ended is then all on disk.
-    std::string state;
-    if (follow) {
-      Result<nlohmann::json> job = client.CallJson("GET", base, std::nullopt);
-      if (!job.ok()) {
-        return Fail(job.error());
-      }
-      state = JsonText(*job, "state");
-      if (state == "PENDING") {  // not started yet, or requeued
-        offset = RestartedRun(*id, offset);
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        continue;
-      }
-    }
-    Result<HttpResponse> r = client.Call(
-        "GET",
-        base + "/logs?stream=" + (err ? "stderr" : "stdout") + "&offset=" + std::to_string(offset),
-        std::nullopt);
-    if (!r.ok()) {
-      return Fail(r.error());
-    }
-    if (r->status >= 300) {
-      return Fail(ErrorFromResponse(*r));
-    }
-    if (auto size = r->Header("X-Gpufleet-Log-Size");
-        follow && size && std::stoll(*size) < offset) {
-      offset = RestartedRun(*id, offset);  // a shorter file: a new run, requeued and started
-      continue;
-    }
-    std::cout << r->body << std::flush;
-    offset += static_cast<std::int64_t>(r->body.size());
-    auto next = r->Header("X-Gpufleet-Next-Offset");
-    if (next) {
-      offset = std::stoll(*next);
-    }
-    auto size = r->Header("X-Gpufleet-Log-Size");
-    const bool more = size && std::stoll(*size) > offset;
-    if (more) {
-      continue;
-    }
-    if (!follow || Terminal(state)) {
-      return 0;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
 }
 
 // ---- nodes / gpus ----
@@ -697,15 +613,22 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   checkpoint->add_option("JOB", *k_id, "job id (default: $GPUFLEET_JOB_ID, the job it runs in)");
   checkpoint->callback([&ctx, k_id] { ctx.exit_code = RunCheckpoint(ctx, *k_id); });
 
-  auto* logs = app.add_subcommand("logs", "a job's output");
+  auto* logs = app.add_subcommand(
+      "logs", "a job's output: standard output, then standard error (--stdout, --stderr: one)");
   auto l_id = std::make_shared<std::string>();
+  auto l_out = std::make_shared<bool>(false);
   auto l_err = std::make_shared<bool>(false);
   auto l_follow = std::make_shared<bool>(false);
   logs->add_option("JOB", *l_id, "job id")->required();
-  logs->add_flag("-e,--stderr", *l_err, "standard error instead of standard output");
+  auto* out_flag = logs->add_flag("--stdout", *l_out, "standard output only");
+  logs->add_flag("-e,--stderr", *l_err, "standard error only")->excludes(out_flag);
   logs->add_flag("-f,--follow", *l_follow, "keep printing until the job ends");
-  logs->callback(
-      [&ctx, l_id, l_err, l_follow] { ctx.exit_code = RunLogs(ctx, *l_id, *l_err, *l_follow); });
+  logs->callback([&ctx, l_id, l_out, l_err, l_follow] {
+    const LogStreams which = *l_out   ? LogStreams::kStdout
+                             : *l_err ? LogStreams::kStderr
+                                      : LogStreams::kBoth;
+    ctx.exit_code = RunLogs(ctx, *l_id, which, *l_follow);
+  });
 
   auto* nodes = app.add_subcommand("nodes", "the nodes and their state");
   auto n_json = std::make_shared<bool>(false);

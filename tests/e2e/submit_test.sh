@@ -16,6 +16,9 @@ for uuid in $(echo "$visible" | tr ',' ' '); do
 done
 echo "$out" | grep -qx "GPUFLEET_JOB_ID=$id" || fail "GPUFLEET_JOB_ID missing: $out"
 [ "$(gf logs --stderr "$id")" = "oops" ] || fail "stderr log wrong"
+[ "$(gf logs -e "$id")" = "oops" ] || fail "logs -e is not standard error alone"
+[ "$(gf logs --stdout "$id" | tail -n1)" = "GPUFLEET_JOB_ID=$id" ] || fail "logs --stdout: $(gf logs --stdout "$id")"
+[ "$(echo "$out" | tail -n1)" = "oops" ] || fail "logs merges no standard error: $out"
 [ "$(job_field "$id" exit_code)" = 0 ] || fail "exit code of a successful job"
 ok "two UUIDs in CUDA_VISIBLE_DEVICES ($visible), logs and exit code 0"
 
@@ -23,6 +26,16 @@ id=$(submit --gpus 0 -- sh -c 'exit 3')
 wait_for "job $id to fail" state_is "$id" FAILED
 [ "$(job_field "$id" exit_code)" = 3 ] || fail "exit code 3 not recorded"
 ok "exit 3 -> FAILED with exit code 3"
+
+# A failed job whose traceback went to standard error alone: plain `logs` shows it, and
+# --stdout says where the output is instead of printing nothing.
+id=$(submit --gpus 0 -- sh -c 'echo "Traceback: boom" >&2; exit 1')
+wait_for "job $id to fail" state_is "$id" FAILED
+[ "$(gf logs "$id" 2>/dev/null)" = "Traceback: boom" ] || fail "logs of a failed job: '$(gf logs "$id" 2>&1)'"
+note=$(gf logs --stdout "$id" 2>&1 >/dev/null)
+echo "$note" | grep -q "nothing to standard output.*gpufleet logs --stderr $id" || fail "empty stdout note: '$note'"
+[ -z "$(gf logs --stdout "$id" 2>/dev/null)" ] || fail "logs --stdout printed output of an empty stream"
+ok "logs of a failed job show its standard error; --stdout notes where it is: $note"
 
 id=$(submit --gpus 0 -- /no/such/program)
 wait_for "job $id to fail" state_is "$id" FAILED
