@@ -5,6 +5,7 @@
 #include "cli/quota_view.h"
 #include "cli/table.h"
 #include "cli/views.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
@@ -45,8 +46,7 @@ std::string Gib(const json& j, const char* key) {
 }
 
 std::string TeamName(const json& row) {
-  const std::string team = JsonText(row, "team", "");
-  return team.empty() ? "(none)" : team;
+  return TeamLabel(JsonText(row, "team", ""));
 }
 
 // Cost without its currency (the header names it) and CO2 in kg, for tables.

@@ -10,6 +10,7 @@
 #include "cli/table.h"
 #include "core/printable_text.h"
 #include "model/slice.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
@@ -400,7 +401,7 @@ void PrintJob(const json& job, std::ostream& out) {
   const std::string gpus = JsonJoined(Array(job, "gpu_uuids"), ",");
   const std::string exit_code = JsonText(job, "exit_code", "");
   Line(out, "Job", JsonText(job, "id") + " (" + JsonText(job, "name") + ")");
-  Line(out, "User", JsonText(job, "user") + "  team " + JsonText(job, "team"));
+  Line(out, "User", JsonText(job, "user") + "  team " + TeamLabel(JsonText(job, "team", "")));
   Line(
       out, "State", JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
   Line(out, "Reason", JsonText(job, "reason"));

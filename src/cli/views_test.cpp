@@ -273,6 +273,16 @@ TEST(CliViewsTest, ShowPrintsGpuUsage) {
   EXPECT_NE(text.find("Energy      7200000 J (2.000 kWh)\n"), std::string::npos) << text;
 }
 
+// Issue #24: a job of no team is "(none)" in show, as in quota, explain, reports and reasons
+// (it was "-" here alone).
+TEST(CliViewsTest, ShowNamesNoTeamAsEveryOtherViewDoes) {
+  Job job = RunningJob();
+  job.spec.team.clear();
+  EXPECT_NE(Show(job).find("  team (none)\n"), std::string::npos) << Show(job);
+  job.spec.team = "cv";
+  EXPECT_NE(Show(job).find("  team cv\n"), std::string::npos) << Show(job);
+}
+
 // Issue #20: root runs `show` on other users' jobs; their command, workdir, reason and event
 // messages are the users' bytes and must not drive root's terminal (an OSC could set its
 // title, CSI 2J clear it, a CR rewrite the line).

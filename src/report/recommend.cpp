@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "model/team.h"
+
 namespace gf {
 namespace {
 
@@ -28,7 +30,7 @@ std::string GpuName(const GpuFigures& gpu) {
 }
 
 std::string TeamName(const std::string& team) {
-  return team.empty() ? "(none)" : team;
+  return TeamLabel(team);
 }
 
 void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
