@@ -122,15 +122,15 @@ void NoteEmptyOutput(ApiClient& client,
 }  // namespace
 
 int RunLogs(const ClientContext& ctx, const std::string& id_text, LogStreams which, bool follow) {
-  Result<std::int64_t> id = ParseJobId(id_text);
-  if (!id.ok()) {
-    return Fail(id.error());
-  }
   auto opened = OpenClient(ctx);
   if (!opened.ok()) {
     return Fail(opened.error());
   }
   ApiClient& client = **opened;
+  Result<std::int64_t> id = ResolveJobId(client, id_text);
+  if (!id.ok()) {
+    return Fail(id.error());
+  }
   const std::string base = "/api/v1/jobs/" + std::to_string(*id);
   std::vector<LogCursor> cursors;
   if (which != LogStreams::kStderr) {

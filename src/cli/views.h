@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -76,7 +77,9 @@ std::string DependencyText(const nlohmann::json& job);
 
 // `gpufleet show JOB`: one labelled line per field of a job (GET /api/v1/jobs/{id}), then its
 // GPU usage: mean/peak utilisation, peak memory, energy in J and kWh ("so far" while running).
-void PrintJob(const nlohmann::json& job, std::ostream& out);
+// `now_ms` (Unix milliseconds) is the time a running job's elapsed and remaining time are
+// counted to.
+void PrintJob(const nlohmann::json& job, std::int64_t now_ms, std::ostream& out);
 // The body of GET /jobs/{id}/events ({"events": [...]}, oldest first), for `gpufleet show`: the
 // latest kShownEvents, one a line (time, kind, actor, message), so that the owner reads why the
 // job was preempted, warned idle, reaped or requeued even after it started again.
