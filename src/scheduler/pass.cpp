@@ -18,6 +18,7 @@
 #include <array>
 #include <utility>
 
+#include "core/duration.h"
 #include "scheduler/estimates.h"
 #include "scheduler/ordering/baseline.h"
 #include "scheduler/ordering/fair_share.h"
@@ -327,9 +328,8 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
   }
   AddWaiter(job, shape);
   reason = PendingReason::Of(PendingCode::kGpusReserved,
-                             reason.text + "; expected to start in " +
-                                 FormatWait((start - now_).count()) + " on " + nodes +
-                                 " (GPUs reserved)");
+                             reason.text + "; expected to start at " + FormatUtcSeconds(start) +
+                                 " on " + nodes + " (GPUs reserved)");
   for (std::size_t i = 0; i < members.size(); ++i) {
     decisions_.pending.push_back(
         PendingDecision{.job = members[i]->id,
@@ -509,11 +509,11 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
   const Allocation allocation = pool_.ToAllocation(later->fit);
   decisions_.pending.push_back(PendingDecision{
       .job = job.id,
-      .reason = PendingReason::Of(PendingCode::kVictimsProtected,
-                                  "waiting to preempt " + victims + " on " +
-                                      allocation.node.value() + ", possible in " +
-                                      FormatWait((at - now_).count()) + " (minimum run time " +
-                                      FormatWait(Millis(min_run_time).count()) + ")"),
+      .reason =
+          PendingReason::Of(PendingCode::kVictimsProtected,
+                            "waiting to preempt " + victims + " on " + allocation.node.value() +
+                                ", possible at " + FormatUtcSeconds(at) + " (minimum run time " +
+                                FormatWait(Millis(min_run_time).count()) + ")"),
       .estimated_start = at,
       .reservation = allocation});
   return true;
@@ -550,12 +550,11 @@ void Pass::Wait(const QueuedJob& job,
     const Allocation allocation = pool_.ToAllocation(reservation->fit);
     decisions_.pending.push_back(PendingDecision{
         .job = job.id,
-        .reason =
-            WithClassNote(job,
-                          PendingReason::Of(PendingCode::kGpusReserved,
-                                            reason.text + "; expected to start in " +
-                                                FormatWait((start - now_).count()) + " on " +
-                                                allocation.node.value() + " (GPUs reserved)")),
+        .reason = WithClassNote(
+            job,
+            PendingReason::Of(PendingCode::kGpusReserved,
+                              reason.text + "; expected to start at " + FormatUtcSeconds(start) +
+                                  " on " + allocation.node.value() + " (GPUs reserved)")),
         .estimated_start = start,
         .reservation = allocation});
     return;
