@@ -507,42 +507,9 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids, boo
 
 // ---- nodes / gpus ----
 
-// "ok", or how many GPUs are not: "1 failed, 2 degraded" (details: gpufleet gpus).
-std::string GpuHealthSummary(const nlohmann::json& gpus) {
-  int failed = 0;
-  int degraded = 0;
-  for (const auto& gpu : gpus) {
-    const std::string health = gpu.value("health", "ok");
-    failed += health == "failed" ? 1 : 0;
-    degraded += health == "degraded" ? 1 : 0;
-  }
-  std::string out;
-  if (failed > 0) {
-    out = std::to_string(failed) + " failed";
-  }
-  if (degraded > 0) {
-    out += (out.empty() ? "" : ", ") + std::to_string(degraded) + " degraded";
-  }
-  return out.empty() ? "ok" : out;
-}
-
 int RunNodes(const ClientContext& ctx, bool json) {
-  return RunRead(ctx, "/api/v1/nodes", json, [](const nlohmann::json& r) {
-    Table table(
-        {"NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS", "MEMORY", "BACKEND", "CONTAINMENT"});
-    for (const auto& node : r["nodes"]) {
-      const nlohmann::json gpus = node.value("gpus", nlohmann::json::array());
-      table.AddRow({JsonText(node, "name"),
-                    JsonText(node, "state"),
-                    std::to_string(gpus.size()),
-                    GpuHealthSummary(gpus),
-                    JsonText(node, "cpus"),
-                    JsonText(node, "memory_mib") + " MiB",
-                    JsonText(node, "gpu_backend"),
-                    JsonText(node, "containment", "?")});
-    }
-    table.Print(std::cout);
-  });
+  return RunRead(
+      ctx, "/api/v1/nodes", json, [](const nlohmann::json& r) { PrintNodes(r, std::cout); });
 }
 
 int RunGpus(const ClientContext& ctx, bool json, bool processes) {

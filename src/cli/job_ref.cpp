@@ -34,15 +34,15 @@ Result<std::int64_t> ParseJobId(const std::string& text) {
 }
 
 Result<JobRef> ParseJobRef(const std::string& text) {
-  const std::size_t underscore = text.find('_');
-  const std::optional<std::int64_t> id =
-      WholeAtLeast(std::string_view(text).substr(0, underscore), 1);
+  const std::string_view view = text;
+  const std::size_t underscore = view.find('_');
+  const std::optional<std::int64_t> id = WholeAtLeast(view.substr(0, underscore), 1);
   if (!id) {
     return NotAJob(text);
   }
   JobRef ref{.id = *id, .array_index = std::nullopt};
   if (underscore != std::string::npos) {
-    ref.array_index = WholeAtLeast(std::string_view(text).substr(underscore + 1), 0);
+    ref.array_index = WholeAtLeast(view.substr(underscore + 1), 0);
     if (!ref.array_index) {
       return NotAJob(text);
     }

@@ -428,7 +428,57 @@ std::string ElapsedText(const json& job, std::int64_t now_ms) {
          TimeLimitText(job) + " time limit";
 }
 
+// "ok", or how many GPUs are not: "1 failed, 2 degraded" (details: gpufleet gpus).
+std::string GpuHealthSummary(const json& gpus) {
+  int failed = 0;
+  int degraded = 0;
+  for (const auto& gpu : gpus) {
+    const std::string health = gpu.value("health", "ok");
+    failed += health == "failed" ? 1 : 0;
+    degraded += health == "degraded" ? 1 : 0;
+  }
+  std::string out;
+  if (failed > 0) {
+    out = std::to_string(failed) + " failed";
+  }
+  if (degraded > 0) {
+    out += (out.empty() ? "" : ", ") + std::to_string(degraded) + " degraded";
+  }
+  return out.empty() ? "ok" : out;
+}
+
 }  // namespace
+
+void PrintNodes(const json& answer, std::ostream& out) {
+  const json& nodes = Array(answer, "nodes");
+  // REASON (why a node is not up: its drain's reason, or what took it down) only when a node
+  // has one, as the queue's ARRAY column.
+  const bool reasons = std::any_of(nodes.begin(), nodes.end(), [](const json& node) {
+    return !JsonText(node, "state_reason", "").empty();
+  });
+  std::vector<std::string> header = {
+      "NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS", "MEMORY", "BACKEND", "CONTAINMENT"};
+  if (reasons) {
+    header.emplace_back("REASON");
+  }
+  Table table(std::move(header));
+  for (const json& node : nodes) {
+    const json& gpus = Array(node, "gpus");
+    std::vector<std::string> row = {JsonText(node, "name"),
+                                    JsonText(node, "state"),
+                                    std::to_string(gpus.size()),
+                                    GpuHealthSummary(gpus),
+                                    JsonText(node, "cpus"),
+                                    JsonText(node, "memory_mib") + " MiB",
+                                    JsonText(node, "gpu_backend"),
+                                    JsonText(node, "containment", "?")};
+    if (reasons) {
+      row.push_back(JsonText(node, "state_reason", ""));
+    }
+    table.AddRow(std::move(row));
+  }
+  table.Print(out);
+}
 
 void PrintJob(const json& job, std::int64_t now_ms, std::ostream& out) {
   const std::string gpus = JsonJoined(Array(job, "gpu_uuids"), ",");

@@ -75,6 +75,10 @@ std::string ArrayTaskLabel(const nlohmann::json& job);
 // A job's `after` list in words: "12 (ok), 13"; "" when it has none.
 std::string DependencyText(const nlohmann::json& job);
 
+// `gpufleet nodes`: one row per node of GET /api/v1/nodes, with a REASON column (a drain's
+// reason, what took a node down) when some node has one.
+void PrintNodes(const nlohmann::json& answer, std::ostream& out);
+
 // `gpufleet show JOB`: one labelled line per field of a job (GET /api/v1/jobs/{id}), then its
 // GPU usage: mean/peak utilisation, peak memory, energy in J and kWh ("so far" while running).
 // `now_ms` (Unix milliseconds) is the time a running job's elapsed and remaining time are

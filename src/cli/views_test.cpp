@@ -275,6 +275,30 @@ TEST(CliViewsTest, ShowPrintsGpuUsage) {
   EXPECT_NE(text.find("Energy      7200000 J (2.000 kWh)\n"), std::string::npos) << text;
 }
 
+// Issue #24: `node drain --reason` was shown by `nodes --json` alone.
+TEST(CliViewsTest, NodesShowWhyANodeIsNotUp) {
+  Node up;
+  up.name = NodeId("n1");
+  Node draining = up;
+  draining.name = NodeId("n2");
+  draining.state = NodeState::kDraining;
+  draining.state_reason = "fan replacement";
+  const auto print = [](const std::vector<Node>& nodes) {
+    json list = json::array();
+    for (const Node& node : nodes) {
+      list.push_back(NodeToJson(node));
+    }
+    std::ostringstream out;
+    PrintNodes(json{{"nodes", list}}, out);
+    return out.str();
+  };
+  EXPECT_EQ(print({up}).find("REASON"), std::string::npos) << print({up});
+  const std::string text = print({up, draining});
+  EXPECT_NE(text.find("REASON"), std::string::npos) << text;
+  EXPECT_NE(text.find("draining"), std::string::npos) << text;
+  EXPECT_NE(text.find("fan replacement\n"), std::string::npos) << text;
+}
+
 // Issue #24: `show` printed "time limit 3600" for --time=1h, and nothing of how long a running
 // job has run or has left.
 TEST(CliViewsTest, ShowPrintsDurationsAsTypedAndARunningJobsElapsedAndRemainingTime) {

@@ -588,9 +588,17 @@ PendingReason Pass::Reason(const QueuedJob& job, Shape shape, bool could_ever_st
   return memo.reason;
 }
 
+PendingReason Pass::NoFitReason(const QueuedJob& job, Shape shape) const {
+  NoFitFacts facts = pool_.NoFitFactsFor(shape);
+  if (!facts.any_node) {  // rare, and the pool keeps only the up nodes: ask the snapshot
+    facts.not_up = NotUpNodes(cluster_);
+  }
+  return DescribeNoFit(job.request, facts);
+}
+
 PendingReason Pass::ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start) {
   if (!could_ever_start) {
-    return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
+    return NoFitReason(job, shape);
   }
   // A job that would fit but for the GPUs set aside names the first waiting job that set
   // one aside; one that does not fit even so names the first waiting job that wants the
@@ -608,7 +616,7 @@ PendingReason Pass::ComputeReason(const QueuedJob& job, Shape shape, bool could_
       }
     }
   }
-  return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
+  return NoFitReason(job, shape);
 }
 
 void Pass::Pend(const QueuedJob& job, PendingReason reason) {

@@ -63,6 +63,16 @@ wait_for "bare-name script job $id" state_is "$id" COMPLETED
 [ "$(gf logs "$id")" = "args: --fast" ] || fail "bare-name script: $(gf logs "$id")"
 ok "gpufleet submit job.sh --fast runs ./job.sh with its directives"
 
+# Issue #24: a drain's reason shows in `nodes`, and a job that waits for the drained node says so.
+gf node drain e2e-node --reason "fan replacement" >/dev/null
+gf nodes | grep -Eq "(draining|drained) .*fan replacement" || fail "nodes shows no drain reason: $(gf nodes)"
+id=$(submit --gpus 1 -- true)
+reason_names_drain() { job_field "$id" reason | grep -Eq "node e2e-node is (draining|drained): fan replacement"; }
+wait_for "job $id to name the drain" reason_names_drain
+ok "a drained node's reason in nodes and in the waiting job's reason: $(job_field "$id" reason)"
+gf node resume e2e-node >/dev/null
+wait_for "job $id to run after the resume" state_is "$id" COMPLETED
+
 gf queue --all | grep -q "directive-job\|from-cli" || fail "queue --all misses finished jobs"
 gf queue | grep -q COMPLETED && fail "queue without --all lists finished jobs"
 ok "queue"
