@@ -456,7 +456,7 @@ int RunCancelArrays(const ClientContext& ctx, const std::vector<std::string>& id
   ApiClient& client = **opened;
   int rc = 0;
   for (const auto& text : ids) {
-    Result<std::int64_t> id = ParseJobId(text);
+    Result<std::int64_t> id = ParseArrayId(text);
     Result<nlohmann::json> r =
         id.ok() ? client.CallJson(
                       "POST", "/api/v1/arrays/" + std::to_string(*id) + "/cancel", std::nullopt)

@@ -25,14 +25,6 @@ Error NotAJob(const std::string& text) {
 
 }  // namespace
 
-Result<std::int64_t> ParseJobId(const std::string& text) {
-  const std::optional<std::int64_t> id = WholeAtLeast(text, 1);
-  if (!id) {
-    return NotAJob(text);
-  }
-  return *id;
-}
-
 Result<JobRef> ParseJobRef(const std::string& text) {
   const std::string_view view = text;
   const std::size_t underscore = view.find('_');
@@ -48,6 +40,17 @@ Result<JobRef> ParseJobRef(const std::string& text) {
     }
   }
   return ref;
+}
+
+Result<std::int64_t> ParseArrayId(const std::string& text) {
+  GF_ASSIGN_OR_RETURN(const JobRef ref, ParseJobRef(text));
+  if (ref.array_index) {
+    const std::string array = std::to_string(ref.id);
+    return InvalidArgument("JOB: '" + text + "' is one task of array " + array +
+                           "; --array takes the array's id (gpufleet cancel --array " + array +
+                           "), or cancel the task alone: gpufleet cancel " + text);
+  }
+  return ref.id;
 }
 
 Result<std::int64_t> FindArrayTask(const JobRef& ref, const JobFetcher& fetch) {

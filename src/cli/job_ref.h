@@ -21,8 +21,9 @@ struct JobRef {
   std::optional<std::int64_t> array_index;
 };
 
-// A job id as typed ("17"). Errors: kInvalidArgument naming JOB and what to give instead.
-Result<std::int64_t> ParseJobId(const std::string& text);
+// The id of a whole job array (`cancel --array 17`): "17". Errors: kInvalidArgument naming JOB;
+// for one task ("17_1"), the array's id and how to cancel the task alone.
+Result<std::int64_t> ParseArrayId(const std::string& text);
 
 // "17" or "17_1". Errors: kInvalidArgument naming JOB and both forms.
 Result<JobRef> ParseJobRef(const std::string& text);

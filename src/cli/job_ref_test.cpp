@@ -23,7 +23,17 @@ TEST(JobRefTest, ParsesIdsAndArrayTasksAsQueuePrintsThem) {
     EXPECT_EQ(bad.error().message.rfind("JOB: '", 0), 0U) << bad.error().message;
     EXPECT_NE(bad.error().message.find("17_1"), std::string::npos) << bad.error().message;
   }
-  EXPECT_FALSE(ParseJobId("17_1").ok());  // where only a whole job is meant
+}
+
+TEST(JobRefTest, AnArrayIdIsNoTask) {
+  auto array = ParseArrayId("17");
+  ASSERT_TRUE(array.ok());
+  EXPECT_EQ(*array, 17);
+  auto task = ParseArrayId("17_1");
+  ASSERT_FALSE(task.ok());
+  EXPECT_EQ(task.error().message,
+            "JOB: '17_1' is one task of array 17; --array takes the array's id (gpufleet cancel "
+            "--array 17), or cancel the task alone: gpufleet cancel 17_1");
 }
 
 // Jobs as GET /jobs/ID answers them: array 10 with indices 0-2 (ids 10-12), array 20 with
