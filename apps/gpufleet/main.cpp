@@ -9,6 +9,7 @@
 
 #include "cli/admin_commands.h"
 #include "cli/client_commands.h"
+#include "cli/command_names.h"
 #include "cli/notify_commands.h"
 #include "cli/report_command.h"
 #include "cli/top.h"
@@ -41,6 +42,32 @@ const CLI::Validator kLogLevel(
       return std::string();
     },
     "");
+
+// The word a user typed as a command when gpufleet knows none by that name (`gpufleet hold 21`),
+// once parsing failed: CLI11 keeps it among the unparsed words and only says that a subcommand
+// is required, which sends the user looking for a missing word instead of a wrong one.
+std::optional<std::string> UnknownCommand(CLI::App& app) {
+  if (!app.get_subcommands().empty()) {
+    return std::nullopt;
+  }
+  for (const std::string& word : app.remaining()) {
+    if (word.rfind('-', 0) != 0) {
+      return word;
+    }
+  }
+  return std::nullopt;
+}
+
+// The commands `gpufleet --help` lists (not the internal, hidden ones), sorted.
+std::vector<std::string> VisibleCommands(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* command :
+       app.get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); })) {
+    names.push_back(command->get_name());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 int Main(int argc, char** argv) {
   CLI::App app("gpufleet: a GPU compute manager — queue, place, share and watch GPU work",
@@ -276,6 +303,10 @@ int Main(int argc, char** argv) {
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
+    if (const std::optional<std::string> word = UnknownCommand(app)) {
+      std::cerr << "gpufleet: " << gf::UnknownCommandMessage(*word, VisibleCommands(app)) << '\n';
+      return 2;
+    }
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;  // --help/--version exit 0; bad usage exits 2
   }

@@ -15,6 +15,8 @@
 #include "api/api_client.h"
 #include "api/socket_path.h"
 #include "cli/explain_view.h"
+#include "cli/job_ref.h"
+#include "cli/logs_command.h"
 #include "cli/quota_view.h"
 #include "cli/submit_request.h"
 #include "cli/table.h"
@@ -86,43 +88,57 @@ std::map<std::string, std::string> CurrentEnvironment() {
 void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
   auto last = CLI::MultiOptionPolicy::TakeLast;  // command line overrides #GPUFLEET lines
   cmd.add_option("--gpus", o.gpus, "whole GPUs, all on one node (default 1); per node with --nodes")
+      ->type_name("N")
       ->multi_option_policy(last);
   cmd.add_option("--nodes",
                  o.nodes,
                  "nodes (default 1): more makes a multi-node job, one member per node with --gpus "
                  "GPUs each, started together (GPUFLEET_NODE_RANK, GPUFLEET_NODELIST, "
                  "GPUFLEET_MASTER_ADDR)")
+      ->type_name("N")
       ->multi_option_policy(last);
   cmd.add_option("--gpu-type", o.gpu_type, "GPU model, e.g. H100-80GB (default: any)")
+      ->type_name("MODEL")
       ->multi_option_policy(last);
   cmd.add_option("--gpu-share",
                  o.gpu_share,
                  "a part of one GPU's compute, 0.001 to 1 (e.g. 0.25): the job runs on one GPU an "
                  "admin put in shared or mps mode, beside other jobs; not with --gpus N>1 or "
                  "--nodes")
+      ->type_name("FRACTION")
       ->multi_option_policy(last);
   cmd.add_option("--gpu-mem",
                  o.gpu_mem,
                  "GPU memory for a part of one GPU: 20G, 512M (binary units; a bare number is "
                  "MiB); counts as its fraction of the GPU")
+      ->type_name("SIZE")
       ->multi_option_policy(last);
   cmd.add_option("--mig",
                  o.mig,
                  "a MIG device of this profile, e.g. 3g.40gb or 1g.10gb, on a GPU with MIG on "
                  "(gpufleet gpus lists their devices); not with --gpus N>1, --nodes or a share")
+      ->type_name("PROFILE")
       ->multi_option_policy(last);
   cmd.add_option("--priority",
                  o.priority,
                  "priority class, as the cluster defines them (stock: high | normal | low; "
                  "default: the cluster's default class, stock normal)")
+      ->type_name("CLASS")
       ->multi_option_policy(last);
-  cmd.add_option("--team", o.team, "team to account the job to")->multi_option_policy(last);
+  cmd.add_option("--team",
+                 o.team,
+                 "team to charge the job to: by default your own; another only for admins, and "
+                 "only a configured one")
+      ->type_name("TEAM")
+      ->multi_option_policy(last);
   cmd.add_option("--time", o.time, "time limit: 90s, 30m, 2h, 1d, HH:MM:SS, D-HH:MM:SS")
+      ->type_name("DURATION")
       ->multi_option_policy(last);
   cmd.add_option("--checkpoint-signal",
                  o.checkpoint_signal,
                  "signal sent first when the job is preempted, so it can checkpoint: TERM "
                  "(default), USR1, USR2, INT, HUP, QUIT, ALRM")
+      ->type_name("SIGNAL")
       ->multi_option_policy(last);
   // A flag function rather than a flag on the optional: it leaves `requeue` unset when neither
   // is given, so that a #GPUFLEET line can still set it. The last one given wins.
@@ -146,40 +162,65 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
          "--no-reap: the idle reaper leaves the job alone even when its GPUs stay idle; only "
          "in a class that allows it (idle_opt_out), else the submission is refused")
       ->multi_option_policy(last);
-  cmd.add_option("--name", o.name, "job name (default: the command)")->multi_option_policy(last);
-  cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
+  cmd.add_option("--name", o.name, "job name (default: the command)")
+      ->type_name("NAME")
       ->multi_option_policy(last);
-  cmd.add_option("--env", o.env, "extra environment variable KEY=VALUE (repeatable)");
+  cmd.add_option("--workdir", o.workdir, "working directory (default: the current one)")
+      ->type_name("DIR")
+      ->multi_option_policy(last);
+  cmd.add_option("--env", o.env, "extra environment variable KEY=VALUE (repeatable)")
+      ->type_name("KEY=VALUE");
   cmd.add_option("--constraint",
                  o.constraints,
                  "KEY=VALUE: run only on a node with this label, e.g. rack=a (repeatable: "
-                 "every one must hold)");
+                 "every one must hold)")
+      ->type_name("KEY=VALUE");
   cmd.add_option("--after",
                  o.after,
                  "JOB[:ok]: start only after JOB ended (with :ok, only if it completed with exit "
-                 "code 0; otherwise this job is cancelled). Repeatable, or JOB,JOB:ok");
+                 "code 0; otherwise this job is cancelled). Repeatable, or JOB,JOB:ok")
+      ->type_name("JOB[:ok]");
   cmd.add_option("--array",
                  o.array,
                  "a job array, one job per index: 0-99, 1,3,5-7, 0-15:4 (step); %N runs at "
                  "most N at once (0-99%4); at most 10000 tasks. Each task sees "
                  "GPUFLEET_ARRAY_JOB_ID and GPUFLEET_ARRAY_TASK_ID")
+      ->type_name("INDICES")
       ->multi_option_policy(last);
   cmd.add_option("--export",
                  o.export_env,
                  "ALL: pass this shell's environment to the job (default, as sbatch); NONE")
+      ->type_name("ALL|NONE")
       ->multi_option_policy(last);
 }
 
+// `gpufleet submit --help`: its two forms in the usage line (CLI11 knows only "[OPTIONS]": the
+// command is taken as unparsed words), and a flag with a negation as its two spellings (CLI11
+// prints "--requeue,--no-requeue{false}").
+class SubmitHelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* /*app*/, std::string name) const override {
+    const std::string indent(std::string("Usage: ").size(), ' ');
+    return "Usage: " + name + " [OPTIONS] SCRIPT [ARGS...]   (its #GPUFLEET lines add options)\n" +
+           indent + name + " [OPTIONS] -- CMD [ARGS...]\n";
+  }
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    for (std::size_t at = name.find("{false}"); at != std::string::npos;
+         at = name.find("{false}")) {
+      name.erase(at, std::string("{false}").size());
+    }
+    return name;
+  }
+};
+
 // Fills the options a script's #GPUFLEET lines set and the command line left unset.
-Status ApplyDirectives(SubmitOptions& o) {
-  if (o.command.empty() || o.command[0].find('/') == std::string::npos) {
+Status ApplyDirectives(SubmitOptions& o, const std::string& cwd) {
+  const std::optional<std::string> script = ScriptPath(o, cwd);
+  if (!script) {
     return OkStatus();
   }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(o.command[0], ec)) {
-    return OkStatus();
-  }
-  GF_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadDirectives(o.command[0]));
+  GF_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadDirectives(*script));
   if (tokens.empty()) {
     return OkStatus();
   }
@@ -224,11 +265,11 @@ Status ApplyDirectives(SubmitOptions& o) {
 }
 
 int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
-  if (Status s = ApplyDirectives(options); !s.ok()) {
-    return Fail(s.error());
-  }
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
+  if (Status s = ApplyDirectives(options, cwd); !s.ok()) {
+    return Fail(s.error());
+  }
   Result<nlohmann::json> body = BuildSubmitBody(options, cwd, CurrentEnvironment());
   if (!body.ok()) {
     return Fail(body.error());
@@ -330,19 +371,8 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
   });
 }
 
-Result<std::int64_t> ParseJobId(const std::string& text) {
-  std::int64_t id = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) {
-    return InvalidArgument("JOB: '" + text +
-                           "' is not a job id; use the number shown by "
-                           "gpufleet submit or gpufleet queue");
-  }
-  return id;
-}
-
 int RunExplain(const ClientContext& ctx, const std::string& id_text, bool json) {
-  Result<std::int64_t> id = ParseJobId(id_text);
+  Result<std::int64_t> id = ResolveJobId(ctx, id_text);
   if (!id.ok()) {
     return Fail(id.error());
   }
@@ -371,7 +401,7 @@ int RunJobAction(const ClientContext& ctx,
   ApiClient& client = **opened;
   int rc = 0;
   for (const auto& text : ids) {
-    Result<std::int64_t> id = ParseJobId(text);
+    Result<std::int64_t> id = ResolveJobId(client, text);
     Result<nlohmann::json> job =
         id.ok() ? client.CallJson(
                       "POST", "/api/v1/jobs/" + std::to_string(*id) + "/" + action, std::nullopt)
@@ -402,13 +432,13 @@ int RunCheckpoint(const ClientContext& ctx, const std::string& id) {
 }
 
 int RunShow(const ClientContext& ctx, const std::string& id_text, bool json) {
-  Result<std::int64_t> id = ParseJobId(id_text);
+  Result<std::int64_t> id = ResolveJobId(ctx, id_text);
   if (!id.ok()) {
     return Fail(id.error());
   }
   const std::string target = "/api/v1/jobs/" + std::to_string(*id);
-  const int rc =
-      RunRead(ctx, target, json, [](const nlohmann::json& job) { PrintJob(job, std::cout); });
+  const int rc = RunRead(
+      ctx, target, json, [](const nlohmann::json& job) { PrintJob(job, NowMs(), std::cout); });
   if (rc != 0 || json) {
     return rc;  // --json keeps the job's object alone, as scripts read it
   }
@@ -426,7 +456,7 @@ int RunCancelArrays(const ClientContext& ctx, const std::vector<std::string>& id
   ApiClient& client = **opened;
   int rc = 0;
   for (const auto& text : ids) {
-    Result<std::int64_t> id = ParseJobId(text);
+    Result<std::int64_t> id = ParseArrayId(text);
     Result<nlohmann::json> r =
         id.ok() ? client.CallJson(
                       "POST", "/api/v1/arrays/" + std::to_string(*id) + "/cancel", std::nullopt)
@@ -453,7 +483,7 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids, boo
   ApiClient& client = **opened;
   int rc = 0;
   for (const auto& text : ids) {
-    Result<std::int64_t> id = ParseJobId(text);
+    Result<std::int64_t> id = ResolveJobId(client, text);
     Result<nlohmann::json> job =
         id.ok() ? client.CallJson(
                       "POST", "/api/v1/jobs/" + std::to_string(*id) + "/cancel", std::nullopt)
@@ -468,125 +498,18 @@ int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids, boo
       // Only this task: an array's id is also its first task's, and cancelling a whole array
       // must be asked for.
       std::cout << "  job " << text << " is task " << ArrayTaskLabel(*job)
-                << " of an array; to cancel every task: gpufleet cancel --array " << text << '\n';
+                << " of an array; to cancel every task: gpufleet cancel --array "
+                << JsonText(*job, "array_job") << '\n';
     }
   }
   return rc;
 }
 
-// ---- logs ----
-
-bool Terminal(const std::string& state) {
-  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
-}
-
-// `gpufleet logs -f` of a job that was requeued: its next run writes a new file (the executor
-// keeps the earlier one aside), to be read from its start. Returns the offset to read from.
-std::int64_t RestartedRun(std::int64_t id, std::int64_t offset) {
-  if (offset > 0) {
-    std::cerr << "gpufleet logs: job " << id << " was requeued; following its next run\n";
-  }
-  return 0;
-}
-
-int RunLogs(const ClientContext& ctx, const std::string& id_text, bool err, bool follow) {
-  Result<std::int64_t> id = ParseJobId(id_text);
-  if (!id.ok()) {
-    return Fail(id.error());
-  }
-  auto opened = OpenClient(ctx);
-  if (!opened.ok()) {
-    return Fail(opened.error());
-  }
-  ApiClient& client = **opened;
-  const std::string base = "/api/v1/jobs/" + std::to_string(*id);
-  std::int64_t offset = 0;
-  while (true) {
-    // Ask for the state first: output written before the job ended is then all on disk.
-    std::string state;
-    if (follow) {
-      Result<nlohmann::json> job = client.CallJson("GET", base, std::nullopt);
-      if (!job.ok()) {
-        return Fail(job.error());
-      }
-      state = JsonText(*job, "state");
-      if (state == "PENDING") {  // not started yet, or requeued
-        offset = RestartedRun(*id, offset);
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        continue;
-      }
-    }
-    Result<HttpResponse> r = client.Call(
-        "GET",
-        base + "/logs?stream=" + (err ? "stderr" : "stdout") + "&offset=" + std::to_string(offset),
-        std::nullopt);
-    if (!r.ok()) {
-      return Fail(r.error());
-    }
-    if (r->status >= 300) {
-      return Fail(ErrorFromResponse(*r));
-    }
-    if (auto size = r->Header("X-Gpufleet-Log-Size");
-        follow && size && std::stoll(*size) < offset) {
-      offset = RestartedRun(*id, offset);  // a shorter file: a new run, requeued and started
-      continue;
-    }
-    std::cout << r->body << std::flush;
-    offset += static_cast<std::int64_t>(r->body.size());
-    auto next = r->Header("X-Gpufleet-Next-Offset");
-    if (next) {
-      offset = std::stoll(*next);
-    }
-    auto size = r->Header("X-Gpufleet-Log-Size");
-    const bool more = size && std::stoll(*size) > offset;
-    if (more) {
-      continue;
-    }
-    if (!follow || Terminal(state)) {
-      return 0;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-}
-
 // ---- nodes / gpus ----
 
-// "ok", or how many GPUs are not: "1 failed, 2 degraded" (details: gpufleet gpus).
-std::string GpuHealthSummary(const nlohmann::json& gpus) {
-  int failed = 0;
-  int degraded = 0;
-  for (const auto& gpu : gpus) {
-    const std::string health = gpu.value("health", "ok");
-    failed += health == "failed" ? 1 : 0;
-    degraded += health == "degraded" ? 1 : 0;
-  }
-  std::string out;
-  if (failed > 0) {
-    out = std::to_string(failed) + " failed";
-  }
-  if (degraded > 0) {
-    out += (out.empty() ? "" : ", ") + std::to_string(degraded) + " degraded";
-  }
-  return out.empty() ? "ok" : out;
-}
-
 int RunNodes(const ClientContext& ctx, bool json) {
-  return RunRead(ctx, "/api/v1/nodes", json, [](const nlohmann::json& r) {
-    Table table(
-        {"NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS", "MEMORY", "BACKEND", "CONTAINMENT"});
-    for (const auto& node : r["nodes"]) {
-      const nlohmann::json gpus = node.value("gpus", nlohmann::json::array());
-      table.AddRow({JsonText(node, "name"),
-                    JsonText(node, "state"),
-                    std::to_string(gpus.size()),
-                    GpuHealthSummary(gpus),
-                    JsonText(node, "cpus"),
-                    JsonText(node, "memory_mib") + " MiB",
-                    JsonText(node, "gpu_backend"),
-                    JsonText(node, "containment", "?")});
-    }
-    table.Print(std::cout);
-  });
+  return RunRead(
+      ctx, "/api/v1/nodes", json, [](const nlohmann::json& r) { PrintNodes(r, std::cout); });
 }
 
 int RunGpus(const ClientContext& ctx, bool json, bool processes) {
@@ -619,6 +542,7 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   auto submit_json = std::make_shared<bool>(false);
   AddSubmitOptions(*submit, *submit_options);
   submit->add_flag("--json", *submit_json, "print the accepted job as JSON");
+  submit->formatter(std::make_shared<SubmitHelpFormatter>());
   submit->prefix_command();
   submit->callback([&ctx, submit, submit_options, submit_json] {
     std::vector<std::string> rest = submit->remaining();
@@ -634,6 +558,7 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
         return;
       }
       rest = *ctx.command_after_dashes;
+      submit_options->command_after_dashes = true;
     }
     submit_options->command = std::move(rest);
     ctx.exit_code = RunSubmit(ctx, *submit_options, *submit_json);
@@ -652,7 +577,7 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   auto* show = app.add_subcommand("show", "one job in detail");
   auto s_id = std::make_shared<std::string>();
   auto s_json = std::make_shared<bool>(false);
-  show->add_option("JOB", *s_id, "job id")->required();
+  show->add_option("JOB", *s_id, "job id, or array task ID_INDEX (17_1)")->required();
   show->add_flag("--json", *s_json, "JSON output");
   show->callback([&ctx, s_id, s_json] { ctx.exit_code = RunShow(ctx, *s_id, *s_json); });
 
@@ -660,7 +585,8 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
       "explain", "why a job waits, starts or preempts: its priority factors, quota and each node");
   auto e_id = std::make_shared<std::string>();
   auto e_json = std::make_shared<bool>(false);
-  explain->add_option("JOB", *e_id, "job id (pending or running)")->required();
+  explain->add_option("JOB", *e_id, "job id or array task ID_INDEX (pending or running)")
+      ->required();
   explain->add_flag("--json", *e_json, "JSON output (every field)");
   explain->callback([&ctx, e_id, e_json] { ctx.exit_code = RunExplain(ctx, *e_id, *e_json); });
 
@@ -668,7 +594,7 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
       app.add_subcommand("cancel", "cancel jobs (running ones get SIGTERM, then SIGKILL)");
   auto c_ids = std::make_shared<std::vector<std::string>>();
   auto c_array = std::make_shared<bool>(false);
-  cancel->add_option("JOB", *c_ids, "job ids")->required();
+  cancel->add_option("JOB", *c_ids, "job ids or array tasks ID_INDEX")->required();
   cancel->add_flag(
       "--array", *c_array, "JOB is a job array's id: cancel every unfinished task of it");
   cancel->callback([&ctx, c_ids, c_array] { ctx.exit_code = RunCancel(ctx, *c_ids, *c_array); });
@@ -699,15 +625,22 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   checkpoint->add_option("JOB", *k_id, "job id (default: $GPUFLEET_JOB_ID, the job it runs in)");
   checkpoint->callback([&ctx, k_id] { ctx.exit_code = RunCheckpoint(ctx, *k_id); });
 
-  auto* logs = app.add_subcommand("logs", "a job's output");
+  auto* logs = app.add_subcommand(
+      "logs", "a job's output: standard output, then standard error (--stdout, --stderr: one)");
   auto l_id = std::make_shared<std::string>();
+  auto l_out = std::make_shared<bool>(false);
   auto l_err = std::make_shared<bool>(false);
   auto l_follow = std::make_shared<bool>(false);
-  logs->add_option("JOB", *l_id, "job id")->required();
-  logs->add_flag("-e,--stderr", *l_err, "standard error instead of standard output");
+  logs->add_option("JOB", *l_id, "job id, or array task ID_INDEX (17_1)")->required();
+  auto* out_flag = logs->add_flag("--stdout", *l_out, "standard output only");
+  logs->add_flag("-e,--stderr", *l_err, "standard error only")->excludes(out_flag);
   logs->add_flag("-f,--follow", *l_follow, "keep printing until the job ends");
-  logs->callback(
-      [&ctx, l_id, l_err, l_follow] { ctx.exit_code = RunLogs(ctx, *l_id, *l_err, *l_follow); });
+  logs->callback([&ctx, l_id, l_out, l_err, l_follow] {
+    const LogStreams which = *l_out   ? LogStreams::kStdout
+                             : *l_err ? LogStreams::kStderr
+                                      : LogStreams::kBoth;
+    ctx.exit_code = RunLogs(ctx, *l_id, which, *l_follow);
+  });
 
   auto* nodes = app.add_subcommand("nodes", "the nodes and their state");
   auto n_json = std::make_shared<bool>(false);

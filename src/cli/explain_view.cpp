@@ -9,6 +9,7 @@
 
 #include "cli/views.h"
 #include "core/duration.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
@@ -174,7 +175,7 @@ void PrintPriority(const json& e, std::ostream& out) {
   if (p.is_null()) {
     return;
   }
-  const std::string team = JsonText(p, "team", "(none)");
+  const std::string team = TeamLabel(JsonText(p, "team", ""));
   out << "\nPriority (factors in the order they are compared; lower goes first)\n";
   Line(out, "class", JsonText(p, "priority") + " (rank " + JsonText(p, "class_rank") + ")");
   if (Get<bool>(p, "quotas_on", false)) {

@@ -6,6 +6,7 @@
 
 #include "cli/table.h"
 #include "cli/views.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
@@ -15,7 +16,7 @@ using nlohmann::json;
 // The team's name as the scheduler's reasons write it: jobs of no team are "(none)".
 std::string TeamName(const json& row) {
   const std::string name = JsonText(row, "team", "");
-  return name.empty() ? "(none)" : name;
+  return TeamLabel(name);
 }
 
 // A GPU-hour figure of `row`, "-" when null (no budget).

@@ -7,6 +7,7 @@
 #include "cli/report_view.h"
 #include "cli/views.h"
 #include "core/svg.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
@@ -105,7 +106,7 @@ std::string TeamChart(const json& report) {
   double y = 5;
   for (const json& team : teams) {
     const json& u = Sub(team, "usage");
-    const std::string name = JsonText(team, "team", "(none)");
+    const std::string name = TeamLabel(JsonText(team, "team", ""));
     const double allocated = Num(u, "allocated_gpu_hours");
     const double used = Num(u, "used_gpu_hours");
     const double scale = most > 0 ? kTeamBarsWidth / most : 0;

@@ -1,10 +1,12 @@
 #include "cli/report_view.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "cli/quota_view.h"
 #include "cli/table.h"
 #include "cli/views.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
@@ -45,8 +47,7 @@ std::string Gib(const json& j, const char* key) {
 }
 
 std::string TeamName(const json& row) {
-  const std::string team = JsonText(row, "team", "");
-  return team.empty() ? "(none)" : team;
+  return TeamLabel(JsonText(row, "team", ""));
 }
 
 // Cost without its currency (the header names it) and CO2 in kg, for tables.
@@ -312,6 +313,17 @@ std::vector<ReportTable> ReportTables(const json& report) {
           RecommendationTable(report)};
 }
 
+bool ReportHasData(const json& report) {
+  const auto ran = [&report](const char* rows) {
+    const json& list = List(report, rows);
+    return std::any_of(list.begin(), list.end(), [](const json& row) {
+      return Obj(row, "usage").value("jobs", 0) > 0;
+    });
+  };
+  return Obj(Obj(report, "cluster"), "figures").value("minutes_observed", std::int64_t{0}) > 0 ||
+         !List(report, "queue").empty() || ran("teams") || ran("users");
+}
+
 void PrintReportText(const json& report, std::ostream& out) {
   out << "Report for " << JsonText(report, "period") << " (UTC), figures up to "
       << JsonText(report, "covered_until").substr(0, 16) << "Z";
@@ -323,6 +335,12 @@ void PrintReportText(const json& report, std::ostream& out) {
   if (all != report.end() && all->is_boolean() && !all->get<bool>()) {
     out << "(your teams and your own jobs only; the cluster, node and GPU figures are the "
            "whole cluster's)\n";
+  }
+  if (!ReportHasData(report)) {
+    out << "No data for " << JsonText(report, "period")
+        << ": no GPU-minute was recorded and no job ran in it (figures start when gpufleet "
+           "first ran; choose a later period)\n";
+    return;
   }
   out << "ALLOCATED % = GPU-minutes held by a job; USED % = mean GPU utilisation while "
          "held (docs/reports.md)\n";

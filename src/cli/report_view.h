@@ -31,7 +31,12 @@ struct ReportTable {
 std::vector<ReportTable> ReportTables(const nlohmann::json& report);
 
 // Tables under their titles, then the recommendations, one a paragraph.
+// A period with no data at all (before the server kept any, or when nothing ran) says so in
+// one line instead of printing empty tables.
 void PrintReportText(const nlohmann::json& report, std::ostream& out);
+
+// Whether `report` holds any figure: an observed GPU-minute, a job's run, a queued start.
+bool ReportHasData(const nlohmann::json& report);
 
 // RFC 4180: each table is a section: a line with its id, its header row, its rows, and an empty
 // line. Fields with a comma, quote, CR or LF are quoted, quotes doubled; lines end in CRLF.

@@ -121,6 +121,25 @@ TEST(ReportViewTest, TextShowsTablesAndAdvice) {
   }
 }
 
+// Issue #24: a period before the server existed printed empty tables without a word.
+TEST(ReportViewTest, TextSaysWhenAPeriodHasNoData) {
+  Report empty{.period = "2026-01",
+               .start = *ParseMonth("2026-01"),
+               .end = *ParseMonth("2026-02"),
+               .covered_until = *ParseMonth("2026-02"),
+               .cluster = ClusterFigures{.nodes = 1, .gpus = 4},
+               .teams = {TeamFigures{.team = "cv"}}};
+  const json report = ReportToJson(empty);
+  EXPECT_FALSE(ReportHasData(report));
+  std::ostringstream out;
+  PrintReportText(report, out);
+  EXPECT_NE(out.str().find("No data for 2026-01: no GPU-minute was recorded and no job ran"),
+            std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("Teams:"), std::string::npos) << out.str();
+  EXPECT_TRUE(ReportHasData(SampleReport()));
+}
+
 TEST(ReportViewTest, CsvQuotesByRfc4180) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a,b"), "\"a,b\"");

@@ -164,6 +164,22 @@ Status AddFraction(const SubmitOptions& options, nlohmann::json& body) {
 
 }  // namespace
 
+std::optional<std::string> ScriptPath(const SubmitOptions& options, const std::string& cwd) {
+  if (options.command.empty()) {
+    return std::nullopt;
+  }
+  const std::string& first = options.command[0];
+  if (first.find('/') == std::string::npos && options.command_after_dashes) {
+    return std::nullopt;
+  }
+  const std::string path = Absolute(first, cwd);
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return std::nullopt;
+  }
+  return path;
+}
+
 std::vector<std::string> ParseDirectives(std::istream& in) {
   std::vector<std::string> tokens;
   std::string line;
@@ -251,11 +267,10 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
   }
   nlohmann::json body;
   std::vector<std::string> argv = options.command;
-  struct stat st {};
-  // A script file given by path: run it by its own interpreter line, or with /bin/sh.
-  if (argv[0].find('/') != std::string::npos && stat(argv[0].c_str(), &st) == 0 &&
-      S_ISREG(st.st_mode)) {
-    argv[0] = Absolute(argv[0], cwd);
+  // A script: by its absolute path (the job starts in --workdir, and a bare name would be looked
+  // up on PATH), run by its own interpreter line, or with /bin/sh.
+  if (std::optional<std::string> script = ScriptPath(options, cwd)) {
+    argv[0] = *script;
     if (!IsExecutable(argv[0])) {
       argv.insert(argv.begin(), "/bin/sh");
     }

@@ -46,7 +46,17 @@ struct SubmitOptions {
   std::vector<std::string> constraints;
   std::string export_env = "ALL";  // ALL: the submitter's environment goes along (as sbatch)
   std::vector<std::string> command;
+  // True when `command` came after '--' (gpufleet submit [OPTIONS] -- CMD ARGS): its first word
+  // is then a command, found as a shell finds it, not a script in the current directory.
+  bool command_after_dashes = false;
 };
+
+// The script a submission runs, as an absolute path, or nullopt when its first word is a
+// command. A first word with a '/' that names a regular file is a script in either form. A bare
+// name is a script only in the SCRIPT form (no '--') and when it names a regular file in `cwd`,
+// the submitter's working directory, as sbatch finds its script; after '--' a bare name stays a
+// command, looked up on PATH as a shell would.
+std::optional<std::string> ScriptPath(const SubmitOptions& options, const std::string& cwd);
 
 // The option tokens of the #GPUFLEET lines of a script (before its first command line).
 // Errors: kInvalidArgument when the file cannot be read.

@@ -139,6 +139,30 @@ TEST(SubmitRequestTest, ReadsDirectivesUntilFirstCommand) {
   EXPECT_FALSE(ReadDirectives((dir / "missing.sh").string()).ok());
 }
 
+// `gpufleet submit eval.sh --fast` (the README's example): a script named without a '/' is
+// found in the submitter's working directory, not in gpufleet's own, and runs by absolute path;
+// after '--' the same name stays a command for PATH.
+TEST(SubmitRequestTest, ScriptInTheWorkingDirectoryIsFoundByItsBareName) {
+  auto dir = std::filesystem::temp_directory_path() / ("gf-cwd-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "eval.sh") << "#!/bin/sh\n#GPUFLEET --gpus=2\necho hi\n";
+  SubmitOptions o;
+  o.export_env = "NONE";
+  o.command = {"eval.sh", "--fast"};
+  EXPECT_EQ(ScriptPath(o, dir.string()), (dir / "eval.sh").string());
+  auto body = BuildSubmitBody(o, dir.string(), {});
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["command"], nlohmann::json({"/bin/sh", (dir / "eval.sh").string(), "--fast"}));
+  o.command_after_dashes = true;
+  EXPECT_EQ(ScriptPath(o, dir.string()), std::nullopt);
+  o.command = {"./eval.sh"};  // a path is a script in either form
+  EXPECT_EQ(ScriptPath(o, dir.string()), (dir / "./eval.sh").string());
+  o.command = {"missing.sh"};
+  o.command_after_dashes = false;
+  EXPECT_EQ(ScriptPath(o, dir.string()), std::nullopt);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SubmitRequestTest, ParsesAfter) {
   auto after = ParseAfter({"12", "13:ok,14:any"});
   ASSERT_TRUE(after.ok()) << after.error().message;

@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <vector>
 
 #include "cli/table.h"
+#include "core/duration.h"
 #include "core/printable_text.h"
 #include "model/slice.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
@@ -394,13 +397,94 @@ void PrintShare(const json& job, const std::string& gpus, std::ostream& out) {
            (mem.empty() ? "" : " (" + mem + " MiB limit)"));
 }
 
+// A job's time limit as typed: "1h", "90s"; "none".
+std::string TimeLimitText(const json& job) {
+  const std::optional<double> limit = JsonNumber(job, "time_limit_s");
+  return limit ? FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(*limit))) : "none";
+}
+
+// How long a job has run, "12m30s, 47m30s left of its 1h time limit" while it runs, "3m" once it
+// ended; "" before it started. Counted at `now_ms` (reading time), never stored.
+std::string ElapsedText(const json& job, std::int64_t now_ms) {
+  const std::optional<double> start = JsonNumber(job, "start_time_ms");
+  if (!start) {
+    return "";
+  }
+  const std::optional<double> end = JsonNumber(job, "end_time_ms");
+  const auto until = end ? static_cast<std::int64_t>(*end) : now_ms;
+  const std::int64_t elapsed_s =
+      std::max<std::int64_t>(until - static_cast<std::int64_t>(*start), 0) / 1000;
+  std::string out = FormatDuration(std::chrono::seconds(elapsed_s));
+  if (end || JsonText(job, "state") != "RUNNING") {
+    return out;
+  }
+  const std::optional<double> limit = JsonNumber(job, "time_limit_s");
+  if (!limit) {
+    return out + ", no time limit";
+  }
+  const std::int64_t left_s =
+      std::max<std::int64_t>(static_cast<std::int64_t>(*limit) - elapsed_s, 0);
+  return out + ", " + FormatDuration(std::chrono::seconds(left_s)) + " left of its " +
+         TimeLimitText(job) + " time limit";
+}
+
+// "ok", or how many GPUs are not: "1 failed, 2 degraded" (details: gpufleet gpus).
+std::string GpuHealthSummary(const json& gpus) {
+  int failed = 0;
+  int degraded = 0;
+  for (const auto& gpu : gpus) {
+    const std::string health = gpu.value("health", "ok");
+    failed += health == "failed" ? 1 : 0;
+    degraded += health == "degraded" ? 1 : 0;
+  }
+  std::string out;
+  if (failed > 0) {
+    out = std::to_string(failed) + " failed";
+  }
+  if (degraded > 0) {
+    out += (out.empty() ? "" : ", ") + std::to_string(degraded) + " degraded";
+  }
+  return out.empty() ? "ok" : out;
+}
+
 }  // namespace
 
-void PrintJob(const json& job, std::ostream& out) {
+void PrintNodes(const json& answer, std::ostream& out) {
+  const json& nodes = Array(answer, "nodes");
+  // REASON (why a node is not up: its drain's reason, or what took it down) only when a node
+  // has one, as the queue's ARRAY column.
+  const bool reasons = std::any_of(nodes.begin(), nodes.end(), [](const json& node) {
+    return !JsonText(node, "state_reason", "").empty();
+  });
+  std::vector<std::string> header = {
+      "NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS", "MEMORY", "BACKEND", "CONTAINMENT"};
+  if (reasons) {
+    header.emplace_back("REASON");
+  }
+  Table table(std::move(header));
+  for (const json& node : nodes) {
+    const json& gpus = Array(node, "gpus");
+    std::vector<std::string> row = {JsonText(node, "name"),
+                                    JsonText(node, "state"),
+                                    std::to_string(gpus.size()),
+                                    GpuHealthSummary(gpus),
+                                    JsonText(node, "cpus"),
+                                    JsonText(node, "memory_mib") + " MiB",
+                                    JsonText(node, "gpu_backend"),
+                                    JsonText(node, "containment", "?")};
+    if (reasons) {
+      row.push_back(JsonText(node, "state_reason", ""));
+    }
+    table.AddRow(std::move(row));
+  }
+  table.Print(out);
+}
+
+void PrintJob(const json& job, std::int64_t now_ms, std::ostream& out) {
   const std::string gpus = JsonJoined(Array(job, "gpu_uuids"), ",");
   const std::string exit_code = JsonText(job, "exit_code", "");
   Line(out, "Job", JsonText(job, "id") + " (" + JsonText(job, "name") + ")");
-  Line(out, "User", JsonText(job, "user") + "  team " + JsonText(job, "team"));
+  Line(out, "User", JsonText(job, "user") + "  team " + TeamLabel(JsonText(job, "team", "")));
   Line(
       out, "State", JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
   Line(out, "Reason", JsonText(job, "reason"));
@@ -415,7 +499,7 @@ void PrintJob(const json& job, std::ostream& out) {
   Line(out,
        "Request",
        JobGpusText(job) + " GPU(s), type " + JsonText(job, "gpu_type", "any") + ", time limit " +
-           JsonText(job, "time_limit_s", "none"));
+           TimeLimitText(job));
   if (!job.value("requeue", true)) {  // the default (requeue) goes without saying
     Line(
         out, "Requeue", "no (--no-requeue): ends CANCELLED if preempted, FAILED if its node fails");
@@ -449,6 +533,9 @@ void PrintJob(const json& job, std::ostream& out) {
   Line(out, "Workdir", JsonText(job, "workdir"));
   Line(out, "Submitted", JsonText(job, "submit_time"));
   Line(out, "Started", JsonText(job, "start_time"));
+  if (const std::string elapsed = ElapsedText(job, now_ms); !elapsed.empty()) {
+    Line(out, "Elapsed", elapsed);
+  }
   if (const std::string saved = JsonText(job, "last_checkpoint", ""); !saved.empty()) {
     Line(out, "Checkpoint", saved + "  (a preemption loses only the work since)");
   }

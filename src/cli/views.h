@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -74,9 +75,15 @@ std::string ArrayTaskLabel(const nlohmann::json& job);
 // A job's `after` list in words: "12 (ok), 13"; "" when it has none.
 std::string DependencyText(const nlohmann::json& job);
 
+// `gpufleet nodes`: one row per node of GET /api/v1/nodes, with a REASON column (a drain's
+// reason, what took a node down) when some node has one.
+void PrintNodes(const nlohmann::json& answer, std::ostream& out);
+
 // `gpufleet show JOB`: one labelled line per field of a job (GET /api/v1/jobs/{id}), then its
 // GPU usage: mean/peak utilisation, peak memory, energy in J and kWh ("so far" while running).
-void PrintJob(const nlohmann::json& job, std::ostream& out);
+// `now_ms` (Unix milliseconds) is the time a running job's elapsed and remaining time are
+// counted to.
+void PrintJob(const nlohmann::json& job, std::int64_t now_ms, std::ostream& out);
 // The body of GET /jobs/{id}/events ({"events": [...]}, oldest first), for `gpufleet show`: the
 // latest kShownEvents, one a line (time, kind, actor, message), so that the owner reads why the
 // job was preempted, warned idle, reaped or requeued even after it started again.

@@ -58,9 +58,11 @@ std::string Processes(const std::vector<GpuStatus>& gpus) {
   return out.str();
 }
 
+constexpr std::int64_t kNowMs = 1'700'000'000'000;
+
 std::string Show(const Job& job) {
   std::ostringstream out;
-  PrintJob(JobToJson(job), out);
+  PrintJob(JobToJson(job), kNowMs, out);
   return out.str();
 }
 
@@ -271,6 +273,61 @@ TEST(CliViewsTest, ShowPrintsGpuUsage) {
       << text;
   EXPECT_NE(text.find("GPU memory  peak 70000 MiB on one GPU\n"), std::string::npos) << text;
   EXPECT_NE(text.find("Energy      7200000 J (2.000 kWh)\n"), std::string::npos) << text;
+}
+
+// Issue #24: `node drain --reason` was shown by `nodes --json` alone.
+TEST(CliViewsTest, NodesShowWhyANodeIsNotUp) {
+  Node up;
+  up.name = NodeId("n1");
+  Node draining = up;
+  draining.name = NodeId("n2");
+  draining.state = NodeState::kDraining;
+  draining.state_reason = "fan replacement";
+  const auto print = [](const std::vector<Node>& nodes) {
+    json list = json::array();
+    for (const Node& node : nodes) {
+      list.push_back(NodeToJson(node));
+    }
+    std::ostringstream out;
+    PrintNodes(json{{"nodes", list}}, out);
+    return out.str();
+  };
+  EXPECT_EQ(print({up}).find("REASON"), std::string::npos) << print({up});
+  const std::string text = print({up, draining});
+  EXPECT_NE(text.find("REASON"), std::string::npos) << text;
+  EXPECT_NE(text.find("draining"), std::string::npos) << text;
+  EXPECT_NE(text.find("fan replacement\n"), std::string::npos) << text;
+}
+
+// Issue #24: `show` printed "time limit 3600" for --time=1h, and nothing of how long a running
+// job has run or has left.
+TEST(CliViewsTest, ShowPrintsDurationsAsTypedAndARunningJobsElapsedAndRemainingTime) {
+  Job job = RunningJob();
+  job.spec.time_limit = std::chrono::seconds(3600);
+  job.start_time = FromUnixMillis(kNowMs - 750'000);  // 12m30s ago
+  const std::string text = Show(job);
+  EXPECT_NE(text.find(", time limit 1h\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Elapsed     12m30s, 47m30s left of its 1h time limit\n"), std::string::npos)
+      << text;
+  job.state = JobState::kCompleted;
+  job.end_time = FromUnixMillis(kNowMs - 570'000);  // ran 3m, ended 9m30s ago
+  EXPECT_NE(Show(job).find("Elapsed     3m\n"), std::string::npos) << Show(job);
+  job.spec.time_limit.reset();
+  job.state = JobState::kPending;
+  job.start_time.reset();
+  job.end_time.reset();
+  EXPECT_NE(Show(job).find(", time limit none\n"), std::string::npos) << Show(job);
+  EXPECT_EQ(Show(job).find("Elapsed"), std::string::npos) << Show(job);
+}
+
+// Issue #24: a job of no team is "(none)" in show, as in quota, explain, reports and reasons
+// (it was "-" here alone).
+TEST(CliViewsTest, ShowNamesNoTeamAsEveryOtherViewDoes) {
+  Job job = RunningJob();
+  job.spec.team.clear();
+  EXPECT_NE(Show(job).find("  team (none)\n"), std::string::npos) << Show(job);
+  job.spec.team = "cv";
+  EXPECT_NE(Show(job).find("  team cv\n"), std::string::npos) << Show(job);
 }
 
 // Issue #20: root runs `show` on other users' jobs; their command, workdir, reason and event

@@ -11,6 +11,7 @@
 #include "controller/explain_privacy.h"
 #include "core/duration.h"
 #include "lifecycle/admission.h"
+#include "model/team.h"
 #include "scheduler/explain.h"
 
 namespace gf {
@@ -538,8 +539,7 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
     Record(id,
            "approve",
            caller.user,
-           "approved by " + caller.user + " to run past team " +
-               (job.spec.team.empty() ? std::string("(none)") : job.spec.team) +
+           "approved by " + caller.user + " to run past team " + TeamLabel(job.spec.team) +
                "'s GPU-hour budget");
     passes_.NeedFull();
   }

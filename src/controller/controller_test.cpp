@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "controller/controller_test_util.h"
+#include "core/duration.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace gf {
@@ -148,7 +149,9 @@ TEST_F(ControllerTest, HighPriorityStartsBeforeEarlierWork) {
   // The blocker (normal) has not run the minimum run time: high waits to preempt it.
   EXPECT_EQ(Get(high->id).reason,
             "waiting to preempt job " + std::to_string(blocker->id.value()) +
-                " (normal) on gpu01, possible in 10m (minimum run time 10m)");
+                " (normal) on gpu01, possible at " +
+                FormatUtcSeconds(clock_.Now() + std::chrono::minutes(10)) +
+                " (minimum run time 10m)");
   controller_->OnJobExited(JobExitReport{blocker->id, 0, std::nullopt, clock_.Now(), "done"});
   ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
   EXPECT_EQ(agent_->launched()[1].id, high->id);
@@ -1029,7 +1032,9 @@ TEST_F(ControllerTest, NoPreemptionBeforeTheMinimumRunTime) {
   auto high = controller_->Submit(bob_, Spec(4, PriorityClass::kHigh));
   // It says whom it waits for and when: the victim's start + 10m.
   const std::string waiting = "waiting to preempt job " + std::to_string(low->id.value()) +
-                              " (low) on gpu01, possible in 1m (minimum run time 10m)";
+                              " (low) on gpu01, possible at " +
+                              FormatUtcSeconds(clock_.Now() + std::chrono::minutes(1)) +
+                              " (minimum run time 10m)";
   ASSERT_TRUE(WaitFor([&] { return Get(high->id).reason == waiting; })) << Get(high->id).reason;
   EXPECT_EQ(Get(high->id).estimated_start, clock_.Now() + std::chrono::minutes(1));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -12,6 +12,7 @@
 
 #include "controller/authorization.h"
 #include "controller/read_side.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
@@ -25,7 +26,7 @@ constexpr int kEventPage = 10'000;
 std::string Joined(const std::set<std::string>& names) {
   std::string out;
   for (const std::string& name : names) {
-    out += (out.empty() ? "" : ", ") + (name.empty() ? std::string("(none)") : name);
+    out += (out.empty() ? "" : ", ") + TeamLabel(name);
   }
   return out.empty() ? "none" : out;
 }

@@ -182,4 +182,13 @@ std::string FormatRfc3339(Time t) {
   return buf.data();
 }
 
+std::string FormatUtcSeconds(Time t) {
+  const std::int64_t ms = ToUnixMillis(t);
+  const std::int64_t past_second = ((ms % 1000) + 1000) % 1000;  // also before 1970
+  const std::int64_t up = past_second == 0 ? ms : ms - past_second + 1000;
+  // "2023-11-14T22:13:21.000Z": the date and the time of day, without the fraction.
+  const std::string rfc = FormatRfc3339(FromUnixMillis(up));
+  return rfc.substr(0, 10) + " " + rfc.substr(11, 8) + " UTC";
+}
+
 }  // namespace gf

@@ -22,4 +22,9 @@ std::string FormatDuration(std::chrono::seconds d);
 // "2023-11-14T22:13:20.123Z" (always UTC, always milliseconds): the API's and the webhooks'.
 std::string FormatRfc3339(Time t);
 
+// "2023-11-14 22:13:21 UTC": a moment for a person, rounded up to the whole second (an
+// estimate is never told earlier than it is). For text that is stored and read later (a pending
+// reason), where a relative "in 16m" would be wrong by the time it is read.
+std::string FormatUtcSeconds(Time t);
+
 }  // namespace gf

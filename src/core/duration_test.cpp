@@ -48,6 +48,12 @@ TEST(DurationTest, Format) {
   EXPECT_EQ(FormatDuration(seconds(86400 + 60)), "1d1m");
 }
 
+TEST(FormatUtcSecondsTest, DateAndTimeRoundedUpToTheSecond) {
+  EXPECT_EQ(FormatUtcSeconds(FromUnixMillis(1'700'000'000'000)), "2023-11-14 22:13:20 UTC");
+  EXPECT_EQ(FormatUtcSeconds(FromUnixMillis(1'700'000'000'001)), "2023-11-14 22:13:21 UTC");
+  EXPECT_EQ(FormatUtcSeconds(FromUnixMillis(-1)), "1970-01-01 00:00:00 UTC");
+}
+
 TEST(FormatRfc3339Test, UtcWithMillis) {
   EXPECT_EQ(FormatRfc3339(FromUnixMillis(1'700'000'000'123)), "2023-11-14T22:13:20.123Z");
   EXPECT_EQ(FormatRfc3339(FromUnixMillis(0)), "1970-01-01T00:00:00.000Z");

@@ -27,6 +27,10 @@ Result<Role> ParseRole(std::string_view s) {
                          "' is not a role; use user, operator or admin");
 }
 
+std::string TeamLabel(std::string_view team) {
+  return std::string(team.empty() ? kNoTeam : team);
+}
+
 Status ValidateTeamName(std::string_view name) {
   constexpr std::size_t kMaxTeamName = 64;
   auto allowed = [](char c) {

@@ -37,4 +37,12 @@ struct User {
 // digits, '-', '_' and '.', starting with a letter or digit. Errors name the field.
 Status ValidateTeamName(std::string_view name);
 
+// How every text a person reads (CLI, reasons, events, reports) names jobs of no team: one
+// spelling, "(none)", which no team can take (ValidateTeamName refuses parentheses). /metrics
+// keeps the label value "default" for them (prometheus.cpp), which dashboards already select.
+inline constexpr std::string_view kNoTeam = "(none)";
+
+// `team` as a person reads it: the name, or kNoTeam for "" (a job of no team).
+std::string TeamLabel(std::string_view team);
+
 }  // namespace gf

@@ -25,6 +25,14 @@ TEST(TeamTest, TeamNames) {
   EXPECT_FALSE(ValidateTeamName(std::string(65, 'a')).ok());
 }
 
+// The one spelling of "no team" a person reads; one no team can take, so it never stands for a
+// real team.
+TEST(TeamTest, NoTeamHasOneSpellingThatNoTeamNameCanTake) {
+  EXPECT_EQ(TeamLabel(""), "(none)");
+  EXPECT_EQ(TeamLabel("cv"), "cv");
+  EXPECT_FALSE(ValidateTeamName(kNoTeam).ok());
+}
+
 TEST(SliceTest, WholeGpus) {
   auto slices = WholeGpuSlices({GpuUuid("GPU-a"), GpuUuid("GPU-b")});
   ASSERT_EQ(slices.size(), 2u);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "model/team.h"
+
 namespace gf {
 namespace {
 
@@ -23,12 +25,23 @@ std::string Format(const char* format, Args... args) {
   return text;
 }
 
+// GPU-hours in a sentence: two decimals, and two significant digits below 0.1, so that a small
+// budget or use keeps its size ("0.0010 GPU-h budget", not "0.0").
+std::string GpuHours(double hours) {
+  constexpr int kMostDecimals = 9;
+  int decimals = 2;
+  for (double a = std::fabs(hours); a > 0 && a < 0.1 && decimals < kMostDecimals; a *= 10) {
+    ++decimals;
+  }
+  return Format("%.*f", decimals, hours);
+}
+
 std::string GpuName(const GpuFigures& gpu) {
   return gpu.node + "/" + (gpu.index >= 0 ? std::to_string(gpu.index) : gpu.uuid);
 }
 
 std::string TeamName(const std::string& team) {
-  return team.empty() ? "(none)" : team;
+  return TeamLabel(team);
 }
 
 void AddGpuAdvice(const GpuFigures& gpu, std::vector<Recommendation>& out) {
@@ -83,12 +96,12 @@ void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "low_team_use",
         .subject = "team " + TeamName(team.team),
-        .message = Format("team %s used %.0f %% of the GPU time it was allocated (%.2f of %.2f "
+        .message = Format("team %s used %.0f %% of the GPU time it was allocated (%s of %s "
                           "GPU-h): look at its idle jobs below, or give it fewer GPUs",
                           TeamName(team.team).c_str(),
                           u.mean_util_pct,
-                          u.gpu_hours_used,
-                          u.gpu_hours_allocated),
+                          GpuHours(u.gpu_hours_used).c_str(),
+                          GpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"used_pct", u.mean_util_pct},
                     {"gpu_hours_used", u.gpu_hours_used},
                     {"gpu_hours_allocated", u.gpu_hours_allocated}}});
@@ -97,12 +110,12 @@ void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "over_budget",
         .subject = "team " + TeamName(team.team),
-        .message = Format("team %s used %.0f %% of its %.1f GPU-h budget (%.2f GPU-h): raise "
+        .message = Format("team %s used %.0f %% of its %s GPU-h budget (%s GPU-h): raise "
                           "the budget or plan for less",
                           TeamName(team.team).c_str(),
                           *team.budget_used_pct,
-                          *team.budget_gpu_hours,
-                          u.gpu_hours_allocated),
+                          GpuHours(*team.budget_gpu_hours).c_str(),
+                          GpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"budget_used_pct", *team.budget_used_pct},
                     {"budget_gpu_hours", *team.budget_gpu_hours}}});
   }
@@ -132,13 +145,13 @@ void AddUserAdvice(const UserFigures& user, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "waste",
         .subject = "user " + user.user,
-        .message = Format("user %s's jobs held GPUs idle for %.2f GPU-h (%.0f %% of their %.2f "
+        .message = Format("user %s's jobs held GPUs idle for %s GPU-h (%.0f %% of their %s "
                           "GPU-h): end jobs when their work is done, and check the idle reaper's "
                           "threshold for their class (docs/automation.md)",
                           user.user.c_str(),
-                          u.gpu_hours_idle,
+                          GpuHours(u.gpu_hours_idle).c_str(),
                           idle_pct,
-                          u.gpu_hours_allocated),
+                          GpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"gpu_hours_idle", u.gpu_hours_idle}, {"idle_pct", idle_pct}}});
   }
 }

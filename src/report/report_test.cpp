@@ -363,7 +363,7 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
   };
   EXPECT_NE(message(1).find("idle 100 % of the time it was observed"), std::string::npos)
       << message(1);
-  EXPECT_NE(message(3).find("138 % of its 1.0 GPU-h budget"), std::string::npos) << message(3);
+  EXPECT_NE(message(3).find("138 % of its 1.00 GPU-h budget"), std::string::npos) << message(3);
   EXPECT_NE(message(4).find("team nlp used 40 %"), std::string::npos) << message(4);
   EXPECT_NE(message(5).find("user alice's 3 jobs peaked at 8.0 GiB of 80.0 GiB GPUs"),
             std::string::npos)
@@ -371,6 +371,21 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
   EXPECT_NE(message(5).find("--gpu-mem 12G"), std::string::npos) << message(5);
   EXPECT_NE(message(6).find("idle for 0.10 GPU-h (60 %"), std::string::npos) << message(6);
   EXPECT_FALSE(r.recommendations[4].figures.empty());
+}
+
+// Issue #24: "used 565 % of its 0.0 GPU-h budget": a small budget kept one decimal.
+TEST(ReportTest, SmallBudgetsKeepTheirDigits) {
+  Report report;
+  report.teams = {TeamFigures{.team = "cv",
+                              .usage = UsageFigures{.jobs = 1, .gpu_hours_allocated = 0.00566},
+                              .budget_gpu_hours = 0.001,
+                              .budget_used_pct = 565}};
+  const std::vector<Recommendation> advice = Recommend(report);
+  ASSERT_EQ(advice.size(), 1U);
+  EXPECT_EQ(advice[0].message.rfind(
+                "team cv used 565 % of its 0.0010 GPU-h budget (0.0057 GPU-h): raise", 0),
+            0U)
+      << advice[0].message;
 }
 
 TEST(ReportTest, SuggestedGpuMemHasHeadroom) {

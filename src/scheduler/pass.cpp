@@ -18,6 +18,7 @@
 #include <array>
 #include <utility>
 
+#include "core/duration.h"
 #include "scheduler/estimates.h"
 #include "scheduler/ordering/baseline.h"
 #include "scheduler/ordering/fair_share.h"
@@ -327,9 +328,8 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
   }
   AddWaiter(job, shape);
   reason = PendingReason::Of(PendingCode::kGpusReserved,
-                             reason.text + "; expected to start in " +
-                                 FormatWait((start - now_).count()) + " on " + nodes +
-                                 " (GPUs reserved)");
+                             reason.text + "; expected to start at " + FormatUtcSeconds(start) +
+                                 " on " + nodes + " (GPUs reserved)");
   for (std::size_t i = 0; i < members.size(); ++i) {
     decisions_.pending.push_back(
         PendingDecision{.job = members[i]->id,
@@ -509,11 +509,11 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
   const Allocation allocation = pool_.ToAllocation(later->fit);
   decisions_.pending.push_back(PendingDecision{
       .job = job.id,
-      .reason = PendingReason::Of(PendingCode::kVictimsProtected,
-                                  "waiting to preempt " + victims + " on " +
-                                      allocation.node.value() + ", possible in " +
-                                      FormatWait((at - now_).count()) + " (minimum run time " +
-                                      FormatWait(Millis(min_run_time).count()) + ")"),
+      .reason =
+          PendingReason::Of(PendingCode::kVictimsProtected,
+                            "waiting to preempt " + victims + " on " + allocation.node.value() +
+                                ", possible at " + FormatUtcSeconds(at) + " (minimum run time " +
+                                FormatWait(Millis(min_run_time).count()) + ")"),
       .estimated_start = at,
       .reservation = allocation});
   return true;
@@ -550,12 +550,11 @@ void Pass::Wait(const QueuedJob& job,
     const Allocation allocation = pool_.ToAllocation(reservation->fit);
     decisions_.pending.push_back(PendingDecision{
         .job = job.id,
-        .reason =
-            WithClassNote(job,
-                          PendingReason::Of(PendingCode::kGpusReserved,
-                                            reason.text + "; expected to start in " +
-                                                FormatWait((start - now_).count()) + " on " +
-                                                allocation.node.value() + " (GPUs reserved)")),
+        .reason = WithClassNote(
+            job,
+            PendingReason::Of(PendingCode::kGpusReserved,
+                              reason.text + "; expected to start at " + FormatUtcSeconds(start) +
+                                  " on " + allocation.node.value() + " (GPUs reserved)")),
         .estimated_start = start,
         .reservation = allocation});
     return;
@@ -589,9 +588,17 @@ PendingReason Pass::Reason(const QueuedJob& job, Shape shape, bool could_ever_st
   return memo.reason;
 }
 
+PendingReason Pass::NoFitReason(const QueuedJob& job, Shape shape) const {
+  NoFitFacts facts = pool_.NoFitFactsFor(shape);
+  if (!facts.any_node) {  // rare, and the pool keeps only the up nodes: ask the snapshot
+    facts.not_up = NotUpNodes(cluster_);
+  }
+  return DescribeNoFit(job.request, facts);
+}
+
 PendingReason Pass::ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start) {
   if (!could_ever_start) {
-    return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
+    return NoFitReason(job, shape);
   }
   // A job that would fit but for the GPUs set aside names the first waiting job that set
   // one aside; one that does not fit even so names the first waiting job that wants the
@@ -609,7 +616,7 @@ PendingReason Pass::ComputeReason(const QueuedJob& job, Shape shape, bool could_
       }
     }
   }
-  return DescribeNoFit(job.request, pool_.NoFitFactsFor(shape));
+  return NoFitReason(job, shape);
 }
 
 void Pass::Pend(const QueuedJob& job, PendingReason reason) {

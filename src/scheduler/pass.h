@@ -159,6 +159,8 @@ class Pass {
   void AddWaiter(const QueuedJob& job, Shape shape);
   PendingReason Reason(const QueuedJob& job, Shape shape, bool could_ever_start);
   PendingReason ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start);
+  // DescribeNoFit for `job`, naming the nodes that are not up when none is.
+  PendingReason NoFitReason(const QueuedJob& job, Shape shape) const;
   void Pend(const QueuedJob& job, PendingReason reason);
   PendingReason WithClassNote(const QueuedJob& job, PendingReason reason) const;
 

@@ -111,9 +111,27 @@ TEST(SchedulerDecideTest, NoNodeUpAndInvalidRequestsGetReasons) {
   ClusterSnapshot cluster{{MakeNode("a", 2, "H100", NodeState::kDown)}};
   const Decisions d = DecideAll(cluster, {MakeJob(1, 1), MakeJob(2, 0), MakeJob(3, -1)});
   EXPECT_TRUE(d.starts.empty());
-  EXPECT_EQ(ReasonOf(d, 1), "no node is up");
-  EXPECT_EQ(ReasonOf(d, 2), "no node is up");
+  EXPECT_EQ(ReasonOf(d, 1), "no node takes new work: node a is down");
+  EXPECT_EQ(ReasonOf(d, 2), "no node takes new work: node a is down");
   EXPECT_EQ(ReasonOf(d, 3), "invalid request: gpus is -1, must be 0 or more");
+  EXPECT_EQ(ReasonOf(DecideAll(ClusterSnapshot{}, {MakeJob(1, 1)}), 1), "no node is up");
+}
+
+// Issue #24: with its only node drained, a job said "no node is up" and the admin's reason was
+// nowhere to be seen; the reason names each node that is not up, its state and why.
+TEST(SchedulerDecideTest, NoNodeUpNamesTheDrainAndItsReason) {
+  ClusterSnapshot cluster{{MakeNode("n2", 2, "H100", NodeState::kDown),
+                           MakeNode("n1", 2, "H100", NodeState::kDraining)}};
+  cluster.nodes[1].node.state_reason = "disk swap";
+  const Decisions d = DecideAll(cluster, {MakeJob(1, 1)});
+  EXPECT_EQ(ReasonOf(d, 1),
+            "no node takes new work: node n1 is draining: disk swap; node n2 is down");
+  for (const char* name : {"n3", "n4", "n5"}) {
+    cluster.nodes.push_back(MakeNode(name, 2, "H100", NodeState::kDrained));
+  }
+  EXPECT_EQ(ReasonOf(DecideAll(cluster, {MakeJob(1, 1)}), 1),
+            "no node takes new work: node n1 is draining: disk swap; node n2 is down; node n3 is "
+            "drained; 2 more not up");
 }
 
 TEST(SchedulerDecideTest, SameInputInAnyQueueOrderGivesSameDecisions) {

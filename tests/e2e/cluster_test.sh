@@ -109,14 +109,14 @@ if $private; then
   [ ! -e "$WORK/agent4/jobs/$id4/stdout.log" ] || fail "the server could reach e4's log by path"
 fi
 [ "$(gf logs --stderr "$id4")" = "to stderr" ] || fail "stderr of job $id4: $(gf logs --stderr "$id4")"
-gf logs -f "$id4" >"$WORK/follow.out" 2>"$WORK/follow.err" &
+gf logs --stdout -f "$id4" >"$WORK/follow.out" 2>"$WORK/follow.err" &
 follow=$!
 wait_for "logs -f to print the first line" grep -q "first line" "$WORK/follow.out"
 touch "$go4"
 wait_for "job $id4 completed" state_is "$id4" COMPLETED
 wait "$follow" || fail "gpufleet logs -f $id4 failed: $(cat "$WORK/follow.err")"
 cmp -s "$expected" "$WORK/follow.out" || fail "logs -f of job $id4 differs: $(cmp "$expected" "$WORK/follow.out" 2>&1)"
-gf logs "$id4" >"$WORK/logs.out" || fail "gpufleet logs $id4 failed"
+gf logs --stdout "$id4" >"$WORK/logs.out" || fail "gpufleet logs $id4 failed"
 cmp -s "$expected" "$WORK/logs.out" || fail "logs of job $id4 differ: $(cmp "$expected" "$WORK/logs.out" 2>&1)"
 ok "logs of job $id4 on e4 ($(wc -c <"$expected") bytes; private data dir: $private) came over the agent link, plain and -f"
 

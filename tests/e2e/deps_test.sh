@@ -60,6 +60,12 @@ wait_for "two tasks to run" state_is "$((arr + 1))" RUNNING
 wait_for "task 2 to be throttled" reason_is "$((arr + 2))" "array $arr: 2 tasks running, limit 2"
 state_is "$((arr + 5))" PENDING || fail "task 5 is not pending"
 gf queue | grep -q "${arr}_3" || fail "queue does not name task ${arr}_3: $(gf queue)"
+# The task id queue prints is taken wherever a job id is (issue #24).
+[ "$(gf show --json "${arr}_3" | jq -r .id)" = "$((arr + 3))" ] || fail "show ${arr}_3: $(gf show "${arr}_3" 2>&1)"
+explained=$(gf explain "${arr}_3" 2>&1 || true)  # throttled: explain says why, of job arr+3
+echo "$explained" | grep -q "job $((arr + 3))" || fail "explain ${arr}_3: $explained"
+gf show "${arr}_9" >/dev/null 2>"$WORK/no-task" && fail "show ${arr}_9 found a task the array lacks"
+grep -q "array $arr has no task of index 9" "$WORK/no-task" || fail "show ${arr}_9: $(cat "$WORK/no-task")"
 ok "array $arr: tasks 0 and 1 run, the others wait (array $arr: 2 tasks running, limit 2)"
 
 touch "$WORK/release-array"
@@ -71,11 +77,12 @@ done
 max=$(awk '$1 == "start" {n++} $1 == "end" {n--} n > max {max = n} END {print max}' "$WORK/array.log")
 [ "$max" = 2 ] || fail "$max tasks ran at once (limit 2): $(cat "$WORK/array.log")"
 ok "every task saw its index; never more than 2 ran at once"
+gf logs "${arr}_4" 2>&1 | grep -q "job ${arr}_4 has written nothing" || fail "logs ${arr}_4: $(gf logs "${arr}_4" 2>&1)"
 
 # ---- cancel: one task, then the whole array.
 arr2=$(submit --gpus 1 --array 0-2%1 -- sh -c "while [ ! -e $WORK/never ]; do sleep 0.05; done")
 wait_for "the first task to run" state_is "$arr2" RUNNING
-gf cancel "$((arr2 + 2))" >/dev/null
+gf cancel "${arr2}_2" >/dev/null
 wait_for "task 2 cancelled" state_is "$((arr2 + 2))" CANCELLED
 state_is "$((arr2 + 1))" PENDING || fail "cancelling one task touched another"
 out=$(gf cancel "$arr2")

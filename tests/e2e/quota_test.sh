@@ -25,6 +25,16 @@ up() {
 }
 up
 
+# A typo in --team is refused, naming the field and the configured teams, and never reaches
+# /metrics as a team of its own (issue #24).
+if gf submit --team nosuch -- true 2>"$WORK/team.err"; then fail "--team nosuch was accepted"; fi
+grep -qF "team: unknown team 'nosuch'; known teams: cv" "$WORK/team.err" ||
+  fail "unknown team error: $(cat "$WORK/team.err")"
+if curl -sf --unix-socket "$GPUFLEET_SOCKET" http://gpufleet/metrics | grep -q nosuch; then
+  fail "/metrics carries the refused team"
+fi
+ok "--team nosuch refused: $(cat "$WORK/team.err")"
+
 # 1 GPU for 4 seconds: 4 GPU-seconds, over the 3.6 of the budget.
 first=$(submit --gpus 1 -- sleep 4)
 [ "$(job_field "$first" team)" = cv ] || fail "the job is not accounted to team cv"

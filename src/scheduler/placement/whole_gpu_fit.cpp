@@ -54,8 +54,34 @@ MatchCount CountMatching(const CandidateNode& node, const JobRequest& request) {
 
 }  // namespace
 
+std::string NotUpNodes(const ClusterSnapshot& cluster) {
+  constexpr std::size_t kNamed = 3;  // a reason stays one line on a cluster mostly drained
+  std::vector<const Node*> not_up;
+  for (const NodeSnapshot& snapshot : cluster.nodes) {
+    if (snapshot.node.state != NodeState::kUp) {
+      not_up.push_back(&snapshot.node);
+    }
+  }
+  std::sort(
+      not_up.begin(), not_up.end(), [](const Node* a, const Node* b) { return a->name < b->name; });
+  std::string out;
+  for (std::size_t i = 0; i < std::min(not_up.size(), kNamed); ++i) {
+    const Node& node = *not_up[i];
+    out += (out.empty() ? "node " : "; node ") + node.name.value() + " is " +
+           std::string(ToString(node.state)) +
+           (node.state_reason.empty() ? "" : ": " + node.state_reason);
+  }
+  if (not_up.size() > kNamed) {
+    out += "; " + std::to_string(not_up.size() - kNamed) + " more not up";
+  }
+  return out;
+}
+
 Capacity BuildCapacity(const ClusterSnapshot& cluster, NodeScope scope) {
   Capacity capacity;
+  if (scope == NodeScope::kUp) {
+    capacity.not_up = NotUpNodes(cluster);
+  }
   for (const NodeSnapshot& snapshot : cluster.nodes) {
     const NodeState state = snapshot.node.state;
     if (scope == NodeScope::kUp ? state != NodeState::kUp : state == NodeState::kDown) {
@@ -240,6 +266,7 @@ std::string UsableModels(const Capacity& capacity) {
 PendingReason ExplainNoFit(const Capacity& capacity, const JobRequest& request) {
   NoFitFacts facts;
   facts.any_node = !capacity.nodes.empty();
+  facts.not_up = capacity.not_up;
   facts.most_usable = LargestUsable(capacity, request);
   facts.models = UsableModels(capacity);
   if (!request.node_labels.empty()) {
@@ -270,7 +297,9 @@ PendingReason ExplainNoFit(const Capacity& capacity, const JobRequest& request) 
 
 PendingReason DescribeNoFit(const JobRequest& request, const NoFitFacts& facts) {
   if (!facts.any_node) {
-    return PendingReason::Of(PendingCode::kNoNodeUp, "no node is up");
+    return PendingReason::Of(
+        PendingCode::kNoNodeUp,
+        facts.not_up.empty() ? "no node is up" : "no node takes new work: " + facts.not_up);
   }
   const std::string needs = "needs " + DescribeRequest(request);
   const std::string on_one_node = request.gpus > 1 ? " on one node" : "";

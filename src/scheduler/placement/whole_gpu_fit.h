@@ -56,6 +56,7 @@ struct CandidateNode {
 // What placement may hand out in one pass: the up nodes, sorted by name.
 struct Capacity {
   std::vector<CandidateNode> nodes;
+  std::string not_up{};  // NotUpNodes of the snapshot, for the reason when no node is up
 };
 
 // Which nodes a Capacity holds: the up nodes (what can be placed on now), or every node that
@@ -121,7 +122,15 @@ struct NoFitFacts {
   // nodes have ("rack=a, rack=b"), so that a reason can say what there is instead.
   bool any_labelled_node = true;
   std::string labels{};
+  // The nodes that take no new work and why (NotUpNodes): with no node up, the reason names
+  // them ("node n1 is draining: disk swap") rather than leave the user to guess.
+  std::string not_up{};
 };
+
+// "node n1 is draining: disk swap; node n2 is down: agent silent for 30s": the nodes of
+// `cluster` that are not up, by name, with their state and its reason; at most three, then how
+// many more. "" when every node is up.
+std::string NotUpNodes(const ClusterSnapshot& cluster);
 
 // The reason for `request` from `facts` (see ExplainNoFit for the wording and codes).
 PendingReason DescribeNoFit(const JobRequest& request, const NoFitFacts& facts);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/team.h"
+
 namespace gf {
 namespace {
 
@@ -68,9 +70,8 @@ Ledger::TeamState& Ledger::StateOf(const std::string& team) const {
     const TeamPolicy& policy = *state.policy;
     if (policy.gpu_hour_budget.has_value() && state.period_gpu_hours >= *policy.gpu_hour_budget) {
       // Written once per team and pass: a deep queue of a held team repeats it per job.
-      state.over_budget = "team " + (team.empty() ? std::string("(none)") : team) +
-                          " is over its GPU-hour budget (" + Hours(state.period_gpu_hours) +
-                          " of " + Hours(*policy.gpu_hour_budget) +
+      state.over_budget = "team " + TeamLabel(team) + " is over its GPU-hour budget (" +
+                          Hours(state.period_gpu_hours) + " of " + Hours(*policy.gpu_hour_budget) +
                           " this period); waits until an admin raises the budget or approves "
                           "the job";
     }
@@ -135,10 +136,10 @@ PendingReason Ledger::AtLimitReason(const std::string& team, TeamState& state, i
     // A job that asks more than max_gpus in all waits for nothing.
     return PendingReason::Of(PendingCode::kTeamMaxGpus,
                              milli <= *state.policy->max_gpus * kWholeGpuMilli,
-                             "team " + (team.empty() ? std::string("(none)") : team) +
-                                 " is at its limit: holds " + GpuAmountText(state.held) +
-                                 " of max_gpus " + std::to_string(*state.policy->max_gpus) +
-                                 "; this job needs " + GpuAmountText(milli) + " more");
+                             "team " + TeamLabel(team) + " is at its limit: holds " +
+                                 GpuAmountText(state.held) + " of max_gpus " +
+                                 std::to_string(*state.policy->max_gpus) + "; this job needs " +
+                                 GpuAmountText(milli) + " more");
   };
   constexpr int kRemembered = 64;  // GPU counts a node can have; larger asks (and shares) are rare
   if (milli % kWholeGpuMilli != 0 || milli / kWholeGpuMilli >= kRemembered) {

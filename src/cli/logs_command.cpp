@@ -1,0 +1,178 @@
+#include "cli/logs_command.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "api/api_client.h"
+#include "cli/job_ref.h"
+#include "cli/views.h"
+
+namespace gf {
+namespace {
+
+constexpr std::chrono::milliseconds kFollowPoll{500};
+
+bool Terminal(const std::string& state) {
+  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
+}
+
+// One of the job's output files as `logs` reads it.
+struct LogCursor {
+  std::string stream;        // "stdout" or "stderr", as the API names it
+  std::int64_t offset = 0;   // where the next read starts, in bytes
+  std::int64_t printed = 0;  // bytes printed, over every run read
+};
+
+std::string StreamName(const std::string& stream) {
+  return stream == "stdout" ? "standard output" : "standard error";
+}
+
+std::optional<std::int64_t> HeaderNumber(const HttpResponse& response, std::string_view name) {
+  const std::optional<std::string> text = response.Header(name);
+  std::int64_t n = 0;
+  if (!text || std::from_chars(text->data(), text->data() + text->size(), n).ec != std::errc()) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+// One chunk of `stream` from `offset`: at most `limit` bytes, or the server's default chunk.
+Result<HttpResponse> GetChunk(ApiClient& client,
+                              const std::string& base,
+                              const std::string& stream,
+                              std::int64_t offset,
+                              std::optional<std::int64_t> limit) {
+  std::string target = base + "/logs?stream=" + stream + "&offset=" + std::to_string(offset);
+  if (limit) {
+    target += "&limit=" + std::to_string(*limit);
+  }
+  GF_ASSIGN_OR_RETURN(HttpResponse response, client.Call("GET", target, std::nullopt));
+  if (response.status >= 300) {
+    return ErrorFromResponse(response);
+  }
+  return response;
+}
+
+// Prints what `cursor`'s file holds past its offset. Returns false, having printed nothing,
+// when the file is shorter than the offset: the next run of a requeued job wrote a new one
+// (the executor keeps the earlier one aside), to be read from its start.
+Result<bool> Drain(ApiClient& client, const std::string& base, LogCursor& cursor) {
+  while (true) {
+    GF_ASSIGN_OR_RETURN(HttpResponse r,
+                        GetChunk(client, base, cursor.stream, cursor.offset, std::nullopt));
+    const std::optional<std::int64_t> size = HeaderNumber(r, "X-Gpufleet-Log-Size");
+    if (size && *size < cursor.offset) {
+      return false;
+    }
+    std::cout << r.body << std::flush;
+    const auto read = static_cast<std::int64_t>(r.body.size());
+    cursor.printed += read;
+    cursor.offset = HeaderNumber(r, "X-Gpufleet-Next-Offset").value_or(cursor.offset + read);
+    if (!size || *size <= cursor.offset) {
+      return true;
+    }
+  }
+}
+
+// `logs -f` of a requeued job: its next run's files are read from their start.
+void FollowNextRun(const std::string& id_text, std::vector<LogCursor>& cursors) {
+  if (std::any_of(
+          cursors.begin(), cursors.end(), [](const LogCursor& c) { return c.offset > 0; })) {
+    std::cerr << "gpufleet logs: job " << id_text << " was requeued; following its next run\n";
+  }
+  for (LogCursor& c : cursors) {
+    c.offset = 0;
+  }
+}
+
+// An empty answer is never the whole story: when nothing was printed, says on standard error
+// where the job's output is (a failed Python job's traceback is on standard error alone).
+void NoteEmptyOutput(ApiClient& client,
+                     const std::string& base,
+                     const std::string& id_text,
+                     const std::vector<LogCursor>& cursors) {
+  if (std::any_of(
+          cursors.begin(), cursors.end(), [](const LogCursor& c) { return c.printed > 0; })) {
+    return;
+  }
+  if (cursors.size() > 1) {
+    std::cerr << "gpufleet logs: job " << id_text
+              << " has written nothing to standard output or standard error\n";
+    return;
+  }
+  const std::string& asked = cursors.front().stream;
+  const std::string other = asked == "stdout" ? "stderr" : "stdout";
+  Result<HttpResponse> probe = GetChunk(client, base, other, 0, 0);
+  const std::int64_t other_size =
+      probe.ok() ? HeaderNumber(*probe, "X-Gpufleet-Log-Size").value_or(0) : 0;
+  std::cerr << "gpufleet logs: job " << id_text << " has written nothing to " << StreamName(asked);
+  if (other_size > 0) {
+    std::cerr << "; its " << StreamName(other) << " holds " << other_size
+              << " bytes: gpufleet logs --" << other << ' ' << id_text
+              << " (or both: gpufleet logs " << id_text << ")\n";
+  } else {
+    std::cerr << " or " << StreamName(other) << '\n';
+  }
+}
+
+}  // namespace
+
+int RunLogs(const ClientContext& ctx, const std::string& id_text, LogStreams which, bool follow) {
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  ApiClient& client = **opened;
+  Result<std::int64_t> id = ResolveJobId(client, id_text);
+  if (!id.ok()) {
+    return Fail(id.error());
+  }
+  const std::string base = "/api/v1/jobs/" + std::to_string(*id);
+  std::vector<LogCursor> cursors;
+  if (which != LogStreams::kStderr) {
+    cursors.push_back({.stream = "stdout"});
+  }
+  if (which != LogStreams::kStdout) {
+    cursors.push_back({.stream = "stderr"});
+  }
+  while (true) {
+    // Ask for the state first: output written before the job ended is then all on disk.
+    std::string state;
+    if (follow) {
+      Result<nlohmann::json> job = client.CallJson("GET", base, std::nullopt);
+      if (!job.ok()) {
+        return Fail(job.error());
+      }
+      state = JsonText(*job, "state");
+      if (state == "PENDING") {  // not started yet, or requeued
+        FollowNextRun(id_text, cursors);
+        std::this_thread::sleep_for(kFollowPoll);
+        continue;
+      }
+    }
+    bool next_run = false;
+    for (LogCursor& cursor : cursors) {
+      Result<bool> same_run = Drain(client, base, cursor);
+      if (!same_run.ok()) {
+        return Fail(same_run.error());
+      }
+      next_run = next_run || !*same_run;
+    }
+    if (next_run) {
+      FollowNextRun(id_text, cursors);
+      continue;
+    }
+    if (!follow || Terminal(state)) {
+      break;
+    }
+    std::this_thread::sleep_for(kFollowPoll);
+  }
+  NoteEmptyOutput(client, base, id_text, cursors);
+  return 0;
+}
+
+}  // namespace gf
