@@ -36,8 +36,9 @@ function xAxis(kind, xs) {
 }
 
 // data: [xs (unix seconds), ...ys], a null y a gap; series: [{label, scale, unit}] for each ys;
-// axes: {scale: label} (the scale '%' runs 0-100, others from 0); x: 'time' or 'day' (xAxis).
-// Re-created when the series change, updated in place otherwise.
+// axes: {scale: label or {label, max}} (the scale '%' runs 0-100, others from 0 to `max` where
+// given, e.g. a card's memory, else to the data's highest); x: 'time' or 'day' (xAxis).
+// Re-created when the series or axes change, updated in place otherwise.
 export function Chart({ title, data, series, axes, x = 'time', height = 220 }) {
   const box = useRef(null);
   const plot = useRef(null);
@@ -46,8 +47,9 @@ export function Chart({ title, data, series, axes, x = 'time', height = 220 }) {
     const xs = xAxis(x, data[0]);
     const scales = { x: xs.scale };
     const axisList = [xs.axis];
-    Object.entries(axes).forEach(([scale, label], i) => {
-      scales[scale] = scale === '%' ? { range: [0, 100] } : { range: (u, min, max) => [0, Math.max(1, max)] };
+    Object.entries(axes).forEach(([scale, axis], i) => {
+      const { label, max: top } = typeof axis === 'string' ? { label: axis } : axis;
+      scales[scale] = scale === '%' ? { range: [0, 100] } : { range: (u, min, max) => [0, top ?? Math.max(1, max)] };
       axisList.push({ scale, label, side: i === 0 ? 3 : 1, grid: { show: i === 0 } });
     });
     const options = {
