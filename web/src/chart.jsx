@@ -17,10 +17,10 @@ function chartWidth(box) {
 const utc = (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC');
 const kDay = 86400;
 
-// The x axis: 'time' (instants; ticks and the legend in UTC) or 'day' (xs are UTC midnights, one
-// a day: ticks only on whole days, the axis half a day wider each side so the first and last
-// points are not on its edges, and the legend names the day). The legend's x value shows what
-// the cursor is on, and says so while the cursor is off the chart.
+// The x axis: 'time' (instants; ticks and the legend in UTC ISO 8601) or 'day' (xs are UTC
+// midnights, one a day: ticks only on whole days, the axis half a day wider each side so the
+// first and last points are not on its edges, and the legend names the day). The legend's x
+// value shows what the cursor is on, and says so while the cursor is off the chart.
 function xAxis(kind, xs) {
   const legend = (format) => (u, v) => (v == null ? 'hover the chart' : format(v));
   if (kind === 'day') {
@@ -32,7 +32,12 @@ function xAxis(kind, xs) {
       series: { label: 'day (UTC)', value: legend((v) => day(v * 1000)) },
     };
   }
-  return { scale: { time: true }, axis: {}, series: { label: 'time (UTC)', value: legend((v) => time(v * 1000)) } };
+  // Ticks in the same ISO form: the time of day, with the date once the axis spans days.
+  const ticks = (u, values) => values.map((t) => {
+    const iso = time(t * 1000);
+    return u.scales.x.max - u.scales.x.min > kDay ? `${iso.slice(5, 10)} ${iso.slice(11, 16)}` : iso.slice(11, 19);
+  });
+  return { scale: { time: true }, axis: { values: ticks }, series: { label: 'time (UTC)', value: legend((v) => time(v * 1000)) } };
 }
 
 // data: [xs (unix seconds), ...ys], a null y a gap; series: [{label, scale, unit}] for each ys;
