@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "cli/quota_view.h"
 #include "cli/table.h"
 #include "cli/views.h"
+#include "core/gpu_hours.h"
 
 namespace gf {
 namespace {

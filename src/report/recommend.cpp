@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/gpu_hours.h"
+
 namespace gf {
 namespace {
 
@@ -83,12 +85,12 @@ void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "low_team_use",
         .subject = "team " + TeamName(team.team),
-        .message = Format("team %s used %.0f %% of the GPU time it was allocated (%.2f of %.2f "
+        .message = Format("team %s used %.0f %% of the GPU time it was allocated (%s of %s "
                           "GPU-h): look at its idle jobs below, or give it fewer GPUs",
                           TeamName(team.team).c_str(),
                           u.mean_util_pct,
-                          u.gpu_hours_used,
-                          u.gpu_hours_allocated),
+                          FormatGpuHours(u.gpu_hours_used).c_str(),
+                          FormatGpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"used_pct", u.mean_util_pct},
                     {"gpu_hours_used", u.gpu_hours_used},
                     {"gpu_hours_allocated", u.gpu_hours_allocated}}});
@@ -97,12 +99,12 @@ void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "over_budget",
         .subject = "team " + TeamName(team.team),
-        .message = Format("team %s used %.0f %% of its %.1f GPU-h budget (%.2f GPU-h): raise "
+        .message = Format("team %s used %.0f %% of its %s GPU-h budget (%s GPU-h): raise "
                           "the budget or plan for less",
                           TeamName(team.team).c_str(),
                           *team.budget_used_pct,
-                          *team.budget_gpu_hours,
-                          u.gpu_hours_allocated),
+                          FormatGpuHours(*team.budget_gpu_hours).c_str(),
+                          FormatGpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"budget_used_pct", *team.budget_used_pct},
                     {"budget_gpu_hours", *team.budget_gpu_hours}}});
   }
@@ -132,13 +134,13 @@ void AddUserAdvice(const UserFigures& user, std::vector<Recommendation>& out) {
     out.push_back(Recommendation{
         .kind = "waste",
         .subject = "user " + user.user,
-        .message = Format("user %s's jobs held GPUs idle for %.2f GPU-h (%.0f %% of their %.2f "
+        .message = Format("user %s's jobs held GPUs idle for %s GPU-h (%.0f %% of their %s "
                           "GPU-h): end jobs when their work is done, and check the idle reaper's "
                           "threshold for their class (docs/automation.md)",
                           user.user.c_str(),
-                          u.gpu_hours_idle,
+                          FormatGpuHours(u.gpu_hours_idle).c_str(),
                           idle_pct,
-                          u.gpu_hours_allocated),
+                          FormatGpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"gpu_hours_idle", u.gpu_hours_idle}, {"idle_pct", idle_pct}}});
   }
 }

@@ -1,6 +1,8 @@
 #include "report/report.h"
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,7 +27,7 @@ using std::chrono::minutes;
 const Time kStart = *ParseMonth("2026-11");
 const Time kNow = kStart + days(2);
 
-constexpr std::int64_t kGpuMib = 80 * 1024;
+constexpr std::int64_t kGpuMib = std::int64_t{80} * 1024;
 
 Gpu MakeGpu(int index, const std::string& uuid) {
   Gpu gpu;
@@ -55,6 +57,7 @@ std::vector<GpuMinute> Minutes(const std::string& node,
                                std::int64_t memory_mib,
                                std::int64_t energy_mj) {
   std::vector<GpuMinute> out;
+  out.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
     out.push_back(GpuMinute{.node = NodeId(node),
                             .uuid = GpuUuid(uuid),
@@ -363,19 +366,19 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
   };
   EXPECT_NE(message(1).find("idle 100 % of the time it was observed"), std::string::npos)
       << message(1);
-  EXPECT_NE(message(3).find("138 % of its 1.0 GPU-h budget"), std::string::npos) << message(3);
+  EXPECT_NE(message(3).find("138 % of its 1 GPU-h budget"), std::string::npos) << message(3);
   EXPECT_NE(message(4).find("team nlp used 40 %"), std::string::npos) << message(4);
   EXPECT_NE(message(5).find("user alice's 3 jobs peaked at 8.0 GiB of 80.0 GiB GPUs"),
             std::string::npos)
       << message(5);
   EXPECT_NE(message(5).find("--gpu-mem 12G"), std::string::npos) << message(5);
-  EXPECT_NE(message(6).find("idle for 0.10 GPU-h (60 %"), std::string::npos) << message(6);
+  EXPECT_NE(message(6).find("idle for 0.1 GPU-h (60 %"), std::string::npos) << message(6);
   EXPECT_FALSE(r.recommendations[4].figures.empty());
 }
 
 TEST(ReportTest, SuggestedGpuMemHasHeadroom) {
-  EXPECT_EQ(SuggestedGpuMem(12 * 1024), "16G");
-  EXPECT_EQ(SuggestedGpuMem(13 * 1024), "20G");
+  EXPECT_EQ(SuggestedGpuMem(std::int64_t{12} * 1024), "16G");
+  EXPECT_EQ(SuggestedGpuMem(std::int64_t{13} * 1024), "20G");
   EXPECT_EQ(SuggestedGpuMem(100), "4G");
 }
 
