@@ -28,6 +28,12 @@ function share(part, whole) {
   return whole > 0 ? (100 * part) / whole : null;
 }
 
+// The utilisation while allocated of minute figures (cluster, GPU); null ('–') without an
+// allocated minute, where the API's used_pct is 0 for want of any.
+function whileAllocated(f) {
+  return f.minutes_allocated > 0 ? f.used_pct : null;
+}
+
 // Per day, on a day axis: the share of GPU time allocated and the share used; a day without
 // samples is a gap (report_series.js).
 function Days({ days }) {
@@ -60,7 +66,7 @@ function ReportView({ r }) {
         <dt>allocated</dt>
         <dd data-figure="allocated"><b>{pct(c.allocated_pct, 1)}</b> of GPU time, <b>{gpuHours(c.allocated_gpu_hours)}</b> GPU-hours</dd>
         <dt>utilisation while allocated</dt>
-        <dd data-figure="used"><b>{pct(c.used_pct, 1)}</b>: <b>{gpuHours(c.used_gpu_hours)}</b> of the allocated GPU-hours used</dd>
+        <dd data-figure="used"><b>{pct(whileAllocated(c), 1)}</b>: <b>{gpuHours(c.used_gpu_hours)}</b> of the allocated GPU-hours used</dd>
         <dt>used</dt>
         <dd data-figure="util"><b>{pct(c.util_pct, 1)}</b> of GPU time (the mean utilisation over every observed minute)</dd>
         <dt>idle while allocated</dt>
@@ -84,7 +90,7 @@ function ReportView({ r }) {
           gpuHours(u.usage.used_gpu_hours), u.peak_memory_mib, u.gpu_memory_mib])} />
       <h2>GPUs</h2>
       <Table id="gpus" heads={['node', 'GPU', 'model', 'allocated % of time', 'utilisation while allocated', 'used % of time', 'idle % of time', 'verdict']}
-        rows={r.gpus.map((g) => [g.node, g.index ?? '–', g.model, pct(g.figures.allocated_pct, 1), pct(g.figures.used_pct, 1),
+        rows={r.gpus.map((g) => [g.node, g.index ?? '–', g.model, pct(g.figures.allocated_pct, 1), pct(whileAllocated(g.figures), 1),
           pct(g.figures.util_pct, 1), pct(g.figures.idle_pct, 1),
           [g.idle && 'idle', g.overloaded && 'overloaded', g.unhealthy && 'unhealthy'].filter(Boolean).join(', ') || 'ok'])} />
       <p class="muted">
