@@ -281,6 +281,7 @@ TEST(ReportTest, TeamsAndUsersAllocatedVsUsed) {
   const double cv_hours = (480.0 + 300 + 600 + 3600) / 3600;
   EXPECT_EQ(cv.usage.jobs, 3);
   EXPECT_DOUBLE_EQ(cv.usage.gpu_hours_allocated, cv_hours);
+  EXPECT_EQ(cv.usage.minutes_allocated, 8 + 10);  // job 1's and job 3's sampled minutes
   EXPECT_DOUBLE_EQ(cv.usage.mean_util_pct, 95);
   EXPECT_DOUBLE_EQ(cv.usage.gpu_hours_used, cv_hours * 0.95);
   EXPECT_DOUBLE_EQ(cv.usage.gpu_hours_idle, 0);
@@ -298,6 +299,7 @@ TEST(ReportTest, TeamsAndUsersAllocatedVsUsed) {
 
   const TeamFigures& ml = TeamRow(r, "ml");
   EXPECT_EQ(ml.usage.jobs, 0);
+  EXPECT_EQ(ml.usage.minutes_allocated, 0);
   EXPECT_DOUBLE_EQ(ml.guaranteed_gpu_hours, 96);
   ASSERT_TRUE(ml.guarantee_used_pct);
   EXPECT_DOUBLE_EQ(*ml.guarantee_used_pct, 0);
@@ -305,6 +307,7 @@ TEST(ReportTest, TeamsAndUsersAllocatedVsUsed) {
 
   const TeamFigures& nlp = TeamRow(r, "nlp");
   EXPECT_DOUBLE_EQ(nlp.usage.gpu_hours_allocated, 600.0 / 3600);
+  EXPECT_EQ(nlp.usage.minutes_allocated, 10);
   EXPECT_DOUBLE_EQ(nlp.usage.mean_util_pct, 40);
   EXPECT_DOUBLE_EQ(nlp.usage.gpu_hours_idle, 0.1);
   EXPECT_FALSE(nlp.guarantee_used_pct);

@@ -132,10 +132,11 @@ async function expectShown(page, hash, apiPath, read, compare) {
   }
 }
 
-// A report's utilisation while allocated (minute figures): none without an allocated minute,
-// where the API's used_pct is 0 for want of any.
-function whileAllocated(f) {
-  return f.minutes_allocated > 0 ? f.used_pct : null;
+// What a report measured (minute figures, a team's or user's usage): `value` (the utilisation
+// while allocated, or the GPU-hours used), none without an allocated minute, where the API's
+// used_pct is 0 for want of any.
+function measured(f, value) {
+  return f.minutes_allocated > 0 ? value : null;
 }
 
 // The GPU-hour budgets of the settings file dashboard_test.sh wrote: {team: budget}.
@@ -303,7 +304,7 @@ try {
         const idleOfAllocated = c.minutes_allocated > 0 ? (100 * c.minutes_idle_allocated) / c.minutes_allocated : null;
         const want = {
           allocated: ['allocated', [[c.allocated_pct, 1], [c.allocated_gpu_hours, 4]]],
-          used: ['utilisation while allocated', [[whileAllocated(c), 1], [c.used_gpu_hours, 4]]],
+          used: ['utilisation while allocated', [[measured(c, c.used_pct), 1], [c.used_gpu_hours, 4]]],
           util: ['used', [[c.util_pct, 1]]],
           'idle-allocated': ['idle while allocated', [[c.idle_gpu_hours, 4], [idleOfAllocated, 1]]],
           idle: ['idle', [[c.idle_pct, 1]]],
@@ -320,8 +321,8 @@ try {
           const row = page.teams.find((x) => x.team === t.team);
           check(row && Number(row.jobs) === t.usage.jobs, `team ${t.team}: ${JSON.stringify(row)}`);
           same(shownNumber(row['allocated GPU-h']), t.usage.allocated_gpu_hours, 4, `team ${t.team} allocated`);
-          same(shownNumber(row['utilisation while allocated']), t.usage.used_pct, 1, `team ${t.team} utilisation while allocated`);
-          same(shownNumber(row['used GPU-h']), t.usage.used_gpu_hours, 4, `team ${t.team} used`);
+          same(shownNumber(row['utilisation while allocated']), measured(t.usage, t.usage.used_pct), 1, `team ${t.team} utilisation while allocated`);
+          same(shownNumber(row['used GPU-h']), measured(t.usage, t.usage.used_gpu_hours), 4, `team ${t.team} used`);
           same(shownNumber(row['idle while allocated GPU-h']), t.usage.idle_gpu_hours, 4, `team ${t.team} idle`);
           same(shownNumber(row['budget GPU-h']), t.budget_gpu_hours, 4, `team ${t.team} budget`);
           same(shownNumber(row['budget used']), t.budget_used_pct, 1, `team ${t.team} budget used`);
@@ -330,15 +331,15 @@ try {
           const row = page.users.find((x) => x.user === u.user && x.team === u.team);
           check(row, `no row for user ${u.user} of team ${u.team}`);
           same(shownNumber(row['allocated GPU-h']), u.usage.allocated_gpu_hours, 4, `user ${u.user} allocated`);
-          same(shownNumber(row['utilisation while allocated']), u.usage.used_pct, 1, `user ${u.user} utilisation while allocated`);
-          same(shownNumber(row['used GPU-h']), u.usage.used_gpu_hours, 4, `user ${u.user} used`);
+          same(shownNumber(row['utilisation while allocated']), measured(u.usage, u.usage.used_pct), 1, `user ${u.user} utilisation while allocated`);
+          same(shownNumber(row['used GPU-h']), measured(u.usage, u.usage.used_gpu_hours), 4, `user ${u.user} used`);
         }
         for (const g of r.gpus) {
           const row = page.gpus.find((x) => x.node === g.node && x.GPU === String(g.index));
           check(row, `no row for GPU ${g.node}/${g.index}`);
           const what = `GPU ${g.node}/${g.index}`;
           same(shownNumber(row['allocated % of time']), g.figures.allocated_pct, 1, `${what} allocated`);
-          same(shownNumber(row['utilisation while allocated']), whileAllocated(g.figures), 1, `${what} utilisation while allocated`);
+          same(shownNumber(row['utilisation while allocated']), measured(g.figures, g.figures.used_pct), 1, `${what} utilisation while allocated`);
           same(shownNumber(row['used % of time']), g.figures.util_pct, 1, `${what} used`);
           same(shownNumber(row['idle % of time']), g.figures.idle_pct, 1, `${what} idle`);
         }

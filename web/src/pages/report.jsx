@@ -28,10 +28,11 @@ function share(part, whole) {
   return whole > 0 ? (100 * part) / whole : null;
 }
 
-// The utilisation while allocated of minute figures (cluster, GPU); null ('–') without an
-// allocated minute, where the API's used_pct is 0 for want of any.
-function whileAllocated(f) {
-  return f.minutes_allocated > 0 ? f.used_pct : null;
+// What was measured of minute figures (cluster, GPU) or a team's or user's usage: `value` (the
+// utilisation while allocated, or the GPU-hours used, which derive from it), null ('–') without
+// an allocated minute, where the API's used_pct is 0 for want of any.
+function measured(f, value) {
+  return f.minutes_allocated > 0 ? value : null;
 }
 
 // Per day, on a day axis: the share of GPU time allocated and the share used; a day without
@@ -66,7 +67,7 @@ function ReportView({ r }) {
         <dt>allocated</dt>
         <dd data-figure="allocated"><b>{pct(c.allocated_pct, 1)}</b> of GPU time, <b>{gpuHours(c.allocated_gpu_hours)}</b> GPU-hours</dd>
         <dt>utilisation while allocated</dt>
-        <dd data-figure="used"><b>{pct(whileAllocated(c), 1)}</b>: <b>{gpuHours(c.used_gpu_hours)}</b> of the allocated GPU-hours used</dd>
+        <dd data-figure="used"><b>{pct(measured(c, c.used_pct), 1)}</b>: <b>{gpuHours(c.used_gpu_hours)}</b> of the allocated GPU-hours used</dd>
         <dt>used</dt>
         <dd data-figure="util"><b>{pct(c.util_pct, 1)}</b> of GPU time (the mean utilisation over every observed minute)</dd>
         <dt>idle while allocated</dt>
@@ -81,16 +82,16 @@ function ReportView({ r }) {
         : <ul class="recommendations">{r.recommendations.map((x, i) => <li key={i}><b>{x.subject}</b>: {x.message}</li>)}</ul>}
       <h2>Teams</h2>
       <Table id="teams" heads={['team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'idle while allocated GPU-h', 'budget GPU-h', 'budget used', 'cost']}
-        rows={r.teams.map((t) => [t.team, t.usage.jobs, gpuHours(t.usage.allocated_gpu_hours), pct(t.usage.used_pct, 1),
-          gpuHours(t.usage.used_gpu_hours), gpuHours(t.usage.idle_gpu_hours), gpuHours(t.budget_gpu_hours),
+        rows={r.teams.map((t) => [t.team, t.usage.jobs, gpuHours(t.usage.allocated_gpu_hours), pct(measured(t.usage, t.usage.used_pct), 1),
+          gpuHours(measured(t.usage, t.usage.used_gpu_hours)), gpuHours(t.usage.idle_gpu_hours), gpuHours(t.budget_gpu_hours),
           pct(t.budget_used_pct, 1), money(t.usage.energy)])} />
       <h2>Users</h2>
       <Table id="users" heads={['user', 'team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'peak memory MiB', 'GPU memory MiB']}
-        rows={r.users.map((u) => [u.user, u.team, u.usage.jobs, gpuHours(u.usage.allocated_gpu_hours), pct(u.usage.used_pct, 1),
-          gpuHours(u.usage.used_gpu_hours), u.peak_memory_mib, u.gpu_memory_mib])} />
+        rows={r.users.map((u) => [u.user, u.team, u.usage.jobs, gpuHours(u.usage.allocated_gpu_hours), pct(measured(u.usage, u.usage.used_pct), 1),
+          gpuHours(measured(u.usage, u.usage.used_gpu_hours)), u.peak_memory_mib, u.gpu_memory_mib])} />
       <h2>GPUs</h2>
       <Table id="gpus" heads={['node', 'GPU', 'model', 'allocated % of time', 'utilisation while allocated', 'used % of time', 'idle % of time', 'verdict']}
-        rows={r.gpus.map((g) => [g.node, g.index ?? '–', g.model, pct(g.figures.allocated_pct, 1), pct(whileAllocated(g.figures), 1),
+        rows={r.gpus.map((g) => [g.node, g.index ?? '–', g.model, pct(g.figures.allocated_pct, 1), pct(measured(g.figures, g.figures.used_pct), 1),
           pct(g.figures.util_pct, 1), pct(g.figures.idle_pct, 1),
           [g.idle && 'idle', g.overloaded && 'overloaded', g.unhealthy && 'unhealthy'].filter(Boolean).join(', ') || 'ok'])} />
       <p class="muted">
