@@ -13,10 +13,11 @@ function thisMonth() {
   return new Date().toISOString().slice(0, 7);
 }
 
-function Table({ id, heads, rows, empty = 'None.' }) {
+// kind: the table's class (what it lists: teams, gpus...), by which the browser test finds it.
+function Table({ kind, heads, rows, empty = 'None.' }) {
   if (rows.length === 0) return <p class="muted">{empty}</p>;
   return (
-    <table class={id}>
+    <table class={kind}>
       <thead><tr>{heads.map((h) => <th key={h}>{h}</th>)}</tr></thead>
       <tbody>{rows.map((r, i) => <tr key={i}>{r.map((c, j) => <td key={j}>{c}</td>)}</tr>)}</tbody>
     </table>
@@ -81,16 +82,16 @@ function ReportView({ r }) {
       {r.recommendations.length === 0 ? <p class="muted">None.</p>
         : <ul class="recommendations">{r.recommendations.map((x, i) => <li key={i}><b>{x.subject}</b>: {x.message}</li>)}</ul>}
       <h2>Teams</h2>
-      <Table id="teams" heads={['team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'idle while allocated GPU-h', 'budget GPU-h', 'budget used', 'cost']}
+      <Table kind="teams" heads={['team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'idle while allocated GPU-h', 'budget GPU-h', 'budget used', 'cost']}
         rows={r.teams.map((t) => [t.team, t.usage.jobs, gpuHours(t.usage.allocated_gpu_hours), pct(measured(t.usage, t.usage.used_pct), 1),
           gpuHours(measured(t.usage, t.usage.used_gpu_hours)), gpuHours(t.usage.idle_gpu_hours), gpuHours(t.budget_gpu_hours),
           pct(t.budget_used_pct, 1), money(t.usage.energy)])} />
       <h2>Users</h2>
-      <Table id="users" heads={['user', 'team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'peak memory MiB', 'GPU memory MiB']}
+      <Table kind="users" heads={['user', 'team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'peak memory MiB', 'GPU memory MiB']}
         rows={r.users.map((u) => [u.user, u.team, u.usage.jobs, gpuHours(u.usage.allocated_gpu_hours), pct(measured(u.usage, u.usage.used_pct), 1),
           gpuHours(measured(u.usage, u.usage.used_gpu_hours)), u.peak_memory_mib, u.gpu_memory_mib])} />
       <h2>GPUs</h2>
-      <Table id="gpus" heads={['node', 'GPU', 'model', 'allocated % of time', 'utilisation while allocated', 'used % of time', 'idle % of time', 'verdict']}
+      <Table kind="gpus" heads={['node', 'GPU', 'model', 'allocated % of time', 'utilisation while allocated', 'used % of time', 'idle % of time', 'verdict']}
         rows={r.gpus.map((g) => [g.node, g.index ?? '–', g.model, pct(g.figures.allocated_pct, 1), pct(measured(g.figures, g.figures.used_pct), 1),
           pct(g.figures.util_pct, 1), pct(g.figures.idle_pct, 1),
           [g.idle && 'idle', g.overloaded && 'overloaded', g.unhealthy && 'unhealthy'].filter(Boolean).join(', ') || 'ok'])} />
@@ -101,14 +102,14 @@ function ReportView({ r }) {
       </p>
       <h2>Waste: allocated but idle</h2>
       <p>{gpuHours(r.waste.idle_gpu_hours)} GPU-hours in all.</p>
-      <Table id="waste" heads={['job', 'name', 'user', 'team', 'allocated GPU-h', 'idle GPU-h', 'idle % of allocated']}
+      <Table kind="waste" heads={['job', 'name', 'user', 'team', 'allocated GPU-h', 'idle GPU-h', 'idle % of allocated']}
         rows={r.waste.jobs.map((w) => [<a href={`#/jobs/${w.job}`}>{w.job}</a>, w.name, w.user, w.team,
           gpuHours(w.allocated_gpu_hours), gpuHours(w.idle_gpu_hours), pct(w.idle_pct, 0)])} />
       <h2>Queueing delay by class</h2>
-      <Table id="queue" heads={['class', 'runs', 'mean s', 'p50 s', 'p95 s', 'max s']}
+      <Table kind="queue" heads={['class', 'runs', 'mean s', 'p50 s', 'p95 s', 'max s']}
         rows={r.queue.map((q) => [q.priority, q.runs, num(q.mean_s, 0), num(q.p50_s, 0), num(q.p95_s, 0), num(q.max_s, 0)])} />
       <h2>Events</h2>
-      <Table id="events" heads={Object.keys(r.events)} rows={[Object.values(r.events)]} />
+      <Table kind="events" heads={Object.keys(r.events)} rows={[Object.values(r.events)]} />
     </>
   );
 }
