@@ -203,6 +203,7 @@ json QuotaToJson(const QuotaReport& report) {
                          {"used_gpu_hours", t.used_gpu_hours},
                          {"left_gpu_hours", OptionalValue(t.left_gpu_hours)},
                          {"over_budget", t.over_budget},
+                         {"out_of_budget", t.out_of_budget},
                          {"energy", EnergyChargeToJson(t.energy)}});
   }
   json users = json::array();

@@ -33,6 +33,7 @@ json FiguresToJson(const MinuteFigures& f) {
 json UsageToJson(const UsageFigures& u) {
   return json{{"jobs", u.jobs},
               {"allocated_gpu_hours", u.gpu_hours_allocated},
+              {"minutes_allocated", u.minutes_allocated},
               {"used_pct", u.mean_util_pct},
               {"used_gpu_hours", u.gpu_hours_used},
               {"idle_gpu_hours", u.gpu_hours_idle},

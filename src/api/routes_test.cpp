@@ -442,7 +442,13 @@ TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
                                       .used_gpu_hours = 30.5,
                                       .left_gpu_hours = 69.5,
                                       .over_budget = "hold"},
-                            TeamQuota{.team = "", .over_budget = "borrow_only"}},
+                            TeamQuota{.team = "", .over_budget = "borrow_only"},
+                            TeamQuota{.team = "nlp",
+                                      .budget_gpu_hours = 10,
+                                      .used_gpu_hours = 12,
+                                      .left_gpu_hours = 0,
+                                      .over_budget = "borrow_only",
+                                      .out_of_budget = true}},
                   .users = {UserQuota{.team = "cv", .user = "alice", .used_gpu_hours = 30.5}}};
   const auto r = Do("GET", "/api/v1/quota");
   ASSERT_EQ(r.status, 200) << r.body;
@@ -450,12 +456,15 @@ TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
   EXPECT_EQ(body["period_start"], "2026-03-01T00:00:00.000Z");
   EXPECT_EQ(body["period_end_ms"], 1'775'001'600'000);
   EXPECT_EQ(body["quotas_on"], true);
-  ASSERT_EQ(body["teams"].size(), 2u);
+  ASSERT_EQ(body["teams"].size(), 3u);
   EXPECT_EQ(body["teams"][0]["team"], "cv");
   EXPECT_EQ(body["teams"][0]["max_gpus"], 8);
   EXPECT_EQ(body["teams"][0]["gpus_borrowed"], 2);
   EXPECT_EQ(body["teams"][0]["left_gpu_hours"], 69.5);
+  // The policy for when a team is over its budget, apart from whether it is over now.
   EXPECT_EQ(body["teams"][0]["over_budget"], "hold");
+  EXPECT_EQ(body["teams"][0]["out_of_budget"], false);
+  EXPECT_EQ(body["teams"][2]["out_of_budget"], true);
   EXPECT_TRUE(body["teams"][1]["budget_gpu_hours"].is_null());  // no budget: null, not 0
   EXPECT_TRUE(body["teams"][1]["max_gpus"].is_null());
   EXPECT_EQ(body["users"][0]["user"], "alice");

@@ -1,11 +1,8 @@
 #include "cli/quota_view.h"
 
-#include <cmath>
-#include <cstdio>
-#include <vector>
-
 #include "cli/table.h"
 #include "cli/views.h"
+#include "core/gpu_hours.h"
 #include "model/team.h"
 
 namespace gf {
@@ -44,20 +41,6 @@ const json& Rows(const json& quota, const char* key) {
 }
 
 }  // namespace
-
-std::string FormatGpuHours(double hours) {
-  if (!std::isfinite(hours)) {
-    return "-";
-  }
-  std::vector<char> text(64);
-  std::snprintf(text.data(), text.size(), "%.4f", hours);
-  std::string out(text.data());
-  out.erase(out.find_last_not_of('0') + 1);
-  if (!out.empty() && out.back() == '.') {
-    out.pop_back();
-  }
-  return out == "-0" ? "0" : out;
-}
 
 void PrintQuota(const json& quota, std::ostream& out) {
   out << "Budget period: " << Day(quota, "period_start") << " to " << Day(quota, "period_end")

@@ -13,10 +13,6 @@
 
 namespace gf {
 
-// GPU-hours for a table: up to four decimals, trailing zeros dropped ("0.0014", "30.5",
-// "100"), so a tiny budget still shows what was used of it.
-std::string FormatGpuHours(double hours);
-
 void PrintQuota(const nlohmann::json& quota, std::ostream& out);
 
 }  // namespace gf

@@ -9,15 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-TEST(QuotaViewTest, FormatsGpuHoursWithoutNoise) {
-  EXPECT_EQ(FormatGpuHours(0), "0");
-  EXPECT_EQ(FormatGpuHours(0.001), "0.001");
-  EXPECT_EQ(FormatGpuHours(0.00139), "0.0014");
-  EXPECT_EQ(FormatGpuHours(30.5), "30.5");
-  EXPECT_EQ(FormatGpuHours(100), "100");
-  EXPECT_EQ(FormatGpuHours(-0.00001), "0");
-}
-
 TEST(QuotaViewTest, PrintsTeamsAndUsers) {
   const json quota = json::parse(R"({
     "period_start": "2026-03-01T00:00:00.000Z", "period_start_ms": 1772323200000,

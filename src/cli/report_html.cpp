@@ -3,9 +3,9 @@
 // HtmlEscape, so a job named "<script>" is shown, never run.
 #include <algorithm>
 
-#include "cli/quota_view.h"
 #include "cli/report_view.h"
 #include "cli/views.h"
+#include "core/gpu_hours.h"
 #include "core/svg.h"
 #include "model/team.h"
 

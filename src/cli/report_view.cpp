@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cli/quota_view.h"
 #include "cli/table.h"
 #include "cli/views.h"
+#include "core/gpu_hours.h"
 #include "model/team.h"
 
 namespace gf {

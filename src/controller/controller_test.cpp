@@ -1426,6 +1426,7 @@ TEST_F(ControllerAccountingTest, UsageSurvivesARestartAndQuotaShowsIt) {
   EXPECT_EQ(cv->budget_gpu_hours, 1.0);
   EXPECT_EQ(cv->left_gpu_hours, 0.0);
   EXPECT_EQ(cv->over_budget, "hold");
+  EXPECT_TRUE(cv->out_of_budget);
   ASSERT_NE(FindTeam(*report, "nlp"), nullptr);
   ASSERT_EQ(report->users.size(), 1U);
   EXPECT_EQ(report->users[0].user, "alice");

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "controller/authorization.h"
+#include "core/gpu_hours.h"
 #include "core/hex.h"
 #include "model/team.h"
 
@@ -168,10 +169,10 @@ std::vector<BudgetAlert> NotificationRouter::CheckBudgets(Time now,
       }
       const std::string name = team.team.empty() ? "jobs of no team" : "team " + team.team;
       std::string text = fmt::format(
-          "{} used {:.1f} of its {:.1f} GPU-hour budget this period ({} %){}",
+          "{} used {} of its {} GPU-hour budget this period ({} %){}",
           name,
-          team.used_gpu_hours,
-          team.budget_gpu_hours.value_or(0),
+          FormatGpuHours(team.used_gpu_hours),
+          FormatGpuHours(team.budget_gpu_hours.value_or(0)),
           percent,
           percent >= 100 ? (team.over_budget == "hold"
                                 ? ": its new jobs wait for an admin's approval"

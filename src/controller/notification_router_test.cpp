@@ -148,11 +148,15 @@ TEST_F(NotificationRouterTest, BudgetThresholdsAreAlertedOncePerTeamAndPeriod) {
   EXPECT_THAT(ReachedBudgetThresholds(Use("vision", 500, std::nullopt)), IsEmpty());
 
   EXPECT_TRUE(router_.BudgetCheckDue(clock_.Now()));
-  std::vector<BudgetAlert> alerts =
-      router_.CheckBudgets(clock_.Now(), period_, {Use("vision", 85, 100), Use("nlp", 10, 100)});
-  ASSERT_THAT(alerts, SizeIs(1));
-  EXPECT_EQ(alerts[0].event,
-            "team vision used 85.0 of its 100.0 GPU-hour budget this period (80 %)");
+  std::vector<BudgetAlert> alerts = router_.CheckBudgets(
+      clock_.Now(),
+      period_,
+      {Use("vision", 85, 100), Use("nlp", 10, 100), Use("tiny", 0.0085, 0.01)});
+  ASSERT_THAT(alerts, SizeIs(2));
+  EXPECT_EQ(alerts[0].event, "team vision used 85 of its 100 GPU-hour budget this period (80 %)");
+  // A small budget keeps its figures (not "0.0 of its 0.0").
+  EXPECT_EQ(alerts[1].event,
+            "team tiny used 0.0085 of its 0.01 GPU-hour budget this period (80 %)");
   EXPECT_EQ(alerts[0].notification.kind, NotifyKind::kQuota80);
   EXPECT_EQ(alerts[0].notification.team, "vision");
   EXPECT_EQ(alerts[0].notification.time, clock_.Now());
@@ -171,7 +175,7 @@ TEST_F(NotificationRouterTest, BudgetThresholdsAreAlertedOncePerTeamAndPeriod) {
   const Time next = period_ + std::chrono::hours(24 * 31);
   alerts = router_.CheckBudgets(next, next, {Use("", 90, 100)});
   ASSERT_THAT(alerts, SizeIs(1));
-  EXPECT_THAT(alerts[0].event, StartsWith("jobs of no team used 90.0"));
+  EXPECT_THAT(alerts[0].event, StartsWith("jobs of no team used 90 of its 100 GPU-hour budget"));
 }
 
 TEST_F(NotificationRouterTest, ThresholdsReachedBeforeARestartAreNotSentAgain) {

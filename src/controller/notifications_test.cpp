@@ -282,7 +282,7 @@ TEST_F(NotificationsTest, BudgetAt80And100PercentOncePerPeriodAcrossARestart) {
   std::vector<std::string> mails = MailsOnce(1);
   ASSERT_EQ(mails.size(), 1u);
   EXPECT_THAT(mails[0], HasSubstr("event: quota_80\n"));
-  EXPECT_THAT(mails[0], HasSubstr("team cv used 8.1 of its 10.0 GPU-hour budget"));
+  EXPECT_THAT(mails[0], HasSubstr("team cv used 8.0667 of its 10 GPU-hour budget"));
   clock_.Advance(std::chrono::minutes(30));  // 10.07
   mails = MailsOnce(2);
   ASSERT_EQ(mails.size(), 2u);

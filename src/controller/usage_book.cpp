@@ -1,6 +1,7 @@
 #include "controller/usage_book.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -12,6 +13,11 @@ namespace {
 
 // Stored runs read per page when the fair share is seeded at start.
 constexpr int kUsagePage = 10'000;
+
+// The quota ledger's rule (scheduler/quota/ledger.cpp): a budget is spent once used reaches it.
+bool BudgetSpent(const std::optional<double>& budget_gpu_hours, double used_gpu_hours) {
+  return budget_gpu_hours.has_value() && used_gpu_hours >= *budget_gpu_hours;
+}
 
 }  // namespace
 
@@ -32,6 +38,7 @@ void FillTeamPolicy(const PolicyConfig& policy, TeamQuota& team) {
   if (rules->gpu_hour_budget) {
     team.left_gpu_hours = std::max(0.0, *rules->gpu_hour_budget - team.used_gpu_hours);
   }
+  team.out_of_budget = BudgetSpent(rules->gpu_hour_budget, team.used_gpu_hours);
 }
 
 std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
@@ -45,7 +52,7 @@ std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
                                      policy.teams.end(),
                                      [&](const TeamPolicy& t) { return t.name == team; });
     const TeamPolicy& rules = listed == policy.teams.end() ? policy.other_teams : *listed;
-    if (rules.gpu_hour_budget.has_value() && used >= *rules.gpu_hour_budget) {
+    if (BudgetSpent(rules.gpu_hour_budget, used)) {
       over.insert(team);
     }
   }

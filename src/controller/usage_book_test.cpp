@@ -171,6 +171,7 @@ TEST(UsageBookTest, QuotaForACallerOfOneTeam) {
   EXPECT_EQ(cv.guaranteed_gpus, 4);
   EXPECT_EQ(cv.max_gpus, 6);
   EXPECT_EQ(cv.over_budget, "hold");
+  EXPECT_FALSE(cv.out_of_budget);  // 1.5 of 2 used
   EXPECT_DOUBLE_EQ(cv.energy.kwh, 1);
   EXPECT_DOUBLE_EQ(cv.energy.cost.value(), 0.5);
   ASSERT_EQ(mine.users.size(), 1U);

@@ -79,7 +79,8 @@ struct EventCounts {
 struct UsageFigures {
   int jobs = 0;  // distinct jobs with a run in the period
   double gpu_hours_allocated = 0;
-  double mean_util_pct = 0;  // over their allocated minutes; 0 when none was sampled
+  std::int64_t minutes_allocated = 0;  // the sampled GPU-minutes they held
+  double mean_util_pct = 0;            // over those minutes; 0 when there is none
   double gpu_hours_used = 0;
   double gpu_hours_idle = 0;
   EnergyCharge energy{};  // their runs' GPU energy in the period

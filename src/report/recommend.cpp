@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "model/team.h"
+#include "core/gpu_hours.h"
 
 namespace gf {
 namespace {
@@ -23,17 +24,6 @@ std::string Format(const char* format, Args... args) {
   char text[512];
   std::snprintf(text, sizeof text, format, args...);
   return text;
-}
-
-// GPU-hours in a sentence: two decimals, and two significant digits below 0.1, so that a small
-// budget or use keeps its size ("0.0010 GPU-h budget", not "0.0").
-std::string GpuHours(double hours) {
-  constexpr int kMostDecimals = 9;
-  int decimals = 2;
-  for (double a = std::fabs(hours); a > 0 && a < 0.1 && decimals < kMostDecimals; a *= 10) {
-    ++decimals;
-  }
-  return Format("%.*f", decimals, hours);
 }
 
 std::string GpuName(const GpuFigures& gpu) {
@@ -100,8 +90,8 @@ void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
                           "GPU-h): look at its idle jobs below, or give it fewer GPUs",
                           TeamName(team.team).c_str(),
                           u.mean_util_pct,
-                          GpuHours(u.gpu_hours_used).c_str(),
-                          GpuHours(u.gpu_hours_allocated).c_str()),
+                          FormatGpuHours(u.gpu_hours_used).c_str(),
+                          FormatGpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"used_pct", u.mean_util_pct},
                     {"gpu_hours_used", u.gpu_hours_used},
                     {"gpu_hours_allocated", u.gpu_hours_allocated}}});
@@ -114,8 +104,8 @@ void AddTeamAdvice(const TeamFigures& team, std::vector<Recommendation>& out) {
                           "the budget or plan for less",
                           TeamName(team.team).c_str(),
                           *team.budget_used_pct,
-                          GpuHours(*team.budget_gpu_hours).c_str(),
-                          GpuHours(u.gpu_hours_allocated).c_str()),
+                          FormatGpuHours(*team.budget_gpu_hours).c_str(),
+                          FormatGpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"budget_used_pct", *team.budget_used_pct},
                     {"budget_gpu_hours", *team.budget_gpu_hours}}});
   }
@@ -149,9 +139,9 @@ void AddUserAdvice(const UserFigures& user, std::vector<Recommendation>& out) {
                           "GPU-h): end jobs when their work is done, and check the idle reaper's "
                           "threshold for their class (docs/automation.md)",
                           user.user.c_str(),
-                          GpuHours(u.gpu_hours_idle).c_str(),
+                          FormatGpuHours(u.gpu_hours_idle).c_str(),
                           idle_pct,
-                          GpuHours(u.gpu_hours_allocated).c_str()),
+                          FormatGpuHours(u.gpu_hours_allocated).c_str()),
         .figures = {{"gpu_hours_idle", u.gpu_hours_idle}, {"idle_pct", idle_pct}}});
   }
 }

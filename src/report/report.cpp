@@ -343,6 +343,7 @@ std::vector<UserFigures> ReportBuilder::UserRows() const {
     row.usage =
         UsageFigures{.jobs = static_cast<int>(sums.jobs.size()),
                      .gpu_hours_allocated = sums.gpu_seconds / kSecondsPerHour,
+                     .minutes_allocated = f.minutes_allocated,
                      .mean_util_pct = f.used_pct,
                      .gpu_hours_used = sums.gpu_seconds / kSecondsPerHour * f.used_pct / 100,
                      .gpu_hours_idle = f.gpu_hours_idle,
@@ -377,6 +378,7 @@ std::vector<TeamFigures> ReportBuilder::TeamRows(const std::vector<UserFigures>&
   std::vector<TeamFigures> out;
   for (auto& [name, row] : rows) {
     const MinuteFigures f = held[name].Figures(context_.price);
+    row.usage.minutes_allocated = f.minutes_allocated;
     row.usage.mean_util_pct = f.used_pct;
     row.usage.gpu_hours_used = row.usage.gpu_hours_allocated * f.used_pct / 100;
     row.usage.gpu_hours_idle = f.gpu_hours_idle;

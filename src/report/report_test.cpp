@@ -1,6 +1,8 @@
 #include "report/report.h"
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,7 +27,7 @@ using std::chrono::minutes;
 const Time kStart = *ParseMonth("2026-11");
 const Time kNow = kStart + days(2);
 
-constexpr std::int64_t kGpuMib = 80 * 1024;
+constexpr std::int64_t kGpuMib = std::int64_t{80} * 1024;
 
 Gpu MakeGpu(int index, const std::string& uuid) {
   Gpu gpu;
@@ -55,6 +57,7 @@ std::vector<GpuMinute> Minutes(const std::string& node,
                                std::int64_t memory_mib,
                                std::int64_t energy_mj) {
   std::vector<GpuMinute> out;
+  out.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
     out.push_back(GpuMinute{.node = NodeId(node),
                             .uuid = GpuUuid(uuid),
@@ -278,6 +281,7 @@ TEST(ReportTest, TeamsAndUsersAllocatedVsUsed) {
   const double cv_hours = (480.0 + 300 + 600 + 3600) / 3600;
   EXPECT_EQ(cv.usage.jobs, 3);
   EXPECT_DOUBLE_EQ(cv.usage.gpu_hours_allocated, cv_hours);
+  EXPECT_EQ(cv.usage.minutes_allocated, 8 + 10);  // job 1's and job 3's sampled minutes
   EXPECT_DOUBLE_EQ(cv.usage.mean_util_pct, 95);
   EXPECT_DOUBLE_EQ(cv.usage.gpu_hours_used, cv_hours * 0.95);
   EXPECT_DOUBLE_EQ(cv.usage.gpu_hours_idle, 0);
@@ -295,6 +299,7 @@ TEST(ReportTest, TeamsAndUsersAllocatedVsUsed) {
 
   const TeamFigures& ml = TeamRow(r, "ml");
   EXPECT_EQ(ml.usage.jobs, 0);
+  EXPECT_EQ(ml.usage.minutes_allocated, 0);
   EXPECT_DOUBLE_EQ(ml.guaranteed_gpu_hours, 96);
   ASSERT_TRUE(ml.guarantee_used_pct);
   EXPECT_DOUBLE_EQ(*ml.guarantee_used_pct, 0);
@@ -302,6 +307,7 @@ TEST(ReportTest, TeamsAndUsersAllocatedVsUsed) {
 
   const TeamFigures& nlp = TeamRow(r, "nlp");
   EXPECT_DOUBLE_EQ(nlp.usage.gpu_hours_allocated, 600.0 / 3600);
+  EXPECT_EQ(nlp.usage.minutes_allocated, 10);
   EXPECT_DOUBLE_EQ(nlp.usage.mean_util_pct, 40);
   EXPECT_DOUBLE_EQ(nlp.usage.gpu_hours_idle, 0.1);
   EXPECT_FALSE(nlp.guarantee_used_pct);
@@ -363,17 +369,18 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
   };
   EXPECT_NE(message(1).find("idle 100 % of the time it was observed"), std::string::npos)
       << message(1);
-  EXPECT_NE(message(3).find("138 % of its 1.00 GPU-h budget"), std::string::npos) << message(3);
+  EXPECT_NE(message(3).find("138 % of its 1 GPU-h budget"), std::string::npos) << message(3);
   EXPECT_NE(message(4).find("team nlp used 40 %"), std::string::npos) << message(4);
   EXPECT_NE(message(5).find("user alice's 3 jobs peaked at 8.0 GiB of 80.0 GiB GPUs"),
             std::string::npos)
       << message(5);
   EXPECT_NE(message(5).find("--gpu-mem 12G"), std::string::npos) << message(5);
-  EXPECT_NE(message(6).find("idle for 0.10 GPU-h (60 %"), std::string::npos) << message(6);
+  EXPECT_NE(message(6).find("idle for 0.1 GPU-h (60 %"), std::string::npos) << message(6);
   EXPECT_FALSE(r.recommendations[4].figures.empty());
 }
 
-// Issue #24: "used 565 % of its 0.0 GPU-h budget": a small budget kept one decimal.
+// Issue #24: "used 565 % of its 0.0 GPU-h budget": a small budget kept one decimal
+// (core/gpu_hours.h now keeps up to four).
 TEST(ReportTest, SmallBudgetsKeepTheirDigits) {
   Report report;
   report.teams = {TeamFigures{.team = "cv",
@@ -383,14 +390,14 @@ TEST(ReportTest, SmallBudgetsKeepTheirDigits) {
   const std::vector<Recommendation> advice = Recommend(report);
   ASSERT_EQ(advice.size(), 1U);
   EXPECT_EQ(advice[0].message.rfind(
-                "team cv used 565 % of its 0.0010 GPU-h budget (0.0057 GPU-h): raise", 0),
+                "team cv used 565 % of its 0.001 GPU-h budget (0.0057 GPU-h): raise", 0),
             0U)
       << advice[0].message;
 }
 
 TEST(ReportTest, SuggestedGpuMemHasHeadroom) {
-  EXPECT_EQ(SuggestedGpuMem(12 * 1024), "16G");
-  EXPECT_EQ(SuggestedGpuMem(13 * 1024), "20G");
+  EXPECT_EQ(SuggestedGpuMem(std::int64_t{12} * 1024), "16G");
+  EXPECT_EQ(SuggestedGpuMem(std::int64_t{13} * 1024), "20G");
   EXPECT_EQ(SuggestedGpuMem(100), "4G");
 }
 

@@ -144,7 +144,10 @@ struct TeamQuota {
   std::optional<double> budget_gpu_hours{};  // per period; nullopt = no budget
   double used_gpu_hours = 0;                 // in the period so far, running jobs included
   std::optional<double> left_gpu_hours{};    // budget - used, at least 0; nullopt = no budget
-  std::string over_budget{};                 // "borrow_only" | "hold"
+  std::string over_budget{};                 // the policy when over: "borrow_only" | "hold"
+  // It has a budget and has used all of it (used >= budget, the scheduler's test): its new
+  // jobs start as over_budget says.
+  bool out_of_budget = false;
   EnergyCharge energy{};  // its GPUs' energy in the period so far, with cost and CO2
 };
 

@@ -3,13 +3,18 @@
 //   0. signed out, the GPU map loads; the other pages ask for a token;
 //   1. signed in as an admin (through the sign-in form), every page loads with no console
 //      error and no page error, showing its data; a screenshot of each;
-//   2. a job submitted with the CLI while the queue is open appears there without a reload;
-//   3. a user sees their own job, not root's, and root's job page shows the refusal — the
+//   2. the figures each page shows are the API's (the JSON of the page's own request) and a hand
+//      count's of the scripted cluster (4 GPUs on 1 node; the budget teams' jobs of
+//      dashboard_test.sh, counted from their GPUs and run times): the GPU map's counts, each
+//      team's GPU-hours and budget status, every report figure under its label; and every time
+//      is the API's UTC ISO 8601 text, in a browser set to another time zone;
+//   3. a job submitted with the CLI while the queue is open appears there without a reload;
+//   4. a user sees their own job, not root's, and root's job page shows the refusal — the
 //      user's token never got root's job details;
-//   4. the HTML monthly report (gpufleet report --format html) opens with no console error.
+//   5. the HTML monthly report (gpufleet report --format html) opens with no console error.
 // Playwright is npm's playwright-core (no browser download): it drives Debian's chromium.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -60,6 +65,105 @@ async function signIn(page, token) {
   await page.waitForSelector('header .account:has-text("signed in")', { timeout: kTimeout });
 }
 
+// GET `path` with the admin's token: the test's own request.
+async function api(path) {
+  const r = await fetch(`${url}${path}`, { headers: { Authorization: `Bearer ${env('GF_ADMIN_TOKEN')}` } });
+  if (!r.ok) throw new Error(`GET ${path}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+
+// The rows of the table `selector` on `page`, each an object of its cells' text by column
+// header, with the row's data-team and data-job as `_team` and `_job`, and whether it is
+// marked over (budget) as `_over`.
+function tableRows(page, selector) {
+  return page.$$eval(`${selector} tbody tr`, (trs) => trs.map((tr) => {
+    const heads = [...tr.closest('table').querySelectorAll('thead th')].map((th) => th.textContent.trim());
+    const row = Object.fromEntries([...tr.children].map((td, i) => [heads[i], td.textContent.trim()]));
+    return { ...row, _team: tr.dataset.team, _job: tr.dataset.job, _over: tr.classList.contains('over') };
+  }));
+}
+
+// The number a cell or figure shows ("12.5 %", "0.0011"); null for '–' (the API's null).
+function shownNumber(text) {
+  if (text.trim() === '–') return null;
+  const n = parseFloat(text);
+  check(Number.isFinite(n), `not a number: '${text}'`);
+  return n;
+}
+
+// `shown`, a number printed with at most `digits` decimals (null: '–'), is the API's `want`.
+function same(shown, want, digits, what) {
+  if (want == null) {
+    check(shown == null, `${what}: the page shows ${shown}, the API has null`);
+    return;
+  }
+  check(shown != null && Math.abs(shown - want) <= 0.5 * 10 ** -digits + 1e-9,
+    `${what}: the page shows ${shown}, the API has ${want}`);
+}
+
+// Opens `hash` on `page`, reads what it shows with `read` and hands it to `compare` with the
+// JSON of the page's own GET of `apiPath`: the page must show one of the answers it got (the
+// quota page reads again every 10 s, so the newest may not be drawn yet). Returns the answer
+// it showed.
+async function expectShown(page, hash, apiPath, read, compare) {
+  const answers = [];
+  // (A body that cannot be read is an answer that matches nothing, not a crash of the run.)
+  const listen = (r) => {
+    if (new URL(r.url()).pathname === apiPath) answers.push(r.json().catch((e) => ({ unreadable: e.message })));
+  };
+  page.on('response', listen);
+  try {
+    await page.goto(`${url}/${hash}`);
+    const shown = await read();
+    check(answers.length > 0, `the page showed ${hash} without asking ${apiPath}`);
+    const bodies = (await Promise.all(answers)).reverse();
+    const errors = [];
+    for (const body of bodies) {
+      try {
+        compare(shown, body);
+        return body;
+      } catch (e) {
+        errors.push(e.message);
+      }
+    }
+    throw new Error(`${hash} shows none of the ${bodies.length} answer(s) of ${apiPath}: ${errors[0]}`);
+  } finally {
+    page.off('response', listen);
+  }
+}
+
+// What a report measured (minute figures, a team's or user's usage): `value` (the utilisation
+// while allocated, or the GPU-hours used), none without an allocated minute, where the API's
+// used_pct is 0 for want of any.
+function measured(f, value) {
+  return f.minutes_allocated > 0 ? value : null;
+}
+
+// The GPU-hour budgets of the settings file dashboard_test.sh wrote: {team: budget}.
+function budgetsOf(settings) {
+  const budgets = {};
+  let team = null;
+  for (const line of settings.split('\n')) {
+    team = line.match(/^\[team\.(\S+)\]$/)?.[1] ?? team;
+    const budget = line.match(/^gpu_hour_budget = (\S+)$/)?.[1];
+    if (budget != null) budgets[team] = Number(budget);
+  }
+  return budgets;
+}
+
+// The scripted jobs of the budget teams, counted by hand from their API records: GPUs x run
+// time, and GPUs x the seconds they were told to sleep (a floor: the run lasts at least that).
+async function budgetJobs() {
+  const jobs = await Promise.all(env('GF_BUDGET_JOBS').split(' ').map((id) => api(`/api/v1/jobs/${id}`)));
+  return jobs.map((job) => {
+    check(job.state === 'COMPLETED' && job.command[0] === 'sleep', `job ${job.id}: ${job.state} ${job.command}`);
+    const gpuHours = (job.gpus * (job.end_time_ms - job.start_time_ms)) / 3600e3;
+    const floor = (job.gpus * Number(job.command[1])) / 3600;
+    check(gpuHours >= floor, `job ${job.id} ran ${gpuHours} GPU-hours, less than it slept (${floor})`);
+    return { job, team: job.team, gpuHours };
+  });
+}
+
 // A fresh profile each run; the flags keep Chromium from reaching anything but the test server.
 const profile = mkdtempSync(path.join(os.tmpdir(), 'gf-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {
@@ -68,6 +172,9 @@ const context = await chromium.launchPersistentContext(profile, {
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   viewport: { width: 1280, height: 900 },
+  // Far from UTC (and across the date line from most of the world): a time shown in the
+  // browser's zone instead of UTC cannot pass for the API's.
+  timezoneId: 'Pacific/Auckland',
 });
 context.setDefaultTimeout(kTimeout);
 
@@ -93,8 +200,8 @@ try {
       ['gpus', '#/gpus', async () => {
         // Every cell has a reading (a cell without one is .unknown).
         await admin.waitForFunction(() => document.querySelectorAll('.cell:not(.unknown)').length === 4);
-        const title = await admin.locator('.cell').first().getAttribute('title');
-        check(title.includes(`job ${rootJob}, owner root`), `hover names the job and owner: ${title}`);
+        const titles = await admin.$$eval('.cell', (cells) => cells.map((c) => c.title));
+        check(titles.some((t) => t.includes(`job ${rootJob}, owner root`)), `hover names the job and owner: ${titles}`);
       }],
       ['queue', '#/queue', async () => {
         await admin.waitForSelector(`table.jobs-running tr[data-job="${rootJob}"]`);
@@ -119,11 +226,173 @@ try {
     check(adminErrors.length === 0, `console errors:\n  ${adminErrors.join('\n  ')}`);
   });
 
+  await step('GPU map: the summary counts the API\'s GPUs and nodes (4 on 1), in the singular for one', async () => {
+    const [{ gpus }, { nodes }] = await Promise.all([api('/api/v1/gpus'), api('/api/v1/nodes')]);
+    check(gpus.length === 4 && nodes.length === 1, `the API lists ${gpus.length} GPUs on ${nodes.length} nodes, the test started 4 on 1`);
+    await admin.goto(`${url}/#/gpus`);
+    await admin.waitForFunction(() => document.querySelectorAll('.cell').length === 4);
+    const summary = await admin.textContent('p.summary');
+    check(summary.startsWith('4 GPUs on 1 node,'), `summary: ${summary}`);
+  });
+
+  await step("Teams & quotas: each team's GPU-hours and budget status are the API's and a hand count's", async () => {
+    const budgets = budgetsOf(readFileSync(env('GF_SETTINGS'), 'utf8'));
+    const quota = await expectShown(admin, '#/quota', '/api/v1/quota',
+      async () => {
+        await admin.waitForSelector('table.teams tbody tr');
+        return { summary: await admin.textContent('p.summary'), rows: await tableRows(admin, 'table.teams') };
+      },
+      ({ summary, rows }, body) => {
+        check(summary.includes(`Period ${body.period_start.slice(0, 10)} to ${body.period_end.slice(0, 10)} `), `period: ${summary}`);
+        check(rows.length === body.teams.length, `${rows.length} rows for ${body.teams.length} teams`);
+        for (const t of body.teams) {
+          const row = rows.find((r) => r._team === t.team);
+          check(row, `no row for team '${t.team}'`);
+          const what = `team ${t.team}`;
+          same(shownNumber(row['GPU-hours used']), t.used_gpu_hours, 4, `${what} used`);
+          same(shownNumber(row['budget GPU-h']), t.budget_gpu_hours, 4, `${what} budget`);
+          same(shownNumber(row.left), t.left_gpu_hours, 4, `${what} left`);
+          check(row._over === t.out_of_budget, `${what}: row marked over: ${row._over}, the API's out_of_budget: ${t.out_of_budget}`);
+          if (t.budget_gpu_hours == null) {
+            check(row.budget === 'no budget' && row['when over budget'] === '–', `${what}: '${row.budget}', '${row['when over budget']}'`);
+            continue;
+          }
+          const status = row.budget.match(/^(over budget|within budget) \((\d+) % used\)$/);
+          check(status, `${what}: budget status '${row.budget}'`);
+          check((status[1] === 'over budget') === t.out_of_budget, `${what}: '${row.budget}', the API's out_of_budget: ${t.out_of_budget}`);
+          same(Number(status[2]), (100 * t.used_gpu_hours) / t.budget_gpu_hours, 0, `${what} % of the budget used`);
+          // over_budget is the policy for then, not whether the team is over.
+          check(row['when over budget'].startsWith(t.over_budget.replace('_', ' ')), `${what}: when over '${row['when over budget']}', the API's policy ${t.over_budget}`);
+        }
+      });
+    // The API against the settings and the hand count: one team well under its budget, one near
+    // it, one over; the budget is spent when used >= budget (the scheduler's test).
+    for (const t of quota.teams) check(t.budget_gpu_hours === (budgets[t.team] ?? null), `team ${t.team}: budget ${t.budget_gpu_hours}, the settings say ${budgets[t.team]}`);
+    const bands = { under: [0, 0.5], near: [0.5, 1], over: [1, Infinity] };
+    for (const { job, team, gpuHours } of await budgetJobs()) {
+      const t = quota.teams.find((x) => x.team === team);
+      check(Math.abs(t.used_gpu_hours - gpuHours) < 1e-6, `team ${team} used ${t.used_gpu_hours} GPU-hours, its job ${job.id} ran ${gpuHours}`);
+      const used = gpuHours / budgets[team];
+      check(used >= bands[team][0] && used < bands[team][1], `team ${team} used ${used} of its budget: the scenario wants [${bands[team]})`);
+      check(t.out_of_budget === (used >= 1), `team ${team}: out_of_budget ${t.out_of_budget} with ${gpuHours} of ${budgets[team]} GPU-hours`);
+      check(Math.abs(t.left_gpu_hours - Math.max(0, budgets[team] - gpuHours)) < 1e-6, `team ${team}: ${t.left_gpu_hours} GPU-hours left`);
+    }
+  });
+
+  await step('Reports: every figure is the report JSON\'s, under the label of what it is', async () => {
+    const report = await expectShown(admin, '#/reports', '/api/v1/report',
+      async () => {
+        await admin.waitForSelector('dl.cluster');
+        const page = await admin.evaluate(() => ({
+          summary: document.querySelector('p.summary').textContent,
+          figures: Object.fromEntries([...document.querySelectorAll('dl.cluster dd[data-figure]')].map((dd) => [dd.dataset.figure,
+            { label: dd.previousElementSibling.textContent.trim(), values: [...dd.querySelectorAll('b')].map((b) => b.textContent) }])),
+          noDays: document.querySelector('p.days')?.textContent ?? null,
+          chart: document.querySelector('.chart .u-title')?.textContent ?? null,
+          legend: [...document.querySelectorAll('.chart .u-legend th')].map((th) => th.textContent.trim()),
+        }));
+        for (const table of ['teams', 'users', 'gpus']) page[table] = await tableRows(admin, `table.${table}`);
+        return page;
+      },
+      (page, r) => {
+        const c = r.cluster.figures;
+        check(page.summary.includes(`: ${r.cluster.nodes} node${r.cluster.nodes === 1 ? '' : 's'}, ${r.cluster.gpus} GPUs;`), `summary: ${page.summary}`);
+        check(page.summary.includes(`covered until ${r.covered_until}.`), `covered until (UTC, as the API writes it): ${page.summary}`);
+        // Each figure by its base (docs/reports.md): allocated_pct and util_pct are shares of all
+        // observed GPU-minutes, used_pct of the allocated ones; idle_pct counts unallocated
+        // minutes too, so the idle-while-allocated share is of the allocated minutes.
+        const idleOfAllocated = c.minutes_allocated > 0 ? (100 * c.minutes_idle_allocated) / c.minutes_allocated : null;
+        const want = {
+          allocated: ['allocated', [[c.allocated_pct, 1], [c.allocated_gpu_hours, 4]]],
+          used: ['utilisation while allocated', [[measured(c, c.used_pct), 1], [c.used_gpu_hours, 4]]],
+          util: ['used', [[c.util_pct, 1]]],
+          'idle-allocated': ['idle while allocated', [[c.idle_gpu_hours, 4], [idleOfAllocated, 1]]],
+          idle: ['idle', [[c.idle_pct, 1]]],
+        };
+        for (const [figure, [label, values]] of Object.entries(want)) {
+          const got = page.figures[figure];
+          check(got && got.label === label, `figure ${figure}: labelled '${got?.label}', want '${label}'`);
+          check(got.values.length === values.length, `figure ${figure}: ${got.values}`);
+          values.forEach(([v, digits], i) => same(shownNumber(got.values[i]), v, digits, `${label} (${i})`));
+        }
+        check(page.teams.length === r.teams.length && page.users.length === r.users.length && page.gpus.length === r.gpus.length,
+          `rows: ${page.teams.length} teams, ${page.users.length} users, ${page.gpus.length} GPUs`);
+        for (const t of r.teams) {
+          const row = page.teams.find((x) => x.team === t.team);
+          check(row && Number(row.jobs) === t.usage.jobs, `team ${t.team}: ${JSON.stringify(row)}`);
+          same(shownNumber(row['allocated GPU-h']), t.usage.allocated_gpu_hours, 4, `team ${t.team} allocated`);
+          same(shownNumber(row['utilisation while allocated']), measured(t.usage, t.usage.used_pct), 1, `team ${t.team} utilisation while allocated`);
+          same(shownNumber(row['used GPU-h']), measured(t.usage, t.usage.used_gpu_hours), 4, `team ${t.team} used`);
+          same(shownNumber(row['idle while allocated GPU-h']), t.usage.idle_gpu_hours, 4, `team ${t.team} idle`);
+          same(shownNumber(row['budget GPU-h']), t.budget_gpu_hours, 4, `team ${t.team} budget`);
+          same(shownNumber(row['budget used']), t.budget_used_pct, 1, `team ${t.team} budget used`);
+        }
+        for (const u of r.users) {
+          const row = page.users.find((x) => x.user === u.user && x.team === u.team);
+          check(row, `no row for user ${u.user} of team ${u.team}`);
+          same(shownNumber(row['allocated GPU-h']), u.usage.allocated_gpu_hours, 4, `user ${u.user} allocated`);
+          same(shownNumber(row['utilisation while allocated']), measured(u.usage, u.usage.used_pct), 1, `user ${u.user} utilisation while allocated`);
+          same(shownNumber(row['used GPU-h']), measured(u.usage, u.usage.used_gpu_hours), 4, `user ${u.user} used`);
+        }
+        for (const g of r.gpus) {
+          const row = page.gpus.find((x) => x.node === g.node && x.GPU === String(g.index));
+          check(row, `no row for GPU ${g.node}/${g.index}`);
+          const what = `GPU ${g.node}/${g.index}`;
+          same(shownNumber(row['allocated % of time']), g.figures.allocated_pct, 1, `${what} allocated`);
+          same(shownNumber(row['utilisation while allocated']), measured(g.figures, g.figures.used_pct), 1, `${what} utilisation while allocated`);
+          same(shownNumber(row['used % of time']), g.figures.util_pct, 1, `${what} used`);
+          same(shownNumber(row['idle % of time']), g.figures.idle_pct, 1, `${what} idle`);
+        }
+        // The chart is drawn only from days with samples, on a day axis; without any, a note.
+        if (r.days.some((d) => d.figures.minutes_observed > 0)) {
+          check(page.chart?.startsWith('Per day (UTC)') && page.legend.includes('day (UTC)'), `chart '${page.chart}', legend ${page.legend}`);
+        } else {
+          check(page.chart == null && page.noDays?.includes('No GPU samples'), `chart '${page.chart}' without a sampled day`);
+        }
+      });
+    // The scenario keeps the figures the page once mixed up apart: with a GPU free, the share of
+    // all GPU time used (util_pct) is below the utilisation while allocated (used_pct), and the
+    // idle share of all GPU time (idle_pct) is not the idle share of the allocated time.
+    const c = report.cluster.figures;
+    check(c.minutes_allocated < c.minutes_observed && c.minutes_idle_allocated > 0 && c.minutes_idle_allocated < c.minutes_allocated,
+      `minutes: ${c.minutes_observed} observed, ${c.minutes_allocated} allocated, ${c.minutes_idle_allocated} idle while allocated`);
+    check(c.used_pct - c.util_pct >= 0.2, `used_pct ${c.used_pct} and util_pct ${c.util_pct} would look alike`);
+    check(Math.abs(c.idle_pct - (100 * c.minutes_idle_allocated) / c.minutes_allocated) >= 0.2, `idle_pct ${c.idle_pct} would look like the idle share of the allocated time`);
+    // The JSON against the hand count: 4 GPUs on 1 node; each budget team ran its one job.
+    check(report.cluster.gpus === 4 && report.cluster.nodes === 1 && report.gpus.length === 4, 'the report counts 4 GPUs on 1 node');
+    check(report.days.length === Number(report.covered_until.slice(8, 10)), `${report.days.length} days up to ${report.covered_until}`);
+    for (const { team, gpuHours } of await budgetJobs()) {
+      const t = report.teams.find((x) => x.team === team);
+      check(t && t.usage.jobs === 1, `team ${team} in the report: ${JSON.stringify(t)}`);
+      check(Math.abs(t.usage.allocated_gpu_hours - gpuHours) < 1e-6, `team ${team}: allocated ${t.usage.allocated_gpu_hours}, by hand ${gpuHours}`);
+    }
+  });
+
+  await step('times are the API\'s UTC ISO 8601 (as the CLI shows them) on the queue and job pages', async () => {
+    const hand = await budgetJobs();
+    await admin.goto(`${url}/#/queue`);
+    await admin.waitForSelector(`table.jobs-finished tr[data-job="${hand[0].job.id}"]`);
+    const finished = await tableRows(admin, 'table.jobs-finished');
+    for (const { job: j } of hand) {
+      const ended = finished.find((row) => row._job === String(j.id))?.ended;
+      check(ended === j.end_time, `job ${j.id} ended '${ended}', the API says ${j.end_time}`);
+    }
+    const { job } = hand[0];
+    await admin.goto(`${url}/#/jobs/${job.id}`);
+    await admin.waitForSelector('table.events tbody tr');
+    const fields = await admin.$$eval('dl.fields dt', (dts) => Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+    check(fields.submitted === job.submit_time && fields.started === job.start_time && fields.ended.startsWith(`${job.end_time},`),
+      `job ${job.id}: submitted '${fields.submitted}', started '${fields.started}', ended '${fields.ended}'; the API: ${job.submit_time}, ${job.start_time}, ${job.end_time}`);
+    const { events } = await api(`/api/v1/jobs/${job.id}/events`);
+    const shown = await admin.$$eval('table.events tbody tr', (trs) => trs.map((tr) => tr.children[0].textContent));
+    check(JSON.stringify(shown) === JSON.stringify(events.map((e) => e.time)), `event times ${shown}, the API's ${events.map((e) => e.time)}`);
+  });
+
   await step('a job submitted with the CLI appears on the open queue page without a reload', async () => {
     await admin.goto(`${url}/#/queue`);
     await admin.waitForSelector(`table.jobs-running tr[data-job="${rootJob}"]`);
     await admin.evaluate(() => { window.gfNotReloaded = true; });
-    const submitted = spawnSync(env('GPUFLEET'), ['submit', '--json', '--gpus', '1', '--name', 'live-job',
+    const submitted = spawnSync(env('GPUFLEET'), ['submit', '--json', '--gpus', '2', '--name', 'live-job',
       '--workdir', '/tmp', '--', 'sleep', '600'], { encoding: 'utf8' });
     check(submitted.status === 0, `gpufleet submit: ${submitted.stderr}`);
     const id = JSON.parse(submitted.stdout).id;

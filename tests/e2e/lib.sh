@@ -69,9 +69,10 @@ hook_with() {
   [ -s "$WORK/hooks.jsonl" ] && jq -e -s "map(.body) | any($1)" "$WORK/hooks.jsonl" >/dev/null
 }
 
+# start_up [ARGS...]: `gpufleet up` on 4 simulated H100s; ARGS go to it (e.g. --config FILE).
 start_up() {
   "$GPUFLEET" up --gpus sim:4xH100-80GB --data-dir "$WORK/data" --listen-socket "$GPUFLEET_SOCKET" \
-    --port 0 --kill-grace 2 --node-name e2e-node >>"$WORK/up.log" 2>&1 &
+    --port 0 --kill-grace 2 --node-name e2e-node "$@" >>"$WORK/up.log" 2>&1 &
   UP_PID=$!
   wait_for "gpufleet up to answer" "$GPUFLEET" nodes
 }

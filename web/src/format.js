@@ -14,8 +14,28 @@ export function mib(v) {
   return v >= 1024 ? `${(v / 1024).toFixed(1)} GiB` : `${v} MiB`;
 }
 
+// GPU-hours as the CLI prints them (FormatGpuHours, src/cli/quota_view.cpp): up to 4 decimals,
+// trailing zeros dropped, so a 0.01 GPU-hour budget shows as 0.01 and 100 as 100.
+export function gpuHours(v) {
+  if (v == null || !Number.isFinite(v)) return dash;
+  const text = Number(v).toFixed(4).replace(/\.?0+$/, '');
+  return text === '-0' ? '0' : text;
+}
+
+// "1 node", "4 GPUs".
+export function count(n, noun) {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+// Times in UTC ISO 8601 with milliseconds, as the API's time fields and so the CLI show them
+// ("2026-12-02T20:16:51.123Z"): one format on every page, whatever the browser's time zone.
 export function time(ms) {
-  return ms == null ? dash : new Date(ms).toLocaleString();
+  return ms == null ? dash : new Date(ms).toISOString();
+}
+
+// The UTC calendar day of `ms`: "2026-12-02".
+export function day(ms) {
+  return ms == null ? dash : new Date(ms).toISOString().slice(0, 10);
 }
 
 export function duration(seconds) {

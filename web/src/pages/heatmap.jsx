@@ -3,7 +3,7 @@
 // (a title tooltip); a cell held by a job links to that job's page.
 import { useState } from 'preact/hooks';
 import { useLive } from '../live.js';
-import { dash, mib, pct } from '../format.js';
+import { count, dash, mib, pct } from '../format.js';
 import { ErrorNote, Loading } from './common.jsx';
 
 const kMetrics = {
@@ -95,7 +95,7 @@ export function HeatMap() {
     <section>
       <h1>GPUs</h1>
       <p class="summary">
-        {live.gpus.length} GPUs on {nodes.size} nodes, {held} held by jobs.
+        {count(live.gpus.length, 'GPU')} on {count(nodes.size, 'node')}, {held} held by jobs.
         {' '}Live: updated each time a reading changes.
       </p>
       <div class="toolbar" role="radiogroup" aria-label="colour by">

@@ -26,7 +26,9 @@ function useGpuSeries(uuid, fromMs, toMs) {
   return past;
 }
 
-function GpuChart({ uuid, index, fromMs, toMs }) {
+// memoryMib: the card's memory, the top of the memory axis (a job's own peak would make any use
+// look full).
+function GpuChart({ uuid, index, memoryMib, fromMs, toMs }) {
   const live = useLive();  // the samples of the gpus list JobPage keeps open
   const past = useGpuSeries(uuid, fromMs, toMs);
   const recent = live.history.get(uuid) || [];
@@ -45,12 +47,20 @@ function GpuChart({ uuid, index, fromMs, toMs }) {
     return [times.map((t) => t / 1000), times.map((t) => points.get(t)[0]), times.map((t) => points.get(t)[1])];
   }, [past, recent.length, recent.length && recent[recent.length - 1].time_ms]);
   if (!data) return <Loading what={`GPU ${index} history`} />;
+  const title = `GPU ${index ?? ''} ${uuid}`;
+  if (data[0].length === 0) {
+    return (
+      <p class="muted no-samples">
+        {title}: {toMs ? 'no samples in its run (shorter than the sampling interval, or older than the history the server keeps).' : 'no samples yet: they appear as the GPU is read.'}
+      </p>
+    );
+  }
   return (
     <Chart
-      title={`GPU ${index ?? ''} ${uuid}`}
+      title={title}
       data={data}
       series={[{ label: 'utilisation', scale: '%', unit: '%' }, { label: 'memory used', scale: 'GiB', unit: 'GiB' }]}
-      axes={{ '%': 'utilisation %', GiB: 'memory GiB' }}
+      axes={{ '%': 'utilisation %', GiB: { label: 'memory GiB', max: memoryMib == null ? undefined : memoryMib / 1024 } }}
     />
   );
 }
@@ -127,7 +137,7 @@ export function JobPage({ id, token }) {
   if (!job) return <section><h1>Job {id}</h1><Loading what="the job" /></section>;
   const from = job.start_time_ms;
   const to = kFinished.has(job.state) ? job.end_time_ms : null;
-  const indexOf = (uuid) => (live.gpus || []).find((g) => g.uuid === uuid)?.index;
+  const gpuOf = (uuid) => (live.gpus || []).find((g) => g.uuid === uuid) || {};
   return (
     <section>
       <h1>Job {job.id}: {job.name}</h1>
@@ -135,7 +145,7 @@ export function JobPage({ id, token }) {
       <h2>GPUs</h2>
       {from == null || job.gpu_uuids.length === 0
         ? <p class="muted">{job.gpus === 0 ? 'This job holds no GPU.' : 'Not started yet: charts appear when it runs.'}</p>
-        : job.gpu_uuids.map((uuid) => <GpuChart key={uuid} uuid={uuid} index={indexOf(uuid)} fromMs={from} toMs={to} />)}
+        : job.gpu_uuids.map((uuid) => <GpuChart key={uuid} uuid={uuid} index={gpuOf(uuid).index} memoryMib={gpuOf(uuid).memory_mib} fromMs={from} toMs={to} />)}
       <h2>Events</h2>
       <Events events={events} />
     </section>

@@ -4,51 +4,77 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiGet } from '../api.js';
 import { Chart } from '../chart.jsx';
-import { money, num, pct, time } from '../format.js';
+import { count, gpuHours, money, num, pct, time } from '../format.js';
+import { anyDaySampled, dailySeries } from '../report_series.js';
 import { ErrorNote, Loading, NeedSignIn } from './common.jsx';
 
+// The current month in UTC: the report's periods are UTC calendar months.
 function thisMonth() {
-  const d = new Date();
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}`;
+  return new Date().toISOString().slice(0, 7);
 }
 
-function Table({ heads, rows, empty = 'None.' }) {
+// kind: the table's class (what it lists: teams, gpus...), by which the browser test finds it.
+function Table({ kind, heads, rows, empty = 'None.' }) {
   if (rows.length === 0) return <p class="muted">{empty}</p>;
   return (
-    <table>
+    <table class={kind}>
       <thead><tr>{heads.map((h) => <th key={h}>{h}</th>)}</tr></thead>
       <tbody>{rows.map((r, i) => <tr key={i}>{r.map((c, j) => <td key={j}>{c}</td>)}</tr>)}</tbody>
     </table>
   );
 }
 
+// The share of `part` in `whole` minutes, as a percentage; null when there is no whole.
+function share(part, whole) {
+  return whole > 0 ? (100 * part) / whole : null;
+}
+
+// What was measured of minute figures (cluster, GPU) or a team's or user's usage: `value` (the
+// utilisation while allocated, or the GPU-hours used, which derive from it), null ('–') without
+// an allocated minute, where the API's used_pct is 0 for want of any.
+function measured(f, value) {
+  return f.minutes_allocated > 0 ? value : null;
+}
+
+// Per day, on a day axis: the share of GPU time allocated and the share used; a day without
+// samples is a gap (report_series.js).
 function Days({ days }) {
   if (days.length === 0) return null;
-  // x: each day's UTC midnight (the report's days are UTC calendar days).
-  const data = [days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000),
-    days.map((d) => d.figures.allocated_pct), days.map((d) => d.figures.used_pct)];
+  if (!anyDaySampled(days)) return <p class="muted days">No GPU samples this period yet: no per-day chart.</p>;
+  const data = dailySeries(days);
   return (
     <Chart
-      title="Per day: allocated and used % of GPU time"
+      title="Per day (UTC): % of GPU time allocated and used"
       data={data}
+      x="day"
       series={[{ label: 'allocated', scale: '%', unit: '%' }, { label: 'used', scale: '%', unit: '%' }]}
       axes={{ '%': '% of GPU time' }}
     />
   );
 }
 
+// Each figure under a label that says what it is a share of (docs/reports.md): allocated and
+// used (util_pct) are shares of all observed GPU time, utilisation while allocated (used_pct)
+// only of the allocated minutes.
 function ReportView({ r }) {
   const c = r.cluster.figures;
   return (
     <>
       <p class="summary">
-        {r.period}{r.team ? `, team ${r.team}` : ''}: {r.cluster.nodes} nodes, {r.cluster.gpus} GPUs;
+        {r.period}{r.team ? `, team ${r.team}` : ''}: {count(r.cluster.nodes, 'node')}, {count(r.cluster.gpus, 'GPU')};
         covered until {time(r.covered_until_ms)}.
       </p>
-      <dl class="fields">
-        <dt>allocated</dt><dd>{pct(c.allocated_pct, 1)} of GPU time ({num(c.allocated_gpu_hours, 1)} GPU-hours)</dd>
-        <dt>used</dt><dd>{pct(c.used_pct, 1)} ({num(c.used_gpu_hours, 1)} GPU-hours); utilisation while allocated {pct(c.util_pct, 1)}</dd>
-        <dt>idle while allocated</dt><dd>{num(c.idle_gpu_hours, 1)} GPU-hours ({pct(c.idle_pct, 1)})</dd>
+      <dl class="fields cluster">
+        <dt>allocated</dt>
+        <dd data-figure="allocated"><b>{pct(c.allocated_pct, 1)}</b> of GPU time, <b>{gpuHours(c.allocated_gpu_hours)}</b> GPU-hours</dd>
+        <dt>utilisation while allocated</dt>
+        <dd data-figure="used"><b>{pct(measured(c, c.used_pct), 1)}</b>: <b>{gpuHours(c.used_gpu_hours)}</b> of the allocated GPU-hours used</dd>
+        <dt>used</dt>
+        <dd data-figure="util"><b>{pct(c.util_pct, 1)}</b> of GPU time (the mean utilisation over every observed minute)</dd>
+        <dt>idle while allocated</dt>
+        <dd data-figure="idle-allocated"><b>{gpuHours(c.idle_gpu_hours)}</b> GPU-hours, <b>{pct(share(c.minutes_idle_allocated, c.minutes_allocated), 1)}</b> of the allocated time</dd>
+        <dt>idle</dt>
+        <dd data-figure="idle"><b>{pct(c.idle_pct, 1)}</b> of GPU time (not allocated, or allocated and idle: under 5 % utilisation)</dd>
         <dt>energy</dt><dd>{num(c.energy.energy_kwh, 1)} kWh, {money(c.energy)}{c.energy.co2_kg != null ? `, ${num(c.energy.co2_kg, 1)} kg CO₂` : ''}</dd>
       </dl>
       <Days days={r.days} />
@@ -56,28 +82,34 @@ function ReportView({ r }) {
       {r.recommendations.length === 0 ? <p class="muted">None.</p>
         : <ul class="recommendations">{r.recommendations.map((x, i) => <li key={i}><b>{x.subject}</b>: {x.message}</li>)}</ul>}
       <h2>Teams</h2>
-      <Table heads={['team', 'jobs', 'allocated GPU-h', 'used GPU-h', 'used %', 'idle GPU-h', 'budget GPU-h', 'budget used', 'cost']}
-        rows={r.teams.map((t) => [t.team, t.usage.jobs, num(t.usage.allocated_gpu_hours, 1), num(t.usage.used_gpu_hours, 1),
-          pct(t.usage.used_pct, 1), num(t.usage.idle_gpu_hours, 1), t.budget_gpu_hours == null ? '–' : num(t.budget_gpu_hours, 0),
+      <Table kind="teams" heads={['team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'idle while allocated GPU-h', 'budget GPU-h', 'budget used', 'cost']}
+        rows={r.teams.map((t) => [t.team, t.usage.jobs, gpuHours(t.usage.allocated_gpu_hours), pct(measured(t.usage, t.usage.used_pct), 1),
+          gpuHours(measured(t.usage, t.usage.used_gpu_hours)), gpuHours(t.usage.idle_gpu_hours), gpuHours(t.budget_gpu_hours),
           pct(t.budget_used_pct, 1), money(t.usage.energy)])} />
       <h2>Users</h2>
-      <Table heads={['user', 'team', 'jobs', 'allocated GPU-h', 'used GPU-h', 'used %', 'peak memory MiB', 'GPU memory MiB']}
-        rows={r.users.map((u) => [u.user, u.team, u.usage.jobs, num(u.usage.allocated_gpu_hours, 1), num(u.usage.used_gpu_hours, 1),
-          pct(u.usage.used_pct, 1), u.peak_memory_mib, u.gpu_memory_mib])} />
+      <Table kind="users" heads={['user', 'team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'peak memory MiB', 'GPU memory MiB']}
+        rows={r.users.map((u) => [u.user, u.team, u.usage.jobs, gpuHours(u.usage.allocated_gpu_hours), pct(measured(u.usage, u.usage.used_pct), 1),
+          gpuHours(measured(u.usage, u.usage.used_gpu_hours)), u.peak_memory_mib, u.gpu_memory_mib])} />
       <h2>GPUs</h2>
-      <Table heads={['node', 'GPU', 'model', 'allocated', 'used', 'idle while allocated', 'verdict']}
-        rows={r.gpus.map((g) => [g.node, g.index ?? '–', g.model, pct(g.figures.allocated_pct, 1), pct(g.figures.used_pct, 1),
-          pct(g.figures.idle_pct, 1), [g.idle && 'idle', g.overloaded && 'overloaded', g.unhealthy && 'unhealthy'].filter(Boolean).join(', ') || 'ok'])} />
+      <Table kind="gpus" heads={['node', 'GPU', 'model', 'allocated % of time', 'utilisation while allocated', 'used % of time', 'idle % of time', 'verdict']}
+        rows={r.gpus.map((g) => [g.node, g.index ?? '–', g.model, pct(g.figures.allocated_pct, 1), pct(measured(g.figures, g.figures.used_pct), 1),
+          pct(g.figures.util_pct, 1), pct(g.figures.idle_pct, 1),
+          [g.idle && 'idle', g.overloaded && 'overloaded', g.unhealthy && 'unhealthy'].filter(Boolean).join(', ') || 'ok'])} />
+      <p class="muted">
+        Allocated: GPU-minutes a job held. Utilisation while allocated: the GPUs' mean utilisation
+        in those minutes. Used % of time: the mean over every observed minute, held or not. Idle:
+        minutes not allocated, or allocated under 5 % utilisation (docs/reports.md).
+      </p>
       <h2>Waste: allocated but idle</h2>
-      <p>{num(r.waste.idle_gpu_hours, 1)} GPU-hours in all.</p>
-      <Table heads={['job', 'name', 'user', 'team', 'allocated GPU-h', 'idle GPU-h', 'idle %']}
+      <p>{gpuHours(r.waste.idle_gpu_hours)} GPU-hours in all.</p>
+      <Table kind="waste" heads={['job', 'name', 'user', 'team', 'allocated GPU-h', 'idle GPU-h', 'idle % of allocated']}
         rows={r.waste.jobs.map((w) => [<a href={`#/jobs/${w.job}`}>{w.job}</a>, w.name, w.user, w.team,
-          num(w.allocated_gpu_hours, 1), num(w.idle_gpu_hours, 1), pct(w.idle_pct, 0)])} />
+          gpuHours(w.allocated_gpu_hours), gpuHours(w.idle_gpu_hours), pct(w.idle_pct, 0)])} />
       <h2>Queueing delay by class</h2>
-      <Table heads={['class', 'runs', 'mean s', 'p50 s', 'p95 s', 'max s']}
+      <Table kind="queue" heads={['class', 'runs', 'mean s', 'p50 s', 'p95 s', 'max s']}
         rows={r.queue.map((q) => [q.priority, q.runs, num(q.mean_s, 0), num(q.p50_s, 0), num(q.p95_s, 0), num(q.max_s, 0)])} />
       <h2>Events</h2>
-      <Table heads={Object.keys(r.events)} rows={[Object.values(r.events)]} />
+      <Table kind="events" heads={Object.keys(r.events)} rows={[Object.values(r.events)]} />
     </>
   );
 }

@@ -1,0 +1,43 @@
+// The dashboard's formatting (src/format.js) and the report's per-day chart data
+// (src/report_series.js).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { count, day, gpuHours, time } from '../src/format.js';
+import { anyDaySampled, dailySeries } from '../src/report_series.js';
+
+test('GPU-hours keep up to 4 decimals, as the CLI prints them, so small budgets are not 0', () => {
+  // The CLI's FormatGpuHours (src/cli/quota_view.cpp) on the same values.
+  const cases = [[0.01, '0.01'], [0.001, '0.001'], [0.00112, '0.0011'], [100, '100'], [2.5, '2.5'],
+    [12.34567, '12.3457'], [0, '0'], [0.00004, '0'], [-0.00001, '0'], [null, '–']];
+  for (const [hours, shown] of cases) assert.equal(gpuHours(hours), shown, `${hours}`);
+});
+
+test('times are UTC ISO 8601 with milliseconds, as the API and the CLI write them', () => {
+  // The API's FormatRfc3339 test values (src/core/duration_test.cpp).
+  assert.equal(time(1700000000123), '2023-11-14T22:13:20.123Z');
+  assert.equal(time(0), '1970-01-01T00:00:00.000Z');
+  assert.equal(time(null), '–');
+  assert.equal(day(1700000000123), '2023-11-14');
+});
+
+test('counts take the plural only when not one', () => {
+  assert.equal(count(1, 'node'), '1 node');
+  assert.equal(count(4, 'GPU'), '4 GPUs');
+  assert.equal(count(0, 'node'), '0 nodes');
+});
+
+const day0 = (d, observed, allocated, util) => ({
+  day: d, figures: { minutes_observed: observed, allocated_pct: allocated, util_pct: util, used_pct: 99 },
+});
+
+test('the per-day chart puts each day at its UTC midnight and leaves days without samples out', () => {
+  const days = [day0('2026-12-01', 0, 0, 0), day0('2026-12-02', 60, 50, 20), day0('2026-12-03', 0, 0, 0)];
+  const [xs, allocated, used] = dailySeries(days);
+  // 2026-12-01 is day 20788 since 1970-01-01 (56 years with 14 leap days, then 334 days).
+  assert.deepEqual(xs, [20788 * 86400, 20789 * 86400, 20790 * 86400]);
+  assert.deepEqual(allocated, [null, 50, null]);
+  // "used" is util_pct, a share of all GPU time as allocated is, not used_pct (of the allocated).
+  assert.deepEqual(used, [null, 20, null]);
+  assert.equal(anyDaySampled(days), true);
+  assert.equal(anyDaySampled([days[0], days[2]]), false);
+});
