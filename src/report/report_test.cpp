@@ -1,5 +1,6 @@
 #include "report/report.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ using std::chrono::minutes;
 const Time kStart = *ParseMonth("2026-11");
 const Time kNow = kStart + days(2);
 
-constexpr std::int64_t kGpuMib = 80 * 1024;
+constexpr std::int64_t kGpuMib = std::int64_t{80} * 1024;
 
 Gpu MakeGpu(int index, const std::string& uuid) {
   Gpu gpu;
@@ -55,6 +56,7 @@ std::vector<GpuMinute> Minutes(const std::string& node,
                                std::int64_t memory_mib,
                                std::int64_t energy_mj) {
   std::vector<GpuMinute> out;
+  out.reserve(static_cast<std::size_t>(std::max(count, 0)));
   for (int i = 0; i < count; ++i) {
     out.push_back(GpuMinute{.node = NodeId(node),
                             .uuid = GpuUuid(uuid),
@@ -389,8 +391,8 @@ TEST(ReportTest, SmallBudgetsKeepTheirDigits) {
 }
 
 TEST(ReportTest, SuggestedGpuMemHasHeadroom) {
-  EXPECT_EQ(SuggestedGpuMem(12 * 1024), "16G");
-  EXPECT_EQ(SuggestedGpuMem(13 * 1024), "20G");
+  EXPECT_EQ(SuggestedGpuMem(std::int64_t{12} * 1024), "16G");
+  EXPECT_EQ(SuggestedGpuMem(std::int64_t{13} * 1024), "20G");
   EXPECT_EQ(SuggestedGpuMem(100), "4G");
 }
 
