@@ -1,5 +1,6 @@
 #include "report/report.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
