@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <utility>
 
-#include "model/team.h"
 #include "core/gpu_hours.h"
+#include "model/team.h"
 
 namespace gf {
 namespace {
