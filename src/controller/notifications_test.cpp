@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ JobSpec Spec(int gpus, PriorityClass priority = PriorityClass::kNormal) {
   s.argv = {"sleep", "100"};
   s.workdir = "/tmp";
   s.request.gpus = gpus;
-  s.priority = priority;
+  s.priority = std::move(priority);
   return s;
 }
 
