@@ -92,12 +92,11 @@ SimResult Engine::Run() {
   for (const Live& live : live_) {
     placeable_.push_back(live.queued.request.gpus == 0 || placeable(live.queued.request.gpu_milli));
   }
-  for (std::size_t t = 0; t < trace_.size(); ++t) {
-    if (!trace_[t].after.empty()) {  // some job waits for another: dependencies name jobs by id
-      for (std::size_t u = 0; u < trace_.size(); ++u) {
-        index_of_id_.emplace(trace_[u].id, u);
-      }
-      break;
+  // Dependencies name jobs by their trace id: the index is built only for a trace that has some.
+  if (std::any_of(
+          trace_.begin(), trace_.end(), [](const TraceJob& t) { return !t.after.empty(); })) {
+    for (std::size_t t = 0; t < trace_.size(); ++t) {
+      index_of_id_.emplace(trace_[t].id, t);
     }
   }
   std::size_t next_arrival = 0;
@@ -258,13 +257,7 @@ void Engine::ResolveDependents(std::size_t t) {
     }
     const std::size_t first = first_of_[*it];
     for (std::size_t i = first; i < first + static_cast<std::size_t>(live_[first].members); ++i) {
-      const QueuedJob& queued = live_[i].queued;
-      queue_.pending.insert(
-          std::lower_bound(queue_.pending.begin(),
-                           queue_.pending.end(),
-                           queued.id,
-                           [](const QueuedJob& q, JobId id) { return q.id < id; }),
-          queued);
+      Enqueue(live_[i].queued);
     }
     planner_.NeedFull();
     it = held_.erase(it);

@@ -161,6 +161,7 @@ class Engine {
   void EndRun(std::size_t i, Millis at, const RunVerdict& end);
   void Complete(std::size_t i, Millis at, JobState state);
   void Requeue(std::size_t i, Millis now);
+  void Enqueue(const QueuedJob& job);
   void RequeueGang(std::size_t i, Millis now);
   void FailNode(const NodeFailure& failure);
   void RepairNode(const Event& event);

@@ -291,11 +291,16 @@ void Engine::Requeue(std::size_t i, Millis now) {
   live.queued.expected_duration = live.remaining;
   live.queued.attained_gpu_seconds = result_.jobs[live.job].gpu_seconds;
   // Requeued keeping its submit time, so its place (the controller does the same).
-  auto at = std::lower_bound(queue_.pending.begin(),
-                             queue_.pending.end(),
-                             live.queued.id,
-                             [](const QueuedJob& q, JobId id) { return q.id < id; });
-  queue_.pending.insert(at, live.queued);
+  Enqueue(live.queued);
+}
+
+// Back into the queue, which stays sorted by id (submit order): a requeued or released job.
+void Engine::Enqueue(const QueuedJob& job) {
+  queue_.pending.insert(std::lower_bound(queue_.pending.begin(),
+                                         queue_.pending.end(),
+                                         job.id,
+                                         [](const QueuedJob& q, JobId id) { return q.id < id; }),
+                        job);
 }
 
 // The node goes down: its running jobs stop and are queued again, as the controller requeues a
