@@ -71,14 +71,15 @@ Result<IssuedToken> Controller::CreateToken(const Caller& caller, TokenRequest r
   return Call<IssuedToken>([this, caller, issued]() -> Result<IssuedToken> {
     batch_.tokens.push_back(issued.token);
     const ApiToken& t = issued.token;
-    Record(std::nullopt,
-           "token",
-           caller.user,
-           "created " + std::string(ToString(t.kind)) + " token " + t.id +
-               (t.kind == TokenKind::kUser
-                    ? " for user " + t.subject + " (role " + std::string(ToString(t.role)) + ")"
-                    : (t.subject.empty() ? " (any node may join with it)"
-                                         : " for node " + t.subject)));
+    jobs_.Record(
+        std::nullopt,
+        "token",
+        caller.user,
+        "created " + std::string(ToString(t.kind)) + " token " + t.id +
+            (t.kind == TokenKind::kUser
+                 ? " for user " + t.subject + " (role " + std::string(ToString(t.role)) + ")"
+                 : (t.subject.empty() ? " (any node may join with it)"
+                                      : " for node " + t.subject)));
     // Usable at once: the answer (which the client may use right away) follows the commit, and
     // a failed commit stops the controller altogether.
     tokens_.Put(t);
@@ -109,7 +110,7 @@ Result<ApiToken> Controller::RevokeToken(const Caller& caller, const std::string
     if (!found->revoked) {
       found->revoked = clock_.Now();
       batch_.tokens.push_back(*found);
-      Record(std::nullopt, "token", caller.user, "revoked token " + id);
+      jobs_.Record(std::nullopt, "token", caller.user, "revoked token " + id);
       tokens_.Put(*found);
     }
     return Listed(*found);
@@ -124,7 +125,7 @@ Result<Node> Controller::DrainNode(const Caller& caller, const NodeId& node, std
   }
   return Call<Node>([this, caller, node, reason]() -> Result<Node> {
     GF_TRY(nodes_.SetDrain(node, reason));
-    Record(std::nullopt, "node", caller.user, "drain " + node.value() + ": " + reason);
+    jobs_.Record(std::nullopt, "node", caller.user, "drain " + node.value() + ": " + reason);
     SetNodeState(node);
     return nodes_.At(node).node;
   });
@@ -134,7 +135,7 @@ Result<Node> Controller::ResumeNode(const Caller& caller, const NodeId& node) {
   GF_TRY(Authorize(caller, Resource::kNode, Action::kDrain, Ownership::kNone, "node resume"));
   return Call<Node>([this, caller, node]() -> Result<Node> {
     GF_TRY(nodes_.SetDrain(node, std::nullopt));
-    Record(std::nullopt, "node", caller.user, "resume " + node.value());
+    jobs_.Record(std::nullopt, "node", caller.user, "resume " + node.value());
     SetNodeState(node);
     return nodes_.At(node).node;
   });
@@ -143,18 +144,18 @@ Result<Node> Controller::ResumeNode(const Caller& caller, const NodeId& node) {
 // A node's state from what is known of it (NodeRegistry::RefreshState): drained once no job
 // holds its GPUs. A change is recorded (the end of a drain's wait) and stored.
 void Controller::SetNodeState(const NodeId& node) {
-  const bool busy = std::any_of(holding_.begin(), holding_.end(), [&](JobId id) {
-    return active_.at(id).allocation->node == node;
+  const bool busy = std::any_of(jobs_.Holding().begin(), jobs_.Holding().end(), [&](JobId id) {
+    return jobs_.At(id).allocation->node == node;
   });
   std::optional<NodeRegistry::StateChange> change = nodes_.RefreshState(node, busy);
   if (!change) {
     return;
   }
   if (change->drained) {
-    Record(std::nullopt,
-           "node",
-           "controller",
-           "node " + node.value() + " drained: no job runs on it any more");
+    jobs_.Record(std::nullopt,
+                 "node",
+                 "controller",
+                 "node " + node.value() + " drained: no job runs on it any more");
   }
   batch_.nodes.push_back(std::move(change->node));
   passes_.NeedFull();  // where jobs may go changed

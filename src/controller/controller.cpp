@@ -43,6 +43,10 @@ Controller::Controller(std::unique_ptr<Store> store,
                              .team_of_user = options_.team_of_user,
                              .energy_price = options_.energy_price},
              [this] { return store_->OpenReader(); }),
+      jobs_(
+          JobBookOptions{.policy = options_.policy, .kill_grace = options_.kill_grace},
+          [this] { return clock_.Now(); },
+          *this),
       usage_(UsageBookOptions{.policy = options_.policy,
                               .team_of_user = options_.team_of_user,
                               .energy_price = options_.energy_price}),
@@ -67,15 +71,10 @@ Status Controller::Load() {
   query.active_only = true;
   query.limit = kMaxLoadedJobs;
   GF_ASSIGN_OR_RETURN(std::vector<Job> jobs, store_->ListJobs(query));
-  for (auto& job : jobs) {
-    if (HoldsGpus(job)) {
-      holding_.insert(job.id);
-    }
-    active_.emplace(job.id, std::move(job));
-  }
+  jobs_.Restore(std::move(jobs));
   // The run-time predictor learns from the newest finished jobs before estimating these.
   GF_TRY(runtimes_.Load(*store_, kPredictorHistoryJobs));
-  for (auto& [id, job] : active_) {
+  for (auto& [id, job] : jobs_.Active()) {
     job.prediction = runtimes_.Estimate(job);
   }
   GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, store_->ListNodes());
@@ -84,7 +83,7 @@ Status Controller::Load() {
     nodes_.Restore(std::move(node));
   }
   GF_TRY(LoadTokens());
-  for (const auto& [id, job] : active_) {
+  for (const auto& [id, job] : jobs_.Active()) {
     if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
       AssignGpus(job);
     }
@@ -94,7 +93,7 @@ Status Controller::Load() {
   GF_TRY(LoadSubscriptions());  // after the accounting: budget alerts already sent
   PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
-               active_.size(),
+               jobs_.Active().size(),
                nodes_.Count(),
                next_job_id_);
   return OkStatus();
@@ -157,14 +156,15 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
   if (!fatal_) {
     CheckNodeLiveness();
     UpdateDrains();
-    EnforceTimeLimits();
+    jobs_.EnforceTimeLimits();
     EnforceMemoryLimits();
     ReapIdleJobs();
-    SettleGangs();  // before the pass: a requeued gang's running members are told to stop
+    jobs_.SettleGangs();  // before the pass: a requeued gang's running members are told to stop
     Schedule();
-    SettleGangs();        // after it: a preempted member's gang follows it
+    jobs_.SettleGangs();  // after it: a preempted member's gang follows it
     CheckBudgetAlerts();  // after the turn's starts and ends
   }
+  SendKills();
   Status commit = Flush();
   PublishView();  // what the callers are about to be told is what readers see
   for (const auto& command : commands) {
@@ -179,25 +179,16 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
       action();
     }
   }
-  EraseFinished();
+  jobs_.EraseEnded();
 }
 
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   Millis wait = options_.tick;
   const Time now = clock_.Now();
-  for (const std::optional<Time>& pass : {passes_.WakeAt(), reaper_.NextAt()}) {
-    if (pass) {
-      wait = std::min(wait, std::max(Millis(0), *pass - now));
-    }
-  }
-  for (const JobId id : holding_) {
-    const Job& job = active_.at(id);
-    if (job.state != JobState::kRunning || !job.start_time || stops_.Stopping(id)) {
-      continue;
-    }
-    if (std::optional<std::chrono::seconds> limit = EffectiveLimit(job)) {
-      const Time deadline = *job.start_time + *limit;
-      wait = std::min(wait, std::max(Millis(0), deadline - now));
+  // The next pass owed, the reaper's next look, the next time limit.
+  for (const std::optional<Time>& at : {passes_.WakeAt(), reaper_.NextAt(), jobs_.NextDeadline()}) {
+    if (at) {
+      wait = std::min(wait, std::max(Millis(0), *at - now));
     }
   }
   return std::chrono::steady_clock::now() + wait;
@@ -218,12 +209,14 @@ Status Controller::Flush() {
   if (fatal_) {
     return *fatal_;
   }
+  Journal journal = jobs_.TakeJournal();
+  batch_.jobs = std::move(journal.jobs);
+  batch_.events = std::move(journal.events);
   if (batch_.empty()) {
     return OkStatus();
   }
   Status s = store_->Commit(batch_);
   batch_ = StoreBatch{};
-  batch_job_slot_.clear();
   if (!s.ok()) {
     // The in-memory state is now ahead of the disk. Stop accepting work rather than
     // acknowledge anything else; a restart reloads the last durable state.
@@ -257,90 +250,53 @@ void Controller::RenewLease() {
   lease_renewed_ = now;
 }
 
-void Controller::EraseFinished() {
-  for (const JobId id : ended_) {
-    stops_.Forget(id);
-    active_.erase(id);
-  }
-  ended_.clear();
-}
-
-// A job changed twice in one turn (submitted and started, say) is written once: the batch keeps
-// its latest version only. Batches are small (one loop turn), so a linear search is enough.
-void Controller::Persist(const Job& job) {
-  // Indexed, not searched: one turn may write thousands of jobs (an array's tasks).
-  const auto [it, added] = batch_job_slot_.try_emplace(job.id, batch_.jobs.size());
-  if (added) {
-    batch_.jobs.push_back(job);
-  } else {
-    batch_.jobs[it->second] = job;
-  }
-}
-
-void Controller::Record(std::optional<JobId> job,
-                        std::string kind,
-                        std::string actor,
-                        std::string message) {
-  Event e;
-  e.time = clock_.Now();
-  e.job = job;
-  e.kind = std::move(kind);
-  e.actor = std::move(actor);
-  e.message = std::move(message);
-  batch_.events.push_back(std::move(e));
-}
-
-void Controller::Transition(Job& job,
-                            JobState to,
-                            const std::string& cause,
-                            const std::string& actor) {
-  GF_CHECK(CanTransition(job.state, to));
-  const JobState from = job.state;
-  job.state = to;
-  job.reason = cause;
-  job.pending_reason.reset();  // it described the state the job leaves
-  if (IsTerminal(to)) {
-    if (!job.end_time) {
-      job.end_time = clock_.Now();
+// The stops the turn decided, sent once it is durable (a kill of a run its agent no longer has
+// is a no-op there).
+void Controller::SendKills() {
+  for (KillOrder& kill : jobs_.TakeKills()) {
+    const NodeEntry* entry = nodes_.Find(kill.node);
+    if (entry == nullptr || entry->agent == nullptr) {
+      continue;  // its node has not joined since a restart: its hello kills what should not run
     }
-    NoteEnd(job);  // it leaves the queue, or its GPUs are free again
-    runtimes_.RunEnded(job);
-    ended_.push_back(job.id);
-    counters_.ended[to] += 1;
-    counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
+    after_commit_.emplace_back(
+        [agent = entry->agent, kill = std::move(kill), grace = options_.kill_grace] {
+          agent->Kill(kill.job, grace, kill.cause, kill.first_signal);
+        });
   }
-  const bool ended = IsTerminal(to);
-  if ((from == JobState::kStarting || from == JobState::kRunning) && to != JobState::kRunning) {
-    ReleaseGpus(job);
-  }
-  if (HoldsGpus(job)) {
-    holding_.insert(job.id);
-  } else {
-    holding_.erase(job.id);
-  }
-  Persist(job);
-  NoteGang(job);
-  Record(job.id,
-         "state",
-         actor,
-         std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
-  if (ended) {
-    Notify(EndedNotification(job, to, cause, clock_.Now()));
-    ResolveDependents(job);  // after this job's own event: the cascade's events follow it
-  }
+}
+
+// ---- the job book's listener (lifecycle/job_book.h) ---------------------------------------
+
+void Controller::OnReleasing(Job& job) {
+  ReleaseGpus(job);
+}
+
+void Controller::OnEnded(const Job& job) {
+  NoteEnd(job);  // it leaves the queue, or its GPUs are free again
+  runtimes_.RunEnded(job);
+  counters_.ended[job.state] += 1;
+  counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
+  Notify(EndedNotification(job, job.state, job.reason, clock_.Now()));
+  ResolveDependents(job);  // the cascade's events follow this job's own
+}
+
+// The run's GPU-time stays in the team's counters (its usage stays in job.usage: ReleaseGpus).
+void Controller::OnRequeueing(const Job& job) {
+  counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
+  passes_.NeedFull();
 }
 
 Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFilter& filter) {
   return reads_.ListJobs(caller, filter);
 }
 
-// On the state thread: a job not in active_ was committed by an earlier turn (EraseFinished
+// On the state thread: a job not in jobs_.Active() was committed by an earlier turn (EraseFinished
 // follows the commit), so the store has it.
 Result<Job> Controller::FindVisible(const Caller& caller, JobId id, Action action) {
   // Who has no identity is told how to get one, not that the job does not exist.
   GF_TRY(Authorize(
       caller, Resource::kJob, action, Ownership::kOwn, "job " + std::to_string(id.value())));
-  if (auto it = active_.find(id); it != active_.end()) {
+  if (auto it = jobs_.Active().find(id); it != jobs_.Active().end()) {
     if (!Visible(caller, it->second, action)) {
       return NotVisible(id);
     }
@@ -363,7 +319,7 @@ void Controller::PublishView() {
   for (const auto& [name, entry] : nodes_.Entries()) {
     nodes.push_back(&entry.node);
   }
-  reads_.Publish(NextView(*reads_.Latest(), active_, nodes, counters_, fatal_));
+  reads_.Publish(NextView(*reads_.Latest(), jobs_.Active(), nodes, counters_, fatal_));
 }
 
 Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
@@ -380,7 +336,7 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
                               "show " +
                               std::to_string(id.value()));
   }
-  const std::map<JobId, PendingReason> held = HeldBack(active_, dependencies_.Graph());
+  const std::map<JobId, PendingReason> held = HeldBack(jobs_.Active(), dependencies_.Graph());
   if (auto h = held.find(id); h != held.end()) {
     return FailedPrecondition(name + " is not queued yet: " + h->second.text);
   }
@@ -395,8 +351,8 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
     explanation->prediction = job.prediction;
     // The jobs it names are queued or running, so active; one that is not is hidden.
     HideOtherUsersJobs(*explanation, [&](JobId other) {
-      const auto it = active_.find(other);
-      return it != active_.end() && Visible(caller, it->second);
+      const auto it = jobs_.Active().find(other);
+      return it != jobs_.Active().end() && Visible(caller, it->second);
     });
   }
   return explanation;
@@ -417,7 +373,7 @@ Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest&
   const std::string name = "job " + std::to_string(request.job.value());
   const std::string state(ToString(job.state));
   if (!job.allocation) {
-    if (const std::string* requeued = stops_.RequeueCause(job.id)) {
+    if (const std::string* requeued = jobs_.Stops().RequeueCause(job.id)) {
       return FailedPrecondition(
           name + " is " + state + ", " + *requeued + ", and has not started again: its new " +
           "run's output shows here once it starts; the earlier run's output stays on the node " +
@@ -480,9 +436,9 @@ std::vector<std::string> Controller::GpuModels(const Job& job) const {
 std::vector<RunningSpan> Controller::RunningSpans(bool for_ledgers) const {
   const bool models = !for_ledgers || usage_.WeighsModels();
   std::vector<RunningSpan> out;
-  out.reserve(holding_.size());
-  for (const JobId id : holding_) {
-    const Job& job = active_.at(id);
+  out.reserve(jobs_.Holding().size());
+  for (const JobId id : jobs_.Holding()) {
+    const Job& job = jobs_.At(id);
     const std::optional<JobUsage> usage = for_ledgers ? std::nullopt : telemetry_->Usage(job.id);
     out.push_back(RunningSpan{.team = job.spec.team,
                               .user = job.owner.user,
@@ -500,7 +456,7 @@ Result<QuotaReport> Controller::Quota(const Caller& caller) {
   return Call<QuotaReport>([this, caller]() -> Result<QuotaReport> {
     GF_TRY(Authorize(caller, Resource::kTeam, Action::kRead, Ownership::kOwn, "quota"));
     std::set<std::string> job_teams;  // the teams of the caller's jobs, pending ones too
-    for (const auto& [id, job] : active_) {
+    for (const auto& [id, job] : jobs_.Active()) {
       if (job.owner.uid == caller.uid) {
         job_teams.insert(job.spec.team);
       }
@@ -532,15 +488,15 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
                               std::string(ToString(found.state)) +
                               ", not PENDING; only a waiting job can be approved");
   }
-  Job& job = active_.at(id);
+  Job& job = jobs_.At(id);
   if (!job.budget_approved) {
     job.budget_approved = true;
-    Persist(job);
-    Record(id,
-           "approve",
-           caller.user,
-           "approved by " + caller.user + " to run past team " + TeamLabel(job.spec.team) +
-               "'s GPU-hour budget");
+    jobs_.Write(job);
+    jobs_.Record(id,
+                 "approve",
+                 caller.user,
+                 "approved by " + caller.user + " to run past team " + TeamLabel(job.spec.team) +
+                     "'s GPU-hour budget");
     passes_.NeedFull();
   }
   return job;
@@ -561,13 +517,13 @@ Result<Job> Controller::DoCheckpoint(const Caller& caller, JobId id) {
                               std::string(ToString(found.state)) +
                               "; only a running job can report a checkpoint");
   }
-  Job& job = active_.at(id);
+  Job& job = jobs_.At(id);
   job.last_checkpoint = clock_.Now();
-  Persist(job);
-  Record(id,
-         "checkpoint",
-         caller.user,
-         "checkpoint saved: a preemption now loses only the work done since");
+  jobs_.Write(job);
+  jobs_.Record(id,
+               "checkpoint",
+               caller.user,
+               "checkpoint saved: a preemption now loses only the work done since");
   passes_.NeedFull();  // a waiting job may now pick other victims
   return job;
 }

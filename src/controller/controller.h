@@ -46,6 +46,7 @@
 #include "controller/view.h"
 #include "core/clock.h"
 #include "lifecycle/dependencies.h"
+#include "lifecycle/job_book.h"
 #include "lifecycle/pass_planner.h"
 #include "lifecycle/stops.h"
 #include "model/notification.h"
@@ -109,7 +110,7 @@ struct ControllerOptions {
   Notifier* notifier = nullptr;
 };
 
-class Controller final : public ClusterService, public AgentReports {
+class Controller final : public ClusterService, public AgentReports, private JobBookListener {
  public:
   Controller(std::unique_ptr<Store> store, const Clock& clock, const ControllerOptions& options);
   ~Controller() override;
@@ -199,12 +200,6 @@ class Controller final : public ClusterService, public AgentReports {
   // Multi-node jobs (gangs.cpp; model/job.h GangMember): a submission of `--nodes N` becomes
   // N member jobs with consecutive ids in one commit; the member of rank 0 is returned.
   Result<Job> DoSubmitGang(const Caller& caller, const JobSpec& spec);
-  // A gang member changed state or is being stopped: SettleGangs looks at its gang this turn.
-  void NoteGang(const Job& job);
-  // Keeps each noted gang whole: when a member is requeued (or being stopped to be), the
-  // members still running are stopped to be requeued with it; when one ends other than
-  // COMPLETED (failed, cancelled, timed out), the others are cancelled. Before the turn's pass.
-  void SettleGangs();
   // The environment a gang member starts with (GPUFLEET_NODE_RANK ...), from its members'
   // allocations.
   void AddGangEnvironment(Job& launched) const;
@@ -227,8 +222,6 @@ class Controller final : public ClusterService, public AgentReports {
   // The job, when the caller may do `action` to it (authorization.h); kNotFound otherwise,
   // as if it did not exist, so that others' jobs do not leak.
   Result<Job> FindVisible(const Caller& caller, JobId id, Action action = Action::kRead);
-  void Transition(Job& job, JobState to, const std::string& cause, const std::string& actor);
-  void Record(std::optional<JobId> job, std::string kind, std::string actor, std::string message);
   // Tells the subscribers of `notification` (model/notification.h), once this turn is on disk.
   void Notify(Notification notification);
   // Notifications (notifications.cpp; notification_router.h decides): the stored
@@ -241,41 +234,19 @@ class Controller final : public ClusterService, public AgentReports {
   // Each team's use in the budget period at `now`, with the budget it runs under.
   std::vector<TeamQuota> TeamBudgets(Time now) const;
   std::vector<NotificationCount> NotificationCounts() const;  // the notifier's, for Stats
-  void Persist(const Job& job);
-  // Stopping a job that holds GPUs: the intent goes to the stop book (lifecycle/stops.h) and
-  // the kill to its agent after the commit; RequestKill for a stop that ends the job.
-  void RequestKill(Job& job, JobState final_state, const std::string& cause, int first_signal);
-  void Kill(Job& job, StopIntent intent, int first_signal);
-  // A run's end as the stop book judged it: the state, then a requeue if it asks for one.
-  void EndRun(Job& job, const RunVerdict& end, const std::string& actor);
+  // The job book's listener (lifecycle/job_book.h): a job gives up its GPUs (telemetry,
+  // accounting), ends (passes, predictor, counters, notifications, dependents), is requeued.
+  void OnReleasing(Job& job) override;
+  void OnEnded(const Job& job) override;
+  void OnRequeueing(const Job& job) override;
+  // The turn's kill orders (JobBook::TakeKills), to their agents after the commit.
+  void SendKills();
   // Preemption (issue #4): stop the victim with its checkpoint signal; when its exit arrives,
   // Requeue puts it back in the queue at its old place (same submit time), or RequeueOrEnd
   // cancels it if it must not run twice.
   void Preempt(Job& victim, const PreemptDecision& decision);
-  // Stops a running job to requeue it (lifecycle/stop_intent.h Requeues): `state` PREEMPTED or
-  // NODE_FAIL, `after` what happened ("preemption", "idle reaping", "GPU failure"), `first_signal`
-  // its checkpoint signal when it can still save its work.
-  void StopToRequeue(Job& job,
-                     JobState state,
-                     const std::string& after,
-                     const std::string& cause,
-                     int first_signal);
-  // What follows a stop-to-requeue's first signal, for its event: "SIGKILL after 10s; the job
-  // goes back to the queue at its place", or "...; the job then ends CANCELLED (--no-requeue)"
-  // with `end_state` for a job that must not run twice.
-  std::string AfterStopText(const Job& job, JobState end_state) const;
-  // `after` names what happened ("preemption", "node failure"); `cause` says why.
-  void Requeue(Job& job, const std::string& after, const std::string& cause);
-  // Requeue, unless the job must not run twice (JobSpec::requeue false): then it ends in
-  // `end_state` (CANCELLED after a preemption, FAILED after a node failure), the cause saying so.
-  void RequeueOrEnd(Job& job,
-                    JobState end_state,
-                    const std::string& after,
-                    const std::string& cause);
-  // Node failure (issue #6): NODE_FAIL → PENDING, or FAILED (RequeueOrEnd); LoseJob first
-  // honours a cancel or time limit under way (StopBook::OnLost). CheckNodeLiveness marks
-  // silent remote nodes down (options_.node_timeout).
-  void LoseJob(Job& job, const std::string& cause);
+  // Node failure (issue #6): CheckNodeLiveness marks silent remote nodes down
+  // (options_.node_timeout) and their jobs lost (JobBook::Lose).
   void CheckNodeLiveness();
   // Administration (admin.cpp): the node's state from its agent and an admin's drain
   // (NodeRegistry::RefreshState, recorded and stored); drains that end when the last job
@@ -291,8 +262,6 @@ class Controller final : public ClusterService, public AgentReports {
   Result<Job> DoApprove(const Caller& caller, JobId id);
   Result<Job> DoCheckpoint(const Caller& caller, JobId id);
   std::vector<RunningJob> RunningJobs() const;
-  // The job's limit, defaulted and capped by its priority class.
-  std::optional<std::chrono::seconds> EffectiveLimit(const Job& job) const;
   void ApplyDecisions(Decisions decisions);
   void CountWait(const Job& job);  // a job just started: the queue-wait histogram
   // The next moment a pass may decide something new on unchanged state (lifecycle/wakeups.h).
@@ -315,7 +284,6 @@ class Controller final : public ClusterService, public AgentReports {
   // controller made itself): nothing to apply or record.
   static bool AlreadyHolds(const Node& node, const HealthChange& change);
   void ApplyHello(AgentHello hello);
-  void EnforceTimeLimits();
   // The idle reaper (reaping.cpp, idle_reaper.h): each turn the running jobs whose idle rule
   // applies are handed to reaper_ when it is due, and its verdicts applied.
   void ReapIdleJobs();
@@ -344,7 +312,6 @@ class Controller final : public ClusterService, public AgentReports {
   // The agent that holds the output of the job ReadJobLog asks for, or why none can be asked
   // (not started, requeued, node down or never joined).
   Result<NodeAgent*> LogSource(const Caller& caller, const LogRequest& request);
-  void EraseFinished();
 
   std::unique_ptr<Telemetry> own_telemetry_;  // when options.telemetry is null
   Telemetry* telemetry_;                      // thread-safe; used from agent threads too
@@ -372,30 +339,22 @@ class Controller final : public ClusterService, public AgentReports {
   // killed is stopped (FAILED, with the cause; memory_breach_watch.h).
   void EnforceMemoryLimits();
 
-  std::map<JobId, Job> active_;  // every job not in a terminal state
-  // The active jobs that hold GPUs (HoldsGpus), and those that ended this turn (EraseFinished
-  // drops them): the per-turn work (time limits, usage, wake-ups, the snapshot's running jobs)
-  // visits these instead of every active job, so that a deep queue does not slow each turn.
-  // Kept by Transition (the one place a job's state changes), AddJob and Load.
-  std::set<JobId> holding_;
-  std::vector<JobId> ended_;
+  // The active jobs, every change of their state, the stops under way and the turn's journal
+  // (lifecycle/job_book.h). After clock_ and options_, which it is made from.
+  JobBook jobs_;
   NodeRegistry nodes_;  // the nodes, their agents, liveness and drains (node_registry.h)
-  // The jobs being stopped with why, and why requeued jobs wait again (lifecycle/stops.h).
-  StopBook stops_;
-  std::map<JobId, GangMember> gangs_to_settle_;  // by gang id: what NoteGang saw this turn
-  IdleReaper reaper_;  // its warnings under way and next deadline (idle_reaper.h)
+  IdleReaper reaper_;   // its warnings under way and next deadline (idle_reaper.h)
   // Jobs over their GPU memory whose largest process was killed (OnMemoryBreach), until the
   // breach clears or the job is stopped. After options_, which it is made from.
   MemoryBreachWatch breaches_{options_.sharing};
-  // Pending jobs that wait for other jobs to end, judged on active_ and the store
+  // Pending jobs that wait for other jobs to end, judged on the active jobs and the store
   // (dependency_book.h). After both.
-  DependencyBook dependencies_{active_, *store_};
+  DependencyBook dependencies_{jobs_.Active(), *store_};
   // Fair-share ledgers, the budget period's sums and the budget verdicts (usage_book.h).
   UsageBook usage_;
   // The run-time predictor (run_time_book.h); each active job keeps its estimate.
   RunTimeBook runtimes_;
   StoreBatch batch_;
-  std::map<JobId, std::size_t> batch_job_slot_;      // job id → its place in batch_.jobs
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
   std::int64_t next_job_id_ = 1;
   // Scheduling state (scheduling.cpp). scheduler_ holds what the last pass decided on plus the

@@ -31,59 +31,6 @@ Result<Job> Controller::DoSubmitGang(const Caller& caller, const JobSpec& spec) 
   return *lead;
 }
 
-void Controller::NoteGang(const Job& job) {
-  if (job.spec.gang.has_value()) {
-    gangs_to_settle_.emplace(job.spec.gang->gang_job, *job.spec.gang);
-  }
-}
-
-void Controller::SettleGangs() {
-  // Each action below notes the gang again (Transition, RequestKill); the second look finds
-  // every member ended or stopping and SettleGang returns nothing, so the loop ends.
-  while (!gangs_to_settle_.empty()) {
-    const GangMember gang = gangs_to_settle_.begin()->second;
-    gangs_to_settle_.erase(gangs_to_settle_.begin());
-    std::vector<GangMemberState> states;
-    for (const Job* job : GangMembers(active_, gang)) {
-      states.push_back(GangMemberState{.job = job->id,
-                                       .rank = job->spec.gang->rank,
-                                       .size = job->spec.gang->size,
-                                       .state = job->state,
-                                       .reason = job->reason,
-                                       .stopping = stops_.Find(job->id)});
-    }
-    for (const GangAction& action : SettleGang(states)) {
-      Job& job = active_.at(action.job);
-      switch (action.step) {
-        case GangStep::kCancel:
-          Transition(job, JobState::kCancelled, action.cause, "controller");
-          break;
-        case GangStep::kStopToCancel:
-          Record(job.id, "cancel", "controller", action.cause + ": stopping the job's processes");
-          RequestKill(job, JobState::kCancelled, action.cause, kSigTerm);
-          break;
-        case GangStep::kRetargetToCancel:
-          stops_.Request(job.id,
-                         StopIntent{.final_state = JobState::kCancelled, .cause = action.cause});
-          break;
-        case GangStep::kStopToRequeue:
-          Record(job.id,
-                 "requeue",
-                 "controller",
-                 action.cause + ": sending SIG" + CheckpointSignalName(job.spec.checkpoint_signal) +
-                     ", " + AfterStopText(job, JobState::kCancelled));
-          job.reason = action.cause;
-          StopToRequeue(job,
-                        JobState::kPreempted,
-                        "its gang's requeue",
-                        action.cause,
-                        job.spec.checkpoint_signal);
-          break;
-      }
-    }
-  }
-}
-
 void Controller::AddGangEnvironment(Job& launched) const {
   // The members' nodes by rank, from their allocations: the gang starts whole, so at any
   // launch (the first, or one re-sent after an agent reconnects) every member has its node.
@@ -91,7 +38,7 @@ void Controller::AddGangEnvironment(Job& launched) const {
   int rank = 0;
   int position = 0;
   std::string master;
-  for (const Job* member : GangMembers(active_, *launched.spec.gang)) {
+  for (const Job* member : GangMembers(jobs_.Active(), *launched.spec.gang)) {
     if (!member->allocation.has_value()) {
       continue;
     }

@@ -54,10 +54,10 @@ void Controller::HoldForLeftovers(const Job& job, const JobExitReport& report) {
     }
     gpu.health = GpuHealth::kDegraded;
     gpu.health_cause = cause;
-    Record(std::nullopt,
-           "gpu_health",
-           "agent:" + name.value(),
-           GpuName(gpu.index, gpu.uuid, name) + ": ok -> degraded: " + cause);
+    jobs_.Record(std::nullopt,
+                 "gpu_health",
+                 "agent:" + name.value(),
+                 GpuName(gpu.index, gpu.uuid, name) + ": ok -> degraded: " + cause);
   }
   batch_.nodes.push_back(*node);
   passes_.NeedFull();
@@ -77,8 +77,8 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
                       .subject = gpu + " failed",
                       .message = change.cause};
   bool held = false;
-  for (const JobId id : std::vector<JobId>(holding_.begin(), holding_.end())) {
-    Job& job = active_.at(id);
+  for (const JobId id : std::vector<JobId>(jobs_.Holding().begin(), jobs_.Holding().end())) {
+    Job& job = jobs_.At(id);
     if (!Uses(job, node, change.uuid)) {
       continue;
     }
@@ -88,18 +88,19 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
               notice.subject,
               change.cause + "; job " + std::to_string(id.value()) +
                   (job.spec.requeue ? " is requeued" : " ends FAILED (--no-requeue)"));
-    if (stops_.Stopping(id)) {
+    if (jobs_.Stops().Stopping(id)) {
       continue;  // already stopping (cancel, time limit, preemption): it ends as meant
     }
     const int signal = change.lost ? kSigTerm : job.spec.checkpoint_signal;
-    Record(id,
-           "gpu_failover",
-           "controller",
-           cause + ": sending SIG" + CheckpointSignalName(signal) +
-               (change.lost ? " (the GPU does not answer: no checkpoint)" : " to checkpoint") +
-               ", " + AfterStopText(job, JobState::kFailed));
+    jobs_.Record(
+        id,
+        "gpu_failover",
+        "controller",
+        cause + ": sending SIG" + CheckpointSignalName(signal) +
+            (change.lost ? " (the GPU does not answer: no checkpoint)" : " to checkpoint") + ", " +
+            jobs_.AfterStopText(job, JobState::kFailed));
     job.reason = cause;
-    StopToRequeue(job, JobState::kNodeFail, "GPU failure", cause, signal);
+    jobs_.StopToRequeue(job, JobState::kNodeFail, "GPU failure", cause, signal);
   }
   if (!held) {
     Notify(std::move(notice));
@@ -121,11 +122,11 @@ Result<Gpu> Controller::ResumeGpu(const Caller& caller,
       return Unavailable("the agent of " + node.value() +
                          " is not connected; resume the GPU once the node is back up");
     }
-    Record(std::nullopt,
-           "gpu_health",
-           caller.user,
-           "resume " + name + " (was " + std::string(ToString(found->health)) + ": " +
-               found->health_cause + "): its health is judged afresh from its next sample");
+    jobs_.Record(std::nullopt,
+                 "gpu_health",
+                 caller.user,
+                 "resume " + name + " (was " + std::string(ToString(found->health)) + ": " +
+                     found->health_cause + "): its health is judged afresh from its next sample");
     after_commit_.emplace_back(
         [agent = entry.agent, uuid = found->uuid] { agent->ResetGpuHealth(uuid); });
     return *found;
@@ -189,31 +190,32 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller,
     if (found->sharing == wanted) {
       if (found->sharing_next.has_value()) {
         found->sharing_next.reset();
-        Record(std::nullopt,
-               "gpu_mode",
-               caller.user,
-               name + " stays " + from + ": the waiting change was called off");
+        jobs_.Record(std::nullopt,
+                     "gpu_mode",
+                     caller.user,
+                     name + " stays " + from + ": the waiting change was called off");
       } else {
         return *found;  // already so: nothing to do
       }
-    } else if (const std::string holders = HolderList(active_, holding_, node, found->uuid);
+    } else if (const std::string holders =
+                   HolderList(jobs_.Active(), jobs_.Holding(), node, found->uuid);
                !holders.empty()) {
       // A job holds it whole, or shares it under the old rules: the change waits until the
       // GPU is empty, and until then the GPU takes no new work (TakesWholeJobs/TakesFractions).
       found->sharing_next = wanted;
       nodes_.NoteModeWaiting();
-      Record(std::nullopt,
-             "gpu_mode",
-             caller.user,
-             name + " goes from " + from + " to " + std::string(ToString(wanted)) +
-                 " once job(s) " + holders + " end; it takes no new work until then");
+      jobs_.Record(std::nullopt,
+                   "gpu_mode",
+                   caller.user,
+                   name + " goes from " + from + " to " + std::string(ToString(wanted)) +
+                       " once job(s) " + holders + " end; it takes no new work until then");
     } else {
       found->sharing = wanted;
       found->sharing_next.reset();
-      Record(std::nullopt,
-             "gpu_mode",
-             caller.user,
-             name + " is now " + std::string(ToString(wanted)) + " (was " + from + ")");
+      jobs_.Record(std::nullopt,
+                   "gpu_mode",
+                   caller.user,
+                   name + " is now " + std::string(ToString(wanted)) + " (was " + from + ")");
     }
     const Gpu answer = *found;
     batch_.nodes.push_back(entry.node);
@@ -226,7 +228,7 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller,
 void Controller::ApplyWaitingModes() {
   NodeRegistry::WaitingModes waiting =
       nodes_.ApplyWaitingModes([this](const NodeId& node, const GpuUuid& uuid) {
-        return !HolderList(active_, holding_, node, uuid).empty();
+        return !HolderList(jobs_.Active(), jobs_.Holding(), node, uuid).empty();
       });
   for (NodeRegistry::MigLayoutSend& send : waiting.layouts) {
     after_commit_.emplace_back(
@@ -235,12 +237,12 @@ void Controller::ApplyWaitingModes() {
         });
   }
   for (const NodeRegistry::ModeApplied& applied : waiting.applied) {
-    Record(std::nullopt,
-           "gpu_mode",
-           "controller",
-           GpuName(applied.index, applied.uuid, applied.node) + " is now " +
-               std::string(ToString(applied.to)) + " (was " + std::string(ToString(applied.from)) +
-               "): its last job ended");
+    jobs_.Record(std::nullopt,
+                 "gpu_mode",
+                 "controller",
+                 GpuName(applied.index, applied.uuid, applied.node) + " is now " +
+                     std::string(ToString(applied.to)) + " (was " +
+                     std::string(ToString(applied.from)) + "): its last job ended");
   }
   for (Node& node : waiting.changed) {
     telemetry_->SetInventory(node);
@@ -274,14 +276,14 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller,
     found->mig_layout_next = profiles;
     nodes_.ForgetMigLayoutSent(found->uuid);
     nodes_.NoteModeWaiting();
-    const std::string holders = HolderList(active_, holding_, node, found->uuid);
-    Record(std::nullopt,
-           "gpu_mig_layout",
-           caller.user,
-           name + " gets MIG layout " + LayoutText(profiles) +
-               (holders.empty()
-                    ? ": applying it now"
-                    : " once job(s) " + holders + " end; it takes no new MIG job until then"));
+    const std::string holders = HolderList(jobs_.Active(), jobs_.Holding(), node, found->uuid);
+    jobs_.Record(std::nullopt,
+                 "gpu_mig_layout",
+                 caller.user,
+                 name + " gets MIG layout " + LayoutText(profiles) +
+                     (holders.empty() ? ": applying it now"
+                                      : " once job(s) " + holders +
+                                            " end; it takes no new MIG job until then"));
     const Gpu answer = *found;
     batch_.nodes.push_back(entry.node);
     telemetry_->SetInventory(entry.node);
@@ -305,11 +307,11 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
     }
     const std::string name = GpuName(gpu->index, gpu->uuid, node);
     if (!sample.mig_layout_error.empty() && gpu->mig_layout_next.has_value()) {
-      Record(std::nullopt,
-             "gpu_mig_layout",
-             "agent:" + node.value(),
-             name + ": MIG layout " + LayoutText(*gpu->mig_layout_next) +
-                 " was not applied: " + sample.mig_layout_error);
+      jobs_.Record(std::nullopt,
+                   "gpu_mig_layout",
+                   "agent:" + node.value(),
+                   name + ": MIG layout " + LayoutText(*gpu->mig_layout_next) +
+                       " was not applied: " + sample.mig_layout_error);
       gpu->mig_layout_next.reset();
       nodes_.ForgetMigLayoutSent(gpu->uuid);
       changed = true;
@@ -336,10 +338,10 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
       gpu->mig_layout_next.reset();
       nodes_.ForgetMigLayoutSent(gpu->uuid);
     }
-    Record(std::nullopt,
-           "gpu_mig_layout",
-           "agent:" + node.value(),
-           name + " now has MIG devices " + LayoutText(now));
+    jobs_.Record(std::nullopt,
+                 "gpu_mig_layout",
+                 "agent:" + node.value(),
+                 name + " now has MIG devices " + LayoutText(now));
   }
   if (changed) {
     batch_.nodes.push_back(*known);
@@ -375,7 +377,7 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
   }
   NodeAgent* agent = nodes_.AgentFor(job);
   BreachResponse response = breaches_.OnBreach(job, change, agent != nullptr, clock_.Now());
-  Record(job.id, "memory_breach", "controller", response.event);
+  jobs_.Record(job.id, "memory_breach", "controller", response.event);
   if (response.kill) {
     after_commit_.emplace_back([agent, id = job.id, pid = *change.pid, cause = change.message] {
       agent->KillProcess(id, pid, cause);
@@ -392,15 +394,15 @@ void Controller::EnforceMemoryLimits() {
     return;
   }
   const std::vector<BreachStop> stops = breaches_.Overdue(clock_.Now(), [this](JobId id) {
-    const auto job = active_.find(id);
-    if (job == active_.end() || !HoldsGpus(job->second)) {
+    const auto job = jobs_.Active().find(id);
+    if (job == jobs_.Active().end() || !HoldsGpus(job->second)) {
       return BreachWatched::kGone;
     }
-    return stops_.Stopping(id) ? BreachWatched::kStopping : BreachWatched::kHolding;
+    return jobs_.Stops().Stopping(id) ? BreachWatched::kStopping : BreachWatched::kHolding;
   });
   for (const BreachStop& stop : stops) {
-    Record(stop.job, "memory_breach", "controller", stop.cause);
-    RequestKill(active_.at(stop.job), JobState::kFailed, stop.cause, kSigTerm);
+    jobs_.Record(stop.job, "memory_breach", "controller", stop.cause);
+    jobs_.RequestKill(jobs_.At(stop.job), JobState::kFailed, stop.cause, kSigTerm);
   }
 }
 

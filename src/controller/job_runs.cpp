@@ -24,17 +24,12 @@ void Controller::OnAgentHello(AgentHello hello) {
 
 void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
   Post([this, id, pid, start_time] {
-    auto it = active_.find(id);
-    if (it == active_.end() || it->second.state != JobState::kStarting) {
+    auto it = jobs_.Active().find(id);
+    if (it == jobs_.Active().end() || it->second.state != JobState::kStarting) {
       return;
     }
     Job& job = it->second;
-    job.pid = pid;
-    job.start_time = start_time;
-    Transition(job,
-               JobState::kRunning,
-               "running on " + job.allocation->node.value(),
-               "agent:" + job.allocation->node.value());
+    jobs_.Started(job, pid, start_time, "agent:" + job.allocation->node.value());
     // Its start time is known only now: waiting jobs may preempt it once it is old enough.
     if (options_.policy.preemption.enabled) {
       const Time old_enough = start_time + options_.policy.preemption.min_run_time;
@@ -47,9 +42,9 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
 
 void Controller::OnJobExited(JobExitReport report) {
   Post([this, report = std::move(report)] {
-    auto it = active_.find(report.job);
+    auto it = jobs_.Active().find(report.job);
     const bool runs_there =
-        it != active_.end() && HoldsGpus(it->second) &&
+        it != jobs_.Active().end() && HoldsGpus(it->second) &&
         (report.node.value().empty() || it->second.allocation->node == report.node);
     if (runs_there) {
       FinishJob(it->second, report);
@@ -57,7 +52,7 @@ void Controller::OnJobExited(JobExitReport report) {
     }
     // Already recorded (re-reported after a restart), or the exit of an orphan copy on a node
     // the job no longer runs on: nothing to do but let the reporting agent forget it.
-    if (it != active_.end() && report.node.value().empty()) {
+    if (it != jobs_.Active().end() && report.node.value().empty()) {
       return;  // the job's own agent; its exit will be acknowledged when the job ends
     }
     for (const auto& [name, entry] : nodes_.Entries()) {
@@ -84,11 +79,11 @@ void Controller::CheckNodeLiveness() {
     if (down.agent != nullptr) {
       down.agent->EndSession();  // a partitioned agent's next report gets "say hello again"
     }
-    Record(std::nullopt, "node", "controller", cause);
+    jobs_.Record(std::nullopt, "node", "controller", cause);
     spdlog::warn("controller: {}", cause);
-    for (auto& [id, job] : active_) {
+    for (auto& [id, job] : jobs_.Active()) {
       if (HoldsGpus(job) && job.allocation->node == name) {
-        LoseJob(job, cause);
+        jobs_.Lose(job, cause);
       }
     }
     passes_.NeedFull();
@@ -155,7 +150,7 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
     if (!change.cause.empty()) {
       message += ": " + change.cause;
     }
-    Record(std::nullopt, "gpu_health", actor, message);
+    jobs_.Record(std::nullopt, "gpu_health", actor, message);
     passes_.NeedFull();  // a failed GPU takes no work; a recovered one does again
     if (change.to == GpuHealth::kFailed && change.from != GpuHealth::kFailed) {
       FailOverGpu(node, change);
@@ -164,11 +159,12 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
   for (const ConditionChange& change : result.conditions) {
     // Only a job this controller still knows may be named: events reference their job.
     std::optional<JobId> job =
-        change.job && active_.contains(*change.job) ? change.job : std::nullopt;
-    Record(job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor, change.message);
+        change.job && jobs_.Active().contains(*change.job) ? change.job : std::nullopt;
+    jobs_.Record(
+        job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor, change.message);
     if (job && change.kind == kGpuMemoryOverLimit) {
       if (change.active) {
-        OnMemoryBreach(active_.at(*job), change);
+        OnMemoryBreach(jobs_.At(*job), change);
       } else {
         breaches_.OnCleared(*job);
       }
@@ -219,121 +215,30 @@ void Controller::ReleaseGpus(Job& job) {
 }
 
 void Controller::FinishJob(Job& job, const JobExitReport& report) {
-  const RunVerdict end = stops_.OnExit(job.id, report.exit_code, report.cause);
-  job.exit_code = report.exit_code;
-  job.end_time = report.end_time;
   const std::string actor =
       job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
   NodeAgent* agent = nodes_.AgentFor(job);  // before a requeue clears the allocation
   if (!report.leftover_pids.empty()) {
     HoldForLeftovers(job, report);
   }
-  EndRun(job, end, actor);
+  jobs_.Exited(job, report.exit_code, report.cause, report.end_time, actor);
   if (agent != nullptr) {
     JobId id = job.id;
     after_commit_.emplace_back([agent, id] { agent->AcknowledgeExit(id); });
   }
 }
 
-// The run ended as the stop book said (StopBook::OnExit, OnLost): the job takes that state, then
-// goes back to the queue at its place if the end asks for it (or ends, if it must not run twice).
-void Controller::EndRun(Job& job, const RunVerdict& end, const std::string& actor) {
-  Transition(job, end.state, end.cause, actor);
-  if (end.requeue) {
-    RequeueOrEnd(job, end.requeue->otherwise, end.requeue->after, end.requeue->cause);
-  }
-}
-
-void Controller::RequestKill(Job& job,
-                             JobState final_state,
-                             const std::string& cause,
-                             int first_signal) {
-  Kill(job, StopIntent{.final_state = final_state, .cause = cause}, first_signal);
-}
-
-void Controller::Kill(Job& job, StopIntent intent, int first_signal) {
-  const std::string cause = intent.cause;
-  stops_.Request(job.id, std::move(intent));
-  NoteGang(job);
-  NodeAgent* agent = nodes_.AgentFor(job);
-  if (agent == nullptr) {
-    return;
-  }
-  JobId id = job.id;
-  auto grace = options_.kill_grace;
-  after_commit_.emplace_back(
-      [agent, id, grace, cause, first_signal] { agent->Kill(id, grace, cause, first_signal); });
-}
-
 void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
-  Record(victim.id,
-         "preempt",
-         "scheduler",
-         decision.cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) +
-             ", " + AfterStopText(victim, JobState::kCancelled));
+  jobs_.Record(victim.id,
+               "preempt",
+               "scheduler",
+               decision.cause + ": sending SIG" +
+                   CheckpointSignalName(victim.spec.checkpoint_signal) + ", " +
+                   jobs_.AfterStopText(victim, JobState::kCancelled));
   victim.reason = decision.cause;  // what its owner sees while it stops
   Notify(PreemptedNotification(victim, decision.cause, clock_.Now()));
-  StopToRequeue(
+  jobs_.StopToRequeue(
       victim, JobState::kPreempted, "preemption", decision.cause, victim.spec.checkpoint_signal);
-}
-
-std::string Controller::AfterStopText(const Job& job, JobState end_state) const {
-  return "SIGKILL after " + FormatDuration(options_.kill_grace) +
-         (job.spec.requeue
-              ? "; the job goes back to the queue at its place"
-              : "; the job then ends " + std::string(ToString(end_state)) + " (--no-requeue)");
-}
-
-void Controller::StopToRequeue(Job& job,
-                               JobState state,
-                               const std::string& after,
-                               const std::string& cause,
-                               int first_signal) {
-  Kill(job, StopIntent{.final_state = state, .cause = cause, .requeue_after = after}, first_signal);
-}
-
-// PREEMPTED or NODE_FAIL → PENDING (`after` says which). The submit time is kept, so the job keeps
-// its place in the order; the run's GPU-time stays in the team's counters and its usage in
-// job.usage (ReleaseGpus).
-void Controller::Requeue(Job& job, const std::string& after, const std::string& cause) {
-  counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
-  stops_.Requeued(job.id, after, cause);
-  job.allocation.reset();
-  job.pid.reset();
-  job.start_time.reset();
-  job.end_time.reset();
-  job.exit_code.reset();
-  job.preemptible = false;
-  Transition(job, JobState::kPending, "requeued after " + after + ": " + cause, "scheduler");
-  passes_.NeedFull();
-}
-
-// A job that must not run twice (`--no-requeue`: it sends mail, appends to a database) cannot
-// be put back in the queue without the risk of a second, partial run: it ends in `end_state`
-// instead, as Slurm cancels non-requeueable victims (PreemptMode=CANCEL) and fails those of a
-// failed node. Its dependents and array see the end as any other (Transition).
-void Controller::RequeueOrEnd(Job& job,
-                              JobState end_state,
-                              const std::string& after,
-                              const std::string& cause) {
-  if (job.spec.requeue) {
-    Requeue(job, after, cause);
-    return;
-  }
-  Transition(job, end_state, cause + "; not requeued (--no-requeue)", "controller");
-}
-
-// A job lost with its node (its agent went silent, or came back without it): a cancel or time
-// limit under way ends as it was meant to (the kill cannot be confirmed, but the job is not to
-// run again); otherwise RUNNING/STARTING → NODE_FAIL → PENDING at its place, as a preempted job
-// goes back (or FAILED if it must not run twice). A copy still running on a node that comes
-// back is killed at that node's hello.
-void Controller::LoseJob(Job& job, const std::string& cause) {
-  const RunVerdict end = stops_.OnLost(job.id, cause);
-  const std::string actor = !end.requeue     ? std::string("controller")
-                            : job.allocation ? "node:" + job.allocation->node.value()
-                                             : std::string("system");
-  EndRun(job, end, actor);
 }
 
 void Controller::ApplyHello(AgentHello hello) {
@@ -347,18 +252,19 @@ void Controller::ApplyHello(AgentHello hello) {
   SetNodeState(name);  // draining/drained again if an admin's drain holds
   batch_.nodes.push_back(entry.node);
   if (merged.changed) {
-    Record(std::nullopt,
-           "node",
-           "agent:" + name.value(),
-           "node " + name.value() + (merged.was_down ? " back up" : " up") + " with " +
-               std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend + ")");
+    jobs_.Record(std::nullopt,
+                 "node",
+                 "agent:" + name.value(),
+                 "node " + name.value() + (merged.was_down ? " back up" : " up") + " with " +
+                     std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend +
+                     ")");
   }
   std::set<JobId> running(hello.running.begin(), hello.running.end());
   std::map<JobId, JobExitReport> ended;
   for (auto& e : hello.ended) {
     ended.emplace(e.job, e);
   }
-  for (auto& [id, job] : active_) {
+  for (auto& [id, job] : jobs_.Active()) {
     if (!job.allocation || job.allocation->node != name ||
         (job.state != JobState::kStarting && job.state != JobState::kRunning)) {
       continue;
@@ -366,9 +272,10 @@ void Controller::ApplyHello(AgentHello hello) {
     if (running.contains(id)) {
       if (job.state == JobState::kStarting) {
         job.start_time = clock_.Now();
-        Transition(job, JobState::kRunning, "re-attached after restart", "agent:" + name.value());
+        jobs_.Transition(
+            job, JobState::kRunning, "re-attached after restart", "agent:" + name.value());
       } else {
-        Record(id, "reattach", "agent:" + name.value(), "re-attached after restart");
+        jobs_.Record(id, "reattach", "agent:" + name.value(), "re-attached after restart");
       }
     } else if (auto e = ended.find(id); e != ended.end()) {
       FinishJob(job, e->second);
@@ -378,13 +285,14 @@ void Controller::ApplyHello(AgentHello hello) {
       after_commit_.emplace_back(
           [agent = entry.agent, launch = LaunchOf(job)] { agent->Launch(launch); });
     } else {
-      LoseJob(job, "its supervisor was not found on " + name.value() + " when its agent came back");
+      jobs_.Lose(job,
+                 "its supervisor was not found on " + name.value() + " when its agent came back");
     }
   }
   // Kills still wanted (a cancel, a time limit, a preemption) whose command may have been lost
   // with the agent's old connection. A kill of a job the agent no longer has is a no-op.
-  for (const auto& [id, termination] : stops_.Intents()) {
-    const Job& job = active_.at(id);
+  for (const auto& [id, termination] : jobs_.Stops().Intents()) {
+    const Job& job = jobs_.At(id);
     if (running.contains(id) && job.allocation && job.allocation->node == name) {
       after_commit_.emplace_back([agent = entry.agent,
                                   id = id,
@@ -397,9 +305,9 @@ void Controller::ApplyHello(AgentHello hello) {
   // unknown, pending again (requeued after the node failed), or running elsewhere since. They
   // must not run twice.
   for (JobId id : running) {
-    auto it = active_.find(id);
+    auto it = jobs_.Active().find(id);
     const bool ours =
-        it != active_.end() && HoldsGpus(it->second) && it->second.allocation->node == name;
+        it != jobs_.Active().end() && HoldsGpus(it->second) && it->second.allocation->node == name;
     if (!ours) {
       NodeAgent* agent = entry.agent;
       after_commit_.emplace_back([agent, id, grace = options_.kill_grace] {
@@ -411,33 +319,11 @@ void Controller::ApplyHello(AgentHello hello) {
     }
   }
   for (auto& [id, e] : ended) {
-    if (!active_.contains(id) && entry.agent != nullptr) {
+    if (!jobs_.Active().contains(id) && entry.agent != nullptr) {
       after_commit_.emplace_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
     }
   }
   passes_.NeedFull();
-}
-
-void Controller::EnforceTimeLimits() {
-  const Time now = clock_.Now();
-  // A copy: a kill may end a job (and change holding_) at once.
-  for (const JobId id : std::vector<JobId>(holding_.begin(), holding_.end())) {
-    Job& job = active_.at(id);
-    if (job.state != JobState::kRunning || !job.start_time || stops_.Stopping(id)) {
-      continue;
-    }
-    const std::optional<std::chrono::seconds> limit = EffectiveLimit(job);
-    if (limit && now >= *job.start_time + *limit) {
-      const std::string cause = "time limit " + FormatDuration(*limit) + " reached";
-      Record(id, "timeout", "controller", cause + ": stopping the job's processes");
-      RequestKill(job, JobState::kTimeout, cause, kSigTerm);
-    }
-  }
-}
-
-std::optional<std::chrono::seconds> Controller::EffectiveLimit(const Job& job) const {
-  return EffectiveTimeLimit(ClassPolicyFor(options_.policy, job.spec.priority),
-                            job.spec.time_limit);
 }
 
 }  // namespace gf

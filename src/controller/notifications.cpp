@@ -61,7 +61,7 @@ void Controller::CheckBudgetAlerts() {
   // The period first (a new month starts every team afresh), then the use in it.
   const Time period_start = usage_.CurrentPeriod().start;
   for (BudgetAlert& alert : router_.CheckBudgets(now, period_start, TeamBudgets(now))) {
-    Record(std::nullopt, "quota", "scheduler", alert.event);
+    jobs_.Record(std::nullopt, "quota", "scheduler", alert.event);
     Notify(std::move(alert.notification));
   }
 }
@@ -90,7 +90,7 @@ Result<Subscription> Controller::CreateSubscription(const Caller& caller, Subscr
   return Call<Subscription>([this, caller, sub = std::move(sub)]() -> Result<Subscription> {
     batch_.subscriptions.push_back(sub);
     router_.Add(sub);
-    Record(std::nullopt, "subscription", caller.user, "created " + DescribeSubscription(sub));
+    jobs_.Record(std::nullopt, "subscription", caller.user, "created " + DescribeSubscription(sub));
     return sub;
   });
 }
@@ -107,7 +107,8 @@ Result<Subscription> Controller::DeleteSubscription(const Caller& caller, const 
   return Call<Subscription>([this, caller, id]() -> Result<Subscription> {
     GF_ASSIGN_OR_RETURN(Subscription removed, router_.Remove(caller, id));
     batch_.removed_subscriptions.push_back(id);
-    Record(std::nullopt, "subscription", caller.user, "removed " + DescribeSubscription(removed));
+    jobs_.Record(
+        std::nullopt, "subscription", caller.user, "removed " + DescribeSubscription(removed));
     return removed;
   });
 }

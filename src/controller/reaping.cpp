@@ -10,16 +10,17 @@ namespace gf {
 void Controller::ReapIdleJobs() {
   const Time now = clock_.Now();
   reaper_.Prune([this](JobId id) {
-    const auto job = active_.find(id);
-    return job != active_.end() && job->second.state == JobState::kRunning && !stops_.Stopping(id);
+    const auto job = jobs_.Active().find(id);
+    return job != jobs_.Active().end() && job->second.state == JobState::kRunning &&
+           !jobs_.Stops().Stopping(id);
   });
   if (!AnyIdleReaping(options_.policy) || !reaper_.Due(now)) {
     return;
   }
   std::vector<IdleCandidate> candidates;
-  for (const JobId id : holding_) {
-    const Job& job = active_.at(id);
-    if (job.state != JobState::kRunning || stops_.Stopping(id)) {
+  for (const JobId id : jobs_.Holding()) {
+    const Job& job = jobs_.At(id);
+    if (job.state != JobState::kRunning || jobs_.Stops().Stopping(id)) {
       continue;
     }
     if (const std::optional<IdleReaping> rule = IdleReapingFor(options_.policy, job.spec)) {
@@ -30,38 +31,39 @@ void Controller::ReapIdleJobs() {
                                          .idle_since = telemetry_->IdleSince(id)});
     }
   }
-  // Jobs stay in active_ until the turn's end (EraseFinished), even one a cancel ends at once.
+  // Jobs stay in jobs_.Active() until the turn's end (EraseFinished), even one a cancel ends at
+  // once.
   for (const IdleVerdict& verdict : reaper_.Judge(candidates, now)) {
-    ApplyIdleVerdict(active_.at(verdict.job), verdict);
+    ApplyIdleVerdict(jobs_.At(verdict.job), verdict);
   }
 }
 
 void Controller::ApplyIdleVerdict(Job& job, const IdleVerdict& verdict) {
   switch (verdict.step) {
     case IdleStep::kWarn:
-      Record(job.id, "idle_warning", "reaper", verdict.event);
+      jobs_.Record(job.id, "idle_warning", "reaper", verdict.event);
       job.reason = verdict.reason;
       break;
     case IdleStep::kWithdraw:
-      Record(job.id, "idle_cleared", "reaper", verdict.event);
+      jobs_.Record(job.id, "idle_cleared", "reaper", verdict.event);
       job.reason = verdict.reason;
       break;
     case IdleStep::kReap:
       job.reason = verdict.reason;
       if (verdict.action == IdleAction::kCancel) {
-        Record(job.id,
-               "idle_reap",
-               "reaper",
-               job.reason + ": cancelling the job (idle_action cancel)");
-        RequestKill(job, JobState::kCancelled, job.reason, kSigTerm);
+        jobs_.Record(job.id,
+                     "idle_reap",
+                     "reaper",
+                     job.reason + ": cancelling the job (idle_action cancel)");
+        jobs_.RequestKill(job, JobState::kCancelled, job.reason, kSigTerm);
         break;
       }
-      Record(job.id,
-             "idle_reap",
-             "reaper",
-             job.reason + ": sending SIG" + CheckpointSignalName(job.spec.checkpoint_signal) +
-                 ", " + AfterStopText(job, JobState::kCancelled));
-      StopToRequeue(
+      jobs_.Record(job.id,
+                   "idle_reap",
+                   "reaper",
+                   job.reason + ": sending SIG" + CheckpointSignalName(job.spec.checkpoint_signal) +
+                       ", " + jobs_.AfterStopText(job, JobState::kCancelled));
+      jobs_.StopToRequeue(
           job, JobState::kPreempted, "idle reaping", verdict.cause, job.spec.checkpoint_signal);
       break;
   }

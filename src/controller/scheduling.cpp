@@ -98,10 +98,11 @@ void Controller::FullPass() {
     usage_.NoteFullPass(RunningSpans(), clock_.Now());
   }
   // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
-  Decisions decisions = scheduler_.Full(Snapshot(),
-                                        PendingQueue(HeldBack(active_, dependencies_.Graph())),
-                                        options_.policy,
-                                        clock_.Now());
+  Decisions decisions =
+      scheduler_.Full(Snapshot(),
+                      PendingQueue(HeldBack(jobs_.Active(), dependencies_.Graph())),
+                      options_.policy,
+                      clock_.Now());
   if (!decisions.pending.empty()) {
     if (const std::optional<Time> at = NextPassAt()) {
       passes_.ArmAt(*at);
@@ -111,8 +112,8 @@ void Controller::FullPass() {
   // The jobs held back get their reasons after this pass's starts, so that an array's count
   // of running tasks includes the ones just started. Computed again on the same jobs: what
   // the pass started leaves the same tasks over their array's limit.
-  for (const auto& [id, reason] : HeldBack(active_, dependencies_.Graph())) {
-    Job& job = active_.at(id);
+  for (const auto& [id, reason] : HeldBack(jobs_.Active(), dependencies_.Graph())) {
+    Job& job = jobs_.At(id);
     job.reason = reason.text;  // in memory only, like the reasons Decide gives
     job.pending_reason = reason;
     job.estimated_start.reset();
@@ -136,8 +137,8 @@ void Controller::IncrementalPass() {
     in_step = apply(scheduler_.OnCompletions(batch.ends, now));
   }
   for (std::size_t i = 0; in_step && i < batch.arrivals.size(); ++i) {
-    auto it = active_.find(batch.arrivals[i]);
-    if (it == active_.end() || it->second.state != JobState::kPending) {
+    auto it = jobs_.Active().find(batch.arrivals[i]);
+    if (it == jobs_.Active().end() || it->second.state != JobState::kPending) {
       continue;  // it left in the same turn (cancelled): its end event says nothing either
     }
     const PassTimer timer(counters_.incremental_passes);
@@ -172,7 +173,7 @@ QueuedJob Controller::AsQueued(const Job& job) {
 
 Queue Controller::PendingQueue(const std::map<JobId, PendingReason>& held) const {
   Queue queue;
-  for (const auto& [id, job] : active_) {
+  for (const auto& [id, job] : jobs_.Active()) {
     if (job.state == JobState::kPending && !held.contains(id)) {
       queue.pending.push_back(AsQueued(job));
     }
@@ -182,9 +183,9 @@ Queue Controller::PendingQueue(const std::map<JobId, PendingReason>& held) const
 
 std::vector<RunningJob> Controller::RunningJobs() const {
   std::vector<RunningJob> out;
-  out.reserve(holding_.size());
-  for (const JobId id : holding_) {
-    const Job& job = active_.at(id);
+  out.reserve(jobs_.Holding().size());
+  for (const JobId id : jobs_.Holding()) {
+    const Job& job = jobs_.At(id);
     out.push_back(RunningJob{
         .id = id,
         .team = job.spec.team,
@@ -193,10 +194,10 @@ std::vector<RunningJob> Controller::RunningJobs() const {
         .allocation = *job.allocation,
         // A STARTING job has run for no time yet: it is as young as a job can be.
         .start_time = job.start_time.value_or(clock_.Now()),
-        .time_limit = EffectiveLimit(job),
+        .time_limit = jobs_.EffectiveLimit(job),
         .preemptible = job.preemptible,
         .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
-        .stopping = stops_.Stopping(id),
+        .stopping = jobs_.Stops().Stopping(id),
         .estimate = EstimateOf(job),
     });
   }
@@ -225,8 +226,8 @@ ClusterSnapshot Controller::NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> al
 
 ClusterSnapshot Controller::Snapshot() const {
   std::map<NodeId, std::set<GpuUuid>> allocated;
-  for (const JobId id : holding_) {
-    const Job& job = active_.at(id);
+  for (const JobId id : jobs_.Holding()) {
+    const Job& job = jobs_.At(id);
     allocated[job.allocation->node].insert(job.allocation->gpus.begin(),
                                            job.allocation->gpus.end());
   }
@@ -242,26 +243,25 @@ ClusterSnapshot Controller::Snapshot() const {
 // pass of its minimum run time then).
 std::optional<Time> Controller::NextPassAt() const {
   std::vector<RunningJob> running = RunningJobs();
-  std::erase_if(running, [&](const RunningJob& job) {
-    return active_.at(job.id).state != JobState::kRunning;
-  });
+  std::erase_if(
+      running, [&](const RunningJob& job) { return jobs_.At(job.id).state != JobState::kRunning; });
   return gf::NextPassAt(running, options_.policy, clock_.Now());
 }
 
 void Controller::ApplyDecisions(Decisions decisions) {
   std::vector<JobId> started;
   for (const PreemptDecision& preemption : decisions.preemptions) {
-    auto victim = active_.find(preemption.victim);
-    if (victim != active_.end() && HoldsGpus(victim->second) &&
-        !stops_.Stopping(preemption.victim)) {
+    auto victim = jobs_.Active().find(preemption.victim);
+    if (victim != jobs_.Active().end() && HoldsGpus(victim->second) &&
+        !jobs_.Stops().Stopping(preemption.victim)) {
       Preempt(victim->second, preemption);
     } else {
       passes_.NeedFull();  // the scheduler thought it running: its copy is stale
     }
   }
   for (auto& start : decisions.starts) {
-    auto it = active_.find(start.job);
-    if (it == active_.end() || it->second.state != JobState::kPending) {
+    auto it = jobs_.Active().find(start.job);
+    if (it == jobs_.Active().end() || it->second.state != JobState::kPending) {
       // Only an incremental pass on a stale copy can propose this; never start a job twice.
       spdlog::warn(
           "controller: the scheduler started job {}, which is not pending; "
@@ -271,22 +271,17 @@ void Controller::ApplyDecisions(Decisions decisions) {
       continue;
     }
     Job& job = it->second;
-    job.allocation = start.allocation;
-    job.preemptible = start.preemptible;
-    job.estimated_start.reset();
-    stops_.Started(job.id);
-    job.last_checkpoint.reset();  // a checkpoint of an earlier run saves nothing of this one
     const NodeEntry& entry = nodes_.At(start.allocation.node);
-    Transition(job,
-               JobState::kStarting,
-               "starting on " + start.allocation.node.value() + " GPUs " +
-                   GpuIndices(entry.node, start.allocation.gpus) +
-                   (start.allocation.gpu_milli < kWholeGpuMilli
-                        ? " (share " + GpuAmountText(start.allocation.gpu_milli) + ", " +
-                              std::to_string(start.allocation.gpu_memory_mib) + " MiB)"
-                        : "") +
-                   (start.preemptible ? " (borrowed: preemptible)" : ""),
-               "scheduler");
+    jobs_.Start(job,
+                start.allocation,
+                start.preemptible,
+                "starting on " + start.allocation.node.value() + " GPUs " +
+                    GpuIndices(entry.node, start.allocation.gpus) +
+                    (start.allocation.gpu_milli < kWholeGpuMilli
+                         ? " (share " + GpuAmountText(start.allocation.gpu_milli) + ", " +
+                               std::to_string(start.allocation.gpu_memory_mib) + " MiB)"
+                         : "") +
+                    (start.preemptible ? " (borrowed: preemptible)" : ""));
     AssignGpus(job);
     CountWait(job);
     started.push_back(job.id);
@@ -294,20 +289,20 @@ void Controller::ApplyDecisions(Decisions decisions) {
   // Launched once every start is applied: a gang member's environment names all its members'
   // nodes.
   for (const JobId id : started) {
-    const Job& job = active_.at(id);
+    const Job& job = jobs_.At(id);
     after_commit_.emplace_back([agent = nodes_.At(job.allocation->node).agent,
                                 launched = LaunchOf(job)] { agent->Launch(launched); });
   }
   // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
-  // after a restart), and every read of a pending job is served from active_. Persisting them
-  // would rewrite every waiting job whenever the head of the queue changes.
+  // after a restart), and every read of a pending job is served from jobs_.Active(). Persisting
+  // them would rewrite every waiting job whenever the head of the queue changes.
   for (auto& pending : decisions.pending) {
-    auto it = active_.find(pending.job);
-    if (it == active_.end()) {
+    auto it = jobs_.Active().find(pending.job);
+    if (it == jobs_.Active().end()) {
       continue;
     }
     Job& job = it->second;
-    const std::string* requeued = stops_.RequeueCause(pending.job);
+    const std::string* requeued = jobs_.Stops().RequeueCause(pending.job);
     job.reason = requeued == nullptr ? pending.reason.text : *requeued + "; " + pending.reason.text;
     job.pending_reason = std::move(pending.reason);
     job.estimated_start = pending.estimated_start;

@@ -124,7 +124,6 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
   job.state = JobState::kPending;
   job.submit_time = clock_.Now();
   job.reason = "waiting for the scheduler";
-  Persist(job);
   std::string limit =
       job.spec.time_limit ? ", time limit " + FormatDuration(*job.spec.time_limit) : "";
   std::string task;
@@ -135,13 +134,13 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
            std::to_string(job.spec.gang->size) + " of job " +
            std::to_string(job.spec.gang->gang_job.value()) + ")";
   }
-  Record(job.id,
-         "submit",
-         caller.user,
-         "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
-             ", priority " + std::string(ToString(job.spec.priority)) + limit);
+  jobs_.Record(job.id,
+               "submit",
+               caller.user,
+               "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
+                   ", priority " + std::string(ToString(job.spec.priority)) + limit);
   job.prediction = runtimes_.Estimate(job);
-  active_.emplace(job.id, job);
+  jobs_.Add(job);
   dependencies_.Track(job);
   NoteArrival(job);
   return job;
@@ -156,28 +155,13 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
     return *fatal_;
   }
   GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id, Action::kCancel));
-  auto it = active_.find(id);
-  if (it == active_.end()) {
+  auto it = jobs_.Active().find(id);
+  if (it == jobs_.Active().end()) {
     return FailedPrecondition("job " + std::to_string(id.value()) + " already ended (" +
                               std::string(ToString(found.state)) + ")");
   }
-  Job& job = it->second;
-  const std::string cause = "cancelled by " + caller.user;
-  const std::optional<StopIntent> stopping = stops_.Find(id);
-  if (job.state == JobState::kPending) {
-    Transition(job, JobState::kCancelled, cause, caller.user);
-  } else if (!stopping) {
-    Record(id, "cancel", caller.user, cause + ": stopping the job's processes");
-    RequestKill(job, JobState::kCancelled, cause, kSigTerm);
-  } else if (Requeues(*stopping)) {
-    // Already stopping to be requeued: it ends cancelled instead of going back to the queue.
-    Record(id,
-           "cancel",
-           caller.user,
-           cause + " while it was being stopped (" + stopping->requeue_after + ")");
-    stops_.Request(id, StopIntent{.final_state = JobState::kCancelled, .cause = cause});
-  }
-  return job;
+  jobs_.Cancel(it->second, caller.user);
+  return it->second;
 }
 
 Result<std::vector<Job>> Controller::CancelArray(const Caller& caller, JobId array_job) {
@@ -197,7 +181,7 @@ Result<std::vector<Job>> Controller::DoCancelArray(const Caller& caller, JobId a
                                 : "; cancel it with gpufleet cancel " + id));
   }
   std::vector<JobId> tasks;
-  for (const auto& [task_id, job] : active_) {
+  for (const auto& [task_id, job] : jobs_.Active()) {
     if (job.spec.array && job.spec.array->array_job == array_job && !IsTerminal(job.state)) {
       tasks.push_back(task_id);
     }
@@ -219,13 +203,13 @@ Result<std::vector<Job>> Controller::DoCancelArray(const Caller& caller, JobId a
 // dependency ended otherwise while gpufleet was down is cancelled now, before the next job is
 // judged (it may wait for this one).
 Status Controller::RestoreDependencies() {
-  for (auto& [id, job] : active_) {
+  for (auto& [id, job] : jobs_.Active()) {
     if (job.state != JobState::kPending || job.spec.after.empty()) {
       continue;
     }
     GF_ASSIGN_OR_RETURN(const std::optional<std::string> broken, dependencies_.Restore(job));
     if (broken) {
-      Transition(job, JobState::kCancelled, *broken, "controller");
+      jobs_.Transition(job, JobState::kCancelled, *broken, "controller");
     }
   }
   return OkStatus();
@@ -251,9 +235,9 @@ void Controller::ResolveDependents(const Job& job) {
 
 void Controller::CancelBroken(const DependencyBook::Resolution& resolution) {
   for (const DependencyGraph::Broken& broken : resolution.cancel) {
-    auto it = active_.find(broken.job);
-    if (it != active_.end() && it->second.state == JobState::kPending) {
-      Transition(it->second, JobState::kCancelled, broken.cause, "scheduler");
+    auto it = jobs_.Active().find(broken.job);
+    if (it != jobs_.Active().end() && it->second.state == JobState::kPending) {
+      jobs_.Transition(it->second, JobState::kCancelled, broken.cause, "scheduler");
     }
   }
   if (resolution.changed) {

@@ -1,0 +1,172 @@
+#include "lifecycle/job_book.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace gf {
+namespace {
+
+// Records what the book asks of its shell, in order.
+class Calls final : public JobBookListener {
+ public:
+  void OnReleasing(Job& job) override {
+    // The run is still on the job here: a shell accounts its GPU-time from it.
+    said.push_back("release " + std::to_string(job.id.value()) +
+                   (job.allocation ? " on " + job.allocation->node.value() : " (no allocation)"));
+  }
+  void OnEnded(const Job& job) override {
+    said.push_back("ended " + std::to_string(job.id.value()) + " " +
+                   std::string(ToString(job.state)));
+  }
+  void OnRequeueing(const Job& job) override {
+    said.push_back("requeue " + std::to_string(job.id.value()));
+  }
+  std::vector<std::string> said;
+};
+
+Job Pending(std::int64_t id, std::optional<std::chrono::seconds> limit = std::nullopt) {
+  Job job;
+  job.id = JobId(id);
+  job.state = JobState::kPending;
+  job.owner = Owner{1000, 1000, "ana"};
+  job.spec.argv = {"train.py"};
+  job.spec.request.gpus = 1;
+  job.spec.time_limit = limit;
+  job.submit_time = Time(std::chrono::seconds(100));
+  return job;
+}
+
+Allocation On(const std::string& node) {
+  return Allocation{.node = NodeId(node), .gpus = {GpuUuid("GPU-" + node + "-0")}};
+}
+
+class JobBookTest : public ::testing::Test {
+ protected:
+  Time now_ = Time(std::chrono::seconds(1000));
+  Calls calls_;
+  JobBook book_{JobBookOptions{.policy = {}, .kill_grace = std::chrono::seconds(10)},
+                [this] { return now_; },
+                calls_};
+
+  // Job `id` added, started on `node` and running since now.
+  Job& Running(std::int64_t id,
+               const std::string& node = "n1",
+               std::optional<std::chrono::seconds> limit = std::nullopt) {
+    book_.Add(Pending(id, limit));
+    Job& job = book_.At(JobId(id));
+    book_.Start(job, On(node), false, "starting on " + node);
+    book_.Started(job, 4242, now_, "agent:" + node);
+    return job;
+  }
+
+  std::vector<std::string> States() {
+    std::vector<std::string> out;
+    for (const Event& e : book_.TakeJournal().events) {
+      if (e.kind == "state") {
+        out.push_back(std::to_string(e.job->value()) + " " + e.message);
+      }
+    }
+    return out;
+  }
+};
+
+TEST_F(JobBookTest, AStartAndAnExitWriteTheJobOnceAndLogEachChange) {
+  Job& job = Running(1);
+  EXPECT_EQ(book_.Holding(), (std::set<JobId>{JobId(1)}));
+  book_.Exited(job, 0, "exited with status 0", now_ + std::chrono::seconds(5), "agent:n1");
+  EXPECT_EQ(job.state, JobState::kCompleted);
+  EXPECT_TRUE(book_.Holding().empty());
+  const Journal journal = book_.TakeJournal();
+  ASSERT_EQ(journal.jobs.size(), 1U);  // added, started, running, completed: written once, last
+  EXPECT_EQ(journal.jobs[0].state, JobState::kCompleted);
+  ASSERT_EQ(journal.events.size(), 3U);
+  EXPECT_EQ(journal.events[0].message, "PENDING -> STARTING: starting on n1");
+  EXPECT_EQ(journal.events[2].message, "RUNNING -> COMPLETED: exited with status 0");
+  EXPECT_EQ(calls_.said, (std::vector<std::string>{"release 1 on n1", "ended 1 COMPLETED"}));
+  // It stays until the turn's commit, then leaves the table.
+  EXPECT_NE(book_.Find(JobId(1)), nullptr);
+  book_.EraseEnded();
+  EXPECT_EQ(book_.Find(JobId(1)), nullptr);
+}
+
+TEST_F(JobBookTest, CancellingARunningJobStopsItAndItEndsCancelledWhateverItsExit) {
+  Job& job = Running(2, "n3");
+  book_.Cancel(job, "ana");
+  EXPECT_EQ(job.state, JobState::kRunning);  // it holds its GPUs until its processes exit
+  EXPECT_EQ(book_.TakeKills(),
+            (std::vector<KillOrder>{KillOrder{.job = JobId(2),
+                                              .node = NodeId("n3"),
+                                              .cause = "cancelled by ana",
+                                              .first_signal = kSigTerm}}));
+  book_.Exited(job, 0, "cancelled by ana: exited with status 0", now_, "agent:n3");
+  EXPECT_EQ(job.state, JobState::kCancelled);
+  // A second cancel of a pending job ends it at once, with no kill.
+  book_.Add(Pending(3));
+  book_.Cancel(book_.At(JobId(3)), "ana");
+  EXPECT_EQ(book_.At(JobId(3)).state, JobState::kCancelled);
+  EXPECT_TRUE(book_.TakeKills().empty());
+}
+
+TEST_F(JobBookTest, APreemptedJobGoesBackToTheQueueAtItsPlaceWithItsRunForgotten) {
+  Job& job = Running(4);
+  book_.StopToRequeue(job, JobState::kPreempted, "preemption", "preempted by job 9", 10);
+  EXPECT_EQ(book_.TakeKills().at(0).first_signal, 10);
+  book_.Exited(job, 0, "exited with status 0", now_, "agent:n1");
+  EXPECT_EQ(job.state, JobState::kPending);
+  EXPECT_EQ(job.submit_time, Time(std::chrono::seconds(100)));  // its place in the order
+  EXPECT_FALSE(job.allocation.has_value());
+  EXPECT_FALSE(job.start_time.has_value());
+  EXPECT_EQ(calls_.said, (std::vector<std::string>{"release 4 on n1", "requeue 4"}));
+  EXPECT_EQ(*book_.Stops().RequeueCause(job.id), "requeued after preemption (preempted by job 9)");
+  EXPECT_EQ(States().back(),
+            "4 PREEMPTED -> PENDING: requeued after preemption: preempted by job 9");
+}
+
+TEST_F(JobBookTest, AJobThatMustNotRunTwiceEndsInsteadOfBeingRequeued) {
+  book_.Add(Pending(5));
+  Job& job = book_.At(JobId(5));
+  job.spec.requeue = false;
+  book_.Start(job, On("n1"), false, "starting");
+  book_.Lose(job, "node n1 down");
+  EXPECT_EQ(job.state, JobState::kFailed);
+  EXPECT_EQ(job.reason, "node n1 down; not requeued (--no-requeue)");
+}
+
+TEST_F(JobBookTest, ATimeLimitStopsTheJobOnceAtItsDeadline) {
+  Job& job = Running(6, "n1", std::chrono::seconds(60));
+  EXPECT_EQ(book_.NextDeadline(), now_ + std::chrono::seconds(60));
+  now_ += std::chrono::seconds(59);
+  book_.EnforceTimeLimits();
+  EXPECT_TRUE(book_.TakeKills().empty());
+  now_ += std::chrono::seconds(1);
+  book_.EnforceTimeLimits();
+  book_.EnforceTimeLimits();  // already being stopped: no second kill
+  EXPECT_EQ(book_.TakeKills().size(), 1U);
+  EXPECT_FALSE(book_.NextDeadline().has_value());
+  book_.Exited(job, 143, "time limit 1m reached: killed by signal 15", now_, "agent:n1");
+  EXPECT_EQ(job.state, JobState::kTimeout);
+  EXPECT_EQ(job.reason, "time limit 1m reached (killed by signal 15)");
+}
+
+TEST_F(JobBookTest, AGangMemberThatFailsCancelsTheOthers) {
+  for (int rank = 0; rank < 2; ++rank) {
+    Job member = Pending(10 + rank);
+    member.spec.gang = GangMember{.gang_job = JobId(10), .rank = rank, .size = 2};
+    book_.Add(std::move(member));
+    book_.Start(book_.At(JobId(10 + rank)), On("n" + std::to_string(rank)), false, "starting");
+  }
+  book_.TakeKills();
+  book_.Exited(book_.At(JobId(10)), 1, "exited with status 1", now_, "agent:n0");
+  book_.SettleGangs();
+  const std::vector<KillOrder> kills = book_.TakeKills();
+  ASSERT_EQ(kills.size(), 1U);
+  EXPECT_EQ(kills[0].job, JobId(11));
+  EXPECT_EQ(kills[0].node, NodeId("n1"));
+  book_.SettleGangs();  // settled: nothing more
+  EXPECT_TRUE(book_.TakeKills().empty());
+}
+
+}  // namespace
+}  // namespace gf
