@@ -158,7 +158,7 @@ void Controller::SetNodeState(const NodeId& node) {
                  "node " + node.value() + " drained: no job runs on it any more");
   }
   batch_.nodes.push_back(std::move(change->node));
-  passes_.NeedFull();  // where jobs may go changed
+  scheduling_.NeedFull();  // where jobs may go changed
 }
 
 void Controller::UpdateDrains() {

@@ -50,8 +50,15 @@ Controller::Controller(std::unique_ptr<Store> store,
       usage_(UsageBookOptions{.policy = options_.policy,
                               .team_of_user = options_.team_of_user,
                               .energy_price = options_.energy_price}),
-      scheduler_(IncrementalOptions{.reuse_within = options_.passes.arrival_reuse}),
-      passes_(options_.passes) {
+      scheduling_(options_.policy,
+                  options_.passes,
+                  SchedulingInputs{.nodes = nodes_,
+                                   .telemetry = *telemetry_,
+                                   .usage = usage_,
+                                   .dependencies = dependencies_,
+                                   .running_spans = [this] { return RunningSpans(); },
+                                   .full_passes = counters_.full_passes,
+                                   .incremental_passes = counters_.incremental_passes}) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
   PublishView();
 }
@@ -186,7 +193,8 @@ std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   Millis wait = options_.tick;
   const Time now = clock_.Now();
   // The next pass owed, the reaper's next look, the next time limit.
-  for (const std::optional<Time>& at : {passes_.WakeAt(), reaper_.NextAt(), jobs_.NextDeadline()}) {
+  for (const std::optional<Time>& at :
+       {scheduling_.WakeAt(), reaper_.NextAt(), jobs_.NextDeadline()}) {
     if (at) {
       wait = std::min(wait, std::max(Millis(0), *at - now));
     }
@@ -265,6 +273,40 @@ void Controller::SendKills() {
   }
 }
 
+// The turn's pass (scheduling_stage.h), and what its decisions mean outside the job book: the
+// started jobs' GPUs in telemetry, their launch once the turn is durable, the preempted jobs'
+// owners told.
+void Controller::Schedule() {
+  ApplyWaitingModes();
+  const PassOutcome outcome = scheduling_.Run(jobs_, clock_.Now());
+  for (const PreemptDecision& preemption : outcome.preempted) {
+    Notify(PreemptedNotification(jobs_.At(preemption.victim), preemption.cause, clock_.Now()));
+  }
+  for (const JobId id : outcome.started) {
+    const Job& job = jobs_.At(id);
+    AssignGpus(job);
+    CountWait(job);
+  }
+  // Launched once every start is applied: a gang member's environment names all its members'
+  // nodes.
+  for (const JobId id : outcome.started) {
+    const Job& job = jobs_.At(id);
+    after_commit_.emplace_back([agent = nodes_.At(job.allocation->node).agent,
+                                launched = LaunchOf(job)] { agent->Launch(launched); });
+  }
+}
+
+Job Controller::LaunchOf(const Job& job) const {
+  Job launched = job;
+  if (job.spec.gang.has_value()) {
+    AddGangEnvironment(launched);
+  }
+  if (job.allocation->gpu_milli < kWholeGpuMilli) {
+    AddShareEnvironment(launched, nodes_.At(job.allocation->node).node);
+  }
+  return launched;
+}
+
 // ---- the job book's listener (lifecycle/job_book.h) ---------------------------------------
 
 void Controller::OnReleasing(Job& job) {
@@ -272,7 +314,7 @@ void Controller::OnReleasing(Job& job) {
 }
 
 void Controller::OnEnded(const Job& job) {
-  NoteEnd(job);  // it leaves the queue, or its GPUs are free again
+  scheduling_.NoteEnd(job);  // it leaves the queue, or its GPUs are free again
   runtimes_.RunEnded(job);
   counters_.ended[job.state] += 1;
   counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
@@ -283,7 +325,7 @@ void Controller::OnEnded(const Job& job) {
 // The run's GPU-time stays in the team's counters (its usage stays in job.usage: ReleaseGpus).
 void Controller::OnRequeueing(const Job& job) {
   counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
-  passes_.NeedFull();
+  scheduling_.NeedFull();
 }
 
 Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFilter& filter) {
@@ -326,7 +368,8 @@ Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
   return Call<Explanation>([this, caller, id] { return DoExplain(caller, id); });
 }
 
-// The snapshot and queue a pass would see now, so the explanation is the next pass's decision.
+// What the next pass would decide (SchedulingStage::Explain), with the prediction, and the other
+// users' jobs it names hidden.
 Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
   GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
   const std::string name = "job " + std::to_string(id.value());
@@ -336,17 +379,7 @@ Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
                               "show " +
                               std::to_string(id.value()));
   }
-  const std::map<JobId, PendingReason> held = HeldBack(jobs_.Active(), dependencies_.Graph());
-  if (auto h = held.find(id); h != held.end()) {
-    return FailedPrecondition(name + " is not queued yet: " + h->second.text);
-  }
-  Result<Explanation> explanation =
-      Explain(Snapshot(), PendingQueue(held), options_.policy, clock_.Now(), id);
-  if (!explanation.ok() && explanation.error().code == ErrorCode::kNotFound) {
-    // Neither queued nor holding GPUs: between states (e.g. preempted, not yet requeued).
-    return FailedPrecondition(name + " is " + std::string(ToString(job.state)) +
-                              ": nothing to explain until it is queued or running again");
-  }
+  Result<Explanation> explanation = scheduling_.Explain(jobs_, job, clock_.Now());
   if (explanation.ok()) {
     explanation->prediction = job.prediction;
     // The jobs it names are queued or running, so active; one that is not is hidden.
@@ -497,7 +530,7 @@ Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
                  caller.user,
                  "approved by " + caller.user + " to run past team " + TeamLabel(job.spec.team) +
                      "'s GPU-hour budget");
-    passes_.NeedFull();
+    scheduling_.NeedFull();
   }
   return job;
 }
@@ -524,7 +557,7 @@ Result<Job> Controller::DoCheckpoint(const Caller& caller, JobId id) {
                "checkpoint",
                caller.user,
                "checkpoint saved: a preemption now loses only the work done since");
-  passes_.NeedFull();  // a waiting job may now pick other victims
+  scheduling_.NeedFull();  // a waiting job may now pick other victims
   return job;
 }
 

@@ -41,6 +41,7 @@
 #include "controller/notification_router.h"
 #include "controller/read_side.h"
 #include "controller/run_time_book.h"
+#include "controller/scheduling_stage.h"
 #include "controller/tokens.h"
 #include "controller/usage_book.h"
 #include "controller/view.h"
@@ -203,9 +204,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // The environment a gang member starts with (GPUFLEET_NODE_RANK ...), from its members'
   // allocations.
   void AddGangEnvironment(Job& launched) const;
-  // What the agent is sent to launch `job` (allocated): the job with the environment of its
-  // gang and of its GPU share. Every launch goes through here, the first and a re-sent one.
-  Job LaunchOf(const Job& job) const;
   // What every submission must pass before any job is created (Submit and SubmitArray).
   Status CheckSubmission(const Caller& caller, const JobSpec& spec);
   // Creates the PENDING job (id, owner, defaults, submit event); requires CheckSubmission.
@@ -261,11 +259,7 @@ class Controller final : public ClusterService, public AgentReports, private Job
   std::vector<std::string> GpuModels(const Job& job) const;  // REQUIRES: job.allocation
   Result<Job> DoApprove(const Caller& caller, JobId id);
   Result<Job> DoCheckpoint(const Caller& caller, JobId id);
-  std::vector<RunningJob> RunningJobs() const;
-  void ApplyDecisions(Decisions decisions);
   void CountWait(const Job& job);  // a job just started: the queue-wait histogram
-  // The next moment a pass may decide something new on unchanged state (lifecycle/wakeups.h).
-  std::optional<Time> NextPassAt() const;
   void FinishJob(Job& job, const JobExitReport& report);
   // Telemetry bookkeeping when a job gains or gives up its GPUs.
   void AssignGpus(const Job& job);
@@ -288,26 +282,11 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // applies are handed to reaper_ when it is due, and its verdicts applied.
   void ReapIdleJobs();
   void ApplyIdleVerdict(Job& job, const IdleVerdict& verdict);
-  // Scheduling (scheduling.cpp): the pass passes_ plans (a full one, or the turn's events one
-  // by one through scheduler_).
+  // Scheduling (scheduling_stage.h): the turn's pass, its outcome applied outside the job book.
   void Schedule();
-  void FullPass();
-  void IncrementalPass();
-  // A job joined the queue (arrival) or left it or gave up its GPUs (end): decided by the next
-  // incremental pass when nothing else changed.
-  void NoteArrival(const Job& job);
-  void NoteEnd(const Job& job);
-  // The jobs a pass considers: pending and not `held` back (lifecycle/admission.h HeldBack), as the
-  // scheduler sees them.
-  Queue PendingQueue(const std::map<JobId, PendingReason>& held) const;
-  static QueuedJob AsQueued(const Job& job);
-  ClusterSnapshot Snapshot() const;
-  // The nodes alone, with the `allocated` GPUs taken, and each GPU's load when `loads` (for
-  // spreading; CheckFeasible needs neither).
-  ClusterSnapshot NodesSnapshot(std::map<NodeId, std::set<GpuUuid>> allocated, bool loads) const;
-  // Each GPU's latest utilisation and memory use (Telemetry), so that placement spreads work
-  // over equally good GPUs; a GPU with no sample yet is left out (counted idle).
-  std::map<GpuUuid, GpuLoad> GpuLoads(const Node& node) const;
+  // What the agent is sent to launch `job` (allocated): the job with the environment of its
+  // gang and of its GPU share. Every launch goes through here, the first and a re-sent one.
+  Job LaunchOf(const Job& job) const;
   Result<Explanation> DoExplain(const Caller& caller, JobId id);
   // The agent that holds the output of the job ReadJobLog asks for, or why none can be asked
   // (not started, requeued, node down or never joined).
@@ -357,11 +336,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   StoreBatch batch_;
   std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
   std::int64_t next_job_id_ = 1;
-  // Scheduling state (scheduling.cpp). scheduler_ holds what the last pass decided on plus the
-  // events fed since; passes_ plans the next pass: anything scheduler_ is not told of (a node, a
-  // requeue, a dependency met, a throttled array task) asks it for a full one (NeedFull).
-  IncrementalScheduler scheduler_;
-  PassPlanner passes_;
   // OnSamples (agents' threads): what each GPU that was ever in MIG mode last reported (MIG on,
   // its devices), to pass on changes only.
   std::mutex mig_seen_mu_;
@@ -370,6 +344,9 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // builds nothing (the usual fleet).
   std::atomic<bool> mig_seen_any_{false};
   Counters counters_;
+  // The scheduler kept between passes and which pass a turn runs (scheduling_stage.h). After
+  // the components it reads.
+  SchedulingStage scheduling_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
   NotificationRouter router_;   // subscriptions and budget alerts sent (notification_router.h)

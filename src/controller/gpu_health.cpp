@@ -60,7 +60,7 @@ void Controller::HoldForLeftovers(const Job& job, const JobExitReport& report) {
                  GpuName(gpu.index, gpu.uuid, name) + ": ok -> degraded: " + cause);
   }
   batch_.nodes.push_back(*node);
-  passes_.NeedFull();
+  scheduling_.NeedFull();
 }
 
 // Slurm drains a node on a GPU error and leaves its jobs to die; DCGM only reports. Here the
@@ -220,7 +220,7 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller,
     const Gpu answer = *found;
     batch_.nodes.push_back(entry.node);
     telemetry_->SetInventory(entry.node);
-    passes_.NeedFull();
+    scheduling_.NeedFull();
     return answer;
   });
 }
@@ -247,7 +247,7 @@ void Controller::ApplyWaitingModes() {
   for (Node& node : waiting.changed) {
     telemetry_->SetInventory(node);
     batch_.nodes.push_back(std::move(node));
-    passes_.NeedFull();
+    scheduling_.NeedFull();
   }
 }
 
@@ -287,7 +287,7 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller,
     const Gpu answer = *found;
     batch_.nodes.push_back(entry.node);
     telemetry_->SetInventory(entry.node);
-    passes_.NeedFull();
+    scheduling_.NeedFull();
     return answer;
   });
 }
@@ -346,7 +346,7 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
   if (changed) {
     batch_.nodes.push_back(*known);
     telemetry_->SetInventory(*known);
-    passes_.NeedFull();
+    scheduling_.NeedFull();
   }
 }
 

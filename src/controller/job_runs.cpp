@@ -34,7 +34,7 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
     if (options_.policy.preemption.enabled) {
       const Time old_enough = start_time + options_.policy.preemption.min_run_time;
       if (old_enough > clock_.Now()) {
-        passes_.ArmAt(old_enough);
+        scheduling_.ArmAt(old_enough);
       }
     }
   });
@@ -86,7 +86,7 @@ void Controller::CheckNodeLiveness() {
         jobs_.Lose(job, cause);
       }
     }
-    passes_.NeedFull();
+    scheduling_.NeedFull();
   }
 }
 
@@ -151,7 +151,7 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
       message += ": " + change.cause;
     }
     jobs_.Record(std::nullopt, "gpu_health", actor, message);
-    passes_.NeedFull();  // a failed GPU takes no work; a recovered one does again
+    scheduling_.NeedFull();  // a failed GPU takes no work; a recovered one does again
     if (change.to == GpuHealth::kFailed && change.from != GpuHealth::kFailed) {
       FailOverGpu(node, change);
     }
@@ -226,19 +226,6 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
     JobId id = job.id;
     after_commit_.emplace_back([agent, id] { agent->AcknowledgeExit(id); });
   }
-}
-
-void Controller::Preempt(Job& victim, const PreemptDecision& decision) {
-  jobs_.Record(victim.id,
-               "preempt",
-               "scheduler",
-               decision.cause + ": sending SIG" +
-                   CheckpointSignalName(victim.spec.checkpoint_signal) + ", " +
-                   jobs_.AfterStopText(victim, JobState::kCancelled));
-  victim.reason = decision.cause;  // what its owner sees while it stops
-  Notify(PreemptedNotification(victim, decision.cause, clock_.Now()));
-  jobs_.StopToRequeue(
-      victim, JobState::kPreempted, "preemption", decision.cause, victim.spec.checkpoint_signal);
 }
 
 void Controller::ApplyHello(AgentHello hello) {
@@ -323,7 +310,7 @@ void Controller::ApplyHello(AgentHello hello) {
       after_commit_.emplace_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
     }
   }
-  passes_.NeedFull();
+  scheduling_.NeedFull();
 }
 
 }  // namespace gf

@@ -101,7 +101,7 @@ Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
     GF_TRY(CheckIdleOptOut(options_.policy, spec.priority));  // "--no-reap: class 'normal' ..."
   }
   const ClusterSnapshot nodes =
-      NodesSnapshot({}, /*loads=*/false);  // what could ever run, not what is free
+      nodes_.Snapshot({}, nullptr);  // what could ever run, not what is free
   if (!nodes.nodes.empty()) {
     GF_TRY(CheckFeasible(nodes, spec.request));
   }
@@ -142,7 +142,7 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
   job.prediction = runtimes_.Estimate(job);
   jobs_.Add(job);
   dependencies_.Track(job);
-  NoteArrival(job);
+  scheduling_.NoteArrival(job, dependencies_.Waiting(job.id));
   return job;
 }
 
@@ -241,7 +241,7 @@ void Controller::CancelBroken(const DependencyBook::Resolution& resolution) {
     }
   }
   if (resolution.changed) {
-    passes_.NeedFull();  // a job that waited is now a candidate (or was cancelled)
+    scheduling_.NeedFull();  // a job that waited is now a candidate (or was cancelled)
   }
 }
 

@@ -176,6 +176,16 @@ void JobBook::StopToRequeue(Job& job,
   Kill(job, StopIntent{.final_state = state, .cause = cause, .requeue_after = after}, first_signal);
 }
 
+void JobBook::Preempt(Job& victim, const std::string& cause) {
+  Record(victim.id,
+         "preempt",
+         "scheduler",
+         cause + ": sending SIG" + CheckpointSignalName(victim.spec.checkpoint_signal) + ", " +
+             AfterStopText(victim, JobState::kCancelled));
+  victim.reason = cause;  // what its owner sees while it stops
+  StopToRequeue(victim, JobState::kPreempted, "preemption", cause, victim.spec.checkpoint_signal);
+}
+
 std::string JobBook::AfterStopText(const Job& job, JobState end_state) const {
   return "SIGKILL after " + FormatDuration(options_.kill_grace) +
          (job.spec.requeue

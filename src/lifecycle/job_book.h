@@ -118,6 +118,8 @@ class JobBook {
                      const std::string& after,
                      const std::string& cause,
                      int first_signal);
+  // The scheduler preempts the job (`cause`): stopped with its checkpoint signal, to be requeued.
+  void Preempt(Job& victim, const std::string& cause);
   // What follows a stop-to-requeue's first signal, for its event: "SIGKILL after 10s; the job
   // goes back to the queue at its place", or "...; the job then ends CANCELLED (--no-requeue)".
   std::string AfterStopText(const Job& job, JobState end_state) const;

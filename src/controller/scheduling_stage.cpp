@@ -1,0 +1,320 @@
+// The controller's scheduling step (scheduling_stage.h): what the scheduler is shown, which
+// pass a turn runs, and its decisions applied to the job book.
+//
+// Which pass runs is the lifecycle's rule (lifecycle/pass_planner.h), the one `gpufleet sim`
+// replays with: a full pass gives the IncrementalScheduler a fresh snapshot (nodes, running
+// jobs, usage) and the whole queue; an incremental pass feeds it the turn's arrivals and ends
+// one by one, at a cost that does not grow with the queue (issue #6: acknowledged
+// submissions per second).
+#include "controller/scheduling_stage.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "controller/run_time_book.h"
+#include "lifecycle/admission.h"
+#include "lifecycle/wakeups.h"
+#include "scheduler/explain.h"
+
+namespace gf {
+namespace {
+
+// Counts a pass and its wall time (steady clock: the controller's clock may be a test's).
+class PassTimer {
+ public:
+  explicit PassTimer(PassStats& stats) : stats_(stats) {}
+  ~PassTimer() {
+    stats_.count += 1;
+    stats_.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  PassTimer(const PassTimer&) = delete;
+  PassTimer& operator=(const PassTimer&) = delete;
+
+ private:
+  PassStats& stats_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
+  std::string out;
+  for (const auto& uuid : uuids) {
+    for (const auto& gpu : node.gpus) {
+      if (gpu.uuid == uuid) {
+        out += (out.empty() ? "" : ",") + std::to_string(gpu.index);
+      }
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+QueuedJob AsQueued(const Job& job) {
+  return QueuedJob{.id = job.id,
+                   .priority = job.spec.priority,
+                   .submit_time = job.submit_time,
+                   .request = job.spec.request,
+                   .user = job.owner.user,
+                   .team = job.spec.team,
+                   .time_limit = job.spec.time_limit,
+                   .budget_approved = job.budget_approved,
+                   .gang = job.spec.gang ? std::optional(job.spec.gang->gang_job) : std::nullopt,
+                   .estimate = EstimateOf(job)};
+}
+
+}  // namespace
+
+SchedulingStage::SchedulingStage(const PolicyConfig& policy,
+                                 const PassRules& rules,
+                                 SchedulingInputs inputs)
+    : policy_(policy),
+      in_(std::move(inputs)),
+      scheduler_(IncrementalOptions{.reuse_within = rules.arrival_reuse}),
+      passes_(rules) {}
+
+void SchedulingStage::NoteArrival(const Job& job, bool waits) {
+  // A job that waits for another job, or an array task (its array's max_running may hold it
+  // back), is not simply a new entry in the queue: the full pass sorts out what HeldBack says.
+  if (job.spec.array.has_value() || job.spec.gang.has_value() || waits) {
+    passes_.NeedFull();
+    return;
+  }
+  passes_.Arrival(job.id);
+}
+
+void SchedulingStage::NoteEnd(const Job& job) {
+  if (job.spec.array.has_value() && job.spec.array->max_running) {
+    passes_.NeedFull();  // a task held back by the array's limit may run now
+    return;
+  }
+  passes_.End(job.id);
+}
+
+PassOutcome SchedulingStage::Run(JobBook& jobs, Time now) {
+  PassOutcome outcome;
+  const auto budgets_crossed = [&] {
+    return in_.usage.HasBudgets() && in_.usage.BudgetsCrossed(in_.running_spans(), now);
+  };
+  switch (passes_.Plan(now, budgets_crossed)) {
+    case PassKind::kFull:
+      FullPass(jobs, now, outcome);
+      break;
+    case PassKind::kIncremental:
+      IncrementalPass(jobs, now, outcome);
+      break;
+    case PassKind::kNone:
+      break;
+  }
+  return outcome;
+}
+
+void SchedulingStage::FullPass(JobBook& jobs, Time now, PassOutcome& outcome) {
+  const PassTimer timer(in_.full_passes);
+  passes_.StartFull();
+  if (in_.usage.HasBudgets()) {
+    in_.usage.NoteFullPass(in_.running_spans(), now);
+  }
+  // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
+  Decisions decisions =
+      scheduler_.Full(Snapshot(jobs, now),
+                      PendingQueue(jobs, HeldBack(jobs.Active(), in_.dependencies.Graph())),
+                      policy_,
+                      now);
+  if (!decisions.pending.empty()) {
+    if (const std::optional<Time> at = NextPassAt(jobs, now)) {
+      passes_.ArmAt(*at);
+    }
+  }
+  Apply(jobs, std::move(decisions), outcome);
+  // The jobs held back get their reasons after this pass's starts, so that an array's count
+  // of running tasks includes the ones just started. Computed again on the same jobs: what
+  // the pass started leaves the same tasks over their array's limit.
+  for (const auto& [id, reason] : HeldBack(jobs.Active(), in_.dependencies.Graph())) {
+    Job& job = jobs.At(id);
+    job.reason = reason.text;  // in memory only, like the reasons Decide gives
+    job.pending_reason = reason;
+    job.estimated_start.reset();
+  }
+}
+
+void SchedulingStage::IncrementalPass(JobBook& jobs, Time now, PassOutcome& outcome) {
+  const IncrementalBatch batch = passes_.StartIncremental();
+  bool waiting = false;
+  const auto apply = [&](IncrementalResult result) {
+    waiting = waiting || !result.decisions.pending.empty();
+    Apply(jobs, std::move(result.decisions), outcome);
+    // A decision that could not be applied as given (see Apply) means the scheduler's copy no
+    // longer matches: the full pass below resyncs it.
+    return !passes_.FullNeeded();
+  };
+  bool in_step = true;
+  if (!batch.ends.empty()) {
+    const PassTimer timer(in_.incremental_passes);
+    in_step = apply(scheduler_.OnCompletions(batch.ends, now));
+  }
+  for (std::size_t i = 0; in_step && i < batch.arrivals.size(); ++i) {
+    const Job* job = jobs.Find(batch.arrivals[i]);
+    if (job == nullptr || job->state != JobState::kPending) {
+      continue;  // it left in the same turn (cancelled): its end event says nothing either
+    }
+    const PassTimer timer(in_.incremental_passes);
+    in_step = apply(scheduler_.OnArrival(AsQueued(*job), now));
+  }
+  if (!in_step) {
+    FullPass(jobs, now, outcome);
+    return;
+  }
+  passes_.IncrementalRan(now, scheduler_.Waiting());
+  if (waiting && !passes_.ArmedAt()) {
+    // A job waits that a running job may have to make way for once old enough: the full
+    // pass of that moment decides the preemption.
+    if (const std::optional<Time> at = NextPassAt(jobs, now)) {
+      passes_.ArmAt(*at);
+    }
+  }
+}
+
+Queue SchedulingStage::PendingQueue(const JobBook& jobs,
+                                    const std::map<JobId, PendingReason>& held) const {
+  Queue queue;
+  for (const auto& [id, job] : jobs.Active()) {
+    if (job.state == JobState::kPending && !held.contains(id)) {
+      queue.pending.push_back(AsQueued(job));
+    }
+  }
+  return queue;
+}
+
+std::vector<RunningJob> SchedulingStage::RunningJobs(const JobBook& jobs, Time now) const {
+  std::vector<RunningJob> out;
+  out.reserve(jobs.Holding().size());
+  for (const JobId id : jobs.Holding()) {
+    const Job& job = jobs.At(id);
+    out.push_back(RunningJob{
+        .id = id,
+        .team = job.spec.team,
+        .user = job.owner.user,
+        .priority = job.spec.priority,
+        .allocation = *job.allocation,
+        // A STARTING job has run for no time yet: it is as young as a job can be.
+        .start_time = job.start_time.value_or(now),
+        .time_limit = jobs.EffectiveLimit(job),
+        .preemptible = job.preemptible,
+        .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
+        .stopping = jobs.Stops().Stopping(id),
+        .estimate = EstimateOf(job),
+    });
+  }
+  return out;
+}
+
+std::map<GpuUuid, GpuLoad> SchedulingStage::GpuLoads(const Node& node) const {
+  std::map<GpuUuid, GpuLoad> loads;
+  for (const Gpu& gpu : node.gpus) {
+    const std::optional<GpuView> view = in_.telemetry.Find(gpu.uuid);
+    if (view.has_value() && view->sample.has_value() && !view->sample->lost) {
+      loads[gpu.uuid] = GpuLoad{.util_pct = view->sample->util_gpu_pct.value_or(0),
+                                .memory_used_mib = view->sample->memory_used_mib};
+    }
+  }
+  return loads;
+}
+
+ClusterSnapshot SchedulingStage::Snapshot(const JobBook& jobs, Time now) const {
+  std::map<NodeId, std::set<GpuUuid>> allocated;
+  for (const JobId id : jobs.Holding()) {
+    const Job& job = jobs.At(id);
+    allocated[job.allocation->node].insert(job.allocation->gpus.begin(),
+                                           job.allocation->gpus.end());
+  }
+  ClusterSnapshot snapshot =
+      in_.nodes.Snapshot(std::move(allocated), [this](const Node& node) { return GpuLoads(node); });
+  snapshot.running = RunningJobs(jobs, now);
+  PassUsage usage = in_.usage.ForPass(in_.running_spans(), now);
+  snapshot.team_usage = std::move(usage.teams);
+  snapshot.user_decayed_gpu_seconds = std::move(usage.users);
+  return snapshot;
+}
+
+// Only RUNNING jobs count: a STARTING job's clock starts when it runs (OnJobStarted arms the
+// pass of its minimum run time then).
+std::optional<Time> SchedulingStage::NextPassAt(const JobBook& jobs, Time now) const {
+  std::vector<RunningJob> running = RunningJobs(jobs, now);
+  std::erase_if(running,
+                [&](const RunningJob& job) { return jobs.At(job.id).state != JobState::kRunning; });
+  return gf::NextPassAt(running, policy_, now);
+}
+
+void SchedulingStage::Apply(JobBook& jobs, Decisions decisions, PassOutcome& outcome) {
+  for (PreemptDecision& preemption : decisions.preemptions) {
+    Job* victim = jobs.Find(preemption.victim);
+    if (victim != nullptr && HoldsGpus(*victim) && !jobs.Stops().Stopping(preemption.victim)) {
+      jobs.Preempt(*victim, preemption.cause);
+      outcome.preempted.push_back(std::move(preemption));
+    } else {
+      passes_.NeedFull();  // the scheduler thought it running: its copy is stale
+    }
+  }
+  for (auto& start : decisions.starts) {
+    Job* job = jobs.Find(start.job);
+    if (job == nullptr || job->state != JobState::kPending) {
+      // Only an incremental pass on a stale copy can propose this; never start a job twice.
+      spdlog::warn(
+          "controller: the scheduler started job {}, which is not pending; "
+          "deciding again with a full pass",
+          start.job.value());
+      passes_.NeedFull();
+      continue;
+    }
+    const NodeEntry& entry = in_.nodes.At(start.allocation.node);
+    jobs.Start(*job,
+               start.allocation,
+               start.preemptible,
+               "starting on " + start.allocation.node.value() + " GPUs " +
+                   GpuIndices(entry.node, start.allocation.gpus) +
+                   (start.allocation.gpu_milli < kWholeGpuMilli
+                        ? " (share " + GpuAmountText(start.allocation.gpu_milli) + ", " +
+                              std::to_string(start.allocation.gpu_memory_mib) + " MiB)"
+                        : "") +
+                   (start.preemptible ? " (borrowed: preemptible)" : ""));
+    outcome.started.push_back(job->id);
+  }
+  // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
+  // after a restart), and every read of a pending job is served from the book. Persisting them
+  // would rewrite every waiting job whenever the head of the queue changes.
+  for (auto& pending : decisions.pending) {
+    Job* job = jobs.Find(pending.job);
+    if (job == nullptr) {
+      continue;
+    }
+    const std::string* requeued = jobs.Stops().RequeueCause(pending.job);
+    job->reason =
+        requeued == nullptr ? pending.reason.text : *requeued + "; " + pending.reason.text;
+    job->pending_reason = std::move(pending.reason);
+    job->estimated_start = pending.estimated_start;
+  }
+}
+
+// The snapshot and queue a pass would see now, so the explanation is the next pass's decision.
+Result<Explanation> SchedulingStage::Explain(const JobBook& jobs, const Job& job, Time now) const {
+  const std::string name = "job " + std::to_string(job.id.value());
+  const std::map<JobId, PendingReason> held = HeldBack(jobs.Active(), in_.dependencies.Graph());
+  if (auto h = held.find(job.id); h != held.end()) {
+    return FailedPrecondition(name + " is not queued yet: " + h->second.text);
+  }
+  Result<Explanation> explanation =
+      gf::Explain(Snapshot(jobs, now), PendingQueue(jobs, held), policy_, now, job.id);
+  if (!explanation.ok() && explanation.error().code == ErrorCode::kNotFound) {
+    // Neither queued nor holding GPUs: between states (e.g. preempted, not yet requeued).
+    return FailedPrecondition(name + " is " + std::string(ToString(job.state)) +
+                              ": nothing to explain until it is queued or running again");
+  }
+  return explanation;
+}
+
+}  // namespace gf
