@@ -69,7 +69,7 @@ Result<IssuedToken> Controller::CreateToken(const Caller& caller, TokenRequest r
   }
   GF_ASSIGN_OR_RETURN(IssuedToken issued, MakeToken(request, owner.uid, owner.gid, clock_.Now()));
   return Call<IssuedToken>([this, caller, issued]() -> Result<IssuedToken> {
-    batch_.tokens.push_back(issued.token);
+    out_.batch.tokens.push_back(issued.token);
     const ApiToken& t = issued.token;
     jobs_.Record(
         std::nullopt,
@@ -96,7 +96,7 @@ Result<ApiToken> Controller::RevokeToken(const Caller& caller, const std::string
   return Call<ApiToken>([this, caller, id]() -> Result<ApiToken> {
     // A token created earlier in this turn is in the batch, not yet in the store.
     std::optional<ApiToken> found;
-    for (const ApiToken& t : batch_.tokens) {
+    for (const ApiToken& t : out_.batch.tokens) {
       if (t.id == id) {
         found = t;  // the latest of the turn wins
       }
@@ -109,7 +109,7 @@ Result<ApiToken> Controller::RevokeToken(const Caller& caller, const std::string
     }
     if (!found->revoked) {
       found->revoked = clock_.Now();
-      batch_.tokens.push_back(*found);
+      out_.batch.tokens.push_back(*found);
       jobs_.Record(std::nullopt, "token", caller.user, "revoked token " + id);
       tokens_.Put(*found);
     }
@@ -157,7 +157,7 @@ void Controller::SetNodeState(const NodeId& node) {
                  "controller",
                  "node " + node.value() + " drained: no job runs on it any more");
   }
-  batch_.nodes.push_back(std::move(change->node));
+  out_.batch.nodes.push_back(std::move(change->node));
   scheduling_.NeedFull();  // where jobs may go changed
 }
 

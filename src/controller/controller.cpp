@@ -172,6 +172,9 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     CheckBudgetAlerts();  // after the turn's starts and ends
   }
   SendKills();
+  HandOverNotifications();
+  // Done only once the turn is durable; dropped with it otherwise.
+  std::vector<std::function<void()>> actions = std::move(out_.after_commit);
   Status commit = Flush();
   PublishView();  // what the callers are about to be told is what readers see
   for (const auto& command : commands) {
@@ -180,8 +183,6 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     }
   }
   if (commit.ok()) {
-    auto actions = std::move(after_commit_);
-    after_commit_.clear();
     for (auto& action : actions) {
       action();
     }
@@ -214,24 +215,23 @@ void Controller::CountWait(const Job& job) {
 }
 
 Status Controller::Flush() {
-  if (fatal_) {
-    return *fatal_;
-  }
   Journal journal = jobs_.TakeJournal();
-  batch_.jobs = std::move(journal.jobs);
-  batch_.events = std::move(journal.events);
-  if (batch_.empty()) {
+  StoreBatch batch = std::exchange(out_, TurnOutbox{}).batch;
+  if (fatal_) {
+    return *fatal_;  // nothing more is written
+  }
+  batch.jobs = std::move(journal.jobs);
+  batch.events = std::move(journal.events);
+  if (batch.empty()) {
     return OkStatus();
   }
-  Status s = store_->Commit(batch_);
-  batch_ = StoreBatch{};
+  Status s = store_->Commit(batch);
   if (!s.ok()) {
     // The in-memory state is now ahead of the disk. Stop accepting work rather than
     // acknowledge anything else; a restart reloads the last durable state.
     fatal_ = Unavailable("the state store failed (" + s.error().message +
                          "); gpufleet stopped accepting work: restart it");
     failed_ = true;
-    after_commit_.clear();
     spdlog::critical("controller: {}", fatal_->message);
     return *fatal_;
   }
@@ -266,10 +266,9 @@ void Controller::SendKills() {
     if (entry == nullptr || entry->agent == nullptr) {
       continue;  // its node has not joined since a restart: its hello kills what should not run
     }
-    after_commit_.emplace_back(
-        [agent = entry->agent, kill = std::move(kill), grace = options_.kill_grace] {
-          agent->Kill(kill.job, grace, kill.cause, kill.first_signal);
-        });
+    out_.After([agent = entry->agent, kill = std::move(kill), grace = options_.kill_grace] {
+      agent->Kill(kill.job, grace, kill.cause, kill.first_signal);
+    });
   }
 }
 
@@ -280,7 +279,7 @@ void Controller::Schedule() {
   ApplyWaitingModes();
   const PassOutcome outcome = scheduling_.Run(jobs_, clock_.Now());
   for (const PreemptDecision& preemption : outcome.preempted) {
-    Notify(PreemptedNotification(jobs_.At(preemption.victim), preemption.cause, clock_.Now()));
+    out_.Notify(PreemptedNotification(jobs_.At(preemption.victim), preemption.cause, clock_.Now()));
   }
   for (const JobId id : outcome.started) {
     const Job& job = jobs_.At(id);
@@ -291,8 +290,9 @@ void Controller::Schedule() {
   // nodes.
   for (const JobId id : outcome.started) {
     const Job& job = jobs_.At(id);
-    after_commit_.emplace_back([agent = nodes_.At(job.allocation->node).agent,
-                                launched = LaunchOf(job)] { agent->Launch(launched); });
+    out_.After([agent = nodes_.At(job.allocation->node).agent, launched = LaunchOf(job)] {
+      agent->Launch(launched);
+    });
   }
 }
 
@@ -318,7 +318,7 @@ void Controller::OnEnded(const Job& job) {
   runtimes_.RunEnded(job);
   counters_.ended[job.state] += 1;
   counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
-  Notify(EndedNotification(job, job.state, job.reason, clock_.Now()));
+  out_.Notify(EndedNotification(job, job.state, job.reason, clock_.Now()));
   ResolveDependents(job);  // the cascade's events follow this job's own
 }
 

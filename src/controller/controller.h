@@ -43,6 +43,7 @@
 #include "controller/run_time_book.h"
 #include "controller/scheduling_stage.h"
 #include "controller/tokens.h"
+#include "controller/turn_outbox.h"
 #include "controller/usage_book.h"
 #include "controller/view.h"
 #include "core/clock.h"
@@ -220,14 +221,13 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // The job, when the caller may do `action` to it (authorization.h); kNotFound otherwise,
   // as if it did not exist, so that others' jobs do not leak.
   Result<Job> FindVisible(const Caller& caller, JobId id, Action action = Action::kRead);
-  // Tells the subscribers of `notification` (model/notification.h), once this turn is on disk.
-  void Notify(Notification notification);
+  // The turn's notifications (TurnOutbox) matched against the subscriptions, each handed to the
+  // notifier once the turn is durable.
+  void HandOverNotifications();
   // Notifications (notifications.cpp; notification_router.h decides): the stored
   // subscriptions at Load; teams whose GPU-hour use in the budget period crossed 80 % or 100 %
   // of their budget since the last check (at most once a second).
   Status LoadSubscriptions();
-  // A notification about `job`: its owner, team and node filled in, at the clock's now.
-  void NotifyJob(const Job& job, NotifyKind kind, std::string subject, std::string message);
   void CheckBudgetAlerts();
   // Each team's use in the budget period at `now`, with the budget it runs under.
   std::vector<TeamQuota> TeamBudgets(Time now) const;
@@ -333,8 +333,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   UsageBook usage_;
   // The run-time predictor (run_time_book.h); each active job keeps its estimate.
   RunTimeBook runtimes_;
-  StoreBatch batch_;
-  std::vector<std::function<void()>> after_commit_;  // actions that must follow durability
+  // The turn's rows, actions after its commit and notifications (turn_outbox.h).
+  TurnOutbox out_;
   std::int64_t next_job_id_ = 1;
   // OnSamples (agents' threads): what each GPU that was ever in MIG mode last reported (MIG on,
   // its devices), to pass on changes only.

@@ -59,7 +59,7 @@ void Controller::HoldForLeftovers(const Job& job, const JobExitReport& report) {
                  "agent:" + name.value(),
                  GpuName(gpu.index, gpu.uuid, name) + ": ok -> degraded: " + cause);
   }
-  batch_.nodes.push_back(*node);
+  out_.batch.nodes.push_back(*node);
   scheduling_.NeedFull();
 }
 
@@ -83,11 +83,13 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
       continue;
     }
     held = true;
-    NotifyJob(job,
-              NotifyKind::kGpuFailed,
-              notice.subject,
-              change.cause + "; job " + std::to_string(id.value()) +
-                  (job.spec.requeue ? " is requeued" : " ends FAILED (--no-requeue)"));
+    out_.Notify(
+        JobNotification(job,
+                        NotifyKind::kGpuFailed,
+                        notice.subject,
+                        change.cause + "; job " + std::to_string(id.value()) +
+                            (job.spec.requeue ? " is requeued" : " ends FAILED (--no-requeue)"),
+                        clock_.Now()));
     if (jobs_.Stops().Stopping(id)) {
       continue;  // already stopping (cancel, time limit, preemption): it ends as meant
     }
@@ -103,7 +105,7 @@ void Controller::FailOverGpu(const NodeId& node, const HealthChange& change) {
     jobs_.StopToRequeue(job, JobState::kNodeFail, "GPU failure", cause, signal);
   }
   if (!held) {
-    Notify(std::move(notice));
+    out_.Notify(std::move(notice));
   }
 }
 
@@ -127,8 +129,7 @@ Result<Gpu> Controller::ResumeGpu(const Caller& caller,
                  caller.user,
                  "resume " + name + " (was " + std::string(ToString(found->health)) + ": " +
                      found->health_cause + "): its health is judged afresh from its next sample");
-    after_commit_.emplace_back(
-        [agent = entry.agent, uuid = found->uuid] { agent->ResetGpuHealth(uuid); });
+    out_.After([agent = entry.agent, uuid = found->uuid] { agent->ResetGpuHealth(uuid); });
     return *found;
   });
 }
@@ -218,7 +219,7 @@ Result<Gpu> Controller::SetGpuMode(const Caller& caller,
                    name + " is now " + std::string(ToString(wanted)) + " (was " + from + ")");
     }
     const Gpu answer = *found;
-    batch_.nodes.push_back(entry.node);
+    out_.batch.nodes.push_back(entry.node);
     telemetry_->SetInventory(entry.node);
     scheduling_.NeedFull();
     return answer;
@@ -231,10 +232,9 @@ void Controller::ApplyWaitingModes() {
         return !HolderList(jobs_.Active(), jobs_.Holding(), node, uuid).empty();
       });
   for (NodeRegistry::MigLayoutSend& send : waiting.layouts) {
-    after_commit_.emplace_back(
-        [agent = send.agent, uuid = send.uuid, profiles = std::move(send.profiles)] {
-          agent->ApplyMigLayout(uuid, profiles);
-        });
+    out_.After([agent = send.agent, uuid = send.uuid, profiles = std::move(send.profiles)] {
+      agent->ApplyMigLayout(uuid, profiles);
+    });
   }
   for (const NodeRegistry::ModeApplied& applied : waiting.applied) {
     jobs_.Record(std::nullopt,
@@ -246,7 +246,7 @@ void Controller::ApplyWaitingModes() {
   }
   for (Node& node : waiting.changed) {
     telemetry_->SetInventory(node);
-    batch_.nodes.push_back(std::move(node));
+    out_.batch.nodes.push_back(std::move(node));
     scheduling_.NeedFull();
   }
 }
@@ -285,7 +285,7 @@ Result<Gpu> Controller::SetMigLayout(const Caller& caller,
                                       : " once job(s) " + holders +
                                             " end; it takes no new MIG job until then"));
     const Gpu answer = *found;
-    batch_.nodes.push_back(entry.node);
+    out_.batch.nodes.push_back(entry.node);
     telemetry_->SetInventory(entry.node);
     scheduling_.NeedFull();
     return answer;
@@ -344,7 +344,7 @@ void Controller::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample
                  name + " now has MIG devices " + LayoutText(now));
   }
   if (changed) {
-    batch_.nodes.push_back(*known);
+    out_.batch.nodes.push_back(*known);
     telemetry_->SetInventory(*known);
     scheduling_.NeedFull();
   }
@@ -379,14 +379,15 @@ void Controller::OnMemoryBreach(const Job& job, const ConditionChange& change) {
   BreachResponse response = breaches_.OnBreach(job, change, agent != nullptr, clock_.Now());
   jobs_.Record(job.id, "memory_breach", "controller", response.event);
   if (response.kill) {
-    after_commit_.emplace_back([agent, id = job.id, pid = *change.pid, cause = change.message] {
+    out_.After([agent, id = job.id, pid = *change.pid, cause = change.message] {
       agent->KillProcess(id, pid, cause);
     });
   }
-  NotifyJob(job,
-            NotifyKind::kMemoryBreach,
-            std::move(response.notify_subject),
-            std::move(response.notify_message));
+  out_.Notify(JobNotification(job,
+                              NotifyKind::kMemoryBreach,
+                              std::move(response.notify_subject),
+                              std::move(response.notify_message),
+                              clock_.Now()));
 }
 
 void Controller::EnforceMemoryLimits() {

@@ -75,7 +75,7 @@ void Controller::CheckNodeLiveness() {
        nodes_.CheckLiveness(options_.node_timeout, options_.liveness_clock())) {
     const NodeId name = down.node.name;
     const std::string& cause = down.cause;
-    batch_.nodes.push_back(std::move(down.node));
+    out_.batch.nodes.push_back(std::move(down.node));
     if (down.agent != nullptr) {
       down.agent->EndSession();  // a partitioned agent's next report gets "say hello again"
     }
@@ -142,7 +142,7 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
           gpu.health_cause = change.cause;
         }
       }
-      batch_.nodes.push_back(*known);
+      out_.batch.nodes.push_back(*known);
     }
     std::string message = "GPU " + std::to_string(change.index) + " (" + change.uuid.value() +
                           ") on " + node.value() + ": " + std::string(ToString(change.from)) +
@@ -171,7 +171,7 @@ void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
     }
   }
   for (GpuMinute& minute : result.minutes) {
-    batch_.gpu_minutes.push_back(std::move(minute));
+    out_.batch.gpu_minutes.push_back(std::move(minute));
   }
 }
 
@@ -203,7 +203,7 @@ void Controller::ReleaseGpus(Job& job) {
     job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
   }
   if (job.allocation && job.start_time) {  // else it never started: no GPU-time to account
-    batch_.usage.push_back(
+    out_.batch.usage.push_back(
         usage_.RunEnded(job, usage ? usage->energy_mj : 0, GpuModels(job), clock_.Now()));
   }
   if (job.allocation) {
@@ -224,7 +224,7 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
   jobs_.Exited(job, report.exit_code, report.cause, report.end_time, actor);
   if (agent != nullptr) {
     JobId id = job.id;
-    after_commit_.emplace_back([agent, id] { agent->AcknowledgeExit(id); });
+    out_.After([agent, id] { agent->AcknowledgeExit(id); });
   }
 }
 
@@ -237,7 +237,7 @@ void Controller::ApplyHello(AgentHello hello) {
   // OnAgentHello gave telemetry the agent's view; the modes are the controller's.
   telemetry_->SetInventory(entry.node);
   SetNodeState(name);  // draining/drained again if an admin's drain holds
-  batch_.nodes.push_back(entry.node);
+  out_.batch.nodes.push_back(entry.node);
   if (merged.changed) {
     jobs_.Record(std::nullopt,
                  "node",
@@ -269,8 +269,7 @@ void Controller::ApplyHello(AgentHello hello) {
     } else if (job.state == JobState::kStarting) {
       // Its launch never reached the agent (a lost stream, or a crash before the launch):
       // send it again. A launch is a no-op for a job the agent already runs.
-      after_commit_.emplace_back(
-          [agent = entry.agent, launch = LaunchOf(job)] { agent->Launch(launch); });
+      out_.After([agent = entry.agent, launch = LaunchOf(job)] { agent->Launch(launch); });
     } else {
       jobs_.Lose(job,
                  "its supervisor was not found on " + name.value() + " when its agent came back");
@@ -281,11 +280,11 @@ void Controller::ApplyHello(AgentHello hello) {
   for (const auto& [id, termination] : jobs_.Stops().Intents()) {
     const Job& job = jobs_.At(id);
     if (running.contains(id) && job.allocation && job.allocation->node == name) {
-      after_commit_.emplace_back([agent = entry.agent,
-                                  id = id,
-                                  grace = options_.kill_grace,
-                                  cause = termination.cause,
-                                  signal = kSigTerm] { agent->Kill(id, grace, cause, signal); });
+      out_.After([agent = entry.agent,
+                  id = id,
+                  grace = options_.kill_grace,
+                  cause = termination.cause,
+                  signal = kSigTerm] { agent->Kill(id, grace, cause, signal); });
     }
   }
   // Processes the agent holds for jobs that do not run here as far as this controller knows:
@@ -297,7 +296,7 @@ void Controller::ApplyHello(AgentHello hello) {
         it != jobs_.Active().end() && HoldsGpus(it->second) && it->second.allocation->node == name;
     if (!ours) {
       NodeAgent* agent = entry.agent;
-      after_commit_.emplace_back([agent, id, grace = options_.kill_grace] {
+      out_.After([agent, id, grace = options_.kill_grace] {
         agent->Kill(id,
                     grace,
                     "orphan: the controller requeued or ended this job while its node was away",
@@ -307,7 +306,7 @@ void Controller::ApplyHello(AgentHello hello) {
   }
   for (auto& [id, e] : ended) {
     if (!jobs_.Active().contains(id) && entry.agent != nullptr) {
-      after_commit_.emplace_back([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
+      out_.After([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
     }
   }
   scheduling_.NeedFull();

@@ -10,22 +10,25 @@
 
 namespace gf {
 
-void Controller::Notify(Notification notification) {
-  std::vector<Subscription> matches = router_.Route(notification);
-  after_commit_.emplace_back(
-      [notifier = options_.notifier, n = std::move(notification), matches = std::move(matches)] {
-        spdlog::info("notify: {}: {} ({} subscription{})",
-                     ToString(n.kind),
-                     n.subject,
-                     matches.size(),
-                     matches.size() == 1 ? "" : "s");
-        if (notifier == nullptr) {
-          return;
-        }
-        for (const Subscription& sub : matches) {
-          notifier->Send(n, sub);
-        }
-      });
+// Routed once the turn is done, in the order raised, each handed over after the commit.
+void Controller::HandOverNotifications() {
+  for (Notification& notification : std::exchange(out_.notifications, {})) {
+    std::vector<Subscription> matches = router_.Route(notification);
+    out_.After(
+        [notifier = options_.notifier, n = std::move(notification), matches = std::move(matches)] {
+          spdlog::info("notify: {}: {} ({} subscription{})",
+                       ToString(n.kind),
+                       n.subject,
+                       matches.size(),
+                       matches.size() == 1 ? "" : "s");
+          if (notifier == nullptr) {
+            return;
+          }
+          for (const Subscription& sub : matches) {
+            notifier->Send(n, sub);
+          }
+        });
+  }
 }
 
 Status Controller::LoadSubscriptions() {
@@ -33,13 +36,6 @@ Status Controller::LoadSubscriptions() {
   // Requires usage_.Load: the thresholds already reached count as sent.
   router_.Load(std::move(subs), usage_.CurrentPeriod().start, TeamBudgets(clock_.Now()));
   return OkStatus();
-}
-
-void Controller::NotifyJob(const Job& job,
-                           NotifyKind kind,
-                           std::string subject,
-                           std::string message) {
-  Notify(JobNotification(job, kind, std::move(subject), std::move(message), clock_.Now()));
 }
 
 std::vector<TeamQuota> Controller::TeamBudgets(Time now) const {
@@ -62,7 +58,7 @@ void Controller::CheckBudgetAlerts() {
   const Time period_start = usage_.CurrentPeriod().start;
   for (BudgetAlert& alert : router_.CheckBudgets(now, period_start, TeamBudgets(now))) {
     jobs_.Record(std::nullopt, "quota", "scheduler", alert.event);
-    Notify(std::move(alert.notification));
+    out_.Notify(std::move(alert.notification));
   }
 }
 
@@ -88,7 +84,7 @@ Result<Subscription> Controller::CreateSubscription(const Caller& caller, Subscr
                                        .team_of_user = &options_.team_of_user},
                                       clock_.Now()));
   return Call<Subscription>([this, caller, sub = std::move(sub)]() -> Result<Subscription> {
-    batch_.subscriptions.push_back(sub);
+    out_.batch.subscriptions.push_back(sub);
     router_.Add(sub);
     jobs_.Record(std::nullopt, "subscription", caller.user, "created " + DescribeSubscription(sub));
     return sub;
@@ -106,7 +102,7 @@ Result<Subscription> Controller::DeleteSubscription(const Caller& caller, const 
       caller, Resource::kSubscription, Action::kDelete, Ownership::kOwn, "notify remove"));
   return Call<Subscription>([this, caller, id]() -> Result<Subscription> {
     GF_ASSIGN_OR_RETURN(Subscription removed, router_.Remove(caller, id));
-    batch_.removed_subscriptions.push_back(id);
+    out_.batch.removed_subscriptions.push_back(id);
     jobs_.Record(
         std::nullopt, "subscription", caller.user, "removed " + DescribeSubscription(removed));
     return removed;

@@ -68,7 +68,8 @@ void Controller::ApplyIdleVerdict(Job& job, const IdleVerdict& verdict) {
       break;
   }
   if (!verdict.notify_subject.empty()) {
-    NotifyJob(job, verdict.notify_kind, verdict.notify_subject, verdict.notify_message);
+    out_.Notify(JobNotification(
+        job, verdict.notify_kind, verdict.notify_subject, verdict.notify_message, clock_.Now()));
   }
 }
 
