@@ -167,4 +167,34 @@ void Controller::UpdateDrains() {
   }
 }
 
+// ---- GPUs (gpu_care.h) -----------------------------------------------------------------------
+
+Result<Gpu> Controller::ResumeGpu(const Caller& caller,
+                                  const NodeId& node,
+                                  const std::string& gpu) {
+  GF_TRY(Authorize(caller, Resource::kGpu, Action::kResume, Ownership::kNone, "gpu resume"));
+  return Call<Gpu>([this, caller, node, gpu] { return gpus_.Resume(caller, node, gpu); });
+}
+
+Result<Gpu> Controller::SetGpuMode(const Caller& caller,
+                                   const NodeId& node,
+                                   const std::string& gpu,
+                                   const std::string& mode) {
+  GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone, "gpu mode"));
+  GF_ASSIGN_OR_RETURN(const SharingMode wanted, ParseSharingMode(mode));
+  return Call<Gpu>(
+      [this, caller, node, gpu, wanted] { return gpus_.SetMode(caller, node, gpu, wanted); });
+}
+
+Result<Gpu> Controller::SetMigLayout(const Caller& caller,
+                                     const NodeId& node,
+                                     const std::string& gpu,
+                                     const std::string& layout) {
+  GF_TRY(Authorize(caller, Resource::kGpu, Action::kConfigure, Ownership::kNone, "gpu mig-layout"));
+  GF_ASSIGN_OR_RETURN(std::vector<std::string> profiles, ParseMigLayout(layout, "layout"));
+  return Call<Gpu>([this, caller, node, gpu, profiles = std::move(profiles)] {
+    return gpus_.SetMigLayout(caller, node, gpu, profiles);
+  });
+}
+
 }  // namespace gf

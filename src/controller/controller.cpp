@@ -58,7 +58,14 @@ Controller::Controller(std::unique_ptr<Store> store,
                                    .dependencies = dependencies_,
                                    .running_spans = [this] { return RunningSpans(); },
                                    .full_passes = counters_.full_passes,
-                                   .incremental_passes = counters_.incremental_passes}) {
+                                   .incremental_passes = counters_.incremental_passes}),
+      gpus_(options_.sharing,
+            GpuCareParts{.nodes = nodes_,
+                         .telemetry = *telemetry_,
+                         .jobs = jobs_,
+                         .out = out_,
+                         .scheduling = scheduling_,
+                         .clock = clock_}) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
   PublishView();
 }
@@ -164,7 +171,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     CheckNodeLiveness();
     UpdateDrains();
     jobs_.EnforceTimeLimits();
-    EnforceMemoryLimits();
+    gpus_.EnforceMemoryLimits();
     ReapIdleJobs();
     jobs_.SettleGangs();  // before the pass: a requeued gang's running members are told to stop
     Schedule();
@@ -276,7 +283,7 @@ void Controller::SendKills() {
 // started jobs' GPUs in telemetry, their launch once the turn is durable, the preempted jobs'
 // owners told.
 void Controller::Schedule() {
-  ApplyWaitingModes();
+  gpus_.ApplyWaitingModes();
   const PassOutcome outcome = scheduling_.Run(jobs_, clock_.Now());
   for (const PreemptDecision& preemption : outcome.preempted) {
     out_.Notify(PreemptedNotification(jobs_.At(preemption.victim), preemption.cause, clock_.Now()));

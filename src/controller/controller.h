@@ -35,8 +35,8 @@
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
 #include "controller/dependency_book.h"
+#include "controller/gpu_care.h"
 #include "controller/idle_reaper.h"
-#include "controller/memory_breach_watch.h"
 #include "controller/node_registry.h"
 #include "controller/notification_router.h"
 #include "controller/read_side.h"
@@ -265,18 +265,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   void AssignGpus(const Job& job);
   void ReleaseGpus(Job& job);
   void ApplyIngest(const NodeId& node, IngestResult result);
-  // MIG as the GPUs of `node` report it in their samples (mig_mode.cpp): new devices (a
-  // layout applied) or a layout's refusal.
-  void ApplyMigSamples(const NodeId& node, const std::vector<GpuSample>& samples);
-  // GPU health (gpu_health.cpp): a GPU just failed: each job on it is stopped (with its
-  // checkpoint signal while the GPU still answers) and requeued, and subscribers are told.
-  void FailOverGpu(const NodeId& node, const HealthChange& change);
-  // The job ended leaving processes its agent could not stop: its GPUs take no new work from
-  // now, before the agent's next sample says so (agent/leftover_watch.h), which also returns them.
-  void HoldForLeftovers(const Job& job, const JobExitReport& report);
-  // True when the node's GPU already has the health and cause `change` brings (a change the
-  // controller made itself): nothing to apply or record.
-  static bool AlreadyHolds(const Node& node, const HealthChange& change);
   void ApplyHello(AgentHello hello);
   // The idle reaper (reaping.cpp, idle_reaper.h): each turn the running jobs whose idle rule
   // applies are handed to reaper_ when it is due, and its verdicts applied.
@@ -304,28 +292,12 @@ class Controller final : public ClusterService, public AgentReports, private Job
   ClusterReader reads_;
 
   // State thread only.
-  // Sharing modes (gpu_health.cpp): a mode change that waited for its GPU to empty takes
-  // effect, and a waiting MIG layout is sent to its agent (called before each pass).
-  void ApplyWaitingModes();
-  // A fractional job's share and memory limit in its environment, and MPS's limits on an mps
-  // GPU of `node`.
-  static void AddShareEnvironment(Job& launched, const Node& node);
-  // A fractional job's processes use more GPU memory than its limit: per [sharing]
-  // memory_breach, its largest process there is killed (through its node's agent) or only
-  // warned of; either way the owner reads the cause in its events and is notified.
-  void OnMemoryBreach(const Job& job, const ConditionChange& change);
-  // Each turn: a job whose breach outlasts [sharing] memory_breach_grace after its process was
-  // killed is stopped (FAILED, with the cause; memory_breach_watch.h).
-  void EnforceMemoryLimits();
 
   // The active jobs, every change of their state, the stops under way and the turn's journal
   // (lifecycle/job_book.h). After clock_ and options_, which it is made from.
   JobBook jobs_;
   NodeRegistry nodes_;  // the nodes, their agents, liveness and drains (node_registry.h)
   IdleReaper reaper_;   // its warnings under way and next deadline (idle_reaper.h)
-  // Jobs over their GPU memory whose largest process was killed (OnMemoryBreach), until the
-  // breach clears or the job is stopped. After options_, which it is made from.
-  MemoryBreachWatch breaches_{options_.sharing};
   // Pending jobs that wait for other jobs to end, judged on the active jobs and the store
   // (dependency_book.h). After both.
   DependencyBook dependencies_{jobs_.Active(), *store_};
@@ -347,6 +319,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // The scheduler kept between passes and which pass a turn runs (scheduling_stage.h). After
   // the components it reads.
   SchedulingStage scheduling_;
+  // GPU health and fail-over, sharing modes and MIG, memory breaches (gpu_care.h).
+  GpuCare gpus_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
   NotificationRouter router_;   // subscriptions and budget alerts sent (notification_router.h)

@@ -123,53 +123,14 @@ void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
   Post([this, node = std::move(node), result = std::move(result), mig = std::move(mig)]() mutable {
     ApplyIngest(node, std::move(result));
     if (!mig.empty()) {
-      ApplyMigSamples(node, mig);
+      gpus_.ApplyMigSamples(node, mig);
     }
   });
 }
 
 void Controller::ApplyIngest(const NodeId& node, IngestResult result) {
-  const std::string actor = "agent:" + node.value();
-  Node* known = nodes_.EditNode(node);
-  for (const HealthChange& change : result.health) {
-    if (known != nullptr && AlreadyHolds(*known, change)) {
-      continue;  // the controller made this change itself (HoldForLeftovers)
-    }
-    if (known != nullptr) {
-      for (Gpu& gpu : known->gpus) {
-        if (gpu.uuid == change.uuid) {
-          gpu.health = change.to;
-          gpu.health_cause = change.cause;
-        }
-      }
-      out_.batch.nodes.push_back(*known);
-    }
-    std::string message = "GPU " + std::to_string(change.index) + " (" + change.uuid.value() +
-                          ") on " + node.value() + ": " + std::string(ToString(change.from)) +
-                          " -> " + std::string(ToString(change.to));
-    if (!change.cause.empty()) {
-      message += ": " + change.cause;
-    }
-    jobs_.Record(std::nullopt, "gpu_health", actor, message);
-    scheduling_.NeedFull();  // a failed GPU takes no work; a recovered one does again
-    if (change.to == GpuHealth::kFailed && change.from != GpuHealth::kFailed) {
-      FailOverGpu(node, change);
-    }
-  }
-  for (const ConditionChange& change : result.conditions) {
-    // Only a job this controller still knows may be named: events reference their job.
-    std::optional<JobId> job =
-        change.job && jobs_.Active().contains(*change.job) ? change.job : std::nullopt;
-    jobs_.Record(
-        job, change.active ? "gpu_condition" : "gpu_condition_cleared", actor, change.message);
-    if (job && change.kind == kGpuMemoryOverLimit) {
-      if (change.active) {
-        OnMemoryBreach(jobs_.At(*job), change);
-      } else {
-        breaches_.OnCleared(*job);
-      }
-    }
-  }
+  gpus_.ApplyHealth(node, result.health);
+  gpus_.ApplyConditions(node, result.conditions);
   for (GpuMinute& minute : result.minutes) {
     out_.batch.gpu_minutes.push_back(std::move(minute));
   }
@@ -219,7 +180,7 @@ void Controller::FinishJob(Job& job, const JobExitReport& report) {
       job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
   NodeAgent* agent = nodes_.AgentFor(job);  // before a requeue clears the allocation
   if (!report.leftover_pids.empty()) {
-    HoldForLeftovers(job, report);
+    gpus_.HoldForLeftovers(job, report);
   }
   jobs_.Exited(job, report.exit_code, report.cause, report.end_time, actor);
   if (agent != nullptr) {
