@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "controller/explain_privacy.h"
 #include "core/duration.h"
 #include "lifecycle/admission.h"
 #include "model/team.h"
@@ -59,6 +58,16 @@ Controller::Controller(std::unique_ptr<Store> store,
                                    .running_spans = [this] { return RunningSpans(); },
                                    .full_passes = counters_.full_passes,
                                    .incremental_passes = counters_.incremental_passes}),
+      desk_(JobDeskOptions{.policy = options_.policy,
+                           .team_of_user = options_.team_of_user,
+                           .only_uid = options_.only_uid},
+            JobDeskParts{.jobs = jobs_,
+                         .store = *store_,
+                         .dependencies = dependencies_,
+                         .nodes = nodes_,
+                         .runtimes = runtimes_,
+                         .scheduling = scheduling_,
+                         .clock = clock_}),
       gpus_(options_.sharing,
             GpuCareParts{.nodes = nodes_,
                          .telemetry = *telemetry_,
@@ -80,7 +89,7 @@ Status Controller::Load() {
     lease_renewed_ = std::chrono::steady_clock::now();  // AcquireLease just set its end
   }
   GF_ASSIGN_OR_RETURN(std::int64_t max_id, store_->MaxJobId());
-  next_job_id_ = max_id + 1;
+  desk_.SetNextId(max_id + 1);
   JobQuery query;
   query.active_only = true;
   query.limit = kMaxLoadedJobs;
@@ -102,14 +111,14 @@ Status Controller::Load() {
       AssignGpus(job);
     }
   }
-  GF_TRY(RestoreDependencies());
+  GF_TRY(desk_.RestoreDependencies());
   GF_TRY(usage_.Load(*store_, clock_.Now(), RunningSpans()));
   GF_TRY(LoadSubscriptions());  // after the accounting: budget alerts already sent
   PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
                jobs_.Active().size(),
                nodes_.Count(),
-               next_job_id_);
+               desk_.NextId());
   return OkStatus();
 }
 
@@ -304,14 +313,7 @@ void Controller::Schedule() {
 }
 
 Job Controller::LaunchOf(const Job& job) const {
-  Job launched = job;
-  if (job.spec.gang.has_value()) {
-    AddGangEnvironment(launched);
-  }
-  if (job.allocation->gpu_milli < kWholeGpuMilli) {
-    AddShareEnvironment(launched, nodes_.At(job.allocation->node).node);
-  }
-  return launched;
+  return gf::LaunchOf(job, jobs_.Active(), nodes_.At(job.allocation->node).node);
 }
 
 // ---- the job book's listener (lifecycle/job_book.h) ---------------------------------------
@@ -326,7 +328,7 @@ void Controller::OnEnded(const Job& job) {
   counters_.ended[job.state] += 1;
   counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
   out_.Notify(EndedNotification(job, job.state, job.reason, clock_.Now()));
-  ResolveDependents(job);  // the cascade's events follow this job's own
+  desk_.ResolveDependents(job);  // the cascade's events follow this job's own
 }
 
 // The run's GPU-time stays in the team's counters (its usage stays in job.usage: ReleaseGpus).
@@ -337,25 +339,6 @@ void Controller::OnRequeueing(const Job& job) {
 
 Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFilter& filter) {
   return reads_.ListJobs(caller, filter);
-}
-
-// On the state thread: a job not in jobs_.Active() was committed by an earlier turn (EraseFinished
-// follows the commit), so the store has it.
-Result<Job> Controller::FindVisible(const Caller& caller, JobId id, Action action) {
-  // Who has no identity is told how to get one, not that the job does not exist.
-  GF_TRY(Authorize(
-      caller, Resource::kJob, action, Ownership::kOwn, "job " + std::to_string(id.value())));
-  if (auto it = jobs_.Active().find(id); it != jobs_.Active().end()) {
-    if (!Visible(caller, it->second, action)) {
-      return NotVisible(id);
-    }
-    return it->second;
-  }
-  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_->GetJob(id));
-  if (!stored || !Visible(caller, *stored, action)) {
-    return NotVisible(id);
-  }
-  return *stored;
 }
 
 Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
@@ -371,31 +354,61 @@ void Controller::PublishView() {
   reads_.Publish(NextView(*reads_.Latest(), jobs_.Active(), nodes, counters_, fatal_));
 }
 
-Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
-  return Call<Explanation>([this, caller, id] { return DoExplain(caller, id); });
+// ---- the job calls (job_desk.h) -------------------------------------------------------------
+
+Status Controller::Accepting() const {
+  return fatal_ ? Status(*fatal_) : OkStatus();
 }
 
-// What the next pass would decide (SchedulingStage::Explain), with the prediction, and the other
-// users' jobs it names hidden.
-Result<Explanation> Controller::DoExplain(const Caller& caller, JobId id) {
-  GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
-  const std::string name = "job " + std::to_string(id.value());
-  if (IsTerminal(job.state)) {
-    return FailedPrecondition(name + " has ended (" + std::string(ToString(job.state)) +
-                              "): only pending and running jobs are explained; see gpufleet "
-                              "show " +
-                              std::to_string(id.value()));
-  }
-  Result<Explanation> explanation = scheduling_.Explain(jobs_, job, clock_.Now());
-  if (explanation.ok()) {
-    explanation->prediction = job.prediction;
-    // The jobs it names are queued or running, so active; one that is not is hidden.
-    HideOtherUsersJobs(*explanation, [&](JobId other) {
-      const auto it = jobs_.Active().find(other);
-      return it != jobs_.Active().end() && Visible(caller, it->second);
-    });
-  }
-  return explanation;
+Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
+  return Call<Job>([this, caller, spec = std::move(spec)]() mutable -> Result<Job> {
+    GF_TRY(Accepting());
+    return desk_.Submit(caller, std::move(spec));
+  });
+}
+
+Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
+                                                 JobSpec spec,
+                                                 ArrayRequest array) {
+  return Call<std::vector<Job>>([this,
+                                 caller,
+                                 spec = std::move(spec),
+                                 array = std::move(array)]() mutable -> Result<std::vector<Job>> {
+    GF_TRY(Accepting());
+    return desk_.SubmitArray(caller, std::move(spec), array);
+  });
+}
+
+Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
+  return Call<Job>([this, caller, id]() -> Result<Job> {
+    GF_TRY(Accepting());
+    return desk_.Cancel(caller, id);
+  });
+}
+
+Result<std::vector<Job>> Controller::CancelArray(const Caller& caller, JobId array_job) {
+  return Call<std::vector<Job>>([this, caller, array_job]() -> Result<std::vector<Job>> {
+    GF_TRY(Accepting());
+    return desk_.CancelArray(caller, array_job);
+  });
+}
+
+Result<Job> Controller::ApproveJob(const Caller& caller, JobId id) {
+  return Call<Job>([this, caller, id]() -> Result<Job> {
+    GF_TRY(Accepting());
+    return desk_.Approve(caller, id);
+  });
+}
+
+Result<Job> Controller::CheckpointJob(const Caller& caller, JobId id) {
+  return Call<Job>([this, caller, id]() -> Result<Job> {
+    GF_TRY(Accepting());
+    return desk_.Checkpoint(caller, id);
+  });
+}
+
+Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
+  return Call<Explanation>([this, caller, id] { return desk_.Explain(caller, id); });
 }
 
 // Two steps, like `kubectl logs`: the state thread only finds who holds the output (a quick
@@ -409,7 +422,7 @@ Result<LogChunk> Controller::ReadJobLog(const Caller& caller, const LogRequest& 
 }
 
 Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest& request) {
-  GF_ASSIGN_OR_RETURN(const Job job, FindVisible(caller, request.job));
+  GF_ASSIGN_OR_RETURN(const Job job, desk_.FindVisible(caller, request.job));
   const std::string name = "job " + std::to_string(request.job.value());
   const std::string state(ToString(job.state));
   if (!job.allocation) {
@@ -503,69 +516,6 @@ Result<QuotaReport> Controller::Quota(const Caller& caller) {
     }
     return usage_.Quota(caller, job_teams, RunningSpans(), clock_.Now());
   });
-}
-
-Result<Job> Controller::ApproveJob(const Caller& caller, JobId id) {
-  return Call<Job>([this, caller, id] { return DoApprove(caller, id); });
-}
-
-Result<Job> Controller::DoApprove(const Caller& caller, JobId id) {
-  if (fatal_) {
-    return *fatal_;
-  }
-  const std::string name = std::to_string(id.value());
-  if (Status allowed =
-          Authorize(caller, Resource::kJob, Action::kApprove, Ownership::kNone, "quota approve");
-      !allowed.ok()) {
-    return PermissionDenied(allowed.error().message +
-                            "; ask an administrator to run 'gpufleet "
-                            "quota approve " +
-                            name + "'");
-  }
-  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
-  if (found.state != JobState::kPending) {
-    return FailedPrecondition("quota approve: job " + name + " is " +
-                              std::string(ToString(found.state)) +
-                              ", not PENDING; only a waiting job can be approved");
-  }
-  Job& job = jobs_.At(id);
-  if (!job.budget_approved) {
-    job.budget_approved = true;
-    jobs_.Write(job);
-    jobs_.Record(id,
-                 "approve",
-                 caller.user,
-                 "approved by " + caller.user + " to run past team " + TeamLabel(job.spec.team) +
-                     "'s GPU-hour budget");
-    scheduling_.NeedFull();
-  }
-  return job;
-}
-
-Result<Job> Controller::CheckpointJob(const Caller& caller, JobId id) {
-  return Call<Job>([this, caller, id] { return DoCheckpoint(caller, id); });
-}
-
-Result<Job> Controller::DoCheckpoint(const Caller& caller, JobId id) {
-  if (fatal_) {
-    return *fatal_;
-  }
-  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id, Action::kCheckpoint));
-  // STARTING too: the job's process may run (and report) before its start is recorded.
-  if (!HoldsGpus(found)) {
-    return FailedPrecondition("checkpoint: job " + std::to_string(id.value()) + " is " +
-                              std::string(ToString(found.state)) +
-                              "; only a running job can report a checkpoint");
-  }
-  Job& job = jobs_.At(id);
-  job.last_checkpoint = clock_.Now();
-  jobs_.Write(job);
-  jobs_.Record(id,
-               "checkpoint",
-               caller.user,
-               "checkpoint saved: a preemption now loses only the work done since");
-  scheduling_.NeedFull();  // a waiting job may now pick other victims
-  return job;
 }
 
 }  // namespace gf

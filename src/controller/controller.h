@@ -37,6 +37,8 @@
 #include "controller/dependency_book.h"
 #include "controller/gpu_care.h"
 #include "controller/idle_reaper.h"
+#include "controller/job_desk.h"
+#include "controller/launch_env.h"
 #include "controller/node_registry.h"
 #include "controller/notification_router.h"
 #include "controller/read_side.h"
@@ -194,33 +196,11 @@ class Controller final : public ClusterService, public AgentReports, private Job
   Status Flush();
 
   // REQUIRES: state thread, for all below.
-  Result<Job> DoSubmit(const Caller& caller, JobSpec spec);
-  Result<std::vector<Job>> DoSubmitArray(const Caller& caller,
-                                         JobSpec spec,
-                                         const ArrayRequest& array);
-  Result<std::vector<Job>> DoCancelArray(const Caller& caller, JobId array_job);
-  // Multi-node jobs (gangs.cpp; model/job.h GangMember): a submission of `--nodes N` becomes
-  // N member jobs with consecutive ids in one commit; the member of rank 0 is returned.
-  Result<Job> DoSubmitGang(const Caller& caller, const JobSpec& spec);
-  // The environment a gang member starts with (GPUFLEET_NODE_RANK ...), from its members'
-  // allocations.
-  void AddGangEnvironment(Job& launched) const;
-  // What every submission must pass before any job is created (Submit and SubmitArray).
-  Status CheckSubmission(const Caller& caller, const JobSpec& spec);
-  // Creates the PENDING job (id, owner, defaults, submit event); requires CheckSubmission.
-  Job AddJob(const Caller& caller, JobSpec spec);
-  // Dependencies (dependency_book.h decides): Load's restore of the waits; a job just ended
-  // resolves those on it, cancelling the jobs that waited with :ok and can no longer run.
-  Status RestoreDependencies();
-  void ResolveDependents(const Job& job);
-  void CancelBroken(const DependencyBook::Resolution& resolution);
-  Result<Job> DoCancel(const Caller& caller, JobId id);
+  // The store failed or the lease was lost: the error every call that changes state gets.
+  Status Accepting() const;
   // The next view (view.h) handed to reads_: at the end of each turn (and of Load), after the
   // commit.
   void PublishView();
-  // The job, when the caller may do `action` to it (authorization.h); kNotFound otherwise,
-  // as if it did not exist, so that others' jobs do not leak.
-  Result<Job> FindVisible(const Caller& caller, JobId id, Action action = Action::kRead);
   // The turn's notifications (TurnOutbox) matched against the subscriptions, each handed to the
   // notifier once the turn is durable.
   void HandOverNotifications();
@@ -257,8 +237,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // them), so that a turn makes no Telemetry lookup per running job.
   std::vector<RunningSpan> RunningSpans(bool for_ledgers = false) const;
   std::vector<std::string> GpuModels(const Job& job) const;  // REQUIRES: job.allocation
-  Result<Job> DoApprove(const Caller& caller, JobId id);
-  Result<Job> DoCheckpoint(const Caller& caller, JobId id);
   void CountWait(const Job& job);  // a job just started: the queue-wait histogram
   void FinishJob(Job& job, const JobExitReport& report);
   // Telemetry bookkeeping when a job gains or gives up its GPUs.
@@ -275,7 +253,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // What the agent is sent to launch `job` (allocated): the job with the environment of its
   // gang and of its GPU share. Every launch goes through here, the first and a re-sent one.
   Job LaunchOf(const Job& job) const;
-  Result<Explanation> DoExplain(const Caller& caller, JobId id);
   // The agent that holds the output of the job ReadJobLog asks for, or why none can be asked
   // (not started, requeued, node down or never joined).
   Result<NodeAgent*> LogSource(const Caller& caller, const LogRequest& request);
@@ -307,7 +284,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   RunTimeBook runtimes_;
   // The turn's rows, actions after its commit and notifications (turn_outbox.h).
   TurnOutbox out_;
-  std::int64_t next_job_id_ = 1;
   // OnSamples (agents' threads): what each GPU that was ever in MIG mode last reported (MIG on,
   // its devices), to pass on changes only.
   std::mutex mig_seen_mu_;
@@ -319,6 +295,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // The scheduler kept between passes and which pass a turn runs (scheduling_stage.h). After
   // the components it reads.
   SchedulingStage scheduling_;
+  // Submissions, cancels, approvals, checkpoints, explanations, visibility (job_desk.h).
+  JobDesk desk_;
   // GPU health and fail-over, sharing modes and MIG, memory breaches (gpu_care.h).
   GpuCare gpus_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error

@@ -377,27 +377,6 @@ void GpuCare::ApplyMigSamples(const NodeId& node, const std::vector<GpuSample>& 
   }
 }
 
-// Programs may size themselves by these (a framework's memory fraction); the controller holds
-// the job to its memory whatever it does. Under MPS the daemon enforces both limits itself:
-// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE caps the SMs its kernels may use and
-// CUDA_MPS_PINNED_DEVICE_MEM_LIMIT its memory on device 0 (its one visible GPU).
-void AddShareEnvironment(Job& launched, const Node& node) {
-  const Allocation& a = *launched.allocation;
-  auto& env = launched.spec.env;
-  env.emplace_back("GPUFLEET_GPU_SHARE", GpuAmountText(a.gpu_milli));
-  env.emplace_back("GPUFLEET_GPU_MEMORY_LIMIT_MIB", std::to_string(a.gpu_memory_mib));
-  const auto gpu = std::find_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) {
-    return !a.gpus.empty() && g.uuid == a.gpus.front();
-  });
-  if (gpu != node.gpus.end() && gpu->sharing == SharingMode::kMps) {
-    constexpr int kMilliPerPercent = kWholeGpuMilli / 100;
-    env.emplace_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
-                     std::to_string((a.gpu_milli + kMilliPerPercent - 1) / kMilliPerPercent));
-    env.emplace_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
-                     "0=" + std::to_string(a.gpu_memory_mib) + "M");
-  }
-}
-
 void GpuCare::OnMemoryBreach(const Job& job, const ConditionChange& change) {
   if (!HoldsGpus(job)) {
     return;

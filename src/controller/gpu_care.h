@@ -25,10 +25,6 @@
 
 namespace gf {
 
-// A fractional job's share and memory limit in its launch environment, and MPS's limits when its
-// GPU on `node` is in mps mode.
-void AddShareEnvironment(Job& launched, const Node& node);
-
 struct GpuCareParts {
   NodeRegistry& nodes;
   Telemetry& telemetry;

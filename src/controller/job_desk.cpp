@@ -1,18 +1,19 @@
-// The Controller's job calls (controller.h), on the state thread: submissions (one job, an
-// array, a gang: checked whole before any job is created), cancels, and what a job's end means
-// for the jobs that wait for it (dependency_book.h). Split from controller.cpp by topic.
+// JobDesk (job_desk.h): the job calls of the service on the state thread.
+#include "controller/job_desk.h"
+
 #include <algorithm>
 #include <set>
 #include <utility>
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "controller/controller.h"
+#include "controller/explain_privacy.h"
 #include "controller/job_arrays.h"
 #include "controller/submit_team.h"
 #include "core/duration.h"
 #include "lifecycle/admission.h"
+#include "model/team.h"
+#include "scheduler/idle_policy.h"
 
 namespace gf {
 namespace {
@@ -34,44 +35,39 @@ std::string Describe(const JobRequest& r) {
 }
 }  // namespace
 
-// ---- ClusterService ----------------------------------------------------------------------
+JobDesk::JobDesk(const JobDeskOptions& options, JobDeskParts parts)
+    : policy_(options.policy),
+      team_of_user_(options.team_of_user),
+      only_uid_(options.only_uid),
+      jobs_(parts.jobs),
+      store_(parts.store),
+      dependencies_(parts.dependencies),
+      nodes_(parts.nodes),
+      runtimes_(parts.runtimes),
+      scheduling_(parts.scheduling),
+      clock_(parts.clock) {}
 
-Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
-  return Call<Job>([this, caller, spec = std::move(spec)]() mutable {
-    return DoSubmit(caller, std::move(spec));
-  });
-}
-
-Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
-                                                 JobSpec spec,
-                                                 ArrayRequest array) {
-  return Call<std::vector<Job>>(
-      [this, caller, spec = std::move(spec), array = std::move(array)]() mutable {
-        return DoSubmitArray(caller, std::move(spec), array);
-      });
-}
-
-Result<Job> Controller::DoSubmit(const Caller& caller, JobSpec spec) {
-  spec = WithDefaultClass(std::move(spec), options_.policy);
+Result<Job> JobDesk::Submit(const Caller& caller, JobSpec spec) {
+  spec = WithDefaultClass(std::move(spec), policy_);
   GF_TRY(CheckSubmission(caller, spec));
   if (spec.request.nodes > 1) {
-    return DoSubmitGang(caller, spec);
+    return SubmitGang(caller, spec);
   }
   return AddJob(caller, std::move(spec));
 }
 
 // One command on the state thread: the tasks get consecutive ids and share one commit, so
 // an array is queued whole or not at all.
-Result<std::vector<Job>> Controller::DoSubmitArray(const Caller& caller,
-                                                   JobSpec spec,
-                                                   const ArrayRequest& array) {
+Result<std::vector<Job>> JobDesk::SubmitArray(const Caller& caller,
+                                              JobSpec spec,
+                                              const ArrayRequest& array) {
   GF_TRY(ValidateArrayRequest(array));
   if (spec.request.nodes > 1) {
     return InvalidArgument(
         "nodes: a job array's tasks run on one node each; submit a multi-node job (--nodes) "
         "without --array");
   }
-  spec = WithDefaultClass(std::move(spec), options_.policy);
+  spec = WithDefaultClass(std::move(spec), policy_);
   GF_TRY(CheckSubmission(caller, spec));
   const JobId first(next_job_id_);
   std::vector<Job> tasks;
@@ -84,21 +80,33 @@ Result<std::vector<Job>> Controller::DoSubmitArray(const Caller& caller,
   return tasks;
 }
 
-Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
-  if (fatal_) {
-    return *fatal_;
+Result<Job> JobDesk::SubmitGang(const Caller& caller, const JobSpec& spec) {
+  const JobId first(next_job_id_);
+  const int size = spec.request.nodes;
+  std::optional<Job> lead;
+  for (int rank = 0; rank < size; ++rank) {
+    JobSpec member = spec;
+    member.gang = GangMember{.gang_job = first, .rank = rank, .size = size};
+    Job job = AddJob(caller, std::move(member));
+    if (rank == 0) {
+      lead = std::move(job);
+    }
   }
+  return *lead;
+}
+
+Status JobDesk::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   GF_TRY(Authorize(caller, Resource::kJob, Action::kSubmit, Ownership::kNone, "submit"));
-  if (options_.only_uid && caller.uid != *options_.only_uid) {
-    return PermissionDenied("this gpufleet runs as uid " + std::to_string(*options_.only_uid) +
+  if (only_uid_ && caller.uid != *only_uid_) {
+    return PermissionDenied("this gpufleet runs as uid " + std::to_string(*only_uid_) +
                             " and can only run that user's jobs; run gpufleet up as root to "
                             "serve every user");
   }
   GF_TRY(ValidateSpec(spec));
-  GF_TRY(CheckSubmitTeam(caller, spec.team, options_.policy, options_.team_of_user));
-  GF_TRY(CheckClassExists(options_.policy, spec.priority));  // "priority: no class 'urgent'; ..."
+  GF_TRY(CheckSubmitTeam(caller, spec.team, policy_, team_of_user_));
+  GF_TRY(CheckClassExists(policy_, spec.priority));  // "priority: no class 'urgent'; ..."
   if (!spec.idle_reap) {
-    GF_TRY(CheckIdleOptOut(options_.policy, spec.priority));  // "--no-reap: class 'normal' ..."
+    GF_TRY(CheckIdleOptOut(policy_, spec.priority));  // "--no-reap: class 'normal' ..."
   }
   const ClusterSnapshot nodes =
       nodes_.Snapshot({}, nullptr);  // what could ever run, not what is free
@@ -108,13 +116,13 @@ Status Controller::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   return dependencies_.Check(caller, spec.after);
 }
 
-Job Controller::AddJob(const Caller& caller, JobSpec spec) {
+Job JobDesk::AddJob(const Caller& caller, JobSpec spec) {
   Job job;
   job.id = JobId(next_job_id_++);
   job.owner = Owner{caller.uid, caller.gid, caller.user};
   job.spec = std::move(spec);
   if (job.spec.team.empty()) {
-    if (auto team = options_.team_of_user.find(caller.user); team != options_.team_of_user.end()) {
+    if (auto team = team_of_user_.find(caller.user); team != team_of_user_.end()) {
       job.spec.team = team->second;
     }
   }
@@ -146,14 +154,7 @@ Job Controller::AddJob(const Caller& caller, JobSpec spec) {
   return job;
 }
 
-Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
-  return Call<Job>([this, caller, id] { return DoCancel(caller, id); });
-}
-
-Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
-  if (fatal_) {
-    return *fatal_;
-  }
+Result<Job> JobDesk::Cancel(const Caller& caller, JobId id) {
   GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id, Action::kCancel));
   auto it = jobs_.Active().find(id);
   if (it == jobs_.Active().end()) {
@@ -164,12 +165,7 @@ Result<Job> Controller::DoCancel(const Caller& caller, JobId id) {
   return it->second;
 }
 
-Result<std::vector<Job>> Controller::CancelArray(const Caller& caller, JobId array_job) {
-  return Call<std::vector<Job>>(
-      [this, caller, array_job] { return DoCancelArray(caller, array_job); });
-}
-
-Result<std::vector<Job>> Controller::DoCancelArray(const Caller& caller, JobId array_job) {
+Result<std::vector<Job>> JobDesk::CancelArray(const Caller& caller, JobId array_job) {
   GF_ASSIGN_OR_RETURN(Job first, FindVisible(caller, array_job, Action::kCancel));
   const std::string id = std::to_string(array_job.value());
   if (!first.spec.array || first.spec.array->array_job != array_job) {
@@ -191,18 +187,16 @@ Result<std::vector<Job>> Controller::DoCancelArray(const Caller& caller, JobId a
   }
   std::vector<Job> out;
   for (JobId task : tasks) {
-    GF_ASSIGN_OR_RETURN(Job job, DoCancel(caller, task));
+    GF_ASSIGN_OR_RETURN(Job job, Cancel(caller, task));
     out.push_back(std::move(job));
   }
   return out;
 }
 
-// ---- dependencies (dependency_book.h) -----------------------------------------------------
-
 // After a restart: the loaded pending jobs wait again for what has not ended; one whose :ok
 // dependency ended otherwise while gpufleet was down is cancelled now, before the next job is
 // judged (it may wait for this one).
-Status Controller::RestoreDependencies() {
+Status JobDesk::RestoreDependencies() {
   for (auto& [id, job] : jobs_.Active()) {
     if (job.state != JobState::kPending || job.spec.after.empty()) {
       continue;
@@ -218,7 +212,7 @@ Status Controller::RestoreDependencies() {
 // A job's end resolves the dependencies on it by its id; an array task's end, once it was the
 // last, those on the whole array. Each answer is applied before the next is asked for: the
 // cancelled jobs' own ends resolve what waits for them first.
-void Controller::ResolveDependents(const Job& job) {
+void JobDesk::ResolveDependents(const Job& job) {
   CancelBroken(dependencies_.OnEnded(job));
   if (!job.spec.array.has_value()) {
     return;
@@ -233,7 +227,7 @@ void Controller::ResolveDependents(const Job& job) {
   CancelBroken(*array);
 }
 
-void Controller::CancelBroken(const DependencyBook::Resolution& resolution) {
+void JobDesk::CancelBroken(const DependencyBook::Resolution& resolution) {
   for (const DependencyGraph::Broken& broken : resolution.cancel) {
     auto it = jobs_.Active().find(broken.job);
     if (it != jobs_.Active().end() && it->second.state == JobState::kPending) {
@@ -243,6 +237,97 @@ void Controller::CancelBroken(const DependencyBook::Resolution& resolution) {
   if (resolution.changed) {
     scheduling_.NeedFull();  // a job that waited is now a candidate (or was cancelled)
   }
+}
+
+// On the state thread: a job not in jobs_.Active() was committed by an earlier turn (EraseFinished
+// follows the commit), so the store has it.
+Result<Job> JobDesk::FindVisible(const Caller& caller, JobId id, Action action) {
+  // Who has no identity is told how to get one, not that the job does not exist.
+  GF_TRY(Authorize(
+      caller, Resource::kJob, action, Ownership::kOwn, "job " + std::to_string(id.value())));
+  if (auto it = jobs_.Active().find(id); it != jobs_.Active().end()) {
+    if (!Visible(caller, it->second, action)) {
+      return NotVisible(id);
+    }
+    return it->second;
+  }
+  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_.GetJob(id));
+  if (!stored || !Visible(caller, *stored, action)) {
+    return NotVisible(id);
+  }
+  return *stored;
+}
+
+// What the next pass would decide (SchedulingStage::Explain), with the prediction, and the other
+// users' jobs it names hidden.
+Result<Explanation> JobDesk::Explain(const Caller& caller, JobId id) {
+  GF_ASSIGN_OR_RETURN(Job job, FindVisible(caller, id));
+  const std::string name = "job " + std::to_string(id.value());
+  if (IsTerminal(job.state)) {
+    return FailedPrecondition(name + " has ended (" + std::string(ToString(job.state)) +
+                              "): only pending and running jobs are explained; see gpufleet "
+                              "show " +
+                              std::to_string(id.value()));
+  }
+  Result<Explanation> explanation = scheduling_.Explain(jobs_, job, clock_.Now());
+  if (explanation.ok()) {
+    explanation->prediction = job.prediction;
+    // The jobs it names are queued or running, so active; one that is not is hidden.
+    HideOtherUsersJobs(*explanation, [&](JobId other) {
+      const auto it = jobs_.Active().find(other);
+      return it != jobs_.Active().end() && Visible(caller, it->second);
+    });
+  }
+  return explanation;
+}
+
+Result<Job> JobDesk::Approve(const Caller& caller, JobId id) {
+  const std::string name = std::to_string(id.value());
+  if (Status allowed =
+          Authorize(caller, Resource::kJob, Action::kApprove, Ownership::kNone, "quota approve");
+      !allowed.ok()) {
+    return PermissionDenied(allowed.error().message +
+                            "; ask an administrator to run 'gpufleet "
+                            "quota approve " +
+                            name + "'");
+  }
+  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id));
+  if (found.state != JobState::kPending) {
+    return FailedPrecondition("quota approve: job " + name + " is " +
+                              std::string(ToString(found.state)) +
+                              ", not PENDING; only a waiting job can be approved");
+  }
+  Job& job = jobs_.At(id);
+  if (!job.budget_approved) {
+    job.budget_approved = true;
+    jobs_.Write(job);
+    jobs_.Record(id,
+                 "approve",
+                 caller.user,
+                 "approved by " + caller.user + " to run past team " + TeamLabel(job.spec.team) +
+                     "'s GPU-hour budget");
+    scheduling_.NeedFull();
+  }
+  return job;
+}
+
+Result<Job> JobDesk::Checkpoint(const Caller& caller, JobId id) {
+  GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id, Action::kCheckpoint));
+  // STARTING too: the job's process may run (and report) before its start is recorded.
+  if (!HoldsGpus(found)) {
+    return FailedPrecondition("checkpoint: job " + std::to_string(id.value()) + " is " +
+                              std::string(ToString(found.state)) +
+                              "; only a running job can report a checkpoint");
+  }
+  Job& job = jobs_.At(id);
+  job.last_checkpoint = clock_.Now();
+  jobs_.Write(job);
+  jobs_.Record(id,
+               "checkpoint",
+               caller.user,
+               "checkpoint saved: a preemption now loses only the work done since");
+  scheduling_.NeedFull();  // a waiting job may now pick other victims
+  return job;
 }
 
 }  // namespace gf
