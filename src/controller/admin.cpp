@@ -123,48 +123,13 @@ Result<Node> Controller::DrainNode(const Caller& caller, const NodeId& node, std
     return InvalidArgument("reason: say why the node is drained (--reason 'bad fan'), in at most " +
                            std::to_string(kMaxDrainReason) + " characters");
   }
-  return Call<Node>([this, caller, node, reason]() -> Result<Node> {
-    GF_TRY(nodes_.SetDrain(node, reason));
-    jobs_.Record(std::nullopt, "node", caller.user, "drain " + node.value() + ": " + reason);
-    SetNodeState(node);
-    return nodes_.At(node).node;
-  });
+  return Call<Node>(
+      [this, caller, node, reason] { return node_desk_.Drain(caller, node, reason); });
 }
 
 Result<Node> Controller::ResumeNode(const Caller& caller, const NodeId& node) {
   GF_TRY(Authorize(caller, Resource::kNode, Action::kDrain, Ownership::kNone, "node resume"));
-  return Call<Node>([this, caller, node]() -> Result<Node> {
-    GF_TRY(nodes_.SetDrain(node, std::nullopt));
-    jobs_.Record(std::nullopt, "node", caller.user, "resume " + node.value());
-    SetNodeState(node);
-    return nodes_.At(node).node;
-  });
-}
-
-// A node's state from what is known of it (NodeRegistry::RefreshState): drained once no job
-// holds its GPUs. A change is recorded (the end of a drain's wait) and stored.
-void Controller::SetNodeState(const NodeId& node) {
-  const bool busy = std::any_of(jobs_.Holding().begin(), jobs_.Holding().end(), [&](JobId id) {
-    return jobs_.At(id).allocation->node == node;
-  });
-  std::optional<NodeRegistry::StateChange> change = nodes_.RefreshState(node, busy);
-  if (!change) {
-    return;
-  }
-  if (change->drained) {
-    jobs_.Record(std::nullopt,
-                 "node",
-                 "controller",
-                 "node " + node.value() + " drained: no job runs on it any more");
-  }
-  out_.batch.nodes.push_back(std::move(change->node));
-  scheduling_.NeedFull();  // where jobs may go changed
-}
-
-void Controller::UpdateDrains() {
-  for (const NodeId& node : nodes_.Draining()) {
-    SetNodeState(node);
-  }
+  return Call<Node>([this, caller, node] { return node_desk_.Resume(caller, node); });
 }
 
 // ---- GPUs (gpu_care.h) -----------------------------------------------------------------------

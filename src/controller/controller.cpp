@@ -74,7 +74,19 @@ Controller::Controller(std::unique_ptr<Store> store,
                          .jobs = jobs_,
                          .out = out_,
                          .scheduling = scheduling_,
-                         .clock = clock_}) {
+                         .clock = clock_}),
+      node_desk_(NodeDeskOptions{.policy = options_.policy,
+                                 .node_timeout = options_.node_timeout,
+                                 .liveness_clock = options_.liveness_clock,
+                                 .kill_grace = options_.kill_grace},
+                 NodeDeskParts{.jobs = jobs_,
+                               .nodes = nodes_,
+                               .telemetry = *telemetry_,
+                               .gpus = gpus_,
+                               .usage = usage_,
+                               .scheduling = scheduling_,
+                               .out = out_,
+                               .clock = clock_}) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
   PublishView();
 }
@@ -108,7 +120,7 @@ Status Controller::Load() {
   GF_TRY(LoadTokens());
   for (const auto& [id, job] : jobs_.Active()) {
     if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
-      AssignGpus(job);
+      node_desk_.AssignGpus(job);
     }
   }
   GF_TRY(desk_.RestoreDependencies());
@@ -177,8 +189,8 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     }
   }
   if (!fatal_) {
-    CheckNodeLiveness();
-    UpdateDrains();
+    node_desk_.CheckLiveness();
+    node_desk_.UpdateDrains();
     jobs_.EnforceTimeLimits();
     gpus_.EnforceMemoryLimits();
     ReapIdleJobs();
@@ -299,7 +311,7 @@ void Controller::Schedule() {
   }
   for (const JobId id : outcome.started) {
     const Job& job = jobs_.At(id);
-    AssignGpus(job);
+    node_desk_.AssignGpus(job);
     CountWait(job);
   }
   // Launched once every start is applied: a gang member's environment names all its members'
@@ -319,7 +331,7 @@ Job Controller::LaunchOf(const Job& job) const {
 // ---- the job book's listener (lifecycle/job_book.h) ---------------------------------------
 
 void Controller::OnReleasing(Job& job) {
-  ReleaseGpus(job);
+  node_desk_.ReleaseGpus(job);
 }
 
 void Controller::OnEnded(const Job& job) {
@@ -331,7 +343,8 @@ void Controller::OnEnded(const Job& job) {
   desk_.ResolveDependents(job);  // the cascade's events follow this job's own
 }
 
-// The run's GPU-time stays in the team's counters (its usage stays in job.usage: ReleaseGpus).
+// The run's GPU-time stays in the team's counters (its usage stays in job.usage:
+// NodeDesk::ReleaseGpus).
 void Controller::OnRequeueing(const Job& job) {
   counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
   scheduling_.NeedFull();
@@ -480,12 +493,6 @@ Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportReque
 
 // ---- accounting (usage_book.h): its inputs, quota; approve, checkpoint ---------------------
 
-// The distinct models of the job's GPUs, sorted (as its node reports them).
-std::vector<std::string> Controller::GpuModels(const Job& job) const {
-  const NodeEntry* entry = nodes_.Find(job.allocation->node);
-  return GpuModelsOn(entry != nullptr ? &entry->node : nullptr, job);
-}
-
 std::vector<RunningSpan> Controller::RunningSpans(bool for_ledgers) const {
   const bool models = !for_ledgers || usage_.WeighsModels();
   std::vector<RunningSpan> out;
@@ -493,14 +500,15 @@ std::vector<RunningSpan> Controller::RunningSpans(bool for_ledgers) const {
   for (const JobId id : jobs_.Holding()) {
     const Job& job = jobs_.At(id);
     const std::optional<JobUsage> usage = for_ledgers ? std::nullopt : telemetry_->Usage(job.id);
-    out.push_back(RunningSpan{.team = job.spec.team,
-                              .user = job.owner.user,
-                              .gpus = HeldGpus(*job.allocation),
-                              .start = job.start_time.value_or(clock_.Now()),
-                              .gpu_models = models ? GpuModels(job) : std::vector<std::string>{},
-                              .energy_mj = usage ? usage->energy_mj : 0,
-                              .held_milli = HeldMilli(*job.allocation),
-                              .borrowed = job.preemptible});
+    out.push_back(RunningSpan{
+        .team = job.spec.team,
+        .user = job.owner.user,
+        .gpus = HeldGpus(*job.allocation),
+        .start = job.start_time.value_or(clock_.Now()),
+        .gpu_models = models ? node_desk_.GpuModelsOfJob(job) : std::vector<std::string>{},
+        .energy_mj = usage ? usage->energy_mj : 0,
+        .held_milli = HeldMilli(*job.allocation),
+        .borrowed = job.preemptible});
   }
   return out;
 }

@@ -39,6 +39,7 @@
 #include "controller/idle_reaper.h"
 #include "controller/job_desk.h"
 #include "controller/launch_env.h"
+#include "controller/node_desk.h"
 #include "controller/node_registry.h"
 #include "controller/notification_router.h"
 #include "controller/read_side.h"
@@ -219,31 +220,13 @@ class Controller final : public ClusterService, public AgentReports, private Job
   void OnRequeueing(const Job& job) override;
   // The turn's kill orders (JobBook::TakeKills), to their agents after the commit.
   void SendKills();
-  // Preemption (issue #4): stop the victim with its checkpoint signal; when its exit arrives,
-  // Requeue puts it back in the queue at its old place (same submit time), or RequeueOrEnd
-  // cancels it if it must not run twice.
-  void Preempt(Job& victim, const PreemptDecision& decision);
-  // Node failure (issue #6): CheckNodeLiveness marks silent remote nodes down
-  // (options_.node_timeout) and their jobs lost (JobBook::Lose).
-  void CheckNodeLiveness();
-  // Administration (admin.cpp): the node's state from its agent and an admin's drain
-  // (NodeRegistry::RefreshState, recorded and stored); drains that end when the last job
-  // leaves; the stored tokens at Load.
-  void SetNodeState(const NodeId& node);
-  void UpdateDrains();
+  // The stored tokens, at Load (tokens.h).
   Status LoadTokens();
   // The jobs holding GPUs as usage_ reads them (usage_book.h). `for_ledgers`: only what the
   // per-turn UsageBook::Advance reads (no energy; GPU models only when the fair share weighs
   // them), so that a turn makes no Telemetry lookup per running job.
   std::vector<RunningSpan> RunningSpans(bool for_ledgers = false) const;
-  std::vector<std::string> GpuModels(const Job& job) const;  // REQUIRES: job.allocation
   void CountWait(const Job& job);  // a job just started: the queue-wait histogram
-  void FinishJob(Job& job, const JobExitReport& report);
-  // Telemetry bookkeeping when a job gains or gives up its GPUs.
-  void AssignGpus(const Job& job);
-  void ReleaseGpus(Job& job);
-  void ApplyIngest(const NodeId& node, IngestResult result);
-  void ApplyHello(AgentHello hello);
   // The idle reaper (reaping.cpp, idle_reaper.h): each turn the running jobs whose idle rule
   // applies are handed to reaper_ when it is due, and its verdicts applied.
   void ReapIdleJobs();
@@ -299,6 +282,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   JobDesk desk_;
   // GPU health and fail-over, sharing modes and MIG, memory breaches (gpu_care.h).
   GpuCare gpus_;
+  // The agents' reports, node liveness and drains, GPUs in telemetry (node_desk.h).
+  NodeDesk node_desk_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
   NotificationRouter router_;   // subscriptions and budget alerts sent (notification_router.h)
