@@ -86,7 +86,13 @@ Controller::Controller(std::unique_ptr<Store> store,
                                .usage = usage_,
                                .scheduling = scheduling_,
                                .out = out_,
-                               .clock = clock_}) {
+                               .clock = clock_}),
+      idle_(options_.policy,
+            IdleStageParts{.jobs = jobs_,
+                           .nodes = nodes_,
+                           .telemetry = *telemetry_,
+                           .out = out_,
+                           .clock = clock_}) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
   PublishView();
 }
@@ -193,7 +199,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     node_desk_.UpdateDrains();
     jobs_.EnforceTimeLimits();
     gpus_.EnforceMemoryLimits();
-    ReapIdleJobs();
+    idle_.Run();
     jobs_.SettleGangs();  // before the pass: a requeued gang's running members are told to stop
     Schedule();
     jobs_.SettleGangs();  // after it: a preempted member's gang follows it
@@ -223,7 +229,7 @@ std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   const Time now = clock_.Now();
   // The next pass owed, the reaper's next look, the next time limit.
   for (const std::optional<Time>& at :
-       {scheduling_.WakeAt(), reaper_.NextAt(), jobs_.NextDeadline()}) {
+       {scheduling_.WakeAt(), idle_.NextAt(), jobs_.NextDeadline()}) {
     if (at) {
       wait = std::min(wait, std::max(Millis(0), *at - now));
     }
@@ -436,39 +442,7 @@ Result<LogChunk> Controller::ReadJobLog(const Caller& caller, const LogRequest& 
 
 Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest& request) {
   GF_ASSIGN_OR_RETURN(const Job job, desk_.FindVisible(caller, request.job));
-  const std::string name = "job " + std::to_string(request.job.value());
-  const std::string state(ToString(job.state));
-  if (!job.allocation) {
-    if (const std::string* requeued = jobs_.Stops().RequeueCause(job.id)) {
-      return FailedPrecondition(
-          name + " is " + state + ", " + *requeued + ", and has not started again: its new " +
-          "run's output shows here once it starts; the earlier run's output stays on the node " +
-          "it ran on, under the agent's data dir (jobs/" + std::to_string(job.id.value()) + ")");
-    }
-    return FailedPrecondition(name + " is " + state + " and has not started: it has no output" +
-                              (IsTerminal(job.state) ? "" : " yet (gpufleet logs -f waits)"));
-  }
-  const NodeId& node = job.allocation->node;
-  const NodeEntry* entry = nodes_.Find(node);
-  if (entry == nullptr || entry->agent == nullptr) {
-    return Unavailable("node " + node.value() + " has not joined this server since it started, " +
-                       "so " + name + "'s output cannot be fetched; it is on that node, under " +
-                       "its agent's data dir (jobs/" + std::to_string(job.id.value()) + ")");
-  }
-  NodeAgent* agent = entry->agent;
-  if (entry->node.state == NodeState::kDown) {
-    // The cause reads "node n1 down: no report ..."; say the node's name once.
-    std::string cause = entry->node.state_reason;
-    if (const std::string said = "node " + node.value() + " down: "; cause.starts_with(said)) {
-      cause.erase(0, said.size());
-    }
-    return Unavailable("node " + node.value() + " is down" +
-                       (cause.empty() ? "" : " (" + cause + ")") + "; " + name +
-                       "'s output is on that node in " +
-                       agent->LogPath(job.id, request.stream == LogStream::kStderr) +
-                       "; it can be read here again once the node's agent is back");
-  }
-  return agent;
+  return node_desk_.LogSource(job, request.stream);
 }
 
 Result<std::vector<Event>> Controller::JobEvents(const Caller& caller, JobId id) {
@@ -523,6 +497,41 @@ Result<QuotaReport> Controller::Quota(const Caller& caller) {
       }
     }
     return usage_.Quota(caller, job_teams, RunningSpans(), clock_.Now());
+  });
+}
+
+// ---- AgentReports ------------------------------------------------------------------------
+
+void Controller::OnAgentHello(AgentHello hello) {
+  // Before any sample of this agent is ingested (samples bypass the state thread).
+  telemetry_->SetInventory(hello.node);
+  Post([this, hello = std::move(hello)]() mutable { node_desk_.Hello(std::move(hello)); });
+}
+
+void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
+  Post([this, id, pid, start_time] { node_desk_.JobStarted(id, pid, start_time); });
+}
+
+void Controller::OnJobExited(JobExitReport report) {
+  Post([this, report = std::move(report)] { node_desk_.JobExited(report); });
+}
+
+void Controller::OnAgentHeartbeat(const NodeId& node) {
+  Post([this, node] { node_desk_.Heard(node); });
+}
+
+void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
+  // Telemetry is thread-safe: samples are taken here, on the agent's thread, and only what
+  // the state must record (health changes, conditions, finished minutes) becomes a command.
+  // Only a sample whose MIG devices changed or that carries a layout's refusal goes to the state
+  // thread (MigChangeFilter).
+  std::vector<GpuSample> mig = mig_changes_.Changed(samples);
+  IngestResult result = telemetry_->Ingest(node, std::move(samples));
+  if (result.health.empty() && result.conditions.empty() && result.minutes.empty() && mig.empty()) {
+    return;
+  }
+  Post([this, node = std::move(node), result = std::move(result), mig = std::move(mig)]() mutable {
+    node_desk_.Ingest(node, std::move(result), mig);
   });
 }
 

@@ -36,7 +36,7 @@
 #include "controller/command_queue.h"
 #include "controller/dependency_book.h"
 #include "controller/gpu_care.h"
-#include "controller/idle_reaper.h"
+#include "controller/idle_stage.h"
 #include "controller/job_desk.h"
 #include "controller/launch_env.h"
 #include "controller/node_desk.h"
@@ -227,10 +227,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // them), so that a turn makes no Telemetry lookup per running job.
   std::vector<RunningSpan> RunningSpans(bool for_ledgers = false) const;
   void CountWait(const Job& job);  // a job just started: the queue-wait histogram
-  // The idle reaper (reaping.cpp, idle_reaper.h): each turn the running jobs whose idle rule
-  // applies are handed to reaper_ when it is due, and its verdicts applied.
-  void ReapIdleJobs();
-  void ApplyIdleVerdict(Job& job, const IdleVerdict& verdict);
   // Scheduling (scheduling_stage.h): the turn's pass, its outcome applied outside the job book.
   void Schedule();
   // What the agent is sent to launch `job` (allocated): the job with the environment of its
@@ -267,13 +263,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   RunTimeBook runtimes_;
   // The turn's rows, actions after its commit and notifications (turn_outbox.h).
   TurnOutbox out_;
-  // OnSamples (agents' threads): what each GPU that was ever in MIG mode last reported (MIG on,
-  // its devices), to pass on changes only.
-  std::mutex mig_seen_mu_;
-  std::map<GpuUuid, std::pair<bool, std::vector<GpuUuid>>> mig_seen_;
-  // Whether any GPU was ever in MIG mode: until then a round of samples takes no lock and
-  // builds nothing (the usual fleet).
-  std::atomic<bool> mig_seen_any_{false};
+  // OnSamples (agents' threads): the samples with a MIG change (gpu_care.h). Thread-safe.
+  MigChangeFilter mig_changes_;
   Counters counters_;
   // The scheduler kept between passes and which pass a turn runs (scheduling_stage.h). After
   // the components it reads.
@@ -284,6 +275,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   GpuCare gpus_;
   // The agents' reports, node liveness and drains, GPUs in telemetry (node_desk.h).
   NodeDesk node_desk_;
+  // The idle reaper and its verdicts applied (idle_stage.h).
+  IdleStage idle_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
   NotificationRouter router_;   // subscriptions and budget alerts sent (notification_router.h)

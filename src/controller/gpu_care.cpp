@@ -43,6 +43,32 @@ std::string LayoutText(const std::vector<std::string>& profiles) {
 
 }  // namespace
 
+std::vector<GpuSample> MigChangeFilter::Changed(const std::vector<GpuSample>& samples) {
+  std::vector<GpuSample> changed;
+  const bool any_mig =
+      std::any_of(samples.begin(), samples.end(), [](const GpuSample& s) { return s.mig_enabled; });
+  if (!any_mig && !any_.load(std::memory_order_relaxed)) {
+    return changed;
+  }
+  std::lock_guard lock(mu_);
+  for (const GpuSample& sample : samples) {
+    if (!sample.mig_enabled && !seen_.contains(sample.uuid)) {
+      continue;  // the usual GPU: never in MIG mode
+    }
+    any_.store(true, std::memory_order_relaxed);
+    std::vector<GpuUuid> devices;
+    for (const MigSample& device : sample.mig) {
+      devices.push_back(device.instance.uuid);
+    }
+    auto& seen = seen_[sample.uuid];
+    if (seen != std::make_pair(sample.mig_enabled, devices) || !sample.mig_layout_error.empty()) {
+      seen = {sample.mig_enabled, std::move(devices)};
+      changed.push_back(sample);
+    }
+  }
+  return changed;
+}
+
 GpuCare::GpuCare(const SharingConfig& sharing, GpuCareParts parts)
     : p_(parts), breaches_(sharing) {}
 

@@ -10,7 +10,11 @@
 // writes, sends to agents and notifies goes to the turn's outbox. State thread only.
 #pragma once
 
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "controller/memory_breach_watch.h"
@@ -24,6 +28,20 @@
 #include "service/service.h"
 
 namespace gf {
+
+// Which GPU samples the state thread must see for MIG: those whose MIG devices differ from
+// the GPU's previous sample (a layout applied, MIG turned on or off) or that carry a layout's
+// refusal. Thread-safe: samples arrive on the agents' threads, and until any GPU was ever in MIG
+// mode a round of samples takes no lock and builds nothing (the usual fleet).
+class MigChangeFilter {
+ public:
+  std::vector<GpuSample> Changed(const std::vector<GpuSample>& samples);
+
+ private:
+  std::mutex mu_;
+  std::map<GpuUuid, std::pair<bool, std::vector<GpuUuid>>> seen_;  // MIG on, its devices
+  std::atomic<bool> any_{false};
+};
 
 struct GpuCareParts {
   NodeRegistry& nodes;

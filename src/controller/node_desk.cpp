@@ -285,4 +285,40 @@ void NodeDesk::UpdateDrains() {
   }
 }
 
+Result<NodeAgent*> NodeDesk::LogSource(const Job& job, LogStream stream) const {
+  const std::string name = "job " + std::to_string(job.id.value());
+  const std::string state(ToString(job.state));
+  if (!job.allocation) {
+    if (const std::string* requeued = jobs_.Stops().RequeueCause(job.id)) {
+      return FailedPrecondition(
+          name + " is " + state + ", " + *requeued + ", and has not started again: its new " +
+          "run's output shows here once it starts; the earlier run's output stays on the node " +
+          "it ran on, under the agent's data dir (jobs/" + std::to_string(job.id.value()) + ")");
+    }
+    return FailedPrecondition(name + " is " + state + " and has not started: it has no output" +
+                              (IsTerminal(job.state) ? "" : " yet (gpufleet logs -f waits)"));
+  }
+  const NodeId& node = job.allocation->node;
+  const NodeEntry* entry = nodes_.Find(node);
+  if (entry == nullptr || entry->agent == nullptr) {
+    return Unavailable("node " + node.value() + " has not joined this server since it started, " +
+                       "so " + name + "'s output cannot be fetched; it is on that node, under " +
+                       "its agent's data dir (jobs/" + std::to_string(job.id.value()) + ")");
+  }
+  NodeAgent* agent = entry->agent;
+  if (entry->node.state == NodeState::kDown) {
+    // The cause reads "node n1 down: no report ..."; say the node's name once.
+    std::string cause = entry->node.state_reason;
+    if (const std::string said = "node " + node.value() + " down: "; cause.starts_with(said)) {
+      cause.erase(0, said.size());
+    }
+    return Unavailable("node " + node.value() + " is down" +
+                       (cause.empty() ? "" : " (" + cause + ")") + "; " + name +
+                       "'s output is on that node in " +
+                       agent->LogPath(job.id, stream == LogStream::kStderr) +
+                       "; it can be read here again once the node's agent is back");
+  }
+  return agent;
+}
+
 }  // namespace gf

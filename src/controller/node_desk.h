@@ -77,6 +77,10 @@ class NodeDesk {
   // The distinct models of the job's GPUs, sorted (as its node reports them).
   std::vector<std::string> GpuModelsOfJob(const Job& job) const;
 
+  // The agent that holds the output of `job`, or why none can be asked (not started, requeued,
+  // node down or never joined since a restart).
+  Result<NodeAgent*> LogSource(const Job& job, LogStream stream) const;
+
   // ---- an administrator's commands (authorized and checked by the caller of these)
   Result<Node> Drain(const Caller& caller, const NodeId& node, const std::string& reason);
   Result<Node> Resume(const Caller& caller, const NodeId& node);
