@@ -1,5 +1,6 @@
-// The Controller's administration calls (issue #6): API tokens and node drain/resume. A part
-// of controller.cpp's class, kept apart so that file stays about jobs.
+// The Controller's administration calls (issue #6): API tokens, node drain/resume (NodeDesk)
+// and GPU commands (GpuCare). A part of controller.cpp's class, kept apart so that file stays the
+// state thread and the job calls.
 #include <algorithm>
 #include <vector>
 

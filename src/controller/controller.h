@@ -2,14 +2,21 @@
 //
 // One state thread applies commands from a CommandQueue. Each loop turn:
 //   1. apply every queued command (API calls, agent reports) to the in-memory state,
-//      collecting the changes in a StoreBatch;
+//      collecting the changes in the job book's journal and the turn's outbox;
 //   2. enforce time limits; run the scheduler if anything changed: an arrival or a job's end
 //      alone is decided incrementally (IncrementalScheduler), anything else by a full pass,
 //      and a full pass follows incremental ones that left jobs waiting within
 //      full_pass_interval (lifecycle/pass_planner.h);
-//   3. commit the batch in one durable transaction (group commit);
+//   3. commit them in one durable transaction (group commit);
 //   4. answer the callers and only then act (launch, kill): nothing is acknowledged or done
 //      that is not on disk first.
+//
+// The controller is a shell (decision 0007): the state lives in components it owns, which change
+// jobs only through the JobBook (lifecycle/job_book.h) and write only to the turn's TurnOutbox:
+// JobDesk (the job calls), SchedulingStage (the pass), NodeDesk (the agents' reports, liveness,
+// drains), GpuCare (GPU health, sharing modes, memory breaches), IdleStage (idle reaping), with
+// NodeRegistry, UsageBook, RunTimeBook, DependencyBook, NotificationRouter and TokenRegistry.
+// What is left here is the thread, the turn, the commit, the lease and the service methods.
 //
 // Thread-safety: the ClusterService and AgentReports methods are thread-safe. Reads are served
 // on the caller's thread by the read side (ClusterReader, read_side.h) from the view the last
@@ -253,7 +260,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // (lifecycle/job_book.h). After clock_ and options_, which it is made from.
   JobBook jobs_;
   NodeRegistry nodes_;  // the nodes, their agents, liveness and drains (node_registry.h)
-  IdleReaper reaper_;   // its warnings under way and next deadline (idle_reaper.h)
   // Pending jobs that wait for other jobs to end, judged on the active jobs and the store
   // (dependency_book.h). After both.
   DependencyBook dependencies_{jobs_.Active(), *store_};

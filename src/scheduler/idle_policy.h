@@ -3,7 +3,7 @@
 //
 // A job is reaped only when its rule has a positive threshold (`idle_after`, or
 // `idle_interactive_after` for an --interactive job) and it did not opt out (--no-reap). The
-// controller (src/controller/reaping.cpp) applies the rule; Telemetry says since when a job's
+// controller (src/controller/idle_stage.cpp) applies the rule; Telemetry says since when a job's
 // GPUs have been idle. Plain values and pure functions: safe from any thread.
 #pragma once
 
