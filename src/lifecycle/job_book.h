@@ -57,7 +57,6 @@ struct KillOrder {
 struct Journal {
   std::vector<Job> jobs;
   std::vector<Event> events;
-  bool empty() const { return jobs.empty() && events.empty(); }
 };
 
 struct JobBookOptions {
