@@ -208,13 +208,13 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
 
 // `gpufleet submit --help`'s note for Slurm users (issue #23).
 constexpr std::string_view kSlurmCompatNote =
-    "Slurm compatibility: a script's #SBATCH lines are read too, as sbatch\n"
-    "reads them (--gres=gpu:N, --gpus, --nodes, --time, --job-name, --output/--error with %j,\n"
-    "--array, --dependency=afterok/afterany, --account, --qos/--partition through the client\n"
-    "file's [slurm] tables, --export, --chdir, --requeue); #GPUFLEET lines and this command\n"
-    "line win over them, and a directive gpufleet does not honour is named in one warning.\n"
-    "Jobs see SLURM_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_NTASKS, SLURM_PROCID, SLURM_JOB_NODELIST.\n"
-    "The directive table and the sbatch/squeue/scancel/sacct/sinfo/scontrol map: docs/slurm.md\n";
+    "Slurm compatibility: a script's #SBATCH lines are read as sbatch reads them: --gres=gpu[:TYPE]:N,\n"
+    "--gpus, --gpus-per-node, --nodes, --time, --job-name, --output/--error (%j %x %A %a), --array,\n"
+    "--dependency=afterok/afterany, --account (team), --qos/--partition (class, through the client\n"
+    "file's [slurm] tables), --export, --chdir, --requeue/--no-requeue. #GPUFLEET lines and this\n"
+    "command line win over them; a directive not honoured is named in one warning line. Jobs see\n"
+    "SLURM_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_NTASKS, SLURM_PROCID, SLURM_JOB_NODELIST.\n"
+    "Directive table and sbatch/squeue/scancel/sacct/sinfo/scontrol map: docs/slurm.md\n";
 
 // `gpufleet submit --help`: its two forms in the usage line (CLI11 knows only "[OPTIONS]": the
 // command is taken as unparsed words), and a flag with a negation as its two spellings (CLI11
