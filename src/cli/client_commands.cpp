@@ -17,8 +17,8 @@
 #include "cli/explain_view.h"
 #include "cli/job_ref.h"
 #include "cli/logs_command.h"
-#include "cli/sbatch_script.h"
 #include "cli/quota_view.h"
+#include "cli/sbatch_script.h"
 #include "cli/submit_request.h"
 #include "cli/table.h"
 #include "cli/views.h"
@@ -208,9 +208,12 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
 
 // `gpufleet submit --help`'s note for Slurm users (issue #23).
 constexpr std::string_view kSlurmCompatNote =
-    "Slurm compatibility: a script's #SBATCH lines are read as sbatch reads them: --gres=gpu[:TYPE]:N,\n"
-    "--gpus, --gpus-per-node, --nodes, --time, --job-name, --output/--error (%j %x %A %a), --array,\n"
-    "--dependency=afterok/afterany, --account (team), --qos/--partition (class, through the client\n"
+    "Slurm compatibility: a script's #SBATCH lines are read as sbatch reads them: "
+    "--gres=gpu[:TYPE]:N,\n"
+    "--gpus, --gpus-per-node, --nodes, --time, --job-name, --output/--error (%j %x %A %a), "
+    "--array,\n"
+    "--dependency=afterok/afterany, --account (team), --qos/--partition (class, through the "
+    "client\n"
     "file's [slurm] tables), --export, --chdir, --requeue/--no-requeue. #GPUFLEET lines and this\n"
     "command line win over them; a directive not honoured is named in one warning line. Jobs see\n"
     "SLURM_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_NTASKS, SLURM_PROCID, SLURM_JOB_NODELIST.\n"
@@ -224,7 +227,7 @@ class SubmitHelpFormatter : public CLI::Formatter {
   std::string make_usage(const CLI::App* /*app*/, std::string name) const override {
     const std::string indent(std::string("Usage: ").size(), ' ');
     return "Usage: " + name + " [OPTIONS] SCRIPT [ARGS...]   (its #GPUFLEET lines add options)\n" +
-           indent + name + " [OPTIONS] -- CMD [ARGS...]\n\n" + std::string(kSlurmCompatNote);
+           indent + name + " [OPTIONS] -- CMD [ARGS...]\n";
   }
   std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
     std::string name = CLI::Formatter::make_option_name(opt, is_positional);
@@ -256,14 +259,14 @@ Result<std::string> ApplyScriptDirectives(SubmitOptions& o,
     } catch (const CLI::ParseError& e) {
       return InvalidArgument("#GPUFLEET line in " + o.command[0] + ": " + e.what());
     }
-    FillUnset(o, std::move(d));
+    FillUnset(o, d);
   }
   if (directives.sbatch.empty()) {
     return std::string();
   }
   GF_ASSIGN_OR_RETURN(const SlurmMapping slurm, mapping());
   GF_ASSIGN_OR_RETURN(SbatchOptions s, ReadSbatchLines(directives.sbatch, o.command[0], slurm));
-  FillUnset(o, std::move(s.options));  // after #GPUFLEET's: those win
+  FillUnset(o, s.options);  // after #GPUFLEET's: those win
   return NotHonouredWarning(o.command[0], s.not_honoured);
 }
 
@@ -557,6 +560,7 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   AddSubmitOptions(*submit, *submit_options);
   submit->add_flag("--json", *submit_json, "print the accepted job as JSON");
   submit->formatter(std::make_shared<SubmitHelpFormatter>());
+  submit->footer(std::string(kSlurmCompatNote));
   submit->prefix_command();
   submit->callback([&ctx, submit, submit_options, submit_json] {
     std::vector<std::string> rest = submit->remaining();

@@ -18,42 +18,55 @@ constexpr std::string_view kGpufleet = "#GPUFLEET";
 
 // sbatch's one-letter options, by their long names.
 const std::map<char, std::string_view>& ShortOptions() {
-  static const std::map<char, std::string_view> kShort = {
-      {'A', "account"},   {'a', "array"},         {'B', "extra-node-info"},
-      {'C', "constraint"}, {'c', "cpus-per-task"}, {'D', "chdir"},
-      {'d', "dependency"}, {'e', "error"},         {'F', "nodefile"},
-      {'G', "gpus"},      {'H', "hold"},          {'h', "help"},
-      {'I', "immediate"}, {'i', "input"},         {'J', "job-name"},
-      {'k', "no-kill"},   {'L', "licenses"},      {'M', "clusters"},
-      {'m', "distribution"}, {'N', "nodes"},      {'n', "ntasks"},
-      {'O', "overcommit"}, {'o', "output"},       {'p', "partition"},
-      {'Q', "quiet"},     {'q', "qos"},           {'S', "core-spec"},
-      {'s', "oversubscribe"}, {'t', "time"},      {'V', "version"},
-      {'v', "verbose"},   {'W', "wait"},          {'w', "nodelist"},
+  static const std::map<char, std::string_view> names = {
+      {'A', "account"},       {'a', "array"},         {'B', "extra-node-info"},
+      {'C', "constraint"},    {'c', "cpus-per-task"}, {'D', "chdir"},
+      {'d', "dependency"},    {'e', "error"},         {'F', "nodefile"},
+      {'G', "gpus"},          {'H', "hold"},          {'h', "help"},
+      {'I', "immediate"},     {'i', "input"},         {'J', "job-name"},
+      {'k', "no-kill"},       {'L', "licenses"},      {'M', "clusters"},
+      {'m', "distribution"},  {'N', "nodes"},         {'n', "ntasks"},
+      {'O', "overcommit"},    {'o', "output"},        {'p', "partition"},
+      {'Q', "quiet"},         {'q', "qos"},           {'S', "core-spec"},
+      {'s', "oversubscribe"}, {'t', "time"},          {'V', "version"},
+      {'v', "verbose"},       {'W', "wait"},          {'w', "nodelist"},
       {'x', "exclude"}};
-  return kShort;
+  return names;
 }
 
 // Options that take no value (or only an optional one, given with '=').
 bool IsFlag(std::string_view name) {
-  static const std::set<std::string_view> kFlags = {
-      "contiguous", "exclusive",     "get-user-env", "help",       "hold",
-      "ignore-pbs", "immediate",     "nice",         "no-kill",    "no-requeue",
-      "overcommit", "oversubscribe", "parsable",     "propagate",  "quiet",
-      "reboot",     "requeue",       "spread-job",   "test-only",  "usage",
-      "use-min-nodes", "verbose",    "version",      "wait"};
-  return kFlags.count(name) > 0;
+  static const std::set<std::string_view> flags = {
+      "contiguous", "exclusive", "get-user-env",  "help",       "hold",       "ignore-pbs",
+      "immediate",  "nice",      "no-kill",       "no-requeue", "overcommit", "oversubscribe",
+      "parsable",   "propagate", "quiet",         "reboot",     "requeue",    "spread-job",
+      "test-only",  "usage",     "use-min-nodes", "verbose",    "version",    "wait"};
+  return flags.count(name) > 0;
 }
 
 // Why gpufleet does not honour a directive, by its name; "" for those it honours.
 std::string WhyNotHonoured(std::string_view name) {
-  static const std::set<std::string_view> kResources = {
-      "cores-per-socket", "cpus-per-gpu",     "cpus-per-task", "exclusive",
-      "mem",              "mem-bind",         "mem-per-cpu",   "mem-per-gpu",
-      "mincpus",          "ntasks-per-core",  "ntasks-per-gpu", "ntasks-per-socket",
-      "sockets-per-node", "threads-per-core", "tmp",           "hint",
-      "core-spec",        "extra-node-info",  "oversubscribe", "overcommit"};
-  if (kResources.count(name) > 0) {
+  static const std::set<std::string_view> resources = {"cores-per-socket",
+                                                       "cpus-per-gpu",
+                                                       "cpus-per-task",
+                                                       "exclusive",
+                                                       "mem",
+                                                       "mem-bind",
+                                                       "mem-per-cpu",
+                                                       "mem-per-gpu",
+                                                       "mincpus",
+                                                       "ntasks-per-core",
+                                                       "ntasks-per-gpu",
+                                                       "ntasks-per-socket",
+                                                       "sockets-per-node",
+                                                       "threads-per-core",
+                                                       "tmp",
+                                                       "hint",
+                                                       "core-spec",
+                                                       "extra-node-info",
+                                                       "oversubscribe",
+                                                       "overcommit"};
+  if (resources.count(name) > 0) {
     return "gpufleet reserves GPUs, not CPUs or memory";
   }
   if (name == "constraint" || name == "nodelist" || name == "exclude" || name == "nodefile") {
@@ -70,6 +83,13 @@ std::string WhyNotHonoured(std::string_view name) {
     return "gpufleet queues a job at once";
   }
   return "gpufleet has no counterpart";
+}
+
+// Directives that ask for what gpufleet does anyway: cancel a job whose afterok dependency
+// failed, start the output file afresh.
+bool IsGpufleetsWayAnyway(std::string_view name, std::string_view value) {
+  return (name == "kill-on-invalid-dep" && value == "yes") ||
+         (name == "open-mode" && value == "truncate");
 }
 
 // One directive as written: `--gres=gpu:2` or `-N 2`, under its long name.
@@ -140,7 +160,9 @@ class SbatchReader {
     return InvalidArgument(script_ + " line " + std::to_string(line) + ": #SBATCH " +
                            std::string(written) + ": " + why);
   }
-  Error Bad(const Directive& d, const std::string& why) const { return Bad(d.line, d.written, why); }
+  Error Bad(const Directive& d, const std::string& why) const {
+    return Bad(d.line, d.written, why);
+  }
 
   void NotHonoured(const Directive& d, const std::string& why) {
     out_.not_honoured.push_back(d.written + " (" + why + ")");
@@ -216,9 +238,9 @@ class SbatchReader {
     std::string item;
     while (std::getline(items, item, ',')) {
       if (item != "gpu" && item.rfind("gpu:", 0) != 0) {
-        NotHonoured(Directive{.name = "gres", .value = item, .written = "--gres=" + item,
-                              .line = d.line},
-                    "only GPUs are a resource gpufleet reserves");
+        NotHonoured(
+            Directive{.name = "gres", .value = item, .written = "--gres=" + item, .line = d.line},
+            "only GPUs are a resource gpufleet reserves");
         continue;
       }
       std::vector<std::string> parts;
@@ -309,8 +331,9 @@ class SbatchReader {
       gpus_total_.reset();
       gpus_per_node_.reset();
       gpus_per_task_.reset();
-      (name == "gpus" ? gpus_total_ : name == "gpus-per-node" ? gpus_per_node_ : gpus_per_task_) =
-          n;
+      (name == "gpus"            ? gpus_total_
+       : name == "gpus-per-node" ? gpus_per_node_
+                                 : gpus_per_task_) = n;
       gpus_directive_ = d;
     } else if (name == "nodes") {
       const std::size_t dash = value.find('-');
@@ -368,10 +391,8 @@ class SbatchReader {
       o.workdir = value;
     } else if (name == "requeue" || name == "no-requeue") {
       o.requeue = name == "requeue";
-    } else if (name == "kill-on-invalid-dep" && value == "yes") {
-      // gpufleet always cancels a job whose afterok dependency failed.
-    } else if (name == "open-mode" && value == "truncate") {
-      // The output file is started afresh, as by default.
+    } else if (IsGpufleetsWayAnyway(name, value)) {
+      // Honoured by doing nothing.
     } else {
       NotHonoured(d, WhyNotHonoured(name));
     }
@@ -427,8 +448,7 @@ class SbatchReader {
       if (const auto it = mapping_.qos.find(*qos_->value); it != mapping_.qos.end()) {
         from_qos = it->second;
       } else {
-        NotHonoured(*qos_,
-                    "no [slurm.qos] entry in the client settings file maps it to a class");
+        NotHonoured(*qos_, "no [slurm.qos] entry in the client settings file maps it to a class");
       }
     }
     std::optional<std::string> from_partition;
@@ -536,8 +556,7 @@ Result<std::optional<std::chrono::seconds>> ParseSlurmTime(std::string_view text
   if (dash != std::string_view::npos) {
     const std::string_view d = text.substr(0, dash);
     const auto [ptr, ec] = std::from_chars(d.data(), d.data() + d.size(), days);
-    if (d.empty() || ec != std::errc() || ptr != d.data() + d.size() || days < 0 ||
-        days > 365000) {
+    if (d.empty() || ec != std::errc() || ptr != d.data() + d.size() || days < 0 || days > 365000) {
       return bad;
     }
     rest = text.substr(dash + 1);
@@ -545,12 +564,11 @@ Result<std::optional<std::chrono::seconds>> ParseSlurmTime(std::string_view text
   std::vector<std::int64_t> fields;
   for (std::size_t start = 0;;) {
     const std::size_t colon = rest.find(':', start);
-    const std::string_view f = rest.substr(start, colon == std::string_view::npos ? colon
-                                                                                  : colon - start);
+    const std::string_view f =
+        rest.substr(start, colon == std::string_view::npos ? colon : colon - start);
     std::int64_t n = 0;
     const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), n);
-    if (f.empty() || ec != std::errc() || ptr != f.data() + f.size() || n < 0 ||
-        n > 100'000'000) {
+    if (f.empty() || ec != std::errc() || ptr != f.data() + f.size() || n < 0 || n > 100'000'000) {
       return bad;
     }
     fields.push_back(n);

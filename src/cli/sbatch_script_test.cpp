@@ -35,9 +35,14 @@ std::string ErrorOf(const std::string& text) {
 }
 
 TEST(SlurmTimeTest, ReadsEverySlurmFormat) {
-  const std::pair<const char*, std::int64_t> cases[] = {
-      {"90", 5400},          {"5:30", 330},       {"01:30:00", 5400},  {"2-0", 172800},
-      {"1-12", 129600},      {"1-2:30", 95400},   {"1-00:00:10", 86410}, {"0:45", 45}};
+  const std::pair<const char*, std::int64_t> cases[] = {{"90", 5400},
+                                                        {"5:30", 330},
+                                                        {"01:30:00", 5400},
+                                                        {"2-0", 172800},
+                                                        {"1-12", 129600},
+                                                        {"1-2:30", 95400},
+                                                        {"1-00:00:10", 86410},
+                                                        {"0:45", 45}};
   for (const auto& [text, seconds] : cases) {
     auto t = ParseSlurmTime(text);
     ASSERT_TRUE(t.ok()) << text << ": " << t.error().message;
@@ -94,9 +99,9 @@ TEST(SbatchScriptTest, EachHonouredDirectiveSetsItsOption) {
 TEST(SbatchScriptTest, GpuRequestsFollowSlurmsMeaning) {
   EXPECT_EQ(Read("#SBATCH --gres=gpu\n")->options.gpus, "1");
   EXPECT_EQ(Read("#SBATCH --gres=gpu:v100\n")->options.gpu_type, "v100");  // unmapped: as is
-  EXPECT_EQ(Read("#SBATCH --gpus=8 -N 4\n")->options.gpus, "2");             // total
-  EXPECT_EQ(Read("#SBATCH --gpus-per-node=8 -N 4\n")->options.gpus, "8");    // per node
-  EXPECT_EQ(Read("#SBATCH --gres=gpu:2 --gpus=3\n")->options.gpus, "3");     // the last wins
+  EXPECT_EQ(Read("#SBATCH --gpus=8 -N 4\n")->options.gpus, "2");           // total
+  EXPECT_EQ(Read("#SBATCH --gpus-per-node=8 -N 4\n")->options.gpus, "8");  // per node
+  EXPECT_EQ(Read("#SBATCH --gres=gpu:2 --gpus=3\n")->options.gpus, "3");   // the last wins
   EXPECT_EQ(Read("#SBATCH --time=5\n")->options.gpus, "0");  // asks for none, gets none
   auto mixed = Read("#SBATCH --gres=gpu:1,shard:2\n");
   ASSERT_TRUE(mixed.ok());
@@ -111,23 +116,24 @@ TEST(SbatchScriptTest, DefaultOutputIsSlurms) {
 }
 
 TEST(SbatchScriptTest, MalformedDirectivesAreRefusedWithTheLineAndTheDirective) {
-  EXPECT_EQ(ErrorOf("#!/bin/sh\n#SBATCH --time=soon\n").rfind(
-                "job.sh line 2: #SBATCH --time=soon: 'soon' is not a Slurm time", 0),
+  EXPECT_EQ(ErrorOf("#!/bin/sh\n#SBATCH --time=soon\n")
+                .rfind("job.sh line 2: #SBATCH --time=soon: 'soon' is not a Slurm time", 0),
             0U);
   EXPECT_EQ(ErrorOf("#SBATCH --array=5-1\n").rfind("job.sh line 1: #SBATCH --array=5-1: '5-1'", 0),
             0U);
   EXPECT_EQ(ErrorOf("#SBATCH --gpus=a100:\n").rfind("job.sh line 1: #SBATCH --gpus=a100:: not", 0),
             0U);
-  EXPECT_EQ(ErrorOf("#SBATCH --export=A-B\n").rfind("job.sh line 1: #SBATCH --export=A-B: 'A-B'", 0),
-            0U);
+  EXPECT_EQ(
+      ErrorOf("#SBATCH --export=A-B\n").rfind("job.sh line 1: #SBATCH --export=A-B: 'A-B'", 0), 0U);
   EXPECT_EQ(ErrorOf("#SBATCH --dependency=afterok:x\n")
                 .rfind("job.sh line 1: #SBATCH --dependency=afterok:x: 'x' is not a job id", 0),
             0U);
   EXPECT_EQ(ErrorOf("#SBATCH --dependency=singleton\n")
                 .rfind("job.sh line 1: #SBATCH --dependency=singleton: 'singleton' is not", 0),
             0U);
-  EXPECT_EQ(ErrorOf("#SBATCH --job-name='open\n").rfind("job.sh line 1: #SBATCH  --job-name='open", 0),
-            0U);
+  EXPECT_EQ(
+      ErrorOf("#SBATCH --job-name='open\n").rfind("job.sh line 1: #SBATCH  --job-name='open", 0),
+      0U);
   EXPECT_EQ(ErrorOf("#SBATCH -N\n"), "job.sh line 1: #SBATCH -N: needs a value (e.g. -N=VALUE)");
 }
 
@@ -136,8 +142,8 @@ TEST(SbatchScriptTest, WarningNamesEveryDirectiveNotHonouredOnOneLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string warning = NotHonouredWarning("job.sh", r->not_honoured);
   EXPECT_EQ(warning.find('\n'), std::string::npos);
-  for (const char* named : {"--mem=8G (", "--qos=nope (no [slurm.qos] entry", "--constraint=a100 (",
-                            "--hold ("}) {
+  for (const char* named :
+       {"--mem=8G (", "--qos=nope (no [slurm.qos] entry", "--constraint=a100 (", "--hold ("}) {
     EXPECT_NE(warning.find(named), std::string::npos) << named << " in " << warning;
   }
   EXPECT_EQ(warning.rfind("warning: job.sh: #SBATCH directives not honoured: ", 0), 0U);
@@ -154,7 +160,9 @@ class ScriptFileTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   static std::function<Result<SlurmMapping>()> Mapping() {
-    return [] { return Result<SlurmMapping>(TestMapping()); };
+    return [] {
+      return Result<SlurmMapping>(TestMapping());
+    };
   }
 
   fs::path dir_;
@@ -172,10 +180,10 @@ TEST_F(ScriptFileTest, CommandLineWinsOverGpufleetLinesWhichWinOverSbatchLines) 
   auto warning = ApplyScriptDirectives(o, dir_.string(), Mapping());
   ASSERT_TRUE(warning.ok()) << warning.error().message;
   EXPECT_EQ(*warning, "");
-  EXPECT_EQ(o.gpus, "1");           // command line
-  EXPECT_EQ(o.name, "gf");          // #GPUFLEET
-  EXPECT_EQ(o.time, "600s");        // #SBATCH
-  EXPECT_EQ(o.team, "t1");          // #SBATCH
+  EXPECT_EQ(o.gpus, "1");                                            // command line
+  EXPECT_EQ(o.name, "gf");                                           // #GPUFLEET
+  EXPECT_EQ(o.time, "600s");                                         // #SBATCH
+  EXPECT_EQ(o.team, "t1");                                           // #SBATCH
   EXPECT_EQ(o.after, (std::vector<std::string>{"5:ok", "6", "7"}));  // they add up
 }
 
@@ -214,12 +222,12 @@ TEST_F(ScriptFileTest, ScriptsDirectoryRunsWithTheSameMeaningOrIsRefusedNamingTh
     SubmitOptions o;
     o.command = {entry.path().string()};
     auto warning = ApplyScriptDirectives(o, "/home/alice", Mapping());
-    Result<json> body = warning.ok() ? BuildSubmitBody(o,
-                                                       "/home/alice",
-                                                       {{"HOME", "/home/alice"},
-                                                        {"PATH", "/usr/bin:/bin"},
-                                                        {"FOO", "bar"}})
-                                     : Result<json>(warning.error());
+    Result<json> body =
+        warning.ok()
+            ? BuildSubmitBody(o,
+                              "/home/alice",
+                              {{"HOME", "/home/alice"}, {"PATH", "/usr/bin:/bin"}, {"FOO", "bar"}})
+            : Result<json>(warning.error());
     if (expect.contains("error")) {
       ASSERT_FALSE(body.ok()) << body->dump();
       EXPECT_NE(body.error().message.find(expect["error"].get<std::string>()), std::string::npos)
@@ -240,15 +248,16 @@ TEST_F(ScriptFileTest, ScriptsDirectoryRunsWithTheSameMeaningOrIsRefusedNamingTh
     for (const auto& key : expect.value("absent", json::array()).get<std::vector<std::string>>()) {
       EXPECT_FALSE(body->contains(key)) << key;
     }
-    for (const auto& var : expect.value("absent_env", json::array()).get<std::vector<std::string>>()) {
+    for (const auto& var :
+         expect.value("absent_env", json::array()).get<std::vector<std::string>>()) {
       EXPECT_FALSE(body->at("env").contains(var)) << var;
     }
     if (expect.contains("warning")) {
       EXPECT_EQ(*warning, expect["warning"].get<std::string>());
     }
-    for (const auto& part : expect.value("warning_has", json::array()).get<std::vector<std::string>>()) {
-      EXPECT_NE(warning->find(part), std::string::npos)
-          << part << " in " << *warning;
+    for (const auto& part :
+         expect.value("warning_has", json::array()).get<std::vector<std::string>>()) {
+      EXPECT_NE(warning->find(part), std::string::npos) << part << " in " << *warning;
       EXPECT_EQ(warning->find('\n'), std::string::npos);
     }
   }

@@ -191,7 +191,7 @@ std::optional<std::string> ScriptPath(const SubmitOptions& options, const std::s
   return path;
 }
 
-void FillUnset(SubmitOptions& into, SubmitOptions from) {
+void FillUnset(SubmitOptions& into, const SubmitOptions& from) {
   for (auto field : {&SubmitOptions::gpus,
                      &SubmitOptions::nodes,
                      &SubmitOptions::gpu_type,
@@ -209,7 +209,7 @@ void FillUnset(SubmitOptions& into, SubmitOptions from) {
                      &SubmitOptions::output,
                      &SubmitOptions::error}) {
     if (!(into.*field)) {
-      into.*field = std::move(from.*field);
+      into.*field = from.*field;
     }
   }
   for (auto field : {&SubmitOptions::requeue, &SubmitOptions::interactive, &SubmitOptions::reap}) {
@@ -218,7 +218,7 @@ void FillUnset(SubmitOptions& into, SubmitOptions from) {
     }
   }
   for (auto field : {&SubmitOptions::after, &SubmitOptions::env, &SubmitOptions::constraints}) {
-    std::vector<std::string>& list = from.*field;
+    std::vector<std::string> list = from.*field;
     list.insert(list.end(), (into.*field).begin(), (into.*field).end());
     into.*field = std::move(list);
   }
@@ -242,10 +242,10 @@ Result<ExportSpec> ParseExportSpec(const std::string& text) {
                              "' is not NAME or NAME=VALUE; use ALL, NONE, or variables after "
                              "ALL or alone (e.g. ALL,OMP_NUM_THREADS=4 or HOME,LR=0.1)");
     }
-    spec.variables.emplace_back(
-        name,
-        eq == std::string_view::npos ? std::nullopt
-                                     : std::optional(std::string(item.substr(eq + 1))));
+    spec.variables.emplace_back(name,
+                                eq == std::string_view::npos
+                                    ? std::nullopt
+                                    : std::optional(std::string(item.substr(eq + 1))));
   }
   return spec;
 }
@@ -388,7 +388,8 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
   }
   body["workdir"] = Absolute(options.workdir.value_or(cwd), cwd);
   nlohmann::json env = nlohmann::json::object();
-  GF_ASSIGN_OR_RETURN(const ExportSpec exported, ParseExportSpec(options.export_env.value_or("ALL")));
+  GF_ASSIGN_OR_RETURN(const ExportSpec exported,
+                      ParseExportSpec(options.export_env.value_or("ALL")));
   if (exported.all) {
     for (const auto& [k, v] : environ_vars) {
       if (ValidName(k) && !Reserved(k)) {

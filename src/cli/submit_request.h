@@ -68,7 +68,7 @@ std::optional<std::string> ScriptPath(const SubmitOptions& options, const std::s
 // Fills the fields of `into` that are unset with those of `from`: options given in a place
 // that wins (the command line) keep their value over one that yields (a #GPUFLEET or #SBATCH
 // line). The lists add up, `from`'s first (its --env given first, so `into`'s wins).
-void FillUnset(SubmitOptions& into, SubmitOptions from);
+void FillUnset(SubmitOptions& into, const SubmitOptions& from);
 
 // --export: "ALL", "NONE", "ALL,NAME=VALUE,NAME", "NAME=VALUE,NAME" (sbatch's forms). Without
 // ALL only the named variables go along; a bare NAME takes the submitter's value (and is left

@@ -129,7 +129,8 @@ TEST(SubmitRequestTest, ReadsDirectivesUntilFirstCommand) {
                            "#GPUFLEET --priority high\necho hi\n#GPUFLEET --gpus=8\n";
   auto directives = ReadScriptDirectives(script.string());
   ASSERT_TRUE(directives.ok());
-  EXPECT_EQ(directives->gpufleet, (std::vector<std::string>{"--gpus=2", "--time=1h", "--priority", "high"}));
+  EXPECT_EQ(directives->gpufleet,
+            (std::vector<std::string>{"--gpus=2", "--time=1h", "--priority", "high"}));
   // A script that is not executable runs through /bin/sh, by absolute path.
   SubmitOptions o;
   o.export_env = "NONE";

@@ -129,7 +129,8 @@ std::pair<std::string, std::string> OutputFiles(const LaunchSpec& spec) {
 
 // Async-signal-safe: opens `path` as descriptor `target`, or fails the start.
 void OpenAs(const ChildPlan& plan, const std::string& path, int target, ChildStage stage) {
-  const int fd = ::open(path.c_str(), plan.output_flags, 0644);  // NOLINT(cppcoreguidelines-pro-type-vararg)
+  const int fd =
+      ::open(path.c_str(), plan.output_flags, 0644);  // NOLINT(cppcoreguidelines-pro-type-vararg)
   if (fd < 0 || ::dup2(fd, target) < 0) {
     Fail(plan, stage, errno);
   }
@@ -216,8 +217,7 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec, const std::string& job_tag) 
   std::tie(plan.stdout_file, plan.stderr_file) = OutputFiles(spec);
   // Several nodes of one job may share the file (a pattern without %N or %n): only rank 0
   // starts it afresh, and every rank appends, so that none cuts another's lines.
-  plan.output_flags = O_WRONLY | O_CREAT | O_APPEND |
-                      (env["SLURM_PROCID"] == "0" ? O_TRUNC : 0);
+  plan.output_flags = O_WRONLY | O_CREAT | O_APPEND | (env["SLURM_PROCID"] == "0" ? O_TRUNC : 0);
   plan.shim_pid = ::getpid();
   return plan;
 }

@@ -50,7 +50,7 @@ struct ChildPlan {
   // goes there too (as sbatch's --output alone does).
   std::string stdout_file;
   std::string stderr_file;
-  int output_flags = 0;  // open(2) flags: rank 0 of a job truncates, other ranks append
+  int output_flags = 0;      // open(2) flags: rank 0 of a job truncates, other ranks append
   bool switch_user = false;  // true when the shim is root: set groups, gid, uid
   uid_t uid = 0;
   gid_t gid = 0;
@@ -70,8 +70,9 @@ struct ChildPlan {
 // HOME, USER, LOGNAME, SHELL), then spec.env, then GPUFLEET_JOB_ID, GPUFLEET_JOB_TAG = `job_tag`
 // (cgroup.h JobTag; and for an array task GPUFLEET_ARRAY_JOB_ID and GPUFLEET_ARRAY_TASK_ID), the
 // SLURM_* variables (slurm_env.h) and the GPU fence variables, which the spec cannot override;
-// and the output files the spec's GPUFLEET_OUTPUT / GPUFLEET_ERROR patterns name. Refuses (kPermissionDenied) a job whose
-// owner this process cannot become: a non-root shim runs only jobs of its own uid.
+// and the output files the spec's GPUFLEET_OUTPUT / GPUFLEET_ERROR patterns name. Refuses
+// (kPermissionDenied) a job whose owner this process cannot become: a non-root shim runs only jobs
+// of its own uid.
 Result<ChildPlan> PlanChild(const LaunchSpec& spec, const std::string& job_tag);
 
 // Runs in the forked child: sets up and execs, or reports a ChildFailure and _exits with

@@ -22,8 +22,8 @@ inline constexpr std::string_view kErrorVariable = "GPUFLEET_ERROR";
 
 // What the placeholders stand for in one job.
 struct OutputNames {
-  std::int64_t job = 0;        // %j, %J
-  std::int64_t array_job = 0;  // %A: the array's id; the job's own id when not in an array
+  std::int64_t job = 0;            // %j, %J
+  std::int64_t array_job = 0;      // %A: the array's id; the job's own id when not in an array
   std::optional<int> array_index;  // %a; Slurm writes 4294967294 when the job is not in an array
   std::string name;                // %x
   std::string user;                // %u

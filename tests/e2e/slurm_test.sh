@@ -41,7 +41,9 @@ grep -qx "job=$id gf=$id ntasks=1 procid=0 nodes=e2e-node name=sbatch-e2e" "$log
   fail "SLURM_* variables: $(cat "$log")"
 grep -qx "gpus=2" "$log" || fail "GPUs: $(cat "$log")"
 grep -qx "to stderr" "$log" || fail "stderr did not go to the output file: $(cat "$log")"
-ok "job $id: 2 GPUs, 10 min limit, SLURM_JOB_ID=$id, output in out-sbatch-e2e-$id.log"
+gf logs "$id" 2>&1 | grep -q "job $id writes its output to its own files: out-%x-%j.log (--output), in $WORK/run" ||
+  fail "logs: $(gf logs "$id" 2>&1)"
+ok "job $id: 2 GPUs, 10 min limit, SLURM_JOB_ID=$id, output in out-sbatch-e2e-$id.log (gpufleet logs says so)"
 
 cat > sweep.sh <<'SCRIPT'
 #!/bin/sh

@@ -90,8 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     GF_CHECK(sbatch.error().message.rfind("fuzz.sh line ", 0) == 0);
     return 0;
   }
-  GF_CHECK(gf::NotHonouredWarning("fuzz.sh", sbatch->not_honoured).find('\n') ==
-           std::string::npos);
+  GF_CHECK(gf::NotHonouredWarning("fuzz.sh", sbatch->not_honoured).find('\n') == std::string::npos);
   CheckBody(sbatch->options);
   return 0;
 }
