@@ -44,7 +44,7 @@ bool IsFlag(std::string_view name) {
   return flags.count(name) > 0;
 }
 
-// Why gpufleet does not honour a directive, by its name; "" for those it honours.
+// Why gpufleet does not honour the directive `name`, for the warning line.
 std::string WhyNotHonoured(std::string_view name) {
   static const std::set<std::string_view> resources = {"cores-per-socket",
                                                        "cpus-per-gpu",
