@@ -38,7 +38,7 @@ class LeftoverWatch {
   // mark has been reported.
   void Apply(std::span<GpuSample> samples);
 
-  bool empty() const { return held_.empty(); }
+  bool Empty() const { return held_.empty(); }
 
  private:
   struct Held {

@@ -49,7 +49,7 @@ TEST_F(LeftoverWatchTest, HoldsTheJobsGpusUntilItsProcessesEnd) {
   watch_.Apply(round);
   EXPECT_EQ(round[0].health, GpuHealth::kOk);
   EXPECT_EQ(round[0].health_cause, "");
-  EXPECT_TRUE(watch_.empty());
+  EXPECT_TRUE(watch_.Empty());
 }
 
 // Processes gone before any sample carried the mark: one round still carries it (the controller
@@ -61,7 +61,7 @@ TEST_F(LeftoverWatchTest, KeepsAWorseVerdictAndWaitsForASampleOfTheGpu) {
   std::vector<GpuSample> none{Sample("GPU-b")};
   watch_.Apply(none);
   EXPECT_EQ(none[0].health, GpuHealth::kOk);
-  EXPECT_FALSE(watch_.empty());
+  EXPECT_FALSE(watch_.Empty());
 
   alive_ = {56};
   watch_.Add(JobId(4), {GpuUuid("GPU-a")}, {{56, 9}});
@@ -84,7 +84,7 @@ TEST(LeftoverWatchRealTest, UsesRealLivenessByDefault) {
   std::vector<GpuSample> round{Sample("GPU-a")};
   watch.Apply(round);
   watch.Apply(round);
-  EXPECT_FALSE(watch.empty());
+  EXPECT_FALSE(watch.Empty());
   EXPECT_NE(round[0].health_cause.find("(pid " + std::to_string(exec::SelfRecord().pid)),
             std::string::npos);
 }

@@ -251,8 +251,10 @@ void LocalAgent::DoLaunch(const Job& job) {
   spec.workdir = job.spec.workdir;
   spec.env = job.spec.env;
   spec.array = job.spec.array;
+  spec.name = job.spec.name;
   if (job.allocation) {
     spec.gpus = job.allocation->gpus;
+    spec.node = job.allocation->node.value();
   }
   if (power_) {
     power_->JobStarting(job.id, spec.gpus);  // a capped GPU gets its default limit back first

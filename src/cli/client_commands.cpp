@@ -18,6 +18,7 @@
 #include "cli/job_ref.h"
 #include "cli/logs_command.h"
 #include "cli/quota_view.h"
+#include "cli/sbatch_script.h"
 #include "cli/submit_request.h"
 #include "cli/table.h"
 #include "cli/views.h"
@@ -189,10 +190,34 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
       ->multi_option_policy(last);
   cmd.add_option("--export",
                  o.export_env,
-                 "ALL: pass this shell's environment to the job (default, as sbatch); NONE")
-      ->type_name("ALL|NONE")
+                 "ALL: pass this shell's environment to the job (default, as sbatch); NONE; "
+                 "or variables after ALL or alone: ALL,LR=0.1 or HOME,LR=0.1")
+      ->type_name("ALL|NONE|[ALL,]VARS")
+      ->multi_option_policy(last);
+  cmd.add_option("--output",
+                 o.output,
+                 "write the job's stdout (and stderr, without --error) to this file in its "
+                 "working directory instead of gpufleet's log: %j job id, %x name, %A/%a array "
+                 "id/index, %u user, %N node (as sbatch)")
+      ->type_name("PATTERN")
+      ->multi_option_policy(last);
+  cmd.add_option("--error", o.error, "write the job's stderr to this file (patterns as --output)")
+      ->type_name("PATTERN")
       ->multi_option_policy(last);
 }
+
+// `gpufleet submit --help`'s note for Slurm users (issue #23).
+constexpr std::string_view kSlurmCompatNote =
+    "Slurm compatibility: a script's #SBATCH lines are read as sbatch reads them: "
+    "--gres=gpu[:TYPE]:N,\n"
+    "--gpus, --gpus-per-node, --nodes, --time, --job-name, --output/--error (%j %x %A %a), "
+    "--array,\n"
+    "--dependency=afterok/afterany, --account (team), --qos/--partition (class, through the "
+    "client\n"
+    "file's [slurm] tables), --export, --chdir, --requeue/--no-requeue. #GPUFLEET lines and this\n"
+    "command line win over them; a directive not honoured is named in one warning line. Jobs see\n"
+    "SLURM_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_NTASKS, SLURM_PROCID, SLURM_JOB_NODELIST.\n"
+    "Directive table and sbatch/squeue/scancel/sacct/sinfo/scontrol map: docs/slurm.md\n";
 
 // `gpufleet submit --help`: its two forms in the usage line (CLI11 knows only "[OPTIONS]": the
 // command is taken as unparsed words), and a flag with a negation as its two spellings (CLI11
@@ -214,61 +239,53 @@ class SubmitHelpFormatter : public CLI::Formatter {
   }
 };
 
-// Fills the options a script's #GPUFLEET lines set and the command line left unset.
-Status ApplyDirectives(SubmitOptions& o, const std::string& cwd) {
+}  // namespace
+
+Result<std::string> ApplyScriptDirectives(SubmitOptions& o,
+                                          const std::string& cwd,
+                                          const std::function<Result<SlurmMapping>()>& mapping) {
   const std::optional<std::string> script = ScriptPath(o, cwd);
   if (!script) {
-    return OkStatus();
+    return std::string();
   }
-  GF_ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadDirectives(*script));
-  if (tokens.empty()) {
-    return OkStatus();
-  }
-  SubmitOptions d;
-  CLI::App parser("#GPUFLEET directives");
-  AddSubmitOptions(parser, d);
-  std::reverse(tokens.begin(), tokens.end());  // CLI11 parses a reversed vector
-  try {
-    parser.parse(tokens);
-  } catch (const CLI::ParseError& e) {
-    return InvalidArgument("#GPUFLEET line in " + o.command[0] + ": " + e.what());
-  }
-  for (auto field : {&SubmitOptions::gpus,
-                     &SubmitOptions::nodes,
-                     &SubmitOptions::gpu_type,
-                     &SubmitOptions::gpu_share,
-                     &SubmitOptions::gpu_mem,
-                     &SubmitOptions::mig,
-                     &SubmitOptions::priority,
-                     &SubmitOptions::team,
-                     &SubmitOptions::time,
-                     &SubmitOptions::checkpoint_signal,
-                     &SubmitOptions::name,
-                     &SubmitOptions::workdir,
-                     &SubmitOptions::array}) {
-    if (!(o.*field)) {
-      o.*field = d.*field;
+  GF_ASSIGN_OR_RETURN(ScriptDirectives directives, ReadScriptDirectives(*script));
+  if (!directives.gpufleet.empty()) {
+    SubmitOptions d;
+    CLI::App parser("#GPUFLEET directives");
+    AddSubmitOptions(parser, d);
+    std::reverse(directives.gpufleet.begin(), directives.gpufleet.end());  // CLI11 parses it so
+    try {
+      parser.parse(directives.gpufleet);
+    } catch (const CLI::ParseError& e) {
+      return InvalidArgument("#GPUFLEET line in " + o.command[0] + ": " + e.what());
     }
+    FillUnset(o, d);
   }
-  for (auto field : {&SubmitOptions::requeue, &SubmitOptions::interactive, &SubmitOptions::reap}) {
-    if (!(o.*field)) {
-      o.*field = d.*field;
-    }
+  if (directives.sbatch.empty()) {
+    return std::string();
   }
-  d.after.insert(d.after.end(), o.after.begin(), o.after.end());  // dependencies add up
-  o.after = std::move(d.after);
-  d.env.insert(d.env.end(), o.env.begin(), o.env.end());  // command line last: it wins
-  o.env = std::move(d.env);
-  d.constraints.insert(d.constraints.end(), o.constraints.begin(), o.constraints.end());
-  o.constraints = std::move(d.constraints);
-  return OkStatus();
+  GF_ASSIGN_OR_RETURN(const SlurmMapping slurm, mapping());
+  GF_ASSIGN_OR_RETURN(SbatchOptions s, ReadSbatchLines(directives.sbatch, o.command[0], slurm));
+  FillUnset(o, s.options);  // after #GPUFLEET's: those win
+  return NotHonouredWarning(o.command[0], s.not_honoured);
 }
+
+namespace {
 
 int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
-  if (Status s = ApplyDirectives(options, cwd); !s.ok()) {
-    return Fail(s.error());
+  // The [slurm] tables of the client file, read only for a script with #SBATCH lines.
+  const auto mapping = []() -> Result<SlurmMapping> {
+    GF_ASSIGN_OR_RETURN(const ClientConfig config, ReadClientFile(CurrentClientEnv()));
+    return config.slurm;
+  };
+  Result<std::string> warning = ApplyScriptDirectives(options, cwd, mapping);
+  if (!warning.ok()) {
+    return Fail(warning.error());
+  }
+  if (!warning->empty()) {
+    std::cerr << "gpufleet: " << *warning << '\n';
   }
   Result<nlohmann::json> body = BuildSubmitBody(options, cwd, CurrentEnvironment());
   if (!body.ok()) {
@@ -543,6 +560,7 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   AddSubmitOptions(*submit, *submit_options);
   submit->add_flag("--json", *submit_json, "print the accepted job as JSON");
   submit->formatter(std::make_shared<SubmitHelpFormatter>());
+  submit->footer(std::string(kSlurmCompatNote));
   submit->prefix_command();
   submit->callback([&ctx, submit, submit_options, submit_json] {
     std::vector<std::string> rest = submit->remaining();

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_settings.h"
+#include "cli/submit_request.h"
 #include "core/result.h"
 
 namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
@@ -48,6 +49,16 @@ int RunRead(const ClientContext& ctx,
             const std::string& target,
             bool json,
             const std::function<void(const nlohmann::json&)>& render);
+
+// `gpufleet submit SCRIPT`: fills the options of `o` the command line left unset from the
+// script's #GPUFLEET lines, then from its #SBATCH lines (sbatch_script.h), read with the
+// [slurm] tables `mapping` returns (called only for a script with #SBATCH lines). Precedence:
+// the command line, then #GPUFLEET, then #SBATCH. Returns the warning line naming the #SBATCH
+// directives not honoured ("" when none). Errors: kInvalidArgument naming the line, the
+// directive and the fix; the mapping's errors.
+Result<std::string> ApplyScriptDirectives(SubmitOptions& o,
+                                          const std::string& cwd,
+                                          const std::function<Result<SlurmMapping>()>& mapping);
 
 void AddClientCommands(CLI::App& app, ClientContext& context);
 

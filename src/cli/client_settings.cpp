@@ -21,6 +21,23 @@ Error Named(const std::string& where, const Error& e) {
   return Error{e.code, where + ": " + e.message};
 }
 
+}  // namespace
+
+Result<ClientConfig> ReadClientFile(const ClientEnv& env) {
+  const std::string& home = env.socket.home;
+  if (env.client_config) {
+    return LoadClientConfig(*env.client_config, home);  // named: it must exist
+  }
+  const std::string dir = env.xdg_config_home ? *env.xdg_config_home : home + "/.config";
+  const std::string path = dir + "/gpufleet/client.toml";
+  if (!env.socket.exists || !env.socket.exists(path)) {
+    return ClientConfig{};
+  }
+  return LoadClientConfig(path, home);
+}
+
+namespace {
+
 // The client settings file, read on first use: most commands never need it.
 class LazyClientConfig {
  public:
@@ -39,18 +56,7 @@ class LazyClientConfig {
   }
 
  private:
-  Result<ClientConfig> Load() const {
-    const std::string& home = env_.socket.home;
-    if (env_.client_config) {
-      return LoadClientConfig(*env_.client_config, home);  // named: it must exist
-    }
-    const std::string dir = env_.xdg_config_home ? *env_.xdg_config_home : home + "/.config";
-    const std::string path = dir + "/gpufleet/client.toml";
-    if (!env_.socket.exists || !env_.socket.exists(path)) {
-      return ClientConfig{};
-    }
-    return LoadClientConfig(path, home);
-  }
+  Result<ClientConfig> Load() const { return ReadClientFile(env_); }
 
   const ClientEnv& env_;
   bool loaded_ = false;

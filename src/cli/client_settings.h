@@ -22,6 +22,7 @@
 
 #include "api/api_client.h"
 #include "api/socket_path.h"
+#include "config/config.h"
 #include "core/result.h"
 
 namespace gf {
@@ -52,6 +53,11 @@ struct ClientSettings {
   ApiClientOptions options;  // ca_file and token set as resolved
   std::string source;        // where the endpoint came from: "--server", "GPUFLEET_SOCKET", ...
 };
+
+// The client settings file: $GPUFLEET_CLIENT_CONFIG (which must exist), else
+// $XDG_CONFIG_HOME/gpufleet/client.toml or ~/.config/gpufleet/client.toml when it exists, else
+// an empty ClientConfig. Errors: those of LoadClientConfig (config/config.h).
+Result<ClientConfig> ReadClientFile(const ClientEnv& env);
 
 // Errors: kInvalidArgument (--server with --socket, a bad settings file), and those of reading
 // the token file (kPermissionDenied when others may read it, kNotFound, ...), each message

@@ -5,11 +5,13 @@
 #include <chrono>
 #include <iostream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "api/api_client.h"
 #include "cli/job_ref.h"
 #include "cli/views.h"
+#include "model/output_pattern.h"
 
 namespace gf {
 namespace {
@@ -89,6 +91,31 @@ void FollowNextRun(const std::string& id_text, std::vector<LogCursor>& cursors) 
   }
 }
 
+// A job that names its own output files (--output, --error, an #SBATCH script's slurm-%j.out)
+// writes nothing to gpufleet's log: says which files, as patterns in its working directory.
+// Returns false, having printed nothing, for a job without them.
+bool NoteOwnOutputFiles(ApiClient& client, const std::string& base, const std::string& id_text) {
+  Result<nlohmann::json> job = client.CallJson("GET", base, std::nullopt);
+  if (!job.ok() || !job->contains("env") || !(*job)["env"].is_object()) {
+    return false;
+  }
+  const nlohmann::json& env = (*job)["env"];
+  std::string files;
+  for (const auto& [variable, flag] :
+       {std::pair{kOutputVariable, "--output"}, std::pair{kErrorVariable, "--error"}}) {
+    const auto it = env.find(std::string(variable));
+    if (it != env.end() && it->is_string()) {
+      files += (files.empty() ? "" : ", ") + it->get<std::string>() + " (" + flag + ")";
+    }
+  }
+  if (files.empty()) {
+    return false;
+  }
+  std::cerr << "gpufleet logs: job " << id_text << " writes its output to its own files: " << files
+            << ", in " << JsonText(*job, "workdir") << '\n';
+  return true;
+}
+
 // An empty answer is never the whole story: when nothing was printed, says on standard error
 // where the job's output is (a failed Python job's traceback is on standard error alone).
 void NoteEmptyOutput(ApiClient& client,
@@ -97,6 +124,9 @@ void NoteEmptyOutput(ApiClient& client,
                      const std::vector<LogCursor>& cursors) {
   if (std::any_of(
           cursors.begin(), cursors.end(), [](const LogCursor& c) { return c.printed > 0; })) {
+    return;
+  }
+  if (NoteOwnOutputFiles(client, base, id_text)) {
     return;
   }
   if (cursors.size() > 1) {

@@ -1,9 +1,8 @@
 #include "cli/submit_request.h"
 
 #include <charconv>
-#include <fstream>
 #include <set>
-#include <sstream>
+#include <tuple>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,11 +10,10 @@
 #include "core/duration.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/output_pattern.h"
 
 namespace gf {
 namespace {
-
-constexpr std::string_view kDirective = "#GPUFLEET";
 
 // Variables the job must get from gpufleet, never from the submitter's shell. GPUFLEET_SOCKET
 // is not one: it is the client's own setting, and a job that runs gpufleet itself (`gpufleet
@@ -162,6 +160,19 @@ Status AddFraction(const SubmitOptions& options, nlohmann::json& body) {
   return OkStatus();
 }
 
+// --output / --error as the job's GPUFLEET_OUTPUT / GPUFLEET_ERROR (model/output_pattern.h).
+Status AddOutputFiles(const SubmitOptions& options, nlohmann::json& env) {
+  for (const auto& [value, flag, variable] :
+       {std::tuple{&options.output, "--output", kOutputVariable},
+        std::tuple{&options.error, "--error", kErrorVariable}}) {
+    if (*value) {
+      GF_TRY(ValidateOutputPattern(**value, flag));
+      env[std::string(variable)] = **value;
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 std::optional<std::string> ScriptPath(const SubmitOptions& options, const std::string& cwd) {
@@ -180,34 +191,63 @@ std::optional<std::string> ScriptPath(const SubmitOptions& options, const std::s
   return path;
 }
 
-std::vector<std::string> ParseDirectives(std::istream& in) {
-  std::vector<std::string> tokens;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line.rfind("#!", 0) == 0) {
-      continue;
-    }
-    if (line.rfind(kDirective, 0) == 0) {
-      std::istringstream words(line.substr(kDirective.size()));
-      std::string word;
-      while (words >> word) {
-        tokens.push_back(word);
-      }
-      continue;
-    }
-    if (line[0] != '#') {
-      break;  // directives end at the first command, as with #SBATCH
+void FillUnset(SubmitOptions& into, const SubmitOptions& from) {
+  for (auto field : {&SubmitOptions::gpus,
+                     &SubmitOptions::nodes,
+                     &SubmitOptions::gpu_type,
+                     &SubmitOptions::gpu_share,
+                     &SubmitOptions::gpu_mem,
+                     &SubmitOptions::mig,
+                     &SubmitOptions::priority,
+                     &SubmitOptions::team,
+                     &SubmitOptions::time,
+                     &SubmitOptions::checkpoint_signal,
+                     &SubmitOptions::name,
+                     &SubmitOptions::workdir,
+                     &SubmitOptions::array,
+                     &SubmitOptions::export_env,
+                     &SubmitOptions::output,
+                     &SubmitOptions::error}) {
+    if (!(into.*field)) {
+      into.*field = from.*field;
     }
   }
-  return tokens;
+  for (auto field : {&SubmitOptions::requeue, &SubmitOptions::interactive, &SubmitOptions::reap}) {
+    if (!(into.*field)) {
+      into.*field = from.*field;
+    }
+  }
+  for (auto field : {&SubmitOptions::after, &SubmitOptions::env, &SubmitOptions::constraints}) {
+    std::vector<std::string> list = from.*field;
+    list.insert(list.end(), (into.*field).begin(), (into.*field).end());
+    into.*field = std::move(list);
+  }
 }
 
-Result<std::vector<std::string>> ReadDirectives(const std::string& script_path) {
-  std::ifstream in(script_path);
-  if (!in) {
-    return InvalidArgument("script: cannot read '" + script_path + "'");
+Result<ExportSpec> ParseExportSpec(const std::string& text) {
+  ExportSpec spec;
+  spec.all = false;
+  bool first = true;
+  for (std::string_view item : SplitOn(text, ',')) {
+    if (first && (item == "ALL" || item == "NONE")) {
+      spec.all = item == "ALL";
+      first = false;
+      continue;
+    }
+    first = false;
+    const std::size_t eq = item.find('=');
+    const std::string name(item.substr(0, eq));
+    if (!ValidName(name)) {
+      return InvalidArgument("--export: '" + std::string(item) + "' in '" + text +
+                             "' is not NAME or NAME=VALUE; use ALL, NONE, or variables after "
+                             "ALL or alone (e.g. ALL,OMP_NUM_THREADS=4 or HOME,LR=0.1)");
+    }
+    spec.variables.emplace_back(name,
+                                eq == std::string_view::npos
+                                    ? std::nullopt
+                                    : std::optional(std::string(item.substr(eq + 1))));
   }
-  return ParseDirectives(in);
+  return spec;
 }
 
 Result<std::vector<Dependency>> ParseAfter(const std::vector<std::string>& values) {
@@ -348,14 +388,25 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
   }
   body["workdir"] = Absolute(options.workdir.value_or(cwd), cwd);
   nlohmann::json env = nlohmann::json::object();
-  if (options.export_env == "ALL") {
+  GF_ASSIGN_OR_RETURN(const ExportSpec exported,
+                      ParseExportSpec(options.export_env.value_or("ALL")));
+  if (exported.all) {
     for (const auto& [k, v] : environ_vars) {
       if (ValidName(k) && !Reserved(k)) {
         env[k] = v;
       }
     }
-  } else if (options.export_env != "NONE") {
-    return InvalidArgument("--export: '" + options.export_env + "' is not ALL or NONE");
+  }
+  for (const auto& [name, value] : exported.variables) {
+    if (value) {
+      env[name] = *value;
+    } else if (const auto it = environ_vars.find(name); it != environ_vars.end()) {
+      env[name] = it->second;
+    }
+  }
+  GF_TRY(AddOutputFiles(options, env));
+  if (options.workdir) {
+    env["SLURM_SUBMIT_DIR"] = cwd;  // the job starts elsewhere: say where it was submitted
   }
   for (const auto& kv : options.env) {
     auto eq = kv.find('=');

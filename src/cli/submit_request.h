@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,7 +45,13 @@ struct SubmitOptions {
   std::vector<std::string> env;      // KEY=VALUE
   // KEY=VALUE node labels the job needs (repeatable); a later one for the same key wins.
   std::vector<std::string> constraints;
-  std::string export_env = "ALL";  // ALL: the submitter's environment goes along (as sbatch)
+  // --export as sbatch has it: ALL (the default: the submitter's environment goes along),
+  // NONE, or NAME=VALUE / NAME items after ALL or alone (ParseExportSpec).
+  std::optional<std::string> export_env;
+  // --output / --error: the job's own stdout / stderr file, a pattern such as slurm-%j.out
+  // (model/output_pattern.h); unset = gpufleet's log (gpufleet logs).
+  std::optional<std::string> output;
+  std::optional<std::string> error;
   std::vector<std::string> command;
   // True when `command` came after '--' (gpufleet submit [OPTIONS] -- CMD ARGS): its first word
   // is then a command, found as a shell finds it, not a script in the current directory.
@@ -58,13 +65,20 @@ struct SubmitOptions {
 // command, looked up on PATH as a shell would.
 std::optional<std::string> ScriptPath(const SubmitOptions& options, const std::string& cwd);
 
-// The option tokens of the #GPUFLEET lines of a script (before its first command line).
-// Errors: kInvalidArgument when the file cannot be read.
-Result<std::vector<std::string>> ReadDirectives(const std::string& script_path);
+// Fills the fields of `into` that are unset with those of `from`: options given in a place
+// that wins (the command line) keep their value over one that yields (a #GPUFLEET or #SBATCH
+// line). The lists add up, `from`'s first (its --env given first, so `into`'s wins).
+void FillUnset(SubmitOptions& into, const SubmitOptions& from);
 
-// ReadDirectives' parsing, on any stream: the whitespace-separated tokens after "#GPUFLEET" on
-// the lines before the first line that is neither empty nor a comment. Never fails.
-std::vector<std::string> ParseDirectives(std::istream& in);
+// --export: "ALL", "NONE", "ALL,NAME=VALUE,NAME", "NAME=VALUE,NAME" (sbatch's forms). Without
+// ALL only the named variables go along; a bare NAME takes the submitter's value (and is left
+// out when the submitter has none).
+struct ExportSpec {
+  bool all = true;
+  std::vector<std::pair<std::string, std::optional<std::string>>> variables;
+};
+// Errors: kInvalidArgument "--export: ..." naming the item and the forms.
+Result<ExportSpec> ParseExportSpec(const std::string& text);
 
 // `--after` values: "12", "12:ok", "12,13:ok" (and ":any", the default), as Slurm's
 // afterany / afterok. Errors: kInvalidArgument naming --after and the fix.

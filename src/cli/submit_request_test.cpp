@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "cli/sbatch_script.h"
+
 namespace gf {
 namespace {
 
@@ -90,7 +92,7 @@ TEST(SubmitRequestTest, ErrorsNameTheOption) {
       {[](SubmitOptions& o) { o.priority = "Urgent!"; }, "--priority: 'Urgent!' is not a class"},
       {[](SubmitOptions& o) { o.checkpoint_signal = "KILL"; }, "--checkpoint-signal:"},
       {[](SubmitOptions& o) { o.env = {"NOEQUALS"}; }, "--env:"},
-      {[](SubmitOptions& o) { o.export_env = "SOME"; }, "--export:"},
+      {[](SubmitOptions& o) { o.export_env = "ALL,A-B"; }, "--export:"},
       {[](SubmitOptions& o) { o.command.clear(); }, "command:"},
   };
   for (const auto& c : cases) {
@@ -125,9 +127,10 @@ TEST(SubmitRequestTest, ReadsDirectivesUntilFirstCommand) {
   auto script = dir / "job.sh";
   std::ofstream(script) << "#!/bin/sh\n#GPUFLEET --gpus=2 --time=1h\n# a comment\n"
                            "#GPUFLEET --priority high\necho hi\n#GPUFLEET --gpus=8\n";
-  auto tokens = ReadDirectives(script.string());
-  ASSERT_TRUE(tokens.ok());
-  EXPECT_EQ(*tokens, (std::vector<std::string>{"--gpus=2", "--time=1h", "--priority", "high"}));
+  auto directives = ReadScriptDirectives(script.string());
+  ASSERT_TRUE(directives.ok());
+  EXPECT_EQ(directives->gpufleet,
+            (std::vector<std::string>{"--gpus=2", "--time=1h", "--priority", "high"}));
   // A script that is not executable runs through /bin/sh, by absolute path.
   SubmitOptions o;
   o.export_env = "NONE";
@@ -136,7 +139,7 @@ TEST(SubmitRequestTest, ReadsDirectivesUntilFirstCommand) {
   ASSERT_TRUE(body.ok());
   EXPECT_EQ((*body)["command"], nlohmann::json({"/bin/sh", script.string(), "arg"}));
   std::filesystem::remove_all(dir);
-  EXPECT_FALSE(ReadDirectives((dir / "missing.sh").string()).ok());
+  EXPECT_FALSE(ReadScriptDirectives((dir / "missing.sh").string()).ok());
 }
 
 // `gpufleet submit eval.sh --fast` (the README's example): a script named without a '/' is

@@ -147,9 +147,12 @@ Result<std::vector<ClusterFileNode>> ConfigParser::ParseCluster(const TomlValue&
 
 // The client settings file (config.h): a [client] table and nothing else.
 Result<ClientConfig> ConfigParser::ParseClient(const TomlValue& root) const {
-  GF_TRY(CheckKeys(Section{&root, "the top level", ""}, {"client"}));
+  GF_TRY(CheckKeys(Section{&root, "the top level", ""}, {"client", "slurm"}));
   ClientConfig out;
   out.source = source_;
+  if (const auto slurm = root.as_table().find("slurm"); slurm != root.as_table().end()) {
+    GF_ASSIGN_OR_RETURN(out.slurm, ParseSlurmMapping(slurm->second));
+  }
   const auto it = root.as_table().find("client");
   if (it == root.as_table().end()) {
     return out;
@@ -172,6 +175,28 @@ Result<ClientConfig> ConfigParser::ParseClient(const TomlValue& root) const {
   out.token_file = token_file.value_or("");
   GF_ASSIGN_OR_RETURN(const auto ca_file, NonEmptyString(s, "ca_file"));
   out.ca_file = ca_file.value_or("");
+  return out;
+}
+
+// [slurm.partition], [slurm.qos], [slurm.gpu_type]: each a name → non-empty name table.
+Result<SlurmMapping> ConfigParser::ParseSlurmMapping(const TomlValue& v) const {
+  GF_ASSIGN_OR_RETURN(const Section s, TableSection(v, "[slurm]", ""));
+  GF_TRY(CheckKeys(s, {"gpu_type", "partition", "qos"}));
+  SlurmMapping out;
+  for (auto [key, into] : {std::pair{"partition", &out.partition},
+                           std::pair{"qos", &out.qos},
+                           std::pair{"gpu_type", &out.gpu_type}}) {
+    const auto it = s.Table().find(key);
+    if (it == s.Table().end()) {
+      continue;
+    }
+    GF_ASSIGN_OR_RETURN(const Section table,
+                        TableSection(it->second, "[slurm." + std::string(key) + "]", ""));
+    for (const auto& entry : table.Table()) {
+      GF_ASSIGN_OR_RETURN(const std::optional<std::string> to, NonEmptyString(table, entry.first));
+      (*into)[entry.first] = *to;
+    }
+  }
   return out;
 }
 

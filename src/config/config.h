@@ -126,13 +126,26 @@ Result<Config> LoadConfig(const std::string& path);
 //   servers = ["https://gpu-a:7460", "https://gpu-b:7460"]   # tried in order
 //   token_file = "~/.config/gpufleet/token"                  # readable by you alone
 //   ca_file = "/etc/gpufleet/ca.pem"
+//   [slurm.partition]            # #SBATCH --partition NAME → gpufleet class (issue #23)
+//   gpu = "normal"
+//   [slurm.qos]                  # #SBATCH --qos NAME → class; wins over the partition's
+//   urgent = "high"
+//   [slurm.gpu_type]             # #SBATCH --gres=gpu:TYPE:N → GPU model
+//   a100 = "A100-SXM4-80GB"
 // Relative file names are relative to the settings file's folder; "~/" is the home folder.
 // Flags and the environment win over it (src/cli/client_settings.h).
+struct SlurmMapping {
+  std::map<std::string, std::string> partition;  // Slurm partition → priority class
+  std::map<std::string, std::string> qos;        // Slurm QOS → priority class
+  std::map<std::string, std::string> gpu_type;   // Slurm GPU type (gres) → GPU model
+};
+
 struct ClientConfig {
   std::string source;                // the file read
   std::vector<std::string> servers;  // empty: not set
   std::string token_file;            // "": not set
   std::string ca_file;               // "": not set
+  SlurmMapping slurm{};              // empty maps: not set
 };
 
 // Strict like ParseConfig: an unknown key or table, a wrong type, or an empty server list is

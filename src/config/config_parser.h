@@ -45,6 +45,7 @@ class ConfigParser {
   Result<Config> Parse(const TomlValue& root);
   Result<std::vector<ClusterFileNode>> ParseCluster(const TomlValue& root) const;
   Result<ClientConfig> ParseClient(const TomlValue& root) const;
+  Result<SlurmMapping> ParseSlurmMapping(const TomlValue& v) const;
 
  private:
   using NamedParser = Status (ConfigParser::*)(const std::string& name, const TomlValue& v);

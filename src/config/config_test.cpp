@@ -410,6 +410,31 @@ ca_file = "/etc/gpufleet/ca.pem"
               StartsWith("client.toml:2: [client] ca_file: an empty string"));
 }
 
+TEST(ClientConfigTest, ReadsTheSlurmMappings) {
+  auto c = ParseClientConfig(R"([slurm.partition]
+gpu = "normal"
+debug = "low"
+[slurm.qos]
+urgent = "high"
+[slurm.gpu_type]
+a100 = "A100-SXM4-80GB"
+)",
+                             "client.toml");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->slurm.partition.at("gpu"), "normal");
+  EXPECT_EQ(c->slurm.partition.at("debug"), "low");
+  EXPECT_EQ(c->slurm.qos.at("urgent"), "high");
+  EXPECT_EQ(c->slurm.gpu_type.at("a100"), "A100-SXM4-80GB");
+  const auto error = [](const std::string& text) {
+    auto r = ParseClientConfig(text, "client.toml");
+    return r.ok() ? std::string("(parsed)") : r.error().message;
+  };
+  EXPECT_THAT(error("[slurm.account]\nx = \"y\"\n"),
+              HasSubstr("unknown key 'account' in [slurm]; known keys: gpu_type, partition, qos"));
+  EXPECT_THAT(error("[slurm.partition]\ngpu = 3\n"), HasSubstr("[slurm.partition] gpu"));
+  EXPECT_THAT(error("[slurm.qos]\nx = \"\"\n"), HasSubstr("[slurm.qos] x: an empty string"));
+}
+
 TEST(ClientConfigTest, RelativeNamesAreResolved) {
   char tmpl[] = "/tmp/gf-client-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);

@@ -78,6 +78,10 @@ struct LaunchSpec {
   std::vector<GpuUuid> gpus;  // CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, by UUID
   // A task of a job array: GPUFLEET_ARRAY_JOB_ID / GPUFLEET_ARRAY_TASK_ID.
   std::optional<ArrayTask> array;
+  // The job's name and the node it runs on: SLURM_JOB_NAME, SLURM_JOB_NODELIST (slurm_env.h)
+  // and the %x and %N of its output file patterns (model/output_pattern.h). "" when not known.
+  std::string name{};
+  std::string node{};
 };
 
 // The exit code reported when the shim died and the job's own status is unknown.

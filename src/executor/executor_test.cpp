@@ -275,6 +275,39 @@ TEST_F(ExecutorTest, ArrayTaskSeesItsArrayAndIndex) {
   EXPECT_EQ(Stdout(plain.job), "unset|unset\n");
 }
 
+TEST_F(ExecutorTest, SlurmVariablesAreSetAndWinOverTheSpec) {
+  LaunchSpec spec = Shell("echo \"$SLURM_JOB_ID|$SLURM_NTASKS|$SLURM_PROCID|$SLURM_JOB_NODELIST\"");
+  spec.env = {{"SLURM_JOB_ID", "999"}};  // from a submitter inside a Slurm job: gpufleet's wins
+  spec.node = "gpu-a";
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  EXPECT_EQ(Stdout(spec.job), std::to_string(spec.job.value()) + "|1|0|gpu-a\n");
+}
+
+TEST_F(ExecutorTest, OutputPatternsNameTheJobsOwnFilesInItsWorkdir) {
+  LaunchSpec both = Shell("echo out; echo err >&2");
+  both.name = "train";
+  both.env = {{"GPUFLEET_OUTPUT", "slurm-%x-%j.out"}};  // stderr goes along, as with sbatch
+  EXPECT_EQ(RunToEnd(both).exit_code, 0);
+  const fs::path out = work_ / ("slurm-train-" + std::to_string(both.job.value()) + ".out");
+  EXPECT_EQ(ReadFile(out), "out\nerr\n");
+  EXPECT_EQ(Stdout(both.job), "");
+
+  LaunchSpec split = Shell("echo out; echo err >&2");
+  split.array = ArrayTask{.array_job = JobId(40), .index = 3, .max_running = std::nullopt};
+  split.env = {{"GPUFLEET_OUTPUT", "o-%A_%a"}, {"GPUFLEET_ERROR", "e-%A_%a"}};
+  EXPECT_EQ(RunToEnd(split).exit_code, 0);
+  EXPECT_EQ(ReadFile(work_ / "o-40_3"), "out\n");
+  EXPECT_EQ(ReadFile(work_ / "e-40_3"), "err\n");
+
+  LaunchSpec bad = Shell("echo never");
+  bad.env = {{"GPUFLEET_OUTPUT", "no-such-dir/%j.out"}};
+  const JobExit e = RunToEnd(bad);
+  EXPECT_EQ(e.exit_code, 126);
+  EXPECT_THAT(e.cause,
+              HasSubstr("cannot open the output file no-such-dir/" +
+                        std::to_string(bad.job.value()) + ".out (--output)"));
+}
+
 TEST_F(ExecutorTest, NoGpusHidesAllGpus) {
   LaunchSpec spec = Shell("echo \"${CUDA_VISIBLE_DEVICES-unset}|$NVIDIA_VISIBLE_DEVICES\"");
   EXPECT_EQ(RunToEnd(spec).exit_code, 0);

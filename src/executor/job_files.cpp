@@ -204,6 +204,8 @@ std::string SpecToJson(const ShimSpec& shim_spec) {
       {"argv", spec.argv},
       {"workdir", spec.workdir},
       {"env", env},
+      {"name", spec.name},
+      {"node", spec.node},
       {"gpus", gpus},
       {"cgroup_root", shim_spec.cgroup_root}};
   if (spec.array) {
@@ -230,6 +232,8 @@ Result<ShimSpec> SpecFromJson(std::string_view text) {
       s.gpus.emplace_back(g.get<std::string>());
     }
     shim_spec.cgroup_root = j.value("cgroup_root", std::string());
+    s.name = j.value("name", std::string());  // absent in files written before issue #23
+    s.node = j.value("node", std::string());
     if (j.contains("array")) {  // absent for a job that is not an array task
       s.array = ArrayTask{.array_job = JobId(j.at("array").at("job").get<std::int64_t>()),
                           .index = j.at("array").at("index").get<int>(),

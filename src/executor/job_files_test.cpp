@@ -35,6 +35,8 @@ TEST_F(ExecutorFilesTest, SpecRoundTrips) {
   spec.workdir = "/home/alice";
   spec.env = {{"A", "1"}, {"B", "x=y"}};
   spec.gpus = {GpuUuid("GPU-a"), GpuUuid("GPU-b")};
+  spec.name = "train";
+  spec.node = "gpu-a";
   Result<ShimSpec> stored = SpecFromJson(SpecToJson({spec, "/sys/fs/cgroup"}));
   ASSERT_TRUE(stored.ok()) << stored.error().ToString();
   EXPECT_EQ(stored->cgroup_root, "/sys/fs/cgroup");
@@ -47,6 +49,8 @@ TEST_F(ExecutorFilesTest, SpecRoundTrips) {
   EXPECT_EQ(back->workdir, spec.workdir);
   EXPECT_EQ(back->env, spec.env);
   EXPECT_EQ(back->gpus, spec.gpus);
+  EXPECT_EQ(back->name, "train");
+  EXPECT_EQ(back->node, "gpu-a");
   EXPECT_FALSE(back->array);
 
   spec.array = ArrayTask{.array_job = JobId(40), .index = 3, .max_running = std::nullopt};

@@ -1,10 +1,14 @@
 #include "executor/shim_child.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -14,6 +18,8 @@
 #include "executor/cgroup.h"
 #include "executor/exec_util.h"
 #include "executor/job_files.h"
+#include "executor/slurm_env.h"
+#include "model/output_pattern.h"
 
 extern char** environ;  // NOLINT: POSIX global, swapped before execvp so PATH lookup uses the job's
 
@@ -71,12 +77,64 @@ std::string JoinGpus(const std::vector<GpuUuid>& gpus) {
   return out;
 }
 
+// The value of `name` in an environment list (the last one wins, as in the job's environment),
+// or "".
+std::string EnvValue(const std::vector<std::pair<std::string, std::string>>& env,
+                     std::string_view name) {
+  std::string value;
+  for (const auto& [k, v] : env) {
+    if (k == name) {
+      value = v;
+    }
+  }
+  return value;
+}
+
+// The job's output files: its GPUFLEET_OUTPUT and GPUFLEET_ERROR patterns expanded for this
+// launch; "" where it has none. A multi-node job's %j is its id (rank 0's), as SLURM_JOB_ID.
+std::pair<std::string, std::string> OutputFiles(const LaunchSpec& spec) {
+  const std::string out = EnvValue(spec.env, kOutputVariable);
+  const std::string err = EnvValue(spec.env, kErrorVariable);
+  if (out.empty() && err.empty()) {
+    return {};
+  }
+  OutputNames names{.job = spec.job.value(),
+                    .array_job = 0,
+                    .array_index = std::nullopt,
+                    .name = spec.name,
+                    .user = spec.owner.user,
+                    .node = spec.node,
+                    .node_rank = 0};
+  const std::string gang = EnvValue(spec.env, "GPUFLEET_GANG_ID");
+  const std::string rank = EnvValue(spec.env, "GPUFLEET_NODE_RANK");
+  if (!gang.empty()) {
+    names.job = std::strtoll(gang.c_str(), nullptr, 10);
+    names.node_rank = static_cast<int>(std::strtol(rank.c_str(), nullptr, 10));
+  }
+  if (spec.array) {
+    names.array_job = spec.array->array_job.value();
+    names.array_index = spec.array->index;
+  }
+  return {out.empty() ? "" : ExpandOutputPattern(out, names),
+          err.empty() ? "" : ExpandOutputPattern(err, names)};
+}
+
 // Async-signal-safe: one write of a fixed-size record, then _exit.
 [[noreturn]] void Fail(const ChildPlan& plan, ChildStage stage, int err) {
   ChildFailure f{stage, err};
   ssize_t ignored = ::write(plan.report_fd, &f, sizeof f);
   (void)ignored;
   ::_exit(ExitCodeFor(f));
+}
+
+// Async-signal-safe: opens `path` as descriptor `target`, or fails the start.
+void OpenAs(const ChildPlan& plan, const std::string& path, int target, ChildStage stage) {
+  const int fd =
+      ::open(path.c_str(), plan.output_flags, 0644);  // NOLINT(cppcoreguidelines-pro-type-vararg)
+  if (fd < 0 || ::dup2(fd, target) < 0) {
+    Fail(plan, stage, errno);
+  }
+  ::close(fd);
 }
 
 void SwitchUser(const ChildPlan& plan) {
@@ -146,6 +204,7 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec, const std::string& job_tag) 
   }
   // An empty CUDA_VISIBLE_DEVICES hides every GPU from CUDA; "void" does so for the NVIDIA
   // container runtime, where an empty value would mean "all".
+  AddSlurmVariables(spec, env);
   env["CUDA_VISIBLE_DEVICES"] = gpus;
   env["NVIDIA_VISIBLE_DEVICES"] = gpus.empty() ? "void" : gpus;
   for (const auto& [name, value] : env) {
@@ -155,6 +214,10 @@ Result<ChildPlan> PlanChild(const LaunchSpec& spec, const std::string& job_tag) 
 
   plan.argv_storage = spec.argv;
   plan.workdir = spec.workdir;
+  std::tie(plan.stdout_file, plan.stderr_file) = OutputFiles(spec);
+  // Several nodes of one job may share the file (a pattern without %N or %n): only rank 0
+  // starts it afresh, and every rank appends, so that none cuts another's lines.
+  plan.output_flags = O_WRONLY | O_CREAT | O_APPEND | (env["SLURM_PROCID"] == "0" ? O_TRUNC : 0);
   plan.shim_pid = ::getpid();
   return plan;
 }
@@ -189,6 +252,14 @@ void RunChild(const ChildPlan& plan) {
   }
   if (::chdir(plan.workdir.c_str()) != 0) {
     Fail(plan, ChildStage::kChdir, errno);
+  }
+  if (!plan.stdout_file.empty()) {
+    OpenAs(plan, plan.stdout_file, 1, ChildStage::kOutputFile);
+  }
+  if (!plan.stderr_file.empty() && plan.stderr_file != plan.stdout_file) {
+    OpenAs(plan, plan.stderr_file, 2, ChildStage::kErrorFile);
+  } else if (!plan.stdout_file.empty() && ::dup2(1, 2) < 0) {
+    Fail(plan, ChildStage::kOutputFile, errno);
   }
   environ = const_cast<char**>(plan.envp.data());
   ::execvp(plan.argv[0], plan.argv.data());
@@ -232,6 +303,14 @@ std::string DescribeFailure(const ChildFailure& f, const LaunchSpec& spec) {
       break;
     case ChildStage::kExec:
       what = (spec.argv.empty() ? "" : spec.argv[0]) + ": " + why;
+      break;
+    case ChildStage::kOutputFile:
+      what = "cannot open the output file " + OutputFiles(spec).first + " (--output) in " +
+             spec.workdir + ": " + why;
+      break;
+    case ChildStage::kErrorFile:
+      what = "cannot open the error file " + OutputFiles(spec).second + " (--error) in " +
+             spec.workdir + ": " + why;
       break;
   }
   return "failed to start: " + what;

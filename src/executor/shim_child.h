@@ -28,6 +28,8 @@ enum class ChildStage : std::int32_t {
   kParentGone,
   kChdir,
   kExec,
+  kOutputFile,  // the file of --output (GPUFLEET_OUTPUT) could not be opened
+  kErrorFile,   // the file of --error (GPUFLEET_ERROR)
 };
 
 // What the child writes to the report pipe when setup fails; an exec closes the pipe instead.
@@ -42,6 +44,13 @@ struct ChildPlan {
   std::vector<char*> argv;               // null-terminated views of the storage
   std::vector<char*> envp;
   std::string workdir;
+  // The job's own output files (model/output_pattern.h), expanded; "" = gpufleet's log. Opened
+  // by the child as the job's owner after it changed to `workdir`, so a relative name is under
+  // the workdir and the owner's permissions apply. No stderr_file but a stdout_file: stderr
+  // goes there too (as sbatch's --output alone does).
+  std::string stdout_file;
+  std::string stderr_file;
+  int output_flags = 0;      // open(2) flags: rank 0 of a job truncates, other ranks append
   bool switch_user = false;  // true when the shim is root: set groups, gid, uid
   uid_t uid = 0;
   gid_t gid = 0;
@@ -59,9 +68,11 @@ struct ChildPlan {
 
 // Resolves the owner's passwd entry and groups and builds the environment: a clean base (PATH,
 // HOME, USER, LOGNAME, SHELL), then spec.env, then GPUFLEET_JOB_ID, GPUFLEET_JOB_TAG = `job_tag`
-// (cgroup.h JobTag; and for an array task GPUFLEET_ARRAY_JOB_ID and GPUFLEET_ARRAY_TASK_ID) and
-// the GPU fence variables, which the spec cannot override. Refuses (kPermissionDenied) a job whose
-// owner this process cannot become: a non-root shim runs only jobs of its own uid.
+// (cgroup.h JobTag; and for an array task GPUFLEET_ARRAY_JOB_ID and GPUFLEET_ARRAY_TASK_ID), the
+// SLURM_* variables (slurm_env.h) and the GPU fence variables, which the spec cannot override;
+// and the output files the spec's GPUFLEET_OUTPUT / GPUFLEET_ERROR patterns name. Refuses
+// (kPermissionDenied) a job whose owner this process cannot become: a non-root shim runs only jobs
+// of its own uid.
 Result<ChildPlan> PlanChild(const LaunchSpec& spec, const std::string& job_tag);
 
 // Runs in the forked child: sets up and execs, or reports a ChildFailure and _exits with

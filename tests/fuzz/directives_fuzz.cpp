@@ -1,6 +1,9 @@
-// Fuzz target: ParseDirectives, the reader of a submitted script's #GPUFLEET lines, and then
-// BuildSubmitBody on the `--option=value` tokens it finds (what `gpufleet submit script.sh`
-// does with them, minus CLI11). Oracle: every token is non-empty and has no whitespace.
+// Fuzz target: ParseScriptDirectives, the reader of a submitted script's #GPUFLEET and #SBATCH
+// lines; BuildSubmitBody on the `--option=value` tokens of its #GPUFLEET lines (what `gpufleet
+// submit script.sh` does with them, minus CLI11); and ReadSbatchLines on its #SBATCH lines, whose
+// options then go through BuildSubmitBody too. Oracles: every #GPUFLEET token is non-empty and
+// has no whitespace; an #SBATCH refusal is kInvalidArgument naming the script line; a warning is
+// one line.
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/sbatch_script.h"
 #include "cli/submit_request.h"
 #include "core/check.h"
 
@@ -45,19 +49,8 @@ void ApplyToken(const std::string& token, gf::SubmitOptions& o) {
   }
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
-  const std::vector<std::string> tokens = gf::ParseDirectives(in);
-  gf::SubmitOptions options;
-  for (const std::string& token : tokens) {
-    GF_CHECK(!token.empty());
-    for (char c : token) {
-      GF_CHECK(std::isspace(static_cast<unsigned char>(c)) == 0);
-    }
-    ApplyToken(token, options);
-  }
+// BuildSubmitBody on `options`: a body, or kInvalidArgument.
+void CheckBody(gf::SubmitOptions options) {
   options.command = {"true"};  // no '/': BuildSubmitBody looks at no file
   const std::map<std::string, std::string> environ_vars = {{"HOME", "/home/fuzz"},
                                                            {"PATH", "/usr/bin:/bin"}};
@@ -72,5 +65,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     GF_CHECK(body.error().code == gf::ErrorCode::kInvalidArgument);
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  const gf::ScriptDirectives directives = gf::ParseScriptDirectives(in);
+  gf::SubmitOptions options;
+  for (const std::string& token : directives.gpufleet) {
+    GF_CHECK(!token.empty());
+    for (char c : token) {
+      GF_CHECK(std::isspace(static_cast<unsigned char>(c)) == 0);
+    }
+    ApplyToken(token, options);
+  }
+  CheckBody(options);
+  gf::SlurmMapping mapping;
+  mapping.partition = {{"gpu", "normal"}};
+  mapping.qos = {{"urgent", "high"}};
+  gf::Result<gf::SbatchOptions> sbatch = gf::ReadSbatchLines(directives.sbatch, "fuzz.sh", mapping);
+  if (!sbatch.ok()) {
+    GF_CHECK(sbatch.error().code == gf::ErrorCode::kInvalidArgument);
+    GF_CHECK(sbatch.error().message.rfind("fuzz.sh line ", 0) == 0);
+    return 0;
+  }
+  GF_CHECK(gf::NotHonouredWarning("fuzz.sh", sbatch->not_honoured).find('\n') == std::string::npos);
+  CheckBody(sbatch->options);
   return 0;
 }

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --dependency=afternotok:12
+python cleanup.py

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --dependency=afterok:12?afterok:13
+python x.py

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --output=run-%q.log
+python x.py

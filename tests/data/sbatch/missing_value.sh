@@ -1,0 +1,4 @@
+#!/bin/bash
+#SBATCH --gres=gpu:1
+#SBATCH --time
+python x.py

@@ -1,0 +1,5 @@
+#!/bin/bash
+#SBATCH --partition=bigmem
+#SBATCH --gres=gpu:1
+#SBATCH --exclusive
+python big.py
