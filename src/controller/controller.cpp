@@ -92,7 +92,16 @@ Controller::Controller(std::unique_ptr<Store> store,
                            .nodes = nodes_,
                            .telemetry = *telemetry_,
                            .out = out_,
-                           .clock = clock_}) {
+                           .clock = clock_}),
+      notifications_(options_.policy,
+                     options_.notifier,
+                     NotificationDeskParts{.jobs = jobs_,
+                                           .usage = usage_,
+                                           .out = out_,
+                                           .clock = clock_,
+                                           .running_spans = [this] {
+                                             return RunningSpans();
+                                           }}) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
   PublishView();
 }
@@ -131,7 +140,7 @@ Status Controller::Load() {
   }
   GF_TRY(desk_.RestoreDependencies());
   GF_TRY(usage_.Load(*store_, clock_.Now(), RunningSpans()));
-  GF_TRY(LoadSubscriptions());  // after the accounting: budget alerts already sent
+  GF_TRY(notifications_.Load(*store_));  // after the accounting: budget alerts already sent
   PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
                jobs_.Active().size(),
@@ -202,11 +211,11 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     idle_.Run();
     jobs_.SettleGangs();  // before the pass: a requeued gang's running members are told to stop
     Schedule();
-    jobs_.SettleGangs();  // after it: a preempted member's gang follows it
-    CheckBudgetAlerts();  // after the turn's starts and ends
+    jobs_.SettleGangs();            // after it: a preempted member's gang follows it
+    notifications_.CheckBudgets();  // after the turn's starts and ends
   }
   SendKills();
-  HandOverNotifications();
+  notifications_.HandOver();
   // Done only once the turn is durable; dropped with it otherwise.
   std::vector<std::function<void()>> actions = std::move(out_.after_commit);
   Status commit = Flush();
@@ -458,7 +467,7 @@ Result<std::vector<GpuStatus>> Controller::ListGpus(const Caller& caller) {
 }
 
 Result<ClusterStats> Controller::Stats(const Caller& /*caller*/) {
-  return reads_.Stats(NotificationCounts());
+  return reads_.Stats(notifications_.Counts());
 }
 
 Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportRequest& request) {
@@ -533,6 +542,33 @@ void Controller::OnSamples(NodeId node, std::vector<GpuSample> samples) {
   Post([this, node = std::move(node), result = std::move(result), mig = std::move(mig)]() mutable {
     node_desk_.Ingest(node, std::move(result), mig);
   });
+}
+
+// ---- subscriptions (notification_desk.h) -----------------------------------------------------
+
+Result<Subscription> Controller::CreateSubscription(const Caller& caller, Subscription request) {
+  // Checked on the caller's thread (reads only options_), stored on the state thread.
+  GF_ASSIGN_OR_RETURN(Subscription sub,
+                      NewSubscription(caller,
+                                      std::move(request),
+                                      {.webhook_allow = &options_.webhook_allow,
+                                       .team_of_user = &options_.team_of_user},
+                                      clock_.Now()));
+  return Call<Subscription>(
+      [this, caller, sub = std::move(sub)] { return notifications_.Add(caller, sub); });
+}
+
+Result<std::vector<Subscription>> Controller::ListSubscriptions(const Caller& caller) {
+  GF_TRY(Authorize(caller, Resource::kSubscription, Action::kRead, Ownership::kOwn, "notify list"));
+  return Call<std::vector<Subscription>>([this, caller]() -> Result<std::vector<Subscription>> {
+    return notifications_.VisibleTo(caller);
+  });
+}
+
+Result<Subscription> Controller::DeleteSubscription(const Caller& caller, const std::string& id) {
+  GF_TRY(Authorize(
+      caller, Resource::kSubscription, Action::kDelete, Ownership::kOwn, "notify remove"));
+  return Call<Subscription>([this, caller, id] { return notifications_.Remove(caller, id); });
 }
 
 }  // namespace gf

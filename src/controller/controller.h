@@ -48,7 +48,7 @@
 #include "controller/launch_env.h"
 #include "controller/node_desk.h"
 #include "controller/node_registry.h"
-#include "controller/notification_router.h"
+#include "controller/notification_desk.h"
 #include "controller/read_side.h"
 #include "controller/run_time_book.h"
 #include "controller/scheduling_stage.h"
@@ -73,8 +73,6 @@
 #include "store/store.h"
 
 namespace gf {
-
-class Notifier;  // notify/notifier.h
 
 struct ControllerOptions {
   // First signal → SIGKILL for cancel, time limits and preemption. The first signal is SIGTERM,
@@ -209,17 +207,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // The next view (view.h) handed to reads_: at the end of each turn (and of Load), after the
   // commit.
   void PublishView();
-  // The turn's notifications (TurnOutbox) matched against the subscriptions, each handed to the
-  // notifier once the turn is durable.
-  void HandOverNotifications();
-  // Notifications (notifications.cpp; notification_router.h decides): the stored
-  // subscriptions at Load; teams whose GPU-hour use in the budget period crossed 80 % or 100 %
-  // of their budget since the last check (at most once a second).
-  Status LoadSubscriptions();
-  void CheckBudgetAlerts();
-  // Each team's use in the budget period at `now`, with the budget it runs under.
-  std::vector<TeamQuota> TeamBudgets(Time now) const;
-  std::vector<NotificationCount> NotificationCounts() const;  // the notifier's, for Stats
   // The job book's listener (lifecycle/job_book.h): a job gives up its GPUs (telemetry,
   // accounting), ends (passes, predictor, counters, notifications, dependents), is requeued.
   void OnReleasing(Job& job) override;
@@ -283,9 +270,11 @@ class Controller final : public ClusterService, public AgentReports, private Job
   NodeDesk node_desk_;
   // The idle reaper and its verdicts applied (idle_stage.h).
   IdleStage idle_;
+  // Subscriptions, the turn's notifications routed and handed over, budget alerts
+  // (notification_desk.h).
+  NotificationDesk notifications_;
   std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
   TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
-  NotificationRouter router_;   // subscriptions and budget alerts sent (notification_router.h)
   std::atomic<bool> failed_{false};  // fatal_ is set (for other threads)
   std::chrono::steady_clock::time_point lease_renewed_{};
   // Renews the lease when a third of its time has passed; a lost lease is fatal.
