@@ -239,7 +239,7 @@ void JobDesk::CancelBroken(const DependencyBook::Resolution& resolution) {
   }
 }
 
-// On the state thread: a job not in jobs_.Active() was committed by an earlier turn (EraseFinished
+// On the state thread: a job not in the book was committed by an earlier turn (EraseEnded
 // follows the commit), so the store has it.
 Result<Job> JobDesk::FindVisible(const Caller& caller, JobId id, Action action) {
   // Who has no identity is told how to get one, not that the job does not exist.
