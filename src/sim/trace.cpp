@@ -18,6 +18,7 @@ constexpr std::size_t kGpus = 3;
 constexpr std::size_t kUser = 4;
 constexpr std::size_t kTeam = 5;
 constexpr std::size_t kAfter = 6;
+constexpr std::size_t kClass = 7;
 constexpr std::size_t kModelName = 4;  // the Tiresias format's
 
 std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
@@ -28,7 +29,8 @@ std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
             {"num_gpus"},
             {"user", false},
             {"queue_or_team", false},
-            {"after", false}};
+            {"after", false},
+            {"class", false}};
   }
   return {{"job_id"}, {"submit_time"}, {"duration"}, {"num_gpu"}, {"model_name", false}};
 }
@@ -85,6 +87,7 @@ Result<TraceJob> ParseRow(const CsvTable& table, bool has_user_team) {
   if (has_user_team) {
     job.user = std::string(table.Field(kUser));
     job.team = std::string(table.Field(kTeam));
+    job.priority = std::string(table.Field(kClass));
   } else {
     job.name = std::string(table.Field(kModelName));
   }
