@@ -209,6 +209,16 @@ void AddTuneCommand(CLI::App& app, int& exit_code, TuneEnvironment environment) 
       "tune",
       "replay the cluster's history under variants of its policy and recommend one for your "
       "goals (docs/tune.md)");
+  tune->footer(
+      "Examples:\n"
+      "  gpufleet tune --goal \"high.p95_wait<30m\" --goal \"maximize utilisation\"\n"
+      "  gpufleet tune --since 30d --goal \"p95_wait<2h\" --goal \"minimize avg_jct\" "
+      "--write tuned.toml\n"
+      "  gpufleet tune --trace week.csv --cluster 32x4xV100 --goal \"minimize avg_jct\"\n"
+      "Candidates: the current policy and variants of it, one [scheduler] key changed each. "
+      "Chosen: every bound met, then the objectives in order (within 1 % counts as a tie), then "
+      "the fewest changes. Nothing changes in the running cluster: put the --write file's "
+      "[scheduler] table in the settings file and restart gpufleet. docs/tune.md");
   auto o = std::make_shared<TuneCommandOptions>();
   tune->add_option("--goal",
                    o->goals,
