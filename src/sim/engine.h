@@ -124,7 +124,7 @@ struct JobOutcome {
   std::string team;
   std::string user;
   std::string priority{};  // its class's name (TraceJob::priority, else the default class)
-  int gpus = 0;  // a gang's: all its members' (SplitAcrossNodes)
+  int gpus = 0;            // a gang's: all its members' (SplitAcrossNodes)
   int gpu_milli =
       0;  // the share of one GPU it asked for (1000: a whole shared GPU); 0 = whole GPUs
   Millis submit{0};

@@ -205,8 +205,7 @@ TEST(EngineTest, TraceClassesPreemptByRankAndTraceLimitsStopRuns) {
   TraceJob plain = Job("plain", 7200, 1, 10);
   const SimResult result = Simulated("1x1xV100", {low, high, plain});
   EXPECT_EQ(Spans(result),
-            (std::vector<std::pair<double, double>>{
-                {0, 1200 + 3600}, {600, 1200}, {7200, 7210}}));
+            (std::vector<std::pair<double, double>>{{0, 1200 + 3600}, {600, 1200}, {7200, 7210}}));
   EXPECT_EQ(result.jobs[0].priority, "low");
   EXPECT_EQ(result.jobs[2].priority, "normal");  // none given: the default class
   const Summary s = Summarize(result);

@@ -525,7 +525,9 @@ std::string FormatSummary(const Summary& s) {
     }
   }
   if (s.classes.size() > 1) {
-    out += "\nclass                 jobs  avg JCT (s)  p95 JCT (s)  avg queueing (s)  p95 queueing (s)\n";
+    out +=
+        "\nclass                 jobs  avg JCT (s)  p95 JCT (s)  avg queueing (s)  p95 queueing "
+        "(s)\n";
     for (const ClassFigures& c : s.classes) {
       char line[160];
       std::snprintf(line,

@@ -125,8 +125,8 @@ struct Summary {
   Spread slowdown{};
   int preemptions = 0;
   int jobs_preempted = 0;
-  int node_failures = 0;             // runs stopped by a failure of their node (--node-mtbf)
-  std::vector<TeamFigures> teams{};  // by name
+  int node_failures = 0;                // runs stopped by a failure of their node (--node-mtbf)
+  std::vector<TeamFigures> teams{};     // by name
   std::vector<ClassFigures> classes{};  // by name; rejected jobs left out
   double jain_fairness = 1;
   std::int64_t decide_calls = 0;

@@ -62,9 +62,7 @@ std::string Weights(const std::string& table, const std::map<std::string, double
 // already has.
 class Builder {
  public:
-  explicit Builder(const PolicyConfig& current) : current_(current) {
-    Add({}, current);
-  }
+  explicit Builder(const PolicyConfig& current) : current_(current) { Add({}, current); }
 
   // `edit` applied to a copy of the current policy, described by `change`.
   template <typename Edit>
@@ -104,7 +102,8 @@ std::vector<Candidate> CandidatesFrom(const PolicyConfig& current) {
   Builder b(current);
   const bool priority_order = current.ordering.order == QueueOrder::kPriority;
   if (!priority_order) {
-    b.Vary({"order", "\"priority\""}, [](PolicyConfig& p) { p.ordering.order = QueueOrder::kPriority; });
+    b.Vary({"order", "\"priority\""},
+           [](PolicyConfig& p) { p.ordering.order = QueueOrder::kPriority; });
   }
   const bool preemption = current.preemption.enabled;
   b.Vary({"preemption", Bool(!preemption)},

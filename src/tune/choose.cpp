@@ -74,9 +74,10 @@ Choice Choose(const std::vector<Goal>& goals,
     }
   }
   // 3. The fewest changes, then the first listed.
-  const auto closest = std::min_element(left.begin(), left.end(), [&](std::size_t a, std::size_t b) {
-    return candidates[a].changes.size() < candidates[b].changes.size();
-  });
+  const auto closest =
+      std::min_element(left.begin(), left.end(), [&](std::size_t a, std::size_t b) {
+        return candidates[a].changes.size() < candidates[b].changes.size();
+      });
   return Choice{.index = *closest, .meets_all = missed == 0};
 }
 

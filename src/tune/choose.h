@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/metrics.h"
+
 #include "tune/candidates.h"
 #include "tune/goal.h"
 

@@ -28,12 +28,13 @@ std::vector<Goal> Goals(const std::vector<std::string>& texts) {
 sim::Summary With(double high_p95_wait, double utilisation) {
   sim::Summary s;
   s.utilisation = utilisation;
-  s.classes.push_back(sim::ClassFigures{.name = "high", .jobs = 1, .queueing_s = {.p95 = high_p95_wait}});
+  s.classes.push_back(
+      sim::ClassFigures{.name = "high", .jobs = 1, .queueing_s = {.p95 = high_p95_wait}});
   return s;
 }
 
 std::vector<Measured> MeasureAll(const std::vector<Goal>& goals,
-                              const std::vector<sim::Summary>& summaries) {
+                                 const std::vector<sim::Summary>& summaries) {
   std::vector<Measured> out;
   for (const sim::Summary& s : summaries) {
     out.push_back(Measure(goals, s));
@@ -60,9 +61,10 @@ TEST(ChooseTest, ObjectivesWithinOnePercentTieAndTheCurrentPolicyWins) {
   EXPECT_EQ(Choose(goals, Named({0, 1}), close).index, 0U);  // 0.5 % better: not worth a change
   // With no objective, the fewest changes among those that meet the bounds.
   const auto bounds = Goals({"high.p95_wait<30m"});
-  EXPECT_EQ(Choose(bounds, Named({1, 0, 1}), MeasureAll(bounds, {With(1, 0), With(2, 0), With(3, 0)}))
-                .index,
-            1U);
+  EXPECT_EQ(
+      Choose(bounds, Named({1, 0, 1}), MeasureAll(bounds, {With(1, 0), With(2, 0), With(3, 0)}))
+          .index,
+      1U);
 }
 
 TEST(ChooseTest, WhenNoneMeetsTheBoundsTheClosestIsFlagged) {

@@ -125,8 +125,7 @@ Result<double> ParseBound(std::string_view text, Metric metric, std::string_view
     case MetricUnit::kSeconds: {
       Result<std::chrono::seconds> d = ParseDuration(value);
       if (!d.ok()) {
-        return GoalError(text,
-                         "'" + std::string(value) + "' is not a duration (30m, 2h, 1d, 90s)");
+        return GoalError(text, "'" + std::string(value) + "' is not a duration (30m, 2h, 1d, 90s)");
       }
       return static_cast<double>(d->count());
     }
@@ -174,10 +173,11 @@ Result<Goal> ParseGoal(std::string_view raw) {
   if (text.empty()) {
     return GoalError(text, "empty");
   }
-  for (const auto& [verb, kind] : {std::pair<std::string_view, GoalKind>{"maximize", GoalKind::kMaximize},
-                                   {"maximise", GoalKind::kMaximize},
-                                   {"minimize", GoalKind::kMinimize},
-                                   {"minimise", GoalKind::kMinimize}}) {
+  for (const auto& [verb, kind] :
+       {std::pair<std::string_view, GoalKind>{"maximize", GoalKind::kMaximize},
+        {"maximise", GoalKind::kMaximize},
+        {"minimize", GoalKind::kMinimize},
+        {"minimise", GoalKind::kMinimize}}) {
     if (text.starts_with(verb) && (text.size() == verb.size() || text[verb.size()] == ' ')) {
       goal.kind = kind;
       GF_TRY(ParseSubject(text, text.substr(verb.size()), goal));

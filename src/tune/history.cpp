@@ -18,18 +18,17 @@ bool Ran(const Job& job) {
 sim::TraceJob TraceJobOf(const Job& job) {
   const JobRequest& r = job.spec.request;
   const bool share = r.gpu_milli > 0 && r.gpu_milli < kWholeGpuMilli;
-  return sim::TraceJob{
-      .id = std::to_string(job.id.value()),
-      .submit = Millis(0),  // set once the window's first submit is known
-      .duration = *job.end_time - *job.start_time,
-      .gpus = share ? 1 : r.gpus * std::max(1, r.nodes),
-      .gpu_milli = share ? r.gpu_milli : 0,
-      .user = job.owner.user,
-      .team = job.spec.team,
-      .name = CommandFamily(job.spec.name, job.spec.argv),
-      .priority = job.spec.priority.name,
-      .time_limit = job.spec.time_limit,
-      .after = {}};
+  return sim::TraceJob{.id = std::to_string(job.id.value()),
+                       .submit = Millis(0),  // set once the window's first submit is known
+                       .duration = *job.end_time - *job.start_time,
+                       .gpus = share ? 1 : r.gpus * std::max(1, r.nodes),
+                       .gpu_milli = share ? r.gpu_milli : 0,
+                       .user = job.owner.user,
+                       .team = job.spec.team,
+                       .name = CommandFamily(job.spec.name, job.spec.argv),
+                       .priority = job.spec.priority.name,
+                       .time_limit = job.spec.time_limit,
+                       .after = {}};
 }
 
 }  // namespace
@@ -48,7 +47,8 @@ Result<History> ReadHistory(StoreReader& store, Time since) {
     if (!page.empty()) {
       query.before = page.back().id;
     }
-    all.insert(all.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
+    all.insert(
+        all.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
     if (last) {
       break;
     }

@@ -41,7 +41,8 @@ std::string GoalList(const std::vector<Goal>& goals) {
 std::string FiguresLine(const TuneOutcome& o, std::size_t c) {
   std::string line;
   for (std::size_t g = 0; g < o.goals.size(); ++g) {
-    line += (line.empty() ? "" : "; ") + o.goals[g].text + ": " + Figure(o.goals[g], o.measured[c], g);
+    line +=
+        (line.empty() ? "" : "; ") + o.goals[g].text + ": " + Figure(o.goals[g], o.measured[c], g);
   }
   return line;
 }
@@ -117,13 +118,15 @@ std::string TuneJson(const TuneInput& input, const TuneOutcome& o) {
                           {"figures", figures},
                           {"meets_all", o.measured[c].missed == 0}});
   }
-  const nlohmann::json out = {
-      {"input",
-       {{"source", input.source}, {"jobs", input.jobs}, {"nodes", input.nodes}, {"gpus", input.gpus}}},
-      {"goals", goals},
-      {"candidates", candidates},
-      {"recommended", o.candidates[o.choice.index].name},
-      {"meets_all", o.choice.meets_all}};
+  const nlohmann::json out = {{"input",
+                               {{"source", input.source},
+                                {"jobs", input.jobs},
+                                {"nodes", input.nodes},
+                                {"gpus", input.gpus}}},
+                              {"goals", goals},
+                              {"candidates", candidates},
+                              {"recommended", o.candidates[o.choice.index].name},
+                              {"meets_all", o.choice.meets_all}};
   return out.dump(2) + "\n";
 }
 
@@ -136,8 +139,9 @@ std::string SettingsFile(const TuneInput& input, const TuneOutcome& o) {
   if (!o.choice.meets_all) {
     out += "# It does NOT meet every goal: no candidate did; it is the closest.\n";
   }
-  out += "# Put this [scheduler] table in place of the settings file's own (docs/config.md), then\n"
-         "# restart gpufleet: nothing changes in the running cluster until then.\n";
+  out +=
+      "# Put this [scheduler] table in place of the settings file's own (docs/config.md), then\n"
+      "# restart gpufleet: nothing changes in the running cluster until then.\n";
   return out + SchedulerToml(chosen.policy);
 }
 

@@ -1,7 +1,5 @@
 #include "tune/tune_command.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -9,6 +7,7 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "core/duration.h"
@@ -16,6 +15,7 @@
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "store/open_store.h"
+
 #include "tune/choose.h"
 #include "tune/history.h"
 #include "tune/report.h"
@@ -77,7 +77,8 @@ Result<Loaded> FromTrace(const TuneCommandOptions& o) {
   }
   GF_ASSIGN_OR_RETURN(sim::Trace trace, sim::ReadTrace(o.trace, format));
   GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, sim::LoadCluster(o.cluster));
-  return Loaded{.jobs = std::move(trace.jobs), .nodes = std::move(nodes), .source = "trace " + o.trace};
+  return Loaded{
+      .jobs = std::move(trace.jobs), .nodes = std::move(nodes), .source = "trace " + o.trace};
 }
 
 Result<Loaded> FromStore(const TuneCommandOptions& o,
@@ -89,10 +90,10 @@ Result<Loaded> FromStore(const TuneCommandOptions& o,
     return InvalidArgument("--since: " + since.error().message);
   }
   const std::string db = !o.db.empty() ? o.db : config.up.db ? config.up.db->value : "";
-  const std::filesystem::path data_dir =
-      !o.data_dir.empty()  ? std::filesystem::path(o.data_dir)
-      : config.up.data_dir ? std::filesystem::path(config.up.data_dir->value)
-                           : env.default_data_dir();
+  const std::filesystem::path data_dir = !o.data_dir.empty() ? std::filesystem::path(o.data_dir)
+                                         : config.up.data_dir
+                                             ? std::filesystem::path(config.up.data_dir->value)
+                                             : env.default_data_dir();
   const std::filesystem::path default_file = data_dir / "state.db";
   const std::string where = DescribeStore(db, default_file);
   // Opening a SQLite store creates a missing file: a tune must not leave an empty one behind.
@@ -122,10 +123,10 @@ Result<Loaded> FromStore(const TuneCommandOptions& o,
     err << "gpufleet tune: left out " << history.unfinished << " jobs still pending or running and "
         << history.never_ran << " that ended without running\n";
   }
-  return Loaded{.jobs = std::move(history.jobs),
-                .nodes = std::move(nodes),
-                .source = "the store " + where + " (submitted since " +
-                          FormatUtcSeconds(now - *since) + ")"};
+  return Loaded{
+      .jobs = std::move(history.jobs),
+      .nodes = std::move(nodes),
+      .source = "the store " + where + " (submitted since " + FormatUtcSeconds(now - *since) + ")"};
 }
 
 Status WriteSettings(const std::string& path, const std::string& text) {
@@ -160,18 +161,21 @@ Status RunTune(const TuneCommandOptions& o,
   GF_ASSIGN_OR_RETURN(Loaded input,
                       o.trace.empty() ? FromStore(o, env, config, err) : FromTrace(o));
   if (input.jobs.empty()) {
-    return FailedPrecondition("no job to replay in " + input.source +
-                              (o.trace.empty() ? "; look further back with --since (e.g. 30d)" : ""));
+    return FailedPrecondition(
+        "no job to replay in " + input.source +
+        (o.trace.empty() ? "; look further back with --since (e.g. 30d)" : ""));
   }
   const auto began = std::chrono::steady_clock::now();
-  TuneOutcome outcome{.goals = goals, .candidates = CandidatesFrom(config.policy), .measured = {}, .choice = {}};
+  TuneOutcome outcome{
+      .goals = goals, .candidates = CandidatesFrom(config.policy), .measured = {}, .choice = {}};
   {
     ProgressBar bar(err, env.progress, outcome.candidates.size());
     for (std::size_t i = 0; i < outcome.candidates.size(); ++i) {
       bar.Show(i, outcome.candidates[i].name);
       const sim::SimOptions options{.policy = outcome.candidates[i].policy,
                                     .team_of_user = config.team_of_user};
-      GF_ASSIGN_OR_RETURN(const sim::SimResult result, sim::Simulate(input.nodes, input.jobs, options));
+      GF_ASSIGN_OR_RETURN(const sim::SimResult result,
+                          sim::Simulate(input.nodes, input.jobs, options));
       outcome.measured.push_back(Measure(goals, sim::Summarize(result)));
     }
   }
@@ -237,8 +241,10 @@ void AddTuneCommand(CLI::App& app, int& exit_code, TuneEnvironment environment) 
   tune->add_option("--data-dir", o->data_dir, "where the default SQLite store is");
   tune->add_option("--since", o->since, "replay the jobs submitted this long ago and since")
       ->capture_default_str();
-  tune->add_option("--trace", o->trace, "replay this trace file instead of the store (as gpufleet sim)");
-  tune->add_option("--format", o->format, "--trace's format: normalized or tiresias (default: from the header)");
+  tune->add_option(
+      "--trace", o->trace, "replay this trace file instead of the store (as gpufleet sim)");
+  tune->add_option(
+      "--format", o->format, "--trace's format: normalized or tiresias (default: from the header)");
   tune->add_option("--cluster",
                    o->cluster,
                    "the cluster, as gpufleet sim takes it (32x4xV100, a .csv, a .toml); default: "

@@ -2,8 +2,6 @@
 // store code, and as a trace file) whose replays can be worked out by hand, the recommendation
 // that the hand calculation says meets the goals, and the settings file it writes, read back
 // by the real config loader.
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,9 +9,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "store/open_store.h"
+
 #include "tune/history.h"
 #include "tune/tune_command.h"
 
@@ -100,7 +100,8 @@ class TuneTest : public ::testing::Test {
   void WriteStore() const {
     auto store = OpenStore("", dir_ / "state.db");
     ASSERT_TRUE(store.ok()) << store.error().message;
-    const Time t0 = std::chrono::time_point_cast<Millis>(std::chrono::system_clock::now()) - hours(6);
+    const Time t0 =
+        std::chrono::time_point_cast<Millis>(std::chrono::system_clock::now()) - hours(6);
     Job old = Recorded(1, "high", t0 - hours(24 * 30), hours(100));  // before --since 7d
     Job low = Recorded(2, "low", t0, hours(4));
     Job high = Recorded(3, "high", t0 + seconds(60), minutes(10));
@@ -163,10 +164,10 @@ TEST_F(TuneTest, StoreHistoryIsReadAsTheJobsThatRanInTheWindow) {
 TEST_F(TuneTest, OnTheStoreItRecommendsThePolicyTheHandCalculationSaysMeetsTheGoal) {
   WriteStore();
   std::string out;
-  const Status status = Tune(TuneCommandOptions{.goals = {"high.p95_wait<8m"},
-                                                .write = (dir_ / "tuned.toml").string(),
-                                                .json = true},
-                             out);
+  const Status status = Tune(
+      TuneCommandOptions{
+          .goals = {"high.p95_wait<8m"}, .write = (dir_ / "tuned.toml").string(), .json = true},
+      out);
   ASSERT_TRUE(status.ok()) << status.error().message;
   const nlohmann::json tuned = nlohmann::json::parse(out);
   EXPECT_EQ(tuned["recommended"], kFiveMinutes);
@@ -200,10 +201,11 @@ TEST_F(TuneTest, OnATraceTheObjectiveDecidesAmongThoseThatMeetTheBound) {
   std::string out;
   Status status = Tune(options, out);
   ASSERT_TRUE(status.ok()) << status.error().message;
-  EXPECT_THAT(out, HasSubstr("replayed 2 jobs from trace ")); EXPECT_THAT(out, HasSubstr("history.csv, on 1 node with 1 GPU\n"));
+  EXPECT_THAT(out, HasSubstr("replayed 2 jobs from trace "));
+  EXPECT_THAT(out, HasSubstr("history.csv, on 1 node with 1 GPU\n"));
   EXPECT_THAT(out, ::testing::ContainsRegex("\\* min_run_time = \"5m\" +4m ok +2h14m30s\n"));
   EXPECT_THAT(out, HasSubstr("  current  "));
-  EXPECT_THAT(out, HasSubstr("2h19m30s"));  // current's mean JCT: 8,370 s
+  EXPECT_THAT(out, HasSubstr("2h19m30s"));      // current's mean JCT: 8,370 s
   EXPECT_THAT(out, HasSubstr("3h59m MISSED"));  // preemption = false
   EXPECT_THAT(out, HasSubstr("recommended: min_run_time = \"5m\"\n"));
 
@@ -233,7 +235,8 @@ TEST_F(TuneTest, ErrorsNameTheFlagOrGoal) {
   Status status = Tune(TuneCommandOptions{}, out);
   EXPECT_THAT(status.error().message, HasSubstr("--goal: give at least one"));
   status = Tune(TuneCommandOptions{.goals = {"high.p95_wait<soon"}}, out);
-  EXPECT_THAT(status.error().message, HasSubstr("goal 'high.p95_wait<soon': 'soon' is not a duration"));
+  EXPECT_THAT(status.error().message,
+              HasSubstr("goal 'high.p95_wait<soon': 'soon' is not a duration"));
   status = Tune(TuneCommandOptions{.goals = {"maximize utilisation"}}, out);
   EXPECT_THAT(status.error().message, HasSubstr("no store at " + (dir_ / "state.db").string()));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "state.db"));  // and none was made
