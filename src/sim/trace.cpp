@@ -200,4 +200,14 @@ Result<Trace> ReadTrace(const std::string& path,
   return ParseTrace(text, path, format, keep_unknown_duration);
 }
 
+Result<Trace> ReadTraceAs(const std::string& path,
+                          std::string_view format_name,
+                          bool keep_unknown_duration) {
+  std::optional<TraceFormat> format;
+  if (!format_name.empty()) {
+    GF_ASSIGN_OR_RETURN(format, ParseTraceFormat(format_name));
+  }
+  return ReadTrace(path, format, keep_unknown_duration);
+}
+
 }  // namespace gf::sim

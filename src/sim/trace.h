@@ -84,6 +84,12 @@ Result<Trace> ReadTrace(const std::string& path,
                         std::optional<TraceFormat> format,
                         bool keep_unknown_duration = false);
 
+// ReadTrace with the format named as `--format` takes it: "normalized", "tiresias", or "" (from
+// the header). Errors: ParseTraceFormat's, or ReadTrace's.
+Result<Trace> ReadTraceAs(const std::string& path,
+                          std::string_view format_name,
+                          bool keep_unknown_duration = false);
+
 // The GPUs a job holds, a share counting its fraction: 2, or 0.46.
 inline double GpusHeld(const TraceJob& job) {
   return job.gpu_milli > 0 ? job.gpu_milli / 1000.0 : job.gpus;

@@ -10,6 +10,7 @@ namespace {
 
 std::vector<std::string> Names(const std::vector<Candidate>& candidates) {
   std::vector<std::string> names;
+  names.reserve(candidates.size());
   for (const Candidate& c : candidates) {
     names.push_back(c.name);
   }

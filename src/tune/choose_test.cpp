@@ -18,6 +18,7 @@ std::vector<Candidate> Named(const std::vector<int>& changes) {
 
 std::vector<Goal> Goals(const std::vector<std::string>& texts) {
   std::vector<Goal> goals;
+  goals.reserve(texts.size());
   for (const std::string& text : texts) {
     goals.push_back(*ParseGoal(text));
   }
@@ -36,6 +37,7 @@ sim::Summary With(double high_p95_wait, double utilisation) {
 std::vector<Measured> MeasureAll(const std::vector<Goal>& goals,
                                  const std::vector<sim::Summary>& summaries) {
   std::vector<Measured> out;
+  out.reserve(summaries.size());
   for (const sim::Summary& s : summaries) {
     out.push_back(Measure(goals, s));
   }

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +11,7 @@
 #include "config/config.h"
 #include "core/duration.h"
 #include "sim/cluster.h"
+#include "sim/csv.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "store/open_store.h"
@@ -71,11 +71,7 @@ Result<Loaded> FromTrace(const TuneCommandOptions& o) {
         "--cluster: required with --trace; give NODESxGPUSxMODEL (e.g. 32x4xV100), a "
         "machine-list .csv or a cluster .toml, as gpufleet sim takes");
   }
-  std::optional<sim::TraceFormat> format;
-  if (!o.format.empty()) {
-    GF_ASSIGN_OR_RETURN(format, sim::ParseTraceFormat(o.format));
-  }
-  GF_ASSIGN_OR_RETURN(sim::Trace trace, sim::ReadTrace(o.trace, format));
+  GF_ASSIGN_OR_RETURN(sim::Trace trace, sim::ReadTraceAs(o.trace, o.format));
   GF_ASSIGN_OR_RETURN(std::vector<Node> nodes, sim::LoadCluster(o.cluster));
   return Loaded{
       .jobs = std::move(trace.jobs), .nodes = std::move(nodes), .source = "trace " + o.trace};
@@ -127,16 +123,6 @@ Result<Loaded> FromStore(const TuneCommandOptions& o,
       .jobs = std::move(history.jobs),
       .nodes = std::move(nodes),
       .source = "the store " + where + " (submitted since " + FormatUtcSeconds(now - *since) + ")"};
-}
-
-Status WriteSettings(const std::string& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) {
-    return IoError("--write: cannot write " + path);
-  }
-  return OkStatus();
 }
 
 }  // namespace
@@ -195,7 +181,7 @@ Status RunTune(const TuneCommandOptions& o,
       return FailedPrecondition("--write: nothing written to " + o.write +
                                 ": no candidate meets every goal");
     }
-    GF_TRY(WriteSettings(o.write, SettingsFile(described, outcome)));
+    GF_TRY(sim::WriteWholeFile("--write", o.write, SettingsFile(described, outcome)));
     if (!o.json) {
       out << "written to " << o.write
           << ": put its [scheduler] table in the settings file and restart gpufleet to use it\n";
@@ -208,7 +194,7 @@ Status RunTune(const TuneCommandOptions& o,
   return OkStatus();
 }
 
-void AddTuneCommand(CLI::App& app, int& exit_code, TuneEnvironment environment) {
+void AddTuneCommand(CLI::App& app, int& exit_code, const TuneEnvironment& environment) {
   auto* tune = app.add_subcommand(
       "tune",
       "replay the cluster's history under variants of its policy and recommend one for your "

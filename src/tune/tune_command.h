@@ -51,6 +51,6 @@ Status RunTune(const TuneCommandOptions& options,
                std::ostream& err);
 
 // Registers `tune`; its callback sets `exit_code` (0, or 1 after printing the error).
-void AddTuneCommand(CLI::App& app, int& exit_code, TuneEnvironment environment);
+void AddTuneCommand(CLI::App& app, int& exit_code, const TuneEnvironment& environment);
 
 }  // namespace gf::tune

@@ -42,16 +42,14 @@ constexpr const char* kFiveMinutes = "min_run_time = \"5m\"";
 
 class TuneTest : public ::testing::Test {
  protected:
-  TuneTest()
-      : dir_(std::filesystem::temp_directory_path() /
-             ("gf_tune_test_" + std::to_string(::getpid()) + "_" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gf_tune_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
-  ~TuneTest() override { std::filesystem::remove_all(dir_); }
-  TuneTest(const TuneTest&) = delete;
-  TuneTest& operator=(const TuneTest&) = delete;
+  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   TuneEnvironment Environment() const {
     return TuneEnvironment{.settings_file = [](const std::string& flag) { return flag; },
@@ -63,7 +61,7 @@ class TuneTest : public ::testing::Test {
   Status Tune(const TuneCommandOptions& options, std::string& out) const {
     std::ostringstream stdout_text;
     std::ostringstream stderr_text;
-    const Status status = RunTune(options, Environment(), stdout_text, stderr_text);
+    Status status = RunTune(options, Environment(), stdout_text, stderr_text);
     out = stdout_text.str();
     return status;
   }
@@ -133,9 +131,9 @@ const nlohmann::json& Candidate(const nlohmann::json& tuned, const std::string& 
       return c;
     }
   }
-  static const nlohmann::json kNone;
+  static const nlohmann::json none;
   ADD_FAILURE() << "no candidate " << name;
-  return kNone;
+  return none;
 }
 
 TEST_F(TuneTest, StoreHistoryIsReadAsTheJobsThatRanInTheWindow) {
