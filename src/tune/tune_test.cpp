@@ -228,6 +228,28 @@ TEST_F(TuneTest, NothingIsWrittenWhenNoCandidateMeetsTheGoals) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "tuned.toml"));
 }
 
+TEST_F(TuneTest, ProgressBarOnlyWhenAsked) {
+  WriteTrace();
+  const TuneCommandOptions options{.goals = {"maximize utilisation"},
+                                   .trace = (dir_ / "history.csv").string(),
+                                   .cluster = "1x1xV100"};
+  for (const bool progress : {false, true}) {
+    TuneEnvironment env = Environment();
+    env.progress = progress;
+    std::ostringstream out;
+    std::ostringstream err;
+    ASSERT_TRUE(RunTune(options, env, out, err).ok());
+    if (progress) {
+      EXPECT_THAT(err.str(),
+                  HasSubstr("\r\033[Kgpufleet tune: [##..................] 1/10 preemption"));
+    } else {
+      EXPECT_EQ(err.str().find('\r'), std::string::npos) << err.str();
+    }
+    EXPECT_THAT(err.str(), HasSubstr("gpufleet tune: 10 policies replayed on 2 jobs in "));
+    EXPECT_EQ(out.str().find('\r'), std::string::npos);  // the table stays clean
+  }
+}
+
 TEST_F(TuneTest, ErrorsNameTheFlagOrGoal) {
   std::string out;
   Status status = Tune(TuneCommandOptions{}, out);
