@@ -16,6 +16,7 @@
 
 #include "tune/history.h"
 #include "tune/tune_command.h"
+#include "tune/tune_test_history.h"
 
 namespace gf::tune {
 namespace {
@@ -25,20 +26,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 
-// The history, on one node of one GPU, under the stock classes (high preempts low once it has
-// run the minimum run time; the victim restarts from scratch):
-//   low   submitted at 0,    runs 4 h (14,400 s)
-//   high  submitted at 60 s, runs 10 m (600 s)
-// By hand, per candidate (high's wait; then the mean JCT of the two):
-//   min_run_time 10m (current, and every variant that leaves preemption alone): high starts at
-//     600 (waits 540 s = 9m), ends 1200 (JCT 1140); low restarts, ends 15,600: mean 8,370 s
-//   min_run_time 5m: high waits 240 s (4m), ends 900 (840); low ends 15,300: mean 8,070 s
-//   min_run_time 20m: high waits 1,140 s (19m), ends 1,800 (1,740); low 16,200: mean 8,970 s
-//   preemption false: high waits for low's end: 14,340 s (3h59m); mean 14,670 s
-// So "high.p95_wait<8m" is met only by min_run_time 5m; "high.p95_wait<30m" by all but
-// preemption false, and minimizing avg_jct among them picks min_run_time 5m (3.6 % better than
-// the current policy, beyond the 1 % tie); with no objective the current policy stays.
-constexpr const char* kFiveMinutes = "min_run_time = \"5m\"";
+// The history and its hand calculation: tune_test_history.h.
 
 class TuneTest : public ::testing::Test {
  protected:
@@ -66,53 +54,12 @@ class TuneTest : public ::testing::Test {
     return status;
   }
 
-  static Job Recorded(std::int64_t id, const std::string& cls, Time submit, Millis ran) {
-    Job job;
-    job.id = JobId(id);
-    job.owner = Owner{.uid = 1000, .gid = 1000, .user = "alice"};
-    job.spec.name = "train";
-    job.spec.argv = {"python3", "train.py"};
-    job.spec.workdir = "/work";
-    job.spec.priority = PriorityClass{cls};
-    job.state = JobState::kCompleted;
-    job.submit_time = submit;
-    job.start_time = submit + hours(5);  // when it ran then does not matter: only for how long
-    job.end_time = *job.start_time + ran;
-    job.exit_code = 0;
-    return job;
-  }
-
-  static Node OneGpuNode() {
-    Node node;
-    node.name = NodeId("n1");
-    Gpu gpu;
-    gpu.uuid = GpuUuid("GPU-1");
-    gpu.model = "V100";
-    node.gpus.push_back(gpu);
-    node.state = NodeState::kDown;  // down when the tune runs: the replay has it up
-    node.gpus[0].health = GpuHealth::kFailed;
-    return node;
-  }
-
-  // The history above in the store at DATA_DIR/state.db, and a few jobs that are not replayed.
+  // The history above in the store at DATA_DIR/state.db (tune_test_history.h).
   void WriteStore() const {
     auto store = OpenStore("", dir_ / "state.db");
     ASSERT_TRUE(store.ok()) << store.error().message;
-    const Time t0 =
-        std::chrono::time_point_cast<Millis>(std::chrono::system_clock::now()) - hours(6);
-    Job old = Recorded(1, "high", t0 - hours(24 * 30), hours(100));  // before --since 7d
-    Job low = Recorded(2, "low", t0, hours(4));
-    Job high = Recorded(3, "high", t0 + seconds(60), minutes(10));
-    Job pending = Recorded(4, "normal", t0 + seconds(70), minutes(10));
-    pending.state = JobState::kPending;
-    pending.start_time.reset();
-    pending.end_time.reset();
-    Job cancelled = Recorded(5, "normal", t0 + seconds(80), minutes(10));
-    cancelled.state = JobState::kCancelled;
-    cancelled.start_time.reset();
-    const Status committed = (*store)->Commit(
-        StoreBatch{.jobs = {old, low, high, pending, cancelled}, .nodes = {OneGpuNode()}});
-    ASSERT_TRUE(committed.ok()) << committed.error().message;
+    const Status written = WriteHandCheckedHistory(**store);
+    ASSERT_TRUE(written.ok()) << written.error().message;
   }
 
   void WriteTrace() const {
