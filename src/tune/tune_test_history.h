@@ -1,4 +1,4 @@
-// Test-only: a recorded history whose replays are worked out by hand, written into a store by
+// For tests only: a recorded history whose replays are worked out by hand, written into a store by
 // the store's own code, for the tests of `gpufleet tune` on SQLite and on PostgreSQL.
 //
 // On one node of one GPU, under the stock classes (high preempts low once it has run the
