@@ -18,6 +18,7 @@
 
 #include "cluster.h"
 #include "daemon.h"
+#include "tune/tune_command.h"
 #include "up.h"
 
 namespace {
@@ -280,6 +281,11 @@ int Main(int argc, char** argv) {
   gf::AddReportCommand(app, client);
   gf::AddTopCommand(app, client);
   gf::sim::AddSimCommand(app, client.exit_code);
+  gf::tune::AddTuneCommand(app,
+                           client.exit_code,
+                           gf::tune::TuneEnvironment{.settings_file = gf::SettingsFile,
+                                                     .default_data_dir = gf::DefaultDataDir,
+                                                     .progress = false});
 
   // Everything after the first "--" is a job's command: kept away from CLI11, so that its
   // words are never taken for gpufleet's options.

@@ -145,4 +145,14 @@ Result<std::string> ReadWholeFile(const std::string& path, std::string_view what
   return text.str();
 }
 
+Status WriteWholeFile(std::string_view flag, const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) {
+    return IoError(std::string(flag) + ": cannot write " + path);
+  }
+  return OkStatus();
+}
+
 }  // namespace gf::sim

@@ -61,4 +61,8 @@ class CsvTable {
 // Whole file as text. Errors: kNotFound (names the path), kIo.
 Result<std::string> ReadWholeFile(const std::string& path, std::string_view what);
 
+// Writes `text` as the whole file at `path` (an output a flag named: `--jobs-csv`, `--write`).
+// Errors: kIo "FLAG: cannot write PATH".
+Status WriteWholeFile(std::string_view flag, const std::string& path, const std::string& text);
+
 }  // namespace gf::sim

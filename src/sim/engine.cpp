@@ -38,7 +38,7 @@ SimResult Engine::Run() {
       auto member = options_.team_of_user.find(t.user);
       team = member == options_.team_of_user.end() ? "" : member->second;
     }
-    const PriorityClass priority{options_.policy.default_class};
+    const PriorityClass priority{t.priority.empty() ? options_.policy.default_class : t.priority};
     std::map<std::string, std::string> labels;
     if (!options_.team_label.empty() && !team.empty()) {
       labels.emplace(options_.team_label, team);
@@ -46,6 +46,7 @@ SimResult Engine::Run() {
     result_.jobs.push_back(JobOutcome{.id = t.id,
                                       .team = team,
                                       .user = t.user,
+                                      .priority = priority.name,
                                       .gpus = split.members * split.gpus_per_member,
                                       .gpu_milli = milli,
                                       .submit = t.submit,
@@ -76,7 +77,7 @@ SimResult Engine::Run() {
           .limit =
               options_.no_departures
                   ? std::nullopt
-                  : EffectiveTimeLimit(ClassPolicyFor(options_.policy, priority), std::nullopt),
+                  : EffectiveTimeLimit(ClassPolicyFor(options_.policy, priority), t.time_limit),
           .remaining = t.duration});
     }
   }

@@ -123,7 +123,8 @@ struct JobOutcome {
   std::string id;  // the trace's
   std::string team;
   std::string user;
-  int gpus = 0;  // a gang's: all its members' (SplitAcrossNodes)
+  std::string priority{};  // its class's name (TraceJob::priority, else the default class)
+  int gpus = 0;            // a gang's: all its members' (SplitAcrossNodes)
   int gpu_milli =
       0;  // the share of one GPU it asked for (1000: a whole shared GPU); 0 = whole GPUs
   Millis submit{0};

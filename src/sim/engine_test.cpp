@@ -195,6 +195,34 @@ TEST(EngineTest, PreemptedJobRestartsFromScratch) {
   EXPECT_EQ(Summarize(result).preemptions, 1);
 }
 
+TEST(EngineTest, TraceClassesPreemptByRankAndTraceLimitsStopRuns) {
+  // The stock classes: a high job preempts a low one once it has run the minimum run time (600
+  // s); the low one restarts from scratch after it.
+  TraceJob low = Job("low", 0, 1, 3600);
+  low.priority = "low";
+  TraceJob high = Job("high", 60, 1, 600);
+  high.priority = "high";
+  TraceJob plain = Job("plain", 7200, 1, 10);
+  const SimResult result = Simulated("1x1xV100", {low, high, plain});
+  EXPECT_EQ(Spans(result),
+            (std::vector<std::pair<double, double>>{{0, 1200 + 3600}, {600, 1200}, {7200, 7210}}));
+  EXPECT_EQ(result.jobs[0].priority, "low");
+  EXPECT_EQ(result.jobs[2].priority, "normal");  // none given: the default class
+  const Summary s = Summarize(result);
+  ASSERT_EQ(s.classes.size(), 3U);
+  EXPECT_EQ(s.classes[0].name, "high");
+  EXPECT_DOUBLE_EQ(s.classes[0].queueing_s.p95, 540);
+  EXPECT_DOUBLE_EQ(s.classes[1].jct_s.avg, 4800);
+  EXPECT_EQ(s.classes[2].finished, 1);
+
+  // A job's own limit stops it, as under the controller.
+  TraceJob limited = Job("limited", 0, 1, 1000);
+  limited.time_limit = seconds(300);
+  const SimResult stopped = Simulated("1x1xV100", {limited});
+  EXPECT_EQ(stopped.jobs[0].fate, JobFate::kTimeout);
+  EXPECT_EQ(Spans(stopped), (std::vector<std::pair<double, double>>{{0, 300}}));
+}
+
 TEST(EngineTest, PreemptionWaitsForMinimumRunTimeThenKeepsCheckpointedWork) {
   // a1 arrives at 100, before b1 may be preempted (600): a wake-up pass at 600 preempts it.
   // With a 250 s checkpoint interval b1 keeps 500 s of its 600 s: 500 s left from 700.

@@ -263,6 +263,15 @@ nlohmann::json SummaryObject(const Summary& s) {
                      {"avg_queueing_s", t.avg_queueing_s},
                      {"avg_slowdown", t.avg_slowdown}});
   }
+  nlohmann::json classes = nlohmann::json::array();
+  for (const ClassFigures& c : s.classes) {
+    classes.push_back({{"class", c.name},
+                       {"jobs", c.jobs},
+                       {"finished", c.finished},
+                       {"jct_s", SpreadJson(c.jct_s)},
+                       {"queueing_s", SpreadJson(c.queueing_s)},
+                       {"slowdown", SpreadJson(c.slowdown)}});
+  }
   return {
       {"jobs", s.jobs},
       {"finished", s.finished},
@@ -281,6 +290,7 @@ nlohmann::json SummaryObject(const Summary& s) {
       {"jobs_preempted", s.jobs_preempted},
       {"node_failures", s.node_failures},
       {"teams", teams},
+      {"classes", classes},
       {"jain_fairness", s.jain_fairness},
       {"prediction_error", EstimateJson(s.prediction)},
       {"last_two_error", EstimateJson(s.last_two)},
@@ -369,6 +379,7 @@ Summary Summarize(const SimResult& result) {
             .max_queue = result.max_queue};
   Samples all;
   std::map<std::string, Samples> by_team;
+  std::map<std::string, Samples> by_class;
   std::optional<Millis> first_submit;
   Millis last_end{0};
   for (const JobOutcome& job : result.jobs) {
@@ -391,6 +402,7 @@ Summary Summarize(const SimResult& result) {
     }
     Add(job, all);
     Add(job, by_team[job.team]);
+    Add(job, by_class[job.priority]);
   }
   s.finished = static_cast<int>(all.jct.size());
   s.gpu_seconds = all.gpu_seconds;
@@ -415,6 +427,14 @@ Summary Summarize(const SimResult& result) {
     }
   }
   s.jain_fairness = JainIndex(team_slowdowns);
+  for (const auto& [name, samples] : by_class) {
+    s.classes.push_back(ClassFigures{.name = name,
+                                     .jobs = samples.jobs,
+                                     .finished = static_cast<int>(samples.jct.size()),
+                                     .jct_s = SpreadOf(samples.jct),
+                                     .queueing_s = SpreadOf(samples.queueing),
+                                     .slowdown = SpreadOf(samples.slowdown)});
+  }
   if (first_submit) {
     s.series = SeriesOf(result, *first_submit, s.makespan_s);
   }
@@ -501,6 +521,24 @@ std::string FormatSummary(const Summary& s) {
                     t.avg_jct_s,
                     t.avg_queueing_s,
                     t.avg_slowdown);
+      out += line;
+    }
+  }
+  if (s.classes.size() > 1) {
+    out +=
+        "\nclass                 jobs  avg JCT (s)  p95 JCT (s)  avg queueing (s)  p95 queueing "
+        "(s)\n";
+    for (const ClassFigures& c : s.classes) {
+      char line[160];
+      std::snprintf(line,
+                    sizeof line,
+                    "%-20s %5d  %11.0f  %11.0f  %16.0f  %16.0f\n",
+                    c.name.c_str(),
+                    c.jobs,
+                    c.jct_s.avg,
+                    c.jct_s.p95,
+                    c.queueing_s.avg,
+                    c.queueing_s.p95);
       out += line;
     }
   }

@@ -15,6 +15,7 @@
 //   (1 s .. 1 day, the shortest that gives at most 400 points): per step, the mean utilisation
 //   (GPUs held / cluster GPUs) and the mean number of jobs waiting (submitted, not rejected,
 //   not running, not ended; a preempted job waits again until its next start).
+// - per class: the JCT, queueing and slowdown spreads of its jobs.
 // - per team: its share of all GPU time held, and its mean JCT, queueing and slowdown. Jain's
 //   fairness index (sum x)^2 / (n sum x^2) over the teams' mean slowdowns: 1 when every team
 //   waits the same relative to its jobs' length, 1/n when one team bears all the waiting.
@@ -51,6 +52,17 @@ struct TeamFigures {
   double avg_jct_s = 0;
   double avg_queueing_s = 0;
   double avg_slowdown = 0;
+};
+
+// The figures of one priority class's jobs (JobOutcome::priority): how each class fared, so
+// that a goal can name one (`gpufleet tune --goal "high.p95_wait<30m"`).
+struct ClassFigures {
+  std::string name;
+  int jobs = 0;      // not rejected
+  int finished = 0;  // completed or stopped by its time limit
+  Spread jct_s{};
+  Spread queueing_s{};
+  Spread slowdown{};
 };
 
 struct TimeSeries {
@@ -113,8 +125,9 @@ struct Summary {
   Spread slowdown{};
   int preemptions = 0;
   int jobs_preempted = 0;
-  int node_failures = 0;             // runs stopped by a failure of their node (--node-mtbf)
-  std::vector<TeamFigures> teams{};  // by name
+  int node_failures = 0;                // runs stopped by a failure of their node (--node-mtbf)
+  std::vector<TeamFigures> teams{};     // by name
+  std::vector<ClassFigures> classes{};  // by name; rejected jobs left out
   double jain_fairness = 1;
   std::int64_t decide_calls = 0;
   std::int64_t max_queue = 0;

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -13,6 +12,7 @@
 #include "config/config.h"
 #include "core/duration.h"
 #include "sim/cluster.h"
+#include "sim/csv.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 #include "sim/synthetic.h"
@@ -49,13 +49,9 @@ Result<Trace> LoadJobs(const SimCommandOptions& o, const std::vector<Node>& node
                                                             .load = o.load}),
                  .unknown_duration = 0};
   }
-  std::optional<TraceFormat> format;
-  if (!o.format.empty()) {
-    GF_ASSIGN_OR_RETURN(format, ParseTraceFormat(o.format));
-  }
   // Without departures a job needs no duration: the rows with none (pods that never ran)
   // are tasks as well.
-  return ReadTrace(o.trace, format, /*keep_unknown_duration=*/o.no_departures);
+  return ReadTraceAs(o.trace, o.format, /*keep_unknown_duration=*/o.no_departures);
 }
 
 Result<Millis> FlagDuration(const std::string& flag, const std::string& text) {
@@ -110,16 +106,6 @@ Result<std::vector<NodeFailure>> NodeFailures(const SimCommandOptions& o,
     until += job.duration + repair;
   }
   return GenerateNodeFailures(nodes, mtbf, repair, until, o.seed);
-}
-
-Status WriteFile(const std::string& flag, const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) {
-    return IoError(flag + ": cannot write " + path);
-  }
-  return OkStatus();
 }
 
 // A policy's name in the comparison: its file name without directory and ".toml", or the whole
@@ -194,7 +180,7 @@ Status RunSim(const SimCommandOptions& o) {
     const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - began;
     runs.push_back(NamedSummary{.policy = names[i], .summary = Summarize(result)});
     if (!o.jobs_csv.empty()) {
-      GF_TRY(WriteFile("--jobs-csv", o.jobs_csv, JobsCsv(result)));
+      GF_TRY(WriteWholeFile("--jobs-csv", o.jobs_csv, JobsCsv(result)));
     }
     char took[32];
     std::snprintf(took, sizeof took, "%.2f", wall.count());
@@ -211,7 +197,7 @@ Status RunSim(const SimCommandOptions& o) {
     std::cout << (o.json ? SummaryJson(runs[0].summary) : FormatSummary(runs[0].summary));
   }
   if (!o.svg.empty()) {
-    GF_TRY(WriteFile("--svg", o.svg, SeriesSvg(runs)));
+    GF_TRY(WriteWholeFile("--svg", o.svg, SeriesSvg(runs)));
   }
   return OkStatus();
 }

@@ -18,6 +18,7 @@ constexpr std::size_t kGpus = 3;
 constexpr std::size_t kUser = 4;
 constexpr std::size_t kTeam = 5;
 constexpr std::size_t kAfter = 6;
+constexpr std::size_t kClass = 7;
 constexpr std::size_t kModelName = 4;  // the Tiresias format's
 
 std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
@@ -28,7 +29,8 @@ std::vector<CsvColumn> ColumnsOf(TraceFormat format) {
             {"num_gpus"},
             {"user", false},
             {"queue_or_team", false},
-            {"after", false}};
+            {"after", false},
+            {"class", false}};
   }
   return {{"job_id"}, {"submit_time"}, {"duration"}, {"num_gpu"}, {"model_name", false}};
 }
@@ -85,6 +87,7 @@ Result<TraceJob> ParseRow(const CsvTable& table, bool has_user_team) {
   if (has_user_team) {
     job.user = std::string(table.Field(kUser));
     job.team = std::string(table.Field(kTeam));
+    job.priority = std::string(table.Field(kClass));
   } else {
     job.name = std::string(table.Field(kModelName));
   }
@@ -195,6 +198,16 @@ Result<Trace> ReadTrace(const std::string& path,
                         bool keep_unknown_duration) {
   GF_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path, "trace"));
   return ParseTrace(text, path, format, keep_unknown_duration);
+}
+
+Result<Trace> ReadTraceAs(const std::string& path,
+                          std::string_view format_name,
+                          bool keep_unknown_duration) {
+  std::optional<TraceFormat> format;
+  if (!format_name.empty()) {
+    GF_ASSIGN_OR_RETURN(format, ParseTraceFormat(format_name));
+  }
+  return ReadTrace(path, format, keep_unknown_duration);
 }
 
 }  // namespace gf::sim

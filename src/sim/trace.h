@@ -11,6 +11,8 @@
 //   `after` column lists the job's dependencies as `gpufleet submit --after` takes them, on
 //   the trace's ids, separated by `;` (a comma separates columns): `j12:ok;j13` waits for j12
 //   to complete and for j13 to end. Each must name a job of an earlier row submitted no later.
+//   An optional `class` column names the job's priority class (blank: the policy's default
+//   class), as `gpufleet submit --priority` does; `gpufleet tune` writes recorded history so.
 // - tiresias (the Tiresias simulator's job CSV): job_id,num_gpu,submit_time,iterations,
 //   model_name,duration,interval. job_id, num_gpu, submit_time, duration and model_name (the
 //   job's name, what the run-time predictor knows "the same job" by) are used; no team or
@@ -48,6 +50,12 @@ struct TraceJob {
   std::string user{};  // "" = none
   std::string team{};  // "" = none
   std::string name{};  // the job's name (Tiresias' model_name); "" = none
+  // Its priority class by name (normalized `class`; a recorded job's); "" = the policy's
+  // default class. A class the policy does not list gets ClassPolicyFor's permissive one.
+  std::string priority{};
+  // The time limit it asked for (a recorded job's `--time`); nullopt = none, so the class's
+  // default applies. The effective limit is EffectiveTimeLimit's, as under the controller.
+  std::optional<std::chrono::seconds> time_limit{};
   std::vector<TraceDependency> after{};  // jobs it waits for (normalized `after`)
 };
 
@@ -75,6 +83,12 @@ Result<Trace> ParseTrace(std::string_view text,
 Result<Trace> ReadTrace(const std::string& path,
                         std::optional<TraceFormat> format,
                         bool keep_unknown_duration = false);
+
+// ReadTrace with the format named as `--format` takes it: "normalized", "tiresias", or "" (from
+// the header). Errors: ParseTraceFormat's, or ReadTrace's.
+Result<Trace> ReadTraceAs(const std::string& path,
+                          std::string_view format_name,
+                          bool keep_unknown_duration = false);
 
 // The GPUs a job holds, a share counting its fraction: 2, or 0.46.
 inline double GpusHeld(const TraceJob& job) {

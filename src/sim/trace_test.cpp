@@ -123,6 +123,18 @@ TEST(TraceTest, ReadsDependenciesOnEarlierJobs) {
               HasSubstr("'a:done' is not ID or ID:ok"));
 }
 
+TEST(TraceTest, ReadsTheClassColumnBlankMeaningTheDefault) {
+  auto trace = ParseTrace(
+      "job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,class\n"
+      "a,0,10,1,,,high\n"
+      "b,1,10,1,,,\n",
+      "t.csv",
+      std::nullopt);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  EXPECT_EQ(trace->jobs[0].priority, "high");
+  EXPECT_EQ(trace->jobs[1].priority, "");
+}
+
 TEST(TraceTest, MalformedRowsNameFileLineAndColumn) {
   const std::string h(kNormalizedHeader);
   EXPECT_EQ(Error(h + "a,1,2,1,,,\nb,1,abc,1,,,\n"),
