@@ -99,9 +99,11 @@ Controller::Controller(std::unique_ptr<Store> store,
                                            .usage = usage_,
                                            .out = out_,
                                            .clock = clock_,
-                                           .running_spans = [this] {
-                                             return RunningSpans();
-                                           }}) {
+                                           .running_spans =
+                                               [this] {
+                                                 return RunningSpans();
+                                               }}),
+      tokens_(TokenDeskParts{.jobs = jobs_, .store = *store_, .out = out_, .clock = clock_}) {
   counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
   PublishView();
 }
@@ -132,7 +134,7 @@ Status Controller::Load() {
     telemetry_->SetInventory(node);
     nodes_.Restore(std::move(node));
   }
-  GF_TRY(LoadTokens());
+  GF_TRY(tokens_.Load(*store_));
   for (const auto& [id, job] : jobs_.Active()) {
     if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
       node_desk_.AssignGpus(job);

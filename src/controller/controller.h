@@ -52,7 +52,7 @@
 #include "controller/read_side.h"
 #include "controller/run_time_book.h"
 #include "controller/scheduling_stage.h"
-#include "controller/tokens.h"
+#include "controller/token_desk.h"
 #include "controller/turn_outbox.h"
 #include "controller/usage_book.h"
 #include "controller/view.h"
@@ -214,8 +214,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   void OnRequeueing(const Job& job) override;
   // The turn's kill orders (JobBook::TakeKills), to their agents after the commit.
   void SendKills();
-  // The stored tokens, at Load (tokens.h).
-  Status LoadTokens();
   // The jobs holding GPUs as usage_ reads them (usage_book.h). `for_ledgers`: only what the
   // per-turn UsageBook::Advance reads (no energy; GPU models only when the fair share weighs
   // them), so that a turn makes no Telemetry lookup per running job.
@@ -273,8 +271,9 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // Subscriptions, the turn's notifications routed and handed over, budget alerts
   // (notification_desk.h).
   NotificationDesk notifications_;
-  std::optional<Error> fatal_;  // set when the store failed: every later call gets this error
-  TokenRegistry tokens_;        // thread-safe: API workers check tokens without the state thread
+  // API and node tokens; its Authenticate is thread-safe (token_desk.h).
+  TokenDesk tokens_;
+  std::optional<Error> fatal_;       // set when the store failed: every later call gets this error
   std::atomic<bool> failed_{false};  // fatal_ is set (for other threads)
   std::chrono::steady_clock::time_point lease_renewed_{};
   // Renews the lease when a third of its time has passed; a lost lease is fatal.
