@@ -14,8 +14,9 @@
 // The controller is a shell (decision 0007): the state lives in components it owns, which change
 // jobs only through the JobBook (lifecycle/job_book.h) and write only to the turn's TurnOutbox:
 // JobDesk (the job calls), SchedulingStage (the pass), NodeDesk (the agents' reports, liveness,
-// drains), GpuCare (GPU health, sharing modes, memory breaches), IdleStage (idle reaping), with
-// NodeRegistry, UsageBook, RunTimeBook, DependencyBook, NotificationRouter and TokenRegistry.
+// drains), GpuCare (GPU health, sharing modes, memory breaches), IdleStage (idle reaping),
+// NotificationDesk (subscriptions, notifications, budget alerts), TokenDesk (tokens), with
+// NodeRegistry, UsageBook, RunTimeBook and DependencyBook.
 // What is left here is the thread, the turn, the commit, the lease and the service methods.
 //
 // Thread-safety: the ClusterService and AgentReports methods are thread-safe. Reads are served
