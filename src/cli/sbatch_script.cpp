@@ -482,13 +482,9 @@ class SbatchReader {
   std::optional<Directive> partition_;
 };
 
-bool StartsWith(std::string_view line, std::string_view prefix) {
-  return line.substr(0, prefix.size()) == prefix;
-}
-
 // The text after `prefix` when `line` is "PREFIX" or "PREFIX words" (not "#SBATCHX").
 std::optional<std::string> After(const std::string& line, std::string_view prefix) {
-  if (!StartsWith(line, prefix) ||
+  if (!line.starts_with(prefix) ||
       (line.size() > prefix.size() &&
        std::isspace(static_cast<unsigned char>(line[prefix.size()])) == 0)) {
     return std::nullopt;

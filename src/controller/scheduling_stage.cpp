@@ -116,12 +116,14 @@ PassOutcome SchedulingStage::Run(JobBook& jobs, Time now) {
 void SchedulingStage::FullPass(JobBook& jobs, Time now, PassOutcome& outcome) {
   const PassTimer timer(in_.full_passes);
   passes_.StartFull();
+  // Once per pass: each span looks up its job's usage and GPU models.
+  const std::vector<RunningSpan> spans = in_.running_spans();
   if (in_.usage.HasBudgets()) {
-    in_.usage.NoteFullPass(in_.running_spans(), now);
+    in_.usage.NoteFullPass(spans, now);
   }
   // Even with nothing queued, the scheduler takes the state: the next arrival is decided on it.
   Decisions decisions =
-      scheduler_.Full(Snapshot(jobs, now),
+      scheduler_.Full(Snapshot(jobs, spans, now),
                       PendingQueue(jobs, HeldBack(jobs.Active(), in_.dependencies.Graph())),
                       policy_,
                       now);
@@ -225,7 +227,9 @@ std::map<GpuUuid, GpuLoad> SchedulingStage::GpuLoads(const Node& node) const {
   return loads;
 }
 
-ClusterSnapshot SchedulingStage::Snapshot(const JobBook& jobs, Time now) const {
+ClusterSnapshot SchedulingStage::Snapshot(const JobBook& jobs,
+                                          const std::vector<RunningSpan>& spans,
+                                          Time now) const {
   std::map<NodeId, std::set<GpuUuid>> allocated;
   for (const JobId id : jobs.Holding()) {
     const Job& job = jobs.At(id);
@@ -235,7 +239,7 @@ ClusterSnapshot SchedulingStage::Snapshot(const JobBook& jobs, Time now) const {
   ClusterSnapshot snapshot =
       in_.nodes.Snapshot(std::move(allocated), [this](const Node& node) { return GpuLoads(node); });
   snapshot.running = RunningJobs(jobs, now);
-  PassUsage usage = in_.usage.ForPass(in_.running_spans(), now);
+  PassUsage usage = in_.usage.ForPass(spans, now);
   snapshot.team_usage = std::move(usage.teams);
   snapshot.user_decayed_gpu_seconds = std::move(usage.users);
   return snapshot;
@@ -307,8 +311,8 @@ Result<Explanation> SchedulingStage::Explain(const JobBook& jobs, const Job& job
   if (auto h = held.find(job.id); h != held.end()) {
     return FailedPrecondition(name + " is not queued yet: " + h->second.text);
   }
-  Result<Explanation> explanation =
-      gf::Explain(Snapshot(jobs, now), PendingQueue(jobs, held), policy_, now, job.id);
+  Result<Explanation> explanation = gf::Explain(
+      Snapshot(jobs, in_.running_spans(), now), PendingQueue(jobs, held), policy_, now, job.id);
   if (!explanation.ok() && explanation.error().code == ErrorCode::kNotFound) {
     // Neither queued nor holding GPUs: between states (e.g. preempted, not yet requeued).
     return FailedPrecondition(name + " is " + std::string(ToString(job.state)) +

@@ -79,7 +79,11 @@ class SchedulingStage {
   void Apply(JobBook& jobs, Decisions decisions, PassOutcome& outcome);
   Queue PendingQueue(const JobBook& jobs, const std::map<JobId, PendingReason>& held) const;
   std::vector<RunningJob> RunningJobs(const JobBook& jobs, Time now) const;
-  ClusterSnapshot Snapshot(const JobBook& jobs, Time now) const;
+  // What a pass sees: the nodes with their free GPUs and loads, the running jobs, and the usage
+  // that `spans` (the jobs holding GPUs, as the usage book reads them) adds to the ledgers.
+  ClusterSnapshot Snapshot(const JobBook& jobs,
+                           const std::vector<RunningSpan>& spans,
+                           Time now) const;
   // Each GPU's latest utilisation and memory use, so that placement spreads work over equally
   // good GPUs; a GPU with no sample yet is left out (counted idle).
   std::map<GpuUuid, GpuLoad> GpuLoads(const Node& node) const;

@@ -10,9 +10,8 @@ namespace {
 constexpr int kPage = 1000;
 
 bool Ran(const Job& job) {
-  const bool ended = job.state == JobState::kCompleted || job.state == JobState::kFailed ||
-                     job.state == JobState::kTimeout || job.state == JobState::kCancelled;
-  return ended && job.start_time && job.end_time && *job.end_time >= *job.start_time;
+  return IsTerminal(job.state) && job.start_time && job.end_time &&
+         *job.end_time >= *job.start_time;
 }
 
 sim::TraceJob TraceJobOf(const Job& job) {
