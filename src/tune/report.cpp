@@ -20,11 +20,6 @@ std::string Pad(std::string text, std::size_t width) {
   return text;
 }
 
-// "1 node", "16 nodes".
-std::string Count(int n, const std::string& thing) {
-  return std::to_string(n) + " " + thing + (n == 1 ? "" : "s");
-}
-
 std::string InputLine(const TuneInput& input) {
   return Count(input.jobs, "job") + " from " + input.source + ", on " + Count(input.nodes, "node") +
          " with " + Count(input.gpus, "GPU");
@@ -48,6 +43,11 @@ std::string FiguresLine(const TuneOutcome& o, std::size_t c) {
 }
 
 }  // namespace
+
+// "1 node", "16 nodes".
+std::string Count(int n, const std::string& thing) {
+  return std::to_string(n) + " " + thing + (n == 1 ? "" : "s");
+}
 
 std::string FormatTable(const TuneInput& input, const TuneOutcome& o) {
   std::vector<std::string> header = {"candidate"};

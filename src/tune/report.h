@@ -31,6 +31,9 @@ struct TuneOutcome {
 
 // One row per candidate: its name, then per goal its figure and, for a bound, "ok" or "MISSED";
 // the recommended row marked with '*'; then the recommendation line(s).
+// "1 node", "16 nodes".
+std::string Count(int n, const std::string& thing);
+
 std::string FormatTable(const TuneInput& input, const TuneOutcome& outcome);
 
 // {"input": {...}, "goals": [...], "candidates": [{"name", "changes": {KEY: VALUE},

@@ -174,8 +174,9 @@ Status RunTune(const TuneCommandOptions& o,
   out << (o.json ? TuneJson(described, outcome) : FormatTable(described, outcome));
   char took[32];
   std::snprintf(took, sizeof took, "%.2f", wall.count());
+  // Never fewer than two policies (the current one and its variants); jobs may be one.
   err << "gpufleet tune: " << outcome.candidates.size() << " policies replayed on "
-      << input.jobs.size() << " jobs in " << took << " s\n";
+      << Count(described.jobs, "job") << " in " << took << " s\n";
   if (!o.write.empty()) {
     if (!outcome.choice.meets_all) {
       return FailedPrecondition("--write: nothing written to " + o.write +
