@@ -93,14 +93,8 @@ class JobDesk {
   const PolicyConfig& policy_;
   const std::map<std::string, std::string>& team_of_user_;
   std::optional<std::uint32_t> only_uid_;
-  JobBook& jobs_;
-  Store& store_;
-  DependencyBook& dependencies_;
-  const NodeRegistry& nodes_;
-  RunTimeBook& runtimes_;
-  SchedulingStage& scheduling_;
-  const Clock& clock_;
   std::int64_t next_job_id_ = 1;
+  JobDeskParts p_;
 };
 
 }  // namespace gf

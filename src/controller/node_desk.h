@@ -97,14 +97,7 @@ class NodeDesk {
   Millis node_timeout_;
   std::function<std::chrono::steady_clock::time_point()> liveness_clock_;
   std::chrono::seconds kill_grace_;
-  JobBook& jobs_;
-  NodeRegistry& nodes_;
-  Telemetry& telemetry_;
-  GpuCare& gpus_;
-  UsageBook& usage_;
-  SchedulingStage& scheduling_;
-  TurnOutbox& out_;
-  const Clock& clock_;
+  NodeDeskParts p_;
 };
 
 }  // namespace gf
