@@ -221,6 +221,16 @@ void JobDesk::ResolveDependents(const Job& job) {
   CancelBroken(*array);
 }
 
+std::set<std::string> JobDesk::TeamsOf(const Caller& caller) const {
+  std::set<std::string> teams;
+  for (const auto& [id, job] : p_.jobs.Active()) {
+    if (job.owner.uid == caller.uid) {
+      teams.insert(job.spec.team);
+    }
+  }
+  return teams;
+}
+
 void JobDesk::CancelBroken(const DependencyBook::Resolution& resolution) {
   for (const DependencyGraph::Broken& broken : resolution.cancel) {
     auto it = p_.jobs.Active().find(broken.job);

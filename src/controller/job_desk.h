@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,9 @@ class JobDesk {
   // it, cancelling the jobs that waited with :ok and can no longer run.
   Status RestoreDependencies();
   void ResolveDependents(const Job& job);
+
+  // The teams of the caller's active jobs, pending ones too (its quota view shows them).
+  std::set<std::string> TeamsOf(const Caller& caller) const;
 
  private:
   // Multi-node jobs (model/job.h GangMember): a submission of `--nodes N` becomes N member jobs

@@ -61,6 +61,26 @@ void NodeDesk::Heard(const NodeId& node) {
 }
 
 // The distinct models of the job's GPUs, sorted (as its node reports them).
+std::vector<RunningSpan> NodeDesk::RunningSpans(bool for_ledgers) const {
+  const bool models = !for_ledgers || p_.usage.WeighsModels();
+  std::vector<RunningSpan> out;
+  out.reserve(p_.jobs.Holding().size());
+  for (const JobId id : p_.jobs.Holding()) {
+    const Job& job = p_.jobs.At(id);
+    const std::optional<JobUsage> usage = for_ledgers ? std::nullopt : p_.telemetry.Usage(job.id);
+    out.push_back(
+        RunningSpan{.team = job.spec.team,
+                    .user = job.owner.user,
+                    .gpus = HeldGpus(*job.allocation),
+                    .start = job.start_time.value_or(p_.clock.Now()),
+                    .gpu_models = models ? GpuModelsOfJob(job) : std::vector<std::string>{},
+                    .energy_mj = usage ? usage->energy_mj : 0,
+                    .held_milli = HeldMilli(*job.allocation),
+                    .borrowed = job.preemptible});
+  }
+  return out;
+}
+
 std::vector<std::string> NodeDesk::GpuModelsOfJob(const Job& job) const {
   const NodeEntry* entry = p_.nodes.Find(job.allocation->node);
   return GpuModelsOn(entry != nullptr ? &entry->node : nullptr, job);
