@@ -149,7 +149,7 @@ void Engine::Arrive(std::size_t t) {
   const Live& head = live_[first];
   const std::optional<Prediction> prediction = Predict(t);
   const JobRequest& request = head.queued.request;
-  const std::int64_t milli = HeldMilliOf(request) * head.members;
+  const std::int64_t milli = RequestedMilli(request) * head.members;
   arrived_milli_ += milli;
   arrived_unplaceable_milli_ += placeable_[first] ? 0 : milli;
   auto key = std::make_tuple(request.gpus, request.nodes, request.gpu_milli, request.node_labels);

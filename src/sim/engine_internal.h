@@ -72,11 +72,6 @@ inline void AddHeld(std::map<std::string, double>& held,
   }
 }
 
-// What a job holds, in milli-GPUs (a share counts its fraction).
-inline std::int64_t HeldMilliOf(const JobRequest& request) {
-  return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
-}
-
 // The scheduler is kept between passes where its copy of the state can follow the engine's
 // event by event, as the controller's does: the stock order (a baseline order reads oracle
 // figures of running jobs that the product never has, so its copy lacks them), no checkpoints

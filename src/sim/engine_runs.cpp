@@ -109,7 +109,7 @@ void Engine::StopRun(std::size_t i, Millis now) {
   }
   JobOutcome& outcome = result_.jobs[live.job];
   outcome.gpu_seconds += Seconds(now - live.run_start) *
-                         static_cast<double>(HeldMilliOf(live.queued.request)) / kWholeGpuMilli;
+                         static_cast<double>(RequestedMilli(live.queued.request)) / kWholeGpuMilli;
   if (i == live.first) {  // a gang's members run together: one run for the trace job
     outcome.runs.emplace_back(live.run_start, now);
   }
@@ -326,7 +326,7 @@ void Engine::RepairNode(const Event& event) {
 }
 
 void Engine::Hold(std::size_t i, int sign) {
-  const std::int64_t milli = sign * HeldMilliOf(live_[i].queued.request);
+  const std::int64_t milli = sign * RequestedMilli(live_[i].queued.request);
   AddHeld(held_by_team_, live_[i].queued.team, milli);
   AddHeld(held_by_user_, live_[i].queued.user, milli);
 }
