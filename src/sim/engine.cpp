@@ -268,6 +268,7 @@ void Engine::ResolveDependents(std::size_t t) {
 // full pass due after incremental ones, or a running job coming of age for preemption.
 void Engine::Pass(Millis now) {
   arrivals_ = false;
+  AdmitGangs();
   if (!KeepsScheduler()) {
     // Decide() on the whole state at every instant where jobs wait, as before the engine kept
     // the scheduler; with nothing waiting a pass decides nothing.
@@ -278,6 +279,7 @@ void Engine::Pass(Millis now) {
     planner_.NeedFull();
   }
   for (int pass = 0; pass < kMaxPassesPerInstant; ++pass) {
+    AdmitGangs();  // a pass's preemption may have requeued a gang without a kill grace
     const PassKind kind = planner_.Plan(At(now));
     if (kind == PassKind::kNone) {
       break;

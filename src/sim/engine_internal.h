@@ -164,6 +164,7 @@ class Engine : private JobBookListener {
   void Start(std::size_t i, Millis now);
   void Kill(const KillOrder& kill);
   void SettleGangs();
+  void AdmitGangs();
   void OnEvent(const Event& event);
   bool CurrentRun(const Event& event) const;
   void Exit(std::size_t i, int exit_code, const std::string& how);
@@ -201,6 +202,9 @@ class Engine : private JobBookListener {
   // met, or is cancelled when one breaks.
   DependencyGraph dependencies_;
   std::set<std::size_t> held_;  // trace jobs that wait for a dependency
+  // Requeued gangs (their first member's index) whose members wait out of the queue until none
+  // of them holds GPUs (AdmitGangs).
+  std::set<std::size_t> gangs_waiting_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
   // By request (GPU count, nodes, share, node labels): why no node could ever run it, or nullopt.
