@@ -115,7 +115,10 @@ json JobPredictionToJson(const JobPrediction& p) {
   return json{{"expected_s", std::chrono::duration<double>(p.expected).count()},
               {"high_s", std::chrono::duration<double>(p.high).count()},
               {"basis", p.basis},
-              {"explanation", p.explanation}};
+              {"explanation", p.explanation},
+              {"error",
+               p.error_median ? json{{"median_relative", *p.error_median}, {"runs", p.error_runs}}
+                              : json()}};
 }
 
 json JobToJson(const Job& job) {

@@ -153,7 +153,9 @@ TEST(ExplainViewTest, PredictedRunIsShownWithItsBasis) {
                                .basis = "user+family+gpus",
                                .explanation =
                                    "median of alice's 12 runs of python3 train.py "
-                                   "with 4 GPUs"};
+                                   "with 4 GPUs",
+                               .error_median = 0.184,
+                               .error_runs = 12};
   ASSERT_TRUE(e.priority.has_value());
   e.priority->place = At(3900);  // submitted 25 min ago, 1.5 h predicted: 65 min from now
   const std::string out = Render(e);
@@ -165,6 +167,11 @@ TEST(ExplainViewTest, PredictedRunIsShownWithItsBasis) {
                      "python3 train.py with 4 GPUs\n"),
             std::string::npos)
       << out;
+  EXPECT_NE(out.find("  prediction error off by 18% (median over the last 12 runs predicted)\n"),
+            std::string::npos)
+      << out;
+  e.prediction->error_median.reset();
+  EXPECT_NE(Render(e).find("  prediction error not measured yet"), std::string::npos);
   EXPECT_EQ(Render(Waiting()).find("predicted run"), std::string::npos);  // none: no line
 }
 

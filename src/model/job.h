@@ -230,6 +230,11 @@ struct JobPrediction {
   std::string basis;   // which runs it comes from: "user+family+gpus", ..., "cluster"
   // For people: "median of alice's 12 runs of python3 train.py with 4 GPUs".
   std::string explanation;
+  // How far the same key's predictions were from the runs that followed them, as of this one:
+  // the median of |predicted - actual| / actual over its last `error_runs` runs (at most 20);
+  // nullopt when none of its predictions has met a run yet.
+  std::optional<double> error_median{};
+  int error_runs = 0;
   bool operator==(const JobPrediction&) const = default;
 };
 
