@@ -121,6 +121,17 @@ json JobPredictionToJson(const JobPrediction& p) {
                               : json()}};
 }
 
+json StartEstimateJson(const std::optional<StartEstimate>& start) {
+  if (!start) {
+    return json();
+  }
+  return json{{"basis", ToString(start->basis)},
+              {"earliest", FormatRfc3339(start->earliest)},
+              {"earliest_ms", ToUnixMillis(start->earliest)},
+              {"latest", FormatRfc3339(start->latest)},
+              {"latest_ms", ToUnixMillis(start->latest)}};
+}
+
 json JobToJson(const Job& job) {
   const std::optional<ArrayTask>& task = job.spec.array;
   const std::optional<GangMember>& gang = job.spec.gang;
@@ -170,6 +181,7 @@ json JobToJson(const Job& job) {
       {"last_checkpoint_ms", OptionalMillis(job.last_checkpoint)},
       {"estimated_start", OptionalTime(job.estimated_start)},
       {"estimated_start_ms", OptionalMillis(job.estimated_start)},
+      {"start_estimate", StartEstimateJson(job.start_estimate)},
       {"node", job.allocation ? json(job.allocation->node.value()) : json()},
       {"gpu_uuids", std::move(uuids)},
       {"alloc_gpu_share", job.allocation ? GpuAmountJson(job.allocation->gpu_milli) : json()},

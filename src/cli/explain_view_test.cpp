@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "api/json_mapping.h"
+#include "core/duration.h"
 
 namespace gf {
 namespace {
@@ -173,6 +174,28 @@ TEST(ExplainViewTest, PredictedRunIsShownWithItsBasis) {
   e.prediction->error_median.reset();
   EXPECT_NE(Render(e).find("  prediction error not measured yet"), std::string::npos);
   EXPECT_EQ(Render(Waiting()).find("predicted run"), std::string::npos);  // none: no line
+}
+
+// The estimated start's range and basis (issue #22).
+TEST(ExplainViewTest, EstimatedStartSaysWhatItRestsOn) {
+  Explanation e = Waiting();
+  const Time latest = At(3000);
+  e.estimated_start = latest;
+  e.start_estimate = StartEstimate{.earliest = latest - std::chrono::minutes(10),
+                                   .latest = latest,
+                                   .basis = StartBasis::kPredictions};
+  std::string out = Render(e);
+  EXPECT_NE(
+      out.find("  estimated start between " + FormatRfc3339(latest - std::chrono::minutes(10))),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find(", by predicted run times (median to high estimates)\n"), std::string::npos)
+      << out;
+  e.start_estimate =
+      StartEstimate{.earliest = latest, .latest = latest, .basis = StartBasis::kTimeLimits};
+  out = Render(e);
+  EXPECT_NE(out.find("  estimated start " + FormatRfc3339(latest)), std::string::npos) << out;
+  EXPECT_NE(out.find(", by time limits (the latest they allow)\n"), std::string::npos) << out;
 }
 
 // What the server leaves out for a caller who may not see other users' jobs (issue #20):

@@ -141,6 +141,7 @@ void SchedulingStage::FullPass(JobBook& jobs, Time now, PassOutcome& outcome) {
     job.reason = reason.text;  // in memory only, like the reasons Decide gives
     job.pending_reason = reason;
     job.estimated_start.reset();
+    job.start_estimate.reset();
   }
 }
 
@@ -301,6 +302,7 @@ void SchedulingStage::Apply(JobBook& jobs, Decisions decisions, PassOutcome& out
         requeued == nullptr ? pending.reason.text : *requeued + "; " + pending.reason.text;
     job->pending_reason = std::move(pending.reason);
     job->estimated_start = pending.estimated_start;
+    job->start_estimate = pending.start_estimate;
   }
 }
 

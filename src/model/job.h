@@ -19,6 +19,7 @@
 #include "model/energy.h"
 #include "model/pending_reason.h"
 #include "model/slice.h"
+#include "model/start_estimate.h"
 
 namespace gf {
 
@@ -257,6 +258,9 @@ struct Job {
   // While pending, when the scheduler expects it to start (a reservation, or victims
   // stopping); like `reason`, recomputed each pass and not stored.
   std::optional<Time> estimated_start;
+  // With estimated_start (its `latest`): whether it comes from time limits or predicted run
+  // times, and from how early (model/start_estimate.h). Recomputed each pass, never stored.
+  std::optional<StartEstimate> start_estimate{};
   // While pending, the structured reason behind `reason` (model/pending_reason.h): its stage,
   // code and whether it can ever fit. Its text is `reason` without a requeue cause before it.
   // Set by each pass (and by admission) like `reason`, never stored; nullopt when the
