@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -478,6 +479,25 @@ TEST(ReportTest, EmptyPeriodHasNoNaNs) {
   EXPECT_TRUE(r.recommendations.empty());
   EXPECT_EQ(r.gpus.size(), 3U);  // the inventory, with nothing observed
   EXPECT_FALSE(r.gpus[0].idle);
+}
+
+// The capacity advice (issue #22): two days of 10 GPUs wanted every hour forecast 10 for the
+// next week (the hours of the week seen, times a trend of 1; the others, the recent level).
+TEST(ReportTest, CapacityAdviceFromTheForecastDemand) {
+  const std::vector<double> steady(48, 10.0);
+  const std::optional<Recommendation> short_of = CapacityAdvice(steady, kStart, 8);
+  ASSERT_TRUE(short_of.has_value());
+  EXPECT_EQ(short_of->kind, "capacity_short");
+  EXPECT_NE(short_of->message.find("forecast to reach 10 GPUs"), std::string::npos)
+      << short_of->message;
+  EXPECT_NE(short_of->message.find("add about 2 GPUs"), std::string::npos) << short_of->message;
+  const std::optional<Recommendation> spare = CapacityAdvice(steady, kStart, 32);  // 10 < 16
+  ASSERT_TRUE(spare.has_value());
+  EXPECT_EQ(spare->kind, "capacity_spare");
+  EXPECT_NE(spare->message.find("at most 10 of the cluster's 32 GPUs"), std::string::npos)
+      << spare->message;
+  EXPECT_FALSE(CapacityAdvice(steady, kStart, 16).has_value());  // within bounds
+  EXPECT_FALSE(CapacityAdvice(std::vector<double>(23, 10.0), kStart, 8).has_value());  // < a day
 }
 
 }  // namespace
