@@ -103,7 +103,7 @@ std::string Victims(const json& e) {
 // estimates)", "... (in 50m), by time limits (the latest they allow)".
 std::string StartText(const json& e, std::int64_t now_ms) {
   const json& start = Part(e, "start_estimate");
-  const std::string latest = When(e, "estimated_start", now_ms);
+  std::string latest = When(e, "estimated_start", now_ms);
   if (start.is_null()) {
     return latest;  // a server older than ranges
   }

@@ -301,12 +301,12 @@ Prediction RuntimePredictor::From(const Stats& s, PredictionBasis basis, const R
   std::optional<PredictionError> error;
   if (s.error_count > 0) {
     std::array<float, kErrorWindow> errors = s.errors;
-    const auto end = errors.begin() + s.error_count;
-    const auto mid = errors.begin() + s.error_count / 2;
-    std::nth_element(errors.begin(), mid, end);
+    float* const end = errors.data() + s.error_count;
+    float* const mid = errors.data() + s.error_count / 2;
+    std::nth_element(errors.data(), mid, end);
     double median = *mid;
     if (s.error_count % 2 == 0) {  // an even count: the mean of the two middle values
-      median = (median + *std::max_element(errors.begin(), mid)) / 2;
+      median = (median + *std::max_element(errors.data(), mid)) / 2;
     }
     error = PredictionError{.median_relative = median, .runs = s.error_count};
   }

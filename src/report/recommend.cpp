@@ -174,7 +174,9 @@ std::vector<Recommendation> Recommend(const Report& report) {
 std::optional<Recommendation> CapacityAdvice(const std::vector<double>& hourly,
                                              Time first_hour,
                                              int cluster_gpus) {
-  if (static_cast<int>(hourly.size()) < kForecastMinHours || cluster_gpus <= 0) {
+  // Nothing ran, or too little of it to forecast from: no advice rather than "all spare".
+  if (static_cast<int>(hourly.size()) < kForecastMinHours || cluster_gpus <= 0 ||
+      std::all_of(hourly.begin(), hourly.end(), [](double gpus) { return gpus <= 0; })) {
     return std::nullopt;
   }
   LoadForecast forecast;

@@ -21,7 +21,7 @@ std::vector<Recommendation> Recommend(const Report& report);
 // week after it. Advice when the forecast's busiest hour wants more than the cluster's
 // `cluster_gpus` ("capacity_short": add GPUs, or expect queueing then), or less than
 // kSpareCapacityPct of them ("capacity_spare": cap or lend the rest). nullopt with less than a
-// day of hours, or a forecast within those bounds.
+// day of hours, no demand at all, or a forecast within those bounds.
 std::optional<Recommendation> CapacityAdvice(const std::vector<double>& hourly,
                                              Time first_hour,
                                              int cluster_gpus);

@@ -365,7 +365,9 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
                                       "over_budget team cv",
                                       "low_team_use team nlp",
                                       "share_gpus user alice",
-                                      "waste user bob"}));
+                                      "waste user bob",
+                                      // Two days of at most a GPU or two wanted, of 3.
+                                      "capacity_spare cluster"}));
   const auto message = [&](std::size_t i) {
     return r.recommendations[i].message;
   };
@@ -378,6 +380,8 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
       << message(5);
   EXPECT_NE(message(5).find("--gpu-mem 12G"), std::string::npos) << message(5);
   EXPECT_NE(message(6).find("idle for 0.1 GPU-h (60 %"), std::string::npos) << message(6);
+  EXPECT_NE(message(7).find("of the cluster's 3 GPUs over the next 7 days"), std::string::npos)
+      << message(7);
   EXPECT_FALSE(r.recommendations[4].figures.empty());
 }
 
@@ -498,6 +502,7 @@ TEST(ReportTest, CapacityAdviceFromTheForecastDemand) {
       << spare->message;
   EXPECT_FALSE(CapacityAdvice(steady, kStart, 16).has_value());  // within bounds
   EXPECT_FALSE(CapacityAdvice(std::vector<double>(23, 10.0), kStart, 8).has_value());  // < a day
+  EXPECT_FALSE(CapacityAdvice(std::vector<double>(48, 0.0), kStart, 8).has_value());   // no demand
 }
 
 }  // namespace

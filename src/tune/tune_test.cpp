@@ -218,11 +218,11 @@ TEST_F(TuneTest, ErrorsNameTheFlagOrGoal) {
 // The replays run side by side (--jobs): the table and the choice are the serial run's, value
 // for value, whatever the number of threads.
 TEST_F(TuneTest, ParallelReplaysGiveTheSerialResult) {
-  // 300 jobs of 6 users over 4 classes of length on 2 x 4 GPUs, so that the candidates'
-  // figures differ (a result put in the wrong candidate's place would show).
+  // 60 jobs of 6 users, 4 lengths and 3 classes on 2 x 4 GPUs, so that the candidates' figures
+  // differ (a result put in the wrong candidate's place would show).
   std::ofstream trace(dir_ / "busy.csv");
   trace << "job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,class\n";
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 60; ++i) {
     const int lengths[] = {120, 900, 3600, 14400};
     const char* classes[] = {"low", "normal", "high"};
     trace << "j" << i << "," << i * 97 << "," << lengths[(i * 7) % 4] << "," << 1 + (i % 3) << ",u"
