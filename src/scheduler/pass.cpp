@@ -55,13 +55,14 @@ void AppendJob(std::string& list, const RunningJob& job, std::string_view note) 
           std::string(note) + ")";
 }
 
-// "expected to start at 2026-11-14 10:25:00 UTC", or "between ... and ..." for a range; and
-// what it rests on, for the end of a reason: "by time limits", "by predicted run times".
+// "expected to start at 2026-11-14 10:25:00 UTC", or "between ... and ..." for a range (one
+// wider than the seconds a reason shows); and what it rests on, for the end of a reason: "by
+// time limits", "by predicted run times".
 std::string ExpectedStart(const StartEstimate& start) {
-  return start.earliest < start.latest
-             ? "expected to start between " + FormatUtcSeconds(start.earliest) + " and " +
-                   FormatUtcSeconds(start.latest)
-             : "expected to start at " + FormatUtcSeconds(start.latest);
+  const std::string earliest = FormatUtcSeconds(start.earliest);
+  const std::string latest = FormatUtcSeconds(start.latest);
+  return earliest != latest ? "expected to start between " + earliest + " and " + latest
+                            : "expected to start at " + latest;
 }
 std::string_view ByWhat(StartBasis basis) {
   return basis == StartBasis::kPredictions ? "by predicted run times" : "by time limits";
