@@ -380,7 +380,7 @@ TEST(CliViewsTest, ShowPrintsThePendingReasonsCodeWhenThereIsOne) {
 // predicted one; read from the JSON the server writes.
 TEST(CliViewsTest, EstimatedStartSaysWhatItRestsOn) {
   const std::int64_t now_ms = 1'780'000'000'000;
-  const auto at = [&](int minutes) {
+  const auto at = [&](std::int64_t minutes) {
     return FromUnixMillis(now_ms + minutes * 60'000);
   };
   Job job;
