@@ -189,6 +189,7 @@ json ExplanationToJson(const Explanation& e) {
            {"nodes_by_verdict", e.nodes_by_verdict},
            {"running", RunningExplanationToJson(e.running)}};
   PutTime(out, "estimated_start", e.estimated_start);
+  out["start_estimate"] = StartEstimateJson(e.start_estimate);
   return out;
 }
 

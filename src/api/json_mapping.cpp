@@ -115,7 +115,21 @@ json JobPredictionToJson(const JobPrediction& p) {
   return json{{"expected_s", std::chrono::duration<double>(p.expected).count()},
               {"high_s", std::chrono::duration<double>(p.high).count()},
               {"basis", p.basis},
-              {"explanation", p.explanation}};
+              {"explanation", p.explanation},
+              {"error",
+               p.error_median ? json{{"median_relative", *p.error_median}, {"runs", p.error_runs}}
+                              : json()}};
+}
+
+json StartEstimateJson(const std::optional<StartEstimate>& start) {
+  if (!start) {
+    return json();
+  }
+  return json{{"basis", ToString(start->basis)},
+              {"earliest", FormatRfc3339(start->earliest)},
+              {"earliest_ms", ToUnixMillis(start->earliest)},
+              {"latest", FormatRfc3339(start->latest)},
+              {"latest_ms", ToUnixMillis(start->latest)}};
 }
 
 json JobToJson(const Job& job) {
@@ -167,6 +181,7 @@ json JobToJson(const Job& job) {
       {"last_checkpoint_ms", OptionalMillis(job.last_checkpoint)},
       {"estimated_start", OptionalTime(job.estimated_start)},
       {"estimated_start_ms", OptionalMillis(job.estimated_start)},
+      {"start_estimate", StartEstimateJson(job.start_estimate)},
       {"node", job.allocation ? json(job.allocation->node.value()) : json()},
       {"gpu_uuids", std::move(uuids)},
       {"alloc_gpu_share", job.allocation ? GpuAmountJson(job.allocation->gpu_milli) : json()},

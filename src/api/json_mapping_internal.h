@@ -20,6 +20,9 @@ nlohmann::json OptionalValue(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 nlohmann::json OptionalId(const std::optional<JobId>& id);
+// A pending job's estimated start as a range with its basis (model/start_estimate.h), or null:
+// {"basis", "earliest", "earliest_ms", "latest", "latest_ms"}.
+nlohmann::json StartEstimateJson(const std::optional<StartEstimate>& start);
 // Milli-GPUs as GPUs: an integer when whole (2000 → 2), else a number (250 → 0.25).
 nlohmann::json GpuAmountJson(std::int64_t milli);
 // GPU memory in MiB: null when not asked or not limited (0: the whole GPU's).

@@ -58,16 +58,6 @@ std::string Age(const nlohmann::json& job) {
   return FormatDuration(std::chrono::seconds(std::max<std::int64_t>(secs, 0)));
 }
 
-// When a pending job is expected to start ("in 50m", "now"); "" when the scheduler does not know.
-std::string EstimatedStart(const nlohmann::json& job) {
-  auto it = job.find("estimated_start_ms");
-  if (it == job.end() || !it->is_number()) {
-    return "";
-  }
-  const auto secs = (it->get<std::int64_t>() - NowMs()) / 1000;
-  return secs <= 0 ? "now" : "in " + FormatDuration(std::chrono::seconds(secs));
-}
-
 void PrintJson(const nlohmann::json& j) {
   std::cout << j.dump(2) << '\n';
 }
@@ -377,7 +367,7 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
                                       JobGpusText(job),
                                       JsonText(job, "node"),
                                       Age(job),
-                                      EstimatedStart(job),
+                                      EstimatedStartText(job, NowMs()),
                                       reason};
       if (arrays) {
         row.insert(row.begin() + 1, ArrayTaskLabel(job));

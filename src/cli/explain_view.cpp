@@ -98,6 +98,42 @@ std::string Victims(const json& e) {
 
 // ---- header ----
 
+// The estimated start with its range and basis (start_estimate): "between 2027-01-15T08:40:00Z
+// (in 40m) and 2027-01-15T08:50:00Z (in 50m), by predicted run times (median to high
+// estimates)", "... (in 50m), by time limits (the latest they allow)".
+std::string StartText(const json& e, std::int64_t now_ms) {
+  const json& start = Part(e, "start_estimate");
+  std::string latest = When(e, "estimated_start", now_ms);
+  if (start.is_null()) {
+    return latest;  // a server older than ranges
+  }
+  const std::string basis = JsonText(start, "basis");
+  if (basis == "time_limits") {
+    return latest + ", by time limits (the latest they allow)";
+  }
+  if (basis == "preemption") {
+    return latest + ", by preemption";
+  }
+  if (Get<std::int64_t>(start, "earliest_ms", 0) >= Get<std::int64_t>(start, "latest_ms", 0)) {
+    return latest + ", by predicted run times";
+  }
+  return "between " + When(start, "earliest", now_ms) + " and " + latest +
+         ", by predicted run times (median to high estimates)";
+}
+
+// How far the predictions behind a job's estimate were off so far: "off by 18% (median over
+// the last 12 runs predicted)".
+std::string PredictionError(const json& prediction) {
+  const json& error = Part(prediction, "error");
+  if (error.is_null()) {
+    return "not measured yet (no run has ended since the first of these)";
+  }
+  const int runs = Get<int>(error, "runs", 0);
+  return "off by " + std::to_string(std::llround(Get<double>(error, "median_relative", 0) * 100)) +
+         "% (median over the last " +
+         (runs == 1 ? std::string("run") : std::to_string(runs) + " runs") + " predicted)";
+}
+
 void PrintOutcome(const json& e, std::int64_t now_ms, std::ostream& out) {
   const std::string job = "Job " + JsonText(e, "job");
   const std::string outcome = JsonText(e, "outcome");
@@ -119,7 +155,7 @@ void PrintOutcome(const json& e, std::int64_t now_ms, std::ostream& out) {
          JsonText(e, "reason_code") + " (stage " + JsonText(e, "reason_stage") + ")");
   }
   if (!e.value("estimated_start", json()).is_null()) {
-    Line(out, "estimated start", When(e, "estimated_start", now_ms));
+    Line(out, "estimated start", StartText(e, now_ms));
   }
   if (const json& p = Part(e, "prediction"); !p.is_null()) {
     const auto seconds = [&](const char* key) {
@@ -129,6 +165,7 @@ void PrintOutcome(const json& e, std::int64_t now_ms, std::ostream& out) {
         out,
         "predicted run",
         seconds("expected_s") + " (high " + seconds("high_s") + "): " + JsonText(p, "explanation"));
+    Line(out, "prediction error", PredictionError(p));
   }
   Line(out,
        "position",

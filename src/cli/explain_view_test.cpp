@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "api/json_mapping.h"
+#include "core/duration.h"
 
 namespace gf {
 namespace {
@@ -153,7 +154,9 @@ TEST(ExplainViewTest, PredictedRunIsShownWithItsBasis) {
                                .basis = "user+family+gpus",
                                .explanation =
                                    "median of alice's 12 runs of python3 train.py "
-                                   "with 4 GPUs"};
+                                   "with 4 GPUs",
+                               .error_median = 0.184,
+                               .error_runs = 12};
   ASSERT_TRUE(e.priority.has_value());
   e.priority->place = At(3900);  // submitted 25 min ago, 1.5 h predicted: 65 min from now
   const std::string out = Render(e);
@@ -165,7 +168,34 @@ TEST(ExplainViewTest, PredictedRunIsShownWithItsBasis) {
                      "python3 train.py with 4 GPUs\n"),
             std::string::npos)
       << out;
+  EXPECT_NE(out.find("  prediction error off by 18% (median over the last 12 runs predicted)\n"),
+            std::string::npos)
+      << out;
+  e.prediction->error_median.reset();
+  EXPECT_NE(Render(e).find("  prediction error not measured yet"), std::string::npos);
   EXPECT_EQ(Render(Waiting()).find("predicted run"), std::string::npos);  // none: no line
+}
+
+// The estimated start's range and basis (issue #22).
+TEST(ExplainViewTest, EstimatedStartSaysWhatItRestsOn) {
+  Explanation e = Waiting();
+  const Time latest = At(3000);
+  e.estimated_start = latest;
+  e.start_estimate = StartEstimate{.earliest = latest - std::chrono::minutes(10),
+                                   .latest = latest,
+                                   .basis = StartBasis::kPredictions};
+  std::string out = Render(e);
+  EXPECT_NE(
+      out.find("  estimated start between " + FormatRfc3339(latest - std::chrono::minutes(10))),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find(", by predicted run times (median to high estimates)\n"), std::string::npos)
+      << out;
+  e.start_estimate =
+      StartEstimate{.earliest = latest, .latest = latest, .basis = StartBasis::kTimeLimits};
+  out = Render(e);
+  EXPECT_NE(out.find("  estimated start " + FormatRfc3339(latest)), std::string::npos) << out;
+  EXPECT_NE(out.find(", by time limits (the latest they allow)\n"), std::string::npos) << out;
 }
 
 // What the server leaves out for a caller who may not see other users' jobs (issue #20):

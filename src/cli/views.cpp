@@ -296,6 +296,47 @@ std::string GpuModeText(const json& gpu) {
   return next.empty() ? mode : mode + "→" + next;
 }
 
+namespace {
+
+// "now" or "in 25m": a time ahead of `now_ms`, for a person.
+std::string InTime(std::int64_t at_ms, std::int64_t now_ms) {
+  const std::int64_t secs = (at_ms - now_ms) / 1000;
+  return secs <= 0 ? "now" : "in " + FormatDuration(std::chrono::seconds(secs));
+}
+
+}  // namespace
+
+std::string EstimatedStartText(const json& job, std::int64_t now_ms) {
+  const std::optional<double> latest = JsonNumber(job, "estimated_start_ms");
+  if (!latest) {
+    return "";
+  }
+  const auto latest_ms = static_cast<std::int64_t>(*latest);
+  const auto found = job.find("start_estimate");
+  const json none;
+  const json& start = found != job.end() && found->is_object() ? *found : none;
+  const std::string basis = JsonText(start, "basis", "");
+  if (basis == "time_limits") {
+    return InTime(latest_ms, now_ms) + " (limits)";
+  }
+  if (basis == "preemption") {
+    return InTime(latest_ms, now_ms) + " (preempting)";
+  }
+  const std::optional<double> earliest = JsonNumber(start, "earliest_ms");
+  if (basis != "predictions" || !earliest) {
+    return InTime(latest_ms, now_ms);
+  }
+  const std::string upto = InTime(latest_ms, now_ms);
+  const std::string from = InTime(static_cast<std::int64_t>(*earliest), now_ms);
+  if (from == upto) {
+    return upto + " (predicted)";
+  }
+  if (from == "now") {
+    return "within " + upto.substr(3) + " (predicted)";
+  }
+  return from + "-" + upto.substr(3) + " (predicted)";
+}
+
 std::string JobGpusText(const json& job) {
   const std::string share = JsonText(job, "gpu_share", "");
   return share.empty() ? JsonText(job, "gpus") : share;

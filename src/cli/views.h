@@ -54,6 +54,14 @@ std::string GpuUserText(const nlohmann::json& gpu);
 // change waits for its jobs to end. "exclusive" for a server older than sharing.
 std::string GpuModeText(const nlohmann::json& gpu);
 
+// A pending job's estimated start for the EST. START column of `queue`, at `now_ms`, with what
+// it rests on (the API's start_estimate): "in 25m (limits)" (every end it waits for is a time
+// limit's: the latest the limits allow), "in 10m-25m (predicted)" (from the median to the high
+// estimates of predicted run times; "within 25m (predicted)" when the earliest is now),
+// "now (preempting)"; from estimated_start_ms alone ("in 25m") for a server older than ranges;
+// "" when the scheduler does not know.
+std::string EstimatedStartText(const nlohmann::json& job, std::int64_t now_ms);
+
 // A job's GPUs for a list: its share of one GPU ("0.25") when fractional, else its GPU count.
 std::string JobGpusText(const nlohmann::json& job);
 

@@ -376,6 +376,34 @@ TEST(CliViewsTest, ShowPrintsThePendingReasonsCodeWhenThereIsOne) {
       << Show(job);
 }
 
+// EST. START of `gpufleet queue` (issue #22): what the estimate rests on, and a range for a
+// predicted one; read from the JSON the server writes.
+TEST(CliViewsTest, EstimatedStartSaysWhatItRestsOn) {
+  const std::int64_t now_ms = 1'780'000'000'000;
+  const auto at = [&](std::int64_t minutes) {
+    return FromUnixMillis(now_ms + minutes * 60'000);
+  };
+  Job job;
+  job.id = JobId(4);
+  EXPECT_EQ(EstimatedStartText(JobToJson(job), now_ms), "");  // not known
+  job.estimated_start = at(25);
+  EXPECT_EQ(EstimatedStartText(JobToJson(job), now_ms), "in 25m");  // a server older than ranges
+  job.start_estimate =
+      StartEstimate{.earliest = at(25), .latest = at(25), .basis = StartBasis::kTimeLimits};
+  EXPECT_EQ(EstimatedStartText(JobToJson(job), now_ms), "in 25m (limits)");
+  job.start_estimate =
+      StartEstimate{.earliest = at(10), .latest = at(25), .basis = StartBasis::kPredictions};
+  EXPECT_EQ(EstimatedStartText(JobToJson(job), now_ms), "in 10m-25m (predicted)");
+  job.start_estimate->earliest = at(0);
+  EXPECT_EQ(EstimatedStartText(JobToJson(job), now_ms), "within 25m (predicted)");
+  job.start_estimate->earliest = at(25);
+  EXPECT_EQ(EstimatedStartText(JobToJson(job), now_ms), "in 25m (predicted)");
+  job.estimated_start = at(0);
+  job.start_estimate =
+      StartEstimate{.earliest = at(0), .latest = at(0), .basis = StartBasis::kPreemption};
+  EXPECT_EQ(EstimatedStartText(JobToJson(job), now_ms), "now (preempting)");
+}
+
 TEST(CliViewsTest, ShowMarksPreemptibleWorkAndItsCheckpointSignal) {
   Job job = RunningJob();
   EXPECT_NE(Show(job).find("Priority    normal  checkpoint signal TERM\n"), std::string::npos)

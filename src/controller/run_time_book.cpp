@@ -45,10 +45,13 @@ std::optional<JobPrediction> RunTimeBook::Estimate(const Job& job) const {
   if (!p) {
     return std::nullopt;
   }
-  return JobPrediction{.expected = p->expected,
-                       .high = p->high,
-                       .basis = std::string(ToString(p->basis)),
-                       .explanation = p->explanation};
+  return JobPrediction{
+      .expected = p->expected,
+      .high = p->high,
+      .basis = std::string(ToString(p->basis)),
+      .explanation = p->explanation,
+      .error_median = p->error ? std::optional(p->error->median_relative) : std::nullopt,
+      .error_runs = p->error ? p->error->runs : 0};
 }
 
 void RunTimeBook::RunEnded(const Job& job) {

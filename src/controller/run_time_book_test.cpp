@@ -50,6 +50,10 @@ TEST(RunTimeBookTest, EstimatesFromTheRunsThatEndedBefore) {
   EXPECT_EQ(job.prediction->basis, "user+family+gpus");
   EXPECT_EQ(job.prediction->explanation,
             "mean of the last 2 of alice's 2 runs of python3 train.py with 2 GPUs");
+  // Its error so far: the first run predicted the second at 30 minutes; it took 50.
+  ASSERT_TRUE(job.prediction->error_median.has_value());
+  EXPECT_NEAR(*job.prediction->error_median, 20.0 / 50, 1e-6);
+  EXPECT_EQ(job.prediction->error_runs, 1);
   const std::optional<RunEstimate> estimate = EstimateOf(job);
   ASSERT_TRUE(estimate.has_value());
   EXPECT_EQ(estimate->expected, job.prediction->expected);

@@ -131,6 +131,7 @@ void SchedulingStage::FullPass(JobBook& jobs, Time now, PassOutcome& outcome) {
     job.reason = reason.text;  // in memory only, like the reasons Decide gives
     job.pending_reason = reason;
     job.estimated_start.reset();
+    job.start_estimate.reset();
   }
 }
 

@@ -89,10 +89,11 @@ double HeldGpuSeconds(const Job& job, Time now) {
 bool SameLiveFields(const Job& a, const Job& b) {
   return a.id == b.id && a.state == b.state && a.reason == b.reason &&
          a.pending_reason == b.pending_reason && a.estimated_start == b.estimated_start &&
-         a.allocation == b.allocation && a.start_time == b.start_time && a.end_time == b.end_time &&
-         a.exit_code == b.exit_code && a.pid == b.pid && a.usage == b.usage &&
-         a.preemptible == b.preemptible && a.budget_approved == b.budget_approved &&
-         a.last_checkpoint == b.last_checkpoint && a.submit_time == b.submit_time;
+         a.start_estimate == b.start_estimate && a.allocation == b.allocation &&
+         a.start_time == b.start_time && a.end_time == b.end_time && a.exit_code == b.exit_code &&
+         a.pid == b.pid && a.usage == b.usage && a.preemptible == b.preemptible &&
+         a.budget_approved == b.budget_approved && a.last_checkpoint == b.last_checkpoint &&
+         a.submit_time == b.submit_time;
 }
 
 std::shared_ptr<const ControllerView> NextView(const ControllerView& last,

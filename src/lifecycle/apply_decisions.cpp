@@ -43,6 +43,7 @@ void NotePending(JobBook& book, std::vector<PendingDecision> pending) {
         requeued == nullptr ? decision.reason.text : *requeued + "; " + decision.reason.text;
     job->pending_reason = std::move(decision.reason);
     job->estimated_start = decision.estimated_start;
+    job->start_estimate = decision.start_estimate;
   }
 }
 

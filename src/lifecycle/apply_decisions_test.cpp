@@ -91,9 +91,15 @@ TEST_F(ApplyDecisionsTest, AWaitingJobGetsThePassReasonAfterItsRequeueCause) {
       {PendingDecision{.job = JobId(1),
                        .reason = PendingReason::Of(PendingCode::kNoFreeGpus, "waiting for 1 GPU"),
                        .estimated_start = now_ + std::chrono::minutes(5),
+                       .start_estimate = StartEstimate{.earliest = now_ + std::chrono::minutes(2),
+                                                       .latest = now_ + std::chrono::minutes(5),
+                                                       .basis = StartBasis::kPredictions},
                        .reservation = std::nullopt}});
   EXPECT_EQ(job.reason, "requeued after preemption (preempted by job 9); waiting for 1 GPU");
   EXPECT_EQ(job.estimated_start, now_ + std::chrono::minutes(5));
+  ASSERT_TRUE(job.start_estimate.has_value());
+  EXPECT_EQ(job.start_estimate->earliest, now_ + std::chrono::minutes(2));
+  EXPECT_EQ(job.start_estimate->basis, StartBasis::kPredictions);
 }
 
 // What a pass sees of a job is what it was submitted with, its limit capped by its class, and

@@ -146,6 +146,7 @@ void JobBook::Start(Job& job,
   job.allocation = allocation;
   job.preemptible = preemptible;
   job.estimated_start.reset();
+  job.start_estimate.reset();
   job.last_checkpoint.reset();  // a checkpoint of an earlier run saves nothing of this one
   stops_.Started(job.id);
   Transition(job, JobState::kStarting, cause, "scheduler");

@@ -149,7 +149,8 @@ struct Explanation {
   // The same reason as a value (its stage and code); nullopt when it starts.
   std::optional<PendingReason> pending_reason{};
   std::optional<Time> estimated_start;
-  std::optional<Allocation> placement;      // the start, reservation or preemption target
+  std::optional<StartEstimate> start_estimate;  // its range and basis (model/start_estimate.h)
+  std::optional<Allocation> placement;          // the start, reservation or preemption target
   std::vector<JobId> preempts;              // victims the pass stops for it (the caller may see)
   int preempts_other_users = 0;             // and those of other users, the caller may not see
   std::optional<PriorityFactors> priority;  // pending only

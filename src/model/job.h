@@ -19,6 +19,7 @@
 #include "model/energy.h"
 #include "model/pending_reason.h"
 #include "model/slice.h"
+#include "model/start_estimate.h"
 
 namespace gf {
 
@@ -236,6 +237,11 @@ struct JobPrediction {
   std::string basis;   // which runs it comes from: "user+family+gpus", ..., "cluster"
   // For people: "median of alice's 12 runs of python3 train.py with 4 GPUs".
   std::string explanation;
+  // How far the same key's predictions were from the runs that followed them, as of this one:
+  // the median of |predicted - actual| / actual over its last `error_runs` runs (at most 20);
+  // nullopt when none of its predictions has met a run yet.
+  std::optional<double> error_median{};
+  int error_runs = 0;
   bool operator==(const JobPrediction&) const = default;
 };
 
@@ -258,6 +264,9 @@ struct Job {
   // While pending, when the scheduler expects it to start (a reservation, or victims
   // stopping); like `reason`, recomputed each pass and not stored.
   std::optional<Time> estimated_start;
+  // With estimated_start (its `latest`): whether it comes from time limits or predicted run
+  // times, and from how early (model/start_estimate.h). Recomputed each pass, never stored.
+  std::optional<StartEstimate> start_estimate{};
   // While pending, the structured reason behind `reason` (model/pending_reason.h): its stage,
   // code and whether it can ever fit. Its text is `reason` without a requeue cause before it.
   // Set by each pass (and by admission) like `reason`, never stored; nullopt when the

@@ -210,9 +210,23 @@ void RuntimePredictor::Learn(const RunKey& key, Millis ran, RunEnd end) {
   }
 }
 
+double RuntimePredictor::Center(const Stats& s) {
+  return s.runs >= kQuantileRuns ? s.median.Value()
+         : s.runs >= 2           ? (s.last + s.previous) / 2
+                                 : s.last;
+}
+
 void RuntimePredictor::Update(Stats& s, double x, bool failed_fast) const {
   const double w = config_.ewma_weight;
   const double ff = failed_fast ? 1.0 : 0.0;
+  if (s.runs > 0) {
+    // What the key predicted for this run, from the runs before it: its error, in seconds.
+    const double actual = std::exp(x);
+    s.errors[static_cast<std::size_t>(s.error_next)] =
+        static_cast<float>(std::abs(std::exp(Center(s)) - actual) / actual);
+    s.error_next = (s.error_next + 1) % kErrorWindow;
+    s.error_count = std::min(s.error_count + 1, kErrorWindow);
+  }
   s.runs += 1;
   s.previous = s.last;
   s.last = x;
@@ -248,9 +262,7 @@ std::optional<Prediction> RuntimePredictor::Predict(const RunKey& key) const {
 
 Prediction RuntimePredictor::From(const Stats& s, PredictionBasis basis, const RunKey& key) const {
   const bool quantiles = s.runs >= kQuantileRuns;
-  const double center = quantiles     ? s.median.Value()
-                        : s.runs >= 2 ? (s.last + s.previous) / 2
-                                      : s.last;
+  const double center = Center(s);
   const double spread = s.runs >= 2 ? std::sqrt(s.variance) : config_.prior_log_spread;
   const double high = std::max(center + kZ90 * spread, quantiles ? s.p90.Value() : center);
   const auto millis = [](double log_seconds) {
@@ -286,13 +298,26 @@ Prediction RuntimePredictor::From(const Stats& s, PredictionBasis basis, const R
       what = Plural(s.runs, "run", "runs") + " on this cluster";
       break;
   }
+  std::optional<PredictionError> error;
+  if (s.error_count > 0) {
+    std::array<float, kErrorWindow> errors = s.errors;
+    float* const end = errors.data() + s.error_count;
+    float* const mid = errors.data() + s.error_count / 2;
+    std::nth_element(errors.data(), mid, end);
+    double median = *mid;
+    if (s.error_count % 2 == 0) {  // an even count: the mean of the two middle values
+      median = (median + *std::max_element(errors.data(), mid)) / 2;
+    }
+    error = PredictionError{.median_relative = median, .runs = s.error_count};
+  }
   return Prediction{.expected = millis(center),
                     .high = millis(high),
                     .log_spread = spread,
                     .fail_fast_rate = s.fail_fast,
                     .runs = s.runs,
                     .basis = basis,
-                    .explanation = method.empty() ? "as long as " + what : method + what};
+                    .explanation = method.empty() ? "as long as " + what : method + what,
+                    .error = error};
 }
 
 }  // namespace gf

@@ -26,11 +26,19 @@
 // a factor of e, with fewer than two runs), and the high estimate is at least the 90th
 // percentile that spread implies.
 //
+// Each key also keeps how far its own predictions were off (issue #22: `gpufleet explain` shows
+// it): at every run's end, before the run is learned, the point estimate the key would have
+// given (as above, from the runs before) is compared with the run, as |predicted - actual| /
+// actual, and the last kErrorWindow such errors are kept in a ring. A prediction carries their
+// median: an honest "how good has this been", since each error was made before its run was
+// known. O(1) per update (one ring slot per key); the median is taken only when asked.
+//
 // It sees only what it is told: the simulator tells it of a job's run time when the job ends, so
 // no prediction ever reads a job's own future. Pure (no I/O, no clock); not thread-safe (its
 // owner serialises calls); memory grows with the number of distinct keys.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -84,6 +92,17 @@ enum class PredictionBasis {
 };
 std::string_view ToString(PredictionBasis basis);  // "user+family+gpus", ..., "cluster"
 
+// How far a key's past predictions were from the runs that followed (RuntimePredictor).
+struct PredictionError {
+  double median_relative = 0;  // median of |predicted - actual| / actual: 0.25 is "off by 25 %"
+  int runs = 0;                // the runs it is over: the key's last ones, at most kErrorWindow
+  bool operator==(const PredictionError&) const = default;
+};
+
+// How many of a key's latest prediction errors are kept: enough for a stable median, few enough
+// that it follows a job that changed (a new dataset, a new model size) within a few weeks.
+inline constexpr int kErrorWindow = 20;
+
 struct Prediction {
   Millis expected{0};         // the point estimate: the key's median, or its last runs' mean
   Millis high{0};             // a high estimate (about the 90th percentile): for reservations
@@ -95,6 +114,9 @@ struct Prediction {
   // GPUs", "mean of your last 2 runs with 1 GPU", "your last run", "median of 40 runs of team
   // cv", "median of 300 runs on this cluster".
   std::string explanation;
+  // The key's error so far (PredictionError); nullopt until one of its predictions met a run
+  // (it has ended twice).
+  std::optional<PredictionError> error;
 };
 
 class RuntimePredictor {
@@ -119,8 +141,15 @@ class RuntimePredictor {
     StreamingQuantile median{0.5};
     StreamingQuantile p90{0.9};
     double fail_fast = 0;  // weighted share of runs that failed fast
+    // The relative errors of the key's last predictions (at most kErrorWindow), a ring:
+    // `error_next` is where the next one goes. float: a percentage needs no more.
+    std::array<float, kErrorWindow> errors{};
+    int error_count = 0;
+    int error_next = 0;
   };
   void Update(Stats& stats, double log_seconds, bool failed_fast) const;
+  // The point estimate of a key with runs (log seconds): From's `expected`.
+  static double Center(const Stats& stats);
   Prediction From(const Stats& stats, PredictionBasis basis, const RunKey& key) const;
 
   PredictorConfig config_;

@@ -105,6 +105,62 @@ TEST(RuntimePredictorTest, FallsBackFromTheJobToTheUserTeamAndCluster) {
   EXPECT_EQ(p->explanation, "mean of the last 2 of 2 runs on this cluster");
 }
 
+TEST(RuntimePredictorTest, ErrorIsTheMedianOfEachPredictionAgainstTheRunThatFollowed) {
+  RuntimePredictor predictor;
+  const RunKey key = Key("alice", "train.py", 4);
+  predictor.Learn(key, seconds(100), RunEnd::kCompleted);
+  EXPECT_FALSE(predictor.Predict(key)->error.has_value());  // nothing predicted before it
+  // It predicted 100 s (its one run); the run took 200: off by |100 - 200| / 200 = 0.5.
+  predictor.Learn(key, seconds(200), RunEnd::kCompleted);
+  auto p = predictor.Predict(key);
+  ASSERT_TRUE(p->error.has_value());
+  EXPECT_NEAR(p->error->median_relative, 0.5, 1e-6);
+  EXPECT_EQ(p->error->runs, 1);
+  // It predicted sqrt(100 x 200) = 141.42 s; the run took 400: off by 0.6464. The median of
+  // two errors is their mean: 0.5732.
+  predictor.Learn(key, seconds(400), RunEnd::kCompleted);
+  p = predictor.Predict(key);
+  EXPECT_NEAR(p->error->median_relative, (0.5 + (400 - std::sqrt(20000.0)) / 400) / 2, 1e-6);
+  EXPECT_EQ(p->error->runs, 2);
+  // Each level keeps its own: the user's runs with 4 GPUs made the same predictions here.
+  EXPECT_NEAR(predictor.Predict(Key("alice", "other.py", 4))->error->median_relative,
+              p->error->median_relative,
+              1e-6);
+}
+
+TEST(RuntimePredictorTest, ErrorKeepsOnlyTheLatestPredictions) {
+  RuntimePredictor predictor;
+  const RunKey key = Key("bob", "eval.sh", 1);
+  // One 600 s run, then 60 s runs: the 2nd run was predicted at 600 s (off by 9.0), the 3rd
+  // at sqrt(600 x 60) = 189.7 s (off by 2.16), the 4th at 60 s (off by 0).
+  predictor.Learn(key, seconds(600), RunEnd::kCompleted);
+  for (int i = 0; i < 3; ++i) {
+    predictor.Learn(key, seconds(60), RunEnd::kCompleted);
+  }
+  const auto p = predictor.Predict(key);
+  EXPECT_EQ(p->error->runs, 3);
+  EXPECT_NEAR(p->error->median_relative, (std::sqrt(36000.0) - 60) / 60, 1e-5);  // of 9, 2.16, 0
+}
+
+TEST(RuntimePredictorTest, ErrorForgetsPredictionsOlderThanItsWindow) {
+  RuntimePredictor predictor;
+  const RunKey key = Key("bob", "eval.sh", 1);
+  // 21 runs of 60 s: each predicted exactly (20 errors of 0).
+  for (int i = 0; i < 21; ++i) {
+    predictor.Learn(key, seconds(60), RunEnd::kCompleted);
+  }
+  EXPECT_EQ(predictor.Predict(key)->error->runs, kErrorWindow);
+  EXPECT_DOUBLE_EQ(predictor.Predict(key)->error->median_relative, 0);
+  // Then 11 runs of 6000 s, each predicted near the median of the runs so far, 60 s: off by
+  // about 0.99. The window holds them and the last 9 zeros: its median is among the 11.
+  for (int i = 0; i < 11; ++i) {
+    predictor.Learn(key, seconds(6000), RunEnd::kCompleted);
+  }
+  const auto p = predictor.Predict(key);
+  EXPECT_EQ(p->error->runs, kErrorWindow);
+  EXPECT_GT(p->error->median_relative, 0.5);
+}
+
 TEST(RuntimePredictorTest, CountsHowOftenSuchJobsFailFast) {
   RuntimePredictor predictor;
   for (int i = 0; i < 4; ++i) {

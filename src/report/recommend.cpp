@@ -1,5 +1,7 @@
 #include "report/recommend.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -8,6 +10,7 @@
 
 #include "core/gpu_hours.h"
 #include "model/team.h"
+#include "predict/load_forecast.h"
 
 namespace gf {
 namespace {
@@ -166,6 +169,55 @@ std::vector<Recommendation> Recommend(const Report& report) {
     AddUserAdvice(user, out);
   }
   return out;
+}
+
+std::optional<Recommendation> CapacityAdvice(const std::vector<double>& hourly,
+                                             Time first_hour,
+                                             int cluster_gpus) {
+  // Nothing ran, or too little of it to forecast from: no advice rather than "all spare".
+  if (static_cast<int>(hourly.size()) < kForecastMinHours || cluster_gpus <= 0 ||
+      std::all_of(hourly.begin(), hourly.end(), [](double gpus) { return gpus <= 0; })) {
+    return std::nullopt;
+  }
+  LoadForecast forecast;
+  for (std::size_t h = 0; h < hourly.size(); ++h) {
+    forecast.Observe(first_hour + std::chrono::hours(h), hourly[h]);
+  }
+  const Time after = first_hour + std::chrono::hours(hourly.size());
+  const std::vector<double> ahead = forecast.Forecast(after, kForecastHours);
+  const double peak = *std::max_element(ahead.begin(), ahead.end());
+  const double seen_peak = *std::max_element(hourly.begin(), hourly.end());
+  const double gpus = cluster_gpus;
+  const std::vector<std::pair<std::string, double>> figures = {
+      {"forecast_peak_gpus", peak}, {"period_peak_gpus", seen_peak}, {"cluster_gpus", gpus}};
+  if (peak > gpus) {
+    return Recommendation{
+        .kind = "capacity_short",
+        .subject = "cluster",
+        .message = Format(
+            "demand is forecast to reach %.0f GPUs (held or waited for) at the busiest hour of "
+            "the next 7 days, above the cluster's %d (this period's busiest hour wanted %.0f): "
+            "add about %.0f GPUs, or expect jobs to queue at those hours",
+            peak,
+            cluster_gpus,
+            seen_peak,
+            std::ceil(peak - gpus)),
+        .figures = figures};
+  }
+  if (peak < gpus * kSpareCapacityPct / 100) {
+    return Recommendation{
+        .kind = "capacity_spare",
+        .subject = "cluster",
+        .message = Format(
+            "demand is forecast to reach at most %.0f of the cluster's %d GPUs over the next 7 "
+            "days (this period's busiest hour wanted %.0f): let the idle power policy cap the "
+            "rest, or lend them",
+            peak,
+            cluster_gpus,
+            seen_peak),
+        .figures = figures};
+  }
+  return std::nullopt;
 }
 
 }  // namespace gf

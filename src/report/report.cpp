@@ -428,21 +428,48 @@ EventCounts ReportBuilder::CountEvents(const std::function<bool(const std::strin
 
 // Queue delay of each run that started in the period: from its submission, or for a job's
 // later run (requeued after a preemption or failure) from the end of its previous run.
-std::vector<QueueFigures> ReportBuilder::QueueRows(
-    const std::function<bool(const std::string&)>& team_shown) const {
+std::map<JobId, std::vector<const UsageRecord*>> ReportBuilder::RunsByJob() const {
   std::map<JobId, std::vector<const UsageRecord*>> by_job;
   for (const ReportRun& run : runs_) {
     by_job[run.run.job].push_back(&run.run);
   }
-  std::map<std::string, std::vector<double>> waits;
   for (auto& [id, runs] : by_job) {
+    std::sort(runs.begin(), runs.end(), [](const UsageRecord* a, const UsageRecord* b) {
+      return a->start < b->start;
+    });
+  }
+  return by_job;
+}
+
+std::vector<DemandSpan> ReportBuilder::Demand() const {
+  std::vector<DemandSpan> spans;
+  for (const auto& [id, runs] : RunsByJob()) {
+    const auto job = jobs_.find(id);
+    // Waited for from its submission (or its last run's end) to each run's start, then held.
+    std::optional<Time> queued;
+    if (job != jobs_.end()) {
+      queued = job->second.submit_time;
+    }
+    for (const UsageRecord* run : runs) {
+      const auto gpus = static_cast<double>(std::max(run->gpus, 1));
+      if (queued && *queued < run->start) {
+        spans.push_back(DemandSpan{.from = *queued, .to = run->start, .gpus = gpus});
+      }
+      spans.push_back(DemandSpan{.from = run->start, .to = run->end, .gpus = gpus});
+      queued = run->end;
+    }
+  }
+  return spans;
+}
+
+std::vector<QueueFigures> ReportBuilder::QueueRows(
+    const std::function<bool(const std::string&)>& team_shown) const {
+  std::map<std::string, std::vector<double>> waits;
+  for (const auto& [id, runs] : RunsByJob()) {
     const auto job = jobs_.find(id);
     if (job == jobs_.end() || !team_shown(job->second.spec.team)) {
       continue;  // no submit time known (the job row is gone)
     }
-    std::sort(runs.begin(), runs.end(), [](const UsageRecord* a, const UsageRecord* b) {
-      return a->start < b->start;
-    });
     Time queued = job->second.submit_time;
     for (const UsageRecord* run : runs) {
       if (run->start >= context_.start && run->start < context_.end) {
@@ -546,6 +573,15 @@ Report ReportBuilder::Finish(const ReportScope& scope) const {
   report.waste_jobs = WasteJobs(shown);
   report.queue = QueueRows(team_shown);
   report.recommendations = Recommend(report);
+  // The cluster's demand, held or waited for, hour by hour: what the capacity advice forecasts
+  // from (cluster figures, as the GPU and day rows, visible to all).
+  const Time first_hour = HourOf(context_.start);
+  const auto hours =
+      static_cast<int>((ToUnixMillis(report.covered_until) - ToUnixMillis(first_hour)) / kHourMs);
+  if (std::optional<Recommendation> capacity = CapacityAdvice(
+          HourlyDemand(Demand(), first_hour, hours), first_hour, report.cluster.gpus)) {
+    report.recommendations.push_back(std::move(*capacity));
+  }
   return report;
 }
 

@@ -32,6 +32,7 @@
 #include "model/job.h"
 #include "model/node.h"
 #include "model/usage_record.h"
+#include "predict/load_forecast.h"
 
 namespace gf {
 
@@ -63,6 +64,13 @@ inline constexpr int kMinJobsForSharing = 3;
 inline constexpr double kMinRecommendGpuHours = 0.05;
 // The waste section lists at most this many jobs, most idle GPU-hours first.
 inline constexpr std::size_t kWasteJobs = 10;
+// The capacity advice (CapacityAdvice, recommend.h) reads the load forecast this many hours past
+// the period, once the period has at least kForecastMinHours of demand to learn from ...
+inline constexpr int kForecastHours = 7 * 24;
+inline constexpr int kForecastMinHours = 24;
+// ... and calls capacity spare when the forecast's busiest hour wants less than this share of
+// the cluster's GPUs.
+inline constexpr double kSpareCapacityPct = 50.0;
 
 // ---- input --------------------------------------------------------------------------------
 
@@ -176,6 +184,11 @@ class ReportBuilder {
   std::vector<WasteJob> WasteJobs(
       const std::function<bool(const std::string&, const std::string&)>& shown) const;
   std::vector<DayFigures> DayRows() const;
+  // The runs by job, each job's in start order.
+  std::map<JobId, std::vector<const UsageRecord*>> RunsByJob() const;
+  // GPUs wanted over time: each run's GPUs while it ran, and while it waited before (from the
+  // job's submission, or its last run's end).
+  std::vector<DemandSpan> Demand() const;
 
   ReportContext context_;
   std::map<std::string, std::int64_t> gpu_memory_mib_;  // by uuid, from the inventory

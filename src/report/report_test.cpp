@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -364,7 +365,9 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
                                       "over_budget team cv",
                                       "low_team_use team nlp",
                                       "share_gpus user alice",
-                                      "waste user bob"}));
+                                      "waste user bob",
+                                      // Two days of at most a GPU or two wanted, of 3.
+                                      "capacity_spare cluster"}));
   const auto message = [&](std::size_t i) {
     return r.recommendations[i].message;
   };
@@ -377,6 +380,8 @@ TEST(ReportTest, RecommendationsCarryTheirNumbers) {
       << message(5);
   EXPECT_NE(message(5).find("--gpu-mem 12G"), std::string::npos) << message(5);
   EXPECT_NE(message(6).find("idle for 0.1 GPU-h (60 %"), std::string::npos) << message(6);
+  EXPECT_NE(message(7).find("of the cluster's 3 GPUs over the next 7 days"), std::string::npos)
+      << message(7);
   EXPECT_FALSE(r.recommendations[4].figures.empty());
 }
 
@@ -478,6 +483,26 @@ TEST(ReportTest, EmptyPeriodHasNoNaNs) {
   EXPECT_TRUE(r.recommendations.empty());
   EXPECT_EQ(r.gpus.size(), 3U);  // the inventory, with nothing observed
   EXPECT_FALSE(r.gpus[0].idle);
+}
+
+// The capacity advice (issue #22): two days of 10 GPUs wanted every hour forecast 10 for the
+// next week (the hours of the week seen, times a trend of 1; the others, the recent level).
+TEST(ReportTest, CapacityAdviceFromTheForecastDemand) {
+  const std::vector<double> steady(48, 10.0);
+  const std::optional<Recommendation> short_of = CapacityAdvice(steady, kStart, 8);
+  ASSERT_TRUE(short_of.has_value());
+  EXPECT_EQ(short_of->kind, "capacity_short");
+  EXPECT_NE(short_of->message.find("forecast to reach 10 GPUs"), std::string::npos)
+      << short_of->message;
+  EXPECT_NE(short_of->message.find("add about 2 GPUs"), std::string::npos) << short_of->message;
+  const std::optional<Recommendation> spare = CapacityAdvice(steady, kStart, 32);  // 10 < 16
+  ASSERT_TRUE(spare.has_value());
+  EXPECT_EQ(spare->kind, "capacity_spare");
+  EXPECT_NE(spare->message.find("at most 10 of the cluster's 32 GPUs"), std::string::npos)
+      << spare->message;
+  EXPECT_FALSE(CapacityAdvice(steady, kStart, 16).has_value());  // within bounds
+  EXPECT_FALSE(CapacityAdvice(std::vector<double>(23, 10.0), kStart, 8).has_value());  // < a day
+  EXPECT_FALSE(CapacityAdvice(std::vector<double>(48, 0.0), kStart, 8).has_value());   // no demand
 }
 
 }  // namespace

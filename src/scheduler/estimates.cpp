@@ -34,21 +34,41 @@ std::optional<std::chrono::seconds> PlannedLength(const QueuedJob& job,
   return limit ? std::min(*limit, high) : high;
 }
 
-std::int64_t PlannedEndMs(const RunningJob& job, std::int64_t now_ms, bool use_estimates) {
+std::optional<std::chrono::seconds> ExpectedLength(const QueuedJob& job,
+                                                   std::optional<std::chrono::seconds> limit,
+                                                   const PolicyConfig& policy) {
+  if (!job.estimate || !UsesEstimates(policy)) {
+    return limit;
+  }
+  const auto expected = std::chrono::ceil<std::chrono::seconds>(job.estimate->expected);
+  return limit ? std::min(*limit, expected) : expected;
+}
+
+PlannedEnd PlanEnd(const RunningJob& job, std::int64_t now_ms, bool use_estimates) {
   if (job.stopping) {
-    return now_ms;  // told to stop: its GPUs come back within its grace period
+    return PlannedEnd{.at = now_ms, .early = now_ms};  // its GPUs come back within its grace
   }
   const std::int64_t start_ms = ToUnixMillis(job.start_time);
-  std::int64_t end_ms = job.time_limit ? start_ms + Millis(*job.time_limit).count() : kNever;
+  const std::int64_t limit_end_ms =
+      job.time_limit ? start_ms + Millis(*job.time_limit).count() : kNever;
+  PlannedEnd end{.at = limit_end_ms, .early = limit_end_ms};
   if (use_estimates && job.estimate) {
     // Outlived its high estimate: the estimate doubles until it lies ahead.
     std::int64_t length_ms = std::max<std::int64_t>(job.estimate->high.count(), 1000);
     while (start_ms + length_ms <= now_ms && length_ms < kNever / 4) {
       length_ms *= 2;
     }
-    end_ms = std::min(end_ms, start_ms + length_ms);
+    if (start_ms + length_ms < limit_end_ms) {
+      end = PlannedEnd{
+          .at = start_ms + length_ms,
+          .early = std::min(start_ms + length_ms,
+                            start_ms + std::max<std::int64_t>(job.estimate->expected.count(), 0)),
+          .predicted = true};
+    }
   }
-  return std::max(now_ms, end_ms);
+  end.at = std::max(now_ms, end.at);
+  end.early = std::max(now_ms, end.early);
+  return end;
 }
 
 }  // namespace gf

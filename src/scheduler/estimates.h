@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "model/snapshot.h"
@@ -44,9 +45,29 @@ std::optional<std::chrono::seconds> PlannedLength(const QueuedJob& job,
                                                   std::optional<std::chrono::seconds> limit,
                                                   const PolicyConfig& policy);
 
+// The length a start is expected to last at the earliest plausible end (for the range of an
+// estimated start, model/start_estimate.h): PlannedLength with the median estimate in place of
+// the high one. nullopt where PlannedLength is.
+std::optional<std::chrono::seconds> ExpectedLength(const QueuedJob& job,
+                                                   std::optional<std::chrono::seconds> limit,
+                                                   const PolicyConfig& policy);
+
+// When GPUs are expected back (unix ms): `at` as reservations plan it, `early` as soon as the
+// median estimates say (`at` where no estimate shortened the plan), and whether a predicted run
+// time set `at` rather than a time limit. What an estimated start's range and basis come from.
+struct PlannedEnd {
+  std::int64_t at = std::numeric_limits<std::int64_t>::max();
+  std::int64_t early = std::numeric_limits<std::int64_t>::max();
+  bool predicted = false;
+};
+
 // When a running job's GPUs are expected back (unix ms, at least `now_ms`): at once when it is
 // stopping; else the earlier of its limit's end and, with `use_estimates`, its planned end by
-// the rule above; kNever when neither is known.
-std::int64_t PlannedEndMs(const RunningJob& job, std::int64_t now_ms, bool use_estimates);
+// the rule above; kNever when neither is known. Its `early`: the start plus the median
+// estimate, at least now, where the estimate set `at`.
+PlannedEnd PlanEnd(const RunningJob& job, std::int64_t now_ms, bool use_estimates);
+inline std::int64_t PlannedEndMs(const RunningJob& job, std::int64_t now_ms, bool use_estimates) {
+  return PlanEnd(job, now_ms, use_estimates).at;
+}
 
 }  // namespace gf

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "core/duration.h"
 #include "scheduler/placement/gpu_pool.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_test_util.h"
 
 namespace gf {
 namespace {
@@ -79,6 +82,113 @@ TEST(EstimatesTest, APlaceMovesBackByPredictedGpuTimeCappedAtMaxDelay) {
   job.request.gpu_milli = 0;
   job.request.gpus = 16;
   EXPECT_EQ(PlaceMs(job, policy), kNow + 3'600'000);  // 160 GPU-min, capped at 1 h
+}
+
+// Estimated starts (issue #22): from time limits, a single time; from predictions, a range from
+// the median estimates to the high ones; each says which.
+class EstimatedStartTest : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t kMinute = 60'000;
+
+  // One node of 4 GPUs, all held by job 100, started `ran_min` minutes ago.
+  static ClusterSnapshot Held(RunningJob holder, std::int64_t ran_min) {
+    ClusterSnapshot cluster;
+    cluster.nodes.push_back(testing::MakeNode("n1", 4, "H100"));
+    holder.start_time = FromUnixMillis(kNow - ran_min * kMinute);
+    for (int g = 0; g < 4; ++g) {
+      cluster.nodes[0].allocated.insert(testing::Uuid("n1", g));
+    }
+    cluster.running.push_back(std::move(holder));
+    return cluster;
+  }
+  static RunningJob Holder() { return testing::RunningOn(100, "n1", {0, 1, 2, 3}); }
+  static QueuedJob Waiting(std::int64_t id, std::optional<RunEstimate> estimate = std::nullopt) {
+    QueuedJob job = testing::MakeJob(id, 4);
+    job.submit_time = FromUnixMillis(kNow - (10 - id) * 10'000);  // in id order, 10 s apart
+    job.estimate = estimate;
+    return job;
+  }
+  static const PendingDecision& Of(const Decisions& d, std::int64_t id) {
+    for (const PendingDecision& p : d.pending) {
+      if (p.job.value() == id) {
+        return p;
+      }
+    }
+    ADD_FAILURE() << "job " << id << " has no pending decision";
+    return d.pending.front();
+  }
+  static Time In(std::int64_t at_min) { return FromUnixMillis(kNow + at_min * kMinute); }
+};
+
+TEST_F(EstimatedStartTest, FromATimeLimitTheStartIsOneTimeAndSaysSo) {
+  RunningJob holder = Holder();
+  holder.time_limit = hours(1);
+  const Decisions d = Decide(
+      Held(holder, 10), Queue{.pending = {Waiting(1)}}, PolicyConfig{}, FromUnixMillis(kNow));
+  const PendingDecision& p = Of(d, 1);
+  ASSERT_TRUE(p.start_estimate.has_value());
+  EXPECT_EQ(p.start_estimate->basis, StartBasis::kTimeLimits);
+  EXPECT_EQ(p.start_estimate->earliest, In(50));  // 60 minutes from a start 10 minutes ago
+  EXPECT_EQ(p.start_estimate->latest, In(50));
+  EXPECT_EQ(p.estimated_start, In(50));
+  EXPECT_NE(p.reason.text.find("expected to start at " + FormatUtcSeconds(In(50)) +
+                               " on n1 (GPUs reserved; by time limits)"),
+            std::string::npos)
+      << p.reason.text;
+}
+
+TEST_F(EstimatedStartTest, FromPredictionsItIsARangeFromTheMedianToTheHighEstimate) {
+  RunningJob holder = Holder();  // no limit: predicted 30 minutes, high 60
+  holder.estimate = RunEstimate{.expected = Millis(minutes(30)), .high = Millis(minutes(60))};
+  // Job 2 waits behind job 1 for its end: 1 is predicted 10 minutes, high 20.
+  const Queue queue{
+      .pending = {
+          Waiting(1, RunEstimate{.expected = Millis(minutes(10)), .high = Millis(minutes(20))}),
+          Waiting(2)}};
+  PolicyConfig policy;
+  policy.prediction.max_delay = seconds(1);  // keep the submit order
+  const Decisions d = Decide(Held(holder, 10), queue, policy, FromUnixMillis(kNow));
+  const PendingDecision& first = Of(d, 1);
+  ASSERT_TRUE(first.start_estimate.has_value());
+  EXPECT_EQ(first.start_estimate->basis, StartBasis::kPredictions);
+  EXPECT_EQ(first.start_estimate->earliest, In(20));  // 30 - 10
+  EXPECT_EQ(first.start_estimate->latest, In(50));    // 60 - 10
+  EXPECT_NE(first.reason.text.find("expected to start between " + FormatUtcSeconds(In(20)) +
+                                   " and " + FormatUtcSeconds(In(50)) +
+                                   " on n1 (GPUs reserved; by predicted run times)"),
+            std::string::npos)
+      << first.reason.text;
+  // Job 2 starts when job 1 ends: at the earliest 20 + 10, at the latest 50 + 20.
+  const PendingDecision& second = Of(d, 2);
+  ASSERT_TRUE(second.start_estimate.has_value());
+  EXPECT_EQ(second.start_estimate->basis, StartBasis::kPredictions);
+  EXPECT_EQ(second.start_estimate->earliest, In(30));
+  EXPECT_EQ(second.start_estimate->latest, In(70));
+}
+
+TEST_F(EstimatedStartTest, ARunPastItsMedianMayEndAnyTime) {
+  RunningJob holder = Holder();
+  holder.estimate = RunEstimate{.expected = Millis(minutes(30)), .high = Millis(minutes(60))};
+  const Decisions d = Decide(
+      Held(holder, 40), Queue{.pending = {Waiting(1)}}, PolicyConfig{}, FromUnixMillis(kNow));
+  const PendingDecision& p = Of(d, 1);
+  ASSERT_TRUE(p.start_estimate.has_value());
+  EXPECT_EQ(p.start_estimate->earliest, In(0));
+  EXPECT_EQ(p.start_estimate->latest, In(20));
+  // A limit shorter than the high estimate plans the start: the limits' basis, one time.
+  holder.time_limit = minutes(45);
+  const Decisions limited = Decide(
+      Held(holder, 40), Queue{.pending = {Waiting(1)}}, PolicyConfig{}, FromUnixMillis(kNow));
+  EXPECT_EQ(Of(limited, 1).start_estimate->basis, StartBasis::kTimeLimits);
+  EXPECT_EQ(Of(limited, 1).start_estimate->earliest, In(5));
+  // Prediction off: estimates are not read, and without a limit there is no start to give.
+  PolicyConfig off;
+  off.prediction.enabled = false;
+  holder.time_limit.reset();
+  const Decisions none =
+      Decide(Held(holder, 40), Queue{.pending = {Waiting(1)}}, off, FromUnixMillis(kNow));
+  EXPECT_FALSE(Of(none, 1).start_estimate.has_value());
+  EXPECT_FALSE(Of(none, 1).estimated_start.has_value());
 }
 
 }  // namespace

@@ -210,6 +210,7 @@ class PendingExplainer {
         out_.reason = pending.reason.text;
         out_.pending_reason = pending.reason;
         out_.estimated_start = pending.estimated_start;
+        out_.start_estimate = pending.start_estimate;
         out_.placement = pending.reservation;
         out_.outcome = pending.reservation.has_value()                    ? "reserved"
                        : out_.quota.has_value() && !out_.quota->may_start ? "held"

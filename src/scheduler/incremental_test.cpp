@@ -107,7 +107,7 @@ TEST(IncrementalSchedulerTest, FullIsDecide) {
   const Decisions got = scheduler.Full(FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
   ExpectAsDecide(got, FullCluster(), FiveJobs(), ShallowPolicy(), At(kNowMs));
   EXPECT_EQ(got.pending.size(), 5U);
-  EXPECT_NE(ReasonOf(got, 1).find("(GPUs reserved)"), std::string::npos);
+  EXPECT_NE(ReasonOf(got, 1).find("(GPUs reserved; by time limits)"), std::string::npos);
 }
 
 TEST(IncrementalSchedulerTest, ArrivalAfterTheFrontierIsDecidedAgainstTheKeptPass) {
@@ -132,8 +132,8 @@ TEST(IncrementalSchedulerTest, ArrivalAheadOfTheFrontierReplays) {
   queue.pending.push_back(Job(7, 2, PriorityClass::kHigh));
   ExpectAsDecide(got.decisions, FullCluster(), queue, ShallowPolicy(), At(kNowMs));
   // The high job took the one reservation; job 1 no longer holds one.
-  EXPECT_NE(ReasonOf(got.decisions, 7).find("(GPUs reserved)"), std::string::npos);
-  EXPECT_EQ(ReasonOf(got.decisions, 1).find("(GPUs reserved)"), std::string::npos);
+  EXPECT_NE(ReasonOf(got.decisions, 7).find("(GPUs reserved; by time limits)"), std::string::npos);
+  EXPECT_EQ(ReasonOf(got.decisions, 1).find("(GPUs reserved"), std::string::npos);
 }
 
 TEST(IncrementalSchedulerTest, LaterArrivalReplaysUnlessWithinReuseWindow) {
@@ -175,7 +175,8 @@ TEST(IncrementalSchedulerTest, AJobsEndLeavesBackfillToTheNextPass) {
   EXPECT_TRUE(got.decisions.starts.empty());
   ASSERT_EQ(got.decisions.pending.size(), 1U);
   EXPECT_EQ(got.decisions.pending[0].job, JobId(1));
-  EXPECT_NE(got.decisions.pending[0].reason.text.find("(GPUs reserved)"), std::string::npos)
+  EXPECT_NE(got.decisions.pending[0].reason.text.find("(GPUs reserved; by time limits)"),
+            std::string::npos)
       << got.decisions.pending[0].reason.text;
   ClusterSnapshot cluster = FullCluster();
   cluster.running.erase(cluster.running.begin() + 1);

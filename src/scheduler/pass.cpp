@@ -55,6 +55,27 @@ void AppendJob(std::string& list, const RunningJob& job, std::string_view note) 
           std::string(note) + ")";
 }
 
+// "expected to start at 2026-11-14 10:25:00 UTC", or "between ... and ..." for a range (one
+// wider than the seconds a reason shows); and what it rests on, for the end of a reason: "by
+// time limits", "by predicted run times".
+std::string ExpectedStart(const StartEstimate& start) {
+  const std::string earliest = FormatUtcSeconds(start.earliest);
+  const std::string latest = FormatUtcSeconds(start.latest);
+  return earliest != latest ? "expected to start between " + earliest + " and " + latest
+                            : "expected to start at " + latest;
+}
+std::string_view ByWhat(StartBasis basis) {
+  return basis == StartBasis::kPredictions ? "by predicted run times" : "by time limits";
+}
+
+// The estimated start of a reservation (GpuPool::EarliestStart's).
+StartEstimate StartOf(const PoolReservation& reservation) {
+  return StartEstimate{
+      .earliest = FromUnixMillis(reservation.early_ms),
+      .latest = FromUnixMillis(reservation.start_ms),
+      .basis = reservation.predicted ? StartBasis::kPredictions : StartBasis::kTimeLimits};
+}
+
 std::string JobLabel(const QueuedJob& job) {
   return "job " + std::to_string(job.id.value()) + " (" + std::string(ToString(job.priority)) +
          " priority, needs " + DescribeRequest(job.request) + ")";
@@ -174,6 +195,17 @@ bool Pass::CouldStart(const JobRequest& request, std::int64_t end_ms) {
   return true;
 }
 
+PlannedEnd Pass::EndPlan(const QueuedJob& job,
+                         Time start,
+                         Time early,
+                         std::optional<std::chrono::seconds> limit) const {
+  const std::optional<std::chrono::seconds> effective =
+      EffectiveTimeLimit(classes_.Policy(current_class_), job.time_limit);
+  return PlannedEnd{.at = EndOf(start, limit),
+                    .early = EndOf(early, ExpectedLength(job, effective, policy_)),
+                    .predicted = limit != effective};
+}
+
 Decisions Pass::TakeDecisions() {
   return std::exchange(decisions_, Decisions{});
 }
@@ -214,8 +246,7 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
   // The length its start is planned with: its limit, or its estimate where shorter.
   const std::optional<std::chrono::seconds> limit =
       PlannedLength(job, EffectiveTimeLimit(cls, job.time_limit), policy_);
-  const std::int64_t end_ms = EndOf(now_, limit);
-  if (!TryStart(job, shape, end_ms, verdict.borrowed) &&
+  if (!TryStart(job, shape, EndPlan(job, now_, now_, limit), verdict.borrowed) &&
       !TryPreempt(job, position, shape, c, verdict, limit)) {
     Wait(job, position, shape, limit);
   }
@@ -259,15 +290,15 @@ void Pass::ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex
   }
   const std::optional<std::chrono::seconds> limit =
       PlannedLength(job, EffectiveTimeLimit(classes_.Policy(c), job.time_limit), policy_);
-  const std::int64_t end_ms = EndOf(now_, limit);
-  const std::optional<std::vector<PoolFit>> fits = pool_.FindGangFit(shape, count, end_ms);
+  const PlannedEnd end = EndPlan(job, now_, now_, limit);
+  const std::optional<std::vector<PoolFit>> fits = pool_.FindGangFit(shape, count, end.at);
   if (!fits.has_value()) {
     WaitGang(members, position, shape, limit);
     return;
   }
   for (std::size_t i = 0; i < members.size(); ++i) {
     const QueuedJob& member = *members[i];
-    pool_.Take((*fits)[i], end_ms);
+    pool_.Take((*fits)[i], end);
     ledger_.Add(member.team, member.user, current_class_, shape.gpus * kWholeGpuMilli);
     decisions_.starts.push_back(StartDecision{.job = member.id,
                                               .allocation = pool_.ToAllocation((*fits)[i]),
@@ -319,22 +350,23 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
     }
     return;
   }
-  const Time start = FromUnixMillis(reservations->front().start_ms);
+  const StartEstimate start = StartOf(reservations->front());
   std::string nodes;
   for (const PoolReservation& reservation : *reservations) {
-    pool_.Reserve(reservation, position, EndOf(start, limit));
+    pool_.Reserve(reservation, position, EndPlan(job, start.latest, start.earliest, limit));
     nodes += (nodes.empty() ? "" : ", ") +
              pool_.Nodes()[static_cast<std::size_t>(reservation.fit.node)].name.value();
   }
   AddWaiter(job, shape);
   reason = PendingReason::Of(PendingCode::kGpusReserved,
-                             reason.text + "; expected to start at " + FormatUtcSeconds(start) +
-                                 " on " + nodes + " (GPUs reserved)");
+                             reason.text + "; " + ExpectedStart(start) + " on " + nodes +
+                                 " (GPUs reserved; " + std::string(ByWhat(start.basis)) + ")");
   for (std::size_t i = 0; i < members.size(); ++i) {
     decisions_.pending.push_back(
         PendingDecision{.job = members[i]->id,
                         .reason = WithClassNote(*members[i], reason),
-                        .estimated_start = start,
+                        .estimated_start = start.latest,
+                        .start_estimate = start,
                         .reservation = pool_.ToAllocation((*reservations)[i].fit)});
   }
 }
@@ -374,16 +406,16 @@ void Pass::ConsiderPart(PartPool& pool, const QueuedJob& job, ClassIndex c) {
       .job = job.id, .allocation = pool.ToAllocation(*fit), .preemptible = verdict.borrowed});
 }
 
-bool Pass::TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed) {
-  if (unfit_.Covers(shape, end_ms)) {
+bool Pass::TryStart(const QueuedJob& job, Shape shape, const PlannedEnd& end, bool borrowed) {
+  if (unfit_.Covers(shape, end.at)) {
     return false;
   }
-  const std::optional<PoolFit> fit = pool_.FindFit(shape, end_ms);
+  const std::optional<PoolFit> fit = pool_.FindFit(shape, end.at);
   if (!fit.has_value()) {
-    unfit_.Add(shape, end_ms);
+    unfit_.Add(shape, end.at);
     return false;
   }
-  pool_.Take(*fit, end_ms);
+  pool_.Take(*fit, end);
   ledger_.Add(job.team, job.user, current_class_, shape.gpus * kWholeGpuMilli);
   decisions_.starts.push_back(StartDecision{
       .job = job.id, .allocation = pool_.ToAllocation(*fit), .preemptible = borrowed});
@@ -469,6 +501,8 @@ void Pass::Preempt(const QueuedJob& job,
           PendingCode::kVictimsStopping,
           "starts on " + allocation.node.value() + " once these jobs stop: " + waits_for),
       .estimated_start = now_,
+      .start_estimate =
+          StartEstimate{.earliest = now_, .latest = now_, .basis = StartBasis::kPreemption},
       .reservation = allocation});
 }
 
@@ -503,8 +537,9 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
     AppendJob(victims, cluster_.running[static_cast<std::size_t>(r)], "already stopping");
   }
   ++reservations_;
-  pool_.Reserve(
-      PoolReservation{.fit = later->fit, .start_ms = ToUnixMillis(at)}, position, EndOf(at, limit));
+  pool_.Reserve(PoolReservation{.fit = later->fit, .start_ms = ToUnixMillis(at)},
+                position,
+                EndPlan(job, at, at, limit));
   AddWaiter(job, preemptor.shape);
   const Allocation allocation = pool_.ToAllocation(later->fit);
   decisions_.pending.push_back(PendingDecision{
@@ -515,6 +550,8 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
                                 ", possible at " + FormatUtcSeconds(at) + " (minimum run time " +
                                 FormatWait(Millis(min_run_time).count()) + ")"),
       .estimated_start = at,
+      .start_estimate =
+          StartEstimate{.earliest = at, .latest = at, .basis = StartBasis::kPreemption},
       .reservation = allocation});
   return true;
 }
@@ -544,18 +581,20 @@ void Pass::Wait(const QueuedJob& job,
   const std::optional<PoolReservation> reservation =
       reserve ? pool_.EarliestStart(shape) : std::nullopt;
   if (reservation.has_value()) {
-    const Time start = FromUnixMillis(reservation->start_ms);
-    pool_.Reserve(*reservation, position, EndOf(start, limit));
+    const StartEstimate start = StartOf(*reservation);
+    pool_.Reserve(*reservation, position, EndPlan(job, start.latest, start.earliest, limit));
     AddWaiter(job, shape);
     const Allocation allocation = pool_.ToAllocation(reservation->fit);
     decisions_.pending.push_back(PendingDecision{
         .job = job.id,
-        .reason = WithClassNote(
-            job,
-            PendingReason::Of(PendingCode::kGpusReserved,
-                              reason.text + "; expected to start at " + FormatUtcSeconds(start) +
-                                  " on " + allocation.node.value() + " (GPUs reserved)")),
-        .estimated_start = start,
+        .reason =
+            WithClassNote(job,
+                          PendingReason::Of(PendingCode::kGpusReserved,
+                                            reason.text + "; " + ExpectedStart(start) + " on " +
+                                                allocation.node.value() + " (GPUs reserved; " +
+                                                std::string(ByWhat(start.basis)) + ")")),
+        .estimated_start = start.latest,
+        .start_estimate = start,
         .reservation = allocation});
     return;
   }

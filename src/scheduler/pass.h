@@ -106,6 +106,13 @@ class Pass {
   static std::int64_t EndOf(Time start, std::optional<std::chrono::seconds> limit) {
     return limit.has_value() ? ToUnixMillis(start) + Millis(*limit).count() : kNever;
   }
+  // How a start of `job` (of the class being considered) at `start`, planned to last `limit`
+  // (PlannedLength), is planned to end, and at the earliest when it starts at `early`
+  // (PlannedEnd: what later estimated starts rest on).
+  PlannedEnd EndPlan(const QueuedJob& job,
+                     Time start,
+                     Time early,
+                     std::optional<std::chrono::seconds> limit) const;
 
  private:
   // What the later jobs see of the pass: any change to it is a change of state. The waiters
@@ -137,7 +144,7 @@ class Pass {
   void ConsiderFraction(const QueuedJob& job, ClassIndex c);
   template <typename PartPool>
   void ConsiderPart(PartPool& pool, const QueuedJob& job, ClassIndex c);
-  bool TryStart(const QueuedJob& job, Shape shape, std::int64_t end_ms, bool borrowed);
+  bool TryStart(const QueuedJob& job, Shape shape, const PlannedEnd& end, bool borrowed);
   bool TryPreempt(const QueuedJob& job,
                   int position,
                   Shape shape,

@@ -11,6 +11,7 @@
 #include "core/result.h"
 #include "model/pending_reason.h"
 #include "model/snapshot.h"
+#include "model/start_estimate.h"
 #include "scheduler/policy.h"
 
 namespace gf {
@@ -28,6 +29,9 @@ struct PendingDecision {
   // When it is expected to start: now for a job whose victims are stopping, the reservation's
   // start for a job that holds one; nullopt when not known.
   std::optional<Time> estimated_start;
+  // With estimated_start (its `latest`): from how early, and whether time limits, predicted
+  // run times or a preemption give it (model/start_estimate.h).
+  std::optional<StartEstimate> start_estimate{};
   std::optional<Allocation> reservation;  // the GPUs set aside for it (reservation, preemption)
 };
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +15,7 @@
 #include "sim/cluster.h"
 #include "sim/csv.h"
 #include "sim/engine.h"
+#include "sim/idle_power.h"
 #include "sim/metrics.h"
 #include "sim/synthetic.h"
 #include "sim/trace.h"
@@ -172,13 +174,28 @@ Status RunSim(const SimCommandOptions& o) {
     std::cerr << "gpufleet sim: left out " << trace.unknown_duration
               << " jobs with no duration in the trace (they never ran in the source)\n";
   }
+  std::optional<IdlePowerOptions> power;
+  if (!o.idle_power_after.empty()) {
+    power.emplace();
+    GF_ASSIGN_OR_RETURN(power->idle_after, FlagDuration("--idle-power-after", o.idle_power_after));
+    if (o.forecast_lead_hours < 0 || o.forecast_lead_hours > 7 * 24) {
+      return InvalidArgument("--forecast-lead-hours: " + std::to_string(o.forecast_lead_hours) +
+                             " is out of range; give 0 to 168 (hours)");
+    }
+    power->lead_hours = o.forecast_lead_hours;
+  }
   const std::vector<std::string> names = PolicyNames(files);
   std::vector<NamedSummary> runs;
+  std::string power_text;  // the idle power section of each run
   for (std::size_t i = 0; i < files.size(); ++i) {
     const auto began = std::chrono::steady_clock::now();
     GF_ASSIGN_OR_RETURN(const SimResult result, Simulate(nodes, trace.jobs, options[i]));
     const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - began;
     runs.push_back(NamedSummary{.policy = names[i], .summary = Summarize(result)});
+    if (power) {
+      power_text += (comparing ? "\n" + names[i] + ":" : "") +
+                    FormatIdlePower(CompareIdlePower(result, *power), *power);
+    }
     if (!o.jobs_csv.empty()) {
       GF_TRY(WriteWholeFile("--jobs-csv", o.jobs_csv, JobsCsv(result)));
     }
@@ -195,6 +212,9 @@ Status RunSim(const SimCommandOptions& o) {
     std::cout << (o.json ? ComparisonJson(runs) : FormatComparison(runs));
   } else {
     std::cout << (o.json ? SummaryJson(runs[0].summary) : FormatSummary(runs[0].summary));
+  }
+  if (!o.json) {
+    std::cout << power_text;
   }
   if (!o.svg.empty()) {
     GF_TRY(WriteWholeFile("--svg", o.svg, SeriesSvg(runs)));
@@ -255,6 +275,16 @@ void AddSimCommand(CLI::App& app, int& exit_code) {
                   o->inflate_to,
                   "--no-departures: resample the trace (--seed) until its GPU demand is X "
                   "times the cluster's GPUs (e.g. 1.3)");
+  sim->add_option("--idle-power-after",
+                  o->idle_power_after,
+                  "also print what capping idle GPUs costs: GPU-hours capped and the queueing "
+                  "added, for GPUs capped after this idle wait (gpufleet up --idle-power-after) "
+                  "and with the load forecast (docs/sim.md)")
+      ->type_name("DURATION");
+  sim->add_option("--forecast-lead-hours",
+                  o->forecast_lead_hours,
+                  "--idle-power-after: how many hours ahead the load forecast lifts caps")
+      ->capture_default_str();
   sim->add_flag("--json", o->json, "print the summary as JSON");
   sim->add_option("--jobs-csv", o->jobs_csv, "write one line per job to this file");
   sim->add_option("--compare",

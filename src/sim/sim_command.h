@@ -40,6 +40,8 @@ struct SimCommandOptions {
   std::string gpu_sharing{};           // --gpu-sharing shared|mps|exclusive: every GPU; "" = spec's
   bool no_departures = false;          // --no-departures: inflation (jobs never end)
   double inflate_to = 0;               // --inflate-to X: resample the trace to X x capacity
+  std::string idle_power_after{};      // --idle-power-after D: idle power caps (idle_power.h)
+  int forecast_lead_hours = 2;         // --forecast-lead-hours H: how far ahead caps are lifted
 };
 
 // Runs one simulation (or, with --compare, one per policy file on the same trace and cluster)

@@ -1,9 +1,11 @@
 #include "tune/tune_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 
 #include "tune/choose.h"
 #include "tune/history.h"
+#include "tune/replay.h"
 #include "tune/report.h"
 
 namespace gf::tune {
@@ -36,7 +39,7 @@ class ProgressBar {
     }
   }
 
-  // Candidate `done` (0-based) of the total is being replayed.
+  // `done` of the total replays have ended, `name` the last of them ("" before the first).
   void Show(std::size_t done, const std::string& name) {
     if (!shown_) {
       return;
@@ -53,6 +56,11 @@ class ProgressBar {
   bool shown_;
   std::size_t total_;
 };
+
+// One replay per core (the machine's count; 1 where it cannot tell).
+int DefaultJobs() {
+  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
 
 struct Loaded {
   std::vector<sim::TraceJob> jobs;
@@ -131,6 +139,11 @@ Status RunTune(const TuneCommandOptions& o,
                const TuneEnvironment& env,
                std::ostream& out,
                std::ostream& err) {
+  if (o.jobs < 0) {
+    return InvalidArgument("--jobs: " + std::to_string(o.jobs) +
+                           " is not a number of threads; give 1 or more (default: one per core, " +
+                           std::to_string(DefaultJobs()) + " here)");
+  }
   if (o.goals.empty()) {
     return InvalidArgument(
         "--goal: give at least one, e.g. --goal \"high.p95_wait<30m\" --goal \"maximize "
@@ -154,16 +167,19 @@ Status RunTune(const TuneCommandOptions& o,
   const auto began = std::chrono::steady_clock::now();
   TuneOutcome outcome{
       .goals = goals, .candidates = CandidatesFrom(config.policy), .measured = {}, .choice = {}};
+  const int threads = o.jobs > 0 ? o.jobs : DefaultJobs();
   {
     ProgressBar bar(err, env.progress, outcome.candidates.size());
-    for (std::size_t i = 0; i < outcome.candidates.size(); ++i) {
-      bar.Show(i, outcome.candidates[i].name);
-      const sim::SimOptions options{.policy = outcome.candidates[i].policy,
-                                    .team_of_user = config.team_of_user};
-      GF_ASSIGN_OR_RETURN(const sim::SimResult result,
-                          sim::Simulate(input.nodes, input.jobs, options));
-      outcome.measured.push_back(Measure(goals, sim::Summarize(result)));
-    }
+    bar.Show(0, "");
+    GF_ASSIGN_OR_RETURN(
+        outcome.measured,
+        ReplayCandidates(
+            ReplayInput{
+                .nodes = input.nodes, .jobs = input.jobs, .team_of_user = config.team_of_user},
+            outcome.candidates,
+            goals,
+            threads,
+            [&bar](std::size_t done, const std::string& name) { bar.Show(done, name); }));
   }
   outcome.choice = Choose(goals, outcome.candidates, outcome.measured);
   const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - began;
@@ -176,7 +192,9 @@ Status RunTune(const TuneCommandOptions& o,
   std::snprintf(took, sizeof took, "%.2f", wall.count());
   // Never fewer than two policies (the current one and its variants); jobs may be one.
   err << "gpufleet tune: " << outcome.candidates.size() << " policies replayed on "
-      << Count(described.jobs, "job") << " in " << took << " s\n";
+      << Count(described.jobs, "job") << " in " << took << " s on "
+      << std::min<std::size_t>(static_cast<std::size_t>(threads), outcome.candidates.size())
+      << (threads == 1 ? " thread\n" : " threads\n");
   if (!o.write.empty()) {
     if (!outcome.choice.meets_all) {
       return FailedPrecondition("--write: nothing written to " + o.write +
@@ -240,6 +258,11 @@ void AddTuneCommand(CLI::App& app, int& exit_code, const TuneEnvironment& enviro
                    o->write,
                    "write the recommended policy's [scheduler] table to this settings file");
   tune->add_flag("--json", o->json, "print the candidates and the recommendation as JSON");
+  tune->add_option("--jobs",
+                   o->jobs,
+                   "replays run side by side (default: one per core); the result is the same for "
+                   "any number")
+      ->type_name("N");
   tune->callback([o, &exit_code, environment] {
     TuneEnvironment env = environment;
     env.progress = ::isatty(STDERR_FILENO) != 0;

@@ -3,7 +3,8 @@
 // variants of it (candidates.h), measures each against the goals the admin states (goal.h),
 // prints the table and the recommendation (choose.h), and writes the recommended policy as a
 // settings file on request. Reads the store through a read-only connection and changes nothing
-// in the running cluster. Runs in the calling process, single-threaded.
+// in the running cluster. Runs in the calling process; the replays run side by side on
+// `--jobs` threads (replay.h), the rest on the calling thread.
 #pragma once
 
 #include <filesystem>
@@ -31,6 +32,7 @@ struct TuneCommandOptions {
   std::string cluster{};             // --cluster: as `gpufleet sim`'s; "" = the store's nodes
   std::string write{};               // --write FILE: the recommended policy's settings file
   bool json = false;                 // --json
+  int jobs = 0;                      // --jobs: replays side by side; 0 = one per core
 };
 
 // What the binary knows that a module does not: where the settings file and the data are by

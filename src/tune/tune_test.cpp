@@ -4,6 +4,7 @@
 // by the real config loader.
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -212,6 +213,46 @@ TEST_F(TuneTest, ErrorsNameTheFlagOrGoal) {
                                    .trace = (dir_ / "history.csv").string()},
                 out);
   EXPECT_THAT(status.error().message, HasSubstr("--cluster: required with --trace"));
+}
+
+// The replays run side by side (--jobs): the table and the choice are the serial run's, value
+// for value, whatever the number of threads.
+TEST_F(TuneTest, ParallelReplaysGiveTheSerialResult) {
+  // 60 jobs of 6 users, 4 lengths and 3 classes on 2 x 4 GPUs, so that the candidates' figures
+  // differ (a result put in the wrong candidate's place would show).
+  std::ofstream trace(dir_ / "busy.csv");
+  trace << "job_id,submit_time_s,duration_s,num_gpus,user,queue_or_team,class\n";
+  for (int i = 0; i < 60; ++i) {
+    const int lengths[] = {120, 900, 3600, 14400};
+    const char* classes[] = {"low", "normal", "high"};
+    trace << "j" << i << "," << i * 97 << "," << lengths[(i * 7) % 4] << "," << 1 + (i % 3) << ",u"
+          << i % 6 << ",," << classes[(i * 5) % 3] << "\n";
+  }
+  trace.close();
+  TuneCommandOptions options{.goals = {"high.p95_wait<1h", "minimize avg_jct"},
+                             .trace = (dir_ / "busy.csv").string(),
+                             .cluster = "2x4xA100",
+                             .json = true};
+  std::string serial;
+  options.jobs = 1;
+  ASSERT_TRUE(Tune(options, serial).ok());
+  std::string parallel;
+  options.jobs = 4;
+  ASSERT_TRUE(Tune(options, parallel).ok());
+  EXPECT_EQ(parallel, serial);
+  const nlohmann::json tuned = nlohmann::json::parse(serial);
+  std::set<std::string> figures;
+  for (const nlohmann::json& c : tuned["candidates"]) {
+    figures.insert(c["figures"].dump());
+  }
+  EXPECT_GE(figures.size(), 3U) << serial;  // the candidates are told apart
+  options.jobs = 64;                        // more threads than candidates
+  ASSERT_TRUE(Tune(options, parallel).ok());
+  EXPECT_EQ(parallel, serial);
+  options.jobs = -1;
+  const Status bad = Tune(options, parallel);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("--jobs: -1 is not a number of threads; give 1"));
 }
 
 }  // namespace

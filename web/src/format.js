@@ -54,6 +54,35 @@ export function relative(ms) {
   return d >= 0 ? `in ${duration(d)}` : `${duration(-d)} ago`;
 }
 
+// A pending job's estimated start with what it rests on, as `gpufleet queue` prints it
+// (EstimatedStartText, src/cli/views.cpp): "in 25 min 0 s (limits)", "in 10 min 0 s to 25 min
+// 0 s (predicted)", "within 25 min 0 s (predicted)", "now (preempting)"; from
+// estimated_start_ms alone for a server older than ranges. `now` is injectable for tests.
+export function startEstimate(job, now = Date.now()) {
+  const latest = job.estimated_start_ms;
+  if (latest == null) return dash;
+  const ahead = (ms) => Math.max(0, (ms - now) / 1000);
+  const inTime = (ms) => (ahead(ms) < 1 ? 'now' : `in ${duration(ahead(ms))}`);
+  const s = job.start_estimate;
+  if (!s) return inTime(latest);
+  if (s.basis === 'time_limits') return `${inTime(latest)} (limits)`;
+  if (s.basis === 'preemption') return `${inTime(latest)} (preempting)`;
+  if (ahead(latest) < 1 || duration(ahead(s.earliest_ms)) === duration(ahead(latest))) {
+    return `${inTime(latest)} (predicted)`;
+  }
+  if (ahead(s.earliest_ms) < 1) return `within ${duration(ahead(latest))} (predicted)`;
+  return `in ${duration(ahead(s.earliest_ms))} to ${duration(ahead(latest))} (predicted)`;
+}
+
+// What an estimated start rests on, for a tooltip or a detail line.
+export function startBasis(job) {
+  const s = job.start_estimate;
+  if (!s) return '';
+  if (s.basis === 'time_limits') return 'from time limits: the latest the limits allow';
+  if (s.basis === 'preemption') return 'once its victims stop';
+  return `from predicted run times: ${time(s.earliest_ms)} (median estimates) to ${time(s.latest_ms)} (high estimates)`;
+}
+
 export function money(energy) {
   if (!energy || energy.cost == null) return dash;
   return `${energy.cost.toFixed(2)} ${energy.currency || ''}`.trim();

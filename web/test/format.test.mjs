@@ -2,7 +2,7 @@
 // (src/report_series.js).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { count, day, gpuHours, time } from '../src/format.js';
+import { count, day, gpuHours, startBasis, startEstimate, time } from '../src/format.js';
 import { anyDaySampled, dailySeries } from '../src/report_series.js';
 
 test('GPU-hours keep up to 4 decimals, as the CLI prints them, so small budgets are not 0', () => {
@@ -18,6 +18,24 @@ test('times are UTC ISO 8601 with milliseconds, as the API and the CLI write the
   assert.equal(time(0), '1970-01-01T00:00:00.000Z');
   assert.equal(time(null), '–');
   assert.equal(day(1700000000123), '2023-11-14');
+});
+
+test('estimated starts say what they rest on, and predicted ones give a range', () => {
+  const now = 1700000000000;
+  const at = (s) => now + s * 1000;
+  const job = (basis, earliest, latest) => ({
+    estimated_start_ms: at(latest),
+    start_estimate: basis && { basis, earliest_ms: at(earliest), latest_ms: at(latest) },
+  });
+  assert.equal(startEstimate(job('time_limits', 1500, 1500), now), 'in 25 min 0 s (limits)');
+  assert.equal(startEstimate(job('predictions', 600, 1500), now), 'in 10 min 0 s to 25 min 0 s (predicted)');
+  assert.equal(startEstimate(job('predictions', 0, 1500), now), 'within 25 min 0 s (predicted)');
+  assert.equal(startEstimate(job('predictions', 1500, 1500), now), 'in 25 min 0 s (predicted)');
+  assert.equal(startEstimate(job('preemption', 0, 0), now), 'now (preempting)');
+  assert.equal(startEstimate(job(null, 0, 90), now), 'in 1 min 30 s');  // an older server
+  assert.equal(startEstimate({ estimated_start_ms: null }, now), '–');
+  assert.match(startBasis(job('predictions', 600, 1500)), /^from predicted run times: .*\(median estimates\) to .*\(high estimates\)$/);
+  assert.equal(startBasis(job('time_limits', 1500, 1500)), 'from time limits: the latest the limits allow');
 });
 
 test('counts take the plural only when not one', () => {

@@ -97,7 +97,9 @@ void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& displ
                             .available_at = free ? now_ms_ : kNever,
                             .reserved_from = kNever,
                             .first_waiter = -1,
-                            .holder = -1});
+                            .holder = -1,
+                            .early_at = free ? now_ms_ : kNever,
+                            .predicted = false});
   }
   SetTopology(position, snapshot);
 }
@@ -173,7 +175,7 @@ void GpuPool::MarkJob(const RunningJob& job, int r, std::vector<int>* touched) {
     PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
     gpu.free = false;  // held, even if the caller left it out of `allocated`
     gpu.holder = r;
-    gpu.available_at = PlannedEndMs(job, now_ms_, use_estimates_);
+    SetEnd(gpu, PlanEnd(job, now_ms_, use_estimates_));
     std::vector<int>& holders = nodes_[static_cast<std::size_t>(gpu.node)].holders;
     if (std::find(holders.begin(), holders.end(), r) == holders.end()) {
       holders.push_back(r);
@@ -246,14 +248,15 @@ void GpuPool::AdvanceTo(const ClusterSnapshot& cluster, Time now) {
       gpu.available_at = now_ms;
       ++node_versions_[static_cast<std::size_t>(gpu.node)];
     }
+    gpu.early_at = std::max(gpu.early_at, now_ms);  // a median end passed: it may end any time
     if (use_estimates_ && gpu.holder >= 0) {
       // A holder that outlived its estimate is planned later (PlannedEndMs doubles it).
-      const std::int64_t end =
-          PlannedEndMs(cluster.running[static_cast<std::size_t>(gpu.holder)], now_ms, true);
-      if (end != gpu.available_at) {
-        gpu.available_at = end;
+      const PlannedEnd end =
+          PlanEnd(cluster.running[static_cast<std::size_t>(gpu.holder)], now_ms, true);
+      if (end.at != gpu.available_at) {
         ++node_versions_[static_cast<std::size_t>(gpu.node)];
       }
+      SetEnd(gpu, end);
     }
   }
   ++generation_;
@@ -272,7 +275,7 @@ void GpuPool::MarkNodeAgain(const ClusterSnapshot& cluster, int n) {
     PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
     GF_CHECK(!gpu.claimed && gpu.reserved_from == kNever);  // no pass has used this pool
     gpu.free = !snapshot.allocated.contains(gpu.uuid);
-    gpu.available_at = gpu.free ? now_ms_ : kNever;
+    SetEnd(gpu, gpu.free ? PlannedEnd{.at = now_ms_, .early = now_ms_} : PlannedEnd{});
     gpu.holder = -1;
   }
   for (const int r : node.holders) {
@@ -284,7 +287,7 @@ void GpuPool::MarkNodeAgain(const ClusterSnapshot& cluster, int n) {
         PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
         gpu.free = false;
         gpu.holder = r;
-        gpu.available_at = PlannedEndMs(job, now_ms_, use_estimates_);
+        SetEnd(gpu, PlanEnd(job, now_ms_, use_estimates_));
       }
     }
   }
@@ -565,14 +568,18 @@ std::optional<PoolFit> GpuPool::FindFit(Shape shape, std::int64_t end_ms) const 
   return PickGpus(best, shape, end_ms);
 }
 
-void GpuPool::Take(const PoolFit& fit, std::int64_t until_ms) {
+void GpuPool::Take(const PoolFit& fit, const PlannedEnd& until) {
   for (const int g : fit.gpus) {
     PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
     GF_CHECK(gpu.free && !gpu.claimed);
     gpu.free = false;
     // A reserved GPU lent to a job that ends in time is still expected back when the
     // reservation ends, not when the borrower does.
-    gpu.available_at = std::max(gpu.available_at, until_ms);
+    if (until.at > gpu.available_at) {
+      gpu.predicted = until.predicted;
+    }
+    gpu.available_at = std::max(gpu.available_at, until.at);
+    gpu.early_at = std::max(gpu.early_at, until.early);
   }
   if (!fit.gpus.empty()) {
     Recount(fit.node);

@@ -38,6 +38,7 @@
 
 #include "core/clock.h"
 #include "model/snapshot.h"
+#include "scheduler/estimates.h"
 #include "scheduler/placement/topology.h"
 #include "scheduler/placement/whole_gpu_fit.h"
 
@@ -69,6 +70,11 @@ struct PoolGpu {
   std::int64_t reserved_from = kNever;  // earliest reservation on it
   int first_waiter = -1;                // order position of the first waiting job that set it aside
   int holder = -1;                      // index into ClusterSnapshot::running; -1 none or unknown
+  // For the range and basis of a start planned on it (PlannedEnd, scheduler/estimates.h):
+  // when it may be free at the earliest (<= available_at), and whether a predicted run time
+  // rather than a time limit set available_at.
+  std::int64_t early_at = kNever;
+  bool predicted = false;
 };
 
 struct PoolModelCount {
@@ -97,9 +103,13 @@ struct PoolFit {
 };
 
 // Where and when a waiting job can start at the earliest, from the running jobs' expected ends.
+// `early_ms` and `predicted`: how early it may come by the median estimates, and whether a
+// predicted end is among those it waits for (model/start_estimate.h).
 struct PoolReservation {
   PoolFit fit;
   std::int64_t start_ms = kNever;
+  std::int64_t early_ms = kNever;
+  bool predicted = false;
 };
 
 // A set of node positions kept as a sorted vector: the pool's index holds up to a few thousand
@@ -175,8 +185,11 @@ class GpuPool {
   // A constrained shape scans the nodes its labels allow instead of the index: constraints are
   // rare, and an index per label set would cost every unconstrained pass its upkeep.
   std::optional<PoolFit> FindFit(Shape shape, std::int64_t end_ms) const;
-  // Takes `fit`'s GPUs (from FindFit) until `until_ms` (kNever: no foreseeable end).
-  void Take(const PoolFit& fit, std::int64_t until_ms);
+  // Takes `fit`'s GPUs (from FindFit) until `until.at` (kNever: no foreseeable end).
+  void Take(const PoolFit& fit, const PlannedEnd& until);
+  void Take(const PoolFit& fit, std::int64_t until_ms) {  // until a time limit's end
+    Take(fit, PlannedEnd{.at = until_ms, .early = until_ms});
+  }
 
   // Strict claim, for a waiting job with no foreseeable start: every matching usable GPU on
   // the nodes that have at least shape.gpus of them, free or busy. Does nothing when an
@@ -189,8 +202,11 @@ class GpuPool {
   // The earliest start for `shape` from the GPUs' expected ends (claimed GPUs never free up);
   // nullopt when no node can say.
   std::optional<PoolReservation> EarliestStart(Shape shape) const;
-  // Reserves `reservation` for `waiter`; its GPUs are then expected busy until `until_ms`.
-  void Reserve(const PoolReservation& reservation, int waiter, std::int64_t until_ms);
+  // Reserves `reservation` for `waiter`; its GPUs are then expected busy until `until.at`.
+  void Reserve(const PoolReservation& reservation, int waiter, const PlannedEnd& until);
+  void Reserve(const PoolReservation& reservation, int waiter, std::int64_t until_ms) {
+    Reserve(reservation, waiter, PlannedEnd{.at = until_ms, .early = until_ms});
+  }
 
   // Multi-node (gang) jobs: `count` members of `shape` each on a node of its own. Rare, so
   // these scan the nodes rather than keep an index.
@@ -252,6 +268,11 @@ class GpuPool {
   // became a holder of to `touched` when given.
   void MarkJob(const RunningJob& job, int r, std::vector<int>* touched);
   void MarkNodeAgain(const ClusterSnapshot& cluster, int n);
+  static void SetEnd(PoolGpu& gpu, const PlannedEnd& end) {
+    gpu.available_at = end.at;
+    gpu.early_at = end.early;
+    gpu.predicted = end.predicted;
+  }
   int NodePosition(const NodeId& name) const;  // -1: not an up node
   // The UUID's position, looked for on node `n` first (-1: anywhere).
   int GpuPosition(int n, const GpuUuid& uuid) const;
@@ -268,6 +289,12 @@ class GpuPool {
   std::int64_t NodeStart(int n,
                          Shape shape,
                          std::vector<std::pair<std::int64_t, int>>& times) const;
+  // The reservation of `shape` on node `n` from `start_ms`: the first shape.gpus GPUs of
+  // `times` (NodeStart's, sorted here), with how early and on what the start rests.
+  PoolReservation ReservationOn(int n,
+                                Shape shape,
+                                std::int64_t start_ms,
+                                std::vector<std::pair<std::int64_t, int>>& times) const;
   void ConsiderReservedNodes(Shape shape, std::int64_t end_ms, int& best, int& best_left) const;
   std::optional<PoolFit> FindConstrainedFit(Shape shape, std::int64_t end_ms) const;
   // Whether node `n` may take one member of a gang of `shape` ending at `end_ms` now.

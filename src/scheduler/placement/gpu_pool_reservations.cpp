@@ -77,21 +77,35 @@ std::optional<PoolReservation> GpuPool::EarliestStart(Shape shape) const {
   }
   const auto [start, n] = index.by_start.front();
   NodeStart(n, shape, times);
+  return ReservationOn(n, shape, start, times);
+}
+
+PoolReservation GpuPool::ReservationOn(int n,
+                                       Shape shape,
+                                       std::int64_t start_ms,
+                                       std::vector<std::pair<std::int64_t, int>>& times) const {
   std::sort(times.begin(), times.end());
-  PoolReservation reservation{.fit = PoolFit{.node = n, .gpus = {}}, .start_ms = start};
+  PoolReservation reservation{
+      .fit = PoolFit{.node = n, .gpus = {}}, .start_ms = start_ms, .early_ms = now_ms_};
   for (int i = 0; i < shape.gpus; ++i) {
-    reservation.fit.gpus.push_back(times[static_cast<std::size_t>(i)].second);
+    const int g = times[static_cast<std::size_t>(i)].second;
+    const PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
+    reservation.fit.gpus.push_back(g);
+    // The start waits for the last of these GPUs: at the earliest when the last of them may
+    // be back by the median estimates; a free one's basis does not matter.
+    reservation.early_ms = std::max(reservation.early_ms, std::min(gpu.early_at, start_ms));
+    reservation.predicted = reservation.predicted || (gpu.predicted && gpu.available_at > now_ms_);
   }
   std::sort(reservation.fit.gpus.begin(), reservation.fit.gpus.end());
   return reservation;
 }
 
-void GpuPool::Reserve(const PoolReservation& reservation, int waiter, std::int64_t until_ms) {
+void GpuPool::Reserve(const PoolReservation& reservation, int waiter, const PlannedEnd& until) {
   for (const int g : reservation.fit.gpus) {
     PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
     gpu.reserved_from = std::min(gpu.reserved_from, reservation.start_ms);
     gpu.first_waiter = gpu.first_waiter < 0 ? waiter : gpu.first_waiter;
-    gpu.available_at = until_ms;
+    SetEnd(gpu, until);
   }
   Recount(reservation.fit.node);
 }
@@ -143,16 +157,17 @@ std::optional<std::vector<PoolReservation>> GpuPool::EarliestGangStart(Shape sha
   const std::int64_t start_ms = std::prev(last)->first;  // when the last of them is ready
   std::vector<PoolReservation> reservations;
   reservations.reserve(static_cast<std::size_t>(count));
+  std::int64_t early_ms = now_ms_;
+  bool predicted = false;
   for (auto it = starts.begin(); it != last; ++it) {
     NodeStart(it->second, shape, times);
-    std::sort(times.begin(), times.end());
-    PoolReservation reservation{.fit = PoolFit{.node = it->second, .gpus = {}},
-                                .start_ms = start_ms};
-    for (int i = 0; i < shape.gpus; ++i) {
-      reservation.fit.gpus.push_back(times[static_cast<std::size_t>(i)].second);
-    }
-    std::sort(reservation.fit.gpus.begin(), reservation.fit.gpus.end());
-    reservations.push_back(std::move(reservation));
+    reservations.push_back(ReservationOn(it->second, shape, start_ms, times));
+    early_ms = std::max(early_ms, reservations.back().early_ms);
+    predicted = predicted || reservations.back().predicted;
+  }
+  for (PoolReservation& reservation : reservations) {  // the gang starts together
+    reservation.early_ms = early_ms;
+    reservation.predicted = predicted;
   }
   return reservations;
 }

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { apiGet } from '../api.js';
 import { useLive } from '../live.js';
 import { Chart } from '../chart.jsx';
-import { duration, kFinished, mib, money, num, pct, relative, time } from '../format.js';
+import { duration, kFinished, mib, money, num, pct, startBasis, startEstimate, time } from '../format.js';
 import { ErrorNote, Loading, NeedSignIn, StateBadge } from './common.jsx';
 
 // The chart history of one GPU over the job's run: the server's rings (GET .../series; fine
@@ -81,7 +81,7 @@ function Details({ job }) {
       <Field name="request">{job.gpus} GPU{job.gpus === 1 ? '' : 's'}{job.gpu_type ? ` of type ${job.gpu_type}` : ''}, priority {job.priority}{job.preemptible ? ', preemptible' : ''}{job.time_limit_s ? `, time limit ${duration(job.time_limit_s)}` : ''}</Field>
       {job.gang_job != null && <Field name="gang">rank {job.gang_rank} of the multi-node job <a href={`#/jobs/${job.gang_job}`}>{job.gang_job}</a>{job.nodes > 1 ? `, over ${job.nodes} nodes` : ''}</Field>}
       <Field name="submitted">{time(job.submit_time_ms)}</Field>
-      {job.state === 'PENDING' && <Field name="estimated start">{relative(job.estimated_start_ms)}</Field>}
+      {job.state === 'PENDING' && <Field name="estimated start">{startEstimate(job)}{job.start_estimate ? `, ${startBasis(job)}` : ''}</Field>}
       <Field name="started">{time(job.start_time_ms)}</Field>
       <Field name="ended">{time(job.end_time_ms)}{job.exit_code != null ? `, exit code ${job.exit_code}` : ''}</Field>
       <Field name="placement">{job.node ? `${job.node}: ${job.gpu_uuids.join(', ')}` : '–'}</Field>

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiGet } from '../api.js';
 import { useLive } from '../live.js';
-import { duration, kFinished, relative, time } from '../format.js';
+import { duration, kFinished, startBasis, startEstimate, time } from '../format.js';
 import { ErrorNote, Loading, NeedSignIn, StateBadge } from './common.jsx';
 
 function JobRow({ job, columns }) {
@@ -19,7 +19,7 @@ function JobRow({ job, columns }) {
       <td>{job.priority}</td>
       <td class="num">{job.gpus}</td>
       {columns === 'pending' && <td class="reason">{job.reason}</td>}
-      {columns === 'pending' && <td title={time(job.estimated_start_ms)}>{relative(job.estimated_start_ms)}</td>}
+      {columns === 'pending' && <td title={`${time(job.estimated_start_ms)} ${startBasis(job)}`.trim()}>{startEstimate(job)}</td>}
       {columns === 'running' && <td>{job.node}</td>}
       {columns === 'running' && <td>{job.start_time_ms == null ? '–' : duration((Date.now() - job.start_time_ms) / 1000)}</td>}
       {columns === 'finished' && <td>{time(job.end_time_ms)}</td>}
