@@ -210,6 +210,8 @@ std::vector<RunningJob> SchedulingStage::RunningJobs(const JobBook& jobs, Time n
         .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
         .stopping = jobs.Stops().Stopping(id),
         .estimate = EstimateOf(job),
+        .submit_time = job.submit_time,
+        .requeue = job.spec.requeue,
     });
   }
   return out;

@@ -34,7 +34,8 @@ void Engine::Start(const StartDecision& start, Millis now) {
                                         .estimate = live.queued.estimate,
                                         // the oracle figures the baseline orders read
                                         .expected_duration = length,
-                                        .attained_gpu_seconds = outcome.gpu_seconds});
+                                        .attained_gpu_seconds = outcome.gpu_seconds,
+                                        .submit_time = live.queued.submit_time});
   if (!start.allocation.gpus.empty()) {  // a CPU-only job holds no GPU, maybe no node
     NodeSnapshot& node = cluster_.nodes[node_index_.at(start.allocation.node.value())];
     node.allocated.insert(start.allocation.gpus.begin(), start.allocation.gpus.end());
