@@ -11,9 +11,14 @@ std::int64_t HeldMilli(const JobRequest& request) {
   return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
 }
 
-// A place: `submit_ms` moved back by `gpu_ms`, at most max_delay.
-std::int64_t Delayed(std::int64_t submit_ms, std::int64_t gpu_ms, const PolicyConfig& policy) {
-  return submit_ms + std::min(gpu_ms, Millis(policy.prediction.max_delay).count());
+// A place: `submit_ms` moved back by `gpu_ms` x `size_weight`, at most max_delay.
+std::int64_t Delayed(std::int64_t submit_ms,
+                     std::int64_t gpu_ms,
+                     double size_weight,
+                     const PolicyConfig& policy) {
+  const double cap_ms = static_cast<double>(Millis(policy.prediction.max_delay).count());
+  return submit_ms +
+         static_cast<std::int64_t>(std::min(static_cast<double>(gpu_ms) * size_weight, cap_ms));
 }
 
 // GPUs a job counts for in its size: a CPU-only job holds no GPU, but is placed as a job of
@@ -61,15 +66,14 @@ std::int64_t PlaceMs(const QueuedJob& job, const PolicyConfig& policy, double si
   if ((!job.estimate && job.attained_gpu_seconds <= 0) || !UsesEstimates(policy)) {
     return submit_ms;
   }
-  const double weighted = static_cast<double>(RemainingGpuMs(job)) * size_weight;
-  return Delayed(submit_ms,
-                 static_cast<std::int64_t>(std::min(
-                     weighted, static_cast<double>(Millis(policy.prediction.max_delay).count()))),
-                 policy);
+  return Delayed(submit_ms, RemainingGpuMs(job), size_weight, policy);
 }
 
-std::int64_t RunningPlaceMs(const RunningJob& job, const PolicyConfig& policy, Time now) {
-  return Delayed(ToUnixMillis(job.submit_time), RemainingGpuMs(job, now), policy);
+std::int64_t RunningPlaceMs(const RunningJob& job,
+                            const PolicyConfig& policy,
+                            Time now,
+                            double size_weight) {
+  return Delayed(ToUnixMillis(job.submit_time), RemainingGpuMs(job, now), size_weight, policy);
 }
 
 std::optional<std::chrono::seconds> PlannedLength(const QueuedJob& job,

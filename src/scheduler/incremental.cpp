@@ -544,7 +544,7 @@ IncrementalScheduler::OrderKey IncrementalScheduler::KeyOf(const QueuedJob& job,
   return OrderKey{.tier = classes_->Tier(cls),
                   .borrowing = team->second.first,
                   .team_share = team->second.second,
-                  .user_key = user->second.first,
+                  .user_key = UserOrderKey(user->second.first, scale_),
                   .place_ms = PlaceMs(job, policy_, user->second.second),
                   .id = job.id.value()};
 }

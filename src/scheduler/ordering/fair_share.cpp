@@ -74,12 +74,15 @@ class ShareCache {
     return it->second;
   }
 
+  const ShareScale& Scale() const { return scale_; }
+
  private:
   const ClusterSnapshot& cluster_;
   const PolicyConfig& policy_;
   const Ledger& ledger_;
   const ShareScale scale_;
   std::unordered_map<std::string, std::pair<int, double>> teams_;
+
   std::unordered_map<std::string, std::pair<double, double>> users_;
 };
 
@@ -141,13 +144,43 @@ UserStanding UserStandingOf(const std::string& user,
   const double share = used / w;
   const double key = StandingKey(share, scale.user_mean, scale.band);
   if (scale.weigh_sizes) {
-    return UserStanding{.usage_gpu_seconds = used,
-                        .weight = w,
-                        .share = share,
-                        .key = 0,
-                        .size_weight = std::pow(scale.band, std::max(key, kLowestSizeBand))};
+    // No user (a trace without users, a shared account), or nobody has used GPUs yet: every
+    // size counts as it is, so that weights never rescale size against waiting time for all.
+    const bool weighs = !user.empty() && scale.user_mean > 0;
+    return UserStanding{
+        .usage_gpu_seconds = used,
+        .weight = w,
+        .share = share,
+        .key = key,
+        .size_weight = weighs ? std::pow(scale.band, std::max(key, kLowestSizeBand)) : 1};
   }
   return UserStanding{.usage_gpu_seconds = used, .weight = w, .share = share, .key = key};
+}
+
+SizeWeights::SizeWeights(const ClusterSnapshot& cluster, const PolicyConfig& policy)
+    : cluster_(cluster), policy_(policy), scale_(ShareScaleOf(cluster, policy)) {}
+
+double SizeWeights::OfUser(const std::string& user) {
+  auto it = users_.find(user);
+  if (it == users_.end()) {
+    it = users_.emplace(user, UserStandingOf(user, cluster_, policy_, scale_).size_weight).first;
+  }
+  return it->second;
+}
+
+const std::vector<double>& SizeWeights::OfRunning() {
+  if (!running_.has_value()) {
+    running_.emplace();
+    running_->reserve(cluster_.running.size());
+    for (const RunningJob& job : cluster_.running) {
+      running_->push_back(OfUser(job.user));
+    }
+  }
+  return *running_;
+}
+
+double UserOrderKey(double key, const ShareScale& scale) {
+  return scale.weigh_sizes ? 0 : key;
 }
 
 std::vector<const QueuedJob*> FairShareOrder(const Queue& queue,
@@ -184,8 +217,9 @@ Ordering FairShareOrdering(const Queue& queue,
       it = group_of.emplace(group, standings.size()).first;
       const auto [borrowing, team_share] = shares.Team(job.team);
       const auto [user_key, size_weight] = shares.User(job.user);
-      standings.push_back(
-          Standing{.borrowing = borrowing, .team_share = team_share, .user_key = user_key});
+      standings.push_back(Standing{.borrowing = borrowing,
+                                   .team_share = team_share,
+                                   .user_key = UserOrderKey(user_key, shares.Scale())});
       size_weights.push_back(size_weight);
     }
     job_group[i] = it->second;

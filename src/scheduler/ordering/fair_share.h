@@ -22,6 +22,9 @@
 // Pure: safe from any thread.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,9 +61,9 @@ TeamStanding TeamStandingOf(const std::string& team,
                             const Ledger& ledger);
 
 // A user's standing within a team: the lower share (decayed GPU-seconds / weight), or band,
-// first; or, where bands weigh sizes (ShareScale::weigh_sizes), no order between users
-// (key 0) and their jobs' predicted GPU-time counted size_weight = band factor ^ band (at
-// least kLowestSizeBand) in their places.
+// first; where bands weigh sizes (ShareScale::weigh_sizes), their jobs' predicted GPU-time
+// counts size_weight = band factor ^ band (at least kLowestSizeBand) in their places, and
+// users do not compare by key (UserOrderKey).
 struct UserStanding {
   double usage_gpu_seconds = 0;
   double weight = 1;
@@ -68,14 +71,38 @@ struct UserStanding {
   double key = 0;  // what the order compares: StandingKey of the share
   double size_weight = 1;
 };
+// What the order compares of a user's standing `key`: the key, or, where bands weigh sizes,
+// 0: users compare equal, and only their jobs' weighed sizes tell them apart. (So a job with
+// no estimate, before any run has ended, is placed at its submit time whoever its user is.)
+double UserOrderKey(double key, const ShareScale& scale);
+
 // The lowest band that weighs a size: a user who used less than 1/8 of the mean (band -3 at
-// the stock factor 2), or nothing, has their jobs' sizes count 1/8, not nothing, so that a
-// newcomer's week-long job does not go before everyone's short ones.
+// the stock factor 2), or nothing while others did, has their jobs' sizes count 1/8, not
+// nothing, so that a newcomer's week-long job does not go before everyone's short ones. Jobs
+// of no user, and all jobs while nobody has used GPUs, count their sizes as they are.
 inline constexpr double kLowestSizeBand = -3;
 UserStanding UserStandingOf(const std::string& user,
                             const ClusterSnapshot& cluster,
                             const PolicyConfig& policy,
                             const ShareScale& scale);
+
+// The users' size weights (UserStanding::size_weight) of one pass, looked up once per user:
+// what preemption by size compares places with, so that a job preempts for size only a job
+// that would go after it in the queue. Not thread-safe; borrows `cluster` and `policy`.
+class SizeWeights {
+ public:
+  SizeWeights(const ClusterSnapshot& cluster, const PolicyConfig& policy);
+  double OfUser(const std::string& user);
+  // By index into cluster.running.
+  const std::vector<double>& OfRunning();
+
+ private:
+  const ClusterSnapshot& cluster_;
+  const PolicyConfig& policy_;
+  ShareScale scale_;
+  std::map<std::string, double, std::less<>> users_;
+  std::optional<std::vector<double>> running_;
+};
 
 // Under a baseline order (PolicyConfig::ordering other than priority) the order is
 // BaselineOrdering's instead (ordering/baseline.h).

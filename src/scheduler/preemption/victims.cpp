@@ -79,14 +79,18 @@ int SortedOptions(const GpuPool& pool,
       matching += pool.Matches(pool.Gpus()[static_cast<std::size_t>(g)], preemptor.shape.model);
     }
     if (matching > 0) {
-      options.push_back(Option{.key = {!job.stopping,
-                                       !job.preemptible,
-                                       -Tier(preemptor, r),
-                                       -RunningRank(job, policy, now),
-                                       LostMillis(job, now),
-                                       job.id},
-                               .running = r,
-                               .matching = matching});
+      options.push_back(Option{
+          .key = {!job.stopping,
+                  !job.preemptible,
+                  -Tier(preemptor, r),
+                  // a baseline's rank; under the priority order
+                  // the least lost work decides, by size too
+                  policy.ordering.order == QueueOrder::kPriority ? 0
+                                                                 : -RunningRank(job, policy, now),
+                  LostMillis(job, now),
+                  job.id},
+          .running = r,
+          .matching = matching});
     }
   }
   std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
@@ -201,11 +205,15 @@ Preemptor JobPreemptor(const QueuedJob& job,
                        ClassIndex cls,
                        bool guarantee_right,
                        const PolicyConfig& policy,
-                       std::optional<std::chrono::seconds> limit) {
+                       std::optional<std::chrono::seconds> limit,
+                       SizeWeights& weights) {
   Preemptor preemptor = MakePreemptor(shape, classes, cls, job.team, guarantee_right);
   preemptor.rank = OrderPreempts(policy) ? QueuedRank(job, policy, limit) : 0;
   preemptor.by_size = PreemptsBySize(policy);
-  preemptor.place_ms = preemptor.by_size ? PlaceMs(job, policy) : 0;
+  if (preemptor.by_size) {
+    preemptor.place_ms = PlaceMs(job, policy, weights.OfUser(job.user));
+    preemptor.running_size_weights = &weights.OfRunning();
+  }
   return preemptor;
 }
 
@@ -243,7 +251,13 @@ PreemptionRight RightToPreempt(const GpuPool& pool,
   // victim's remaining time and costs those two: a job that never checkpoints has lost as much
   // as it has run, so once past half its estimate (remaining = its age) it is never taken.
   if (!preemptor.by_size || !victim.requeue || victim.team != preemptor.team ||
-      preemptor.place_ms >= RunningPlaceMs(victim, policy, now)) {
+      preemptor.place_ms >=
+          RunningPlaceMs(victim,
+                         policy,
+                         now,
+                         preemptor.running_size_weights != nullptr
+                             ? (*preemptor.running_size_weights)[static_cast<std::size_t>(r)]
+                             : 1)) {
     return PreemptionRight::kNone;
   }
   const double lost_gpu_ms =

@@ -229,6 +229,7 @@ TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkWithinTheTeamAndAheadInTheQueue) {
     RunningJob job = Running(1, "a", {0, 1, 2, 3}, PriorityClass::kNormal, ran);
     job.team = "mine";
     job.submit_time = job.start_time;
+    job.last_checkpoint = kNow;  // it would lose nothing
     job.estimate = RunEstimate{.expected = Millis(minutes(30)), .high = Millis(minutes(90))};
     return job;
   };
@@ -242,13 +243,15 @@ TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkWithinTheTeamAndAheadInTheQueue) {
     job.estimate = RunEstimate{.expected = Millis(expected), .high = Millis(expected * 3)};
     const GpuPool pool(cluster_, kNow, true);
     const ClassTable classes(policy_, cluster_);
+    SizeWeights weights(cluster_, policy_);
     const Preemptor preemptor = JobPreemptor(job,
                                              pool.ShapeOf(job.request),
                                              classes,
                                              classes.IndexOf(PriorityClass::kNormal),
                                              false,
                                              policy_,
-                                             std::nullopt);
+                                             std::nullopt,
+                                             weights);
     return RightToPreempt(pool, cluster_, 0, preemptor, policy_, kNow);
   };
   const RunningJob victim = victim_of(minutes(60));
@@ -280,6 +283,14 @@ TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkWithinTheTeamAndAheadInTheQueue) {
   old.submit_time = kNow - std::chrono::hours(24 * 7);
   old.estimate->expected = Millis(std::chrono::hours(24 * 365));
   EXPECT_EQ(right(old, minutes(10)), PreemptionRight::kNone);
+  // The work it would lose counts against the gain: with its last checkpoint 50 minutes ago
+  // (200 GPU-minutes), 240 >= 2 x (10 + 200) fails; 10 minutes ago (40), 240 >= 2 x (10 + 40).
+  RunningJob unsaved = victim;
+  unsaved.last_checkpoint = kNow - minutes(50);
+  EXPECT_EQ(right(unsaved, minutes(10)), PreemptionRight::kNone);
+  unsaved.last_checkpoint = kNow - minutes(10);
+  EXPECT_EQ(right(unsaved, minutes(10)), PreemptionRight::kOrder);
+  EXPECT_EQ(right(unsaved, minutes(81)), PreemptionRight::kNone);  // 2 x (81 + 40) > 240
   // Off: only classes and guarantees preempt.
   policy_.prediction.size_preemption = false;
   EXPECT_EQ(right(victim, minutes(10)), PreemptionRight::kNone);
