@@ -69,11 +69,8 @@ std::int64_t PlaceMs(const QueuedJob& job, const PolicyConfig& policy, double si
   return Delayed(submit_ms, RemainingGpuMs(job), size_weight, policy);
 }
 
-std::int64_t RunningPlaceMs(const RunningJob& job,
-                            const PolicyConfig& policy,
-                            Time now,
-                            double size_weight) {
-  return Delayed(ToUnixMillis(job.submit_time), RemainingGpuMs(job, now), size_weight, policy);
+std::int64_t RunningPlaceMs(const RunningJob& job, const PolicyConfig& policy, Time now) {
+  return Delayed(ToUnixMillis(job.submit_time), RemainingGpuMs(job, now), 1, policy);
 }
 
 std::optional<std::chrono::seconds> PlannedLength(const QueuedJob& job,

@@ -69,10 +69,7 @@ std::int64_t RemainingGpuMs(const RunningJob& job, Time now);
 
 // A running job's place at `now`, as PlaceMs would give it were it waiting with its service
 // so far: what a waiting job must come before to preempt it for size.
-std::int64_t RunningPlaceMs(const RunningJob& job,
-                            const PolicyConfig& policy,
-                            Time now,
-                            double size_weight = 1);
+std::int64_t RunningPlaceMs(const RunningJob& job, const PolicyConfig& policy, Time now);
 
 // The length a pass plans a start of `job` with: its effective limit (`limit`), or, when
 // UsesEstimates(policy), its high estimate where that is shorter or there is no limit.

@@ -409,11 +409,8 @@ bool Pass::TryPreempt(const QueuedJob& job,
   // ranked later has no right an earlier one lacked, so a failure covers later ranks too.
   // Preemption by size: a later place has no right an earlier one lacked either, and the
   // rights are within the job's team.
-  if (!size_weights_.has_value()) {
-    size_weights_.emplace(cluster_, policy_);
-  }
-  const Preemptor preemptor = JobPreemptor(
-      job, shape, classes_, c, verdict.guarantee_right, policy_, limit, *size_weights_);
+  const Preemptor preemptor =
+      JobPreemptor(job, shape, classes_, c, verdict.guarantee_right, policy_, limit);
   const auto memo_key =
       std::make_tuple(shape.model,
                       shape.constraint,

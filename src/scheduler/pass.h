@@ -195,9 +195,8 @@ class Pass {
     std::int64_t place_ms = 0;
   };
   std::map<std::tuple<int, int, int, bool, std::string>, NoVictims> unpreemptable_;
-  VictimCache victims_;                      // what earlier victim searches found per node
-  std::optional<SizeWeights> size_weights_;  // the users' size weights, at the first preemptor
-  std::vector<Waiter> waiters_;              // jobs that reserved or claimed GPUs, in order
+  VictimCache victims_;          // what earlier victim searches found per node
+  std::vector<Waiter> waiters_;  // jobs that reserved or claimed GPUs, in order
   // Multi-node jobs of the queue Run was given (queue_; null for ConsiderNext): gang id → its
   // queued members, ids ascending, filled when the first member comes up; a gang's entry is
   // emptied once decided.

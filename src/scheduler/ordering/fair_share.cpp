@@ -157,28 +157,6 @@ UserStanding UserStandingOf(const std::string& user,
   return UserStanding{.usage_gpu_seconds = used, .weight = w, .share = share, .key = key};
 }
 
-SizeWeights::SizeWeights(const ClusterSnapshot& cluster, const PolicyConfig& policy)
-    : cluster_(cluster), policy_(policy), scale_(ShareScaleOf(cluster, policy)) {}
-
-double SizeWeights::OfUser(const std::string& user) {
-  auto it = users_.find(user);
-  if (it == users_.end()) {
-    it = users_.emplace(user, UserStandingOf(user, cluster_, policy_, scale_).size_weight).first;
-  }
-  return it->second;
-}
-
-const std::vector<double>& SizeWeights::OfRunning() {
-  if (!running_.has_value()) {
-    running_.emplace();
-    running_->reserve(cluster_.running.size());
-    for (const RunningJob& job : cluster_.running) {
-      running_->push_back(OfUser(job.user));
-    }
-  }
-  return *running_;
-}
-
 double UserOrderKey(double key, const ShareScale& scale) {
   return scale.weigh_sizes ? 0 : key;
 }

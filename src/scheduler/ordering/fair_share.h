@@ -22,9 +22,6 @@
 // Pure: safe from any thread.
 #pragma once
 
-#include <functional>
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,24 +82,6 @@ UserStanding UserStandingOf(const std::string& user,
                             const ClusterSnapshot& cluster,
                             const PolicyConfig& policy,
                             const ShareScale& scale);
-
-// The users' size weights (UserStanding::size_weight) of one pass, looked up once per user:
-// what preemption by size compares places with, so that a job preempts for size only a job
-// that would go after it in the queue. Not thread-safe; borrows `cluster` and `policy`.
-class SizeWeights {
- public:
-  SizeWeights(const ClusterSnapshot& cluster, const PolicyConfig& policy);
-  double OfUser(const std::string& user);
-  // By index into cluster.running.
-  const std::vector<double>& OfRunning();
-
- private:
-  const ClusterSnapshot& cluster_;
-  const PolicyConfig& policy_;
-  ShareScale scale_;
-  std::map<std::string, double, std::less<>> users_;
-  std::optional<std::vector<double>> running_;
-};
 
 // Under a baseline order (PolicyConfig::ordering other than priority) the order is
 // BaselineOrdering's instead (ordering/baseline.h).

@@ -38,8 +38,9 @@ using NodeCost = VictimCache::NodeCost;
 
 // One running job on a node that could make room, in the order victims are taken.
 struct Option {
-  // stopping first, borrowed first, lowest class, last in the order, least lost, id
-  std::tuple<bool, bool, int, std::int64_t, std::int64_t, JobId> key;
+  // stopping first, borrowed first, lowest class, last in a baseline order, least lost, most
+  // predicted work left (priority order), id
+  std::tuple<bool, bool, int, std::int64_t, std::int64_t, std::int64_t, JobId> key;
   int running = 0;
   int matching = 0;  // its GPUs of the preemptor's model
 };
@@ -79,18 +80,19 @@ int SortedOptions(const GpuPool& pool,
       matching += pool.Matches(pool.Gpus()[static_cast<std::size_t>(g)], preemptor.shape.model);
     }
     if (matching > 0) {
-      options.push_back(Option{
-          .key = {!job.stopping,
-                  !job.preemptible,
-                  -Tier(preemptor, r),
-                  // a baseline's rank; under the priority order
-                  // the least lost work decides, by size too
-                  policy.ordering.order == QueueOrder::kPriority ? 0
-                                                                 : -RunningRank(job, policy, now),
-                  LostMillis(job, now),
-                  job.id},
-          .running = r,
-          .matching = matching});
+      // Under the priority order a baseline rank is 0; the predicted remaining GPU-time
+      // (preemption by size) breaks ties of lost work: the longest left first, as SRPT would.
+      const bool baseline = policy.ordering.order != QueueOrder::kPriority;
+      const std::int64_t rank = RunningRank(job, policy, now);
+      options.push_back(Option{.key = {!job.stopping,
+                                       !job.preemptible,
+                                       -Tier(preemptor, r),
+                                       baseline ? -rank : 0,
+                                       LostMillis(job, now),
+                                       baseline ? 0 : -rank,
+                                       job.id},
+                               .running = r,
+                               .matching = matching});
     }
   }
   std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
@@ -205,15 +207,11 @@ Preemptor JobPreemptor(const QueuedJob& job,
                        ClassIndex cls,
                        bool guarantee_right,
                        const PolicyConfig& policy,
-                       std::optional<std::chrono::seconds> limit,
-                       SizeWeights& weights) {
+                       std::optional<std::chrono::seconds> limit) {
   Preemptor preemptor = MakePreemptor(shape, classes, cls, job.team, guarantee_right);
   preemptor.rank = OrderPreempts(policy) ? QueuedRank(job, policy, limit) : 0;
   preemptor.by_size = PreemptsBySize(policy);
-  if (preemptor.by_size) {
-    preemptor.place_ms = PlaceMs(job, policy, weights.OfUser(job.user));
-    preemptor.running_size_weights = &weights.OfRunning();
-  }
+  preemptor.place_ms = preemptor.by_size ? PlaceMs(job, policy) : 0;
   return preemptor;
 }
 
@@ -251,13 +249,7 @@ PreemptionRight RightToPreempt(const GpuPool& pool,
   // victim's remaining time and costs those two: a job that never checkpoints has lost as much
   // as it has run, so once past half its estimate (remaining = its age) it is never taken.
   if (!preemptor.by_size || !victim.requeue || victim.team != preemptor.team ||
-      preemptor.place_ms >=
-          RunningPlaceMs(victim,
-                         policy,
-                         now,
-                         preemptor.running_size_weights != nullptr
-                             ? (*preemptor.running_size_weights)[static_cast<std::size_t>(r)]
-                             : 1)) {
+      preemptor.place_ms >= RunningPlaceMs(victim, policy, now)) {
     return PreemptionRight::kNone;
   }
   const double lost_gpu_ms =

@@ -39,7 +39,6 @@
 #include "core/clock.h"
 #include "model/snapshot.h"
 #include "scheduler/classes.h"
-#include "scheduler/ordering/fair_share.h"
 #include "scheduler/placement/gpu_pool.h"
 #include "scheduler/policy.h"
 
@@ -61,23 +60,22 @@ struct Preemptor {
   // size takes only victims whose place, had they been waiting, comes after it.
   bool by_size = false;
   std::int64_t place_ms = 0;
-  // By running job: its user's size weight (SizeWeights), for its place; null: 1.
-  const std::vector<double>* running_size_weights = nullptr;
 };
 
 Preemptor MakePreemptor(
     Shape shape, const ClassTable& classes, ClassIndex cls, std::string team, bool guarantee_right);
 // The preemptor for waiting `job` of class `cls` (effective limit `limit`): MakePreemptor's,
-// with its rank and place under the policy's order (the pass and Explain alike); `weights`,
-// the pass's, give the places their users' size weights. The preemptor points into them.
+// with its rank and place under the policy's order (the pass and Explain alike). The place is
+// by size alone: preemption by size compares sizes and ages; users' fair share weighs sizes
+// in the queue's order only (measured: weighing them here too took most preemptions away from
+// the heavy users' short jobs, docs/decisions/0009).
 Preemptor JobPreemptor(const QueuedJob& job,
                        Shape shape,
                        const ClassTable& classes,
                        ClassIndex cls,
                        bool guarantee_right,
                        const PolicyConfig& policy,
-                       std::optional<std::chrono::seconds> limit,
-                       SizeWeights& weights);
+                       std::optional<std::chrono::seconds> limit);
 
 struct VictimChoice {
   PoolFit fit;                // the GPUs the preemptor will get

@@ -243,15 +243,13 @@ TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkWithinTheTeamAndAheadInTheQueue) {
     job.estimate = RunEstimate{.expected = Millis(expected), .high = Millis(expected * 3)};
     const GpuPool pool(cluster_, kNow, true);
     const ClassTable classes(policy_, cluster_);
-    SizeWeights weights(cluster_, policy_);
     const Preemptor preemptor = JobPreemptor(job,
                                              pool.ShapeOf(job.request),
                                              classes,
                                              classes.IndexOf(PriorityClass::kNormal),
                                              false,
                                              policy_,
-                                             std::nullopt,
-                                             weights);
+                                             std::nullopt);
     return RightToPreempt(pool, cluster_, 0, preemptor, policy_, kNow);
   };
   const RunningJob victim = victim_of(minutes(60));
