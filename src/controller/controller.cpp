@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <future>
-#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -55,7 +54,7 @@ Controller::Controller(std::unique_ptr<Store> store,
                                    .telemetry = *telemetry_,
                                    .usage = usage_,
                                    .dependencies = dependencies_,
-                                   .running_spans = [this] { return RunningSpans(); },
+                                   .running_spans = [this] { return node_desk_.RunningSpans(); },
                                    .full_passes = counters_.full_passes,
                                    .incremental_passes = counters_.incremental_passes}),
       desk_(JobDeskOptions{.policy = options_.policy,
@@ -101,10 +100,9 @@ Controller::Controller(std::unique_ptr<Store> store,
                                            .clock = clock_,
                                            .running_spans =
                                                [this] {
-                                                 return RunningSpans();
+                                                 return node_desk_.RunningSpans();
                                                }}),
       tokens_(TokenDeskParts{.jobs = jobs_, .store = *store_, .out = out_, .clock = clock_}) {
-  counters_.wait_buckets.assign(kWaitBucketBounds.size(), 0);
   PublishView();
 }
 
@@ -141,7 +139,7 @@ Status Controller::Load() {
     }
   }
   GF_TRY(desk_.RestoreDependencies());
-  GF_TRY(usage_.Load(*store_, clock_.Now(), RunningSpans()));
+  GF_TRY(usage_.Load(*store_, clock_.Now(), node_desk_.RunningSpans()));
   GF_TRY(notifications_.Load(*store_));  // after the accounting: budget alerts already sent
   PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
@@ -195,7 +193,7 @@ void Controller::Loop() {
 void Controller::RunTurn(const std::vector<Command>& commands) {
   RenewLease();
   // What was held since the last turn, before the commands change it.
-  usage_.Advance(clock_.Now(), RunningSpans(/*for_ledgers=*/true));
+  usage_.Advance(clock_.Now(), node_desk_.RunningSpans(/*for_ledgers=*/true));
   for (const auto& command : commands) {
     try {
       command.apply();
@@ -246,17 +244,6 @@ std::chrono::steady_clock::time_point Controller::NextWakeup() const {
     }
   }
   return std::chrono::steady_clock::now() + wait;
-}
-
-// The queue-wait histogram behind gpufleet_queue_wait_seconds: a job just started.
-void Controller::CountWait(const Job& job) {
-  const double wait = Seconds(job.submit_time, clock_.Now());
-  const auto* bucket = std::lower_bound(kWaitBucketBounds.begin(), kWaitBucketBounds.end(), wait);
-  if (bucket != kWaitBucketBounds.end()) {
-    counters_.wait_buckets[static_cast<std::size_t>(bucket - kWaitBucketBounds.begin())] += 1;
-  }
-  counters_.wait_count += 1;
-  counters_.wait_sum_seconds += std::max(0.0, wait);
 }
 
 Status Controller::Flush() {
@@ -329,7 +316,7 @@ void Controller::Schedule() {
   for (const JobId id : outcome.started) {
     const Job& job = jobs_.At(id);
     node_desk_.AssignGpus(job);
-    CountWait(job);
+    counters_.CountWait(Seconds(job.submit_time, clock_.Now()));
   }
   // Launched once every start is applied: a gang member's environment names all its members'
   // nodes.
@@ -376,12 +363,7 @@ Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
 }
 
 void Controller::PublishView() {
-  std::vector<const Node*> nodes;
-  nodes.reserve(nodes_.Count());
-  for (const auto& [name, entry] : nodes_.Entries()) {
-    nodes.push_back(&entry.node);
-  }
-  reads_.Publish(NextView(*reads_.Latest(), jobs_.Active(), nodes, counters_, fatal_));
+  reads_.Publish(NextView(*reads_.Latest(), jobs_.Active(), nodes_.Nodes(), counters_, fatal_));
 }
 
 // ---- the job calls (job_desk.h) -------------------------------------------------------------
@@ -391,8 +373,7 @@ Status Controller::Accepting() const {
 }
 
 Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
-  return Call<Job>([this, caller, spec = std::move(spec)]() mutable -> Result<Job> {
-    GF_TRY(Accepting());
+  return CallAccepting<Job>([this, caller, spec = std::move(spec)]() mutable {
     return desk_.Submit(caller, std::move(spec));
   });
 }
@@ -400,41 +381,27 @@ Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
 Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
                                                  JobSpec spec,
                                                  ArrayRequest array) {
-  return Call<std::vector<Job>>([this,
-                                 caller,
-                                 spec = std::move(spec),
-                                 array = std::move(array)]() mutable -> Result<std::vector<Job>> {
-    GF_TRY(Accepting());
-    return desk_.SubmitArray(caller, std::move(spec), array);
-  });
+  return CallAccepting<std::vector<Job>>(
+      [this, caller, spec = std::move(spec), array = std::move(array)]() mutable {
+        return desk_.SubmitArray(caller, std::move(spec), array);
+      });
 }
 
 Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
-  return Call<Job>([this, caller, id]() -> Result<Job> {
-    GF_TRY(Accepting());
-    return desk_.Cancel(caller, id);
-  });
+  return CallAccepting<Job>([this, caller, id] { return desk_.Cancel(caller, id); });
 }
 
 Result<std::vector<Job>> Controller::CancelArray(const Caller& caller, JobId array_job) {
-  return Call<std::vector<Job>>([this, caller, array_job]() -> Result<std::vector<Job>> {
-    GF_TRY(Accepting());
-    return desk_.CancelArray(caller, array_job);
-  });
+  return CallAccepting<std::vector<Job>>(
+      [this, caller, array_job] { return desk_.CancelArray(caller, array_job); });
 }
 
 Result<Job> Controller::ApproveJob(const Caller& caller, JobId id) {
-  return Call<Job>([this, caller, id]() -> Result<Job> {
-    GF_TRY(Accepting());
-    return desk_.Approve(caller, id);
-  });
+  return CallAccepting<Job>([this, caller, id] { return desk_.Approve(caller, id); });
 }
 
 Result<Job> Controller::CheckpointJob(const Caller& caller, JobId id) {
-  return Call<Job>([this, caller, id]() -> Result<Job> {
-    GF_TRY(Accepting());
-    return desk_.Checkpoint(caller, id);
-  });
+  return CallAccepting<Job>([this, caller, id] { return desk_.Checkpoint(caller, id); });
 }
 
 Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
@@ -478,36 +445,10 @@ Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportReque
 
 // ---- accounting (usage_book.h): its inputs, quota; approve, checkpoint ---------------------
 
-std::vector<RunningSpan> Controller::RunningSpans(bool for_ledgers) const {
-  const bool models = !for_ledgers || usage_.WeighsModels();
-  std::vector<RunningSpan> out;
-  out.reserve(jobs_.Holding().size());
-  for (const JobId id : jobs_.Holding()) {
-    const Job& job = jobs_.At(id);
-    const std::optional<JobUsage> usage = for_ledgers ? std::nullopt : telemetry_->Usage(job.id);
-    out.push_back(RunningSpan{
-        .team = job.spec.team,
-        .user = job.owner.user,
-        .gpus = HeldGpus(*job.allocation),
-        .start = job.start_time.value_or(clock_.Now()),
-        .gpu_models = models ? node_desk_.GpuModelsOfJob(job) : std::vector<std::string>{},
-        .energy_mj = usage ? usage->energy_mj : 0,
-        .held_milli = HeldMilli(*job.allocation),
-        .borrowed = job.preemptible});
-  }
-  return out;
-}
-
 Result<QuotaReport> Controller::Quota(const Caller& caller) {
   return Call<QuotaReport>([this, caller]() -> Result<QuotaReport> {
     GF_TRY(Authorize(caller, Resource::kTeam, Action::kRead, Ownership::kOwn, "quota"));
-    std::set<std::string> job_teams;  // the teams of the caller's jobs, pending ones too
-    for (const auto& [id, job] : jobs_.Active()) {
-      if (job.owner.uid == caller.uid) {
-        job_teams.insert(job.spec.team);
-      }
-    }
-    return usage_.Quota(caller, job_teams, RunningSpans(), clock_.Now());
+    return usage_.Quota(caller, desk_.TeamsOf(caller), node_desk_.RunningSpans(), clock_.Now());
   });
 }
 

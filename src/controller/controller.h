@@ -195,6 +195,14 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // Runs fn on the state thread; returns its result once the turn is committed.
   template <typename T>
   Result<T> Call(std::function<Result<T>()> fn);
+  // Call, for a call that changes state: refused once the store failed or the lease was lost.
+  template <typename T>
+  Result<T> CallAccepting(std::function<Result<T>()> fn) {
+    return Call<T>([this, fn = std::move(fn)]() -> Result<T> {
+      GF_TRY(Accepting());
+      return fn();
+    });
+  }
   void Post(std::function<void()> fn);
 
   void Loop();
@@ -215,11 +223,6 @@ class Controller final : public ClusterService, public AgentReports, private Job
   void OnRequeueing(const Job& job) override;
   // The turn's kill orders (JobBook::TakeKills), to their agents after the commit.
   void SendKills();
-  // The jobs holding GPUs as usage_ reads them (usage_book.h). `for_ledgers`: only what the
-  // per-turn UsageBook::Advance reads (no energy; GPU models only when the fair share weighs
-  // them), so that a turn makes no Telemetry lookup per running job.
-  std::vector<RunningSpan> RunningSpans(bool for_ledgers = false) const;
-  void CountWait(const Job& job);  // a job just started: the queue-wait histogram
   // Scheduling (scheduling_stage.h): the turn's pass, its outcome applied outside the job book.
   void Schedule();
   // What the agent is sent to launch `job` (allocated): the job with the environment of its

@@ -39,13 +39,7 @@ JobDesk::JobDesk(const JobDeskOptions& options, JobDeskParts parts)
     : policy_(options.policy),
       team_of_user_(options.team_of_user),
       only_uid_(options.only_uid),
-      jobs_(parts.jobs),
-      store_(parts.store),
-      dependencies_(parts.dependencies),
-      nodes_(parts.nodes),
-      runtimes_(parts.runtimes),
-      scheduling_(parts.scheduling),
-      clock_(parts.clock) {}
+      p_(parts) {}
 
 Result<Job> JobDesk::Submit(const Caller& caller, JobSpec spec) {
   spec = WithDefaultClass(std::move(spec), policy_);
@@ -109,11 +103,11 @@ Status JobDesk::CheckSubmission(const Caller& caller, const JobSpec& spec) {
     GF_TRY(CheckIdleOptOut(policy_, spec.priority));  // "--no-reap: class 'normal' ..."
   }
   const ClusterSnapshot nodes =
-      nodes_.Snapshot({}, nullptr);  // what could ever run, not what is free
+      p_.nodes.Snapshot({}, nullptr);  // what could ever run, not what is free
   if (!nodes.nodes.empty()) {
     GF_TRY(CheckFeasible(nodes, spec.request));
   }
-  return dependencies_.Check(caller, spec.after);
+  return p_.dependencies.Check(caller, spec.after);
 }
 
 Job JobDesk::AddJob(const Caller& caller, JobSpec spec) {
@@ -130,7 +124,7 @@ Job JobDesk::AddJob(const Caller& caller, JobSpec spec) {
     job.spec.name = DefaultJobName(job.spec.argv.front());  // escaped: argv[0] is any bytes
   }
   job.state = JobState::kPending;
-  job.submit_time = clock_.Now();
+  job.submit_time = p_.clock.Now();
   job.reason = "waiting for the scheduler";
   std::string limit =
       job.spec.time_limit ? ", time limit " + FormatDuration(*job.spec.time_limit) : "";
@@ -142,26 +136,26 @@ Job JobDesk::AddJob(const Caller& caller, JobSpec spec) {
            std::to_string(job.spec.gang->size) + " of job " +
            std::to_string(job.spec.gang->gang_job.value()) + ")";
   }
-  jobs_.Record(job.id,
-               "submit",
-               caller.user,
-               "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
-                   ", priority " + std::string(ToString(job.spec.priority)) + limit);
-  job.prediction = runtimes_.Estimate(job);
-  jobs_.Add(job);
-  dependencies_.Track(job);
-  scheduling_.NoteArrival(job, dependencies_.Waiting(job.id));
+  p_.jobs.Record(job.id,
+                 "submit",
+                 caller.user,
+                 "submitted '" + job.spec.name + "'" + task + ": " + Describe(job.spec.request) +
+                     ", priority " + std::string(ToString(job.spec.priority)) + limit);
+  job.prediction = p_.runtimes.Estimate(job);
+  p_.jobs.Add(job);
+  p_.dependencies.Track(job);
+  p_.scheduling.NoteArrival(job, p_.dependencies.Waiting(job.id));
   return job;
 }
 
 Result<Job> JobDesk::Cancel(const Caller& caller, JobId id) {
   GF_ASSIGN_OR_RETURN(Job found, FindVisible(caller, id, Action::kCancel));
-  auto it = jobs_.Active().find(id);
-  if (it == jobs_.Active().end()) {
+  auto it = p_.jobs.Active().find(id);
+  if (it == p_.jobs.Active().end()) {
     return FailedPrecondition("job " + std::to_string(id.value()) + " already ended (" +
                               std::string(ToString(found.state)) + ")");
   }
-  jobs_.Cancel(it->second, caller.user);
+  p_.jobs.Cancel(it->second, caller.user);
   return it->second;
 }
 
@@ -177,7 +171,7 @@ Result<std::vector<Job>> JobDesk::CancelArray(const Caller& caller, JobId array_
                                 : "; cancel it with gpufleet cancel " + id));
   }
   std::vector<JobId> tasks;
-  for (const auto& [task_id, job] : jobs_.Active()) {
+  for (const auto& [task_id, job] : p_.jobs.Active()) {
     if (job.spec.array && job.spec.array->array_job == array_job && !IsTerminal(job.state)) {
       tasks.push_back(task_id);
     }
@@ -197,13 +191,13 @@ Result<std::vector<Job>> JobDesk::CancelArray(const Caller& caller, JobId array_
 // dependency ended otherwise while gpufleet was down is cancelled now, before the next job is
 // judged (it may wait for this one).
 Status JobDesk::RestoreDependencies() {
-  for (auto& [id, job] : jobs_.Active()) {
+  for (auto& [id, job] : p_.jobs.Active()) {
     if (job.state != JobState::kPending || job.spec.after.empty()) {
       continue;
     }
-    GF_ASSIGN_OR_RETURN(const std::optional<std::string> broken, dependencies_.Restore(job));
+    GF_ASSIGN_OR_RETURN(const std::optional<std::string> broken, p_.dependencies.Restore(job));
     if (broken) {
-      jobs_.Transition(job, JobState::kCancelled, *broken, "controller");
+      p_.jobs.Transition(job, JobState::kCancelled, *broken, "controller");
     }
   }
   return OkStatus();
@@ -213,11 +207,11 @@ Status JobDesk::RestoreDependencies() {
 // last, those on the whole array. Each answer is applied before the next is asked for: the
 // cancelled jobs' own ends resolve what waits for them first.
 void JobDesk::ResolveDependents(const Job& job) {
-  CancelBroken(dependencies_.OnEnded(job));
+  CancelBroken(p_.dependencies.OnEnded(job));
   if (!job.spec.array.has_value()) {
     return;
   }
-  Result<DependencyBook::Resolution> array = dependencies_.OnArrayTaskEnded(job);
+  Result<DependencyBook::Resolution> array = p_.dependencies.OnArrayTaskEnded(job);
   if (!array.ok()) {
     spdlog::error("controller: dependencies on array {}: {}",
                   job.spec.array->array_job.value(),
@@ -227,15 +221,25 @@ void JobDesk::ResolveDependents(const Job& job) {
   CancelBroken(*array);
 }
 
+std::set<std::string> JobDesk::TeamsOf(const Caller& caller) const {
+  std::set<std::string> teams;
+  for (const auto& [id, job] : p_.jobs.Active()) {
+    if (job.owner.uid == caller.uid) {
+      teams.insert(job.spec.team);
+    }
+  }
+  return teams;
+}
+
 void JobDesk::CancelBroken(const DependencyBook::Resolution& resolution) {
   for (const DependencyGraph::Broken& broken : resolution.cancel) {
-    auto it = jobs_.Active().find(broken.job);
-    if (it != jobs_.Active().end() && it->second.state == JobState::kPending) {
-      jobs_.Transition(it->second, JobState::kCancelled, broken.cause, "scheduler");
+    auto it = p_.jobs.Active().find(broken.job);
+    if (it != p_.jobs.Active().end() && it->second.state == JobState::kPending) {
+      p_.jobs.Transition(it->second, JobState::kCancelled, broken.cause, "scheduler");
     }
   }
   if (resolution.changed) {
-    scheduling_.NeedFull();  // a job that waited is now a candidate (or was cancelled)
+    p_.scheduling.NeedFull();  // a job that waited is now a candidate (or was cancelled)
   }
 }
 
@@ -245,13 +249,13 @@ Result<Job> JobDesk::FindVisible(const Caller& caller, JobId id, Action action) 
   // Who has no identity is told how to get one, not that the job does not exist.
   GF_TRY(Authorize(
       caller, Resource::kJob, action, Ownership::kOwn, "job " + std::to_string(id.value())));
-  if (auto it = jobs_.Active().find(id); it != jobs_.Active().end()) {
+  if (auto it = p_.jobs.Active().find(id); it != p_.jobs.Active().end()) {
     if (!Visible(caller, it->second, action)) {
       return NotVisible(id);
     }
     return it->second;
   }
-  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, store_.GetJob(id));
+  GF_ASSIGN_OR_RETURN(std::optional<Job> stored, p_.store.GetJob(id));
   if (!stored || !Visible(caller, *stored, action)) {
     return NotVisible(id);
   }
@@ -269,13 +273,13 @@ Result<Explanation> JobDesk::Explain(const Caller& caller, JobId id) {
                               "show " +
                               std::to_string(id.value()));
   }
-  Result<Explanation> explanation = scheduling_.Explain(jobs_, job, clock_.Now());
+  Result<Explanation> explanation = p_.scheduling.Explain(p_.jobs, job, p_.clock.Now());
   if (explanation.ok()) {
     explanation->prediction = job.prediction;
     // The jobs it names are queued or running, so active; one that is not is hidden.
     HideOtherUsersJobs(*explanation, [&](JobId other) {
-      const auto it = jobs_.Active().find(other);
-      return it != jobs_.Active().end() && Visible(caller, it->second);
+      const auto it = p_.jobs.Active().find(other);
+      return it != p_.jobs.Active().end() && Visible(caller, it->second);
     });
   }
   return explanation;
@@ -297,16 +301,16 @@ Result<Job> JobDesk::Approve(const Caller& caller, JobId id) {
                               std::string(ToString(found.state)) +
                               ", not PENDING; only a waiting job can be approved");
   }
-  Job& job = jobs_.At(id);
+  Job& job = p_.jobs.At(id);
   if (!job.budget_approved) {
     job.budget_approved = true;
-    jobs_.Write(job);
-    jobs_.Record(id,
-                 "approve",
-                 caller.user,
-                 "approved by " + caller.user + " to run past team " + TeamLabel(job.spec.team) +
-                     "'s GPU-hour budget");
-    scheduling_.NeedFull();
+    p_.jobs.Write(job);
+    p_.jobs.Record(id,
+                   "approve",
+                   caller.user,
+                   "approved by " + caller.user + " to run past team " + TeamLabel(job.spec.team) +
+                       "'s GPU-hour budget");
+    p_.scheduling.NeedFull();
   }
   return job;
 }
@@ -319,14 +323,14 @@ Result<Job> JobDesk::Checkpoint(const Caller& caller, JobId id) {
                               std::string(ToString(found.state)) +
                               "; only a running job can report a checkpoint");
   }
-  Job& job = jobs_.At(id);
-  job.last_checkpoint = clock_.Now();
-  jobs_.Write(job);
-  jobs_.Record(id,
-               "checkpoint",
-               caller.user,
-               "checkpoint saved: a preemption now loses only the work done since");
-  scheduling_.NeedFull();  // a waiting job may now pick other victims
+  Job& job = p_.jobs.At(id);
+  job.last_checkpoint = p_.clock.Now();
+  p_.jobs.Write(job);
+  p_.jobs.Record(id,
+                 "checkpoint",
+                 caller.user,
+                 "checkpoint saved: a preemption now loses only the work done since");
+  p_.scheduling.NeedFull();  // a waiting job may now pick other victims
   return job;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,9 @@ class JobDesk {
   Status RestoreDependencies();
   void ResolveDependents(const Job& job);
 
+  // The teams of the caller's active jobs, pending ones too (its quota view shows them).
+  std::set<std::string> TeamsOf(const Caller& caller) const;
+
  private:
   // Multi-node jobs (model/job.h GangMember): a submission of `--nodes N` becomes N member jobs
   // with consecutive ids in one commit; the member of rank 0 is returned.
@@ -93,14 +97,8 @@ class JobDesk {
   const PolicyConfig& policy_;
   const std::map<std::string, std::string>& team_of_user_;
   std::optional<std::uint32_t> only_uid_;
-  JobBook& jobs_;
-  Store& store_;
-  DependencyBook& dependencies_;
-  const NodeRegistry& nodes_;
-  RunTimeBook& runtimes_;
-  SchedulingStage& scheduling_;
-  const Clock& clock_;
   std::int64_t next_job_id_ = 1;
+  JobDeskParts p_;
 };
 
 }  // namespace gf

@@ -19,32 +19,25 @@ NodeDesk::NodeDesk(const NodeDeskOptions& options, NodeDeskParts parts)
       node_timeout_(options.node_timeout),
       liveness_clock_(options.liveness_clock),
       kill_grace_(options.kill_grace),
-      jobs_(parts.jobs),
-      nodes_(parts.nodes),
-      telemetry_(parts.telemetry),
-      gpus_(parts.gpus),
-      usage_(parts.usage),
-      scheduling_(parts.scheduling),
-      out_(parts.out),
-      clock_(parts.clock) {}
+      p_(parts) {}
 
 void NodeDesk::JobStarted(JobId id, std::int64_t pid, Time start_time) {
-  Job* job = jobs_.Find(id);
+  Job* job = p_.jobs.Find(id);
   if (job == nullptr || job->state != JobState::kStarting) {
     return;
   }
-  jobs_.Started(*job, pid, start_time, "agent:" + job->allocation->node.value());
+  p_.jobs.Started(*job, pid, start_time, "agent:" + job->allocation->node.value());
   // Its start time is known only now: waiting jobs may preempt it once it is old enough.
   if (policy_.preemption.enabled) {
     const Time old_enough = start_time + policy_.preemption.min_run_time;
-    if (old_enough > clock_.Now()) {
-      scheduling_.ArmAt(old_enough);
+    if (old_enough > p_.clock.Now()) {
+      p_.scheduling.ArmAt(old_enough);
     }
   }
 }
 
 void NodeDesk::JobExited(const JobExitReport& report) {
-  Job* job = jobs_.Find(report.job);
+  Job* job = p_.jobs.Find(report.job);
   const bool runs_there = job != nullptr && HoldsGpus(*job) &&
                           (report.node.value().empty() || job->allocation->node == report.node);
   if (runs_there) {
@@ -56,7 +49,7 @@ void NodeDesk::JobExited(const JobExitReport& report) {
   if (job != nullptr && report.node.value().empty()) {
     return;  // the job's own agent; its exit will be acknowledged when the job ends
   }
-  for (const auto& [name, entry] : nodes_.Entries()) {
+  for (const auto& [name, entry] : p_.nodes.Entries()) {
     if (entry.agent != nullptr && (report.node.value().empty() || name == report.node)) {
       entry.agent->AcknowledgeExit(report.job);
     }
@@ -64,59 +57,79 @@ void NodeDesk::JobExited(const JobExitReport& report) {
 }
 
 void NodeDesk::Heard(const NodeId& node) {
-  nodes_.Heard(node, liveness_clock_());
+  p_.nodes.Heard(node, liveness_clock_());
 }
 
 // The distinct models of the job's GPUs, sorted (as its node reports them).
+std::vector<RunningSpan> NodeDesk::RunningSpans(bool for_ledgers) const {
+  const bool models = !for_ledgers || p_.usage.WeighsModels();
+  std::vector<RunningSpan> out;
+  out.reserve(p_.jobs.Holding().size());
+  for (const JobId id : p_.jobs.Holding()) {
+    const Job& job = p_.jobs.At(id);
+    const std::optional<JobUsage> usage = for_ledgers ? std::nullopt : p_.telemetry.Usage(job.id);
+    out.push_back(
+        RunningSpan{.team = job.spec.team,
+                    .user = job.owner.user,
+                    .gpus = HeldGpus(*job.allocation),
+                    .start = job.start_time.value_or(p_.clock.Now()),
+                    .gpu_models = models ? GpuModelsOfJob(job) : std::vector<std::string>{},
+                    .energy_mj = usage ? usage->energy_mj : 0,
+                    .held_milli = HeldMilli(*job.allocation),
+                    .borrowed = job.preemptible});
+  }
+  return out;
+}
+
 std::vector<std::string> NodeDesk::GpuModelsOfJob(const Job& job) const {
-  const NodeEntry* entry = nodes_.Find(job.allocation->node);
+  const NodeEntry* entry = p_.nodes.Find(job.allocation->node);
   return GpuModelsOn(entry != nullptr ? &entry->node : nullptr, job);
 }
 
 Result<Node> NodeDesk::Drain(const Caller& caller, const NodeId& node, const std::string& reason) {
-  GF_TRY(nodes_.SetDrain(node, reason));
-  jobs_.Record(std::nullopt, "node", caller.user, "drain " + node.value() + ": " + reason);
+  GF_TRY(p_.nodes.SetDrain(node, reason));
+  p_.jobs.Record(std::nullopt, "node", caller.user, "drain " + node.value() + ": " + reason);
   RefreshState(node);
-  return nodes_.At(node).node;
+  return p_.nodes.At(node).node;
 }
 
 Result<Node> NodeDesk::Resume(const Caller& caller, const NodeId& node) {
-  GF_TRY(nodes_.SetDrain(node, std::nullopt));
-  jobs_.Record(std::nullopt, "node", caller.user, "resume " + node.value());
+  GF_TRY(p_.nodes.SetDrain(node, std::nullopt));
+  p_.jobs.Record(std::nullopt, "node", caller.user, "resume " + node.value());
   RefreshState(node);
-  return nodes_.At(node).node;
+  return p_.nodes.At(node).node;
 }
 
 // A remote node whose agent has not reported for node_timeout is down (NodeRegistry::
 // CheckLiveness): its jobs' processes may be gone with it, so they are requeued (NODE_FAIL →
 // PENDING) and its GPUs take no work until its agent says hello again.
 void NodeDesk::CheckLiveness() {
-  for (NodeRegistry::NodeDown& down : nodes_.CheckLiveness(node_timeout_, liveness_clock_())) {
+  for (NodeRegistry::NodeDown& down : p_.nodes.CheckLiveness(node_timeout_, liveness_clock_())) {
     const NodeId name = down.node.name;
     const std::string& cause = down.cause;
-    out_.batch.nodes.push_back(std::move(down.node));
+    p_.out.batch.nodes.push_back(std::move(down.node));
     if (down.agent != nullptr) {
       down.agent->EndSession();  // a partitioned agent's next report gets "say hello again"
     }
-    jobs_.Record(std::nullopt, "node", "controller", cause);
+    p_.jobs.Record(std::nullopt, "node", "controller", cause);
     spdlog::warn("controller: {}", cause);
-    for (auto& [id, job] : jobs_.Active()) {
+    for (auto& [id, job] : p_.jobs.Active()) {
       if (HoldsGpus(job) && job.allocation->node == name) {
-        jobs_.Lose(job, cause);
+        p_.jobs.Lose(job, cause);
       }
     }
-    scheduling_.NeedFull();
+    p_.scheduling.NeedFull();
   }
 }
 
 void NodeDesk::Ingest(const NodeId& node, IngestResult result, const std::vector<GpuSample>& mig) {
-  gpus_.ApplyHealth(node, result.health);
-  gpus_.ApplyConditions(node, result.conditions);
+  p_.gpus.ApplyHealth(node, result.health);
+  p_.gpus.ApplyConditions(node, result.conditions);
   for (GpuMinute& minute : result.minutes) {
-    out_.batch.gpu_minutes.push_back(std::move(minute));
+    p_.out.batch.gpu_minutes.push_back(std::move(minute));
   }
   if (!mig.empty()) {
-    gpus_.ApplyMigSamples(node, mig);
+    p_.gpus.ApplyMigSamples(node, mig);
   }
 }
 
@@ -130,46 +143,46 @@ void NodeDesk::AssignGpus(const Job& job) {
   for (const GpuUuid& uuid : job.allocation->gpus) {
     // The team as the store's usage records and quotas key it ("" = no team), so that GPU
     // minutes and runs add up per team in reports; /metrics labels "" as "default".
-    telemetry_.Assign(uuid,
-                      GpuAssignment{.job = job.id,
-                                    .user = job.owner.user,
-                                    .team = job.spec.team,
-                                    .idle_util_below_pct = idle_util_below,
-                                    .since = clock_.Now(),
-                                    .share_milli = job.allocation->gpu_milli,
-                                    .memory_limit_mib = job.allocation->gpu_memory_mib});
+    p_.telemetry.Assign(uuid,
+                        GpuAssignment{.job = job.id,
+                                      .user = job.owner.user,
+                                      .team = job.spec.team,
+                                      .idle_util_below_pct = idle_util_below,
+                                      .since = p_.clock.Now(),
+                                      .share_milli = job.allocation->gpu_milli,
+                                      .memory_limit_mib = job.allocation->gpu_memory_mib});
   }
 }
 
 void NodeDesk::ReleaseGpus(Job& job) {
-  const std::optional<JobUsage> usage = telemetry_.Usage(job.id);
+  const std::optional<JobUsage> usage = p_.telemetry.Usage(job.id);
   if (usage) {
     // A requeued job already carries the usage of its earlier runs.
     job.usage = job.usage ? CombineUsage(*job.usage, *usage) : *usage;
   }
   if (job.allocation && job.start_time) {  // else it never started: no GPU-time to account
-    out_.batch.usage.push_back(
-        usage_.RunEnded(job, usage ? usage->energy_mj : 0, GpuModelsOfJob(job), clock_.Now()));
+    p_.out.batch.usage.push_back(
+        p_.usage.RunEnded(job, usage ? usage->energy_mj : 0, GpuModelsOfJob(job), p_.clock.Now()));
   }
   if (job.allocation) {
     for (const GpuUuid& uuid : job.allocation->gpus) {
-      telemetry_.Unassign(uuid, job.id);
+      p_.telemetry.Unassign(uuid, job.id);
     }
   }
-  telemetry_.ForgetJob(job.id);
+  p_.telemetry.ForgetJob(job.id);
 }
 
 void NodeDesk::Finish(Job& job, const JobExitReport& report) {
   const std::string actor =
       job.allocation ? "agent:" + job.allocation->node.value() : std::string("system");
-  NodeAgent* agent = nodes_.AgentFor(job);  // before a requeue clears the allocation
+  NodeAgent* agent = p_.nodes.AgentFor(job);  // before a requeue clears the allocation
   if (!report.leftover_pids.empty()) {
-    gpus_.HoldForLeftovers(job, report);
+    p_.gpus.HoldForLeftovers(job, report);
   }
-  jobs_.Exited(job, report.exit_code, report.cause, report.end_time, actor);
+  p_.jobs.Exited(job, report.exit_code, report.cause, report.end_time, actor);
   if (agent != nullptr) {
     JobId id = job.id;
-    out_.After([agent, id] { agent->AcknowledgeExit(id); });
+    p_.out.After([agent, id] { agent->AcknowledgeExit(id); });
   }
 }
 
@@ -177,73 +190,73 @@ void NodeDesk::Hello(AgentHello hello) {
   const NodeId name = hello.node.name;
   // A node that was down is up again; an admin's drain outlives the agent's reconnects.
   const NodeRegistry::HelloMerged merged =
-      nodes_.MergeHello(std::move(hello.node), clock_.Now(), liveness_clock_());
-  const NodeEntry& entry = nodes_.At(name);
+      p_.nodes.MergeHello(std::move(hello.node), p_.clock.Now(), liveness_clock_());
+  const NodeEntry& entry = p_.nodes.At(name);
   // OnAgentHello gave telemetry the agent's view; the modes are the controller's.
-  telemetry_.SetInventory(entry.node);
+  p_.telemetry.SetInventory(entry.node);
   RefreshState(name);  // draining/drained again if an admin's drain holds
-  out_.batch.nodes.push_back(entry.node);
+  p_.out.batch.nodes.push_back(entry.node);
   if (merged.changed) {
-    jobs_.Record(std::nullopt,
-                 "node",
-                 "agent:" + name.value(),
-                 "node " + name.value() + (merged.was_down ? " back up" : " up") + " with " +
-                     std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend +
-                     ")");
+    p_.jobs.Record(std::nullopt,
+                   "node",
+                   "agent:" + name.value(),
+                   "node " + name.value() + (merged.was_down ? " back up" : " up") + " with " +
+                       std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend +
+                       ")");
   }
   std::set<JobId> running(hello.running.begin(), hello.running.end());
   std::map<JobId, JobExitReport> ended;
   for (auto& e : hello.ended) {
     ended.emplace(e.job, e);
   }
-  for (auto& [id, job] : jobs_.Active()) {
+  for (auto& [id, job] : p_.jobs.Active()) {
     if (!job.allocation || job.allocation->node != name ||
         (job.state != JobState::kStarting && job.state != JobState::kRunning)) {
       continue;
     }
     if (running.contains(id)) {
       if (job.state == JobState::kStarting) {
-        job.start_time = clock_.Now();
-        jobs_.Transition(
+        job.start_time = p_.clock.Now();
+        p_.jobs.Transition(
             job, JobState::kRunning, "re-attached after restart", "agent:" + name.value());
       } else {
-        jobs_.Record(id, "reattach", "agent:" + name.value(), "re-attached after restart");
+        p_.jobs.Record(id, "reattach", "agent:" + name.value(), "re-attached after restart");
       }
     } else if (auto e = ended.find(id); e != ended.end()) {
       Finish(job, e->second);
     } else if (job.state == JobState::kStarting) {
       // Its launch never reached the agent (a lost stream, or a crash before the launch):
       // send it again. A launch is a no-op for a job the agent already runs.
-      out_.After([agent = entry.agent, launch = LaunchOf(job, jobs_.Active(), entry.node)] {
+      p_.out.After([agent = entry.agent, launch = LaunchOf(job, p_.jobs.Active(), entry.node)] {
         agent->Launch(launch);
       });
     } else {
-      jobs_.Lose(job,
-                 "its supervisor was not found on " + name.value() + " when its agent came back");
+      p_.jobs.Lose(job,
+                   "its supervisor was not found on " + name.value() + " when its agent came back");
     }
   }
   // Kills still wanted (a cancel, a time limit, a preemption) whose command may have been lost
   // with the agent's old connection. A kill of a job the agent no longer has is a no-op.
-  for (const auto& [id, termination] : jobs_.Stops().Intents()) {
-    const Job& job = jobs_.At(id);
+  for (const auto& [id, termination] : p_.jobs.Stops().Intents()) {
+    const Job& job = p_.jobs.At(id);
     if (running.contains(id) && job.allocation && job.allocation->node == name) {
-      out_.After([agent = entry.agent,
-                  id = id,
-                  grace = kill_grace_,
-                  cause = termination.cause,
-                  signal = kSigTerm] { agent->Kill(id, grace, cause, signal); });
+      p_.out.After([agent = entry.agent,
+                    id = id,
+                    grace = kill_grace_,
+                    cause = termination.cause,
+                    signal = kSigTerm] { agent->Kill(id, grace, cause, signal); });
     }
   }
   // Processes the agent holds for jobs that do not run here as far as this controller knows:
   // unknown, pending again (requeued after the node failed), or running elsewhere since. They
   // must not run twice.
   for (JobId id : running) {
-    auto it = jobs_.Active().find(id);
-    const bool ours =
-        it != jobs_.Active().end() && HoldsGpus(it->second) && it->second.allocation->node == name;
+    auto it = p_.jobs.Active().find(id);
+    const bool ours = it != p_.jobs.Active().end() && HoldsGpus(it->second) &&
+                      it->second.allocation->node == name;
     if (!ours) {
       NodeAgent* agent = entry.agent;
-      out_.After([agent, id, grace = kill_grace_] {
+      p_.out.After([agent, id, grace = kill_grace_] {
         agent->Kill(id,
                     grace,
                     "orphan: the controller requeued or ended this job while its node was away",
@@ -252,35 +265,35 @@ void NodeDesk::Hello(AgentHello hello) {
     }
   }
   for (auto& [id, e] : ended) {
-    if (!jobs_.Active().contains(id) && entry.agent != nullptr) {
-      out_.After([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
+    if (!p_.jobs.Active().contains(id) && entry.agent != nullptr) {
+      p_.out.After([agent = entry.agent, id = id] { agent->AcknowledgeExit(id); });
     }
   }
-  scheduling_.NeedFull();
+  p_.scheduling.NeedFull();
 }
 
 // A node's state from what is known of it (NodeRegistry::RefreshState): drained once no job
 // holds its GPUs. A change is recorded (the end of a drain's wait) and stored.
 void NodeDesk::RefreshState(const NodeId& node) {
-  const bool busy = std::any_of(jobs_.Holding().begin(), jobs_.Holding().end(), [&](JobId id) {
-    return jobs_.At(id).allocation->node == node;
+  const bool busy = std::any_of(p_.jobs.Holding().begin(), p_.jobs.Holding().end(), [&](JobId id) {
+    return p_.jobs.At(id).allocation->node == node;
   });
-  std::optional<NodeRegistry::StateChange> change = nodes_.RefreshState(node, busy);
+  std::optional<NodeRegistry::StateChange> change = p_.nodes.RefreshState(node, busy);
   if (!change) {
     return;
   }
   if (change->drained) {
-    jobs_.Record(std::nullopt,
-                 "node",
-                 "controller",
-                 "node " + node.value() + " drained: no job runs on it any more");
+    p_.jobs.Record(std::nullopt,
+                   "node",
+                   "controller",
+                   "node " + node.value() + " drained: no job runs on it any more");
   }
-  out_.batch.nodes.push_back(std::move(change->node));
-  scheduling_.NeedFull();  // where jobs may go changed
+  p_.out.batch.nodes.push_back(std::move(change->node));
+  p_.scheduling.NeedFull();  // where jobs may go changed
 }
 
 void NodeDesk::UpdateDrains() {
-  for (const NodeId& node : nodes_.Draining()) {
+  for (const NodeId& node : p_.nodes.Draining()) {
     RefreshState(node);
   }
 }
@@ -289,7 +302,7 @@ Result<NodeAgent*> NodeDesk::LogSource(const Job& job, LogStream stream) const {
   const std::string name = "job " + std::to_string(job.id.value());
   const std::string state(ToString(job.state));
   if (!job.allocation) {
-    if (const std::string* requeued = jobs_.Stops().RequeueCause(job.id)) {
+    if (const std::string* requeued = p_.jobs.Stops().RequeueCause(job.id)) {
       return FailedPrecondition(
           name + " is " + state + ", " + *requeued + ", and has not started again: its new " +
           "run's output shows here once it starts; the earlier run's output stays on the node " +
@@ -299,7 +312,7 @@ Result<NodeAgent*> NodeDesk::LogSource(const Job& job, LogStream stream) const {
                               (IsTerminal(job.state) ? "" : " yet (gpufleet logs -f waits)"));
   }
   const NodeId& node = job.allocation->node;
-  const NodeEntry* entry = nodes_.Find(node);
+  const NodeEntry* entry = p_.nodes.Find(node);
   if (entry == nullptr || entry->agent == nullptr) {
     return Unavailable("node " + node.value() + " has not joined this server since it started, " +
                        "so " + name + "'s output cannot be fetched; it is on that node, under " +

@@ -76,6 +76,10 @@ class NodeDesk {
   void ReleaseGpus(Job& job);
   // The distinct models of the job's GPUs, sorted (as its node reports them).
   std::vector<std::string> GpuModelsOfJob(const Job& job) const;
+  // The jobs holding GPUs as the accounting reads them (usage_book.h). `for_ledgers`: only what
+  // the per-turn UsageBook::Advance reads (no energy; GPU models only when the fair share weighs
+  // them), so that a turn makes no Telemetry lookup per running job.
+  std::vector<RunningSpan> RunningSpans(bool for_ledgers = false) const;
 
   // The agent that holds the output of `job`, or why none can be asked (not started, requeued,
   // node down or never joined since a restart).
@@ -97,14 +101,7 @@ class NodeDesk {
   Millis node_timeout_;
   std::function<std::chrono::steady_clock::time_point()> liveness_clock_;
   std::chrono::seconds kill_grace_;
-  JobBook& jobs_;
-  NodeRegistry& nodes_;
-  Telemetry& telemetry_;
-  GpuCare& gpus_;
-  UsageBook& usage_;
-  SchedulingStage& scheduling_;
-  TurnOutbox& out_;
-  const Clock& clock_;
+  NodeDeskParts p_;
 };
 
 }  // namespace gf

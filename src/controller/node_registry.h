@@ -60,6 +60,15 @@ class NodeRegistry {
   void AttachAgent(const NodeId& node, NodeAgent* agent);
   std::size_t Count() const { return nodes_.size(); }
   const std::map<NodeId, NodeEntry>& Entries() const { return nodes_; }
+  // The nodes by name (for a published view).
+  std::vector<const Node*> Nodes() const {
+    std::vector<const Node*> out;
+    out.reserve(nodes_.size());
+    for (const auto& [name, entry] : nodes_) {
+      out.push_back(&entry.node);
+    }
+    return out;
+  }
   // The entry of `node`, or null when unknown.
   const NodeEntry* Find(const NodeId& node) const;
   // REQUIRES: `node` is known (a job's allocated node always is).

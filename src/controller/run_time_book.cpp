@@ -60,11 +60,4 @@ void RunTimeBook::RunEnded(const Job& job) {
       KeyOf(job), std::chrono::duration_cast<Millis>(*job.end_time - *job.start_time), *end);
 }
 
-std::optional<RunEstimate> EstimateOf(const Job& job) {
-  if (!job.prediction) {
-    return std::nullopt;
-  }
-  return RunEstimate{.expected = job.prediction->expected, .high = job.prediction->high};
-}
-
 }  // namespace gf

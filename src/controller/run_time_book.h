@@ -42,7 +42,4 @@ class RunTimeBook {
   RuntimePredictor predictor_;
 };
 
-// As the scheduler takes it (QueuedJob/RunningJob::estimate).
-std::optional<RunEstimate> EstimateOf(const Job& job);
-
 }  // namespace gf

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "lifecycle/job_views.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace gf {

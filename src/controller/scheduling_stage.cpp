@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -19,6 +20,8 @@
 
 #include "controller/run_time_book.h"
 #include "lifecycle/admission.h"
+#include "lifecycle/apply_decisions.h"
+#include "lifecycle/job_views.h"
 #include "lifecycle/wakeups.h"
 #include "scheduler/explain.h"
 
@@ -52,19 +55,6 @@ std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
     }
   }
   return out.empty() ? "none" : out;
-}
-
-QueuedJob AsQueued(const Job& job) {
-  return QueuedJob{.id = job.id,
-                   .priority = job.spec.priority,
-                   .submit_time = job.submit_time,
-                   .request = job.spec.request,
-                   .user = job.owner.user,
-                   .team = job.spec.team,
-                   .time_limit = job.spec.time_limit,
-                   .budget_approved = job.budget_approved,
-                   .gang = job.spec.gang ? std::optional(job.spec.gang->gang_job) : std::nullopt,
-                   .estimate = EstimateOf(job)};
 }
 
 }  // namespace
@@ -196,23 +186,7 @@ std::vector<RunningJob> SchedulingStage::RunningJobs(const JobBook& jobs, Time n
   std::vector<RunningJob> out;
   out.reserve(jobs.Holding().size());
   for (const JobId id : jobs.Holding()) {
-    const Job& job = jobs.At(id);
-    out.push_back(RunningJob{
-        .id = id,
-        .team = job.spec.team,
-        .user = job.owner.user,
-        .priority = job.spec.priority,
-        .allocation = *job.allocation,
-        // A STARTING job has run for no time yet: it is as young as a job can be.
-        .start_time = job.start_time.value_or(now),
-        .time_limit = jobs.EffectiveLimit(job),
-        .preemptible = job.preemptible,
-        .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
-        .stopping = jobs.Stops().Stopping(id),
-        .estimate = EstimateOf(job),
-        .submit_time = job.submit_time,
-        .requeue = job.spec.requeue,
-    });
+    out.push_back(AsRunning(jobs, jobs.At(id), now));
   }
   return out;
 }
@@ -257,53 +231,34 @@ std::optional<Time> SchedulingStage::NextPassAt(const JobBook& jobs, Time now) c
 }
 
 void SchedulingStage::Apply(JobBook& jobs, Decisions decisions, PassOutcome& outcome) {
-  for (PreemptDecision& preemption : decisions.preemptions) {
-    Job* victim = jobs.Find(preemption.victim);
-    if (victim != nullptr && HoldsGpus(*victim) && !jobs.Stops().Stopping(preemption.victim)) {
-      jobs.Preempt(*victim, preemption.cause);
-      outcome.preempted.push_back(std::move(preemption));
-    } else {
-      passes_.NeedFull();  // the scheduler thought it running: its copy is stale
-    }
+  AppliedDecisions applied = ApplyDecisions(
+      jobs, std::move(decisions.preemptions), decisions.starts, [&](const StartDecision& start) {
+        const NodeEntry& entry = in_.nodes.At(start.allocation.node);
+        return "starting on " + start.allocation.node.value() + " GPUs " +
+               GpuIndices(entry.node, start.allocation.gpus) +
+               (start.allocation.gpu_milli < kWholeGpuMilli
+                    ? " (share " + GpuAmountText(start.allocation.gpu_milli) + ", " +
+                          std::to_string(start.allocation.gpu_memory_mib) + " MiB)"
+                    : "") +
+               (start.preemptible ? " (borrowed: preemptible)" : "");
+      });
+  for (const JobId id : applied.stale_starts) {
+    // Only an incremental pass on a stale copy can propose this.
+    spdlog::warn(
+        "controller: the scheduler started job {}, which is not pending; "
+        "deciding again with a full pass",
+        id.value());
   }
-  for (auto& start : decisions.starts) {
-    Job* job = jobs.Find(start.job);
-    if (job == nullptr || job->state != JobState::kPending) {
-      // Only an incremental pass on a stale copy can propose this; never start a job twice.
-      spdlog::warn(
-          "controller: the scheduler started job {}, which is not pending; "
-          "deciding again with a full pass",
-          start.job.value());
-      passes_.NeedFull();
-      continue;
-    }
-    const NodeEntry& entry = in_.nodes.At(start.allocation.node);
-    jobs.Start(*job,
-               start.allocation,
-               start.preemptible,
-               "starting on " + start.allocation.node.value() + " GPUs " +
-                   GpuIndices(entry.node, start.allocation.gpus) +
-                   (start.allocation.gpu_milli < kWholeGpuMilli
-                        ? " (share " + GpuAmountText(start.allocation.gpu_milli) + ", " +
-                              std::to_string(start.allocation.gpu_memory_mib) + " MiB)"
-                        : "") +
-                   (start.preemptible ? " (borrowed: preemptible)" : ""));
-    outcome.started.push_back(job->id);
+  if (applied.stale) {
+    passes_.NeedFull();
   }
-  // Pending reasons and estimates live in memory only: they are recomputed on every pass (and
-  // after a restart), and every read of a pending job is served from the book. Persisting them
-  // would rewrite every waiting job whenever the head of the queue changes.
-  for (auto& pending : decisions.pending) {
-    Job* job = jobs.Find(pending.job);
-    if (job == nullptr) {
-      continue;
-    }
-    const std::string* requeued = jobs.Stops().RequeueCause(pending.job);
-    job->reason =
-        requeued == nullptr ? pending.reason.text : *requeued + "; " + pending.reason.text;
-    job->pending_reason = std::move(pending.reason);
-    job->estimated_start = pending.estimated_start;
-  }
+  // One pass may apply several calls' decisions (an incremental pass's arrivals, one by one).
+  std::move(
+      applied.preempted.begin(), applied.preempted.end(), std::back_inserter(outcome.preempted));
+  outcome.started.insert(outcome.started.end(), applied.started.begin(), applied.started.end());
+  // Pending reasons and estimates live in memory only: every read of a pending job is served
+  // from the book (NotePending).
+  NotePending(jobs, std::move(decisions.pending));
 }
 
 // The snapshot and queue a pass would see now, so the explanation is the next pass's decision.

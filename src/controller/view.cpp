@@ -150,4 +150,17 @@ void ReadConnections::Return(std::unique_ptr<StoreReader> reader) {
   idle_.push_back(std::move(reader));
 }
 
+void ControllerCounters::CountWait(double wait_seconds) {
+  if (wait_buckets.size() != kWaitBucketBounds.size()) {
+    wait_buckets.assign(kWaitBucketBounds.size(), 0);
+  }
+  const auto* bucket =
+      std::lower_bound(kWaitBucketBounds.begin(), kWaitBucketBounds.end(), wait_seconds);
+  if (bucket != kWaitBucketBounds.end()) {
+    wait_buckets[static_cast<std::size_t>(bucket - kWaitBucketBounds.begin())] += 1;
+  }
+  wait_count += 1;
+  wait_sum_seconds += std::max(0.0, wait_seconds);
+}
+
 }  // namespace gf

@@ -56,6 +56,10 @@ struct ControllerCounters {
   double wait_sum_seconds = 0;
   PassStats full_passes{.kind = "full"};
   PassStats incremental_passes{.kind = "incremental"};
+
+  // A job just started after waiting `wait_seconds`: the queue-wait histogram behind
+  // gpufleet_queue_wait_seconds.
+  void CountWait(double wait_seconds);
 };
 
 struct ControllerView {

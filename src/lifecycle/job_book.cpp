@@ -64,6 +64,9 @@ void JobBook::EraseEnded() {
 
 // Indexed, not searched: one turn may write thousands of jobs (an array's tasks).
 void JobBook::Write(const Job& job) {
+  if (!options_.journal) {
+    return;
+  }
   const auto [it, added] = journal_slot_.try_emplace(job.id.value(), journal_.jobs.size());
   if (added) {
     journal_.jobs.push_back(job);
@@ -76,6 +79,9 @@ void JobBook::Record(std::optional<JobId> job,
                      std::string kind,
                      std::string actor,
                      std::string message) {
+  if (!options_.journal) {
+    return;
+  }
   Event e;
   e.time = now_();
   e.job = job;
@@ -122,10 +128,12 @@ void JobBook::Transition(Job& job,
   }
   Write(job);
   NoteGang(job);
-  Record(job.id,
-         "state",
-         actor,
-         std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
+  if (options_.journal) {  // the event's text is built only to be kept
+    Record(job.id,
+           "state",
+           actor,
+           std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
+  }
   if (ended) {
     listener_.OnEnded(job);  // after this job's own event: what its end causes follows it
   }
@@ -275,19 +283,21 @@ std::optional<std::chrono::seconds> JobBook::EffectiveLimit(const Job& job) cons
 }
 
 void JobBook::EnforceTimeLimits() {
-  const Time now = now_();
   // A copy: a kill may end a job (and change holding_) at once.
   for (const JobId id : std::vector<JobId>(holding_.begin(), holding_.end())) {
-    Job& job = active_.at(id);
-    if (job.state != JobState::kRunning || !job.start_time || stops_.Stopping(id)) {
-      continue;
-    }
-    const std::optional<std::chrono::seconds> limit = EffectiveLimit(job);
-    if (limit && now >= *job.start_time + *limit) {
-      const std::string cause = "time limit " + FormatDuration(*limit) + " reached";
-      Record(id, "timeout", "controller", cause + ": stopping the job's processes");
-      RequestKill(job, JobState::kTimeout, cause, kSigTerm);
-    }
+    EnforceTimeLimit(active_.at(id));
+  }
+}
+
+void JobBook::EnforceTimeLimit(Job& job) {
+  if (job.state != JobState::kRunning || !job.start_time || stops_.Stopping(job.id)) {
+    return;
+  }
+  const std::optional<std::chrono::seconds> limit = EffectiveLimit(job);
+  if (limit && now_() >= *job.start_time + *limit) {
+    const std::string cause = "time limit " + FormatDuration(*limit) + " reached";
+    Record(job.id, "timeout", "controller", cause + ": stopping the job's processes");
+    RequestKill(job, JobState::kTimeout, cause, kSigTerm);
   }
 }
 

@@ -64,6 +64,9 @@ struct JobBookOptions {
   PolicyConfig policy;
   // First signal → SIGKILL; only said in events here ("SIGKILL after 10s").
   std::chrono::seconds kill_grace{10};
+  // Whether the journal is kept. A shell with no store (the simulator) keeps none: Write and
+  // Record then do nothing, and a replay of 100,000 jobs copies no job and builds no event.
+  bool journal = true;
 };
 
 class JobBook {
@@ -148,6 +151,9 @@ class JobBook {
   std::optional<std::chrono::seconds> EffectiveLimit(const Job& job) const;
   // Stops every running job past its limit (TIMEOUT, SIGTERM first).
   void EnforceTimeLimits();
+  // The same for one job (the simulator's deadline event names it): stopped if it runs past
+  // its limit and is not being stopped already.
+  void EnforceTimeLimit(Job& job);
   // The earliest moment a running job reaches its limit, if any.
   std::optional<Time> NextDeadline() const;
 

@@ -150,6 +150,43 @@ TEST_F(JobBookTest, ATimeLimitStopsTheJobOnceAtItsDeadline) {
   EXPECT_EQ(job.reason, "time limit 1m reached (killed by signal 15)");
 }
 
+// The simulator's deadline event names one job: only it is judged, by the same rule.
+TEST_F(JobBookTest, OneJobsTimeLimitIsEnforcedAloneByTheSameRule) {
+  Job& late = Running(7, "n1", std::chrono::seconds(60));
+  Running(8, "n2", std::chrono::seconds(30));
+  now_ += std::chrono::seconds(59);
+  book_.EnforceTimeLimit(late);  // not yet at its limit
+  EXPECT_TRUE(book_.TakeKills().empty());
+  now_ += std::chrono::seconds(1);
+  book_.EnforceTimeLimit(late);
+  book_.EnforceTimeLimit(late);  // being stopped already
+  const std::vector<KillOrder> kills = book_.TakeKills();
+  ASSERT_EQ(kills.size(), 1U);  // job 8, past its limit too, was not asked about
+  EXPECT_EQ(kills[0].job, JobId(7));
+  EXPECT_EQ(kills[0].cause, "time limit 1m reached");
+}
+
+// A shell with no store (the simulator) keeps no journal, and the job's life is the same.
+TEST(JobBookWithoutJournalTest, WritesAndEventsAreDroppedAndTheLifeIsTheSame) {
+  Calls calls;
+  const Time now = Time(std::chrono::seconds(1000));
+  JobBook book(
+      JobBookOptions{.policy = {}, .kill_grace = std::chrono::seconds(10), .journal = false},
+      [now] { return now; },
+      calls);
+  book.Add(Pending(1));
+  Job& job = book.At(JobId(1));
+  book.Start(job, On("n1"), false, "starting on n1");
+  book.Started(job, 4242, now, "agent:n1");
+  book.Record(JobId(1), "note", "test", "not kept");
+  book.Exited(job, 0, "exited with status 0", now, "agent:n1");
+  EXPECT_EQ(job.state, JobState::kCompleted);
+  EXPECT_EQ(calls.said, (std::vector<std::string>{"release 1 on n1", "ended 1 COMPLETED"}));
+  const Journal journal = book.TakeJournal();
+  EXPECT_TRUE(journal.jobs.empty());
+  EXPECT_TRUE(journal.events.empty());
+}
+
 TEST_F(JobBookTest, AGangMemberThatFailsCancelsTheOthers) {
   for (int rank = 0; rank < 2; ++rank) {
     Job member = Pending(10 + rank);

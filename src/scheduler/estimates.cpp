@@ -7,10 +7,6 @@
 namespace gf {
 namespace {
 
-std::int64_t HeldMilli(const JobRequest& request) {
-  return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
-}
-
 // A place: `submit_ms` moved back by `gpu_ms` x `size_weight`, at most max_delay.
 std::int64_t Delayed(std::int64_t submit_ms,
                      std::int64_t gpu_ms,
@@ -24,7 +20,7 @@ std::int64_t Delayed(std::int64_t submit_ms,
 // GPUs a job counts for in its size: a CPU-only job holds no GPU, but is placed as a job of
 // one GPU's length, not as no work; a share counts one GPU too.
 double SizeGpus(const JobRequest& request) {
-  return static_cast<double>(std::max<std::int64_t>(HeldMilli(request), kWholeGpuMilli)) /
+  return static_cast<double>(std::max<std::int64_t>(RequestedMilli(request), kWholeGpuMilli)) /
          kWholeGpuMilli;
 }
 

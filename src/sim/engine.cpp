@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "lifecycle/apply_decisions.h"
 #include "lifecycle/wakeups.h"
 #include "sim/engine_internal.h"
 
@@ -53,32 +54,23 @@ SimResult Engine::Run() {
                                       .duration = t.duration});
     const std::size_t first = live_.size();
     first_of_.push_back(first);
-    const std::optional<JobId> gang =
-        split.members > 1 ? std::optional(JobId(static_cast<std::int64_t>(first) + 1))
-                          : std::nullopt;
     for (int rank = 0; rank < split.members; ++rank) {
-      live_.push_back(Live{
-          .queued = QueuedJob{.id = JobId(static_cast<std::int64_t>(live_.size()) + 1),
-                              .priority = priority,
-                              .submit_time = At(t.submit),
-                              .request = JobRequest{.gpus = split.gpus_per_member,
-                                                    .gpu_type = std::nullopt,
-                                                    .node_labels = labels,
-                                                    .nodes = split.members,
-                                                    .gpu_milli = milli,
-                                                    .gpu_memory_mib = 0},
-                              .user = t.user,
-                              .team = team,
-                              .gang = gang,
-                              .expected_duration = t.duration},
-          .job = i,
-          .first = first,
-          .members = split.members,
-          .limit =
-              options_.no_departures
-                  ? std::nullopt
-                  : EffectiveTimeLimit(ClassPolicyFor(options_.policy, priority), t.time_limit),
-          .remaining = t.duration});
+      live_.push_back(
+          Live{.queued = QueuedJob{.id = JobId(static_cast<std::int64_t>(live_.size()) + 1),
+                                   .priority = priority,
+                                   .submit_time = At(t.submit),
+                                   .request = JobRequest{.gpus = split.gpus_per_member,
+                                                         .gpu_type = std::nullopt,
+                                                         .node_labels = labels,
+                                                         .nodes = split.members,
+                                                         .gpu_milli = milli,
+                                                         .gpu_memory_mib = 0},
+                                   .user = t.user,
+                                   .team = team},
+               .job = i,
+               .first = first,
+               .members = split.members,
+               .remaining = t.duration});
     }
   }
   // The shapes the cluster has GPUs of a kind for (shares: shared GPUs; whole: exclusive).
@@ -112,6 +104,7 @@ SimResult Engine::Run() {
     if (next_failure < failures_.size()) {
       now = std::min(now, failures_[next_failure].at);
     }
+    now_ = now;
     if (options_.fair_share) {
       team_usage_.Advance(At(now), held_by_team_);
       user_usage_.Advance(At(now), held_by_user_);
@@ -119,14 +112,12 @@ SimResult Engine::Run() {
     while (!events_.empty() && events_.top().at == now) {
       const Event event = events_.top();
       events_.pop();
-      if (event.kind == EventKind::kEnd) {
-        Finish(event);
-      } else if (event.kind == EventKind::kStop) {
-        KillAtGraceEnd(event);
-      } else if (event.kind == EventKind::kNodeUp) {
+      if (event.kind == EventKind::kNodeUp) {
         RepairNode(event);
-      } else {
+      } else if (event.kind == EventKind::kWake) {
         wakes_.erase(event.at);
+      } else {
+        OnEvent(event);
       }
     }
     while (next_failure < failures_.size() && failures_[next_failure].at == now) {
@@ -135,12 +126,13 @@ SimResult Engine::Run() {
     while (next_arrival < trace_.size() && trace_[next_arrival].submit == now) {
       Arrive(next_arrival++);
     }
-    now_ = now;
+    SettleGangs();  // the instant's stops, and the gangs of its requeued jobs
     const bool arrivals = arrivals_;
     Pass(now);
     if (options_.no_departures && arrivals) {
       RecordInflation();
     }
+    book_.EraseEnded();  // as the controller's turn ends
   }
   CollectNeverStarted();
   for (const Live& live : live_) {
@@ -155,9 +147,9 @@ SimResult Engine::Run() {
 void Engine::Arrive(std::size_t t) {
   const std::size_t first = first_of_[t];
   const Live& head = live_[first];
-  Predict(t);
+  const std::optional<Prediction> prediction = Predict(t);
   const JobRequest& request = head.queued.request;
-  const std::int64_t milli = HeldMilliOf(request) * head.members;
+  const std::int64_t milli = RequestedMilli(request) * head.members;
   arrived_milli_ += milli;
   arrived_unplaceable_milli_ += placeable_[first] ? 0 : milli;
   auto key = std::make_tuple(request.gpus, request.nodes, request.gpu_milli, request.node_labels);
@@ -182,6 +174,9 @@ void Engine::Arrive(std::size_t t) {
   }
   unfinished_ += static_cast<std::size_t>(head.members);
   arrivals_ = true;
+  for (std::size_t i = first; i < first + static_cast<std::size_t>(head.members); ++i) {
+    book_.Add(JobOf(i, prediction));
+  }
   if (!unmet->empty()) {
     // Held back until they are met (the controller's admission); the controller's full pass
     // on such an arrival, though it decides nothing new.
@@ -191,7 +186,7 @@ void Engine::Arrive(std::size_t t) {
     return;
   }
   for (std::size_t i = first; i < first + static_cast<std::size_t>(head.members); ++i) {
-    queue_.pending.push_back(live_[i].queued);  // arrivals come in id order: stays sorted
+    queue_.pending.push_back(QueuedOf(i));  // arrivals come in id order: stays sorted
     if (head.members == 1) {
       planner_.Arrival(live_[i].queued.id);
     }
@@ -245,11 +240,11 @@ void Engine::ResolveDependents(std::size_t t) {
     return;
   }
   for (const DependencyGraph::Broken& broken : dependencies_.OnEnded(DependencyId(t), *EndOf(t))) {
-    const Live& head = live_[IndexOf(broken.job)];
-    held_.erase(head.job);
-    result_.jobs[head.job].fate = JobFate::kCancelled;
-    result_.jobs[head.job].reason = broken.cause;
-    unfinished_ -= static_cast<std::size_t>(head.members);
+    const std::size_t first = IndexOf(broken.job);
+    held_.erase(live_[first].job);
+    for (std::size_t i = first; i < first + static_cast<std::size_t>(live_[first].members); ++i) {
+      book_.Transition(BookJob(i), JobState::kCancelled, broken.cause, "scheduler");
+    }
   }
   for (auto it = held_.begin(); it != held_.end();) {
     if (dependencies_.Waiting(DependencyId(*it))) {
@@ -258,7 +253,7 @@ void Engine::ResolveDependents(std::size_t t) {
     }
     const std::size_t first = first_of_[*it];
     for (std::size_t i = first; i < first + static_cast<std::size_t>(live_[first].members); ++i) {
-      Enqueue(live_[i].queued);
+      Enqueue(QueuedOf(i));
     }
     planner_.NeedFull();
     it = held_.erase(it);
@@ -337,9 +332,9 @@ void Engine::IncrementalPass(Millis now) {
   };
   bool in_step = batch.ends.empty() || apply(scheduler_.OnCompletions(batch.ends, At(now)));
   for (std::size_t i = 0; in_step && i < batch.arrivals.size(); ++i) {
-    const Live& live = live_[IndexOf(batch.arrivals[i])];
-    if (!live.running) {
-      in_step = apply(scheduler_.OnArrival(live.queued, At(now)));
+    const std::size_t job = IndexOf(batch.arrivals[i]);
+    if (!live_[job].running) {
+      in_step = apply(scheduler_.OnArrival(QueuedOf(job), At(now)));
     }
   }
   if (!in_step) {
@@ -365,19 +360,23 @@ void Engine::Apply(const Decisions& decisions, Millis now) {
       }
     }
   }
-  for (const PreemptDecision& preemption : decisions.preemptions) {
-    Preempt(preemption, now);
+  // As the controller applies them (lifecycle/apply_decisions.h): the victims are stopped (kill
+  // orders, their gangs following), then the starts move their jobs to STARTING.
+  const AppliedDecisions applied =
+      ApplyDecisions(book_, decisions.preemptions, decisions.starts, [](const StartDecision&) {
+        return std::string("started");
+      });
+  for (const PreemptDecision& preemption : applied.preempted) {
+    result_.jobs[live_[IndexOf(preemption.victim)].job].preemptions += 1;
   }
-  bool started = false;
-  for (const StartDecision& start : decisions.starts) {
-    if (live_[IndexOf(start.job)].running) {
-      planner_.NeedFull();  // the scheduler's copy was stale: never start a job twice
-      continue;
-    }
-    Start(start, now);
-    started = true;
+  if (applied.stale) {
+    planner_.NeedFull();  // the scheduler's copy was stale
   }
-  if (started) {
+  SettleGangs();
+  for (const JobId id : applied.started) {
+    Start(IndexOf(id), now);
+  }
+  if (!applied.started.empty()) {
     std::erase_if(queue_.pending,
                   [this](const QueuedJob& q) { return live_[IndexOf(q.id)].running; });
   }

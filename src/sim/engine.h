@@ -2,13 +2,21 @@
 // the production scheduler core, Decide() (scheduler/scheduler.h), unchanged, on a virtual
 // clock.
 //
-// Events: arrivals (from the trace), ends of runs (completion after the job's remaining work,
-// or its time limit, whichever is first) and wake-ups. All events at one instant are applied
-// first; then the instant is scheduled by the controller's pass rule (lifecycle/pass_planner.h,
-// the same PassPlanner the controller's turn asks): the instant's ends (together) and arrivals
-// (one by one) told to the controller's IncrementalScheduler (scheduler/incremental.h), kept for
-// the whole run, or a full pass (a snapshot and a queue built the way the controller builds them,
-// and Decide()'s decisions for them) where the rule asks for one: after a change the scheduler is
+// The engine is a shell over the controller's job book (lifecycle/job_book.h), as the
+// controller is: each job is in the book from its arrival to its end, and every change of its
+// state (started, running, stopped, timed out, requeued with its gang, lost with its node,
+// cancelled for a broken dependency) is the book's, with the book's kill orders applied on the
+// virtual clock and its listener freeing the virtual GPUs. The engine keeps only what a
+// simulation alone knows: each job's work left and where its run is on the virtual cluster.
+//
+// Events: arrivals (from the trace), ends of runs' work, time limits reached, kill graces over,
+// nodes repaired, and wake-ups. All events at one instant are applied first (as a controller
+// turn's commands), then the gangs settled; then the instant is scheduled by the controller's
+// pass rule (lifecycle/pass_planner.h, the same PassPlanner the controller's turn asks): the
+// instant's ends (together) and arrivals (one by one) told to the controller's
+// IncrementalScheduler (scheduler/incremental.h), kept for the whole run, or a full pass (a
+// snapshot and a queue built the way the controller builds them, lifecycle/job_views.h, and
+// Decide()'s decisions for them) where the rule asks for one: after a change the scheduler is
 // not told event by event (a requeue, a node failing or coming back, a gang arriving), and
 // full_pass_interval after incremental passes, on the virtual clock. A wake-up is that due full
 // pass, or the moment a running job reaches the policy's minimum run time (or, las, its next
@@ -18,24 +26,25 @@
 // (decision 0004). Where the product's kept scheduler could not follow the state (the baseline
 // orders read oracle figures of running jobs; checkpoints move running jobs at every instant;
 // no_departures drops jobs), every instant where jobs wait is a full pass, as is every pass
-// with SimOptions::full_passes_only (the reference run). Applying decisions:
-// - a start: the job holds its GPUs from now; its run ends at now + SimOptions::launch_lag + its
-//   remaining work, or at its effective time limit (the class default / cap, policy.h
-//   EffectiveTimeLimit) when that is shorter, as TIMEOUT, after the kill grace (the job is
-//   stopped then, as the controller stops it, and holds its GPUs until SIGKILL);
-// - a preemption: the victim stops after SimOptions::kill_grace (at once by default), holding its
-//   GPUs as stopping meanwhile, and is requeued with its submit time kept. Restart penalty: it
-//   loses all work since its start — unless a checkpoint interval is set, when it keeps its
-//   progress up to its last checkpoint (start + k x interval). The pass then runs again at the same
-//   instant, as the controller's next pass would once the victim has exited.
-// What a run's end is (completed, timed out, requeued) is the controller's stop book's answer
-// (lifecycle/stops.h StopBook), given why the run was being stopped.
+// with SimOptions::full_passes_only (the reference run). Decisions are applied as the
+// controller applies them (lifecycle/apply_decisions.h):
+// - a start: the job holds its GPUs from now and runs from now + SimOptions::launch_lag; its
+//   work ends after its remaining work (exit 0), unless its effective time limit (the class
+//   default / cap, policy.h EffectiveTimeLimit) comes first: the book stops it then, as the
+//   controller's EnforceTimeLimits, and it holds its GPUs until SIGKILL at the kill grace's end
+//   (TIMEOUT);
+// - a preemption: the book stops the victim to be requeued; it holds its GPUs as stopping until
+//   SimOptions::kill_grace ends (at once by default), and is requeued with its submit time kept.
+//   Restart penalty: it loses all work since its start — unless a checkpoint interval is set,
+//   when it keeps its progress up to its last checkpoint (start + k x interval). The pass then
+//   runs again at the same instant, as the controller's next pass would once the victim has
+//   exited.
 // A trace job of more GPUs than the largest node has runs as a multi-node (gang) job
 // (SplitAcrossNodes): its members start together, each on a node of its own (Decide's gangs),
-// end together, and when one is preempted or its node fails all are requeued (the controller's
-// SettleGangs). It stays one job in the result. A job that no node could ever run
-// (CheckFeasible fails: a type or label no node has, too few nodes for its gang) is rejected at
-// arrival with the reason, as `gpufleet submit` rejects it.
+// end together, and when one is preempted or its node fails the others are stopped to be requeued
+// with it (the book's SettleGangs, after their kill grace). It stays one job in the result. A job
+// that no node could ever run (CheckFeasible fails: a type or label no node has, too few nodes for
+// its gang) is rejected at arrival with the reason, as `gpufleet submit` rejects it.
 //
 // Fair share: like the controller, each team's and user's GPU-seconds are kept decayed with the
 // policy's half-life and given to Decide — unless `fair_share` is off, when everybody stays at

@@ -12,9 +12,8 @@
 
 #include "core/check.h"
 #include "lifecycle/dependencies.h"
-#include "lifecycle/gang_rules.h"
+#include "lifecycle/job_book.h"
 #include "lifecycle/pass_planner.h"
-#include "lifecycle/stops.h"
 #include "lifecycle/wakeups.h"
 #include "predict/runtime_predictor.h"
 #include "scheduler/classes.h"
@@ -43,17 +42,16 @@ constexpr int kMaxPassesPerInstant = 100;
 // The exit status a run killed by SIGKILL reports (128 + 9, as a shell tells it).
 constexpr int kKilledExitCode = 137;
 
-// kEnd: a run's work is done, or its time limit is reached (timeout). kStop: the kill grace of
-// a stop is over (SimOptions::kill_grace; a preemption or a time limit): SIGKILL ends the run,
-// unless it ended before.
-enum class EventKind { kEnd, kStop, kWake, kNodeUp };
+// kEnd: a run's work is done (its processes exit 0). kDeadline: a run reaches its time limit
+// (the job book stops it). kStop: the kill grace of a stop is over (SimOptions::kill_grace; a
+// preemption, a time limit, a gang's requeue): SIGKILL ends the run, unless it ended before.
+enum class EventKind { kEnd, kDeadline, kStop, kWake, kNodeUp };
 
 struct Event {
   Millis at{0};
   EventKind kind = EventKind::kWake;
-  std::size_t job = 0;    // kEnd: the job whose run ends; kNodeUp: the node
-  std::uint64_t run = 0;  // kEnd: that run (stale once the job was preempted)
-  bool timeout = false;   // kEnd: the run ends by its time limit
+  std::size_t job = 0;    // kEnd, kDeadline, kStop: the job's index; kNodeUp: the node
+  std::uint64_t run = 0;  // which run of the job (stale once that run ended)
   auto Key() const { return std::tie(at, kind, job, run); }
 };
 struct Later {
@@ -74,11 +72,6 @@ inline void AddHeld(std::map<std::string, double>& held,
   }
 }
 
-// What a job holds, in milli-GPUs (a share counts its fraction).
-inline std::int64_t HeldMilliOf(const JobRequest& request) {
-  return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
-}
-
 // The scheduler is kept between passes where its copy of the state can follow the engine's
 // event by event, as the controller's does: the stock order (a baseline order reads oracle
 // figures of running jobs that the product never has, so its copy lacks them), no checkpoints
@@ -91,20 +84,24 @@ inline bool SchedulerKept(const SimOptions& options) {
 
 // One per scheduler job: a trace job, or each member of the gang a trace job larger than the
 // largest node runs as (SplitAcrossNodes), ids consecutive. The outcome is the trace job's.
+// From its arrival the job's state is the job book's (JobOf); what is kept here is what only a
+// simulation knows: the work it has left, and where its run is on the virtual cluster.
 struct Live {
-  QueuedJob queued;       // what the queue holds while it waits
+  QueuedJob queued;       // its request, owner and class, as the trace gives them
   std::size_t job = 0;    // the trace job (index into trace and result)
   std::size_t first = 0;  // its first member's index (itself if no gang)
   int members = 1;
-  std::optional<std::chrono::seconds> limit;  // effective time limit of each run
-  Millis remaining{0};                        // work still to do
+  Millis remaining{0};  // work still to do
   Millis run_start{0};
-  std::uint64_t run = 0;  // counts starts
-  bool running = false;
+  std::uint64_t run = 0;       // counts starts
+  bool running = false;        // its run holds virtual GPUs (from its start to OnReleasing)
   std::size_t running_at = 0;  // index in ClusterSnapshot::running while running
 };
 
-class Engine {
+// The engine is the job book's shell, as the controller is (lifecycle/job_book.h): it applies
+// the book's kill orders on the virtual clock, and its listener frees the virtual GPUs, counts a
+// run's end and puts a requeued job back in the queue.
+class Engine : private JobBookListener {
  public:
   Engine(const std::vector<Node>& nodes,
          const std::vector<TraceJob>& trace,
@@ -115,7 +112,14 @@ class Engine {
         team_usage_(options.policy.fair_share.half_life),
         user_usage_(options.policy.fair_share.half_life),
         scheduler_(IncrementalOptions{.reuse_within = options.passes.arrival_reuse}),
-        planner_(options.passes) {
+        planner_(options.passes),
+        book_(
+            JobBookOptions{
+                .policy = options.policy,
+                .kill_grace = std::chrono::duration_cast<std::chrono::seconds>(options.kill_grace),
+                .journal = false},
+            [this] { return At(now_); },
+            *this) {
     for (const Node& node : nodes) {
       for (const Gpu& gpu : node.gpus) {
         gpu_index_.emplace(gpu.uuid.value(), rooms_.size());
@@ -154,21 +158,25 @@ class Engine {
   void IncrementalPass(Millis now);
   void Apply(const Decisions& decisions, Millis now);
   void ArmPass(Millis now);
-  void Start(const StartDecision& start, Millis now);
-  void Preempt(const PreemptDecision& preemption, Millis now);
-  void KillAtGraceEnd(const Event& event);
-  void Exit(std::size_t i, Millis at, int exit_code, const std::string& how);
-  void EndRun(std::size_t i, Millis at, const RunVerdict& end);
-  void Complete(std::size_t i, Millis at, JobState state);
-  void Requeue(std::size_t i, Millis now);
+  Job JobOf(std::size_t i, const std::optional<Prediction>& prediction) const;
+  QueuedJob QueuedOf(std::size_t i) const;
+  Job& BookJob(std::size_t i) { return book_.At(live_[i].queued.id); }
+  void Start(std::size_t i, Millis now);
+  void Kill(const KillOrder& kill);
+  void SettleGangs();
+  void OnEvent(const Event& event);
+  bool CurrentRun(const Event& event) const;
+  void Exit(std::size_t i, int exit_code, const std::string& how);
   void Enqueue(const QueuedJob& job);
-  void RequeueGang(std::size_t i, Millis now);
   void FailNode(const NodeFailure& failure);
   void RepairNode(const Event& event);
   void StopRun(std::size_t i, Millis now);
-  void Finish(const Event& event);
+  // JobBookListener: a run gives its virtual GPUs back, a job ends, a job is requeued.
+  void OnReleasing(Job& job) override;
+  void OnEnded(const Job& job) override;
+  void OnRequeueing(const Job& job) override;
   RunKey KeyOf(std::size_t t) const;
-  void Predict(std::size_t t);
+  std::optional<Prediction> Predict(std::size_t t);
   void Learn(std::size_t t, Millis ran, bool timeout);
   void Hold(std::size_t i, int sign);
   void PublishUsage();
@@ -193,9 +201,6 @@ class Engine {
   // met, or is cancelled when one breaks.
   DependencyGraph dependencies_;
   std::set<std::size_t> held_;  // trace jobs that wait for a dependency
-  // The runs being stopped, by scheduler job, and what a run's end means: the controller's stop
-  // book (lifecycle/stops.h), so that a run ends, is requeued or times out as in the product.
-  StopBook stops_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
   // By request (GPU count, nodes, share, node labels): why no node could ever run it, or nullopt.
@@ -236,6 +241,11 @@ class Engine {
   // and each user's last run and the one before.
   RuntimePredictor predictor_;
   std::unordered_map<std::string, std::pair<Millis, std::optional<Millis>>> last_runs_;
+  // The jobs from their arrival to their end, and every change of their state: the controller's
+  // job book (lifecycle/job_book.h), so that a run starts, ends, is stopped with its kill grace,
+  // times out or is requeued with its gang as in the product. Its clock is the virtual one; it
+  // keeps no journal (nothing is stored).
+  JobBook book_;
 };
 
 }  // namespace gf::sim::engine_detail

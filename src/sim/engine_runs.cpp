@@ -1,48 +1,78 @@
-// The engine's runs (engine_internal.h): a start, a run's end, a preemption (with the kill
-// grace) and its requeue with the gang rules, node failures and repairs, what a job holds, and
-// the inflation figures. Split from engine.cpp by topic.
+// The engine's runs (engine_internal.h): a job as the book holds it, a start, a run's events,
+// the book's kill orders and gang rules on the virtual clock, what the book's listener does (the
+// virtual GPUs given back, a job's end, a requeue), node failures and repairs, what a job holds,
+// and the inflation figures. Split from engine.cpp by topic.
 #include <algorithm>
 #include <set>
 
 #include "core/check.h"
-#include "lifecycle/gang_rules.h"
+#include "lifecycle/job_views.h"
 #include "sim/engine_internal.h"
 
 namespace gf::sim::engine_detail {
 
-void Engine::Start(const StartDecision& start, Millis now) {
-  const std::size_t i = IndexOf(start.job);
+// Scheduler job i arrives: its job, as the controller's book would hold it once submitted.
+Job Engine::JobOf(std::size_t i, const std::optional<Prediction>& prediction) const {
+  const Live& live = live_[i];
+  const QueuedJob& q = live.queued;
+  Job job;
+  job.id = q.id;
+  job.owner.user = q.user;
+  job.spec.request = q.request;
+  job.spec.priority = q.priority;
+  job.spec.team = q.team;
+  // Nothing ends under no_departures: no limit either.
+  job.spec.time_limit = options_.no_departures ? std::nullopt : trace_[live.job].time_limit;
+  if (live.members > 1) {
+    job.spec.gang = GangMember{.gang_job = live_[live.first].queued.id,
+                               .rank = static_cast<int>(i - live.first),
+                               .size = live.members};
+  }
+  job.submit_time = q.submit_time;
+  if (prediction) {
+    job.prediction = JobPrediction{
+        .expected = prediction->expected, .high = prediction->high, .basis = {}, .explanation = {}};
+  }
+  return job;
+}
+
+// What the queue holds for job i: the controller's view of a pending job (lifecycle/
+// job_views.h), with the oracle figures only the baseline orders read.
+QueuedJob Engine::QueuedOf(std::size_t i) const {
+  const Live& live = live_[i];
+  QueuedJob queued = AsQueued(book_.At(live.queued.id));
+  queued.expected_duration = live.remaining;
+  queued.attained_gpu_seconds = result_.jobs[live.job].gpu_seconds;
+  return queued;
+}
+
+// Job i was started by a pass (STARTING in the book, JobBook::Start): its processes run from the
+// end of the launch lag (RUNNING from then, as its agent would report), on the GPUs the pass
+// gave it. Its run ends when its work is done, or is stopped when it reaches its time limit.
+void Engine::Start(std::size_t i, Millis now) {
   Live& live = live_[i];
+  Job& job = BookJob(i);
   JobOutcome& outcome = result_.jobs[live.job];
+  book_.Started(job, /*pid=*/0, At(now + options_.launch_lag), "agent");
   live.running = true;
   live.run_start = now;
   live.run += 1;
   live.running_at = cluster_.running.size();
-  const bool timeout = live.limit && Millis(*live.limit) < live.remaining;
-  const Millis length = timeout ? Millis(*live.limit) : live.remaining;
-  cluster_.running.push_back(RunningJob{.id = start.job,
-                                        .team = live.queued.team,
-                                        .user = live.queued.user,
-                                        .priority = live.queued.priority,
-                                        .allocation = start.allocation,
-                                        // Its processes run from the end of the launch lag.
-                                        .start_time = At(now + options_.launch_lag),
-                                        .time_limit = live.limit,
-                                        .preemptible = start.preemptible,
-                                        .last_checkpoint = std::nullopt,
-                                        .stopping = false,
-                                        .estimate = live.queued.estimate,
-                                        // the oracle figures the baseline orders read
-                                        .expected_duration = length,
-                                        .attained_gpu_seconds = outcome.gpu_seconds,
-                                        .submit_time = live.queued.submit_time});
-  if (!start.allocation.gpus.empty()) {  // a CPU-only job holds no GPU, maybe no node
-    NodeSnapshot& node = cluster_.nodes[node_index_.at(start.allocation.node.value())];
-    node.allocated.insert(start.allocation.gpus.begin(), start.allocation.gpus.end());
-    for (const GpuUuid& gpu : start.allocation.gpus) {
-      rooms_[gpu_index_.at(gpu.value())].free_milli -= start.allocation.gpu_milli;
+  const std::optional<std::chrono::seconds> limit = book_.EffectiveLimit(job);
+  const bool timeout = limit && Millis(*limit) < live.remaining;
+  RunningJob running = AsRunning(book_, job, At(now));
+  // the oracle figures the baseline orders read
+  running.expected_duration = timeout ? Millis(*limit) : live.remaining;
+  running.attained_gpu_seconds = outcome.gpu_seconds;
+  cluster_.running.push_back(std::move(running));
+  const Allocation& allocation = *job.allocation;
+  if (!allocation.gpus.empty()) {  // a CPU-only job holds no GPU, maybe no node
+    NodeSnapshot& node = cluster_.nodes[node_index_.at(allocation.node.value())];
+    node.allocated.insert(allocation.gpus.begin(), allocation.gpus.end());
+    for (const GpuUuid& gpu : allocation.gpus) {
+      rooms_[gpu_index_.at(gpu.value())].free_milli -= allocation.gpu_milli;
     }
-    allocated_milli_ += HeldMilli(start.allocation);
+    allocated_milli_ += HeldMilli(allocation);
   }
   Hold(i, +1);
   if (!outcome.first_start) {
@@ -51,13 +81,17 @@ void Engine::Start(const StartDecision& start, Millis now) {
   if (options_.no_departures) {
     return;  // it never ends
   }
-  events_.push(Event{.at = now + options_.launch_lag + length,
-                     .kind = EventKind::kEnd,
-                     .job = i,
-                     .run = live.run,
-                     .timeout = timeout});
+  const Millis ran_from = now + options_.launch_lag;
+  events_.push(
+      Event{.at = ran_from + live.remaining, .kind = EventKind::kEnd, .job = i, .run = live.run});
+  if (timeout) {
+    events_.push(Event{
+        .at = ran_from + Millis(*limit), .kind = EventKind::kDeadline, .job = i, .run = live.run});
+  }
 }
 
+// The run of job i gives its virtual GPUs back (it leaves STARTING or RUNNING): its GPU time and
+// run are counted.
 void Engine::StopRun(std::size_t i, Millis now) {
   Live& live = live_[i];
   GF_CHECK(live.running);
@@ -75,7 +109,7 @@ void Engine::StopRun(std::size_t i, Millis now) {
   }
   JobOutcome& outcome = result_.jobs[live.job];
   outcome.gpu_seconds += Seconds(now - live.run_start) *
-                         static_cast<double>(HeldMilliOf(live.queued.request)) / kWholeGpuMilli;
+                         static_cast<double>(RequestedMilli(live.queued.request)) / kWholeGpuMilli;
   if (i == live.first) {  // a gang's members run together: one run for the trace job
     outcome.runs.emplace_back(live.run_start, now);
   }
@@ -89,66 +123,123 @@ void Engine::StopRun(std::size_t i, Millis now) {
   live.running = false;
 }
 
-// A run's end event: its work is done (the processes exit 0), or its time limit is reached,
-// when it is stopped as the controller stops it (EnforceTimeLimits: SIGTERM, SIGKILL when the
-// kill grace ends, TIMEOUT whichever way its processes then exit).
-void Engine::Finish(const Event& event) {
-  Live& live = live_[event.job];
-  if (!live.running || live.run != event.run) {
-    return;  // that run was stopped before
-  }
-  if (!event.timeout) {
-    Exit(event.job, event.at, 0, "exited with status 0");
-    return;
-  }
-  stops_.Request(live.queued.id,
-                 StopIntent{.final_state = JobState::kTimeout, .cause = "time limit reached"});
-  if (options_.kill_grace.count() <= 0) {
-    Exit(event.job, event.at, kKilledExitCode, "killed by signal 9");
-    return;
-  }
-  // It holds its GPUs, being stopped, until the grace ends or its work is done first.
-  cluster_.running[live.running_at].stopping = true;
-  const Millis work_done = live.run_start + options_.launch_lag + live.remaining;
-  events_.push(Event{.at = std::min(event.at + options_.kill_grace, work_done),
-                     .kind = EventKind::kStop,
-                     .job = event.job,
-                     .run = live.run,
-                     .timeout = false});
+// Whether `event` is about the run job i has now (a run that ended or was stopped since makes
+// its later events stale).
+bool Engine::CurrentRun(const Event& event) const {
+  const Live& live = live_[event.job];
+  return live.running && live.run == event.run;
 }
 
-// Job i's processes exited: the stop book says what the run's end is (lifecycle/stops.h).
-void Engine::Exit(std::size_t i, Millis at, int exit_code, const std::string& how) {
-  EndRun(i, at, stops_.OnExit(live_[i].queued.id, exit_code, how));
-}
-
-// A run ended as `end` says: requeued with its gang (a preemption, a node failure), or ended.
-void Engine::EndRun(std::size_t i, Millis at, const RunVerdict& end) {
-  if (end.requeue) {
-    RequeueGang(i, at);
+// An event of a run: its work is done (exit 0), its time limit is reached (the book stops it as
+// the controller's EnforceTimeLimits does: SIGTERM, SIGKILL when the kill grace ends, TIMEOUT
+// whichever way its processes then exit), or a stop's kill grace is over (SIGKILL).
+void Engine::OnEvent(const Event& event) {
+  if (!CurrentRun(event)) {
     return;
   }
-  Complete(i, at, end.state);
+  switch (event.kind) {
+    case EventKind::kEnd:
+      Exit(event.job, 0, "exited with status 0");
+      break;
+    case EventKind::kDeadline:
+      book_.EnforceTimeLimit(BookJob(event.job));
+      break;
+    case EventKind::kStop:
+      Exit(event.job, kKilledExitCode, "killed by signal 9");
+      break;
+    default:
+      break;
+  }
 }
 
-// Job i's run ended for good: COMPLETED, or TIMEOUT (the simulator cancels no job that runs,
-// and no run fails).
-void Engine::Complete(std::size_t i, Millis at, JobState state) {
-  GF_CHECK(state == JobState::kCompleted || state == JobState::kTimeout);
+// Job i's processes exited: the book judges the run's end by its stop book (completed, timed
+// out, requeued with its gang after a preemption).
+void Engine::Exit(std::size_t i, int exit_code, const std::string& how) {
+  book_.Exited(BookJob(i), exit_code, how, At(now_), "agent");
+}
+
+// A kill order of the book (a preemption, a time limit, a gang's requeue): the run holds its GPUs
+// as `stopping` (Decide counts them as about to be free, as the controller's snapshot does) until
+// the kill grace ends, or its work is done first; with no grace it is killed at once.
+void Engine::Kill(const KillOrder& kill) {
+  const std::size_t i = IndexOf(kill.job);
   Live& live = live_[i];
-  const bool timeout = state == JobState::kTimeout;
-  StopRun(i, at);
-  stops_.Forget(live.queued.id);
-  planner_.End(live.queued.id);
-  --unfinished_;
+  if (!live.running) {
+    return;  // its run ended before the order was sent
+  }
+  if (options_.kill_grace.count() <= 0) {
+    Exit(i, kKilledExitCode, "killed by signal 9");
+    return;
+  }
+  cluster_.running[live.running_at].stopping = true;
+  events_.push(
+      Event{.at = now_ + options_.kill_grace, .kind = EventKind::kStop, .job = i, .run = live.run});
+}
+
+// The book's gang rules (lifecycle/gang_rules.h, JobBook::SettleGangs) and the kill orders they
+// and the instant's stops gave, until none follows: a requeued member's gang is stopped to be
+// requeued with it, at once without a kill grace.
+void Engine::SettleGangs() {
+  for (;;) {
+    book_.SettleGangs();
+    const std::vector<KillOrder> kills = book_.TakeKills();
+    if (kills.empty()) {
+      return;
+    }
+    for (const KillOrder& kill : kills) {
+      Kill(kill);
+    }
+  }
+}
+
+// JobBookListener: the run's GPUs are free again (it leaves STARTING or RUNNING).
+void Engine::OnReleasing(Job& job) {
+  StopRun(IndexOf(job.id), now_);
+}
+
+// JobBookListener: the job ended. COMPLETED or TIMEOUT after a run (the simulator fails no run
+// and cancels none that runs), or CANCELLED while held for a dependency that broke.
+void Engine::OnEnded(const Job& job) {
+  const std::size_t i = IndexOf(job.id);
+  Live& live = live_[i];
   JobOutcome& outcome = result_.jobs[live.job];
+  --unfinished_;
+  if (job.state == JobState::kCancelled) {
+    outcome.fate = JobFate::kCancelled;
+    outcome.reason = job.reason;
+    return;
+  }
+  GF_CHECK(job.state == JobState::kCompleted || job.state == JobState::kTimeout);
+  const bool timeout = job.state == JobState::kTimeout;
+  planner_.End(job.id);
   outcome.fate = timeout ? JobFate::kTimeout : JobFate::kCompleted;
-  outcome.end = at;
+  outcome.end = now_;
   live.remaining = Millis(0);
   if (i == live.first) {  // a gang's members end together: one run of the trace job
-    Learn(live.job, at - live.run_start - options_.launch_lag, timeout);
+    Learn(live.job, now_ - live.run_start - options_.launch_lag, timeout);
     ResolveDependents(live.job);
   }
+}
+
+// JobBookListener: the job goes back to the queue (preempted, or its node failed), keeping its
+// submit time and so its place (the book's Requeue). It keeps its work up to its last checkpoint
+// (all of it with a checkpoint interval of 0, none without one).
+void Engine::OnRequeueing(const Job& job) {
+  const std::size_t i = IndexOf(job.id);
+  Live& live = live_[i];
+  if (job.state == JobState::kNodeFail) {
+    result_.jobs[live.job].failures += 1;
+  }
+  // Its work, from the end of the launch lag (the GPUs were held from the start).
+  const Millis ran = std::max(Millis(0), now_ - live.run_start - options_.launch_lag);
+  planner_.NeedFull();  // the scheduler's copy has it stopping or running
+  if (options_.checkpoint_interval && options_.checkpoint_interval->count() > 0) {
+    const Millis interval = *options_.checkpoint_interval;
+    live.remaining -= (ran / interval) * interval;  // kept: up to the last checkpoint
+  } else if (options_.checkpoint_interval) {
+    live.remaining -= ran;  // 0: suspended and resumed, nothing lost
+  }
+  Enqueue(QueuedOf(i));
 }
 
 RunKey Engine::KeyOf(std::size_t t) const {
@@ -158,21 +249,19 @@ RunKey Engine::KeyOf(std::size_t t) const {
 }
 
 // Trace job t arrives: what the predictor and the baseline say of it, from the runs that ended
-// so far (its own has not even started). The prediction is its scheduler jobs' estimate, as
-// the controller gives a submitted job the predictor's estimate.
-void Engine::Predict(std::size_t t) {
+// so far (its own has not even started). The prediction is its jobs' (JobOf), as the controller
+// gives a submitted job the predictor's estimate.
+std::optional<Prediction> Engine::Predict(std::size_t t) {
   JobOutcome& outcome = result_.jobs[t];
-  if (const std::optional<Prediction> p = predictor_.Predict(KeyOf(t))) {
+  std::optional<Prediction> p = predictor_.Predict(KeyOf(t));
+  if (p) {
     outcome.predicted = p->expected;
-    const std::size_t first = first_of_[t];
-    for (std::size_t i = first; i < first + static_cast<std::size_t>(live_[first].members); ++i) {
-      live_[i].queued.estimate = RunEstimate{.expected = p->expected, .high = p->high};
-    }
   }
   if (auto runs = last_runs_.find(outcome.user); runs != last_runs_.end()) {
     const auto& [last, previous] = runs->second;
     outcome.last_two = previous ? (last + *previous) / 2 : last;
   }
+  return p;
 }
 
 // Trace job t's run of `ran` ended (completed, or stopped by its time limit).
@@ -185,114 +274,6 @@ void Engine::Learn(std::size_t t, Millis ran, bool timeout) {
       it->second = {ran, it->second.first};
     }
   }
-}
-
-// A preemption, as the controller's Preempt: the victim is stopped to be requeued (lifecycle/
-// stops.h). With no kill grace it stops at once and is requeued with its gang (RequeueGang).
-// With one, it is sent its first signal and holds its GPUs as `stopping` (Decide counts them as
-// about to be free, as the controller's snapshot does for a job it is stopping) until the grace
-// ends, when it is killed and requeued (kStop), or until its processes exit first (exit 0 on its
-// checkpoint signal: requeued all the same). A gang follows its preempted member: its other
-// running members are stopped with it (lifecycle/gang_rules.h).
-void Engine::Preempt(const PreemptDecision& preemption, Millis now) {
-  const std::size_t i = IndexOf(preemption.victim);
-  Live& live = live_[i];
-  if (!live.running || stops_.Stopping(preemption.victim)) {
-    return;
-  }
-  result_.jobs[live.job].preemptions += 1;
-  const bool grace = options_.kill_grace.count() > 0;
-  for (std::size_t m = live.first; m < live.first + static_cast<std::size_t>(live.members); ++m) {
-    Live& member = live_[m];
-    if (!member.running || stops_.Stopping(member.queued.id) || (!grace && m != i)) {
-      continue;  // without a grace, RequeueGang stops the others
-    }
-    stops_.Request(member.queued.id,
-                   StopIntent{.final_state = JobState::kPreempted,
-                              .cause = preemption.cause,
-                              .requeue_after = "preemption"});
-    if (!grace) {
-      continue;
-    }
-    cluster_.running[member.running_at].stopping = true;
-    events_.push(Event{.at = now + options_.kill_grace,
-                       .kind = EventKind::kStop,
-                       .job = m,
-                       .run = member.run,
-                       .timeout = false});
-    if (m != i) {
-      planner_.NeedFull();  // the scheduler chose only the victim: it does not know of these
-    }
-  }
-  if (!grace) {
-    Exit(i, now, kKilledExitCode, "killed by signal 9");
-  }
-}
-
-// A stop's kill grace is over: SIGKILL ends the run (requeued after a preemption, TIMEOUT
-// after a time limit), unless it ended during the grace.
-void Engine::KillAtGraceEnd(const Event& event) {
-  const Live& live = live_[event.job];
-  if (live.running && live.run == event.run) {
-    Exit(event.job, event.at, kKilledExitCode, "killed by signal 9");
-  }
-}
-
-// Job i's run stopped to be requeued (preempted, or its node failed): the lifecycle's gang rules
-// (lifecycle/gang_rules.h, which the controller applies too) stop its gang's other running
-// members to be requeued with it, at once: members being stopped with it (a preemption's kill
-// grace) have their grace end at this same instant, and the same intent.
-void Engine::RequeueGang(std::size_t i, Millis now) {
-  const Live& live = live_[i];
-  std::set<std::size_t> stop;
-  if (live.running) {
-    stop.insert(i);
-  }
-  if (live.members > 1) {
-    std::vector<GangMemberState> states;
-    for (std::size_t m = live.first; m < live.first + static_cast<std::size_t>(live.members); ++m) {
-      const Live& member = live_[m];
-      // Job i counts as back in the queue already: that is what it is being stopped for.
-      const JobState state = m == i                          ? JobState::kPending
-                             : member.running                ? JobState::kRunning
-                             : member.remaining == Millis(0) ? JobState::kCompleted
-                                                             : JobState::kPending;
-      states.push_back(GangMemberState{.job = member.queued.id,
-                                       .rank = static_cast<int>(m - live.first),
-                                       .size = live.members,
-                                       .state = state,
-                                       .reason = {},
-                                       .stopping = std::nullopt});
-    }
-    for (const GangAction& action : SettleGang(states)) {
-      GF_CHECK(action.step == GangStep::kStopToRequeue);  // no member ends other than completed
-      stop.insert(IndexOf(action.job));
-    }
-  }
-  for (const std::size_t m : stop) {  // in rank order, as the members' runs were kept
-    Requeue(m, now);
-  }
-}
-
-// Stops job i's run (preempted, or its node failed) and queues it again: it keeps its work up to
-// its last checkpoint (all of it with a checkpoint interval of 0, none without one).
-void Engine::Requeue(std::size_t i, Millis now) {
-  Live& live = live_[i];
-  // Its work, from the end of the launch lag (the GPUs were held from the start).
-  const Millis ran = std::max(Millis(0), now - live.run_start - options_.launch_lag);
-  StopRun(i, now);
-  stops_.Forget(live.queued.id);  // its stop is over (the simulator shows no requeue causes)
-  planner_.NeedFull();            // the scheduler's copy has it stopping or running (a requeue)
-  if (options_.checkpoint_interval && options_.checkpoint_interval->count() > 0) {
-    const Millis interval = *options_.checkpoint_interval;
-    live.remaining -= (ran / interval) * interval;  // kept: up to the last checkpoint
-  } else if (options_.checkpoint_interval) {
-    live.remaining -= ran;  // 0: suspended and resumed, nothing lost
-  }
-  live.queued.expected_duration = live.remaining;
-  live.queued.attained_gpu_seconds = result_.jobs[live.job].gpu_seconds;
-  // Requeued keeping its submit time, so its place (the controller does the same).
-  Enqueue(live.queued);
 }
 
 // Back into the queue, which stays sorted by id (submit order): a requeued or released job.
@@ -328,14 +309,9 @@ void Engine::FailNode(const NodeFailure& failure) {
   }
   std::sort(victims.begin(), victims.end());  // the running list's order means nothing
   for (const std::size_t i : victims) {
-    if (!live_[i].running) {
-      continue;  // requeued with a gang member that ran here too
-    }
-    // As the controller loses a job with its node (StopBook::OnLost): requeued, unless a stop
+    // As the controller loses a job with its node (JobBook::Lose): requeued, unless a stop
     // that ends it (a time limit) was under way.
-    const RunVerdict end = stops_.OnLost(live_[i].queued.id, node.node.state_reason);
-    result_.jobs[live_[i].job].failures += end.requeue ? 1 : 0;
-    EndRun(i, failure.at, end);
+    book_.Lose(BookJob(i), node.node.state_reason);
   }
 }
 
@@ -350,7 +326,7 @@ void Engine::RepairNode(const Event& event) {
 }
 
 void Engine::Hold(std::size_t i, int sign) {
-  const std::int64_t milli = sign * HeldMilliOf(live_[i].queued.request);
+  const std::int64_t milli = sign * RequestedMilli(live_[i].queued.request);
   AddHeld(held_by_team_, live_[i].queued.team, milli);
   AddHeld(held_by_user_, live_[i].queued.user, milli);
 }

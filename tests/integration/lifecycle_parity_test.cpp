@@ -424,6 +424,33 @@ TEST(LifecycleParityTest, ANodeFailureRequeuesItsJobUntilTheNodeIsBack) {
                      {Span(0, 500), {{seconds(0), seconds(160)}, {seconds(400), seconds(700)}}});
 }
 
+// One scripted scenario with every kind of event at once (issue #21's bar): arrivals and ends,
+// a node failure, a preemption with the kill grace, and a dependency. Team a is guaranteed 2
+// GPUs. b1 (team b, borrowed) takes n1's two GPUs and a0 (team a) n2's; d waits for a0 to
+// complete. n2's agent falls silent at 100 s: at 160 s a0 is requeued and waits (b1 is younger
+// than the minimum run time) until n2 is back at 400 s, and runs again from scratch until
+// 700 s, which meets d's dependency: d runs on n2 from 700 s. a1 arrives at 700 s, finds team a
+// within its guarantee, and preempts b1, which holds n1 through the 10 s grace; a1 runs from
+// 710 s, and b1, requeued at its place, runs again once a1 has freed n1's GPU, at 810 s.
+TEST(LifecycleParityTest, ArrivalsEndsANodeFailureAPreemptionWithGraceAndADependency) {
+  Scenario scenario;
+  scenario.nodes = {TestNode(2, "n1", "n1-"), TestNode(1, "n2", "n2-")};
+  scenario.policy.teams = {TeamPolicy{.name = "a", .guaranteed_gpus = 2}, TeamPolicy{.name = "b"}};
+  scenario.kill_grace = seconds(10);
+  sim::TraceJob d = TraceJobOf("d", 0, 1, 50, "alice", "a");
+  d.after = {sim::TraceDependency{.job = "a0", .kind = DependencyKind::kOk}};
+  scenario.jobs = {TraceJobOf("b1", 0, 2, 1000, "bob", "b"),
+                   TraceJobOf("a0", 0, 1, 300, "alice", "a"),
+                   d,
+                   TraceJobOf("a1", 700, 1, 100, "alice", "a")};
+  scenario.outage = Outage{.node = 1, .silent_at = seconds(100), .back_at = seconds(400)};
+  ExpectSameTimeline(scenario,
+                     {{{seconds(0), seconds(710)}, {seconds(810), seconds(1810)}},
+                      {{seconds(0), seconds(160)}, {seconds(400), seconds(700)}},
+                      Span(700, 750),
+                      Span(710, 810)});
+}
+
 // Backfill onto a GPU a job's end freed waits for the full pass the pass rule owes a second
 // later (decision 0004), in both: s starts on n2 at 31, not 30.
 TEST(LifecycleParityTest, ArrivalsEndsAndBackfillAfterAnEnd) {
