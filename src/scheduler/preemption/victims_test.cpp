@@ -9,7 +9,6 @@ namespace {
 
 using std::chrono::minutes;
 using testing::MakeNode;
-using testing::Uuid;
 
 const Time kNow = FromUnixMillis(std::int64_t{10} * 3'600'000);
 
