@@ -38,6 +38,9 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
                     "prediction",
                     "prediction_max_delay",
                     "preemption",
+                    "size_preemption",
+                    "size_preemption_ratio",
+                    "user_fair_share",
                     "user_weights"}));
   PolicyConfig& p = config_.policy;
   GF_ASSIGN_OR_RETURN(const auto default_class, String(s, "default_class"));
@@ -70,6 +73,18 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
   Set(p.prediction.max_delay, max_delay);
   GF_ASSIGN_OR_RETURN(const auto band, Number(s, "fair_share_band"));
   Set(p.prediction.fair_share_band, band);
+  GF_ASSIGN_OR_RETURN(const auto user_fair_share, String(s, "user_fair_share"));
+  if (user_fair_share.has_value()) {
+    Result<PredictionPolicy::UserFairShare> parsed = ParseUserFairShare(*user_fair_share);
+    if (!parsed.ok()) {
+      return KeyError(s, "user_fair_share", parsed.error().message);
+    }
+    p.prediction.user_fair_share = *parsed;
+  }
+  GF_ASSIGN_OR_RETURN(const auto size_preemption, Bool(s, "size_preemption"));
+  Set(p.prediction.size_preemption, size_preemption);
+  GF_ASSIGN_OR_RETURN(const auto size_ratio, Number(s, "size_preemption_ratio"));
+  Set(p.prediction.size_preemption_ratio, size_ratio);
   for (const auto& [key, field] :
        {std::pair<std::string, std::string>{"default_class", "default_class"},
         {"fair_share_half_life", "fair_share.half_life"},
@@ -78,7 +93,8 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
         {"backfill_depth", "backfill.depth"},
         {"las_thresholds", "ordering.las_thresholds"},
         {"prediction_max_delay", "prediction.max_delay"},
-        {"fair_share_band", "prediction.fair_share_band"}}) {
+        {"fair_share_band", "prediction.fair_share_band"},
+        {"size_preemption_ratio", "prediction.size_preemption_ratio"}}) {
     if (s.Table().contains(key)) {
       Remember(s, key, field);
     }

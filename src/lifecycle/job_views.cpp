@@ -36,6 +36,8 @@ RunningJob AsRunning(const JobBook& book, const Job& job, Time now) {
       .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
       .stopping = book.Stops().Stopping(job.id),
       .estimate = EstimateOf(job),
+      .submit_time = job.submit_time,
+      .requeue = job.spec.requeue,
   };
 }
 

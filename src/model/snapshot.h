@@ -66,7 +66,17 @@ struct RunningJob {
   // Oracle figures that only the baseline orders read (PolicyConfig::ordering): `gpufleet sim`
   // fills them from the trace; the controller leaves them unset.
   std::optional<Millis> expected_duration{};  // how long this run lasts from start_time
-  double attained_gpu_seconds = 0;            // GPU time held by its earlier runs (2D-LAS)
+  // GPU time held by its earlier runs (2D-LAS; the stock policy's predicted remaining work,
+  // scheduler/estimates.h). Not an oracle figure: `gpufleet sim` fills it; the controller
+  // leaves it 0, so there a requeued job's service counts from its current run.
+  double attained_gpu_seconds = 0;
+  // When it was submitted: the stock policy preempts by size only for a job that would go
+  // before it in the queue (scheduler/estimates.h), and never for one submitted more than
+  // PredictionPolicy::max_delay after it.
+  Time submit_time{};
+  // false (`--no-requeue`): a preemption would end it for good; the stock policy never
+  // preempts it for size, only by class or guarantee (docs/scheduling.md).
+  bool requeue = true;
 };
 
 // What a team has used, as the accounting computed it for this pass.

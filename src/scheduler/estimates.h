@@ -18,6 +18,21 @@
 //   reservations behind it move later instead of counting on GPUs that are not coming. The
 //   plan changes only at those doublings, so reservations do not slide at every pass.
 //
+// - Preemption by size (PredictionPolicy::size_preemption). A job's predicted remaining
+//   run time, after it has run for `a` (over all its runs), is max(expected - a, a): what its
+//   estimate leaves, but at least as long again as it has run (heavy-tailed run times: the
+//   expected remaining life of a job grows with its age, as with a Pareto law of index 2), so
+//   that the remaining work falls to half the estimate and then grows with the job's age.
+//   Without an estimate it is `a`: least attained service first. Its predicted remaining
+//   GPU-time (x GPUs held, as for the place) is its size rank. A waiting job may preempt a
+//   running job of its class tier and team whose rank is at least `size_preemption_ratio`
+//   times its own, that has run the minimum run time, may be requeued, and whose place, had it
+//   been waiting with its service so far, would come after the waiting job's. A requeued
+//   job's place counts its remaining work the same way, from its earlier runs' service.
+//   Anti-starvation: a place is at most `max_delay` after the submit time, so no job is
+//   preempted for size, nor passed in the queue, by a job submitted more than `max_delay`
+//   after it; after that long it has only finitely many jobs ahead of it.
+//
 // Pure functions over values: safe from any thread.
 #pragma once
 
@@ -35,8 +50,27 @@ namespace gf {
 bool UsesEstimates(const PolicyConfig& policy);
 
 // The job's place in its group (unix ms): its submit time, moved back by its predicted
-// GPU-time up to max_delay when UsesEstimates(policy) and it has an estimate.
-std::int64_t PlaceMs(const QueuedJob& job, const PolicyConfig& policy);
+// remaining GPU-time (RemainingGpuMs, from its earlier runs' service) up to max_delay when
+// UsesEstimates(policy) and it has an estimate or earlier service.
+// `size_weight`: what its user's fair share makes a GPU-millisecond of it count
+// (UserStanding::size_weight, ordering/fair_share.h; 1 for preemption by size).
+std::int64_t PlaceMs(const QueuedJob& job, const PolicyConfig& policy, double size_weight = 1);
+
+// Whether the policy preempts by size (UsesEstimates and PredictionPolicy::size_preemption).
+bool PreemptsBySize(const PolicyConfig& policy);
+
+// The predicted remaining run time of a job with `expected` (0: no estimate) after it has
+// run for `attained`: max(expected - attained, attained) (the rule above).
+Millis PredictedRemaining(Millis expected, Millis attained);
+
+// A waiting job's and a running job's (at `now`) predicted remaining GPU-milliseconds: the
+// size rank of preemption by size (a share or a CPU-only job counts one GPU).
+std::int64_t RemainingGpuMs(const QueuedJob& job);
+std::int64_t RemainingGpuMs(const RunningJob& job, Time now);
+
+// A running job's place at `now`, as PlaceMs would give it were it waiting with its service
+// so far: what a waiting job must come before to preempt it for size.
+std::int64_t RunningPlaceMs(const RunningJob& job, const PolicyConfig& policy, Time now);
 
 // The length a pass plans a start of `job` with: its effective limit (`limit`), or, when
 // UsesEstimates(policy), its high estimate where that is shorter or there is no limit.

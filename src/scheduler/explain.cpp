@@ -190,9 +190,8 @@ class PendingExplainer {
     const bool may_preempt =
         policy_.preemption.enabled && verdict.may_start && shape.gpus > 0 &&
         (!cls.preempts.empty() || verdict.guarantee_right || OrderPreempts(policy_));
-    Preemptor preemptor =
-        MakePreemptor(shape, classes, class_index, job.team, verdict.guarantee_right);
-    preemptor.rank = OrderPreempts(policy_) ? QueuedRank(job, policy_, out_.time_limit) : 0;
+    const Preemptor preemptor = JobPreemptor(
+        job, shape, classes, class_index, verdict.guarantee_right, policy_, out_.time_limit);
     Nodes(view, job, shape, end_ms, may_preempt ? &preemptor : nullptr);
     Ahead(view, shape);
   }
@@ -256,7 +255,7 @@ class PendingExplainer {
     for (const std::string& name : users) {
       user_keys.push_back(UserStandingOf(name, cluster_, policy_, scale).key);
     }
-    const Time place = FromUnixMillis(PlaceMs(job, policy_));
+    const Time place = FromUnixMillis(PlaceMs(job, policy_, user.size_weight));
     return PriorityFactors{
         .priority = cls.name,
         .class_rank = cls.rank,

@@ -538,13 +538,14 @@ IncrementalScheduler::OrderKey IncrementalScheduler::KeyOf(const QueuedJob& job,
   }
   auto user = users_.find(job.user);
   if (user == users_.end()) {
-    user = users_.emplace(job.user, UserStandingOf(job.user, cluster_, policy_, scale_).key).first;
+    const UserStanding standing = UserStandingOf(job.user, cluster_, policy_, scale_);
+    user = users_.emplace(job.user, std::make_pair(standing.key, standing.size_weight)).first;
   }
   return OrderKey{.tier = classes_->Tier(cls),
                   .borrowing = team->second.first,
                   .team_share = team->second.second,
-                  .user_key = user->second,
-                  .place_ms = PlaceMs(job, policy_),
+                  .user_key = UserOrderKey(user->second.first, scale_),
+                  .place_ms = PlaceMs(job, policy_, user->second.second),
                   .id = job.id.value()};
 }
 

@@ -215,7 +215,8 @@ class IncrementalScheduler {
   // against (ShareScale).
   ShareScale scale_;
   mutable std::unordered_map<std::string, std::pair<int, double>> teams_;
-  mutable std::unordered_map<std::string, double> users_;
+  // by user: (UserStanding::key, UserStanding::size_weight)
+  mutable std::unordered_map<std::string, std::pair<double, double>> users_;
   std::unique_ptr<Pass> pass_;  // the kept pass at its end; null when stale
   // The pool of cluster_ at base_now_, before any pass used it (NewPass): patched as jobs
   // start, stop and end, and copied into each pass's own. Null until a second pass at one

@@ -439,23 +439,26 @@ bool Pass::TryPreempt(const QueuedJob& job,
   }
   // Under srtf and las the job's rank is part of its rights (0 under the other orders): a job
   // ranked later has no right an earlier one lacked, so a failure covers later ranks too.
-  const std::int64_t rank = OrderPreempts(policy_) ? QueuedRank(job, policy_, limit) : 0;
-  const auto memo_key = std::make_tuple(shape.model,
-                                        shape.constraint,
-                                        static_cast<int>(c),
-                                        verdict.guarantee_right,
-                                        verdict.guarantee_right ? job.team : std::string());
+  // Preemption by size: a later place has no right an earlier one lacked either, and the
+  // rights are within the job's team.
+  const Preemptor preemptor =
+      JobPreemptor(job, shape, classes_, c, verdict.guarantee_right, policy_, limit);
+  const auto memo_key =
+      std::make_tuple(shape.model,
+                      shape.constraint,
+                      static_cast<int>(c),
+                      verdict.guarantee_right,
+                      verdict.guarantee_right || preemptor.by_size ? job.team : std::string());
   const auto failed = unpreemptable_.find(memo_key);
-  if (failed != unpreemptable_.end() && failed->second.first <= shape.gpus &&
-      failed->second.second <= rank) {
+  if (failed != unpreemptable_.end() && failed->second.gpus <= shape.gpus &&
+      failed->second.rank <= preemptor.rank && failed->second.place_ms <= preemptor.place_ms) {
     return false;
   }
-  Preemptor preemptor = MakePreemptor(shape, classes_, c, job.team, verdict.guarantee_right);
-  preemptor.rank = rank;
   const std::optional<VictimChoice> choice =
       ChooseVictims(pool_, cluster_, preemptor, policy_, now_, &victims_);
   if (!choice.has_value()) {
-    unpreemptable_[memo_key] = {shape.gpus, rank};
+    unpreemptable_[memo_key] = {
+        .gpus = shape.gpus, .rank = preemptor.rank, .place_ms = preemptor.place_ms};
     return WaitForYoungVictims(job, position, preemptor, limit);
   }
   Preempt(job, position, preemptor, *choice);

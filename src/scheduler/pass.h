@@ -192,10 +192,16 @@ class Pass {
   int last_change_ = -1;
   Decisions decisions_;
   FailureMemo unfit_;
-  // (model, constraint, class, guarantee right, team) → the GPUs and rank (ordering/baseline.h;
-  // 0 but under srtf and las) of the last job that found no victims
-  std::map<std::tuple<int, int, int, bool, std::string>, std::pair<int, std::int64_t>>
-      unpreemptable_;
+  // (model, constraint, class, guarantee right, team) → the GPUs, rank (ordering/baseline.h;
+  // 0 but under srtf, las and preemption by size) and place (preemption by size, else 0) of
+  // the last job that found no victims: a job asking no less, ranked and placed no earlier,
+  // finds none either.
+  struct NoVictims {
+    int gpus = 0;
+    std::int64_t rank = 0;
+    std::int64_t place_ms = 0;
+  };
+  std::map<std::tuple<int, int, int, bool, std::string>, NoVictims> unpreemptable_;
   VictimCache victims_;          // what earlier victim searches found per node
   std::vector<Waiter> waiters_;  // jobs that reserved or claimed GPUs, in order
   // Multi-node jobs of the queue Run was given (queue_; null for ConsiderNext): gang id → its

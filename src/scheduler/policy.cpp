@@ -11,6 +11,20 @@
 
 namespace gf {
 
+Result<PredictionPolicy::UserFairShare> ParseUserFairShare(std::string_view text) {
+  if (text == "size") {
+    return PredictionPolicy::UserFairShare::kSize;
+  }
+  if (text == "band") {
+    return PredictionPolicy::UserFairShare::kBand;
+  }
+  return InvalidArgument("'" + std::string(text) + "' is not a user fair share; use size or band");
+}
+
+std::string_view ToString(PredictionPolicy::UserFairShare mode) {
+  return mode == PredictionPolicy::UserFairShare::kSize ? "size" : "band";
+}
+
 std::vector<PriorityClassPolicy> DefaultPriorityClasses() {
   // Each class may preempt every class below it: the field case of issue #4 (preemption for
   // high priority), and normal work ahead of low.
@@ -215,6 +229,11 @@ Status ValidatePolicy(const PolicyConfig& policy) {
   if (!(policy.prediction.fair_share_band >= 1)) {
     return InvalidArgument(
         "prediction.fair_share_band: must be 1 or more (1: exact shares; 2: a band per doubling)");
+  }
+  if (!(policy.prediction.size_preemption_ratio > 1)) {
+    return InvalidArgument(
+        "prediction.size_preemption_ratio: must be above 1 (jobs of one size would preempt each "
+        "other back and forth); 2 is stock");
   }
   if (policy.preemption.min_run_time.count() < 0) {
     return InvalidArgument("preemption.min_run_time: must be 0s or more");

@@ -121,6 +121,30 @@ struct PredictionPolicy {
   // did. Teams compare exact shares: their weights are the admin's contract. 1: exact shares
   // for users too, as without prediction.
   double fair_share_band = 2;
+  // What a user's band does (`[scheduler] user_fair_share`). kSize (stock): users compare
+  // equal, and a job's predicted GPU-time counts fair_share_band^band in its place: a user at
+  // 4x the mean share has their jobs' sizes count 4x, one at half the mean half (at least
+  // 1/8: kLowestSizeBand). So the order within a team is Smith's rule, the order that
+  // minimises the sum of completion times weighted by each user's fair-share weight: a heavy
+  // user's short job still goes before a light user's long one, where bands made every job
+  // of the heavier band wait. kBand: users compare by band first, the place within a band
+  // (decision 0008).
+  enum class UserFairShare { kBand, kSize };
+  UserFairShare user_fair_share = UserFairShare::kSize;
+  // Preemption by size (scheduler/estimates.h, docs/scheduling.md "Predicted run times"): a
+  // waiting job may preempt a running job of its class tier and team whose predicted remaining
+  // GPU-time is at least `size_preemption_ratio` times its own, that has run min_run_time, may
+  // be requeued, and would go after it in the queue. A job's remaining work is what its
+  // estimate leaves, or at least as long again as it has run once it is past half of it (run
+  // times are heavy-tailed: a job that outlived its prediction is likely a long one), so
+  // without any estimate this is least-attained-service first. false: only classes and
+  // guarantees preempt (the policy before, docs/sim-policies/stock-no-size-preemption.toml).
+  bool size_preemption = true;
+  // How much more remaining work a victim must have than its preemptor: above 1, so that two
+  // jobs of about the same size never preempt each other back and forth, and a preemption
+  // (whose cost is the victim's work since its last checkpoint) is taken only where the gain
+  // is large. 2: one level of a multi-level feedback queue with levels a factor 2 apart.
+  double size_preemption_ratio = 2;
 };
 
 // Which waiting job goes first within a class tier (docs/sim.md, "Policies and baselines").
@@ -157,6 +181,10 @@ enum class SharePlacement { kFullest, kFirstFit };
 std::string_view ToString(SharePlacement placement);  // "fullest", "first-fit"
 // Errors: "'x' is not a placement; use fullest or first-fit" (the config prefixes the key).
 Result<SharePlacement> ParseSharePlacement(std::string_view text);
+
+// "band" → kBand, "size" → kSize. Errors: "'x' is not a user fair share; use size or band".
+Result<PredictionPolicy::UserFairShare> ParseUserFairShare(std::string_view text);
+std::string_view ToString(PredictionPolicy::UserFairShare mode);
 
 std::vector<PriorityClassPolicy> DefaultPriorityClasses();
 

@@ -854,6 +854,39 @@ TEST(EngineTest, StockPolicyRunsAShortPredictedJobBeforeALongerOneSubmittedFirst
   EXPECT_EQ(fifo.jobs[4].first_start, seconds(2520));
 }
 
+// Preemption by size (scheduler/estimates.h), learned online. On one node of 2 GPUs, "short"
+// (1 GPU, 10 s) and "long" (2 GPUs, 1000 s) teach the predictor; "long2" (2 GPUs) starts at
+// 1100 s, predicted 1000 s. At 1800 s "short2" (1 GPU, predicted 10 s: place 1810 s) arrives:
+// long2 has run 700 s, past half its prediction, so 700 s more are expected, 1400 GPU-s (its
+// place 1100 + 1400 s, after short2's). With work kept across preemptions (checkpoint interval
+// 0) nothing is lost, and 1400 >= 2 x 10: short2 preempts it and runs 1800-1810 s, and long2
+// resumes with its 300 s left. Restarting from scratch, long2 would lose 1400 GPU-s, more than
+// the swap saves: short2 waits for it.
+TEST(EngineTest, StockPolicyPreemptsALongRunForMuchShorterWorkOnlyWhenLittleIsLost) {
+  const auto job = [](std::string id, int submit_s, int gpus, int duration_s) {
+    TraceJob j = Job(id, submit_s, gpus, duration_s);
+    j.name = id.substr(0, id.find_first_of("0123456789"));
+    return j;
+  };
+  const std::vector<TraceJob> trace = {job("short", 0, 1, 10),
+                                       job("long", 20, 2, 1000),
+                                       job("long2", 1100, 2, 1000),
+                                       job("short2", 1800, 1, 10)};
+  const SimResult kept = Simulated("1x2xV100", trace, SimOptions{.checkpoint_interval = Millis(0)});
+  EXPECT_EQ(kept.jobs[3].first_start, seconds(1800));
+  EXPECT_EQ(kept.jobs[2].end, seconds(2110));
+  EXPECT_EQ(kept.jobs[2].preemptions, 1);
+  const SimResult restarted = Simulated("1x2xV100", trace);
+  EXPECT_EQ(restarted.jobs[2].preemptions, 0);
+  EXPECT_EQ(restarted.jobs[3].first_start, seconds(2100));
+  // Without preemption by size, short2 waits in both.
+  PolicyConfig no_size;
+  no_size.prediction.size_preemption = false;
+  const SimResult waited =
+      Simulated("1x2xV100", trace, SimOptions{.policy = no_size, .checkpoint_interval = Millis(0)});
+  EXPECT_EQ(waited.jobs[3].first_start, seconds(2100));
+}
+
 // Backfill on predicted ends: no job gives a time limit. On 2 GPUs, "long" (0-1000 s, 1 GPU)
 // teaches the predictor that such a run takes 1000 s; "long2" then holds one GPU from 1000 s,
 // "wide" (2 GPUs) waits for it and gets a reservation at long2's high estimate, and "short"

@@ -130,6 +130,9 @@ std::vector<Candidate> CandidatesFrom(const PolicyConfig& current) {
       b.Vary({"fair_share_band", "1"}, [](PolicyConfig& p) { p.prediction.fair_share_band = 1; });
       b.Vary({"fair_share_band", Number(2 * band)},
              [&](PolicyConfig& p) { p.prediction.fair_share_band = 2 * band; });
+      const bool by_size = current.prediction.size_preemption;
+      b.Vary({"size_preemption", Bool(!by_size)},
+             [&](PolicyConfig& p) { p.prediction.size_preemption = !by_size; });
       const seconds delay = current.prediction.max_delay > kDay ? kDay : kWeek;
       b.Vary({"prediction_max_delay", Duration(delay)},
              [&](PolicyConfig& p) { p.prediction.max_delay = delay; });
@@ -154,6 +157,9 @@ std::string SchedulerToml(const PolicyConfig& p) {
   out += "prediction = " + Bool(p.prediction.enabled) + "\n";
   out += "fair_share_band = " + Number(p.prediction.fair_share_band) + "\n";
   out += "prediction_max_delay = " + Duration(p.prediction.max_delay) + "\n";
+  out += "user_fair_share = \"" + std::string(ToString(p.prediction.user_fair_share)) + "\"\n";
+  out += "size_preemption = " + Bool(p.prediction.size_preemption) + "\n";
+  out += "size_preemption_ratio = " + Number(p.prediction.size_preemption_ratio) + "\n";
   std::string thresholds;
   for (const double t : p.ordering.las_thresholds) {
     thresholds += (thresholds.empty() ? "" : ", ") + Number(t);

@@ -28,6 +28,7 @@ TEST(CandidatesTest, StockPolicyGetsOneChangeAtATime) {
                                       "prediction = false",
                                       "fair_share_band = 1",
                                       "fair_share_band = 4",
+                                      "size_preemption = false",
                                       "prediction_max_delay = \"1d\"",
                                       "fair_share_half_life = \"1d\""}));
   EXPECT_TRUE(candidates[0].changes.empty());
@@ -54,6 +55,9 @@ TEST(CandidatesTest, SchedulerTomlLoadsBackToTheSamePolicy) {
   policy.preemption.min_run_time = std::chrono::seconds(0);
   policy.prediction.fair_share_band = 1.5;
   policy.prediction.max_delay = std::chrono::hours(36);
+  policy.prediction.user_fair_share = PredictionPolicy::UserFairShare::kBand;
+  policy.prediction.size_preemption = false;
+  policy.prediction.size_preemption_ratio = 3.5;
   policy.fair_share.user_weights = {{"alice", 2}, {"bob \"b\"", 0.5}};
   policy.fair_share.model_weights = {{"H100-80GB", 2}};
   policy.ordering.las_thresholds = {100, 2500.5};

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/duration.h"
+#include "scheduler/estimates.h"
 
 namespace gf {
 namespace {
@@ -28,7 +29,8 @@ std::optional<Millis> Length(std::optional<Millis> expected,
 }  // namespace
 
 bool OrderPreempts(const PolicyConfig& policy) {
-  return policy.ordering.order == QueueOrder::kSrtf || policy.ordering.order == QueueOrder::kLas;
+  return policy.ordering.order == QueueOrder::kSrtf || policy.ordering.order == QueueOrder::kLas ||
+         PreemptsBySize(policy);
 }
 
 std::int64_t QueuedRank(const QueuedJob& job,
@@ -36,6 +38,7 @@ std::int64_t QueuedRank(const QueuedJob& job,
                         std::optional<std::chrono::seconds> limit) {
   switch (policy.ordering.order) {
     case QueueOrder::kPriority:
+      return PreemptsBySize(policy) ? RemainingGpuMs(job) : 0;
     case QueueOrder::kFifo:
       return 0;
     case QueueOrder::kSjf:
@@ -52,6 +55,7 @@ std::int64_t QueuedRank(const QueuedJob& job,
 std::int64_t RunningRank(const RunningJob& job, const PolicyConfig& policy, Time now) {
   switch (policy.ordering.order) {
     case QueueOrder::kPriority:
+      return PreemptsBySize(policy) ? RemainingGpuMs(job, now) : 0;
     case QueueOrder::kFifo:
       return 0;
     case QueueOrder::kSjf:
@@ -99,6 +103,10 @@ std::optional<Time> NextRankChange(const RunningJob& job, const PolicyConfig& po
 std::string DescribeRank(std::int64_t rank, const PolicyConfig& policy) {
   if (policy.ordering.order == QueueOrder::kLas) {
     return "queue " + std::to_string(rank);
+  }
+  if (policy.ordering.order == QueueOrder::kPriority) {
+    return FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(Millis(rank))) +
+           " GPU-time left (predicted)";
   }
   if (rank == kLastRank) {
     return "no known length";

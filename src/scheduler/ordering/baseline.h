@@ -33,15 +33,18 @@ namespace gf {
 inline constexpr std::int64_t kLastRank = std::numeric_limits<std::int64_t>::max();
 
 // Whether the order lets a waiting job preempt a running one of its tier that ranks after it
-// (srtf, las).
+// (srtf, las; priority with preemption by size, scheduler/estimates.h, which adds its own
+// conditions: preemption/victims.h).
 bool OrderPreempts(const PolicyConfig& policy);
 
-// A waiting job's rank, `limit` its effective time limit. priority, fifo: 0. sjf, srtf: its
+// A waiting job's rank, `limit` its effective time limit. fifo: 0. priority: its predicted
+// remaining GPU-milliseconds under preemption by size (RemainingGpuMs), else 0. sjf, srtf: its
 // expected milliseconds (expected_duration, else the limit, else kLastRank). las: its queue.
 std::int64_t QueuedRank(const QueuedJob& job,
                         const PolicyConfig& policy,
                         std::optional<std::chrono::seconds> limit);
-// A running job's rank at `now`: srtf (and sjf) its milliseconds left, las its queue.
+// A running job's rank at `now`: srtf (and sjf) its milliseconds left, las its queue,
+// priority its predicted remaining GPU-milliseconds (preemption by size; else 0).
 std::int64_t RunningRank(const RunningJob& job, const PolicyConfig& policy, Time now);
 
 // 2D-LAS: the queue of `attained` GPU-seconds (how many thresholds it reached), and a running

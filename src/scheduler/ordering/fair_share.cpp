@@ -64,13 +64,17 @@ class ShareCache {
     return it->second;
   }
 
-  double User(const std::string& user) {
+  // The user's key and size weight (UserStanding).
+  std::pair<double, double> User(const std::string& user) {
     auto it = users_.find(user);
     if (it == users_.end()) {
-      it = users_.emplace(user, UserStandingOf(user, cluster_, policy_, scale_).key).first;
+      const UserStanding standing = UserStandingOf(user, cluster_, policy_, scale_);
+      it = users_.emplace(user, std::make_pair(standing.key, standing.size_weight)).first;
     }
     return it->second;
   }
+
+  const ShareScale& Scale() const { return scale_; }
 
  private:
   const ClusterSnapshot& cluster_;
@@ -78,7 +82,8 @@ class ShareCache {
   const Ledger& ledger_;
   const ShareScale scale_;
   std::unordered_map<std::string, std::pair<int, double>> teams_;
-  std::unordered_map<std::string, double> users_;
+
+  std::unordered_map<std::string, std::pair<double, double>> users_;
 };
 
 }  // namespace
@@ -89,6 +94,7 @@ ShareScale ShareScaleOf(const ClusterSnapshot& cluster, const PolicyConfig& poli
     return scale;  // exact shares
   }
   scale.band = policy.prediction.fair_share_band;
+  scale.weigh_sizes = policy.prediction.user_fair_share == PredictionPolicy::UserFairShare::kSize;
   double sum = 0;
   int users = 0;
   for (const auto& [user, usage] : cluster.user_decayed_gpu_seconds) {
@@ -136,10 +142,23 @@ UserStanding UserStandingOf(const std::string& user,
   const double used = usage == cluster.user_decayed_gpu_seconds.end() ? 0 : usage->second;
   const double w = weight == policy.fair_share.user_weights.end() ? 1 : weight->second;
   const double share = used / w;
-  return UserStanding{.usage_gpu_seconds = used,
-                      .weight = w,
-                      .share = share,
-                      .key = StandingKey(share, scale.user_mean, scale.band)};
+  const double key = StandingKey(share, scale.user_mean, scale.band);
+  if (scale.weigh_sizes) {
+    // No user (a trace without users, a shared account), or nobody has used GPUs yet: every
+    // size counts as it is, so that weights never rescale size against waiting time for all.
+    const bool weighs = !user.empty() && scale.user_mean > 0;
+    return UserStanding{
+        .usage_gpu_seconds = used,
+        .weight = w,
+        .share = share,
+        .key = key,
+        .size_weight = weighs ? std::pow(scale.band, std::max(key, kLowestSizeBand)) : 1};
+  }
+  return UserStanding{.usage_gpu_seconds = used, .weight = w, .share = share, .key = key};
+}
+
+double UserOrderKey(double key, const ShareScale& scale) {
+  return scale.weigh_sizes ? 0 : key;
 }
 
 std::vector<const QueuedJob*> FairShareOrder(const Queue& queue,
@@ -165,6 +184,7 @@ Ordering FairShareOrdering(const Queue& queue,
   ShareCache shares(cluster, policy, ledger);
   std::unordered_map<GroupKey, std::size_t, GroupHash> group_of;
   std::vector<Standing> standings;
+  std::vector<double> size_weights;  // by group
   std::vector<std::size_t> job_group(queue.pending.size());
   for (std::size_t i = 0; i < queue.pending.size(); ++i) {
     const QueuedJob& job = queue.pending[i];
@@ -174,8 +194,11 @@ Ordering FairShareOrdering(const Queue& queue,
     if (it == group_of.end()) {
       it = group_of.emplace(group, standings.size()).first;
       const auto [borrowing, team_share] = shares.Team(job.team);
-      standings.push_back(Standing{
-          .borrowing = borrowing, .team_share = team_share, .user_key = shares.User(job.user)});
+      const auto [user_key, size_weight] = shares.User(job.user);
+      standings.push_back(Standing{.borrowing = borrowing,
+                                   .team_share = team_share,
+                                   .user_key = UserOrderKey(user_key, shares.Scale())});
+      size_weights.push_back(size_weight);
     }
     job_group[i] = it->second;
   }
@@ -200,7 +223,7 @@ Ordering FairShareOrdering(const Queue& queue,
     const QueuedJob& job = queue.pending[i];
     keys.push_back(
         SortKey{.major = classes.Tier(job_class[i]) * groups + standing_rank[job_group[i]],
-                .place_ms = PlaceMs(job, policy),
+                .place_ms = PlaceMs(job, policy, size_weights[job_group[i]]),
                 .id = job.id.value(),
                 .position = static_cast<std::uint32_t>(i)});
   }

@@ -38,7 +38,8 @@ namespace gf {
 // Teams always compare exact shares. ShareScaleOf takes the mean once per pass.
 struct ShareScale {
   double user_mean = 0;
-  double band = 1;  // the band factor; 1: exact shares
+  double band = 1;           // the band factor; 1: exact shares
+  bool weigh_sizes = false;  // PredictionPolicy::UserFairShare::kSize: bands weigh sizes
 };
 ShareScale ShareScaleOf(const ClusterSnapshot& cluster, const PolicyConfig& policy);
 // The value compared for `share` against `mean` (the band as a number, or the share).
@@ -57,13 +58,26 @@ TeamStanding TeamStandingOf(const std::string& team,
                             const Ledger& ledger);
 
 // A user's standing within a team: the lower share (decayed GPU-seconds / weight), or band,
-// first.
+// first; where bands weigh sizes (ShareScale::weigh_sizes), their jobs' predicted GPU-time
+// counts size_weight = band factor ^ band (at least kLowestSizeBand) in their places, and
+// users do not compare by key (UserOrderKey).
 struct UserStanding {
   double usage_gpu_seconds = 0;
   double weight = 1;
   double share = 0;
   double key = 0;  // what the order compares: StandingKey of the share
+  double size_weight = 1;
 };
+// What the order compares of a user's standing `key`: the key, or, where bands weigh sizes,
+// 0: users compare equal, and only their jobs' weighed sizes tell them apart. (So a job with
+// no estimate, before any run has ended, is placed at its submit time whoever its user is.)
+double UserOrderKey(double key, const ShareScale& scale);
+
+// The lowest band that weighs a size: a user who used less than 1/8 of the mean (band -3 at
+// the stock factor 2), or nothing while others did, has their jobs' sizes count 1/8, not
+// nothing, so that a newcomer's week-long job does not go before everyone's short ones. Jobs
+// of no user, and all jobs while nobody has used GPUs, count their sizes as they are.
+inline constexpr double kLowestSizeBand = -3;
 UserStanding UserStandingOf(const std::string& user,
                             const ClusterSnapshot& cluster,
                             const PolicyConfig& policy,

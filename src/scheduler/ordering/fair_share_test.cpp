@@ -70,6 +70,9 @@ TEST(FairShareOrderTest, TeamsThenUsersByUsageOverWeight) {
                      Job(3, "b", "y", PriorityClass::kNormal, 2),
                      Job(4, "a", "y", PriorityClass::kHigh, 3)}};
   PolicyConfig policy;
+  // Users ordered by their share's band (the stock policy weighs sizes by it instead:
+  // UsersFairShareWeighsTheirJobsSizes).
+  policy.prediction.user_fair_share = PredictionPolicy::UserFairShare::kBand;
   EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{4, 3, 2, 1}));
   // Weights divide usage: a's 100 / 20 = 5 is now below b's 10.
   policy.teams = {TeamPolicy{.name = "a", .fair_share_weight = 20}};
@@ -172,12 +175,38 @@ TEST(FairShareOrderTest, WithinAFairShareBandThePredictedSizeDecidesAcrossUsers)
   tiny_z.user = "z";
   const Queue queue{{long_x, short_y, tiny_z}};
   PolicyConfig policy;
+  policy.prediction.user_fair_share = PredictionPolicy::UserFairShare::kBand;
   EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{2, 1, 3}));
   policy.prediction.fair_share_band = 1;  // exact shares: x, then y, then z
   EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{1, 2, 3}));
   policy.prediction.fair_share_band = 2;
   policy.prediction.enabled = false;  // without prediction, exact shares too
   EXPECT_EQ(OrderOf(queue, cluster, policy), (std::vector<std::int64_t>{1, 2, 3}));
+}
+
+// The stock rule (user_fair_share = "size"): users compare equal, and a job's predicted
+// GPU-time counts band factor ^ band in its place (Smith's rule with fair-share weights): x and
+// y in band -3 count 1/8, z in band 1 counts 2. Places: long_x 7200 / 8 = 900 s, short_y
+// 60 + 300 / 8 = 97.5 s, tiny_z 60 x 2 = 120 s: the heavy user's tiny job goes before the light
+// user's long one, after the light user's short one.
+TEST(FairShareOrderTest, UsersFairShareWeighsTheirJobsSizes) {
+  ClusterSnapshot cluster;
+  cluster.user_decayed_gpu_seconds = {{"x", 600}, {"y", 900}, {"z", 10'500}};
+  QueuedJob long_x = Estimated(1, 0, 7200, 1);
+  long_x.user = "x";
+  QueuedJob short_y = Estimated(2, 60, 300, 1);
+  short_y.user = "y";
+  QueuedJob tiny_z = Estimated(3, 0, 60, 1);
+  tiny_z.user = "z";
+  QueuedJob unknown = Job(4, "", "z", PriorityClass::kNormal, 100);  // no estimate: place 100
+  const Queue queue{{long_x, short_y, tiny_z, unknown}};
+  EXPECT_EQ(OrderOf(queue, cluster, PolicyConfig{}), (std::vector<std::int64_t>{2, 4, 3, 1}));
+  // Below 1/8 of the mean, or nothing used, still counts 1/8: a user who used nothing does
+  // not jump the queue with a long job (w: 7200 / 8 = 900 s, after tiny_z).
+  QueuedJob long_w = Estimated(5, 0, 7200, 1);
+  long_w.user = "w";
+  const Queue more{{tiny_z, long_w}};
+  EXPECT_EQ(OrderOf(more, cluster, PolicyConfig{}), (std::vector<std::int64_t>{3, 5}));
 }
 
 // The anti-starvation rule as a property: over random queues of one group, a job ordered

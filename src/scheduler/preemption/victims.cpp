@@ -4,6 +4,7 @@
 #include <climits>
 #include <tuple>
 
+#include "scheduler/estimates.h"
 #include "scheduler/ordering/baseline.h"
 
 namespace gf {
@@ -37,8 +38,9 @@ using NodeCost = VictimCache::NodeCost;
 
 // One running job on a node that could make room, in the order victims are taken.
 struct Option {
-  // stopping first, borrowed first, lowest class, last in the order, least lost, id
-  std::tuple<bool, bool, int, std::int64_t, std::int64_t, JobId> key;
+  // stopping first, borrowed first, lowest class, last in a baseline order, least lost, most
+  // predicted work left (priority order), id
+  std::tuple<bool, bool, int, std::int64_t, std::int64_t, std::int64_t, JobId> key;
   int running = 0;
   int matching = 0;  // its GPUs of the preemptor's model
 };
@@ -78,11 +80,16 @@ int SortedOptions(const GpuPool& pool,
       matching += pool.Matches(pool.Gpus()[static_cast<std::size_t>(g)], preemptor.shape.model);
     }
     if (matching > 0) {
+      // Under the priority order a baseline rank is 0; the predicted remaining GPU-time
+      // (preemption by size) breaks ties of lost work: the longest left first, as SRPT would.
+      const bool baseline = policy.ordering.order != QueueOrder::kPriority;
+      const std::int64_t rank = RunningRank(job, policy, now);
       options.push_back(Option{.key = {!job.stopping,
                                        !job.preemptible,
                                        -Tier(preemptor, r),
-                                       -RunningRank(job, policy, now),
+                                       baseline ? -rank : 0,
                                        LostMillis(job, now),
+                                       baseline ? 0 : -rank,
                                        job.id},
                                .running = r,
                                .matching = matching});
@@ -189,7 +196,23 @@ Preemptor MakePreemptor(Shape shape,
                    .team = std::move(team),
                    .guarantee_right = guarantee_right,
                    .ignore_min_run_time = false,
-                   .rank = 0};
+                   .rank = 0,
+                   .by_size = false,
+                   .place_ms = 0};
+}
+
+Preemptor JobPreemptor(const QueuedJob& job,
+                       Shape shape,
+                       const ClassTable& classes,
+                       ClassIndex cls,
+                       bool guarantee_right,
+                       const PolicyConfig& policy,
+                       std::optional<std::chrono::seconds> limit) {
+  Preemptor preemptor = MakePreemptor(shape, classes, cls, job.team, guarantee_right);
+  preemptor.rank = OrderPreempts(policy) ? QueuedRank(job, policy, limit) : 0;
+  preemptor.by_size = PreemptsBySize(policy);
+  preemptor.place_ms = preemptor.by_size ? PlaceMs(job, policy) : 0;
+  return preemptor;
 }
 
 PreemptionRight RightToPreempt(const GpuPool& pool,
@@ -211,11 +234,31 @@ PreemptionRight RightToPreempt(const GpuPool& pool,
     return PreemptionRight::kGuarantee;
   }
   const ClassTable& classes = *preemptor.classes;
-  if (OrderPreempts(policy) && classes.Tier(preemptor.cls) == classes.Tier(classes.OfRunning(r)) &&
-      preemptor.rank < RunningRank(victim, policy, now)) {
-    return PreemptionRight::kOrder;
+  if (!OrderPreempts(policy) || classes.Tier(preemptor.cls) != classes.Tier(classes.OfRunning(r))) {
+    return PreemptionRight::kNone;
   }
-  return PreemptionRight::kNone;
+  if (policy.ordering.order != QueueOrder::kPriority) {
+    return preemptor.rank < RunningRank(victim, policy, now) ? PreemptionRight::kOrder
+                                                             : PreemptionRight::kNone;
+  }
+  // Preemption by size (scheduler/estimates.h): within a team (between teams, guarantees and
+  // fair share decide), never a job that must not run twice, only for a job that would go
+  // before it in the queue (the anti-starvation bound), and only where the victim's remaining
+  // work is `ratio` times what the swap costs: the preemptor's work, plus the victim's work
+  // since its last checkpoint, which it must do again. Running the small job first saves the
+  // victim's remaining time and costs those two: a job that never checkpoints has lost as much
+  // as it has run, so once past half its estimate (remaining = its age) it is never taken.
+  if (!preemptor.by_size || !victim.requeue || victim.team != preemptor.team ||
+      preemptor.place_ms >= RunningPlaceMs(victim, policy, now)) {
+    return PreemptionRight::kNone;
+  }
+  const double lost_gpu_ms =
+      static_cast<double>(LostMillis(victim, now)) * std::max(HeldGpus(victim.allocation), 1.0);
+  const double cost_gpu_ms = static_cast<double>(preemptor.rank) + lost_gpu_ms;
+  return cost_gpu_ms * policy.prediction.size_preemption_ratio <=
+                 static_cast<double>(RunningRank(victim, policy, now))
+             ? PreemptionRight::kOrder
+             : PreemptionRight::kNone;
 }
 
 std::string PreemptionCause(PreemptionRight right,
@@ -223,6 +266,10 @@ std::string PreemptionCause(PreemptionRight right,
                             const Preemptor& preemptor,
                             const PolicyConfig& policy,
                             Time now) {
+  if (right == PreemptionRight::kOrder && policy.ordering.order == QueueOrder::kPriority) {
+    return "predicted size: " + DescribeRank(preemptor.rank, policy) + " against " +
+           DescribeRank(RunningRank(victim, policy, now), policy);
+  }
   if (right == PreemptionRight::kOrder) {
     return std::string(ToString(policy.ordering.order)) + ": " +
            DescribeRank(preemptor.rank, policy) + " against " +
@@ -243,9 +290,11 @@ VictimCache::Kind& VictimCache::For(const Preemptor& preemptor, std::size_t node
       shape.constraint,
       preemptor.cls,
       preemptor.guarantee_right,
-      preemptor.guarantee_right ? preemptor.team : std::string(),  // the team matters only then
+      // the team matters only then, and to preemption by size
+      preemptor.guarantee_right || preemptor.by_size ? preemptor.team : std::string(),
       preemptor.ignore_min_run_time,
-      preemptor.rank}];
+      preemptor.rank,
+      preemptor.place_ms}];
   kind.nodes.resize(nodes);
   return kind;
 }

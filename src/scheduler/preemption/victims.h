@@ -6,8 +6,12 @@
 //   in `preempts`, or (b) its team is within its guarantee (Ledger: guarantee_right) and the
 //   running job is borrowed (RunningJob::preemptible) by another team, or (c) the order is
 //   preemptive (srtf, las: ordering/baseline.h) and the running job, of the same class tier,
-//   ranks after it (more work left, a later 2D-LAS queue). A running job whose class the
-//   config no longer lists can be preempted only by (b) (ClassTable).
+//   ranks after it (more work left, a later 2D-LAS queue), or (d) under the priority order
+//   with preemption by size (scheduler/estimates.h), the running job, of the same class tier
+//   and team, may be requeued, has at least `size_preemption_ratio` times the waiting job's
+//   predicted remaining GPU-time, and its place had it been waiting (RunningPlaceMs) comes
+//   after the waiting job's. A running job whose class the config no longer lists can be
+//   preempted only by (b) (ClassTable).
 // - Never a job that has run less than PreemptionPolicy::min_run_time, nor one whose GPUs an
 //   earlier waiting job has claimed or reserved (taking them would jump that job).
 // - A job already stopping (RunningJob::stopping) frees its GPUs at no further cost: waiting
@@ -49,12 +53,29 @@ struct Preemptor {
   // Plan for later (a job that waits for its victims' minimum run time): victims that have
   // not yet run PreemptionPolicy::min_run_time count as if they had.
   bool ignore_min_run_time = false;
-  // Its rank under a preemptive baseline order (ordering/baseline.h QueuedRank); 0 otherwise.
+  // Its rank under a preemptive order (ordering/baseline.h QueuedRank); 0 otherwise.
   std::int64_t rank = 0;
+  // Preemption by size (PreemptsBySize): rights within its team, so the team is part of
+  // what makes preemptors alike. Its place (scheduler/estimates.h PlaceMs): preemption by
+  // size takes only victims whose place, had they been waiting, comes after it.
+  bool by_size = false;
+  std::int64_t place_ms = 0;
 };
 
 Preemptor MakePreemptor(
     Shape shape, const ClassTable& classes, ClassIndex cls, std::string team, bool guarantee_right);
+// The preemptor for waiting `job` of class `cls` (effective limit `limit`): MakePreemptor's,
+// with its rank and place under the policy's order (the pass and Explain alike). The place is
+// by size alone: preemption by size compares sizes and ages; users' fair share weighs sizes
+// in the queue's order only (measured: weighing them here too took most preemptions away from
+// the heavy users' short jobs, docs/decisions/0009).
+Preemptor JobPreemptor(const QueuedJob& job,
+                       Shape shape,
+                       const ClassTable& classes,
+                       ClassIndex cls,
+                       bool guarantee_right,
+                       const PolicyConfig& policy,
+                       std::optional<std::chrono::seconds> limit);
 
 struct VictimChoice {
   PoolFit fit;                // the GPUs the preemptor will get
@@ -116,7 +137,7 @@ class VictimCache {
   Kind& For(const Preemptor& preemptor, std::size_t nodes);
 
  private:
-  using Key = std::tuple<int, int, ClassIndex, bool, std::string, bool, std::int64_t>;
+  using Key = std::tuple<int, int, ClassIndex, bool, std::string, bool, std::int64_t, std::int64_t>;
   std::map<Key, Kind> by_preemptor_;
 };
 

@@ -9,7 +9,6 @@ namespace {
 
 using std::chrono::minutes;
 using testing::MakeNode;
-using testing::Uuid;
 
 const Time kNow = FromUnixMillis(std::int64_t{10} * 3'600'000);
 
@@ -218,6 +217,80 @@ TEST_F(VictimsTest, OrderCausesGiveRanks) {
   preemptor.rank = 0;
   EXPECT_EQ(PreemptionCause(PreemptionRight::kOrder, victim, preemptor, policy_, kNow),
             "las: queue 0 against queue 2");
+}
+
+// The stock policy preempts by size (scheduler/estimates.h): a job of its class tier and team,
+// with at least twice its own predicted remaining GPU-time, that may be requeued and would go
+// after it in the queue. Remaining work: max(expected - ran, ran).
+TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkWithinTheTeamAndAheadInTheQueue) {
+  const auto victim_of = [&](minutes ran) {
+    // 4 GPUs, predicted 30 minutes: after 60 it is expected to run 60 more, 240 GPU-minutes.
+    RunningJob job = Running(1, "a", {0, 1, 2, 3}, PriorityClass::kNormal, ran);
+    job.team = "mine";
+    job.submit_time = job.start_time;
+    job.last_checkpoint = kNow;  // it would lose nothing
+    job.estimate = RunEstimate{.expected = Millis(minutes(30)), .high = Millis(minutes(90))};
+    return job;
+  };
+  const auto right = [&](const RunningJob& victim, minutes expected) {
+    cluster_.running = {victim};
+    QueuedJob job;
+    job.id = JobId(2);
+    job.team = "mine";
+    job.submit_time = kNow;
+    job.request = testing::Request(1);
+    job.estimate = RunEstimate{.expected = Millis(expected), .high = Millis(expected * 3)};
+    const GpuPool pool(cluster_, kNow, true);
+    const ClassTable classes(policy_, cluster_);
+    const Preemptor preemptor = JobPreemptor(job,
+                                             pool.ShapeOf(job.request),
+                                             classes,
+                                             classes.IndexOf(PriorityClass::kNormal),
+                                             false,
+                                             policy_,
+                                             std::nullopt);
+    return RightToPreempt(pool, cluster_, 0, preemptor, policy_, kNow);
+  };
+  const RunningJob victim = victim_of(minutes(60));
+  EXPECT_EQ(right(victim, minutes(10)), PreemptionRight::kOrder);
+  EXPECT_EQ(right(victim, minutes(120)), PreemptionRight::kOrder);  // 240 = 2 x 120
+  EXPECT_EQ(right(victim, minutes(121)), PreemptionRight::kNone);   // not half of it
+  // Before half its estimate a job's remaining work falls: at 12 minutes, 18 more, 72 GPU-min.
+  EXPECT_EQ(right(victim_of(minutes(12)), minutes(36)), PreemptionRight::kOrder);
+  EXPECT_EQ(right(victim_of(minutes(12)), minutes(37)), PreemptionRight::kNone);
+  // Not before the minimum run time (10 minutes), nor a job that must not run twice, nor a
+  // job of another team.
+  EXPECT_EQ(right(victim_of(minutes(9)), minutes(1)), PreemptionRight::kNone);
+  RunningJob once = victim;
+  once.requeue = false;
+  EXPECT_EQ(right(once, minutes(10)), PreemptionRight::kNone);
+  RunningJob other = victim;
+  other.team = "other";
+  EXPECT_EQ(right(other, minutes(10)), PreemptionRight::kNone);
+  // Only a job that would go before it in the queue: its place is its submit time + its
+  // remaining 4 GPU-hours (at most prediction_max_delay, 7 days, later: the anti-starvation
+  // bound). Submitted 5 hours before the waiting job (placed 10 minutes after its submit), it
+  // has waited long enough to keep its GPUs; 3 hours before, not yet.
+  RunningJob old = victim;
+  old.submit_time = kNow - std::chrono::hours(5);
+  EXPECT_EQ(right(old, minutes(10)), PreemptionRight::kNone);
+  old.submit_time = kNow - std::chrono::hours(3);
+  EXPECT_EQ(right(old, minutes(10)), PreemptionRight::kOrder);
+  // However large the remaining work, 7 days after its submit time nothing passes it.
+  old.submit_time = kNow - std::chrono::hours(24 * 7);
+  old.estimate->expected = Millis(std::chrono::hours(24 * 365));
+  EXPECT_EQ(right(old, minutes(10)), PreemptionRight::kNone);
+  // The work it would lose counts against the gain: with its last checkpoint 50 minutes ago
+  // (200 GPU-minutes), 240 >= 2 x (10 + 200) fails; 10 minutes ago (40), 240 >= 2 x (10 + 40).
+  RunningJob unsaved = victim;
+  unsaved.last_checkpoint = kNow - minutes(50);
+  EXPECT_EQ(right(unsaved, minutes(10)), PreemptionRight::kNone);
+  unsaved.last_checkpoint = kNow - minutes(10);
+  EXPECT_EQ(right(unsaved, minutes(10)), PreemptionRight::kOrder);
+  EXPECT_EQ(right(unsaved, minutes(81)), PreemptionRight::kNone);  // 2 x (81 + 40) > 240
+  // Off: only classes and guarantees preempt.
+  policy_.prediction.size_preemption = false;
+  EXPECT_EQ(right(victim, minutes(10)), PreemptionRight::kNone);
 }
 
 }  // namespace
