@@ -863,7 +863,7 @@ TEST(EngineTest, StockPolicyRunsAShortPredictedJobBeforeALongerOneSubmittedFirst
 // resumes with its 300 s left. Restarting from scratch, long2 would lose 1400 GPU-s, more than
 // the swap saves: short2 waits for it.
 TEST(EngineTest, StockPolicyPreemptsALongRunForMuchShorterWorkOnlyWhenLittleIsLost) {
-  const auto job = [](std::string id, int submit_s, int gpus, int duration_s) {
+  const auto job = [](const std::string& id, int submit_s, int gpus, int duration_s) {
     TraceJob j = Job(id, submit_s, gpus, duration_s);
     j.name = id.substr(0, id.find_first_of("0123456789"));
     return j;
