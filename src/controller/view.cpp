@@ -152,9 +152,6 @@ void ReadConnections::Return(std::unique_ptr<StoreReader> reader) {
 }
 
 void ControllerCounters::CountWait(double wait_seconds) {
-  if (wait_buckets.size() != kWaitBucketBounds.size()) {
-    wait_buckets.assign(kWaitBucketBounds.size(), 0);
-  }
   const auto* bucket =
       std::lower_bound(kWaitBucketBounds.begin(), kWaitBucketBounds.end(), wait_seconds);
   if (bucket != kWaitBucketBounds.end()) {

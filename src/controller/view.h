@@ -51,7 +51,9 @@ struct ControllerCounters {
   std::map<JobState, std::int64_t> ended;  // terminal state → jobs
   // Of ended and requeued runs, by CountedTeam: HeldGpuSeconds.
   std::map<std::string, double> team_gpu_seconds;
-  std::vector<std::int64_t> wait_buckets;  // per kWaitBucketBounds entry, not cumulative
+  // Per kWaitBucketBounds entry, not cumulative; every bucket is there from the start (the
+  // metrics read each).
+  std::vector<std::int64_t> wait_buckets = std::vector<std::int64_t>(kWaitBucketBounds.size(), 0);
   std::int64_t wait_count = 0;
   double wait_sum_seconds = 0;
   PassStats full_passes{.kind = "full"};

@@ -2,11 +2,13 @@
 // is found throughout, in the view or in the store.
 #include "controller/view.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -39,6 +41,21 @@ Job PendingJob(std::int64_t id, std::string reason = "waiting") {
 }
 
 // ---- NextView: what a turn rebuilds ----------------------------------------------------------
+
+// The queue-wait histogram has every bucket before the first start (the metrics and Stats read
+// each), and a wait counts in the first bucket whose bound it does not exceed.
+TEST(ControllerCountersTest, EveryWaitBucketIsThereFromTheStartAndAWaitFillsItsOwn) {
+  ControllerCounters counters;
+  ASSERT_EQ(counters.wait_buckets.size(), kWaitBucketBounds.size());
+  EXPECT_EQ(std::count(counters.wait_buckets.begin(), counters.wait_buckets.end(), 0),
+            static_cast<std::ptrdiff_t>(kWaitBucketBounds.size()));
+  counters.CountWait(7);       // over 5 s, within 10 s: the third bucket
+  counters.CountWait(100000);  // over the last bound: counted, in no bucket
+  EXPECT_EQ(counters.wait_buckets[2], 1);
+  EXPECT_EQ(std::accumulate(counters.wait_buckets.begin(), counters.wait_buckets.end(), 0L), 1);
+  EXPECT_EQ(counters.wait_count, 2);
+  EXPECT_DOUBLE_EQ(counters.wait_sum_seconds, 100007);
+}
 
 TEST(NextViewTest, SharesWhatDidNotChange) {
   std::map<JobId, Job> active;
