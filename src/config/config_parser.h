@@ -67,6 +67,21 @@ class ConfigParser {
   Result<std::optional<bool>> Bool(const Section& s, const std::string& key) const;
   Result<std::optional<std::string>> String(const Section& s, const std::string& key) const;
   Result<std::optional<std::string>> NonEmptyString(const Section& s, const std::string& key) const;
+  // A string key read by `parse` (an enum's parser: "priority", "kill"); its error is the key's.
+  template <typename T>
+  Result<std::optional<T>> Parsed(const Section& s,
+                                  const std::string& key,
+                                  Result<T> (*parse)(std::string_view)) const {
+    GF_ASSIGN_OR_RETURN(const std::optional<std::string> text, String(s, key));
+    if (!text.has_value()) {
+      return std::optional<T>();
+    }
+    Result<T> parsed = parse(*text);
+    if (!parsed.ok()) {
+      return KeyError(s, key, parsed.error().message);
+    }
+    return std::optional<T>(*parsed);
+  }
   Result<std::optional<std::vector<std::string>>> StringList(const Section& s,
                                                              const std::string& key) const;
   Result<std::optional<std::vector<double>>> NumberList(const Section& s,

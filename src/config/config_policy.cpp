@@ -57,14 +57,8 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
   Set(p.backfill.enabled, backfill);
   GF_ASSIGN_OR_RETURN(const auto depth, IntIn(s, "backfill_depth"));
   Set(p.backfill.depth, depth);
-  GF_ASSIGN_OR_RETURN(const auto order, String(s, "order"));
-  if (order.has_value()) {
-    Result<QueueOrder> parsed = ParseQueueOrder(*order);
-    if (!parsed.ok()) {
-      return KeyError(s, "order", parsed.error().message);
-    }
-    p.ordering.order = *parsed;
-  }
+  GF_ASSIGN_OR_RETURN(const auto order, Parsed(s, "order", &ParseQueueOrder));
+  Set(p.ordering.order, order);
   GF_ASSIGN_OR_RETURN(const auto thresholds, NumberList(s, "las_thresholds"));
   Set(p.ordering.las_thresholds, thresholds);
   GF_ASSIGN_OR_RETURN(const auto prediction, Bool(s, "prediction"));
@@ -73,14 +67,9 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
   Set(p.prediction.max_delay, max_delay);
   GF_ASSIGN_OR_RETURN(const auto band, Number(s, "fair_share_band"));
   Set(p.prediction.fair_share_band, band);
-  GF_ASSIGN_OR_RETURN(const auto user_fair_share, String(s, "user_fair_share"));
-  if (user_fair_share.has_value()) {
-    Result<PredictionPolicy::UserFairShare> parsed = ParseUserFairShare(*user_fair_share);
-    if (!parsed.ok()) {
-      return KeyError(s, "user_fair_share", parsed.error().message);
-    }
-    p.prediction.user_fair_share = *parsed;
-  }
+  GF_ASSIGN_OR_RETURN(const auto user_fair_share,
+                      Parsed(s, "user_fair_share", &ParseUserFairShare));
+  Set(p.prediction.user_fair_share, user_fair_share);
   GF_ASSIGN_OR_RETURN(const auto size_preemption, Bool(s, "size_preemption"));
   Set(p.prediction.size_preemption, size_preemption);
   GF_ASSIGN_OR_RETURN(const auto size_ratio, Number(s, "size_preemption_ratio"));
@@ -263,14 +252,8 @@ Status ConfigParser::ReadIdleRule(const Section& s, IdleRule& rule) const {
   SetOptional(rule.grace, grace);
   GF_ASSIGN_OR_RETURN(const auto below, IntIn(s, "idle_util_below"));
   SetOptional(rule.util_below_pct, below);
-  GF_ASSIGN_OR_RETURN(const auto action, String(s, "idle_action"));
-  if (action.has_value()) {
-    Result<IdleAction> parsed = ParseIdleAction(*action);
-    if (!parsed.ok()) {
-      return KeyError(s, "idle_action", parsed.error().message);
-    }
-    rule.action = *parsed;
-  }
+  GF_ASSIGN_OR_RETURN(const auto action, Parsed(s, "idle_action", &ParseIdleAction));
+  SetOptional(rule.action, action);
   return OkStatus();
 }
 
