@@ -167,7 +167,7 @@ Result<Job> JobDesk::Requeue(const Caller& caller, JobId id) {
 Result<std::vector<Job>> JobDesk::CancelMatching(const Caller& caller,
                                                  const JobSelector& selector) {
   GF_TRY(Authorize(caller, Resource::kJob, Action::kCancel, Ownership::kOwn, "cancel"));
-  if (selector.empty()) {
+  if (selector.Empty()) {
     return InvalidArgument(
         "cancel: no job named; give job ids, or filters (--user, --state, --name, --team), e.g. "
         "gpufleet cancel --user " +
@@ -197,7 +197,7 @@ Result<Job> JobDesk::Update(const Caller& caller, JobId id, const JobUpdate& upd
                   id,
                   Action::kUpdate,
                   "only a waiting job can be changed (cancel it and submit it again)"));
-  if (update.empty()) {
+  if (update.Empty()) {
     return InvalidArgument(
         "update: nothing to change; give --gpus, --time, --class, --team or --name");
   }

@@ -141,7 +141,7 @@ struct JobSelector {
   std::optional<JobState> state{};    // PENDING, or RUNNING (STARTING ones too)
   std::optional<std::string> name{};  // the job's name, exactly
   std::optional<std::string> team{};  // its team, exactly ("" = no team)
-  bool empty() const { return !user && !state && !name && !team; }
+  bool Empty() const { return !user && !state && !name && !team; }
 };
 
 // `gpufleet update JOB --gpus N --time T --class C --team T --name N` (scontrol update): what
@@ -152,7 +152,7 @@ struct JobUpdate {
   std::optional<PriorityClass> priority{};           // its class
   std::optional<std::string> team{};
   std::optional<std::string> name{};
-  bool empty() const { return !gpus && !time_limit && !priority && !team && !name; }
+  bool Empty() const { return !gpus && !time_limit && !priority && !team && !name; }
 };
 
 // `gpufleet quota`: one team's quota and GPU-hour budget (PolicyConfig teams) and its use.
