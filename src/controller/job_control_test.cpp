@@ -72,6 +72,9 @@ class JobControlTest : public ::testing::Test {
     return id;
   }
   Job Get(JobId id) { return *controller_->GetJob(root_, id); }
+  void EndRun(JobId id) {
+    controller_->OnJobExited(JobExitReport{id, 0, std::nullopt, clock_.Now(), "exited with 0"});
+  }
 
   std::filesystem::path dir_;
   ManualClock clock_;
@@ -84,6 +87,7 @@ class JobControlTest : public ::testing::Test {
 };
 
 TEST_F(JobControlTest, AHeldJobStaysPendingWithItsReasonUntilReleased) {
+  const JobId blocker = Running(alice_);  // so that what follows waits
   const JobId id = Submit(alice_, Spec(1));
   auto held = controller_->HoldJob(alice_, id);
   ASSERT_TRUE(held.ok()) << held.error().ToString();
@@ -91,18 +95,19 @@ TEST_F(JobControlTest, AHeldJobStaysPendingWithItsReasonUntilReleased) {
   EXPECT_EQ(held->reason, "held by alice: gpufleet release " + std::to_string(id.value()));
   ASSERT_TRUE(held->pending_reason.has_value());
   EXPECT_EQ(held->pending_reason->code, PendingCode::kHeld);
-  // Free GPUs, and passes run: it stays pending, with the hold's reason.
+  // Free GPUs, and passes run: the job after it starts, it stays pending with its reason.
   const JobId other = Submit(alice_, Spec(1));
-  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
-  EXPECT_EQ(agent_->launched()[0].id, other);
+  EndRun(blocker);
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  EXPECT_EQ(agent_->launched()[1].id, other);
   EXPECT_EQ(Get(id).state, JobState::kPending);
   EXPECT_EQ(Get(id).reason, held->reason);
 
   auto released = controller_->ReleaseJob(alice_, id);
   ASSERT_TRUE(released.ok()) << released.error().ToString();
   EXPECT_EQ(released->held_by, "");
-  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
-  EXPECT_EQ(agent_->launched()[1].id, id);
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 3; }));
+  EXPECT_EQ(agent_->launched()[2].id, id);
   const auto events = controller_->JobEvents(alice_, id);
   ASSERT_TRUE(events.ok());
   std::vector<std::string> kinds;
@@ -114,11 +119,14 @@ TEST_F(JobControlTest, AHeldJobStaysPendingWithItsReasonUntilReleased) {
 }
 
 TEST_F(JobControlTest, AHoldOutlivesARestart) {
+  const JobId blocker = Running(alice_);
   const JobId id = Submit(alice_, Spec(1));
   ASSERT_TRUE(controller_->HoldJob(alice_, id).ok());
-  Boot();
+  Boot({blocker});
   EXPECT_EQ(Get(id).held_by, "alice");
-  // Passes after the restart keep it back, with its reason.
+  // Passes after the restart, on free GPUs, keep it back with its reason.
+  EndRun(blocker);
+  ASSERT_TRUE(WaitFor([&] { return Get(blocker).state == JobState::kCompleted; }));
   ASSERT_TRUE(WaitFor([&] { return Get(id).pending_reason.has_value(); }));
   EXPECT_EQ(Get(id).pending_reason->code, PendingCode::kHeld);
   EXPECT_TRUE(agent_->launched().empty());
@@ -127,6 +135,7 @@ TEST_F(JobControlTest, AHoldOutlivesARestart) {
 }
 
 TEST_F(JobControlTest, AnAdministratorsHoldIsReleasedOnlyByAnAdministrator) {
+  Running(alice_);
   const JobId id = Submit(alice_, Spec(1));
   auto held = controller_->HoldJob(root_, id);
   ASSERT_TRUE(held.ok()) << held.error().ToString();
@@ -145,6 +154,7 @@ TEST_F(JobControlTest, AnAdministratorsHoldIsReleasedOnlyByAnAdministrator) {
 }
 
 TEST_F(JobControlTest, OthersJobsAreNotFoundAndANonPendingJobNamesItsState) {
+  const JobId running = Running(alice_);
   const JobId id = Submit(alice_, Spec(1));
   for (auto call :
        {&ClusterService::HoldJob, &ClusterService::ReleaseJob, &ClusterService::RequeueJob}) {
@@ -156,13 +166,12 @@ TEST_F(JobControlTest, OthersJobsAreNotFoundAndANonPendingJobNamesItsState) {
   ASSERT_FALSE(update.ok());
   EXPECT_EQ(update.error().code, ErrorCode::kNotFound);
 
-  ASSERT_TRUE(WaitFor([&] { return Get(id).state == JobState::kStarting; }));
-  auto hold = controller_->HoldJob(alice_, id);
+  auto hold = controller_->HoldJob(alice_, running);
   ASSERT_FALSE(hold.ok());
   EXPECT_EQ(hold.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_NE(hold.error().message.find("is STARTING, not PENDING"), std::string::npos)
+  EXPECT_NE(hold.error().message.find("is RUNNING, not PENDING"), std::string::npos)
       << hold.error().message;
-  auto release = controller_->ReleaseJob(alice_, Submit(alice_, Spec(1)));
+  auto release = controller_->ReleaseJob(alice_, id);
   ASSERT_FALSE(release.ok());
   EXPECT_NE(release.error().message.find("is not held"), std::string::npos)
       << release.error().message;
