@@ -93,6 +93,12 @@ struct JobRequest {
 };
 
 // Whether the request is for a part of one GPU rather than whole GPUs.
+// What the request holds once placed, in milli-GPUs per node: a share its fraction, whole GPUs
+// 1,000 each (a gang member's, not the gang's).
+inline std::int64_t RequestedMilli(const JobRequest& r) {
+  return r.gpu_milli > 0 ? r.gpu_milli : std::int64_t{r.gpus} * kWholeGpuMilli;
+}
+
 inline bool IsFractional(const JobRequest& r) {
   return r.gpu_milli > 0 || r.gpu_memory_mib > 0;
 }

@@ -5,13 +5,6 @@
 #include "scheduler/placement/gpu_pool.h"
 
 namespace gf {
-namespace {
-
-std::int64_t HeldMilli(const JobRequest& request) {
-  return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
-}
-
-}  // namespace
 
 bool UsesEstimates(const PolicyConfig& policy) {
   return policy.prediction.enabled && policy.ordering.order == QueueOrder::kPriority;
@@ -23,7 +16,7 @@ std::int64_t PlaceMs(const QueuedJob& job, const PolicyConfig& policy) {
     return submit_ms;
   }
   // A CPU-only job holds no GPU: it is placed as a job of one GPU's length, not as no work.
-  const std::int64_t milli = std::max<std::int64_t>(HeldMilli(job.request), kWholeGpuMilli);
+  const std::int64_t milli = std::max<std::int64_t>(RequestedMilli(job.request), kWholeGpuMilli);
   const std::int64_t cap_ms = Millis(policy.prediction.max_delay).count();
   const double gpu_ms = static_cast<double>(job.estimate->expected.count()) *
                         static_cast<double>(milli) / kWholeGpuMilli;

@@ -149,7 +149,7 @@ void Engine::Arrive(std::size_t t) {
   const Live& head = live_[first];
   const std::optional<Prediction> prediction = Predict(t);
   const JobRequest& request = head.queued.request;
-  const std::int64_t milli = HeldMilliOf(request) * head.members;
+  const std::int64_t milli = RequestedMilli(request) * head.members;
   arrived_milli_ += milli;
   arrived_unplaceable_milli_ += placeable_[first] ? 0 : milli;
   auto key = std::make_tuple(request.gpus, request.nodes, request.gpu_milli, request.node_labels);
@@ -268,6 +268,7 @@ void Engine::ResolveDependents(std::size_t t) {
 // full pass due after incremental ones, or a running job coming of age for preemption.
 void Engine::Pass(Millis now) {
   arrivals_ = false;
+  AdmitGangs();
   if (!KeepsScheduler()) {
     // Decide() on the whole state at every instant where jobs wait, as before the engine kept
     // the scheduler; with nothing waiting a pass decides nothing.
@@ -278,6 +279,7 @@ void Engine::Pass(Millis now) {
     planner_.NeedFull();
   }
   for (int pass = 0; pass < kMaxPassesPerInstant; ++pass) {
+    AdmitGangs();  // a pass's preemption may have requeued a gang without a kill grace
     const PassKind kind = planner_.Plan(At(now));
     if (kind == PassKind::kNone) {
       break;

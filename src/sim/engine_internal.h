@@ -72,11 +72,6 @@ inline void AddHeld(std::map<std::string, double>& held,
   }
 }
 
-// What a job holds, in milli-GPUs (a share counts its fraction).
-inline std::int64_t HeldMilliOf(const JobRequest& request) {
-  return request.gpu_milli > 0 ? request.gpu_milli : std::int64_t{request.gpus} * kWholeGpuMilli;
-}
-
 // The scheduler is kept between passes where its copy of the state can follow the engine's
 // event by event, as the controller's does: the stock order (a baseline order reads oracle
 // figures of running jobs that the product never has, so its copy lacks them), no checkpoints
@@ -169,6 +164,7 @@ class Engine : private JobBookListener {
   void Start(std::size_t i, Millis now);
   void Kill(const KillOrder& kill);
   void SettleGangs();
+  void AdmitGangs();
   void OnEvent(const Event& event);
   bool CurrentRun(const Event& event) const;
   void Exit(std::size_t i, int exit_code, const std::string& how);
@@ -206,6 +202,9 @@ class Engine : private JobBookListener {
   // met, or is cancelled when one breaks.
   DependencyGraph dependencies_;
   std::set<std::size_t> held_;  // trace jobs that wait for a dependency
+  // Requeued gangs (their first member's index) whose members wait out of the queue until none
+  // of them holds GPUs (AdmitGangs).
+  std::set<std::size_t> gangs_waiting_;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::set<Millis> wakes_;  // wake-ups scheduled, so that one instant gets one
   // By request (GPU count, nodes, share, node labels): why no node could ever run it, or nullopt.

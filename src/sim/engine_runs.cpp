@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/check.h"
+#include "lifecycle/admission.h"
 #include "lifecycle/job_views.h"
 #include "sim/engine_internal.h"
 
@@ -109,7 +110,7 @@ void Engine::StopRun(std::size_t i, Millis now) {
   }
   JobOutcome& outcome = result_.jobs[live.job];
   outcome.gpu_seconds += Seconds(now - live.run_start) *
-                         static_cast<double>(HeldMilliOf(live.queued.request)) / kWholeGpuMilli;
+                         static_cast<double>(RequestedMilli(live.queued.request)) / kWholeGpuMilli;
   if (i == live.first) {  // a gang's members run together: one run for the trace job
     outcome.runs.emplace_back(live.run_start, now);
   }
@@ -239,7 +240,29 @@ void Engine::OnRequeueing(const Job& job) {
   } else if (options_.checkpoint_interval) {
     live.remaining -= ran;  // 0: suspended and resumed, nothing lost
   }
+  if (live.members > 1) {
+    gangs_waiting_.insert(live.first);  // queued again whole, once none holds GPUs
+    return;
+  }
   Enqueue(QueuedOf(i));
+}
+
+// The admission rule for gangs (lifecycle/admission.h, GangHoldReason), as the controller's
+// HeldBack applies it before a pass: a requeued gang's members go back to the queue together,
+// once none of them holds GPUs (a member stopped with a kill grace may outlast the others).
+void Engine::AdmitGangs() {
+  for (auto it = gangs_waiting_.begin(); it != gangs_waiting_.end();) {
+    const std::size_t first = *it;
+    if (GangHoldReason(book_.Active(), BookJob(first))) {
+      ++it;
+      continue;
+    }
+    for (std::size_t m = first; m < first + static_cast<std::size_t>(live_[first].members); ++m) {
+      Enqueue(QueuedOf(m));
+    }
+    planner_.NeedFull();  // a gang's members are decided together
+    it = gangs_waiting_.erase(it);
+  }
 }
 
 RunKey Engine::KeyOf(std::size_t t) const {
@@ -326,7 +349,7 @@ void Engine::RepairNode(const Event& event) {
 }
 
 void Engine::Hold(std::size_t i, int sign) {
-  const std::int64_t milli = sign * HeldMilliOf(live_[i].queued.request);
+  const std::int64_t milli = sign * RequestedMilli(live_[i].queued.request);
   AddHeld(held_by_team_, live_[i].queued.team, milli);
   AddHeld(held_by_user_, live_[i].queued.user, milli);
 }

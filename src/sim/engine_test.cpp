@@ -324,6 +324,23 @@ TEST(EngineTest, NodeFailureUnderOneMemberRequeuesTheWholeGang) {
   EXPECT_EQ(Spans(resume), (std::vector<std::pair<double, double>>{{0, 150}}));
 }
 
+// With a kill grace, the member on the failed node is lost at once and the other is stopped with
+// the grace (the book's gang rules, as the controller stops it): the gang goes back to the queue
+// whole only once neither holds GPUs (the admission rule, GangHoldReason), at 40 s, and runs
+// again on the two nodes still up.
+TEST(EngineTest, ARequeuedGangWaitsForItsLastMemberToStopBeforeItRunsAgain) {
+  const SimResult result = Simulated(
+      "3x8xH100",
+      {Job("big", 0, 16, 100)},
+      SimOptions{
+          .node_failures = {NodeFailure{.node = 0, .at = seconds(30), .repair = seconds(500)}},
+          .kill_grace = seconds(10)});
+  EXPECT_EQ(result.jobs[0].failures, 1);
+  EXPECT_EQ(result.jobs[0].runs,
+            (std::vector<std::pair<Millis, Millis>>{{seconds(0), seconds(30)},
+                                                    {seconds(40), seconds(140)}}));
+}
+
 TEST(EngineTest, GangsWithNodeFailuresGiveTheSameOutputForASeed) {
   auto nodes = ParseClusterSpec("4x8xA100");
   ASSERT_TRUE(nodes.ok());
