@@ -110,6 +110,23 @@ class FakeClusterService : public ClusterService {
   }
   Result<Job> ApproveJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
   Result<Job> CheckpointJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
+  Result<Job> HoldJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
+  Result<Job> ReleaseJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
+  Result<Job> RequeueJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
+  // Answers with `job`, as if it matched.
+  Result<std::vector<Job>> CancelJobs(const Caller& caller, const JobSelector& selector) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_selector = selector;
+    return std::vector<Job>{job};
+  }
+  Result<Job> UpdateJob(const Caller& caller, JobId id, const JobUpdate& update) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      last_update = update;
+    }
+    return JobCall(caller, id);
+  }
   Result<IssuedToken> CreateToken(const Caller& caller, TokenRequest request) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
@@ -235,6 +252,8 @@ class FakeClusterService : public ClusterService {
   std::optional<JobFilter> last_filter;
   std::optional<JobId> last_id;
   std::optional<LogRequest> last_log_request;
+  std::optional<JobSelector> last_selector;
+  std::optional<JobUpdate> last_update;
 
  private:
   Status Record(const Caller& caller) {  // REQUIRES: mu held

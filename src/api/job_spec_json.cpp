@@ -365,6 +365,67 @@ Result<Submission> SubmissionFromJson(const json& body) {
   return submission;
 }
 
+Result<JobUpdate> JobUpdateFromJson(const json& body) {
+  if (!body.is_object()) {
+    return InvalidArgument("update must be a JSON object, got " + Shown(body));
+  }
+  // Each field is read into a spec as a submission's is, then taken from it.
+  JobSpec spec;
+  JobUpdate update;
+  for (const auto& [key, value] : body.items()) {
+    if (key != "gpus" && key != "time_limit" && key != "priority" && key != "team" &&
+        key != "name") {
+      return InvalidArgument("unknown field \"" + key +
+                             "\" in a job update; known fields: gpus, time_limit, priority, "
+                             "team, name");
+    }
+    GF_TRY(ApplySpecField(key, value, spec));
+  }
+  if (body.contains("gpus")) {
+    update.gpus = spec.request.gpus;
+  }
+  if (body.contains("time_limit")) {
+    update.time_limit = spec.time_limit;
+  }
+  if (body.contains("priority")) {
+    update.priority = spec.priority;
+  }
+  if (body.contains("team")) {
+    update.team = spec.team;
+  }
+  if (body.contains("name")) {
+    update.name = spec.name;
+  }
+  return update;
+}
+
+Result<JobSelector> JobSelectorFromJson(const json& body) {
+  if (!body.is_object()) {
+    return InvalidArgument("cancel filter must be a JSON object, got " + Shown(body));
+  }
+  JobSelector selector;
+  for (const auto& [key, value] : body.items()) {
+    GF_ASSIGN_OR_RETURN(std::string text, StringField(key, value));
+    if (key == "user") {
+      selector.user = std::move(text);
+    } else if (key == "state") {
+      auto state = ParseJobState(text);
+      if (!state.ok()) {
+        return InvalidArgument("state: " + state.error().message);
+      }
+      selector.state = *state;
+    } else if (key == "name") {
+      selector.name = std::move(text);
+    } else if (key == "team") {
+      selector.team = std::move(text);
+    } else {
+      return InvalidArgument("unknown field \"" + key +
+                             "\" in a cancel filter; known fields: user, state, name, team");
+    }
+  }
+  return selector;
+}
+
 Result<JobSpec> JobSpecFromJson(const json& body) {
   GF_ASSIGN_OR_RETURN(Submission submission, SubmissionFromJson(body));
   if (submission.array) {

@@ -177,6 +177,7 @@ json JobToJson(const Job& job) {
       {"gang_rank", gang ? json(gang->rank) : json()},
       {"preemptible", job.preemptible},
       {"budget_approved", job.budget_approved},
+      {"held_by", job.held_by.empty() ? json() : json(job.held_by)},
       {"last_checkpoint", OptionalTime(job.last_checkpoint)},
       {"last_checkpoint_ms", OptionalMillis(job.last_checkpoint)},
       {"estimated_start", OptionalTime(job.estimated_start)},

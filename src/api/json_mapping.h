@@ -77,6 +77,16 @@ Result<Submission> SubmissionFromJson(const nlohmann::json& body);
 // The same for a body that must describe one job: an "array" field is an error.
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& body);
 
+// POST /api/v1/jobs/{id}/update: {"gpus": 2, "time_limit": "2h" | 7200, "priority": "high",
+// "team": "cv", "name": "x"}, each optional, each read as a submission's field is (the same
+// checks and messages). Errors: kInvalidArgument naming the field; any other field is refused
+// with the list.
+Result<JobUpdate> JobUpdateFromJson(const nlohmann::json& body);
+
+// POST /api/v1/jobs/cancel: {"user": "alice", "state": "PENDING", "name": "x", "team": "cv"},
+// each optional (the service refuses none at all). Errors: kInvalidArgument naming the field.
+Result<JobSelector> JobSelectorFromJson(const nlohmann::json& body);
+
 // OkStatus, or kInvalidArgument naming `field` when `text` holds a NUL byte (every string a body
 // carries into a C string: argv, environment, paths, e-mail addresses).
 Status NoNulByte(std::string_view field, std::string_view text);

@@ -238,7 +238,8 @@ Result<HttpResponse> ListJobs(ClusterService& service, const RequestContext& ctx
 
 // The routes that act on one job and answer with the job as it is afterwards:
 // GET /jobs/{id}, POST /jobs/{id}/cancel, /approve (root: the job may run past its team's
-// GPU-hour budget) and /checkpoint (owner or root: the running job saved a checkpoint now).
+// GPU-hour budget), /checkpoint (owner or root: the running job saved a checkpoint now), /hold,
+// /release and /requeue (job control, ClusterService::HoldJob ..).
 using JobAction = Result<Job> (ClusterService::*)(const Caller&, JobId);
 template <JobAction kAction>
 Result<HttpResponse> OnJob(ClusterService& service, const RequestContext& ctx) {
@@ -274,6 +275,28 @@ Result<HttpResponse> CancelArray(ClusterService& service, const RequestContext& 
     out.push_back(JobToJson(job));
   }
   return JsonResponse(200, json{{"jobs", std::move(out)}});
+}
+
+// POST /jobs/cancel {"user", "state", "name", "team"}: {"jobs": [...]}, the jobs the filter
+// matched among those the caller may cancel, as they are after the cancel was recorded.
+Result<HttpResponse> CancelJobs(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(const JobSelector selector, JobSelectorFromJson(body));
+  GF_ASSIGN_OR_RETURN(const auto jobs, service.CancelJobs(ctx.caller, selector));
+  json out = json::array();
+  for (const auto& job : jobs) {
+    out.push_back(JobToJson(job));
+  }
+  return JsonResponse(200, json{{"jobs", std::move(out)}});
+}
+
+// POST /jobs/{id}/update {"gpus", "time_limit", "priority", "team", "name"}: the job after.
+Result<HttpResponse> UpdateJob(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(const JobUpdate update, JobUpdateFromJson(body));
+  GF_ASSIGN_OR_RETURN(const Job job, service.UpdateJob(ctx.caller, id, update));
+  return JsonResponse(200, JobToJson(job));
 }
 
 Result<HttpResponse> ExplainJob(ClusterService& service, const RequestContext& ctx) {
@@ -418,7 +441,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 32> kRoutes = {{
+const std::array<RouteEntry, 37> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -427,6 +450,11 @@ const std::array<RouteEntry, 32> kRoutes = {{
     {{"POST", "/api/v1/jobs/{id}/approve", true}, "", &OnJob<&ClusterService::ApproveJob>},
     {{"POST", "/api/v1/jobs/{id}/checkpoint", true}, "", &OnJob<&ClusterService::CheckpointJob>},
     {{"POST", "/api/v1/arrays/{id}/cancel", true}, "", &CancelArray},
+    {{"POST", "/api/v1/jobs/{id}/hold", true}, "", &OnJob<&ClusterService::HoldJob>},
+    {{"POST", "/api/v1/jobs/{id}/release", true}, "", &OnJob<&ClusterService::ReleaseJob>},
+    {{"POST", "/api/v1/jobs/{id}/requeue", true}, "", &OnJob<&ClusterService::RequeueJob>},
+    {{"POST", "/api/v1/jobs/{id}/update", true}, "", &UpdateJob},
+    {{"POST", "/api/v1/jobs/cancel", true}, "", &CancelJobs},
     {{"GET", "/api/v1/jobs/{id}/events", true}, "", &JobEvents},
     {{"GET", "/api/v1/jobs/{id}/explain", true}, "", &ExplainJob},
     {{"GET", "/api/v1/jobs/{id}/logs", true}, "stream,offset,limit", &JobLogsChunk},

@@ -427,6 +427,82 @@ TEST_F(ApiRoutesTest, ApproveAndCheckpointMapTheServicesAnswers) {
   }
 }
 
+// Hold, release and requeue: the job after, the caller passed on, the service's refusals kept
+// (403 for an administrator's hold, 409 naming a state, 404 for others' jobs).
+TEST_F(ApiRoutesTest, HoldReleaseAndRequeueMapTheServicesAnswers) {
+  fake_.job.held_by = "alice";
+  for (const std::string action : {"hold", "release", "requeue"}) {
+    const std::string target = "/api/v1/jobs/9/" + action;
+    const auto ok = Do("POST", target);
+    ASSERT_EQ(ok.status, 200) << action << ": " << ok.body;
+    EXPECT_EQ(fake_.last_id, JobId(9));
+    EXPECT_EQ(fake_.last_caller->user, "alice");
+    EXPECT_EQ(Body(ok)["held_by"], "alice");
+    EXPECT_EQ(Do("POST", target, "", &anonymous_).status, 401) << action;
+    EXPECT_EQ(Do("GET", target).status, 405) << action;
+    EXPECT_EQ(Do("POST", "/api/v1/jobs/x/" + action).status, 400) << action;
+    for (const auto& [error, status] : std::vector<std::pair<Error, int>>{
+             {PermissionDenied("release: job 9 is held by root"), 403},
+             {FailedPrecondition("hold: job 9 is RUNNING, not PENDING"), 409},
+             {NotFound("job 9 not found"), 404}}) {
+      fake_.fail_with = error;
+      const auto refused = Do("POST", target);
+      EXPECT_EQ(refused.status, status) << action;
+      EXPECT_EQ(Message(refused), error.message);
+    }
+    fake_.fail_with.reset();
+  }
+  fake_.job.held_by.clear();
+  EXPECT_TRUE(Body(Do("GET", "/api/v1/jobs/9"))["held_by"].is_null());
+}
+
+TEST_F(ApiRoutesTest, UpdateReadsItsFieldsAsASubmissionDoes) {
+  const auto ok = Do("POST",
+                     "/api/v1/jobs/9/update",
+                     R"({"gpus":2,"time_limit":"2h","priority":"low","team":"cv","name":"x"})");
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(fake_.last_id, JobId(9));
+  ASSERT_TRUE(fake_.last_update.has_value());
+  EXPECT_EQ(fake_.last_update->gpus, 2);
+  EXPECT_EQ(fake_.last_update->time_limit, std::chrono::seconds(7200));
+  EXPECT_EQ(fake_.last_update->priority, PriorityClass::kLow);
+  EXPECT_EQ(fake_.last_update->team, "cv");
+  EXPECT_EQ(fake_.last_update->name, "x");
+  // Only what is sent is changed.
+  ASSERT_EQ(Do("POST", "/api/v1/jobs/9/update", R"({"name":"y"})").status, 200);
+  EXPECT_FALSE(fake_.last_update->gpus.has_value());
+  EXPECT_FALSE(fake_.last_update->time_limit.has_value());
+  EXPECT_EQ(fake_.last_update->name, "y");
+  // Refused before the service, naming the field.
+  const int calls = fake_.Calls();
+  const auto gpus = Do("POST", "/api/v1/jobs/9/update", R"({"gpus":-1})");
+  EXPECT_EQ(gpus.status, 400);
+  EXPECT_NE(Message(gpus).find("gpus"), std::string::npos) << Message(gpus);
+  const auto command = Do("POST", "/api/v1/jobs/9/update", R"({"command":["x"]})");
+  EXPECT_EQ(command.status, 400);
+  EXPECT_NE(Message(command).find("known fields: gpus, time_limit"), std::string::npos);
+  EXPECT_EQ(fake_.Calls(), calls);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/9/update", R"({"name":"y"})", &anonymous_).status, 401);
+}
+
+TEST_F(ApiRoutesTest, CancelByFilterPassesTheFilterAndAnswersTheJobs) {
+  const auto ok = Do(
+      "POST", "/api/v1/jobs/cancel", R"({"user":"alice","state":"pending","name":"n","team":""})");
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  ASSERT_TRUE(fake_.last_selector.has_value());
+  EXPECT_EQ(fake_.last_selector->user, "alice");
+  EXPECT_EQ(fake_.last_selector->state, JobState::kPending);
+  EXPECT_EQ(fake_.last_selector->name, "n");
+  EXPECT_EQ(fake_.last_selector->team, "");
+  ASSERT_EQ(Body(ok)["jobs"].size(), 1U);
+  const auto state = Do("POST", "/api/v1/jobs/cancel", R"({"state":"DONE"})");
+  EXPECT_EQ(state.status, 400);
+  EXPECT_NE(Message(state).find("state: unknown job state 'DONE'"), std::string::npos)
+      << Message(state);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/cancel", R"({"signal":"USR1"})").status, 400);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/cancel", R"({"user":"a"})", &anonymous_).status, 401);
+}
+
 TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
   fake_.quota =
       QuotaReport{.period_start = FromUnixMillis(1'772'323'200'000),

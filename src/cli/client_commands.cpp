@@ -15,6 +15,7 @@
 #include "api/api_client.h"
 #include "api/socket_path.h"
 #include "cli/explain_view.h"
+#include "cli/job_control_commands.h"
 #include "cli/job_ref.h"
 #include "cli/logs_command.h"
 #include "cli/quota_view.h"
@@ -396,7 +397,8 @@ int RunQuota(const ClientContext& ctx, bool json) {
       ctx, "/api/v1/quota", json, [](const nlohmann::json& q) { PrintQuota(q, std::cout); });
 }
 
-// POSTs /api/v1/jobs/ID/`action` for each id and prints `done` with the job's state after it.
+}  // namespace
+
 int RunJobAction(const ClientContext& ctx,
                  const std::vector<std::string>& ids,
                  const std::string& action,
@@ -421,6 +423,8 @@ int RunJobAction(const ClientContext& ctx,
   }
   return rc;
 }
+
+namespace {
 
 // `gpufleet checkpoint [JOB]`: without JOB, the job this runs in (the shim sets
 // GPUFLEET_JOB_ID), so a job's checkpoint handler can call it after saving.
@@ -479,7 +483,17 @@ int RunCancelArrays(const ClientContext& ctx, const std::vector<std::string>& id
   return rc;
 }
 
-int RunCancel(const ClientContext& ctx, const std::vector<std::string>& ids, bool arrays) {
+int RunCancel(const ClientContext& ctx,
+              const std::vector<std::string>& ids,
+              bool arrays,
+              const CancelFilter& filter) {
+  if (ids.empty() || !filter.Empty()) {
+    if (arrays || !ids.empty()) {
+      return Fail(InvalidArgument(
+          "cancel: give job ids or filters (--user, --state, --name, --team), not both"));
+    }
+    return RunCancelMatching(ctx, filter);
+  }
   if (arrays) {
     return RunCancelArrays(ctx, ids);
   }
@@ -602,10 +616,14 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
       app.add_subcommand("cancel", "cancel jobs (running ones get SIGTERM, then SIGKILL)");
   auto c_ids = std::make_shared<std::vector<std::string>>();
   auto c_array = std::make_shared<bool>(false);
-  cancel->add_option("JOB", *c_ids, "job ids or array tasks ID_INDEX")->required();
+  auto c_filter = std::make_shared<CancelFilter>();
+  cancel->add_option("JOB", *c_ids, "job ids or array tasks ID_INDEX (or filters, below)");
   cancel->add_flag(
       "--array", *c_array, "JOB is a job array's id: cancel every unfinished task of it");
-  cancel->callback([&ctx, c_ids, c_array] { ctx.exit_code = RunCancel(ctx, *c_ids, *c_array); });
+  AddCancelFilterOptions(*cancel, *c_filter);
+  cancel->callback([&ctx, c_ids, c_array, c_filter] {
+    ctx.exit_code = RunCancel(ctx, *c_ids, *c_array, *c_filter);
+  });
 
   auto* quota = app.add_subcommand(
       "quota", "teams' GPU guarantees, limits and GPU-hour budgets, and what is used of them");
@@ -632,6 +650,8 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   auto k_id = std::make_shared<std::string>();
   checkpoint->add_option("JOB", *k_id, "job id (default: $GPUFLEET_JOB_ID, the job it runs in)");
   checkpoint->callback([&ctx, k_id] { ctx.exit_code = RunCheckpoint(ctx, *k_id); });
+
+  AddJobControlCommands(app, ctx);
 
   auto* logs = app.add_subcommand(
       "logs", "a job's output: standard output, then standard error (--stdout, --stderr: one)");

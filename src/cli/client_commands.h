@@ -1,4 +1,5 @@
-// The client subcommands of gpufleet: submit, queue, show, explain, cancel, logs, nodes, gpus.
+// The client subcommands of gpufleet: submit, queue, show, explain, cancel, logs, nodes, gpus,
+// and the job control ones (job_control_commands.h).
 //
 // AddClientCommands registers them on the binary's CLI11 app; each one talks to a running
 // gpufleet over the API (ApiClient) and prints a table, or JSON with --json. Exit codes that
@@ -59,6 +60,13 @@ int RunRead(const ClientContext& ctx,
 Result<std::string> ApplyScriptDirectives(SubmitOptions& o,
                                           const std::string& cwd,
                                           const std::function<Result<SlurmMapping>()>& mapping);
+
+// POSTs /api/v1/jobs/ID/`action` for each job named (an id or an array task ID_INDEX) and
+// prints "Job 12: `done` (state PENDING)" for each. The exit code: 0 when every one was done.
+int RunJobAction(const ClientContext& ctx,
+                 const std::vector<std::string>& ids,
+                 const std::string& action,
+                 const std::string& done);
 
 void AddClientCommands(CLI::App& app, ClientContext& context);
 

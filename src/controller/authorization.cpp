@@ -18,7 +18,7 @@ constexpr Refusal k404 = Refusal::kHidden;
 // The table. Columns of `allowed`: anonymous, node, user, operator, admin. docs/cluster.md
 // prints it row for row (authorization_test.cpp compares them).
 // clang-format off
-constexpr std::array<AuthorizationRule, 32> kRules = {{
+constexpr std::array<AuthorizationRule, 40> kRules = {{
   {R::kCluster, A::kRead, O::kNone, {Y, Y, Y, Y, Y}, k403, "read health, nodes, GPUs and metrics",
    "`GET /api/v1/health`, `/nodes`, `/gpus`, `/gpus/{uuid}/series`, `/metrics`"},
   {R::kJob, A::kSubmit, O::kNone, {N, N, Y, Y, Y}, k403, "submit jobs",
@@ -31,13 +31,30 @@ constexpr std::array<AuthorizationRule, 32> kRules = {{
   {R::kJob, A::kList, O::kOther, {N, N, N, Y, Y}, k403, "list the jobs of other users",
    "the same"},
   {R::kJob, A::kCancel, O::kOwn, {N, N, Y, Y, Y}, k404, "cancel their own jobs",
-   "`POST /api/v1/jobs/{id}/cancel`, `/arrays/{id}/cancel`"},
+   "`POST /api/v1/jobs/{id}/cancel`, `/arrays/{id}/cancel`, `/jobs/cancel` (by filter)"},
   {R::kJob, A::kCancel, O::kOther, {N, N, N, Y, Y}, k404, "cancel other users' jobs",
    "the same"},
   {R::kJob, A::kCheckpoint, O::kOwn, {N, N, Y, Y, Y}, k404,
    "report a checkpoint of their own jobs", "`POST /api/v1/jobs/{id}/checkpoint`"},
   {R::kJob, A::kCheckpoint, O::kOther, {N, N, N, Y, Y}, k404,
    "report a checkpoint of other users' jobs", "the same"},
+  {R::kJob, A::kHold, O::kOwn, {N, N, Y, Y, Y}, k404, "hold their own pending jobs",
+   "`POST /api/v1/jobs/{id}/hold`"},
+  {R::kJob, A::kHold, O::kOther, {N, N, N, Y, Y}, k404, "hold other users' jobs", "the same"},
+  {R::kJob, A::kRelease, O::kOwn, {N, N, Y, Y, Y}, k404,
+   "release the holds they placed on their own jobs", "`POST /api/v1/jobs/{id}/release`"},
+  // A hold placed by someone other than the job's owner is an administrator's hold: its owner
+  // sees the job but may not release it (403).
+  {R::kJob, A::kRelease, O::kOther, {N, N, N, Y, Y}, k404,
+   "release other users' jobs and holds placed by an operator or an admin", "the same"},
+  {R::kJob, A::kRequeue, O::kOwn, {N, N, Y, Y, Y}, k404, "requeue their own running jobs",
+   "`POST /api/v1/jobs/{id}/requeue`"},
+  {R::kJob, A::kRequeue, O::kOther, {N, N, N, Y, Y}, k404, "requeue other users' jobs",
+   "the same"},
+  {R::kJob, A::kUpdate, O::kOwn, {N, N, Y, Y, Y}, k404, "change their own pending jobs",
+   "`POST /api/v1/jobs/{id}/update`"},
+  {R::kJob, A::kUpdate, O::kOther, {N, N, N, Y, Y}, k404, "change other users' pending jobs",
+   "the same"},
   {R::kJob, A::kApprove, O::kNone, {N, N, N, N, Y}, k403,
    "let a job run past its team's GPU-hour budget", "`POST /api/v1/jobs/{id}/approve`"},
   {R::kTeam, A::kRead, O::kOwn, {N, N, Y, Y, Y}, k403,
@@ -264,6 +281,14 @@ std::string_view ToString(Action a) {
       return "cancel";
     case Action::kCheckpoint:
       return "checkpoint";
+    case Action::kHold:
+      return "hold";
+    case Action::kRelease:
+      return "release";
+    case Action::kRequeue:
+      return "requeue";
+    case Action::kUpdate:
+      return "update";
     case Action::kApprove:
       return "approve";
     case Action::kCharge:

@@ -9,9 +9,10 @@
 // (a root token of role user is a user). A node token is a node; no credential is anonymous.
 //
 // What "own" means is the call site's, as the table's `whose` column says: the job's owner uid
-// is the caller's; the token acts as the caller; the subscription is the caller's, or for a
-// team the caller is a member of; the team is the caller's ([team.NAME] members); the node
-// token names that node (a join token: any node).
+// is the caller's (for a release, also: the hold was placed by the job's owner, so that a hold
+// an operator or an admin placed is theirs to release, as Slurm's admin hold); the token acts as
+// the caller; the subscription is the caller's, or for a team the caller is a member of; the team
+// is the caller's ([team.NAME] members); the node token names that node (a join token: any node).
 //
 // How a refusal reads is the rule's: kForbidden answers kPermissionDenied (403) naming the
 // caller's role and who may; kHidden is answered by the call site as kNotFound (404), and
@@ -54,6 +55,10 @@ enum class Action {
   kSubmit,
   kCancel,
   kCheckpoint,
+  kHold,     // keep a pending job out of the passes (gpufleet hold)
+  kRelease,  // end a hold (gpufleet release); "own" is a hold its owner placed on its own job
+  kRequeue,  // stop a running job and queue it again at its place (gpufleet requeue)
+  kUpdate,   // change a pending job's request, time, class, team or name (gpufleet update)
   kApprove,  // let a job run past its team's GPU-hour budget
   kCharge,   // name a team at submit: the job spends that team's guarantee and budget
   kCreate,

@@ -404,6 +404,29 @@ Result<Job> Controller::CheckpointJob(const Caller& caller, JobId id) {
   return CallAccepting<Job>([this, caller, id] { return desk_.Checkpoint(caller, id); });
 }
 
+// Job control (issue #24): each a command on the state thread, its rules the job desk's.
+Result<Job> Controller::HoldJob(const Caller& caller, JobId id) {
+  return CallAccepting<Job>([this, caller, id] { return desk_.Hold(caller, id); });
+}
+
+Result<Job> Controller::ReleaseJob(const Caller& caller, JobId id) {
+  return CallAccepting<Job>([this, caller, id] { return desk_.Release(caller, id); });
+}
+
+Result<Job> Controller::RequeueJob(const Caller& caller, JobId id) {
+  return CallAccepting<Job>([this, caller, id] { return desk_.Requeue(caller, id); });
+}
+
+Result<std::vector<Job>> Controller::CancelJobs(const Caller& caller, const JobSelector& selector) {
+  return CallAccepting<std::vector<Job>>(
+      [this, caller, selector] { return desk_.CancelMatching(caller, selector); });
+}
+
+Result<Job> Controller::UpdateJob(const Caller& caller, JobId id, const JobUpdate& update) {
+  return CallAccepting<Job>(
+      [this, caller, id, update] { return desk_.Update(caller, id, update); });
+}
+
 Result<Explanation> Controller::ExplainJob(const Caller& caller, JobId id) {
   return Call<Explanation>([this, caller, id] { return desk_.Explain(caller, id); });
 }

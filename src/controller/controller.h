@@ -160,6 +160,11 @@ class Controller final : public ClusterService, public AgentReports, private Job
   Result<Report> MonthlyReport(const Caller& caller, const ReportRequest& request) override;
   Result<Job> ApproveJob(const Caller& caller, JobId id) override;
   Result<Job> CheckpointJob(const Caller& caller, JobId id) override;
+  Result<Job> HoldJob(const Caller& caller, JobId id) override;
+  Result<Job> ReleaseJob(const Caller& caller, JobId id) override;
+  Result<Job> RequeueJob(const Caller& caller, JobId id) override;
+  Result<std::vector<Job>> CancelJobs(const Caller& caller, const JobSelector& selector) override;
+  Result<Job> UpdateJob(const Caller& caller, JobId id, const JobUpdate& update) override;
 
   Result<IssuedToken> CreateToken(const Caller& caller, TokenRequest request) override;
   Result<std::vector<ApiToken>> ListTokens(const Caller& caller) override;

@@ -1,7 +1,8 @@
 // JobDesk: the job calls of the cluster service, on the state thread (a component of the
 // controller, decision 0007). Submissions (one job, an array, a gang: checked whole before any
 // job is created, so that an array or a gang is queued whole or not at all), cancels, a budget
-// approval, a reported checkpoint and an explanation; which jobs a caller may see (others' jobs
+// approval, a reported checkpoint and an explanation; job control (holds, a requeue, a cancel by
+// filter, an update of a pending job: job_control.cpp); which jobs a caller may see (others' jobs
 // answer as if they did not exist); and what a job's end means for the jobs that wait for it
 // (dependency_book.h).
 //
@@ -66,6 +67,12 @@ class JobDesk {
   Result<Job> Approve(const Caller& caller, JobId id);
   // The job saved a checkpoint: a preemption now loses only the work done since.
   Result<Job> Checkpoint(const Caller& caller, JobId id);
+  // Job control (job_control.cpp; ClusterService's HoldJob .. UpdateJob say what each does).
+  Result<Job> Hold(const Caller& caller, JobId id);
+  Result<Job> Release(const Caller& caller, JobId id);
+  Result<Job> Requeue(const Caller& caller, JobId id);
+  Result<std::vector<Job>> CancelMatching(const Caller& caller, const JobSelector& selector);
+  Result<Job> Update(const Caller& caller, JobId id, const JobUpdate& update);
   // What the next pass would decide for the job (SchedulingStage::Explain), with its
   // prediction, and other users' jobs it names hidden.
   Result<Explanation> Explain(const Caller& caller, JobId id);
@@ -93,6 +100,12 @@ class JobDesk {
   // Creates the PENDING job (id, owner, defaults, submit event); requires CheckSubmission.
   Job AddJob(const Caller& caller, JobSpec spec);
   void CancelBroken(const DependencyBook::Resolution& resolution);
+  // The job `found` names and, for a member of a multi-node job, the other members: a hold or
+  // release acts on the whole gang, which starts only whole.
+  std::vector<Job*> WholeJob(const Job& found);
+  // The pending job, when the caller may do `action` to it (FindVisible); kFailedPrecondition
+  // naming its state and `why` ("only a waiting job can be held") otherwise.
+  Result<Job> FindPending(const Caller& caller, JobId id, Action action, const std::string& why);
 
   const PolicyConfig& policy_;
   const std::map<std::string, std::string>& team_of_user_;

@@ -12,6 +12,10 @@ std::map<JobId, PendingReason> HeldBack(const std::map<JobId, Job>& active,
   std::vector<ArrayMember> members;
   for (const auto& [id, job] : active) {
     if (job.state == JobState::kPending) {
+      if (std::optional<PendingReason> hold = HoldReason(job)) {
+        held.emplace(id, std::move(*hold));
+        continue;  // not a candidate until released: takes no place in its array's throttle
+      }
       if (std::optional<Dependency> waiting = dependencies.FirstUnmet(id)) {
         held.emplace(id, WaitingReason(*waiting));
         continue;  // not yet a candidate: takes no place in its array's throttle
@@ -30,6 +34,21 @@ std::map<JobId, PendingReason> HeldBack(const std::map<JobId, Job>& active,
   }
   held.merge(ThrottledTasks(members));
   return held;
+}
+
+std::optional<PendingReason> HoldReason(const Job& job) {
+  if (job.held_by.empty()) {
+    return std::nullopt;
+  }
+  const std::string release = "gpufleet release " + std::to_string(job.id.value());
+  if (job.held_by == job.owner.user) {
+    return PendingReason::Of(PendingCode::kHeld, "held by " + job.held_by + ": " + release);
+  }
+  return PendingReason::Of(PendingCode::kHeld,
+                           "held by " + job.held_by +
+                               " (an administrator's hold): an operator or an admin releases it "
+                               "with " +
+                               release);
 }
 
 std::map<JobId, PendingReason> ThrottledTasks(const std::vector<ArrayMember>& members) {

@@ -1,6 +1,8 @@
 // Admission: the stage of the job lifecycle before the scheduler's pass, which keeps back the
 // pending jobs that may not be candidates yet, each with the reason it waits (as the
-// Kubernetes scheduler's PreEnqueue stage does). Three rules, in this order:
+// Kubernetes scheduler's PreEnqueue stage does). Four rules, in this order:
+//   0. a job held by its owner or an admin (`gpufleet hold`, Job::held_by) waits for its
+//      release, and takes no place in its array's throttle;
 //   1. a job waits for an `--after` dependency (dependencies.h): not yet a candidate, and so
 //      takes no place in its array's throttle;
 //   2. a member of a gang (multi-node job) waits while another member still holds GPUs: a
@@ -23,11 +25,16 @@
 
 namespace gf {
 
-// The jobs kept back from the next pass, each with its reason (stage kAdmission; codes
+// The jobs kept back from the next pass, each with its reason (stage kAdmission; codes kHeld,
 // kDependency, kGangStopping, kArrayLimit). `active` holds every job not in a terminal state,
 // by id.
 std::map<JobId, PendingReason> HeldBack(const std::map<JobId, Job>& active,
                                         const DependencyGraph& dependencies);
+
+// Rule 0 for one job: "held by alice: gpufleet release 12", or nullopt when it is not held.
+// An administrator's hold (placed by someone other than the owner) says so, since its owner
+// cannot release it.
+std::optional<PendingReason> HoldReason(const Job& job);
 
 // One task of an array as the throttle sees it.
 struct ArrayMember {

@@ -1,5 +1,7 @@
 #include "lifecycle/admission.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace gf {
@@ -70,6 +72,38 @@ TEST(AdmissionTest, AJobWaitingForADependencyTakesNoPlaceInItsArraysThrottle) {
   EXPECT_FALSE(held.contains(JobId(11)));
   EXPECT_EQ(held.at(JobId(12)).text,
             "array 10: at most 1 at once; 0 tasks running, 1 lower-index task goes first");
+}
+
+Job HeldBy(Job job, const std::string& owner, const std::string& holder) {
+  job.owner.user = owner;
+  job.held_by = holder;
+  return job;
+}
+
+TEST(AdmissionTest, AHeldJobWaitsForItsReleaseAndTakesNoPlaceInItsArraysThrottle) {
+  // Array 10, limit 1: task 10 is held by its owner, so task 11 takes the one place; job 20 is
+  // held by root, an administrator's hold.
+  const auto active = Active({HeldBy(AsTask(Pending(10), 10, 0, 1), "alice", "alice"),
+                              AsTask(Pending(11), 10, 1, 1),
+                              HeldBy(Pending(20), "bob", "root"),
+                              Pending(21)});
+  const auto held = HeldBack(active, DependencyGraph{});
+  ASSERT_EQ(held.size(), 2U);
+  EXPECT_EQ(held.at(JobId(10)).text, "held by alice: gpufleet release 10");
+  EXPECT_EQ(held.at(JobId(10)).code, PendingCode::kHeld);
+  EXPECT_EQ(held.at(JobId(10)).stage, PendingStage::kAdmission);
+  EXPECT_FALSE(held.at(JobId(10)).can_ever_fit);  // waiting alone never ends a hold
+  EXPECT_EQ(held.at(JobId(20)).text,
+            "held by root (an administrator's hold): an operator or an admin releases it with "
+            "gpufleet release 20");
+  EXPECT_FALSE(held.contains(JobId(11)));
+  EXPECT_FALSE(held.contains(JobId(21)));
+}
+
+TEST(AdmissionTest, AHoldKeepsBackOnlyAPendingJob) {
+  Job running = HeldBy(Holding(1), "alice", "alice");  // a stale mark on a job that started
+  EXPECT_TRUE(HeldBack(Active({running}), DependencyGraph{}).empty());
+  EXPECT_EQ(HoldReason(Pending(2)), std::nullopt);
 }
 
 TEST(AdmissionTest, ARequeuedGangWaitsUntilEveryMemberHasStopped) {

@@ -274,6 +274,11 @@ struct Job {
   std::optional<PendingReason> pending_reason{};
   // An admin approved it past its team's GPU-hour budget (`gpufleet quota approve`).
   bool budget_approved = false;
+  // Who holds it (`gpufleet hold`, like `scontrol hold`): a pending job with a holder stays
+  // pending but is kept out of the passes (lifecycle/admission.h) until `gpufleet release`.
+  // "" = not held. A hold placed by anyone but the job's owner (an operator's or an admin's)
+  // is an administrator's hold, which only an operator or an admin releases. Stored.
+  std::string held_by{};
   // When the job last reported a checkpoint (`gpufleet checkpoint` from inside the job):
   // preemption prefers victims that lose the least work since then. Cleared at each start.
   std::optional<Time> last_checkpoint{};

@@ -15,7 +15,9 @@ struct CodeInfo {
 
 // One row per code, in the enum's order: InfoOf indexes it by the code (checked at compile time
 // below, so a row moved out of place cannot change the API's stable reason_code).
-constexpr std::array<CodeInfo, 22> kCodes = {{
+constexpr std::array<CodeInfo, 23> kCodes = {{
+    // Only a release ends a hold: waiting alone never does.
+    {PendingCode::kHeld, "held", PendingStage::kAdmission, false},
     {PendingCode::kDependency, "dependency", PendingStage::kAdmission, true},
     {PendingCode::kGangStopping, "gang_stopping", PendingStage::kAdmission, true},
     {PendingCode::kArrayLimit, "array_limit", PendingStage::kAdmission, true},

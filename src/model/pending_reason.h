@@ -23,7 +23,8 @@ namespace gf {
 
 // The stage of the job's path to GPUs that keeps it waiting, in the order a job meets them.
 enum class PendingStage {
-  kAdmission,    // held back before the pass (lifecycle/admission.h): dependency, gang, array
+  kAdmission,    // held back before the pass (lifecycle/admission.h): hold, dependency, gang,
+                 // array
   kQuota,        // a class or team rule: class users, per-user limit, max_gpus, budget
   kOrdering,     // a job ahead in the order set the GPUs it needs aside
   kPlacement,    // no GPUs of the kind it asks are free, or none exists (its request)
@@ -35,6 +36,7 @@ enum class PendingStage {
 // One code per distinct cause. Each belongs to one stage (StageOf).
 enum class PendingCode {
   // kAdmission
+  kHeld,          // held by its owner or an admin (gpufleet hold) until gpufleet release
   kDependency,    // an --after dependency has not ended (as it must)
   kGangStopping,  // members of its gang still hold GPUs: the gang starts again whole
   kArrayLimit,    // its array runs as many tasks as its limit allows

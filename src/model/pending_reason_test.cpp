@@ -21,6 +21,7 @@ TEST(PendingReasonTest, EveryCodeHasItsOwnStableName) {
   }
   // Programs match on these: a renamed code breaks them (the table's rows must follow the
   // enum's order, which these spot checks catch too).
+  EXPECT_EQ(ToString(PendingCode::kHeld), "held");
   EXPECT_EQ(ToString(PendingCode::kDependency), "dependency");
   EXPECT_EQ(ToString(PendingCode::kArrayLimit), "array_limit");
   EXPECT_EQ(ToString(PendingCode::kBudgetExhausted), "budget_exhausted");
@@ -31,6 +32,7 @@ TEST(PendingReasonTest, EveryCodeHasItsOwnStableName) {
 }
 
 TEST(PendingReasonTest, EachCodeBelongsToItsStage) {
+  EXPECT_EQ(StageOf(PendingCode::kHeld), PendingStage::kAdmission);
   EXPECT_EQ(StageOf(PendingCode::kGangStopping), PendingStage::kAdmission);
   EXPECT_EQ(StageOf(PendingCode::kTeamMaxGpus), PendingStage::kQuota);
   EXPECT_EQ(StageOf(PendingCode::kBehindEarlierJob), PendingStage::kOrdering);

@@ -6,6 +6,7 @@
 // the transport, so every transport enforces the same rules.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -133,6 +134,27 @@ struct ArrayRequest {
 inline constexpr int kMaxArrayTasks = 10'000;
 inline constexpr int kMaxArrayIndex = 9'999'999;
 
+// `gpufleet cancel --user U --state S --name N --team T` (scancel -u -t -n -A): the jobs a
+// filtered cancel names; each set field must match, and at least one must be set.
+struct JobSelector {
+  std::optional<std::string> user{};  // the owner's login name
+  std::optional<JobState> state{};    // PENDING, or RUNNING (STARTING ones too)
+  std::optional<std::string> name{};  // the job's name, exactly
+  std::optional<std::string> team{};  // its team, exactly ("" = no team)
+  bool Empty() const { return !user && !state && !name && !team; }
+};
+
+// `gpufleet update JOB --gpus N --time T --class C --team T --name N` (scontrol update): what
+// to change on a pending job; an unset field stays as it is.
+struct JobUpdate {
+  std::optional<int> gpus{};                         // GPUs (per node)
+  std::optional<std::chrono::seconds> time_limit{};  // > 0
+  std::optional<PriorityClass> priority{};           // its class
+  std::optional<std::string> team{};
+  std::optional<std::string> name{};
+  bool Empty() const { return !gpus && !time_limit && !priority && !team && !name; }
+};
+
 // `gpufleet quota`: one team's quota and GPU-hour budget (PolicyConfig teams) and its use.
 struct TeamQuota {
   std::string team{};   // "" = jobs of no team
@@ -211,6 +233,38 @@ class ClusterService {
   // Cancels a pending or running job (running: SIGTERM, grace, SIGKILL). Returns the job as
   // it is after the request was recorded. kFailedPrecondition if already finished.
   virtual Result<Job> CancelJob(const Caller& caller, JobId id) = 0;
+
+  // Job control, as Slurm's scontrol hold/release/requeue/update and scancel's filters
+  // (issue #24). Visibility as GetJob (kNotFound for a job the caller may not see); who may is
+  // controller/authorization.h's table (hold, release, requeue, update: the owner, or an
+  // operator or an admin).
+  //
+  // HoldJob: a PENDING job stays pending but is kept out of the passes (its reason names who
+  // holds it and how to release it) until ReleaseJob; stored, so a hold outlives a restart. A
+  // multi-node job is held whole. Holding a held job changes nothing, except that an
+  // operator's or admin's hold replaces its owner's. kFailedPrecondition naming the state for a
+  // job that is not PENDING.
+  // ReleaseJob: the job is a candidate again. A hold placed by someone other than its owner
+  // (an administrator's hold) is released by an operator or an admin only (kPermissionDenied
+  // for its owner). kFailedPrecondition for a job that is not held.
+  virtual Result<Job> HoldJob(const Caller& caller, JobId id) = 0;
+  virtual Result<Job> ReleaseJob(const Caller& caller, JobId id) = 0;
+  // A STARTING or RUNNING job is stopped as a preemption stops it (its checkpoint signal,
+  // SIGKILL after the kill grace) and goes back to the queue at its place. kFailedPrecondition
+  // for a job that does not hold GPUs, one already being stopped, and one submitted with
+  // `--no-requeue` (it must not run twice), each saying what to do instead.
+  virtual Result<Job> RequeueJob(const Caller& caller, JobId id) = 0;
+  // Cancels every unfinished job the caller may cancel that `selector` matches (as CancelJob
+  // each), in one command; returns them as they are after the request (none: an empty list).
+  // kInvalidArgument for an empty selector.
+  virtual Result<std::vector<Job>> CancelJobs(const Caller& caller,
+                                              const JobSelector& selector) = 0;
+  // Changes a PENDING job as `update` says, checked as a submission is (the class exists, the
+  // team is one the caller may charge, the GPUs fit some node), and stores it. A job it
+  // changes goes back to the scheduler with its place kept. kFailedPrecondition naming the
+  // state for a job that is not PENDING; kInvalidArgument naming the field for an empty
+  // update, a multi-node job's GPUs, or what a submission would refuse.
+  virtual Result<Job> UpdateJob(const Caller& caller, JobId id, const JobUpdate& update) = 0;
 
   // A chunk of the output of job `request.job` (its current run), read on the node it runs or
   // ran on (job_log.h). Visibility as GetJob (kNotFound). The controller resolves the job and

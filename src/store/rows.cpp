@@ -18,7 +18,7 @@ const std::string_view kJobColumns =
     "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
     "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms, "
     "requeue, interactive, idle_reap, gang_job, gang_rank, gang_size, gpu_milli, gpu_memory_mib, "
-    "alloc_gpu_milli, alloc_gpu_memory_mib, mig_profile, alloc_mig";
+    "alloc_gpu_milli, alloc_gpu_memory_mib, mig_profile, alloc_mig, held_by";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
@@ -52,7 +52,7 @@ struct JobCol {
                        kLastCheckpoint = 35, kRequeue = 36, kInteractive = 37, kIdleReap = 38,
                        kGangJob = 39, kGangRank = 40, kGangSize = 41, kGpuMilli = 42,
                        kGpuMemory = 43, kAllocGpuMilli = 44, kAllocGpuMemory = 45, kMigProfile = 46,
-                       kAllocMig = 47;
+                       kAllocMig = 47, kHeldBy = 48;
 };
 
 // Column positions in kUsageColumns.
@@ -137,8 +137,9 @@ Result<std::optional<ArrayTask>> DecodeArrayTask(const RowSource& row, const std
   return std::optional<ArrayTask>(task);
 }
 
-// Parameters ?31..?47 of kUpsertJobSql: what schema v4 added, v7's requeue, v8's
-// interactive and idle_reap, v9's gang, v10's GPU fraction (request and allocation).
+// Parameters ?31..?50 of kUpsertJobSql: what schema v4 added, v7's requeue, v8's
+// interactive and idle_reap, v9's gang, v10's GPU fraction (request and allocation), v11's MIG,
+// v12's hold.
 Status BindV4Fields(ParamSink& stmt, const Job& job) {
   const JobSpec& spec = job.spec;
   auto labels = EncodeLabels(spec.request.node_labels);
@@ -181,6 +182,7 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   stmt.BindInt64(47, held.gpu_memory_mib);
   stmt.BindText(48, spec.request.mig_profile);  // schema v11
   stmt.BindText(49, held.mig.value());
+  stmt.BindText(50, job.held_by);  // schema v12
   return OkStatus();
 }
 
@@ -338,6 +340,7 @@ Result<Job> DecodeJob(const RowSource& row) {
   job.pid = row.OptionalInt64(JobCol::kPid);
   job.preemptible = row.Int64(JobCol::kPreemptible) != 0;
   job.budget_approved = row.Int64(JobCol::kBudgetApproved) != 0;
+  job.held_by = row.Text(JobCol::kHeldBy);
   job.last_checkpoint = OptionalTime(row.OptionalInt64(JobCol::kLastCheckpoint));
   GF_ASSIGN_OR_RETURN(job.usage, DecodeUsage(row, what));
   return job;

@@ -266,6 +266,12 @@ ALTER TABLE jobs ADD COLUMN mig_profile {TEXT} NOT NULL DEFAULT {EMPTY};
 ALTER TABLE jobs ADD COLUMN alloc_mig {TEXT} NOT NULL DEFAULT {EMPTY};
 )sql";
 
+// Version 12 (issue #24): who holds a pending job (`gpufleet hold`, Job::held_by; "" = not
+// held), so that a hold outlives a restart. Older jobs read back as not held.
+constexpr std::string_view kStepV12 = R"sql(
+ALTER TABLE jobs ADD COLUMN held_by {TEXT} NOT NULL DEFAULT {EMPTY};
+)sql";
+
 // PostgreSQL's counters (see above): created with the tables that draw on them.
 constexpr std::string_view kPostgresCountersV1 = R"sql(
 CREATE TABLE store_counters (
@@ -285,7 +291,7 @@ struct Step {
   std::string_view postgres_only;  // plain PostgreSQL, run after `sql`
 };
 
-constexpr std::array<Step, 11> kSteps = {{
+constexpr std::array<Step, 12> kSteps = {{
     {1, "jobs, events, nodes", kStepV1, kPostgresCountersV1},
     {2, "job usage, gpu minutes", kStepV2, ""},
     {3, "job checkpoint signal, preemptible", kStepV3, ""},
@@ -300,6 +306,7 @@ constexpr std::array<Step, 11> kSteps = {{
     {9, "multi-node jobs", kStepV9, ""},
     {10, "fractional gpu requests and allocations", kStepV10, ""},
     {11, "mig requests and allocations", kStepV11, ""},
+    {12, "job hold", kStepV12, ""},
 }};
 
 struct Placeholder {

@@ -1205,6 +1205,27 @@ TEST_P(StoreConformanceTest, MigJobAndWaitingLayoutRoundTrip) {
   EXPECT_EQ(nodes[0], node);
 }
 
+// --- holds (schema v12) ---
+
+// A hold outlives a restart: who placed it reads back (an administrator's included), and a
+// release (held_by cleared) is stored as well.
+TEST_P(StoreConformanceTest, JobHoldRoundTripsAndIsReleased) {
+  Job own = MinimalJob(37);
+  own.held_by = own.owner.user;
+  Job by_admin = MinimalJob(38);
+  by_admin.held_by = "root";
+  MustCommit({.jobs = {own, by_admin, MinimalJob(39)}});
+  Reopen();
+  EXPECT_EQ(DebugString(MustGet(*store_, 37)), DebugString(own));
+  EXPECT_EQ(MustGet(*store_, 38).held_by, "root");
+  EXPECT_EQ(MustGet(*store_, 39).held_by, "");
+  own.held_by.clear();
+  MustCommit({.jobs = {own}});
+  Reopen();
+  EXPECT_EQ(MustGet(*store_, 37).held_by, "");
+  EXPECT_EQ(MustGet(*store_, 38).held_by, "root");
+}
+
 TEST_P(StoreConformanceTest, FractionOutsideItsRangeRefusesTheBatch) {
   Job bad = MinimalJob(34);
   bad.spec.request.gpu_milli = 1001;  // more than one GPU: the schema's CHECK refuses

@@ -94,8 +94,8 @@ std::string DebugString(const Job& job) {
              return std::to_string(a.array_job.value()) + "[" + std::to_string(a.index) + "]%" +
                     (a.max_running ? std::to_string(*a.max_running) : "none");
            })
-    << " budget_approved=" << job.budget_approved << " requeue=" << s.requeue
-    << " interactive=" << s.interactive << " idle_reap=" << s.idle_reap
+    << " budget_approved=" << job.budget_approved << " held_by=" << Quote(job.held_by)
+    << " requeue=" << s.requeue << " interactive=" << s.interactive << " idle_reap=" << s.idle_reap
     << " last_checkpoint=" << Opt(job.last_checkpoint, Ms) << " state=" << ToString(job.state)
     << " allocation="
     << Opt(job.allocation,

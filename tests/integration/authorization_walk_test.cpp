@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -387,6 +388,22 @@ class AuthorizationWalkTest : public ::testing::Test {
     probes[{Resource::kJob, Action::kCheckpoint, Ownership::kOther}] = [](const Identity& id) {
       return std::vector<Probe>{{"POST", "/api/v1/jobs/" + Id(id.other_job) + "/checkpoint"}};
     };
+    // Hold, release, requeue and update: one request each, on the caller's job or another's. A
+    // job the walk already cancelled answers 409 (its state), which is let through.
+    const std::vector<std::pair<Action, std::string>> job_controls = {
+        {Action::kHold, "/hold"},
+        {Action::kRelease, "/release"},
+        {Action::kRequeue, "/requeue"},
+        {Action::kUpdate, "/update"}};
+    for (const auto& [action, suffix] : job_controls) {
+      const std::string body = action == Action::kUpdate ? R"({"name":"walk"})" : "";
+      probes[{Resource::kJob, action, Ownership::kOwn}] = [suffix, body](const Identity& id) {
+        return std::vector<Probe>{{"POST", "/api/v1/jobs/" + Id(id.own_job) + suffix, body}};
+      };
+      probes[{Resource::kJob, action, Ownership::kOther}] = [suffix, body](const Identity& id) {
+        return std::vector<Probe>{{"POST", "/api/v1/jobs/" + Id(id.other_job) + suffix, body}};
+      };
+    }
     probes[{Resource::kJob, Action::kApprove, Ownership::kNone}] = [](const Identity& id) {
       return std::vector<Probe>{{"POST", "/api/v1/jobs/" + Id(id.own_job) + "/approve"},
                                 {"POST", "/api/v1/jobs/" + Id(id.other_job) + "/approve"}};

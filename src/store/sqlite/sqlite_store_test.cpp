@@ -380,7 +380,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5,6,7,8,9,10,11");
+            "1,2,3,4,5,6,7,8,9,10,11,12");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -561,6 +561,25 @@ TEST_F(SqliteStoreTest, MigratesAVersion10DatabaseToJobsWithoutMig) {
   EXPECT_EQ((*job)->spec.request.gpu_milli, 250);
   ASSERT_TRUE((*job)->allocation.has_value());
   EXPECT_TRUE((*job)->allocation->mig.value().empty());
+  EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
+}
+
+// A version-11 database (before holds): its jobs read back not held.
+TEST_F(SqliteStoreTest, MigratesAVersion11DatabaseToJobsNotHeld) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(11)).ok());
+    MustExec(db.get(), R"sql(
+      INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, priority, team,
+                        state, terminal, submit_ms, reason)
+      VALUES (11, 1000, 100, 'ana', 'v11', '["true"]', '/tmp', '[]', 1, 'normal', 'cv',
+              'PENDING', 0, 1700000000000, '');)sql");
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto job = store->GetJob(JobId(11));
+  ASSERT_TRUE(job.ok() && job->has_value()) << (job.ok() ? "no job 11" : job.error().ToString());
+  EXPECT_EQ((*job)->held_by, "");
   EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
 }
 
