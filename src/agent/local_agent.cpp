@@ -404,6 +404,12 @@ void LocalAgent::ApplyMigLayout(const GpuUuid& gpu, const std::vector<std::strin
   mig_layouts_.push_back(MigLayout{.gpu = gpu, .profiles = profiles});
 }
 
+void LocalAgent::KeepGpusReady(std::optional<int> gpus) {
+  if (power_) {
+    power_->KeepReady(gpus);
+  }
+}
+
 std::vector<std::pair<GpuUuid, std::string>> LocalAgent::ApplyMigLayouts() {
   std::vector<MigLayout> layouts;
   {

@@ -107,6 +107,8 @@ class LocalAgent final : public NodeAgent {
   // the GPU shows the outcome (its MIG devices, or the failure in mig_layout_error). Nothing
   // happens while sampling is off.
   void ApplyMigLayout(const GpuUuid& gpu, const std::vector<std::string>& profiles) override;
+  // Handed to the PowerSaver at once (it has its own mutex); nothing without a power policy.
+  void KeepGpusReady(std::optional<int> gpus) override;
 
  private:
   void Enqueue(std::function<void()> work);

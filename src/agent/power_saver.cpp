@@ -123,18 +123,17 @@ bool PowerSaver::Apply(ManagedGpu& gpu, std::int64_t limit_mw) {
   return false;
 }
 
-void PowerSaver::Cap(ManagedGpu& gpu) {
+void PowerSaver::Cap(ManagedGpu& gpu, Millis idle_for) {
   if (!Apply(gpu, gpu.cap_mw)) {
-    gpu.idle_since = clock_.Now();  // try again after another idle_after, not every round
+    gpu.idle_since = clock_.Now();  // try again after another idle wait, not every round
     return;
   }
   gpu.capped = true;
-  spdlog::info(
-      "power: {} had no job for {}: power limit capped at {} (default {})",
-      GpuName(gpu.index, gpu.uuid),
-      FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.idle_after)),
-      Watts(gpu.cap_mw),
-      Watts(gpu.default_mw));
+  spdlog::info("power: {} had no job for {}: power limit capped at {} (default {})",
+               GpuName(gpu.index, gpu.uuid),
+               FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(idle_for)),
+               Watts(gpu.cap_mw),
+               Watts(gpu.default_mw));
 }
 
 // A restore that fails leaves the GPU marked capped, so the next launch or the shutdown tries
@@ -197,13 +196,57 @@ void PowerSaver::Tick(const std::vector<GpuSample>& samples) {
       Restore(*gpu, "(a process uses it)");
     }
   }
+  if (!keep_ready_) {
+    for (ManagedGpu& gpu : gpus_) {
+      if (!gpu.capped && !gpu.refused && !InUse(gpu.uuid) &&
+          now - gpu.idle_since >= options_.idle_after) {
+        Cap(gpu, options_.idle_after);
+      }
+    }
+    DropRefused();
+    return;
+  }
+  // The forecast's rule: the idle GPUs in use last first; the first `keep_ready_` stay ready.
+  std::vector<ManagedGpu*> idle;
   for (ManagedGpu& gpu : gpus_) {
-    if (!gpu.capped && !gpu.refused && !InUse(gpu.uuid) &&
-        now - gpu.idle_since >= options_.idle_after) {
-      Cap(gpu);
+    if (!gpu.refused && !InUse(gpu.uuid)) {
+      idle.push_back(&gpu);
+    }
+  }
+  std::stable_sort(idle.begin(), idle.end(), [](const ManagedGpu* a, const ManagedGpu* b) {
+    return a->idle_since > b->idle_since;
+  });
+  const auto ready = static_cast<std::size_t>(std::max(*keep_ready_, 0));
+  for (std::size_t i = 0; i < idle.size(); ++i) {
+    ManagedGpu& gpu = *idle[i];
+    if (i < ready) {
+      if (gpu.capped) {
+        Restore(gpu, "(ahead of the demand the load forecast expects)");
+      }
+    } else if (!gpu.capped && now - gpu.idle_since >= options_.settle) {
+      Cap(gpu, options_.settle);
     }
   }
   DropRefused();
+}
+
+void PowerSaver::KeepReady(std::optional<int> gpus) {
+  std::lock_guard lock(mu_);
+  if (gpus == keep_ready_) {
+    return;
+  }
+  if (gpus) {
+    spdlog::info(
+        "power: the load forecast wants {} idle GPU(s) of this node ready; the others "
+        "are capped after {} idle",
+        *gpus,
+        FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.settle)));
+  } else {
+    spdlog::info(
+        "power: no load forecast; idle GPUs are capped after {}",
+        FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(options_.idle_after)));
+  }
+  keep_ready_ = gpus;
 }
 
 void PowerSaver::RestoreAll() {

@@ -10,6 +10,13 @@
 // is never capped, and a cap found on it is lifted. Its idle time counts from the moment it was
 // last in use (or from Start).
 //
+// With the load forecast (KeepReady; the controller sends it, controller/ready_gpus.h): of the
+// idle GPUs, the `n` that were in use last (the warmest: placement tends to reuse them) are kept
+// ready, a cap on one of them lifted ahead of the demand the forecast expects; the others are
+// capped once idle `settle`, without waiting `idle_after`, as no demand is forecast for them.
+// Without a forecast (none sent, or nullopt: the controller has not seen an hour yet) the idle
+// wait alone decides.
+//
 // Every cap and restore is one log line (spdlog). Nothing is persisted: a limit left by a
 // crashed agent is put back to the default by the next Start (unless it is the cap and the GPU
 // is idle: then it is kept as the cap).
@@ -23,6 +30,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +45,10 @@ namespace gf {
 struct PowerSaverOptions {
   std::int64_t idle_limit_mw = 0;  // the cap of an idle GPU, milliwatts (> 0)
   Millis idle_after{0};            // how long a GPU is without a job before it is capped
+  // With a forecast: how long a GPU the forecast does not want ready is idle before its cap
+  // (a job's end followed by the next job's start is not idleness). The simulator's
+  // `--idle-power-after` comparison uses the same minute (sim/idle_power.h).
+  Millis settle{std::chrono::minutes(1)};
 };
 
 class PowerSaver {
@@ -60,6 +72,10 @@ class PowerSaver {
   // Periodic (each sampling round, with its samples): GPUs with processes are in use; GPUs idle
   // for idle_after are capped.
   void Tick(const std::vector<GpuSample>& samples);
+
+  // How many idle GPUs the load forecast wants ready now (see above); nullopt: no forecast.
+  // Takes effect at the next Tick.
+  void KeepReady(std::optional<int> gpus);
 
   // At shutdown: restores every capped GPU. Capping resumes only after another Start.
   void RestoreAll();
@@ -85,7 +101,8 @@ class PowerSaver {
   ManagedGpu* Find(const GpuUuid& uuid);
   // Sets a limit; false when it failed (a refusal also marks the GPU refused).
   bool Apply(ManagedGpu& gpu, std::int64_t limit_mw);
-  void Cap(ManagedGpu& gpu);
+  // `idle_for`: the idle wait it met, for the log line.
+  void Cap(ManagedGpu& gpu, Millis idle_for);
   void Restore(ManagedGpu& gpu, std::string_view why);
   void DropRefused();
 
@@ -96,6 +113,7 @@ class PowerSaver {
   std::vector<ManagedGpu> gpus_;                // GUARDED_BY(mu_): the GPUs in its charge
   std::map<JobId, std::vector<GpuUuid>> jobs_;  // GUARDED_BY(mu_): jobs running, their GPUs
   bool stopped_ = false;                        // GUARDED_BY(mu_): after RestoreAll
+  std::optional<int> keep_ready_;               // GUARDED_BY(mu_): KeepReady
 };
 
 }  // namespace gf

@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::int64_t kDefaultMw = 700'000;
 constexpr Millis kIdleAfter{60'000};
+constexpr Millis kSettle{10'000};  // with a forecast
 
 struct SetCall {
   int index = 0;
@@ -96,9 +97,11 @@ class PowerSaverTest : public ::testing::Test {
  protected:
   void Start(std::int64_t idle_limit_mw = 150'000,
              const std::map<JobId, std::vector<GpuUuid>>& running = {}) {
-    saver_.emplace(PowerSaverOptions{.idle_limit_mw = idle_limit_mw, .idle_after = kIdleAfter},
-                   backend_,
-                   clock_);
+    saver_.emplace(
+        PowerSaverOptions{
+            .idle_limit_mw = idle_limit_mw, .idle_after = kIdleAfter, .settle = kSettle},
+        backend_,
+        clock_);
     saver_->Start(*backend_.Discover(), running);
   }
   // Advances the clock and runs one tick with these samples (none: a round that read nothing).
@@ -267,6 +270,40 @@ TEST_F(PowerSaverTest, AProcessOnAGpuKeepsItUncappedAndLiftsACap) {
   EXPECT_EQ(backend_.sets, (std::vector<SetCall>{{1, 150'000}, {1, kDefaultMw}}));
   TickAfter(kIdleAfter - Millis(1'000), {IdleSample(0), IdleSample(1)});
   EXPECT_EQ(saver_->Capped(), Uuids({0}));  // idle since its last process
+}
+
+// With the load forecast, the idle GPUs it wants ready stay uncapped (the one in use last
+// first) and the others are capped once settled, well before the idle wait; a forecast that
+// wants more lifts caps ahead of the demand, and without one the idle wait decides again.
+TEST_F(PowerSaverTest, TheForecastKeepsTheWarmestIdleGpusReadyAndCapsTheRestOnceSettled) {
+  Start();
+  saver_->JobStarting(JobId(7), Uuids({0}));
+  TickAfter(kSettle - Millis(1));
+  saver_->JobEnded(JobId(7));  // GPU 0 was in use last: the warmest
+  saver_->KeepReady(1);
+  TickAfter(Millis(0));
+  EXPECT_TRUE(backend_.sets.empty());  // GPU 1, idle since the start, has not settled yet
+  TickAfter(Millis(1));
+  EXPECT_EQ(backend_.sets, (std::vector<SetCall>{{1, 150'000}}));
+  TickAfter(kIdleAfter * 10);
+  EXPECT_EQ(saver_->Capped(), Uuids({1}));  // the one wanted ready is never capped
+
+  saver_->KeepReady(2);  // demand is coming: the cap is lifted before any job asks
+  TickAfter(Millis(0));
+  EXPECT_TRUE(saver_->Capped().empty());
+  EXPECT_EQ(backend_.sets.back(), (SetCall{1, kDefaultMw}));
+
+  saver_->KeepReady(0);  // none wanted: every idle GPU that settled is capped
+  TickAfter(Millis(0));
+  EXPECT_EQ(saver_->Capped(), Uuids({0, 1}));
+
+  saver_->KeepReady(std::nullopt);  // no forecast: the idle wait alone, caps kept
+  saver_->JobStarting(JobId(8), Uuids({1}));
+  saver_->JobEnded(JobId(8));
+  TickAfter(kIdleAfter - Millis(1));
+  EXPECT_EQ(saver_->Capped(), Uuids({0}));
+  TickAfter(Millis(1));
+  EXPECT_EQ(saver_->Capped(), Uuids({0, 1}));
 }
 
 }  // namespace

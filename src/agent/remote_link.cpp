@@ -351,6 +351,9 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
     case AgentCommand::Kind::kApplyMigLayout:
       agent_->ApplyMigLayout(command.gpu, command.mig_profiles);
       break;
+    case AgentCommand::Kind::kKeepGpusReady:
+      agent_->KeepGpusReady(command.ready_gpus);
+      break;
   }
   std::lock_guard lock(mu_);
   if (command.kind == AgentCommand::Kind::kAcknowledgeExit) {

@@ -349,6 +349,7 @@ constexpr std::string_view kReadLog = "read_log";
 constexpr std::string_view kResetGpuHealth = "reset_gpu_health";
 constexpr std::string_view kKillProcess = "kill_process";
 constexpr std::string_view kApplyMigLayout = "apply_mig_layout";
+constexpr std::string_view kKeepGpusReady = "keep_gpus_ready";
 
 // Base64 (RFC 4648, with padding): a log chunk is bytes, and JSON strings must be UTF-8.
 constexpr std::string_view kBase64Alphabet =
@@ -631,6 +632,10 @@ json AgentCommandToJson(const AgentCommand& c) {
       out["gpu"] = c.gpu.value();
       out["profiles"] = c.mig_profiles;
       break;
+    case AgentCommand::Kind::kKeepGpusReady:
+      out["kind"] = kKeepGpusReady;
+      out["gpus"] = c.ready_gpus ? json(*c.ready_gpus) : json(nullptr);
+      break;
   }
   return out;
 }
@@ -684,10 +689,17 @@ Result<AgentCommand> AgentCommandFromJson(const json& body) {
                         f.List<std::string>("profiles", [](const json& v, const std::string& p) {
                           return Fields::As<std::string>(v, p);
                         }));
+  } else if (kind == kKeepGpusReady) {
+    c.kind = AgentCommand::Kind::kKeepGpusReady;
+    GF_ASSIGN_OR_RETURN(c.ready_gpus, f.Optional<int>("gpus"));  // null: no forecast
+    if (c.ready_gpus && *c.ready_gpus < 0) {
+      return InvalidArgument(f.Path("gpus") + ": " + std::to_string(*c.ready_gpus) +
+                             " GPUs; expected 0 or more, or null");
+    }
   } else {
     return InvalidArgument(f.Path("kind") + ": unknown command '" + kind +
                            "'; expected launch, kill, ack, read_log, reset_gpu_health, "
-                           "kill_process or apply_mig_layout");
+                           "kill_process, apply_mig_layout or keep_gpus_ready");
   }
   return c;
 }

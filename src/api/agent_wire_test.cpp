@@ -354,6 +354,25 @@ TEST(AgentWireTest, ApplyMigLayoutRoundTripsAndNeedsItsGpuAndProfiles) {
   EXPECT_NE(ReadError(AgentCommandFromJson, no_gpu).find("command.gpu"), std::string::npos);
 }
 
+// The load forecast's ready GPUs: a count, or null for "no forecast" (the idle wait decides).
+TEST(AgentWireTest, KeepGpusReadyRoundTripsACountOrNoForecast) {
+  AgentCommand keep{.seq = 18, .kind = AgentCommand::Kind::kKeepGpusReady, .ready_gpus = 3};
+  AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(keep))));
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kKeepGpusReady);
+  EXPECT_EQ(back.ready_gpus, 3);
+  keep.ready_gpus.reset();
+  EXPECT_EQ(AgentCommandToJson(keep)["gpus"], json(nullptr));
+  back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(keep))));
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kKeepGpusReady);
+  EXPECT_FALSE(back.ready_gpus.has_value());
+  json negative{{"seq", 19}, {"job", 0}, {"kind", "keep_gpus_ready"}, {"gpus", -1}};
+  EXPECT_NE(ReadError(AgentCommandFromJson, negative).find("command.gpus: -1 GPUs"),
+            std::string::npos);
+  json text{{"seq", 20}, {"job", 0}, {"kind", "keep_gpus_ready"}, {"gpus", "two"}};
+  EXPECT_NE(ReadError(AgentCommandFromJson, text).find("command.gpus: expected an integer"),
+            std::string::npos);
+}
+
 TEST(AgentWireTest, ReadLogCommandRoundTrips) {
   AgentCommand read{
       .seq = 0,
@@ -469,8 +488,8 @@ TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
   const std::string message = ReadError(AgentCommandFromJson, reboot);
   EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
   EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
-  EXPECT_NE(message.find("launch, kill, ack, read_log, reset_gpu_health, kill_process or "
-                         "apply_mig_layout"),
+  EXPECT_NE(message.find("launch, kill, ack, read_log, reset_gpu_health, kill_process, "
+                         "apply_mig_layout or keep_gpus_ready"),
             std::string::npos)
       << message;
 }

@@ -54,6 +54,9 @@ class RemoteAgent final : public NodeAgent {
     Push(AgentCommand{
         .kind = AgentCommand::Kind::kApplyMigLayout, .gpu = gpu, .mig_profiles = profiles});
   }
+  void KeepGpusReady(std::optional<int> gpus) override {
+    Push(AgentCommand{.kind = AgentCommand::Kind::kKeepGpusReady, .ready_gpus = gpus});
+  }
   // No current session: reports and streams of the old one are stale (the agent says hello).
   void EndSession() override { NewSession(0); }
   // The job's files are on the node's own disk, in its agent's run dir (from the hello), laid

@@ -92,6 +92,8 @@ Controller::Controller(std::unique_ptr<Store> store,
                            .telemetry = *telemetry_,
                            .out = out_,
                            .clock = clock_}),
+      ready_(ReadyGpusOptions{},
+             ReadyGpusParts{.jobs = jobs_, .nodes = nodes_, .out = out_, .clock = clock_}),
       notifications_(options_.policy,
                      options_.notifier,
                      NotificationDeskParts{.jobs = jobs_,
@@ -122,6 +124,8 @@ Status Controller::Load() {
   query.limit = kMaxLoadedJobs;
   GF_ASSIGN_OR_RETURN(std::vector<Job> jobs, store_->ListJobs(query));
   jobs_.Restore(std::move(jobs));
+  GF_ASSIGN_OR_RETURN(const auto earlier_runs, EarlierRunsOf(*store_, jobs_.Active()));
+  jobs_.RestoreEarlierRuns(earlier_runs);
   // The run-time predictor learns from the newest finished jobs before estimating these.
   GF_TRY(runtimes_.Load(*store_, kPredictorHistoryJobs));
   for (auto& [id, job] : jobs_.Active()) {
@@ -140,6 +144,7 @@ Status Controller::Load() {
   }
   GF_TRY(desk_.RestoreDependencies());
   GF_TRY(usage_.Load(*store_, clock_.Now(), node_desk_.RunningSpans()));
+  GF_TRY(ready_.Load(*store_));
   GF_TRY(notifications_.Load(*store_));  // after the accounting: budget alerts already sent
   PublishView();
   spdlog::info("controller: loaded {} active jobs, {} nodes; next job id {}",
@@ -213,6 +218,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     Schedule();
     jobs_.SettleGangs();            // after it: a preempted member's gang follows it
     notifications_.CheckBudgets();  // after the turn's starts and ends
+    ready_.Run();
   }
   SendKills();
   notifications_.HandOver();
@@ -480,7 +486,10 @@ Result<QuotaReport> Controller::Quota(const Caller& caller) {
 void Controller::OnAgentHello(AgentHello hello) {
   // Before any sample of this agent is ingested (samples bypass the state thread).
   telemetry_->SetInventory(hello.node);
-  Post([this, hello = std::move(hello)]() mutable { node_desk_.Hello(std::move(hello)); });
+  Post([this, hello = std::move(hello)]() mutable {
+    ready_.Forget(hello.node.name);  // a restarted agent is told its target again
+    node_desk_.Hello(std::move(hello));
+  });
 }
 
 void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {

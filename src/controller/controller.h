@@ -51,6 +51,7 @@
 #include "controller/node_registry.h"
 #include "controller/notification_desk.h"
 #include "controller/read_side.h"
+#include "controller/ready_gpus.h"
 #include "controller/run_time_book.h"
 #include "controller/scheduling_stage.h"
 #include "controller/token_desk.h"
@@ -277,6 +278,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   NodeDesk node_desk_;
   // The idle reaper and its verdicts applied (idle_stage.h).
   IdleStage idle_;
+  // The load forecast and the idle GPUs each node keeps ready for it (ready_gpus.h).
+  ReadyGpus ready_;
   // Subscriptions, the turn's notifications routed and handed over, budget alerts
   // (notification_desk.h).
   NotificationDesk notifications_;

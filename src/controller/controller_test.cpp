@@ -621,8 +621,10 @@ TEST_F(ControllerTest, MigJobsGetADeviceAndALayoutWaitsForTheGpuToEmpty) {
   };
   gpu.mig_instances = {device(1, "3g.40gb", 40192), device(2, "3g.40gb", 40192)};
   controller_->OnAgentHello(AgentHello{node, {}, {}});
+  // The hello is applied on the state thread: until then the node is known without its GPUs.
   const auto gpu0 = [&] {
-    return (*controller_->ListNodes(root_))[0].gpus[0];
+    const std::vector<Node> nodes = *controller_->ListNodes(root_);
+    return nodes.empty() || nodes[0].gpus.empty() ? Gpu{} : nodes[0].gpus[0];
   };
   ASSERT_TRUE(WaitFor([&] { return gpu0().mig_enabled; }));
   EXPECT_EQ(gpu0().sharing, SharingMode::kMig);

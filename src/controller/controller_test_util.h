@@ -97,6 +97,15 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     mig_layouts_.emplace_back(gpu, profiles);
   }
+  void KeepGpusReady(std::optional<int> gpus) override {
+    std::lock_guard lock(mu_);
+    ready_gpus_.push_back(gpus);
+  }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
+  std::vector<std::optional<int>> ready_gpus() {
+    std::lock_guard lock(mu_);
+    return ready_gpus_;
+  }
   // NOLINTNEXTLINE(readability-identifier-naming): accessor
   std::vector<std::pair<GpuUuid, std::vector<std::string>>> mig_layouts() {
     std::lock_guard lock(mu_);
@@ -142,6 +151,7 @@ class FakeAgent final : public NodeAgent {
   std::vector<GpuUuid> health_resets_;
   std::vector<std::pair<JobId, std::uint32_t>> process_kills_;
   std::vector<std::pair<GpuUuid, std::vector<std::string>>> mig_layouts_;
+  std::vector<std::optional<int>> ready_gpus_;
 };
 
 // Polls `pred` until it holds or 10 s pass; returns its last value. Tests wait for the

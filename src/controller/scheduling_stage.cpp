@@ -156,7 +156,7 @@ void SchedulingStage::IncrementalPass(JobBook& jobs, Time now, PassOutcome& outc
       continue;  // it left in the same turn (cancelled): its end event says nothing either
     }
     const PassTimer timer(in_.incremental_passes);
-    in_step = apply(scheduler_.OnArrival(AsQueued(*job), now));
+    in_step = apply(scheduler_.OnArrival(AsQueued(jobs, *job), now));
   }
   if (!in_step) {
     FullPass(jobs, now, outcome);
@@ -177,7 +177,7 @@ Queue SchedulingStage::PendingQueue(const JobBook& jobs,
   Queue queue;
   for (const auto& [id, job] : jobs.Active()) {
     if (job.state == JobState::kPending && !held.contains(id)) {
-      queue.pending.push_back(AsQueued(job));
+      queue.pending.push_back(AsQueued(jobs, job));
     }
   }
   return queue;

@@ -59,6 +59,33 @@ std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
   return over;
 }
 
+Result<std::map<JobId, double>> EarlierRunsOf(StoreReader& store,
+                                              const std::map<JobId, Job>& active) {
+  std::map<JobId, double> earlier;
+  if (active.empty()) {
+    return earlier;
+  }
+  Time oldest = active.begin()->second.submit_time;
+  for (const auto& [id, job] : active) {
+    oldest = std::min(oldest, job.submit_time);
+  }
+  std::int64_t after_seq = 0;
+  while (true) {
+    // A run ends after its job was submitted: a millisecond earlier keeps a run of no length.
+    GF_ASSIGN_OR_RETURN(std::vector<UsageRecord> page,
+                        store.ListUsage(oldest - Millis(1), after_seq, kUsagePage));
+    if (page.empty()) {
+      return earlier;
+    }
+    after_seq = page.back().seq;
+    for (const UsageRecord& run : page) {
+      if (active.contains(run.job)) {
+        earlier[run.job] += run.gpu_seconds;
+      }
+    }
+  }
+}
+
 UsageBook::UsageBook(UsageBookOptions options)
     : options_(std::move(options)),
       team_usage_(options_.policy.fair_share.half_life),

@@ -47,6 +47,12 @@ void FillTeamPolicy(const PolicyConfig& policy, TeamQuota& team);
 std::set<std::string> TeamsOverBudget(const PolicyConfig& policy,
                                       const std::map<std::string, double>& hours);
 
+// A restart: the GPU-seconds each active job's ended runs held (its usage records), for
+// JobBook::RestoreEarlierRuns. Reads the records that ended since the oldest active job was
+// submitted, in pages; jobs with no ended run are absent.
+Result<std::map<JobId, double>> EarlierRunsOf(StoreReader& store,
+                                              const std::map<JobId, Job>& active);
+
 // What a scheduling pass is shown of usage: ClusterSnapshot::team_usage and
 // ClusterSnapshot::user_decayed_gpu_seconds.
 struct PassUsage {

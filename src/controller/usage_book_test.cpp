@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <numbers>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -221,6 +222,40 @@ TEST(UsageBookTest, LoadSeedsThePeriodAndTheLedgersFromTheStore) {
   // cv used 4 of its 2 GPU-hours before the restart: over budget from the first pass on.
   book.NoteFullPass(running, now);
   EXPECT_FALSE(book.BudgetsCrossed(running, now));
+  std::filesystem::remove_all(dir);
+}
+
+// A restart gives the book each active job's earlier runs from their usage records: the ones
+// of a job still active, not those of an ended job, nor runs before the oldest active job.
+TEST(UsageBookTest, EarlierRunsOfTheActiveJobsComeFromTheirUsageRecords) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gf-earlier-runs-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  auto store = OpenSqliteStore(dir / "state.db");
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  UsageBook book(CvBudget());
+  std::vector<UsageRecord> runs;
+  for (const auto& [id, gpus, start, length] :
+       {std::tuple{1, 2, kApril, hours(1)},             // job 1, first run
+        std::tuple{1, 2, kApril + hours(2), hours(2)},  // job 1, second run
+        std::tuple{2, 4, kApril, hours(1)},             // job 2: ended, no longer active
+        std::tuple{3, 1, kApril - hours(30), hours(1)}}) {
+    Job job = StartedJob(id, "cv", "alice", gpus, start);
+    job.end_time = start + length;
+    runs.push_back(book.RunEnded(job, 0, {}, *job.end_time));
+  }
+  ASSERT_TRUE((*store)->Commit(StoreBatch{.usage = runs}).ok());
+  std::map<JobId, Job> active;
+  for (const std::int64_t id : {1, 3, 4}) {
+    Job job = StartedJob(id, "cv", "alice", 1, kApril);
+    job.submit_time = kApril - minutes(5);
+    active.emplace(JobId(id), job);
+  }
+  const Result<std::map<JobId, double>> earlier = EarlierRunsOf(**store, active);
+  ASSERT_TRUE(earlier.ok()) << earlier.error().ToString();
+  // Job 3's run ended before any active job was submitted: not read. Job 4 has none.
+  EXPECT_EQ(*earlier, (std::map<JobId, double>{{JobId(1), 2 * 3 * kHourS}}));
+  EXPECT_TRUE(EarlierRunsOf(**store, {}).value().empty());
   std::filesystem::remove_all(dir);
 }
 

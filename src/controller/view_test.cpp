@@ -137,6 +137,7 @@ class BlockingAgent final : public NodeAgent {
   void ResetGpuHealth(const GpuUuid& /*uuid*/) override {}
   void KillProcess(JobId /*job*/, std::uint32_t /*pid*/, const std::string&) override {}
   void ApplyMigLayout(const GpuUuid&, const std::vector<std::string>&) override {}
+  void KeepGpusReady(std::optional<int> /*gpus*/) override {}
 
  private:
   std::mutex mu_;

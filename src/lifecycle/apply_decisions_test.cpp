@@ -110,7 +110,7 @@ TEST_F(ApplyDecisionsTest, JobViewsCarryWhatThePassJudgesBy) {
                                  .high = std::chrono::minutes(50),
                                  .basis = "user",
                                  .explanation = {}};
-  const QueuedJob queued = AsQueued(job);
+  const QueuedJob queued = AsQueued(book_, job);
   EXPECT_EQ(queued.team, "vision");
   EXPECT_EQ(queued.user, "ana");
   EXPECT_EQ(queued.time_limit, std::chrono::hours(2));

@@ -24,6 +24,19 @@ void JobBook::Restore(std::vector<Job> jobs) {
   }
 }
 
+void JobBook::RestoreEarlierRuns(const std::map<JobId, double>& gpu_seconds) {
+  for (const auto& [id, seconds] : gpu_seconds) {
+    if (active_.contains(id)) {
+      earlier_runs_[id.value()] = seconds;
+    }
+  }
+}
+
+double JobBook::EarlierRunsGpuSeconds(JobId id) const {
+  const auto it = earlier_runs_.find(id.value());
+  return it == earlier_runs_.end() ? 0 : it->second;
+}
+
 void JobBook::Add(Job job) {
   GF_CHECK(!IsTerminal(job.state));
   Write(job);
@@ -55,6 +68,7 @@ const Job& JobBook::At(JobId id) const {
 void JobBook::EraseEnded() {
   for (const JobId id : ended_) {
     stops_.Forget(id);
+    earlier_runs_.erase(id.value());
     active_.erase(id);
   }
   ended_.clear();
@@ -119,6 +133,12 @@ void JobBook::Transition(Job& job,
     ended_.push_back(job.id);
   }
   if ((from == JobState::kStarting || from == JobState::kRunning) && to != JobState::kRunning) {
+    // The run's GPU time, as its usage record counts it (RunRecord; a STARTING job ran for none).
+    if (job.allocation && job.start_time) {
+      const Time end = job.end_time.value_or(now_());
+      const auto ran = std::chrono::duration<double>(end - *job.start_time).count();
+      earlier_runs_[job.id.value()] += std::max(0.0, ran) * HeldGpus(*job.allocation);
+    }
     listener_.OnReleasing(job);
   }
   if (HoldsGpus(job)) {

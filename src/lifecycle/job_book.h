@@ -78,6 +78,9 @@ class JobBook {
   // ---- the table ------------------------------------------------------------------------
   // The active jobs as stored (a restart): nothing is written or recorded.
   void Restore(std::vector<Job> jobs);
+  // A restart: the GPU-seconds of active jobs' earlier runs, as their usage records say (the
+  // store keeps one per run: Store::ListUsage).
+  void RestoreEarlierRuns(const std::map<JobId, double>& gpu_seconds);
   // A new job, PENDING: written; the shell records its submission.
   void Add(Job job);
   Job* Find(JobId id);
@@ -90,6 +93,11 @@ class JobBook {
   // The active jobs that hold GPUs (HoldsGpus): the per-turn work visits these, not every job.
   const std::set<JobId>& Holding() const { return holding_; }
   std::size_t Size() const { return active_.size(); }
+  // The GPU-seconds the job's runs that ended held (GPUs x run time, a share of a GPU counted
+  // as its fraction): the service a requeued job attained before, which the stock policy's
+  // remaining work and 2D-LAS count (QueuedJob/RunningJob::attained_gpu_seconds). 0 for a job
+  // never stopped; its current run is not in it.
+  double EarlierRunsGpuSeconds(JobId id) const;
   // After the turn's commit: the jobs that ended leave the table (and the stop book).
   void EraseEnded();
 
@@ -176,7 +184,8 @@ class JobBook {
   std::set<JobId> holding_;
   std::vector<JobId> ended_;  // this turn's: erased after the commit
   StopBook stops_;
-  std::map<JobId, GangMember> gangs_to_settle_;  // by gang id
+  std::map<JobId, GangMember> gangs_to_settle_;            // by gang id
+  std::unordered_map<std::int64_t, double> earlier_runs_;  // job id → EarlierRunsGpuSeconds
   Journal journal_;
   std::unordered_map<std::int64_t, std::size_t> journal_slot_;  // job id → its place in jobs
   std::vector<KillOrder> kills_;

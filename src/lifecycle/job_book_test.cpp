@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "lifecycle/job_views.h"
+
 namespace gf {
 namespace {
 
@@ -122,6 +124,48 @@ TEST_F(JobBookTest, APreemptedJobGoesBackToTheQueueAtItsPlaceWithItsRunForgotten
   EXPECT_EQ(*book_.Stops().RequeueCause(job.id), "requeued after preemption (preempted by job 9)");
   EXPECT_EQ(States().back(),
             "4 PREEMPTED -> PENDING: requeued after preemption: preempted by job 9");
+}
+
+// A requeued job's earlier runs are its attained service (the stock policy's remaining work,
+// 2D-LAS' queue): GPUs held x run time of each run that ended, as its usage record counts it.
+TEST_F(JobBookTest, ARequeuedJobKeepsTheServiceOfItsEarlierRuns) {
+  book_.Add(Pending(4));
+  Job& job = book_.At(JobId(4));
+  Allocation two = On("n1");
+  two.gpus.emplace_back("GPU-n1-1");
+  book_.Start(job, two, false, "starting on n1");
+  EXPECT_EQ(book_.EarlierRunsGpuSeconds(job.id), 0);
+  book_.Started(job, 4242, now_, "agent:n1");
+  now_ += std::chrono::seconds(100);
+  book_.StopToRequeue(job, JobState::kPreempted, "preemption", "preempted by job 9", 10);
+  now_ += std::chrono::seconds(10);  // the kill grace: it ran until it exited
+  book_.Exited(job, 0, "exited with status 0", now_, "agent:n1");
+  EXPECT_EQ(book_.EarlierRunsGpuSeconds(job.id), 2 * 110.0);
+  EXPECT_EQ(AsQueued(book_, job).attained_gpu_seconds, 2 * 110.0);
+
+  // Its second run is lost with its node after 30 s on one GPU: counted until the loss.
+  book_.Start(job, On("n2"), false, "starting on n2");
+  book_.Started(job, 4243, now_, "agent:n2");
+  EXPECT_EQ(AsRunning(book_, job, now_).attained_gpu_seconds, 2 * 110.0);  // earlier runs only
+  now_ += std::chrono::seconds(30);
+  book_.Lose(job, "node n2 down");
+  EXPECT_EQ(job.state, JobState::kPending);
+  EXPECT_EQ(book_.EarlierRunsGpuSeconds(job.id), 2 * 110.0 + 30);
+
+  // A run that never started (STARTING, stopped) held its GPUs for no run time.
+  book_.Start(job, On("n3"), false, "starting on n3");
+  book_.Cancel(job, "ana");
+  book_.Lose(job, "node n3 down");
+  EXPECT_EQ(job.state, JobState::kCancelled);
+  EXPECT_EQ(book_.EarlierRunsGpuSeconds(job.id), 2 * 110.0 + 30);
+  book_.EraseEnded();  // `job` is gone with it
+  EXPECT_EQ(book_.EarlierRunsGpuSeconds(JobId(4)), 0);  // forgotten with the job
+
+  // A restart restores active jobs' earlier runs from their usage records.
+  book_.Add(Pending(8));
+  book_.RestoreEarlierRuns({{JobId(8), 640.0}, {JobId(99), 1.0}});  // 99 is not active
+  EXPECT_EQ(book_.EarlierRunsGpuSeconds(JobId(8)), 640.0);
+  EXPECT_EQ(book_.EarlierRunsGpuSeconds(JobId(99)), 0);
 }
 
 TEST_F(JobBookTest, AJobThatMustNotRunTwiceEndsInsteadOfBeingRequeued) {

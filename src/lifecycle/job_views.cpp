@@ -9,7 +9,7 @@ std::optional<RunEstimate> EstimateOf(const Job& job) {
   return RunEstimate{.expected = job.prediction->expected, .high = job.prediction->high};
 }
 
-QueuedJob AsQueued(const Job& job) {
+QueuedJob AsQueued(const JobBook& book, const Job& job) {
   return QueuedJob{.id = job.id,
                    .priority = job.spec.priority,
                    .submit_time = job.submit_time,
@@ -19,7 +19,8 @@ QueuedJob AsQueued(const Job& job) {
                    .time_limit = job.spec.time_limit,
                    .budget_approved = job.budget_approved,
                    .gang = job.spec.gang ? std::optional(job.spec.gang->gang_job) : std::nullopt,
-                   .estimate = EstimateOf(job)};
+                   .estimate = EstimateOf(job),
+                   .attained_gpu_seconds = book.EarlierRunsGpuSeconds(job.id)};
 }
 
 RunningJob AsRunning(const JobBook& book, const Job& job, Time now) {
@@ -36,6 +37,7 @@ RunningJob AsRunning(const JobBook& book, const Job& job, Time now) {
       .last_checkpoint = job.last_checkpoint,  // gpufleet checkpoint, since this start
       .stopping = book.Stops().Stopping(job.id),
       .estimate = EstimateOf(job),
+      .attained_gpu_seconds = book.EarlierRunsGpuSeconds(job.id),
       .submit_time = job.submit_time,
       .requeue = job.spec.requeue,
   };

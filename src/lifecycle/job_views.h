@@ -16,11 +16,12 @@ namespace gf {
 // nullopt for a job never estimated.
 std::optional<RunEstimate> EstimateOf(const Job& job);
 
-// A pending job as the queue holds it.
-QueuedJob AsQueued(const Job& job);
+// A pending job as the queue holds it, with the service its earlier runs attained.
+QueuedJob AsQueued(const JobBook& book, const Job& job);
 
 // A job that holds GPUs (JobBook::Holding) as the running list holds it: its effective time
-// limit, whether it is being stopped; a STARTING job counts as started at `now`.
+// limit, whether it is being stopped, its earlier runs' service; a STARTING job counts as
+// started at `now`.
 RunningJob AsRunning(const JobBook& book, const Job& job, Time now);
 
 }  // namespace gf

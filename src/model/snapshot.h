@@ -67,8 +67,8 @@ struct RunningJob {
   // fills them from the trace; the controller leaves them unset.
   std::optional<Millis> expected_duration{};  // how long this run lasts from start_time
   // GPU time held by its earlier runs (2D-LAS; the stock policy's predicted remaining work,
-  // scheduler/estimates.h). Not an oracle figure: `gpufleet sim` fills it; the controller
-  // leaves it 0, so there a requeued job's service counts from its current run.
+  // scheduler/estimates.h): not an oracle figure, the job book's count (lifecycle/job_views.h
+  // AsRunning: JobBook::EarlierRunsGpuSeconds), in the controller and the simulator alike.
   double attained_gpu_seconds = 0;
   // When it was submitted: the stock policy preempts by size only for a job that would go
   // before it in the queue (scheduler/estimates.h), and never for one submitted more than
@@ -108,9 +108,10 @@ struct QueuedJob {
   std::optional<JobId> gang{};
   // Its predicted run time, when the predictor has seen runs (RunEstimate); nullopt: none.
   std::optional<RunEstimate> estimate{};
-  // Oracle figures, as RunningJob's (unset in the controller): how long it runs once started
-  // (its work left), and the GPU time its earlier runs held.
+  // An oracle figure, as RunningJob's (unset in the controller): how long it runs once started
+  // (its work left).
   std::optional<Millis> expected_duration{};
+  // The GPU time its earlier runs held (RunningJob's, as the job book counts it).
   double attained_gpu_seconds = 0;
 };
 

@@ -54,7 +54,8 @@ struct AgentCommand {
     kReadLog,
     kResetGpuHealth,
     kKillProcess,
-    kApplyMigLayout
+    kApplyMigLayout,
+    kKeepGpusReady
   };
   std::int64_t seq = 0;  // increasing per node, never reused while the server runs; 0: kReadLog
   Kind kind = Kind::kLaunch;
@@ -68,6 +69,7 @@ struct AgentCommand {
   GpuUuid gpu{};                  // kResetGpuHealth, kApplyMigLayout
   std::uint32_t pid = 0;          // kKillProcess (with job_id and cause)
   std::vector<std::string> mig_profiles{};  // kApplyMigLayout: the layout ("3g.40gb", ...)
+  std::optional<int> ready_gpus{};          // kKeepGpusReady: nullopt, no forecast
 };
 
 // The agent's answer to a kReadLog: the chunk, or why it could not read (kIo naming the file).

@@ -81,6 +81,12 @@ class NodeAgent {
   // with any process. The outcome comes with the GPU's next sample: its `mig` devices, or the
   // refusal in `mig_layout_error`. Controller thread; queues.
   virtual void ApplyMigLayout(const GpuUuid& gpu, const std::vector<std::string>& profiles) = 0;
+
+  // How many of the node's idle GPUs the load forecast wants ready (uncapped) now, for the
+  // agent's idle power policy (agent/power_saver.h KeepReady; controller/ready_gpus.h says how
+  // it is worked out); nullopt: no forecast yet. An agent without a power policy ignores it.
+  // Controller thread; queues.
+  virtual void KeepGpusReady(std::optional<int> gpus) = 0;
 };
 
 struct JobExitReport {

@@ -41,9 +41,8 @@ Job Engine::JobOf(std::size_t i, const std::optional<Prediction>& prediction) co
 // job_views.h), with the oracle figures only the baseline orders read.
 QueuedJob Engine::QueuedOf(std::size_t i) const {
   const Live& live = live_[i];
-  QueuedJob queued = AsQueued(book_.At(live.queued.id));
+  QueuedJob queued = AsQueued(book_, book_.At(live.queued.id));
   queued.expected_duration = live.remaining;
-  queued.attained_gpu_seconds = result_.jobs[live.job].gpu_seconds;
   return queued;
 }
 
@@ -64,7 +63,6 @@ void Engine::Start(std::size_t i, Millis now) {
   RunningJob running = AsRunning(book_, job, At(now));
   // the oracle figures the baseline orders read
   running.expected_duration = timeout ? Millis(*limit) : live.remaining;
-  running.attained_gpu_seconds = outcome.gpu_seconds;
   cluster_.running.push_back(std::move(running));
   const Allocation& allocation = *job.allocation;
   if (!allocation.gpus.empty()) {  // a CPU-only job holds no GPU, maybe no node

@@ -23,7 +23,8 @@ expect_error "not a job id" cancel abc
 expect_error "not found" cancel 999
 # Issue #24: an unknown command says so and names the closest one, instead of "A subcommand is
 # required".
-expect_error "'hold' is not a gpufleet command; the closest is '[a-z]+'.*gpufleet --help" hold 21
+expect_error "'hodl' is not a gpufleet command; the closest is 'hold'.*gpufleet --help" hodl 21
+expect_error "not found" hold 21
 expect_error "'sumbit' is not a gpufleet command; the closest is 'submit'" sumbit -- true
 [ "$(gf queue --all --json | jq '.jobs | length')" = 0 ] || fail "a rejected submission was stored"
 ok "bad input rejected with named fields; nothing stored"

@@ -10,7 +10,9 @@
 source "$(dirname "$0")/lib.sh"
 
 make_pki
-start_server --node-timeout 3s --tls-cert "$WORK/pki/server.pem" --tls-key "$WORK/pki/server.key"
+# 6 s: short enough to see nodes go down within the test, long enough that a loaded machine's
+# late heartbeats (every 1 s; an ASan build) do not take a live node down mid-test.
+start_server --node-timeout 6s --tls-cert "$WORK/pki/server.pem" --tls-key "$WORK/pki/server.key"
 [[ $SERVER_URL == https://* ]] || fail "the server does not speak TLS: $SERVER_URL"
 # A join token any node may use (made by root over the Unix socket), kept 0600.
 gf node token create --output "$WORK/node.token" --description e2e >/dev/null

@@ -4,10 +4,11 @@
 // three agree.
 //
 // Assumptions:
-// - The oracle figures (QueuedJob / RunningJob expected_duration, attained_gpu_seconds) are
-//   what `gpufleet sim` knows from the trace; the controller leaves them unset. A job with no
-//   expected duration ranks as if its effective time limit were its length, or last when it
-//   has none; attained service the snapshot does not give counts from the run's start alone.
+// - The oracle figures (QueuedJob / RunningJob expected_duration) are what `gpufleet sim`
+//   knows from the trace; the controller leaves them unset. A job with no expected duration
+//   ranks as if its effective time limit were its length, or last when it has none. Attained
+//   service (attained_gpu_seconds) is the job book's count of what the job's own earlier runs
+//   held, a gang member's its own GPUs' (Tiresias counts a gang's whole).
 // - Ranks compare only within a class tier: the tier comes first in the order, and an order
 //   never lets a job preempt one of another tier (classes keep their own `preempts` rules).
 //
