@@ -94,9 +94,7 @@ Status ApplyPostgresMigrations(pqxx::connection& conn,
   const int latest = migrations.back().version;
   GF_ASSIGN_OR_RETURN(int current, ReadPostgresSchemaVersion(conn, schema));
   if (current > latest) {
-    return FailedPrecondition("database schema version " + std::to_string(current) +
-                              " is newer than this gpufleet (" + std::to_string(latest) +
-                              "); upgrade gpufleet");
+    return FailedPrecondition(NewerSchemaMessage(current, latest));
   }
   for (const Migration& m : migrations) {
     if (m.version > current) {

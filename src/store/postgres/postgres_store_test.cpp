@@ -274,7 +274,8 @@ TEST_F(PostgresStoreTest, RefusesANewerSchema) {
   EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_THAT(store.error().message,
               HasSubstr("database schema version 99 is newer than this gpufleet (" +
-                        std::to_string(PostgresMigrations().size()) + "); upgrade gpufleet"));
+                        std::to_string(PostgresMigrations().size()) + "): a newer gpufleet wrote it"));
+  EXPECT_THAT(store.error().message, HasSubstr("restore a backup taken before the upgrade"));
 }
 
 TEST_F(PostgresStoreTest, RefusesASchemaOfAnotherProgram) {
