@@ -133,8 +133,7 @@ int RunRestore(const StoreFileOptions& options) {
   if (!lock.ok()) {
     if (lock.error().code == ErrorCode::kFailedPrecondition) {
       return Die(kCommand,
-                 FailedPrecondition("a gpufleet daemon is running on " +
-                                    store->data_dir.string() +
+                 FailedPrecondition("a gpufleet daemon is running on " + store->data_dir.string() +
                                     "; stop it first (systemctl stop gpufleet, or "
                                     "gpufleet-server), then restore"));
     }
@@ -145,8 +144,8 @@ int RunRestore(const StoreFileOptions& options) {
   if (!restored.ok()) {
     return Die(kCommand, restored.error());
   }
-  std::cout << "gpufleet restore: " << db->string() << " is now the backup " << options.file
-            << " (" << Describe(restored->restored) << ")\n";
+  std::cout << "gpufleet restore: " << db->string() << " is now the backup " << options.file << " ("
+            << Describe(restored->restored) << ")\n";
   if (!restored->replaced.empty()) {
     std::cout << "  the database it replaced: " << restored->replaced.string() << "\n";
   }

@@ -277,23 +277,22 @@ int Main(int argc, char** argv) {
   gf::StoreFileOptions restore;
   auto* restore_cmd = app.add_subcommand(
       "restore", "replace this machine's SQLite store with a backup (gpufleet stopped)");
-  for (auto [command, options] : {std::pair{backup_cmd, &backup}, std::pair{restore_cmd, &restore}}) {
+  for (auto [command, options] :
+       {std::pair{backup_cmd, &backup}, std::pair{restore_cmd, &restore}}) {
     command
         ->add_option("--config",
                      options->config,
                      "settings file whose [up] data_dir and db name the store (default "
                      "/etc/gpufleet/gpufleet.toml when it exists)")
         ->check(kNotEmpty);
-    command->add_option("--data-dir", options->data_dir, "the daemon's data dir")
-        ->check(kNotEmpty);
+    command->add_option("--data-dir", options->data_dir, "the daemon's data dir")->check(kNotEmpty);
     command->add_option("--db", options->db, "the daemon's --db (default DATA_DIR/state.db)")
         ->check(kNotEmpty);
   }
   backup_cmd->add_option("--output", backup.file, "the file to write (replaced if it exists)")
       ->required()
       ->check(kNotEmpty);
-  restore_cmd
-      ->add_option("--input", restore.file, "a file gpufleet backup wrote")
+  restore_cmd->add_option("--input", restore.file, "a file gpufleet backup wrote")
       ->required()
       ->check(kNotEmpty);
 

@@ -142,7 +142,7 @@ schema=$(gf --version | sed -n 's/.*database schema \([0-9]*\)).*/\1/p')
 [ -n "$schema" ] || fail "gpufleet --version names no schema: $(gf --version)"
 stop_daemon
 sqlite3 "$STATE/state.db" "INSERT INTO schema_version VALUES ($((schema + 1)), 'newer', 0)"
-if refused=$( (set -a; . /etc/default/gpufleet; set +a; eval "exec $(unit_key ExecStart)") 2>&1); then
+if refused=$( (set -a; . /etc/default/gpufleet; set +a; eval "exec timeout 60 $(unit_key ExecStart)") 2>&1); then
   fail "gpufleet up opened a newer database"
 fi
 grep -q "database schema version $((schema + 1)) is newer than this gpufleet ($schema)" <<<"$refused" &&

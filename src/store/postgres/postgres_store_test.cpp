@@ -272,9 +272,10 @@ TEST_F(PostgresStoreTest, RefusesANewerSchema) {
   auto store = schema_.Open();
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_THAT(store.error().message,
-              HasSubstr("database schema version 99 is newer than this gpufleet (" +
-                        std::to_string(PostgresMigrations().size()) + "): a newer gpufleet wrote it"));
+  EXPECT_THAT(
+      store.error().message,
+      HasSubstr("database schema version 99 is newer than this gpufleet (" +
+                std::to_string(PostgresMigrations().size()) + "): a newer gpufleet wrote it"));
   EXPECT_THAT(store.error().message, HasSubstr("restore a backup taken before the upgrade"));
 }
 

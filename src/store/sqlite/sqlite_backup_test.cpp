@@ -223,10 +223,10 @@ TEST_F(SqliteBackupTest, RestoreRefusesANewerBackupAndTouchesNothing) {
   ASSERT_FALSE(restored.ok());
   EXPECT_EQ(restored.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_THAT(restored.error().message, HasSubstr(output_.string()));
-  EXPECT_THAT(restored.error().message,
-              HasSubstr("database schema version " + std::to_string(newer) +
-                        " is newer than this gpufleet (" +
-                        std::to_string(LatestSchemaVersion()) + ")"));
+  EXPECT_THAT(
+      restored.error().message,
+      HasSubstr("database schema version " + std::to_string(newer) +
+                " is newer than this gpufleet (" + std::to_string(LatestSchemaVersion()) + ")"));
   EXPECT_FALSE(std::filesystem::exists(db_.string() + ".replaced"));
   EXPECT_EQ(AllJobs(*MustOpen(db_)).size(), 2U);
 }

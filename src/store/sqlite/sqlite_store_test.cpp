@@ -114,9 +114,10 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   auto store = OpenSqliteStore(file_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_THAT(store.error().message,
-              HasSubstr("database schema version 99 is newer than this gpufleet (" +
-                        std::to_string(LatestSqliteSchemaVersion()) + "): a newer gpufleet wrote it"));
+  EXPECT_THAT(
+      store.error().message,
+      HasSubstr("database schema version 99 is newer than this gpufleet (" +
+                std::to_string(LatestSqliteSchemaVersion()) + "): a newer gpufleet wrote it"));
   EXPECT_THAT(store.error().message, HasSubstr("restore a backup taken before the upgrade"));
   EXPECT_THAT(store.error().message, HasSubstr(file_.string()));
 }
