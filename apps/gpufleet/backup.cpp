@@ -47,8 +47,15 @@ Result<StoreLocation> Locate(const StoreFileOptions& options) {
   return StoreLocation{data_dir.empty() ? DefaultDataDir() : std::filesystem::path(data_dir), db};
 }
 
-// The SQLite file of `store`; a PostgreSQL store is refused with what to do instead.
-Result<std::filesystem::path> SqliteFile(const StoreLocation& store, std::string_view command) {
+// The store `options` name, as a SQLite file; a PostgreSQL store is refused with what to do
+// instead.
+struct SqliteTarget {
+  std::filesystem::path data_dir;  // whose lock a running daemon holds
+  std::filesystem::path file;
+};
+
+Result<SqliteTarget> FindSqliteStore(const StoreFileOptions& options, std::string_view command) {
+  GF_ASSIGN_OR_RETURN(const StoreLocation store, Locate(options));
   if (IsPostgresStore(store.db)) {
     return FailedPrecondition("the store is PostgreSQL (" +
                               DescribeStore(store.db, store.DefaultFile()) + "): gpufleet " +
@@ -60,7 +67,7 @@ Result<std::filesystem::path> SqliteFile(const StoreLocation& store, std::string
     return InvalidArgument("--db '" + DescribeStore(store.db, store.DefaultFile()) +
                            "' names no SQLite file; use a file path or sqlite:PATH");
   }
-  return *file;
+  return SqliteTarget{store.data_dir, *file};
 }
 
 // ".replaced-20261206T201500Z": what the database a restore replaced is renamed with.
@@ -87,27 +94,24 @@ bool SameFile(const std::filesystem::path& a, const std::filesystem::path& b) {
 
 int RunBackup(const StoreFileOptions& options) {
   constexpr std::string_view kCommand = "backup";
-  Result<StoreLocation> store = Locate(options);
+  Result<SqliteTarget> store = FindSqliteStore(options, kCommand);
   if (!store.ok()) {
     return Die(kCommand, store.error());
   }
-  Result<std::filesystem::path> db = SqliteFile(*store, kCommand);
-  if (!db.ok()) {
-    return Die(kCommand, db.error());
-  }
-  if (SameFile(*db, options.file)) {
+  const std::filesystem::path& db = store->file;
+  if (SameFile(db, options.file)) {
     return Die(kCommand,
                InvalidArgument("--output " + options.file +
                                " is the database itself; write the backup to another file"));
   }
   // Straight from the file, through SQLite's online backup, whether a daemon runs or not
   // (decision 0010): no lock is taken, and the daemon's commits go on while it copies.
-  Result<SqliteStoreInfo> info = BackupSqliteStore(*db, options.file);
+  Result<SqliteStoreInfo> info = BackupSqliteStore(db, options.file);
   if (!info.ok()) {
     return Die(kCommand, info.error());
   }
   std::cout << "gpufleet backup: " << options.file << ": " << Describe(*info) << ", from "
-            << db->string() << "\n"
+            << db.string() << "\n"
             << "Restore with: gpufleet restore --input " << options.file
             << " (with the daemon stopped)" << std::endl;
   return 0;
@@ -115,14 +119,11 @@ int RunBackup(const StoreFileOptions& options) {
 
 int RunRestore(const StoreFileOptions& options) {
   constexpr std::string_view kCommand = "restore";
-  Result<StoreLocation> store = Locate(options);
+  Result<SqliteTarget> store = FindSqliteStore(options, kCommand);
   if (!store.ok()) {
     return Die(kCommand, store.error());
   }
-  Result<std::filesystem::path> db = SqliteFile(*store, kCommand);
-  if (!db.ok()) {
-    return Die(kCommand, db.error());
-  }
+  const std::filesystem::path& db = store->file;
   // The backup is checked before anything is taken or moved.
   if (Result<SqliteStoreInfo> checked = InspectSqliteBackup(options.file); !checked.ok()) {
     return Die(kCommand, checked.error());
@@ -139,12 +140,12 @@ int RunRestore(const StoreFileOptions& options) {
     }
     return Die(kCommand, lock.error());
   }
-  Result<RestoredSqliteStore> restored = RestoreSqliteStore(options.file, *db, ReplacedSuffix());
+  Result<RestoredSqliteStore> restored = RestoreSqliteStore(options.file, db, ReplacedSuffix());
   close(*lock);
   if (!restored.ok()) {
     return Die(kCommand, restored.error());
   }
-  std::cout << "gpufleet restore: " << db->string() << " is now the backup " << options.file << " ("
+  std::cout << "gpufleet restore: " << db.string() << " is now the backup " << options.file << " ("
             << Describe(restored->restored) << ")\n";
   if (!restored->replaced.empty()) {
     std::cout << "  the database it replaced: " << restored->replaced.string() << "\n";

@@ -99,9 +99,7 @@ Status Rename(const std::filesystem::path& from, const std::filesystem::path& to
 // Copies every page of `from` into a new file `to` (mode 0600) in one backup step, so in one
 // read transaction of `from`, then makes `to` a rollback-journal database: one file that needs
 // no -wal beside it. SQLite syncs the copy's commit.
-Status CopyInto(sqlite3* from, const std::filesystem::path& to) {
-  std::error_code ec;
-  std::filesystem::remove(to, ec);  // a copy an interrupted run left
+Status CopyPages(sqlite3* from, const std::filesystem::path& to) {
   GF_TRY(CreatePrivateFile(to));
   GF_ASSIGN_OR_RETURN(SqliteHandle dest, OpenFile(to, SQLITE_OPEN_READWRITE));
   sqlite3_backup* backup = sqlite3_backup_init(dest.get(), "main", from, "main");
@@ -122,6 +120,17 @@ Status CopyInto(sqlite3* from, const std::filesystem::path& to) {
   return OkStatus();
 }
 
+// CopyPages into `to`, which is removed first (what an interrupted run left) and on error.
+Status CopyInto(sqlite3* from, const std::filesystem::path& to) {
+  std::error_code ec;
+  std::filesystem::remove(to, ec);
+  Status copied = CopyPages(from, to);
+  if (!copied.ok()) {
+    std::filesystem::remove(to, ec);
+  }
+  return copied;
+}
+
 // `file` + `suffix`, beside it.
 std::filesystem::path Suffixed(const std::filesystem::path& file, std::string_view suffix) {
   return std::filesystem::path(file.string() + std::string(suffix));
@@ -131,6 +140,11 @@ std::filesystem::path Suffixed(const std::filesystem::path& file, std::string_vi
 Result<SqliteHandle> OpenExisting(const std::filesystem::path& file) {
   GF_TRY(MustExist(file));
   return OpenFile(file, SQLITE_OPEN_READONLY);
+}
+
+Result<SqliteStoreInfo> DescribeFile(const std::filesystem::path& file) {
+  GF_ASSIGN_OR_RETURN(SqliteHandle db, OpenExisting(file));
+  return Describe(db.get(), file);
 }
 
 }  // namespace
@@ -146,11 +160,10 @@ Result<SqliteStoreInfo> BackupSqliteStore(const std::filesystem::path& db,
     return AboutFile(db, source.error());
   }
   const std::filesystem::path partial = Suffixed(output, ".partial");
-  Result<SqliteStoreInfo> copied = [&]() -> Result<SqliteStoreInfo> {
-    GF_TRY(CopyInto(from->get(), partial));
-    GF_ASSIGN_OR_RETURN(SqliteHandle copy, OpenFile(partial, SQLITE_OPEN_READONLY));
-    return Describe(copy.get(), partial);
-  }();
+  if (Status s = CopyInto(from->get(), partial); !s.ok()) {
+    return AboutFile(output, s.error());
+  }
+  Result<SqliteStoreInfo> copied = DescribeFile(partial);
   if (!copied.ok()) {
     std::error_code ec;
     std::filesystem::remove(partial, ec);
@@ -165,10 +178,7 @@ Result<SqliteStoreInfo> BackupSqliteStore(const std::filesystem::path& db,
 }
 
 Result<SqliteStoreInfo> InspectSqliteBackup(const std::filesystem::path& file) {
-  Result<SqliteStoreInfo> info = [&]() -> Result<SqliteStoreInfo> {
-    GF_ASSIGN_OR_RETURN(SqliteHandle db, OpenExisting(file));
-    return Describe(db.get(), file);
-  }();
+  Result<SqliteStoreInfo> info = DescribeFile(file);
   if (!info.ok()) {
     return AboutFile(file, info.error());
   }
@@ -180,15 +190,13 @@ Result<RestoredSqliteStore> RestoreSqliteStore(const std::filesystem::path& back
                                                std::string_view aside_suffix) {
   RestoredSqliteStore result;
   GF_ASSIGN_OR_RETURN(result.restored, InspectSqliteBackup(backup));
+  Result<SqliteHandle> from = OpenExisting(backup);
+  if (!from.ok()) {
+    return AboutFile(backup, from.error());
+  }
   const std::filesystem::path partial = Suffixed(db, ".restoring");
-  Status copied = [&]() -> Status {
-    GF_ASSIGN_OR_RETURN(SqliteHandle from, OpenFile(backup, SQLITE_OPEN_READONLY));
-    return CopyInto(from.get(), partial);
-  }();
-  if (!copied.ok()) {
-    std::error_code ec;
-    std::filesystem::remove(partial, ec);
-    return AboutFile(db, copied.error());
+  if (Status s = CopyInto(from->get(), partial); !s.ok()) {
+    return AboutFile(db, s.error());
   }
   std::error_code ec;
   if (std::filesystem::exists(db, ec)) {
