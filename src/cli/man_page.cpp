@@ -74,9 +74,16 @@ void WriteCommand(const CLI::App& command, const std::string& path, std::string&
 
 std::string ManPage(const CLI::App& app, std::string_view version) {
   const std::string v = Roff(version);
-  std::string out = ".\\\" Written by `gpufleet man-page` from the command line itself.\n";
+  // The coding line: descriptions hold UTF-8 (dashes, arrows), which man's preconv reads so.
+  std::string out = "'\\\" -*- coding: UTF-8 -*-\n";
+  out += ".\\\" Written by `gpufleet man-page` from the command line itself.\n";
   out += ".TH GPUFLEET 1 \"\" \"gpufleet " + v + "\" \"gpufleet manual\"\n";
-  out += ".SH NAME\ngpufleet \\- " + Roff(app.get_description()) + "\n";
+  // "gpufleet: a GPU compute manager" is already "gpufleet \- a GPU compute manager" here.
+  std::string summary = app.get_description();
+  if (const std::string prefix = app.get_name() + ": "; summary.starts_with(prefix)) {
+    summary.erase(0, prefix.size());
+  }
+  out += ".SH NAME\ngpufleet \\- " + Roff(summary) + "\n";
   out += ".SH SYNOPSIS\n.B gpufleet\n[\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n";
   out +=
       ".SH DESCRIPTION\nOne program for a GPU server or a cluster of them: \\fBgpufleet up\\fR "

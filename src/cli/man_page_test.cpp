@@ -10,7 +10,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(ManPageTest, ListsVisibleCommandsNestedOnesAndTheirOptions) {
-  CLI::App app("a GPU manager", "gpufleet");
+  CLI::App app("gpufleet: a GPU manager", "gpufleet");
   std::string socket;
   app.add_option("--socket", socket, "API socket");
   auto* up = app.add_subcommand("up", "run it all");
@@ -30,9 +30,9 @@ TEST(ManPageTest, ListsVisibleCommandsNestedOnesAndTheirOptions) {
   EXPECT_THAT(page, HasSubstr(".SS \"gpufleet token create\""));
   EXPECT_THAT(page, HasSubstr("\\fB\\-\\-user\\fR \\fITEXT\\fR (required)"));
   EXPECT_THAT(page, Not(HasSubstr("shim")));
-  EXPECT_THAT(page, Not(HasSubstr("help")));
+  EXPECT_THAT(page, Not(HasSubstr("Print this help message")));
   // Commands in order of name, whatever order they were added in.
-  EXPECT_LT(page.find("gpufleet token"), page.find("gpufleet up"));
+  EXPECT_LT(page.find(".SS \"gpufleet token"), page.find(".SS \"gpufleet up"));
 }
 
 // Text from descriptions never becomes a roff request or escape.
