@@ -20,8 +20,9 @@ STATE=/var/lib/gpufleet
 for tool in cpack dpkg dpkg-deb dpkg-shlibdeps systemd-analyze sqlite3 man; do
   command -v "$tool" >/dev/null || { echo "skip: no $tool (scripts/bootstrap.sh installs it)"; exit $SKIP; }
 done
-if dpkg-query -W gpufleet >/dev/null 2>&1 || [ -e "$STATE" ] || [ -e /etc/gpufleet ]; then
-  echo "skip: gpufleet is installed here, or was ($STATE or /etc/gpufleet exists): not a test bench"
+if dpkg-query -W gpufleet >/dev/null 2>&1 || [ -n "$(ls -A "$STATE" 2>/dev/null)" ] ||
+  [ -e /etc/gpufleet ]; then
+  echo "skip: gpufleet is installed here, or was (state in $STATE, or /etc/gpufleet): not a test bench"
   exit $SKIP
 fi
 
@@ -39,7 +40,7 @@ package_cleanup() {
     [ -f "$f" ] && kill -9 "$(cut -d' ' -f1 "$f")" 2>/dev/null || true
   done
   dpkg --purge gpufleet >/dev/null 2>&1 || true
-  rm -rf "$STATE" /run/gpufleet /etc/gpufleet
+  rm -rf "$STATE" /run/gpufleet /etc/gpufleet 2>/dev/null || true  # a mount point stays
   cleanup
 }
 trap package_cleanup EXIT
@@ -62,11 +63,15 @@ unit_key() { sed -n "s/^$1=//p" "$UNIT"; }
 start_daemon() {
   install -d -m "$(unit_key StateDirectoryMode)" "/var/lib/$(unit_key StateDirectory)"
   install -d -m "$(unit_key RuntimeDirectoryMode)" "/run/$(unit_key RuntimeDirectory)"
-  local exec_start
+  local exec_start nofile hard
   exec_start=$(unit_key ExecStart)
+  # LimitNOFILE=, or the most this machine allows (a container may cap it below the unit's).
+  nofile=$(unit_key LimitNOFILE)
+  hard=$(ulimit -Hn)
+  [ "$hard" = unlimited ] || [ "$hard" -ge "$nofile" ] || nofile=$hard
   (
     set -a; . /etc/default/gpufleet; set +a
-    ulimit -n "$(unit_key LimitNOFILE)"
+    ulimit -n "$nofile"
     eval "exec $exec_start"
   ) >>"$WORK/up.log" 2>&1 &
   DAEMON_PID=$!
