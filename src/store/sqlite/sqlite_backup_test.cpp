@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -156,6 +157,33 @@ TEST_F(SqliteBackupTest, CopiesALiveDatabaseIntoOnePrivateFile) {
   ASSERT_NE(copy, nullptr);
   EXPECT_EQ(AllJobs(*copy).size(), 3U);
   EXPECT_EQ(AllJobs(*live).size(), 4U);
+}
+
+// Backups taken while another connection commits (as the daemon does) are each one commit's
+// state: jobs 1..k for some k, every one whole, never a torn mix.
+TEST_F(SqliteBackupTest, CopiesTakenDuringCommitsAreEachOneCommitsState) {
+  auto live = LiveStore(1);
+  constexpr int kJobs = 150;
+  {
+    std::jthread writer([&live] {
+      for (int id = 2; id <= kJobs; ++id) {
+        ASSERT_TRUE(live->Commit({.jobs = {MinimalJob(id)}}).ok());
+      }
+    });
+    for (int round = 0; round < 5; ++round) {
+      auto info = BackupSqliteStore(db_, output_);
+      ASSERT_TRUE(info.ok()) << info.error().ToString();
+      auto copy = MustOpen(output_);
+      ASSERT_NE(copy, nullptr);
+      const std::vector<Job> jobs = AllJobs(*copy);
+      ASSERT_EQ(static_cast<std::int64_t>(jobs.size()), info->jobs);
+      for (std::size_t i = 0; i < jobs.size(); ++i) {
+        EXPECT_EQ(jobs[i].id.value(), static_cast<std::int64_t>(i) + 1);
+      }
+    }
+  }
+  ASSERT_TRUE(BackupSqliteStore(db_, output_).ok());
+  EXPECT_EQ(AllJobs(*MustOpen(output_)).size(), static_cast<std::size_t>(kJobs));
 }
 
 TEST_F(SqliteBackupTest, RefusesWhatIsNotAGpufleetDatabase) {
