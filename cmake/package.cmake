@@ -26,7 +26,7 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "gpufleet maintainers <gpufleet@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "GPU compute manager: queue, place, share and watch GPU work")
-set(CPACK_PACKAGE_DESCRIPTION
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "gpufleet sees every GPU and every process on it, queues and places work by priority and "
     "team quota, shares GPUs, reaps idle ones and reports where the compute went. One binary: "
     "`gpufleet up` for one server, `gpufleet server` and `gpufleet agent` for a cluster.")
