@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`. Both bootstrap first.
-.PHONY: all bootstrap build release test run clean lint lint-changed format-check fuzz
+.PHONY: all bootstrap build release deb test run clean lint lint-changed format-check fuzz
 
 JOBS ?= $(shell nproc)
 
@@ -15,6 +15,12 @@ build: bootstrap
 release: bootstrap
 	cmake --preset release
 	cmake --build --preset release -j $(JOBS) --target gpufleet
+
+# The Debian package of the release build (docs/install.md): the binary, its manual page, the
+# settings file and the systemd units, in build/release/gpufleet_VERSION-1_ARCH.deb.
+deb: release
+	cmake --build --preset release -j $(JOBS) --target gpufleet_man
+	cd build/release && cpack -G DEB
 
 # Debug build (ASan+UBSan), then every test. CTest runs them in parallel.
 test: build

@@ -14,7 +14,8 @@ test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   sqlite3 procps passwd util-linux jq
   prometheus tmux curl openssl postgresql iproute2 python3
   chromium  # the dashboard's browser tests (tests/browser), driven by npm's playwright-core
-  clang libclang-rt-14-dev)  # the `fuzz` preset's libFuzzer targets: `make fuzz`, which CI runs after the tests
+  clang libclang-rt-14-dev  # the `fuzz` preset's libFuzzer targets: `make fuzz`, which CI runs after the tests
+  dpkg-dev man-db systemd)  # `make deb` and its e2e test: dpkg-shlibdeps, `man`, `systemd-analyze verify`
 # Checks CI runs besides the tests: `make format-check` and `make lint-changed` (clang-tidy).
 check_pkgs=(clang-format clang-tidy)
 

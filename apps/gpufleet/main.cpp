@@ -10,12 +10,15 @@
 #include "cli/admin_commands.h"
 #include "cli/client_commands.h"
 #include "cli/command_names.h"
+#include "cli/man_page.h"
 #include "cli/notify_commands.h"
 #include "cli/report_command.h"
 #include "cli/top.h"
 #include "executor/executor.h"
 #include "sim/sim_command.h"
+#include "store/schema_steps.h"
 
+#include "backup.h"
 #include "cluster.h"
 #include "daemon.h"
 #include "tune/tune_command.h"
@@ -74,7 +77,10 @@ int Main(int argc, char** argv) {
   CLI::App app("gpufleet: a GPU compute manager — queue, place, share and watch GPU work",
                "gpufleet");
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("gpufleet ") + GF_VERSION);
+  // The schema too: what an admin compares before an upgrade or a restore (docs/install.md).
+  app.set_version_flag("--version",
+                       std::string("gpufleet ") + GF_VERSION + " (database schema " +
+                           std::to_string(gf::LatestSchemaVersion()) + ")");
   gf::ClientContext client;
   // Client settings: the environment and ~/.config/gpufleet/client.toml fill in what these
   // leave out (src/cli/client_settings.h), so they carry no envname here.
@@ -265,6 +271,31 @@ int Main(int argc, char** argv) {
                    "how often a failed GPU is tested (1m .. 7d)")
       ->capture_default_str();
 
+  gf::StoreFileOptions backup;
+  auto* backup_cmd = app.add_subcommand(
+      "backup", "copy this machine's SQLite store to a file, while gpufleet runs or not");
+  gf::StoreFileOptions restore;
+  auto* restore_cmd = app.add_subcommand(
+      "restore", "replace this machine's SQLite store with a backup (gpufleet stopped)");
+  for (auto [command, options] :
+       {std::pair{backup_cmd, &backup}, std::pair{restore_cmd, &restore}}) {
+    command
+        ->add_option("--config",
+                     options->config,
+                     "settings file whose [up] data_dir and db name the store (default "
+                     "/etc/gpufleet/gpufleet.toml when it exists)")
+        ->check(kNotEmpty);
+    command->add_option("--data-dir", options->data_dir, "the daemon's data dir")->check(kNotEmpty);
+    command->add_option("--db", options->db, "the daemon's --db (default DATA_DIR/state.db)")
+        ->check(kNotEmpty);
+  }
+  backup_cmd->add_option("--output", backup.file, "the file to write (replaced if it exists)")
+      ->required()
+      ->check(kNotEmpty);
+  restore_cmd->add_option("--input", restore.file, "a file gpufleet backup wrote")
+      ->required()
+      ->check(kNotEmpty);
+
   std::string job_dir;
   auto* shim = app.add_subcommand("shim", "internal: supervise one job (started by the agent)");
   shim->group("");  // hidden from --help
@@ -274,6 +305,10 @@ int Main(int argc, char** argv) {
       "shim-server", "internal: start shims by fork for the agent (ExecutorOptions::fork_server)");
   shim_server->group("");  // hidden from --help
   shim_server->add_option("--fd", shim_server_fd, "the agent's socket")->required();
+
+  // The manual page, from the commands above and below (gpufleet.1.gz, built with the binary).
+  auto* man_page = app.add_subcommand("man-page", "internal: print the gpufleet(1) manual page");
+  man_page->group("");  // hidden from --help
 
   gf::AddClientCommands(app, client);
   gf::AddAdminCommands(app, client);
@@ -329,6 +364,16 @@ int Main(int argc, char** argv) {
   }
   if (agent_cmd->parsed()) {
     return gf::RunAgent(agent);
+  }
+  if (man_page->parsed()) {
+    std::cout << gf::ManPage(app, GF_VERSION);
+    return 0;
+  }
+  if (backup_cmd->parsed()) {
+    return gf::RunBackup(backup);
+  }
+  if (restore_cmd->parsed()) {
+    return gf::RunRestore(restore);
   }
   if (shim->parsed()) {
     return gf::ShimMain(job_dir);

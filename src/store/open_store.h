@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "core/result.h"
@@ -21,6 +22,14 @@ namespace gf {
 // scheme, "sqlite:" with no path); otherwise those of OpenSqliteStore / OpenPostgresStore.
 Result<std::unique_ptr<Store>> OpenStore(std::string_view db,
                                          const std::filesystem::path& default_sqlite_path);
+
+// The SQLite file `db` names, as OpenStore reads it (`gpufleet backup` and `restore` work on
+// the file); nullopt when `db` is a URL: PostgreSQL's (IsPostgresStore) or one not supported.
+std::optional<std::filesystem::path> SqliteStoreFile(
+    std::string_view db, const std::filesystem::path& default_sqlite_path);
+
+// Whether `db` names a PostgreSQL store ("postgresql://..." or "postgres://...").
+bool IsPostgresStore(std::string_view db);
 
 // Where `db` keeps its data, for logs and `gpufleet up`'s banner: the SQLite file, or the
 // PostgreSQL URL without its password.

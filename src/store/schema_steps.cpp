@@ -362,6 +362,18 @@ std::string RenderSchemaSql(std::string_view neutral, SqlDialect dialect) {
   return out;
 }
 
+int LatestSchemaVersion() {
+  return kSteps.back().version;
+}
+
+std::string NewerSchemaMessage(int found, int latest) {
+  return "database schema version " + std::to_string(found) + " is newer than this gpufleet (" +
+         std::to_string(latest) +
+         "): a newer gpufleet wrote it, and an older one cannot read it (no downgrade). "
+         "Upgrade gpufleet to the release that wrote it, or restore a backup taken before the "
+         "upgrade (gpufleet restore --input FILE)";
+}
+
 std::span<const Migration> SchemaSteps(SqlDialect dialect) {
   static const Rendered sqlite(SqlDialect::kSqlite);
   static const Rendered postgres(SqlDialect::kPostgres);

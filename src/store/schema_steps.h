@@ -19,6 +19,15 @@ enum class SqlDialect { kSqlite, kPostgres };
 // stay valid for the life of the process. Thread-safe.
 std::span<const Migration> SchemaSteps(SqlDialect dialect);
 
+// The version of the newest step: the schema this build writes (`gpufleet --version` shows it).
+int LatestSchemaVersion();
+
+// Why a database at schema `found` is refused by this build, whose newest step is `latest`
+// (found > latest: a newer gpufleet wrote it, and this one is older). Both backends say it in
+// these words: the versions, and what an admin can do (a downgrade cannot read a newer schema:
+// go back to the newer gpufleet, or restore a backup taken before the upgrade).
+std::string NewerSchemaMessage(int found, int latest);
+
 // `neutral` with each placeholder ({INT}, {TEXT}, {FLAG}, {REAL}, {SEQ}, {WITHOUT_ROWID},
 // {EMPTY}, {EMPTY_OBJECT}, {EMPTY_ARRAY}) written in `dialect`. A placeholder left over (a
 // misspelt one) is a programming error (GF_CHECK).

@@ -1,6 +1,7 @@
 #include "store/postgres/postgres_migrations.h"
 
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "core/check.h"
@@ -34,8 +35,8 @@ Result<int> ReadVersion(pqxx::transaction_base& txn, const std::string& schema) 
       "SELECT count(*) FILTER (WHERE table_name = 'schema_version'), count(*) "
       "FROM information_schema.tables WHERE table_schema = $1",
       schema);
-  if (counts[0].as<long long>() == 0) {
-    if (counts[1].as<long long>() > 0) {
+  if (counts[0].as<std::int64_t>() == 0) {
+    if (counts[1].as<std::int64_t>() > 0) {
       return FailedPrecondition("schema '" + schema +
                                 "' has tables but no schema_version table: it is not a "
                                 "gpufleet store; give gpufleet its own schema (?schema=NAME)");
@@ -44,7 +45,7 @@ Result<int> ReadVersion(pqxx::transaction_base& txn, const std::string& schema) 
   }
   const pqxx::row version =
       txn.exec1("SELECT COALESCE(MAX(version), 0) FROM " + Quoted(schema) + ".schema_version");
-  return static_cast<int>(version[0].as<long long>());
+  return static_cast<int>(version[0].as<std::int64_t>());
 }
 
 constexpr std::string_view kCreateVersionTable = R"sql(
@@ -94,9 +95,7 @@ Status ApplyPostgresMigrations(pqxx::connection& conn,
   const int latest = migrations.back().version;
   GF_ASSIGN_OR_RETURN(int current, ReadPostgresSchemaVersion(conn, schema));
   if (current > latest) {
-    return FailedPrecondition("database schema version " + std::to_string(current) +
-                              " is newer than this gpufleet (" + std::to_string(latest) +
-                              "); upgrade gpufleet");
+    return FailedPrecondition(NewerSchemaMessage(current, latest));
   }
   for (const Migration& m : migrations) {
     if (m.version > current) {

@@ -32,7 +32,8 @@ Result<int> ReadPostgresSchemaVersion(pqxx::connection& conn, const std::string&
 // Creates `schema` if needed and brings it to the newest version of `migrations` (versions
 // 1..N without gaps). `schema` must be a plain name (ParsePostgresUrl checks it).
 // Errors: kFailedPrecondition when the schema is newer than the newest step ("database schema
-// version N is newer than this gpufleet (M); upgrade gpufleet") or belongs to another program.
+// version N is newer than this gpufleet (M): ...", NewerSchemaMessage) or belongs to another
+// program.
 Status ApplyPostgresMigrations(pqxx::connection& conn,
                                const std::string& schema,
                                std::span<const Migration> migrations);

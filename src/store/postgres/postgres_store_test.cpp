@@ -26,7 +26,7 @@
 // server has ended (2 KB per lost connection; fixed in later libpqxx). The reconnect test
 // provokes exactly that. gpufleet never calls libpq itself, so a leaked PGresult is always
 // libpqxx's (its frames have no symbols for a narrower match).
-// NOLINTNEXTLINE(readability-identifier-naming): the sanitizer's hook
+// NOLINTNEXTLINE(readability-identifier-naming,bugprone-reserved-identifier): the sanitizer's hook
 extern "C" const char* __lsan_default_suppressions() {
   return "leak:PQmakeEmptyPGresult\n";
 }
@@ -44,10 +44,12 @@ constexpr std::string_view kHowToRun =
 // The test server's URL; an error when the fixture should have written one and did not.
 // nullopt when nothing is configured (a run by hand).
 Result<std::optional<std::string>> TestUrl() {
+  // Read before any test starts a thread.
+  // NOLINTNEXTLINE(concurrency-mt-unsafe)
   if (const char* url = std::getenv("GF_TEST_POSTGRES_URL"); url != nullptr && *url != '\0') {
     return std::optional<std::string>(url);
   }
-  const char* file = std::getenv("GF_TEST_POSTGRES_URL_FILE");
+  const char* file = std::getenv("GF_TEST_POSTGRES_URL_FILE");  // NOLINT(concurrency-mt-unsafe)
   if (file == nullptr || *file == '\0') {
     return std::optional<std::string>();
   }
@@ -122,7 +124,9 @@ class TestSchema {
     }
     return std::nullopt;
   }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
   const std::string& schema() const { return schema_; }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
   const std::string& server_url() const { return url_; }
 
  private:
@@ -197,6 +201,7 @@ TEST_F(PostgresStoreTest, TwoOpensAtOnceMigrateOnce) {
   std::array<std::optional<Result<std::unique_ptr<Store>>>, 2> results;
   {
     std::vector<std::jthread> threads;
+    threads.reserve(results.size());
     for (auto& result : results) {
       threads.emplace_back([&result, this] { result.emplace(schema_.Open()); });
     }
@@ -272,9 +277,11 @@ TEST_F(PostgresStoreTest, RefusesANewerSchema) {
   auto store = schema_.Open();
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_THAT(store.error().message,
-              HasSubstr("database schema version 99 is newer than this gpufleet (" +
-                        std::to_string(PostgresMigrations().size()) + "); upgrade gpufleet"));
+  EXPECT_THAT(
+      store.error().message,
+      HasSubstr("database schema version 99 is newer than this gpufleet (" +
+                std::to_string(PostgresMigrations().size()) + "): a newer gpufleet wrote it"));
+  EXPECT_THAT(store.error().message, HasSubstr("restore a backup taken before the upgrade"));
 }
 
 TEST_F(PostgresStoreTest, RefusesASchemaOfAnotherProgram) {

@@ -100,9 +100,7 @@ Status ApplyMigrations(sqlite3* db, std::span<const Migration> migrations) {
   const int latest = migrations.back().version;
   GF_ASSIGN_OR_RETURN(int current, ReadSchemaVersion(db));
   if (current > latest) {
-    return FailedPrecondition("database schema version " + std::to_string(current) +
-                              " is newer than this gpufleet (" + std::to_string(latest) +
-                              "); upgrade gpufleet");
+    return FailedPrecondition(NewerSchemaMessage(current, latest));
   }
   for (const Migration& m : migrations) {
     if (m.version > current) {

@@ -31,9 +31,9 @@ Result<int> ReadSchemaVersion(sqlite3* db);
 // Brings `db` to the newest version of `migrations` (oldest first, versions 1..N without gaps).
 // Messages do not name the file; the caller adds that.
 // Errors: kFailedPrecondition if the database is newer than the newest step ("database schema
-// version N is newer than this gpufleet (M); upgrade gpufleet") or belongs to another program;
-// the SQLite error of a failing step, naming its version (the step is rolled back; the ones
-// before it stay applied).
+// version N is newer than this gpufleet (M): ...", NewerSchemaMessage) or belongs to another
+// program; the SQLite error of a failing step, naming its version (the step is rolled back; the
+// ones before it stay applied).
 Status ApplyMigrations(sqlite3* db, std::span<const Migration> migrations);
 
 }  // namespace gf

@@ -620,22 +620,6 @@ Status CreateParentFolders(const std::filesystem::path& file) {
   return OkStatus();
 }
 
-// Creates `file` with mode 0600 if it does not exist. SQLite would create it with 0644 (less
-// the umask), and it holds every job's command line and environment. SQLite gives the -wal and
-// -shm files the mode of the database file.
-Status CreateFilePrivate(const std::filesystem::path& file) {
-  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd >= 0) {
-    ::close(fd);
-    return OkStatus();
-  }
-  if (errno == EEXIST) {
-    return OkStatus();
-  }
-  const int err = errno;
-  return IoError(std::string("create file: ") + ErrnoText(err));
-}
-
 // Reads a PRAGMA's value as text ("wal", "2", "1").
 Result<std::string> Pragma(sqlite3* db, const std::string& pragma, std::string_view operation) {
   GF_ASSIGN_OR_RETURN(SqliteStatement stmt,
@@ -691,7 +675,7 @@ Result<SqliteHandle> Connect(const std::filesystem::path& db_file,
 Result<std::unique_ptr<Store>> Open(const std::filesystem::path& db_file,
                                     const SqliteStoreOptions& options) {
   GF_TRY(CreateParentFolders(db_file));
-  GF_TRY(CreateFilePrivate(db_file));
+  GF_TRY(CreatePrivateFile(db_file));
   GF_ASSIGN_OR_RETURN(SqliteHandle db, Connect(db_file, SQLITE_OPEN_READWRITE, options));
   GF_TRY(ConfigureConnection(db.get()));
   GF_TRY(ApplyMigrations(db.get(), SqliteMigrations()));

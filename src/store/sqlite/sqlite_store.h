@@ -26,7 +26,7 @@ struct SqliteStoreOptions {
 // the schema is migrated to this build's version.
 // Errors, each naming the path: kIo when the folder or file cannot be created or opened, or
 // the file is not a SQLite database; kFailedPrecondition when the database's schema is newer
-// than this build ("upgrade gpufleet") or it belongs to another program; kUnavailable when
+// than this build (NewerSchemaMessage) or it belongs to another program; kUnavailable when
 // another process holds it locked past busy_timeout.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path& db_file,
                                                const SqliteStoreOptions& options = {});

@@ -11,6 +11,7 @@
 
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_rows.h"
+#include "store/sqlite/sqlite_test_util.h"
 #include "store/sqlite/sqlite_util.h"
 #include "store/store_conformance_test.h"
 #include "store/store_test_util.h"
@@ -40,21 +41,6 @@ INSTANTIATE_TEST_SUITE_P(Sqlite,
                              }}),
                          StoreBackendName);
 
-// A second, raw connection to the same file, to look behind the Store's back.
-SqliteHandle RawOpen(const std::filesystem::path& file) {
-  sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  SqliteHandle db(raw);
-  EXPECT_EQ(rc, SQLITE_OK) << sqlite3_errstr(rc);
-  sqlite3_busy_timeout(db.get(), 5000);
-  return db;
-}
-
-void MustExec(sqlite3* db, const std::string& sql) {
-  Status status = SqliteExec(db, sql, sql);
-  ASSERT_TRUE(status.ok()) << status.error().ToString();
-}
-
 // A database at schema `version` holding job 6 ('v<version>' of ana, team cv, pending) with only
 // the columns that version required, as its BindJob wrote them. Returns the open handle.
 SqliteHandle WriteOldJob(const std::filesystem::path& file, std::size_t version) {
@@ -68,17 +54,6 @@ SqliteHandle WriteOldJob(const std::filesystem::path& file, std::size_t version)
                std::to_string(version) + R"sql(', '["true"]', '/tmp',
             '[]', 1, 'normal', 'cv', 'PENDING', 0, 1700000000000, 'queued');)sql");
   return db;
-}
-
-std::string QueryText(sqlite3* db, const std::string& sql) {
-  auto stmt = SqliteStatement::Prepare(db, sql, false);
-  EXPECT_TRUE(stmt.ok()) << stmt.error().ToString();
-  if (!stmt.ok()) {
-    return "";
-  }
-  auto row = stmt->Step(sql);
-  EXPECT_TRUE(row.ok() && *row) << sql;
-  return row.ok() && *row ? stmt->Text(0) : "";
 }
 
 class SqliteStoreTest : public ::testing::Test {
@@ -139,9 +114,11 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   auto store = OpenSqliteStore(file_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_THAT(store.error().message,
-              HasSubstr("database schema version 99 is newer than this gpufleet (" +
-                        std::to_string(LatestSqliteSchemaVersion()) + "); upgrade gpufleet"));
+  EXPECT_THAT(
+      store.error().message,
+      HasSubstr("database schema version 99 is newer than this gpufleet (" +
+                std::to_string(LatestSqliteSchemaVersion()) + "): a newer gpufleet wrote it"));
+  EXPECT_THAT(store.error().message, HasSubstr("restore a backup taken before the upgrade"));
   EXPECT_THAT(store.error().message, HasSubstr(file_.string()));
 }
 

@@ -1,7 +1,11 @@
 #include "store/sqlite/sqlite_util.h"
 
+#include <cerrno>
 #include <cstdint>
 #include <utility>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace gf {
 namespace {
@@ -139,6 +143,19 @@ std::string SqliteStatement::Text(int column) const {
 void SqliteStatement::Reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
+}
+
+Status CreatePrivateFile(const std::filesystem::path& file) {
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return OkStatus();
+  }
+  if (errno == EEXIST) {
+    return OkStatus();
+  }
+  const int err = errno;
+  return IoError(std::string("create file: ") + ErrnoText(err));
 }
 
 }  // namespace gf

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,12 @@ Error SqliteError(sqlite3* db, int rc, std::string_view operation);
 
 // Runs one or more SQL statements that return no rows of interest.
 Status SqliteExec(sqlite3* db, const std::string& sql, std::string_view operation);
+
+// Creates `file` with mode 0600 if it does not exist (an existing file is left as it is). SQLite
+// would create it with 0644 (less the umask), and it holds every job's command line and
+// environment. SQLite gives the -wal and -shm files the mode of the database file.
+// Errors: kIo with errno's text.
+Status CreatePrivateFile(const std::filesystem::path& file);
 
 // Final, so never a base: C.35 asks nothing of its public destructor (ParamSink's and
 // RowSource's are protected). `make lint`'s checker flags a final class all the same; later
