@@ -82,14 +82,17 @@ Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
   // Read after the view was taken: a stored copy is as new as the view's or newer.
   GF_ASSIGN_OR_RETURN(std::vector<Job> stored, reader->ListJobs(query));
   for (auto& job : stored) {
-    if (!wanted(job)) {
-      continue;
+    if (wanted(job)) {
+      out.push_back(AsRead(*view, std::move(job)));
     }
-    // The view's copy carries the current pending reason; a job stored as ended has left it.
-    const Job* live = IsTerminal(job.state) ? nullptr : view->Find(job.id);
-    out.push_back(live != nullptr ? WithLiveUsage(*live) : WithLiveUsage(std::move(job)));
   }
   return out;
+}
+
+Job ClusterReader::AsRead(const ControllerView& view, Job stored) const {
+  // The view's copy carries the current pending reason; a job stored as ended has left it.
+  const Job* live = IsTerminal(stored.state) ? nullptr : view.Find(stored.id);
+  return live != nullptr ? WithLiveUsage(*live) : WithLiveUsage(std::move(stored));
 }
 
 Result<Job> ClusterReader::FindInView(const ControllerView& view,
