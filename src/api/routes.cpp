@@ -289,10 +289,9 @@ Result<HttpResponse> JobHistory(ClusterService& service, const RequestContext& c
   for (const auto& job : page.jobs) {
     out.push_back(JobToJson(job));
   }
-  return JsonResponse(
-      200,
-      json{{"jobs", std::move(out)},
-           {"next_cursor", page.next ? json(page.next->value()) : json()}});
+  return JsonResponse(200,
+                      json{{"jobs", std::move(out)},
+                           {"next_cursor", page.next ? json(page.next->value()) : json()}});
 }
 
 // The routes that act on one job and answer with the job as it is afterwards:

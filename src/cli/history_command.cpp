@@ -168,12 +168,8 @@ Result<Time> ParseHistoryTime(std::string_view text, Time now, std::string_view 
     }
     std::tm tm{};
     int consumed = 0;
-    const int n = std::sscanf(s.c_str(),
-                              "%4d-%2d-%2d%n",
-                              &tm.tm_year,
-                              &tm.tm_mon,
-                              &tm.tm_mday,
-                              &consumed);
+    const int n =
+        std::sscanf(s.c_str(), "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &consumed);
     if (n != 3) {
       return InvalidArgument(forms);
     }
@@ -184,8 +180,8 @@ Result<Time> ParseHistoryTime(std::string_view text, Time now, std::string_view 
       }
       int more = 0;
       const std::string clock(rest.substr(1));
-      const int m =
-          std::sscanf(clock.c_str(), "%2d:%2d%n:%2d%n", &tm.tm_hour, &tm.tm_min, &more, &tm.tm_sec, &more);
+      const int m = std::sscanf(
+          clock.c_str(), "%2d:%2d%n:%2d%n", &tm.tm_hour, &tm.tm_min, &more, &tm.tm_sec, &more);
       if (m < 2 || static_cast<std::size_t>(more) != clock.size()) {
         return InvalidArgument(forms);
       }
@@ -347,8 +343,8 @@ Result<bool> ForEachHistoryJob(ApiClient& client,
   std::optional<std::int64_t> cursor;
   int written = 0;
   while (true) {
-    const int want = max_jobs > 0 ? std::min(kHistoryPageSize, max_jobs - written)
-                                  : kHistoryPageSize;
+    const int want =
+        max_jobs > 0 ? std::min(kHistoryPageSize, max_jobs - written) : kHistoryPageSize;
     GF_ASSIGN_OR_RETURN(const std::string target, HistoryTarget(flags, now, cursor, want));
     GF_ASSIGN_OR_RETURN(const json page, client.CallJson("GET", target, std::nullopt));
     const auto jobs = page.find("jobs");
@@ -379,8 +375,7 @@ int RunHistory(const ClientContext& ctx, const HistoryFlags& flags) {
   }
   const Time now = SystemClock().Now();
   // Checked before connecting, so that a typo is reported as such even without a server.
-  if (const Result<std::string> target = HistoryTarget(flags, now, std::nullopt, 1);
-      !target.ok()) {
+  if (const Result<std::string> target = HistoryTarget(flags, now, std::nullopt, 1); !target.ok()) {
     return Fail(target.error());
   }
   auto opened = OpenClient(ctx);
@@ -398,13 +393,14 @@ int RunHistory(const ClientContext& ctx, const HistoryFlags& flags) {
     }
     Table table(std::move(header));
     const int max_jobs = flags.limit > 0 ? flags.limit : kHistoryTableRows;
-    const Result<bool> more = ForEachHistoryJob(**opened, flags, now, max_jobs, [&](const json& job) {
-      std::vector<std::string> row;
-      for (const HistoryField f : *fields) {
-        row.push_back(HistoryCell(job, f, now_ms, false));
-      }
-      table.AddRow(std::move(row));
-    });
+    const Result<bool> more =
+        ForEachHistoryJob(**opened, flags, now, max_jobs, [&](const json& job) {
+          std::vector<std::string> row;
+          for (const HistoryField f : *fields) {
+            row.push_back(HistoryCell(job, f, now_ms, false));
+          }
+          table.AddRow(std::move(row));
+        });
     if (!more.ok()) {
       return Fail(more.error());
     }
@@ -424,17 +420,20 @@ int RunHistory(const ClientContext& ctx, const HistoryFlags& flags) {
   } else {
     std::cout << "[";
   }
-  const Result<bool> more = ForEachHistoryJob(**opened, flags, now, flags.limit, [&](const json& job) {
-    if (output == HistoryOutput::kJson) {
-      std::cout << (first ? "\n" : ",\n") << job.dump(-1, ' ', false, json::error_handler_t::replace);
-      first = false;
-      return;
-    }
-    for (std::size_t i = 0; i < fields->size(); ++i) {
-      std::cout << (i == 0 ? "" : ",") << CsvField(HistoryCell(job, (*fields)[i], now_ms, true));
-    }
-    std::cout << '\n';
-  });
+  const Result<bool> more =
+      ForEachHistoryJob(**opened, flags, now, flags.limit, [&](const json& job) {
+        if (output == HistoryOutput::kJson) {
+          std::cout << (first ? "\n" : ",\n")
+                    << job.dump(-1, ' ', false, json::error_handler_t::replace);
+          first = false;
+          return;
+        }
+        for (std::size_t i = 0; i < fields->size(); ++i) {
+          std::cout << (i == 0 ? "" : ",")
+                    << CsvField(HistoryCell(job, (*fields)[i], now_ms, true));
+        }
+        std::cout << '\n';
+      });
   if (output == HistoryOutput::kJson) {
     std::cout << (first ? "]\n" : "\n]\n");
   }
@@ -458,7 +457,7 @@ std::int64_t CardMemoryMib(const json& job, const json& node) {
   return 0;
 }
 
-int RunEff(const ClientContext& ctx, const std::string& id_text) {
+int RunEff(const ClientContext& ctx, const std::string& id_text, bool as_json) {
   auto opened = OpenClient(ctx);
   if (!opened.ok()) {
     return Fail(opened.error());
@@ -468,7 +467,8 @@ int RunEff(const ClientContext& ctx, const std::string& id_text) {
   if (!id.ok()) {
     return Fail(id.error());
   }
-  const Result<json> job = client.CallJson("GET", "/api/v1/jobs/" + std::to_string(*id), std::nullopt);
+  const Result<json> job =
+      client.CallJson("GET", "/api/v1/jobs/" + std::to_string(*id), std::nullopt);
   if (!job.ok()) {
     return Fail(job.error());
   }
@@ -483,7 +483,12 @@ int RunEff(const ClientContext& ctx, const std::string& id_text) {
       }
     }
   }
-  PrintEfficiency(*job, node, ToUnixMillis(SystemClock().Now()), std::cout);
+  const std::int64_t now_ms = ToUnixMillis(SystemClock().Now());
+  if (as_json) {
+    std::cout << EfficiencyJson(*job, node, now_ms).dump(2) << '\n';
+  } else {
+    PrintEfficiency(*job, node, now_ms, std::cout);
+  }
   return 0;
 }
 
@@ -498,25 +503,67 @@ std::string Pct(const std::optional<double>& pct) {
 
 }  // namespace
 
-void PrintEfficiency(const json& job, const json& node, std::int64_t now_ms, std::ostream& out) {
+namespace {
+
+bool IsRunning(const json& job) {
+  const std::string state = JsonText(job, "state");
+  return state == "RUNNING" || state == "STARTING";
+}
+
+JobEfficiencyInput EfficiencyInput(const json& job, const json& node, std::int64_t now_ms) {
   const json& usage = Object(job, "usage");
-  const bool running = JsonText(job, "state") == "RUNNING" || JsonText(job, "state") == "STARTING";
   JobEfficiencyInput in{.held_gpus = HeldGpus(job),
                         .elapsed_s = ElapsedSeconds(job, now_ms).value_or(0),
                         .time_limit_s = JsonNumber(job, "time_limit_s"),
                         .mean_util_pct = JsonNumber(usage, "mean_util_pct"),
                         .peak_memory_mib = std::nullopt,
                         .card_memory_mib = CardMemoryMib(job, node),
-                        .running = running};
+                        .running = IsRunning(job)};
   if (const auto peak = JsonNumber(usage, "peak_memory_mib")) {
     in.peak_memory_mib = static_cast<std::int64_t>(*peak);
   }
+  return in;
+}
+
+json Optional(const std::optional<double>& v) {
+  return v ? json(*v) : json();
+}
+
+}  // namespace
+
+json EfficiencyJson(const json& job, const json& node, std::int64_t now_ms) {
+  const JobEfficiencyInput in = EfficiencyInput(job, node, now_ms);
+  const JobEfficiency eff = ComputeJobEfficiency(in);
+  return json{{"id", job.value("id", json())},
+              {"state", job.value("state", json())},
+              {"exit_code", job.value("exit_code", json())},
+              {"running", in.running},
+              {"elapsed_s", in.elapsed_s},
+              {"time_limit_s", Optional(in.time_limit_s)},
+              {"time_limit_pct", Optional(eff.time_limit_pct)},
+              {"gpus", in.held_gpus},
+              {"node", job.value("node", json())},
+              {"gpu_hours_allocated", eff.gpu_hours_allocated},
+              {"gpu_hours_used", Optional(eff.gpu_hours_used)},
+              {"mean_util_pct", Optional(in.mean_util_pct)},
+              {"peak_memory_mib", in.peak_memory_mib ? json(*in.peak_memory_mib) : json()},
+              {"card_memory_mib", in.card_memory_mib > 0 ? json(in.card_memory_mib) : json()},
+              {"memory_pct", Optional(eff.memory_pct)},
+              {"energy_kwh", Optional(JsonNumber(Object(job, "usage"), "energy_kwh"))},
+              {"advice", eff.advice}};
+}
+
+void PrintEfficiency(const json& job, const json& node, std::int64_t now_ms, std::ostream& out) {
+  const JobEfficiencyInput in = EfficiencyInput(job, node, now_ms);
+  const bool running = in.running;
   const JobEfficiency eff = ComputeJobEfficiency(in);
   const std::string so_far = running ? " (so far, running)" : "";
-  Line(out, "Job", JsonText(job, "id") + " (" + JsonText(job, "name") + ")  user " +
-                       JsonText(job, "user"));
+  Line(out,
+       "Job",
+       JsonText(job, "id") + " (" + JsonText(job, "name") + ")  user " + JsonText(job, "user"));
   const std::string exit_code = JsonText(job, "exit_code", "");
-  Line(out, "State", JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
+  Line(
+      out, "State", JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
   const std::string limit = HistoryCell(job, HistoryField::kTimeLimit, now_ms, false);
   Line(out,
        "Elapsed",
@@ -526,20 +573,22 @@ void PrintEfficiency(const json& job, const json& node, std::int64_t now_ms, std
   Line(out,
        "GPU-hours",
        FormatGpuHours(eff.gpu_hours_allocated) + " allocated, " +
-           (eff.gpu_hours_used ? FormatGpuHours(*eff.gpu_hours_used) : std::string("-")) +
-           " used" + (in.mean_util_pct ? " (mean utilisation " + FixedDecimals(*in.mean_util_pct, 1) + " %)" : ""));
-  const std::string card =
-      in.card_memory_mib > 0 ? " of " + std::to_string(in.card_memory_mib) + " MiB on the card" : "";
+           (eff.gpu_hours_used ? FormatGpuHours(*eff.gpu_hours_used) : std::string("-")) + " used" +
+           (in.mean_util_pct ? " (mean utilisation " + FixedDecimals(*in.mean_util_pct, 1) + " %)"
+                             : ""));
+  const std::string card = in.card_memory_mib > 0
+                               ? " of " + std::to_string(in.card_memory_mib) + " MiB on the card"
+                               : "";
   Line(out,
        "GPU memory",
-       (in.peak_memory_mib ? "peak " + std::to_string(*in.peak_memory_mib) + " MiB" : std::string("-")) +
+       (in.peak_memory_mib ? "peak " + std::to_string(*in.peak_memory_mib) + " MiB"
+                           : std::string("-")) +
            card + Pct(eff.memory_pct));
-  Line(out,
-       "Energy",
-       HistoryCell(job, HistoryField::kEnergy, now_ms, false) + [&] {
-         const std::string cost = EnergyCost(Object(job, "energy"));
-         return cost == "-" ? std::string() : ", cost " + cost;
-       }());
+  Line(
+      out, "Energy", HistoryCell(job, HistoryField::kEnergy, now_ms, false) + [&] {
+        const std::string cost = EnergyCost(Object(job, "energy"));
+        return cost == "-" ? std::string() : ", cost " + cost;
+      }());
   Line(out, "Advice", eff.advice);
 }
 
@@ -549,22 +598,39 @@ void AddHistoryCommands(CLI::App& app, ClientContext& ctx) {
       "history",
       "past and present jobs, like sacct: elapsed, GPU-hours, GPU utilisation, peak GPU memory, "
       "energy, exit code, node");
-  history->add_option("-S,--since", flags->since, "jobs not ended before this (UTC: 2026-12-01, 2026-12-01T08:00:00Z, now, or 2d ago)");
+  history->add_option(
+      "-S,--since",
+      flags->since,
+      "jobs not ended before this (UTC: 2026-12-01, 2026-12-01T08:00:00Z, now, or 2d ago)");
   history->add_option("-E,--until", flags->until, "jobs submitted before this (same forms)");
-  history->add_option("-s,--state", flags->state, "only these states, comma-separated (COMPLETED or CD, FAILED or F, ...)");
-  history->add_option("-u,--user", flags->user, "only this user's jobs (another's: operators and admins)");
+  history->add_option("-s,--state",
+                      flags->state,
+                      "only these states, comma-separated (COMPLETED or CD, FAILED or F, ...)");
+  history->add_option(
+      "-u,--user", flags->user, "only this user's jobs (another's: operators and admins)");
   history->add_option("-A,--team", flags->team, "only this team's jobs");
-  history->add_option("-o,--format", flags->format, "columns, comma-separated, of: " + KnownFields() + " (default " + std::string(kDefaultFormat) + ")");
-  history->add_option("--limit", flags->limit, "at most N jobs (default: " + std::to_string(kHistoryTableRows) + " in the table, every one with --csv or --json)");
-  auto* csv = history->add_flag("--csv", flags->csv, "CSV of the --format columns, every job, page by page");
-  history->add_flag("--json", flags->json, "a JSON array of the jobs, every job, page by page")->excludes(csv);
+  history->add_option("-o,--format",
+                      flags->format,
+                      "columns, comma-separated, of: " + KnownFields() + " (default " +
+                          std::string(kDefaultFormat) + ")");
+  history->add_option("--limit",
+                      flags->limit,
+                      "at most N jobs (default: " + std::to_string(kHistoryTableRows) +
+                          " in the table, every one with --csv or --json)");
+  auto* csv = history->add_flag(
+      "--csv", flags->csv, "CSV of the --format columns, every job, page by page");
+  history->add_flag("--json", flags->json, "a JSON array of the jobs, every job, page by page")
+      ->excludes(csv);
   history->callback([&ctx, flags] { ctx.exit_code = RunHistory(ctx, *flags); });
 
   auto id = std::make_shared<std::string>();
-  auto* eff = app.add_subcommand(
-      "eff", "one job's efficiency, like seff: time, GPU-hours used of allocated, GPU memory, energy, advice");
+  auto as_json = std::make_shared<bool>(false);
+  auto* eff = app.add_subcommand("eff",
+                                 "one job's efficiency, like seff: time, GPU-hours used of "
+                                 "allocated, GPU memory, energy, advice");
   eff->add_option("JOB", *id, "job id, or array task ID_INDEX (17_1)")->required();
-  eff->callback([&ctx, id] { ctx.exit_code = RunEff(ctx, *id); });
+  eff->add_flag("--json", *as_json, "the figures as JSON");
+  eff->callback([&ctx, id, as_json] { ctx.exit_code = RunEff(ctx, *id, *as_json); });
 }
 
 }  // namespace gf

@@ -88,7 +88,10 @@ Result<std::string> HistoryTarget(const HistoryFlags& flags,
 // One cell of `job` (the API's JSON): for the table as `show` prints it (durations "1h2m",
 // times RFC 3339 UTC, "63.5%", "1234 MiB", "0.012 kWh"), or for CSV plain numbers and
 // (elapsed in seconds, util in %, memory in MiB, energy in kWh). "" / "-" when unknown.
-std::string HistoryCell(const nlohmann::json& job, HistoryField field, std::int64_t now_ms, bool csv);
+std::string HistoryCell(const nlohmann::json& job,
+                        HistoryField field,
+                        std::int64_t now_ms,
+                        bool csv);
 // The column's header: "GPU-H" for the table, "gpu_hours" for CSV.
 std::string HistoryHeader(HistoryField field, bool csv);
 
@@ -97,6 +100,14 @@ void PrintEfficiency(const nlohmann::json& job,
                      const nlohmann::json& node,
                      std::int64_t now_ms,
                      std::ostream& out);
+
+// `gpufleet eff --json`: the same figures as one object (id, state, exit_code, running,
+// elapsed_s, time_limit_s, time_limit_pct, gpus, node, gpu_hours_allocated, gpu_hours_used,
+// mean_util_pct, peak_memory_mib, card_memory_mib, memory_pct, energy_kwh, advice; null when
+// unknown).
+nlohmann::json EfficiencyJson(const nlohmann::json& job,
+                              const nlohmann::json& node,
+                              std::int64_t now_ms);
 
 // Registers history and eff on `app`.
 void AddHistoryCommands(CLI::App& app, ClientContext& ctx);

@@ -22,7 +22,8 @@ Time December() {
 TEST(HistoryCommandTest, FormatNamesColumnsAndRefusesUnknownOnes) {
   auto fields = ParseHistoryFormat("id,State,gpu_hours");
   ASSERT_TRUE(fields.ok());
-  EXPECT_THAT(*fields, ElementsAre(HistoryField::kId, HistoryField::kState, HistoryField::kGpuHours));
+  EXPECT_THAT(*fields,
+              ElementsAre(HistoryField::kId, HistoryField::kState, HistoryField::kGpuHours));
   EXPECT_GT(ParseHistoryFormat("")->size(), 5u);  // the default columns
   auto bad = ParseHistoryFormat("id,gpuhours");
   ASSERT_FALSE(bad.ok());
@@ -70,25 +71,24 @@ TEST(HistoryCommandTest, TargetCarriesTheFiltersAndTheCursor) {
 }
 
 nlohmann::json EndedJob() {
-  return nlohmann::json{
-      {"id", 12},
-      {"name", "train"},
-      {"user", "ann"},
-      {"state", "COMPLETED"},
-      {"exit_code", 0},
-      {"gpus", 2},
-      {"gpu_uuids", {"GPU-a", "GPU-b"}},
-      {"node", "n1"},
-      {"time_limit_s", 4 * 3600},
-      {"start_time", "2026-12-01T00:00:00.000Z"},
-      {"start_time_ms", kDecemberMs},
-      {"end_time_ms", kDecemberMs + 90 * 60'000},
-      {"usage",
-       {{"samples", 100},
-        {"mean_util_pct", 20.0},
-        {"peak_util_pct", 90},
-        {"peak_memory_mib", 4096},
-        {"energy_kwh", 0.5}}}};
+  return nlohmann::json{{"id", 12},
+                        {"name", "train"},
+                        {"user", "ann"},
+                        {"state", "COMPLETED"},
+                        {"exit_code", 0},
+                        {"gpus", 2},
+                        {"gpu_uuids", {"GPU-a", "GPU-b"}},
+                        {"node", "n1"},
+                        {"time_limit_s", 4 * 3600},
+                        {"start_time", "2026-12-01T00:00:00.000Z"},
+                        {"start_time_ms", kDecemberMs},
+                        {"end_time_ms", kDecemberMs + 90 * 60'000},
+                        {"usage",
+                         {{"samples", 100},
+                          {"mean_util_pct", 20.0},
+                          {"peak_util_pct", 90},
+                          {"peak_memory_mib", 4096},
+                          {"energy_kwh", 0.5}}}};
 }
 
 TEST(HistoryCommandTest, CellsForTheTableAndForCsv) {
@@ -114,8 +114,8 @@ TEST(HistoryCommandTest, CellsForTheTableAndForCsv) {
 }
 
 TEST(HistoryCommandTest, EfficiencyShowsHeldVsUsedAndAdvice) {
-  const nlohmann::json node = {
-      {"name", "n1"}, {"gpus", {{{"uuid", "GPU-a"}, {"memory_mib", 81920}}}}};
+  const nlohmann::json node = {{"name", "n1"},
+                               {"gpus", {{{"uuid", "GPU-a"}, {"memory_mib", 81920}}}}};
   std::ostringstream out;
   PrintEfficiency(EndedJob(), node, kDecemberMs + 10 * 3'600'000, out);
   const std::string text = out.str();
@@ -126,6 +126,13 @@ TEST(HistoryCommandTest, EfficiencyShowsHeldVsUsedAndAdvice) {
   EXPECT_THAT(text, HasSubstr("peak 4096 MiB of 81920 MiB on the card (5 %)"));
   EXPECT_THAT(text, HasSubstr("used 20 % of its GPUs: ask for fewer (--gpus 1 would do)"));
   EXPECT_THAT(text, Not(HasSubstr("so far")));
+  const nlohmann::json figures = EfficiencyJson(EndedJob(), node, kDecemberMs + 10 * 3'600'000);
+  EXPECT_EQ(figures["gpu_hours_allocated"], 3.0);
+  EXPECT_EQ(figures["card_memory_mib"], 81920);
+  EXPECT_EQ(figures["running"], false);
+  EXPECT_THAT(figures["advice"].get<std::string>(), HasSubstr("--gpus 1 would do"));
+  // Without its node's GPUs the card memory is unknown, and said so.
+  EXPECT_TRUE(EfficiencyJson(EndedJob(), nlohmann::json::object(), 0)["memory_pct"].is_null());
 }
 
 }  // namespace

@@ -23,8 +23,8 @@
 // on the caller's thread by the read side (ClusterReader, read_side.h) from the view the last
 // turn published (view.h) and, for history, from a store read connection of their own:
 // ListJobs, GetJob, JobHistory, JobEvents, ListNodes, ListGpus, Stats, MonthlyReport,
-// ListTokens. Every other service call enqueues a command and blocks until it is applied and committed.
-// Everything else below is touched by the state thread only ("REQUIRES: state thread").
+// ListTokens. Every other service call enqueues a command and blocks until it is applied and
+// committed. Everything else below is touched by the state thread only ("REQUIRES: state thread").
 #pragma once
 
 #include <atomic>

@@ -53,9 +53,8 @@ std::string Advice(const JobEfficiencyInput& in, const JobEfficiency& eff) {
     return advice + "feed it faster (data loading, CPU, batch size)";
   }
   if (eff.memory_pct && *eff.memory_pct < kSmallMemoryPct && in.held_gpus <= 1) {
-    return "peaked at " + Gib(*in.peak_memory_mib) + " of the card's " +
-           Gib(in.card_memory_mib) + ": a share of a GPU would do (--gpu-mem " +
-           SuggestedGpuMem(*in.peak_memory_mib) + ")";
+    return "peaked at " + Gib(*in.peak_memory_mib) + " of the card's " + Gib(in.card_memory_mib) +
+           ": a share of a GPU would do (--gpu-mem " + SuggestedGpuMem(*in.peak_memory_mib) + ")";
   }
   if (!in.running && eff.time_limit_pct && *eff.time_limit_pct < kShortRunOfLimitPct) {
     const auto ask = std::chrono::seconds(

@@ -17,8 +17,8 @@ inline constexpr double kShortRunOfLimitPct = 25.0;
 
 // What is known of a job, ended or running (its figures so far).
 struct JobEfficiencyInput {
-  double held_gpus = 0;        // GPUs held (0.25 for a quarter of one); 0 = never started
-  double elapsed_s = 0;        // run time (to now while running)
+  double held_gpus = 0;  // GPUs held (0.25 for a quarter of one); 0 = never started
+  double elapsed_s = 0;  // run time (to now while running)
   std::optional<double> time_limit_s{};
   // The GPU usage the job's samples gave (nullopt: none yet, or a CPU-only job).
   std::optional<double> mean_util_pct{};
@@ -28,10 +28,10 @@ struct JobEfficiencyInput {
 };
 
 struct JobEfficiency {
-  double gpu_hours_allocated = 0;           // held GPUs x elapsed
-  std::optional<double> gpu_hours_used{};   // allocated x mean utilisation
-  std::optional<double> memory_pct{};       // peak memory of the card's
-  std::optional<double> time_limit_pct{};   // elapsed of the time limit
+  double gpu_hours_allocated = 0;          // held GPUs x elapsed
+  std::optional<double> gpu_hours_used{};  // allocated x mean utilisation
+  std::optional<double> memory_pct{};      // peak memory of the card's
+  std::optional<double> time_limit_pct{};  // elapsed of the time limit
   // One line a person can act on: "used 12 % of its GPUs: ask for fewer ...".
   std::string advice;
 };

@@ -552,13 +552,19 @@ struct HistoryTerm {
 std::vector<HistoryTerm> HistoryTerms(const JobHistoryQuery& query) {
   std::vector<HistoryTerm> terms;
   if (query.uid) {
-    terms.push_back({"uid = ?", {[&](ParamSink& s, int i) { s.BindInt64(i, *query.uid); }}});
+    terms.push_back({"uid = ?", {[&](ParamSink& s, int i) {
+                       s.BindInt64(i, *query.uid);
+                     }}});
   }
   if (query.user) {
-    terms.push_back({"user_name = ?", {[&](ParamSink& s, int i) { s.BindText(i, *query.user); }}});
+    terms.push_back({"user_name = ?", {[&](ParamSink& s, int i) {
+                       s.BindText(i, *query.user);
+                     }}});
   }
   if (query.team) {
-    terms.push_back({"team = ?", {[&](ParamSink& s, int i) { s.BindText(i, *query.team); }}});
+    terms.push_back({"team = ?", {[&](ParamSink& s, int i) {
+                       s.BindText(i, *query.team);
+                     }}});
   }
   if (!query.states.empty()) {
     HistoryTerm in{.sql = "state IN (", .binds = {}};
@@ -570,15 +576,19 @@ std::vector<HistoryTerm> HistoryTerms(const JobHistoryQuery& query) {
     terms.push_back(std::move(in));
   }
   if (query.since) {
-    terms.push_back({"(end_ms IS NULL OR end_ms >= ?)",
-                     {[&](ParamSink& s, int i) { s.BindInt64(i, ToUnixMillis(*query.since)); }}});
+    terms.push_back({"(end_ms IS NULL OR end_ms >= ?)", {[&](ParamSink& s, int i) {
+                       s.BindInt64(i, ToUnixMillis(*query.since));
+                     }}});
   }
   if (query.until) {
-    terms.push_back({"submit_ms < ?",
-                     {[&](ParamSink& s, int i) { s.BindInt64(i, ToUnixMillis(*query.until)); }}});
+    terms.push_back({"submit_ms < ?", {[&](ParamSink& s, int i) {
+                       s.BindInt64(i, ToUnixMillis(*query.until));
+                     }}});
   }
   if (query.before) {
-    terms.push_back({"id < ?", {[&](ParamSink& s, int i) { s.BindInt64(i, query.before->value()); }}});
+    terms.push_back({"id < ?", {[&](ParamSink& s, int i) {
+                       s.BindInt64(i, query.before->value());
+                     }}});
   }
   return terms;
 }

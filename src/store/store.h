@@ -64,14 +64,14 @@ struct JobQuery {
 // Every filter that is set must hold. The window keeps the jobs that were in the system during
 // [since, until): submitted before `until` and not ended before `since` (Slurm's sacct -S/-E).
 struct JobHistoryQuery {
-  std::optional<std::uint32_t> uid{};   // only this owner's jobs (a user's scope)
-  std::optional<std::string> user{};    // only jobs of this login name (`--user`)
-  std::optional<std::string> team{};    // only this team's jobs ("" = the default team)
-  std::vector<JobState> states{};       // only jobs in one of these states; empty = any
-  std::optional<Time> since{};          // not ended before this
-  std::optional<Time> until{};          // submitted before this
-  std::optional<JobId> before{};        // ids below this: the cursor of the next page
-  int limit = 100;                      // > 0
+  std::optional<std::uint32_t> uid{};  // only this owner's jobs (a user's scope)
+  std::optional<std::string> user{};   // only jobs of this login name (`--user`)
+  std::optional<std::string> team{};   // only this team's jobs ("" = the default team)
+  std::vector<JobState> states{};      // only jobs in one of these states; empty = any
+  std::optional<Time> since{};         // not ended before this
+  std::optional<Time> until{};         // submitted before this
+  std::optional<JobId> before{};       // ids below this: the cursor of the next page
+  int limit = 100;                     // > 0
 };
 
 // Controller leadership (issue #6, schema v6): several `gpufleet server` on one database; the
