@@ -216,6 +216,19 @@ int Main(int argc, char** argv) {
             100)) {
     return 1;
   }
+  // A window near the history's end: the jobs of its last day (288), and of its last hour (12,
+  // fewer than a page: the store reads to the end of the history to be sure there is no more).
+  const std::int64_t last_end_ms = kHistoryStartMs + std::int64_t{jobs} * 300'000 + 260'000;
+  const std::size_t day = static_cast<std::size_t>(std::min(jobs, 288));
+  const std::size_t hour = static_cast<std::size_t>(std::min(jobs, 12));
+  if (!page("--since its last day (100 of 288)",
+            "/api/v1/history?limit=100&since_ms=" + std::to_string(last_end_ms - 86'400'000 + 1),
+            std::min<std::size_t>(day, 100)) ||
+      !page("--since its last hour (12: less than a page)",
+            "/api/v1/history?limit=100&since_ms=" + std::to_string(last_end_ms - 3'600'000 + 1),
+            hour)) {
+    return 1;
+  }
   const std::filesystem::path out = gf.dir() / "history.out";
   auto cli = [&](const std::string& what, const std::vector<std::string>& args) {
     std::vector<std::string> command = {gpufleet, "history"};

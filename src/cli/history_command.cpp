@@ -30,26 +30,27 @@ struct FieldName {
   HistoryField field;
   std::string_view name;    // --format and the CSV header
   std::string_view header;  // the table's
+  std::string_view key;     // the job's JSON field printed as is; "" for a figure computed here
 };
 constexpr std::array<FieldName, 18> kFields = {{
-    {HistoryField::kId, "id", "JOBID"},
-    {HistoryField::kName, "name", "NAME"},
-    {HistoryField::kUser, "user", "USER"},
-    {HistoryField::kTeam, "team", "TEAM"},
-    {HistoryField::kState, "state", "STATE"},
-    {HistoryField::kExit, "exit", "EXIT"},
-    {HistoryField::kSubmit, "submit", "SUBMIT"},
-    {HistoryField::kStart, "start", "START"},
-    {HistoryField::kEnd, "end", "END"},
-    {HistoryField::kElapsed, "elapsed", "ELAPSED"},
-    {HistoryField::kTimeLimit, "timelimit", "TIMELIMIT"},
-    {HistoryField::kGpus, "gpus", "GPUS"},
-    {HistoryField::kGpuHours, "gpu_hours", "GPU-H"},
-    {HistoryField::kUtil, "util", "UTIL"},
-    {HistoryField::kPeakMem, "peak_mem", "PEAK MEM"},
-    {HistoryField::kEnergy, "energy", "ENERGY"},
-    {HistoryField::kNode, "node", "NODE"},
-    {HistoryField::kReason, "reason", "REASON"},
+    {HistoryField::kId, "id", "JOBID", ""},
+    {HistoryField::kName, "name", "NAME", "name"},
+    {HistoryField::kUser, "user", "USER", "user"},
+    {HistoryField::kTeam, "team", "TEAM", "team"},
+    {HistoryField::kState, "state", "STATE", "state"},
+    {HistoryField::kExit, "exit", "EXIT", "exit_code"},
+    {HistoryField::kSubmit, "submit", "SUBMIT", "submit_time"},
+    {HistoryField::kStart, "start", "START", "start_time"},
+    {HistoryField::kEnd, "end", "END", "end_time"},
+    {HistoryField::kElapsed, "elapsed", "ELAPSED", ""},
+    {HistoryField::kTimeLimit, "timelimit", "TIMELIMIT", ""},
+    {HistoryField::kGpus, "gpus", "GPUS", ""},
+    {HistoryField::kGpuHours, "gpu_hours", "GPU-H", ""},
+    {HistoryField::kUtil, "util", "UTIL", ""},
+    {HistoryField::kPeakMem, "peak_mem", "PEAK MEM", ""},
+    {HistoryField::kEnergy, "energy", "ENERGY", ""},
+    {HistoryField::kNode, "node", "NODE", "node"},
+    {HistoryField::kReason, "reason", "REASON", "reason"},
 }};
 constexpr std::string_view kDefaultFormat =
     "id,name,user,state,exit,start,elapsed,gpus,gpu_hours,util,peak_mem,energy,node";
@@ -125,12 +126,16 @@ std::string Or(const std::optional<double>& v, int decimals, std::string_view un
   return FixedDecimals(*v, decimals) + (csv ? "" : std::string(unit));
 }
 
-std::string Text(const json& job, std::string_view key, bool csv) {
-  return JsonText(job, key, csv ? "" : "-");
+// Seconds as `show` prints a duration ("1h30m"), or for CSV the whole seconds.
+std::string DurationCell(const std::optional<double>& seconds, bool csv) {
+  if (!seconds || csv) {
+    return Or(seconds, 0, "", csv);
+  }
+  return FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(*seconds)));
 }
 
-std::string TimeCell(const json& job, std::string_view key, bool csv) {
-  return Text(job, key, csv);
+std::string Text(const json& job, std::string_view key, bool csv) {
+  return JsonText(job, key, csv ? "" : "-");
 }
 
 }  // namespace
@@ -273,42 +278,19 @@ std::string HistoryHeader(HistoryField field, bool csv) {
 }
 
 std::string HistoryCell(const json& job, HistoryField field, std::int64_t now_ms, bool csv) {
+  if (const std::string_view key = Named(field).key; !key.empty()) {
+    return Text(job, key, csv);
+  }
   const json& usage = Object(job, "usage");
   switch (field) {
     case HistoryField::kId: {
       const std::string task = ArrayTaskLabel(job);
       return task.empty() ? Text(job, "id", csv) : task;
     }
-    case HistoryField::kName:
-      return Text(job, "name", csv);
-    case HistoryField::kUser:
-      return Text(job, "user", csv);
-    case HistoryField::kTeam:
-      return Text(job, "team", csv);
-    case HistoryField::kState:
-      return Text(job, "state", csv);
-    case HistoryField::kExit:
-      return Text(job, "exit_code", csv);
-    case HistoryField::kSubmit:
-      return TimeCell(job, "submit_time", csv);
-    case HistoryField::kStart:
-      return TimeCell(job, "start_time", csv);
-    case HistoryField::kEnd:
-      return TimeCell(job, "end_time", csv);
-    case HistoryField::kElapsed: {
-      const std::optional<double> s = ElapsedSeconds(job, now_ms);
-      if (!s || csv) {
-        return Or(s, 0, "", csv);
-      }
-      return FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(*s)));
-    }
-    case HistoryField::kTimeLimit: {
-      const std::optional<double> limit = JsonNumber(job, "time_limit_s");
-      if (!limit || csv) {
-        return Or(limit, 0, "", csv);
-      }
-      return FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(*limit)));
-    }
+    case HistoryField::kElapsed:
+      return DurationCell(ElapsedSeconds(job, now_ms), csv);
+    case HistoryField::kTimeLimit:
+      return DurationCell(JsonNumber(job, "time_limit_s"), csv);
     case HistoryField::kGpus:
       return JobGpusText(job);
     case HistoryField::kGpuHours: {
@@ -321,12 +303,9 @@ std::string HistoryCell(const json& job, HistoryField field, std::int64_t now_ms
       return Or(JsonNumber(usage, "peak_memory_mib"), 0, " MiB", csv);
     case HistoryField::kEnergy:
       return Or(JsonNumber(usage, "energy_kwh"), 3, " kWh", csv);
-    case HistoryField::kNode:
-      return Text(job, "node", csv);
-    case HistoryField::kReason:
-      return Text(job, "reason", csv);
+    default:  // the fields printed as is, above
+      return "";
   }
-  return "";
 }
 
 namespace {

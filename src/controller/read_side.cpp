@@ -48,12 +48,7 @@ Result<std::shared_ptr<const ControllerView>> ClusterReader::Read() const {
 Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
                                                  const JobFilter& filter) const {
   GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
-  const bool others = filter.user.has_value() && *filter.user != caller.user;
-  GF_TRY(Authorize(caller,
-                   Resource::kJob,
-                   Action::kList,
-                   others ? Ownership::kOther : Ownership::kOwn,
-                   others ? "user" : "jobs"));
+  GF_TRY(AuthorizeList(caller, filter.user));
   std::vector<Job> out;
   auto wanted = [&](const Job& job) {
     if (!Visible(caller, job)) {
@@ -87,6 +82,15 @@ Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
     }
   }
   return out;
+}
+
+Status ClusterReader::AuthorizeList(const Caller& caller, const std::optional<std::string>& user) {
+  const bool others = user.has_value() && *user != caller.user;
+  return Authorize(caller,
+                   Resource::kJob,
+                   Action::kList,
+                   others ? Ownership::kOther : Ownership::kOwn,
+                   others ? "user" : "jobs");
 }
 
 Job ClusterReader::AsRead(const ControllerView& view, Job stored) const {

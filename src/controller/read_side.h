@@ -106,6 +106,8 @@ class ClusterReader {
                          StoreReader& reader,
                          const Caller& caller,
                          JobId id) const;
+  // Whether `caller` may list jobs, of `user` when given (another user's: operators and admins).
+  static Status AuthorizeList(const Caller& caller, const std::optional<std::string>& user);
   // A job read from the store as callers see it: an active one as `view` has it (its pending
   // reason), with its live usage (WithLiveUsage).
   Job AsRead(const ControllerView& view, Job stored) const;

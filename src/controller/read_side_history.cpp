@@ -17,12 +17,7 @@ Result<HistoryPage> ClusterReader::JobHistory(const Caller& caller,
     return InvalidArgument("until: before since; give an --until after --since");
   }
   GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
-  const bool others = filter.user.has_value() && *filter.user != caller.user;
-  GF_TRY(Authorize(caller,
-                   Resource::kJob,
-                   Action::kList,
-                   others ? Ownership::kOther : Ownership::kOwn,
-                   others ? "user" : "jobs"));
+  GF_TRY(AuthorizeList(caller, filter.user));
   JobHistoryQuery query{.user = filter.user,
                         .team = filter.team,
                         .states = filter.states,

@@ -8,14 +8,6 @@ source "$(dirname "$0")/lib.sh"
 "$GPUFLEET" history --help >/dev/null 2>&1 || { echo "skip: no gpufleet history"; exit $SKIP; }
 start_up  # 4 simulated GPUs
 
-# refused WANT_RC WANT_TEXT CMD...: the command fails with exit WANT_RC, saying WANT_TEXT.
-refused() {
-  local want_rc=$1 want=$2 rc=0; shift 2
-  "$@" >"$WORK/out" 2>&1 || rc=$?
-  [ "$rc" = "$want_rc" ] || fail "$*: exit $rc, want $want_rc: $(cat "$WORK/out")"
-  grep -qF -- "$want" "$WORK/out" || fail "$*: said $(cat "$WORK/out"), want '$want'"
-}
-
 done_id=$(gf submit --json --gpus 2 --time 1h --name done-job -- sleep 1 | jq -r .id)
 failed_id=$(gf submit --json --gpus 1 --name failed-job -- sh -c 'exit 3' | jq -r .id)
 wait_for "job $done_id to complete" state_is "$done_id" COMPLETED
@@ -65,14 +57,7 @@ touch "$WORK/stop"
 wait_for "job $running_id to complete" state_is "$running_id" COMPLETED
 
 # ---- another user: only their own jobs
-other=gf-e2e-user
-if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null; then
-  ok "skipped the second user's part (needs root)"
-  exit 0
-fi
-id -u "$other" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "$other"
-as_other() { runuser -u "$other" -- env GPUFLEET_SOCKET="$GPUFLEET_SOCKET" "$GPUFLEET" "$@"; }
-runuser -u "$other" -- test -x "$GPUFLEET" || { ok "skipped: $other cannot run $GPUFLEET"; exit 0; }
+other_user || exit 0
 theirs=$(as_other submit --json --gpus 1 --workdir /tmp -- true | jq -r .id)
 wait_for "their job to complete" state_is "$theirs" COMPLETED
 [ "$(as_other history --format id --csv | tail -n +2)" = "$theirs" ] ||

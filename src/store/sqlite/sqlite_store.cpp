@@ -194,6 +194,8 @@ class SqliteStore final : public Store {
   Status InTransaction(std::string_view what, const std::function<Status()>& body);
   Status WriteBatch(const StoreBatch& batch);
   Result<std::int64_t> QueryMax(SqliteStatement& stmt, std::string_view operation);
+  // Every row `stmt` (bound) yields, decoded as jobs.
+  Result<std::vector<Job>> ReadJobs(SqliteStatement& stmt, std::string_view operation);
   // A statement from `cache`, preparing it from `sql` on first use.
   Result<SqliteStatement*> Cached(std::optional<SqliteStatement>& cache, const std::string& sql);
   // `error` with this store's path in front, for the controller's log.
@@ -415,13 +417,17 @@ Result<std::vector<Job>> SqliteStore::ListJobs(const JobQuery& query) {
     stmt->BindInt64(stmt->ParameterIndex(":array_job"), query.array_job->value());
   }
   stmt->BindInt64(stmt->ParameterIndex(":limit"), query.limit);
+  return ReadJobs(*stmt, "list jobs");
+}
+
+Result<std::vector<Job>> SqliteStore::ReadJobs(SqliteStatement& stmt, std::string_view operation) {
   std::vector<Job> jobs;
   while (true) {
-    GF_ASSIGN_OR_RETURN(bool row, stmt->Step("list jobs"));
+    GF_ASSIGN_OR_RETURN(bool row, stmt.Step(operation));
     if (!row) {
       return jobs;
     }
-    auto job = DecodeJob(*stmt);
+    auto job = DecodeJob(stmt);
     if (!job.ok()) {
       return InStore(job.error());
     }
@@ -436,18 +442,7 @@ Result<std::vector<Job>> SqliteStore::ListJobHistory(const JobHistoryQuery& quer
   GF_ASSIGN_OR_RETURN(SqliteStatement stmt,
                       SqliteStatement::Prepare(db_.get(), JobHistorySql(query), false));
   BindJobHistory(stmt, query);
-  std::vector<Job> jobs;
-  while (true) {
-    GF_ASSIGN_OR_RETURN(bool row, stmt.Step("job history"));
-    if (!row) {
-      return jobs;
-    }
-    auto job = DecodeJob(stmt);
-    if (!job.ok()) {
-      return InStore(job.error());
-    }
-    jobs.push_back(std::move(job).value());
-  }
+  return ReadJobs(stmt, "job history");
 }
 
 Result<std::vector<Node>> SqliteStore::ListNodes() {
