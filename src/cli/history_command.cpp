@@ -89,9 +89,9 @@ std::vector<std::string_view> SplitCommas(std::string_view text) {
 }
 
 const json& Object(const json& j, std::string_view key) {
-  static const json kEmpty = json::object();
+  static const json empty_object = json::object();
   const auto it = j.find(key);
-  return it != j.end() && it->is_object() ? *it : kEmpty;
+  return it != j.end() && it->is_object() ? *it : empty_object;
 }
 
 // Seconds the job ran: start to end, or to now while it runs; nullopt before it started.
@@ -126,12 +126,21 @@ std::string Or(const std::optional<double>& v, int decimals, std::string_view un
   return FixedDecimals(*v, decimals) + (csv ? "" : std::string(unit));
 }
 
-// Seconds as `show` prints a duration ("1h30m"), or for CSV the whole seconds.
+// Whole seconds as `show` prints a duration ("1h30m"), or for CSV as a number.
 std::string DurationCell(const std::optional<double>& seconds, bool csv) {
-  if (!seconds || csv) {
-    return Or(seconds, 0, "", csv);
+  if (!seconds) {
+    return csv ? "" : "-";
   }
-  return FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(*seconds)));
+  const auto whole = static_cast<std::int64_t>(*seconds);
+  return csv ? std::to_string(whole) : FormatDuration(std::chrono::seconds(whole));
+}
+
+// The job's GPU usage, empty (unknown) when no sample was counted: a job that ended before the
+// first sample has a usage of zeros, which is no reading.
+const json& Usage(const json& job) {
+  const json& usage = Object(job, "usage");
+  static const json none = json::object();
+  return JsonNumber(usage, "samples").value_or(0) > 0 ? usage : none;
 }
 
 std::string Text(const json& job, std::string_view key, bool csv) {
@@ -147,7 +156,7 @@ Result<std::vector<HistoryField>> ParseHistoryFormat(std::string_view text) {
   std::vector<HistoryField> out;
   for (std::string_view name : SplitCommas(text)) {
     const std::string lower = Lower(name);
-    const auto it = std::find_if(
+    const auto* const it = std::find_if(
         kFields.begin(), kFields.end(), [&](const FieldName& f) { return f.name == lower; });
     if (it == kFields.end()) {
       return InvalidArgument("--format: unknown field '" + std::string(name) +
@@ -178,7 +187,8 @@ Result<Time> ParseHistoryTime(std::string_view text, Time now, std::string_view 
     if (n != 3) {
       return InvalidArgument(forms);
     }
-    std::string_view rest = std::string_view(s).substr(static_cast<std::size_t>(consumed));
+    const std::string_view whole = s;
+    std::string_view rest = whole.substr(static_cast<std::size_t>(consumed));
     if (!rest.empty()) {
       if (rest[0] != 'T' && rest[0] != ' ') {
         return InvalidArgument(forms);
@@ -209,7 +219,7 @@ Result<Time> ParseHistoryTime(std::string_view text, Time now, std::string_view 
 
 Result<std::string> ParseHistoryStates(std::string_view text) {
   // Slurm's short names (sacct's and squeue's ST column) for the states gpufleet has.
-  static const std::array<std::pair<std::string_view, std::string_view>, 9> kShort = {{
+  constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kShort = {{
       {"PD", "PENDING"},
       {"ST", "STARTING"},
       {"R", "RUNNING"},
@@ -281,7 +291,7 @@ std::string HistoryCell(const json& job, HistoryField field, std::int64_t now_ms
   if (const std::string_view key = Named(field).key; !key.empty()) {
     return Text(job, key, csv);
   }
-  const json& usage = Object(job, "usage");
+  const json& usage = Usage(job);
   switch (field) {
     case HistoryField::kId: {
       const std::string task = ArrayTaskLabel(job);
@@ -490,7 +500,7 @@ bool IsRunning(const json& job) {
 }
 
 JobEfficiencyInput EfficiencyInput(const json& job, const json& node, std::int64_t now_ms) {
-  const json& usage = Object(job, "usage");
+  const json& usage = Usage(job);
   JobEfficiencyInput in{.held_gpus = HeldGpus(job),
                         .elapsed_s = ElapsedSeconds(job, now_ms).value_or(0),
                         .time_limit_s = JsonNumber(job, "time_limit_s"),
@@ -528,7 +538,7 @@ json EfficiencyJson(const json& job, const json& node, std::int64_t now_ms) {
               {"peak_memory_mib", in.peak_memory_mib ? json(*in.peak_memory_mib) : json()},
               {"card_memory_mib", in.card_memory_mib > 0 ? json(in.card_memory_mib) : json()},
               {"memory_pct", Optional(eff.memory_pct)},
-              {"energy_kwh", Optional(JsonNumber(Object(job, "usage"), "energy_kwh"))},
+              {"energy_kwh", Optional(JsonNumber(Usage(job), "energy_kwh"))},
               {"advice", eff.advice}};
 }
 

@@ -14,6 +14,8 @@ using ::testing::Not;
 
 // 2026-12-01T00:00:00Z
 constexpr std::int64_t kDecemberMs = 1'796'083'200'000;
+constexpr std::int64_t kHourMs = 3'600'000;
+constexpr std::int64_t kMinuteMs = 60'000;
 
 Time December() {
   return FromUnixMillis(kDecemberMs);
@@ -36,9 +38,9 @@ TEST(HistoryCommandTest, TimesAreUtcDatesNowOrDurationsAgo) {
   const Time now = December() + std::chrono::hours(12);
   EXPECT_EQ(ToUnixMillis(*ParseHistoryTime("2026-12-01", now, "--since")), kDecemberMs);
   EXPECT_EQ(ToUnixMillis(*ParseHistoryTime("2026-12-01T08:30", now, "--since")),
-            kDecemberMs + 8 * 3'600'000 + 30 * 60'000);
+            kDecemberMs + 8 * kHourMs + 30 * kMinuteMs);
   EXPECT_EQ(ToUnixMillis(*ParseHistoryTime("2026-12-01 08:30:15Z", now, "--since")),
-            kDecemberMs + 8 * 3'600'000 + 30 * 60'000 + 15'000);
+            kDecemberMs + 8 * kHourMs + 30 * kMinuteMs + 15'000);
   EXPECT_EQ(*ParseHistoryTime("now", now, "--until"), now);
   EXPECT_EQ(*ParseHistoryTime("2d", now, "--since"), now - std::chrono::hours(48));
   for (const char* bad : {"yesterday", "2026-13-01", "2026-12-01T25:00", "2026-12-01x", ""}) {
@@ -82,7 +84,7 @@ nlohmann::json EndedJob() {
                         {"time_limit_s", 4 * 3600},
                         {"start_time", "2026-12-01T00:00:00.000Z"},
                         {"start_time_ms", kDecemberMs},
-                        {"end_time_ms", kDecemberMs + 90 * 60'000},
+                        {"end_time_ms", kDecemberMs + 90 * kMinuteMs},
                         {"usage",
                          {{"samples", 100},
                           {"mean_util_pct", 20.0},
@@ -93,7 +95,7 @@ nlohmann::json EndedJob() {
 
 TEST(HistoryCommandTest, CellsForTheTableAndForCsv) {
   const nlohmann::json job = EndedJob();
-  const std::int64_t now = kDecemberMs + 10 * 3'600'000;
+  const std::int64_t now = kDecemberMs + 10 * kHourMs;
   EXPECT_EQ(HistoryCell(job, HistoryField::kElapsed, now, false), "1h30m");
   EXPECT_EQ(HistoryCell(job, HistoryField::kElapsed, now, true), "5400");
   EXPECT_EQ(HistoryCell(job, HistoryField::kGpuHours, now, false), "3");
@@ -117,7 +119,7 @@ TEST(HistoryCommandTest, EfficiencyShowsHeldVsUsedAndAdvice) {
   const nlohmann::json node = {{"name", "n1"},
                                {"gpus", {{{"uuid", "GPU-a"}, {"memory_mib", 81920}}}}};
   std::ostringstream out;
-  PrintEfficiency(EndedJob(), node, kDecemberMs + 10 * 3'600'000, out);
+  PrintEfficiency(EndedJob(), node, kDecemberMs + 10 * kHourMs, out);
   const std::string text = out.str();
   EXPECT_THAT(text, HasSubstr("State:"));
   EXPECT_THAT(text, HasSubstr("COMPLETED  exit code 0"));
@@ -126,7 +128,7 @@ TEST(HistoryCommandTest, EfficiencyShowsHeldVsUsedAndAdvice) {
   EXPECT_THAT(text, HasSubstr("peak 4096 MiB of 81920 MiB on the card (5 %)"));
   EXPECT_THAT(text, HasSubstr("used 20 % of its GPUs: ask for fewer (--gpus 1 would do)"));
   EXPECT_THAT(text, Not(HasSubstr("so far")));
-  const nlohmann::json figures = EfficiencyJson(EndedJob(), node, kDecemberMs + 10 * 3'600'000);
+  const nlohmann::json figures = EfficiencyJson(EndedJob(), node, kDecemberMs + 10 * kHourMs);
   EXPECT_EQ(figures["gpu_hours_allocated"], 3.0);
   EXPECT_EQ(figures["card_memory_mib"], 81920);
   EXPECT_EQ(figures["running"], false);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/duration.h"
+#include "core/gpu_hours.h"
 #include "report/recommend.h"
 #include "report/report.h"
 
@@ -34,6 +35,12 @@ std::string Advice(const JobEfficiencyInput& in, const JobEfficiency& eff) {
   if (!in.mean_util_pct) {
     return in.running ? "no GPU samples yet: look again in a minute"
                       : "no GPU samples were recorded: nothing to judge";
+  }
+  if (eff.gpu_hours_allocated < kMinRecommendGpuHours) {
+    // As the report gives no advice on so little GPU time: a few minutes do not make a pattern.
+    return std::string(in.running ? "too early to judge" : "too short to judge") + " (" +
+           FormatGpuHours(eff.gpu_hours_allocated) + " GPU-h, under the report's " +
+           FormatGpuHours(kMinRecommendGpuHours) + ")";
   }
   const double util = *in.mean_util_pct;
   const std::string so_far = in.running ? " so far" : "";

@@ -15,8 +15,8 @@ JobEfficiencyInput Ended(double gpus, double util) {
                             .elapsed_s = 7200,
                             .time_limit_s = 3 * 3600.0,
                             .mean_util_pct = util,
-                            .peak_memory_mib = 60 * 1024,
-                            .card_memory_mib = 80 * 1024,
+                            .peak_memory_mib = std::int64_t{60} * 1024,
+                            .card_memory_mib = std::int64_t{80} * 1024,
                             .running = false};
 }
 
@@ -43,11 +43,19 @@ TEST(JobEfficiencyTest, LowUseAsksForFewerGpusByTheReportsThreshold) {
 
 TEST(JobEfficiencyTest, SmallMemorySuggestsAShareAndShortRunsAShorterLimit) {
   JobEfficiencyInput small = Ended(1, 90);
-  small.peak_memory_mib = 8 * 1024;  // 10 % of 80 GiB
+  small.peak_memory_mib = std::int64_t{8} * 1024;  // 10 % of 80 GiB
   EXPECT_THAT(ComputeJobEfficiency(small).advice, HasSubstr("--gpu-mem 12G"));
   JobEfficiencyInput quick = Ended(1, 90);
   quick.elapsed_s = 600;  // 10 min of a 3 h limit
   EXPECT_THAT(ComputeJobEfficiency(quick).advice, HasSubstr("--time nearer its run (40m)"));
+}
+
+TEST(JobEfficiencyTest, ATinyRunIsNotJudgedAsTheReportJudgesNone) {
+  JobEfficiencyInput tiny = Ended(1, 0);
+  tiny.elapsed_s = 60;  // 0.017 GPU-h
+  EXPECT_THAT(ComputeJobEfficiency(tiny).advice, HasSubstr("too short to judge"));
+  tiny.elapsed_s = kMinRecommendGpuHours * 3600;
+  EXPECT_THAT(ComputeJobEfficiency(tiny).advice, HasSubstr("idle"));
 }
 
 TEST(JobEfficiencyTest, RunningAndUnsampledJobsSaySo) {
