@@ -39,8 +39,9 @@ using nlohmann::json;
 
 constexpr std::int64_t kHistoryStartMs = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
 
+// Before any thread starts (getpwuid's buffer is shared).
 std::string CurrentUser() {
-  const passwd* pw = getpwuid(getuid());
+  const passwd* pw = getpwuid(getuid());  // NOLINT(concurrency-mt-unsafe): one thread yet
   return pw != nullptr ? pw->pw_name : "uid" + std::to_string(getuid());
 }
 
@@ -82,7 +83,7 @@ Status SeedJobs(const std::filesystem::path& data_dir, int jobs) {
       job.usage = JobUsage{.samples = 240,
                            .mean_util_pct = static_cast<double>(id % 97),
                            .peak_util_pct = 100,
-                           .peak_memory_mib = 1'024 * (1 + id % 70),
+                           .peak_memory_mib = std::int64_t{1'024} * (1 + id % 70),
                            .energy_mj = 84'000'000};
       batch.jobs.push_back(std::move(job));
     }
@@ -111,7 +112,7 @@ Result<std::vector<double>> TimePage(ApiClient& client,
 
 struct ChildRun {
   double seconds = 0;
-  long max_rss_kib = 0;
+  std::int64_t max_rss_kib = 0;
   std::int64_t lines = 0;
 };
 
@@ -129,6 +130,7 @@ Result<ChildRun> RunCli(const std::vector<std::string>& argv,
     if (out == nullptr || dup2(fileno(out), STDOUT_FILENO) < 0) {
       _exit(127);
     }
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): the forked child has one thread
     setenv("GPUFLEET_SOCKET", socket.c_str(), 1);
     std::vector<char*> args;
     for (const std::string& a : argv) {
