@@ -60,6 +60,13 @@ class FakeClusterService : public ClusterService {
     return std::vector<Job>{job};
   }
   Result<Job> GetJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
+  // The canned job, and history_next as the cursor.
+  Result<HistoryPage> JobHistory(const Caller& caller, const HistoryFilter& filter) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_history_filter = filter;
+    return HistoryPage{.jobs = {job}, .next = history_next};
+  }
   Result<Job> CancelJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
   Result<LogChunk> ReadJobLog(const Caller& caller, const LogRequest& request) override {
     std::lock_guard<std::mutex> lock(mu);
@@ -238,6 +245,7 @@ class FakeClusterService : public ClusterService {
   ClusterStats stats;
   QuotaReport quota;
   Report report;
+  std::optional<JobId> history_next;  // JobHistory's cursor
   IssuedToken issued;
   std::vector<Subscription> subscriptions;
   // Recorded.
@@ -250,6 +258,7 @@ class FakeClusterService : public ClusterService {
   std::optional<JobSpec> last_spec;
   std::optional<ArrayRequest> last_array;
   std::optional<JobFilter> last_filter;
+  std::optional<HistoryFilter> last_history_filter;
   std::optional<JobId> last_id;
   std::optional<LogRequest> last_log_request;
   std::optional<JobSelector> last_selector;

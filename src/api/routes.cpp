@@ -236,6 +236,64 @@ Result<HttpResponse> ListJobs(ClusterService& service, const RequestContext& ctx
   return JsonResponse(200, json{{"jobs", std::move(out)}});
 }
 
+// A time given as Unix milliseconds in query parameter `name`, if there.
+Result<std::optional<Time>> TimeQuery(const RequestContext& ctx, const std::string& name) {
+  const std::optional<std::string> text = QueryValue(ctx, name);
+  if (!text) {
+    return std::optional<Time>();
+  }
+  GF_ASSIGN_OR_RETURN(const std::int64_t ms,
+                      ParseInt(name, *text, INT64_MIN, INT64_MAX, "Unix milliseconds"));
+  return std::optional<Time>(FromUnixMillis(ms));
+}
+
+Result<HistoryFilter> HistoryFilterFromQuery(const RequestContext& ctx) {
+  HistoryFilter filter;
+  GF_ASSIGN_OR_RETURN(filter.since, TimeQuery(ctx, "since_ms"));
+  GF_ASSIGN_OR_RETURN(filter.until, TimeQuery(ctx, "until_ms"));
+  if (const auto states = QueryValue(ctx, "state"); states && !states->empty()) {
+    for (std::string_view name : Split(*states, ',')) {
+      auto state = ParseJobState(name);
+      if (!state.ok()) {
+        return InvalidArgument("state: " + state.error().message);
+      }
+      filter.states.push_back(*state);
+    }
+  }
+  filter.user = QueryValue(ctx, "user");
+  filter.team = QueryValue(ctx, "team");
+  if (const auto cursor = QueryValue(ctx, "cursor")) {
+    GF_ASSIGN_OR_RETURN(
+        const std::int64_t id,
+        ParseInt("cursor", *cursor, 1, INT64_MAX, "the next_cursor of the page before"));
+    filter.before = JobId(id);
+  }
+  if (const auto limit = QueryValue(ctx, "limit")) {
+    GF_ASSIGN_OR_RETURN(const std::int64_t n,
+                        ParseInt("limit",
+                                 *limit,
+                                 1,
+                                 kMaxHistoryPage,
+                                 "a whole number from 1 to " + std::to_string(kMaxHistoryPage)));
+    filter.limit = static_cast<int>(n);
+  }
+  return filter;
+}
+
+// GET /history?since_ms&until_ms&state=A,B&user&team&cursor&limit: a page of job history
+// (ClusterService::JobHistory), {"jobs": [...], "next_cursor": ID or null}.
+Result<HttpResponse> JobHistory(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const HistoryFilter filter, HistoryFilterFromQuery(ctx));
+  GF_ASSIGN_OR_RETURN(const HistoryPage page, service.JobHistory(ctx.caller, filter));
+  json out = json::array();
+  for (const auto& job : page.jobs) {
+    out.push_back(JobToJson(job));
+  }
+  return JsonResponse(200,
+                      json{{"jobs", std::move(out)},
+                           {"next_cursor", page.next ? json(page.next->value()) : json()}});
+}
+
 // The routes that act on one job and answer with the job as it is afterwards:
 // GET /jobs/{id}, POST /jobs/{id}/cancel, /approve (root: the job may run past its team's
 // GPU-hour budget), /checkpoint (owner or root: the running job saved a checkpoint now), /hold,
@@ -441,7 +499,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 37> kRoutes = {{
+const std::array<RouteEntry, 38> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -456,6 +514,9 @@ const std::array<RouteEntry, 37> kRoutes = {{
     {{"POST", "/api/v1/jobs/{id}/update", true}, "", &UpdateJob},
     {{"POST", "/api/v1/jobs/cancel", true}, "", &CancelJobs},
     {{"GET", "/api/v1/jobs/{id}/events", true}, "", &JobEvents},
+    {{"GET", "/api/v1/history", true},
+     "since_ms,until_ms,state,user,team,cursor,limit",
+     &JobHistory},
     {{"GET", "/api/v1/jobs/{id}/explain", true}, "", &ExplainJob},
     {{"GET", "/api/v1/jobs/{id}/logs", true}, "stream,offset,limit", &JobLogsChunk},
     {{"GET", "/api/v1/quota", true}, "", &GetQuota},

@@ -203,6 +203,50 @@ TEST_F(ApiRoutesTest, ListJobsQuery) {
   EXPECT_NE(Message(r).find("colour"), std::string::npos);
 }
 
+TEST_F(ApiRoutesTest, HistoryPassesTheFilterAndAnswersAPageWithItsCursor) {
+  fake_.history_next = JobId(41);
+  const auto r = Do("GET",
+                    "/api/v1/history?since_ms=1000&until_ms=2000&state=COMPLETED,failed&user=bob"
+                    "&team=cv&cursor=50&limit=20");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["jobs"].size(), 1u);
+  EXPECT_EQ(Body(r)["next_cursor"], 41);
+  ASSERT_TRUE(fake_.last_history_filter.has_value());
+  const HistoryFilter& f = *fake_.last_history_filter;
+  EXPECT_EQ(f.since, FromUnixMillis(1000));
+  EXPECT_EQ(f.until, FromUnixMillis(2000));
+  EXPECT_EQ(f.states, (std::vector<JobState>{JobState::kCompleted, JobState::kFailed}));
+  EXPECT_EQ(f.user, "bob");
+  EXPECT_EQ(f.team, "cv");
+  EXPECT_EQ(f.before, JobId(50));
+  EXPECT_EQ(f.limit, 20);
+  // The last page: no cursor; nothing set: no filter.
+  fake_.history_next.reset();
+  const auto last = Do("GET", "/api/v1/history");
+  ASSERT_EQ(last.status, 200) << last.body;
+  EXPECT_TRUE(Body(last)["next_cursor"].is_null());
+  EXPECT_FALSE(fake_.last_history_filter->since.has_value());
+  EXPECT_TRUE(fake_.last_history_filter->states.empty());
+  EXPECT_FALSE(fake_.last_history_filter->user.has_value());
+  EXPECT_EQ(fake_.last_history_filter->limit, 100);
+}
+
+TEST_F(ApiRoutesTest, HistoryRefusesBadParametersNamingThem) {
+  const int before = fake_.Calls();
+  for (const auto& [target, named] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/v1/history?state=DONE", "state: unknown job state 'DONE'"},
+           {"/api/v1/history?since_ms=yesterday", "since_ms: must be Unix milliseconds"},
+           {"/api/v1/history?limit=0", "limit: must be a whole number from 1 to 10000"},
+           {"/api/v1/history?cursor=-1", "cursor: must be the next_cursor"},
+           {"/api/v1/history?sort=id", "sort"}}) {
+    const auto r = Do("GET", target);
+    EXPECT_EQ(r.status, 400) << target;
+    EXPECT_NE(Message(r).find(named), std::string::npos) << target << ": " << Message(r);
+  }
+  EXPECT_EQ(fake_.Calls(), before);
+  EXPECT_EQ(Do("GET", "/api/v1/history", "", &anonymous_).status, 401);
+}
+
 TEST_F(ApiRoutesTest, ErrorCodesMapThroughTheTable) {
   const std::vector<std::pair<ErrorCode, int>> table = {{ErrorCode::kInvalidArgument, 400},
                                                         {ErrorCode::kNotFound, 404},

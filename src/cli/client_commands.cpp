@@ -15,6 +15,7 @@
 #include "api/api_client.h"
 #include "api/socket_path.h"
 #include "cli/explain_view.h"
+#include "cli/history_command.h"
 #include "cli/job_control_commands.h"
 #include "cli/job_ref.h"
 #include "cli/logs_command.h"
@@ -652,6 +653,7 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   checkpoint->callback([&ctx, k_id] { ctx.exit_code = RunCheckpoint(ctx, *k_id); });
 
   AddJobControlCommands(app, ctx);
+  AddHistoryCommands(app, ctx);
 
   auto* logs = app.add_subcommand(
       "logs", "a job's output: standard output, then standard error (--stdout, --stderr: one)");

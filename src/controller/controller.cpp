@@ -368,6 +368,10 @@ Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
   return reads_.GetJob(caller, id);
 }
 
+Result<HistoryPage> Controller::JobHistory(const Caller& caller, const HistoryFilter& filter) {
+  return reads_.JobHistory(caller, filter);
+}
+
 void Controller::PublishView() {
   reads_.Publish(NextView(*reads_.Latest(), jobs_.Active(), nodes_.Nodes(), counters_, fatal_));
 }

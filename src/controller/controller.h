@@ -22,9 +22,9 @@
 // Thread-safety: the ClusterService and AgentReports methods are thread-safe. Reads are served
 // on the caller's thread by the read side (ClusterReader, read_side.h) from the view the last
 // turn published (view.h) and, for history, from a store read connection of their own:
-// ListJobs, GetJob, JobEvents, ListNodes, ListGpus, Stats, MonthlyReport, ListTokens. Every
-// other service call enqueues a command and blocks until it is applied and committed.
-// Everything else below is touched by the state thread only ("REQUIRES: state thread").
+// ListJobs, GetJob, JobHistory, JobEvents, ListNodes, ListGpus, Stats, MonthlyReport,
+// ListTokens. Every other service call enqueues a command and blocks until it is applied and
+// committed. Everything else below is touched by the state thread only ("REQUIRES: state thread").
 #pragma once
 
 #include <atomic>
@@ -150,6 +150,7 @@ class Controller final : public ClusterService, public AgentReports, private Job
   Result<std::vector<Job>> CancelArray(const Caller& caller, JobId array_job) override;
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) override;
   Result<Job> GetJob(const Caller& caller, JobId id) override;
+  Result<HistoryPage> JobHistory(const Caller& caller, const HistoryFilter& filter) override;
   Result<Job> CancelJob(const Caller& caller, JobId id) override;
   Result<LogChunk> ReadJobLog(const Caller& caller, const LogRequest& request) override;
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) override;

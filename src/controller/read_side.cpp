@@ -48,12 +48,7 @@ Result<std::shared_ptr<const ControllerView>> ClusterReader::Read() const {
 Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
                                                  const JobFilter& filter) const {
   GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
-  const bool others = filter.user.has_value() && *filter.user != caller.user;
-  GF_TRY(Authorize(caller,
-                   Resource::kJob,
-                   Action::kList,
-                   others ? Ownership::kOther : Ownership::kOwn,
-                   others ? "user" : "jobs"));
+  GF_TRY(AuthorizeList(caller, filter.user));
   std::vector<Job> out;
   auto wanted = [&](const Job& job) {
     if (!Visible(caller, job)) {
@@ -82,14 +77,26 @@ Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
   // Read after the view was taken: a stored copy is as new as the view's or newer.
   GF_ASSIGN_OR_RETURN(std::vector<Job> stored, reader->ListJobs(query));
   for (auto& job : stored) {
-    if (!wanted(job)) {
-      continue;
+    if (wanted(job)) {
+      out.push_back(AsRead(*view, std::move(job)));
     }
-    // The view's copy carries the current pending reason; a job stored as ended has left it.
-    const Job* live = IsTerminal(job.state) ? nullptr : view->Find(job.id);
-    out.push_back(live != nullptr ? WithLiveUsage(*live) : WithLiveUsage(std::move(job)));
   }
   return out;
+}
+
+Status ClusterReader::AuthorizeList(const Caller& caller, const std::optional<std::string>& user) {
+  const bool others = user.has_value() && *user != caller.user;
+  return Authorize(caller,
+                   Resource::kJob,
+                   Action::kList,
+                   others ? Ownership::kOther : Ownership::kOwn,
+                   others ? "user" : "jobs");
+}
+
+Job ClusterReader::AsRead(const ControllerView& view, Job stored) const {
+  // The view's copy carries the current pending reason; a job stored as ended has left it.
+  const Job* live = IsTerminal(stored.state) ? nullptr : view.Find(stored.id);
+  return live != nullptr ? WithLiveUsage(*live) : WithLiveUsage(std::move(stored));
 }
 
 Result<Job> ClusterReader::FindInView(const ControllerView& view,

@@ -1,6 +1,6 @@
 // ClusterReader: the controller's read side (issue #21), everything the API reads without a
-// command on the state thread: ListJobs, GetJob, JobEvents, ListNodes, ListGpus, Stats, the
-// monthly report and the token list.
+// command on the state thread: ListJobs, GetJob, JobHistory, JobEvents, ListNodes, ListGpus,
+// Stats, the monthly report and the token list.
 //
 // It answers from three sources and nothing else:
 //   - the view the state thread last published (view.h): the active jobs as callers see them,
@@ -86,6 +86,9 @@ class ClusterReader {
   // may not read is kNotFound, as if it did not exist, and lists leave it out.
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) const;
   Result<Job> GetJob(const Caller& caller, JobId id) const;
+  // One page of `gpufleet history` from the store (read_side_history.cpp): the store's keyset
+  // page, scoped to what the caller may see, active jobs as the view has them.
+  Result<HistoryPage> JobHistory(const Caller& caller, const HistoryFilter& filter) const;
   // Every committed event of the job (at most 10,000), the view's turn included.
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) const;
   Result<std::vector<Node>> ListNodes(const Caller& caller) const;
@@ -103,6 +106,11 @@ class ClusterReader {
                          StoreReader& reader,
                          const Caller& caller,
                          JobId id) const;
+  // Whether `caller` may list jobs, of `user` when given (another user's: operators and admins).
+  static Status AuthorizeList(const Caller& caller, const std::optional<std::string>& user);
+  // A job read from the store as callers see it: an active one as `view` has it (its pending
+  // reason), with its live usage (WithLiveUsage).
+  Job AsRead(const ControllerView& view, Job stored) const;
   // A running job's usage so far from Telemetry, and the energy's charge at today's price.
   Job WithLiveUsage(Job job) const;
   ClusterStats ComputeStats(const ControllerView& view) const;

@@ -174,6 +174,43 @@ TEST_F(ReadSideTest, OthersJobsReadAsNotFound) {
   EXPECT_EQ((*events)[0].kind, "state");
 }
 
+TEST_F(ReadSideTest, HistoryShowsEachUserOnlyTheirOwnJobsPageByPage) {
+  ASSERT_TRUE(store_->Commit(StoreBatch{.jobs = {running_}}).ok());  // bob's, stored at its start
+  auto alice = reader_->JobHistory(alice_, HistoryFilter{});
+  ASSERT_TRUE(alice.ok()) << alice.error().ToString();
+  EXPECT_EQ(Ids(alice->jobs), (std::vector<std::int64_t>{2, 1}));
+  EXPECT_EQ(alice->jobs[0].reason, "Resources: needs 1 GPU, 0 free") << "the view's copy";
+  EXPECT_FALSE(alice->next.has_value());
+  EXPECT_EQ(Ids(reader_->JobHistory(bob_, HistoryFilter{})->jobs), (std::vector<std::int64_t>{3}));
+  // bob may not ask for alice's jobs; asking for his own name is his own history.
+  auto asked = reader_->JobHistory(bob_, HistoryFilter{.user = "alice"});
+  ASSERT_FALSE(asked.ok());
+  EXPECT_EQ(asked.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(Ids(reader_->JobHistory(bob_, HistoryFilter{.user = "bob"})->jobs),
+            (std::vector<std::int64_t>{3}));
+  // root sees everyone's, filtered, and pages with the cursor.
+  auto first = reader_->JobHistory(root_, HistoryFilter{.limit = 2});
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  EXPECT_EQ(Ids(first->jobs), (std::vector<std::int64_t>{3, 2}));
+  ASSERT_EQ(first->next, JobId(2));
+  auto second = reader_->JobHistory(root_, HistoryFilter{.before = first->next, .limit = 2});
+  EXPECT_EQ(Ids(second->jobs), (std::vector<std::int64_t>{1}));
+  EXPECT_FALSE(second->next.has_value());
+  EXPECT_EQ(Ids(reader_->JobHistory(root_, HistoryFilter{.states = {JobState::kCompleted}})->jobs),
+            (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(Ids(reader_->JobHistory(root_, HistoryFilter{.user = "alice"})->jobs),
+            (std::vector<std::int64_t>{2, 1}));
+  EXPECT_EQ(reader_->JobHistory(root_, HistoryFilter{.limit = 0}).error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(reader_
+                ->JobHistory(root_,
+                             HistoryFilter{.since = clock_.Now(),
+                                           .until = clock_.Now() - std::chrono::hours(1)})
+                .error()
+                .code,
+            ErrorCode::kInvalidArgument);
+}
+
 TEST_F(ReadSideTest, StatsAndNodesFromTheView) {
   auto nodes = reader_->ListNodes(alice_);
   ASSERT_TRUE(nodes.ok());

@@ -55,6 +55,27 @@ struct JobFilter {
   int limit = 1000;
 };
 
+// `gpufleet history` (issue #24, Slurm's sacct): which jobs, of any state. Every filter that is
+// set must hold. The window keeps the jobs that were in the system during [since, until):
+// submitted before `until` and not ended before `since`.
+struct HistoryFilter {
+  std::optional<Time> since{};
+  std::optional<Time> until{};
+  std::vector<JobState> states{};     // empty = any
+  std::optional<std::string> user{};  // only this owner (another's: operators and admins)
+  std::optional<std::string> team{};  // "" = the default team
+  std::optional<JobId> before{};      // the cursor: ids below this (HistoryPage::next)
+  int limit = 100;                    // jobs in the page, 1..kMaxHistoryPage
+};
+inline constexpr int kMaxHistoryPage = 10'000;
+
+// One page of history, newest (largest id) first; `next` is the cursor of the page after it
+// (HistoryFilter::before), nullopt when this was the last.
+struct HistoryPage {
+  std::vector<Job> jobs{};
+  std::optional<JobId> next{};
+};
+
 // One job holding (a share of) a GPU.
 struct GpuHolder {
   JobId job;
@@ -229,6 +250,13 @@ class ClusterService {
 
   // kNotFound also when the job exists but belongs to someone else (no existence leak).
   virtual Result<Job> GetJob(const Caller& caller, JobId id) = 0;
+
+  // A page of the jobs `filter` selects among those the caller may see (a user: their own;
+  // operators and admins: everyone's), read from the store page by page: active jobs as
+  // ListJobs shows them, finished ones with their usage. Errors: kInvalidArgument for a limit
+  // outside 1..kMaxHistoryPage or `until` before `since`; kPermissionDenied for a user asking
+  // for another user's jobs.
+  virtual Result<HistoryPage> JobHistory(const Caller& caller, const HistoryFilter& filter) = 0;
 
   // Cancels a pending or running job (running: SIGTERM, grace, SIGKILL). Returns the job as
   // it is after the request was recorded. kFailedPrecondition if already finished.

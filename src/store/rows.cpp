@@ -3,9 +3,11 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "codec/codec.h"
 
@@ -534,6 +536,99 @@ Result<Subscription> DecodeSubscription(const RowSource& row) {
   GF_ASSIGN_OR_RETURN(sub.kinds, FromRow(ParseNotifyKinds(row.Text(6)), what));
   sub.created = FromUnixMillis(row.Int64(7));
   return sub;
+}
+
+namespace {
+
+// One condition of ListJobHistory's WHERE: its SQL with a bare '?' for each parameter, and a
+// binder per parameter, in order.
+struct HistoryTerm {
+  std::string sql;
+  std::vector<std::function<void(ParamSink&, int)>> binds;
+};
+
+// The terms of the filters of `query` that are set, in one order, so that JobHistorySql numbers
+// the parameters as BindJobHistory sets them.
+std::vector<HistoryTerm> HistoryTerms(const JobHistoryQuery& query) {
+  std::vector<HistoryTerm> terms;
+  if (query.uid) {
+    terms.push_back({"uid = ?", {[&](ParamSink& s, int i) {
+                       s.BindInt64(i, *query.uid);
+                     }}});
+  }
+  if (query.user) {
+    terms.push_back({"user_name = ?", {[&](ParamSink& s, int i) {
+                       s.BindText(i, *query.user);
+                     }}});
+  }
+  if (query.team) {
+    terms.push_back({"team = ?", {[&](ParamSink& s, int i) {
+                       s.BindText(i, *query.team);
+                     }}});
+  }
+  if (!query.states.empty()) {
+    HistoryTerm in{.sql = "state IN (", .binds = {}};
+    for (const JobState state : query.states) {
+      in.sql += in.binds.empty() ? "?" : ", ?";
+      in.binds.emplace_back([state](ParamSink& s, int i) { s.BindText(i, ToString(state)); });
+    }
+    in.sql += ")";
+    terms.push_back(std::move(in));
+  }
+  if (query.since) {
+    terms.push_back({"(end_ms IS NULL OR end_ms >= ?)", {[&](ParamSink& s, int i) {
+                       s.BindInt64(i, ToUnixMillis(*query.since));
+                     }}});
+  }
+  if (query.until) {
+    terms.push_back({"submit_ms < ?", {[&](ParamSink& s, int i) {
+                       s.BindInt64(i, ToUnixMillis(*query.until));
+                     }}});
+  }
+  if (query.before) {
+    terms.push_back({"id < ?", {[&](ParamSink& s, int i) {
+                       s.BindInt64(i, query.before->value());
+                     }}});
+  }
+  return terms;
+}
+
+}  // namespace
+
+std::string JobHistorySql(const JobHistoryQuery& query) {
+  std::string sql = "SELECT " + std::string(kJobColumns) + " FROM jobs";
+  int index = 1;
+  for (const HistoryTerm& term : HistoryTerms(query)) {
+    sql += index == 1 ? " WHERE " : " AND ";
+    for (const char c : term.sql) {
+      sql += c;
+      if (c == '?') {
+        sql += std::to_string(index++);
+      }
+    }
+  }
+  return sql + " ORDER BY id DESC LIMIT ?" + std::to_string(index);
+}
+
+void BindJobHistory(ParamSink& stmt, const JobHistoryQuery& query) {
+  int index = 1;
+  for (const HistoryTerm& term : HistoryTerms(query)) {
+    for (const auto& bind : term.binds) {
+      bind(stmt, index++);
+    }
+  }
+  stmt.BindInt64(index, query.limit);
+}
+
+Status ValidateJobHistoryQuery(const JobHistoryQuery& query) {
+  if (query.limit <= 0) {
+    return InvalidArgument("job history: limit must be positive, got " +
+                           std::to_string(query.limit));
+  }
+  if (query.since && query.until && *query.until < *query.since) {
+    return InvalidArgument("job history: until is before since");
+  }
+  return OkStatus();
 }
 
 }  // namespace gf

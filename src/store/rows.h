@@ -19,6 +19,7 @@
 #include "model/token.h"
 #include "model/usage_record.h"
 #include "store/row_io.h"
+#include "store/store.h"
 
 namespace gf {
 
@@ -64,5 +65,13 @@ Result<GpuMinute> DecodeGpuMinute(const RowSource& row);
 Result<UsageRecord> DecodeUsageRecord(const RowSource& row);
 Result<ApiToken> DecodeToken(const RowSource& row);
 Result<Subscription> DecodeSubscription(const RowSource& row);
+
+// ListJobHistory's SELECT for `query` (both backends: SQLite reads ?N, PostgreSQL $N), with the
+// parameters ?1.. that BindJobHistory sets: a filter that is not set adds no term, so each
+// page is a range scan of the primary key (or of jobs_by_uid for one owner) from `before` down.
+std::string JobHistorySql(const JobHistoryQuery& query);
+void BindJobHistory(ParamSink& stmt, const JobHistoryQuery& query);
+// kInvalidArgument naming what is wrong (limit <= 0, until before since), else OK.
+Status ValidateJobHistoryQuery(const JobHistoryQuery& query);
 
 }  // namespace gf

@@ -60,6 +60,20 @@ struct JobQuery {
   int limit = 1000;                    // > 0
 };
 
+// `gpufleet history` (issue #24): jobs of any state, newest (largest id) first, paged by id.
+// Every filter that is set must hold. The window keeps the jobs that were in the system during
+// [since, until): submitted before `until` and not ended before `since` (Slurm's sacct -S/-E).
+struct JobHistoryQuery {
+  std::optional<std::uint32_t> uid{};  // only this owner's jobs (a user's scope)
+  std::optional<std::string> user{};   // only jobs of this login name (`--user`)
+  std::optional<std::string> team{};   // only this team's jobs ("" = the default team)
+  std::vector<JobState> states{};      // only jobs in one of these states; empty = any
+  std::optional<Time> since{};         // not ended before this
+  std::optional<Time> until{};         // submitted before this
+  std::optional<JobId> before{};       // ids below this: the cursor of the next page
+  int limit = 100;                     // > 0
+};
+
 // Controller leadership (issue #6, schema v6): several `gpufleet server` on one database; the
 // one holding the lease writes, the others wait. Each acquisition gets a larger epoch than any
 // before, and once a store is fenced with its epoch every Commit checks, inside its
@@ -84,6 +98,10 @@ class StoreReader {
   virtual Result<std::optional<Job>> GetJob(JobId id) = 0;
   // Newest (largest id) first. Errors: kInvalidArgument if limit <= 0.
   virtual Result<std::vector<Job>> ListJobs(const JobQuery& query) = 0;
+  // The jobs `query` selects, newest (largest id) first, at most query.limit: the next page
+  // starts before the last one's id (keyset paging: each page is one index range scan, however
+  // many jobs the store holds). Errors: kInvalidArgument if limit <= 0 or until < since.
+  virtual Result<std::vector<Job>> ListJobHistory(const JobHistoryQuery& query) = 0;
   // The largest job id ever stored, 0 if none (ids are never reused).
   virtual Result<std::int64_t> MaxJobId() = 0;
 

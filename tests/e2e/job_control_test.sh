@@ -11,13 +11,6 @@ source "$(dirname "$0")/lib.sh"
 start_up  # 4 simulated GPUs
 
 reason_is() { [ "$(job_field "$1" reason)" = "$2" ]; }
-# refused WANT_RC WANT_TEXT CMD...: the command fails with exit WANT_RC, saying WANT_TEXT.
-refused() {
-  local want_rc=$1 want=$2 rc=0; shift 2
-  "$@" >"$WORK/out" 2>&1 || rc=$?
-  [ "$rc" = "$want_rc" ] || fail "$*: exit $rc, want $want_rc: $(cat "$WORK/out")"
-  grep -qF -- "$want" "$WORK/out" || fail "$*: said $(cat "$WORK/out"), want '$want'"
-}
 # A job on every GPU until $WORK/$1 exists, so that what is submitted after it waits.
 block() {
   local id
@@ -107,14 +100,7 @@ wait_for "the blocker to be cancelled" state_is "$blocker" CANCELLED
 ok "cancel --name sweep -t PD and -u root -t R cancelled what they name, and said how many"
 
 # ---- another user: an administrator's hold, and others' jobs out of reach
-other=gf-e2e-user
-if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null; then
-  ok "skipped the second user's part (needs root)"
-  exit 0
-fi
-id -u "$other" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "$other"
-as_other() { runuser -u "$other" -- env GPUFLEET_SOCKET="$GPUFLEET_SOCKET" "$GPUFLEET" "$@"; }
-runuser -u "$other" -- test -x "$GPUFLEET" || { ok "skipped: $other cannot run $GPUFLEET"; exit 0; }
+other_user || exit 0
 blocker=$(block free-4)
 theirs=$(as_other submit --json --gpus 1 --workdir /tmp -- true | jq -r .id)
 as_other hold "$theirs" | grep -q "held" || fail "the owner's hold"

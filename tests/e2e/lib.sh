@@ -52,6 +52,27 @@ wait_for() {
 
 gf() { "$GPUFLEET" "$@"; }
 
+# other_user: a second user, $other (gf-e2e-user, created if missing), for as_other CMD... to run
+# gpufleet as; fails, having said why, where the test is not root or that user cannot run it.
+other_user() {
+  other=gf-e2e-user
+  if [ "$(id -u)" != 0 ] || ! command -v runuser >/dev/null; then
+    ok "skipped the second user's part (needs root)"
+    return 1
+  fi
+  id -u "$other" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "$other"
+  runuser -u "$other" -- test -x "$GPUFLEET" || { ok "skipped: $other cannot run $GPUFLEET"; return 1; }
+}
+as_other() { runuser -u "$other" -- env GPUFLEET_SOCKET="$GPUFLEET_SOCKET" "$GPUFLEET" "$@"; }
+
+# refused WANT_RC WANT_TEXT CMD...: the command fails with exit WANT_RC, saying WANT_TEXT.
+refused() {
+  local want_rc=$1 want=$2 rc=0; shift 2
+  "$@" >"$WORK/out" 2>&1 || rc=$?
+  [ "$rc" = "$want_rc" ] || fail "$*: exit $rc, want $want_rc: $(cat "$WORK/out")"
+  grep -qF -- "$want" "$WORK/out" || fail "$*: said $(cat "$WORK/out"), want '$want'"
+}
+
 # start_webhook_receiver [FAIL_FIRST]: starts webhook_receiver.py (its first FAIL_FIRST POSTs get
 # 503) and sets HOOK_URL to its http://127.0.0.1:PORT; it is stopped with the test. Skips the
 # test where python3 is missing (a run by hand: bootstrap installs it).

@@ -170,6 +170,7 @@ class PostgresStore final : public Store {
   Result<std::unique_ptr<StoreReader>> OpenReader() override;
   Result<std::optional<Job>> GetJob(JobId id) override;
   Result<std::vector<Job>> ListJobs(const JobQuery& query) override;
+  Result<std::vector<Job>> ListJobHistory(const JobHistoryQuery& query) override;
   Result<std::int64_t> MaxJobId() override { return ReadCounter("max_job_id", "max job id"); }
   Result<std::vector<Node>> ListNodes() override;
   Result<std::vector<Event>> ListEvents(std::optional<JobId> job,
@@ -502,6 +503,19 @@ Result<std::vector<Job>> PostgresStore::ListJobs(const JobQuery& query) {
   return Read<std::vector<Job>>("list jobs", [&](pqxx::nontransaction& txn) {
     const pqxx::result rows =
         txn.exec_prepared(ListJobsName(filters), pqxx::prepare::make_dynamic_params(args));
+    return DecodeAll<Job>(rows, DecodeJob);
+  });
+}
+
+// Not prepared: its filters vary (a list of states); one round trip all the same.
+Result<std::vector<Job>> PostgresStore::ListJobHistory(const JobHistoryQuery& query) {
+  GF_TRY(ValidateJobHistoryQuery(query));
+  const std::string sql = DollarParams(JobHistorySql(query));
+  PgParams params;
+  BindJobHistory(params, query);
+  return Read<std::vector<Job>>("job history", [&](pqxx::nontransaction& txn) {
+    const pqxx::result rows =
+        txn.exec_params(sql, pqxx::prepare::make_dynamic_params(params.Values()));
     return DecodeAll<Job>(rows, DecodeJob);
   });
 }
