@@ -25,7 +25,8 @@
 //   that the remaining work falls to half the estimate and then grows with the job's age.
 //   Without an estimate it is `a`: least attained service first. Its predicted remaining
 //   GPU-time (x GPUs held, as for the place) is its size rank. A waiting job may preempt a
-//   running job of its class tier and team whose rank is at least `size_preemption_ratio`
+//   running job of its class tier, of its team or of a team that does not go before its own in
+//   fair share (preemption/victims.cpp), whose rank is at least `size_preemption_ratio`
 //   times its own, that has run the minimum run time, may be requeued, and whose place, had it
 //   been waiting with its service so far, would come after the waiting job's. A requeued
 //   job's place counts its remaining work the same way, from its earlier runs' service.

@@ -190,8 +190,14 @@ class PendingExplainer {
     const bool may_preempt =
         policy_.preemption.enabled && verdict.may_start && shape.gpus > 0 &&
         (!cls.preempts.empty() || verdict.guarantee_right || OrderPreempts(policy_));
-    const Preemptor preemptor = JobPreemptor(
-        job, shape, classes, class_index, verdict.guarantee_right, policy_, out_.time_limit);
+    const Preemptor preemptor = JobPreemptor(job,
+                                             shape,
+                                             classes,
+                                             class_index,
+                                             verdict.guarantee_right,
+                                             policy_,
+                                             out_.time_limit,
+                                             view.ledger);
     Nodes(view, job, shape, end_ms, may_preempt ? &preemptor : nullptr);
     Ahead(view, shape);
   }

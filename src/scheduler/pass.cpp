@@ -442,7 +442,7 @@ bool Pass::TryPreempt(const QueuedJob& job,
   // Preemption by size: a later place has no right an earlier one lacked either, and the
   // rights are within the job's team.
   const Preemptor preemptor =
-      JobPreemptor(job, shape, classes_, c, verdict.guarantee_right, policy_, limit);
+      JobPreemptor(job, shape, classes_, c, verdict.guarantee_right, policy_, limit, ledger_);
   const auto memo_key =
       std::make_tuple(shape.model,
                       shape.constraint,

@@ -132,7 +132,8 @@ struct PredictionPolicy {
   enum class UserFairShare { kBand, kSize };
   UserFairShare user_fair_share = UserFairShare::kSize;
   // Preemption by size (scheduler/estimates.h, docs/scheduling.md "Predicted run times"): a
-  // waiting job may preempt a running job of its class tier and team whose predicted remaining
+  // waiting job may preempt a running job of its class tier, of its team or of a team that does
+  // not go before its own in fair share, whose predicted remaining
   // GPU-time is at least `size_preemption_ratio` times its own, that has run min_run_time, may
   // be requeued, and would go after it in the queue. A job's remaining work is what its
   // estimate leaves, or at least as long again as it has run once it is past half of it (run

@@ -6,9 +6,32 @@
 
 #include "scheduler/estimates.h"
 #include "scheduler/ordering/baseline.h"
+#include "scheduler/ordering/fair_share.h"
 
 namespace gf {
 namespace {
+
+// Preemption by size between teams goes only along the fair-share order: the victim's team
+// must not come before the preemptor's (TeamStandingOf: below its guarantee, or a lower share
+// of what it used for its weight), so a team never loses GPUs to one that has used more; and
+// with quotas only a job on borrowed GPUs is taken (a guarantee is the admin's promise, which
+// only classes may break). Within a team, fair share between users weighs sizes already
+// (PredictionPolicy::user_fair_share), and the size rule alone decides.
+bool SizeRightOverTeam(const Preemptor& preemptor,
+                       const RunningJob& victim,
+                       const ClusterSnapshot& cluster) {
+  if (victim.team == preemptor.team) {
+    return true;
+  }
+  const Ledger* ledger = preemptor.ledger;
+  if (ledger == nullptr || (ledger->QuotasOn() && !victim.preemptible)) {
+    return false;
+  }
+  const TeamStanding mine = TeamStandingOf(preemptor.team, cluster, *ledger);
+  const TeamStanding theirs = TeamStandingOf(victim.team, cluster, *ledger);
+  return std::pair(!mine.below_guarantee, mine.share) <=
+         std::pair(!theirs.below_guarantee, theirs.share);
+}
 
 // Running job `r`'s GPUs, or an empty list when one of them is set aside for a waiting job
 // (claimed or reserved: preempting it would jump that job) or not on an up node.
@@ -207,11 +230,13 @@ Preemptor JobPreemptor(const QueuedJob& job,
                        ClassIndex cls,
                        bool guarantee_right,
                        const PolicyConfig& policy,
-                       std::optional<std::chrono::seconds> limit) {
+                       std::optional<std::chrono::seconds> limit,
+                       const Ledger& ledger) {
   Preemptor preemptor = MakePreemptor(shape, classes, cls, job.team, guarantee_right);
   preemptor.rank = OrderPreempts(policy) ? QueuedRank(job, policy, limit) : 0;
   preemptor.by_size = PreemptsBySize(policy);
   preemptor.place_ms = preemptor.by_size ? PlaceMs(job, policy) : 0;
+  preemptor.ledger = &ledger;
   return preemptor;
 }
 
@@ -241,14 +266,15 @@ PreemptionRight RightToPreempt(const GpuPool& pool,
     return preemptor.rank < RunningRank(victim, policy, now) ? PreemptionRight::kOrder
                                                              : PreemptionRight::kNone;
   }
-  // Preemption by size (scheduler/estimates.h): within a team (between teams, guarantees and
-  // fair share decide), never a job that must not run twice, only for a job that would go
-  // before it in the queue (the anti-starvation bound), and only where the victim's remaining
+  // Preemption by size (scheduler/estimates.h): within a team, or of a team that does not go
+  // before the preemptor's in fair share (SizeRightOverTeam), never a job that must not run
+  // twice, only for a job that would go before it in the queue (the anti-starvation bound),
+  // and only where the victim's remaining
   // work is `ratio` times what the swap costs: the preemptor's work, plus the victim's work
   // since its last checkpoint, which it must do again. Running the small job first saves the
   // victim's remaining time and costs those two: a job that never checkpoints has lost as much
   // as it has run, so once past half its estimate (remaining = its age) it is never taken.
-  if (!preemptor.by_size || !victim.requeue || victim.team != preemptor.team ||
+  if (!preemptor.by_size || !victim.requeue || !SizeRightOverTeam(preemptor, victim, cluster) ||
       preemptor.place_ms >= RunningPlaceMs(victim, policy, now)) {
     return PreemptionRight::kNone;
   }

@@ -41,6 +41,7 @@
 #include "scheduler/classes.h"
 #include "scheduler/placement/gpu_pool.h"
 #include "scheduler/policy.h"
+#include "scheduler/quota/ledger.h"
 
 namespace gf {
 
@@ -60,6 +61,9 @@ struct Preemptor {
   // size takes only victims whose place, had they been waiting, comes after it.
   bool by_size = false;
   std::int64_t place_ms = 0;
+  // The pass's quota ledger: the teams' fair-share standings, for preemption by size across
+  // teams (RightToPreempt). Null: within its own team only.
+  const Ledger* ledger = nullptr;
 };
 
 Preemptor MakePreemptor(
@@ -75,7 +79,8 @@ Preemptor JobPreemptor(const QueuedJob& job,
                        ClassIndex cls,
                        bool guarantee_right,
                        const PolicyConfig& policy,
-                       std::optional<std::chrono::seconds> limit);
+                       std::optional<std::chrono::seconds> limit,
+                       const Ledger& ledger);
 
 struct VictimChoice {
   PoolFit fit;                // the GPUs the preemptor will get

@@ -222,7 +222,7 @@ TEST_F(VictimsTest, OrderCausesGiveRanks) {
 // The stock policy preempts by size (scheduler/estimates.h): a job of its class tier and team,
 // with at least twice its own predicted remaining GPU-time, that may be requeued and would go
 // after it in the queue. Remaining work: max(expected - ran, ran).
-TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkWithinTheTeamAndAheadInTheQueue) {
+TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkAlongFairShareAndAheadInTheQueue) {
   const auto victim_of = [&](minutes ran) {
     // 4 GPUs, predicted 30 minutes: after 60 it is expected to run 60 more, 240 GPU-minutes.
     RunningJob job = Running(1, "a", {0, 1, 2, 3}, PriorityClass::kNormal, ran);
@@ -242,13 +242,15 @@ TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkWithinTheTeamAndAheadInTheQueue) {
     job.estimate = RunEstimate{.expected = Millis(expected), .high = Millis(expected * 3)};
     const GpuPool pool(cluster_, kNow, true);
     const ClassTable classes(policy_, cluster_);
+    const Ledger ledger(policy_, cluster_, classes);
     const Preemptor preemptor = JobPreemptor(job,
                                              pool.ShapeOf(job.request),
                                              classes,
                                              classes.IndexOf(PriorityClass::kNormal),
                                              false,
                                              policy_,
-                                             std::nullopt);
+                                             std::nullopt,
+                                             ledger);
     return RightToPreempt(pool, cluster_, 0, preemptor, policy_, kNow);
   };
   const RunningJob victim = victim_of(minutes(60));
@@ -258,15 +260,29 @@ TEST_F(VictimsTest, BySizeOnlyForMuchLessWorkWithinTheTeamAndAheadInTheQueue) {
   // Before half its estimate a job's remaining work falls: at 12 minutes, 18 more, 72 GPU-min.
   EXPECT_EQ(right(victim_of(minutes(12)), minutes(36)), PreemptionRight::kOrder);
   EXPECT_EQ(right(victim_of(minutes(12)), minutes(37)), PreemptionRight::kNone);
-  // Not before the minimum run time (10 minutes), nor a job that must not run twice, nor a
-  // job of another team.
+  // Not before the minimum run time (10 minutes), nor a job that must not run twice.
   EXPECT_EQ(right(victim_of(minutes(9)), minutes(1)), PreemptionRight::kNone);
   RunningJob once = victim;
   once.requeue = false;
   EXPECT_EQ(right(once, minutes(10)), PreemptionRight::kNone);
+  // A job of another team only where that team does not go before the waiting job's in fair
+  // share: it has used as much or more (for its weight), never less.
   RunningJob other = victim;
   other.team = "other";
+  cluster_.team_usage = {{"mine", TeamUsage{.decayed_gpu_seconds = 100}},
+                         {"other", TeamUsage{.decayed_gpu_seconds = 50}}};
   EXPECT_EQ(right(other, minutes(10)), PreemptionRight::kNone);
+  cluster_.team_usage["other"].decayed_gpu_seconds = 100;
+  EXPECT_EQ(right(other, minutes(10)), PreemptionRight::kOrder);
+  cluster_.team_usage["other"].decayed_gpu_seconds = 200;
+  EXPECT_EQ(right(other, minutes(10)), PreemptionRight::kOrder);
+  // With quotas, a guarantee holds against it: only a job on borrowed GPUs is taken.
+  policy_.teams = {TeamPolicy{.name = "mine"}, TeamPolicy{.name = "other"}};
+  EXPECT_EQ(right(other, minutes(10)), PreemptionRight::kNone);
+  other.preemptible = true;
+  EXPECT_EQ(right(other, minutes(10)), PreemptionRight::kOrder);
+  policy_.teams.clear();
+  cluster_.team_usage.clear();
   // Only a job that would go before it in the queue: its place is its submit time + its
   // remaining 4 GPU-hours (at most prediction_max_delay, 7 days, later: the anti-starvation
   // bound). Submitted 5 hours before the waiting job (placed 10 minutes after its submit), it
