@@ -158,7 +158,7 @@ TEST_F(JobBookTest, ARequeuedJobKeepsTheServiceOfItsEarlierRuns) {
   book_.Lose(job, "node n3 down");
   EXPECT_EQ(job.state, JobState::kCancelled);
   EXPECT_EQ(book_.EarlierRunsGpuSeconds(job.id), 2 * 110.0 + 30);
-  book_.EraseEnded();  // `job` is gone with it
+  book_.EraseEnded();                                   // `job` is gone with it
   EXPECT_EQ(book_.EarlierRunsGpuSeconds(JobId(4)), 0);  // forgotten with the job
 
   // A restart restores active jobs' earlier runs from their usage records.
