@@ -45,6 +45,13 @@ Result<std::shared_ptr<const ControllerView>> ClusterReader::Read() const {
   return view;
 }
 
+// Every user's queued jobs: a position counts the jobs ahead, whoever they are (as `explain`
+// shows anyone); the ids of other users' jobs go no further than the route's lookup.
+Result<std::vector<JobId>> ClusterReader::QueueOrder(const Caller& /*caller*/) const {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
+  return view->queue_order ? *view->queue_order : std::vector<JobId>();
+}
+
 Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
                                                  const JobFilter& filter) const {
   GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());

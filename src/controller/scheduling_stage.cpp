@@ -98,8 +98,15 @@ PassOutcome SchedulingStage::Run(JobBook& jobs, Time now) {
       IncrementalPass(jobs, now, outcome);
       break;
     case PassKind::kNone:
-      break;
+      return outcome;
   }
+  // The scheduler's queue, less any job that left it in this turn before the scheduler was told.
+  std::vector<JobId> order = scheduler_.Order();
+  std::erase_if(order, [&](JobId id) {
+    const Job* job = jobs.Find(id);
+    return job == nullptr || job->state != JobState::kPending;
+  });
+  order_ = std::make_shared<const std::vector<JobId>>(std::move(order));
   return outcome;
 }
 
