@@ -233,9 +233,8 @@ Result<HttpResponse> ListJobs(ClusterService& service, const RequestContext& ctx
   GF_ASSIGN_OR_RETURN(const auto jobs, service.ListJobs(ctx.caller, filter));
   // A pending job's 1-based place in the scheduling order (null until a pass has seen it).
   std::unordered_map<std::int64_t, int> positions;
-  if (std::any_of(jobs.begin(), jobs.end(), [](const Job& j) {
-        return j.state == JobState::kPending;
-      })) {
+  if (std::any_of(
+          jobs.begin(), jobs.end(), [](const Job& j) { return j.state == JobState::kPending; })) {
     GF_ASSIGN_OR_RETURN(const std::vector<JobId> order, service.QueueOrder(ctx.caller));
     positions.reserve(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
