@@ -43,12 +43,12 @@ function JobRow({ job, columns, now }) {
       <td>{job.priority}</td>
       <td><StateBadge state={job.state} /></td>
       <td class="num">{gpusText(job)}</td>
-      <td>{time(job.submit_time_ms)}</td>
+      <td class="time">{time(job.submit_time_ms)}</td>
       {columns === 'pending' && <td class="reason">{job.reason}</td>}
       {columns === 'pending' && <EstimatedStart job={job} />}
       {columns === 'running' && <td>{job.node ?? '–'}</td>}
       {columns === 'running' && <td>{job.start_time_ms == null ? '–' : duration(Math.max(0, now - job.start_time_ms) / 1000)}</td>}
-      {columns === 'finished' && <td>{time(job.end_time_ms)}</td>}
+      {columns === 'finished' && <td class="time">{time(job.end_time_ms)}</td>}
       {columns === 'finished' && <td class="num">{job.exit_code ?? '–'}</td>}
     </tr>
   );
