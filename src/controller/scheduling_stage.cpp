@@ -100,13 +100,10 @@ PassOutcome SchedulingStage::Run(JobBook& jobs, Time now) {
     case PassKind::kNone:
       return outcome;
   }
-  // The scheduler's queue, less any job that left it in this turn before the scheduler was told.
-  std::vector<JobId> order = scheduler_.Order();
-  std::erase_if(order, [&](JobId id) {
-    const Job* job = jobs.Find(id);
-    return job == nullptr || job->state != JobState::kPending;
-  });
-  order_ = std::make_shared<const std::vector<JobId>>(std::move(order));
+  // A copy of the ids (a memcpy's cost, even for a deep queue); a job that leaves the queue in a
+  // turn without a pass is left out when read (ClusterReader::QueueOrder), not here, so that the
+  // state thread does no per-job lookups.
+  order_ = std::make_shared<const std::vector<JobId>>(scheduler_.Order());
   return outcome;
 }
 
