@@ -59,6 +59,11 @@ class FakeClusterService : public ClusterService {
     last_filter = filter;
     return std::vector<Job>{job};
   }
+  // queue_order as set by a test; not counted in `calls` (ListJobs asks for it on the side).
+  Result<std::vector<JobId>> QueueOrder(const Caller& /*caller*/) override {
+    std::lock_guard<std::mutex> lock(mu);
+    return queue_order;
+  }
   Result<Job> GetJob(const Caller& caller, JobId id) override { return JobCall(caller, id); }
   // The canned job, and history_next as the cursor.
   Result<HistoryPage> JobHistory(const Caller& caller, const HistoryFilter& filter) override {
@@ -246,6 +251,7 @@ class FakeClusterService : public ClusterService {
   QuotaReport quota;
   Report report;
   std::optional<JobId> history_next;  // JobHistory's cursor
+  std::vector<JobId> queue_order;     // QueueOrder's answer
   IssuedToken issued;
   std::vector<Subscription> subscriptions;
   // Recorded.

@@ -7,9 +7,11 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <exception>
 #include <map>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -229,9 +231,23 @@ Result<HttpResponse> ListJobs(ClusterService& service, const RequestContext& ctx
     filter.limit = static_cast<int>(n);
   }
   GF_ASSIGN_OR_RETURN(const auto jobs, service.ListJobs(ctx.caller, filter));
+  // A pending job's 1-based place in the scheduling order (null until a pass has seen it).
+  std::unordered_map<std::int64_t, int> positions;
+  if (std::any_of(
+          jobs.begin(), jobs.end(), [](const Job& j) { return j.state == JobState::kPending; })) {
+    GF_ASSIGN_OR_RETURN(const std::vector<JobId> order, service.QueueOrder(ctx.caller));
+    positions.reserve(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      positions.emplace(order[i].value(), static_cast<int>(i) + 1);
+    }
+  }
   json out = json::array();
   for (const auto& job : jobs) {
-    out.push_back(JobToJson(job));
+    json one = JobToJson(job);
+    const auto at = positions.find(job.id.value());
+    one["queue_position"] =
+        job.state == JobState::kPending && at != positions.end() ? json(at->second) : json();
+    out.push_back(std::move(one));
   }
   return JsonResponse(200, json{{"jobs", std::move(out)}});
 }

@@ -203,6 +203,24 @@ TEST_F(ApiRoutesTest, ListJobsQuery) {
   EXPECT_NE(Message(r).find("colour"), std::string::npos);
 }
 
+// A pending job's queue_position is its 1-based place in the service's scheduling order; null
+// when it is not in that order (held back, too new) or not pending.
+TEST_F(ApiRoutesTest, ListJobsNumbersPendingJobsInSchedulingOrder) {
+  fake_.job.state = JobState::kPending;
+  fake_.queue_order = {JobId(3), JobId(12), JobId(7)};
+  auto r = Do("GET", "/api/v1/jobs");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["jobs"][0]["queue_position"], 3);
+  fake_.queue_order = {JobId(3)};
+  r = Do("GET", "/api/v1/jobs");
+  EXPECT_TRUE(Body(r)["jobs"][0]["queue_position"].is_null());
+  fake_.queue_order = {JobId(7)};
+  fake_.job.state = JobState::kRunning;
+  r = Do("GET", "/api/v1/jobs");
+  EXPECT_TRUE(Body(r)["jobs"][0].contains("queue_position"));
+  EXPECT_TRUE(Body(r)["jobs"][0]["queue_position"].is_null());
+}
+
 TEST_F(ApiRoutesTest, HistoryPassesTheFilterAndAnswersAPageWithItsCursor) {
   fake_.history_next = JobId(41);
   const auto r = Do("GET",

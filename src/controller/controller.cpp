@@ -364,6 +364,10 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
   return reads_.ListJobs(caller, filter);
 }
 
+Result<std::vector<JobId>> Controller::QueueOrder(const Caller& caller) {
+  return reads_.QueueOrder(caller);
+}
+
 Result<Job> Controller::GetJob(const Caller& caller, JobId id) {
   return reads_.GetJob(caller, id);
 }
@@ -373,7 +377,12 @@ Result<HistoryPage> Controller::JobHistory(const Caller& caller, const HistoryFi
 }
 
 void Controller::PublishView() {
-  reads_.Publish(NextView(*reads_.Latest(), jobs_.Active(), nodes_.Nodes(), counters_, fatal_));
+  reads_.Publish(NextView(*reads_.Latest(),
+                          jobs_.Active(),
+                          nodes_.Nodes(),
+                          counters_,
+                          fatal_,
+                          scheduling_.QueueOrder()));
 }
 
 // ---- the job calls (job_desk.h) -------------------------------------------------------------

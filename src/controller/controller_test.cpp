@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -262,6 +263,32 @@ TEST_F(ControllerTest, UsersSeeAndTouchOnlyTheirOwnJobs) {
   Caller anonymous;
   EXPECT_EQ(controller_->Submit(anonymous, Spec(1)).error().code, ErrorCode::kPermissionDenied);
   EXPECT_TRUE(controller_->CancelJob(root_, job->id).ok());
+}
+
+// QueueOrder (GET /jobs' queue_position) is the pass's order: class first, then submit time,
+// the positions `explain` gives; a started job leaves it.
+TEST_F(ControllerTest, QueueOrderIsTheSchedulingOrderExplainNumbers) {
+  auto blocker = controller_->Submit(alice_, Spec(4));
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));
+  controller_->OnJobStarted(blocker->id, 1, clock_.Now());
+  auto low = controller_->Submit(alice_, Spec(4, PriorityClass::kLow));
+  auto normal = controller_->Submit(alice_, Spec(4, PriorityClass::kNormal));
+  auto high = controller_->Submit(bob_, Spec(4, PriorityClass::kHigh));
+  const std::vector<JobId> want = {high->id, normal->id, low->id};
+  ASSERT_TRUE(WaitFor([&] {
+    auto order = controller_->QueueOrder(alice_);
+    return order.ok() && *order == want;
+  }));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    auto explained = controller_->ExplainJob(root_, want[i]);
+    ASSERT_TRUE(explained.ok()) << explained.error().message;
+    EXPECT_EQ(explained->position, static_cast<int>(i) + 1);
+  }
+  EXPECT_TRUE(controller_->CancelJob(root_, high->id).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto order = controller_->QueueOrder(alice_);
+    return order.ok() && *order == std::vector<JobId>{normal->id, low->id};
+  }));
 }
 
 TEST_F(ControllerTest, ExplainTellsTheOwnerWhatThePassDecides) {

@@ -45,6 +45,25 @@ Result<std::shared_ptr<const ControllerView>> ClusterReader::Read() const {
   return view;
 }
 
+// Every user's queued jobs: a position counts the jobs ahead, whoever they are (as `explain`
+// shows anyone); the ids of other users' jobs go no further than the route's lookup. The last
+// pass's order, less the jobs no longer pending in this view (one that left in a turn without
+// a pass), so that positions have no gaps.
+Result<std::vector<JobId>> ClusterReader::QueueOrder(const Caller& /*caller*/) const {
+  GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
+  std::vector<JobId> order;
+  if (view->queue_order) {
+    order.reserve(view->queue_order->size());
+    for (const JobId id : *view->queue_order) {
+      const Job* job = view->Find(id);
+      if (job != nullptr && job->state == JobState::kPending) {
+        order.push_back(id);
+      }
+    }
+  }
+  return order;
+}
+
 Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
                                                  const JobFilter& filter) const {
   GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());

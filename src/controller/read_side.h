@@ -85,6 +85,7 @@ class ClusterReader {
   // ClusterService's reads, with the same contracts (service/service.h). A job another caller
   // may not read is kNotFound, as if it did not exist, and lists leave it out.
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) const;
+  Result<std::vector<JobId>> QueueOrder(const Caller& caller) const;
   Result<Job> GetJob(const Caller& caller, JobId id) const;
   // One page of `gpufleet history` from the store (read_side_history.cpp): the store's keyset
   // page, scoped to what the caller may see, active jobs as the view has them.

@@ -98,8 +98,12 @@ PassOutcome SchedulingStage::Run(JobBook& jobs, Time now) {
       IncrementalPass(jobs, now, outcome);
       break;
     case PassKind::kNone:
-      break;
+      return outcome;
   }
+  // A copy of the ids (a memcpy's cost, even for a deep queue); a job that leaves the queue in a
+  // turn without a pass is left out when read (ClusterReader::QueueOrder), not here, so that the
+  // state thread does no per-job lookups.
+  order_ = std::make_shared<const std::vector<JobId>>(scheduler_.Order());
   return outcome;
 }
 

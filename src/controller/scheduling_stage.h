@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <vector>
@@ -73,6 +74,11 @@ class SchedulingStage {
   // kFailedPrecondition naming the admission stage's reason, or the state it is between.
   Result<Explanation> Explain(const JobBook& jobs, const Job& job, Time now) const;
 
+  // The queued jobs' ids in the order the last pass considered them (the scheduler's order,
+  // whose 1-based positions `explain` shows), as of that pass; null before the first. Shared
+  // with the views published until the next pass, so a turn without a pass copies nothing.
+  std::shared_ptr<const std::vector<JobId>> QueueOrder() const { return order_; }
+
  private:
   void FullPass(JobBook& jobs, Time now, PassOutcome& outcome);
   void IncrementalPass(JobBook& jobs, Time now, PassOutcome& outcome);
@@ -96,6 +102,7 @@ class SchedulingStage {
   // anything scheduler_ is not told of asks it for a full one (NeedFull).
   IncrementalScheduler scheduler_;
   PassPlanner passes_;
+  std::shared_ptr<const std::vector<JobId>> order_;  // QueueOrder()
 };
 
 }  // namespace gf

@@ -96,11 +96,13 @@ bool SameLiveFields(const Job& a, const Job& b) {
          a.submit_time == b.submit_time;
 }
 
-std::shared_ptr<const ControllerView> NextView(const ControllerView& last,
-                                               const std::map<JobId, Job>& active,
-                                               const std::vector<const Node*>& nodes,
-                                               const ControllerCounters& counters,
-                                               const std::optional<Error>& fatal) {
+std::shared_ptr<const ControllerView> NextView(
+    const ControllerView& last,
+    const std::map<JobId, Job>& active,
+    const std::vector<const Node*>& nodes,
+    const ControllerCounters& counters,
+    const std::optional<Error>& fatal,
+    std::shared_ptr<const std::vector<JobId>> queue_order) {
   auto next = std::make_shared<ControllerView>();
   for (auto from = active.begin(); from != active.end();) {
     const std::int64_t key = PageOf(from->first);
@@ -129,6 +131,7 @@ std::shared_ptr<const ControllerView> NextView(const ControllerView& last,
     }
   }
   next->counters = counters;
+  next->queue_order = std::move(queue_order);
   next->fatal = fatal;
   return next;
 }

@@ -70,6 +70,9 @@ struct ControllerView {
   std::map<std::int64_t, std::shared_ptr<const Page>> pages;
   std::vector<std::shared_ptr<const Node>> nodes;  // by name
   ControllerCounters counters;
+  // The queued jobs' ids in scheduling order as of the last pass (SchedulingStage::QueueOrder);
+  // null before the first.
+  std::shared_ptr<const std::vector<JobId>> queue_order;
   // Set once the store failed or the lease was lost: every read gets this error, as every
   // command does.
   std::optional<Error> fatal;
@@ -103,12 +106,14 @@ bool SameLiveFields(const Job& a, const Job& b);
 
 // The next view: `last` with the pages of the jobs of `active` that differ from it rebuilt (a
 // job not in `active`, or terminal there, leaves), and the nodes that differ replaced.
-// `active` is by id; `nodes` by name.
-std::shared_ptr<const ControllerView> NextView(const ControllerView& last,
-                                               const std::map<JobId, Job>& active,
-                                               const std::vector<const Node*>& nodes,
-                                               const ControllerCounters& counters,
-                                               const std::optional<Error>& fatal);
+// `active` is by id; `nodes` by name. `queue_order` is kept as given (shared, not copied).
+std::shared_ptr<const ControllerView> NextView(
+    const ControllerView& last,
+    const std::map<JobId, Job>& active,
+    const std::vector<const Node*>& nodes,
+    const ControllerCounters& counters,
+    const std::optional<Error>& fatal,
+    std::shared_ptr<const std::vector<JobId>> queue_order = nullptr);
 
 // A few read connections (Store::OpenReader), each lent to one thread at a time; one is
 // opened when every open one is lent.

@@ -219,6 +219,15 @@ Queue IncrementalScheduler::CurrentQueue() const {
   return queue;
 }
 
+std::vector<JobId> IncrementalScheduler::Order() const {
+  std::vector<JobId> order;
+  order.reserve(slots_.size());
+  for (const Slot& slot : slots_) {
+    order.push_back(slot.job->id);
+  }
+  return order;
+}
+
 IncrementalResult IncrementalScheduler::Rerun(Time now) {
   std::unique_ptr<Pass> pass = NewPass(now);
   if (StandingsMoved(*pass)) {

@@ -121,6 +121,8 @@ class IncrementalScheduler {
   Queue CurrentQueue() const;
   // How many jobs its queue holds (CurrentQueue().pending.size(), without the copy).
   std::size_t Waiting() const { return slots_.size(); }
+  // The queued jobs' ids in scheduling order (CurrentQueue()'s, without copying the jobs).
+  std::vector<JobId> Order() const;
 
  private:
   // One queued job in the order.

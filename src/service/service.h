@@ -248,6 +248,11 @@ class ClusterService {
   // Jobs the caller may see (root: all; others: their own), newest first.
   virtual Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) = 0;
 
+  // Every queued job's id in scheduling order, as of the last pass: index + 1 is the 1-based
+  // position `explain` shows. Other users' ids included: callers use it to number the jobs
+  // they may see (GET /jobs' queue_position) and must not pass it on.
+  virtual Result<std::vector<JobId>> QueueOrder(const Caller& caller) = 0;
+
   // kNotFound also when the job exists but belongs to someone else (no existence leak).
   virtual Result<Job> GetJob(const Caller& caller, JobId id) = 0;
 

@@ -8,7 +8,10 @@
 //      dashboard_test.sh, counted from their GPUs and run times): the GPU map's counts, each
 //      team's GPU-hours and budget status, every report figure under its label; and every time
 //      is the API's UTC ISO 8601 text, in a browser set to another time zone;
-//   3. a job submitted with the CLI while the queue is open appears there without a reload;
+//   3. the queue: the pending jobs in the API's scheduling order with its positions (and
+//      `explain`'s, and the hand count of the scripted queue), array tasks as ID_INDEX, the
+//      estimated starts as the API's UTC text; each filter shows exactly its jobs, from a link
+//      too; a job submitted with the CLI while the queue is open appears there without a reload;
 //   4. a user sees their own job, not root's, and root's job page shows the refusal — the
 //      user's token never got root's job details;
 //   5. the HTML monthly report (gpufleet report --format html) opens with no console error.
@@ -81,6 +84,25 @@ function tableRows(page, selector) {
     const row = Object.fromEntries([...tr.children].map((td, i) => [heads[i], td.textContent.trim()]));
     return { ...row, _team: tr.dataset.team, _job: tr.dataset.job, _over: tr.classList.contains('over') };
   }));
+}
+
+// Whether two arrays hold the same items in the same order.
+function sameList(a, b) {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+// `fn`'s result once it stops throwing (the live page and the API may be a stream event
+// apart), or its last error after kTimeout.
+async function eventually(fn) {
+  const deadline = Date.now() + kTimeout;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }
 
 // The number a cell or figure shows ("12.5 %", "0.0011"); null for '–' (the API's null).
@@ -388,6 +410,110 @@ try {
     check(JSON.stringify(shown) === JSON.stringify(events.map((e) => e.time)), `event times ${shown}, the API's ${events.map((e) => e.time)}`);
   });
 
+  await step('queue: the pending jobs in the scheduling order, their positions, ids and estimated starts are the API\'s', async () => {
+    const [low, array, big] = env('GF_QUEUE_JOBS').split(' ').map(Number);
+    const tasks = [array, array + 1, array + 2];
+    // The hand count of dashboard_test.sh's queue: these 6 wait, root's two jobs run.
+    const scripted = [low, ...tasks, big, Number(userJob)];
+    const byId = new Map();
+    const { pending, running } = await eventually(async () => {
+      await admin.goto(`${url}/#/queue`);
+      await admin.waitForSelector(`table.jobs-pending tr[data-job="${big}"]`);
+      const shown = { pending: await tableRows(admin, 'table.jobs-pending'), running: await tableRows(admin, 'table.jobs-running') };
+      const { jobs } = await api('/api/v1/jobs');
+      byId.clear();
+      for (const j of jobs) byId.set(j.id, j);
+      const apiPending = jobs.filter((j) => j.state === 'PENDING').sort((a, b) => a.queue_position - b.queue_position);
+      check(sameList(shown.pending.map((r) => Number(r._job)), apiPending.map((j) => j.id)),
+        `pending rows ${shown.pending.map((r) => r._job)}, the API's order ${apiPending.map((j) => `${j.id}@${j.queue_position}`)}`);
+      return shown;
+    });
+    check(sameList([...pending.map((r) => Number(r._job))].sort((a, b) => a - b), scripted.sort((a, b) => a - b)),
+      `pending: ${pending.map((r) => r._job)}, scripted: ${scripted}`);
+    check(await admin.textContent('h2:has-text("Pending") .count') === '6', 'the pending count is 6');
+    check(sameList(pending.map((r) => r.position), ['1', '2', '3', '4', '5', '6']), `positions ${pending.map((r) => r.position)}`);
+    // By hand: the low class comes after every normal one; an array's tasks in index order.
+    check(Number(pending[5]._job) === low, `the low-class job ${low} is last: ${pending.map((r) => r._job)}`);
+    const taskRows = pending.filter((r) => tasks.includes(Number(r._job)));
+    check(sameList(taskRows.map((r) => r.id), tasks.map((_, i) => `${array}_${i}`)), `array tasks shown as ${taskRows.map((r) => r.id)}`);
+    for (const [i, row] of pending.entries()) {
+      const job = byId.get(Number(row._job));
+      check(row.position === String(job.queue_position), `job ${job.id}: position ${row.position}, the API's ${job.queue_position}`);
+      check(row.user === job.user && row.team === job.team && row.class === job.priority && row.GPUs === String(job.gpus),
+        `job ${job.id}: ${JSON.stringify(row)}`);
+      check(row.submitted === job.submit_time, `job ${job.id} submitted '${row.submitted}', the API says ${job.submit_time}`);
+      const s = job.start_estimate;
+      const at = job.estimated_start == null ? ''
+        : s && s.basis === 'predictions' && s.earliest !== s.latest ? `${s.earliest} – ${s.latest}` : job.estimated_start;
+      const basis = { time_limits: '(limits)', predictions: '(predicted)', preemption: '(preempting)' }[s?.basis];
+      check(row['estimated start'].endsWith(at) && (!basis || row['estimated start'].includes(basis)),
+        `job ${job.id}: estimated start '${row['estimated start']}', the API's ${at} ${s?.basis}`);
+      // The scheduler's own word (GET /explain, what `gpufleet explain` prints): the same
+      // place of 6, and each job it names ahead (those holding GPUs it could use) is the
+      // page's row at that place.
+      const e = await api(`/api/v1/jobs/${job.id}/explain`);
+      check(e.position === i + 1 && e.waiting === 6, `job ${job.id}: explain says ${e.position} of ${e.waiting}, the page ${i + 1} of 6`);
+      for (const a of e.ahead) {
+        check(a.position <= i && pending[a.position - 1]._job === String(a.id),
+          `job ${job.id}: explain has job ${a.id} ahead at ${a.position}, the page ${pending[a.position - 1]?._job}`);
+      }
+    }
+    // The head waits for root's job, whose 1 h limit is the latest it can end.
+    const head = byId.get(Number(pending[0]._job));
+    const rootEnd = byId.get(Number(rootJob)).start_time_ms + 3600e3;
+    check(head.estimated_start_ms != null && head.estimated_start_ms <= rootEnd, `the head ${head.id} starts at ${head.estimated_start}, root's job ends by ${new Date(rootEnd).toISOString()}`);
+    if (head.start_estimate?.basis === 'time_limits') check(head.estimated_start_ms === rootEnd, `the head starts when root's job's limit ends: ${head.estimated_start}`);
+    check(sameList(running.map((r) => Number(r._job)).sort((a, b) => a - b), [Number(env('GF_IDLE_JOB')), Number(rootJob)].sort((a, b) => a - b)),
+      `running: ${running.map((r) => r._job)}`);
+    for (const row of running) check(/^\d+ (s|min \d+ s|h \d+ min)$/.test(row['run time']), `run time '${row['run time']}'`);
+    await admin.screenshot({ path: path.join(artifacts, 'queue-order.png'), fullPage: true });
+  });
+
+  await step('queue filters (user, team, class, state) show exactly their jobs, and a link keeps them', async () => {
+    const [low, array, big] = env('GF_QUEUE_JOBS').split(' ').map(Number);
+    const [idle, root, user] = [Number(env('GF_IDLE_JOB')), Number(rootJob), Number(userJob)];
+    const normal = [array, array + 1, array + 2, big];
+    // Each filter with the jobs it must show by hand: [pending, running].
+    const cases = [
+      ['user=gf-e2e-user', [user], []],
+      ['team=dev', [user], []],
+      ['class=low', [low], []],
+      ['state=RUNNING', [], [idle, root]],
+      ['user=root&class=normal', normal, [idle, root]],
+      ['user=root&state=PENDING', [...normal, low], []],
+    ];
+    for (const [query, wantPending, wantRunning] of cases) {
+      const filters = Object.fromEntries(new URLSearchParams(query));
+      await eventually(async () => {
+        await admin.goto(`${url}/#/queue?${query}`);
+        await admin.waitForSelector('form.filters');
+        await admin.waitForFunction(() => document.querySelector('h2 .count') !== null);
+        const shown = async (table) => (await admin.$(table)) ? (await tableRows(admin, table)).map((r) => Number(r._job)) : [];
+        const [pending, running] = [await shown('table.jobs-pending'), await shown('table.jobs-running')];
+        const { jobs } = await api('/api/v1/jobs');
+        const field = { user: 'user', team: 'team', class: 'priority', state: 'state' };
+        const match = jobs.filter((j) => Object.entries(filters).every(([k, v]) => j[field[k]] === v));
+        const apiPending = match.filter((j) => j.state === 'PENDING').sort((a, b) => a.queue_position - b.queue_position).map((j) => j.id);
+        const apiRunning = match.filter((j) => j.state !== 'PENDING').map((j) => j.id);
+        check(sameList(pending, apiPending), `${query}: pending ${pending}, the API's ${apiPending}`);
+        check(sameList([...pending].sort((a, b) => a - b), [...wantPending].sort((a, b) => a - b)), `${query}: pending ${pending}, by hand ${wantPending}`);
+        check(sameList([...running].sort((a, b) => a - b), [...apiRunning].sort((a, b) => a - b)), `${query}: running ${running}, the API's ${apiRunning}`);
+        check(sameList([...running].sort((a, b) => a - b), [...wantRunning].sort((a, b) => a - b)), `${query}: running ${running}, by hand ${wantRunning}`);
+        for (const [k, v] of Object.entries(filters)) {
+          check(await admin.$eval(`form.filters select[name=${k}]`, (el) => el.value) === v, `${query}: the ${k} select shows the link's ${v}`);
+        }
+      });
+    }
+    // Choosing in a select puts the filter into the link.
+    await admin.goto(`${url}/#/queue`);
+    await admin.selectOption('form.filters select[name=class]', 'low');
+    await admin.waitForURL(/#\/queue\?class=low$/);
+    await admin.waitForFunction(() => document.querySelectorAll('table.jobs-pending tbody tr').length === 1);
+    check(await admin.getAttribute('table.jobs-pending tbody tr', 'data-job') === String(low), 'class=low shows the low-class job');
+    await admin.screenshot({ path: path.join(artifacts, 'queue-filtered.png'), fullPage: true });
+    check(adminErrors.length === 0, `console errors:\n  ${adminErrors.join('\n  ')}`);
+  });
+
   await step('a job submitted with the CLI appears on the open queue page without a reload', async () => {
     await admin.goto(`${url}/#/queue`);
     await admin.waitForSelector(`table.jobs-running tr[data-job="${rootJob}"]`);
@@ -412,6 +538,13 @@ try {
     await signIn(user, env('GF_USER_TOKEN'));
     await user.waitForSelector(`table.jobs-pending tr[data-job="${userJob}"]`);
     check(await user.locator(`tr[data-job="${rootJob}"]`).count() === 0, "root's job is listed to the user");
+    // Its place counts every user's jobs ahead, as the admin's list (and `explain`) has it.
+    await eventually(async () => {
+      const row = (await tableRows(user, 'table.jobs-pending')).find((r) => r._job === userJob);
+      const { jobs } = await api('/api/v1/jobs');
+      const want = jobs.find((j) => String(j.id) === userJob).queue_position;
+      check(row.position === String(want), `the user's job shows position ${row.position}, the API's ${want}`);
+    });
     await user.goto(`${url}/#/jobs/${userJob}`);
     await user.waitForSelector('dl.fields');
     await user.goto(`${url}/#/jobs/${rootJob}`);

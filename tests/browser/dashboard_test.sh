@@ -56,12 +56,22 @@ budget_jobs=(
 for job in "${budget_jobs[@]}"; do
   wait_for "job $job (of a budget team) to complete" state_is "$job" COMPLETED
 done
-root_job=$(submit --gpus 2 --name root-secret-training --workdir /tmp -- sleep 600)
+root_job=$(submit --gpus 2 --time 1h --name root-secret-training --workdir /tmp -- sleep 600)
 wait_for "root's job to run" state_is "$root_job" RUNNING
 user_job=$(env -u GPUFLEET_SOCKET "$GPUFLEET" --server "$url" --token-file "$WORK/user.token" \
   submit --json --gpus 2 --name user-job --workdir /tmp -- sleep 600 | jq -r .id)
 [ -n "$user_job" ] && [ "$user_job" != null ] || fail "the user's submit"
 wait_for "the user's job to wait with a reason" sh -c "$GPUFLEET show --json $user_job | jq -e '.state == \"PENDING\" and .reason != \"\"'"
+
+# A queue for the queue page (dashboard.test.mjs): with 1 GPU free, root's low-class job (first
+# submitted, last in the order: class comes first), an array of three tasks and a 3-GPU job
+# wait beside the user's job: 6 pending. Root's job's 1 h limit gives the head an estimated start.
+queue_low=$(submit --gpus 2 --priority low --name queue-low --workdir /tmp -- sleep 600)
+queue_array=$(submit --gpus 2 --array 0-2 --name queue-array --workdir /tmp -- sleep 600)
+queue_big=$(submit --gpus 3 --name queue-big --workdir /tmp -- sleep 600)
+wait_for "6 pending jobs, each with its place in the scheduling order" sh -c \
+  "$GPUFLEET queue --json | jq -e '[.jobs[] | select(.state == \"PENDING\")] |
+     length == 6 and all(.queue_position != null)'"
 
 # The report counts whole minutes (a minute is rolled up when the next one's first sample comes):
 # wait for minutes with a GPU free, one held busy and one held idle, so that the shares the page
@@ -79,7 +89,8 @@ gf report --period "$(date -u +%Y-%m)" --format html --output "$WORK/report.html
 artifacts=${GF_BROWSER_ARTIFACTS:-$WORK/artifacts}
 rm -rf "$artifacts"; mkdir -p "$artifacts"
 GF_URL=$url GF_ADMIN_TOKEN=$(cat "$WORK/admin.token") GF_USER_TOKEN=$(cat "$WORK/user.token") \
-  GF_ROOT_JOB=$root_job GF_USER_JOB=$user_job GF_SECRET=root-secret-training \
+  GF_ROOT_JOB=$root_job GF_USER_JOB=$user_job GF_IDLE_JOB=$idle_job GF_SECRET=root-secret-training \
+  GF_QUEUE_JOBS="$queue_low $queue_array $queue_big" \
   GF_BUDGET_JOBS="${budget_jobs[*]}" GF_SETTINGS=$WORK/settings.toml \
   GF_REPORT_HTML=$WORK/report.html GF_ARTIFACTS=$artifacts CHROMIUM=$CHROMIUM \
   timeout 150 node "$(dirname "$0")/dashboard.test.mjs" || fail "the browser tests (screenshots in $artifacts)"

@@ -87,12 +87,17 @@ const kNav = [
   ['#/reports', 'Reports'],
 ];
 
+// A route is the hash up to its query ("#/queue?user=alice": the queue page's filters).
+function routeOf(hash) {
+  return hash.split('?')[0];
+}
+
 function Page({ hash, token, onToken }) {
   const job = hash.match(/^#\/jobs\/([^/]+)$/);
   if (job) return <JobPage id={decodeURIComponent(job[1])} token={token} />;
-  switch (hash) {
+  switch (routeOf(hash)) {
     case '#/gpus': return <HeatMap />;
-    case '#/queue': return <Queue token={token} />;
+    case '#/queue': return <Queue token={token} hash={hash} />;
     case '#/quota': return <Quota token={token} />;
     case '#/reports': return <Reports token={token} />;
     case '#/signin': return <SignIn token={token} onToken={onToken} />;
@@ -112,7 +117,7 @@ function App() {
         <a class="brand" href="#/gpus">gpufleet</a>
         <nav>
           {kNav.map(([href, label]) => (
-            <a key={href} href={href} class={hash === href ? 'active' : ''}>{label}</a>
+            <a key={href} href={href} class={routeOf(hash) === href ? 'active' : ''}>{label}</a>
           ))}
         </nav>
         <span class={`conn conn-${lost ? 'offline' : 'live'}`} title={lost ? lost.message : 'following the server live'}>{lost ? 'offline' : 'live'}</span>
