@@ -15,7 +15,9 @@ test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   prometheus tmux curl openssl postgresql iproute2 python3
   chromium  # the dashboard's browser tests (tests/browser), driven by npm's playwright-core
   clang libclang-rt-14-dev  # the `fuzz` preset's libFuzzer targets: `make fuzz`, which CI runs after the tests
-  dpkg-dev man-db systemd)  # `make deb` and its e2e test: dpkg-shlibdeps, `man`, `systemd-analyze verify`
+  # `make deb` and its e2e test: dpkg-shlibdeps, `file` (CPack's shlibdeps finds the ELF files
+  # with it; priority standard, so a minimal Debian lacks it), `man`, `systemd-analyze verify`
+  dpkg-dev file man-db systemd)
 # Checks CI runs besides the tests: `make format-check` and `make lint-changed` (clang-tidy).
 check_pkgs=(clang-format clang-tidy)
 
