@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "controller/controller_fixture.h"
 #include "controller/controller_test_util.h"
 #include "core/duration.h"
 #include "store/sqlite/sqlite_store.h"
@@ -26,57 +27,9 @@ JobSpec Spec(int gpus, PriorityClass p = PriorityClass::kNormal) {
   return s;
 }
 
-class ControllerTest : public ::testing::Test {
+class ControllerTest : public ControllerFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gf-ctl-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    Boot();
-  }
-  void TearDown() override {
-    controller_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  // (Re)starts a controller over the same database, as a restart of gpufleet up does.
-  void Boot(std::vector<JobId> running = {}, std::vector<JobExitReport> ended = {}) {
-    controller_.reset();
-    agent_ = std::make_unique<FakeAgent>();
-    auto store = OpenSqliteStore(dir_ / "state.db");
-    ASSERT_TRUE(store.ok()) << store.error().ToString();
-    ControllerOptions options;
-    options.tick = Millis(10);
-    telemetry_ = std::make_unique<Telemetry>();  // a restart starts with empty telemetry
-    options.telemetry = telemetry_.get();
-    options.team_of_user = team_of_user_;
-    options.policy = policy_;
-    options.energy_price = energy_price_;
-    controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
-    ASSERT_TRUE(controller_->Load().ok());
-    controller_->AttachAgent(NodeId("gpu01"), agent_.get());
-    controller_->Start();
-    controller_->OnAgentHello(AgentHello{TestNode(4), std::move(running), std::move(ended)});
-    // Reads do not wait for the state thread (view.h): the hello's turn is over once the node
-    // is listed.
-    ASSERT_TRUE(WaitFor([&] { return !controller_->ListNodes(root_)->empty(); }));
-  }
-
-  Job Get(JobId id) { return *controller_->GetJob(root_, id); }
   bool StateIs(JobId id, JobState s) { return Get(id).state == s; }
-
-  std::filesystem::path dir_;
-  ManualClock clock_;
-  Caller root_ = TestCaller(0, "root");
-  Caller alice_ = TestCaller(1000, "alice");
-  Caller bob_ = TestCaller(1001, "bob");
-  std::unique_ptr<FakeAgent> agent_;
-  std::unique_ptr<Telemetry> telemetry_;
-  std::map<std::string, std::string> team_of_user_;
-  PolicyConfig policy_;       // set before Boot()
-  EnergyPrice energy_price_;  // likewise
-  std::unique_ptr<Controller> controller_;
 };
 
 // A reading of GPU-<index> of FourGpuNode at `time`, busy with `pids` (attributed to `job`).

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "controller/controller.h"
+#include "controller/controller_fixture.h"
 #include "controller/controller_test_util.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -25,36 +25,11 @@ JobSpec Spec(int gpus, std::string name = "") {
   return s;
 }
 
-class JobControlTest : public ::testing::Test {
+class JobControlTest : public ControllerFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gf-jobctl-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    Boot();
-  }
-  void TearDown() override {
-    controller_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  // (Re)starts the controller over the same database, as a restart of gpufleet up does.
-  void Boot(std::vector<JobId> running = {}) {
-    controller_.reset();
-    agent_ = std::make_unique<FakeAgent>();
-    auto store = OpenSqliteStore(dir_ / "state.db");
-    ASSERT_TRUE(store.ok()) << store.error().ToString();
-    ControllerOptions options;
-    options.tick = Millis(10);
-    options.policy = policy_;
-    options.team_of_user = {{"alice", "cv"}, {"bob", "nlp"}};
-    controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
-    ASSERT_TRUE(controller_->Load().ok());
-    controller_->AttachAgent(NodeId("gpu01"), agent_.get());
-    controller_->Start();
-    controller_->OnAgentHello(AgentHello{TestNode(kGpus), std::move(running), {}});
-    ASSERT_TRUE(WaitFor([&] { return !controller_->ListNodes(root_)->empty(); }));
+  JobControlTest() {
+    gpus_ = kGpus;
+    team_of_user_ = {{"alice", "cv"}, {"bob", "nlp"}};
   }
 
   JobId Submit(const Caller& caller, JobSpec spec) {
@@ -71,19 +46,9 @@ class JobControlTest : public ::testing::Test {
     EXPECT_TRUE(WaitFor([&] { return Get(id).state == JobState::kRunning; }));
     return id;
   }
-  Job Get(JobId id) { return *controller_->GetJob(root_, id); }
   void EndRun(JobId id) {
     controller_->OnJobExited(JobExitReport{id, 0, std::nullopt, clock_.Now(), "exited with 0"});
   }
-
-  std::filesystem::path dir_;
-  ManualClock clock_;
-  Caller root_ = TestCaller(0, "root");
-  Caller alice_ = TestCaller(1000, "alice");
-  Caller bob_ = TestCaller(1001, "bob");
-  std::unique_ptr<FakeAgent> agent_;
-  PolicyConfig policy_;
-  std::unique_ptr<Controller> controller_;
 };
 
 TEST_F(JobControlTest, AHeldJobStaysPendingWithItsReasonUntilReleased) {
