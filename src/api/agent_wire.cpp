@@ -88,6 +88,11 @@ class Fields {
         return InvalidArgument(path + ": out of range");
       }
       return static_cast<T>(i);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (!v.is_number()) {
+        return InvalidArgument(path + ": expected a number");
+      }
+      return v.get<T>();
     } else {
       static_assert(std::is_same_v<T, std::string>);
       if (!v.is_string()) {
@@ -236,6 +241,12 @@ Result<GpuProcessSample> ProcessFromJson(const json& body, const std::string& wh
   GF_ASSIGN_OR_RETURN(p.unmanaged, f.Get<bool>("unmanaged"));
   GF_ASSIGN_OR_RETURN(std::string mig_uuid, f.Get<std::string>("mig_uuid"));
   p.mig_uuid = GpuUuid(std::move(mig_uuid));
+  GF_ASSIGN_OR_RETURN(p.cpu_pct, f.Optional<double>("cpu_pct"));
+  GF_ASSIGN_OR_RETURN(p.host_memory_mib, f.Optional<std::int64_t>("host_memory_mib"));
+  GF_ASSIGN_OR_RETURN(p.command, f.Get<std::string>("command"));
+  if (p.command.size() > kProcessCommandMaxBytes) {
+    p.command.resize(kProcessCommandMaxBytes);  // the agent cuts it; a longer one is not kept
+  }
   return p;
 }
 

@@ -155,6 +155,9 @@ GpuSample FullSample() {
   s.health = GpuHealth::kDegraded;
   s.health_cause = "XID 79: GPU has fallen off the bus";
   s.processes[0].mig_uuid = GpuUuid("MIG-a");
+  s.processes[0].cpu_pct = 150.5;
+  s.processes[0].host_memory_mib = 2048;
+  s.processes[0].command = "python train.py --lr 3e-4";
   s.mig_enabled = true;
   s.mig = {MigSample{.instance = MigInstance{.profile = "3g.40gb",
                                              .uuid = GpuUuid("MIG-a"),

@@ -46,16 +46,18 @@ json MigInstanceToJson(const MigInstance& m) {
 json ProcessesToJson(const std::vector<GpuProcessSample>& processes) {
   json out = json::array();
   for (const auto& p : processes) {
-    out.push_back(
-        json{{"pid", p.pid},
-             {"used_memory_mib", OptionalValue(p.used_memory_mib)},
-             {"sm_util_pct", OptionalValue(p.sm_util_pct)},
-             {"mem_util_pct", OptionalValue(p.mem_util_pct)},
-             {"job", OptionalId(p.job)},
-             {"uid", OptionalValue(p.uid)},
-             {"user", p.user},
-             {"unmanaged", p.unmanaged},
-             {"mig_uuid", p.mig_uuid.value().empty() ? json() : json(p.mig_uuid.value())}});
+    out.push_back(json{{"pid", p.pid},
+                       {"used_memory_mib", OptionalValue(p.used_memory_mib)},
+                       {"sm_util_pct", OptionalValue(p.sm_util_pct)},
+                       {"mem_util_pct", OptionalValue(p.mem_util_pct)},
+                       {"job", OptionalId(p.job)},
+                       {"uid", OptionalValue(p.uid)},
+                       {"user", p.user},
+                       {"unmanaged", p.unmanaged},
+                       {"mig_uuid", p.mig_uuid.value().empty() ? json() : json(p.mig_uuid.value())},
+                       {"cpu_pct", OptionalValue(p.cpu_pct)},
+                       {"host_memory_mib", OptionalValue(p.host_memory_mib)},
+                       {"command", p.command}});
   }
   return out;
 }

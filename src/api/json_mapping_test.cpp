@@ -427,6 +427,9 @@ TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
   managed.job = JobId(7);
   managed.uid = 1000;
   managed.user = "alice";
+  managed.cpu_pct = 150.5;
+  managed.host_memory_mib = 2048;
+  managed.command = "python train.py";
   GpuProcessSample stray;  // started outside gpufleet; the driver hides its memory
   stray.pid = 999;
   stray.uid = 1001;
@@ -445,8 +448,14 @@ TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
                   {"uid", 1000},
                   {"user", "alice"},
                   {"unmanaged", false},
-                  {"mig_uuid", nullptr}}));
+                  {"mig_uuid", nullptr},
+                  {"cpu_pct", 150.5},
+                  {"host_memory_mib", 2048},
+                  {"command", "python train.py"}}));
   EXPECT_EQ(p[1]["pid"], 999);
+  EXPECT_TRUE(p[1]["cpu_pct"].is_null());
+  EXPECT_TRUE(p[1]["host_memory_mib"].is_null());
+  EXPECT_EQ(p[1]["command"], "");
   EXPECT_EQ(p[1]["mig_uuid"], "MIG-1");
   EXPECT_TRUE(p[1]["used_memory_mib"].is_null());
   EXPECT_TRUE(p[1]["sm_util_pct"].is_null());

@@ -4,11 +4,15 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
+#include <deque>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -24,6 +28,7 @@
 #include "api/socket_path.h"
 #include "cli/client_commands.h"
 #include "cli/top_frame.h"
+#include "cli/top_keys.h"
 #include "json/json_text.h"
 
 namespace gf {
@@ -35,6 +40,7 @@ constexpr int kDefaultWidth = 80;
 constexpr int kDefaultHeight = 24;
 constexpr auto kRedrawEvery = std::chrono::seconds(1);  // elapsed times move on
 constexpr auto kRetryEvery = std::chrono::seconds(1);   // a lost watch is reopened
+constexpr std::size_t kHistoryLength = 120;             // samples kept per GPU for its sparkline
 
 // Alternate screen + hidden cursor, and back. Leaving also resets colours.
 constexpr std::string_view kEnterScreen = "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J";
@@ -175,12 +181,22 @@ class Terminal {
   void Draw(const std::vector<TopLine>& lines, int width) const {
     std::string out = "\x1b[H";
     for (std::size_t i = 0; i < lines.size(); ++i) {
+      const TopLine& line = lines[i];
       out += i == 0 ? "" : "\r\n";
-      out += Sgr(lines[i].style);
-      out += lines[i].text;
-      const bool bar = lines[i].style == TopStyle::kHeading || lines[i].style == TopStyle::kTitle;
-      if (bar && static_cast<int>(lines[i].text.size()) < width) {
-        out.append(static_cast<std::size_t>(width) - lines[i].text.size(), ' ');  // full width
+      out += Sgr(line.style);
+      std::size_t at = 0;
+      for (const TopPaint& paint : line.paints) {
+        out.append(line.text, at, paint.begin - at);
+        out += Sgr(paint.color);
+        out.append(line.text, paint.begin, paint.end - paint.begin);
+        out += "\x1b[39m";  // back to the line's colour, its bold or reverse kept
+        at = paint.end;
+      }
+      out.append(line.text, at);
+      const bool bar = line.style == TopStyle::kHeading || line.style == TopStyle::kTitle ||
+                       line.style == TopStyle::kSelected;
+      if (bar && static_cast<int>(line.text.size()) < width) {
+        out.append(static_cast<std::size_t>(width) - line.text.size(), ' ');  // full width
       }
       out += "\x1b[0m\x1b[K";
     }
@@ -194,13 +210,33 @@ class Terminal {
       case TopStyle::kTitle:
         return "\x1b[1;7m";
       case TopStyle::kHeading:
+      case TopStyle::kSelected:
         return "\x1b[7m";
       case TopStyle::kAlert:
         return "\x1b[1;31m";
+      case TopStyle::kPrompt:
+        return "\x1b[1;33m";
       case TopStyle::kNormal:
         break;
     }
     return "";
+  }
+  static std::string_view Sgr(TopColor color) {
+    switch (color) {
+      case TopColor::kGreen:
+        return "\x1b[32m";
+      case TopColor::kYellow:
+        return "\x1b[33m";
+      case TopColor::kRed:
+        return "\x1b[31m";
+      case TopColor::kMagenta:
+        return "\x1b[35m";
+      case TopColor::kCyan:
+        return "\x1b[36m";
+      case TopColor::kGrey:
+        break;
+    }
+    return "\x1b[90m";
   }
 };
 
@@ -226,6 +262,9 @@ class TopState {
 
   void SetList(Feed feed, nlohmann::json list) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (feed == Feed::kGpus) {
+      Record(list);
+    }
     (feed == Feed::kGpus ? input_.gpus : input_.jobs) = std::move(list);
     ErrorOf(feed).clear();
   }
@@ -247,10 +286,44 @@ class TopState {
  private:
   std::string& ErrorOf(Feed feed) { return feed == Feed::kGpus ? gpu_error_ : job_error_; }
 
+  // Each GPU's utilisation once per sample (a GPU list also comes when only a holder changed):
+  // the sparklines' history, the last kHistoryLength samples.
+  void Record(const nlohmann::json& list) {
+    const auto gpus = list.find("gpus");
+    if (gpus == list.end() || !gpus->is_array()) {
+      return;
+    }
+    for (const nlohmann::json& gpu : *gpus) {
+      const auto uuid = gpu.find("uuid");
+      const auto sample = gpu.find("sample");
+      if (uuid == gpu.end() || !uuid->is_string() || sample == gpu.end() || !sample->is_object()) {
+        continue;
+      }
+      const auto time = sample->find("time_ms");
+      const auto util = sample->find("util_gpu_pct");
+      if (time == sample->end() || !time->is_number_integer() || util == sample->end() ||
+          !util->is_number()) {
+        continue;
+      }
+      const auto key = uuid->get<std::string>();
+      std::int64_t& last = last_sample_ms_[key];
+      if (time->get<std::int64_t>() == last) {
+        continue;
+      }
+      last = time->get<std::int64_t>();
+      std::deque<int>& series = input_.history[key];
+      series.push_back(static_cast<int>(std::lround(util->get<double>())));
+      if (series.size() > kHistoryLength) {
+        series.pop_front();
+      }
+    }
+  }
+
   std::mutex mu_;
-  TopInput input_;         // GUARDED_BY(mu_)
-  std::string gpu_error_;  // GUARDED_BY(mu_)
-  std::string job_error_;  // GUARDED_BY(mu_)
+  TopInput input_;                                      // GUARDED_BY(mu_)
+  std::string gpu_error_;                               // GUARDED_BY(mu_)
+  std::string job_error_;                               // GUARDED_BY(mu_)
+  std::map<std::string, std::int64_t> last_sample_ms_;  // GUARDED_BY(mu_)
 };
 
 // A watch thread: follows one stream into `state`, reopening it when it is lost, until stopped.
@@ -288,21 +361,21 @@ void Follow(const std::stop_token& stop,
   }
 }
 
-// Reads the keys waiting on stdin; true when one of them means quit (q, Q, Ctrl-C) or the
-// terminal is gone.
-bool QuitKeyPressed() {
+// The keys waiting on stdin; nullopt when the terminal is gone.
+std::optional<std::string> ReadKeys() {
   std::array<char, 64> keys{};
   const ssize_t n = ::read(STDIN_FILENO, keys.data(), keys.size());
   if (n == 0) {
-    return true;
+    return std::nullopt;
   }
-  for (ssize_t i = 0; i < n; ++i) {
-    const char key = keys[static_cast<std::size_t>(i)];
-    if (key == 'q' || key == 'Q' || key == '\x03') {
-      return true;
-    }
-  }
-  return false;
+  return std::string(keys.data(), static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+}
+
+// Cancels `job` as `gpufleet cancel JOB` would; the answer in words for the last line.
+std::string CancelJob(ApiClient& client, std::int64_t job) {
+  const std::string id = std::to_string(job);
+  const auto answer = client.CallJson("POST", "/api/v1/jobs/" + id + "/cancel");
+  return answer.ok() ? "job " + id + " cancelled" : "cancel " + id + ": " + answer.error().message;
 }
 
 int RunLive(const ClientContext& ctx) {
@@ -330,9 +403,14 @@ int RunLive(const ClientContext& ctx) {
   const std::jthread jobs([&](const std::stop_token& stop) {
     Follow(stop, *settings, "/api/v1/jobs?watch=1", TopState::Feed::kJobs, state);
   });
+  ApiClient actions(settings->endpoint, settings->options);  // the keys' requests
+  TopControls controls;
   for (;;) {
     const auto [width, height] = TerminalSize();
-    terminal.Draw(RenderTopFrame(state.Snapshot(), width, height), width);
+    TopInput input = state.Snapshot();
+    input.controls = controls;
+    input.live = true;
+    terminal.Draw(RenderTopFrame(input, width, height), width);
     std::array<pollfd, 2> fds{{{STDIN_FILENO, POLLIN, 0}, {wake.fd(), POLLIN, 0}}};
     const int ready = ::poll(
         fds.data(), fds.size(), static_cast<int>(std::chrono::milliseconds(kRedrawEvery).count()));
@@ -343,8 +421,18 @@ int RunLive(const ClientContext& ctx) {
     if (const int sig = g_quit_signal; sig != 0) {
       return sig == SIGINT ? 0 : 128 + sig;
     }
-    if ((fds[0].revents & (POLLIN | POLLHUP)) != 0 && QuitKeyPressed()) {
-      return 0;
+    if ((fds[0].revents & (POLLIN | POLLHUP)) != 0) {
+      const std::optional<std::string> keys = ReadKeys();
+      if (!keys) {
+        return 0;  // the terminal is gone
+      }
+      const TopKeyOutcome outcome = ApplyTopKeys(*keys, TopJobOrder(input.jobs), controls);
+      if (outcome.quit) {
+        return 0;
+      }
+      if (outcome.cancel) {
+        controls.message = CancelJob(actions, *outcome.cancel);
+      }
     }
   }
 }
@@ -393,7 +481,9 @@ struct TopOptions {
 
 void AddTopCommand(CLI::App& app, ClientContext& context) {
   auto* top = app.add_subcommand(
-      "top", "live full-screen view of every GPU and your jobs (q or Ctrl-C quits)");
+      "top",
+      "live full-screen view of every GPU, your jobs and the GPU processes (keys: j/k select a "
+      "job, c cancel it, s sort processes, q or Ctrl-C quit)");
   auto options = std::make_shared<TopOptions>();
   top->add_flag("--once", options->once, "print one frame to stdout and exit");
   top->add_option("--width", options->width, "--once: columns (default: the terminal's, or 80)")

@@ -375,7 +375,8 @@ void PrintGpuTable(const json& answer, std::ostream& out) {
 }
 
 void PrintGpuProcesses(const json& answer, std::ostream& out) {
-  Table table({"NODE", "GPU", "PID", "USER", "JOB", "MEMORY", "UTIL"});
+  Table table(
+      {"NODE", "GPU", "PID", "USER", "JOB", "MEMORY", "UTIL", "CPU", "HOST-MEM", "COMMAND"});
   std::size_t count = 0;
   for (const auto& gpu : Array(answer, "gpus")) {
     for (const auto& p : Array(Object(gpu, "sample"), "processes")) {
@@ -386,7 +387,10 @@ void PrintGpuProcesses(const json& answer, std::ostream& out) {
                     ProcessUser(p),
                     ProcessJob(p),
                     memory ? Fixed(*memory, 0) + "MiB" : "-",
-                    WithUnit(Number(p, "sm_util_pct"), "%")});
+                    WithUnit(Number(p, "sm_util_pct"), "%"),
+                    WithUnit(Number(p, "cpu_pct"), "%"),
+                    WithUnit(Number(p, "host_memory_mib"), "MiB"),
+                    JsonText(p, "command")});
       ++count;
     }
   }

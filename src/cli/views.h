@@ -73,7 +73,8 @@ std::string JobGpusText(const nlohmann::json& job);
 void PrintGpuTable(const nlohmann::json& answer, std::ostream& out);
 
 // `gpufleet gpus --processes`: one row per process on any GPU of the same answer:
-// NODE GPU PID USER JOB MEMORY UTIL, JOB being the job id or "unmanaged".
+// NODE GPU PID USER JOB MEMORY UTIL CPU HOST-MEM COMMAND, JOB being the job id or "unmanaged",
+// COMMAND "-" where the server does not show it (another user's process).
 void PrintGpuProcesses(const nlohmann::json& answer, std::ostream& out);
 
 // A job array task's name, "40_3" (array id, index), from a job's array_job and

@@ -168,15 +168,19 @@ TEST(CliViewsTest, ProcessesNameTheirJobOrUnmanaged) {
   managed.job = JobId(7);
   managed.uid = 1000;
   managed.user = "alice";
+  managed.cpu_pct = 104.4;
+  managed.host_memory_mib = 2048;
+  managed.command = "python train.py";
   GpuProcessSample stray;  // not started by gpufleet; the driver hides its memory
   stray.pid = 999;
   stray.uid = 1001;
   stray.unmanaged = true;
   gpu.sample->processes = {managed, stray};
-  EXPECT_EQ(Processes({gpu, Status("n1", 1)}),
-            "NODE  GPU  PID   USER      JOB        MEMORY    UTIL\n"
-            "n1    0    4242  alice     7          30000MiB  88%\n"
-            "n1    0    999   uid 1001  unmanaged  -         -\n");
+  EXPECT_EQ(
+      Processes({gpu, Status("n1", 1)}),
+      "NODE  GPU  PID   USER      JOB        MEMORY    UTIL  CPU   HOST-MEM  COMMAND\n"
+      "n1    0    4242  alice     7          30000MiB  88%   104%  2048MiB   python train.py\n"
+      "n1    0    999   uid 1001  unmanaged  -         -     -     -         -\n");
   EXPECT_EQ(Processes({Status("n1", 1)}), "No processes on any GPU.\n");
 }
 

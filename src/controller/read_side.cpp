@@ -165,7 +165,23 @@ Result<std::vector<Node>> ClusterReader::ListNodes(const Caller& /*caller*/) con
 // Every caller may list GPUs (see docs/decisions/0001), so the caller is not consulted. Which
 // job and user hold a GPU is shown to everyone (like nvidia-smi shows processes); the job itself
 // stays private to its owner. Served from Telemetry alone.
-Result<std::vector<GpuStatus>> ClusterReader::ListGpus(const Caller& /*caller*/) const {
+namespace {
+
+// A process's command line is as private as a job's command: only who may read the jobs of its
+// owner sees it (an argument may hold a token or a password). Pid, owner and memory stay:
+// `nvidia-smi` shows those to every user of the machine.
+void HideOthersCommands(const Caller& caller, GpuSample& sample) {
+  for (GpuProcessSample& p : sample.processes) {
+    const Ownership whose = p.uid ? Whose(caller, *p.uid) : Ownership::kOther;
+    if (!Allows(caller, Resource::kJob, Action::kRead, whose)) {
+      p.command.clear();
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::vector<GpuStatus>> ClusterReader::ListGpus(const Caller& caller) const {
   TelemetrySnapshot snapshot = telemetry_.Snapshot();
   std::vector<GpuStatus> out;
   out.reserve(snapshot.gpus.size());
@@ -186,6 +202,9 @@ Result<std::vector<GpuStatus>> ClusterReader::ListGpus(const Caller& /*caller*/)
       status.team = status.holders[0].team;
     }
     status.sample = std::move(view.sample);
+    if (status.sample) {
+      HideOthersCommands(caller, *status.sample);
+    }
     status.conditions = std::move(view.conditions);
     out.push_back(std::move(status));
   }

@@ -251,6 +251,34 @@ TEST_F(ReadSideTest, GpusComeFromTelemetry) {
   EXPECT_FALSE((*gpus)[1].job.has_value());
 }
 
+TEST_F(ReadSideTest, AProcessCommandLineIsShownToItsOwnerAndAdminsOnly) {
+  telemetry_.SetInventory(node_);
+  GpuSample sample;
+  sample.uuid = GpuUuid("GPU-0");
+  sample.time = clock_.Now();
+  sample.processes = {
+      GpuProcessSample{.pid = 10, .uid = kAlice, .user = "alice", .command = "python a.py"},
+      GpuProcessSample{.pid = 11, .uid = kBob, .user = "bob", .command = "train --token=s3cret"},
+      GpuProcessSample{.pid = 12, .command = "unknown owner"}};
+  telemetry_.Ingest(node_.name, {sample});
+  const auto commands = [this](const Caller& caller) {
+    std::vector<std::string> out;
+    const auto gpus = reader_->ListGpus(caller);
+    for (const GpuStatus& gpu : *gpus) {
+      for (const GpuProcessSample& p :
+           gpu.sample ? gpu.sample->processes : std::vector<GpuProcessSample>{}) {
+        out.push_back(std::to_string(p.pid) + ":" + p.command);
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(commands(alice_), (std::vector<std::string>{"10:python a.py", "11:", "12:"}));
+  EXPECT_EQ(commands(bob_), (std::vector<std::string>{"10:", "11:train --token=s3cret", "12:"}));
+  EXPECT_EQ(
+      commands(root_),
+      (std::vector<std::string>{"10:python a.py", "11:train --token=s3cret", "12:unknown owner"}));
+}
+
 TEST_F(ReadSideTest, TokensAreListedWithoutTheirHash) {
   ApiToken mine{.id = "aaaaaaaaaaaa",
                 .secret_hash = std::string(64, 'a'),

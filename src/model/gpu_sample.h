@@ -3,6 +3,7 @@
 // Plain value types. Fields a driver does not offer stay nullopt (never a fake zero).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,6 +16,8 @@
 #include "model/node.h"
 
 namespace gf {
+
+inline constexpr std::size_t kProcessCommandMaxBytes = 256;
 
 struct GpuProcessSample {
   std::uint32_t pid = 0;
@@ -30,6 +33,15 @@ struct GpuProcessSample {
   std::optional<std::uint32_t> uid{};  // the process owner, from /proc/<pid>/status
   std::string user{};                  // that uid's login name ("uid1234" when unknown)
   bool unmanaged = false;              // true: gpufleet did not start it (no job)
+  // What the process does on the host (top's process panel), from /proc as well:
+  std::optional<double> cpu_pct{};  // CPU time over the last sampling interval, in % of one
+                                    // core (like top: 250 = two and a half cores); nullopt
+                                    // on the first sample of a pid
+  std::optional<std::int64_t> host_memory_mib{};  // resident set size (VmRSS)
+  // Its command line (/proc/<pid>/cmdline, arguments joined by spaces), at most
+  // kProcessCommandMaxBytes. The API shows it only to the process owner and to operators and
+  // admins: an argument may hold a secret.
+  std::string command{};
   bool operator==(const GpuProcessSample&) const = default;
 };
 

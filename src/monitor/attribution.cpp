@@ -79,6 +79,41 @@ std::string_view SkipBlanks(std::string_view s) {
   return first == std::string_view::npos ? std::string_view{} : s.substr(first);
 }
 
+// /proc/<pid>/stat's fields by their number in proc(5): the parent pid, user and system CPU
+// time, start time.
+constexpr int kStatParentPid = 4;
+constexpr int kStatUserTime = 14;
+constexpr int kStatSystemTime = 15;
+constexpr int kStatStartTime = 22;
+constexpr int kStatFirstAfterName = 3;  // the state, right after "(<comm>)"
+constexpr std::int64_t kKibPerMib = 1024;
+constexpr double kPercent = 100.0;
+
+// Field `n` (numbered as in proc(5), n >= 3) of a /proc/<pid>/stat line: "<pid> (<comm>)
+// <state> <ppid> ...", where comm may itself hold ") " and spaces, so fields are counted from
+// after the last ')'.
+std::optional<std::string_view> StatField(std::string_view proc_stat, int n) {
+  const std::size_t close = proc_stat.rfind(')');
+  if (close == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string_view rest = proc_stat.substr(close + 1);
+  for (int field = kStatFirstAfterName;; ++field) {
+    rest = SkipBlanks(rest);
+    const std::size_t end = rest.find_first_of(" \n");
+    if (rest.empty()) {
+      return std::nullopt;
+    }
+    if (field == n) {
+      return rest.substr(0, end);
+    }
+    if (end == std::string_view::npos) {
+      return std::nullopt;
+    }
+    rest.remove_prefix(end);
+  }
+}
+
 }  // namespace
 
 std::optional<JobId> JobFromCgroupPath(std::string_view path) {
@@ -135,41 +170,111 @@ std::optional<std::uint32_t> RealUidFromStatus(std::string_view proc_status) {
 }
 
 std::optional<std::int64_t> ParentPidFromStat(std::string_view proc_stat) {
-  // "<pid> (<comm>) <state> <ppid> ...": comm may contain ") ", so start after the last ')'.
-  std::size_t close = proc_stat.rfind(')');
-  if (close == std::string_view::npos) {
-    return std::nullopt;
-  }
-  std::string_view rest = SkipBlanks(proc_stat.substr(close + 1));
-  std::size_t state_end = rest.find(' ');
-  if (state_end == std::string_view::npos) {
-    return std::nullopt;
-  }
-  rest = SkipBlanks(rest.substr(state_end));
-  return ParseNumber<std::int64_t>(rest.substr(0, rest.find(' ')));
+  const std::optional<std::string_view> ppid = StatField(proc_stat, kStatParentPid);
+  return ppid ? ParseNumber<std::int64_t>(*ppid) : std::nullopt;
 }
 
-ProcessAttributor::ProcessAttributor(fs::path proc_root) : proc_root_(std::move(proc_root)) {}
+std::optional<ProcessCpuTime> CpuTimeFromStat(std::string_view proc_stat) {
+  const auto field = [proc_stat](int n) {
+    const std::optional<std::string_view> text = StatField(proc_stat, n);
+    return text ? ParseNumber<std::uint64_t>(*text) : std::nullopt;
+  };
+  const auto utime = field(kStatUserTime);
+  const auto stime = field(kStatSystemTime);
+  const auto start = field(kStatStartTime);
+  if (!utime || !stime || !start) {
+    return std::nullopt;
+  }
+  return ProcessCpuTime{.ticks = *utime + *stime, .start_ticks = *start};
+}
+
+std::optional<std::int64_t> ResidentMibFromStatus(std::string_view proc_status) {
+  // "VmRSS:\t  123456 kB"
+  std::optional<std::int64_t> mib;
+  AnyLine(proc_status, [&mib](std::string_view line) {
+    if (!line.starts_with("VmRSS:")) {
+      return false;
+    }
+    std::string_view rest = SkipBlanks(line.substr(6));
+    const auto kib = ParseNumber<std::int64_t>(rest.substr(0, rest.find_first_of(" \t")));
+    mib = kib ? std::optional<std::int64_t>(*kib / kKibPerMib) : std::nullopt;
+    return true;
+  });
+  return mib;
+}
+
+std::string CommandFromCmdline(std::string_view cmdline) {
+  while (!cmdline.empty() && cmdline.back() == '\0') {
+    cmdline.remove_suffix(1);
+  }
+  std::string out(cmdline.substr(0, kProcessCommandMaxBytes));
+  std::replace(out.begin(), out.end(), '\0', ' ');
+  if (cmdline.size() > kProcessCommandMaxBytes) {
+    // Cut at a character boundary: drop the continuation bytes of a split UTF-8 sequence and
+    // its lead byte.
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0U) == 0x80U) {
+      out.pop_back();
+    }
+    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0U) {
+      out.pop_back();
+    }
+  }
+  return out;
+}
+
+ProcessAttributor::ProcessAttributor(fs::path proc_root)
+    : proc_root_(std::move(proc_root)),
+      ticks_per_second_(static_cast<double>(std::max(1L, ::sysconf(_SC_CLK_TCK)))) {}
 
 fs::path ProcessAttributor::ProcFile(std::int64_t pid, const char* name) const {
   return proc_root_ / std::to_string(pid) / name;
 }
 
 void ProcessAttributor::Attribute(std::span<GpuSample> samples,
-                                  std::span<const LiveJob> live_jobs) {
+                                  std::span<const LiveJob> live_jobs,
+                                  std::chrono::steady_clock::time_point now) {
   // A multi-GPU process shows up on each of its GPUs; /proc is read once for it.
   std::unordered_map<std::uint32_t, GpuProcessSample> seen;
   for (GpuSample& sample : samples) {
     for (GpuProcessSample& process : sample.processes) {
       auto it = seen.find(process.pid);
       if (it == seen.end()) {
-        it = seen.emplace(process.pid, AttributePid(process.pid, live_jobs)).first;
+        GpuProcessSample found = AttributePid(process.pid, live_jobs);
+        ReadHostUse(found, now);
+        it = seen.emplace(process.pid, std::move(found)).first;
       }
       process.job = it->second.job;
       process.uid = it->second.uid;
       process.user = it->second.user;
       process.unmanaged = it->second.unmanaged;
+      process.cpu_pct = it->second.cpu_pct;
+      process.host_memory_mib = it->second.host_memory_mib;
+      process.command = it->second.command;
     }
+  }
+  // Forget the pids that left the GPUs: a pid reused later starts from no mark.
+  std::erase_if(cpu_marks_, [&seen](const auto& mark) { return !seen.contains(mark.first); });
+}
+
+void ProcessAttributor::ReadHostUse(GpuProcessSample& out,
+                                    std::chrono::steady_clock::time_point now) {
+  const std::optional<std::string> stat = ReadProcFile(ProcFile(out.pid, "stat"));
+  const std::optional<ProcessCpuTime> cpu = stat ? CpuTimeFromStat(*stat) : std::nullopt;
+  if (cpu) {
+    const auto mark = cpu_marks_.find(out.pid);
+    if (mark != cpu_marks_.end() && mark->second.cpu.start_ticks == cpu->start_ticks &&
+        now > mark->second.at && cpu->ticks >= mark->second.cpu.ticks) {
+      const double seconds = std::chrono::duration<double>(now - mark->second.at).count();
+      const auto used = static_cast<double>(cpu->ticks - mark->second.cpu.ticks);
+      out.cpu_pct = used / ticks_per_second_ / seconds * kPercent;
+    }
+    cpu_marks_[out.pid] = CpuMark{.cpu = *cpu, .at = now};
+  }
+  if (const std::optional<std::string> status = ReadProcFile(ProcFile(out.pid, "status"))) {
+    out.host_memory_mib = ResidentMibFromStatus(*status);
+  }
+  if (const std::optional<std::string> cmdline = ReadProcFile(ProcFile(out.pid, "cmdline"))) {
+    out.command = CommandFromCmdline(*cmdline);
   }
 }
 

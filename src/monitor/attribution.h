@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/ids.h"
@@ -62,6 +63,25 @@ std::optional<std::uint32_t> RealUidFromStatus(std::string_view proc_status);
 // which may itself hold ')' and spaces).
 std::optional<std::int64_t> ParentPidFromStat(std::string_view proc_stat);
 
+// What /proc/<pid>/stat says of a process's CPU use: user + system time (fields 14 and 15)
+// and its start time (field 22, which tells a reused pid from the process seen before), in
+// clock ticks.
+struct ProcessCpuTime {
+  std::uint64_t ticks = 0;
+  std::uint64_t start_ticks = 0;
+  bool operator==(const ProcessCpuTime&) const = default;
+};
+std::optional<ProcessCpuTime> CpuTimeFromStat(std::string_view proc_stat);
+
+// The resident set size of a /proc/<pid>/status text ("VmRSS:" in kB), in MiB rounded down;
+// nullopt when absent (a kernel thread, a zombie).
+std::optional<std::int64_t> ResidentMibFromStatus(std::string_view proc_status);
+
+// A /proc/<pid>/cmdline (arguments each ended by NUL) as one line: arguments joined by one
+// space, at most kProcessCommandMaxBytes (cut at a UTF-8 character boundary). Bytes are kept
+// as they are: whoever prints it escapes control characters.
+std::string CommandFromCmdline(std::string_view cmdline);
+
 class ProcessAttributor {
  public:
   // Cached login names are looked up again after this long (accounts are renamed, rarely).
@@ -72,9 +92,14 @@ class ProcessAttributor {
 
   explicit ProcessAttributor(std::filesystem::path proc_root = "/proc");
 
-  // Fills job, uid, user and unmanaged of every process of every sample. `live_jobs`: the jobs
-  // this node runs now. A pid on several GPUs is read from /proc once per call.
-  void Attribute(std::span<GpuSample> samples, std::span<const LiveJob> live_jobs);
+  // Fills job, uid, user and unmanaged of every process of every sample, and what it uses on
+  // the host (cpu_pct, host_memory_mib, command). `live_jobs`: the jobs this node runs now. A
+  // pid on several GPUs is read from /proc once per call. `now`: when the samples were read;
+  // cpu_pct is the CPU time a pid used since the previous call that saw it, over the time
+  // between the two.
+  void Attribute(std::span<GpuSample> samples,
+                 std::span<const LiveJob> live_jobs,
+                 std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
 
   // The attribution of one pid (only job, uid, user, unmanaged are set; pid is).
   GpuProcessSample AttributePid(std::uint32_t pid, std::span<const LiveJob> live_jobs);
@@ -83,6 +108,14 @@ class ProcessAttributor {
   std::optional<JobId> JobByParentChain(std::int64_t pid, std::span<const LiveJob> live_jobs);
   std::string UserName(std::uint32_t uid);
   std::filesystem::path ProcFile(std::int64_t pid, const char* name) const;
+  // Sets cpu_pct, host_memory_mib and command of `out` (a pid already attributed).
+  void ReadHostUse(GpuProcessSample& out, std::chrono::steady_clock::time_point now);
+
+  // A pid's CPU time when last seen, for the next call's cpu_pct.
+  struct CpuMark {
+    ProcessCpuTime cpu;
+    std::chrono::steady_clock::time_point at;
+  };
 
   struct CachedName {
     std::string name;
@@ -91,6 +124,8 @@ class ProcessAttributor {
 
   std::filesystem::path proc_root_;
   std::map<std::uint32_t, CachedName> user_names_;
+  std::unordered_map<std::uint32_t, CpuMark> cpu_marks_;  // pids of the last Attribute call
+  double ticks_per_second_;
 };
 
 }  // namespace gf

@@ -1,5 +1,6 @@
 #include "monitor/attribution.h"
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -60,6 +61,31 @@ TEST(ParentPidFromStatTest, SkipsACommandNameWithParenthesesAndSpaces) {
   EXPECT_EQ(ParentPidFromStat("42 (x) S"), std::nullopt);
 }
 
+TEST(CpuTimeFromStatTest, AddsUserAndSystemTimeAndKeepsTheStartTime) {
+  // Fields 14 (utime) 150, 15 (stime) 50, 22 (starttime) 9876.
+  const std::string stat =
+      "42 (a) b) S 1 42 42 0 -1 4194304 0 0 0 0 150 50 0 0 20 0 1 0 9876 0 0\n";
+  EXPECT_EQ(CpuTimeFromStat(stat), (ProcessCpuTime{.ticks = 200, .start_ticks = 9876}));
+  EXPECT_EQ(CpuTimeFromStat("42 (a) S 1 42 42 0 -1 4194304 0 0 0 0 150"), std::nullopt);
+  EXPECT_EQ(CpuTimeFromStat("42 (a) S 1 42 42 0 -1 4194304 0 0 0 0 x 50 0 0 20 0 1 0 9 0"),
+            std::nullopt);
+}
+
+TEST(ResidentMibFromStatusTest, ReadsVmRssInKib) {
+  EXPECT_EQ(ResidentMibFromStatus("Name:\tpython\nVmRSS:\t  2098176 kB\nThreads:\t4\n"), 2049);
+  EXPECT_EQ(ResidentMibFromStatus("Name:\tkworker\nThreads:\t1\n"), std::nullopt);
+}
+
+TEST(CommandFromCmdlineTest, JoinsArgumentsAndCutsAtACharacterBoundary) {
+  using namespace std::string_literals;
+  EXPECT_EQ(CommandFromCmdline("python\0train.py\0--lr\0003e-4\0"s), "python train.py --lr 3e-4");
+  EXPECT_EQ(CommandFromCmdline(""), "");
+  // 255 ASCII bytes then a 2-byte character: the cut at 256 would split it, so it goes.
+  const std::string long_line = std::string(255, 'x') + "\xc3\xa9" + "tail";
+  EXPECT_EQ(CommandFromCmdline(long_line), std::string(255, 'x'));
+  EXPECT_EQ(CommandFromCmdline(std::string(300, 'y')).size(), kProcessCommandMaxBytes);
+}
+
 // ---- a fake /proc -------------------------------------------------------------------------
 
 struct FakeProcess {
@@ -67,6 +93,9 @@ struct FakeProcess {
   std::int64_t ppid = 1;
   std::uint32_t uid = 0;
   std::string cgroup_path = "/user.slice";
+  std::uint64_t cpu_ticks = 0;  // utime (stime stays 0)
+  std::int64_t rss_kib = 4096;
+  std::string cmdline = std::string("prog\0--flag\0", 12);
 };
 
 class FakeProcTest : public ::testing::Test {
@@ -83,11 +112,13 @@ class FakeProcTest : public ::testing::Test {
     fs::create_directories(dir);
     // The command name holds ") " on purpose: the stat parser must not be fooled by it.
     std::ofstream(dir / "stat") << p.pid << " (my) prog) S " << p.ppid << " " << p.pid << " "
-                                << p.pid << " 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 "
-                                << "12345 0 0\n";
+                                << p.pid << " 0 -1 4194304 0 0 0 0 " << p.cpu_ticks
+                                << " 0 0 0 20 0 1 0 12345 0 0\n";
     std::ofstream(dir / "status") << "Name:\tprog\nState:\tS (sleeping)\nPid:\t" << p.pid
                                   << "\nPPid:\t" << p.ppid << "\nUid:\t" << p.uid << "\t" << p.uid
-                                  << "\t" << p.uid << "\t" << p.uid << "\n";
+                                  << "\t" << p.uid << "\t" << p.uid << "\nVmRSS:\t" << p.rss_kib
+                                  << " kB\n";
+    std::ofstream(dir / "cmdline") << p.cmdline;
     std::ofstream(dir / "cgroup") << "0::" << p.cgroup_path << "\n";
   }
 
@@ -242,6 +273,33 @@ TEST(RealProcTest, RealGrandchildIsFoundThroughItsParents) {
   ::kill(grandchild, SIGKILL);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
+}
+
+TEST_F(FakeProcTest, HostUseIsCpuTimeSinceTheLastSampleResidentMemoryAndCommand) {
+  Add({.pid = 900, .uid = 0, .cpu_ticks = 1000, .rss_kib = 3 * 1024 * 1024});
+  ProcessAttributor attributor(root_);
+  const auto t0 = std::chrono::steady_clock::time_point(std::chrono::seconds(100));
+  std::vector<GpuSample> samples{SampleWith({900})};
+  attributor.Attribute(samples, {}, t0);
+  const GpuProcessSample& first = samples[0].processes[0];
+  EXPECT_EQ(first.cpu_pct, std::nullopt);  // nothing to compare with yet
+  EXPECT_EQ(first.host_memory_mib, 3072);
+  EXPECT_EQ(first.command, "prog --flag");
+
+  // Two seconds later the process has used 3 s of CPU: 150 % of one core.
+  const double tps = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  Add({.pid = 900, .uid = 0, .cpu_ticks = 1000 + static_cast<std::uint64_t>(3 * tps)});
+  samples = {SampleWith({900})};
+  attributor.Attribute(samples, {}, t0 + std::chrono::seconds(2));
+  ASSERT_TRUE(samples[0].processes[0].cpu_pct.has_value());
+  EXPECT_NEAR(*samples[0].processes[0].cpu_pct, 150.0, 1e-9);
+
+  // The pid leaves the GPUs and comes back: no stale mark, so no figure on its first sample.
+  samples = {SampleWith({})};
+  attributor.Attribute(samples, {}, t0 + std::chrono::seconds(3));
+  samples = {SampleWith({900})};
+  attributor.Attribute(samples, {}, t0 + std::chrono::seconds(4));
+  EXPECT_EQ(samples[0].processes[0].cpu_pct, std::nullopt);
 }
 
 }  // namespace
