@@ -255,9 +255,10 @@ int Main(int argc, char** argv) {
   agent_cmd->add_option("--reserve-cpus",
                         agent.reserve_cpus,
                         "CPUs kept from jobs' --cpus for the system (default 0)");
-  agent_cmd->add_option("--reserve-mem",
-                        agent.reserve_mem,
-                        "memory kept from jobs' --mem for the system (default: a tenth, at most 4G)");
+  agent_cmd->add_option(
+      "--reserve-mem",
+      agent.reserve_mem,
+      "memory kept from jobs' --mem for the system (default: a tenth, at most 4G)");
   agent_cmd
       ->add_option(
           "--sample-interval", agent.sample_interval, "how often GPUs are sampled (1s .. 1h)")

@@ -1,10 +1,10 @@
 #include "agent/local_agent.h"
 
 #include <algorithm>
-#include <tuple>
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <tuple>
 
 #include <poll.h>
 #include <signal.h>

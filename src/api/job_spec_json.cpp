@@ -279,10 +279,10 @@ Result<int> CpusField(const json& v) {
   }
   const auto n = WholeNumber(v);
   if (!n || *n < 0 || *n > kMaxJobCpus) {
-    return FieldError("cpus",
-                      "a whole number of host CPUs from 0 (none reserved) to " +
-                          std::to_string(kMaxJobCpus),
-                      v);
+    return FieldError(
+        "cpus",
+        "a whole number of host CPUs from 0 (none reserved) to " + std::to_string(kMaxJobCpus),
+        v);
   }
   return static_cast<int>(*n);
 }
@@ -375,12 +375,13 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
     GF_ASSIGN_OR_RETURN(spec.idle_reap,
                         BoolField(key, v, "false (gpufleet submit --no-reap) or true"));
   } else {
-    return InvalidArgument("unknown field \"" + key +
-                           "\" in job spec; known fields: command, name, workdir, env, gpus, "
-                           "nodes, gpu_share, gpu_mem, gpu_mem_mib, mig, cpus, mem, mem_mib, gpu_type, "
-                           "node_labels, "
-                           "priority, team, time_limit, checkpoint_signal, after, "
-                           "requeue, interactive, idle_reap, array");
+    return InvalidArgument(
+        "unknown field \"" + key +
+        "\" in job spec; known fields: command, name, workdir, env, gpus, "
+        "nodes, gpu_share, gpu_mem, gpu_mem_mib, mig, cpus, mem, mem_mib, gpu_type, "
+        "node_labels, "
+        "priority, team, time_limit, checkpoint_signal, after, "
+        "requeue, interactive, idle_reap, array");
   }
   return OkStatus();
 }

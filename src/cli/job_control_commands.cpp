@@ -140,9 +140,8 @@ int RunUpdate(const ClientContext& ctx, const UpdateOptions& o) {
             << (job->value("mem_mib", std::int64_t{0}) > 0
                     ? FormatMib(job->value("mem_mib", std::int64_t{0})) + " memory"
                     : std::string("no memory reserved"))
-            << ", time limit " << limit << ", class "
-            << JsonText(*job, "priority") << ", team " << JsonText(*job, "team", "(none)")
-            << " (state " << JsonText(*job, "state") << ")\n";
+            << ", time limit " << limit << ", class " << JsonText(*job, "priority") << ", team "
+            << JsonText(*job, "team", "(none)") << " (state " << JsonText(*job, "state") << ")\n";
   return 0;
 }
 

@@ -171,8 +171,10 @@ TEST(SbatchScriptTest, WarningNamesEveryDirectiveNotHonouredOnOneLine) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string warning = NotHonouredWarning("job.sh", r->not_honoured);
   EXPECT_EQ(warning.find('\n'), std::string::npos);
-  for (const char* named :
-       {"--mem-bind=local (", "--qos=nope (no [slurm.qos] entry", "--constraint=a100 (", "--hold ("}) {
+  for (const char* named : {"--mem-bind=local (",
+                            "--qos=nope (no [slurm.qos] entry",
+                            "--constraint=a100 (",
+                            "--hold ("}) {
     EXPECT_NE(warning.find(named), std::string::npos) << named << " in " << warning;
   }
   EXPECT_EQ(warning.rfind("warning: job.sh: #SBATCH directives not honoured: ", 0), 0U);

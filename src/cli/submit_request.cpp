@@ -170,7 +170,8 @@ Status AddHost(const SubmitOptions& options, nlohmann::json& body) {
   if (options.mem) {
     GF_ASSIGN_OR_RETURN(const std::int64_t mib, ParseMemoryMib(*options.mem, "--mem"));
     if (mib > kMaxJobMemoryMib) {
-      return InvalidArgument("--mem: '" + *options.mem + "' is more than any node has; use e.g. 64G");
+      return InvalidArgument("--mem: '" + *options.mem +
+                             "' is more than any node has; use e.g. 64G");
     }
     body["mem_mib"] = mib;
   }

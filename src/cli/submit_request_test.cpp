@@ -285,9 +285,8 @@ TEST(SubmitRequestTest, CpusAndMemoryAreSentOnlyWhenGivenAndErrorsNameTheOption)
     o.cpus = wrong;
     auto bad = BuildSubmitBody(o, "/tmp", {});
     ASSERT_FALSE(bad.ok()) << wrong;
-    EXPECT_EQ(bad.error().message.rfind("--cpus: '" + std::string(wrong) + "' is not a CPU count",
-                                        0),
-              0U)
+    EXPECT_EQ(
+        bad.error().message.rfind("--cpus: '" + std::string(wrong) + "' is not a CPU count", 0), 0U)
         << bad.error().message;
   }
   o.cpus = "2";

@@ -742,8 +742,9 @@ TEST_F(ExecutorTest, JobOverItsMemoryLimitIsKilledAndReportedOutOfMemory) {
   }
   EXPECT_EQ(e.signal, SIGKILL);
   EXPECT_EQ(e.exit_code, 128 + SIGKILL);
-  EXPECT_THAT(e.cause, StartsWith("OUT_OF_MEMORY: the kernel's OOM killer stopped it at its "
-                                  "memory limit of 64 MiB (--mem); killed by SIGKILL"));
+  EXPECT_THAT(e.cause,
+              StartsWith("OUT_OF_MEMORY: the kernel's OOM killer stopped it at its "
+                         "memory limit of 64 MiB (--mem); killed by SIGKILL"));
   EXPECT_EQ(Stdout(spec.job), "");
   // Within its limit the same job runs to its end.
   LaunchSpec small = Spec({"perl", "-e", "my $x = 'a' x (8 * 1024 * 1024); print length($x)"});

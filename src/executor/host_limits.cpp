@@ -76,9 +76,9 @@ std::string DescribeLimits(const HostLimits& limits) {
 
 Status ApplyV2Limits(const fs::path& dir, const HostLimits& limits) {
   if (limits.cpus > 0) {
-    GF_TRY(WriteControl(dir / "cpu.max",
-                        std::to_string(limits.cpus * kCpuPeriodUs) + " " +
-                            std::to_string(kCpuPeriodUs)));
+    GF_TRY(WriteControl(
+        dir / "cpu.max",
+        std::to_string(limits.cpus * kCpuPeriodUs) + " " + std::to_string(kCpuPeriodUs)));
   }
   if (limits.memory_mib > 0) {
     GF_TRY(WriteControl(dir / "memory.max", std::to_string(limits.memory_mib * kBytesPerMib)));
@@ -149,8 +149,8 @@ Result<V1LimitGroups> V1LimitGroups::Create(const fs::path& v1_root,
       made = WriteControl(groups.memory_dir_ / "memory.limit_in_bytes", bytes);
     }
     // memory+swap no higher than memory: no swap beyond the limit (absent without swapaccount).
-    if (made.ok() && ::access((groups.memory_dir_ / "memory.memsw.limit_in_bytes").c_str(),
-                              F_OK) == 0) {
+    if (made.ok() &&
+        ::access((groups.memory_dir_ / "memory.memsw.limit_in_bytes").c_str(), F_OK) == 0) {
       made = WriteControl(groups.memory_dir_ / "memory.memsw.limit_in_bytes", bytes);
     }
     if (!made.ok()) {

@@ -63,7 +63,7 @@ struct ChildPlan {
   int cgroup_procs_fd = -1;  // -1: no cgroup
   // cgroup.procs of the job's cgroup v1 cpu and memory folders (host_limits.h); -1: none.
   int limit_procs_fds[2] = {-1, -1};
-  int report_fd = -1;        // write end of the CLOEXEC report pipe
+  int report_fd = -1;  // write end of the CLOEXEC report pipe
 
   void Finalize();  // fills argv/envp from the storage
 };

@@ -365,8 +365,8 @@ class PendingExplainer {
     }
     if (!HostCapacity(pool_node, shape.cpus, shape.memory_mib)) {
       node.verdict = "too_small";
-      node.detail = HostFacts(pool_node, false) + " for jobs; needs " +
-                    DescribeHostRequest(job.request);
+      node.detail =
+          HostFacts(pool_node, false) + " for jobs; needs " + DescribeHostRequest(job.request);
       return;
     }
     if (shape.gpus == 0) {
@@ -402,8 +402,8 @@ class PendingExplainer {
       text = std::to_string(cpus) + (cpus == 1 ? " CPU" : " CPUs");
     }
     if (node.memory_mib > 0) {
-      text += (text.empty() ? "" : ", ") +
-              FormatMib(free ? FreeMemoryMib(node) : node.memory_mib) + " memory";
+      text += (text.empty() ? "" : ", ") + FormatMib(free ? FreeMemoryMib(node) : node.memory_mib) +
+              " memory";
     }
     return text;
   }

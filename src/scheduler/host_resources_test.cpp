@@ -152,8 +152,7 @@ TEST(HostResourcesTest, NoPreemptionWhoseVictimsWouldNotFreeTheCpus) {
   }
   QueuedJob high = HostJob(1, 2, 4, 0);
   high.priority = PriorityClass::kHigh;
-  const Decisions d =
-      Decide(cluster, Queue{{high}}, PolicyConfig{}, FromUnixMillis(3'600'000));
+  const Decisions d = Decide(cluster, Queue{{high}}, PolicyConfig{}, FromUnixMillis(3'600'000));
   EXPECT_TRUE(d.preemptions.empty());  // job 7's GPUs would not bring job 8's CPUs back
   EXPECT_TRUE(d.starts.empty());
 }

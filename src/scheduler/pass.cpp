@@ -696,8 +696,7 @@ std::optional<PendingReason> Pass::HostReason(const QueuedJob& job,
   std::vector<int> candidates;  // the up nodes that could ever hold its GPUs
   bool capacity = false;
   for (std::size_t n = 0; n < nodes.size(); ++n) {
-    if (pool_.Allows(static_cast<int>(n), shape) &&
-        UsableOn(nodes[n], shape.model) >= shape.gpus) {
+    if (pool_.Allows(static_cast<int>(n), shape) && UsableOn(nodes[n], shape.model) >= shape.gpus) {
       candidates.push_back(static_cast<int>(n));
       capacity = capacity || HostCapacity(nodes[n], shape.cpus, shape.memory_mib);
     }
@@ -721,8 +720,9 @@ std::optional<PendingReason> Pass::HostReason(const QueuedJob& job,
   }
   const std::string most = MostHost(nodes, candidates, true);
   return PendingReason::Of(PendingCode::kCpuMemBusy,
-                           needs + "; its GPUs are free but not with that many free host CPUs "
-                                   "and that much memory on one node" +
+                           needs +
+                               "; its GPUs are free but not with that many free host CPUs "
+                               "and that much memory on one node" +
                                (most.empty() ? "" : " (most free: " + most + ")"));
 }
 

@@ -68,8 +68,7 @@ std::string ClassNames(const std::vector<PriorityClassPolicy>& classes) {
 }  // namespace
 
 JobRequest WithHostDefaults(JobRequest request, const HostDefaults& defaults) {
-  const std::int64_t gpus =
-      IsFractional(request) || IsMig(request) ? 1 : std::max(request.gpus, 0);
+  const std::int64_t gpus = IsFractional(request) || IsMig(request) ? 1 : std::max(request.gpus, 0);
   if (request.cpus == 0 && defaults.cpus_per_gpu > 0) {
     request.cpus =
         static_cast<int>(std::min<std::int64_t>(gpus * defaults.cpus_per_gpu, kMaxJobCpus));

@@ -184,7 +184,7 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   stmt.BindInt64(47, held.gpu_memory_mib);
   stmt.BindText(48, spec.request.mig_profile);  // schema v11
   stmt.BindText(49, held.mig.value());
-  stmt.BindText(50, job.held_by);  // schema v12
+  stmt.BindText(50, job.held_by);         // schema v12
   stmt.BindInt64(51, spec.request.cpus);  // schema v13
   stmt.BindInt64(52, spec.request.memory_mib);
   return OkStatus();

@@ -359,7 +359,7 @@ class GpuPool {
   mutable std::unordered_map<std::string, int> model_by_spelling_;  // request spelling → id
   std::vector<int> largest_usable_;                                 // per model
   std::vector<std::vector<int>> running_gpus_;                      // per running job
-  std::vector<HostHold> running_host_;  // per running job
+  std::vector<HostHold> running_host_;                              // per running job
   std::string usable_models_;
   // buckets_[model][count]: nodes with that many open GPUs of the model (model 0: any model,
   // counted as free GPUs).
