@@ -17,19 +17,19 @@ node=$(gf nodes --json | jq -c '.nodes[0] | [.cpus, .memory_mib]')
 gf nodes | grep -q "4 GiB" || fail "nodes table: $(gf nodes)"
 ok "nodes shows the capacity the flags set"
 
-refused 1 "cpus: 8 CPUs requested on one node, the largest node has 4 for jobs" \
+refused 2 "cpus: 8 CPUs requested on one node, the largest node has 4 for jobs" \
   gf submit --gpus 1 --cpus 8 -- true
-refused 1 "mem: 8 GiB requested on one node, the largest node has 4 GiB for jobs" \
+refused 2 "mem: 8 GiB requested on one node, the largest node has 4 GiB for jobs" \
   gf submit --gpus 1 --mem 8G -- true
-refused 1 "--mem: '4X' is not a memory size" gf submit --gpus 1 --mem 4X -- true
-refused 1 "--cpus: 'two' is not a CPU count" gf submit --gpus 1 --cpus two -- true
+refused 2 "--mem: '4X' is not a memory size" gf submit --gpus 1 --mem 4X -- true
+refused 2 "--cpus: 'two' is not a CPU count" gf submit --gpus 1 --cpus two -- true
 ok "more than the node has, and malformed sizes, are refused naming the field"
 
 a=$(submit --gpus 1 --cpus 3 --mem 1G -- sleep 300)
 wait_for "job $a to run" state_is "$a" RUNNING
 [ "$(job_field "$a" alloc_cpus)" = 3 ] || fail "job $a alloc_cpus: $(gf show --json "$a")"
 [ "$(job_field "$a" alloc_mem_mib)" = 1024 ] || fail "job $a alloc_mem_mib"
-gf show "$a" | grep -q "CPUs/memory: *3 CPUs, 1 GiB memory" || fail "show $a: $(gf show "$a")"
+gf show "$a" | grep -q "CPUs/memory *3 CPUs, 1 GiB memory" || fail "show $a: $(gf show "$a")"
 b=$(submit --gpus 1 --cpus 2 -- sleep 300)
 wait_for "job $b's reason" eval '[ "$(job_field '"$b"' reason_code)" = cpu_mem_busy ]'
 state_is "$b" PENDING || fail "job $b started with 3 of 4 CPUs held"
@@ -38,7 +38,7 @@ job_field "$b" reason | grep -q "needs 1 GPU, 2 CPUs; its GPUs are free but not"
 ok "a job short of CPUs waits with cpu_mem_busy while GPUs are free"
 
 # A pending job's CPUs can be changed (update), checked like a submission.
-refused 1 "cpus: 9 CPUs requested" gf update "$b" --cpus 9
+refused 2 "cpus: 9 CPUs requested" gf update "$b" --cpus 9
 gf update "$b" --cpus 1 | grep -q "1 CPUs" || fail "update $b --cpus 1"
 wait_for "job $b to start with 1 CPU" state_is "$b" RUNNING
 gf cancel "$a" "$b" >/dev/null
