@@ -113,8 +113,8 @@ class Shim {
   int signal_fd_;
   std::optional<exec::JobCgroup> cgroup_;
   // Host limits (issue #24): the job's v1 folders when cgroup v1 holds them, the memory folder
-  // whose OOM kills are read at the end ("" = no memory limit), and the one line the job's log
-  // gets about them ("" = none to say).
+  // whose OOM kills are read at the end ("" = no memory limit), and the one line on them (the
+  // shim's own log; the job's log too when they are not enforced).
   std::optional<exec::V1LimitGroups> v1_limits_;
   std::filesystem::path memory_dir_;
   std::string limits_note_;
@@ -169,6 +169,7 @@ void Shim::ApplyLimits() {
       limits_enforced_ = true;
       memory_dir_ = limits.memory_mib > 0 ? cgroup_->Dir() : std::filesystem::path();
       limits_note_ = "gpufleet: limits " + what + " (cgroup v2)";
+      LogLine(limits_note_);
       return;
     }
     v2_why = v2.error().message;
@@ -181,6 +182,7 @@ void Shim::ApplyLimits() {
       limits_enforced_ = true;
       memory_dir_ = v1->MemoryDir();
       limits_note_ = "gpufleet: limits " + what + " (cgroup v1)";
+      LogLine(limits_note_);
       return;
     }
     v2_why += "; " + v1.error().message;
@@ -214,8 +216,10 @@ Status Shim::ForkJob(ChildPlan& plan) {
       limits_note_ = "gpufleet: limits not enforced (" + fds.error().message + ")";
     }
   }
-  if (!limits_note_.empty()) {
-    // The job's stderr log gets one line on its limits, first.
+  if (!limits_enforced_ && !limits_note_.empty()) {
+    // The job's stderr log gets one line on limits it asked and does not get, first (held
+    // limits say nothing: the log is the job's, and `logs` of a job with its own output files
+    // shows it only when there is something to say).
     const std::string line = limits_note_ + "\n";
     ssize_t ignored = ::write(plan.stderr_fd, line.data(), line.size());
     (void)ignored;
