@@ -596,6 +596,7 @@ std::vector<exec::PidRecord> Executor::KillTagged(JobId job) {
     }
     if (SteadyNow() >= until) {
       std::vector<exec::PidRecord> left;
+      left.reserve(found.size());
       for (const exec::ProcStat& p : found) {
         left.push_back({p.pid, p.start_time});
       }
