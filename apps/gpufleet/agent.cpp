@@ -59,6 +59,11 @@ int RunAgent(const AgentOptions& options) {
   if (!self_test.ok()) {
     return Die(kCommand, self_test.error());
   }
+  auto host = HostCapacityFromFlags(
+      options.node_cpus, options.node_mem, options.reserve_cpus, options.reserve_mem);
+  if (!host.ok()) {
+    return Die(kCommand, host.error());
+  }
   const sigset_t stop_signals = BlockStopSignals();
   const std::filesystem::path data_dir = options.data_dir.empty()
                                              ? DefaultDataDir() / "agent"
@@ -77,6 +82,7 @@ int RunAgent(const AgentOptions& options) {
   RemoteLink link(link_options);
   LocalAgentOptions agent_options{node};
   agent_options.labels = labels;
+  agent_options.host = *host;
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
   agent_options.power = *power;
   agent_options.self_test = *self_test;

@@ -39,6 +39,11 @@ struct AgentOptions {
   std::string gpu_self_test;                   // run on failed idle GPUs; exit 0 returns them
   std::string gpu_self_test_interval = "10m";  // ... at most this often per GPU
   std::string mps_control = "auto";  // nvidia-cuda-mps-control for mps GPUs (MpsFromFlags)
+  // The node's capacity for jobs' --cpus / --mem (issue #24); "" = detected, default reserve.
+  std::string node_cpus;
+  std::string node_mem;
+  std::string reserve_cpus;
+  std::string reserve_mem;
 };
 
 // Both return the process exit code and run until SIGINT/SIGTERM. RunServer also returns (3)

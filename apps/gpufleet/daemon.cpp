@@ -238,6 +238,34 @@ std::string SettingsFile(const std::string& flag) {
   return flag;
 }
 
+Result<HostCapacityOptions> HostCapacityFromFlags(const std::string& node_cpus,
+                                                  const std::string& node_mem,
+                                                  const std::string& reserve_cpus,
+                                                  const std::string& reserve_mem) {
+  HostCapacityOptions host;
+  if (!node_cpus.empty()) {
+    GF_ASSIGN_OR_RETURN(host.cpus, ParseCpuCount(node_cpus, "--node-cpus"));
+  }
+  if (!node_mem.empty()) {
+    GF_ASSIGN_OR_RETURN(host.memory_mib, ParseMemoryMib(node_mem, "--node-mem"));
+  }
+  if (!reserve_cpus.empty()) {
+    if (reserve_cpus == "0") {
+      host.reserve_cpus = 0;
+    } else {
+      GF_ASSIGN_OR_RETURN(host.reserve_cpus, ParseCpuCount(reserve_cpus, "--reserve-cpus"));
+    }
+  }
+  if (!reserve_mem.empty()) {
+    if (reserve_mem == "0") {
+      host.reserve_mib = 0;
+    } else {
+      GF_ASSIGN_OR_RETURN(host.reserve_mib, ParseMemoryMib(reserve_mem, "--reserve-mem"));
+    }
+  }
+  return host;
+}
+
 Status AddLabelFlags(const std::vector<std::string>& flags,
                      std::map<std::string, std::string>& labels) {
   for (const std::string& text : flags) {

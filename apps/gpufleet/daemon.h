@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agent/gpu_self_test.h"
+#include "agent/local_agent.h"
 #include "agent/mps_daemons.h"
 #include "agent/power_saver.h"
 #include "api/api_server.h"
@@ -90,6 +91,14 @@ std::string SettingsFile(const std::string& flag);
 // Errors: kInvalidArgument naming --label and the form.
 Status AddLabelFlags(const std::vector<std::string>& flags,
                      std::map<std::string, std::string>& labels);
+
+// The node's capacity for jobs' --cpus and --mem from --node-cpus, --node-mem, --reserve-cpus
+// and --reserve-mem (text as given; "" = not given: detected, default reserve). Errors:
+// kInvalidArgument naming the flag.
+Result<HostCapacityOptions> HostCapacityFromFlags(const std::string& node_cpus,
+                                                  const std::string& node_mem,
+                                                  const std::string& reserve_cpus,
+                                                  const std::string& reserve_mem);
 
 // The banner's "containment:" line (executor/cgroup.h); a mode weaker than cgroup-v2 is also
 // logged as a warning, so that it reaches the journal and not only a terminal.

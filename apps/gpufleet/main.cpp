@@ -143,6 +143,13 @@ int Main(int argc, char** argv) {
       ->check(kNotEmpty);
   up_cmd->add_option(
       "--label", up.labels, "KEY=VALUE label of this node, for jobs' --constraint (repeatable)");
+  up_cmd->add_option("--node-cpus", up.node_cpus, "CPUs of this node (default: online CPUs)");
+  up_cmd->add_option("--node-mem", up.node_mem, "memory of this node: 256G (default: MemTotal)");
+  up_cmd->add_option(
+      "--reserve-cpus", up.reserve_cpus, "CPUs kept from jobs' --cpus for the system (default 0)");
+  up_cmd->add_option("--reserve-mem",
+                     up.reserve_mem,
+                     "memory kept from jobs' --mem for the system (default: a tenth, at most 4G)");
   up_cmd
       ->add_option("--sample-interval", up.sample_interval, "how often GPUs are sampled (1s .. 1h)")
       ->capture_default_str();
@@ -242,6 +249,16 @@ int Main(int argc, char** argv) {
   agent_cmd->add_option("--node-name", agent.node_name, "this node's name (default: hostname)")
       ->check(kNotEmpty);
   agent_cmd->add_option("--label", agent.labels, "KEY=VALUE label of this node (repeatable)");
+  agent_cmd->add_option("--node-cpus", agent.node_cpus, "CPUs of this node (default: online CPUs)");
+  agent_cmd->add_option(
+      "--node-mem", agent.node_mem, "memory of this node: 256G (default: MemTotal)");
+  agent_cmd->add_option("--reserve-cpus",
+                        agent.reserve_cpus,
+                        "CPUs kept from jobs' --cpus for the system (default 0)");
+  agent_cmd->add_option(
+      "--reserve-mem",
+      agent.reserve_mem,
+      "memory kept from jobs' --mem for the system (default: a tenth, at most 4G)");
   agent_cmd
       ->add_option(
           "--sample-interval", agent.sample_interval, "how often GPUs are sampled (1s .. 1h)")

@@ -103,6 +103,10 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
   settings.Take("--idle-power-after", up.idle_power_after, o.idle_power_after, text);
   settings.Take("--gpu-self-test", up.gpu_self_test, o.gpu_self_test, same);
   settings.Take("--mps-control", up.mps_control, o.mps_control, same);
+  settings.Take("--node-cpus", up.node_cpus, o.node_cpus, same);
+  settings.Take("--node-mem", up.node_mem, o.node_mem, same);
+  settings.Take("--reserve-cpus", up.reserve_cpus, o.reserve_cpus, same);
+  settings.Take("--reserve-mem", up.reserve_mem, o.reserve_mem, same);
   settings.Take(
       "--gpu-self-test-interval", up.gpu_self_test_interval, o.gpu_self_test_interval, text);
   settings.Take("--kill-grace", up.kill_grace, o.kill_grace_s, [](std::chrono::seconds d) {
@@ -155,6 +159,11 @@ int RunUp(const UpOptions& flags) {
                                             std::chrono::hours(24));
   if (!no_process_after.ok()) {
     return Die(no_process_after.error());
+  }
+  auto host = HostCapacityFromFlags(
+      options.node_cpus, options.node_mem, options.reserve_cpus, options.reserve_mem);
+  if (!host.ok()) {
+    return Die(host.error());
   }
   auto power = PowerPolicyFromFlags(settings->Name("--idle-power-limit"),
                                     options.idle_power_limit_w,
@@ -212,6 +221,7 @@ int RunUp(const UpOptions& flags) {
   Executor executor(data_dir / "jobs", SelfExe(), clock, ExecutorOptionsFromEnvironment());
   LocalAgentOptions agent_options{node};
   agent_options.labels = settings->labels;
+  agent_options.host = *host;
   agent_options.sample_interval = std::chrono::duration_cast<Millis>(*sample_interval);
   agent_options.power = *power;
   agent_options.self_test = *self_test;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <tuple>
 
 #include <poll.h>
 #include <signal.h>
@@ -68,15 +69,27 @@ void LocalAgent::Wake() {
   (void)ignored;
 }
 
+std::pair<int, std::int64_t> HostCapacity(int detected_cpus,
+                                          std::int64_t detected_mib,
+                                          const HostCapacityOptions& options) {
+  const int cpus = options.cpus.value_or(detected_cpus) - options.reserve_cpus;
+  const std::int64_t mib = options.memory_mib.value_or(detected_mib);
+  const std::int64_t reserve =
+      options.reserve_mib.value_or(std::min(mib / 10, kMaxDefaultReserveMib));
+  return {std::max(cpus, 1), std::max<std::int64_t>(mib - reserve, 1)};
+}
+
 Result<Node> LocalAgent::Inventory() {
   GF_ASSIGN_OR_RETURN(gpus_, backend_.Discover());
   Node node;
   node.name = options_.name;
   node.gpus = gpus_;
-  node.cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   const std::int64_t bytes_per_mib = std::int64_t{1024} * 1024;
-  node.memory_mib = static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) *
-                    static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE)) / bytes_per_mib;
+  std::tie(node.cpus, node.memory_mib) =
+      HostCapacity(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
+                   static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) *
+                       static_cast<std::int64_t>(sysconf(_SC_PAGE_SIZE)) / bytes_per_mib,
+                   options_.host);
   node.state = NodeState::kUp;
   node.gpu_backend = backend_.Describe();
   node.containment = executor_.DescribeContainment().mode;
@@ -255,6 +268,8 @@ void LocalAgent::DoLaunch(const Job& job) {
   if (job.allocation) {
     spec.gpus = job.allocation->gpus;
     spec.node = job.allocation->node.value();
+    spec.cpus = job.allocation->cpus;
+    spec.memory_mib = job.allocation->memory_mib;
   }
   if (power_) {
     power_->JobStarting(job.id, spec.gpus);  // a capped GPU gets its default limit back first

@@ -48,6 +48,24 @@
 
 namespace gf {
 
+// The node's capacity for jobs' --cpus and --mem (issue #24), as the agent reports it: the
+// host's (online CPUs, physical memory) unless overridden (--node-cpus, --node-mem, [up]
+// node_cpus, node_mem), less a reserve for the system and the agent (--reserve-cpus,
+// --reserve-mem, [up] reserve_cpus, reserve_mem).
+struct HostCapacityOptions {
+  std::optional<int> cpus{};                  // nullopt: detected
+  std::optional<std::int64_t> memory_mib{};   // nullopt: detected
+  int reserve_cpus = 0;                       // none by default: CPU is shared fairly anyway
+  std::optional<std::int64_t> reserve_mib{};  // nullopt: kDefaultReserveMib's rule
+};
+// Default memory reserve: a tenth of the memory, at most 4 GiB (the OS, the agent, page cache).
+inline constexpr std::int64_t kMaxDefaultReserveMib = 4096;
+// What the node offers jobs: {cpus, memory_mib}, each at least 1 (a reserve larger than the
+// host leaves 1).
+std::pair<int, std::int64_t> HostCapacity(int detected_cpus,
+                                          std::int64_t detected_mib,
+                                          const HostCapacityOptions& options);
+
 struct LocalAgentOptions {
   NodeId name;
   Millis poll_interval{1000};                 // fallback: how often unwatchable jobs are looked at
@@ -55,6 +73,8 @@ struct LocalAgentOptions {
   std::filesystem::path proc_root = "/proc";  // where attribution reads processes (tests: fake)
   HealthPolicy health{};                      // thresholds of the health verdicts
   std::map<std::string, std::string> labels{};  // the node's labels (--label, [up] labels)
+  // The host CPUs and memory jobs may hold (issue #24): HostCapacity of what the host has.
+  HostCapacityOptions host{};
   // The power policy (--idle-power-limit, --idle-power-after); nullopt: off. Its idle GPUs are
   // capped only while sampling is on (the sampler thread's rounds drive it).
   std::optional<PowerSaverOptions> power{};

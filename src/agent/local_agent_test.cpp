@@ -319,6 +319,16 @@ class GatedLocalAgentTest : public LocalAgentTest {
   std::optional<exec_test::GatedShim> gate_;
 };
 
+// Issue #24: what the node offers jobs' --cpus and --mem.
+TEST(HostCapacityTest, DetectedOrGivenLessTheReserve) {
+  EXPECT_EQ(HostCapacity(64, 262'144, {}), std::make_pair(64, std::int64_t{262'144 - 4096}));
+  EXPECT_EQ(HostCapacity(4, 8192, {}), std::make_pair(4, std::int64_t{8192 - 819}));  // a tenth
+  HostCapacityOptions given{.cpus = 32, .memory_mib = 65'536, .reserve_cpus = 2, .reserve_mib = 0};
+  EXPECT_EQ(HostCapacity(64, 262'144, given), std::make_pair(30, std::int64_t{65'536}));
+  HostCapacityOptions too_much{.reserve_cpus = 100, .reserve_mib = 1 << 30};
+  EXPECT_EQ(HostCapacity(8, 1024, too_much), std::make_pair(1, std::int64_t{1}));
+}
+
 TEST_F(LocalAgentTest, EachRoundAttributesJudgesAndSkipsOnlyTheFailingGpu) {
   backend_.SetFailing(1);
   backend_.SetPids(2, {static_cast<std::uint32_t>(::getpid())});  // not started by gpufleet

@@ -301,6 +301,15 @@ json LaunchJobToJson(const Job& job) {
     for (const GpuUuid& uuid : job.allocation->gpus) {
       out["gpus"].push_back(uuid.value());
     }
+    // Host limits (issue #24): absent = none. An older agent ignores them (its jobs then run
+    // without limits, as before); a newer agent reads their absence from an older controller
+    // the same way.
+    if (job.allocation->cpus > 0) {
+      out["cpus"] = job.allocation->cpus;
+    }
+    if (job.allocation->memory_mib > 0) {
+      out["memory_mib"] = job.allocation->memory_mib;
+    }
   }
   if (job.spec.array) {
     out["array"] =
@@ -341,6 +350,13 @@ Result<Job> LaunchJobFromJson(const json& body, const std::string& where) {
   for (std::string& uuid : gpus) {
     allocation.gpus.emplace_back(std::move(uuid));
   }
+  GF_ASSIGN_OR_RETURN(allocation.cpus, f.Get<int>("cpus"));
+  GF_ASSIGN_OR_RETURN(allocation.memory_mib, f.Get<std::int64_t>("memory_mib"));
+  if (allocation.cpus < 0 || allocation.memory_mib < 0) {
+    return InvalidArgument(f.Path("cpus") + ": host limits must be 0 or more");
+  }
+  job.spec.request.cpus = allocation.cpus;
+  job.spec.request.memory_mib = allocation.memory_mib;
   job.allocation = std::move(allocation);
   if (const json* array = f.Find("array")) {
     Fields a(*array, f.Path("array"));

@@ -272,6 +272,44 @@ Result<std::int64_t> GpuMemField(const std::string& key, const json& v) {
   return *mib;
 }
 
+// "cpus": 8 (host CPUs per node, Slurm's --cpus-per-task); null or 0 = none reserved.
+Result<int> CpusField(const json& v) {
+  if (v.is_null()) {
+    return 0;
+  }
+  const auto n = WholeNumber(v);
+  if (!n || *n < 0 || *n > kMaxJobCpus) {
+    return FieldError(
+        "cpus",
+        "a whole number of host CPUs from 0 (none reserved) to " + std::to_string(kMaxJobCpus),
+        v);
+  }
+  return static_cast<int>(*n);
+}
+
+// "mem": "64G" (binary units, MiB when none), or "mem_mib": 65536: host memory per node (Slurm's
+// --mem); null or 0 = none reserved.
+Result<std::int64_t> HostMemField(const std::string& key, const json& v) {
+  if (v.is_null()) {
+    return 0;
+  }
+  if (key == "mem_mib") {
+    const auto n = WholeNumber(v);
+    if (!n || *n < 0 || *n > kMaxJobMemoryMib) {
+      return FieldError(key, "a whole number of MiB ≥ 0 (or \"mem\": \"64G\")", v);
+    }
+    return *n;
+  }
+  if (!v.is_string()) {
+    return FieldError(key, "a memory size like \"64G\" or \"512M\" (or \"mem_mib\": 65536)", v);
+  }
+  auto mib = ParseMemoryMib(v.get<std::string>(), key);
+  if (!mib.ok()) {
+    return mib.error();
+  }
+  return *mib;
+}
+
 // Applies one field of a submission body to `spec`.
 Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   if (key == "command") {
@@ -292,6 +330,10 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
     GF_ASSIGN_OR_RETURN(spec.request.gpu_milli, GpuShareField(v));
   } else if (key == "gpu_mem" || key == "gpu_mem_mib") {
     GF_ASSIGN_OR_RETURN(spec.request.gpu_memory_mib, GpuMemField(key, v));
+  } else if (key == "cpus") {
+    GF_ASSIGN_OR_RETURN(spec.request.cpus, CpusField(v));
+  } else if (key == "mem" || key == "mem_mib") {
+    GF_ASSIGN_OR_RETURN(spec.request.memory_mib, HostMemField(key, v));
   } else if (key == "mig") {
     if (!v.is_null()) {
       GF_ASSIGN_OR_RETURN(spec.request.mig_profile, StringField(key, v));
@@ -333,11 +375,13 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
     GF_ASSIGN_OR_RETURN(spec.idle_reap,
                         BoolField(key, v, "false (gpufleet submit --no-reap) or true"));
   } else {
-    return InvalidArgument("unknown field \"" + key +
-                           "\" in job spec; known fields: command, name, workdir, env, gpus, "
-                           "nodes, gpu_share, gpu_mem, gpu_mem_mib, mig, gpu_type, node_labels, "
-                           "priority, team, time_limit, checkpoint_signal, after, "
-                           "requeue, interactive, idle_reap, array");
+    return InvalidArgument(
+        "unknown field \"" + key +
+        "\" in job spec; known fields: command, name, workdir, env, gpus, "
+        "nodes, gpu_share, gpu_mem, gpu_mem_mib, mig, cpus, mem, mem_mib, gpu_type, "
+        "node_labels, "
+        "priority, team, time_limit, checkpoint_signal, after, "
+        "requeue, interactive, idle_reap, array");
   }
   return OkStatus();
 }
@@ -374,10 +418,10 @@ Result<JobUpdate> JobUpdateFromJson(const json& body) {
   JobUpdate update;
   for (const auto& [key, value] : body.items()) {
     if (key != "gpus" && key != "time_limit" && key != "priority" && key != "team" &&
-        key != "name") {
+        key != "name" && key != "cpus" && key != "mem" && key != "mem_mib") {
       return InvalidArgument("unknown field \"" + key +
-                             "\" in a job update; known fields: gpus, time_limit, priority, "
-                             "team, name");
+                             "\" in a job update; known fields: gpus, cpus, mem, mem_mib, "
+                             "time_limit, priority, team, name");
     }
     GF_TRY(ApplySpecField(key, value, spec));
   }
@@ -395,6 +439,12 @@ Result<JobUpdate> JobUpdateFromJson(const json& body) {
   }
   if (body.contains("name")) {
     update.name = spec.name;
+  }
+  if (body.contains("cpus")) {
+    update.cpus = spec.request.cpus;
+  }
+  if (body.contains("mem") || body.contains("mem_mib")) {
+    update.memory_mib = spec.request.memory_mib;
   }
   return update;
 }

@@ -159,6 +159,8 @@ json JobToJson(const Job& job) {
       {"gpu_share", GpuShareJson(job.spec.request.gpu_milli)},
       {"gpu_mem_mib", GpuMemJson(job.spec.request.gpu_memory_mib)},
       {"mig", IsMig(job.spec.request) ? json(job.spec.request.mig_profile) : json()},
+      {"cpus", job.spec.request.cpus},
+      {"mem_mib", job.spec.request.memory_mib},
       {"gpu_type", OptionalValue(job.spec.request.gpu_type)},
       {"node_labels", job.spec.request.node_labels},
       {"command", job.spec.argv},
@@ -190,6 +192,8 @@ json JobToJson(const Job& job) {
       {"alloc_mig",
        job.allocation && !job.allocation->mig.value().empty() ? json(job.allocation->mig.value())
                                                               : json()},
+      {"alloc_cpus", job.allocation ? json(job.allocation->cpus) : json()},
+      {"alloc_mem_mib", job.allocation ? json(job.allocation->memory_mib) : json()},
       {"submit_time", FormatRfc3339(job.submit_time)},
       {"submit_time_ms", ToUnixMillis(job.submit_time)},
       {"start_time", OptionalTime(job.start_time)},

@@ -652,6 +652,43 @@ TEST(ApiJsonMappingTest, NodeLabelsAndGpuTopology) {
   EXPECT_EQ(j["nvlink_peers"], nlohmann::json::parse("[0,2]"));
 }
 
+// --- Host CPUs and memory (issue #24) ---
+
+TEST(ApiJsonMappingTest, HostCpusAndMemoryParseAndErrorsNameTheField) {
+  const json cmd = {"true"};
+  auto spec = JobSpecFromJson({{"command", cmd}, {"cpus", 8}, {"mem", "64G"}});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->request.cpus, 8);
+  EXPECT_EQ(spec->request.memory_mib, 65'536);
+  auto by_mib = JobSpecFromJson({{"command", cmd}, {"mem_mib", 512}, {"cpus", nullptr}});
+  ASSERT_TRUE(by_mib.ok()) << by_mib.error().message;
+  EXPECT_EQ(by_mib->request.memory_mib, 512);
+  EXPECT_EQ(by_mib->request.cpus, 0);
+  for (const json& wrong : {json(-1), json("8"), json(1.5), json(100'000)}) {
+    auto bad = JobSpecFromJson({{"command", cmd}, {"cpus", wrong}});
+    ASSERT_FALSE(bad.ok()) << wrong.dump();
+    EXPECT_EQ(bad.error().message.rfind("cpus: ", 0), 0U) << bad.error().message;
+  }
+  EXPECT_EQ(JobSpecFromJson({{"command", cmd}, {"mem", "64X"}}).error().message.rfind("mem: ", 0),
+            0U);
+  auto update = JobUpdateFromJson({{"cpus", 4}, {"mem", "1G"}});
+  ASSERT_TRUE(update.ok()) << update.error().message;
+  EXPECT_EQ(update->cpus, 4);
+  EXPECT_EQ(update->memory_mib, 1024);
+  EXPECT_FALSE(JobUpdateFromJson({{"gpus", 1}})->cpus.has_value());
+  Job job;
+  job.spec.request.cpus = 8;
+  job.spec.request.memory_mib = 1024;
+  job.allocation = Allocation{.node = NodeId("n"), .gpus = {}};
+  job.allocation->cpus = 8;
+  job.allocation->memory_mib = 1024;
+  const json out = JobToJson(job);
+  EXPECT_EQ(out["cpus"], 8);
+  EXPECT_EQ(out["mem_mib"], 1024);
+  EXPECT_EQ(out["alloc_cpus"], 8);
+  EXPECT_EQ(out["alloc_mem_mib"], 1024);
+}
+
 // --- GPU sharing (issue #7) ---
 
 TEST(ApiJsonMappingTest, FractionalRequestParsesFromNumberOrText) {

@@ -542,7 +542,8 @@ TEST_F(ApiRoutesTest, UpdateReadsItsFieldsAsASubmissionDoes) {
   EXPECT_NE(Message(gpus).find("gpus"), std::string::npos) << Message(gpus);
   const auto command = Do("POST", "/api/v1/jobs/9/update", R"({"command":["x"]})");
   EXPECT_EQ(command.status, 400);
-  EXPECT_NE(Message(command).find("known fields: gpus, time_limit"), std::string::npos);
+  EXPECT_NE(Message(command).find("known fields: gpus, cpus, mem, mem_mib, time_limit"),
+            std::string::npos);
   EXPECT_EQ(fake_.Calls(), calls);
   EXPECT_EQ(Do("POST", "/api/v1/jobs/9/update", R"({"name":"y"})", &anonymous_).status, 401);
 }

@@ -112,6 +112,19 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
                  "(gpufleet gpus lists their devices); not with --gpus N>1, --nodes or a share")
       ->type_name("PROFILE")
       ->multi_option_policy(last);
+  cmd.add_option("--cpus",
+                 o.cpus,
+                 "host CPUs on each node (Slurm's --cpus-per-task): reserved for the job and its "
+                 "CPU quota (cgroup); default: none reserved, or the cluster's per-GPU default")
+      ->type_name("N")
+      ->multi_option_policy(last);
+  cmd.add_option("--mem",
+                 o.mem,
+                 "host memory on each node (Slurm's --mem): 64G, 512M (binary units; a bare "
+                 "number is MiB); reserved for the job and its memory limit, over which it is "
+                 "killed (OUT_OF_MEMORY); default: none, or the cluster's per-GPU default")
+      ->type_name("SIZE")
+      ->multi_option_policy(last);
   cmd.add_option("--priority",
                  o.priority,
                  "priority class, as the cluster defines them (stock: high | normal | low; "

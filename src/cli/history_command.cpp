@@ -19,6 +19,7 @@
 #include "core/duration.h"
 #include "core/gpu_hours.h"
 #include "core/hex.h"
+#include "model/job.h"
 #include "report/job_efficiency.h"
 
 namespace gf {
@@ -518,6 +519,25 @@ json Optional(const std::optional<double>& v) {
   return v ? json(*v) : json();
 }
 
+// Whether the job ended at its host memory limit (the shim's OUT_OF_MEMORY cause).
+bool OutOfMemory(const json& job) {
+  return JsonText(job, "reason", "").rfind("OUT_OF_MEMORY", 0) == 0;
+}
+
+// Its host CPUs and memory (issue #24): what it reserved; their use is not measured yet.
+std::string HostText(const json& job) {
+  JobRequest request;
+  request.cpus = static_cast<int>(job.value("cpus", std::int64_t{0}));
+  request.memory_mib = job.value("mem_mib", std::int64_t{0});
+  const std::string host = DescribeHostRequest(request);
+  if (host.empty()) {
+    return "none reserved";
+  }
+  return host + " reserved" +
+         (OutOfMemory(job) ? "; killed at its memory limit (OUT_OF_MEMORY): ask for more --mem"
+                           : "");
+}
+
 }  // namespace
 
 json EfficiencyJson(const json& job, const json& node, std::int64_t now_ms) {
@@ -539,6 +559,9 @@ json EfficiencyJson(const json& job, const json& node, std::int64_t now_ms) {
               {"card_memory_mib", in.card_memory_mib > 0 ? json(in.card_memory_mib) : json()},
               {"memory_pct", Optional(eff.memory_pct)},
               {"energy_kwh", Optional(JsonNumber(Usage(job), "energy_kwh"))},
+              {"cpus", job.value("cpus", std::int64_t{0})},
+              {"mem_mib", job.value("mem_mib", std::int64_t{0})},
+              {"out_of_memory", OutOfMemory(job)},
               {"advice", eff.advice}};
 }
 
@@ -573,6 +596,7 @@ void PrintEfficiency(const json& job, const json& node, std::int64_t now_ms, std
        (in.peak_memory_mib ? "peak " + std::to_string(*in.peak_memory_mib) + " MiB"
                            : std::string("-")) +
            card + Pct(eff.memory_pct));
+  Line(out, "CPUs/memory", HostText(job));
   Line(
       out, "Energy", HistoryCell(job, HistoryField::kEnergy, now_ms, false) + [&] {
         const std::string cost = EnergyCost(Object(job, "energy"));

@@ -10,6 +10,7 @@
 #include "cli/job_ref.h"
 #include "cli/views.h"
 #include "core/duration.h"
+#include "model/job.h"
 
 namespace gf {
 namespace {
@@ -70,6 +71,8 @@ struct UpdateOptions {
   std::string priority;
   std::string team;
   std::string name;
+  std::optional<std::string> cpus;  // "0": none reserved
+  std::optional<std::string> mem;   // "0": none reserved
 };
 
 int RunUpdate(const ClientContext& ctx, const UpdateOptions& o) {
@@ -89,9 +92,32 @@ int RunUpdate(const ClientContext& ctx, const UpdateOptions& o) {
   if (!o.name.empty()) {
     body["name"] = o.name;
   }
+  if (o.cpus) {
+    if (*o.cpus == "0") {
+      body["cpus"] = 0;
+    } else {
+      Result<int> cpus = ParseCpuCount(*o.cpus, "--cpus");
+      if (!cpus.ok()) {
+        return Fail(cpus.error());
+      }
+      body["cpus"] = *cpus;
+    }
+  }
+  if (o.mem) {
+    if (*o.mem == "0") {
+      body["mem_mib"] = 0;
+    } else {
+      Result<std::int64_t> mib = ParseMemoryMib(*o.mem, "--mem");
+      if (!mib.ok()) {
+        return Fail(mib.error());
+      }
+      body["mem_mib"] = *mib;
+    }
+  }
   if (body.empty()) {
     return Fail(InvalidArgument(
-        "update: nothing to change; give --gpus, --time, --class, --team or --name"));
+        "update: nothing to change; give --gpus, --cpus, --mem, --time, --class, --team or "
+        "--name"));
   }
   auto opened = OpenClient(ctx);
   if (!opened.ok()) {
@@ -110,9 +136,12 @@ int RunUpdate(const ClientContext& ctx, const UpdateOptions& o) {
           ? FormatDuration(std::chrono::seconds(job->value("time_limit_s", std::int64_t{0})))
           : "none";
   std::cout << "Job " << o.job << " updated: name " << JsonText(*job, "name") << ", "
-            << JsonText(*job, "gpus") << " GPUs, time limit " << limit << ", class "
-            << JsonText(*job, "priority") << ", team " << JsonText(*job, "team", "(none)")
-            << " (state " << JsonText(*job, "state") << ")\n";
+            << JsonText(*job, "gpus") << " GPUs, " << JsonText(*job, "cpus", "0") << " CPUs, "
+            << (job->value("mem_mib", std::int64_t{0}) > 0
+                    ? FormatMib(job->value("mem_mib", std::int64_t{0})) + " memory"
+                    : std::string("no memory reserved"))
+            << ", time limit " << limit << ", class " << JsonText(*job, "priority") << ", team "
+            << JsonText(*job, "team", "(none)") << " (state " << JsonText(*job, "state") << ")\n";
   return 0;
 }
 
@@ -201,10 +230,13 @@ void AddJobControlCommands(CLI::App& app, ClientContext& ctx) {
 
   auto* update = app.add_subcommand(
       "update",
-      "change a pending job's GPUs, time limit, class, team or name (like scontrol update)");
+      "change a pending job's GPUs, CPUs, memory, time limit, class, team or name (like "
+      "scontrol update)");
   auto u = std::make_shared<UpdateOptions>();
   update->add_option("JOB", u->job, "job id or array task ID_INDEX (pending)")->required();
   update->add_option("--gpus", u->gpus, "GPUs (on each node)");
+  update->add_option("--cpus", u->cpus, "host CPUs on each node (0: none reserved)");
+  update->add_option("--mem", u->mem, "host memory on each node: 64G, 512M (0: none reserved)");
   update->add_option("--time", u->time, "time limit: 90s, 30m, 2h, 1d, HH:MM:SS, D-HH:MM:SS");
   update->add_option("--class,--priority", u->priority, "priority class (one you may use)");
   update->add_option("--team", u->team, "team (one you belong to)");

@@ -47,13 +47,8 @@ bool IsFlag(std::string_view name) {
 // Why gpufleet does not honour the directive `name`, for the warning line.
 std::string WhyNotHonoured(std::string_view name) {
   static const std::set<std::string_view> resources = {"cores-per-socket",
-                                                       "cpus-per-gpu",
-                                                       "cpus-per-task",
                                                        "exclusive",
-                                                       "mem",
                                                        "mem-bind",
-                                                       "mem-per-cpu",
-                                                       "mem-per-gpu",
                                                        "mincpus",
                                                        "ntasks-per-core",
                                                        "ntasks-per-gpu",
@@ -67,7 +62,7 @@ std::string WhyNotHonoured(std::string_view name) {
                                                        "oversubscribe",
                                                        "overcommit"};
   if (resources.count(name) > 0) {
-    return "gpufleet reserves GPUs, not CPUs or memory";
+    return "gpufleet reserves whole GPUs, CPUs (--cpus-per-task) and memory (--mem), not this";
   }
   if (name == "constraint" || name == "nodelist" || name == "exclude" || name == "nodefile") {
     return "gpufleet picks nodes by label: use #GPUFLEET --constraint KEY=VALUE";
@@ -362,6 +357,27 @@ class SbatchReader {
         return Bad(d, t.error().message);
       }
       o.time = *t ? std::optional(std::to_string((*t)->count()) + "s") : std::nullopt;
+    } else if (name == "cpus-per-task" || name == "cpus-per-gpu") {
+      const auto n = Count(value, 1, kMaxJobCpus);
+      if (!n) {
+        return Bad(d, "not a CPU count from 1 to " + std::to_string(kMaxJobCpus));
+      }
+      (name == "cpus-per-task" ? cpus_per_task_ : cpus_per_gpu_) = *n;
+      (name == "cpus-per-task" ? cpus_per_gpu_ : cpus_per_task_).reset();
+    } else if (name == "mem" || name == "mem-per-cpu" || name == "mem-per-gpu") {
+      if (value == "0") {
+        // Slurm's "all the memory of the node": gpufleet reserves an amount, not a node.
+        NotHonoured(d, "gpufleet reserves an amount of memory: give one, e.g. --mem=64G");
+        return OkStatus();
+      }
+      Result<std::int64_t> mib = ParseMemoryMib(value, "--" + name);
+      if (!mib.ok()) {
+        return Bad(d, mib.error().message.substr(name.size() + 4));
+      }
+      mem_.reset();
+      mem_per_cpu_.reset();
+      mem_per_gpu_.reset();
+      (name == "mem" ? mem_ : name == "mem-per-cpu" ? mem_per_cpu_ : mem_per_gpu_) = *mib;
     } else if (name == "job-name") {
       o.name = value;
     } else if (name == "output" || name == "error") {
@@ -430,6 +446,7 @@ class SbatchReader {
       gpus = *gpus_total_ / nodes;
     }
     o.gpus = std::to_string(gpus);
+    HostOptions(gpus, tasks_per_node);
     if (gpu_type_) {
       const auto it = mapping_.gpu_type.find(*gpu_type_);
       o.gpu_type = it == mapping_.gpu_type.end() ? *gpu_type_ : it->second;
@@ -439,6 +456,33 @@ class SbatchReader {
       o.output = o.array ? "slurm-%A_%a.out" : "slurm-%j.out";
     }
     return OkStatus();
+  }
+
+  // Host CPUs and memory on each node (issue #24), as Slurm counts them with one task per
+  // node's tasks: --cpus-per-task times the tasks, or --cpus-per-gpu times the GPUs; --mem,
+  // or --mem-per-cpu times those CPUs, or --mem-per-gpu times the GPUs.
+  void HostOptions(int gpus, int tasks_per_node) {
+    SubmitOptions& o = out_.options;
+    int cpus = 0;
+    if (cpus_per_task_) {
+      cpus = *cpus_per_task_ * tasks_per_node;
+    } else if (cpus_per_gpu_) {
+      cpus = *cpus_per_gpu_ * gpus;
+    }
+    if (cpus > 0) {
+      o.cpus = std::to_string(std::min(cpus, kMaxJobCpus));
+    }
+    std::int64_t mib = 0;
+    if (mem_) {
+      mib = *mem_;
+    } else if (mem_per_cpu_) {
+      mib = *mem_per_cpu_ * std::max(cpus, 1);
+    } else if (mem_per_gpu_) {
+      mib = *mem_per_gpu_ * gpus;
+    }
+    if (mib > 0) {
+      o.mem = std::to_string(mib) + "M";
+    }
   }
 
   // --qos, else --partition, through the [slurm.qos] and [slurm.partition] tables.
@@ -480,6 +524,11 @@ class SbatchReader {
   std::optional<Directive> tasks_directive_;
   std::optional<Directive> qos_;
   std::optional<Directive> partition_;
+  std::optional<int> cpus_per_task_;
+  std::optional<int> cpus_per_gpu_;
+  std::optional<std::int64_t> mem_;  // MiB
+  std::optional<std::int64_t> mem_per_cpu_;
+  std::optional<std::int64_t> mem_per_gpu_;
 };
 
 // The text after `prefix` when `line` is "PREFIX" or "PREFIX words" (not "#SBATCHX").

@@ -110,6 +110,35 @@ TEST(SbatchScriptTest, GpuRequestsFollowSlurmsMeaning) {
   EXPECT_EQ(mixed->not_honoured[0].rfind("--gres=shard:2 (", 0), 0U);
 }
 
+TEST(SbatchScriptTest, CpusAndMemoryFollowSlurmsMeaning) {
+  auto per_task = Read("#SBATCH --cpus-per-task=8 --mem=64G\n");
+  ASSERT_TRUE(per_task.ok()) << per_task.error().message;
+  EXPECT_EQ(per_task->options.cpus, "8");
+  EXPECT_EQ(per_task->options.mem, "65536M");
+  EXPECT_TRUE(per_task->not_honoured.empty());
+  EXPECT_EQ(Read("#SBATCH -c 4\n")->options.cpus, "4");
+  EXPECT_EQ(Read("#SBATCH --mem=512\n")->options.mem, "512M");  // Slurm's unit: MB
+  // Per GPU and per CPU, as Slurm multiplies them out per node.
+  auto per_gpu = Read("#SBATCH --gpus-per-node=4 --cpus-per-gpu=6 --mem-per-gpu=20G\n");
+  ASSERT_TRUE(per_gpu.ok());
+  EXPECT_EQ(per_gpu->options.cpus, "24");
+  EXPECT_EQ(per_gpu->options.mem, "81920M");
+  EXPECT_EQ(Read("#SBATCH -c 4 --mem-per-cpu=2G\n")->options.mem, "8192M");
+  EXPECT_FALSE(Read("#SBATCH --gres=gpu:1\n")->options.cpus.has_value());  // none asked
+  // --mem=0 (Slurm: the whole node) is not honoured, with why.
+  auto whole = Read("#SBATCH --mem=0\n");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_FALSE(whole->options.mem.has_value());
+  ASSERT_EQ(whole->not_honoured.size(), 1U);
+  EXPECT_EQ(whole->not_honoured[0].rfind("--mem=0 (gpufleet reserves an amount", 0), 0U);
+  EXPECT_EQ(ErrorOf("#SBATCH --mem=lots\n")
+                .rfind("job.sh line 1: #SBATCH --mem=lots: 'lots' is not a memory size", 0),
+            0U);
+  EXPECT_EQ(ErrorOf("#SBATCH --cpus-per-task=0\n")
+                .rfind("job.sh line 1: #SBATCH --cpus-per-task=0: not a CPU count", 0),
+            0U);
+}
+
 TEST(SbatchScriptTest, DefaultOutputIsSlurms) {
   EXPECT_EQ(Read("#SBATCH --gres=gpu:1\n")->options.output, "slurm-%j.out");
   EXPECT_EQ(Read("#SBATCH --array=1-2\n")->options.output, "slurm-%A_%a.out");
@@ -138,12 +167,14 @@ TEST(SbatchScriptTest, MalformedDirectivesAreRefusedWithTheLineAndTheDirective) 
 }
 
 TEST(SbatchScriptTest, WarningNamesEveryDirectiveNotHonouredOnOneLine) {
-  auto r = Read("#SBATCH --mem=8G --qos=nope --constraint=a100 --hold\n");
+  auto r = Read("#SBATCH --mem-bind=local --qos=nope --constraint=a100 --hold\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string warning = NotHonouredWarning("job.sh", r->not_honoured);
   EXPECT_EQ(warning.find('\n'), std::string::npos);
-  for (const char* named :
-       {"--mem=8G (", "--qos=nope (no [slurm.qos] entry", "--constraint=a100 (", "--hold ("}) {
+  for (const char* named : {"--mem-bind=local (",
+                            "--qos=nope (no [slurm.qos] entry",
+                            "--constraint=a100 (",
+                            "--hold ("}) {
     EXPECT_NE(warning.find(named), std::string::npos) << named << " in " << warning;
   }
   EXPECT_EQ(warning.rfind("warning: job.sh: #SBATCH directives not honoured: ", 0), 0U);

@@ -160,6 +160,24 @@ Status AddFraction(const SubmitOptions& options, nlohmann::json& body) {
   return OkStatus();
 }
 
+// --cpus and --mem (issue #24) as "cpus" and "mem_mib", checked here so that a typo is named
+// before a round trip: "--mem: '64X' is not a memory size; ...".
+Status AddHost(const SubmitOptions& options, nlohmann::json& body) {
+  if (options.cpus) {
+    GF_ASSIGN_OR_RETURN(const int cpus, ParseCpuCount(*options.cpus, "--cpus"));
+    body["cpus"] = cpus;
+  }
+  if (options.mem) {
+    GF_ASSIGN_OR_RETURN(const std::int64_t mib, ParseMemoryMib(*options.mem, "--mem"));
+    if (mib > kMaxJobMemoryMib) {
+      return InvalidArgument("--mem: '" + *options.mem +
+                             "' is more than any node has; use e.g. 64G");
+    }
+    body["mem_mib"] = mib;
+  }
+  return OkStatus();
+}
+
 // --output / --error as the job's GPUFLEET_OUTPUT / GPUFLEET_ERROR (model/output_pattern.h).
 Status AddOutputFiles(const SubmitOptions& options, nlohmann::json& env) {
   for (const auto& [value, flag, variable] :
@@ -198,6 +216,8 @@ void FillUnset(SubmitOptions& into, const SubmitOptions& from) {
                      &SubmitOptions::gpu_share,
                      &SubmitOptions::gpu_mem,
                      &SubmitOptions::mig,
+                     &SubmitOptions::cpus,
+                     &SubmitOptions::mem,
                      &SubmitOptions::priority,
                      &SubmitOptions::team,
                      &SubmitOptions::time,
@@ -328,6 +348,7 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
     body["gpu_type"] = *options.gpu_type;
   }
   GF_TRY(AddFraction(options, body));
+  GF_TRY(AddHost(options, body));
   if (options.priority) {
     auto p = ParsePriorityClass(*options.priority);
     if (!p.ok()) {

@@ -28,6 +28,10 @@ struct SubmitOptions {
   std::optional<std::string> gpu_mem;
   // --mig 3g.40gb: a MIG device of that profile (issue #7).
   std::optional<std::string> mig;
+  // --cpus 8 / --mem 64G: host CPUs and memory on each node (issue #24; Slurm's
+  // --cpus-per-task and --mem), text as typed.
+  std::optional<std::string> cpus;
+  std::optional<std::string> mem;
   std::optional<std::string> priority;
   std::optional<std::string> team;
   std::optional<std::string> time;

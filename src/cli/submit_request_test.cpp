@@ -269,6 +269,35 @@ TEST(SubmitRequestTest, GpuShareAndMemoryAreSentOnlyWhenGiven) {
   EXPECT_EQ((*BuildSubmitBody(o, "/tmp", {}))["gpu_mem_mib"], 512);
 }
 
+TEST(SubmitRequestTest, CpusAndMemoryAreSentOnlyWhenGivenAndErrorsNameTheOption) {
+  SubmitOptions o = WithCommand();
+  auto plain = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->contains("cpus"));
+  EXPECT_FALSE(plain->contains("mem_mib"));
+  o.cpus = "8";
+  o.mem = "64G";
+  auto body = BuildSubmitBody(o, "/tmp", {});
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ((*body)["cpus"], 8);
+  EXPECT_EQ((*body)["mem_mib"], 65'536);
+  for (const char* wrong : {"0", "-2", "eight", "1.5", "9999999"}) {
+    o.cpus = wrong;
+    auto bad = BuildSubmitBody(o, "/tmp", {});
+    ASSERT_FALSE(bad.ok()) << wrong;
+    EXPECT_EQ(
+        bad.error().message.rfind("--cpus: '" + std::string(wrong) + "' is not a CPU count", 0), 0U)
+        << bad.error().message;
+  }
+  o.cpus = "2";
+  for (const char* wrong : {"64X", "lots", "0", "2.5G"}) {
+    o.mem = wrong;
+    auto bad = BuildSubmitBody(o, "/tmp", {});
+    ASSERT_FALSE(bad.ok()) << wrong;
+    EXPECT_EQ(bad.error().message.rfind("--mem: ", 0), 0U) << bad.error().message;
+  }
+}
+
 TEST(SubmitRequestTest, GpuShareErrorsNameTheOption) {
   SubmitOptions o = WithCommand();
   for (const char* wrong : {"0", "1.5", "quarter", "0.0001", "25%"}) {

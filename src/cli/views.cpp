@@ -11,6 +11,7 @@
 #include "cli/table.h"
 #include "core/duration.h"
 #include "core/printable_text.h"
+#include "model/job.h"
 #include "model/slice.h"
 #include "model/team.h"
 
@@ -442,6 +443,16 @@ void PrintShare(const json& job, const std::string& gpus, std::ostream& out) {
            (mem.empty() ? "" : " (" + mem + " MiB limit)"));
 }
 
+// Host CPUs and memory on each node (issue #24): "8 CPUs, 64 GiB memory"; "none reserved" when
+// the job asked for neither (and the cluster gave no per-GPU default).
+void PrintHost(const json& job, std::ostream& out) {
+  JobRequest request;
+  request.cpus = static_cast<int>(job.value("cpus", std::int64_t{0}));
+  request.memory_mib = job.value("mem_mib", std::int64_t{0});
+  const std::string host = DescribeHostRequest(request);
+  Line(out, "CPUs/memory", host.empty() ? std::string("none reserved (not limited)") : host);
+}
+
 // A job's time limit as typed: "1h", "90s"; "none".
 std::string TimeLimitText(const json& job) {
   const std::optional<double> limit = JsonNumber(job, "time_limit_s");
@@ -514,7 +525,7 @@ void PrintNodes(const json& answer, std::ostream& out) {
                                     std::to_string(gpus.size()),
                                     GpuHealthSummary(gpus),
                                     JsonText(node, "cpus"),
-                                    JsonText(node, "memory_mib") + " MiB",
+                                    FormatMib(node.value("memory_mib", std::int64_t{0})),
                                     JsonText(node, "gpu_backend"),
                                     JsonText(node, "containment", "?")};
     if (reasons) {
@@ -574,6 +585,7 @@ void PrintJob(const json& job, std::int64_t now_ms, std::ostream& out) {
   }
   Line(out, "Node", JsonText(job, "node") + (gpus.empty() ? "" : "  GPUs " + gpus));
   PrintShare(job, gpus, out);
+  PrintHost(job, out);
   Line(out, "Command", JsonJoined(Array(job, "command"), " "));
   Line(out, "Workdir", JsonText(job, "workdir"));
   Line(out, "Submitted", JsonText(job, "submit_time"));

@@ -58,6 +58,11 @@ struct UpConfig {
   std::optional<ConfigValue<std::string>> gpu_self_test;                    // --gpu-self-test
   std::optional<ConfigValue<std::chrono::seconds>> gpu_self_test_interval;  // ...-interval
   std::optional<ConfigValue<std::string>> mps_control;                      // --mps-control
+  // The node's capacity for jobs' --cpus / --mem (issue #24): text as the flags take it.
+  std::optional<ConfigValue<std::string>> node_cpus;     // --node-cpus
+  std::optional<ConfigValue<std::string>> node_mem;      // --node-mem
+  std::optional<ConfigValue<std::string>> reserve_cpus;  // --reserve-cpus
+  std::optional<ConfigValue<std::string>> reserve_mem;   // --reserve-mem
   // labels = { rack = "a" }: the node's labels, for jobs' --constraint (each --label flag of
   // `gpufleet up` adds to or overrides one of them).
   std::optional<ConfigValue<std::map<std::string, std::string>>> labels;

@@ -28,6 +28,8 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
                    {"backfill",
                     "backfill_depth",
                     "default_class",
+                    "default_cpus_per_gpu",
+                    "default_mem_per_gpu",
                     "fair_share_band",
                     "fair_share_half_life",
                     "las_thresholds",
@@ -45,6 +47,16 @@ Status ConfigParser::ParseScheduler(const TomlValue& v) {
   PolicyConfig& p = config_.policy;
   GF_ASSIGN_OR_RETURN(const auto default_class, String(s, "default_class"));
   Set(p.default_class, default_class);
+  GF_ASSIGN_OR_RETURN(const auto cpus_per_gpu, IntIn(s, "default_cpus_per_gpu", 0, kMaxJobCpus));
+  Set(p.host_defaults.cpus_per_gpu, cpus_per_gpu);
+  GF_ASSIGN_OR_RETURN(const auto mem_per_gpu, String(s, "default_mem_per_gpu"));
+  if (mem_per_gpu.has_value() && *mem_per_gpu != "0") {
+    Result<std::int64_t> mib = ParseMemoryMib(*mem_per_gpu, "[scheduler] default_mem_per_gpu");
+    if (!mib.ok()) {
+      return InvalidArgument(KeyAt(s, "default_mem_per_gpu") + ": " + mib.error().message);
+    }
+    p.host_defaults.memory_mib_per_gpu = *mib;
+  }
   GF_ASSIGN_OR_RETURN(const auto half_life, Duration(s, "fair_share_half_life"));
   Set(p.fair_share.half_life, half_life);
   GF_ASSIGN_OR_RETURN(const auto preemption, Bool(s, "preemption"));

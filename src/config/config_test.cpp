@@ -56,6 +56,38 @@ TEST(ConfigTest, EmptyFileIsTheStockPolicy) {
   EXPECT_FALSE(c.up.gpus.has_value());
 }
 
+// Issue #24: per-GPU host defaults (Slurm's DefCpuPerGPU / DefMemPerGPU) and the node's capacity.
+TEST(ConfigTest, HostDefaultsAndNodeCapacity) {
+  const Config c = Parse(R"toml(
+[scheduler]
+default_cpus_per_gpu = 8
+default_mem_per_gpu = "64G"
+[up]
+node_cpus = "32"
+node_mem = "256G"
+reserve_cpus = "2"
+reserve_mem = "8G"
+)toml");
+  EXPECT_EQ(c.policy.host_defaults.cpus_per_gpu, 8);
+  EXPECT_EQ(c.policy.host_defaults.memory_mib_per_gpu, 65'536);
+  ASSERT_TRUE(c.up.node_cpus.has_value());
+  EXPECT_EQ(c.up.node_cpus->value, "32");
+  EXPECT_EQ(c.up.reserve_mem->value, "8G");
+  EXPECT_EQ(Parse("").policy.host_defaults, HostDefaults{});
+  EXPECT_THAT(ErrorOf("[scheduler]\ndefault_mem_per_gpu = \"lots\"\n"),
+              HasSubstr("default_mem_per_gpu: 'lots' is not a memory size"));
+  EXPECT_THAT(ErrorOf("[scheduler]\ndefault_cpus_per_gpu = -1\n"),
+              HasSubstr("default_cpus_per_gpu"));
+  // Filled in where a job asks none, per GPU it asks.
+  JobRequest r;
+  r.gpus = 2;
+  r.memory_mib = 1024;
+  const JobRequest filled = WithHostDefaults(r, c.policy.host_defaults);
+  EXPECT_EQ(filled.cpus, 16);
+  EXPECT_EQ(filled.memory_mib, 1024);  // asked: kept
+  EXPECT_EQ(WithHostDefaults(r, HostDefaults{}).cpus, 0);
+}
+
 TEST(ConfigTest, SchedulerKeys) {
   const Config c = Parse(R"(
 [scheduler]

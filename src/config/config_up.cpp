@@ -29,8 +29,12 @@ Status ConfigParser::ParseUp(const TomlValue& v) {
                     "listen_socket",
                     "mps_control",
                     "no_process_after",
+                    "node_cpus",
+                    "node_mem",
                     "node_name",
                     "port",
+                    "reserve_cpus",
+                    "reserve_mem",
                     "sample_interval",
                     "tls_cert",
                     "tls_key"}));
@@ -57,6 +61,10 @@ Status ConfigParser::ParseUp(const TomlValue& v) {
   Wrap(s, "idle_power_after", power_after, up.idle_power_after);
   GF_TRY(UpString(s, "gpu_self_test", up.gpu_self_test));
   GF_TRY(UpString(s, "mps_control", up.mps_control));
+  GF_TRY(UpString(s, "node_cpus", up.node_cpus));
+  GF_TRY(UpString(s, "node_mem", up.node_mem));
+  GF_TRY(UpString(s, "reserve_cpus", up.reserve_cpus));
+  GF_TRY(UpString(s, "reserve_mem", up.reserve_mem));
   GF_ASSIGN_OR_RETURN(const auto self_test_every, Duration(s, "gpu_self_test_interval"));
   Wrap(s, "gpu_self_test_interval", self_test_every, up.gpu_self_test_interval);
   return ParseUpLabels(s);

@@ -42,6 +42,10 @@ std::string Changes(const JobSpec& from, const JobSpec& to) {
     }
   };
   change("gpus", std::to_string(from.request.gpus), std::to_string(to.request.gpus));
+  change("cpus", std::to_string(from.request.cpus), std::to_string(to.request.cpus));
+  change("mem",
+         from.request.memory_mib > 0 ? FormatMib(from.request.memory_mib) : "none",
+         to.request.memory_mib > 0 ? FormatMib(to.request.memory_mib) : "none");
   change("time limit", LimitText(from.time_limit), LimitText(to.time_limit));
   change("class", from.priority.name, to.priority.name);
   change("team", TeamLabel(from.team), TeamLabel(to.team));
@@ -199,7 +203,8 @@ Result<Job> JobDesk::Update(const Caller& caller, JobId id, const JobUpdate& upd
                   "only a waiting job can be changed (cancel it and submit it again)"));
   if (update.Empty()) {
     return InvalidArgument(
-        "update: nothing to change; give --gpus, --time, --class, --team or --name");
+        "update: nothing to change; give --gpus, --cpus, --mem, --time, --class, --team or "
+        "--name");
   }
   if (found.spec.gang.has_value()) {
     return InvalidArgument("update: job " + name +
@@ -212,6 +217,8 @@ Result<Job> JobDesk::Update(const Caller& caller, JobId id, const JobUpdate& upd
   }
   JobSpec spec = found.spec;
   spec.request.gpus = update.gpus.value_or(spec.request.gpus);
+  spec.request.cpus = update.cpus.value_or(spec.request.cpus);
+  spec.request.memory_mib = update.memory_mib.value_or(spec.request.memory_mib);
   spec.time_limit = update.time_limit ? update.time_limit : spec.time_limit;
   spec.priority = update.priority.value_or(spec.priority);
   spec.team = update.team.value_or(spec.team);

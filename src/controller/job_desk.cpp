@@ -23,6 +23,9 @@ JobSpec WithDefaultClass(JobSpec spec, const PolicyConfig& policy) {
   if (spec.priority.name.empty()) {
     spec.priority.name = policy.default_class;
   }
+  // Not a class matter, but filled in at the same moment: what the job holds is then its
+  // request for every reader (show, the scheduler, the agent's limits).
+  spec.request = WithHostDefaults(std::move(spec.request), policy.host_defaults);
   return spec;
 }
 

@@ -95,6 +95,9 @@ class JobCgroup {
   // which also catches processes forking during the kill; otherwise each pid in cgroup.procs.
   void Signal(int sig) const;
 
+  // The folder.
+  const std::filesystem::path& Dir() const { return dir_; }
+
   // Removes the folder; fails (kIo) while processes remain in it.
   Status Remove() const;
 

@@ -17,6 +17,7 @@
 
 #include "executor/cgroup.h"
 #include "executor/detach.h"
+#include "executor/host_limits.h"
 #include "executor/job_files.h"
 #include "executor/process_tree.h"
 #include "executor/shim_server.h"
@@ -558,6 +559,12 @@ JobExit Executor::EndWithoutShim(JobId job, std::string cause) {
   }
   JobExit e{job, kSupervisorDiedExitCode, std::nullopt, clock_.Now(), std::move(cause)};
   e.leftovers = KillTagged(job);
+  if (!cgroup_root_.empty()) {
+    // Its cgroup v1 limit folders (host_limits.h), empty once its processes are gone; a folder
+    // never made, or still holding a lingering process, is left (harmless: the next run of the
+    // job reuses it).
+    (void)exec::V1LimitGroups::For(exec::V1RootFor(cgroup_root_), exec::JobTag(job, dir)).Remove();
+  }
   if (!e.leftovers.empty()) {
     std::string pids;
     for (const exec::PidRecord& r : e.leftovers) {
@@ -589,6 +596,7 @@ std::vector<exec::PidRecord> Executor::KillTagged(JobId job) {
     }
     if (SteadyNow() >= until) {
       std::vector<exec::PidRecord> left;
+      left.reserve(found.size());
       for (const exec::ProcStat& p : found) {
         left.push_back({p.pid, p.start_time});
       }

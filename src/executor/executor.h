@@ -82,6 +82,10 @@ struct LaunchSpec {
   // and the %x and %N of its output file patterns (model/output_pattern.h). "" when not known.
   std::string name{};
   std::string node{};
+  // Host limits (issue #24, Allocation::cpus/memory_mib): a CPU quota of `cpus` CPUs and a
+  // memory limit (swap included) in the job's cgroup; 0 = not limited.
+  int cpus = 0;
+  std::int64_t memory_mib = 0;
 };
 
 // The exit code reported when the shim died and the job's own status is unknown.

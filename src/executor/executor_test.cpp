@@ -28,6 +28,7 @@
 
 #include "executor/cgroup.h"
 #include "executor/gated_shim_test_util.h"
+#include "executor/host_limits.h"
 #include "executor/job_files.h"
 #include "executor/process_tree.h"
 
@@ -696,6 +697,76 @@ TEST_F(ExecutorTest, WithoutCgroupsADeadShimsSetsidDescendantIsFoundByItsTag) {
   EXPECT_TRUE(e->leftovers.empty());
   EXPECT_FALSE(exec::IsAlive(*daemon))
       << "the setsid'd daemon " << daemon->pid << " outlived its killed shim";
+}
+
+// Host limits (issue #24), for real: the job runs in cgroup folders with its CPU quota and
+// memory limit (v2 where the controllers are there, else the v1 hierarchies of a hybrid host),
+// removed at its end. Needs root (or a delegated tree) and some cgroup to write.
+TEST_F(ExecutorTest, HostLimitsPutTheJobUnderItsQuotaAndRemoveTheFoldersAfterwards) {
+  std::optional<fs::path> root = CgroupRoot();
+  if (!root || ::geteuid() != 0) {
+    GTEST_SKIP() << "needs root and a writable cgroup v2 mount";
+  }
+  executor_->SetCgroupRoot(*root);
+  LaunchSpec spec = Shell("cat /proc/self/cgroup");
+  spec.cpus = 2;
+  spec.memory_mib = 256;
+  EXPECT_EQ(RunToEnd(spec).exit_code, 0);
+  const std::string log = Stderr(spec.job);
+  if (log.find("not enforced") != std::string::npos) {
+    GTEST_SKIP() << "neither cgroup v2 controllers nor v1 hierarchies here: " << log;
+  }
+  EXPECT_EQ(log, "");  // held limits leave the job's log alone
+  const std::string tag = exec::JobTag(spec.job, executor_->JobDir(spec.job));
+  EXPECT_THAT(Stdout(spec.job), HasSubstr("/gpufleet/" + tag + "\n"));
+  if (Stdout(spec.job).find(":memory:/gpufleet/") != std::string::npos) {
+    // In the v1 memory and cpu hierarchies too (a hybrid host), and the folders are gone with
+    // the job.
+    EXPECT_THAT(Stdout(spec.job), HasSubstr(":memory:/gpufleet/" + tag + "\n"));
+    EXPECT_THAT(Stdout(spec.job),
+                MatchesRegex("(.|\n)*:cpu[a-z,]*:/gpufleet/" + tag + "\n(.|\n)*"));
+    const exec::V1LimitGroups v1 = exec::V1LimitGroups::For(exec::V1RootFor(*root), tag);
+    EXPECT_FALSE(fs::exists(v1.MemoryDir()));
+  }
+}
+
+TEST_F(ExecutorTest, JobOverItsMemoryLimitIsKilledAndReportedOutOfMemory) {
+  std::optional<fs::path> root = CgroupRoot();
+  if (!root || ::geteuid() != 0) {
+    GTEST_SKIP() << "needs root and a writable cgroup v2 mount";
+  }
+  executor_->SetCgroupRoot(*root);
+  // 256 MiB of string in a job held to 64 MiB.
+  LaunchSpec spec = Spec({"perl", "-e", "my $x = 'a' x (256 * 1024 * 1024); print length($x)"});
+  spec.memory_mib = 64;
+  const JobExit e = RunToEnd(spec);
+  if (Stderr(spec.job).find("not enforced") != std::string::npos) {
+    GTEST_SKIP() << "no cgroup memory controller here: " << Stderr(spec.job);
+  }
+  EXPECT_EQ(e.signal, SIGKILL);
+  EXPECT_EQ(e.exit_code, 128 + SIGKILL);
+  EXPECT_THAT(e.cause,
+              StartsWith("OUT_OF_MEMORY: the kernel's OOM killer stopped it at its "
+                         "memory limit of 64 MiB (--mem); killed by SIGKILL"));
+  EXPECT_EQ(Stdout(spec.job), "");
+  // Within its limit the same job runs to its end.
+  LaunchSpec small = Spec({"perl", "-e", "my $x = 'a' x (8 * 1024 * 1024); print length($x)"});
+  small.memory_mib = 64;
+  EXPECT_EQ(RunToEnd(small).cause, "exited with 0");
+  EXPECT_EQ(Stdout(small.job), "8388608");
+}
+
+TEST_F(ExecutorTest, LimitsWithoutCgroupsRunTheJobAndSaySoInItsLog) {
+  executor_->SetCgroupRoot("");
+  LaunchSpec spec = Shell("echo ran");
+  spec.cpus = 1;
+  spec.memory_mib = 512;
+  const JobExit e = RunToEnd(spec);
+  EXPECT_EQ(e.exit_code, 0);
+  EXPECT_EQ(e.cause, "exited with 0; CPU and memory limits were not enforced (no writable cgroup)");
+  EXPECT_EQ(Stderr(spec.job),
+            "gpufleet: limits 1 CPU, 512 MiB memory not enforced (cgroups turned off)\n");
+  EXPECT_EQ(Stdout(spec.job), "ran\n");
 }
 
 TEST(ContainmentTest, ModesSayWhyAndWhereToReadMore) {

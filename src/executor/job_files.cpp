@@ -211,6 +211,10 @@ std::string SpecToJson(const ShimSpec& shim_spec) {
   if (spec.array) {
     j["array"] = {{"job", spec.array->array_job.value()}, {"index", spec.array->index}};
   }
+  if (spec.cpus > 0 || spec.memory_mib > 0) {  // host limits (issue #24); absent = none
+    j["cpus"] = spec.cpus;
+    j["memory_mib"] = spec.memory_mib;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -234,6 +238,8 @@ Result<ShimSpec> SpecFromJson(std::string_view text) {
     shim_spec.cgroup_root = j.value("cgroup_root", std::string());
     s.name = j.value("name", std::string());  // absent in files written before issue #23
     s.node = j.value("node", std::string());
+    s.cpus = j.value("cpus", 0);  // absent in files written before issue #24: no limits
+    s.memory_mib = j.value("memory_mib", std::int64_t{0});
     if (j.contains("array")) {  // absent for a job that is not an array task
       s.array = ArrayTask{.array_job = JobId(j.at("array").at("job").get<std::int64_t>()),
                           .index = j.at("array").at("index").get<int>(),

@@ -29,6 +29,7 @@
 
 #include "executor/cgroup.h"
 #include "executor/executor.h"
+#include "executor/host_limits.h"
 #include "executor/job_files.h"
 #include "executor/process_tree.h"
 #include "executor/shim_child.h"
@@ -72,6 +73,14 @@ class Shim {
   int Run() {
     StartJob();
     Supervise();
+    // Read before the folders go: the kernel's count of OOM kills at the job's memory limit.
+    oom_killed_ = !memory_dir_.empty() && exec::OomKilled(memory_dir_);
+    if (v1_limits_) {
+      Status removed = v1_limits_->Remove();
+      if (!removed.ok()) {
+        LogLine(removed.error().ToString());
+      }
+    }
     if (cgroup_) {
       Status removed = cgroup_->Remove();
       if (!removed.ok()) {
@@ -88,6 +97,7 @@ class Shim {
 
  private:
   void StartJob();
+  void ApplyLimits();
   Status ForkJob(ChildPlan& plan);
   void Supervise();
   bool ReapChildren();
@@ -102,6 +112,14 @@ class Shim {
   fs::path cgroup_root_;  // empty: no cgroup
   int signal_fd_;
   std::optional<exec::JobCgroup> cgroup_;
+  // Host limits (issue #24): the job's v1 folders when cgroup v1 holds them, the memory folder
+  // whose OOM kills are read at the end ("" = no memory limit), and the one line on them (the
+  // shim's own log; the job's log too when they are not enforced).
+  std::optional<exec::V1LimitGroups> v1_limits_;
+  std::filesystem::path memory_dir_;
+  std::string limits_note_;
+  bool limits_enforced_ = false;
+  bool oom_killed_ = false;
   pid_t main_pid_ = -1;
   std::optional<int> main_status_;  // waitpid status of the main process
   std::optional<exec::ExitRecord> start_failure_;
@@ -128,11 +146,51 @@ void Shim::StartJob() {
       LogLine("no cgroup, using the process group: " + cg.error().ToString());
     }
   }
+  ApplyLimits();
   Status forked = ForkJob(*plan);
   if (!forked.ok()) {
     start_failure_ =
         exec::ExitRecord{126, std::nullopt, 0, "failed to start: " + forked.error().message};
   }
+}
+
+// The job's CPU quota and memory limit: in its cgroup v2 when the cpu and memory controllers
+// are there, else in cgroup v1 folders (a hybrid host), else not at all, which its log says.
+void Shim::ApplyLimits() {
+  const exec::HostLimits limits{.cpus = spec_.cpus, .memory_mib = spec_.memory_mib};
+  if (!limits.Any()) {
+    return;
+  }
+  const std::string what = exec::DescribeLimits(limits);
+  std::string v2_why = "no cgroup v2 for the job";
+  if (cgroup_) {
+    Status v2 = exec::ApplyV2Limits(cgroup_->Dir(), limits);
+    if (v2.ok()) {
+      limits_enforced_ = true;
+      memory_dir_ = limits.memory_mib > 0 ? cgroup_->Dir() : std::filesystem::path();
+      limits_note_ = "gpufleet: limits " + what + " (cgroup v2)";
+      LogLine(limits_note_);
+      return;
+    }
+    v2_why = v2.error().message;
+  }
+  if (!cgroup_root_.empty()) {
+    Result<exec::V1LimitGroups> v1 = exec::V1LimitGroups::Create(
+        exec::V1RootFor(cgroup_root_), exec::JobTag(spec_.job, dir_), limits);
+    if (v1.ok()) {
+      v1_limits_ = *v1;
+      limits_enforced_ = true;
+      memory_dir_ = v1->MemoryDir();
+      limits_note_ = "gpufleet: limits " + what + " (cgroup v1)";
+      LogLine(limits_note_);
+      return;
+    }
+    v2_why += "; " + v1.error().message;
+  } else {
+    v2_why = "cgroups turned off";
+  }
+  limits_note_ = "gpufleet: limits " + what + " not enforced (" + v2_why + ")";
+  LogLine(limits_note_);
 }
 
 // Forks the job and waits for its exec (the report pipe closes) or its setup failure.
@@ -147,6 +205,25 @@ Status Shim::ForkJob(ChildPlan& plan) {
       plan.cgroup_procs_fd = *procs;
     }
   }
+  if (v1_limits_) {
+    Result<std::vector<int>> fds = v1_limits_->OpenProcs();
+    if (fds.ok()) {
+      for (std::size_t i = 0; i < fds->size() && i < 2; ++i) {
+        plan.limit_procs_fds[i] = (*fds)[i];
+      }
+    } else {
+      limits_enforced_ = false;
+      limits_note_ = "gpufleet: limits not enforced (" + fds.error().message + ")";
+    }
+  }
+  if (!limits_enforced_ && !limits_note_.empty()) {
+    // The job's stderr log gets one line on limits it asked and does not get, first (held
+    // limits say nothing: the log is the job's, and `logs` of a job with its own output files
+    // shows it only when there is something to say).
+    const std::string line = limits_note_ + "\n";
+    ssize_t ignored = ::write(plan.stderr_fd, line.data(), line.size());
+    (void)ignored;
+  }
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
     int err = errno;
@@ -159,7 +236,13 @@ Status Shim::ForkJob(ChildPlan& plan) {
     exec::RunChild(plan);
   }
   int fork_errno = errno;
-  for (int fd : {plan.stdin_fd, plan.stdout_fd, plan.stderr_fd, plan.cgroup_procs_fd, report[1]}) {
+  for (int fd : {plan.stdin_fd,
+                 plan.stdout_fd,
+                 plan.stderr_fd,
+                 plan.cgroup_procs_fd,
+                 plan.limit_procs_fds[0],
+                 plan.limit_procs_fds[1],
+                 report[1]}) {
     if (fd >= 0) {
       ::close(fd);
     }
@@ -344,6 +427,13 @@ exec::ExitRecord Shim::MakeExitRecord() const {
              : ": killed with SIGKILL after " + std::to_string(kill_->grace.count()) + "s grace");
   } else {
     r.cause = how;
+  }
+  if (oom_killed_) {
+    // Slurm's OUT_OF_MEMORY: the kernel killed a process of the job at its memory limit.
+    r.cause = std::string(exec::kOutOfMemoryCause) + ": the kernel's OOM killer stopped it at " +
+              "its memory limit of " + FormatMib(spec_.memory_mib) + " (--mem); " + r.cause;
+  } else if (!limits_enforced_ && !limits_note_.empty()) {
+    r.cause += "; CPU and memory limits were not enforced (no writable cgroup)";
   }
   if (leftovers_ > 0) {
     r.cause += "; " + std::to_string(leftovers_) + " leftover process" +

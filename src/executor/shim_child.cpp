@@ -235,6 +235,14 @@ void RunChild(const ChildPlan& plan) {
     ssize_t ignored = ::write(plan.cgroup_procs_fd, "0", 1);  // failure: process-group fallback
     (void)ignored;
   }
+  for (const int fd : plan.limit_procs_fds) {
+    if (fd >= 0) {
+      // Before exec, so that all the job's memory is charged under its limit. A failure was
+      // foreseen by the shim's writes of the limits; the job then runs as if unlimited.
+      ssize_t ignored = ::write(fd, "0", 1);
+      (void)ignored;
+    }
+  }
   if (::dup2(plan.stdin_fd, 0) < 0 || ::dup2(plan.stdout_fd, 1) < 0 ||
       ::dup2(plan.stderr_fd, 2) < 0) {
     Fail(plan, ChildStage::kRedirect, errno);

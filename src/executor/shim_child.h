@@ -61,7 +61,9 @@ struct ChildPlan {
   int stdout_fd = -1;
   int stderr_fd = -1;
   int cgroup_procs_fd = -1;  // -1: no cgroup
-  int report_fd = -1;        // write end of the CLOEXEC report pipe
+  // cgroup.procs of the job's cgroup v1 cpu and memory folders (host_limits.h); -1: none.
+  int limit_procs_fds[2] = {-1, -1};
+  int report_fd = -1;  // write end of the CLOEXEC report pipe
 
   void Finalize();  // fills argv/envp from the storage
 };

@@ -185,6 +185,57 @@ Result<std::int64_t> ParseMemoryMib(std::string_view text, std::string_view fiel
   return mib;
 }
 
+Result<int> ParseCpuCount(std::string_view text, std::string_view field) {
+  const auto bad = [&]() {
+    return InvalidArgument(std::string(field) + ": '" + std::string(text) +
+                           "' is not a CPU count; use a whole number of CPUs from 1 to " +
+                           std::to_string(kMaxJobCpus) + ", e.g. 8");
+  };
+  constexpr std::size_t kMaxDigits = 6;
+  if (text.empty() || text.size() > kMaxDigits ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return bad();
+  }
+  const int cpus = std::stoi(std::string(text));
+  if (cpus < 1 || cpus > kMaxJobCpus) {
+    return bad();
+  }
+  return cpus;
+}
+
+Status ValidateHostRequest(const JobRequest& r) {
+  if (r.cpus < 0 || r.cpus > kMaxJobCpus) {
+    return InvalidArgument("cpus: " + std::to_string(r.cpus) +
+                           " is not a CPU count; use a whole number from 0 (none reserved) to " +
+                           std::to_string(kMaxJobCpus));
+  }
+  if (r.memory_mib < 0 || r.memory_mib > kMaxJobMemoryMib) {
+    return InvalidArgument("mem: " + std::to_string(r.memory_mib) +
+                           " MiB is not a host memory size; use e.g. 64G or 512M (at most 1P)");
+  }
+  return OkStatus();
+}
+
+std::string FormatMib(std::int64_t mib) {
+  constexpr std::int64_t kMibPerGib = 1024;
+  if (mib < kMibPerGib || mib % (kMibPerGib / 2) != 0) {
+    return std::to_string(mib) + " MiB";
+  }
+  const std::int64_t whole = mib / kMibPerGib;
+  return std::to_string(whole) + (mib % kMibPerGib != 0 ? ".5" : "") + " GiB";
+}
+
+std::string DescribeHostRequest(const JobRequest& r) {
+  std::string text;
+  if (r.cpus > 0) {
+    text = std::to_string(r.cpus) + (r.cpus == 1 ? " CPU" : " CPUs");
+  }
+  if (r.memory_mib > 0) {
+    text += (text.empty() ? "" : ", ") + FormatMib(r.memory_mib) + " memory";
+  }
+  return text;
+}
+
 Status ValidateFraction(const JobRequest& r) {
   // The largest GPU memory there is (and then some): a larger ask is a typo, e.g. a count of
   // bytes given where MiB were meant.
@@ -240,6 +291,7 @@ Status ValidateSpec(const JobSpec& spec) {
                            std::to_string(kMaxGpusPerJob));
   }
   GF_TRY(ValidateFraction(spec.request));
+  GF_TRY(ValidateHostRequest(spec.request));
   if (spec.workdir.empty() || spec.workdir[0] != '/') {
     return InvalidArgument("workdir: '" + spec.workdir +
                            "' is not an absolute path; give a path starting with '/'");

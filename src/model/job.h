@@ -91,7 +91,20 @@ struct JobRequest {
   // A MIG device of this GPU instance profile (`--mig 3g.40gb`, issue #7): the job runs on one
   // free MIG device of that profile on a GPU in mig mode. "" = not asked.
   std::string mig_profile{};
+  // Host CPUs and memory on each node (issue #24): `--cpus N` (Slurm's --cpus-per-task, one
+  // task per node) and `--mem 64G` (Slurm's --mem, per node). The scheduler counts them
+  // against the node's capacity (Node::cpus, Node::memory_mib) as it counts GPUs, and the
+  // agent holds the job to them with its cgroup (cpu quota, memory limit). 0 = not asked: the
+  // job reserves none and is not limited, unless the controller's per-GPU defaults
+  // ([resources] default_cpus_per_gpu, default_mem_per_gpu) filled them in at submit.
+  int cpus = 0;
+  std::int64_t memory_mib = 0;
 };
+
+// Whether the request reserves host CPUs or memory.
+inline bool AsksHost(const JobRequest& r) {
+  return r.cpus > 0 || r.memory_mib > 0;
+}
 
 // Whether the request is for a part of one GPU rather than whole GPUs.
 // What the request holds once placed, in milli-GPUs per node: a share its fraction, whole GPUs
@@ -118,6 +131,10 @@ struct Allocation {
   // A MIG job: the MIG device it holds on its one GPU (`gpus`), which CUDA_VISIBLE_DEVICES
   // names; its share is the device's compute slices of the GPU's, its memory the device's.
   GpuUuid mig{};
+  // The host CPUs and memory it holds on the node (its request's; 0 = none counted): what the
+  // scheduler counts against the node and the agent's cgroup limits.
+  int cpus = 0;
+  std::int64_t memory_mib = 0;
   bool operator==(const Allocation&) const = default;
 };
 
@@ -305,6 +322,21 @@ Result<int> ParseGpuShare(std::string_view text, std::string_view field = "gpu-s
 // "20G", "20GiB", "512M", "512MiB", "1T" (binary units; a bare number is MiB) → MiB, more than
 // zero. Errors: kInvalidArgument naming `field`.
 Result<std::int64_t> ParseMemoryMib(std::string_view text, std::string_view field = "gpu-mem");
+
+// "8" → 8 CPUs, 1..kMaxJobCpus. Errors: kInvalidArgument naming `field` ("--cpus: 'x' is not
+// a CPU count; use a whole number of CPUs, e.g. 8").
+inline constexpr int kMaxJobCpus = 65'536;
+Result<int> ParseCpuCount(std::string_view text, std::string_view field = "cpus");
+// The host memory limit of a job: at most kMaxJobMemoryMib (1 PiB: a larger ask is a count of
+// bytes given where MiB were meant).
+inline constexpr std::int64_t kMaxJobMemoryMib = std::int64_t{1} << 30;
+// Checks cpus in 0..kMaxJobCpus and memory_mib in 0..kMaxJobMemoryMib. Errors:
+// kInvalidArgument naming cpus or mem.
+Status ValidateHostRequest(const JobRequest& r);
+// "8 CPUs, 64 GiB memory" (the parts asked), "" when neither.
+std::string DescribeHostRequest(const JobRequest& r);
+// 65536 → "64 GiB", 1536 → "1.5 GiB", 512 → "512 MiB".
+std::string FormatMib(std::int64_t mib);
 
 // Checks a fractional request: share in 1..1000 milli, memory 0..4 TiB, and a fraction only of
 // one GPU on one node (gpus 1, nodes 1); a MIG request: a profile name ("3g.40gb", "1g.10gb+me"),

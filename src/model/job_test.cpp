@@ -185,6 +185,38 @@ TEST(FractionTest, SharesAndMemorySizesParseExactlyAndBadOnesNameTheField) {
   EXPECT_EQ(GpuAmountText(1125), "1.125");
 }
 
+// Issue #24: host CPUs and memory per node, errors naming the field.
+TEST(HostRequestTest, CpuCountsAndMemorySizesParseAndBadOnesNameTheField) {
+  EXPECT_EQ(ParseCpuCount("8").value(), 8);
+  EXPECT_EQ(ParseCpuCount("65536").value(), kMaxJobCpus);
+  for (const char* bad : {"0", "-1", "", "8.5", "x", "65537", "1000000"}) {
+    auto r = ParseCpuCount(bad, "--cpus");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message.rfind("--cpus: '" + std::string(bad) + "' is not a CPU count", 0),
+              0U)
+        << r.error().message;
+  }
+  EXPECT_EQ(ParseMemoryMib("64G", "--mem").value(), 65'536);
+  EXPECT_EQ(ParseMemoryMib("lots", "--mem").error().message.rfind("--mem: 'lots'", 0), 0U);
+  JobRequest r;
+  EXPECT_FALSE(AsksHost(r));
+  EXPECT_TRUE(ValidateHostRequest(r).ok());
+  r.cpus = 8;
+  r.memory_mib = 65'536;
+  EXPECT_TRUE(AsksHost(r));
+  EXPECT_TRUE(ValidateHostRequest(r).ok());
+  EXPECT_EQ(DescribeHostRequest(r), "8 CPUs, 64 GiB memory");
+  r.cpus = -1;
+  EXPECT_EQ(ValidateHostRequest(r).error().message.rfind("cpus: -1 ", 0), 0U);
+  r.cpus = 1;
+  r.memory_mib = kMaxJobMemoryMib + 1;
+  EXPECT_EQ(ValidateHostRequest(r).error().message.rfind("mem: ", 0), 0U);
+  EXPECT_EQ(FormatMib(512), "512 MiB");
+  EXPECT_EQ(FormatMib(1536), "1.5 GiB");
+  EXPECT_EQ(FormatMib(1000), "1000 MiB");
+  EXPECT_EQ(FormatMib(262'144), "256 GiB");
+}
+
 TEST(FractionTest, AFractionIsOfOneGpuOnOneNode) {
   JobRequest r;
   r.gpu_milli = 250;

@@ -15,7 +15,7 @@ struct CodeInfo {
 
 // One row per code, in the enum's order: InfoOf indexes it by the code (checked at compile time
 // below, so a row moved out of place cannot change the API's stable reason_code).
-constexpr std::array<CodeInfo, 23> kCodes = {{
+constexpr std::array<CodeInfo, 25> kCodes = {{
     // Only a release ends a hold: waiting alone never does.
     {PendingCode::kHeld, "held", PendingStage::kAdmission, false},
     {PendingCode::kDependency, "dependency", PendingStage::kAdmission, true},
@@ -40,6 +40,8 @@ constexpr std::array<CodeInfo, 23> kCodes = {{
     {PendingCode::kVictimsStopping, "victims_stopping", PendingStage::kPreemption, true},
     {PendingCode::kVictimsProtected, "victims_protected", PendingStage::kPreemption, true},
     {PendingCode::kGpusReserved, "gpus_reserved", PendingStage::kReservation, true},
+    {PendingCode::kCpuMemBusy, "cpu_mem_busy", PendingStage::kPlacement, true},
+    {PendingCode::kCpuMemTooLarge, "cpu_mem_too_large", PendingStage::kPlacement, false},
 }};
 
 constexpr bool InEnumOrder() {

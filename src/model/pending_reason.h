@@ -65,6 +65,9 @@ enum class PendingCode {
   kVictimsProtected,  // it will preempt once its victims have run the minimum run time
   // kReservation
   kGpusReserved,  // GPUs set aside from when it is expected to start
+  // kPlacement, issue #24 (after the older codes so that their values do not move)
+  kCpuMemBusy,      // nodes with its GPUs free lack the host CPUs or memory it asks now
+  kCpuMemTooLarge,  // no up node has that many CPUs or that much memory at all
 };
 
 std::string_view ToString(PendingStage stage);  // "admission", "quota", ..., "reservation"

@@ -363,9 +363,16 @@ class PendingExplainer {
       node.detail = "its labels do not satisfy the job's constraints";
       return;
     }
+    if (!HostCapacity(pool_node, shape.cpus, shape.memory_mib)) {
+      node.verdict = "too_small";
+      node.detail =
+          HostFacts(pool_node, false) + " for jobs; needs " + DescribeHostRequest(job.request);
+      return;
+    }
     if (shape.gpus == 0) {
       node.verdict = "fits";
       node.detail = "a CPU-only job fits on any up node";
+      HostVerdict(job, shape, pool_node, node);
       return;
     }
     for (int g = pool_node.first_gpu; g < pool_node.first_gpu + pool_node.gpu_count; ++g) {
@@ -383,6 +390,35 @@ class PendingExplainer {
       }
     }
     Verdict(job, shape, node);
+    HostVerdict(job, shape, pool_node, node);
+  }
+
+  // "16 CPUs, 64 GiB memory" the node has (`free`: has free now); a resource it does not
+  // report is left out.
+  static std::string HostFacts(const PoolNode& node, bool free) {
+    std::string text;
+    if (node.cpus > 0) {
+      const int cpus = free ? FreeCpus(node) : node.cpus;
+      text = std::to_string(cpus) + (cpus == 1 ? " CPU" : " CPUs");
+    }
+    if (node.memory_mib > 0) {
+      text += (text.empty() ? "" : ", ") + FormatMib(free ? FreeMemoryMib(node) : node.memory_mib) +
+              " memory";
+    }
+    return text;
+  }
+
+  // A node whose GPUs fit but whose free host CPUs or memory do not (issue #24) is busy.
+  static void HostVerdict(const QueuedJob& job,
+                          Shape shape,
+                          const PoolNode& pool_node,
+                          NodeExplanation& node) {
+    if (node.verdict != "fits" || HostRoom(pool_node, shape.cpus, shape.memory_mib)) {
+      return;
+    }
+    node.verdict = "busy";
+    node.detail += "; but only " + HostFacts(pool_node, true) + " free; needs " +
+                   DescribeHostRequest(job.request);
   }
 
   // Why this job may not take `gpu` now (as GpuPool gives GPUs: free, not claimed, and not

@@ -517,10 +517,15 @@ void IncrementalScheduler::RemoveSlots(std::vector<const QueuedJob*> jobs) {
 
 int IncrementalScheduler::BucketOf(const QueuedJob& job, ClassIndex cls) {
   const JobRequest& request = job.request;
-  auto it = bucket_of_.find(std::tie(request.gpus, request.gpu_type, request.node_labels));
+  auto it = bucket_of_.find(std::tie(
+      request.gpus, request.gpu_type, request.node_labels, request.cpus, request.memory_mib));
   if (it == bucket_of_.end()) {
     it = bucket_of_
-             .emplace(std::make_tuple(request.gpus, request.gpu_type, request.node_labels),
+             .emplace(std::make_tuple(request.gpus,
+                                      request.gpu_type,
+                                      request.node_labels,
+                                      request.cpus,
+                                      request.memory_mib),
                       static_cast<int>(buckets_.size()))
              .first;
     buckets_.push_back(Bucket{.request = request, .limits_ms = {}});

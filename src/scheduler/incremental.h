@@ -207,8 +207,12 @@ class IncrementalScheduler {
   // a faster way.
   int full_pass_slots_ = 0;
   std::vector<Bucket> buckets_;
-  // (GPUs, type, labels) → index into buckets_
-  std::map<std::tuple<int, std::optional<std::string>, std::map<std::string, std::string>>,
+  // (GPUs, type, labels, host CPUs, host memory) → index into buckets_
+  std::map<std::tuple<int,
+                      std::optional<std::string>,
+                      std::map<std::string, std::string>,
+                      int,
+                      std::int64_t>,
            int,
            std::less<>>
       bucket_of_;

@@ -95,7 +95,7 @@ void Prefetch(const QueuedJob& job) {
 }  // namespace
 
 bool FailureMemo::Covers(Shape shape, std::int64_t end_ms) const {
-  const auto it = failed_.find({shape.model, shape.constraint});
+  const auto it = failed_.find({shape.model, shape.constraint, shape.cpus, shape.memory_mib});
   return it != failed_.end() &&
          std::any_of(it->second.begin(), it->second.end(), [&](const auto& f) {
            return f.first <= shape.gpus && f.second <= end_ms;
@@ -103,7 +103,7 @@ bool FailureMemo::Covers(Shape shape, std::int64_t end_ms) const {
 }
 
 void FailureMemo::Add(Shape shape, std::int64_t end_ms) {
-  auto& frontier = failed_[{shape.model, shape.constraint}];
+  auto& frontier = failed_[{shape.model, shape.constraint, shape.cpus, shape.memory_mib}];
   std::erase_if(frontier,
                 [&](const auto& f) { return f.first >= shape.gpus && f.second >= end_ms; });
   frontier.emplace_back(shape.gpus, end_ms);
@@ -400,10 +400,28 @@ void Pass::ConsiderPart(PartPool& pool, const QueuedJob& job, ClassIndex c) {
     Pend(job, pool.WhyNot(job.request, job.user));
     return;
   }
+  Allocation allocation = pool.ToAllocation(*fit);
+  const int node = pool_.NodeAt(allocation.node);
+  if (AsksHost(job.request)) {
+    // Its pool chose the GPU; the host CPUs and memory must be free on that GPU's node too.
+    if (node < 0 || !HostRoom(pool_.Nodes()[static_cast<std::size_t>(node)],
+                              job.request.cpus,
+                              job.request.memory_mib)) {
+      Pend(job,
+           PendingReason::Of(PendingCode::kCpuMemBusy,
+                             "needs " + DescribeHostRequest(job.request) + " on " +
+                                 allocation.node.value() +
+                                 ", the node of the GPU it fits on; not free there now"));
+      return;
+    }
+    pool_.TakeHost(node, job.request.cpus, job.request.memory_mib);
+    allocation.cpus = job.request.cpus;
+    allocation.memory_mib = job.request.memory_mib;
+  }
   pool.Take(*fit, job.user);
   ledger_.Add(job.team, job.user, current_class_, fit->milli);
   decisions_.starts.push_back(StartDecision{
-      .job = job.id, .allocation = pool.ToAllocation(*fit), .preemptible = verdict.borrowed});
+      .job = job.id, .allocation = std::move(allocation), .preemptible = verdict.borrowed});
 }
 
 bool Pass::TryStart(const QueuedJob& job, Shape shape, const PlannedEnd& end, bool borrowed) {
@@ -456,6 +474,11 @@ bool Pass::TryPreempt(const QueuedJob& job,
   }
   const std::optional<VictimChoice> choice =
       ChooseVictims(pool_, cluster_, preemptor, policy_, now_, &victims_);
+  if (choice.has_value() && !HostRoomAfter(choice->fit.node, shape, choice->victims)) {
+    // Its victims' GPUs would not bring the host CPUs or memory it asks: preempting them
+    // would stop work for nothing (issue #24). It waits (Wait says what is short).
+    return false;
+  }
   if (!choice.has_value()) {
     unpreemptable_[memo_key] = {
         .gpus = shape.gpus, .rank = preemptor.rank, .place_ms = preemptor.place_ms};
@@ -526,8 +549,9 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
   preemptor.ignore_min_run_time = true;
   const std::optional<VictimChoice> later =
       ChooseVictims(pool_, cluster_, preemptor, policy_, now_, &victims_);
-  if (!later.has_value() || later->victims.empty()) {
-    return false;  // no right at all, or only stopping jobs in the way: an ordinary wait
+  if (!later.has_value() || later->victims.empty() ||
+      !HostRoomAfter(later->fit.node, preemptor.shape, later->victims)) {
+    return false;  // no right at all, only stopping jobs in the way, or no CPUs to gain
   }
   Time at = now_;
   std::string victims;
@@ -560,10 +584,18 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
 }
 
 // The job waits: its reason, and what it sets aside so that later jobs do not delay it.
+// A job short of host CPUs or memory, not GPUs, sets nothing aside: reservations plan GPUs
+// (running jobs' ends free their CPUs and memory too, but the pool does not foresee them).
 void Pass::Wait(const QueuedJob& job,
                 int position,
                 Shape shape,
                 std::optional<std::chrono::seconds> limit) {
+  if (AsksHost(shape)) {
+    if (std::optional<PendingReason> host = HostReason(job, shape, EndOf(now_, limit))) {
+      Pend(job, *std::move(host));
+      return;
+    }
+  }
   const bool could_ever_start =
       shape.gpus > 0 && shape.model != kNoSuchModel && pool_.LargestUsable(shape) >= shape.gpus;
   PendingReason reason = Reason(job, shape, could_ever_start);
@@ -608,6 +640,109 @@ void Pass::Wait(const QueuedJob& job,
   Pend(job, std::move(reason));
 }
 
+namespace {
+
+// The usable GPUs of `model` on a pool node (as GpuPool counts them).
+int UsableOn(const PoolNode& node, int model) {
+  if (model == kAnyModel) {
+    return node.gpu_count;
+  }
+  for (const PoolModelCount& count : node.models) {
+    if (count.model == model) {
+      return count.usable;
+    }
+  }
+  return 0;
+}
+
+// "32 CPUs on n1, 120 GiB memory on n2" (the most of each on one node), for reasons; a
+// resource a node does not report counts as none there.
+std::string MostHost(const std::vector<PoolNode>& nodes,
+                     const std::vector<int>& candidates,
+                     bool free) {
+  int cpus = -1;
+  std::int64_t mib = -1;
+  std::string cpu_node;
+  std::string mib_node;
+  for (const int n : candidates) {
+    const PoolNode& node = nodes[static_cast<std::size_t>(n)];
+    const int c = free ? node.cpus - node.cpus_used : node.cpus;
+    const std::int64_t m = free ? node.memory_mib - node.memory_used_mib : node.memory_mib;
+    if (node.cpus > 0 && c > cpus) {
+      cpus = c;
+      cpu_node = node.name.value();
+    }
+    if (node.memory_mib > 0 && m > mib) {
+      mib = m;
+      mib_node = node.name.value();
+    }
+  }
+  std::string text;
+  if (cpus >= 0) {
+    text = std::to_string(cpus) + (cpus == 1 ? " CPU on " : " CPUs on ") + cpu_node;
+  }
+  if (mib >= 0) {
+    text += (text.empty() ? "" : ", ") + FormatMib(mib) + " memory on " + mib_node;
+  }
+  return text;
+}
+
+}  // namespace
+
+std::optional<PendingReason> Pass::HostReason(const QueuedJob& job,
+                                              Shape shape,
+                                              std::int64_t end_ms) const {
+  const std::vector<PoolNode>& nodes = pool_.Nodes();
+  std::vector<int> candidates;  // the up nodes that could ever hold its GPUs
+  bool capacity = false;
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    if (pool_.Allows(static_cast<int>(n), shape) && UsableOn(nodes[n], shape.model) >= shape.gpus) {
+      candidates.push_back(static_cast<int>(n));
+      capacity = capacity || HostCapacity(nodes[n], shape.cpus, shape.memory_mib);
+    }
+  }
+  if (candidates.empty()) {
+    return std::nullopt;  // no node for its GPUs at all: the GPU reasons say so
+  }
+  const std::string needs = "needs " + DescribeRequest(job.request);
+  if (!capacity) {
+    const std::string most = MostHost(nodes, candidates, false);
+    return PendingReason::Of(PendingCode::kCpuMemTooLarge,
+                             needs + "; no up node that could take it has that many host " +
+                                 "CPUs and that much memory" +
+                                 (most.empty() ? "" : " (the most: " + most + ")"));
+  }
+  Shape gpus_only = shape;
+  gpus_only.cpus = 0;
+  gpus_only.memory_mib = 0;
+  if (!pool_.FindFit(gpus_only, end_ms).has_value()) {
+    return std::nullopt;  // GPUs are short too: wait for them as any job
+  }
+  const std::string most = MostHost(nodes, candidates, true);
+  return PendingReason::Of(PendingCode::kCpuMemBusy,
+                           needs +
+                               "; its GPUs are free but not with that many free host CPUs "
+                               "and that much memory on one node" +
+                               (most.empty() ? "" : " (most free: " + most + ")"));
+}
+
+bool Pass::HostRoomAfter(int n, Shape shape, const std::vector<int>& victims) const {
+  if (!AsksHost(shape)) {
+    return true;
+  }
+  const PoolNode& node = pool_.Nodes()[static_cast<std::size_t>(n)];
+  std::int64_t cpus = FreeCpus(node);
+  std::int64_t mib = FreeMemoryMib(node);
+  for (const int r : victims) {
+    const Allocation& held = cluster_.running[static_cast<std::size_t>(r)].allocation;
+    if (held.node == node.name) {
+      cpus += node.cpus == 0 ? 0 : held.cpus;
+      mib += node.memory_mib == 0 ? 0 : held.memory_mib;
+    }
+  }
+  return shape.cpus <= cpus && shape.memory_mib <= mib;
+}
+
 void Pass::AddWaiter(const QueuedJob& job, Shape shape) {
   waiters_.push_back(Waiter{.job = &job, .shape = shape});
 }
@@ -619,7 +754,8 @@ PendingReason Pass::Reason(const QueuedJob& job, Shape shape, bool could_ever_st
   if (job.request.gpu_type.has_value()) {
     spelling = *job.request.gpu_type;
   }
-  ReasonMemo& memo = reasons_[{shape.model, shape.gpus, shape.constraint}];
+  ReasonMemo& memo =
+      reasons_[{shape.model, shape.gpus, shape.constraint, shape.cpus, shape.memory_mib}];
   if (memo.generation != pool_.Generation() || memo.waiters != waiters_.size() ||
       memo.spelling != spelling || memo.reason.text.empty()) {
     memo = ReasonMemo{.generation = pool_.Generation(),

@@ -47,7 +47,10 @@ class FailureMemo {
   void Add(Shape shape, std::int64_t end_ms);
 
  private:
-  std::map<std::pair<int, int>, std::vector<std::pair<int, std::int64_t>>> failed_;
+  // (model, constraint, cpus, memory): a failure covers more GPUs and later ends of the same
+  // host request (issue #24: more CPUs may fail where fewer fit).
+  std::map<std::tuple<int, int, int, std::int64_t>, std::vector<std::pair<int, std::int64_t>>>
+      failed_;
 };
 
 class Pass {
@@ -165,6 +168,14 @@ class Pass {
             std::optional<std::chrono::seconds> limit);
   void AddWaiter(const QueuedJob& job, Shape shape);
   PendingReason Reason(const QueuedJob& job, Shape shape, bool could_ever_start);
+  // Why a job that asks host CPUs or memory waits when those are what it lacks (issue #24):
+  // no up node that could hold its GPUs has that many (kCpuMemTooLarge), or its GPUs are free
+  // on nodes without that many free now (kCpuMemBusy). nullopt: GPUs are what it lacks.
+  std::optional<PendingReason> HostReason(const QueuedJob& job,
+                                          Shape shape,
+                                          std::int64_t end_ms) const;
+  // Whether node `n` has room for `shape`'s host request once `victims` have stopped.
+  bool HostRoomAfter(int n, Shape shape, const std::vector<int>& victims) const;
   PendingReason ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start);
   // DescribeNoFit for `job`, naming the nodes that are not up when none is.
   PendingReason NoFitReason(const QueuedJob& job, Shape shape) const;
@@ -219,7 +230,8 @@ class Pass {
     std::string spelling;
     PendingReason reason;
   };
-  std::map<std::tuple<int, int, int>, ReasonMemo> reasons_;  // (model, gpus, constraint)
+  // (model, gpus, constraint, cpus, memory)
+  std::map<std::tuple<int, int, int, int, std::int64_t>, ReasonMemo> reasons_;
 };
 
 }  // namespace gf

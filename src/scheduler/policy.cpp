@@ -67,6 +67,18 @@ std::string ClassNames(const std::vector<PriorityClassPolicy>& classes) {
 
 }  // namespace
 
+JobRequest WithHostDefaults(JobRequest request, const HostDefaults& defaults) {
+  const std::int64_t gpus = IsFractional(request) || IsMig(request) ? 1 : std::max(request.gpus, 0);
+  if (request.cpus == 0 && defaults.cpus_per_gpu > 0) {
+    request.cpus =
+        static_cast<int>(std::min<std::int64_t>(gpus * defaults.cpus_per_gpu, kMaxJobCpus));
+  }
+  if (request.memory_mib == 0 && defaults.memory_mib_per_gpu > 0) {
+    request.memory_mib = std::min(gpus * defaults.memory_mib_per_gpu, kMaxJobMemoryMib);
+  }
+  return request;
+}
+
 PriorityClassPolicy ClassPolicyFor(const PolicyConfig& policy, const PriorityClass& priority) {
   if (const PriorityClassPolicy* cls = FindClass(policy, priority.name)) {
     return *cls;

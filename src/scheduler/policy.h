@@ -189,6 +189,16 @@ std::string_view ToString(PredictionPolicy::UserFairShare mode);
 
 std::vector<PriorityClassPolicy> DefaultPriorityClasses();
 
+// The host CPUs and memory a job that asks none gets per GPU it asks (issue #24; Slurm's
+// DefCpuPerGPU and DefMemPerGPU): [scheduler] default_cpus_per_gpu, default_mem_per_gpu. 0 = none
+// (the default: a job that asks nothing reserves nothing and is not limited). The controller
+// fills them in at submission, where the job then shows them as its request.
+struct HostDefaults {
+  int cpus_per_gpu = 0;
+  std::int64_t memory_mib_per_gpu = 0;
+  bool operator==(const HostDefaults&) const = default;
+};
+
 struct PolicyConfig {
   std::vector<PriorityClassPolicy> classes = DefaultPriorityClasses();
   // The class of a job submitted without one (the controller fills it in). Must be listed.
@@ -203,7 +213,12 @@ struct PolicyConfig {
   OrderingPolicy ordering{};
   PredictionPolicy prediction{};
   SharePlacement share_placement = SharePlacement::kFullest;
+  HostDefaults host_defaults{};
 };
+
+// `request` with the per-GPU defaults filled in where it asks no CPUs or no memory (whole GPUs
+// only: a share or a MIG device counts as one GPU).
+JobRequest WithHostDefaults(JobRequest request, const HostDefaults& defaults);
 
 // The class policy for `priority` (looked up by its name); a class the config does not list
 // (dropped since the job was submitted) gets a permissive one: no rules, preempts nothing,

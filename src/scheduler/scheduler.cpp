@@ -110,6 +110,45 @@ Status CheckMigFeasible(const ClusterSnapshot& cluster, const JobRequest& reques
                          "; profiles offered: " + list);
 }
 
+// A job that asks host CPUs or memory needs a node (not down, with its labels) that has that
+// many, each counted where the node reports it (0: not reported, not checked).
+Status CheckHostFeasible(const ClusterSnapshot& cluster, const JobRequest& request) {
+  int most_cpus = -1;
+  std::int64_t most_mib = -1;
+  bool cpus_fit = false;
+  bool mem_fit = false;
+  for (const NodeSnapshot& node : cluster.nodes) {
+    if (node.node.state == NodeState::kDown || !HasLabels(node.node.labels, request.node_labels)) {
+      continue;
+    }
+    const bool cpus_ok = node.node.cpus <= 0 || request.cpus <= node.node.cpus;
+    const bool mem_ok = node.node.memory_mib <= 0 || request.memory_mib <= node.node.memory_mib;
+    if (cpus_ok && mem_ok) {
+      return OkStatus();
+    }
+    cpus_fit = cpus_fit || cpus_ok;
+    mem_fit = mem_fit || mem_ok;
+    most_cpus = std::max(most_cpus, node.node.cpus);
+    most_mib = std::max(most_mib, node.node.memory_mib);
+  }
+  if (most_cpus < 0) {
+    return OkStatus();  // no node to judge by (the GPU checks say so)
+  }
+  if (!cpus_fit) {
+    return InvalidArgument("cpus: " + std::to_string(request.cpus) +
+                           " CPUs requested on one node, the largest node has " +
+                           std::to_string(most_cpus) + " for jobs; ask for fewer");
+  }
+  if (!mem_fit) {
+    return InvalidArgument("mem: " + FormatMib(request.memory_mib) +
+                           " requested on one node, the largest node has " + FormatMib(most_mib) +
+                           " for jobs; ask for less");
+  }
+  return InvalidArgument("cpus, mem: " + DescribeHostRequest(request) +
+                         " requested on one node; no node has both; ask for fewer CPUs or less "
+                         "memory");
+}
+
 }  // namespace
 
 Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) {
@@ -124,6 +163,9 @@ Status CheckFeasible(const ClusterSnapshot& cluster, const JobRequest& request) 
     return OkStatus();
   }
   GF_TRY(CheckNodeLabels(capacity, request));
+  if (AsksHost(request)) {
+    GF_TRY(CheckHostFeasible(cluster, request));
+  }
   if (IsMig(request)) {
     return CheckMigFeasible(cluster, request);
   }

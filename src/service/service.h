@@ -165,15 +165,19 @@ struct JobSelector {
   bool Empty() const { return !user && !state && !name && !team; }
 };
 
-// `gpufleet update JOB --gpus N --time T --class C --team T --name N` (scontrol update): what
-// to change on a pending job; an unset field stays as it is.
+// `gpufleet update JOB --gpus N --time T --class C --team T --name N --cpus N --mem SIZE`
+// (scontrol update): what to change on a pending job; an unset field stays as it is.
 struct JobUpdate {
   std::optional<int> gpus{};                         // GPUs (per node)
   std::optional<std::chrono::seconds> time_limit{};  // > 0
   std::optional<PriorityClass> priority{};           // its class
   std::optional<std::string> team{};
   std::optional<std::string> name{};
-  bool Empty() const { return !gpus && !time_limit && !priority && !team && !name; }
+  std::optional<int> cpus{};                 // host CPUs per node; 0 = none reserved
+  std::optional<std::int64_t> memory_mib{};  // host memory per node; 0 = none reserved
+  bool Empty() const {
+    return !gpus && !time_limit && !priority && !team && !name && !cpus && !memory_mib;
+  }
 };
 
 // `gpufleet quota`: one team's quota and GPU-hour budget (PolicyConfig teams) and its use.

@@ -20,7 +20,7 @@ const std::string_view kJobColumns =
     "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
     "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms, "
     "requeue, interactive, idle_reap, gang_job, gang_rank, gang_size, gpu_milli, gpu_memory_mib, "
-    "alloc_gpu_milli, alloc_gpu_memory_mib, mig_profile, alloc_mig, held_by";
+    "alloc_gpu_milli, alloc_gpu_memory_mib, mig_profile, alloc_mig, held_by, cpus, memory_mib";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
@@ -54,7 +54,7 @@ struct JobCol {
                        kLastCheckpoint = 35, kRequeue = 36, kInteractive = 37, kIdleReap = 38,
                        kGangJob = 39, kGangRank = 40, kGangSize = 41, kGpuMilli = 42,
                        kGpuMemory = 43, kAllocGpuMilli = 44, kAllocGpuMemory = 45, kMigProfile = 46,
-                       kAllocMig = 47, kHeldBy = 48;
+                       kAllocMig = 47, kHeldBy = 48, kCpus = 49, kMemory = 50;
 };
 
 // Column positions in kUsageColumns.
@@ -184,7 +184,9 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   stmt.BindInt64(47, held.gpu_memory_mib);
   stmt.BindText(48, spec.request.mig_profile);  // schema v11
   stmt.BindText(49, held.mig.value());
-  stmt.BindText(50, job.held_by);  // schema v12
+  stmt.BindText(50, job.held_by);         // schema v12
+  stmt.BindInt64(51, spec.request.cpus);  // schema v13
+  stmt.BindInt64(52, spec.request.memory_mib);
   return OkStatus();
 }
 
@@ -217,6 +219,8 @@ Result<JobSpec> DecodeSpec(const RowSource& row, const std::string& what) {
                       Narrow<int>(row.Int64(JobCol::kGpuMilli), what, "gpu_milli"));
   spec.request.gpu_memory_mib = row.Int64(JobCol::kGpuMemory);
   spec.request.mig_profile = row.Text(JobCol::kMigProfile);
+  GF_ASSIGN_OR_RETURN(spec.request.cpus, Narrow<int>(row.Int64(JobCol::kCpus), what, "cpus"));
+  spec.request.memory_mib = row.Int64(JobCol::kMemory);
   return spec;
 }
 
@@ -330,6 +334,9 @@ Result<Job> DecodeJob(const RowSource& row) {
                         Narrow<int>(row.Int64(JobCol::kAllocGpuMilli), what, "alloc_gpu_milli"));
     allocation.gpu_memory_mib = row.Int64(JobCol::kAllocGpuMemory);
     allocation.mig = GpuUuid(row.Text(JobCol::kAllocMig));
+    // An allocation holds its request's host CPUs and memory (the schema keeps them once).
+    allocation.cpus = job.spec.request.cpus;
+    allocation.memory_mib = job.spec.request.memory_mib;
     job.allocation = std::move(allocation);
   }
   job.submit_time = FromUnixMillis(row.Int64(JobCol::kSubmit));

@@ -272,6 +272,12 @@ constexpr std::string_view kStepV12 = R"sql(
 ALTER TABLE jobs ADD COLUMN held_by {TEXT} NOT NULL DEFAULT {EMPTY};
 )sql";
 
+// Host CPUs and memory per node (issue #24): the request; an allocation holds its request's.
+constexpr std::string_view kStepV13 = R"sql(
+ALTER TABLE jobs ADD COLUMN cpus {INT} NOT NULL DEFAULT 0 CHECK (cpus >= 0);
+ALTER TABLE jobs ADD COLUMN memory_mib {INT} NOT NULL DEFAULT 0 CHECK (memory_mib >= 0);
+)sql";
+
 // PostgreSQL's counters (see above): created with the tables that draw on them.
 constexpr std::string_view kPostgresCountersV1 = R"sql(
 CREATE TABLE store_counters (
@@ -291,7 +297,7 @@ struct Step {
   std::string_view postgres_only;  // plain PostgreSQL, run after `sql`
 };
 
-constexpr std::array<Step, 12> kSteps = {{
+constexpr std::array<Step, 13> kSteps = {{
     {1, "jobs, events, nodes", kStepV1, kPostgresCountersV1},
     {2, "job usage, gpu minutes", kStepV2, ""},
     {3, "job checkpoint signal, preemptible", kStepV3, ""},
@@ -307,6 +313,7 @@ constexpr std::array<Step, 12> kSteps = {{
     {10, "fractional gpu requests and allocations", kStepV10, ""},
     {11, "mig requests and allocations", kStepV11, ""},
     {12, "job hold", kStepV12, ""},
+    {13, "job host cpus and memory", kStepV13, ""},
 }};
 
 struct Placeholder {

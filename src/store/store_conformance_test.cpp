@@ -1170,6 +1170,32 @@ TEST_P(StoreConformanceTest, FractionalJobRoundTripsAndWholeJobsReadBackWhole) {
   EXPECT_FALSE(IsFractional(MustGet(*store_, 33).spec.request));
 }
 
+// --- Host CPUs and memory (schema v13) ---
+
+TEST_P(StoreConformanceTest, HostCpusAndMemoryRoundTrip) {
+  Job running = MinimalJob(41);
+  running.spec.request.cpus = 16;
+  running.spec.request.memory_mib = 65'536;
+  running.state = JobState::kRunning;
+  running.allocation = Allocation{.node = NodeId("node-a"), .gpus = {GpuUuid("GPU-a-0")}};
+  running.allocation->cpus = 16;
+  running.allocation->memory_mib = 65'536;
+  Job pending = MinimalJob(42);
+  pending.spec.request.cpus = 4;
+  MustCommit({.jobs = {running, pending, MinimalJob(43)}});
+  Reopen();
+  const Job got = MustGet(*store_, 41);
+  EXPECT_EQ(DebugString(got), DebugString(running));
+  EXPECT_EQ(got.spec.request.cpus, 16);
+  EXPECT_EQ(got.spec.request.memory_mib, 65'536);
+  ASSERT_TRUE(got.allocation.has_value());
+  EXPECT_EQ(got.allocation->cpus, 16);
+  EXPECT_EQ(got.allocation->memory_mib, 65'536);
+  EXPECT_EQ(MustGet(*store_, 42).spec.request.cpus, 4);
+  EXPECT_EQ(MustGet(*store_, 42).spec.request.memory_mib, 0);
+  EXPECT_FALSE(AsksHost(MustGet(*store_, 43).spec.request));  // not asked: none reserved
+}
+
 // --- MIG (schema v11) ---
 
 TEST_P(StoreConformanceTest, MigJobAndWaitingLayoutRoundTrip) {

@@ -76,6 +76,7 @@ std::string DebugString(const Job& job) {
   }
   o << "] gpus=" << s.request.gpus << " gpu_milli=" << s.request.gpu_milli
     << " gpu_memory_mib=" << s.request.gpu_memory_mib << " mig=" << Quote(s.request.mig_profile)
+    << " cpus=" << s.request.cpus << " memory_mib=" << s.request.memory_mib
     << " gpu_type=" << Opt(s.request.gpu_type, Quote) << " priority=" << ToString(s.priority)
     << " team=" << Quote(s.team)
     << " time_limit=" << Opt(s.time_limit, [](auto d) { return std::to_string(d.count()); })
@@ -106,7 +107,8 @@ std::string DebugString(const Job& job) {
              }
              return r + "] milli=" + std::to_string(a.gpu_milli) +
                     " memory_mib=" + std::to_string(a.gpu_memory_mib) +
-                    " mig=" + Quote(a.mig.value());
+                    " mig=" + Quote(a.mig.value()) + " cpus=" + std::to_string(a.cpus) +
+                    " host_memory_mib=" + std::to_string(a.memory_mib);
            })
     << " submit=" << Ms(job.submit_time) << " start=" << Opt(job.start_time, Ms)
     << " end=" << Opt(job.end_time, Ms)

@@ -17,6 +17,7 @@ cat > train.sh <<'SCRIPT'
 #SBATCH --time=00:10:00
 #SBATCH --output=out-%x-%j.log
 #SBATCH --mem=4G
+#SBATCH --mem-bind=local
 
 echo "job=$SLURM_JOB_ID gf=$GPUFLEET_JOB_ID ntasks=$SLURM_NTASKS procid=$SLURM_PROCID nodes=$SLURM_JOB_NODELIST name=$SLURM_JOB_NAME"
 echo "gpus=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)"
@@ -27,9 +28,10 @@ out=$(gf submit train.sh 2>"$WORK/warn")
 id=$(echo "$out" | sed -n 's/^Submitted job \([0-9]*\)$/\1/p')
 [ -n "$id" ] || fail "submit said: $out $(cat "$WORK/warn")"
 [ "$(wc -l < "$WORK/warn")" = 1 ] || fail "want one warning line: $(cat "$WORK/warn")"
-grep -q "#SBATCH directives not honoured: --mem=4G (gpufleet reserves GPUs, not CPUs or memory)" \
+grep -q "#SBATCH directives not honoured: --mem-bind=local (gpufleet reserves whole GPUs" \
   "$WORK/warn" || fail "warning: $(cat "$WORK/warn")"
-ok "job $id submitted from an #SBATCH script; --mem named in the one warning line"
+[ "$(job_field "$id" mem_mib)" = 4096 ] || fail "--mem=4G: mem_mib $(job_field "$id" mem_mib)"
+ok "job $id submitted from an #SBATCH script; --mem honoured, --mem-bind named in the one warning line"
 
 wait_for "job $id to complete" state_is "$id" COMPLETED
 [ "$(job_field "$id" gpus)" = 2 ] || fail "gpus: $(job_field "$id" gpus)"

@@ -23,6 +23,15 @@ std::string Lower(const std::string& text) {
 
 }  // namespace
 
+int FreeCpus(const PoolNode& node) {
+  return node.cpus == 0 ? INT_MAX : node.cpus - node.cpus_used;
+}
+
+std::int64_t FreeMemoryMib(const PoolNode& node) {
+  return node.memory_mib == 0 ? std::numeric_limits<std::int64_t>::max()
+                              : node.memory_mib - node.memory_used_mib;
+}
+
 std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster) {
   std::vector<const NodeSnapshot*> up;
   for (const NodeSnapshot& node : cluster.nodes) {
@@ -75,7 +84,12 @@ void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& displ
                             .open_total = 0,
                             .reserved_free = 0,
                             .models = {},
-                            .holders = {}});
+                            .holders = {},
+                            .topology = false,
+                            .cpus = std::max(snapshot.node.cpus, 0),
+                            .cpus_used = 0,
+                            .memory_mib = std::max<std::int64_t>(snapshot.node.memory_mib, 0),
+                            .memory_used_mib = 0});
   node_labels_.push_back(snapshot.node.labels);
   // A node's GPUs are mostly of one model: look its id up once per run of the same name.
   const std::string* last_model = nullptr;
@@ -155,6 +169,7 @@ void GpuPool::SetTopology(int n, const NodeSnapshot& snapshot) {
 
 void GpuPool::MarkRunning(const ClusterSnapshot& cluster) {
   running_gpus_.resize(cluster.running.size());
+  running_host_.resize(cluster.running.size());
   for (std::size_t i = 0; i < cluster.running.size(); ++i) {
     MarkJob(cluster.running[i], static_cast<int>(i), nullptr);
   }
@@ -164,6 +179,12 @@ void GpuPool::MarkJob(const RunningJob& job, int r, std::vector<int>* touched) {
   std::vector<int> positions;
   bool all_here = true;
   const int on = NodePosition(job.allocation.node);
+  if (on >= 0 && (job.allocation.cpus > 0 || job.allocation.memory_mib > 0)) {
+    const HostHold hold{
+        .node = on, .cpus = job.allocation.cpus, .memory_mib = job.allocation.memory_mib};
+    running_host_[static_cast<std::size_t>(r)] = hold;
+    AddHost(hold, 1);
+  }
   for (const GpuUuid& uuid : job.allocation.gpus) {
     const int g = GpuPosition(on, uuid);
     all_here = all_here && g >= 0;  // else on a node that is not up, or a failed GPU
@@ -195,6 +216,7 @@ void GpuPool::RunningAdded(const ClusterSnapshot& cluster) {
   const int r = static_cast<int>(cluster.running.size()) - 1;
   GF_CHECK(r == static_cast<int>(running_gpus_.size()));
   running_gpus_.emplace_back();
+  running_host_.emplace_back();
   std::vector<int> touched;
   MarkJob(cluster.running.back(), r, &touched);
   for (const int n : touched) {
@@ -205,6 +227,8 @@ void GpuPool::RunningAdded(const ClusterSnapshot& cluster) {
 void GpuPool::RunningRemoved(const ClusterSnapshot& cluster, int r) {
   GF_CHECK(r >= 0 && r < static_cast<int>(running_gpus_.size()));
   running_gpus_.erase(running_gpus_.begin() + r);
+  AddHost(running_host_[static_cast<std::size_t>(r)], -1);
+  running_host_.erase(running_host_.begin() + r);
   // Every later job moves down by one, as in `running`.
   for (PoolGpu& gpu : gpus_) {
     gpu.holder = gpu.holder == r ? -1 : gpu.holder - (gpu.holder > r ? 1 : 0);
@@ -359,7 +383,11 @@ Shape GpuPool::ShapeOf(const JobRequest& request) const {
     constraint = it->second;
   }
   if (!request.gpu_type.has_value() || request.gpu_type->empty() || request.gpus == 0) {
-    return Shape{.model = kAnyModel, .gpus = request.gpus, .constraint = constraint};
+    return Shape{.model = kAnyModel,
+                 .gpus = request.gpus,
+                 .constraint = constraint,
+                 .cpus = request.cpus,
+                 .memory_mib = request.memory_mib};
   }
   // Most requests spell a type the same way: look the spelling up before lower-casing it.
   auto spelled = model_by_spelling_.find(*request.gpu_type);
@@ -369,7 +397,11 @@ Shape GpuPool::ShapeOf(const JobRequest& request) const {
                   .emplace(*request.gpu_type, it == model_ids_.end() ? kNoSuchModel : it->second)
                   .first;
   }
-  return Shape{.model = spelled->second, .gpus = request.gpus, .constraint = constraint};
+  return Shape{.model = spelled->second,
+               .gpus = request.gpus,
+               .constraint = constraint,
+               .cpus = request.cpus,
+               .memory_mib = request.memory_mib};
 }
 
 void GpuPool::Unindex(int n) {
@@ -485,6 +517,7 @@ std::optional<PoolFit> GpuPool::FindConstrainedFit(Shape shape, std::int64_t end
     const PoolNode& node = nodes_[n];
     const int left = node.free_total - shape.gpus;
     if (!Allows(static_cast<int>(n), shape) || left >= best_left ||
+        !HostRoom(node, shape.cpus, shape.memory_mib) ||
         CountGivable(node, shape.model, end_ms) < shape.gpus) {
       continue;  // nodes come by name: a tie keeps the earlier one
     }
@@ -499,7 +532,7 @@ std::optional<PoolFit> GpuPool::FindConstrainedFit(Shape shape, std::int64_t end
 
 PoolFit GpuPool::PickGpus(int n, Shape shape, std::int64_t end_ms) const {
   const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
-  PoolFit fit{.node = n, .gpus = {}};
+  PoolFit fit{.node = n, .gpus = {}, .cpus = shape.cpus, .memory_mib = shape.memory_mib};
   // Without topology or load the first givable GPUs will do (index order, as v1): stop there.
   const int wanted = node.topology ? node.gpu_count : shape.gpus;
   for (int g = node.first_gpu;
@@ -530,7 +563,7 @@ std::optional<PoolFit> GpuPool::FindFit(Shape shape, std::int64_t end_ms) const 
   if (shape.model == kNoSuchModel) {
     return std::nullopt;
   }
-  if (shape.constraint != kNoConstraint) {
+  if (shape.constraint != kNoConstraint || AsksHost(shape)) {
     return FindConstrainedFit(shape, end_ms);
   }
   const bool may_use_reserved = end_ms != kNever && !reserved_nodes_.Empty();
@@ -584,6 +617,27 @@ void GpuPool::Take(const PoolFit& fit, const PlannedEnd& until) {
   if (!fit.gpus.empty()) {
     Recount(fit.node);
   }
+  if (fit.cpus > 0 || fit.memory_mib > 0) {
+    TakeHost(fit.node, fit.cpus, fit.memory_mib);
+  }
+}
+
+void GpuPool::TakeHost(int n, int cpus, std::int64_t memory_mib) {
+  AddHost(HostHold{.node = n, .cpus = cpus, .memory_mib = memory_mib}, 1);
+  ++generation_;
+}
+
+void GpuPool::AddHost(const HostHold& hold, int sign) {
+  if (hold.node < 0 || (hold.cpus == 0 && hold.memory_mib == 0)) {
+    return;
+  }
+  PoolNode& node = nodes_[static_cast<std::size_t>(hold.node)];
+  node.cpus_used += sign * hold.cpus;
+  node.memory_used_mib += sign * hold.memory_mib;
+  if (static_cast<std::size_t>(hold.node) < node_versions_.size()) {  // not while building
+    ++node_versions_[static_cast<std::size_t>(hold.node)];
+  }
+  ++generation_;
 }
 
 bool GpuPool::Claim(Shape shape, int waiter) {
@@ -636,6 +690,8 @@ void GpuPool::ClaimGpus(const std::vector<int>& gpus, int waiter) {
 
 Allocation GpuPool::ToAllocation(const PoolFit& fit) const {
   Allocation allocation{.node = nodes_[static_cast<std::size_t>(fit.node)].name, .gpus = {}};
+  allocation.cpus = fit.cpus;
+  allocation.memory_mib = fit.memory_mib;
   for (const int g : fit.gpus) {
     allocation.gpus.push_back(gpus_[static_cast<std::size_t>(g)].uuid);
   }

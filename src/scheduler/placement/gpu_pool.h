@@ -52,12 +52,20 @@ inline constexpr int kNoConstraint = 0;
 // A request as the pool sees it: a model id (kAnyModel, or an id of a model some usable GPU
 // has, or kNoSuchModel), a GPU count and a constraint id (kNoConstraint, or the id ShapeOf gave
 // the request's node labels: requests with the same labels share it).
+// `cpus` and `memory_mib`: the host CPUs and memory it asks on the node (issue #24); a shape
+// that asks either is placed by a scan of the nodes (as a constrained one) that skips nodes
+// without room for them.
 struct Shape {
   int model = kAnyModel;
   int gpus = 0;
   int constraint = kNoConstraint;
+  int cpus = 0;
+  std::int64_t memory_mib = 0;
   bool operator==(const Shape&) const = default;
 };
+inline bool AsksHost(Shape shape) {
+  return shape.cpus > 0 || shape.memory_mib > 0;
+}
 
 struct PoolGpu {
   int node = 0;   // position in Nodes()
@@ -94,12 +102,34 @@ struct PoolNode {
   std::vector<PoolModelCount> models;
   std::vector<int> holders;  // running jobs on it (indexes into ClusterSnapshot::running)
   bool topology = false;     // some GPU has topology or load known: choose its GPUs with care
+  // Host capacity (Node::cpus, Node::memory_mib; 0 = not reported, not counted) and what the
+  // running jobs and this pass's starts hold of it (Allocation::cpus, memory_mib).
+  int cpus = 0;
+  int cpus_used = 0;
+  std::int64_t memory_mib = 0;
+  std::int64_t memory_used_mib = 0;
 };
+
+// The host CPUs and memory a node has left: capacity less use; INT_MAX / INT64_MAX for a
+// resource the node does not report (not counted).
+int FreeCpus(const PoolNode& node);
+std::int64_t FreeMemoryMib(const PoolNode& node);
+// Whether `node` has room for `cpus` and `memory_mib` more.
+inline bool HostRoom(const PoolNode& node, int cpus, std::int64_t memory_mib) {
+  return cpus <= FreeCpus(node) && memory_mib <= FreeMemoryMib(node);
+}
+// Whether `node` could ever hold them (its capacity, with nothing running).
+inline bool HostCapacity(const PoolNode& node, int cpus, std::int64_t memory_mib) {
+  return (node.cpus == 0 || cpus <= node.cpus) &&
+         (node.memory_mib == 0 || memory_mib <= node.memory_mib);
+}
 
 // GPUs chosen on one node.
 struct PoolFit {
   int node = -1;
   std::vector<int> gpus;  // positions in Gpus(), in index order
+  int cpus = 0;           // host CPUs and memory it takes on the node (its shape's)
+  std::int64_t memory_mib = 0;
 };
 
 // Where and when a waiting job can start at the earliest, from the running jobs' expected ends.
@@ -255,6 +285,11 @@ class GpuPool {
   bool Matches(const PoolGpu& gpu, int model) const {
     return model == kAnyModel || gpu.model == model;
   }
+  // Host CPUs and memory taken on node `n` without GPUs (a fractional or MIG job placed by
+  // its own pool): counted like Take's.
+  void TakeHost(int n, int cpus, std::int64_t memory_mib);
+  // The position of the up node named `name`; -1 when it is not an up node.
+  int NodeAt(const NodeId& name) const { return NodePosition(name); }
   // Bumped by every change that can alter a fit or a reason: memos keyed on it stay valid.
   std::uint64_t Generation() const { return generation_; }
   // Bumped by every change to node `n` (its GPUs taken, claimed or reserved): what was worked
@@ -262,6 +297,12 @@ class GpuPool {
   std::uint64_t NodeVersion(int n) const { return node_versions_[static_cast<std::size_t>(n)]; }
 
  private:
+  // Per running job: the node position (-1: not an up node) and host resources it holds.
+  struct HostHold {
+    int node = -1;
+    int cpus = 0;
+    std::int64_t memory_mib = 0;
+  };
   void AddNode(const NodeSnapshot& snapshot, std::set<std::string>& display_models);
   void MarkRunning(const ClusterSnapshot& cluster);  // busy GPUs, holders, running_gpus_
   // Marks running job `r`'s GPUs busy and it a holder of their nodes; adds the nodes it
@@ -299,6 +340,7 @@ class GpuPool {
   std::optional<PoolFit> FindConstrainedFit(Shape shape, std::int64_t end_ms) const;
   // Whether node `n` may take one member of a gang of `shape` ending at `end_ms` now.
   bool GivesGang(int n, Shape shape, std::int64_t end_ms) const;
+  void AddHost(const HostHold& hold, int sign);
   // The GPUs a job of `shape` ending at `end_ms` gets on node `n` (which has enough of them).
   PoolFit PickGpus(int n, Shape shape, std::int64_t end_ms) const;
   void SetTopology(int n, const NodeSnapshot& snapshot);
@@ -317,6 +359,7 @@ class GpuPool {
   mutable std::unordered_map<std::string, int> model_by_spelling_;  // request spelling → id
   std::vector<int> largest_usable_;                                 // per model
   std::vector<std::vector<int>> running_gpus_;                      // per running job
+  std::vector<HostHold> running_host_;                              // per running job
   std::string usable_models_;
   // buckets_[model][count]: nodes with that many open GPUs of the model (model 0: any model,
   // counted as free GPUs).

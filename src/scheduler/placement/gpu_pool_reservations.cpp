@@ -130,7 +130,10 @@ std::optional<std::vector<PoolFit>> GpuPool::FindGangFit(Shape shape,
   std::vector<PoolFit> fits;
   fits.reserve(static_cast<std::size_t>(count));
   for (auto it = candidates.begin(); it != last; ++it) {
-    fits.push_back(shape.gpus == 0 ? PoolFit{.node = it->second, .gpus = {}}
+    fits.push_back(shape.gpus == 0 ? PoolFit{.node = it->second,
+                                             .gpus = {},
+                                             .cpus = shape.cpus,
+                                             .memory_mib = shape.memory_mib}
                                    : PickGpus(it->second, shape, end_ms));
   }
   return fits;
@@ -174,6 +177,7 @@ std::optional<std::vector<PoolReservation>> GpuPool::EarliestGangStart(Shape sha
 
 bool GpuPool::GivesGang(int n, Shape shape, std::int64_t end_ms) const {
   return Allows(n, shape) &&
+         HostRoom(nodes_[static_cast<std::size_t>(n)], shape.cpus, shape.memory_mib) &&
          (shape.gpus == 0 ||
           CountGivable(nodes_[static_cast<std::size_t>(n)], shape.model, end_ms) >= shape.gpus);
 }
@@ -195,8 +199,10 @@ int GpuPool::NodesWithUsable(Shape shape) const {
   }
   int count = 0;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    count +=
-        Allows(static_cast<int>(n), shape) && Usable(nodes_[n], shape.model) >= shape.gpus ? 1 : 0;
+    count += Allows(static_cast<int>(n), shape) && Usable(nodes_[n], shape.model) >= shape.gpus &&
+                     HostCapacity(nodes_[n], shape.cpus, shape.memory_mib)
+                 ? 1
+                 : 0;
   }
   return count;
 }

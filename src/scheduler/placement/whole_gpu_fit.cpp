@@ -337,8 +337,10 @@ PendingReason DescribeNoFit(const JobRequest& request, const NoFitFacts& facts) 
 std::string DescribeRequest(const JobRequest& request) {
   const std::string nodes =
       request.nodes > 1 ? " on each of " + std::to_string(request.nodes) + " nodes" : "";
+  const std::string host = DescribeHostRequest(request);
+  const std::string with_host = host.empty() ? "" : ", " + host;
   if (request.gpus == 0) {
-    return "no GPU" + nodes;
+    return "no GPU" + with_host + nodes;
   }
   std::string text = std::to_string(request.gpus) + (request.gpus == 1 ? " GPU" : " GPUs");
   if (request.gpu_type.has_value() && !request.gpu_type->empty()) {
@@ -347,7 +349,7 @@ std::string DescribeRequest(const JobRequest& request) {
   if (!request.node_labels.empty()) {
     text += " with " + LabelWord(request.node_labels) + " " + FormatLabels(request.node_labels);
   }
-  return text + nodes;
+  return text + with_host + nodes;
 }
 
 }  // namespace gf
