@@ -158,6 +158,9 @@ Result<std::unique_ptr<ssl::context>> MakeTlsContext(const std::string& ca_file)
   return ctx;
 }
 
+// The read buffer's room (ApiClient::Impl's constructor says why).
+constexpr std::size_t kReadBufferBytes = 64 * 1024;
+
 }  // namespace
 
 class ApiClient::Impl {
@@ -165,6 +168,10 @@ class ApiClient::Impl {
   void SetTimeout(std::chrono::milliseconds timeout) { options_.timeout = timeout; }
   Impl(const std::vector<std::string>& endpoints, ApiClientOptions options)
       : options_(std::move(options)) {
+    // Beast reads what the buffer has room for, and at least 512 bytes: an empty buffer took a
+    // submit's answer (the job, a few KiB) in one recv per 512 bytes. 64 KiB (Beast's most per
+    // read) takes a typical answer in one.
+    buffer_.reserve(kReadBufferBytes);
     for (const std::string& text : endpoints) {
       Result<Target> target = ParseTarget(text);
       if (!target.ok()) {
