@@ -65,8 +65,8 @@ Result<Timing> TimeProcesses(const std::vector<std::string>& argv, int threads, 
         if (!rc.ok() || *rc != 0) {
           std::lock_guard<std::mutex> lock(mu);
           if (first_error.ok()) {
-            first_error = rc.ok() ? Internal(argv[0] + " exited " + std::to_string(*rc))
-                                  : Status(rc.error());
+            first_error =
+                rc.ok() ? Internal(argv[0] + " exited " + std::to_string(*rc)) : Status(rc.error());
           }
           failed = true;
         }
@@ -100,11 +100,8 @@ Status StartBlocker(GpufleetInstance& gf) {
   return OkStatus();
 }
 
-void PrintRow(const std::string& client,
-              const std::string& measure,
-              int n,
-              const Timing& t,
-              bool rate) {
+void PrintRow(
+    const std::string& client, const std::string& measure, int n, const Timing& t, bool rate) {
   char line[512];
   std::snprintf(line,
                 sizeof line,
@@ -183,12 +180,12 @@ int Main(int argc, char** argv) {
         std::cerr << "gf_cli_bench: submit: " << t.error().ToString() << "\n";
         return 1;
       }
-      PrintRow(binary,
-               "`gpufleet submit`, " + std::to_string(clients) +
-                   (clients == 1 ? " client" : " clients"),
-               options.jobs,
-               *t,
-               true);
+      PrintRow(
+          binary,
+          "`gpufleet submit`, " + std::to_string(clients) + (clients == 1 ? " client" : " clients"),
+          options.jobs,
+          *t,
+          true);
     }
   }
   return gf.Stop().ok() ? 0 : 1;

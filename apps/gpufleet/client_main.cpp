@@ -9,8 +9,6 @@
 // daemons use (libpq with GnuTLS, LDAP and Kerberos; SQLite; spdlog) from a very large binary.
 // This one links the client commands and the API client, and nothing from the store, the
 // controller, the agent or the simulator.
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -22,8 +20,10 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include "cli/client_commands.h"
+
 #include "command_line.h"
 
 namespace {

@@ -16,25 +16,26 @@ for lib in libpq libpqxx libsqlite3 libgnutls libldap libkrb5 libgssapi libspdlo
   fi
 done
 # The check would catch them: gpufleetd links the store's libraries.
-ldd "$GPUFLEETD" | grep -q libpq || fail "gpufleetd links no libpq: is the check above blind?"
+grep -q libpq <<<"$(ldd "$GPUFLEETD")" || fail "gpufleetd links no libpq: is the check above blind?"
 ok "the client links $(grep -c '=>' <<<"$client_libs") shared libraries, none of the store's"
 
 # --- commands gpufleetd runs, through the client: the same output and exit code
 [ "$(gf --version)" = "$("$GPUFLEETD" --version)" ] || fail "--version differs: $(gf --version)"
-gf --version | grep -q 'database schema' || fail "--version: $(gf --version)"
+grep -q 'database schema' <<<"$(gf --version)" || fail "--version: $(gf --version)"
 help=$(gf --help)
 for command in up server agent sim tune backup submit queue top; do
   grep -qE "^  $command( |$)" <<<"$help" || fail "gpufleet --help lists no $command:"$'\n'"$help"
 done
-gf up --help | grep -q -- '--gpus' || fail "gpufleet up --help has no --gpus"
-gf --socket "$WORK/none.sock" --help | grep -q 'Subcommands' ||
+# (grep reads the whole output: with pipefail, a grep -q that stops early fails the pipe)
+grep -q -- '--gpus' <<<"$(gf up --help)" || fail "gpufleet up --help has no --gpus"
+grep -q 'Subcommands' <<<"$(gf --socket "$WORK/none.sock" --help)" ||
   fail "a global option before --help: $(gf --socket "$WORK/none.sock" --help 2>&1)"
 refused 2 "'frobnicate' is not a gpufleet command" gf frobnicate 21
 refused 2 "is not a level" gf --log-level bogus up --gpus sim:1xH100-80GB
 ok "--version, --help, up --help and a mistyped command through the client"
 
 # --- client commands run in the client: submit's own --help, and its errors
-gf submit --help | grep -q -- '--gpus' || fail "gpufleet submit --help"
+grep -q -- '--gpus' <<<"$(gf submit --help)" || fail "gpufleet submit --help"
 refused 2 "is not a level" gf --log-level bogus submit -- true
 refused 2 "only gpufleet submit takes a command" gf queue -- true
 refused 1 "cannot reach gpufleet" gf --socket "$WORK/none.sock" queue
