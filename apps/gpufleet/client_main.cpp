@@ -10,7 +10,6 @@
 // This one links the client commands and the API client, and nothing from the store, the
 // controller, the agent or the simulator.
 #include <cerrno>
-#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/client_commands.h"
+#include "core/result.h"
 
 #include "command_line.h"
 
@@ -48,7 +48,7 @@ int ExecServerSide(char** argv) {
     if (access(path.c_str(), X_OK) == 0) {
       execv(path.c_str(), argv);
       const int err = errno;
-      std::cerr << "gpufleet: cannot run " << path.string() << ": " << std::strerror(err) << '\n';
+      std::cerr << "gpufleet: cannot run " << path.string() << ": " << gf::ErrnoText(err) << '\n';
       return 1;
     }
     tried += (tried.empty() ? "" : ", ") + path.string();
