@@ -1,6 +1,7 @@
 // The only file of the client that includes Boost.Beast (it compiles slowly).
 #include "api/api_client.h"
 
+#include <cstdint>
 #include <variant>
 #include <vector>
 
@@ -159,7 +160,7 @@ Result<std::unique_ptr<ssl::context>> MakeTlsContext(const std::string& ca_file)
 }
 
 // The read buffer's room (ApiClient::Impl's constructor says why).
-constexpr std::size_t kReadBufferBytes = 64 * 1024;
+constexpr std::size_t kReadBufferBytes = std::size_t{64} * 1024;
 
 }  // namespace
 
@@ -437,7 +438,7 @@ Status ApiClient::Impl::Handshake(const Target& t, Deadline deadline) {
   if (!ec) {
     return OkStatus();
   }
-  const long verify = connected() ? SSL_get_verify_result(tls.native_handle()) : X509_V_OK;
+  const std::int64_t verify = connected() ? SSL_get_verify_result(tls.native_handle()) : X509_V_OK;
   ERR_clear_error();
   Disconnect();
   if (verify != X509_V_OK) {
