@@ -7,7 +7,10 @@
 # the supported way to install.
 include(GNUInstallDirs)
 
+# The client users type in bin; gpufleetd, which it execs for the daemons and the local tools,
+# in libexec/gpufleet (apps/gpufleet/CMakeLists.txt: the client finds it there relative to bin).
 install(TARGETS gpufleet RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS gpufleetd RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gpufleet)
 install(FILES ${CMAKE_BINARY_DIR}/apps/gpufleet/gpufleet.1.gz
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES deploy/debian/gpufleet.toml DESTINATION /etc/gpufleet)
@@ -28,17 +31,17 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "GPU compute manager: queue, place, share and watch GPU work")
 string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "gpufleet sees every GPU and every process on it, queues and places work by priority and "
-    "team quota, shares GPUs, reaps idle ones and reports where the compute went. One binary: "
+    "team quota, shares GPUs, reaps idle ones and reports where the compute went. One command: "
     "`gpufleet up` for one server, `gpufleet server` and `gpufleet agent` for a cluster.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-# The debug build's binary carries its symbols (hundreds of MB); nobody needs them installed.
+# The debug build's binaries carry their symbols (hundreds of MB); nobody needs them installed.
 set(CPACK_STRIP_FILES TRUE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # The package's revision: 1 for a release; the e2e test makes a newer build with
 # `cpack -D CPACK_DEBIAN_PACKAGE_RELEASE=2`.
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
-# Depends: from the shared libraries the binary links (dpkg-shlibdeps, of dpkg-dev).
+# Depends: from the shared libraries the binaries link (dpkg-shlibdeps, of dpkg-dev).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # sqlite3 is not a dependency of the daemon (it links libsqlite3), only handy for admins.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "sqlite3, postgresql-client")

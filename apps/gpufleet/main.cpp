@@ -1,5 +1,8 @@
-// gpufleet: one binary for the whole product. This file only declares the flags and wires
-// the subcommands to the modules that do the work.
+// gpufleetd: every gpufleet command, the daemons (up, server, agent, shim) and the local tools
+// (sim, tune, backup, restore) with the client commands. Users type `gpufleet`, the small client
+// (client_main.cpp), which runs the client commands itself and execs this binary, installed in
+// libexec, for the rest (docs/decisions/0011). This file only declares the flags and wires the
+// subcommands to the modules that do the work.
 #include <algorithm>
 #include <exception>
 #include <iostream>
@@ -7,70 +10,25 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
-#include "cli/admin_commands.h"
 #include "cli/client_commands.h"
-#include "cli/command_names.h"
 #include "cli/man_page.h"
-#include "cli/notify_commands.h"
-#include "cli/report_command.h"
-#include "cli/top.h"
 #include "executor/executor.h"
 #include "sim/sim_command.h"
 #include "store/schema_steps.h"
 
 #include "backup.h"
 #include "cluster.h"
+#include "command_line.h"
 #include "daemon.h"
 #include "tune/tune_command.h"
 #include "up.h"
 
 namespace {
 
-// A flag that names a file, a folder, a server or a node: "" would quietly mean its default
-// (`--data-dir "$UNSET"` another instance's data dir, `--config ""` the stock settings), so it
-// is refused as the settings file refuses "".
-const CLI::Validator kNotEmpty(
-    [](const std::string& value) {
-      return value.empty() ? std::string("an empty value; give one, or leave the flag out")
-                           : std::string();
-    },
-    "");
-
-// --log-level: checked while parsing, so that a bad level stops gpufleet before any command
-// runs (client commands run as CLI11 callbacks, inside app.parse).
-const CLI::Validator kLogLevel(
-    [](const std::string& value) {
-      if (spdlog::level::from_str(value) == spdlog::level::off && value != "off") {
-        return "'" + value + "' is not a level; use trace, debug, info, warn or error";
-      }
-      return std::string();
-    },
-    "");
-
-// The word a user typed as a command when gpufleet knows none by that name (`gpufleet hold 21`),
-// once parsing failed: CLI11 keeps it among the unparsed words and only says that a subcommand
-// is required, which sends the user looking for a missing word instead of a wrong one.
-std::optional<std::string> UnknownCommand(CLI::App& app) {
-  if (!app.get_subcommands().empty()) {
-    return std::nullopt;
-  }
-  for (const std::string& word : app.remaining()) {
-    if (word.rfind('-', 0) != 0) {
-      return word;
-    }
-  }
-  return std::nullopt;
-}
-
-// The commands `gpufleet --help` lists (not the internal, hidden ones), sorted.
-std::vector<std::string> VisibleCommands(CLI::App& app) {
-  std::vector<std::string> names;
-  for (const CLI::App* command :
-       app.get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); })) {
-    names.push_back(command->get_name());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+// The full daemon logs through spdlog: every line escaped (daemon.h).
+void SetLogLevel(const std::string& level) {
+  spdlog::set_level(spdlog::level::from_str(level));
+  gf::EscapeControlInLogs();
 }
 
 int Main(int argc, char** argv) {
@@ -82,31 +40,9 @@ int Main(int argc, char** argv) {
                        std::string("gpufleet ") + GF_VERSION + " (database schema " +
                            std::to_string(gf::LatestSchemaVersion()) + ")");
   gf::ClientContext client;
-  // Client settings: the environment and ~/.config/gpufleet/client.toml fill in what these
-  // leave out (src/cli/client_settings.h), so they carry no envname here.
-  // Every global option is checked by a validator, which CLI11 runs before any subcommand's
-  // callback: a bad one must stop gpufleet before a command acts (issue #20: `--log-level
-  // bogus submit` submitted the job, then exited 2, and a retrying script submitted twice).
-  app.add_option(
-         "--socket", client.flags.socket, "API socket of a local gpufleet (env GPUFLEET_SOCKET)")
-      ->check(kNotEmpty);
-  app.add_option("--server",
-                 client.flags.server,
-                 "URL[,URL...] of the gpufleet servers, tried in order: https://HOST:PORT or "
-                 "http://HOST:PORT (env GPUFLEET_SERVER)")
-      ->check(kNotEmpty);
-  app.add_option("--token-file",
-                 client.flags.token_file,
-                 "file holding your API token, readable by you alone (env GPUFLEET_TOKEN_FILE, "
-                 "or GPUFLEET_TOKEN with the token itself)")
-      ->check(kNotEmpty);
-  app.add_option("--ca-file",
-                 client.flags.ca_file,
-                 "PEM file of the CA that signed the servers' certificates (env "
-                 "GPUFLEET_CA_FILE; default: the system's CAs)")
-      ->check(kNotEmpty);
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->check(kLogLevel);
+  gf::AddGlobalOptions(app, client, log_level);
+  using gf::kNotEmpty;
 
   gf::UpOptions up;
   auto* up_cmd = app.add_subcommand("up", "run gpufleet on this server (controller + agent + API)");
@@ -327,11 +263,7 @@ int Main(int argc, char** argv) {
   auto* man_page = app.add_subcommand("man-page", "internal: print the gpufleet(1) manual page");
   man_page->group("");  // hidden from --help
 
-  gf::AddClientCommands(app, client);
-  gf::AddAdminCommands(app, client);
-  gf::AddNotifyCommands(app, client);
-  gf::AddReportCommand(app, client);
-  gf::AddTopCommand(app, client);
+  gf::AddClientSideCommands(app, client);
   gf::sim::AddSimCommand(app, client.exit_code);
   gf::tune::AddTuneCommand(app,
                            client.exit_code,
@@ -339,34 +271,9 @@ int Main(int argc, char** argv) {
                                                      .default_data_dir = gf::DefaultDataDir,
                                                      .progress = false});
 
-  // Everything after the first "--" is a job's command: kept away from CLI11, so that its
-  // words are never taken for gpufleet's options.
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (auto dashes = std::find(args.begin(), args.end(), "--"); dashes != args.end()) {
-    client.command_after_dashes.emplace(dashes + 1, args.end());
-    args.erase(dashes, args.end());
-  }
-  // Runs once every option is parsed and validated, before any subcommand's callback: what
-  // holds for every command is settled here, not after one has already run.
-  app.parse_complete_callback([&app, &client, &log_level] {
-    spdlog::set_level(spdlog::level::from_str(log_level));  // checked by kLogLevel
-    gf::EscapeControlInLogs();
-    if (client.command_after_dashes && !app.got_subcommand("submit")) {
-      throw CLI::ValidationError("--",
-                                 "only gpufleet submit takes a command after it "
-                                 "(gpufleet submit [OPTIONS] -- CMD ARGS)");
-    }
-  });
-  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments reversed
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    if (const std::optional<std::string> word = UnknownCommand(app)) {
-      std::cerr << "gpufleet: " << gf::UnknownCommandMessage(*word, VisibleCommands(app)) << '\n';
-      return 2;
-    }
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;  // --help/--version exit 0; bad usage exits 2
+  if (std::optional<int> rc = gf::ParseCommandLine(
+          app, client, log_level, SetLogLevel, gf::SplitJobCommand(argc, argv, client))) {
+    return *rc;
   }
   if (up_cmd->parsed()) {
     for (const CLI::Option* option : up_cmd->get_options()) {

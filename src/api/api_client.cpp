@@ -1,6 +1,7 @@
 // The only file of the client that includes Boost.Beast (it compiles slowly).
 #include "api/api_client.h"
 
+#include <cstdint>
 #include <variant>
 #include <vector>
 
@@ -158,6 +159,9 @@ Result<std::unique_ptr<ssl::context>> MakeTlsContext(const std::string& ca_file)
   return ctx;
 }
 
+// The read buffer's room (ApiClient::Impl's constructor says why).
+constexpr std::size_t kReadBufferBytes = std::size_t{64} * 1024;
+
 }  // namespace
 
 class ApiClient::Impl {
@@ -165,6 +169,10 @@ class ApiClient::Impl {
   void SetTimeout(std::chrono::milliseconds timeout) { options_.timeout = timeout; }
   Impl(const std::vector<std::string>& endpoints, ApiClientOptions options)
       : options_(std::move(options)) {
+    // Beast reads what the buffer has room for, and at least 512 bytes: an empty buffer took a
+    // submit's answer (the job, a few KiB) in one recv per 512 bytes. 64 KiB (Beast's most per
+    // read) takes a typical answer in one.
+    buffer_.reserve(kReadBufferBytes);
     for (const std::string& text : endpoints) {
       Result<Target> target = ParseTarget(text);
       if (!target.ok()) {
@@ -430,7 +438,7 @@ Status ApiClient::Impl::Handshake(const Target& t, Deadline deadline) {
   if (!ec) {
     return OkStatus();
   }
-  const long verify = connected() ? SSL_get_verify_result(tls.native_handle()) : X509_V_OK;
+  const std::int64_t verify = connected() ? SSL_get_verify_result(tls.native_handle()) : X509_V_OK;
   ERR_clear_error();
   Disconnect();
   if (verify != X509_V_OK) {

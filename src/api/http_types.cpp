@@ -5,6 +5,10 @@
 
 namespace gf {
 
+std::string_view ApiVersion() {
+  return GF_VERSION;
+}
+
 std::optional<std::string> FindHeader(const HttpHeaders& headers, std::string_view name) {
   for (const auto& [key, value] : headers) {
     if (key.size() == name.size() &&

@@ -15,6 +15,11 @@ namespace gf {
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
+// The product version: reported by /api/v1/health, sent as the client's User-Agent and the
+// server's Server header. Here, not in routes.cpp, so that the client (api_client.cpp) does not
+// link the server's route table, and with it the dashboard and the metrics renderer.
+std::string_view ApiVersion();
+
 // Case-insensitive lookup of the first header named `name`.
 std::optional<std::string> FindHeader(const HttpHeaders& headers, std::string_view name);
 

@@ -36,31 +36,6 @@ namespace {
 
 using nlohmann::json;
 
-// ---- ErrorCode → HTTP status: the one table (STYLE.md: only api/ maps codes to statuses). ----
-struct StatusEntry {
-  ErrorCode code;
-  int status;
-};
-constexpr std::array<StatusEntry, 9> kStatusTable = {{
-    {ErrorCode::kInvalidArgument, 400},
-    {ErrorCode::kNotFound, 404},
-    {ErrorCode::kAlreadyExists, 409},
-    {ErrorCode::kPermissionDenied, 403},
-    {ErrorCode::kFailedPrecondition, 409},
-    {ErrorCode::kResourceExhausted, 429},
-    {ErrorCode::kUnavailable, 503},
-    {ErrorCode::kIo, 500},
-    {ErrorCode::kInternal, 500},
-}};
-// Statuses the transport produces without an ErrorCode, read back by clients.
-constexpr std::array<StatusEntry, 5> kTransportStatuses = {{
-    {ErrorCode::kPermissionDenied, 401},   // unauthenticated
-    {ErrorCode::kInvalidArgument, 405},    // method not allowed
-    {ErrorCode::kInvalidArgument, 415},    // body not labelled application/json
-    {ErrorCode::kResourceExhausted, 413},  // body too large
-    {ErrorCode::kInvalidArgument, 431},    // headers too large
-}};
-
 using Handler = Result<HttpResponse> (*)(ClusterService&, const RequestContext&);
 
 struct RouteEntry {
@@ -684,10 +659,6 @@ HttpResponse Dispatch(ClusterService& service,
 
 }  // namespace
 
-std::string_view ApiVersion() {
-  return GF_VERSION;
-}
-
 std::span<const RouteInfo> RouteTable() {
   static const std::vector<RouteInfo> table = [] {
     std::vector<RouteInfo> out;
@@ -698,27 +669,6 @@ std::span<const RouteInfo> RouteTable() {
     return out;
   }();
   return table;
-}
-
-int HttpStatusFor(ErrorCode code) {
-  for (const auto& entry : kStatusTable) {
-    if (entry.code == code) {
-      return entry.status;
-    }
-  }
-  return 500;
-}
-
-ErrorCode ErrorCodeForHttpStatus(int status) {
-  for (const auto& table : {std::span<const StatusEntry>(kStatusTable),
-                            std::span<const StatusEntry>(kTransportStatuses)}) {
-    for (const auto& entry : table) {
-      if (entry.status == status) {
-        return entry.code;
-      }
-    }
-  }
-  return status >= 500 ? ErrorCode::kInternal : ErrorCode::kInvalidArgument;
 }
 
 HttpResponse ErrorResponse(const Error& error) {

@@ -31,9 +31,6 @@ inline constexpr std::size_t kMaxRequestBodyBytes = 1 << 20;    // 1 MiB
 inline constexpr std::int64_t kDefaultLogChunkBytes = 1 << 20;  // 1 MiB
 inline constexpr std::int64_t kMaxLogChunkBytes = 8 << 20;      // 8 MiB
 
-// The product version reported by /api/v1/health.
-std::string_view ApiVersion();
-
 struct RouteInfo {
   std::string_view method;  // "GET"
   std::string_view path;    // template, e.g. "/api/v1/jobs/{id}"

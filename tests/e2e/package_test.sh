@@ -87,7 +87,8 @@ GPUFLEET=/usr/bin/gpufleet  # every command from here on is the installed one
 # --- make the package, look inside
 deb1=$(build_package 1)
 contents=$(dpkg-deb -c "$deb1")
-for path in ./usr/bin/gpufleet ./usr/share/man/man1/gpufleet.1.gz ./etc/gpufleet/gpufleet.toml \
+for path in ./usr/bin/gpufleet ./usr/libexec/gpufleet/gpufleetd ./usr/share/man/man1/gpufleet.1.gz \
+            ./etc/gpufleet/gpufleet.toml \
             ./etc/default/gpufleet ./lib/systemd/system/gpufleet.service \
             ./lib/systemd/system/gpufleet-server.service ./lib/systemd/system/gpufleet-agent.service \
             ./usr/share/doc/gpufleet/install.md; do
@@ -186,6 +187,7 @@ WAIT_FOR_SECONDS=60 wait_for "job $running_job to be cancelled" state_is "$runni
 stop_daemon
 dpkg -r gpufleet >"$WORK/dpkg-r.log" 2>&1 || { cat "$WORK/dpkg-r.log" >&2; fail "dpkg -r"; }
 [ ! -e /usr/bin/gpufleet ] || fail "dpkg -r left the binary"
+[ ! -e /usr/libexec/gpufleet/gpufleetd ] || fail "dpkg -r left gpufleetd"
 [ -f /etc/gpufleet/gpufleet.toml ] || fail "dpkg -r took the settings (a conffile stays until purge)"
 dpkg -P gpufleet >/dev/null 2>&1 || fail "dpkg -P"
 [ ! -e /etc/gpufleet/gpufleet.toml ] || fail "the purge left gpufleet.toml"
