@@ -7,8 +7,8 @@
 source "$(dirname "$0")/../e2e/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: needs root to create a second user"; exit $SKIP; }
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-[ -x "$CHROMIUM" ] || { echo "skip: no $CHROMIUM (scripts/bootstrap.sh installs Debian's chromium)"; exit $SKIP; }
-command -v node >/dev/null || { echo "skip: no node"; exit $SKIP; }
+[ -x "$CHROMIUM" ] || fail "no $CHROMIUM: scripts/bootstrap.sh installs Debian's chromium (make bootstrap)"
+need node  # the build's npm ci needs it too
 : "${GF_WEB_NODE_MODULES:?set GF_WEB_NODE_MODULES to web/node_modules in the build dir}"
 [ -d "$GF_WEB_NODE_MODULES/playwright-core" ] || { echo "skip: no playwright-core in $GF_WEB_NODE_MODULES (built with -DGF_WEB=OFF?)"; exit $SKIP; }
 other=gf-e2e-user

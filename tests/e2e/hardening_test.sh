@@ -4,7 +4,7 @@
 # carrying terminal escapes reaches nobody's terminal raw. (The deep JSON body is in
 # bad_input_test.sh; the authorization table is walked by tests/integration.)
 source "$(dirname "$0")/lib.sh"
-command -v curl >/dev/null || { echo "skip: no curl"; exit $SKIP; }
+need curl
 start_up
 url=$(banner_url)
 

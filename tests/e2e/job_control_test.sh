@@ -7,7 +7,6 @@
 # cannot release, and others' jobs out of reach.
 source "$(dirname "$0")/lib.sh"
 
-"$GPUFLEET" hold --help >/dev/null 2>&1 || { echo "skip: no gpufleet hold"; exit $SKIP; }
 start_up  # 4 simulated GPUs
 
 reason_is() { [ "$(job_field "$1" reason)" = "$2" ]; }

@@ -24,6 +24,15 @@ fail() {
 
 ok() { echo "ok: $*"; }
 
+# need TOOL...: fails the test when a tool that scripts/bootstrap.sh installs is missing. A skip
+# would hide a missing bootstrap line: the test would pass in CI without ever running.
+need() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || fail "$tool is missing: scripts/bootstrap.sh installs it (make bootstrap)"
+  done
+}
+
 cleanup() {
   if [ -n "${HOOK_PID:-}" ]; then kill "$HOOK_PID" 2>/dev/null || true; fi
   if [ -n "$UP_PID" ]; then kill "$UP_PID" 2>/dev/null || true; wait "$UP_PID" 2>/dev/null || true; fi
@@ -74,11 +83,10 @@ refused() {
 }
 
 # start_webhook_receiver [FAIL_FIRST]: starts webhook_receiver.py (its first FAIL_FIRST POSTs get
-# 503) and sets HOOK_URL to its http://127.0.0.1:PORT; it is stopped with the test. Skips the
-# test where python3 is missing (a run by hand: bootstrap installs it).
+# 503) and sets HOOK_URL to its http://127.0.0.1:PORT; it is stopped with the test.
 HOOK_PID=""
 start_webhook_receiver() {
-  command -v python3 >/dev/null || { echo "skip: no python3 for the webhook receiver"; exit $SKIP; }
+  need python3
   python3 "$(dirname "${BASH_SOURCE[0]}")/webhook_receiver.py" "$WORK" "${1:-0}" &
   HOOK_PID=$!
   wait_for "the webhook receiver" test -s "$WORK/hook-port"
@@ -102,7 +110,7 @@ start_up() {
 # (other-ca.pem), and a server certificate for localhost, 127.0.0.1 and the given IPs signed by
 # the first (server.pem, server.key).
 make_pki() {
-  command -v openssl >/dev/null || { echo "skip: no openssl command"; exit $SKIP; }
+  need openssl
   local pki=$WORK/pki key="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
   mkdir -p "$pki"
   for ca in ca other-ca; do

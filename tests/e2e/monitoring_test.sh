@@ -5,7 +5,7 @@
 # The "driver" is a scenario file that the test rewrites between samples.
 source "$(dirname "$0")/lib.sh"
 FAKENVML=${FAKENVML:?set FAKENVML to the stand-in libnvidia-ml.so.1}
-command -v curl >/dev/null || { echo "SKIP: curl missing"; exit $SKIP; }
+need curl
 SCENARIO=$WORK/scenario.json
 export GF_FAKENVML_SCENARIO=$SCENARIO
 

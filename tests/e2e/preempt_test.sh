@@ -4,7 +4,6 @@
 # shown, and runs again once the high job is done. Stock classes: high may preempt low.
 source "$(dirname "$0")/lib.sh"
 
-"$GPUFLEET" up --help 2>&1 | grep -q -- --config || { echo "skip: up has no --config"; exit $SKIP; }
 # The stock minimum run time (10 minutes) would keep the fresh low job from being preempted.
 cat >"$WORK/policy.toml" <<TOML
 [scheduler]

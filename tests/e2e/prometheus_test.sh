@@ -2,11 +2,9 @@
 # A real Prometheus scrapes gpufleet's /metrics; values are read back through its HTTP API:
 # the running job's GPU as DCGM_FI_DEV_GPU_UTIL with job/user labels, and gpufleet_* series.
 # Also: /metrics answers on TCP with the 0.0.4 Content-Type, and promtool finds no format
-# error in it. Skipped (77) without prometheus, promtool, curl or jq (scripts/bootstrap.sh).
+# error in it. Fails without prometheus, promtool, curl or jq (scripts/bootstrap.sh installs them).
 source "$(dirname "$0")/lib.sh"
-for tool in prometheus promtool curl jq; do
-  command -v "$tool" >/dev/null || { echo "skip: $tool not installed"; exit $SKIP; }
-done
+need prometheus promtool curl jq
 
 PROM_PID=""
 stop_prometheus() {

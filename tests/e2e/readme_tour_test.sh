@@ -13,8 +13,7 @@
 source "$(dirname "$0")/lib.sh"
 README=${README:-$(dirname "$0")/../../README.md}
 [ -f "$README" ] || fail "no README at $README"
-command -v script >/dev/null || { echo "skip: no script(1) to give gpufleet top a terminal"; exit $SKIP; }
-command -v curl >/dev/null || { echo "skip: no curl for the tour's /metrics line"; exit $SKIP; }
+need script curl  # script(1) gives gpufleet top a terminal; curl reads the tour's /metrics
 start_up
 addr=$(banner_url | sed 's|^https*://||')
 

@@ -7,7 +7,7 @@
 # HTML file well-formed, self-contained, with its charts; the CSV and text with their sections.
 source "$(dirname "$0")/lib.sh"
 FAKENVML=${FAKENVML:?set FAKENVML to the stand-in libnvidia-ml.so.1}
-command -v python3 >/dev/null || { echo "SKIP: python3 missing (bootstrap.sh)"; exit $SKIP; }
+need python3
 SCENARIO=$WORK/scenario.json
 export GF_FAKENVML_SCENARIO=$SCENARIO
 me=$(id -un)

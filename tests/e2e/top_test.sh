@@ -5,7 +5,7 @@
 # cancel after a confirmation, sort), q and Ctrl-C leaving with exit 0 and the terminal as it
 # was.
 source "$(dirname "$0")/lib.sh"
-command -v tmux >/dev/null || { echo "skip: tmux is not installed"; exit $SKIP; }
+need tmux
 tm() { tmux -S "$WORK/tmux.sock" "$@"; }
 trap 'tm kill-server 2>/dev/null || true; cleanup' EXIT
 start_up
