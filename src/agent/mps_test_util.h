@@ -15,7 +15,7 @@ namespace gf::mps_test {
 
 inline std::filesystem::path WriteFakeControl(const std::filesystem::path& dir,
                                               const std::filesystem::path& log) {
-  const std::filesystem::path script = dir / "fake-mps-control";
+  std::filesystem::path script = dir / "fake-mps-control";
   std::ofstream(script) << R"(#!/bin/sh
 control="$CUDA_MPS_PIPE_DIRECTORY/control"
 if [ "$1" = "-d" ]; then

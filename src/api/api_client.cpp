@@ -746,7 +746,7 @@ void ApiClient::SetTimeout(std::chrono::milliseconds timeout) {
 
 Result<HttpResponse> ApiClient::Call(std::string_view method,
                                      std::string_view target,
-                                     std::optional<std::string> body,
+                                     const std::optional<std::string>& body,
                                      const HttpHeaders& headers) {
   try {
     return impl_->Call(method, target, body, headers);

@@ -75,7 +75,7 @@ class ApiClient {
   // trusted), kInvalidArgument (bad endpoint, bad CA file), kNotFound (no CA file).
   Result<HttpResponse> Call(std::string_view method,
                             std::string_view target,
-                            std::optional<std::string> body = std::nullopt,
+                            const std::optional<std::string>& body = std::nullopt,
                             const HttpHeaders& headers = {});
 
   // Call() with a JSON body and a JSON answer. A non-2xx answer becomes the server's error
