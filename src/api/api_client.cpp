@@ -772,7 +772,7 @@ Result<nlohmann::json> ApiClient::CallJson(std::string_view method,
   if (body) {
     text = body->dump();
   }
-  GF_ASSIGN_OR_RETURN(const HttpResponse response, Call(method, target, std::move(text)));
+  GF_ASSIGN_OR_RETURN(const HttpResponse response, Call(method, target, text));
   if (response.status < 200 || response.status > 299) {
     return ErrorFromResponse(response);
   }

@@ -60,6 +60,7 @@ TopInput Cluster() {
 
 std::vector<std::string> Texts(const std::vector<TopLine>& lines) {
   std::vector<std::string> out;
+  out.reserve(lines.size());
   for (const auto& line : lines) {
     out.push_back(line.text);
   }

@@ -345,8 +345,10 @@ Result<int> ParseCheckpointSignal(std::string_view text) {
   for (char c : text) {
     upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
-  const std::string_view name =
-      upper.starts_with("SIG") ? std::string_view(upper).substr(3) : std::string_view(upper);
+  std::string_view name = upper;
+  if (name.starts_with("SIG")) {
+    name.remove_prefix(3);
+  }
   for (const NamedSignal& s : kCheckpointSignals) {
     if (name == s.name || name == std::to_string(s.number)) {
       return s.number;

@@ -276,7 +276,7 @@ TEST(RealProcTest, RealGrandchildIsFoundThroughItsParents) {
 }
 
 TEST_F(FakeProcTest, HostUseIsCpuTimeSinceTheLastSampleResidentMemoryAndCommand) {
-  Add({.pid = 900, .uid = 0, .cpu_ticks = 1000, .rss_kib = 3 * 1024 * 1024});
+  Add({.pid = 900, .uid = 0, .cpu_ticks = 1000, .rss_kib = std::int64_t{3} * 1024 * 1024});
   ProcessAttributor attributor(root_);
   const auto t0 = std::chrono::steady_clock::time_point(std::chrono::seconds(100));
   std::vector<GpuSample> samples{SampleWith({900})};
