@@ -10,7 +10,6 @@
 // This one links the client commands and the API client, and nothing from the store, the
 // controller, the agent or the simulator.
 #include <cerrno>
-#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -83,15 +82,6 @@ int Main(int argc, char** argv) {
 
 }  // namespace
 
-// The boundary for exceptions no module caught (bad_alloc, a library's own): reported, not
-// left to std::terminate.
 int main(int argc, char** argv) {
-  try {
-    return Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "gpufleet: internal error: " << e.what() << "\n";
-  } catch (...) {
-    std::cerr << "gpufleet: internal error: unknown exception\n";
-  }
-  return 1;
+  return gf::RunGuarded(Main, argc, argv);
 }

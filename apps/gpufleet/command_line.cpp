@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <exception>
 #include <iostream>
 #include <string_view>
 
@@ -164,6 +165,17 @@ std::optional<int> ParseCommandLine(CLI::App& app,
     return rc == 0 ? 0 : 2;  // --help/--version exit 0; bad usage exits 2
   }
   return std::nullopt;
+}
+
+int RunGuarded(int (*run)(int argc, char** argv), int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gpufleet: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "gpufleet: internal error: unknown exception\n";
+  }
+  return 1;
 }
 
 }  // namespace gf

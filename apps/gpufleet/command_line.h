@@ -62,4 +62,9 @@ std::optional<int> ParseCommandLine(CLI::App& app,
                                     void (*set_log_level)(const std::string& level),
                                     std::vector<std::string> args);
 
+// Both executables' main: `run(argc, argv)` inside the boundary for exceptions no module caught
+// (bad_alloc, a library's own), reported as "gpufleet: internal error: ..." with exit code 1
+// rather than left to std::terminate.
+int RunGuarded(int (*run)(int argc, char** argv), int argc, char** argv);
+
 }  // namespace gf

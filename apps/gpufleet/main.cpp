@@ -4,7 +4,6 @@
 // libexec, for the rest (docs/decisions/0011). This file only declares the flags and wires the
 // subcommands to the modules that do the work.
 #include <algorithm>
-#include <exception>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -310,15 +309,6 @@ int Main(int argc, char** argv) {
 
 }  // namespace
 
-// The boundary for exceptions no module caught (bad_alloc, a library's own): reported, not
-// left to std::terminate.
 int main(int argc, char** argv) {
-  try {
-    return Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "gpufleet: internal error: " << e.what() << "\n";
-  } catch (...) {
-    std::cerr << "gpufleet: internal error: unknown exception\n";
-  }
-  return 1;
+  return gf::RunGuarded(Main, argc, argv);
 }

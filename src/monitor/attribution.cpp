@@ -239,8 +239,10 @@ void ProcessAttributor::Attribute(std::span<GpuSample> samples,
     for (GpuProcessSample& process : sample.processes) {
       auto it = seen.find(process.pid);
       if (it == seen.end()) {
-        GpuProcessSample found = AttributePid(process.pid, live_jobs);
-        ReadHostUse(found, now);
+        // status is read once: the owner's uid and the resident memory are both in it.
+        const std::optional<std::string> status = ReadProcFile(ProcFile(process.pid, "status"));
+        GpuProcessSample found = AttributeWithStatus(process.pid, status, live_jobs);
+        ReadHostUse(found, status, now);
         it = seen.emplace(process.pid, std::move(found)).first;
       }
       process.job = it->second.job;
@@ -257,6 +259,7 @@ void ProcessAttributor::Attribute(std::span<GpuSample> samples,
 }
 
 void ProcessAttributor::ReadHostUse(GpuProcessSample& out,
+                                    const std::optional<std::string>& status,
                                     std::chrono::steady_clock::time_point now) {
   const std::optional<std::string> stat = ReadProcFile(ProcFile(out.pid, "stat"));
   const std::optional<ProcessCpuTime> cpu = stat ? CpuTimeFromStat(*stat) : std::nullopt;
@@ -270,7 +273,7 @@ void ProcessAttributor::ReadHostUse(GpuProcessSample& out,
     }
     cpu_marks_[out.pid] = CpuMark{.cpu = *cpu, .at = now};
   }
-  if (const std::optional<std::string> status = ReadProcFile(ProcFile(out.pid, "status"))) {
+  if (status) {
     out.host_memory_mib = ResidentMibFromStatus(*status);
   }
   if (const std::optional<std::string> cmdline = ReadProcFile(ProcFile(out.pid, "cmdline"))) {
@@ -280,10 +283,15 @@ void ProcessAttributor::ReadHostUse(GpuProcessSample& out,
 
 GpuProcessSample ProcessAttributor::AttributePid(std::uint32_t pid,
                                                  std::span<const LiveJob> live_jobs) {
+  // status first: if it is missing the process is gone and nothing else is read.
+  return AttributeWithStatus(pid, ReadProcFile(ProcFile(pid, "status")), live_jobs);
+}
+
+GpuProcessSample ProcessAttributor::AttributeWithStatus(std::uint32_t pid,
+                                                        const std::optional<std::string>& status,
+                                                        std::span<const LiveJob> live_jobs) {
   GpuProcessSample out;
   out.pid = pid;
-  // status first: if it is missing the process is gone and nothing else is read.
-  std::optional<std::string> status = ReadProcFile(ProcFile(pid, "status"));
   std::optional<std::uint32_t> uid = status ? RealUidFromStatus(*status) : std::nullopt;
   std::optional<std::string> cgroup = ReadProcFile(ProcFile(pid, "cgroup"));
   if (!uid || !cgroup) {

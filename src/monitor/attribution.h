@@ -108,8 +108,15 @@ class ProcessAttributor {
   std::optional<JobId> JobByParentChain(std::int64_t pid, std::span<const LiveJob> live_jobs);
   std::string UserName(std::uint32_t uid);
   std::filesystem::path ProcFile(std::int64_t pid, const char* name) const;
-  // Sets cpu_pct, host_memory_mib and command of `out` (a pid already attributed).
-  void ReadHostUse(GpuProcessSample& out, std::chrono::steady_clock::time_point now);
+  // AttributePid with /proc/<pid>/status already read (nullopt: it could not be).
+  GpuProcessSample AttributeWithStatus(std::uint32_t pid,
+                                       const std::optional<std::string>& status,
+                                       std::span<const LiveJob> live_jobs);
+  // Sets cpu_pct, host_memory_mib and command of `out` (a pid already attributed), `status`
+  // being its /proc/<pid>/status as AttributeWithStatus read it.
+  void ReadHostUse(GpuProcessSample& out,
+                   const std::optional<std::string>& status,
+                   std::chrono::steady_clock::time_point now);
 
   // A pid's CPU time when last seen, for the next call's cpu_pct.
   struct CpuMark {

@@ -642,19 +642,6 @@ void Pass::Wait(const QueuedJob& job,
 
 namespace {
 
-// The usable GPUs of `model` on a pool node (as GpuPool counts them).
-int UsableOn(const PoolNode& node, int model) {
-  if (model == kAnyModel) {
-    return node.gpu_count;
-  }
-  for (const PoolModelCount& count : node.models) {
-    if (count.model == model) {
-      return count.usable;
-    }
-  }
-  return 0;
-}
-
 // "32 CPUs on n1, 120 GiB memory on n2" (the most of each on one node), for reasons; a
 // resource a node does not report counts as none there.
 std::string MostHost(const std::vector<PoolNode>& nodes,
@@ -696,7 +683,8 @@ std::optional<PendingReason> Pass::HostReason(const QueuedJob& job,
   std::vector<int> candidates;  // the up nodes that could ever hold its GPUs
   bool capacity = false;
   for (std::size_t n = 0; n < nodes.size(); ++n) {
-    if (pool_.Allows(static_cast<int>(n), shape) && UsableOn(nodes[n], shape.model) >= shape.gpus) {
+    if (pool_.Allows(static_cast<int>(n), shape) &&
+        GpuPool::Usable(nodes[n], shape.model) >= shape.gpus) {
       candidates.push_back(static_cast<int>(n));
       capacity = capacity || HostCapacity(nodes[n], shape.cpus, shape.memory_mib);
     }

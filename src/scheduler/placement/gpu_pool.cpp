@@ -454,7 +454,7 @@ void GpuPool::Recount(int n) {
   ++generation_;
 }
 
-int GpuPool::Usable(const PoolNode& node, int model) const {
+int GpuPool::Usable(const PoolNode& node, int model) {
   if (model == kAnyModel) {
     return node.gpu_count;
   }

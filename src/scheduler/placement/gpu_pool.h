@@ -255,6 +255,8 @@ class GpuPool {
   int NodesWithUsable(Shape shape) const;
   // How many of them could give shape.gpus GPUs now to a job ending at `end_ms`.
   int NodesWithGivable(Shape shape, std::int64_t end_ms) const;
+  // The usable GPUs of `model` (kAnyModel: of any) on `node`.
+  static int Usable(const PoolNode& node, int model);
 
   // For reasons. LargestUsable: most usable matching GPUs on one up node (that the shape's
   // constraint allows).
@@ -321,7 +323,6 @@ class GpuPool {
   void Unindex(int node);
   void Index(int node);
   void Recount(int node);  // Unindex, count the node's GPUs again, Index
-  int Usable(const PoolNode& node, int model) const;
   int Free(const PoolNode& node, int model) const;
   bool Givable(const PoolGpu& gpu, int model, std::int64_t end_ms) const;
   int CountGivable(const PoolNode& node, int model, std::int64_t end_ms) const;
