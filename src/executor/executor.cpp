@@ -147,6 +147,7 @@ Executor::Executor(fs::path run_dir, fs::path shim_exe, const Clock& clock, Exec
       shim_exe_(AbsolutePath(std::move(shim_exe))),
       clock_(clock),
       cgroup_root_(exec::DefaultCgroupRoot()),
+      terminal_timeout_(options.terminal_timeout),
       watcher_(std::make_unique<exec::ShimWatcher>()) {
   std::error_code ec;
   fs::create_directories(run_dir_, ec);  // a failure shows up as Launch's error
@@ -388,7 +389,7 @@ bool Executor::AdoptShim(JobId job, Tracked& t) {
 
 Result<pid_t> Executor::StartShim(const LaunchSpec& spec, const fs::path& dir) {
   GF_TRY(exec::WriteFileAtomic(
-      dir / exec::kSpecFile, exec::SpecToJson({spec, cgroup_root_.string()}), 0600));
+      dir / exec::kSpecFile, exec::SpecToJson({spec, cgroup_root_.string(), terminal_timeout_}), 0600));
   for (std::string_view name : {exec::kStdoutFile, exec::kStderrFile}) {
     GF_ASSIGN_OR_RETURN(int fd, exec::OpenLogFile(dir / name, spec.owner));
     ::close(fd);

@@ -127,6 +127,10 @@ struct ExecutorOptions {
   // and dynamic loading of the big binary. A launch the server cannot take falls back to exec
   // (the server is restarted for the next one). false: always exec.
   bool fork_server = true;
+  // How long an interactive job's terminal (`gpufleet run`, terminal_relay.h) stays up with no
+  // word from its client before the shim hangs up on the job. The client speaks every few
+  // seconds; tests shorten this.
+  std::chrono::seconds terminal_timeout{30};
 };
 
 // The options an agent runs with: the defaults, but GPUFLEET_SHIM_FORK_SERVER=0 turns the fork
@@ -265,6 +269,7 @@ class Executor {
   std::filesystem::path shim_exe_;
   const Clock& clock_;
   std::filesystem::path cgroup_root_;
+  std::chrono::seconds terminal_timeout_;
   std::map<JobId, Tracked> tracked_;
   std::vector<StartedJob> started_;  // found, not yet returned by PollStarts
   std::unique_ptr<exec::ShimWatcher> watcher_;

@@ -31,6 +31,7 @@
 #include "executor/host_limits.h"
 #include "executor/job_files.h"
 #include "executor/process_tree.h"
+#include "executor/terminal_relay.h"
 
 namespace gf {
 namespace {
@@ -1149,6 +1150,104 @@ TEST_F(ExecutorTest, ShimHoldsNoSocketAndTheServerEndsWithTheExecutor) {
   ASSERT_EQ(executor_->Recover().size(), 1u);
   std::ofstream(work_ / "go") << "";
   EXPECT_EQ(WaitExit(spec.job)->exit_code, 0);
+}
+
+// ---- a job's terminal (`gpufleet run`, terminal_relay.h) ----
+
+LaunchSpec WithTerminal(LaunchSpec spec, const std::string& size = "24x80") {
+  spec.env.emplace_back(std::string(kTerminalVariable), size);
+  return spec;
+}
+
+TEST_F(ExecutorTest, TerminalJobRunsOnAPtyOfItsSizeAndGetsWhatIsTyped) {
+  LaunchSpec spec = WithTerminal(Shell(
+      "stty size; test -t 0 && test -t 1 && test -t 2 && echo all-three-are-a-tty; "
+      "read line; echo got:$line; stty size"));
+  LaunchOk(spec);
+  const fs::path dir = executor_->JobDir(spec.job);
+  ASSERT_TRUE(WaitUntil([&] { return Stdout(spec.job).find("all-three") != std::string::npos; }));
+  EXPECT_THAT(Stdout(spec.job), HasSubstr("24 80"));
+  // The new size first: the shell runs its second `stty size` as soon as it has the line.
+  Status resized = exec::SendTerminalInput(dir, spec.job, {.size = TerminalSize{30, 100}});
+  ASSERT_TRUE(resized.ok()) << resized.error().ToString();
+  Status typed = exec::SendTerminalInput(dir, spec.job, {.data = "hello there\n"});
+  ASSERT_TRUE(typed.ok()) << typed.error().ToString();
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 0) << e->cause;
+  const std::string out = Stdout(spec.job);
+  EXPECT_THAT(out, HasSubstr("got:hello there"));
+  EXPECT_THAT(out, HasSubstr("30 100"));
+  EXPECT_EQ(Stderr(spec.job), "");  // everything went through the terminal
+  EXPECT_FALSE(fs::exists(dir / exec::kTerminalSocketFile));  // gone with the shim
+}
+
+TEST_F(ExecutorTest, CtrlCOnTheTerminalInterruptsTheJobsForegroundGroup) {
+  LaunchSpec spec = WithTerminal(Shell("echo ready; sleep 30"));
+  LaunchOk(spec);
+  ASSERT_TRUE(WaitUntil([&] { return Stdout(spec.job).find("ready") != std::string::npos; }));
+  ASSERT_TRUE(exec::SendTerminalInput(executor_->JobDir(spec.job), spec.job, {.data = "\x03"}).ok());
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  // The line discipline turned the byte into SIGINT: the shell died of it (or returned 130).
+  EXPECT_TRUE(e->signal == SIGINT || e->exit_code == 128 + SIGINT) << e->cause;
+}
+
+TEST_F(ExecutorTest, TerminalJobIsHungUpWhenItsClientFallsSilent) {
+  ExecutorOptions options;
+  options.terminal_timeout = std::chrono::seconds(1);
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_, options);
+  LaunchSpec spec = WithTerminal(Shell("echo ready; sleep 60"));
+  LaunchOk(spec);
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
+  EXPECT_THAT(e->cause, HasSubstr("the terminal session ended"));
+  EXPECT_THAT(e->cause, HasSubstr("SIGHUP"));
+}
+
+TEST_F(ExecutorTest, KeepalivesHoldTheTerminalSessionOpen) {
+  ExecutorOptions options;
+  options.terminal_timeout = std::chrono::seconds(1);
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_, options);
+  LaunchSpec spec = WithTerminal(Shell("sleep 3; echo still-here"));
+  LaunchOk(spec);
+  const fs::path dir = executor_->JobDir(spec.job);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir / exec::kTerminalSocketFile); }));
+  bool ended = false;
+  while (!ended) {
+    (void)exec::SendTerminalInput(dir, spec.job, {});  // fails once the job has ended
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    PollAll();
+    ended = exits_.count(spec.job) > 0;
+  }
+  EXPECT_EQ(exits_[spec.job].exit_code, 0) << exits_[spec.job].cause;
+  EXPECT_THAT(Stdout(spec.job), HasSubstr("still-here"));
+}
+
+TEST_F(ExecutorTest, TerminalInputToAJobWithoutOneSaysSo) {
+  LaunchSpec spec = Shell("sleep 30");
+  LaunchOk(spec);
+  Status sent = exec::SendTerminalInput(executor_->JobDir(spec.job), spec.job, {.data = "x"});
+  ASSERT_FALSE(sent.ok());
+  EXPECT_EQ(sent.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_THAT(sent.error().message, HasSubstr("gpufleet run"));
+}
+
+TEST_F(ExecutorTest, TerminalOfAJobInADeepFolderIsReachedThroughItsFolder) {
+  // Past the 108 bytes of a socket address: the relay and the sender go through the folder.
+  const fs::path deep = root_ / std::string(100, 'd');
+  executor_ = std::make_unique<Executor>(deep / "run", kShim, clock_);
+  LaunchSpec spec = WithTerminal(Shell("read line; echo got:$line"));
+  LaunchOk(spec);
+  const fs::path dir = executor_->JobDir(spec.job);
+  ASSERT_GT((dir / exec::kTerminalSocketFile).string().size(), 108U);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir / exec::kTerminalSocketFile); }));
+  Status typed = exec::SendTerminalInput(dir, spec.job, {.data = "deep\n"});
+  ASSERT_TRUE(typed.ok()) << typed.error().ToString();
+  ASSERT_TRUE(WaitExit(spec.job).has_value());
+  EXPECT_THAT(Stdout(spec.job), HasSubstr("got:deep"));
 }
 
 }  // namespace

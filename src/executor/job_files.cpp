@@ -207,7 +207,8 @@ std::string SpecToJson(const ShimSpec& shim_spec) {
       {"name", spec.name},
       {"node", spec.node},
       {"gpus", gpus},
-      {"cgroup_root", shim_spec.cgroup_root}};
+      {"cgroup_root", shim_spec.cgroup_root},
+      {"terminal_timeout_s", shim_spec.terminal_timeout.count()}};
   if (spec.array) {
     j["array"] = {{"job", spec.array->array_job.value()}, {"index", spec.array->index}};
   }
@@ -236,6 +237,8 @@ Result<ShimSpec> SpecFromJson(std::string_view text) {
       s.gpus.emplace_back(g.get<std::string>());
     }
     shim_spec.cgroup_root = j.value("cgroup_root", std::string());
+    // Absent in files written before interactive jobs: those have no terminal anyway.
+    shim_spec.terminal_timeout = std::chrono::seconds(j.value("terminal_timeout_s", 30));
     s.name = j.value("name", std::string());  // absent in files written before issue #23
     s.node = j.value("node", std::string());
     s.cpus = j.value("cpus", 0);  // absent in files written before issue #24: no limits

@@ -88,6 +88,8 @@ Result<KillRequest> ReadKillRequest(const std::filesystem::path& path);
 struct ShimSpec {
   LaunchSpec launch;
   std::string cgroup_root;  // the cgroup2 mount to put the job under; "" = no cgroup
+  // ExecutorOptions::terminal_timeout: for a job with a terminal (GPUFLEET_PTY).
+  std::chrono::seconds terminal_timeout{30};
 };
 std::string SpecToJson(const ShimSpec& spec);
 // Errors: kInvalidArgument naming what is missing or malformed.

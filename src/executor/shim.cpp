@@ -8,12 +8,15 @@
 //   start:  write shim.pid, read spec.json, fork the job (shim_child.cpp), write job.pid;
 //   run:    reap; on SIGTERM read kill.json and start a kill (SIGTERM to the tree, SIGKILL after
 //           the grace); when the main process exits, SIGTERM what is left of the tree and
-//           SIGKILL it after kLeftoverGrace, as Slurm does when a batch script ends;
+//           SIGKILL it after kLeftoverGrace, as Slurm does when a batch script ends; for a job
+//           with a terminal (`gpufleet run`), relay it (terminal_relay.h) and hang up (SIGHUP,
+//           then SIGKILL) when its client has fallen silent;
 //   end:    once no descendant is left, remove the cgroup and write exit.json.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -33,6 +36,8 @@
 #include "executor/job_files.h"
 #include "executor/process_tree.h"
 #include "executor/shim_child.h"
+#include "executor/terminal_relay.h"
+#include "model/terminal.h"
 
 namespace gf {
 namespace {
@@ -47,6 +52,8 @@ constexpr std::chrono::seconds kLeftoverGrace{2};
 constexpr std::chrono::milliseconds kKillRepeat{50};
 // Grace when the shim gets SIGTERM without a kill.json (e.g. the host shutting down).
 constexpr std::chrono::seconds kDefaultGrace{10};
+// Between the SIGHUP of a lost terminal session and the SIGKILL.
+constexpr std::chrono::seconds kHangupGrace{5};
 
 SteadyTime SteadyNow() {
   return std::chrono::steady_clock::now();
@@ -68,6 +75,7 @@ class Shim {
       : dir_(std::move(dir)),
         spec_(std::move(spec.launch)),
         cgroup_root_(std::move(spec.cgroup_root)),
+        terminal_timeout_(spec.terminal_timeout),
         signal_fd_(signal_fd) {}
 
   int Run() {
@@ -103,6 +111,8 @@ class Shim {
   bool ReapChildren();
   void OnMainExited(bool others_left);
   void OnKillRequest();
+  void BeginKill(const exec::KillRequest& request);
+  Status OpenTerminal();
   int SignalTree(int sig);
   int PollTimeoutMs() const;
   exec::ExitRecord MakeExitRecord() const;
@@ -110,7 +120,9 @@ class Shim {
   fs::path dir_;
   LaunchSpec spec_;
   fs::path cgroup_root_;  // empty: no cgroup
+  std::chrono::seconds terminal_timeout_;
   int signal_fd_;
+  std::unique_ptr<exec::TerminalRelay> terminal_;  // null: the job has no terminal
   std::optional<exec::JobCgroup> cgroup_;
   // Host limits (issue #24): the job's v1 folders when cgroup v1 holds them, the memory folder
   // whose OOM kills are read at the end ("" = no memory limit), and the one line on them (the
@@ -147,6 +159,11 @@ void Shim::StartJob() {
     }
   }
   ApplyLimits();
+  if (Status opened = OpenTerminal(); !opened.ok()) {
+    start_failure_ = exec::ExitRecord{
+        126, std::nullopt, 0, "failed to start: no terminal for the job: " + opened.error().message};
+    return;
+  }
   Status forked = ForkJob(*plan);
   if (!forked.ok()) {
     start_failure_ =
@@ -193,12 +210,37 @@ void Shim::ApplyLimits() {
   LogLine(limits_note_);
 }
 
+// A job started by `gpufleet run` has GPUFLEET_PTY=ROWSxCOLS in its environment: its terminal.
+Status Shim::OpenTerminal() {
+  const auto it = std::find_if(spec_.env.begin(), spec_.env.end(), [](const auto& kv) {
+    return kv.first == kTerminalVariable;
+  });
+  if (it == spec_.env.end()) {
+    return OkStatus();
+  }
+  GF_ASSIGN_OR_RETURN(const TerminalSize size, ParseTerminalSize(it->second, kTerminalVariable));
+  GF_ASSIGN_OR_RETURN(terminal_,
+                      exec::TerminalRelay::Open(dir_, spec_.owner, size, terminal_timeout_));
+  return OkStatus();
+}
+
 // Forks the job and waits for its exec (the report pipe closes) or its setup failure.
 Status Shim::ForkJob(ChildPlan& plan) {
   Owner owner = spec_.owner;
   GF_ASSIGN_OR_RETURN(plan.stdout_fd, exec::OpenLogFile(dir_ / exec::kStdoutFile, owner));
   GF_ASSIGN_OR_RETURN(plan.stderr_fd, exec::OpenLogFile(dir_ / exec::kStderrFile, owner));
-  plan.stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (terminal_) {
+    // The job's three fds are its terminal; what it prints reaches stdout.log through the
+    // relay, and stderr.log stays empty.
+    terminal_->SetLog(plan.stdout_fd);
+    ::close(plan.stderr_fd);
+    plan.stdin_fd = ::fcntl(terminal_->SlaveFd(), F_DUPFD_CLOEXEC, 0);
+    plan.stdout_fd = ::fcntl(terminal_->SlaveFd(), F_DUPFD_CLOEXEC, 0);
+    plan.stderr_fd = ::fcntl(terminal_->SlaveFd(), F_DUPFD_CLOEXEC, 0);
+    plan.controlling_terminal = true;
+  } else {
+    plan.stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
   if (cgroup_) {
     Result<int> procs = cgroup_->OpenProcs();
     if (procs.ok()) {
@@ -247,6 +289,9 @@ Status Shim::ForkJob(ChildPlan& plan) {
       ::close(fd);
     }
   }
+  if (terminal_) {
+    terminal_->CloseSlave();  // the job holds it now: its last close is the master's EOF
+  }
   if (pid < 0) {
     ::close(report[0]);
     return IoError(std::string("fork: ") + ErrnoText(fork_errno));
@@ -275,14 +320,30 @@ Status Shim::ForkJob(ChildPlan& plan) {
 }
 
 void Shim::Supervise() {
+  std::vector<pollfd> fds;
   while (ReapChildren()) {
     if (sigkill_at_ && SteadyNow() >= *sigkill_at_) {
       sigkill_sent_ = true;
       SignalTree(SIGKILL);
     }
-    pollfd pfd{signal_fd_, POLLIN, 0};
-    int ready = ::poll(&pfd, 1, PollTimeoutMs());
+    if (terminal_ && !kill_ && !main_status_ && terminal_->SessionLost(SteadyNow())) {
+      BeginKill({kHangupGrace,
+                 "the terminal session ended (no word from `gpufleet run` for " +
+                     std::to_string(terminal_timeout_.count()) + "s)",
+                 SIGHUP});
+    }
+    fds.assign(1, pollfd{signal_fd_, POLLIN, 0});
+    if (terminal_) {
+      terminal_->AddPollFds(fds);
+    }
+    int ready = ::poll(fds.data(), fds.size(), PollTimeoutMs());
     if (ready <= 0) {
+      continue;
+    }
+    if (terminal_) {
+      terminal_->OnPoll(fds.data() + 1, fds.size() - 1);
+    }
+    if (fds[0].revents == 0) {
       continue;
     }
     signalfd_siginfo info{};
@@ -292,6 +353,9 @@ void Shim::Supervise() {
       }
       // SIGCHLD: reaped at the top of the loop. SIGHUP: ignored (the shim has no terminal).
     }
+  }
+  if (terminal_) {
+    terminal_->Drain();
   }
 }
 
@@ -336,8 +400,11 @@ void Shim::OnMainExited(bool others_left) {
 
 void Shim::OnKillRequest() {
   Result<exec::KillRequest> request = exec::ReadKillRequest(dir_ / exec::kKillFile);
-  exec::KillRequest req =
-      request.ok() ? *request : exec::KillRequest{kDefaultGrace, "supervisor received SIGTERM"};
+  BeginKill(request.ok() ? *request
+                        : exec::KillRequest{kDefaultGrace, "supervisor received SIGTERM"});
+}
+
+void Shim::BeginKill(const exec::KillRequest& req) {
   SteadyTime deadline = SteadyNow() + req.grace;
   if (kill_) {
     // A second request can only shorten the grace.
@@ -393,12 +460,20 @@ int Shim::PollTimeoutMs() const {
   if (sigkill_sent_) {
     return static_cast<int>(kKillRepeat.count());
   }
-  if (!sigkill_at_) {
+  std::optional<std::int64_t> left;
+  if (sigkill_at_) {
+    left = std::chrono::duration_cast<std::chrono::milliseconds>(*sigkill_at_ - SteadyNow())
+               .count();
+  }
+  if (terminal_ && !kill_ && !main_status_) {
+    const std::int64_t session = terminal_->MsUntilSessionLost(SteadyNow());
+    left = left ? std::min(*left, session) : session;
+  }
+  if (!left) {
     return -1;
   }
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*sigkill_at_ - SteadyNow());
   // Capped so a long grace cannot overflow poll's int; the loop simply wakes up and re-arms.
-  return static_cast<int>(std::clamp<std::int64_t>(left.count() + 1, 0, 60'000));
+  return static_cast<int>(std::clamp<std::int64_t>(*left + 1, 0, 60'000));
 }
 
 exec::ExitRecord Shim::MakeExitRecord() const {

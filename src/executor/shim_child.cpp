@@ -12,6 +12,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -245,6 +246,9 @@ void RunChild(const ChildPlan& plan) {
   }
   if (::dup2(plan.stdin_fd, 0) < 0 || ::dup2(plan.stdout_fd, 1) < 0 ||
       ::dup2(plan.stderr_fd, 2) < 0) {
+    Fail(plan, ChildStage::kRedirect, errno);
+  }
+  if (plan.controlling_terminal && ::ioctl(0, TIOCSCTTY, 0) != 0) {
     Fail(plan, ChildStage::kRedirect, errno);
   }
   // Only 0-2 and the report pipe stay open; the report pipe closes itself on exec.

@@ -60,6 +60,9 @@ struct ChildPlan {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // The three fds are a pseudo-terminal's slave side (`gpufleet run`): it becomes the job's
+  // controlling terminal, so that Ctrl-C and window sizes reach the job's foreground group.
+  bool controlling_terminal = false;
   int cgroup_procs_fd = -1;  // -1: no cgroup
   // cgroup.procs of the job's cgroup v1 cpu and memory folders (host_limits.h); -1: none.
   int limit_procs_fds[2] = {-1, -1};

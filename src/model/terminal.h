@@ -1,0 +1,51 @@
+// The terminal of an interactive job (`gpufleet run`, issue #24): the job's stdin, stdout and
+// stderr are the slave side of a pseudo-terminal its supervisor opens on the node; what the
+// user types travels client → API → controller → agent → supervisor → pty, and what the job
+// prints goes to its stdout log, which the client follows (executor/terminal_relay.h).
+//
+// A job carries its terminal in its environment, as GPUFLEET_PTY=ROWSxCOLS (the size it starts
+// with), as it carries its output file patterns (model/output_pattern.h): so it travels with the
+// spec through the store, the API and the agents unchanged, and the job can see it has one.
+// Plain functions; no shared state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace gf {
+
+inline constexpr std::string_view kTerminalVariable = "GPUFLEET_PTY";
+
+struct TerminalSize {
+  int rows = 24;
+  int cols = 80;
+  friend bool operator==(const TerminalSize&, const TerminalSize&) = default;
+};
+
+// The bounds a size must keep (ioctl TIOCSWINSZ takes 16-bit numbers; 0 means "unknown").
+inline constexpr int kMaxTerminalSide = 10000;
+
+// One message from the user's terminal: keystrokes (raw bytes, possibly empty), and a new
+// window size when it changed. An empty message still counts: it says the session is alive.
+struct TerminalInput {
+  std::string data{};
+  std::optional<TerminalSize> size{};
+};
+
+// The most bytes of input one message may carry (a paste is sent in several).
+inline constexpr std::size_t kMaxTerminalInputBytes = 16 * 1024;
+
+// "24x80". Errors: kInvalidArgument naming `field` and the form, for anything else or a side
+// outside 1..kMaxTerminalSide.
+Result<TerminalSize> ParseTerminalSize(std::string_view text, std::string_view field);
+std::string FormatTerminalSize(const TerminalSize& size);
+
+// Checks one side of a size given as a number (the API's rows/cols). kInvalidArgument naming
+// `field` outside 1..kMaxTerminalSide.
+Status ValidateTerminalSide(std::int64_t value, std::string_view field);
+
+}  // namespace gf
