@@ -10,6 +10,7 @@
 #include "cli/command_names.h"
 #include "cli/notify_commands.h"
 #include "cli/report_command.h"
+#include "cli/run_command.h"
 #include "cli/top.h"
 
 namespace gf {
@@ -99,6 +100,7 @@ void AddClientSideCommands(CLI::App& app, ClientContext& client) {
   AddNotifyCommands(app, client);
   AddReportCommand(app, client);
   AddTopCommand(app, client);
+  AddRunCommand(app, client);
 }
 
 std::vector<std::string> SplitJobCommand(int argc, char** argv, ClientContext& client) {
@@ -147,9 +149,10 @@ std::optional<int> ParseCommandLine(CLI::App& app,
     if (set_log_level != nullptr) {
       set_log_level(log_level);  // checked by kLogLevel
     }
-    if (client.command_after_dashes && !app.got_subcommand("submit")) {
+    if (client.command_after_dashes && !app.got_subcommand("submit") &&
+        !app.got_subcommand("run")) {
       throw CLI::ValidationError("--",
-                                 "only gpufleet submit takes a command after it "
+                                 "only gpufleet submit and gpufleet run take a command after it "
                                  "(gpufleet submit [OPTIONS] -- CMD ARGS)");
     }
   });

@@ -14,6 +14,7 @@
 
 #include "agent/log_file.h"
 #include "executor/job_files.h"
+#include "executor/terminal_relay.h"
 
 namespace gf {
 namespace {
@@ -249,6 +250,10 @@ std::string LocalAgent::LogPath(JobId job, bool stderr_stream) const {
 Result<LogChunk> LocalAgent::ReadLog(const LogRequest& request) {
   return ReadLogFile(
       LogPath(request.job, request.stream == LogStream::kStderr), request.offset, request.limit);
+}
+
+Status LocalAgent::WriteTerminal(JobId job, const TerminalInput& input) {
+  return exec::SendTerminalInput(executor_.JobDir(job), job, input);
 }
 
 void LocalAgent::ResetGpuHealth(const GpuUuid& uuid) {

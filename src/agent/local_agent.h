@@ -112,6 +112,9 @@ class LocalAgent final : public NodeAgent {
   // Reads the file itself (log_file.h), on the caller's thread: the path depends only on the
   // run dir, fixed at construction, so it needs neither the agent thread nor a lock.
   Result<LogChunk> ReadLog(const LogRequest& request) override;
+  // Straight to the job's shim (executor/terminal_relay.h), on the caller's thread: it touches
+  // only the job's folder, never the executor's state.
+  Status WriteTerminal(JobId job, const TerminalInput& input) override;
 
   // Reports a fresh hello (OnAgentHello) from the agent thread: the node as Start() found it
   // and the jobs whose exit has not been reported. For a remote link that lost its session:

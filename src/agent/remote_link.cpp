@@ -328,6 +328,16 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
     cv_.notify_all();
     return;
   }
+  if (command.kind == AgentCommand::Kind::kTerminal) {
+    // Unnumbered too, and unanswered: a job that ended meanwhile has no terminal to type into,
+    // and its client learns that from the job's state.
+    Status written = agent_->WriteTerminal(command.job_id, command.terminal);
+    if (!written.ok()) {
+      spdlog::debug("terminal input for job {}: {}", command.job_id.value(),
+                    written.error().ToString());
+    }
+    return;
+  }
   switch (command.kind) {
     case AgentCommand::Kind::kLaunch:
       if (command.job) {
@@ -341,7 +351,8 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
       agent_->AcknowledgeExit(command.job_id);
       break;
     case AgentCommand::Kind::kReadLog:
-      break;  // answered above
+    case AgentCommand::Kind::kTerminal:
+      break;  // handled above
     case AgentCommand::Kind::kResetGpuHealth:
       agent_->ResetGpuHealth(command.gpu);
       break;

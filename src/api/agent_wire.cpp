@@ -9,6 +9,7 @@
 
 #include "api/json_mapping.h"
 #include "codec/codec.h"
+#include "core/base64.h"
 #include "json/json_text.h"
 
 namespace gf {
@@ -377,58 +378,45 @@ constexpr std::string_view kResetGpuHealth = "reset_gpu_health";
 constexpr std::string_view kKillProcess = "kill_process";
 constexpr std::string_view kApplyMigLayout = "apply_mig_layout";
 constexpr std::string_view kKeepGpusReady = "keep_gpus_ready";
+constexpr std::string_view kTerminal = "terminal";
 
-// Base64 (RFC 4648, with padding): a log chunk is bytes, and JSON strings must be UTF-8.
-constexpr std::string_view kBase64Alphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}  // namespace
 
-std::string Base64Encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
-    std::uint32_t group = 0;
-    for (std::size_t k = 0; k < 3; ++k) {
-      group = (group << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0U);
-    }
-    for (std::size_t k = 0; k < 4; ++k) {
-      out += k <= n ? kBase64Alphabet[(group >> (18 - 6 * k)) & 0x3FU] : '=';
-    }
+json TerminalInputToJson(const TerminalInput& input) {
+  json out{{"input_base64", Base64Encode(input.data)}};
+  if (input.size) {
+    out["rows"] = input.size->rows;
+    out["cols"] = input.size->cols;
   }
   return out;
 }
 
-Result<std::string> Base64Decode(std::string_view text, const std::string& where) {
-  if (text.size() % 4 != 0) {
-    return InvalidArgument(where + ": not base64 (length " + std::to_string(text.size()) +
-                           " is not a multiple of 4)");
+Result<TerminalInput> TerminalInputFromJson(const json& body, const std::string& where) {
+  Fields f(body, where);
+  GF_TRY(f.Check());
+  TerminalInput input;
+  GF_ASSIGN_OR_RETURN(const std::string text, f.Get<std::string>("input_base64"));
+  GF_ASSIGN_OR_RETURN(input.data, Base64Decode(text, f.Path("input_base64")));
+  if (input.data.size() > kMaxTerminalInputBytes) {
+    return InvalidArgument(f.Path("input_base64") + ": " + std::to_string(input.data.size()) +
+                           " bytes; at most " + std::to_string(kMaxTerminalInputBytes) +
+                           " per message (send a paste in several)");
   }
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    std::uint32_t group = 0;
-    std::size_t pad = 0;
-    for (std::size_t k = 0; k < 4; ++k) {
-      const char c = text[i + k];
-      const bool last_group = i + 4 == text.size();
-      if (c == '=' && last_group && k >= 2 && (k == 3 || text[i + 3] == '=')) {
-        ++pad;
-        group <<= 6;
-        continue;
-      }
-      const std::size_t v = kBase64Alphabet.find(c);
-      if (v == std::string_view::npos || pad > 0) {
-        return InvalidArgument(where + ": not base64 (bad character at " + std::to_string(i + k) +
-                               ")");
-      }
-      group = (group << 6) | static_cast<std::uint32_t>(v);
-    }
-    for (std::size_t k = 0; k < 3 - pad; ++k) {
-      out += static_cast<char>((group >> (16 - 8 * k)) & 0xFFU);
-    }
+  GF_ASSIGN_OR_RETURN(const std::optional<std::int64_t> rows, f.Optional<std::int64_t>("rows"));
+  GF_ASSIGN_OR_RETURN(const std::optional<std::int64_t> cols, f.Optional<std::int64_t>("cols"));
+  if (rows.has_value() != cols.has_value()) {
+    return InvalidArgument(f.Path(rows ? "cols" : "rows") +
+                           ": missing; a window size gives both rows and cols");
   }
-  return out;
+  if (rows) {
+    GF_TRY(ValidateTerminalSide(*rows, f.Path("rows")));
+    GF_TRY(ValidateTerminalSide(*cols, f.Path("cols")));
+    input.size = TerminalSize{static_cast<int>(*rows), static_cast<int>(*cols)};
+  }
+  return input;
 }
+
+namespace {
 
 // The read of a read_log command: stream, offset and limit, each checked.
 Result<LogRequest> ReadLogFromJson(const Fields& f, JobId job) {
@@ -663,6 +651,10 @@ json AgentCommandToJson(const AgentCommand& c) {
       out["kind"] = kKeepGpusReady;
       out["gpus"] = c.ready_gpus ? json(*c.ready_gpus) : json(nullptr);
       break;
+    case AgentCommand::Kind::kTerminal:
+      out["kind"] = kTerminal;
+      out.update(TerminalInputToJson(c.terminal));
+      break;
   }
   return out;
 }
@@ -723,10 +715,13 @@ Result<AgentCommand> AgentCommandFromJson(const json& body) {
       return InvalidArgument(f.Path("gpus") + ": " + std::to_string(*c.ready_gpus) +
                              " GPUs; expected 0 or more, or null");
     }
+  } else if (kind == kTerminal) {
+    c.kind = AgentCommand::Kind::kTerminal;
+    GF_ASSIGN_OR_RETURN(c.terminal, TerminalInputFromJson(body, "command"));
   } else {
     return InvalidArgument(f.Path("kind") + ": unknown command '" + kind +
                            "'; expected launch, kill, ack, read_log, reset_gpu_health, "
-                           "kill_process, apply_mig_layout or keep_gpus_ready");
+                           "kill_process, apply_mig_layout, keep_gpus_ready or terminal");
   }
   return c;
 }

@@ -36,6 +36,13 @@ Result<AgentCommand> AgentCommandFromJson(const nlohmann::json& body);
 nlohmann::json AgentLogReplyToJson(const AgentLogReply& reply);
 Result<AgentLogReply> AgentLogReplyFromJson(const nlohmann::json& body);
 
+// What a user typed into a job's terminal, and its window size (model/terminal.h), as both a
+// `terminal` command and the body of POST /api/v1/jobs/{id}/terminal carry it:
+// {"input_base64": "...", "rows": 24, "cols": 80} (input may be empty: a keepalive; rows and
+// cols together or neither). Errors: kInvalidArgument naming the field under `where`.
+nlohmann::json TerminalInputToJson(const TerminalInput& input);
+Result<TerminalInput> TerminalInputFromJson(const nlohmann::json& body, const std::string& where);
+
 // Exposed for tests: a node and a sample as the API shows them, read back.
 Result<Node> NodeFromJson(const nlohmann::json& body, const std::string& where);
 Result<GpuSample> GpuSampleFromJson(const nlohmann::json& body, const std::string& where);

@@ -80,6 +80,13 @@ class FakeClusterService : public ClusterService {
     last_log_request = request;
     return log_chunk;
   }
+  Status WriteTerminal(const Caller& caller, JobId id, const TerminalInput& input) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_id = id;
+    last_terminal_input = input;
+    return OkStatus();
+  }
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
@@ -267,6 +274,7 @@ class FakeClusterService : public ClusterService {
   std::optional<HistoryFilter> last_history_filter;
   std::optional<JobId> last_id;
   std::optional<LogRequest> last_log_request;
+  std::optional<TerminalInput> last_terminal_input;
   std::optional<JobSelector> last_selector;
   std::optional<JobUpdate> last_update;
 

@@ -399,6 +399,15 @@ Result<HttpResponse> JobLogsChunk(ClusterService& service, const RequestContext&
   return LogChunkResponse(std::move(chunk));
 }
 
+// POST /jobs/{id}/terminal {"input_base64", "rows", "cols"}: what `gpufleet run` sends.
+Result<HttpResponse> WriteTerminal(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(const TerminalInput input, TerminalInputFromJson(body, "body"));
+  GF_TRY(service.WriteTerminal(ctx.caller, id, input));
+  return JsonResponse(200, json{{"job", id.value()}});
+}
+
 Result<HttpResponse> ListNodes(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const auto nodes, service.ListNodes(ctx.caller));
   json out = json::array();
@@ -490,7 +499,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 38> kRoutes = {{
+const std::array<RouteEntry, 39> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -510,6 +519,7 @@ const std::array<RouteEntry, 38> kRoutes = {{
      &JobHistory},
     {{"GET", "/api/v1/jobs/{id}/explain", true}, "", &ExplainJob},
     {{"GET", "/api/v1/jobs/{id}/logs", true}, "stream,offset,limit", &JobLogsChunk},
+    {{"POST", "/api/v1/jobs/{id}/terminal", true}, "", &WriteTerminal},
     {{"GET", "/api/v1/quota", true}, "", &GetQuota},
     {{"GET", "/api/v1/report", true}, "period,team", &GetReport},
     {{"GET", "/api/v1/nodes", false}, "watch", &ListNodes},

@@ -64,6 +64,8 @@ void PrintJson(const nlohmann::json& j) {
   std::cout << j.dump(2) << '\n';
 }
 
+}  // namespace
+
 std::map<std::string, std::string> CurrentEnvironment() {
   std::map<std::string, std::string> out;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -210,6 +212,28 @@ void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o) {
       ->type_name("PATTERN")
       ->multi_option_policy(last);
 }
+
+Status TakeJobCommand(const ClientContext& ctx,
+                      std::vector<std::string> rest,
+                      std::string_view command,
+                      SubmitOptions& o) {
+  if (!rest.empty() && rest.front().rfind('-', 0) == 0) {
+    return InvalidArgument("unknown option " + rest.front() + " (see gpufleet " +
+                           std::string(command) + " --help)");
+  }
+  if (ctx.command_after_dashes) {
+    if (!rest.empty()) {
+      return InvalidArgument("command: '" + rest.front() +
+                             "' before '--'; put the whole command after '--'");
+    }
+    rest = *ctx.command_after_dashes;
+    o.command_after_dashes = true;
+  }
+  o.command = std::move(rest);
+  return OkStatus();
+}
+
+namespace {
 
 // `gpufleet submit --help`'s note for Slurm users (issue #23).
 constexpr std::string_view kSlurmCompatNote =
@@ -581,22 +605,11 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   submit->footer(std::string(kSlurmCompatNote));
   submit->prefix_command();
   submit->callback([&ctx, submit, submit_options, submit_json] {
-    std::vector<std::string> rest = submit->remaining();
-    if (!rest.empty() && rest.front().rfind('-', 0) == 0) {
-      ctx.exit_code =
-          Fail(InvalidArgument("unknown option " + rest.front() + " (see gpufleet submit --help)"));
+    if (Status taken = TakeJobCommand(ctx, submit->remaining(), "submit", *submit_options);
+        !taken.ok()) {
+      ctx.exit_code = Fail(taken.error());
       return;
     }
-    if (ctx.command_after_dashes) {
-      if (!rest.empty()) {
-        ctx.exit_code = Fail(InvalidArgument("command: '" + rest.front() +
-                                             "' before '--'; put the whole command after '--'"));
-        return;
-      }
-      rest = *ctx.command_after_dashes;
-      submit_options->command_after_dashes = true;
-    }
-    submit_options->command = std::move(rest);
     ctx.exit_code = RunSubmit(ctx, *submit_options, *submit_json);
   });
 

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -67,6 +69,20 @@ int RunJobAction(const ClientContext& ctx,
                  const std::vector<std::string>& ids,
                  const std::string& action,
                  const std::string& done);
+
+// The options of a job submission (--gpus, --time, --env, ...), shared by `submit` and `run`.
+void AddSubmitOptions(CLI::App& cmd, SubmitOptions& o);
+
+// The job's command of `submit` / `run` (`command` names it in messages): the words CLI11 left
+// (`rest`), or those after '--'. Errors: kInvalidArgument for an unknown option or words on
+// both sides of '--'.
+Status TakeJobCommand(const ClientContext& ctx,
+                      std::vector<std::string> rest,
+                      std::string_view command,
+                      SubmitOptions& o);
+
+// This process's environment, as a submission sends it (--export=ALL).
+std::map<std::string, std::string> CurrentEnvironment();
 
 void AddClientCommands(CLI::App& app, ClientContext& context);
 

@@ -42,39 +42,20 @@ std::optional<std::int64_t> HeaderNumber(const HttpResponse& response, std::stri
   return n;
 }
 
-// One chunk of `stream` from `offset`: at most `limit` bytes, or the server's default chunk.
-Result<HttpResponse> GetChunk(ApiClient& client,
-                              const std::string& base,
-                              const std::string& stream,
-                              std::int64_t offset,
-                              std::optional<std::int64_t> limit) {
-  std::string target = base + "/logs?stream=" + stream + "&offset=" + std::to_string(offset);
-  if (limit) {
-    target += "&limit=" + std::to_string(*limit);
-  }
-  GF_ASSIGN_OR_RETURN(HttpResponse response, client.Call("GET", target, std::nullopt));
-  if (response.status >= 300) {
-    return ErrorFromResponse(response);
-  }
-  return response;
-}
-
 // Prints what `cursor`'s file holds past its offset. Returns false, having printed nothing,
 // when the file is shorter than the offset: the next run of a requeued job wrote a new one
 // (the executor keeps the earlier one aside), to be read from its start.
 Result<bool> Drain(ApiClient& client, const std::string& base, LogCursor& cursor) {
   while (true) {
-    GF_ASSIGN_OR_RETURN(HttpResponse r,
-                        GetChunk(client, base, cursor.stream, cursor.offset, std::nullopt));
-    const std::optional<std::int64_t> size = HeaderNumber(r, "X-Gpufleet-Log-Size");
-    if (size && *size < cursor.offset) {
+    GF_ASSIGN_OR_RETURN(const LogChunk chunk,
+                        FetchLogChunk(client, base, cursor.stream, cursor.offset, std::nullopt));
+    if (chunk.size < cursor.offset) {
       return false;
     }
-    std::cout << r.body << std::flush;
-    const auto read = static_cast<std::int64_t>(r.body.size());
-    cursor.printed += read;
-    cursor.offset = HeaderNumber(r, "X-Gpufleet-Next-Offset").value_or(cursor.offset + read);
-    if (!size || *size <= cursor.offset) {
+    std::cout << chunk.data << std::flush;
+    cursor.printed += static_cast<std::int64_t>(chunk.data.size());
+    cursor.offset = chunk.next_offset;
+    if (chunk.size <= cursor.offset) {
       return true;
     }
   }
@@ -136,9 +117,8 @@ void NoteEmptyOutput(ApiClient& client,
   }
   const std::string& asked = cursors.front().stream;
   const std::string other = asked == "stdout" ? "stderr" : "stdout";
-  Result<HttpResponse> probe = GetChunk(client, base, other, 0, 0);
-  const std::int64_t other_size =
-      probe.ok() ? HeaderNumber(*probe, "X-Gpufleet-Log-Size").value_or(0) : 0;
+  Result<LogChunk> probe = FetchLogChunk(client, base, other, 0, 0);
+  const std::int64_t other_size = probe.ok() ? probe->size : 0;
   std::cerr << "gpufleet logs: job " << id_text << " has written nothing to " << StreamName(asked);
   if (other_size > 0) {
     std::cerr << "; its " << StreamName(other) << " holds " << other_size
@@ -150,6 +130,28 @@ void NoteEmptyOutput(ApiClient& client,
 }
 
 }  // namespace
+
+Result<LogChunk> FetchLogChunk(ApiClient& client,
+                               const std::string& base,
+                               const std::string& stream,
+                               std::int64_t offset,
+                               std::optional<std::int64_t> limit) {
+  std::string target = base + "/logs?stream=" + stream + "&offset=" + std::to_string(offset);
+  if (limit) {
+    target += "&limit=" + std::to_string(*limit);
+  }
+  GF_ASSIGN_OR_RETURN(HttpResponse response, client.Call("GET", target, std::nullopt));
+  if (response.status >= 300) {
+    return ErrorFromResponse(response);
+  }
+  LogChunk chunk;
+  const auto read = static_cast<std::int64_t>(response.body.size());
+  chunk.next_offset = HeaderNumber(response, "X-Gpufleet-Next-Offset").value_or(offset + read);
+  // A server always says the size; without it, what was read is taken as all there is.
+  chunk.size = HeaderNumber(response, "X-Gpufleet-Log-Size").value_or(chunk.next_offset);
+  chunk.data = std::move(response.body);
+  return chunk;
+}
 
 int RunLogs(const ClientContext& ctx, const std::string& id_text, LogStreams which, bool follow) {
   auto opened = OpenClient(ctx);

@@ -232,6 +232,9 @@ void FillUnset(SubmitOptions& into, const SubmitOptions& from) {
       into.*field = from.*field;
     }
   }
+  if (!into.terminal) {
+    into.terminal = from.terminal;
+  }
   for (auto field : {&SubmitOptions::requeue, &SubmitOptions::interactive, &SubmitOptions::reap}) {
     if (!(into.*field)) {
       into.*field = from.*field;
@@ -426,6 +429,9 @@ Result<nlohmann::json> BuildSubmitBody(const SubmitOptions& options,
     }
   }
   GF_TRY(AddOutputFiles(options, env));
+  if (options.terminal) {
+    env[std::string(kTerminalVariable)] = FormatTerminalSize(*options.terminal);
+  }
   if (options.workdir) {
     env["SLURM_SUBMIT_DIR"] = cwd;  // the job starts elsewhere: say where it was submitted
   }

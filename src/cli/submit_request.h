@@ -15,6 +15,7 @@
 
 #include "core/result.h"
 #include "model/job.h"
+#include "model/terminal.h"
 #include "service/service.h"
 
 namespace gf {
@@ -56,6 +57,9 @@ struct SubmitOptions {
   // (model/output_pattern.h); unset = gpufleet's log (gpufleet logs).
   std::optional<std::string> output;
   std::optional<std::string> error;
+  // `gpufleet run`: the job runs on a terminal of this first size (model/terminal.h; the job's
+  // GPUFLEET_PTY). Not a flag: `run` sets it from the user's terminal.
+  std::optional<TerminalSize> terminal;
   std::vector<std::string> command;
   // True when `command` came after '--' (gpufleet submit [OPTIONS] -- CMD ARGS): its first word
   // is then a command, found as a shell finds it, not a script in the current directory.

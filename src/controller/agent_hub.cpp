@@ -21,6 +21,7 @@ namespace gf {
 // command waits in reads_ until a stream of the current session takes it (once), and its reader
 // waits in waiting_ for the agent's LogReply, up to log_timeout. A new session, or the hub's
 // Close, drops both and fails the readers: a read is never replayed to another session.
+// Terminal input (WriteTerminal) waits in reads_ the same way, with no reader to answer.
 class RemoteAgent final : public NodeAgent {
  public:
   RemoteAgent(NodeId node, std::size_t max_outbox, std::chrono::milliseconds log_timeout)
@@ -113,6 +114,29 @@ class RemoteAgent final : public NodeAgent {
       }
     }
     return answer.get();
+  }
+
+  // API worker: the keystrokes go out with the reads (once, never replayed); nothing waits for
+  // the node. A user's typing outruns nothing here: one message per client request.
+  Status WriteTerminal(JobId job, const TerminalInput& input) override {
+    std::vector<std::function<void()>> wake;
+    {
+      std::lock_guard lock(mu_);
+      if (session_ <= 0 || open_streams_ == 0) {
+        return Unavailable("node " + node_.value() + ": its agent is not connected now (it is " +
+                           "reconnecting, or gone); job " + std::to_string(job.value()) +
+                           "'s terminal cannot be reached");
+      }
+      if (reads_.size() >= kMaxWaitingQuestions) {
+        return Unavailable("node " + node_.value() + ": its agent is not taking commands (" +
+                           std::to_string(reads_.size()) + " wait); try again");
+      }
+      reads_.push_back(
+          AgentCommand{.kind = AgentCommand::Kind::kTerminal, .job_id = job, .terminal = input});
+      wake = TakeWakersLocked();
+    }
+    CallAll(wake);
+    return OkStatus();
   }
 
   // The agent's reply (AgentHub::LogReply): completes the read that waits for it.
@@ -255,7 +279,8 @@ class RemoteAgent final : public NodeAgent {
   std::string run_dir_;                        // GUARDED_BY(mu_)
   int open_streams_ = 0;                       // GUARDED_BY(mu_): of the current session
   std::int64_t next_request_ = 1;              // GUARDED_BY(mu_)
-  std::deque<AgentCommand> reads_;             // GUARDED_BY(mu_): read_logs not yet taken
+  std::deque<AgentCommand> reads_;  // GUARDED_BY(mu_): read_log, terminal not yet taken
+  static constexpr std::size_t kMaxWaitingQuestions = 1024;
   std::map<std::int64_t, Waiter> waiting_;     // GUARDED_BY(mu_): request → its reader
 };
 

@@ -18,7 +18,7 @@ constexpr Refusal k404 = Refusal::kHidden;
 // The table. Columns of `allowed`: anonymous, node, user, operator, admin. docs/cluster.md
 // prints it row for row (authorization_test.cpp compares them).
 // clang-format off
-constexpr std::array<AuthorizationRule, 40> kRules = {{
+constexpr std::array<AuthorizationRule, 42> kRules = {{
   {R::kCluster, A::kRead, O::kNone, {Y, Y, Y, Y, Y}, k403, "read health, nodes, GPUs and metrics",
    "`GET /api/v1/health`, `/nodes`, `/gpus`, `/gpus/{uuid}/series`, `/metrics`"},
   {R::kJob, A::kSubmit, O::kNone, {N, N, Y, Y, Y}, k403, "submit jobs",
@@ -55,6 +55,12 @@ constexpr std::array<AuthorizationRule, 40> kRules = {{
    "`POST /api/v1/jobs/{id}/update`"},
   {R::kJob, A::kUpdate, O::kOther, {N, N, N, Y, Y}, k404, "change other users' pending jobs",
    "the same"},
+  // Keystrokes run as the job's owner: nobody else types into a user's shell, admins included
+  // (they can cancel or requeue it).
+  {R::kJob, A::kAttach, O::kOwn, {N, N, Y, Y, Y}, k404,
+   "type into their own interactive jobs' terminals", "`POST /api/v1/jobs/{id}/terminal`"},
+  {R::kJob, A::kAttach, O::kOther, {N, N, N, N, N}, k403,
+   "type into another user's job's terminal", "the same"},
   {R::kJob, A::kApprove, O::kNone, {N, N, N, N, Y}, k403,
    "let a job run past its team's GPU-hour budget", "`POST /api/v1/jobs/{id}/approve`"},
   {R::kTeam, A::kRead, O::kOwn, {N, N, Y, Y, Y}, k403,
@@ -225,8 +231,9 @@ Status Authorize(const Caller& caller,
   if (rule == nullptr) {
     return PermissionDenied(prefix + ": nobody may do this");
   }
-  return PermissionDenied(prefix + ": only " + WhoMay(*rule) + " may " + std::string(rule->may) +
-                          "; " + Describe(caller));
+  const std::string who = WhoMay(*rule);
+  return PermissionDenied(prefix + ": " + (who == "nobody" ? who : "only " + who) + " may " +
+                          std::string(rule->may) + "; " + Describe(caller));
 }
 
 std::string_view ToString(Principal p) {
@@ -287,6 +294,8 @@ std::string_view ToString(Action a) {
       return "release";
     case Action::kRequeue:
       return "requeue";
+    case Action::kAttach:
+      return "attach";
     case Action::kUpdate:
       return "update";
     case Action::kApprove:

@@ -59,6 +59,7 @@ enum class Action {
   kRelease,  // end a hold (gpufleet release); "own" is a hold its owner placed on its own job
   kRequeue,  // stop a running job and queue it again at its place (gpufleet requeue)
   kUpdate,   // change a pending job's request, time, class, team or name (gpufleet update)
+  kAttach,   // type into a running job's terminal (gpufleet run): its owner alone
   kApprove,  // let a job run past its team's GPU-hour budget
   kCharge,   // name a team at submit: the job spends that team's guarantee and budget
   kCreate,

@@ -8,8 +8,10 @@
 #include <spdlog/spdlog.h>
 
 #include "core/duration.h"
+#include "controller/authorization.h"
 #include "lifecycle/admission.h"
 #include "model/team.h"
+#include "model/terminal.h"
 #include "scheduler/explain.h"
 
 namespace gf {
@@ -458,6 +460,33 @@ Result<LogChunk> Controller::ReadJobLog(const Caller& caller, const LogRequest& 
                         return LogSource(caller, request);
                       }));
   return agent->ReadLog(request);
+}
+
+// As ReadJobLog: found on the state thread, sent from the caller's.
+Status Controller::WriteTerminal(const Caller& caller, JobId id, const TerminalInput& input) {
+  GF_ASSIGN_OR_RETURN(NodeAgent * agent,
+                      Call<NodeAgent*>([this, caller, id] { return TerminalSource(caller, id); }));
+  return agent->WriteTerminal(id, input);
+}
+
+Result<NodeAgent*> Controller::TerminalSource(const Caller& caller, JobId id) {
+  GF_ASSIGN_OR_RETURN(const Job job, desk_.FindVisible(caller, id));
+  const std::string name = "job " + std::to_string(id.value());
+  GF_TRY(Authorize(caller,
+                   Resource::kJob,
+                   Action::kAttach,
+                   Whose(caller, job.owner.uid),
+                   "type into " + name + "'s terminal"));
+  if (!HasTerminal(job.spec)) {
+    return FailedPrecondition(name + " has no terminal: only a job started by `gpufleet run` " +
+                              "has one (see its output with gpufleet logs " +
+                              std::to_string(id.value()) + ")");
+  }
+  if (job.state != JobState::kRunning) {
+    return FailedPrecondition(name + " is " + std::string(ToString(job.state)) +
+                              ": its terminal takes input only while it runs");
+  }
+  return node_desk_.LogSource(job, LogStream::kStdout);
 }
 
 Result<NodeAgent*> Controller::LogSource(const Caller& caller, const LogRequest& request) {

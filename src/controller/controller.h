@@ -154,6 +154,7 @@ class Controller final : public ClusterService, public AgentReports, private Job
   Result<HistoryPage> JobHistory(const Caller& caller, const HistoryFilter& filter) override;
   Result<Job> CancelJob(const Caller& caller, JobId id) override;
   Result<LogChunk> ReadJobLog(const Caller& caller, const LogRequest& request) override;
+  Status WriteTerminal(const Caller& caller, JobId id, const TerminalInput& input) override;
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) override;
   Result<Explanation> ExplainJob(const Caller& caller, JobId id) override;
   Result<std::vector<Node>> ListNodes(const Caller& caller) override;
@@ -239,6 +240,9 @@ class Controller final : public ClusterService, public AgentReports, private Job
   // The agent that holds the output of the job ReadJobLog asks for, or why none can be asked
   // (not started, requeued, node down or never joined).
   Result<NodeAgent*> LogSource(const Caller& caller, const LogRequest& request);
+  // The agent of the node that runs the job whose terminal WriteTerminal types into, or why
+  // there is none to type into.
+  Result<NodeAgent*> TerminalSource(const Caller& caller, JobId id);
 
   std::unique_ptr<Telemetry> own_telemetry_;  // when options.telemetry is null
   Telemetry* telemetry_;                      // thread-safe; used from agent threads too

@@ -85,6 +85,17 @@ class FakeAgent final : public NodeAgent {
                     .size = static_cast<std::int64_t>(text.size()),
                     .next_offset = static_cast<std::int64_t>(text.size())};
   }
+  // Records each message.
+  Status WriteTerminal(JobId job, const TerminalInput& input) override {
+    std::lock_guard lock(mu_);
+    terminal_.emplace_back(job, input);
+    return OkStatus();
+  }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
+  std::vector<std::pair<JobId, TerminalInput>> terminal() {
+    std::lock_guard lock(mu_);
+    return terminal_;
+  }
   void ResetGpuHealth(const GpuUuid& uuid) override {
     std::lock_guard lock(mu_);
     health_resets_.push_back(uuid);
@@ -148,6 +159,7 @@ class FakeAgent final : public NodeAgent {
   std::vector<JobId> acked_;
   std::vector<int> signals_;  // the first signal of each kill, in order
   std::vector<LogRequest> reads_;
+  std::vector<std::pair<JobId, TerminalInput>> terminal_;
   std::vector<GpuUuid> health_resets_;
   std::vector<std::pair<JobId, std::uint32_t>> process_kills_;
   std::vector<std::pair<GpuUuid, std::vector<std::string>>> mig_layouts_;

@@ -134,6 +134,9 @@ class BlockingAgent final : public NodeAgent {
   void AcknowledgeExit(JobId /*job*/) override {}
   std::string LogPath(JobId /*job*/, bool /*err*/) const override { return "/dev/null"; }
   Result<LogChunk> ReadLog(const LogRequest& /*request*/) override { return LogChunk{}; }
+  Status WriteTerminal(JobId /*job*/, const TerminalInput& /*input*/) override {
+    return OkStatus();
+  }
   void ResetGpuHealth(const GpuUuid& /*uuid*/) override {}
   void KillProcess(JobId /*job*/, std::uint32_t /*pid*/, const std::string&) override {}
   void ApplyMigLayout(const GpuUuid&, const std::vector<std::string>&) override {}

@@ -1,5 +1,6 @@
 #include "model/terminal.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace gf {
@@ -28,6 +29,12 @@ Result<TerminalSize> ParseTerminalSize(std::string_view text, std::string_view f
   GF_TRY(ValidateTerminalSide(size.rows, std::string(field) + " rows"));
   GF_TRY(ValidateTerminalSide(size.cols, std::string(field) + " columns"));
   return size;
+}
+
+bool HasTerminal(const JobSpec& spec) {
+  return std::any_of(spec.env.begin(), spec.env.end(), [](const auto& kv) {
+    return kv.first == kTerminalVariable;
+  });
 }
 
 std::string FormatTerminalSize(const TerminalSize& size) {

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "model/job.h"
 
 namespace gf {
 
@@ -47,5 +48,8 @@ std::string FormatTerminalSize(const TerminalSize& size);
 // Checks one side of a size given as a number (the API's rows/cols). kInvalidArgument naming
 // `field` outside 1..kMaxTerminalSide.
 Status ValidateTerminalSide(std::int64_t value, std::string_view field);
+
+// Whether the job was started with a terminal (its environment holds kTerminalVariable).
+bool HasTerminal(const JobSpec& spec);
 
 }  // namespace gf

@@ -35,6 +35,7 @@
 #include "core/result.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
+#include "model/terminal.h"
 #include "service/node_agent.h"
 #include "service/service.h"
 
@@ -45,7 +46,9 @@ namespace gf {
 // kReadLog (NodeAgent::ReadLog) is a question, not a state change: it has no seq (0), is not
 // kept in the outbox (a stream hands it out once, and a new session drops it: it is never
 // replayed), does not move done_seq, and its answer comes back as an AgentLogReply (POST
-// /agent/logs) matched by `request`.
+// /agent/logs) matched by `request`. kTerminal (NodeAgent::WriteTerminal) travels the same
+// way, unanswered: keystrokes are not replayed into a later session, where they could be
+// typed twice.
 struct AgentCommand {
   enum class Kind {
     kLaunch,
@@ -55,7 +58,8 @@ struct AgentCommand {
     kResetGpuHealth,
     kKillProcess,
     kApplyMigLayout,
-    kKeepGpusReady
+    kKeepGpusReady,
+    kTerminal
   };
   std::int64_t seq = 0;  // increasing per node, never reused while the server runs; 0: kReadLog
   Kind kind = Kind::kLaunch;
@@ -70,6 +74,7 @@ struct AgentCommand {
   std::uint32_t pid = 0;          // kKillProcess (with job_id and cause)
   std::vector<std::string> mig_profiles{};  // kApplyMigLayout: the layout ("3g.40gb", ...)
   std::optional<int> ready_gpus{};          // kKeepGpusReady: nullopt, no forecast
+  TerminalInput terminal{};                 // kTerminal (with job_id)
 };
 
 // The agent's answer to a kReadLog: the chunk, or why it could not read (kIo naming the file).

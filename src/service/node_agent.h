@@ -22,6 +22,7 @@
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/terminal.h"
 #include "service/job_log.h"
 
 namespace gf {
@@ -55,6 +56,13 @@ class NodeAgent {
   // (bounded by its timeout). Errors: kUnavailable (the node's agent cannot be reached or did
   // not answer in time, naming the node and the file), kIo (the file exists but cannot be read).
   virtual Result<LogChunk> ReadLog(const LogRequest& request) = 0;
+
+  // Hands what the job's owner typed, a new window size, or a keepalive (an empty input) to the
+  // terminal of a job running here (`gpufleet run`, model/terminal.h). Called like ReadLog,
+  // from API worker threads; a remote agent sends it on the node's command stream and does not
+  // wait for the node. Errors: kFailedPrecondition (the job has no terminal here, or it
+  // ended), kUnavailable (the node's agent is not connected), kIo.
+  virtual Status WriteTerminal(JobId job, const TerminalInput& input) = 0;
 
   // The controller took the node down (its agent fell silent): whatever the agent still sends
   // on its current connection must not count until it says hello again, so that the hello

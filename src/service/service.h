@@ -25,6 +25,7 @@
 #include "model/node.h"
 #include "model/notification.h"
 #include "model/slice.h"
+#include "model/terminal.h"
 #include "model/token.h"
 #include "service/job_log.h"
 
@@ -311,6 +312,13 @@ class ClusterService {
   // requeued and not started again), naming its state; kUnavailable when the node is down or
   // its agent unreachable or too slow, naming the node and the file there; kIo.
   virtual Result<LogChunk> ReadJobLog(const Caller& caller, const LogRequest& request) = 0;
+
+  // Hands keystrokes, a window size or a keepalive to the terminal of a running job started by
+  // `gpufleet run` (model/terminal.h), through its node's agent as ReadJobLog reads: resolved
+  // on the state thread, sent from the caller's. Only the job's owner may type into it
+  // (kPermissionDenied for anyone else who can see it; kNotFound, as GetJob, for who cannot).
+  // kFailedPrecondition for a job without a terminal or not running; kUnavailable as ReadJobLog.
+  virtual Status WriteTerminal(const Caller& caller, JobId id, const TerminalInput& input) = 0;
 
   virtual Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) = 0;
 

@@ -37,7 +37,7 @@ ok "--version, --help, up --help and a mistyped command through the client"
 # --- client commands run in the client: submit's own --help, and its errors
 grep -q -- '--gpus' <<<"$(gf submit --help)" || fail "gpufleet submit --help"
 refused 2 "is not a level" gf --log-level bogus submit -- true
-refused 2 "only gpufleet submit takes a command" gf queue -- true
+refused 2 "only gpufleet submit and gpufleet run take a command" gf queue -- true
 refused 1 "cannot reach gpufleet" gf --socket "$WORK/none.sock" queue
 
 # --- gpufleet up through the client: exec keeps the process (a unit's MainPID), gpufleetd runs

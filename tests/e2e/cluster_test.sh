@@ -122,6 +122,13 @@ gf logs --stdout "$id4" >"$WORK/logs.out" || fail "gpufleet logs $id4 failed"
 cmp -s "$expected" "$WORK/logs.out" || fail "logs of job $id4 differ: $(cmp "$expected" "$WORK/logs.out" 2>&1)"
 ok "logs of job $id4 on e4 ($(wc -c <"$expected") bytes; private data dir: $private) came over the agent link, plain and -f"
 
+# An interactive session on e4 (gpufleet run): keys go out on the command stream, output comes
+# back over the agent link, and the job's exit code is the session's.
+out=$(printf 'hello there\n' | gf run --constraint disk=private -- sh -c 'read x; echo "got:$x on $(hostname)"; exit 3') && rc=0 || rc=$?
+[ "$rc" = 3 ] || fail "gpufleet run on e4 exited $rc, want 3: $out"
+echo "$out" | grep -q "got:hello there" || fail "gpufleet run on e4: $out"
+ok "gpufleet run on e4 over the agent link: $(echo "$out" | grep got: | tr -d '\r')"
+
 # e4 goes away: its node goes down, and the logs of its job say where they are instead.
 kill -9 "${AGENT_PIDS[4]}"
 wait "${AGENT_PIDS[4]}" 2>/dev/null || true
