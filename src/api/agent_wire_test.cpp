@@ -376,6 +376,49 @@ TEST(AgentWireTest, KeepGpusReadyRoundTripsACountOrNoForecast) {
             std::string::npos);
 }
 
+// What a user typed (any byte: a terminal's keys are not UTF-8 text), with or without a size.
+TEST(AgentWireTest, TerminalCommandCarriesEveryByteAndTheSize) {
+  std::string keys;
+  for (int b = 0; b < 256; ++b) {
+    keys += static_cast<char>(b);
+  }
+  AgentCommand typed{.kind = AgentCommand::Kind::kTerminal,
+                     .job_id = JobId(9),
+                     .terminal = {.data = keys, .size = TerminalSize{50, 132}}};
+  const json wire = OverTheWire(AgentCommandToJson(typed));
+  EXPECT_EQ(wire["kind"], "terminal");
+  EXPECT_EQ(wire["seq"], 0);
+  AgentCommand back = ReadBack(AgentCommandFromJson(wire));
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kTerminal);
+  EXPECT_EQ(back.job_id, JobId(9));
+  EXPECT_EQ(back.terminal.data, keys);
+  EXPECT_EQ(back.terminal.size, (TerminalSize{50, 132}));
+  typed.terminal = {};  // a keepalive
+  back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(typed))));
+  EXPECT_EQ(back.terminal.data, "");
+  EXPECT_FALSE(back.terminal.size.has_value());
+}
+
+TEST(AgentWireTest, TerminalInputIsCheckedNamingTheField) {
+  const auto error = [](const json& body) {
+    Result<TerminalInput> r = TerminalInputFromJson(body, "body");
+    return r.ok() ? std::string() : r.error().message;
+  };
+  EXPECT_NE(error({{"input_base64", "eA="}}).find("body.input_base64: not base64"),
+            std::string::npos);
+  EXPECT_NE(error({{"rows", 24}}).find("body.cols: missing"), std::string::npos);
+  EXPECT_NE(error({{"rows", 0}, {"cols", 80}}).find("body.rows"), std::string::npos);
+  EXPECT_NE(error({{"rows", 24}, {"cols", 70000}}).find("body.cols"), std::string::npos);
+  EXPECT_NE(error({{"rows", "24"}, {"cols", 80}}).find("body.rows: expected an integer"),
+            std::string::npos);
+  const std::string big(kMaxTerminalInputBytes + 1, 'x');
+  EXPECT_NE(error({{"input_base64", TerminalInputToJson({.data = big})["input_base64"]}})
+                .find("at most 16384"),
+            std::string::npos);
+  EXPECT_NE(error(json::array()).find("body: expected a JSON object"), std::string::npos);
+  EXPECT_EQ(error(json::object()), "");  // a keepalive
+}
+
 TEST(AgentWireTest, ReadLogCommandRoundTrips) {
   AgentCommand read{
       .seq = 0,
@@ -492,7 +535,7 @@ TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
   EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
   EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
   EXPECT_NE(message.find("launch, kill, ack, read_log, reset_gpu_health, kill_process, "
-                         "apply_mig_layout or keep_gpus_ready"),
+                         "apply_mig_layout, keep_gpus_ready or terminal"),
             std::string::npos)
       << message;
 }

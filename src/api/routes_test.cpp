@@ -326,6 +326,26 @@ TEST_F(ApiRoutesTest, LogsPassTheReadToTheServiceAndAnswerItsChunk) {
   EXPECT_EQ(fake_.last_log_request->limit, kDefaultLogChunkBytes);
 }
 
+TEST_F(ApiRoutesTest, TerminalInputGoesToTheServiceDecoded) {
+  auto r = Do("POST", "/api/v1/jobs/3/terminal", R"({"input_base64": "bHMKAw==", "rows": 40, "cols": 120})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["job"], 3);
+  ASSERT_TRUE(fake_.last_terminal_input.has_value());
+  EXPECT_EQ(fake_.last_id, JobId(3));
+  EXPECT_EQ(fake_.last_terminal_input->data, "ls\n\x03");
+  EXPECT_EQ(fake_.last_terminal_input->size, (TerminalSize{40, 120}));
+  EXPECT_EQ(fake_.last_caller->uid, 1000u);
+
+  const int calls = fake_.Calls();
+  EXPECT_NE(Message(Do("POST", "/api/v1/jobs/3/terminal", R"({"input_base64": "%%"})"))
+                .find("body.input_base64"),
+            std::string::npos);
+  EXPECT_EQ(fake_.Calls(), calls);  // refused before the service
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/3/terminal", "{}", &anonymous_).status, 401);
+  fake_.fail_with = FailedPrecondition("job 3 has no terminal");
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/3/terminal", "{}").status, 409);
+}
+
 TEST_F(ApiRoutesTest, LogsRefuseBadParametersAndMapTheServicesErrors) {
   EXPECT_NE(Message(Do("GET", "/api/v1/jobs/3/logs?stream=both")).find("stream"),
             std::string::npos);

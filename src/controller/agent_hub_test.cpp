@@ -605,6 +605,28 @@ TEST_F(AgentHubTest, AReadGoesOutOnceAndItsReplyCompletesTheReader) {
   EXPECT_EQ(again.error().code, ErrorCode::kNotFound);
 }
 
+// `gpufleet run`'s keys: unnumbered, out once on the session's stream, never replayed to a
+// stream that starts over; refused at once while the node has no stream.
+TEST_F(AgentHubTest, TerminalInputGoesOutOnceAndIsNeverReplayed) {
+  const std::int64_t session = SessionOf("n1");
+  EXPECT_EQ(AgentOf("n1")->WriteTerminal(JobId(5), {.data = "x"}).error().code,
+            ErrorCode::kUnavailable);  // no stream open yet
+  std::shared_ptr<CommandStream> stream = Stream(session, 0);
+  AgentOf("n1")->AcknowledgeExit(JobId(1));  // seq 1
+  ASSERT_TRUE(
+      AgentOf("n1")->WriteTerminal(JobId(5), {.data = "ls\n", .size = TerminalSize{24, 80}}).ok());
+  std::vector<AgentCommand> taken = stream->Take();
+  ASSERT_EQ(taken.size(), 2u);
+  const AgentCommand& keys = taken[1];
+  EXPECT_EQ(keys.kind, AgentCommand::Kind::kTerminal);
+  EXPECT_EQ(keys.seq, 0);
+  EXPECT_EQ(keys.job_id, JobId(5));
+  EXPECT_EQ(keys.terminal.data, "ls\n");
+  EXPECT_EQ(keys.terminal.size, (TerminalSize{24, 80}));
+  EXPECT_TRUE(stream->Take().empty());
+  EXPECT_EQ(Seqs(Stream(session, 0)->Take()), (std::vector<std::int64_t>{1}));  // keys not again
+}
+
 TEST_F(AgentHubTest, AnAgentsReadErrorReachesTheReader) {
   const std::int64_t session = SessionOf("n1");
   ReadInFlight r = SendRead(Stream(session, 0), AgentOf("n1"), {.job = JobId(5), .limit = 10});

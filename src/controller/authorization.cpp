@@ -56,10 +56,11 @@ constexpr std::array<AuthorizationRule, 42> kRules = {{
   {R::kJob, A::kUpdate, O::kOther, {N, N, N, Y, Y}, k404, "change other users' pending jobs",
    "the same"},
   // Keystrokes run as the job's owner: nobody else types into a user's shell, admins included
-  // (they can cancel or requeue it).
+  // (they can cancel or requeue it). Hidden, like every job rule: who may see the job is told
+  // the terminal is its owner's.
   {R::kJob, A::kAttach, O::kOwn, {N, N, Y, Y, Y}, k404,
    "type into their own interactive jobs' terminals", "`POST /api/v1/jobs/{id}/terminal`"},
-  {R::kJob, A::kAttach, O::kOther, {N, N, N, N, N}, k403,
+  {R::kJob, A::kAttach, O::kOther, {N, N, N, N, N}, k404,
    "type into another user's job's terminal", "the same"},
   {R::kJob, A::kApprove, O::kNone, {N, N, N, N, Y}, k403,
    "let a job run past its team's GPU-hour budget", "`POST /api/v1/jobs/{id}/approve`"},

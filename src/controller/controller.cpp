@@ -470,13 +470,13 @@ Status Controller::WriteTerminal(const Caller& caller, JobId id, const TerminalI
 }
 
 Result<NodeAgent*> Controller::TerminalSource(const Caller& caller, JobId id) {
-  GF_ASSIGN_OR_RETURN(const Job job, desk_.FindVisible(caller, id));
   const std::string name = "job " + std::to_string(id.value());
-  GF_TRY(Authorize(caller,
-                   Resource::kJob,
-                   Action::kAttach,
-                   Whose(caller, job.owner.uid),
-                   "type into " + name + "'s terminal"));
+  GF_ASSIGN_OR_RETURN(const Job job, desk_.FindVisible(caller, id));
+  if (!Visible(caller, job, Action::kAttach)) {
+    // 404 as the table says, but who may see the job is told why.
+    return NotFound(name + ": its terminal is its owner's alone (nobody else types into it, " +
+                    "admins included; gpufleet cancel ends it)");
+  }
   if (!HasTerminal(job.spec)) {
     return FailedPrecondition(name + " has no terminal: only a job started by `gpufleet run` " +
                               "has one (see its output with gpufleet logs " +

@@ -11,6 +11,7 @@
 #include "controller/controller_fixture.h"
 #include "controller/controller_test_util.h"
 #include "core/duration.h"
+#include "model/terminal.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace gf {
@@ -199,6 +200,48 @@ TEST_F(ControllerTest, CancelPendingAndRunning) {
   auto again = controller_->CancelJob(alice_, running->id);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::kFailedPrecondition);
+}
+
+// `gpufleet run`'s keys: to the agent of the job's node, from its owner only, while it runs,
+// and only for a job that has a terminal.
+TEST_F(ControllerTest, TerminalInputReachesTheRunningJobsAgentFromItsOwnerOnly) {
+  JobSpec with_terminal = Spec(1);
+  with_terminal.env.emplace_back(std::string(kTerminalVariable), "24x80");
+  auto job = controller_->Submit(alice_, with_terminal);
+  ASSERT_TRUE(job.ok()) << job.error().ToString();
+  const TerminalInput keys{.data = "ls\n", .size = TerminalSize{30, 100}};
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kStarting); }));
+  Status early = controller_->WriteTerminal(alice_, job->id, keys);
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(early.error().message.find("while it runs"), std::string::npos) << early.error().message;
+
+  controller_->OnJobStarted(job->id, 4242, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));
+  Status typed = controller_->WriteTerminal(alice_, job->id, keys);
+  ASSERT_TRUE(typed.ok()) << typed.error().ToString();
+  ASSERT_EQ(agent_->terminal().size(), 1u);
+  EXPECT_EQ(agent_->terminal()[0].first, job->id);
+  EXPECT_EQ(agent_->terminal()[0].second.data, "ls\n");
+  EXPECT_EQ(agent_->terminal()[0].second.size, (TerminalSize{30, 100}));
+
+  EXPECT_EQ(controller_->WriteTerminal(bob_, job->id, keys).error().code, ErrorCode::kNotFound);
+  Status by_root = controller_->WriteTerminal(root_, job->id, keys);
+  ASSERT_FALSE(by_root.ok());
+  EXPECT_EQ(by_root.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(by_root.error().message.find("its owner's alone"), std::string::npos)
+      << by_root.error().message;
+  EXPECT_EQ(agent_->terminal().size(), 1u);  // neither reached the agent
+
+  auto batch = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(batch.ok());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(batch->id, JobState::kStarting); }));
+  controller_->OnJobStarted(batch->id, 4243, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return StateIs(batch->id, JobState::kRunning); }));
+  Status no_terminal = controller_->WriteTerminal(alice_, batch->id, keys);
+  ASSERT_FALSE(no_terminal.ok());
+  EXPECT_NE(no_terminal.error().message.find("has no terminal"), std::string::npos)
+      << no_terminal.error().message;
 }
 
 TEST_F(ControllerTest, UsersSeeAndTouchOnlyTheirOwnJobs) {

@@ -1154,6 +1154,12 @@ TEST_F(ExecutorTest, ShimHoldsNoSocketAndTheServerEndsWithTheExecutor) {
 
 // ---- a job's terminal (`gpufleet run`, terminal_relay.h) ----
 
+ExecutorOptions OneSecondSessions() {
+  ExecutorOptions options;
+  options.terminal_timeout = std::chrono::seconds(1);
+  return options;
+}
+
 LaunchSpec WithTerminal(LaunchSpec spec, const std::string& size = "24x80") {
   spec.env.emplace_back(std::string(kTerminalVariable), size);
   return spec;
@@ -1194,9 +1200,7 @@ TEST_F(ExecutorTest, CtrlCOnTheTerminalInterruptsTheJobsForegroundGroup) {
 }
 
 TEST_F(ExecutorTest, TerminalJobIsHungUpWhenItsClientFallsSilent) {
-  ExecutorOptions options;
-  options.terminal_timeout = std::chrono::seconds(1);
-  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_, options);
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_, OneSecondSessions());
   LaunchSpec spec = WithTerminal(Shell("echo ready; sleep 60"));
   LaunchOk(spec);
   const auto started = std::chrono::steady_clock::now();
@@ -1208,9 +1212,7 @@ TEST_F(ExecutorTest, TerminalJobIsHungUpWhenItsClientFallsSilent) {
 }
 
 TEST_F(ExecutorTest, KeepalivesHoldTheTerminalSessionOpen) {
-  ExecutorOptions options;
-  options.terminal_timeout = std::chrono::seconds(1);
-  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_, options);
+  executor_ = std::make_unique<Executor>(run_dir_, kShim, clock_, OneSecondSessions());
   LaunchSpec spec = WithTerminal(Shell("sleep 3; echo still-here"));
   LaunchOk(spec);
   const fs::path dir = executor_->JobDir(spec.job);

@@ -13,6 +13,7 @@
 //                          when the shim died without doing so
 //   reported    Executor   marker: the agent acknowledged the exit; Recover skips the folder
 //   stdout.log, stderr.log the job's output, owned by the job's owner
+//   tty.sock    shim       a job with a terminal: where keys come in (terminal_relay.h)
 //   shim.log    shim       the shim's own stdout/stderr, for diagnosing the shim itself
 //
 // Free functions over paths; no shared state, safe from any thread.

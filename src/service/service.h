@@ -316,7 +316,7 @@ class ClusterService {
   // Hands keystrokes, a window size or a keepalive to the terminal of a running job started by
   // `gpufleet run` (model/terminal.h), through its node's agent as ReadJobLog reads: resolved
   // on the state thread, sent from the caller's. Only the job's owner may type into it
-  // (kPermissionDenied for anyone else who can see it; kNotFound, as GetJob, for who cannot).
+  // (kNotFound for anyone else; one who can see the job is told the terminal is its owner's).
   // kFailedPrecondition for a job without a terminal or not running; kUnavailable as ReadJobLog.
   virtual Status WriteTerminal(const Caller& caller, JobId id, const TerminalInput& input) = 0;
 

@@ -82,7 +82,8 @@ if other_user; then
   theirs=$(job_named theirs)
   code=$(curl -s -o "$WORK/attach.out" -w '%{http_code}' --unix-socket "$GPUFLEET_SOCKET" \
     -X POST "http://localhost/api/v1/jobs/$theirs/terminal" -H 'Content-Type: application/json' -d '{"input_base64": "ZXhpdAo="}')
-  [ "$code" = 403 ] || fail "root typing into $other's job $theirs: HTTP $code $(cat "$WORK/attach.out")"
+  [ "$code" = 404 ] && grep -q "owner's alone" "$WORK/attach.out" ||
+    fail "root typing into $other's job $theirs: HTTP $code $(cat "$WORK/attach.out")"
   state_is "$theirs" RUNNING || fail "job $theirs ended after root's refused input"
   tm kill-session -t s3
   wait_for "job $theirs to be cancelled" state_is "$theirs" CANCELLED

@@ -404,6 +404,14 @@ class AuthorizationWalkTest : public ::testing::Test {
         return std::vector<Probe>{{"POST", "/api/v1/jobs/" + Id(id.other_job) + suffix, body}};
       };
     }
+    // Typing into a job's terminal: the walk's jobs have none, so who may gets 409 (no
+    // terminal), who may not 404.
+    probes[{Resource::kJob, Action::kAttach, Ownership::kOwn}] = [](const Identity& id) {
+      return std::vector<Probe>{{"POST", "/api/v1/jobs/" + Id(id.own_job) + "/terminal", "{}"}};
+    };
+    probes[{Resource::kJob, Action::kAttach, Ownership::kOther}] = [](const Identity& id) {
+      return std::vector<Probe>{{"POST", "/api/v1/jobs/" + Id(id.other_job) + "/terminal", "{}"}};
+    };
     probes[{Resource::kJob, Action::kApprove, Ownership::kNone}] = [](const Identity& id) {
       return std::vector<Probe>{{"POST", "/api/v1/jobs/" + Id(id.own_job) + "/approve"},
                                 {"POST", "/api/v1/jobs/" + Id(id.other_job) + "/approve"}};
