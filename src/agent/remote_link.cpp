@@ -333,8 +333,8 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
     // and its client learns that from the job's state.
     Status written = agent_->WriteTerminal(command.job_id, command.terminal);
     if (!written.ok()) {
-      spdlog::debug("terminal input for job {}: {}", command.job_id.value(),
-                    written.error().ToString());
+      spdlog::debug(
+          "terminal input for job {}: {}", command.job_id.value(), written.error().ToString());
     }
     return;
   }

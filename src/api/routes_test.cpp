@@ -327,7 +327,9 @@ TEST_F(ApiRoutesTest, LogsPassTheReadToTheServiceAndAnswerItsChunk) {
 }
 
 TEST_F(ApiRoutesTest, TerminalInputGoesToTheServiceDecoded) {
-  auto r = Do("POST", "/api/v1/jobs/3/terminal", R"({"input_base64": "bHMKAw==", "rows": 40, "cols": 120})");
+  auto r = Do("POST",
+              "/api/v1/jobs/3/terminal",
+              R"({"input_base64": "bHMKAw==", "rows": 40, "cols": 120})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Body(r)["job"], 3);
   ASSERT_TRUE(fake_.last_terminal_input.has_value());

@@ -132,7 +132,9 @@ struct JobEnd {
 };
 
 JobEnd EndOf(const nlohmann::json& job) {
-  JobEnd end{.state = JsonText(job, "state"), .exit_code = std::nullopt, .reason = JsonText(job, "reason", "")};
+  JobEnd end{.state = JsonText(job, "state"),
+             .exit_code = std::nullopt,
+             .reason = JsonText(job, "reason", "")};
   if (const auto it = job.find("exit_code"); it != job.end() && it->is_number_integer()) {
     end.exit_code = it->get<int>();
   }
@@ -236,9 +238,9 @@ class OutputFollower {
   const int wake_fd_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;                     // GUARDED_BY(mu_)
-  Clock::time_point last_input_{};        // GUARDED_BY(mu_)
-  std::optional<JobEnd> end_;             // GUARDED_BY(mu_)
+  bool stop_ = false;               // GUARDED_BY(mu_)
+  Clock::time_point last_input_{};  // GUARDED_BY(mu_)
+  std::optional<JobEnd> end_;       // GUARDED_BY(mu_)
   std::thread thread_;
 };
 
@@ -330,8 +332,7 @@ class Session {
                          {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}};
         const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
             kKeepalive - (Clock::now() - last_sent));
-        const int ready =
-            ::poll(fds, 3, static_cast<int>(std::max<std::int64_t>(wait.count(), 0)));
+        const int ready = ::poll(fds, 3, static_cast<int>(std::max<std::int64_t>(wait.count(), 0)));
         if (ready == 0 || Clock::now() - last_sent >= kKeepalive) {
           Send({}, output);
           last_sent = Clock::now();
@@ -429,8 +430,9 @@ class Session {
 
 int RunInteractive(const ClientContext& ctx, SubmitOptions options) {
   if (options.command.empty()) {
-    return Fail(InvalidArgument("command: missing; gpufleet run [OPTIONS] -- CMD ARGS, e.g. "
-                                "gpufleet run --gpus 1 -- bash"));
+    return Fail(
+        InvalidArgument("command: missing; gpufleet run [OPTIONS] -- CMD ARGS, e.g. "
+                        "gpufleet run --gpus 1 -- bash"));
   }
   for (const auto& [given, flag, why] :
        {std::tuple{options.array.has_value(), "--array", "use gpufleet submit --array"},
@@ -439,7 +441,8 @@ int RunInteractive(const ClientContext& ctx, SubmitOptions options) {
     if (given) {
       return Fail(InvalidArgument(std::string(flag) +
                                   ": not with gpufleet run, which starts one job on your "
-                                  "terminal (" + why + ")"));
+                                  "terminal (" +
+                                  why + ")"));
     }
   }
   options.terminal = WindowSize().value_or(TerminalSize{});
@@ -452,8 +455,9 @@ int RunInteractive(const ClientContext& ctx, SubmitOptions options) {
     return Fail(body.error());
   }
   if (body->value("nodes", 1) > 1) {
-    return Fail(InvalidArgument("--nodes: gpufleet run starts a job on one node (its terminal "
-                                "is yours); submit a multi-node job with gpufleet submit"));
+    return Fail(
+        InvalidArgument("--nodes: gpufleet run starts a job on one node (its terminal "
+                        "is yours); submit a multi-node job with gpufleet submit"));
   }
   // Before any thread (the output follower) exists, so that every thread has them blocked.
   const int signal_fd = BlockSessionSignals();

@@ -279,9 +279,9 @@ class RemoteAgent final : public NodeAgent {
   std::string run_dir_;                        // GUARDED_BY(mu_)
   int open_streams_ = 0;                       // GUARDED_BY(mu_): of the current session
   std::int64_t next_request_ = 1;              // GUARDED_BY(mu_)
-  std::deque<AgentCommand> reads_;  // GUARDED_BY(mu_): read_log, terminal not yet taken
+  std::deque<AgentCommand> reads_;             // GUARDED_BY(mu_): read_log, terminal not yet taken
   static constexpr std::size_t kMaxWaitingQuestions = 1024;
-  std::map<std::int64_t, Waiter> waiting_;     // GUARDED_BY(mu_): request → its reader
+  std::map<std::int64_t, Waiter> waiting_;  // GUARDED_BY(mu_): request → its reader
 };
 
 namespace {

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "core/duration.h"
 #include "controller/authorization.h"
+#include "core/duration.h"
 #include "lifecycle/admission.h"
 #include "model/team.h"
 #include "model/terminal.h"

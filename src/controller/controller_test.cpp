@@ -214,7 +214,8 @@ TEST_F(ControllerTest, TerminalInputReachesTheRunningJobsAgentFromItsOwnerOnly) 
   Status early = controller_->WriteTerminal(alice_, job->id, keys);
   ASSERT_FALSE(early.ok());
   EXPECT_EQ(early.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_NE(early.error().message.find("while it runs"), std::string::npos) << early.error().message;
+  EXPECT_NE(early.error().message.find("while it runs"), std::string::npos)
+      << early.error().message;
 
   controller_->OnJobStarted(job->id, 4242, clock_.Now());
   ASSERT_TRUE(WaitFor([&] { return StateIs(job->id, JobState::kRunning); }));

@@ -29,8 +29,8 @@ std::string Base64Encode(std::string_view bytes) {
 
 Result<std::string> Base64Decode(std::string_view text, std::string_view where) {
   if (text.size() % 4 != 0) {
-    return InvalidArgument(std::string(where) + ": not base64 (length " + std::to_string(text.size()) +
-                           " is not a multiple of 4)");
+    return InvalidArgument(std::string(where) + ": not base64 (length " +
+                           std::to_string(text.size()) + " is not a multiple of 4)");
   }
   std::string out;
   out.reserve(text.size() / 4 * 3);
@@ -47,8 +47,8 @@ Result<std::string> Base64Decode(std::string_view text, std::string_view where) 
       }
       const std::size_t v = kBase64Alphabet.find(c);
       if (v == std::string_view::npos || pad > 0) {
-        return InvalidArgument(std::string(where) + ": not base64 (bad character at " + std::to_string(i + k) +
-                               ")");
+        return InvalidArgument(std::string(where) + ": not base64 (bad character at " +
+                               std::to_string(i + k) + ")");
       }
       group = (group << 6) | static_cast<std::uint32_t>(v);
     }

@@ -388,8 +388,9 @@ bool Executor::AdoptShim(JobId job, Tracked& t) {
 }
 
 Result<pid_t> Executor::StartShim(const LaunchSpec& spec, const fs::path& dir) {
-  GF_TRY(exec::WriteFileAtomic(
-      dir / exec::kSpecFile, exec::SpecToJson({spec, cgroup_root_.string(), terminal_timeout_}), 0600));
+  GF_TRY(exec::WriteFileAtomic(dir / exec::kSpecFile,
+                               exec::SpecToJson({spec, cgroup_root_.string(), terminal_timeout_}),
+                               0600));
   for (std::string_view name : {exec::kStdoutFile, exec::kStderrFile}) {
     GF_ASSIGN_OR_RETURN(int fd, exec::OpenLogFile(dir / name, spec.owner));
     ::close(fd);

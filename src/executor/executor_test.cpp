@@ -1166,9 +1166,9 @@ LaunchSpec WithTerminal(LaunchSpec spec, const std::string& size = "24x80") {
 }
 
 TEST_F(ExecutorTest, TerminalJobRunsOnAPtyOfItsSizeAndGetsWhatIsTyped) {
-  LaunchSpec spec = WithTerminal(Shell(
-      "stty size; test -t 0 && test -t 1 && test -t 2 && echo all-three-are-a-tty; "
-      "read line; echo got:$line; stty size"));
+  LaunchSpec spec = WithTerminal(
+      Shell("stty size; test -t 0 && test -t 1 && test -t 2 && echo all-three-are-a-tty; "
+            "read line; echo got:$line; stty size"));
   LaunchOk(spec);
   const fs::path dir = executor_->JobDir(spec.job);
   ASSERT_TRUE(WaitUntil([&] { return Stdout(spec.job).find("all-three") != std::string::npos; }));
@@ -1192,7 +1192,8 @@ TEST_F(ExecutorTest, CtrlCOnTheTerminalInterruptsTheJobsForegroundGroup) {
   LaunchSpec spec = WithTerminal(Shell("echo ready; sleep 30"));
   LaunchOk(spec);
   ASSERT_TRUE(WaitUntil([&] { return Stdout(spec.job).find("ready") != std::string::npos; }));
-  ASSERT_TRUE(exec::SendTerminalInput(executor_->JobDir(spec.job), spec.job, {.data = "\x03"}).ok());
+  ASSERT_TRUE(
+      exec::SendTerminalInput(executor_->JobDir(spec.job), spec.job, {.data = "\x03"}).ok());
   std::optional<JobExit> e = WaitExit(spec.job);
   ASSERT_TRUE(e.has_value());
   // The line discipline turned the byte into SIGINT: the shell died of it (or returned 130).

@@ -16,8 +16,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -160,8 +160,11 @@ void Shim::StartJob() {
   }
   ApplyLimits();
   if (Status opened = OpenTerminal(); !opened.ok()) {
-    start_failure_ = exec::ExitRecord{
-        126, std::nullopt, 0, "failed to start: no terminal for the job: " + opened.error().message};
+    start_failure_ =
+        exec::ExitRecord{126,
+                         std::nullopt,
+                         0,
+                         "failed to start: no terminal for the job: " + opened.error().message};
     return;
   }
   Status forked = ForkJob(*plan);
@@ -401,7 +404,7 @@ void Shim::OnMainExited(bool others_left) {
 void Shim::OnKillRequest() {
   Result<exec::KillRequest> request = exec::ReadKillRequest(dir_ / exec::kKillFile);
   BeginKill(request.ok() ? *request
-                        : exec::KillRequest{kDefaultGrace, "supervisor received SIGTERM"});
+                         : exec::KillRequest{kDefaultGrace, "supervisor received SIGTERM"});
 }
 
 void Shim::BeginKill(const exec::KillRequest& req) {
@@ -462,8 +465,8 @@ int Shim::PollTimeoutMs() const {
   }
   std::optional<std::int64_t> left;
   if (sigkill_at_) {
-    left = std::chrono::duration_cast<std::chrono::milliseconds>(*sigkill_at_ - SteadyNow())
-               .count();
+    left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(*sigkill_at_ - SteadyNow()).count();
   }
   if (terminal_ && !kill_ && !main_status_) {
     const std::int64_t session = terminal_->MsUntilSessionLost(SteadyNow());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 
@@ -59,8 +60,8 @@ int WithAddress(const fs::path& path, const std::function<int(const sockaddr*, s
 
 Status SetSize(int fd, const TerminalSize& size) {
   winsize ws{};
-  ws.ws_row = static_cast<unsigned short>(size.rows);
-  ws.ws_col = static_cast<unsigned short>(size.cols);
+  ws.ws_row = static_cast<std::uint16_t>(size.rows);
+  ws.ws_col = static_cast<std::uint16_t>(size.cols);
   if (::ioctl(fd, TIOCSWINSZ, &ws) != 0) {
     return Errno("cannot set the terminal's size");
   }
@@ -94,8 +95,12 @@ Result<std::unique_ptr<TerminalRelay>> TerminalRelay::Open(const fs::path& dir,
   // The job's own terminal, as a login's: its owner reads and writes it, group tty may write
   // (write(1), wall). A root shim's grantpt left it root's.
   if (::geteuid() == 0) {
-    const group* tty = ::getgrnam("tty");
-    if (::fchown(relay->slave_, owner.uid, tty != nullptr ? tty->gr_gid : owner.gid) != 0 ||
+    group tty{};
+    group* found = nullptr;
+    char buf[1024];
+    const bool has_tty =
+        ::getgrnam_r("tty", &tty, buf, sizeof buf, &found) == 0 && found != nullptr;
+    if (::fchown(relay->slave_, owner.uid, has_tty ? tty.gr_gid : owner.gid) != 0 ||
         ::fchmod(relay->slave_, 0620) != 0) {
       return Errno(std::string("cannot give ") + name + " to " + owner.user);
     }
@@ -151,8 +156,10 @@ void TerminalRelay::SetLog(int fd) {
 }
 
 void TerminalRelay::AddPollFds(std::vector<pollfd>& fds) const {
-  const short master_events =
-      master_done_ ? 0 : static_cast<short>(POLLIN | (pending_input_.empty() ? 0 : POLLOUT));
+  using Events = decltype(pollfd::events);
+  const auto master_events =
+      master_done_ ? Events{0}
+                   : static_cast<Events>(POLLIN | (pending_input_.empty() ? 0 : POLLOUT));
   fds.push_back({master_done_ ? -1 : master_, master_events, 0});
   fds.push_back({listen_, POLLIN, 0});
   for (int fd : connections_) {

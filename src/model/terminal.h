@@ -38,7 +38,7 @@ struct TerminalInput {
 };
 
 // The most bytes of input one message may carry (a paste is sent in several).
-inline constexpr std::size_t kMaxTerminalInputBytes = 16 * 1024;
+inline constexpr std::size_t kMaxTerminalInputBytes = std::size_t{16} * 1024;
 
 // "24x80". Errors: kInvalidArgument naming `field` and the form, for anything else or a side
 // outside 1..kMaxTerminalSide.

@@ -14,13 +14,22 @@ TEST(TerminalSizeTest, ParsesRowsByColumnsAndWritesItBack) {
 }
 
 TEST(TerminalSizeTest, RefusesOtherFormsNamingTheFieldAndTheForm) {
-  for (const char* bad : {"", "80", "x", "24x", "x80", "24x80x1", "-1x80", "0x80", "24x0",
-                          "24 x80", "24x80 ", "10001x80"}) {
+  for (const char* bad : {"",
+                          "80",
+                          "x",
+                          "24x",
+                          "x80",
+                          "24x80x1",
+                          "-1x80",
+                          "0x80",
+                          "24x0",
+                          "24 x80",
+                          "24x80 ",
+                          "10001x80"}) {
     Result<TerminalSize> size = ParseTerminalSize(bad, "GPUFLEET_PTY");
     ASSERT_FALSE(size.ok()) << bad;
     EXPECT_EQ(size.error().code, ErrorCode::kInvalidArgument) << bad;
-    EXPECT_NE(size.error().message.find("GPUFLEET_PTY"), std::string::npos)
-        << size.error().message;
+    EXPECT_NE(size.error().message.find("GPUFLEET_PTY"), std::string::npos) << size.error().message;
   }
 }
 
