@@ -1,6 +1,7 @@
 #include "cli/client_commands.h"
 
 #include <algorithm>
+#include <utility>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -378,6 +379,25 @@ int RunRead(const ClientContext& ctx,
 
 namespace {
 
+// As squeue lists them: the pending jobs in the order the scheduler considers them (their
+// queue_position, 1 first, as `explain` and the dashboard's queue page number them), pending
+// ones outside that order (held, waiting for a dependency) after them, then the rest as the API
+// gave them.
+std::vector<nlohmann::json> InQueueOrder(const nlohmann::json& jobs) {
+  std::vector<nlohmann::json> out(jobs.begin(), jobs.end());
+  const auto rank = [](const nlohmann::json& job) {
+    const auto at = job.find("queue_position");
+    if (at != job.end() && at->is_number_integer()) {
+      return std::pair{0, at->get<std::int64_t>()};
+    }
+    return std::pair{JsonText(job, "state") == "PENDING" ? 1 : 2, std::int64_t{0}};
+  };
+  std::stable_sort(out.begin(), out.end(), [&rank](const auto& a, const auto& b) {
+    return rank(a) < rank(b);
+  });
+  return out;
+}
+
 int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool json) {
   std::string target = "/api/v1/jobs?limit=100000";  // the API's maximum: show the whole queue
   if (all) {
@@ -392,17 +412,18 @@ int RunQueue(const ClientContext& ctx, bool all, const std::string& user, bool j
       return !ArrayTaskLabel(job).empty();
     });
     std::vector<std::string> header = {
-        "ID", "NAME", "USER", "STATE", "GPUS", "NODE", "AGE", "EST. START", "REASON"};
+        "ID", "NAME", "USER", "STATE", "POS", "GPUS", "NODE", "AGE", "EST. START", "REASON"};
     if (arrays) {
       header.insert(header.begin() + 1, "ARRAY");
     }
     Table table(std::move(header));
-    for (const auto& job : r["jobs"]) {
+    for (const auto& job : InQueueOrder(r["jobs"])) {
       std::string reason = JsonText(job, "state") == "RUNNING" ? "" : JsonText(job, "reason", "");
       std::vector<std::string> row = {JsonText(job, "id"),
                                       JsonText(job, "name"),
                                       JsonText(job, "user"),
                                       JsonText(job, "state"),
+                                      JsonText(job, "queue_position", ""),
                                       JobGpusText(job),
                                       JsonText(job, "node"),
                                       Age(job),

@@ -16,7 +16,13 @@ normal=$(submit --gpus 4 --priority normal -- true)
 low=$(submit --gpus 4 --priority low -- true)
 high=$(submit --gpus 4 --priority high -- true)
 wait_for "pending reasons" sh -c "$GPUFLEET show --json $normal | jq -e '.reason | test(\"behind job $high\")'"
-gf queue
+queue=$(gf queue)
+echo "$queue"
+# Pending jobs first, in the scheduler's order, numbered as the API numbers them.
+order=$(awk 'NR > 1 && $4 == "PENDING" {print $1 ":" $5}' <<<"$queue" | tr '\n' ' ')
+[ "$order" = "$high:1 $normal:2 $low:3 " ] || fail "queue order and POS: '$order'\n$queue"
+api=$(gf queue --json | jq -r --argjson h "$high" '.jobs[] | select(.id == $h) | .queue_position')
+[ "$api" = 1 ] || fail "the API puts job $high at $api"
 touch "$release"
 for j in "$high" "$normal" "$low"; do wait_for "job $j" state_is "$j" COMPLETED; done
 t_high=$(job_field "$high" start_time_ms)
