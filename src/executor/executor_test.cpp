@@ -458,6 +458,8 @@ TEST_F(ExecutorTest, SignalReachesTheJobWithoutEndingIt) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->exit_code, 3);
   EXPECT_EQ(e->cause, "exited with 3");
+  // Once per request: not again through the job's cgroup or process group, as a kill goes.
+  EXPECT_EQ(ReadFile(work_ / "got"), "usr1\nusr1\n");
   // An ended job, an unknown one and KILL are refused.
   EXPECT_EQ(executor_->Signal(spec.job, SIGUSR1).error().code, ErrorCode::kFailedPrecondition);
   EXPECT_EQ(executor_->Signal(JobId(999), SIGUSR1).error().code, ErrorCode::kNotFound);

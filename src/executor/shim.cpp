@@ -110,7 +110,7 @@ class Shim {
   void OnMainExited(bool others_left);
   void OnKillRequest();
   void OnSignalRequest(const signalfd_siginfo& info);
-  int SignalTree(int sig, bool resume = true);
+  int SignalTree(int sig);
   HostUsage MeasureUsage() const;
   int PollTimeoutMs() const;
   exec::ExitRecord MakeExitRecord() const;
@@ -369,8 +369,12 @@ void Shim::OnKillRequest() {
 }
 
 // `gpufleet cancel --signal`: the Executor queued the signal request with the signal to deliver
-// as its value (job_files.h). It goes to the whole tree, as a checkpoint signal does, and the job
-// goes on: nothing here ends it. Only a sigqueue carries a value: a bare kill of the request
+// as its value (job_files.h). It goes to every process of the job, as a checkpoint signal does,
+// and the job goes on: nothing here ends it. Unlike SignalTree, each process gets it exactly
+// once: a kill may hit a process through its cgroup, its group and the walk alike, but a job
+// that counts its USR1s, or toggles on them, must see one per request. The walk finds them all:
+// as the subreaper, the shim is an ancestor of every process of the job. No SIGCONT follows
+// either (it would undo a STOP). Only a sigqueue carries a value: a bare kill of the request
 // signal (someone else's) is ignored.
 void Shim::OnSignalRequest(const signalfd_siginfo& info) {
   const int sig = info.ssi_int;
@@ -381,16 +385,19 @@ void Shim::OnSignalRequest(const signalfd_siginfo& info) {
   if (start_failure_ || main_pid_ <= 0) {
     return;
   }
-  const int live = SignalTree(sig, /*resume=*/false);
+  int live = 0;
+  for (const exec::ProcStat& p : exec::Descendants(::getpid())) {
+    if (p.state != 'Z' && ::kill(p.pid, sig) == 0) {
+      ++live;
+    }
+  }
   LogLine("delivered " + exec::SignalName(sig) + " to " + std::to_string(live) +
           " process(es) of the job (gpufleet cancel --signal)");
 }
 
-// Sends `sig` to the job's cgroup, its process group and every descendant of the shim; `resume`
-// follows it with SIGCONT (a stopped process acts on a signal only once resumed), which a kill
-// wants and a delivered signal must not add (it would undo a STOP). Returns how many live
-// (non-zombie) descendants were found.
-int Shim::SignalTree(int sig, bool resume) {
+// Sends `sig` to the job's cgroup, its process group and every descendant of the shim.
+// Returns how many live (non-zombie) descendants were found.
+int Shim::SignalTree(int sig) {
   // Walked before any signal goes out, so that the count is of what was alive: signalled
   // first (through the cgroup, say), a process may already be a zombie when the walk reaches it.
   const std::vector<exec::ProcStat> descendants = exec::Descendants(::getpid());
@@ -410,11 +417,11 @@ int Shim::SignalTree(int sig, bool resume) {
     }
     ++live;
     ::kill(p.pid, sig);
-    if (resume && sig != SIGKILL) {
-      ::kill(p.pid, SIGCONT);
+    if (sig != SIGKILL) {
+      ::kill(p.pid, SIGCONT);  // a stopped process acts on a signal only once resumed
     }
   }
-  if (resume && sig != SIGKILL && group_safe) {
+  if (sig != SIGKILL && group_safe) {
     ::killpg(main_pid_, SIGCONT);
   }
   return live;
