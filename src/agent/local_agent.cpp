@@ -21,6 +21,7 @@ namespace {
 
 JobExitReport ToReport(const JobExit& exit, const NodeId& node) {
   JobExitReport report{exit.job, exit.exit_code, exit.signal, exit.end_time, exit.cause, node};
+  report.host_usage = exit.host_usage;
   for (const exec::PidRecord& p : exit.leftovers) {
     report.leftover_pids.push_back(p.pid);
   }
@@ -230,6 +231,16 @@ void LocalAgent::Kill(JobId job,
     if (!s.ok()) {
       spdlog::warn("agent: kill of job {}: {}", job.value(), s.error().ToString());
     }
+  });
+}
+
+void LocalAgent::Signal(JobId job, int sig) {
+  Enqueue([this, job, sig] {
+    if (Status s = executor_.Signal(job, sig); !s.ok()) {
+      spdlog::warn("agent: signal {} to job {}: {}", sig, job.value(), s.error().ToString());
+      return;
+    }
+    spdlog::info("agent: delivered signal {} to job {}", sig, job.value());
   });
 }
 

@@ -107,6 +107,7 @@ class LocalAgent final : public NodeAgent {
             std::chrono::seconds grace,
             const std::string& cause,
             int first_signal) override;
+  void Signal(JobId job, int sig) override;
   void AcknowledgeExit(JobId job) override;
   std::string LogPath(JobId job, bool stderr_stream) const override;
   // Reads the file itself (log_file.h), on the caller's thread: the path depends only on the

@@ -347,6 +347,9 @@ void RemoteLink::Dispatch(const AgentCommand& command, std::int64_t session) {
     case AgentCommand::Kind::kKill:
       agent_->Kill(command.job_id, command.grace, command.cause, command.first_signal);
       break;
+    case AgentCommand::Kind::kSignal:
+      agent_->Signal(command.job_id, command.signal);
+      break;
     case AgentCommand::Kind::kAcknowledgeExit:
       agent_->AcknowledgeExit(command.job_id);
       break;

@@ -213,6 +213,18 @@ Result<JobExitReport> ExitFromJson(const json& body, const std::string& where) {
       f.List<std::int64_t>("leftover_pids", [](const json& v, const std::string& p) {
         return Fields::As<std::int64_t>(v, p);
       }));
+  // Both or neither (an older agent sends neither): a half-measured run is no measure.
+  GF_ASSIGN_OR_RETURN(const std::optional<std::int64_t> cpu_ms, f.Optional<std::int64_t>("cpu_ms"));
+  GF_ASSIGN_OR_RETURN(const std::optional<std::int64_t> peak,
+                      f.Optional<std::int64_t>("peak_memory_kib"));
+  if (cpu_ms.has_value() != peak.has_value() || (cpu_ms && (*cpu_ms < 0 || *peak < 0))) {
+    return InvalidArgument(f.Path("cpu_ms") +
+                           ": give cpu_ms and peak_memory_kib together, each 0 or more, or "
+                           "neither");
+  }
+  if (cpu_ms) {
+    e.host_usage = HostUsage{.cpu_ms = *cpu_ms, .peak_memory_kib = *peak};
+  }
   return e;
 }
 
@@ -222,7 +234,9 @@ json ExitToJson(const JobExitReport& e) {
               {"signal", e.signal ? json(*e.signal) : json()},
               {"end_time_ms", ToUnixMillis(e.end_time)},
               {"cause", e.cause},
-              {"leftover_pids", e.leftover_pids}};
+              {"leftover_pids", e.leftover_pids},
+              {"cpu_ms", e.host_usage ? json(e.host_usage->cpu_ms) : json()},
+              {"peak_memory_kib", e.host_usage ? json(e.host_usage->peak_memory_kib) : json()}};
 }
 
 Result<GpuProcessSample> ProcessFromJson(const json& body, const std::string& where) {
@@ -379,6 +393,7 @@ constexpr std::string_view kKillProcess = "kill_process";
 constexpr std::string_view kApplyMigLayout = "apply_mig_layout";
 constexpr std::string_view kKeepGpusReady = "keep_gpus_ready";
 constexpr std::string_view kTerminal = "terminal";
+constexpr std::string_view kSignal = "signal";
 
 }  // namespace
 
@@ -623,6 +638,10 @@ json AgentCommandToJson(const AgentCommand& c) {
       out["cause"] = c.cause;
       out["signal"] = c.first_signal;
       break;
+    case AgentCommand::Kind::kSignal:
+      out["kind"] = kSignal;
+      out["signal"] = c.signal;
+      break;
     case AgentCommand::Kind::kAcknowledgeExit:
       out["kind"] = kAck;
       break;
@@ -681,6 +700,15 @@ Result<AgentCommand> AgentCommandFromJson(const json& body) {
     c.grace = std::chrono::seconds(grace);
     GF_ASSIGN_OR_RETURN(c.cause, f.Get<std::string>("cause"));
     GF_ASSIGN_OR_RETURN(c.first_signal, f.Get<int>("signal", kSigTerm));
+  } else if (kind == kSignal) {
+    c.kind = AgentCommand::Kind::kSignal;
+    GF_ASSIGN_OR_RETURN(c.signal, f.Required<int>("signal"));
+    // The agent delivers what it is sent: only what `gpufleet cancel --signal` accepts.
+    if (c.signal < 1 || c.signal > kMaxJobSignal || c.signal == kSigKill) {
+      return InvalidArgument(f.Path("signal") + ": " + std::to_string(c.signal) +
+                             " is not a signal a job may be sent; expected 1 to " +
+                             std::to_string(kMaxJobSignal) + ", not 9 (KILL)");
+    }
   } else if (kind == kAck) {
     c.kind = AgentCommand::Kind::kAcknowledgeExit;
   } else if (kind == kReadLog) {
@@ -720,7 +748,7 @@ Result<AgentCommand> AgentCommandFromJson(const json& body) {
     GF_ASSIGN_OR_RETURN(c.terminal, TerminalInputFromJson(body, "command"));
   } else {
     return InvalidArgument(f.Path("kind") + ": unknown command '" + kind +
-                           "'; expected launch, kill, ack, read_log, reset_gpu_health, "
+                           "'; expected launch, kill, signal, ack, read_log, reset_gpu_health, "
                            "kill_process, apply_mig_layout, keep_gpus_ready or terminal");
   }
   return c;

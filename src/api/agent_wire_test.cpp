@@ -103,6 +103,7 @@ void ExpectSameExit(const JobExitReport& got, const JobExitReport& want) {
   EXPECT_EQ(got.end_time, want.end_time);
   EXPECT_EQ(got.cause, want.cause);
   EXPECT_EQ(got.leftover_pids, want.leftover_pids);
+  EXPECT_EQ(got.host_usage, want.host_usage);
 }
 
 // A sample with every optional reading set (and two processes, one of each kind).
@@ -242,6 +243,7 @@ TEST(AgentWireTest, ReportBatchRoundTripsWithEverySampleFieldSetAndUnset) {
       .samples = {FullSample(), bare, lost},
       .done_seq = 1234};
   batch.exited[1].leftover_pids = {4242, 4243};  // processes it could not stop (issue #20)
+  batch.exited[0].host_usage = HostUsage{.cpu_ms = 3'723'000, .peak_memory_kib = 1'258'291};
   AgentReportBatch back =
       ReadBack(AgentReportBatchFromJson(OverTheWire(AgentReportBatchToJson(batch))));
   ASSERT_EQ(back.started.size(), 1u);
@@ -307,6 +309,37 @@ TEST(AgentWireTest, KillAndAckRoundTrip) {
   EXPECT_EQ(back.seq, 9);
   EXPECT_EQ(back.kind, AgentCommand::Kind::kAcknowledgeExit);
   EXPECT_EQ(back.job_id, JobId(12));
+}
+
+TEST(AgentWireTest, SignalRoundTripsAndRefusesWhatCancelWouldNotSend) {
+  AgentCommand signal{
+      .seq = 10, .kind = AgentCommand::Kind::kSignal, .job_id = JobId(31), .signal = 10};
+  AgentCommand back = ReadBack(AgentCommandFromJson(OverTheWire(AgentCommandToJson(signal))));
+  EXPECT_EQ(back.seq, 10);
+  EXPECT_EQ(back.kind, AgentCommand::Kind::kSignal);
+  EXPECT_EQ(back.job_id, JobId(31));
+  EXPECT_EQ(back.signal, 10);
+  for (const int bad : {0, 9, 65, -1}) {
+    json wire{{"seq", 10}, {"job", 31}, {"kind", "signal"}, {"signal", bad}};
+    EXPECT_NE(ReadError(AgentCommandFromJson, wire).find("command.signal"), std::string::npos)
+        << bad;
+  }
+  json missing{{"seq", 10}, {"job", 31}, {"kind", "signal"}};
+  EXPECT_NE(ReadError(AgentCommandFromJson, missing).find("signal"), std::string::npos);
+}
+
+TEST(AgentWireTest, ExitUsageComesWholeOrNotAtAll) {
+  const AgentReportBatch one{.exited = {Exit(6, 0, std::nullopt, "exited with 0")}};
+  json half = AgentReportBatchToJson(one);
+  half["exited"][0]["cpu_ms"] = 1500;  // without peak_memory_kib
+  EXPECT_NE(ReadError(AgentReportBatchFromJson, half).find("cpu_ms"), std::string::npos);
+  // An older agent sends neither: the run has no measure.
+  json old = AgentReportBatchToJson(one);
+  old["exited"][0].erase("cpu_ms");
+  old["exited"][0].erase("peak_memory_kib");
+  AgentReportBatch back = ReadBack(AgentReportBatchFromJson(old));
+  ASSERT_EQ(back.exited.size(), 1u);
+  EXPECT_FALSE(back.exited[0].host_usage.has_value());
 }
 
 TEST(AgentWireTest, ResetGpuHealthRoundTripsAndNeedsItsGpu) {
@@ -534,7 +567,7 @@ TEST(AgentWireTest, UnknownCommandKindIsRefusedNamingTheChoices) {
   const std::string message = ReadError(AgentCommandFromJson, reboot);
   EXPECT_NE(message.find("command.kind"), std::string::npos) << message;
   EXPECT_NE(message.find("'reboot'"), std::string::npos) << message;
-  EXPECT_NE(message.find("launch, kill, ack, read_log, reset_gpu_health, kill_process, "
+  EXPECT_NE(message.find("launch, kill, signal, ack, read_log, reset_gpu_health, kill_process, "
                          "apply_mig_layout, keep_gpus_ready or terminal"),
             std::string::npos)
       << message;

@@ -139,6 +139,26 @@ class FakeClusterService : public ClusterService {
     last_selector = selector;
     return std::vector<Job>{job};
   }
+  Result<Job> SignalJob(const Caller& caller, JobId id, int sig) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      last_signal = sig;
+    }
+    return JobCall(caller, id);
+  }
+  // `job` signalled, and `job` with id + 1 skipped (as if pending).
+  Result<SignalOutcome> SignalJobs(const Caller& caller,
+                                   const JobSelector& selector,
+                                   int sig) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_selector = selector;
+    last_signal = sig;
+    Job skipped = job;
+    skipped.id = JobId(job.id.value() + 1);
+    skipped.state = JobState::kPending;
+    return SignalOutcome{.signalled = {job}, .skipped = {skipped}};
+  }
   Result<Job> UpdateJob(const Caller& caller, JobId id, const JobUpdate& update) override {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -277,6 +297,7 @@ class FakeClusterService : public ClusterService {
   std::optional<TerminalInput> last_terminal_input;
   std::optional<JobSelector> last_selector;
   std::optional<JobUpdate> last_update;
+  std::optional<int> last_signal;
 
  private:
   Status Record(const Caller& caller) {  // REQUIRES: mu held

@@ -105,6 +105,8 @@ json NodeToJson(const Node& node) {
               {"state_reason", node.state_reason},
               {"cpus", node.cpus},
               {"memory_mib", node.memory_mib},
+              {"cpus_in_use", node.cpus_in_use},
+              {"memory_mib_in_use", node.memory_mib_in_use},
               {"labels", std::move(labels)},
               {"gpu_backend", node.gpu_backend},
               {"containment", node.containment},

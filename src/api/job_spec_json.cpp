@@ -476,6 +476,27 @@ Result<JobSelector> JobSelectorFromJson(const json& body) {
   return selector;
 }
 
+Result<SignalRequest> SignalRequestFromJson(const json& body) {
+  if (!body.is_object() || !body.contains("signal")) {
+    return InvalidArgument(
+        "signal: missing; give {\"signal\": \"USR1\"} (a name such as USR1, USR2, HUP, INT, "
+        "TERM, CONT, or a number)");
+  }
+  const json& value = body.at("signal");
+  SignalRequest request;
+  if (value.is_number_integer()) {
+    GF_ASSIGN_OR_RETURN(request.signal, ParseJobSignal(value.dump()));
+  } else if (value.is_string()) {
+    GF_ASSIGN_OR_RETURN(request.signal, ParseJobSignal(value.get<std::string>()));
+  } else {
+    return InvalidArgument("signal: expected a name (\"USR1\") or a number, got " + Shown(value));
+  }
+  json rest = body;
+  rest.erase("signal");
+  GF_ASSIGN_OR_RETURN(request.selector, JobSelectorFromJson(rest));
+  return request;
+}
+
 Result<JobSpec> JobSpecFromJson(const json& body) {
   GF_ASSIGN_OR_RETURN(Submission submission, SubmissionFromJson(body));
   if (submission.array) {

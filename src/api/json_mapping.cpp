@@ -205,6 +205,10 @@ json JobToJson(const Job& job) {
       {"reason_code", job.pending_reason ? json(ToString(job.pending_reason->code)) : json()},
       {"reason_stage", job.pending_reason ? json(ToString(job.pending_reason->stage)) : json()},
       {"usage", job.usage ? JobUsageToJson(*job.usage) : json()},
+      {"host_usage",
+       job.host_usage ? json{{"cpu_ms", job.host_usage->cpu_ms},
+                             {"peak_memory_kib", job.host_usage->peak_memory_kib}}
+                      : json()},
       {"energy", job.energy_charge ? EnergyChargeToJson(*job.energy_charge) : json()},
       {"prediction", job.prediction ? JobPredictionToJson(*job.prediction) : json()},
   };

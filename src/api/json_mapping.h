@@ -87,6 +87,16 @@ Result<JobUpdate> JobUpdateFromJson(const nlohmann::json& body);
 // each optional (the service refuses none at all). Errors: kInvalidArgument naming the field.
 Result<JobSelector> JobSelectorFromJson(const nlohmann::json& body);
 
+// POST /api/v1/jobs/{id}/signal and /api/v1/jobs/signal: the body's "signal", a name ("USR1",
+// "SIGUSR1") or a number (model/job.h ParseJobSignal), and the rest of the body as the cancel
+// filter it selects by (none for one job). Errors: kInvalidArgument naming `signal` (missing,
+// or not a signal a job may be sent) or the filter's field.
+struct SignalRequest {
+  int signal = 0;
+  JobSelector selector{};
+};
+Result<SignalRequest> SignalRequestFromJson(const nlohmann::json& body);
+
 // OkStatus, or kInvalidArgument naming `field` when `text` holds a NUL byte (every string a body
 // carries into a C string: argv, environment, paths, e-mail addresses).
 Status NoNulByte(std::string_view field, std::string_view text);

@@ -339,6 +339,40 @@ Result<HttpResponse> CancelJobs(ClusterService& service, const RequestContext& c
   return JsonResponse(200, json{{"jobs", std::move(out)}});
 }
 
+// POST /jobs/{id}/signal {"signal": "USR1"}: the job (still running) once the signal is on its
+// way to its node (`gpufleet cancel --signal`).
+Result<HttpResponse> SignalJob(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(const SignalRequest request, SignalRequestFromJson(body));
+  if (!request.selector.Empty()) {
+    return InvalidArgument(
+        "signal: a filter (user, state, name, team) goes to POST "
+        "/api/v1/jobs/signal, not to one job's");
+  }
+  GF_ASSIGN_OR_RETURN(const Job job, service.SignalJob(ctx.caller, id, request.signal));
+  return JsonResponse(200, JobToJson(job));
+}
+
+// POST /jobs/signal {"signal", "user", "state", "name", "team"}: {"jobs": [...], "skipped":
+// [...]}, the running jobs the filter matched (signalled) and the others it matched (pending or
+// starting: not signalled), among those the caller may cancel.
+Result<HttpResponse> SignalJobs(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
+  GF_ASSIGN_OR_RETURN(const SignalRequest request, SignalRequestFromJson(body));
+  GF_ASSIGN_OR_RETURN(const SignalOutcome outcome,
+                      service.SignalJobs(ctx.caller, request.selector, request.signal));
+  json jobs = json::array();
+  for (const auto& job : outcome.signalled) {
+    jobs.push_back(JobToJson(job));
+  }
+  json skipped = json::array();
+  for (const auto& job : outcome.skipped) {
+    skipped.push_back(JobToJson(job));
+  }
+  return JsonResponse(200, json{{"jobs", std::move(jobs)}, {"skipped", std::move(skipped)}});
+}
+
 // POST /jobs/{id}/update {"gpus", "time_limit", "priority", "team", "name"}: the job after.
 Result<HttpResponse> UpdateJob(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
@@ -499,7 +533,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 39> kRoutes = {{
+const std::array<RouteEntry, 41> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -513,6 +547,8 @@ const std::array<RouteEntry, 39> kRoutes = {{
     {{"POST", "/api/v1/jobs/{id}/requeue", true}, "", &OnJob<&ClusterService::RequeueJob>},
     {{"POST", "/api/v1/jobs/{id}/update", true}, "", &UpdateJob},
     {{"POST", "/api/v1/jobs/cancel", true}, "", &CancelJobs},
+    {{"POST", "/api/v1/jobs/{id}/signal", true}, "", &SignalJob},
+    {{"POST", "/api/v1/jobs/signal", true}, "", &SignalJobs},
     {{"GET", "/api/v1/jobs/{id}/events", true}, "", &JobEvents},
     {{"GET", "/api/v1/history", true},
      "since_ms,until_ms,state,user,team,cursor,limit",

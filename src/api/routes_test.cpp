@@ -588,6 +588,36 @@ TEST_F(ApiRoutesTest, CancelByFilterPassesTheFilterAndAnswersTheJobs) {
   EXPECT_EQ(Do("POST", "/api/v1/jobs/cancel", R"({"user":"a"})", &anonymous_).status, 401);
 }
 
+TEST_F(ApiRoutesTest, SignalTakesANameOrANumberAndAFilter) {
+  const auto one = Do("POST", "/api/v1/jobs/7/signal", R"({"signal":"SIGUSR1"})");
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(fake_.last_id, JobId(7));
+  EXPECT_EQ(fake_.last_signal, 10);
+  ASSERT_EQ(Do("POST", "/api/v1/jobs/7/signal", R"({"signal":12})").status, 200);
+  EXPECT_EQ(fake_.last_signal, 12);
+  const auto bad = Do("POST", "/api/v1/jobs/7/signal", R"({"signal":"FOO"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(Message(bad).find("signal: 'FOO' is not a signal; use a name such as USR1"),
+            std::string::npos)
+      << Message(bad);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/7/signal", R"({"signal":"KILL"})").status, 400);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/7/signal", R"({})").status, 400);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/7/signal", R"({"signal":"USR1","user":"a"})").status, 400);
+
+  const auto many =
+      Do("POST", "/api/v1/jobs/signal", R"({"signal":"HUP","name":"sweep","state":"RUNNING"})");
+  ASSERT_EQ(many.status, 200) << many.body;
+  EXPECT_EQ(fake_.last_signal, 1);
+  ASSERT_TRUE(fake_.last_selector.has_value());
+  EXPECT_EQ(fake_.last_selector->name, "sweep");
+  EXPECT_EQ(fake_.last_selector->state, JobState::kRunning);
+  EXPECT_EQ(Body(many)["jobs"].size(), 1U);
+  ASSERT_EQ(Body(many)["skipped"].size(), 1U);
+  EXPECT_EQ(Body(many)["skipped"][0]["state"], "PENDING");
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/signal", R"({"signal":"USR1","x":1})").status, 400);
+  EXPECT_EQ(Do("POST", "/api/v1/jobs/signal", R"({"signal":"USR1"})", &anonymous_).status, 401);
+}
+
 TEST_F(ApiRoutesTest, QuotaAnswersTeamsAndUsers) {
   fake_.quota =
       QuotaReport{.period_start = FromUnixMillis(1'772'323'200'000),

@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -545,7 +546,11 @@ int RunCancelArrays(const ClientContext& ctx, const std::vector<std::string>& id
 int RunCancel(const ClientContext& ctx,
               const std::vector<std::string>& ids,
               bool arrays,
-              const CancelFilter& filter) {
+              const CancelFilter& filter,
+              const std::optional<std::string>& signal) {
+  if (signal) {
+    return RunSignal(ctx, ids, arrays, filter, *signal);
+  }
   if (ids.empty() || !filter.Empty()) {
     if (arrays || !ids.empty()) {
       return Fail(InvalidArgument(
@@ -660,17 +665,25 @@ void AddClientCommands(CLI::App& app, ClientContext& ctx) {
   explain->add_flag("--json", *e_json, "JSON output (every field)");
   explain->callback([&ctx, e_id, e_json] { ctx.exit_code = RunExplain(ctx, *e_id, *e_json); });
 
-  auto* cancel =
-      app.add_subcommand("cancel", "cancel jobs (running ones get SIGTERM, then SIGKILL)");
+  auto* cancel = app.add_subcommand(
+      "cancel",
+      "cancel jobs (running ones get SIGTERM, then SIGKILL), or with --signal send running jobs "
+      "a signal and let them run on");
   auto c_ids = std::make_shared<std::vector<std::string>>();
   auto c_array = std::make_shared<bool>(false);
   auto c_filter = std::make_shared<CancelFilter>();
+  auto c_signal = std::make_shared<std::optional<std::string>>();
   cancel->add_option("JOB", *c_ids, "job ids or array tasks ID_INDEX (or filters, below)");
   cancel->add_flag(
       "--array", *c_array, "JOB is a job array's id: cancel every unfinished task of it");
+  cancel->add_option("-s,--signal",
+                     *c_signal,
+                     "send this signal (USR1, SIGUSR1, HUP, INT, TERM, CONT, a number) to every "
+                     "process of the running jobs instead of cancelling them, like scancel "
+                     "--signal");
   AddCancelFilterOptions(*cancel, *c_filter);
-  cancel->callback([&ctx, c_ids, c_array, c_filter] {
-    ctx.exit_code = RunCancel(ctx, *c_ids, *c_array, *c_filter);
+  cancel->callback([&ctx, c_ids, c_array, c_filter, c_signal] {
+    ctx.exit_code = RunCancel(ctx, *c_ids, *c_array, *c_filter, *c_signal);
   });
 
   auto* quota = app.add_subcommand(

@@ -33,7 +33,7 @@ struct FieldName {
   std::string_view header;  // the table's
   std::string_view key;     // the job's JSON field printed as is; "" for a figure computed here
 };
-constexpr std::array<FieldName, 18> kFields = {{
+constexpr std::array<FieldName, 20> kFields = {{
     {HistoryField::kId, "id", "JOBID", ""},
     {HistoryField::kName, "name", "NAME", "name"},
     {HistoryField::kUser, "user", "USER", "user"},
@@ -49,6 +49,8 @@ constexpr std::array<FieldName, 18> kFields = {{
     {HistoryField::kGpuHours, "gpu_hours", "GPU-H", ""},
     {HistoryField::kUtil, "util", "UTIL", ""},
     {HistoryField::kPeakMem, "peak_mem", "PEAK MEM", ""},
+    {HistoryField::kCpuTime, "cpu_time", "CPU TIME", ""},
+    {HistoryField::kMaxRss, "max_rss", "MAXRSS", ""},
     {HistoryField::kEnergy, "energy", "ENERGY", ""},
     {HistoryField::kNode, "node", "NODE", "node"},
     {HistoryField::kReason, "reason", "REASON", "reason"},
@@ -146,6 +148,12 @@ const json& Usage(const json& job) {
 
 std::string Text(const json& job, std::string_view key, bool csv) {
   return JsonText(job, key, csv ? "" : "-");
+}
+
+// What its processes used of the host (measured when a run ends); nullopt when not measured.
+std::optional<std::int64_t> HostFigure(const json& job, std::string_view key) {
+  const std::optional<double> v = JsonNumber(Object(job, "host_usage"), key);
+  return v ? std::optional<std::int64_t>(static_cast<std::int64_t>(*v)) : std::nullopt;
 }
 
 }  // namespace
@@ -314,6 +322,20 @@ std::string HistoryCell(const json& job, HistoryField field, std::int64_t now_ms
       return Or(JsonNumber(usage, "peak_memory_mib"), 0, " MiB", csv);
     case HistoryField::kEnergy:
       return Or(JsonNumber(usage, "energy_kwh"), 3, " kWh", csv);
+    case HistoryField::kCpuTime: {
+      const std::optional<std::int64_t> ms = HostFigure(job, "cpu_ms");
+      if (!ms) {
+        return csv ? "" : "-";
+      }
+      return csv ? FixedDecimals(static_cast<double>(*ms) / 1000.0, 3) : FormatCpuTime(*ms);
+    }
+    case HistoryField::kMaxRss: {
+      const std::optional<std::int64_t> kib = HostFigure(job, "peak_memory_kib");
+      if (!kib) {
+        return csv ? "" : "-";
+      }
+      return csv ? FixedDecimals(static_cast<double>(*kib) / 1024.0, 1) : FormatKib(*kib);
+    }
     default:  // the fields printed as is, above
       return "";
   }
@@ -508,7 +530,11 @@ JobEfficiencyInput EfficiencyInput(const json& job, const json& node, std::int64
                         .mean_util_pct = JsonNumber(usage, "mean_util_pct"),
                         .peak_memory_mib = std::nullopt,
                         .card_memory_mib = CardMemoryMib(job, node),
-                        .running = IsRunning(job)};
+                        .running = IsRunning(job),
+                        .cpus = static_cast<int>(job.value("cpus", std::int64_t{0})),
+                        .host_memory_mib = job.value("mem_mib", std::int64_t{0}),
+                        .cpu_ms = HostFigure(job, "cpu_ms"),
+                        .peak_host_memory_kib = HostFigure(job, "peak_memory_kib")};
   if (const auto peak = JsonNumber(usage, "peak_memory_mib")) {
     in.peak_memory_mib = static_cast<std::int64_t>(*peak);
   }
@@ -524,12 +550,9 @@ bool OutOfMemory(const json& job) {
   return JsonText(job, "reason", "").rfind("OUT_OF_MEMORY", 0) == 0;
 }
 
-// Its host CPUs and memory (issue #24): what it reserved; their use is not measured yet.
+// Its host CPUs and memory (issue #24): what it reserved (their use: the CPU and memory lines).
 std::string HostText(const json& job) {
-  JobRequest request;
-  request.cpus = static_cast<int>(job.value("cpus", std::int64_t{0}));
-  request.memory_mib = job.value("mem_mib", std::int64_t{0});
-  const std::string host = DescribeHostRequest(request);
+  const std::string host = DescribeHostRequest(HostRequest(job));
   if (host.empty()) {
     return "none reserved";
   }
@@ -543,26 +566,34 @@ std::string HostText(const json& job) {
 json EfficiencyJson(const json& job, const json& node, std::int64_t now_ms) {
   const JobEfficiencyInput in = EfficiencyInput(job, node, now_ms);
   const JobEfficiency eff = ComputeJobEfficiency(in);
-  return json{{"id", job.value("id", json())},
-              {"state", job.value("state", json())},
-              {"exit_code", job.value("exit_code", json())},
-              {"running", in.running},
-              {"elapsed_s", in.elapsed_s},
-              {"time_limit_s", Optional(in.time_limit_s)},
-              {"time_limit_pct", Optional(eff.time_limit_pct)},
-              {"gpus", in.held_gpus},
-              {"node", job.value("node", json())},
-              {"gpu_hours_allocated", eff.gpu_hours_allocated},
-              {"gpu_hours_used", Optional(eff.gpu_hours_used)},
-              {"mean_util_pct", Optional(in.mean_util_pct)},
-              {"peak_memory_mib", in.peak_memory_mib ? json(*in.peak_memory_mib) : json()},
-              {"card_memory_mib", in.card_memory_mib > 0 ? json(in.card_memory_mib) : json()},
-              {"memory_pct", Optional(eff.memory_pct)},
-              {"energy_kwh", Optional(JsonNumber(Usage(job), "energy_kwh"))},
-              {"cpus", job.value("cpus", std::int64_t{0})},
-              {"mem_mib", job.value("mem_mib", std::int64_t{0})},
-              {"out_of_memory", OutOfMemory(job)},
-              {"advice", eff.advice}};
+  return json{
+      {"id", job.value("id", json())},
+      {"state", job.value("state", json())},
+      {"exit_code", job.value("exit_code", json())},
+      {"running", in.running},
+      {"elapsed_s", in.elapsed_s},
+      {"time_limit_s", Optional(in.time_limit_s)},
+      {"time_limit_pct", Optional(eff.time_limit_pct)},
+      {"gpus", in.held_gpus},
+      {"node", job.value("node", json())},
+      {"gpu_hours_allocated", eff.gpu_hours_allocated},
+      {"gpu_hours_used", Optional(eff.gpu_hours_used)},
+      {"mean_util_pct", Optional(in.mean_util_pct)},
+      {"peak_memory_mib", in.peak_memory_mib ? json(*in.peak_memory_mib) : json()},
+      {"card_memory_mib", in.card_memory_mib > 0 ? json(in.card_memory_mib) : json()},
+      {"memory_pct", Optional(eff.memory_pct)},
+      {"energy_kwh", Optional(JsonNumber(Usage(job), "energy_kwh"))},
+      {"cpus", job.value("cpus", std::int64_t{0})},
+      {"mem_mib", job.value("mem_mib", std::int64_t{0})},
+      {"cpu_time_s", in.cpu_ms ? json(static_cast<double>(*in.cpu_ms) / 1000.0) : json()},
+      {"core_time_s", eff.core_seconds > 0 ? json(eff.core_seconds) : json()},
+      {"cpu_pct", Optional(eff.cpu_pct)},
+      {"peak_host_memory_mib",
+       in.peak_host_memory_kib ? json(static_cast<double>(*in.peak_host_memory_kib) / 1024.0)
+                               : json()},
+      {"host_memory_pct", Optional(eff.host_memory_pct)},
+      {"out_of_memory", OutOfMemory(job)},
+      {"advice", eff.advice}};
 }
 
 void PrintEfficiency(const json& job, const json& node, std::int64_t now_ms, std::ostream& out) {
@@ -597,6 +628,8 @@ void PrintEfficiency(const json& job, const json& node, std::int64_t now_ms, std
                            : std::string("-")) +
            card + Pct(eff.memory_pct));
   Line(out, "CPUs/memory", HostText(job));
+  Line(out, "CPU efficiency", CpuEfficiencyText(in, eff));
+  Line(out, "Peak host memory", HostMemoryText(in, eff));
   Line(
       out, "Energy", HistoryCell(job, HistoryField::kEnergy, now_ms, false) + [&] {
         const std::string cost = EnergyCost(Object(job, "energy"));
@@ -610,7 +643,7 @@ void AddHistoryCommands(CLI::App& app, ClientContext& ctx) {
   auto* history = app.add_subcommand(
       "history",
       "past and present jobs, like sacct: elapsed, GPU-hours, GPU utilisation, peak GPU memory, "
-      "energy, exit code, node");
+      "CPU time, peak host memory, energy, exit code, node");
   history->add_option(
       "-S,--since",
       flags->since,
@@ -640,7 +673,8 @@ void AddHistoryCommands(CLI::App& app, ClientContext& ctx) {
   auto as_json = std::make_shared<bool>(false);
   auto* eff = app.add_subcommand("eff",
                                  "one job's efficiency, like seff: time, GPU-hours used of "
-                                 "allocated, GPU memory, energy, advice");
+                                 "allocated, GPU memory, CPU and host memory used of reserved, "
+                                 "energy, advice");
   eff->add_option("JOB", *id, "job id, or array task ID_INDEX (17_1)")->required();
   eff->add_flag("--json", *as_json, "the figures as JSON");
   eff->callback([&ctx, id, as_json] { ctx.exit_code = RunEff(ctx, *id, *as_json); });

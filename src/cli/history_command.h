@@ -44,6 +44,8 @@ enum class HistoryField {
   kGpuHours,
   kUtil,
   kPeakMem,
+  kCpuTime,  // CPU time its processes used (sacct's TotalCPU), measured when a run ends
+  kMaxRss,   // their peak host memory (sacct's MaxRSS), likewise
   kEnergy,
   kNode,
   kReason,
@@ -86,8 +88,9 @@ Result<std::string> HistoryTarget(const HistoryFlags& flags,
                                   int limit);
 
 // One cell of `job` (the API's JSON): for the table as `show` prints it (durations "1h2m",
-// times RFC 3339 UTC, "63.5%", "1234 MiB", "0.012 kWh"), or for CSV plain numbers and
-// (elapsed in seconds, util in %, memory in MiB, energy in kWh). "" / "-" when unknown.
+// times RFC 3339 UTC, "63.5%", "1234 MiB", "0.012 kWh", CPU "1h2m3s", host memory "1.2 GiB"),
+// or for CSV plain numbers (elapsed in seconds, util in %, memory in MiB, energy in kWh, CPU
+// time in seconds, host memory in MiB). "" / "-" when unknown.
 std::string HistoryCell(const nlohmann::json& job,
                         HistoryField field,
                         std::int64_t now_ms,
@@ -103,8 +106,9 @@ void PrintEfficiency(const nlohmann::json& job,
 
 // `gpufleet eff --json`: the same figures as one object (id, state, exit_code, running,
 // elapsed_s, time_limit_s, time_limit_pct, gpus, node, gpu_hours_allocated, gpu_hours_used,
-// mean_util_pct, peak_memory_mib, card_memory_mib, memory_pct, energy_kwh, advice; null when
-// unknown).
+// mean_util_pct, peak_memory_mib, card_memory_mib, memory_pct, energy_kwh, cpus, mem_mib,
+// cpu_time_s, core_time_s, cpu_pct, peak_host_memory_mib, host_memory_pct, out_of_memory,
+// advice; null when unknown).
 nlohmann::json EfficiencyJson(const nlohmann::json& job,
                               const nlohmann::json& node,
                               std::int64_t now_ms);

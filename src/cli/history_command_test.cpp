@@ -135,6 +135,34 @@ TEST(HistoryCommandTest, EfficiencyShowsHeldVsUsedAndAdvice) {
   EXPECT_THAT(figures["advice"].get<std::string>(), HasSubstr("--gpus 1 would do"));
   // Without its node's GPUs the card memory is unknown, and said so.
   EXPECT_TRUE(EfficiencyJson(EndedJob(), nlohmann::json::object(), 0)["memory_pct"].is_null());
+  // Nothing measured of its host side (an older run): said so, not zero.
+  EXPECT_THAT(text, HasSubstr("CPU efficiency:      not measured\n"));
+  EXPECT_TRUE(figures["cpu_pct"].is_null());
+}
+
+// Its CPU time and peak host memory (issue #24): of what it reserved in `eff`, and as history's
+// cpu_time and max_rss columns.
+TEST(HistoryCommandTest, HostUsageShowsInEffAndHistory) {
+  nlohmann::json job = EndedJob();  // 1h30m
+  job["cpus"] = 2;
+  job["mem_mib"] = 4096;
+  job["host_usage"] = {{"cpu_ms", 3'723'000}, {"peak_memory_kib", 1'258'291}};
+  std::ostringstream out;
+  PrintEfficiency(job, nlohmann::json::object(), kDecemberMs + 10 * kHourMs, out);
+  EXPECT_THAT(out.str(), HasSubstr("CPU efficiency:      1h2m3s of 3h core-time (34 %)\n"));
+  EXPECT_THAT(out.str(), HasSubstr("Peak host memory:    1.2 GiB of 4 GiB requested (30 %)\n"));
+  const nlohmann::json figures = EfficiencyJson(job, nlohmann::json::object(), 0);
+  EXPECT_DOUBLE_EQ(figures["cpu_time_s"].get<double>(), 3723.0);
+  EXPECT_DOUBLE_EQ(figures["core_time_s"].get<double>(), 10800.0);
+  EXPECT_NEAR(figures["host_memory_pct"].get<double>(), 30.0, 0.1);
+  const std::int64_t now = kDecemberMs + 10 * kHourMs;
+  EXPECT_EQ(HistoryCell(job, HistoryField::kCpuTime, now, false), "1h2m3s");
+  EXPECT_EQ(HistoryCell(job, HistoryField::kCpuTime, now, true), "3723.000");
+  EXPECT_EQ(HistoryCell(job, HistoryField::kMaxRss, now, false), "1.2 GiB");
+  EXPECT_EQ(HistoryCell(job, HistoryField::kMaxRss, now, true), "1228.8");
+  EXPECT_EQ(HistoryCell(EndedJob(), HistoryField::kMaxRss, now, false), "-");
+  EXPECT_EQ(HistoryHeader(HistoryField::kMaxRss, false), "MAXRSS");
+  EXPECT_EQ(HistoryHeader(HistoryField::kCpuTime, true), "cpu_time");
 }
 
 }  // namespace

@@ -155,11 +155,10 @@ void AddCancelFilterOptions(CLI::App& cancel, CancelFilter& filter) {
   cancel.add_option("-A,--team", filter.team, "only jobs of this team");
 }
 
-int RunCancelMatching(const ClientContext& ctx, const CancelFilter& filter) {
-  if (filter.Empty()) {
-    return Fail(InvalidArgument(
-        "cancel: no job named; give job ids, or filters (--user, --state, --name, --team)"));
-  }
+namespace {
+
+// The filter as POST /api/v1/jobs/cancel and /api/v1/jobs/signal take it.
+nlohmann::json FilterBody(const CancelFilter& filter) {
   nlohmann::json body = nlohmann::json::object();
   if (!filter.user.empty()) {
     body["user"] = filter.user;
@@ -173,11 +172,68 @@ int RunCancelMatching(const ClientContext& ctx, const CancelFilter& filter) {
   if (filter.team) {
     body["team"] = *filter.team;
   }
+  return body;
+}
+
+// "12, 13, 17": the ids of a list of jobs (the API's JSON).
+std::string Ids(const nlohmann::json& jobs) {
+  std::string ids;
+  for (const auto& job : jobs) {
+    ids += (ids.empty() ? "" : ", ") + JsonText(job, "id");
+  }
+  return ids;
+}
+
+std::string Jobs(std::size_t n) {
+  return std::to_string(n) + (n == 1 ? " job" : " jobs");
+}
+
+// `cancel --signal SIG` with filters: the running jobs matched get it, the others are named.
+int RunSignalMatching(const ClientContext& ctx, const CancelFilter& filter, int sig) {
+  nlohmann::json body = FilterBody(filter);
+  body["signal"] = sig;
   auto opened = OpenClient(ctx);
   if (!opened.ok()) {
     return Fail(opened.error());
   }
-  Result<nlohmann::json> r = (*opened)->CallJson("POST", "/api/v1/jobs/cancel", body);
+  Result<nlohmann::json> r = (*opened)->CallJson("POST", "/api/v1/jobs/signal", body);
+  if (!r.ok()) {
+    return Fail(r.error());
+  }
+  const nlohmann::json jobs = r->value("jobs", nlohmann::json::array());
+  const nlohmann::json skipped = r->value("skipped", nlohmann::json::array());
+  const std::string name = "SIG" + JobSignalName(sig);
+  if (jobs.empty() && skipped.empty()) {
+    std::cout << "No job matched: no signal sent\n";
+    return 0;
+  }
+  if (!jobs.empty()) {
+    std::cout << "Sent " << name << " to " << Jobs(jobs.size()) << ": " << Ids(jobs) << '\n';
+  }
+  if (!skipped.empty()) {
+    std::string which;
+    for (const auto& job : skipped) {
+      which +=
+          (which.empty() ? "" : ", ") + JsonText(job, "id") + " (" + JsonText(job, "state") + ")";
+    }
+    std::cout << "Skipped " << Jobs(skipped.size()) << " not running: " << which
+              << " (--signal reaches running jobs only)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunCancelMatching(const ClientContext& ctx, const CancelFilter& filter) {
+  if (filter.Empty()) {
+    return Fail(InvalidArgument(
+        "cancel: no job named; give job ids, or filters (--user, --state, --name, --team)"));
+  }
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  Result<nlohmann::json> r = (*opened)->CallJson("POST", "/api/v1/jobs/cancel", FilterBody(filter));
   if (!r.ok()) {
     return Fail(r.error());
   }
@@ -186,13 +242,52 @@ int RunCancelMatching(const ClientContext& ctx, const CancelFilter& filter) {
     std::cout << "No job matched: nothing cancelled\n";
     return 0;
   }
-  std::string ids;
-  for (const auto& job : jobs) {
-    ids += (ids.empty() ? "" : ", ") + JsonText(job, "id");
-  }
-  std::cout << "Cancelled " << jobs.size() << (jobs.size() == 1 ? " job: " : " jobs: ") << ids
-            << '\n';
+  std::cout << "Cancelled " << Jobs(jobs.size()) << ": " << Ids(jobs) << '\n';
   return 0;
+}
+
+int RunSignal(const ClientContext& ctx,
+              const std::vector<std::string>& ids,
+              bool arrays,
+              const CancelFilter& filter,
+              const std::string& signal) {
+  Result<int> sig = ParseJobSignal(signal, "--signal");
+  if (!sig.ok()) {
+    return Fail(sig.error());
+  }
+  if (arrays) {
+    return Fail(InvalidArgument(
+        "--signal: not with --array; name the tasks (ID_INDEX), or filter, e.g. gpufleet cancel "
+        "--signal USR1 --name NAME"));
+  }
+  if (ids.empty() == filter.Empty()) {
+    return Fail(InvalidArgument(
+        "cancel --signal: give job ids or filters (--user, --state, --name, --team), one of the "
+        "two"));
+  }
+  if (ids.empty()) {
+    return RunSignalMatching(ctx, filter, *sig);
+  }
+  auto opened = OpenClient(ctx);
+  if (!opened.ok()) {
+    return Fail(opened.error());
+  }
+  ApiClient& client = **opened;
+  const nlohmann::json body{{"signal", *sig}};
+  int rc = 0;
+  for (const auto& text : ids) {
+    Result<std::int64_t> id = ResolveJobId(client, text);
+    Result<nlohmann::json> job =
+        id.ok() ? client.CallJson("POST", "/api/v1/jobs/" + std::to_string(*id) + "/signal", body)
+                : Result<nlohmann::json>(id.error());
+    if (!job.ok()) {
+      rc = Fail(job.error());
+      continue;
+    }
+    std::cout << "Sent SIG" << JobSignalName(*sig) << " to job " << text << " (state "
+              << JsonText(*job, "state") << ")\n";
+  }
+  return rc;
 }
 
 void AddJobControlCommands(CLI::App& app, ClientContext& ctx) {

@@ -446,10 +446,7 @@ void PrintShare(const json& job, const std::string& gpus, std::ostream& out) {
 // Host CPUs and memory on each node (issue #24): "8 CPUs, 64 GiB memory"; "none reserved" when
 // the job asked for neither (and the cluster gave no per-GPU default).
 void PrintHost(const json& job, std::ostream& out) {
-  JobRequest request;
-  request.cpus = static_cast<int>(job.value("cpus", std::int64_t{0}));
-  request.memory_mib = job.value("mem_mib", std::int64_t{0});
-  const std::string host = DescribeHostRequest(request);
+  const std::string host = DescribeHostRequest(HostRequest(job));
   Line(out, "CPUs/memory", host.empty() ? std::string("none reserved (not limited)") : host);
 }
 
@@ -505,6 +502,13 @@ std::string GpuHealthSummary(const json& gpus) {
 
 }  // namespace
 
+JobRequest HostRequest(const json& job) {
+  JobRequest request;
+  request.cpus = static_cast<int>(job.value("cpus", std::int64_t{0}));
+  request.memory_mib = job.value("mem_mib", std::int64_t{0});
+  return request;
+}
+
 void PrintNodes(const json& answer, std::ostream& out) {
   const json& nodes = Array(answer, "nodes");
   // REASON (why a node is not up: its drain's reason, or what took it down) only when a node
@@ -512,22 +516,26 @@ void PrintNodes(const json& answer, std::ostream& out) {
   const bool reasons = std::any_of(nodes.begin(), nodes.end(), [](const json& node) {
     return !JsonText(node, "state_reason", "").empty();
   });
+  // CPUS and MEMORY as sinfo's CPUS(A/T): what running jobs hold (their --cpus, --mem) of what
+  // jobs may hold.
   std::vector<std::string> header = {
-      "NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS", "MEMORY", "BACKEND", "CONTAINMENT"};
+      "NODE", "STATE", "GPUS", "GPU HEALTH", "CPUS(A/T)", "MEMORY(A/T)", "BACKEND", "CONTAINMENT"};
   if (reasons) {
     header.emplace_back("REASON");
   }
   Table table(std::move(header));
   for (const json& node : nodes) {
     const json& gpus = Array(node, "gpus");
-    std::vector<std::string> row = {JsonText(node, "name"),
-                                    JsonText(node, "state"),
-                                    std::to_string(gpus.size()),
-                                    GpuHealthSummary(gpus),
-                                    JsonText(node, "cpus"),
-                                    FormatMib(node.value("memory_mib", std::int64_t{0})),
-                                    JsonText(node, "gpu_backend"),
-                                    JsonText(node, "containment", "?")};
+    std::vector<std::string> row = {
+        JsonText(node, "name"),
+        JsonText(node, "state"),
+        std::to_string(gpus.size()),
+        GpuHealthSummary(gpus),
+        JsonText(node, "cpus_in_use", "0") + "/" + JsonText(node, "cpus"),
+        FormatMib(node.value("memory_mib_in_use", std::int64_t{0})) + "/" +
+            FormatMib(node.value("memory_mib", std::int64_t{0})),
+        JsonText(node, "gpu_backend"),
+        JsonText(node, "containment", "?")};
     if (reasons) {
       row.push_back(JsonText(node, "state_reason", ""));
     }
@@ -552,10 +560,11 @@ void PrintJob(const json& job, std::int64_t now_ms, std::ostream& out) {
        JsonText(job, "priority") +
            (job.value("preemptible", false) ? "  preemptible (borrowed GPUs)" : "") +
            "  checkpoint signal " + JsonText(job, "checkpoint_signal", "TERM"));
+  const std::string host = DescribeHostRequest(HostRequest(job));
   Line(out,
        "Request",
-       JobGpusText(job) + " GPU(s), type " + JsonText(job, "gpu_type", "any") + ", time limit " +
-           TimeLimitText(job));
+       JobGpusText(job) + " GPU(s), type " + JsonText(job, "gpu_type", "any") +
+           (host.empty() ? "" : ", " + host) + ", time limit " + TimeLimitText(job));
   if (!job.value("requeue", true)) {  // the default (requeue) goes without saying
     Line(
         out, "Requeue", "no (--no-requeue): ends CANCELLED if preempted, FAILED if its node fails");

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/job.h"
+
 namespace gf {
 
 // j[key] as text to print: strings with their control characters escaped (EscapeControl,
@@ -64,6 +66,10 @@ std::string EstimatedStartText(const nlohmann::json& job, std::int64_t now_ms);
 
 // A job's GPUs for a list: its share of one GPU ("0.25") when fractional, else its GPU count.
 std::string JobGpusText(const nlohmann::json& job);
+
+// The host CPUs and memory a job (the API's JSON) asked for on each node: its cpus and mem_mib
+// (0 = none), for DescribeHostRequest (model/job.h).
+JobRequest HostRequest(const nlohmann::json& job);
 
 // The table of `gpufleet gpus` from a GET /api/v1/gpus answer ({"gpus": [GpuStatus...]}):
 // NODE GPU MODEL UTIL MEM TEMP POWER HEALTH JOB USER, plus MODE (after HEALTH) when a GPU is

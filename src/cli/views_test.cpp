@@ -279,6 +279,29 @@ TEST(CliViewsTest, ShowPrintsGpuUsage) {
   EXPECT_NE(text.find("Energy      7200000 J (2.000 kWh)\n"), std::string::npos) << text;
 }
 
+// Issue #24: what running jobs hold of a node's CPUs and memory, as sinfo's CPUS(A/T); and a
+// job's request with its host side.
+TEST(CliViewsTest, NodesShowHostCpusAndMemoryHeldOfTotal) {
+  Node node;
+  node.name = NodeId("n1");
+  node.cpus = 4;
+  node.memory_mib = 4096;
+  node.cpus_in_use = 3;
+  node.memory_mib_in_use = 1024;
+  std::ostringstream out;
+  PrintNodes(json{{"nodes", json::array({NodeToJson(node)})}}, out);
+  EXPECT_NE(out.str().find("CPUS(A/T)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find(" 3/4 "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find(" 1 GiB/4 GiB "), std::string::npos) << out.str();
+
+  Job job = RunningJob();
+  job.spec.request.cpus = 8;
+  job.spec.request.memory_mib = 65'536;
+  EXPECT_NE(Show(job).find("GPU(s), type any, 8 CPUs, 64 GiB memory, time limit"),
+            std::string::npos)
+      << Show(job);
+}
+
 // Issue #24: `node drain --reason` was shown by `nodes --json` alone.
 TEST(CliViewsTest, NodesShowWhyANodeIsNotUp) {
   Node up;

@@ -41,6 +41,9 @@ class RemoteAgent final : public NodeAgent {
                       .cause = cause,
                       .first_signal = first_signal});
   }
+  void Signal(JobId job, int sig) override {
+    Push(AgentCommand{.kind = AgentCommand::Kind::kSignal, .job_id = job, .signal = sig});
+  }
   void AcknowledgeExit(JobId job) override {
     Push(AgentCommand{.kind = AgentCommand::Kind::kAcknowledgeExit, .job_id = job});
   }

@@ -55,6 +55,7 @@ class ComponentsTest : public ::testing::Test, private JobBookListener {
                      .nodes = nodes_,
                      .runtimes = runtimes_,
                      .scheduling = *scheduling_,
+                     .out = out_,
                      .clock = clock_});
     gpus_ = std::make_unique<GpuCare>(SharingConfig{},
                                       GpuCareParts{.nodes = nodes_,

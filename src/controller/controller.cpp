@@ -68,6 +68,7 @@ Controller::Controller(std::unique_ptr<Store> store,
                          .nodes = nodes_,
                          .runtimes = runtimes_,
                          .scheduling = scheduling_,
+                         .out = out_,
                          .clock = clock_}),
       gpus_(options_.sharing,
             GpuCareParts{.nodes = nodes_,
@@ -441,6 +442,17 @@ Result<Job> Controller::RequeueJob(const Caller& caller, JobId id) {
 Result<std::vector<Job>> Controller::CancelJobs(const Caller& caller, const JobSelector& selector) {
   return CallAccepting<std::vector<Job>>(
       [this, caller, selector] { return desk_.CancelMatching(caller, selector); });
+}
+
+Result<Job> Controller::SignalJob(const Caller& caller, JobId id, int sig) {
+  return CallAccepting<Job>([this, caller, id, sig] { return desk_.Signal(caller, id, sig); });
+}
+
+Result<SignalOutcome> Controller::SignalJobs(const Caller& caller,
+                                             const JobSelector& selector,
+                                             int sig) {
+  return CallAccepting<SignalOutcome>(
+      [this, caller, selector, sig] { return desk_.SignalMatching(caller, selector, sig); });
 }
 
 Result<Job> Controller::UpdateJob(const Caller& caller, JobId id, const JobUpdate& update) {

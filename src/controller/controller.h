@@ -168,6 +168,10 @@ class Controller final : public ClusterService, public AgentReports, private Job
   Result<Job> ReleaseJob(const Caller& caller, JobId id) override;
   Result<Job> RequeueJob(const Caller& caller, JobId id) override;
   Result<std::vector<Job>> CancelJobs(const Caller& caller, const JobSelector& selector) override;
+  Result<Job> SignalJob(const Caller& caller, JobId id, int sig) override;
+  Result<SignalOutcome> SignalJobs(const Caller& caller,
+                                   const JobSelector& selector,
+                                   int sig) override;
   Result<Job> UpdateJob(const Caller& caller, JobId id, const JobUpdate& update) override;
 
   Result<IssuedToken> CreateToken(const Caller& caller, TokenRequest request) override;

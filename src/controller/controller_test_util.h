@@ -67,6 +67,10 @@ class FakeAgent final : public NodeAgent {
     killed_.emplace_back(job, cause);
     signals_.push_back(first_signal);
   }
+  void Signal(JobId job, int sig) override {
+    std::lock_guard lock(mu_);
+    delivered_.emplace_back(job, sig);
+  }
   void AcknowledgeExit(JobId job) override {
     std::lock_guard lock(mu_);
     acked_.push_back(job);
@@ -143,6 +147,11 @@ class FakeAgent final : public NodeAgent {
     std::lock_guard lock(mu_);
     return signals_;
   }
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
+  std::vector<std::pair<JobId, int>> delivered() {
+    std::lock_guard lock(mu_);
+    return delivered_;
+  }
   std::vector<LogRequest> reads() {  // NOLINT(readability-identifier-naming): accessor
     std::lock_guard lock(mu_);
     return reads_;
@@ -157,7 +166,8 @@ class FakeAgent final : public NodeAgent {
   std::vector<Job> launched_;
   std::vector<std::pair<JobId, std::string>> killed_;
   std::vector<JobId> acked_;
-  std::vector<int> signals_;  // the first signal of each kill, in order
+  std::vector<int> signals_;                      // the first signal of each kill, in order
+  std::vector<std::pair<JobId, int>> delivered_;  // Signal: what was delivered without a kill
   std::vector<LogRequest> reads_;
   std::vector<std::pair<JobId, TerminalInput>> terminal_;
   std::vector<GpuUuid> health_resets_;

@@ -2,6 +2,8 @@
 // scancel's filters (issue #24): on the state thread, each job changed through the job book and
 // the next pass told through the scheduling stage.
 #include <algorithm>
+#include <cctype>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -168,14 +170,15 @@ Result<Job> JobDesk::Requeue(const Caller& caller, JobId id) {
   return job;
 }
 
-Result<std::vector<Job>> JobDesk::CancelMatching(const Caller& caller,
-                                                 const JobSelector& selector) {
-  GF_TRY(Authorize(caller, Resource::kJob, Action::kCancel, Ownership::kOwn, "cancel"));
+Result<std::vector<JobId>> JobDesk::Matching(const Caller& caller,
+                                             const JobSelector& selector,
+                                             const std::string& what) {
+  GF_TRY(Authorize(caller, Resource::kJob, Action::kCancel, Ownership::kOwn, what));
   if (selector.Empty()) {
     return InvalidArgument(
-        "cancel: no job named; give job ids, or filters (--user, --state, --name, --team), e.g. "
-        "gpufleet cancel --user " +
-        caller.user + " --state PENDING");
+        what + ": no job named; give job ids, or filters (--user, --state, --name, --team), e.g. " +
+        (what == "signal" ? "gpufleet cancel --signal USR1 --user " + caller.user
+                          : "gpufleet cancel --user " + caller.user + " --state PENDING"));
   }
   // Others' jobs the caller may not cancel are not matched: they do not exist to it.
   std::vector<JobId> ids;
@@ -184,11 +187,84 @@ Result<std::vector<Job>> JobDesk::CancelMatching(const Caller& caller,
       ids.push_back(id);
     }
   }
+  return ids;
+}
+
+Result<std::vector<Job>> JobDesk::CancelMatching(const Caller& caller,
+                                                 const JobSelector& selector) {
+  GF_ASSIGN_OR_RETURN(const std::vector<JobId> ids, Matching(caller, selector, "cancel"));
   std::vector<Job> out;
   out.reserve(ids.size());
   for (const JobId id : ids) {
     GF_ASSIGN_OR_RETURN(Job job, Cancel(caller, id));
     out.push_back(std::move(job));
+  }
+  return out;
+}
+
+Status JobDesk::SendSignal(const Caller& caller, const Job& found, int sig) {
+  const std::vector<Job*> members = WholeJob(found);
+  std::vector<std::pair<NodeAgent*, JobId>> targets;
+  for (const Job* job : members) {
+    if (job->state != JobState::kRunning) {
+      continue;  // a member still starting or already stopping: nothing of it to signal yet
+    }
+    NodeAgent* agent = p_.nodes.AgentFor(*job);
+    if (agent == nullptr) {
+      return FailedPrecondition("signal: job " + std::to_string(job->id.value()) +
+                                " runs on node " + job->allocation->node.value() +
+                                ", whose agent is not connected now; try again once gpufleet "
+                                "nodes shows it up");
+    }
+    targets.emplace_back(agent, job->id);
+  }
+  const std::string name = "SIG" + JobSignalName(sig);
+  for (const auto& [agent, id] : targets) {
+    p_.jobs.Record(id, "signal", caller.user, name + " sent by " + caller.user);
+    p_.out.After([agent = agent, id = id, sig] { agent->Signal(id, sig); });
+  }
+  return OkStatus();
+}
+
+Result<Job> JobDesk::Signal(const Caller& caller, JobId id, int sig) {
+  if (sig < 1 || sig > kMaxJobSignal || sig == kSigKill) {
+    return InvalidArgument("signal: " + std::to_string(sig) +
+                           " cannot be sent to a job; give a signal from 1 to " +
+                           std::to_string(kMaxJobSignal) + " other than 9 (KILL: cancel ends it)");
+  }
+  GF_ASSIGN_OR_RETURN(const Job found, FindVisible(caller, id, Action::kCancel));
+  if (found.state != JobState::kRunning) {
+    std::string state = StateOf(found);
+    std::transform(state.begin(), state.end(), state.begin(), [](unsigned char c) {
+      return static_cast<char>(std::tolower(c));
+    });
+    return FailedPrecondition(
+        "job " + std::to_string(id.value()) + " is " + state +
+        ": --signal reaches running jobs only" +
+        (found.state == JobState::kStarting ? " (it is starting; try again in a moment)" : ""));
+  }
+  GF_TRY(SendSignal(caller, found, sig));
+  return p_.jobs.At(id);
+}
+
+Result<SignalOutcome> JobDesk::SignalMatching(const Caller& caller,
+                                              const JobSelector& selector,
+                                              int sig) {
+  GF_ASSIGN_OR_RETURN(const std::vector<JobId> ids, Matching(caller, selector, "signal"));
+  SignalOutcome out;
+  std::set<JobId> gangs;  // a multi-node job is signalled whole, once, by its first member
+  for (const JobId id : ids) {
+    const Job& job = p_.jobs.At(id);
+    if (job.state != JobState::kRunning) {
+      out.skipped.push_back(job);
+      continue;
+    }
+    if (job.spec.gang && !gangs.insert(job.spec.gang->gang_job).second) {
+      out.signalled.push_back(job);
+      continue;
+    }
+    GF_ASSIGN_OR_RETURN(Job signalled, Signal(caller, id, sig));
+    out.signalled.push_back(std::move(signalled));
   }
   return out;
 }

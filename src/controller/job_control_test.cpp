@@ -208,6 +208,65 @@ TEST_F(JobControlTest, CancelByFilterCancelsWhatTheCallerMayAndMatches) {
   EXPECT_EQ(none.error().code, ErrorCode::kInvalidArgument);
 }
 
+// `gpufleet cancel --signal` (scancel --signal): to a running job's agent, which delivers it;
+// the job's state does not change, and an event says who sent what.
+TEST_F(JobControlTest, SignalReachesARunningJobsAgentAndLeavesItRunning) {
+  const JobId running = Running(alice_, Spec(kGpus, "train"));
+  auto sent = controller_->SignalJob(alice_, running, 10);
+  ASSERT_TRUE(sent.ok()) << sent.error().ToString();
+  EXPECT_EQ(sent->state, JobState::kRunning);
+  ASSERT_TRUE(WaitFor([&] { return agent_->delivered().size() == 1; }));
+  EXPECT_EQ(agent_->delivered()[0], std::make_pair(running, 10));
+  EXPECT_TRUE(agent_->killed().empty());
+  const auto events = controller_->JobEvents(alice_, running);
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->back().kind, "signal");
+  EXPECT_EQ(events->back().message, "SIGUSR1 sent by alice");
+
+  // A pending job is refused, naming its state; another user's job does not exist to bob; KILL
+  // is cancel's.
+  const JobId pending = Submit(alice_, Spec(1, "train"));
+  auto refused = controller_->SignalJob(alice_, pending, 10);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(
+      refused.error().message,
+      "job " + std::to_string(pending.value()) + " is pending: --signal reaches running jobs only");
+  EXPECT_EQ(controller_->SignalJob(bob_, running, 10).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(controller_->SignalJob(alice_, running, 9).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(controller_->SignalJob(root_, running, 12).ok(), true);  // an admin: any job
+
+  // By filter: the running one gets it, the pending one is skipped and named.
+  auto matched = controller_->SignalJobs(alice_, JobSelector{.name = "train"}, 12);
+  ASSERT_TRUE(matched.ok()) << matched.error().ToString();
+  ASSERT_EQ(matched->signalled.size(), 1U);
+  EXPECT_EQ(matched->signalled[0].id, running);
+  ASSERT_EQ(matched->skipped.size(), 1U);
+  EXPECT_EQ(matched->skipped[0].id, pending);
+  ASSERT_TRUE(WaitFor([&] { return agent_->delivered().size() == 3; }));
+  EXPECT_EQ(agent_->delivered()[2], std::make_pair(running, 12));
+  EXPECT_EQ(controller_->SignalJobs(alice_, JobSelector{}, 10).error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Get(running).state, JobState::kRunning);
+}
+
+// What a run used of its host comes with its exit and is kept with the job; a second run adds.
+TEST_F(JobControlTest, HostUsageOfEachRunIsKeptWithTheJob) {
+  const JobId id = Running(alice_);
+  ASSERT_TRUE(controller_->RequeueJob(alice_, id).ok());
+  JobExitReport first{id, 143, 15, clock_.Now(), "preempted"};
+  first.host_usage = HostUsage{.cpu_ms = 1500, .peak_memory_kib = 4096};
+  controller_->OnJobExited(first);
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
+  controller_->OnJobStarted(id, 4243, clock_.Now());
+  ASSERT_TRUE(WaitFor([&] { return Get(id).state == JobState::kRunning; }));
+  JobExitReport second{id, 0, std::nullopt, clock_.Now(), "exited with 0"};
+  second.host_usage = HostUsage{.cpu_ms = 500, .peak_memory_kib = 1024};
+  controller_->OnJobExited(second);
+  ASSERT_TRUE(WaitFor([&] { return Get(id).state == JobState::kCompleted; }));
+  EXPECT_EQ(Get(id).host_usage, (HostUsage{.cpu_ms = 2000, .peak_memory_kib = 4096}));
+}
+
 TEST_F(JobControlTest, UpdateChangesAPendingJobAsASubmissionIsChecked) {
   const JobId blocker = Running(alice_);
   const JobId id = Submit(alice_, Spec(1, "small"));

@@ -2,9 +2,9 @@
 // controller, decision 0007). Submissions (one job, an array, a gang: checked whole before any
 // job is created, so that an array or a gang is queued whole or not at all), cancels, a budget
 // approval, a reported checkpoint and an explanation; job control (holds, a requeue, a cancel by
-// filter, an update of a pending job: job_control.cpp); which jobs a caller may see (others' jobs
-// answer as if they did not exist); and what a job's end means for the jobs that wait for it
-// (dependency_book.h).
+// filter, a signal to a running job, an update of a pending job: job_control.cpp); which jobs a
+// caller may see (others' jobs answer as if they did not exist); and what a job's end means for the
+// jobs that wait for it (dependency_book.h).
 //
 // Jobs change only through the job book; the next pass is told through the scheduling stage.
 // A caller checks that the controller still accepts work before calling. State thread only.
@@ -22,6 +22,7 @@
 #include "controller/node_registry.h"
 #include "controller/run_time_book.h"
 #include "controller/scheduling_stage.h"
+#include "controller/turn_outbox.h"
 #include "core/clock.h"
 #include "lifecycle/job_book.h"
 #include "service/service.h"
@@ -45,6 +46,7 @@ struct JobDeskParts {
   const NodeRegistry& nodes;  // what could ever run a submission
   RunTimeBook& runtimes;      // a new job's run-time estimate
   SchedulingStage& scheduling;
+  TurnOutbox& out;  // signals to agents, sent once the turn is durable
   const Clock& clock;
 };
 
@@ -72,6 +74,9 @@ class JobDesk {
   Result<Job> Release(const Caller& caller, JobId id);
   Result<Job> Requeue(const Caller& caller, JobId id);
   Result<std::vector<Job>> CancelMatching(const Caller& caller, const JobSelector& selector);
+  // `gpufleet cancel --signal` (ClusterService::SignalJob, SignalJobs).
+  Result<Job> Signal(const Caller& caller, JobId id, int sig);
+  Result<SignalOutcome> SignalMatching(const Caller& caller, const JobSelector& selector, int sig);
   Result<Job> Update(const Caller& caller, JobId id, const JobUpdate& update);
   // What the next pass would decide for the job (SchedulingStage::Explain), with its
   // prediction, and other users' jobs it names hidden.
@@ -106,6 +111,14 @@ class JobDesk {
   // The pending job, when the caller may do `action` to it (FindVisible); kFailedPrecondition
   // naming its state and `why` ("only a waiting job can be held") otherwise.
   Result<Job> FindPending(const Caller& caller, JobId id, Action action, const std::string& why);
+  // The active jobs the caller may cancel that `selector` matches, by id; kInvalidArgument naming
+  // `what` ("cancel") for an empty selector.
+  Result<std::vector<JobId>> Matching(const Caller& caller,
+                                      const JobSelector& selector,
+                                      const std::string& what);
+  // Queues `sig` to the processes of `found` (RUNNING; every member of a gang) once the turn is
+  // durable, with an event. kFailedPrecondition when a member's node has no agent now.
+  Status SendSignal(const Caller& caller, const Job& found, int sig);
 
   const PolicyConfig& policy_;
   const std::map<std::string, std::string>& team_of_user_;

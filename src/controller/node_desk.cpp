@@ -179,6 +179,11 @@ void NodeDesk::Finish(Job& job, const JobExitReport& report) {
   if (!report.leftover_pids.empty()) {
     p_.gpus.HoldForLeftovers(job, report);
   }
+  if (report.host_usage) {
+    // A requeued job carries what its earlier runs used; this run adds to it.
+    job.host_usage =
+        job.host_usage ? CombineHostUsage(*job.host_usage, *report.host_usage) : report.host_usage;
+  }
   p_.jobs.Exited(job, report.exit_code, report.cause, report.end_time, actor);
   if (agent != nullptr) {
     JobId id = job.id;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <utility>
 
 #include "controller/authorization.h"
@@ -156,8 +157,23 @@ Result<std::vector<Node>> ClusterReader::ListNodes(const Caller& /*caller*/) con
   GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
   std::vector<Node> out;
   out.reserve(view->nodes.size());
+  std::map<NodeId, std::size_t> index;
   for (const auto& node : view->nodes) {
+    index.emplace(node->name, out.size());
     out.push_back(*node);
+  }
+  // What the jobs holding GPUs hold of each node's CPUs and memory (`gpufleet nodes`), as the
+  // scheduler counts it: their allocations. Totals only, so every caller may see them.
+  for (const auto& [page_id, page] : view->pages) {
+    for (const std::shared_ptr<const Job>& job : *page) {
+      if (!HoldsGpus(*job)) {
+        continue;
+      }
+      if (auto it = index.find(job->allocation->node); it != index.end()) {
+        out[it->second].cpus_in_use += job->allocation->cpus;
+        out[it->second].memory_mib_in_use += job->allocation->memory_mib;
+      }
+    }
   }
   return out;
 }

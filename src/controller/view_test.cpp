@@ -131,6 +131,7 @@ class BlockingAgent final : public NodeAgent {
     return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return launching_.has_value(); });
   }
   void Kill(JobId /*job*/, std::chrono::seconds /*grace*/, const std::string&, int) override {}
+  void Signal(JobId /*job*/, int /*sig*/) override {}
   void AcknowledgeExit(JobId /*job*/) override {}
   std::string LogPath(JobId /*job*/, bool /*err*/) const override { return "/dev/null"; }
   Result<LogChunk> ReadLog(const LogRequest& /*request*/) override { return LogChunk{}; }

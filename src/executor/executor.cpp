@@ -487,6 +487,36 @@ Status Executor::Kill(JobId job,
   return SignalShim(job, it->second);
 }
 
+Status Executor::Signal(JobId job, int sig) {
+  const std::string name = "job " + std::to_string(job.value());
+  auto it = tracked_.find(job);
+  if (it == tracked_.end()) {
+    return NotFound(name + " is not running here");
+  }
+  const Tracked& t = it->second;
+  if (sig <= 0 || sig > SIGRTMAX || sig == SIGKILL) {
+    return InvalidArgument("signal " + std::to_string(sig) + " cannot be delivered to " + name);
+  }
+  if (t.exit_reported || Exists(JobDir(job) / exec::kExitFile)) {
+    return FailedPrecondition(name + " has ended");
+  }
+  // Before its start is known the shim may not have blocked the request signal yet, and would
+  // die of it (a real-time signal's default action), as of an early SIGTERM (see Kill).
+  if (t.starting || t.shim_pid == 0) {
+    return FailedPrecondition(name + " is still starting; signal it once it runs");
+  }
+  if (!ShimAlive(t)) {
+    return FailedPrecondition(name + ": its supervisor is gone (its exit is being reported)");
+  }
+  sigval value{};
+  value.sival_int = sig;
+  if (::sigqueue(static_cast<pid_t>(t.shim_pid), exec::SignalRequestSignal(), value) != 0) {
+    const int err = errno;
+    return IoError("cannot signal the supervisor of " + name + ": " + ErrnoText(err));
+  }
+  return OkStatus();
+}
+
 // SIGTERM to the shim, which then reads kill.json. Only if the pid is still our shim; a dead
 // shim is reported by Poll.
 Status Executor::SignalShim(JobId job, const Tracked& t) {
@@ -546,7 +576,12 @@ std::optional<JobExit> Executor::CheckExit(JobId job, Tracked& t) {
                    clock_.Now(),
                    "exit record unreadable: " + r.error().message};
   }
-  return JobExit{job, r->exit_code, r->signal, FromUnixMillis(r->end_ms), r->cause};
+  return JobExit{.job = job,
+                 .exit_code = r->exit_code,
+                 .signal = r->signal,
+                 .end_time = FromUnixMillis(r->end_ms),
+                 .cause = r->cause,
+                 .host_usage = r->usage};
 }
 
 // The shim is gone (or never started the job) without an exit record: ends what is left of the

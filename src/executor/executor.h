@@ -103,6 +103,9 @@ struct JobExit {
   // died: a live shim stops every process of its tree). Their GPUs must take no new work until
   // they are gone (the cause says so too).
   std::vector<exec::PidRecord> leftovers{};
+  // What its processes used of the host, as its shim measured it (model/job.h HostUsage);
+  // nullopt when the shim did not (the job did not start, the shim died).
+  std::optional<HostUsage> host_usage{};
 };
 
 struct RecoveredJob {
@@ -191,6 +194,14 @@ class Executor {
               std::chrono::seconds grace,
               const std::string& cause,
               int first_signal = SIGTERM);
+
+  // Delivers `sig` to every process of the running job (its cgroup, process group and the
+  // shim's descendants) without ending it: `gpufleet cancel --signal`, Slurm's `scancel
+  // --signal`. The shim is asked with a queued signal that carries `sig` (job_files.h
+  // SignalRequestSignal), so requests in a row are each delivered, in order. Returns once it is
+  // queued. Errors: kNotFound (not known here), kInvalidArgument (not 1..SIGRTMAX, or SIGKILL),
+  // kFailedPrecondition (still starting, or ended), kIo.
+  Status Signal(JobId job, int sig);
 
   // Jobs that ended since the last call (each reported once per Executor, and only after
   // PollStarts has returned it when it was launched here; its folder is kept for logs).

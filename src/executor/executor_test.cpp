@@ -439,6 +439,52 @@ TEST_F(ExecutorTest, PreemptionSendsTheCheckpointSignalFirst) {
   EXPECT_THAT(e->cause, StartsWith("preempted: SIGUSR1, exited within grace"));
 }
 
+TEST_F(ExecutorTest, SignalReachesTheJobWithoutEndingIt) {
+  // USR1 kills the sleep (no trap there) and runs the shell's trap, which counts; the loop goes
+  // on, so the job is still running after each delivery.
+  LaunchSpec spec = Shell(
+      "trap 'echo usr1 >> got' USR1; echo ready > ready; while [ ! -e stop ]; do sleep 0.05; "
+      "done; exit 3");
+  LaunchOk(spec);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(work_ / "ready"); }));
+  // Two requests in a row are both delivered: they queue, they do not merge.
+  ASSERT_TRUE(executor_->Signal(spec.job, SIGUSR1).ok());
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(work_ / "got") == "usr1\n"; }));
+  ASSERT_TRUE(executor_->Signal(spec.job, SIGUSR1).ok());
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(work_ / "got") == "usr1\nusr1\n"; }));
+  PollAll();
+  EXPECT_EQ(exits_.count(spec.job), 0U) << "the signal ended the job";
+  std::ofstream(work_ / "stop") << "";
+  std::optional<JobExit> e = WaitExit(spec.job);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exit_code, 3);
+  EXPECT_EQ(e->cause, "exited with 3");
+  // Once per request: not again through the job's cgroup or process group, as a kill goes.
+  EXPECT_EQ(ReadFile(work_ / "got"), "usr1\nusr1\n");
+  // An ended job, an unknown one and KILL are refused.
+  EXPECT_EQ(executor_->Signal(spec.job, SIGUSR1).error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(executor_->Signal(JobId(999), SIGUSR1).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(executor_->Signal(spec.job, SIGKILL).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(ExecutorTest, ExitReportsTheJobsCpuTimeAndPeakMemory) {
+  // About a second of CPU and 64 MiB touched (a string of that size, written once).
+  LaunchSpec spec = Spec({"python3",
+                          "-c",
+                          "import time\n"
+                          "b = bytearray(64 * 1024 * 1024)\n"
+                          "for i in range(0, len(b), 4096): b[i] = 1\n"
+                          "t = time.process_time()\n"
+                          "while time.process_time() - t < 1.0: pass\n"});
+  JobExit e = RunToEnd(spec);
+  ASSERT_EQ(e.exit_code, 0) << e.cause << Stderr(spec.job);
+  ASSERT_TRUE(e.host_usage.has_value());
+  EXPECT_GT(e.host_usage->cpu_ms, 500);
+  EXPECT_LT(e.host_usage->cpu_ms, 60'000);
+  EXPECT_GT(e.host_usage->peak_memory_kib, 40 * 1024);
+  EXPECT_LT(e.host_usage->peak_memory_kib, 4 * 1024 * 1024);
+}
+
 TEST_F(ExecutorTest, TermIgnoringJobIsKilledAfterGrace) {
   LaunchSpec spec = Shell("trap '' TERM; echo ready > ready; while :; do sleep 0.05; done");
   LaunchOk(spec);

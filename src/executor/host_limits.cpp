@@ -189,6 +189,42 @@ Status V1LimitGroups::Remove() const {
   return OkStatus();
 }
 
+namespace {
+
+// A file holding one number (cpuacct.usage, memory.peak); nullopt when absent or not a number.
+std::optional<std::int64_t> NumberIn(const fs::path& file) {
+  Result<std::string> text = ReadWholeFile(file);
+  if (!text.ok()) {
+    return std::nullopt;
+  }
+  std::istringstream in(*text);
+  std::int64_t value = 0;
+  return in >> value ? std::optional<std::int64_t>(value) : std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> CgroupCpuUsec(const fs::path& dir) {
+  if (dir.empty()) {
+    return std::nullopt;
+  }
+  if (const std::int64_t usec = KeyedValue(dir / "cpu.stat", "usage_usec"); usec >= 0) {
+    return usec;  // cgroup v2
+  }
+  const std::optional<std::int64_t> ns = NumberIn(dir / "cpuacct.usage");
+  return ns ? std::optional<std::int64_t>(*ns / 1000) : std::nullopt;
+}
+
+std::optional<std::int64_t> CgroupMemoryPeakBytes(const fs::path& dir) {
+  if (dir.empty()) {
+    return std::nullopt;
+  }
+  if (std::optional<std::int64_t> peak = NumberIn(dir / "memory.peak")) {
+    return peak;  // cgroup v2, Linux 5.19+
+  }
+  return NumberIn(dir / "memory.max_usage_in_bytes");
+}
+
 bool OomKilled(const fs::path& dir) {
   if (dir.empty()) {
     return false;

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ class V1LimitGroups {
   Result<std::vector<int>> OpenProcs() const;
   // The memory folder ("" when the job has no memory limit): where an OOM kill is counted.
   const std::filesystem::path& MemoryDir() const { return memory_dir_; }
+  // The cpu folder ("" when the job has no CPU quota): where cpuacct counts its CPU time when
+  // the host mounts cpu and cpuacct together (cpu,cpuacct).
+  const std::filesystem::path& CpuDir() const { return cpu_dir_; }
   // Removes the folders (empty once the job's processes are gone); an absent one is no error.
   Status Remove() const;
 
@@ -76,6 +80,14 @@ class V1LimitGroups {
   std::filesystem::path cpu_dir_;
   std::filesystem::path memory_dir_;
 };
+
+// What a job's cgroup folder `dir` counted of its processes, read before the folder goes; nullopt
+// when `dir` is "" or has no such file (a v2 cgroup without the memory controller, a kernel
+// before memory.peak, a v1 cpu folder without cpuacct beside it):
+//   CPU time, microseconds: cgroup v2 cpu.stat "usage_usec", else v1 cpuacct.usage (ns);
+//   memory high-water mark, bytes: cgroup v2 memory.peak, else v1 memory.max_usage_in_bytes.
+std::optional<std::int64_t> CgroupCpuUsec(const std::filesystem::path& dir);
+std::optional<std::int64_t> CgroupMemoryPeakBytes(const std::filesystem::path& dir);
 
 // Whether the kernel's OOM killer killed a process of the job in the memory cgroup `dir`:
 // cgroup v2 (memory.events oom_kill) or v1 (memory.oom_control oom_kill, else memory.failcnt).

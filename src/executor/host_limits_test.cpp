@@ -102,6 +102,23 @@ TEST_F(HostLimitsTest, OomKillIsReadFromV2EventsAndV1OomControl) {
   EXPECT_FALSE(OomKilled(root_ / "absent"));
 }
 
+TEST_F(HostLimitsTest, UsageIsReadFromV2StatsElseV1Counters) {
+  Write(root_ / "v2" / "cpu.stat", "usage_usec 1234567\nuser_usec 1000000\nsystem_usec 234567\n");
+  Write(root_ / "v2" / "memory.peak", "73400320\n");
+  EXPECT_EQ(CgroupCpuUsec(root_ / "v2"), 1'234'567);
+  EXPECT_EQ(CgroupMemoryPeakBytes(root_ / "v2"), 73'400'320);
+  Write(root_ / "v1" / "cpuacct.usage", "2500000000\n");  // nanoseconds
+  Write(root_ / "v1" / "memory.max_usage_in_bytes", "1048576\n");
+  EXPECT_EQ(CgroupCpuUsec(root_ / "v1"), 2'500'000);
+  EXPECT_EQ(CgroupMemoryPeakBytes(root_ / "v1"), 1'048'576);
+  // A v2 cgroup without the memory controller, a folder without cpuacct, none at all: unknown.
+  Write(root_ / "bare" / "cpu.stat", "usage_usec 5\n");
+  EXPECT_EQ(CgroupMemoryPeakBytes(root_ / "bare"), std::nullopt);
+  EXPECT_EQ(CgroupCpuUsec(root_ / "absent"), std::nullopt);
+  EXPECT_EQ(CgroupCpuUsec(""), std::nullopt);
+  EXPECT_EQ(CgroupMemoryPeakBytes(""), std::nullopt);
+}
+
 TEST_F(HostLimitsTest, DescribesTheLimits) {
   EXPECT_EQ(DescribeLimits({.cpus = 1, .memory_mib = 512}), "1 CPU, 512 MiB memory");
   EXPECT_EQ(DescribeLimits({.cpus = 8, .memory_mib = 65'536}), "8 CPUs, 64 GiB memory");

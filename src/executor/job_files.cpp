@@ -152,6 +152,10 @@ Status WriteExitRecord(const fs::path& path, const ExitRecord& record) {
             {"signal", record.signal ? json(*record.signal) : json(nullptr)},
             {"end_ms", record.end_ms},
             {"cause", record.cause}};
+  if (record.usage) {
+    j["cpu_ms"] = record.usage->cpu_ms;
+    j["peak_memory_kib"] = record.usage->peak_memory_kib;
+  }
   return WriteFileAtomic(path, j.dump() + "\n", 0644);
 }
 
@@ -165,6 +169,11 @@ Result<ExitRecord> ReadExitRecord(const fs::path& path) {
     }
     r.end_ms = j.at("end_ms").get<std::int64_t>();
     r.cause = j.at("cause").get<std::string>();
+    // Absent when the shim measured nothing, and in files of shims older than the measure.
+    if (j.contains("cpu_ms")) {
+      r.usage = HostUsage{.cpu_ms = j.at("cpu_ms").get<std::int64_t>(),
+                          .peak_memory_kib = j.at("peak_memory_kib").get<std::int64_t>()};
+    }
     return r;
   });
 }

@@ -9,8 +9,9 @@
 //   shim.pid    shim       "PID STARTTIME": the shim, with its start time so pid reuse is caught
 //   job.pid     shim       the job's main process, once it has exec'd
 //   kill.json   Executor   a kill request {grace_s, cause}; the shim reads it on SIGTERM
-//   exit.json   shim       {exit_code, signal, end_ms, cause}; the Executor writes it instead
-//                          when the shim died without doing so
+//   exit.json   shim       {exit_code, signal, end_ms, cause, cpu_ms, peak_memory_kib}; the
+//                          Executor writes it instead (without the usage) when the shim died
+//                          without doing so
 //   reported    Executor   marker: the agent acknowledged the exit; Recover skips the folder
 //   stdout.log, stderr.log the job's output, owned by the job's owner
 //   tty.sock    shim       a job with a terminal: where keys come in (terminal_relay.h)
@@ -73,6 +74,9 @@ struct ExitRecord {
   std::optional<int> signal;
   std::int64_t end_ms = 0;
   std::string cause;
+  // What the job's processes used of the host (model/job.h HostUsage), as the shim measured it;
+  // nullopt when it could not (the job never started, the shim died, an older shim's file).
+  std::optional<HostUsage> usage{};
 };
 Status WriteExitRecord(const std::filesystem::path& path, const ExitRecord& record);
 Result<ExitRecord> ReadExitRecord(const std::filesystem::path& path);
@@ -84,6 +88,15 @@ struct KillRequest {
 };
 Status WriteKillRequest(const std::filesystem::path& path, const KillRequest& request);
 Result<KillRequest> ReadKillRequest(const std::filesystem::path& path);
+
+// `gpufleet cancel --signal` (Executor::Signal): the signal the Executor queues to a shim, with
+// the signal to deliver to the job as its value (sigqueue's sival_int). A real-time signal, so
+// that requests queue instead of merging (two in a row are both delivered) and no file is
+// needed: nothing is left behind for a restarted shim to replay. SIGRTMIN is a run-time value in
+// glibc (NPTL keeps the first two), the same in the agent and the shim (one binary).
+inline int SignalRequestSignal() {
+  return SIGRTMIN;
+}
 
 // spec.json: the LaunchSpec plus what the shim needs to know of the Executor's settings.
 struct ShimSpec {

@@ -7,11 +7,14 @@
 // left. Its life:
 //   start:  write shim.pid, read spec.json, fork the job (shim_child.cpp), write job.pid;
 //   run:    reap; on SIGTERM read kill.json and start a kill (SIGTERM to the tree, SIGKILL after
-//           the grace); when the main process exits, SIGTERM what is left of the tree and
-//           SIGKILL it after kLeftoverGrace, as Slurm does when a batch script ends; for a job
-//           with a terminal (`gpufleet run`), relay it (terminal_relay.h) and hang up (SIGHUP,
-//           then SIGKILL) when its client has fallen silent;
-//   end:    once no descendant is left, remove the cgroup and write exit.json.
+//           the grace); on the signal request (SignalRequestSignal, job_files.h) deliver its
+//           value to the tree and go on (`gpufleet cancel --signal`); when the main process
+//           exits, SIGTERM what is left of the tree and SIGKILL it after kLeftoverGrace, as
+//           Slurm does when a batch script ends; for a job with a terminal (`gpufleet run`),
+//           relay it (terminal_relay.h) and hang up (SIGHUP, then SIGKILL) when its client has
+//           fallen silent;
+//   end:    once no descendant is left, measure what the job used (its cgroup, else the
+//           kernel's count of the reaped processes), remove the cgroup and write exit.json.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -26,6 +29,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,8 +85,10 @@ class Shim {
   int Run() {
     StartJob();
     Supervise();
-    // Read before the folders go: the kernel's count of OOM kills at the job's memory limit.
+    // Read before the folders go: the kernel's count of OOM kills at the job's memory limit, and
+    // what the job used.
     oom_killed_ = !memory_dir_.empty() && exec::OomKilled(memory_dir_);
+    usage_ = MeasureUsage();
     if (v1_limits_) {
       Status removed = v1_limits_->Remove();
       if (!removed.ok()) {
@@ -113,7 +119,9 @@ class Shim {
   void OnKillRequest();
   void BeginKill(const exec::KillRequest& request);
   Status OpenTerminal();
+  void OnSignalRequest(const signalfd_siginfo& info);
   int SignalTree(int sig);
+  HostUsage MeasureUsage() const;
   int PollTimeoutMs() const;
   exec::ExitRecord MakeExitRecord() const;
 
@@ -132,6 +140,7 @@ class Shim {
   std::string limits_note_;
   bool limits_enforced_ = false;
   bool oom_killed_ = false;
+  std::optional<HostUsage> usage_;  // measured once no process of the job is left
   pid_t main_pid_ = -1;
   std::optional<int> main_status_;  // waitpid status of the main process
   std::optional<exec::ExitRecord> start_failure_;
@@ -353,6 +362,8 @@ void Shim::Supervise() {
     while (::read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT) {
         OnKillRequest();
+      } else if (static_cast<int>(info.ssi_signo) == exec::SignalRequestSignal()) {
+        OnSignalRequest(info);
       }
       // SIGCHLD: reaped at the top of the loop. SIGHUP: ignored (the shim has no terminal).
     }
@@ -427,6 +438,33 @@ void Shim::BeginKill(const exec::KillRequest& req) {
   SignalTree(req.first_signal);  // SIGTERM, or the job's checkpoint signal on preemption
 }
 
+// `gpufleet cancel --signal`: the Executor queued the signal request with the signal to deliver
+// as its value (job_files.h). It goes to every process of the job, as a checkpoint signal does,
+// and the job goes on: nothing here ends it. Unlike SignalTree, each process gets it exactly
+// once: a kill may hit a process through its cgroup, its group and the walk alike, but a job
+// that counts its USR1s, or toggles on them, must see one per request. The walk finds them all:
+// as the subreaper, the shim is an ancestor of every process of the job. No SIGCONT follows
+// either (it would undo a STOP). Only a sigqueue carries a value: a bare kill of the request
+// signal (someone else's) is ignored.
+void Shim::OnSignalRequest(const signalfd_siginfo& info) {
+  const int sig = info.ssi_int;
+  if (info.ssi_code != SI_QUEUE || sig <= 0 || sig > SIGRTMAX || sig == SIGKILL) {
+    LogLine("ignored a signal request without a valid signal (" + std::to_string(sig) + ")");
+    return;
+  }
+  if (start_failure_ || main_pid_ <= 0) {
+    return;
+  }
+  int live = 0;
+  for (const exec::ProcStat& p : exec::Descendants(::getpid())) {
+    if (p.state != 'Z' && ::kill(p.pid, sig) == 0) {
+      ++live;
+    }
+  }
+  LogLine("delivered " + exec::SignalName(sig) + " to " + std::to_string(live) +
+          " process(es) of the job (gpufleet cancel --signal)");
+}
+
 // Sends `sig` to the job's cgroup, its process group and every descendant of the shim.
 // Returns how many live (non-zombie) descendants were found.
 int Shim::SignalTree(int sig) {
@@ -459,6 +497,38 @@ int Shim::SignalTree(int sig) {
   return live;
 }
 
+// What the job used, once none of its processes is left: its cgroup's counts where it has one
+// (v2, else the v1 folders of its limits), else the kernel's count of the processes this
+// subreaper reaped, which is every process of the tree (RUSAGE_CHILDREN: their user + system
+// time, and the largest resident set among them: not a sum, so a job of many processes shows
+// its largest one).
+HostUsage Shim::MeasureUsage() const {
+  rusage children{};
+  ::getrusage(RUSAGE_CHILDREN, &children);
+  const auto ms = [](const timeval& t) {
+    return std::int64_t{t.tv_sec} * 1000 + std::int64_t{t.tv_usec} / 1000;
+  };
+  HostUsage usage{.cpu_ms = ms(children.ru_utime) + ms(children.ru_stime),
+                  .peak_memory_kib = children.ru_maxrss};  // KiB on Linux
+  const std::filesystem::path v2 = cgroup_ ? cgroup_->Dir() : std::filesystem::path();
+  const std::filesystem::path v1_cpu = v1_limits_ ? v1_limits_->CpuDir() : std::filesystem::path();
+  const std::filesystem::path v1_memory =
+      v1_limits_ ? v1_limits_->MemoryDir() : std::filesystem::path();
+  for (const std::filesystem::path& dir : {v2, v1_cpu}) {
+    if (const std::optional<std::int64_t> usec = exec::CgroupCpuUsec(dir)) {
+      usage.cpu_ms = *usec / 1000;
+      break;
+    }
+  }
+  for (const std::filesystem::path& dir : {v2, v1_memory}) {
+    if (const std::optional<std::int64_t> bytes = exec::CgroupMemoryPeakBytes(dir)) {
+      usage.peak_memory_kib = *bytes / 1024;
+      break;
+    }
+  }
+  return usage;
+}
+
 int Shim::PollTimeoutMs() const {
   if (sigkill_sent_) {
     return static_cast<int>(kKillRepeat.count());
@@ -487,6 +557,7 @@ exec::ExitRecord Shim::MakeExitRecord() const {
     r.end_ms = WallNowMs();
     return r;
   }
+  r.usage = usage_;
   int status = main_status_.value_or(0);
   std::string how;
   if (WIFSIGNALED(status)) {
@@ -525,7 +596,7 @@ exec::ExitRecord Shim::MakeExitRecord() const {
 int SetUpSignals() {
   sigset_t mask;
   ::sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP}) {
+  for (int sig : {SIGTERM, SIGINT, SIGCHLD, SIGHUP, exec::SignalRequestSignal()}) {
     ::sigaddset(&mask, sig);
   }
   ::pthread_sigmask(SIG_BLOCK, &mask, nullptr);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 
 #include "core/printable_text.h"
 #include "model/node.h"
@@ -41,6 +42,25 @@ bool ValidEnvName(std::string_view name) {
 constexpr std::size_t kMaxJobName = 128;
 
 // "HUP, INT, QUIT, USR1, USR2, ALRM, TERM": for error messages.
+// "sigusr1" → "USR1": the name as the tables hold it (upper case, without SIG); a number stays.
+std::string SignalKey(std::string_view text) {
+  std::string upper;
+  for (char c : text) {
+    upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return upper.starts_with("SIG") ? upper.substr(3) : upper;
+}
+
+template <std::size_t N>
+std::string NameIn(const std::array<NamedSignal, N>& table, int number) {
+  for (const NamedSignal& s : table) {
+    if (s.number == number) {
+      return std::string(s.name);
+    }
+  }
+  return std::to_string(number);
+}
+
 std::string SignalChoices() {
   std::string out;
   for (const NamedSignal& s : kCheckpointSignals) {
@@ -341,14 +361,7 @@ std::string DefaultJobName(std::string_view command) {
 }
 
 Result<int> ParseCheckpointSignal(std::string_view text) {
-  std::string upper;
-  for (char c : text) {
-    upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  std::string_view name = upper;
-  if (name.starts_with("SIG")) {
-    name.remove_prefix(3);
-  }
+  const std::string name = SignalKey(text);
   for (const NamedSignal& s : kCheckpointSignals) {
     if (name == s.name || name == std::to_string(s.number)) {
       return s.number;
@@ -360,12 +373,46 @@ Result<int> ParseCheckpointSignal(std::string_view text) {
 }
 
 std::string CheckpointSignalName(int number) {
-  for (const NamedSignal& s : kCheckpointSignals) {
-    if (s.number == number) {
-      return std::string(s.name);
+  return NameIn(kCheckpointSignals, number);
+}
+
+Result<int> ParseJobSignal(std::string_view text, std::string_view field) {
+  const std::string name = SignalKey(text);
+  const std::string examples =
+      "; use a name such as USR1, USR2, HUP, INT, TERM, CONT, STOP (SIG optional), or a number "
+      "from 1 to " +
+      std::to_string(kMaxJobSignal);
+  for (const NamedSignal& s : kJobSignals) {
+    if (name == s.name) {
+      return s.number;
     }
   }
-  return std::to_string(number);
+  int number = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), number);
+  const bool numeric = !name.empty() && ec == std::errc() && end == name.data() + name.size();
+  if (!numeric && name != "KILL") {
+    return InvalidArgument(std::string(field) + ": '" + std::string(text) + "' is not a signal" +
+                           examples);
+  }
+  if (!numeric || number == kSigKill) {
+    return InvalidArgument(std::string(field) +
+                           ": KILL would end the job; gpufleet cancel JOB ends it (SIGTERM, "
+                           "then SIGKILL after the grace)");
+  }
+  if (number < 1 || number > kMaxJobSignal) {
+    return InvalidArgument(std::string(field) + ": " + std::string(text) +
+                           " is not a signal number" + examples);
+  }
+  return number;
+}
+
+std::string JobSignalName(int number) {
+  return NameIn(kJobSignals, number);
+}
+
+HostUsage CombineHostUsage(const HostUsage& total, const HostUsage& more) {
+  return HostUsage{.cpu_ms = total.cpu_ms + more.cpu_ms,
+                   .peak_memory_kib = std::max(total.peak_memory_kib, more.peak_memory_kib)};
 }
 
 JobUsage CombineUsage(const JobUsage& total, const JobUsage& more) {

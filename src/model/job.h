@@ -163,6 +163,32 @@ Result<int> ParseCheckpointSignal(std::string_view text);
 // 10 → "USR1"; a number outside kCheckpointSignals → its decimal text.
 std::string CheckpointSignalName(int number);
 
+// The signals `gpufleet cancel --signal SIG` delivers to a running job without ending it (Slurm's
+// `scancel --signal`): the checkpoint signals and the job-control ones (CONT, STOP, TSTP, ...).
+// Any other number from 1 to kMaxJobSignal goes too, except KILL (which always ends the job:
+// that is `gpufleet cancel`).
+constexpr std::array<NamedSignal, 13> kJobSignals = {{{"HUP", 1},
+                                                      {"INT", 2},
+                                                      {"QUIT", 3},
+                                                      {"USR1", 10},
+                                                      {"USR2", 12},
+                                                      {"ALRM", 14},
+                                                      {"TERM", 15},
+                                                      {"CONT", 18},
+                                                      {"STOP", 19},
+                                                      {"TSTP", 20},
+                                                      {"URG", 23},
+                                                      {"PROF", 27},
+                                                      {"WINCH", 28}}};
+constexpr int kSigKill = 9;
+constexpr int kMaxJobSignal = 64;  // SIGRTMAX on Linux
+// "USR1", "SIGUSR1", "usr1" or "10" → 10. Errors: kInvalidArgument naming `field`, listing
+// examples ("signal: 'FOO' is not a signal; use a name such as USR1, USR2, HUP, INT, TERM, CONT,
+// or a number from 1 to 64").
+Result<int> ParseJobSignal(std::string_view text, std::string_view field = "signal");
+// 10 → "USR1"; a number without a name here → its decimal text.
+std::string JobSignalName(int number);
+
 // `--after JOB[:ok]` (Slurm's afterany / afterok): the job waits until `job` has ended, in
 // any way (kAny) or COMPLETED with exit code 0 (kOk). A kOk dependency that ends otherwise
 // can never be met: the dependent job is cancelled with the cause (Slurm's
@@ -246,6 +272,20 @@ struct JobUsage {
   bool operator==(const JobUsage&) const = default;
 };
 
+// What a job's processes used of their host (issue #24), measured by its supervisor when the run
+// ends: from the job's cgroup where it has one (v2 cpu.stat usage_usec and memory.peak; v1
+// cpuacct.usage and memory.max_usage_in_bytes), else from the kernel's accounting of the
+// processes it reaped (getrusage RUSAGE_CHILDREN: user + system time, the largest max RSS).
+// Stored with the job when it ends; a requeued job's runs add up (CPU) or take the larger (peak).
+struct HostUsage {
+  std::int64_t cpu_ms = 0;  // user + system CPU time of every process of the job
+  // The highest memory use: of the cgroup (resident and page cache the job caused, as its
+  // --mem limit counts it), else the largest resident set of one of its processes.
+  std::int64_t peak_memory_kib = 0;
+  bool operator==(const HostUsage&) const = default;
+};
+HostUsage CombineHostUsage(const HostUsage& total, const HostUsage& more);
+
 // The run-time predictor's estimate of a job's run (src/predict, controller/run_time_book.h),
 // made from the runs that ended before the job was submitted.
 struct JobPrediction {
@@ -275,6 +315,9 @@ struct Job {
   std::string reason;               // pending reason, or the cause of the last transition
   std::optional<std::int64_t> pid;  // the shim's pid while STARTING/RUNNING
   std::optional<JobUsage> usage;    // set when the job ends (live figures: Telemetry)
+  // What its processes used of the host (CPU time, peak memory), set when a run ends and its
+  // supervisor measured it; nullopt for a job that never ran, or ended before this was kept.
+  std::optional<HostUsage> host_usage{};
   // Started on borrowed GPUs (beyond its team's guarantee, or over budget): others may
   // preempt it. Set at each start.
   bool preemptible = false;

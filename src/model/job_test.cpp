@@ -147,6 +147,42 @@ TEST(CheckpointSignalTest, ParsesNamesAndNumbersAndRefusesUncatchable) {
   }
 }
 
+TEST(JobSignalTest, ParsesNamesWithOrWithoutSigAndNumbers) {
+  EXPECT_EQ(*ParseJobSignal("USR1"), 10);
+  EXPECT_EQ(*ParseJobSignal("SIGUSR1"), 10);
+  EXPECT_EQ(*ParseJobSignal("sigusr2"), 12);
+  EXPECT_EQ(*ParseJobSignal("term"), 15);
+  EXPECT_EQ(*ParseJobSignal("INT"), 2);
+  EXPECT_EQ(*ParseJobSignal("HUP"), 1);
+  EXPECT_EQ(*ParseJobSignal("CONT"), 18);
+  EXPECT_EQ(*ParseJobSignal("10"), 10);
+  EXPECT_EQ(*ParseJobSignal("40"), 40);  // a real-time signal, by number
+  EXPECT_EQ(JobSignalName(10), "USR1");
+  EXPECT_EQ(JobSignalName(40), "40");
+}
+
+TEST(JobSignalTest, RefusesNonSignalsNamingTheFieldWithExamples) {
+  for (std::string_view bad : {"", "USR3", "0", "65", "-1", "1x", "SIG"}) {
+    auto parsed = ParseJobSignal(bad, "--signal");
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_TRUE(parsed.error().message.starts_with("--signal: ")) << parsed.error().message;
+    EXPECT_NE(parsed.error().message.find("USR1, USR2, HUP"), std::string::npos) << bad;
+  }
+  // KILL always ends the job: that is cancel, and the message says so.
+  for (std::string_view kill : {"KILL", "SIGKILL", "9"}) {
+    auto parsed = ParseJobSignal(kill);
+    ASSERT_FALSE(parsed.ok()) << kill;
+    EXPECT_NE(parsed.error().message.find("gpufleet cancel JOB ends it"), std::string::npos);
+  }
+}
+
+TEST(CombineHostUsageTest, AddsCpuAndKeepsThePeak) {
+  const HostUsage total = CombineHostUsage({.cpu_ms = 1500, .peak_memory_kib = 4096},
+                                           {.cpu_ms = 500, .peak_memory_kib = 1024});
+  EXPECT_EQ(total, (HostUsage{.cpu_ms = 2000, .peak_memory_kib = 4096}));
+}
+
 TEST(CombineUsageTest, AddsCountsWeighsMeansAndKeepsPeaks) {
   JobUsage first{10, 50, 70, 1000, 300};
   JobUsage second{30, 90, 95, 500, 700};

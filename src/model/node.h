@@ -173,6 +173,11 @@ struct Node {
   std::vector<Gpu> gpus;
   int cpus = 0;
   std::int64_t memory_mib = 0;
+  // What the jobs holding GPUs here (STARTING, RUNNING) hold of cpus and memory_mib (their
+  // allocations' --cpus, --mem). Filled in when the nodes are listed (ClusterService::ListNodes);
+  // neither stored nor sent by agents.
+  int cpus_in_use = 0;
+  std::int64_t memory_mib_in_use = 0;
   std::map<std::string, std::string> labels;
   NodeState state = NodeState::kUp;
   std::string state_reason{};  // why it is not up: a drain's reason, or what took it down

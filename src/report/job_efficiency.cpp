@@ -1,6 +1,7 @@
 #include "report/job_efficiency.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -87,8 +88,62 @@ JobEfficiency ComputeJobEfficiency(const JobEfficiencyInput& in) {
   if (in.time_limit_s && *in.time_limit_s > 0) {
     eff.time_limit_pct = 100.0 * in.elapsed_s / *in.time_limit_s;
   }
+  eff.core_seconds = in.cpus > 0 ? static_cast<double>(in.cpus) * in.elapsed_s : 0;
+  if (in.cpu_ms && eff.core_seconds > 0) {
+    eff.cpu_pct = 100.0 * static_cast<double>(*in.cpu_ms) / 1000.0 / eff.core_seconds;
+  }
+  if (in.peak_host_memory_kib && in.host_memory_mib > 0) {
+    eff.host_memory_pct = 100.0 * static_cast<double>(*in.peak_host_memory_kib) / 1024.0 /
+                          static_cast<double>(in.host_memory_mib);
+  }
   eff.advice = Advice(in, eff);
   return eff;
+}
+
+std::string FormatKib(std::int64_t kib) {
+  char text[32];
+  const double mib = static_cast<double>(kib) / 1024.0;
+  if (mib < kMibPerGib) {
+    std::snprintf(text, sizeof text, "%.1f MiB", mib);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f GiB", mib / kMibPerGib);
+  }
+  return text;
+}
+
+std::string FormatCpuTime(std::int64_t ms) {
+  if (ms < 60'000) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1fs", static_cast<double>(ms) / 1000.0);
+    return text;
+  }
+  return FormatDuration(std::chrono::seconds(ms / 1000));
+}
+
+std::string CpuEfficiencyText(const JobEfficiencyInput& in, const JobEfficiency& eff) {
+  const std::string so_far = in.running ? " (measured when the run ends)" : "";
+  if (!in.cpu_ms) {
+    return "not measured" + so_far;
+  }
+  const std::string used = FormatCpuTime(*in.cpu_ms);
+  if (!eff.cpu_pct) {
+    return used + " of CPU (no --cpus to compare with)";
+  }
+  return used + " of " +
+         FormatCpuTime(static_cast<std::int64_t>(std::llround(eff.core_seconds * 1000.0))) +
+         " core-time (" + Percent(*eff.cpu_pct) + ")";
+}
+
+std::string HostMemoryText(const JobEfficiencyInput& in, const JobEfficiency& eff) {
+  if (!in.peak_host_memory_kib) {
+    return in.running ? "not measured (measured when the run ends)" : "not measured";
+  }
+  const std::string peak = FormatKib(*in.peak_host_memory_kib);
+  if (!eff.host_memory_pct) {
+    return peak + " (no --mem to compare with)";
+  }
+  return peak + " of " + FormatMib(in.host_memory_mib) + " requested (" +
+         Percent(*eff.host_memory_pct) + ")";
 }
 
 }  // namespace gf

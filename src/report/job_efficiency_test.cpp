@@ -69,3 +69,39 @@ TEST(JobEfficiencyTest, RunningAndUnsampledJobsSaySo) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+TEST(JobEfficiencyTest, HostLinesCompareWhatWasUsedWithWhatWasReserved) {
+  JobEfficiencyInput in{.elapsed_s = 3600,
+                        .cpus = 2,
+                        .host_memory_mib = 4096,
+                        .cpu_ms = 3'723'000,
+                        .peak_host_memory_kib = 1'258'291};
+  const JobEfficiency eff = ComputeJobEfficiency(in);
+  EXPECT_DOUBLE_EQ(eff.core_seconds, 7200);
+  ASSERT_TRUE(eff.cpu_pct.has_value());
+  EXPECT_NEAR(*eff.cpu_pct, 51.7, 0.1);
+  ASSERT_TRUE(eff.host_memory_pct.has_value());
+  EXPECT_NEAR(*eff.host_memory_pct, 30.0, 0.1);
+  EXPECT_EQ(CpuEfficiencyText(in, eff), "1h2m3s of 2h core-time (52 %)");
+  EXPECT_EQ(HostMemoryText(in, eff), "1.2 GiB of 4 GiB requested (30 %)");
+
+  // Nothing reserved: the measure alone; nothing measured (an older run, or running): so said.
+  in.cpus = 0;
+  in.host_memory_mib = 0;
+  in.cpu_ms = 1'234;
+  in.peak_host_memory_kib = 53'248;
+  const JobEfficiency bare = ComputeJobEfficiency(in);
+  EXPECT_FALSE(bare.cpu_pct.has_value());
+  EXPECT_EQ(CpuEfficiencyText(in, bare), "1.2s of CPU (no --cpus to compare with)");
+  EXPECT_EQ(HostMemoryText(in, bare), "52.0 MiB (no --mem to compare with)");
+  in.cpu_ms.reset();
+  in.peak_host_memory_kib.reset();
+  in.running = true;
+  EXPECT_EQ(CpuEfficiencyText(in, bare), "not measured (measured when the run ends)");
+}
+
+}  // namespace
+}  // namespace gf

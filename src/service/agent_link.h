@@ -5,7 +5,7 @@
 //   POST /agent/hello  {inventory, jobs} ─► Hello(): a new session of the node; its jobs are
 //                                           reconciled (re-attached, finished, or orphans killed)
 //   GET  /agent/commands?session=S&after=N  Commands(): a stream (server-sent events) of the
-//        ◄─ launch / kill / ack, each with a seq        node's commands after seq N
+//        ◄─ launch / kill / signal / ack, each with a seq   node's commands after seq N
 //   POST /agent/reports?session=S  ───────► Report(): started, exited, samples, and the last
 //        (also every heartbeat, when idle)   command seq the agent has carried out
 //   POST /agent/logs?session=S  ──────────► LogReply(): a chunk of a job's log, the answer to
@@ -16,6 +16,9 @@
 // and the agent says hello again). Commands are idempotent at the agent (a launch of a job it
 // already runs, a kill of a job it no longer has, a second ack are no-ops), so a command may be
 // sent twice across a reconnect; the hello's reconciliation resends what a lost stream carried.
+// A signal (kSignal) is the exception: delivering it twice is not a no-op, so it is never
+// resent by a reconciliation, and a new session's empty outbox drops one not yet taken (the
+// caller was told it was sent, as scancel --signal says, not that it arrived).
 //
 // Who may call: a node agent with a node token (Caller::node; a token bound to a node name may
 // speak only for that node) or root on the Unix socket. Everyone else gets kPermissionDenied.
@@ -59,22 +62,24 @@ struct AgentCommand {
     kKillProcess,
     kApplyMigLayout,
     kKeepGpusReady,
-    kTerminal
+    kTerminal,
+    kSignal
   };
   std::int64_t seq = 0;  // increasing per node, never reused while the server runs; 0: kReadLog
   Kind kind = Kind::kLaunch;
-  std::optional<Job> job{};       // kLaunch: the job as NodeAgent::Launch gets it
-  JobId job_id{};                 // kKill, kAcknowledgeExit, kReadLog (and kLaunch: job->id)
-  std::chrono::seconds grace{0};  // kKill
-  std::string cause{};            // kKill, kKillProcess
-  int first_signal = 15;          // kKill
-  std::int64_t request = 0;       // kReadLog: > 0, names the read in the agent's reply
-  LogRequest log{};               // kReadLog (log.job == job_id)
-  GpuUuid gpu{};                  // kResetGpuHealth, kApplyMigLayout
-  std::uint32_t pid = 0;          // kKillProcess (with job_id and cause)
+  std::optional<Job> job{};  // kLaunch: the job as NodeAgent::Launch gets it
+  JobId job_id{};            // kKill, kSignal, kAcknowledgeExit, kReadLog (and kLaunch: job->id)
+  std::chrono::seconds grace{0};            // kKill
+  std::string cause{};                      // kKill, kKillProcess
+  int first_signal = 15;                    // kKill
+  std::int64_t request = 0;                 // kReadLog: > 0, names the read in the agent's reply
+  LogRequest log{};                         // kReadLog (log.job == job_id)
+  GpuUuid gpu{};                            // kResetGpuHealth, kApplyMigLayout
+  std::uint32_t pid = 0;                    // kKillProcess (with job_id and cause)
   std::vector<std::string> mig_profiles{};  // kApplyMigLayout: the layout ("3g.40gb", ...)
   std::optional<int> ready_gpus{};          // kKeepGpusReady: nullopt, no forecast
   TerminalInput terminal{};                 // kTerminal (with job_id)
+  int signal = 0;                           // kSignal: the signal to deliver to the job
 };
 
 // The agent's answer to a kReadLog: the chunk, or why it could not read (kIo naming the file).

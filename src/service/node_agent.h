@@ -42,6 +42,12 @@ class NodeAgent {
                     const std::string& cause,
                     int first_signal) = 0;
 
+  // Delivers `sig` to every process of the running job without ending it (`gpufleet cancel
+  // --signal`, Slurm's `scancel --signal`; executor.h Executor::Signal). Fire and forget: the
+  // delivery is logged on the node, and a job that ended or is not there is a warning in the
+  // agent's log, not an answer. Controller thread; queues.
+  virtual void Signal(JobId job, int sig) = 0;
+
   // Tells the agent that the controller has durably recorded the job's end; the agent may
   // forget it (an exit is re-reported after an agent restart until acknowledged).
   virtual void AcknowledgeExit(JobId job) = 0;
@@ -111,6 +117,9 @@ struct JobExitReport {
   // or no cgroup). The controller keeps the job's GPUs out of placement until the agent's
   // samples say they are gone (LeftoverWatch, agent/leftover_watch.h).
   std::vector<std::int64_t> leftover_pids{};
+  // What the run's processes used of the host, as its supervisor measured it; nullopt when it
+  // could not (the job did not start, its supervisor died, an older agent).
+  std::optional<HostUsage> host_usage{};
 };
 
 // What an agent reports when it (re)connects: its inventory and the jobs it still holds.

@@ -166,6 +166,13 @@ struct JobSelector {
   bool Empty() const { return !user && !state && !name && !team; }
 };
 
+// `gpufleet cancel --signal SIG` by filter: the running jobs the signal went to, and the jobs the
+// filter matched that it could not reach (pending, or still starting), each as it is now.
+struct SignalOutcome {
+  std::vector<Job> signalled{};
+  std::vector<Job> skipped{};
+};
+
 // `gpufleet update JOB --gpus N --time T --class C --team T --name N --cpus N --mem SIZE`
 // (scontrol update): what to change on a pending job; an unset field stays as it is.
 struct JobUpdate {
@@ -297,6 +304,20 @@ class ClusterService {
   // kInvalidArgument for an empty selector.
   virtual Result<std::vector<Job>> CancelJobs(const Caller& caller,
                                               const JobSelector& selector) = 0;
+  // `gpufleet cancel --signal SIG` (Slurm's scancel --signal): delivers `sig` (1..kMaxJobSignal,
+  // not KILL: model/job.h ParseJobSignal) to every process of a RUNNING job, every member of a
+  // multi-node job, through its node's agent, without ending it; an event records who sent
+  // what. Who may: as CancelJob (own jobs; operators and admins any). Returns the job (its state
+  // unchanged). Errors: kInvalidArgument for a signal outside that range; kNotFound as GetJob;
+  // kFailedPrecondition naming the state for a job that is not RUNNING ("job 12 is pending:
+  // --signal reaches running jobs only"), or whose node's agent is away.
+  virtual Result<Job> SignalJob(const Caller& caller, JobId id, int sig) = 0;
+  // The same for every unfinished job the caller may cancel that `selector` matches: the running
+  // ones are signalled, the others (pending, starting) are skipped and returned as such.
+  // kInvalidArgument for an empty selector or a bad signal.
+  virtual Result<SignalOutcome> SignalJobs(const Caller& caller,
+                                           const JobSelector& selector,
+                                           int sig) = 0;
   // Changes a PENDING job as `update` says, checked as a submission is (the class exists, the
   // team is one the caller may charge, the GPUs fit some node), and stores it. A job it
   // changes goes back to the scheduler with its place kept. kFailedPrecondition naming the

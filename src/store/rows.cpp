@@ -20,7 +20,8 @@ const std::string_view kJobColumns =
     "usage_peak_memory_mib, usage_energy_mj, checkpoint_signal, preemptible, node_labels, "
     "after_deps, array_job, array_index, array_max_running, budget_approved, last_checkpoint_ms, "
     "requeue, interactive, idle_reap, gang_job, gang_rank, gang_size, gpu_milli, gpu_memory_mib, "
-    "alloc_gpu_milli, alloc_gpu_memory_mib, mig_profile, alloc_mig, held_by, cpus, memory_mib";
+    "alloc_gpu_milli, alloc_gpu_memory_mib, mig_profile, alloc_mig, held_by, cpus, memory_mib, "
+    "host_cpu_ms, host_peak_memory_kib";
 const std::string_view kEventColumns = "seq, time_ms, job_id, kind, actor, message";
 const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
@@ -54,7 +55,8 @@ struct JobCol {
                        kLastCheckpoint = 35, kRequeue = 36, kInteractive = 37, kIdleReap = 38,
                        kGangJob = 39, kGangRank = 40, kGangSize = 41, kGpuMilli = 42,
                        kGpuMemory = 43, kAllocGpuMilli = 44, kAllocGpuMemory = 45, kMigProfile = 46,
-                       kAllocMig = 47, kHeldBy = 48, kCpus = 49, kMemory = 50;
+                       kAllocMig = 47, kHeldBy = 48, kCpus = 49, kMemory = 50, kHostCpu = 51,
+                       kHostPeakMemory = 52;
 };
 
 // Column positions in kUsageColumns.
@@ -187,6 +189,13 @@ Status BindV4Fields(ParamSink& stmt, const Job& job) {
   stmt.BindText(50, job.held_by);         // schema v12
   stmt.BindInt64(51, spec.request.cpus);  // schema v13
   stmt.BindInt64(52, spec.request.memory_mib);
+  if (job.host_usage) {  // schema v14: both or neither
+    stmt.BindInt64(53, job.host_usage->cpu_ms);
+    stmt.BindInt64(54, job.host_usage->peak_memory_kib);
+  } else {
+    stmt.BindNull(53);
+    stmt.BindNull(54);
+  }
   return OkStatus();
 }
 
@@ -352,6 +361,13 @@ Result<Job> DecodeJob(const RowSource& row) {
   job.held_by = row.Text(JobCol::kHeldBy);
   job.last_checkpoint = OptionalTime(row.OptionalInt64(JobCol::kLastCheckpoint));
   GF_ASSIGN_OR_RETURN(job.usage, DecodeUsage(row, what));
+  if (const std::optional<std::int64_t> cpu_ms = row.OptionalInt64(JobCol::kHostCpu)) {
+    const std::optional<std::int64_t> peak = row.OptionalInt64(JobCol::kHostPeakMemory);
+    if (!peak) {
+      return Internal(what + ": host_cpu_ms is set but host_peak_memory_kib is NULL");
+    }
+    job.host_usage = HostUsage{.cpu_ms = *cpu_ms, .peak_memory_kib = *peak};
+  }
   return job;
 }
 

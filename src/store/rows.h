@@ -33,12 +33,13 @@ extern const std::string_view kTokenColumns;
 extern const std::string_view kSubscriptionColumns;
 
 // Parameters set by the Bind functions, in the order of these column lists:
-//   BindJob: the 51 columns of kJobColumns and `terminal` (IsTerminal(state)) as ?15 after
+//   BindJob: the 53 columns of kJobColumns and `terminal` (IsTerminal(state)) as ?15 after
 //            state, so ?1..?50 = id .. pid (23), usage (5), checkpoint_signal, preemptible,
 //            node_labels, after_deps, array_job, array_index, array_max_running,
 //            budget_approved, last_checkpoint_ms, requeue, interactive, idle_reap, gang_job,
 //            gang_rank, gang_size, gpu_milli, gpu_memory_mib, alloc_gpu_milli,
-//            alloc_gpu_memory_mib, mig_profile, alloc_mig, held_by, cpus, memory_mib (?51, ?52)
+//            alloc_gpu_memory_mib, mig_profile, alloc_mig, held_by, cpus, memory_mib (?51, ?52),
+//            host_cpu_ms, host_peak_memory_kib (?53, ?54)
 //   BindEvent: ?1 time_ms, ?2 job_id, ?3 kind, ?4 actor, ?5 message (seq is the store's)
 //   BindNode: ?1..?9 as kNodeColumns
 //   BindGpuMinute: ?1..?13 as kGpuMinuteColumns

@@ -278,6 +278,15 @@ ALTER TABLE jobs ADD COLUMN cpus {INT} NOT NULL DEFAULT 0 CHECK (cpus >= 0);
 ALTER TABLE jobs ADD COLUMN memory_mib {INT} NOT NULL DEFAULT 0 CHECK (memory_mib >= 0);
 )sql";
 
+// Version 14 (issue #24): what a job's processes used of their host, measured by its supervisor
+// at the end of each run (model/job.h HostUsage): CPU time and the memory high-water mark. Both
+// NULL or both set (host_cpu_ms decides): NULL for a job that never ran and for every job
+// stored before this version.
+constexpr std::string_view kStepV14 = R"sql(
+ALTER TABLE jobs ADD COLUMN host_cpu_ms {INT} CHECK (host_cpu_ms >= 0);
+ALTER TABLE jobs ADD COLUMN host_peak_memory_kib {INT} CHECK (host_peak_memory_kib >= 0);
+)sql";
+
 // PostgreSQL's counters (see above): created with the tables that draw on them.
 constexpr std::string_view kPostgresCountersV1 = R"sql(
 CREATE TABLE store_counters (
@@ -297,7 +306,7 @@ struct Step {
   std::string_view postgres_only;  // plain PostgreSQL, run after `sql`
 };
 
-constexpr std::array<Step, 13> kSteps = {{
+constexpr std::array<Step, 14> kSteps = {{
     {1, "jobs, events, nodes", kStepV1, kPostgresCountersV1},
     {2, "job usage, gpu minutes", kStepV2, ""},
     {3, "job checkpoint signal, preemptible", kStepV3, ""},
@@ -314,6 +323,7 @@ constexpr std::array<Step, 13> kSteps = {{
     {11, "mig requests and allocations", kStepV11, ""},
     {12, "job hold", kStepV12, ""},
     {13, "job host cpus and memory", kStepV13, ""},
+    {14, "job host cpu time and peak memory", kStepV14, ""},
 }};
 
 struct Placeholder {

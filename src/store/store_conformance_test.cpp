@@ -597,6 +597,28 @@ TEST_P(StoreConformanceTest, InvalidJobUsageRefusesTheBatch) {
   }
 }
 
+// --- Host usage (schema v14) ---
+
+TEST_P(StoreConformanceTest, JobHostUsageRoundTripsAndIsAbsentUntilMeasured) {
+  Job job = MinimalJob(6);
+  MustCommit({.jobs = {job}});
+  EXPECT_FALSE(MustGet(*store_, 6).host_usage.has_value());
+  job.state = JobState::kCompleted;
+  job.host_usage = HostUsage{.cpu_ms = 3'723'456, .peak_memory_kib = 1'258'291};
+  MustCommit({.jobs = {job}});
+  EXPECT_EQ(MustGet(*store_, 6).host_usage, job.host_usage);
+  job.host_usage = HostUsage{};  // all zero is a measure, not "none"
+  MustCommit({.jobs = {job}});
+  EXPECT_EQ(MustGet(*store_, 6).host_usage, HostUsage{});
+
+  Job bad = MinimalJob(7);
+  bad.host_usage = HostUsage{.cpu_ms = -1, .peak_memory_kib = 0};
+  Status status = store_->Commit({.jobs = {bad}});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(status.error().message, HasSubstr("job 7 host usage"));
+}
+
 // --- GPU minutes (schema v2) ---
 
 TEST_P(StoreConformanceTest, GpuMinutesRoundTripInMinuteNodeUuidOrder) {

@@ -121,6 +121,11 @@ std::string DebugString(const Job& job) {
                     std::to_string(u.peak_util_pct) + " " + std::to_string(u.peak_memory_mib) +
                     " " + std::to_string(u.energy_mj) + "}";
            })
+    << " host_usage="
+    << Opt(job.host_usage,
+           [](const HostUsage& u) {
+             return "{" + std::to_string(u.cpu_ms) + " " + std::to_string(u.peak_memory_kib) + "}";
+           })
     << "}";
   return o.str();
 }
@@ -250,6 +255,7 @@ Job FullJob(std::int64_t id) {
                        .peak_util_pct = 100,
                        .peak_memory_mib = 80'123,
                        .energy_mj = 9'876'543'210};
+  job.host_usage = HostUsage{.cpu_ms = 7'452'001, .peak_memory_kib = 3'221'225};  // schema v14
   return job;
 }
 

@@ -135,6 +135,10 @@ std::string SubscriptionProblem(const Subscription& sub) {
 
 Status ValidateBatch(const StoreBatch& batch) {
   for (const Job& job : batch.jobs) {
+    if (job.host_usage && (job.host_usage->cpu_ms < 0 || job.host_usage->peak_memory_kib < 0)) {
+      return InvalidArgument("commit: job " + std::to_string(job.id.value()) +
+                             " host usage: cpu_ms and peak_memory_kib must be 0 or more");
+    }
     if (!job.usage.has_value()) {
       continue;
     }

@@ -5,8 +5,8 @@
 # PENDING → RUNNING); when the agent comes back, the copies it still runs are killed, so no job
 # runs twice; every job ends COMPLETED exactly once. A `--no-requeue` job on that node ends
 # FAILED with the cause instead, and never runs again. `gpufleet logs` (and -f) of a job on a
-# node whose files the server cannot reach come over the agent link; a down node's error names
-# them.
+# node whose files the server cannot reach come over the agent link, and so does a signal
+# (`gpufleet cancel --signal`); a down node's error names them.
 source "$(dirname "$0")/lib.sh"
 
 make_pki
@@ -104,13 +104,19 @@ go4=$WORK/go4
 expected=$WORK/expected.out
 # More than one remote chunk (512 KiB each) after the go.
 { echo "first line"; seq 1 200000; echo "last line"; } >"$expected"
-id4=$(submit --gpus 1 --constraint disk=private -- sh -c "echo first line; echo to stderr >&2; while [ ! -e $go4 ]; do sleep 0.05; done; seq 1 200000; echo last line")
+# It traps USR1 (gpufleet cancel --signal, over the agent link) and runs on.
+id4=$(submit --gpus 1 --constraint disk=private -- sh -c "trap 'touch $WORK/usr1-e4' USR1; echo first line; echo to stderr >&2; while [ ! -e $go4 ]; do sleep 0.05; done; seq 1 200000; echo last line")
 wait_for "job $id4 running on e4" sh -c "[ \"\$($GPUFLEET show --json $id4 | jq -r '.state + \" \" + .node')\" = 'RUNNING e4' ]"
 wait_for "job $id4 output" sh -c "$GPUFLEET logs $id4 | grep -q 'first line'"
 if $private; then
   [ ! -e "$WORK/agent4/jobs/$id4/stdout.log" ] || fail "the server could reach e4's log by path"
 fi
 [ "$(gf logs --stderr "$id4")" = "to stderr" ] || fail "stderr of job $id4: $(gf logs --stderr "$id4")"
+# After the stderr check: the shell reports its sleep killed by USR1 there.
+gf cancel --signal USR1 "$id4" | grep -q "Sent SIGUSR1 to job $id4" || fail "cancel --signal USR1 $id4"
+wait_for "job $id4's trap on e4" test -e "$WORK/usr1-e4"
+state_is "$id4" RUNNING || fail "--signal USR1 ended job $id4 on e4: $(gf show "$id4")"
+ok "cancel --signal USR1 reached job $id4 on e4 over the agent link; it runs on"
 gf logs --stdout -f "$id4" >"$WORK/follow.out" 2>"$WORK/follow.err" &
 follow=$!
 wait_for "logs -f to print the first line" grep -q "first line" "$WORK/follow.out"

@@ -3,8 +3,9 @@
 # `gpufleet hold`/`release` (scontrol hold/release; an array task ID_INDEX, --array), the hold
 # kept across a restart; `gpufleet requeue` (scontrol requeue) of a running job, refused for a
 # --no-requeue one; `gpufleet update` (scontrol update) of a pending job; `gpufleet cancel` by
-# filter (scancel -u -t -n -A). With root, a second user: an administrator's hold its owner
-# cannot release, and others' jobs out of reach.
+# filter (scancel -u -t -n -A); `gpufleet cancel --signal` (scancel --signal) of a running job that
+# traps the signal and runs on. With root, a second user: an administrator's hold its owner
+# cannot release, and others' jobs out of reach (cancel and signal alike).
 source "$(dirname "$0")/lib.sh"
 
 start_up  # 4 simulated GPUs
@@ -98,6 +99,30 @@ wait_for "the blocker to be cancelled" state_is "$blocker" CANCELLED
 [ "$(gf cancel --name nosuch)" = "No job matched: nothing cancelled" ] || fail "cancel nosuch"
 ok "cancel --name sweep -t PD and -u root -t R cancelled what they name, and said how many"
 
+# ---- cancel --signal (scancel --signal): the job traps USR1 and runs on; a cancel then ends it
+marker=$WORK/usr1
+sig=$(submit --gpus 1 --name trapper -- sh -c "trap 'echo usr1 >> $marker' USR1; while [ ! -e $WORK/stop-sig ]; do sleep 0.05; done")
+wait_for "job $sig to run" state_is "$sig" RUNNING
+said=$(gf cancel --signal USR1 "$sig")
+[ "$said" = "Sent SIGUSR1 to job $sig (state RUNNING)" ] || fail "cancel --signal USR1: $said"
+wait_for "job $sig's trap to write its marker" test -s "$marker"
+state_is "$sig" RUNNING || fail "--signal USR1 ended job $sig: $(gf show "$sig")"
+gf show "$sig" | grep -q "signal (root): SIGUSR1 sent by root" || fail "no signal event: $(gf show "$sig")"
+refused 2 "--signal: 'FOO' is not a signal; use a name such as USR1" gf cancel --signal FOO "$sig"
+refused 2 "KILL would end the job" gf cancel -s KILL "$sig"
+pend=$(submit --gpus 1 --name trapper --after "$sig" -- true)
+refused 1 "job $pend is pending: --signal reaches running jobs only" gf cancel --signal USR1 "$pend"
+said=$(gf cancel -s SIGUSR1 --name trapper)
+[ "$said" = "Sent SIGUSR1 to 1 job: $sig
+Skipped 1 job not running: $pend (PENDING) (--signal reaches running jobs only)" ] ||
+  fail "cancel -s SIGUSR1 --name trapper: $said"
+wait_for "the second USR1 in job $sig" sh -c "[ \$(wc -l < $marker) = 2 ]"
+state_is "$sig" RUNNING || fail "the second signal ended job $sig"
+gf cancel "$sig" >/dev/null
+wait_for "job $sig to be cancelled" state_is "$sig" CANCELLED
+wait_for "job $pend to run after it" state_is "$pend" COMPLETED
+ok "cancel --signal USR1 reached job $sig's trap twice (by id, by --name) and it ran on; a pending job refused; cancel ended it"
+
 # ---- another user: an administrator's hold, and others' jobs out of reach
 other_user || exit 0
 blocker=$(block free-4)
@@ -109,6 +134,8 @@ refused 1 "an administrator's hold" as_other release "$theirs"
 refused 1 "not found" as_other hold "$blocker"
 refused 1 "not found" as_other requeue "$blocker"
 [ "$(as_other cancel -u root)" = "No job matched: nothing cancelled" ] || fail "cancel -u root by $other"
+refused 1 "not found" as_other cancel --signal USR1 "$blocker"
+[ "$(as_other cancel -s USR1 -u root)" = "No job matched: no signal sent" ] || fail "cancel -s USR1 -u root by $other"
 state_is "$blocker" RUNNING || fail "another user's cancel reached root's job"
 gf release "$theirs" >/dev/null
 touch "$WORK/free-4"

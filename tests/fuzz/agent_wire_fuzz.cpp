@@ -1,6 +1,6 @@
 // Fuzz target: the agent link's readers of what arrives from the network (api/agent_wire.h),
-// here the command (read by agents; read_log is checked for a round trip) and the log reply
-// (read by the server, with its base64). The input is JSON text, read as both ends read it:
+// here the command (read by agents; read_log and signal are checked for a round trip) and the log
+// reply (read by the server, with its base64). The input is JSON text, read as both ends read it:
 // ParseJsonText (json/json_text.h: depth limit, no duplicate keys). Oracle beyond ASan/UBSan:
 // errors are kInvalidArgument, and what was read writes back and reads again to the same values
 // (the bytes of a chunk exactly).
@@ -30,13 +30,21 @@ void CommandRoundTrips(const nlohmann::json& body) {
     GF_CHECK(command.error().code == gf::ErrorCode::kInvalidArgument);
     return;
   }
-  if (command->kind != gf::AgentCommand::Kind::kReadLog) {
+  if (command->kind != gf::AgentCommand::Kind::kReadLog &&
+      command->kind != gf::AgentCommand::Kind::kSignal) {
     return;  // launch, kill, ack: agent_wire_test covers their round trips
   }
   const nlohmann::json again = Reread(gf::AgentCommandToJson(*command));
   gf::Result<gf::AgentCommand> back = gf::AgentCommandFromJson(again);
   GF_CHECK(back.ok());
   GF_CHECK(back->kind == command->kind && back->seq == command->seq);
+  // A signal the agent would deliver is one `gpufleet cancel --signal` may send.
+  GF_CHECK(back->signal == command->signal);
+  if (command->kind == gf::AgentCommand::Kind::kSignal) {
+    GF_CHECK(command->signal >= 1 && command->signal <= gf::kMaxJobSignal &&
+             command->signal != gf::kSigKill);
+    return;
+  }
   GF_CHECK(back->request == command->request && back->log.offset == command->log.offset &&
            back->log.limit == command->log.limit && back->log.stream == command->log.stream);
 }

@@ -15,10 +15,10 @@ INSERT INTO jobs (id, uid, gid, user_name, name, argv, workdir, env, gpus, gpu_t
                   array_index, array_max_running, budget_approved, last_checkpoint_ms,
                   requeue, interactive, idle_reap, gang_job, gang_rank, gang_size, gpu_milli,
                   gpu_memory_mib, alloc_gpu_milli, alloc_gpu_memory_mib, mig_profile, alloc_mig,
-                  held_by, cpus, memory_mib)
+                  held_by, cpus, memory_mib, host_cpu_ms, host_peak_memory_kib)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
         ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36,
-        ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52)
+        ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54)
 ON CONFLICT (id) DO UPDATE SET
   uid = excluded.uid, gid = excluded.gid, user_name = excluded.user_name,
   name = excluded.name, argv = excluded.argv, workdir = excluded.workdir, env = excluded.env,
@@ -42,7 +42,8 @@ ON CONFLICT (id) DO UPDATE SET
   gpu_milli = excluded.gpu_milli, gpu_memory_mib = excluded.gpu_memory_mib,
   alloc_gpu_milli = excluded.alloc_gpu_milli, alloc_gpu_memory_mib = excluded.alloc_gpu_memory_mib,
   mig_profile = excluded.mig_profile, alloc_mig = excluded.alloc_mig, held_by = excluded.held_by,
-  cpus = excluded.cpus, memory_mib = excluded.memory_mib
+  cpus = excluded.cpus, memory_mib = excluded.memory_mib, host_cpu_ms = excluded.host_cpu_ms,
+  host_peak_memory_kib = excluded.host_peak_memory_kib
 )sql";
 
 const std::string_view kInsertUsageSql =
