@@ -165,6 +165,7 @@ void WaitForOrTimeout(Pred pred, milliseconds limit) {
 
 std::vector<std::int64_t> Seqs(const std::vector<AgentCommand>& commands) {
   std::vector<std::int64_t> out;
+  out.reserve(commands.size());
   for (const AgentCommand& c : commands) {
     out.push_back(c.seq);
   }
