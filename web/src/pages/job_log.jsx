@@ -40,6 +40,7 @@ export function JobLog({ id, running }) {
     const abort = new AbortController();
     let timer = null;
     const poll = async () => {
+      if (document.hidden) return;  // a hidden tab reads nothing (live.js)
       try {
         const more = await readNew((o, l) => read(o, l, abort.signal), tail);
         if (!abort.signal.aborted && more !== tail) setTail(more);
