@@ -701,30 +701,42 @@ try {
   });
 
   await step("a job requeued from its page shows its two runs, each with its window and GPUs; the memory axis is the card's", async () => {
-    const before = await api(`/api/v1/jobs/${rootJob}`);
-    check(before.state === 'RUNNING' && before.gpu_uuids.length === 2, `root's job: ${before.state} on ${before.gpu_uuids}`);
-    await admin.goto(`${url}/#/jobs/${rootJob}`);
-    check(sameList(await buttonsOn(admin), ['Cancel', 'Requeue']), `root's running job: ${await buttonsOn(admin)}`);
+    // A high-class job on the one free GPU: requeued, it is first in the order again and runs
+    // again at once (a normal one would wait behind the queue's jobs for GPUs).
+    const { id: job } = cli('submit', '--json', '--gpus', '1', '--priority', 'high', '--name', 'requeue-job', '--workdir', '/tmp', '--', 'sleep', '600');
+    const before = await eventually(async () => {
+      const j = await api(`/api/v1/jobs/${job}`);
+      check(j.state === 'RUNNING' && j.gpu_uuids.length === 1, `job ${job}: ${j.state} on ${j.gpu_uuids}`);
+      return j;
+    });
+    await admin.goto(`${url}/#/jobs/${job}`);
+    await admin.waitForSelector('.run .chart[data-scales]');  // samples of its first run
+    check(sameList(await buttonsOn(admin), ['Cancel', 'Requeue']), `a running job: ${await buttonsOn(admin)}`);
     await press(admin, 'Requeue', true);
     await admin.waitForSelector('.action-result.ok');
-    // Back in the queue at its place (its team below its guarantee, its submit time the
-    // earliest), it starts again on two of the GPUs now free.
     const after = await eventually(async () => {
-      const job = await api(`/api/v1/jobs/${rootJob}`);
-      check(job.state === 'RUNNING' && job.start_time_ms > before.start_time_ms, `root's job is ${job.state} since ${job.start_time}`);
-      return job;
+      const j = await api(`/api/v1/jobs/${job}`);
+      check(j.state === 'RUNNING' && j.start_time_ms > before.start_time_ms, `job ${job} is ${j.state} since ${j.start_time}: ${j.reason}`);
+      return j;
     });
     const { gpus } = await api('/api/v1/gpus');
-    const { runs } = await api(`/api/v1/jobs/${rootJob}/runs`);
+    const { runs } = await api(`/api/v1/jobs/${job}/runs`);
     check(runs.length === 2, `the API lists ${runs.length} runs`);
-    // By hand: run 1 is the run before the requeue, run 2 the job as it is now.
-    check(runs[0].start_time === before.start_time && runs[0].end_state === 'PREEMPTED' && runs[0].end_time_ms > before.start_time_ms,
-      `run 1: ${JSON.stringify(runs[0])}; the job before: started ${before.start_time}`);
+    // By hand: run 1 is the run before the requeue, timed by its events (the controller's
+    // record of it: within a second of the agent's start time the job had then), run 2 the job
+    // as it is now.
+    const { events } = await api(`/api/v1/jobs/${job}/events`);
+    const change = (text) => events.find((e) => e.kind === 'state' && e.message.startsWith(text));
+    const [ran, stopped] = [change('STARTING -> RUNNING'), change('RUNNING -> PREEMPTED')];
+    check(ran && stopped, `events: ${events.map((e) => e.message)}`);
+    check(runs[0].start_time === ran.time && runs[0].end_time === stopped.time && runs[0].end_state === 'PREEMPTED' &&
+      Math.abs(runs[0].start_time_ms - before.start_time_ms) < 1000,
+    `run 1: ${JSON.stringify(runs[0])}; its events: ${ran.time}, ${stopped.time}; the job before: started ${before.start_time}`);
     check(sameList(runs[0].gpus.map((g) => g.uuid), before.gpu_uuids), `run 1's GPUs ${runs[0].gpus.map((g) => g.uuid)}, the job held ${before.gpu_uuids}`);
     check(runs[1].start_time === after.start_time && runs[1].end_time == null && sameList(runs[1].gpus.map((g) => g.uuid), after.gpu_uuids),
       `run 2: ${JSON.stringify(runs[1])}; the job now: ${after.start_time} on ${after.gpu_uuids}`);
-    await admin.goto(`${url}/#/jobs/${rootJob}`);
-    await admin.waitForFunction(() => document.querySelectorAll('.run').length === 2 && document.querySelectorAll('.run .chart[data-scales]').length >= 2);
+    await admin.goto(`${url}/#/jobs/${job}`);
+    await admin.waitForFunction(() => document.querySelectorAll('.run').length === 2 && document.querySelectorAll('.run .chart[data-scales]').length >= 1);
     const shown = await admin.$$eval('.run', (sections) => sections.map((s) => ({
       title: s.querySelector('h3').textContent,
       start: s.querySelector('.run-start')?.textContent,
@@ -734,14 +746,14 @@ try {
     runs.forEach((run, i) => {
       check(shown[i].title === `Run ${i + 1} of 2`, `section ${i}: ${shown[i].title}`);
       check(shown[i].start === run.start_time && shown[i].end === (run.end_time ?? 'now'), `run ${i + 1} shows ${shown[i].start} to ${shown[i].end}, the API ${run.start_time} to ${run.end_time}`);
-      check(shown[i].window.includes(`GPUs ${run.gpus.map((g) => g.index).join(', ')};`), `run ${i + 1}: '${shown[i].window}', GPUs ${run.gpus.map((g) => g.index)}`);
+      check(shown[i].window.includes(`GPU${run.gpus.length === 1 ? '' : 's'} ${run.gpus.map((g) => g.index).join(', ')};`), `run ${i + 1}: '${shown[i].window}', GPUs ${run.gpus.map((g) => g.index)}`);
     });
     check(shown[0].window.includes('ended PREEMPTED'), `run 1: ${shown[0].window}`);
     // Every chart's axes: utilisation 0-100 %, memory 0 to the card's memory in the API.
     const charts = await admin.$$eval('.run .chart[data-scales]', (els) => els.map((el) => ({
       title: el.querySelector('.u-title').textContent, scales: JSON.parse(el.dataset.scales),
       legend: el.querySelector('.u-legend').textContent })));
-    check(charts.length >= 2, `${charts.length} charts`);
+    check(charts.length >= 1, `${charts.length} charts`);
     for (const c of charts) {
       const gpu = gpus.find((g) => c.title.includes(g.uuid));
       check(gpu, `chart '${c.title}' names no GPU of the API`);

@@ -189,7 +189,9 @@ export function JobPage({ id, token }) {
       {job.state === 'PENDING' && (
         <>
           <h2>Why it waits</h2>
-          <JobExplain id={id} version={`${version}|${acted}`} />
+          {job.held_by
+            ? <p class="muted held">Held by {job.held_by}: it keeps its place but is not considered until released.</p>
+            : <JobExplain id={id} version={`${job.reason}|${job.estimated_start_ms}`} />}
         </>
       )}
       <h2>Output</h2>
