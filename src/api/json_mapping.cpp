@@ -275,6 +275,25 @@ json EventToJson(const Event& event) {
               {"message", event.message}};
 }
 
+json JobRunToJson(const JobRun& run) {
+  json gpus = json::array();
+  for (const RunGpu& gpu : run.gpus) {
+    gpus.push_back(json{{"index", gpu.index},
+                        {"uuid", gpu.uuid ? json(gpu.uuid->value()) : json()}});
+  }
+  return json{{"run", run.number},
+              {"node", run.node ? json(run.node->value()) : json()},
+              {"gpus", std::move(gpus)},
+              {"placed_time", FormatRfc3339(run.placed)},
+              {"placed_time_ms", ToUnixMillis(run.placed)},
+              {"start_time", OptionalTime(run.start)},
+              {"start_time_ms", OptionalMillis(run.start)},
+              {"end_time", OptionalTime(run.end)},
+              {"end_time_ms", OptionalMillis(run.end)},
+              {"end_state", run.end_state ? json(ToString(*run.end_state)) : json()},
+              {"end_cause", run.end_cause}};
+}
+
 json ErrorToJson(const Error& error) {
   return ErrorToJson(ErrorCodeName(error.code), error.message);
 }

@@ -22,6 +22,7 @@
 #include "model/explanation.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
+#include "model/job_run.h"
 #include "model/node.h"
 #include "service/service.h"
 
@@ -49,6 +50,9 @@ nlohmann::json GpuToJson(const Gpu& gpu);
 nlohmann::json GpuSampleToJson(const GpuSample& sample);
 nlohmann::json GpuStatusToJson(const GpuStatus& status);
 nlohmann::json EventToJson(const Event& event);
+// One run of a job (GET /jobs/{id}/runs): its number, node, GPUs (index, uuid or null), when it
+// was placed, started (null: never ran) and ended (null: runs still), and the state it ended in.
+nlohmann::json JobRunToJson(const JobRun& run);
 // GET /api/v1/jobs/{id}/explain: every field of model/explanation.h, times as RFC 3339 text and
 // "_ms" unix milliseconds; absent parts (priority and quota of a running job) are null.
 nlohmann::json ExplanationToJson(const Explanation& explanation);

@@ -141,6 +141,17 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
                           3'600'000, EnergyPrice{.price_per_kwh = 0.3, .co2_g_per_kwh = 400})));
   ExpectSchemaMatches(spec, "Node", NodeToJson(Node{}));
   ExpectSchemaMatches(spec, "Event", EventToJson(Event{}));
+  ExpectSchemaMatches(spec, "JobRun", JobRunToJson(JobRun{}));
+  const nlohmann::json run = JobRunToJson(JobRun{.node = NodeId("n1"),
+                                                 .gpus = {RunGpu{.index = 0}},
+                                                 .start = Time{},
+                                                 .end = Time{},
+                                                 .end_state = JobState::kPreempted});
+  ExpectSchemaMatches(spec, "JobRun", run);
+  ExpectInlineMatches(
+      spec["components"]["schemas"]["JobRun"]["properties"]["gpus"]["items"]["properties"],
+      run["gpus"][0],
+      "JobRun.gpus");
   ExpectSchemaMatches(spec, "Subscription", SubscriptionToJson(Subscription{}));
   ExpectSchemaMatches(
       spec,

@@ -398,6 +398,20 @@ Result<HttpResponse> JobEvents(ClusterService& service, const RequestContext& ct
   return JsonResponse(200, json{{"events", std::move(out)}});
 }
 
+// GET /jobs/{id}/runs: {"job", "runs": [...]}, every run of the job (model/job_run.h), oldest
+// first; its events decide who may ask (a job the caller may not see is a 404).
+Result<HttpResponse> JobRunsRoute(ClusterService& service, const RequestContext& ctx) {
+  GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
+  GF_ASSIGN_OR_RETURN(const auto events, service.JobEvents(ctx.caller, id));
+  GF_ASSIGN_OR_RETURN(const Job job, service.GetJob(ctx.caller, id));
+  GF_ASSIGN_OR_RETURN(const auto nodes, service.ListNodes(ctx.caller));
+  json out = json::array();
+  for (const JobRun& run : JobRuns(job, events, nodes)) {
+    out.push_back(JobRunToJson(run));
+  }
+  return JsonResponse(200, json{{"job", id.value()}, {"runs", std::move(out)}});
+}
+
 // A chunk of a job's output as text/plain, with where it stands in the file: the whole
 // file's size (X-Gpufleet-Log-Size) and where the next read continues (X-Gpufleet-Next-Offset).
 // A chunk may be shorter than the limit asked for (a remote node sends at most 512 KiB a
@@ -533,7 +547,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 41> kRoutes = {{
+const std::array<RouteEntry, 42> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
@@ -550,6 +564,7 @@ const std::array<RouteEntry, 41> kRoutes = {{
     {{"POST", "/api/v1/jobs/{id}/signal", true}, "", &SignalJob},
     {{"POST", "/api/v1/jobs/signal", true}, "", &SignalJobs},
     {{"GET", "/api/v1/jobs/{id}/events", true}, "", &JobEvents},
+    {{"GET", "/api/v1/jobs/{id}/runs", true}, "", &JobRunsRoute},
     {{"GET", "/api/v1/history", true},
      "since_ms,until_ms,state,user,team,cursor,limit",
      &JobHistory},

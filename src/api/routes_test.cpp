@@ -152,6 +152,7 @@ TEST_F(ApiRoutesTest, JobRoutesNeedAnIdentity) {
                                                         {"GET", "/api/v1/jobs/1"},
                                                         {"POST", "/api/v1/jobs/1/cancel"},
                                                         {"GET", "/api/v1/jobs/1/events"},
+                                                        {"GET", "/api/v1/jobs/1/runs"},
                                                         {"GET", "/api/v1/jobs/1/logs"}}) {
     const auto r = Do(method, target, "{}", &anonymous_);
     EXPECT_EQ(r.status, 401) << target;
@@ -302,6 +303,61 @@ TEST_F(ApiRoutesTest, EventsNodesGpus) {
   EXPECT_EQ(Body(Do("GET", "/api/v1/jobs/3/events"))["events"].size(), 1u);
   EXPECT_EQ(Body(Do("GET", "/api/v1/nodes"))["nodes"].size(), 1u);
   EXPECT_EQ(Body(Do("GET", "/api/v1/gpus"))["gpus"].size(), 0u);
+}
+
+// A job requeued once: its first run from its events (GPUs by index on the node), the second
+// from the job itself.
+TEST_F(ApiRoutesTest, RunsOfARequeuedJob) {
+  const auto state = [](std::int64_t ms, JobState from, JobState to, const std::string& cause) {
+    return Event{0,
+                 FromUnixMillis(ms),
+                 JobId(7),
+                 "state",
+                 "scheduler",
+                 StateChangeText(ToString(from), ToString(to), cause)};
+  };
+  fake_.events = {state(1000, JobState::kPending, JobState::kStarting, StartingText("n1", {1})),
+                  state(2000, JobState::kStarting, JobState::kRunning, "running on n1"),
+                  state(5000, JobState::kRunning, JobState::kPreempted, "gpufleet requeue 7"),
+                  state(5000, JobState::kPreempted, JobState::kPending, "requeued"),
+                  state(6000, JobState::kPending, JobState::kStarting, StartingText("n1", {0}))};
+  Node node;
+  node.name = NodeId("n1");
+  for (const auto& [index, uuid] : {std::pair{0, "GPU-a"}, std::pair{1, "GPU-b"}}) {
+    Gpu gpu;
+    gpu.index = index;
+    gpu.uuid = GpuUuid(uuid);
+    node.gpus.push_back(gpu);
+  }
+  fake_.nodes = {node};
+  fake_.job.state = JobState::kRunning;
+  fake_.job.start_time = FromUnixMillis(6500);
+  fake_.job.allocation = Allocation{.node = NodeId("n1"), .gpus = {GpuUuid("GPU-a")}};
+  const auto body = Body(Do("GET", "/api/v1/jobs/7/runs"));
+  EXPECT_EQ(fake_.last_id, JobId(7));
+  ASSERT_EQ(body["runs"].size(), 2u) << body.dump();
+  const auto& first = body["runs"][0];
+  EXPECT_EQ(first["run"], 1);
+  EXPECT_EQ(first["node"], "n1");
+  EXPECT_EQ(first["gpus"], nlohmann::json::parse(R"([{"index":1,"uuid":"GPU-b"}])"));
+  EXPECT_EQ(first["start_time_ms"], 2000);
+  EXPECT_EQ(first["end_time_ms"], 5000);
+  EXPECT_EQ(first["end_time"], "1970-01-01T00:00:05.000Z");
+  EXPECT_EQ(first["end_state"], "PREEMPTED");
+  EXPECT_EQ(first["end_cause"], "gpufleet requeue 7");
+  const auto& second = body["runs"][1];
+  EXPECT_EQ(second["placed_time_ms"], 6000);
+  EXPECT_EQ(second["start_time_ms"], 6500);
+  EXPECT_TRUE(second["end_time_ms"].is_null());
+  EXPECT_TRUE(second["end_state"].is_null());
+  EXPECT_EQ(second["gpus"], nlohmann::json::parse(R"([{"index":0,"uuid":"GPU-a"}])"));
+}
+
+TEST_F(ApiRoutesTest, RunsOfAJobTheCallerMayNotSeeAre404) {
+  fake_.fail_with = NotFound("job 7 not found");
+  const auto r = Do("GET", "/api/v1/jobs/7/runs");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Body(r)["error"]["code"], "not_found");
 }
 
 TEST_F(ApiRoutesTest, LogsPassTheReadToTheServiceAndAnswerItsChunk) {

@@ -23,6 +23,7 @@
 #include "lifecycle/apply_decisions.h"
 #include "lifecycle/job_views.h"
 #include "lifecycle/wakeups.h"
+#include "model/job_run.h"
 #include "scheduler/explain.h"
 
 namespace gf {
@@ -45,16 +46,17 @@ class PassTimer {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-std::string GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
-  std::string out;
+// The node's indexes of `uuids`, in their order.
+std::vector<int> GpuIndices(const Node& node, const std::vector<GpuUuid>& uuids) {
+  std::vector<int> out;
   for (const auto& uuid : uuids) {
     for (const auto& gpu : node.gpus) {
       if (gpu.uuid == uuid) {
-        out += (out.empty() ? "" : ",") + std::to_string(gpu.index);
+        out.push_back(gpu.index);
       }
     }
   }
-  return out.empty() ? "none" : out;
+  return out;
 }
 
 }  // namespace
@@ -239,8 +241,8 @@ void SchedulingStage::Apply(JobBook& jobs, Decisions decisions, PassOutcome& out
   AppliedDecisions applied = ApplyDecisions(
       jobs, std::move(decisions.preemptions), decisions.starts, [&](const StartDecision& start) {
         const NodeEntry& entry = in_.nodes.At(start.allocation.node);
-        return "starting on " + start.allocation.node.value() + " GPUs " +
-               GpuIndices(entry.node, start.allocation.gpus) +
+        return StartingText(start.allocation.node.value(),
+                            GpuIndices(entry.node, start.allocation.gpus)) +
                (start.allocation.gpu_milli < kWholeGpuMilli
                     ? " (share " + GpuAmountText(start.allocation.gpu_milli) + ", " +
                           std::to_string(start.allocation.gpu_memory_mib) + " MiB)"

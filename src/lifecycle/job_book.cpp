@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/duration.h"
 #include "lifecycle/gang_rules.h"
+#include "model/job_run.h"
 
 namespace gf {
 
@@ -149,10 +150,7 @@ void JobBook::Transition(Job& job,
   Write(job);
   NoteGang(job);
   if (options_.journal) {  // the event's text is built only to be kept
-    Record(job.id,
-           "state",
-           actor,
-           std::string(ToString(from)) + " -> " + std::string(ToString(to)) + ": " + cause);
+    Record(job.id, "state", actor, StateChangeText(ToString(from), ToString(to), cause));
   }
   if (ended) {
     listener_.OnEnded(job);  // after this job's own event: what its end causes follows it

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "model/job_run.h"
 #include "report/recommend.h"
 
 namespace gf {
@@ -38,13 +39,8 @@ std::string DayLabel(Time t) {
 
 // "RUNNING -> FAILED: cause" (a "state" event) → "FAILED"; "" when not that shape.
 std::string TargetState(const std::string& message) {
-  const std::size_t arrow = message.find(" -> ");
-  if (arrow == std::string::npos) {
-    return "";
-  }
-  const std::size_t from = arrow + 4;
-  const std::size_t colon = message.find(':', from);
-  return message.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
+  const std::optional<StateChange> change = ParseStateChange(message);
+  return change ? change->to : "";
 }
 
 // A "gpu_health" event an agent recorded for a GPU getting worse ("... ok -> failed: XID 79"),

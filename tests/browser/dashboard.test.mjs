@@ -14,10 +14,16 @@
 //      too; a job submitted with the CLI while the queue is open appears there without a reload;
 //   4. a user sees their own job, not root's, and root's job page shows the refusal — the
 //      user's token never got root's job details;
-//   5. the HTML monthly report (gpufleet report --format html) opens with no console error.
+//   5. the job page: the log tail is the API's bytes and the hand count's (earlier output on
+//      request, stderr apart), follow appends a line the job writes after the page loaded; the
+//      buttons each state and user gets, each confirmed first, the server's refusal shown as
+//      it is, cancel and hold/release as the API then has them; a job requeued from its page
+//      shows its two runs with their windows and GPUs, the memory axis up to the card's memory;
+//      a pending job's explain factors are the API's;
+//   6. the HTML monthly report (gpufleet report --format html) opens with no console error.
 // Playwright is npm's playwright-core (no browser download): it drives Debian's chromium.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,11 +74,52 @@ async function signIn(page, token) {
   await page.waitForSelector('header .account:has-text("signed in")', { timeout: kTimeout });
 }
 
+// `method` `path` with `token` (the admin's by default): {status, text} of the answer.
+async function apiCall(path, { method = 'GET', token = env('GF_ADMIN_TOKEN') } = {}) {
+  const r = await fetch(`${url}${path}`, { method, headers: { Authorization: `Bearer ${token}` } });
+  return { status: r.status, text: await r.text(), headers: r.headers };
+}
+
 // GET `path` with the admin's token: the test's own request.
 async function api(path) {
-  const r = await fetch(`${url}${path}`, { headers: { Authorization: `Bearer ${env('GF_ADMIN_TOKEN')}` } });
-  if (!r.ok) throw new Error(`GET ${path}: ${r.status} ${await r.text()}`);
-  return r.json();
+  const r = await apiCall(path);
+  if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.text}`);
+  return JSON.parse(r.text);
+}
+
+// `gpufleet ARGS` as root (on the Unix socket dashboard_test.sh exported): its output, parsed
+// when ARGS ask for --json.
+function cli(...args) {
+  const done = spawnSync(env('GPUFLEET'), args, { encoding: 'utf8' });
+  check(done.status === 0, `gpufleet ${args.join(' ')}: ${done.stderr}`);
+  return args.includes('--json') ? JSON.parse(done.stdout) : done.stdout;
+}
+
+// A job's whole stream as the API holds it: the file's bytes, read on to its size.
+async function apiLog(id, stream = 'stdout', from = 0) {
+  let text = '';
+  for (let offset = from; ;) {
+    const r = await apiCall(`/api/v1/jobs/${id}/logs?stream=${stream}&offset=${offset}&limit=1048576`);
+    check(r.status === 200, `logs of ${id}: ${r.status} ${r.text}`);
+    text += r.text;
+    const next = Number(r.headers.get('X-Gpufleet-Next-Offset'));
+    if (next <= offset || next >= Number(r.headers.get('X-Gpufleet-Log-Size'))) return text;
+    offset = next;
+  }
+}
+
+// The job page's buttons, by label, once the page shows the job.
+async function buttonsOn(page) {
+  await page.waitForSelector('dl.fields');
+  return page.$$eval('.actions .toolbar button', (bs) => bs.map((b) => b.textContent));
+}
+
+// Clicks `label` on the job page, then No or Yes in its confirmation.
+async function press(page, label, yes) {
+  await page.click(`.actions .toolbar button:text-is("${label}")`);
+  await page.waitForSelector('.confirm');
+  await page.click(yes ? '.confirm .confirm-yes' : '.confirm .confirm-no');
+  await page.waitForSelector('.confirm', { state: 'detached' });
 }
 
 // The rows of the table `selector` on `page`, each an object of its cells' text by column
@@ -518,10 +565,7 @@ try {
     await admin.goto(`${url}/#/queue`);
     await admin.waitForSelector(`table.jobs-running tr[data-job="${rootJob}"]`);
     await admin.evaluate(() => { window.gfNotReloaded = true; });
-    const submitted = spawnSync(env('GPUFLEET'), ['submit', '--json', '--gpus', '2', '--name', 'live-job',
-      '--workdir', '/tmp', '--', 'sleep', '600'], { encoding: 'utf8' });
-    check(submitted.status === 0, `gpufleet submit: ${submitted.stderr}`);
-    const id = JSON.parse(submitted.stdout).id;
+    const { id } = cli('submit', '--json', '--gpus', '2', '--name', 'live-job', '--workdir', '/tmp', '--', 'sleep', '600');
     await admin.waitForSelector(`table.jobs-pending tr[data-job="${id}"]`);
     check(await admin.evaluate(() => window.gfNotReloaded === true), 'the page was reloaded');
     await admin.screenshot({ path: path.join(artifacts, 'queue-live.png'), fullPage: true });
@@ -563,6 +607,193 @@ try {
     const unexpected = userErrors.filter((e) => !(e.includes('404') && e.includes(`/api/v1/jobs/${rootJob}`)));
     check(unexpected.length === 0, `console errors:\n  ${unexpected.join('\n  ')}`);
     await user.close();
+  });
+
+  // A job without GPUs that prints known lines (more than the page's 64 KiB tail) and one to
+  // stderr, then one more once the test says so (the trigger file), and runs on.
+  const trigger = path.join(mkdtempSync(path.join(os.tmpdir(), 'gf-follow-')), 'go');
+  const kLines = 3000;
+  const known = Array.from({ length: kLines }, (_, i) => `known line ${String(i + 1).padStart(5, '0')} of the job page test\n`).join('');
+  let logJob = null;
+
+  await step("job page: the log tail is the API's bytes and the hand count's; earlier output loads; follow appends a later line", async () => {
+    ({ id: logJob } = cli('submit', '--json', '--gpus', '0', '--name', 'log-job', '--workdir', '/tmp', '--', 'sh', '-c',
+      `seq -f 'known line %05g of the job page test' 1 ${kLines}; echo 'to stderr' >&2; ` +
+      `while [ ! -e ${trigger} ]; do sleep 0.2; done; echo 'written after load'; exec sleep 600`));
+    await eventually(async () => check((await apiLog(logJob)) === known, `job ${logJob} has not printed its ${kLines} lines yet`));
+    check(known.length > 64 * 1024, `the known output (${known.length} bytes) is longer than the page's tail`);
+    await admin.goto(`${url}/#/jobs/${logJob}`);
+    await admin.waitForSelector('pre.log-text');
+    const shown = await admin.evaluate(() => {
+      const pre = document.querySelector('pre.log-text');
+      return { text: pre.textContent, from: Number(pre.dataset.from), note: document.querySelector('.log-earlier')?.textContent ?? null };
+    });
+    // The tail: the last 64 KiB, the API's bytes from there on, and the hand count's.
+    check(shown.from === known.length - 64 * 1024, `the tail starts at ${shown.from}, want ${known.length - 64 * 1024}`);
+    check(shown.text === await apiLog(logJob, 'stdout', shown.from), 'the tail is not the API\'s bytes from its offset');
+    check(shown.text === known.slice(shown.from), 'the tail is not the last 64 KiB of the known lines');
+    check(shown.note && shown.note.includes('earlier output not shown'), `no note of the earlier output: ${shown.note}`);
+    await admin.click('button.load-earlier');
+    await admin.waitForFunction(() => document.querySelector('pre.log-text').dataset.from === '0');
+    check(await admin.textContent('pre.log-text') === known, 'with the earlier output, the page is not the whole known output');
+    check(await admin.locator('.log-earlier').count() === 0, 'the earlier-output note stays with nothing earlier');
+    // Follow: a line the job writes after the page loaded appears without a reload.
+    await admin.evaluate(() => { window.gfNotReloaded = true; });
+    writeFileSync(trigger, '');
+    await admin.waitForFunction(() => document.querySelector('pre.log-text').textContent.endsWith('written after load\n'));
+    check(await admin.textContent('pre.log-text') === await apiLog(logJob), 'after following, the page is not the API\'s whole stdout');
+    check(await admin.evaluate(() => window.gfNotReloaded === true), 'the page was reloaded');
+    await admin.click('.log button.tab:text-is("stderr")');
+    await admin.waitForFunction(() => document.querySelector('pre.log-text')?.textContent === 'to stderr\n');
+    await admin.screenshot({ path: path.join(artifacts, 'job-log.png'), fullPage: true });
+  });
+
+  await step('job page buttons: per state and per user, each confirmed; the server\'s refusal shown as it is; hold, release and cancel as the API then has them', async () => {
+    const [low] = env('GF_QUEUE_JOBS').split(' ');
+    const jobState = async (id) => (await api(`/api/v1/jobs/${id}`));
+    await admin.goto(`${url}/#/jobs/${logJob}`);
+    check(sameList(await buttonsOn(admin), ['Cancel', 'Requeue']), `a running job's buttons: ${await buttonsOn(admin)}`);
+    await admin.goto(`${url}/#/jobs/${low}`);
+    check(sameList(await buttonsOn(admin), ['Cancel', 'Hold']), `a pending job's buttons: ${await buttonsOn(admin)}`);
+    // No: nothing happens. Yes: the API holds it, and the page offers Release.
+    await press(admin, 'Hold', false);
+    check((await jobState(low)).held_by == null, 'the job was held without a yes');
+    await press(admin, 'Hold', true);
+    await admin.waitForSelector('.action-result.ok');
+    check((await jobState(low)).held_by === 'root', `held_by after Hold: ${(await jobState(low)).held_by}`);
+    await admin.waitForFunction(() => [...document.querySelectorAll('.actions .toolbar button')].map((b) => b.textContent).join() === 'Cancel,Release');
+    await press(admin, 'Release', true);
+    await eventually(async () => check((await jobState(low)).held_by == null, 'still held after Release'));
+    await admin.waitForFunction(() => [...document.querySelectorAll('.actions .toolbar button')].map((b) => b.textContent).join() === 'Cancel,Hold');
+    // The user: their own pending job's buttons; none on root's (they cannot see it at all);
+    // an administrator's hold they may not lift: the server's 403 message, on the page as is.
+    const user = await context.newPage();
+    await signIn(user, env('GF_USER_TOKEN'));
+    await user.goto(`${url}/#/jobs/${userJob}`);
+    check(sameList(await buttonsOn(user), ['Cancel', 'Hold']), `the user's pending job: ${await buttonsOn(user)}`);
+    await user.goto(`${url}/#/jobs/${rootJob}`);
+    await user.waitForSelector('.refused');
+    check(await user.locator('.actions button, .log, .run').count() === 0, "the user gets buttons, output or runs of root's job");
+    cli('hold', userJob);
+    await user.goto(`${url}/#/jobs/${userJob}`);
+    await user.waitForFunction(() => [...document.querySelectorAll('.actions .toolbar button')].map((b) => b.textContent).join() === 'Cancel,Release');
+    await press(user, 'Release', true);
+    await user.waitForSelector('.action-result .error');
+    const refusal = await apiCall(`/api/v1/jobs/${userJob}/release`, { method: 'POST', token: env('GF_USER_TOKEN') });
+    const { error } = JSON.parse(refusal.text);
+    check(refusal.status === 403 && error.code === 'permission_denied', `the API's answer to the user's release: ${refusal.status} ${refusal.text}`);
+    const shownError = (await user.textContent('.action-result .error')).trim();
+    check(shownError === `${error.code} ${error.message}`, `the page shows '${shownError}', the API said '${error.code} ${error.message}'`);
+    check((await jobState(userJob)).held_by === 'root', 'the user lifted an administrator\'s hold');
+    await user.screenshot({ path: path.join(artifacts, 'job-refused-release.png'), fullPage: true });
+    cli('release', userJob);
+    await user.close();
+    // Cancel, confirmed: the API has the job CANCELLED, and the page offers nothing more.
+    await admin.goto(`${url}/#/jobs/${logJob}`);
+    await buttonsOn(admin);
+    await press(admin, 'Cancel', false);
+    check((await jobState(logJob)).state === 'RUNNING', 'cancelled without a yes');
+    await press(admin, 'Cancel', true);
+    await eventually(async () => check((await jobState(logJob)).state === 'CANCELLED', `job ${logJob} is ${(await jobState(logJob)).state}`));
+    await admin.waitForFunction(() => document.querySelector('dl.fields .badge')?.textContent === 'CANCELLED');
+    check((await buttonsOn(admin)).length === 0, `a cancelled job's buttons: ${await buttonsOn(admin)}`);
+    check(adminErrors.length === 0, `console errors:\n  ${adminErrors.join('\n  ')}`);
+  });
+
+  await step("a job requeued from its page shows its two runs, each with its window and GPUs; the memory axis is the card's", async () => {
+    // A high-class job on the one free GPU: requeued, it is first in the order again and runs
+    // again at once (a normal one would wait behind the queue's jobs for GPUs).
+    const { id: job } = cli('submit', '--json', '--gpus', '1', '--priority', 'high', '--name', 'requeue-job', '--workdir', '/tmp', '--', 'sleep', '600');
+    const before = await eventually(async () => {
+      const j = await api(`/api/v1/jobs/${job}`);
+      check(j.state === 'RUNNING' && j.gpu_uuids.length === 1, `job ${job}: ${j.state} on ${j.gpu_uuids}`);
+      return j;
+    });
+    await admin.goto(`${url}/#/jobs/${job}`);
+    await admin.waitForSelector('.run .chart[data-scales]');  // samples of its first run
+    check(sameList(await buttonsOn(admin), ['Cancel', 'Requeue']), `a running job: ${await buttonsOn(admin)}`);
+    await press(admin, 'Requeue', true);
+    await admin.waitForSelector('.action-result.ok');
+    const after = await eventually(async () => {
+      const j = await api(`/api/v1/jobs/${job}`);
+      check(j.state === 'RUNNING' && j.start_time_ms > before.start_time_ms, `job ${job} is ${j.state} since ${j.start_time}: ${j.reason}`);
+      return j;
+    });
+    const { gpus } = await api('/api/v1/gpus');
+    const { runs } = await api(`/api/v1/jobs/${job}/runs`);
+    check(runs.length === 2, `the API lists ${runs.length} runs`);
+    // By hand: run 1 is the run before the requeue, timed by its events (the controller's
+    // record of it: within a second of the agent's start time the job had then), run 2 the job
+    // as it is now.
+    const { events } = await api(`/api/v1/jobs/${job}/events`);
+    const change = (text) => events.find((e) => e.kind === 'state' && e.message.startsWith(text));
+    const [ran, stopped] = [change('STARTING -> RUNNING'), change('RUNNING -> PREEMPTED')];
+    check(ran && stopped, `events: ${events.map((e) => e.message)}`);
+    check(runs[0].start_time === ran.time && runs[0].end_time === stopped.time && runs[0].end_state === 'PREEMPTED' &&
+      Math.abs(runs[0].start_time_ms - before.start_time_ms) < 1000,
+    `run 1: ${JSON.stringify(runs[0])}; its events: ${ran.time}, ${stopped.time}; the job before: started ${before.start_time}`);
+    check(sameList(runs[0].gpus.map((g) => g.uuid), before.gpu_uuids), `run 1's GPUs ${runs[0].gpus.map((g) => g.uuid)}, the job held ${before.gpu_uuids}`);
+    check(runs[1].start_time === after.start_time && runs[1].end_time == null && sameList(runs[1].gpus.map((g) => g.uuid), after.gpu_uuids),
+      `run 2: ${JSON.stringify(runs[1])}; the job now: ${after.start_time} on ${after.gpu_uuids}`);
+    await admin.goto(`${url}/#/jobs/${job}`);
+    await admin.waitForFunction(() => document.querySelectorAll('.run').length === 2 && document.querySelectorAll('.run .chart[data-scales]').length >= 1);
+    const shown = await admin.$$eval('.run', (sections) => sections.map((s) => ({
+      title: s.querySelector('h3').textContent,
+      start: s.querySelector('.run-start')?.textContent,
+      end: s.querySelector('.run-end')?.textContent,
+      window: s.querySelector('.run-window').textContent,
+    })));
+    runs.forEach((run, i) => {
+      check(shown[i].title === `Run ${i + 1} of 2`, `section ${i}: ${shown[i].title}`);
+      check(shown[i].start === run.start_time && shown[i].end === (run.end_time ?? 'now'), `run ${i + 1} shows ${shown[i].start} to ${shown[i].end}, the API ${run.start_time} to ${run.end_time}`);
+      check(shown[i].window.includes(`GPU${run.gpus.length === 1 ? '' : 's'} ${run.gpus.map((g) => g.index).join(', ')};`), `run ${i + 1}: '${shown[i].window}', GPUs ${run.gpus.map((g) => g.index)}`);
+    });
+    check(shown[0].window.includes('ended PREEMPTED'), `run 1: ${shown[0].window}`);
+    // Every chart's axes: utilisation 0-100 %, memory 0 to the card's memory in the API.
+    const charts = await admin.$$eval('.run .chart[data-scales]', (els) => els.map((el) => ({
+      title: el.querySelector('.u-title').textContent, scales: JSON.parse(el.dataset.scales),
+      legend: el.querySelector('.u-legend').textContent })));
+    check(charts.length >= 1, `${charts.length} charts`);
+    for (const c of charts) {
+      const gpu = gpus.find((g) => c.title.includes(g.uuid));
+      check(gpu, `chart '${c.title}' names no GPU of the API`);
+      check(sameList(c.scales['%'], [0, 100]), `${c.title}: utilisation axis ${c.scales['%']}`);
+      check(c.scales.GiB[0] === 0 && Math.abs(c.scales.GiB[1] - gpu.memory_mib / 1024) < 1e-9,
+        `${c.title}: memory axis ${c.scales.GiB}, the card has ${gpu.memory_mib} MiB`);
+      check(!c.legend.includes('--'), `${c.title}: legend '${c.legend}'`);
+    }
+    await admin.screenshot({ path: path.join(artifacts, 'job-runs.png'), fullPage: true });
+  });
+
+  await step("a pending job's page shows why it waits: the explain factors are the API's", async () => {
+    const job = await api(`/api/v1/jobs/${userJob}`);
+    check(job.state === 'PENDING', `the user's job is ${job.state}`);
+    await expectShown(admin, `#/jobs/${userJob}`, `/api/v1/jobs/${userJob}/explain`,
+      async () => {
+        await admin.waitForSelector('table.explain');
+        return {
+          factors: Object.fromEntries(await admin.$$eval('table.explain tr[data-factor]', (trs) => trs.map((tr) => [tr.dataset.factor, tr.querySelector('td').textContent]))),
+          ahead: await admin.$$eval('ul.ahead li[data-job]', (lis) => lis.map((li) => li.dataset.job)),
+        };
+      },
+      ({ factors, ahead }, e) => {
+        const p = e.priority;
+        const one = (v) => String(Math.round(v * 10) / 10);
+        const want = {
+          position: `${e.position} of ${e.waiting} waiting (scheduling order)`,
+          class: `${p.priority} (rank ${p.class_rank})`,
+          team_share: `${p.team}: ${one(p.team_usage_gpu_seconds)} GPU-s / weight ${one(p.team_weight)} = ${one(p.team_share)} (${p.team_rank} of ${p.teams_waiting} teams waiting)`,
+          user_share: `${p.user}: ${one(p.user_usage_gpu_seconds)} GPU-s / weight ${one(p.user_weight)} = ${one(p.user_share)} (${p.user_rank} of ${p.users_waiting} users of the team waiting)`,
+        };
+        for (const [name, text] of Object.entries(want)) check(factors[name] === text, `${name}: the page shows '${factors[name]}', the API's is '${text}'`);
+        check(factors.submitted.startsWith(`${p.submit_time} (waited `), `submitted: '${factors.submitted}', the API's ${p.submit_time}`);
+        check(e.reason_code == null || factors.reason_code === `${e.reason_code} (stage ${e.reason_stage})`, `reason code: '${factors.reason_code}'`);
+        check(sameList(ahead, e.ahead.map((a) => String(a.id ?? ''))), `jobs ahead ${ahead}, the API's ${e.ahead.map((a) => a.id)}`);
+      });
+    const fields = await admin.$$eval('dl.fields dt', (dts) => Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+    if (job.prediction) check(fields['predicted run time']?.includes(job.prediction.explanation), `predicted run time: '${fields['predicted run time']}'`);
+    await admin.screenshot({ path: path.join(artifacts, 'job-pending.png'), fullPage: true });
+    check(adminErrors.length === 0, `console errors:\n  ${adminErrors.join('\n  ')}`);
   });
 
   await step('the HTML monthly report opens with no console error', async () => {

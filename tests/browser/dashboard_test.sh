@@ -93,5 +93,5 @@ GF_URL=$url GF_ADMIN_TOKEN=$(cat "$WORK/admin.token") GF_USER_TOKEN=$(cat "$WORK
   GF_QUEUE_JOBS="$queue_low $queue_array $queue_big" \
   GF_BUDGET_JOBS="${budget_jobs[*]}" GF_SETTINGS=$WORK/settings.toml \
   GF_REPORT_HTML=$WORK/report.html GF_ARTIFACTS=$artifacts CHROMIUM=$CHROMIUM \
-  timeout 150 node "$(dirname "$0")/dashboard.test.mjs" || fail "the browser tests (screenshots in $artifacts)"
+  timeout 300 node "$(dirname "$0")/dashboard.test.mjs" || fail "the browser tests (screenshots in $artifacts)"
 ok "dashboard pages, live queue, visibility and the HTML report in Chromium (screenshots in $artifacts)"

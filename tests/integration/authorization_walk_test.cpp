@@ -356,6 +356,7 @@ class AuthorizationWalkTest : public ::testing::Test {
       const std::string base = "/api/v1/jobs/" + Id(job);
       return std::vector<Probe>{{"GET", base},
                                 {"GET", base + "/events"},
+                                {"GET", base + "/runs"},
                                 {"GET", base + "/explain"},
                                 {"GET", base + "/logs"},
                                 {"GET", "/api/v1/jobs?all=1", "", "\"id\":" + Id(job) + ","}};

@@ -51,11 +51,33 @@ async function errorOf(response) {
   return new ApiError(response.status, code, message);
 }
 
-// GET path → parsed JSON, or throws ApiError with the server's code and message.
-export async function apiGet(path, signal) {
-  const response = await fetch(path, { headers: headers(), signal, cache: 'no-store' });
+// `method` path → the response, or throws ApiError with the server's code and message.
+async function request(method, path, signal) {
+  const response = await fetch(path, { method, headers: headers(), signal, cache: 'no-store' });
   if (!response.ok) throw await errorOf(response);
-  return response.json();
+  return response;
+}
+
+// GET path → parsed JSON.
+export async function apiGet(path, signal) {
+  return (await request('GET', path, signal)).json();
+}
+
+// POST path (no body: the job actions) → parsed JSON.
+export async function apiPost(path) {
+  return (await request('POST', path)).json();
+}
+
+// A chunk of a job's output (GET /api/v1/jobs/ID/logs): its bytes, the file's size and where
+// the next read continues (the X-Gpufleet-Log-Size and X-Gpufleet-Next-Offset headers).
+export async function logChunk(id, stream, offset, limit, signal) {
+  const path = `/api/v1/jobs/${encodeURIComponent(id)}/logs?stream=${stream}&offset=${offset}&limit=${limit}`;
+  const response = await request('GET', path, signal);
+  return {
+    bytes: new Uint8Array(await response.arrayBuffer()),
+    size: Number(response.headers.get('X-Gpufleet-Log-Size')),
+    next: Number(response.headers.get('X-Gpufleet-Next-Offset')),
+  };
 }
 
 function sleep(ms, signal) {

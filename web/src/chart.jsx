@@ -77,6 +77,16 @@ export function Chart({ title, data, series, axes, x = 'time', height = 220 }) {
         })),
       ],
     };
+    // Each y scale's range as drawn, on the box (data-scales, JSON): what the axes really show,
+    // for the browser test to hold against the API (a card's memory).
+    options.hooks = {
+      setScale: [(u, key) => {
+        if (key === 'x') return;
+        const scales = JSON.parse(box.current.dataset.scales || '{}');
+        scales[key] = [u.scales[key].min, u.scales[key].max];
+        box.current.dataset.scales = JSON.stringify(scales);
+      }],
+    };
     plot.current = new uPlot(options, data, box.current);
     const resize = () => plot.current.setSize({ width: chartWidth(box.current), height });
     window.addEventListener('resize', resize);

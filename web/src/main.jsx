@@ -94,7 +94,9 @@ function routeOf(hash) {
 
 function Page({ hash, token, onToken }) {
   const job = hash.match(/^#\/jobs\/([^/]+)$/);
-  if (job) return <JobPage id={decodeURIComponent(job[1])} token={token} />;
+  // Keyed by the id: another job's page starts afresh, never showing (or asking for) parts of
+  // the last one's under the new id.
+  if (job) return <JobPage key={job[1]} id={decodeURIComponent(job[1])} token={token} />;
   switch (routeOf(hash)) {
     case '#/gpus': return <HeatMap />;
     case '#/queue': return <Queue token={token} hash={hash} />;
