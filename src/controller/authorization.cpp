@@ -24,7 +24,7 @@ constexpr std::array<AuthorizationRule, 42> kRules = {{
   {R::kJob, A::kSubmit, O::kNone, {N, N, Y, Y, Y}, k403, "submit jobs",
    "`POST /api/v1/jobs` (arrays too)"},
   {R::kJob, A::kRead, O::kOwn, {N, N, Y, Y, Y}, k404, "see their own jobs",
-   "`GET /api/v1/jobs`, `/jobs/{id}`, its `events`, `logs`, `explain`; `--after` it"},
+   "`GET /api/v1/jobs`, `/jobs/{id}`, its `events`, `runs`, `logs`, `explain`; `--after` it"},
   {R::kJob, A::kRead, O::kOther, {N, N, N, Y, Y}, k404, "see other users' jobs", "the same"},
   {R::kJob, A::kList, O::kOwn, {N, N, Y, Y, Y}, k403, "list their own jobs by name",
    "`GET /api/v1/jobs?user=NAME`"},
