@@ -278,8 +278,8 @@ json EventToJson(const Event& event) {
 json JobRunToJson(const JobRun& run) {
   json gpus = json::array();
   for (const RunGpu& gpu : run.gpus) {
-    gpus.push_back(json{{"index", gpu.index},
-                        {"uuid", gpu.uuid ? json(gpu.uuid->value()) : json()}});
+    gpus.push_back(
+        json{{"index", gpu.index}, {"uuid", gpu.uuid ? json(gpu.uuid->value()) : json()}});
   }
   return json{{"run", run.number},
               {"node", run.node ? json(run.node->value()) : json()},

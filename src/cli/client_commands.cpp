@@ -1,7 +1,6 @@
 #include "cli/client_commands.h"
 
 #include <algorithm>
-#include <utility>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -10,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -393,9 +393,8 @@ std::vector<nlohmann::json> InQueueOrder(const nlohmann::json& jobs) {
     }
     return std::pair{JsonText(job, "state") == "PENDING" ? 1 : 2, std::int64_t{0}};
   };
-  std::stable_sort(out.begin(), out.end(), [&rank](const auto& a, const auto& b) {
-    return rank(a) < rank(b);
-  });
+  std::stable_sort(
+      out.begin(), out.end(), [&rank](const auto& a, const auto& b) { return rank(a) < rank(b); });
   return out;
 }
 

@@ -59,7 +59,8 @@ TEST(JobRunsTest, ARequeuedJobHasTwoRuns) {
   job.start_time = At(101);
   job.allocation = Allocation{.node = NodeId("b"), .gpus = {GpuUuid("b-gpu3"), GpuUuid("b-gpu1")}};
   const std::vector<Event> events = {
-      Event{.time = At(0), .job = JobId(5), .kind = "submit", .actor = "ann", .message = "submitted"},
+      Event{
+          .time = At(0), .job = JobId(5), .kind = "submit", .actor = "ann", .message = "submitted"},
       StateEvent(10, JobState::kPending, JobState::kStarting, StartingText("a", {0, 1})),
       StateEvent(11, JobState::kStarting, JobState::kRunning, "running on a"),
       Event{.time = At(50),
