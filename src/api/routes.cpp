@@ -271,15 +271,21 @@ Result<HistoryFilter> HistoryFilterFromQuery(const RequestContext& ctx) {
   return filter;
 }
 
+// A list of jobs as every route that answers with several shows them.
+json JobsToJson(const std::vector<Job>& jobs) {
+  json out = json::array();
+  for (const auto& job : jobs) {
+    out.push_back(JobToJson(job));
+  }
+  return out;
+}
+
 // GET /history?since_ms&until_ms&state=A,B&user&team&cursor&limit: a page of job history
 // (ClusterService::JobHistory), {"jobs": [...], "next_cursor": ID or null}.
 Result<HttpResponse> JobHistory(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const HistoryFilter filter, HistoryFilterFromQuery(ctx));
   GF_ASSIGN_OR_RETURN(const HistoryPage page, service.JobHistory(ctx.caller, filter));
-  json out = json::array();
-  for (const auto& job : page.jobs) {
-    out.push_back(JobToJson(job));
-  }
+  json out = JobsToJson(page.jobs);
   return JsonResponse(200,
                       json{{"jobs", std::move(out)},
                            {"next_cursor", page.next ? json(page.next->value()) : json()}});
@@ -319,10 +325,7 @@ Result<HttpResponse> GetReport(ClusterService& service, const RequestContext& ct
 Result<HttpResponse> CancelArray(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const JobId id, JobIdParam(ctx));
   GF_ASSIGN_OR_RETURN(const auto jobs, service.CancelArray(ctx.caller, id));
-  json out = json::array();
-  for (const auto& job : jobs) {
-    out.push_back(JobToJson(job));
-  }
+  json out = JobsToJson(jobs);
   return JsonResponse(200, json{{"jobs", std::move(out)}});
 }
 
@@ -332,10 +335,7 @@ Result<HttpResponse> CancelJobs(ClusterService& service, const RequestContext& c
   GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
   GF_ASSIGN_OR_RETURN(const JobSelector selector, JobSelectorFromJson(body));
   GF_ASSIGN_OR_RETURN(const auto jobs, service.CancelJobs(ctx.caller, selector));
-  json out = json::array();
-  for (const auto& job : jobs) {
-    out.push_back(JobToJson(job));
-  }
+  json out = JobsToJson(jobs);
   return JsonResponse(200, json{{"jobs", std::move(out)}});
 }
 
@@ -362,14 +362,8 @@ Result<HttpResponse> SignalJobs(ClusterService& service, const RequestContext& c
   GF_ASSIGN_OR_RETURN(const SignalRequest request, SignalRequestFromJson(body));
   GF_ASSIGN_OR_RETURN(const SignalOutcome outcome,
                       service.SignalJobs(ctx.caller, request.selector, request.signal));
-  json jobs = json::array();
-  for (const auto& job : outcome.signalled) {
-    jobs.push_back(JobToJson(job));
-  }
-  json skipped = json::array();
-  for (const auto& job : outcome.skipped) {
-    skipped.push_back(JobToJson(job));
-  }
+  json jobs = JobsToJson(outcome.signalled);
+  json skipped = JobsToJson(outcome.skipped);
   return JsonResponse(200, json{{"jobs", std::move(jobs)}, {"skipped", std::move(skipped)}});
 }
 

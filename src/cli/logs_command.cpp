@@ -18,10 +18,6 @@ namespace {
 
 constexpr std::chrono::milliseconds kFollowPoll{500};
 
-bool Terminal(const std::string& state) {
-  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT";
-}
-
 // One of the job's output files as `logs` reads it.
 struct LogCursor {
   std::string stream;        // "stdout" or "stderr", as the API names it
@@ -198,7 +194,7 @@ int RunLogs(const ClientContext& ctx, const std::string& id_text, LogStreams whi
       FollowNextRun(id_text, cursors);
       continue;
     }
-    if (!follow || Terminal(state)) {
+    if (!follow || IsEndState(state)) {
       break;
     }
     std::this_thread::sleep_for(kFollowPoll);

@@ -50,11 +50,6 @@ constexpr char kCtrlD = '\x04';
 
 constexpr std::string_view kName = "gpufleet run";
 
-bool Ended(const std::string& state) {
-  const Result<JobState> parsed = ParseJobState(state);
-  return parsed.ok() && IsTerminal(*parsed);
-}
-
 std::optional<TerminalSize> WindowSize() {
   for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
     winsize ws{};
@@ -213,7 +208,7 @@ class OutputFollower {
       if (Clock::now() - last_state >= kStateEvery) {
         last_state = Clock::now();
         Result<nlohmann::json> job = client_->CallJson("GET", base_, std::nullopt);
-        if (job.ok() && Ended(JsonText(*job, "state"))) {
+        if (job.ok() && IsEndState(JsonText(*job, "state"))) {
           std::lock_guard lock(mu_);
           end_ = EndOf(*job);
           ended = true;  // one more read: what it wrote before it ended is all on disk now
@@ -277,10 +272,10 @@ class Session {
       const std::string state = JsonText(*job, "state");
       // A job that ran and ended between two looks (a short command) still has its output.
       const bool ran = job->contains("start_time_ms") && !(*job)["start_time_ms"].is_null();
-      if (state == "RUNNING" || (Ended(state) && ran)) {
+      if (state == "RUNNING" || (IsEndState(state) && ran)) {
         return std::nullopt;
       }
-      if (Ended(state)) {
+      if (IsEndState(state)) {
         const JobEnd end = EndOf(*job);
         std::cerr << kName << ": job " << id_ << " " << end.state << " before it ran"
                   << (end.reason.empty() ? "" : ": " + end.reason) << '\n';

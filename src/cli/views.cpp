@@ -11,7 +11,6 @@
 #include "cli/table.h"
 #include "core/duration.h"
 #include "core/printable_text.h"
-#include "model/job.h"
 #include "model/slice.h"
 #include "model/team.h"
 
@@ -218,6 +217,11 @@ std::string EnergyCost(const json& charge) {
 std::string EnergyCo2(const json& charge) {
   const auto co2 = Number(charge, "co2_kg");
   return co2 ? Fixed(*co2, 3) + " kg" : "-";
+}
+
+bool IsEndState(std::string_view state) {
+  const Result<JobState> parsed = ParseJobState(state);
+  return parsed.ok() && IsTerminal(*parsed);
 }
 
 std::string JsonText(const json& j, std::string_view key, std::string_view none) {

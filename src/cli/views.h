@@ -23,6 +23,10 @@ namespace gf {
 // core/printable_text.h: a job name, command or reason is another user's bytes, and `queue` or
 // `show` must not let an ESC in them drive root's terminal), numbers and the rest as JSON;
 // `none` when the key is missing, null or an empty string.
+// Whether a job state the API names (`state`) is one a job ends in (COMPLETED, FAILED,
+// CANCELLED, TIMEOUT); false for any other text.
+bool IsEndState(std::string_view state);
+
 std::string JsonText(const nlohmann::json& j, std::string_view key, std::string_view none = "-");
 
 // The items of a JSON array joined with `separator`, each as JsonText prints it ("python
