@@ -224,13 +224,11 @@ void Shim::ApplyLimits() {
 
 // A job started by `gpufleet run` has GPUFLEET_PTY=ROWSxCOLS in its environment: its terminal.
 Status Shim::OpenTerminal() {
-  const auto it = std::find_if(spec_.env.begin(), spec_.env.end(), [](const auto& kv) {
-    return kv.first == kTerminalVariable;
-  });
-  if (it == spec_.env.end()) {
+  const std::optional<std::string_view> text = TerminalSizeText(spec_.env);
+  if (!text) {
     return OkStatus();
   }
-  GF_ASSIGN_OR_RETURN(const TerminalSize size, ParseTerminalSize(it->second, kTerminalVariable));
+  GF_ASSIGN_OR_RETURN(const TerminalSize size, ParseTerminalSize(*text, kTerminalVariable));
   GF_ASSIGN_OR_RETURN(terminal_,
                       exec::TerminalRelay::Open(dir_, spec_.owner, size, terminal_timeout_));
   return OkStatus();

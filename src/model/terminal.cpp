@@ -31,10 +31,11 @@ Result<TerminalSize> ParseTerminalSize(std::string_view text, std::string_view f
   return size;
 }
 
-bool HasTerminal(const JobSpec& spec) {
-  return std::any_of(spec.env.begin(), spec.env.end(), [](const auto& kv) {
-    return kv.first == kTerminalVariable;
-  });
+std::optional<std::string_view> TerminalSizeText(
+    const std::vector<std::pair<std::string, std::string>>& env) {
+  const auto it = std::find_if(
+      env.begin(), env.end(), [](const auto& kv) { return kv.first == kTerminalVariable; });
+  return it == env.end() ? std::nullopt : std::optional<std::string_view>(it->second);
 }
 
 std::string FormatTerminalSize(const TerminalSize& size) {

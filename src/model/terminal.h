@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 #include "model/job.h"
@@ -49,7 +51,12 @@ std::string FormatTerminalSize(const TerminalSize& size);
 // `field` outside 1..kMaxTerminalSide.
 Status ValidateTerminalSide(std::int64_t value, std::string_view field);
 
-// Whether the job was started with a terminal (its environment holds kTerminalVariable).
-bool HasTerminal(const JobSpec& spec);
+// The terminal's size as a job's environment gives it (kTerminalVariable's value), if it has one:
+// the controller's question (has the job a terminal?) and the shim's (of what size?) alike.
+std::optional<std::string_view> TerminalSizeText(
+    const std::vector<std::pair<std::string, std::string>>& env);
+inline bool HasTerminal(const JobSpec& spec) {
+  return TerminalSizeText(spec.env).has_value();
+}
 
 }  // namespace gf
