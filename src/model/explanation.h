@@ -112,7 +112,8 @@ struct VictimCandidate {
 struct NodeExplanation {
   NodeId node;
   std::string state;  // "up", "draining", "drained", "down"
-  // "fits", "chosen", "set_aside", "busy", "too_small", "no_model", "not_up", "preempt"
+  // "fits", "chosen", "set_aside", "reserved", "busy", "too_small", "no_model", "not_up",
+  // "preempt"
   std::string verdict;
   std::string detail;  // one line for a person
   int gpus = 0;        // every GPU of the node

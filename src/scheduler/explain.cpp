@@ -372,7 +372,7 @@ class PendingExplainer {
     if (shape.gpus == 0) {
       node.verdict = "fits";
       node.detail = "a CPU-only job fits on any up node";
-      HostVerdict(job, shape, pool_node, node);
+      HostVerdict(job, shape, pool, n, end_ms, node);
       return;
     }
     for (int g = pool_node.first_gpu; g < pool_node.first_gpu + pool_node.gpu_count; ++g) {
@@ -390,7 +390,7 @@ class PendingExplainer {
       }
     }
     Verdict(job, shape, node);
-    HostVerdict(job, shape, pool_node, node);
+    HostVerdict(job, shape, pool, n, end_ms, node);
   }
 
   // "16 CPUs, 64 GiB memory" the node has (`free`: has free now); a resource it does not
@@ -408,12 +408,24 @@ class PendingExplainer {
     return text;
   }
 
-  // A node whose GPUs fit but whose free host CPUs or memory do not (issue #24) is busy.
+  // A node whose GPUs fit but whose free host CPUs or memory do not (issue #24) is busy;
+  // where they are free now but set aside for a job ahead before this one would end, reserved.
   static void HostVerdict(const QueuedJob& job,
                           Shape shape,
-                          const PoolNode& pool_node,
+                          const GpuPool& pool,
+                          int n,
+                          std::int64_t end_ms,
                           NodeExplanation& node) {
-    if (node.verdict != "fits" || HostRoom(pool_node, shape.cpus, shape.memory_mib)) {
+    const PoolNode& pool_node = pool.Nodes()[static_cast<std::size_t>(n)];
+    if (node.verdict != "fits" || pool.HostRoomOn(n, shape.cpus, shape.memory_mib, end_ms)) {
+      return;
+    }
+    if (HostRoom(pool_node, shape.cpus, shape.memory_mib)) {
+      node.verdict = "reserved";
+      node.detail +=
+          "; but its host CPUs or memory are reserved for a job ahead before this "
+          "one would end; needs " +
+          DescribeHostRequest(job.request);
       return;
     }
     node.verdict = "busy";

@@ -3,6 +3,7 @@
 // not report a capacity (0) do not count it.
 #include <gtest/gtest.h>
 
+#include "scheduler/explain.h"
 #include "scheduler/incremental.h"
 #include "scheduler/placement/whole_gpu_fit.h"
 #include "scheduler/scheduler.h"
@@ -169,6 +170,135 @@ TEST(HostResourcesTest, IncrementalSchedulerCountsThemAcrossArrivalsAndEnds) {
   IncrementalResult ended = scheduler.OnCompletion(JobId(1), FromUnixMillis(3000));
   ASSERT_EQ(ended.decisions.starts.size(), 1U);
   EXPECT_EQ(ended.decisions.starts[0].job, JobId(2));
+}
+
+// Reservations (backfill) set host CPUs and memory aside too: a job short of CPUs reserves
+// them from when they are expected back, later jobs take them only if they end by then, and a
+// job short of GPUs starts no earlier than its node has the CPUs it asks.
+constexpr std::int64_t kHourMs = 3'600'000;
+
+RunningJob HoldingCpus(std::int64_t id, const std::string& node, int cpus, std::int64_t hours) {
+  RunningJob job = RunningOn(id, node, {});
+  job.allocation.cpus = cpus;
+  job.start_time = FromUnixMillis(0);
+  job.time_limit = std::chrono::hours(hours);
+  return job;
+}
+
+QueuedJob Limited(QueuedJob job, std::chrono::seconds limit) {
+  job.time_limit = limit;
+  return job;
+}
+
+TEST(HostResourcesTest, AJobShortOfCpusReservesThemAndOnlyJobsEndingBeforeThenBackfill) {
+  ClusterSnapshot cluster{{HostNode("a", 8, 32, 0)}};
+  cluster.running.push_back(HoldingCpus(7, "a", 24, 1));  // 24 of 32 CPUs until 1h
+  const Decisions d =
+      DecideAll(cluster,
+                {HostJob(1, 1, 28, 0),                                      // short of CPUs now
+                 Limited(HostJob(2, 1, 8, 0), std::chrono::hours(2)),       // would still run at 1h
+                 Limited(HostJob(3, 1, 8, 0), std::chrono::minutes(30))});  // ends before
+  ASSERT_EQ(d.starts.size(), 1U);
+  EXPECT_EQ(d.starts[0].job, JobId(3));
+  const PendingDecision* one = PendingOf(d, 1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->reason.code, PendingCode::kGpusReserved);
+  ASSERT_TRUE(one->estimated_start.has_value());
+  EXPECT_EQ(ToUnixMillis(*one->estimated_start), kHourMs);
+  ASSERT_TRUE(one->reservation.has_value());
+  EXPECT_EQ(one->reservation->node, NodeId("a"));
+  EXPECT_NE(one->reason.text.find("(GPUs, CPUs reserved; "), std::string::npos) << one->reason.text;
+  const PendingDecision* two = PendingOf(d, 2);
+  ASSERT_NE(two, nullptr);
+  EXPECT_EQ(two->reason.code, PendingCode::kCpuMemBusy);
+  EXPECT_EQ(two->reason.text,
+            "needs 1 GPU, 8 CPUs; its GPUs and host CPUs and memory are free now, but those are "
+            "reserved for a job ahead before this one would end");
+}
+
+TEST(HostResourcesTest, ExplainMarksANodeWhoseCpusAreReservedForAJobAhead) {
+  ClusterSnapshot cluster{{HostNode("a", 8, 32, 0)}};
+  cluster.running.push_back(HoldingCpus(7, "a", 24, 1));
+  const Queue queue{{HostJob(1, 1, 28, 0), Limited(HostJob(2, 1, 8, 0), std::chrono::hours(2))}};
+  const Result<Explanation> e =
+      Explain(cluster, queue, PolicyConfig{}, FromUnixMillis(0), JobId(2));
+  ASSERT_TRUE(e.ok());
+  ASSERT_EQ(e->nodes.size(), 1U);
+  EXPECT_EQ(e->nodes[0].verdict, "reserved");
+  EXPECT_NE(e->nodes[0].detail.find("host CPUs or memory are reserved for a job ahead"),
+            std::string::npos)
+      << e->nodes[0].detail;
+}
+
+TEST(HostResourcesTest, ACpuOnlyJobShortOfCpusGetsAReservationToo) {
+  ClusterSnapshot cluster{{HostNode("a", 0, 16, 0)}};
+  cluster.running.push_back(HoldingCpus(7, "a", 12, 2));
+  const Decisions d =
+      DecideAll(cluster, {HostJob(1, 0, 8, 0), HostJob(2, 0, 4, 0), HostJob(3, 0, 2, 0)});
+  const PendingDecision* one = PendingOf(d, 1);
+  ASSERT_NE(one, nullptr);
+  ASSERT_TRUE(one->estimated_start.has_value());
+  EXPECT_EQ(ToUnixMillis(*one->estimated_start), 2 * kHourMs);
+  EXPECT_NE(one->reason.text.find("(CPUs reserved; "), std::string::npos) << one->reason.text;
+  // 4 CPUs are free now, but jobs without a limit would still hold them at 2h, when job 1
+  // needs 8 of the 16 (12 + 4 would leave it none): only one of them fits beside it.
+  ASSERT_EQ(d.starts.size(), 1U);
+  EXPECT_EQ(d.starts[0].job, JobId(2));
+}
+
+TEST(HostResourcesTest, AReservationWaitsForTheCpusAsWellAsTheGpus) {
+  ClusterSnapshot cluster{{HostNode("a", 2, 32, 0)}};
+  RunningJob gpus = RunningOn(7, "a", {0, 1});  // both GPUs until 1h
+  gpus.start_time = FromUnixMillis(0);
+  gpus.time_limit = std::chrono::hours(1);
+  cluster.running.push_back(gpus);
+  for (const GpuUuid& g : gpus.allocation.gpus) {
+    cluster.nodes[0].allocated.insert(g);
+  }
+  cluster.running.push_back(HoldingCpus(8, "a", 30, 3));  // 30 CPUs until 3h
+  const Decisions d = DecideAll(cluster, {HostJob(1, 2, 8, 0)});
+  const PendingDecision* one = PendingOf(d, 1);
+  ASSERT_NE(one, nullptr);
+  ASSERT_TRUE(one->estimated_start.has_value());
+  EXPECT_EQ(ToUnixMillis(*one->estimated_start), 3 * kHourMs);  // not 1h: 30 + 8 > 32 till 3h
+}
+
+TEST(HostResourcesTest, WithoutBackfillAJobShortOfCpusSetsNothingAside) {
+  ClusterSnapshot cluster{{HostNode("a", 8, 32, 0)}};
+  cluster.running.push_back(HoldingCpus(7, "a", 24, 1));
+  PolicyConfig policy;
+  policy.backfill.enabled = false;
+  const Decisions d = Decide(
+      cluster, Queue{{HostJob(1, 1, 28, 0), HostJob(2, 1, 8, 0)}}, policy, FromUnixMillis(0));
+  ASSERT_EQ(d.starts.size(), 1U);
+  EXPECT_EQ(d.starts[0].job, JobId(2));
+  EXPECT_EQ(PendingOf(d, 1)->reason.code, PendingCode::kCpuMemBusy);
+  EXPECT_FALSE(PendingOf(d, 1)->reservation.has_value());
+}
+
+TEST(HostResourcesTest, TheIncrementalSchedulerPlansHostHoldsAsAFullPassDoes) {
+  // The pool kept between passes patches its host spans as jobs start, end and time passes:
+  // each step's decisions equal a full pass over the same state.
+  IncrementalScheduler scheduler;
+  ClusterSnapshot cluster{{HostNode("a", 4, 32, 0)}};
+  cluster.running.push_back(HoldingCpus(7, "a", 24, 1));
+  PolicyConfig policy;
+  Queue queue{{HostJob(1, 1, 28, 0), Limited(HostJob(2, 1, 8, 0), std::chrono::hours(2))}};
+  const Decisions full = Decide(cluster, queue, policy, FromUnixMillis(1000));
+  const Decisions first = scheduler.Full(cluster, queue, policy, FromUnixMillis(1000));
+  EXPECT_EQ(first.starts.size(), full.starts.size());
+  EXPECT_TRUE(first.starts.empty());
+  IncrementalResult later = scheduler.OnArrival(
+      Limited(HostJob(3, 1, 8, 0), std::chrono::minutes(30)), FromUnixMillis(2000));
+  ASSERT_EQ(later.decisions.starts.size(), 1U);
+  EXPECT_EQ(later.decisions.starts[0].job, JobId(3));
+  // Job 7's 24 CPUs back: job 3's 8 + job 1's 28 are still too many; job 2 (2h) would hold 8
+  // past job 3's end, when job 1's reservation begins: neither starts.
+  IncrementalResult ended = scheduler.OnCompletion(JobId(7), FromUnixMillis(3000));
+  EXPECT_TRUE(ended.decisions.starts.empty());
+  ended = scheduler.OnCompletion(JobId(3), FromUnixMillis(4000));
+  ASSERT_EQ(ended.decisions.starts.size(), 1U);
+  EXPECT_EQ(ended.decisions.starts[0].job, JobId(1));  // its 28 CPUs, before job 2's 8
 }
 
 TEST(HostResourcesTest, RequestsDescribeTheirHostPart) {

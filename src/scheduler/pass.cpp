@@ -64,6 +64,21 @@ std::string ExpectedStart(const StartEstimate& start) {
   return earliest != latest ? "expected to start between " + earliest + " and " + latest
                             : "expected to start at " + latest;
 }
+// What a reservation of `shape` sets aside, for its reason.
+std::string Reserved(Shape shape) {
+  std::string what = shape.gpus > 0 ? "GPUs" : "";
+  const auto add = [&what](const char* resource) {
+    what += (what.empty() ? "" : ", ") + std::string(resource);
+  };
+  if (shape.cpus > 0) {
+    add("CPUs");
+  }
+  if (shape.memory_mib > 0) {
+    add("memory");
+  }
+  return what;
+}
+
 std::string_view ByWhat(StartBasis basis) {
   return basis == StartBasis::kPredictions ? "by predicted run times" : "by time limits";
 }
@@ -359,8 +374,9 @@ void Pass::WaitGang(const std::vector<const QueuedJob*>& members,
   }
   AddWaiter(job, shape);
   reason = PendingReason::Of(PendingCode::kGpusReserved,
-                             reason.text + "; " + ExpectedStart(start) + " on " + nodes +
-                                 " (GPUs reserved; " + std::string(ByWhat(start.basis)) + ")");
+                             reason.text + "; " + ExpectedStart(start) + " on " + nodes + " (" +
+                                 Reserved(shape) + " reserved; " +
+                                 std::string(ByWhat(start.basis)) + ")");
   for (std::size_t i = 0; i < members.size(); ++i) {
     decisions_.pending.push_back(
         PendingDecision{.job = members[i]->id,
@@ -403,10 +419,14 @@ void Pass::ConsiderPart(PartPool& pool, const QueuedJob& job, ClassIndex c) {
   Allocation allocation = pool.ToAllocation(*fit);
   const int node = pool_.NodeAt(allocation.node);
   if (AsksHost(job.request)) {
+    // Until its planned end: a reservation of the node's CPUs or memory for later holds too.
+    const PlannedEnd end = EndPlan(
+        job,
+        now_,
+        now_,
+        PlannedLength(job, EffectiveTimeLimit(classes_.Policy(c), job.time_limit), policy_));
     // Its pool chose the GPU; the host CPUs and memory must be free on that GPU's node too.
-    if (node < 0 || !HostRoom(pool_.Nodes()[static_cast<std::size_t>(node)],
-                              job.request.cpus,
-                              job.request.memory_mib)) {
+    if (node < 0 || !pool_.HostRoomOn(node, job.request.cpus, job.request.memory_mib, end.at)) {
       Pend(job,
            PendingReason::Of(PendingCode::kCpuMemBusy,
                              "needs " + DescribeHostRequest(job.request) + " on " +
@@ -414,7 +434,7 @@ void Pass::ConsiderPart(PartPool& pool, const QueuedJob& job, ClassIndex c) {
                                  ", the node of the GPU it fits on; not free there now"));
       return;
     }
-    pool_.TakeHost(node, job.request.cpus, job.request.memory_mib);
+    pool_.TakeHost(node, job.request.cpus, job.request.memory_mib, end);
     allocation.cpus = job.request.cpus;
     allocation.memory_mib = job.request.memory_mib;
   }
@@ -474,7 +494,8 @@ bool Pass::TryPreempt(const QueuedJob& job,
   }
   const std::optional<VictimChoice> choice =
       ChooseVictims(pool_, cluster_, preemptor, policy_, now_, &victims_);
-  if (choice.has_value() && !HostRoomAfter(choice->fit.node, shape, choice->victims)) {
+  if (choice.has_value() &&
+      !HostRoomAfter(choice->fit.node, shape, choice->victims, EndOf(now_, limit))) {
     // Its victims' GPUs would not bring the host CPUs or memory it asks: preempting them
     // would stop work for nothing (issue #24). It waits (Wait says what is short).
     return false;
@@ -550,7 +571,7 @@ bool Pass::WaitForYoungVictims(const QueuedJob& job,
   const std::optional<VictimChoice> later =
       ChooseVictims(pool_, cluster_, preemptor, policy_, now_, &victims_);
   if (!later.has_value() || later->victims.empty() ||
-      !HostRoomAfter(later->fit.node, preemptor.shape, later->victims)) {
+      !HostRoomAfter(later->fit.node, preemptor.shape, later->victims, EndOf(now_, limit))) {
     return false;  // no right at all, only stopping jobs in the way, or no CPUs to gain
   }
   Time at = now_;
@@ -590,15 +611,21 @@ void Pass::Wait(const QueuedJob& job,
                 int position,
                 Shape shape,
                 std::optional<std::chrono::seconds> limit) {
+  std::optional<PendingReason> host;
   if (AsksHost(shape)) {
-    if (std::optional<PendingReason> host = HostReason(job, shape, EndOf(now_, limit))) {
+    host = HostReason(job, shape, EndOf(now_, limit));
+    // Too much for any node: nothing to set aside. Short of host CPUs or memory now, with
+    // backfill on: it reserves them (and its GPUs) from when they are expected back, as a job
+    // short of GPUs does, so that smaller jobs cannot keep taking them ahead of it.
+    if (host.has_value() && (host->code != PendingCode::kCpuMemBusy || !policy_.backfill.enabled)) {
       Pend(job, *std::move(host));
       return;
     }
   }
   const bool could_ever_start =
-      shape.gpus > 0 && shape.model != kNoSuchModel && pool_.LargestUsable(shape) >= shape.gpus;
-  PendingReason reason = Reason(job, shape, could_ever_start);
+      shape.model != kNoSuchModel &&
+      (shape.gpus > 0 ? pool_.LargestUsable(shape) >= shape.gpus : host.has_value());
+  PendingReason reason = host.has_value() ? *std::move(host) : Reason(job, shape, could_ever_start);
   if (!could_ever_start) {
     Pend(job, std::move(reason));
     return;
@@ -622,19 +649,20 @@ void Pass::Wait(const QueuedJob& job,
     const Allocation allocation = pool_.ToAllocation(reservation->fit);
     decisions_.pending.push_back(PendingDecision{
         .job = job.id,
-        .reason =
-            WithClassNote(job,
-                          PendingReason::Of(PendingCode::kGpusReserved,
-                                            reason.text + "; " + ExpectedStart(start) + " on " +
-                                                allocation.node.value() + " (GPUs reserved; " +
-                                                std::string(ByWhat(start.basis)) + ")")),
+        .reason = WithClassNote(
+            job,
+            PendingReason::Of(PendingCode::kGpusReserved,
+                              reason.text + "; " + ExpectedStart(start) + " on " +
+                                  allocation.node.value() + " (" + Reserved(shape) + " reserved; " +
+                                  std::string(ByWhat(start.basis)) + ")")),
         .estimated_start = start.latest,
         .start_estimate = start,
         .reservation = allocation});
     return;
   }
-  // No foreseeable start: claim everything it could use (the v1 rule).
-  if (pool_.Claim(shape, position)) {
+  // No foreseeable start: claim everything it could use (the v1 rule). Not for a job short of
+  // host CPUs or memory with its GPUs free: claiming GPUs would not bring it those.
+  if (reason.code != PendingCode::kCpuMemBusy && pool_.Claim(shape, position)) {
     AddWaiter(job, shape);
   }
   Pend(job, std::move(reason));
@@ -706,6 +734,15 @@ std::optional<PendingReason> Pass::HostReason(const QueuedJob& job,
   if (!pool_.FindFit(gpus_only, end_ms).has_value()) {
     return std::nullopt;  // GPUs are short too: wait for them as any job
   }
+  const bool free_now = std::any_of(candidates.begin(), candidates.end(), [&](int n) {
+    return HostRoom(nodes[static_cast<std::size_t>(n)], shape.cpus, shape.memory_mib);
+  });
+  if (free_now) {  // then a reservation for a job ahead holds them before this one would end
+    return PendingReason::Of(PendingCode::kCpuMemBusy,
+                             needs +
+                                 "; its GPUs and host CPUs and memory are free now, but those "
+                                 "are reserved for a job ahead before this one would end");
+  }
   const std::string most = MostHost(nodes, candidates, true);
   return PendingReason::Of(PendingCode::kCpuMemBusy,
                            needs +
@@ -714,21 +751,23 @@ std::optional<PendingReason> Pass::HostReason(const QueuedJob& job,
                                (most.empty() ? "" : " (most free: " + most + ")"));
 }
 
-bool Pass::HostRoomAfter(int n, Shape shape, const std::vector<int>& victims) const {
+bool Pass::HostRoomAfter(int n,
+                         Shape shape,
+                         const std::vector<int>& victims,
+                         std::int64_t end_ms) const {
   if (!AsksHost(shape)) {
     return true;
   }
-  const PoolNode& node = pool_.Nodes()[static_cast<std::size_t>(n)];
-  std::int64_t cpus = FreeCpus(node);
-  std::int64_t mib = FreeMemoryMib(node);
+  PoolNode node = pool_.Nodes()[static_cast<std::size_t>(n)];  // a copy: preemption is rare
   for (const int r : victims) {
     const Allocation& held = cluster_.running[static_cast<std::size_t>(r)].allocation;
     if (held.node == node.name) {
-      cpus += node.cpus == 0 ? 0 : held.cpus;
-      mib += node.memory_mib == 0 ? 0 : held.memory_mib;
+      node.cpus_used -= held.cpus;
+      node.memory_used_mib -= held.memory_mib;
     }
+    std::erase_if(node.host_spans, [r](const HostSpan& span) { return span.running == r; });
   }
-  return shape.cpus <= cpus && shape.memory_mib <= mib;
+  return HostRoomUntil(node, shape.cpus, shape.memory_mib, ToUnixMillis(now_), end_ms);
 }
 
 void Pass::AddWaiter(const QueuedJob& job, Shape shape) {

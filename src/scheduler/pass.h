@@ -174,8 +174,12 @@ class Pass {
   std::optional<PendingReason> HostReason(const QueuedJob& job,
                                           Shape shape,
                                           std::int64_t end_ms) const;
-  // Whether node `n` has room for `shape`'s host request once `victims` have stopped.
-  bool HostRoomAfter(int n, Shape shape, const std::vector<int>& victims) const;
+  // Whether node `n` has room for `shape`'s host request, until `end_ms`, once `victims` have
+  // stopped (reservations of the node's host CPUs and memory for later count: HostRoomUntil).
+  bool HostRoomAfter(int n,
+                     Shape shape,
+                     const std::vector<int>& victims,
+                     std::int64_t end_ms) const;
   PendingReason ComputeReason(const QueuedJob& job, Shape shape, bool could_ever_start);
   // DescribeNoFit for `job`, naming the nodes that are not up when none is.
   PendingReason NoFitReason(const QueuedJob& job, Shape shape) const;

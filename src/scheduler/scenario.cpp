@@ -268,6 +268,10 @@ Status ParseNodeOption(const Token& token, Node& node) {
     for (Gpu& gpu : node.gpus) {
       gpu.memory_mib = mib;
     }
+  } else if (key == "cpus") {
+    GF_ASSIGN_OR_RETURN(node.cpus, ParseSmallInt(value, "cpus"));
+  } else if (key == "host_mem") {
+    GF_ASSIGN_OR_RETURN(node.memory_mib, ParseMemoryMib(value, "host_mem"));
   } else if (key == "shared" || key == "mps") {
     GF_ASSIGN_OR_RETURN(const std::vector<int> indexes, ParseIndexList(value));
     for (const int index : indexes) {
@@ -280,7 +284,7 @@ Status ParseNodeOption(const Token& token, Node& node) {
   } else {
     return InvalidArgument("unknown node option '" + token.text +
                            "'; use state=, label=<k>=<v>, nvlink=, numa=, switch=, mem=, "
-                           "shared= or mps=");
+                           "cpus=, host_mem=, shared= or mps=");
   }
   return OkStatus();
 }
@@ -338,11 +342,15 @@ Result<ScenarioAction> ParseJob(const std::vector<Token>& t) {
       GF_ASSIGN_OR_RETURN(step.job.request.gpu_milli, ParseGpuShare(value, "share"));
     } else if (key == "mem") {
       GF_ASSIGN_OR_RETURN(step.job.request.gpu_memory_mib, ParseMemoryMib(value, "mem"));
+    } else if (key == "cpus") {
+      GF_ASSIGN_OR_RETURN(step.job.request.cpus, ParseSmallInt(value, "cpus"));
+    } else if (key == "host_mem") {
+      GF_ASSIGN_OR_RETURN(step.job.request.memory_mib, ParseMemoryMib(value, "host_mem"));
     } else {
       return InvalidArgument("unknown job option '" + t[i].text +
                              "'; use gpus=, type=, priority=, submit=, user=, team=, limit=, "
-                             "nodes=, expected=, attained=, share=, mem=, constraint=<k>=<v> "
-                             "or approved");
+                             "nodes=, expected=, attained=, share=, mem=, cpus=, host_mem=, "
+                             "constraint=<k>=<v> or approved");
     }
   }
   return ScenarioAction(std::move(step));
@@ -352,7 +360,7 @@ Result<ScenarioAction> ParseRun(const std::vector<Token>& t) {
   const std::string usage =
       "use: run <id> on <node> gpus <i>,... [priority=<p>] [team=<t>] [user=<u>] [start=<t>] "
       "[limit=<d>] [checkpoint=<t>] [borrowed] [stopping] [expected=<d>] [attained=<gpu-s>] "
-      "[share=<0.25> mem=<MiB>]";
+      "[share=<0.25> mem=<MiB>] [cpus=<n>] [host_mem=<size>]";
   if (t.size() < 6 || t[2].text != "on" || t[4].text != "gpus") {
     return InvalidArgument(usage);
   }
@@ -387,6 +395,10 @@ Result<ScenarioAction> ParseRun(const std::vector<Token>& t) {
       GF_ASSIGN_OR_RETURN(step.job.allocation.gpu_milli, ParseGpuShare(value, "share"));
     } else if (key == "mem") {
       GF_ASSIGN_OR_RETURN(step.job.allocation.gpu_memory_mib, ParseInt(value, "mem"));
+    } else if (key == "cpus") {
+      GF_ASSIGN_OR_RETURN(step.job.allocation.cpus, ParseSmallInt(value, "cpus"));
+    } else if (key == "host_mem") {
+      GF_ASSIGN_OR_RETURN(step.job.allocation.memory_mib, ParseMemoryMib(value, "host_mem"));
     } else {
       return InvalidArgument("unknown run option '" + t[i].text + "'; " + usage);
     }

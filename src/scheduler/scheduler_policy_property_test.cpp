@@ -153,6 +153,36 @@ RC_GTEST_PROP(SchedulerPolicyProperty, StartsRespectReservations, ()) {
   }
 }
 
+// Host CPUs and memory (issue #24) are never given beyond a node's capacity: on every node that
+// reports them, what the running jobs hold plus what the starts take fits
+// (where the running jobs alone fit: a node may report less than it once did).
+RC_GTEST_PROP(SchedulerPolicyProperty, StartsNeverOverCommitHostCpusOrMemory, ()) {
+  ClusterSnapshot cluster = GenCluster();
+  Queue queue = GenQueue();
+  AddHostResources(cluster, queue);
+  const Decisions decisions = DecideAt(cluster, queue, GenPolicy());
+  for (const NodeSnapshot& node : cluster.nodes) {
+    std::int64_t cpus = 0;
+    std::int64_t mib = 0;
+    for (const RunningJob& job : cluster.running) {
+      if (job.allocation.node == node.node.name) {  // victims of a preemption still hold theirs
+        cpus += job.allocation.cpus;
+        mib += job.allocation.memory_mib;
+      }
+    }
+    const bool cpus_fit = node.node.cpus == 0 || cpus <= node.node.cpus;
+    const bool mib_fit = node.node.memory_mib == 0 || mib <= node.node.memory_mib;
+    for (const StartDecision& start : decisions.starts) {
+      if (start.allocation.node == node.node.name) {
+        cpus += start.allocation.cpus;
+        mib += start.allocation.memory_mib;
+      }
+    }
+    RC_ASSERT(!cpus_fit || node.node.cpus == 0 || cpus <= node.node.cpus);
+    RC_ASSERT(!mib_fit || node.node.memory_mib == 0 || mib <= node.node.memory_mib);
+  }
+}
+
 // Preemption never jumps a reservation: the GPUs a preempting job will get, and every GPU of
 // its victims, are outside every other waiting job's reservation.
 RC_GTEST_PROP(SchedulerPolicyProperty, PreemptionsKeepOffReservedGpus, ()) {

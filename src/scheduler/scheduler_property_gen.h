@@ -162,6 +162,35 @@ inline void PushGenJobs(std::vector<QueuedJob>& pending, std::int64_t& next_id) 
   }
 }
 
+// Now and then host CPUs and memory in `job`'s request (AddHostResources).
+inline void AddHostRequest(QueuedJob& job) {
+  if (PickInt(0, 2) == 0) {
+    job.request.cpus = PickInt(0, 25);
+    job.request.memory_mib = PickInt(0, 3) * std::int64_t{32'768};
+  }
+}
+
+// Host CPUs and memory (issue #24) on some nodes, running jobs and queued jobs: capacities a
+// few jobs fill, so that jobs wait for them, reserve them and backfill around them. Left out
+// of GenCluster and GenJob so that properties about GPUs alone keep their distributions.
+inline void AddHostResources(ClusterSnapshot& cluster, Queue& queue) {
+  for (NodeSnapshot& node : cluster.nodes) {
+    if (PickInt(0, 3) != 0) {
+      node.node.cpus = PickInt(0, 2) == 0 ? 0 : 32;
+      node.node.memory_mib = PickInt(0, 2) == 0 ? 0 : 131'072;
+    }
+  }
+  for (RunningJob& job : cluster.running) {
+    if (PickInt(0, 2) == 0) {
+      job.allocation.cpus = PickInt(0, 17);
+      job.allocation.memory_mib = PickInt(0, 3) * std::int64_t{32'768};
+    }
+  }
+  for (QueuedJob& job : queue.pending) {
+    AddHostRequest(job);
+  }
+}
+
 // Up to `max_jobs` jobs, some of them multi-node.
 inline Queue GenQueue(int max_jobs = 14) {
   Queue queue;

@@ -32,6 +32,87 @@ std::int64_t FreeMemoryMib(const PoolNode& node) {
                               : node.memory_mib - node.memory_used_mib;
 }
 
+namespace {
+
+// Whether `node` has room for `cpus` and `memory_mib` more at `at_ms`, by its spans.
+bool RoomAt(const PoolNode& node, int cpus, std::int64_t memory_mib, std::int64_t at_ms) {
+  int used_cpus = 0;
+  std::int64_t used_mib = 0;
+  for (const HostSpan& span : node.host_spans) {
+    if (span.from <= at_ms && at_ms < span.until) {
+      used_cpus += span.cpus;
+      used_mib += span.memory_mib;
+    }
+  }
+  return (cpus == 0 || node.cpus == 0 || used_cpus + cpus <= node.cpus) &&
+         (memory_mib == 0 || node.memory_mib == 0 || used_mib + memory_mib <= node.memory_mib);
+}
+
+}  // namespace
+
+bool HostRoomUntil(const PoolNode& node,
+                   int cpus,
+                   std::int64_t memory_mib,
+                   std::int64_t now_ms,
+                   std::int64_t end_ms) {
+  if (cpus == 0 && memory_mib == 0) {
+    return true;
+  }
+  if (!HostRoom(node, cpus, memory_mib)) {
+    return false;
+  }
+  // Use only grows where a span starts; those that start after now are reservations.
+  return std::all_of(node.host_spans.begin(), node.host_spans.end(), [&](const HostSpan& span) {
+    return span.from <= now_ms || span.from >= end_ms || RoomAt(node, cpus, memory_mib, span.from);
+  });
+}
+
+std::int64_t HostStart(
+    const PoolNode& node, int cpus, std::int64_t memory_mib, std::int64_t earliest_ms, bool early) {
+  if (cpus == 0 && memory_mib == 0) {
+    return earliest_ms;
+  }
+  if (earliest_ms == kNever || !HostCapacity(node, cpus, memory_mib)) {
+    return kNever;
+  }
+  // The use over time is a step function: sweep its steps in time order and find the end of
+  // the last step that leaves no room; the job starts then (or at `earliest_ms`), so that it
+  // never slots in before a later hold it would collide with (as a GPU reservation waits for
+  // the last hold of its GPUs).
+  struct Step {
+    std::int64_t at;
+    int cpus;
+    std::int64_t memory_mib;
+  };
+  std::vector<Step> steps;
+  steps.reserve(node.host_spans.size() * 2);
+  for (const HostSpan& span : node.host_spans) {
+    steps.push_back(Step{.at = span.from, .cpus = span.cpus, .memory_mib = span.memory_mib});
+    const std::int64_t until = early ? std::min(span.early, span.until) : span.until;
+    if (until != kNever) {
+      steps.push_back(Step{.at = until, .cpus = -span.cpus, .memory_mib = -span.memory_mib});
+    }
+  }
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.at < b.at; });
+  std::int64_t start = earliest_ms;
+  int used_cpus = 0;
+  std::int64_t used_mib = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    used_cpus += steps[i].cpus;
+    used_mib += steps[i].memory_mib;
+    if (i + 1 < steps.size() && steps[i + 1].at == steps[i].at) {
+      continue;  // the use from this time on is known after its last step
+    }
+    const bool room =
+        (cpus == 0 || node.cpus == 0 || used_cpus + cpus <= node.cpus) &&
+        (memory_mib == 0 || node.memory_mib == 0 || used_mib + memory_mib <= node.memory_mib);
+    if (!room) {
+      start = std::max(start, i + 1 < steps.size() ? steps[i + 1].at : kNever);
+    }
+  }
+  return start;
+}
+
 std::vector<const NodeSnapshot*> UpNodesByName(const ClusterSnapshot& cluster) {
   std::vector<const NodeSnapshot*> up;
   for (const NodeSnapshot& node : cluster.nodes) {
@@ -89,7 +170,8 @@ void GpuPool::AddNode(const NodeSnapshot& snapshot, std::set<std::string>& displ
                             .cpus = std::max(snapshot.node.cpus, 0),
                             .cpus_used = 0,
                             .memory_mib = std::max<std::int64_t>(snapshot.node.memory_mib, 0),
-                            .memory_used_mib = 0});
+                            .memory_used_mib = 0,
+                            .host_spans = {}});
   node_labels_.push_back(snapshot.node.labels);
   // A node's GPUs are mostly of one model: look its id up once per run of the same name.
   const std::string* last_model = nullptr;
@@ -179,11 +261,15 @@ void GpuPool::MarkJob(const RunningJob& job, int r, std::vector<int>* touched) {
   std::vector<int> positions;
   bool all_here = true;
   const int on = NodePosition(job.allocation.node);
+  const PlannedEnd end = PlanEnd(job, now_ms_, use_estimates_);
   if (on >= 0 && (job.allocation.cpus > 0 || job.allocation.memory_mib > 0)) {
     const HostHold hold{
         .node = on, .cpus = job.allocation.cpus, .memory_mib = job.allocation.memory_mib};
     running_host_[static_cast<std::size_t>(r)] = hold;
     AddHost(hold, 1);
+    HostSpan span{.from = now_ms_, .cpus = hold.cpus, .memory_mib = hold.memory_mib, .running = r};
+    span.EndAt(end);
+    AddSpan(on, span);
   }
   for (const GpuUuid& uuid : job.allocation.gpus) {
     const int g = GpuPosition(on, uuid);
@@ -196,7 +282,7 @@ void GpuPool::MarkJob(const RunningJob& job, int r, std::vector<int>* touched) {
     PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
     gpu.free = false;  // held, even if the caller left it out of `allocated`
     gpu.holder = r;
-    SetEnd(gpu, PlanEnd(job, now_ms_, use_estimates_));
+    SetEnd(gpu, end);
     std::vector<int>& holders = nodes_[static_cast<std::size_t>(gpu.node)].holders;
     if (std::find(holders.begin(), holders.end(), r) == holders.end()) {
       holders.push_back(r);
@@ -235,6 +321,11 @@ void GpuPool::RunningRemoved(const ClusterSnapshot& cluster, int r) {
   }
   std::vector<int> touched;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    std::vector<HostSpan>& spans = nodes_[n].host_spans;
+    std::erase_if(spans, [r](const HostSpan& span) { return span.running == r; });
+    for (HostSpan& span : spans) {
+      span.running -= span.running > r ? 1 : 0;
+    }
     std::vector<int>& holders = nodes_[n].holders;
     const auto it = std::find(holders.begin(), holders.end(), r);
     if (it != holders.end()) {
@@ -251,6 +342,17 @@ void GpuPool::RunningRemoved(const ClusterSnapshot& cluster, int r) {
 }
 
 void GpuPool::RunningChanged(const ClusterSnapshot& cluster, int r) {
+  const int on = running_host_[static_cast<std::size_t>(r)].node;
+  if (on >= 0) {
+    for (HostSpan& span : nodes_[static_cast<std::size_t>(on)].host_spans) {
+      if (span.running == r) {
+        span.EndAt(PlanEnd(cluster.running[static_cast<std::size_t>(r)], now_ms_, use_estimates_));
+        ++node_versions_[static_cast<std::size_t>(on)];
+        start_index_.clear();
+        ++generation_;
+      }
+    }
+  }
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     const std::vector<int>& holders = nodes_[n].holders;
     if (std::find(holders.begin(), holders.end(), r) != holders.end()) {
@@ -281,6 +383,18 @@ void GpuPool::AdvanceTo(const ClusterSnapshot& cluster, Time now) {
         ++node_versions_[static_cast<std::size_t>(gpu.node)];
       }
       SetEnd(gpu, end);
+    }
+  }
+  // Host holds end as the constructor plans them at the new now.
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    for (HostSpan& span : nodes_[n].host_spans) {
+      GF_CHECK(span.running >= 0);  // no pass has used this pool
+      const PlannedEnd end =
+          PlanEnd(cluster.running[static_cast<std::size_t>(span.running)], now_ms, use_estimates_);
+      if (end.at != span.until || end.early != span.early) {
+        span.EndAt(end);
+        ++node_versions_[n];
+      }
     }
   }
   ++generation_;
@@ -517,7 +631,7 @@ std::optional<PoolFit> GpuPool::FindConstrainedFit(Shape shape, std::int64_t end
     const PoolNode& node = nodes_[n];
     const int left = node.free_total - shape.gpus;
     if (!Allows(static_cast<int>(n), shape) || left >= best_left ||
-        !HostRoom(node, shape.cpus, shape.memory_mib) ||
+        !HostRoomUntil(node, shape.cpus, shape.memory_mib, now_ms_, end_ms) ||
         CountGivable(node, shape.model, end_ms) < shape.gpus) {
       continue;  // nodes come by name: a tie keeps the earlier one
     }
@@ -618,13 +732,23 @@ void GpuPool::Take(const PoolFit& fit, const PlannedEnd& until) {
     Recount(fit.node);
   }
   if (fit.cpus > 0 || fit.memory_mib > 0) {
-    TakeHost(fit.node, fit.cpus, fit.memory_mib);
+    TakeHost(fit.node, fit.cpus, fit.memory_mib, until);
   }
 }
 
-void GpuPool::TakeHost(int n, int cpus, std::int64_t memory_mib) {
+void GpuPool::TakeHost(int n, int cpus, std::int64_t memory_mib, const PlannedEnd& until) {
   AddHost(HostHold{.node = n, .cpus = cpus, .memory_mib = memory_mib}, 1);
+  HostSpan span{.from = now_ms_, .cpus = cpus, .memory_mib = memory_mib};
+  span.EndAt(until);
+  AddSpan(n, span);
   ++generation_;
+}
+
+void GpuPool::AddSpan(int n, const HostSpan& span) {
+  PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+  if ((node.cpus > 0 && span.cpus > 0) || (node.memory_mib > 0 && span.memory_mib > 0)) {
+    node.host_spans.push_back(span);
+  }
 }
 
 void GpuPool::AddHost(const HostHold& hold, int sign) {

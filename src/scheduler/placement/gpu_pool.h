@@ -92,6 +92,27 @@ struct PoolModelCount {
   int open = 0;
 };
 
+// A stretch of time over which a node's host CPUs and memory are held (issue #24): by a
+// running job until its planned end, by a job started in this pass until its planned end, or
+// by a reservation from its planned start until its planned end. Kept only for what the node
+// counts (a node that reports neither CPUs nor memory keeps none).
+struct HostSpan {
+  std::int64_t from = 0;  // unix ms
+  std::int64_t until = kNever;
+  int cpus = 0;
+  std::int64_t memory_mib = 0;
+  int running = -1;  // index into ClusterSnapshot::running; -1: taken or reserved by the pass
+  // As PoolGpu's: when it may end at the earliest (<= until), and whether a predicted run
+  // time rather than a time limit set `until`.
+  std::int64_t early = kNever;
+  bool predicted = false;
+  void EndAt(const PlannedEnd& end) {
+    until = end.at;
+    early = end.early;
+    predicted = end.predicted;
+  }
+};
+
 struct PoolNode {
   NodeId name;
   int first_gpu = 0;  // its GPUs are Gpus()[first_gpu, first_gpu + gpu_count), by index
@@ -108,6 +129,9 @@ struct PoolNode {
   int cpus_used = 0;
   std::int64_t memory_mib = 0;
   std::int64_t memory_used_mib = 0;
+  // Who holds them over time: what a reservation for later (backfill) must leave alone and
+  // when a job that asks them can start (HostRoomUntil, HostStart).
+  std::vector<HostSpan> host_spans;
 };
 
 // The host CPUs and memory a node has left: capacity less use; INT_MAX / INT64_MAX for a
@@ -116,8 +140,24 @@ int FreeCpus(const PoolNode& node);
 std::int64_t FreeMemoryMib(const PoolNode& node);
 // Whether `node` has room for `cpus` and `memory_mib` more.
 inline bool HostRoom(const PoolNode& node, int cpus, std::int64_t memory_mib) {
-  return cpus <= FreeCpus(node) && memory_mib <= FreeMemoryMib(node);
+  return (cpus == 0 || cpus <= FreeCpus(node)) &&
+         (memory_mib == 0 || memory_mib <= FreeMemoryMib(node));
 }
+// Whether `node` has room for them from now until `end_ms` (kNever: for good): free now, and
+// free at the start of every reservation made on it before then.
+bool HostRoomUntil(const PoolNode& node,
+                   int cpus,
+                   std::int64_t memory_mib,
+                   std::int64_t now_ms,
+                   std::int64_t end_ms);
+// The earliest time from `earliest_ms` on after which `node` always has room for them, by the
+// planned ends (`early`: the earliest ends) and starts of its spans; kNever when that never
+// comes (a hold with no end).
+std::int64_t HostStart(const PoolNode& node,
+                       int cpus,
+                       std::int64_t memory_mib,
+                       std::int64_t earliest_ms,
+                       bool early = false);
 // Whether `node` could ever hold them (its capacity, with nothing running).
 inline bool HostCapacity(const PoolNode& node, int cpus, std::int64_t memory_mib) {
   return (node.cpus == 0 || cpus <= node.cpus) &&
@@ -287,9 +327,13 @@ class GpuPool {
   bool Matches(const PoolGpu& gpu, int model) const {
     return model == kAnyModel || gpu.model == model;
   }
-  // Host CPUs and memory taken on node `n` without GPUs (a fractional or MIG job placed by
-  // its own pool): counted like Take's.
-  void TakeHost(int n, int cpus, std::int64_t memory_mib);
+  // Host CPUs and memory taken on node `n` until `until` without GPUs (a fractional or MIG
+  // job placed by its own pool): counted like Take's.
+  void TakeHost(int n, int cpus, std::int64_t memory_mib, const PlannedEnd& until);
+  // HostRoomUntil on node `n` at the pool's now.
+  bool HostRoomOn(int n, int cpus, std::int64_t memory_mib, std::int64_t end_ms) const {
+    return HostRoomUntil(nodes_[static_cast<std::size_t>(n)], cpus, memory_mib, now_ms_, end_ms);
+  }
   // The position of the up node named `name`; -1 when it is not an up node.
   int NodeAt(const NodeId& name) const { return NodePosition(name); }
   // Bumped by every change that can alter a fit or a reason: memos keyed on it stay valid.
@@ -305,6 +349,8 @@ class GpuPool {
     int cpus = 0;
     std::int64_t memory_mib = 0;
   };
+  // Adds a span of host use to node `n` (when the node counts what it holds).
+  void AddSpan(int n, const HostSpan& span);
   void AddNode(const NodeSnapshot& snapshot, std::set<std::string>& display_models);
   void MarkRunning(const ClusterSnapshot& cluster);  // busy GPUs, holders, running_gpus_
   // Marks running job `r`'s GPUs busy and it a holder of their nodes; adds the nodes it
@@ -379,8 +425,8 @@ class GpuPool {
     std::vector<std::pair<std::int64_t, int>> by_start;  // min-heap of (start, node); stale ok
     std::vector<std::uint64_t> computed_at;              // per node: the version its entry saw
   };
-  mutable std::map<std::tuple<int, int, int>, StartIndex>
-      start_index_;  // (model, gpus, constraint)
+  mutable std::map<std::tuple<int, int, int, int, std::int64_t>, StartIndex>
+      start_index_;  // (model, gpus, constraint, cpus, memory)
 };
 
 }  // namespace gf

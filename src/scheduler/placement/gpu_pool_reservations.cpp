@@ -26,13 +26,18 @@ std::int64_t GpuPool::NodeStart(int n,
       times.emplace_back(gpu.claimed ? kNever : gpu.available_at, g);
     }
   }
-  const auto nth = times.begin() + shape.gpus - 1;
-  std::nth_element(times.begin(), nth, times.end());
-  return nth->first;
+  std::int64_t start = now_ms_;
+  if (shape.gpus > 0) {
+    const auto nth = times.begin() + shape.gpus - 1;
+    std::nth_element(times.begin(), nth, times.end());
+    start = nth->first;
+  }
+  // Its GPUs are not enough: the node's host CPUs and memory must be there too, from then on.
+  return AsksHost(shape) ? HostStart(node, shape.cpus, shape.memory_mib, start) : start;
 }
 
 std::optional<PoolReservation> GpuPool::EarliestStart(Shape shape) const {
-  if (shape.model == kNoSuchModel || shape.gpus <= 0) {
+  if (shape.model == kNoSuchModel || (shape.gpus <= 0 && !AsksHost(shape))) {
     return std::nullopt;
   }
   std::vector<std::pair<std::int64_t, int>> times;  // (available_at, gpu) on one node
@@ -40,7 +45,8 @@ std::optional<PoolReservation> GpuPool::EarliestStart(Shape shape) const {
   // start only moves later within a pass (takes, claims and reservations), so an entry
   // computed at an older version of its node is a lower bound, and the first entry that is
   // current is the earliest start (ties to the first node by name).
-  auto [it, added] = start_index_.try_emplace({shape.model, shape.gpus, shape.constraint});
+  auto [it, added] = start_index_.try_emplace(
+      {shape.model, shape.gpus, shape.constraint, shape.cpus, shape.memory_mib});
   StartIndex& index = it->second;
   // A min-heap of (start, node) in a vector: built in one go (no allocation per node, which
   // a tree cost on every pass), and its top is what the tree's first entry was.
@@ -86,7 +92,9 @@ PoolReservation GpuPool::ReservationOn(int n,
                                        std::vector<std::pair<std::int64_t, int>>& times) const {
   std::sort(times.begin(), times.end());
   PoolReservation reservation{
-      .fit = PoolFit{.node = n, .gpus = {}}, .start_ms = start_ms, .early_ms = now_ms_};
+      .fit = PoolFit{.node = n, .gpus = {}, .cpus = shape.cpus, .memory_mib = shape.memory_mib},
+      .start_ms = start_ms,
+      .early_ms = now_ms_};
   for (int i = 0; i < shape.gpus; ++i) {
     const int g = times[static_cast<std::size_t>(i)].second;
     const PoolGpu& gpu = gpus_[static_cast<std::size_t>(g)];
@@ -97,6 +105,19 @@ PoolReservation GpuPool::ReservationOn(int n,
     reservation.predicted = reservation.predicted || (gpu.predicted && gpu.available_at > now_ms_);
   }
   std::sort(reservation.fit.gpus.begin(), reservation.fit.gpus.end());
+  if (AsksHost(shape)) {
+    // Or waits for the node's CPUs and memory: as early as their holders may end, on the
+    // basis of those it waits for.
+    const PoolNode& node = nodes_[static_cast<std::size_t>(n)];
+    reservation.early_ms = std::max(
+        reservation.early_ms,
+        std::min(HostStart(node, shape.cpus, shape.memory_mib, now_ms_, /*early=*/true), start_ms));
+    reservation.predicted =
+        reservation.predicted ||
+        std::any_of(node.host_spans.begin(), node.host_spans.end(), [&](const HostSpan& span) {
+          return span.predicted && span.until > now_ms_ && span.until <= start_ms;
+        });
+  }
   return reservation;
 }
 
@@ -107,6 +128,11 @@ void GpuPool::Reserve(const PoolReservation& reservation, int waiter, const Plan
     gpu.first_waiter = gpu.first_waiter < 0 ? waiter : gpu.first_waiter;
     SetEnd(gpu, until);
   }
+  HostSpan span{.from = reservation.start_ms,
+                .cpus = reservation.fit.cpus,
+                .memory_mib = reservation.fit.memory_mib};
+  span.EndAt(until);
+  AddSpan(reservation.fit.node, span);
   Recount(reservation.fit.node);
 }
 
@@ -176,8 +202,7 @@ std::optional<std::vector<PoolReservation>> GpuPool::EarliestGangStart(Shape sha
 }
 
 bool GpuPool::GivesGang(int n, Shape shape, std::int64_t end_ms) const {
-  return Allows(n, shape) &&
-         HostRoom(nodes_[static_cast<std::size_t>(n)], shape.cpus, shape.memory_mib) &&
+  return Allows(n, shape) && HostRoomOn(n, shape.cpus, shape.memory_mib, end_ms) &&
          (shape.gpus == 0 ||
           CountGivable(nodes_[static_cast<std::size_t>(n)], shape.model, end_ms) >= shape.gpus);
 }
