@@ -121,6 +121,20 @@ class FakeClusterService : public ClusterService {
     GF_TRY(Record(caller));
     return quota;
   }
+  Result<std::vector<GpuMinute>> GpuHistory(const Caller& caller,
+                                            const GpuUuid& uuid,
+                                            Time from,
+                                            Time to) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    std::vector<GpuMinute> rows;
+    for (const GpuMinute& minute : gpu_minutes) {
+      if (minute.uuid == uuid && minute.minute >= from && minute.minute < to) {
+        rows.push_back(minute);
+      }
+    }
+    return rows;
+  }
   Result<Report> MonthlyReport(const Caller& caller, const ReportRequest& request) override {
     std::lock_guard<std::mutex> lock(mu);
     GF_TRY(Record(caller));
@@ -277,8 +291,9 @@ class FakeClusterService : public ClusterService {
   ClusterStats stats;
   QuotaReport quota;
   Report report;
-  std::optional<JobId> history_next;  // JobHistory's cursor
-  std::vector<JobId> queue_order;     // QueueOrder's answer
+  std::vector<GpuMinute> gpu_minutes;  // GpuHistory answers from these
+  std::optional<JobId> history_next;   // JobHistory's cursor
+  std::vector<JobId> queue_order;      // QueueOrder's answer
   IssuedToken issued;
   std::vector<Subscription> subscriptions;
   // Recorded.

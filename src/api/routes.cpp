@@ -468,10 +468,33 @@ Result<HttpResponse> ListGpus(ClusterService& service, const RequestContext& ctx
   return JsonResponse(200, json{{"gpus", std::move(out)}});
 }
 
+namespace {
+
+// A reading of a stored per-minute rollup (GpuMinute), for the coarse series past the ring;
+// nullopt for readings the store does not keep (memory utilisation, temperature).
+std::optional<double> StoredReading(Metric metric, const GpuMinute& minute) {
+  switch (metric) {
+    case Metric::kUtilGpu:
+      return minute.util_mean_pct;
+    case Metric::kMemoryUsedMib:
+      return static_cast<double>(minute.memory_used_max_mib);
+    case Metric::kPowerW:
+      return minute.power_mean_w;
+    case Metric::kUtilMemory:
+    case Metric::kTemperatureC:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 // GET /gpus/{uuid}/series?metric=M[&from_ms=&to_ms=&resolution=fine|coarse]: one reading of
-// one GPU over time, from the Telemetry's rings (fine: 1 s for an hour; coarse: 1 min means for
-// a week, by default), for the dashboard's job charts. As public as GET /gpus.
-Result<HttpResponse> GpuSeries(ClusterService&, const RequestContext& ctx) {
+// one GPU over time, for the dashboard's charts. Fine: the Telemetry's fine ring (1 s, or the
+// heartbeat's step, for an hour). Coarse: 1 min means, the recent hours from the coarse ring
+// and what is older from the store's per-minute rollups (ClusterService::GpuHistory), so the
+// server holds only recent history in memory (issue #26). As public as GET /gpus.
+Result<HttpResponse> GpuSeries(ClusterService& service, const RequestContext& ctx) {
   struct MetricName {
     std::string_view name;
     Metric metric;
@@ -511,13 +534,26 @@ Result<HttpResponse> GpuSeries(ClusterService&, const RequestContext& ctx) {
   if (!ctx.telemetry->Find(uuid)) {
     return NotFound("gpu " + uuid.value() + " not found (GET /api/v1/gpus lists them)");
   }
+  const std::vector<SeriesPoint> ring =
+      ctx.telemetry->Series(uuid,
+                            found->metric,
+                            resolution == "fine" ? Resolution::kFine : Resolution::kCoarse,
+                            FromUnixMillis(from_ms),
+                            FromUnixMillis(to_ms));
   json points = json::array();
-  for (const SeriesPoint& p :
-       ctx.telemetry->Series(uuid,
-                             found->metric,
-                             resolution == "fine" ? Resolution::kFine : Resolution::kCoarse,
-                             FromUnixMillis(from_ms),
-                             FromUnixMillis(to_ms))) {
+  // Older than the ring's first point: the store's minutes (those it keeps the reading of).
+  const std::int64_t ring_from = ring.empty() ? to_ms : ToUnixMillis(ring.front().time);
+  if (resolution == "coarse" && from_ms < ring_from &&
+      StoredReading(found->metric, GpuMinute{}).has_value()) {
+    GF_ASSIGN_OR_RETURN(
+        const std::vector<GpuMinute> stored,
+        service.GpuHistory(ctx.caller, uuid, FromUnixMillis(from_ms), FromUnixMillis(ring_from)));
+    for (const GpuMinute& minute : stored) {
+      points.push_back(
+          json::array({ToUnixMillis(minute.minute), *StoredReading(found->metric, minute)}));
+    }
+  }
+  for (const SeriesPoint& p : ring) {
     points.push_back(json::array({ToUnixMillis(p.time), p.value}));
   }
   return JsonResponse(200,

@@ -112,6 +112,53 @@ TEST(GpuSeriesRouteTest, AnswersTheRingsPointsInTheAskedWindow) {
   EXPECT_EQ(body["points"], nlohmann::json::parse("[[" + std::to_string(kT0) + ",1000.0]]"));
 }
 
+// Coarse: the ring holds the recent minutes; what is older comes from the store's per-minute
+// rollups (the fake's), before the ring's points, for the readings the store keeps.
+TEST(GpuSeriesRouteTest, CoarseSeriesOlderThanTheRingComeFromTheStore) {
+  FakeClusterService fake;
+  Telemetry telemetry;
+  FeedTelemetry(telemetry);  // its three samples fall in one minute of the coarse ring
+  const std::int64_t minute0 = kT0 / 60'000 * 60'000;
+  for (int m = 1; m <= 2; ++m) {
+    GpuMinute row{.node = NodeId("node-a"),
+                  .uuid = GpuUuid("GPU-0"),
+                  .minute = FromUnixMillis(minute0 - m * 60'000),
+                  .samples = 12,
+                  .util_mean_pct = 50.0 + m,
+                  .memory_used_max_mib = 4096 * m,
+                  .power_mean_w = 300.0 + m};
+    fake.gpu_minutes.push_back(row);
+    row.uuid = GpuUuid("GPU-1");  // another GPU's: never in GPU-0's series
+    fake.gpu_minutes.push_back(row);
+  }
+  std::sort(fake.gpu_minutes.begin(), fake.gpu_minutes.end(), [](const auto& a, const auto& b) {
+    return a.minute < b.minute;
+  });
+  const Router router(fake, &telemetry);
+  const std::string window = "&resolution=coarse&from_ms=" + std::to_string(minute0 - 600'000) +
+                             "&to_ms=" + std::to_string(minute0 + 60'000);
+  HttpResponse r = Get(router, "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct" + window);
+  ASSERT_EQ(r.status, 200) << r.body;
+  // Two stored minutes, oldest first, then the ring's minute: the mean of 10, 20 and 30 %.
+  EXPECT_EQ(nlohmann::json::parse(r.body)["points"],
+            nlohmann::json::parse("[[" + std::to_string(minute0 - 120'000) + ",52.0],[" +
+                                  std::to_string(minute0 - 60'000) + ",51.0],[" +
+                                  std::to_string(minute0) + ",20.0]]"));
+  r = Get(router, "/api/v1/gpus/GPU-0/series?metric=power_w" + window);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(nlohmann::json::parse(r.body)["points"][0][1], 302.0);
+  // The store keeps no temperature: the ring's alone (the samples gave none).
+  r = Get(router, "/api/v1/gpus/GPU-0/series?metric=temperature_c" + window);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(nlohmann::json::parse(r.body)["points"].empty()) << r.body;
+  // Fine series never read the store.
+  r = Get(
+      router,
+      "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct&from_ms=" + std::to_string(minute0 - 600'000));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(nlohmann::json::parse(r.body)["points"].size(), 3U);
+}
+
 TEST(GpuSeriesRouteTest, RefusesWhatItCannotAnswerNamingTheField) {
   FakeClusterService fake;
   Telemetry telemetry;

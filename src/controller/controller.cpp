@@ -522,6 +522,13 @@ Result<ClusterStats> Controller::Stats(const Caller& /*caller*/) {
   return reads_.Stats(notifications_.Counts());
 }
 
+Result<std::vector<GpuMinute>> Controller::GpuHistory(const Caller& caller,
+                                                      const GpuUuid& uuid,
+                                                      Time from,
+                                                      Time to) {
+  return reads_.GpuHistory(caller, uuid, from, to);
+}
+
 Result<Report> Controller::MonthlyReport(const Caller& caller, const ReportRequest& request) {
   return reads_.MonthlyReport(caller, request);
 }

@@ -159,6 +159,10 @@ class Controller final : public ClusterService, public AgentReports, private Job
   Result<Explanation> ExplainJob(const Caller& caller, JobId id) override;
   Result<std::vector<Node>> ListNodes(const Caller& caller) override;
   Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) override;
+  Result<std::vector<GpuMinute>> GpuHistory(const Caller& caller,
+                                            const GpuUuid& uuid,
+                                            Time from,
+                                            Time to) override;
   Result<ClusterStats> Stats(const Caller& caller) override;
   Result<QuotaReport> Quota(const Caller& caller) override;
   Result<Report> MonthlyReport(const Caller& caller, const ReportRequest& request) override;

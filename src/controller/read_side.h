@@ -94,6 +94,11 @@ class ClusterReader {
   Result<std::vector<Event>> JobEvents(const Caller& caller, JobId id) const;
   Result<std::vector<Node>> ListNodes(const Caller& caller) const;
   Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) const;
+  // From the store (read_side_history.cpp).
+  Result<std::vector<GpuMinute>> GpuHistory(const Caller& caller,
+                                            const GpuUuid& uuid,
+                                            Time from,
+                                            Time to) const;
   // `notifications`: the notifier's delivery counts, passed through to ClusterStats.
   Result<ClusterStats> Stats(std::vector<NotificationCount> notifications) const;
   // Computed on the background worker (reports_), at background CPU priority.

@@ -1,4 +1,5 @@
-// ClusterReader::JobHistory: `gpufleet history` (issue #24) read from the store, page by page.
+// ClusterReader::JobHistory: `gpufleet history` (issue #24) read from the store, page by page;
+// ClusterReader::GpuHistory: a GPU's per-minute rollups, its series past the in-memory rings.
 #include <string>
 #include <utility>
 
@@ -43,6 +44,20 @@ Result<HistoryPage> ClusterReader::JobHistory(const Caller& caller,
     }
   }
   return page;
+}
+
+Result<std::vector<GpuMinute>> ClusterReader::GpuHistory(const Caller& caller,
+                                                         const GpuUuid& uuid,
+                                                         Time from,
+                                                         Time to) const {
+  (void)caller;  // as public as ListGpus
+  if (to < from) {
+    return InvalidArgument("to_ms: before from_ms; give a range that ends after it starts");
+  }
+  // The newest kMaxGpuHistoryMinutes: a chart of a long window shows its latest month.
+  from = std::max(from, to - std::chrono::minutes(kMaxGpuHistoryMinutes));
+  GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
+  return reader->ListGpuMinutesOf(uuid, from, to, kMaxGpuHistoryMinutes);
 }
 
 }  // namespace gf

@@ -174,6 +174,33 @@ TEST_F(ReadSideTest, OthersJobsReadAsNotFound) {
   EXPECT_EQ((*events)[0].kind, "state");
 }
 
+// A GPU's stored minutes (its series past the Telemetry's rings): for anyone, that GPU's only,
+// the newest 31 days of a longer range, and a backwards range refused naming the field.
+TEST_F(ReadSideTest, GpuHistoryReadsOneGpusStoredMinutes) {
+  const Time t0 = FromUnixMillis(1'700'000'040'000);  // a minute's start
+  StoreBatch batch;
+  for (const int days : {40, 2, 1}) {
+    for (const char* uuid : {"GPU-a", "GPU-b"}) {
+      batch.gpu_minutes.push_back(GpuMinute{.node = NodeId("n1"),
+                                            .uuid = GpuUuid(uuid),
+                                            .minute = t0 - std::chrono::days(days),
+                                            .samples = 12,
+                                            .util_mean_pct = static_cast<double>(days)});
+    }
+  }
+  ASSERT_TRUE(store_->Commit(batch).ok());
+  auto rows = reader_->GpuHistory(bob_, GpuUuid("GPU-a"), t0 - std::chrono::days(60), t0);
+  ASSERT_TRUE(rows.ok()) << rows.error().ToString();
+  ASSERT_EQ(rows->size(), 2U);  // day 40 is before the newest 31 days of the range
+  EXPECT_EQ((*rows)[0].util_mean_pct, 2);
+  EXPECT_EQ((*rows)[1].util_mean_pct, 1);
+  EXPECT_EQ((*rows)[1].uuid, GpuUuid("GPU-a"));
+  auto backwards = reader_->GpuHistory(bob_, GpuUuid("GPU-a"), t0, t0 - Millis(1));
+  ASSERT_FALSE(backwards.ok());
+  EXPECT_EQ(backwards.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(backwards.error().message.find("to_ms"), std::string::npos);
+}
+
 TEST_F(ReadSideTest, HistoryShowsEachUserOnlyTheirOwnJobsPageByPage) {
   ASSERT_TRUE(store_->Commit(StoreBatch{.jobs = {running_}}).ok());  // bob's, stored at its start
   auto alice = reader_->JobHistory(alice_, HistoryFilter{});

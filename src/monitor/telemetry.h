@@ -3,8 +3,11 @@
 // Holds, per GPU: inventory and labels, the jobs holding it (assignments, set by the controller:
 // one for a whole GPU, several when it is shared, issue #7), the latest attributed sample, active
 // conditions, and bounded ring buffers of a few metrics at two resolutions (fine: 1 s for an hour;
-// coarse: 1 min for a week, by default). Per job: usage accumulated from the samples of its GPUs.
-// Per GPU and wall-clock minute: a rollup that the controller persists (GpuMinute) for reports.
+// coarse: 1 min for 6 hours, by default: older minutes are the store's GpuMinute rows, which GET
+// /gpus/{uuid}/series reads past the ring, so a server of 8,000 GPUs keeps ~10 KiB of history
+// per GPU in memory, not a week's ~90 KiB, issue #26). Per job: usage accumulated from the samples
+// of its GPUs. Per GPU and wall-clock minute: a rollup that the controller persists (GpuMinute) for
+// reports.
 //
 // Conditions it detects (with a start and an end, so the controller can record events):
 //   "allocated_no_process":  a GPU held by a job showed no process (of that job, when the GPU is
@@ -38,7 +41,7 @@ namespace gf {
 struct TelemetryOptions {
   int fine_slots = 3600;   // fine ring length
   Millis fine_step{1000};  // fine ring resolution
-  int coarse_slots = 7 * 24 * 60;
+  int coarse_slots = 6 * 60;
   Millis coarse_step{60'000};
   Millis no_process_after{60'000};  // "allocated_no_process" after this long without a process
 };

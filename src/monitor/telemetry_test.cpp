@@ -908,7 +908,7 @@ TEST_F(TelemetryTest, CoarseSlotIsTheMeanOfItsSamples) {
 TEST(TelemetryMemoryTest, BytesPerGpuMatchesTheLayout) {
   // uint8 util GPU + uint8 util memory + uint32 memory MiB + uint16 power dW + uint8 °C.
   EXPECT_EQ(SeriesRing::kBytesPerSlot, 9u);
-  EXPECT_EQ(Telemetry::BytesPerGpu(TelemetryOptions{}), (3600u + 10'080u) * 9u);
+  EXPECT_EQ(Telemetry::BytesPerGpu(TelemetryOptions{}), (3600u + 360u) * 9u);
   TelemetryOptions small;
   small.fine_slots = 10;
   small.coarse_slots = 3;

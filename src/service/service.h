@@ -20,6 +20,7 @@
 #include "model/energy.h"
 #include "model/event.h"
 #include "model/explanation.h"
+#include "model/gpu_minute.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -30,6 +31,9 @@
 #include "service/job_log.h"
 
 namespace gf {
+
+// The most per-minute rollups GpuHistory answers with: 31 days of one GPU.
+inline constexpr int kMaxGpuHistoryMinutes = 31 * 24 * 60;
 
 // Who is asking. From SO_PEERCRED on the Unix socket; from a bearer token (model/token.h)
 // on TCP; unauthenticated on TCP without one.
@@ -351,6 +355,14 @@ class ClusterService {
 
   virtual Result<std::vector<Node>> ListNodes(const Caller& caller) = 0;
   virtual Result<std::vector<GpuStatus>> ListGpus(const Caller& caller) = 0;
+  // One GPU's stored per-minute rollups with from <= minute < to, oldest first, at most
+  // kMaxGpuHistoryMinutes of them (the newest when there are more): its series past what
+  // the Telemetry's rings hold in memory. As public as ListGpus. Errors: kInvalidArgument
+  // when to < from.
+  virtual Result<std::vector<GpuMinute>> GpuHistory(const Caller& caller,
+                                                    const GpuUuid& uuid,
+                                                    Time from,
+                                                    Time to) = 0;
 
   // Cluster-wide counts (no per-user detail beyond team totals): anyone may read them, as
   // Prometheus does over TCP.

@@ -116,6 +116,12 @@ class StoreReader {
   // GPU minutes with from <= minute < to, ordered by (minute, node, uuid), at most limit.
   // Errors: kInvalidArgument if limit <= 0 or to < from.
   virtual Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) = 0;
+  // One GPU's minutes with from <= minute < to, oldest first, at most limit (the GPU series'
+  // history past the Telemetry's rings; an index range scan). Errors: as ListGpuMinutes.
+  virtual Result<std::vector<GpuMinute>> ListGpuMinutesOf(const GpuUuid& uuid,
+                                                          Time from,
+                                                          Time to,
+                                                          int limit) = 0;
 
   // GPU-seconds per (team, user) of the runs that overlap [from, to), each counted only for
   // its part inside the range (a run crossing a bound counts pro rata to its time inside; a

@@ -703,6 +703,31 @@ TEST_P(StoreConformanceTest, ListGpuMinutesReadsHalfOpenRange) {
   EXPECT_THAT(Keys(MustMinutes(*store_, at(-100), at(1))), ElementsAre("n/GPU-0@0", "n/GPU-1@0"));
 }
 
+// One GPU's minutes (the series' history past the rings): that GPU's only, oldest first, the
+// same half-open range, at most the limit.
+TEST_P(StoreConformanceTest, ListGpuMinutesOfReadsOneGpuOldestFirst) {
+  StoreBatch batch;
+  for (int minute = 4; minute >= 0; --minute) {
+    batch.gpu_minutes.push_back(SampleGpuMinute("n", "GPU-0", minute));
+    batch.gpu_minutes.push_back(SampleGpuMinute("m", "GPU-1", minute));
+  }
+  MustCommit(batch);
+  const Time t0 = SampleGpuMinute("n", "u", 0).minute;
+  const auto of = [&](const std::string& uuid, int from, int to, int limit) {
+    auto minutes = store_->ListGpuMinutesOf(
+        GpuUuid(uuid), t0 + std::chrono::minutes(from), t0 + std::chrono::minutes(to), limit);
+    EXPECT_TRUE(minutes.ok()) << minutes.error().ToString();
+    return Keys(minutes.value_or(std::vector<GpuMinute>{}));
+  };
+  EXPECT_THAT(of("GPU-1", 1, 4, 100), ElementsAre("m/GPU-1@1", "m/GPU-1@2", "m/GPU-1@3"));
+  EXPECT_THAT(of("GPU-0", 0, 100, 2), ElementsAre("n/GPU-0@0", "n/GPU-0@1"));
+  EXPECT_THAT(of("GPU-9", 0, 100, 100), IsEmpty());
+  EXPECT_THAT(of("GPU-0", 3, 3, 100), IsEmpty());
+  auto backwards = store_->ListGpuMinutesOf(GpuUuid("GPU-0"), t0, t0 - Millis(1), 10);
+  ASSERT_FALSE(backwards.ok());
+  EXPECT_EQ(backwards.error().code, ErrorCode::kInvalidArgument);
+}
+
 TEST_P(StoreConformanceTest, ListGpuMinutesStopsAtLimitInOrder) {
   MustCommit({.gpu_minutes = {SampleGpuMinute("b", "GPU-0", 1),
                               SampleGpuMinute("b", "GPU-0", 0),

@@ -94,6 +94,7 @@ std::vector<Prepared> Statements() {
       {"get_job", "SELECT " + jobs + " FROM jobs WHERE id = $1"},
       {"list_nodes", "SELECT " + std::string(kNodeColumns) + " FROM nodes ORDER BY name"},
       {"list_gpu_minutes", DollarParams(ListGpuMinutesSql())},
+      {"list_gpu_minutes_of", DollarParams(ListGpuMinutesOfSql())},
       {"sum_usage", std::string(kSumUsageSql)},
       {"list_usage", DollarParams(ListUsageSql())},
       {"get_token", "SELECT " + tokens + " FROM tokens WHERE id = $1"},
@@ -177,6 +178,10 @@ class PostgresStore final : public Store {
                                         std::int64_t after_seq,
                                         int limit) override;
   Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) override;
+  Result<std::vector<GpuMinute>> ListGpuMinutesOf(const GpuUuid& uuid,
+                                                  Time from,
+                                                  Time to,
+                                                  int limit) override;
   Result<std::vector<UsageSum>> SumUsage(Time from, Time to) override;
   Result<std::vector<UsageRecord>> ListUsage(Time ended_after,
                                              std::int64_t after_seq,
@@ -546,6 +551,18 @@ Result<std::vector<GpuMinute>> PostgresStore::ListGpuMinutes(Time from, Time to,
   return Read<std::vector<GpuMinute>>("list gpu minutes", [&](pqxx::nontransaction& txn) {
     const pqxx::result rows =
         txn.exec_prepared("list_gpu_minutes", ToUnixMillis(from), ToUnixMillis(to), limit);
+    return DecodeAll<GpuMinute>(rows, DecodeGpuMinute);
+  });
+}
+
+Result<std::vector<GpuMinute>> PostgresStore::ListGpuMinutesOf(const GpuUuid& uuid,
+                                                               Time from,
+                                                               Time to,
+                                                               int limit) {
+  GF_TRY(ValidateGpuMinuteRange(from, to, limit));
+  return Read<std::vector<GpuMinute>>("list gpu minutes", [&](pqxx::nontransaction& txn) {
+    const pqxx::result rows = txn.exec_prepared(
+        "list_gpu_minutes_of", uuid.value(), ToUnixMillis(from), ToUnixMillis(to), limit);
     return DecodeAll<GpuMinute>(rows, DecodeGpuMinute);
   });
 }

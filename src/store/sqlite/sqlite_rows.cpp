@@ -118,6 +118,13 @@ std::string ListGpuMinutesSql() {
          "ORDER BY minute_ms, node, uuid LIMIT ?3";
 }
 
+// The unique index gpu_minutes_by_gpu (uuid, minute_ms) gives the range in order.
+std::string ListGpuMinutesOfSql() {
+  return "SELECT " + std::string(kGpuMinuteColumns) +
+         " FROM gpu_minutes WHERE uuid = ?1 AND minute_ms >= ?2 AND minute_ms < ?3 "
+         "ORDER BY minute_ms LIMIT ?4";
+}
+
 // REPLACE is safe here, unlike for jobs: no foreign key points at gpu_minutes. It deletes the
 // row with the same (uuid, minute) even when the GPU is now reported under another node name
 // (which changes the primary key), so a GPU never has two rows for one minute.

@@ -28,5 +28,7 @@ std::string ListUsageSql();
 
 // ListGpuMinutes: ?1 from (unix ms, included), ?2 to (excluded), ?3 limit; kGpuMinuteColumns.
 std::string ListGpuMinutesSql();
+// ListGpuMinutesOf: ?1 uuid, ?2 from (included), ?3 to (excluded), ?4 limit; kGpuMinuteColumns.
+std::string ListGpuMinutesOfSql();
 
 }  // namespace gf

@@ -36,6 +36,7 @@ struct CachedStatements {
   SqliteStatement max_event_seq;
   SqliteStatement list_nodes;
   SqliteStatement list_gpu_minutes;
+  SqliteStatement list_gpu_minutes_of;
   SqliteStatement insert_usage;
   SqliteStatement sum_usage;
   SqliteStatement list_usage;
@@ -77,6 +78,7 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
   GF_ASSIGN_OR_RETURN(SqliteStatement list_nodes,
                       prepare("SELECT " + cols_nodes + " FROM nodes ORDER BY name"));
   GF_ASSIGN_OR_RETURN(SqliteStatement list_gpu_minutes, prepare(ListGpuMinutesSql()));
+  GF_ASSIGN_OR_RETURN(SqliteStatement list_gpu_minutes_of, prepare(ListGpuMinutesOfSql()));
   GF_ASSIGN_OR_RETURN(SqliteStatement insert_usage, prepare(kInsertUsageSql));
   GF_ASSIGN_OR_RETURN(SqliteStatement sum_usage, prepare(kSumUsageSql));
   GF_ASSIGN_OR_RETURN(SqliteStatement list_usage, prepare(ListUsageSql()));
@@ -103,6 +105,7 @@ Result<CachedStatements> PrepareStatements(sqlite3* db) {
                           std::move(max_event_seq),
                           std::move(list_nodes),
                           std::move(list_gpu_minutes),
+                          std::move(list_gpu_minutes_of),
                           std::move(insert_usage),
                           std::move(sum_usage),
                           std::move(list_usage),
@@ -168,6 +171,10 @@ class SqliteStore final : public Store {
                                         std::int64_t after_seq,
                                         int limit) override;
   Result<std::vector<GpuMinute>> ListGpuMinutes(Time from, Time to, int limit) override;
+  Result<std::vector<GpuMinute>> ListGpuMinutesOf(const GpuUuid& uuid,
+                                                  Time from,
+                                                  Time to,
+                                                  int limit) override;
   Result<std::vector<UsageSum>> SumUsage(Time from, Time to) override;
   Result<std::vector<UsageRecord>> ListUsage(Time ended_after,
                                              std::int64_t after_seq,
@@ -194,6 +201,8 @@ class SqliteStore final : public Store {
   Status InTransaction(std::string_view what, const std::function<Status()>& body);
   Status WriteBatch(const StoreBatch& batch);
   Result<std::int64_t> QueryMax(SqliteStatement& stmt, std::string_view operation);
+  // Steps `stmt` (bound, selecting kGpuMinuteColumns) to its end.
+  Result<std::vector<GpuMinute>> ReadGpuMinutes(SqliteStatement& stmt) const;
   // Every row `stmt` (bound) yields, decoded as jobs.
   Result<std::vector<Job>> ReadJobs(SqliteStatement& stmt, std::string_view operation);
   // A statement from `cache`, preparing it from `sql` on first use.
@@ -494,6 +503,24 @@ Result<std::vector<GpuMinute>> SqliteStore::ListGpuMinutes(Time from, Time to, i
   stmt.BindInt64(1, ToUnixMillis(from));
   stmt.BindInt64(2, ToUnixMillis(to));
   stmt.BindInt64(3, limit);
+  return ReadGpuMinutes(stmt);
+}
+
+Result<std::vector<GpuMinute>> SqliteStore::ListGpuMinutesOf(const GpuUuid& uuid,
+                                                             Time from,
+                                                             Time to,
+                                                             int limit) {
+  GF_TRY(ValidateGpuMinuteRange(from, to, limit));
+  SqliteStatement& stmt = stmts_.list_gpu_minutes_of;
+  ScopedReset reset(stmt);
+  stmt.BindText(1, uuid.value());
+  stmt.BindInt64(2, ToUnixMillis(from));
+  stmt.BindInt64(3, ToUnixMillis(to));
+  stmt.BindInt64(4, limit);
+  return ReadGpuMinutes(stmt);
+}
+
+Result<std::vector<GpuMinute>> SqliteStore::ReadGpuMinutes(SqliteStatement& stmt) const {
   std::vector<GpuMinute> rows;
   while (true) {
     GF_ASSIGN_OR_RETURN(bool row, stmt.Step("list gpu minutes"));

@@ -294,6 +294,29 @@ TEST_F(SqliteStoreTest, GpuMinuteRangeReadIsAnOrderedKeyScan) {
   EXPECT_THAT(details, Not(HasSubstr("TEMP B-TREE")));
 }
 
+// A GPU's series reads its minutes by the (uuid, minute) index, in order, whatever the table
+// holds of the other GPUs.
+TEST_F(SqliteStoreTest, OneGpusMinutesAreAnOrderedIndexScan) {
+  ASSERT_NE(MustOpen(), nullptr);
+  auto db = RawOpen(file_);
+  auto plan =
+      SqliteStatement::Prepare(db.get(), "EXPLAIN QUERY PLAN " + ListGpuMinutesOfSql(), false);
+  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+  std::string details;
+  while (true) {
+    auto row = plan->Step("explain");
+    ASSERT_TRUE(row.ok()) << row.error().ToString();
+    if (!*row) {
+      break;
+    }
+    details += plan->Text(3) + "\n";
+  }
+  EXPECT_THAT(details,
+              HasSubstr("USING INDEX gpu_minutes_by_gpu (uuid=? AND minute_ms>? AND "
+                        "minute_ms<?)"));
+  EXPECT_THAT(details, Not(HasSubstr("TEMP B-TREE")));
+}
+
 // A database written by an earlier version (schema 1: no usage, no gpu_minutes, no checkpoint
 // signal) opens, is migrated in place, and its rows read back unchanged with no usage, SIGTERM
 // as checkpoint signal and not preemptible.
