@@ -46,7 +46,7 @@ void JobRowCache::AppendRow(const std::shared_ptr<const Job>& job, std::string& 
   }
 }
 
-std::size_t JobRowCache::size() const {
+std::size_t JobRowCache::RowCount() const {
   std::lock_guard<std::mutex> lock(mu_);
   return rows_.size();
 }

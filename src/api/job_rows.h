@@ -37,7 +37,7 @@ class JobRowCache {
   void AppendRow(const std::shared_ptr<const Job>& job, std::string& out);
 
   // Rows kept now (tests: the sweep bounds them).
-  std::size_t size() const;
+  std::size_t RowCount() const;
 
  private:
   struct Entry {

@@ -54,7 +54,7 @@ TEST(JobRowCacheTest, KeepsTheRowOfTheSameObjectAndRendersANewObjectAgain) {
   std::string third;
   cache.AppendRow(PendingJob(5, "changed"), third);
   EXPECT_EQ(Closed(third)["name"], "changed");
-  EXPECT_EQ(cache.size(), 1u) << "one row per job id";
+  EXPECT_EQ(cache.RowCount(), 1u) << "one row per job id";
 }
 
 TEST(JobRowCacheTest, SweepsTheRowsOfObjectsNoLongerHeld) {
@@ -69,7 +69,7 @@ TEST(JobRowCacheTest, SweepsTheRowsOfObjectsNoLongerHeld) {
     }
     out.clear();
   }
-  EXPECT_LT(cache.size(), 1'000u) << "swept as it grew";
+  EXPECT_LT(cache.RowCount(), 1'000u) << "swept as it grew";
   for (const auto& job : held) {
     std::string row;
     cache.AppendRow(job, row);
