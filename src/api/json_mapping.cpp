@@ -132,13 +132,9 @@ json StartEstimateJson(const std::optional<StartEstimate>& start) {
               {"latest_ms", ToUnixMillis(start->latest)}};
 }
 
-json JobToJson(const Job& job) {
+json JobRowToJson(const Job& job) {
   const std::optional<ArrayTask>& task = job.spec.array;
   const std::optional<GangMember>& gang = job.spec.gang;
-  json env = json::object();
-  for (const auto& [key, value] : job.spec.env) {
-    env[key] = value;
-  }
   json uuids = json::array();
   if (job.allocation) {
     for (const auto& uuid : job.allocation->gpus) {
@@ -165,7 +161,6 @@ json JobToJson(const Job& job) {
       {"node_labels", job.spec.request.node_labels},
       {"command", job.spec.argv},
       {"workdir", job.spec.workdir},
-      {"env", std::move(env)},
       {"time_limit_s", job.spec.time_limit ? json(job.spec.time_limit->count()) : json()},
       {"checkpoint_signal", CheckpointSignalName(job.spec.checkpoint_signal)},
       {"requeue", job.spec.requeue},
@@ -212,6 +207,16 @@ json JobToJson(const Job& job) {
       {"energy", job.energy_charge ? EnergyChargeToJson(*job.energy_charge) : json()},
       {"prediction", job.prediction ? JobPredictionToJson(*job.prediction) : json()},
   };
+}
+
+json JobToJson(const Job& job) {
+  json out = JobRowToJson(job);
+  json env = json::object();
+  for (const auto& [key, value] : job.spec.env) {
+    env[key] = value;
+  }
+  out["env"] = std::move(env);
+  return out;
 }
 
 json QuotaToJson(const QuotaReport& report) {

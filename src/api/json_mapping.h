@@ -37,6 +37,10 @@ std::optional<ErrorCode> ParseErrorCodeName(std::string_view name);
 // Every field always goes out; a value nobody knows is null, never a made-up 0 (an idle GPU and
 // a GPU whose driver cannot tell must not look alike). docs/openapi.json describes each object.
 nlohmann::json JobToJson(const Job& job);  // "usage": JobUsageToJson, null until measured
+// A job as lists show it (GET /jobs, /history, the cancel and signal answers): JobToJson without
+// "env". A job's environment is the caller's own settings (paths, sometimes secrets) and the
+// bulk of its row; a listing has no use for it, and GET /jobs/{id} still shows it.
+nlohmann::json JobRowToJson(const Job& job);
 nlohmann::json JobUsageToJson(const JobUsage& usage);  // energy in mJ, J and kWh
 // {energy_mj, energy_kwh, cost, currency, co2_kg}; cost/currency and co2_kg are null without
 // an [energy] price or intensity.

@@ -133,6 +133,7 @@ TEST(OpenApiTest, SchemasNameTheMappedFields) {
   ExpectSchemaMatches(spec, "GpuHolder", GpuStatusToJson(status)["holders"][0]);
   ExpectSchemaMatches(spec, "Job", JobToJson(Job{}));
   ExpectSchemaMatches(spec, "Job", JobToJson(job));
+  ExpectSchemaMatches(spec, "JobRow", JobRowToJson(job));
   ExpectSchemaMatches(spec, "JobUsage", JobUsageToJson(JobUsage{}));
   ExpectSchemaMatches(spec, "EnergyCharge", EnergyChargeToJson(EnergyCharge{}));
   ExpectSchemaMatches(spec,

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -18,6 +20,7 @@
 
 #include "api/admin_json.h"
 #include "api/agent_wire.h"
+#include "api/job_rows.h"
 #include "api/json_mapping.h"
 #include "api/report_json.h"
 #include "api/routes_internal.h"
@@ -47,12 +50,16 @@ struct RouteEntry {
 }  // namespace
 
 HttpResponse JsonResponse(int status, const json& body) {
+  // Error messages quote what the client sent (path, query values), which need not be UTF-8:
+  // such bytes become U+FFFD instead of a type_error from dump() (found by routes_fuzz).
+  return JsonTextResponse(status, body.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+HttpResponse JsonTextResponse(int status, std::string text) {
   HttpResponse response;
   response.status = status;
   response.headers.emplace_back("Content-Type", "application/json");
-  // Error messages quote what the client sent (path, query values), which need not be UTF-8:
-  // such bytes become U+FFFD instead of a type_error from dump() (found by routes_fuzz).
-  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  response.body = std::move(text);
   response.body += '\n';
   return response;
 }
@@ -196,6 +203,22 @@ Result<HttpResponse> SubmitJob(ClusterService& service, const RequestContext& ct
   return response;
 }
 
+// A page's `cursor` (GET /jobs, /history): the next_cursor of the page before, if given.
+Result<std::optional<JobId>> CursorQuery(const RequestContext& ctx) {
+  const std::optional<std::string> cursor = QueryValue(ctx, "cursor");
+  if (!cursor) {
+    return std::optional<JobId>();
+  }
+  GF_ASSIGN_OR_RETURN(
+      const std::int64_t id,
+      ParseInt("cursor", *cursor, 1, INT64_MAX, "the next_cursor of the page before"));
+  return std::optional<JobId>(JobId(id));
+}
+
+// GET /jobs?all&user&limit&cursor: {"jobs": [...], "next_cursor": ID or null}, newest first,
+// each job's row (JobRowToJson) with its queue_position. Written as text, not as one json value:
+// a pending job's row comes from the Router's cache (job_rows.h), rendered once per change of
+// the job, so that listing a long queue costs copying its rows, not building its JSON again.
 Result<HttpResponse> ListJobs(ClusterService& service, const RequestContext& ctx) {
   JobFilter filter;
   GF_ASSIGN_OR_RETURN(filter.include_finished, BoolQuery(ctx, "all"));
@@ -205,26 +228,41 @@ Result<HttpResponse> ListJobs(ClusterService& service, const RequestContext& ctx
                         ParseInt("limit", *limit, 1, 100000, "a whole number from 1 to 100000"));
     filter.limit = static_cast<int>(n);
   }
-  GF_ASSIGN_OR_RETURN(const auto jobs, service.ListJobs(ctx.caller, filter));
+  GF_ASSIGN_OR_RETURN(filter.before, CursorQuery(ctx));
+  GF_ASSIGN_OR_RETURN(const JobListing page, service.ListSharedJobs(ctx.caller, filter));
+  const std::vector<std::shared_ptr<const Job>>& jobs = page.jobs;
   // A pending job's 1-based place in the scheduling order (null until a pass has seen it).
   std::unordered_map<std::int64_t, int> positions;
   if (std::any_of(
-          jobs.begin(), jobs.end(), [](const Job& j) { return j.state == JobState::kPending; })) {
+          jobs.begin(), jobs.end(), [](const auto& j) { return j->state == JobState::kPending; })) {
     GF_ASSIGN_OR_RETURN(const std::vector<JobId> order, service.QueueOrder(ctx.caller));
     positions.reserve(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
       positions.emplace(order[i].value(), static_cast<int>(i) + 1);
     }
   }
-  json out = json::array();
+  std::string body = R"({"jobs":[)";
   for (const auto& job : jobs) {
-    json one = JobToJson(job);
-    const auto at = positions.find(job.id.value());
-    one["queue_position"] =
-        job.state == JobState::kPending && at != positions.end() ? json(at->second) : json();
-    out.push_back(std::move(one));
+    if (&job != &jobs.front()) {
+      body += ',';
+    }
+    // Only a pending job is the view's own copy from one listing to the next (a running one
+    // comes with its live usage, a finished one from the store): only its row is kept.
+    if (job->state == JobState::kPending) {
+      ctx.rows.AppendRow(job, body);
+    } else {
+      AppendOpenRow(*job, body);
+    }
+    const auto at = positions.find(job->id.value());
+    body += R"(,"queue_position":)";
+    body += job->state == JobState::kPending && at != positions.end() ? std::to_string(at->second)
+                                                                      : "null";
+    body += '}';
   }
-  return JsonResponse(200, json{{"jobs", std::move(out)}});
+  body += R"(],"next_cursor":)";
+  body += page.next ? std::to_string(page.next->value()) : "null";
+  body += '}';
+  return JsonTextResponse(200, std::move(body));
 }
 
 // A time given as Unix milliseconds in query parameter `name`, if there.
@@ -253,12 +291,7 @@ Result<HistoryFilter> HistoryFilterFromQuery(const RequestContext& ctx) {
   }
   filter.user = QueryValue(ctx, "user");
   filter.team = QueryValue(ctx, "team");
-  if (const auto cursor = QueryValue(ctx, "cursor")) {
-    GF_ASSIGN_OR_RETURN(
-        const std::int64_t id,
-        ParseInt("cursor", *cursor, 1, INT64_MAX, "the next_cursor of the page before"));
-    filter.before = JobId(id);
-  }
+  GF_ASSIGN_OR_RETURN(filter.before, CursorQuery(ctx));
   if (const auto limit = QueryValue(ctx, "limit")) {
     GF_ASSIGN_OR_RETURN(const std::int64_t n,
                         ParseInt("limit",
@@ -271,11 +304,11 @@ Result<HistoryFilter> HistoryFilterFromQuery(const RequestContext& ctx) {
   return filter;
 }
 
-// A list of jobs as every route that answers with several shows them.
+// A list of jobs as every route that answers with several shows them: rows, without env.
 json JobsToJson(const std::vector<Job>& jobs) {
   json out = json::array();
   for (const auto& job : jobs) {
-    out.push_back(JobToJson(job));
+    out.push_back(JobRowToJson(job));
   }
   return out;
 }
@@ -580,7 +613,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 const std::array<RouteEntry, 42> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
-    {{"GET", "/api/v1/jobs", true}, "all,user,limit,watch", &ListJobs},
+    {{"GET", "/api/v1/jobs", true}, "all,user,limit,cursor,watch", &ListJobs},
     {{"GET", "/api/v1/jobs/{id}", true}, "", &OnJob<&ClusterService::GetJob>},
     {{"POST", "/api/v1/jobs/{id}/cancel", true}, "", &OnJob<&ClusterService::CancelJob>},
     {{"POST", "/api/v1/jobs/{id}/approve", true}, "", &OnJob<&ClusterService::ApproveJob>},
@@ -691,6 +724,7 @@ std::optional<HttpResponse> CheckBodyMediaType(const HttpRequest& request, std::
 HttpResponse Dispatch(ClusterService& service,
                       const Telemetry* telemetry,
                       AgentLinkService* agent_link,
+                      JobRowCache& rows,
                       const Caller& caller,
                       const HttpRequest& request) {
   const std::string_view target = request.target;
@@ -732,7 +766,7 @@ HttpResponse Dispatch(ClusterService& service,
     if (Result<bool> watch = WatchRequested(query); !watch.ok()) {
       return ErrorResponse(watch.error());
     }
-    RequestContext ctx{caller, request, std::move(params), query, telemetry, agent_link};
+    RequestContext ctx{caller, request, std::move(params), query, telemetry, agent_link, rows};
     Result<HttpResponse> result = route.handler(service, ctx);
     return result.ok() ? std::move(result).value() : ErrorResponse(result.error());
   }
@@ -801,7 +835,7 @@ Result<std::shared_ptr<CommandStream>> Router::OpenCommandStream(const Caller& c
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
   const auto query = ParseQuery(q == std::string_view::npos ? "" : target.substr(q + 1));
-  RequestContext ctx{caller, request, {}, query, telemetry_, agent_link_};
+  RequestContext ctx{caller, request, {}, query, telemetry_, agent_link_, *rows_};
   GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
   GF_ASSIGN_OR_RETURN(const std::int64_t session, SessionParam(ctx));
   std::int64_t after = 0;
@@ -818,7 +852,7 @@ HttpResponse Router::Handle(const Caller& caller, const HttpRequest& request) co
     if (std::optional<HttpResponse> asset = ServeWebAsset(request)) {
       return *std::move(asset);
     }
-    return Dispatch(service_, telemetry_, agent_link_, caller, request);
+    return Dispatch(service_, telemetry_, agent_link_, *rows_, caller, request);
   } catch (const std::bad_alloc&) {
     return ErrorResponse(Internal("out of memory while handling " + request.target));
   } catch (const std::exception& e) {

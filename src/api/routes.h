@@ -6,18 +6,20 @@
 // to an HTTP status, in one table.
 //
 // Ownership: a Router borrows the ClusterService and the Telemetry (optional), which must
-// outlive it.
+// outlive it, and owns the cache of GET /jobs' rendered rows (job_rows.h).
 // Thread-safety: Handle() is const and may run on many worker threads at once; it blocks for
 // as long as the ClusterService call it makes.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "api/http_types.h"
+#include "api/job_rows.h"
 #include "core/result.h"
 #include "service/agent_link.h"
 #include "service/service.h"
@@ -59,7 +61,10 @@ class Router {
   explicit Router(ClusterService& service,
                   const Telemetry* telemetry = nullptr,
                   AgentLinkService* agent_link = nullptr)
-      : service_(service), telemetry_(telemetry), agent_link_(agent_link) {}
+      : service_(service),
+        telemetry_(telemetry),
+        agent_link_(agent_link),
+        rows_(std::make_shared<JobRowCache>()) {}
 
   // Routes and answers one request. Never throws: library exceptions become a 500.
   HttpResponse Handle(const Caller& caller, const HttpRequest& request) const;
@@ -81,6 +86,8 @@ class Router {
   ClusterService& service_;
   const Telemetry* telemetry_;
   AgentLinkService* agent_link_;
+  // GET /jobs' rows, kept between requests (job_rows.h); shared by copies of this Router.
+  std::shared_ptr<JobRowCache> rows_;
 };
 
 }  // namespace gf

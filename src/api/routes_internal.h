@@ -23,9 +23,12 @@ struct RequestContext {
   std::map<std::string, std::string> query;
   const Telemetry* telemetry;    // for /metrics; may be null
   AgentLinkService* agent_link;  // for /api/v1/agent/*; null: no remote agents (gpufleet up)
+  JobRowCache& rows;             // GET /jobs' rendered rows (the Router's)
 };
 
 HttpResponse JsonResponse(int status, const nlohmann::json& body);
+// An answer whose JSON text the handler wrote itself (`text`, compact, without the newline).
+HttpResponse JsonTextResponse(int status, std::string text);
 Result<std::int64_t> ParseInt(std::string_view name,
                               std::string_view text,
                               std::int64_t min,

@@ -204,6 +204,41 @@ TEST_F(ApiRoutesTest, ListJobsQuery) {
   EXPECT_NE(Message(r).find("colour"), std::string::npos);
 }
 
+// GET /jobs answers rows: every field of the job but its environment, which GET /jobs/{id}
+// shows; the JSON is compact (one line) and pages by cursor like /history.
+TEST_F(ApiRoutesTest, ListJobsAnswersCompactRowsWithoutEnvAndPagesByCursor) {
+  fake_.job.spec.env = {{"TOKEN", "secret"}};
+  auto r = Do("GET", "/api/v1/jobs?limit=5&cursor=40");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Header("Content-Type"), "application/json");
+  EXPECT_EQ(r.body.find('\n'), r.body.size() - 1) << "one line";
+  const json listed = Body(r);
+  ASSERT_EQ(listed["jobs"].size(), 1u);
+  EXPECT_FALSE(listed["jobs"][0].contains("env"));
+  EXPECT_EQ(listed["jobs"][0]["id"], 7);
+  EXPECT_TRUE(listed["next_cursor"].is_null()) << "one job is less than the page of 5";
+  EXPECT_EQ(fake_.last_filter->before, JobId(40));
+  EXPECT_EQ(Body(Do("GET", "/api/v1/jobs/7"))["env"]["TOKEN"], "secret");
+  // A full page names the cursor of the next: the last job's id.
+  EXPECT_EQ(Body(Do("GET", "/api/v1/jobs?limit=1"))["next_cursor"], 7);
+  EXPECT_FALSE(fake_.last_filter->before.has_value());
+  EXPECT_EQ(Do("GET", "/api/v1/jobs?cursor=0").status, 400);
+}
+
+// A pending job's row is kept between listings while the service hands out the same job object;
+// a running job's is rendered each time (its usage moves). The fake hands out a new object per
+// call, so what is kept can only show in the row being the same as rendered fresh.
+TEST_F(ApiRoutesTest, ListJobsRowsMatchTheJobAsItIsNow) {
+  fake_.job.state = JobState::kPending;
+  fake_.job.spec.name = "before";
+  EXPECT_EQ(Body(Do("GET", "/api/v1/jobs"))["jobs"][0]["name"], "before");
+  fake_.job.spec.name = "after";
+  EXPECT_EQ(Body(Do("GET", "/api/v1/jobs"))["jobs"][0]["name"], "after");
+  json row = Body(Do("GET", "/api/v1/jobs"))["jobs"][0];
+  row.erase("queue_position");
+  EXPECT_EQ(row, JobRowToJson(fake_.job));
+}
+
 // A pending job's queue_position is its 1-based place in the service's scheduling order; null
 // when it is not in that order (held back, too new) or not pending.
 TEST_F(ApiRoutesTest, ListJobsNumbersPendingJobsInSchedulingOrder) {

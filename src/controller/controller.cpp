@@ -367,6 +367,10 @@ Result<std::vector<Job>> Controller::ListJobs(const Caller& caller, const JobFil
   return reads_.ListJobs(caller, filter);
 }
 
+Result<JobListing> Controller::ListSharedJobs(const Caller& caller, const JobFilter& filter) {
+  return reads_.ListSharedJobs(caller, filter);
+}
+
 Result<std::vector<JobId>> Controller::QueueOrder(const Caller& caller) {
   return reads_.QueueOrder(caller);
 }

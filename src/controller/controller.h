@@ -149,6 +149,7 @@ class Controller final : public ClusterService, public AgentReports, private Job
                                        ArrayRequest array) override;
   Result<std::vector<Job>> CancelArray(const Caller& caller, JobId array_job) override;
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) override;
+  Result<JobListing> ListSharedJobs(const Caller& caller, const JobFilter& filter) override;
   Result<std::vector<JobId>> QueueOrder(const Caller& caller) override;
   Result<Job> GetJob(const Caller& caller, JobId id) override;
   Result<HistoryPage> JobHistory(const Caller& caller, const HistoryFilter& filter) override;

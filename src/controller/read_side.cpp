@@ -67,9 +67,20 @@ Result<std::vector<JobId>> ClusterReader::QueueOrder(const Caller& /*caller*/) c
 
 Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
                                                  const JobFilter& filter) const {
+  GF_ASSIGN_OR_RETURN(const JobListing page, ListSharedJobs(caller, filter));
+  std::vector<Job> out;
+  out.reserve(page.jobs.size());
+  for (const auto& job : page.jobs) {
+    out.push_back(*job);
+  }
+  return out;
+}
+
+Result<JobListing> ClusterReader::ListSharedJobs(const Caller& caller,
+                                                 const JobFilter& filter) const {
   GF_ASSIGN_OR_RETURN(const std::shared_ptr<const ControllerView> view, Read());
   GF_TRY(AuthorizeList(caller, filter.user));
-  std::vector<Job> out;
+  JobListing out;
   auto wanted = [&](const Job& job) {
     if (!Visible(caller, job)) {
       return false;
@@ -77,12 +88,15 @@ Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
     return !filter.user || job.owner.user == *filter.user;
   };
   if (!filter.include_finished) {
-    view->NewestFirst([&](const Job& job) {
-      if (static_cast<int>(out.size()) >= filter.limit) {
+    view->NewestBelow(filter.before, [&](const std::shared_ptr<const Job>& job) {
+      if (static_cast<int>(out.jobs.size()) >= filter.limit) {
+        if (!out.jobs.empty()) {
+          out.next = out.jobs.back()->id;  // another job follows the full page
+        }
         return false;
       }
-      if (wanted(job)) {
-        out.push_back(WithLiveUsage(job));
+      if (wanted(*job)) {
+        out.jobs.push_back(SharedLive(job));
       }
       return true;
     });
@@ -92,13 +106,17 @@ Result<std::vector<Job>> ClusterReader::ListJobs(const Caller& caller,
   if (!Allows(caller, Resource::kJob, Action::kRead, Ownership::kOther)) {
     query.uid = caller.uid;
   }
+  query.before = filter.before;
   query.limit = filter.limit;
   GF_ASSIGN_OR_RETURN(ReadConnections::Lease reader, readers_.Acquire());
   // Read after the view was taken: a stored copy is as new as the view's or newer.
   GF_ASSIGN_OR_RETURN(std::vector<Job> stored, reader->ListJobs(query));
+  if (!stored.empty() && static_cast<int>(stored.size()) >= query.limit) {
+    out.next = stored.back().id;
+  }
   for (auto& job : stored) {
     if (wanted(job)) {
-      out.push_back(AsRead(*view, std::move(job)));
+      out.jobs.push_back(SharedRead(*view, std::move(job)));
     }
   }
   return out;
@@ -114,9 +132,26 @@ Status ClusterReader::AuthorizeList(const Caller& caller, const std::optional<st
 }
 
 Job ClusterReader::AsRead(const ControllerView& view, Job stored) const {
+  return *SharedRead(view, std::move(stored));
+}
+
+std::shared_ptr<const Job> ClusterReader::SharedRead(const ControllerView& view, Job stored) const {
   // The view's copy carries the current pending reason; a job stored as ended has left it.
-  const Job* live = IsTerminal(stored.state) ? nullptr : view.Find(stored.id);
-  return live != nullptr ? WithLiveUsage(*live) : WithLiveUsage(std::move(stored));
+  const std::shared_ptr<const Job>* live =
+      IsTerminal(stored.state) ? nullptr : view.FindShared(stored.id);
+  return live != nullptr ? SharedLive(*live)
+                         : std::make_shared<const Job>(WithLiveUsage(std::move(stored)));
+}
+
+std::shared_ptr<const Job> ClusterReader::SharedLive(const std::shared_ptr<const Job>& live) const {
+  // Only a job that held GPUs (live usage) or has measured usage (its energy's charge) reads
+  // differently from the view's copy; every other one, a pending job above all, is shared as
+  // it is, so that callers see the same object until the job changes (JobListing).
+  const bool live_usage = live->state == JobState::kStarting || live->state == JobState::kRunning;
+  if (!live_usage && !live->usage) {
+    return live;
+  }
+  return std::make_shared<const Job>(WithLiveUsage(*live));
 }
 
 Result<Job> ClusterReader::FindInView(const ControllerView& view,

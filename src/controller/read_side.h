@@ -85,6 +85,9 @@ class ClusterReader {
   // ClusterService's reads, with the same contracts (service/service.h). A job another caller
   // may not read is kNotFound, as if it did not exist, and lists leave it out.
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) const;
+  // ListJobs' page with the view's own copies of the active jobs (service.h, JobListing);
+  // ListJobs copies it.
+  Result<JobListing> ListSharedJobs(const Caller& caller, const JobFilter& filter) const;
   Result<std::vector<JobId>> QueueOrder(const Caller& caller) const;
   Result<Job> GetJob(const Caller& caller, JobId id) const;
   // One page of `gpufleet history` from the store (read_side_history.cpp): the store's keyset
@@ -117,6 +120,10 @@ class ClusterReader {
   // A job read from the store as callers see it: an active one as `view` has it (its pending
   // reason), with its live usage (WithLiveUsage).
   Job AsRead(const ControllerView& view, Job stored) const;
+  std::shared_ptr<const Job> SharedRead(const ControllerView& view, Job stored) const;
+  // An active job of the view as reads show it: the view's own copy when WithLiveUsage would
+  // change nothing, else a new one with its live usage.
+  std::shared_ptr<const Job> SharedLive(const std::shared_ptr<const Job>& live) const;
   // A running job's usage so far from Telemetry, and the energy's charge at today's price.
   Job WithLiveUsage(Job job) const;
   ClusterStats ComputeStats(const ControllerView& view) const;

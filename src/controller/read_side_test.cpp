@@ -139,6 +139,104 @@ TEST_F(ReadSideTest, EachCallerListsTheActiveJobsItMaySee) {
             (std::vector<std::int64_t>{3}));
 }
 
+// ListSharedJobs (GET /jobs) hands out the view's own copy of a pending job for as long as it
+// does not change, so that the API may keep the job's rendered row; a change comes with the next
+// view as a new copy. A running job comes with its live usage, a copy of its own each time.
+TEST_F(ReadSideTest, SharedListingKeepsAnUnchangedJobsCopyAndShowsAChangeInTheNextView) {
+  auto first = reader_->ListSharedJobs(root_, JobFilter{});
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  ASSERT_EQ(first->jobs.size(), 2u);
+  EXPECT_FALSE(first->next.has_value()) << "the whole list fits a page";
+  const std::shared_ptr<const Job> pending = first->jobs[1];
+  EXPECT_EQ(pending->id, JobId(2));
+  EXPECT_EQ(pending.get(), reader_->Latest()->Find(JobId(2))) << "the view's own copy";
+  auto again = reader_->ListSharedJobs(root_, JobFilter{});
+  EXPECT_EQ(again->jobs[1], pending);
+  EXPECT_NE(again->jobs[0], first->jobs[0]) << "a running job is read with its live usage";
+
+  // A turn that changed only job 3 shares job 2's copy with the view before it.
+  Job running = running_;
+  running.reason = "running on gpu01";
+  reader_->Publish(NextView(*reader_->Latest(),
+                            {{pending_.id, pending_}, {running.id, running}},
+                            {&node_},
+                            ControllerCounters{},
+                            std::nullopt));
+  EXPECT_EQ(reader_->ListSharedJobs(root_, JobFilter{})->jobs[1], pending);
+
+  // A turn that changed job 2: the next listing has a new copy with the change.
+  Job changed = pending_;
+  changed.reason = "Priority: 3 jobs ahead";
+  reader_->Publish(NextView(*reader_->Latest(),
+                            {{changed.id, changed}, {running.id, running}},
+                            {&node_},
+                            ControllerCounters{},
+                            std::nullopt));
+  auto after = reader_->ListSharedJobs(root_, JobFilter{});
+  ASSERT_EQ(after->jobs.size(), 2u);
+  EXPECT_NE(after->jobs[1], pending);
+  EXPECT_EQ(after->jobs[1]->reason, "Priority: 3 jobs ahead");
+  EXPECT_EQ(pending->reason, "Resources: needs 1 GPU, 0 free") << "an old copy never changes";
+}
+
+// The shared listing answers each caller exactly what ListJobs does (authorization.h): a user
+// their own jobs, an admin everyone's; another user's jobs only for operators and admins.
+TEST_F(ReadSideTest, SharedListingShowsEachCallerWhatItMaySee) {
+  auto ids = [](const Result<JobListing>& page) {
+    std::vector<std::int64_t> out;
+    for (const auto& job : page->jobs) {
+      out.push_back(job->id.value());
+    }
+    return out;
+  };
+  EXPECT_EQ(ids(reader_->ListSharedJobs(root_, JobFilter{})), (std::vector<std::int64_t>{3, 2}));
+  EXPECT_EQ(ids(reader_->ListSharedJobs(alice_, JobFilter{})), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(ids(reader_->ListSharedJobs(bob_, JobFilter{})), (std::vector<std::int64_t>{3}));
+  const auto others = reader_->ListSharedJobs(alice_, JobFilter{.user = "bob"});
+  ASSERT_FALSE(others.ok());
+  EXPECT_EQ(others.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(ids(reader_->ListSharedJobs(root_, JobFilter{.user = "bob"})),
+            (std::vector<std::int64_t>{3}));
+}
+
+// Pages follow the cursor (ids below the last page's), newest first. Jobs submitted between two
+// pages have larger ids: they do not shift the pages that follow, and every job is listed once.
+TEST_F(ReadSideTest, PagesByCursorStayStableWhileJobsAreSubmitted) {
+  std::map<JobId, Job> active;
+  for (std::int64_t id = 10; id <= 200; ++id) {
+    active.emplace(JobId(id), MakeJob(id, kAlice, "alice", JobState::kPending));
+  }
+  reader_->Publish(
+      NextView(*reader_->Latest(), active, {&node_}, ControllerCounters{}, std::nullopt));
+  std::vector<std::int64_t> seen;
+  JobFilter filter;
+  filter.limit = 70;
+  std::int64_t next_id = 201;
+  for (int page = 0; page < 10; ++page) {
+    auto listed = reader_->ListSharedJobs(alice_, filter);
+    ASSERT_TRUE(listed.ok()) << listed.error().ToString();
+    for (const auto& job : listed->jobs) {
+      seen.push_back(job->id.value());
+    }
+    // Submissions between two pages (at every view's turn, as the controller publishes).
+    for (int i = 0; i < 30; ++i, ++next_id) {
+      active.emplace(JobId(next_id), MakeJob(next_id, kAlice, "alice", JobState::kPending));
+    }
+    reader_->Publish(
+        NextView(*reader_->Latest(), active, {&node_}, ControllerCounters{}, std::nullopt));
+    if (!listed->next) {
+      break;
+    }
+    EXPECT_EQ(*listed->next, JobId(seen.back()));
+    filter.before = listed->next;
+  }
+  std::vector<std::int64_t> want;
+  for (std::int64_t id = 200; id >= 10; --id) {
+    want.push_back(id);
+  }
+  EXPECT_EQ(seen, want) << "each job of the first page's time once, in order";
+}
+
 TEST_F(ReadSideTest, FinishedJobsComeFromTheStoreAndActiveOnesFromTheView) {
   auto alice = reader_->ListJobs(alice_, JobFilter{.include_finished = true, .user = std::nullopt});
   ASSERT_TRUE(alice.ok()) << alice.error().ToString();

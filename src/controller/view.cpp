@@ -62,6 +62,11 @@ std::shared_ptr<const ControllerView::Page> NextPage(
 }  // namespace
 
 const Job* ControllerView::Find(JobId id) const {
+  const std::shared_ptr<const Job>* job = FindShared(id);
+  return job != nullptr ? job->get() : nullptr;
+}
+
+const std::shared_ptr<const Job>* ControllerView::FindShared(JobId id) const {
   auto page = pages.find(PageOf(id));
   if (page == pages.end()) {
     return nullptr;
@@ -69,7 +74,7 @@ const Job* ControllerView::Find(JobId id) const {
   const Page& jobs = *page->second;
   auto it = std::lower_bound(
       jobs.begin(), jobs.end(), id, [](const auto& job, JobId want) { return job->id < want; });
-  return it != jobs.end() && (*it)->id == id ? it->get() : nullptr;
+  return it != jobs.end() && (*it)->id == id ? &*it : nullptr;
 }
 
 std::string CountedTeam(const Job& job) {

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -77,14 +78,29 @@ struct ControllerView {
   // command does.
   std::optional<Error> fatal;
 
-  // The active job `id`, or null.
+  // The active job `id`, or null. FindShared: the view's own copy, which later views share for
+  // as long as the job does not change (a reader may key what it derives from a job by it).
   const Job* Find(JobId id) const;
+  const std::shared_ptr<const Job>* FindShared(JobId id) const;
   // Calls fn(job) for each active job, newest (largest id) first, until it returns false.
   template <typename Fn>
   void NewestFirst(Fn&& fn) const {
-    for (auto page = pages.rbegin(); page != pages.rend(); ++page) {
+    NewestBelow(std::nullopt, [&fn](const std::shared_ptr<const Job>& job) { return fn(*job); });
+  }
+  // Calls fn(job), `job` the view's shared copy, for each active job whose id is below `below`
+  // (every one when nullopt), newest first, until it returns false. Starts at `below`'s page:
+  // the cost does not grow with the jobs above it (a listing's later pages).
+  template <typename Fn>
+  void NewestBelow(std::optional<JobId> below, Fn&& fn) const {
+    auto page = below
+                    ? std::make_reverse_iterator(pages.upper_bound(below->value() / kViewPageJobs))
+                    : pages.rbegin();
+    for (; page != pages.rend(); ++page) {
       for (auto job = page->second->rbegin(); job != page->second->rend(); ++job) {
-        if (!fn(**job)) {
+        if (below && (*job)->id >= *below) {
+          continue;
+        }
+        if (!fn(*job)) {
           return;
         }
       }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,6 +59,19 @@ struct JobFilter {
   bool include_finished = false;    // default: PENDING/STARTING/RUNNING only
   std::optional<std::string> user;  // root only: filter by owner name
   int limit = 1000;
+  // The cursor: only ids below this (JobListing::next of the page before). Ids only grow, so a
+  // page's successors do not shift when jobs are submitted meanwhile.
+  std::optional<JobId> before{};
+};
+
+// One page of ClusterService::ListSharedJobs, newest (largest id) first. Each job is immutable
+// and shared: an implementation that publishes a view of its jobs hands out the view's own
+// copies, so while a job is unchanged every listing returns the same object, and a caller may
+// key what it derives from a job (the API's rendered rows) by that object. `next` is the cursor
+// of the page after (JobFilter::before) when there may be more, nullopt when this was the last.
+struct JobListing {
+  std::vector<std::shared_ptr<const Job>> jobs{};
+  std::optional<JobId> next{};
 };
 
 // `gpufleet history` (issue #24, Slurm's sacct): which jobs, of any state. Every filter that is
@@ -263,6 +277,21 @@ class ClusterService {
 
   // Jobs the caller may see (root: all; others: their own), newest first.
   virtual Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) = 0;
+  // The same jobs as a page of shared immutable copies (JobListing), what GET /jobs serves. The
+  // default copies ListJobs' answer (no job is shared between two calls): the controller's
+  // published view overrides it.
+  virtual Result<JobListing> ListSharedJobs(const Caller& caller, const JobFilter& filter) {
+    GF_ASSIGN_OR_RETURN(std::vector<Job> jobs, ListJobs(caller, filter));
+    JobListing page;
+    page.jobs.reserve(jobs.size());
+    for (Job& job : jobs) {
+      page.jobs.push_back(std::make_shared<const Job>(std::move(job)));
+    }
+    if (!page.jobs.empty() && static_cast<int>(page.jobs.size()) >= filter.limit) {
+      page.next = page.jobs.back()->id;
+    }
+    return page;
+  }
 
   // Every queued job's id in scheduling order, as of the last pass: index + 1 is the 1-based
   // position `explain` shows. Other users' ids included: callers use it to number the jobs
