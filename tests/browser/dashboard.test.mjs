@@ -25,6 +25,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { overviewSteps } from './overview_steps.mjs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -303,6 +304,8 @@ try {
     const summary = await admin.textContent('p.summary');
     check(summary.startsWith('4 GPUs on 1 node,'), `summary: ${summary}`);
   });
+
+  await overviewSteps({ step, check, api, expectShown, eventually, admin, url, artifacts, env });
 
   await step("Teams & quotas: each team's GPU-hours and budget status are the API's and a hand count's", async () => {
     const budgets = budgetsOf(readFileSync(env('GF_SETTINGS'), 'utf8'));
@@ -646,6 +649,26 @@ try {
     await admin.click('.log button.tab:text-is("stderr")');
     await admin.waitForFunction(() => document.querySelector('pre.log-text')?.textContent === 'to stderr\n');
     await admin.screenshot({ path: path.join(artifacts, 'job-log.png'), fullPage: true });
+  });
+
+  await step('job page: a run of a few seconds labels each tick of its chart once; a job without GPUs shows its node and "(no GPU)"', async () => {
+    let charted = 0;
+    for (const { job } of await budgetJobs()) {
+      await admin.goto(`${url}/#/jobs/${job.id}`);
+      await admin.waitForSelector('.run .chart[data-xticks], .run .no-samples');
+      const ticks = await admin.$$eval('.run .chart', (cs) => cs.map((c) => JSON.parse(c.dataset.xticks || '[]')));
+      for (const labels of ticks) {
+        charted += 1;
+        check(labels.length > 0 && new Set(labels).size === labels.length,
+          `job ${job.id} ran ${(job.end_time_ms - job.start_time_ms) / 1000} s: its ticks read ${labels.join(', ')}`);
+      }
+    }
+    check(charted > 0, 'none of the budget teams\' short jobs has a chart');
+    const log = await api(`/api/v1/jobs/${logJob}`);
+    check(log.gpu_uuids.length === 0 && log.node, `the log job holds ${log.gpu_uuids} on '${log.node}'`);
+    await admin.goto(`${url}/#/jobs/${logJob}`);
+    const placement = await admin.textContent('dl.fields dt:text-is("placement") + dd');
+    check(placement === `${log.node} (no GPU)`, `placement of a job without GPUs: '${placement}'`);
   });
 
   await step('job page buttons: per state and per user, each confirmed; the server\'s refusal shown as it is; hold, release and cancel as the API then has them', async () => {
