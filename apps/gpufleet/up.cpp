@@ -18,9 +18,9 @@
 #include "config/config.h"
 #include "controller/controller.h"
 #include "core/duration.h"
-#include "metrics/cluster_series.h"
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
+#include "metrics/cluster_series.h"
 #include "monitor/telemetry.h"
 #include "store/open_store.h"
 

@@ -21,9 +21,9 @@ struct RequestContext {
   const HttpRequest& request;
   std::map<std::string, std::string> params;  // from the path template
   std::map<std::string, std::string> query;
-  const Telemetry* telemetry;    // for /metrics; may be null
+  const Telemetry* telemetry;           // for /metrics; may be null
   const ClusterSeries* cluster_series;  // for /api/v1/cluster/series; may be null
-  AgentLinkService* agent_link;  // for /api/v1/agent/*; null: no remote agents (gpufleet up)
+  AgentLinkService* agent_link;         // for /api/v1/agent/*; null: no remote agents (gpufleet up)
 };
 
 HttpResponse JsonResponse(int status, const nlohmann::json& body);

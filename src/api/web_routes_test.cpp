@@ -175,10 +175,10 @@ TEST(ClusterSeriesRouteTest, AnswersTheRecordedPointsOfTheWindow) {
   EXPECT_EQ(last["busy"], 1);  // its latest reading: 30 %
   EXPECT_EQ(last["idle_allocated"], 0);
   EXPECT_DOUBLE_EQ(last["used"].get<double>(), 0.3);
-  EXPECT_EQ(last["queue"], nlohmann::json::parse(
-                               R"([{"priority":"normal","pending":2.0,"oldest_wait_s":30.0}])"));
-  EXPECT_EQ(last["teams"], nlohmann::json::parse(
-                               R"([{"team":"ml","guaranteed":1.0,"held":1.0,"borrowed":0.0}])"));
+  EXPECT_EQ(last["queue"],
+            nlohmann::json::parse(R"([{"priority":"normal","pending":2.0,"oldest_wait_s":30.0}])"));
+  EXPECT_EQ(last["teams"],
+            nlohmann::json::parse(R"([{"team":"ml","guaranteed":1.0,"held":1.0,"borrowed":0.0}])"));
 }
 
 TEST(ClusterSeriesRouteTest, RefusesAnUnknownWindowAndAnswers503WithoutASeries) {

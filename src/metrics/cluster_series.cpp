@@ -10,8 +10,8 @@ namespace {
 // The entry of `out` whose `name_field` is `name` (appended, zeroed, when new).
 template <typename Entry>
 Entry& Named(std::vector<Entry>& out, const std::string& name, std::string Entry::*name_field) {
-  const auto it = std::find_if(
-      out.begin(), out.end(), [&](const Entry& e) { return e.*name_field == name; });
+  const auto it =
+      std::find_if(out.begin(), out.end(), [&](const Entry& e) { return e.*name_field == name; });
   if (it != out.end()) {
     return *it;
   }
@@ -42,9 +42,9 @@ ClusterPoint MakeClusterPoint(Time now,
   for (const GpuView& gpu : telemetry.gpus) {
     p.gpus += 1;
     const bool reading = gpu.sample && !gpu.sample->lost;
-    const std::optional<double> util =
-        reading && gpu.sample->util_gpu_pct ? std::optional<double>(*gpu.sample->util_gpu_pct)
-                                            : std::nullopt;
+    const std::optional<double> util = reading && gpu.sample->util_gpu_pct
+                                           ? std::optional<double>(*gpu.sample->util_gpu_pct)
+                                           : std::nullopt;
     if (!gpu.assignments.empty()) {
       p.allocated += 1;
       p.busy += util && *util >= kBusyUtilPct ? 1 : 0;
@@ -59,7 +59,8 @@ ClusterPoint MakeClusterPoint(Time now,
   }
   p.idle_allocated = p.allocated - p.busy;
   for (const QueueStats& q : stats.queue) {
-    p.queue.push_back(ClassPoint{q.priority, static_cast<double>(q.pending), q.oldest_wait_seconds});
+    p.queue.push_back(
+        ClassPoint{q.priority, static_cast<double>(q.pending), q.oldest_wait_seconds});
   }
   if (quota != nullptr) {
     for (const TeamQuota& t : quota->teams) {
@@ -96,8 +97,13 @@ ClusterPoint MeanPoint(std::span<const ClusterPoint> points) {
     }
   }
   const auto n = static_cast<double>(points.size());
-  for (double* v : {&mean.gpus, &mean.allocated, &mean.busy, &mean.idle_allocated, &mean.failed,
-                    &mean.used, &mean.power_w}) {
+  for (double* v : {&mean.gpus,
+                    &mean.allocated,
+                    &mean.busy,
+                    &mean.idle_allocated,
+                    &mean.failed,
+                    &mean.used,
+                    &mean.power_w}) {
     *v /= n;
   }
   for (ClassPoint& q : mean.queue) {
@@ -118,9 +124,8 @@ void ClusterSeries::Record(ClusterPoint point) {
     return;
   }
   // A coarse slot closes when the first point of a later one comes.
-  if (!coarse_pending_.empty() &&
-      Slot(coarse_pending_.back().time, options_.coarse_step) !=
-          Slot(point.time, options_.coarse_step)) {
+  if (!coarse_pending_.empty() && Slot(coarse_pending_.back().time, options_.coarse_step) !=
+                                      Slot(point.time, options_.coarse_step)) {
     coarse_.push_back(MeanPoint(coarse_pending_));
     coarse_pending_.clear();
   }
@@ -153,9 +158,8 @@ std::vector<ClusterPoint> ClusterSeries::Window(Time now,
     return points;
   }
   // Slices of the window, each averaged: a slice without a point stays a gap.
-  const std::int64_t slice_ms =
-      (window.count() + static_cast<std::int64_t>(max_points) - 1) /
-      static_cast<std::int64_t>(max_points);
+  const std::int64_t slice_ms = (window.count() + static_cast<std::int64_t>(max_points) - 1) /
+                                static_cast<std::int64_t>(max_points);
   // Slice k is (from + k * slice_ms, from + (k + 1) * slice_ms], as the window is open at from.
   const auto slice_of = [&](const ClusterPoint& p) {
     return ((p.time - from).count() - 1) / slice_ms;
@@ -183,11 +187,9 @@ ClusterSeriesRecorder::ClusterSeriesRecorder(ClusterSeries& series,
                                              ClusterService& service,
                                              const Telemetry& telemetry,
                                              const Clock& clock)
-    : series_(series),
-      service_(service),
-      telemetry_(telemetry),
-      clock_(clock),
-      thread_([this] { Loop(); }) {}
+    : series_(series), service_(service), telemetry_(telemetry), clock_(clock), thread_([this] {
+        Loop();
+      }) {}
 
 ClusterSeriesRecorder::~ClusterSeriesRecorder() {
   {

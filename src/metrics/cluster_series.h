@@ -40,13 +40,13 @@ namespace gf {
 inline constexpr double kBusyUtilPct = 5.0;
 
 struct ClassPoint {
-  std::string priority{};       // "high", "normal", "low"
-  double pending = 0;           // jobs waiting
-  double oldest_wait_s = 0;     // the longest any of them has waited; 0 with none
+  std::string priority{};    // "high", "normal", "low"
+  double pending = 0;        // jobs waiting
+  double oldest_wait_s = 0;  // the longest any of them has waited; 0 with none
 };
 
 struct TeamPoint {
-  std::string team{};  // "" = jobs of no team
+  std::string team{};     // "" = jobs of no team
   double guaranteed = 0;  // GPUs
   double held = 0;        // GPUs its starting and running jobs hold (a share counts its part)
   double borrowed = 0;    // of which beyond its guarantee or budget (preemptible)
@@ -56,13 +56,13 @@ struct TeamPoint {
 // the points it stands for.
 struct ClusterPoint {
   Time time{};
-  double gpus = 0;            // GPUs known to the Telemetry
-  double allocated = 0;       // held by at least one job
-  double busy = 0;            // allocated, utilisation at least kBusyUtilPct
-  double idle_allocated = 0;  // allocated - busy (no reading counts as idle)
-  double failed = 0;          // health failed, or lost
-  double used = 0;            // sum of utilisation / 100 over all GPUs: GPUs' worth of work
-  double power_w = 0;         // sum of the GPUs' power draw
+  double gpus = 0;                  // GPUs known to the Telemetry
+  double allocated = 0;             // held by at least one job
+  double busy = 0;                  // allocated, utilisation at least kBusyUtilPct
+  double idle_allocated = 0;        // allocated - busy (no reading counts as idle)
+  double failed = 0;                // health failed, or lost
+  double used = 0;                  // sum of utilisation / 100 over all GPUs: GPUs' worth of work
+  double power_w = 0;               // sum of the GPUs' power draw
   std::vector<ClassPoint> queue{};  // per class, in the order Stats gives
   std::vector<TeamPoint> teams{};   // per team, in the order Quota gives
 };
@@ -98,7 +98,9 @@ class ClusterSeries {
   // The points with now - window < time <= now, oldest first: from the fine ring when the
   // window fits in fine_keep, else the coarse one; more than `max_points` are averaged
   // (MeanPoint) into `max_points` equal slices of the window at most.
-  std::vector<ClusterPoint> Window(Time now, Millis window, std::size_t max_points = kMaxPoints) const;
+  std::vector<ClusterPoint> Window(Time now,
+                                   Millis window,
+                                   std::size_t max_points = kMaxPoints) const;
 
   // The latest point recorded, if any.
   std::optional<ClusterPoint> Latest() const;

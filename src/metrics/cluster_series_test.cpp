@@ -28,13 +28,17 @@ GpuView Gpu(int index, std::optional<int> util, bool held, std::int64_t power_mw
 // free and failed.
 TEST(ClusterPointTest, CountsGpusQueueAndTeamsByHand) {
   TelemetrySnapshot t;
-  t.gpus = {Gpu(0, 80, true), Gpu(1, 2, true), Gpu(2, std::nullopt, true), Gpu(3, 50, false),
+  t.gpus = {Gpu(0, 80, true),
+            Gpu(1, 2, true),
+            Gpu(2, std::nullopt, true),
+            Gpu(3, 50, false),
             Gpu(4, 0, false)};
   t.gpus[4].gpu.health = GpuHealth::kFailed;
   ClusterStats stats;
   stats.queue = {QueueStats{"high", 0, 0}, QueueStats{"normal", 3, 120.5}};
   QuotaReport quota;
-  quota.teams = {TeamQuota{.team = "ml", .guaranteed_gpus = 2, .held_milli = 3000, .borrowed_milli = 1000}};
+  quota.teams = {
+      TeamQuota{.team = "ml", .guaranteed_gpus = 2, .held_milli = 3000, .borrowed_milli = 1000}};
 
   const ClusterPoint p = MakeClusterPoint(kT0, stats, &quota, t);
   EXPECT_EQ(p.time, kT0);

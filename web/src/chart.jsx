@@ -41,7 +41,8 @@ function xAxis(kind, xs) {
       const iso = time(t * 1000);
       return u.scales.x.max - u.scales.x.min > kDay ? `${iso.slice(5, 10)} ${iso.slice(11, 16)}` : iso.slice(11, 19);
     });
-    u.root.parentNode.dataset.xticks = JSON.stringify(labels);  // for the browser test
+    const box = u.root.parentNode;
+    if (box) box.dataset.xticks = JSON.stringify(labels);  // for the browser test
     return labels;
   };
   return {
