@@ -77,6 +77,9 @@ export async function overviewSteps(t) {
   });
 
   await step("overview: the queue per class is the series' and the hand count's (6 waiting, 1 of them low); the charts draw every point of the answer", async () => {
+    // From another page: the overview mounts afresh and asks for the series (a hash already
+    // shown would ask nothing new until its next read).
+    await admin.goto(`${url}/#/gpus`);
     const body = await expectShown(admin, '#/overview', '/api/v1/cluster/series',
       async () => {
         await admin.waitForSelector('.chart[data-points]');
@@ -112,6 +115,7 @@ export async function overviewSteps(t) {
 
   await step("overview: today's GPU-hours and energy are the report's day of today", async () => {
     const today = new Date().toISOString().slice(0, 10);
+    await admin.goto(`${url}/#/gpus`);
     await expectShown(admin, '#/overview', '/api/v1/report',
       async () => {
         await admin.waitForFunction(() => document.querySelector('[data-kpi="GPU-hours today"] .kpi-value').textContent !== '–');

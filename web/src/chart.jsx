@@ -1,6 +1,6 @@
 // A uPlot chart as a preact component. uPlot draws on a canvas (nothing from the API reaches
 // the DOM as markup); the instance is made once and fed new data with setData.
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { day, time, kTimeIncrs } from './format.js';
@@ -12,6 +12,12 @@ const kColours = ['#2f7ed8', '#d9534f', '#5cb85c', '#f0ad4e', '#8e44ad', '#16a08
 function chartWidth(box) {
   const style = getComputedStyle(box);
   return Math.max(300, box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight));
+}
+
+// How much larger than the stylesheet's 14 px the page's text is now (a wall screen's is 20 px:
+// style.css): the canvas's text and the chart's height follow, as the canvas has no rem.
+function textScale() {
+  return parseFloat(getComputedStyle(document.documentElement).fontSize) / 14;
 }
 
 // Times in UTC, as every page shows them (format.js time()).
@@ -64,7 +70,8 @@ export function Chart({ title, data, series, axes, x = 'time', height = 220, zoo
   const zoomTo = useRef(onZoom);
   zoomTo.current = onZoom;
   const theme = useTheme();
-  const shape = JSON.stringify([series, axes, x, x === 'day' ? data[0] : null, theme, !!onZoom]);
+  const [scale, setTextScaleState] = useState(textScale);
+  const shape = JSON.stringify([series, axes, x, x === 'day' ? data[0] : null, theme, !!onZoom, scale]);
   useEffect(() => {
     const xs = xAxis(x, data[0]);
     const scales = { x: xs.scale };
@@ -77,15 +84,20 @@ export function Chart({ title, data, series, axes, x = 'time', height = 220, zoo
     // The theme's ink for the axes and grid: uPlot's defaults are black on the canvas.
     const ink = cssColour('--muted');
     const grid = cssColour('--line');
+    const font = `${Math.round(12 * scale)}px system-ui, sans-serif`;
     for (const axis of axisList) {
+      axis.font = font;
+      axis.labelFont = `bold ${font}`;
+      axis.size = Math.round(50 * scale);
       axis.stroke = ink;
+      if (axis === axisList[0]) axis.space = Math.round(60 * scale);  // an HH:MM:SS label's width
       axis.grid = { ...(axis.grid || {}), stroke: grid };
       axis.ticks = { stroke: grid };
     }
     const options = {
       title,
       width: chartWidth(box.current),
-      height,
+      height: Math.round(height * scale),
       tzDate: utc,
       scales,
       axes: axisList,
@@ -124,7 +136,10 @@ export function Chart({ title, data, series, axes, x = 'time', height = 220, zoo
       }],
     };
     plot.current = new uPlot(options, data, box.current);
-    const resize = () => plot.current.setSize({ width: chartWidth(box.current), height });
+    const resize = () => {
+      if (textScale() !== scale) setTextScaleState(textScale());  // drawn again at the new size
+      else plot.current.setSize({ width: chartWidth(box.current), height: Math.round(height * scale) });
+    };
     window.addEventListener('resize', resize);
     return () => {
       window.removeEventListener('resize', resize);

@@ -13,7 +13,7 @@ export const kBusyUtilPct = 5;
 export const kConditions = [
   { key: 'failed', mark: '✕ failed', text: 'failed: health failed, or the GPU is lost' },
   { key: 'degraded', mark: '! degraded', text: 'degraded: heat, XID or ECC errors' },
-  { key: 'idle', mark: '⏸ idle', text: 'idle while allocated: held by a job, under the busy threshold or without its process' },
+  { key: 'idle', mark: '‖ idle', text: 'idle while allocated: held by a job, under the busy threshold or without its process' },
   { key: 'unmanaged', mark: '⚠ unmanaged', text: 'unmanaged process: a process no job of this GPU owns' },
   { key: 'over-memory', mark: '▲ memory', text: 'over its memory limit: a job uses more GPU memory than it asked for' },
 ];
