@@ -159,10 +159,10 @@ export async function overviewSteps(t) {
   await step('overview: the theme toggle flips dark and light, and the choice is kept', async () => {
     await admin.goto(`${url}/#/overview`);
     await admin.waitForSelector('.chart[data-points]');
-    const before = await admin.evaluate(() => ({ theme: document.documentElement.dataset.theme, bg: getComputedStyle(document.body).backgroundColor }));
+    const before = await admin.evaluate(() => ({ theme: document.documentElement.dataset.theme, bg: getComputedStyle(document.documentElement).backgroundColor }));
     check(before.theme === 'light', `headless Chromium prefers light, the page starts ${before.theme}`);
     await admin.click('button.theme-toggle');
-    const after = await admin.evaluate(() => ({ theme: document.documentElement.dataset.theme, bg: getComputedStyle(document.body).backgroundColor }));
+    const after = await admin.evaluate(() => ({ theme: document.documentElement.dataset.theme, bg: getComputedStyle(document.documentElement).backgroundColor }));
     check(after.theme === 'dark' && after.bg !== before.bg, `after the toggle: ${JSON.stringify(after)}, before ${JSON.stringify(before)}`);
     await admin.reload();
     await admin.waitForSelector('.chart[data-points]');
