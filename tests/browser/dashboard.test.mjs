@@ -775,7 +775,7 @@ try {
     // Every chart's axes: utilisation 0-100 %, memory 0 to the card's memory in the API.
     const charts = await admin.$$eval('.run .chart[data-scales]', (els) => els.map((el) => ({
       title: el.querySelector('.u-title').textContent, scales: JSON.parse(el.dataset.scales),
-      legend: el.querySelector('.u-legend').textContent })));
+      legend: el.querySelector('.u-legend').textContent, ticks: JSON.parse(el.dataset.xticks || '[]') })));
     check(charts.length >= 1, `${charts.length} charts`);
     for (const c of charts) {
       const gpu = gpus.find((g) => c.title.includes(g.uuid));
@@ -784,6 +784,8 @@ try {
       check(c.scales.GiB[0] === 0 && Math.abs(c.scales.GiB[1] - gpu.memory_mib / 1024) < 1e-9,
         `${c.title}: memory axis ${c.scales.GiB}, the card has ${gpu.memory_mib} MiB`);
       check(!c.legend.includes('--'), `${c.title}: legend '${c.legend}'`);
+      // A run of a second (one sample, even) still has labelled ticks, each once.
+      check(c.ticks.length > 0 && new Set(c.ticks).size === c.ticks.length, `${c.title}: time ticks ${c.ticks}`);
     }
     await admin.screenshot({ path: path.join(artifacts, 'job-runs.png'), fullPage: true });
   });

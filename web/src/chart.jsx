@@ -51,8 +51,16 @@ function xAxis(kind, xs) {
     if (box) box.dataset.xticks = JSON.stringify(labels);  // for the browser test
     return labels;
   };
+  // Data spanning under 2 s (a run with one sample spans none: uPlot would then widen the axis
+  // to a thousand days, with no tick to draw) gets a second either side, ticks to label.
+  const range = (u, min, max) => {
+    const xs = u.data[0];
+    const first = xs[0];
+    const last = xs[xs.length - 1];
+    return xs.length > 0 && last - first < 2 && min <= first && max >= last ? [first - 1, last + 1] : [min, max];
+  };
   return {
-    scale: { time: true },
+    scale: { time: true, range },
     axis: { values: ticks, incrs: kTimeIncrs },
     series: { label: 'time (UTC)', value: legend((v) => time(v * 1000)) },
   };
