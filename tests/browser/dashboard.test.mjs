@@ -759,7 +759,10 @@ try {
     check(runs[1].start_time === after.start_time && runs[1].end_time == null && sameList(runs[1].gpus.map((g) => g.uuid), after.gpu_uuids),
       `run 2: ${JSON.stringify(runs[1])}; the job now: ${after.start_time} on ${after.gpu_uuids}`);
     await admin.goto(`${url}/#/jobs/${job}`);
-    await admin.waitForFunction(() => document.querySelectorAll('.run').length === 2 && document.querySelectorAll('.run .chart[data-scales]').length >= 1);
+    // Both runs started (the page may first show run 2 still STARTING: it reads the job again
+    // when the live list says it runs).
+    await admin.waitForFunction(() => document.querySelectorAll('.run').length === 2 && document.querySelectorAll('.run .run-start').length === 2 &&
+      document.querySelectorAll('.run .chart[data-scales]').length >= 1);
     const shown = await admin.$$eval('.run', (sections) => sections.map((s) => ({
       title: s.querySelector('h3').textContent,
       start: s.querySelector('.run-start')?.textContent,
