@@ -105,7 +105,8 @@ class ClusterSeries {
   // The latest point recorded, if any.
   std::optional<ClusterPoint> Latest() const;
 
-  const ClusterSeriesOptions& options() const { return options_; }  // NOLINT: accessor
+  // NOLINTNEXTLINE(readability-identifier-naming): accessor
+  const ClusterSeriesOptions& options() const { return options_; }
 
  private:
   const ClusterSeriesOptions options_;
