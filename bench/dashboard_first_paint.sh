@@ -48,7 +48,7 @@ until_ok() {
 }
 
 # Smaller sizes for a smoke run (a debug build's server does not keep up with the full one on
-# two cores): GF_NODES, GF_GPUS_PER_NODE, GF_QUEUED.
+# two cores): GF_NODES, GF_GPUS_PER_NODE, GF_QUEUED; GF_SAMPLE_INTERVAL (1s) the agents'.
 kNodes=${GF_NODES:-20}
 kGpusPerNode=${GF_GPUS_PER_NODE:-50}
 kQueued=${GF_QUEUED:-10000}
@@ -61,6 +61,7 @@ url=$(sed -n 's|.*API URL: *\(https*://[0-9.]*:[0-9]*\)/api/v1|\1|p' "$work/up.l
 for i in $(seq 1 $kNodes); do
   "$GPUFLEET" agent --server "$url" --token-file "$work/node.token" \
     --gpus "sim:${kGpusPerNode}xH100-80GB" --data-dir "$work/agent$i" --node-name "n$i" \
+    --sample-interval "${GF_SAMPLE_INTERVAL:-1s}" \
     >"$work/agent$i.log" 2>&1 &
   agent_pids+=($!)
 done
