@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +14,7 @@
 #include "controller/agent_hub.h"
 #include "controller/controller.h"
 #include "core/duration.h"
+#include "metrics/cluster_series.h"
 #include "monitor/telemetry.h"
 #include "store/open_store.h"
 
@@ -154,11 +156,16 @@ int RunServer(const ServerOptions& options) {
       [&controller](const NodeId& node, NodeAgent* agent) { controller.AttachAgent(node, agent); },
       AgentHubOptions{.heartbeat = *heartbeat, .node_timeout = *node_timeout});
   controller.Start();
+  // The overview's series (GET /api/v1/cluster/series): stopped before the controller it reads.
+  ClusterSeries cluster_series;
+  std::optional<ClusterSeriesRecorder> recorder;
+  recorder.emplace(cluster_series, controller, telemetry, clock);
   ApiServerOptions aopts;
   aopts.unix_socket_path = options.socket.empty() ? ServerSocketPath(socket_env) : options.socket;
   aopts.tcp_host = options.host;
   aopts.tcp_port = options.port;
   aopts.telemetry = &telemetry;
+  aopts.cluster_series = &cluster_series;
   aopts.tls_cert_file = options.tls_cert;
   aopts.tls_key_file = options.tls_key;
   aopts.agent_link = &hub;
@@ -193,6 +200,7 @@ int RunServer(const ServerOptions& options) {
   }
   hub.Close();
   server.Stop();
+  recorder.reset();
   controller.Stop();
   close(*lock);
   return sig != 0 ? 0 : kExitControllerFailed;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "core/duration.h"
 #include "executor/executor.h"
 #include "gpu/gpu_backend.h"
+#include "metrics/cluster_series.h"
 #include "monitor/telemetry.h"
 #include "store/open_store.h"
 
@@ -232,11 +234,16 @@ int RunUp(const UpOptions& flags) {
   if (Status s = agent.Start(); !s.ok()) {
     return Die(s.error());
   }
+  // The overview's series (GET /api/v1/cluster/series): stopped before the controller it reads.
+  ClusterSeries cluster_series;
+  std::optional<ClusterSeriesRecorder> recorder;
+  recorder.emplace(cluster_series, controller, telemetry, clock);
   ApiServerOptions aopts;
   aopts.unix_socket_path = options.socket.empty() ? ServerSocketPath(socket_env) : options.socket;
   aopts.tcp_host = options.host;
   aopts.tcp_port = options.port;
   aopts.telemetry = &telemetry;  // GET /metrics
+  aopts.cluster_series = &cluster_series;
   aopts.tls_cert_file = options.tls_cert;
   aopts.tls_key_file = options.tls_key;
   aopts.authenticate = [&controller](std::string_view token) {
@@ -268,6 +275,7 @@ int RunUp(const UpOptions& flags) {
   const int sig = WaitForStopSignal(stop_signals);
   spdlog::info("gpufleet up: signal {}, stopping (jobs keep running)", sig);
   server.Stop();
+  recorder.reset();
   agent.Stop();
   controller.Stop();
   close(*lock);

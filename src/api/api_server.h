@@ -57,6 +57,7 @@
 
 namespace gf {
 
+class ClusterSeries;
 class Telemetry;
 
 struct ApiServerOptions {
@@ -80,6 +81,9 @@ struct ApiServerOptions {
   int rate_burst = 1000;    // requests a client may send at once before rate_limit applies
   // Feeds GET /metrics' GPU families (borrowed; must outlive the server). Null: none.
   const Telemetry* telemetry = nullptr;
+  // Serves GET /api/v1/cluster/series, the dashboard's overview (borrowed; must outlive the
+  // server). Null: that route answers 503.
+  const ClusterSeries* cluster_series = nullptr;
   // TLS on the TCP listener when both are set (PEM files; the key may not be world-readable).
   // The Unix socket stays plain: the kernel vouches for its callers.
   std::string tls_cert_file{};

@@ -37,7 +37,7 @@ class SessionBase {
 class ApiServerState {
  public:
   ApiServerState(ClusterService& service, ApiServerOptions options)
-      : router_(service, options.telemetry, options.agent_link),
+      : router_(service, options.telemetry, options.agent_link, options.cluster_series),
         options_(std::move(options)),
         owner_uid_(::geteuid()) {}
 

@@ -610,7 +610,7 @@ Result<HttpResponse> Metrics(ClusterService& service, const RequestContext& ctx)
 
 // The route table. Job routes need an identity: on plain TCP there is none yet (bearer tokens
 // come later), and the service must never see an anonymous submit.
-const std::array<RouteEntry, 42> kRoutes = {{
+const std::array<RouteEntry, 43> kRoutes = {{
     {{"GET", "/api/v1/health", false}, "", &Health},
     {{"POST", "/api/v1/jobs", true}, "", &SubmitJob},
     {{"GET", "/api/v1/jobs", true}, "all,user,limit,cursor,watch", &ListJobs},
@@ -639,6 +639,7 @@ const std::array<RouteEntry, 42> kRoutes = {{
     {{"GET", "/api/v1/nodes", false}, "watch", &ListNodes},
     {{"GET", "/api/v1/gpus", false}, "watch", &ListGpus},
     {{"GET", "/api/v1/gpus/{uuid}/series", false}, "metric,from_ms,to_ms,resolution", &GpuSeries},
+    {{"GET", "/api/v1/cluster/series", false}, "window", &ClusterSeriesRoute},
     {{"GET", "/metrics", false}, "", &Metrics},
     {{"POST", "/api/v1/tokens", true}, "", &CreateToken},
     {{"GET", "/api/v1/tokens", true}, "", &ListTokens},
@@ -723,6 +724,7 @@ std::optional<HttpResponse> CheckBodyMediaType(const HttpRequest& request, std::
 
 HttpResponse Dispatch(ClusterService& service,
                       const Telemetry* telemetry,
+                      const ClusterSeries* cluster_series,
                       AgentLinkService* agent_link,
                       JobRowCache& rows,
                       const Caller& caller,
@@ -766,7 +768,8 @@ HttpResponse Dispatch(ClusterService& service,
     if (Result<bool> watch = WatchRequested(query); !watch.ok()) {
       return ErrorResponse(watch.error());
     }
-    RequestContext ctx{caller, request, std::move(params), query, telemetry, agent_link, rows};
+    RequestContext ctx{
+        caller, request, std::move(params), query, telemetry, cluster_series, agent_link, rows};
     Result<HttpResponse> result = route.handler(service, ctx);
     return result.ok() ? std::move(result).value() : ErrorResponse(result.error());
   }
@@ -835,7 +838,7 @@ Result<std::shared_ptr<CommandStream>> Router::OpenCommandStream(const Caller& c
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
   const auto query = ParseQuery(q == std::string_view::npos ? "" : target.substr(q + 1));
-  RequestContext ctx{caller, request, {}, query, telemetry_, agent_link_, *rows_};
+  RequestContext ctx{caller, request, {}, query, telemetry_, cluster_series_, agent_link_, *rows_};
   GF_ASSIGN_OR_RETURN(AgentLinkService * link, AgentLink(ctx));
   GF_ASSIGN_OR_RETURN(const std::int64_t session, SessionParam(ctx));
   std::int64_t after = 0;
@@ -852,7 +855,7 @@ HttpResponse Router::Handle(const Caller& caller, const HttpRequest& request) co
     if (std::optional<HttpResponse> asset = ServeWebAsset(request)) {
       return *std::move(asset);
     }
-    return Dispatch(service_, telemetry_, agent_link_, *rows_, caller, request);
+    return Dispatch(service_, telemetry_, cluster_series_, agent_link_, *rows_, caller, request);
   } catch (const std::bad_alloc&) {
     return ErrorResponse(Internal("out of memory while handling " + request.target));
   } catch (const std::exception& e) {

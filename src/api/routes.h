@@ -26,6 +26,7 @@
 
 namespace gf {
 
+class ClusterSeries;
 class Telemetry;
 
 // Bounds on what one request may ask for.
@@ -58,12 +59,15 @@ class Router {
  public:
   // `telemetry` feeds the GPU families of GET /metrics; without one (tests) they are empty.
   // `agent_link` serves /api/v1/agent/* (gpufleet server); without one they answer 404.
+  // `cluster_series` serves GET /api/v1/cluster/series; without one it answers 503.
   explicit Router(ClusterService& service,
                   const Telemetry* telemetry = nullptr,
-                  AgentLinkService* agent_link = nullptr)
+                  AgentLinkService* agent_link = nullptr,
+                  const ClusterSeries* cluster_series = nullptr)
       : service_(service),
         telemetry_(telemetry),
         agent_link_(agent_link),
+        cluster_series_(cluster_series),
         rows_(std::make_shared<JobRowCache>()) {}
 
   // Routes and answers one request. Never throws: library exceptions become a 500.
@@ -86,6 +90,7 @@ class Router {
   ClusterService& service_;
   const Telemetry* telemetry_;
   AgentLinkService* agent_link_;
+  const ClusterSeries* cluster_series_;
   // GET /jobs' rows, kept between requests (job_rows.h); shared by copies of this Router.
   std::shared_ptr<JobRowCache> rows_;
 };

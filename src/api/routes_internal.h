@@ -21,9 +21,10 @@ struct RequestContext {
   const HttpRequest& request;
   std::map<std::string, std::string> params;  // from the path template
   std::map<std::string, std::string> query;
-  const Telemetry* telemetry;    // for /metrics; may be null
-  AgentLinkService* agent_link;  // for /api/v1/agent/*; null: no remote agents (gpufleet up)
-  JobRowCache& rows;             // GET /jobs' rendered rows (the Router's)
+  const Telemetry* telemetry;           // for /metrics; may be null
+  const ClusterSeries* cluster_series;  // for /api/v1/cluster/series; may be null
+  AgentLinkService* agent_link;         // for /api/v1/agent/*; null: no remote agents (gpufleet up)
+  JobRowCache& rows;                    // GET /jobs' rendered rows (the Router's)
 };
 
 HttpResponse JsonResponse(int status, const nlohmann::json& body);
@@ -38,6 +39,9 @@ std::optional<std::string> QueryValue(const RequestContext& ctx, const std::stri
 // Any local user can send a body to the root daemon: it is read with the depth limit and
 // without duplicate keys (json/json_text.h), so nothing recursive ever sees a deep value.
 Result<nlohmann::json> JsonBody(const RequestContext& ctx);
+
+// cluster_series_route.cpp
+Result<HttpResponse> ClusterSeriesRoute(ClusterService&, const RequestContext& ctx);
 
 // admin_routes.cpp
 Result<HttpResponse> CreateToken(ClusterService& service, const RequestContext& ctx);

@@ -1,7 +1,10 @@
-// The dashboard's routes: its embedded files at / (web_assets.h) and the GPU history it charts
-// (GET /api/v1/gpus/{uuid}/series), through the Router. The pages themselves are tested in a
+// The dashboard's routes: its embedded files at / (web_assets.h), the GPU history it charts
+// (GET /api/v1/gpus/{uuid}/series) and the cluster's (GET /api/v1/cluster/series), through the
+// Router. The pages themselves are tested in a
 // real browser (tests/browser).
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +12,7 @@
 #include "api/fake_cluster_service.h"
 #include "api/routes.h"
 #include "api/web_assets.h"
+#include "metrics/cluster_series.h"
 #include "monitor/telemetry.h"
 
 namespace gf {
@@ -179,6 +183,62 @@ TEST(GpuSeriesRouteTest, RefusesWhatItCannotAnswerNamingTheField) {
   const Router without(fake);
   r = Get(without, "/api/v1/gpus/GPU-0/series?metric=util_gpu_pct");
   EXPECT_EQ(r.status, 503) << r.body;
+}
+
+// The recorder takes its points from the service's Stats and Quota and the Telemetry; the
+// route answers them with the window's span and the idle threshold the page colours with.
+TEST(ClusterSeriesRouteTest, AnswersTheRecordedPointsOfTheWindow) {
+  FakeClusterService fake;
+  fake.stats.queue = {QueueStats{"normal", 2, 30}};
+  fake.quota.teams = {TeamQuota{.team = "ml", .guaranteed_gpus = 1, .held_milli = 1000}};
+  Telemetry telemetry;
+  FeedTelemetry(telemetry);
+  telemetry.Assign(GpuUuid("GPU-0"), GpuAssignment{.job = JobId(7)});
+  ClusterSeries series;
+  ManualClock clock(FromUnixMillis(kT0 + 5000));
+  {
+    ClusterSeriesRecorder recorder(series, fake, telemetry, clock);  // one point at once
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!series.Latest() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    ASSERT_TRUE(series.Latest()) << "the recorder's first point";
+    clock.Advance(Millis(5000));
+    recorder.RecordNow();
+  }
+  const Router router(fake, &telemetry, nullptr, &series);
+  const HttpResponse r = Get(router, "/api/v1/cluster/series?window=1h");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json body = nlohmann::json::parse(r.body);
+  EXPECT_EQ(body["window_ms"], 3'600'000);
+  EXPECT_EQ(body["step_ms"], 5000);
+  EXPECT_EQ(body["busy_util_pct"], kBusyUtilPct);
+  ASSERT_EQ(body["points"].size(), 2U) << r.body;
+  const nlohmann::json& last = body["points"][1];
+  EXPECT_EQ(last, body["latest"]);
+  EXPECT_EQ(last["time_ms"], kT0 + 10'000);
+  EXPECT_EQ(last["gpus"], 1);
+  EXPECT_EQ(last["allocated"], 1);
+  EXPECT_EQ(last["busy"], 1);  // its latest reading: 30 %
+  EXPECT_EQ(last["idle_allocated"], 0);
+  EXPECT_DOUBLE_EQ(last["used"].get<double>(), 0.3);
+  EXPECT_EQ(last["queue"],
+            nlohmann::json::parse(R"([{"priority":"normal","pending":2.0,"oldest_wait_s":30.0}])"));
+  EXPECT_EQ(last["teams"],
+            nlohmann::json::parse(R"([{"team":"ml","guaranteed":1.0,"held":1.0,"borrowed":0.0}])"));
+}
+
+TEST(ClusterSeriesRouteTest, RefusesAnUnknownWindowAndAnswers503WithoutASeries) {
+  FakeClusterService fake;
+  ClusterSeries series;
+  const Router router(fake, nullptr, nullptr, &series);
+  HttpResponse r = Get(router, "/api/v1/cluster/series?window=2h");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(Contains(r.body, "window: must be 1h, 1d or 1w")) << r.body;
+  r = Get(router, "/api/v1/cluster/series?window=1w");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(nlohmann::json::parse(r.body)["points"].size(), 0U);
+  EXPECT_EQ(Get(Router(fake), "/api/v1/cluster/series").status, 503);
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ constexpr Refusal k404 = Refusal::kHidden;
 // clang-format off
 constexpr std::array<AuthorizationRule, 42> kRules = {{
   {R::kCluster, A::kRead, O::kNone, {Y, Y, Y, Y, Y}, k403, "read health, nodes, GPUs and metrics",
-   "`GET /api/v1/health`, `/nodes`, `/gpus`, `/gpus/{uuid}/series`, `/metrics`"},
+   "`GET /api/v1/health`, `/nodes`, `/gpus`, `/gpus/{uuid}/series`, `/cluster/series`, "
+   "`/metrics`"},
   {R::kJob, A::kSubmit, O::kNone, {N, N, Y, Y, Y}, k403, "submit jobs",
    "`POST /api/v1/jobs` (arrays too)"},
   {R::kJob, A::kRead, O::kOwn, {N, N, Y, Y, Y}, k404, "see their own jobs",

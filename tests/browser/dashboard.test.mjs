@@ -25,6 +25,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { overviewSteps } from './overview_steps.mjs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -303,6 +304,8 @@ try {
     const summary = await admin.textContent('p.summary');
     check(summary.startsWith('4 GPUs on 1 node,'), `summary: ${summary}`);
   });
+
+  await overviewSteps({ step, check, api, expectShown, eventually, admin, url, artifacts, env });
 
   await step("Teams & quotas: each team's GPU-hours and budget status are the API's and a hand count's", async () => {
     const budgets = budgetsOf(readFileSync(env('GF_SETTINGS'), 'utf8'));
@@ -648,6 +651,26 @@ try {
     await admin.screenshot({ path: path.join(artifacts, 'job-log.png'), fullPage: true });
   });
 
+  await step('job page: a run of a few seconds labels each tick of its chart once; a job without GPUs shows its node and "(no GPU)"', async () => {
+    let charted = 0;
+    for (const { job } of await budgetJobs()) {
+      await admin.goto(`${url}/#/jobs/${job.id}`);
+      await admin.waitForSelector('.run .chart[data-xticks], .run .no-samples');
+      const ticks = await admin.$$eval('.run .chart', (cs) => cs.map((c) => JSON.parse(c.dataset.xticks || '[]')));
+      for (const labels of ticks) {
+        charted += 1;
+        check(labels.length > 0 && new Set(labels).size === labels.length,
+          `job ${job.id} ran ${(job.end_time_ms - job.start_time_ms) / 1000} s: its ticks read ${labels.join(', ')}`);
+      }
+    }
+    check(charted > 0, 'none of the budget teams\' short jobs has a chart');
+    const log = await api(`/api/v1/jobs/${logJob}`);
+    check(log.gpu_uuids.length === 0 && log.node, `the log job holds ${log.gpu_uuids} on '${log.node}'`);
+    await admin.goto(`${url}/#/jobs/${logJob}`);
+    const placement = await admin.textContent('dl.fields dt:text-is("placement") + dd');
+    check(placement === `${log.node} (no GPU)`, `placement of a job without GPUs: '${placement}'`);
+  });
+
   await step('job page buttons: per state and per user, each confirmed; the server\'s refusal shown as it is; hold, release and cancel as the API then has them', async () => {
     const [low] = env('GF_QUEUE_JOBS').split(' ');
     const jobState = async (id) => (await api(`/api/v1/jobs/${id}`));
@@ -736,7 +759,10 @@ try {
     check(runs[1].start_time === after.start_time && runs[1].end_time == null && sameList(runs[1].gpus.map((g) => g.uuid), after.gpu_uuids),
       `run 2: ${JSON.stringify(runs[1])}; the job now: ${after.start_time} on ${after.gpu_uuids}`);
     await admin.goto(`${url}/#/jobs/${job}`);
-    await admin.waitForFunction(() => document.querySelectorAll('.run').length === 2 && document.querySelectorAll('.run .chart[data-scales]').length >= 1);
+    // Both runs started (the page may first show run 2 still STARTING: it reads the job again
+    // when the live list says it runs).
+    await admin.waitForFunction(() => document.querySelectorAll('.run').length === 2 && document.querySelectorAll('.run .run-start').length === 2 &&
+      document.querySelectorAll('.run .chart[data-scales]').length >= 1);
     const shown = await admin.$$eval('.run', (sections) => sections.map((s) => ({
       title: s.querySelector('h3').textContent,
       start: s.querySelector('.run-start')?.textContent,
@@ -752,7 +778,7 @@ try {
     // Every chart's axes: utilisation 0-100 %, memory 0 to the card's memory in the API.
     const charts = await admin.$$eval('.run .chart[data-scales]', (els) => els.map((el) => ({
       title: el.querySelector('.u-title').textContent, scales: JSON.parse(el.dataset.scales),
-      legend: el.querySelector('.u-legend').textContent })));
+      legend: el.querySelector('.u-legend').textContent, ticks: JSON.parse(el.dataset.xticks || '[]') })));
     check(charts.length >= 1, `${charts.length} charts`);
     for (const c of charts) {
       const gpu = gpus.find((g) => c.title.includes(g.uuid));
@@ -761,6 +787,8 @@ try {
       check(c.scales.GiB[0] === 0 && Math.abs(c.scales.GiB[1] - gpu.memory_mib / 1024) < 1e-9,
         `${c.title}: memory axis ${c.scales.GiB}, the card has ${gpu.memory_mib} MiB`);
       check(!c.legend.includes('--'), `${c.title}: legend '${c.legend}'`);
+      // A run of a second (one sample, even) still has labelled ticks, each once.
+      check(c.ticks.length > 0 && new Set(c.ticks).size === c.ticks.length, `${c.title}: time ticks ${c.ticks}`);
     }
     await admin.screenshot({ path: path.join(artifacts, 'job-runs.png'), fullPage: true });
   });

@@ -33,6 +33,11 @@ export function time(ms) {
   return ms == null ? dash : new Date(ms).toISOString();
 }
 
+// The steps a time axis may put between its ticks, in seconds: whole seconds and up, as its
+// labels show whole seconds (chart.jsx), so that no two ticks are labelled alike.
+export const kTimeIncrs = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
+  21600, 43200, 86400, 172800, 604800, 1209600, 2592000];
+
 // The UTC calendar day of `ms`: "2026-12-02".
 export function day(ms) {
   return ms == null ? dash : new Date(ms).toISOString().slice(0, 10);

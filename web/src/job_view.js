@@ -49,3 +49,11 @@ export function runSeconds(run, now = Date.now()) {
   if (run.start_time_ms == null) return null;
   return ((run.end_time_ms ?? now) - run.start_time_ms) / 1000;
 }
+
+// Where a job runs, for its page: "node-a: GPU-1, GPU-2"; a job without GPUs "node-a (no GPU)"
+// (not "node-a:" with nothing after it); a job not placed '–'.
+export function placementText(job) {
+  if (!job.node) return '–';
+  const gpus = job.gpu_uuids || [];
+  return gpus.length === 0 ? `${job.node} (no GPU)` : `${job.node}: ${gpus.join(', ')}`;
+}

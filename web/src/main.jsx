@@ -1,11 +1,14 @@
 // The gpufleet dashboard: a single page served by gpufleet at / (docs/dashboard.md). Pages are
-// hash routes (#/gpus, #/queue, #/jobs/12, #/quota, #/reports, #/signin), so the server serves
-// one HTML file and two bundles; every figure comes from /api/v1.
+// hash routes (#/overview, the first; #/gpus, #/queue, #/jobs/12, #/quota, #/reports,
+// #/signin), so the server serves one HTML file and two bundles; every figure comes from
+// /api/v1.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, getToken, setToken, tokenId } from './api.js';
 import { setLiveToken, useLive } from './live.js';
 import { HeatMap } from './pages/heatmap.jsx';
+import { Overview } from './pages/overview.jsx';
+import { setTheme, useTheme } from './theme.js';
 import { Queue } from './pages/queue.jsx';
 import { JobPage } from './pages/job.jsx';
 import { Quota } from './pages/quota.jsx';
@@ -13,10 +16,12 @@ import { Reports } from './pages/report.jsx';
 import { ErrorNote } from './pages/common.jsx';
 import './style.css';
 
+const kHome = '#/overview';
+
 function useHash() {
-  const [hash, setHash] = useState(location.hash || '#/gpus');
+  const [hash, setHash] = useState(location.hash || kHome);
   useEffect(() => {
-    const onChange = () => setHash(location.hash || '#/gpus');
+    const onChange = () => setHash(location.hash || kHome);
     window.addEventListener('hashchange', onChange);
     return () => window.removeEventListener('hashchange', onChange);
   }, []);
@@ -81,6 +86,7 @@ function SignIn({ token, onToken }) {
 }
 
 const kNav = [
+  ['#/overview', 'Overview'],
   ['#/gpus', 'GPUs'],
   ['#/queue', 'Queue'],
   ['#/quota', 'Teams & quotas'],
@@ -98,12 +104,13 @@ function Page({ hash, token, onToken }) {
   // the last one's under the new id.
   if (job) return <JobPage key={job[1]} id={decodeURIComponent(job[1])} token={token} />;
   switch (routeOf(hash)) {
+    case '#/overview': return <Overview token={token} />;
     case '#/gpus': return <HeatMap />;
     case '#/queue': return <Queue token={token} hash={hash} />;
     case '#/quota': return <Quota token={token} />;
     case '#/reports': return <Reports token={token} />;
     case '#/signin': return <SignIn token={token} onToken={onToken} />;
-    default: return <section><h1>Not found</h1><p>No page {hash}. <a href="#/gpus">GPUs</a></p></section>;
+    default: return <section><h1>Not found</h1><p>No page {hash}. <a href={kHome}>Overview</a></p></section>;
   }
 }
 
@@ -113,10 +120,12 @@ function App() {
   const live = useLive();  // opens nothing: reads the errors of the lists the page keeps open
   const onToken = (t) => { setToken(t); setLiveToken(t); setTokenState(t); };
   const lost = Object.values(live.errors).find((e) => e && e.code === 'unavailable');
+  const theme = useTheme();
+  const other = theme === 'dark' ? 'light' : 'dark';
   return (
     <>
       <header>
-        <a class="brand" href="#/gpus">gpufleet</a>
+        <a class="brand" href={kHome}>gpufleet</a>
         <nav>
           {kNav.map(([href, label]) => (
             <a key={href} href={href} class={routeOf(hash) === href ? 'active' : ''}>{label}</a>
@@ -125,8 +134,9 @@ function App() {
         <span class={`conn conn-${lost ? 'offline' : 'live'}`} title={lost ? lost.message : 'following the server live'}>{lost ? 'offline' : 'live'}</span>
         <a class={`account${hash === '#/signin' ? ' active' : ''}`} href="#/signin">{token ? `signed in (${tokenId(token)})` : 'sign in'}</a>
         {token && <button type="button" class="signout" onClick={() => onToken('')}>Sign out</button>}
+        <button type="button" class="theme-toggle" title={`switch to the ${other} theme`} onClick={() => setTheme(other)}>{other === 'dark' ? '☾ dark' : '☀ light'}</button>
       </header>
-      <main>
+      <main class={routeOf(hash) === kHome ? 'wide' : ''}>
         <Page hash={hash} token={token} onToken={onToken} />
       </main>
     </>

@@ -2,7 +2,7 @@
 // (src/report_series.js).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { count, day, gpuHours, startBasis, startEstimate, time } from '../src/format.js';
+import { count, day, gpuHours, kTimeIncrs, startBasis, startEstimate, time } from '../src/format.js';
 import { anyDaySampled, dailySeries } from '../src/report_series.js';
 
 test('GPU-hours keep up to 4 decimals, as the CLI prints them, so small budgets are not 0', () => {
@@ -58,4 +58,12 @@ test('the per-day chart puts each day at its UTC midnight and leaves days withou
   assert.deepEqual(used, [null, 20, null]);
   assert.equal(anyDaySampled(days), true);
   assert.equal(anyDaySampled([days[0], days[2]]), false);
+});
+
+test('a time axis steps by whole seconds at least: its labels show seconds, so no two ticks read alike', () => {
+  assert.equal(kTimeIncrs[0], 1);
+  assert.ok(kTimeIncrs.every((s, i) => Number.isInteger(s) && (i === 0 || s > kTimeIncrs[i - 1])));
+  // Ticks 1 s apart over a 2 s run: three labels, all different (to the second).
+  const labels = [0, 1, 2].map((s) => time(Date.parse('2026-12-07T10:00:00Z') + s * 1000).slice(11, 19));
+  assert.equal(new Set(labels).size, 3);
 });

@@ -2,7 +2,7 @@
 // numbers as `gpufleet explain` prints them, a run's length.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jobActions, runSeconds, short } from '../src/job_view.js';
+import { jobActions, placementText, runSeconds, short } from '../src/job_view.js';
 
 const names = (job) => jobActions(job).map((a) => a.name);
 
@@ -33,4 +33,10 @@ test("a run's length: to its end, or to now while it runs; none if it never ran"
   assert.equal(runSeconds({ start_time_ms: 1000, end_time_ms: 61000 }), 60);
   assert.equal(runSeconds({ start_time_ms: 1000, end_time_ms: null }, 11000), 10);
   assert.equal(runSeconds({ start_time_ms: null }), null);
+});
+
+test('placement: the node and its GPUs, or the node and "(no GPU)", never a colon with nothing after it', () => {
+  assert.equal(placementText({ node: 'n1', gpu_uuids: ['GPU-a', 'GPU-b'] }), 'n1: GPU-a, GPU-b');
+  assert.equal(placementText({ node: 'e2e-node', gpu_uuids: [] }), 'e2e-node (no GPU)');
+  assert.equal(placementText({ node: '', gpu_uuids: [] }), '–');
 });

@@ -7,7 +7,7 @@ import { apiGet } from '../api.js';
 import { useLive } from '../live.js';
 import { Chart } from '../chart.jsx';
 import { duration, mib, money, num, pct, startBasis, startEstimate, time } from '../format.js';
-import { runSeconds } from '../job_view.js';
+import { placementText, runSeconds } from '../job_view.js';
 import { ErrorNote, Loading, NeedSignIn, StateBadge } from './common.jsx';
 import { JobActions } from './job_actions.jsx';
 import { JobExplain } from './job_explain.jsx';
@@ -102,7 +102,7 @@ function Details({ job }) {
       {job.prediction && <Field name="predicted run time">{predicted(job.prediction)}</Field>}
       <Field name="started">{time(job.start_time_ms)}</Field>
       <Field name="ended">{time(job.end_time_ms)}{job.exit_code != null ? `, exit code ${job.exit_code}` : ''}</Field>
-      <Field name="placement">{job.node ? `${job.node}: ${job.gpu_uuids.join(', ')}` : '–'}</Field>
+      <Field name="placement">{placementText(job)}</Field>
       {usage && <Field name="usage">mean utilisation {pct(usage.mean_util_pct)}, peak {pct(usage.peak_util_pct)}, peak memory {mib(usage.peak_memory_mib)}, energy {num(usage.energy_kwh, 3)} kWh</Field>}
       {job.energy && <Field name="charge">{num(job.energy.energy_kwh, 3)} kWh, {money(job.energy)}{job.energy.co2_kg != null ? `, ${num(job.energy.co2_kg, 2)} kg CO₂` : ''}</Field>}
     </dl>
