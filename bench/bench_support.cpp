@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,11 @@ void InstallInterruptHandler() {
 
 bool Interrupted() {
   return g_interrupted != 0;
+}
+
+std::string CurrentUser() {
+  const passwd* pw = getpwuid(getuid());  // NOLINT(concurrency-mt-unsafe): before any thread
+  return pw != nullptr ? pw->pw_name : "uid" + std::to_string(getuid());
 }
 
 Status SleepFor(std::chrono::milliseconds d) {

@@ -95,6 +95,10 @@ Result<double> RunOnClients(const std::string& socket,
 // was killed by a signal).
 Result<int> RunCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env);
 
+// The current user's name ("uid N" when it has none), for jobs a bench writes into a store as
+// theirs. Call before any thread starts (getpwuid's buffer is shared).
+std::string CurrentUser();
+
 // ---- implementation of the template ----
 
 Status SleepFor(std::chrono::milliseconds d);  // kUnavailable "interrupted" on Ctrl-C

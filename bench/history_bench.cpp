@@ -21,7 +21,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <pwd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,12 +37,6 @@ namespace {
 using nlohmann::json;
 
 constexpr std::int64_t kHistoryStartMs = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
-
-// Before any thread starts (getpwuid's buffer is shared).
-std::string CurrentUser() {
-  const passwd* pw = getpwuid(getuid());  // NOLINT(concurrency-mt-unsafe): one thread yet
-  return pw != nullptr ? pw->pw_name : "uid" + std::to_string(getuid());
-}
 
 // `jobs` finished jobs of the current user (so that they are the caller's to read), one every
 // five minutes from 2026-01-01, each run 4 minutes on 1-4 GPUs of node history-N, every tenth

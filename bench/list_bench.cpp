@@ -24,7 +24,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <pwd.h>
 #include <unistd.h>
 
 #include "api/api_client.h"
@@ -37,12 +36,6 @@ namespace gf::bench {
 namespace {
 
 using nlohmann::json;
-
-// Before any thread starts (getpwuid's buffer is shared).
-std::string CurrentUser() {
-  const passwd* pw = getpwuid(getuid());  // NOLINT(concurrency-mt-unsafe): one thread yet
-  return pw != nullptr ? pw->pw_name : "uid" + std::to_string(getuid());
-}
 
 // `jobs` pending one-GPU jobs of the current user, as `gpufleet submit` stores them: a name, a
 // command, a working directory, an environment of a few variables, a team and a time limit.

@@ -272,23 +272,29 @@ TEST_F(SqliteStoreTest, BadHealthInGpuMinuteRowIsInternalErrorNamingTheRow) {
   EXPECT_THAT(rows.error().message, HasSubstr("melted"));
 }
 
-// Reports read a month of minutes for every GPU: the range read must walk the primary key in
-// order, neither scanning the whole table nor sorting the range.
-TEST_F(SqliteStoreTest, GpuMinuteRangeReadIsAnOrderedKeyScan) {
-  ASSERT_NE(MustOpen(), nullptr);
-  auto db = RawOpen(file_);
-  auto plan =
-      SqliteStatement::Prepare(db.get(), "EXPLAIN QUERY PLAN " + ListGpuMinutesSql(), false);
-  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
+// The details of SQLite's plan for `sql` on the database at `file`, one step a line; "" (and a
+// test failure) when it cannot be read.
+std::string QueryPlan(const std::filesystem::path& file, const std::string& sql) {
+  auto db = RawOpen(file);
+  auto plan = SqliteStatement::Prepare(db.get(), "EXPLAIN QUERY PLAN " + sql, false);
+  EXPECT_TRUE(plan.ok()) << plan.error().ToString();
   std::string details;
-  while (true) {
+  while (plan.ok()) {
     auto row = plan->Step("explain");
-    ASSERT_TRUE(row.ok()) << row.error().ToString();
-    if (!*row) {
+    EXPECT_TRUE(row.ok()) << row.error().ToString();
+    if (!row.ok() || !*row) {
       break;
     }
     details += plan->Text(3) + "\n";
   }
+  return details;
+}
+
+// Reports read a month of minutes for every GPU: the range read must walk the primary key in
+// order, neither scanning the whole table nor sorting the range.
+TEST_F(SqliteStoreTest, GpuMinuteRangeReadIsAnOrderedKeyScan) {
+  ASSERT_NE(MustOpen(), nullptr);
+  const std::string details = QueryPlan(file_, ListGpuMinutesSql());
   EXPECT_THAT(details,
               HasSubstr("SEARCH gpu_minutes USING PRIMARY KEY (minute_ms>? AND minute_ms<?)"));
   EXPECT_THAT(details, Not(HasSubstr("TEMP B-TREE")));
@@ -298,19 +304,7 @@ TEST_F(SqliteStoreTest, GpuMinuteRangeReadIsAnOrderedKeyScan) {
 // holds of the other GPUs.
 TEST_F(SqliteStoreTest, OneGpusMinutesAreAnOrderedIndexScan) {
   ASSERT_NE(MustOpen(), nullptr);
-  auto db = RawOpen(file_);
-  auto plan =
-      SqliteStatement::Prepare(db.get(), "EXPLAIN QUERY PLAN " + ListGpuMinutesOfSql(), false);
-  ASSERT_TRUE(plan.ok()) << plan.error().ToString();
-  std::string details;
-  while (true) {
-    auto row = plan->Step("explain");
-    ASSERT_TRUE(row.ok()) << row.error().ToString();
-    if (!*row) {
-      break;
-    }
-    details += plan->Text(3) + "\n";
-  }
+  const std::string details = QueryPlan(file_, ListGpuMinutesOfSql());
   EXPECT_THAT(details,
               HasSubstr("USING INDEX gpu_minutes_by_gpu (uuid=? AND minute_ms>? AND "
                         "minute_ms<?)"));
