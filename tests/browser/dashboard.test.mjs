@@ -776,9 +776,14 @@ try {
     });
     check(shown[0].window.includes('ended PREEMPTED'), `run 1: ${shown[0].window}`);
     // Every chart's axes: utilisation 0-100 %, memory 0 to the card's memory in the API.
-    const charts = await admin.$$eval('.run .chart[data-scales]', (els) => els.map((el) => ({
-      title: el.querySelector('.u-title').textContent, scales: JSON.parse(el.dataset.scales),
-      legend: el.querySelector('.u-legend').textContent, ticks: JSON.parse(el.dataset.xticks || '[]') })));
+    // Read in one step once a chart is drawn: a live update of the job re-reads its series, and
+    // its charts show "Loading" meanwhile (under load, between a wait and a later read).
+    const charts = await (await admin.waitForFunction(() => {
+      const els = [...document.querySelectorAll('.run .chart[data-scales]')];
+      return els.length >= 1 && els.map((el) => ({
+        title: el.querySelector('.u-title').textContent, scales: JSON.parse(el.dataset.scales),
+        legend: el.querySelector('.u-legend').textContent, ticks: JSON.parse(el.dataset.xticks || '[]') }));
+    })).jsonValue();
     check(charts.length >= 1, `${charts.length} charts`);
     for (const c of charts) {
       const gpu = gpus.find((g) => c.title.includes(g.uuid));
