@@ -123,14 +123,14 @@ TEST(GpuSeriesRouteTest, CoarseSeriesOlderThanTheRingComeFromTheStore) {
   Telemetry telemetry;
   FeedTelemetry(telemetry);  // its three samples fall in one minute of the coarse ring
   const std::int64_t minute0 = kT0 / 60'000 * 60'000;
-  for (int m = 1; m <= 2; ++m) {
+  for (std::int64_t m = 1; m <= 2; ++m) {
     GpuMinute row{.node = NodeId("node-a"),
                   .uuid = GpuUuid("GPU-0"),
                   .minute = FromUnixMillis(minute0 - m * 60'000),
                   .samples = 12,
-                  .util_mean_pct = 50.0 + m,
+                  .util_mean_pct = 50.0 + static_cast<double>(m),
                   .memory_used_max_mib = 4096 * m,
-                  .power_mean_w = 300.0 + m};
+                  .power_mean_w = 300.0 + static_cast<double>(m)};
     fake.gpu_minutes.push_back(row);
     row.uuid = GpuUuid("GPU-1");  // another GPU's: never in GPU-0's series
     fake.gpu_minutes.push_back(row);
