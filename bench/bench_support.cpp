@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -39,6 +40,35 @@ void InstallInterruptHandler() {
 
 bool Interrupted() {
   return g_interrupted != 0;
+}
+
+std::string Ms(const Stats& s) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f ms (max %.1f)", s.median, s.max);
+  return text;
+}
+
+void PrintRows(const std::string& title, const std::vector<Row>& rows) {
+  std::size_t what = std::max<std::size_t>(title.size(), 4);
+  std::size_t figure = 6;  // "figure"
+  for (const Row& r : rows) {
+    what = std::max(what, r.what.size());
+    figure = std::max(figure, r.figure.size());
+  }
+  const auto line = [&](const std::string& a, const std::string& b, const std::string& c) {
+    std::printf("| %-*s | %-*s | %s |\n",
+                static_cast<int>(what),
+                a.c_str(),
+                static_cast<int>(figure),
+                b.c_str(),
+                c.c_str());
+  };
+  line(title, "figure", "note");
+  std::printf(
+      "|%s|%s|---|\n", std::string(what + 2, '-').c_str(), std::string(figure + 2, '-').c_str());
+  for (const Row& r : rows) {
+    line(r.what, r.figure, r.note);
+  }
 }
 
 std::string CurrentUser() {

@@ -54,6 +54,17 @@ struct Stats {
   std::size_t count = 0;
 };
 Stats Summarize(std::vector<double> values);
+// "12.3 ms (max 45.6)": a sample of milliseconds as the bench tables show it.
+std::string Ms(const Stats& s);
+
+// One line of a bench's three-column table (what was measured, the figure, a note), printed as
+// Markdown by PrintRows under the heading `title`, columns as wide as their widest cell.
+struct Row {
+  std::string what;
+  std::string figure;
+  std::string note;
+};
+void PrintRows(const std::string& title, const std::vector<Row>& rows);
 
 // True for the states a job leaves only by ending (or never leaves).
 bool IsTerminalState(const std::string& state);

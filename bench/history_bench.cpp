@@ -147,26 +147,6 @@ Result<ChildRun> RunCli(const std::vector<std::string>& argv,
   return run;
 }
 
-struct Row {
-  std::string what;
-  std::string figure;
-  std::string note;
-};
-
-void PrintRows(const std::vector<Row>& rows) {
-  std::printf("| %-52s | %-24s | %s |\n", "history", "figure", "note");
-  std::printf("|%s|%s|%s|\n", std::string(54, '-').c_str(), std::string(26, '-').c_str(), "---");
-  for (const Row& r : rows) {
-    std::printf("| %-52s | %-24s | %s |\n", r.what.c_str(), r.figure.c_str(), r.note.c_str());
-  }
-}
-
-std::string Ms(const Stats& s) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.1f ms (max %.1f)", s.median, s.max);
-  return text;
-}
-
 int Main(int argc, char** argv) {
   InstallInterruptHandler();
   int jobs = 100'000;
@@ -247,7 +227,7 @@ int Main(int argc, char** argv) {
       !cli("`gpufleet history --csv` (every job)", {"--csv"})) {
     return 1;
   }
-  PrintRows(rows);
+  PrintRows("history", rows);
   return gf.Stop().ok() ? 0 : 1;
 }
 

@@ -72,26 +72,6 @@ Status SeedPending(const std::filesystem::path& data_dir, int jobs) {
   return OkStatus();
 }
 
-struct Row {
-  std::string what;
-  std::string figure;
-  std::string note;
-};
-
-void PrintRows(const std::string& title, const std::vector<Row>& rows) {
-  std::printf("| %-58s | %-34s | %s |\n", title.c_str(), "figure", "note");
-  std::printf("|%s|%s|%s|\n", std::string(60, '-').c_str(), std::string(36, '-').c_str(), "---");
-  for (const Row& r : rows) {
-    std::printf("| %-58s | %-34s | %s |\n", r.what.c_str(), r.figure.c_str(), r.note.c_str());
-  }
-}
-
-std::string Ms(const Stats& s) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.1f ms (max %.1f)", s.median, s.max);
-  return text;
-}
-
 // One GET of `target`: the request until the body is read, and the client's parse of it.
 struct Listing {
   double request_ms = 0;
