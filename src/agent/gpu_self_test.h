@@ -22,7 +22,7 @@
 #include <string>
 #include <thread>
 
-#include "agent/tool_run.h"
+#include "core/tool_run.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "model/gpu_sample.h"

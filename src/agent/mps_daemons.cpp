@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "agent/tool_run.h"
+#include "core/tool_run.h"
 
 namespace gf {
 namespace {

@@ -1,4 +1,4 @@
-#include "agent/tool_run.h"
+#include "core/tool_run.h"
 
 #include <algorithm>
 #include <array>
@@ -20,8 +20,6 @@ extern char** environ;  // NOLINT: POSIX's process environment (unistd.h leaves 
 
 namespace gf {
 namespace {
-
-constexpr std::size_t kOutputTail = 2048;
 
 // The agent's environment with `extra` added, replacing entries of the same names.
 std::vector<std::string> Environment(
@@ -56,16 +54,16 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
   return out;
 }
 
-// Keeps the last kOutputTail bytes read from `fd` into `tail`; false at end of file.
-bool ReadInto(int fd, std::string& tail) {
+// Keeps the last `keep` bytes read from `fd` into `tail`; false at end of file.
+bool ReadInto(int fd, std::string& tail, std::size_t keep) {
   std::array<char, 4096> buf{};
   const ssize_t n = ::read(fd, buf.data(), buf.size());
   if (n <= 0) {
     return n < 0 && (errno == EINTR || errno == EAGAIN);
   }
   tail.append(buf.data(), static_cast<std::size_t>(n));
-  if (tail.size() > kOutputTail) {
-    tail.erase(0, tail.size() - kOutputTail);
+  if (tail.size() > keep) {
+    tail.erase(0, tail.size() - keep);
   }
   return true;
 }
@@ -126,12 +124,14 @@ ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running) {
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
-  std::vector<std::string> args{"/bin/sh", "-c", run.command};
+  std::vector<std::string> args =
+      run.argv.empty() ? std::vector<std::string>{"/bin/sh", "-c", run.command} : run.argv;
   std::vector<std::string> env = Environment(run.env);
   std::vector<char*> argv = Pointers(args);
   std::vector<char*> envp = Pointers(env);
   pid_t pid = -1;
-  const int spawned = ::posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), envp.data());
+  const int spawned =
+      ::posix_spawnp(&pid, args.front().c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(out[1]);
@@ -146,7 +146,7 @@ ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running) {
   }
   if (spawned != 0) {
     ::close(out[0]);
-    return ToolOutcome{.detail = "could not start /bin/sh: " + ErrnoText(spawned)};
+    return ToolOutcome{.detail = "could not start " + args.front() + ": " + ErrnoText(spawned)};
   }
   if (running != nullptr) {
     running->store(pid);
@@ -165,7 +165,7 @@ ToolOutcome RunTool(const ToolRun& run, std::atomic<int>* running) {
     }
     pollfd fd{out[0], POLLIN, 0};
     if (::poll(&fd, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000))) > 0) {
-      open = ReadInto(out[0], outcome.output);
+      open = ReadInto(out[0], outcome.output, run.keep_output);
     }
   }
   ::close(out[0]);
