@@ -21,7 +21,8 @@
 
 #include "cli/submit_request.h"
 #include "config/config.h"
-#include "core/result.h"
+include "core/result.h"
+#include "slurm/slurm_time.h"
 
 namespace gf {
 
@@ -58,10 +59,6 @@ struct SbatchOptions {
 Result<SbatchOptions> ReadSbatchLines(const std::vector<SbatchLine>& lines,
                                       const std::string& script,
                                       const SlurmMapping& mapping);
-
-// Slurm's time limit formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; nullopt for
-// UNLIMITED or INFINITE (no limit). Errors: kInvalidArgument saying which formats exist.
-Result<std::optional<std::chrono::seconds>> ParseSlurmTime(std::string_view text);
 
 // The warning line for `not_honoured`, "" when it is empty:
 // "warning: job.sh: #SBATCH directives not honoured: --mem=32G (...), --exclusive (...)".

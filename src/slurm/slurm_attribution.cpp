@@ -1,0 +1,86 @@
+#include "slurm/slurm_attribution.h"
+
+#include <charconv>
+
+namespace gf {
+namespace {
+
+std::optional<std::int64_t> PositiveNumber(std::string_view text) {
+  std::int64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || n <= 0) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+// The job of one cgroup path: the first `job_<id>` component after a component that names
+// Slurm ("slurm", "slurm_gpu01", "slurmstepd.scope", "gpu01_slurmstepd.scope").
+std::optional<std::int64_t> JobOfPath(std::string_view path) {
+  bool under_slurm = false;
+  std::size_t pos = 0;
+  while (pos < path.size()) {
+    std::size_t slash = path.find('/', pos);
+    if (slash == std::string_view::npos) {
+      slash = path.size();
+    }
+    const std::string_view part = path.substr(pos, slash - pos);
+    pos = slash + 1;
+    if (under_slurm && part.starts_with("job_")) {
+      return PositiveNumber(part.substr(4));
+    }
+    if (part.find("slurm") != std::string_view::npos) {
+      under_slurm = true;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> SlurmJobFromCgroup(std::string_view proc_cgroup) {
+  std::size_t pos = 0;
+  while (pos < proc_cgroup.size()) {
+    std::size_t end = proc_cgroup.find('\n', pos);
+    if (end == std::string_view::npos) {
+      end = proc_cgroup.size();
+    }
+    const std::string_view line = proc_cgroup.substr(pos, end - pos);
+    pos = end + 1;
+    // "ID:CONTROLLERS:PATH": the path is after the second colon.
+    const std::size_t first = line.find(':');
+    const std::size_t second =
+        first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) {
+      continue;
+    }
+    if (const auto job = JobOfPath(line.substr(second + 1))) {
+      return job;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> EnvironValue(std::string_view environ_block,
+                                             std::string_view name) {
+  std::size_t pos = 0;
+  while (pos < environ_block.size()) {
+    std::size_t end = environ_block.find('\0', pos);
+    if (end == std::string_view::npos) {
+      end = environ_block.size();
+    }
+    const std::string_view entry = environ_block.substr(pos, end - pos);
+    pos = end + 1;
+    if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=') {
+      return entry.substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> SlurmJobFromEnviron(std::string_view environ_block) {
+  const auto value = EnvironValue(environ_block, "SLURM_JOB_ID");
+  return value ? PositiveNumber(*value) : std::nullopt;
+}
+
+}  // namespace gf
