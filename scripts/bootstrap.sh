@@ -17,7 +17,10 @@ test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   clang libclang-rt-14-dev  # the `fuzz` preset's libFuzzer targets: `make fuzz`, which CI runs after the tests
   # `make deb` and its e2e test: dpkg-shlibdeps, `file` (CPack's shlibdeps finds the ELF files
   # with it; priority standard, so a minimal Debian lacks it), `man`, `systemd-analyze verify`
-  dpkg-dev file man-db systemd)
+  dpkg-dev file man-db systemd
+  # Slurm companion mode's end-to-end test (tests/e2e/slurm_companion_test.sh) and
+  # bench/vs-slurm: a real Slurm on this machine (no daemon starts at install)
+  slurm-wlm slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge)
 # Checks CI runs besides the tests: `make format-check` and `make lint-changed` (clang-tidy).
 check_pkgs=(clang-format clang-tidy)
 

@@ -74,7 +74,10 @@ int RunAgent(const AgentOptions& options) {
   }
   SystemClock clock;
   const NodeId node(options.node_name.empty() ? Hostname() : options.node_name);
-  auto backend = MakeGpuBackend(options.gpus, clock, node.value() + ":" + data_dir.string());
+  auto backend = MakeGpuBackend(options.gpus,
+                                clock,
+                                node.value() + ":" + data_dir.string(),
+                                options.slurm ? node.value() : std::string());
   if (!backend.ok()) {
     return Die(kCommand, backend.error());
   }
@@ -87,6 +90,7 @@ int RunAgent(const AgentOptions& options) {
   agent_options.power = *power;
   agent_options.self_test = *self_test;
   agent_options.mps = MpsFromFlags(options.mps_control, options.gpus, data_dir);
+  agent_options.jobs_from = options.slurm ? JobSource::kSlurm : JobSource::kGpufleet;
   LocalAgent agent(agent_options, **backend, executor, link, clock);
   link.Attach(&agent, [&agent] { agent.SayHelloAgain(); });
   link.Start();

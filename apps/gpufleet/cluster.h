@@ -23,6 +23,9 @@ struct ServerOptions {
   std::string node_timeout = "30s";  // silent agent → node down, its jobs requeued
   std::string lease_ttl = "8s";      // a standby takes over this long after the leader dies
   int kill_grace_s = 10;
+  // Slurm companion mode (issue #23, docs/slurm.md): follow Slurm's jobs, schedule nothing.
+  bool slurm = false;
+  std::string slurm_poll = "5s";  // how often Slurm's jobs are read (scontrol show job)
 };
 
 struct AgentOptions {
@@ -44,6 +47,9 @@ struct AgentOptions {
   std::string node_mem;
   std::string reserve_cpus;
   std::string reserve_mem;
+  // Slurm companion mode: GPU processes belong to Slurm jobs (their cgroup or SLURM_JOB_ID);
+  // --node-name must be the node's Slurm name.
+  bool slurm = false;
 };
 
 // Both return the process exit code and run until SIGINT/SIGTERM. RunServer also returns (3)

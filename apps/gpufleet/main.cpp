@@ -160,6 +160,13 @@ int Main(int argc, char** argv) {
   server_cmd->add_option("--kill-grace", server.kill_grace_s, "seconds between SIGTERM and SIGKILL")
       ->capture_default_str()
       ->check(CLI::Range(0, gf::kMaxKillGraceS));
+  server_cmd->add_flag("--slurm",
+                       server.slurm,
+                       "companion mode on a Slurm cluster: follow Slurm's jobs (scontrol), "
+                       "schedule nothing, act through Slurm (docs/slurm.md)");
+  server_cmd
+      ->add_option("--slurm-poll", server.slurm_poll, "--slurm: how often Slurm's jobs are read")
+      ->capture_default_str();
 
   gf::AgentOptions agent;
   auto* agent_cmd = app.add_subcommand("agent", "run this node's agent, joined to a server");
@@ -183,6 +190,10 @@ int Main(int argc, char** argv) {
       ->check(kNotEmpty);
   agent_cmd->add_option("--node-name", agent.node_name, "this node's name (default: hostname)")
       ->check(kNotEmpty);
+  agent_cmd->add_flag("--slurm",
+                      agent.slurm,
+                      "beside slurmd: GPU processes belong to Slurm jobs (their cgroup or "
+                      "SLURM_JOB_ID); --node-name is the node's Slurm name");
   agent_cmd->add_option("--label", agent.labels, "KEY=VALUE label of this node (repeatable)");
   agent_cmd->add_option("--node-cpus", agent.node_cpus, "CPUs of this node (default: online CPUs)");
   agent_cmd->add_option(

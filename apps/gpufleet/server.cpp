@@ -13,9 +13,11 @@
 #include "config/config.h"
 #include "controller/agent_hub.h"
 #include "controller/controller.h"
+#include "controller/slurm_link.h"
 #include "core/duration.h"
 #include "metrics/cluster_series.h"
 #include "monitor/telemetry.h"
+#include "slurm/slurm_control.h"
 #include "store/open_store.h"
 
 #include "cluster.h"
@@ -94,6 +96,11 @@ int RunServer(const ServerOptions& options) {
   if (!lease_ttl.ok()) {
     return Die(kCommand, lease_ttl.error());
   }
+  auto slurm_poll = ParseFlagDuration(
+      "--slurm-poll", options.slurm_poll, std::chrono::seconds(1), std::chrono::minutes(10));
+  if (!slurm_poll.ok()) {
+    return Die(kCommand, slurm_poll.error());
+  }
   if (*node_timeout <= *heartbeat) {
     return Die(kCommand,
                InvalidArgument("--node-timeout (" + options.node_timeout +
@@ -147,6 +154,11 @@ int RunServer(const ServerOptions& options) {
   }
   Notifier notifier(*notify, SendWebhook);  // outlives the controller: drains after it stops
   copts.notifier = &notifier;
+  std::optional<SlurmLink> slurm;  // outlives the controller, which queues actions on it
+  if (options.slurm) {
+    slurm.emplace(MakeSlurmCommands(), std::chrono::duration_cast<Millis>(*slurm_poll));
+    copts.slurm = &*slurm;
+  }
   Controller controller(std::move(*store), clock, copts);
   if (Status s = controller.Load(); !s.ok()) {
     return Die(kCommand, s.error());
@@ -156,6 +168,9 @@ int RunServer(const ServerOptions& options) {
       [&controller](const NodeId& node, NodeAgent* agent) { controller.AttachAgent(node, agent); },
       AgentHubOptions{.heartbeat = *heartbeat, .node_timeout = *node_timeout});
   controller.Start();
+  if (slurm) {
+    slurm->Start([&controller](std::vector<SlurmJob> jobs) { controller.OnSlurmJobs(std::move(jobs)); });
+  }
   // The overview's series (GET /api/v1/cluster/series): stopped before the controller it reads.
   ClusterSeries cluster_series;
   std::optional<ClusterSeriesRecorder> recorder;
@@ -201,6 +216,9 @@ int RunServer(const ServerOptions& options) {
   hub.Close();
   server.Stop();
   recorder.reset();
+  if (slurm) {
+    slurm->Stop();  // no reading is handed to a stopped controller
+  }
   controller.Stop();
   close(*lock);
   return sig != 0 ? 0 : kExitControllerFailed;

@@ -40,7 +40,7 @@ LocalAgent::LocalAgent(LocalAgentOptions options,
       executor_(executor),
       reports_(reports),
       clock_(clock),
-      attributor_(options_.proc_root),
+      attributor_(options_.proc_root, options_.jobs_from),
       health_(options_.health),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   if (options_.power) {

@@ -83,6 +83,9 @@ struct LocalAgentOptions {
   GpuSelfTestOptions self_test{};
   // MPS control daemons for jobs on mps GPUs (mps_daemons.h); no control program: none.
   MpsOptions mps{};
+  // Whose jobs the GPU processes are in (monitor/attribution.h): gpufleet's, or Slurm's beside
+  // slurmd (`gpufleet agent --slurm`, issue #23), which this agent neither starts nor stops.
+  JobSource jobs_from = JobSource::kGpufleet;
 };
 
 class LocalAgent final : public NodeAgent {

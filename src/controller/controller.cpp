@@ -80,7 +80,8 @@ Controller::Controller(std::unique_ptr<Store> store,
       node_desk_(NodeDeskOptions{.policy = options_.policy,
                                  .node_timeout = options_.node_timeout,
                                  .liveness_clock = options_.liveness_clock,
-                                 .kill_grace = options_.kill_grace},
+                                 .kill_grace = options_.kill_grace,
+                                 .jobs_are_slurms = options_.slurm != nullptr},
                  NodeDeskParts{.jobs = jobs_,
                                .nodes = nodes_,
                                .telemetry = *telemetry_,
@@ -89,6 +90,8 @@ Controller::Controller(std::unique_ptr<Store> store,
                                .scheduling = scheduling_,
                                .out = out_,
                                .clock = clock_}),
+      slurm_desk_(SlurmDeskParts{
+          .jobs = jobs_, .nodes = nodes_, .node_desk = node_desk_, .clock = clock_}),
       idle_(options_.policy,
             IdleStageParts{.jobs = jobs_,
                            .nodes = nodes_,
@@ -214,12 +217,16 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
   if (!fatal_) {
     node_desk_.CheckLiveness();
     node_desk_.UpdateDrains();
-    jobs_.EnforceTimeLimits();
+    if (options_.slurm == nullptr) {  // Slurm enforces its own limits and schedules its jobs
+      jobs_.EnforceTimeLimits();
+    }
     gpus_.EnforceMemoryLimits();
     idle_.Run();
-    jobs_.SettleGangs();  // before the pass: a requeued gang's running members are told to stop
-    Schedule();
-    jobs_.SettleGangs();            // after it: a preempted member's gang follows it
+    if (options_.slurm == nullptr) {
+      jobs_.SettleGangs();  // before the pass: a requeued gang's running members are told to stop
+      Schedule();
+      jobs_.SettleGangs();  // after it: a preempted member's gang follows it
+    }
     notifications_.CheckBudgets();  // after the turn's starts and ends
     ready_.Run();
   }
@@ -302,6 +309,21 @@ void Controller::RenewLease() {
 // The stops the turn decided, sent once it is durable (a kill of a run its agent no longer has
 // is a no-op there).
 void Controller::SendKills() {
+  if (options_.slurm != nullptr) {
+    // Slurm runs the job: it is stopped through Slurm, and its end read back from Slurm.
+    for (KillOrder& kill : jobs_.TakeKills()) {
+      out_.After([slurm = options_.slurm,
+                  requeue = SlurmDesk::RequeueMeant(jobs_, kill.job),
+                  kill = std::move(kill)] {
+        if (requeue) {
+          slurm->Requeue(kill.job.value(), kill.cause);
+        } else {
+          slurm->Cancel(kill.job.value(), kill.cause);
+        }
+      });
+    }
+    return;
+  }
   for (KillOrder& kill : jobs_.TakeKills()) {
     const NodeEntry* entry = nodes_.Find(kill.node);
     if (entry == nullptr || entry->agent == nullptr) {
@@ -398,7 +420,20 @@ Status Controller::Accepting() const {
   return fatal_ ? Status(*fatal_) : OkStatus();
 }
 
+namespace {
+
+Error FollowsSlurm() {
+  return FailedPrecondition(
+      "this gpufleet server follows Slurm (--slurm): submit with sbatch; gpufleet shows the job, "
+      "its GPUs and their use once Slurm has it");
+}
+
+}  // namespace
+
 Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
+  if (options_.slurm != nullptr) {
+    return FollowsSlurm();
+  }
   return CallAccepting<Job>([this, caller, spec = std::move(spec)]() mutable {
     return desk_.Submit(caller, std::move(spec));
   });
@@ -407,6 +442,9 @@ Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
 Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
                                                  JobSpec spec,
                                                  ArrayRequest array) {
+  if (options_.slurm != nullptr) {
+    return FollowsSlurm();
+  }
   return CallAccepting<std::vector<Job>>(
       [this, caller, spec = std::move(spec), array = std::move(array)]() mutable {
         return desk_.SubmitArray(caller, std::move(spec), array);
@@ -414,7 +452,16 @@ Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
 }
 
 Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
-  return CallAccepting<Job>([this, caller, id] { return desk_.Cancel(caller, id); });
+  return CallAccepting<Job>([this, caller, id] {
+    const Job* before = jobs_.Find(id);
+    const bool pending = before != nullptr && before->state == JobState::kPending;
+    Result<Job> cancelled = desk_.Cancel(caller, id);
+    if (cancelled.ok() && pending && options_.slurm != nullptr) {
+      // A pending job gets no kill order (nothing runs): Slurm's queue must drop it too.
+      out_.After([slurm = options_.slurm, id] { slurm->Cancel(id.value(), "cancelled in gpufleet"); });
+    }
+    return cancelled;
+  });
 }
 
 Result<std::vector<Job>> Controller::CancelArray(const Caller& caller, JobId array_job) {
@@ -563,6 +610,10 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
 
 void Controller::OnJobExited(JobExitReport report) {
   Post([this, report = std::move(report)] { node_desk_.JobExited(report); });
+}
+
+void Controller::OnSlurmJobs(std::vector<SlurmJob> jobs) {
+  Post([this, jobs = std::move(jobs)] { slurm_desk_.Apply(jobs); });
 }
 
 void Controller::OnAgentHeartbeat(const NodeId& node) {

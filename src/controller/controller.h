@@ -54,6 +54,8 @@
 #include "controller/ready_gpus.h"
 #include "controller/run_time_book.h"
 #include "controller/scheduling_stage.h"
+#include "controller/slurm_desk.h"
+#include "controller/slurm_link.h"
 #include "controller/token_desk.h"
 #include "controller/turn_outbox.h"
 #include "controller/usage_book.h"
@@ -120,6 +122,12 @@ struct ControllerOptions {
   // subscriptions and handed over once its turn is durable. Null: they are only logged.
   // Thread-safe; must outlive the controller.
   Notifier* notifier = nullptr;
+  // Slurm companion mode (`gpufleet server --slurm`, issue #23; slurm_desk.h): Slurm schedules,
+  // gpufleet follows its jobs (OnSlurmJobs) and acts through it: a stop is `scancel` or
+  // `scontrol requeue`, a GPU failure drains the node in Slurm. No job is submitted to gpufleet,
+  // no pass runs, no time limit is enforced here, and a node that falls silent loses no job.
+  // Null: gpufleet schedules. Thread-safe; must outlive the controller.
+  SlurmLink* slurm = nullptr;
 };
 
 class Controller final : public ClusterService, public AgentReports, private JobBookListener {
@@ -208,6 +216,10 @@ class Controller final : public ClusterService, public AgentReports, private Job
   void OnSamples(NodeId node, std::vector<GpuSample> samples) override;
   void OnAgentHeartbeat(const NodeId& node) override;
 
+  // Companion mode: one complete reading of Slurm's jobs (SlurmLink's thread), applied on the
+  // state thread (SlurmDesk::Apply).
+  void OnSlurmJobs(std::vector<SlurmJob> jobs);
+
  private:
   using Counters = ControllerCounters;  // behind Stats(), published with each view
   // Runs fn on the state thread; returns its result once the turn is committed.
@@ -291,6 +303,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   GpuCare gpus_;
   // The agents' reports, node liveness and drains, GPUs in telemetry (node_desk.h).
   NodeDesk node_desk_;
+  // Slurm's jobs followed in companion mode (slurm_desk.h).
+  SlurmDesk slurm_desk_;
   // The idle reaper and its verdicts applied (idle_stage.h).
   IdleStage idle_;
   // The load forecast and the idle GPUs each node keeps ready for it (ready_gpus.h).

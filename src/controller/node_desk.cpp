@@ -19,6 +19,7 @@ NodeDesk::NodeDesk(const NodeDeskOptions& options, NodeDeskParts parts)
       node_timeout_(options.node_timeout),
       liveness_clock_(options.liveness_clock),
       kill_grace_(options.kill_grace),
+      jobs_are_slurms_(options.jobs_are_slurms),
       p_(parts) {}
 
 void NodeDesk::JobStarted(JobId id, std::int64_t pid, Time start_time) {
@@ -114,7 +115,7 @@ void NodeDesk::CheckLiveness() {
     p_.jobs.Record(std::nullopt, "node", "controller", cause);
     spdlog::warn("controller: {}", cause);
     for (auto& [id, job] : p_.jobs.Active()) {
-      if (HoldsGpus(job) && job.allocation->node == name) {
+      if (!jobs_are_slurms_ && HoldsGpus(job) && job.allocation->node == name) {
         p_.jobs.Lose(job, cause);
       }
     }
@@ -208,6 +209,9 @@ void NodeDesk::Hello(AgentHello hello) {
                    "node " + name.value() + (merged.was_down ? " back up" : " up") + " with " +
                        std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend +
                        ")");
+  }
+  if (jobs_are_slurms_) {
+    return;
   }
   std::set<JobId> running(hello.running.begin(), hello.running.end());
   std::map<JobId, JobExitReport> ended;

@@ -35,6 +35,9 @@ struct NodeDeskOptions {
   // The monotonic clock liveness is judged on.
   std::function<std::chrono::steady_clock::time_point()> liveness_clock;
   std::chrono::seconds kill_grace{10};  // for kills re-sent at a hello
+  // Companion mode (slurm_desk.h): the jobs are Slurm's, which the agents neither run nor
+  // report; a hello or a silent node says nothing of them (Slurm does).
+  bool jobs_are_slurms = false;
 };
 
 // The controller's parts the desk works with; each must outlive it.
@@ -101,6 +104,7 @@ class NodeDesk {
   Millis node_timeout_;
   std::function<std::chrono::steady_clock::time_point()> liveness_clock_;
   std::chrono::seconds kill_grace_;
+  bool jobs_are_slurms_;
   NodeDeskParts p_;
 };
 

@@ -32,7 +32,8 @@ Status GpuBackend::ApplyMigLayout(int index, const std::vector<std::string>& /*p
 
 Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec,
                                                    const Clock& clock,
-                                                   std::string_view sim_identity) {
+                                                   std::string_view sim_identity,
+                                                   std::string_view slurm_node) {
   constexpr std::string_view kNvmlPathPrefix = "nvml:";
   if (spec == "nvml") {
     GF_ASSIGN_OR_RETURN(auto backend,
@@ -49,6 +50,7 @@ Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec,
   if (spec.substr(0, 4) == "sim:") {
     SimGpuOptions options;
     options.hostname = std::string(sim_identity);  // empty: this machine's hostname
+    options.slurm_node = std::string(slurm_node);
     GF_ASSIGN_OR_RETURN(auto backend, SimGpuBackend::Create(spec, clock, options));
     return std::unique_ptr<GpuBackend>(std::move(backend));
   }

@@ -70,9 +70,11 @@ class GpuBackend {
 // "sim:2xA100-40GB,4xL4-24GB". Errors name the spec and the accepted forms.
 // `sim_identity` seeds the simulated GPUs' UUIDs (default: the hostname). `gpufleet up` passes
 // its node name and data dir, so two instances on one host (tests run in parallel) do not share
-// UUIDs, while one instance keeps its UUIDs across restarts.
+// UUIDs, while one instance keeps its UUIDs across restarts. `slurm_node`: simulated GPUs stand
+// for that Slurm node's (`gpufleet agent --slurm`; SimGpuOptions::slurm_node); real ones ignore it.
 Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(std::string_view spec,
                                                    const Clock& clock,
-                                                   std::string_view sim_identity = "");
+                                                   std::string_view sim_identity = "",
+                                                   std::string_view slurm_node = "");
 
 }  // namespace gf

@@ -10,6 +10,8 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "slurm/slurm_attribution.h"
+
 namespace gf {
 namespace {
 
@@ -222,8 +224,9 @@ std::string CommandFromCmdline(std::string_view cmdline) {
   return out;
 }
 
-ProcessAttributor::ProcessAttributor(fs::path proc_root)
+ProcessAttributor::ProcessAttributor(fs::path proc_root, JobSource source)
     : proc_root_(std::move(proc_root)),
+      source_(source),
       ticks_per_second_(static_cast<double>(std::max(1L, ::sysconf(_SC_CLK_TCK)))) {}
 
 fs::path ProcessAttributor::ProcFile(std::int64_t pid, const char* name) const {
@@ -297,10 +300,21 @@ GpuProcessSample ProcessAttributor::AttributeWithStatus(std::uint32_t pid,
   if (!uid || !cgroup) {
     return out;  // vanished (or unreadable): unknown owner
   }
-  std::optional<std::string_view> path = CgroupV2Path(*cgroup);
-  out.job = path ? JobFromCgroupPath(*path) : std::nullopt;
-  if (!out.job) {
-    out.job = JobByParentChain(pid, live_jobs);
+  if (source_ == JobSource::kSlurm) {
+    std::optional<std::int64_t> slurm_job = SlurmJobFromCgroup(*cgroup);
+    if (!slurm_job) {
+      const std::optional<std::string> environ = ReadProcFile(ProcFile(pid, "environ"));
+      slurm_job = environ ? SlurmJobFromEnviron(*environ) : std::nullopt;
+    }
+    if (slurm_job) {
+      out.job = JobId{*slurm_job};
+    }
+  } else {
+    std::optional<std::string_view> path = CgroupV2Path(*cgroup);
+    out.job = path ? JobFromCgroupPath(*path) : std::nullopt;
+    if (!out.job) {
+      out.job = JobByParentChain(pid, live_jobs);
+    }
   }
   out.uid = uid;
   out.user = UserName(*uid);

@@ -9,7 +9,10 @@
 //   2. walking its parent chain (/proc/<pid>/stat, field 4) reaches the shim pid of a live job:
 //      the shim is the job's parent and the subreaper of its tree, so every descendant, even
 //      one that called setsid or whose parent died, has the shim as an ancestor.
-// Otherwise the process is `unmanaged`: gpufleet did not start it. Its owner is the real uid of
+// Otherwise the process is `unmanaged`: gpufleet did not start it.
+// In Slurm companion mode (`gpufleet agent --slurm`, JobSource::kSlurm) gpufleet starts no job:
+// a process belongs to Slurm job J by its cgroup or its SLURM_JOB_ID (slurm/slurm_attribution.h),
+// and the job id reported is Slurm's, which is the id the companion server gives the job. Its owner is the real uid of
 // the `Uid:` line of /proc/<pid>/status, named through getpwuid_r ("uid<N>" when the account
 // has no name).
 //
@@ -82,6 +85,9 @@ std::optional<std::int64_t> ResidentMibFromStatus(std::string_view proc_status);
 // as they are: whoever prints it escapes control characters.
 std::string CommandFromCmdline(std::string_view cmdline);
 
+// Whose jobs the processes are in: gpufleet's (its cgroups and shims) or Slurm's.
+enum class JobSource { kGpufleet, kSlurm };
+
 class ProcessAttributor {
  public:
   // Cached login names are looked up again after this long (accounts are renamed, rarely).
@@ -90,7 +96,8 @@ class ProcessAttributor {
   // process trees are far shallower).
   static constexpr int kMaxParentChain = 256;
 
-  explicit ProcessAttributor(std::filesystem::path proc_root = "/proc");
+  explicit ProcessAttributor(std::filesystem::path proc_root = "/proc",
+                             JobSource source = JobSource::kGpufleet);
 
   // Fills job, uid, user and unmanaged of every process of every sample, and what it uses on
   // the host (cpu_pct, host_memory_mib, command). `live_jobs`: the jobs this node runs now. A
@@ -130,6 +137,7 @@ class ProcessAttributor {
   };
 
   std::filesystem::path proc_root_;
+  JobSource source_;
   std::map<std::uint32_t, CachedName> user_names_;
   std::unordered_map<std::uint32_t, CpuMark> cpu_marks_;  // pids of the last Attribute call
   double ticks_per_second_;

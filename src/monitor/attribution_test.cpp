@@ -96,6 +96,8 @@ struct FakeProcess {
   std::uint64_t cpu_ticks = 0;  // utime (stime stays 0)
   std::int64_t rss_kib = 4096;
   std::string cmdline = std::string("prog\0--flag\0", 12);
+  std::string environ{};  // NUL-separated
+  std::string cgroup_v1{};  // lines before the "0::" line (a hybrid host)
 };
 
 class FakeProcTest : public ::testing::Test {
@@ -119,7 +121,8 @@ class FakeProcTest : public ::testing::Test {
                                   << "\t" << p.uid << "\t" << p.uid << "\nVmRSS:\t" << p.rss_kib
                                   << " kB\n";
     std::ofstream(dir / "cmdline") << p.cmdline;
-    std::ofstream(dir / "cgroup") << "0::" << p.cgroup_path << "\n";
+    std::ofstream(dir / "cgroup") << p.cgroup_v1 << "0::" << p.cgroup_path << "\n";
+    std::ofstream(dir / "environ") << p.environ;
   }
 
   static GpuSample SampleWith(const std::vector<std::uint32_t>& pids) {
@@ -145,6 +148,38 @@ TEST_F(FakeProcTest, CgroupNamesTheJobWithoutAnyLiveShim) {
   EXPECT_EQ(p.uid, 0u);
   EXPECT_EQ(p.user, "root");
   EXPECT_FALSE(p.unmanaged);
+}
+
+// Companion mode: Slurm's cgroup (v1 and v2 layouts) or, where Slurm uses none, SLURM_JOB_ID;
+// gpufleet's own cgroups and shims count for nothing there.
+TEST_F(FakeProcTest, InSlurmModeProcessesBelongToSlurmJobs) {
+  using namespace std::string_literals;
+  Add({.pid = 500, .uid = 1000, .cgroup_path = "/system.slice/slurmstepd.scope/job_41/step_0/user"});
+  Add({.pid = 501,
+       .uid = 1000,
+       .cgroup_path = "/",
+       .cgroup_v1 = "7:memory:/slurm/uid_1000/job_42/step_batch/task_0\n"});
+  Add({.pid = 502, .uid = 1001, .cgroup_path = "/user.slice", .environ = "A=1\0SLURM_JOB_ID=43\0"s});
+  // The cgroup wins over an environment that names another job.
+  Add({.pid = 503,
+       .uid = 1001,
+       .cgroup_path = "/system.slice/slurmstepd.scope/job_44/step_0",
+       .environ = "SLURM_JOB_ID=1\0"s});
+  Add({.pid = 504, .uid = 1002, .cgroup_path = "/gpufleet/job-5"});
+  ProcessAttributor attributor(root_, JobSource::kSlurm);
+  std::vector<GpuSample> samples{SampleWith({500, 501, 502, 503, 504})};
+  attributor.Attribute(samples, std::vector<LiveJob>{{JobId(5), 1}});
+  const auto& p = samples[0].processes;
+  EXPECT_EQ(p[0].job, JobId(41));
+  EXPECT_EQ(p[1].job, JobId(42));
+  EXPECT_EQ(p[2].job, JobId(43));
+  EXPECT_EQ(p[3].job, JobId(44));
+  EXPECT_EQ(p[4].job, std::nullopt);
+  EXPECT_TRUE(p[4].unmanaged);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(p[i].unmanaged) << i;
+  }
+  EXPECT_EQ(p[2].uid, 1001U);
 }
 
 TEST_F(FakeProcTest, ParentChainReachesTheShimOfALiveJob) {

@@ -353,7 +353,14 @@ SimGpuBackend::SimGpuBackend(std::string spec,
       clock_(clock),
       proc_root_(options.proc_root),
       proc_scan_interval_(options.proc_scan_interval),
-      gpus_(std::move(gpus)) {}
+      gpus_(std::move(gpus)) {
+  if (!options.slurm_node.empty()) {
+    slurm_ = SimSlurmNode{.node = options.slurm_node, .uuid_of_index = {}};
+    for (const SimGpu& sim : gpus_) {
+      slurm_->uuid_of_index.push_back(sim.gpu.uuid.value());
+    }
+  }
+}
 
 std::string SimGpuBackend::Describe() const {
   return spec_;
@@ -382,7 +389,7 @@ const SimGpuProcessTable& SimGpuBackend::Processes(Time now) {
       processes_time_ && now >= *processes_time_ && now - *processes_time_ < proc_scan_interval_;
   if (!proc_root_.empty() && !fresh) {
     memory_limits_.clear();
-    processes_ = ScanSimGpuProcesses(proc_root_, &memory_limits_);
+    processes_ = ScanSimGpuProcesses(proc_root_, &memory_limits_, slurm_ ? &*slurm_ : nullptr);
     processes_time_ = now;
   }
   return processes_;

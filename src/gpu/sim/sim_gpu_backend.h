@@ -90,6 +90,9 @@ struct SimGpuOptions {
   // A scan serves every GPU sampled within this long of it, so one sampling round of all
   // GPUs reads /proc once; a round slower than this rescans (the agent samples at 1 Hz).
   Millis proc_scan_interval{500};
+  // Non-empty: the node stands for this Slurm compute node (sim_proc_scan.h SimSlurmNode):
+  // CUDA_VISIBLE_DEVICES index entries of its Slurm jobs' processes name its GPUs.
+  std::string slurm_node{};
 };
 
 class SimGpuBackend final : public GpuBackend {
@@ -206,6 +209,7 @@ class SimGpuBackend final : public GpuBackend {
   const Clock& clock_;
   const std::filesystem::path proc_root_;
   const Millis proc_scan_interval_;
+  std::optional<SimSlurmNode> slurm_;  // set when SimGpuOptions::slurm_node is
   mutable std::mutex mu_;
   std::vector<SimGpu> gpus_;            // GUARDED_BY(mu_), in index order
   SimGpuProcessTable processes_;        // GUARDED_BY(mu_): the latest scan

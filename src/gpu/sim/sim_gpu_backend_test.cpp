@@ -279,6 +279,20 @@ TEST(SimProcScanTest, VisibleGpuUuidsReadsBothVariablesAndOnlyUuids) {
   EXPECT_EQ(uuids({"CUDA_VISIBLE_DEVICES=MIG-m1"}), (std::vector<std::string>{"MIG-m1"}));
 }
 
+// A node standing for a Slurm compute node: index entries of its own Slurm jobs' processes
+// (SLURMD_NODENAME) name its GPUs; another node's, or a process outside Slurm, do not.
+TEST(SimProcScanTest, SlurmIndexEntriesNameTheNodesGpus) {
+  FakeProc proc;
+  proc.Add(10, {"SLURMD_NODENAME=gpu01", "SLURM_JOB_ID=5", "CUDA_VISIBLE_DEVICES=0,2"});
+  proc.Add(11, {"SLURMD_NODENAME=gpu02", "SLURM_JOB_ID=6", "CUDA_VISIBLE_DEVICES=1"});
+  proc.Add(12, {"CUDA_VISIBLE_DEVICES=1"});
+  proc.Add(13, {"SLURMD_NODENAME=gpu01", "CUDA_VISIBLE_DEVICES=3,9"});  // 9: no such GPU
+  const SimSlurmNode node{.node = "gpu01", .uuid_of_index = {"GPU-a", "GPU-b", "GPU-c", "GPU-d"}};
+  EXPECT_EQ(ScanSimGpuProcesses(proc.Root(), nullptr, &node),
+            (SimGpuProcessTable{{"GPU-a", {10}}, {"GPU-c", {10}}, {"GPU-d", {13}}}));
+  EXPECT_TRUE(ScanSimGpuProcesses(proc.Root()).empty());  // not a Slurm node: indices are cards
+}
+
 TEST(SimProcScanTest, ScanMapsUuidsToSortedPidsAndSkipsWhatItCannotRead) {
   FakeProc proc;
   proc.AddJobProcess(30, "GPU-a");

@@ -9,6 +9,8 @@
 #include <optional>
 #include <system_error>
 
+#include "slurm/slurm_attribution.h"
+
 namespace gf {
 namespace {
 
@@ -106,8 +108,31 @@ std::optional<std::int64_t> MemoryLimitMib(std::string_view environ_block) {
   return std::nullopt;
 }
 
+std::vector<std::string> SlurmIndexedGpuUuids(std::string_view environ_block,
+                                              const SimSlurmNode& slurm) {
+  std::vector<std::string> uuids;
+  if (EnvironValue(environ_block, "SLURMD_NODENAME") != slurm.node) {
+    return uuids;
+  }
+  std::string_view list = EnvironValue(environ_block, "CUDA_VISIBLE_DEVICES").value_or("");
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = Trim(list.substr(0, comma));
+    std::size_t index = 0;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), index);
+    if (!item.empty() && error == std::errc() && end == item.data() + item.size() &&
+        index < slurm.uuid_of_index.size() &&
+        std::find(uuids.begin(), uuids.end(), slurm.uuid_of_index[index]) == uuids.end()) {
+      uuids.push_back(slurm.uuid_of_index[index]);
+    }
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return uuids;
+}
+
 SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root,
-                                       SimMemoryLimits* limits) {
+                                       SimMemoryLimits* limits,
+                                       const SimSlurmNode* slurm) {
   SimGpuProcessTable table;
   std::error_code ec;
   // Increment with an error_code: a process that exits mid-scan must not throw.
@@ -122,6 +147,9 @@ SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root,
       continue;
     }
     std::vector<std::string> uuids = VisibleGpuUuids(*environ_block);
+    if (uuids.empty() && slurm != nullptr) {
+      uuids = SlurmIndexedGpuUuids(*environ_block, *slurm);
+    }
     for (std::string& uuid : uuids) {
       table[std::move(uuid)].push_back(*pid);
     }

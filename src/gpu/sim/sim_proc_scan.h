@@ -27,10 +27,26 @@ using SimGpuProcessTable = std::map<std::string, std::vector<std::uint32_t>, std
 // GPUFLEET_GPU_MEMORY_LIMIT_MIB (a fractional job's, issue #7).
 using SimMemoryLimits = std::map<std::uint32_t, std::int64_t>;
 
+// A simulated node that stands for a Slurm compute node (`gpufleet agent --slurm`, issue #23):
+// Slurm names a job's GPUs by index in CUDA_VISIBLE_DEVICES (as on a node without
+// ConstrainDevices, where the index is the node's own), so an index entry N counts as this
+// node's GPU N, but only for a process whose SLURMD_NODENAME is `node` (several slurmd, each a
+// node, may share one test host).
+struct SimSlurmNode {
+  std::string node;
+  std::vector<std::string> uuid_of_index;  // the node's simulated GPUs, by index
+};
+
 // Scans every numeric directory under `proc_root` ("/proc", or a fake tree in tests).
 // A missing or unreadable root gives an empty table. With `limits`, also fills it.
 SimGpuProcessTable ScanSimGpuProcesses(const std::filesystem::path& proc_root,
-                                       SimMemoryLimits* limits = nullptr);
+                                       SimMemoryLimits* limits = nullptr,
+                                       const SimSlurmNode* slurm = nullptr);
+
+// The GPU UUIDs that the index entries of CUDA_VISIBLE_DEVICES name on `slurm`'s node, for a
+// process of that node (SLURMD_NODENAME); empty otherwise.
+std::vector<std::string> SlurmIndexedGpuUuids(std::string_view environ_block,
+                                              const SimSlurmNode& slurm);
 
 // The GPUFLEET_GPU_MEMORY_LIMIT_MIB of one environment block; nullopt when absent or not a
 // number.
