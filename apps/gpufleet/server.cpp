@@ -17,11 +17,11 @@
 #include "core/duration.h"
 #include "metrics/cluster_series.h"
 #include "monitor/telemetry.h"
-#include "slurm/slurm_control.h"
 #include "store/open_store.h"
 
 #include "cluster.h"
 #include "daemon.h"
+#include "slurm/slurm_control.h"
 
 namespace gf {
 namespace {
@@ -169,7 +169,8 @@ int RunServer(const ServerOptions& options) {
       AgentHubOptions{.heartbeat = *heartbeat, .node_timeout = *node_timeout});
   controller.Start();
   if (slurm) {
-    slurm->Start([&controller](std::vector<SlurmJob> jobs) { controller.OnSlurmJobs(std::move(jobs)); });
+    slurm->Start(
+        [&controller](std::vector<SlurmJob> jobs) { controller.OnSlurmJobs(std::move(jobs)); });
   }
   // The overview's series (GET /api/v1/cluster/series): stopped before the controller it reads.
   ClusterSeries cluster_series;

@@ -124,85 +124,15 @@ makespan() {
 }
 
 # ---- Slurm ----
-slurm_up=0
+# tests/lib/local_slurm.sh: slurmctld + 4 slurmd of 8 fake GPUs, munge on a private socket.
+source "$here/../../tests/lib/local_slurm.sh"
 start_slurm() {  # $1: default|tuned
-  local mode=$1 d="$tmp/slurm-$1" port
-  port=$((20000 + RANDOM % 30000))
-  mkdir -p "$d"/{etc,spool,state,log,run,dev,munge}
-  chmod 755 "$d" "$d/munge"
-  dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
-  chmod 400 "$d/munge/munge.key"
-  munged --socket="$d/munge/munge.socket.2" --key-file="$d/munge/munge.key" \
-    --pid-file="$d/munge/munged.pid" --log-file="$d/munge/munged.log" \
-    --seed-file="$d/munge/munged.seed" --force
-  for g in 0 1 2 3 4 5 6 7; do mknod "$d/dev/fakegpu$g" c 195 "$g"; done
   local sched=""
-  [[ $mode == tuned ]] && sched="SchedulerParameters=batch_sched_delay=0,sched_min_interval=100000"
-  cat >"$d/etc/slurm.conf" <<CONF
-ClusterName=gfbench$mode
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$d/munge/munge.socket.2
-StateSaveLocation=$d/state
-SlurmdSpoolDir=$d/spool/%n
-SlurmctldPidFile=$d/run/slurmctld.pid
-SlurmdPidFile=$d/run/slurmd.%n.pid
-SlurmctldLogFile=$d/log/slurmctld.log
-SlurmdLogFile=$d/log/slurmd.%n.log
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-GresTypes=gpu
-SchedulerType=sched/backfill
-PriorityType=priority/multifactor
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-MinJobAge=60
-MaxJobCount=100000
-MpiDefault=none
-DefMemPerCPU=1000
-ReturnToService=2
-SlurmdParameters=config_overrides
-$sched
-NodeName=gpu01 NodeHostname=gpu01 NodeAddr=127.0.0.1 Port=$((port + 11)) CPUs=64 RealMemory=512000 Gres=gpu:h100:8
-NodeName=gpu02 NodeHostname=gpu02 NodeAddr=127.0.0.1 Port=$((port + 12)) CPUs=64 RealMemory=512000 Gres=gpu:h100:8
-NodeName=gpu03 NodeHostname=gpu03 NodeAddr=127.0.0.1 Port=$((port + 13)) CPUs=64 RealMemory=512000 Gres=gpu:h100:8
-NodeName=gpu04 NodeHostname=gpu04 NodeAddr=127.0.0.1 Port=$((port + 14)) CPUs=64 RealMemory=512000 Gres=gpu:h100:8
-PartitionName=gpu Nodes=gpu[01-04] Default=YES MaxTime=INFINITE State=UP
-CONF
-  cat >"$d/etc/gres.conf" <<CONF
-AutoDetect=off
-NodeName=gpu[01-04] Name=gpu Type=h100 File=$d/dev/fakegpu[0-7]
-CONF
-  export SLURM_CONF="$d/etc/slurm.conf"
-  slurm_dir=$d
-  slurmctld
-  for n in 01 02 03 04; do mkdir -p "$d/spool/gpu$n"; slurmd -N "gpu$n"; done
-  slurm_up=1
-  wait_for 90 slurm_idle || { echo "run.sh: Slurm's nodes did not come up:" >&2; sinfo -N >&2; tail -n 5 "$d"/log/*.log >&2; exit 1; }
+  [[ $1 == tuned ]] && sched="SchedulerParameters=batch_sched_delay=0,sched_min_interval=100000"
+  local_slurm_start "$tmp/slurm-$1" "gfbench$1" 4 "$sched" || { echo "run.sh: Slurm did not start" >&2; exit 1; }
 }
-slurm_idle() { [[ $(sinfo -h -N -o '%T' 2>/dev/null | grep -c '^idle') -eq 4 ]]; }
 slurm_empty() { [[ -z $(squeue -h -o %i 2>/dev/null) ]]; }
-stop_slurm() {
-  [[ $slurm_up -eq 1 ]] || return 0
-  scancel --full -u root >/dev/null 2>&1 || true
-  local f p daemons=()
-  for f in "$slurm_dir"/run/*.pid "$slurm_dir/munge/munged.pid"; do
-    [[ -f $f ]] && daemons+=("$(cat "$f")")
-  done
-  kill "${daemons[@]}" 2>/dev/null
-  # The next cluster must not start beside this one's daemons: wait until they are gone.
-  for p in "${daemons[@]}"; do
-    wait_for 15 test ! -e "/proc/$p" || kill -9 "$p" 2>/dev/null
-  done
-  slurm_up=0
-}
+stop_slurm() { local_slurm_stop; }
 slurm_hold() { sbatch --hold -G 1 -o /dev/null --wrap true >/dev/null; }
 slurm_stamp() { sbatch -G 1 -o /dev/null --wrap "date +%s%N > $1.tmp && mv $1.tmp $1"; }
 slurm_sleep() { sbatch -G 1 -o /dev/null --wrap "sleep 0.1" >/dev/null; }

@@ -22,9 +22,9 @@
 #include <string>
 #include <thread>
 
-#include "core/tool_run.h"
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/tool_run.h"
 #include "model/gpu_sample.h"
 
 namespace gf {

@@ -583,7 +583,6 @@ Result<SbatchOptions> ReadSbatchLines(const std::vector<SbatchLine>& lines,
   return SbatchReader(script, mapping).Read(lines);
 }
 
-
 std::string NotHonouredWarning(const std::string& script,
                                const std::vector<std::string>& not_honoured) {
   if (not_honoured.empty()) {

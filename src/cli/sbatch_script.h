@@ -22,6 +22,7 @@
 #include "cli/submit_request.h"
 #include "config/config.h"
 #include "core/result.h"
+
 #include "slurm/slurm_time.h"
 
 namespace gf {

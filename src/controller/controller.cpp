@@ -90,8 +90,8 @@ Controller::Controller(std::unique_ptr<Store> store,
                                .scheduling = scheduling_,
                                .out = out_,
                                .clock = clock_}),
-      slurm_desk_(SlurmDeskParts{
-          .jobs = jobs_, .nodes = nodes_, .node_desk = node_desk_, .clock = clock_}),
+      slurm_desk_(
+          SlurmDeskParts{.jobs = jobs_, .nodes = nodes_, .node_desk = node_desk_, .clock = clock_}),
       idle_(options_.policy,
             IdleStageParts{.jobs = jobs_,
                            .nodes = nodes_,
@@ -458,7 +458,8 @@ Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
     Result<Job> cancelled = desk_.Cancel(caller, id);
     if (cancelled.ok() && pending && options_.slurm != nullptr) {
       // A pending job gets no kill order (nothing runs): Slurm's queue must drop it too.
-      out_.After([slurm = options_.slurm, id] { slurm->Cancel(id.value(), "cancelled in gpufleet"); });
+      out_.After(
+          [slurm = options_.slurm, id] { slurm->Cancel(id.value(), "cancelled in gpufleet"); });
     }
     return cancelled;
   });

@@ -46,6 +46,7 @@ class ControllerFixture : public ::testing::Test {
     options.team_of_user = team_of_user_;
     options.policy = policy_;
     options.energy_price = energy_price_;
+    options.slurm = slurm_;
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
@@ -69,6 +70,7 @@ class ControllerFixture : public ::testing::Test {
   std::map<std::string, std::string> team_of_user_;  // before Boot
   PolicyConfig policy_;                              // before Boot
   EnergyPrice energy_price_;                         // before Boot
+  SlurmLink* slurm_ = nullptr;                       // companion mode: before Boot
   std::unique_ptr<Controller> controller_;
 };
 

@@ -64,7 +64,8 @@ Job SlurmDesk::Adopt(const SlurmJob& slurm) const {
   job.spec.request.nodes = std::max<int>(1, static_cast<int>(slurm.nodes.size()));
   job.submit_time = slurm.submit_time.value_or(p_.clock.Now());
   job.state = JobState::kPending;
-  job.reason = slurm.reason.empty() ? "pending in Slurm" : "pending in Slurm (" + slurm.reason + ")";
+  job.reason =
+      slurm.reason.empty() ? "pending in Slurm" : "pending in Slurm (" + slurm.reason + ")";
   return job;
 }
 
@@ -72,7 +73,8 @@ void SlurmDesk::StartOn(Job& job, const SlurmJob& slurm) {
   const Allocation allocation = AllocationOf(slurm);
   std::string where = "started by Slurm on " + allocation.node.value();
   if (slurm.gpus.size() > 1) {
-    where += " (a multi-node job: its GPUs on " + NodeNames(slurm.gpus) + "; gpufleet holds its first node's)";
+    where += " (a multi-node job: its GPUs on " + NodeNames(slurm.gpus) +
+             "; gpufleet holds its first node's)";
   }
   p_.jobs.Start(job, allocation, /*preemptible=*/false, where);
   p_.jobs.Started(job, /*pid=*/0, slurm.start_time.value_or(p_.clock.Now()), kActor);
@@ -84,14 +86,14 @@ void SlurmDesk::End(Job& job, const SlurmJob* slurm, JobState state) {
   if (p_.jobs.Stops().Stopping(job.id) || state == JobState::kCompleted ||
       state == JobState::kFailed) {
     // Its end as the stop book judges it: gpufleet's own stop as meant, or the exit code.
-    const std::string how = slurm != nullptr ? "ended " + slurm->state + " in Slurm"
-                                             : "no longer listed by Slurm";
+    const std::string how =
+        slurm != nullptr ? "ended " + slurm->state + " in Slurm" : "no longer listed by Slurm";
     p_.jobs.Exited(job, exit_code, how, p_.clock.Now(), kActor);
     return;
   }
   job.exit_code = exit_code;
-  p_.jobs.Transition(job, state, std::string("ended ") + std::string(ToString(state)) + " in Slurm",
-                     kActor);
+  p_.jobs.Transition(
+      job, state, std::string("ended ") + std::string(ToString(state)) + " in Slurm", kActor);
 }
 
 void SlurmDesk::Apply(const std::vector<SlurmJob>& listed) {
@@ -145,7 +147,10 @@ void SlurmDesk::Apply(const std::vector<SlurmJob>& listed) {
         StartOn(*job, slurm);  // it ran and ended between two readings
       }
       if (job->state == JobState::kPending) {
-        p_.jobs.Transition(*job, JobState::kCancelled, "ended " + slurm.state + " in Slurm before it started", kActor);
+        p_.jobs.Transition(*job,
+                           JobState::kCancelled,
+                           "ended " + slurm.state + " in Slurm before it started",
+                           kActor);
       } else {
         End(*job, &slurm, end);
       }

@@ -27,6 +27,7 @@
 #include "controller/node_registry.h"
 #include "core/clock.h"
 #include "lifecycle/job_book.h"
+
 #include "slurm/slurm_jobs.h"
 
 namespace gf {

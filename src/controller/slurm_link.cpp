@@ -86,9 +86,10 @@ void SlurmLink::Loop() {
         on_jobs_(std::move(*jobs));
       } else if (!reading_failed) {
         reading_failed = true;
-        spdlog::error("slurm: cannot read Slurm's jobs (gpufleet's view of them stands still "
-                      "until it can): {}",
-                      jobs.error().message);
+        spdlog::error(
+            "slurm: cannot read Slurm's jobs (gpufleet's view of them stands still "
+            "until it can): {}",
+            jobs.error().message);
       }
       next_reading = std::chrono::steady_clock::now() + poll_interval_;
       lock.lock();

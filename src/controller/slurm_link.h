@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/clock.h"
+
 #include "slurm/slurm_control.h"
 
 namespace gf {

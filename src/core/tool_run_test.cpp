@@ -34,8 +34,10 @@ TEST(ToolRunTest, InputReachesTheCommand) {
 // Arguments that come from elsewhere (an admin's drain reason) reach the program as they are:
 // no shell reads them.
 TEST(ToolRunTest, ArgvRunsWithoutAShell) {
-  const ToolOutcome outcome = RunTool(
-      ToolRun{.command = "", .timeout = Millis(10000), .argv = {"printf", "%s|%s", "a b; echo no", "$HOME"}});
+  const ToolOutcome outcome =
+      RunTool(ToolRun{.command = "",
+                      .timeout = Millis(10000),
+                      .argv = {"printf", "%s|%s", "a b; echo no", "$HOME"}});
   EXPECT_TRUE(outcome.passed) << outcome.detail;
   EXPECT_EQ(outcome.output, "a b; echo no|$HOME");
 }

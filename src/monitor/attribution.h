@@ -12,9 +12,9 @@
 // Otherwise the process is `unmanaged`: gpufleet did not start it.
 // In Slurm companion mode (`gpufleet agent --slurm`, JobSource::kSlurm) gpufleet starts no job:
 // a process belongs to Slurm job J by its cgroup or its SLURM_JOB_ID (slurm/slurm_attribution.h),
-// and the job id reported is Slurm's, which is the id the companion server gives the job. Its owner is the real uid of
-// the `Uid:` line of /proc/<pid>/status, named through getpwuid_r ("uid<N>" when the account
-// has no name).
+// and the job id reported is Slurm's, which is the id the companion server gives the job. Its owner
+// is the real uid of the `Uid:` line of /proc/<pid>/status, named through getpwuid_r ("uid<N>" when
+// the account has no name).
 //
 // A process that vanished between the driver's answer and the /proc read is kept with an
 // unknown owner: job and uid nullopt, user "", unmanaged false (nothing says that gpufleet did

@@ -96,7 +96,7 @@ struct FakeProcess {
   std::uint64_t cpu_ticks = 0;  // utime (stime stays 0)
   std::int64_t rss_kib = 4096;
   std::string cmdline = std::string("prog\0--flag\0", 12);
-  std::string environ{};  // NUL-separated
+  std::string environ{};    // NUL-separated
   std::string cgroup_v1{};  // lines before the "0::" line (a hybrid host)
 };
 
@@ -154,12 +154,17 @@ TEST_F(FakeProcTest, CgroupNamesTheJobWithoutAnyLiveShim) {
 // gpufleet's own cgroups and shims count for nothing there.
 TEST_F(FakeProcTest, InSlurmModeProcessesBelongToSlurmJobs) {
   using namespace std::string_literals;
-  Add({.pid = 500, .uid = 1000, .cgroup_path = "/system.slice/slurmstepd.scope/job_41/step_0/user"});
+  Add({.pid = 500,
+       .uid = 1000,
+       .cgroup_path = "/system.slice/slurmstepd.scope/job_41/step_0/user"});
   Add({.pid = 501,
        .uid = 1000,
        .cgroup_path = "/",
        .cgroup_v1 = "7:memory:/slurm/uid_1000/job_42/step_batch/task_0\n"});
-  Add({.pid = 502, .uid = 1001, .cgroup_path = "/user.slice", .environ = "A=1\0SLURM_JOB_ID=43\0"s});
+  Add({.pid = 502,
+       .uid = 1001,
+       .cgroup_path = "/user.slice",
+       .environ = "A=1\0SLURM_JOB_ID=43\0"s});
   // The cgroup wins over an environment that names another job.
   Add({.pid = 503,
        .uid = 1001,

@@ -49,8 +49,7 @@ std::optional<std::int64_t> SlurmJobFromCgroup(std::string_view proc_cgroup) {
     pos = end + 1;
     // "ID:CONTROLLERS:PATH": the path is after the second colon.
     const std::size_t first = line.find(':');
-    const std::size_t second =
-        first == std::string_view::npos ? first : line.find(':', first + 1);
+    const std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
     if (second == std::string_view::npos) {
       continue;
     }

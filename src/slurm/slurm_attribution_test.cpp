@@ -18,8 +18,10 @@ TEST(SlurmAttributionTest, CgroupV1Layouts) {
 }
 
 TEST(SlurmAttributionTest, CgroupV2Layouts) {
-  EXPECT_EQ(SlurmJobFromCgroup("0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n"), 77);
-  EXPECT_EQ(SlurmJobFromCgroup("0::/system.slice/gpu03_slurmstepd.scope/job_5/step_batch/user\n"), 5);
+  EXPECT_EQ(SlurmJobFromCgroup("0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n"),
+            77);
+  EXPECT_EQ(SlurmJobFromCgroup("0::/system.slice/gpu03_slurmstepd.scope/job_5/step_batch/user\n"),
+            5);
 }
 
 TEST(SlurmAttributionTest, OtherCgroupsAreNoJob) {

@@ -17,9 +17,9 @@ class SlurmCommands final : public SlurmControl {
   explicit SlurmCommands(SlurmCommandsOptions options) : options_(std::move(options)) {}
 
   Result<std::vector<SlurmJob>> Jobs() override {
-    GF_ASSIGN_OR_RETURN(std::string out,
-                        Run({options_.scontrol, "--details", "--oneliner", "show", "job"},
-                            kJobsOutputLimit));
+    GF_ASSIGN_OR_RETURN(
+        std::string out,
+        Run({options_.scontrol, "--details", "--oneliner", "show", "job"}, kJobsOutputLimit));
     return ParseShowJobs(out);
   }
 
@@ -32,8 +32,8 @@ class SlurmCommands final : public SlurmControl {
   }
 
   Status DrainNode(const std::string& node, const std::string& reason) override {
-    return Done(Run({options_.scontrol, "update", "nodename=" + node, "state=drain",
-                     "reason=" + reason}));
+    return Done(
+        Run({options_.scontrol, "update", "nodename=" + node, "state=drain", "reason=" + reason}));
   }
 
   Status ResumeNode(const std::string& node) override {
@@ -53,9 +53,8 @@ class SlurmCommands final : public SlurmControl {
       shown += shown.empty() ? "" : " ";
       shown += a;
     }
-    const ToolOutcome outcome =
-        RunTool(ToolRun{.command = "", .timeout = options_.timeout, .argv = std::move(argv),
-                        .keep_output = keep});
+    const ToolOutcome outcome = RunTool(ToolRun{
+        .command = "", .timeout = options_.timeout, .argv = std::move(argv), .keep_output = keep});
     if (!outcome.passed) {
       std::string said = outcome.output.substr(0, 400);
       while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) {

@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+
 #include "slurm/slurm_jobs.h"
 
 namespace gf {

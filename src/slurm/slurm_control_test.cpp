@@ -89,9 +89,8 @@ TEST_F(SlurmControlTest, AFailureQuotesSlurm) {
 }
 
 TEST_F(SlurmControlTest, NoSlurmInstalledIsAClearError) {
-  auto slurm = MakeSlurmCommands({.scontrol = (dir_ / "absent").string(),
-                                  .scancel = "scancel",
-                                  .timeout = Millis(10000)});
+  auto slurm = MakeSlurmCommands(
+      {.scontrol = (dir_ / "absent").string(), .scancel = "scancel", .timeout = Millis(10000)});
   const auto jobs = slurm->Jobs();
   ASSERT_FALSE(jobs.ok());
   EXPECT_NE(jobs.error().message.find("absent"), std::string::npos) << jobs.error().message;

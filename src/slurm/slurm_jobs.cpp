@@ -90,8 +90,8 @@ void ReadUser(std::string_view text, SlurmJob& job) {
 std::optional<int> ExitCode(std::string_view text) {
   const std::size_t colon = text.find(':');
   const auto code = Number(text.substr(0, colon));
-  const auto signal =
-      colon == std::string_view::npos ? std::optional<std::int64_t>(0) : Number(text.substr(colon + 1));
+  const auto signal = colon == std::string_view::npos ? std::optional<std::int64_t>(0)
+                                                      : Number(text.substr(colon + 1));
   if (!code || !signal) {
     return std::nullopt;
   }
@@ -292,8 +292,8 @@ std::vector<int> GpuIndicesOfGres(std::string_view gres) {
         continue;
       }
       const std::size_t close = item.find(')', idx);
-      const std::vector<int> indices =
-          IndexList(item.substr(idx + 5, close == std::string_view::npos ? close : close - idx - 5));
+      const std::vector<int> indices = IndexList(
+          item.substr(idx + 5, close == std::string_view::npos ? close : close - idx - 5));
       out.insert(out.end(), indices.begin(), indices.end());
     }
   }
@@ -306,16 +306,16 @@ std::optional<JobState> JobStateOfSlurm(std::string_view state) {
     JobState state;
   };
   static constexpr Pair kStates[] = {
-      {"RUNNING", JobState::kRunning},        {"COMPLETING", JobState::kRunning},
-      {"SUSPENDED", JobState::kRunning},      {"STAGE_OUT", JobState::kRunning},
-      {"PENDING", JobState::kPending},        {"REQUEUED", JobState::kPending},
-      {"REQUEUE_HOLD", JobState::kPending},   {"REQUEUE_FED", JobState::kPending},
-      {"RESV_DEL_HOLD", JobState::kPending},  {"CONFIGURING", JobState::kPending},
-      {"COMPLETED", JobState::kCompleted},    {"FAILED", JobState::kFailed},
-      {"OUT_OF_MEMORY", JobState::kFailed},   {"BOOT_FAIL", JobState::kFailed},
-      {"DEADLINE", JobState::kFailed},        {"CANCELLED", JobState::kCancelled},
-      {"REVOKED", JobState::kCancelled},      {"TIMEOUT", JobState::kTimeout},
-      {"PREEMPTED", JobState::kPreempted},    {"NODE_FAIL", JobState::kNodeFail},
+      {"RUNNING", JobState::kRunning},       {"COMPLETING", JobState::kRunning},
+      {"SUSPENDED", JobState::kRunning},     {"STAGE_OUT", JobState::kRunning},
+      {"PENDING", JobState::kPending},       {"REQUEUED", JobState::kPending},
+      {"REQUEUE_HOLD", JobState::kPending},  {"REQUEUE_FED", JobState::kPending},
+      {"RESV_DEL_HOLD", JobState::kPending}, {"CONFIGURING", JobState::kPending},
+      {"COMPLETED", JobState::kCompleted},   {"FAILED", JobState::kFailed},
+      {"OUT_OF_MEMORY", JobState::kFailed},  {"BOOT_FAIL", JobState::kFailed},
+      {"DEADLINE", JobState::kFailed},       {"CANCELLED", JobState::kCancelled},
+      {"REVOKED", JobState::kCancelled},     {"TIMEOUT", JobState::kTimeout},
+      {"PREEMPTED", JobState::kPreempted},   {"NODE_FAIL", JobState::kNodeFail},
   };
   for (const Pair& p : kStates) {
     if (p.slurm == state) {

@@ -27,32 +27,32 @@ namespace gf {
 // gres.conf's File= devices, which on a real node is the order of /dev/nvidiaN = NVML's index).
 struct SlurmNodeGpus {
   std::string node;
-  std::vector<int> gpu_indices;
+  std::vector<int> gpu_indices{};
   bool operator==(const SlurmNodeGpus&) const = default;
 };
 
 struct SlurmJob {
-  std::int64_t id = 0;                        // JobId (each array task has its own)
-  std::optional<std::int64_t> array_job_id;   // ArrayJobId, for an array task
-  std::optional<std::int64_t> array_task_id;  // ArrayTaskId, for one task (not a pending range)
-  std::string name;                           // JobName
-  std::string user;                           // UserId=name(uid)
-  std::optional<std::uint32_t> uid;
-  std::string account;    // Account ("" when (null))
-  std::string partition;  // Partition
-  std::string qos;        // QOS ("" when (null))
-  std::string state;      // JobState as Slurm names it: RUNNING, PENDING, COMPLETED, ...
-  std::string reason;     // Reason ("" when None)
-  std::optional<std::chrono::seconds> time_limit;  // nullopt: UNLIMITED
-  std::optional<Time> submit_time;
-  std::optional<Time> start_time;  // for a pending job: Slurm's expected start, if any
-  std::optional<Time> end_time;    // for a running job: when its time limit ends it
-  std::optional<int> exit_code;    // ExitCode=N:S: N, or 128+S when killed by signal S
-  std::string work_dir;            // WorkDir
-  std::string command;             // Command ("" when (null): a --wrap job)
-  int restarts = 0;                // Restarts: how often Slurm requeued it
-  std::vector<SlurmNodeGpus> gpus;  // per node (only while it holds them: running, completing)
-  std::vector<std::string> nodes;   // NodeList, expanded
+  std::int64_t id = 0;                          // JobId (each array task has its own)
+  std::optional<std::int64_t> array_job_id{};   // ArrayJobId, for an array task
+  std::optional<std::int64_t> array_task_id{};  // ArrayTaskId, for one task (not a pending range)
+  std::string name{};                           // JobName
+  std::string user{};                           // UserId=name(uid)
+  std::optional<std::uint32_t> uid{};
+  std::string account{};    // Account ("" when (null))
+  std::string partition{};  // Partition
+  std::string qos{};        // QOS ("" when (null))
+  std::string state{};      // JobState as Slurm names it: RUNNING, PENDING, COMPLETED, ...
+  std::string reason{};     // Reason ("" when None)
+  std::optional<std::chrono::seconds> time_limit{};  // nullopt: UNLIMITED
+  std::optional<Time> submit_time{};
+  std::optional<Time> start_time{};   // for a pending job: Slurm's expected start, if any
+  std::optional<Time> end_time{};     // for a running job: when its time limit ends it
+  std::optional<int> exit_code{};     // ExitCode=N:S: N, or 128+S when killed by signal S
+  std::string work_dir{};             // WorkDir
+  std::string command{};              // Command ("" when (null): a --wrap job)
+  int restarts = 0;                   // Restarts: how often Slurm requeued it
+  std::vector<SlurmNodeGpus> gpus{};  // per node (only while it holds them: running, completing)
+  std::vector<std::string> nodes{};   // NodeList, expanded
   bool operator==(const SlurmJob&) const = default;
 };
 

@@ -9,12 +9,18 @@ namespace {
 
 // Lines printed by Debian 12's Slurm 22.05 (`scontrol -d -o show job`) for: a running job on
 // GPUs 0-1 of gpu01; an array task; a pending two-node job; the first job once cancelled.
-constexpr std::string_view kRunning = R"(JobId=1 JobName=train UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=1 Nice=0 Account=physics QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:01 TimeLimit=00:30:00 TimeMin=N/A SubmitTime=2026-12-07T10:08:41 EligibleTime=2026-12-07T10:08:41 AccrueTime=2026-12-07T10:08:41 StartTime=2026-12-07T10:08:43 EndTime=2026-12-07T10:38:43 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T10:08:43 Scheduler=Main Partition=gpu AllocNode:Sid=localhost:3252 ReqNodeList=(null) ExcNodeList=(null) NodeList=gpu01 BatchHost=gpu01 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,mem=1000M,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* JOB_GRES=gpu:h100:2   Nodes=gpu01 CPU_IDs=0 Mem=1000 GRES=gpu:h100:2(IDX:0-1) MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp StdErr=/tmp/sl/out-1.txt StdIn=/dev/null StdOut=/tmp/sl/out-1.txt Power= TresPerJob=gres:gpu:2)";
-constexpr std::string_view kArrayTask = R"(JobId=7 ArrayJobId=3 ArrayTaskId=0 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=1 Nice=0 Account=bio QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:01 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-07T10:08:41 EligibleTime=2026-12-07T10:08:41 AccrueTime=2026-12-07T10:08:41 StartTime=2026-12-07T10:08:43 EndTime=Unknown Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T10:08:43 Scheduler=Main Partition=gpu AllocNode:Sid=localhost:3252 ReqNodeList=(null) ExcNodeList=(null) NodeList=gpu01 BatchHost=gpu01 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,mem=1000M,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* JOB_GRES=gpu:h100:1   Nodes=gpu01 CPU_IDs=2 Mem=1000 GRES=gpu:h100:1(IDX:5) MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp StdErr=/dev/null StdIn=/dev/null StdOut=/dev/null Power= TresPerJob=gres:gpu:1)";
-constexpr std::string_view kPending = R"(JobId=4 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=1 Nice=0 Account=(null) QOS=(null) JobState=PENDING Reason=Resources Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-07T10:08:41 EligibleTime=2026-12-07T10:08:41 AccrueTime=2026-12-07T10:08:41 StartTime=Unknown EndTime=Unknown Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T10:08:43 Scheduler=Main Partition=gpu AllocNode:Sid=localhost:3252 ReqNodeList=(null) ExcNodeList=(null) NodeList= NumNodes=2-2 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=2,mem=2000M,node=2,billing=2 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp StdErr=/dev/null StdIn=/dev/null StdOut=/dev/null Power= TresPerNode=gres:gpu:1)";
-constexpr std::string_view kCancelled = R"(JobId=1 JobName=train UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=1 Nice=0 Account=physics QOS=(null) JobState=CANCELLED Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15 DerivedExitCode=0:0 RunTime=00:00:01 TimeLimit=00:30:00 TimeMin=N/A SubmitTime=2026-12-07T10:08:41 EligibleTime=2026-12-07T10:08:41 AccrueTime=2026-12-07T10:08:41 StartTime=2026-12-07T10:08:43 EndTime=2026-12-07T10:08:44 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T10:08:43 Scheduler=Main Partition=gpu AllocNode:Sid=localhost:3252 ReqNodeList=(null) ExcNodeList=(null) NodeList=gpu01 BatchHost=gpu01 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,mem=1000M,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* JOB_GRES=gpu:h100:2   Nodes=gpu01 CPU_IDs=0 Mem=1000 GRES= MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp StdErr=/tmp/sl/out-1.txt StdIn=/dev/null StdOut=/tmp/sl/out-1.txt Power= TresPerJob=gres:gpu:2)";
+constexpr std::string_view kRunning =
+    R"(JobId=1 JobName=train UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=1 Nice=0 Account=physics QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:01 TimeLimit=00:30:00 TimeMin=N/A SubmitTime=2026-12-07T10:08:41 EligibleTime=2026-12-07T10:08:41 AccrueTime=2026-12-07T10:08:41 StartTime=2026-12-07T10:08:43 EndTime=2026-12-07T10:38:43 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T10:08:43 Scheduler=Main Partition=gpu AllocNode:Sid=localhost:3252 ReqNodeList=(null) ExcNodeList=(null) NodeList=gpu01 BatchHost=gpu01 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,mem=1000M,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* JOB_GRES=gpu:h100:2   Nodes=gpu01 CPU_IDs=0 Mem=1000 GRES=gpu:h100:2(IDX:0-1) MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp StdErr=/tmp/sl/out-1.txt StdIn=/dev/null StdOut=/tmp/sl/out-1.txt Power= TresPerJob=gres:gpu:2)";
+constexpr std::string_view kArrayTask =
+    R"(JobId=7 ArrayJobId=3 ArrayTaskId=0 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=1 Nice=0 Account=bio QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:01 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-07T10:08:41 EligibleTime=2026-12-07T10:08:41 AccrueTime=2026-12-07T10:08:41 StartTime=2026-12-07T10:08:43 EndTime=Unknown Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T10:08:43 Scheduler=Main Partition=gpu AllocNode:Sid=localhost:3252 ReqNodeList=(null) ExcNodeList=(null) NodeList=gpu01 BatchHost=gpu01 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,mem=1000M,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* JOB_GRES=gpu:h100:1   Nodes=gpu01 CPU_IDs=2 Mem=1000 GRES=gpu:h100:1(IDX:5) MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp StdErr=/dev/null StdIn=/dev/null StdOut=/dev/null Power= TresPerJob=gres:gpu:1)";
+constexpr std::string_view kPending =
+    R"(JobId=4 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=1 Nice=0 Account=(null) QOS=(null) JobState=PENDING Reason=Resources Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 DerivedExitCode=0:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A SubmitTime=2026-12-07T10:08:41 EligibleTime=2026-12-07T10:08:41 AccrueTime=2026-12-07T10:08:41 StartTime=Unknown EndTime=Unknown Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T10:08:43 Scheduler=Main Partition=gpu AllocNode:Sid=localhost:3252 ReqNodeList=(null) ExcNodeList=(null) NodeList= NumNodes=2-2 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=2,mem=2000M,node=2,billing=2 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp StdErr=/dev/null StdIn=/dev/null StdOut=/dev/null Power= TresPerNode=gres:gpu:1)";
+constexpr std::string_view kCancelled =
+    R"(JobId=1 JobName=train UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=1 Nice=0 Account=physics QOS=(null) JobState=CANCELLED Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15 DerivedExitCode=0:0 RunTime=00:00:01 TimeLimit=00:30:00 TimeMin=N/A SubmitTime=2026-12-07T10:08:41 EligibleTime=2026-12-07T10:08:41 AccrueTime=2026-12-07T10:08:41 StartTime=2026-12-07T10:08:43 EndTime=2026-12-07T10:08:44 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-07T10:08:43 Scheduler=Main Partition=gpu AllocNode:Sid=localhost:3252 ReqNodeList=(null) ExcNodeList=(null) NodeList=gpu01 BatchHost=gpu01 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,mem=1000M,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* JOB_GRES=gpu:h100:2   Nodes=gpu01 CPU_IDs=0 Mem=1000 GRES= MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp StdErr=/tmp/sl/out-1.txt StdIn=/dev/null StdOut=/tmp/sl/out-1.txt Power= TresPerJob=gres:gpu:2)";
 
-Time At(std::string_view stamp) { return ParseSlurmTimestamp(stamp).value(); }
+Time At(std::string_view stamp) {
+  return ParseSlurmTimestamp(stamp).value();
+}
 
 SlurmJob One(std::string_view line) {
   auto jobs = ParseShowJobs(line);
@@ -76,8 +82,8 @@ TEST(SlurmJobsTest, AnEndedJobKeepsItsStateAndExit) {
 }
 
 TEST(SlurmJobsTest, SeveralLinesAndNoise) {
-  const std::string text = "No jobs in the system\n" + std::string(kRunning) + "\n\n" +
-                           std::string(kPending) + "\n";
+  const std::string text =
+      "No jobs in the system\n" + std::string(kRunning) + "\n\n" + std::string(kPending) + "\n";
   const auto jobs = ParseShowJobs(text);
   ASSERT_TRUE(jobs.ok());
   ASSERT_EQ(jobs->size(), 2U);
@@ -87,18 +93,18 @@ TEST(SlurmJobsTest, SeveralLinesAndNoise) {
 }
 
 TEST(SlurmJobsTest, ValuesWithBlanksAndMultiNodeGroups) {
-  const SlurmJob job = One(
-      "JobId=42 JobName=my big run UserId=alice(1001) Account=(null) JobState=RUNNING "
-      "NodeList=gpu[01-02],gpu07 Nodes=gpu[01-02] CPU_IDs=0-3 Mem=0 GRES=gpu:a100:4(IDX:0-3) "
-      "Nodes=gpu07 CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:1,3),shard:0 MinCPUsNode=1");
+  const SlurmJob job =
+      One("JobId=42 JobName=my big run UserId=alice(1001) Account=(null) JobState=RUNNING "
+          "NodeList=gpu[01-02],gpu07 Nodes=gpu[01-02] CPU_IDs=0-3 Mem=0 GRES=gpu:a100:4(IDX:0-3) "
+          "Nodes=gpu07 CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:1,3),shard:0 MinCPUsNode=1");
   EXPECT_EQ(job.name, "my big run");
   EXPECT_EQ(job.user, "alice");
   EXPECT_EQ(job.uid, 1001U);
   EXPECT_EQ(job.account, "");
   EXPECT_EQ(job.nodes, (std::vector<std::string>{"gpu01", "gpu02", "gpu07"}));
-  EXPECT_EQ(job.gpus, (std::vector<SlurmNodeGpus>{{"gpu01", {0, 1, 2, 3}},
-                                                  {"gpu02", {0, 1, 2, 3}},
-                                                  {"gpu07", {1, 3}}}));
+  EXPECT_EQ(job.gpus,
+            (std::vector<SlurmNodeGpus>{
+                {"gpu01", {0, 1, 2, 3}}, {"gpu02", {0, 1, 2, 3}}, {"gpu07", {1, 3}}}));
 }
 
 TEST(SlurmJobsTest, HostLists) {

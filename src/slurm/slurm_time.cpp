@@ -92,8 +92,8 @@ Result<std::optional<std::chrono::seconds>> ParseSlurmTime(std::string_view text
 
 std::optional<Time> ParseSlurmTimestamp(std::string_view text) {
   // YYYY-MM-DDTHH:MM:SS, exactly.
-  if (text.size() != 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
-      text[13] != ':' || text[16] != ':') {
+  if (text.size() != 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':') {
     return std::nullopt;
   }
   const auto year = Digits(text, 0, 4);

@@ -1,0 +1,190 @@
+// Companion mode (issue #23): a real Controller following a stand-in Slurm through a real
+// SlurmLink. Slurm's jobs appear under their ids on the GPUs of their indices, with user, account
+// and partition; they start, requeue and end as Slurm says; a stop gpufleet decides goes to Slurm
+// (scancel / scontrol requeue) and the job ends as meant once Slurm shows it ended; nothing is
+// submitted or scheduled here, and an agent's hello loses no Slurm job.
+#include <mutex>
+
+#include <gtest/gtest.h>
+
+#include "controller/controller_fixture.h"
+#include "controller/slurm_link.h"
+
+namespace gf {
+namespace {
+
+// Slurm as a list the test edits; the actions asked of it, in order.
+class FakeSlurm final : public SlurmControl {
+ public:
+  struct State {
+    std::mutex mu;
+    std::vector<SlurmJob> jobs;
+    std::vector<std::string> actions;
+  };
+  explicit FakeSlurm(State& state) : s_(state) {}
+  Result<std::vector<SlurmJob>> Jobs() override {
+    std::lock_guard<std::mutex> lock(s_.mu);
+    return s_.jobs;
+  }
+  Status Cancel(std::int64_t job) override { return Note("cancel " + std::to_string(job)); }
+  Status Requeue(std::int64_t job) override { return Note("requeue " + std::to_string(job)); }
+  Status DrainNode(const std::string& node, const std::string& reason) override {
+    return Note("drain " + node + " " + reason);
+  }
+  Status ResumeNode(const std::string& node) override { return Note("resume " + node); }
+
+ private:
+  Status Note(std::string action) {
+    std::lock_guard<std::mutex> lock(s_.mu);
+    s_.actions.push_back(std::move(action));
+    return OkStatus();
+  }
+  State& s_;
+};
+
+SlurmJob Running(std::int64_t id, std::vector<int> gpus) {
+  return SlurmJob{.id = id,
+                  .name = "train",
+                  .user = "alice",
+                  .uid = 1000,
+                  .account = "physics",
+                  .partition = "gpu",
+                  .state = "RUNNING",
+                  .time_limit = std::chrono::seconds(3600),
+                  .submit_time = FromUnixMillis(1'699'999'000'000),
+                  .start_time = FromUnixMillis(1'699'999'500'000),
+                  .work_dir = "/home/alice",
+                  .gpus = {SlurmNodeGpus{.node = "gpu01", .gpu_indices = std::move(gpus)}},
+                  .nodes = {"gpu01"}};
+}
+
+class SlurmCompanionTest : public ControllerFixture {
+ protected:
+  void SetUp() override {
+    link_ = std::make_unique<SlurmLink>(std::make_unique<FakeSlurm>(state_), Millis(10));
+    slurm_ = link_.get();
+    ControllerFixture::SetUp();
+    link_->Start([this](std::vector<SlurmJob> jobs) { controller_->OnSlurmJobs(std::move(jobs)); });
+  }
+  void TearDown() override {
+    link_->Stop();
+    ControllerFixture::TearDown();
+  }
+
+  void SetJobs(std::vector<SlurmJob> jobs) {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    state_.jobs = std::move(jobs);
+  }
+  bool Asked(const std::string& action) {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    return std::find(state_.actions.begin(), state_.actions.end(), action) != state_.actions.end();
+  }
+  bool StateIs(std::int64_t id, JobState state) {
+    const auto job = controller_->GetJob(root_, JobId(id));
+    return job.ok() && job->state == state;
+  }
+
+  FakeSlurm::State state_;
+  std::unique_ptr<SlurmLink> link_;
+};
+
+TEST_F(SlurmCompanionTest, ARunningSlurmJobIsShownOnItsGpus) {
+  SetJobs({Running(7, {1, 2})});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(7, JobState::kRunning); }));
+  const Job job = Get(JobId(7));
+  EXPECT_EQ(job.owner.user, "alice");
+  EXPECT_EQ(job.owner.uid, 1000U);
+  EXPECT_EQ(job.spec.team, "physics");
+  EXPECT_EQ(job.spec.priority.name, "gpu");  // the partition: [class.gpu] rules apply
+  EXPECT_EQ(job.spec.name, "train");
+  EXPECT_EQ(job.spec.time_limit, std::chrono::seconds(3600));
+  EXPECT_EQ(job.start_time, FromUnixMillis(1'699'999'500'000));
+  ASSERT_TRUE(job.allocation);
+  EXPECT_EQ(job.allocation->node, NodeId("gpu01"));
+  EXPECT_EQ(job.allocation->gpus, (std::vector<GpuUuid>{GpuUuid("GPU-1"), GpuUuid("GPU-2")}));
+  // Held in the GPU view too (gpus, top, the dashboard, /metrics read it).
+  const auto gpus = controller_->ListGpus(root_);
+  ASSERT_TRUE(gpus.ok());
+  int held = 0;
+  for (const GpuStatus& g : *gpus) {
+    held += g.job == JobId(7) ? 1 : 0;
+  }
+  EXPECT_EQ(held, 2);
+  // The agent's hello (no job of its own) loses nothing: the job is Slurm's.
+  controller_->OnAgentHello(AgentHello{TestNode(gpus_), {}, {}});
+  SetJobs({Running(7, {1, 2}), Running(8, {0})});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(8, JobState::kRunning); }));
+  EXPECT_EQ(Get(JobId(7)).state, JobState::kRunning);
+}
+
+TEST_F(SlurmCompanionTest, NothingIsSubmittedHere) {
+  JobSpec spec;
+  spec.argv = {"true"};
+  spec.workdir = "/";
+  const auto submitted = controller_->Submit(alice_, spec);
+  ASSERT_FALSE(submitted.ok());
+  EXPECT_NE(submitted.error().message.find("sbatch"), std::string::npos);
+}
+
+TEST_F(SlurmCompanionTest, PendingStartedRequeuedAndEndedAsSlurmSays) {
+  SlurmJob job = Running(9, {0});
+  job.state = "PENDING";
+  job.reason = "Priority";
+  job.gpus.clear();
+  job.start_time.reset();
+  SetJobs({job});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(9, JobState::kPending); }));
+  EXPECT_EQ(Get(JobId(9)).reason, "pending in Slurm (Priority)");
+
+  SetJobs({Running(9, {3})});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(9, JobState::kRunning); }));
+  EXPECT_EQ(Get(JobId(9)).allocation->gpus, std::vector<GpuUuid>{GpuUuid("GPU-3")});
+
+  SetJobs({job});  // Slurm requeued it
+  ASSERT_TRUE(WaitFor([&] { return StateIs(9, JobState::kPending); }));
+  EXPECT_FALSE(Get(JobId(9)).allocation);
+
+  SlurmJob ended = Running(9, {2});
+  SetJobs({ended});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(9, JobState::kRunning); }));
+  ended.state = "TIMEOUT";
+  ended.exit_code = 128 + 15;
+  SetJobs({ended});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(9, JobState::kTimeout); }));
+  EXPECT_EQ(Get(JobId(9)).exit_code, 128 + 15);
+
+  SetJobs({Running(10, {0})});  // 9 gone from Slurm's list: nothing changes for it
+  ASSERT_TRUE(WaitFor([&] { return StateIs(10, JobState::kRunning); }));
+  SetJobs({});  // 10 no longer listed: it ran to its end
+  ASSERT_TRUE(WaitFor([&] { return StateIs(10, JobState::kCompleted); }));
+  EXPECT_EQ(Get(JobId(9)).state, JobState::kTimeout);
+}
+
+TEST_F(SlurmCompanionTest, StopsGoThroughSlurm) {
+  SetJobs({Running(11, {0}), Running(12, {1})});
+  ASSERT_TRUE(
+      WaitFor([&] { return StateIs(11, JobState::kRunning) && StateIs(12, JobState::kRunning); }));
+  // A cancel: scancel, and the job ends CANCELLED once Slurm shows it ended.
+  ASSERT_TRUE(controller_->CancelJob(alice_, JobId(11)).ok());
+  ASSERT_TRUE(WaitFor([&] { return Asked("cancel 11"); }));
+  EXPECT_EQ(Get(JobId(11)).state, JobState::kRunning);  // until Slurm says so
+  // A requeue: scontrol requeue; Slurm shows it pending again.
+  ASSERT_TRUE(controller_->RequeueJob(root_, JobId(12)).ok());
+  ASSERT_TRUE(WaitFor([&] { return Asked("requeue 12"); }));
+  SlurmJob cancelled = Running(11, {0});
+  cancelled.state = "CANCELLED";
+  cancelled.exit_code = 128 + 15;
+  SlurmJob requeued = Running(12, {});
+  requeued.state = "PENDING";
+  requeued.gpus.clear();
+  SetJobs({cancelled, requeued});
+  ASSERT_TRUE(WaitFor(
+      [&] { return StateIs(11, JobState::kCancelled) && StateIs(12, JobState::kPending); }));
+  EXPECT_FALSE(Asked("cancel 12"));
+  // A pending job cancelled here leaves Slurm's queue too.
+  ASSERT_TRUE(controller_->CancelJob(alice_, JobId(12)).ok());
+  ASSERT_TRUE(WaitFor([&] { return Asked("cancel 12"); }));
+}
+
+}  // namespace
+}  // namespace gf
