@@ -212,6 +212,12 @@ void GpuCare::FailOver(const NodeId& node, const HealthChange& change) {
   if (!held) {
     p_.out.Notify(std::move(notice));
   }
+  if (p_.slurm != nullptr) {
+    p_.jobs.Record(
+        std::nullopt, "node", "controller", "draining " + node.value() + " in Slurm: " + cause);
+    p_.out.After(
+        [slurm = p_.slurm, node, cause] { slurm->DrainNode(node.value(), "gpufleet: " + cause); });
+  }
 }
 
 Result<Gpu> GpuCare::Resume(const Caller& caller, const NodeId& node, const std::string& gpu) {
@@ -231,6 +237,16 @@ Result<Gpu> GpuCare::Resume(const Caller& caller, const NodeId& node, const std:
                  "resume " + name + " (was " + std::string(ToString(found->health)) + ": " +
                      found->health_cause + "): its health is judged afresh from its next sample");
   p_.out.After([agent = entry.agent, uuid = found->uuid] { agent->ResetGpuHealth(uuid); });
+  const bool others_failed =
+      std::any_of(entry.node.gpus.begin(), entry.node.gpus.end(), [&](const Gpu& g) {
+        return g.uuid != found->uuid && g.health == GpuHealth::kFailed;
+      });
+  if (p_.slurm != nullptr && !others_failed) {
+    // Its node was drained in Slurm for it (FailOver); should the GPU fail again, its next
+    // sample drains it again.
+    p_.jobs.Record(std::nullopt, "node", caller.user, "resuming " + node.value() + " in Slurm");
+    p_.out.After([slurm = p_.slurm, node] { slurm->ResumeNode(node.value()); });
+  }
   return *found;
 }
 

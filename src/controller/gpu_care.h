@@ -20,6 +20,7 @@
 #include "controller/memory_breach_watch.h"
 #include "controller/node_registry.h"
 #include "controller/scheduling_stage.h"
+#include "controller/slurm_link.h"
 #include "controller/turn_outbox.h"
 #include "core/clock.h"
 #include "lifecycle/job_book.h"
@@ -50,6 +51,9 @@ struct GpuCareParts {
   TurnOutbox& out;
   SchedulingStage& scheduling;  // told when where work may go changed
   const Clock& clock;
+  // Companion mode (slurm_link.h): a failed GPU drains its node in Slurm (Slurm drains nodes,
+  // not single GPUs), and resuming the node's last failed GPU resumes the node there.
+  SlurmLink* slurm = nullptr;
 };
 
 class GpuCare {

@@ -79,6 +79,12 @@ class SlurmCompanionTest : public ControllerFixture {
     std::lock_guard<std::mutex> lock(state_.mu);
     return std::find(state_.actions.begin(), state_.actions.end(), action) != state_.actions.end();
   }
+  bool AskedStartingWith(const std::string& prefix) {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    return std::any_of(state_.actions.begin(), state_.actions.end(), [&](const std::string& a) {
+      return a.starts_with(prefix);
+    });
+  }
   bool StateIs(std::int64_t id, JobState state) {
     const auto job = controller_->GetJob(root_, JobId(id));
     return job.ok() && job->state == state;
@@ -184,6 +190,27 @@ TEST_F(SlurmCompanionTest, StopsGoThroughSlurm) {
   // A pending job cancelled here leaves Slurm's queue too.
   ASSERT_TRUE(controller_->CancelJob(alice_, JobId(12)).ok());
   ASSERT_TRUE(WaitFor([&] { return Asked("cancel 12"); }));
+}
+
+// A failed GPU: its job is requeued through Slurm and its node drained there (Slurm drains nodes,
+// not GPUs); `gpufleet gpu resume` of the node's only failed GPU resumes the node in Slurm.
+TEST_F(SlurmCompanionTest, AFailedGpuDrainsItsNodeInSlurm) {
+  SetJobs({Running(21, {1})});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(21, JobState::kRunning); }));
+  GpuSample lost;
+  lost.uuid = GpuUuid("GPU-1");
+  lost.time = clock_.Now();
+  lost.lost = true;
+  lost.health = GpuHealth::kFailed;
+  lost.health_cause = "GPU fell off the bus (NVML: GPU is lost)";
+  controller_->OnSamples(NodeId("gpu01"), {lost});
+  ASSERT_TRUE(WaitFor([&] { return Asked("requeue 21"); }));
+  ASSERT_TRUE(WaitFor([&] { return AskedStartingWith("drain gpu01 gpufleet: GPU 1"); }));
+  EXPECT_TRUE(AskedStartingWith(
+      "drain gpu01 gpufleet: GPU 1 (GPU-1) on gpu01 failed: GPU fell off the bus"));
+  EXPECT_FALSE(AskedStartingWith("resume"));
+  ASSERT_TRUE(controller_->ResumeGpu(root_, NodeId("gpu01"), "1").ok());
+  ASSERT_TRUE(WaitFor([&] { return Asked("resume gpu01"); }));
 }
 
 }  // namespace

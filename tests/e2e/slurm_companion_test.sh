@@ -9,22 +9,58 @@
 #     attributed to it (none unmanaged);
 #   - gpufleet schedules nothing: a submission is refused with the reason;
 #   - `gpufleet cancel` of a Slurm job cancels it in Slurm (scancel), and the job ends CANCELLED;
-#   - a job that ends in Slurm ends in gpufleet with Slurm's state and exit code.
+#   - a job that ends in Slurm ends in gpufleet with Slurm's state and exit code;
+#   - a job that holds a GPU it does not use is requeued through Slurm by the idle reaper
+#     ([class.gpu]: the partition's rules) within threshold + grace + 5 s;
+#   - a GPU failure on gpu02 (its agent on the stand-in NVML library, whose scenario the test
+#     writes: the job's real pid on GPU 0, then a fatal XID) requeues its job through Slurm and
+#     drains gpu02 in Slurm (sinfo); `gpufleet gpu resume` resumes it there.
 # Skips when Slurm cannot be started here (not root, or slurm-wlm missing).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/../lib/local_slurm.sh"
+FAKENVML=${FAKENVML:?set FAKENVML to the stand-in libnvidia-ml.so.1}
+SCENARIO=$WORK/scenario.json
+# write_scenario PID XIDS: gpu02's two stand-in GPUs; GPU 0 busy with process PID (none: 0),
+# with the XID events XIDS (a JSON array).
+write_scenario() {
+  local procs="[]"
+  [ "$1" != 0 ] && procs="[{\"pid\": $1, \"used_memory_mib\": 3000}]"
+  cat >"$SCENARIO.tmp" <<JSON
+{"driver_version": "550.54.15", "devices": [
+ {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-slurm-0", "memory_total_mib": 81559,
+  "util_gpu": 90, "temperature_c": 50, "power_mw": 300000, "energy_mj": 1000,
+  "xid_events": $2, "processes": $procs},
+ {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-slurm-1", "memory_total_mib": 81559,
+  "util_gpu": 0, "temperature_c": 40, "power_mw": 80000, "energy_mj": 5000, "processes": []}]}
+JSON
+  mv "$SCENARIO.tmp" "$SCENARIO"
+}
+write_scenario 0 "[]"
+cat >"$WORK/gpufleet.toml" <<'TOML'
+[scheduler]
+default_class = "gpu"
+[class.gpu]            # the Slurm partition "gpu"
+rank = 1
+idle_after = "15s"
+idle_grace = "5s"
+idle_util_below = 5
+idle_action = "requeue"
+TOML
 
 local_slurm_available || { echo "skipped: needs root and slurm-wlm + munge (scripts/bootstrap.sh installs them)"; exit $SKIP; }
 trap 'local_slurm_stop; cleanup' EXIT
 local_slurm_start "$WORK/slurm" gfe2e 2 || fail "Slurm did not start"
 ok "Slurm up: $(sinfo -h -N -o '%N %T %G' | tr '\n' ' ')"
 
-start_server --slurm --slurm-poll 1s
+start_server --slurm --slurm-poll 1s --config "$WORK/gpufleet.toml"
 gf node token create --output "$WORK/node.token" --description e2e >/dev/null
+# gpu01 on simulated GPUs that follow CUDA_VISIBLE_DEVICES; gpu02 on the stand-in NVML library.
 for n in 1 2; do
-  "$GPUFLEET" agent --server "$SERVER_URL" --token-file "$WORK/node.token" --slurm \
-    --gpus sim:8xH100-80GB --data-dir "$WORK/agent$n" --node-name "gpu0$n" \
-    --sample-interval 1s >>"$WORK/agent$n.log" 2>&1 &
+  gpus=sim:8xH100-80GB
+  [ "$n" = 2 ] && gpus=nvml:$FAKENVML
+  GF_FAKENVML_SCENARIO=$SCENARIO "$GPUFLEET" agent --server "$SERVER_URL" \
+    --token-file "$WORK/node.token" --slurm --gpus "$gpus" --data-dir "$WORK/agent$n" \
+    --node-name "gpu0$n" --sample-interval 1s >>"$WORK/agent$n.log" 2>&1 &
   AGENT_PIDS[$n]=$!
 done
 nodes_up() { [ "$(gf nodes --json | jq '[.nodes[] | select(.state == "up")] | length')" = 2 ]; }
@@ -38,8 +74,8 @@ ok "submissions refused: $out"
 # A second user's job on two GPUs, and root's on three (Slurm places both on gpu01).
 other_user || exit $SKIP
 cd "$WORK"
-job=$(runuser -u "$other" -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -A physics -J train -G 2 -t 30 -o /dev/null --wrap 'sleep 300')
-job2=$(sbatch --parsable -A bio -J prep -G 3 -o /dev/null --wrap 'sleep 300')
+job=$(runuser -u "$other" -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -w gpu01 -A physics -J train -G 2 -t 30 -o /dev/null --wrap 'sleep 300')
+job2=$(sbatch --parsable -w gpu01 -A bio -J prep -G 3 -o /dev/null --wrap 'sleep 300')
 slurm_running() { [ "$(squeue -h -j "$1" -o %T)" = RUNNING ]; }
 wait_for "Slurm to run job $job" slurm_running "$job"
 wait_for "Slurm to run job $job2" slurm_running "$job2"
@@ -91,7 +127,7 @@ wait_for "job $job CANCELLED in gpufleet" state_is "$job" CANCELLED
 ok "cancelled through Slurm: $(gf show --json "$job" | jq -c '{state, reason}')"
 
 # A job that ends in Slurm by itself ends here with Slurm's exit code.
-job3=$(sbatch --parsable -A bio -G 1 -o /dev/null --wrap 'sleep 3; exit 3')
+job3=$(sbatch --parsable -w gpu01 -A bio -G 1 -o /dev/null --wrap 'sleep 3; exit 3')
 wait_for "job $job3 to appear" running_here "$job3"
 WAIT_FOR_SECONDS=60 wait_for "job $job3 FAILED in gpufleet" state_is "$job3" FAILED
 [ "$(job_field "$job3" exit_code)" = 3 ] || fail "job $job3 exit code $(job_field "$job3" exit_code), want 3"
@@ -99,4 +135,37 @@ ok "an ended Slurm job: $(gf show --json "$job3" | jq -c '{state, exit_code, rea
 
 scancel "$job2"
 wait_for "job $job2 CANCELLED in gpufleet" state_is "$job2" CANCELLED
+
+# Idle reaping through Slurm: a job that holds a GPU and runs nothing on it (its process does
+# not see the GPU) is requeued by `scontrol requeue` within idle_after + idle_grace + 5 s.
+idle=$(sbatch --parsable -w gpu01 -A bio -J idle -G 1 -o /dev/null --wrap 'exec env -u CUDA_VISIBLE_DEVICES sleep 300')
+wait_for "job $idle running in gpufleet" running_here "$idle"
+t0=$SECONDS
+restarted() { scontrol -o show job "$1" | grep -q ' Restarts=[1-9]'; }
+WAIT_FOR_SECONDS=40 wait_for "Slurm to requeue idle job $idle" restarted "$idle"
+took=$((SECONDS - t0))
+[ "$took" -le 25 ] || fail "idle job $idle requeued after $took s, beyond 15 s + 5 s + 5 s"
+gf show "$idle" | grep -q "reaper" || fail "no reaper event on job $idle: $(gf show "$idle" | tail -n 8)"
+ok "idle job $idle requeued through Slurm $took s after it started (threshold 15 s + grace 5 s)"
+scancel "$idle"
+
+# A GPU failure on gpu02: its job is requeued through Slurm and the node drained in Slurm.
+job4=$(sbatch --parsable -w gpu02 -A bio -J fo -G 1 -o "$WORK/fo.out" --wrap "echo \$\$ > $WORK/fo.pid; exec sleep 300")
+wait_for "job $job4 running in gpufleet" running_here "$job4"
+wait_for "job $job4's pid" test -s "$WORK/fo.pid"
+write_scenario "$(cat "$WORK/fo.pid")" "[]"
+on_gpu() { gf gpus --json | jq -e --argjson j "$1" '[.gpus[] | .sample.processes[]? | select(.job == $j)] | length > 0' >/dev/null; }
+wait_for "job $job4's process on gpu02's GPU 0" on_gpu "$job4"
+write_scenario "$(cat "$WORK/fo.pid")" '[{"xid": 79, "seq": 1}]'
+drained() { sinfo -h -n gpu02 -o '%T' | grep -Eq '^drain'; }
+WAIT_FOR_SECONDS=40 wait_for "Slurm to drain gpu02" drained
+sinfo -h -n gpu02 -o '%E' | grep -q gpufleet || fail "drain reason: $(sinfo -h -n gpu02 -o '%E')"
+WAIT_FOR_SECONDS=40 wait_for "Slurm to requeue job $job4" restarted "$job4"
+ok "GPU failure: gpu02 $(sinfo -h -n gpu02 -o '%T: %E'); job $job4 requeued ($(scontrol -o show job "$job4" | grep -o 'Restarts=[0-9]*'))"
+scancel "$job4"
+write_scenario 0 "[]"
+gf gpu resume gpu02 0 >/dev/null || fail "gpufleet gpu resume gpu02 0 failed"
+resumed() { ! drained; }
+wait_for "Slurm to resume gpu02" resumed
+ok "gpufleet gpu resume: gpu02 $(sinfo -h -n gpu02 -o '%T') in Slurm"
 ok "slurm companion"
