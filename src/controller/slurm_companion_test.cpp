@@ -155,9 +155,11 @@ TEST_F(SlurmCompanionTest, PendingStartedRequeuedAndEndedAsSlurmSays) {
   ASSERT_TRUE(WaitFor([&] { return StateIs(9, JobState::kRunning); }));
   ended.state = "TIMEOUT";
   ended.exit_code = 128 + 15;
+  ended.end_time = FromUnixMillis(1'699'999'800'000);  // Slurm's own end, before this reading
   SetJobs({ended});
   ASSERT_TRUE(WaitFor([&] { return StateIs(9, JobState::kTimeout); }));
   EXPECT_EQ(Get(JobId(9)).exit_code, 128 + 15);
+  EXPECT_EQ(Get(JobId(9)).end_time, FromUnixMillis(1'699'999'800'000));
 
   SetJobs({Running(10, {0})});  // 9 gone from Slurm's list: nothing changes for it
   ASSERT_TRUE(WaitFor([&] { return StateIs(10, JobState::kRunning); }));

@@ -83,15 +83,23 @@ void SlurmDesk::StartOn(Job& job, const SlurmJob& slurm) {
 
 void SlurmDesk::End(Job& job, const SlurmJob* slurm, JobState state) {
   const int exit_code = slurm != nullptr ? slurm->exit_code.value_or(0) : 0;
+  // When Slurm says it ended (to the second), not when this reading saw it: the run's
+  // GPU-hours are then Slurm's own start to end.
+  Time end = p_.clock.Now();
+  if (slurm != nullptr && slurm->end_time && *slurm->end_time <= end &&
+      (!job.start_time || *slurm->end_time >= *job.start_time)) {
+    end = *slurm->end_time;
+  }
   if (p_.jobs.Stops().Stopping(job.id) || state == JobState::kCompleted ||
       state == JobState::kFailed) {
     // Its end as the stop book judges it: gpufleet's own stop as meant, or the exit code.
     const std::string how =
         slurm != nullptr ? "ended " + slurm->state + " in Slurm" : "no longer listed by Slurm";
-    p_.jobs.Exited(job, exit_code, how, p_.clock.Now(), kActor);
+    p_.jobs.Exited(job, exit_code, how, end, kActor);
     return;
   }
   job.exit_code = exit_code;
+  job.end_time = end;
   p_.jobs.Transition(
       job, state, std::string("ended ") + std::string(ToString(state)) + " in Slurm", kActor);
 }

@@ -125,6 +125,9 @@ slurm_done() { [ -z "$(squeue -h -j "$1" -o %T 2>/dev/null)" ] || [ "$(squeue -h
 wait_for "Slurm to cancel job $job" slurm_done "$job"
 wait_for "job $job CANCELLED in gpufleet" state_is "$job" CANCELLED
 ok "cancelled through Slurm: $(gf show --json "$job" | jq -c '{state, reason}')"
+# The hand count of its GPU-hours, from Slurm's own start and end (to the second).
+slurm_time() { date -d "$(scontrol -o show job "$job" | grep -o " $1=[^ ]*" | cut -d= -f2)" +%s; }
+hand_hours=$(awk -v s="$(slurm_time StartTime)" -v e="$(slurm_time EndTime)" 'BEGIN { printf "%.9f", 2 * (e - s) / 3600 }')
 
 # A job that ends in Slurm by itself ends here with Slurm's exit code.
 job3=$(sbatch --parsable -w gpu01 -A bio -G 1 -o /dev/null --wrap 'sleep 3; exit 3')
@@ -168,4 +171,14 @@ gf gpu resume gpu02 0 >/dev/null || fail "gpufleet gpu resume gpu02 0 failed"
 resumed() { ! drained; }
 wait_for "Slurm to resume gpu02" resumed
 ok "gpufleet gpu resume: gpu02 $(sinfo -h -n gpu02 -o '%T') in Slurm"
+
+# The monthly report counts the Slurm jobs: account physics held 2 GPUs from Slurm's start to
+# Slurm's end of job $job, its user is the second user.
+gf report --period "$(date -u +%Y-%m)" --format json >"$WORK/report.json" || fail "gpufleet report"
+jq -e --argjson h "$hand_hours" '.teams[] | select(.team == "physics")
+    | (.usage.allocated_gpu_hours - $h | fabs) < 1e-6 and .usage.jobs == 1' "$WORK/report.json" >/dev/null \
+  || fail "report team physics (hand count $hand_hours GPU-h): $(jq -c '.teams' "$WORK/report.json")"
+jq -e --arg u "$other" '.users | any(.user == $u and .team == "physics")' "$WORK/report.json" >/dev/null \
+  || fail "report users: $(jq -c '.users' "$WORK/report.json")"
+ok "report: physics $(jq -c '.teams[] | select(.team == "physics") | .usage | {allocated_gpu_hours, jobs}' "$WORK/report.json") = the hand count $hand_hours"
 ok "slurm companion"
