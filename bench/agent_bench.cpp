@@ -9,6 +9,7 @@
 // (one GPU has a recent XID, one a HW slowdown). The reports go to a sink that only counts.
 // After a warm-up round that must attribute every process correctly, the agent runs for
 // --seconds; CPU is getrusage(user+sys) over wall time for that window, RSS is ru_maxrss.
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +55,10 @@ struct Options {
   std::string nvml;
   std::string gpufleet = GF_GPUFLEET_PATH;
   bool no_cgroups = false;  // jobs outside cgroups: attribution walks parent chains
+  // The Slurm companion agent (`gpufleet agent --slurm`): the jobs' processes are Slurm's,
+  // started by the bench with SLURM_JOB_ID in their environment (a site without cgroups: the
+  // attributor reads each process's environ), none through the executor.
+  bool slurm = false;
 };
 
 // Discards the reports, keeping only what the bench checks and prints.
@@ -199,6 +204,7 @@ class Run {
 
  private:
   Status StartJobs();
+  Status StartSlurmJobs();
   void StartStrays();
   void Cleanup();
 
@@ -210,6 +216,7 @@ class Run {
   CountingReports reports_;
   std::unique_ptr<LocalAgent> agent_;
   std::vector<std::uint32_t> job_pids_;
+  std::vector<pid_t> slurm_jobs_;  // --slurm: the Slurm jobs' processes (children of the bench)
   std::vector<pid_t> strays_;
   // Results.
   double cpu_pct_ = 0;
@@ -236,9 +243,10 @@ Status Run::Setup() {
   LocalAgentOptions agent_options;
   agent_options.name = NodeId("bench-node");
   agent_options.sample_interval = Millis(options_.interval_ms);
+  agent_options.jobs_from = options_.slurm ? JobSource::kSlurm : JobSource::kGpufleet;
   agent_ = std::make_unique<LocalAgent>(agent_options, *backend_, *executor_, reports_, clock_);
   GF_TRY(agent_->Start());
-  GF_TRY(StartJobs());
+  GF_TRY(options_.slurm ? StartSlurmJobs() : StartJobs());
   StartStrays();
   std::vector<std::vector<std::uint32_t>> pids(static_cast<std::size_t>(options_.gpus));
   for (std::size_t i = 0; i < pids.size(); ++i) {
@@ -280,6 +288,26 @@ Status Run::StartJobs() {
                          options_.gpufleet + " the gpufleet binary? pass --gpufleet)");
     }
     job_pids_.push_back(pid);
+  }
+  return OkStatus();
+}
+
+// One process per GPU as slurmstepd would leave it for the agent to find: SLURM_JOB_ID in its
+// initial environment (exec'd with it), in no Slurm cgroup.
+Status Run::StartSlurmJobs() {
+  for (int i = 0; i < options_.gpus; ++i) {
+    const std::string id = "SLURM_JOB_ID=" + std::to_string(kFirstJobId + i);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execle("/bin/sleep", "sleep", "100000", static_cast<char*>(nullptr),
+               std::array<const char*, 2>{id.c_str(), nullptr}.data());
+      ::_exit(127);
+    }
+    if (pid < 0) {
+      return Unavailable("fork: " + ErrnoText(errno));
+    }
+    slurm_jobs_.push_back(pid);
+    job_pids_.push_back(static_cast<std::uint32_t>(pid));
   }
   return OkStatus();
 }
@@ -330,7 +358,9 @@ void Run::Print() const {
       "| processes per round | %d in jobs, %d unmanaged | |\n", last_.in_jobs, last_.unmanaged);
   const bool cgroups = !options_.no_cgroups && exec::JobCgroup::Available();
   std::printf("| jobs' processes found by | %s | |\n",
-              cgroups ? "their cgroup (/proc/PID/cgroup)" : "parent chain to the shim");
+              options_.slurm ? "SLURM_JOB_ID in /proc/PID/environ (--slurm)"
+              : cgroups      ? "their cgroup (/proc/PID/cgroup)"
+                             : "parent chain to the shim");
   std::printf("| GPUs not ok (by design: an XID, a HW slowdown) | %d | 2 |\n", last_.not_ok);
   std::printf("| agent CPU, %% of one core | %.3f %% | < 1 %% |\n", cpu_pct_);
   std::printf(
@@ -340,7 +370,13 @@ void Run::Print() const {
 }
 
 void Run::Cleanup() {
-  if (agent_) {
+  for (pid_t pid : slurm_jobs_) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  if (agent_ && options_.slurm) {
+    agent_->Stop();
+  } else if (agent_) {
     for (int i = 0; i < static_cast<int>(job_pids_.size()); ++i) {
       agent_->Kill(JobId(kFirstJobId + i), 0s, "bench done", SIGTERM);
     }
@@ -379,6 +415,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--gpufleet", options.gpufleet, "the gpufleet binary (the jobs' shim)")
       ->capture_default_str();
+  app.add_flag("--slurm",
+               options.slurm,
+               "the Slurm companion agent: its jobs' processes carry SLURM_JOB_ID, none is "
+               "launched through the executor");
   app.add_flag("--no-cgroups",
                options.no_cgroups,
                "run the jobs outside cgroups (attribution then walks parent chains)");

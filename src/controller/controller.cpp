@@ -316,10 +316,12 @@ void Controller::SendKills() {
       out_.After([slurm = options_.slurm,
                   requeue = SlurmDesk::RequeueMeant(jobs_, kill.job),
                   kill = std::move(kill)] {
+        // A node's share of a multi-node job stops the whole Slurm job (slurm_desk.h).
+        const std::int64_t id = SlurmJobOfNodeJob(kill.job.value());
         if (requeue) {
-          slurm->Requeue(kill.job.value(), kill.cause);
+          slurm->Requeue(id, kill.cause);
         } else {
-          slurm->Cancel(kill.job.value(), kill.cause);
+          slurm->Cancel(id, kill.cause);
         }
       });
     }
@@ -459,8 +461,9 @@ Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
     Result<Job> cancelled = desk_.Cancel(caller, id);
     if (cancelled.ok() && pending && options_.slurm != nullptr) {
       // A pending job gets no kill order (nothing runs): Slurm's queue must drop it too.
-      out_.After(
-          [slurm = options_.slurm, id] { slurm->Cancel(id.value(), "cancelled in gpufleet"); });
+      out_.After([slurm = options_.slurm, id] {
+        slurm->Cancel(SlurmJobOfNodeJob(id.value()), "cancelled in gpufleet");
+      });
     }
     return cancelled;
   });

@@ -194,6 +194,52 @@ TEST_F(SlurmCompanionTest, StopsGoThroughSlurm) {
   ASSERT_TRUE(WaitFor([&] { return Asked("cancel 12"); }));
 }
 
+// A job on two nodes is one gpufleet job per node, each on its GPUs there; they start, requeue
+// and end together, and a stop of either stops the Slurm job.
+TEST_F(SlurmCompanionTest, AMultiNodeJobIsAJobPerNode) {
+  FakeAgent second;
+  controller_->AttachAgent(NodeId("gpu02"), &second);
+  controller_->OnAgentHello(AgentHello{TestNode(4, "gpu02", "b"), {}, {}});
+  ASSERT_TRUE(WaitFor([&] { return controller_->ListNodes(root_)->size() == 2; }));
+  SlurmJob job = Running(30, {0, 1});
+  job.nodes = {"gpu01", "gpu02"};
+  job.gpus.push_back(SlurmNodeGpus{.node = "gpu02", .gpu_indices = {2}});
+  SetJobs({job});
+  const std::int64_t second_id = SlurmNodeJobId(30, 1);
+  ASSERT_EQ(second_id, 100'000'030);
+  ASSERT_TRUE(WaitFor(
+      [&] { return StateIs(30, JobState::kRunning) && StateIs(second_id, JobState::kRunning); }));
+  EXPECT_EQ(Get(JobId(30)).allocation->gpus,
+            (std::vector<GpuUuid>{GpuUuid("GPU-0"), GpuUuid("GPU-1")}));
+  EXPECT_EQ(Get(JobId(second_id)).allocation->node, NodeId("gpu02"));
+  EXPECT_EQ(Get(JobId(second_id)).allocation->gpus, std::vector<GpuUuid>{GpuUuid("bGPU-2")});
+  EXPECT_EQ(Get(JobId(second_id)).spec.name, "train [node 2/2 of Slurm job 30]");
+  EXPECT_EQ(Get(JobId(second_id)).owner.user, "alice");
+
+  // Slurm requeues it: pending on no node, both shares wait.
+  SlurmJob pending = job;
+  pending.state = "PENDING";
+  pending.nodes.clear();
+  pending.gpus.clear();
+  SetJobs({pending});
+  ASSERT_TRUE(WaitFor(
+      [&] { return StateIs(30, JobState::kPending) && StateIs(second_id, JobState::kPending); }));
+  SetJobs({job});
+  ASSERT_TRUE(WaitFor(
+      [&] { return StateIs(30, JobState::kRunning) && StateIs(second_id, JobState::kRunning); }));
+
+  // A stop of the second node's share stops the Slurm job.
+  ASSERT_TRUE(controller_->CancelJob(alice_, JobId(second_id)).ok());
+  ASSERT_TRUE(WaitFor([&] { return Asked("cancel 30"); }));
+  SlurmJob ended = job;
+  ended.state = "CANCELLED";
+  ended.gpus.clear();  // an ended job keeps its NodeList, not its GRES
+  SetJobs({ended});
+  ASSERT_TRUE(WaitFor([&] {
+    return StateIs(30, JobState::kCancelled) && StateIs(second_id, JobState::kCancelled);
+  }));
+}
+
 // A failed GPU: its job is requeued through Slurm and its node drained there (Slurm drains nodes,
 // not GPUs); `gpufleet gpu resume` of the node's only failed GPU resumes the node in Slurm.
 TEST_F(SlurmCompanionTest, AFailedGpuDrainsItsNodeInSlurm) {

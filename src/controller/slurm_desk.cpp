@@ -11,11 +11,29 @@ namespace {
 
 constexpr const char* kActor = "slurm";
 
-std::string NodeNames(const std::vector<SlurmNodeGpus>& gpus) {
-  std::string out;
-  for (const SlurmNodeGpus& g : gpus) {
-    out += out.empty() ? "" : ",";
-    out += g.node;
+// The jobs gpufleet keeps for one Slurm job: one per node of its NodeList, each with its GPUs
+// there, the first under the Slurm id and the others under SlurmNodeJobId (slurm_jobs.h); a job
+// on one node, or on none yet, is one.
+std::vector<SlurmJob> PerNode(const SlurmJob& slurm) {
+  if (slurm.nodes.size() <= 1) {
+    return {slurm};
+  }
+  std::vector<SlurmJob> out;
+  const int count = static_cast<int>(slurm.nodes.size());
+  for (int rank = 0; rank < count; ++rank) {
+    SlurmJob unit = slurm;
+    const std::string& node = slurm.nodes[static_cast<std::size_t>(rank)];
+    unit.id = SlurmNodeJobId(slurm.id, rank);
+    unit.nodes = {node};
+    unit.gpus.clear();
+    for (const SlurmNodeGpus& g : slurm.gpus) {
+      if (g.node == node) {
+        unit.gpus.push_back(g);
+      }
+    }
+    unit.name += " [node " + std::to_string(rank + 1) + "/" + std::to_string(count) +
+                 " of Slurm job " + std::to_string(slurm.id) + "]";
+    out.push_back(std::move(unit));
   }
   return out;
 }
@@ -71,12 +89,8 @@ Job SlurmDesk::Adopt(const SlurmJob& slurm) const {
 
 void SlurmDesk::StartOn(Job& job, const SlurmJob& slurm) {
   const Allocation allocation = AllocationOf(slurm);
-  std::string where = "started by Slurm on " + allocation.node.value();
-  if (slurm.gpus.size() > 1) {
-    where += " (a multi-node job: its GPUs on " + NodeNames(slurm.gpus) +
-             "; gpufleet holds its first node's)";
-  }
-  p_.jobs.Start(job, allocation, /*preemptible=*/false, where);
+  p_.jobs.Start(
+      job, allocation, /*preemptible=*/false, "started by Slurm on " + allocation.node.value());
   p_.jobs.Started(job, /*pid=*/0, slurm.start_time.value_or(p_.clock.Now()), kActor);
   p_.node_desk.AssignGpus(job);
 }
@@ -105,8 +119,15 @@ void SlurmDesk::End(Job& job, const SlurmJob* slurm, JobState state) {
 }
 
 void SlurmDesk::Apply(const std::vector<SlurmJob>& listed) {
-  std::set<JobId> seen;
+  std::vector<SlurmJob> units;
+  units.reserve(listed.size());
   for (const SlurmJob& slurm : listed) {
+    for (SlurmJob& unit : PerNode(slurm)) {
+      units.push_back(std::move(unit));
+    }
+  }
+  std::set<JobId> seen;
+  for (const SlurmJob& slurm : units) {
     const std::optional<JobState> state = JobStateOfSlurm(slurm.state);
     if (!state) {
       continue;  // a state this version does not know: left as it was until it changes
@@ -173,6 +194,17 @@ void SlurmDesk::Apply(const std::vector<SlurmJob>& listed) {
   }
   for (const JobId id : gone) {
     Job& job = p_.jobs.At(id);
+    const JobId first(SlurmJobOfNodeJob(id.value()));
+    const Job* whole = first != id ? p_.jobs.Find(first) : nullptr;
+    if (whole != nullptr && whole->state == JobState::kPending) {
+      // Another node's share of a multi-node job Slurm put back in its queue (which lists it
+      // on no node now): it waits with it, and starts again with it.
+      if (HoldsGpus(job)) {
+        p_.jobs.Transition(job, JobState::kPreempted, "requeued in Slurm", kActor);
+        p_.jobs.Requeue(job, "a requeue in Slurm", "by Slurm");
+      }
+      continue;
+    }
     if (job.state == JobState::kPending) {
       p_.jobs.Transition(job, JobState::kCancelled, "no longer listed by Slurm", kActor);
     } else {

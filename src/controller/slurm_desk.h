@@ -15,8 +15,10 @@
 //     book's intent), otherwise in Slurm's state (COMPLETED, FAILED, CANCELLED, TIMEOUT, ...)
 //     with Slurm's exit code.
 // A job's GPUs on a node whose agent has not joined yet are filled in once it has.
-// Multi-node jobs: the GPUs of the job's first node (its batch host) are the job's; those on its
-// other nodes are named in the job's reason, not yet held in gpufleet's view (docs/slurm.md).
+// A multi-node job is one gpufleet job per node (the first under the Slurm id, the r-th under
+// SlurmNodeJobId, slurm_jobs.h), each holding its GPUs there, so every node's GPUs, processes
+// (the agent reads SLURM_NODEID) and GPU-hours are counted; they start, requeue and end together
+// as Slurm says, and a stop of any of them stops the whole Slurm job.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "slurm/slurm_attribution.h"
+#include "slurm/slurm_jobs.h"
 
 namespace gf {
 namespace {
@@ -301,13 +302,15 @@ GpuProcessSample ProcessAttributor::AttributeWithStatus(std::uint32_t pid,
     return out;  // vanished (or unreadable): unknown owner
   }
   if (source_ == JobSource::kSlurm) {
+    // The job from its cgroup (or its environment), and on which node of a multi-node job it
+    // runs from its environment (slurm_jobs.h SlurmNodeJobId): each node's share is a job.
+    const std::optional<std::string> environ = ReadProcFile(ProcFile(pid, "environ"));
     std::optional<std::int64_t> slurm_job = SlurmJobFromCgroup(*cgroup);
-    if (!slurm_job) {
-      const std::optional<std::string> environ = ReadProcFile(ProcFile(pid, "environ"));
-      slurm_job = environ ? SlurmJobFromEnviron(*environ) : std::nullopt;
+    if (!slurm_job && environ) {
+      slurm_job = SlurmJobFromEnviron(*environ);
     }
     if (slurm_job) {
-      out.job = JobId{*slurm_job};
+      out.job = JobId{SlurmNodeJobId(*slurm_job, environ ? SlurmNodeRankFromEnviron(*environ) : 0)};
     }
   } else {
     std::optional<std::string_view> path = CgroupV2Path(*cgroup);

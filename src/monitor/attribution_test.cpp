@@ -171,8 +171,13 @@ TEST_F(FakeProcTest, InSlurmModeProcessesBelongToSlurmJobs) {
        .cgroup_path = "/system.slice/slurmstepd.scope/job_44/step_0",
        .environ = "SLURM_JOB_ID=1\0"s});
   Add({.pid = 504, .uid = 1002, .cgroup_path = "/gpufleet/job-5"});
+  // A task on the second node of a multi-node job: that node's share (slurm_jobs.h).
+  Add({.pid = 505,
+       .uid = 1001,
+       .cgroup_path = "/system.slice/slurmstepd.scope/job_45/step_0",
+       .environ = "SLURM_JOB_ID=45\0SLURM_NODEID=1\0"s});
   ProcessAttributor attributor(root_, JobSource::kSlurm);
-  std::vector<GpuSample> samples{SampleWith({500, 501, 502, 503, 504})};
+  std::vector<GpuSample> samples{SampleWith({500, 501, 502, 503, 504, 505})};
   attributor.Attribute(samples, std::vector<LiveJob>{{JobId(5), 1}});
   const auto& p = samples[0].processes;
   EXPECT_EQ(p[0].job, JobId(41));
@@ -181,6 +186,7 @@ TEST_F(FakeProcTest, InSlurmModeProcessesBelongToSlurmJobs) {
   EXPECT_EQ(p[3].job, JobId(44));
   EXPECT_EQ(p[4].job, std::nullopt);
   EXPECT_TRUE(p[4].unmanaged);
+  EXPECT_EQ(p[5].job, JobId(100'000'045));
   for (int i = 0; i < 4; ++i) {
     EXPECT_FALSE(p[i].unmanaged) << i;
   }

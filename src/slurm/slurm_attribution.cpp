@@ -77,6 +77,18 @@ std::optional<std::string_view> EnvironValue(std::string_view environ_block,
   return std::nullopt;
 }
 
+int SlurmNodeRankFromEnviron(std::string_view environ_block) {
+  const auto value = EnvironValue(environ_block, "SLURM_NODEID");
+  int rank = 0;
+  if (value) {
+    const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), rank);
+    if (ec != std::errc() || ptr != value->data() + value->size() || rank < 0 || rank > 100000) {
+      rank = 0;
+    }
+  }
+  return rank;
+}
+
 std::optional<std::int64_t> SlurmJobFromEnviron(std::string_view environ_block) {
   const auto value = EnvironValue(environ_block, "SLURM_JOB_ID");
   return value ? PositiveNumber(*value) : std::nullopt;

@@ -28,6 +28,10 @@ std::optional<std::int64_t> SlurmJobFromCgroup(std::string_view proc_cgroup);
 // absent or not a positive number.
 std::optional<std::int64_t> SlurmJobFromEnviron(std::string_view environ_block);
 
+// SLURM_NODEID of an environment block: the node's place in its job's node list (0 on the
+// first node, and for a batch script); 0 when absent or not a number.
+int SlurmNodeRankFromEnviron(std::string_view environ_block);
+
 // The value of `name` in a NUL-separated environment block; nullopt when absent.
 std::optional<std::string_view> EnvironValue(std::string_view environ_block, std::string_view name);
 

@@ -41,6 +41,9 @@ TEST(SlurmAttributionTest, Environment) {
   EXPECT_FALSE(SlurmJobFromEnviron("SLURM_JOB_ID=12abc\0"s));
   EXPECT_EQ(EnvironValue("A=1\0SLURMD_NODENAME=gpu01\0"s, "SLURMD_NODENAME"), "gpu01");
   EXPECT_FALSE(EnvironValue("A=1\0"s, "B"));
+  EXPECT_EQ(SlurmNodeRankFromEnviron("SLURM_NODEID=3\0"s), 3);
+  EXPECT_EQ(SlurmNodeRankFromEnviron("SLURM_NODEID=x\0"s), 0);
+  EXPECT_EQ(SlurmNodeRankFromEnviron("A=1\0"s), 0);
 }
 
 }  // namespace

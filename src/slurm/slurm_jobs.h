@@ -56,6 +56,18 @@ struct SlurmJob {
   bool operator==(const SlurmJob&) const = default;
 };
 
+// A multi-node Slurm job is one gpufleet job per node: its first node's under the Slurm job id,
+// the r-th node's (r = SLURM_NODEID, the node's place in the job's NodeList) under
+// r * kSlurmNodeStride + the Slurm id. Slurm's job ids stay below 67,108,864 (MaxJobId's
+// ceiling), so the two never meet, and the Slurm id is the remainder.
+inline constexpr std::int64_t kSlurmNodeStride = 100'000'000;
+inline std::int64_t SlurmNodeJobId(std::int64_t slurm_job, int node_rank) {
+  return node_rank * kSlurmNodeStride + slurm_job;
+}
+inline std::int64_t SlurmJobOfNodeJob(std::int64_t id) {
+  return id % kSlurmNodeStride;
+}
+
 // Every job of `text` (one per line, "JobId=..."); other lines (scontrol's warnings, a blank
 // line) are skipped. A line without a readable JobId is an error naming it.
 Result<std::vector<SlurmJob>> ParseShowJobs(std::string_view text);
