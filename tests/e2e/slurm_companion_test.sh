@@ -10,6 +10,7 @@
 #   - gpufleet schedules nothing: a submission is refused with the reason;
 #   - `gpufleet cancel` of a Slurm job cancels it in Slurm (scancel), and the job ends CANCELLED;
 #   - a job that ends in Slurm ends in gpufleet with Slurm's state and exit code;
+#   - a two-node job is one gpufleet job per node, each on its GPUs; cancelling one cancels it;
 #   - a job that holds a GPU it does not use is requeued through Slurm by the idle reaper
 #     ([class.gpu]: the partition's rules) within threshold + grace + 5 s;
 #   - a GPU failure on gpu02 (its agent on the stand-in NVML library, whose scenario the test
@@ -138,6 +139,23 @@ ok "an ended Slurm job: $(gf show --json "$job3" | jq -c '{state, exit_code, rea
 
 scancel "$job2"
 wait_for "job $job2 CANCELLED in gpufleet" state_is "$job2" CANCELLED
+
+# A two-node job: one gpufleet job per node (the second under 100000000 + id), each on its GPUs.
+multi=$(sbatch --parsable -N 2 -w gpu01,gpu02 --gpus-per-node=1 -A bio -J multi -o /dev/null --wrap 'srun sleep 300')
+second=$((100000000 + multi))
+wait_for "both nodes' shares of job $multi running" eval "state_is $multi RUNNING && state_is $second RUNNING"
+[ "$(job_field "$multi" node)" = gpu01 ] && [ "$(job_field "$second" node)" = gpu02 ] \
+  || fail "multi-node job nodes: $(job_field "$multi" node) $(job_field "$second" node)"
+[ "$(gf gpus --json | jq --argjson j "$second" '[.gpus[] | select(.job == $j and .node == "gpu02")] | length')" = 1 ] \
+  || fail "job $second holds no GPU on gpu02: $(gf gpus --json | jq -c '[.gpus[] | {node, index, job}]')"
+multi_attributed() {
+  gf gpus --json | jq -e --argjson j "$multi" '[.gpus[] | select(.node == "gpu01") | .sample.processes[]? | select(.job == $j)] | length > 0' >/dev/null
+}
+wait_for "job $multi's tasks on gpu01 attributed" multi_attributed
+ok "two-node job $multi: $(gf gpus --json | jq -c --argjson a "$multi" --argjson b "$second" '[.gpus[] | select(.job == $a or .job == $b) | {node, index, job}]')"
+gf cancel "$second" >/dev/null || fail "gpufleet cancel $second failed"
+wait_for "both shares of job $multi CANCELLED" eval "state_is $multi CANCELLED && state_is $second CANCELLED"
+ok "cancelling one node's share cancelled Slurm job $multi"
 
 # Idle reaping through Slurm: a job that holds a GPU and runs nothing on it (its process does
 # not see the GPU) is requeued by `scontrol requeue` within idle_after + idle_grace + 5 s.
