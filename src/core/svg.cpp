@@ -89,8 +89,8 @@ std::string Rect(std::string_view cls,
                  double height,
                  std::string_view tip,
                  std::string_view value) {
-  std::string out = "<rect class=\"" + std::string(cls) + "\" x=\"" + Num(x) + "\" y=\"" +
-                    Num(y) + "\" width=\"" + Num(std::max(0.0, width)) + "\" height=\"" +
+  std::string out = "<rect class=\"" + std::string(cls) + "\" x=\"" + Num(x) + "\" y=\"" + Num(y) +
+                    "\" width=\"" + Num(std::max(0.0, width)) + "\" height=\"" +
                     Num(std::max(0.0, height)) + "\"";
   if (!value.empty()) {
     out += " data-value=\"" + Escape(value) + "\"";
