@@ -7,7 +7,8 @@
 # their jobs: vision's training keeps 2 GPUs busy; nlp's notebook holds 1 and never uses it
 # (a simulated GPU is busy only for a process that names it in CUDA_VISIBLE_DEVICES: the waste
 # the report lists); nlp's eval keeps the 4th busy. Behind them wait a 3-task sweep of vision's
-# and nlp's low-class 4-GPU fine-tune. Sets DEMO_TRAIN, DEMO_NOTEBOOK, DEMO_EVAL (job ids).
+# and nlp's low-class 4-GPU fine-tune. No job has ended: the run-time predictions would learn
+# from it, and the queue's estimated starts come from the time limits instead. Sets DEMO_TRAIN, DEMO_NOTEBOOK, DEMO_EVAL (job ids).
 demo_cluster() {
   local me
   me=$(id -un)

@@ -3,9 +3,10 @@
 fresh Debian): for the report PDF's pages (report_pdf_test.sh) and the dashboard's screenshots
 (scripts/dashboard-screenshots.sh), which must show figures, not a blank page.
 
-    png_pixels.py FILE [NAME=#rrggbb ...]
+    png_pixels.py FILE [--from-row N] [NAME=#rrggbb ...]
 
-prints JSON: {"width", "height", "non_white", "colours": {NAME: count}}. A pixel counts for a
+prints JSON: {"width", "height", "non_white", "colours": {NAME: count}}, counting the rows from
+N on (default 0: a page's fixed header can be left out). A pixel counts for a
 colour when every channel is within 48 of it (anti-aliased edges and print colour management
 move colours a little); non_white: any channel under 240. Reads 8-bit greyscale, RGB, palette
 (1-8 bit) and their alpha forms, not interlaced: what pdftoppm, Chromium and pngquant write.
@@ -82,14 +83,17 @@ def read_png(path):
 
 
 def main():
-    path, wanted = sys.argv[1], {}
-    for arg in sys.argv[2:]:
+    path, wanted, first_row = sys.argv[1], {}, 0
+    args = sys.argv[2:]
+    if args[:1] == ["--from-row"]:
+        first_row, args = int(args[1]), args[2:]
+    for arg in args:
         name, colour = arg.split("=", 1)
         wanted[name] = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
     width, height, pixels = read_png(path)
     counts = dict.fromkeys(wanted, 0)
     non_white = 0
-    for px in pixels:
+    for px in pixels[first_row * width:]:
         if min(px) < 240:
             non_white += 1
             for name, rgb in wanted.items():
