@@ -75,6 +75,7 @@ int RunReport(const ClientContext& ctx, const ReportFlags& flags) {
     if (flags.output.empty()) {
       return Fail(InvalidArgument("--format pdf writes a file: add --output FILE.pdf"));
     }
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read before the client starts any thread
     const Result<std::string> found = FindChromium(std::getenv("CHROMIUM"), std::getenv("PATH"));
     if (!found.ok()) {
       return Fail(found.error());

@@ -81,7 +81,9 @@ std::string Chart(std::string_view id,
 std::string ValueAxisY(double left, double right, double top, double height, double max) {
   std::string out = Text(0, top - 10, "GPU-hours");
   const double step = svg::NiceStep(max, 4);
-  for (double v = 0; v <= max * (1 + 1e-9); v += step) {
+  // Counted in whole steps (a sum of doubles drifts); none above the top.
+  for (int i = 0; i * step <= max * (1 + 1e-9); ++i) {
+    const double v = i * step;
     const double y = top + height * (1 - v / max);
     out += svg::Line(v == 0 ? "base" : "axis", left, y, right, y) +
            Text(left - 4, y + 4, svg::Tick(v), "end");
@@ -95,7 +97,8 @@ std::string ValueAxisX(
     double left, double width, double top, double height, double max, std::string_view name) {
   std::string out;
   const double step = svg::NiceStep(max, 5);
-  for (double v = 0; v <= max * (1 + 1e-9); v += step) {
+  for (int i = 0; i * step <= max * (1 + 1e-9); ++i) {
+    const double v = i * step;
     const double x = left + width * v / max;
     out += svg::Line(v == 0 ? "base" : "axis", x, top, x, top + height) +
            Text(x, top + height + 13, svg::Tick(v), "middle");
@@ -213,7 +216,9 @@ std::string TeamChart(const json& report) {
     const double used = std::min(Num(u, "used_gpu_hours"), allocated);
     const std::string figures = FormatGpuHours(used) + " of " + FormatGpuHours(allocated) +
                                 " GPU-h used (" + FixedDecimals(Num(u, "used_pct"), 1) + " %)";
-    const std::string tip = name + ": " + figures;  // beside the bar too: it fits
+    std::string tip = name;  // the figures are beside the bar too: they fit
+    tip += ": ";
+    tip += figures;
     out += Text(kBarLabelWidth - 6, y + kBarHeight - 3, BarLabel(name), "end");
     out +=
         svg::Rect("used", kBarLabelWidth, y, used * scale, kBarHeight, tip, FormatGpuHours(used));
@@ -263,14 +268,14 @@ std::string WasteChart(const json& report) {
     const std::string share = FormatGpuHours(idle) + " of " +
                               FormatGpuHours(Num(job, "allocated_gpu_hours")) + " GPU-h (" +
                               FixedDecimals(Num(job, "idle_pct"), 0) + " %)";
+    std::string tip = label;
+    tip += ": ";
+    tip += share;
+    tip += ", ";
+    tip += owner;
     out += Text(kBarLabelWidth - 6, y + kBarHeight - 3, BarLabel(label), "end");
-    out += svg::Rect("idle",
-                     kBarLabelWidth,
-                     y,
-                     plot_width * idle / max,
-                     kBarHeight,
-                     label + ": " + share + ", " + owner,
-                     FormatGpuHours(idle));
+    out += svg::Rect(
+        "idle", kBarLabelWidth, y, plot_width * idle / max, kBarHeight, tip, FormatGpuHours(idle));
     // Beside the bar, the figures a reader compares first; the whole sentence is the tooltip.
     out += Text(kBarLabelWidth + plot_width * idle / max + 6,
                 y + kBarHeight - 3,

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
+extern char** environ;  // NOLINT: POSIX's process environment (unistd.h leaves it undeclared)
 
 namespace gf {
 namespace {
@@ -68,7 +68,7 @@ class TemporaryDirectory {
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
-  const std::string& path() const { return path_; }
+  const std::string& Path() const { return path_; }
 
  private:
   std::string path_;
@@ -193,9 +193,9 @@ Result<std::string> PrintHtmlToPdf(const std::string& chromium,
                    ErrnoText(errno) + "; set TMPDIR to a writable one");
   }
   const TemporaryDirectory dir(name);
-  const std::string html_path = dir.path() + "/report.html";
-  const std::string pdf_path = dir.path() + "/report.pdf";
-  const std::string log_path = dir.path() + "/chromium.log";
+  const std::string html_path = dir.Path() + "/report.html";
+  const std::string pdf_path = dir.Path() + "/report.pdf";
+  const std::string log_path = dir.Path() + "/chromium.log";
   {
     std::ofstream file(html_path, std::ios::binary);
     file << html;
@@ -206,7 +206,7 @@ Result<std::string> PrintHtmlToPdf(const std::string& chromium,
   }
   GF_ASSIGN_OR_RETURN(
       const std::string ended,
-      RunWithTimeout(ChromiumPrintCommand(chromium, dir.path() + "/profile", html_path, pdf_path),
+      RunWithTimeout(ChromiumPrintCommand(chromium, dir.Path() + "/profile", html_path, pdf_path),
                      log_path,
                      timeout));
   std::ifstream file(pdf_path, std::ios::binary);

@@ -27,7 +27,7 @@ class ReportPdfTest : public ::testing::Test {
 
   // An executable `name` in the directory running `body` (sh).
   std::string Script(const std::string& name, const std::string& body) {
-    const std::string path = dir_ + "/" + name;
+    std::string path = dir_ + "/" + name;
     std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
     ::chmod(path.c_str(), 0755);
     return path;

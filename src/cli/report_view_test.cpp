@@ -213,11 +213,11 @@ std::vector<Bar> BarsOf(const std::string& html, const std::string& id) {
     throw std::runtime_error("no chart " + id);
   }
   const std::string section = html.substr(begin, end - begin);
-  static const std::regex kRect(
+  static const std::regex rect_pattern(
       "<rect class=\"(\\w+)\" x=\"([-\\d.]+)\" y=\"([-\\d.]+)\" width=\"([\\d.]+)\" "
       "height=\"([\\d.]+)\" data-value=\"([^\"]*)\"><title>([^<]*)</title>");
   std::vector<Bar> bars;
-  for (auto it = std::sregex_iterator(section.begin(), section.end(), kRect);
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), rect_pattern);
        it != std::sregex_iterator();
        ++it) {
     const std::smatch& m = *it;

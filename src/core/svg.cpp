@@ -152,12 +152,16 @@ std::string DrawLineChart(
     return top + height * (1 - std::clamp(y / y_top, 0.0, 1.0));
   };
   std::string out = "<g>" + Text(left, top - 8, chart.title);
-  for (double y = 0; y <= y_top * (1 + 1e-9); y += y_step) {  // no tick above the top
+  // Ticks counted in whole steps (a sum of doubles drifts); no tick above the top.
+  for (int i = 0; i * y_step <= y_top * (1 + 1e-9); ++i) {
+    const double y = i * y_step;
     out += Line("axis", left, py(y), left + width, py(y)) +
            Text(left - 4, py(y) + 3, Tick(y) + chart.y_unit, "end");
   }
   const double x_step = NiceStep(x_max - x_min, 8);
-  for (double x = std::ceil(x_min / x_step) * x_step; x <= x_max + x_step / 1000; x += x_step) {
+  const double x_first = std::ceil(x_min / x_step) * x_step;
+  for (int i = 0; x_first + i * x_step <= x_max + x_step / 1000; ++i) {
+    const double x = x_first + i * x_step;
     out += Line("axis", px(x), top + height, px(x), top + height + 3) +
            Text(px(x), top + height + 13, Tick(x), "middle");
   }
