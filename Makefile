@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`. Both bootstrap first.
-.PHONY: all bootstrap build release deb test run clean lint lint-changed format-check fuzz
+.PHONY: all bootstrap build release deb test run clean lint lint-changed format-check fuzz screenshots
 
 JOBS ?= $(shell nproc)
 
@@ -54,6 +54,11 @@ format-check:
 FUZZ_SECONDS ?= 60
 fuzz: bootstrap
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The dashboard's screenshots in docs/images/dashboard/ (docs/dashboard.md), from the debug
+# build on a scripted demo cluster: scripts/dashboard-screenshots.sh. Run as root.
+screenshots: build
+	bash scripts/dashboard-screenshots.sh build/debug
 
 # Release build, then `gpufleet up` in the foreground.
 run: release

@@ -14,6 +14,8 @@ test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   sqlite3 procps passwd util-linux jq
   prometheus tmux curl openssl postgresql iproute2 python3
   chromium  # the dashboard's browser tests (tests/browser), driven by npm's playwright-core
+  poppler-utils  # pdfinfo, pdftoppm, pdftotext: the report PDF's test (tests/e2e/report_pdf_test.sh)
+  pngquant  # `make screenshots`: the dashboard's screenshots in docs/ kept small
   clang libclang-rt-14-dev  # the `fuzz` preset's libFuzzer targets: `make fuzz`, which CI runs after the tests
   # `make deb` and its e2e test: dpkg-shlibdeps, `file` (CPack's shlibdeps finds the ELF files
   # with it; priority standard, so a minimal Debian lacks it), `man`, `systemd-analyze verify`

@@ -296,8 +296,11 @@ Result<ReportFormat> ParseReportFormat(std::string_view text) {
   if (text == "html") {
     return ReportFormat::kHtml;
   }
+  if (text == "pdf") {
+    return ReportFormat::kPdf;
+  }
   return InvalidArgument("--format: '" + std::string(text) +
-                         "' is not a report format; use text, json, csv or html");
+                         "' is not a report format; use text, json, csv, html or pdf");
 }
 
 std::vector<ReportTable> ReportTables(const json& report) {

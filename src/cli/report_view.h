@@ -16,8 +16,10 @@
 
 namespace gf {
 
-enum class ReportFormat { kText, kJson, kCsv, kHtml };
-// "text", "json", "csv", "html". Errors: kInvalidArgument naming --format and the choices.
+// kPdf is the HTML printed by Chromium (report_pdf.h), written by the command, not here.
+enum class ReportFormat { kText, kJson, kCsv, kHtml, kPdf };
+// "text", "json", "csv", "html", "pdf". Errors: kInvalidArgument naming --format and the
+// choices.
 Result<ReportFormat> ParseReportFormat(std::string_view text);
 
 // One table of the report: cells are plain figures without units (the header says them), so
@@ -43,9 +45,12 @@ bool ReportHasData(const nlohmann::json& report);
 void WriteReportCsv(const nlohmann::json& report, std::ostream& out);
 std::string CsvField(std::string_view text);
 
-// One HTML file with no external resources (no scripts at all): inline CSS, inline SVG charts
-// (utilisation per day, GPU-hours per team), the tables and the recommendations. Every text
-// from the server is escaped. Well-formed as XML too, so strict parsers read it.
+// One HTML file with no external resources (no scripts at all): inline CSS with a print
+// stylesheet (A4, no chart split across pages), three inline SVG charts sized for an A4 page
+// (GPU-hours per day: capacity, allocated, used; per team: used and held-unused stacked; the
+// top wasting jobs), the recommendations and the tables. Every bar carries its figure in
+// data-value, as the tables print it. Every text from the server is escaped. Well-formed as XML
+// too, so strict parsers read it.
 void WriteReportHtml(const nlohmann::json& report, std::ostream& out);
 // & < > " ' as entities.
 std::string HtmlEscape(std::string_view text);

@@ -1,5 +1,6 @@
 #include "cli/report_view.h"
 
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -174,24 +175,183 @@ TEST(ReportViewTest, HtmlIsOneEscapedFileWithCharts) {
   for (const char* external : {"src=", "href=", "url(", "@import"}) {
     EXPECT_EQ(html.find(external), std::string::npos) << external;
   }
-  // Two inline charts: the days (two days: two bars each) and the teams (two bars each).
+  // Three inline charts: the days, the teams and the wasting jobs.
   std::size_t svgs = 0;
   for (std::size_t at = html.find("<svg"); at != std::string::npos;
        at = html.find("<svg", at + 1)) {
     ++svgs;
   }
-  EXPECT_EQ(svgs, 2U);
-  EXPECT_NE(html.find("2026-11-01: allocated 50.0 %, used 20.0 %"), std::string::npos);
-  EXPECT_NE(html.find("cv: 0.5 GPU-h allocated, 0.2 used"), std::string::npos);
+  EXPECT_EQ(svgs, 3U);
+  EXPECT_NE(html.find("2026-11-01: 0.5 GPU-h allocated of 1 observed, 0.2 used"),
+            std::string::npos);
+  EXPECT_NE(html.find("cv: 0.2 of 0.5 GPU-h used (40.0 %)"), std::string::npos);
+  // An A4 print stylesheet that keeps each chart on one page.
+  EXPECT_NE(html.find("@page{size:A4"), std::string::npos);
+  EXPECT_NE(html.find(".chart{break-inside:avoid"), std::string::npos);
   EXPECT_NE(html.find("<table id=\"teams\">"), std::string::npos);
   EXPECT_NE(html.find("GPU n1/0 (H100) was idle 60 % &lt;now&gt;"), std::string::npos);
 }
 
+// One bar of a chart as the HTML draws it: its class, geometry, the figure it carries
+// (data-value) and its tooltip.
+struct Bar {
+  std::string cls;
+  double x = 0;
+  double y = 0;
+  double width = 0;
+  double height = 0;
+  std::string value;
+  std::string tip;
+};
+
+// The bars of the chart section `id` of `html`, in drawing order (legend swatches, which carry
+// no figure, left out).
+std::vector<Bar> BarsOf(const std::string& html, const std::string& id) {
+  const std::size_t begin = html.find("<section class=\"chart\" id=\"" + id + "\">");
+  const std::size_t end = html.find("</section>", begin);
+  if (begin == std::string::npos || end == std::string::npos) {
+    throw std::runtime_error("no chart " + id);
+  }
+  const std::string section = html.substr(begin, end - begin);
+  static const std::regex rect_pattern(
+      "<rect class=\"(\\w+)\" x=\"([-\\d.]+)\" y=\"([-\\d.]+)\" width=\"([\\d.]+)\" "
+      "height=\"([\\d.]+)\" data-value=\"([^\"]*)\"><title>([^<]*)</title>");
+  std::vector<Bar> bars;
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), rect_pattern);
+       it != std::sregex_iterator();
+       ++it) {
+    const std::smatch& m = *it;
+    bars.push_back(Bar{.cls = m[1],
+                       .x = std::stod(m[2]),
+                       .y = std::stod(m[3]),
+                       .width = std::stod(m[4]),
+                       .height = std::stod(m[5]),
+                       .value = m[6],
+                       .tip = m[7]});
+  }
+  return bars;
+}
+
+std::vector<std::string> ValuesOf(const std::vector<Bar>& bars, const std::string& cls) {
+  std::vector<std::string> values;
+  for (const Bar& bar : bars) {
+    if (bar.cls == cls) {
+      values.push_back(bar.value);
+    }
+  }
+  return values;
+}
+
+// The charts' figures are the report's, counted by hand on a small month: two days with samples
+// around one without, three teams, two wasting jobs.
+TEST(ReportViewTest, HtmlChartsDrawTheReportsFigures) {
+  const auto day = [](std::int64_t observed, double allocated, double used) {
+    return MinuteFigures{
+        .minutes_observed = observed, .gpu_hours_allocated = allocated, .gpu_hours_used = used};
+  };
+  Report r{.period = "2026-11",
+           .start = *ParseMonth("2026-11"),
+           .end = *ParseMonth("2026-12"),
+           .covered_until = *ParseMonth("2026-11") + std::chrono::days(3),
+           .cluster = ClusterFigures{.nodes = 1, .gpus = 4},
+           // 240 GPU-minutes observed: 4 GPU-hours of capacity; the 2nd has no sample at all.
+           .days = {DayFigures{.day = "2026-11-01", .figures = day(240, 3, 1.5)},
+                    DayFigures{.day = "2026-11-02"},
+                    DayFigures{.day = "2026-11-03", .figures = day(120, 0.5, 0.25)}},
+           .teams = {TeamFigures{.team = "cv",
+                                 .usage = UsageFigures{.gpu_hours_allocated = 0.5,
+                                                       .mean_util_pct = 40,
+                                                       .gpu_hours_used = 0.2}},
+                     TeamFigures{.team = "nlp",
+                                 .usage = UsageFigures{.gpu_hours_allocated = 2,
+                                                       .mean_util_pct = 75,
+                                                       .gpu_hours_used = 1.5}},
+                     TeamFigures{.team = "a<b>"}},
+           .waste_jobs = {WasteJob{.job = 9,
+                                   .name = "big-idle",
+                                   .team = "nlp",
+                                   .user = "bob",
+                                   .gpu_hours_allocated = 0.8,
+                                   .gpu_hours_idle = 0.4,
+                                   .idle_pct = 50},
+                          WasteJob{.job = 7,
+                                   .name = "eval",
+                                   .team = "cv",
+                                   .user = "alice",
+                                   .gpu_hours_allocated = 0.5,
+                                   .gpu_hours_idle = 0.1,
+                                   .idle_pct = 20}}};
+  std::ostringstream out;
+  WriteReportHtml(ReportToJson(r), out);
+  const std::string html = out.str();
+
+  // Per day: capacity, allocated and used, the day without samples drawn as nothing.
+  const std::vector<Bar> days = BarsOf(html, "chart-days");
+  ASSERT_EQ(days.size(), 6U) << html;
+  EXPECT_EQ(ValuesOf(days, "cap"), (std::vector<std::string>{"4", "2"}));
+  EXPECT_EQ(ValuesOf(days, "alloc"), (std::vector<std::string>{"3", "0.5"}));
+  EXPECT_EQ(ValuesOf(days, "used"), (std::vector<std::string>{"1.5", "0.25"}));
+  // Heights in proportion to the figures, from one baseline; the 3rd day two slots on.
+  EXPECT_NEAR(days[1].height / days[0].height, 3.0 / 4, 0.01);
+  EXPECT_NEAR(days[2].height / days[0].height, 1.5 / 4, 0.01);
+  EXPECT_NEAR(days[3].height / days[0].height, 2.0 / 4, 0.01);
+  EXPECT_NEAR(days[5].height / days[0].height, 0.25 / 4, 0.01);
+  for (const Bar& bar : days) {
+    EXPECT_NEAR(bar.y + bar.height, days[0].y + days[0].height, 0.11) << bar.tip;
+  }
+  const double slot = (days[3].x - days[0].x) / 2;
+  EXPECT_GT(slot, 0);
+  EXPECT_NEAR(days[4].x - days[1].x, 2 * slot, 0.11);
+  EXPECT_EQ(days[0].tip, "2026-11-01: 3 GPU-h allocated of 4 observed, 1.5 used");
+
+  // Per team, largest allocation first: used, then allocated-not-used, stacked end to end.
+  const std::vector<Bar> teams = BarsOf(html, "chart-teams");
+  ASSERT_EQ(teams.size(), 6U) << html;
+  EXPECT_EQ(ValuesOf(teams, "used"), (std::vector<std::string>{"1.5", "0.2", "0"}));
+  EXPECT_EQ(ValuesOf(teams, "alloc"), (std::vector<std::string>{"0.5", "0.3", "0"}));
+  EXPECT_EQ(teams[0].tip, "nlp: 1.5 of 2 GPU-h used (75.0 %)");
+  EXPECT_EQ(teams[2].tip, "cv: 0.2 of 0.5 GPU-h used (40.0 %)");
+  EXPECT_EQ(teams[4].tip, "a&lt;b&gt;: 0 of 0 GPU-h used (0.0 %)");  // as the HTML has it
+  for (std::size_t i = 0; i + 1 < teams.size(); i += 2) {
+    EXPECT_NEAR(teams[i].x + teams[i].width, teams[i + 1].x, 0.11) << teams[i].tip;
+    EXPECT_EQ(teams[i].y, teams[i + 1].y);
+  }
+  const double nlp_width = teams[0].width + teams[1].width;
+  EXPECT_NEAR((teams[2].width + teams[3].width) / nlp_width, 0.5 / 2, 0.01);
+  EXPECT_NEAR(teams[0].width / nlp_width, 1.5 / 2, 0.01);
+  EXPECT_LT(html.find(">nlp</text>"), html.find(">cv</text>"));
+
+  // Top wasters: the report's order (most idle first), bars in proportion.
+  const std::vector<Bar> waste = BarsOf(html, "chart-waste");
+  ASSERT_EQ(waste.size(), 2U) << html;
+  EXPECT_EQ(ValuesOf(waste, "idle"), (std::vector<std::string>{"0.4", "0.1"}));
+  EXPECT_EQ(waste[0].tip, "job 9 big-idle: 0.4 of 0.8 GPU-h (50 %), bob, nlp");
+  EXPECT_EQ(waste[1].tip, "job 7 eval: 0.1 of 0.5 GPU-h (20 %), alice, cv");
+  EXPECT_LT(waste[0].y, waste[1].y);
+  EXPECT_NEAR(waste[1].width / waste[0].width, 0.1 / 0.4, 0.01);
+}
+
+// Without data each chart says so in a sentence instead of drawing an empty frame.
+TEST(ReportViewTest, HtmlChartsWithoutFiguresSaySo) {
+  Report empty{.period = "2026-01",
+               .start = *ParseMonth("2026-01"),
+               .end = *ParseMonth("2026-02"),
+               .covered_until = *ParseMonth("2026-02")};
+  std::ostringstream out;
+  WriteReportHtml(ReportToJson(empty), out);
+  const std::string html = out.str();
+  EXPECT_EQ(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("No GPU was observed in this period."), std::string::npos);
+  EXPECT_NE(html.find("No team ran a job in this period."), std::string::npos);
+  EXPECT_NE(html.find("No job held a GPU idle in this period."), std::string::npos);
+}
+
 TEST(ReportViewTest, FormatsAndTargets) {
   EXPECT_EQ(*ParseReportFormat("html"), ReportFormat::kHtml);
-  auto bad = ParseReportFormat("pdf");
+  EXPECT_EQ(*ParseReportFormat("pdf"), ReportFormat::kPdf);
+  auto bad = ParseReportFormat("xml");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("use text, json, csv or html"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("use text, json, csv, html or pdf"), std::string::npos);
 
   const Time now = *ParseMonth("2026-11") + std::chrono::days(9);
   EXPECT_EQ(*ReportTarget(ReportFlags{}, now), "/api/v1/report?period=2026-11");

@@ -18,13 +18,38 @@ std::string Escape(std::string_view text);
 std::string Num(double v);
 // An <svg> start tag of that size, its viewBox the same (the page may scale it).
 std::string Open(double width, double height);
-// <rect class=…> with a tooltip (<title>); negative sizes are drawn as 0.
-std::string Rect(
-    std::string_view cls, double x, double y, double width, double height, std::string_view tip);
+// <rect class=…> with a tooltip (<title>); negative sizes are drawn as 0. A non-empty `value`
+// is written as data-value: the figure the bar stands for, exact, for a reader (or a test) that
+// should not have to measure the bar.
+std::string Rect(std::string_view cls,
+                 double x,
+                 double y,
+                 double width,
+                 double height,
+                 std::string_view tip,
+                 std::string_view value = {});
 // <text>; `anchor` is start, middle or end.
 std::string Text(double x, double y, std::string_view text, std::string_view anchor = "start");
 // <line class=…>.
 std::string Line(std::string_view cls, double x1, double y1, double x2, double y2);
+
+// A "nice" axis step (1, 2 or 5 x 10^k) that cuts `range` into about `parts`; 1 for an empty
+// range.
+double NiceStep(double range, int parts);
+// The top of an axis from 0 that holds `largest`: a whole number of NiceStep(largest, parts),
+// at least one step (an axis of nothing still has a scale).
+double NiceTop(double largest, int parts);
+// A tick label: whole numbers plain, others with up to two significant digits ("0.25").
+std::string Tick(double v);
+
+// One entry of a legend: a swatch drawn with the bars' class, and what it means.
+struct LegendItem {
+  std::string cls;
+  std::string label;
+};
+// The entries in one row from (x, y) (the swatches' top), each swatch followed by its label.
+// Drawn inside the chart, so that a printed or pasted chart keeps its key.
+std::string Legend(const std::vector<LegendItem>& items, double x, double y);
 
 // One line of a chart: y over x, drawn in the order given.
 struct Series {

@@ -21,6 +21,9 @@ TEST(SvgTest, PrimitivesWriteOneDecimalAndEscapeText) {
   EXPECT_EQ(Rect("used", 1, 2, -3, 4, "a<b"),
             "<rect class=\"used\" x=\"1.0\" y=\"2.0\" width=\"0.0\" height=\"4.0\">"
             "<title>a&lt;b</title></rect>");
+  EXPECT_EQ(Rect("used", 0, 0, 1, 1, "t", "0.25"),
+            "<rect class=\"used\" x=\"0.0\" y=\"0.0\" width=\"1.0\" height=\"1.0\" "
+            "data-value=\"0.25\"><title>t</title></rect>");
   EXPECT_EQ(Text(1, 2, "x&y", "end"),
             "<text x=\"1.0\" y=\"2.0\" text-anchor=\"end\">x&amp;y</text>");
   EXPECT_EQ(Line("axis", 0, 1, 2, 3),
@@ -55,6 +58,28 @@ TEST(SvgTest, LineChartWithoutYMaxRoundsTheLargestValueUp) {
                         .series = {Series{.name = "a", .x = {0, 1}, .y = {0, 37}}}};
   // Ticks of 10: the axis tops at 40.
   EXPECT_THAT(DrawLineChart(chart, 0, 0, 100, 100), HasSubstr(">40</text>"));
+}
+
+TEST(SvgTest, AxesEndOnANiceTopAboveTheLargestValue) {
+  EXPECT_EQ(NiceStep(4, 4), 1);
+  EXPECT_EQ(NiceStep(2, 5), 0.5);
+  EXPECT_EQ(NiceTop(4, 4), 4);  // exactly on a step: no empty step above
+  EXPECT_EQ(NiceTop(3.2, 4), 4);
+  EXPECT_EQ(NiceTop(0.37, 5), 0.4);
+  EXPECT_EQ(NiceTop(0, 4), 1);  // nothing to show still has a scale
+  EXPECT_EQ(Tick(0.25), "0.25");
+  EXPECT_EQ(Tick(40), "40");
+}
+
+TEST(SvgTest, LegendDrawsEachSwatchInItsClassBeforeItsLabel) {
+  const std::string g = Legend({{"used", "used"}, {"alloc", "a<b"}}, 10, 4);
+  EXPECT_THAT(g, HasSubstr("<rect class=\"used\" x=\"10.0\" y=\"4.0\""));
+  EXPECT_THAT(g, HasSubstr(">a&lt;b</text>"));
+  // The second swatch starts after the first label.
+  const std::string second = "<rect class=\"alloc\" x=\"";
+  const std::size_t at = g.find(second);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GT(std::stod(g.substr(at + second.size())), 10 + 10 + 4 + 6.5 * 4);
 }
 
 }  // namespace

@@ -23,8 +23,8 @@
 //   6. the HTML monthly report (gpufleet report --format html) opens with no console error.
 // Playwright is npm's playwright-core (no browser download): it drives Debian's chromium.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { launchChromium, signIn as signInAt } from './chromium.mjs';
 import { overviewSteps } from './overview_steps.mjs';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,7 +36,6 @@ const env = (name) => {
 };
 const url = env('GF_URL');
 const artifacts = env('GF_ARTIFACTS');
-const { chromium } = createRequire(path.join(env('GF_WEB_NODE_MODULES'), 'noop.js'))('playwright-core');
 
 const kTimeout = 15000;
 let failures = 0;
@@ -67,12 +66,8 @@ function collectErrors(page) {
   return errors;
 }
 
-async function signIn(page, token) {
-  await page.goto(`${url}/#/signin`);
-  await page.fill('#token', token);
-  await page.click('form button[type=submit]');
-  await page.waitForURL(/#\/queue$/, { timeout: kTimeout });
-  await page.waitForSelector('header .account:has-text("signed in")', { timeout: kTimeout });
+function signIn(page, token) {
+  return signInAt(page, url, token, kTimeout);
 }
 
 // `method` `path` with `token` (the admin's by default): {status, text} of the answer.
@@ -234,13 +229,7 @@ async function budgetJobs() {
   });
 }
 
-// A fresh profile each run; the flags keep Chromium from reaching anything but the test server.
-const profile = mkdtempSync(path.join(os.tmpdir(), 'gf-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,  // Playwright passes --headless
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+const { context, close } = await launchChromium(env('GF_WEB_NODE_MODULES'), {
   viewport: { width: 1280, height: 900 },
   // Far from UTC (and across the date line from most of the world): a time shown in the
   // browser's zone instead of UTC cannot pass for the API's.
@@ -846,7 +835,6 @@ try {
     check(await admin.evaluate(() => sessionStorage.length) === 0, 'sessionStorage still holds something');
   });
 } finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }
 process.exit(failures > 0 ? 1 : 0);
