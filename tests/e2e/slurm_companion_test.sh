@@ -16,7 +16,8 @@
 #   - a GPU failure on gpu02 (its agent on the stand-in NVML library, whose scenario the test
 #     writes: the job's real pid on GPU 0, then a fatal XID) requeues its job through Slurm and
 #     drains gpu02 in Slurm (sinfo); `gpufleet gpu resume` resumes it there.
-# Skips when Slurm cannot be started here (not root, or slurm-wlm missing).
+# Skips when not root (slurmd, munged and mknod need it); fails when slurm-wlm or munge is
+# missing (scripts/bootstrap.sh installs them).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/../lib/local_slurm.sh"
 FAKENVML=${FAKENVML:?set FAKENVML to the stand-in libnvidia-ml.so.1}
@@ -48,7 +49,9 @@ idle_util_below = 5
 idle_action = "requeue"
 TOML
 
-local_slurm_available || { echo "skipped: needs root and slurm-wlm + munge (scripts/bootstrap.sh installs them)"; exit $SKIP; }
+[ "$(id -u)" = 0 ] || { echo "skipped: a local Slurm needs root (slurmd, munged, mknod)"; exit $SKIP; }
+need slurmctld slurmd sbatch squeue scontrol scancel sinfo munged
+local_slurm_available || fail "cannot start a local Slurm here"
 trap 'local_slurm_stop; cleanup' EXIT
 local_slurm_start "$WORK/slurm" gfe2e 2 || fail "Slurm did not start"
 ok "Slurm up: $(sinfo -h -N -o '%N %T %G' | tr '\n' ' ')"
