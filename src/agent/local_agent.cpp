@@ -104,6 +104,7 @@ Status LocalAgent::Start() {
   AgentHello hello;
   hello.node = node_;
   hello.run_dir = executor_.RunDir().string();
+  hello.jobs_from = options_.jobs_from == JobSource::kSlurm ? "slurm" : "";
   for (const RecoveredJob& job : executor_.Recover()) {
     if (job.still_running) {
       hello.running.push_back(job.job);
@@ -211,6 +212,7 @@ void LocalAgent::SayHelloAgain() {
     AgentHello hello;
     hello.node = node_;
     hello.run_dir = executor_.RunDir().string();
+    hello.jobs_from = options_.jobs_from == JobSource::kSlurm ? "slurm" : "";
     for (const auto& [job, shim_pid] : executor_.LiveShims()) {
       hello.running.push_back(job);
     }

@@ -542,6 +542,7 @@ json AgentHelloToJson(const AgentHello& hello) {
   }
   return json{{"node", NodeToJson(hello.node)},
               {"run_dir", hello.run_dir},
+              {"jobs_from", hello.jobs_from},
               {"running", std::move(running)},
               {"ended", std::move(ended)}};
 }
@@ -553,6 +554,7 @@ Result<AgentHello> AgentHelloFromJson(const json& body) {
   GF_ASSIGN_OR_RETURN(const json* node, f.Need("node"));
   GF_ASSIGN_OR_RETURN(hello.node, NodeFromJson(*node, f.Path("node")));
   GF_ASSIGN_OR_RETURN(hello.run_dir, f.Get<std::string>("run_dir"));
+  GF_ASSIGN_OR_RETURN(hello.jobs_from, f.Get<std::string>("jobs_from"));
   GF_ASSIGN_OR_RETURN(std::vector<std::int64_t> running,
                       f.List<std::int64_t>("running", [](const json& v, const std::string& p) {
                         return Fields::As<std::int64_t>(v, p);

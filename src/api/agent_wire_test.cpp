@@ -206,11 +206,13 @@ TEST(AgentWireTest, HelloRoundTrips) {
                    .running = {JobId(3), JobId(9)},
                    .ended = {Exit(4, 0, std::nullopt, "exited with status 0"),
                              Exit(5, 137, 9, "killed by signal 9")},
-                   .run_dir = "/var/lib/gpufleet/agent/run"};
+                   .run_dir = "/var/lib/gpufleet/agent/run",
+                   .jobs_from = "slurm"};
   AgentHello back = ReadBack(AgentHelloFromJson(OverTheWire(AgentHelloToJson(hello))));
   EXPECT_EQ(back.node, hello.node);  // GPUs with topology and health, labels, state_reason
   EXPECT_EQ(back.running, hello.running);
   EXPECT_EQ(back.run_dir, hello.run_dir);
+  EXPECT_EQ(back.jobs_from, "slurm");
   ASSERT_EQ(back.ended.size(), 2u);
   ExpectSameExit(back.ended[0], hello.ended[0]);
   ExpectSameExit(back.ended[1], hello.ended[1]);

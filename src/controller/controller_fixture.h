@@ -51,7 +51,9 @@ class ControllerFixture : public ::testing::Test {
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
     controller_->Start();
-    controller_->OnAgentHello(AgentHello{TestNode(gpus_), std::move(running), std::move(ended)});
+    AgentHello hello{TestNode(gpus_), std::move(running), std::move(ended)};
+    hello.jobs_from = slurm_ != nullptr ? "slurm" : "";  // an agent of the server's kind
+    controller_->OnAgentHello(std::move(hello));
     // Reads do not wait for the state thread (view.h): the hello's turn is over once the node
     // is listed.
     ASSERT_TRUE(WaitFor([&] { return !controller_->ListNodes(root_)->empty(); }));

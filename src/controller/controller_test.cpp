@@ -891,6 +891,24 @@ TEST_F(ControllerTest, AJobOnAFailedGpuIsCheckpointedRequeuedAndRestartsElsewher
 
 // A GPU that fell off the bus cannot serve a checkpoint: its job gets SIGTERM, not its
 // checkpoint signal. A job that must not run twice ends FAILED instead of being requeued.
+// An agent started with --slurm (beside slurmd) must not get this server's launches: its node is
+// drained with the fix until an agent of the right kind says hello.
+TEST_F(ControllerTest, ASlurmAgentUnderASchedulingServerDrainsItsNode) {
+  auto node = [&] {
+    return (*controller_->ListNodes(root_))[0];
+  };
+  AgentHello hello{TestNode(gpus_), {}, {}};
+  hello.jobs_from = "slurm";
+  controller_->OnAgentHello(hello);
+  ASSERT_TRUE(WaitFor([&] { return node().state == NodeState::kDrained; }));
+  EXPECT_NE(node().state_reason.find("start the agent without --slurm"), std::string::npos)
+      << node().state_reason;
+  auto job = controller_->Submit(alice_, Spec(1));
+  ASSERT_TRUE(job.ok());
+  controller_->OnAgentHello(AgentHello{TestNode(gpus_), {}, {}});
+  ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 1; }));  // up again: it runs
+}
+
 TEST_F(ControllerTest, ALostGpuStopsItsJobWithoutACheckpoint) {
   JobSpec spec = Spec(1);
   spec.checkpoint_signal = 10;

@@ -87,6 +87,40 @@ std::vector<std::string> NodeDesk::GpuModelsOfJob(const Job& job) const {
   return GpuModelsOn(entry != nullptr ? &entry->node : nullptr, job);
 }
 
+namespace {
+
+constexpr std::string_view kSlurmAgentHere =
+    "its agent runs beside Slurm (--slurm) but this server schedules: start the agent without "
+    "--slurm, or the server with --slurm";
+constexpr std::string_view kAgentNotSlurm =
+    "its agent runs without --slurm but this server follows Slurm (--slurm): start the agent "
+    "with --slurm, beside slurmd";
+
+}  // namespace
+
+// An agent and a server that disagree on whose jobs run on the node: a Slurm agent would have
+// gpufleet's launches run beside Slurm's jobs, and a plain agent under a Slurm server would
+// call every Slurm process unmanaged. The node is drained with the fix, and the drain lifted
+// once an agent of the right kind says hello (an admin's own drain is left alone).
+void NodeDesk::CheckJobSource(const NodeId& node, bool agent_follows_slurm) {
+  const std::optional<std::string>& drain = p_.nodes.At(node).drain;
+  const bool ours = drain && (*drain == kSlurmAgentHere || *drain == kAgentNotSlurm);
+  if (agent_follows_slurm != jobs_are_slurms_) {
+    const std::string reason(agent_follows_slurm ? kSlurmAgentHere : kAgentNotSlurm);
+    if (drain != reason && p_.nodes.SetDrain(node, reason).ok()) {
+      spdlog::error("controller: node {} drained: {}", node.value(), reason);
+      p_.jobs.Record(std::nullopt, "node", "controller", "drain " + node.value() + ": " + reason);
+      RefreshState(node);
+    }
+  } else if (ours && p_.nodes.SetDrain(node, std::nullopt).ok()) {
+    p_.jobs.Record(std::nullopt,
+                   "node",
+                   "controller",
+                   "resume " + node.value() + ": its agent is of the right kind now");
+    RefreshState(node);
+  }
+}
+
 Result<Node> NodeDesk::Drain(const Caller& caller, const NodeId& node, const std::string& reason) {
   GF_TRY(p_.nodes.SetDrain(node, reason));
   p_.jobs.Record(std::nullopt, "node", caller.user, "drain " + node.value() + ": " + reason);
@@ -210,6 +244,7 @@ void NodeDesk::Hello(AgentHello hello) {
                        std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend +
                        ")");
   }
+  CheckJobSource(name, hello.jobs_from == "slurm");
   if (jobs_are_slurms_) {
     return;
   }

@@ -96,6 +96,9 @@ class NodeDesk {
   // The agent reported the job's exit: the run ends (JobBook::Exited), GPUs with leftover
   // processes are held back, and the agent may forget the exit once the turn is durable.
   void Finish(Job& job, const JobExitReport& report);
+  // Drains the node when its agent and this server disagree on whose jobs run there (Slurm's
+  // or gpufleet's), with the fix; lifts that drain once they agree.
+  void CheckJobSource(const NodeId& node, bool agent_follows_slurm);
   // The node's state from what is known of it (NodeRegistry::RefreshState): drained once no
   // job holds its GPUs. A change is recorded and stored.
   void RefreshState(const NodeId& node);

@@ -58,6 +58,12 @@ SlurmJob Running(std::int64_t id, std::vector<int> gpus) {
                   .nodes = {"gpu01"}};
 }
 
+AgentHello SlurmHello(Node node) {
+  AgentHello hello{std::move(node), {}, {}};
+  hello.jobs_from = "slurm";
+  return hello;
+}
+
 class SlurmCompanionTest : public ControllerFixture {
  protected:
   void SetUp() override {
@@ -117,7 +123,7 @@ TEST_F(SlurmCompanionTest, ARunningSlurmJobIsShownOnItsGpus) {
   }
   EXPECT_EQ(held, 2);
   // The agent's hello (no job of its own) loses nothing: the job is Slurm's.
-  controller_->OnAgentHello(AgentHello{TestNode(gpus_), {}, {}});
+  controller_->OnAgentHello(SlurmHello(TestNode(gpus_)));
   SetJobs({Running(7, {1, 2}), Running(8, {0})});
   ASSERT_TRUE(WaitFor([&] { return StateIs(8, JobState::kRunning); }));
   EXPECT_EQ(Get(JobId(7)).state, JobState::kRunning);
@@ -199,7 +205,7 @@ TEST_F(SlurmCompanionTest, StopsGoThroughSlurm) {
 TEST_F(SlurmCompanionTest, AMultiNodeJobIsAJobPerNode) {
   FakeAgent second;
   controller_->AttachAgent(NodeId("gpu02"), &second);
-  controller_->OnAgentHello(AgentHello{TestNode(4, "gpu02", "b"), {}, {}});
+  controller_->OnAgentHello(SlurmHello(TestNode(4, "gpu02", "b")));
   ASSERT_TRUE(WaitFor([&] { return controller_->ListNodes(root_)->size() == 2; }));
   SlurmJob job = Running(30, {0, 1});
   job.nodes = {"gpu01", "gpu02"};
@@ -238,6 +244,20 @@ TEST_F(SlurmCompanionTest, AMultiNodeJobIsAJobPerNode) {
   ASSERT_TRUE(WaitFor([&] {
     return StateIs(30, JobState::kCancelled) && StateIs(second_id, JobState::kCancelled);
   }));
+}
+
+// An agent without --slurm under a Slurm server would call every Slurm process unmanaged: its
+// node is drained with the fix, and the drain lifted when a --slurm agent says hello.
+TEST_F(SlurmCompanionTest, AnAgentOfTheOtherKindDrainsItsNode) {
+  auto state = [&] {
+    return (*controller_->ListNodes(root_))[0];
+  };
+  controller_->OnAgentHello(AgentHello{TestNode(gpus_), {}, {}});
+  ASSERT_TRUE(WaitFor([&] { return state().state == NodeState::kDrained; }));
+  EXPECT_NE(state().state_reason.find("start the agent with --slurm"), std::string::npos)
+      << state().state_reason;
+  controller_->OnAgentHello(SlurmHello(TestNode(gpus_)));
+  ASSERT_TRUE(WaitFor([&] { return state().state == NodeState::kUp; }));
 }
 
 // A failed GPU: its job is requeued through Slurm and its node drained there (Slurm drains nodes,

@@ -128,6 +128,9 @@ struct AgentHello {
   std::vector<JobId> running;        // jobs whose supervisor is alive
   std::vector<JobExitReport> ended;  // jobs that ended and were not yet acknowledged
   std::string run_dir{};             // where the agent keeps its jobs' folders (logs), on its node
+  // Whose jobs its GPU processes are in: "" gpufleet's, "slurm" Slurm's (`gpufleet agent
+  // --slurm`, issue #23). A server of the other kind drains the node with the fix.
+  std::string jobs_from{};
 };
 
 class AgentReports {
