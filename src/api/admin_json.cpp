@@ -104,6 +104,7 @@ json SubscriptionToJson(const Subscription& sub) {
               {"owner", sub.owner},
               {"scope", ToString(sub.scope)},
               {"team", sub.scope == SubscriptionScope::kTeam ? json(sub.team) : json()},
+              {"job", sub.job ? json(sub.job->value()) : json()},
               {"channel", ToString(sub.channel)},
               {"target", sub.target},
               {"events", std::move(events)},
@@ -112,7 +113,8 @@ json SubscriptionToJson(const Subscription& sub) {
 }
 
 Result<Subscription> SubscriptionFromJson(const json& body) {
-  GF_TRY(OnlyFields(body, {"scope", "team", "channel", "target", "events"}, "a subscription"));
+  GF_TRY(
+      OnlyFields(body, {"scope", "team", "job", "channel", "target", "events"}, "a subscription"));
   Subscription sub;
   GF_ASSIGN_OR_RETURN(const std::string scope, StringField(body, "scope"));
   if (!scope.empty()) {
@@ -121,6 +123,15 @@ Result<Subscription> SubscriptionFromJson(const json& body) {
   GF_ASSIGN_OR_RETURN(sub.team, StringField(body, "team"));
   if (sub.scope == SubscriptionScope::kTeam && sub.team.empty()) {
     return InvalidArgument("team: a team subscription (scope \"team\") must name its team");
+  }
+  if (auto job = body.find("job"); job != body.end() && !job->is_null()) {
+    if (!job->is_number_integer() || job->get<std::int64_t>() <= 0) {
+      return InvalidArgument("job: must be a job id (a positive whole number)");
+    }
+    sub.job = JobId(job->get<std::int64_t>());
+  }
+  if (sub.scope == SubscriptionScope::kJob && !sub.job) {
+    return InvalidArgument("job: a job subscription (scope \"job\") must name its job");
   }
   GF_ASSIGN_OR_RETURN(const std::string channel, StringField(body, "channel"));
   if (channel.empty()) {

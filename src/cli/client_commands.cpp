@@ -28,6 +28,7 @@
 #include "cli/views.h"
 #include "core/duration.h"
 #include "core/hex.h"
+#include "model/notification.h"
 
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): POSIX defines it so
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in a header
@@ -330,6 +331,27 @@ int RunSubmit(const ClientContext& ctx, SubmitOptions options, bool json) {
   Result<nlohmann::json> job = client.CallJson("POST", "/api/v1/jobs", *body);
   if (!job.ok()) {
     return Fail(job.error());
+  }
+  if (options.mail_user && options.mail_events && !options.mail_events->empty()) {
+    // #SBATCH --mail-type: the job (an array's tasks, a multi-node job's first node) is
+    // notified by e-mail until it ends. The job stands whatever happens here.
+    const std::int64_t id = job->value("id", std::int64_t{0});
+    nlohmann::json events = nlohmann::json::array();
+    for (const NotifyKind kind : ParseNotifyKinds(*options.mail_events).value_or({})) {
+      events.push_back(ToString(kind));
+    }
+    const nlohmann::json sub{{"scope", "job"},
+                             {"job", id},
+                             {"channel", "email"},
+                             {"target", *options.mail_user},
+                             {"events", std::move(events)}};
+    if (Result<nlohmann::json> made = client.CallJson("POST", "/api/v1/subscriptions", sub);
+        !made.ok()) {
+      std::cerr << "gpufleet: warning: job " << id << " was submitted, but its mail ("
+                << *options.mail_user << ") could not be set up: " << made.error().message
+                << "; run gpufleet notify add --job " << id << " --email " << *options.mail_user
+                << '\n';
+    }
   }
   if (json) {
     PrintJson(*job);

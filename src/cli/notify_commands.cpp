@@ -38,6 +38,9 @@ std::string ScopeText(const json& sub) {
   if (scope == "team") {
     return "team " + JsonText(sub, "team");
   }
+  if (scope == "job") {
+    return "job " + JsonText(sub, "job");
+  }
   return scope == "cluster" ? "all" : "own jobs";
 }
 
@@ -100,6 +103,12 @@ Result<json> SubscriptionBody(const NotifyAddFlags& flags) {
         "notify add: --team and --all exclude each other; --all already "
         "covers every team");
   }
+  if (flags.job != 0 && (flags.all || !flags.team.empty())) {
+    return InvalidArgument("notify add: --job names one job; leave out --team and --all");
+  }
+  if (flags.job < 0) {
+    return InvalidArgument("notify add: --job: a job id is a positive number");
+  }
   const bool webhook = !flags.webhook.empty();
   const NotifyChannel channel = webhook ? NotifyChannel::kWebhook : NotifyChannel::kEmail;
   const std::string& target = webhook ? flags.webhook : flags.email;
@@ -113,9 +122,14 @@ Result<json> SubscriptionBody(const NotifyAddFlags& flags) {
     events.push_back(ToString(kind));
   }
   json body{{"channel", ToString(channel)}, {"target", target}, {"events", std::move(events)}};
-  body["scope"] = flags.all ? "cluster" : (flags.team.empty() ? "user" : "team");
+  body["scope"] = flags.all        ? "cluster"
+                  : flags.job != 0 ? "job"
+                                   : (flags.team.empty() ? "user" : "team");
   if (!flags.team.empty()) {
     body["team"] = flags.team;
+  }
+  if (flags.job != 0) {
+    body["job"] = flags.job;
   }
   return body;
 }
@@ -132,6 +146,10 @@ void AddNotifyCommands(CLI::App& app, ClientContext& ctx) {
   add->add_option("--email", add_flags->email, "mail this address (the server's sendmail)");
   add->add_option("--team", add_flags->team, "the team's jobs and budget (its members and admins)");
   add->add_flag("--all", add_flags->all, "everything, GPU failures included (admins)");
+  add->add_option("--job",
+                  add_flags->job,
+                  "one job of yours (or every task of an array), until it ends "
+                  "(what #SBATCH --mail-type does)");
   add->add_option("--events",
                   add_flags->events,
                   "only these, comma-separated: job_end, job_failed, preempted, idle_warning, "

@@ -17,11 +17,13 @@ struct NotifyAddFlags {
   std::string email{};    // --email ADDRESS
   std::string team{};     // --team T: the team's jobs and budget
   bool all = false;       // --all: everything (admins)
+  std::int64_t job = 0;   // --job ID: one job, or every task of an array (0: not set)
   std::string events{};   // --events job_end,job_failed,... ("" = every event)
 };
 
 // The POST /api/v1/subscriptions body for these flags. Errors: kInvalidArgument naming the
-// flag and the fix (neither or both of --webhook and --email, --team with --all, a URL that is
+// flag and the fix (neither or both of --webhook and --email, two of --team, --all and --job,
+// a URL that is
 // not http(s), an address without @, an unknown event).
 Result<nlohmann::json> SubscriptionBody(const NotifyAddFlags& flags);
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/notification.h"
 #include "model/output_pattern.h"
 
 namespace gf {
@@ -66,9 +67,6 @@ std::string WhyNotHonoured(std::string_view name) {
   }
   if (name == "constraint" || name == "nodelist" || name == "exclude" || name == "nodefile") {
     return "gpufleet picks nodes by label: use #GPUFLEET --constraint KEY=VALUE";
-  }
-  if (name == "mail-type" || name == "mail-user") {
-    return "subscribe once with gpufleet notify add --email ADDRESS --events job_end,job_failed";
   }
   if (name == "signal") {
     return "gpufleet signals on preemption, not before the time limit: use "
@@ -407,6 +405,16 @@ class SbatchReader {
       o.workdir = value;
     } else if (name == "requeue" || name == "no-requeue") {
       o.requeue = name == "requeue";
+    } else if (name == "mail-type") {
+      return MailType(d);
+    } else if (name == "mail-user") {
+      if (value.find('@') == std::string::npos) {
+        return Bad(d,
+                   "'" + value +
+                       "' is not an e-mail address; gpufleet mails a full address, "
+                       "e.g. --mail-user=alice@example.org");
+      }
+      o.mail_user = value;
     } else if (IsGpufleetsWayAnyway(name, value)) {
       // Honoured by doing nothing.
     } else {
@@ -415,9 +423,93 @@ class SbatchReader {
     return OkStatus();
   }
 
+  // --mail-type=END,FAIL: the job's notifications, as gpufleet names them (a subscription to the
+  // job, made once it is submitted: SubmitOptions::mail_events). Slurm's types without a
+  // counterpart are named in the warning; an unknown one is refused.
+  Status MailType(const Directive& d) {
+    struct Type {
+      std::string_view slurm;
+      std::vector<NotifyKind> kinds;
+    };
+    static const std::vector<Type> kTypes = {
+        {"NONE", {}},
+        {"END", {NotifyKind::kJobEnd, NotifyKind::kJobFailed}},  // Slurm's END: any end
+        {"FAIL", {NotifyKind::kJobFailed}},
+        {"REQUEUE", {NotifyKind::kPreempted}},
+        {"ALL",
+         {NotifyKind::kJobEnd,
+          NotifyKind::kJobFailed,
+          NotifyKind::kPreempted,
+          NotifyKind::kIdleWarning}},
+    };
+    static const std::vector<std::pair<std::string_view, std::string_view>> kWithout = {
+        {"BEGIN", "gpufleet has no job-start notification"},
+        {"TIME_LIMIT", "gpufleet has no time-limit warning"},
+        {"TIME_LIMIT_90", "gpufleet has no time-limit warning"},
+        {"TIME_LIMIT_80", "gpufleet has no time-limit warning"},
+        {"TIME_LIMIT_50", "gpufleet has no time-limit warning"},
+        {"INVALID_DEPEND",
+         "a job whose dependency cannot be met is cancelled and notified as ended"},
+        {"STAGE_OUT", "gpufleet has no burst buffers"},
+        {"ARRAY_TASKS", "gpufleet notifies each task of an array anyway"},
+    };
+    std::vector<NotifyKind> kinds;
+    std::vector<std::string> without;
+    std::string list = d.value.value_or("");
+    std::transform(list.begin(), list.end(), list.begin(), [](unsigned char c) {
+      return static_cast<char>(std::toupper(c));
+    });
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+      std::size_t comma = list.find(',', pos);
+      if (comma == std::string::npos) {
+        comma = list.size();
+      }
+      const std::string item = list.substr(pos, comma - pos);
+      pos = comma + 1;
+      const auto type = std::find_if(
+          kTypes.begin(), kTypes.end(), [&](const Type& t) { return t.slurm == item; });
+      const auto other = std::find_if(
+          kWithout.begin(), kWithout.end(), [&](const auto& w) { return w.first == item; });
+      if (type != kTypes.end()) {
+        for (const NotifyKind kind : type->kinds) {
+          if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+            kinds.push_back(kind);
+          }
+        }
+      } else if (other != kWithout.end()) {
+        without.push_back(item + ": " + std::string(other->second));
+      } else {
+        return Bad(d,
+                   "'" + item +
+                       "' is not a mail type; use NONE, BEGIN, END, FAIL, REQUEUE, ALL, "
+                       "TIME_LIMIT, TIME_LIMIT_90, TIME_LIMIT_80, TIME_LIMIT_50, ARRAY_TASKS "
+                       "(comma-separated)");
+      }
+    }
+    for (const std::string& w : without) {
+      NotHonoured(d, w);
+    }
+    std::sort(kinds.begin(), kinds.end());
+    std::string events;
+    for (const NotifyKind kind : kinds) {
+      events += events.empty() ? "" : ",";
+      events += ToString(kind);
+    }
+    out_.options.mail_events = events;
+    mail_type_ = d;
+    return OkStatus();
+  }
+
   // What only all the directives together say: GPUs per node, tasks, class, output file.
   Status Finish() {
     SubmitOptions& o = out_.options;
+    if (o.mail_events && !o.mail_events->empty() && !o.mail_user) {
+      NotHonoured(*mail_type_,
+                  "no --mail-user: give the address to mail, "
+                  "e.g. #SBATCH --mail-user=you@example.org");
+      o.mail_events.reset();
+    }
     const int nodes = nodes_.value_or(1);
     if (nodes > 1) {
       o.nodes = std::to_string(nodes);
@@ -524,6 +616,7 @@ class SbatchReader {
   std::optional<Directive> tasks_directive_;
   std::optional<Directive> qos_;
   std::optional<Directive> partition_;
+  std::optional<Directive> mail_type_;
   std::optional<int> cpus_per_task_;
   std::optional<int> cpus_per_gpu_;
   std::optional<std::int64_t> mem_;  // MiB

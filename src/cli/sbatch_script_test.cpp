@@ -286,6 +286,11 @@ TEST_F(ScriptFileTest, ScriptsDirectoryRunsWithTheSameMeaningOrIsRefusedNamingTh
     if (expect.contains("warning")) {
       EXPECT_EQ(*warning, expect["warning"].get<std::string>());
     }
+    if (expect.contains("mail")) {  // --mail-user / --mail-type: the job's subscription
+      const json mail = expect["mail"];
+      EXPECT_EQ(o.mail_user.value_or(""), mail.value("user", "")) << "mail user";
+      EXPECT_EQ(o.mail_events.value_or(""), mail.value("events", "")) << "mail events";
+    }
     for (const auto& part :
          expect.value("warning_has", json::array()).get<std::vector<std::string>>()) {
       EXPECT_NE(warning->find(part), std::string::npos) << part << " in " << *warning;

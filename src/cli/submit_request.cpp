@@ -210,24 +210,14 @@ std::optional<std::string> ScriptPath(const SubmitOptions& options, const std::s
 }
 
 void FillUnset(SubmitOptions& into, const SubmitOptions& from) {
-  for (auto field : {&SubmitOptions::gpus,
-                     &SubmitOptions::nodes,
-                     &SubmitOptions::gpu_type,
-                     &SubmitOptions::gpu_share,
-                     &SubmitOptions::gpu_mem,
-                     &SubmitOptions::mig,
-                     &SubmitOptions::cpus,
-                     &SubmitOptions::mem,
-                     &SubmitOptions::priority,
-                     &SubmitOptions::team,
-                     &SubmitOptions::time,
-                     &SubmitOptions::checkpoint_signal,
-                     &SubmitOptions::name,
-                     &SubmitOptions::workdir,
-                     &SubmitOptions::array,
-                     &SubmitOptions::export_env,
-                     &SubmitOptions::output,
-                     &SubmitOptions::error}) {
+  for (auto field :
+       {&SubmitOptions::gpus,       &SubmitOptions::nodes,      &SubmitOptions::gpu_type,
+        &SubmitOptions::gpu_share,  &SubmitOptions::gpu_mem,    &SubmitOptions::mig,
+        &SubmitOptions::cpus,       &SubmitOptions::mem,        &SubmitOptions::priority,
+        &SubmitOptions::team,       &SubmitOptions::time,       &SubmitOptions::checkpoint_signal,
+        &SubmitOptions::name,       &SubmitOptions::workdir,    &SubmitOptions::array,
+        &SubmitOptions::export_env, &SubmitOptions::output,     &SubmitOptions::error,
+        &SubmitOptions::mail_user,  &SubmitOptions::mail_events}) {
     if (!(into.*field)) {
       into.*field = from.*field;
     }

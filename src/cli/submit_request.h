@@ -53,6 +53,11 @@ struct SubmitOptions {
   // --export as sbatch has it: ALL (the default: the submitter's environment goes along),
   // NONE, or NAME=VALUE / NAME items after ALL or alone (ParseExportSpec).
   std::optional<std::string> export_env;
+  // #SBATCH --mail-user / --mail-type (issue #23): once the job is submitted, a subscription to
+  // it (`gpufleet notify add --job ID --email USER --events EVENTS`); events as gpufleet names
+  // them, comma-separated ("" = none: no subscription). Not flags of `gpufleet submit`.
+  std::optional<std::string> mail_user;
+  std::optional<std::string> mail_events;
   // --output / --error: the job's own stdout / stderr file, a pattern such as slurm-%j.out
   // (model/output_pattern.h); unset = gpufleet's log (gpufleet logs).
   std::optional<std::string> output;

@@ -378,6 +378,7 @@ void Controller::OnEnded(const Job& job) {
   counters_.ended[job.state] += 1;
   counters_.team_gpu_seconds[CountedTeam(job)] += HeldGpuSeconds(job, clock_.Now());
   out_.Notify(EndedNotification(job, job.state, job.reason, clock_.Now()));
+  notifications_.JobEnded(job);  // its own subscriptions go once the end is routed to them
   desk_.ResolveDependents(job);  // the cascade's events follow this job's own
 }
 

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controller/authorization.h"
 #include "notify/notifier.h"
 
 namespace gf {
@@ -32,6 +33,33 @@ void NotificationDesk::HandOver() {
         notifier->Send(n, sub);
       }
     });
+  }
+  for (const JobId job : std::exchange(ended_with_subscriptions_, {})) {
+    for (const Subscription& sub : router_.RemoveJobSubscriptions(job)) {
+      p_.out.batch.removed_subscriptions.push_back(sub.id);
+      p_.jobs.Record(job,
+                     "subscription",
+                     "controller",
+                     "removed " + DescribeSubscription(sub) + ": the job has ended");
+    }
+  }
+}
+
+void NotificationDesk::JobEnded(const Job& job) {
+  if (router_.HasJobSubscriptions(job.id)) {
+    ended_with_subscriptions_.push_back(job.id);
+  }
+  if (!job.spec.array || !router_.HasJobSubscriptions(job.spec.array->array_job)) {
+    return;
+  }
+  const JobId array = job.spec.array->array_job;
+  const bool tasks_left =
+      std::any_of(p_.jobs.Active().begin(), p_.jobs.Active().end(), [&](const auto& entry) {
+        const Job& other = entry.second;
+        return other.spec.array && other.spec.array->array_job == array && !IsTerminal(other.state);
+      });
+  if (!tasks_left) {
+    ended_with_subscriptions_.push_back(array);
   }
 }
 
@@ -78,6 +106,19 @@ std::vector<NotificationCount> NotificationDesk::Counts() const {
 }
 
 Result<Subscription> NotificationDesk::Add(const Caller& caller, Subscription sub) {
+  if (sub.scope == SubscriptionScope::kJob) {
+    // One job (or array) of the caller's, still to end; an admin may subscribe to anyone's.
+    const Job* job = sub.job ? p_.jobs.Find(*sub.job) : nullptr;
+    const std::string name = "job " + std::to_string(sub.job ? sub.job->value() : 0);
+    if (job == nullptr || IsTerminal(job->state) ||
+        !Allows(caller,
+                Resource::kSubscription,
+                Action::kCreate,
+                job->owner.user == caller.user ? Ownership::kOwn : Ownership::kOther)) {
+      return NotFound("notify add --job: " + name +
+                      " is not one of your jobs that has yet to end (gpufleet queue shows them)");
+    }
+  }
   p_.out.batch.subscriptions.push_back(sub);
   router_.Add(sub);
   p_.jobs.Record(std::nullopt, "subscription", caller.user, "created " + DescribeSubscription(sub));

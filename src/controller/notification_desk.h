@@ -56,6 +56,9 @@ class NotificationDesk {
     return router_.VisibleTo(caller);
   }
   Result<Subscription> Remove(const Caller& caller, const std::string& id);
+  // The job ended: its subscriptions (kJob), and its array's once no task of it is left, are
+  // removed at the turn's HandOver, after its end notification has been routed to them.
+  void JobEnded(const Job& job);
 
  private:
   // Each team's use in the budget period at `now`, with the budget it runs under.
@@ -65,6 +68,7 @@ class NotificationDesk {
   Notifier* notifier_;
   NotificationDeskParts p_;
   NotificationRouter router_;
+  std::vector<JobId> ended_with_subscriptions_;  // this turn's, for HandOver
 };
 
 }  // namespace gf

@@ -41,6 +41,8 @@ bool Matches(const Subscription& sub, const Notification& n) {
       return sub.team == n.team;
     case SubscriptionScope::kCluster:
       return true;
+    case SubscriptionScope::kJob:
+      return sub.job && (n.job == sub.job || n.array_job == sub.job);
   }
   return false;
 }
@@ -90,6 +92,10 @@ Status CheckMaySubscribe(const Caller& caller,
                                 "; subscribe to your own jobs, or to your team with --team");
       }
       return OkStatus();
+    case SubscriptionScope::kJob:
+      // Whose job it is, the desk checks against the job book (NotificationDesk::Add).
+      return Authorize(
+          caller, Resource::kSubscription, Action::kCreate, Ownership::kOwn, "notify add --job");
   }
   return InvalidArgument("unknown subscription scope");
 }
@@ -146,6 +152,25 @@ Result<Subscription> NotificationRouter::Remove(const Caller& caller, const std:
   }
   Subscription removed = std::move(it->second);
   subscriptions_.erase(it);
+  return removed;
+}
+
+bool NotificationRouter::HasJobSubscriptions(JobId job) const {
+  return std::any_of(subscriptions_.begin(), subscriptions_.end(), [job](const auto& entry) {
+    return entry.second.scope == SubscriptionScope::kJob && entry.second.job == job;
+  });
+}
+
+std::vector<Subscription> NotificationRouter::RemoveJobSubscriptions(JobId job) {
+  std::vector<Subscription> removed;
+  for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
+    if (it->second.scope == SubscriptionScope::kJob && it->second.job == job) {
+      removed.push_back(std::move(it->second));
+      it = subscriptions_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   return removed;
 }
 
@@ -207,7 +232,9 @@ std::vector<int> ReachedBudgetThresholds(const TeamQuota& team) {
 std::string DescribeSubscription(const Subscription& sub) {
   std::string scope = sub.scope == SubscriptionScope::kUser   ? "their own jobs"
                       : sub.scope == SubscriptionScope::kTeam ? "team " + sub.team
-                                                              : "the whole cluster";
+                      : sub.scope == SubscriptionScope::kJob
+                          ? "job " + std::to_string(sub.job ? sub.job->value() : 0)
+                          : "the whole cluster";
   return sub.id + ": " + std::string(ToString(sub.channel)) + " " + sub.target + " for " + scope +
          " (" + (sub.kinds.empty() ? "every event" : JoinNotifyKinds(sub.kinds)) + ")";
 }
@@ -233,6 +260,12 @@ Result<Subscription> NewSubscription(const Caller& caller,
   } else {
     request.team.clear();  // only a team subscription has one
   }
+  if (request.scope == SubscriptionScope::kJob && (!request.job || request.job->value() <= 0)) {
+    return InvalidArgument("job: a job subscription (scope \"job\") must name its job");
+  }
+  if (request.scope != SubscriptionScope::kJob) {
+    request.job.reset();  // only a job subscription has one
+  }
   GF_TRY(CheckMaySubscribe(caller, request, *rules.team_of_user));
   request.id = NewSubscriptionId();
   request.owner = caller.user;
@@ -242,14 +275,16 @@ Result<Subscription> NewSubscription(const Caller& caller,
 
 Notification JobNotification(
     const Job& job, NotifyKind kind, std::string subject, std::string message, Time now) {
-  return Notification{.kind = kind,
-                      .time = now,
-                      .job = job.id,
-                      .user = job.owner.user,
-                      .team = job.spec.team,
-                      .node = job.allocation ? job.allocation->node.value() : "",
-                      .subject = std::move(subject),
-                      .message = std::move(message)};
+  return Notification{
+      .kind = kind,
+      .time = now,
+      .job = job.id,
+      .array_job = job.spec.array ? std::optional(job.spec.array->array_job) : std::nullopt,
+      .user = job.owner.user,
+      .team = job.spec.team,
+      .node = job.allocation ? job.allocation->node.value() : "",
+      .subject = std::move(subject),
+      .message = std::move(message)};
 }
 
 Notification EndedNotification(const Job& job, JobState state, const std::string& cause, Time now) {

@@ -62,6 +62,10 @@ class NotificationRouter {
   // Forgets subscription `id` and returns it. Errors: kNotFound when there is none the caller
   // may remove (another user's is "not found" too: its existence is not the caller's business).
   Result<Subscription> Remove(const Caller& caller, const std::string& id);
+  // Whether some subscription is for this one job or array (SubscriptionScope::kJob).
+  bool HasJobSubscriptions(JobId job) const;
+  // Removes the subscriptions for this job or array; returns them.
+  std::vector<Subscription> RemoveJobSubscriptions(JobId job);
 
   // Whether the budget thresholds are to be checked at `now` (a second since the last check).
   bool BudgetCheckDue(Time now) const;

@@ -79,6 +79,34 @@ TEST_F(NotificationRouterTest, RoutesToTheSubscriptionsThatMatch) {
   EXPECT_THAT(router_.Route(carol), IsEmpty());
 }
 
+// A subscription to one job (#SBATCH --mail-type): that job's notifications, or every task's of
+// the array it names; removed with its job.
+TEST_F(NotificationRouterTest, AJobSubscriptionHearsOfItsJobOrItsArrayOnly) {
+  Subscription job = Sub("sub-j", "bob", SubscriptionScope::kJob);
+  job.job = JobId(40);
+  router_.Add(job);
+  const Notification own{.kind = NotifyKind::kJobEnd, .job = JobId(40), .user = "bob"};
+  EXPECT_THAT(Ids(router_.Route(own)), ElementsAre("sub-j"));
+  const Notification task{
+      .kind = NotifyKind::kJobEnd, .job = JobId(43), .array_job = JobId(40), .user = "bob"};
+  EXPECT_THAT(Ids(router_.Route(task)), ElementsAre("sub-j"));
+  const Notification other{.kind = NotifyKind::kJobEnd, .job = JobId(41), .user = "bob"};
+  EXPECT_THAT(router_.Route(other), IsEmpty());
+  EXPECT_TRUE(router_.HasJobSubscriptions(JobId(40)));
+  EXPECT_FALSE(router_.HasJobSubscriptions(JobId(41)));
+  EXPECT_THAT(Ids(router_.RemoveJobSubscriptions(JobId(40))), ElementsAre("sub-j"));
+  EXPECT_THAT(router_.Route(own), IsEmpty());
+
+  // A job subscription must name its job.
+  const WebhookAllowList allow;
+  const std::map<std::string, std::string> team_of_user;
+  const SubscriptionRules rules{.webhook_allow = &allow, .team_of_user = &team_of_user};
+  Result<Subscription> unnamed =
+      NewSubscription(bob_, Sub("", "", SubscriptionScope::kJob), rules, clock_.Now());
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_THAT(unnamed.error().message, HasSubstr("must name its job"));
+}
+
 TEST_F(NotificationRouterTest, EachCallerSeesAndRemovesItsOwn) {
   EXPECT_THAT(Ids(router_.VisibleTo(alice_)), ElementsAre("sub-a", "sub-d"));
   EXPECT_THAT(Ids(router_.VisibleTo(root_)), SizeIs(4));

@@ -66,7 +66,8 @@ class NotificationsTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  void Boot() {
+  // (Re)starts the controller; `running`: the jobs the agent still runs, as its hello says.
+  void Boot(std::vector<JobId> running = {}) {
     controller_.reset();
     notifier_.reset();
     // Webhooks are delivered by the notifier's own tests; here every delivery is e-mail, and a
@@ -90,7 +91,7 @@ class NotificationsTest : public ::testing::Test {
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
     controller_->Start();
-    controller_->OnAgentHello(AgentHello{TestNode(4), {}, {}});
+    controller_->OnAgentHello(AgentHello{TestNode(4), std::move(running), {}});
   }
 
   // Every message sendmail got, oldest first.
@@ -222,6 +223,36 @@ TEST_F(NotificationsTest, WhoMaySubscribeToWhat) {
   ASSERT_EQ(after->size(), 2u);
   EXPECT_TRUE(
       std::any_of(after->begin(), after->end(), [&](const Subscription& s) { return s == team; }));
+}
+
+// #SBATCH --mail-type (issue #23): a subscription to one job of one's own, delivered its end,
+// and removed (stored too) once the job has ended; another user's job, or an ended one, refused.
+TEST_F(NotificationsTest, AJobSubscriptionHearsItsJobEndAndGoesWithIt) {
+  Boot();
+  const JobId job = RunJob(alice_, Spec(1));
+  Subscription request = Mail("alice@example.com", SubscriptionScope::kJob);
+  request.job = job;
+  request.kinds = {NotifyKind::kJobEnd, NotifyKind::kJobFailed};
+  const Subscription sub = MustSubscribe(alice_, request);
+  EXPECT_EQ(sub.job, job);
+  auto bobs = controller_->CreateSubscription(bob_, request);
+  ASSERT_FALSE(bobs.ok());
+  EXPECT_EQ(bobs.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(controller_->ListSubscriptions(alice_)->size(), 1u);
+  Boot({job});  // stored with its job
+  ASSERT_EQ(controller_->ListSubscriptions(alice_)->size(), 1u);
+  EXPECT_EQ((*controller_->ListSubscriptions(alice_))[0].job, job);
+
+  Exit(job, 0, JobState::kCompleted);
+  const std::vector<std::string> mails = MailsOnce(1);
+  ASSERT_EQ(mails.size(), 1u);
+  EXPECT_THAT(mails[0], HasSubstr("job " + std::to_string(job.value())));
+  EXPECT_TRUE(WaitFor([&] { return controller_->ListSubscriptions(alice_)->empty(); }));
+  auto ended = controller_->CreateSubscription(alice_, request);
+  ASSERT_FALSE(ended.ok());
+  EXPECT_THAT(ended.error().message, HasSubstr("has yet to end"));
+  Boot();  // its removal was stored
+  EXPECT_TRUE(controller_->ListSubscriptions(alice_)->empty());
 }
 
 TEST_F(NotificationsTest, JobEndsAndFailuresReachTheOwnerAndTheTeamOnly) {

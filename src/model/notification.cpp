@@ -47,6 +47,8 @@ std::string_view ToString(SubscriptionScope scope) {
       return "team";
     case SubscriptionScope::kCluster:
       return "cluster";
+    case SubscriptionScope::kJob:
+      return "job";
   }
   return "unknown";
 }
@@ -62,14 +64,16 @@ std::string_view ToString(NotifyChannel channel) {
 }
 
 Result<SubscriptionScope> ParseSubscriptionScope(std::string_view text) {
-  for (const SubscriptionScope scope :
-       {SubscriptionScope::kUser, SubscriptionScope::kTeam, SubscriptionScope::kCluster}) {
+  for (const SubscriptionScope scope : {SubscriptionScope::kUser,
+                                        SubscriptionScope::kTeam,
+                                        SubscriptionScope::kCluster,
+                                        SubscriptionScope::kJob}) {
     if (text == ToString(scope)) {
       return scope;
     }
   }
   return InvalidArgument("subscription scope '" + std::string(text) +
-                         "' is not one of user, team, cluster");
+                         "' is not one of user, team, cluster, job");
 }
 
 Result<NotifyChannel> ParseNotifyChannel(std::string_view text) {

@@ -45,18 +45,21 @@ inline constexpr NotifyKind kAllNotifyKinds[] = {NotifyKind::kJobEnd,
 struct Notification {
   NotifyKind kind = NotifyKind::kJobEnd;
   Time time{};
-  std::optional<JobId> job{};  // the job it is about, if any
-  std::string user{};          // the job's owner ("" when not about a job)
-  std::string team{};          // the job's team, or the team whose budget it is
-  std::string node{};          // the GPU's node, for kGpuFailed
-  std::string subject{};       // one line: "job 42 (train) failed: exit code 1"
-  std::string message{};       // the cause, as the job's events say it
+  std::optional<JobId> job{};        // the job it is about, if any
+  std::optional<JobId> array_job{};  // ... and its array, for a task of one
+  std::string user{};                // the job's owner ("" when not about a job)
+  std::string team{};                // the job's team, or the team whose budget it is
+  std::string node{};                // the GPU's node, for kGpuFailed
+  std::string subject{};             // one line: "job 42 (train) failed: exit code 1"
+  std::string message{};             // the cause, as the job's events say it
   bool operator==(const Notification&) const = default;
 };
 
 // Who hears of what: an owner's own jobs (kUser), a team's jobs and budget (kTeam: its
-// members and admins may subscribe), or everything including GPU failures (kCluster: admins).
-enum class SubscriptionScope { kUser, kTeam, kCluster };
+// members and admins may subscribe), or everything including GPU failures (kCluster: admins),
+// or one job, or every task of one array (kJob: its owner or an admin; `#SBATCH --mail-type`,
+// `gpufleet notify add --job ID`), removed once that job or array has ended.
+enum class SubscriptionScope { kUser, kTeam, kCluster, kJob };
 enum class NotifyChannel { kWebhook, kEmail };
 
 // "user", "team", "cluster"; "webhook", "email" (the store's and the API's spelling).
@@ -81,7 +84,8 @@ struct Subscription {
   std::string id{};     // "sub-" + random hex, assigned by the controller
   std::string owner{};  // the user who created it (may remove it; admins may remove any)
   SubscriptionScope scope = SubscriptionScope::kUser;
-  std::string team{};  // kTeam: the team
+  std::string team{};          // kTeam: the team
+  std::optional<JobId> job{};  // kJob: the job, or the array (its tasks' array job id)
   NotifyChannel channel = NotifyChannel::kWebhook;
   std::string target{};             // webhook: http(s)://... URL; e-mail: an address
   std::vector<NotifyKind> kinds{};  // empty: every kind

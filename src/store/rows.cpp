@@ -38,7 +38,7 @@ const std::string_view kTokenColumns =
     "revoked_ms";
 
 const std::string_view kSubscriptionColumns =
-    "id, owner, scope, team, channel, target, kinds, created_ms";
+    "id, owner, scope, team, channel, target, kinds, created_ms, job_id";
 
 namespace {
 
@@ -545,6 +545,8 @@ void BindSubscription(ParamSink& stmt, const Subscription& sub) {
   stmt.BindText(6, sub.target);
   stmt.BindText(7, JoinNotifyKinds(sub.kinds));  // "" = every kind
   stmt.BindInt64(8, ToUnixMillis(sub.created));
+  stmt.BindOptionalInt64(
+      9, sub.job ? std::optional<std::int64_t>(sub.job->value()) : std::optional<std::int64_t>());
 }
 
 Result<Subscription> DecodeSubscription(const RowSource& row) {
@@ -558,6 +560,9 @@ Result<Subscription> DecodeSubscription(const RowSource& row) {
   sub.target = row.Text(5);
   GF_ASSIGN_OR_RETURN(sub.kinds, FromRow(ParseNotifyKinds(row.Text(6)), what));
   sub.created = FromUnixMillis(row.Int64(7));
+  if (const std::optional<std::int64_t> job = row.OptionalInt64(8)) {
+    sub.job = JobId(*job);
+  }
   return sub;
 }
 

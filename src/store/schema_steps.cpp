@@ -287,6 +287,12 @@ ALTER TABLE jobs ADD COLUMN host_cpu_ms {INT} CHECK (host_cpu_ms >= 0);
 ALTER TABLE jobs ADD COLUMN host_peak_memory_kib {INT} CHECK (host_peak_memory_kib >= 0);
 )sql";
 
+// Version 15 (issue #23, `#SBATCH --mail-type`): a subscription to one job or array; NULL for
+// every other subscription (and every older one).
+constexpr std::string_view kStepV15 = R"sql(
+ALTER TABLE subscriptions ADD COLUMN job_id {INT} CHECK (job_id > 0);
+)sql";
+
 // PostgreSQL's counters (see above): created with the tables that draw on them.
 constexpr std::string_view kPostgresCountersV1 = R"sql(
 CREATE TABLE store_counters (
@@ -306,7 +312,7 @@ struct Step {
   std::string_view postgres_only;  // plain PostgreSQL, run after `sql`
 };
 
-constexpr std::array<Step, 14> kSteps = {{
+constexpr std::array<Step, 15> kSteps = {{
     {1, "jobs, events, nodes", kStepV1, kPostgresCountersV1},
     {2, "job usage, gpu minutes", kStepV2, ""},
     {3, "job checkpoint signal, preemptible", kStepV3, ""},
@@ -324,6 +330,7 @@ constexpr std::array<Step, 14> kSteps = {{
     {12, "job hold", kStepV12, ""},
     {13, "job host cpus and memory", kStepV13, ""},
     {14, "job host cpu time and peak memory", kStepV14, ""},
+    {15, "subscriptions to one job", kStepV15, ""},
 }};
 
 struct Placeholder {

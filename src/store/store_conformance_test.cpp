@@ -1348,13 +1348,17 @@ TEST_P(StoreConformanceTest, SubscriptionsRoundTripReplaceAndRemove) {
   cluster.scope = SubscriptionScope::kCluster;
   cluster.team.clear();
   cluster.kinds = {NotifyKind::kGpuFailed};
-  MustCommit({.subscriptions = {team, mail, cluster}});
+  Subscription job = SampleSubscription("sub-d");  // #SBATCH --mail-type: one job
+  job.scope = SubscriptionScope::kJob;
+  job.team.clear();
+  job.job = JobId(4711);
+  MustCommit({.subscriptions = {team, mail, cluster, job}});
   Reopen();
-  EXPECT_THAT(MustSubscriptions(*store_), ElementsAre(mail, team, cluster));  // by id
+  EXPECT_THAT(MustSubscriptions(*store_), ElementsAre(mail, team, cluster, job));  // by id
 
   team.kinds = {NotifyKind::kJobEnd};  // replaced whole, by id
   team.target = "http://other.example/hook";
-  MustCommit({.subscriptions = {team}, .removed_subscriptions = {"sub-a", "sub-unknown"}});
+  MustCommit({.subscriptions = {team}, .removed_subscriptions = {"sub-a", "sub-unknown", "sub-d"}});
   EXPECT_THAT(MustSubscriptions(*store_), ElementsAre(team, cluster));
 }
 
@@ -1363,10 +1367,13 @@ TEST_P(StoreConformanceTest, InvalidSubscriptionRefusesTheWholeBatch) {
   no_target.target.clear();
   Subscription no_team = SampleSubscription("sub-y");
   no_team.team.clear();
+  Subscription no_job = SampleSubscription("sub-z");
+  no_job.scope = SubscriptionScope::kJob;
   const std::vector<std::pair<Subscription, std::string>> cases = {
       {SampleSubscription(""), "subscriptions[1] (''): id must not be empty"},
       {no_target, "subscriptions[1] ('sub-x'): target"},
       {no_team, "subscriptions[1] ('sub-y'): a team subscription needs its team"},
+      {no_job, "subscriptions[1] ('sub-z'): a job subscription needs its job"},
   };
   for (const auto& [sub, message] : cases) {
     Status status = store_->Commit(

@@ -116,8 +116,8 @@ std::string TokenProblem(const ApiToken& t) {
   return "";
 }
 
-// A subscription the controller could not deliver or match: no id or no target, or a team
-// subscription without its team.
+// A subscription the controller could not deliver or match: no id or no target, a team
+// subscription without its team, or a job subscription without its job.
 std::string SubscriptionProblem(const Subscription& sub) {
   if (sub.id.empty()) {
     return "id must not be empty";
@@ -127,6 +127,9 @@ std::string SubscriptionProblem(const Subscription& sub) {
   }
   if (sub.scope == SubscriptionScope::kTeam && sub.team.empty()) {
     return "a team subscription needs its team";
+  }
+  if (sub.scope == SubscriptionScope::kJob && (!sub.job || sub.job->value() <= 0)) {
+    return "a job subscription needs its job";
   }
   return "";
 }

@@ -87,12 +87,12 @@ ON CONFLICT (id) DO UPDATE SET
 
 // Replaced whole by id (schema v8).
 const std::string_view kUpsertSubscriptionSql = R"sql(
-INSERT INTO subscriptions (id, owner, scope, team, channel, target, kinds, created_ms)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+INSERT INTO subscriptions (id, owner, scope, team, channel, target, kinds, created_ms, job_id)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
 ON CONFLICT (id) DO UPDATE SET
   owner = excluded.owner, scope = excluded.scope, team = excluded.team,
   channel = excluded.channel, target = excluded.target, kinds = excluded.kinds,
-  created_ms = excluded.created_ms
+  created_ms = excluded.created_ms, job_id = excluded.job_id
 )sql";
 
 const std::string_view kDeleteSubscriptionSql = "DELETE FROM subscriptions WHERE id = ?1";

@@ -374,7 +374,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5,6,7,8,9,10,11,12,13,14");
+            "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 

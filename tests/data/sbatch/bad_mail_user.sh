@@ -1,0 +1,5 @@
+#!/bin/bash
+#SBATCH --gres=gpu:1
+#SBATCH --mail-type=END
+#SBATCH --mail-user=carol
+./train

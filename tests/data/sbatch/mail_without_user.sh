@@ -1,0 +1,4 @@
+#!/bin/bash
+#SBATCH --gres=gpu:1
+#SBATCH --mail-type=FAIL
+./train
