@@ -73,3 +73,25 @@ set -e
 echo "$err" | grep -q "bad.sh line 3: #SBATCH --time=1:2:3:4: '1:2:3:4' is not a Slurm time" ||
   fail "error: $err"
 ok "a malformed #SBATCH --time is refused, naming the line and the directive"
+
+# --mail-type/--mail-user: a subscription to the job, gone once the job has ended.
+cat > mailed.sh <<'SCRIPT'
+#!/bin/bash
+#SBATCH --gres=gpu:1
+#SBATCH --mail-type=END,BEGIN
+#SBATCH --mail-user=ana@example.org
+while [ ! -e go ]; do sleep 0.05; done
+SCRIPT
+out=$(gf submit mailed.sh 2>"$WORK/warn")
+mailed=$(echo "$out" | sed -n 's/^Submitted job \([0-9]*\)$/\1/p')
+[ -n "$mailed" ] || fail "submit said: $out"
+grep -q "BEGIN: gpufleet has no job-start notification" "$WORK/warn" || fail "warning: $(cat "$WORK/warn")"
+subs=$(gf notify list --json)
+jq -e --argjson j "$mailed" '.subscriptions | length == 1 and .[0].scope == "job" and .[0].job == $j
+    and .[0].target == "ana@example.org" and .[0].events == ["job_end", "job_failed"]' <<<"$subs" >/dev/null \
+  || fail "mail subscription: $subs"
+touch go
+wait_for "job $mailed to complete" state_is "$mailed" COMPLETED
+no_subs() { [ "$(gf notify list --json | jq '.subscriptions | length')" = 0 ]; }
+wait_for "job $mailed's subscription to go with it" no_subs
+ok "--mail-type=END --mail-user made a subscription to job $mailed, removed once it ended"
