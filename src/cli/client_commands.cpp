@@ -246,8 +246,9 @@ constexpr std::string_view kSlurmCompatNote =
     "--array,\n"
     "--dependency=afterok/afterany, --account (team), --qos/--partition (class, through the "
     "client\n"
-    "file's [slurm] tables), --export, --chdir, --requeue/--no-requeue. #GPUFLEET lines and this\n"
-    "command line win over them; a directive not honoured is named in one warning line. Jobs see\n"
+    "file's [slurm] tables), --export, --chdir, --requeue/--no-requeue, --mail-type/--mail-user\n"
+    "(a subscription to the job). #GPUFLEET lines and this command line win over them; a\n"
+    "directive not honoured is named in one warning line. Jobs see\n"
     "SLURM_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_NTASKS, SLURM_PROCID, SLURM_JOB_NODELIST.\n"
     "Directive table and sbatch/squeue/scancel/sacct/sinfo/scontrol map: docs/slurm.md\n";
 

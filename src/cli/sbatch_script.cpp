@@ -431,7 +431,7 @@ class SbatchReader {
       std::string_view slurm;
       std::vector<NotifyKind> kinds;
     };
-    static const std::vector<Type> kTypes = {
+    static const std::vector<Type> types = {
         {"NONE", {}},
         {"END", {NotifyKind::kJobEnd, NotifyKind::kJobFailed}},  // Slurm's END: any end
         {"FAIL", {NotifyKind::kJobFailed}},
@@ -442,7 +442,7 @@ class SbatchReader {
           NotifyKind::kPreempted,
           NotifyKind::kIdleWarning}},
     };
-    static const std::vector<std::pair<std::string_view, std::string_view>> kWithout = {
+    static const std::vector<std::pair<std::string_view, std::string_view>> without_counterpart = {
         {"BEGIN", "gpufleet has no job-start notification"},
         {"TIME_LIMIT", "gpufleet has no time-limit warning"},
         {"TIME_LIMIT_90", "gpufleet has no time-limit warning"},
@@ -467,17 +467,18 @@ class SbatchReader {
       }
       const std::string item = list.substr(pos, comma - pos);
       pos = comma + 1;
-      const auto type = std::find_if(
-          kTypes.begin(), kTypes.end(), [&](const Type& t) { return t.slurm == item; });
-      const auto other = std::find_if(
-          kWithout.begin(), kWithout.end(), [&](const auto& w) { return w.first == item; });
-      if (type != kTypes.end()) {
+      const auto type =
+          std::find_if(types.begin(), types.end(), [&](const Type& t) { return t.slurm == item; });
+      const auto other = std::find_if(without_counterpart.begin(),
+                                      without_counterpart.end(),
+                                      [&](const auto& w) { return w.first == item; });
+      if (type != types.end()) {
         for (const NotifyKind kind : type->kinds) {
           if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
             kinds.push_back(kind);
           }
         }
-      } else if (other != kWithout.end()) {
+      } else if (other != without_counterpart.end()) {
         without.push_back(item + ": " + std::string(other->second));
       } else {
         return Bad(d,

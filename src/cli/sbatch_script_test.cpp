@@ -287,7 +287,7 @@ TEST_F(ScriptFileTest, ScriptsDirectoryRunsWithTheSameMeaningOrIsRefusedNamingTh
       EXPECT_EQ(*warning, expect["warning"].get<std::string>());
     }
     if (expect.contains("mail")) {  // --mail-user / --mail-type: the job's subscription
-      const json mail = expect["mail"];
+      const json& mail = expect["mail"];
       EXPECT_EQ(o.mail_user.value_or(""), mail.value("user", "")) << "mail user";
       EXPECT_EQ(o.mail_events.value_or(""), mail.value("events", "")) << "mail events";
     }

@@ -313,9 +313,8 @@ void Controller::SendKills() {
   if (options_.slurm != nullptr) {
     // Slurm runs the job: it is stopped through Slurm, and its end read back from Slurm.
     for (KillOrder& kill : jobs_.TakeKills()) {
-      out_.After([slurm = options_.slurm,
-                  requeue = SlurmDesk::RequeueMeant(jobs_, kill.job),
-                  kill = std::move(kill)] {
+      const bool requeue = SlurmDesk::RequeueMeant(jobs_, kill.job);
+      out_.After([slurm = options_.slurm, requeue, kill = std::move(kill)] {
         // A node's share of a multi-node job stops the whole Slurm job (slurm_desk.h).
         const std::int64_t id = SlurmJobOfNodeJob(kill.job.value());
         if (requeue) {

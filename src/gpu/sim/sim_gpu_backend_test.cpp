@@ -783,7 +783,7 @@ TEST(SimGpuMigTest, ProfilesAreNamedFromTheCardsMemory) {
   EXPECT_EQ(
       names("A100-40GB", 40960),
       (std::vector<std::string>{"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"}));
-  EXPECT_EQ(names("H200-141GB", 141 * 1024),
+  EXPECT_EQ(names("H200-141GB", std::int64_t{141} * 1024),
             (std::vector<std::string>{
                 "1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"}));
   EXPECT_TRUE(names("L4-24GB", 24576).empty());
