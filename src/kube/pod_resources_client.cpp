@@ -1,6 +1,7 @@
 #include "kube/pod_resources_client.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -12,7 +13,20 @@
 
 namespace gf {
 
+namespace {
+
+struct SocketIdentity {
+  ino_t inode = 0;
+  std::int64_t ctime_ns = 0;
+  bool operator==(const SocketIdentity&) const = default;
+};
+
+}  // namespace
+
 struct PodResourcesClient::Channel {
+  // Which socket it connected to: a restarted kubelet makes a new one. The inode alone is not
+  // enough, as file systems reuse the number of a file just removed.
+  SocketIdentity socket{};
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::PodResourcesLister::Stub> stub;
 };
@@ -23,8 +37,8 @@ namespace {
 // default of 4 MiB would fail on a node with many pods.
 constexpr int kMaxMessageBytes = 16 * 1024 * 1024;
 
-// Whether a socket is there for us to connect to; the error names the socket and the fix.
-Status CheckSocket(const std::string& path) {
+// Which socket is there for us to connect to; the error names the socket and the fix.
+Result<SocketIdentity> CheckSocket(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     const int err = errno;
@@ -47,7 +61,9 @@ Status CheckSocket(const std::string& path) {
     return PermissionDenied("kubelet pod-resources socket " + path + ": " + ErrnoText(errno) +
                             "; only root may connect to it: run the agent as root");
   }
-  return OkStatus();
+  return SocketIdentity{
+      .inode = st.st_ino,
+      .ctime_ns = std::int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec};
 }
 
 // What gRPC said, as an error that names the socket, the call and the fix.
@@ -119,14 +135,25 @@ PodResourcesClient::PodResourcesClient(std::string socket_path)
 PodResourcesClient::~PodResourcesClient() = default;
 
 Result<PodResourcesClient::Channel*> PodResourcesClient::Connect() {
-  GF_TRY(CheckSocket(socket_path_));
+  const Result<SocketIdentity> socket = CheckSocket(socket_path_);
+  if (!socket.ok()) {
+    Disconnect();
+    return socket.error();
+  }
+  // A kubelet that restarted listens on a new socket; the old channel's connection is dead.
+  if (channel_ && channel_->socket != *socket) {
+    Disconnect();
+  }
   if (!channel_) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+    // gRPC shares connections among channels to the same address by default, so a new channel
+    // would get the broken connection to a kubelet that restarted; this one keeps its own.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     auto channel =
         grpc::CreateCustomChannel("unix:" + socket_path_, grpc::InsecureChannelCredentials(), args);
     auto stub = v1::PodResourcesLister::NewStub(channel);
-    channel_ = std::make_unique<Channel>(Channel{std::move(channel), std::move(stub)});
+    channel_ = std::make_unique<Channel>(Channel{*socket, std::move(channel), std::move(stub)});
   }
   return channel_.get();
 }
