@@ -52,27 +52,15 @@ std::optional<std::string> PodUidOfComponent(std::string_view part) {
   return std::nullopt;
 }
 
-bool IsContainerId(std::string_view id) {
-  if (id.size() != kContainerIdLength) {
-    return false;
-  }
-  for (const char c : id) {
-    if (!IsHex(c) || (c >= 'A' && c <= 'F')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The container of the cgroup right below a pod's: `<id>` (containerd or Docker with
 // cgroupfs), `crio-<id>` (CRI-O with cgroupfs), `<runtime>-<id>.scope` (systemd).
 std::optional<KubeContainerCgroup> ContainerOfComponent(std::string_view part) {
   const std::string_view name = StripSuffix(part, ".scope");
-  if (IsContainerId(name)) {
+  if (IsKubeContainerId(name)) {
     return KubeContainerCgroup{.container_id = std::string(name)};
   }
   const std::size_t dash = name.rfind('-');
-  if (dash == std::string_view::npos || !IsContainerId(name.substr(dash + 1))) {
+  if (dash == std::string_view::npos || !IsKubeContainerId(name.substr(dash + 1))) {
     return std::nullopt;
   }
   const std::string_view prefix = name.substr(0, dash);
@@ -86,6 +74,18 @@ std::optional<KubeContainerCgroup> ContainerOfComponent(std::string_view part) {
 }
 
 }  // namespace
+
+bool IsKubeContainerId(std::string_view id) {
+  if (id.size() != kContainerIdLength) {
+    return false;
+  }
+  for (const char c : id) {
+    if (!IsHex(c) || (c >= 'A' && c <= 'F')) {
+      return false;
+    }
+  }
+  return true;
+}
 
 std::optional<std::string> NormalizePodUid(std::string_view text) {
   if (text.size() != kUuidLength) {

@@ -46,6 +46,9 @@ std::optional<KubeContainerCgroup> KubeContainerOfCgroupPath(std::string_view pa
 // whose path lies in a container. nullopt when none does.
 std::optional<KubeContainerCgroup> KubeContainerOfProcCgroup(std::string_view proc_cgroup);
 
+// Whether `id` is a container id as runtimes make them: 64 lower-case hex digits.
+bool IsKubeContainerId(std::string_view id);
+
 // A pod UID in either spelling (dashes as the API shows it, underscores as systemd slice names
 // need) in the dashed, lower-case form; nullopt when `text` is not a UUID.
 std::optional<std::string> NormalizePodUid(std::string_view text);
