@@ -2,10 +2,12 @@
 // Unix socket, the fake started by each test and driven by its scenario file.
 #include "kube/pod_resources_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -278,6 +280,33 @@ TEST_F(PodResourcesClientTest, AKubeletThatRestartsIsSeenAtTheNextCall) {
   listed = client.List(kTimeout);
   ASSERT_TRUE(listed.ok()) << listed.error().ToString();
   EXPECT_EQ(listed->size(), 3U);
+}
+
+// The example scenarios of tests/fakekubelet: each is served, and every GPU a container holds
+// is one the node offers, so the examples stay valid and consistent.
+TEST_F(PodResourcesClientTest, TheExampleScenariosAreConsistent) {
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(GF_FAKEKUBELET_SCENARIOS_DIR)) {
+    SCOPED_TRACE(entry.path().string());
+    std::ifstream in(entry.path());
+    WriteScenario(std::string(std::istreambuf_iterator<char>(in), {}));
+    Start();
+    PodResourcesClient client(socket_);
+    const auto listed = client.List(kTimeout);
+    const auto offered = client.AllocatableGpus(kTimeout);
+    ASSERT_TRUE(listed.ok()) << listed.error().ToString();
+    ASSERT_TRUE(offered.ok()) << offered.error().ToString();
+    EXPECT_FALSE(listed->empty());
+    for (const KubeContainerGpus& container : *listed) {
+      for (const KubeGpu& gpu : container.gpus) {
+        EXPECT_NE(std::find(offered->begin(), offered->end(), gpu), offered->end())
+            << container.pod_name << " holds " << gpu.device_id << ", which is not offered";
+      }
+    }
+    Stop();
+    ++files;
+  }
+  EXPECT_GT(files, 0);
 }
 
 TEST_F(PodResourcesClientTest, ASocketThisUserMayNotUseIsPermissionDenied) {
