@@ -111,10 +111,19 @@ std::optional<std::string> NormalizePodUid(std::string_view text) {
 std::optional<KubeContainerCgroup> KubeContainerOfCgroupPath(std::string_view path) {
   const std::vector<std::string_view> parts = Components(path);
   // Only below the kubelet's tree: a `pod…` name elsewhere (a Podman pod, a user's own cgroup)
-  // is not a Kubernetes pod.
+  // is not a Kubernetes pod. A reader in a cgroup namespace of its own (an agent in a pod on
+  // cgroup v2) sees other cgroups relative to its own root, "/../../burstable/pod<uid>/<id>",
+  // the kubepods part cut off: what follows the ".." parts is still under the kubelet's tree,
+  // since that is where the reader's own container is.
   std::size_t i = 0;
-  while (i < parts.size() && parts[i].find("kubepods") == std::string_view::npos) {
-    ++i;
+  if (!parts.empty() && parts[0] == "..") {
+    while (i < parts.size() && parts[i] == "..") {
+      ++i;
+    }
+  } else {
+    while (i < parts.size() && parts[i].find("kubepods") == std::string_view::npos) {
+      ++i;
+    }
   }
   for (; i + 1 < parts.size(); ++i) {
     if (auto uid = PodUidOfComponent(parts[i])) {

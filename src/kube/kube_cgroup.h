@@ -17,9 +17,10 @@
 // `kubelet-kubepods-…`. cgroup v1 has one line per controller hierarchy, v2 the single "0::"
 // line; every line is read, so hybrid hosts work too.
 //
-// This reads the host's view: an agent in a pod must share the host's cgroup namespace (a
-// DaemonSet with hostPID reads /proc/<pid>/cgroup of host pids; without the host cgroup
-// namespace the paths are relative to the agent's own cgroup and name no pod).
+// The host's view is read (an agent on the host, or in a pod with hostPID, which reads
+// /proc/<pid>/cgroup of host pids), and so is the view from a pod's own cgroup namespace
+// (cgroup v2): there the kernel shows other cgroups relative to the reader's, "/../../…", with
+// the part from the pod down intact.
 #pragma once
 
 #include <optional>

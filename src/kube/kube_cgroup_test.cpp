@@ -81,6 +81,13 @@ constexpr Layout kLayouts[] = {
      "/docker/2222222222222222222222222222222222222222222222222222222222222222/kubepods/"
      "burstable/pod{uid}/{id}",
      ""},
+    // Read from an agent in a cgroup namespace of its own (cgroup v2 pods): paths relative to
+    // the agent's container, kubepods cut off, for a neighbour in another QoS level and pod.
+    {"seen from a pod's cgroup namespace (cgroupfs)", "/../../../burstable/pod{uid}/{id}", ""},
+    {"seen from a pod's cgroup namespace (systemd)",
+     "/../../../kubepods-burstable.slice/kubepods-burstable-pod{uid_}.slice/"
+     "cri-containerd-{id}.scope",
+     "containerd"},
     // A container that made cgroups of its own below the one the runtime gave it.
     {"nested below the container", "/kubepods/burstable/pod{uid}/{id}/worker-1", ""},
 };
@@ -133,8 +140,11 @@ TEST(KubeCgroupTest, ProcessesOutsideAPodContainerHaveNone) {
       "9A8B7C6D5E4F30211203F4E5D6C7B8A99A8B7C6D5E4F30211203F4E5D6C7B8A9",
       // not a UID
       "/kubepods/burstable/podnot-a-uid/{id}",
-      // the root (an agent in its own cgroup namespace sees only this)
+      // the root: a process in the reader's own container, seen from its cgroup namespace
       "/",
+      // outside the reader's cgroup namespace, not in a pod (the kubelet, from a pod)
+      "/../../../../system.slice/kubelet.service",
+      "/../../pod{uid}",
   };
   for (const std::string_view path : not_in_a_container) {
     SCOPED_TRACE(path);
