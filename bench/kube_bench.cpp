@@ -92,7 +92,14 @@ bool ParseFlags(int argc, char** argv, Options& options) {
 int Bench(const Options& options, const std::string& socket) {
   const double rss_before = CurrentRssMib();
   gf::PodResourcesClient client(socket);
-  const auto first = client.List(std::chrono::seconds(5));
+  // The socket file appears before the fake listens on it: the first call is retried until it
+  // answers, within a deadline.
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  auto first = client.List(std::chrono::seconds(5));
+  while (!first.ok() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    first = client.List(std::chrono::seconds(5));
+  }
   if (!first.ok()) {
     std::fprintf(stderr, "kube_bench: %s\n", first.error().ToString().c_str());
     return 1;

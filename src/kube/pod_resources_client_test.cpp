@@ -13,15 +13,12 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
+#include "kube/fake_kubelet_process.h"
 
 namespace gf {
 namespace {
@@ -86,61 +83,15 @@ std::vector<KubeContainerGpus> NodeGpus() {
   };
 }
 
-// A temporary folder with the scenario file and the socket, and the fake kubelet serving them.
+// The fake kubelet of each test, and the paths tests use directly.
 class PodResourcesClientTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char dir_template[] = "/tmp/gf-kube-XXXXXX";  // short: a socket path has 107 bytes at most
-    ASSERT_NE(::mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
-    socket_ = (dir_ / "kubelet.sock").string();
-    scenario_ = (dir_ / "scenario.json").string();
-  }
+  void WriteScenario(std::string_view text) { kubelet_.WriteScenario(text); }
+  void Start() { ASSERT_NO_FATAL_FAILURE(kubelet_.Start()); }
+  void Stop() { kubelet_.Stop(); }
 
-  void TearDown() override {
-    Stop();
-    fs::remove_all(dir_);
-  }
-
-  // Writes the scenario as a test should: a new file renamed over the old.
-  void WriteScenario(std::string_view text) {
-    const std::string tmp = scenario_ + ".tmp";
-    std::ofstream(tmp) << text;
-    fs::rename(tmp, scenario_);
-  }
-
-  // Starts the fake and waits (with a deadline) until its socket is there.
-  void Start() {
-    const std::string binary = GF_FAKEKUBELET_PATH;
-    std::vector<std::string> args = {binary, "--socket", socket_, "--scenario", scenario_};
-    std::vector<char*> argv;
-    for (std::string& arg : args) {
-      argv.push_back(arg.data());
-    }
-    argv.push_back(nullptr);
-    ASSERT_EQ(::posix_spawn(&pid_, binary.c_str(), nullptr, nullptr, argv.data(), environ), 0);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!fs::is_socket(socket_)) {
-      int status = 0;
-      ASSERT_EQ(::waitpid(pid_, &status, WNOHANG), 0) << "fakekubelet exited";
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "fakekubelet did not listen";
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-  }
-
-  void Stop() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
-
-  fs::path dir_;
-  std::string socket_;
-  std::string scenario_;
-  pid_t pid_ = -1;
+  testing::FakeKubeletProcess kubelet_;
+  const std::string socket_ = kubelet_.socket();
 };
 
 TEST_F(PodResourcesClientTest, ListsTheNvidiaGpusOfEachContainer) {
