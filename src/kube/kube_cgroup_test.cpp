@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kube/kube_test_layouts.h"
+
 namespace gf {
 namespace {
 
@@ -12,88 +14,19 @@ constexpr std::string_view kUidUnderscores = "0f1e2d3c_4b5a_6978_8796_a5b4c3d2e1
 constexpr std::string_view kId = "9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
 
 std::string Path(std::string_view pattern) {
-  // "{uid}", "{uid_}" and "{id}" in a layout below stand for the pod UID (dashed / underscored)
-  // and the container id, so each layout reads as the kubelet writes it.
-  std::string out(pattern);
-  const auto replace = [&out](std::string_view key, std::string_view value) {
-    for (std::size_t at = out.find(key); at != std::string::npos; at = out.find(key)) {
-      out.replace(at, key.size(), value);
-    }
-  };
-  replace("{uid_}", kUidUnderscores);
-  replace("{uid}", kUid);
-  replace("{id}", kId);
-  return out;
+  return testing::CgroupPath(pattern, kUid, kId);
 }
 
-// A cgroup v1 /proc/<pid>/cgroup: every controller hierarchy in the same cgroup, as the kubelet
-// and runtime place a container's processes, plus the v1 "name=systemd" line and v2's 0:: line
-// at the root (a hybrid host).
-std::string V1(std::string_view path) {
-  const std::string p = Path(path);
-  return "12:cpuset:" + p + "\n11:memory:" + p + "\n10:devices:" + p + "\n9:pids:" + p +
-         "\n4:cpu,cpuacct:" + p + "\n1:name=systemd:" + p + "\n0::/\n";
+std::string V1(std::string_view pattern) {
+  return testing::ProcCgroupV1(Path(pattern));
 }
 
-std::string V2(std::string_view path) {
-  return "0::" + Path(path) + "\n";
+std::string V2(std::string_view pattern) {
+  return testing::ProcCgroupV2(Path(pattern));
 }
-
-struct Layout {
-  std::string_view name;
-  std::string_view path;
-  std::string_view runtime;
-};
-
-// Every layout a kubelet and runtime pair writes, by cgroup driver, QoS class and runtime.
-constexpr Layout kLayouts[] = {
-    {"cgroupfs burstable", "/kubepods/burstable/pod{uid}/{id}", ""},
-    {"cgroupfs besteffort", "/kubepods/besteffort/pod{uid}/{id}", ""},
-    {"cgroupfs guaranteed", "/kubepods/pod{uid}/{id}", ""},
-    {"cgroupfs cri-o", "/kubepods/burstable/pod{uid}/crio-{id}", "crio"},
-    {"systemd containerd burstable",
-     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid_}.slice/"
-     "cri-containerd-{id}.scope",
-     "containerd"},
-    {"systemd containerd besteffort",
-     "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{uid_}.slice/"
-     "cri-containerd-{id}.scope",
-     "containerd"},
-    {"systemd guaranteed",
-     "/kubepods.slice/kubepods-pod{uid_}.slice/cri-containerd-{id}.scope",
-     "containerd"},
-    {"systemd docker",
-     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid_}.slice/"
-     "docker-{id}.scope",
-     "docker"},
-    {"systemd cri-o",
-     "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{uid_}.slice/"
-     "crio-{id}.scope",
-     "crio"},
-    // kind: the node is a Docker container whose kubelet uses the systemd driver inside it.
-    {"kind (v2, node in docker)",
-     "/system.slice/docker-1111111111111111111111111111111111111111111111111111111111111111.scope/"
-     "kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
-     "kubelet-kubepods-besteffort-pod{uid_}.slice/cri-containerd-{id}.scope",
-     "containerd"},
-    // minikube's docker driver on a cgroup v1 host, cgroupfs inside the node container.
-    {"minikube (v1, node in docker)",
-     "/docker/2222222222222222222222222222222222222222222222222222222222222222/kubepods/"
-     "burstable/pod{uid}/{id}",
-     ""},
-    // Read from an agent in a cgroup namespace of its own (cgroup v2 pods): paths relative to
-    // the agent's container, kubepods cut off, for a neighbour in another QoS level and pod.
-    {"seen from a pod's cgroup namespace (cgroupfs)", "/../../../burstable/pod{uid}/{id}", ""},
-    {"seen from a pod's cgroup namespace (systemd)",
-     "/../../../kubepods-burstable.slice/kubepods-burstable-pod{uid_}.slice/"
-     "cri-containerd-{id}.scope",
-     "containerd"},
-    // A container that made cgroups of its own below the one the runtime gave it.
-    {"nested below the container", "/kubepods/burstable/pod{uid}/{id}/worker-1", ""},
-};
 
 TEST(KubeCgroupTest, EveryLayoutNamesThePodAndContainerOnCgroupV1AndV2) {
-  for (const Layout& layout : kLayouts) {
+  for (const testing::CgroupLayout& layout : testing::kCgroupLayouts) {
     for (const std::string& text : {V1(layout.path), V2(layout.path)}) {
       SCOPED_TRACE(std::string(layout.name) + ": " + text);
       const auto found = KubeContainerOfProcCgroup(text);

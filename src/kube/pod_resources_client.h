@@ -28,27 +28,12 @@
 
 #include "core/result.h"
 
+#include "kube/kube_devices.h"
+
 namespace gf {
 
 inline constexpr std::string_view kKubeletPodResourcesSocket =
     "/var/lib/kubelet/pod-resources/kubelet.sock";
-
-// One NVIDIA device a container holds (kube_devices.h).
-struct KubeGpu {
-  std::string resource{};   // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/gpu.shared"
-  std::string device_id{};  // as the device plugin names it: "GPU-…", "MIG-…", "GPU-…::2", "0"
-  std::string gpu{};        // the GPU or MIG device: device_id without a replica suffix
-  bool operator==(const KubeGpu&) const = default;
-};
-
-// A container with the NVIDIA GPUs it holds.
-struct KubeContainerGpus {
-  std::string pod_namespace{};
-  std::string pod_name{};
-  std::string container{};
-  std::vector<KubeGpu> gpus{};  // in the kubelet's order
-  bool operator==(const KubeContainerGpus&) const = default;
-};
 
 class PodResourcesClient {
  public:
