@@ -26,7 +26,7 @@
 
 #include "kube/pod_resources_client.h"
 
-extern char** environ;
+extern char** environ;  // NOLINT: POSIX's process environment (unistd.h leaves it undeclared)
 
 namespace {
 
@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = {
       options.fake, "--socket", socket, "--scenario", options.scenario};
   std::vector<char*> fake_argv;
+  fake_argv.reserve(args.size() + 1);
   for (std::string& arg : args) {
     fake_argv.push_back(arg.data());
   }

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
+extern char** environ;  // NOLINT: POSIX's process environment (unistd.h leaves it undeclared)
 
 namespace gf::testing {
 
@@ -46,8 +46,8 @@ class FakeKubeletProcess {
   FakeKubeletProcess(const FakeKubeletProcess&) = delete;
   FakeKubeletProcess& operator=(const FakeKubeletProcess&) = delete;
 
-  const std::string& socket() const { return socket_; }
-  const std::filesystem::path& dir() const { return dir_; }
+  const std::string& Socket() const { return socket_; }
+  const std::filesystem::path& Dir() const { return dir_; }
 
   // Writes the scenario as a test should: a new file renamed over the old.
   void WriteScenario(std::string_view text) {
@@ -61,6 +61,7 @@ class FakeKubeletProcess {
     const std::string binary = GF_FAKEKUBELET_PATH;
     std::vector<std::string> args = {binary, "--socket", socket_, "--scenario", scenario_};
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& arg : args) {
       argv.push_back(arg.data());
     }

@@ -62,7 +62,8 @@ TEST(KubeCgroupTest, ProcessesOutsideAPodContainerHaveNone) {
       "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid_}.slice",
       // the QoS level itself
       "/kubepods/besteffort",
-      // CRI-O's monitor of the container, beside it in the pod
+      // CRI-O's monitor of the container, beside it in the pod (one path, cut at the line limit)
+      // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
       "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid_}.slice/"
       "crio-conmon-{id}.scope",
       // a name like a pod's outside kubepods (a Podman pod)

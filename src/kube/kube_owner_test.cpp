@@ -78,11 +78,11 @@ TEST(KubeOwnerTest, EveryProcessOfTheExampleNodeIsItsContainersInEveryLayout) {
   std::ifstream in(std::string(GF_FAKEKUBELET_SCENARIOS_DIR) + "/node_8gpu.json");
   kubelet.WriteScenario(std::string(std::istreambuf_iterator<char>(in), {}));
   ASSERT_NO_FATAL_FAILURE(kubelet.Start());
-  const auto holders = PodResourcesClient(kubelet.socket()).List(std::chrono::seconds(5));
+  const auto holders = PodResourcesClient(kubelet.Socket()).List(std::chrono::seconds(5));
   ASSERT_TRUE(holders.ok()) << holders.error().ToString();
 
   const std::vector<Container> containers = Node8GpuContainers();
-  const fs::path logs = kubelet.dir() / "log";
+  const fs::path logs = kubelet.Dir() / "log";
   WriteLogNames(logs, containers);
   const auto index = ReadKubeLogIndex(logs);
   ASSERT_TRUE(index.ok()) << index.error().ToString();

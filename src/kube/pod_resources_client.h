@@ -57,7 +57,7 @@ class PodResourcesClient {
   // Every NVIDIA GPU the node's device plugins offer, held or not (GetAllocatableResources).
   Result<std::vector<KubeGpu>> AllocatableGpus(std::chrono::milliseconds timeout);
 
-  const std::string& socket_path() const { return socket_path_; }
+  const std::string& SocketPath() const { return socket_path_; }
 
  private:
   struct Channel;  // the gRPC channel and stub, kept out of this header

@@ -91,7 +91,7 @@ class PodResourcesClientTest : public ::testing::Test {
   void Stop() { kubelet_.Stop(); }
 
   testing::FakeKubeletProcess kubelet_;
-  const std::string socket_ = kubelet_.socket();
+  const std::string socket_ = kubelet_.Socket();
 };
 
 TEST_F(PodResourcesClientTest, ListsTheNvidiaGpusOfEachContainer) {
