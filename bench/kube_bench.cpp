@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -154,7 +155,9 @@ int Bench(const Options& options, const std::string& socket) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   Options options;
   if (!ParseFlags(argc, argv, options)) {
     std::fprintf(stderr,
@@ -193,4 +196,15 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(dir);
   return rc;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Exceptions (std::filesystem, allocation) end the bench with a message, not an abort.
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kube_bench: %s\n", e.what());
+    return 1;
+  }
 }

@@ -7,6 +7,7 @@
 //
 // Runs until SIGTERM or SIGINT, then removes its socket.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -86,7 +87,7 @@ class ScenarioFile {
     if (::stat(path_.c_str(), &st) != 0) {
       return "fakekubelet: cannot read scenario " + path_;
     }
-    const Stamp stamp{st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+    const Stamp stamp{st.st_ino, st.st_size, st.st_mtim.tv_sec, std::int64_t{st.st_mtim.tv_nsec}};
     if (!loaded_ || stamp != stamp_) {
       stamp_ = stamp;
       loaded_ = true;
@@ -107,7 +108,7 @@ class ScenarioFile {
     ino_t inode;
     off_t size;
     time_t sec;
-    long nsec;
+    std::int64_t nsec;
     bool operator==(const Stamp&) const = default;
   };
   std::mutex mu_;
