@@ -153,10 +153,6 @@ int Bench(const Options& options, const std::string& socket) {
   return 0;
 }
 
-}  // namespace
-
-namespace {
-
 int Run(int argc, char** argv) {
   Options options;
   if (!ParseFlags(argc, argv, options)) {
