@@ -8,7 +8,7 @@
 // namespace and name, not by UID, and carries no pod metadata (owner, service account):
 // kube/README.md says how those are joined.
 //
-// The kubelet creates the socket for root only: the agent runs as root, on the host or in a
+// The socket and its folder belong to root: the agent runs as root, on the host or in a
 // DaemonSet pod with /var/lib/kubelet/pod-resources mounted from the host.
 //
 // Every call checks the socket first, so its errors name the path and the fix: kUnavailable
