@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,10 +57,11 @@ Result<SocketIdentity> CheckSocket(const std::string& path) {
                               " is not a socket; give the kubelet's socket "
                               "(/var/lib/kubelet/pod-resources/kubelet.sock)");
   }
-  // Connecting to a Unix socket needs write permission on it.
-  if (::access(path.c_str(), R_OK | W_OK) != 0) {
+  // Connecting to a Unix socket needs write permission on it; checked with the effective ids,
+  // which are the ones connect() uses.
+  if (::faccessat(AT_FDCWD, path.c_str(), R_OK | W_OK, AT_EACCESS) != 0) {
     return PermissionDenied("kubelet pod-resources socket " + path + ": " + ErrnoText(errno) +
-                            "; only root may connect to it: run the agent as root");
+                            "; this user may not connect to it: run the agent as root");
   }
   return SocketIdentity{
       .inode = st.st_ino,
