@@ -88,6 +88,10 @@ Error CallError(const std::string& path,
       return Unavailable(what + " (nothing answers on the socket: is the kubelet running?)");
     case grpc::StatusCode::NOT_FOUND:
       return NotFound(what);
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      // Recent kubelets limit the rate of calls on this socket, for all its clients together.
+      return MakeError(ErrorCode::kResourceExhausted,
+                       what + " (the kubelet limits calls on this socket: poll it less often)");
     case grpc::StatusCode::PERMISSION_DENIED:
     case grpc::StatusCode::UNAUTHENTICATED:
       return PermissionDenied(what);

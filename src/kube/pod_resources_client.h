@@ -14,8 +14,8 @@
 // Every call checks the socket first, so its errors name the path and the fix: kUnavailable
 // when it is absent or nothing answers on it (or no answer within the timeout),
 // kPermissionDenied when this user may not connect, kFailedPrecondition when the kubelet does
-// not serve the call (too old, or a feature gate off), kNotFound for Get of a pod not on this
-// node.
+// not serve the call (too old, or a feature gate off), kResourceExhausted when it refuses the
+// call under its rate limit, kNotFound for Get of a pod not on this node.
 //
 // Thread-safety: one client is used by one thread at a time (the agent's poll loop).
 #pragma once

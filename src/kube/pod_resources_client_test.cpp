@@ -157,6 +157,17 @@ TEST_F(PodResourcesClientTest, AKubeletWithoutTheCallSaysWhatIsMissing) {
   EXPECT_NE(got.error().message.find("KubeletPodResourcesGet"), std::string::npos);
 }
 
+TEST_F(PodResourcesClientTest, ARateLimitedCallSaysToPollLessOften) {
+  WriteScenario(R"({"rate_limited": ["List"]})");
+  Start();
+  PodResourcesClient client(socket_);
+  const auto listed = client.List(kTimeout);
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_NE(listed.error().message.find("less often"), std::string::npos) << listed.error().message;
+  EXPECT_TRUE(client.AllocatableGpus(kTimeout).ok());
+}
+
 TEST_F(PodResourcesClientTest, ASlowKubeletTimesOut) {
   WriteScenario(R"({"delay_ms": 1000})");
   Start();

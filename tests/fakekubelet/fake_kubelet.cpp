@@ -35,6 +35,7 @@ struct Scenario {
   v1::ListPodResourcesResponse pods;
   v1::AllocatableResourcesResponse allocatable;
   std::set<std::string> unimplemented;  // method names answering UNIMPLEMENTED
+  std::set<std::string> rate_limited;   // method names answering RESOURCE_EXHAUSTED
   std::chrono::milliseconds delay{0};   // before every answer: a slow kubelet
 };
 
@@ -69,6 +70,9 @@ Scenario Parse(const json& doc) {
   AddDevices(doc.value("allocatable", json::array()), s.allocatable.mutable_devices());
   for (const json& name : doc.value("unimplemented", json::array())) {
     s.unimplemented.insert(name.get<std::string>());
+  }
+  for (const json& name : doc.value("rate_limited", json::array())) {
+    s.rate_limited.insert(name.get<std::string>());
   }
   s.delay = std::chrono::milliseconds(doc.value("delay_ms", 0));
   return s;
@@ -169,6 +173,9 @@ class FakePodResources final : public v1::PodResourcesLister::Service {
     if (s.unimplemented.contains(method)) {
       return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
                           "unknown method " + method + " for service v1.PodResourcesLister");
+    }
+    if (s.rate_limited.contains(method)) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "rejected by rate limit");
     }
     return fill(s);
   }
