@@ -7,7 +7,11 @@ set -euo pipefail
 # Build: compiler, CMake, Ninja; libraries as Debian -dev packages (headers only for Boost:
 # Asio and Beast are header-only, so libboost-dev is enough, not libboost-all-dev).
 build_pkgs=(g++ cmake ninja-build pkg-config make
-  libboost-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev libtoml11-dev libssl-dev libpqxx-dev)
+  libboost-dev nlohmann-json3-dev libsqlite3-dev libcli11-dev libspdlog-dev libfmt-dev libtoml11-dev libssl-dev libpqxx-dev
+  # The Kubernetes agent (src/kube) speaks the kubelet's pod-resources API, which is gRPC over a
+  # Unix socket: the gRPC C++ library, protobuf, and protoc with its gRPC plugin to generate the
+  # client (and the test's stand-in kubelet) from src/kube/pod_resources.proto at build time.
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
 # Tests: GoogleTest/GoogleMock, rapidcheck, Google Benchmark; tools the tests call.
 # (node and npm, for the web dashboard's build, come with the machine: not apt packages here.)
 test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
