@@ -140,8 +140,9 @@ export function Reports({ token }) {
         <button type="submit">Show</button>
       </form>
       <p class="muted">
-        The same report as one HTML file with charts, for mail or an archive:
+        The same report as one HTML file with charts, for mail or an archive, or as a PDF for print:
         {' '}<code>gpufleet report --period {asked.period}{asked.team ? ` --team ${asked.team}` : ''} --format html --output report.html</code>
+        {' '}(<code>--format pdf --output report.pdf</code>)
       </p>
       {state.error && <ErrorNote error={state.error} />}
       {!state.error && !state.report && <Loading what="the report" />}
