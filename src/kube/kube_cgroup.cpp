@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "core/proc_cgroup.h"
+
 namespace gf {
 namespace {
 
@@ -138,21 +140,8 @@ std::optional<KubeContainerCgroup> KubeContainerOfCgroupPath(std::string_view pa
 }
 
 std::optional<KubeContainerCgroup> KubeContainerOfProcCgroup(std::string_view proc_cgroup) {
-  std::size_t pos = 0;
-  while (pos < proc_cgroup.size()) {
-    std::size_t end = proc_cgroup.find('\n', pos);
-    if (end == std::string_view::npos) {
-      end = proc_cgroup.size();
-    }
-    const std::string_view line = proc_cgroup.substr(pos, end - pos);
-    pos = end + 1;
-    // "ID:CONTROLLERS:PATH"; the path itself may hold colons, so split at the first two only.
-    const std::size_t first = line.find(':');
-    const std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-    if (second == std::string_view::npos) {
-      continue;
-    }
-    if (auto container = KubeContainerOfCgroupPath(line.substr(second + 1))) {
+  for (const std::string_view path : CgroupPaths(proc_cgroup)) {
+    if (auto container = KubeContainerOfCgroupPath(path)) {
       return container;
     }
   }

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "core/proc_cgroup.h"
+
 namespace gf {
 namespace {
 
@@ -39,21 +41,8 @@ std::optional<std::int64_t> JobOfPath(std::string_view path) {
 }  // namespace
 
 std::optional<std::int64_t> SlurmJobFromCgroup(std::string_view proc_cgroup) {
-  std::size_t pos = 0;
-  while (pos < proc_cgroup.size()) {
-    std::size_t end = proc_cgroup.find('\n', pos);
-    if (end == std::string_view::npos) {
-      end = proc_cgroup.size();
-    }
-    const std::string_view line = proc_cgroup.substr(pos, end - pos);
-    pos = end + 1;
-    // "ID:CONTROLLERS:PATH": the path is after the second colon.
-    const std::size_t first = line.find(':');
-    const std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
-    if (second == std::string_view::npos) {
-      continue;
-    }
-    if (const auto job = JobOfPath(line.substr(second + 1))) {
+  for (const std::string_view path : CgroupPaths(proc_cgroup)) {
+    if (const auto job = JobOfPath(path)) {
       return job;
     }
   }
