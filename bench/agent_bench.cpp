@@ -299,7 +299,10 @@ Status Run::StartSlurmJobs() {
     const std::string id = "SLURM_JOB_ID=" + std::to_string(kFirstJobId + i);
     const pid_t pid = ::fork();
     if (pid == 0) {
-      ::execle("/bin/sleep", "sleep", "100000", static_cast<char*>(nullptr),
+      ::execle("/bin/sleep",
+               "sleep",
+               "100000",
+               static_cast<char*>(nullptr),
                std::array<const char*, 2>{id.c_str(), nullptr}.data());
       ::_exit(127);
     }
