@@ -1,19 +1,15 @@
 #include "slurm/slurm_attribution.h"
 
-#include <charconv>
-
 #include "core/proc_cgroup.h"
+
+#include "slurm/slurm_jobs.h"
 
 namespace gf {
 namespace {
 
 std::optional<std::int64_t> PositiveNumber(std::string_view text) {
-  std::int64_t n = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || n <= 0) {
-    return std::nullopt;
-  }
-  return n;
+  const std::optional<std::int64_t> n = SlurmNumber(text);
+  return n && *n > 0 ? n : std::nullopt;
 }
 
 // The job of one cgroup path: the first `job_<id>` component after a component that names
@@ -68,14 +64,8 @@ std::optional<std::string_view> EnvironValue(std::string_view environ_block,
 
 int SlurmNodeRankFromEnviron(std::string_view environ_block) {
   const auto value = EnvironValue(environ_block, "SLURM_NODEID");
-  int rank = 0;
-  if (value) {
-    const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), rank);
-    if (ec != std::errc() || ptr != value->data() + value->size() || rank < 0 || rank > 100000) {
-      rank = 0;
-    }
-  }
-  return rank;
+  const std::optional<std::int64_t> rank = value ? SlurmNumber(*value) : std::nullopt;
+  return rank && *rank >= 0 && *rank <= 100000 ? static_cast<int>(*rank) : 0;
 }
 
 std::optional<std::int64_t> SlurmJobFromEnviron(std::string_view environ_block) {

@@ -55,15 +55,6 @@ std::vector<Field> Fields(std::string_view line) {
   return fields;
 }
 
-std::optional<std::int64_t> Number(std::string_view text) {
-  std::int64_t n = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  return n;
-}
-
 // "(null)", "None" and "N/A" are how scontrol writes an absent value.
 std::string Present(std::string value) {
   if (value == "(null)" || value == "None" || value == "N/A") {
@@ -80,7 +71,7 @@ void ReadUser(std::string_view text, SlurmJob& job) {
     return;
   }
   job.user = std::string(text.substr(0, open));
-  if (const auto uid = Number(text.substr(open + 1, text.size() - open - 2));
+  if (const auto uid = SlurmNumber(text.substr(open + 1, text.size() - open - 2));
       uid && *uid >= 0 && *uid <= 0xffffffffLL) {
     job.uid = static_cast<std::uint32_t>(*uid);
   }
@@ -89,9 +80,9 @@ void ReadUser(std::string_view text, SlurmJob& job) {
 // ExitCode=N:S → N, or 128 + S when a signal ended it (as a shell reports it).
 std::optional<int> ExitCode(std::string_view text) {
   const std::size_t colon = text.find(':');
-  const auto code = Number(text.substr(0, colon));
+  const auto code = SlurmNumber(text.substr(0, colon));
   const auto signal = colon == std::string_view::npos ? std::optional<std::int64_t>(0)
-                                                      : Number(text.substr(colon + 1));
+                                                      : SlurmNumber(text.substr(colon + 1));
   if (!code || !signal) {
     return std::nullopt;
   }
@@ -109,8 +100,8 @@ std::vector<int> IndexList(std::string_view list) {
     }
     const std::string_view item = list.substr(pos, comma - pos);
     const std::size_t dash = item.find('-');
-    const auto lo = Number(item.substr(0, dash));
-    const auto hi = dash == std::string_view::npos ? lo : Number(item.substr(dash + 1));
+    const auto lo = SlurmNumber(item.substr(0, dash));
+    const auto hi = dash == std::string_view::npos ? lo : SlurmNumber(item.substr(dash + 1));
     if (lo && hi && *lo >= 0 && *hi >= *lo && *hi - *lo < 4096) {
       for (std::int64_t i = *lo; i <= *hi; ++i) {
         out.push_back(static_cast<int>(i));
@@ -127,11 +118,11 @@ Result<SlurmJob> ParseLine(std::string_view line) {
   std::vector<std::string> group_nodes;  // the last Nodes= of the detail groups, for its GRES=
   for (auto& [key, value] : Fields(line)) {
     if (key == "JobId") {
-      id = Number(value);
+      id = SlurmNumber(value);
     } else if (key == "ArrayJobId") {
-      job.array_job_id = Number(value);
+      job.array_job_id = SlurmNumber(value);
     } else if (key == "ArrayTaskId") {
-      job.array_task_id = Number(value);  // a pending range ("3-9%2") is no one task
+      job.array_task_id = SlurmNumber(value);  // a pending range ("3-9%2") is no one task
     } else if (key == "JobName") {
       job.name = std::move(value);
     } else if (key == "UserId") {
@@ -163,7 +154,7 @@ Result<SlurmJob> ParseLine(std::string_view line) {
     } else if (key == "Command") {
       job.command = Present(std::move(value));
     } else if (key == "Restarts") {
-      job.restarts = static_cast<int>(Number(value).value_or(0));
+      job.restarts = static_cast<int>(SlurmNumber(value).value_or(0));
     } else if (key == "NodeList") {
       if (auto nodes = ExpandHostList(Present(std::move(value))); nodes.ok()) {
         job.nodes = std::move(*nodes);
@@ -194,6 +185,15 @@ Result<SlurmJob> ParseLine(std::string_view line) {
 }
 
 }  // namespace
+
+std::optional<std::int64_t> SlurmNumber(std::string_view text) {
+  std::int64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return n;
+}
 
 Result<std::vector<SlurmJob>> ParseShowJobs(std::string_view text) {
   std::vector<SlurmJob> jobs;
@@ -253,8 +253,8 @@ Result<std::vector<std::string>> ExpandHostList(std::string_view list) {
       const std::string_view item = ranges.substr(r, comma - r);
       const std::size_t dash = item.find('-');
       const std::string_view lo_text = item.substr(0, dash);
-      const auto lo = Number(lo_text);
-      const auto hi = dash == std::string_view::npos ? lo : Number(item.substr(dash + 1));
+      const auto lo = SlurmNumber(lo_text);
+      const auto hi = dash == std::string_view::npos ? lo : SlurmNumber(item.substr(dash + 1));
       if (!lo || !hi || *lo < 0 || *hi < *lo || *hi - *lo > 100000) {
         return bad;
       }

@@ -68,6 +68,10 @@ inline std::int64_t SlurmJobOfNodeJob(std::int64_t id) {
   return id % kSlurmNodeStride;
 }
 
+// A whole number written as Slurm writes ids, counts and indices: digits with an optional sign,
+// nothing else; nullopt otherwise (empty, trailing text, out of range).
+std::optional<std::int64_t> SlurmNumber(std::string_view text);
+
 // Every job of `text` (one per line, "JobId=..."); other lines (scontrol's warnings, a blank
 // line) are skipped. A line without a readable JobId is an error naming it.
 Result<std::vector<SlurmJob>> ParseShowJobs(std::string_view text);

@@ -88,22 +88,15 @@ std::vector<std::string> VisibleGpuUuids(std::string_view environ_block) {
 }
 
 std::optional<std::int64_t> MemoryLimitMib(std::string_view environ_block) {
-  constexpr std::string_view kVar = "GPUFLEET_GPU_MEMORY_LIMIT_MIB=";
-  while (!environ_block.empty()) {
-    const std::size_t nul = environ_block.find('\0');
-    const std::string_view entry = environ_block.substr(0, nul);
-    if (entry.substr(0, kVar.size()) == kVar) {
-      const std::string_view digits = entry.substr(kVar.size());
-      std::int64_t value = 0;
-      const auto [end, error] =
-          std::from_chars(digits.data(), digits.data() + digits.size(), value);
-      if (error == std::errc() && end == digits.data() + digits.size() && value > 0) {
-        return value;
-      }
-      return std::nullopt;
-    }
-    environ_block =
-        nul == std::string_view::npos ? std::string_view() : environ_block.substr(nul + 1);
+  const std::optional<std::string_view> digits =
+      EnvironValue(environ_block, "GPUFLEET_GPU_MEMORY_LIMIT_MIB");
+  if (!digits) {
+    return std::nullopt;
+  }
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(digits->data(), digits->data() + digits->size(), value);
+  if (error == std::errc() && end == digits->data() + digits->size() && value > 0) {
+    return value;
   }
   return std::nullopt;
 }
