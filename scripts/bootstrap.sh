@@ -20,6 +20,9 @@ test_pkgs=(libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   chromium  # the dashboard's browser tests (tests/browser), driven by npm's playwright-core
   poppler-utils  # pdfinfo, pdftoppm, pdftotext: the report PDF's test (tests/e2e/report_pdf_test.sh)
   pngquant  # `make screenshots`: the dashboard's screenshots in docs/ kept small
+  # deploy/kubernetes' check (tests/deploy/check_kube_manifests.py): the Kubernetes API's
+  # object models, to read each manifest against without a cluster
+  python3-kubernetes python3-yaml
   clang libclang-rt-14-dev  # the `fuzz` preset's libFuzzer targets: `make fuzz`, which CI runs after the tests
   # `make deb` and its e2e test: dpkg-shlibdeps, `file` (CPack's shlibdeps finds the ELF files
   # with it; priority standard, so a minimal Debian lacks it), `man`, `systemd-analyze verify`
