@@ -202,7 +202,10 @@ class ApiClient::Impl {
                             std::string_view target,
                             const std::optional<std::string>& body,
                             const HttpHeaders& headers);
-  Status Watch(std::string_view target, const WatchCallback& on_event, const std::stop_token& stop);
+  Status Watch(std::string_view target,
+               const WatchCallback& on_event,
+               const std::stop_token& stop,
+               WatchFraming framing);
 
  private:
   // One try of a request against one endpoint. `maybe_applied`: the request may have reached
@@ -227,7 +230,8 @@ class ApiClient::Impl {
   WatchAttempt WatchOne(const Target& t,
                         std::string_view target,
                         const WatchCallback& on_event,
-                        const std::stop_token& stop);
+                        const std::stop_token& stop,
+                        WatchFraming framing);
   http::request<http::string_body> MakeRequest(const Target& t,
                                                std::string_view method,
                                                std::string_view target,
@@ -259,13 +263,15 @@ class ApiClient::Impl {
                             const Target& t,
                             http::request<http::string_body>& req,
                             const WatchCallback& on_event,
-                            const std::stop_token& stop);
+                            const std::stop_token& stop,
+                            WatchFraming framing);
   template <typename AsyncStream>
   Status StreamEvents(AsyncStream& stream,
                       const Target& t,
                       http::response_parser<http::string_body>& parser,
                       const WatchCallback& on_event,
-                      const std::stop_token& stop);
+                      const std::stop_token& stop,
+                      WatchFraming framing);
   Status StreamLost(const Target& t, beast::error_code ec) const;
 
   // Runs one asynchronous operation to completion or until `deadline`; on timeout the socket is
@@ -598,14 +604,15 @@ ApiClient::Impl::Attempt ApiClient::Impl::CallOne(const Target& t,
 
 Status ApiClient::Impl::Watch(std::string_view target,
                               const WatchCallback& on_event,
-                              const std::stop_token& stop) {
+                              const std::stop_token& stop,
+                              WatchFraming framing) {
   if (setup_error_) {
     return *setup_error_;
   }
   std::vector<std::string> failures;
   for (const std::size_t index : Order()) {
     Disconnect();  // the stream needs the connection to itself, until it ends
-    WatchAttempt attempt = WatchOne(targets_[index], target, on_event, stop);
+    WatchAttempt attempt = WatchOne(targets_[index], target, on_event, stop, framing);
     Disconnect();
     ioc_.restart();
     ioc_.poll();  // run a close posted by a late stop now, not on a later connection
@@ -626,7 +633,8 @@ Status ApiClient::Impl::Watch(std::string_view target,
 ApiClient::Impl::WatchAttempt ApiClient::Impl::WatchOne(const Target& t,
                                                         std::string_view target,
                                                         const WatchCallback& on_event,
-                                                        const std::stop_token& stop) {
+                                                        const std::stop_token& stop,
+                                                        WatchFraming framing) {
   // Another thread's stop closes the socket from inside this thread's Run(), which ends the
   // pending connect or read; posting is the one thread-safe way into the io_context.
   const std::stop_callback on_stop(stop, [this] { net::post(ioc_, [this] { CloseSocket(); }); });
@@ -641,7 +649,8 @@ ApiClient::Impl::WatchAttempt ApiClient::Impl::WatchOne(const Target& t,
     return WatchAttempt{.status = OkStatus(), .failover = false};
   }
   auto req = MakeRequest(t, "GET", target, std::nullopt, {});
-  return WithStream([&](auto& stream) { return FollowStream(stream, t, req, on_event, stop); });
+  return WithStream(
+      [&](auto& stream) { return FollowStream(stream, t, req, on_event, stop, framing); });
 }
 
 Status ApiClient::Impl::StreamLost(const Target& t, beast::error_code ec) const {
@@ -660,7 +669,8 @@ ApiClient::Impl::WatchAttempt ApiClient::Impl::FollowStream(AsyncStream& stream,
                                                             const Target& t,
                                                             http::request<http::string_body>& req,
                                                             const WatchCallback& on_event,
-                                                            const std::stop_token& stop) {
+                                                            const std::stop_token& stop,
+                                                            WatchFraming framing) {
   http::response_parser<http::string_body> parser;
   parser.body_limit(kMaxResponseBytes);
   beast::error_code ec = Run(
@@ -674,8 +684,11 @@ ApiClient::Impl::WatchAttempt ApiClient::Impl::FollowStream(AsyncStream& stream,
     return WatchAttempt{.status = StreamLost(t, ec), .failover = true};
   }
   const auto content_type = parser.get()[http::field::content_type];
-  if (parser.get().result_int() == 200 && content_type.starts_with("text/event-stream")) {
-    return WatchAttempt{.status = StreamEvents(stream, t, parser, on_event, stop),
+  const std::string_view stream_type =
+      framing == WatchFraming::kJsonLines ? "application/json" : "text/event-stream";
+  if (parser.get().result_int() == 200 &&
+      content_type.starts_with(beast::string_view(stream_type.data(), stream_type.size()))) {
+    return WatchAttempt{.status = StreamEvents(stream, t, parser, on_event, stop, framing),
                         .failover = false};
   }
   ec = Run([&](auto handler) { http::async_read(stream, buffer_, parser, std::move(handler)); },
@@ -694,8 +707,8 @@ ApiClient::Impl::WatchAttempt ApiClient::Impl::FollowStream(AsyncStream& stream,
   }
   return WatchAttempt{
       .status = Internal("gpufleet at " + t.text + " answered a watch with Content-Type \"" +
-                         response.Header("Content-Type").value_or("") +
-                         "\" instead of text/event-stream (is the target a watchable list?)"),
+                         response.Header("Content-Type").value_or("") + "\" instead of " +
+                         std::string(stream_type) + " (is the target a watchable list?)"),
       .failover = false};
 }
 
@@ -706,9 +719,10 @@ Status ApiClient::Impl::StreamEvents(AsyncStream& stream,
                                      const Target& t,
                                      http::response_parser<http::string_body>& parser,
                                      const WatchCallback& on_event,
-                                     const std::stop_token& stop) {
+                                     const std::stop_token& stop,
+                                     WatchFraming framing) {
   parser.body_limit(boost::none);  // endless by design; SseParser bounds a line instead
-  SseParser sse;
+  SseParser sse(framing);
   const auto deliver = [&on_event](const SseEvent& e) {
     return on_event(e.event, e.data);
   };
@@ -757,9 +771,10 @@ Result<HttpResponse> ApiClient::Call(std::string_view method,
 
 Status ApiClient::Watch(std::string_view target,
                         const WatchCallback& on_event,
-                        const std::stop_token& stop) {
+                        const std::stop_token& stop,
+                        WatchFraming framing) {
   try {
-    return impl_->Watch(target, on_event, stop);
+    return impl_->Watch(target, on_event, stop, framing);
   } catch (const std::exception& e) {  // library boundary (bad_alloc, Beast, the callback's)
     return Internal(std::string("API client watch: ") + e.what());
   }

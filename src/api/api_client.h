@@ -37,6 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/http_types.h"
+#include "api/sse.h"
 #include "core/result.h"
 
 namespace gf {
@@ -92,10 +93,13 @@ class ApiClient {
   // (401, 400, 429...); kUnavailable when the connection cannot be made or is lost, or nothing
   // (not even a keepalive) arrives within `timeout`; kInternal when the answer is not an event
   // stream. A watch takes a connection of its own: a kept-alive one is closed first.
+  // `framing` kJsonLines follows a Kubernetes API watch instead (Content-Type
+  // application/json, an object per line; `event` is "message", `data` the line).
   using WatchCallback = std::function<bool(std::string_view event, std::string_view data)>;
   Status Watch(std::string_view target,
                const WatchCallback& on_event,
-               const std::stop_token& stop = {});
+               const std::stop_token& stop = {},
+               WatchFraming framing = WatchFraming::kServerSentEvents);
 
  private:
   class Impl;

@@ -62,6 +62,9 @@ bool SseParser::OnLine(std::string_view line,
   if (!line.empty() && line.back() == '\r') {
     line.remove_suffix(1);
   }
+  if (framing_ == WatchFraming::kJsonLines) {
+    return line.empty() || on_event(SseEvent{"message", std::string(line)});
+  }
   if (line.empty()) {  // end of an event
     SseEvent event{event_.empty() ? "message" : std::move(event_), std::move(data_)};
     const bool had_data = has_data_;

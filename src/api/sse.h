@@ -1,5 +1,7 @@
 // Server-sent events (the text/event-stream format of the WHATWG HTML standard, "Server-sent
-// events"): the framing of the API's watch streams (GET jobs/gpus/nodes?watch=1).
+// events"): the framing of the API's watch streams (GET jobs/gpus/nodes?watch=1). The parser
+// also reads the other framing a client follows: the Kubernetes API's watches, one JSON object
+// per line (WatchFraming::kJsonLines).
 // FormatSseEvent/FormatSseComment write the server's side; SseParser reads a byte stream,
 // split anyhow, back into events on the client's side.
 //
@@ -26,6 +28,12 @@ std::string FormatSseEvent(std::string_view event, std::string_view data);
 // any proxy between) can tell a quiet stream from a dead connection.
 std::string FormatSseComment(std::string_view text);
 
+// How a watch stream frames its events.
+enum class WatchFraming {
+  kServerSentEvents,  // text/event-stream: gpufleet's own watches
+  kJsonLines,         // application/json, one object per line: Kubernetes' (kube/kube_api_watch.h)
+};
+
 enum class SseFeedResult {
   kMore,     // every complete event was delivered; feed the next bytes
   kStopped,  // the callback returned false; the rest of the bytes were not read
@@ -35,8 +43,10 @@ enum class SseFeedResult {
 class SseParser {
  public:
   // `max_line_bytes` bounds the memory one unfinished line (and so one event's data) may take.
-  explicit SseParser(std::size_t max_line_bytes = std::size_t{64} << 20)
-      : max_line_bytes_(max_line_bytes) {}
+  // kJsonLines: every non-empty line is an event of its own ("message", the line as data).
+  explicit SseParser(WatchFraming framing = WatchFraming::kServerSentEvents,
+                     std::size_t max_line_bytes = std::size_t{64} << 20)
+      : framing_(framing), max_line_bytes_(max_line_bytes) {}
 
   // Consumes `bytes`, calling `on_event` for each event they complete (a blank line ends an
   // event; one without data is dropped, as the standard says). Lines end with LF or CRLF.
@@ -47,6 +57,7 @@ class SseParser {
   // Applies one complete line (without its line end); false when on_event asked to stop.
   bool OnLine(std::string_view line, const std::function<bool(const SseEvent&)>& on_event);
 
+  WatchFraming framing_;
   std::size_t max_line_bytes_;
   std::string line_;  // the unfinished line carried over from the previous Feed
   std::string event_;

@@ -65,11 +65,36 @@ TEST(SseTest, StopsWhenTheCallbackSaysSo) {
 }
 
 TEST(SseTest, BoundsTheLineLength) {
-  SseParser parser(16);
+  SseParser parser(WatchFraming::kServerSentEvents, 16);
   Collector c;
   EXPECT_EQ(parser.Feed("data: 0123456789", c.Callback()), SseFeedResult::kMore);
   EXPECT_EQ(parser.Feed("abcdef", c.Callback()), SseFeedResult::kTooLong);
   EXPECT_TRUE(c.events.empty());
+}
+
+// Kubernetes' watch framing: each line one JSON object, split anywhere by the network; blank
+// lines and a CRLF end are nothing; a line is delivered whole, never its halves.
+TEST(SseTest, JsonLinesFramingDeliversEachLineWhole) {
+  const std::string stream =
+      "{\"type\":\"ADDED\",\"object\":{}}\n\r\n{\"type\":\"DELETED\"}\r\n{\"type\":\"BOOKMARK\"}\n";
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    SseParser parser(WatchFraming::kJsonLines);
+    Collector c;
+    ASSERT_EQ(parser.Feed(std::string_view(stream).substr(0, cut), c.Callback()),
+              SseFeedResult::kMore);
+    ASSERT_EQ(parser.Feed(std::string_view(stream).substr(cut), c.Callback()),
+              SseFeedResult::kMore);
+    ASSERT_EQ(c.events.size(), 3U) << "cut at " << cut;
+    EXPECT_EQ(c.events[0].data, "{\"type\":\"ADDED\",\"object\":{}}");
+    EXPECT_EQ(c.events[1].data, "{\"type\":\"DELETED\"}");
+    EXPECT_EQ(c.events[2].data, "{\"type\":\"BOOKMARK\"}");
+  }
+  // "data:" means nothing in this framing: the line is the event.
+  SseParser parser(WatchFraming::kJsonLines);
+  Collector c;
+  parser.Feed("data: x\n\n", c.Callback());
+  ASSERT_EQ(c.events.size(), 1U);
+  EXPECT_EQ(c.events[0].data, "data: x");
 }
 
 }  // namespace
