@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/test_loopback.h"
+
 namespace gf {
 namespace {
 
@@ -25,15 +27,7 @@ using namespace std::chrono_literals;
 class FakeKubeApi {
  public:
   FakeKubeApi() {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    EXPECT_EQ(::listen(listen_fd_, 16), 0);
+    EXPECT_GE(listener_.fd, 0);
     accept_ = std::thread([this] { Accept(); });
   }
   ~FakeKubeApi() {
@@ -45,14 +39,13 @@ class FakeKubeApi {
       }
     }
     changed_.notify_all();
-    ::shutdown(listen_fd_, SHUT_RDWR);
+    listener_.Shutdown();
     accept_.join();
     for (std::thread& t : connections_) {
       t.join();
     }
-    ::close(listen_fd_);
   }
-  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string Url() const { return listener_.Url(); }
 
   void SetList(const std::string& path, std::vector<std::string> items, std::string version) {
     const std::lock_guard lock(mu_);
@@ -78,7 +71,7 @@ class FakeKubeApi {
  private:
   void Accept() {
     while (true) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      const int fd = ::accept4(listener_.fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) {
         return;
       }
@@ -198,8 +191,7 @@ class FakeKubeApi {
   }
 
  private:
-  int listen_fd_ = -1;
-  int port_ = 0;
+  LoopbackListener listener_;
   std::thread accept_;
   std::mutex mu_;
   std::condition_variable changed_;

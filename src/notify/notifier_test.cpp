@@ -14,16 +14,15 @@
 #include <thread>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/webhook_sender.h"
+#include "core/test_loopback.h"
 
 namespace gf {
 namespace {
@@ -45,25 +44,14 @@ class TestHttpServer {
  public:
   explicit TestHttpServer(std::vector<int> statuses, bool silent = false)
       : statuses_(statuses.begin(), statuses.end()), silent_(silent) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    EXPECT_EQ(::listen(listen_fd_, 16), 0);
+    EXPECT_GE(listener_.fd, 0);
     thread_ = std::thread([this] { Serve(); });
   }
   ~TestHttpServer() {
-    ::shutdown(listen_fd_, SHUT_RDWR);
+    listener_.Shutdown();
     thread_.join();
-    ::close(listen_fd_);
   }
-  std::string Url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
+  std::string Url(const std::string& path) const { return listener_.Url() + path; }
   std::vector<Received> received() {
     std::lock_guard lock(mu_);
     return received_;
@@ -73,7 +61,7 @@ class TestHttpServer {
  private:
   void Serve() {
     while (true) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      const int fd = ::accept4(listener_.fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) {
         return;  // shut down
       }
@@ -148,8 +136,7 @@ class TestHttpServer {
   std::vector<Received> received_;  // REQUIRES: mu_
   const bool silent_;
   std::atomic<int> connections_{0};
-  int listen_fd_ = -1;
-  int port_ = 0;
+  LoopbackListener listener_;
   std::thread thread_;
 };
 
