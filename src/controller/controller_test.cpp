@@ -1767,10 +1767,16 @@ TEST_F(ControllerAccountingTest, MonthlyReportFromTheStoreByPermission) {
   auto bobs = controller_->Submit(bob_, Spec(1));
   ASSERT_TRUE(bobs.ok());
   ASSERT_TRUE(WaitFor([&] { return agent_->launched().size() == 2; }));
-  controller_->OnJobStarted(bobs->id, 2, clock_.Now());
+  const Time started = clock_.Now();
+  controller_->OnJobStarted(bobs->id, 2, started);
   ASSERT_TRUE(WaitFor([&] { return StateIs(bobs->id, JobState::kRunning); }));
-  clock_.Advance(std::chrono::minutes(30));  // still running: half a GPU-hour so far
+  clock_.Advance(std::chrono::minutes(30));  // still running: half a GPU-hour so far ...
   const std::string month = MonthLabel(clock_.Now());
+  // ... of which the report counts up to the start of the current minute.
+  const double running_hours = std::chrono::duration<double>(
+                                   std::chrono::floor<std::chrono::minutes>(clock_.Now()) - started)
+                                   .count() /
+                               3600;
 
   auto all = controller_->MonthlyReport(root_, ReportRequest{.period = month});
   ASSERT_TRUE(all.ok()) << all.error().ToString();
@@ -1782,7 +1788,7 @@ TEST_F(ControllerAccountingTest, MonthlyReportFromTheStoreByPermission) {
   ASSERT_TRUE(all->teams[0].budget_used_pct);
   EXPECT_NEAR(*all->teams[0].budget_used_pct, 200, 1e-6);
   EXPECT_EQ(all->teams[1].team, "nlp");
-  EXPECT_NEAR(all->teams[1].usage.gpu_hours_allocated, 0.5, 1e-9);  // the running job
+  EXPECT_NEAR(all->teams[1].usage.gpu_hours_allocated, running_hours, 1e-9);  // the running job
   ASSERT_EQ(all->users.size(), 2U);
   ASSERT_EQ(all->queue.size(), 1U);  // both waited 0 s in class normal
   EXPECT_EQ(all->queue[0].runs, 2);

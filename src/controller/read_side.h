@@ -145,6 +145,7 @@ class ClusterReader {
                                                StoreReader& reader,
                                                ReportBuilder& builder,
                                                const Period& period,
+                                               Time until,
                                                const std::string& user) const;
   static Status FeedReportEvents(StoreReader& reader, ReportBuilder& builder, const Period& period);
   static Status FeedReportJobs(const ControllerView& view,

@@ -52,10 +52,14 @@ Result<Report> ClusterReader::DoReport(const ControllerView& view,
   }
   GF_ASSIGN_OR_RETURN(const Time first, ParseMonth(request.period));
   const Period period = MonthOf(first);
+  // The figures run to the start of the current minute: every GPU minute before it has closed
+  // (with the GPU's first sample of the next), and the runs are cut at the same instant, so that
+  // the teams' GPU-hours (from runs) and the cluster's (from minutes) count the same time.
+  const Time until = std::chrono::floor<std::chrono::minutes>(clock_.Now());
   ReportContext context{.period = request.period,
                         .start = period.start,
                         .end = period.end,
-                        .now = clock_.Now(),
+                        .now = until,
                         .price = options_.energy_price};
   for (const auto& node : view.nodes) {
     context.nodes.push_back(*node);
@@ -68,7 +72,7 @@ Result<Report> ClusterReader::DoReport(const ControllerView& view,
   }
   ReportBuilder builder(std::move(context));
   GF_ASSIGN_OR_RETURN(const std::set<std::string> ran_in,
-                      FeedReportRuns(view, reader, builder, period, caller.user));
+                      FeedReportRuns(view, reader, builder, period, until, caller.user));
   GF_ASSIGN_OR_RETURN(const ReportScope scope, ReportScopeFor(view, caller, request, ran_in));
   GF_TRY(FeedReportMinutes(reader, builder, period));
   GF_TRY(FeedReportEvents(reader, builder, period));
@@ -137,26 +141,30 @@ Status ClusterReader::FeedReportMinutes(StoreReader& reader,
   }
 }
 
-// The stored runs that overlap the month, each clipped to it as `gpufleet quota` counts them,
-// and the runs still going (to now) as the view shows them, less those that ended and were
-// stored since. Returns the teams `user` ran in.
+// The stored runs that overlap the month, each clipped to it (and to `until`) as `gpufleet
+// quota` counts them, and the runs still going (to `until`) as the view shows them, less those
+// that ended and were stored since. Returns the teams `user` ran in.
 Result<std::set<std::string>> ClusterReader::FeedReportRuns(const ControllerView& view,
                                                             StoreReader& reader,
                                                             ReportBuilder& builder,
                                                             const Period& period,
+                                                            Time until,
                                                             const std::string& user) const {
+  const Time to = std::min(period.end, until);
   std::set<std::pair<JobId, Time>> stored;  // the stored runs, by job and start
   std::set<std::string> teams;
   auto add = [&](std::vector<UsageRecord> records) {
     std::vector<ReportRun> runs;
     for (UsageRecord& record : records) {
-      if (record.start >= period.end) {
+      if (record.start >= to) {
         continue;
       }
       if (record.user == user) {
         teams.insert(record.team);
       }
-      const double seconds = ClippedGpuSeconds(record, period.start, period.end);
+      const double seconds = ClippedGpuSeconds(record, period.start, to);
+      // Energy is what the run's counters measured, all of it before now: only the month cuts
+      // it (pro rata, as budgets do); cutting it at `until` too would scale a measurement.
       const std::int64_t energy = ClippedEnergyMj(record, period.start, period.end);
       runs.push_back(
           ReportRun{.run = std::move(record), .gpu_seconds = seconds, .energy_mj = energy});
@@ -182,13 +190,14 @@ Result<std::set<std::string>> ClusterReader::FeedReportRuns(const ControllerView
     nodes.emplace(node->name, node.get());
   }
   view.ForEach([&](const Job& job) {
-    if (!HoldsGpus(job) || !job.start_time || stored.contains({job.id, *job.start_time})) {
+    if (!HoldsGpus(job) || !job.start_time || *job.start_time >= to ||
+        stored.contains({job.id, *job.start_time})) {
       return;
     }
     const std::optional<JobUsage> usage = telemetry_.Usage(job.id);
     auto node = nodes.find(job.allocation->node);
     running.push_back(RunRecord(job,
-                                clock_.Now(),
+                                until,
                                 usage ? usage->energy_mj : 0,
                                 GpuModelsOn(node != nodes.end() ? node->second : nullptr, job)));
   });

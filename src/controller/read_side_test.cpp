@@ -432,7 +432,10 @@ TEST_F(ReadSideTest, AReportAddsTheViewsRunningJobsToTheStoredRuns) {
   ASSERT_EQ(report->teams.size(), 1u);
   EXPECT_EQ(report->teams[0].team, "ml");
   EXPECT_EQ(report->teams[0].usage.jobs, 2);
-  EXPECT_NEAR(report->teams[0].usage.gpu_hours_allocated, 0.5 + 2.0, 1e-9);
+  // The stored run's half hour, and the running job's 2 GPUs for an hour less the 20 s since the
+  // minute began: the report runs to the start of the current minute, as its GPU minutes do.
+  EXPECT_NEAR(report->teams[0].usage.gpu_hours_allocated, 0.5 + 2.0 * (3600 - 20) / 3600, 1e-9);
+  EXPECT_EQ(report->covered_until, FromUnixMillis(1'700'000'000'000 - 20'000));
 
   auto alice = reader_->MonthlyReport(alice_, ReportRequest{.period = "2023-11"});
   ASSERT_TRUE(alice.ok()) << alice.error().ToString();

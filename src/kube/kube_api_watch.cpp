@@ -94,7 +94,7 @@ void KubeApiWatch::Stop() {
 
 std::optional<KubePodFacts> KubeApiWatch::Facts(std::string_view pod_uid) const {
   const std::lock_guard lock(mu_);
-  const KubePod* pod = book_.Pod(pod_uid);
+  const KubeApiPod* pod = book_.Pod(pod_uid);
   if (pod == nullptr) {
     return std::nullopt;
   }
@@ -170,7 +170,7 @@ Status KubeApiWatch::ListAndWatch(KubeResource resource,
   while (!stop.stop_requested()) {
     bool expired = false;
     Status failure = OkStatus();
-    const Status watched = client.Watch(
+    Status watched = client.Watch(
         path + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
             std::to_string(options_.watch_timeout.count()) +
             "&resourceVersion=" + PercentEncode(version),

@@ -48,7 +48,7 @@ Result<KubeApiConfig> InClusterKubeApiConfig(
 
 // What the server shows of a pod beyond what its node reports.
 struct KubePodFacts {
-  KubePod pod{};
+  KubeApiPod pod{};
   std::optional<KubeWorkload> workload{};
 };
 

@@ -112,7 +112,8 @@ class FakeKubeApi {
       const std::string path = target.substr(0, target.find('?'));
       {
         const std::lock_guard lock(mu_);
-        requests_.push_back("GET " + target + " " + auth);
+        requests_.push_back("GET ");
+        requests_.back().append(target).append(" ").append(auth);
       }
       if (target.find("watch=1") != std::string::npos) {
         Watch(fd, path);

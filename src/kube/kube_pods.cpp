@@ -13,9 +13,9 @@ std::string Text(const json& object, const char* key) {
 }
 
 const json& Member(const json& object, const char* key) {
-  static const json kEmpty = json::object();
+  static const json empty = json::object();
   const auto it = object.find(key);
-  return it != object.end() && it->is_object() ? *it : kEmpty;
+  return it != object.end() && it->is_object() ? *it : empty;
 }
 
 std::optional<KubeOwnerRef> ControllerOf(const json& metadata) {
@@ -51,7 +51,7 @@ Result<KubeWatchEvent> ObjectEvent(KubeResource resource, KubeWatchType type, co
   if (resource == KubeResource::kPods) {
     const json& spec = Member(object, "spec");
     std::string account = Text(spec, "serviceAccountName");
-    event.pod = KubePod{.uid = event.uid,
+    event.pod = KubeApiPod{.uid = event.uid,
                         .pod_namespace = event.object_namespace,
                         .name = event.name,
                         .service_account = account.empty() ? "default" : std::move(account),
@@ -99,13 +99,13 @@ Result<KubeWatchEvent> ParseKubeWatchLine(KubeResource resource, std::string_vie
     return Unavailable("Kubernetes watch ended with an error: " +
                        (message.empty() ? event.dump() : message));
   }
-  static const std::map<std::string, KubeWatchType, std::less<>> kTypes = {
+  static const std::map<std::string, KubeWatchType, std::less<>> types = {
       {"ADDED", KubeWatchType::kAdded},
       {"MODIFIED", KubeWatchType::kModified},
       {"DELETED", KubeWatchType::kDeleted},
       {"BOOKMARK", KubeWatchType::kBookmark}};
-  const auto kind = kTypes.find(type);
-  if (kind == kTypes.end()) {
+  const auto kind = types.find(type);
+  if (kind == types.end()) {
     return InvalidArgument("Kubernetes watch: unknown event type '" + type + "'");
   }
   return ObjectEvent(resource, kind->second, object);
@@ -176,13 +176,13 @@ void KubePodBook::Apply(KubeResource resource, const KubeWatchEvent& event) {
   }
 }
 
-const KubePod* KubePodBook::Pod(std::string_view uid) const {
+const KubeApiPod* KubePodBook::Pod(std::string_view uid) const {
   const auto it = pods_.find(uid);
   return it == pods_.end() ? nullptr : &it->second;
 }
 
 std::optional<KubeWorkload> KubePodBook::WorkloadOf(std::string_view uid) const {
-  const KubePod* pod = Pod(uid);
+  const KubeApiPod* pod = Pod(uid);
   if (pod == nullptr) {
     return std::nullopt;
   }

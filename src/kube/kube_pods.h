@@ -30,7 +30,7 @@ struct KubeOwnerRef {
 };
 
 // What the server keeps of a pod.
-struct KubePod {
+struct KubeApiPod {
   std::string uid{};
   std::string pod_namespace{};
   std::string name{};
@@ -38,7 +38,7 @@ struct KubePod {
   std::string priority_class{};   // spec.priorityClassName; "" when unset
   std::string phase{};            // status.phase
   std::optional<KubeOwnerRef> controller{};
-  bool operator==(const KubePod&) const = default;
+  bool operator==(const KubeApiPod&) const = default;
 };
 
 // The workload a pod belongs to: "Deployment" "web" (kind and name, in the pod's namespace).
@@ -62,7 +62,7 @@ struct KubeWatchEvent {
   std::string object_namespace{};
   std::string name{};
   std::optional<KubeOwnerRef> controller{};
-  std::optional<KubePod> pod{};  // pods only
+  std::optional<KubeApiPod> pod{};  // pods only
 };
 
 // Reads one watch line. Errors: kInvalidArgument for a line that is not such an event;
@@ -85,7 +85,7 @@ class KubePodBook {
   void Relist(KubeResource resource, const std::vector<KubeWatchEvent>& items);
   void Apply(KubeResource resource, const KubeWatchEvent& event);
 
-  const KubePod* Pod(std::string_view uid) const;
+  const KubeApiPod* Pod(std::string_view uid) const;
   // The pod's workload; nullopt for an unknown pod. A pod whose ReplicaSet or Job is not known
   // (yet) is counted to that ReplicaSet or Job rather than guessed further.
   std::optional<KubeWorkload> WorkloadOf(std::string_view uid) const;
@@ -97,7 +97,7 @@ class KubePodBook {
   std::map<Key, std::optional<KubeOwnerRef>>& Owners(KubeResource resource);
   const std::map<Key, std::optional<KubeOwnerRef>>* OwnersOf(std::string_view kind) const;
 
-  std::map<std::string, KubePod, std::less<>> pods_;  // by uid
+  std::map<std::string, KubeApiPod, std::less<>> pods_;  // by uid
   std::map<Key, std::optional<KubeOwnerRef>> replicaset_owners_;
   std::map<Key, std::optional<KubeOwnerRef>> job_owners_;
 };

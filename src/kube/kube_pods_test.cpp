@@ -37,7 +37,7 @@ TEST(KubePodsTest, ReadsAPodsAccountClassPhaseAndController) {
   EXPECT_EQ(event->resource_version, "41");
   ASSERT_TRUE(event->pod);
   EXPECT_EQ(*event->pod,
-            (KubePod{.uid = "u1",
+            (KubeApiPod{.uid = "u1",
                      .pod_namespace = "ml",
                      .name = "web-7d9-abc",
                      .service_account = "trainer",

@@ -23,18 +23,20 @@ struct ReportRequest {
 
 // Figures from the per-minute rollups of a set of GPU-minutes (a GPU, node, day or the cluster).
 struct MinuteFigures {
-  std::int64_t minutes_observed = 0;        // GPU-minutes with samples
-  std::int64_t minutes_allocated = 0;       // of those, held by a job
-  std::int64_t minutes_idle_allocated = 0;  // of those, under kIdleUtilPct
-  std::int64_t minutes_unhealthy = 0;       // degraded or failed during the minute
-  double allocated_pct = 0;                 // allocated / observed
-  double used_pct = 0;                      // mean utilisation over the allocated minutes
-  double util_pct = 0;                      // mean utilisation over every observed minute
-  double idle_pct = 0;                      // (observed - allocated + idle allocated) / observed
-  double gpu_hours_allocated = 0;           // minutes_allocated / 60
-  double gpu_hours_used = 0;                // gpu_hours_allocated x used_pct / 100
-  double gpu_hours_idle = 0;                // minutes_idle_allocated / 60: the waste
-  EnergyCharge energy{};                    // the GPUs' counter deltas over the minutes
+  std::int64_t minutes_observed = 0;  // GPU-minutes with samples
+  // Of those, held by a job, a minute held part of the time counting for that part (its
+  // share of samples); and of the held time, the part in minutes under kIdleUtilPct.
+  double minutes_allocated = 0;
+  double minutes_idle_allocated = 0;
+  std::int64_t minutes_unhealthy = 0;  // degraded or failed during the minute
+  double allocated_pct = 0;            // allocated / observed
+  double used_pct = 0;                 // mean utilisation over the allocated minutes
+  double util_pct = 0;                 // mean utilisation over every observed minute
+  double idle_pct = 0;                 // (observed - allocated + idle allocated) / observed
+  double gpu_hours_allocated = 0;      // minutes_allocated / 60
+  double gpu_hours_used = 0;           // gpu_hours_allocated x used_pct / 100
+  double gpu_hours_idle = 0;           // minutes_idle_allocated / 60: the waste
+  EnergyCharge energy{};               // the GPUs' counter deltas over the minutes
 };
 
 struct ClusterFigures {
@@ -79,8 +81,8 @@ struct EventCounts {
 struct UsageFigures {
   int jobs = 0;  // distinct jobs with a run in the period
   double gpu_hours_allocated = 0;
-  std::int64_t minutes_allocated = 0;  // the sampled GPU-minutes they held
-  double mean_util_pct = 0;            // over those minutes; 0 when there is none
+  double minutes_allocated = 0;  // the sampled GPU-minutes they held (MinuteFigures)
+  double mean_util_pct = 0;      // over those minutes; 0 when there is none
   double gpu_hours_used = 0;
   double gpu_hours_idle = 0;
   EnergyCharge energy{};  // their runs' GPU energy in the period

@@ -21,6 +21,11 @@ struct GpuMinute {
   std::string user{};          // that job's owner; "" when unallocated
   std::string team{};          // that job's team; "" when unallocated
   int samples = 0;             // samples that fell in the minute
+  // How much of the minute a job held the GPU, in ms (0..60,000): the time from each sample
+  // back to the previous one (within the minute) while a job held the GPU at that sample. A job
+  // that starts or ends within the minute holds only part of it; a GPU observed for part of the
+  // minute (its agent started) is allocated for that part at most.
+  int allocated_ms = 0;
   double util_mean_pct = 0;
   int util_max_pct = 0;
   std::int64_t memory_used_max_mib = 0;

@@ -27,6 +27,7 @@ using GpuKey = std::pair<NodeId, int>;
 struct MinuteRollup {
   std::int64_t minute = 0;  // minutes since the epoch
   int samples = 0;
+  int allocated_ms = 0;  // see GpuMinute::allocated_ms
   std::int64_t util_sum = 0;
   int util_count = 0;
   int util_max = 0;

@@ -233,6 +233,17 @@ void AddToMinute(MinuteRollup& minute,
   }
 }
 
+// The part of [from, to) inside `minute`, added to its held time.
+void AddHeld(MinuteRollup& minute, Time from, Time to) {
+  const std::int64_t start = minute.minute * kMinuteMs;
+  const std::int64_t begin = std::max(ToUnixMillis(from), start);
+  const std::int64_t end = std::min(ToUnixMillis(to), start + kMinuteMs);
+  if (end > begin) {
+    minute.allocated_ms =
+        static_cast<int>(std::min<std::int64_t>(minute.allocated_ms + end - begin, kMinuteMs));
+  }
+}
+
 GpuMinute ToGpuMinute(const GpuState& state) {
   const MinuteRollup& m = state.minute;
   GpuMinute out;
@@ -245,6 +256,7 @@ GpuMinute ToGpuMinute(const GpuState& state) {
     out.team = m.assignment->team;
   }
   out.samples = m.samples;
+  out.allocated_ms = m.allocated_ms;
   if (m.util_count > 0) {
     out.util_mean_pct = static_cast<double>(m.util_sum) / m.util_count;
   }
@@ -447,13 +459,24 @@ void Telemetry::Impl::IngestOne(const NodeId& node, GpuSample sample, IngestResu
     return energy && tenure ? EnergyShare(*energy, a.share_milli) : 0;
   };
 
+  // The time since the previous sample counts as held when a job holds the GPU now, each part
+  // in its own minute (a sample that opens a minute also closes the one before).
+  const std::optional<Time> previous =
+      state.latest ? std::optional<Time>(state.latest->time) : std::nullopt;
+  const bool held = MainHolder(holders) != nullptr;
   RecordSeries(state, sample);
   const std::int64_t minute = FloorDiv(ToUnixMillis(sample.time), kMinuteMs);
   if (state.minute.samples > 0 && minute != state.minute.minute) {
+    if (held && previous) {
+      AddHeld(state.minute, *previous, sample.time);
+    }
     out.minutes.push_back(ToGpuMinute(state));
     state.minute = MinuteRollup{};
   }
   state.minute.minute = minute;
+  if (held && previous) {
+    AddHeld(state.minute, *previous, sample.time);
+  }
   AddToMinute(state.minute, sample, energy.value_or(0), MainHolder(holders));
   for (const Holding& holding : holders) {
     const GpuAssignment& a = holding.assignment;

@@ -547,7 +547,8 @@ TEST_F(TelemetryTest, MinuteRollupIsReturnedWhenTheMinuteEnds) {
   expected.user = "alice";
   expected.team = "ml";
   expected.samples = 3;
-  expected.util_mean_pct = 20;  // (10 + 30) / 2: the sample without a reading is left out
+  expected.allocated_ms = 60'000;  // from the sample after the job's start: 20 + 20 + 20 s
+  expected.util_mean_pct = 20;     // (10 + 30) / 2: the sample without a reading is left out
   expected.util_max_pct = 30;
   expected.memory_used_max_mib = 300;
   expected.power_mean_w = 150;
@@ -566,6 +567,7 @@ TEST_F(TelemetryTest, MinuteRollupIsReturnedWhenTheMinuteEnds) {
   ASSERT_EQ(r.minutes.size(), 1u);
   EXPECT_EQ(r.minutes[0].minute, kT0 + seconds(60));
   EXPECT_EQ(r.minutes[0].samples, 2);
+  EXPECT_EQ(r.minutes[0].allocated_ms, 10'000);  // 60 s to 70 s, job 4's; then nobody's
   EXPECT_EQ(r.minutes[0].job, JobId(4));
   EXPECT_EQ(r.minutes[0].user, "bob");
   EXPECT_EQ(r.minutes[0].energy_mj, 1700);  // 8200 - 6500: a delta counts where it is read

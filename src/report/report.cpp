@@ -15,6 +15,7 @@ namespace {
 
 constexpr double kMinutesPerHour = 60;
 constexpr double kSecondsPerHour = 3600;
+constexpr double kMinuteMillis = 60'000;
 
 // part / whole in percent; 0 when whole is 0 (nothing observed: nothing to say).
 double Pct(double part, double whole) {
@@ -126,11 +127,11 @@ void MinuteSums::Add(const GpuMinute& minute) {
   util_sum += minute.util_mean_pct;
   energy_mj += minute.energy_mj;
   unhealthy += minute.health != GpuHealth::kOk ? 1 : 0;
-  if (minute.job) {
-    allocated += 1;
-    util_sum_allocated += minute.util_mean_pct;
-    idle_allocated += minute.util_mean_pct < kIdleUtilPct ? 1 : 0;
-  }
+  const double held =
+      std::clamp(static_cast<double>(minute.allocated_ms) / kMinuteMillis, 0.0, 1.0);
+  allocated += held;
+  util_sum_allocated += held * minute.util_mean_pct;
+  idle_allocated += minute.util_mean_pct < kIdleUtilPct ? held : 0;
 }
 
 void MinuteSums::Add(const MinuteSums& other) {
@@ -144,18 +145,18 @@ void MinuteSums::Add(const MinuteSums& other) {
 }
 
 MinuteFigures MinuteSums::Figures(const EnergyPrice& price) const {
-  MinuteFigures f{
-      .minutes_observed = observed,
-      .minutes_allocated = allocated,
-      .minutes_idle_allocated = idle_allocated,
-      .minutes_unhealthy = unhealthy,
-      .allocated_pct = Pct(allocated, observed),
-      .used_pct = allocated > 0 ? util_sum_allocated / static_cast<double>(allocated) : 0,
-      .util_pct = observed > 0 ? util_sum / static_cast<double>(observed) : 0,
-      .idle_pct = Pct(observed - allocated + idle_allocated, observed),
-      .gpu_hours_allocated = static_cast<double>(allocated) / kMinutesPerHour,
-      .gpu_hours_idle = static_cast<double>(idle_allocated) / kMinutesPerHour,
-      .energy = ChargeFor(energy_mj, price)};
+  MinuteFigures f{.minutes_observed = observed,
+                  .minutes_allocated = allocated,
+                  .minutes_idle_allocated = idle_allocated,
+                  .minutes_unhealthy = unhealthy,
+                  .allocated_pct = Pct(allocated, static_cast<double>(observed)),
+                  .used_pct = allocated > 0 ? util_sum_allocated / allocated : 0,
+                  .util_pct = observed > 0 ? util_sum / static_cast<double>(observed) : 0,
+                  .idle_pct = Pct(static_cast<double>(observed) - allocated + idle_allocated,
+                                  static_cast<double>(observed)),
+                  .gpu_hours_allocated = allocated / kMinutesPerHour,
+                  .gpu_hours_idle = idle_allocated / kMinutesPerHour,
+                  .energy = ChargeFor(energy_mj, price)};
   f.gpu_hours_used = f.gpu_hours_allocated * f.used_pct / 100.0;
   return f;
 }
@@ -498,7 +499,7 @@ std::vector<WasteJob> ReportBuilder::WasteJobs(
   std::vector<WasteJob> out;
   for (const auto& [id, job] : jobs_minutes_) {
     const auto [team, user] = OwnerOf(id);
-    if (job.sums.idle_allocated == 0 || !shown(team, user)) {
+    if (job.sums.idle_allocated <= 0 || !shown(team, user)) {
       continue;
     }
     const auto stored = jobs_.find(id);

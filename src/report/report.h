@@ -134,8 +134,11 @@ std::string MonthLabel(Time t);
 // The running sums behind MinuteFigures.
 struct MinuteSums {
   std::int64_t observed = 0;
-  std::int64_t allocated = 0;
-  std::int64_t idle_allocated = 0;
+  // GPU-minutes held: a minute counts for the part of it a job held the GPU
+  // (GpuMinute::allocated_ms), so a run that starts or ends within a minute counts for its
+  // part, as its run record does.
+  double allocated = 0;
+  double idle_allocated = 0;
   std::int64_t unhealthy = 0;
   double util_sum = 0;            // of util_mean_pct, every observed minute
   double util_sum_allocated = 0;  // of util_mean_pct, the allocated minutes

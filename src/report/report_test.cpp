@@ -18,6 +18,7 @@ namespace {
 using std::chrono::days;
 using std::chrono::hours;
 using std::chrono::minutes;
+using std::chrono::seconds;
 
 // A recorded month with known answers (docs/reports.md): November 2026, read on the 3rd.
 // n1 has GPUs 0 (g0) and 1 (g1), n2 has GPU 0 (g2), all 80 GiB.
@@ -68,6 +69,7 @@ std::vector<GpuMinute> Minutes(const std::string& node,
                             .user = user,
                             .team = team,
                             .samples = 60,
+                            .allocated_ms = job ? 60'000 : 0,
                             .util_mean_pct = util,
                             .util_max_pct = static_cast<int>(util),
                             .memory_used_max_mib = memory_mib,
@@ -211,6 +213,33 @@ TEST(ReportTest, ParsesMonths) {
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_NE(parsed.error().message.find("use YYYY-MM"), std::string::npos);
   }
+}
+
+// A run that starts and ends within minutes: the minutes count the part of their samples the
+// job held the GPU, so the cluster's GPU-hours are the run's, as the team's are. By hand: the job
+// holds g0 from 0:30 to 2:00 (90 s); minute 0 is held for 30 s (mean utilisation 50 %: 100 %
+// while held), minute 1 whole, minute 2 not at all.
+TEST(ReportTest, AMinuteHeldPartOfTheTimeCountsForItsPart) {
+  ReportInput in;
+  in.context = ReportContext{.period = "2026-11",
+                             .start = kStart,
+                             .end = *ParseMonth("2026-12"),
+                             .now = kStart + minutes(3),
+                             .nodes = {MakeNode("n1", {MakeGpu(0, "g0")})}};
+  in.minutes = Minutes("n1", "g0", kStart, 3, 100, 1, "cv", "alice", 4096, 0);
+  in.minutes[0].allocated_ms = 30'000;
+  in.minutes[0].util_mean_pct = 50;
+  in.minutes[2] = Minutes("n1", "g0", kStart + minutes(2), 1, 0, std::nullopt, "", "", 0, 0)[0];
+  in.runs = {gf::Run(1, "cv", "alice", "normal", kStart + seconds(30), kStart + minutes(2), 90, 0)};
+  in.jobs = {MakeJob(1, "train", "cv", "alice", kStart)};
+  const Report r = ComputeReport(in);
+  const MinuteFigures& c = r.cluster.figures;
+  EXPECT_DOUBLE_EQ(c.minutes_allocated, 1.5);
+  EXPECT_DOUBLE_EQ(c.gpu_hours_allocated, 90.0 / 3600);
+  EXPECT_DOUBLE_EQ(TeamRow(r, "cv").usage.gpu_hours_allocated, c.gpu_hours_allocated);
+  EXPECT_DOUBLE_EQ(c.allocated_pct, 50);  // 1.5 of 3 minutes
+  // Utilisation while held: minute 0 weighs half (50 %), minute 1 whole (100 %).
+  EXPECT_DOUBLE_EQ(c.used_pct, (0.5 * 50 + 100) / 1.5);
 }
 
 TEST(ReportTest, ClusterNodeAndDayUtilisation) {

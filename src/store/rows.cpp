@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "store/validation.h"
 
 namespace gf {
 
@@ -27,7 +28,7 @@ const std::string_view kNodeColumns =
     "name, cpus, memory_mib, state, gpu_backend, last_seen_ms, gpus, labels, state_reason";
 const std::string_view kGpuMinuteColumns =
     "minute_ms, node, uuid, job_id, user_name, team, samples, util_mean_pct, util_max_pct, "
-    "memory_used_max_mib, power_mean_w, energy_mj, health";
+    "memory_used_max_mib, power_mean_w, energy_mj, health, allocated_ms";
 
 const std::string_view kUsageColumns =
     "seq, job_id, start_ms, end_ms, team, user_name, priority, gpus, gpu_models, gpu_seconds, "
@@ -69,7 +70,7 @@ struct UsageCol {
 struct MinuteCol {
   static constexpr int kMinute = 0, kNode = 1, kUuid = 2, kJob = 3, kUser = 4, kTeam = 5,
                        kSamples = 6, kUtilMean = 7, kUtilMax = 8, kMemoryMax = 9, kPowerMean = 10,
-                       kEnergy = 11, kHealth = 12;
+                       kEnergy = 11, kHealth = 12, kAllocatedSamples = 13;
 };
 
 std::optional<std::int64_t> OptionalMillis(const std::optional<Time>& t) {
@@ -447,6 +448,7 @@ void BindGpuMinute(ParamSink& stmt, const GpuMinute& row) {
   stmt.BindDouble(11, row.power_mean_w);
   stmt.BindInt64(12, row.energy_mj);
   stmt.BindText(13, ToString(row.health));
+  stmt.BindInt64(14, row.allocated_ms);
 }
 
 Result<GpuMinute> DecodeGpuMinute(const RowSource& row) {
@@ -469,6 +471,12 @@ Result<GpuMinute> DecodeGpuMinute(const RowSource& row) {
   minute.power_mean_w = row.Double(MinuteCol::kPowerMean);
   minute.energy_mj = row.Int64(MinuteCol::kEnergy);
   GF_ASSIGN_OR_RETURN(minute.health, FromRow(ParseGpuHealth(row.Text(MinuteCol::kHealth)), what));
+  // A row from before schema 16 has none: its holder was counted for the whole minute.
+  const std::optional<std::int64_t> allocated = row.OptionalInt64(MinuteCol::kAllocatedSamples);
+  GF_ASSIGN_OR_RETURN(
+      minute.allocated_ms,
+      Narrow<int>(
+          allocated.value_or(minute.job ? kGpuMinuteLength.count() : 0), what, "allocated_ms"));
   return minute;
 }
 

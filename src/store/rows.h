@@ -42,7 +42,7 @@ extern const std::string_view kSubscriptionColumns;
 //            host_cpu_ms, host_peak_memory_kib (?53, ?54)
 //   BindEvent: ?1 time_ms, ?2 job_id, ?3 kind, ?4 actor, ?5 message (seq is the store's)
 //   BindNode: ?1..?9 as kNodeColumns
-//   BindGpuMinute: ?1..?13 as kGpuMinuteColumns
+//   BindGpuMinute: ?1..?14 as kGpuMinuteColumns
 //   BindUsageRecord: ?1..?10 as kUsageColumns without seq
 //   BindToken: ?1..?11 as kTokenColumns
 //   BindSubscription: ?1..?8 as kSubscriptionColumns (kinds: names joined by commas)

@@ -293,6 +293,13 @@ constexpr std::string_view kStepV15 = R"sql(
 ALTER TABLE subscriptions ADD COLUMN job_id {INT} CHECK (job_id > 0);
 )sql";
 
+// Version 16 (reports): how much of a GPU minute a job held the GPU, so that a job starting or
+// ending within a minute counts for its part of it. NULL in older rows, which counted the
+// holder of the minute's last sample for the whole minute (store/rows.cpp).
+constexpr std::string_view kStepV16 = R"sql(
+ALTER TABLE gpu_minutes ADD COLUMN allocated_ms {INT} CHECK (allocated_ms BETWEEN 0 AND 60000);
+)sql";
+
 // PostgreSQL's counters (see above): created with the tables that draw on them.
 constexpr std::string_view kPostgresCountersV1 = R"sql(
 CREATE TABLE store_counters (
@@ -312,7 +319,7 @@ struct Step {
   std::string_view postgres_only;  // plain PostgreSQL, run after `sql`
 };
 
-constexpr std::array<Step, 15> kSteps = {{
+constexpr std::array<Step, 16> kSteps = {{
     {1, "jobs, events, nodes", kStepV1, kPostgresCountersV1},
     {2, "job usage, gpu minutes", kStepV2, ""},
     {3, "job checkpoint signal, preemptible", kStepV3, ""},
@@ -331,6 +338,7 @@ constexpr std::array<Step, 15> kSteps = {{
     {13, "job host cpus and memory", kStepV13, ""},
     {14, "job host cpu time and peak memory", kStepV14, ""},
     {15, "subscriptions to one job", kStepV15, ""},
+    {16, "held time of gpu minutes", kStepV16, ""},
 }};
 
 struct Placeholder {

@@ -661,6 +661,7 @@ TEST_P(StoreConformanceTest, GpuMinuteReplacedByUuidAndMinute) {
   again.user = "ana";
   again.team = "nlp";
   again.samples = 30;
+  again.allocated_ms = 30'000;
   again.util_mean_pct = 1.5;
   again.util_max_pct = 3;
   again.memory_used_max_mib = 1;
@@ -799,6 +800,7 @@ TEST_P(StoreConformanceTest, GpuMinuteEdgeValuesRoundTrip) {
   m.minute = FromUnixMillis(-120'000);  // before 1970 still round-trips
   m.job = JobId(std::numeric_limits<std::int64_t>::max());
   m.samples = 0;  // a minute with no sample is still a row
+  m.allocated_ms = 0;
   m.util_mean_pct = 0;
   m.util_max_pct = std::numeric_limits<int>::max();
   m.memory_used_max_mib = std::numeric_limits<std::int64_t>::max();

@@ -163,9 +163,10 @@ std::string DebugString(const GpuMinute& m) {
     << " minute=" << Ms(m.minute)
     << " job=" << Opt(m.job, [](JobId j) { return std::to_string(j.value()); })
     << " user=" << Quote(m.user) << " team=" << Quote(m.team) << " samples=" << m.samples
-    << " util_mean=" << Exact(m.util_mean_pct) << " util_max=" << m.util_max_pct
-    << " memory_max=" << m.memory_used_max_mib << " power_mean=" << Exact(m.power_mean_w)
-    << " energy=" << m.energy_mj << " health=" << ToString(m.health) << "}";
+    << " allocated_ms=" << m.allocated_ms << " util_mean=" << Exact(m.util_mean_pct)
+    << " util_max=" << m.util_max_pct << " memory_max=" << m.memory_used_max_mib
+    << " power_mean=" << Exact(m.power_mean_w) << " energy=" << m.energy_mj
+    << " health=" << ToString(m.health) << "}";
   return o.str();
 }
 
@@ -297,6 +298,7 @@ GpuMinute SampleGpuMinute(const std::string& node, const std::string& uuid, int 
   m.user = "zoë";
   m.team = "vision";
   m.samples = 60;
+  m.allocated_ms = 45'000;  // the job started a quarter into the minute
   m.util_mean_pct = 42.5 + minutes / 3.0;
   m.util_max_pct = 97;
   m.memory_used_max_mib = 40'960 + minutes;

@@ -60,6 +60,11 @@ std::string GpuMinuteProblem(const GpuMinute& row) {
   if (std::string problem = NegativeSamples(row.samples); !problem.empty()) {
     return problem;
   }
+  if (row.allocated_ms < 0 || row.allocated_ms > kGpuMinuteLength.count()) {
+    return "allocated_ms is " + std::to_string(row.allocated_ms) +
+           "; it is the part of the minute a job held the GPU, so it must be between 0 and " +
+           std::to_string(kGpuMinuteLength.count());
+  }
   const std::int64_t ms = ToUnixMillis(row.minute);
   if (ms % kGpuMinuteLength.count() != 0) {
     return "minute " + Ms(row.minute) + " is not the start of a minute (a multiple of 60 s); " +

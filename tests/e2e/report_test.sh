@@ -80,7 +80,7 @@ report >"$WORK/report.json" || fail "gpufleet report --format json"
 r() { jq -r "$@" "$WORK/report.json"; }
 [ "$(r .period)" = "$MONTH" ] || fail "period: $(r .period)"
 [ "$(r .cluster.gpus)" = 2 ] || fail "cluster: $(r -c .cluster)"
-jq -e '.cluster.figures | .minutes_allocated >= 1 and .minutes_observed >= 2' \
+jq -e '.cluster.figures | .minutes_allocated > 0 and .minutes_observed >= 2' \
   "$WORK/report.json" >/dev/null \
   || fail "minutes: $(r -c .cluster.figures)"
 # Priced at 0.25 EUR/kWh and 400 g/kWh: 0.2 kWh, 0.05 EUR, 0.08 kg.
@@ -89,8 +89,16 @@ jq -e '.cluster.figures.energy | (.energy_kwh - 0.2 | fabs) < 1e-9 and (.cost - 
   || fail "cluster energy: $(r -c .cluster.figures.energy)"
 ok "cluster: $(r .cluster.figures.minutes_observed) GPU-minutes, energy = the counter jump, priced"
 
-# 3. Team cv: its GPU-hours are the job's run (start to end), its energy the jump; one failure.
-run_hours=$(gf show --json "$id" | jq '(.end_time_ms - .start_time_ms) / 3600000')
+# 3. Team cv: its GPU-hours are the job's run (start to end, cut where the figures end: the start
+#    of the report's minute), its energy the jump; one failure. The cluster's GPU-hours, from the
+#    GPU minutes' samples taken while the job held GPU 0, are the same time within a sample or two
+#    at each end (1 s samples).
+run_hours=$(gf show --json "$id" | jq --argjson until "$(r .covered_until_ms)" \
+  '(([.end_time_ms, $until] | min) - .start_time_ms) / 3600000')
+jq -e --argjson h "$run_hours" '(.cluster.figures.allocated_gpu_hours - $h | fabs) < 4 / 3600' \
+  "$WORK/report.json" >/dev/null \
+  || fail "cluster GPU-hours are not the run's $run_hours h: $(r -c .cluster.figures)"
+ok "cluster: $(r .cluster.figures.allocated_gpu_hours) GPU-h allocated, the run's $run_hours h" 
 jq -e --argjson h "$run_hours" --argjson e "$JUMP_MJ" '.teams[] | select(.team == "cv")
    | (.usage.allocated_gpu_hours - $h | fabs) < 1e-9 and .usage.energy.energy_mj == $e
      and .events.failed == 1 and .budget_gpu_hours == 100

@@ -58,13 +58,15 @@ ORDER BY team, user_name
 // its row for that minute, node included (see kUpsertGpuMinuteSql for SQLite).
 constexpr std::string_view kUpsertGpuMinuteSql = R"sql(
 INSERT INTO gpu_minutes (minute_ms, node, uuid, job_id, user_name, team, samples, util_mean_pct,
-                         util_max_pct, memory_used_max_mib, power_mean_w, energy_mj, health)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                         util_max_pct, memory_used_max_mib, power_mean_w, energy_mj, health,
+                         allocated_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 ON CONFLICT (uuid, minute_ms) DO UPDATE SET
   node = excluded.node, job_id = excluded.job_id, user_name = excluded.user_name,
   team = excluded.team, samples = excluded.samples, util_mean_pct = excluded.util_mean_pct,
   util_max_pct = excluded.util_max_pct, memory_used_max_mib = excluded.memory_used_max_mib,
-  power_mean_w = excluded.power_mean_w, energy_mj = excluded.energy_mj, health = excluded.health
+  power_mean_w = excluded.power_mean_w, energy_mj = excluded.energy_mj, health = excluded.health,
+  allocated_ms = excluded.allocated_ms
 )sql";
 
 std::vector<Prepared> Statements() {

@@ -130,7 +130,7 @@ std::string ListGpuMinutesOfSql() {
 // (which changes the primary key), so a GPU never has two rows for one minute.
 const std::string_view kUpsertGpuMinuteSql =
     "INSERT OR REPLACE INTO gpu_minutes (minute_ms, node, uuid, job_id, user_name, team, "
-    "samples, util_mean_pct, util_max_pct, memory_used_max_mib, power_mean_w, energy_mj, health) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    "samples, util_mean_pct, util_max_pct, memory_used_max_mib, power_mean_w, energy_mj, health, "
+    "allocated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 
 }  // namespace gf

@@ -374,7 +374,7 @@ TEST_F(SqliteStoreTest, MigratesAVersion1Database) {
 
   auto db = RawOpen(file_);
   EXPECT_EQ(QueryText(db.get(), "SELECT group_concat(version) FROM schema_version"),
-            "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15");
+            "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16");
   EXPECT_EQ(*ReadSchemaVersion(db.get()), LatestSqliteSchemaVersion());
 }
 
@@ -575,6 +575,30 @@ TEST_F(SqliteStoreTest, MigratesAVersion11DatabaseToJobsNotHeld) {
   ASSERT_TRUE(job.ok() && job->has_value()) << (job.ok() ? "no job 11" : job.error().ToString());
   EXPECT_EQ((*job)->held_by, "");
   EXPECT_EQ(*ReadSchemaVersion(RawOpen(file_).get()), LatestSqliteSchemaVersion());
+}
+
+// GPU minutes from before schema 16 have no allocated_ms: the holder of the minute's last
+// sample counted for the whole minute, so they read as held the whole minute (or not at all
+// without a holder), and the report's figures of those months stay what they were.
+TEST_F(SqliteStoreTest, MigratesAVersion15DatabaseToMinutesWithHeldTime) {
+  {
+    auto db = RawOpen(file_);
+    ASSERT_TRUE(ApplyMigrations(db.get(), SqliteMigrations().first(15)).ok());
+    MustExec(db.get(), R"sql(
+      INSERT INTO gpu_minutes (minute_ms, node, uuid, job_id, user_name, team, samples,
+                               util_mean_pct, util_max_pct, memory_used_max_mib, power_mean_w,
+                               energy_mj, health)
+      VALUES (1700000040000, 'n1', 'GPU-held', 7, 'ana', 'cv', 12, 50, 60, 1, 100, 5, 'ok'),
+             (1700000040000, 'n1', 'GPU-free', NULL, '', '', 12, 0, 0, 0, 60, 5, 'ok');)sql");
+  }
+  auto store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto rows = store->ListGpuMinutes(FromUnixMillis(0), FromUnixMillis(1'800'000'000'000), 10);
+  ASSERT_TRUE(rows.ok()) << rows.error().ToString();
+  ASSERT_EQ(rows->size(), 2U);
+  for (const GpuMinute& row : *rows) {
+    EXPECT_EQ(row.allocated_ms, row.job ? 60'000 : 0) << row.uuid.value();
+  }
 }
 
 // A budget reads the runs of one period by end time: it must use index usage_by_end rather
