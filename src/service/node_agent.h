@@ -144,7 +144,8 @@ class AgentReports {
   virtual void OnSamples(NodeId node, std::vector<GpuSample> samples) = 0;
   // Kubernetes mode: the node's pods that hold GPUs, as one complete reading of its kubelet
   // (a pod not in it has ended there). Sent only after a reading that succeeded. Others ignore
-  // it.
+  // it. By value, like OnSamples: the overriders keep what they are given.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): the default ignores it
   virtual void OnPods(const NodeId& /*node*/, std::vector<KubePod> /*pods*/) {}
   // A remote agent is alive (it reported, if only to say so): see ControllerOptions::node_timeout.
   virtual void OnAgentHeartbeat(const NodeId& node) = 0;
