@@ -12,11 +12,15 @@
 
 #include "cluster.h"
 #include "daemon.h"
+#include "kube/pod_resources_client.h"
 
 namespace gf {
 namespace {
 
 constexpr std::string_view kCommand = "agent";
+// How long a round waits for the kubelet's pod-resources: well under the 1 s sampling period,
+// far over the kubelet's answer from memory (tens of microseconds).
+constexpr std::chrono::milliseconds kPodResourcesTimeout{500};
 
 }  // namespace
 
@@ -90,7 +94,18 @@ int RunAgent(const AgentOptions& options) {
   agent_options.power = *power;
   agent_options.self_test = *self_test;
   agent_options.mps = MpsFromFlags(options.mps_control, options.gpus, data_dir);
-  agent_options.jobs_from = options.slurm ? JobSource::kSlurm : JobSource::kGpufleet;
+  agent_options.jobs_from = options.slurm        ? JobSource::kSlurm
+                            : options.kubernetes ? JobSource::kKubernetes
+                                                 : JobSource::kGpufleet;
+  agent_options.proc_root = options.proc_root;
+  // The kubelet's pod-resources, read by the sampler thread alone (kube_watch.h).
+  PodResourcesClient pod_resources(options.pod_resources_socket);
+  if (options.kubernetes) {
+    agent_options.list_pod_gpus = [&pod_resources] {
+      return pod_resources.List(kPodResourcesTimeout);
+    };
+    agent_options.kubelet_log_root = options.kubelet_logs;
+  }
   LocalAgent agent(agent_options, **backend, executor, link, clock);
   link.Attach(&agent, [&agent] { agent.SayHelloAgain(); });
   link.Start();

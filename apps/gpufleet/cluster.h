@@ -26,6 +26,8 @@ struct ServerOptions {
   // Slurm companion mode (issue #23, docs/slurm.md): follow Slurm's jobs, schedule nothing.
   bool slurm = false;
   std::string slurm_poll = "5s";  // how often Slurm's jobs are read (scontrol show job)
+  // Kubernetes mode (issue #27, docs/kubernetes.md): pods are the jobs, schedule nothing.
+  bool kubernetes = false;
 };
 
 struct AgentOptions {
@@ -50,6 +52,14 @@ struct AgentOptions {
   // Slurm companion mode: GPU processes belong to Slurm jobs (their cgroup or SLURM_JOB_ID);
   // --node-name must be the node's Slurm name.
   bool slurm = false;
+  // Kubernetes mode: GPU processes belong to pods (their cgroup, the kubelet's pod-resources
+  // and log names); the node's pods that hold GPUs are reported as jobs.
+  bool kubernetes = false;
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::string kubelet_logs = "/var/log";  // holds the kubelet's pods/ and containers/
+  // Where the host's processes are read (a containerised agent with the host's /proc mounted
+  // elsewhere; tests: a synthetic tree).
+  std::string proc_root = "/proc";
 };
 
 // Both return the process exit code and run until SIGINT/SIGTERM. RunServer also returns (3)

@@ -167,6 +167,12 @@ int Main(int argc, char** argv) {
   server_cmd
       ->add_option("--slurm-poll", server.slurm_poll, "--slurm: how often Slurm's jobs are read")
       ->capture_default_str();
+  server_cmd
+      ->add_flag("--kubernetes",
+                 server.kubernetes,
+                 "beside Kubernetes: the pods that hold GPUs (as --kubernetes agents report "
+                 "them) are the jobs; schedule nothing, stop no pod (docs/kubernetes.md)")
+      ->excludes("--slurm");
 
   gf::AgentOptions agent;
   auto* agent_cmd = app.add_subcommand("agent", "run this node's agent, joined to a server");
@@ -194,6 +200,31 @@ int Main(int argc, char** argv) {
                       agent.slurm,
                       "beside slurmd: GPU processes belong to Slurm jobs (their cgroup or "
                       "SLURM_JOB_ID); --node-name is the node's Slurm name");
+  agent_cmd
+      ->add_flag("--kubernetes",
+                 agent.kubernetes,
+                 "on a Kubernetes node (a DaemonSet with hostPID): GPU processes belong to pods "
+                 "(their cgroup, the kubelet's pod-resources and log names); reports the "
+                 "node's pods that hold GPUs (docs/kubernetes.md)")
+      ->excludes("--slurm");
+  agent_cmd
+      ->add_option("--pod-resources-socket",
+                   agent.pod_resources_socket,
+                   "--kubernetes: the kubelet's pod-resources socket")
+      ->capture_default_str()
+      ->check(kNotEmpty);
+  agent_cmd
+      ->add_option("--kubelet-logs",
+                   agent.kubelet_logs,
+                   "--kubernetes: the folder holding the kubelet's pods/ and containers/ logs")
+      ->capture_default_str()
+      ->check(kNotEmpty);
+  agent_cmd
+      ->add_option("--proc-root",
+                   agent.proc_root,
+                   "where the host's processes are read (the host's /proc mounted elsewhere)")
+      ->capture_default_str()
+      ->check(kNotEmpty);
   agent_cmd->add_option("--label", agent.labels, "KEY=VALUE label of this node (repeatable)");
   agent_cmd->add_option("--node-cpus", agent.node_cpus, "CPUs of this node (default: online CPUs)");
   agent_cmd->add_option(

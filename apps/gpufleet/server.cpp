@@ -159,6 +159,7 @@ int RunServer(const ServerOptions& options) {
     slurm.emplace(MakeSlurmCommands(), std::chrono::duration_cast<Millis>(*slurm_poll));
     copts.slurm = &*slurm;
   }
+  copts.kubernetes = options.kubernetes;
   Controller controller(std::move(*store), clock, copts);
   if (Status s = controller.Load(); !s.ok()) {
     return Die(kCommand, s.error());

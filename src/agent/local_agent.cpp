@@ -50,6 +50,9 @@ LocalAgent::LocalAgent(LocalAgentOptions options,
     self_test_ = std::make_unique<GpuSelfTest>(
         options_.self_test, clock_, [this](const GpuUuid& uuid) { ResetGpuHealth(uuid); });
   }
+  if (options_.jobs_from == JobSource::kKubernetes) {
+    kube_ = std::make_unique<KubeWatch>(options_.list_pod_gpus, options_.kubelet_log_root);
+  }
   if (wake_fd_ < 0) {
     spdlog::warn("agent: eventfd: {}; queued work waits for the next fallback poll ({} ms)",
                  ErrnoText(errno),
@@ -104,7 +107,7 @@ Status LocalAgent::Start() {
   AgentHello hello;
   hello.node = node_;
   hello.run_dir = executor_.RunDir().string();
-  hello.jobs_from = options_.jobs_from == JobSource::kSlurm ? "slurm" : "";
+  hello.jobs_from = JobSourceName(options_.jobs_from);
   for (const RecoveredJob& job : executor_.Recover()) {
     if (job.still_running) {
       hello.running.push_back(job.job);
@@ -212,7 +215,7 @@ void LocalAgent::SayHelloAgain() {
     AgentHello hello;
     hello.node = node_;
     hello.run_dir = executor_.RunDir().string();
-    hello.jobs_from = options_.jobs_from == JobSource::kSlurm ? "slurm" : "";
+    hello.jobs_from = JobSourceName(options_.jobs_from);
     for (const auto& [job, shim_pid] : executor_.LiveShims()) {
       hello.running.push_back(job);
     }
@@ -498,6 +501,11 @@ void LocalAgent::SampleRound() {
   for (const GpuUuid& uuid : resets) {
     health_.Reset(uuid);
   }
+  std::optional<KubeReading> pods = kube_ ? kube_->Read() : std::nullopt;
+  if (kube_) {
+    attributor_.SetKubeView(pods ? std::optional<KubeNodeView>(std::move(pods->view))
+                                 : std::nullopt);
+  }
   attributor_.Attribute(samples, live);
   for (GpuSample& s : samples) {
     health_.Update(s);
@@ -512,6 +520,9 @@ void LocalAgent::SampleRound() {
     power_->Tick(samples);
   }
   reports_.OnSamples(options_.name, std::move(samples));
+  if (pods) {
+    reports_.OnPods(options_.name, std::move(pods->pods));
+  }
 }
 
 // Rounds start every sample_interval from the first (no drift); a round that overran the

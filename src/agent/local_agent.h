@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "agent/gpu_self_test.h"
+#include "agent/kube_watch.h"
 #include "agent/leftover_watch.h"
 #include "agent/mps_daemons.h"
 #include "agent/power_saver.h"
@@ -86,6 +87,11 @@ struct LocalAgentOptions {
   // Whose jobs the GPU processes are in (monitor/attribution.h): gpufleet's, or Slurm's beside
   // slurmd (`gpufleet agent --slurm`, issue #23), which this agent neither starts nor stops.
   JobSource jobs_from = JobSource::kGpufleet;
+  // Kubernetes mode (jobs_from kKubernetes, `--kubernetes`): which container holds which GPU
+  // (the kubelet's pod-resources, read once per sampling round) and where the kubelet's log
+  // folders are (`--kubelet-logs`), for KubeWatch (kube_watch.h).
+  ListPodGpus list_pod_gpus{};
+  std::filesystem::path kubelet_log_root = "/var/log";
 };
 
 class LocalAgent final : public NodeAgent {
@@ -175,6 +181,7 @@ class LocalAgent final : public NodeAgent {
   std::vector<bool> sample_failing_;        // per gpus_ entry: its last Sample failed (logged once)
   std::unique_ptr<PowerSaver> power_;       // null: no power policy; thread-safe itself
   std::unique_ptr<GpuSelfTest> self_test_;  // null: no self-test; fed by the sampler thread
+  std::unique_ptr<KubeWatch> kube_;         // Kubernetes mode only; the sampler thread's
   MpsDaemons mps_{options_.mps};            // the agent thread's (DoLaunch)
 
   std::mutex mu_;

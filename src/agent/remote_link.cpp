@@ -97,6 +97,12 @@ void RemoteLink::OnSamples(NodeId, std::vector<GpuSample> samples) {
   batch_.samples = std::move(samples);
 }
 
+void RemoteLink::OnPods(const NodeId&, std::vector<KubePod> pods) {
+  std::lock_guard lock(mu_);
+  // Like samples: each reading is complete, so the newest replaces one not sent yet.
+  batch_.pods = std::move(pods);
+}
+
 // ---- The sender ----
 
 std::chrono::milliseconds RemoteLink::Backoff(int failures) const {
@@ -210,6 +216,9 @@ bool RemoteLink::SendReports(ApiClient& client) {
     batch.exited.insert(batch.exited.end(), batch_.exited.begin(), batch_.exited.end());
     if (!batch_.samples.empty()) {
       batch.samples = std::move(batch_.samples);
+    }
+    if (batch_.pods) {
+      batch.pods = std::move(batch_.pods);
     }
     batch_ = std::move(batch);
     if (IsStaleSession(answer.error()) && session_ == session) {

@@ -65,6 +65,7 @@ class RemoteLink final : public AgentReports {
   void OnJobStarted(JobId job, std::int64_t pid, Time start_time) override;
   void OnJobExited(JobExitReport report) override;
   void OnSamples(NodeId node, std::vector<GpuSample> samples) override;
+  void OnPods(const NodeId& node, std::vector<KubePod> pods) override;
   void OnAgentHeartbeat(const NodeId&) override {}  // the server's side only
 
  private:

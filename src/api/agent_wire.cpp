@@ -254,6 +254,8 @@ Result<GpuProcessSample> ProcessFromJson(const json& body, const std::string& wh
   GF_ASSIGN_OR_RETURN(p.uid, f.Optional<std::uint32_t>("uid"));
   GF_ASSIGN_OR_RETURN(p.user, f.Get<std::string>("user"));
   GF_ASSIGN_OR_RETURN(p.unmanaged, f.Get<bool>("unmanaged"));
+  GF_ASSIGN_OR_RETURN(p.pod, f.Get<std::string>("pod"));
+  GF_ASSIGN_OR_RETURN(p.container, f.Get<std::string>("container"));
   GF_ASSIGN_OR_RETURN(std::string mig_uuid, f.Get<std::string>("mig_uuid"));
   p.mig_uuid = GpuUuid(std::move(mig_uuid));
   GF_ASSIGN_OR_RETURN(p.cpu_pct, f.Optional<double>("cpu_pct"));
@@ -584,6 +586,59 @@ Result<AgentSession> AgentSessionFromJson(const json& body) {
   return s;
 }
 
+namespace {
+
+// A pod as the report carries it: {"uid", "namespace", "name", "containers": [{"name",
+// "gpus": ["GPU-…"]}]}.
+json KubePodsToJson(const std::vector<KubePod>& pods) {
+  json out = json::array();
+  for (const KubePod& pod : pods) {
+    json containers = json::array();
+    for (const KubePodContainer& c : pod.containers) {
+      json gpus = json::array();
+      for (const GpuUuid& gpu : c.gpus) {
+        gpus.push_back(gpu.value());
+      }
+      containers.push_back(json{{"name", c.name}, {"gpus", std::move(gpus)}});
+    }
+    out.push_back(json{{"uid", pod.uid},
+                       {"namespace", pod.pod_namespace},
+                       {"name", pod.name},
+                       {"containers", std::move(containers)}});
+  }
+  return out;
+}
+
+Result<KubePod> KubePodFromJson(const json& v, const std::string& path) {
+  Fields f(v, path);
+  GF_TRY(f.Check());
+  KubePod pod;
+  GF_ASSIGN_OR_RETURN(pod.uid, f.Required<std::string>("uid"));
+  GF_ASSIGN_OR_RETURN(pod.pod_namespace, f.Required<std::string>("namespace"));
+  GF_ASSIGN_OR_RETURN(pod.name, f.Required<std::string>("name"));
+  GF_ASSIGN_OR_RETURN(
+      pod.containers,
+      f.List<KubePodContainer>(
+          "containers", [](const json& cv, const std::string& cp) -> Result<KubePodContainer> {
+            Fields c(cv, cp);
+            GF_TRY(c.Check());
+            KubePodContainer container;
+            GF_ASSIGN_OR_RETURN(container.name, c.Required<std::string>("name"));
+            GF_ASSIGN_OR_RETURN(
+                std::vector<std::string> gpus,
+                c.List<std::string>("gpus", [](const json& g, const std::string& gp) {
+                  return Fields::As<std::string>(g, gp);
+                }));
+            for (std::string& gpu : gpus) {
+              container.gpus.emplace_back(std::move(gpu));
+            }
+            return container;
+          }));
+  return pod;
+}
+
+}  // namespace
+
 json AgentReportBatchToJson(const AgentReportBatch& batch) {
   json started = json::array();
   for (const JobStartReport& s : batch.started) {
@@ -598,10 +653,14 @@ json AgentReportBatchToJson(const AgentReportBatch& batch) {
   for (const GpuSample& s : batch.samples) {
     samples.push_back(GpuSampleToJson(s));
   }
-  return json{{"started", std::move(started)},
-              {"exited", std::move(exited)},
-              {"samples", std::move(samples)},
-              {"done_seq", batch.done_seq}};
+  json out{{"started", std::move(started)},
+           {"exited", std::move(exited)},
+           {"samples", std::move(samples)},
+           {"done_seq", batch.done_seq}};
+  if (batch.pods) {
+    out["pods"] = KubePodsToJson(*batch.pods);
+  }
+  return out;
 }
 
 Result<AgentReportBatch> AgentReportBatchFromJson(const json& body) {
@@ -623,6 +682,10 @@ Result<AgentReportBatch> AgentReportBatchFromJson(const json& body) {
           }));
   GF_ASSIGN_OR_RETURN(batch.exited, f.List<JobExitReport>("exited", ExitFromJson));
   GF_ASSIGN_OR_RETURN(batch.samples, f.List<GpuSample>("samples", GpuSampleFromJson));
+  // Absent from agents that are not in Kubernetes mode and from older ones: no reading.
+  if (body.contains("pods")) {
+    GF_ASSIGN_OR_RETURN(batch.pods, f.List<KubePod>("pods", KubePodFromJson));
+  }
   GF_ASSIGN_OR_RETURN(batch.done_seq, f.Get<std::int64_t>("done_seq"));
   return batch;
 }

@@ -262,6 +262,43 @@ TEST(AgentWireTest, ReportBatchRoundTripsWithEverySampleFieldSetAndUnset) {
   EXPECT_EQ(back.done_seq, 1234);
 }
 
+// Kubernetes mode (issue #27): a reading of the node's pods rides with the batch; no reading
+// (an agent of another kind, an older one, or a kubelet that did not answer) is no "pods" at all,
+// which the server must not take for a node without pods.
+TEST(AgentWireTest, ReportBatchCarriesThePodsOfAReadingAndNoneWithout) {
+  AgentReportBatch batch;
+  batch.pods = std::vector<KubePod>{
+      KubePod{.uid = "0f2c9a4e-1b7d-4c3a-9e8f-5a6b7c8d9e01",
+              .pod_namespace = "research",
+              .name = "train-0",
+              .containers = {{.name = "trainer", .gpus = {GpuUuid("GPU-0"), GpuUuid("GPU-1")}},
+                             {.name = "eval", .gpus = {GpuUuid("GPU-2")}}}}};
+  GpuSample sample;
+  sample.uuid = GpuUuid("GPU-3");
+  sample.processes = {GpuProcessSample{
+      .pid = 9, .unmanaged = true, .pod = "research/train-0", .container = "eval"}};
+  batch.samples = {sample};
+  AgentReportBatch back =
+      ReadBack(AgentReportBatchFromJson(OverTheWire(AgentReportBatchToJson(batch))));
+  EXPECT_EQ(back.pods, batch.pods);
+  EXPECT_EQ(back.samples[0].processes[0], sample.processes[0]);
+
+  batch.pods = std::vector<KubePod>{};  // a reading: no pod holds a GPU
+  back = ReadBack(AgentReportBatchFromJson(OverTheWire(AgentReportBatchToJson(batch))));
+  ASSERT_TRUE(back.pods.has_value());
+  EXPECT_TRUE(back.pods->empty());
+
+  batch.pods.reset();
+  json none = AgentReportBatchToJson(batch);
+  EXPECT_FALSE(none.contains("pods"));
+  EXPECT_FALSE(ReadBack(AgentReportBatchFromJson(none)).pods.has_value());
+
+  json broken = AgentReportBatchToJson(AgentReportBatch{.pods = std::vector<KubePod>{KubePod{}}});
+  broken["pods"][0].erase("uid");
+  EXPECT_NE(ReadError(AgentReportBatchFromJson, broken).find("reports.pods[0].uid"),
+            std::string::npos);
+}
+
 TEST(AgentWireTest, LaunchCarriesBytesThatAreNotUtf8Exactly) {
   const Job job = LaunchedJob();
   AgentCommand launch{.seq = 7, .kind = AgentCommand::Kind::kLaunch, .job = job, .job_id = job.id};

@@ -54,6 +54,8 @@ json ProcessesToJson(const std::vector<GpuProcessSample>& processes) {
                        {"uid", OptionalValue(p.uid)},
                        {"user", p.user},
                        {"unmanaged", p.unmanaged},
+                       {"pod", p.pod},
+                       {"container", p.container},
                        {"mig_uuid", p.mig_uuid.value().empty() ? json() : json(p.mig_uuid.value())},
                        {"cpu_pct", OptionalValue(p.cpu_pct)},
                        {"host_memory_mib", OptionalValue(p.host_memory_mib)},
@@ -175,7 +177,10 @@ json GpuStatusToJson(const GpuStatus& status) {
                            {"user", h.user},
                            {"team", h.team},
                            {"share_milli", h.share_milli},
-                           {"memory_limit_mib", h.memory_limit_mib}});
+                           {"memory_limit_mib", h.memory_limit_mib},
+                           {"namespace", h.pod_namespace},
+                           {"pod", h.pod},
+                           {"container", h.container}});
   }
   out["holders"] = std::move(holders);
   out["conditions"] = status.conditions;

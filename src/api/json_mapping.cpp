@@ -16,6 +16,7 @@
 #include "api/json_mapping_internal.h"
 #include "core/duration.h"
 #include "json/json_text.h"
+#include "model/kube_pod.h"
 
 namespace gf {
 namespace {
@@ -132,6 +133,30 @@ json StartEstimateJson(const std::optional<StartEstimate>& start) {
               {"latest_ms", ToUnixMillis(start->latest)}};
 }
 
+namespace {
+
+// Kubernetes mode: the pod a job is (model/kube_pod.h); null for any other job.
+json PodOfJobJson(const Job& job) {
+  const std::optional<KubePod> pod = KubePodOfJobEnv(job.spec.env);
+  if (!pod) {
+    return json();
+  }
+  json containers = json::array();
+  for (const KubePodContainer& c : pod->containers) {
+    json gpus = json::array();
+    for (const GpuUuid& gpu : c.gpus) {
+      gpus.push_back(gpu.value());
+    }
+    containers.push_back(json{{"name", c.name}, {"gpus", std::move(gpus)}});
+  }
+  return json{{"uid", pod->uid},
+              {"namespace", pod->pod_namespace},
+              {"name", pod->name},
+              {"containers", std::move(containers)}};
+}
+
+}  // namespace
+
 json JobRowToJson(const Job& job) {
   const std::optional<ArrayTask>& task = job.spec.array;
   const std::optional<GangMember>& gang = job.spec.gang;
@@ -148,6 +173,7 @@ json JobRowToJson(const Job& job) {
       {"uid", job.owner.uid},
       {"gid", job.owner.gid},
       {"team", job.spec.team},
+      {"pod", PodOfJobJson(job)},
       {"state", ToString(job.state)},
       {"priority", ToString(job.spec.priority)},
       {"gpus", job.spec.request.gpus},

@@ -436,6 +436,8 @@ TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
   stray.user = "mallory";
   stray.unmanaged = true;
   stray.mig_uuid = GpuUuid("MIG-1");  // on a MIG device of the GPU
+  stray.pod = "ml/train-0";           // Kubernetes mode: a pod's process outside its allocation
+  stray.container = "sidecar";
   s.processes = {managed, stray};
   const json p = GpuSampleToJson(s)["processes"];
   ASSERT_EQ(p.size(), 2u);
@@ -448,6 +450,8 @@ TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
                   {"uid", 1000},
                   {"user", "alice"},
                   {"unmanaged", false},
+                  {"pod", ""},
+                  {"container", ""},
                   {"mig_uuid", nullptr},
                   {"cpu_pct", 150.5},
                   {"host_memory_mib", 2048},
@@ -464,6 +468,8 @@ TEST(ApiJsonMappingTest, ProcessesCarryAttribution) {
   EXPECT_EQ(p[1]["uid"], 1001);
   EXPECT_EQ(p[1]["user"], "mallory");
   EXPECT_EQ(p[1]["unmanaged"], true);
+  EXPECT_EQ(p[1]["pod"], "ml/train-0");
+  EXPECT_EQ(p[1]["container"], "sidecar");
 }
 
 TEST(ApiJsonMappingTest, GpuStatusHasHolderTeamAndConditions) {
@@ -508,15 +514,19 @@ TEST(ApiJsonMappingTest, SharedGpuListsEveryHolder) {
                               .user = "bo",
                               .team = "nlp",
                               .share_milli = 500,
-                              .memory_limit_mib = 0}};
+                              .memory_limit_mib = 0,
+                              .pod_namespace = "nlp",
+                              .pod = "notebook-bo",
+                              .container = "jupyter"}};
   status.conditions = {"gpu_memory_over_limit"};
   const json g = GpuStatusToJson(status);
   EXPECT_TRUE(g["job"].is_null());  // several holders: no single job
   EXPECT_EQ(g["user"], "");
   EXPECT_EQ(g["holders"], json::parse(R"([{"job":12,"user":"ann","team":"","share_milli":250,
-                             "memory_limit_mib":20480},
+                             "memory_limit_mib":20480,"namespace":"","pod":"","container":""},
                             {"job":13,"user":"bo","team":"nlp","share_milli":500,
-                             "memory_limit_mib":0}])"));
+                             "memory_limit_mib":0,"namespace":"nlp","pod":"notebook-bo",
+                             "container":"jupyter"}])"));
   EXPECT_EQ(g["conditions"], json({"gpu_memory_over_limit"}));
 }
 

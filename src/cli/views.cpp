@@ -271,7 +271,10 @@ std::string GpuUserText(const json& gpu) {
   }
   std::vector<std::string> users;
   for (const json& holder : holders) {
-    const std::string user = JsonText(holder, "user");
+    // A pod (Kubernetes mode) by its namespace and name: its user is not known.
+    const std::string pod = holder.value("pod", std::string());
+    const std::string user = pod.empty() ? JsonText(holder, "user")
+                                         : holder.value("namespace", std::string()) + "/" + pod;
     if (std::find(users.begin(), users.end(), user) == users.end()) {
       users.push_back(user);
     }
@@ -553,6 +556,18 @@ void PrintJob(const json& job, std::int64_t now_ms, std::ostream& out) {
   const std::string exit_code = JsonText(job, "exit_code", "");
   Line(out, "Job", JsonText(job, "id") + " (" + JsonText(job, "name") + ")");
   Line(out, "User", JsonText(job, "user") + "  team " + TeamLabel(JsonText(job, "team", "")));
+  if (const auto pod = job.find("pod"); pod != job.end() && pod->is_object()) {
+    // Kubernetes mode: the pod the job is, and which container holds which GPU.
+    std::string containers;
+    for (const json& c : pod->value("containers", json::array())) {
+      containers += (containers.empty() ? "" : ", ") + c.value("name", std::string()) + " (" +
+                    JsonJoined(c.value("gpus", json::array()), ",") + ")";
+    }
+    Line(out,
+         "Pod",
+         pod->value("namespace", std::string()) + "/" + pod->value("name", std::string()) +
+             "  uid " + pod->value("uid", std::string()) + "  containers " + containers);
+  }
   Line(
       out, "State", JsonText(job, "state") + (exit_code.empty() ? "" : "  exit code " + exit_code));
   Line(out, "Reason", JsonText(job, "reason"));

@@ -53,7 +53,8 @@ std::string Truncate(std::string text, std::size_t max);
 // shared by several (their shares added up); "-" when free. From `holders`, else `job` (a
 // server older than sharing).
 std::string GpuJobText(const nlohmann::json& gpu);
-// The users of a GPU's holders, each once, comma-separated; "-" when free.
+// The users of a GPU's holders, each once, comma-separated; "-" when free. A pod that holds it
+// (Kubernetes mode) is named "namespace/pod" instead.
 std::string GpuUserText(const nlohmann::json& gpu);
 
 // A GPU's sharing mode in words: "shared", "mps", "exclusive"; "shared→exclusive" while a

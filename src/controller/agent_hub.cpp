@@ -490,6 +490,9 @@ Status AgentHub::Report(const Caller& caller, std::int64_t session, AgentReportB
   if (!batch.samples.empty()) {
     reports_.OnSamples(agent->node(), std::move(batch.samples));
   }
+  if (batch.pods) {
+    reports_.OnPods(agent->node(), std::move(*batch.pods));
+  }
   reports_.OnAgentHeartbeat(agent->node());
   return OkStatus();
 }

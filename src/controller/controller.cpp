@@ -82,7 +82,7 @@ Controller::Controller(std::unique_ptr<Store> store,
                                  .node_timeout = options_.node_timeout,
                                  .liveness_clock = options_.liveness_clock,
                                  .kill_grace = options_.kill_grace,
-                                 .jobs_are_slurms = options_.slurm != nullptr},
+                                 .jobs_from = JobsFrom()},
                  NodeDeskParts{.jobs = jobs_,
                                .nodes = nodes_,
                                .telemetry = *telemetry_,
@@ -93,12 +93,15 @@ Controller::Controller(std::unique_ptr<Store> store,
                                .clock = clock_}),
       slurm_desk_(
           SlurmDeskParts{.jobs = jobs_, .nodes = nodes_, .node_desk = node_desk_, .clock = clock_}),
+      kube_desk_(
+          KubeDeskParts{.jobs = jobs_, .nodes = nodes_, .node_desk = node_desk_, .clock = clock_}),
       idle_(options_.policy,
             IdleStageParts{.jobs = jobs_,
                            .nodes = nodes_,
                            .telemetry = *telemetry_,
                            .out = out_,
-                           .clock = clock_}),
+                           .clock = clock_},
+            /*reaps=*/!options_.kubernetes),
       ready_(ReadyGpusOptions{},
              ReadyGpusParts{.jobs = jobs_, .nodes = nodes_, .out = out_, .clock = clock_}),
       notifications_(options_.policy,
@@ -218,12 +221,12 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
   if (!fatal_) {
     node_desk_.CheckLiveness();
     node_desk_.UpdateDrains();
-    if (options_.slurm == nullptr) {  // Slurm enforces its own limits and schedules its jobs
+    if (JobsFrom() == JobSource::kGpufleet) {  // Slurm, Kubernetes enforce their own limits
       jobs_.EnforceTimeLimits();
     }
     gpus_.EnforceMemoryLimits();
     idle_.Run();
-    if (options_.slurm == nullptr) {
+    if (JobsFrom() == JobSource::kGpufleet) {  // else Slurm or Kubernetes schedules
       jobs_.SettleGangs();  // before the pass: a requeued gang's running members are told to stop
       Schedule();
       jobs_.SettleGangs();  // after it: a preempted member's gang follows it
@@ -310,6 +313,17 @@ void Controller::RenewLease() {
 // The stops the turn decided, sent once it is durable (a kill of a run its agent no longer has
 // is a no-op there).
 void Controller::SendKills() {
+  if (options_.kubernetes) {
+    // Kubernetes runs the pod: gpufleet does not stop it (deleting pods is not built yet).
+    for (const KillOrder& kill : jobs_.TakeKills()) {
+      jobs_.Record(kill.job,
+                   "kill_dropped",
+                   "controller",
+                   "not carried out (" + kill.cause +
+                       "): this gpufleet server follows Kubernetes and stops no pod");
+    }
+    return;
+  }
   if (options_.slurm != nullptr) {
     // Slurm runs the job: it is stopped through Slurm, and its end read back from Slurm.
     for (KillOrder& kill : jobs_.TakeKills()) {
@@ -431,11 +445,29 @@ Error FollowsSlurm() {
       "its GPUs and their use once Slurm has it");
 }
 
+Error FollowsKubernetes() {
+  return FailedPrecondition(
+      "this gpufleet server follows Kubernetes (--kubernetes): create pods with kubectl (GPUs "
+      "requested as resources.limits nvidia.com/gpu); gpufleet shows each pod, its GPUs and their "
+      "use once its node's agent reports it");
+}
+
+// Why a submission is refused here, if it is: the jobs are another scheduler's.
+std::optional<Error> RefusesSubmissions(const ControllerOptions& options) {
+  if (options.slurm != nullptr) {
+    return FollowsSlurm();
+  }
+  if (options.kubernetes) {
+    return FollowsKubernetes();
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
-  if (options_.slurm != nullptr) {
-    return FollowsSlurm();
+  if (std::optional<Error> refused = RefusesSubmissions(options_)) {
+    return *refused;
   }
   return CallAccepting<Job>([this, caller, spec = std::move(spec)]() mutable {
     return desk_.Submit(caller, std::move(spec));
@@ -445,8 +477,8 @@ Result<Job> Controller::Submit(const Caller& caller, JobSpec spec) {
 Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
                                                  JobSpec spec,
                                                  ArrayRequest array) {
-  if (options_.slurm != nullptr) {
-    return FollowsSlurm();
+  if (std::optional<Error> refused = RefusesSubmissions(options_)) {
+    return *refused;
   }
   return CallAccepting<std::vector<Job>>(
       [this, caller, spec = std::move(spec), array = std::move(array)]() mutable {
@@ -455,7 +487,18 @@ Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
 }
 
 Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {
-  return CallAccepting<Job>([this, caller, id] {
+  return CallAccepting<Job>([this, caller, id]() -> Result<Job> {
+    if (options_.kubernetes) {
+      const Job* job = jobs_.Find(id);
+      const std::optional<KubePod> pod =
+          job != nullptr ? KubePodOfJobEnv(job->spec.env) : std::nullopt;
+      if (pod) {
+        return FailedPrecondition("job " + std::to_string(id.value()) + " is Kubernetes pod " +
+                                  pod->pod_namespace + "/" + pod->name +
+                                  ", which gpufleet does not stop: kubectl delete pod -n " +
+                                  pod->pod_namespace + " " + pod->name);
+      }
+    }
     const Job* before = jobs_.Find(id);
     const bool pending = before != nullptr && before->state == JobState::kPending;
     Result<Job> cancelled = desk_.Cancel(caller, id);
@@ -615,6 +658,20 @@ void Controller::OnJobStarted(JobId id, std::int64_t pid, Time start_time) {
 
 void Controller::OnJobExited(JobExitReport report) {
   Post([this, report = std::move(report)] { node_desk_.JobExited(report); });
+}
+
+void Controller::OnPods(const NodeId& node, std::vector<KubePod> pods) {
+  if (!options_.kubernetes) {
+    return;  // an agent of another kind: its node is drained (NodeDesk::CheckJobSource)
+  }
+  Post([this, node, pods = std::move(pods)] { kube_desk_.Apply(node, pods); });
+}
+
+JobSource Controller::JobsFrom() const {
+  if (options_.slurm != nullptr) {
+    return JobSource::kSlurm;
+  }
+  return options_.kubernetes ? JobSource::kKubernetes : JobSource::kGpufleet;
 }
 
 void Controller::OnSlurmJobs(std::vector<SlurmJob> jobs) {

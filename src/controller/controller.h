@@ -46,6 +46,7 @@
 #include "controller/gpu_care.h"
 #include "controller/idle_stage.h"
 #include "controller/job_desk.h"
+#include "controller/kube_desk.h"
 #include "controller/launch_env.h"
 #include "controller/node_desk.h"
 #include "controller/node_registry.h"
@@ -128,6 +129,12 @@ struct ControllerOptions {
   // no pass runs, no time limit is enforced here, and a node that falls silent loses no job.
   // Null: gpufleet schedules. Thread-safe; must outlive the controller.
   SlurmLink* slurm = nullptr;
+  // Kubernetes mode (`gpufleet server --kubernetes`, issue #27; kube_desk.h): Kubernetes
+  // schedules, gpufleet follows the pods its agents report (OnPods). Nothing is submitted, no
+  // pass runs, no time limit is enforced, a silent node ends no pod, and gpufleet stops no pod:
+  // a cancel is refused with the kubectl command, the idle reaper warns and notifies but does
+  // not reap, kill orders are dropped with an event (deleting pods is a later step of #27).
+  bool kubernetes = false;
 };
 
 class Controller final : public ClusterService, public AgentReports, private JobBookListener {
@@ -215,6 +222,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   void OnJobExited(JobExitReport report) override;
   void OnSamples(NodeId node, std::vector<GpuSample> samples) override;
   void OnAgentHeartbeat(const NodeId& node) override;
+  // Kubernetes mode: a node's pods that hold GPUs, applied on the state thread (KubeDesk).
+  void OnPods(const NodeId& node, std::vector<KubePod> pods) override;
 
   // Companion mode: one complete reading of Slurm's jobs (SlurmLink's thread), applied on the
   // state thread (SlurmDesk::Apply).
@@ -222,6 +231,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
 
  private:
   using Counters = ControllerCounters;  // behind Stats(), published with each view
+  // Whose jobs run on the nodes: gpufleet's, or in a companion mode Slurm's or Kubernetes'.
+  JobSource JobsFrom() const;
   // Runs fn on the state thread; returns its result once the turn is committed.
   template <typename T>
   Result<T> Call(std::function<Result<T>()> fn);
@@ -305,6 +316,8 @@ class Controller final : public ClusterService, public AgentReports, private Job
   NodeDesk node_desk_;
   // Slurm's jobs followed in companion mode (slurm_desk.h).
   SlurmDesk slurm_desk_;
+  // Kubernetes' pods followed in Kubernetes mode (kube_desk.h).
+  KubeDesk kube_desk_;
   // The idle reaper and its verdicts applied (idle_stage.h).
   IdleStage idle_;
   // The load forecast and the idle GPUs each node keeps ready for it (ready_gpus.h).

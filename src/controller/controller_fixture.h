@@ -47,12 +47,14 @@ class ControllerFixture : public ::testing::Test {
     options.policy = policy_;
     options.energy_price = energy_price_;
     options.slurm = slurm_;
+    options.kubernetes = kubernetes_;
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
     controller_->Start();
     AgentHello hello{TestNode(gpus_), std::move(running), std::move(ended)};
-    hello.jobs_from = slurm_ != nullptr ? "slurm" : "";  // an agent of the server's kind
+    // An agent of the server's kind.
+    hello.jobs_from = slurm_ != nullptr ? "slurm" : kubernetes_ ? "kubernetes" : "";
     controller_->OnAgentHello(std::move(hello));
     // Reads do not wait for the state thread (view.h): the hello's turn is over once the node
     // is listed.
@@ -73,6 +75,7 @@ class ControllerFixture : public ::testing::Test {
   PolicyConfig policy_;                              // before Boot
   EnergyPrice energy_price_;                         // before Boot
   SlurmLink* slurm_ = nullptr;                       // companion mode: before Boot
+  bool kubernetes_ = false;                          // Kubernetes mode: before Boot
   std::unique_ptr<Controller> controller_;
 };
 

@@ -76,6 +76,9 @@ void IdleReaper::JudgeOne(const IdleCandidate& c, Time now, std::vector<IdleVerd
   if (auto warned = warnings_.find(id); warned != warnings_.end()) {
     // A different start means the GPUs were active in between, even if idle again now.
     if (since && *since == warned->second.idle_since) {
+      if (!reaps_) {
+        return;  // warned once for this idle spell: nothing more is done
+      }
       if (now >= warned->second.deadline) {
         out.push_back(Reap(c, *since, now));
       } else {
@@ -99,27 +102,33 @@ void IdleReaper::JudgeOne(const IdleCandidate& c, Time now, std::vector<IdleVerd
   }
   out.push_back(Warn(c, *since, now));
   warnings_[id] = Warning{.idle_since = *since, .deadline = now + c.rule.grace, .reason = reason};
-  if (c.rule.grace.count() == 0) {
+  if (c.rule.grace.count() == 0 && reaps_) {
     out.push_back(Reap(c, *since, now));
   }
 }
 
 IdleVerdict IdleReaper::Warn(const IdleCandidate& c, Time since, Time now) {
   const std::string action = ActionText(*c.job, c.rule.action);
-  const std::string message = IdleText(c, since, now) + "; " + action + " in " +
-                              FormatDuration(c.rule.grace) + " unless they are used";
-  NoteAt(now + c.rule.grace);
+  const std::string message =
+      reaps_ ? IdleText(c, since, now) + "; " + action + " in " + FormatDuration(c.rule.grace) +
+                   " unless they are used"
+             : IdleText(c, since, now) + "; gpufleet stops no Kubernetes pod (reported only)";
+  if (reaps_) {
+    NoteAt(now + c.rule.grace);
+  }
   // The reason is what `gpufleet show` and `queue` tell its owner. In memory only, like a
   // pending reason: the warning itself is not kept across a restart (the event log keeps it).
-  return IdleVerdict{.job = c.job->id,
-                     .step = IdleStep::kWarn,
-                     .action = c.rule.action,
-                     .event = message,
-                     .reason = "idle warning: " + message,
-                     .notify_kind = NotifyKind::kIdleWarning,
-                     .notify_subject = JobLabel(*c.job) + " is idle: " + action + " in " +
-                                       FormatDuration(c.rule.grace) + " unless its GPUs are used",
-                     .notify_message = message};
+  return IdleVerdict{
+      .job = c.job->id,
+      .step = IdleStep::kWarn,
+      .action = c.rule.action,
+      .event = message,
+      .reason = "idle warning: " + message,
+      .notify_kind = NotifyKind::kIdleWarning,
+      .notify_subject = !reaps_ ? JobLabel(*c.job) + " is idle: its GPUs are not used"
+                                : JobLabel(*c.job) + " is idle: " + action + " in " +
+                                      FormatDuration(c.rule.grace) + " unless its GPUs are used",
+      .notify_message = message};
 }
 
 IdleVerdict IdleReaper::Reap(const IdleCandidate& c, Time since, Time now) {

@@ -69,6 +69,10 @@ struct IdleVerdict {
 
 class IdleReaper {
  public:
+  // `reaps` false (Kubernetes mode, where gpufleet stops no pod): an idle job is warned (event,
+  // reason, notification) and stays warned while idle; its grace's end reaps nothing.
+  explicit IdleReaper(bool reaps = true) : reaps_(reaps) {}
+
   // How often the running jobs are judged: GPU samples arrive about once a second, and a
   // threshold is minutes, so judging on every loop turn would only cost time on a busy turn.
   static constexpr Millis kCheckInterval{1000};
@@ -106,6 +110,7 @@ class IdleReaper {
   IdleVerdict Reap(const IdleCandidate& c, Time since, Time now);
   void NoteAt(Time at);
 
+  bool reaps_;
   std::map<JobId, Warning> warnings_;
   std::optional<Time> next_at_;
   std::optional<Time> checked_at_;

@@ -6,8 +6,8 @@
 
 namespace gf {
 
-IdleStage::IdleStage(const PolicyConfig& policy, IdleStageParts parts)
-    : policy_(policy), p_(parts) {}
+IdleStage::IdleStage(const PolicyConfig& policy, IdleStageParts parts, bool reaps)
+    : policy_(policy), p_(parts), reaper_(reaps) {}
 
 void IdleStage::Run() {
   const Time now = p_.clock.Now();

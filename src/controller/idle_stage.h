@@ -27,7 +27,8 @@ struct IdleStageParts {
 
 class IdleStage {
  public:
-  IdleStage(const PolicyConfig& policy, IdleStageParts parts);
+  // `reaps` false: the reaper only warns (IdleReaper; Kubernetes mode).
+  IdleStage(const PolicyConfig& policy, IdleStageParts parts, bool reaps = true);
 
   // Judges the running jobs when the reaper is due, and applies its verdicts.
   void Run();

@@ -10,6 +10,7 @@
 
 #include "controller/accounting.h"
 #include "controller/launch_env.h"
+#include "model/kube_pod.h"
 #include "scheduler/idle_policy.h"
 
 namespace gf {
@@ -19,7 +20,7 @@ NodeDesk::NodeDesk(const NodeDeskOptions& options, NodeDeskParts parts)
       node_timeout_(options.node_timeout),
       liveness_clock_(options.liveness_clock),
       kill_grace_(options.kill_grace),
-      jobs_are_slurms_(options.jobs_are_slurms),
+      jobs_from_(options.jobs_from),
       p_(parts) {}
 
 void NodeDesk::JobStarted(JobId id, std::int64_t pid, Time start_time) {
@@ -89,24 +90,64 @@ std::vector<std::string> NodeDesk::GpuModelsOfJob(const Job& job) const {
 
 namespace {
 
-constexpr std::string_view kSlurmAgentHere =
-    "its agent runs beside Slurm (--slurm) but this server schedules: start the agent without "
-    "--slurm, or the server with --slurm";
-constexpr std::string_view kAgentNotSlurm =
-    "its agent runs without --slurm but this server follows Slurm (--slurm): start the agent "
-    "with --slurm, beside slurmd";
+// A source's flag, how an agent of it runs, and where an agent of it belongs.
+struct SourceWords {
+  std::string_view flag;
+  std::string_view agent_runs;
+  std::string_view server_follows;
+  std::string_view agent_place;
+};
+
+SourceWords WordsOf(JobSource source) {
+  switch (source) {
+    case JobSource::kSlurm:
+      return {"--slurm", "beside Slurm", "Slurm", "beside slurmd"};
+    case JobSource::kKubernetes:
+      return {"--kubernetes", "on Kubernetes", "Kubernetes", "as a DaemonSet beside the kubelet"};
+    case JobSource::kGpufleet:
+      break;
+  }
+  return {"", "", "", ""};
+}
+
+// Why a node whose agent's jobs come from `agent` is drained under a server of `server`, with
+// the fix: "its agent runs beside Slurm (--slurm) but this server schedules: start the agent
+// without --slurm, or the server with --slurm".
+std::string MismatchReason(JobSource agent, JobSource server) {
+  const SourceWords a = WordsOf(agent);
+  const SourceWords s = WordsOf(server);
+  std::string reason = "its agent runs ";
+  reason += agent == JobSource::kGpufleet
+                ? "without " + std::string(s.flag)
+                : std::string(a.agent_runs) + " (" + std::string(a.flag) + ")";
+  if (server == JobSource::kGpufleet) {
+    return reason + " but this server schedules: start the agent without " + std::string(a.flag) +
+           ", or the server with " + std::string(a.flag);
+  }
+  return reason + " but this server follows " + std::string(s.server_follows) + " (" +
+         std::string(s.flag) + "): start the agent with " + std::string(s.flag) + ", " +
+         std::string(s.agent_place);
+}
 
 }  // namespace
 
-// An agent and a server that disagree on whose jobs run on the node: a Slurm agent would have
-// gpufleet's launches run beside Slurm's jobs, and a plain agent under a Slurm server would
-// call every Slurm process unmanaged. The node is drained with the fix, and the drain lifted
-// once an agent of the right kind says hello (an admin's own drain is left alone).
-void NodeDesk::CheckJobSource(const NodeId& node, bool agent_follows_slurm) {
+// An agent and a server that disagree on whose jobs run on the node: a Slurm or Kubernetes
+// agent would have gpufleet's launches run beside Slurm's jobs or the pods, and a plain agent
+// under a Slurm or Kubernetes server would call every process of theirs unmanaged. The node is
+// drained with the fix, and the drain lifted once an agent of the right kind says hello (an
+// admin's own drain is left alone).
+void NodeDesk::CheckJobSource(const NodeId& node, const std::string& agent_jobs_from) {
   const std::optional<std::string>& drain = p_.nodes.At(node).drain;
-  const bool ours = drain && (*drain == kSlurmAgentHere || *drain == kAgentNotSlurm);
-  if (agent_follows_slurm != jobs_are_slurms_) {
-    const std::string reason(agent_follows_slurm ? kSlurmAgentHere : kAgentNotSlurm);
+  bool ours = false;
+  for (const JobSource agent : {JobSource::kGpufleet, JobSource::kSlurm, JobSource::kKubernetes}) {
+    ours = ours || (drain && agent != jobs_from_ && *drain == MismatchReason(agent, jobs_from_));
+  }
+  const std::optional<JobSource> agent = JobSourceOfName(agent_jobs_from);
+  if (agent != jobs_from_) {
+    const std::string reason = agent
+                                   ? MismatchReason(*agent, jobs_from_)
+                                   : "its agent's jobs come from \"" + agent_jobs_from +
+                                         "\", which this server does not know: upgrade the server";
     if (drain != reason && p_.nodes.SetDrain(node, reason).ok()) {
       spdlog::error("controller: node {} drained: {}", node.value(), reason);
       p_.jobs.Record(std::nullopt, "node", "controller", "drain " + node.value() + ": " + reason);
@@ -149,7 +190,7 @@ void NodeDesk::CheckLiveness() {
     p_.jobs.Record(std::nullopt, "node", "controller", cause);
     spdlog::warn("controller: {}", cause);
     for (auto& [id, job] : p_.jobs.Active()) {
-      if (!jobs_are_slurms_ && HoldsGpus(job) && job.allocation->node == name) {
+      if (jobs_from_ == JobSource::kGpufleet && HoldsGpus(job) && job.allocation->node == name) {
         p_.jobs.Lose(job, cause);
       }
     }
@@ -175,6 +216,7 @@ void NodeDesk::AssignGpus(const Job& job) {
   // The idle reaper's threshold travels with the assignment: Telemetry judges each sample.
   const std::optional<IdleReaping> rule = IdleReapingFor(policy_, job.spec);
   const int idle_util_below = rule ? rule->util_below_pct : kDefaultIdleUtilBelowPct;
+  const std::optional<KubePod> pod = KubePodOfJobEnv(job.spec.env);  // a pod (kube_desk.h)
   for (const GpuUuid& uuid : job.allocation->gpus) {
     // The team as the store's usage records and quotas key it ("" = no team), so that GPU
     // minutes and runs add up per team in reports; /metrics labels "" as "default".
@@ -185,7 +227,10 @@ void NodeDesk::AssignGpus(const Job& job) {
                                       .idle_util_below_pct = idle_util_below,
                                       .since = p_.clock.Now(),
                                       .share_milli = job.allocation->gpu_milli,
-                                      .memory_limit_mib = job.allocation->gpu_memory_mib});
+                                      .memory_limit_mib = job.allocation->gpu_memory_mib,
+                                      .pod_namespace = pod ? pod->pod_namespace : "",
+                                      .pod = pod ? pod->name : "",
+                                      .container = pod ? KubeContainerOfGpu(*pod, uuid) : ""});
   }
 }
 
@@ -244,8 +289,8 @@ void NodeDesk::Hello(AgentHello hello) {
                        std::to_string(entry.node.gpus.size()) + " GPUs (" + entry.node.gpu_backend +
                        ")");
   }
-  CheckJobSource(name, hello.jobs_from == "slurm");
-  if (jobs_are_slurms_) {
+  CheckJobSource(name, hello.jobs_from);
+  if (jobs_from_ != JobSource::kGpufleet) {
     return;
   }
   std::set<JobId> running(hello.running.begin(), hello.running.end());

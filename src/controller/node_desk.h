@@ -22,6 +22,7 @@
 #include "controller/usage_book.h"
 #include "core/clock.h"
 #include "lifecycle/job_book.h"
+#include "monitor/attribution.h"
 #include "monitor/telemetry.h"
 #include "service/node_agent.h"
 #include "service/service.h"
@@ -35,9 +36,10 @@ struct NodeDeskOptions {
   // The monotonic clock liveness is judged on.
   std::function<std::chrono::steady_clock::time_point()> liveness_clock;
   std::chrono::seconds kill_grace{10};  // for kills re-sent at a hello
-  // Companion mode (slurm_desk.h): the jobs are Slurm's, which the agents neither run nor
-  // report; a hello or a silent node says nothing of them (Slurm does).
-  bool jobs_are_slurms = false;
+  // Whose jobs run on the nodes: gpufleet's, or in companion mode Slurm's (slurm_desk.h) or
+  // Kubernetes' pods (kube_desk.h), which the agents neither run nor stop; a hello or a silent
+  // node says nothing of those (Slurm does; for pods, only an agent's report of its node's pods).
+  JobSource jobs_from = JobSource::kGpufleet;
 };
 
 // The controller's parts the desk works with; each must outlive it.
@@ -96,9 +98,10 @@ class NodeDesk {
   // The agent reported the job's exit: the run ends (JobBook::Exited), GPUs with leftover
   // processes are held back, and the agent may forget the exit once the turn is durable.
   void Finish(Job& job, const JobExitReport& report);
-  // Drains the node when its agent and this server disagree on whose jobs run there (Slurm's
-  // or gpufleet's), with the fix; lifts that drain once they agree.
-  void CheckJobSource(const NodeId& node, bool agent_follows_slurm);
+  // Drains the node when its agent and this server disagree on whose jobs run there
+  // (gpufleet's, Slurm's or Kubernetes'; `agent_jobs_from` as the hello names it), with the
+  // fix; lifts that drain once they agree.
+  void CheckJobSource(const NodeId& node, const std::string& agent_jobs_from);
   // The node's state from what is known of it (NodeRegistry::RefreshState): drained once no
   // job holds its GPUs. A change is recorded and stored.
   void RefreshState(const NodeId& node);
@@ -107,7 +110,7 @@ class NodeDesk {
   Millis node_timeout_;
   std::function<std::chrono::steady_clock::time_point()> liveness_clock_;
   std::chrono::seconds kill_grace_;
-  bool jobs_are_slurms_;
+  JobSource jobs_from_;
   NodeDeskParts p_;
 };
 

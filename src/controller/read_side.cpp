@@ -245,7 +245,10 @@ Result<std::vector<GpuStatus>> ClusterReader::ListGpus(const Caller& caller) con
                                          .user = std::move(a.user),
                                          .team = std::move(a.team),
                                          .share_milli = a.share_milli,
-                                         .memory_limit_mib = a.memory_limit_mib});
+                                         .memory_limit_mib = a.memory_limit_mib,
+                                         .pod_namespace = std::move(a.pod_namespace),
+                                         .pod = std::move(a.pod),
+                                         .container = std::move(a.container)});
     }
     if (status.holders.size() == 1) {  // job/user/team: as before sharing, for one holder
       status.job = status.holders[0].job;

@@ -281,8 +281,25 @@ std::string OwnerLabels(const GpuAssignment& assignment) {
   return owner;
 }
 
+// Kubernetes mode: `namespace`, `pod` and `container` as dcgm-exporter names them (its
+// pod-resources mapping), on every row of a cluster whose GPUs pods hold: those of a pod's GPU
+// name it, the others are empty (as dcgm-exporter writes them), so that each series keeps one
+// label set. A cluster with no pod gets none of them, as before.
+std::string PodLabels(const GpuAssignment* holder) {
+  std::string pod;
+  AppendLabel(pod, "namespace", holder != nullptr ? holder->pod_namespace : "");
+  AppendLabel(pod, "pod", holder != nullptr ? holder->pod : "");
+  AppendLabel(pod, "container", holder != nullptr ? holder->container : "");
+  return pod;
+}
+
 GpuLabelSets LabelGpus(const std::vector<GpuView>& gpus) {
   GpuLabelSets sets;
+  const bool pods = std::any_of(gpus.begin(), gpus.end(), [](const GpuView& view) {
+    return std::any_of(view.assignments.begin(),
+                       view.assignments.end(),
+                       [](const GpuAssignment& a) { return !a.pod.empty(); });
+  });
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const GpuView& view = gpus[i];
     const std::string index = fmt::format("{}", view.gpu.index);
@@ -303,6 +320,13 @@ GpuLabelSets LabelGpus(const std::vector<GpuView>& gpus) {
         for (std::string* labels : {&sets.dcgm.back(), &sets.hardware.back()}) {
           *labels += ',';
           *labels += owner;
+        }
+      }
+      if (pods) {
+        const std::string pod = PodLabels(holder);
+        for (std::string* labels : {&sets.dcgm.back(), &sets.hardware.back()}) {
+          *labels += ',';
+          *labels += pod;
         }
       }
     };

@@ -328,6 +328,38 @@ TEST(PrometheusTest, JobLabelsOnlyOnAllocatedGpusAndNotOnHealth) {
   }
 }
 
+// Kubernetes mode: dcgm-exporter's pod labels on every GPU series of a cluster whose GPUs pods
+// hold: the pod's and its container's on a GPU it holds, empty elsewhere (one label set per
+// series); none at all on a cluster without pods.
+TEST(PrometheusTest, PodLabelsAsDcgmExporterNamesThemWhenPodsHoldGpus) {
+  TelemetrySnapshot t;
+  t.gpus = {MinimalGpu(0, "GPU-pod"), MinimalGpu(1, "GPU-free")};
+  const std::string before = Render(t);
+  for (const Series& s : Parse(before)) {
+    EXPECT_FALSE(HasLabel(s, "namespace") || HasLabel(s, "pod") || HasLabel(s, "container"))
+        << s.name;
+  }
+  t.gpus[0].assignments = {GpuAssignment{.job = JobId(16684241787773),
+                                         .user = "research",
+                                         .team = "research",
+                                         .pod_namespace = "research",
+                                         .pod = "train-0",
+                                         .container = "trainer"}};
+  const auto all = Parse(Render(t));
+  const auto held = Select(all, "DCGM_FI_DEV_FB_USED", {{"UUID", "GPU-pod"}});
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].labels.at("namespace"), "research");
+  EXPECT_EQ(held[0].labels.at("pod"), "train-0");
+  EXPECT_EQ(held[0].labels.at("container"), "trainer");
+  EXPECT_EQ(held[0].labels.at("job"), "16684241787773");
+  const auto free_gpu = Select(all, "DCGM_FI_DEV_FB_USED", {{"UUID", "GPU-free"}});
+  ASSERT_EQ(free_gpu.size(), 1u);
+  EXPECT_EQ(free_gpu[0].labels.at("namespace"), "");
+  EXPECT_EQ(free_gpu[0].labels.at("pod"), "");
+  EXPECT_EQ(free_gpu[0].labels.at("container"), "");
+  EXPECT_FALSE(HasLabel(free_gpu[0], "job"));
+}
+
 // A shared GPU's series are copied per holder, each with the GPU's value and the holder's
 // job/user/team (as dcgm-exporter's HPC job mapping does); health and conditions stay one.
 TEST(PrometheusTest, SharedGpuHasOneSeriesPerHolder) {

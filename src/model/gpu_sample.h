@@ -33,6 +33,11 @@ struct GpuProcessSample {
   std::optional<std::uint32_t> uid{};  // the process owner, from /proc/<pid>/status
   std::string user{};                  // that uid's login name ("uid1234" when unknown)
   bool unmanaged = false;              // true: gpufleet did not start it (no job)
+  // Kubernetes mode (`gpufleet agent --kubernetes`): the pod ("namespace/name") and container
+  // the process runs in, "" when in none. Set with job empty and unmanaged true: a process of
+  // a pod whose container does not hold this GPU, running outside its allocation.
+  std::string pod{};
+  std::string container{};
   // What the process does on the host (top's process panel), from /proc as well:
   std::optional<double> cpu_pct{};  // CPU time over the last sampling interval, in % of one
                                     // core (like top: 250 = two and a half cores); nullopt

@@ -10,6 +10,8 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "model/kube_pod.h"
+
 #include "slurm/slurm_attribution.h"
 #include "slurm/slurm_jobs.h"
 
@@ -225,6 +227,27 @@ std::string CommandFromCmdline(std::string_view cmdline) {
   return out;
 }
 
+std::string_view JobSourceName(JobSource source) {
+  switch (source) {
+    case JobSource::kSlurm:
+      return "slurm";
+    case JobSource::kKubernetes:
+      return "kubernetes";
+    case JobSource::kGpufleet:
+      break;
+  }
+  return "";
+}
+
+std::optional<JobSource> JobSourceOfName(std::string_view name) {
+  for (const JobSource source : {JobSource::kGpufleet, JobSource::kSlurm, JobSource::kKubernetes}) {
+    if (JobSourceName(source) == name) {
+      return source;
+    }
+  }
+  return std::nullopt;
+}
+
 ProcessAttributor::ProcessAttributor(fs::path proc_root, JobSource source)
     : proc_root_(std::move(proc_root)),
       source_(source),
@@ -239,6 +262,8 @@ void ProcessAttributor::Attribute(std::span<GpuSample> samples,
                                   std::chrono::steady_clock::time_point now) {
   // A multi-GPU process shows up on each of its GPUs; /proc is read once for it.
   std::unordered_map<std::uint32_t, GpuProcessSample> seen;
+  // Kubernetes mode: each pid's pod and container (nullopt: none), read once too.
+  std::unordered_map<std::uint32_t, std::optional<KubeProcessOwner>> kube_owners;
   for (GpuSample& sample : samples) {
     for (GpuProcessSample& process : sample.processes) {
       auto it = seen.find(process.pid);
@@ -247,6 +272,12 @@ void ProcessAttributor::Attribute(std::span<GpuSample> samples,
         const std::optional<std::string> status = ReadProcFile(ProcFile(process.pid, "status"));
         GpuProcessSample found = AttributeWithStatus(process.pid, status, live_jobs);
         ReadHostUse(found, status, now);
+        if (source_ == JobSource::kKubernetes && kube_view_ && found.uid) {
+          const std::optional<std::string> cgroup = ReadProcFile(ProcFile(process.pid, "cgroup"));
+          kube_owners[process.pid] =
+              cgroup ? KubeOwnerOfProcess(*cgroup, kube_view_->logs, kube_view_->holders)
+                     : std::nullopt;
+        }
         it = seen.emplace(process.pid, std::move(found)).first;
       }
       process.job = it->second.job;
@@ -256,10 +287,33 @@ void ProcessAttributor::Attribute(std::span<GpuSample> samples,
       process.cpu_pct = it->second.cpu_pct;
       process.host_memory_mib = it->second.host_memory_mib;
       process.command = it->second.command;
+      if (const auto owner = kube_owners.find(process.pid); owner != kube_owners.end()) {
+        ApplyKubeOwner(process, sample.uuid, owner->second);
+      }
     }
   }
   // Forget the pids that left the GPUs: a pid reused later starts from no mark.
   std::erase_if(cpu_marks_, [&seen](const auto& mark) { return !seen.contains(mark.first); });
+}
+
+void ProcessAttributor::ApplyKubeOwner(GpuProcessSample& process,
+                                       const GpuUuid& gpu,
+                                       const std::optional<KubeProcessOwner>& owner) const {
+  process.job.reset();
+  process.unmanaged = true;
+  if (!owner) {
+    return;  // in no pod's container
+  }
+  process.pod = owner->pod_name.empty() ? "uid " + owner->pod_uid
+                                        : owner->pod_namespace + "/" + owner->pod_name;
+  process.container = owner->container;
+  const bool holds = std::any_of(owner->gpus.begin(), owner->gpus.end(), [&gpu](const KubeGpu& g) {
+    return g.gpu == gpu.value();
+  });
+  if (holds) {
+    process.job = KubeJobIdOfPod(owner->pod_uid);
+    process.unmanaged = !process.job.has_value();
+  }
 }
 
 void ProcessAttributor::ReadHostUse(GpuProcessSample& out,
@@ -312,6 +366,11 @@ GpuProcessSample ProcessAttributor::AttributeWithStatus(std::uint32_t pid,
     if (slurm_job) {
       out.job = JobId{SlurmNodeJobId(*slurm_job, environ ? SlurmNodeRankFromEnviron(*environ) : 0)};
     }
+  } else if (source_ == JobSource::kKubernetes) {
+    // The pod is judged per GPU (Attribute, ApplyKubeOwner); alone, the owner is unknown.
+    out.uid = uid;
+    out.user = UserName(*uid);
+    return out;
   } else {
     std::optional<std::string_view> path = CgroupV2Path(*cgroup);
     out.job = path ? JobFromCgroupPath(*path) : std::nullopt;

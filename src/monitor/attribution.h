@@ -15,6 +15,13 @@
 // and the job id reported is Slurm's, which is the id the companion server gives the job. Its owner
 // is the real uid of the `Uid:` line of /proc/<pid>/status, named through getpwuid_r ("uid<N>" when
 // the account has no name).
+// In Kubernetes mode (`gpufleet agent --kubernetes`, JobSource::kKubernetes) a process belongs
+// to the pod whose container it runs in (its cgroup, kube/kube_owner.h) when that container
+// holds the GPU the process is on (the kubelet's pod-resources), and the job id is the pod's
+// (model/kube_pod.h KubeJobIdOfPod). A process of a pod whose container does not hold the GPU
+// runs outside its allocation: no job, unmanaged, its pod and container named. A process in no
+// container is unmanaged. Without a reading of the kubelet (SetKubeView with none: the kubelet
+// did not answer) no process is given a pod: their owners are unknown, as for a vanished pid.
 //
 // A process that vanished between the driver's answer and the /proc read is kept with an
 // unknown owner: job and uid nullopt, user "", unmanaged false (nothing says that gpufleet did
@@ -37,10 +44,14 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/ids.h"
 #include "model/gpu_sample.h"
+
+#include "kube/kube_devices.h"
+#include "kube/kube_owner.h"
 
 namespace gf {
 
@@ -85,8 +96,20 @@ std::optional<std::int64_t> ResidentMibFromStatus(std::string_view proc_status);
 // as they are: whoever prints it escapes control characters.
 std::string CommandFromCmdline(std::string_view cmdline);
 
-// Whose jobs the processes are in: gpufleet's (its cgroups and shims) or Slurm's.
-enum class JobSource { kGpufleet, kSlurm };
+// Whose jobs the processes are in: gpufleet's (its cgroups and shims), Slurm's, or Kubernetes'
+// pods.
+enum class JobSource { kGpufleet, kSlurm, kKubernetes };
+
+// The name of a source as the agent's hello carries it (AgentHello::jobs_from): "", "slurm",
+// "kubernetes"; and back (nullopt: a name this version does not know).
+std::string_view JobSourceName(JobSource source);
+std::optional<JobSource> JobSourceOfName(std::string_view name);
+
+// Kubernetes mode: what the node's kubelet says at one sampling round.
+struct KubeNodeView {
+  KubeLogIndex logs{};                       // ReadKubeLogIndex
+  std::vector<KubeContainerGpus> holders{};  // pod-resources List
+};
 
 class ProcessAttributor {
  public:
@@ -110,6 +133,10 @@ class ProcessAttributor {
 
   // The attribution of one pid (only job, uid, user, unmanaged are set; pid is).
   GpuProcessSample AttributePid(std::uint32_t pid, std::span<const LiveJob> live_jobs);
+
+  // Kubernetes mode: the kubelet's view for the next Attribute calls; nullopt when it could
+  // not be read (no process is given a pod then).
+  void SetKubeView(std::optional<KubeNodeView> view) { kube_view_ = std::move(view); }
 
  private:
   std::optional<JobId> JobByParentChain(std::int64_t pid, std::span<const LiveJob> live_jobs);
@@ -136,8 +163,15 @@ class ProcessAttributor {
     std::chrono::steady_clock::time_point looked_up;
   };
 
+  // Kubernetes mode: sets job, unmanaged, pod and container of `process`, on GPU `gpu`, from
+  // its owner (nullopt: in no pod's container).
+  void ApplyKubeOwner(GpuProcessSample& process,
+                      const GpuUuid& gpu,
+                      const std::optional<KubeProcessOwner>& owner) const;
+
   std::filesystem::path proc_root_;
   JobSource source_;
+  std::optional<KubeNodeView> kube_view_;
   std::map<std::uint32_t, CachedName> user_names_;
   std::unordered_map<std::uint32_t, CpuMark> cpu_marks_;  // pids of the last Attribute call
   double ticks_per_second_;

@@ -193,6 +193,84 @@ TEST_F(FakeProcTest, InSlurmModeProcessesBelongToSlurmJobs) {
   EXPECT_EQ(p[2].uid, 1001U);
 }
 
+// Kubernetes mode (issue #27): a process is its pod's on a GPU its container holds; on another
+// GPU it runs outside its allocation (no job, unmanaged, pod named); in no container it is
+// unmanaged; without a reading of the kubelet its owner is unknown.
+TEST_F(FakeProcTest, InKubernetesModeProcessesBelongToThePodWhoseContainerHoldsTheirGpu) {
+  const std::string uid = "0f2c9a4e-1b7d-4c3a-9e8f-5a6b7c8d9e01";
+  const std::string trainer(64, 'a');
+  const std::string sidecar(64, 'b');
+  const std::string pod_cgroup =
+      "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f2c9a4e_1b7d_4c3a_9e8f_"
+      "5a6b7c8d9e01.slice/";
+  Add({.pid = 600,
+       .uid = 1000,
+       .cgroup_path = pod_cgroup + "cri-containerd-" + trainer + ".scope"});
+  Add({.pid = 601,
+       .uid = 1000,
+       .cgroup_path = pod_cgroup + "cri-containerd-" + sidecar + ".scope"});
+  Add({.pid = 602, .uid = 0, .cgroup_path = "/user.slice/user-0.slice/session-1.scope"});
+  KubeNodeView view;
+  view.logs.pods_by_uid[uid] =
+      KubePodLog{.pod_namespace = "ml", .pod_name = "train-0", .pod_uid = uid};
+  view.logs.containers_by_id[trainer] = KubeContainerLog{.pod_namespace = "ml",
+                                                         .pod_name = "train-0",
+                                                         .container = "trainer",
+                                                         .container_id = trainer};
+  view.logs.containers_by_id[sidecar] = KubeContainerLog{
+      .pod_namespace = "ml", .pod_name = "train-0", .container = "logs", .container_id = sidecar};
+  view.holders = {KubeContainerGpus{
+      .pod_namespace = "ml",
+      .pod_name = "train-0",
+      .container = "trainer",
+      .gpus = {KubeGpu{.resource = "nvidia.com/gpu", .device_id = "GPU-0", .gpu = "GPU-0"}}}};
+
+  ProcessAttributor attributor(root_, JobSource::kKubernetes);
+  attributor.SetKubeView(view);
+  std::vector<GpuSample> samples{SampleWith({600, 601, 602}), SampleWith({600})};
+  samples[1].uuid = GpuUuid("GPU-1");  // not the trainer's
+  attributor.Attribute(samples, {});
+  const auto& on0 = samples[0].processes;
+  // 0x0f2c9a4e1b7d: the UID's first 12 hex digits (decision 0014).
+  EXPECT_EQ(on0[0].job, JobId(16684241787773));
+  EXPECT_FALSE(on0[0].unmanaged);
+  EXPECT_EQ(on0[0].pod, "ml/train-0");
+  EXPECT_EQ(on0[0].container, "trainer");
+  // The sidecar's process on the trainer's GPU is not counted to the pod.
+  EXPECT_EQ(on0[1].job, std::nullopt);
+  EXPECT_TRUE(on0[1].unmanaged);
+  EXPECT_EQ(on0[1].pod, "ml/train-0");
+  EXPECT_EQ(on0[1].container, "logs");
+  EXPECT_EQ(on0[2].job, std::nullopt);
+  EXPECT_TRUE(on0[2].unmanaged);
+  EXPECT_EQ(on0[2].pod, "");
+  EXPECT_EQ(on0[2].user, "root");
+  // The trainer's process on a GPU its container does not hold: outside its allocation.
+  const auto& on1 = samples[1].processes;
+  EXPECT_EQ(on1[0].job, std::nullopt);
+  EXPECT_TRUE(on1[0].unmanaged);
+  EXPECT_EQ(on1[0].pod, "ml/train-0");
+
+  // The kubelet did not answer: no pod for anyone, and nobody called unmanaged.
+  attributor.SetKubeView(std::nullopt);
+  std::vector<GpuSample> blind{SampleWith({600, 602})};
+  attributor.Attribute(blind, {});
+  for (const GpuProcessSample& p : blind[0].processes) {
+    EXPECT_EQ(p.job, std::nullopt) << p.pid;
+    EXPECT_FALSE(p.unmanaged) << p.pid;
+    EXPECT_EQ(p.pod, "") << p.pid;
+  }
+  EXPECT_EQ(blind[0].processes[0].uid, 1000U);
+}
+
+TEST(JobSourceNameTest, NamesRoundTripAndUnknownNamesAreNone) {
+  for (const JobSource s : {JobSource::kGpufleet, JobSource::kSlurm, JobSource::kKubernetes}) {
+    EXPECT_EQ(JobSourceOfName(JobSourceName(s)), s);
+  }
+  EXPECT_EQ(JobSourceName(JobSource::kKubernetes), "kubernetes");
+  EXPECT_EQ(JobSourceOfName("nomad"), std::nullopt);
+}
+
 TEST_F(FakeProcTest, ParentChainReachesTheShimOfALiveJob) {
   // shim 100 → job 101 → child 102 (setsid'd: still 101's child); 103 an orphan the shim
   // adopted as subreaper; 200 a process of someone's shell; shim 300 of another job.

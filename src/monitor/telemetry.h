@@ -66,6 +66,11 @@ struct GpuAssignment {
   // milli-GPU, and the memory its processes there may use in MiB (0: no limit).
   int share_milli = kWholeGpuMilli;
   std::int64_t memory_limit_mib = 0;
+  // Kubernetes mode: the pod and container that hold the GPU (the job is the pod), for the
+  // per-GPU series' `namespace`, `pod` and `container` labels; "" otherwise.
+  std::string pod_namespace{};
+  std::string pod{};
+  std::string container{};
   bool operator==(const GpuAssignment&) const = default;
 };
 

@@ -38,6 +38,7 @@
 #include "core/result.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
+#include "model/kube_pod.h"
 #include "model/terminal.h"
 #include "service/node_agent.h"
 #include "service/service.h"
@@ -99,6 +100,9 @@ struct AgentReportBatch {
   std::vector<JobStartReport> started{};
   std::vector<JobExitReport> exited{};
   std::vector<GpuSample> samples{};
+  // Kubernetes mode: the node's pods that hold GPUs, from the newest reading of its kubelet;
+  // nullopt when no reading came since the last batch (older agents never send it).
+  std::optional<std::vector<KubePod>> pods{};
   std::int64_t done_seq = 0;  // the last command seq carried out: the server may forget those
 };
 

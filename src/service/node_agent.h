@@ -21,6 +21,7 @@
 #include "core/result.h"
 #include "model/gpu_sample.h"
 #include "model/job.h"
+#include "model/kube_pod.h"
 #include "model/node.h"
 #include "model/terminal.h"
 #include "service/job_log.h"
@@ -129,7 +130,8 @@ struct AgentHello {
   std::vector<JobExitReport> ended;  // jobs that ended and were not yet acknowledged
   std::string run_dir{};             // where the agent keeps its jobs' folders (logs), on its node
   // Whose jobs its GPU processes are in: "" gpufleet's, "slurm" Slurm's (`gpufleet agent
-  // --slurm`, issue #23). A server of the other kind drains the node with the fix.
+  // --slurm`, issue #23), "kubernetes" Kubernetes' pods (`--kubernetes`, issue #27). A server
+  // of another kind drains the node with the fix.
   std::string jobs_from{};
 };
 
@@ -140,6 +142,11 @@ class AgentReports {
   virtual void OnJobStarted(JobId job, std::int64_t pid, Time start_time) = 0;
   virtual void OnJobExited(JobExitReport report) = 0;
   virtual void OnSamples(NodeId node, std::vector<GpuSample> samples) = 0;
+  // Kubernetes mode: the node's pods that hold GPUs, as one complete reading of its kubelet
+  // (a pod not in it has ended there). Sent only after a reading that succeeded. Others ignore
+  // it. By value, like OnSamples: the overriders keep what they are given.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): the default ignores it
+  virtual void OnPods(const NodeId& /*node*/, std::vector<KubePod> /*pods*/) {}
   // A remote agent is alive (it reported, if only to say so): see ControllerOptions::node_timeout.
   virtual void OnAgentHeartbeat(const NodeId& node) = 0;
 };

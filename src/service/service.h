@@ -102,6 +102,10 @@ struct GpuHolder {
   std::string team;                   // the job's team ("" = the default team)
   int share_milli = kWholeGpuMilli;   // its compute share; 1000 = the whole GPU
   std::int64_t memory_limit_mib = 0;  // its memory limit on the GPU; 0 = none
+  // Kubernetes mode: the pod ("namespace", "name") and its container that hold the GPU; "".
+  std::string pod_namespace{};
+  std::string pod{};
+  std::string container{};
 };
 
 struct GpuStatus {

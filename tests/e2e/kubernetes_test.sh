@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Kubernetes mode (issue #27): a real `gpufleet server --kubernetes`, a real `gpufleet agent
+# --kubernetes` on the stand-in NVML library (four GPUs whose processes the test writes), the
+# stand-in kubelet (tests/fakekubelet) serving pod-resources on a Unix socket, and a synthetic
+# node: /proc/PID/cgroup of each GPU process (--proc-root) in several kubelet cgroup layouts, and
+# the kubelet's log folders (--kubelet-logs). The scenario:
+#   GPU-k-0, GPU-k-1  held by research/train-0's container trainer; its processes 4101 (GPU 0,
+#                     systemd driver, cgroup v2) and 4102 (GPU 1, cgroupfs driver, cgroup v1);
+#                     its sidecar `logs` (no GPU) runs 4105 on GPU 1: outside its allocation
+#   GPU-k-2           held by serving/idle-api's container server, which runs nothing on it
+#   GPU-k-3           held by no pod; 4103 in no container, 4104 in train-0's trainer
+# Checks: every process of the pods' GPU-holding containers attributed to its pod (100 %, 0
+# misattributed), the others to none; both pods listed as jobs (namespace as team, pod name as
+# name, the UID's job id); /metrics' namespace/pod/container labels; submissions and cancels
+# refused with the kubectl way; the idle pod warned by the idle reaper and its GPU flagged
+# allocated_no_process; processes outside any pod flagged unallocated_process; a kubelet that
+# is down ends no pod; a pod the kubelet no longer lists ends; an agent without --kubernetes
+# drains its node with the fix.
+source "$(dirname "$0")/lib.sh"
+FAKENVML=${FAKENVML:?set FAKENVML to the stand-in libnvidia-ml.so.1}
+FAKEKUBELET=${FAKEKUBELET:?set FAKEKUBELET to the stand-in kubelet}
+need jq curl
+WAIT_FOR_SECONDS=60
+
+UID_A=0f2c9a4e-1b7d-4c3a-9e8f-5a6b7c8d9e01  # research/train-0
+UID_B=7d3e5f10-2a4b-4c6d-8e9f-0a1b2c3d4e5f  # serving/idle-api
+TRAINER=$(printf 'a1%.0s' {1..32})  # container ids: 64 hex digits
+SIDECAR=$(printf 'b2%.0s' {1..32})
+SERVER=$(printf 'c3%.0s' {1..32})
+# The job id of a pod: its UID's first 12 hex digits (docs/decisions/0014).
+job_of_uid() { local hex=${1//-/}; echo $((16#${hex:0:12})); }
+JOB_A=$(job_of_uid "$UID_A")
+JOB_B=$(job_of_uid "$UID_B")
+
+# The node's processes: /proc/PID/{status,cgroup,cmdline} under $WORK/proc.
+proc() {  # proc PID CGROUP-FILE-TEXT
+  mkdir -p "$WORK/proc/$1"
+  printf 'Name:\tpython\nPid:\t%s\nUid:\t0\t0\t0\t0\nVmRSS:\t1024 kB\n' "$1" >"$WORK/proc/$1/status"
+  printf '%s\n' "$2" >"$WORK/proc/$1/cgroup"
+  printf 'python\0train.py\0' >"$WORK/proc/$1/cmdline"
+}
+systemd_pod=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_A//-/_}.slice
+proc 4101 "0::$systemd_pod/cri-containerd-$TRAINER.scope"
+proc 4102 "12:memory:/kubepods/burstable/pod$UID_A/$TRAINER
+4:cpu,cpuacct:/kubepods/burstable/pod$UID_A/$TRAINER"
+proc 4105 "0::/kubepods/burstable/pod$UID_A/$SIDECAR"
+proc 4103 "0::/user.slice/user-0.slice/session-3.scope"
+proc 4104 "0::$systemd_pod/cri-containerd-$TRAINER.scope"
+# The kubelet's log names (kube/kube_log_names.h).
+mkdir -p "$WORK/log/pods/research_train-0_$UID_A" "$WORK/log/pods/serving_idle-api_$UID_B" \
+  "$WORK/log/containers"
+touch "$WORK/log/containers/train-0_research_trainer-$TRAINER.log" \
+  "$WORK/log/containers/train-0_research_logs-$SIDECAR.log" \
+  "$WORK/log/containers/idle-api_serving_server-$SERVER.log"
+
+# The GPUs as NVML reports them.
+gpu() {  # gpu N UTIL PROCESSES-JSON
+  echo "{\"name\": \"NVIDIA H100 80GB HBM3\", \"uuid\": \"GPU-k-$1\", \"memory_total_mib\": 81559,
+   \"memory_used_mib\": 2000, \"util_gpu\": $2, \"temperature_c\": 50, \"power_mw\": 300000,
+   \"energy_mj\": 1000, \"processes\": $3}"
+}
+p() { echo "{\"pid\": $1, \"used_memory_mib\": 1000}"; }
+cat >"$WORK/nvml.json" <<JSON
+{"driver_version": "550.54.15", "devices": [
+ $(gpu 0 80 "[$(p 4101)]"), $(gpu 1 70 "[$(p 4102), $(p 4105)]"), $(gpu 2 0 "[]"),
+ $(gpu 3 10 "[$(p 4103), $(p 4104)]")]}
+JSON
+# What the kubelet's device manager gave each container; train-0 only when $1 is "both".
+write_kubelet() {
+  local train=""
+  [ "$1" = both ] && train='{"namespace": "research", "name": "train-0", "containers": [
+      {"name": "trainer", "devices": [{"resource": "nvidia.com/gpu", "ids": ["GPU-k-0", "GPU-k-1"]}]},
+      {"name": "logs"}]},'
+  cat >"$WORK/kubelet.json.tmp" <<JSON
+{"pods": [$train
+  {"namespace": "serving", "name": "idle-api", "containers": [
+    {"name": "server", "devices": [{"resource": "nvidia.com/gpu", "ids": ["GPU-k-2"]}]}]},
+  {"namespace": "kube-system", "name": "nvidia-device-plugin-x", "containers": [{"name": "ctr"}]}],
+ "allocatable": [{"resource": "nvidia.com/gpu", "ids": ["GPU-k-0", "GPU-k-1", "GPU-k-2", "GPU-k-3"]}]}
+JSON
+  mv "$WORK/kubelet.json.tmp" "$WORK/kubelet.json"
+}
+write_kubelet both
+KUBELET_SOCK=$WORK/kubelet.sock
+start_kubelet() {
+  "$FAKEKUBELET" --socket "$KUBELET_SOCK" --scenario "$WORK/kubelet.json" >>"$WORK/kubelet.log" 2>&1 &
+  KUBELET_PID=$!
+  wait_for "the stand-in kubelet's socket" test -S "$KUBELET_SOCK"
+}
+start_kubelet
+trap 'kill "$KUBELET_PID" 2>/dev/null || true; cleanup' EXIT
+
+cat >"$WORK/gpufleet.toml" <<'TOML'
+[scheduler]
+default_class = "kubernetes"
+[class.kubernetes]   # the class of every pod
+rank = 1
+idle_after = "5s"
+idle_grace = "5s"
+idle_util_below = 5
+idle_action = "requeue"
+TOML
+start_server --kubernetes --config "$WORK/gpufleet.toml"
+gf node token create --output "$WORK/node.token" --description e2e >/dev/null
+GF_FAKENVML_SCENARIO=$WORK/nvml.json "$GPUFLEET" agent --server "$SERVER_URL" \
+  --token-file "$WORK/node.token" --kubernetes --pod-resources-socket "$KUBELET_SOCK" \
+  --kubelet-logs "$WORK/log" --proc-root "$WORK/proc" --gpus "nvml:$FAKENVML" \
+  --data-dir "$WORK/agent1" --node-name k8s-1 --sample-interval 1s >>"$WORK/agent1.log" 2>&1 &
+AGENT_PIDS[1]=$!
+node_up() { [ "$(gf nodes --json | jq -r '.nodes[] | select(.name == "k8s-1") | .state')" = up ]; }
+wait_for "the Kubernetes agent's node up" node_up
+
+# 1. Both pods are jobs, under their UIDs' ids, with namespace as team and pod name as name.
+wait_for "pod train-0 to run as job $JOB_A" state_is "$JOB_A" RUNNING
+wait_for "pod idle-api to run as job $JOB_B" state_is "$JOB_B" RUNNING
+[ "$(job_field "$JOB_A" team)/$(job_field "$JOB_A" name)" = research/train-0 ] ||
+  fail "job $JOB_A: $(gf show --json "$JOB_A")"
+[ "$(job_field "$JOB_B" team)/$(job_field "$JOB_B" name)" = serving/idle-api ] ||
+  fail "job $JOB_B: $(gf show --json "$JOB_B")"
+[ "$(gf show --json "$JOB_A" | jq -c '.gpu_uuids')" = '["GPU-k-0","GPU-k-1"]' ] ||
+  fail "job $JOB_A's GPUs: $(gf show --json "$JOB_A")"
+gf show "$JOB_A" | grep -q "Pod .*research/train-0  uid $UID_A  containers trainer (GPU-k-0,GPU-k-1)" ||
+  fail "show $JOB_A lacks its pod: $(gf show "$JOB_A")"
+gf gpus | grep "GPU-k-2\|idle-api" | grep -q "serving/idle-api" || fail "gpus: $(gf gpus)"
+ok "pods as jobs: $JOB_A research/train-0 on GPU-k-0,1; $JOB_B serving/idle-api on GPU-k-2"
+
+# 2. Attribution: the truth is the scenario's. "pid gpu job pod container unmanaged" a line.
+expected="4101 GPU-k-0 $JOB_A research/train-0 trainer false
+4102 GPU-k-1 $JOB_A research/train-0 trainer false
+4105 GPU-k-1 - research/train-0 logs true
+4103 GPU-k-3 - - - true
+4104 GPU-k-3 - research/train-0 trainer true"
+seen() {
+  gf gpus --json | jq -r '.gpus[] | .uuid as $g | (.sample.processes // [])[] |
+    "\(.pid) \($g) \(.job // "-") \(if .pod == "" then "-" else .pod end) \(if .container == "" then "-" else .container end) \(.unmanaged)"' |
+    sort
+}
+all_seen() { [ "$(seen | wc -l)" = 5 ] && ! seen | grep -q ' - - - false$'; }
+wait_for "the five GPU processes attributed" all_seen
+actual=$(seen)
+in_pods=0 right=0 wrong=0
+while read -r pid gpu job pod container unmanaged; do
+  line=$(grep "^$pid $gpu " <<<"$actual") || fail "process $pid on $gpu not reported: $actual"
+  [ "$job" != - ] && in_pods=$((in_pods + 1))
+  if [ "$line" = "$pid $gpu $job $pod $container $unmanaged" ]; then
+    [ "$job" != - ] && right=$((right + 1))
+  else
+    wrong=$((wrong + 1))
+    echo "misattributed: got '$line', want '$pid $gpu $job $pod $container $unmanaged'"
+  fi
+done <<<"$expected"
+[ "$wrong" = 0 ] && [ "$right" = "$in_pods" ] ||
+  fail "attribution: $right of $in_pods pod processes, $wrong wrong"$'\n'"$actual"
+ok "attribution: $right/$in_pods processes of the pods' containers on their GPUs (100 %), 0 misattributed; 3 outside (1 in no pod, 2 outside their allocation)"
+
+# 3. /metrics: dcgm-exporter's pod labels on the pods' GPUs, empty ones elsewhere.
+api() { curl -sf --unix-socket "$GPUFLEET_SOCKET" "http://gpufleet$1"; }
+util_line() { api /metrics | grep -E "^DCGM_FI_DEV_GPU_UTIL\{.*UUID=\"$1\""; }
+util_line GPU-k-1 | grep -q "namespace=\"research\",pod=\"train-0\",container=\"trainer\"" ||
+  fail "GPU-k-1's series: $(util_line GPU-k-1)"
+util_line GPU-k-1 | grep -q "job=\"$JOB_A\"" || fail "GPU-k-1's job label: $(util_line GPU-k-1)"
+util_line GPU-k-2 | grep -q "namespace=\"serving\",pod=\"idle-api\",container=\"server\"" ||
+  fail "GPU-k-2's series: $(util_line GPU-k-2)"
+util_line GPU-k-3 | grep -q 'namespace="",pod="",container=""' ||
+  fail "GPU-k-3's series: $(util_line GPU-k-3)"
+ok "metrics: $(util_line GPU-k-1 | cut -c1-200)"
+
+# 4. Kubernetes schedules and stops pods, not gpufleet.
+out=$(gf submit -- true 2>&1) && fail "a submission was accepted in Kubernetes mode: $out"
+grep -q "follows Kubernetes (--kubernetes): create pods with kubectl" <<<"$out" ||
+  fail "the refusal does not name the fix: $out"
+out=$(gf cancel "$JOB_A" 2>&1) && fail "a pod was cancelled: $out"
+grep -q "kubectl delete pod -n research train-0" <<<"$out" || fail "the cancel refusal: $out"
+state_is "$JOB_A" RUNNING || fail "job $JOB_A after a refused cancel: $(job_state "$JOB_A")"
+ok "submissions and cancels refused: $out"
+
+# 5. Conditions: outside any pod (and outside an allocation on an unheld GPU) is unallocated;
+# the idle pod is warned by the reaper (not stopped) and its GPU flagged after 60 s.
+gpu_is() { [ "$(gf gpus --json | jq -c ".gpus[] | select(.uuid == \"$1\") | $2")" = "$3" ]; }
+wait_for "unallocated_process on GPU-k-3" gpu_is GPU-k-3 '.conditions' '["unallocated_process"]'
+warned() { gf show "$JOB_B" | sed -n '/^Events/,$p' | grep -q "idle_warning (reaper): GPU 2 on k8s-1 idle for"; }
+wait_for "the idle warning of pod idle-api" warned
+gf show "$JOB_B" | grep -q "gpufleet stops no Kubernetes pod" || fail "warning: $(gf show "$JOB_B")"
+WAIT_FOR_SECONDS=120 wait_for "allocated_no_process on GPU-k-2" \
+  gpu_is GPU-k-2 '.conditions' '["allocated_no_process"]'
+state_is "$JOB_B" RUNNING || fail "the idle pod was stopped: $(gf show "$JOB_B")"
+gf show "$JOB_B" | grep -q "idle_reap" && fail "the idle pod was reaped: $(gf show "$JOB_B")"
+ok "idle pod warned and flagged, still running; processes outside pods flagged"
+
+# 6. A kubelet that is down ends nothing; a pod it no longer lists has ended.
+kill "$KUBELET_PID"; wait "$KUBELET_PID" 2>/dev/null || true
+wait_for "the agent to log the kubelet's absence" grep -q "cannot read the node's pods" "$WORK/agent1.log"
+state_is "$JOB_A" RUNNING && state_is "$JOB_B" RUNNING ||
+  fail "a pod ended while the kubelet was down: $(job_state "$JOB_A") $(job_state "$JOB_B")"
+write_kubelet idle-only
+start_kubelet
+wait_for "pod train-0 to end" state_is "$JOB_A" COMPLETED
+state_is "$JOB_B" RUNNING || fail "job $JOB_B: $(job_state "$JOB_B")"
+grep -q "the node's pods are read again" "$WORK/agent1.log" || fail "no recovery line in the agent's log"
+ok "kubelet down: no pod ended; train-0 gone from the kubelet: job $JOB_A COMPLETED"
+
+# 7. An agent without --kubernetes drains its node with the fix.
+gf node token create --output "$WORK/node2.token" --description e2e2 >/dev/null
+start_agent 2 "$WORK/node2.token" plain-1
+reason() { gf nodes --json | jq -r '.nodes[] | select(.name == "plain-1") | .state_reason'; }
+drained() { reason | grep -q "start the agent with --kubernetes"; }
+wait_for "plain-1 drained with the fix" drained
+ok "plain agent: $(reason)"
