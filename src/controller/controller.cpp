@@ -235,7 +235,9 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
   notifications_.HandOver();
   // Done only once the turn is durable; dropped with it otherwise.
   std::vector<std::function<void()>> actions = std::move(out_.after_commit);
-  Status commit = Flush();
+  const auto answered = std::count_if(
+      commands.begin(), commands.end(), [](const Command& c) { return c.reply != nullptr; });
+  Status commit = Flush(answered);
   PublishView();  // what the callers are about to be told is what readers see
   for (const auto& command : commands) {
     if (command.reply) {
@@ -263,7 +265,7 @@ std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   return std::chrono::steady_clock::now() + wait;
 }
 
-Status Controller::Flush() {
+Status Controller::Flush(std::int64_t answered) {
   Journal journal = jobs_.TakeJournal();
   StoreBatch batch = std::exchange(out_, TurnOutbox{}).batch;
   if (fatal_) {
@@ -274,7 +276,12 @@ Status Controller::Flush() {
   if (batch.empty()) {
     return OkStatus();
   }
+  const auto started = std::chrono::steady_clock::now();
   Status s = store_->Commit(batch);
+  counters_.commits += 1;
+  counters_.commit_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  counters_.committed_requests += answered;
   if (!s.ok()) {
     // The in-memory state is now ahead of the disk. Stop accepting work rather than
     // acknowledge anything else; a restart reloads the last durable state.
@@ -452,6 +459,15 @@ Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
       [this, caller, spec = std::move(spec), array = std::move(array)]() mutable {
         return desk_.SubmitArray(caller, std::move(spec), array);
       });
+}
+
+Result<std::vector<Job>> Controller::SubmitBatch(const Caller& caller, std::vector<JobSpec> specs) {
+  if (options_.slurm != nullptr) {
+    return FollowsSlurm();
+  }
+  return CallAccepting<std::vector<Job>>([this, caller, specs = std::move(specs)]() mutable {
+    return desk_.SubmitBatch(caller, std::move(specs));
+  });
 }
 
 Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {

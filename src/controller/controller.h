@@ -155,6 +155,7 @@ class Controller final : public ClusterService, public AgentReports, private Job
   Result<std::vector<Job>> SubmitArray(const Caller& caller,
                                        JobSpec spec,
                                        ArrayRequest array) override;
+  Result<std::vector<Job>> SubmitBatch(const Caller& caller, std::vector<JobSpec> specs) override;
   Result<std::vector<Job>> CancelArray(const Caller& caller, JobId array_job) override;
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) override;
   Result<JobListing> ListSharedJobs(const Caller& caller, const JobFilter& filter) override;
@@ -238,7 +239,9 @@ class Controller final : public ClusterService, public AgentReports, private Job
   void Loop();
   void RunTurn(const std::vector<Command>& commands);
   std::chrono::steady_clock::time_point NextWakeup() const;
-  Status Flush();
+  // Commits the turn's changes in one transaction (group commit); `answered`: the requests
+  // waiting on it, for the commit counters.
+  Status Flush(std::int64_t answered);
 
   // REQUIRES: state thread, for all below.
   // The store failed or the lease was lost: the error every call that changes state gets.
