@@ -192,8 +192,12 @@ void Controller::Post(std::function<void()> fn) {
 void Controller::Loop() {
   while (true) {
     std::vector<Command> commands = queue_.WaitAndDrain(NextWakeup());
+    const auto started = std::chrono::steady_clock::now();
+    Gather(commands, started);
     const bool closing = queue_.closed();
-    RunTurn(commands);
+    if (RunTurn(commands)) {
+      window_.Committed(std::chrono::steady_clock::now() - started);
+    }
     if (closing) {
       // Commands pushed between the drain and Close() are applied by one last turn.
       RunTurn(queue_.WaitAndDrain(std::chrono::steady_clock::now()));
@@ -202,7 +206,32 @@ void Controller::Loop() {
   }
 }
 
-void Controller::RunTurn(const std::vector<Command>& commands) {
+// Group commit sized by the arrival rate (commit_window.h): while requests arrive faster than
+// turns commit, the turn waits for the next before it applies any, at most half a turn.
+void Controller::Gather(std::vector<Command>& commands,
+                        std::chrono::steady_clock::time_point started) {
+  std::size_t seen = 0;
+  std::optional<std::chrono::steady_clock::time_point> newest;
+  while (true) {
+    for (; seen < commands.size(); ++seen) {
+      if (commands[seen].reply) {  // someone waits for this one's commit
+        window_.Arrived(commands[seen].queued);
+        newest = commands[seen].queued;
+      }
+    }
+    if (!newest) {
+      return;  // nobody waits: nothing to gather for
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const auto wait = window_.NextWait(now, started, *newest);
+    if (wait <= std::chrono::steady_clock::duration::zero() ||
+        !queue_.WaitAndDrainInto(commands, now + wait)) {
+      return;
+    }
+  }
+}
+
+bool Controller::RunTurn(const std::vector<Command>& commands) {
   RenewLease();
   // What was held since the last turn, before the commands change it.
   usage_.Advance(clock_.Now(), node_desk_.RunningSpans(/*for_ledgers=*/true));
@@ -237,6 +266,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
   std::vector<std::function<void()>> actions = std::move(out_.after_commit);
   const auto answered = std::count_if(
       commands.begin(), commands.end(), [](const Command& c) { return c.reply != nullptr; });
+  const std::int64_t commits_before = counters_.commits;
   Status commit = Flush(answered);
   PublishView();  // what the callers are about to be told is what readers see
   for (const auto& command : commands) {
@@ -250,6 +280,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     }
   }
   jobs_.EraseEnded();
+  return counters_.commits != commits_before;
 }
 
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
