@@ -61,7 +61,7 @@ constexpr int kClients = 4;  // the makespan's submitters, and the listing's top
 constexpr double kTargetSubmitRateSqlite = 10'000;
 constexpr double kTargetSubmitRatePostgres = 5'000;
 constexpr double kTargetBatchRate = 50'000;
-constexpr double kTargetStartP50 = 0.050;   // s, submit → job running, idle cluster
+constexpr double kTargetStartP50 = 0.050;  // s, submit → job running, idle cluster
 constexpr double kTargetMakespanFactor = 1.5;
 
 struct Options {
@@ -335,7 +335,9 @@ std::string DescribeCommits(const PassCounters& before, const PassCounters& afte
     return "";
   }
   return Fmt("%.0f requests in %.0f commits", requests, commits) +
-         Fmt(" (%.1f per commit), mean commit %.2f ms", requests / commits, seconds / commits * 1000);
+         Fmt(" (%.1f per commit), mean commit %.2f ms",
+             requests / commits,
+             seconds / commits * 1000);
 }
 
 // Slurm's `sbatch --hold` rates (slurm-local.md); none was measured with 16 clients.
