@@ -31,8 +31,8 @@ class CommitWindow {
     last_arrival_ = at;
   }
 
-  // A turn that committed took `took`, from its first command to its commit's end: what one
-  // more turn would cost the requests waiting behind it.
+  // A turn that committed took `took` to apply its commands and commit them (its gathering
+  // not counted): what one more turn costs the requests waiting behind it.
   void Committed(Clock::duration took) { commit_ = Smooth(commit_, took); }
 
   // How long to wait for the next request now, when this turn began gathering at `started` and

@@ -192,11 +192,11 @@ void Controller::Post(std::function<void()> fn) {
 void Controller::Loop() {
   while (true) {
     std::vector<Command> commands = queue_.WaitAndDrain(NextWakeup());
-    const auto started = std::chrono::steady_clock::now();
-    Gather(commands, started);
+    Gather(commands, std::chrono::steady_clock::now());
     const bool closing = queue_.closed();
+    const auto applying = std::chrono::steady_clock::now();  // the turn's cost, not its wait
     if (RunTurn(commands)) {
-      window_.Committed(std::chrono::steady_clock::now() - started);
+      window_.Committed(std::chrono::steady_clock::now() - applying);
     }
     if (closing) {
       // Commands pushed between the drain and Close() are applied by one last turn.
