@@ -480,7 +480,8 @@ Status MeasureBatch(const Options& options,
                      .slurm_tuned = "—",
                      .vs_slurm = "—",
                      .note = "median of " + std::to_string(rates.size()) +
-                             " requests, each one command and one commit, answered after it"});
+                             (rates.size() == 1 ? " request" : " requests") +
+                             ", each one command and one commit, answered after it"});
     details->push_back("batch submit, " + kind + ": jobs/s per request " +
                        Fmt("min %.0f, median %.0f, max %.0f", s.min, s.median, s.max));
   }
@@ -851,7 +852,7 @@ void PrintTable(const Options& options,
             << (options.cluster ? "`gpufleet server` + 4 `gpufleet agent` (sim:8xH100-80GB each)"
                                 : "`gpufleet up` (sim:32xH100-80GB)")
             << ", store " << options.db << "\n"
-            << "\n| measure | gpufleet | target (issue #6) | Slurm default | Slurm tuned | "
+            << "\n| measure | gpufleet | target (issues #6, #26) | Slurm default | Slurm tuned | "
                "gpufleet vs Slurm default / tuned | note |\n"
             << "|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
