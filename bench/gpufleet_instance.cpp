@@ -271,6 +271,10 @@ std::vector<std::string> GpufleetInstance::BlockerCommand() const {
 
 Status GpufleetInstance::CancelAllJobs() {
   ApiClient client(socket_);
+  // The whole queue in one command first (a filtered cancel): one request per job costs a turn
+  // each, and a turn's cost grows with the queue, so the tens of thousands of jobs the batch
+  // measures leave would take minutes one by one. What it misses is cancelled below.
+  static_cast<void>(client.CallJson("POST", "/api/v1/jobs/cancel", {{{"state", "PENDING"}}}));
   std::set<std::int64_t> cancelled;
   const Deadline deadline(120s);
   while (!deadline.Expired()) {

@@ -190,7 +190,6 @@ int RunServer(const ServerOptions& options) {
     return controller.Authenticate(token);  // user and node tokens (gpufleet token create)
   };
   aopts.max_watches = 20'000;  // every agent holds a command stream
-  aopts.worker_threads = 8;
   ApiServer server(controller, WithApiConfig(aopts, config->api));
   if (Status s = server.Start(); !s.ok()) {
     return Die(kCommand, s.error());

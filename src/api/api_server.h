@@ -66,7 +66,9 @@ struct ApiServerOptions {
   std::string tcp_host = "127.0.0.1";
   int tcp_port = 0;  // 0 = pick a free port (see tcp_port()); negative = no TCP listener
   int io_threads = 2;
-  int worker_threads = 4;
+  // A submission holds its worker until its commit: the controller's group commit can be only
+  // as large as the workers waiting on it, so there are more than cores (they mostly wait).
+  int worker_threads = 16;
   std::chrono::milliseconds read_timeout{30'000};
   std::chrono::milliseconds watch_interval{1'000};
   std::chrono::milliseconds watch_keepalive{15'000};

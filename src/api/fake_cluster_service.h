@@ -30,6 +30,20 @@ class FakeClusterService : public ClusterService {
     out.spec = std::move(spec);
     return out;
   }
+  // Answers with one job per spec, ids counting up from `job`'s.
+  Result<std::vector<Job>> SubmitBatch(const Caller& caller, std::vector<JobSpec> specs) override {
+    std::lock_guard<std::mutex> lock(mu);
+    GF_TRY(Record(caller));
+    last_batch = specs;
+    std::vector<Job> out;
+    for (JobSpec& spec : specs) {
+      Job one = job;
+      one.id = JobId(job.id.value() + static_cast<std::int64_t>(out.size()));
+      one.spec = std::move(spec);
+      out.push_back(std::move(one));
+    }
+    return out;
+  }
   // Answers with one job per index, ids counting up from `job`'s.
   Result<std::vector<Job>> SubmitArray(const Caller& caller,
                                        JobSpec spec,
@@ -305,6 +319,7 @@ class FakeClusterService : public ClusterService {
   std::optional<Caller> last_caller;
   std::optional<JobSpec> last_spec;
   std::optional<ArrayRequest> last_array;
+  std::vector<JobSpec> last_batch;  // SubmitBatch
   std::optional<JobFilter> last_filter;
   std::optional<HistoryFilter> last_history_filter;
   std::optional<JobId> last_id;

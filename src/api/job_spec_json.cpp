@@ -388,11 +388,42 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
 
 }  // namespace
 
+namespace {
+
+// {"jobs": [SPEC, ...]}: each SPEC read as one job's body, its errors naming its index.
+Result<std::vector<JobSpec>> BatchFromJson(const json& body) {
+  if (body.size() != 1) {
+    return InvalidArgument(
+        "jobs: a multi-job submission has no other field; put each job's fields in its spec "
+        "inside \"jobs\"");
+  }
+  const json& jobs = body.at("jobs");
+  if (!jobs.is_array() || jobs.empty()) {
+    return InvalidArgument("jobs: must be a non-empty array of job specs, got " + Shown(jobs));
+  }
+  std::vector<JobSpec> specs;
+  specs.reserve(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    Result<JobSpec> spec = JobSpecFromJson(jobs[i]);
+    if (!spec.ok()) {
+      return InvalidArgument("jobs[" + std::to_string(i) + "]: " + spec.error().message);
+    }
+    specs.push_back(std::move(*spec));
+  }
+  return specs;
+}
+
+}  // namespace
+
 Result<Submission> SubmissionFromJson(const json& body) {
   if (!body.is_object()) {
     return InvalidArgument("job spec must be a JSON object, got " + Shown(body));
   }
   Submission submission;
+  if (body.contains("jobs")) {
+    GF_ASSIGN_OR_RETURN(submission.batch, BatchFromJson(body));
+    return submission;
+  }
   // No "priority": an empty class, which the service replaces with the config's default class
   // (PolicyConfig::default_class), so that a cluster with its own classes needs no "normal".
   submission.spec.priority = PriorityClass{};
@@ -501,6 +532,9 @@ Result<JobSpec> JobSpecFromJson(const json& body) {
   GF_ASSIGN_OR_RETURN(Submission submission, SubmissionFromJson(body));
   if (submission.array) {
     return InvalidArgument("array: a job array is not a single job spec");
+  }
+  if (!submission.batch.empty()) {
+    return InvalidArgument("jobs: a list of jobs is not a single job spec");
   }
   return std::move(submission.spec);
 }

@@ -74,12 +74,17 @@ nlohmann::json QuotaToJson(const QuotaReport& report);
 //    "time_limit": "2h" | 7200,                     gf::ParseDuration text or seconds > 0
 //    "after": [{"job": 12, "kind": "ok"}],           kind "any" (default) or "ok"
 //    "array": {"indices": [0, 1], "max_running": 4}} SubmissionFromJson only
-// Errors: kInvalidArgument naming the field, e.g. `gpus: must be a whole number ≥ 0, got "two"`.
+// or several jobs at once: {"jobs": [SPEC, SPEC, ...]}, each SPEC as above without "array",
+// and no other field beside "jobs".
+// Errors: kInvalidArgument naming the field, e.g. `gpus: must be a whole number ≥ 0, got "two"`;
+// in a multi-job body, with the spec's index in front: `jobs[3]: gpus: ...`.
 // Semantic checks (absolute workdir, GPU types that exist, dependencies that exist, array
-// sizes) are the service's (ValidateSpec, ClusterService::Submit/SubmitArray).
+// and batch sizes) are the service's (ValidateSpec, ClusterService::Submit/SubmitArray/
+// SubmitBatch).
 struct Submission {
   JobSpec spec;
   std::optional<ArrayRequest> array;  // set: submit a job array (ClusterService::SubmitArray)
+  std::vector<JobSpec> batch;         // non-empty: {"jobs": [...]} (ClusterService::SubmitBatch)
 };
 Result<Submission> SubmissionFromJson(const nlohmann::json& body);
 // The same for a body that must describe one job: an "array" field is an error.

@@ -184,9 +184,29 @@ Result<json> JsonBody(const RequestContext& ctx) {
 
 namespace {
 
+// {"ids": [...]}: the jobs of a multi-job submission, in the order sent, each PENDING. Ids
+// alone: a batch is thousands of jobs, and the caller sent their specs.
+HttpResponse BatchAnswer(const std::vector<Job>& jobs) {
+  std::string body = R"({"ids":[)";
+  body.reserve(body.size() + jobs.size() * 8);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (i > 0) {
+      body += ',';
+    }
+    body += std::to_string(jobs[i].id.value());
+  }
+  body += "]}";
+  return JsonTextResponse(201, std::move(body));
+}
+
 Result<HttpResponse> SubmitJob(ClusterService& service, const RequestContext& ctx) {
   GF_ASSIGN_OR_RETURN(const json body, JsonBody(ctx));
   GF_ASSIGN_OR_RETURN(Submission submission, SubmissionFromJson(body));
+  if (!submission.batch.empty()) {
+    GF_ASSIGN_OR_RETURN(const std::vector<Job> jobs,
+                        service.SubmitBatch(ctx.caller, std::move(submission.batch)));
+    return BatchAnswer(jobs);
+  }
   Job job;
   if (submission.array) {
     // An array answers with its first task (its id is the array's); the others follow it

@@ -563,6 +563,45 @@ TEST_F(ApiRoutesTest, ArraySubmissionCallsSubmitArrayAndAnswersTheFirstTask) {
   EXPECT_NE(Message(bad).find("array.indices"), std::string::npos) << Message(bad);
 }
 
+TEST_F(ApiRoutesTest, AMultiJobSubmissionCallsSubmitBatchAndAnswersTheIdsInOrder) {
+  const auto r = Do("POST",
+                    "/api/v1/jobs",
+                    R"({"jobs":[{"command":["a"],"gpus":2},{"command":["b"],"name":"second"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_EQ(fake_.last_batch.size(), 2u);
+  EXPECT_EQ(fake_.last_batch[0].argv, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(fake_.last_batch[0].request.gpus, 2);
+  EXPECT_EQ(fake_.last_batch[1].name, "second");
+  EXPECT_EQ(Body(r), json::parse(R"({"ids":[7,8]})"));
+  EXPECT_EQ(fake_.last_caller->uid, alice_.uid);
+}
+
+// Nothing reaches the service when any spec is malformed; the error names the spec's index
+// and its field.
+TEST_F(ApiRoutesTest, AMultiJobSubmissionNamesTheIndexAndFieldOfABadSpec) {
+  const auto bad_gpus =
+      Do("POST", "/api/v1/jobs", R"({"jobs":[{"command":["a"]},{"command":["b"],"gpus":"two"}]})");
+  EXPECT_EQ(bad_gpus.status, 400);
+  EXPECT_EQ(Message(bad_gpus).rfind("jobs[1]: gpus:", 0), 0u) << Message(bad_gpus);
+  const auto no_command = Do("POST", "/api/v1/jobs", R"({"jobs":[{"gpus":1}]})");
+  EXPECT_EQ(no_command.status, 400);
+  EXPECT_EQ(Message(no_command).rfind("jobs[0]: command:", 0), 0u) << Message(no_command);
+  const auto array_inside =
+      Do("POST", "/api/v1/jobs", R"({"jobs":[{"command":["a"],"array":{"indices":[0]}}]})");
+  EXPECT_EQ(array_inside.status, 400);
+  EXPECT_EQ(Message(array_inside).rfind("jobs[0]: array:", 0), 0u) << Message(array_inside);
+  const auto beside = Do("POST", "/api/v1/jobs", R"({"jobs":[{"command":["a"]}],"gpus":1})");
+  EXPECT_EQ(beside.status, 400);
+  EXPECT_NE(Message(beside).find("no other field"), std::string::npos) << Message(beside);
+  for (const char* body : {R"({"jobs":[]})", R"({"jobs":{"command":["a"]}})"}) {
+    const auto r = Do("POST", "/api/v1/jobs", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(Message(r).rfind("jobs: must be a non-empty array", 0), 0u) << Message(r);
+  }
+  EXPECT_TRUE(fake_.last_batch.empty());
+  EXPECT_EQ(fake_.calls, 0);
+}
+
 TEST_F(ApiRoutesTest, CancelArrayAnswersTheTasks) {
   const auto r = Do("POST", "/api/v1/arrays/7/cancel");
   ASSERT_EQ(r.status, 200) << r.body;

@@ -23,7 +23,7 @@ constexpr std::array<AuthorizationRule, 42> kRules = {{
    "`GET /api/v1/health`, `/nodes`, `/gpus`, `/gpus/{uuid}/series`, `/cluster/series`, "
    "`/metrics`"},
   {R::kJob, A::kSubmit, O::kNone, {N, N, Y, Y, Y}, k403, "submit jobs",
-   "`POST /api/v1/jobs` (arrays too)"},
+   "`POST /api/v1/jobs` (arrays and multi-job bodies too)"},
   {R::kJob, A::kRead, O::kOwn, {N, N, Y, Y, Y}, k404, "see their own jobs",
    "`GET /api/v1/jobs`, `/jobs/{id}`, its `events`, `runs`, `logs`, `explain`; `--after` it"},
   {R::kJob, A::kRead, O::kOther, {N, N, N, Y, Y}, k404, "see other users' jobs", "the same"},
@@ -72,7 +72,7 @@ constexpr std::array<AuthorizationRule, 42> kRules = {{
   // Naming a team spends its guarantee and budget: a budget is an admin's (model/team.h), so
   // operators, who see every team, charge only their own (submit_team.h).
   {R::kTeam, A::kCharge, O::kOwn, {N, N, Y, Y, Y}, k403, "charge jobs to their own team",
-   "`POST /api/v1/jobs` naming `team` (arrays too)"},
+   "`POST /api/v1/jobs` naming `team` (arrays and multi-job bodies too)"},
   {R::kTeam, A::kCharge, O::kOther, {N, N, N, N, Y}, k403, "charge jobs to another team",
    "the same"},
   {R::kReport, A::kRead, O::kNone, {N, N, Y, Y, Y}, k403, "read the monthly report",

@@ -2,7 +2,8 @@
 //
 // Many producers (API worker threads, agent threads) push commands; the one consumer (the
 // state thread) takes everything queued in one go, so a burst of submissions is applied in one
-// loop turn and shares one durable commit (group commit). Thread-safe.
+// loop turn and shares one durable commit (group commit); it may gather more before it commits
+// (commit_window.h). Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,7 @@ namespace gf {
 struct Command {
   std::function<void()> apply;                      // runs on the state thread
   std::function<void(const Status& commit)> reply;  // after the turn's commit; may be empty
+  std::chrono::steady_clock::time_point queued{};   // set by Push
 };
 
 class CommandQueue {
@@ -30,6 +32,7 @@ class CommandQueue {
       if (closed_) {
         return false;
       }
+      command.queued = std::chrono::steady_clock::now();
       commands_.push_back(std::move(command));
     }
     cv_.notify_one();
@@ -38,12 +41,23 @@ class CommandQueue {
 
   // Waits until a command arrives, the queue closes, or `deadline` passes; returns all queued.
   std::vector<Command> WaitAndDrain(std::chrono::steady_clock::time_point deadline) {
+    std::vector<Command> out;
+    WaitAndDrainInto(out, deadline);
+    return out;
+  }
+
+  // Waits until a command arrives, the queue closes, or `deadline` passes; appends all queued
+  // to `into` and says whether there were any (the state thread gathering a turn's commands).
+  bool WaitAndDrainInto(std::vector<Command>& into,
+                        std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock(mu_);
     cv_.wait_until(lock, deadline, [this] { return closed_ || !commands_.empty(); });
-    std::vector<Command> out(std::make_move_iterator(commands_.begin()),
-                             std::make_move_iterator(commands_.end()));
+    const bool any = !commands_.empty();
+    into.insert(into.end(),
+                std::make_move_iterator(commands_.begin()),
+                std::make_move_iterator(commands_.end()));
     commands_.clear();
-    return out;
+    return any;
   }
 
   void Close() {

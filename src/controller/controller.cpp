@@ -195,8 +195,12 @@ void Controller::Post(std::function<void()> fn) {
 void Controller::Loop() {
   while (true) {
     std::vector<Command> commands = queue_.WaitAndDrain(NextWakeup());
+    Gather(commands, std::chrono::steady_clock::now());
     const bool closing = queue_.closed();
-    RunTurn(commands);
+    const auto applying = std::chrono::steady_clock::now();  // the turn's cost, not its wait
+    if (RunTurn(commands)) {
+      window_.Committed(std::chrono::steady_clock::now() - applying);
+    }
     if (closing) {
       // Commands pushed between the drain and Close() are applied by one last turn.
       RunTurn(queue_.WaitAndDrain(std::chrono::steady_clock::now()));
@@ -205,7 +209,32 @@ void Controller::Loop() {
   }
 }
 
-void Controller::RunTurn(const std::vector<Command>& commands) {
+// Group commit sized by the arrival rate (commit_window.h): while requests arrive faster than
+// turns commit, the turn waits for the next before it applies any, at most half a turn.
+void Controller::Gather(std::vector<Command>& commands,
+                        std::chrono::steady_clock::time_point started) {
+  std::size_t seen = 0;
+  std::optional<std::chrono::steady_clock::time_point> newest;
+  while (true) {
+    for (; seen < commands.size(); ++seen) {
+      if (commands[seen].reply) {  // someone waits for this one's commit
+        window_.Arrived(commands[seen].queued);
+        newest = commands[seen].queued;
+      }
+    }
+    if (!newest) {
+      return;  // nobody waits: nothing to gather for
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const auto wait = window_.NextWait(now, started, *newest);
+    if (wait <= std::chrono::steady_clock::duration::zero() ||
+        !queue_.WaitAndDrainInto(commands, now + wait)) {
+      return;
+    }
+  }
+}
+
+bool Controller::RunTurn(const std::vector<Command>& commands) {
   RenewLease();
   // What was held since the last turn, before the commands change it.
   usage_.Advance(clock_.Now(), node_desk_.RunningSpans(/*for_ledgers=*/true));
@@ -238,7 +267,10 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
   notifications_.HandOver();
   // Done only once the turn is durable; dropped with it otherwise.
   std::vector<std::function<void()>> actions = std::move(out_.after_commit);
-  Status commit = Flush();
+  const auto answered = std::count_if(
+      commands.begin(), commands.end(), [](const Command& c) { return c.reply != nullptr; });
+  const std::int64_t commits_before = counters_.commits;
+  Status commit = Flush(answered);
   PublishView();  // what the callers are about to be told is what readers see
   for (const auto& command : commands) {
     if (command.reply) {
@@ -251,6 +283,7 @@ void Controller::RunTurn(const std::vector<Command>& commands) {
     }
   }
   jobs_.EraseEnded();
+  return counters_.commits != commits_before;
 }
 
 std::chrono::steady_clock::time_point Controller::NextWakeup() const {
@@ -266,7 +299,7 @@ std::chrono::steady_clock::time_point Controller::NextWakeup() const {
   return std::chrono::steady_clock::now() + wait;
 }
 
-Status Controller::Flush() {
+Status Controller::Flush(std::int64_t answered) {
   Journal journal = jobs_.TakeJournal();
   StoreBatch batch = std::exchange(out_, TurnOutbox{}).batch;
   if (fatal_) {
@@ -277,7 +310,12 @@ Status Controller::Flush() {
   if (batch.empty()) {
     return OkStatus();
   }
+  const auto started = std::chrono::steady_clock::now();
   Status s = store_->Commit(batch);
+  counters_.commits += 1;
+  counters_.commit_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  counters_.committed_requests += answered;
   if (!s.ok()) {
     // The in-memory state is now ahead of the disk. Stop accepting work rather than
     // acknowledge anything else; a restart reloads the last durable state.
@@ -484,6 +522,15 @@ Result<std::vector<Job>> Controller::SubmitArray(const Caller& caller,
       [this, caller, spec = std::move(spec), array = std::move(array)]() mutable {
         return desk_.SubmitArray(caller, std::move(spec), array);
       });
+}
+
+Result<std::vector<Job>> Controller::SubmitBatch(const Caller& caller, std::vector<JobSpec> specs) {
+  if (options_.slurm != nullptr) {
+    return FollowsSlurm();
+  }
+  return CallAccepting<std::vector<Job>>([this, caller, specs = std::move(specs)]() mutable {
+    return desk_.SubmitBatch(caller, std::move(specs));
+  });
 }
 
 Result<Job> Controller::CancelJob(const Caller& caller, JobId id) {

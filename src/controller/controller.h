@@ -42,6 +42,7 @@
 #include "controller/accounting.h"
 #include "controller/authorization.h"
 #include "controller/command_queue.h"
+#include "controller/commit_window.h"
 #include "controller/dependency_book.h"
 #include "controller/gpu_care.h"
 #include "controller/idle_stage.h"
@@ -162,6 +163,7 @@ class Controller final : public ClusterService, public AgentReports, private Job
   Result<std::vector<Job>> SubmitArray(const Caller& caller,
                                        JobSpec spec,
                                        ArrayRequest array) override;
+  Result<std::vector<Job>> SubmitBatch(const Caller& caller, std::vector<JobSpec> specs) override;
   Result<std::vector<Job>> CancelArray(const Caller& caller, JobId array_job) override;
   Result<std::vector<Job>> ListJobs(const Caller& caller, const JobFilter& filter) override;
   Result<JobListing> ListSharedJobs(const Caller& caller, const JobFilter& filter) override;
@@ -247,9 +249,14 @@ class Controller final : public ClusterService, public AgentReports, private Job
   void Post(std::function<void()> fn);
 
   void Loop();
-  void RunTurn(const std::vector<Command>& commands);
+  // Waits for more requests while they arrive faster than turns commit (window_).
+  void Gather(std::vector<Command>& commands, std::chrono::steady_clock::time_point started);
+  // True when the turn committed something.
+  bool RunTurn(const std::vector<Command>& commands);
   std::chrono::steady_clock::time_point NextWakeup() const;
-  Status Flush();
+  // Commits the turn's changes in one transaction (group commit); `answered`: the requests
+  // waiting on it, for the commit counters.
+  Status Flush(std::int64_t answered);
 
   // REQUIRES: state thread, for all below.
   // The store failed or the lease was lost: the error every call that changes state gets.
@@ -282,6 +289,7 @@ class Controller final : public ClusterService, public AgentReports, private Job
   const Clock& clock_;
   ControllerOptions options_;
   CommandQueue queue_;
+  CommitWindow window_;  // state thread: how long a turn gathers requests (Gather)
   std::thread thread_;
   // The read side (any thread): the published view and what is read from it, Telemetry and
   // store read connections.

@@ -1718,6 +1718,73 @@ TEST_F(ControllerDepsTest, ArrayRequestsAreChecked) {
   EXPECT_TRUE(controller_->ListJobs(alice_, JobFilter{})->empty());
 }
 
+// A multi-job submission (POST /api/v1/jobs {"jobs": [...]}) is one request, answered after
+// the one commit that holds all its jobs; their ids follow the order sent; they survive a
+// restart.
+TEST_F(ControllerDepsTest, ABatchIsQueuedWholeInOrderByOneRequest) {
+  const ClusterStats before = *controller_->Stats(root_);
+  JobSpec named = Spec(1);
+  named.name = "third";
+  auto jobs = controller_->SubmitBatch(alice_, {Spec(4), Spec(2), named, Spec(4)});
+  ASSERT_TRUE(jobs.ok()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 4u);
+  for (std::size_t i = 0; i < jobs->size(); ++i) {
+    EXPECT_EQ((*jobs)[i].id, JobId((*jobs)[0].id.value() + static_cast<std::int64_t>(i)));
+    EXPECT_EQ((*jobs)[i].state, JobState::kPending);
+    EXPECT_EQ((*jobs)[i].owner.user, "alice");
+  }
+  EXPECT_EQ((*jobs)[1].spec.request.gpus, 2);
+  EXPECT_EQ((*jobs)[2].spec.name, "third");
+  EXPECT_FALSE((*jobs)[0].spec.priority.name.empty());  // the default class, as for Submit
+  const ClusterStats after = *controller_->Stats(root_);
+  EXPECT_EQ(after.committed_requests - before.committed_requests, 1);
+  EXPECT_GE(after.commits - before.commits, 1);
+  Boot();
+  for (const Job& job : *jobs) {
+    EXPECT_EQ(Get(job.id).spec.name, job.spec.name);
+  }
+}
+
+// All or none: one refused spec refuses the batch, naming its index; no job is created.
+TEST_F(ControllerDepsTest, ABatchWithARefusedSpecCreatesNoJobAndNamesTheSpec) {
+  JobSpec no_workdir = Spec(1);
+  no_workdir.workdir = "relative/dir";
+  for (const auto& [bad, index] : {std::pair{Spec(8), "jobs[1]: "},  // more GPUs than any node
+                                   std::pair{no_workdir, "jobs[1]: "}}) {
+    auto refused = controller_->SubmitBatch(alice_, {Spec(1), bad, Spec(1)});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(refused.error().message.rfind(index, 0), 0u) << refused.error().message;
+  }
+  auto empty = controller_->SubmitBatch(alice_, {});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().message.rfind("jobs: an empty list", 0), 0u) << empty.error().message;
+  auto oversized = controller_->SubmitBatch(
+      alice_, std::vector<JobSpec>(static_cast<std::size_t>(kMaxBatchJobs) + 1, Spec(1)));
+  ASSERT_FALSE(oversized.ok());
+  EXPECT_NE(oversized.error().message.find("at most 10000"), std::string::npos)
+      << oversized.error().message;
+  JobFilter all;
+  all.include_finished = true;
+  EXPECT_TRUE(controller_->ListJobs(alice_, all)->empty());
+  // The ids the refused batches did not use are not skipped.
+  auto next = controller_->SubmitBatch(alice_, {Spec(1)});
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->front().id, JobId(1));
+}
+
+// An array is one request and one commit too, however many tasks.
+TEST_F(ControllerDepsTest, AnArrayIsOneRequestSharingOneCommit) {
+  const ClusterStats before = *controller_->Stats(root_);
+  auto tasks = controller_->SubmitArray(
+      alice_, Spec(4), ArrayRequest{.indices = {0, 1, 2, 3, 4, 5, 6, 7}, .max_running = {}});
+  ASSERT_TRUE(tasks.ok()) << tasks.error().message;
+  const ClusterStats after = *controller_->Stats(root_);
+  EXPECT_EQ(after.committed_requests - before.committed_requests, 1);
+  Boot();
+  EXPECT_EQ(Get(tasks->back().id).spec.array->index, 7);
+}
+
 TEST_F(ControllerDepsTest, CancelArrayCancelsEveryUnfinishedTask) {
   auto tasks = controller_->SubmitArray(
       alice_, Spec(1), ArrayRequest{.indices = {0, 1, 2}, .max_running = 1});

@@ -77,7 +77,35 @@ Result<std::vector<Job>> JobDesk::SubmitArray(const Caller& caller,
   return tasks;
 }
 
-Result<Job> JobDesk::SubmitGang(const Caller& caller, const JobSpec& spec) {
+// One command on the state thread, as an array: every spec is checked before any job is
+// created, so the batch is queued whole or not at all, in one commit.
+Result<std::vector<Job>> JobDesk::SubmitBatch(const Caller& caller, std::vector<JobSpec> specs) {
+  if (specs.empty()) {
+    return InvalidArgument("jobs: an empty list; send at least one job spec");
+  }
+  if (specs.size() > static_cast<std::size_t>(kMaxBatchJobs)) {
+    return InvalidArgument("jobs: " + std::to_string(specs.size()) +
+                           " job specs; a request has at most " + std::to_string(kMaxBatchJobs) +
+                           " (send the rest in another request)");
+  }
+  const ClusterSnapshot nodes = FeasibilityNodes();  // once, not once per spec
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    specs[i] = WithDefaultClass(std::move(specs[i]), policy_);
+    if (Status checked = CheckSubmission(caller, specs[i], nodes); !checked.ok()) {
+      return MakeError(checked.error().code,
+                       "jobs[" + std::to_string(i) + "]: " + checked.error().message);
+    }
+  }
+  std::vector<Job> jobs;
+  jobs.reserve(specs.size());
+  for (JobSpec& spec : specs) {
+    jobs.push_back(spec.request.nodes > 1 ? SubmitGang(caller, spec)
+                                          : AddJob(caller, std::move(spec)));
+  }
+  return jobs;
+}
+
+Job JobDesk::SubmitGang(const Caller& caller, const JobSpec& spec) {
   const JobId first(next_job_id_);
   const int size = spec.request.nodes;
   std::optional<Job> lead;
@@ -93,6 +121,16 @@ Result<Job> JobDesk::SubmitGang(const Caller& caller, const JobSpec& spec) {
 }
 
 Status JobDesk::CheckSubmission(const Caller& caller, const JobSpec& spec) {
+  return CheckSubmission(caller, spec, FeasibilityNodes());
+}
+
+ClusterSnapshot JobDesk::FeasibilityNodes() const {
+  return p_.nodes.Snapshot({}, nullptr);  // what could ever run, not what is free
+}
+
+Status JobDesk::CheckSubmission(const Caller& caller,
+                                const JobSpec& spec,
+                                const ClusterSnapshot& nodes) {
   GF_TRY(Authorize(caller, Resource::kJob, Action::kSubmit, Ownership::kNone, "submit"));
   if (only_uid_ && caller.uid != *only_uid_) {
     return PermissionDenied("this gpufleet runs as uid " + std::to_string(*only_uid_) +
@@ -105,8 +143,6 @@ Status JobDesk::CheckSubmission(const Caller& caller, const JobSpec& spec) {
   if (!spec.idle_reap) {
     GF_TRY(CheckIdleOptOut(policy_, spec.priority));  // "--no-reap: class 'normal' ..."
   }
-  const ClusterSnapshot nodes =
-      p_.nodes.Snapshot({}, nullptr);  // what could ever run, not what is free
   if (!nodes.nodes.empty()) {
     GF_TRY(CheckFeasible(nodes, spec.request));
   }

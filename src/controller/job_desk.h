@@ -63,6 +63,9 @@ class JobDesk {
   Result<std::vector<Job>> SubmitArray(const Caller& caller,
                                        JobSpec spec,
                                        const ArrayRequest& array);
+  // A multi-job submission (ClusterService::SubmitBatch): all checked first, then queued in the
+  // order sent with consecutive ids, in one commit.
+  Result<std::vector<Job>> SubmitBatch(const Caller& caller, std::vector<JobSpec> specs);
   Result<Job> Cancel(const Caller& caller, JobId id);
   Result<std::vector<Job>> CancelArray(const Caller& caller, JobId array_job);
   // An administrator lets a pending job run past its team's GPU-hour budget.
@@ -99,9 +102,14 @@ class JobDesk {
  private:
   // Multi-node jobs (model/job.h GangMember): a submission of `--nodes N` becomes N member jobs
   // with consecutive ids in one commit; the member of rank 0 is returned.
-  Result<Job> SubmitGang(const Caller& caller, const JobSpec& spec);
-  // What every submission must pass before any job is created (Submit and SubmitArray).
+  // Requires CheckSubmission.
+  Job SubmitGang(const Caller& caller, const JobSpec& spec);
+  // What every submission must pass before any job is created (Submit, SubmitArray,
+  // SubmitBatch); `nodes` (FeasibilityNodes) is what the request must fit on.
   Status CheckSubmission(const Caller& caller, const JobSpec& spec);
+  Status CheckSubmission(const Caller& caller, const JobSpec& spec, const ClusterSnapshot& nodes);
+  // The nodes as the feasibility check sees them: what could ever run, not what is free.
+  ClusterSnapshot FeasibilityNodes() const;
   // Creates the PENDING job (id, owner, defaults, submit event); requires CheckSubmission.
   Job AddJob(const Caller& caller, JobSpec spec);
   void CancelBroken(const DependencyBook::Resolution& resolution);

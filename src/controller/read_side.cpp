@@ -343,6 +343,9 @@ ClusterStats ClusterReader::ComputeStats(const ControllerView& view) const {
     stats.gpus += static_cast<int>(node->gpus.size());
   }
   stats.passes = {counters.full_passes, counters.incremental_passes};
+  stats.commits = counters.commits;
+  stats.commit_seconds = counters.commit_seconds;
+  stats.committed_requests = counters.committed_requests;
   return stats;
 }
 

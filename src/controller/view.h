@@ -59,6 +59,10 @@ struct ControllerCounters {
   double wait_sum_seconds = 0;
   PassStats full_passes{.kind = "full"};
   PassStats incremental_passes{.kind = "incremental"};
+  // The turns' durable commits (ClusterStats::commits ..).
+  std::int64_t commits = 0;
+  double commit_seconds = 0;
+  std::int64_t committed_requests = 0;
 
   // A job just started after waiting `wait_seconds`: the queue-wait histogram behind
   // gpufleet_queue_wait_seconds.

@@ -272,7 +272,7 @@ const std::array<Column<StateCount>, 1> kStateColumns = {{
      }},
 }};
 
-const std::array<Column<ClusterStats>, 3> kClusterColumns = {{
+const std::array<Column<ClusterStats>, 6> kClusterColumns = {{
     {{"gpufleet_nodes", Kind::kGauge, "Nodes known to the controller."},
      [](const ClusterStats& c) {
        return std::optional<double>(c.nodes);
@@ -284,6 +284,25 @@ const std::array<Column<ClusterStats>, 3> kClusterColumns = {{
     {{"gpufleet_gpus_allocated", Kind::kGauge, "GPUs held by jobs now."},
      [](const ClusterStats& c) {
        return std::optional<double>(c.gpus_allocated);
+     }},
+    {{"gpufleet_store_commits_total",
+      Kind::kCounter,
+      "Durable commits of the controller's turns (group commit: one per turn that changed "
+      "anything)."},
+     [](const ClusterStats& c) {
+       return std::optional<double>(static_cast<double>(c.commits));
+     }},
+    {{"gpufleet_store_commit_seconds_total",
+      Kind::kCounter,
+      "Time spent in those commits: the store's writes and their flush to disk."},
+     [](const ClusterStats& c) {
+       return std::optional<double>(c.commit_seconds);
+     }},
+    {{"gpufleet_store_committed_requests_total",
+      Kind::kCounter,
+      "Requests answered after those commits; per commit, how many callers shared one."},
+     [](const ClusterStats& c) {
+       return std::optional<double>(static_cast<double>(c.committed_requests));
      }},
 }};
 

@@ -471,6 +471,18 @@ TEST(PrometheusTest, WaitHistogramIsCumulativeAndEndsAtInf) {
       << text;
 }
 
+// The controller's group commit: commits, their time, and the requests that shared them.
+TEST(PrometheusTest, CommitCountersAreRendered) {
+  ClusterStats stats;
+  stats.commits = 40;
+  stats.commit_seconds = 0.25;
+  stats.committed_requests = 130;
+  const auto all = Parse(Render({}, stats));
+  EXPECT_EQ(ValueOf(all, "gpufleet_store_commits_total"), 40);
+  EXPECT_EQ(ValueOf(all, "gpufleet_store_commit_seconds_total"), 0.25);
+  EXPECT_EQ(ValueOf(all, "gpufleet_store_committed_requests_total"), 130);
+}
+
 TEST(PrometheusTest, ClusterJobAndTeamCounts) {
   const TelemetrySnapshot t = ExampleTelemetry(8);
   const ClusterStats stats = ExampleClusterStats();

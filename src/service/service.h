@@ -166,6 +166,12 @@ struct ClusterStats {
   int gpus_allocated = 0;
   std::vector<PassStats> passes;                   // "full", then "incremental"
   std::vector<NotificationCount> notifications{};  // empty without a notifier
+  // The controller's durable commits since it started (one per turn that changed anything:
+  // group commit), their total time, and the requests answered after them: requests / commits
+  // is how many callers shared a commit.
+  std::int64_t commits = 0;
+  double commit_seconds = 0;
+  std::int64_t committed_requests = 0;
 };
 
 // `gpufleet submit --array 0-99%4`: one job per index, created together. Each task gets
@@ -177,6 +183,8 @@ struct ArrayRequest {
 // Bounds of an array, so one request cannot flood the queue (Slurm's MaxArraySize is 1001).
 inline constexpr int kMaxArrayTasks = 10'000;
 inline constexpr int kMaxArrayIndex = 9'999'999;
+// Bound of a multi-job submission (ClusterService::SubmitBatch), as an array's.
+inline constexpr int kMaxBatchJobs = kMaxArrayTasks;
 
 // `gpufleet cancel --user U --state S --name N --team T` (scancel -u -t -n -A): the jobs a
 // filtered cancel names; each set field must match, and at least one must be set.
@@ -273,6 +281,14 @@ class ClusterService {
   virtual Result<std::vector<Job>> SubmitArray(const Caller& caller,
                                                JobSpec spec,
                                                ArrayRequest array) = 0;
+
+  // Several jobs in one request (POST /api/v1/jobs {"jobs": [...]}): every spec passes Submit's
+  // checks before any job is created, then all are queued in one commit, with increasing ids in
+  // the order sent. All or none: the first refused spec refuses the batch, its error naming it
+  // ("jobs[3]: gpus: ..."). Returns one job per spec, in that order (a multi-node spec: its
+  // rank-0 member). Errors: Submit's, and kInvalidArgument for an empty or oversized batch.
+  virtual Result<std::vector<Job>> SubmitBatch(const Caller& caller,
+                                               std::vector<JobSpec> specs) = 0;
 
   // Cancels every unfinished task of the array whose first task is `array_job` (owner or
   // root). Returns the tasks as they are after the request. kNotFound when no such array is
