@@ -28,6 +28,11 @@ struct ServerOptions {
   std::string slurm_poll = "5s";  // how often Slurm's jobs are read (scontrol show job)
   // Kubernetes mode (issue #27, docs/kubernetes.md): pods are the jobs, schedule nothing.
   bool kubernetes = false;
+  // --kubernetes: the API server that names pods' service accounts and workloads; "" = the one
+  // of the pod the server runs in (its service account), if any.
+  std::string kube_api;
+  std::string kube_token_file;
+  std::string kube_ca_file;
 };
 
 struct AgentOptions {

@@ -173,6 +173,14 @@ int Main(int argc, char** argv) {
                  "beside Kubernetes: the pods that hold GPUs (as --kubernetes agents report "
                  "them) are the jobs; schedule nothing, stop no pod (docs/kubernetes.md)")
       ->excludes("--slurm");
+  server_cmd->add_option("--kube-api",
+                         server.kube_api,
+                         "--kubernetes: the API server that names pods' service accounts and "
+                         "workloads, https://HOST:PORT (default: in a pod, its cluster's)");
+  server_cmd->add_option(
+      "--kube-token-file", server.kube_token_file, "--kube-api: the bearer token's file");
+  server_cmd->add_option(
+      "--kube-ca-file", server.kube_ca_file, "--kube-api: the cluster's CA certificate");
 
   gf::AgentOptions agent;
   auto* agent_cmd = app.add_subcommand("agent", "run this node's agent, joined to a server");

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@
 
 #include "cluster.h"
 #include "daemon.h"
+#include "kube/kube_api_watch.h"
 #include "slurm/slurm_control.h"
 
 namespace gf {
@@ -28,6 +30,31 @@ namespace {
 
 constexpr std::string_view kCommand = "server";
 constexpr int kExitControllerFailed = 3;
+
+// --kubernetes: the API server's list+watch of pods and their owners, from --kube-api or from
+// the service account of the pod the server runs in. Without either the server still follows
+// its agents' pods, only without service accounts and workloads: said once in the log.
+std::unique_ptr<KubeApiWatch> StartKubeApiWatch(const ServerOptions& options) {
+  Result<KubeApiConfig> config =
+      options.kube_api.empty()
+          ? InClusterKubeApiConfig([](const char* name) -> std::optional<std::string> {
+              // NOLINTNEXTLINE(concurrency-mt-unsafe): read before the server's threads start
+              const char* value = std::getenv(name);
+              return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+            })
+          : Result<KubeApiConfig>(KubeApiConfig{.endpoint = options.kube_api,
+                                                .token_file = options.kube_token_file,
+                                                .ca_file = options.kube_ca_file});
+  if (!config.ok()) {
+    spdlog::warn("kubernetes: pods are followed without their service accounts and workloads: {}",
+                 config.error().message);
+    return nullptr;
+  }
+  spdlog::info("kubernetes: reading pods, replicasets and jobs from {}", config->endpoint);
+  auto watch = std::make_unique<KubeApiWatch>(std::move(*config));
+  watch->Start();
+  return watch;
+}
 
 // Waits until this server holds the store's lease (the leader), polling every second: a
 // standby does nothing else, not even listen, so that clients and agents given several server
@@ -160,6 +187,14 @@ int RunServer(const ServerOptions& options) {
     copts.slurm = &*slurm;
   }
   copts.kubernetes = options.kubernetes;
+  // Outlives the controller, which asks it on its state thread.
+  std::unique_ptr<KubeApiWatch> kube_api =
+      options.kubernetes ? StartKubeApiWatch(options) : nullptr;
+  if (kube_api) {
+    copts.kube_pod_facts = [watch = kube_api.get()](std::string_view uid) {
+      return watch->Facts(uid);
+    };
+  }
   Controller controller(std::move(*store), clock, copts);
   if (Status s = controller.Load(); !s.ok()) {
     return Die(kCommand, s.error());

@@ -93,8 +93,11 @@ Controller::Controller(std::unique_ptr<Store> store,
                                .clock = clock_}),
       slurm_desk_(
           SlurmDeskParts{.jobs = jobs_, .nodes = nodes_, .node_desk = node_desk_, .clock = clock_}),
-      kube_desk_(
-          KubeDeskParts{.jobs = jobs_, .nodes = nodes_, .node_desk = node_desk_, .clock = clock_}),
+      kube_desk_(KubeDeskParts{.jobs = jobs_,
+                               .nodes = nodes_,
+                               .node_desk = node_desk_,
+                               .clock = clock_,
+                               .api_facts = options_.kube_pod_facts}),
       idle_(options_.policy,
             IdleStageParts{.jobs = jobs_,
                            .nodes = nodes_,

@@ -136,6 +136,10 @@ struct ControllerOptions {
   // a cancel is refused with the kubectl command, the idle reaper warns and notifies but does
   // not reap, kill orders are dropped with an event (deleting pods is a later step of #27).
   bool kubernetes = false;
+  // Kubernetes mode: what the API server says of a pod (its service account and workload;
+  // kube/kube_api_watch.h), by UID, when the server can read the API server; unset or nullopt
+  // leaves the pod's job as its node reported it. Thread-safe; called on the state thread.
+  std::function<std::optional<KubePodFacts>(std::string_view pod_uid)> kube_pod_facts{};
 };
 
 class Controller final : public ClusterService, public AgentReports, private JobBookListener {

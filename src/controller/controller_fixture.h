@@ -48,6 +48,7 @@ class ControllerFixture : public ::testing::Test {
     options.energy_price = energy_price_;
     options.slurm = slurm_;
     options.kubernetes = kubernetes_;
+    options.kube_pod_facts = kube_pod_facts_;
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
@@ -76,6 +77,8 @@ class ControllerFixture : public ::testing::Test {
   EnergyPrice energy_price_;                         // before Boot
   SlurmLink* slurm_ = nullptr;                       // companion mode: before Boot
   bool kubernetes_ = false;                          // Kubernetes mode: before Boot
+  // Kubernetes mode: what the API server says of pods (ControllerOptions::kube_pod_facts).
+  std::function<std::optional<KubePodFacts>(std::string_view)> kube_pod_facts_{};
   std::unique_ptr<Controller> controller_;
 };
 

@@ -9,6 +9,18 @@ namespace {
 
 constexpr const char* kActor = "kubernetes";
 
+void SetEnv(std::vector<std::pair<std::string, std::string>>& env,
+            const std::string& name,
+            std::string value) {
+  for (auto& [key, old] : env) {
+    if (key == name) {
+      old = std::move(value);
+      return;
+    }
+  }
+  env.emplace_back(name, std::move(value));
+}
+
 }  // namespace
 
 std::vector<GpuUuid> KubeDesk::GpusOn(const NodeId& node, const KubePod& pod) const {
@@ -28,6 +40,35 @@ std::vector<GpuUuid> KubeDesk::GpusOn(const NodeId& node, const KubePod& pod) co
     }
   }
   return out;
+}
+
+void KubeDesk::NameFromApi(Job& job, const KubePod& pod) {
+  if (!p_.api_facts) {
+    return;
+  }
+  const std::optional<KubePodFacts> facts = p_.api_facts(pod.uid);
+  if (!facts) {
+    return;
+  }
+  const std::string user =
+      "system:serviceaccount:" + pod.pod_namespace + ":" + facts->pod.service_account;
+  const std::string workload =
+      facts->workload ? facts->workload->kind + "/" + facts->workload->name : "";
+  const auto named = [&job](const std::string& key) {
+    for (const auto& [name, value] : job.spec.env) {
+      if (name == key) {
+        return value;
+      }
+    }
+    return std::string();
+  };
+  if (job.owner.user == user && named("POD_WORKLOAD") == workload) {
+    return;
+  }
+  job.owner.user = user;
+  SetEnv(job.spec.env, "POD_SERVICE_ACCOUNT", facts->pod.service_account);
+  SetEnv(job.spec.env, "POD_WORKLOAD", workload);
+  p_.jobs.Write(job);
 }
 
 Job KubeDesk::Adopt(const KubePod& pod, JobId id, const std::vector<GpuUuid>& gpus) const {
@@ -72,6 +113,9 @@ void KubeDesk::Apply(const NodeId& node, const std::vector<KubePod>& pods) {
                      "pod " + pod.pod_namespace + "/" + pod.name + " (uid " + pod.uid +
                          ") holds GPUs on " + node.value());
       job = p_.jobs.Find(*id);
+    }
+    if (!IsTerminal(job->state)) {
+      NameFromApi(*job, pod);
     }
     if (job->state != JobState::kPending) {
       continue;  // running already (a pod's GPUs do not change), or ended

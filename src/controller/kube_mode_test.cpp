@@ -3,6 +3,9 @@
 // it ends when its node's report no longer lists it, and only then; nothing is submitted,
 // cancelled or killed here; the idle reaper warns and notifies but reaps nothing; an agent of
 // another kind drains its node with the fix.
+#include <map>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -113,6 +116,50 @@ TEST_F(KubeModeTest, APodIsAJobOnTheGpusItsContainersHold) {
   EXPECT_EQ(a.pod, "train-0");
   EXPECT_EQ(a.container, "trainer");
   EXPECT_EQ(a.team, "research");
+}
+
+// What the API server says of a pod names its job's user (the service account, as Kubernetes
+// names it) and workload, also when it comes after the node's report; it is stored with the job.
+TEST_F(KubeModeTest, TheApiServerNamesAPodsServiceAccountAndWorkload) {
+  auto facts = std::make_shared<std::map<std::string, KubePodFacts, std::less<>>>();
+  auto mu = std::make_shared<std::mutex>();
+  kube_pod_facts_ = [facts, mu](std::string_view uid) -> std::optional<KubePodFacts> {
+    const std::lock_guard lock(*mu);
+    const auto it = facts->find(uid);
+    return it == facts->end() ? std::nullopt : std::optional(it->second);
+  };
+  Boot();
+  const auto env = [&](JobId id, const std::string& key) {
+    for (const auto& [name, value] : Get(id).spec.env) {
+      if (name == key) {
+        return value;
+      }
+    }
+    return std::string("(none)");
+  };
+  controller_->OnPods(NodeId("gpu01"), {Train()});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(kTrain, JobState::kRunning); }));
+  EXPECT_EQ(Get(kTrain).owner.user, "research");  // not known to the API server yet
+  EXPECT_EQ(env(kTrain, "POD_WORKLOAD"), "(none)");
+  {
+    const std::lock_guard lock(*mu);
+    (*facts)[kTrainUid] = KubePodFacts{.pod = KubeApiPod{.uid = kTrainUid,
+                                                         .pod_namespace = "research",
+                                                         .name = "train-0",
+                                                         .service_account = "trainer"},
+                                       .workload = KubeWorkload{.kind = "Job", .name = "train"}};
+  }
+  controller_->OnPods(NodeId("gpu01"), {Train()});  // the node's next report
+  ASSERT_TRUE(
+      WaitFor([&] { return Get(kTrain).owner.user == "system:serviceaccount:research:trainer"; }));
+  EXPECT_EQ(env(kTrain, "POD_WORKLOAD"), "Job/train");
+  EXPECT_EQ(env(kTrain, "POD_SERVICE_ACCOUNT"), "trainer");
+  EXPECT_EQ(KubePodOfJobEnv(Get(kTrain).spec.env), Train());  // the node's facts stay
+  // Stored: a restarted server reads them back before any report or API answer.
+  kube_pod_facts_ = nullptr;
+  Boot({kTrain});
+  EXPECT_EQ(Get(kTrain).owner.user, "system:serviceaccount:research:trainer");
+  EXPECT_EQ(env(kTrain, "POD_WORKLOAD"), "Job/train");
 }
 
 TEST_F(KubeModeTest, APodEndsOnlyWhenItsNodesReportNoLongerListsIt) {

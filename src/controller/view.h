@@ -121,7 +121,8 @@ struct ControllerView {
 };
 
 // Whether a job's copy in a view still shows `job`: the fields a job's life changes (its id,
-// owner, spec and submit time never change once it is queued).
+// submit time and spec but its environment never change once it is queued; a Kubernetes pod's
+// job learns its user and its environment's workload after it started, KubeDesk::NameFromApi).
 bool SameLiveFields(const Job& a, const Job& b);
 
 // The next view: `last` with the pages of the jobs of `active` that differ from it rebuilt (a

@@ -46,12 +46,6 @@ Result<KubeApiConfig> InClusterKubeApiConfig(
     const std::function<std::optional<std::string>(const char*)>& getenv,
     const std::string& account_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
-// What the server shows of a pod beyond what its node reports.
-struct KubePodFacts {
-  KubeApiPod pod{};
-  std::optional<KubeWorkload> workload{};
-};
-
 struct KubeApiWatchOptions {
   int page_size = 500;
   std::chrono::seconds watch_timeout{300};  // the server ends each watch after this

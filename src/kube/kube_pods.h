@@ -48,6 +48,12 @@ struct KubeWorkload {
   bool operator==(const KubeWorkload&) const = default;
 };
 
+// What the server shows of a pod beyond what its node reports.
+struct KubePodFacts {
+  KubeApiPod pod{};
+  std::optional<KubeWorkload> workload{};
+};
+
 // The resources KubePodBook follows, each its own list+watch.
 enum class KubeResource { kPods, kReplicaSets, kJobs };
 std::string_view KubeResourcePath(KubeResource resource);  // "/api/v1/pods", ...

@@ -88,7 +88,6 @@ start_kubelet() {
   wait_for "the stand-in kubelet's socket" test -S "$KUBELET_SOCK"
 }
 start_kubelet
-trap 'kill "$KUBELET_PID" 2>/dev/null || true; cleanup' EXIT
 
 cat >"$WORK/gpufleet.toml" <<'TOML'
 [scheduler]
@@ -100,7 +99,27 @@ idle_grace = "5s"
 idle_util_below = 5
 idle_action = "requeue"
 TOML
-start_server --kubernetes --config "$WORK/gpufleet.toml"
+# The API server (tests/e2e/fake_kube_api.py): train-0 is a Deployment's pod (through its
+# ReplicaSet) running as service account trainer; idle-api a bare pod of the default account.
+cat >"$WORK/kube-api.json" <<JSON
+{"/api/v1/pods": [
+  {"metadata": {"name": "train-0", "namespace": "research", "uid": "$UID_A", "resourceVersion": "1",
+    "ownerReferences": [{"kind": "ReplicaSet", "name": "train-7d9", "controller": true}]},
+   "spec": {"serviceAccountName": "trainer"}, "status": {"phase": "Running"}},
+  {"metadata": {"name": "idle-api", "namespace": "serving", "uid": "$UID_B", "resourceVersion": "1"},
+   "spec": {}, "status": {"phase": "Running"}}],
+ "/apis/apps/v1/replicasets": [
+  {"metadata": {"name": "train-7d9", "namespace": "research", "uid": "r-1", "resourceVersion": "1",
+    "ownerReferences": [{"kind": "Deployment", "name": "train", "controller": true}]}}],
+ "/apis/batch/v1/jobs": []}
+JSON
+python3 "$(dirname "$0")/fake_kube_api.py" "$WORK/kube-api.json" "$WORK/kube-api.port" \
+  2>>"$WORK/kube-api.log" &
+KUBE_API_PID=$!
+trap 'kill "$KUBELET_PID" "$KUBE_API_PID" 2>/dev/null || true; cleanup' EXIT
+wait_for "the stand-in API server" test -s "$WORK/kube-api.port"
+start_server --kubernetes --config "$WORK/gpufleet.toml" \
+  --kube-api "http://127.0.0.1:$(cat "$WORK/kube-api.port")"
 gf node token create --output "$WORK/node.token" --description e2e >/dev/null
 GF_FAKENVML_SCENARIO=$WORK/nvml.json "$GPUFLEET" agent --server "$SERVER_URL" \
   --token-file "$WORK/node.token" --kubernetes --pod-resources-socket "$KUBELET_SOCK" \
@@ -123,6 +142,18 @@ gf show "$JOB_A" | grep -q "Pod .*research/train-0  uid $UID_A  containers train
   fail "show $JOB_A lacks its pod: $(gf show "$JOB_A")"
 gf gpus | grep "GPU-k-2\|idle-api" | grep -q "serving/idle-api" || fail "gpus: $(gf gpus)"
 ok "pods as jobs: $JOB_A research/train-0 on GPU-k-0,1; $JOB_B serving/idle-api on GPU-k-2"
+
+# 1b. The API server names each pod's service account (the job's user, as Kubernetes names it)
+#     and workload: a Deployment through its ReplicaSet; a bare pod is its own.
+env_of() { gf show --json "$1" | jq -r --arg k "$2" '.env[$k] // ""'; }
+named() { [ "$(job_field "$JOB_A" user)" = system:serviceaccount:research:trainer ]; }
+wait_for "job $JOB_A's user to be its service account" named
+[ "$(env_of "$JOB_A" POD_WORKLOAD)" = Deployment/train ] ||
+  fail "job $JOB_A's workload: $(gf show --json "$JOB_A")"
+wait_for "job $JOB_B's user" eval '[ "$(job_field "$JOB_B" user)" = system:serviceaccount:serving:default ]'
+[ "$(env_of "$JOB_B" POD_WORKLOAD)" = Pod/idle-api ] ||
+  fail "job $JOB_B's workload: $(gf show --json "$JOB_B")"
+ok "from the API server: $JOB_A system:serviceaccount:research:trainer, Deployment/train; $JOB_B Pod/idle-api"
 
 # 2. Attribution: the truth is the scenario's. "pid gpu job pod container unmanaged" a line.
 expected="4101 GPU-k-0 $JOB_A research/train-0 trainer false
