@@ -176,6 +176,16 @@ class FakeAgent final : public NodeAgent {
   std::vector<std::optional<int>> ready_gpus_;
 };
 
+// "kind: message" of each event of job `id` as `caller` reads them, one a line.
+inline std::string EventHistory(ClusterService& service, const Caller& caller, JobId id) {
+  std::string text;
+  const Result<std::vector<Event>> events = service.JobEvents(caller, id);
+  for (const Event& e : *events) {
+    text += e.kind + ": " + e.message + "\n";
+  }
+  return text;
+}
+
 // Polls `pred` until it holds or 10 s pass; returns its last value. Tests wait for the
 // controller's thread this way, never by sleeping a fixed time.
 template <typename Pred>

@@ -62,14 +62,7 @@ class KubeModeTest : public ControllerFixture {
     const Result<Job> job = controller_->GetJob(root_, id);
     return job.ok() && job->state == state;
   }
-  std::string History(JobId id) {
-    std::string text;
-    const Result<std::vector<Event>> events = controller_->JobEvents(root_, id);
-    for (const Event& e : *events) {
-      text += e.kind + ": " + e.message + "\n";
-    }
-    return text;
-  }
+  std::string History(JobId id) { return EventHistory(*controller_, root_, id); }
   bool HasEvent(JobId id, const std::string& kind) {
     return History(id).find(kind + ": ") != std::string::npos;
   }

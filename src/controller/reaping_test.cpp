@@ -110,15 +110,7 @@ class ReaperTest : public ::testing::Test {
   }
 
   Job Get(JobId id) { return *controller_->GetJob(root_, id); }
-  // "kind: message" of each event of the job, one a line.
-  std::string History(JobId id) {
-    std::string text;
-    const Result<std::vector<Event>> events = controller_->JobEvents(root_, id);
-    for (const Event& e : *events) {
-      text += e.kind + ": " + e.message + "\n";
-    }
-    return text;
-  }
+  std::string History(JobId id) { return EventHistory(*controller_, root_, id); }
   int CountEvents(JobId id, const std::string& kind) {
     const std::string history = History(id);
     int count = 0;

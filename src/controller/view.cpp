@@ -98,8 +98,7 @@ bool SameLiveFields(const Job& a, const Job& b) {
          a.start_time == b.start_time && a.end_time == b.end_time && a.exit_code == b.exit_code &&
          a.pid == b.pid && a.usage == b.usage && a.preemptible == b.preemptible &&
          a.budget_approved == b.budget_approved && a.last_checkpoint == b.last_checkpoint &&
-         a.submit_time == b.submit_time && a.owner.user == b.owner.user &&
-         a.spec.env == b.spec.env;
+         a.submit_time == b.submit_time && a.owner.user == b.owner.user && a.spec.env == b.spec.env;
 }
 
 std::shared_ptr<const ControllerView> NextView(

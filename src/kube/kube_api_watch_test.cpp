@@ -7,10 +7,9 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -112,8 +111,9 @@ class FakeKubeApi {
       const std::string path = target.substr(0, target.find('?'));
       {
         const std::lock_guard lock(mu_);
-        requests_.push_back("GET ");
-        requests_.back().append(target).append(" ").append(auth);
+        std::string request = "GET ";
+        request.append(target).append(" ").append(auth);
+        requests_.push_back(std::move(request));
       }
       if (target.find("watch=1") != std::string::npos) {
         Watch(fd, path);

@@ -52,12 +52,12 @@ Result<KubeWatchEvent> ObjectEvent(KubeResource resource, KubeWatchType type, co
     const json& spec = Member(object, "spec");
     std::string account = Text(spec, "serviceAccountName");
     event.pod = KubeApiPod{.uid = event.uid,
-                        .pod_namespace = event.object_namespace,
-                        .name = event.name,
-                        .service_account = account.empty() ? "default" : std::move(account),
-                        .priority_class = Text(spec, "priorityClassName"),
-                        .phase = Text(Member(object, "status"), "phase"),
-                        .controller = event.controller};
+                           .pod_namespace = event.object_namespace,
+                           .name = event.name,
+                           .service_account = account.empty() ? "default" : std::move(account),
+                           .priority_class = Text(spec, "priorityClassName"),
+                           .phase = Text(Member(object, "status"), "phase"),
+                           .controller = event.controller};
   }
   return event;
 }

@@ -38,12 +38,12 @@ TEST(KubePodsTest, ReadsAPodsAccountClassPhaseAndController) {
   ASSERT_TRUE(event->pod);
   EXPECT_EQ(*event->pod,
             (KubeApiPod{.uid = "u1",
-                     .pod_namespace = "ml",
-                     .name = "web-7d9-abc",
-                     .service_account = "trainer",
-                     .priority_class = "high",
-                     .phase = "Running",
-                     .controller = KubeOwnerRef{"ReplicaSet", "web-7d9"}}));
+                        .pod_namespace = "ml",
+                        .name = "web-7d9-abc",
+                        .service_account = "trainer",
+                        .priority_class = "high",
+                        .phase = "Running",
+                        .controller = KubeOwnerRef{"ReplicaSet", "web-7d9"}}));
 }
 
 TEST(KubePodsTest, AnUnsetServiceAccountIsDefault) {

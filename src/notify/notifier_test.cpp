@@ -52,11 +52,11 @@ class TestHttpServer {
     thread_.join();
   }
   std::string Url(const std::string& path) const { return listener_.Url() + path; }
-  std::vector<Received> received() {
+  std::vector<Received> ReceivedRequests() {
     std::lock_guard lock(mu_);
     return received_;
   }
-  int connections() const { return connections_; }
+  int Connections() const { return connections_; }
 
  private:
   void Serve() {
@@ -192,7 +192,7 @@ TEST(NotifierTest, WebhookRetriedAfterTwo503sThenSent) {
   Notifier notifier(FastOptions(), SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/hook?team=vision")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "sent") == 1; }));
-  const std::vector<Received> got = server.received();
+  const std::vector<Received> got = server.ReceivedRequests();
   ASSERT_EQ(got.size(), 3u);
   for (const Received& r : got) {
     EXPECT_EQ(r.request_line, "POST /hook?team=vision HTTP/1.1");
@@ -218,7 +218,7 @@ TEST(NotifierTest, WebhookAnswering400IsNotRetried) {
   notifier.Send(JobFailed(), Webhook(server.Url("/")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "failed") == 1; }));
   notifier.Stop();  // nothing left to retry: the one request is all there is
-  EXPECT_EQ(server.received().size(), 1u);
+  EXPECT_EQ(server.ReceivedRequests().size(), 1u);
   EXPECT_EQ(CountOf(notifier, "webhook", "sent"), 0);
 }
 
@@ -227,7 +227,7 @@ TEST(NotifierTest, WebhookAnswering429IsRetried) {
   Notifier notifier(FastOptions(), SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/x")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "sent") == 1; }));
-  EXPECT_EQ(server.received().size(), 3u);
+  EXPECT_EQ(server.ReceivedRequests().size(), 3u);
 }
 
 TEST(NotifierTest, WebhookGivesUpAfterItsAttempts) {
@@ -238,7 +238,7 @@ TEST(NotifierTest, WebhookGivesUpAfterItsAttempts) {
   notifier.Send(JobFailed(), Webhook(server.Url("/x")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "failed") == 1; }));
   notifier.Stop();
-  EXPECT_EQ(server.received().size(), 3u);
+  EXPECT_EQ(server.ReceivedRequests().size(), 3u);
 }
 
 TEST(NotifierTest, WebhookThatNeverAnswersTimesOutEachAttempt) {
@@ -249,7 +249,7 @@ TEST(NotifierTest, WebhookThatNeverAnswersTimesOutEachAttempt) {
   Notifier notifier(options, SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/x")));
   ASSERT_TRUE(WaitFor([&] { return CountOf(notifier, "webhook", "failed") == 1; }));
-  EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(server.Connections(), 2);
 }
 
 TEST(NotifierTest, ConnectionRefusedIsRetriedThenFailed) {
@@ -281,12 +281,12 @@ TEST(NotifierTest, AWebhookReachesLoopbackOnlyWhenAllowed) {
     ASSERT_TRUE(WaitFor([&] { return CountOf(refusing, "webhook", "failed") == 2; }));
     EXPECT_EQ(CountOf(refusing, "webhook", "sent"), 0);
   }
-  EXPECT_EQ(server.connections(), 0);
+  EXPECT_EQ(server.Connections(), 0);
 
   Notifier allowing(FastOptions(), SendWebhook);  // webhook_allow = ["127.0.0.1"]
   allowing.Send(JobFailed(), Webhook("http://localhost:" + port + "/x"));
   ASSERT_TRUE(WaitFor([&] { return CountOf(allowing, "webhook", "sent") == 1; }));
-  EXPECT_EQ(server.received().size(), 1U);
+  EXPECT_EQ(server.ReceivedRequests().size(), 1U);
 }
 
 TEST(NotifierTest, StopDropsWhatCannotBeDeliveredBeforeItsDeadline) {
@@ -296,7 +296,7 @@ TEST(NotifierTest, StopDropsWhatCannotBeDeliveredBeforeItsDeadline) {
   options.drain_deadline = 100ms;
   Notifier notifier(options, SendWebhook);
   notifier.Send(JobFailed(), Webhook(server.Url("/x")));
-  ASSERT_TRUE(WaitFor([&] { return server.received().size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return server.ReceivedRequests().size() == 1; }));
   const auto start = std::chrono::steady_clock::now();
   notifier.Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
