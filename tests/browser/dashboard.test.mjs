@@ -180,6 +180,12 @@ async function expectShown(page, hash, apiPath, read, compare) {
   try {
     await page.goto(`${url}/${hash}`);
     const shown = await read();
+    if (answers.length === 0) {
+      // On a loaded machine Playwright may tell of a response after the page has drawn it: wait
+      // a little for that event; a page that never asks still fails below.
+      await page.waitForResponse((r) => new URL(r.url()).pathname === apiPath, { timeout: 5000 })
+        .catch(() => {});
+    }
     check(answers.length > 0, `the page showed ${hash} without asking ${apiPath}`);
     const bodies = (await Promise.all(answers)).reverse();
     const errors = [];
