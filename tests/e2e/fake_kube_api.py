@@ -11,6 +11,7 @@ Plain HTTP on 127.0.0.1 at a free port, written to PORT-FILE once listening. Eac
 logged on stderr.
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -55,7 +56,6 @@ def main():
     server.daemon_threads = True
     with open(sys.argv[2] + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
-    import os
     os.rename(sys.argv[2] + ".tmp", sys.argv[2])
     threading.Thread(target=server.serve_forever, daemon=True).start()
     threading.Event().wait()
