@@ -58,7 +58,7 @@ Result<std::string> ReadSecretFile(const std::string& path,
                                    std::string_view what,
                                    SecretReaders readers) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
+  if (readers != SecretReaders::kAnyone && ::stat(path.c_str(), &st) == 0) {
     const mode_t forbidden = readers == SecretReaders::kOwnerOnly ? 0044 : 0004;
     if ((st.st_mode & forbidden) != 0) {
       const std::string fix = readers == SecretReaders::kOwnerOnly ? "chmod 600 " : "chmod o-r ";
@@ -72,19 +72,21 @@ Result<std::string> ReadSecretFile(const std::string& path,
   return ReadCredentialFile(path, what);  // also reports a missing file
 }
 
-Result<std::string> ReadTokenFile(const std::string& path) {
-  GF_ASSIGN_OR_RETURN(const std::string text,
-                      ReadSecretFile(path, "token file", SecretReaders::kOwnerOnly));
+Result<std::string> ReadTokenFile(const std::string& path,
+                                  std::string_view what,
+                                  SecretReaders readers) {
+  GF_ASSIGN_OR_RETURN(const std::string text, ReadSecretFile(path, what, readers));
   const std::string_view token = Trim(text);
+  const std::string name = std::string(what) + " " + path;
   if (token.empty()) {
-    return InvalidArgument("token file " + path +
-                           " is empty; put the token (as printed by "
-                           "`gpufleet token create`) on its one line");
+    return InvalidArgument(name +
+                           " is empty; put the token (for gpufleet's own API: as printed "
+                           "by `gpufleet token create`) on its one line");
   }
   if (token.find_first_of(" \t\r\n") != std::string_view::npos) {
-    return InvalidArgument("token file " + path +
-                           " holds more than one word; it must hold "
-                           "the token alone, on one line");
+    return InvalidArgument(name +
+                           " holds more than one word; it must hold the token alone, on "
+                           "one line");
   }
   return std::string(token);
 }

@@ -21,6 +21,10 @@ namespace gf {
 enum class SecretReaders {
   kOwnerAndGroup,  // refused when any other user may read it (mode & 0004)
   kOwnerOnly,      // refused when the group or others may read it (mode & 0044)
+  // Not checked: a file another program places where only this one sees it, such as the
+  // service-account token the kubelet projects into a pod (0644 unless the pod says otherwise;
+  // refusing it would refuse every default install).
+  kAnyone,
 };
 
 // The whole file. `what` names it in errors ("TLS certificate file"). Errors: kNotFound (no
@@ -33,9 +37,11 @@ Result<std::string> ReadSecretFile(const std::string& path,
                                    std::string_view what,
                                    SecretReaders readers);
 
-// An API token file: one line, the token (surrounding whitespace is dropped), readable by its
-// owner only. Errors: those of ReadSecretFile; kInvalidArgument when it holds no token or more
-// than one line.
-Result<std::string> ReadTokenFile(const std::string& path);
+// A bearer token file: one line, the token (surrounding whitespace is dropped), readable by
+// `readers` only (a gpufleet API token: its owner). `what` names it in errors. Errors: those of
+// ReadSecretFile; kInvalidArgument when it holds no token or more than one word.
+Result<std::string> ReadTokenFile(const std::string& path,
+                                  std::string_view what = "token file",
+                                  SecretReaders readers = SecretReaders::kOwnerOnly);
 
 }  // namespace gf

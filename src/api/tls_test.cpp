@@ -460,5 +460,26 @@ TEST(TokenFileTest, ReadsTheTokenAndRefusesWhatOthersCanRead) {
   std::filesystem::remove_all(tmpl);
 }
 
+// A service-account token the kubelet projects into a pod is 0644 by default: read as it is,
+// named as the caller names it; still one word, still not empty.
+TEST(TokenFileTest, AFileAnyoneMayReadIsTakenWhenTheCallerSaysSo) {
+  char tmpl[] = "/tmp/gf-token-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/token";
+  std::ofstream(path) << "eyJhbGciOi.payload.sig\n";
+  ::chmod(path.c_str(), 0644);
+  auto token = ReadTokenFile(path, "Kubernetes token file", SecretReaders::kAnyone);
+  ASSERT_TRUE(token.ok()) << token.error().ToString();
+  EXPECT_EQ(*token, "eyJhbGciOi.payload.sig");
+  EXPECT_EQ(ReadTokenFile(path).error().code, ErrorCode::kPermissionDenied);  // the default
+
+  std::ofstream(path, std::ios::trunc) << "two words\n";
+  token = ReadTokenFile(path, "Kubernetes token file", SecretReaders::kAnyone);
+  ASSERT_FALSE(token.ok());
+  EXPECT_TRUE(Contains(token.error().message, "Kubernetes token file " + path + " holds more"))
+      << token.error().message;
+  std::filesystem::remove_all(tmpl);
+}
+
 }  // namespace
 }  // namespace gf

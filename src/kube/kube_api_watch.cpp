@@ -15,20 +15,6 @@ namespace {
 
 constexpr std::chrono::seconds kCallTimeout{30};
 
-// The token without its line end. Not ReadSecretFile: the kubelet projects the service
-// account's token world-readable inside the pod (mode 0644 unless the pod says otherwise), and
-// refusing it would refuse every default install.
-Result<std::string> ReadBearerToken(const std::string& path) {
-  GF_ASSIGN_OR_RETURN(std::string token, ReadCredentialFile(path, "Kubernetes token file"));
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
-    token.pop_back();
-  }
-  if (token.empty()) {
-    return InvalidArgument("Kubernetes token file " + path + " is empty");
-  }
-  return token;
-}
-
 std::string_view ResourceName(KubeResource resource) {
   switch (resource) {
     case KubeResource::kPods:
@@ -132,7 +118,9 @@ Status KubeApiWatch::ListAndWatch(KubeResource resource,
                                   bool& listed) {
   ApiClientOptions client_options{.timeout = kCallTimeout, .ca_file = config_.ca_file};
   if (!config_.token_file.empty()) {
-    GF_ASSIGN_OR_RETURN(client_options.token, ReadBearerToken(config_.token_file));
+    GF_ASSIGN_OR_RETURN(
+        client_options.token,
+        ReadTokenFile(config_.token_file, "Kubernetes token file", SecretReaders::kAnyone));
   }
   ApiClient client(config_.endpoint, std::move(client_options));
   const std::string path(KubeResourcePath(resource));
