@@ -49,13 +49,16 @@ wait_for "job $id to finish" state_is "$id" COMPLETED
 ok "gpufleet up through the client is gpufleetd in the same process; a job ran"
 
 # --- the installed layout: bin/gpufleet finds libexec/gpufleet/gpufleetd
+# place SRC DST: a hard link where both are on one file system, else a copy (the sanitized
+# binaries are hundreds of MB). The kernel names a hard link in /proc/self/exe as a copy.
+place() { ln -f "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
 mkdir -p "$WORK/prefix/bin" "$WORK/prefix/libexec/gpufleet" "$WORK/alone"
-cp "$GPUFLEET" "$WORK/prefix/bin/gpufleet"
-cp "$GPUFLEETD" "$WORK/prefix/libexec/gpufleet/gpufleetd"
+place "$GPUFLEET" "$WORK/prefix/bin/gpufleet"
+place "$GPUFLEETD" "$WORK/prefix/libexec/gpufleet/gpufleetd"
 [ "$("$WORK/prefix/bin/gpufleet" --version)" = "$("$GPUFLEETD" --version)" ] ||
   fail "installed layout: $("$WORK/prefix/bin/gpufleet" --version 2>&1)"
 [ "$("$WORK/prefix/bin/gpufleet" show --json "$id" | jq -r .state)" = COMPLETED ] ||
   fail "installed layout: show"
-cp "$GPUFLEET" "$WORK/alone/gpufleet"
+place "$GPUFLEET" "$WORK/alone/gpufleet"
 refused 1 "gpufleetd, which is not installed" "$WORK/alone/gpufleet" up
 ok "installed layout; a client without gpufleetd says so"

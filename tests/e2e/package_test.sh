@@ -51,7 +51,7 @@ trap package_cleanup EXIT
 build_package() {
   cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$WORK/pkg$1" \
     -D CPACK_DEBIAN_PACKAGE_RELEASE="$1" >"$WORK/cpack$1.log" 2>&1 ||
-    { tail -n 20 "$WORK/cpack$1.log" >&2; fail "cpack (build $1)"; }
+    { tail -n 20 "$WORK/cpack$1.log" >&2; df -h "$WORK" "$BUILD" >&2; fail "cpack (build $1)"; }
   rm -rf "$WORK/pkg$1/_CPack_Packages"  # the staging tree: hundreds of MB
   ls "$WORK/pkg$1"/gpufleet_*.deb
 }
