@@ -28,6 +28,7 @@
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/result.h"
+#include "model/job.h"  // EnvList
 
 namespace gf {
 
@@ -38,8 +39,6 @@ struct MpsOptions {
   std::filesystem::path dir;  // <dir>/<GPU uuid>/pipe and .../log
   Millis timeout{30 * 1000};  // for starting or stopping one daemon
 };
-
-using EnvList = std::vector<std::pair<std::string, std::string>>;
 
 class MpsDaemons {
  public:

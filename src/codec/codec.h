@@ -29,7 +29,6 @@ bool IsValidUtf8(std::string_view s);
 Result<std::string> EncodeStrings(const std::vector<std::string>& strings);
 Result<std::vector<std::string>> DecodeStrings(std::string_view text, std::string_view what);
 
-using EnvList = std::vector<std::pair<std::string, std::string>>;
 Result<std::string> EncodeEnv(const EnvList& env);
 Result<EnvList> DecodeEnv(std::string_view text, std::string_view what);
 

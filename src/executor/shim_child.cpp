@@ -78,19 +78,6 @@ std::string JoinGpus(const std::vector<GpuUuid>& gpus) {
   return out;
 }
 
-// The value of `name` in an environment list (the last one wins, as in the job's environment),
-// or "".
-std::string EnvValue(const std::vector<std::pair<std::string, std::string>>& env,
-                     std::string_view name) {
-  std::string value;
-  for (const auto& [k, v] : env) {
-    if (k == name) {
-      value = v;
-    }
-  }
-  return value;
-}
-
 // The job's output files: its GPUFLEET_OUTPUT and GPUFLEET_ERROR patterns expanded for this
 // launch; "" where it has none. A multi-node job's %j is its id (rank 0's), as SLURM_JOB_ID.
 std::pair<std::string, std::string> OutputFiles(const LaunchSpec& spec) {

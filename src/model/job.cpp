@@ -293,6 +293,26 @@ Status ValidateFraction(const JobRequest& r) {
   return OkStatus();
 }
 
+std::string EnvValue(const EnvList& env, std::string_view name) {
+  std::string value;
+  for (const auto& [k, v] : env) {
+    if (k == name) {
+      value = v;
+    }
+  }
+  return value;
+}
+
+void SetEnvValue(EnvList& env, std::string_view name, std::string value) {
+  const auto last = std::find_if(
+      env.rbegin(), env.rend(), [name](const auto& entry) { return entry.first == name; });
+  if (last != env.rend()) {
+    last->second = std::move(value);
+  } else {
+    env.emplace_back(std::string(name), std::move(value));
+  }
+}
+
 Status ValidateSpec(const JobSpec& spec) {
   constexpr int kMaxGpusPerJob = 1024;
   if (spec.argv.empty() || spec.argv[0].empty()) {

@@ -227,11 +227,21 @@ struct GangMember {
   bool operator==(const GangMember&) const = default;
 };
 
+// A job's environment variables in the order given; a name may repeat (the last one wins, as
+// when the shim sets them one after another).
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+// The value `name` ends with in `env`, or "" where it is not set.
+std::string EnvValue(const EnvList& env, std::string_view name);
+
+// Sets `name` to `value`: the entry that wins (the last) changed in place, or one added.
+void SetEnvValue(EnvList& env, std::string_view name, std::string value);
+
 struct JobSpec {
   std::string name;
-  std::vector<std::string> argv;                         // argv[0] is looked up in PATH
-  std::string workdir;                                   // absolute
-  std::vector<std::pair<std::string, std::string>> env;  // on top of the submitter's environment
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::string workdir;            // absolute
+  EnvList env;                    // on top of the submitter's environment
   JobRequest request;
   PriorityClass priority = PriorityClass::kNormal;
   std::string team;  // "" = the user's default team

@@ -76,6 +76,17 @@ JobSpec Valid() {
   return s;
 }
 
+TEST(EnvListTest, TheLastValueWinsAndASetChangesItInPlace) {
+  EnvList env = {{"A", "1"}, {"B", "2"}, {"A", "3"}};
+  EXPECT_EQ(EnvValue(env, "A"), "3");  // as the shim would leave it: set one after another
+  EXPECT_EQ(EnvValue(env, "C"), "");
+  SetEnvValue(env, "A", "three");
+  SetEnvValue(env, "C", "new");
+  EXPECT_EQ(EnvValue(env, "A"), "three");
+  const EnvList want = {{"A", "1"}, {"B", "2"}, {"A", "three"}, {"C", "new"}};
+  EXPECT_EQ(env, want);
+}
+
 TEST(ValidateSpecTest, NamesTheField) {
   EXPECT_TRUE(ValidateSpec(Valid()).ok());
   auto s = Valid();
