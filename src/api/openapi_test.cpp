@@ -186,6 +186,7 @@ TEST(OpenApiTest, ReportSchemasNameTheMappedFields) {
                                             .budget_gpu_hours = 3,
                                             .budget_used_pct = 4}},
                       .users = {UserFigures{}},
+                      .workloads = {WorkloadFigures{}},
                       .waste_jobs = {WasteJob{}},
                       .queue = {QueueFigures{}},
                       .recommendations = {Recommendation{.figures = {{"x", 1}}}}};
@@ -217,6 +218,7 @@ TEST(OpenApiTest, ReportSchemasNameTheMappedFields) {
   ExpectSchemaMatches(spec, "ReportUsage", mapped["teams"][0]["usage"]);
   ExpectSchemaMatches(spec, "ReportEvents", mapped["events"]);
   ExpectSchemaMatches(spec, "ReportUser", mapped["users"][0]);
+  ExpectSchemaMatches(spec, "ReportWorkload", mapped["workloads"][0]);
   ExpectSchemaMatches(spec, "ReportWasteJob", mapped["waste"]["jobs"][0]);
   ExpectSchemaMatches(spec, "ReportQueue", mapped["queue"][0]);
   ExpectSchemaMatches(spec, "ReportRecommendation", mapped["recommendations"][0]);

@@ -94,6 +94,15 @@ json UsersToJson(const std::vector<UserFigures>& users) {
   return out;
 }
 
+json WorkloadsToJson(const std::vector<WorkloadFigures>& workloads) {
+  json out = json::array();
+  for (const WorkloadFigures& w : workloads) {
+    out.push_back(
+        json{{"team", w.team}, {"workload", w.workload}, {"usage", UsageToJson(w.usage)}});
+  }
+  return out;
+}
+
 json WasteToJson(const Report& r) {
   json jobs = json::array();
   for (const WasteJob& w : r.waste_jobs) {
@@ -166,6 +175,7 @@ json ReportToJson(const Report& report) {
               {"days", std::move(days)},
               {"teams", TeamsToJson(report.teams)},
               {"users", UsersToJson(report.users)},
+              {"workloads", WorkloadsToJson(report.workloads)},
               {"waste", WasteToJson(report)},
               {"queue", QueueToJson(report.queue)},
               {"events", EventsToJson(report.events)},

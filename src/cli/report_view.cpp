@@ -211,6 +211,22 @@ ReportTable UserTable(const json& r) {
   return t;
 }
 
+// Kubernetes mode's workloads (docs/kubernetes.md); "" is the pods whose owner is not known.
+ReportTable WorkloadTable(const json& r) {
+  ReportTable t{.id = "workloads",
+                .title = "Kubernetes workloads: their pods' GPU-hours, by namespace",
+                .header = Header(Header({"WORKLOAD", "NAMESPACE"}, kUsageHeader), EnergyHeader(r))};
+  for (const json& workload : List(r, "workloads")) {
+    const json& u = Obj(workload, "usage");
+    const std::string name = JsonText(workload, "workload", "");
+    std::vector<std::string> row = {name.empty() ? "(owner not known)" : name, TeamName(workload)};
+    Append(row, UsageCells(u));
+    Append(row, Energy(Obj(u, "energy")));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
 ReportTable WasteTable(const json& r) {
   const json& waste = Obj(r, "waste");
   ReportTable t{.id = "waste",
@@ -304,16 +320,20 @@ Result<ReportFormat> ParseReportFormat(std::string_view text) {
 }
 
 std::vector<ReportTable> ReportTables(const json& report) {
-  return {ClusterTable(report),
-          NodeTable(report),
-          GpuTable(report),
-          DayTable(report),
-          TeamTable(report),
-          UserTable(report),
-          WasteTable(report),
-          QueueTable(report),
-          EventTable(report),
-          RecommendationTable(report)};
+  std::vector<ReportTable> tables = {ClusterTable(report),
+                                     NodeTable(report),
+                                     GpuTable(report),
+                                     DayTable(report),
+                                     TeamTable(report),
+                                     UserTable(report)};
+  if (!List(report, "workloads").empty()) {  // a Kubernetes site's; no empty table elsewhere
+    tables.push_back(WorkloadTable(report));
+  }
+  tables.push_back(WasteTable(report));
+  tables.push_back(QueueTable(report));
+  tables.push_back(EventTable(report));
+  tables.push_back(RecommendationTable(report));
+  return tables;
 }
 
 bool ReportHasData(const json& report) {

@@ -1,5 +1,6 @@
 #include "cli/report_view.h"
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -107,6 +108,37 @@ TEST(ReportViewTest, TablesCarryTheFigures) {
   EXPECT_EQ(events.rows.back()[0], "total");
   EXPECT_EQ(Find(tables, "queue").rows[0],
             (std::vector<std::string>{"normal", "2", "90", "60", "120", "120"}));
+}
+
+// Kubernetes mode's workloads: a table of their own after the users', only where there are any.
+TEST(ReportViewTest, WorkloadsHaveATableOnlyOnAKubernetesSite) {
+  const auto has = [](const std::vector<ReportTable>& tables) {
+    return std::any_of(
+        tables.begin(), tables.end(), [](const ReportTable& t) { return t.id == "workloads"; });
+  };
+  json report = SampleReport();
+  EXPECT_FALSE(has(ReportTables(report)));
+  const Report pods{.workloads = {WorkloadFigures{.team = "vision",
+                                                  .workload = "Deployment/train",
+                                                  .usage = UsageFigures{.jobs = 2,
+                                                                        .gpu_hours_allocated = 3,
+                                                                        .mean_util_pct = 40,
+                                                                        .gpu_hours_used = 1.2,
+                                                                        .gpu_hours_idle = 0.5}},
+                                  WorkloadFigures{.team = "vision"}}};
+  report["workloads"] = ReportToJson(pods)["workloads"];
+  const std::vector<ReportTable> tables = ReportTables(report);
+  ASSERT_TRUE(has(tables));
+  const ReportTable& workloads = Find(tables, "workloads");
+  ASSERT_EQ(workloads.rows.size(), 2U);
+  EXPECT_EQ(workloads.rows[0].size(), workloads.header.size());
+  EXPECT_EQ(
+      std::vector<std::string>(workloads.rows[0].begin(), workloads.rows[0].begin() + 7),
+      (std::vector<std::string>{"Deployment/train", "vision", "2", "3", "40.0", "1.2", "0.5"}));
+  EXPECT_EQ(workloads.rows[1][0], "(owner not known)");
+  std::ostringstream text;
+  PrintReportText(report, text);
+  EXPECT_NE(text.str().find("Kubernetes workloads"), std::string::npos) << text.str();
 }
 
 TEST(ReportViewTest, TextShowsTablesAndAdvice) {

@@ -9,18 +9,6 @@ namespace {
 
 constexpr const char* kActor = "kubernetes";
 
-void SetEnv(std::vector<std::pair<std::string, std::string>>& env,
-            const std::string& name,
-            std::string value) {
-  for (auto& [key, old] : env) {
-    if (key == name) {
-      old = std::move(value);
-      return;
-    }
-  }
-  env.emplace_back(name, std::move(value));
-}
-
 }  // namespace
 
 std::vector<GpuUuid> KubeDesk::GpusOn(const NodeId& node, const KubePod& pod) const {
@@ -54,20 +42,12 @@ void KubeDesk::NameFromApi(Job& job, const KubePod& pod) {
       "system:serviceaccount:" + pod.pod_namespace + ":" + facts->pod.service_account;
   const std::string workload =
       facts->workload ? facts->workload->kind + "/" + facts->workload->name : "";
-  const auto named = [&job](const std::string& key) {
-    for (const auto& [name, value] : job.spec.env) {
-      if (name == key) {
-        return value;
-      }
-    }
-    return std::string();
-  };
-  if (job.owner.user == user && named("POD_WORKLOAD") == workload) {
+  if (job.owner.user == user && EnvValue(job.spec.env, kPodWorkloadEnv) == workload) {
     return;
   }
   job.owner.user = user;
-  SetEnv(job.spec.env, "POD_SERVICE_ACCOUNT", facts->pod.service_account);
-  SetEnv(job.spec.env, "POD_WORKLOAD", workload);
+  SetEnvValue(job.spec.env, kPodServiceAccountEnv, facts->pod.service_account);
+  SetEnvValue(job.spec.env, kPodWorkloadEnv, workload);
   p_.jobs.Write(job);
 }
 

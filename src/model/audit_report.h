@@ -108,6 +108,15 @@ struct UserFigures {
   std::int64_t gpu_memory_mib = 0;   // the largest GPU they held
 };
 
+// GPU time of one Kubernetes workload (Kubernetes mode, docs/kubernetes.md): the pods'
+// jobs whose owner the API server named ("Deployment/train"), by namespace. "" = pods whose
+// owner is not known (no API-server watch, or not yet heard of).
+struct WorkloadFigures {
+  std::string team{};      // the namespace
+  std::string workload{};  // kind/name
+  UsageFigures usage{};    // usage.jobs: its pods that ran in the period
+};
+
 struct WasteJob {
   std::int64_t job = 0;
   std::string name{};
@@ -146,12 +155,13 @@ struct Report {
   std::vector<NodeFigures> nodes{};
   std::vector<GpuFigures> gpus{};  // by node, then index
   std::vector<DayFigures> days{};
-  std::vector<TeamFigures> teams{};    // by name
-  std::vector<UserFigures> users{};    // by team, then user
-  double waste_gpu_hours = 0;          // allocated-but-idle GPU-hours of the teams shown
-  std::vector<WasteJob> waste_jobs{};  // the caller's own only unless all may be seen
-  std::vector<QueueFigures> queue{};   // by class name
-  EventCounts events{};                // the teams shown (gpu_faults: the cluster)
+  std::vector<TeamFigures> teams{};          // by name
+  std::vector<UserFigures> users{};          // by team, then user
+  std::vector<WorkloadFigures> workloads{};  // by team, then workload; pods' jobs only
+  double waste_gpu_hours = 0;                // allocated-but-idle GPU-hours of the teams shown
+  std::vector<WasteJob> waste_jobs{};        // the caller's own only unless all may be seen
+  std::vector<QueueFigures> queue{};         // by class name
+  EventCounts events{};                      // the teams shown (gpu_faults: the cluster)
   std::vector<Recommendation> recommendations{};
 };
 

@@ -42,6 +42,10 @@ std::optional<JobId> KubeJobIdOfPod(std::string_view pod_uid);
 // container holds which GPU ("trainer=GPU-a,GPU-b sidecar=GPU-c": container names are DNS
 // labels and UUIDs hold neither ',' nor ' ').
 std::vector<std::pair<std::string, std::string>> KubePodJobEnv(const KubePod& pod);
+// What the API server names of a pod, added to its job's environment once heard
+// (controller/kube_desk.h): its service account, and its workload as "Deployment/train".
+inline constexpr std::string_view kPodServiceAccountEnv = "POD_SERVICE_ACCOUNT";
+inline constexpr std::string_view kPodWorkloadEnv = "POD_WORKLOAD";
 // The pod a job is (from KubePodJobEnv's entries); nullopt for a job that is not a pod.
 std::optional<KubePod> KubePodOfJobEnv(std::span<const std::pair<std::string, std::string>> env);
 // The container of `pod` that holds `gpu`; "" when none does.

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "model/job_run.h"
+#include "model/kube_pod.h"
 #include "report/recommend.h"
 
 namespace gf {
@@ -335,18 +336,72 @@ std::vector<UserFigures> ReportBuilder::UserRows() const {
   for (const auto& [key, sums] : by_user) {
     UserFigures row{.team = key.first, .user = key.second};
     const auto minutes = users_minutes_.find(key);
-    const MinuteSums held = minutes == users_minutes_.end() ? MinuteSums{} : minutes->second;
-    const MinuteFigures f = held.Figures(context_.price);
-    row.usage =
-        UsageFigures{.jobs = static_cast<int>(sums.jobs.size()),
-                     .gpu_hours_allocated = sums.gpu_seconds / kSecondsPerHour,
-                     .minutes_allocated = f.minutes_allocated,
-                     .mean_util_pct = f.used_pct,
-                     .gpu_hours_used = sums.gpu_seconds / kSecondsPerHour * f.used_pct / 100,
-                     .gpu_hours_idle = f.gpu_hours_idle,
-                     .energy = ChargeFor(sums.energy_mj, context_.price)};
+    row.usage = Usage(sums.jobs.size(),
+                      sums.gpu_seconds,
+                      sums.energy_mj,
+                      minutes == users_minutes_.end() ? MinuteSums{} : minutes->second);
     std::tie(row.peak_memory_mib, row.gpu_memory_mib) = memory[key];
     out.push_back(std::move(row));
+  }
+  return out;
+}
+
+UsageFigures ReportBuilder::Usage(std::size_t jobs,
+                                  double gpu_seconds,
+                                  std::int64_t energy_mj,
+                                  const MinuteSums& held) const {
+  const MinuteFigures f = held.Figures(context_.price);
+  return UsageFigures{.jobs = static_cast<int>(jobs),
+                      .gpu_hours_allocated = gpu_seconds / kSecondsPerHour,
+                      .minutes_allocated = f.minutes_allocated,
+                      .mean_util_pct = f.used_pct,
+                      .gpu_hours_used = gpu_seconds / kSecondsPerHour * f.used_pct / 100,
+                      .gpu_hours_idle = f.gpu_hours_idle,
+                      .energy = ChargeFor(energy_mj, context_.price)};
+}
+
+// Kubernetes workloads: each pod's job counted to the workload the server named for it
+// (POD_WORKLOAD, kube_desk.h), by namespace (its team); jobs that are not pods count to none.
+// The rows of the jobs `shown` lets the reader see.
+std::vector<WorkloadFigures> ReportBuilder::WorkloadRows(
+    const std::function<bool(const std::string&, const std::string&)>& shown) const {
+  struct Sums {
+    std::set<JobId> jobs;
+    double gpu_seconds = 0;
+    std::int64_t energy_mj = 0;
+    MinuteSums held;
+  };
+  std::map<std::pair<std::string, std::string>, Sums> rows;  // (namespace, workload)
+  // The row a job counts to; none for a job that is not a pod or that the reader may not see.
+  const auto row_of = [&](JobId id) -> Sums* {
+    const auto job = jobs_.find(id);
+    if (job == jobs_.end() || !KubePodOfJobEnv(job->second.spec.env)) {
+      return nullptr;
+    }
+    const auto [team, user] = OwnerOf(id);
+    if (!shown(team, user)) {
+      return nullptr;
+    }
+    return &rows[{team, EnvValue(job->second.spec.env, kPodWorkloadEnv)}];
+  };
+  for (const ReportRun& run : runs_) {
+    if (Sums* sums = row_of(run.run.job)) {
+      sums->jobs.insert(run.run.job);
+      sums->gpu_seconds += run.gpu_seconds;
+      sums->energy_mj += run.energy_mj;
+    }
+  }
+  for (const auto& [id, job] : jobs_minutes_) {
+    if (Sums* sums = row_of(id)) {
+      sums->held.Add(job.sums);
+    }
+  }
+  std::vector<WorkloadFigures> out;
+  for (const auto& [key, sums] : rows) {
+    out.push_back(WorkloadFigures{
+        .team = key.first,
+        .workload = key.second,
+        .usage = Usage(sums.jobs.size(), sums.gpu_seconds, sums.energy_mj, sums.held)});
   }
   return out;
 }
@@ -558,6 +613,7 @@ Report ReportBuilder::Finish(const ReportScope& scope) const {
       report.users.push_back(user);
     }
   }
+  report.workloads = WorkloadRows(shown);
   std::map<std::string, EventCounts> team_events;
   report.events = CountEvents(team_shown, &team_events);
   for (TeamFigures& team : TeamRows(users)) {

@@ -178,6 +178,13 @@ class ReportBuilder {
   std::int64_t GpuMemoryMib(const std::string& uuid) const;
   std::vector<GpuFigures> GpuRows() const;
   std::vector<UserFigures> UserRows() const;
+  std::vector<WorkloadFigures> WorkloadRows(
+      const std::function<bool(const std::string&, const std::string&)>& shown) const;
+  // Usage figures of some jobs: their runs' clipped GPU time and energy, their held minutes.
+  UsageFigures Usage(std::size_t jobs,
+                     double gpu_seconds,
+                     std::int64_t energy_mj,
+                     const MinuteSums& held) const;
   std::vector<TeamFigures> TeamRows(const std::vector<UserFigures>& users) const;
   std::pair<std::string, std::string> OwnerOf(JobId job) const;
   EventCounts CountEvents(const std::function<bool(const std::string&)>& team_shown,

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/kube_pod.h"
 #include "report/recommend.h"
 
 namespace gf {
@@ -464,6 +465,54 @@ TEST(ReportTest, UserScopeHidesOtherTeamsAndUsers) {
   EXPECT_TRUE(carol.waste_jobs.empty());  // bob's job is not carol's to see
   ASSERT_EQ(carol.teams.size(), 1U);      // but the team's totals are
   EXPECT_DOUBLE_EQ(carol.teams[0].usage.gpu_hours_allocated, 600.0 / 3600);
+}
+
+// Kubernetes mode: pods' jobs summed by their namespace and the workload the server named;
+// other jobs count to none, and a reader sees only the pods they may see.
+TEST(ReportTest, PodsAreSummedByWorkload) {
+  ReportInput in = Scenario();
+  const auto pod = [](std::int64_t id, const std::string& name, const std::string& workload) {
+    Job job = MakeJob(id, name, "vision", "system:serviceaccount:vision:trainer", kStart);
+    job.spec.env = KubePodJobEnv(KubePod{
+        .uid = "0000000000" + std::to_string(id) + "-x", .pod_namespace = "vision", .name = name});
+    if (!workload.empty()) {
+      SetEnvValue(job.spec.env, kPodWorkloadEnv, workload);
+    }
+    return job;
+  };
+  const std::string sa = "system:serviceaccount:vision:trainer";
+  in.jobs.push_back(pod(11, "train-7f9c-a", "Deployment/train"));
+  in.jobs.push_back(pod(12, "train-7f9c-b", "Deployment/train"));
+  in.jobs.push_back(pod(13, "scratch", ""));  // no API-server watch: owner not known
+  in.runs.push_back(Run(11, "vision", sa, "kubernetes", kStart, kStart + hours(2), 7200, 7'000));
+  in.runs.push_back(Run(12, "vision", sa, "kubernetes", kStart, kStart + hours(1), 3600, 3'000));
+  in.runs.push_back(Run(13, "vision", sa, "kubernetes", kStart, kStart + hours(1), 1800, 1'000));
+  const auto add = [&in](std::vector<GpuMinute> more) {
+    in.minutes.insert(in.minutes.end(), more.begin(), more.end());
+  };
+  add(Minutes("n2", "g2", kStart + days(2), 4, 80, 11, "vision", sa, 1024, 1'000));
+  add(Minutes("n2", "g2", kStart + days(2) + minutes(4), 4, 0, 12, "vision", sa, 1024, 1'000));
+
+  const Report r = ComputeReport(in);
+  ASSERT_EQ(r.workloads.size(), 2U);                // jobs 1-4 are not pods
+  const WorkloadFigures& unknown = r.workloads[0];  // "" sorts first
+  EXPECT_EQ(unknown.team, "vision");
+  EXPECT_EQ(unknown.workload, "");
+  EXPECT_EQ(unknown.usage.jobs, 1);
+  EXPECT_DOUBLE_EQ(unknown.usage.gpu_hours_allocated, 0.5);
+  const WorkloadFigures& train = r.workloads[1];
+  EXPECT_EQ(train.workload, "Deployment/train");
+  EXPECT_EQ(train.usage.jobs, 2);
+  EXPECT_DOUBLE_EQ(train.usage.gpu_hours_allocated, 3.0);
+  EXPECT_EQ(train.usage.minutes_allocated, 8);      // both pods' sampled minutes
+  EXPECT_DOUBLE_EQ(train.usage.mean_util_pct, 40);  // 4 at 80 %, 4 at 0 %
+  EXPECT_DOUBLE_EQ(train.usage.gpu_hours_used, 3.0 * 0.4);
+  EXPECT_EQ(train.usage.energy.energy_mj, 10'000);
+  // The namespace's team row counts the same pods.
+  EXPECT_DOUBLE_EQ(TeamRow(r, "vision").usage.gpu_hours_allocated, 3.5);
+
+  in.scope = ReportScope{.teams = std::set<std::string>{"nlp"}, .user = "bob"};
+  EXPECT_TRUE(ComputeReport(in).workloads.empty());  // not bob's namespace
 }
 
 TEST(ReportTest, TeamFilterForAnOperator) {

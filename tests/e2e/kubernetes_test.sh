@@ -155,6 +155,14 @@ wait_for "job $JOB_B's user" eval '[ "$(job_field "$JOB_B" user)" = system:servi
   fail "job $JOB_B's workload: $(gf show --json "$JOB_B")"
 ok "from the API server: $JOB_A system:serviceaccount:research:trainer, Deployment/train; $JOB_B Pod/idle-api"
 
+# 1c. The month's report sums pods by workload (counted by hand: one running pod each).
+report=$(gf report --format json)
+want='[["research","Deployment/train",1],["serving","Pod/idle-api",1]]'
+[ "$(jq -c '[.workloads[] | [.team, .workload, .usage.jobs]]' <<<"$report")" = "$want" ] ||
+  fail "report workloads: $(jq -c .workloads <<<"$report")"
+gf report | grep -q "^Kubernetes workloads" || fail "report text: $(gf report)"
+ok "report: workloads Deployment/train (research) and Pod/idle-api (serving), one pod each"
+
 # 2. Attribution: the truth is the scenario's. "pid gpu job pod container unmanaged" a line.
 expected="4101 GPU-k-0 $JOB_A research/train-0 trainer false
 4102 GPU-k-1 $JOB_A research/train-0 trainer false
