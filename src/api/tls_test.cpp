@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,7 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 void Run(const std::string& command) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the test's one thread runs commands
   ASSERT_EQ(std::system((command + " >/dev/null 2>&1").c_str()), 0) << command;
 }
 
@@ -88,18 +90,21 @@ int ClosedPort() {
 class TlsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    pki_ = new ThrowawayPki();  // NOLINT(cppcoreguidelines-owning-memory): suite lifetime
-    pki_->Make();
+    PkiSlot() = std::make_unique<ThrowawayPki>();
+    PkiSlot()->Make();
   }
-  static void TearDownTestSuite() {
-    delete pki_;  // NOLINT(cppcoreguidelines-owning-memory)
-    pki_ = nullptr;
+  static void TearDownTestSuite() { PkiSlot().reset(); }
+  // The suite's certificates, made once for all its tests.
+  static std::unique_ptr<ThrowawayPki>& PkiSlot() {
+    static std::unique_ptr<ThrowawayPki> pki;
+    return pki;
   }
+  static ThrowawayPki& Pki() { return *PkiSlot(); }
 
   ApiServerOptions TlsOptions() const {
     ApiServerOptions options;
-    options.tls_cert_file = pki_->Path("server.pem");
-    options.tls_key_file = pki_->Path("server.key");
+    options.tls_cert_file = Pki().Path("server.pem");
+    options.tls_key_file = Pki().Path("server.key");
     return options;
   }
   // Starts a server on 127.0.0.1, any port, no Unix socket; returns its index.
@@ -118,7 +123,7 @@ class TlsTest : public ::testing::Test {
   static ApiClientOptions WithCa(const std::string& ca = "ca.pem") {
     ApiClientOptions options;
     options.timeout = std::chrono::seconds(10);
-    options.ca_file = pki_->Path(ca);
+    options.ca_file = Pki().Path(ca);
     return options;
   }
   static Status StartError(ApiServerOptions options) {
@@ -127,11 +132,9 @@ class TlsTest : public ::testing::Test {
     return server.Start();
   }
 
-  static ThrowawayPki* pki_;
   FakeClusterService fake_;
   std::vector<std::unique_ptr<ApiServer>> servers_;
 };
-ThrowawayPki* TlsTest::pki_ = nullptr;
 
 TEST_F(TlsTest, RoundTripByAddressAndByName) {
   ApiServer& server = Start(fake_, TlsOptions());
@@ -158,8 +161,8 @@ TEST_F(TlsTest, AnotherCaIsRefusedWithTheReason) {
 
 TEST_F(TlsTest, ACertificateForAnotherNameIsRefused) {
   ApiServerOptions options = TlsOptions();
-  options.tls_cert_file = pki_->Path("elsewhere.pem");
-  options.tls_key_file = pki_->Path("elsewhere.key");
+  options.tls_cert_file = Pki().Path("elsewhere.pem");
+  options.tls_key_file = Pki().Path("elsewhere.key");
   ApiServer& server = Start(fake_, options);
   ApiClient client(Https(server, "localhost"), WithCa());
   auto r = client.CallJson("GET", "/api/v1/health");
@@ -190,15 +193,15 @@ TEST_F(TlsTest, HttpsToAPlainPortFailsTheHandshake) {
 // server with a protocol_version alert; TLS 1.2 and 1.3 pass.
 TEST_F(TlsTest, OlderThanTls12IsRefused) {
   ApiServer& server = Start(fake_, TlsOptions());
-  const std::string out = pki_->Path("s_client.out");
+  const std::string out = Pki().Path("s_client.out");
   // What s_client says of the handshake (its exit status also counts how the connection
   // ended afterwards, which is not the point here).
   const auto handshake = [&](const std::string& version) {
     const std::string command =
         "openssl s_client -connect 127.0.0.1:" + std::to_string(server.tcp_port()) + " -CAfile " +
-        pki_->Path("ca.pem") + " -cipher DEFAULT:@SECLEVEL=0 " + version + " </dev/null >" + out +
+        Pki().Path("ca.pem") + " -cipher DEFAULT:@SECLEVEL=0 " + version + " </dev/null >" + out +
         " 2>&1";
-    static_cast<void>(std::system(command.c_str()));
+    static_cast<void>(std::system(command.c_str()));  // NOLINT(concurrency-mt-unsafe)
     std::ifstream in(out);
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
@@ -238,21 +241,21 @@ TEST_F(TlsTest, WatchStreamsOverTls) {
 
 TEST_F(TlsTest, StartNamesTheBadFile) {
   ApiServerOptions missing = TlsOptions();
-  missing.tls_cert_file = pki_->Path("nope.pem");
+  missing.tls_cert_file = Pki().Path("nope.pem");
   Status s = StartError(missing);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::kNotFound);
   EXPECT_TRUE(Contains(s.error().message, "TLS certificate file " + missing.tls_cert_file));
 
   ApiServerOptions not_pem = TlsOptions();
-  not_pem.tls_cert_file = pki_->Path("server.ext");
+  not_pem.tls_cert_file = Pki().Path("server.ext");
   s = StartError(not_pem);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(Contains(s.error().message, not_pem.tls_cert_file + ": not a PEM certificate"))
       << s.error().message;
 
   ApiServerOptions mismatch = TlsOptions();
-  mismatch.tls_key_file = pki_->Path("other-ca.key");
+  mismatch.tls_key_file = Pki().Path("other-ca.key");
   s = StartError(mismatch);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(
@@ -267,8 +270,8 @@ TEST_F(TlsTest, StartNamesTheBadFile) {
 }
 
 TEST_F(TlsTest, AWorldReadableKeyIsRefused) {
-  const std::string key = pki_->Path("open.key");
-  std::filesystem::copy_file(pki_->Path("server.key"), key);
+  const std::string key = Pki().Path("open.key");
+  std::filesystem::copy_file(Pki().Path("server.key"), key);
   ::chmod(key.c_str(), 0644);
   ApiServerOptions options = TlsOptions();
   options.tls_key_file = key;
@@ -425,7 +428,7 @@ TEST_F(TlsTest, AMissingCaFileIsNamed) {
   auto r = client.CallJson("GET", "/api/v1/health");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
-  EXPECT_TRUE(Contains(r.error().message, "CA file " + pki_->Path("no-such-ca.pem")))
+  EXPECT_TRUE(Contains(r.error().message, "CA file " + Pki().Path("no-such-ca.pem")))
       << r.error().message;
 }
 

@@ -397,6 +397,7 @@ std::vector<WorkloadFigures> ReportBuilder::WorkloadRows(
     }
   }
   std::vector<WorkloadFigures> out;
+  out.reserve(rows.size());
   for (const auto& [key, sums] : rows) {
     out.push_back(WorkloadFigures{
         .team = key.first,

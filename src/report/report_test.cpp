@@ -484,9 +484,12 @@ TEST(ReportTest, PodsAreSummedByWorkload) {
   in.jobs.push_back(pod(11, "train-7f9c-a", "Deployment/train"));
   in.jobs.push_back(pod(12, "train-7f9c-b", "Deployment/train"));
   in.jobs.push_back(pod(13, "scratch", ""));  // no API-server watch: owner not known
-  in.runs.push_back(Run(11, "vision", sa, "kubernetes", kStart, kStart + hours(2), 7200, 7'000));
-  in.runs.push_back(Run(12, "vision", sa, "kubernetes", kStart, kStart + hours(1), 3600, 3'000));
-  in.runs.push_back(Run(13, "vision", sa, "kubernetes", kStart, kStart + hours(1), 1800, 1'000));
+  in.runs.push_back(
+      gf::Run(11, "vision", sa, "kubernetes", kStart, kStart + hours(2), 7200, 7'000));
+  in.runs.push_back(
+      gf::Run(12, "vision", sa, "kubernetes", kStart, kStart + hours(1), 3600, 3'000));
+  in.runs.push_back(
+      gf::Run(13, "vision", sa, "kubernetes", kStart, kStart + hours(1), 1800, 1'000));
   const auto add = [&in](std::vector<GpuMinute> more) {
     in.minutes.insert(in.minutes.end(), more.begin(), more.end());
   };
