@@ -245,5 +245,6 @@ workloads() { gf report --format json | jq -c '[.workloads[] | [.team, .workload
 want='[["research","Deployment/train",1],["serving","Pod/idle-api",1]]'
 WAIT_FOR_SECONDS=75 wait_for "the report's workloads to be $want" \
   eval '[ "$(workloads)" = "$want" ]'
-gf report | grep -q "^Kubernetes workloads" || fail "report text: $(gf report)"
+text=$(gf report)
+grep -q "^Kubernetes workloads" <<<"$text" || fail "report text: $text"
 ok "report: workloads Deployment/train (research) and Pod/idle-api (serving), one pod each"
