@@ -9,6 +9,8 @@
 // (one GPU has a recent XID, one a HW slowdown). The reports go to a sink that only counts.
 // After a warm-up round that must attribute every process correctly, the agent runs for
 // --seconds; CPU is getrusage(user+sys) over wall time for that window, RSS is ru_maxrss.
+// --slurm and --kubernetes measure the companion agents instead (Options below).
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -35,6 +37,7 @@
 #include "gpu/gpu_backend.h"
 
 #include "bench_support.h"
+#include "kube/pod_resources_client.h"
 
 namespace gf::bench {
 namespace {
@@ -59,6 +62,16 @@ struct Options {
   // started by the bench with SLURM_JOB_ID in their environment (a site without cgroups: the
   // attributor reads each process's environ), none through the executor.
   bool slurm = false;
+  // The Kubernetes agent (`gpufleet agent --kubernetes`): one pod per GPU, each with one process
+  // on it, as the stand-in kubelet (tests/fakekubelet, --fakekubelet) lists them; the node's
+  // /proc (each process's cgroup in a kubelet's layout) and the kubelet's log names synthetic,
+  // under the bench's temp dir. Every round asks the kubelet over gRPC, as the agent does.
+  bool kubernetes = false;
+#ifdef GF_FAKEKUBELET_PATH
+  std::string fakekubelet = GF_FAKEKUBELET_PATH;
+#else
+  std::string fakekubelet;
+#endif
 };
 
 // Discards the reports, keeping only what the bench checks and prints.
@@ -205,6 +218,7 @@ class Run {
  private:
   Status StartJobs();
   Status StartSlurmJobs();
+  Status StartPods();
   void StartStrays();
   void Cleanup();
 
@@ -217,6 +231,8 @@ class Run {
   std::unique_ptr<LocalAgent> agent_;
   std::vector<std::uint32_t> job_pids_;
   std::vector<pid_t> slurm_jobs_;  // --slurm: the Slurm jobs' processes (children of the bench)
+  pid_t kubelet_ = -1;             // --kubernetes: the stand-in kubelet
+  std::unique_ptr<PodResourcesClient> pod_resources_;
   std::vector<pid_t> strays_;
   // Results.
   double cpu_pct_ = 0;
@@ -243,11 +259,23 @@ Status Run::Setup() {
   LocalAgentOptions agent_options;
   agent_options.name = NodeId("bench-node");
   agent_options.sample_interval = Millis(options_.interval_ms);
-  agent_options.jobs_from = options_.slurm ? JobSource::kSlurm : JobSource::kGpufleet;
+  agent_options.jobs_from = options_.slurm        ? JobSource::kSlurm
+                            : options_.kubernetes ? JobSource::kKubernetes
+                                                  : JobSource::kGpufleet;
+  if (options_.kubernetes) {
+    GF_TRY(StartPods());
+    agent_options.proc_root = dir_ / "proc";
+    agent_options.kubelet_log_root = dir_ / "log";
+    agent_options.list_pod_gpus = [this] {
+      return pod_resources_->List(std::chrono::milliseconds(500));  // as the agent's command
+    };
+  }
   agent_ = std::make_unique<LocalAgent>(agent_options, *backend_, *executor_, reports_, clock_);
   GF_TRY(agent_->Start());
-  GF_TRY(options_.slurm ? StartSlurmJobs() : StartJobs());
-  StartStrays();
+  if (!options_.kubernetes) {
+    GF_TRY(options_.slurm ? StartSlurmJobs() : StartJobs());
+    StartStrays();
+  }
   std::vector<std::vector<std::uint32_t>> pids(static_cast<std::size_t>(options_.gpus));
   for (std::size_t i = 0; i < pids.size(); ++i) {
     pids[i] = {job_pids_[i], static_cast<std::uint32_t>(strays_[i])};
@@ -315,6 +343,91 @@ Status Run::StartSlurmJobs() {
   return OkStatus();
 }
 
+// Writes `text` to `path`, its folders made.
+Status WriteFile(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path);
+  out << text;
+  return out ? OkStatus() : IoError("cannot write " + path.string());
+}
+
+// One pod per GPU (bench/pod-N, container trainer, its GPU by the scenario's UUID) as the
+// stand-in kubelet lists them, each with one process on its GPU (cgroup v2, systemd driver, as
+// containerd leaves it) and one stray process in a login session; the kubelet's log names
+// join container ids and pod UIDs to the pods. The pids are the synthetic /proc's, not real.
+Status Run::StartPods() {
+  constexpr std::uint32_t kPodPid = 40'000;
+  constexpr std::uint32_t kStrayPid = 50'000;
+  json pods = json::array();
+  json ids = json::array();
+  for (int i = 0; i < options_.gpus; ++i) {
+    const json gpu = Scenario(options_.gpus, {})["devices"][static_cast<std::size_t>(i)]["uuid"];
+    std::array<char, 40> uid{};
+    std::snprintf(uid.data(), uid.size(), "%08x-0000-4000-8000-000000000000", i + 1);
+    std::array<char, 72> container{};
+    std::snprintf(container.data(), container.size(), "%064x", i + 1);
+    const std::string name = "pod-" + std::to_string(i);
+    std::string slice = uid.data();
+    std::replace(slice.begin(), slice.end(), '-', '_');
+    const auto pid = [&](std::uint32_t base) {
+      return std::to_string(base + i);
+    };
+    const std::string status = "Name:\tpython\nUid:\t0\t0\t0\t0\nVmRSS:\t1024 kB\n";
+    GF_TRY(WriteFile(dir_ / "proc" / pid(kPodPid) / "status", status));
+    GF_TRY(
+        WriteFile(dir_ / "proc" / pid(kPodPid) / "cmdline", std::string("python\0train.py", 15)));
+    GF_TRY(WriteFile(dir_ / "proc" / pid(kPodPid) / "cgroup",
+                     "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + slice +
+                         ".slice/cri-containerd-" + container.data() + ".scope\n"));
+    GF_TRY(WriteFile(dir_ / "proc" / pid(kStrayPid) / "status", status));
+    GF_TRY(WriteFile(dir_ / "proc" / pid(kStrayPid) / "cmdline", std::string("python", 6)));
+    GF_TRY(WriteFile(dir_ / "proc" / pid(kStrayPid) / "cgroup",
+                     "0::/user.slice/user-0.slice/session-3.scope\n"));
+    GF_TRY(WriteFile(dir_ / "log" / "pods" / ("bench_" + name + "_" + uid.data()) / ".keep", ""));
+    GF_TRY(WriteFile(
+        dir_ / "log" / "containers" / (name + "_bench_trainer-" + container.data() + ".log"), ""));
+    pods.push_back({{"namespace", "bench"},
+                    {"name", name},
+                    {"containers",
+                     json::array({{{"name", "trainer"},
+                                   {"devices",
+                                    json::array({{{"resource", "nvidia.com/gpu"},
+                                                  {"ids", json::array({gpu})}}})}}})}});
+    ids.push_back(gpu);
+    job_pids_.push_back(kPodPid + static_cast<std::uint32_t>(i));
+    strays_.push_back(static_cast<pid_t>(kStrayPid + static_cast<std::uint32_t>(i)));
+  }
+  const fs::path scenario = dir_ / "kubelet.json";
+  GF_TRY(
+      WriteFile(scenario,
+                json{{"pods", pods},
+                     {"allocatable", json::array({{{"resource", "nvidia.com/gpu"}, {"ids", ids}}})}}
+                    .dump()));
+  const std::string socket = (dir_ / "kubelet.sock").string();
+  kubelet_ = ::fork();
+  if (kubelet_ == 0) {
+    ::execl(options_.fakekubelet.c_str(),
+            options_.fakekubelet.c_str(),
+            "--socket",
+            socket.c_str(),
+            "--scenario",
+            scenario.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  if (kubelet_ < 0) {
+    return Unavailable("fork: " + ErrnoText(errno));
+  }
+  pod_resources_ = std::make_unique<PodResourcesClient>(socket);
+  // The socket file appears before the stand-in listens on it: ask until it answers.
+  if (!WaitFor([&] { return pod_resources_->List(std::chrono::seconds(1)).ok(); }, 20s)) {
+    return Unavailable("the stand-in kubelet " + options_.fakekubelet + " did not answer on " +
+                       socket);
+  }
+  return OkStatus();
+}
+
 // Processes nobody launched through gpufleet: children of the bench that wait to be killed.
 void Run::StartStrays() {
   for (int i = 0; i < options_.gpus; ++i) {
@@ -361,9 +474,11 @@ void Run::Print() const {
       "| processes per round | %d in jobs, %d unmanaged | |\n", last_.in_jobs, last_.unmanaged);
   const bool cgroups = !options_.no_cgroups && exec::JobCgroup::Available();
   std::printf("| jobs' processes found by | %s | |\n",
-              options_.slurm ? "SLURM_JOB_ID in /proc/PID/environ (--slurm)"
-              : cgroups      ? "their cgroup (/proc/PID/cgroup)"
-                             : "parent chain to the shim");
+              options_.slurm        ? "SLURM_JOB_ID in /proc/PID/environ (--slurm)"
+              : options_.kubernetes ? "pod cgroup + kubelet log names + pod-resources List "
+                                      "(--kubernetes)"
+              : cgroups             ? "their cgroup (/proc/PID/cgroup)"
+                                    : "parent chain to the shim");
   std::printf("| GPUs not ok (by design: an XID, a HW slowdown) | %d | 2 |\n", last_.not_ok);
   std::printf("| agent CPU, %% of one core | %.3f %% | < 1 %% |\n", cpu_pct_);
   std::printf(
@@ -377,8 +492,8 @@ void Run::Cleanup() {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
   }
-  if (agent_ && options_.slurm) {
-    agent_->Stop();
+  if (agent_ && (options_.slurm || options_.kubernetes)) {
+    agent_->Stop();  // it started none of the processes
   } else if (agent_) {
     for (int i = 0; i < static_cast<int>(job_pids_.size()); ++i) {
       agent_->Kill(JobId(kFirstJobId + i), 0s, "bench done", SIGTERM);
@@ -389,7 +504,11 @@ void Run::Cleanup() {
     }
     agent_->Stop();
   }
-  for (pid_t pid : strays_) {
+  if (kubelet_ > 0) {
+    ::kill(kubelet_, SIGTERM);
+    ::waitpid(kubelet_, nullptr, 0);
+  }
+  for (pid_t pid : options_.kubernetes ? std::vector<pid_t>{} : strays_) {  // real ones only
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
   }
@@ -422,6 +541,12 @@ int Main(int argc, char** argv) {
                options.slurm,
                "the Slurm companion agent: its jobs' processes carry SLURM_JOB_ID, none is "
                "launched through the executor");
+  app.add_flag("--kubernetes",
+               options.kubernetes,
+               "the Kubernetes agent: a pod per GPU from the stand-in kubelet, a synthetic /proc "
+               "and kubelet log names");
+  app.add_option("--fakekubelet", options.fakekubelet, "the stand-in kubelet (tests/fakekubelet)")
+      ->capture_default_str();
   app.add_flag("--no-cgroups",
                options.no_cgroups,
                "run the jobs outside cgroups (attribution then walks parent chains)");
@@ -429,6 +554,12 @@ int Main(int argc, char** argv) {
   if (options.nvml.empty() || ::access(options.nvml.c_str(), R_OK) != 0) {
     std::cerr << "gf_agent_bench: no stand-in NVML library at '" << options.nvml
               << "'; configure with -DGF_BUILD_TESTS=ON (builds tests/fakenvml) or pass --nvml\n";
+    return 2;
+  }
+  if (options.kubernetes && (options.slurm || ::access(options.fakekubelet.c_str(), X_OK) != 0)) {
+    std::cerr << "gf_agent_bench: --kubernetes needs the stand-in kubelet (built with the tests, "
+                 "or --fakekubelet PATH; '"
+              << options.fakekubelet << "' is not one) and not --slurm\n";
     return 2;
   }
   if (::access(options.gpufleet.c_str(), X_OK) != 0) {
