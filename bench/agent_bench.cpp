@@ -135,13 +135,18 @@ class CountingReports final : public AgentReports {
 
 // What the stand-in driver reports. `pids[i]`: the processes on GPU i (none before the jobs
 // run).
+// The UUID of the scenario's GPU `index`.
+std::string BenchGpuUuid(int index) {
+  std::array<char, 64> uuid{};
+  std::snprintf(uuid.data(), uuid.size(), "GPU-bench000-0000-4000-8000-%012d", index);
+  return uuid.data();
+}
+
 json Scenario(int gpus, const std::vector<std::vector<std::uint32_t>>& pids) {
   json devices = json::array();
   for (int i = 0; i < gpus; ++i) {
-    char uuid[64];
-    std::snprintf(uuid, sizeof uuid, "GPU-bench000-0000-4000-8000-%012d", i);
     json d = {{"name", "NVIDIA H100 80GB HBM3"},
-              {"uuid", uuid},
+              {"uuid", BenchGpuUuid(i)},
               {"memory_total_mib", 81559},
               {"memory_used_mib", 40960},
               {"util_gpu", 93},
@@ -362,7 +367,7 @@ Status Run::StartPods() {
   json pods = json::array();
   json ids = json::array();
   for (int i = 0; i < options_.gpus; ++i) {
-    const json gpu = Scenario(options_.gpus, {})["devices"][static_cast<std::size_t>(i)]["uuid"];
+    const std::string gpu = BenchGpuUuid(i);
     std::array<char, 40> uid{};
     std::snprintf(uid.data(), uid.size(), "%08x-0000-4000-8000-000000000000", i + 1);
     std::array<char, 72> container{};
@@ -370,20 +375,17 @@ Status Run::StartPods() {
     const std::string name = "pod-" + std::to_string(i);
     std::string slice = uid.data();
     std::replace(slice.begin(), slice.end(), '-', '_');
-    const auto pid = [&](std::uint32_t base) {
-      return std::to_string(base + i);
+    // /proc/PID/{status,cmdline,cgroup} of the process PID = base + i.
+    const auto process = [&](std::uint32_t base, const std::string& cgroup) -> Status {
+      const fs::path proc = dir_ / "proc" / std::to_string(base + static_cast<std::uint32_t>(i));
+      GF_TRY(WriteFile(proc / "status", "Name:\tpython\nUid:\t0\t0\t0\t0\nVmRSS:\t1024 kB\n"));
+      GF_TRY(WriteFile(proc / "cmdline", std::string("python\0train.py", 15)));
+      return WriteFile(proc / "cgroup", cgroup + "\n");
     };
-    const std::string status = "Name:\tpython\nUid:\t0\t0\t0\t0\nVmRSS:\t1024 kB\n";
-    GF_TRY(WriteFile(dir_ / "proc" / pid(kPodPid) / "status", status));
-    GF_TRY(
-        WriteFile(dir_ / "proc" / pid(kPodPid) / "cmdline", std::string("python\0train.py", 15)));
-    GF_TRY(WriteFile(dir_ / "proc" / pid(kPodPid) / "cgroup",
-                     "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + slice +
-                         ".slice/cri-containerd-" + container.data() + ".scope\n"));
-    GF_TRY(WriteFile(dir_ / "proc" / pid(kStrayPid) / "status", status));
-    GF_TRY(WriteFile(dir_ / "proc" / pid(kStrayPid) / "cmdline", std::string("python", 6)));
-    GF_TRY(WriteFile(dir_ / "proc" / pid(kStrayPid) / "cgroup",
-                     "0::/user.slice/user-0.slice/session-3.scope\n"));
+    GF_TRY(process(kPodPid,
+                   "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + slice +
+                       ".slice/cri-containerd-" + container.data() + ".scope"));
+    GF_TRY(process(kStrayPid, "0::/user.slice/user-0.slice/session-3.scope"));
     GF_TRY(WriteFile(dir_ / "log" / "pods" / ("bench_" + name + "_" + uid.data()) / ".keep", ""));
     GF_TRY(WriteFile(
         dir_ / "log" / "containers" / (name + "_bench_trainer-" + container.data() + ".log"), ""));

@@ -15,16 +15,10 @@ namespace {
 
 constexpr std::chrono::seconds kCallTimeout{30};
 
+// "pods", "replicasets", "jobs": the last segment of the resource's path, for the log.
 std::string_view ResourceName(KubeResource resource) {
-  switch (resource) {
-    case KubeResource::kPods:
-      return "pods";
-    case KubeResource::kReplicaSets:
-      return "replicasets";
-    case KubeResource::kJobs:
-      return "jobs";
-  }
-  return "";
+  const std::string_view path = KubeResourcePath(resource);
+  return path.substr(path.rfind('/') + 1);
 }
 
 }  // namespace
