@@ -386,10 +386,6 @@ Status ApplySpecField(const std::string& key, const json& v, JobSpec& spec) {
   return OkStatus();
 }
 
-}  // namespace
-
-namespace {
-
 // {"jobs": [SPEC, ...]}: each SPEC read as one job's body, its errors naming its index.
 Result<std::vector<JobSpec>> BatchFromJson(const json& body) {
   if (body.size() != 1) {
