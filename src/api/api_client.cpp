@@ -706,7 +706,7 @@ ApiClient::Impl::WatchAttempt ApiClient::Impl::FollowStream(AsyncStream& stream,
     return WatchAttempt{.status = error, .failover = standby};
   }
   return WatchAttempt{
-      .status = Internal("gpufleet at " + t.text + " answered a watch with Content-Type \"" +
+      .status = Internal("the server at " + t.text + " answered a watch with Content-Type \"" +
                          response.Header("Content-Type").value_or("") + "\" instead of " +
                          std::string(stream_type) + " (is the target a watchable list?)"),
       .failover = false};
