@@ -18,11 +18,13 @@
 #include "core/duration.h"
 #include "metrics/cluster_series.h"
 #include "monitor/telemetry.h"
+#include "scheduler/idle_policy.h"
 #include "store/open_store.h"
 
 #include "cluster.h"
 #include "daemon.h"
 #include "kube/kube_api_watch.h"
+#include "kube/kube_pod_stopper.h"
 #include "slurm/slurm_control.h"
 
 namespace gf {
@@ -31,27 +33,31 @@ namespace {
 constexpr std::string_view kCommand = "server";
 constexpr int kExitControllerFailed = 3;
 
-// --kubernetes: the API server's list+watch of pods and their owners, from --kube-api or from
-// the service account of the pod the server runs in. Without either the server still follows
-// its agents' pods, only without service accounts and workloads: said once in the log.
-std::unique_ptr<KubeApiWatch> StartKubeApiWatch(const ServerOptions& options) {
-  Result<KubeApiConfig> config =
-      options.kube_api.empty()
-          ? InClusterKubeApiConfig([](const char* name) -> std::optional<std::string> {
-              // NOLINTNEXTLINE(concurrency-mt-unsafe): read before the server's threads start
-              const char* value = std::getenv(name);
-              return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-            })
-          : Result<KubeApiConfig>(KubeApiConfig{.endpoint = options.kube_api,
-                                                .token_file = options.kube_token_file,
-                                                .ca_file = options.kube_ca_file});
+// --kubernetes: where the API server is, from --kube-api or from the service account of the pod
+// the server runs in.
+Result<KubeApiConfig> KubeApiConfigOf(const ServerOptions& options) {
+  if (!options.kube_api.empty()) {
+    return KubeApiConfig{.endpoint = options.kube_api,
+                         .token_file = options.kube_token_file,
+                         .ca_file = options.kube_ca_file};
+  }
+  return InClusterKubeApiConfig([](const char* name) -> std::optional<std::string> {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read before the server's threads start
+    const char* value = std::getenv(name);
+    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+  });
+}
+
+// The API server's list+watch of pods and their owners. Without a line to it the server still
+// follows its agents' pods, only without service accounts and workloads: said once in the log.
+std::unique_ptr<KubeApiWatch> StartKubeApiWatch(const Result<KubeApiConfig>& config) {
   if (!config.ok()) {
     spdlog::warn("kubernetes: pods are followed without their service accounts and workloads: {}",
                  config.error().message);
     return nullptr;
   }
   spdlog::info("kubernetes: reading pods, replicasets and jobs from {}", config->endpoint);
-  auto watch = std::make_unique<KubeApiWatch>(std::move(*config));
+  auto watch = std::make_unique<KubeApiWatch>(*config);
   watch->Start();
   return watch;
 }
@@ -100,6 +106,19 @@ int RunServer(const ServerOptions& options) {
   Result<Config> config = ReadPolicy(options.config);
   if (!config.ok()) {
     return Die(kCommand, config.error());
+  }
+  if (Status s = CheckPodActions(config->policy, options.kubernetes); !s.ok()) {
+    return Die(kCommand, s.error());
+  }
+  const Result<KubeApiConfig> kube_api_config =
+      options.kubernetes ? KubeApiConfigOf(options) : FailedPrecondition("not --kubernetes");
+  if (options.kubernetes && AnyPodAction(config->policy) && !kube_api_config.ok()) {
+    // An opt-in to stopping idle pods that could never be carried out: said now, not at the
+    // first idle pod.
+    return Die(kCommand,
+               FailedPrecondition("idle_action \"delete_pod\" or \"scale_owner\" stops pods "
+                                  "through the API server, which this server cannot reach: " +
+                                  kube_api_config.error().message));
   }
   Result<NotifierOptions> notify = NotifierOptionsFromConfig(config->notify);
   if (!notify.ok()) {
@@ -187,12 +206,19 @@ int RunServer(const ServerOptions& options) {
     copts.slurm = &*slurm;
   }
   copts.kubernetes = options.kubernetes;
-  // Outlives the controller, which asks it on its state thread.
+  // Both outlive the controller, which asks the watch on its state thread and queues stops on
+  // the stopper (shut down before the controller stops: no answer reaches a stopped one).
   std::unique_ptr<KubeApiWatch> kube_api =
-      options.kubernetes ? StartKubeApiWatch(options) : nullptr;
+      options.kubernetes ? StartKubeApiWatch(kube_api_config) : nullptr;
+  std::unique_ptr<KubePodStopper> kube_stopper;
   if (kube_api) {
     copts.kube_pod_facts = [watch = kube_api.get()](std::string_view uid) {
       return watch->Facts(uid);
+    };
+    kube_stopper = std::make_unique<KubePodStopper>(*kube_api_config);
+    copts.kube_stop_pod = [stopper = kube_stopper.get()](KubePodStop stop,
+                                                         std::function<void(Status)> done) {
+      stopper->Stop(std::move(stop), std::move(done));
     };
   }
   Controller controller(std::move(*store), clock, copts);
@@ -254,6 +280,9 @@ int RunServer(const ServerOptions& options) {
   recorder.reset();
   if (slurm) {
     slurm->Stop();  // no reading is handed to a stopped controller
+  }
+  if (kube_stopper) {
+    kube_stopper->Shutdown();  // nor an answer
   }
   controller.Stop();
   close(*lock);

@@ -22,6 +22,7 @@
 #include "gpu/gpu_backend.h"
 #include "metrics/cluster_series.h"
 #include "monitor/telemetry.h"
+#include "scheduler/idle_policy.h"
 #include "store/open_store.h"
 
 #include "daemon.h"
@@ -75,6 +76,7 @@ Result<UpSettings> ReadSettings(const UpOptions& flags) {
     return settings;
   }
   GF_ASSIGN_OR_RETURN(const Config config, LoadConfig(path));
+  GF_TRY(CheckPodActions(config.policy, /*kubernetes=*/false));  // `up` follows no pods
   settings.policy = config.policy;
   settings.team_of_user = config.team_of_user;
   settings.notify = config.notify;

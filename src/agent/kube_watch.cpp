@@ -7,7 +7,7 @@
 
 namespace gf {
 
-std::optional<KubeReading> KubeWatch::Read() {
+std::optional<KubeReading> KubeWatch::Read(std::span<const Gpu> gpus) {
   Result<std::vector<KubeContainerGpus>> holders = list_();
   Result<KubeLogIndex> logs =
       holders.ok() ? ReadKubeLogIndex(log_root_) : Result<KubeLogIndex>(KubeLogIndex{});
@@ -26,6 +26,7 @@ std::optional<KubeReading> KubeWatch::Read() {
                  holders->size());
     failing_ = false;
   }
+  ResolveGpuIndexes(*holders, gpus);
   KubeReading reading;
   KubeNodePods pods = KubePodsOfNode(*logs, *holders);
   for (const std::string& pod : pods.without_uid) {

@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,9 @@ class KubeWatch {
   KubeWatch(ListPodGpus list, std::filesystem::path log_root)
       : list_(std::move(list)), log_root_(std::move(log_root)) {}
 
-  // nullopt when the kubelet or its log folders could not be read this round.
-  std::optional<KubeReading> Read();
+  // nullopt when the kubelet or its log folders could not be read this round. `gpus`: the
+  // node's inventory, for a device plugin that names GPUs by index (ResolveGpuIndexes).
+  std::optional<KubeReading> Read(std::span<const Gpu> gpus = {});
 
  private:
   ListPodGpus list_;

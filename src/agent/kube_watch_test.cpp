@@ -47,6 +47,38 @@ TEST_F(KubeWatchTest, AReadingGivesTheViewAndThePodsThatHoldGpus) {
   EXPECT_EQ(reading->pods[0].containers[0].gpus, std::vector<GpuUuid>{GpuUuid("GPU-0")});
 }
 
+// DEVICE_ID_STRATEGY=index: the kubelet names GPUs by NVML index; the reading names them by
+// the UUIDs of the node's GPUs with those indexes (a replica as its GPU; a MIG index, or an
+// index the node lacks, names none).
+TEST_F(KubeWatchTest, GpusNamedByIndexAreReadAsTheNodesUuids) {
+  KubeWatch watch(
+      [] {
+        return Result<std::vector<KubeContainerGpus>>(std::vector<KubeContainerGpus>{
+            {.pod_namespace = "ml",
+             .pod_name = "train-0",
+             .container = "trainer",
+             .gpus = {
+                 KubeGpu{.resource = "nvidia.com/gpu", .device_id = "1", .gpu = "1"},
+                 KubeGpu{.resource = "nvidia.com/gpu.shared", .device_id = "0::3", .gpu = "0"},
+                 KubeGpu{.resource = "nvidia.com/mig-1g.10gb", .device_id = "0:1", .gpu = "0:1"},
+                 KubeGpu{.resource = "nvidia.com/gpu", .device_id = "7", .gpu = "7"}}}});
+      },
+      root_);
+  std::vector<Gpu> gpus(2);
+  gpus[0].index = 0;
+  gpus[0].uuid = GpuUuid("GPU-aaaa");
+  gpus[1].index = 1;
+  gpus[1].uuid = GpuUuid("GPU-bbbb");
+  const std::optional<KubeReading> reading = watch.Read(gpus);
+  ASSERT_TRUE(reading.has_value());
+  ASSERT_EQ(reading->pods.size(), 1U);
+  EXPECT_EQ(reading->pods[0].containers[0].gpus,
+            (std::vector<GpuUuid>{
+                GpuUuid("GPU-bbbb"), GpuUuid("GPU-aaaa"), GpuUuid("0:1"), GpuUuid("7")}));
+  EXPECT_EQ(reading->view.holders[0].gpus[0].gpu, "GPU-bbbb");    // what attribution matches
+  EXPECT_EQ(reading->view.holders[0].gpus[1].device_id, "0::3");  // as the kubelet gave it
+}
+
 // A kubelet that does not answer gives no reading (not the last one again), every round, until
 // it answers.
 TEST_F(KubeWatchTest, AKubeletThatDoesNotAnswerGivesNoReading) {

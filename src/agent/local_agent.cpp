@@ -501,7 +501,7 @@ void LocalAgent::SampleRound() {
   for (const GpuUuid& uuid : resets) {
     health_.Reset(uuid);
   }
-  std::optional<KubeReading> pods = kube_ ? kube_->Read() : std::nullopt;
+  std::optional<KubeReading> pods = kube_ ? kube_->Read(gpus_) : std::nullopt;
   if (kube_) {
     attributor_.SetKubeView(pods ? std::optional<KubeNodeView>(std::move(pods->view))
                                  : std::nullopt);

@@ -369,7 +369,7 @@ Status ApiClient::Impl::Connect(const Target& t, Deadline deadline) {
         deadline);
     if (ec) {
       Disconnect();
-      return Unavailable("cannot reach gpufleet at " + t.text + ": " + ec.message());
+      return Unavailable("cannot reach " + options_.peer + " at " + t.text + ": " + ec.message());
     }
     return OkStatus();
   }
@@ -416,7 +416,7 @@ Status ApiClient::Impl::ConnectTcp(const Target& t, Deadline deadline) {
   }
   if (ec) {
     Disconnect();
-    return Unavailable("cannot reach gpufleet at " + t.text + ": " + ec.message());
+    return Unavailable("cannot reach " + options_.peer + " at " + t.text + ": " + ec.message());
   }
   return OkStatus();
 }
@@ -448,7 +448,7 @@ Status ApiClient::Impl::Handshake(const Target& t, Deadline deadline) {
   ERR_clear_error();
   Disconnect();
   if (verify != X509_V_OK) {
-    return Unavailable("gpufleet at " + t.text +
+    return Unavailable(options_.peer + " at " + t.text +
                        " is not trusted: its TLS certificate failed "
                        "verification: " +
                        X509_verify_cert_error_string(verify) +
@@ -483,7 +483,7 @@ Result<HttpResponse> ApiClient::Impl::Exchange(AsyncStream& stream,
                             wec == net::error::broken_pipe || wec == net::error::connection_reset;
     Disconnect();
     if (rec == net::error::timed_out) {
-      return Unavailable("gpufleet at " + t.text + " did not answer within " +
+      return Unavailable(options_.peer + " at " + t.text + " did not answer within " +
                          std::to_string(options_.timeout.count()) + " ms");
     }
     return Unavailable("lost the connection to gpufleet at " + t.text + ": " +
@@ -734,7 +734,7 @@ Status ApiClient::Impl::StreamEvents(AsyncStream& stream,
       return OkStatus();
     }
     if (fed == SseFeedResult::kTooLong) {
-      return Internal("gpufleet at " + t.text + " sent a watch event line over 64 MiB");
+      return Internal(options_.peer + " at " + t.text + " sent a watch event line over 64 MiB");
     }
     if (parser.is_done()) {
       return OkStatus();  // the server ended the stream (last chunk)

@@ -55,6 +55,9 @@ struct ApiClientOptions {
   // a retry). The notifier's: a webhook's host name must not lead to an address
   // [notify] webhook_allow keeps out (model/webhook_allow.h).
   std::function<Status(std::string_view address)> allow_address{};
+  // What the endpoint is, in transport errors ("cannot reach PEER at URL: ..."): gpufleet's
+  // server for the CLI and agents, "the Kubernetes API server" for the server's calls there.
+  std::string peer = "gpufleet";
 };
 
 class ApiClient {

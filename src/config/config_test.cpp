@@ -290,7 +290,8 @@ TEST(ConfigTest, IdleReaperKeyErrorsNameTheLineAndTheFix) {
             "(0: only a GPU without processes counts as idle)");
   EXPECT_EQ(ErrorOf("[team.ml]\nidle_action = \"kill\"\n"),
             "test.toml:2: [team.ml] idle_action: 'kill' is not an idle action; use \"requeue\" "
-            "(back to the queue) or \"cancel\"");
+            "(back to the queue) or \"cancel\" (on a Kubernetes server also \"delete_pod\" or "
+            "\"scale_owner\")");
   EXPECT_THAT(ErrorOf("[class.low]\nidle_after = 30\n"),
               StartsWith("test.toml:2: [class.low] idle_after: expected a duration"));
   EXPECT_THAT(ErrorOf("[class.low]\nidle_grace = \"soon\"\n"),

@@ -97,14 +97,19 @@ Controller::Controller(std::unique_ptr<Store> store,
                                .nodes = nodes_,
                                .node_desk = node_desk_,
                                .clock = clock_,
-                               .api_facts = options_.kube_pod_facts}),
+                               .api_facts = options_.kube_pod_facts,
+                               .send_stop = SendPodStop()}),
       idle_(options_.policy,
             IdleStageParts{.jobs = jobs_,
                            .nodes = nodes_,
                            .telemetry = *telemetry_,
                            .out = out_,
-                           .clock = clock_},
-            /*reaps=*/!options_.kubernetes),
+                           .clock = clock_,
+                           .stop_pod =
+                               [this](Job& job, bool scale_owner, const std::string& cause) {
+                                 kube_desk_.StopIdlePod(job, scale_owner, cause);
+                               }},
+            options_.kubernetes),
       ready_(ReadyGpusOptions{},
              ReadyGpusParts{.jobs = jobs_, .nodes = nodes_, .out = out_, .clock = clock_}),
       notifications_(options_.policy,
@@ -355,13 +360,17 @@ void Controller::RenewLease() {
 // is a no-op there).
 void Controller::SendKills() {
   if (options_.kubernetes) {
-    // Kubernetes runs the pod: gpufleet does not stop it (deleting pods is not built yet).
+    // Kubernetes runs the pod: gpufleet stops one only where the idle reaper's opt-in says so
+    // (KubeDesk::StopIdlePod, not a kill order). Any other stop is not carried out, so the job
+    // is not being stopped either.
     for (const KillOrder& kill : jobs_.TakeKills()) {
+      jobs_.Stops().Forget(kill.job);
       jobs_.Record(kill.job,
                    "kill_dropped",
                    "controller",
                    "not carried out (" + kill.cause +
-                       "): this gpufleet server follows Kubernetes and stops no pod");
+                       "): this gpufleet server follows Kubernetes and stops a pod only where "
+                       "idle_action says so");
     }
     return;
   }
@@ -722,6 +731,22 @@ JobSource Controller::JobsFrom() const {
     return JobSource::kSlurm;
   }
   return options_.kubernetes ? JobSource::kKubernetes : JobSource::kGpufleet;
+}
+
+std::function<void(JobId, KubePodStop)> Controller::SendPodStop() {
+  if (!options_.kube_stop_pod) {
+    return nullptr;
+  }
+  return [this](JobId job, KubePodStop stop) {
+    out_.After([this, job, stop = std::move(stop)]() mutable {
+      KubePodStop told = stop;
+      options_.kube_stop_pod(std::move(stop), [this, job, told = std::move(told)](Status answer) {
+        Post([this, job, told, answer = std::move(answer)] {
+          kube_desk_.StopAnswered(job, told, answer);
+        });
+      });
+    });
+  };
 }
 
 void Controller::OnSlurmJobs(std::vector<SlurmJob> jobs) {

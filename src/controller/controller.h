@@ -132,14 +132,20 @@ struct ControllerOptions {
   SlurmLink* slurm = nullptr;
   // Kubernetes mode (`gpufleet server --kubernetes`, issue #27; kube_desk.h): Kubernetes
   // schedules, gpufleet follows the pods its agents report (OnPods). Nothing is submitted, no
-  // pass runs, no time limit is enforced, a silent node ends no pod, and gpufleet stops no pod:
-  // a cancel is refused with the kubectl command, the idle reaper warns and notifies but does
-  // not reap, kill orders are dropped with an event (deleting pods is a later step of #27).
+  // pass runs, no time limit is enforced, a silent node ends no pod, and gpufleet stops a pod
+  // only where an admin opted in: the idle reaper deletes it or scales its owner where its
+  // idle_action says so (kube_stop_pod), and otherwise warns and notifies; a cancel is refused
+  // with the kubectl command, any other stop is dropped with an event.
   bool kubernetes = false;
   // Kubernetes mode: what the API server says of a pod (its service account and workload;
   // kube/kube_api_watch.h), by UID, when the server can read the API server; unset or nullopt
   // leaves the pod's job as its node reported it. Thread-safe; called on the state thread.
   std::function<std::optional<KubePodFacts>(std::string_view pod_uid)> kube_pod_facts{};
+  // Kubernetes mode: carries out an idle pod's stop through the API server
+  // (kube/kube_pod_stopper.h), called once the turn that decided it is durable; `done` gets the
+  // answer, from any thread. Unset: a stop fails at once with the fix (no line to the API
+  // server). Thread-safe; must outlive the controller's calls to it.
+  std::function<void(KubePodStop stop, std::function<void(Status)> done)> kube_stop_pod{};
 };
 
 class Controller final : public ClusterService, public AgentReports, private JobBookListener {
@@ -239,6 +245,9 @@ class Controller final : public ClusterService, public AgentReports, private Job
   using Counters = ControllerCounters;  // behind Stats(), published with each view
   // Whose jobs run on the nodes: gpufleet's, or in a companion mode Slurm's or Kubernetes'.
   JobSource JobsFrom() const;
+  // KubeDeskParts::send_stop: options_.kube_stop_pod once the turn is durable, its answer posted
+  // back to the state thread; null without kube_stop_pod.
+  std::function<void(JobId, KubePodStop)> SendPodStop();
   // Runs fn on the state thread; returns its result once the turn is committed.
   template <typename T>
   Result<T> Call(std::function<Result<T>()> fn);

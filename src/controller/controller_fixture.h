@@ -49,6 +49,7 @@ class ControllerFixture : public ::testing::Test {
     options.slurm = slurm_;
     options.kubernetes = kubernetes_;
     options.kube_pod_facts = kube_pod_facts_;
+    options.kube_stop_pod = kube_stop_pod_;
     controller_ = std::make_unique<Controller>(std::move(*store), clock_, options);
     ASSERT_TRUE(controller_->Load().ok());
     controller_->AttachAgent(NodeId("gpu01"), agent_.get());
@@ -79,6 +80,8 @@ class ControllerFixture : public ::testing::Test {
   bool kubernetes_ = false;                          // Kubernetes mode: before Boot
   // Kubernetes mode: what the API server says of pods (ControllerOptions::kube_pod_facts).
   std::function<std::optional<KubePodFacts>(std::string_view)> kube_pod_facts_{};
+  // Kubernetes mode: how idle pods are stopped (ControllerOptions::kube_stop_pod).
+  std::function<void(KubePodStop, std::function<void(Status)>)> kube_stop_pod_{};
   std::unique_ptr<Controller> controller_;
 };
 

@@ -5,6 +5,8 @@
 
 #include "core/duration.h"
 
+#include "kube/kube_pod_stop.h"
+
 namespace gf {
 namespace {
 
@@ -32,10 +34,18 @@ std::string GpuList(const Job& job, const Node& node) {
 }
 
 std::string ActionText(const Job& job, IdleAction action) {
-  if (action == IdleAction::kCancel) {
-    return "cancelled";
+  switch (action) {
+    case IdleAction::kCancel:
+      return "cancelled";
+    case IdleAction::kRequeue:
+      return job.spec.requeue ? "requeued" : "cancelled (--no-requeue)";
+    case IdleAction::kDeletePod:
+    case IdleAction::kScaleOwner:
+      break;
   }
-  return job.spec.requeue ? "requeued" : "cancelled (--no-requeue)";
+  const std::optional<KubePodStop> stop =
+      KubePodStopOfJob(job.spec.env, action == IdleAction::kScaleOwner);
+  return stop ? KubeStopDone(*stop) : "stopped";
 }
 
 // "GPUs 0,1 on gpu01 idle for 31m (...)": the idleness of the job, for events and causes.
@@ -76,7 +86,7 @@ void IdleReaper::JudgeOne(const IdleCandidate& c, Time now, std::vector<IdleVerd
   if (auto warned = warnings_.find(id); warned != warnings_.end()) {
     // A different start means the GPUs were active in between, even if idle again now.
     if (since && *since == warned->second.idle_since) {
-      if (!reaps_) {
+      if (!Reaps(c)) {
         return;  // warned once for this idle spell: nothing more is done
       }
       if (now >= warned->second.deadline) {
@@ -102,33 +112,36 @@ void IdleReaper::JudgeOne(const IdleCandidate& c, Time now, std::vector<IdleVerd
   }
   out.push_back(Warn(c, *since, now));
   warnings_[id] = Warning{.idle_since = *since, .deadline = now + c.rule.grace, .reason = reason};
-  if (c.rule.grace.count() == 0 && reaps_) {
+  if (c.rule.grace.count() == 0 && Reaps(c)) {
     out.push_back(Reap(c, *since, now));
   }
 }
 
 IdleVerdict IdleReaper::Warn(const IdleCandidate& c, Time since, Time now) {
   const std::string action = ActionText(*c.job, c.rule.action);
+  const bool reaps = Reaps(c);
   const std::string message =
-      reaps_ ? IdleText(c, since, now) + "; " + action + " in " + FormatDuration(c.rule.grace) +
-                   " unless they are used"
-             : IdleText(c, since, now) + "; gpufleet stops no Kubernetes pod (reported only)";
-  if (reaps_) {
+      reaps ? IdleText(c, since, now) + "; " + action + " in " + FormatDuration(c.rule.grace) +
+                  " unless they are used"
+            : IdleText(c, since, now) +
+                  "; reported only: gpufleet stops a pod only where idle_action is "
+                  "\"delete_pod\" or \"scale_owner\"";
+  if (reaps) {
     NoteAt(now + c.rule.grace);
   }
   // The reason is what `gpufleet show` and `queue` tell its owner. In memory only, like a
   // pending reason: the warning itself is not kept across a restart (the event log keeps it).
-  return IdleVerdict{
-      .job = c.job->id,
-      .step = IdleStep::kWarn,
-      .action = c.rule.action,
-      .event = message,
-      .reason = "idle warning: " + message,
-      .notify_kind = NotifyKind::kIdleWarning,
-      .notify_subject = !reaps_ ? JobLabel(*c.job) + " is idle: its GPUs are not used"
-                                : JobLabel(*c.job) + " is idle: " + action + " in " +
-                                      FormatDuration(c.rule.grace) + " unless its GPUs are used",
-      .notify_message = message};
+  return IdleVerdict{.job = c.job->id,
+                     .step = IdleStep::kWarn,
+                     .action = c.rule.action,
+                     .event = message,
+                     .reason = "idle warning: " + message,
+                     .notify_kind = NotifyKind::kIdleWarning,
+                     .notify_subject = !reaps ? JobLabel(*c.job) + " is idle: its GPUs are not used"
+                                              : JobLabel(*c.job) + " is idle: " + action + " in " +
+                                                    FormatDuration(c.rule.grace) +
+                                                    " unless its GPUs are used",
+                     .notify_message = message};
 }
 
 IdleVerdict IdleReaper::Reap(const IdleCandidate& c, Time since, Time now) {

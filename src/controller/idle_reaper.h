@@ -51,7 +51,7 @@ enum class IdleStep {
 struct IdleVerdict {
   JobId job{};
   IdleStep step = IdleStep::kWarn;
-  IdleAction action = IdleAction::kRequeue;  // kReap: requeue or cancel
+  IdleAction action = IdleAction::kRequeue;  // kReap: how the job is stopped
   // kWarn, kWithdraw: the `idle_warning` / `idle_cleared` event's message. kReap: empty; the
   // controller writes the `idle_reap` event, as it says how it stops the job.
   std::string event{};
@@ -69,9 +69,11 @@ struct IdleVerdict {
 
 class IdleReaper {
  public:
-  // `reaps` false (Kubernetes mode, where gpufleet stops no pod): an idle job is warned (event,
-  // reason, notification) and stays warned while idle; its grace's end reaps nothing.
-  explicit IdleReaper(bool reaps = true) : reaps_(reaps) {}
+  // `kubernetes` (Kubernetes mode): only a pod whose rule's action stops pods (delete_pod,
+  // scale_owner: an admin's opt-in) is reaped; any other idle pod is warned (event, reason,
+  // notification) and stays warned while idle, its grace's end reaping nothing. Elsewhere those
+  // actions reap nothing (the settings are refused there: CheckPodActions).
+  explicit IdleReaper(bool kubernetes = false) : kubernetes_(kubernetes) {}
 
   // How often the running jobs are judged: GPU samples arrive about once a second, and a
   // threshold is minutes, so judging on every loop turn would only cost time on a busy turn.
@@ -109,8 +111,10 @@ class IdleReaper {
   IdleVerdict Warn(const IdleCandidate& c, Time since, Time now);
   IdleVerdict Reap(const IdleCandidate& c, Time since, Time now);
   void NoteAt(Time at);
+  // Whether the end of `c`'s grace stops it (see the constructor).
+  bool Reaps(const IdleCandidate& c) const { return kubernetes_ == IsPodAction(c.rule.action); }
 
-  bool reaps_;
+  bool kubernetes_;
   std::map<JobId, Warning> warnings_;
   std::optional<Time> next_at_;
   std::optional<Time> checked_at_;

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/kube_pod.h"
+
 namespace gf {
 namespace {
 
@@ -205,6 +207,45 @@ TEST_F(IdleReaperTest, PruneDropsWarningsOfJobsNoLongerJudged) {
   // Running again, still idle since the same instant: warned afresh, never withdrawn.
   clock_.Advance(seconds(1));
   const std::vector<IdleVerdict> verdicts = Judge(idle_from_);
+  ASSERT_THAT(verdicts, SizeIs(1));
+  EXPECT_EQ(verdicts[0].step, IdleStep::kWarn);
+}
+
+// A Kubernetes server's reaper stops only a pod whose rule says delete_pod or scale_owner (the
+// admin's opt-in), saying how in its warning; requeue and cancel only warn there, and the pod
+// actions only warn anywhere else.
+TEST_F(IdleReaperTest, OnKubernetesOnlyPodActionsReap) {
+  job_.spec.env = KubePodJobEnv(KubePod{.uid = "00000000-002a-4000-8000-0000000000aa",
+                                        .pod_namespace = "dev",
+                                        .name = "notebook-alice"});
+  const auto judge = [&](IdleReaper& reaper, IdleAction action) {
+    IdleReaping rule = rule_;
+    rule.action = action;
+    const IdleCandidate c{.job = &job_, .node = &node_, .rule = rule, .idle_since = idle_from_};
+    std::vector<IdleVerdict> all = reaper.Judge({c}, idle_from_ + minutes(30));
+    for (IdleVerdict& v : reaper.Judge({c}, idle_from_ + minutes(41))) {
+      all.push_back(std::move(v));
+    }
+    return all;
+  };
+  IdleReaper kubernetes(/*kubernetes=*/true);
+  std::vector<IdleVerdict> verdicts = judge(kubernetes, IdleAction::kDeletePod);
+  ASSERT_THAT(verdicts, SizeIs(2));
+  EXPECT_THAT(verdicts[0].event,
+              HasSubstr("; pod dev/notebook-alice deleted in 10m unless they are used"));
+  EXPECT_EQ(verdicts[1].step, IdleStep::kReap);
+  EXPECT_EQ(verdicts[1].action, IdleAction::kDeletePod);
+
+  job_.id = JobId(8);  // a fresh job for each rule
+  verdicts = judge(kubernetes, IdleAction::kRequeue);
+  ASSERT_THAT(verdicts, SizeIs(1));
+  EXPECT_EQ(verdicts[0].step, IdleStep::kWarn);
+  EXPECT_THAT(verdicts[0].event,
+              HasSubstr("; reported only: gpufleet stops a pod only where idle_action is"));
+
+  job_.id = JobId(9);
+  IdleReaper plain;
+  verdicts = judge(plain, IdleAction::kScaleOwner);
   ASSERT_THAT(verdicts, SizeIs(1));
   EXPECT_EQ(verdicts[0].step, IdleStep::kWarn);
 }

@@ -4,10 +4,12 @@
 #include "controller/notification_router.h"
 #include "scheduler/idle_policy.h"
 
+#include "kube/kube_pod_stop.h"
+
 namespace gf {
 
-IdleStage::IdleStage(const PolicyConfig& policy, IdleStageParts parts, bool reaps)
-    : policy_(policy), p_(parts), reaper_(reaps) {}
+IdleStage::IdleStage(const PolicyConfig& policy, IdleStageParts parts, bool kubernetes)
+    : policy_(policy), p_(std::move(parts)), reaper_(kubernetes) {}
 
 void IdleStage::Run() {
   const Time now = p_.clock.Now();
@@ -52,6 +54,20 @@ void IdleStage::Apply(Job& job, const IdleVerdict& verdict) {
       break;
     case IdleStep::kReap:
       job.reason = verdict.reason;
+      if (IsPodAction(verdict.action)) {
+        const bool scale_owner = verdict.action == IdleAction::kScaleOwner;
+        const std::optional<KubePodStop> stop = KubePodStopOfJob(job.spec.env, scale_owner);
+        p_.jobs.Record(job.id,
+                       "idle_reap",
+                       "reaper",
+                       job.reason + ": " +
+                           (stop ? KubeStopToDo(*stop) : std::string("stop the pod")) +
+                           " (idle_action " + std::string(ToString(verdict.action)) + ")");
+        if (p_.stop_pod) {
+          p_.stop_pod(job, scale_owner, job.reason);
+        }
+        break;
+      }
       if (verdict.action == IdleAction::kCancel) {
         p_.jobs.Record(job.id,
                        "idle_reap",

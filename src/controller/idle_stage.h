@@ -2,10 +2,13 @@
 // turn the running jobs whose idle rule applies are handed to the IdleReaper (idle_reaper.h),
 // which it owns, when it is due, and its verdicts are applied: events, the job's reason, the
 // owner's notification, and the stop through the job book (with the checkpoint signal to be
-// requeued, or to cancel). State thread only.
+// requeued, or to cancel) or, for a Kubernetes pod where an admin opted in, through the API
+// server (IdleStageParts::stop_pod). State thread only.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <string>
 
 #include "controller/idle_reaper.h"
 #include "controller/node_registry.h"
@@ -23,12 +26,15 @@ struct IdleStageParts {
   const Telemetry& telemetry;  // how long each job's GPUs have been idle
   TurnOutbox& out;
   const Clock& clock;
+  // Kubernetes mode: stops the pod `job` is as its rule's pod action says (scale_owner: true
+  // for "scale_owner"), the cause as its reason (KubeDesk::StopIdlePod). Unset elsewhere.
+  std::function<void(Job& job, bool scale_owner, const std::string& cause)> stop_pod{};
 };
 
 class IdleStage {
  public:
-  // `reaps` false: the reaper only warns (IdleReaper; Kubernetes mode).
-  IdleStage(const PolicyConfig& policy, IdleStageParts parts, bool reaps = true);
+  // `kubernetes`: pods are reaped only where their rule's action stops pods (IdleReaper).
+  IdleStage(const PolicyConfig& policy, IdleStageParts parts, bool kubernetes = false);
 
   // Judges the running jobs when the reaper is due, and applies its verdicts.
   void Run();

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "model/mig_share.h"
+
 namespace gf {
 namespace {
 
@@ -11,23 +13,55 @@ constexpr const char* kActor = "kubernetes";
 
 }  // namespace
 
-std::vector<GpuUuid> KubeDesk::GpusOn(const NodeId& node, const KubePod& pod) const {
-  std::vector<GpuUuid> out;
+std::optional<KubeDesk::PodPlace> KubeDesk::PlaceOf(const NodeId& node, const KubePod& pod) {
   const NodeEntry* entry = p_.nodes.Find(node);
   if (entry == nullptr) {
-    return out;
+    return std::nullopt;
   }
+  PodPlace whole;
+  whole.allocation.node = node;
+  std::vector<PodPlace> mig;  // one per MIG device the pod holds
   for (const KubePodContainer& container : pod.containers) {
-    for (const GpuUuid& gpu : container.gpus) {
-      const bool here = std::any_of(entry->node.gpus.begin(),
-                                    entry->node.gpus.end(),
-                                    [&gpu](const Gpu& g) { return g.uuid == gpu; });
-      if (here && std::find(out.begin(), out.end(), gpu) == out.end()) {
-        out.push_back(gpu);
+    for (const GpuUuid& id : container.gpus) {
+      for (const Gpu& gpu : entry->node.gpus) {
+        if (gpu.uuid == id) {
+          std::vector<GpuUuid>& held = whole.allocation.gpus;
+          if (std::find(held.begin(), held.end(), id) == held.end()) {
+            held.push_back(id);
+          }
+          continue;
+        }
+        for (const MigInstance& instance : gpu.mig_instances) {
+          if (instance.uuid == id) {
+            mig.push_back(PodPlace{.allocation = {.node = node,
+                                                  .gpus = {gpu.uuid},
+                                                  .gpu_milli = MigInstanceMilli(gpu, instance),
+                                                  .gpu_memory_mib = instance.memory_mib,
+                                                  .mig = id},
+                                   .mig_profile = instance.profile});
+          }
+        }
       }
     }
   }
-  return out;
+  if (!whole.allocation.gpus.empty()) {
+    return whole;
+  }
+  if (mig.empty()) {
+    return std::nullopt;
+  }
+  // An allocation holds one MIG device (model/job.h): a pod with several is counted by its
+  // first, and said once.
+  if (mig.size() > 1 && refused_.insert(pod.uid).second) {
+    spdlog::warn(
+        "kubernetes: pod {}/{} holds {} MIG devices; gpufleet counts it on the first, "
+        "{}",
+        pod.pod_namespace,
+        pod.name,
+        mig.size(),
+        mig.front().allocation.mig.value());
+  }
+  return mig.front();
 }
 
 void KubeDesk::NameFromApi(Job& job, const KubePod& pod) {
@@ -51,7 +85,7 @@ void KubeDesk::NameFromApi(Job& job, const KubePod& pod) {
   p_.jobs.Write(job);
 }
 
-Job KubeDesk::Adopt(const KubePod& pod, JobId id, const std::vector<GpuUuid>& gpus) const {
+Job KubeDesk::Adopt(const KubePod& pod, JobId id, const PodPlace& place) const {
   Job job;
   job.id = id;
   job.owner.user = pod.pod_namespace;  // until the API server names its service account
@@ -60,7 +94,8 @@ Job KubeDesk::Adopt(const KubePod& pod, JobId id, const std::vector<GpuUuid>& gp
   job.spec.team = pod.pod_namespace;
   job.spec.priority = PriorityClass{std::string(kKubernetesClass)};
   job.spec.env = KubePodJobEnv(pod);
-  job.spec.request.gpus = static_cast<int>(gpus.size());
+  job.spec.request.gpus = static_cast<int>(place.allocation.gpus.size());
+  job.spec.request.mig_profile = place.mig_profile;
   job.spec.request.nodes = 1;
   job.submit_time = p_.clock.Now();
   job.state = JobState::kPending;
@@ -71,8 +106,8 @@ void KubeDesk::Apply(const NodeId& node, const std::vector<KubePod>& pods) {
   std::set<JobId> listed;
   for (const KubePod& pod : pods) {
     const std::optional<JobId> id = KubeJobIdOfPod(pod.uid);
-    const std::vector<GpuUuid> gpus = GpusOn(node, pod);
-    if (!id || gpus.empty()) {
+    const std::optional<PodPlace> place = PlaceOf(node, pod);
+    if (!id || !place) {
       if (refused_.insert(pod.uid).second) {
         spdlog::warn("kubernetes: pod {}/{} on {} not followed: {}",
                      pod.pod_namespace,
@@ -86,7 +121,7 @@ void KubeDesk::Apply(const NodeId& node, const std::vector<KubePod>& pods) {
     listed.insert(*id);
     Job* job = p_.jobs.Find(*id);
     if (job == nullptr) {
-      p_.jobs.Add(Adopt(pod, *id, gpus));
+      p_.jobs.Add(Adopt(pod, *id, *place));
       p_.jobs.Record(*id,
                      "submit",
                      kActor,
@@ -100,11 +135,8 @@ void KubeDesk::Apply(const NodeId& node, const std::vector<KubePod>& pods) {
     if (job->state != JobState::kPending) {
       continue;  // running already (a pod's GPUs do not change), or ended
     }
-    Allocation allocation;
-    allocation.node = node;
-    allocation.gpus = gpus;
     p_.jobs.Start(
-        *job, allocation, /*preemptible=*/false, "started by Kubernetes on " + node.value());
+        *job, place->allocation, /*preemptible=*/false, "started by Kubernetes on " + node.value());
     p_.jobs.Started(*job, /*pid=*/0, p_.clock.Now(), kActor);
     p_.node_desk.AssignGpus(*job);
   }
@@ -116,16 +148,47 @@ void KubeDesk::Apply(const NodeId& node, const std::vector<KubePod>& pods) {
       gone.push_back(id);
     }
   }
+  // COMPLETED, or as the idle reaper's stop of it meant (CANCELLED, its cause).
   for (const JobId id : gone) {
-    Job& job = p_.jobs.At(id);
-    job.exit_code = 0;
-    job.end_time = p_.clock.Now();
-    p_.jobs.Transition(
-        job,
-        JobState::kCompleted,
-        "its pod is no longer on " + node.value() + " (its kubelet lists it no more)",
-        kActor);
+    p_.jobs.Exited(p_.jobs.At(id),
+                   /*exit_code=*/0,
+                   "its pod is no longer on " + node.value() + " (its kubelet lists it no more)",
+                   p_.clock.Now(),
+                   kActor);
   }
+}
+
+void KubeDesk::StopIdlePod(Job& job, bool scale_owner, const std::string& cause) {
+  const std::optional<KubePodStop> stop = KubePodStopOfJob(job.spec.env, scale_owner);
+  if (!stop || !p_.send_stop) {
+    StopAnswered(job.id,
+                 stop.value_or(KubePodStop{}),
+                 FailedPrecondition(!stop ? "the job is not a pod"
+                                          : "this server has no line to the API server: run it "
+                                            "in a pod, or give --kube-api"));
+    return;
+  }
+  p_.jobs.Stops().Request(job.id, StopIntent{.final_state = JobState::kCancelled, .cause = cause});
+  p_.send_stop(job.id, *stop);
+}
+
+void KubeDesk::StopAnswered(JobId id, const KubePodStop& stop, const Status& answer) {
+  Job* job = p_.jobs.Find(id);
+  if (job == nullptr || IsTerminal(job->state)) {
+    return;
+  }
+  if (answer.ok()) {
+    p_.jobs.Record(id,
+                   "pod_stop",
+                   kActor,
+                   KubeStopDone(stop) +
+                       ": the job ends when its node's kubelet no longer lists "
+                       "the pod");
+    return;
+  }
+  p_.jobs.Record(id, "pod_stop_failed", kActor, answer.error().message);
+  p_.jobs.Stops().Forget(id);
+  job->reason = "idle reaping failed: " + answer.error().message;
 }
 
 }  // namespace gf

@@ -1,8 +1,8 @@
 // Kubernetes mode (issue #27): a real Controller fed the pods its agent reports (OnPods). A pod
 // is a job under the id of its UID, on the GPUs its containers hold, with its namespace as team;
 // it ends when its node's report no longer lists it, and only then; nothing is submitted,
-// cancelled or killed here; the idle reaper warns and notifies but reaps nothing; an agent of
-// another kind drains its node with the fix.
+// cancelled or killed here; the idle reaper warns and notifies, and stops a pod (through the API
+// server) only where an admin opted in; an agent of another kind drains its node with the fix.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -155,6 +155,42 @@ TEST_F(KubeModeTest, TheApiServerNamesAPodsServiceAccountAndWorkload) {
   EXPECT_EQ(env(kTrain, "POD_WORKLOAD"), "Job/train");
 }
 
+// A pod that holds a MIG device (pod-resources names it by its own UUID) runs on that device:
+// its share of the GPU counted as gpufleet's own MIG jobs count it, its profile its request's.
+TEST_F(KubeModeTest, APodOnAMigDeviceHoldsItsShareOfTheGpu) {
+  Node node = TestNode(4);
+  Gpu& gpu = node.gpus[3];
+  gpu.mig_enabled = true;
+  gpu.mig_profiles = {"1g.10gb", "3g.40gb", "7g.80gb"};
+  gpu.mig_instances = {MigInstance{.profile = "3g.40gb",
+                                   .uuid = GpuUuid("MIG-3a"),
+                                   .gpu_instance_id = 1,
+                                   .compute_instance_id = 0,
+                                   .slices = 3,
+                                   .memory_mib = 40960},
+                       MigInstance{.profile = "1g.10gb",
+                                   .uuid = GpuUuid("MIG-1b"),
+                                   .gpu_instance_id = 9,
+                                   .compute_instance_id = 0,
+                                   .slices = 1,
+                                   .memory_mib = 9856}};
+  const GpuUuid parent = gpu.uuid;
+  AgentHello hello{node, {}, {}};
+  hello.jobs_from = "kubernetes";
+  controller_->OnAgentHello(std::move(hello));
+  KubePod pod = Notebook();
+  pod.containers = {{.name = "jupyter", .gpus = {GpuUuid("MIG-3a")}}};
+  controller_->OnPods(NodeId("gpu01"), {pod});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(kNotebook, JobState::kRunning); }));
+  const Job job = Get(kNotebook);
+  ASSERT_TRUE(job.allocation.has_value());
+  EXPECT_EQ(job.allocation->gpus, std::vector<GpuUuid>{parent});
+  EXPECT_EQ(job.allocation->mig, GpuUuid("MIG-3a"));
+  EXPECT_EQ(job.allocation->gpu_milli, 428);  // 3 of the GPU's 7 slices
+  EXPECT_EQ(job.allocation->gpu_memory_mib, 40960);
+  EXPECT_EQ(job.spec.request.mig_profile, "3g.40gb");
+}
+
 TEST_F(KubeModeTest, APodEndsOnlyWhenItsNodesReportNoLongerListsIt) {
   controller_->OnPods(NodeId("gpu01"), {Train(), Notebook()});
   ASSERT_TRUE(WaitFor([&] { return StateIs(kNotebook, JobState::kRunning); }));
@@ -203,7 +239,8 @@ TEST_F(KubeModeTest, TheIdleReaperWarnsAnIdlePodButStopsNothing) {
     Sample(2, kNotebook, /*util=*/0);
   }
   ASSERT_TRUE(WaitFor([&] { return HasEvent(kNotebook, "idle_warning"); })) << History(kNotebook);
-  EXPECT_NE(History(kNotebook).find("gpufleet stops no Kubernetes pod"), std::string::npos)
+  EXPECT_NE(History(kNotebook).find("reported only: gpufleet stops a pod only where idle_action"),
+            std::string::npos)
       << History(kNotebook);
   // Well past the grace: still running, warned once, never reaped.
   for (int s = 0; s < 20; ++s) {
@@ -215,6 +252,149 @@ TEST_F(KubeModeTest, TheIdleReaperWarnsAnIdlePodButStopsNothing) {
   const std::string history = History(kNotebook);
   EXPECT_EQ(history.find("idle_warning: "), history.rfind("idle_warning: ")) << history;
   EXPECT_TRUE(agent_->killed().empty());
+}
+
+// The stops the controller asked of the API server, answered with `answer`.
+struct StopRecorder {
+  std::mutex mu;
+  std::vector<KubePodStop> stops;
+  Status answer = OkStatus();
+  std::vector<KubePodStop> Stops() {
+    const std::lock_guard lock(mu);
+    return stops;
+  }
+};
+
+class KubeReapingTest : public KubeModeTest {
+ protected:
+  // `dev` opted in with `action`: its idle pods are stopped; other namespaces' only warned.
+  void OptIn(IdleAction action) {
+    TeamPolicy dev;
+    dev.name = "dev";
+    dev.idle.action = action;
+    policy_.teams.push_back(dev);
+    kube_stop_pod_ = [stops = stops_](KubePodStop stop, const std::function<void(Status)>& done) {
+      Status answer = OkStatus();
+      {
+        const std::lock_guard lock(stops->mu);
+        stops->stops.push_back(std::move(stop));
+        answer = stops->answer;
+      }
+      done(std::move(answer));
+    };
+    Boot();
+  }
+  // `rounds` of samples (three seconds each) with GPU 2 (the notebook's) and GPUs 0 and 1
+  // (train's) idle.
+  void Idle(int rounds) {
+    for (int s = 0; s < rounds; ++s) {
+      Sample(2, kNotebook, /*util=*/0);
+      Sample(0, kTrain, /*util=*/0);
+      Sample(1, kTrain, /*util=*/0);
+    }
+  }
+  std::shared_ptr<StopRecorder> stops_ = std::make_shared<StopRecorder>();
+};
+
+// idle_action delete_pod in [team.dev]: dev's idle pod is deleted after its warning's grace, and
+// its job ends CANCELLED, with the reaper's cause, when its node no longer lists the pod. The
+// research namespace did not opt in: its idle pod is warned, never stopped.
+TEST_F(KubeReapingTest, AnIdlePodIsDeletedOnlyWhereItsNamespaceOptedIn) {
+  OptIn(IdleAction::kDeletePod);
+  controller_->OnPods(NodeId("gpu01"), {Train(), Notebook()});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(kNotebook, JobState::kRunning); }));
+  Idle(4);  // 12 s: past the threshold (10 s), before the grace's end (5 s later)
+  ASSERT_TRUE(WaitFor([&] { return HasEvent(kNotebook, "idle_warning"); })) << History(kNotebook);
+  EXPECT_NE(History(kNotebook).find("pod dev/notebook-alice deleted in 5s unless they are used"),
+            std::string::npos)
+      << History(kNotebook);
+  EXPECT_TRUE(stops_->Stops().empty());
+  Idle(3);
+  ASSERT_TRUE(WaitFor([&] { return HasEvent(kNotebook, "pod_stop"); })) << History(kNotebook);
+  ASSERT_EQ(stops_->Stops().size(), 1U);
+  EXPECT_EQ(stops_->Stops()[0],
+            (KubePodStop{.pod_namespace = "dev",
+                         .name = "notebook-alice",
+                         .uid = kNotebookUid,
+                         .scale_owner = false}));
+  EXPECT_NE(History(kNotebook).find("delete pod dev/notebook-alice (idle_action delete_pod)"),
+            std::string::npos)
+      << History(kNotebook);
+  // Running until Kubernetes has removed it: the next report without it ends the job.
+  EXPECT_TRUE(StateIs(kNotebook, JobState::kRunning));
+  controller_->OnPods(NodeId("gpu01"), {Train()});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(kNotebook, JobState::kCancelled); }))
+      << History(kNotebook);
+  EXPECT_TRUE(Get(kNotebook).reason.starts_with("idle reaping: GPU 2 on gpu01 idle for"))
+      << Get(kNotebook).reason;
+  // research/train-0 was warned and stays, stopped by nothing.
+  EXPECT_TRUE(HasEvent(kTrain, "idle_warning")) << History(kTrain);
+  EXPECT_NE(History(kTrain).find("reported only: gpufleet stops a pod only where idle_action is"),
+            std::string::npos)
+      << History(kTrain);
+  EXPECT_TRUE(StateIs(kTrain, JobState::kRunning));
+  EXPECT_EQ(stops_->Stops().size(), 1U);
+  EXPECT_TRUE(agent_->killed().empty());
+}
+
+// scale_owner: the pod's Deployment (as the API server names it) is scaled to 0.
+TEST_F(KubeReapingTest, ScaleOwnerScalesThePodsDeployment) {
+  kube_pod_facts_ = [](std::string_view uid) -> std::optional<KubePodFacts> {
+    if (uid != kNotebookUid) {
+      return std::nullopt;
+    }
+    return KubePodFacts{.pod = KubeApiPod{.uid = kNotebookUid,
+                                          .pod_namespace = "dev",
+                                          .name = "notebook-alice",
+                                          .service_account = "alice"},
+                        .workload = KubeWorkload{.kind = "Deployment", .name = "notebooks"}};
+  };
+  OptIn(IdleAction::kScaleOwner);
+  controller_->OnPods(NodeId("gpu01"), {Notebook()});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(kNotebook, JobState::kRunning); }));
+  for (int round = 0; round < 20 && !HasEvent(kNotebook, "pod_stop"); ++round) {
+    Idle(1);
+    Settle();
+  }
+  ASSERT_TRUE(HasEvent(kNotebook, "pod_stop")) << History(kNotebook);
+  ASSERT_EQ(stops_->Stops().size(), 1U);
+  EXPECT_EQ(stops_->Stops()[0].workload, "Deployment/notebooks");
+  EXPECT_TRUE(stops_->Stops()[0].scale_owner);
+  const std::string history = History(kNotebook);
+  EXPECT_NE(history.find("Deployment/notebooks (namespace dev) scaled to 0 replicas in 5s"),
+            std::string::npos)
+      << history;
+  EXPECT_NE(history.find("scale Deployment/notebooks (namespace dev) to 0 replicas (idle_action "
+                         "scale_owner)"),
+            std::string::npos)
+      << history;
+}
+
+// The API server refuses (RBAC not granted): the failure is on the job, which is not being
+// stopped any more, and the reaper tries again after a new warning and grace.
+TEST_F(KubeReapingTest, AFailedStopIsKeptAndThePodJudgedAfresh) {
+  stops_->answer = PermissionDenied("could not delete pod dev/notebook-alice: forbidden");
+  OptIn(IdleAction::kDeletePod);
+  controller_->OnPods(NodeId("gpu01"), {Notebook()});
+  ASSERT_TRUE(WaitFor([&] { return StateIs(kNotebook, JobState::kRunning); }));
+  Idle(4);
+  ASSERT_TRUE(WaitFor([&] { return HasEvent(kNotebook, "idle_warning"); })) << History(kNotebook);
+  Idle(3);
+  ASSERT_TRUE(WaitFor([&] { return HasEvent(kNotebook, "pod_stop_failed"); }))
+      << History(kNotebook);
+  // The clock stands still: nothing is judged again until it moves.
+  Settle();
+  EXPECT_EQ(Get(kNotebook).reason,
+            "idle reaping failed: could not delete pod dev/notebook-alice: forbidden");
+  // Warned again at once (idle all along), stopped again after a new grace.
+  for (int round = 0; round < 20 && stops_->Stops().size() < 2; ++round) {
+    Idle(1);
+    Settle();
+  }
+  ASSERT_EQ(stops_->Stops().size(), 2U) << History(kNotebook);
+  const std::string history = History(kNotebook);
+  EXPECT_NE(history.find("idle_warning: "), history.rfind("idle_warning: ")) << history;
+  EXPECT_TRUE(StateIs(kNotebook, JobState::kRunning));
 }
 
 // An agent without --kubernetes under a Kubernetes server would call every pod's process

@@ -7,8 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "api/api_client.h"
-#include "api/credential_file.h"
 #include "core/hex.h"
+
+#include "kube/kube_api_client.h"
 
 namespace gf {
 namespace {
@@ -110,12 +111,7 @@ void KubeApiWatch::Follow(KubeResource resource, const std::stop_token& stop) {
 Status KubeApiWatch::ListAndWatch(KubeResource resource,
                                   const std::stop_token& stop,
                                   bool& listed) {
-  ApiClientOptions client_options{.timeout = kCallTimeout, .ca_file = config_.ca_file};
-  if (!config_.token_file.empty()) {
-    GF_ASSIGN_OR_RETURN(
-        client_options.token,
-        ReadTokenFile(config_.token_file, "Kubernetes token file", SecretReaders::kAnyone));
-  }
+  GF_ASSIGN_OR_RETURN(ApiClientOptions client_options, KubeApiClientOptions(config_));
   ApiClient client(config_.endpoint, std::move(client_options));
   const std::string path(KubeResourcePath(resource));
 

@@ -1,5 +1,7 @@
 #include "kube/kube_devices.h"
 
+#include <algorithm>
+
 namespace gf {
 
 bool IsNvidiaGpuResource(std::string_view resource_name) {
@@ -20,6 +22,24 @@ std::string_view GpuOfDeviceId(std::string_view device_id) {
     }
   }
   return device_id.substr(0, at);
+}
+
+void ResolveGpuIndexes(std::vector<KubeContainerGpus>& holders, std::span<const Gpu> gpus) {
+  for (KubeContainerGpus& holder : holders) {
+    for (KubeGpu& device : holder.gpus) {
+      const std::string& id = device.gpu;
+      if (id.empty() || id.size() > 4 ||
+          !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        continue;
+      }
+      const int index = std::stoi(id);
+      const auto gpu = std::find_if(
+          gpus.begin(), gpus.end(), [index](const Gpu& g) { return g.index == index; });
+      if (gpu != gpus.end()) {
+        device.gpu = gpu->uuid.value();
+      }
+    }
+  }
 }
 
 }  // namespace gf

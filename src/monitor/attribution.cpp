@@ -307,9 +307,13 @@ void ProcessAttributor::ApplyKubeOwner(GpuProcessSample& process,
   process.pod = owner->pod_name.empty() ? "uid " + owner->pod_uid
                                         : owner->pod_namespace + "/" + owner->pod_name;
   process.container = owner->container;
-  const bool holds = std::any_of(owner->gpus.begin(), owner->gpus.end(), [&gpu](const KubeGpu& g) {
-    return g.gpu == gpu.value();
-  });
+  // The container holds the GPU, or the MIG device the process runs on (pod-resources names
+  // MIG devices by their own UUIDs; NVML reports their processes on the parent GPU).
+  const std::string& mig = process.mig_uuid.value();
+  const bool holds =
+      std::any_of(owner->gpus.begin(), owner->gpus.end(), [&gpu, &mig](const KubeGpu& g) {
+        return g.gpu == gpu.value() || (!mig.empty() && g.gpu == mig);
+      });
   if (holds) {
     process.job = KubeJobIdOfPod(owner->pod_uid);
     process.unmanaged = !process.job.has_value();

@@ -251,6 +251,25 @@ TEST_F(FakeProcTest, InKubernetesModeProcessesBelongToThePodWhoseContainerHoldsT
   EXPECT_TRUE(on1[0].unmanaged);
   EXPECT_EQ(on1[0].pod, "ml/train-0");
 
+  // MIG: NVML reports a MIG device's process on its parent GPU, with the device's UUID; the
+  // container holds that device (pod-resources names it), not another one of the same GPU.
+  view.holders[0].gpus = {
+      KubeGpu{.resource = "nvidia.com/mig-1g.10gb", .device_id = "MIG-a", .gpu = "MIG-a"}};
+  attributor.SetKubeView(view);
+  Add({.pid = 603,
+       .uid = 1000,
+       .cgroup_path = pod_cgroup + "cri-containerd-" + trainer + ".scope"});
+  std::vector<GpuSample> mig{SampleWith({600, 603})};
+  mig[0].uuid = GpuUuid("GPU-7");
+  mig[0].processes[0].mig_uuid = GpuUuid("MIG-a");
+  mig[0].processes[1].mig_uuid = GpuUuid("MIG-b");  // the same GPU's other device
+  attributor.Attribute(mig, {});
+  EXPECT_EQ(mig[0].processes[0].job, JobId(16684241787773));
+  EXPECT_FALSE(mig[0].processes[0].unmanaged);
+  EXPECT_EQ(mig[0].processes[1].job, std::nullopt);
+  EXPECT_TRUE(mig[0].processes[1].unmanaged);
+  EXPECT_EQ(mig[0].processes[1].pod, "ml/train-0");
+
   // The kubelet did not answer: no pod for anyone, and nobody called unmanaged.
   attributor.SetKubeView(std::nullopt);
   std::vector<GpuSample> blind{SampleWith({600, 602})};

@@ -33,19 +33,36 @@ bool HasThreshold(const IdleRule& rule) {
 }  // namespace
 
 std::string_view ToString(IdleAction action) {
-  return action == IdleAction::kCancel ? "cancel" : "requeue";
+  switch (action) {
+    case IdleAction::kRequeue:
+      return "requeue";
+    case IdleAction::kCancel:
+      return "cancel";
+    case IdleAction::kDeletePod:
+      return "delete_pod";
+    case IdleAction::kScaleOwner:
+      return "scale_owner";
+  }
+  return "requeue";
 }
 
 Result<IdleAction> ParseIdleAction(std::string_view text) {
-  if (text == "requeue") {
-    return IdleAction::kRequeue;
-  }
-  if (text == "cancel") {
-    return IdleAction::kCancel;
+  for (const IdleAction action : {IdleAction::kRequeue,
+                                  IdleAction::kCancel,
+                                  IdleAction::kDeletePod,
+                                  IdleAction::kScaleOwner}) {
+    if (text == ToString(action)) {
+      return action;
+    }
   }
   return InvalidArgument("'" + std::string(text) +
                          "' is not an idle action; use \"requeue\" (back to the queue) or "
-                         "\"cancel\"");
+                         "\"cancel\" (on a Kubernetes server also \"delete_pod\" or "
+                         "\"scale_owner\")");
+}
+
+bool IsPodAction(IdleAction action) {
+  return action == IdleAction::kDeletePod || action == IdleAction::kScaleOwner;
 }
 
 std::optional<IdleReaping> ResolveIdleRule(const IdleRule& of_class,
@@ -102,6 +119,40 @@ Status CheckIdleOptOut(const PolicyConfig& policy, const PriorityClass& priority
                          "' does not let its jobs opt out of idle reaping; submit without "
                          "--no-reap (keep the GPUs busy, or use --interactive for a session), "
                          "or use a class whose config sets idle_opt_out = true");
+}
+
+bool AnyPodAction(const PolicyConfig& policy) {
+  const auto pods = [](const IdleRule& rule) {
+    return rule.action && IsPodAction(*rule.action);
+  };
+  return std::any_of(policy.classes.begin(),
+                     policy.classes.end(),
+                     [&](const PriorityClassPolicy& c) { return pods(c.idle); }) ||
+         std::any_of(policy.teams.begin(),
+                     policy.teams.end(),
+                     [&](const TeamPolicy& t) { return pods(t.idle); }) ||
+         pods(policy.other_teams.idle);
+}
+
+Status CheckPodActions(const PolicyConfig& policy, bool kubernetes) {
+  if (kubernetes) {
+    return OkStatus();
+  }
+  const auto check = [](const IdleRule& rule, const std::string& where) -> Status {
+    if (rule.action && IsPodAction(*rule.action)) {
+      return InvalidArgument(where + ".idle_action: \"" + std::string(ToString(*rule.action)) +
+                             "\" stops Kubernetes pods, and only `gpufleet server --kubernetes` "
+                             "follows pods; use \"requeue\" or \"cancel\" here");
+    }
+    return OkStatus();
+  };
+  for (const PriorityClassPolicy& c : policy.classes) {
+    GF_TRY(check(c.idle, "classes[" + c.name + "]"));
+  }
+  for (const TeamPolicy& t : policy.teams) {
+    GF_TRY(check(t.idle, "teams[" + t.name + "]"));
+  }
+  return check(policy.other_teams.idle, "other_teams");
 }
 
 Status ValidateIdleRule(const IdleRule& rule, const std::string& where) {

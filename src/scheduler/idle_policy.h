@@ -22,7 +22,7 @@ namespace gf {
 inline constexpr int kDefaultIdleUtilBelowPct = 5;
 inline constexpr std::chrono::seconds kDefaultIdleGrace = std::chrono::minutes(10);
 
-// "requeue", "cancel".
+// "requeue", "cancel", "delete_pod", "scale_owner".
 std::string_view ToString(IdleAction action);
 // The names above. Errors: kInvalidArgument naming the choices.
 Result<IdleAction> ParseIdleAction(std::string_view text);
@@ -52,6 +52,14 @@ std::optional<IdleReaping> IdleReapingFor(const PolicyConfig& policy, const JobS
 // Whether any class or team sets an idle threshold: when none does, the controller skips the
 // reaper altogether.
 bool AnyIdleReaping(const PolicyConfig& policy);
+
+// Whether `action` stops a Kubernetes pod (delete_pod, scale_owner).
+bool IsPodAction(IdleAction action);
+// Whether any class or team's idle_action stops pods: the server then needs the API server.
+bool AnyPodAction(const PolicyConfig& policy);
+// A server that follows no pods (`kubernetes` false) refuses settings whose idle_action stops
+// pods. Errors: kInvalidArgument naming the table ("teams[dev].idle_action: ...") and the fix.
+Status CheckPodActions(const PolicyConfig& policy, bool kubernetes);
 
 // Whether a job of class `priority` may be submitted with --no-reap (`idle_opt_out`).
 // Errors: kInvalidArgument naming --no-reap, the class and the fix.

@@ -99,7 +99,30 @@ TEST(IdlePolicyTest, ValidationNamesTheField) {
 TEST(IdlePolicyTest, ActionNames) {
   EXPECT_EQ(ParseIdleAction("cancel").value(), IdleAction::kCancel);
   EXPECT_EQ(ToString(*ParseIdleAction("requeue")), "requeue");
+  EXPECT_EQ(ParseIdleAction("delete_pod").value(), IdleAction::kDeletePod);
+  EXPECT_EQ(ToString(*ParseIdleAction("scale_owner")), "scale_owner");
   EXPECT_FALSE(ParseIdleAction("kill").ok());
+  EXPECT_TRUE(IsPodAction(IdleAction::kScaleOwner));
+  EXPECT_FALSE(IsPodAction(IdleAction::kCancel));
+}
+
+// delete_pod and scale_owner stop Kubernetes pods: a server that follows none refuses them,
+// naming the table and the fix.
+TEST(IdlePolicyTest, PodActionsOnlyOnAKubernetesServer) {
+  PolicyConfig policy;
+  EXPECT_FALSE(AnyPodAction(policy));
+  policy.teams.push_back(
+      TeamPolicy{.name = "dev", .idle = IdleRule{.action = IdleAction::kCancel}});
+  EXPECT_TRUE(CheckPodActions(policy, /*kubernetes=*/false).ok());
+  policy.teams.push_back(
+      TeamPolicy{.name = "notebooks", .idle = IdleRule{.action = IdleAction::kDeletePod}});
+  EXPECT_TRUE(AnyPodAction(policy));
+  EXPECT_TRUE(CheckPodActions(policy, /*kubernetes=*/true).ok());
+  const Status refused = CheckPodActions(policy, /*kubernetes=*/false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "teams[notebooks].idle_action: \"delete_pod\" stops Kubernetes pods, and only "
+            "`gpufleet server --kubernetes` follows pods; use \"requeue\" or \"cancel\" here");
 }
 
 }  // namespace

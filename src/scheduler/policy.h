@@ -27,6 +27,11 @@ namespace gf {
 enum class IdleAction {
   kRequeue,  // stop it with its checkpoint signal and put it back in the queue at its place
   kCancel,   // stop it for good (CANCELLED)
+  // Kubernetes mode only (`gpufleet server --kubernetes`, docs/kubernetes.md): an admin's
+  // opt-in, per namespace ([team.NAMESPACE]) or for every pod ([class.kubernetes]). Anywhere
+  // else gpufleet stops no pod: requeue and cancel only warn there.
+  kDeletePod,   // delete the pod through the API server
+  kScaleOwner,  // scale its Deployment, StatefulSet or ReplicaSet to 0 (else delete the pod)
 };
 
 // What one `[class.NAME]` or `[team.NAME]` table says about idle GPUs (docs/config.md, keys

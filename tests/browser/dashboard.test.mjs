@@ -359,10 +359,14 @@ try {
           legend: [...document.querySelectorAll('.chart .u-legend th')].map((th) => th.textContent.trim()),
         }));
         for (const table of ['teams', 'users', 'gpus']) page[table] = await tableRows(admin, `table.${table}`);
+        page.workloadsTable = await admin.evaluate(() => document.querySelector('table.workloads') !== null);
         return page;
       },
       (page, r) => {
         const c = r.cluster.figures;
+        // Not a Kubernetes site: no workloads in the JSON, and no table for them (its rows are
+        // checked against hand-made JSON in web/test/report_rows.test.mjs).
+        check(r.workloads.length === 0 && !page.workloadsTable, `workloads: ${JSON.stringify(r.workloads)}, table shown: ${page.workloadsTable}`);
         check(page.summary.includes(`: ${r.cluster.nodes} node${r.cluster.nodes === 1 ? '' : 's'}, ${r.cluster.gpus} GPUs;`), `summary: ${page.summary}`);
         check(page.summary.includes(`covered until ${r.covered_until}.`), `covered until (UTC, as the API writes it): ${page.summary}`);
         // Each figure by its base (docs/reports.md): allocated_pct and util_pct are shares of all

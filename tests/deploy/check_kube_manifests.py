@@ -10,8 +10,10 @@ time:
   - selectors select their own pod template; a Service's targetPort names a container port;
   - every volumeMount has its volume, every volume is mounted, every ConfigMap, claim and
     service account named exists, every secret named is one README.md tells the admin to make;
-  - RBAC is read-only (get, list, watch), no wildcard; the agent mounts no service account
-    token and every host path read-only; every container drops all capabilities;
+  - RBAC is read-only (get, list, watch), no wildcard, except the idle reaper's example
+    (reaper.yaml): a namespaced Role with exactly delete on pods and patch on the scale
+    subresources; the agent mounts no service account token and every host path read-only;
+    every container drops all capabilities;
   - every `--flag` in a container's args is one `gpufleet <command> --help` lists (with --gpufleet).
 --self-test breaks the manifests in each of those ways and fails unless each is caught.
 
@@ -30,6 +32,15 @@ from kubernetes import client
 # Created by the admin (deploy/kubernetes/README.md), never shipped: they hold keys and tokens.
 EXTERNAL_SECRETS = {"gpufleet-tls", "gpufleet-node-token"}
 READ_VERBS = {"get", "list", "watch"}
+# Examples the admin applies by hand, not by `kubectl apply -k`.
+EXAMPLES = {"servicemonitor.yaml", "reaper.yaml"}
+# reaper.yaml: a Role in a namespace that opted in to idle reaping (one the admin's, not the
+# manifests'), with only what stopping a pod takes: (apiGroup, resource) -> verbs.
+REAPER_FILE = "reaper.yaml"
+REAPER_RULES = {("", "pods"): {"delete"},
+                ("apps", "deployments/scale"): {"patch"},
+                ("apps", "statefulsets/scale"): {"patch"},
+                ("apps", "replicasets/scale"): {"patch"}}
 # The Prometheus Operator's ServiceMonitor is a custom resource: no model in the client. The
 # fields the example uses, from the operator's API reference.
 SERVICE_MONITOR = {
@@ -153,7 +164,7 @@ def check_references(docs, errors):
         meta = doc.get("metadata", {})
         ns = meta.get("namespace")
         cluster_wide = doc["kind"] in ("Namespace", "ClusterRole", "ClusterRoleBinding")
-        if not cluster_wide and ns not in namespaces:
+        if not cluster_wide and ns not in namespaces and file != REAPER_FILE:
             errors.append(f"{where}: namespace {ns!r} is not one of the manifests' {sorted(namespaces)}")
         spec = pod_spec(doc)
         if spec is not None:
@@ -200,7 +211,10 @@ def check_references(docs, errors):
                 target = port.get("targetPort")
                 if isinstance(target, str) and target not in ports:
                     errors.append(f"{where}: targetPort {target} is no container port of its pods")
-        if doc["kind"] in ("ClusterRole", "Role"):
+        if file == REAPER_FILE and doc["kind"] in ("ClusterRole", "Role", "ClusterRoleBinding",
+                                                   "RoleBinding"):
+            check_reaper_rbac(where, doc, errors)
+        elif doc["kind"] in ("ClusterRole", "Role"):
             for rule in doc.get("rules", []):
                 verbs = set(rule.get("verbs", []))
                 if not verbs <= READ_VERBS or "*" in rule.get("resources", []) + rule.get("apiGroups", []):
@@ -214,6 +228,22 @@ def check_references(docs, errors):
                     errors.append(f"{where}: subject {subject['name']} is not in the manifests")
         if doc["kind"] == "DaemonSet" and spec.get("automountServiceAccountToken") is not False:
             errors.append(f"{where}: mounts a service account token (it never talks to the API server)")
+
+
+def check_reaper_rbac(where, doc, errors):
+    """reaper.yaml: namespaced, and no more than stopping pods takes."""
+    if doc["kind"].startswith("Cluster") or doc.get("roleRef", {}).get("kind") == "ClusterRole":
+        errors.append(f"{where}: the idle reaper's grant must be a namespaced Role (one per "
+                      "namespace that opted in), not cluster-wide")
+        return
+    for rule in doc.get("rules", []):
+        for group in rule.get("apiGroups", []):
+            for resource in rule.get("resources", []):
+                allowed = REAPER_RULES.get((group, resource), set())
+                verbs = set(rule.get("verbs", []))
+                if not verbs <= allowed:
+                    errors.append(f"{where}: {resource} ({group or 'core'}): "
+                                  f"{sorted(verbs - allowed)} is more than stopping a pod takes")
 
 
 def check_flags(docs, gpufleet, errors):
@@ -240,7 +270,7 @@ def check_kustomization(directory, docs, errors):
         if not os.path.exists(os.path.join(directory, file)):
             errors.append(f"kustomization.yaml: {file} does not exist")
     for file in sorted({f for f, _ in docs}):
-        if file not in listed and file != "servicemonitor.yaml":
+        if file not in listed and file not in EXAMPLES:
             errors.append(f"kustomization.yaml: {file} is not listed")
 
 
@@ -281,6 +311,8 @@ def self_test(directory, docs, gpufleet):
         "no volume of the pod": lambda d: agent(d)["volumeMounts"].append({"name": "nope", "mountPath": "/x"}),
         "mounted writable": lambda d: agent(d)["volumeMounts"][0].pop("readOnly"),
         "asks more than read access": lambda d: find(d, "ClusterRole")["rules"][0]["verbs"].append("delete"),
+        "more than stopping a pod takes": lambda d: find(d, "Role")["rules"][0]["verbs"].append("create"),
+        "not cluster-wide": lambda d: find(d, "Role").update(kind="ClusterRole"),
         "mounts a service account token":
             lambda d: find(d, "DaemonSet")["spec"]["template"]["spec"].pop("automountServiceAccountToken"),
         "keeps capabilities": lambda d: agent(d)["securityContext"]["capabilities"].update(add=["SYS_ADMIN"]),

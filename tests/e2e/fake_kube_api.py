@@ -7,6 +7,8 @@ OBJECTS.json maps each path gpufleet lists ("/api/v1/pods", "/apis/apps/v1/repli
 "/apis/batch/v1/jobs") to its items, as the API server writes them. A list (GET PATH?limit=N)
 answers them all at resourceVersion "1"; a watch (GET PATH?watch=1...) answers 200 with a chunked
 application/json stream that sends nothing more (nothing changes) until the client goes away.
+A DELETE or PATCH (the idle reaper's stop of a pod, kube/kube_pod_stop.h) is answered 200 and
+written to stderr as "STOP METHOD PATH CONTENT-TYPE BODY", where the test reads it.
 Plain HTTP on 127.0.0.1 at a free port, written to PORT-FILE once listening. Each request is
 logged on stderr.
 """
@@ -47,6 +49,21 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def stop(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+        sys.stderr.write("STOP %s %s %s %s\n" % (self.command, self.path,
+                                                 self.headers.get("Content-Type", ""), body))
+        sys.stderr.flush()
+        answer = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Success"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    do_DELETE = stop  # noqa: N815 (the standard library's names)
+    do_PATCH = stop  # noqa: N815
 
 
 def main():

@@ -4,23 +4,11 @@
 #include <map>
 #include <tuple>
 
+#include "model/mig_share.h"
 #include "scheduler/placement/gpu_pool.h"
 #include "scheduler/placement/whole_gpu_fit.h"
 
 namespace gf {
-namespace {
-
-constexpr int kDefaultGpuSlices = 7;  // A100, H100, H200: seven compute slices
-
-int GpuSlices(const Gpu& gpu) {
-  int most = 0;
-  for (const std::string& profile : gpu.mig_profiles) {
-    most = std::max(most, MigProfileSlices(profile));
-  }
-  return most > 0 ? most : kDefaultGpuSlices;
-}
-
-}  // namespace
 
 MigPool::MigPool(const ClusterSnapshot& cluster) {
   std::map<GpuUuid, int> position;  // MIG device uuid → its entry
@@ -34,17 +22,12 @@ MigPool::MigPool(const ClusterSnapshot& cluster) {
     std::sort(
         gpus.begin(), gpus.end(), [](const Gpu* a, const Gpu* b) { return a->index < b->index; });
     for (const Gpu* gpu : gpus) {
-      const int slices = GpuSlices(*gpu);
       const int block = static_cast<int>(free_on_gpu_.size());
       free_on_gpu_.push_back(static_cast<int>(gpu->mig_instances.size()));
       for (const MigInstance& instance : gpu->mig_instances) {
         position.emplace(instance.uuid, static_cast<int>(devices_.size()));
-        devices_.push_back(MigDevice{.node = node,
-                                     .gpu = gpu,
-                                     .instance = &instance,
-                                     .gpu_slices = slices,
-                                     .gpu_block = block,
-                                     .free = true});
+        devices_.push_back(MigDevice{
+            .node = node, .gpu = gpu, .instance = &instance, .gpu_block = block, .free = true});
       }
     }
   }
@@ -83,7 +66,7 @@ std::optional<MigFit> MigPool::FindFit(const JobRequest& request,
   }
   const MigDevice& device = devices_[*best];
   return MigFit{.device = static_cast<int>(*best),
-                .milli = std::max(1, device.instance->slices * kWholeGpuMilli / device.gpu_slices),
+                .milli = MigInstanceMilli(*device.gpu, *device.instance),
                 .memory_mib = device.instance->memory_mib};
 }
 

@@ -28,8 +28,7 @@ struct MigDevice {
   const NodeSnapshot* node = nullptr;
   const Gpu* gpu = nullptr;
   const MigInstance* instance = nullptr;
-  int gpu_slices = 7;  // the GPU's compute slices
-  int gpu_block = 0;   // its GPU's position in MigPool's free counts
+  int gpu_block = 0;  // its GPU's position in MigPool's free counts
   bool free = true;
 };
 

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { apiGet } from '../api.js';
 import { Chart } from '../chart.jsx';
 import { count, gpuHours, money, num, pct, time } from '../format.js';
+import { measured, kWorkloadHeads, workloadRows } from '../report_rows.js';
 import { anyDaySampled, dailySeries } from '../report_series.js';
 import { ErrorNote, Loading, NeedSignIn } from './common.jsx';
 
@@ -27,13 +28,6 @@ function Table({ kind, heads, rows, empty = 'None.' }) {
 // The share of `part` in `whole` minutes, as a percentage; null when there is no whole.
 function share(part, whole) {
   return whole > 0 ? (100 * part) / whole : null;
-}
-
-// What was measured of minute figures (cluster, GPU) or a team's or user's usage: `value` (the
-// utilisation while allocated, or the GPU-hours used, which derive from it), null ('–') without
-// an allocated minute, where the API's used_pct is 0 for want of any.
-function measured(f, value) {
-  return f.minutes_allocated > 0 ? value : null;
 }
 
 // Per day, on a day axis: the share of GPU time allocated and the share used; a day without
@@ -90,6 +84,11 @@ function ReportView({ r }) {
       <Table kind="users" heads={['user', 'team', 'jobs', 'allocated GPU-h', 'utilisation while allocated', 'used GPU-h', 'peak memory MiB', 'GPU memory MiB']}
         rows={r.users.map((u) => [u.user, u.team, u.usage.jobs, gpuHours(u.usage.allocated_gpu_hours), pct(measured(u.usage, u.usage.used_pct), 1),
           gpuHours(measured(u.usage, u.usage.used_gpu_hours)), u.peak_memory_mib, u.gpu_memory_mib])} />
+      {workloadRows(r).length > 0 && <>
+        <h2>Kubernetes workloads</h2>
+        <p class="muted">Each workload's pods summed, by namespace (docs/kubernetes.md).</p>
+        <Table kind="workloads" heads={kWorkloadHeads} rows={workloadRows(r)} />
+      </>}
       <h2>GPUs</h2>
       <Table kind="gpus" heads={['node', 'GPU', 'model', 'allocated % of time', 'utilisation while allocated', 'used % of time', 'idle % of time', 'verdict']}
         rows={r.gpus.map((g) => [g.node, g.index ?? '–', g.model, pct(g.figures.allocated_pct, 1), pct(measured(g.figures, g.figures.used_pct), 1),
