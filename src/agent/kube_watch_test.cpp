@@ -23,20 +23,21 @@ class KubeWatchTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
+  // A kubelet whose List says train-0's container trainer holds `gpus`.
+  static ListPodGpus TrainerHolds(std::vector<KubeGpu> gpus) {
+    return [gpus = std::move(gpus)] {
+      return Result<std::vector<KubeContainerGpus>>(std::vector<KubeContainerGpus>{
+          {.pod_namespace = "ml", .pod_name = "train-0", .container = "trainer", .gpus = gpus}});
+    };
+  }
+
   fs::path root_;
   const std::string uid_ = "0f2c9a4e-1b7d-4c3a-9e8f-5a6b7c8d9e01";
 };
 
 TEST_F(KubeWatchTest, AReadingGivesTheViewAndThePodsThatHoldGpus) {
   KubeWatch watch(
-      [] {
-        return Result<std::vector<KubeContainerGpus>>(std::vector<KubeContainerGpus>{
-            {.pod_namespace = "ml",
-             .pod_name = "train-0",
-             .container = "trainer",
-             .gpus = {
-                 KubeGpu{.resource = "nvidia.com/gpu", .device_id = "GPU-0", .gpu = "GPU-0"}}}});
-      },
+      TrainerHolds({KubeGpu{.resource = "nvidia.com/gpu", .device_id = "GPU-0", .gpu = "GPU-0"}}),
       root_);
   const std::optional<KubeReading> reading = watch.Read();
   ASSERT_TRUE(reading.has_value());
@@ -52,17 +53,10 @@ TEST_F(KubeWatchTest, AReadingGivesTheViewAndThePodsThatHoldGpus) {
 // index the node lacks, names none).
 TEST_F(KubeWatchTest, GpusNamedByIndexAreReadAsTheNodesUuids) {
   KubeWatch watch(
-      [] {
-        return Result<std::vector<KubeContainerGpus>>(std::vector<KubeContainerGpus>{
-            {.pod_namespace = "ml",
-             .pod_name = "train-0",
-             .container = "trainer",
-             .gpus = {
-                 KubeGpu{.resource = "nvidia.com/gpu", .device_id = "1", .gpu = "1"},
-                 KubeGpu{.resource = "nvidia.com/gpu.shared", .device_id = "0::3", .gpu = "0"},
-                 KubeGpu{.resource = "nvidia.com/mig-1g.10gb", .device_id = "0:1", .gpu = "0:1"},
-                 KubeGpu{.resource = "nvidia.com/gpu", .device_id = "7", .gpu = "7"}}}});
-      },
+      TrainerHolds({KubeGpu{.resource = "nvidia.com/gpu", .device_id = "1", .gpu = "1"},
+                    KubeGpu{.resource = "nvidia.com/gpu.shared", .device_id = "0::3", .gpu = "0"},
+                    KubeGpu{.resource = "nvidia.com/mig-1g.10gb", .device_id = "0:1", .gpu = "0:1"},
+                    KubeGpu{.resource = "nvidia.com/gpu", .device_id = "7", .gpu = "7"}}),
       root_);
   std::vector<Gpu> gpus(2);
   gpus[0].index = 0;

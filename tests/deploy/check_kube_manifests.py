@@ -246,8 +246,13 @@ def check_reaper_rbac(where, doc, errors):
                                   f"{sorted(verbs - allowed)} is more than stopping a pod takes")
 
 
+# `gpufleet COMMAND --help`, by command: asked once per run, not once per check (the self-test
+# checks the manifests once per breakage).
+HELPS = {}
+
+
 def check_flags(docs, gpufleet, errors):
-    helps = {}
+    helps = HELPS
     for file, doc in docs:
         spec = pod_spec(doc)
         for container in (spec or {}).get("containers", []):
