@@ -66,8 +66,9 @@ std::optional<KubeScaleTarget> KubeScaleTargetOf(const KubePodStop& stop) {
   if (slash == std::string::npos) {
     return std::nullopt;
   }
-  const std::string_view kind = std::string_view(stop.workload).substr(0, slash);
-  const auto it = std::find_if(
+  const std::string_view workload = stop.workload;
+  const std::string_view kind = workload.substr(0, slash);
+  const auto* const it = std::find_if(
       kScalable.begin(), kScalable.end(), [&](const Scalable& s) { return s.kind == kind; });
   if (it == kScalable.end()) {
     return std::nullopt;
