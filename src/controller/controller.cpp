@@ -106,8 +106,8 @@ Controller::Controller(std::unique_ptr<Store> store,
                            .out = out_,
                            .clock = clock_,
                            .stop_pod =
-                               [this](Job& job, bool scale_owner, const std::string& cause) {
-                                 kube_desk_.StopIdlePod(job, scale_owner, cause);
+                               [this](Job& job, const KubePodStop& stop, const std::string& cause) {
+                                 kube_desk_.StopIdlePod(job, stop, cause);
                                }},
             options_.kubernetes),
       ready_(ReadyGpusOptions{},

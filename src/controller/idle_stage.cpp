@@ -4,8 +4,6 @@
 #include "controller/notification_router.h"
 #include "scheduler/idle_policy.h"
 
-#include "kube/kube_pod_stop.h"
-
 namespace gf {
 
 IdleStage::IdleStage(const PolicyConfig& policy, IdleStageParts parts, bool kubernetes)
@@ -55,16 +53,19 @@ void IdleStage::Apply(Job& job, const IdleVerdict& verdict) {
     case IdleStep::kReap:
       job.reason = verdict.reason;
       if (IsPodAction(verdict.action)) {
-        const bool scale_owner = verdict.action == IdleAction::kScaleOwner;
-        const std::optional<KubePodStop> stop = KubePodStopOfJob(job.spec.env, scale_owner);
+        // A job in Kubernetes mode is a pod (kube_desk.h), so its stop is always known.
+        const std::optional<KubePodStop> stop =
+            KubePodStopOfJob(job.spec.env, verdict.action == IdleAction::kScaleOwner);
+        if (!stop) {
+          break;
+        }
         p_.jobs.Record(job.id,
                        "idle_reap",
                        "reaper",
-                       job.reason + ": " +
-                           (stop ? KubeStopToDo(*stop) : std::string("stop the pod")) +
-                           " (idle_action " + std::string(ToString(verdict.action)) + ")");
+                       job.reason + ": " + KubeStopToDo(*stop) + " (idle_action " +
+                           std::string(ToString(verdict.action)) + ")");
         if (p_.stop_pod) {
-          p_.stop_pod(job, scale_owner, job.reason);
+          p_.stop_pod(job, *stop, job.reason);
         }
         break;
       }

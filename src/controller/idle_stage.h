@@ -17,6 +17,8 @@
 #include "lifecycle/job_book.h"
 #include "monitor/telemetry.h"
 
+#include "kube/kube_pod_stop.h"
+
 namespace gf {
 
 // The controller's parts the stage works with; each must outlive it.
@@ -26,9 +28,9 @@ struct IdleStageParts {
   const Telemetry& telemetry;  // how long each job's GPUs have been idle
   TurnOutbox& out;
   const Clock& clock;
-  // Kubernetes mode: stops the pod `job` is as its rule's pod action says (scale_owner: true
-  // for "scale_owner"), the cause as its reason (KubeDesk::StopIdlePod). Unset elsewhere.
-  std::function<void(Job& job, bool scale_owner, const std::string& cause)> stop_pod{};
+  // Kubernetes mode: carries out `stop`, the stop of the pod `job` is (its rule's pod action),
+  // with the cause as its reason (KubeDesk::StopIdlePod). Unset elsewhere.
+  std::function<void(Job& job, const KubePodStop& stop, const std::string& cause)> stop_pod{};
 };
 
 class IdleStage {

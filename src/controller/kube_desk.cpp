@@ -158,18 +158,16 @@ void KubeDesk::Apply(const NodeId& node, const std::vector<KubePod>& pods) {
   }
 }
 
-void KubeDesk::StopIdlePod(Job& job, bool scale_owner, const std::string& cause) {
-  const std::optional<KubePodStop> stop = KubePodStopOfJob(job.spec.env, scale_owner);
-  if (!stop || !p_.send_stop) {
+void KubeDesk::StopIdlePod(Job& job, const KubePodStop& stop, const std::string& cause) {
+  if (!p_.send_stop) {
     StopAnswered(job.id,
-                 stop.value_or(KubePodStop{}),
-                 FailedPrecondition(!stop ? "the job is not a pod"
-                                          : "this server has no line to the API server: run it "
-                                            "in a pod, or give --kube-api"));
+                 stop,
+                 FailedPrecondition("this server has no line to the API server: run it in a pod, "
+                                    "or give --kube-api"));
     return;
   }
   p_.jobs.Stops().Request(job.id, StopIntent{.final_state = JobState::kCancelled, .cause = cause});
-  p_.send_stop(job.id, *stop);
+  p_.send_stop(job.id, stop);
 }
 
 void KubeDesk::StopAnswered(JobId id, const KubePodStop& stop, const Status& answer) {

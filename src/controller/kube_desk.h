@@ -63,9 +63,9 @@ class KubeDesk {
   void Apply(const NodeId& node, const std::vector<KubePod>& pods);
 
   // The idle reaper's stop of the pod `job` is, where an admin opted in (idle_action
-  // delete_pod, or scale_owner: `scale_owner`): the job is being stopped, to end CANCELLED with
-  // `cause` when its node's report no longer lists the pod, and the request is sent.
-  void StopIdlePod(Job& job, bool scale_owner, const std::string& cause);
+  // delete_pod or scale_owner: kube_pod_stop.h KubePodStopOfJob): the job is being stopped, to end
+  // CANCELLED with `cause` when its node's report no longer lists the pod, and the request is sent.
+  void StopIdlePod(Job& job, const KubePodStop& stop, const std::string& cause);
   // The API server's answer to that stop: kept on the job (event `pod_stop`, or
   // `pod_stop_failed` and its reason). After a failure the stop is forgotten, so the reaper
   // judges the pod afresh: warned again, and stopped again after its grace.

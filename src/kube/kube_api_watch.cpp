@@ -14,8 +14,6 @@
 namespace gf {
 namespace {
 
-constexpr std::chrono::seconds kCallTimeout{30};
-
 // "pods", "replicasets", "jobs": the last segment of the resource's path, for the log.
 std::string_view ResourceName(KubeResource resource) {
   const std::string_view path = KubeResourcePath(resource);
@@ -112,6 +110,7 @@ Status KubeApiWatch::ListAndWatch(KubeResource resource,
                                   const std::stop_token& stop,
                                   bool& listed) {
   GF_ASSIGN_OR_RETURN(ApiClientOptions client_options, KubeApiClientOptions(config_));
+  const std::chrono::milliseconds call_timeout = client_options.timeout;
   ApiClient client(config_.endpoint, std::move(client_options));
   const std::string path(KubeResourcePath(resource));
 
@@ -144,7 +143,7 @@ Status KubeApiWatch::ListAndWatch(KubeResource resource,
 
   // Watches from the last version seen; the server ends each after watch_timeout, and the next
   // resumes there (bookmarks keep the version fresh on a quiet resource).
-  client.SetTimeout(options_.watch_timeout + kCallTimeout);
+  client.SetTimeout(options_.watch_timeout + call_timeout);
   while (!stop.stop_requested()) {
     bool expired = false;
     Status failure = OkStatus();
