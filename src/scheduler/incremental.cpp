@@ -52,6 +52,7 @@ Decisions IncrementalScheduler::Full(ClusterSnapshot cluster,
   teams_.clear();
   users_.clear();
   auto pass = std::make_unique<Pass>(cluster_, policy_, now);
+  pass->SetListing(options_.full_listing);
   last_now_ = now;
   Decisions decisions = pass->Run(initial_);
   BuildSlots(*pass);

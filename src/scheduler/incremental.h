@@ -85,6 +85,8 @@ struct IncrementalResult {
 struct IncrementalOptions {
   // How long after the kept pass an arrival may still be decided against it (kFast).
   std::chrono::milliseconds reuse_within{0};
+  // Which waiting jobs a full pass lists (scheduler.h); the other paths list those they look at.
+  Listing full_listing = Listing::kEveryJob;
 };
 
 class IncrementalScheduler {
@@ -94,7 +96,8 @@ class IncrementalScheduler {
   IncrementalScheduler(const IncrementalScheduler&) = delete;
   IncrementalScheduler& operator=(const IncrementalScheduler&) = delete;
 
-  // Takes this state as its own and decides it: Decide(cluster, queue, policy, now).
+  // Takes this state as its own and decides it: Decide(cluster, queue, policy, now), listing
+  // the waiting jobs as IncrementalOptions::full_listing says.
   Decisions Full(ClusterSnapshot cluster, Queue queue, PolicyConfig policy, Time now);
   // A job joins the queue.
   IncrementalResult OnArrival(QueuedJob job, Time now);

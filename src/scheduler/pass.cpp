@@ -109,19 +109,20 @@ void Prefetch(const QueuedJob& job) {
 }
 }  // namespace
 
-bool FailureMemo::Covers(Shape shape, std::int64_t end_ms) const {
+bool FailureMemo::Covers(Shape shape, std::int64_t end_ms, int nodes) const {
   const auto it = failed_.find({shape.model, shape.constraint, shape.cpus, shape.memory_mib});
   return it != failed_.end() &&
-         std::any_of(it->second.begin(), it->second.end(), [&](const auto& f) {
-           return f.first <= shape.gpus && f.second <= end_ms;
+         std::any_of(it->second.begin(), it->second.end(), [&](const Failure& f) {
+           return f.gpus <= shape.gpus && f.nodes <= nodes && f.end_ms <= end_ms;
          });
 }
 
-void FailureMemo::Add(Shape shape, std::int64_t end_ms) {
+void FailureMemo::Add(Shape shape, std::int64_t end_ms, int nodes) {
   auto& frontier = failed_[{shape.model, shape.constraint, shape.cpus, shape.memory_mib}];
-  std::erase_if(frontier,
-                [&](const auto& f) { return f.first >= shape.gpus && f.second >= end_ms; });
-  frontier.emplace_back(shape.gpus, end_ms);
+  std::erase_if(frontier, [&](const Failure& f) {
+    return f.gpus >= shape.gpus && f.nodes >= nodes && f.end_ms >= end_ms;
+  });
+  frontier.push_back(Failure{.gpus = shape.gpus, .nodes = nodes, .end_ms = end_ms});
 }
 
 Pass::Pass(const ClusterSnapshot& cluster, const PolicyConfig& policy, Time now)
@@ -165,6 +166,10 @@ Decisions Pass::Run(const Queue& queue, std::optional<JobId> target, const PassP
       Prefetch(*order_[position + kPrefetchAhead]);
     }
     const bool probed = target.has_value() && order_[position]->id == *target;
+    if (!probed && listing_ == Listing::kLookedAt &&
+        SurelyWaits(*order_[position], order_class_[position])) {
+      continue;
+    }
     if (probed) {
       (*probe)(PassView{.pool = pool_,
                         .ledger = ledger_,
@@ -270,26 +275,75 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
   }
 }
 
-std::vector<const QueuedJob*> Pass::GangOf(const QueuedJob& job) {
-  if (queue_ != nullptr && gangs_.empty()) {
+std::vector<const QueuedJob*>* Pass::GangMembers(const QueuedJob& job) {
+  if (queue_ == nullptr) {
+    return nullptr;
+  }
+  if (!gangs_found_) {
     // Found on the first member met, not up front: most passes have no gang, and a scan of
     // 100,000 queued jobs costs more than the rest of a pass over a full cluster.
+    gangs_found_ = true;
     for (const QueuedJob& queued : queue_->pending) {
       if (queued.gang.has_value()) {
         gangs_[queued.gang->value()].push_back(&queued);
       }
     }
+    const auto by_id = [](const QueuedJob* a, const QueuedJob* b) {
+      return a->id.value() < b->id.value();
+    };
     for (auto& [gang, members] : gangs_) {
-      std::sort(members.begin(), members.end(), [](const QueuedJob* a, const QueuedJob* b) {
-        return a->id.value() < b->id.value();
-      });
+      if (!std::is_sorted(members.begin(), members.end(), by_id)) {  // queues come in id order
+        std::sort(members.begin(), members.end(), by_id);
+      }
     }
   }
   const auto it = gangs_.find(job.gang->value());
-  if (it == gangs_.end()) {
+  return it == gangs_.end() ? nullptr : &it->second;
+}
+
+std::vector<const QueuedJob*> Pass::GangOf(const QueuedJob& job) {
+  std::vector<const QueuedJob*>* members = GangMembers(job);
+  if (members == nullptr) {
     return {&job};
   }
-  return std::exchange(it->second, {});
+  return std::exchange(*members, {});
+}
+
+bool Pass::SurelyWaits(const QueuedJob& job, ClassIndex c) {
+  // Waiting, it may set GPUs aside: a reservation while the depth lasts, or with backfill off
+  // a claim (unless an earlier claim covers it, checked below).
+  const bool claims = !policy_.backfill.enabled;
+  if (!claims && reservations_ < policy_.backfill.depth) {
+    return false;
+  }
+  if (job.request.gpus < 0) {
+    return true;  // it pends, always
+  }
+  if (IsFractional(job.request) || IsMig(job.request)) {
+    return false;  // their pools keep no memo: considered (they are few)
+  }
+  const QueuedJob* planned = &job;  // whose request and length the fit would be tried with
+  int nodes = 1;
+  if (job.gang.has_value()) {
+    std::vector<const QueuedJob*>* members = GangMembers(job);
+    if (members == nullptr || members->empty()) {
+      return members != nullptr;  // decided already (or not a gang the pass knows: consider)
+    }
+    planned = members->front();  // as ConsiderGang
+    nodes = static_cast<int>(members->size());
+  } else if (policy_.preemption.enabled &&
+             preemptors_ < policy_.preemption.max_preemptors_per_pass) {
+    return false;  // it may preempt (a gang preempts nothing)
+  }
+  const Shape shape = pool_.ShapeOf(planned->request);
+  if (claims && !pool_.ClaimCovered(shape)) {
+    return false;
+  }
+  const std::optional<std::chrono::seconds> limit =
+      PlannedLength(*planned, EffectiveTimeLimit(classes_.Policy(c), planned->time_limit), policy_);
+  const std::int64_t end_ms = EndOf(now_, limit);
+  return job.gang.has_value() ? unfit_gangs_.Covers(shape, end_ms, nodes)
+                              : unfit_.Covers(shape, end_ms);
 }
 
 void Pass::ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex c, int position) {
@@ -306,8 +360,13 @@ void Pass::ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex
   const std::optional<std::chrono::seconds> limit =
       PlannedLength(job, EffectiveTimeLimit(classes_.Policy(c), job.time_limit), policy_);
   const PlannedEnd end = EndPlan(job, now_, now_, limit);
-  const std::optional<std::vector<PoolFit>> fits = pool_.FindGangFit(shape, count, end.at);
+  const bool unfit = unfit_gangs_.Covers(shape, end.at, count);
+  const std::optional<std::vector<PoolFit>> fits =
+      unfit ? std::nullopt : pool_.FindGangFit(shape, count, end.at);
   if (!fits.has_value()) {
+    if (!unfit) {
+      unfit_gangs_.Add(shape, end.at, count);
+    }
     WaitGang(members, position, shape, limit);
     return;
   }

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -39,18 +40,22 @@
 namespace gf {
 
 // Requests that did not fit, per model and constraint: a later request of the same model and
-// constraint for at least as many GPUs and ending no earlier cannot fit either (capacity only
-// shrinks within a pass).
+// constraint for at least as many GPUs, on at least as many nodes (a gang's members) and ending
+// no earlier cannot fit either (capacity only shrinks within a pass).
 class FailureMemo {
  public:
-  bool Covers(Shape shape, std::int64_t end_ms) const;
-  void Add(Shape shape, std::int64_t end_ms);
+  bool Covers(Shape shape, std::int64_t end_ms, int nodes = 1) const;
+  void Add(Shape shape, std::int64_t end_ms, int nodes = 1);
 
  private:
+  struct Failure {
+    int gpus = 0;
+    int nodes = 1;
+    std::int64_t end_ms = 0;
+  };
   // (model, constraint, cpus, memory): a failure covers more GPUs and later ends of the same
   // host request (issue #24: more CPUs may fail where fewer fit).
-  std::map<std::tuple<int, int, int, std::int64_t>, std::vector<std::pair<int, std::int64_t>>>
-      failed_;
+  std::map<std::tuple<int, int, int, std::int64_t>, std::vector<Failure>> failed_;
 };
 
 class Pass {
@@ -73,6 +78,9 @@ class Pass {
   Decisions Run(const Queue& queue,
                 std::optional<JobId> target = std::nullopt,
                 const PassProbe* probe = nullptr);
+  // Which waiting jobs Run lists in Decisions::pending (scheduler.h Listing); every one unless
+  // told otherwise.
+  void SetListing(Listing listing) { listing_ = listing; }
 
   // Considers `job` (of class `c`, an index of Classes()) as the next job in the order.
   // Returns whether that changed the pass's state (it started, preempted, reserved or claimed
@@ -141,6 +149,15 @@ class Pass {
   // The members of `job`'s gang still to decide (itself alone when the pass was not given the
   // queue: ConsiderNext); empty once the gang was decided.
   std::vector<const QueuedJob*> GangOf(const QueuedJob& job);
+  // The same without taking them: null when the pass was not given the queue.
+  std::vector<const QueuedJob*>* GangMembers(const QueuedJob& job);
+  // Whether `job` (of class `c`), considered now, would surely neither start nor change
+  // anything: it can set nothing aside (the backfill depth is used up; with backfill off, an
+  // earlier claim covers its own), a one-node job can preempt nothing (off, or
+  // max_preemptors_per_pass reached; a gang preempts nothing), and a request at least as
+  // small, on as few nodes, ending no later already found no GPUs in this pass. Cheap: no
+  // fit is tried.
+  bool SurelyWaits(const QueuedJob& job, ClassIndex c);
   // A fractional job (IsFractional): it starts on the SharePool's fullest GPU that fits, or
   // pends; it neither reserves nor preempts.
   // A MIG job (IsMig) likewise, on a free MigPool device of its profile.
@@ -206,7 +223,9 @@ class Pass {
   ClassIndex current_class_ = 0;         // the class of the job being considered
   int last_change_ = -1;
   Decisions decisions_;
-  FailureMemo unfit_;
+  FailureMemo unfit_;        // one-node requests (TryStart)
+  FailureMemo unfit_gangs_;  // multi-node ones (ConsiderGang)
+  Listing listing_ = Listing::kEveryJob;
   // (model, constraint, class, guarantee right, team) → the GPUs, rank (ordering/baseline.h;
   // 0 but under srtf, las and preemption by size) and place (preemption by size, else 0) of
   // the last job that found no victims: a job asking no less, ranked and placed no earlier,
@@ -223,7 +242,8 @@ class Pass {
   // queued members, ids ascending, filled when the first member comes up; a gang's entry is
   // emptied once decided.
   const Queue* queue_ = nullptr;
-  std::map<std::int64_t, std::vector<const QueuedJob*>> gangs_;
+  bool gangs_found_ = false;
+  std::unordered_map<std::int64_t, std::vector<const QueuedJob*>> gangs_;
   int reservations_ = 0;
   int preemptors_ = 0;  // jobs that preempted in this pass
   // The last reason given for each (model, GPU count), valid while nothing that could change

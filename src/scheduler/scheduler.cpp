@@ -15,8 +15,11 @@ namespace gf {
 Decisions Decide(const ClusterSnapshot& cluster,
                  const Queue& queue,
                  const PolicyConfig& policy,
-                 Time now) {
-  return Pass(cluster, policy, now).Run(queue);
+                 Time now,
+                 Listing listing) {
+  Pass pass(cluster, policy, now);
+  pass.SetListing(listing);
+  return pass.Run(queue);
 }
 
 Decisions DecideUpTo(const ClusterSnapshot& cluster,

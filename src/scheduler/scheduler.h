@@ -45,14 +45,30 @@ struct PreemptDecision {
 
 struct Decisions {
   std::vector<StartDecision> starts;
-  std::vector<PendingDecision> pending;  // one entry for every queued job not started
+  std::vector<PendingDecision> pending;  // one entry for every queued job not started (Listing)
   std::vector<PreemptDecision> preemptions;
+};
+
+// Which waiting jobs a pass lists in Decisions::pending. The starts and preemptions are the
+// same either way.
+enum class Listing {
+  // Every queued job that did not start, with its reason: what the controller shows users.
+  kEveryJob,
+  // Not the jobs the pass passed over: once no reservation is left to anyone (nor a
+  // preemption, for a one-node job), a job whose request is sure not to find GPUs (a no
+  // smaller one found none) changes nothing and is not looked at (Pass::SurelyWaits). For a caller
+  // that reads only what a
+  // pass changes and the reasons or estimated starts of the jobs before that point
+  // (`gpufleet sim`): a deep queue behind a full cluster then costs a pass a few lookups per
+  // job instead of a reason each.
+  kLookedAt,
 };
 
 Decisions Decide(const ClusterSnapshot& cluster,
                  const Queue& queue,
                  const PolicyConfig& policy,
-                 Time now);
+                 Time now,
+                 Listing listing = Listing::kEveryJob);
 
 // Whether a request can ever run on this cluster (ignoring what is busy now): used to reject
 // a submission at once. Errors (kInvalidArgument) name the field: "gpus: 9 GPUs requested,

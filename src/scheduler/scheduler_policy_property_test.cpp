@@ -91,6 +91,48 @@ RC_GTEST_PROP(SchedulerPolicyProperty, GangsStartWholeOnDistinctNodes, ()) {
   }
 }
 
+// Listing::kLookedAt leaves out only jobs that change nothing: the same starts and
+// preemptions as the full listing, and every job it lists has the decision the full listing
+// gives it (reason, estimated start, reservation). Deep queues, small backfill depths and few
+// preemptors per pass, so that passes reach the point where jobs are passed over.
+RC_GTEST_PROP(SchedulerPolicyProperty, LookedAtListingDecidesAsTheFullOne, ()) {
+  ClusterSnapshot cluster = GenCluster();
+  PolicyConfig policy = GenPolicy();
+  policy.preemption.max_preemptors_per_pass = PickInt(0, 4);
+  Queue queue = GenQueue(40);
+  if (PickInt(0, 3) == 0) {
+    AddHostResources(cluster, queue);
+  }
+  const Time now = FromUnixMillis(kNowMs);
+  const Decisions every = Decide(cluster, queue, policy, now, Listing::kEveryJob);
+  const Decisions looked = Decide(cluster, queue, policy, now, Listing::kLookedAt);
+  RC_ASSERT(looked.starts.size() == every.starts.size());
+  for (std::size_t i = 0; i < every.starts.size(); ++i) {
+    RC_ASSERT(looked.starts[i].job == every.starts[i].job);
+    RC_ASSERT(looked.starts[i].allocation == every.starts[i].allocation);
+    RC_ASSERT(looked.starts[i].preemptible == every.starts[i].preemptible);
+  }
+  RC_ASSERT(looked.preemptions.size() == every.preemptions.size());
+  for (std::size_t i = 0; i < every.preemptions.size(); ++i) {
+    RC_ASSERT(looked.preemptions[i].victim == every.preemptions[i].victim);
+    RC_ASSERT(looked.preemptions[i].for_job == every.preemptions[i].for_job);
+    RC_ASSERT(looked.preemptions[i].cause == every.preemptions[i].cause);
+  }
+  std::map<JobId, const PendingDecision*> full;
+  for (const PendingDecision& pending : every.pending) {
+    full.emplace(pending.job, &pending);
+  }
+  RC_ASSERT(looked.pending.size() <= every.pending.size());
+  for (const PendingDecision& pending : looked.pending) {
+    const auto it = full.find(pending.job);
+    RC_ASSERT(it != full.end());
+    RC_ASSERT(pending.reason == it->second->reason);
+    RC_ASSERT(pending.estimated_start == it->second->estimated_start);
+    RC_ASSERT(pending.reservation == it->second->reservation);
+  }
+  RC_TAG(looked.pending.size() < every.pending.size() ? "jobs passed over" : "every job listed");
+}
+
 RC_GTEST_PROP(SchedulerPolicyProperty, SameInputSameDecisionsInAnyListOrder, ()) {
   const ClusterSnapshot cluster = GenCluster();
   const PolicyConfig policy = GenPolicy();

@@ -155,6 +155,76 @@ TEST(SchedulerDecideTest, SameInputInAnyQueueOrderGivesSameDecisions) {
   }
 }
 
+std::vector<std::int64_t> Listed(const Decisions& d) {
+  std::vector<std::int64_t> ids;
+  for (const PendingDecision& p : d.pending) {
+    ids.push_back(p.job.value());
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Two full nodes of 2 GPUs (their jobs end in an hour), backfill depth 1, no preemption.
+// Job 1 reserves the first GPUs to come back; after it no job can set anything aside, so a
+// job whose request is no smaller and ends no earlier than one that found no GPUs is passed
+// over (2, and 3 which runs longer), while a smaller request (4) and the first gang (5, 6)
+// are looked at; the second gang of the same shape (7, 8) is passed over too.
+TEST(SchedulerDecideTest, ALookedAtListingPassesOverJobsThatSurelyWait) {
+  ClusterSnapshot cluster{{MakeNode("n1", 2, "H100"), MakeNode("n2", 2, "H100")}};
+  for (const auto& [id, node] : {std::pair{100, "n1"}, std::pair{101, "n2"}}) {
+    RunningJob running = testing::RunningOn(id, node, {0, 1});
+    running.start_time = FromUnixMillis(0);
+    running.time_limit = std::chrono::hours(1);
+    cluster.running.push_back(running);
+    cluster.nodes[id - 100].allocated = {Uuid(node, 0), Uuid(node, 1)};
+  }
+  std::vector<QueuedJob> jobs;
+  const auto add = [&](std::int64_t id,
+                       int gpus,
+                       std::chrono::seconds limit,
+                       std::optional<std::int64_t> gang = std::nullopt) {
+    QueuedJob job = MakeJob(id, gpus, std::nullopt, PriorityClass::kNormal, id);
+    job.time_limit = limit;
+    if (gang.has_value()) {
+      job.gang = JobId(*gang);
+      job.request.nodes = 2;
+    }
+    jobs.push_back(job);
+  };
+  add(1, 2, std::chrono::hours(1));
+  add(2, 2, std::chrono::hours(1));
+  add(3, 2, std::chrono::hours(2));
+  add(4, 1, std::chrono::hours(1));
+  add(5, 2, std::chrono::hours(1), 5);
+  add(6, 2, std::chrono::hours(1), 5);
+  add(7, 2, std::chrono::hours(1), 7);
+  add(8, 2, std::chrono::hours(1), 7);
+  PolicyConfig policy;
+  policy.backfill.depth = 1;
+  policy.preemption.enabled = false;
+  policy.prediction.enabled = false;  // in submit order: no job moves up for being smaller
+  const Queue queue{jobs};
+  const Time now = FromUnixMillis(60'000);
+  const Decisions every = Decide(cluster, queue, policy, now, Listing::kEveryJob);
+  const Decisions looked = Decide(cluster, queue, policy, now, Listing::kLookedAt);
+  EXPECT_TRUE(every.starts.empty());
+  EXPECT_TRUE(looked.starts.empty());
+  EXPECT_EQ(Listed(every), (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(Listed(looked), (std::vector<std::int64_t>{1, 4, 5, 6}));
+  EXPECT_EQ(ReasonOf(looked, 1), ReasonOf(every, 1));
+  ASSERT_TRUE(looked.pending.front().estimated_start.has_value());  // its reservation
+  EXPECT_EQ(ReasonOf(looked, 5), ReasonOf(every, 5));
+
+  // With backfill off a waiting job claims what it could use; a later one is passed over only
+  // once an earlier claim covers its own and a no smaller request found no GPUs: the 1-GPU
+  // job 4 claims again, and the first gang has no failed gang before it.
+  policy.backfill.enabled = false;
+  const Decisions strict = Decide(cluster, queue, policy, now, Listing::kLookedAt);
+  EXPECT_EQ(Listed(strict), (std::vector<std::int64_t>{1, 4, 5, 6}));
+  EXPECT_EQ(Listed(Decide(cluster, queue, policy, now)),
+            (std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
 TEST(SchedulerCheckFeasibleTest, AcceptsWhatFitsOnSomeNodeThatIsNotDown) {
   ClusterSnapshot cluster{
       {MakeNode("a", 4, "H100-80GB"), MakeNode("b", 8, "A100-40GB", NodeState::kDrained)}};

@@ -129,6 +129,7 @@ SimResult Engine::Run() {
     SettleGangs();  // the instant's stops, and the gangs of its requeued jobs
     const bool arrivals = arrivals_;
     Pass(now);
+    arrived_now_.clear();
     if (options_.no_departures && arrivals) {
       RecordInflation();
     }
@@ -187,6 +188,7 @@ void Engine::Arrive(std::size_t t) {
   }
   for (std::size_t i = first; i < first + static_cast<std::size_t>(head.members); ++i) {
     queue_.pending.push_back(QueuedOf(i));  // arrivals come in id order: stays sorted
+    arrived_now_.push_back(i);
     if (head.members == 1) {
       planner_.Arrival(live_[i].queued.id);
     }
@@ -310,10 +312,11 @@ void Engine::Pass(Millis now) {
 Decisions Engine::FullPass(Millis now) {
   ++result_.full_passes;
   planner_.StartFull();
-  Decisions decisions = KeepsScheduler()
-                            ? scheduler_.Full(cluster_, queue_, options_.policy, At(now))
-                            : Decide(cluster_, queue_, options_.policy, At(now));
+  Decisions decisions =
+      KeepsScheduler() ? scheduler_.Full(cluster_, queue_, options_.policy, At(now))
+                       : Decide(cluster_, queue_, options_.policy, At(now), FullListing(options_));
   Apply(decisions, now);
+  NoteUnlistedArrivals();
   if (!decisions.pending.empty()) {
     ArmPass(now);
   }
@@ -381,6 +384,15 @@ void Engine::Apply(const Decisions& decisions, Millis now) {
   if (!applied.started.empty()) {
     std::erase_if(queue_.pending,
                   [this](const QueuedJob& q) { return live_[IndexOf(q.id)].running; });
+  }
+}
+
+void Engine::NoteUnlistedArrivals() {
+  for (const std::size_t i : arrived_now_) {
+    JobOutcome& outcome = result_.jobs[live_[i].job];
+    if (!live_[i].running && !outcome.first_start) {
+      outcome.waited_at_arrival = true;
+    }
   }
 }
 

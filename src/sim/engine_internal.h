@@ -82,6 +82,14 @@ inline bool SchedulerKept(const SimOptions& options) {
          options.policy.ordering.order == QueueOrder::kPriority;
 }
 
+// Which waiting jobs a full pass lists: a replay reads the reasons of none but those that
+// never start (CollectNeverStarted decides again) and, with no_departures, those it drops; it
+// reads estimated starts only at arrival, which a pass gives only to jobs it looked at (a
+// reservation) — so a deep queue behind a full cluster need not cost a reason per job per pass.
+inline Listing FullListing(const SimOptions& options) {
+  return options.no_departures ? Listing::kEveryJob : Listing::kLookedAt;
+}
+
 // One per scheduler job: a trace job, or each member of the gang a trace job larger than the
 // largest node runs as (SplitAcrossNodes), ids consecutive. The outcome is the trace job's.
 // From its arrival the job's state is the job book's (JobOf); what is kept here is what only a
@@ -111,7 +119,8 @@ class Engine : private JobBookListener {
         dependencies_([this](JobId id) { return NameOf(id); }),
         team_usage_(options.policy.fair_share.half_life),
         user_usage_(options.policy.fair_share.half_life),
-        scheduler_(IncrementalOptions{.reuse_within = options.passes.arrival_reuse}),
+        scheduler_(IncrementalOptions{.reuse_within = options.passes.arrival_reuse,
+                                      .full_listing = FullListing(options)}),
         planner_(options.passes),
         book_(
             JobBookOptions{
@@ -157,6 +166,9 @@ class Engine : private JobBookListener {
   Decisions FullPass(Millis now);
   void IncrementalPass(Millis now);
   void Apply(const Decisions& decisions, Millis now);
+  // After a full pass: the instant's arrivals it left waiting without listing them (Listing::
+  // kLookedAt) waited at their arrival too, with no estimated start.
+  void NoteUnlistedArrivals();
   void ArmPass(Millis now);
   Job JobOf(std::size_t i, const std::optional<Prediction>& prediction) const;
   QueuedJob QueuedOf(std::size_t i) const;
@@ -226,6 +238,7 @@ class Engine : private JobBookListener {
   IncrementalScheduler scheduler_;
   PassPlanner planner_;
   bool arrivals_ = false;  // jobs were queued at this instant (no_departures' inflation point)
+  std::vector<std::size_t> arrived_now_;  // the scheduler jobs queued at this instant
   // Node failures (SimOptions::node_failures), by time; a node is down until down_until_.
   std::vector<NodeFailure> failures_;
   std::vector<Millis> down_until_;

@@ -789,6 +789,20 @@ bool GpuPool::Claim(Shape shape, int waiter) {
   return true;
 }
 
+bool GpuPool::ClaimCovered(Shape shape) const {
+  if (shape.model == kNoSuchModel || shape.gpus <= 0) {
+    return true;  // Claim claims nothing
+  }
+  int upto = 0;
+  if (shape.constraint == kNoConstraint) {
+    upto = claimed_upto_[static_cast<std::size_t>(shape.model)];
+  } else if (const auto it = constrained_claimed_upto_.find({shape.model, shape.constraint});
+             it != constrained_claimed_upto_.end()) {
+    upto = it->second;
+  }
+  return upto > 0 && upto <= shape.gpus;
+}
+
 int& GpuPool::ClaimedUpto(Shape shape) {
   if (shape.constraint == kNoConstraint) {
     return claimed_upto_[static_cast<std::size_t>(shape.model)];

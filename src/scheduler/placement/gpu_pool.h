@@ -266,6 +266,8 @@ class GpuPool {
   // earlier claim of the same model and no more GPUs covered all of those already.
   // Returns whether it claimed anything.
   bool Claim(Shape shape, int waiter);
+  // Whether Claim(shape) would change nothing: an earlier claim of the model covers it.
+  bool ClaimCovered(Shape shape) const;
   // Claims exactly these GPUs (for a job that preempts their holders).
   void ClaimGpus(const std::vector<int>& gpus, int waiter);
 
