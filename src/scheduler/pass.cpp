@@ -275,7 +275,7 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
   }
 }
 
-std::vector<const QueuedJob*>* Pass::GangMembers(const QueuedJob& job) {
+Pass::GangSlice* Pass::FindGang(const QueuedJob& job) {
   if (queue_ == nullptr) {
     return nullptr;
   }
@@ -285,15 +285,29 @@ std::vector<const QueuedJob*>* Pass::GangMembers(const QueuedJob& job) {
     gangs_found_ = true;
     for (const QueuedJob& queued : queue_->pending) {
       if (queued.gang.has_value()) {
-        gangs_[queued.gang->value()].push_back(&queued);
+        ++gangs_[queued.gang->value()].count;
+      }
+    }
+    std::uint32_t next = 0;
+    for (auto& [gang, slice] : gangs_) {
+      slice.begin = next;
+      next += std::exchange(slice.count, 0);
+    }
+    gang_members_.resize(next);
+    for (const QueuedJob& queued : queue_->pending) {
+      if (queued.gang.has_value()) {
+        GangSlice& slice = gangs_[queued.gang->value()];
+        gang_members_[slice.begin + slice.count++] = &queued;
       }
     }
     const auto by_id = [](const QueuedJob* a, const QueuedJob* b) {
       return a->id.value() < b->id.value();
     };
-    for (auto& [gang, members] : gangs_) {
-      if (!std::is_sorted(members.begin(), members.end(), by_id)) {  // queues come in id order
-        std::sort(members.begin(), members.end(), by_id);
+    for (const auto& [gang, slice] : gangs_) {
+      const auto first = gang_members_.begin() + slice.begin;
+      const auto last = first + slice.count;
+      if (!std::is_sorted(first, last, by_id)) {  // queues come in id order
+        std::sort(first, last, by_id);
       }
     }
   }
@@ -302,11 +316,13 @@ std::vector<const QueuedJob*>* Pass::GangMembers(const QueuedJob& job) {
 }
 
 std::vector<const QueuedJob*> Pass::GangOf(const QueuedJob& job) {
-  std::vector<const QueuedJob*>* members = GangMembers(job);
-  if (members == nullptr) {
+  GangSlice* slice = FindGang(job);
+  if (slice == nullptr) {
     return {&job};
   }
-  return std::exchange(*members, {});
+  const auto first = gang_members_.begin() + slice->begin;
+  std::vector<const QueuedJob*> members(first, first + std::exchange(slice->count, 0));
+  return members;
 }
 
 bool Pass::SurelyWaits(const QueuedJob& job, ClassIndex c) {
@@ -316,21 +332,21 @@ bool Pass::SurelyWaits(const QueuedJob& job, ClassIndex c) {
   if (!claims && reservations_ < policy_.backfill.depth) {
     return false;
   }
-  if (job.request.gpus < 0) {
-    return true;  // it pends, always
-  }
-  if (IsFractional(job.request) || IsMig(job.request)) {
-    return false;  // their pools keep no memo: considered (they are few)
+  if (job.request.gpus < 0 || IsFractional(job.request) || IsMig(job.request)) {
+    // Considered, as they are few: an invalid request pends with its reason (so a pass that
+    // leaves jobs waiting always lists one, the first that found no GPUs), and a fractional
+    // or MIG job's pool keeps no memo.
+    return false;
   }
   const QueuedJob* planned = &job;  // whose request and length the fit would be tried with
   int nodes = 1;
   if (job.gang.has_value()) {
-    std::vector<const QueuedJob*>* members = GangMembers(job);
-    if (members == nullptr || members->empty()) {
-      return members != nullptr;  // decided already (or not a gang the pass knows: consider)
+    const GangSlice* slice = FindGang(job);
+    if (slice == nullptr || slice->count == 0) {
+      return slice != nullptr;  // decided already (or not a gang the pass knows: consider)
     }
-    planned = members->front();  // as ConsiderGang
-    nodes = static_cast<int>(members->size());
+    planned = gang_members_[slice->begin];  // as ConsiderGang
+    nodes = static_cast<int>(slice->count);
   } else if (policy_.preemption.enabled &&
              preemptors_ < policy_.preemption.max_preemptors_per_pass) {
     return false;  // it may preempt (a gang preempts nothing)

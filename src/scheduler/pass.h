@@ -149,8 +149,9 @@ class Pass {
   // The members of `job`'s gang still to decide (itself alone when the pass was not given the
   // queue: ConsiderNext); empty once the gang was decided.
   std::vector<const QueuedJob*> GangOf(const QueuedJob& job);
-  // The same without taking them: null when the pass was not given the queue.
-  std::vector<const QueuedJob*>* GangMembers(const QueuedJob& job);
+  // Where GangOf finds them, without taking them: null when the pass was not given the queue.
+  struct GangSlice;
+  GangSlice* FindGang(const QueuedJob& job);
   // Whether `job` (of class `c`), considered now, would surely neither start nor change
   // anything: it can set nothing aside (the backfill depth is used up; with backfill off, an
   // earlier claim covers its own), a one-node job can preempt nothing (off, or
@@ -239,11 +240,18 @@ class Pass {
   VictimCache victims_;          // what earlier victim searches found per node
   std::vector<Waiter> waiters_;  // jobs that reserved or claimed GPUs, in order
   // Multi-node jobs of the queue Run was given (queue_; null for ConsiderNext): gang id → its
-  // queued members, ids ascending, filled when the first member comes up; a gang's entry is
+  // queued members, ids ascending, found when the first member comes up; a gang's slice is
   // emptied once decided.
   const Queue* queue_ = nullptr;
   bool gangs_found_ = false;
-  std::unordered_map<std::int64_t, std::vector<const QueuedJob*>> gangs_;
+  struct GangSlice {
+    std::uint32_t begin = 0;  // into gang_members_
+    std::uint32_t count = 0;  // 0 once decided
+  };
+  std::unordered_map<std::int64_t, GangSlice> gangs_;
+  // Each gang's queued members side by side, ids ascending: one allocation for all, as a pass
+  // over a deep queue of gangs builds this anew each time.
+  std::vector<const QueuedJob*> gang_members_;
   int reservations_ = 0;
   int preemptors_ = 0;  // jobs that preempted in this pass
   // The last reason given for each (model, GPU count), valid while nothing that could change

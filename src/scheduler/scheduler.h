@@ -55,12 +55,12 @@ enum class Listing {
   // Every queued job that did not start, with its reason: what the controller shows users.
   kEveryJob,
   // Not the jobs the pass passed over: once no reservation is left to anyone (nor a
-  // preemption, for a one-node job), a job whose request is sure not to find GPUs (a no
-  // smaller one found none) changes nothing and is not looked at (Pass::SurelyWaits). For a caller
-  // that reads only what a
-  // pass changes and the reasons or estimated starts of the jobs before that point
-  // (`gpufleet sim`): a deep queue behind a full cluster then costs a pass a few lookups per
-  // job instead of a reason each.
+  // preemption, for a one-node job; with backfill off, no claim beyond those made), a job
+  // whose request is sure not to find GPUs (a no smaller one found none) changes nothing and
+  // is not looked at (Pass::SurelyWaits). A pass that leaves jobs waiting still lists one:
+  // the first that found no GPUs. For a caller that reads only what a pass changes and the
+  // reasons or estimated starts of the jobs before that point (`gpufleet sim`): a deep queue
+  // behind a full cluster then costs a pass a few lookups per job instead of a reason each.
   kLookedAt,
 };
 

@@ -123,6 +123,7 @@ RC_GTEST_PROP(SchedulerPolicyProperty, LookedAtListingDecidesAsTheFullOne, ()) {
     full.emplace(pending.job, &pending);
   }
   RC_ASSERT(looked.pending.size() <= every.pending.size());
+  RC_ASSERT(looked.pending.empty() == every.pending.empty());  // a caller sees that jobs wait
   for (const PendingDecision& pending : looked.pending) {
     const auto it = full.find(pending.job);
     RC_ASSERT(it != full.end());

@@ -316,7 +316,9 @@ Decisions Engine::FullPass(Millis now) {
       KeepsScheduler() ? scheduler_.Full(cluster_, queue_, options_.policy, At(now))
                        : Decide(cluster_, queue_, options_.policy, At(now), FullListing(options_));
   Apply(decisions, now);
-  NoteUnlistedArrivals();
+  for (const std::size_t i : arrived_now_) {
+    NoteWaitedAtArrival(i);
+  }
   if (!decisions.pending.empty()) {
     ArmPass(now);
   }
@@ -340,6 +342,7 @@ void Engine::IncrementalPass(Millis now) {
     const std::size_t job = IndexOf(batch.arrivals[i]);
     if (!live_[job].running) {
       in_step = apply(scheduler_.OnArrival(QueuedOf(job), At(now)));
+      NoteWaitedAtArrival(job);  // a full pass on its arrival may not have listed it
     }
   }
   if (!in_step) {
@@ -387,12 +390,10 @@ void Engine::Apply(const Decisions& decisions, Millis now) {
   }
 }
 
-void Engine::NoteUnlistedArrivals() {
-  for (const std::size_t i : arrived_now_) {
-    JobOutcome& outcome = result_.jobs[live_[i].job];
-    if (!live_[i].running && !outcome.first_start) {
-      outcome.waited_at_arrival = true;
-    }
+void Engine::NoteWaitedAtArrival(std::size_t i) {
+  JobOutcome& outcome = result_.jobs[live_[i].job];
+  if (!live_[i].running && !outcome.first_start) {
+    outcome.waited_at_arrival = true;
   }
 }
 

@@ -166,9 +166,10 @@ class Engine : private JobBookListener {
   Decisions FullPass(Millis now);
   void IncrementalPass(Millis now);
   void Apply(const Decisions& decisions, Millis now);
-  // After a full pass: the instant's arrivals it left waiting without listing them (Listing::
-  // kLookedAt) waited at their arrival too, with no estimated start.
-  void NoteUnlistedArrivals();
+  // Scheduler job i, which arrived at this instant, waited at its arrival if the pass that
+  // decided it did not start it: also when that pass, a full one, did not list it (Listing::
+  // kLookedAt; its estimated start, which only a listed job can have, is Apply's).
+  void NoteWaitedAtArrival(std::size_t i);
   void ArmPass(Millis now);
   Job JobOf(std::size_t i, const std::optional<Prediction>& prediction) const;
   QueuedJob QueuedOf(std::size_t i) const;

@@ -140,8 +140,14 @@ Ordering BaselineOrdering(const Queue& queue,
             .id = job.id.value(),
             .position = i});
   }
-  std::sort(
-      keys.begin(), keys.end(), [](const Key& a, const Key& b) { return a.Tuple() < b.Tuple(); });
+  const auto before = [](const Key& a, const Key& b) {
+    return a.Tuple() < b.Tuple();
+  };
+  // A queue kept in submit order (FIFO's, as callers hold it) is sorted already: checked in
+  // one sweep, where a sort of a deep queue at every pass costs a replay a third of its time.
+  if (!std::is_sorted(keys.begin(), keys.end(), before)) {
+    std::sort(keys.begin(), keys.end(), before);
+  }
   ordering.order.reserve(keys.size());
   for (const Key& key : keys) {
     ordering.order.push_back(&queue.pending[key.position]);
