@@ -215,6 +215,10 @@ bool Pass::CouldStart(const JobRequest& request, std::int64_t end_ms) {
   return true;
 }
 
+std::optional<std::chrono::seconds> Pass::PlannedLimit(const QueuedJob& job, ClassIndex c) const {
+  return PlannedLength(job, EffectiveTimeLimit(classes_.Policy(c), job.time_limit), policy_);
+}
+
 PlannedEnd Pass::EndPlan(const QueuedJob& job,
                          Time start,
                          Time early,
@@ -256,16 +260,13 @@ void Pass::Consider(const QueuedJob& job, ClassIndex c, int position) {
     }
     return;
   }
-  const PriorityClassPolicy& cls = classes_.Policy(c);
   const Shape shape = pool_.ShapeOf(job.request);
   const QuotaVerdict verdict = ledger_.Check(job, c, shape.gpus * kWholeGpuMilli);
   if (!verdict.may_start) {
     Pend(job, verdict.reason);
     return;
   }
-  // The length its start is planned with: its limit, or its estimate where shorter.
-  const std::optional<std::chrono::seconds> limit =
-      PlannedLength(job, EffectiveTimeLimit(cls, job.time_limit), policy_);
+  const std::optional<std::chrono::seconds> limit = PlannedLimit(job, c);
   if (!TryStart(job, shape, EndPlan(job, now_, now_, limit), verdict.borrowed) &&
       !TryPreempt(job, position, shape, c, verdict, limit)) {
     Wait(job, position, shape, limit);
@@ -355,9 +356,7 @@ bool Pass::SurelyWaits(const QueuedJob& job, ClassIndex c) {
   if (claims && !pool_.ClaimCovered(shape)) {
     return false;
   }
-  const std::optional<std::chrono::seconds> limit =
-      PlannedLength(*planned, EffectiveTimeLimit(classes_.Policy(c), planned->time_limit), policy_);
-  const std::int64_t end_ms = EndOf(now_, limit);
+  const std::int64_t end_ms = EndOf(now_, PlannedLimit(*planned, c));
   return job.gang.has_value() ? unfit_gangs_.Covers(shape, end_ms, nodes)
                               : unfit_.Covers(shape, end_ms);
 }
@@ -373,8 +372,7 @@ void Pass::ConsiderGang(const std::vector<const QueuedJob*>& members, ClassIndex
     }
     return;
   }
-  const std::optional<std::chrono::seconds> limit =
-      PlannedLength(job, EffectiveTimeLimit(classes_.Policy(c), job.time_limit), policy_);
+  const std::optional<std::chrono::seconds> limit = PlannedLimit(job, c);
   const PlannedEnd end = EndPlan(job, now_, now_, limit);
   const bool unfit = unfit_gangs_.Covers(shape, end.at, count);
   const std::optional<std::vector<PoolFit>> fits =
@@ -495,11 +493,7 @@ void Pass::ConsiderPart(PartPool& pool, const QueuedJob& job, ClassIndex c) {
   const int node = pool_.NodeAt(allocation.node);
   if (AsksHost(job.request)) {
     // Until its planned end: a reservation of the node's CPUs or memory for later holds too.
-    const PlannedEnd end = EndPlan(
-        job,
-        now_,
-        now_,
-        PlannedLength(job, EffectiveTimeLimit(classes_.Policy(c), job.time_limit), policy_));
+    const PlannedEnd end = EndPlan(job, now_, now_, PlannedLimit(job, c));
     // Its pool chose the GPU; the host CPUs and memory must be free on that GPU's node too.
     if (node < 0 || !pool_.HostRoomOn(node, job.request.cpus, job.request.memory_mib, end.at)) {
       Pend(job,

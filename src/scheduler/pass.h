@@ -117,6 +117,9 @@ class Pass {
   static std::int64_t EndOf(Time start, std::optional<std::chrono::seconds> limit) {
     return limit.has_value() ? ToUnixMillis(start) + Millis(*limit).count() : kNever;
   }
+  // The length a start of `job` (of class `c`) is planned with: its limit (the class default
+  // or cap applied), or its estimate where shorter (PlannedLength).
+  std::optional<std::chrono::seconds> PlannedLimit(const QueuedJob& job, ClassIndex c) const;
   // How a start of `job` (of the class being considered) at `start`, planned to last `limit`
   // (PlannedLength), is planned to end, and at the earliest when it starts at `early`
   // (PlannedEnd: what later estimated starts rest on).

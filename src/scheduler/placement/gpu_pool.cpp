@@ -765,14 +765,10 @@ void GpuPool::AddHost(const HostHold& hold, int sign) {
 }
 
 bool GpuPool::Claim(Shape shape, int waiter) {
-  if (shape.model == kNoSuchModel || shape.gpus <= 0) {
+  if (ClaimCovered(shape)) {
     return false;
   }
-  int& upto = ClaimedUpto(shape);
-  if (upto > 0 && upto <= shape.gpus) {
-    return false;  // a claim of this model on every node with >= upto GPUs already covers these
-  }
-  upto = shape.gpus;
+  ClaimedUpto(shape) = shape.gpus;
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
     const PoolNode& node = nodes_[n];
     if (!Allows(static_cast<int>(n), shape) || Usable(node, shape.model) < shape.gpus) {
@@ -791,8 +787,9 @@ bool GpuPool::Claim(Shape shape, int waiter) {
 
 bool GpuPool::ClaimCovered(Shape shape) const {
   if (shape.model == kNoSuchModel || shape.gpus <= 0) {
-    return true;  // Claim claims nothing
+    return true;  // nothing to claim
   }
+  // A claim of this model on every node with >= upto GPUs already covers these.
   int upto = 0;
   if (shape.constraint == kNoConstraint) {
     upto = claimed_upto_[static_cast<std::size_t>(shape.model)];
